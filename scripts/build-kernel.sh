@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+#
+# Build the pinned test kernel out of tree in $KOBJ: allnoconfig + the
+# configs/qemu-x86_64.config fragment, verified after olddefconfig, then an
+# incremental vmlinux + modules build and a modules_install into $KOBJ/modroot.
+set -euo pipefail
+. "$(dirname "$0")/common.sh"
+kbuild_env
+
+KSRC=$(kernel_src)
+FRAG=$HNS_TOP/configs/qemu-x86_64.config
+JOBS=${JOBS:-$(nproc)}
+mkdir -p "$KOBJ"
+
+kmake() { make -C "$KSRC" O="$KOBJ" ARCH=x86_64 -j"$JOBS" "$@"; }
+
+# Every option the fragment sets must be in the final .config as written.
+verify_config() {
+    local bad=0 line opt val
+    while IFS= read -r line; do
+        if [[ $line =~ ^(CONFIG_[A-Za-z0-9_]+)=(.*)$ ]]; then
+            opt=${BASH_REMATCH[1]} val=${BASH_REMATCH[2]}
+            if ! grep -qxF "$opt=$val" "$KOBJ/.config"; then
+                log "config: $opt=$val requested, got: $(grep -E "^(# )?$opt[= ]" "$KOBJ/.config" || echo 'absent')"
+                bad=1
+            fi
+        elif [[ $line =~ ^#\ (CONFIG_[A-Za-z0-9_]+)\ is\ not\ set$ ]]; then
+            opt=${BASH_REMATCH[1]}
+            if grep -qE "^$opt=[ym]" "$KOBJ/.config"; then
+                log "config: $opt requested off, got: $(grep -E "^$opt=" "$KOBJ/.config")"
+                bad=1
+            fi
+        fi
+    done <"$FRAG"
+    if [ $bad -ne 0 ]; then
+        if ! grep -qx CONFIG_RUST=y "$KOBJ/.config"; then
+            log "Rust is not available to the kernel build:"
+            kmake rustavailable >&2 || true
+        fi
+        die "requested kernel options did not survive olddefconfig (see above)"
+    fi
+}
+
+want=$(cat "$FRAG" "$KSRC/Makefile" <(rustc --version) <(echo "$KSRC") | sha256sum | cut -c1-16)
+have=$(cat "$KOBJ/.hns-config-id" 2>/dev/null || true)
+if [ "$want" != "$have" ] || [ ! -f "$KOBJ/.config" ]; then
+    log "configuring kernel in $KOBJ"
+    kmake -s allnoconfig >/dev/null
+    KCONFIG_CONFIG=$KOBJ/.config "$KSRC/scripts/kconfig/merge_config.sh" -m -O "$KOBJ" "$KOBJ/.config" "$FRAG" >/dev/null
+    kmake -s olddefconfig >/dev/null
+    verify_config
+    echo "$want" >"$KOBJ/.hns-config-id"
+fi
+
+log "building kernel (incremental) in $KOBJ"
+start=$(date +%s)
+if ! kmake vmlinux modules >"$KOBJ/build.log" 2>&1; then
+    tail -n 60 "$KOBJ/build.log" >&2
+    die "kernel build failed; full log: $KOBJ/build.log"
+fi
+rm -rf "$KOBJ/modroot"
+kmake -s INSTALL_MOD_PATH="$KOBJ/modroot" modules_install >/dev/null
+log "kernel ready ($(($(date +%s) - start)) s): $(cat "$KOBJ/include/config/kernel.release")"

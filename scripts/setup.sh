@@ -1,0 +1,165 @@
+#!/usr/bin/env bash
+#
+# Idempotent setup of everything the harness needs, all under $HNS_CACHE:
+# host build packages (apt-get), the Linux 7.3 source and the matching Debian
+# rust-src (private apt configuration, apt-get download + dpkg -x), bindgen-cli
+# and libclang. Each step leaves a stamp and is skipped when done.
+set -euo pipefail
+. "$(dirname "$0")/common.sh"
+
+mkdir -p "$HNS_CACHE" "$TOOLS/bin"
+
+host_packages=(flex bison bc libelf-dev libssl-dev cpio qemu-system-x86 busybox-static
+    xz-utils zstd dwarves python3 kmod file binutils gcc make rsync)
+
+step_host_packages() {
+    local missing=() p
+    for p in "${host_packages[@]}"; do
+        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+    done
+    [ ${#missing[@]} -eq 0 ] && return 0
+    log "installing host packages: ${missing[*]}"
+    if [ "$(id -u)" -ne 0 ]; then die "need root to apt-get install: ${missing[*]}"; fi
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq || die "apt-get update failed"
+    apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null ||
+        die "apt-get install failed for: ${missing[*]}"
+}
+
+step_private_apt() {
+    local stamp=$APT_PRIV/.updated mirror
+    mkdir -p "$APT_PRIV/lists/partial" "$APT_PRIV/cache/archives/partial" \
+        "$APT_PRIV/sources.list.d" "$APT_PRIV/preferences.d"
+    touch "$APT_PRIV/status" "$APT_PRIV/preferences"
+    # Refresh the lists once a day at most.
+    if [ -f "$stamp" ] && [ -n "$(find "$stamp" -mmin -1440 2>/dev/null)" ]; then return 0; fi
+    mirror=$(debian_mirror)
+    local key=/usr/share/keyrings/debian-archive-keyring.gpg
+    cat >"$APT_PRIV/sources.list" <<SRC
+deb [signed-by=$key] $mirror trixie main
+deb [signed-by=$key] $mirror trixie-backports main
+deb [signed-by=$key] $mirror sid main
+SRC
+    log "private apt: updating lists (trixie, trixie-backports, sid)"
+    papt_get update -qq >/dev/null 2>"$APT_PRIV/update.err" || {
+        cat "$APT_PRIV/update.err" >&2
+        die "private apt-get update failed"
+    }
+    touch "$stamp"
+}
+
+# Download package $1 at version $2 into $3 (a directory) unless present.
+fetch_deb() {
+    local pkg=$1 ver=$2 dir=$3
+    mkdir -p "$dir"
+    if ls "$dir/${pkg}_"*.deb >/dev/null 2>&1; then return 0; fi
+    (cd "$dir" && papt_get download -qq "$pkg=$ver") || die "apt-get download $pkg=$ver failed"
+}
+
+step_kernel_source() {
+    local ver
+    ver=$(papt_newest "linux-source-$KERNEL_SERIES")
+    if [ -z "$ver" ]; then
+        die "no linux-source-$KERNEL_SERIES in trixie/trixie-backports/sid; found: $(papt_cache search '^linux-source-[0-9.]*$' 2>/dev/null | awk '{print $1}' | tr '\n' ' ')"
+    fi
+    local dest=$KSRC_ROOT/$ver
+    if [ -f "$dest/.unpacked" ]; then
+        echo "$dest/linux" >"$HNS_CACHE/kernel-src.path"
+        return 0
+    fi
+    log "fetching linux-source-$KERNEL_SERIES $ver"
+    local dl=$HNS_CACHE/debs/linux-source
+    rm -rf "$dl" "$dest"
+    fetch_deb "linux-source-$KERNEL_SERIES" "$ver" "$dl"
+    mkdir -p "$dest/x"
+    dpkg -x "$dl"/*.deb "$dest/x"
+    local tarball
+    tarball=$(ls "$dest/x/usr/src/linux-source-$KERNEL_SERIES".tar.* 2>/dev/null | head -n1)
+    [ -n "$tarball" ] || die "linux-source deb has no tarball"
+    log "unpacking $(basename "$tarball")"
+    tar -C "$dest" -xf "$tarball"
+    mv "$dest/linux-source-$KERNEL_SERIES" "$dest/linux"
+    rm -rf "$dest/x" "$dl"
+    touch "$dest/.unpacked"
+    echo "$dest/linux" >"$HNS_CACHE/kernel-src.path"
+}
+
+step_rust_src() {
+    local rv ver
+    rv=$(rustc --version | awk '{print $2}')
+    ver=$(papt_newest rust-src "^${rv//./\\.}[+~-]")
+    if [ -z "$ver" ]; then
+        die "no Debian rust-src for rustc $rv; available: $(papt_cache madison rust-src | awk -F'|' '{gsub(/ /,"",$2); printf "%s ", $2}')"
+    fi
+    local dest=$HNS_CACHE/rust-src/$ver
+    if [ ! -f "$dest/.unpacked" ]; then
+        log "fetching rust-src $ver"
+        local dl=$HNS_CACHE/debs/rust-src
+        rm -rf "$dl" "$dest"
+        fetch_deb rust-src "$ver" "$dl"
+        mkdir -p "$dest"
+        dpkg -x "$dl"/*.deb "$dest"
+        rm -rf "$dl"
+        touch "$dest/.unpacked"
+    fi
+    local lib
+    lib=$(ls -d "$dest"/usr/src/rustc-*/library 2>/dev/null | head -n1)
+    [ -n "$lib" ] || die "rust-src $ver has no library/ directory"
+    echo "$lib" >"$HNS_CACHE/rust-lib-src.path"
+}
+
+step_bindgen() {
+    if "$TOOLS/bin/bindgen" --version 2>/dev/null | grep -q " $BINDGEN_VERSION\$"; then return 0; fi
+    log "cargo install bindgen-cli $BINDGEN_VERSION"
+    cargo install --locked --quiet --root "$TOOLS" bindgen-cli --version "=$BINDGEN_VERSION" ||
+        die "cargo install bindgen-cli $BINDGEN_VERSION failed"
+}
+
+step_libclang() {
+    local dest=$TOOLS/libclang-$LIBCLANG_VERSION so
+    so=$(find "$dest" -name 'libclang*.so*' 2>/dev/null | head -n1 || true)
+    if [ -z "$so" ]; then
+        log "pip: libclang==$LIBCLANG_VERSION"
+        rm -rf "$dest"
+        python3 -m pip install --quiet --disable-pip-version-check --root-user-action=ignore --no-deps \
+            --target "$dest" "libclang==$LIBCLANG_VERSION" || die "pip install libclang==$LIBCLANG_VERSION failed"
+        so=$(find "$dest" -name 'libclang*.so*' | head -n1)
+        [ -n "$so" ] || die "libclang wheel has no shared library"
+    fi
+    dirname "$so" >"$HNS_CACHE/libclang.path"
+}
+
+# Guest userland: the trixie rdma-core tools, pyverbs and their dependency
+# closure, downloaded (not installed) and unpacked into $GUEST_ROOT.
+guest_packages=(busybox-static libibverbs1 ibverbs-providers ibverbs-utils librdmacm1t64
+    rdmacm-utils perftest libibumad3 python3-pyverbs python3.13 python3.13-minimal
+    iproute2 libgcc-s1 kmod)
+
+step_guest_debs() {
+    local id
+    id=$(printf '%s\n' "$GUEST_SUITE" "${guest_packages[@]}" | sha256sum | cut -c1-16)
+    if [ "$(cat "$GUEST_ROOT/.id" 2>/dev/null)" = "$id" ]; then return 0; fi
+    log "guest userland: resolving $GUEST_SUITE closure of ${#guest_packages[@]} packages"
+    local list
+    list=$(papt_cache -o "APT::Default-Release=$GUEST_SUITE" depends --recurse --no-recommends \
+        --no-suggests --no-conflicts --no-breaks --no-replaces --no-enhances "${guest_packages[@]}" |
+        grep -E '^[a-z0-9]' | sort -u) || die "cannot resolve guest packages: ${guest_packages[*]}"
+    rm -rf "$GUEST_DEBS" "$GUEST_ROOT"
+    mkdir -p "$GUEST_DEBS" "$GUEST_ROOT"
+    log "guest userland: downloading $(echo "$list" | wc -l) packages"
+    # shellcheck disable=SC2086
+    (cd "$GUEST_DEBS" && papt_get -o "APT::Default-Release=$GUEST_SUITE" download -qq $list) ||
+        die "downloading the guest packages failed"
+    local d
+    for d in "$GUEST_DEBS"/*.deb; do dpkg -x "$d" "$GUEST_ROOT"; done
+    echo "$id" >"$GUEST_ROOT/.id"
+}
+
+step_host_packages
+step_private_apt
+step_guest_debs
+step_kernel_source
+step_rust_src
+step_libclang
+step_bindgen
+log "setup complete: kernel $(kernel_src), rust-src $(cat "$HNS_CACHE/rust-lib-src.path")"

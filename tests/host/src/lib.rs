@@ -1,0 +1,16 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+
+//! Host build of the module's `core`-only sources.
+//!
+//! The files are the module's own, included by path, so the host tests and
+//! the kernel build compile the very same code.
+
+#[path = "../../../field.rs"]
+pub mod field;
+
+#[path = "../../../hw_v2_fields.rs"]
+pub mod hw_v2_fields;
+
+/// Vectors shared with the KUnit suites.
+#[path = "../../vectors/mod.rs"]
+pub mod vectors;
