@@ -38,13 +38,22 @@ pub fn check_write_read() -> Check {
     c.write(lo, 5);
     c.write(hi, 0x12_3456);
     c.write_bool(bit, true);
-    expect(c.word(0) == 0x0000_0500, "write(12..8, 5) gives word0 0x500")?;
-    expect(c.word(1) == 0x8012_3456, "write(55..32) and bit 63 give word1 0x80123456")?;
+    expect(
+        c.word(0) == 0x0000_0500,
+        "write(12..8, 5) gives word0 0x500",
+    )?;
+    expect(
+        c.word(1) == 0x8012_3456,
+        "write(55..32) and bit 63 give word1 0x80123456",
+    )?;
     expect(c.read(lo) == 5, "read(12..8) returns 5")?;
     expect(c.read(hi) == 0x12_3456, "read(55..32) returns 0x123456")?;
     expect(c.read_bool(bit), "read_bool(63) is true")?;
     c.write_bool(bit, false);
-    expect(c.word(1) == 0x0012_3456, "write_bool(63, false) clears only bit 63")
+    expect(
+        c.word(1) == 0x0012_3456,
+        "write_bool(63, false) clears only bit 63",
+    )
 }
 
 /// A value wider than its field is truncated, neighbours are untouched.
@@ -52,10 +61,16 @@ pub fn check_truncation_and_neighbours() -> Check {
     let f: Field<Two> = Field::new(7, 6);
     let mut c: Ctx<Two, 2> = Ctx::zeroed();
     c.write(f, 0x1ff);
-    expect(c.word(0) == 0x0000_00c0, "0x1ff into 7..6 sets only bits 7 and 6")?;
+    expect(
+        c.word(0) == 0x0000_00c0,
+        "0x1ff into 7..6 sets only bits 7 and 6",
+    )?;
     let mut m: Ctx<Two, 2> = Ctx::ones();
     m.clear(f);
-    expect(m.word(0) == 0xffff_ff3f, "clear(7..6) on ones leaves 0xffffff3f")?;
+    expect(
+        m.word(0) == 0xffff_ff3f,
+        "clear(7..6) on ones leaves 0xffffff3f",
+    )?;
     expect(m.word(1) == 0xffff_ffff, "clear(7..6) leaves word1 alone")?;
     m.enable(f);
     expect(m.word(0) == 0xffff_ffff, "enable(7..6) restores all ones")
@@ -73,7 +88,10 @@ pub fn check_full_word_and_masks() -> Check {
     expect(b.mask() == 0x8000_0000 && b.shift() == 31, "bit 31 mask")?;
     let z: Field<Two> = Field::new(0, 0);
     expect(z.mask() == 1 && z.word() == 0, "bit 0 mask")?;
-    expect(Field::<Two>::new(44, 40).mask() == 0x1f00, "44..40 mask is 0x1f00")
+    expect(
+        Field::<Two>::new(44, 40).mask() == 0x1f00,
+        "44..40 mask is 0x1f00",
+    )
 }
 
 /// Contexts are stored little-endian whatever the CPU byte order.
@@ -81,7 +99,10 @@ pub fn check_little_endian_storage() -> Check {
     let mut c: Ctx<Two, 2> = Ctx::zeroed();
     c.write(Field::new(31, 0), 0x0102_0304);
     let raw = c.as_le_words()[0];
-    expect(raw.to_le_bytes() == [0x04, 0x03, 0x02, 0x01], "word stored as LE bytes 04 03 02 01")?;
+    expect(
+        raw.to_le_bytes() == [0x04, 0x03, 0x02, 0x01],
+        "word stored as LE bytes 04 03 02 01",
+    )?;
     let d: Ctx<Two, 2> = Ctx::from_le_words([0x0000_0000, u32::to_le(0xa000_0000)]);
     expect(d.read(Field::new(63, 61)) == 0b101, "read from an LE image")
 }
@@ -127,7 +148,10 @@ const MPT_POS: &[(Field<Mpt>, u32, u32)] = &[
 
 fn positions<L: Layout>(t: &[(Field<L>, u32, u32)]) -> Check {
     for (f, h, l) in t {
-        expect(f.high() == *h && f.low() == *l, "a field position differs from the C header")?;
+        expect(
+            f.high() == *h && f.low() == *l,
+            "a field position differs from the C header",
+        )?;
     }
     Ok(())
 }
@@ -154,8 +178,11 @@ pub fn check_cqc_image() -> Check {
     expect(c.word(1) == 0x0800_0042, "CQC word1 is 0x08000042")
 }
 
+/// A check function.
+pub type CheckFn = fn() -> Check;
+
 /// Every check, by name, for runners that iterate.
-pub const ALL: &[(&str, fn() -> Check)] = &[
+pub const ALL: &[(&str, CheckFn)] = &[
     ("write_read", check_write_read),
     ("truncation_and_neighbours", check_truncation_and_neighbours),
     ("full_word_and_masks", check_full_word_and_masks),

@@ -50,9 +50,13 @@ fn header_fields(prefix: &str) -> Vec<(String, u32, u32)> {
     let marker = format!("{prefix}_FIELD_LOC(");
     let mut out = Vec::new();
     for line in text.lines() {
-        let Some(rest) = line.strip_prefix("#define ") else { continue };
+        let Some(rest) = line.strip_prefix("#define ") else {
+            continue;
+        };
         let mut it = rest.split_whitespace();
-        let (Some(name), Some(val)) = (it.next(), it.next()) else { continue };
+        let (Some(name), Some(val)) = (it.next(), it.next()) else {
+            continue;
+        };
         if !name.starts_with(&format!("{prefix}_")) || !val.starts_with(&marker) {
             continue;
         }
@@ -73,13 +77,21 @@ fn header_fields(prefix: &str) -> Vec<(String, u32, u32)> {
 
 fn compare<L: Layout>(prefix: &str, rust: &[(&str, Field<L>)]) {
     let c = header_fields(prefix);
-    let r: Vec<(String, u32, u32)> =
-        rust.iter().map(|(n, f)| (n.to_string(), f.high(), f.low())).collect();
+    let r: Vec<(String, u32, u32)> = rust
+        .iter()
+        .map(|(n, f)| (n.to_string(), f.high(), f.low()))
+        .collect();
     for f in &c {
-        assert!(r.contains(f), "{prefix}: C field {f:?} missing or different in Rust");
+        assert!(
+            r.contains(f),
+            "{prefix}: C field {f:?} missing or different in Rust"
+        );
     }
     for f in &r {
-        assert!(c.contains(f), "{prefix}: Rust field {f:?} not in the C header");
+        assert!(
+            c.contains(f),
+            "{prefix}: Rust field {f:?} not in the C header"
+        );
     }
     assert_eq!(c.len(), r.len());
 }

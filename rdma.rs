@@ -1,0 +1,344 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+
+//! The rdma layer: safe wrappers over the generated bindings and the C shim.
+//!
+//! C header: [`include/rdma/ib_verbs.h`](srctree/include/rdma/ib_verbs.h),
+//! [`hnae3.h`](srctree/drivers/net/ethernet/hisilicon/hns3/hnae3.h).
+//!
+//! This is the only module that touches `bindings::` items or shim functions;
+//! the rest of the driver sees safe types. The raw module is private here, so
+//! the rule is enforced by visibility.
+
+use core::mem::{offset_of, size_of};
+use kernel::{
+    device::Device,
+    error::to_result,
+    ffi::c_int,
+    prelude::*,
+    types::Opaque, //
+};
+
+#[path = "bindings/mod.rs"]
+mod raw;
+
+/// PCI identity of the function behind an hnae3 handle.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct PciIdent {
+    /// PCI vendor ID.
+    pub(crate) vendor: u16,
+    /// PCI device ID.
+    pub(crate) device: u16,
+    /// PCI revision ID (0x21 on HIP08, 0x30 on HIP09).
+    pub(crate) revision: u8,
+}
+
+/// A borrowed `struct hnae3_handle`, the RoCE client's view of one function.
+///
+/// # Invariants
+///
+/// The wrapped handle is valid, and its `pdev` is bound to the hnae3 ae_dev
+/// driver, for as long as a reference to this type exists: references are
+/// only created inside the hnae3 client callbacks, which the hnae3 core calls
+/// between registering and unregistering the ae_dev.
+#[repr(transparent)]
+pub(crate) struct Hnae3Handle(Opaque<raw::hnae3_handle>);
+
+impl Hnae3Handle {
+    /// Wraps a raw handle.
+    ///
+    /// # Safety
+    ///
+    /// `ptr` must be a valid handle whose `pdev` stays bound for `'a`.
+    unsafe fn from_raw<'a>(ptr: *mut raw::hnae3_handle) -> &'a Self {
+        // SAFETY: `Hnae3Handle` is a transparent wrapper of the C struct and
+        // the caller guarantees validity for `'a`.
+        unsafe { &*ptr.cast::<Self>() }
+    }
+
+    fn pdev(&self) -> *mut kernel::bindings::pci_dev {
+        // SAFETY: the handle is valid by the type invariant.
+        unsafe { (*self.0.get()).pdev }
+    }
+
+    /// The PCI vendor, device and revision IDs of the function.
+    pub(crate) fn pci_ident(&self) -> PciIdent {
+        let pdev = self.pdev();
+        // SAFETY: `pdev` is valid while the handle is (type invariant).
+        let (vendor, device, revision) =
+            unsafe { ((*pdev).vendor, (*pdev).device, (*pdev).revision) };
+        PciIdent {
+            vendor,
+            device,
+            revision,
+        }
+    }
+
+    /// The PCI function's `struct device`, for logging.
+    pub(crate) fn device(&self) -> &Device {
+        // SAFETY: `pdev` is valid and bound while `self` lives (type
+        // invariant), so its embedded `struct device` has a non-zero reference
+        // count for the lifetime of the returned reference.
+        unsafe { Device::from_raw(&raw mut (*self.pdev()).dev) }
+    }
+}
+
+/// What the hnae3 core asks a RoCE client to do, as sent to `reset_notify`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ResetNotify {
+    /// Quiesce: stop using the hardware.
+    Down,
+    /// Resume after the reset.
+    Up,
+    /// Tear down the instance's resources.
+    Uninit,
+    /// Rebuild the instance after the reset.
+    Init,
+    /// A value this driver does not know.
+    Other(i32),
+}
+
+impl ResetNotify {
+    fn from_raw(v: c_int) -> Self {
+        // CAST: enum constants are small non-negative integers.
+        match v as u32 {
+            raw::hnae3_reset_notify_type_HNAE3_DOWN_CLIENT => Self::Down,
+            raw::hnae3_reset_notify_type_HNAE3_UP_CLIENT => Self::Up,
+            raw::hnae3_reset_notify_type_HNAE3_UNINIT_CLIENT => Self::Uninit,
+            raw::hnae3_reset_notify_type_HNAE3_INIT_CLIENT => Self::Init,
+            _ => Self::Other(v),
+        }
+    }
+}
+
+/// The driver side of an hnae3 RoCE client.
+pub(crate) trait RoceClient {
+    /// A RoCE-capable function appeared.
+    fn init_instance(handle: &Hnae3Handle) -> Result;
+    /// The function goes away (`reset` is set when it is being reset).
+    fn uninit_instance(handle: &Hnae3Handle, reset: bool);
+    /// The port link went up or down.
+    fn link_status_change(handle: &Hnae3Handle, up: bool);
+    /// A step of the function reset sequence.
+    fn reset_notify(handle: &Hnae3Handle, what: ResetNotify) -> Result;
+}
+
+/// The client implementation the shim's callbacks are routed to.
+type Client = crate::HnsRoce;
+
+/// Called by the shim's `init_instance`.
+///
+/// # Safety
+///
+/// Called by the hnae3 core with a valid handle whose `pdev` is bound.
+#[no_mangle]
+unsafe extern "C" fn hns_rs_init_instance(handle: *mut raw::hnae3_handle) -> c_int {
+    // SAFETY: guaranteed by the hnae3 core (see above).
+    let h = unsafe { Hnae3Handle::from_raw(handle) };
+    match Client::init_instance(h) {
+        Ok(()) => 0,
+        Err(e) => e.to_errno(),
+    }
+}
+
+/// Called by the shim's `uninit_instance`.
+///
+/// # Safety
+///
+/// As for [`hns_rs_init_instance`].
+#[no_mangle]
+unsafe extern "C" fn hns_rs_uninit_instance(handle: *mut raw::hnae3_handle, reset: bool) {
+    // SAFETY: guaranteed by the hnae3 core.
+    let h = unsafe { Hnae3Handle::from_raw(handle) };
+    Client::uninit_instance(h, reset);
+}
+
+/// Called by the shim's `link_status_change`.
+///
+/// # Safety
+///
+/// As for [`hns_rs_init_instance`].
+#[no_mangle]
+unsafe extern "C" fn hns_rs_link_status_change(handle: *mut raw::hnae3_handle, up: bool) {
+    // SAFETY: guaranteed by the hnae3 core.
+    let h = unsafe { Hnae3Handle::from_raw(handle) };
+    Client::link_status_change(h, up);
+}
+
+/// Called by the shim's `reset_notify`, with the enum passed as an integer.
+///
+/// # Safety
+///
+/// As for [`hns_rs_init_instance`].
+#[no_mangle]
+unsafe extern "C" fn hns_rs_reset_notify(handle: *mut raw::hnae3_handle, what: c_int) -> c_int {
+    // SAFETY: guaranteed by the hnae3 core.
+    let h = unsafe { Hnae3Handle::from_raw(handle) };
+    match Client::reset_notify(h, ResetNotify::from_raw(what)) {
+        Ok(()) => 0,
+        Err(e) => e.to_errno(),
+    }
+}
+
+/// The registered hnae3 RoCE client; dropping it unregisters.
+///
+/// # Invariants
+///
+/// The shim's client is registered with the hnae3 core while this exists.
+pub(crate) struct ClientRegistration(());
+
+impl ClientRegistration {
+    /// Registers the RoCE client. The hnae3 core calls `init_instance` for
+    /// every function that already exists before this returns.
+    pub(crate) fn register() -> Result<Self> {
+        // SAFETY: the shim's client is a static object, registered once here
+        // and unregistered in `drop`.
+        to_result(unsafe { raw::hns_shim_register_client() })?;
+        // INVARIANT: registration succeeded.
+        Ok(ClientRegistration(()))
+    }
+}
+
+impl Drop for ClientRegistration {
+    fn drop(&mut self) {
+        // SAFETY: registered by `register` (type invariant); the hnae3 core
+        // calls `uninit_instance` for every instance before returning.
+        unsafe { raw::hns_shim_unregister_client() };
+    }
+}
+
+/// One size or offset seen by C and by Rust.
+struct LayoutItem {
+    name: &'static str,
+    c: u32,
+    rust: usize,
+}
+
+/// Compares the shim's (C compiler's) view of the structures this driver
+/// dereferences with the generated bindings' view.
+///
+/// # Errors
+///
+/// `EINVAL` on any difference, after logging each one: the bindings were
+/// generated for another configuration or by a mismatched libclang.
+pub(crate) fn check_layout() -> Result {
+    let mut l = raw::hns_shim_layout::default();
+    // SAFETY: `l` is a valid, writable `hns_shim_layout`.
+    unsafe { raw::hns_shim_get_layout(&mut l) };
+    use raw::{
+        hnae3_client, hnae3_handle, hnae3_roce_private_info as roce_info, ib_cq, ib_device, ib_pd,
+        ib_qp, ib_udata,
+    };
+    let items = [
+        LayoutItem {
+            name: "sizeof(hnae3_handle)",
+            c: l.hnae3_handle_size,
+            rust: size_of::<hnae3_handle>(),
+        },
+        LayoutItem {
+            name: "hnae3_handle.pdev",
+            c: l.hnae3_handle_pdev,
+            rust: offset_of!(hnae3_handle, pdev),
+        },
+        LayoutItem {
+            name: "hnae3_handle.rinfo",
+            c: l.hnae3_handle_rinfo,
+            rust: offset_of!(hnae3_handle, __bindgen_anon_1.rinfo),
+        },
+        LayoutItem {
+            name: "hnae3_handle.client",
+            c: l.hnae3_handle_client,
+            rust: offset_of!(hnae3_handle, client),
+        },
+        LayoutItem {
+            name: "sizeof(hnae3_roce_private_info)",
+            c: l.hnae3_roce_info_size,
+            rust: size_of::<roce_info>(),
+        },
+        LayoutItem {
+            name: "rinfo.netdev",
+            c: l.hnae3_roce_info_netdev,
+            rust: offset_of!(roce_info, netdev),
+        },
+        LayoutItem {
+            name: "rinfo.roce_io_base",
+            c: l.hnae3_roce_info_roce_io_base,
+            rust: offset_of!(roce_info, roce_io_base),
+        },
+        LayoutItem {
+            name: "rinfo.roce_mem_base",
+            c: l.hnae3_roce_info_roce_mem_base,
+            rust: offset_of!(roce_info, roce_mem_base),
+        },
+        LayoutItem {
+            name: "rinfo.base_vector",
+            c: l.hnae3_roce_info_base_vector,
+            rust: offset_of!(roce_info, base_vector),
+        },
+        LayoutItem {
+            name: "rinfo.num_vectors",
+            c: l.hnae3_roce_info_num_vectors,
+            rust: offset_of!(roce_info, num_vectors),
+        },
+        LayoutItem {
+            name: "sizeof(hnae3_client)",
+            c: l.hnae3_client_size,
+            rust: size_of::<hnae3_client>(),
+        },
+        LayoutItem {
+            name: "sizeof(ib_device)",
+            c: l.ib_device_size,
+            rust: size_of::<ib_device>(),
+        },
+        LayoutItem {
+            name: "ib_device.dev",
+            c: l.ib_device_dev,
+            rust: offset_of!(ib_device, __bindgen_anon_1.dev),
+        },
+        LayoutItem {
+            name: "ib_device.ops",
+            c: l.ib_device_ops,
+            rust: offset_of!(ib_device, ops),
+        },
+        LayoutItem {
+            name: "sizeof(ib_udata)",
+            c: l.ib_udata_size,
+            rust: size_of::<ib_udata>(),
+        },
+        LayoutItem {
+            name: "sizeof(ib_pd)",
+            c: l.ib_pd_size,
+            rust: size_of::<ib_pd>(),
+        },
+        LayoutItem {
+            name: "sizeof(ib_cq)",
+            c: l.ib_cq_size,
+            rust: size_of::<ib_cq>(),
+        },
+        LayoutItem {
+            name: "sizeof(ib_qp)",
+            c: l.ib_qp_size,
+            rust: size_of::<ib_qp>(),
+        },
+    ];
+    let mut bad = 0;
+    for it in &items {
+        // CAST: sizes and offsets of these structs fit in 32 bits.
+        if it.c as usize != it.rust {
+            pr_err!(
+                "layout mismatch: {} is {} in C, {} in Rust\n",
+                it.name,
+                it.c,
+                it.rust
+            );
+            bad += 1;
+        }
+    }
+    if bad != 0 {
+        pr_err!(
+            "{} layout mismatches: bindings do not match this kernel; refusing to load\n",
+            bad
+        );
+        return Err(EINVAL);
+    }
+    Ok(())
+}

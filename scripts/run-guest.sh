@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+#
+# Boot the test kernel in QEMU (TCG), load a driver, run a command in the
+# guest and report. The command's output (second serial port) is printed on
+# stdout; the full console log is kept in build/guest/<name>/console.log.
+# Exit status: the command's, or 124 on timeout, 125 when the driver did not
+# load, and 1 when the kernel log shows a WARN, BUG, Oops, lockdep splat or
+# kmemleak report (the offending lines go to stderr).
+#
+# Usage: run-guest.sh [--driver none|c|rs] [--sim N] [--cmd CMD | --cmd-file F]
+#                     [--name NAME] [--timeout SECONDS] [--smp N]
+set -euo pipefail
+. "$(dirname "$0")/common.sh"
+
+driver=rs sim=0 cmd="" cmd_file="" name=guest timeout=${HNS_GUEST_TIMEOUT:-900} smp=2
+while [ $# -gt 0 ]; do
+    case "$1" in
+    --driver) driver=$2; shift 2 ;;
+    --sim) sim=$2; shift 2 ;;
+    --cmd) cmd=$2; shift 2 ;;
+    --cmd-file) cmd_file=$2; shift 2 ;;
+    --name) name=$2; shift 2 ;;
+    --timeout) timeout=$2; shift 2 ;;
+    --smp) smp=$2; shift 2 ;;
+    *) die "run-guest.sh: unknown argument $1" ;;
+    esac
+done
+case "$driver" in none | c | rs) ;; *) die "DRIVER must be none, c or rs (got '$driver')" ;; esac
+[[ "$sim" =~ ^[0-9]+$ ]] || die "SIM must be a number (got '$sim')"
+if [ "$sim" -ne 0 ]; then
+    die "SIM=$sim: the hns-sim device model does not exist yet (only SIM=0 works)"
+fi
+[ -n "$cmd_file" ] && cmd=$(cat "$cmd_file")
+[ -n "$cmd" ] || cmd="ibv_devinfo"
+
+modules=${HNS_MODULE_DIR:-$HNS_BUILD/module-kunit}
+rundir=$HNS_BUILD/guest/$name
+rm -rf "$rundir"
+mkdir -p "$rundir/overlay/opt/run/modules"
+
+base=$(python3 "$HNS_TOP/scripts/mkinitramfs.py")
+if [ "$driver" = rs ] && [ ! -f "$modules/hns_roce_rs.ko" ]; then
+    die "$modules/hns_roce_rs.ko missing: run 'make modules-kunit'"
+fi
+cp "$modules"/*.ko "$rundir/overlay/opt/run/modules/" 2>/dev/null || true
+printf '%s\n' "$cmd" >"$rundir/overlay/opt/run/cmd.sh"
+printf 'DRIVER=%s\nSIM=%s\n' "$driver" "$sim" >"$rundir/overlay/opt/run/env"
+python3 "$HNS_TOP/scripts/mkinitramfs.py" --pack "$rundir/overlay" "$rundir/overlay.cpio.gz"
+cat "$base" "$rundir/overlay.cpio.gz" >"$rundir/initrd.img"
+
+kernel=$KOBJ/vmlinux
+[ -f "$kernel" ] || die "$kernel missing: run 'make kernel'"
+: >"$rundir/console.log"
+: >"$rundir/output.raw"
+start=$(date +%s)
+set +e
+timeout --foreground -k 5 "$timeout" qemu-system-x86_64 \
+    -machine pc -accel tcg -cpu max -smp "$smp" -m 2G \
+    -display none -monitor none -no-reboot -nic none \
+    -kernel "$kernel" -initrd "$rundir/initrd.img" \
+    -append "console=ttyS0,115200 panic=-1 rdinit=/init loglevel=7 printk.devkmsg=on" \
+    -serial "file:$rundir/console.log" -serial "file:$rundir/output.raw" \
+    </dev/null >"$rundir/qemu.log" 2>&1
+qrc=$?
+set -e
+elapsed=$(($(date +%s) - start))
+tr -d '\r' <"$rundir/output.raw" >"$rundir/output.log"
+
+# The command's output, between the sentinels.
+sed -n '/^HNS-GUEST-BEGIN$/,/^HNS-GUEST-END rc=/p' "$rundir/output.log" | sed '1d;/^HNS-GUEST-END rc=/d'
+end=$(grep -a -m1 '^HNS-GUEST-END rc=' "$rundir/output.log" || true)
+if [ -n "$end" ]; then
+    rc=${end#HNS-GUEST-END rc=}
+elif [ $qrc -eq 124 ]; then
+    log "guest timed out after ${timeout}s (console: $rundir/console.log)"
+    rc=124
+else
+    log "guest ended without reporting (qemu exit $qrc; console: $rundir/console.log)"
+    tail -n 30 "$rundir/console.log" >&2
+    rc=1
+fi
+
+# Kernel log problems fail the run whatever the command said.
+bad='WARNING: |BUG: |Oops|Kernel panic|general protection fault|possible circular locking|possible recursive locking|inconsistent lock state|suspicious RCU usage|INFO: task .* blocked|unreferenced object|suspected memory leak|KFENCE: |UBSAN: |Call Trace:'
+if grep -aEq "$bad" "$rundir/console.log"; then
+    log "kernel log of $name shows problems:"
+    grep -aEn -A12 "$bad" "$rundir/console.log" | head -n 80 >&2
+    echo "TEST guest/kernel-log-$name FAIL see $rundir/console.log"
+    [ "$rc" -eq 0 ] && rc=1
+fi
+log "guest '$name' finished in ${elapsed}s with status $rc (logs: $rundir)"
+exit "$rc"

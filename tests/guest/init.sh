@@ -1,0 +1,69 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#
+# /init of the hns-roce-rs test guest (busybox sh). Mounts the basics, loads
+# the driver the run asked for, runs /opt/run/cmd.sh with its output on the
+# second serial port (ttyS1) between sentinels, asks kmemleak for a scan and
+# reboots (QEMU runs with -no-reboot, so that ends the run).
+
+export PATH=/usr/sbin:/usr/bin
+export HOME=/root
+umask 022
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev 2>/dev/null
+mkdir -p /dev/shm /dev/pts
+mount -t tmpfs tmpfs /dev/shm
+mount -t tmpfs tmpfs /tmp
+mount -t tmpfs tmpfs /run
+mount -t debugfs debugfs /sys/kernel/debug
+ulimit -l unlimited
+/usr/bin/ip link set lo up
+hostname hns-guest
+
+DRIVER=none
+SIM=0
+[ -f /opt/run/env ] && . /opt/run/env
+
+OUT=/dev/ttyS1
+stty -F "$OUT" raw -echo 2>/dev/null
+
+finish() {
+    rc=$1
+    # kmemleak only reports objects older than a few seconds: scan, wait,
+    # scan again. Reports land in the kernel log, which the host checks.
+    if [ -w /sys/kernel/debug/kmemleak ]; then
+        echo scan >/sys/kernel/debug/kmemleak
+        sleep 6
+        echo scan >/sys/kernel/debug/kmemleak
+        if [ -s /sys/kernel/debug/kmemleak ]; then
+            echo "kmemleak report:" >/dev/kmsg
+            cat /sys/kernel/debug/kmemleak >/dev/console
+        fi
+    fi
+    echo "HNS-GUEST-END rc=$rc" >"$OUT"
+    sync
+    reboot -f
+    sleep 10
+}
+
+load_driver() {
+    case "$DRIVER" in
+    none) ;;
+    c) modprobe hns-roce-hw-v2 || return 1 ;;
+    rs) insmod /opt/run/modules/hns_roce_rs.ko || return 1 ;;
+    *) echo "unknown DRIVER=$DRIVER" ; return 1 ;;
+    esac
+}
+
+{
+    echo "HNS-GUEST-BEGIN"
+    if ! load_driver; then
+        echo "TEST guest/load-driver-$DRIVER FAIL"
+        finish 125
+    fi
+    cd /root
+    sh /opt/run/cmd.sh
+    rc=$?
+    finish $rc
+} >"$OUT" 2>&1

@@ -1,0 +1,44 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+
+//! KUnit suites of hns_roce_rs, built into test builds with `--cfg hns_kunit`
+//! and run by the KUnit core when the module loads.
+//!
+//! The suites run the same vectors as `tests/host`.
+
+use kernel::prelude::*;
+
+/// The context field helper and the generated field maps.
+#[kunit_tests(hns_roce_rs_field)]
+mod field {
+    use crate::vectors::field as v;
+
+    #[test]
+    fn write_read() {
+        assert_eq!(v::check_write_read(), Ok(()));
+    }
+
+    #[test]
+    fn truncation_and_neighbours() {
+        assert_eq!(v::check_truncation_and_neighbours(), Ok(()));
+    }
+
+    #[test]
+    fn full_word_and_masks() {
+        assert_eq!(v::check_full_word_and_masks(), Ok(()));
+    }
+
+    #[test]
+    fn little_endian_storage() {
+        assert_eq!(v::check_little_endian_storage(), Ok(()));
+    }
+
+    #[test]
+    fn real_positions() {
+        assert_eq!(v::check_real_positions(), Ok(()));
+    }
+
+    #[test]
+    fn cqc_image() {
+        assert_eq!(v::check_cqc_image(), Ok(()));
+    }
+}
