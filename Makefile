@@ -37,7 +37,7 @@ CMD ?=
 
 RS_SOURCES = $(shell git ls-files --cached --others --exclude-standard '*.rs' 2>/dev/null || find . -name '*.rs' -not -path './build/*' -not -path '*/target/*')
 
-.PHONY: all setup kernel modules modules-kunit clippy fmt fmt-check host-test \
+.PHONY: all setup kernel modules modules-kunit module-variant clippy fmt fmt-check host-test \
 	initramfs guest check demo bench clean help
 
 all: modules
@@ -61,6 +61,12 @@ modules-kunit: $(KDIR_DEP)
 	@mkdir -p $(BUILD)/module-kunit
 	$(KMAKE) MO=$(BUILD)/module-kunit HNS_KUNIT=y modules
 
+# A named test-build variant with extra cfgs (used by the harness self-test):
+#   make module-variant VARIANT=name HNS_CFG='cfg1 cfg2'
+module-variant: $(KDIR_DEP)
+	@mkdir -p $(BUILD)/module-$(VARIANT)
+	$(KMAKE) MO=$(BUILD)/module-$(VARIANT) HNS_KUNIT=y HNS_CFG="$(HNS_CFG)" modules
+
 # clippy with the kernel's lint set; any warning fails the build.
 clippy: $(KDIR_DEP)
 	@mkdir -p $(BUILD)/module-clippy
@@ -75,11 +81,15 @@ fmt-check:
 host-test: setup
 	cd tests/host && HNS_KSRC="$$(cat $(HNS_CACHE)/kernel-src.path)" cargo test
 
-initramfs: kernel modules-kunit
+initramfs: kernel
 	@python3 scripts/mkinitramfs.py
 
-guest: initramfs
-	@bash scripts/run-guest.sh --driver "$(DRIVER)" --sim "$(SIM)" --cmd "$$HNS_GUEST_CMD"
+# CMD reaches the script through the environment (command-line variables are
+# exported), so quotes and newlines survive; write a literal $ as $$.
+# GNU make exits 2 whenever a recipe fails: the guest's exact status is
+# printed on the last line (scripts/run-guest.sh returns it as is).
+guest: modules-kunit kernel
+	@bash scripts/run-guest.sh --driver "$(DRIVER)" --sim "$(SIM)" --cmd "$$CMD"
 
 check:
 	@bash scripts/check.sh

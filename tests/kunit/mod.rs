@@ -42,3 +42,16 @@ mod field {
         assert_eq!(v::check_cqc_image(), Ok(()));
     }
 }
+
+/// Harness self-test only (scripts/check.sh): a failing KUnit case must fail
+/// the run. Never part of a normal build.
+#[cfg(hns_selftest_kunit_fail)]
+#[kunit_tests(hns_roce_rs_selftest)]
+mod selftest {
+    use crate::vectors::field as v;
+
+    #[test]
+    fn deliberately_failing() {
+        assert_eq!(v::check_write_read(), Err("deliberate failure"));
+    }
+}

@@ -1,0 +1,167 @@
+#!/usr/bin/env bash
+#
+# `make check`: setup, host tests, module builds (release, KUnit, clippy),
+# rustfmt, the harness self-test and one QEMU boot running KUnit, module
+# load/unload cycles and the rxe sanity plan. Every check prints one line
+# "TEST <group>/<name> PASS|FAIL|SKIP [detail]"; the last line is the count.
+set -uo pipefail
+. "$(dirname "$0")/common.sh"
+cd "$HNS_TOP"
+
+RESULTS=$HNS_BUILD/check/results.txt
+mkdir -p "$HNS_BUILD/check"
+: >"$RESULTS"
+# Suites the module must run at insmod; a missing one fails.
+EXPECTED_SUITES="hns_roce_rs_field"
+KSRC=""
+t0=$(date +%s)
+
+result() {
+    local line="TEST $1 $2${3:+ $3}"
+    echo "$line"
+    echo "$line" >>"$RESULTS"
+}
+
+# step NAME LOGFILE CMD...: run CMD quietly, PASS/FAIL on its status, print
+# the tail of its log on failure.
+step() {
+    local name=$1 logf=$2
+    shift 2
+    local s=$(date +%s)
+    if "$@" >"$logf" 2>&1; then
+        result "$name" PASS "($(($(date +%s) - s)) s)"
+        return 0
+    fi
+    result "$name" FAIL "log: $logf"
+    tail -n 40 "$logf" | sed 's/^/    /'
+    return 1
+}
+
+L=$HNS_BUILD/check
+summary() {
+    local p f s
+    p=$(grep -c ' PASS' "$RESULTS")
+    f=$(grep -c ' FAIL' "$RESULTS")
+    s=$(grep -c ' SKIP' "$RESULTS")
+    echo "check finished in $(($(date +%s) - t0)) s"
+    echo "$p passed, $f failed, $s skipped"
+    [ "$f" -eq 0 ]
+}
+
+# --- Setup and the test kernel: nothing else can run without them. ---------
+if ! step setup/toolchain "$L/setup.log" bash scripts/setup.sh ||
+    ! step setup/kernel "$L/kernel.log" bash scripts/build-kernel.sh; then
+    summary
+    exit 1
+fi
+KSRC=$(kernel_src)
+
+# --- Host tests: one TEST line per cargo test. ------------------------------
+(cd tests/host && HNS_KSRC=$KSRC cargo test --color never) >"$L/host.log" 2>&1
+host_rc=$?
+grep -E '^test .* \.\.\. ' "$L/host.log" | while read -r _ tname _ res; do
+    case "$res" in
+    ok) result "host/$tname" PASS ;;
+    ignored) result "host/$tname" SKIP ;;
+    *) result "host/$tname" FAIL ;;
+    esac
+done
+if [ $host_rc -ne 0 ]; then
+    result host/cargo-test FAIL "log: $L/host.log"
+    grep -E 'panicked|error' "$L/host.log" | head -n 20 | sed 's/^/    /'
+fi
+
+# --- Module builds and style. ----------------------------------------------
+step build/module "$L/module.log" make -s modules
+step build/module-kunit "$L/module-kunit.log" make -s modules-kunit
+step build/clippy "$L/clippy.log" make -s clippy
+step style/rustfmt "$L/rustfmt.log" make -s fmt-check
+# No warnings allowed in the regular builds either.
+if grep -qE '^warning' "$L/module.log" "$L/module-kunit.log"; then
+    result build/no-warnings FAIL "see $L/module.log"
+else
+    result build/no-warnings PASS
+fi
+
+# --- Guest: KUnit, load/unload cycles, rxe sanity. ---------------------------
+# guest_plan NAME MODULE_DIR RESULTS [ENV...]: boot once with check-plan.sh,
+# append its TEST lines and the parsed KUnit results to RESULTS.
+guest_plan() {
+    local name=$1 moddir=$2 res=$3
+    shift 3
+    local out
+    out=$L/guest-$name
+    { printf 'export %s\n' "$@"; cat tests/guest/check-plan.sh; } >"$out.plan"
+    HNS_MODULE_DIR=$moddir bash scripts/run-guest.sh --driver none --name "$name" \
+        --cmd-file "$out.plan" >"$out.out" 2>"$out.err"
+    local grc=$?
+    grep -v '^TEST ' "$out.err" | sed 's/^/    /' | tail -n 40
+    grep -h '^TEST ' "$out.out" "$out.err" >>"$res"
+    if [ $grc -ne 0 ] && ! grep -q ' FAIL' "$out.out" "$out.err"; then
+        echo "TEST guest/$name FAIL exit $grc, see $HNS_BUILD/guest/$name/console.log" >>"$res"
+    fi
+    # KTAP of the first insmod, parsed by the kernel's own KUnit parser.
+    sed -n '/^HNS-KTAP-BEGIN$/,/^HNS-KTAP-END$/p' "$out.out" | sed '1d;$d' >"$out.ktap"
+    python3 "$KSRC/tools/testing/kunit/kunit.py" parse --json="$out.json" "$out.ktap" \
+        >"$out.kunit-parse" 2>&1
+    python3 - "$out.json" "$?" $EXPECTED_SUITES >>"$res" <<'PY'
+import json, sys
+path, krc, expected = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
+try:
+    data = json.load(open(path))
+except Exception as e:
+    print(f"TEST kunit/parse FAIL no KUnit results ({e})")
+    sys.exit(0)
+seen = set()
+for suite in data.get("sub_groups", []):
+    name = suite.get("name", "?")
+    seen.add(name)
+    for case in suite.get("test_cases", []):
+        status = {"PASS": "PASS", "SKIP": "SKIP"}.get(case.get("status"), "FAIL")
+        print(f"TEST kunit/{name}.{case.get('name')} {status}")
+for s in expected:
+    if s not in seen:
+        print(f"TEST kunit/{s} FAIL suite did not run")
+if krc != 0:
+    print(f"TEST kunit/parse FAIL kunit.py parse exit {krc}")
+PY
+}
+
+if [ -f "$HNS_BUILD/module-kunit/hns_roce_rs.ko" ]; then
+    n=$(wc -l <"$RESULTS")
+    guest_plan check "$HNS_BUILD/module-kunit" "$RESULTS"
+    tail -n +$((n + 1)) "$RESULTS"
+else
+    result guest/check SKIP "module did not build"
+fi
+
+# --- Harness self-test: each injected fault must make a run fail. ------------
+# selftest_variant VARIANT CFG: a module built with CFG, put through the guest
+# plan (without rxe); status 0 only if the plan reported a failure.
+selftest_variant() {
+    local v=$1 cfg=$2
+    local res=$L/selftest-$v.results
+    : >"$res"
+    make -s module-variant VARIANT="$v" HNS_CFG="$cfg" >"$L/selftest-$v-build.log" 2>&1 || return 2
+    guest_plan "selftest-$v" "$HNS_BUILD/module-$v" "$res" HNS_PLAN_RXE=0 >/dev/null
+    grep -q ' FAIL' "$res"
+}
+selftest_cmd() {
+    ! bash scripts/run-guest.sh --driver none --name selftest-cmd \
+        --cmd 'echo about to fail; exit 7' >"$L/selftest-cmd.log" 2>&1
+}
+expect_failure() {
+    local name=$1
+    shift
+    "$@"
+    case $? in
+    0) result "harness/$name" PASS "(the injected fault failed the run)" ;;
+    2) result "harness/$name" FAIL "variant did not build" ;;
+    *) result "harness/$name" FAIL "the injected fault went unnoticed" ;;
+    esac
+}
+expect_failure detects-kunit-failure selftest_variant kunit-fail hns_selftest_kunit_fail
+expect_failure detects-warn selftest_variant warn hns_selftest_warn
+expect_failure detects-failing-cmd selftest_cmd
+
+summary
