@@ -3,7 +3,7 @@
 //! Host tests of the context field helper and the generated field maps.
 
 use hns_host_tests::field::{Field, Layout};
-use hns_host_tests::hw_v2_fields::{cqc, mpt, qpc, qpcex, srqc};
+use hns_host_tests::hw_v2_fields::{aeqe, ceqe, cqc, eqc, mpt, qpc, qpcex, srqc};
 use hns_host_tests::vectors::field as v;
 
 #[test]
@@ -45,7 +45,8 @@ fn vector_list_is_complete() {
 fn header_fields(prefix: &str) -> Vec<(String, u32, u32)> {
     let ksrc = std::env::var("HNS_KSRC")
         .expect("HNS_KSRC must point at the Linux source (make host-test sets it)");
-    let path = format!("{ksrc}/drivers/infiniband/hw/hns/hns_roce_hw_v2.h");
+    let header = if matches!(prefix, "AEQE" | "CEQE") { "hns_roce_device.h" } else { "hns_roce_hw_v2.h" };
+    let path = format!("{ksrc}/drivers/infiniband/hw/hns/{header}");
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
     let marker = format!("{prefix}_FIELD_LOC(");
     let mut out = Vec::new();
@@ -119,4 +120,19 @@ fn srqc_matches_c_header() {
 #[test]
 fn mpt_matches_c_header() {
     compare("MPT", mpt::ALL);
+}
+
+#[test]
+fn eqc_matches_c_header() {
+    compare("EQC", eqc::ALL);
+}
+
+#[test]
+fn aeqe_matches_c_header() {
+    compare("AEQE", aeqe::ALL);
+}
+
+#[test]
+fn ceqe_matches_c_header() {
+    compare("CEQE", ceqe::ALL);
 }

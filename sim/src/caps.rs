@@ -1,0 +1,395 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+
+//! The capability table the firmware reports: one struct with the defaults
+//! of a HIP09 PF, optionally overridden by a `key = value` config file.
+//!
+//! Values are what the hardware reports, so exponents stay exponents (the
+//! driver computes `1 << x`); the comments say which.
+
+use std::fmt::Write as _;
+
+/// Capability flag bits (`HNS_ROCE_CAP_FLAG_*` in the C driver).
+pub mod flag {
+    /// Re-registration of MRs.
+    pub const REREG_MR: u32 = 1 << 0;
+    /// RoCEv1 and RoCEv2 GIDs.
+    pub const ROCE_V1_V2: u32 = 1 << 1;
+    /// Inline receive data.
+    pub const RQ_INLINE: u32 = 1 << 2;
+    /// CQ record doorbell.
+    pub const CQ_RECORD_DB: u32 = 1 << 3;
+    /// QP record doorbell.
+    pub const QP_RECORD_DB: u32 = 1 << 4;
+    /// Shared receive queues.
+    pub const SRQ: u32 = 1 << 5;
+    /// XRC transport.
+    pub const XRC: u32 = 1 << 6;
+    /// Memory windows.
+    pub const MW: u32 = 1 << 7;
+    /// Fast-register MRs.
+    pub const FRMR: u32 = 1 << 8;
+    /// QP flow control (SCC contexts).
+    pub const QP_FLOW_CTRL: u32 = 1 << 9;
+    /// Atomic operations.
+    pub const ATOMIC: u32 = 1 << 10;
+    /// Direct WQE through BAR4.
+    pub const DIRECT_WQE: u32 = 1 << 12;
+    /// Inline CQE data.
+    pub const CQE_INLINE: u32 = 1 << 19;
+    /// Port bonding.
+    pub const BOND: u32 = 1 << 21;
+    /// SRQ record doorbell.
+    pub const SRQ_RECORD_DB: u32 = 1 << 22;
+}
+
+/// Everything the firmware reports about the function.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Caps {
+    /// ROCEE hardware version (QUERY_HW_VER), reported as `hw_ver`.
+    pub hw_version: u16,
+    /// Vendor id reported by QUERY_HW_VER.
+    pub vendor_id: u16,
+    /// Firmware version word (QUERY_FW_VER).
+    pub fw_ver: u32,
+    /// Functions of this PF (QUERY_FUNC_INFO); at least 1.
+    pub func_num: u32,
+    /// Local CA ACK delay.
+    pub local_ca_ack_delay: u8,
+    /// Max SQ SGEs.
+    pub max_sq_sg: u16,
+    /// Max SQ inline bytes.
+    pub max_sq_inline: u16,
+    /// Max RQ SGEs.
+    pub max_rq_sg: u16,
+    /// Max SRQ SGEs.
+    pub max_srq_sges: u16,
+    /// AEQ vectors.
+    pub num_aeq_vectors: u8,
+    /// Abnormal-interrupt vectors.
+    pub num_other_vectors: u8,
+    /// SQ WQE size in bytes.
+    pub max_sq_desc_sz: u8,
+    /// RQ WQE "descriptor" (SGE) size in bytes.
+    pub max_rq_desc_sz: u8,
+    /// CQE size in bytes.
+    pub cqe_sz: u8,
+    /// MPT entry size.
+    pub mtpt_entry_sz: u8,
+    /// IRRL entry size.
+    pub irrl_entry_sz: u8,
+    /// TRRL entry size.
+    pub trrl_entry_sz: u8,
+    /// CQC size.
+    pub cqc_entry_sz: u8,
+    /// SRQC size.
+    pub srqc_entry_sz: u8,
+    /// SRQ index entry size.
+    pub idx_entry_sz: u8,
+    /// SCC context size.
+    pub sccc_sz: u8,
+    /// Max MTU as `enum ib_mtu` (5 = 4096).
+    pub max_mtu: u8,
+    /// QPC size.
+    pub qpc_sz: u16,
+    /// Min CQEs.
+    pub min_cqes: u8,
+    /// Min WQEs.
+    pub min_wqes: u8,
+    /// Page size capability mask.
+    pub page_size_cap: u32,
+    /// P_Key table length.
+    pub pkey_table_len: u8,
+    /// Physical UARs.
+    pub phy_num_uars: u8,
+    /// Hop number of the context tables (1, 2 or 0xff).
+    pub ctx_hop_num: u8,
+    /// Hop number of CQE/SRQWQE/IDX/PBL buffers.
+    pub pbl_hop_num: u8,
+    /// Capability flags (the `flag` bits).
+    pub cap_flags: u32,
+    /// log2 of the number of PDs.
+    pub num_pds_log: u32,
+    /// log2 of the number of CQs.
+    pub num_cqs_log: u32,
+    /// GID table length.
+    pub max_gid: u32,
+    /// log2 of the max CQ depth.
+    pub cq_depth_log: u32,
+    /// log2 of the number of XRCDs.
+    pub num_xrcds_log: u32,
+    /// log2 of the number of MRs/MWs.
+    pub num_mrws_log: u32,
+    /// log2 of the number of QPs.
+    pub num_qps_log: u32,
+    /// Max outstanding RDMA reads/atomics.
+    pub max_ord: u32,
+    /// log2 of the max SQ/RQ depth.
+    pub sq_depth_log: u16,
+    /// log2 of the number of SRQs.
+    pub num_srqs_log: u32,
+    /// RQ WQE hop number.
+    pub rqwqe_hop_num: u32,
+    /// Extended SGE hop number.
+    pub ex_sge_hop_num: u32,
+    /// SQ WQE hop number.
+    pub sqwqe_hop_num: u32,
+    /// Congestion control algorithm capabilities.
+    pub cong_cap: u32,
+    /// log2 of the max SRQ depth.
+    pub srq_depth_log: u16,
+    /// log2 of the CEQ depth.
+    pub ceq_depth_log: u32,
+    /// Number of CEQs.
+    pub num_ceqs: u32,
+    /// log2 of the AEQ depth.
+    pub aeq_depth_log: u32,
+    /// Default congestion algorithm.
+    pub default_alg: u32,
+    /// Reserved PDs.
+    pub rsv_pds: u32,
+    /// log2 of the number of UARs.
+    pub num_uars_log: u32,
+    /// Reserved QPs.
+    pub rsv_qps: u32,
+    /// Reserved UARs.
+    pub rsv_uars: u32,
+    /// Reserved MRs.
+    pub rsv_mrws: u32,
+    /// log2 of the HEM chunk size.
+    pub chunk_size_shift: u32,
+    /// Reserved CQs.
+    pub rsv_cqs: u32,
+    /// Reserved XRCDs.
+    pub rsv_xrcds: u32,
+    /// Reserved SRQs.
+    pub rsv_srqs: u32,
+    /// Reserved local keys.
+    pub rsv_lkeys: u32,
+    /// Max ACK request message length (HIP09 6th caps descriptor).
+    pub max_ack_req_msg_len: u32,
+    /// QPC base address tables.
+    pub qpc_bt_num: u32,
+    /// SRQC base address tables.
+    pub srqc_bt_num: u32,
+    /// CQC base address tables.
+    pub cqc_bt_num: u32,
+    /// MPT base address tables.
+    pub mpt_bt_num: u32,
+    /// EQC base address tables.
+    pub eqc_bt_num: u32,
+    /// Scheduling queues (service levels).
+    pub qid_num: u32,
+    /// SCCC base address tables.
+    pub sccc_bt_num: u32,
+    /// GMV (GID/MAC/VLAN) base address tables.
+    pub gmv_bt_num: u32,
+    /// QPC timer pages.
+    pub qpc_timer_num: u32,
+    /// CQC timer pages.
+    pub cqc_timer_num: u32,
+}
+
+impl Default for Caps {
+    fn default() -> Self {
+        use flag::*;
+        Caps {
+            hw_version: 0x130,
+            vendor_id: 0x19e5,
+            fw_ver: 0x0001_0000,
+            func_num: 1,
+            local_ca_ack_delay: 0,
+            max_sq_sg: 64,
+            max_sq_inline: 32,
+            max_rq_sg: 64,
+            max_srq_sges: 64,
+            num_aeq_vectors: 1,
+            num_other_vectors: 1,
+            max_sq_desc_sz: 64,
+            max_rq_desc_sz: 16,
+            cqe_sz: 64,
+            mtpt_entry_sz: 64,
+            irrl_entry_sz: 64,
+            trrl_entry_sz: 48,
+            cqc_entry_sz: 64,
+            srqc_entry_sz: 64,
+            idx_entry_sz: 4,
+            sccc_sz: 64,
+            max_mtu: 5,
+            qpc_sz: 512,
+            min_cqes: 64,
+            min_wqes: 64,
+            page_size_cap: 0xffff_f000,
+            pkey_table_len: 1,
+            phy_num_uars: 1,
+            ctx_hop_num: 1,
+            pbl_hop_num: 2,
+            cap_flags: REREG_MR
+                | ROCE_V1_V2
+                | RQ_INLINE
+                | CQ_RECORD_DB
+                | QP_RECORD_DB
+                | SRQ
+                | XRC
+                | FRMR
+                | QP_FLOW_CTRL
+                | ATOMIC
+                | SRQ_RECORD_DB
+                | CQE_INLINE,
+            num_pds_log: 16,
+            num_cqs_log: 10,
+            max_gid: 256,
+            cq_depth_log: 16,
+            num_xrcds_log: 8,
+            num_mrws_log: 12,
+            num_qps_log: 8,
+            max_ord: 64,
+            sq_depth_log: 14,
+            num_srqs_log: 8,
+            rqwqe_hop_num: 2,
+            ex_sge_hop_num: 1,
+            sqwqe_hop_num: 2,
+            cong_cap: 1,
+            srq_depth_log: 14,
+            ceq_depth_log: 10,
+            num_ceqs: 1,
+            aeq_depth_log: 10,
+            default_alg: 0,
+            rsv_pds: 0,
+            num_uars_log: 8,
+            rsv_qps: 8,
+            rsv_uars: 0,
+            rsv_mrws: 1,
+            chunk_size_shift: 18,
+            rsv_cqs: 0,
+            rsv_xrcds: 0,
+            rsv_srqs: 0,
+            rsv_lkeys: 0,
+            max_ack_req_msg_len: 0,
+            qpc_bt_num: 8,
+            srqc_bt_num: 8,
+            cqc_bt_num: 8,
+            mpt_bt_num: 8,
+            eqc_bt_num: 8,
+            qid_num: 8,
+            sccc_bt_num: 8,
+            gmv_bt_num: 2,
+            qpc_timer_num: 1,
+            cqc_timer_num: 1,
+        }
+    }
+}
+
+macro_rules! caps_keys {
+    ($($name:ident),* $(,)?) => {
+        impl Caps {
+            /// Sets the field named `key` from `value` (decimal or 0x hex).
+            pub fn set(&mut self, key: &str, value: &str) -> Result<(), String> {
+                let v = parse_num(value).ok_or_else(|| format!("caps: bad number '{value}' for {key}"))?;
+                match key {
+                    $(stringify!($name) => {
+                        self.$name = v.try_into().map_err(|_| format!("caps: {key} = {value} out of range"))?;
+                    })*
+                    _ => return Err(format!("caps: unknown key '{key}'")),
+                }
+                Ok(())
+            }
+
+            /// Every field as `key = value` lines (the config file syntax).
+            pub fn dump(&self) -> String {
+                let mut s = String::new();
+                $(let _ = writeln!(s, "{} = {:#x}", stringify!($name), self.$name);)*
+                s
+            }
+        }
+    };
+}
+
+caps_keys!(
+    hw_version, vendor_id, fw_ver, func_num, local_ca_ack_delay, max_sq_sg, max_sq_inline,
+    max_rq_sg, max_srq_sges, num_aeq_vectors, num_other_vectors, max_sq_desc_sz, max_rq_desc_sz,
+    cqe_sz, mtpt_entry_sz, irrl_entry_sz, trrl_entry_sz, cqc_entry_sz, srqc_entry_sz, idx_entry_sz,
+    sccc_sz, max_mtu, qpc_sz, min_cqes, min_wqes, page_size_cap, pkey_table_len, phy_num_uars,
+    ctx_hop_num, pbl_hop_num, cap_flags, num_pds_log, num_cqs_log, max_gid, cq_depth_log,
+    num_xrcds_log, num_mrws_log, num_qps_log, max_ord, sq_depth_log, num_srqs_log, rqwqe_hop_num,
+    ex_sge_hop_num, sqwqe_hop_num, cong_cap, srq_depth_log, ceq_depth_log, num_ceqs, aeq_depth_log,
+    default_alg, rsv_pds, num_uars_log, rsv_qps, rsv_uars, rsv_mrws, chunk_size_shift, rsv_cqs,
+    rsv_xrcds, rsv_srqs, rsv_lkeys, max_ack_req_msg_len, qpc_bt_num, srqc_bt_num, cqc_bt_num,
+    mpt_bt_num, eqc_bt_num, qid_num, sccc_bt_num, gmv_bt_num, qpc_timer_num, cqc_timer_num,
+);
+
+/// Parses decimal or `0x` hexadecimal.
+pub fn parse_num(s: &str) -> Option<u64> {
+    let s = s.trim();
+    match s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
+        Some(h) => u64::from_str_radix(h, 16).ok(),
+        None => s.parse().ok(),
+    }
+}
+
+impl Caps {
+    /// Applies a config file: `key = value` lines, `#` comments. Keys other
+    /// than caps fields are returned for the caller (e.g. `fault`).
+    pub fn apply_config(&mut self, text: &str) -> Result<Vec<(String, String)>, String> {
+        let mut rest = Vec::new();
+        for (n, line) in text.lines().enumerate() {
+            let line = line.split('#').next().unwrap_or("").trim();
+            if line.is_empty() {
+                continue;
+            }
+            let (k, v) = line.split_once('=').ok_or_else(|| format!("config line {}: expected key = value", n + 1))?;
+            let (k, v) = (k.trim(), v.trim());
+            if k == "fault" {
+                rest.push((k.to_string(), v.to_string()));
+            } else {
+                self.set(k, v).map_err(|e| format!("config line {}: {e}", n + 1))?;
+            }
+        }
+        Ok(rest)
+    }
+
+    /// Number of QPs.
+    pub fn num_qps(&self) -> u32 {
+        1 << self.num_qps_log
+    }
+
+    /// MSI-X vectors the driver will use.
+    pub fn vectors_needed(&self) -> u32 {
+        self.num_other_vectors as u32 + self.num_aeq_vectors as u32 + self.num_ceqs
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn default_flags_are_the_issue_list() {
+        let c = Caps::default();
+        // REREG_MR..ATOMIC except MW, plus CQE_INLINE (19) and SRQ_RECORD_DB (22).
+        assert_eq!(c.cap_flags & 0xfff, 0b111_0111_1111);
+        assert_eq!(c.cap_flags >> 12, (1 << 7) | (1 << 10));
+        assert_eq!(c.cap_flags & flag::DIRECT_WQE, 0);
+        assert_eq!(c.cap_flags & flag::BOND, 0);
+    }
+
+    #[test]
+    fn config_overrides_and_rejects() {
+        let mut c = Caps::default();
+        let rest = c.apply_config("num_qps_log = 9 # more\nmax_gid=0x80\nfault = 0x8408:2:once\n").unwrap();
+        assert_eq!(c.num_qps_log, 9);
+        assert_eq!(c.max_gid, 0x80);
+        assert_eq!(rest, vec![("fault".to_string(), "0x8408:2:once".to_string())]);
+        assert!(c.apply_config("bogus = 1").is_err());
+        assert!(c.apply_config("max_mtu = 300").is_err());
+        assert!(c.apply_config("max_mtu 3").is_err());
+    }
+
+    #[test]
+    fn dump_round_trips() {
+        let mut c = Caps::default();
+        c.num_ceqs = 3;
+        let mut d = Caps::default();
+        d.apply_config(&c.dump()).unwrap();
+        assert_eq!(c, d);
+    }
+}

@@ -1,0 +1,87 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+
+//! One simulated RoCE function: watches the command queue registers in
+//! BAR2, hands command chains to the firmware and raises the MSI-X vectors
+//! it asks for.
+
+use crate::cmq::{Desc, DESC_SIZE};
+use crate::fw::Firmware;
+use crate::ivshmem::Peer;
+use crate::mem::{Bar, Dma, GuestRam};
+
+/// CSQ base address, low word.
+pub const CMQ_BASEADDR_L: u64 = 0x7000;
+/// CSQ base address, high word.
+pub const CMQ_BASEADDR_H: u64 = 0x7004;
+/// CSQ depth in units of 8 descriptors.
+pub const CMQ_DEPTH: u64 = 0x7008;
+/// Producer index, written by the driver.
+pub const CMQ_PI: u64 = 0x7010;
+/// Consumer index, written by the device.
+pub const CMQ_CI: u64 = 0x7014;
+
+/// A function and everything it is wired to.
+pub struct Device<'a> {
+    /// Firmware state.
+    pub fw: Firmware,
+    bar: &'a Bar,
+    ram: &'a GuestRam,
+    peer: &'a Peer,
+}
+
+impl<'a> Device<'a> {
+    /// Wires firmware to the BAR, guest RAM and the interrupt peer.
+    pub fn new(fw: Firmware, bar: &'a Bar, ram: &'a GuestRam, peer: &'a Peer) -> Self {
+        Device { fw, bar, ram, peer }
+    }
+
+    /// Processes every descriptor between CI and PI; returns whether there
+    /// was any work.
+    pub fn poll_cmq(&mut self) -> bool {
+        let base = (self.bar.read32(CMQ_BASEADDR_H) as u64) << 32 | self.bar.read32(CMQ_BASEADDR_L) as u64;
+        let depth = self.bar.read32(CMQ_DEPTH) * 8;
+        let pi = self.bar.read32(CMQ_PI);
+        let mut ci = self.bar.read32(CMQ_CI);
+        if base == 0 || depth == 0 || pi == ci {
+            return false;
+        }
+        if pi >= depth || ci >= depth {
+            self.fw.trace.note(&format!("CMQ index out of range: pi {pi} ci {ci} depth {depth}"));
+            self.bar.write32(CMQ_CI, pi.min(depth - 1));
+            return true;
+        }
+        while ci != pi {
+            // Gather one command: descriptors chained by NEXT.
+            let mut chain = Vec::new();
+            let mut idx = ci;
+            loop {
+                let mut raw = [0u8; DESC_SIZE];
+                if self.ram.read(base + idx as u64 * DESC_SIZE as u64, &mut raw).is_err() {
+                    self.fw.trace.note(&format!("CMQ ring at {base:#x} is outside guest RAM"));
+                    self.bar.write32(CMQ_CI, pi);
+                    return true;
+                }
+                let d = Desc::from_bytes(&raw);
+                chain.push((idx, d));
+                idx = (idx + 1) % depth;
+                if !d.has_next() || idx == pi {
+                    break;
+                }
+            }
+            let mut descs: Vec<Desc> = chain.iter().map(|c| c.1).collect();
+            self.fw.execute(self.ram, &mut descs);
+            for ((i, _), d) in chain.iter().zip(&descs) {
+                // Responses go back into the ring slots before CI moves.
+                let _ = self.ram.write(base + *i as u64 * DESC_SIZE as u64, &d.to_bytes());
+            }
+            ci = idx;
+        }
+        std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
+        self.bar.write32(CMQ_CI, ci);
+        for v in self.fw.take_irqs() {
+            self.peer.raise(v);
+        }
+        self.fw.trace.flush();
+        true
+    }
+}

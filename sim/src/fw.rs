@@ -1,0 +1,725 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+
+//! The firmware: answers command queue (CMQ) commands from the caps table
+//! and executes mailboxes against driver memory.
+//!
+//! It is independent of how descriptors arrive (see `device.rs`), so the
+//! unit tests drive it with plain memory.
+
+use crate::caps::Caps;
+use crate::cmq::{flag, op, op_name, ret, Desc};
+use crate::eq::{mb_aeqe, Eq};
+use crate::field::Ctx;
+use crate::hem::{BtAttr, HemTable};
+use crate::mem::Dma;
+use crate::trace::Trace;
+use std::collections::BTreeMap;
+
+/// Mailbox commands (`hns_roce_cmd.h`).
+pub mod mb {
+    #![allow(missing_docs)]
+    pub const CREATE_MPT: u8 = 0x0d;
+    pub const DESTROY_MPT: u8 = 0x0f;
+    pub const CREATE_CQC: u8 = 0x16;
+    pub const DESTROY_CQC: u8 = 0x17;
+    pub const WRITE_CQC_TIMER_BT0: u8 = 0x23;
+    pub const WRITE_QPC_TIMER_BT0: u8 = 0x33;
+    pub const MODIFY_QPC: u8 = 0x41;
+    pub const QUERY_QPC: u8 = 0x42;
+    pub const MODIFY_CQC: u8 = 0x52;
+    pub const QUERY_CQC: u8 = 0x53;
+    pub const QUERY_MPT: u8 = 0x62;
+    pub const CREATE_SRQ: u8 = 0x70;
+    pub const MODIFY_SRQC: u8 = 0x72;
+    pub const QUERY_SRQC: u8 = 0x73;
+    pub const DESTROY_SRQ: u8 = 0x74;
+    pub const CREATE_AEQC: u8 = 0x80;
+    pub const DESTROY_AEQC: u8 = 0x83;
+    pub const CREATE_CEQC: u8 = 0x90;
+    pub const DESTROY_CEQC: u8 = 0x93;
+    pub const QUERY_SCCC: u8 = 0xa2;
+    pub const READ_SCCC_BT0: u8 = 0xa4;
+    pub const WRITE_SCCC_BT0: u8 = 0xa5;
+}
+
+/// Mailbox completion status for success.
+pub const MB_OK: u8 = 1;
+/// Mailbox completion status we report for a failed command.
+pub const MB_FAIL: u8 = 2;
+
+/// The HEM tables programmed by mailbox, in `CFG_BT_ATTR` order and then
+/// the two timer tables.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Table {
+    /// QP contexts.
+    Qpc = 0,
+    /// SRQ contexts.
+    Srqc = 1,
+    /// CQ contexts.
+    Cqc = 2,
+    /// Memory protection table.
+    Mpt = 3,
+    /// Congestion control contexts.
+    Sccc = 4,
+    /// QPC timer pages.
+    QpcTimer = 5,
+    /// CQC timer pages.
+    CqcTimer = 6,
+}
+
+impl Table {
+    fn name(self) -> &'static str {
+        ["QPC", "SRQC", "CQC", "MPT", "SCCC", "QPC_TIMER", "CQC_TIMER"][self as usize]
+    }
+}
+
+/// Decodes the BT mailbox commands: (table, WRITE?, step).
+fn bt_cmd(cmd: u8) -> Option<(Table, bool, u32)> {
+    let (t, base) = match cmd {
+        0x00..=0x02 | 0x08..=0x0a => (Table::Qpc, 0x00),
+        0x10..=0x12 | 0x18..=0x1a => (Table::Cqc, 0x10),
+        0x20..=0x22 | 0x28..=0x2a => (Table::Mpt, 0x20),
+        0x30..=0x32 | 0x38..=0x3a => (Table::Srqc, 0x30),
+        mb::WRITE_SCCC_BT0 => return Some((Table::Sccc, true, 0)),
+        mb::WRITE_QPC_TIMER_BT0 => return Some((Table::QpcTimer, true, 0)),
+        mb::WRITE_CQC_TIMER_BT0 => return Some((Table::CqcTimer, true, 0)),
+        _ => return None,
+    };
+    let rel = cmd - base;
+    Some(if rel >= 8 { (t, false, (rel - 8) as u32) } else { (t, true, rel as u32) })
+}
+
+/// Name of a mailbox command for traces.
+pub fn mb_name(cmd: u8) -> String {
+    if let Some((t, write, step)) = bt_cmd(cmd) {
+        return format!("{}_{}_BT{}", if write { "WRITE" } else { "DESTROY" }, t.name(), step);
+    }
+    match cmd {
+        mb::CREATE_MPT => "CREATE_MPT",
+        mb::DESTROY_MPT => "DESTROY_MPT",
+        mb::CREATE_CQC => "CREATE_CQC",
+        mb::DESTROY_CQC => "DESTROY_CQC",
+        mb::MODIFY_QPC => "MODIFY_QPC",
+        mb::QUERY_QPC => "QUERY_QPC",
+        mb::MODIFY_CQC => "MODIFY_CQC",
+        mb::QUERY_CQC => "QUERY_CQC",
+        mb::QUERY_MPT => "QUERY_MPT",
+        mb::CREATE_SRQ => "CREATE_SRQ",
+        mb::MODIFY_SRQC => "MODIFY_SRQC",
+        mb::QUERY_SRQC => "QUERY_SRQC",
+        mb::DESTROY_SRQ => "DESTROY_SRQ",
+        mb::CREATE_AEQC => "CREATE_AEQC",
+        mb::DESTROY_AEQC => "DESTROY_AEQC",
+        mb::CREATE_CEQC => "CREATE_CEQC",
+        mb::DESTROY_CEQC => "DESTROY_CEQC",
+        mb::QUERY_SCCC => "QUERY_SCCC",
+        mb::READ_SCCC_BT0 => "READ_SCCC_BT0",
+        _ => "UNKNOWN",
+    }
+    .to_string()
+}
+
+/// When an injected fault fires.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FaultMode {
+    /// The next matching command only.
+    Once,
+    /// Every matching command.
+    Always,
+}
+
+/// An injected CMQ failure: answer `opcode` with `retval`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Fault {
+    /// The opcode to fail.
+    pub opcode: u16,
+    /// The return code to answer.
+    pub retval: u16,
+    /// Once or always.
+    pub mode: FaultMode,
+}
+
+impl Fault {
+    /// Parses `OPCODE:RETVAL[:once|always]` (numbers decimal or 0x hex).
+    pub fn parse(s: &str) -> Result<Self, String> {
+        let mut it = s.split(':');
+        let num = |x: Option<&str>| {
+            x.and_then(crate::caps::parse_num).ok_or_else(|| format!("fault '{s}': expected OPCODE:RETVAL[:once|always]"))
+        };
+        let opcode = num(it.next())? as u16;
+        let retval = num(it.next())? as u16;
+        let mode = match it.next() {
+            None | Some("always") => FaultMode::Always,
+            Some("once") => FaultMode::Once,
+            Some(m) => return Err(format!("fault '{s}': unknown mode '{m}'")),
+        };
+        Ok(Fault { opcode, retval, mode })
+    }
+}
+
+/// Counters, logged at exit.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Stats {
+    /// CMQ commands (descriptor groups) handled.
+    pub commands: u64,
+    /// Mailboxes executed.
+    pub mailboxes: u64,
+    /// Mailboxes that failed.
+    pub mailbox_failures: u64,
+    /// Commands with an unknown opcode.
+    pub unknown: u64,
+    /// FUNC_CLEAR commands.
+    pub func_clears: u64,
+}
+
+/// Firmware state of one function.
+pub struct Firmware {
+    /// The reported capabilities.
+    pub caps: Caps,
+    tables: [HemTable; 7],
+    eqs: BTreeMap<u32, Eq>,
+    mb_status: u8,
+    faults: Vec<Fault>,
+    irqs: Vec<usize>,
+    gids: BTreeMap<u32, [u32; 5]>,
+    gmv_bt: BTreeMap<u32, u64>,
+    /// Counters.
+    pub stats: Stats,
+    /// Trace of every descriptor and mailbox.
+    pub trace: Trace,
+}
+
+impl Firmware {
+    /// Firmware answering from `caps`.
+    pub fn new(caps: Caps, faults: Vec<Fault>, trace: Trace) -> Self {
+        let mut fw = Firmware {
+            caps,
+            tables: Default::default(),
+            eqs: BTreeMap::new(),
+            mb_status: MB_OK,
+            faults,
+            irqs: Vec::new(),
+            gids: BTreeMap::new(),
+            gmv_bt: BTreeMap::new(),
+            stats: Stats::default(),
+            trace,
+        };
+        fw.reset_tables();
+        fw
+    }
+
+    fn reset_tables(&mut self) {
+        let c = &self.caps;
+        let sizes = [
+            (c.qpc_sz as u32, c.qpc_bt_num),
+            (c.srqc_entry_sz as u32, c.srqc_bt_num),
+            (c.cqc_entry_sz as u32, c.cqc_bt_num),
+            (c.mtpt_entry_sz as u32, c.mpt_bt_num),
+            (c.sccc_sz as u32, c.sccc_bt_num),
+            (4096, 1),
+            (4096, 1),
+        ];
+        for (t, (sz, n)) in self.tables.iter_mut().zip(sizes) {
+            *t = HemTable { obj_size: sz, bt_num: n, ..Default::default() };
+        }
+        self.eqs.clear();
+        self.gids.clear();
+        self.gmv_bt.clear();
+        self.mb_status = MB_OK;
+    }
+
+    /// MSI-X vectors to raise, in order, since the last call.
+    pub fn take_irqs(&mut self) -> Vec<usize> {
+        std::mem::take(&mut self.irqs)
+    }
+
+    /// The table `t` (for tests and the data engine).
+    pub fn table(&self, t: Table) -> &HemTable {
+        &self.tables[t as usize]
+    }
+
+    /// Executes one command: `descs` is the chain of descriptors linked by
+    /// NEXT, answered in place (retval and response data).
+    pub fn execute(&mut self, mem: &impl Dma, descs: &mut [Desc]) {
+        let Some(first) = descs.first() else { return };
+        let opcode = first.opcode;
+        self.stats.commands += 1;
+        for (i, d) in descs.iter().enumerate() {
+            self.trace.cmq('>', d, i);
+        }
+        let injected = self.faults.iter().position(|f| f.opcode == opcode);
+        let rv = if let Some(i) = injected {
+            let f = self.faults[i];
+            if f.mode == FaultMode::Once {
+                self.faults.remove(i);
+            }
+            self.trace.note(&format!("fault: {:#06x} {} answered {}", opcode, op_name(opcode), f.retval));
+            f.retval
+        } else {
+            self.dispatch(mem, descs)
+        };
+        for d in descs.iter_mut() {
+            d.retval = rv;
+            d.flag |= flag::OUT;
+        }
+        for (i, d) in descs.iter().enumerate() {
+            self.trace.cmq('<', d, i);
+        }
+    }
+
+    fn dispatch(&mut self, mem: &impl Dma, d: &mut [Desc]) -> u16 {
+        let c = self.caps.clone();
+        match d[0].opcode {
+            op::QUERY_HW_VER => {
+                d[0].data = [0; 6];
+                d[0].set(15, 0, c.vendor_id as u32);
+                d[0].set(31, 16, c.hw_version as u32);
+            }
+            op::QUERY_FW_VER => d[0].data = [c.fw_ver, 0, 0, 0, 0, 0],
+            op::QUERY_FUNC_INFO => d[0].data = [c.func_num, 0, 0, 0, 0, 0],
+            op::CFG_GLOBAL_PARAM | op::ALLOC_VF_RES | op::CLEAR_EXTDB_LIST_INFO | op::CFG_EXT_LLM | op::CFG_ENTRY_SIZE => {
+                if d[0].opcode == op::CFG_ENTRY_SIZE {
+                    // Type 1 = QPC, 2 = SCCC; the size is in word 5.
+                    match d[0].data[0] {
+                        1 => self.tables[Table::Qpc as usize].obj_size = d[0].data[5],
+                        2 => self.tables[Table::Sccc as usize].obj_size = d[0].data[5],
+                        _ => {}
+                    }
+                }
+            }
+            op::SWITCH_PARAMETER_CFG => {
+                // A read returns the current parameters (none set); the
+                // driver writes them back modified.
+                if d[0].is_read() {
+                    let vf = d[0].data[1];
+                    d[0].data = [0, vf, 0, 0, 0, 0];
+                }
+            }
+            op::QUERY_PF_CAPS_NUM => return self.query_caps(d),
+            op::QUERY_PF_RES => {
+                if d.len() < 2 {
+                    return ret::PARA_ERR;
+                }
+                d[0].data = [0; 6];
+                d[1].data = [0; 6];
+                d[0].set(59, 48, c.qpc_bt_num);
+                d[0].set(89, 80, c.srqc_bt_num);
+                d[0].set(121, 112, c.cqc_bt_num);
+                d[0].set(153, 144, c.mpt_bt_num);
+                d[0].set(185, 176, c.eqc_bt_num);
+                d[1].set(122, 112, c.qid_num);
+                d[1].set(145, 137, c.sccc_bt_num);
+                d[1].set(176, 168, c.gmv_bt_num);
+            }
+            op::QUERY_PF_TIMER_RES => {
+                d[0].data = [0; 6];
+                d[0].set(60, 48, c.qpc_timer_num);
+                d[0].set(91, 80, c.cqc_timer_num);
+            }
+            op::CFG_BT_ATTR => {
+                for (i, t) in self.tables.iter_mut().take(5).enumerate() {
+                    let b = 32 * i as u32;
+                    t.attr = BtAttr {
+                        ba_pgsz: d[0].get(b + 3, b),
+                        buf_pgsz: d[0].get(b + 7, b + 4),
+                        hopnum: d[0].get(b + 9, b + 8),
+                    };
+                }
+            }
+            op::CFG_GMV_BT => {
+                let ba = ((d[0].get(51, 32) as u64) << 32 | d[0].data[0] as u64) << 12;
+                self.gmv_bt.insert(d[0].data[2], ba);
+            }
+            op::CFG_GMV_TBL => {
+                if d.len() < 2 {
+                    return ret::PARA_ERR;
+                }
+                let idx = d[1].get(71, 64);
+                let g = [d[0].data[0], d[0].data[1], d[0].data[2], d[0].data[3], d[0].data[4]];
+                if g[..4].iter().all(|w| *w == 0) {
+                    self.gids.remove(&idx);
+                } else {
+                    self.gids.insert(idx, g);
+                }
+            }
+            op::QUERY_COUNTER => {
+                // 22 counters, three per descriptor, all zero; the chain's
+                // NEXT flags come back as sent.
+                for x in d.iter_mut() {
+                    x.data = [0; 6];
+                }
+            }
+            op::CFG_DCQCN_PARAM | op::CFG_LDCP_PARAM | op::CFG_HC3_PARAM | op::CFG_DIP_PARAM => {
+                if d[0].is_read() {
+                    d[0].data = [0; 6];
+                }
+            }
+            op::FUNC_CLEAR => {
+                if d[0].is_read() {
+                    // Done at once.
+                    d[0].set(32, 32, 1);
+                } else {
+                    self.stats.func_clears += 1;
+                    self.reset_tables();
+                }
+            }
+            op::QUERY_MB_ST => {
+                d[0].data = [self.mb_status as u32, 0, 0, 0, 0, 0];
+            }
+            op::POST_MB => self.post_mailbox(mem, &d[0]),
+            other => {
+                self.stats.unknown += 1;
+                self.trace.note(&format!("unknown opcode {other:#06x}: answered NOT_EXIST"));
+                return ret::NOT_EXIST;
+            }
+        }
+        ret::SUCCESS
+    }
+
+    fn query_caps(&mut self, d: &mut [Desc]) -> u16 {
+        let c = &self.caps;
+        if d.len() < 5 {
+            return ret::PARA_ERR;
+        }
+        for x in d.iter_mut() {
+            x.data = [0; 6];
+        }
+        // Descriptor 0: byte-oriented (struct hns_roce_query_pf_caps_a).
+        let a = &mut d[0];
+        a.set_bytes(0, &[1, c.local_ca_ack_delay]);
+        a.set_bytes(2, &c.max_sq_sg.to_le_bytes());
+        a.set_bytes(4, &c.max_sq_inline.to_le_bytes());
+        a.set_bytes(6, &c.max_rq_sg.to_le_bytes());
+        a.set_bytes(12, &(c.qpc_timer_num as u16).to_le_bytes());
+        a.set_bytes(14, &(c.cqc_timer_num as u16).to_le_bytes());
+        a.set_bytes(16, &c.max_srq_sges.to_le_bytes());
+        a.set_bytes(18, &[c.num_aeq_vectors, c.num_other_vectors, c.max_sq_desc_sz, c.max_rq_desc_sz, 0, c.cqe_sz]);
+        // Descriptor 1 (caps_b).
+        let b = &mut d[1];
+        b.set_bytes(
+            0,
+            &[c.mtpt_entry_sz, c.irrl_entry_sz, c.trrl_entry_sz, c.cqc_entry_sz, c.srqc_entry_sz, c.idx_entry_sz, c.sccc_sz, c.max_mtu],
+        );
+        b.set_bytes(8, &c.qpc_sz.to_le_bytes());
+        b.set_bytes(10, &4096u16.to_le_bytes());
+        b.set_bytes(12, &4096u16.to_le_bytes());
+        b.set_bytes(14, &[c.min_cqes, c.min_wqes]);
+        b.set_bytes(16, &c.page_size_cap.to_le_bytes());
+        b.set_bytes(20, &[c.pkey_table_len, c.phy_num_uars, c.ctx_hop_num, c.pbl_hop_num]);
+        // Descriptor 2 (caps_c).
+        let x = &mut d[2];
+        x.set(19, 0, c.num_pds_log);
+        x.set(31, 20, c.cap_flags & 0xfff);
+        x.set(51, 32, c.num_cqs_log);
+        x.set(60, 52, c.max_gid);
+        x.set(86, 64, c.cq_depth_log);
+        x.set(91, 87, c.num_xrcds_log);
+        x.set(115, 96, c.num_mrws_log);
+        x.set(147, 128, c.num_qps_log);
+        x.set(155, 148, c.max_ord);
+        x.set_bytes(20, &c.sq_depth_log.to_le_bytes());
+        x.set_bytes(22, &c.sq_depth_log.to_le_bytes());
+        // Descriptor 3 (caps_d).
+        let x = &mut d[3];
+        x.set(19, 0, c.num_srqs_log);
+        x.set(21, 20, c.rqwqe_hop_num);
+        x.set(23, 22, c.ex_sge_hop_num);
+        x.set(25, 24, c.sqwqe_hop_num);
+        x.set(29, 26, c.cong_cap);
+        x.set_bytes(4, &c.srq_depth_log.to_le_bytes());
+        x.set_bytes(6, &((c.cap_flags >> 12) as u16).to_le_bytes());
+        x.set(85, 64, c.ceq_depth_log);
+        x.set(95, 86, c.num_ceqs);
+        x.set(117, 96, c.aeq_depth_log);
+        x.set(127, 122, c.default_alg);
+        x.set(147, 128, c.rsv_pds);
+        x.set(155, 148, c.num_uars_log);
+        x.set(179, 160, c.rsv_qps);
+        x.set(187, 180, c.rsv_uars);
+        // Descriptor 4 (caps_e).
+        let x = &mut d[4];
+        x.set(19, 0, c.rsv_mrws);
+        x.set(31, 20, c.chunk_size_shift);
+        x.set(51, 32, c.rsv_cqs);
+        x.set(63, 52, c.rsv_xrcds);
+        x.set(83, 64, c.rsv_srqs);
+        x.set(115, 96, c.rsv_lkeys);
+        // Descriptor 5 (caps_f, HIP09).
+        if let Some(f) = d.get_mut(5) {
+            f.data[0] = c.max_ack_req_msg_len;
+        }
+        ret::SUCCESS
+    }
+
+    fn post_mailbox(&mut self, mem: &impl Dma, d: &Desc) {
+        let in_param = d.get64(0);
+        let out_param = d.get64(2);
+        let cmd = (d.data[4] & 0xff) as u8;
+        let tag = d.data[4] >> 8;
+        let token = (d.data[5] & 0xffff) as u16;
+        let event = d.data[5] >> 16 & 1 != 0;
+        self.stats.mailboxes += 1;
+        self.trace.mbx_in(cmd, &mb_name(cmd), tag, in_param, out_param, event, token);
+        let status = match self.mailbox(mem, cmd, tag, in_param, out_param) {
+            Ok(()) => MB_OK,
+            Err(e) => {
+                self.stats.mailbox_failures += 1;
+                self.trace.note(&format!("mailbox {:#04x} {} tag {:#x} failed: {e}", cmd, mb_name(cmd), tag));
+                MB_FAIL
+            }
+        };
+        self.trace.mbx_out(cmd, tag, status);
+        self.mb_status = status;
+        if event {
+            self.post_aeqe(mem, &mb_aeqe(token, status, out_param));
+        }
+    }
+
+    /// Writes an AEQE into the first AEQ and queues its vector.
+    pub fn post_aeqe(&mut self, mem: &impl Dma, body: &[u8]) {
+        let other = self.caps.num_other_vectors as usize;
+        let Some(eq) = self.eqs.values_mut().find(|e| e.is_aeq) else {
+            self.trace.note("AEQE dropped: no AEQ");
+            return;
+        };
+        match eq.push(mem, body) {
+            Ok(()) => self.irqs.push(other),
+            Err(e) => self.trace.note(&format!("AEQE dropped: {e}")),
+        }
+    }
+
+    fn context_rw(&mut self, mem: &impl Dma, t: Table, tag: u32, src: u64) -> Result<(), String> {
+        let tab = &self.tables[t as usize];
+        let sz = tab.obj_size as usize;
+        let at = tab.entry_addr(mem, tag).map_err(|e| format!("{} {tag}: {e}", t.name()))?;
+        let mut buf = vec![0u8; sz];
+        mem.read(src, &mut buf).map_err(|e| e.to_string())?;
+        mem.write(at, &buf).map_err(|e| e.to_string())?;
+        self.trace.ctx(t.name(), tag, &buf);
+        Ok(())
+    }
+
+    fn context_merge(&mut self, mem: &impl Dma, t: Table, tag: u32, src: u64) -> Result<(), String> {
+        let tab = &self.tables[t as usize];
+        let sz = tab.obj_size as usize;
+        let at = tab.entry_addr(mem, tag).map_err(|e| format!("{} {tag}: {e}", t.name()))?;
+        let mut new = vec![0u8; 2 * sz];
+        mem.read(src, &mut new).map_err(|e| e.to_string())?;
+        let mut old = vec![0u8; sz];
+        mem.read(at, &mut old).map_err(|e| e.to_string())?;
+        let merged = merge(&old, &new[..sz], &new[sz..]);
+        mem.write(at, &merged).map_err(|e| e.to_string())?;
+        self.trace.ctx(t.name(), tag, &merged);
+        Ok(())
+    }
+
+    fn context_query(&mut self, mem: &impl Dma, t: Table, tag: u32, out: u64) -> Result<(), String> {
+        let tab = &self.tables[t as usize];
+        let at = tab.entry_addr(mem, tag).map_err(|e| format!("{} {tag}: {e}", t.name()))?;
+        let mut buf = vec![0u8; tab.obj_size as usize];
+        mem.read(at, &mut buf).map_err(|e| e.to_string())?;
+        mem.write(out, &buf).map_err(|e| e.to_string())?;
+        Ok(())
+    }
+
+    fn context_clear(&mut self, mem: &impl Dma, t: Table, tag: u32) -> Result<(), String> {
+        let tab = &self.tables[t as usize];
+        let at = tab.entry_addr(mem, tag).map_err(|e| format!("{} {tag}: {e}", t.name()))?;
+        mem.write(at, &vec![0u8; tab.obj_size as usize]).map_err(|e| e.to_string())
+    }
+
+    fn mailbox(&mut self, mem: &impl Dma, cmd: u8, tag: u32, inp: u64, out: u64) -> Result<(), String> {
+        if let Some((t, write, step)) = bt_cmd(cmd) {
+            let tab = &mut self.tables[t as usize];
+            if matches!(t, Table::Sccc | Table::QpcTimer | Table::CqcTimer) {
+                // Indexed by the tag itself (an L0 index or a page number).
+                tab.l0.insert(tag, inp);
+                return Ok(());
+            }
+            let r = if write { tab.write_bt(mem, step, tag, inp) } else { tab.destroy_bt(step, tag) };
+            return r.map_err(|e| e.to_string());
+        }
+        match cmd {
+            mb::CREATE_CEQC | mb::CREATE_AEQC => {
+                let mut raw = [0u8; 64];
+                mem.read(inp, &mut raw).map_err(|e| e.to_string())?;
+                let c = ctx16(&raw);
+                let eq = Eq::from_context(tag, cmd == mb::CREATE_AEQC, &c);
+                self.trace.ctx(if eq.is_aeq { "AEQC" } else { "CEQC" }, tag, &raw);
+                self.eqs.insert(tag, eq);
+                Ok(())
+            }
+            mb::DESTROY_CEQC | mb::DESTROY_AEQC => {
+                self.eqs.remove(&tag);
+                Ok(())
+            }
+            mb::CREATE_CQC => self.context_rw(mem, Table::Cqc, tag, inp),
+            mb::CREATE_MPT => self.context_rw(mem, Table::Mpt, tag, inp),
+            mb::CREATE_SRQ => self.context_rw(mem, Table::Srqc, tag, inp),
+            mb::MODIFY_QPC => self.context_merge(mem, Table::Qpc, tag, inp),
+            mb::MODIFY_CQC => self.context_merge(mem, Table::Cqc, tag, inp),
+            mb::MODIFY_SRQC => self.context_merge(mem, Table::Srqc, tag, inp),
+            mb::QUERY_QPC => self.context_query(mem, Table::Qpc, tag, out),
+            mb::QUERY_CQC => self.context_query(mem, Table::Cqc, tag, out),
+            mb::QUERY_MPT => self.context_query(mem, Table::Mpt, tag, out),
+            mb::QUERY_SRQC => self.context_query(mem, Table::Srqc, tag, out),
+            mb::QUERY_SCCC => self.context_query(mem, Table::Sccc, tag, out),
+            mb::DESTROY_CQC => self.context_clear(mem, Table::Cqc, tag),
+            mb::DESTROY_MPT => self.context_clear(mem, Table::Mpt, tag),
+            mb::DESTROY_SRQ => self.context_clear(mem, Table::Srqc, tag),
+            _ => Err("unknown mailbox command".to_string()),
+        }
+    }
+
+    /// The EQs created so far.
+    pub fn eqs(&self) -> impl Iterator<Item = &Eq> {
+        self.eqs.values()
+    }
+
+    /// GIDs programmed through CFG_GMV_TBL, by index.
+    pub fn gid_count(&self) -> usize {
+        self.gids.len()
+    }
+}
+
+/// `new = (old & mask) | (ctx & !mask)`: a mask bit 0 takes the bit from
+/// the context.
+pub fn merge(old: &[u8], ctx: &[u8], mask: &[u8]) -> Vec<u8> {
+    old.iter().zip(ctx).zip(mask).map(|((o, c), m)| (o & m) | (c & !m)).collect()
+}
+
+fn ctx16<L: crate::field::Layout>(raw: &[u8; 64]) -> Ctx<L, 16> {
+    let mut w = [0u32; 16];
+    for (i, x) in w.iter_mut().enumerate() {
+        // Keep the little-endian image as is.
+        *x = u32::from_ne_bytes([raw[4 * i], raw[4 * i + 1], raw[4 * i + 2], raw[4 * i + 3]]);
+    }
+    Ctx::from_le_words(w)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mem::VecMem;
+
+    fn fw() -> Firmware {
+        Firmware::new(Caps::default(), vec![], Trace::discard())
+    }
+
+    fn desc(opcode: u16, read: bool) -> Desc {
+        Desc { opcode, flag: flag::IN | if read { flag::WR } else { 0 }, ..Default::default() }
+    }
+
+    #[test]
+    fn unknown_opcode_is_not_exist() {
+        let mem = VecMem::new(4096);
+        let mut f = fw();
+        let mut d = [desc(0x7777, true)];
+        f.execute(&mem, &mut d);
+        assert_eq!(d[0].retval, ret::NOT_EXIST);
+        assert_eq!(f.stats.unknown, 1);
+    }
+
+    #[test]
+    fn caps_descriptors_decode_like_the_driver() {
+        let mem = VecMem::new(4096);
+        let mut f = fw();
+        let mut d: Vec<Desc> = (0..6).map(|_| desc(op::QUERY_PF_CAPS_NUM, true)).collect();
+        for x in d.iter_mut().take(5) {
+            x.flag |= flag::NEXT;
+        }
+        f.execute(&mem, &mut d);
+        assert!(d.iter().all(|x| x.retval == 0));
+        assert!(d[..5].iter().all(|x| x.has_next()), "NEXT flags are kept");
+        // caps_a byte 23 = cqe_sz, byte 18/19 = aeq/other vectors.
+        assert_eq!(d[0].data[5] >> 24, 64);
+        assert_eq!(d[0].data[4] >> 16 & 0xff, 1);
+        // caps_b bytes 8-9 qpc_sz.
+        assert_eq!(d[1].data[2] & 0xffff, 512);
+        // caps_c: NUM_QPS (147..128) and CAP_FLAGS (31..20).
+        assert_eq!(d[2].data[4] & 0xf_ffff, 8);
+        assert_eq!(d[2].data[0] >> 20, 0x77f);
+        // caps_d cap_flags_ex (bytes 6-7): CQE_INLINE (19) and SRQ_RECORD_DB (22).
+        assert_eq!(d[3].data[1] >> 16, (1 << 7) | (1 << 10));
+        // NUM_CEQS 95..86.
+        assert_eq!(d[3].data[2] >> 22, 1);
+    }
+
+    #[test]
+    fn fault_once_then_normal() {
+        let mem = VecMem::new(4096);
+        let mut f = Firmware::new(Caps::default(), vec![Fault::parse("0x8408:2:once").unwrap()], Trace::discard());
+        let mut d: Vec<Desc> = (0..6).map(|_| desc(op::QUERY_PF_CAPS_NUM, true)).collect();
+        f.execute(&mem, &mut d);
+        assert_eq!(d[0].retval, 2);
+        f.execute(&mem, &mut d);
+        assert_eq!(d[0].retval, 0);
+        assert!(Fault::parse("0x8408").is_err());
+        assert_eq!(Fault::parse("1:6").unwrap().mode, FaultMode::Always);
+    }
+
+    #[test]
+    fn mask_merge() {
+        let old = [0xffu8, 0x00, 0xaa];
+        let ctx = [0x00u8, 0xff, 0x55];
+        let mask = [0xffu8, 0x00, 0x0f];
+        // mask 1 keeps old, mask 0 takes ctx.
+        assert_eq!(merge(&old, &ctx, &mask), vec![0xff, 0xff, 0x5a]);
+    }
+
+    fn post(f: &mut Firmware, mem: &VecMem, cmd: u8, tag: u32, inp: u64, out: u64, event: bool) -> u8 {
+        let mut d = desc(op::POST_MB, false);
+        d.data = [inp as u32, (inp >> 32) as u32, out as u32, (out >> 32) as u32, tag << 8 | cmd as u32, (event as u32) << 16 | 7];
+        f.execute(mem, std::slice::from_mut(&mut d));
+        assert_eq!(d.retval, 0);
+        let mut q = desc(op::QUERY_MB_ST, true);
+        f.execute(mem, std::slice::from_mut(&mut q));
+        q.data[0] as u8
+    }
+
+    #[test]
+    fn cqc_lives_in_driver_memory_and_mb_event_is_posted() {
+        let mem = VecMem::new(1 << 20);
+        let mut f = fw();
+        // CFG_BT_ATTR: CQC hop 1, 4 KiB pages.
+        let mut bt = desc(op::CFG_BT_ATTR, false);
+        bt.set(73, 72, 1);
+        f.execute(&mem, std::slice::from_mut(&mut bt));
+        // An AEQ: 64-byte EQEs, hop 0, depth 16 at 0x2000.
+        let mut eqc: Ctx<crate::hw_v2_fields::Eqc, 16> = Ctx::zeroed();
+        use crate::hw_v2_fields::eqc as e;
+        eqc.write(e::SHIFT, 4);
+        eqc.write(e::EQE_SIZE, 1);
+        eqc.write(e::EQE_BA_L, 0x2000 >> 3);
+        let img: Vec<u8> = eqc.as_le_words().iter().flat_map(|w| w.to_ne_bytes()).collect();
+        mem.write(0x1000, &img).unwrap();
+        assert_eq!(post(&mut f, &mem, mb::CREATE_AEQC, 1, 0x1000, 0, false), MB_OK);
+        assert!(f.take_irqs().is_empty(), "no event in poll mode");
+        // CQC table: L0 page at 0x4000 whose slot 0 points at chunk 0x8000.
+        mem.write(0x4000, &0x8000u64.to_le_bytes()).unwrap();
+        assert_eq!(post(&mut f, &mem, 0x10, 3, 0x4000, 0, true), MB_OK);
+        assert_eq!(post(&mut f, &mem, 0x11, 3, 0x8000, 0, true), MB_OK);
+        // CREATE_CQC for CQN 3 with a recognisable context.
+        let ctxb: Vec<u8> = (0..64).collect();
+        mem.write(0x6000, &ctxb).unwrap();
+        assert_eq!(post(&mut f, &mem, mb::CREATE_CQC, 3, 0x6000, 0, true), MB_OK);
+        let mut stored = vec![0u8; 64];
+        mem.read(0x8000 + 3 * 64, &mut stored).unwrap();
+        assert_eq!(stored, ctxb);
+        // QUERY_CQC reads it back from there.
+        assert_eq!(post(&mut f, &mem, mb::QUERY_CQC, 3, 0, 0x7000, true), MB_OK);
+        let mut q = vec![0u8; 64];
+        mem.read(0x7000, &mut q).unwrap();
+        assert_eq!(q, ctxb);
+        // Each event-mode mailbox wrote one AEQE (type 0x13, token 7,
+        // status 1, owner 1) and raised the AEQ vector (1).
+        assert_eq!(f.take_irqs(), vec![1, 1, 1, 1]);
+        for i in 0..4u64 {
+            let w0 = mem.read_u32(0x2000 + 64 * i).unwrap();
+            assert_eq!(w0, 0x8000_0013);
+            assert_eq!(mem.read_u32(0x2000 + 64 * i + 12).unwrap() & 0xff_ffff, 0x01_0007);
+        }
+        // CQN 600 (chunk 9) is not mapped: the mailbox fails.
+        assert_eq!(post(&mut f, &mem, mb::CREATE_CQC, 600, 0x6000, 0, false), MB_FAIL);
+    }
+}

@@ -1,0 +1,20 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+
+//! The hns-sim device model as a library: the binary (`main.rs`) wires it
+//! to QEMU; the unit tests drive it with plain memory.
+
+#[path = "../../field.rs"]
+pub mod field;
+#[path = "../../hw_v2_fields.rs"]
+pub mod hw_v2_fields;
+
+pub mod caps;
+pub mod cmq;
+pub mod device;
+pub mod eq;
+pub mod fw;
+pub mod hem;
+pub mod ivshmem;
+pub mod mem;
+pub mod sys;
+pub mod trace;

@@ -1,0 +1,161 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+
+//! hns-sim: a host-side model of HiSilicon HIP09 RoCE functions for QEMU.
+//!
+//! Each function is one QEMU `ivshmem-doorbell` device connected to one of
+//! our sockets: we serve its BAR2 (registers + `mem_base` window) and its
+//! MSI-X eventfds, read guest memory through the shared RAM file, and model
+//! the firmware (CMQ, mailbox, HEM, EQs). See docs/hns-sim.md.
+
+use hns_sim::{caps, device, fw, ivshmem, mem, trace};
+use std::io::Read;
+use std::os::unix::net::UnixListener;
+use std::time::{Duration, Instant};
+
+struct Args {
+    sockets: Vec<String>,
+    ram: String,
+    out: String,
+    vectors: usize,
+    caps: caps::Caps,
+    faults: Vec<fw::Fault>,
+    ready_file: Option<String>,
+}
+
+fn usage() -> ! {
+    eprintln!(
+        "usage: hns-sim --socket PATH [--socket PATH ...] --ram FILE --out DIR\n\
+         \x20              [--vectors N] [--config FILE] [--fault OPCODE:RETVAL[:once|always]]\n\
+         \x20              [--set KEY=VALUE] [--ready FILE]\n\
+         \x20      hns-sim --dump-caps"
+    );
+    std::process::exit(2);
+}
+
+fn parse_args() -> Result<Args, String> {
+    let mut a = Args {
+        sockets: vec![],
+        ram: String::new(),
+        out: ".".into(),
+        vectors: 8,
+        caps: caps::Caps::default(),
+        faults: vec![],
+        ready_file: None,
+    };
+    let mut it = std::env::args().skip(1);
+    while let Some(k) = it.next() {
+        let mut val = || it.next().ok_or_else(|| format!("{k} needs a value"));
+        match k.as_str() {
+            "--socket" => a.sockets.push(val()?),
+            "--ram" => a.ram = val()?,
+            "--out" => a.out = val()?,
+            "--vectors" => a.vectors = val()?.parse().map_err(|_| "bad --vectors".to_string())?,
+            "--config" => {
+                let path = val()?;
+                let text = std::fs::read_to_string(&path).map_err(|e| format!("{path}: {e}"))?;
+                for (_, v) in a.caps.apply_config(&text)? {
+                    a.faults.push(fw::Fault::parse(&v)?);
+                }
+            }
+            "--set" => {
+                let kv = val()?;
+                let (key, v) = kv.split_once('=').ok_or("--set wants KEY=VALUE")?;
+                a.caps.set(key.trim(), v.trim())?;
+            }
+            "--fault" => a.faults.push(fw::Fault::parse(&val()?)?),
+            "--ready" => a.ready_file = Some(val()?),
+            "--dump-caps" => {
+                print!("{}", caps::Caps::default().dump());
+                std::process::exit(0);
+            }
+            _ => usage(),
+        }
+    }
+    if a.sockets.is_empty() || a.ram.is_empty() {
+        usage();
+    }
+    Ok(a)
+}
+
+/// Serves one function until QEMU disconnects.
+fn serve(n: usize, listener: UnixListener, a: &Args) -> Result<fw::Stats, String> {
+    let (bar, bar_file) = mem::Bar::new(&format!("hns-sim-bar2-{n}")).map_err(|e| format!("BAR2: {e}"))?;
+    let peer = ivshmem::Peer::accept(&listener, &bar_file, a.vectors).map_err(|e| format!("accept: {e}"))?;
+    eprintln!("hns-sim[{n}]: QEMU connected, {} vectors", peer.vectors());
+    let ram = mem::GuestRam::open(&a.ram).map_err(|e| format!("{}: {e}", a.ram))?;
+    let trace = trace::Trace::to_file(&format!("{}/trace-{n}.txt", a.out), "").map_err(|e| format!("trace: {e}"))?;
+    let firmware = fw::Firmware::new(a.caps.clone(), a.faults.clone(), trace);
+    let mut dev = device::Device::new(firmware, &bar, &ram, &peer);
+    let mut idle_since = Instant::now();
+    let mut last_check = Instant::now();
+    loop {
+        if dev.poll_cmq() {
+            idle_since = Instant::now();
+            continue;
+        }
+        // Spin briefly after activity (the driver busy-waits for answers),
+        // then poll every 100 us.
+        if idle_since.elapsed() > Duration::from_millis(2) {
+            std::thread::sleep(Duration::from_micros(100));
+        } else {
+            std::hint::spin_loop();
+        }
+        if last_check.elapsed() > Duration::from_millis(200) {
+            last_check = Instant::now();
+            if peer.closed() {
+                break;
+            }
+        }
+    }
+    dev.fw.trace.flush();
+    Ok(dev.fw.stats)
+}
+
+fn main() {
+    let a = match parse_args() {
+        Ok(a) => a,
+        Err(e) => {
+            eprintln!("hns-sim: {e}");
+            std::process::exit(2);
+        }
+    };
+    let mut listeners = vec![];
+    for s in &a.sockets {
+        let _ = std::fs::remove_file(s);
+        match UnixListener::bind(s) {
+            Ok(l) => listeners.push(l),
+            Err(e) => {
+                eprintln!("hns-sim: {s}: {e}");
+                std::process::exit(1);
+            }
+        }
+    }
+    if let Some(r) = &a.ready_file {
+        let _ = std::fs::write(r, "ready\n");
+    }
+    let mut rc = 0;
+    std::thread::scope(|sc| {
+        let handles: Vec<_> = listeners.into_iter().enumerate().map(|(n, l)| {
+            let a = &a;
+            sc.spawn(move || serve(n, l, a))
+        }).collect();
+        for (n, h) in handles.into_iter().enumerate() {
+            match h.join() {
+                Ok(Ok(s)) => eprintln!(
+                    "hns-sim[{n}]: done: {} commands, {} mailboxes ({} failed), {} unknown, {} function clears",
+                    s.commands, s.mailboxes, s.mailbox_failures, s.unknown, s.func_clears
+                ),
+                Ok(Err(e)) => {
+                    eprintln!("hns-sim[{n}]: {e}");
+                    rc = 1;
+                }
+                Err(_) => {
+                    eprintln!("hns-sim[{n}]: thread panicked");
+                    rc = 1;
+                }
+            }
+        }
+    });
+    let _ = std::io::stdin().read(&mut [0u8; 0]);
+    std::process::exit(rc);
+}

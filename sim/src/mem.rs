@@ -1,0 +1,167 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+
+//! Memory the device sees: the BAR2 register window it owns and the guest
+//! RAM it reaches by DMA (guest physical address = offset in the RAM file).
+
+use crate::sys::Mapping;
+use std::fmt;
+use std::sync::atomic::{fence, Ordering};
+
+/// A DMA access outside guest RAM.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BadDma {
+    /// The DMA address.
+    pub addr: u64,
+    /// The access length.
+    pub len: usize,
+}
+
+impl fmt::Display for BadDma {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "DMA access of {} bytes at {:#x} outside guest RAM", self.len, self.addr)
+    }
+}
+
+/// Device-side view of memory addressed by DMA address.
+pub trait Dma {
+    /// Copies `buf.len()` bytes from `addr`.
+    fn read(&self, addr: u64, buf: &mut [u8]) -> Result<(), BadDma>;
+    /// Copies `data` to `addr`.
+    fn write(&self, addr: u64, data: &[u8]) -> Result<(), BadDma>;
+
+    /// Reads a little-endian u64.
+    fn read_u64(&self, addr: u64) -> Result<u64, BadDma> {
+        let mut b = [0u8; 8];
+        self.read(addr, &mut b)?;
+        Ok(u64::from_le_bytes(b))
+    }
+
+    /// Reads a little-endian u32.
+    fn read_u32(&self, addr: u64) -> Result<u32, BadDma> {
+        let mut b = [0u8; 4];
+        self.read(addr, &mut b)?;
+        Ok(u32::from_le_bytes(b))
+    }
+}
+
+/// Guest RAM mapped from the QEMU memory-backend file.
+pub struct GuestRam {
+    map: Mapping,
+}
+
+impl GuestRam {
+    /// Maps the guest RAM file.
+    pub fn open(path: &str) -> std::io::Result<Self> {
+        let f = std::fs::OpenOptions::new().read(true).write(true).open(path)?;
+        let len = f.metadata()?.len() as usize;
+        use std::os::fd::AsRawFd;
+        Ok(GuestRam { map: Mapping::new(f.as_raw_fd(), len)? })
+    }
+
+    fn check(&self, addr: u64, len: usize) -> Result<usize, BadDma> {
+        let end = addr.checked_add(len as u64).ok_or(BadDma { addr, len })?;
+        if end > self.map.len() as u64 {
+            return Err(BadDma { addr, len });
+        }
+        Ok(addr as usize)
+    }
+}
+
+impl Dma for GuestRam {
+    fn read(&self, addr: u64, buf: &mut [u8]) -> Result<(), BadDma> {
+        let off = self.check(addr, buf.len())?;
+        fence(Ordering::Acquire);
+        // SAFETY: bounds checked above; the source is shared memory that the
+        // guest may write concurrently, which a byte copy tolerates.
+        unsafe { std::ptr::copy_nonoverlapping(self.map.ptr().add(off), buf.as_mut_ptr(), buf.len()) };
+        Ok(())
+    }
+
+    fn write(&self, addr: u64, data: &[u8]) -> Result<(), BadDma> {
+        let off = self.check(addr, data.len())?;
+        // SAFETY: bounds checked above.
+        unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), self.map.ptr().add(off), data.len()) };
+        fence(Ordering::Release);
+        Ok(())
+    }
+}
+
+/// The BAR2 window: registers at offset 0, the HIP09 `mem_base` window at
+/// [`MEM_BASE_OFFSET`].
+pub struct Bar {
+    map: Mapping,
+}
+
+/// Size of BAR2 (a power of two, as PCI requires).
+pub const BAR_SIZE: u64 = 32 << 20;
+/// Offset of the `roce_mem_base` window (64 KiB per QPN) inside BAR2.
+pub const MEM_BASE_OFFSET: u64 = 16 << 20;
+
+impl Bar {
+    /// Creates the BAR2 memory file and maps it.
+    pub fn new(name: &str) -> std::io::Result<(Self, std::fs::File)> {
+        let f = crate::sys::new_memfd(name, BAR_SIZE)?;
+        use std::os::fd::AsRawFd;
+        let map = Mapping::new(f.as_raw_fd(), BAR_SIZE as usize)?;
+        Ok((Bar { map }, f))
+    }
+
+    /// Reads the 32-bit register at `off`.
+    pub fn read32(&self, off: u64) -> u32 {
+        if off + 4 > self.map.len() as u64 {
+            return 0;
+        }
+        // SAFETY: in bounds and 4-byte aligned for register offsets; volatile
+        // because the guest writes it.
+        u32::from_le(unsafe { std::ptr::read_volatile(self.map.ptr().add(off as usize).cast::<u32>()) })
+    }
+
+    /// Writes the 32-bit register at `off`.
+    pub fn write32(&self, off: u64, v: u32) {
+        if off + 4 > self.map.len() as u64 {
+            return;
+        }
+        // SAFETY: as in `read32`.
+        unsafe { std::ptr::write_volatile(self.map.ptr().add(off as usize).cast::<u32>(), v.to_le()) };
+    }
+
+    /// Reads the 64-bit word at `off` (doorbells).
+    pub fn read64(&self, off: u64) -> u64 {
+        if off + 8 > self.map.len() as u64 {
+            return 0;
+        }
+        // SAFETY: in bounds and 8-byte aligned for doorbell offsets.
+        u64::from_le(unsafe { std::ptr::read_volatile(self.map.ptr().add(off as usize).cast::<u64>()) })
+    }
+}
+
+/// Plain memory for tests, addressed from 0.
+#[cfg(test)]
+pub struct VecMem(pub std::cell::RefCell<Vec<u8>>);
+
+#[cfg(test)]
+impl VecMem {
+    /// `len` zero bytes.
+    pub fn new(len: usize) -> Self {
+        VecMem(std::cell::RefCell::new(vec![0; len]))
+    }
+}
+
+#[cfg(test)]
+impl Dma for VecMem {
+    fn read(&self, addr: u64, buf: &mut [u8]) -> Result<(), BadDma> {
+        let m = self.0.borrow();
+        let a = addr as usize;
+        let src = m.get(a..a + buf.len()).ok_or(BadDma { addr, len: buf.len() })?;
+        buf.copy_from_slice(src);
+        Ok(())
+    }
+
+    fn write(&self, addr: u64, data: &[u8]) -> Result<(), BadDma> {
+        let mut m = self.0.borrow_mut();
+        let a = addr as usize;
+        let dst = m.get_mut(a..a + data.len()).ok_or(BadDma { addr, len: data.len() })?;
+        dst.copy_from_slice(data);
+        Ok(())
+    }
+}
