@@ -37,7 +37,7 @@ CMD ?=
 
 RS_SOURCES = $(shell git ls-files --cached --others --exclude-standard '*.rs' 2>/dev/null || find . -name '*.rs' -not -path './build/*' -not -path '*/target/*')
 
-.PHONY: all setup kernel modules modules-kunit module-variant clippy fmt fmt-check host-test \
+.PHONY: all setup kernel modules modules-kunit module-variant sim sim-test clippy fmt fmt-check host-test \
 	initramfs guest check demo bench clean help
 
 all: modules
@@ -72,6 +72,15 @@ clippy: $(KDIR_DEP)
 	@mkdir -p $(BUILD)/module-clippy
 	$(KMAKE) MO=$(BUILD)/module-clippy HNS_KUNIT=y CLIPPY=1 KRUSTFLAGS=-Dwarnings modules
 
+# The hns-sim device model (host) and its guest glue module.
+sim: $(KDIR_DEP)
+	cd sim && CARGO_TARGET_DIR=$(BUILD)/sim-target cargo build --release --quiet
+	@mkdir -p $(BUILD)/hns_sim
+	$(TOOLS_ENV) $(MAKE) -C $(KDIR) M=$(CURDIR)/sim/guest MO=$(BUILD)/hns_sim modules
+
+sim-test:
+	cd sim && CARGO_TARGET_DIR=$(BUILD)/sim-target cargo test --quiet
+
 fmt:
 	rustfmt --config-path .rustfmt.toml $(RS_SOURCES)
 
@@ -88,7 +97,7 @@ initramfs: kernel
 # exported), so quotes and newlines survive; write a literal $ as $$.
 # GNU make exits 2 whenever a recipe fails: the guest's exact status is
 # printed on the last line (scripts/run-guest.sh returns it as is).
-guest: modules-kunit kernel
+guest: modules-kunit kernel $(if $(filter-out 0,$(SIM)),sim)
 	@bash scripts/run-guest.sh --driver "$(DRIVER)" --sim "$(SIM)" --cmd "$$CMD"
 
 check:

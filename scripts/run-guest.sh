@@ -27,9 +27,7 @@ while [ $# -gt 0 ]; do
 done
 case "$driver" in none | c | rs) ;; *) die "DRIVER must be none, c or rs (got '$driver')" ;; esac
 [[ "$sim" =~ ^[0-9]+$ ]] || die "SIM must be a number (got '$sim')"
-if [ "$sim" -ne 0 ]; then
-    die "SIM=$sim: the hns-sim device model does not exist yet (only SIM=0 works)"
-fi
+[ "$sim" -le 4 ] || die "SIM=$sim: at most 4 simulated devices"
 [ -n "$cmd_file" ] && cmd=$(cat "$cmd_file")
 [ -n "$cmd" ] || cmd="ibv_devinfo"
 
@@ -43,6 +41,12 @@ if [ "$driver" = rs ] && [ ! -f "$modules/hns_roce_rs.ko" ]; then
     die "$modules/hns_roce_rs.ko missing: run 'make modules-kunit'"
 fi
 cp "$modules"/*.ko "$rundir/overlay/opt/run/modules/" 2>/dev/null || true
+if [ "$sim" -gt 0 ]; then
+    simko=$HNS_BUILD/hns_sim/hns_sim.ko
+    simbin=$HNS_BUILD/sim-target/release/hns-sim
+    [ -f "$simko" ] && [ -x "$simbin" ] || die "hns-sim not built: run 'make sim'"
+    cp "$simko" "$rundir/overlay/opt/run/modules/"
+fi
 printf '%s\n' "$cmd" >"$rundir/overlay/opt/run/cmd.sh"
 printf 'DRIVER=%s\nSIM=%s\n' "$driver" "$sim" >"$rundir/overlay/opt/run/env"
 python3 "$HNS_TOP/scripts/mkinitramfs.py" --pack "$rundir/overlay" "$rundir/overlay.cpio.gz"
@@ -52,10 +56,45 @@ kernel=$KOBJ/vmlinux
 [ -f "$kernel" ] || die "$kernel missing: run 'make kernel'"
 : >"$rundir/console.log"
 : >"$rundir/output.raw"
+
+# The simulated devices: hns-sim serves one ivshmem-doorbell function per
+# device and reads guest RAM through the shared memory-backend file.
+mem=2G
+machine=(-machine pc -m "$mem")
+simdev=()
+simpid=""
+ramfile=""
+cleanup() {
+    [ -n "$simpid" ] && kill "$simpid" 2>/dev/null
+    [ -n "$ramfile" ] && rm -f "$ramfile"
+    return 0
+}
+trap cleanup EXIT
+if [ "$sim" -gt 0 ]; then
+    ramfile=/dev/shm/hns-guest-ram-$$
+    truncate -s "$mem" "$ramfile"
+    machine=(-machine pc,memory-backend=ram -m "$mem"
+        -object "memory-backend-file,id=ram,size=$mem,mem-path=$ramfile,share=on")
+    simargs=(--ram "$ramfile" --out "$rundir" --vectors 8 --ready "$rundir/sim.ready")
+    for i in $(seq 0 $((sim - 1))); do
+        simargs+=(--socket "$rundir/sim-$i.sock")
+        simdev+=(-chardev "socket,path=$rundir/sim-$i.sock,id=iv$i"
+            -device "ivshmem-doorbell,chardev=iv$i,vectors=8")
+    done
+    # shellcheck disable=SC2206
+    extra=(${HNS_SIM_ARGS:-})
+    "$simbin" "${simargs[@]}" "${extra[@]}" >"$rundir/hns-sim.log" 2>&1 &
+    simpid=$!
+    for _ in $(seq 1 100); do
+        [ -f "$rundir/sim.ready" ] && break
+        kill -0 "$simpid" 2>/dev/null || die "hns-sim failed to start: $(cat "$rundir/hns-sim.log")"
+        sleep 0.05
+    done
+fi
 start=$(date +%s)
 set +e
 timeout --foreground -k 5 "$timeout" qemu-system-x86_64 \
-    -machine pc -accel tcg -cpu max -smp "$smp" -m 2G \
+    "${machine[@]}" -accel tcg -cpu max -smp "$smp" "${simdev[@]}" \
     -display none -monitor none -no-reboot -nic none \
     -kernel "$kernel" -initrd "$rundir/initrd.img" \
     -append "console=ttyS0,115200 panic=-1 rdinit=/init loglevel=7 printk.devkmsg=on" \
@@ -63,6 +102,16 @@ timeout --foreground -k 5 "$timeout" qemu-system-x86_64 \
     </dev/null >"$rundir/qemu.log" 2>&1
 qrc=$?
 set -e
+if [ -n "$simpid" ]; then
+    # hns-sim ends when QEMU's sockets close; give it a moment to flush.
+    for _ in $(seq 1 50); do
+        kill -0 "$simpid" 2>/dev/null || break
+        sleep 0.1
+    done
+    kill "$simpid" 2>/dev/null || true
+    wait "$simpid" 2>/dev/null || true
+    simpid=""
+fi
 elapsed=$(($(date +%s) - start))
 tr -d '\r' <"$rundir/output.raw" >"$rundir/output.log"
 

@@ -48,6 +48,9 @@ finish() {
 }
 
 load_driver() {
+    if [ "$SIM" -gt 0 ]; then
+        insmod /opt/run/modules/hns_sim.ko || return 1
+    fi
     case "$DRIVER" in
     none) ;;
     c) modprobe hns-roce-hw-v2 || return 1 ;;

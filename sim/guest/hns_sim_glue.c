@@ -1,0 +1,243 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * C half of hns_sim.ko: presents a bound ivshmem-doorbell function as an
+ * HNS3 RoCE function. It relabels the pci_dev, creates the port's
+ * net_device and registers a minimal hnae3 ae_algo/ae_dev so that a RoCE
+ * client (hns-roce-hw-v2 or hns_roce_rs) gets an hnae3 handle. It contains
+ * no device behaviour: that is all in the host-side hns-sim.
+ */
+#include <linux/etherdevice.h>
+#include <linux/module.h>
+#include <linux/netdevice.h>
+#include <linux/pci.h>
+#include <linux/slab.h>
+#include "hnae3.h"
+#include "hns_sim_glue.h"
+
+#define HNS_SIM_VENDOR 0x19e5
+#define HNS_SIM_DEVICE 0xa222
+#define HNS_SIM_REVISION 0x30
+#define HNS_SIM_BAR 2
+/* Keep in sync with sim/src/mem.rs MEM_BASE_OFFSET. */
+#define HNS_SIM_MEM_BASE_OFFSET (16u << 20)
+
+struct hns_sim_dev {
+	struct pci_dev *pdev;
+	struct hnae3_ae_dev ae_dev;
+	struct hnae3_handle roce;
+	struct net_device *netdev;
+	void __iomem *bar;
+	unsigned int num_vectors;
+	bool roce_inited;
+};
+
+static const struct pci_device_id hns_sim_ae_ids[] = {
+	{ PCI_DEVICE(HNS_SIM_VENDOR, HNS_SIM_DEVICE) },
+	{ }
+};
+
+static struct hnae3_ae_algo hns_sim_ae_algo;
+
+static int hns_sim_init_ae_dev(struct hnae3_ae_dev *ae_dev)
+{
+	return 0;
+}
+
+static void hns_sim_uninit_ae_dev(struct hnae3_ae_dev *ae_dev)
+{
+}
+
+static int hns_sim_init_client_instance(struct hnae3_client *client,
+					struct hnae3_ae_dev *ae_dev)
+{
+	struct hns_sim_dev *sim = ae_dev->priv;
+	struct hnae3_handle *h = &sim->roce;
+	int ret;
+
+	if (client->type != HNAE3_CLIENT_ROCE)
+		return 0;
+
+	memset(h, 0, sizeof(*h));
+	h->client = client;
+	h->pdev = sim->pdev;
+	h->ae_algo = &hns_sim_ae_algo;
+	h->rinfo.netdev = sim->netdev;
+	h->rinfo.roce_io_base = sim->bar;
+	h->rinfo.roce_mem_base = sim->bar + HNS_SIM_MEM_BASE_OFFSET;
+	h->rinfo.base_vector = 0;
+	h->rinfo.num_vectors = sim->num_vectors;
+
+	ret = client->ops->init_instance(h);
+	if (ret)
+		return ret;
+	/* A client that declined the device (no priv) is not "inited". */
+	sim->roce_inited = h->priv != NULL;
+	if (sim->roce_inited)
+		hnae3_set_client_init_flag(client, ae_dev, 1);
+	return 0;
+}
+
+static void hns_sim_uninit_client_instance(struct hnae3_client *client,
+					   struct hnae3_ae_dev *ae_dev)
+{
+	struct hns_sim_dev *sim = ae_dev->priv;
+
+	if (client->type != HNAE3_CLIENT_ROCE || !sim->roce_inited)
+		return;
+	client->ops->uninit_instance(&sim->roce, false);
+	sim->roce_inited = false;
+	hnae3_set_client_init_flag(client, ae_dev, 0);
+}
+
+static unsigned long hns_sim_reset_cnt(struct hnae3_handle *h)
+{
+	return 0;
+}
+
+static bool hns_sim_false(struct hnae3_handle *h)
+{
+	return false;
+}
+
+static const struct hnae3_ae_ops hns_sim_ae_ops = {
+	.init_ae_dev = hns_sim_init_ae_dev,
+	.uninit_ae_dev = hns_sim_uninit_ae_dev,
+	.init_client_instance = hns_sim_init_client_instance,
+	.uninit_client_instance = hns_sim_uninit_client_instance,
+	.ae_dev_reset_cnt = hns_sim_reset_cnt,
+	.get_cmdq_stat = hns_sim_false,
+	.ae_dev_resetting = hns_sim_false,
+	.get_hw_reset_stat = hns_sim_false,
+};
+
+static struct hnae3_ae_algo hns_sim_ae_algo = {
+	.ops = &hns_sim_ae_ops,
+	.pdev_id_table = hns_sim_ae_ids,
+};
+
+/* The port: an Ethernet device that drops what it is given. */
+static netdev_tx_t hns_sim_xmit(struct sk_buff *skb, struct net_device *nd)
+{
+	nd->stats.tx_dropped++;
+	dev_kfree_skb_any(skb);
+	return NETDEV_TX_OK;
+}
+
+static int hns_sim_open(struct net_device *nd)
+{
+	netif_carrier_on(nd);
+	netif_start_queue(nd);
+	return 0;
+}
+
+static int hns_sim_stop(struct net_device *nd)
+{
+	netif_stop_queue(nd);
+	netif_carrier_off(nd);
+	return 0;
+}
+
+static const struct net_device_ops hns_sim_netdev_ops = {
+	.ndo_open = hns_sim_open,
+	.ndo_stop = hns_sim_stop,
+	.ndo_start_xmit = hns_sim_xmit,
+	.ndo_validate_addr = eth_validate_addr,
+	.ndo_set_mac_address = eth_mac_addr,
+};
+
+int hns_sim_glue_init(void)
+{
+	hnae3_register_ae_algo(&hns_sim_ae_algo);
+	return 0;
+}
+
+void hns_sim_glue_exit(void)
+{
+	hnae3_unregister_ae_algo(&hns_sim_ae_algo);
+}
+
+int hns_sim_glue_attach(struct pci_dev *pdev, unsigned int num_vectors)
+{
+	struct hns_sim_dev *sim;
+	u8 mac[ETH_ALEN];
+	int ret;
+
+	sim = kzalloc(sizeof(*sim), GFP_KERNEL);
+	if (!sim)
+		return -ENOMEM;
+	sim->pdev = pdev;
+	sim->num_vectors = num_vectors;
+	sim->bar = pci_iomap(pdev, HNS_SIM_BAR, 0);
+	if (!sim->bar) {
+		ret = -ENOMEM;
+		goto err_free;
+	}
+
+	/* From now on the function is an HNS3 RoCE PF of a HIP09. */
+	pdev->vendor = HNS_SIM_VENDOR;
+	pdev->device = HNS_SIM_DEVICE;
+	pdev->revision = HNS_SIM_REVISION;
+
+	sim->netdev = alloc_etherdev(0);
+	if (!sim->netdev) {
+		ret = -ENOMEM;
+		goto err_unmap;
+	}
+	SET_NETDEV_DEV(sim->netdev, &pdev->dev);
+	sim->netdev->netdev_ops = &hns_sim_netdev_ops;
+	sim->netdev->mtu = ETH_DATA_LEN;
+	/* A stable locally administered MAC per PCI slot. */
+	mac[0] = 0x02;
+	mac[1] = 0x19;
+	mac[2] = 0xe5;
+	mac[3] = pdev->bus->number;
+	mac[4] = PCI_SLOT(pdev->devfn);
+	mac[5] = PCI_FUNC(pdev->devfn);
+	eth_hw_addr_set(sim->netdev, mac);
+	ret = register_netdev(sim->netdev);
+	if (ret)
+		goto err_netdev;
+	rtnl_lock();
+	ret = dev_open(sim->netdev, NULL);
+	rtnl_unlock();
+	if (ret)
+		goto err_unregister;
+
+	sim->ae_dev.pdev = pdev;
+	sim->ae_dev.priv = sim;
+	pci_set_drvdata(pdev, &sim->ae_dev);
+	ret = hnae3_register_ae_dev(&sim->ae_dev);
+	if (ret)
+		goto err_drvdata;
+	dev_info(&pdev->dev, "hns-sim: HIP09 RoCE function, netdev %s, %u vectors\n",
+		 netdev_name(sim->netdev), num_vectors);
+	return 0;
+
+err_drvdata:
+	pci_set_drvdata(pdev, NULL);
+err_unregister:
+	unregister_netdev(sim->netdev);
+err_netdev:
+	free_netdev(sim->netdev);
+err_unmap:
+	pci_iounmap(pdev, sim->bar);
+err_free:
+	kfree(sim);
+	return ret;
+}
+
+void hns_sim_glue_detach(struct pci_dev *pdev)
+{
+	struct hnae3_ae_dev *ae_dev = pci_get_drvdata(pdev);
+	struct hns_sim_dev *sim;
+
+	if (!ae_dev)
+		return;
+	sim = ae_dev->priv;
+	hnae3_unregister_ae_dev(ae_dev);
+	pci_set_drvdata(pdev, NULL);
+	unregister_netdev(sim->netdev);
+	free_netdev(sim->netdev);
+	pci_iounmap(pdev, sim->bar);
+	kfree(sim);
+}

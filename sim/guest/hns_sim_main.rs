@@ -1,0 +1,124 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+
+//! hns_sim: guest glue for the hns-sim device model.
+//!
+//! Binds QEMU's ivshmem-doorbell function (1af4:1110), enables it with
+//! 64-bit DMA and MSI-X, and hands it to the C half (`hns_sim_glue.c`),
+//! which presents it to the hnae3 framework as a HIP09 RoCE function. All
+//! device behaviour lives in the host-side `hns-sim`.
+
+use kernel::{
+    device::Core,
+    dma::{Device as _, DmaMask},
+    ffi::{c_int, c_uint, c_void},
+    pci,
+    prelude::*, //
+};
+
+mod glue {
+    use super::*;
+
+    extern "C" {
+        pub(super) fn hns_sim_glue_init() -> c_int;
+        pub(super) fn hns_sim_glue_exit();
+        pub(super) fn hns_sim_glue_attach(pdev: *mut c_void, num_vectors: c_uint) -> c_int;
+        pub(super) fn hns_sim_glue_detach(pdev: *mut c_void);
+    }
+}
+
+/// PCI device ID of ivshmem.
+const PCI_DEVICE_ID_IVSHMEM: u32 = 0x1110;
+/// MSI-X vectors the RoCE function needs at least (abnormal, AEQ, CEQ).
+const MIN_VECTORS: u32 = 3;
+/// MSI-X vectors we take at most.
+const MAX_VECTORS: u32 = 32;
+
+/// Per-device state: the MSI-X vectors stay allocated while bound.
+struct HnsSimData<'bound> {
+    _vectors: pci::IrqVectorRegistration<'bound>,
+}
+
+/// The PCI driver.
+struct HnsSimDriver;
+
+kernel::pci_device_table!(
+    PCI_TABLE,
+    <HnsSimDriver as pci::Driver>::IdInfo,
+    [(pci::DeviceId::from_id(pci::Vendor::REDHAT_QUMRANET, PCI_DEVICE_ID_IVSHMEM), ())]
+);
+
+/// The raw `struct pci_dev` behind a Rust PCI device, as the C half takes it.
+fn raw_pdev<Ctx: kernel::device::DeviceContext>(pdev: &pci::Device<Ctx>) -> *mut c_void {
+    // CAST: `pci::Device` is a transparent wrapper around `struct pci_dev`.
+    core::ptr::from_ref(pdev).cast_mut().cast()
+}
+
+impl pci::Driver for HnsSimDriver {
+    type IdInfo = ();
+    type Data<'bound> = HnsSimData<'bound>;
+
+    const ID_TABLE: pci::IdTable<Self::IdInfo> = &PCI_TABLE;
+
+    fn probe<'bound>(
+        pdev: &'bound pci::Device<Core<'_>>,
+        _info: Option<&'bound Self::IdInfo>,
+    ) -> impl PinInit<Self::Data<'bound>, Error> + 'bound {
+        pdev.enable_device_mem()?;
+        pdev.set_master();
+        // SAFETY: no DMA mappings exist yet for this device.
+        unsafe { pdev.dma_set_mask_and_coherent(DmaMask::new::<64>())? };
+        let msix = pci::IrqTypes::default().with(pci::IrqType::MsiX);
+        let vectors = pdev
+            .alloc_irq_vectors(MIN_VECTORS, MAX_VECTORS, msix)
+            .inspect_err(|e| dev_err!(pdev, "need at least {} MSI-X vectors: {:?}\n", MIN_VECTORS, e))?;
+        // CAST: at most `MAX_VECTORS`.
+        let n = vectors.len() as c_uint;
+        // SAFETY: the device is bound and enabled with MSI-X for as long as
+        // `vectors` lives; `unbind` detaches before they are freed.
+        kernel::error::to_result(unsafe { glue::hns_sim_glue_attach(raw_pdev(pdev), n) })?;
+        Ok(HnsSimData { _vectors: vectors })
+    }
+
+    fn unbind<'bound>(pdev: &'bound pci::Device<Core<'_>>, _this: Pin<&Self::Data<'bound>>) {
+        // SAFETY: attached in `probe`; the vectors are still allocated.
+        unsafe { glue::hns_sim_glue_detach(raw_pdev(pdev)) };
+    }
+}
+
+/// The module: the hnae3 ae_algo plus the PCI driver.
+#[pin_data(PinnedDrop)]
+struct HnsSimModule {
+    #[pin]
+    _driver: kernel::driver::Registration<pci::Adapter<HnsSimDriver>>,
+}
+
+impl kernel::InPlaceModule for HnsSimModule {
+    fn init(module: &'static kernel::ThisModule) -> impl PinInit<Self, Error> {
+        // SAFETY: called once at module load; undone in `drop`.
+        let r = kernel::error::to_result(unsafe { glue::hns_sim_glue_init() });
+        pin_init::pin_init_scope(move || {
+            r?;
+            Ok(try_pin_init!(HnsSimModule {
+                _driver <- kernel::driver::Registration::new(c"hns_sim", module),
+            }))
+        })
+    }
+}
+
+#[pinned_drop]
+impl PinnedDrop for HnsSimModule {
+    fn drop(self: Pin<&mut Self>) {
+        // SAFETY: registered in `init`. The PCI driver is unregistered after
+        // this (field drop), which is fine: with the ae_algo gone the hnae3
+        // core no longer calls into our ae_devs.
+        unsafe { glue::hns_sim_glue_exit() };
+    }
+}
+
+module! {
+    type: HnsSimModule,
+    name: "hns_sim",
+    authors: ["hns-roce-rs developers"],
+    description: "Guest glue for the hns-sim HIP09 RoCE device model",
+    license: "Dual BSD/GPL",
+}
