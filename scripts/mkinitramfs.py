@@ -184,7 +184,9 @@ def build(dest, krel):
     for a in applets:
         p = os.path.join(dest, a.replace("bin/", "usr/bin/", 1) if a.startswith("bin/") else
                          a.replace("sbin/", "usr/sbin/", 1) if a.startswith("sbin/") else a)
-        if not os.path.lexists(p) and "/" in a:
+        name = os.path.basename(a)
+        real = any(os.path.lexists(os.path.join(dest, d, name)) for d in ("usr/bin", "usr/sbin"))
+        if not real and "/" in a:
             os.makedirs(os.path.dirname(p), exist_ok=True)
             os.symlink("/usr/bin/busybox", p)
     # Kernel modules of the test kernel (rdma_rxe, the C hns driver, ...).

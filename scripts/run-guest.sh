@@ -46,6 +46,9 @@ if [ "$sim" -gt 0 ]; then
     simbin=$HNS_BUILD/sim-target/release/hns-sim
     [ -f "$simko" ] && [ -x "$simbin" ] || die "hns-sim not built: run 'make sim'"
     cp "$simko" "$rundir/overlay/opt/run/modules/"
+    # shellcheck disable=SC2086
+    "$simbin" ${HNS_SIM_ARGS:-} --dump-caps >"$rundir/overlay/opt/run/caps.txt" ||
+        die "hns-sim rejected its arguments: ${HNS_SIM_ARGS:-}"
 fi
 printf '%s\n' "$cmd" >"$rundir/overlay/opt/run/cmd.sh"
 printf 'DRIVER=%s\nSIM=%s\n' "$driver" "$sim" >"$rundir/overlay/opt/run/env"

@@ -23,12 +23,14 @@
 
 struct hns_sim_dev {
 	struct pci_dev *pdev;
-	struct hnae3_ae_dev ae_dev;
+	struct hnae3_ae_dev *ae_dev;
 	struct hnae3_handle roce;
 	struct net_device *netdev;
 	void __iomem *bar;
 	unsigned int num_vectors;
 	bool roce_inited;
+	u16 orig_vendor, orig_device;
+	u8 orig_revision;
 };
 
 static const struct pci_device_id hns_sim_ae_ids[] = {
@@ -156,11 +158,21 @@ void hns_sim_glue_exit(void)
 	hnae3_unregister_ae_algo(&hns_sim_ae_algo);
 }
 
-int hns_sim_glue_attach(struct pci_dev *pdev, unsigned int num_vectors)
+int hns_sim_glue_attach(struct pci_dev *pdev, void *ae_dev_space,
+			unsigned int num_vectors)
 {
+	struct hnae3_ae_dev *ae_dev = ae_dev_space;
 	struct hns_sim_dev *sim;
 	u8 mac[ETH_ALEN];
 	int ret;
+
+	/*
+	 * The ae_dev lives at the start of the Rust driver's per-device data,
+	 * which is what the PCI core's drvdata points at: the RoCE driver
+	 * expects pci_get_drvdata() to be the ae_dev.
+	 */
+	BUILD_BUG_ON(sizeof(struct hnae3_ae_dev) > HNS_SIM_AE_DEV_SPACE);
+	memset(ae_dev, 0, sizeof(*ae_dev));
 
 	sim = kzalloc(sizeof(*sim), GFP_KERNEL);
 	if (!sim)
@@ -174,6 +186,9 @@ int hns_sim_glue_attach(struct pci_dev *pdev, unsigned int num_vectors)
 	}
 
 	/* From now on the function is an HNS3 RoCE PF of a HIP09. */
+	sim->orig_vendor = pdev->vendor;
+	sim->orig_device = pdev->device;
+	sim->orig_revision = pdev->revision;
 	pdev->vendor = HNS_SIM_VENDOR;
 	pdev->device = HNS_SIM_DEVICE;
 	pdev->revision = HNS_SIM_REVISION;
@@ -203,23 +218,24 @@ int hns_sim_glue_attach(struct pci_dev *pdev, unsigned int num_vectors)
 	if (ret)
 		goto err_unregister;
 
-	sim->ae_dev.pdev = pdev;
-	sim->ae_dev.priv = sim;
-	pci_set_drvdata(pdev, &sim->ae_dev);
-	ret = hnae3_register_ae_dev(&sim->ae_dev);
+	sim->ae_dev = ae_dev;
+	ae_dev->pdev = pdev;
+	ae_dev->priv = sim;
+	ret = hnae3_register_ae_dev(ae_dev);
 	if (ret)
-		goto err_drvdata;
+		goto err_unregister;
 	dev_info(&pdev->dev, "hns-sim: HIP09 RoCE function, netdev %s, %u vectors\n",
 		 netdev_name(sim->netdev), num_vectors);
 	return 0;
 
-err_drvdata:
-	pci_set_drvdata(pdev, NULL);
 err_unregister:
 	unregister_netdev(sim->netdev);
 err_netdev:
 	free_netdev(sim->netdev);
 err_unmap:
+	pdev->vendor = sim->orig_vendor;
+	pdev->device = sim->orig_device;
+	pdev->revision = sim->orig_revision;
 	pci_iounmap(pdev, sim->bar);
 err_free:
 	kfree(sim);
@@ -235,9 +251,13 @@ void hns_sim_glue_detach(struct pci_dev *pdev)
 		return;
 	sim = ae_dev->priv;
 	hnae3_unregister_ae_dev(ae_dev);
-	pci_set_drvdata(pdev, NULL);
 	unregister_netdev(sim->netdev);
 	free_netdev(sim->netdev);
+	/* Give the function back as the ivshmem device it is, so a new
+	 * hns_sim instance can bind it again. */
+	pdev->vendor = sim->orig_vendor;
+	pdev->device = sim->orig_device;
+	pdev->revision = sim->orig_revision;
 	pci_iounmap(pdev, sim->bar);
 	kfree(sim);
 }

@@ -7,7 +7,11 @@ struct pci_dev;
 
 int hns_sim_glue_init(void);
 void hns_sim_glue_exit(void);
-int hns_sim_glue_attach(struct pci_dev *pdev, unsigned int num_vectors);
+/* Bytes the Rust side reserves for the struct hnae3_ae_dev (checked). */
+#define HNS_SIM_AE_DEV_SPACE 2048
+
+int hns_sim_glue_attach(struct pci_dev *pdev, void *ae_dev_space,
+			unsigned int num_vectors);
 void hns_sim_glue_detach(struct pci_dev *pdev);
 
 #endif

@@ -12,7 +12,8 @@ use kernel::{
     dma::{Device as _, DmaMask},
     ffi::{c_int, c_uint, c_void},
     pci,
-    prelude::*, //
+    prelude::*,
+    types::Opaque, //
 };
 
 mod glue {
@@ -21,7 +22,7 @@ mod glue {
     extern "C" {
         pub(super) fn hns_sim_glue_init() -> c_int;
         pub(super) fn hns_sim_glue_exit();
-        pub(super) fn hns_sim_glue_attach(pdev: *mut c_void, num_vectors: c_uint) -> c_int;
+        pub(super) fn hns_sim_glue_attach(pdev: *mut c_void, ae_dev: *mut c_void, num_vectors: c_uint) -> c_int;
         pub(super) fn hns_sim_glue_detach(pdev: *mut c_void);
     }
 }
@@ -33,8 +34,23 @@ const MIN_VECTORS: u32 = 3;
 /// MSI-X vectors we take at most.
 const MAX_VECTORS: u32 = 32;
 
-/// Per-device state: the MSI-X vectors stay allocated while bound.
+/// Bytes reserved for the C `struct hnae3_ae_dev` (`HNS_SIM_AE_DEV_SPACE`
+/// in `hns_sim_glue.h`; the C side checks it is enough at build time).
+const AE_DEV_SPACE: usize = 2048;
+
+/// Storage for the C `struct hnae3_ae_dev`, initialised by the C half.
+#[repr(C, align(64))]
+struct AeDevSpace(Opaque<[u8; AE_DEV_SPACE]>);
+
+/// Per-device state. The PCI core's drvdata points at this struct, and the
+/// hnae3 contract wants `pci_get_drvdata()` to be the ae_dev: so the ae_dev
+/// is the first field of a `repr(C)` struct. The MSI-X vectors stay
+/// allocated while bound.
+#[repr(C)]
+#[pin_data]
 struct HnsSimData<'bound> {
+    #[pin]
+    ae_dev: AeDevSpace,
     _vectors: pci::IrqVectorRegistration<'bound>,
 }
 
@@ -63,20 +79,32 @@ impl pci::Driver for HnsSimDriver {
         pdev: &'bound pci::Device<Core<'_>>,
         _info: Option<&'bound Self::IdInfo>,
     ) -> impl PinInit<Self::Data<'bound>, Error> + 'bound {
-        pdev.enable_device_mem()?;
-        pdev.set_master();
-        // SAFETY: no DMA mappings exist yet for this device.
-        unsafe { pdev.dma_set_mask_and_coherent(DmaMask::new::<64>())? };
-        let msix = pci::IrqTypes::default().with(pci::IrqType::MsiX);
-        let vectors = pdev
-            .alloc_irq_vectors(MIN_VECTORS, MAX_VECTORS, msix)
-            .inspect_err(|e| dev_err!(pdev, "need at least {} MSI-X vectors: {:?}\n", MIN_VECTORS, e))?;
-        // CAST: at most `MAX_VECTORS`.
-        let n = vectors.len() as c_uint;
-        // SAFETY: the device is bound and enabled with MSI-X for as long as
-        // `vectors` lives; `unbind` detaches before they are freed.
-        kernel::error::to_result(unsafe { glue::hns_sim_glue_attach(raw_pdev(pdev), n) })?;
-        Ok(HnsSimData { _vectors: vectors })
+        pin_init::pin_init_scope(move || {
+            pdev.enable_device_mem()?;
+            pdev.set_master();
+            // SAFETY: no DMA mappings exist yet for this device.
+            unsafe { pdev.dma_set_mask_and_coherent(DmaMask::new::<64>())? };
+            let msix = pci::IrqTypes::default().with(pci::IrqType::MsiX);
+            let vectors = pdev
+                .alloc_irq_vectors(MIN_VECTORS, MAX_VECTORS, msix)
+                .inspect_err(|e| dev_err!(pdev, "need at least {} MSI-X vectors: {:?}\n", MIN_VECTORS, e))?;
+            // CAST: at most `MAX_VECTORS`.
+            let n = vectors.len() as c_uint;
+            let raw = raw_pdev(pdev);
+            // SAFETY: the closure initialises the slot completely on success
+            // (the C half zeroes and fills the ae_dev) and leaves nothing to
+            // drop on failure. The device is bound and has MSI-X for as long as
+            // the data (and so `vectors`) lives; `unbind` detaches first.
+            let ae_dev = unsafe {
+                pin_init::pin_init_from_closure(move |slot: *mut AeDevSpace| {
+                    kernel::error::to_result(glue::hns_sim_glue_attach(raw, slot.cast(), n))
+                })
+            };
+            Ok(try_pin_init!(HnsSimData {
+                ae_dev <- ae_dev,
+                _vectors: vectors,
+            }))
+        })
     }
 
     fn unbind<'bound>(pdev: &'bound pci::Device<Core<'_>>, _this: Pin<&Self::Data<'bound>>) {

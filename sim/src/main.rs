@@ -20,6 +20,7 @@ struct Args {
     caps: caps::Caps,
     faults: Vec<fw::Fault>,
     ready_file: Option<String>,
+    dump_caps: bool,
 }
 
 fn usage() -> ! {
@@ -41,6 +42,7 @@ fn parse_args() -> Result<Args, String> {
         caps: caps::Caps::default(),
         faults: vec![],
         ready_file: None,
+        dump_caps: false,
     };
     let mut it = std::env::args().skip(1);
     while let Some(k) = it.next() {
@@ -64,12 +66,14 @@ fn parse_args() -> Result<Args, String> {
             }
             "--fault" => a.faults.push(fw::Fault::parse(&val()?)?),
             "--ready" => a.ready_file = Some(val()?),
-            "--dump-caps" => {
-                print!("{}", caps::Caps::default().dump());
-                std::process::exit(0);
-            }
+            "--dump-caps" => a.dump_caps = true,
             _ => usage(),
         }
+    }
+    if a.dump_caps {
+        // The caps after --config/--set, in config-file syntax.
+        print!("{}", a.caps.dump());
+        std::process::exit(0);
     }
     if a.sockets.is_empty() || a.ram.is_empty() {
         usage();
