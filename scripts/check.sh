@@ -71,6 +71,21 @@ if [ $host_rc -ne 0 ]; then
     grep -E 'panicked|error' "$L/host.log" | head -n 20 | sed 's/^/    /'
 fi
 
+# --- hns-sim: unit tests (one TEST line each) and the build. -----------------
+(cd sim && CARGO_TARGET_DIR=$HNS_BUILD/sim-target cargo test --color never) >"$L/sim-test.log" 2>&1
+sim_rc=$?
+grep -E '^test .* \.\.\. ' "$L/sim-test.log" | while read -r _ tname _ res; do
+    case "$res" in
+    ok) result "sim-unit/$tname" PASS ;;
+    ignored) result "sim-unit/$tname" SKIP ;;
+    *) result "sim-unit/$tname" FAIL ;;
+    esac
+done
+if [ $sim_rc -ne 0 ]; then
+    result sim-unit/cargo-test FAIL "log: $L/sim-test.log"
+fi
+step build/sim "$L/sim-build.log" make -s sim
+
 # --- Module builds and style. ----------------------------------------------
 step build/module "$L/module.log" make -s modules
 step build/module-kunit "$L/module-kunit.log" make -s modules-kunit
@@ -133,6 +148,51 @@ if [ -f "$HNS_BUILD/module-kunit/hns_roce_rs.ko" ]; then
     tail -n +$((n + 1)) "$RESULTS"
 else
     result guest/check SKIP "module did not build"
+fi
+
+# --- hns-sim with the C reference driver (SIM=1). -----------------------------
+# hns-sim fails the first QUERY_PF_CAPS_NUM, so the first probe must fail
+# cleanly and the next one succeed (tests/guest/sim-plan.sh).
+if [ -x "$HNS_BUILD/sim-target/release/hns-sim" ] && [ -f "$HNS_BUILD/hns_sim/hns_sim.ko" ]; then
+    n=$(wc -l <"$RESULTS")
+    HNS_SIM_ARGS="--fault 0x8408:2:once" bash scripts/run-guest.sh --driver none --sim 1 --name sim-c \
+        --cmd-file tests/guest/sim-plan.sh >"$L/sim-c.out" 2>"$L/sim-c.err"
+    src=$?
+    grep -v '^TEST ' "$L/sim-c.err" | sed 's/^/    /' | tail -n 20
+    grep -h '^TEST ' "$L/sim-c.out" "$L/sim-c.err" >>"$RESULTS"
+    if [ $src -ne 0 ] && ! grep -q ' FAIL' "$L/sim-c.out" "$L/sim-c.err"; then
+        echo "TEST guest/sim-c FAIL exit $src, see $HNS_BUILD/guest/sim-c/console.log" >>"$RESULTS"
+    fi
+    tr=$HNS_BUILD/guest/sim-c/trace-0.txt
+    # Four successful probes are removed (after the fault, three reloads,
+    # the final unload): four FUNC_CLEARs.
+    fc=$(grep -c '^cmq > op=8508 FUNC_CLEAR flag=0001' "$tr" 2>/dev/null)
+    if [ "${fc:-0}" -eq 4 ]; then
+        echo "TEST trace/func-clear-per-unload PASS" >>"$RESULTS"
+    else
+        echo "TEST trace/func-clear-per-unload FAIL expected 4 FUNC_CLEAR writes, found ${fc:-0}" >>"$RESULTS"
+    fi
+    for cmd in CREATE_AEQC CREATE_CEQC WRITE_MPT_BT0 CREATE_MPT WRITE_CQC_BT0 CREATE_CQC WRITE_QPC_BT0 \
+        MODIFY_QPC QUERY_QPC WRITE_SRQC_BT0 CREATE_SRQ DESTROY_SRQ DESTROY_MPT DESTROY_CQC; do
+        if grep -q "^mbx > cmd=.. $cmd " "$tr" 2>/dev/null; then
+            echo "TEST trace/mailbox-$cmd PASS" >>"$RESULTS"
+        else
+            echo "TEST trace/mailbox-$cmd FAIL not in $tr" >>"$RESULTS"
+        fi
+    done
+    if grep -q '^# fault: 0x8408 QUERY_PF_CAPS_NUM answered 2' "$tr" 2>/dev/null; then
+        echo "TEST trace/fault-injected PASS" >>"$RESULTS"
+    else
+        echo "TEST trace/fault-injected FAIL" >>"$RESULTS"
+    fi
+    if grep -q 'done: .* mailboxes (0 failed), 0 unknown' "$HNS_BUILD/guest/sim-c/hns-sim.log"; then
+        echo "TEST trace/no-failed-mailbox-or-unknown-opcode PASS" >>"$RESULTS"
+    else
+        echo "TEST trace/no-failed-mailbox-or-unknown-opcode FAIL $(tail -n 1 "$HNS_BUILD/guest/sim-c/hns-sim.log")" >>"$RESULTS"
+    fi
+    tail -n +$((n + 1)) "$RESULTS"
+else
+    result guest/sim-c SKIP "hns-sim did not build"
 fi
 
 # --- Harness self-test: each injected fault must make a run fail. ------------

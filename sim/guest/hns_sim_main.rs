@@ -22,7 +22,11 @@ mod glue {
     extern "C" {
         pub(super) fn hns_sim_glue_init() -> c_int;
         pub(super) fn hns_sim_glue_exit();
-        pub(super) fn hns_sim_glue_attach(pdev: *mut c_void, ae_dev: *mut c_void, num_vectors: c_uint) -> c_int;
+        pub(super) fn hns_sim_glue_attach(
+            pdev: *mut c_void,
+            ae_dev: *mut c_void,
+            num_vectors: c_uint,
+        ) -> c_int;
         pub(super) fn hns_sim_glue_detach(pdev: *mut c_void);
     }
 }
@@ -60,7 +64,10 @@ struct HnsSimDriver;
 kernel::pci_device_table!(
     PCI_TABLE,
     <HnsSimDriver as pci::Driver>::IdInfo,
-    [(pci::DeviceId::from_id(pci::Vendor::REDHAT_QUMRANET, PCI_DEVICE_ID_IVSHMEM), ())]
+    [(
+        pci::DeviceId::from_id(pci::Vendor::REDHAT_QUMRANET, PCI_DEVICE_ID_IVSHMEM),
+        ()
+    )]
 );
 
 /// The raw `struct pci_dev` behind a Rust PCI device, as the C half takes it.
@@ -87,7 +94,14 @@ impl pci::Driver for HnsSimDriver {
             let msix = pci::IrqTypes::default().with(pci::IrqType::MsiX);
             let vectors = pdev
                 .alloc_irq_vectors(MIN_VECTORS, MAX_VECTORS, msix)
-                .inspect_err(|e| dev_err!(pdev, "need at least {} MSI-X vectors: {:?}\n", MIN_VECTORS, e))?;
+                .inspect_err(|e| {
+                    dev_err!(
+                        pdev,
+                        "need at least {} MSI-X vectors: {:?}\n",
+                        MIN_VECTORS,
+                        e
+                    )
+                })?;
             // CAST: at most `MAX_VECTORS`.
             let n = vectors.len() as c_uint;
             let raw = raw_pdev(pdev);

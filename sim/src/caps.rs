@@ -305,16 +305,77 @@ macro_rules! caps_keys {
 }
 
 caps_keys!(
-    hw_version, vendor_id, fw_ver, func_num, local_ca_ack_delay, max_sq_sg, max_sq_inline,
-    max_rq_sg, max_srq_sges, num_aeq_vectors, num_other_vectors, max_sq_desc_sz, max_rq_desc_sz,
-    cqe_sz, mtpt_entry_sz, irrl_entry_sz, trrl_entry_sz, cqc_entry_sz, srqc_entry_sz, idx_entry_sz,
-    sccc_sz, max_mtu, qpc_sz, min_cqes, min_wqes, page_size_cap, pkey_table_len, phy_num_uars,
-    ctx_hop_num, pbl_hop_num, cap_flags, num_pds_log, num_cqs_log, max_gid, cq_depth_log,
-    num_xrcds_log, num_mrws_log, num_qps_log, max_ord, sq_depth_log, num_srqs_log, rqwqe_hop_num,
-    ex_sge_hop_num, sqwqe_hop_num, cong_cap, srq_depth_log, ceq_depth_log, num_ceqs, aeq_depth_log,
-    default_alg, rsv_pds, num_uars_log, rsv_qps, rsv_uars, rsv_mrws, chunk_size_shift, rsv_cqs,
-    rsv_xrcds, rsv_srqs, rsv_lkeys, max_ack_req_msg_len, qpc_bt_num, srqc_bt_num, cqc_bt_num,
-    mpt_bt_num, eqc_bt_num, qid_num, sccc_bt_num, gmv_bt_num, qpc_timer_num, cqc_timer_num,
+    hw_version,
+    vendor_id,
+    fw_ver,
+    func_num,
+    local_ca_ack_delay,
+    max_sq_sg,
+    max_sq_inline,
+    max_rq_sg,
+    max_srq_sges,
+    num_aeq_vectors,
+    num_other_vectors,
+    max_sq_desc_sz,
+    max_rq_desc_sz,
+    cqe_sz,
+    mtpt_entry_sz,
+    irrl_entry_sz,
+    trrl_entry_sz,
+    cqc_entry_sz,
+    srqc_entry_sz,
+    idx_entry_sz,
+    sccc_sz,
+    max_mtu,
+    qpc_sz,
+    min_cqes,
+    min_wqes,
+    page_size_cap,
+    pkey_table_len,
+    phy_num_uars,
+    ctx_hop_num,
+    pbl_hop_num,
+    cap_flags,
+    num_pds_log,
+    num_cqs_log,
+    max_gid,
+    cq_depth_log,
+    num_xrcds_log,
+    num_mrws_log,
+    num_qps_log,
+    max_ord,
+    sq_depth_log,
+    num_srqs_log,
+    rqwqe_hop_num,
+    ex_sge_hop_num,
+    sqwqe_hop_num,
+    cong_cap,
+    srq_depth_log,
+    ceq_depth_log,
+    num_ceqs,
+    aeq_depth_log,
+    default_alg,
+    rsv_pds,
+    num_uars_log,
+    rsv_qps,
+    rsv_uars,
+    rsv_mrws,
+    chunk_size_shift,
+    rsv_cqs,
+    rsv_xrcds,
+    rsv_srqs,
+    rsv_lkeys,
+    max_ack_req_msg_len,
+    qpc_bt_num,
+    srqc_bt_num,
+    cqc_bt_num,
+    mpt_bt_num,
+    eqc_bt_num,
+    qid_num,
+    sccc_bt_num,
+    gmv_bt_num,
+    qpc_timer_num,
+    cqc_timer_num,
 );
 
 /// Parses decimal or `0x` hexadecimal.
@@ -336,12 +397,15 @@ impl Caps {
             if line.is_empty() {
                 continue;
             }
-            let (k, v) = line.split_once('=').ok_or_else(|| format!("config line {}: expected key = value", n + 1))?;
+            let (k, v) = line
+                .split_once('=')
+                .ok_or_else(|| format!("config line {}: expected key = value", n + 1))?;
             let (k, v) = (k.trim(), v.trim());
             if k == "fault" {
                 rest.push((k.to_string(), v.to_string()));
             } else {
-                self.set(k, v).map_err(|e| format!("config line {}: {e}", n + 1))?;
+                self.set(k, v)
+                    .map_err(|e| format!("config line {}: {e}", n + 1))?;
             }
         }
         Ok(rest)
@@ -375,10 +439,15 @@ mod tests {
     #[test]
     fn config_overrides_and_rejects() {
         let mut c = Caps::default();
-        let rest = c.apply_config("num_qps_log = 9 # more\nmax_gid=0x80\nfault = 0x8408:2:once\n").unwrap();
+        let rest = c
+            .apply_config("num_qps_log = 9 # more\nmax_gid=0x80\nfault = 0x8408:2:once\n")
+            .unwrap();
         assert_eq!(c.num_qps_log, 9);
         assert_eq!(c.max_gid, 0x80);
-        assert_eq!(rest, vec![("fault".to_string(), "0x8408:2:once".to_string())]);
+        assert_eq!(
+            rest,
+            vec![("fault".to_string(), "0x8408:2:once".to_string())]
+        );
         assert!(c.apply_config("bogus = 1").is_err());
         assert!(c.apply_config("max_mtu = 300").is_err());
         assert!(c.apply_config("max_mtu 3").is_err());

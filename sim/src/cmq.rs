@@ -119,7 +119,13 @@ impl Desc {
             let o = 8 + 4 * i;
             *d = u32::from_le_bytes([b[o], b[o + 1], b[o + 2], b[o + 3]]);
         }
-        Desc { opcode: h(0), flag: h(2), retval: h(4), rsv: h(6), data }
+        Desc {
+            opcode: h(0),
+            flag: h(2),
+            retval: h(4),
+            rsv: h(6),
+            data,
+        }
     }
 
     /// Encodes the little-endian wire form.
@@ -149,14 +155,22 @@ impl Desc {
     pub fn get(&self, h: u32, l: u32) -> u32 {
         let w = self.data[(h / 32) as usize];
         let width = h - l + 1;
-        let mask = if width == 32 { u32::MAX } else { (1 << width) - 1 };
+        let mask = if width == 32 {
+            u32::MAX
+        } else {
+            (1 << width) - 1
+        };
         (w >> (l % 32)) & mask
     }
 
     /// Sets bits `h..=l` of the payload to `v` (truncated to the width).
     pub fn set(&mut self, h: u32, l: u32, v: u32) {
         let width = h - l + 1;
-        let mask = if width == 32 { u32::MAX } else { (1 << width) - 1 };
+        let mask = if width == 32 {
+            u32::MAX
+        } else {
+            (1 << width) - 1
+        };
         let w = &mut self.data[(h / 32) as usize];
         *w = (*w & !(mask << (l % 32))) | ((v & mask) << (l % 32));
     }

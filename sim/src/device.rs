@@ -38,7 +38,8 @@ impl<'a> Device<'a> {
     /// Processes every descriptor between CI and PI; returns whether there
     /// was any work.
     pub fn poll_cmq(&mut self) -> bool {
-        let base = (self.bar.read32(CMQ_BASEADDR_H) as u64) << 32 | self.bar.read32(CMQ_BASEADDR_L) as u64;
+        let base =
+            (self.bar.read32(CMQ_BASEADDR_H) as u64) << 32 | self.bar.read32(CMQ_BASEADDR_L) as u64;
         let depth = self.bar.read32(CMQ_DEPTH) * 8;
         let pi = self.bar.read32(CMQ_PI);
         let mut ci = self.bar.read32(CMQ_CI);
@@ -46,7 +47,9 @@ impl<'a> Device<'a> {
             return false;
         }
         if pi >= depth || ci >= depth {
-            self.fw.trace.note(&format!("CMQ index out of range: pi {pi} ci {ci} depth {depth}"));
+            self.fw.trace.note(&format!(
+                "CMQ index out of range: pi {pi} ci {ci} depth {depth}"
+            ));
             self.bar.write32(CMQ_CI, pi.min(depth - 1));
             return true;
         }
@@ -56,8 +59,14 @@ impl<'a> Device<'a> {
             let mut idx = ci;
             loop {
                 let mut raw = [0u8; DESC_SIZE];
-                if self.ram.read(base + idx as u64 * DESC_SIZE as u64, &mut raw).is_err() {
-                    self.fw.trace.note(&format!("CMQ ring at {base:#x} is outside guest RAM"));
+                if self
+                    .ram
+                    .read(base + idx as u64 * DESC_SIZE as u64, &mut raw)
+                    .is_err()
+                {
+                    self.fw
+                        .trace
+                        .note(&format!("CMQ ring at {base:#x} is outside guest RAM"));
                     self.bar.write32(CMQ_CI, pi);
                     return true;
                 }
@@ -72,7 +81,9 @@ impl<'a> Device<'a> {
             self.fw.execute(self.ram, &mut descs);
             for ((i, _), d) in chain.iter().zip(&descs) {
                 // Responses go back into the ring slots before CI moves.
-                let _ = self.ram.write(base + *i as u64 * DESC_SIZE as u64, &d.to_bytes());
+                let _ = self
+                    .ram
+                    .write(base + *i as u64 * DESC_SIZE as u64, &d.to_bytes());
             }
             ci = idx;
         }

@@ -143,7 +143,8 @@ mod tests {
         // 1024 entries of 64 B = 16 pages; root holds page addresses.
         let root = 0x1000u64;
         for p in 0..16u64 {
-            mem.write(root + 8 * p, &(0x10_000 + p * 0x2000).to_le_bytes()).unwrap();
+            mem.write(root + 8 * p, &(0x10_000 + p * 0x2000).to_le_bytes())
+                .unwrap();
         }
         let eq = Eq::from_context(0, false, &ctx(10, 1, root));
         assert_eq!(eq.slot_addr(&mem, 0).unwrap(), 0x10_000);

@@ -69,7 +69,15 @@ pub enum Table {
 
 impl Table {
     fn name(self) -> &'static str {
-        ["QPC", "SRQC", "CQC", "MPT", "SCCC", "QPC_TIMER", "CQC_TIMER"][self as usize]
+        [
+            "QPC",
+            "SRQC",
+            "CQC",
+            "MPT",
+            "SCCC",
+            "QPC_TIMER",
+            "CQC_TIMER",
+        ][self as usize]
     }
 }
 
@@ -86,13 +94,22 @@ fn bt_cmd(cmd: u8) -> Option<(Table, bool, u32)> {
         _ => return None,
     };
     let rel = cmd - base;
-    Some(if rel >= 8 { (t, false, (rel - 8) as u32) } else { (t, true, rel as u32) })
+    Some(if rel >= 8 {
+        (t, false, (rel - 8) as u32)
+    } else {
+        (t, true, rel as u32)
+    })
 }
 
 /// Name of a mailbox command for traces.
 pub fn mb_name(cmd: u8) -> String {
     if let Some((t, write, step)) = bt_cmd(cmd) {
-        return format!("{}_{}_BT{}", if write { "WRITE" } else { "DESTROY" }, t.name(), step);
+        return format!(
+            "{}_{}_BT{}",
+            if write { "WRITE" } else { "DESTROY" },
+            t.name(),
+            step
+        );
     }
     match cmd {
         mb::CREATE_MPT => "CREATE_MPT",
@@ -144,7 +161,8 @@ impl Fault {
     pub fn parse(s: &str) -> Result<Self, String> {
         let mut it = s.split(':');
         let num = |x: Option<&str>| {
-            x.and_then(crate::caps::parse_num).ok_or_else(|| format!("fault '{s}': expected OPCODE:RETVAL[:once|always]"))
+            x.and_then(crate::caps::parse_num)
+                .ok_or_else(|| format!("fault '{s}': expected OPCODE:RETVAL[:once|always]"))
         };
         let opcode = num(it.next())? as u16;
         let retval = num(it.next())? as u16;
@@ -153,7 +171,11 @@ impl Fault {
             Some("once") => FaultMode::Once,
             Some(m) => return Err(format!("fault '{s}': unknown mode '{m}'")),
         };
-        Ok(Fault { opcode, retval, mode })
+        Ok(Fault {
+            opcode,
+            retval,
+            mode,
+        })
     }
 }
 
@@ -220,7 +242,11 @@ impl Firmware {
             (4096, 1),
         ];
         for (t, (sz, n)) in self.tables.iter_mut().zip(sizes) {
-            *t = HemTable { obj_size: sz, bt_num: n, ..Default::default() };
+            *t = HemTable {
+                obj_size: sz,
+                bt_num: n,
+                ..Default::default()
+            };
         }
         self.eqs.clear();
         self.gids.clear();
@@ -253,7 +279,12 @@ impl Firmware {
             if f.mode == FaultMode::Once {
                 self.faults.remove(i);
             }
-            self.trace.note(&format!("fault: {:#06x} {} answered {}", opcode, op_name(opcode), f.retval));
+            self.trace.note(&format!(
+                "fault: {:#06x} {} answered {}",
+                opcode,
+                op_name(opcode),
+                f.retval
+            ));
             f.retval
         } else {
             self.dispatch(mem, descs)
@@ -277,7 +308,11 @@ impl Firmware {
             }
             op::QUERY_FW_VER => d[0].data = [c.fw_ver, 0, 0, 0, 0, 0],
             op::QUERY_FUNC_INFO => d[0].data = [c.func_num, 0, 0, 0, 0, 0],
-            op::CFG_GLOBAL_PARAM | op::ALLOC_VF_RES | op::CLEAR_EXTDB_LIST_INFO | op::CFG_EXT_LLM | op::CFG_ENTRY_SIZE => {
+            op::CFG_GLOBAL_PARAM
+            | op::ALLOC_VF_RES
+            | op::CLEAR_EXTDB_LIST_INFO
+            | op::CFG_EXT_LLM
+            | op::CFG_ENTRY_SIZE => {
                 if d[0].opcode == op::CFG_ENTRY_SIZE {
                     // Type 1 = QPC, 2 = SCCC; the size is in word 5.
                     match d[0].data[0] {
@@ -335,7 +370,13 @@ impl Firmware {
                     return ret::PARA_ERR;
                 }
                 let idx = d[1].get(71, 64);
-                let g = [d[0].data[0], d[0].data[1], d[0].data[2], d[0].data[3], d[0].data[4]];
+                let g = [
+                    d[0].data[0],
+                    d[0].data[1],
+                    d[0].data[2],
+                    d[0].data[3],
+                    d[0].data[4],
+                ];
                 if g[..4].iter().all(|w| *w == 0) {
                     self.gids.remove(&idx);
                 } else {
@@ -369,7 +410,8 @@ impl Firmware {
             op::POST_MB => self.post_mailbox(mem, &d[0]),
             other => {
                 self.stats.unknown += 1;
-                self.trace.note(&format!("unknown opcode {other:#06x}: answered NOT_EXIST"));
+                self.trace
+                    .note(&format!("unknown opcode {other:#06x}: answered NOT_EXIST"));
                 return ret::NOT_EXIST;
             }
         }
@@ -393,19 +435,46 @@ impl Firmware {
         a.set_bytes(12, &(c.qpc_timer_num as u16).to_le_bytes());
         a.set_bytes(14, &(c.cqc_timer_num as u16).to_le_bytes());
         a.set_bytes(16, &c.max_srq_sges.to_le_bytes());
-        a.set_bytes(18, &[c.num_aeq_vectors, c.num_other_vectors, c.max_sq_desc_sz, c.max_rq_desc_sz, 0, c.cqe_sz]);
+        a.set_bytes(
+            18,
+            &[
+                c.num_aeq_vectors,
+                c.num_other_vectors,
+                c.max_sq_desc_sz,
+                c.max_rq_desc_sz,
+                0,
+                c.cqe_sz,
+            ],
+        );
         // Descriptor 1 (caps_b).
         let b = &mut d[1];
         b.set_bytes(
             0,
-            &[c.mtpt_entry_sz, c.irrl_entry_sz, c.trrl_entry_sz, c.cqc_entry_sz, c.srqc_entry_sz, c.idx_entry_sz, c.sccc_sz, c.max_mtu],
+            &[
+                c.mtpt_entry_sz,
+                c.irrl_entry_sz,
+                c.trrl_entry_sz,
+                c.cqc_entry_sz,
+                c.srqc_entry_sz,
+                c.idx_entry_sz,
+                c.sccc_sz,
+                c.max_mtu,
+            ],
         );
         b.set_bytes(8, &c.qpc_sz.to_le_bytes());
         b.set_bytes(10, &4096u16.to_le_bytes());
         b.set_bytes(12, &4096u16.to_le_bytes());
         b.set_bytes(14, &[c.min_cqes, c.min_wqes]);
         b.set_bytes(16, &c.page_size_cap.to_le_bytes());
-        b.set_bytes(20, &[c.pkey_table_len, c.phy_num_uars, c.ctx_hop_num, c.pbl_hop_num]);
+        b.set_bytes(
+            20,
+            &[
+                c.pkey_table_len,
+                c.phy_num_uars,
+                c.ctx_hop_num,
+                c.pbl_hop_num,
+            ],
+        );
         // Descriptor 2 (caps_c).
         let x = &mut d[2];
         x.set(19, 0, c.num_pds_log);
@@ -459,12 +528,18 @@ impl Firmware {
         let token = (d.data[5] & 0xffff) as u16;
         let event = d.data[5] >> 16 & 1 != 0;
         self.stats.mailboxes += 1;
-        self.trace.mbx_in(cmd, &mb_name(cmd), tag, in_param, out_param, event, token);
+        self.trace
+            .mbx_in(cmd, &mb_name(cmd), tag, in_param, out_param, event, token);
         let status = match self.mailbox(mem, cmd, tag, in_param, out_param) {
             Ok(()) => MB_OK,
             Err(e) => {
                 self.stats.mailbox_failures += 1;
-                self.trace.note(&format!("mailbox {:#04x} {} tag {:#x} failed: {e}", cmd, mb_name(cmd), tag));
+                self.trace.note(&format!(
+                    "mailbox {:#04x} {} tag {:#x} failed: {e}",
+                    cmd,
+                    mb_name(cmd),
+                    tag
+                ));
                 MB_FAIL
             }
         };
@@ -491,7 +566,9 @@ impl Firmware {
     fn context_rw(&mut self, mem: &impl Dma, t: Table, tag: u32, src: u64) -> Result<(), String> {
         let tab = &self.tables[t as usize];
         let sz = tab.obj_size as usize;
-        let at = tab.entry_addr(mem, tag).map_err(|e| format!("{} {tag}: {e}", t.name()))?;
+        let at = tab
+            .entry_addr(mem, tag)
+            .map_err(|e| format!("{} {tag}: {e}", t.name()))?;
         let mut buf = vec![0u8; sz];
         mem.read(src, &mut buf).map_err(|e| e.to_string())?;
         mem.write(at, &buf).map_err(|e| e.to_string())?;
@@ -499,10 +576,18 @@ impl Firmware {
         Ok(())
     }
 
-    fn context_merge(&mut self, mem: &impl Dma, t: Table, tag: u32, src: u64) -> Result<(), String> {
+    fn context_merge(
+        &mut self,
+        mem: &impl Dma,
+        t: Table,
+        tag: u32,
+        src: u64,
+    ) -> Result<(), String> {
         let tab = &self.tables[t as usize];
         let sz = tab.obj_size as usize;
-        let at = tab.entry_addr(mem, tag).map_err(|e| format!("{} {tag}: {e}", t.name()))?;
+        let at = tab
+            .entry_addr(mem, tag)
+            .map_err(|e| format!("{} {tag}: {e}", t.name()))?;
         let mut new = vec![0u8; 2 * sz];
         mem.read(src, &mut new).map_err(|e| e.to_string())?;
         let mut old = vec![0u8; sz];
@@ -513,9 +598,17 @@ impl Firmware {
         Ok(())
     }
 
-    fn context_query(&mut self, mem: &impl Dma, t: Table, tag: u32, out: u64) -> Result<(), String> {
+    fn context_query(
+        &mut self,
+        mem: &impl Dma,
+        t: Table,
+        tag: u32,
+        out: u64,
+    ) -> Result<(), String> {
         let tab = &self.tables[t as usize];
-        let at = tab.entry_addr(mem, tag).map_err(|e| format!("{} {tag}: {e}", t.name()))?;
+        let at = tab
+            .entry_addr(mem, tag)
+            .map_err(|e| format!("{} {tag}: {e}", t.name()))?;
         let mut buf = vec![0u8; tab.obj_size as usize];
         mem.read(at, &mut buf).map_err(|e| e.to_string())?;
         mem.write(out, &buf).map_err(|e| e.to_string())?;
@@ -524,11 +617,21 @@ impl Firmware {
 
     fn context_clear(&mut self, mem: &impl Dma, t: Table, tag: u32) -> Result<(), String> {
         let tab = &self.tables[t as usize];
-        let at = tab.entry_addr(mem, tag).map_err(|e| format!("{} {tag}: {e}", t.name()))?;
-        mem.write(at, &vec![0u8; tab.obj_size as usize]).map_err(|e| e.to_string())
+        let at = tab
+            .entry_addr(mem, tag)
+            .map_err(|e| format!("{} {tag}: {e}", t.name()))?;
+        mem.write(at, &vec![0u8; tab.obj_size as usize])
+            .map_err(|e| e.to_string())
     }
 
-    fn mailbox(&mut self, mem: &impl Dma, cmd: u8, tag: u32, inp: u64, out: u64) -> Result<(), String> {
+    fn mailbox(
+        &mut self,
+        mem: &impl Dma,
+        cmd: u8,
+        tag: u32,
+        inp: u64,
+        out: u64,
+    ) -> Result<(), String> {
         if let Some((t, write, step)) = bt_cmd(cmd) {
             let tab = &mut self.tables[t as usize];
             if matches!(t, Table::Sccc | Table::QpcTimer | Table::CqcTimer) {
@@ -536,7 +639,11 @@ impl Firmware {
                 tab.l0.insert(tag, inp);
                 return Ok(());
             }
-            let r = if write { tab.write_bt(mem, step, tag, inp) } else { tab.destroy_bt(step, tag) };
+            let r = if write {
+                tab.write_bt(mem, step, tag, inp)
+            } else {
+                tab.destroy_bt(step, tag)
+            };
             return r.map_err(|e| e.to_string());
         }
         match cmd {
@@ -545,7 +652,8 @@ impl Firmware {
                 mem.read(inp, &mut raw).map_err(|e| e.to_string())?;
                 let c = ctx16(&raw);
                 let eq = Eq::from_context(tag, cmd == mb::CREATE_AEQC, &c);
-                self.trace.ctx(if eq.is_aeq { "AEQC" } else { "CEQC" }, tag, &raw);
+                self.trace
+                    .ctx(if eq.is_aeq { "AEQC" } else { "CEQC" }, tag, &raw);
                 self.eqs.insert(tag, eq);
                 Ok(())
             }
@@ -585,7 +693,11 @@ impl Firmware {
 /// `new = (old & mask) | (ctx & !mask)`: a mask bit 0 takes the bit from
 /// the context.
 pub fn merge(old: &[u8], ctx: &[u8], mask: &[u8]) -> Vec<u8> {
-    old.iter().zip(ctx).zip(mask).map(|((o, c), m)| (o & m) | (c & !m)).collect()
+    old.iter()
+        .zip(ctx)
+        .zip(mask)
+        .map(|((o, c), m)| (o & m) | (c & !m))
+        .collect()
 }
 
 fn ctx16<L: crate::field::Layout>(raw: &[u8; 64]) -> Ctx<L, 16> {
@@ -607,7 +719,11 @@ mod tests {
     }
 
     fn desc(opcode: u16, read: bool) -> Desc {
-        Desc { opcode, flag: flag::IN | if read { flag::WR } else { 0 }, ..Default::default() }
+        Desc {
+            opcode,
+            flag: flag::IN | if read { flag::WR } else { 0 },
+            ..Default::default()
+        }
     }
 
     #[test]
@@ -648,7 +764,11 @@ mod tests {
     #[test]
     fn fault_once_then_normal() {
         let mem = VecMem::new(4096);
-        let mut f = Firmware::new(Caps::default(), vec![Fault::parse("0x8408:2:once").unwrap()], Trace::discard());
+        let mut f = Firmware::new(
+            Caps::default(),
+            vec![Fault::parse("0x8408:2:once").unwrap()],
+            Trace::discard(),
+        );
         let mut d: Vec<Desc> = (0..6).map(|_| desc(op::QUERY_PF_CAPS_NUM, true)).collect();
         f.execute(&mem, &mut d);
         assert_eq!(d[0].retval, 2);
@@ -667,9 +787,24 @@ mod tests {
         assert_eq!(merge(&old, &ctx, &mask), vec![0xff, 0xff, 0x5a]);
     }
 
-    fn post(f: &mut Firmware, mem: &VecMem, cmd: u8, tag: u32, inp: u64, out: u64, event: bool) -> u8 {
+    fn post(
+        f: &mut Firmware,
+        mem: &VecMem,
+        cmd: u8,
+        tag: u32,
+        inp: u64,
+        out: u64,
+        event: bool,
+    ) -> u8 {
         let mut d = desc(op::POST_MB, false);
-        d.data = [inp as u32, (inp >> 32) as u32, out as u32, (out >> 32) as u32, tag << 8 | cmd as u32, (event as u32) << 16 | 7];
+        d.data = [
+            inp as u32,
+            (inp >> 32) as u32,
+            out as u32,
+            (out >> 32) as u32,
+            tag << 8 | cmd as u32,
+            (event as u32) << 16 | 7,
+        ];
         f.execute(mem, std::slice::from_mut(&mut d));
         assert_eq!(d.retval, 0);
         let mut q = desc(op::QUERY_MB_ST, true);
@@ -691,9 +826,16 @@ mod tests {
         eqc.write(e::SHIFT, 4);
         eqc.write(e::EQE_SIZE, 1);
         eqc.write(e::EQE_BA_L, 0x2000 >> 3);
-        let img: Vec<u8> = eqc.as_le_words().iter().flat_map(|w| w.to_ne_bytes()).collect();
+        let img: Vec<u8> = eqc
+            .as_le_words()
+            .iter()
+            .flat_map(|w| w.to_ne_bytes())
+            .collect();
         mem.write(0x1000, &img).unwrap();
-        assert_eq!(post(&mut f, &mem, mb::CREATE_AEQC, 1, 0x1000, 0, false), MB_OK);
+        assert_eq!(
+            post(&mut f, &mem, mb::CREATE_AEQC, 1, 0x1000, 0, false),
+            MB_OK
+        );
         assert!(f.take_irqs().is_empty(), "no event in poll mode");
         // CQC table: L0 page at 0x4000 whose slot 0 points at chunk 0x8000.
         mem.write(0x4000, &0x8000u64.to_le_bytes()).unwrap();
@@ -702,7 +844,10 @@ mod tests {
         // CREATE_CQC for CQN 3 with a recognisable context.
         let ctxb: Vec<u8> = (0..64).collect();
         mem.write(0x6000, &ctxb).unwrap();
-        assert_eq!(post(&mut f, &mem, mb::CREATE_CQC, 3, 0x6000, 0, true), MB_OK);
+        assert_eq!(
+            post(&mut f, &mem, mb::CREATE_CQC, 3, 0x6000, 0, true),
+            MB_OK
+        );
         let mut stored = vec![0u8; 64];
         mem.read(0x8000 + 3 * 64, &mut stored).unwrap();
         assert_eq!(stored, ctxb);
@@ -717,9 +862,15 @@ mod tests {
         for i in 0..4u64 {
             let w0 = mem.read_u32(0x2000 + 64 * i).unwrap();
             assert_eq!(w0, 0x8000_0013);
-            assert_eq!(mem.read_u32(0x2000 + 64 * i + 12).unwrap() & 0xff_ffff, 0x01_0007);
+            assert_eq!(
+                mem.read_u32(0x2000 + 64 * i + 12).unwrap() & 0xff_ffff,
+                0x01_0007
+            );
         }
         // CQN 600 (chunk 9) is not mapped: the mailbox fails.
-        assert_eq!(post(&mut f, &mem, mb::CREATE_CQC, 600, 0x6000, 0, false), MB_FAIL);
+        assert_eq!(
+            post(&mut f, &mem, mb::CREATE_CQC, 600, 0x6000, 0, false),
+            MB_FAIL
+        );
     }
 }

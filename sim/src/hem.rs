@@ -48,7 +48,9 @@ impl fmt::Display for HemError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             HemError::NotConfigured => write!(f, "table geometry not configured"),
-            HemError::NotMapped { obj, level } => write!(f, "object {obj}: BT level {level} never written"),
+            HemError::NotMapped { obj, level } => {
+                write!(f, "object {obj}: BT level {level} never written")
+            }
             HemError::EmptySlot { obj } => write!(f, "object {obj}: BT slot in memory is 0"),
             HemError::Dma(e) => write!(f, "{e}"),
         }
@@ -117,16 +119,40 @@ impl HemTable {
         let ba = self.ba_per_bt();
         let offset = (obj % per_chunk) as u64 * self.obj_size as u64;
         Ok(match self.attr.hopnum {
-            1 => Pos { chunk: t, l0: (t / ba) % self.bt_num, l1: t % ba, l2: 0, offset },
-            2 => Pos { chunk: t, l0: (t / ba / ba) % self.bt_num, l1: (t / ba) % ba, l2: t % ba, offset },
-            _ => Pos { chunk: t, l0: t, l1: 0, l2: 0, offset },
+            1 => Pos {
+                chunk: t,
+                l0: (t / ba) % self.bt_num,
+                l1: t % ba,
+                l2: 0,
+                offset,
+            },
+            2 => Pos {
+                chunk: t,
+                l0: (t / ba / ba) % self.bt_num,
+                l1: (t / ba) % ba,
+                l2: t % ba,
+                offset,
+            },
+            _ => Pos {
+                chunk: t,
+                l0: t,
+                l1: 0,
+                l2: 0,
+                offset,
+            },
         })
     }
 
     /// Records a `WRITE_*_BT<step>` mailbox for object `obj` with value
     /// `addr`. For the deeper steps the driver must already have stored
     /// `addr` into the parent BT page; a mismatch is counted.
-    pub fn write_bt(&mut self, mem: &impl Dma, step: u32, obj: u32, addr: u64) -> Result<(), HemError> {
+    pub fn write_bt(
+        &mut self,
+        mem: &impl Dma,
+        step: u32,
+        obj: u32,
+        addr: u64,
+    ) -> Result<(), HemError> {
         let p = self.pos(obj)?;
         if step == 0 {
             let key = if self.attr.hopnum == 0 { p.chunk } else { p.l0 };
@@ -159,7 +185,10 @@ impl HemTable {
     }
 
     fn slot_addr(&self, l0: u32, slot: u32) -> Result<u64, HemError> {
-        let base = *self.l0.get(&l0).ok_or(HemError::NotMapped { obj: 0, level: 0 })?;
+        let base = *self
+            .l0
+            .get(&l0)
+            .ok_or(HemError::NotMapped { obj: 0, level: 0 })?;
         Ok(base + 8 * slot as u64)
     }
 
@@ -195,7 +224,16 @@ mod tests {
     use crate::mem::VecMem;
 
     fn table(hop: u32, obj: u32) -> HemTable {
-        HemTable { attr: BtAttr { ba_pgsz: 0, buf_pgsz: 0, hopnum: hop }, obj_size: obj, bt_num: 8, ..Default::default() }
+        HemTable {
+            attr: BtAttr {
+                ba_pgsz: 0,
+                buf_pgsz: 0,
+                hopnum: hop,
+            },
+            obj_size: obj,
+            bt_num: 8,
+            ..Default::default()
+        }
     }
 
     #[test]
@@ -206,7 +244,10 @@ mod tests {
         t.write_bt(&mem, 0, 9, 0x4000).unwrap();
         assert_eq!(t.entry_addr(&mem, 9).unwrap(), 0x4000 + 512);
         assert_eq!(t.entry_addr(&mem, 8).unwrap(), 0x4000);
-        assert_eq!(t.entry_addr(&mem, 0), Err(HemError::NotMapped { obj: 0, level: 0 }));
+        assert_eq!(
+            t.entry_addr(&mem, 0),
+            Err(HemError::NotMapped { obj: 0, level: 0 })
+        );
         t.destroy_bt(0, 15).unwrap();
         assert!(t.entry_addr(&mem, 9).is_err());
     }
@@ -218,7 +259,8 @@ mod tests {
         // 64 CQCs per chunk, 512 slots per BT: CQN 200 is chunk 3 = L0 0, slot 3.
         let l0 = 0x1000;
         let chunk = 0x8000;
-        mem.write(l0 + 8 * 3, &(chunk as u64).to_le_bytes()).unwrap();
+        mem.write(l0 + 8 * 3, &(chunk as u64).to_le_bytes())
+            .unwrap();
         t.write_bt(&mem, 0, 200, l0).unwrap();
         t.write_bt(&mem, 1, 200, chunk).unwrap();
         assert_eq!(t.inconsistencies, 0);
@@ -227,7 +269,10 @@ mod tests {
         t.write_bt(&mem, 1, 200, 0x9000).unwrap();
         assert_eq!(t.inconsistencies, 1);
         // Slot 4 (CQN 256..319) was never filled in memory.
-        assert_eq!(t.entry_addr(&mem, 256), Err(HemError::EmptySlot { obj: 256 }));
+        assert_eq!(
+            t.entry_addr(&mem, 256),
+            Err(HemError::EmptySlot { obj: 256 })
+        );
     }
 
     #[test]
@@ -238,7 +283,10 @@ mod tests {
         // chunk t = 1029 -> l0 = 0, l1 = 2, l2 = 5.
         let obj = 8 * 512 * 2 + 8 * 5 + 3;
         let p = t.pos(obj).unwrap();
-        assert_eq!((p.chunk, p.l0, p.l1, p.l2, p.offset), (1029, 0, 2, 5, 3 * 512));
+        assert_eq!(
+            (p.chunk, p.l0, p.l1, p.l2, p.offset),
+            (1029, 0, 2, 5, 3 * 512)
+        );
         let (l0, l1, chunk) = (0x1000u64, 0x3000u64, 0x10_0000u64);
         mem.write(l0 + 16, &l1.to_le_bytes()).unwrap();
         mem.write(l1 + 40, &chunk.to_le_bytes()).unwrap();

@@ -31,7 +31,10 @@ impl Peer {
             sys::send_msg(&sock, id, Some(fd.as_raw_fd()))?;
             vectors.push(fd);
         }
-        Ok(Peer { _sock: sock, vectors })
+        Ok(Peer {
+            _sock: sock,
+            vectors,
+        })
     }
 
     /// Raises MSI-X vector `v`; out-of-range vectors are ignored.

@@ -83,11 +83,14 @@ fn parse_args() -> Result<Args, String> {
 
 /// Serves one function until QEMU disconnects.
 fn serve(n: usize, listener: UnixListener, a: &Args) -> Result<fw::Stats, String> {
-    let (bar, bar_file) = mem::Bar::new(&format!("hns-sim-bar2-{n}")).map_err(|e| format!("BAR2: {e}"))?;
-    let peer = ivshmem::Peer::accept(&listener, &bar_file, a.vectors).map_err(|e| format!("accept: {e}"))?;
+    let (bar, bar_file) =
+        mem::Bar::new(&format!("hns-sim-bar2-{n}")).map_err(|e| format!("BAR2: {e}"))?;
+    let peer = ivshmem::Peer::accept(&listener, &bar_file, a.vectors)
+        .map_err(|e| format!("accept: {e}"))?;
     eprintln!("hns-sim[{n}]: QEMU connected, {} vectors", peer.vectors());
     let ram = mem::GuestRam::open(&a.ram).map_err(|e| format!("{}: {e}", a.ram))?;
-    let trace = trace::Trace::to_file(&format!("{}/trace-{n}.txt", a.out), "").map_err(|e| format!("trace: {e}"))?;
+    let trace = trace::Trace::to_file(&format!("{}/trace-{n}.txt", a.out), "")
+        .map_err(|e| format!("trace: {e}"))?;
     let firmware = fw::Firmware::new(a.caps.clone(), a.faults.clone(), trace);
     let mut dev = device::Device::new(firmware, &bar, &ram, &peer);
     let mut idle_since = Instant::now();
@@ -139,10 +142,14 @@ fn main() {
     }
     let mut rc = 0;
     std::thread::scope(|sc| {
-        let handles: Vec<_> = listeners.into_iter().enumerate().map(|(n, l)| {
-            let a = &a;
-            sc.spawn(move || serve(n, l, a))
-        }).collect();
+        let handles: Vec<_> = listeners
+            .into_iter()
+            .enumerate()
+            .map(|(n, l)| {
+                let a = &a;
+                sc.spawn(move || serve(n, l, a))
+            })
+            .collect();
         for (n, h) in handles.into_iter().enumerate() {
             match h.join() {
                 Ok(Ok(s)) => eprintln!(

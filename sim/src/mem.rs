@@ -18,7 +18,11 @@ pub struct BadDma {
 
 impl fmt::Display for BadDma {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "DMA access of {} bytes at {:#x} outside guest RAM", self.len, self.addr)
+        write!(
+            f,
+            "DMA access of {} bytes at {:#x} outside guest RAM",
+            self.len, self.addr
+        )
     }
 }
 
@@ -52,10 +56,15 @@ pub struct GuestRam {
 impl GuestRam {
     /// Maps the guest RAM file.
     pub fn open(path: &str) -> std::io::Result<Self> {
-        let f = std::fs::OpenOptions::new().read(true).write(true).open(path)?;
+        let f = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(path)?;
         let len = f.metadata()?.len() as usize;
         use std::os::fd::AsRawFd;
-        Ok(GuestRam { map: Mapping::new(f.as_raw_fd(), len)? })
+        Ok(GuestRam {
+            map: Mapping::new(f.as_raw_fd(), len)?,
+        })
     }
 
     fn check(&self, addr: u64, len: usize) -> Result<usize, BadDma> {
@@ -73,14 +82,18 @@ impl Dma for GuestRam {
         fence(Ordering::Acquire);
         // SAFETY: bounds checked above; the source is shared memory that the
         // guest may write concurrently, which a byte copy tolerates.
-        unsafe { std::ptr::copy_nonoverlapping(self.map.ptr().add(off), buf.as_mut_ptr(), buf.len()) };
+        unsafe {
+            std::ptr::copy_nonoverlapping(self.map.ptr().add(off), buf.as_mut_ptr(), buf.len())
+        };
         Ok(())
     }
 
     fn write(&self, addr: u64, data: &[u8]) -> Result<(), BadDma> {
         let off = self.check(addr, data.len())?;
         // SAFETY: bounds checked above.
-        unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), self.map.ptr().add(off), data.len()) };
+        unsafe {
+            std::ptr::copy_nonoverlapping(data.as_ptr(), self.map.ptr().add(off), data.len())
+        };
         fence(Ordering::Release);
         Ok(())
     }
@@ -113,7 +126,9 @@ impl Bar {
         }
         // SAFETY: in bounds and 4-byte aligned for register offsets; volatile
         // because the guest writes it.
-        u32::from_le(unsafe { std::ptr::read_volatile(self.map.ptr().add(off as usize).cast::<u32>()) })
+        u32::from_le(unsafe {
+            std::ptr::read_volatile(self.map.ptr().add(off as usize).cast::<u32>())
+        })
     }
 
     /// Writes the 32-bit register at `off`.
@@ -122,7 +137,9 @@ impl Bar {
             return;
         }
         // SAFETY: as in `read32`.
-        unsafe { std::ptr::write_volatile(self.map.ptr().add(off as usize).cast::<u32>(), v.to_le()) };
+        unsafe {
+            std::ptr::write_volatile(self.map.ptr().add(off as usize).cast::<u32>(), v.to_le())
+        };
     }
 
     /// Reads the 64-bit word at `off` (doorbells).
@@ -131,7 +148,9 @@ impl Bar {
             return 0;
         }
         // SAFETY: in bounds and 8-byte aligned for doorbell offsets.
-        u64::from_le(unsafe { std::ptr::read_volatile(self.map.ptr().add(off as usize).cast::<u64>()) })
+        u64::from_le(unsafe {
+            std::ptr::read_volatile(self.map.ptr().add(off as usize).cast::<u64>())
+        })
     }
 }
 
@@ -152,7 +171,10 @@ impl Dma for VecMem {
     fn read(&self, addr: u64, buf: &mut [u8]) -> Result<(), BadDma> {
         let m = self.0.borrow();
         let a = addr as usize;
-        let src = m.get(a..a + buf.len()).ok_or(BadDma { addr, len: buf.len() })?;
+        let src = m.get(a..a + buf.len()).ok_or(BadDma {
+            addr,
+            len: buf.len(),
+        })?;
         buf.copy_from_slice(src);
         Ok(())
     }
@@ -160,7 +182,10 @@ impl Dma for VecMem {
     fn write(&self, addr: u64, data: &[u8]) -> Result<(), BadDma> {
         let mut m = self.0.borrow_mut();
         let a = addr as usize;
-        let dst = m.get_mut(a..a + data.len()).ok_or(BadDma { addr, len: data.len() })?;
+        let dst = m.get_mut(a..a + data.len()).ok_or(BadDma {
+            addr,
+            len: data.len(),
+        })?;
         dst.copy_from_slice(data);
         Ok(())
     }

@@ -69,7 +69,16 @@ impl Mapping {
     /// Maps `len` bytes of `fd` from offset 0, shared and read/write.
     pub fn new(fd: RawFd, len: usize) -> io::Result<Self> {
         // SAFETY: a fresh mapping chosen by the kernel; arguments are valid.
-        let p = unsafe { mmap(std::ptr::null_mut(), len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0) };
+        let p = unsafe {
+            mmap(
+                std::ptr::null_mut(),
+                len,
+                PROT_READ | PROT_WRITE,
+                MAP_SHARED,
+                fd,
+                0,
+            )
+        };
         if p as isize == -1 {
             return Err(io::Error::last_os_error());
         }
@@ -124,7 +133,10 @@ pub fn new_memfd(name: &str, len: u64) -> io::Result<std::fs::File> {
 /// (the ivshmem server protocol message).
 pub fn send_msg(sock: &impl AsRawFd, value: i64, fd: Option<RawFd>) -> io::Result<()> {
     let bytes = value.to_le_bytes();
-    let iov = IoVec { base: bytes.as_ptr(), len: bytes.len() };
+    let iov = IoVec {
+        base: bytes.as_ptr(),
+        len: bytes.len(),
+    };
     // Control buffer: header + one int, aligned to 8.
     let mut cbuf = [0u64; 4];
     let mut msg = MsgHdr {
@@ -138,7 +150,11 @@ pub fn send_msg(sock: &impl AsRawFd, value: i64, fd: Option<RawFd>) -> io::Resul
     };
     if let Some(fd) = fd {
         let hdr = std::mem::size_of::<CmsgHdr>();
-        let cmsg = CmsgHdr { len: hdr + 4, level: SOL_SOCKET, kind: SCM_RIGHTS };
+        let cmsg = CmsgHdr {
+            len: hdr + 4,
+            level: SOL_SOCKET,
+            kind: SCM_RIGHTS,
+        };
         let base = cbuf.as_mut_ptr().cast::<u8>();
         // SAFETY: `cbuf` has 32 bytes, enough for the 16-byte header and a
         // 4-byte descriptor; both writes are in bounds.

@@ -28,12 +28,18 @@ fn addr_words(opcode: u16, first: bool) -> &'static [usize] {
 impl Trace {
     /// A trace written to `path`, each line prefixed with `prefix`.
     pub fn to_file(path: &str, prefix: &str) -> std::io::Result<Self> {
-        Ok(Trace { out: Some(BufWriter::new(File::create(path)?)), prefix: prefix.to_string() })
+        Ok(Trace {
+            out: Some(BufWriter::new(File::create(path)?)),
+            prefix: prefix.to_string(),
+        })
     }
 
     /// A trace that goes nowhere (tests).
     pub fn discard() -> Self {
-        Trace { out: None, prefix: String::new() }
+        Trace {
+            out: None,
+            prefix: String::new(),
+        }
     }
 
     fn line(&mut self, s: &str) {
@@ -63,13 +69,31 @@ impl Trace {
             }
             data.push_str(&format!("{w:08x}"));
         }
-        let rv = if dir == '<' { format!(" ret={}", d.retval) } else { String::new() };
-        self.line(&format!("cmq {dir} op={:04x} {} flag={:04x}{rv} data={data}", d.opcode, op_name(d.opcode), d.flag));
+        let rv = if dir == '<' {
+            format!(" ret={}", d.retval)
+        } else {
+            String::new()
+        };
+        self.line(&format!(
+            "cmq {dir} op={:04x} {} flag={:04x}{rv} data={data}",
+            d.opcode,
+            op_name(d.opcode),
+            d.flag
+        ));
     }
 
     /// A mailbox as posted.
     #[allow(clippy::too_many_arguments)]
-    pub fn mbx_in(&mut self, cmd: u8, name: &str, tag: u32, inp: u64, out: u64, event: bool, token: u16) {
+    pub fn mbx_in(
+        &mut self,
+        cmd: u8,
+        name: &str,
+        tag: u32,
+        inp: u64,
+        out: u64,
+        event: bool,
+        token: u16,
+    ) {
         self.line(&format!(
             "mbx > cmd={cmd:02x} {name} tag={tag:06x} in=@{inp:x} out=@{out:x} ev={} token={token:04x}",
             event as u8
@@ -78,7 +102,9 @@ impl Trace {
 
     /// A mailbox's completion.
     pub fn mbx_out(&mut self, cmd: u8, tag: u32, status: u8) {
-        self.line(&format!("mbx < cmd={cmd:02x} tag={tag:06x} status={status}"));
+        self.line(&format!(
+            "mbx < cmd={cmd:02x} tag={tag:06x} status={status}"
+        ));
     }
 
     /// A context as stored.

@@ -45,7 +45,11 @@ fn vector_list_is_complete() {
 fn header_fields(prefix: &str) -> Vec<(String, u32, u32)> {
     let ksrc = std::env::var("HNS_KSRC")
         .expect("HNS_KSRC must point at the Linux source (make host-test sets it)");
-    let header = if matches!(prefix, "AEQE" | "CEQE") { "hns_roce_device.h" } else { "hns_roce_hw_v2.h" };
+    let header = if matches!(prefix, "AEQE" | "CEQE") {
+        "hns_roce_device.h"
+    } else {
+        "hns_roce_hw_v2.h"
+    };
     let path = format!("{ksrc}/drivers/infiniband/hw/hns/{header}");
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
     let marker = format!("{prefix}_FIELD_LOC(");
