@@ -28,6 +28,8 @@ pub struct Eq {
     pub root: u64,
     /// Producer index, counting forever.
     pub pi: u32,
+    /// The context as last written by the driver (for QUERY/MODIFY).
+    pub raw: Vec<u8>,
 }
 
 impl Eq {
@@ -49,6 +51,11 @@ impl Eq {
             buf_pgsz: c.read(eqc::EQE_BUF_PG_SZ),
             root,
             pi: c.read(eqc::EQ_PROD_INDX),
+            raw: c
+                .as_le_words()
+                .iter()
+                .flat_map(|w| w.to_ne_bytes())
+                .collect(),
         }
     }
 

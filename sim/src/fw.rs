@@ -34,8 +34,12 @@ pub mod mb {
     pub const QUERY_SRQC: u8 = 0x73;
     pub const DESTROY_SRQ: u8 = 0x74;
     pub const CREATE_AEQC: u8 = 0x80;
+    pub const MODIFY_AEQC: u8 = 0x81;
+    pub const QUERY_AEQC: u8 = 0x82;
     pub const DESTROY_AEQC: u8 = 0x83;
     pub const CREATE_CEQC: u8 = 0x90;
+    pub const MODIFY_CEQC: u8 = 0x91;
+    pub const QUERY_CEQC: u8 = 0x92;
     pub const DESTROY_CEQC: u8 = 0x93;
     pub const QUERY_SCCC: u8 = 0xa2;
     pub const READ_SCCC_BT0: u8 = 0xa4;
@@ -126,6 +130,10 @@ pub fn mb_name(cmd: u8) -> String {
         mb::QUERY_SRQC => "QUERY_SRQC",
         mb::DESTROY_SRQ => "DESTROY_SRQ",
         mb::CREATE_AEQC => "CREATE_AEQC",
+        mb::MODIFY_AEQC => "MODIFY_AEQC",
+        mb::QUERY_AEQC => "QUERY_AEQC",
+        mb::MODIFY_CEQC => "MODIFY_CEQC",
+        mb::QUERY_CEQC => "QUERY_CEQC",
         mb::DESTROY_AEQC => "DESTROY_AEQC",
         mb::CREATE_CEQC => "CREATE_CEQC",
         mb::DESTROY_CEQC => "DESTROY_CEQC",
@@ -657,9 +665,37 @@ impl Firmware {
                 self.eqs.insert(tag, eq);
                 Ok(())
             }
-            mb::DESTROY_CEQC | mb::DESTROY_AEQC => {
-                self.eqs.remove(&tag);
+            mb::DESTROY_CEQC | mb::DESTROY_AEQC => self
+                .eqs
+                .remove(&tag)
+                .map(|_| ())
+                .ok_or_else(|| format!("EQ {tag} does not exist")),
+            mb::MODIFY_CEQC | mb::MODIFY_AEQC => {
+                let old = self
+                    .eqs
+                    .get(&tag)
+                    .ok_or_else(|| format!("EQ {tag} does not exist"))?;
+                let mut new = [0u8; 128];
+                mem.read(inp, &mut new).map_err(|e| e.to_string())?;
+                let merged = merge(&old.raw, &new[..64], &new[64..]);
+                let mut raw = [0u8; 64];
+                raw.copy_from_slice(&merged);
+                // Geometry and producer index follow the merged context; the
+                // running producer index is kept.
+                let pi = old.pi;
+                let mut eq = Eq::from_context(tag, old.is_aeq, &ctx16(&raw));
+                eq.pi = pi;
+                self.trace
+                    .ctx(if eq.is_aeq { "AEQC" } else { "CEQC" }, tag, &raw);
+                self.eqs.insert(tag, eq);
                 Ok(())
+            }
+            mb::QUERY_CEQC | mb::QUERY_AEQC => {
+                let eq = self
+                    .eqs
+                    .get(&tag)
+                    .ok_or_else(|| format!("EQ {tag} does not exist"))?;
+                mem.write(out, &eq.raw).map_err(|e| e.to_string())
             }
             mb::CREATE_CQC => self.context_rw(mem, Table::Cqc, tag, inp),
             mb::CREATE_MPT => self.context_rw(mem, Table::Mpt, tag, inp),
