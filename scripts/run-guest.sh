@@ -12,7 +12,7 @@
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
-driver=rs sim=0 cmd="" cmd_file="" name=guest timeout=${HNS_GUEST_TIMEOUT:-900} smp=2
+driver=rs sim=0 cmd="" cmd_file="" name=guest timeout=${HNS_GUEST_TIMEOUT:-900} smp=1
 while [ $# -gt 0 ]; do
     case "$1" in
     --driver) driver=$2; shift 2 ;;
