@@ -67,10 +67,13 @@ module-variant: $(KDIR_DEP)
 	@mkdir -p $(BUILD)/module-$(VARIANT)
 	$(KMAKE) MO=$(BUILD)/module-$(VARIANT) HNS_KUNIT=y HNS_CFG="$(HNS_CFG)" modules
 
-# clippy with the kernel's lint set; any warning fails the build.
+# clippy with the kernel's lint set (module and guest glue) and cargo clippy
+# for hns-sim; any warning fails the build.
 clippy: $(KDIR_DEP)
-	@mkdir -p $(BUILD)/module-clippy
+	@mkdir -p $(BUILD)/module-clippy $(BUILD)/hns_sim-clippy
 	$(KMAKE) MO=$(BUILD)/module-clippy HNS_KUNIT=y CLIPPY=1 KRUSTFLAGS=-Dwarnings modules
+	$(TOOLS_ENV) $(MAKE) -C $(KDIR) M=$(CURDIR)/sim/guest MO=$(BUILD)/hns_sim-clippy CLIPPY=1 KRUSTFLAGS=-Dwarnings modules
+	cd sim && CARGO_TARGET_DIR=$(BUILD)/sim-target cargo clippy --quiet --all-targets -- -D warnings
 
 # The hns-sim device model (host) and its guest glue module.
 sim: $(KDIR_DEP)

@@ -455,8 +455,10 @@ mod tests {
 
     #[test]
     fn dump_round_trips() {
-        let mut c = Caps::default();
-        c.num_ceqs = 3;
+        let c = Caps {
+            num_ceqs: 3,
+            ..Caps::default()
+        };
         let mut d = Caps::default();
         d.apply_config(&c.dump()).unwrap();
         assert_eq!(c, d);

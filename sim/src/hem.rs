@@ -258,9 +258,8 @@ mod tests {
         let mut t = table(1, 64);
         // 64 CQCs per chunk, 512 slots per BT: CQN 200 is chunk 3 = L0 0, slot 3.
         let l0 = 0x1000;
-        let chunk = 0x8000;
-        mem.write(l0 + 8 * 3, &(chunk as u64).to_le_bytes())
-            .unwrap();
+        let chunk = 0x8000u64;
+        mem.write(l0 + 8 * 3, &chunk.to_le_bytes()).unwrap();
         t.write_bt(&mem, 0, 200, l0).unwrap();
         t.write_bt(&mem, 1, 200, chunk).unwrap();
         assert_eq!(t.inconsistencies, 0);
