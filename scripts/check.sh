@@ -56,34 +56,29 @@ if ! step setup/toolchain "$L/setup.log" bash scripts/setup.sh ||
 fi
 KSRC=$(kernel_src)
 
-# --- Host tests: one TEST line per cargo test. ------------------------------
-(cd tests/host && HNS_KSRC=$KSRC cargo test --color never) >"$L/host.log" 2>&1
-host_rc=$?
-grep -E '^test .* \.\.\. ' "$L/host.log" | while read -r _ tname _ res; do
-    case "$res" in
-    ok) result "host/$tname" PASS ;;
-    ignored) result "host/$tname" SKIP ;;
-    *) result "host/$tname" FAIL ;;
-    esac
-done
-if [ $host_rc -ne 0 ]; then
-    result host/cargo-test FAIL "log: $L/host.log"
-    grep -E 'panicked|error' "$L/host.log" | head -n 20 | sed 's/^/    /'
-fi
+# cargo_tests GROUP DIR LOG [ENV...]: run `cargo test` in DIR, one TEST line
+# per test, and a failure line if cargo itself failed.
+cargo_tests() {
+    local group=$1 dir=$2 logf=$3
+    shift 3
+    (cd "$dir" && env CARGO_TARGET_DIR="$HNS_BUILD/target-$group" "$@" cargo test --color never) >"$logf" 2>&1
+    local rc=$?
+    grep -E '^test .* \.\.\. ' "$logf" | while read -r _ tname _ res; do
+        case "$res" in
+        ok) result "$group/$tname" PASS ;;
+        ignored) result "$group/$tname" SKIP ;;
+        *) result "$group/$tname" FAIL ;;
+        esac
+    done
+    if [ $rc -ne 0 ]; then
+        result "$group/cargo-test" FAIL "log: $logf"
+        grep -E 'panicked|^error' "$logf" | head -n 20 | sed 's/^/    /'
+    fi
+}
 
-# --- hns-sim: unit tests (one TEST line each) and the build. -----------------
-(cd sim && CARGO_TARGET_DIR=$HNS_BUILD/sim-target cargo test --color never) >"$L/sim-test.log" 2>&1
-sim_rc=$?
-grep -E '^test .* \.\.\. ' "$L/sim-test.log" | while read -r _ tname _ res; do
-    case "$res" in
-    ok) result "sim-unit/$tname" PASS ;;
-    ignored) result "sim-unit/$tname" SKIP ;;
-    *) result "sim-unit/$tname" FAIL ;;
-    esac
-done
-if [ $sim_rc -ne 0 ]; then
-    result sim-unit/cargo-test FAIL "log: $L/sim-test.log"
-fi
+# --- Host tests of the module's core-only code, and hns-sim's unit tests. ---
+cargo_tests host tests/host "$L/host.log" HNS_KSRC="$KSRC"
+cargo_tests sim-unit sim "$L/sim-test.log" CARGO_TARGET_DIR="$HNS_BUILD/sim-target"
 step build/sim "$L/sim-build.log" make -s sim
 
 # --- Module builds and style. ----------------------------------------------
