@@ -100,11 +100,33 @@ impl<L: Layout> Field<L> {
 }
 
 /// A context image in CPU memory: `N` little-endian words.
-#[derive(Clone, PartialEq, Eq, Debug)]
 #[repr(transparent)]
 pub struct Ctx<L, const N: usize> {
     words: [u32; N],
     _layout: PhantomData<L>,
+}
+
+impl<L, const N: usize> Clone for Ctx<L, N> {
+    fn clone(&self) -> Self {
+        Ctx {
+            words: self.words,
+            _layout: PhantomData,
+        }
+    }
+}
+
+impl<L, const N: usize> PartialEq for Ctx<L, N> {
+    fn eq(&self, other: &Self) -> bool {
+        self.words == other.words
+    }
+}
+
+impl<L, const N: usize> Eq for Ctx<L, N> {}
+
+impl<L, const N: usize> core::fmt::Debug for Ctx<L, N> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(f, "Ctx{:08x?}", self.words)
+    }
 }
 
 impl<L: Layout, const N: usize> Default for Ctx<L, N> {

@@ -6,12 +6,16 @@
 //! module is an hnae3 RoCE client: the HNS3 NIC driver owns the PCI function
 //! and hands each RoCE-capable function to `init_instance`.
 //!
-//! Status: foundation only. The client registers and recognises HNS RoCE
-//! functions but does not attach to them yet.
+//! Status: bring-up in progress. For each HNS RoCE function the client sets
+//! up the command queue, runs the firmware profile queries, clears the
+//! function again and does not attach yet (no ib_device).
 
 use kernel::prelude::*;
 
+mod cmdq;
+pub mod cmq_desc;
 pub mod field;
+mod hns_roce_hw_v2;
 pub mod hw_v2_fields;
 mod rdma;
 
@@ -57,8 +61,7 @@ const HNS_ROCE_PCI_IDS: &[(u16, bool)] = &[
     (0xa22f, true),
 ];
 
-/// PCI revision of HIP08 functions.
-const PCI_REVISION_ID_HIP08: u8 = 0x21;
+use hns_roce_hw_v2::PCI_REVISION_ID_HIP08;
 
 /// The module: holds the hnae3 client registration.
 struct HnsRoce {
@@ -99,9 +102,10 @@ impl RoceClient for HnsRoce {
         if !is_roce_function(id) {
             return Ok(());
         }
+        hns_roce_hw_v2::probe_profile(handle, id.revision)?;
         dev_info!(
             handle.device(),
-            "RoCE function {:04x}:{:04x} rev {:#x}: device support not implemented yet, not attaching\n",
+            "RoCE function {:04x}:{:04x} rev {:#x}: ib_device registration not implemented yet, not attaching\n",
             id.vendor,
             id.device,
             id.revision

@@ -11,9 +11,10 @@
 
 use core::mem::{offset_of, size_of};
 use kernel::{
-    device::Device,
+    device::{Bound, Device},
     error::to_result,
     ffi::c_int,
+    io::{Mmio, MmioRaw, Region},
     prelude::*,
     types::Opaque, //
 };
@@ -79,6 +80,38 @@ impl Hnae3Handle {
         // invariant), so its embedded `struct device` has a non-zero reference
         // count for the lifetime of the returned reference.
         unsafe { Device::from_raw(&raw mut (*self.pdev()).dev) }
+    }
+}
+
+/// Bytes of the register window the driver touches (up to the per-EQ
+/// interrupt enable registers at 0x1300c + 4 * n).
+pub(crate) const REG_WINDOW: usize = 0x14000;
+
+/// The function's register window (`rinfo.roce_io_base`).
+pub(crate) type Regs<'a> = Mmio<'a, Region<REG_WINDOW>>;
+
+impl Hnae3Handle {
+    /// The PCI function's `struct device`, bound to the hnae3 ae_dev
+    /// driver: what DMA allocations are made against.
+    pub(crate) fn bound_device(&self) -> &Device<Bound> {
+        // SAFETY: by the type invariant the function stays bound for as
+        // long as `self` is borrowed.
+        unsafe { self.device().as_bound() }
+    }
+
+    /// The register window the ae_dev driver mapped for us.
+    pub(crate) fn registers(&self) -> Result<Regs<'_>> {
+        // SAFETY: the handle is valid (type invariant); for a RoCE client
+        // handle the union holds `rinfo`.
+        let base = unsafe { (*self.0.get()).__bindgen_anon_1.rinfo.as_ref().roce_io_base };
+        if base.is_null() {
+            return Err(ENODEV);
+        }
+        let raw = MmioRaw::<Region<REG_WINDOW>>::new_region(base as usize, REG_WINDOW)?;
+        // SAFETY: `roce_io_base` maps BAR2 of the function, at least
+        // `REG_WINDOW` bytes (hnae3 contract), and stays mapped while the
+        // handle is in use by this client, which outlives the borrow.
+        Ok(unsafe { Mmio::from_raw(raw) })
     }
 }
 

@@ -12,7 +12,7 @@ RESULTS=$HNS_BUILD/check/results.txt
 mkdir -p "$HNS_BUILD/check"
 : >"$RESULTS"
 # Suites the module must run at insmod; a missing one fails.
-EXPECTED_SUITES="hns_roce_rs_field"
+EXPECTED_SUITES="hns_roce_rs_field hns_roce_rs_cmq"
 KSRC=""
 t0=$(date +%s)
 
@@ -188,6 +188,30 @@ if [ -x "$HNS_BUILD/sim-target/release/hns-sim" ] && [ -f "$HNS_BUILD/hns_sim/hn
     tail -n +$((n + 1)) "$RESULTS"
 else
     result guest/sim-c SKIP "hns-sim did not build"
+fi
+
+# --- Rust driver on hns-sim: same firmware traffic as the C driver. ----------
+# Today hns_roce_rs runs the bring-up profile queries and clears the function;
+# its trace must equal the C driver's for that part (scripts/trace-diff.py).
+if [ -x "$HNS_BUILD/sim-target/release/hns-sim" ] && [ -f "$HNS_BUILD/module-kunit/hns_roce_rs.ko" ]; then
+    for d in c rs; do
+        mod=$([ $d = c ] && echo hns_roce_hw_v2 || echo hns_roce_rs)
+        if bash scripts/run-guest.sh --driver $d --sim 1 --name "sim-$d-profile" \
+            --cmd "rmmod $mod && rmmod hns_sim" >"$L/sim-$d-profile.log" 2>&1; then
+            result "sim/$d-probe-remove" PASS
+        else
+            result "sim/$d-probe-remove" FAIL "see $L/sim-$d-profile.log"
+        fi
+    done
+    if python3 scripts/trace-diff.py --profile "$HNS_BUILD/guest/sim-c-profile/trace-0.txt" \
+        "$HNS_BUILD/guest/sim-rs-profile/trace-0.txt" >"$L/trace-diff.log" 2>&1; then
+        result equivalence/profile-trace PASS "($(cat "$L/trace-diff.log"))"
+    else
+        result equivalence/profile-trace FAIL "C vs Rust trace differ:"
+        head -n 40 "$L/trace-diff.log" | sed 's/^/    /'
+    fi
+else
+    result equivalence/profile-trace SKIP "hns-sim or the module did not build"
 fi
 
 # --- Harness self-test: each injected fault must make a run fail. ------------

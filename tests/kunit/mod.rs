@@ -43,6 +43,22 @@ mod field {
     }
 }
 
+/// The command queue descriptor codec.
+#[kunit_tests(hns_roce_rs_cmq)]
+mod cmq {
+    use crate::vectors::cmq as v;
+
+    #[test]
+    fn wire_format() {
+        assert_eq!(v::check_wire_format(), Ok(()));
+    }
+
+    #[test]
+    fn retval_errno() {
+        assert_eq!(v::check_retval_errno(), Ok(()));
+    }
+}
+
 /// Harness self-test only (scripts/check.sh): a failing KUnit case must fail
 /// the run. Never part of a normal build.
 #[cfg(hns_selftest_kunit_fail)]

@@ -2,4 +2,5 @@
 
 //! Test vectors shared by the host tests and the KUnit suites (`core` only).
 
+pub mod cmq;
 pub mod field;

@@ -11,6 +11,9 @@ pub mod field;
 #[path = "../../../hw_v2_fields.rs"]
 pub mod hw_v2_fields;
 
+#[path = "../../../cmq_desc.rs"]
+pub mod cmq_desc;
+
 /// Vectors shared with the KUnit suites.
 #[path = "../../vectors/mod.rs"]
 pub mod vectors;

@@ -1,0 +1,194 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+
+//! HIP08/HIP09 backend: the firmware conversation of bring-up.
+//!
+//! So far: command queue set-up, the profile queries of `hns_roce_v2_profile`
+//! up to the PF timer resources (same commands, same order, same payloads
+//! as the C driver), and the function clear that leaves the engine clean.
+
+use crate::cmdq::{Cmq, CmqError};
+use crate::cmq_desc::{flag, op, Desc};
+use crate::field::Field;
+use crate::rdma::{Hnae3Handle, Regs};
+use kernel::{
+    prelude::*,
+    time::{delay::fsleep, Delta}, //
+};
+
+/// PCI revision of HIP08.
+pub(crate) const PCI_REVISION_ID_HIP08: u8 = 0x21;
+/// Cycles per microsecond programmed on HIP09 (`HNS_ROCE_1US_CFG`).
+const CYCLES_1US_HIP09: u32 = 999;
+/// RoCEv2 UDP destination port.
+const ROCE_V2_UDP_DPORT: u32 = 4791;
+/// Wait after the FUNC_CLEAR write before polling, in ms.
+const FUNC_CLEAR_FIRST_WAIT_MS: u64 = 40;
+/// Interval between FUNC_CLEAR polls, in ms.
+const FUNC_CLEAR_POLL_MS: u32 = 20;
+/// Give up on FUNC_CLEAR after this many ms.
+const FUNC_CLEAR_TIMEOUT_MS: u32 = 249 * 2 * 100;
+
+/// CFG_GLOBAL_PARAM: cycles per microsecond.
+const GLOBAL_PARAM_1US_CYCLES: Field<crate::cmq_desc::CmqData> = Field::new(9, 0);
+/// CFG_GLOBAL_PARAM: RoCEv2 UDP port.
+const GLOBAL_PARAM_UDP_PORT: Field<crate::cmq_desc::CmqData> = Field::new(31, 16);
+/// SWITCH_PARAMETER_CFG: select the RoCE engine.
+const VF_SWITCH_ROCEE_SEL: Field<crate::cmq_desc::CmqData> = Field::new(0, 0);
+/// SWITCH_PARAMETER_CFG: function id.
+const VF_SWITCH_VF_ID: Field<crate::cmq_desc::CmqData> = Field::new(42, 35);
+/// SWITCH_PARAMETER_CFG: allow loopback.
+const VF_SWITCH_ALW_LPBK: Field<crate::cmq_desc::CmqData> = Field::new(65, 65);
+/// SWITCH_PARAMETER_CFG: allow local loopback.
+const VF_SWITCH_ALW_LCL_LPBK: Field<crate::cmq_desc::CmqData> = Field::new(66, 66);
+/// SWITCH_PARAMETER_CFG: allow destination override.
+const VF_SWITCH_ALW_DST_OVRD: Field<crate::cmq_desc::CmqData> = Field::new(67, 67);
+/// FUNC_CLEAR read: the clear is done.
+const FUNC_CLEAR_RST_FUN_DONE: Field<crate::cmq_desc::CmqData> = Field::new(32, 32);
+/// QUERY_PF_CAPS_NUM (caps_c): log2 of the number of QPs.
+const PF_CAPS_C_NUM_QPS: Field<crate::cmq_desc::CmqData> = Field::new(147, 128);
+/// QUERY_PF_CAPS_NUM (caps_c): capability flags 0..11.
+const PF_CAPS_C_CAP_FLAGS: Field<crate::cmq_desc::CmqData> = Field::new(31, 20);
+
+/// What the profile queries returned, kept raw until the caps are parsed.
+pub(crate) struct Profile {
+    /// ROCEE hardware version.
+    pub(crate) hw_rev: u16,
+    /// Firmware version word.
+    pub(crate) fw_ver: u32,
+    /// Functions sharing the engine.
+    pub(crate) func_num: u32,
+    /// The QUERY_PF_CAPS_NUM answer.
+    pub(crate) caps: KVec<Desc>,
+}
+
+/// A command chain of `n` read descriptors for `opcode`, NEXT on all but
+/// the last.
+fn read_chain(opcode: u16, n: usize) -> Result<KVec<Desc>> {
+    let mut v = KVec::with_capacity(n, GFP_KERNEL)?;
+    for i in 0..n {
+        let mut d = Desc::new(opcode, true);
+        if i + 1 != n {
+            d.flag |= flag::NEXT;
+        }
+        v.push(d, GFP_KERNEL)?;
+    }
+    Ok(v)
+}
+
+/// Sends `d`, logging a failure the way the C driver does.
+fn send(h: &Hnae3Handle, cmq: &mut Cmq, regs: Regs<'_>, d: &mut [Desc]) -> Result {
+    cmq.send(regs, d).map_err(|e: CmqError| {
+        dev_err!(
+            h.device(),
+            "Cmdq IO error, opcode = {:#x}, return = {:?}.\n",
+            e.opcode,
+            e.err
+        );
+        e.err
+    })
+}
+
+/// The profile queries of bring-up.
+fn profile(h: &Hnae3Handle, cmq: &mut Cmq, regs: Regs<'_>, revision: u8) -> Result<Profile> {
+    let hip08 = revision == PCI_REVISION_ID_HIP08;
+
+    let mut d = [Desc::new(op::QUERY_HW_VER, true)];
+    send(h, cmq, regs, &mut d)?;
+    let hw_rev = d[0].get(Field::new(31, 16)) as u16;
+
+    let mut d = [Desc::new(op::QUERY_FW_VER, true)];
+    send(h, cmq, regs, &mut d)?;
+    let fw_ver = d[0].get(Field::new(31, 0));
+
+    let func_num = if hip08 {
+        1
+    } else {
+        let mut d = [Desc::new(op::QUERY_FUNC_INFO, true)];
+        send(h, cmq, regs, &mut d)?;
+        d[0].get(Field::new(31, 0))
+    };
+    if func_num == 0 {
+        dev_err!(h.device(), "firmware reports no functions\n");
+        return Err(EINVAL);
+    }
+
+    let mut d = [Desc::new(op::CFG_GLOBAL_PARAM, false)];
+    d[0].data.write(
+        GLOBAL_PARAM_1US_CYCLES,
+        if hip08 { 0 } else { CYCLES_1US_HIP09 },
+    );
+    d[0].data.write(GLOBAL_PARAM_UDP_PORT, ROCE_V2_UDP_DPORT);
+    send(h, cmq, regs, &mut d)?;
+
+    for vf in 0..func_num {
+        let mut d = [Desc::new(op::SWITCH_PARAMETER_CFG, true)];
+        d[0].data.enable(VF_SWITCH_ROCEE_SEL);
+        d[0].data.write(VF_SWITCH_VF_ID, vf);
+        send(h, cmq, regs, &mut d)?;
+        // Write back what the firmware returned, with loopback allowed.
+        d[0].flag = flag::IN;
+        d[0].data.enable(VF_SWITCH_ALW_LPBK);
+        d[0].data.clear(VF_SWITCH_ALW_LCL_LPBK);
+        d[0].data.enable(VF_SWITCH_ALW_DST_OVRD);
+        send(h, cmq, regs, &mut d)?;
+    }
+
+    let mut caps = read_chain(op::QUERY_PF_CAPS_NUM, if hip08 { 5 } else { 6 })?;
+    send(h, cmq, regs, &mut caps)?;
+    let mut res = read_chain(op::QUERY_PF_RES, 2)?;
+    send(h, cmq, regs, &mut res)?;
+    let mut timer = [Desc::new(op::QUERY_PF_TIMER_RES, true)];
+    send(h, cmq, regs, &mut timer)?;
+
+    Ok(Profile {
+        hw_rev,
+        fw_ver,
+        func_num,
+        caps,
+    })
+}
+
+/// FUNC_CLEAR for function 0: write, wait, then poll until the firmware
+/// reports it done (`__hns_roce_function_clear`).
+fn function_clear(h: &Hnae3Handle, cmq: &mut Cmq, regs: Regs<'_>) {
+    let mut d = [Desc::new(op::FUNC_CLEAR, false)];
+    if let Err(e) = cmq.send(regs, &mut d) {
+        dev_err!(h.device(), "func clear write failed, ret = {:?}.\n", e.err);
+        return;
+    }
+    fsleep(Delta::from_millis(FUNC_CLEAR_FIRST_WAIT_MS as i64));
+    let mut left = FUNC_CLEAR_TIMEOUT_MS;
+    while left > 0 {
+        fsleep(Delta::from_millis(i64::from(FUNC_CLEAR_POLL_MS)));
+        left -= FUNC_CLEAR_POLL_MS;
+        let mut d = [Desc::new(op::FUNC_CLEAR, true)];
+        if cmq.send(regs, &mut d).is_ok() && d[0].get(FUNC_CLEAR_RST_FUN_DONE) != 0 {
+            return;
+        }
+    }
+    dev_err!(h.device(), "func clear failed.\n");
+}
+
+/// Brings the engine up as far as this driver goes today, then clears the
+/// function again: the hardware is left as it was found.
+pub(crate) fn probe_profile(h: &Hnae3Handle, revision: u8) -> Result<Profile> {
+    let regs = h.registers()?;
+    let mut cmq = Cmq::new(h.bound_device(), regs)?;
+    let p = profile(h, &mut cmq, regs, revision);
+    if matches!(p, Err(e) if e == EAGAIN) {
+        cmq.set_fatal();
+    } else {
+        function_clear(h, &mut cmq, regs);
+    }
+    let p = p?;
+    dev_info!(
+        h.device(),
+        "hw_rev {:#x}, fw {:#x}, {} function(s), 2^{} QPs, cap flags {:#x}\n",
+        p.hw_rev,
+        p.fw_ver,
+        p.func_num,
+        p.caps.get(2).map_or(0, |d| d.get(PF_CAPS_C_NUM_QPS)),
+        p.caps.get(2).map_or(0, |d| d.get(PF_CAPS_C_CAP_FLAGS))
+    );
+    Ok(p)
+}

@@ -1,0 +1,15 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+
+//! Host tests of the command queue descriptor codec.
+
+use hns_host_tests::vectors::cmq as v;
+
+#[test]
+fn wire_format() {
+    assert_eq!(v::check_wire_format(), Ok(()));
+}
+
+#[test]
+fn retval_errno() {
+    assert_eq!(v::check_retval_errno(), Ok(()));
+}

@@ -1,0 +1,62 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+
+//! Test vectors for `cmq_desc.rs`, shared by the host tests and KUnit.
+
+use crate::cmq_desc::{flag, op, retval_errno, Desc};
+use crate::field::Field;
+
+/// Result of one check.
+pub type Check = Result<(), &'static str>;
+
+fn expect(ok: bool, what: &'static str) -> Check {
+    if ok {
+        Ok(())
+    } else {
+        Err(what)
+    }
+}
+
+/// A read descriptor's wire words, written out by hand.
+pub fn check_wire_format() -> Check {
+    let mut d = Desc::new(op::QUERY_PF_CAPS_NUM, true);
+    d.flag |= flag::NEXT;
+    // CFG_GLOBAL_PARAM-style fields: 999 in 9..0, 4791 in 31..16.
+    d.data.write(Field::new(9, 0), 999);
+    d.data.write(Field::new(31, 16), 4791);
+    let w = d.to_le_words();
+    // opcode 0x8408 in the low half, flags IN|NEXT|WR = 0x000d in the high.
+    expect(
+        u32::from_le(w[0]) == 0x000d_8408,
+        "word 0 is flag<<16 | opcode",
+    )?;
+    expect(u32::from_le(w[1]) == 0, "retval word starts at 0")?;
+    expect(u32::from_le(w[2]) == (4791 << 16) | 999, "payload word 0")?;
+    let back = Desc::from_le_words(&w);
+    expect(back == d, "decode(encode(d)) == d")
+}
+
+/// Firmware return codes map to the C driver's errnos.
+pub fn check_retval_errno() -> Check {
+    let table: [(u16, i32); 13] = [
+        (0, 0),
+        (1, 1),
+        (2, 95),
+        (3, 54),
+        (4, 63),
+        (5, 15),
+        (6, 22),
+        (7, 34),
+        (8, 62),
+        (9, 67),
+        (10, 6),
+        (11, 53),
+        (12, 5),
+    ];
+    for (rv, errno) in table {
+        expect(
+            retval_errno(rv) == errno,
+            "retval to errno differs from the C table",
+        )?;
+    }
+    expect(retval_errno(0xffff) == 5, "unknown return codes are EIO")
+}
