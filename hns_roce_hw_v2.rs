@@ -7,8 +7,9 @@
 //! as the C driver), and the function clear that leaves the engine clean.
 
 use crate::cmdq::{Cmq, CmqError};
-use crate::cmq_desc::{flag, op, Desc};
+use crate::cmq_desc::{flag, op, CmqData, Desc};
 use crate::field::Field;
+use crate::hw_v2_caps::{apply_pf_res, apply_timer_res, parse_pf_caps, Caps, CapsError};
 use crate::rdma::{Hnae3Handle, Regs};
 use kernel::{
     prelude::*,
@@ -29,25 +30,28 @@ const FUNC_CLEAR_POLL_MS: u32 = 20;
 const FUNC_CLEAR_TIMEOUT_MS: u32 = 249 * 2 * 100;
 
 /// CFG_GLOBAL_PARAM: cycles per microsecond.
-const GLOBAL_PARAM_1US_CYCLES: Field<crate::cmq_desc::CmqData> = Field::new(9, 0);
+const GLOBAL_PARAM_1US_CYCLES: Field<CmqData> = Field::new(9, 0);
 /// CFG_GLOBAL_PARAM: RoCEv2 UDP port.
-const GLOBAL_PARAM_UDP_PORT: Field<crate::cmq_desc::CmqData> = Field::new(31, 16);
+const GLOBAL_PARAM_UDP_PORT: Field<CmqData> = Field::new(31, 16);
 /// SWITCH_PARAMETER_CFG: select the RoCE engine.
-const VF_SWITCH_ROCEE_SEL: Field<crate::cmq_desc::CmqData> = Field::new(0, 0);
+const VF_SWITCH_ROCEE_SEL: Field<CmqData> = Field::new(0, 0);
 /// SWITCH_PARAMETER_CFG: function id.
-const VF_SWITCH_VF_ID: Field<crate::cmq_desc::CmqData> = Field::new(42, 35);
+const VF_SWITCH_VF_ID: Field<CmqData> = Field::new(42, 35);
 /// SWITCH_PARAMETER_CFG: allow loopback.
-const VF_SWITCH_ALW_LPBK: Field<crate::cmq_desc::CmqData> = Field::new(65, 65);
+const VF_SWITCH_ALW_LPBK: Field<CmqData> = Field::new(65, 65);
 /// SWITCH_PARAMETER_CFG: allow local loopback.
-const VF_SWITCH_ALW_LCL_LPBK: Field<crate::cmq_desc::CmqData> = Field::new(66, 66);
+const VF_SWITCH_ALW_LCL_LPBK: Field<CmqData> = Field::new(66, 66);
 /// SWITCH_PARAMETER_CFG: allow destination override.
-const VF_SWITCH_ALW_DST_OVRD: Field<crate::cmq_desc::CmqData> = Field::new(67, 67);
+const VF_SWITCH_ALW_DST_OVRD: Field<CmqData> = Field::new(67, 67);
 /// FUNC_CLEAR read: the clear is done.
-const FUNC_CLEAR_RST_FUN_DONE: Field<crate::cmq_desc::CmqData> = Field::new(32, 32);
-/// QUERY_PF_CAPS_NUM (caps_c): log2 of the number of QPs.
-const PF_CAPS_C_NUM_QPS: Field<crate::cmq_desc::CmqData> = Field::new(147, 128);
-/// QUERY_PF_CAPS_NUM (caps_c): capability flags 0..11.
-const PF_CAPS_C_CAP_FLAGS: Field<crate::cmq_desc::CmqData> = Field::new(31, 20);
+const FUNC_CLEAR_RST_FUN_DONE: Field<CmqData> = Field::new(32, 32);
+
+/// QUERY_HW_VER: ROCEE hardware version.
+const HW_VER_ROCEE_HW_VERSION: Field<CmqData> = Field::new(31, 16);
+/// QUERY_FW_VER: firmware version.
+const FW_VER: Field<CmqData> = Field::new(31, 0);
+/// QUERY_FUNC_INFO: functions of this PF.
+const FUNC_INFO_OWN_FUNC_NUM: Field<CmqData> = Field::new(31, 0);
 
 /// What the profile queries returned, kept raw until the caps are parsed.
 pub(crate) struct Profile {
@@ -57,8 +61,8 @@ pub(crate) struct Profile {
     pub(crate) fw_ver: u32,
     /// Functions sharing the engine.
     pub(crate) func_num: u32,
-    /// The QUERY_PF_CAPS_NUM answer.
-    pub(crate) caps: KVec<Desc>,
+    /// The decoded capabilities.
+    pub(crate) caps: Caps,
 }
 
 /// A command chain of `n` read descriptors for `opcode`, NEXT on all but
@@ -80,9 +84,9 @@ fn send(h: &Hnae3Handle, cmq: &mut Cmq, regs: Regs<'_>, d: &mut [Desc]) -> Resul
     cmq.send(regs, d).map_err(|e: CmqError| {
         dev_err!(
             h.device(),
-            "Cmdq IO error, opcode = {:#x}, return = {:?}.\n",
+            "Cmdq IO error, opcode = {:#x}, return = {}.\n",
             e.opcode,
-            e.err
+            e.err.to_errno()
         );
         e.err
     })
@@ -94,18 +98,19 @@ fn profile(h: &Hnae3Handle, cmq: &mut Cmq, regs: Regs<'_>, revision: u8) -> Resu
 
     let mut d = [Desc::new(op::QUERY_HW_VER, true)];
     send(h, cmq, regs, &mut d)?;
-    let hw_rev = d[0].get(Field::new(31, 16)) as u16;
+    // CAST: a 16-bit field.
+    let hw_rev = d[0].get(HW_VER_ROCEE_HW_VERSION) as u16;
 
     let mut d = [Desc::new(op::QUERY_FW_VER, true)];
     send(h, cmq, regs, &mut d)?;
-    let fw_ver = d[0].get(Field::new(31, 0));
+    let fw_ver = d[0].get(FW_VER);
 
     let func_num = if hip08 {
         1
     } else {
         let mut d = [Desc::new(op::QUERY_FUNC_INFO, true)];
         send(h, cmq, regs, &mut d)?;
-        d[0].get(Field::new(31, 0))
+        d[0].get(FUNC_INFO_OWN_FUNC_NUM)
     };
     if func_num == 0 {
         dev_err!(h.device(), "firmware reports no functions\n");
@@ -133,12 +138,26 @@ fn profile(h: &Hnae3Handle, cmq: &mut Cmq, regs: Regs<'_>, revision: u8) -> Resu
         send(h, cmq, regs, &mut d)?;
     }
 
-    let mut caps = read_chain(op::QUERY_PF_CAPS_NUM, if hip08 { 5 } else { 6 })?;
-    send(h, cmq, regs, &mut caps)?;
-    let mut res = read_chain(op::QUERY_PF_RES, 2)?;
-    send(h, cmq, regs, &mut res)?;
-    let mut timer = [Desc::new(op::QUERY_PF_TIMER_RES, true)];
-    send(h, cmq, regs, &mut timer)?;
+    let bad = |e: CapsError| {
+        dev_err!(h.device(), "cannot decode the capabilities: {:?}\n", e);
+        EINVAL
+    };
+    let mut d = read_chain(op::QUERY_PF_CAPS_NUM, if hip08 { 5 } else { 6 })?;
+    send(h, cmq, regs, &mut d).inspect_err(|e| {
+        dev_err!(
+            h.device(),
+            "failed to query PF caps, ret = {}.\n",
+            e.to_errno()
+        )
+    })?;
+    // CAST: PAGE_SIZE is 4 KiB or 64 KiB.
+    let mut caps = parse_pf_caps(&d, kernel::page::PAGE_SIZE as u32).map_err(bad)?;
+    let mut d = read_chain(op::QUERY_PF_RES, 2)?;
+    send(h, cmq, regs, &mut d)?;
+    apply_pf_res(&mut caps, &d, func_num).map_err(bad)?;
+    let mut d = [Desc::new(op::QUERY_PF_TIMER_RES, true)];
+    send(h, cmq, regs, &mut d)?;
+    apply_timer_res(&mut caps, &d[0]);
 
     Ok(Profile {
         hw_rev,
@@ -153,7 +172,11 @@ fn profile(h: &Hnae3Handle, cmq: &mut Cmq, regs: Regs<'_>, revision: u8) -> Resu
 fn function_clear(h: &Hnae3Handle, cmq: &mut Cmq, regs: Regs<'_>) {
     let mut d = [Desc::new(op::FUNC_CLEAR, false)];
     if let Err(e) = cmq.send(regs, &mut d) {
-        dev_err!(h.device(), "func clear write failed, ret = {:?}.\n", e.err);
+        dev_err!(
+            h.device(),
+            "func clear write failed, ret = {}.\n",
+            e.err.to_errno()
+        );
         return;
     }
     fsleep(Delta::from_millis(FUNC_CLEAR_FIRST_WAIT_MS as i64));
@@ -183,12 +206,14 @@ pub(crate) fn probe_profile(h: &Hnae3Handle, revision: u8) -> Result<Profile> {
     let p = p?;
     dev_info!(
         h.device(),
-        "hw_rev {:#x}, fw {:#x}, {} function(s), 2^{} QPs, cap flags {:#x}\n",
+        "hw_rev {:#x}, fw {:#x}, {} function(s), {} QPs, {} CQs, {} MRs, cap flags {:#x}\n",
         p.hw_rev,
         p.fw_ver,
         p.func_num,
-        p.caps.get(2).map_or(0, |d| d.get(PF_CAPS_C_NUM_QPS)),
-        p.caps.get(2).map_or(0, |d| d.get(PF_CAPS_C_CAP_FLAGS))
+        p.caps.num_qps,
+        p.caps.num_cqs,
+        p.caps.num_mtpts,
+        p.caps.flags
     );
     Ok(p)
 }

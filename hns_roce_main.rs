@@ -16,6 +16,7 @@ mod cmdq;
 pub mod cmq_desc;
 pub mod field;
 mod hns_roce_hw_v2;
+pub mod hw_v2_caps;
 pub mod hw_v2_fields;
 mod rdma;
 

@@ -14,6 +14,9 @@ pub mod hw_v2_fields;
 #[path = "../../../cmq_desc.rs"]
 pub mod cmq_desc;
 
+#[path = "../../../hw_v2_caps.rs"]
+pub mod hw_v2_caps;
+
 /// Vectors shared with the KUnit suites.
 #[path = "../../vectors/mod.rs"]
 pub mod vectors;

@@ -1,0 +1,300 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+
+//! Decoding the capability queries of HIP08/HIP09 (`core` only):
+//! QUERY_PF_CAPS_NUM, QUERY_PF_RES and QUERY_PF_TIMER_RES, with the same
+//! derivations as the C driver's `hns_roce_query_caps`, `load_func_res_caps`
+//! and `load_pf_timer_res_caps`.
+
+use crate::cmq_desc::{CmqData, Desc};
+use crate::field::Field;
+
+/// Shorthand for a payload field.
+const fn f(h: u32, l: u32) -> Field<CmqData> {
+    Field::new(h, l)
+}
+
+// caps_a: byte-oriented; a byte at offset o is bits 8*o+7..8*o.
+const A_LOCAL_CA_ACK_DELAY: Field<CmqData> = f(15, 8);
+const A_MAX_SQ_SG: Field<CmqData> = f(31, 16);
+const A_MAX_SQ_INLINE: Field<CmqData> = f(47, 32);
+const A_MAX_RQ_SG: Field<CmqData> = f(63, 48);
+const A_MAX_SRQ_SGES: Field<CmqData> = f(143, 128);
+const A_NUM_AEQ_VECTORS: Field<CmqData> = f(151, 144);
+const A_NUM_OTHER_VECTORS: Field<CmqData> = f(159, 152);
+const A_MAX_SQ_DESC_SZ: Field<CmqData> = f(167, 160);
+const A_MAX_RQ_DESC_SZ: Field<CmqData> = f(175, 168);
+const A_CQE_SZ: Field<CmqData> = f(191, 184);
+// caps_b.
+const B_MTPT_ENTRY_SZ: Field<CmqData> = f(7, 0);
+const B_IRRL_ENTRY_SZ: Field<CmqData> = f(15, 8);
+const B_TRRL_ENTRY_SZ: Field<CmqData> = f(23, 16);
+const B_CQC_ENTRY_SZ: Field<CmqData> = f(31, 24);
+const B_SRQC_ENTRY_SZ: Field<CmqData> = f(39, 32);
+const B_IDX_ENTRY_SZ: Field<CmqData> = f(47, 40);
+const B_SCCC_SZ: Field<CmqData> = f(55, 48);
+const B_MAX_MTU: Field<CmqData> = f(63, 56);
+const B_QPC_SZ: Field<CmqData> = f(79, 64);
+const B_MIN_CQES: Field<CmqData> = f(119, 112);
+const B_MIN_WQES: Field<CmqData> = f(127, 120);
+const B_PAGE_SIZE_CAP: Field<CmqData> = f(159, 128);
+const B_PKEY_TABLE_LEN: Field<CmqData> = f(167, 160);
+const B_PHY_NUM_UARS: Field<CmqData> = f(175, 168);
+const B_CTX_HOP_NUM: Field<CmqData> = f(183, 176);
+const B_PBL_HOP_NUM: Field<CmqData> = f(191, 184);
+// caps_c (`PF_CAPS_C_*`).
+const C_NUM_PDS: Field<CmqData> = f(19, 0);
+const C_CAP_FLAGS: Field<CmqData> = f(31, 20);
+const C_NUM_CQS: Field<CmqData> = f(51, 32);
+const C_MAX_GID: Field<CmqData> = f(60, 52);
+const C_CQ_DEPTH: Field<CmqData> = f(86, 64);
+const C_NUM_XRCDS: Field<CmqData> = f(91, 87);
+const C_NUM_MRWS: Field<CmqData> = f(115, 96);
+const C_NUM_QPS: Field<CmqData> = f(147, 128);
+const C_MAX_ORD: Field<CmqData> = f(155, 148);
+const C_SQ_DEPTH: Field<CmqData> = f(175, 160);
+// caps_d (`PF_CAPS_D_*`).
+const D_NUM_SRQS: Field<CmqData> = f(19, 0);
+const D_RQWQE_HOP_NUM: Field<CmqData> = f(21, 20);
+const D_EX_SGE_HOP_NUM: Field<CmqData> = f(23, 22);
+const D_SQWQE_HOP_NUM: Field<CmqData> = f(25, 24);
+const D_CONG_CAP: Field<CmqData> = f(29, 26);
+const D_SRQ_DEPTH: Field<CmqData> = f(47, 32);
+const D_CAP_FLAGS_EX: Field<CmqData> = f(63, 48);
+const D_CEQ_DEPTH: Field<CmqData> = f(85, 64);
+const D_NUM_CEQS: Field<CmqData> = f(95, 86);
+const D_AEQ_DEPTH: Field<CmqData> = f(117, 96);
+const D_DEFAULT_ALG: Field<CmqData> = f(127, 122);
+const D_RSV_PDS: Field<CmqData> = f(147, 128);
+const D_NUM_UARS: Field<CmqData> = f(155, 148);
+const D_RSV_QPS: Field<CmqData> = f(179, 160);
+const D_RSV_UARS: Field<CmqData> = f(187, 180);
+// caps_e (`PF_CAPS_E_*`).
+const E_RSV_MRWS: Field<CmqData> = f(19, 0);
+const E_CHUNK_SIZE_SHIFT: Field<CmqData> = f(31, 20);
+const E_RSV_CQS: Field<CmqData> = f(51, 32);
+const E_RSV_XRCDS: Field<CmqData> = f(63, 52);
+const E_RSV_SRQS: Field<CmqData> = f(83, 64);
+const E_RSV_LKEYS: Field<CmqData> = f(115, 96);
+// caps_f.
+const F_MAX_ACK_REQ_MSG_LEN: Field<CmqData> = f(31, 0);
+// QUERY_PF_RES (`FUNC_RES_*`).
+const RES_A_QPC_BT_NUM: Field<CmqData> = f(59, 48);
+const RES_A_SRQC_BT_NUM: Field<CmqData> = f(89, 80);
+const RES_A_CQC_BT_NUM: Field<CmqData> = f(121, 112);
+const RES_A_MPT_BT_NUM: Field<CmqData> = f(153, 144);
+const RES_A_EQC_BT_NUM: Field<CmqData> = f(185, 176);
+const RES_B_SMAC_NUM: Field<CmqData> = f(48, 40);
+const RES_B_SGID_NUM: Field<CmqData> = f(80, 72);
+const RES_B_QID_NUM: Field<CmqData> = f(122, 112);
+const RES_B_SCCC_BT_NUM: Field<CmqData> = f(145, 137);
+const RES_B_GMV_BT_NUM: Field<CmqData> = f(176, 168);
+// QUERY_PF_TIMER_RES.
+const TIMER_QPC_ITEM_NUM: Field<CmqData> = f(60, 48);
+const TIMER_CQC_ITEM_NUM: Field<CmqData> = f(91, 80);
+
+/// Shift of the extended capability flags (`HNS_ROCE_CAP_FLAGS_EX_SHIFT`).
+pub const CAP_FLAGS_EX_SHIFT: u32 = 12;
+/// Page sizes assumed when the firmware does not list the kernel's
+/// (`HNS_ROCE_V2_PAGE_SIZE_SUPPORTED`).
+pub const PAGE_SIZE_SUPPORTED: u32 = 0x0fff_f000;
+
+/// Why the answer could not be decoded.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CapsError {
+    /// Fewer descriptors than the command has.
+    TooFewDescriptors,
+    /// A count the driver divides by, or shifts by, is out of range.
+    BadValue(&'static str),
+}
+
+/// The capabilities the driver works with (`struct hns_roce_caps`, the
+/// part filled from firmware queries).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[allow(missing_docs)]
+pub struct Caps {
+    pub local_ca_ack_delay: u32,
+    pub max_sq_sg: u32,
+    pub max_sq_inline: u32,
+    pub max_rq_sg: u32,
+    pub max_srq_sges: u32,
+    pub num_aeq_vectors: u32,
+    pub num_other_vectors: u32,
+    pub max_sq_desc_sz: u32,
+    pub max_rq_desc_sz: u32,
+    pub cqe_sz: u32,
+    pub mtpt_entry_sz: u32,
+    pub irrl_entry_sz: u32,
+    pub trrl_entry_sz: u32,
+    pub cqc_entry_sz: u32,
+    pub srqc_entry_sz: u32,
+    pub idx_entry_sz: u32,
+    pub sccc_sz: u32,
+    pub max_mtu: u32,
+    pub qpc_sz: u32,
+    pub min_cqes: u32,
+    pub min_wqes: u32,
+    pub page_size_cap: u32,
+    pub pkey_table_len: u32,
+    pub phy_num_uars: u32,
+    pub ctx_hop_num: u32,
+    pub pbl_hop_num: u32,
+    pub num_pds: u32,
+    pub flags: u32,
+    pub num_cqs: u32,
+    pub gid_table_len: u32,
+    pub max_cqes: u32,
+    pub num_xrcds: u32,
+    pub num_mtpts: u32,
+    pub num_qps: u32,
+    pub max_qp_init_rdma: u32,
+    pub max_qp_dest_rdma: u32,
+    pub max_wqes: u32,
+    pub num_srqs: u32,
+    pub wqe_rq_hop_num: u32,
+    pub wqe_sge_hop_num: u32,
+    pub wqe_sq_hop_num: u32,
+    pub cong_cap: u32,
+    pub max_srq_wrs: u32,
+    pub ceqe_depth: u32,
+    pub num_comp_vectors: u32,
+    pub aeqe_depth: u32,
+    pub default_cong_type: u32,
+    pub reserved_pds: u32,
+    pub num_uars: u32,
+    pub reserved_qps: u32,
+    pub reserved_uars: u32,
+    pub reserved_mrws: u32,
+    pub chunk_sz: u32,
+    pub reserved_cqs: u32,
+    pub reserved_xrcds: u32,
+    pub reserved_srqs: u32,
+    pub reserved_lkey: u32,
+    pub max_ack_req_msg_len: u32,
+    pub qpc_bt_num: u32,
+    pub srqc_bt_num: u32,
+    pub cqc_bt_num: u32,
+    pub mpt_bt_num: u32,
+    pub eqc_bt_num: u32,
+    pub smac_bt_num: u32,
+    pub sgid_bt_num: u32,
+    pub sl_num: u32,
+    pub sccc_bt_num: u32,
+    pub gmv_bt_num: u32,
+    pub qpc_timer_bt_num: u32,
+    pub cqc_timer_bt_num: u32,
+}
+
+/// `1 << v`, refusing shifts that do not fit in 32 bits.
+fn pow2(v: u32, what: &'static str) -> Result<u32, CapsError> {
+    1u32.checked_shl(v).ok_or(CapsError::BadValue(what))
+}
+
+/// The next power of two (`roundup_pow_of_two`; 0 stays 0 here, where the C
+/// macro would be undefined).
+fn roundup_pow2(v: u32) -> u32 {
+    if v == 0 {
+        0
+    } else {
+        v.checked_next_power_of_two().unwrap_or(1 << 31)
+    }
+}
+
+/// Decodes the QUERY_PF_CAPS_NUM answer of a PF (5 descriptors on HIP08,
+/// 6 from HIP09 on). `page_size` is the kernel's `PAGE_SIZE`.
+pub fn parse_pf_caps(d: &[Desc], page_size: u32) -> Result<Caps, CapsError> {
+    let [a, b, c, dd, e, rest @ ..] = d else {
+        return Err(CapsError::TooFewDescriptors);
+    };
+    let mut caps = Caps {
+        local_ca_ack_delay: a.get(A_LOCAL_CA_ACK_DELAY),
+        max_sq_sg: a.get(A_MAX_SQ_SG),
+        max_sq_inline: a.get(A_MAX_SQ_INLINE),
+        max_rq_sg: roundup_pow2(a.get(A_MAX_RQ_SG)),
+        max_srq_sges: roundup_pow2(a.get(A_MAX_SRQ_SGES)),
+        num_aeq_vectors: a.get(A_NUM_AEQ_VECTORS),
+        num_other_vectors: a.get(A_NUM_OTHER_VECTORS),
+        max_sq_desc_sz: a.get(A_MAX_SQ_DESC_SZ),
+        max_rq_desc_sz: a.get(A_MAX_RQ_DESC_SZ),
+        cqe_sz: a.get(A_CQE_SZ),
+        mtpt_entry_sz: b.get(B_MTPT_ENTRY_SZ),
+        irrl_entry_sz: b.get(B_IRRL_ENTRY_SZ),
+        trrl_entry_sz: b.get(B_TRRL_ENTRY_SZ),
+        cqc_entry_sz: b.get(B_CQC_ENTRY_SZ),
+        srqc_entry_sz: b.get(B_SRQC_ENTRY_SZ),
+        idx_entry_sz: b.get(B_IDX_ENTRY_SZ),
+        sccc_sz: b.get(B_SCCC_SZ),
+        max_mtu: b.get(B_MAX_MTU),
+        qpc_sz: b.get(B_QPC_SZ),
+        min_cqes: b.get(B_MIN_CQES),
+        min_wqes: b.get(B_MIN_WQES),
+        page_size_cap: b.get(B_PAGE_SIZE_CAP),
+        pkey_table_len: b.get(B_PKEY_TABLE_LEN),
+        phy_num_uars: b.get(B_PHY_NUM_UARS),
+        ctx_hop_num: b.get(B_CTX_HOP_NUM),
+        pbl_hop_num: b.get(B_PBL_HOP_NUM),
+        num_pds: pow2(c.get(C_NUM_PDS), "NUM_PDS")?,
+        flags: c.get(C_CAP_FLAGS) | dd.get(D_CAP_FLAGS_EX) << CAP_FLAGS_EX_SHIFT,
+        num_cqs: pow2(c.get(C_NUM_CQS), "NUM_CQS")?,
+        gid_table_len: c.get(C_MAX_GID),
+        max_cqes: pow2(c.get(C_CQ_DEPTH), "CQ_DEPTH")?,
+        num_xrcds: pow2(c.get(C_NUM_XRCDS), "NUM_XRCDS")?,
+        num_mtpts: pow2(c.get(C_NUM_MRWS), "NUM_MRWS")?,
+        num_qps: pow2(c.get(C_NUM_QPS), "NUM_QPS")?,
+        max_qp_init_rdma: c.get(C_MAX_ORD),
+        max_qp_dest_rdma: c.get(C_MAX_ORD),
+        max_wqes: pow2(c.get(C_SQ_DEPTH), "SQ_DEPTH")?,
+        num_srqs: pow2(dd.get(D_NUM_SRQS), "NUM_SRQS")?,
+        wqe_rq_hop_num: dd.get(D_RQWQE_HOP_NUM),
+        wqe_sge_hop_num: dd.get(D_EX_SGE_HOP_NUM),
+        wqe_sq_hop_num: dd.get(D_SQWQE_HOP_NUM),
+        cong_cap: dd.get(D_CONG_CAP),
+        max_srq_wrs: pow2(dd.get(D_SRQ_DEPTH), "SRQ_DEPTH")?,
+        ceqe_depth: pow2(dd.get(D_CEQ_DEPTH), "CEQ_DEPTH")?,
+        num_comp_vectors: dd.get(D_NUM_CEQS),
+        aeqe_depth: pow2(dd.get(D_AEQ_DEPTH), "AEQ_DEPTH")?,
+        default_cong_type: dd.get(D_DEFAULT_ALG),
+        reserved_pds: dd.get(D_RSV_PDS),
+        num_uars: pow2(dd.get(D_NUM_UARS), "NUM_UARS")?,
+        reserved_qps: dd.get(D_RSV_QPS),
+        reserved_uars: dd.get(D_RSV_UARS),
+        reserved_mrws: e.get(E_RSV_MRWS),
+        chunk_sz: pow2(e.get(E_CHUNK_SIZE_SHIFT), "CHUNK_SIZE_SHIFT")?,
+        reserved_cqs: e.get(E_RSV_CQS),
+        reserved_xrcds: e.get(E_RSV_XRCDS),
+        reserved_srqs: e.get(E_RSV_SRQS),
+        reserved_lkey: e.get(E_RSV_LKEYS),
+        max_ack_req_msg_len: rest.first().map_or(0, |x| x.get(F_MAX_ACK_REQ_MSG_LEN)),
+        ..Caps::default()
+    };
+    if caps.page_size_cap & page_size == 0 {
+        caps.page_size_cap = PAGE_SIZE_SUPPORTED;
+    }
+    Ok(caps)
+}
+
+/// Adds the QUERY_PF_RES answer, shared among `func_num` functions.
+pub fn apply_pf_res(caps: &mut Caps, d: &[Desc], func_num: u32) -> Result<(), CapsError> {
+    let [a, b, ..] = d else {
+        return Err(CapsError::TooFewDescriptors);
+    };
+    if func_num == 0 {
+        return Err(CapsError::BadValue("func_num"));
+    }
+    caps.qpc_bt_num = a.get(RES_A_QPC_BT_NUM) / func_num;
+    caps.srqc_bt_num = a.get(RES_A_SRQC_BT_NUM) / func_num;
+    caps.cqc_bt_num = a.get(RES_A_CQC_BT_NUM) / func_num;
+    caps.mpt_bt_num = a.get(RES_A_MPT_BT_NUM) / func_num;
+    caps.eqc_bt_num = a.get(RES_A_EQC_BT_NUM) / func_num;
+    caps.smac_bt_num = b.get(RES_B_SMAC_NUM) / func_num;
+    caps.sgid_bt_num = b.get(RES_B_SGID_NUM) / func_num;
+    caps.sccc_bt_num = b.get(RES_B_SCCC_BT_NUM) / func_num;
+    caps.sl_num = b.get(RES_B_QID_NUM) / func_num;
+    caps.gmv_bt_num = b.get(RES_B_GMV_BT_NUM) / func_num;
+    Ok(())
+}
+
+/// Adds the QUERY_PF_TIMER_RES answer.
+pub fn apply_timer_res(caps: &mut Caps, d: &Desc) {
+    caps.qpc_timer_bt_num = d.get(TIMER_QPC_ITEM_NUM);
+    caps.cqc_timer_bt_num = d.get(TIMER_CQC_ITEM_NUM);
+}
