@@ -37,12 +37,18 @@ pub mod op {
     pub const CFG_GLOBAL_PARAM: u16 = 0x8001;
     /// PF resources (BT numbers, queues).
     pub const QUERY_PF_RES: u16 = 0x8400;
+    /// Give a function its share of the resources.
+    pub const ALLOC_VF_RES: u16 = 0x8401;
     /// PF timer resources.
     pub const QUERY_PF_TIMER_RES: u16 = 0x8406;
     /// Number of functions (HIP09).
     pub const QUERY_FUNC_INFO: u16 = 0x8407;
     /// PF capabilities.
     pub const QUERY_PF_CAPS_NUM: u16 = 0x8408;
+    /// Context entry sizes (HIP09).
+    pub const CFG_ENTRY_SIZE: u16 = 0x8409;
+    /// Page sizes and hops of the context tables.
+    pub const CFG_BT_ATTR: u16 = 0x8506;
     /// Function clear.
     pub const FUNC_CLEAR: u16 = 0x8508;
 }

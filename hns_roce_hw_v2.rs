@@ -2,14 +2,18 @@
 
 //! HIP08/HIP09 backend: the firmware conversation of bring-up.
 //!
-//! So far: command queue set-up, the profile queries of `hns_roce_v2_profile`
-//! up to the PF timer resources (same commands, same order, same payloads
-//! as the C driver), and the function clear that leaves the engine clean.
+//! So far: command queue set-up, the whole `hns_roce_v2_profile` of a PF
+//! (queries, derived caps and HEM page sizes, ALLOC_VF_RES, CFG_BT_ATTR,
+//! CFG_ENTRY_SIZE: same commands, order and payloads as the C driver), and
+//! the function clear that leaves the engine clean.
 
 use crate::cmdq::{Cmq, CmqError};
 use crate::cmq_desc::{flag, op, CmqData, Desc};
 use crate::field::Field;
-use crate::hw_v2_caps::{apply_pf_res, apply_timer_res, parse_pf_caps, Caps, CapsError};
+use crate::hw_v2_caps::{
+    alloc_vf_res_cmd, apply_func_caps, apply_pf_res, apply_timer_res, entry_size_cmd,
+    parse_pf_caps, set_bt_cmd, Caps, CapsError, EntrySize,
+};
 use crate::rdma::{Hnae3Handle, Regs};
 use kernel::{
     prelude::*,
@@ -158,6 +162,47 @@ fn profile(h: &Hnae3Handle, cmq: &mut Cmq, regs: Regs<'_>, revision: u8) -> Resu
     let mut d = [Desc::new(op::QUERY_PF_TIMER_RES, true)];
     send(h, cmq, regs, &mut d)?;
     apply_timer_res(&mut caps, &d[0]);
+
+    // CAST: PAGE_SIZE and PAGE_SHIFT are small.
+    let page_size = kernel::page::PAGE_SIZE as u32;
+    apply_func_caps(&mut caps, !hip08, func_num, h.num_vectors(), page_size);
+    for vf in 0..func_num {
+        let mut d = alloc_vf_res_cmd(&caps, vf, !hip08);
+        send(h, cmq, regs, &mut d).inspect_err(|e| {
+            dev_err!(
+                h.device(),
+                "failed to config vf-{} hem res, ret = {}.\n",
+                vf,
+                e.to_errno()
+            )
+        })?;
+    }
+    let mut d = [set_bt_cmd(&caps, kernel::page::PAGE_SHIFT as u32 - 12)];
+    send(h, cmq, regs, &mut d).inspect_err(|e| {
+        dev_err!(
+            h.device(),
+            "failed to config BA table, ret = {}.\n",
+            e.to_errno()
+        )
+    })?;
+    if !hip08 {
+        let mut d = [entry_size_cmd(EntrySize::Qpc, caps.qpc_sz)];
+        send(h, cmq, regs, &mut d).inspect_err(|e| {
+            dev_err!(
+                h.device(),
+                "failed to cfg qpc sz, ret = {}.\n",
+                e.to_errno()
+            )
+        })?;
+        let mut d = [entry_size_cmd(EntrySize::Sccc, caps.sccc_sz)];
+        send(h, cmq, regs, &mut d).inspect_err(|e| {
+            dev_err!(
+                h.device(),
+                "failed to cfg sccc sz, ret = {}.\n",
+                e.to_errno()
+            )
+        })?;
+    }
 
     Ok(Profile {
         hw_rev,

@@ -15,6 +15,7 @@ use kernel::prelude::*;
 mod cmdq;
 pub mod cmq_desc;
 pub mod field;
+pub mod hem;
 mod hns_roce_hw_v2;
 pub mod hw_v2_caps;
 pub mod hw_v2_fields;

@@ -5,8 +5,9 @@
 //! derivations as the C driver's `hns_roce_query_caps`, `load_func_res_caps`
 //! and `load_pf_timer_res_caps`.
 
-use crate::cmq_desc::{CmqData, Desc};
+use crate::cmq_desc::{flag, op, CmqData, Desc};
 use crate::field::Field;
+use crate::hem::{calc_pg_sz, hw_hopnum, HemType, PgSz, HOP_NUM_0};
 
 /// Shorthand for a payload field.
 const fn f(h: u32, l: u32) -> Field<CmqData> {
@@ -21,15 +22,15 @@ const A_MAX_RQ_SG: Field<CmqData> = f(63, 48);
 const A_MAX_SRQ_SGES: Field<CmqData> = f(143, 128);
 const A_NUM_AEQ_VECTORS: Field<CmqData> = f(151, 144);
 const A_NUM_OTHER_VECTORS: Field<CmqData> = f(159, 152);
-const A_MAX_SQ_DESC_SZ: Field<CmqData> = f(167, 160);
+const A_MAX_SQ_DESC_SZ: Field<CmqData> = RES_B_GMV_BT_IDX;
 const A_MAX_RQ_DESC_SZ: Field<CmqData> = f(175, 168);
 const A_CQE_SZ: Field<CmqData> = f(191, 184);
 // caps_b.
-const B_MTPT_ENTRY_SZ: Field<CmqData> = f(7, 0);
+const B_MTPT_ENTRY_SZ: Field<CmqData> = RES_A_VF_ID;
 const B_IRRL_ENTRY_SZ: Field<CmqData> = f(15, 8);
 const B_TRRL_ENTRY_SZ: Field<CmqData> = f(23, 16);
 const B_CQC_ENTRY_SZ: Field<CmqData> = f(31, 24);
-const B_SRQC_ENTRY_SZ: Field<CmqData> = f(39, 32);
+const B_SRQC_ENTRY_SZ: Field<CmqData> = RES_B_SMAC_IDX;
 const B_IDX_ENTRY_SZ: Field<CmqData> = f(47, 40);
 const B_SCCC_SZ: Field<CmqData> = f(55, 48);
 const B_MAX_MTU: Field<CmqData> = f(63, 56);
@@ -37,7 +38,7 @@ const B_QPC_SZ: Field<CmqData> = f(79, 64);
 const B_MIN_CQES: Field<CmqData> = f(119, 112);
 const B_MIN_WQES: Field<CmqData> = f(127, 120);
 const B_PAGE_SIZE_CAP: Field<CmqData> = f(159, 128);
-const B_PKEY_TABLE_LEN: Field<CmqData> = f(167, 160);
+const B_PKEY_TABLE_LEN: Field<CmqData> = RES_B_GMV_BT_IDX;
 const B_PHY_NUM_UARS: Field<CmqData> = f(175, 168);
 const B_CTX_HOP_NUM: Field<CmqData> = f(183, 176);
 const B_PBL_HOP_NUM: Field<CmqData> = f(191, 184);
@@ -76,7 +77,7 @@ const E_RSV_XRCDS: Field<CmqData> = f(63, 52);
 const E_RSV_SRQS: Field<CmqData> = f(83, 64);
 const E_RSV_LKEYS: Field<CmqData> = f(115, 96);
 // caps_f.
-const F_MAX_ACK_REQ_MSG_LEN: Field<CmqData> = f(31, 0);
+const F_MAX_ACK_REQ_MSG_LEN: Field<CmqData> = ENTRY_SIZE_TYPE;
 // QUERY_PF_RES (`FUNC_RES_*`).
 const RES_A_QPC_BT_NUM: Field<CmqData> = f(59, 48);
 const RES_A_SRQC_BT_NUM: Field<CmqData> = f(89, 80);
@@ -88,6 +89,30 @@ const RES_B_SGID_NUM: Field<CmqData> = f(80, 72);
 const RES_B_QID_NUM: Field<CmqData> = f(122, 112);
 const RES_B_SCCC_BT_NUM: Field<CmqData> = f(145, 137);
 const RES_B_GMV_BT_NUM: Field<CmqData> = f(176, 168);
+const RES_A_VF_ID: Field<CmqData> = f(7, 0);
+const RES_A_QPC_BT_IDX: Field<CmqData> = f(42, 32);
+const RES_A_SRQC_BT_IDX: Field<CmqData> = f(72, 64);
+const RES_A_CQC_BT_IDX: Field<CmqData> = f(104, 96);
+const RES_A_MPT_BT_IDX: Field<CmqData> = f(136, 128);
+const RES_A_EQC_BT_IDX: Field<CmqData> = f(168, 160);
+const RES_V_QID_NUM: Field<CmqData> = f(115, 112);
+const RES_B_QID_IDX: Field<CmqData> = f(105, 96);
+const RES_B_SCCC_BT_IDX: Field<CmqData> = f(136, 128);
+const RES_V_GMV_BT_NUM: Field<CmqData> = f(184, 176);
+const RES_B_GMV_BT_IDX: Field<CmqData> = f(167, 160);
+const RES_B_SGID_IDX: Field<CmqData> = f(71, 64);
+const RES_B_SMAC_IDX: Field<CmqData> = f(39, 32);
+// CFG_ENTRY_SIZE.
+const ENTRY_SIZE_TYPE: Field<CmqData> = f(31, 0);
+const ENTRY_SIZE_VALUE: Field<CmqData> = f(191, 160);
+// CFG_BT_ATTR: (BA_PGSZ, BUF_PGSZ, HOPNUM) for QPC, SRQC, CQC, MPT, SCCC.
+const BT_ATTR: [(Field<CmqData>, Field<CmqData>, Field<CmqData>); 5] = [
+    (f(3, 0), f(7, 4), f(9, 8)),
+    (f(35, 32), f(39, 36), f(41, 40)),
+    (f(67, 64), f(71, 68), f(73, 72)),
+    (f(99, 96), f(103, 100), f(105, 104)),
+    (f(131, 128), f(135, 132), f(137, 136)),
+];
 // QUERY_PF_TIMER_RES.
 const TIMER_QPC_ITEM_NUM: Field<CmqData> = f(60, 48);
 const TIMER_CQC_ITEM_NUM: Field<CmqData> = f(91, 80);
@@ -182,6 +207,38 @@ pub struct Caps {
     pub gmv_bt_num: u32,
     pub qpc_timer_bt_num: u32,
     pub cqc_timer_bt_num: u32,
+    // Derived by `apply_func_caps`.
+    pub qpc_hop_num: u32,
+    pub sccc_hop_num: u32,
+    pub srqc_hop_num: u32,
+    pub cqc_hop_num: u32,
+    pub mpt_hop_num: u32,
+    pub mtt_hop_num: u32,
+    pub cqe_hop_num: u32,
+    pub srqwqe_hop_num: u32,
+    pub idx_hop_num: u32,
+    pub qpc_timer_hop_num: u32,
+    pub cqc_timer_hop_num: u32,
+    pub gmv_hop_num: u32,
+    pub eqe_hop_num: u32,
+    pub qpc_timer_entry_sz: u32,
+    pub cqc_timer_entry_sz: u32,
+    pub mtt_entry_sz: u32,
+    pub gmv_entry_sz: u32,
+    pub gmv_entry_num: u32,
+    pub num_srqwqe_segs: u32,
+    pub num_idx_segs: u32,
+    pub ceqe_size: u32,
+    pub aeqe_size: u32,
+    pub qpc_pg: PgSz,
+    pub sccc_pg: PgSz,
+    pub cqc_pg: PgSz,
+    pub cqe_pg: PgSz,
+    pub mpt_pg: PgSz,
+    pub pbl_pg: PgSz,
+    pub srqc_pg: PgSz,
+    pub srqwqe_pg: PgSz,
+    pub idx_pg: PgSz,
 }
 
 /// `1 << v`, refusing shifts that do not fit in 32 bits.
@@ -266,6 +323,17 @@ pub fn parse_pf_caps(d: &[Desc], page_size: u32) -> Result<Caps, CapsError> {
         max_ack_req_msg_len: rest.first().map_or(0, |x| x.get(F_MAX_ACK_REQ_MSG_LEN)),
         ..Caps::default()
     };
+    let ctx_hop = caps.ctx_hop_num;
+    let pbl_hop = caps.pbl_hop_num;
+    caps.qpc_hop_num = ctx_hop;
+    caps.sccc_hop_num = ctx_hop;
+    caps.srqc_hop_num = ctx_hop;
+    caps.cqc_hop_num = ctx_hop;
+    caps.mpt_hop_num = ctx_hop;
+    caps.mtt_hop_num = pbl_hop;
+    caps.cqe_hop_num = pbl_hop;
+    caps.srqwqe_hop_num = pbl_hop;
+    caps.idx_hop_num = pbl_hop;
     if caps.page_size_cap & page_size == 0 {
         caps.page_size_cap = PAGE_SIZE_SUPPORTED;
     }
@@ -297,4 +365,214 @@ pub fn apply_pf_res(caps: &mut Caps, d: &[Desc], func_num: u32) -> Result<(), Ca
 pub fn apply_timer_res(caps: &mut Caps, d: &Desc) {
     caps.qpc_timer_bt_num = d.get(TIMER_QPC_ITEM_NUM);
     caps.cqc_timer_bt_num = d.get(TIMER_CQC_ITEM_NUM);
+}
+
+/// Capability flag: SRQs.
+pub const CAP_FLAG_SRQ: u32 = 1 << 5;
+/// Capability flag: QP flow control (SCC contexts).
+pub const CAP_FLAG_QP_FLOW_CTRL: u32 = 1 << 9;
+/// MTT entry size (`HNS_ROCE_V2_MTT_ENTRY_SZ`).
+const MTT_ENTRY_SZ: u32 = 64;
+/// Starting hop number of MR PBLs (`HNS_ROCE_PBL_HOP_NUM`).
+const PBL_HOP_NUM: u32 = 2;
+/// SRQ WQE and index segments (`HNS_ROCE_V2_MAX_SRQWQE_SEGS`, `..._IDX_SEGS`).
+const MAX_SEGS: u32 = 0x100_0000;
+/// Hardware page size.
+const HW_PAGE_SIZE: u32 = 4096;
+/// Largest useful GID table (sgid_index is a u8).
+const MAX_GID_TBL_LEN: u32 = 256;
+/// MR PBL BT pages of 16 KiB (`HNS_ROCE_BA_PG_SZ_SUPPORTED_16K`).
+const PBL_BA_PG_SZ_16K: u32 = 2;
+
+/// Fills in what the driver derives rather than reads (`apply_func_caps`
+/// and `set_hem_page_size`): entry sizes, HIP09 overrides, hop numbers and
+/// the page sizes of every HEM table. `num_vectors` is the handle's MSI-X
+/// count, `page_size` the kernel's.
+pub fn apply_func_caps(
+    caps: &mut Caps,
+    hip09: bool,
+    func_num: u32,
+    num_vectors: u32,
+    page_size: u32,
+) {
+    caps.qpc_timer_entry_sz = page_size;
+    caps.cqc_timer_entry_sz = page_size;
+    caps.mtt_entry_sz = MTT_ENTRY_SZ;
+    caps.pbl_hop_num = PBL_HOP_NUM;
+    caps.qpc_timer_hop_num = HOP_NUM_0;
+    caps.cqc_timer_hop_num = HOP_NUM_0;
+    caps.num_srqwqe_segs = MAX_SEGS;
+    caps.num_idx_segs = MAX_SEGS;
+    if caps.num_comp_vectors == 0 {
+        // One AEQ and one abnormal vector besides the CEQs.
+        caps.num_comp_vectors = caps
+            .eqc_bt_num
+            .saturating_sub(1)
+            .min(num_vectors.saturating_sub(2));
+    }
+    if hip09 {
+        caps.eqe_hop_num = 1;
+        caps.ceqe_size = 64;
+        caps.aeqe_size = 64;
+        caps.qpc_sz = 512;
+        caps.cqe_sz = 64;
+        caps.sccc_sz = 64;
+        caps.gmv_entry_sz = 32;
+        caps.gmv_hop_num = HOP_NUM_0;
+        let per_page = HW_PAGE_SIZE / caps.gmv_entry_sz;
+        caps.gid_table_len = MAX_GID_TBL_LEN.min(caps.gmv_bt_num.saturating_mul(per_page));
+        caps.gmv_entry_num = caps.gmv_bt_num.saturating_mul(per_page);
+    } else {
+        caps.eqe_hop_num = 2;
+        caps.ceqe_size = 4;
+        caps.aeqe_size = 16;
+        caps.gid_table_len /= func_num.max(1);
+    }
+    set_hem_page_size(caps, u64::from(page_size));
+}
+
+/// `calc_pg_sz`, keeping `old` for hop numbers it rejects (the C driver
+/// zeroes both before the switch and returns early).
+fn pg(n: u32, sz: u32, hop: u32, bt: u32, page: u64, ty: HemType) -> PgSz {
+    calc_pg_sz(n, sz, hop, bt, page, ty).unwrap_or_default()
+}
+
+fn set_hem_page_size(c: &mut Caps, page: u64) {
+    c.mpt_pg = pg(
+        c.num_mtpts,
+        c.mtpt_entry_sz,
+        c.mpt_hop_num,
+        c.mpt_bt_num,
+        page,
+        HemType::Mtpt,
+    );
+    c.pbl_pg = PgSz {
+        buf: 0,
+        ba: PBL_BA_PG_SZ_16K,
+    };
+    c.qpc_pg = pg(
+        c.num_qps,
+        c.qpc_sz,
+        c.qpc_hop_num,
+        c.qpc_bt_num,
+        page,
+        HemType::Qpc,
+    );
+    c.sccc_pg = if c.flags & CAP_FLAG_QP_FLOW_CTRL != 0 {
+        pg(
+            c.num_qps,
+            c.sccc_sz,
+            c.sccc_hop_num,
+            c.sccc_bt_num,
+            page,
+            HemType::Sccc,
+        )
+    } else {
+        PgSz::default()
+    };
+    c.cqc_pg = pg(
+        c.num_cqs,
+        c.cqc_entry_sz,
+        c.cqc_hop_num,
+        c.cqc_bt_num,
+        page,
+        HemType::Cqc,
+    );
+    c.cqe_pg = pg(c.max_cqes, c.cqe_sz, c.cqe_hop_num, 1, page, HemType::Cqe);
+    if c.flags & CAP_FLAG_SRQ != 0 {
+        c.srqc_pg = pg(
+            c.num_srqs,
+            c.srqc_entry_sz,
+            c.srqc_hop_num,
+            c.srqc_bt_num,
+            page,
+            HemType::Srqc,
+        );
+        c.srqwqe_pg = pg(
+            c.num_srqwqe_segs,
+            c.mtt_entry_sz,
+            c.srqwqe_hop_num,
+            1,
+            page,
+            HemType::SrqWqe,
+        );
+        c.idx_pg = pg(
+            c.num_idx_segs,
+            c.idx_entry_sz,
+            c.idx_hop_num,
+            1,
+            page,
+            HemType::Idx,
+        );
+    }
+}
+
+/// ALLOC_VF_RES for function `vf` (`config_vf_hem_resource`).
+pub fn alloc_vf_res_cmd(c: &Caps, vf: u32, hip09: bool) -> [Desc; 2] {
+    let mut a = Desc::new(op::ALLOC_VF_RES, false);
+    a.flag |= flag::NEXT;
+    let mut b = Desc::new(op::ALLOC_VF_RES, false);
+    let (ra, rb) = (&mut a.data, &mut b.data);
+    ra.write(RES_A_VF_ID, vf);
+    ra.write(RES_A_QPC_BT_NUM, c.qpc_bt_num);
+    ra.write(RES_A_QPC_BT_IDX, vf * c.qpc_bt_num);
+    ra.write(RES_A_SRQC_BT_NUM, c.srqc_bt_num);
+    ra.write(RES_A_SRQC_BT_IDX, vf * c.srqc_bt_num);
+    ra.write(RES_A_CQC_BT_NUM, c.cqc_bt_num);
+    ra.write(RES_A_CQC_BT_IDX, vf * c.cqc_bt_num);
+    ra.write(RES_A_MPT_BT_NUM, c.mpt_bt_num);
+    ra.write(RES_A_MPT_BT_IDX, vf * c.mpt_bt_num);
+    ra.write(RES_A_EQC_BT_NUM, c.eqc_bt_num);
+    ra.write(RES_A_EQC_BT_IDX, vf * c.eqc_bt_num);
+    // FUNC_RES_V_QID_NUM on both revisions, as the C driver writes it.
+    rb.write(RES_V_QID_NUM, c.sl_num);
+    rb.write(RES_B_QID_IDX, vf * c.sl_num);
+    rb.write(RES_B_SCCC_BT_NUM, c.sccc_bt_num);
+    rb.write(RES_B_SCCC_BT_IDX, vf * c.sccc_bt_num);
+    if hip09 {
+        rb.write(RES_V_GMV_BT_NUM, c.gmv_bt_num);
+        rb.write(RES_B_GMV_BT_IDX, vf * c.gmv_bt_num);
+    } else {
+        rb.write(RES_B_SGID_NUM, c.sgid_bt_num);
+        rb.write(RES_B_SGID_IDX, vf * c.sgid_bt_num);
+        rb.write(RES_B_SMAC_NUM, c.smac_bt_num);
+        rb.write(RES_B_SMAC_IDX, vf * c.smac_bt_num);
+    }
+    [a, b]
+}
+
+/// CFG_BT_ATTR (`hns_roce_v2_set_bt`); `pg_shift_offset` is
+/// `PAGE_SHIFT - 12`.
+pub fn set_bt_cmd(c: &Caps, pg_shift_offset: u32) -> Desc {
+    let mut d = Desc::new(op::CFG_BT_ATTR, false);
+    let tables = [
+        (c.qpc_pg, c.qpc_hop_num, c.num_qps),
+        (c.srqc_pg, c.srqc_hop_num, c.num_srqs),
+        (c.cqc_pg, c.cqc_hop_num, c.num_cqs),
+        (c.mpt_pg, c.mpt_hop_num, c.num_mtpts),
+        (c.sccc_pg, c.sccc_hop_num, c.num_qps),
+    ];
+    for ((p, hop, count), (ba, buf, hopf)) in tables.into_iter().zip(BT_ATTR) {
+        d.data.write(ba, p.ba + pg_shift_offset);
+        d.data.write(buf, p.buf + pg_shift_offset);
+        d.data.write(hopf, hw_hopnum(hop, count));
+    }
+    d
+}
+
+/// What CFG_ENTRY_SIZE configures.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EntrySize {
+    /// QP context size.
+    Qpc = 1,
+    /// SCC context size.
+    Sccc = 2,
+}
+
+/// CFG_ENTRY_SIZE (`config_hem_entry_size`).
+pub fn entry_size_cmd(ty: EntrySize, value: u32) -> Desc {
+    let mut d = Desc::new(op::CFG_ENTRY_SIZE, false);
+    d.data.write(ENTRY_SIZE_TYPE, ty as u32);
+    d.data.write(ENTRY_SIZE_VALUE, value);
+    d
 }

@@ -99,6 +99,14 @@ impl Hnae3Handle {
         unsafe { self.device().as_bound() }
     }
 
+    /// MSI-X vectors the ae_dev driver set aside for RoCE.
+    pub(crate) fn num_vectors(&self) -> u32 {
+        // SAFETY: as in `registers`.
+        let n = unsafe { (*self.0.get()).__bindgen_anon_1.rinfo.as_ref().num_vectors };
+        // CAST: a small non-negative count.
+        n.max(0) as u32
+    }
+
     /// The register window the ae_dev driver mapped for us.
     pub(crate) fn registers(&self) -> Result<Regs<'_>> {
         // SAFETY: the handle is valid (type invariant); for a RoCE client

@@ -6,8 +6,8 @@ ignored. Modes:
 
   --profile C_TRACE RS_TRACE
       The Rust driver of today runs the bring-up profile and clears the
-      function. Its trace must equal the C driver's trace up to and
-      including the QUERY_PF_TIMER_RES answer, followed by the C driver's
+      function. Its trace must equal the C driver's trace up to the first
+      mailbox (the first QUERY_MB_ST), followed by the C driver's
       FUNC_CLEAR commands.
 
   --full C_TRACE RS_TRACE
@@ -31,14 +31,10 @@ def load(path):
 
 
 def profile_expectation(c):
-    end = None
-    for i, line in enumerate(c):
-        if line.startswith("cmq < op=8406 "):
-            end = i
-            break
+    end = next((i for i, line in enumerate(c) if " op=8505 " in line), None)
     if end is None:
-        sys.exit("C trace has no QUERY_PF_TIMER_RES answer")
-    return c[: end + 1] + [l for l in c[end + 1:] if " op=8508 FUNC_CLEAR " in l]
+        sys.exit("C trace has no mailbox (QUERY_MB_ST)")
+    return c[:end] + [l for l in c[end:] if " op=8508 FUNC_CLEAR " in l]
 
 
 def main():

@@ -59,6 +59,27 @@ mod cmq {
     }
 }
 
+/// HEM page-size arithmetic.
+#[kunit_tests(hns_roce_rs_hem)]
+mod hem {
+    use crate::vectors::hem as v;
+
+    #[test]
+    fn small_tables() {
+        assert_eq!(v::check_small_tables(), Ok(()));
+    }
+
+    #[test]
+    fn growth() {
+        assert_eq!(v::check_growth(), Ok(()));
+    }
+
+    #[test]
+    fn hops() {
+        assert_eq!(v::check_hops(), Ok(()));
+    }
+}
+
 /// Harness self-test only (scripts/check.sh): a failing KUnit case must fail
 /// the run. Never part of a normal build.
 #[cfg(hns_selftest_kunit_fail)]

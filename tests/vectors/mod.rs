@@ -4,3 +4,4 @@
 
 pub mod cmq;
 pub mod field;
+pub mod hem;

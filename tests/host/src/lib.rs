@@ -14,6 +14,9 @@ pub mod hw_v2_fields;
 #[path = "../../../cmq_desc.rs"]
 pub mod cmq_desc;
 
+#[path = "../../../hem.rs"]
+pub mod hem;
+
 #[path = "../../../hw_v2_caps.rs"]
 pub mod hw_v2_caps;
 
