@@ -2,19 +2,9 @@
 
 //! Test vectors for `cmq_desc.rs`, shared by the host tests and KUnit.
 
+use super::{expect, Check};
 use crate::cmq_desc::{flag, op, retval_errno, Desc};
 use crate::field::Field;
-
-/// Result of one check.
-pub type Check = Result<(), &'static str>;
-
-fn expect(ok: bool, what: &'static str) -> Check {
-    if ok {
-        Ok(())
-    } else {
-        Err(what)
-    }
-}
 
 /// A read descriptor's wire words, written out by hand.
 pub fn check_wire_format() -> Check {

@@ -8,6 +8,7 @@
 //! positions, positions copied from the C header), never produced by the code
 //! under test.
 
+use super::{expect, Check};
 use crate::field::{Ctx, Field, Layout};
 use crate::hw_v2_fields::{cqc, mpt, qpc, Cqc, Mpt, Qpc};
 
@@ -16,17 +17,6 @@ pub struct Two;
 
 impl Layout for Two {
     const DWORDS: usize = 2;
-}
-
-/// Result of one check.
-pub type Check = Result<(), &'static str>;
-
-fn expect(ok: bool, what: &'static str) -> Check {
-    if ok {
-        Ok(())
-    } else {
-        Err(what)
-    }
 }
 
 /// Writes and reads fields of a zeroed context and compares the word images.

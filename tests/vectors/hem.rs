@@ -3,18 +3,8 @@
 //! Test vectors for `hem.rs`: page sizes worked out by hand from the C
 //! formula `ilog2(DIV_ROUND_UP(obj_num, bt_num * (page/8)^hop * page/obj))`.
 
+use super::{expect, Check};
 use crate::hem::{calc_pg_sz, hw_hopnum, HemType, PgSz, HOP_NUM_0};
-
-/// Result of one check.
-pub type Check = Result<(), &'static str>;
-
-fn expect(ok: bool, what: &'static str) -> Check {
-    if ok {
-        Ok(())
-    } else {
-        Err(what)
-    }
-}
 
 /// Tables that fit in single pages get exponent 0.
 pub fn check_small_tables() -> Check {

@@ -5,3 +5,15 @@
 pub mod cmq;
 pub mod field;
 pub mod hem;
+
+/// Result of one check: `Err` names the first expectation that failed.
+pub type Check = Result<(), &'static str>;
+
+/// `Ok` if `ok`, else `Err(what)`.
+pub fn expect(ok: bool, what: &'static str) -> Check {
+    if ok {
+        Ok(())
+    } else {
+        Err(what)
+    }
+}
