@@ -217,6 +217,9 @@ fn profile(h: &Hnae3Handle, cmq: &mut Cmq, regs: Regs<'_>, revision: u8) -> Resu
 fn function_clear(h: &Hnae3Handle, cmq: &mut Cmq, regs: Regs<'_>) {
     let mut d = [Desc::new(op::FUNC_CLEAR, false)];
     if let Err(e) = cmq.send(regs, &mut d) {
+        if e.err == EAGAIN {
+            cmq.set_fatal();
+        }
         dev_err!(
             h.device(),
             "func clear write failed, ret = {}.\n",
@@ -237,28 +240,46 @@ fn function_clear(h: &Hnae3Handle, cmq: &mut Cmq, regs: Regs<'_>) {
     dev_err!(h.device(), "func clear failed.\n");
 }
 
-/// Brings the engine up as far as this driver goes today, then clears the
-/// function again: the hardware is left as it was found.
-pub(crate) fn probe_profile(h: &Hnae3Handle, revision: u8) -> Result<Profile> {
-    let regs = h.registers()?;
-    let mut cmq = Cmq::new(h.bound_device(), regs)?;
-    let p = profile(h, &mut cmq, regs, revision);
-    if matches!(p, Err(e) if e == EAGAIN) {
-        cmq.set_fatal();
-    } else {
-        function_clear(h, &mut cmq, regs);
+/// The HIP08/HIP09 engine of one function, as far as bring-up goes today.
+pub(crate) struct HwV2 {
+    cmq: Cmq,
+    /// What the firmware reported.
+    // Read by the verbs layer once it exists (query_device and friends).
+    #[expect(dead_code)]
+    pub(crate) profile: Profile,
+}
+
+impl HwV2 {
+    /// Sets up the command queue and runs the PF profile.
+    pub(crate) fn init(h: &Hnae3Handle, revision: u8) -> Result<Self> {
+        let regs = h.registers()?;
+        let mut cmq = Cmq::new(h.bound_device(), regs)?;
+        let profile = profile(h, &mut cmq, regs, revision).inspect_err(|e| {
+            dev_err!(
+                h.device(),
+                "RoCE Engine init failed! ret = {}\n",
+                e.to_errno()
+            );
+        })?;
+        dev_info!(
+            h.device(),
+            "hw_rev {:#x}, fw {:#x}, {} function(s), {} QPs, {} CQs, {} MRs, cap flags {:#x}\n",
+            profile.hw_rev,
+            profile.fw_ver,
+            profile.func_num,
+            profile.caps.num_qps,
+            profile.caps.num_cqs,
+            profile.caps.num_mtpts,
+            profile.caps.flags
+        );
+        Ok(HwV2 { cmq, profile })
     }
-    let p = p?;
-    dev_info!(
-        h.device(),
-        "hw_rev {:#x}, fw {:#x}, {} function(s), {} QPs, {} CQs, {} MRs, cap flags {:#x}\n",
-        p.hw_rev,
-        p.fw_ver,
-        p.func_num,
-        p.caps.num_qps,
-        p.caps.num_cqs,
-        p.caps.num_mtpts,
-        p.caps.flags
-    );
-    Ok(p)
+
+    /// Leaves the engine clean when the function goes away.
+    pub(crate) fn exit(&mut self, h: &Hnae3Handle) {
+        match h.registers() {
+            Ok(regs) => function_clear(h, &mut self.cmq, regs),
+            Err(e) => dev_err!(h.device(), "no register window at exit: {}\n", e.to_errno()),
+        }
+    }
 }

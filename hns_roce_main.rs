@@ -7,8 +7,9 @@
 //! and hands each RoCE-capable function to `init_instance`.
 //!
 //! Status: bring-up in progress. For each HNS RoCE function the client sets
-//! up the command queue, runs the firmware profile queries, clears the
-//! function again and does not attach yet (no ib_device).
+//! up the command queue and runs the firmware profile, keeps that state until
+//! the function goes away and then clears the function. It registers no
+//! ib_device yet.
 
 use kernel::prelude::*;
 
@@ -98,28 +99,41 @@ fn is_roce_function(id: rdma::PciIdent) -> bool {
         })
 }
 
+/// The driver's state for one RoCE function.
+pub(crate) struct HnsRoceDev {
+    hw: hns_roce_hw_v2::HwV2,
+}
+
 impl RoceClient for HnsRoce {
-    fn init_instance(handle: &Hnae3Handle) -> Result {
+    type Instance = HnsRoceDev;
+
+    fn init_instance(handle: &Hnae3Handle) -> Result<Option<KBox<HnsRoceDev>>> {
         let id = handle.pci_ident();
         if !is_roce_function(id) {
-            return Ok(());
+            return Ok(None);
         }
-        hns_roce_hw_v2::probe_profile(handle, id.revision)?;
+        let hw = hns_roce_hw_v2::HwV2::init(handle, id.revision)?;
         dev_info!(
             handle.device(),
-            "RoCE function {:04x}:{:04x} rev {:#x}: ib_device registration not implemented yet, not attaching\n",
+            "RoCE function {:04x}:{:04x} rev {:#x}: ib_device registration not implemented yet\n",
             id.vendor,
             id.device,
             id.revision
         );
-        Ok(())
+        Ok(Some(KBox::new(HnsRoceDev { hw }, GFP_KERNEL)?))
     }
 
-    fn uninit_instance(_handle: &Hnae3Handle, _reset: bool) {}
+    fn uninit_instance(handle: &Hnae3Handle, mut inst: KBox<HnsRoceDev>, _reset: bool) {
+        inst.hw.exit(handle);
+    }
 
-    fn link_status_change(_handle: &Hnae3Handle, _up: bool) {}
+    fn link_status_change(_handle: &Hnae3Handle, _inst: Option<&HnsRoceDev>, _up: bool) {}
 
-    fn reset_notify(_handle: &Hnae3Handle, _what: ResetNotify) -> Result {
+    fn reset_notify(
+        _handle: &Hnae3Handle,
+        _inst: Option<&HnsRoceDev>,
+        _what: ResetNotify,
+    ) -> Result {
         Ok(())
     }
 }

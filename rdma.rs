@@ -152,15 +152,41 @@ impl ResetNotify {
 }
 
 /// The driver side of an hnae3 RoCE client.
+///
+/// The per-function state the driver returns from `init_instance` is kept
+/// by this layer in the handle's `priv` and handed back on the other calls;
+/// the driver never touches `priv` itself.
 pub(crate) trait RoceClient {
-    /// A RoCE-capable function appeared.
-    fn init_instance(handle: &Hnae3Handle) -> Result;
+    /// Per-function state.
+    type Instance: Send + Sync;
+    /// A function appeared: `Ok(None)` declines it (not a RoCE function
+    /// this driver handles), `Ok(Some(_))` attaches.
+    fn init_instance(handle: &Hnae3Handle) -> Result<Option<KBox<Self::Instance>>>;
     /// The function goes away (`reset` is set when it is being reset).
-    fn uninit_instance(handle: &Hnae3Handle, reset: bool);
+    fn uninit_instance(handle: &Hnae3Handle, inst: KBox<Self::Instance>, reset: bool);
     /// The port link went up or down.
-    fn link_status_change(handle: &Hnae3Handle, up: bool);
+    fn link_status_change(handle: &Hnae3Handle, inst: Option<&Self::Instance>, up: bool);
     /// A step of the function reset sequence.
-    fn reset_notify(handle: &Hnae3Handle, what: ResetNotify) -> Result;
+    fn reset_notify(
+        handle: &Hnae3Handle,
+        inst: Option<&Self::Instance>,
+        what: ResetNotify,
+    ) -> Result;
+}
+
+/// The state of the function behind `h`, if we attached to it.
+///
+/// # Safety
+///
+/// `h` must be a valid handle of this client. `priv` of such a handle is
+/// only written by `hns_rs_init_instance`/`hns_rs_uninit_instance` and then
+/// holds null or a `KBox<Instance>` leaked by the former.
+unsafe fn instance<'a>(h: *mut raw::hnae3_handle) -> Option<&'a <Client as RoceClient>::Instance> {
+    // SAFETY: per the function's contract.
+    let p = unsafe { (*h).priv_ }.cast::<<Client as RoceClient>::Instance>();
+    // SAFETY: null or a live box (contract); the hnae3 core serialises the
+    // client callbacks, so uninit cannot free it while borrowed.
+    unsafe { p.as_ref() }
 }
 
 /// The client implementation the shim's callbacks are routed to.
@@ -175,10 +201,14 @@ type Client = crate::HnsRoce;
 unsafe extern "C" fn hns_rs_init_instance(handle: *mut raw::hnae3_handle) -> c_int {
     // SAFETY: guaranteed by the hnae3 core (see above).
     let h = unsafe { Hnae3Handle::from_raw(handle) };
-    match Client::init_instance(h) {
-        Ok(()) => 0,
-        Err(e) => e.to_errno(),
-    }
+    let inst = match Client::init_instance(h) {
+        Ok(i) => i,
+        Err(e) => return e.to_errno(),
+    };
+    let p = inst.map_or(core::ptr::null_mut(), |b| KBox::into_raw(b).cast());
+    // SAFETY: the handle is valid; `priv` belongs to the RoCE client.
+    unsafe { (*handle).priv_ = p };
+    0
 }
 
 /// Called by the shim's `uninit_instance`.
@@ -190,7 +220,15 @@ unsafe extern "C" fn hns_rs_init_instance(handle: *mut raw::hnae3_handle) -> c_i
 unsafe extern "C" fn hns_rs_uninit_instance(handle: *mut raw::hnae3_handle, reset: bool) {
     // SAFETY: guaranteed by the hnae3 core.
     let h = unsafe { Hnae3Handle::from_raw(handle) };
-    Client::uninit_instance(h, reset);
+    // SAFETY: the handle is valid and `priv` is ours (see `instance`).
+    let p = unsafe { core::mem::replace(&mut (*handle).priv_, core::ptr::null_mut()) };
+    if p.is_null() {
+        return;
+    }
+    // SAFETY: `p` came from `KBox::into_raw` in `hns_rs_init_instance` and
+    // was just detached from the handle, so this is its only owner.
+    let inst = unsafe { KBox::from_raw(p.cast::<<Client as RoceClient>::Instance>()) };
+    Client::uninit_instance(h, inst, reset);
 }
 
 /// Called by the shim's `link_status_change`.
@@ -202,7 +240,9 @@ unsafe extern "C" fn hns_rs_uninit_instance(handle: *mut raw::hnae3_handle, rese
 unsafe extern "C" fn hns_rs_link_status_change(handle: *mut raw::hnae3_handle, up: bool) {
     // SAFETY: guaranteed by the hnae3 core.
     let h = unsafe { Hnae3Handle::from_raw(handle) };
-    Client::link_status_change(h, up);
+    // SAFETY: a valid handle of this client.
+    let inst = unsafe { instance(handle) };
+    Client::link_status_change(h, inst, up);
 }
 
 /// Called by the shim's `reset_notify`, with the enum passed as an integer.
@@ -214,7 +254,9 @@ unsafe extern "C" fn hns_rs_link_status_change(handle: *mut raw::hnae3_handle, u
 unsafe extern "C" fn hns_rs_reset_notify(handle: *mut raw::hnae3_handle, what: c_int) -> c_int {
     // SAFETY: guaranteed by the hnae3 core.
     let h = unsafe { Hnae3Handle::from_raw(handle) };
-    match Client::reset_notify(h, ResetNotify::from_raw(what)) {
+    // SAFETY: a valid handle of this client.
+    let inst = unsafe { instance(handle) };
+    match Client::reset_notify(h, inst, ResetNotify::from_raw(what)) {
         Ok(()) => 0,
         Err(e) => e.to_errno(),
     }

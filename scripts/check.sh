@@ -210,6 +210,21 @@ if [ -x "$HNS_BUILD/sim-target/release/hns-sim" ] && [ -f "$HNS_BUILD/module-kun
         result equivalence/profile-trace FAIL "C vs Rust trace differ:"
         head -n 40 "$L/trace-diff.log" | sed 's/^/    /'
     fi
+    # Unload in both orders (device first, driver first): every attached
+    # function is cleared exactly once, nothing leaks.
+    if bash scripts/run-guest.sh --driver rs --sim 1 --name rs-lifecycle --cmd '
+        rmmod hns_sim && insmod /opt/run/modules/hns_sim.ko &&
+        rmmod hns_roce_rs && insmod /opt/run/modules/hns_roce_rs.ko &&
+        rmmod hns_sim && rmmod hns_roce_rs' >"$L/rs-lifecycle.log" 2>&1; then
+        fc=$(grep -c '^cmq > op=8508 FUNC_CLEAR flag=0001' "$HNS_BUILD/guest/rs-lifecycle/trace-0.txt")
+        if [ "$fc" -eq 3 ]; then
+            result sim/rs-unload-both-orders PASS "(3 probes, 3 FUNC_CLEARs)"
+        else
+            result sim/rs-unload-both-orders FAIL "3 probes but $fc FUNC_CLEARs"
+        fi
+    else
+        result sim/rs-unload-both-orders FAIL "see $L/rs-lifecycle.log"
+    fi
 else
     result equivalence/profile-trace SKIP "hns-sim or the module did not build"
 fi
