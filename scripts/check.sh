@@ -186,6 +186,14 @@ if [ -x "$HNS_BUILD/sim-target/release/hns-sim" ] && [ -f "$HNS_BUILD/hns_sim/hn
         echo "TEST trace/no-failed-mailbox-or-unknown-opcode FAIL $(tail -n 1 "$HNS_BUILD/guest/sim-c/hns-sim.log")" >>"$RESULTS"
     fi
     tail -n +$((n + 1)) "$RESULTS"
+    # One hns-sim process serving two functions: hns_0 and hns_1.
+    if out=$(bash scripts/run-guest.sh --driver c --sim 2 --name sim-c-2dev \
+        --cmd 'ibv_devices | grep -c "hns_[01] "; rdma link | grep -c "state ACTIVE"' 2>"$L/sim-c-2dev.err") &&
+        [ "$(echo $out)" = "2 2" ]; then
+        result sim/two-devices PASS
+    else
+        result sim/two-devices FAIL "got '$(echo $out)', see $L/sim-c-2dev.err"
+    fi
 else
     result guest/sim-c SKIP "hns-sim did not build"
 fi
