@@ -57,7 +57,7 @@ const FW_VER: Field<CmqData> = Field::new(31, 0);
 /// QUERY_FUNC_INFO: functions of this PF.
 const FUNC_INFO_OWN_FUNC_NUM: Field<CmqData> = Field::new(31, 0);
 
-/// What the profile queries returned, kept raw until the caps are parsed.
+/// What the profile queries returned.
 pub(crate) struct Profile {
     /// ROCEE hardware version.
     pub(crate) hw_rev: u16,
