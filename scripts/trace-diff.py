@@ -1,8 +1,11 @@
 #!/usr/bin/env python3
 """Compare the hns-sim traces of the C driver and the Rust driver.
 
-DMA addresses (marked `@` by hns-sim) are normalised. Notes (`# ...`) are
-ignored. Modes:
+DMA addresses are normalised: the ones hns-sim marks with `@`, and the
+address fields inside the contexts it prints (`ctx QPC/CQC/MPT/SRQC/AEQC/
+CEQC` lines), found by name (`*_BA_*`, `*_ADDR_*`, `PA0/PA1`, VAs) in the
+generated field maps (`hw_v2_fields.rs`). Two runs of the same driver and
+workload normalise to the same trace. Notes (`# ...`) are ignored. Modes:
 
   --profile C_TRACE RS_TRACE
       The Rust driver of today runs the bring-up profile and clears the
@@ -16,8 +19,50 @@ ignored. Modes:
 Prints a unified diff and exits 1 on a difference.
 """
 import difflib
+import os
 import re
 import sys
+
+
+FIELDS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "hw_v2_fields.rs")
+ADDR_NAME = re.compile(r"(_BA(_[LMH])?$|_ADDR_[LH]$|^PA[01]_[LH]$|^(RX_)?VA$)")
+# Context name in the trace -> [(field module, first word of that layout)].
+CTX_LAYOUTS = {"QPC": [("qpc", 0), ("qpcex", 64)], "CQC": [("cqc", 0)], "MPT": [("mpt", 0)],
+               "SRQC": [("srqc", 0)], "AEQC": [("eqc", 0)], "CEQC": [("eqc", 0)]}
+
+
+def address_fields():
+    """{module: [(high bit, low bit)]} of the address fields, wide ones too."""
+    out, mod = {}, None
+    for line in open(FIELDS):
+        m = re.match(r"pub mod (\w+) \{", line)
+        if m:
+            mod = m.group(1)
+            out[mod] = []
+            continue
+        m = re.search(r"pub const (\w+): Field<\w+> = Field::new\((\d+), (\d+)\)", line)
+        if not m:
+            m = re.search(r"// [A-Z]+_(\w+) \((\d+)\.\.=(\d+)\) spans", line)
+        if m and mod and ADDR_NAME.search(m.group(1)):
+            out[mod].append((int(m.group(2)), int(m.group(3))))
+    return out
+
+
+ADDR_FIELDS = address_fields()
+
+
+def mask_ctx(line):
+    parts = line.split()
+    if len(parts) < 4 or parts[0] != "ctx" or parts[1] not in CTX_LAYOUTS:
+        return line
+    words = [int(w, 16) for w in parts[3:]]
+    for mod, base in CTX_LAYOUTS[parts[1]]:
+        for h, l in ADDR_FIELDS.get(mod, []):
+            for bit in range(l, h + 1):
+                w = base + bit // 32
+                if w < len(words):
+                    words[w] &= ~(1 << (bit % 32))
+    return " ".join(parts[:3] + ["%08x" % w for w in words])
 
 
 def load(path):
@@ -26,7 +71,7 @@ def load(path):
         line = line.rstrip("\n")
         if not line or line.startswith("#"):
             continue
-        out.append(re.sub(r"@[0-9a-f]+", "@ADDR", line))
+        out.append(mask_ctx(re.sub(r"@[0-9a-f]+", "@ADDR", line)))
     return out
 
 
