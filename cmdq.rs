@@ -40,6 +40,9 @@ pub(crate) struct CmqError {
     pub(crate) opcode: u16,
     /// The errno.
     pub(crate) err: Error,
+    /// On a timeout: the ring head was moved from `.0` back to the
+    /// firmware's consumer index `.1`.
+    pub(crate) moved: Option<(u32, u32)>,
 }
 
 impl From<CmqError> for Error {
@@ -103,7 +106,11 @@ impl Cmq {
     /// the queue is marked fatal, else the errno of a non-zero return code.
     pub(crate) fn send(&mut self, regs: Regs<'_>, descs: &mut [Desc]) -> Result<(), CmqError> {
         let opcode = descs.first().map_or(0, |d| d.opcode);
-        let fail = |err| CmqError { opcode, err };
+        let fail = |err| CmqError {
+            opcode,
+            err,
+            moved: None,
+        };
         // CAST: a command is a handful of descriptors.
         if self.fatal || descs.is_empty() || descs.len() as u32 >= CSQ_DESC_NUM {
             return Err(fail(EIO));
@@ -129,9 +136,14 @@ impl Cmq {
             udelay(Delta::from_micros(1));
         }
         if !answered {
+            let from = self.head;
             // INVARIANT: the firmware's CI is below the depth it was given.
             self.head = regs.read32(TX_CMQ_CI) % CSQ_DESC_NUM;
-            return Err(fail(EAGAIN));
+            return Err(CmqError {
+                opcode,
+                err: EAGAIN,
+                moved: Some((from, self.head)),
+            });
         }
         let mut ret = Ok(());
         let mut idx = start;

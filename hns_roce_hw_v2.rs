@@ -86,6 +86,9 @@ fn read_chain(opcode: u16, n: usize) -> Result<KVec<Desc>> {
 /// Sends `d`, logging a failure the way the C driver does.
 fn send(h: &Hnae3Handle, cmq: &mut Cmq, regs: Regs<'_>, d: &mut [Desc]) -> Result {
     cmq.send(regs, d).map_err(|e: CmqError| {
+        if let Some((from, to)) = e.moved {
+            dev_warn!(h.device(), "CMDQ move tail from {} to {}.\n", from, to);
+        }
         dev_err!(
             h.device(),
             "Cmdq IO error, opcode = {:#x}, return = {}.\n",

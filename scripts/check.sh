@@ -234,6 +234,26 @@ if [ -x "$HNS_BUILD/sim-target/release/hns-sim" ] && [ -f "$HNS_BUILD/module-kun
         head -n 30 "$L/trace-c-vs-c.log" | sed 's/^/    /'
     fi
 
+    # A command the firmware never answers (QUERY_PF_CAPS_NUM, once): both
+    # drivers time out after 30 ms, fail the probe with -EAGAIN and leave
+    # nothing behind; the next probe works.
+    for d in c rs; do
+        mod=$([ $d = c ] && echo hns_roce_hw_v2 || echo hns_roce_rs)
+        load=$([ $d = c ] && echo "modprobe hns-roce-hw-v2" || echo "insmod /opt/run/modules/hns_roce_rs.ko")
+        # How a successful probe shows: an ib_device (C), a log line (Rust,
+        # which registers no ib_device yet).
+        probed=$([ $d = c ] && echo "ibv_devices | grep -c hns_0" ||
+            echo "dmesg | grep -c 'ib_device registration not implemented'")
+        out=$(HNS_SIM_ARGS="--fault 0x8408:timeout:once" bash scripts/run-guest.sh --driver $d --sim 1 \
+            --name "timeout-$d" --cmd "dmesg | grep -c 'opcode = 0x8408, return = -11'; rmmod $mod; $load;
+                $probed; rmmod $mod; rmmod hns_sim" 2>"$L/timeout-$d.err")
+        if [ $? -eq 0 ] && [ "$(echo $out)" = "1 1" ]; then
+            result "sim/cmq-timeout-$d" PASS
+        else
+            result "sim/cmq-timeout-$d" FAIL "got '$(echo $out)', see $L/timeout-$d.err"
+        fi
+    done
+
     # Unload in both orders (device first, driver first): every attached
     # function is cleared exactly once, nothing leaks.
     if bash scripts/run-guest.sh --driver rs --sim 1 --name rs-lifecycle --cmd '

@@ -27,12 +27,21 @@ pub struct Device<'a> {
     bar: &'a Bar,
     ram: &'a GuestRam,
     peer: &'a Peer,
+    /// Ring base and PI of a command left unanswered on purpose: nothing
+    /// is processed until the driver moves PI or re-initialises the ring.
+    stalled: Option<(u64, u32)>,
 }
 
 impl<'a> Device<'a> {
     /// Wires firmware to the BAR, guest RAM and the interrupt peer.
     pub fn new(fw: Firmware, bar: &'a Bar, ram: &'a GuestRam, peer: &'a Peer) -> Self {
-        Device { fw, bar, ram, peer }
+        Device {
+            fw,
+            bar,
+            ram,
+            peer,
+            stalled: None,
+        }
     }
 
     /// Processes every descriptor between CI and PI; returns whether there
@@ -43,9 +52,10 @@ impl<'a> Device<'a> {
         let depth = self.bar.read32(CMQ_DEPTH) * 8;
         let pi = self.bar.read32(CMQ_PI);
         let mut ci = self.bar.read32(CMQ_CI);
-        if base == 0 || depth == 0 || pi == ci {
+        if base == 0 || depth == 0 || pi == ci || self.stalled == Some((base, pi)) {
             return false;
         }
+        self.stalled = None;
         if pi >= depth || ci >= depth {
             self.fw.trace.note(&format!(
                 "CMQ index out of range: pi {pi} ci {ci} depth {depth}"
@@ -78,7 +88,13 @@ impl<'a> Device<'a> {
                 }
             }
             let mut descs: Vec<Desc> = chain.iter().map(|c| c.1).collect();
-            self.fw.execute(self.ram, &mut descs);
+            if !self.fw.execute(self.ram, &mut descs) {
+                // Leave CI where it is: the driver times out.
+                self.stalled = Some((base, pi));
+                self.bar.write32(CMQ_CI, ci);
+                self.fw.trace.flush();
+                return true;
+            }
             for ((i, _), d) in chain.iter().zip(&descs) {
                 // Responses go back into the ring slots before CI moves.
                 let _ = self

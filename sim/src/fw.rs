@@ -153,27 +153,32 @@ pub enum FaultMode {
     Always,
 }
 
-/// An injected CMQ failure: answer `opcode` with `retval`.
+/// An injected CMQ failure: answer `opcode` with `retval`, or not at all.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Fault {
     /// The opcode to fail.
     pub opcode: u16,
     /// The return code to answer.
     pub retval: u16,
+    /// Never answer (the driver's CMQ wait times out).
+    pub silent: bool,
     /// Once or always.
     pub mode: FaultMode,
 }
 
 impl Fault {
-    /// Parses `OPCODE:RETVAL[:once|always]` (numbers decimal or 0x hex).
+    /// Parses `OPCODE:RETVAL[:once|always]` (numbers decimal or 0x hex);
+    /// RETVAL `timeout` leaves the command unanswered.
     pub fn parse(s: &str) -> Result<Self, String> {
         let mut it = s.split(':');
         let num = |x: Option<&str>| {
             x.and_then(crate::caps::parse_num)
-                .ok_or_else(|| format!("fault '{s}': expected OPCODE:RETVAL[:once|always]"))
+                .ok_or_else(|| format!("fault '{s}': expected OPCODE:RETVAL|timeout[:once|always]"))
         };
         let opcode = num(it.next())? as u16;
-        let retval = num(it.next())? as u16;
+        let rv = it.next();
+        let silent = rv == Some("timeout");
+        let retval = if silent { 0 } else { num(rv)? as u16 };
         let mode = match it.next() {
             None | Some("always") => FaultMode::Always,
             Some("once") => FaultMode::Once,
@@ -182,6 +187,7 @@ impl Fault {
         Ok(Fault {
             opcode,
             retval,
+            silent,
             mode,
         })
     }
@@ -273,9 +279,12 @@ impl Firmware {
     }
 
     /// Executes one command: `descs` is the chain of descriptors linked by
-    /// NEXT, answered in place (retval and response data).
-    pub fn execute(&mut self, mem: &impl Dma, descs: &mut [Desc]) {
-        let Some(first) = descs.first() else { return };
+    /// NEXT, answered in place (retval and response data). Returns false
+    /// when an injected fault says not to answer at all.
+    pub fn execute(&mut self, mem: &impl Dma, descs: &mut [Desc]) -> bool {
+        let Some(first) = descs.first() else {
+            return true;
+        };
         let opcode = first.opcode;
         self.stats.commands += 1;
         for (i, d) in descs.iter().enumerate() {
@@ -286,6 +295,14 @@ impl Firmware {
             let f = self.faults[i];
             if f.mode == FaultMode::Once {
                 self.faults.remove(i);
+            }
+            if f.silent {
+                self.trace.note(&format!(
+                    "fault: {:#06x} {} not answered",
+                    opcode,
+                    op_name(opcode)
+                ));
+                return false;
             }
             self.trace.note(&format!(
                 "fault: {:#06x} {} answered {}",
@@ -304,6 +321,7 @@ impl Firmware {
         for (i, d) in descs.iter().enumerate() {
             self.trace.cmq('<', d, i);
         }
+        true
     }
 
     fn dispatch(&mut self, mem: &impl Dma, d: &mut [Desc]) -> u16 {
@@ -811,6 +829,11 @@ mod tests {
         f.execute(&mem, &mut d);
         assert_eq!(d[0].retval, 0);
         assert!(Fault::parse("0x8408").is_err());
+        let t = Fault::parse("0x8408:timeout:once").unwrap();
+        assert!(t.silent);
+        let mut f = Firmware::new(Caps::default(), vec![t], Trace::discard());
+        assert!(!f.execute(&mem, &mut d), "a silent fault is not answered");
+        assert!(f.execute(&mem, &mut d), "once: the next one is");
         assert_eq!(Fault::parse("1:6").unwrap().mode, FaultMode::Always);
     }
 
