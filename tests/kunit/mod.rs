@@ -80,6 +80,22 @@ mod hem {
     }
 }
 
+/// Decoding the capability queries and the commands built from them.
+#[kunit_tests(hns_roce_rs_caps)]
+mod caps {
+    use crate::vectors::caps as v;
+
+    #[test]
+    fn decode() {
+        assert_eq!(v::check_decode(), Ok(()));
+    }
+
+    #[test]
+    fn derived_and_commands() {
+        assert_eq!(v::check_derived_and_commands(), Ok(()));
+    }
+}
+
 /// Harness self-test only (scripts/check.sh): a failing KUnit case must fail
 /// the run. Never part of a normal build.
 #[cfg(hns_selftest_kunit_fail)]

@@ -143,6 +143,19 @@ fn check(c: &SimCaps) {
 }
 
 #[test]
+fn hand_written_answer() {
+    assert_eq!(hns_host_tests::vectors::caps::check_decode(), Ok(()));
+}
+
+#[test]
+fn hand_written_derived_and_commands() {
+    assert_eq!(
+        hns_host_tests::vectors::caps::check_derived_and_commands(),
+        Ok(())
+    );
+}
+
+#[test]
 fn default_caps_decode_like_the_c_driver() {
     check(&SimCaps::default());
 }
