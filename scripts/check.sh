@@ -94,27 +94,35 @@ else
 fi
 
 # --- Guest: KUnit, load/unload cycles, rxe sanity. ---------------------------
+# guest_tests NAME RESULTS CMD_FILE [run-guest.sh options...]: boot once running
+# CMD_FILE; its TEST lines go to RESULTS (and stdout), plus a failure line if
+# the run failed without reporting one. Output files: $L/guest-NAME.{out,err}.
+guest_tests() {
+    local name=$1 res=$2 cmdf=$3
+    shift 3
+    local out=$L/guest-$name
+    bash scripts/run-guest.sh --name "$name" --cmd-file "$cmdf" "$@" >"$out.out" 2>"$out.err"
+    local grc=$?
+    grep -v '^TEST ' "$out.err" | sed 's/^/    /' | tail -n 40
+    grep -h '^TEST ' "$out.out" "$out.err" | tee -a "$res"
+    if [ $grc -ne 0 ] && ! grep -q ' FAIL' "$out.out" "$out.err"; then
+        echo "TEST guest/$name FAIL exit $grc, see $HNS_BUILD/guest/$name/console.log" | tee -a "$res"
+    fi
+}
+
 # guest_plan NAME MODULE_DIR RESULTS [ENV...]: boot once with check-plan.sh,
 # append its TEST lines and the parsed KUnit results to RESULTS.
 guest_plan() {
     local name=$1 moddir=$2 res=$3
     shift 3
-    local out
-    out=$L/guest-$name
+    local out=$L/guest-$name
     { printf 'export %s\n' "$@"; cat tests/guest/check-plan.sh; } >"$out.plan"
-    HNS_MODULE_DIR=$moddir bash scripts/run-guest.sh --driver none --name "$name" \
-        --cmd-file "$out.plan" >"$out.out" 2>"$out.err"
-    local grc=$?
-    grep -v '^TEST ' "$out.err" | sed 's/^/    /' | tail -n 40
-    grep -h '^TEST ' "$out.out" "$out.err" >>"$res"
-    if [ $grc -ne 0 ] && ! grep -q ' FAIL' "$out.out" "$out.err"; then
-        echo "TEST guest/$name FAIL exit $grc, see $HNS_BUILD/guest/$name/console.log" >>"$res"
-    fi
+    HNS_MODULE_DIR=$moddir guest_tests "$name" "$res" "$out.plan" --driver none
     # KTAP of the first insmod, parsed by the kernel's own KUnit parser.
     sed -n '/^HNS-KTAP-BEGIN$/,/^HNS-KTAP-END$/p' "$out.out" | sed '1d;$d' >"$out.ktap"
     python3 "$KSRC/tools/testing/kunit/kunit.py" parse --json="$out.json" "$out.ktap" \
         >"$out.kunit-parse" 2>&1
-    python3 - "$out.json" "$?" $EXPECTED_SUITES >>"$res" <<'PY'
+    python3 - "$out.json" "$?" $EXPECTED_SUITES <<'PY' | tee -a "$res"
 import json, sys
 path, krc, expected = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
 try:
@@ -138,9 +146,7 @@ PY
 }
 
 if [ -f "$HNS_BUILD/module-kunit/hns_roce_rs.ko" ]; then
-    n=$(wc -l <"$RESULTS")
     guest_plan check "$HNS_BUILD/module-kunit" "$RESULTS"
-    tail -n +$((n + 1)) "$RESULTS"
 else
     result guest/check SKIP "module did not build"
 fi
@@ -149,43 +155,35 @@ fi
 # hns-sim fails the first QUERY_PF_CAPS_NUM, so the first probe must fail
 # cleanly and the next one succeed (tests/guest/sim-plan.sh).
 if [ -x "$HNS_BUILD/sim-target/release/hns-sim" ] && [ -f "$HNS_BUILD/hns_sim/hns_sim.ko" ]; then
-    n=$(wc -l <"$RESULTS")
-    HNS_SIM_ARGS="--fault 0x8408:2:once" bash scripts/run-guest.sh --driver none --sim 1 --name sim-c \
-        --cmd-file tests/guest/sim-plan.sh >"$L/sim-c.out" 2>"$L/sim-c.err"
-    src=$?
-    grep -v '^TEST ' "$L/sim-c.err" | sed 's/^/    /' | tail -n 20
-    grep -h '^TEST ' "$L/sim-c.out" "$L/sim-c.err" >>"$RESULTS"
-    if [ $src -ne 0 ] && ! grep -q ' FAIL' "$L/sim-c.out" "$L/sim-c.err"; then
-        echo "TEST guest/sim-c FAIL exit $src, see $HNS_BUILD/guest/sim-c/console.log" >>"$RESULTS"
-    fi
+    HNS_SIM_ARGS="--fault 0x8408:2:once" guest_tests sim-c "$RESULTS" tests/guest/sim-plan.sh \
+        --driver none --sim 1
     tr=$HNS_BUILD/guest/sim-c/trace-0.txt
     # Four successful probes are removed (after the fault, three reloads,
     # the final unload): four FUNC_CLEARs.
     fc=$(grep -c '^cmq > op=8508 FUNC_CLEAR flag=0001' "$tr" 2>/dev/null)
     if [ "${fc:-0}" -eq 4 ]; then
-        echo "TEST trace/func-clear-per-unload PASS" >>"$RESULTS"
+        result trace/func-clear-per-unload PASS
     else
-        echo "TEST trace/func-clear-per-unload FAIL expected 4 FUNC_CLEAR writes, found ${fc:-0}" >>"$RESULTS"
+        result trace/func-clear-per-unload FAIL "expected 4 FUNC_CLEAR writes, found ${fc:-0}"
     fi
     for cmd in CREATE_AEQC CREATE_CEQC WRITE_MPT_BT0 CREATE_MPT WRITE_CQC_BT0 CREATE_CQC WRITE_QPC_BT0 \
         MODIFY_QPC QUERY_QPC WRITE_SRQC_BT0 CREATE_SRQ DESTROY_SRQ DESTROY_MPT DESTROY_CQC; do
         if grep -q "^mbx > cmd=.. $cmd " "$tr" 2>/dev/null; then
-            echo "TEST trace/mailbox-$cmd PASS" >>"$RESULTS"
+            result "trace/mailbox-$cmd" PASS
         else
-            echo "TEST trace/mailbox-$cmd FAIL not in $tr" >>"$RESULTS"
+            result "trace/mailbox-$cmd" FAIL "not in $tr"
         fi
     done
     if grep -q '^# fault: 0x8408 QUERY_PF_CAPS_NUM answered 2' "$tr" 2>/dev/null; then
-        echo "TEST trace/fault-injected PASS" >>"$RESULTS"
+        result trace/fault-injected PASS
     else
-        echo "TEST trace/fault-injected FAIL" >>"$RESULTS"
+        result trace/fault-injected FAIL
     fi
     if grep -q 'done: .* mailboxes (0 failed), 0 unknown' "$HNS_BUILD/guest/sim-c/hns-sim.log"; then
-        echo "TEST trace/no-failed-mailbox-or-unknown-opcode PASS" >>"$RESULTS"
+        result trace/no-failed-mailbox-or-unknown-opcode PASS
     else
-        echo "TEST trace/no-failed-mailbox-or-unknown-opcode FAIL $(tail -n 1 "$HNS_BUILD/guest/sim-c/hns-sim.log")" >>"$RESULTS"
+        result trace/no-failed-mailbox-or-unknown-opcode FAIL "$(tail -n 1 "$HNS_BUILD/guest/sim-c/hns-sim.log")"
     fi
-    tail -n +$((n + 1)) "$RESULTS"
     # One hns-sim process serving two functions: hns_0 and hns_1.
     if out=$(bash scripts/run-guest.sh --driver c --sim 2 --name sim-c-2dev \
         --cmd 'ibv_devices | grep -c "hns_[01] "; rdma link | grep -c "state ACTIVE"' 2>"$L/sim-c-2dev.err") &&

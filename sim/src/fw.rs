@@ -589,12 +589,18 @@ impl Firmware {
         }
     }
 
-    fn context_rw(&mut self, mem: &impl Dma, t: Table, tag: u32, src: u64) -> Result<(), String> {
+    /// Address and size of object `tag`'s entry in table `t`, found by
+    /// walking the BTs the driver programmed.
+    fn entry(&self, mem: &impl Dma, t: Table, tag: u32) -> Result<(u64, usize), String> {
         let tab = &self.tables[t as usize];
-        let sz = tab.obj_size as usize;
         let at = tab
             .entry_addr(mem, tag)
             .map_err(|e| format!("{} {tag}: {e}", t.name()))?;
+        Ok((at, tab.obj_size as usize))
+    }
+
+    fn context_rw(&mut self, mem: &impl Dma, t: Table, tag: u32, src: u64) -> Result<(), String> {
+        let (at, sz) = self.entry(mem, t, tag)?;
         let mut buf = vec![0u8; sz];
         mem.read(src, &mut buf).map_err(|e| e.to_string())?;
         mem.write(at, &buf).map_err(|e| e.to_string())?;
@@ -609,11 +615,7 @@ impl Firmware {
         tag: u32,
         src: u64,
     ) -> Result<(), String> {
-        let tab = &self.tables[t as usize];
-        let sz = tab.obj_size as usize;
-        let at = tab
-            .entry_addr(mem, tag)
-            .map_err(|e| format!("{} {tag}: {e}", t.name()))?;
+        let (at, sz) = self.entry(mem, t, tag)?;
         let mut new = vec![0u8; 2 * sz];
         mem.read(src, &mut new).map_err(|e| e.to_string())?;
         let mut old = vec![0u8; sz];
@@ -631,23 +633,15 @@ impl Firmware {
         tag: u32,
         out: u64,
     ) -> Result<(), String> {
-        let tab = &self.tables[t as usize];
-        let at = tab
-            .entry_addr(mem, tag)
-            .map_err(|e| format!("{} {tag}: {e}", t.name()))?;
-        let mut buf = vec![0u8; tab.obj_size as usize];
+        let (at, sz) = self.entry(mem, t, tag)?;
+        let mut buf = vec![0u8; sz];
         mem.read(at, &mut buf).map_err(|e| e.to_string())?;
-        mem.write(out, &buf).map_err(|e| e.to_string())?;
-        Ok(())
+        mem.write(out, &buf).map_err(|e| e.to_string())
     }
 
     fn context_clear(&mut self, mem: &impl Dma, t: Table, tag: u32) -> Result<(), String> {
-        let tab = &self.tables[t as usize];
-        let at = tab
-            .entry_addr(mem, tag)
-            .map_err(|e| format!("{} {tag}: {e}", t.name()))?;
-        mem.write(at, &vec![0u8; tab.obj_size as usize])
-            .map_err(|e| e.to_string())
+        let (at, sz) = self.entry(mem, t, tag)?;
+        mem.write(at, &vec![0u8; sz]).map_err(|e| e.to_string())
     }
 
     fn mailbox(
