@@ -5,17 +5,29 @@
 //!
 //! Same protocol and timeouts as the C driver: descriptors are copied into a
 //! 1024-entry DMA ring, the producer index register is written, and the
-//! driver busy-waits up to 30 ms for the firmware to move the consumer index
-//! to it; answers are read back from the ring slots.
+//! driver busy-waits up to 30 ms (35 ms for POST_MB) for the firmware to move
+//! the consumer index to it; answers are read back from the ring slots.
+//!
+//! On top of the ring sits the mailbox ([`Cmd::mbox`]): context commands
+//! posted with POST_MB, completed either by polling QUERY_MB_ST (poll mode,
+//! during bring-up) or by a mailbox event on the AEQ that carries the token
+//! of one of 32 slots (event mode, once the EQs exist).
 
-use crate::cmq_desc::{retval_errno, Desc, CSQ_DESC_NUM};
-use crate::rdma::Regs;
+use crate::cmq_desc::{flag, op, retval_errno, CmqData, Desc, CSQ_DESC_NUM};
+use crate::field::Field;
+use crate::rdma::{Event, RegWindow, Regs};
+use core::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, AtomicU64, Ordering};
 use kernel::{
     device::{Bound, Device},
     dma::Coherent,
     io::Io,
+    new_condvar, new_mutex,
     prelude::*,
-    time::{delay::udelay, Delta}, //
+    sync::{aref::ARef, CondVar, Mutex},
+    time::{
+        delay::{fsleep, udelay},
+        Delta, Instant, Monotonic,
+    }, //
 };
 
 /// CSQ base address, low 32 bits.
@@ -30,6 +42,12 @@ const TX_CMQ_PI: usize = 0x07010;
 const TX_CMQ_CI: usize = 0x07014;
 /// How many 1 us waits for an answer (`HNS_ROCE_CMQ_TX_TIMEOUT`).
 const TX_TIMEOUT_US: u32 = 30000;
+/// The same for POST_MB.
+const TX_TIMEOUT_POST_MB_US: u32 = 35000;
+/// Tries of a POST_MB the firmware answers with a timeout.
+const POST_MB_TRY_CNT: u32 = 8;
+/// Pause between those tries, in ms.
+const POST_MB_RETRY_GAP_MS: u32 = 5;
 /// Words per descriptor.
 const DESC_WORDS: usize = 8;
 
@@ -60,6 +78,7 @@ pub(crate) struct Cmq {
     ring: Coherent<[u32]>,
     head: u32,
     fatal: bool,
+    cleared: bool,
 }
 
 impl Cmq {
@@ -80,7 +99,25 @@ impl Cmq {
             ring,
             head: 0,
             fatal: false,
+            cleared: false,
         })
+    }
+
+    /// Whether the queue was marked fatal.
+    pub(crate) fn is_fatal(&self) -> bool {
+        self.fatal
+    }
+
+    /// Marks the function cleared: from now on commands are not sent and
+    /// report success, as the C driver does once FUNC_CLEAR completed (its
+    /// `is_reset`), so teardown after the clear touches no hardware.
+    pub(crate) fn set_cleared(&mut self) {
+        self.cleared = true;
+    }
+
+    /// Whether the function was cleared.
+    pub(crate) fn is_cleared(&self) -> bool {
+        self.cleared
     }
 
     /// Marks the queue dead: every later command fails with `EIO` (the C
@@ -115,6 +152,39 @@ impl Cmq {
         if self.fatal || descs.is_empty() || descs.len() as u32 >= CSQ_DESC_NUM {
             return Err(fail(EIO));
         }
+        if self.cleared {
+            return Ok(());
+        }
+        let mut tries = if opcode == op::POST_MB {
+            POST_MB_TRY_CNT
+        } else {
+            1
+        };
+        loop {
+            tries -= 1;
+            let r = self.send_once(regs, descs);
+            match r {
+                Err(CmqError { err, .. }) if err == ETIME && tries > 0 => {
+                    udelay(Delta::from_micros(i64::from(POST_MB_RETRY_GAP_MS) * 1000));
+                }
+                r => return r,
+            }
+        }
+    }
+
+    /// One attempt of [`Cmq::send`].
+    fn send_once(&mut self, regs: Regs<'_>, descs: &mut [Desc]) -> Result<(), CmqError> {
+        let opcode = descs.first().map_or(0, |d| d.opcode);
+        let fail = |err| CmqError {
+            opcode,
+            err,
+            moved: None,
+        };
+        let timeout = if opcode == op::POST_MB {
+            TX_TIMEOUT_POST_MB_US
+        } else {
+            TX_TIMEOUT_US
+        };
         let start = self.head;
         for d in descs.iter() {
             let p = self.slot(self.head);
@@ -128,7 +198,7 @@ impl Cmq {
         // The MMIO write orders the ring stores before it.
         regs.write32(self.head, TX_CMQ_PI);
         let mut answered = false;
-        for _ in 0..TX_TIMEOUT_US {
+        for _ in 0..timeout {
             if regs.read32(TX_CMQ_CI) == self.head {
                 answered = true;
                 break;
@@ -161,5 +231,368 @@ impl Cmq {
             idx = (idx + 1) % CSQ_DESC_NUM;
         }
         ret
+    }
+}
+
+/// Bytes of a mailbox buffer (`HNS_ROCE_MAILBOX_SIZE`).
+pub(crate) const MAILBOX_SIZE: usize = 4096;
+/// Token of a polled mailbox.
+const POLL_TOKEN: u32 = 0xffff;
+/// Mailbox slots in event mode (`CMD_MAX_NUM`).
+const MAX_CMDS: usize = 32;
+/// How long a mailbox may take, in ms (`HNS_ROCE_CMD_TIMEOUT_MSECS`).
+const CMD_TIMEOUT_MS: u32 = 10000;
+/// How long to wait for the mailbox to become free, in ms.
+const GO_BIT_TIMEOUT_MS: u32 = 10000;
+/// QUERY_MB_ST: a mailbox is being executed.
+const MB_ST_HW_RUN: u32 = 1 << 31;
+/// QUERY_MB_ST: completion status of the last mailbox.
+const MB_ST_COMPLETE: Field<CmqData> = Field::new(7, 0);
+/// QUERY_MB_ST: the whole status word.
+const MB_ST_WORD: Field<CmqData> = Field::new(31, 0);
+/// POST_MB: the six payload words (in, out, cmd/tag, token/event).
+const POST_MB_WORDS: [Field<CmqData>; 6] = [
+    Field::new(31, 0),
+    Field::new(63, 32),
+    Field::new(95, 64),
+    Field::new(127, 96),
+    Field::new(159, 128),
+    Field::new(191, 160),
+];
+/// Completion status meaning success.
+const MB_ST_COMPLETE_SUCC: u32 = 1;
+
+/// A DMA buffer a mailbox command reads a context from or writes one to.
+pub(crate) struct MailboxBuf {
+    buf: Coherent<[u32]>,
+}
+
+impl MailboxBuf {
+    /// A zeroed 4 KiB mailbox buffer.
+    pub(crate) fn new(dev: &Device<Bound>) -> Result<Self> {
+        Ok(Self {
+            buf: Coherent::<u32>::zeroed_slice(dev, MAILBOX_SIZE / 4, GFP_KERNEL)?,
+        })
+    }
+
+    /// Its bus address.
+    pub(crate) fn dma(&self) -> u64 {
+        self.buf.dma_address()
+    }
+
+    /// Copies `words` (already little-endian) to the start of the buffer.
+    pub(crate) fn write_le_words(&self, words: &[u32]) {
+        let base = self.buf.as_mut_ptr().cast::<u32>();
+        for (i, w) in words.iter().take(MAILBOX_SIZE / 4).enumerate() {
+            // SAFETY: `i < MAILBOX_SIZE / 4`, the buffer's length in words.
+            unsafe { base.add(i).write_volatile(*w) };
+        }
+    }
+
+    /// Reads `N` little-endian words from the start of the buffer.
+    pub(crate) fn read_le_words<const N: usize>(&self) -> [u32; N] {
+        let mut out = [0u32; N];
+        let base = self.buf.as_mut_ptr().cast::<u32>();
+        for (i, w) in out.iter_mut().take(MAILBOX_SIZE / 4).enumerate() {
+            // SAFETY: `i < MAILBOX_SIZE / 4`, the buffer's length in words.
+            *w = unsafe { base.add(i).read_volatile() };
+        }
+        out
+    }
+}
+
+/// One event-mode mailbox slot. The token and the result are atomics so
+/// the AEQ handler never takes a lock.
+struct TokenSlot {
+    token: AtomicU32,
+    result: AtomicI32,
+    out_param: AtomicU64,
+}
+
+/// Which slots are free.
+struct SlotState {
+    free_head: usize,
+    busy: u32,
+    in_flight: usize,
+}
+
+/// The command interface of one function: the CMQ and the mailbox on it.
+#[pin_data]
+pub(crate) struct Cmd {
+    regs: RegWindow,
+    dev: ARef<Device>,
+    #[pin]
+    cmq: Mutex<Cmq>,
+    /// Serialises polled mailboxes (post + wait), like the C `poll_sem`.
+    #[pin]
+    poll: Mutex<()>,
+    #[pin]
+    slots: Mutex<SlotState>,
+    #[pin]
+    slot_freed: CondVar,
+    tokens: [TokenSlot; MAX_CMDS],
+    #[pin]
+    done: [Event; MAX_CMDS],
+    use_events: AtomicBool,
+}
+
+impl Cmd {
+    /// Wraps a ready CMQ; mailboxes start in poll mode.
+    pub(crate) fn new(regs: RegWindow, dev: ARef<Device>, cmq: Cmq) -> impl PinInit<Self, Error> {
+        try_pin_init!(Self {
+            regs,
+            dev,
+            cmq <- new_mutex!(cmq),
+            poll <- new_mutex!(()),
+            slots <- new_mutex!(SlotState { free_head: 0, busy: 0, in_flight: 0 }),
+            slot_freed <- new_condvar!(),
+            // CAST: slot indexes are below 32.
+            tokens: core::array::from_fn(|i| TokenSlot {
+                token: AtomicU32::new(i as u32),
+                result: AtomicI32::new(0),
+                out_param: AtomicU64::new(0),
+            }),
+            done <- pin_init::pin_init_array_from_fn(|_| Event::new()),
+            use_events: AtomicBool::new(false),
+        }? Error)
+    }
+
+    /// The function's registers.
+    pub(crate) fn regs(&self) -> Regs<'_> {
+        self.regs.io()
+    }
+
+    /// The register window.
+    pub(crate) fn reg_window(&self) -> RegWindow {
+        self.regs
+    }
+
+    /// The PCI function, for logging.
+    pub(crate) fn device(&self) -> &Device {
+        &self.dev
+    }
+
+    /// Sends one command and logs a failure as the C driver does.
+    pub(crate) fn send(&self, d: &mut [Desc]) -> Result {
+        let r = self.cmq.lock().send(self.regs.io(), d);
+        r.map_err(|e| {
+            if let Some((from, to)) = e.moved {
+                dev_warn!(self.dev, "CMDQ move tail from {} to {}.\n", from, to);
+            }
+            dev_err!(
+                self.dev,
+                "Cmdq IO error, opcode = {:#x}, return = {}.\n",
+                e.opcode,
+                e.err.to_errno()
+            );
+            e.err
+        })
+    }
+
+    /// Sends one command without logging; the caller decides.
+    pub(crate) fn send_quiet(&self, d: &mut [Desc]) -> Result<(), CmqError> {
+        self.cmq.lock().send(self.regs.io(), d)
+    }
+
+    /// Runs `f` on the CMQ itself (fatal/cleared state).
+    pub(crate) fn with_cmq<R>(&self, f: impl FnOnce(&mut Cmq) -> R) -> R {
+        f(&mut self.cmq.lock())
+    }
+
+    /// Polls QUERY_MB_ST until no mailbox runs (`v2_wait_mbox_complete`);
+    /// the completion status of the last one.
+    fn wait_mbox_idle(&self, timeout_ms: u32) -> Result<u32> {
+        let start = Instant::<Monotonic>::now();
+        loop {
+            let mut d = [Desc::new(op::QUERY_MB_ST, true)];
+            let r = self.send_quiet(&mut d);
+            if self.cmq.lock().is_fatal() {
+                return Err(EIO);
+            }
+            let status = if r.is_ok() { d[0].get(MB_ST_WORD) } else { 0 };
+            if r.is_ok() && status & MB_ST_HW_RUN == 0 {
+                return Ok(d[0].get(MB_ST_COMPLETE));
+            }
+            if start.elapsed() > Delta::from_millis(i64::from(timeout_ms)) {
+                dev_err!(self.dev, "failed to wait mbox status {:#x}\n", status);
+                return Err(ETIMEDOUT);
+            }
+            fsleep(Delta::from_micros(10));
+        }
+    }
+
+    /// Posts one mailbox after waiting for the mailbox to be free.
+    fn post(&self, in_param: u64, out_param: u64, cmd: u8, tag: u32, token: u32, event: bool) -> Result {
+        self.wait_mbox_idle(GO_BIT_TIMEOUT_MS).inspect_err(|e| {
+            dev_err!(
+                self.dev,
+                "failed to check post mbox status = 0x0, ret = {}.\n",
+                e.to_errno()
+            )
+        })?;
+        let mut d = [Desc::new(op::POST_MB, false)];
+        // CAST: the halves of the 64-bit addresses.
+        let words = [
+            in_param as u32,
+            (in_param >> 32) as u32,
+            out_param as u32,
+            (out_param >> 32) as u32,
+            (tag << 8) | u32::from(cmd),
+            (u32::from(event) << 16) | token,
+        ];
+        for (f, w) in POST_MB_WORDS.iter().zip(words) {
+            d[0].data.write(*f, w);
+        }
+        self.send(&mut d).inspect_err(|e| {
+            dev_err!(self.dev, "failed to post mailbox, ret = {}.\n", e.to_errno())
+        })
+    }
+
+    /// Runs mailbox command `cmd` on object `tag` (`hns_roce_cmd_mbox`):
+    /// `in_param`/`out_param` are DMA addresses of context buffers (or 0).
+    ///
+    /// # Errors
+    ///
+    /// `EBUSY` on a timeout or a failed completion in poll mode, `EIO` on a
+    /// failed completion in event mode, or the CMQ's errno.
+    pub(crate) fn mbox(&self, in_param: u64, out_param: u64, cmd: u8, tag: u32) -> Result {
+        if self.cmq.lock().is_cleared() {
+            return Ok(());
+        }
+        if self.use_events.load(Ordering::Acquire) {
+            self.mbox_wait(in_param, out_param, cmd, tag)
+        } else {
+            self.mbox_poll(in_param, out_param, cmd, tag)
+        }
+    }
+
+    fn mbox_poll(&self, in_param: u64, out_param: u64, cmd: u8, tag: u32) -> Result {
+        let _g = self.poll.lock();
+        self.post(in_param, out_param, cmd, tag, POLL_TOKEN, false)
+            .inspect_err(|e| {
+                dev_err!(
+                    self.dev,
+                    "failed to post mailbox {:#x} in poll mode, ret = {}.\n",
+                    cmd,
+                    e.to_errno()
+                )
+            })?;
+        match self.wait_mbox_idle(CMD_TIMEOUT_MS) {
+            Ok(MB_ST_COMPLETE_SUCC) => Ok(()),
+            Ok(_) => Err(EBUSY),
+            Err(e) => {
+                dev_err!(
+                    self.dev,
+                    "failed to check mbox status = 0x0, ret = {}.\n",
+                    e.to_errno()
+                );
+                Err(e)
+            }
+        }
+    }
+
+    /// Takes a free slot, waiting while all 32 are in flight.
+    fn take_slot(&self) -> usize {
+        let mut s = self.slots.lock();
+        while s.in_flight >= MAX_CMDS {
+            self.slot_freed.wait(&mut s);
+        }
+        let mut i = s.free_head;
+        while s.busy & (1 << i) != 0 {
+            i = (i + 1) % MAX_CMDS;
+        }
+        s.free_head = (i + 1) % MAX_CMDS;
+        s.busy |= 1 << i;
+        s.in_flight += 1;
+        i
+    }
+
+    fn put_slot(&self, i: usize) {
+        let mut s = self.slots.lock();
+        s.busy &= !(1 << i);
+        s.in_flight -= 1;
+        drop(s);
+        self.slot_freed.notify_one();
+    }
+
+    fn mbox_wait(&self, in_param: u64, out_param: u64, cmd: u8, tag: u32) -> Result {
+        let i = self.take_slot();
+        let (Some(slot), Some(done)) = (self.tokens.get(i), self.done.get(i)) else {
+            self.put_slot(i);
+            return Err(EINVAL);
+        };
+        // CAST: MAX_CMDS is 32; tokens are 16 bits on the wire.
+        let token = (slot.token.load(Ordering::Relaxed) + MAX_CMDS as u32) & 0xffff;
+        slot.token.store(token, Ordering::Release);
+        done.reinit();
+        let ret = match self.post(in_param, out_param, cmd, tag, token, true) {
+            Err(e) => {
+                dev_err!(
+                    self.dev,
+                    "failed to post mailbox {:#x} in event mode, ret = {}.\n",
+                    cmd,
+                    e.to_errno()
+                );
+                Err(e)
+            }
+            Ok(()) if !done.wait_ms(CMD_TIMEOUT_MS) => {
+                dev_err!(self.dev, "[cmd] token {:#x} mailbox {:#x} timeout.\n", token, cmd);
+                Err(EBUSY)
+            }
+            Ok(()) => match slot.result.load(Ordering::Acquire) {
+                0 => Ok(()),
+                r => {
+                    dev_err!(self.dev, "[cmd] token {:#x} mailbox {:#x} error {}.\n", token, cmd, r);
+                    Err(Error::from_errno(r))
+                }
+            },
+        };
+        self.put_slot(i);
+        ret
+    }
+
+    /// A mailbox completion from the AEQ (`hns_roce_cmd_event`); called in
+    /// interrupt context.
+    pub(crate) fn event(&self, token: u16, status: u8, out_param: u64) {
+        let i = usize::from(token) % MAX_CMDS;
+        let (Some(slot), Some(done)) = (self.tokens.get(i), self.done.get(i)) else {
+            return;
+        };
+        let expected = slot.token.load(Ordering::Acquire);
+        if u32::from(token) != expected {
+            dev_err!(
+                self.dev,
+                "[cmd] invalid ae token {:#x}, context token is {:#x}.\n",
+                token,
+                expected
+            );
+            return;
+        }
+        let r = if u32::from(status) == MB_ST_COMPLETE_SUCC { 0 } else { EIO.to_errno() };
+        slot.result.store(r, Ordering::Release);
+        slot.out_param.store(out_param, Ordering::Relaxed);
+        done.complete();
+    }
+
+    /// Switches mailboxes to event mode (the AEQ must be running).
+    pub(crate) fn use_events(&self) {
+        self.use_events.store(true, Ordering::Release);
+    }
+
+    /// Back to poll mode, for teardown.
+    pub(crate) fn use_polling(&self) {
+        self.use_events.store(false, Ordering::Release);
+    }
+}
+
+/// Marks `desc` as the read half of a chained command.
+pub(crate) fn chain(d: &mut [Desc]) {
+    let n = d.len();
+    for (i, x) in d.iter_mut().enumerate() {
+        if i + 1 != n {
+            x.flag |= flag::NEXT;
+        } else {
+            x.flag &= !flag::NEXT;
+        }
     }
 }

@@ -51,6 +51,20 @@ pub mod op {
     pub const CFG_BT_ATTR: u16 = 0x8506;
     /// Function clear.
     pub const FUNC_CLEAR: u16 = 0x8508;
+    /// Clear the extended doorbell list state.
+    pub const CLEAR_EXTDB_LIST_INFO: u16 = 0x850d;
+    /// Program the extended link-list memory (link table).
+    pub const CFG_EXT_LLM: u16 = 0x8403;
+    /// Post a mailbox command.
+    pub const POST_MB: u16 = 0x8504;
+    /// Mailbox status.
+    pub const QUERY_MB_ST: u16 = 0x8505;
+    /// Program a GMV table base address.
+    pub const CFG_GMV_BT: u16 = 0x8510;
+    /// Write one GID/MAC/VLAN entry.
+    pub const CFG_GMV_TBL: u16 = 0x850f;
+    /// Read the hardware counters.
+    pub const QUERY_COUNTER: u16 = 0x8206;
 }
 
 /// Descriptors in the command send queue.

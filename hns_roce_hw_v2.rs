@@ -7,16 +7,18 @@
 //! CFG_ENTRY_SIZE: same commands, order and payloads as the C driver), and
 //! the function clear that leaves the engine clean.
 
-use crate::cmdq::{Cmq, CmqError};
+use crate::cmdq::{Cmd, Cmq};
 use crate::cmq_desc::{flag, op, CmqData, Desc};
 use crate::field::Field;
 use crate::hw_v2_caps::{
     alloc_vf_res_cmd, apply_func_caps, apply_pf_res, apply_timer_res, entry_size_cmd,
     parse_pf_caps, set_bt_cmd, Caps, CapsError, EntrySize,
 };
-use crate::rdma::{Hnae3Handle, Regs};
+use crate::eq::EqTable;
+use crate::rdma::Hnae3Handle;
 use kernel::{
     prelude::*,
+    sync::Arc,
     time::{delay::fsleep, Delta}, //
 };
 
@@ -83,40 +85,24 @@ fn read_chain(opcode: u16, n: usize) -> Result<KVec<Desc>> {
     Ok(v)
 }
 
-/// Sends `d`, logging a failure the way the C driver does.
-fn send(h: &Hnae3Handle, cmq: &mut Cmq, regs: Regs<'_>, d: &mut [Desc]) -> Result {
-    cmq.send(regs, d).map_err(|e: CmqError| {
-        if let Some((from, to)) = e.moved {
-            dev_warn!(h.device(), "CMDQ move tail from {} to {}.\n", from, to);
-        }
-        dev_err!(
-            h.device(),
-            "Cmdq IO error, opcode = {:#x}, return = {}.\n",
-            e.opcode,
-            e.err.to_errno()
-        );
-        e.err
-    })
-}
-
 /// The profile queries of bring-up.
-fn profile(h: &Hnae3Handle, cmq: &mut Cmq, regs: Regs<'_>, revision: u8) -> Result<Profile> {
+fn profile(h: &Hnae3Handle, cmd: &Cmd, revision: u8) -> Result<Profile> {
     let hip08 = revision == PCI_REVISION_ID_HIP08;
 
     let mut d = [Desc::new(op::QUERY_HW_VER, true)];
-    send(h, cmq, regs, &mut d)?;
+    cmd.send(&mut d)?;
     // CAST: a 16-bit field.
     let hw_rev = d[0].get(HW_VER_ROCEE_HW_VERSION) as u16;
 
     let mut d = [Desc::new(op::QUERY_FW_VER, true)];
-    send(h, cmq, regs, &mut d)?;
+    cmd.send(&mut d)?;
     let fw_ver = d[0].get(FW_VER);
 
     let func_num = if hip08 {
         1
     } else {
         let mut d = [Desc::new(op::QUERY_FUNC_INFO, true)];
-        send(h, cmq, regs, &mut d)?;
+        cmd.send(&mut d)?;
         d[0].get(FUNC_INFO_OWN_FUNC_NUM)
     };
     if func_num == 0 {
@@ -130,19 +116,19 @@ fn profile(h: &Hnae3Handle, cmq: &mut Cmq, regs: Regs<'_>, revision: u8) -> Resu
         if hip08 { 0 } else { CYCLES_1US_HIP09 },
     );
     d[0].data.write(GLOBAL_PARAM_UDP_PORT, ROCE_V2_UDP_DPORT);
-    send(h, cmq, regs, &mut d)?;
+    cmd.send(&mut d)?;
 
     for vf in 0..func_num {
         let mut d = [Desc::new(op::SWITCH_PARAMETER_CFG, true)];
         d[0].data.enable(VF_SWITCH_ROCEE_SEL);
         d[0].data.write(VF_SWITCH_VF_ID, vf);
-        send(h, cmq, regs, &mut d)?;
+        cmd.send(&mut d)?;
         // Write back what the firmware returned, with loopback allowed.
         d[0].flag = flag::IN;
         d[0].data.enable(VF_SWITCH_ALW_LPBK);
         d[0].data.clear(VF_SWITCH_ALW_LCL_LPBK);
         d[0].data.enable(VF_SWITCH_ALW_DST_OVRD);
-        send(h, cmq, regs, &mut d)?;
+        cmd.send(&mut d)?;
     }
 
     let bad = |e: CapsError| {
@@ -150,7 +136,7 @@ fn profile(h: &Hnae3Handle, cmq: &mut Cmq, regs: Regs<'_>, revision: u8) -> Resu
         EINVAL
     };
     let mut d = read_chain(op::QUERY_PF_CAPS_NUM, if hip08 { 5 } else { 6 })?;
-    send(h, cmq, regs, &mut d).inspect_err(|e| {
+    cmd.send(&mut d).inspect_err(|e| {
         dev_err!(
             h.device(),
             "failed to query PF caps, ret = {}.\n",
@@ -160,10 +146,10 @@ fn profile(h: &Hnae3Handle, cmq: &mut Cmq, regs: Regs<'_>, revision: u8) -> Resu
     // CAST: PAGE_SIZE is 4 KiB or 64 KiB.
     let mut caps = parse_pf_caps(&d, kernel::page::PAGE_SIZE as u32).map_err(bad)?;
     let mut d = read_chain(op::QUERY_PF_RES, 2)?;
-    send(h, cmq, regs, &mut d)?;
+    cmd.send(&mut d)?;
     apply_pf_res(&mut caps, &d, func_num).map_err(bad)?;
     let mut d = [Desc::new(op::QUERY_PF_TIMER_RES, true)];
-    send(h, cmq, regs, &mut d)?;
+    cmd.send(&mut d)?;
     apply_timer_res(&mut caps, &d[0]);
 
     // CAST: PAGE_SIZE and PAGE_SHIFT are small.
@@ -171,7 +157,7 @@ fn profile(h: &Hnae3Handle, cmq: &mut Cmq, regs: Regs<'_>, revision: u8) -> Resu
     apply_func_caps(&mut caps, !hip08, func_num, h.num_vectors(), page_size);
     for vf in 0..func_num {
         let mut d = alloc_vf_res_cmd(&caps, vf, !hip08);
-        send(h, cmq, regs, &mut d).inspect_err(|e| {
+        cmd.send(&mut d).inspect_err(|e| {
             dev_err!(
                 h.device(),
                 "failed to config vf-{} hem res, ret = {}.\n",
@@ -181,7 +167,7 @@ fn profile(h: &Hnae3Handle, cmq: &mut Cmq, regs: Regs<'_>, revision: u8) -> Resu
         })?;
     }
     let mut d = [set_bt_cmd(&caps, kernel::page::PAGE_SHIFT as u32 - 12)];
-    send(h, cmq, regs, &mut d).inspect_err(|e| {
+    cmd.send(&mut d).inspect_err(|e| {
         dev_err!(
             h.device(),
             "failed to config BA table, ret = {}.\n",
@@ -190,7 +176,7 @@ fn profile(h: &Hnae3Handle, cmq: &mut Cmq, regs: Regs<'_>, revision: u8) -> Resu
     })?;
     if !hip08 {
         let mut d = [entry_size_cmd(EntrySize::Qpc, caps.qpc_sz)];
-        send(h, cmq, regs, &mut d).inspect_err(|e| {
+        cmd.send(&mut d).inspect_err(|e| {
             dev_err!(
                 h.device(),
                 "failed to cfg qpc sz, ret = {}.\n",
@@ -198,7 +184,7 @@ fn profile(h: &Hnae3Handle, cmq: &mut Cmq, regs: Regs<'_>, revision: u8) -> Resu
             )
         })?;
         let mut d = [entry_size_cmd(EntrySize::Sccc, caps.sccc_sz)];
-        send(h, cmq, regs, &mut d).inspect_err(|e| {
+        cmd.send(&mut d).inspect_err(|e| {
             dev_err!(
                 h.device(),
                 "failed to cfg sccc sz, ret = {}.\n",
@@ -216,15 +202,19 @@ fn profile(h: &Hnae3Handle, cmq: &mut Cmq, regs: Regs<'_>, revision: u8) -> Resu
 }
 
 /// FUNC_CLEAR for function 0: write, wait, then poll until the firmware
-/// reports it done (`__hns_roce_function_clear`).
-fn function_clear(h: &Hnae3Handle, cmq: &mut Cmq, regs: Regs<'_>) {
+/// reports it done (`__hns_roce_function_clear`). Once done, the queue sends
+/// nothing more (the C driver's `is_reset`).
+fn function_clear(cmd: &Cmd) {
+    if cmd.with_cmq(|q| q.is_fatal()) {
+        return;
+    }
     let mut d = [Desc::new(op::FUNC_CLEAR, false)];
-    if let Err(e) = cmq.send(regs, &mut d) {
+    if let Err(e) = cmd.send_quiet(&mut d) {
         if e.err == EAGAIN {
-            cmq.set_fatal();
+            cmd.with_cmq(|q| q.set_fatal());
         }
         dev_err!(
-            h.device(),
+            cmd.device(),
             "func clear write failed, ret = {}.\n",
             e.err.to_errno()
         );
@@ -236,28 +226,32 @@ fn function_clear(h: &Hnae3Handle, cmq: &mut Cmq, regs: Regs<'_>) {
         fsleep(Delta::from_millis(i64::from(FUNC_CLEAR_POLL_MS)));
         left -= FUNC_CLEAR_POLL_MS;
         let mut d = [Desc::new(op::FUNC_CLEAR, true)];
-        if cmq.send(regs, &mut d).is_ok() && d[0].get(FUNC_CLEAR_RST_FUN_DONE) != 0 {
+        if cmd.send_quiet(&mut d).is_ok() && d[0].get(FUNC_CLEAR_RST_FUN_DONE) != 0 {
+            cmd.with_cmq(|q| q.set_cleared());
             return;
         }
     }
-    dev_err!(h.device(), "func clear failed.\n");
+    dev_err!(cmd.device(), "func clear failed.\n");
 }
 
-/// The HIP08/HIP09 engine of one function, as far as bring-up goes today.
+/// The HIP08/HIP09 engine of one function.
 pub(crate) struct HwV2 {
-    cmq: Cmq,
+    /// The command queue and mailbox, shared with the interrupt handlers.
+    pub(crate) cmd: Arc<Cmd>,
     /// What the firmware reported.
-    // Read by the verbs layer once it exists (query_device and friends).
-    #[expect(dead_code)]
     pub(crate) profile: Profile,
+    eqs: Option<EqTable>,
 }
 
 impl HwV2 {
-    /// Sets up the command queue and runs the PF profile.
+    /// Sets up the command queue, runs the PF profile and creates the event
+    /// queues; mailboxes then run in event mode (`hns_roce_init` up to
+    /// `hns_roce_cmd_use_events`).
     pub(crate) fn init(h: &Hnae3Handle, revision: u8) -> Result<Self> {
-        let regs = h.registers()?;
-        let mut cmq = Cmq::new(h.bound_device(), regs)?;
-        let profile = profile(h, &mut cmq, regs, revision).inspect_err(|e| {
+        let regs = h.reg_window()?;
+        let cmq = Cmq::new(h.bound_device(), regs.io())?;
+        let cmd = Arc::pin_init(Cmd::new(regs, h.device().into(), cmq), GFP_KERNEL)?;
+        let profile = profile(h, &cmd, revision).inspect_err(|e| {
             dev_err!(
                 h.device(),
                 "RoCE Engine init failed! ret = {}\n",
@@ -275,14 +269,24 @@ impl HwV2 {
             profile.caps.num_mtpts,
             profile.caps.flags
         );
-        Ok(HwV2 { cmq, profile })
+        let eqs = EqTable::new(h, &cmd, &profile.caps)
+            .inspect_err(|e| dev_err!(h.device(), "eq init failed! ret = {}\n", e.to_errno()))?;
+        cmd.use_events();
+        Ok(HwV2 {
+            cmd,
+            profile,
+            eqs: Some(eqs),
+        })
     }
 
-    /// Leaves the engine clean when the function goes away.
-    pub(crate) fn exit(&mut self, h: &Hnae3Handle) {
-        match h.registers() {
-            Ok(regs) => function_clear(h, &mut self.cmq, regs),
-            Err(e) => dev_err!(h.device(), "no register window at exit: {}\n", e.to_errno()),
+    /// Leaves the engine clean when the function goes away: clears the
+    /// function, goes back to polled mailboxes and removes the EQs (whose
+    /// commands the cleared function no longer sends, as in C).
+    pub(crate) fn exit(&mut self) {
+        function_clear(&self.cmd);
+        self.cmd.use_polling();
+        if let Some(eqs) = self.eqs.take() {
+            eqs.cleanup();
         }
     }
 }

@@ -13,7 +13,10 @@
 
 use kernel::prelude::*;
 
+pub mod bitmap;
 mod cmdq;
+mod eq;
+mod mtr;
 pub mod cmq_desc;
 pub mod field;
 pub mod hem;
@@ -123,8 +126,8 @@ impl RoceClient for HnsRoce {
         Ok(Some(KBox::new(HnsRoceDev { hw }, GFP_KERNEL)?))
     }
 
-    fn uninit_instance(handle: &Hnae3Handle, mut inst: KBox<HnsRoceDev>, _reset: bool) {
-        inst.hw.exit(handle);
+    fn uninit_instance(_handle: &Hnae3Handle, mut inst: KBox<HnsRoceDev>, _reset: bool) {
+        inst.hw.exit();
     }
 
     fn link_status_change(_handle: &Hnae3Handle, _inst: Option<&HnsRoceDev>, _up: bool) {}

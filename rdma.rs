@@ -13,9 +13,11 @@ use core::mem::{offset_of, size_of};
 use kernel::{
     device::{Bound, Device},
     error::to_result,
-    ffi::c_int,
+    ffi::{c_int, c_void},
     io::{Mmio, MmioRaw, Region},
     prelude::*,
+    str::CString,
+    sync::Arc,
     types::Opaque, //
 };
 
@@ -109,19 +111,212 @@ impl Hnae3Handle {
 
     /// The register window the ae_dev driver mapped for us.
     pub(crate) fn registers(&self) -> Result<Regs<'_>> {
+        let w = self.reg_window()?;
+        // SAFETY: `roce_io_base` maps BAR2 of the function, at least
+        // `REG_WINDOW` bytes (hnae3 contract), and stays mapped while the
+        // handle is in use by this client, which outlives the borrow.
+        Ok(unsafe { Mmio::from_raw(w.0) })
+    }
+
+    /// The register window, to be kept by the instance (see [`RegWindow`]).
+    pub(crate) fn reg_window(&self) -> Result<RegWindow> {
         // SAFETY: the handle is valid (type invariant); for a RoCE client
         // handle the union holds `rinfo`.
         let base = unsafe { (*self.0.get()).__bindgen_anon_1.rinfo.as_ref().roce_io_base };
         if base.is_null() {
             return Err(ENODEV);
         }
-        let raw = MmioRaw::<Region<REG_WINDOW>>::new_region(base as usize, REG_WINDOW)?;
-        // SAFETY: `roce_io_base` maps BAR2 of the function, at least
-        // `REG_WINDOW` bytes (hnae3 contract), and stays mapped while the
-        // handle is in use by this client, which outlives the borrow.
-        Ok(unsafe { Mmio::from_raw(raw) })
+        // INVARIANT: the window of a bound RoCE function.
+        Ok(RegWindow(MmioRaw::new_region(base as usize, REG_WINDOW)?))
+    }
+
+    /// The Linux irq number of the function's `i`-th RoCE vector.
+    pub(crate) fn irq_vector(&self, i: u32) -> Result<u32> {
+        // SAFETY: the handle is valid (type invariant).
+        match unsafe { raw::hns_shim_irq_vector(self.0.get(), i) } {
+            0 => Err(EINVAL),
+            irq => Ok(irq),
+        }
+    }
+
+    /// The PCI name of the function (`0000:00:03.0`).
+    pub(crate) fn pci_name(&self) -> &CStr {
+        self.device().name()
     }
 }
+
+/// The function's register window, kept by the per-function state so that
+/// interrupt handlers and verbs can reach the registers.
+///
+/// # Invariants
+///
+/// Maps `REG_WINDOW` bytes of the function's BAR. It stays mapped while the
+/// hnae3 handle it came from is attached to this client: the driver drops
+/// every holder of a window in `uninit_instance`.
+#[derive(Clone, Copy)]
+pub(crate) struct RegWindow(MmioRaw<Region<REG_WINDOW>>);
+
+impl RegWindow {
+    /// The registers.
+    pub(crate) fn io(&self) -> Regs<'_> {
+        // SAFETY: mapped while `self` exists (type invariant).
+        unsafe { Mmio::from_raw(self.0) }
+    }
+
+    /// One 64-bit write (`writeq`), as doorbells need: the engine must see
+    /// both halves at once. Offsets outside the window or not 8-aligned are
+    /// ignored.
+    pub(crate) fn write64(&self, v: u64, off: usize) {
+        if off % 8 != 0 || off + 8 > REG_WINDOW {
+            return;
+        }
+        // SAFETY: `off + 8 <= REG_WINDOW` and the window is mapped (type
+        // invariant); the address is 8-aligned because the BAR mapping is
+        // page-aligned and `off` is.
+        unsafe { kernel::bindings::writeq(v, (self.0.addr() + off) as *mut c_void) };
+    }
+}
+
+/// A one-shot event a thread waits on and an interrupt handler signals
+/// (`struct completion`).
+#[pin_data]
+pub(crate) struct Event {
+    #[pin]
+    inner: Opaque<kernel::bindings::completion>,
+}
+
+// SAFETY: a completion is made to be signalled and waited on from any context.
+unsafe impl Send for Event {}
+// SAFETY: as above.
+unsafe impl Sync for Event {}
+
+impl Event {
+    /// A new, unsignalled event.
+    pub(crate) fn new() -> impl PinInit<Self> {
+        pin_init!(Self {
+            inner <- Opaque::ffi_init(|slot: *mut kernel::bindings::completion| {
+                // SAFETY: `slot` is valid for writing a completion.
+                unsafe { kernel::bindings::init_completion(slot) };
+            }),
+        })
+    }
+
+    /// Re-arms the event. Only for the owner of the event, while nobody
+    /// waits on it.
+    pub(crate) fn reinit(&self) {
+        // SAFETY: a valid completion with no waiter (the only waiter is the
+        // caller).
+        unsafe { kernel::bindings::init_completion(self.inner.get()) };
+    }
+
+    /// Signals one waiter.
+    pub(crate) fn complete(&self) {
+        // SAFETY: a valid completion; `complete` may run in any context.
+        unsafe { kernel::bindings::complete(self.inner.get()) };
+    }
+
+    /// Waits up to `ms` milliseconds; whether the event came.
+    pub(crate) fn wait_ms(&self, ms: u32) -> bool {
+        let j = kernel::time::msecs_to_jiffies(ms);
+        // SAFETY: a valid completion; we are in process context.
+        unsafe { kernel::bindings::wait_for_completion_timeout(self.inner.get(), j) != 0 }
+    }
+}
+
+/// What an interrupt does.
+pub(crate) trait IrqHandler: Send + Sync {
+    /// Handles one interrupt; whether it was ours.
+    fn handle(&self) -> bool;
+}
+
+/// What the shim hands back to [`hns_rs_irq`]: the handler's type-erased
+/// entry point and data.
+struct IrqCookie {
+    call: unsafe fn(*const c_void) -> bool,
+    data: *const c_void,
+}
+
+/// Calls `T::handle` on `data`.
+///
+/// # Safety
+///
+/// `data` must point to a live `T`.
+unsafe fn irq_trampoline<T: IrqHandler>(data: *const c_void) -> bool {
+    // SAFETY: per the function's contract.
+    unsafe { &*data.cast::<T>() }.handle()
+}
+
+/// Called by the shim's interrupt handler.
+///
+/// # Safety
+///
+/// `cookie` is the cookie an [`IrqRegistration`] passed to
+/// `hns_shim_request_irq`; the registration outlives the irq.
+#[no_mangle]
+unsafe extern "C" fn hns_rs_irq(cookie: *mut c_void) -> bool {
+    // SAFETY: per the function's contract the cookie is a live `IrqCookie`.
+    let c = unsafe { &*cookie.cast::<IrqCookie>() };
+    // SAFETY: the registration keeps `data` alive (an `Arc<T>`).
+    unsafe { (c.call)(c.data) }
+}
+
+/// A requested interrupt line; dropping it frees the line.
+///
+/// # Invariants
+///
+/// `irq` is requested with `cookie` as dev_id, and `cookie.data` is the
+/// pointer of `handler`.
+pub(crate) struct IrqRegistration<T: IrqHandler> {
+    irq: u32,
+    cookie: KBox<IrqCookie>,
+    handler: Arc<T>,
+    _name: CString,
+}
+
+impl<T: IrqHandler> IrqRegistration<T> {
+    /// Requests `irq` (named `name` in /proc/interrupts) for `handler`.
+    pub(crate) fn new(irq: u32, name: CString, handler: Arc<T>) -> Result<Self> {
+        let cookie = KBox::new(
+            IrqCookie {
+                call: irq_trampoline::<T>,
+                data: Arc::as_ptr(&handler).cast(),
+            },
+            GFP_KERNEL,
+        )?;
+        let dev_id: *const IrqCookie = &*cookie;
+        // SAFETY: `name` and `cookie` live in the registration, which frees
+        // the irq before dropping them.
+        to_result(unsafe {
+            raw::hns_shim_request_irq(irq, name.as_char_ptr(), dev_id.cast_mut().cast())
+        })?;
+        // INVARIANT: requested with this cookie, which points to `handler`.
+        Ok(Self {
+            irq,
+            cookie,
+            handler,
+            _name: name,
+        })
+    }
+
+    /// The handler.
+    pub(crate) fn handler(&self) -> &Arc<T> {
+        &self.handler
+    }
+}
+
+impl<T: IrqHandler> Drop for IrqRegistration<T> {
+    fn drop(&mut self) {
+        let dev_id: *const IrqCookie = &*self.cookie;
+        // SAFETY: requested with this cookie (type invariant); `free_irq`
+        // waits for a running handler to finish.
+        unsafe { raw::hns_shim_free_irq(self.irq, dev_id.cast_mut().cast()) };
+    }
+}
+
+// SAFETY: the cookie only points to the `Arc<T>`'s data, which is `Sync`.
+unsafe impl<T: IrqHandler> Send for IrqRegistration<T> {}
+// SAFETY: as above.
+unsafe impl<T: IrqHandler> Sync for IrqRegistration<T> {}
 
 /// What the hnae3 core asks a RoCE client to do, as sent to `reset_notify`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -3,6 +3,7 @@
  * C shim of hns_roce_rs. Everything that decides something lives in Rust;
  * this file only adapts C-only interfaces (see shim.h).
  */
+#include <linux/interrupt.h>
 #include <linux/pci.h>
 #include <linux/stddef.h>
 #include <rdma/ib_verbs.h>
@@ -80,4 +81,30 @@ int hns_shim_register_client(void)
 void hns_shim_unregister_client(void)
 {
 	hnae3_unregister_client(&hns_shim_client);
+}
+
+static irqreturn_t hns_shim_irq(int irq, void *cookie)
+{
+	return hns_rs_irq(cookie) ? IRQ_HANDLED : IRQ_NONE;
+}
+
+int hns_shim_request_irq(unsigned int irq, const char *name, void *cookie)
+{
+	return request_irq(irq, hns_shim_irq, 0, name, cookie);
+}
+
+void hns_shim_free_irq(unsigned int irq, void *cookie)
+{
+	free_irq(irq, cookie);
+}
+
+/* Linux irq number of the i-th RoCE vector of the function (0 if none). */
+unsigned int hns_shim_irq_vector(struct hnae3_handle *handle, unsigned int i)
+{
+	int irq;
+
+	if (i >= (unsigned int)handle->rinfo.num_vectors)
+		return 0;
+	irq = pci_irq_vector(handle->pdev, handle->rinfo.base_vector + i);
+	return irq < 0 ? 0 : irq;
 }

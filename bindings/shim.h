@@ -48,4 +48,15 @@ void hns_rs_uninit_instance(struct hnae3_handle *handle, bool reset);
 void hns_rs_link_status_change(struct hnae3_handle *handle, bool up);
 int hns_rs_reset_notify(struct hnae3_handle *handle, int type);
 
+/*
+ * Interrupts: the handler is C (irq_handler_t typing) and calls
+ * hns_rs_irq(cookie), which returns true when it handled something.
+ */
+int hns_shim_request_irq(unsigned int irq, const char *name, void *cookie);
+void hns_shim_free_irq(unsigned int irq, void *cookie);
+unsigned int hns_shim_irq_vector(struct hnae3_handle *handle, unsigned int i);
+
+/* Implemented in Rust (rdma.rs). */
+bool hns_rs_irq(void *cookie);
+
 #endif /* HNS_RS_SHIM_H */

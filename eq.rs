@@ -1,0 +1,377 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+
+//! Event queues: the completion EQs (one per completion vector) and the
+//! asynchronous EQ, their contexts, interrupts and doorbells
+//! (`hns_roce_v2_init_eq_table` and friends).
+//!
+//! The AEQ carries mailbox completions, which is what event-mode mailboxes
+//! wait for. CEQ entries name a CQ; until CQs exist the handler only
+//! consumes them.
+
+use crate::cmdq::{Cmd, MailboxBuf};
+use crate::field::Ctx;
+use crate::hw_v2_caps::Caps;
+use crate::hw_v2_fields::{aeqe, ceqe, eqc, Eqc};
+use crate::mtr::{KernelMtr, HW_PAGE_SHIFT};
+use crate::rdma::{Hnae3Handle, IrqHandler, IrqRegistration};
+use core::sync::atomic::{AtomicU32, Ordering};
+use kernel::{
+    io::Io,
+    prelude::*,
+    str::CString,
+    sync::Arc, //
+};
+
+/// Mailbox: create a CEQ context.
+const CMD_CREATE_CEQC: u8 = 0x90;
+/// Mailbox: destroy a CEQ context.
+const CMD_DESTROY_CEQC: u8 = 0x93;
+/// Mailbox: create an AEQ context.
+const CMD_CREATE_AEQC: u8 = 0x80;
+/// Mailbox: destroy an AEQ context.
+const CMD_DESTROY_AEQC: u8 = 0x83;
+/// EQ doorbell register.
+const EQ_DB_REG: usize = 0x238;
+/// Abnormal interrupt configuration.
+const ABN_INT_CFG_REG: usize = 0x13000;
+/// Abnormal interrupt status.
+const ABN_INT_ST_REG: usize = 0x13004;
+/// Abnormal interrupt enable.
+const ABN_INT_EN_REG: usize = 0x13008;
+/// Event interrupt enable of EQ 0; EQ `i` at `+ 4 * i`.
+const EVENT_INT_EN_REG: usize = 0x1300c;
+/// EQ state: valid.
+const EQ_STATE_VALID: u32 = 1;
+/// EQ arm state: always armed.
+const EQ_ALWAYS_ARMED: u32 = 3;
+/// Doorbell command: AEQ, always armed.
+const EQ_DB_CMD_AEQ: u64 = 0;
+/// Doorbell command: CEQ, always armed.
+const EQ_DB_CMD_CEQ: u64 = 2;
+/// AEQEs handled per interrupt (`HNS_AEQ_POLLING_BUDGET`).
+const AEQ_POLLING_BUDGET: u32 = 64;
+/// AEQE event type of a mailbox completion.
+const EVENT_TYPE_MB: u32 = 0x13;
+/// EQE size that sets `EQC_EQE_SIZE` (64-byte entries).
+const V3_EQE_SIZE: u32 = 64;
+/// EQE buffer and BT page size exponents over `PAGE_SIZE` (0 on HIP08 and
+/// HIP09: `caps->eqe_{buf,ba}_pg_sz`).
+const EQE_PG_SZ: u32 = 0;
+/// EQN bits in the destroy mailbox tag.
+const EQN_MASK: u32 = (1 << 24) - 1;
+
+/// Completion or asynchronous.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Kind {
+    Ceq,
+    Aeq,
+}
+
+/// One event queue.
+pub(crate) struct Eq {
+    cmd: Arc<Cmd>,
+    eqn: u32,
+    kind: Kind,
+    entries: u32,
+    eqe_size: u32,
+    /// Written only by the EQ's interrupt handler, which does not nest.
+    cons_index: AtomicU32,
+    mtr: KernelMtr,
+}
+
+impl Eq {
+    /// Allocates the EQE buffer and creates the context (`hns_roce_v2_create_eq`).
+    fn create(h: &Hnae3Handle, cmd: &Arc<Cmd>, caps: &Caps, eqn: u32, kind: Kind) -> Result<Self> {
+        let (entries, eqe_size, op) = match kind {
+            Kind::Ceq => (caps.ceqe_depth, caps.ceqe_size, CMD_CREATE_CEQC),
+            Kind::Aeq => (caps.aeqe_depth, caps.aeqe_size, CMD_CREATE_AEQC),
+        };
+        let dev = h.bound_device();
+        let mbox = MailboxBuf::new(dev)?;
+        // CAST: PAGE_SHIFT is 12..16.
+        let page_shift = kernel::page::PAGE_SHIFT as u32;
+        let hop = if caps.eqe_hop_num == crate::hem::HOP_NUM_0 {
+            0
+        } else {
+            caps.eqe_hop_num
+        };
+        // CAST: entries * size is at most a few MiB.
+        let size = (entries as usize).checked_mul(eqe_size as usize).ok_or(EINVAL)?;
+        let mtr = KernelMtr::new(
+            dev,
+            size,
+            EQE_PG_SZ + page_shift,
+            EQE_PG_SZ + page_shift,
+            hop,
+        )
+        .inspect_err(|e| dev_err!(h.device(), "failed to alloc EQE mtr, err {}\n", e.to_errno()))?;
+        let eq = Eq {
+            cmd: cmd.clone(),
+            eqn,
+            kind,
+            entries,
+            eqe_size,
+            cons_index: AtomicU32::new(0),
+            mtr,
+        };
+        mbox.write_le_words(eq.context(hop).as_le_words());
+        cmd.mbox(mbox.dma(), 0, op, eqn).inspect_err(|_| {
+            dev_err!(h.device(), "[mailbox cmd] create eqc failed.\n");
+        })?;
+        Ok(eq)
+    }
+
+    /// The EQ context (`config_eqc`).
+    fn context(&self, hop: u32) -> Ctx<Eqc, 16> {
+        let mut c = Ctx::<Eqc, 16>::zeroed();
+        let bt_ba = self.mtr.root_ba();
+        let cur = self.mtr.page_ba(0);
+        let next = self.mtr.page_ba(1);
+        // CAST: the register fields take the listed bit slices of the
+        // addresses (the writes drop bits above each field's width).
+        c.write(eqc::EQ_ST, EQ_STATE_VALID);
+        c.write(eqc::EQE_HOP_NUM, hop);
+        c.write(eqc::OVER_IGNORE, 0);
+        c.write(eqc::COALESCE, 0);
+        c.write(eqc::ARM_ST, EQ_ALWAYS_ARMED);
+        c.write(eqc::EQN, self.eqn);
+        c.write(eqc::EQE_CNT, 0);
+        c.write(eqc::EQE_BA_PG_SZ, self.mtr.ba_pg_shift() - HW_PAGE_SHIFT);
+        c.write(eqc::EQE_BUF_PG_SZ, self.mtr.page_shift() - HW_PAGE_SHIFT);
+        c.write(eqc::EQ_PROD_INDX, 0);
+        c.write(eqc::EQ_MAX_CNT, 0);
+        c.write(eqc::EQ_PERIOD, 0);
+        c.write(eqc::EQE_REPORT_TIMER, 0);
+        c.write(eqc::EQE_BA_L, (bt_ba >> 3) as u32);
+        c.write(eqc::EQE_BA_H, (bt_ba >> 35) as u32);
+        c.write(eqc::SHIFT, self.entries.ilog2());
+        c.write(eqc::MSI_INDX, 0);
+        c.write(eqc::CUR_EQE_BA_L, (cur >> 12) as u32);
+        c.write(eqc::CUR_EQE_BA_M, (cur >> 28) as u32);
+        c.write(eqc::CUR_EQE_BA_H, (cur >> 60) as u32);
+        c.write(eqc::EQ_CONS_INDX, 0);
+        c.write(eqc::NEX_EQE_BA_L, (next >> 12) as u32);
+        c.write(eqc::NEX_EQE_BA_H, (next >> 44) as u32);
+        c.write(eqc::EQE_SIZE, u32::from(self.eqe_size == V3_EQE_SIZE));
+        c
+    }
+
+    /// Destroys the context (`hns_roce_v2_destroy_eqc`); the buffer goes
+    /// with `self`.
+    fn destroy(&self) {
+        let op = match self.kind {
+            Kind::Ceq => CMD_DESTROY_CEQC,
+            Kind::Aeq => CMD_DESTROY_AEQC,
+        };
+        if self.cmd.mbox(0, 0, op, self.eqn & EQN_MASK).is_err() {
+            dev_err!(
+                self.cmd.device(),
+                "[mailbox cmd] destroy eqc({}) failed.\n",
+                self.eqn
+            );
+        }
+    }
+
+    /// Word `w` of the entry at the consumer index if software owns it.
+    fn next_entry(&self, ci: u32) -> Option<usize> {
+        // CAST: index times entry size fits the buffer.
+        let off = ((ci & (self.entries - 1)) * self.eqe_size) as usize;
+        let w0 = self.mtr.read_word(off, 0)?;
+        let owner = (w0 >> 31) & 1;
+        let wrapped = u32::from(ci & self.entries != 0);
+        (owner ^ wrapped != 0).then_some(off)
+    }
+
+    /// Tells the engine how far software consumed (`update_eq_db`).
+    fn update_db(&self, ci: u32) {
+        let (tag, cmd) = match self.kind {
+            Kind::Aeq => (0u64, EQ_DB_CMD_AEQ),
+            Kind::Ceq => (u64::from(self.eqn & 0xff), EQ_DB_CMD_CEQ),
+        };
+        let v = tag | (cmd << 16) | (u64::from(ci & 0xff_ffff) << 32);
+        self.cmd.reg_window().write64(v, EQ_DB_REG);
+    }
+
+    /// AEQ interrupt (`hns_roce_v2_aeq_int`).
+    fn aeq_int(&self) -> bool {
+        let mut ci = self.cons_index.load(Ordering::Relaxed);
+        let mut n = 0;
+        while n < AEQ_POLLING_BUDGET {
+            let Some(off) = self.next_entry(ci) else {
+                break;
+            };
+            // Read the entry only after its owner bit.
+            kernel::sync::barrier::dma_mb(kernel::sync::barrier::Read);
+            let w = |i| self.mtr.read_word(off, i).unwrap_or(0);
+            let w0 = w(0);
+            let event = w0 & 0xff;
+            let _ = (aeqe::EVENT_TYPE, aeqe::SUB_TYPE);
+            if event == EVENT_TYPE_MB {
+                let out = u64::from(w(1)) | (u64::from(w(2)) << 32);
+                let w3 = w(3);
+                // CAST: token and status are the low bytes of word 3.
+                self.cmd.event((w3 & 0xffff) as u16, ((w3 >> 16) & 0xff) as u8, out);
+            } else {
+                dev_dbg!(
+                    self.cmd.device(),
+                    "AEQE type {:#x} sub {:#x} queue {:#x}\n",
+                    event,
+                    (w0 >> 8) & 0xff,
+                    w(1) & 0xff_ffff
+                );
+            }
+            ci = ci.wrapping_add(1);
+            n += 1;
+        }
+        self.cons_index.store(ci, Ordering::Relaxed);
+        self.update_db(ci);
+        n > 0
+    }
+
+    /// CEQ interrupt: consume the entries (no CQ to notify yet).
+    fn ceq_int(&self) -> bool {
+        let mut ci = self.cons_index.load(Ordering::Relaxed);
+        let mut n = 0;
+        while n < self.entries {
+            let Some(off) = self.next_entry(ci) else {
+                break;
+            };
+            kernel::sync::barrier::dma_mb(kernel::sync::barrier::Read);
+            let cqn = self.mtr.read_word(off, 0).unwrap_or(0) & 0xff_ffff;
+            let _ = (ceqe::CQN, ceqe::OWNER);
+            dev_dbg!(self.cmd.device(), "CEQE for CQ {:#x} (no CQs yet)\n", cqn);
+            ci = ci.wrapping_add(1);
+            n += 1;
+        }
+        self.cons_index.store(ci, Ordering::Relaxed);
+        self.update_db(ci);
+        true
+    }
+}
+
+impl IrqHandler for Eq {
+    fn handle(&self) -> bool {
+        match self.kind {
+            Kind::Aeq => self.aeq_int(),
+            Kind::Ceq => self.ceq_int(),
+        }
+    }
+}
+
+/// The abnormal-interrupt vector.
+pub(crate) struct Abnormal {
+    cmd: Arc<Cmd>,
+}
+
+impl IrqHandler for Abnormal {
+    fn handle(&self) -> bool {
+        let st = self.cmd.regs().read32(ABN_INT_ST_REG);
+        if st != 0 {
+            // Recovery (function reset through the ae_dev) is not ported yet.
+            dev_err!(self.cmd.device(), "abnormal interrupt, status {:#x}\n", st);
+        }
+        true
+    }
+}
+
+/// All EQs of a function with their interrupts.
+pub(crate) struct EqTable {
+    cmd: Arc<Cmd>,
+    eq_num: u32,
+    // Declared before `eqs`: interrupts are freed before the queues go.
+    abn_irqs: KVec<IrqRegistration<Abnormal>>,
+    irqs: KVec<IrqRegistration<Eq>>,
+    eqs: KVec<Arc<Eq>>,
+}
+
+/// `hns-<pci>-<what>-<n>`, the C driver's interrupt names.
+fn irq_name(h: &Hnae3Handle, what: &str, n: u32) -> Result<CString> {
+    CString::try_from_fmt(fmt!("hns-{}-{}-{}", h.pci_name().to_str().unwrap_or("?"), what, n))
+}
+
+impl EqTable {
+    /// Creates the CEQs and the AEQ, requests their interrupts and enables
+    /// them (`hns_roce_v2_init_eq_table`).
+    pub(crate) fn new(h: &Hnae3Handle, cmd: &Arc<Cmd>, caps: &Caps) -> Result<Self> {
+        if caps.aeqe_depth < AEQ_POLLING_BUDGET {
+            return Err(EINVAL);
+        }
+        let comp = caps.num_comp_vectors;
+        let aeq = caps.num_aeq_vectors;
+        let other = caps.num_other_vectors;
+        let eq_num = comp + aeq;
+        let mut t = EqTable {
+            cmd: cmd.clone(),
+            eq_num,
+            abn_irqs: KVec::new(),
+            irqs: KVec::new(),
+            eqs: KVec::with_capacity(eq_num as usize, GFP_KERNEL)?,
+        };
+        for i in 0..eq_num {
+            let kind = if i < comp { Kind::Ceq } else { Kind::Aeq };
+            let eq = Eq::create(h, cmd, caps, i, kind)
+                .inspect_err(|_| dev_err!(h.device(), "failed to create eq.\n"))?;
+            t.eqs.push(Arc::new(eq, GFP_KERNEL)?, GFP_KERNEL)?;
+        }
+        t.request_irqs(h, comp, aeq, other)
+            .inspect_err(|_| dev_err!(h.device(), "failed to request irq.\n"))?;
+        t.int_enable(true);
+        Ok(t)
+    }
+
+    fn request_irqs(&mut self, h: &Hnae3Handle, comp: u32, aeq: u32, other: u32) -> Result {
+        for j in 0..other {
+            let r = IrqRegistration::new(
+                h.irq_vector(j)?,
+                irq_name(h, "abn", j)?,
+                Arc::new(
+                    Abnormal {
+                        cmd: self.cmd.clone(),
+                    },
+                    GFP_KERNEL,
+                )?,
+            );
+            self.abn_irqs
+                .push(r.inspect_err(|_| dev_err!(h.device(), "request irq error!\n"))?, GFP_KERNEL)?;
+        }
+        // Vectors: abnormal ones, then the AEQ, then the CEQs; EQ `i < comp`
+        // is a CEQ, the rest are AEQs.
+        for (i, eq) in self.eqs.iter().enumerate() {
+            // CAST: fewer than 2^32 EQs.
+            let i = i as u32;
+            let (vec, name) = if i < comp {
+                (other + aeq + i, irq_name(h, "ceq", i)?)
+            } else {
+                (other + i - comp, irq_name(h, "aeq", i - comp)?)
+            };
+            let r = IrqRegistration::new(h.irq_vector(vec)?, name, eq.clone())
+                .inspect_err(|_| dev_err!(h.device(), "request irq error!\n"))?;
+            self.irqs.push(r, GFP_KERNEL)?;
+        }
+        Ok(())
+    }
+
+    /// Enables or disables the EQ and abnormal interrupts.
+    fn int_enable(&self, on: bool) {
+        let regs = self.cmd.regs();
+        let v = u32::from(on);
+        // CAST: a handful of EQs.
+        for i in 0..self.eq_num as usize {
+            // Offsets past the window (more EQs than registers) are skipped.
+            let _ = regs.try_write32(v, EVENT_INT_EN_REG + 4 * i);
+        }
+        regs.write32(v, ABN_INT_EN_REG);
+        regs.write32(v, ABN_INT_CFG_REG);
+    }
+
+    /// Disables and frees the interrupts, then destroys the EQ contexts
+    /// (`hns_roce_v2_cleanup_eq_table`).
+    pub(crate) fn cleanup(mut self) {
+        self.int_enable(false);
+        self.irqs.clear();
+        self.abn_irqs.clear();
+        for eq in self.eqs.iter() {
+            eq.destroy();
+        }
+    }
+}
