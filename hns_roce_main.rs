@@ -17,6 +17,9 @@ pub mod bitmap;
 mod cmdq;
 mod eq;
 mod mtr;
+mod pd;
+
+
 pub mod cmq_desc;
 pub mod field;
 pub mod hem;
@@ -33,7 +36,16 @@ pub mod vectors;
 #[path = "tests/kunit/mod.rs"]
 mod kunit;
 
-use rdma::{Hnae3Handle, ResetNotify, RoceClient};
+use cmdq::Cmd;
+use cmq_desc::{flag, op, Desc};
+use field::Field;
+use hw_v2_caps::Caps;
+use kernel::sync::Arc;
+use pd::IdSpace;
+use rdma::{
+    DevAttr, GidEntry, Hnae3Handle, IbDriver, IbParams, IbRegistration, PortAttr, ResetNotify,
+    RoceClient, UctxResp,
+};
 
 module! {
     type: HnsRoce,
@@ -102,9 +114,267 @@ fn is_roce_function(id: rdma::PciIdent) -> bool {
         })
 }
 
-/// The driver's state for one RoCE function.
+/// The driver's state for one RoCE function. Fields drop in order: the
+/// ib_device goes before the engine state it uses.
 pub(crate) struct HnsRoceDev {
+    ib: Option<IbRegistration>,
     hw: hns_roce_hw_v2::HwV2,
+}
+
+/// Capability flags (`HNS_ROCE_CAP_FLAG_*`) the verbs look at.
+mod cap_flag {
+    pub(crate) const ROCE_V1_V2: u32 = 1 << 1;
+    pub(crate) const RQ_INLINE: u32 = 1 << 2;
+    pub(crate) const SRQ: u32 = 1 << 5;
+    pub(crate) const XRC: u32 = 1 << 6;
+    pub(crate) const FRMR: u32 = 1 << 8;
+    pub(crate) const ATOMIC: u32 = 1 << 10;
+    pub(crate) const CQE_INLINE: u32 = 1 << 19;
+    pub(crate) const LIMIT_BANK: u32 = 1 << 23;
+}
+
+/// `alloc_ucontext` configuration bits (`hns-abi.h`), request and answer.
+const UCTX_EXSGE: u32 = 1 << 0;
+const UCTX_RQ_INLINE: u32 = 1 << 1;
+const UCTX_CQE_INLINE: u32 = 1 << 2;
+/// Largest message (`HNS_ROCE_MAX_MSG_LEN`).
+const MAX_MSG_LEN: u32 = 0x8000_0000;
+/// Fast-register page list limit (`HNS_ROCE_FRMR_MAX_PA`).
+const FRMR_MAX_PA: u32 = 512;
+/// CQ moderation limits.
+const MAX_CQ_COUNT: u32 = 0xffff;
+const MAX_CQ_PERIOD: u32 = 0xffff;
+const MAX_CQ_PERIOD_HIP08: u32 = 65;
+/// Hardware counters (`HNS_ROCE_HW_CNT_TOTAL`) and counters per descriptor.
+const HW_CNT_TOTAL: usize = 22;
+const CNT_PER_DESC: usize = 3;
+
+/// CFG_GMV_TBL, first descriptor: GID type, VLAN enable and id.
+const GMV_A_SGID_TYPE: Field<cmq_desc::CmqData> = Field::new(129, 128);
+const GMV_A_VLAN_EN: Field<cmq_desc::CmqData> = Field::new(130, 130);
+const GMV_A_VLAN_ID: Field<cmq_desc::CmqData> = Field::new(155, 144);
+/// CFG_GMV_TBL, second descriptor: MAC and GID index.
+const GMV_B_SMAC_L: Field<cmq_desc::CmqData> = Field::new(31, 0);
+const GMV_B_SMAC_H: Field<cmq_desc::CmqData> = Field::new(47, 32);
+const GMV_B_SGID_IDX: Field<cmq_desc::CmqData> = Field::new(71, 64);
+/// The GID words of the first descriptor.
+const GMV_A_SGID: [Field<cmq_desc::CmqData>; 4] = [
+    Field::new(31, 0),
+    Field::new(63, 32),
+    Field::new(95, 64),
+    Field::new(127, 96),
+];
+/// VLAN ids from here on mean "no VLAN" (`VLAN_CFI_MASK`).
+const VLAN_CFI_MASK: u16 = 0x1000;
+
+/// What the verbs of one ib_device need: the command interface, the caps
+/// and the number spaces.
+#[pin_data]
+pub(crate) struct IbDev {
+    cmd: Arc<Cmd>,
+    caps: Caps,
+    fw_ver: u64,
+    hw_rev: u32,
+    vendor_id: u32,
+    part_id: u32,
+    hip08: bool,
+    /// Bus address of the doorbell BAR, mapped by user contexts.
+    db_bar: u64,
+    #[pin]
+    pds: IdSpace,
+    #[pin]
+    xrcds: IdSpace,
+    #[pin]
+    uars: IdSpace,
+}
+
+impl IbDev {
+    fn new(h: &Hnae3Handle, hw: &hns_roce_hw_v2::HwV2) -> Result<Arc<Self>> {
+        let c = &hw.profile.caps;
+        let id = h.pci_ident();
+        let dev = Arc::pin_init(
+            try_pin_init!(IbDev {
+                cmd: hw.cmd.clone(),
+                caps: c.clone(),
+                fw_ver: u64::from(hw.profile.fw_ver),
+                hw_rev: u32::from(hw.profile.hw_rev),
+                vendor_id: u32::from(id.vendor),
+                part_id: u32::from(id.device),
+                hip08: id.revision == PCI_REVISION_ID_HIP08,
+                db_bar: h.bar_start(2),
+                pds <- IdSpace::new("pd", c.reserved_pds, c.num_pds)?,
+                xrcds <- IdSpace::new("xrcdn", c.reserved_xrcds, c.num_xrcds)?,
+                uars <- IdSpace::new("uar id", c.reserved_uars, c.num_uars)?,
+            }? Error),
+            GFP_KERNEL,
+        )?;
+        // The driver's own doorbell page takes the first UAR, as in C.
+        dev.uars.alloc()?;
+        Ok(dev)
+    }
+}
+
+impl IbDriver for IbDev {
+    fn query_device(&self, a: &mut DevAttr) {
+        let c = &self.caps;
+        a.fw_ver = self.fw_ver;
+        a.max_mr_size = u64::MAX;
+        a.page_size_cap = u64::from(c.page_size_cap);
+        a.vendor_id = self.vendor_id;
+        a.vendor_part_id = self.part_id;
+        a.hw_ver = self.hw_rev;
+        a.max_qp = c.num_qps;
+        a.max_qp_wr = c.max_wqes;
+        a.device_cap_flags = rdma::DEVICE_PORT_ACTIVE_EVENT | rdma::DEVICE_RC_RNR_NAK_GEN;
+        a.max_send_sge = c.max_sq_sg;
+        a.max_recv_sge = c.max_rq_sg;
+        a.max_sge_rd = c.max_sq_sg;
+        a.max_cq = c.num_cqs;
+        a.max_cqe = c.max_cqes;
+        a.max_mr = c.num_mtpts;
+        a.max_pd = c.num_pds;
+        a.max_qp_rd_atom = c.max_qp_dest_rdma;
+        a.max_qp_init_rd_atom = c.max_qp_init_rdma;
+        a.atomic_hca = u32::from(c.flags & cap_flag::ATOMIC != 0);
+        a.max_pkeys = 1;
+        a.local_ca_ack_delay = c.local_ca_ack_delay;
+        // CAST: INT_MAX.
+        a.max_ah = i32::MAX as u32;
+        a.max_cq_moderation_period = if self.hip08 {
+            MAX_CQ_PERIOD_HIP08
+        } else {
+            MAX_CQ_PERIOD
+        };
+        a.max_cq_moderation_count = MAX_CQ_COUNT;
+        if c.flags & cap_flag::SRQ != 0 {
+            a.max_srq = c.num_srqs;
+            a.max_srq_wr = c.max_srq_wrs;
+            a.max_srq_sge = c.max_srq_sges;
+        }
+        if c.flags & cap_flag::LIMIT_BANK != 0 {
+            a.max_cq >>= 1;
+            a.max_qp >>= 1;
+        }
+        if c.flags & cap_flag::FRMR != 0 && !self.hip08 {
+            a.device_cap_flags |= rdma::DEVICE_MEM_MGT_EXTENSIONS;
+            a.max_fast_reg_page_list_len = FRMR_MAX_PA;
+        }
+        if c.flags & cap_flag::XRC != 0 {
+            a.device_cap_flags |= rdma::DEVICE_XRC;
+        }
+    }
+
+    fn query_port(&self, _port: u32, a: &mut PortAttr) {
+        a.max_mtu = self.caps.max_mtu;
+        a.gid_tbl_len = self.caps.gid_table_len;
+        a.max_msg_sz = MAX_MSG_LEN;
+    }
+
+    fn fw_ver(&self) -> u64 {
+        self.fw_ver
+    }
+
+    fn set_gid(&self, index: u32, entry: Option<GidEntry<'_>>) -> Result {
+        let mut d = [
+            Desc::new(op::CFG_GMV_TBL, false),
+            Desc::new(op::CFG_GMV_TBL, false),
+        ];
+        d[0].flag |= flag::NEXT;
+        let (gid, ty, vlan, mac) = match &entry {
+            Some(e) => (*e.gid, e.ty as u32, e.vlan_id, *e.mac),
+            None => ([0; 16], 0, VLAN_CFI_MASK, [0; 6]),
+        };
+        for (f, b) in GMV_A_SGID.iter().zip(gid.chunks_exact(4)) {
+            d[0].data.write(*f, u32::from_le_bytes([b[0], b[1], b[2], b[3]]));
+        }
+        d[0].data.write(GMV_A_SGID_TYPE, ty);
+        d[0].data.write(GMV_A_VLAN_EN, u32::from(vlan < VLAN_CFI_MASK));
+        d[0].data.write(GMV_A_VLAN_ID, u32::from(vlan));
+        d[1].data.write(GMV_B_SMAC_L, u32::from_ne_bytes([mac[0], mac[1], mac[2], mac[3]]));
+        d[1].data.write(GMV_B_SMAC_H, u32::from(u16::from_ne_bytes([mac[4], mac[5]])));
+        d[1].data.write(GMV_B_SGID_IDX, index);
+        self.cmd.send(&mut d).inspect_err(|e| {
+            dev_err!(self.cmd.device(), "failed to set gid, ret = {}!\n", e.to_errno())
+        })
+    }
+
+    fn alloc_ucontext(&self, req: u32, resp: &mut UctxResp) -> Result<(u32, u64)> {
+        let c = &self.caps;
+        resp.qp_tab_size = c.num_qps;
+        resp.srq_tab_size = c.num_srqs;
+        let mut config = 0;
+        if !self.hip08 {
+            config = req & UCTX_EXSGE;
+        }
+        if config & UCTX_EXSGE != 0 {
+            resp.config |= UCTX_EXSGE;
+            resp.max_inline_data = c.max_sq_inline;
+        }
+        if c.flags & cap_flag::RQ_INLINE != 0 {
+            config |= req & UCTX_RQ_INLINE;
+            if config & UCTX_RQ_INLINE != 0 {
+                resp.config |= UCTX_RQ_INLINE;
+            }
+        }
+        if c.flags & cap_flag::CQE_INLINE != 0 {
+            config |= req & UCTX_CQE_INLINE;
+            if config & UCTX_CQE_INLINE != 0 {
+                resp.config |= UCTX_CQE_INLINE;
+            }
+        }
+        if !self.hip08 {
+            resp.congest_type = c.cong_cap;
+        }
+        resp.cqe_size = c.cqe_sz;
+        let uar = self.uars.alloc()?;
+        // CAST: PAGE_SIZE is a power of two.
+        let page_mask = !(kernel::page::PAGE_SIZE as u64 - 1);
+        Ok((uar, self.db_bar & page_mask))
+    }
+
+    fn dealloc_ucontext(&self, uar: u32) {
+        self.uars.free(uar);
+    }
+
+    fn alloc_pd(&self) -> Result<u32> {
+        self.pds.alloc()
+    }
+
+    fn dealloc_pd(&self, pdn: u32) {
+        self.pds.free(pdn);
+    }
+
+    fn alloc_xrcd(&self) -> Result<u32> {
+        if self.caps.flags & cap_flag::XRC == 0 {
+            return Err(EOPNOTSUPP);
+        }
+        self.xrcds.alloc()
+    }
+
+    fn dealloc_xrcd(&self, xrcdn: u32) {
+        self.xrcds.free(xrcdn);
+    }
+
+    fn query_counters(&self, values: &mut [u64]) -> Result<usize> {
+        const DESCS: usize = HW_CNT_TOTAL.div_ceil(CNT_PER_DESC);
+        let mut d: [Desc; DESCS] = core::array::from_fn(|_| Desc::new(op::QUERY_COUNTER, true));
+        cmdq::chain(&mut d);
+        self.cmd.send(&mut d).inspect_err(|e| {
+            dev_err!(self.cmd.device(), "failed to get counter, ret = {}.\n", e.to_errno())
+        })?;
+        let mut n = 0;
+        for (i, v) in values.iter_mut().enumerate().take(HW_CNT_TOTAL) {
+            let bd = i / CNT_PER_DESC;
+            let Some(desc) = d.get(bd) else { break };
+            if bd != HW_CNT_TOTAL / CNT_PER_DESC && desc.flag & flag::NEXT == 0 {
+                break;
+            }
+            let k = 2 * (i % CNT_PER_DESC);
+            *v = u64::from(desc.data.word(k)) | (u64::from(desc.data.word(k + 1)) << 32);
+            n = i + 1;
+        }
+        Ok(n)
+    }
 }
 
 impl RoceClient for HnsRoce {
@@ -115,18 +385,30 @@ impl RoceClient for HnsRoce {
         if !is_roce_function(id) {
             return Ok(None);
         }
-        let hw = hns_roce_hw_v2::HwV2::init(handle, id.revision)?;
-        dev_info!(
-            handle.device(),
-            "RoCE function {:04x}:{:04x} rev {:#x}: ib_device registration not implemented yet\n",
-            id.vendor,
-            id.device,
-            id.revision
-        );
-        Ok(Some(KBox::new(HnsRoceDev { hw }, GFP_KERNEL)?))
+        let mut hw = hns_roce_hw_v2::HwV2::init(handle, id.revision)?;
+        let reg = IbDev::new(handle, &hw).and_then(|ib| {
+            let c = &hw.profile.caps;
+            let p = IbParams {
+                num_comp_vectors: c.num_comp_vectors,
+                local_dma_lkey: c.reserved_lkey,
+                udp_encap: c.flags & cap_flag::ROCE_V1_V2 != 0,
+                xrc: c.flags & cap_flag::XRC != 0,
+                hw_stats: id.revision != PCI_REVISION_ID_HIP08,
+            };
+            IbRegistration::register(handle, ib, &p)
+        });
+        let reg = match reg {
+            Ok(r) => r,
+            Err(e) => {
+                hw.exit();
+                return Err(e);
+            }
+        };
+        Ok(Some(KBox::new(HnsRoceDev { ib: Some(reg), hw }, GFP_KERNEL)?))
     }
 
     fn uninit_instance(_handle: &Hnae3Handle, mut inst: KBox<HnsRoceDev>, _reset: bool) {
+        drop(inst.ib.take());
         inst.hw.exit();
     }
 

@@ -139,6 +139,12 @@ impl Hnae3Handle {
         }
     }
 
+    /// Where BAR `bar` of the function starts on the bus.
+    pub(crate) fn bar_start(&self, bar: i32) -> u64 {
+        // SAFETY: the handle is valid (type invariant).
+        unsafe { raw::hns_shim_bar_start(self.0.get(), bar) }
+    }
+
     /// The PCI name of the function (`0000:00:03.0`).
     pub(crate) fn pci_name(&self) -> &CStr {
         self.device().name()
@@ -620,3 +626,312 @@ pub(crate) fn check_layout() -> Result {
     }
     Ok(())
 }
+
+
+// --- ib_device ---------------------------------------------------------------
+
+/// What `query_device` reports (plain data, filled by the driver).
+pub(crate) type DevAttr = raw::hns_shim_dev_attr;
+/// The static part of `query_port` (plain data, filled by the driver).
+pub(crate) type PortAttr = raw::hns_shim_port_attr;
+/// The answer of `alloc_ucontext` (plain data, filled by the driver).
+pub(crate) type UctxResp = raw::hns_shim_uctx_resp;
+
+/// GID types as the GMV table encodes them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum SgidType {
+    /// RoCE v1.
+    V1 = 0,
+    /// RoCE v2 over IPv4.
+    V2Ipv4 = 1,
+    /// RoCE v2 over IPv6.
+    V2Ipv6 = 2,
+}
+
+/// One GID table entry being added.
+pub(crate) struct GidEntry<'a> {
+    /// The GID.
+    pub(crate) gid: &'a [u8; 16],
+    /// Its type.
+    pub(crate) ty: SgidType,
+    /// VLAN id, 0xffff without VLAN.
+    pub(crate) vlan_id: u16,
+    /// Source MAC.
+    pub(crate) mac: &'a [u8; 6],
+}
+
+/// The verbs of an RDMA device, as the rdma layer calls them.
+pub(crate) trait IbDriver: Send + Sync {
+    /// Fills the device attributes.
+    fn query_device(&self, a: &mut DevAttr);
+    /// Fills the static port attributes of `port` (1-based).
+    fn query_port(&self, port: u32, a: &mut PortAttr);
+    /// The firmware version word.
+    fn fw_ver(&self) -> u64;
+    /// Writes GID `index` (`None`: clears it).
+    fn set_gid(&self, index: u32, entry: Option<GidEntry<'_>>) -> Result;
+    /// A user context: the answer to libhns and `(uar index, doorbell
+    /// page bus address)`.
+    fn alloc_ucontext(&self, config: u32, resp: &mut UctxResp) -> Result<(u32, u64)>;
+    /// Frees what `alloc_ucontext` took.
+    fn dealloc_ucontext(&self, uar: u32);
+    /// A protection domain number.
+    fn alloc_pd(&self) -> Result<u32>;
+    /// Frees a PD number.
+    fn dealloc_pd(&self, pdn: u32);
+    /// An XRC domain number.
+    fn alloc_xrcd(&self) -> Result<u32>;
+    /// Frees an XRCD number.
+    fn dealloc_xrcd(&self, xrcdn: u32);
+    /// Reads the port counters into `values`; how many were read.
+    fn query_counters(&self, values: &mut [u64]) -> Result<usize>;
+}
+
+/// The type the ib_device callbacks are routed to.
+type Driver = crate::IbDev;
+
+/// The driver state behind an ib_device's `rs` pointer.
+///
+/// # Safety
+///
+/// `rs` must be the pointer an [`IbRegistration`] stored, while the
+/// registration (which holds the `Arc`) exists: the RDMA core calls the
+/// device's ops only between registration and unregistration.
+unsafe fn drv<'a>(rs: *mut c_void) -> &'a Driver {
+    // SAFETY: per the function's contract.
+    unsafe { &*rs.cast::<Driver>() }
+}
+
+/// Converts a result to the C convention.
+fn errno(r: Result) -> c_int {
+    match r {
+        Ok(()) => 0,
+        Err(e) => e.to_errno(),
+    }
+}
+
+#[no_mangle]
+unsafe extern "C" fn hns_rs_query_device(rs: *mut c_void, a: *mut DevAttr) {
+    // SAFETY: called by the shim's op with the device's `rs` and a valid,
+    // exclusive attribute struct.
+    unsafe { drv(rs).query_device(&mut *a) }
+}
+
+#[no_mangle]
+unsafe extern "C" fn hns_rs_query_port(rs: *mut c_void, port: u32, a: *mut PortAttr) {
+    // SAFETY: as above.
+    unsafe { drv(rs).query_port(port, &mut *a) }
+}
+
+#[no_mangle]
+unsafe extern "C" fn hns_rs_fw_ver(rs: *mut c_void, v: *mut u64) {
+    // SAFETY: as above; `v` is valid for writing.
+    unsafe { *v = drv(rs).fw_ver() }
+}
+
+#[no_mangle]
+unsafe extern "C" fn hns_rs_set_gid(
+    rs: *mut c_void,
+    index: u32,
+    gid: *const u8,
+    sgid_type: u32,
+    vlan_id: u16,
+    mac: *const u8,
+) -> c_int {
+    // SAFETY: as above.
+    let d = unsafe { drv(rs) };
+    let ty = match sgid_type {
+        1 => SgidType::V2Ipv4,
+        2 => SgidType::V2Ipv6,
+        _ => SgidType::V1,
+    };
+    let entry = if gid.is_null() {
+        None
+    } else {
+        // SAFETY: the shim passes a 16-byte GID and a 6-byte MAC that
+        // live for the call.
+        let (gid, mac) = unsafe { (&*gid.cast::<[u8; 16]>(), &*mac.cast::<[u8; 6]>()) };
+        Some(GidEntry {
+            gid,
+            ty,
+            vlan_id,
+            mac,
+        })
+    };
+    errno(d.set_gid(index, entry))
+}
+
+#[no_mangle]
+unsafe extern "C" fn hns_rs_alloc_ucontext(
+    rs: *mut c_void,
+    config: u32,
+    uar: *mut u32,
+    addr: *mut u64,
+    resp: *mut UctxResp,
+) -> c_int {
+    // SAFETY: as above; the out pointers are valid for writing.
+    let (d, resp) = unsafe { (drv(rs), &mut *resp) };
+    match d.alloc_ucontext(config, resp) {
+        Ok((u, a)) => {
+            // SAFETY: valid for writing (see above).
+            unsafe {
+                *uar = u;
+                *addr = a;
+            }
+            0
+        }
+        Err(e) => e.to_errno(),
+    }
+}
+
+#[no_mangle]
+unsafe extern "C" fn hns_rs_dealloc_ucontext(rs: *mut c_void, uar: u32) {
+    // SAFETY: as above.
+    unsafe { drv(rs).dealloc_ucontext(uar) }
+}
+
+#[no_mangle]
+unsafe extern "C" fn hns_rs_alloc_pd(rs: *mut c_void, pdn: *mut u32) -> c_int {
+    // SAFETY: as above.
+    match unsafe { drv(rs) }.alloc_pd() {
+        Ok(n) => {
+            // SAFETY: valid for writing.
+            unsafe { *pdn = n };
+            0
+        }
+        Err(e) => e.to_errno(),
+    }
+}
+
+#[no_mangle]
+unsafe extern "C" fn hns_rs_dealloc_pd(rs: *mut c_void, pdn: u32) {
+    // SAFETY: as above.
+    unsafe { drv(rs).dealloc_pd(pdn) }
+}
+
+#[no_mangle]
+unsafe extern "C" fn hns_rs_alloc_xrcd(rs: *mut c_void, x: *mut u32) -> c_int {
+    // SAFETY: as above.
+    match unsafe { drv(rs) }.alloc_xrcd() {
+        Ok(n) => {
+            // SAFETY: valid for writing.
+            unsafe { *x = n };
+            0
+        }
+        Err(e) => e.to_errno(),
+    }
+}
+
+#[no_mangle]
+unsafe extern "C" fn hns_rs_dealloc_xrcd(rs: *mut c_void, x: u32) {
+    // SAFETY: as above.
+    unsafe { drv(rs).dealloc_xrcd(x) }
+}
+
+#[no_mangle]
+unsafe extern "C" fn hns_rs_query_counters(rs: *mut c_void, v: *mut u64, n: u32) -> c_int {
+    // SAFETY: the shim passes the stats' value array of `n` entries.
+    let vals = unsafe { core::slice::from_raw_parts_mut(v, n as usize) };
+    // SAFETY: as above.
+    match unsafe { drv(rs) }.query_counters(vals) {
+        // CAST: at most `n` counters.
+        Ok(k) => k as c_int,
+        Err(e) => e.to_errno(),
+    }
+}
+
+/// Options of a registration.
+pub(crate) struct IbParams {
+    /// Completion vectors.
+    pub(crate) num_comp_vectors: u32,
+    /// The reserved lkey of local DMA.
+    pub(crate) local_dma_lkey: u32,
+    /// RoCE v2 (UDP encapsulation) supported.
+    pub(crate) udp_encap: bool,
+    /// XRC domains supported.
+    pub(crate) xrc: bool,
+    /// Hardware counters exposed.
+    pub(crate) hw_stats: bool,
+}
+
+/// A registered ib_device; dropping it unregisters and frees it.
+///
+/// # Invariants
+///
+/// `ibdev` was allocated by `hns_shim_alloc_ibdev` with `rs` pointing to
+/// `drv`'s data, and is registered.
+pub(crate) struct IbRegistration {
+    ibdev: *mut raw::ib_device,
+    drv: Arc<Driver>,
+}
+
+// SAFETY: the ib_device is only used through the RDMA core's thread-safe
+// entry points; the driver state is `Sync`.
+unsafe impl Send for IbRegistration {}
+// SAFETY: as above.
+unsafe impl Sync for IbRegistration {}
+
+impl IbRegistration {
+    /// Allocates and registers `hns_%d` for the function behind `h`.
+    pub(crate) fn register(h: &Hnae3Handle, drv: Arc<Driver>, p: &IbParams) -> Result<Self> {
+        // SAFETY: the handle is valid; for a RoCE client `rinfo` is set.
+        let netdev = unsafe { (*h.0.get()).__bindgen_anon_1.rinfo.as_ref().netdev };
+        if netdev.is_null() {
+            return Err(ENODEV);
+        }
+        let rs: *const Driver = Arc::as_ptr(&drv);
+        // SAFETY: `rs` stays valid while the registration (holding `drv`)
+        // exists, and the device is unregistered before it is dropped.
+        let ibdev = unsafe { raw::hns_shim_alloc_ibdev(rs.cast_mut().cast()) };
+        if ibdev.is_null() {
+            return Err(ENOMEM);
+        }
+        let reg = raw::hns_shim_reg {
+            // SAFETY: `pdev` is valid while the handle is (type invariant).
+            parent: unsafe { &raw mut (*h.pdev()).dev }.cast(),
+            netdev: netdev.cast(),
+            num_comp_vectors: p.num_comp_vectors,
+            local_dma_lkey: p.local_dma_lkey,
+            udp_encap: p.udp_encap,
+            xrc: p.xrc,
+            hw_stats: p.hw_stats,
+        };
+        // SAFETY: `ibdev` is freshly allocated; `reg` points to live objects.
+        let ret = unsafe { raw::hns_shim_register_ibdev(ibdev, &reg) };
+        if ret != 0 {
+            // SAFETY: allocated above, never registered.
+            unsafe { raw::hns_shim_dealloc_ibdev(ibdev) };
+            dev_err!(h.device(), "ib_register_device failed!\n");
+            return Err(Error::from_errno(ret));
+        }
+        // INVARIANT: allocated with `rs` = `drv` and registered.
+        Ok(Self { ibdev, drv })
+    }
+
+    /// The driver state.
+    pub(crate) fn driver(&self) -> &Arc<Driver> {
+        &self.drv
+    }
+}
+
+impl Drop for IbRegistration {
+    fn drop(&mut self) {
+        // SAFETY: registered (type invariant); unregistering waits for every
+        // user, after which nobody calls the ops with `rs` any more.
+        unsafe {
+            raw::hns_shim_unregister_ibdev(self.ibdev);
+            raw::hns_shim_dealloc_ibdev(self.ibdev);
+        }
+    }
+}
+
+/// `IB_DEVICE_PORT_ACTIVE_EVENT`.
+pub(crate) const DEVICE_PORT_ACTIVE_EVENT: u64 =
+    raw::ib_device_cap_flags_IB_DEVICE_PORT_ACTIVE_EVENT as u64;
+/// `IB_DEVICE_RC_RNR_NAK_GEN`.
+pub(crate) const DEVICE_RC_RNR_NAK_GEN: u64 = raw::ib_device_cap_flags_IB_DEVICE_RC_RNR_NAK_GEN as u64;
+/// `IB_DEVICE_XRC`.
+pub(crate) const DEVICE_XRC: u64 = raw::ib_device_cap_flags_IB_DEVICE_XRC as u64;
+/// `IB_DEVICE_MEM_MGT_EXTENSIONS`.
+pub(crate) const DEVICE_MEM_MGT_EXTENSIONS: u64 =
+    raw::ib_device_cap_flags_IB_DEVICE_MEM_MGT_EXTENSIONS as u64;

@@ -98,6 +98,11 @@ void hns_shim_free_irq(unsigned int irq, void *cookie)
 	free_irq(irq, cookie);
 }
 
+u64 hns_shim_bar_start(struct hnae3_handle *handle, int bar)
+{
+	return pci_resource_start(handle->pdev, bar);
+}
+
 /* Linux irq number of the i-th RoCE vector of the function (0 if none). */
 unsigned int hns_shim_irq_vector(struct hnae3_handle *handle, unsigned int i)
 {
@@ -107,4 +112,609 @@ unsigned int hns_shim_irq_vector(struct hnae3_handle *handle, unsigned int i)
 		return 0;
 	irq = pci_irq_vector(handle->pdev, handle->rinfo.base_vector + i);
 	return irq < 0 ? 0 : irq;
+}
+
+/* --- ib_device ------------------------------------------------------------
+ * Containers of the RDMA core objects. The Rust side keeps its state behind
+ * `rs` and numbers (pdn, uar index) in these; the ops below adapt the core's
+ * calling conventions and call the hns_rs_* functions for every decision.
+ */
+#include <linux/if_vlan.h>
+#include <net/addrconf.h>
+#include <rdma/ib_addr.h>
+#include <rdma/ib_cache.h>
+#include <rdma/ib_mad.h>
+#include <rdma/uverbs_ioctl.h>
+#include <rdma/hns-abi.h>
+
+struct hns_shim_dev {
+	struct ib_device ibdev;
+	void *rs;
+	spinlock_t sm_lock;
+	bool udp_encap;
+};
+
+struct hns_shim_uctx {
+	struct ib_ucontext ibuctx;
+	struct rdma_user_mmap_entry *db_entry;
+	u32 uar_index;
+	u32 config;
+};
+
+struct hns_shim_mmap {
+	struct rdma_user_mmap_entry rdma_entry;
+	u64 address;
+};
+
+struct hns_shim_pd {
+	struct ib_pd ibpd;
+	u32 pdn;
+};
+
+struct hns_shim_xrcd {
+	struct ib_xrcd ibxrcd;
+	u32 xrcdn;
+};
+
+/* Objects this driver cannot create yet still need a size for the core. */
+struct hns_shim_cq {
+	struct ib_cq ibcq;
+};
+
+struct hns_shim_qp {
+	struct ib_qp ibqp;
+};
+
+struct hns_shim_ah {
+	struct ib_ah ibah;
+};
+
+static struct hns_shim_dev *to_sdev(struct ib_device *ibdev)
+{
+	return container_of(ibdev, struct hns_shim_dev, ibdev);
+}
+
+void *hns_shim_ibdev_rs(struct ib_device *ibdev)
+{
+	return to_sdev(ibdev)->rs;
+}
+
+static int hns_shim_query_device(struct ib_device *ibdev,
+				 struct ib_device_attr *props,
+				 struct ib_udata *uhw)
+{
+	struct hns_shim_dev_attr a = {};
+	int ret;
+
+	ret = ib_no_udata_io(uhw);
+	if (ret)
+		return ret;
+
+	hns_rs_query_device(to_sdev(ibdev)->rs, &a);
+	props->fw_ver = a.fw_ver;
+	props->sys_image_guid = ibdev->node_guid;
+	props->max_mr_size = a.max_mr_size;
+	props->page_size_cap = a.page_size_cap;
+	props->vendor_id = a.vendor_id;
+	props->vendor_part_id = a.vendor_part_id;
+	props->hw_ver = a.hw_ver;
+	props->max_qp = a.max_qp;
+	props->max_qp_wr = a.max_qp_wr;
+	props->device_cap_flags = a.device_cap_flags;
+	props->max_send_sge = a.max_send_sge;
+	props->max_recv_sge = a.max_recv_sge;
+	props->max_sge_rd = a.max_sge_rd;
+	props->max_cq = a.max_cq;
+	props->max_cqe = a.max_cqe;
+	props->max_mr = a.max_mr;
+	props->max_pd = a.max_pd;
+	props->max_qp_rd_atom = a.max_qp_rd_atom;
+	props->max_qp_init_rd_atom = a.max_qp_init_rd_atom;
+	props->atomic_cap = a.atomic_hca ? IB_ATOMIC_HCA : IB_ATOMIC_NONE;
+	props->max_pkeys = a.max_pkeys;
+	props->local_ca_ack_delay = a.local_ca_ack_delay;
+	props->max_ah = a.max_ah;
+	props->cq_caps.max_cq_moderation_period = a.max_cq_moderation_period;
+	props->cq_caps.max_cq_moderation_count = a.max_cq_moderation_count;
+	props->max_srq = a.max_srq;
+	props->max_srq_wr = a.max_srq_wr;
+	props->max_srq_sge = a.max_srq_sge;
+	props->max_fast_reg_page_list_len = a.max_fast_reg_page_list_len;
+	return 0;
+}
+
+static int hns_shim_query_port(struct ib_device *ibdev, u32 port_num,
+			       struct ib_port_attr *props)
+{
+	struct hns_shim_port_attr a = {};
+	struct net_device *ndev;
+	enum ib_mtu mtu;
+	int ret;
+
+	hns_rs_query_port(to_sdev(ibdev)->rs, port_num, &a);
+	props->max_mtu = a.max_mtu;
+	props->gid_tbl_len = a.gid_tbl_len;
+	props->port_cap_flags = IB_PORT_CM_SUP | IB_PORT_REINIT_SUP |
+				IB_PORT_VENDOR_CLASS_SUP |
+				IB_PORT_BOOT_MGMT_SUP;
+	props->max_msg_sz = a.max_msg_sz;
+	props->pkey_tbl_len = 1;
+	ret = ib_get_eth_speed(ibdev, port_num, &props->active_speed,
+			       &props->active_width);
+	if (ret)
+		ibdev_warn(ibdev, "failed to get speed, ret = %d.\n", ret);
+
+	ndev = ib_device_get_netdev(ibdev, port_num);
+	if (!ndev) {
+		ibdev_err(ibdev, "find netdev %u failed!\n", port_num - 1);
+		return -EINVAL;
+	}
+	mtu = iboe_get_mtu(ndev->mtu);
+	props->active_mtu = mtu ? min(props->max_mtu, mtu) : IB_MTU_256;
+	props->state = ib_get_curr_port_state(ndev);
+	dev_put(ndev);
+	props->phys_state = props->state == IB_PORT_ACTIVE ?
+				    IB_PORT_PHYS_STATE_LINK_UP :
+				    IB_PORT_PHYS_STATE_DISABLED;
+	return 0;
+}
+
+static int hns_shim_port_immutable(struct ib_device *ibdev, u32 port_num,
+				   struct ib_port_immutable *immutable)
+{
+	struct ib_port_attr attr;
+	int ret;
+
+	ret = ib_query_port(ibdev, port_num, &attr);
+	if (ret)
+		return ret;
+	immutable->pkey_tbl_len = attr.pkey_tbl_len;
+	immutable->gid_tbl_len = attr.gid_tbl_len;
+	immutable->max_mad_size = IB_MGMT_MAD_SIZE;
+	immutable->core_cap_flags = RDMA_CORE_PORT_IBA_ROCE;
+	if (to_sdev(ibdev)->udp_encap)
+		immutable->core_cap_flags |= RDMA_CORE_PORT_IBA_ROCE_UDP_ENCAP;
+	return 0;
+}
+
+static enum rdma_link_layer hns_shim_link_layer(struct ib_device *ibdev,
+						u32 port_num)
+{
+	return IB_LINK_LAYER_ETHERNET;
+}
+
+static int hns_shim_query_pkey(struct ib_device *ibdev, u32 port, u16 index,
+			       u16 *pkey)
+{
+	if (index > 0)
+		return -EINVAL;
+	*pkey = 0xffff;
+	return 0;
+}
+
+static int hns_shim_modify_device(struct ib_device *ibdev, int mask,
+				  struct ib_device_modify *props)
+{
+	unsigned long flags;
+
+	if (mask & ~IB_DEVICE_MODIFY_NODE_DESC)
+		return -EOPNOTSUPP;
+	if (mask & IB_DEVICE_MODIFY_NODE_DESC) {
+		spin_lock_irqsave(&to_sdev(ibdev)->sm_lock, flags);
+		memcpy(ibdev->node_desc, props->node_desc, IB_DEVICE_NODE_DESC_MAX);
+		spin_unlock_irqrestore(&to_sdev(ibdev)->sm_lock, flags);
+	}
+	return 0;
+}
+
+static void hns_shim_fw_str(struct ib_device *ibdev, char *str)
+{
+	u64 v = 0;
+
+	hns_rs_fw_ver(to_sdev(ibdev)->rs, &v);
+	snprintf(str, IB_FW_VERSION_NAME_MAX, "%u.%u.%04u",
+		 (unsigned int)(v >> 32), (unsigned int)((v >> 16) & 0xffff),
+		 (unsigned int)(v & 0xffff));
+}
+
+static int hns_shim_set_gid(const struct ib_gid_attr *attr, bool add)
+{
+	struct hns_shim_dev *sdev = to_sdev(attr->device);
+	u16 vlan_id = VLAN_CFI_MASK;
+	u8 mac[ETH_ALEN] = {};
+	u32 type = 0; /* RoCE v1 */
+	int ret;
+
+	if (attr->port_num != 1)
+		return -EINVAL;
+	if (add) {
+		if (attr->gid_type == IB_GID_TYPE_ROCE_UDP_ENCAP)
+			type = ipv6_addr_v4mapped((void *)&attr->gid) ? 1 : 2;
+		ret = rdma_read_gid_l2_fields(attr, &vlan_id, mac);
+		if (ret)
+			return ret;
+	}
+	return hns_rs_set_gid(sdev->rs, attr->index,
+			      add ? attr->gid.raw : NULL, type, vlan_id, mac);
+}
+
+static int hns_shim_add_gid(const struct ib_gid_attr *attr, void **context)
+{
+	return hns_shim_set_gid(attr, true);
+}
+
+static int hns_shim_del_gid(const struct ib_gid_attr *attr, void **context)
+{
+	return hns_shim_set_gid(attr, false);
+}
+
+static int hns_shim_alloc_ucontext(struct ib_ucontext *uctx,
+				   struct ib_udata *udata)
+{
+	struct hns_shim_uctx *ctx = container_of(uctx, struct hns_shim_uctx,
+						 ibuctx);
+	struct hns_roce_ib_alloc_ucontext_resp resp = {};
+	struct hns_roce_ib_alloc_ucontext ucmd;
+	struct hns_shim_uctx_resp r = {};
+	struct hns_shim_mmap *entry;
+	u64 addr = 0;
+	int ret;
+
+	ret = ib_copy_validate_udata_in(udata, ucmd, reserved);
+	if (ret)
+		return ret;
+	ret = hns_rs_alloc_ucontext(to_sdev(uctx->device)->rs, ucmd.config,
+				    &ctx->uar_index, &addr, &r);
+	if (ret)
+		return ret;
+	ctx->config = r.config;
+
+	ret = -ENOMEM;
+	entry = kzalloc(sizeof(*entry), GFP_KERNEL);
+	if (!entry)
+		goto err_uar;
+	entry->address = addr;
+	/* The doorbell page must be at pgoff 0: libhns maps offset 0. */
+	ret = rdma_user_mmap_entry_insert_exact(uctx, &entry->rdma_entry,
+						PAGE_SIZE, 0);
+	if (ret) {
+		kfree(entry);
+		goto err_uar;
+	}
+	ctx->db_entry = &entry->rdma_entry;
+
+	resp.qp_tab_size = r.qp_tab_size;
+	resp.srq_tab_size = r.srq_tab_size;
+	resp.cqe_size = r.cqe_size;
+	resp.config = r.config;
+	resp.max_inline_data = r.max_inline_data;
+	resp.congest_type = r.congest_type;
+	ret = ib_respond_udata(udata, resp);
+	if (ret)
+		goto err_entry;
+	return 0;
+
+err_entry:
+	rdma_user_mmap_entry_remove(ctx->db_entry);
+err_uar:
+	hns_rs_dealloc_ucontext(to_sdev(uctx->device)->rs, ctx->uar_index);
+	return ret;
+}
+
+static void hns_shim_dealloc_ucontext(struct ib_ucontext *uctx)
+{
+	struct hns_shim_uctx *ctx = container_of(uctx, struct hns_shim_uctx,
+						 ibuctx);
+
+	if (ctx->db_entry)
+		rdma_user_mmap_entry_remove(ctx->db_entry);
+	hns_rs_dealloc_ucontext(to_sdev(uctx->device)->rs, ctx->uar_index);
+}
+
+static int hns_shim_mmap(struct ib_ucontext *uctx, struct vm_area_struct *vma)
+{
+	struct rdma_user_mmap_entry *rdma_entry;
+	struct hns_shim_mmap *entry;
+	int ret;
+
+	rdma_entry = rdma_user_mmap_entry_get_pgoff(uctx, vma->vm_pgoff);
+	if (!rdma_entry)
+		return -EINVAL;
+	entry = container_of(rdma_entry, struct hns_shim_mmap, rdma_entry);
+	ret = rdma_user_mmap_io(uctx, vma, entry->address >> PAGE_SHIFT,
+				rdma_entry->npages * PAGE_SIZE,
+				pgprot_device(vma->vm_page_prot), rdma_entry);
+	rdma_user_mmap_entry_put(rdma_entry);
+	return ret;
+}
+
+static void hns_shim_mmap_free(struct rdma_user_mmap_entry *rdma_entry)
+{
+	kfree(container_of(rdma_entry, struct hns_shim_mmap, rdma_entry));
+}
+
+static void hns_shim_disassociate_ucontext(struct ib_ucontext *uctx)
+{
+}
+
+static int hns_shim_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
+{
+	struct hns_shim_pd *pd = container_of(ibpd, struct hns_shim_pd, ibpd);
+	void *rs = to_sdev(ibpd->device)->rs;
+	int ret;
+
+	ret = hns_rs_alloc_pd(rs, &pd->pdn);
+	if (ret)
+		return ret;
+	if (udata) {
+		struct hns_roce_ib_alloc_pd_resp resp = { .pdn = pd->pdn };
+
+		ret = ib_respond_udata(udata, resp);
+		if (ret)
+			hns_rs_dealloc_pd(rs, pd->pdn);
+	}
+	return ret;
+}
+
+static int hns_shim_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
+{
+	hns_rs_dealloc_pd(to_sdev(ibpd->device)->rs,
+			  container_of(ibpd, struct hns_shim_pd, ibpd)->pdn);
+	return 0;
+}
+
+u32 hns_shim_pd_pdn(struct ib_pd *ibpd)
+{
+	return container_of(ibpd, struct hns_shim_pd, ibpd)->pdn;
+}
+
+u32 hns_shim_ucontext_uar(struct ib_ucontext *uctx)
+{
+	return container_of(uctx, struct hns_shim_uctx, ibuctx)->uar_index;
+}
+
+static int hns_shim_alloc_xrcd(struct ib_xrcd *ibxrcd, struct ib_udata *udata)
+{
+	struct hns_shim_xrcd *x = container_of(ibxrcd, struct hns_shim_xrcd,
+					       ibxrcd);
+
+	return hns_rs_alloc_xrcd(to_sdev(ibxrcd->device)->rs, &x->xrcdn);
+}
+
+static int hns_shim_dealloc_xrcd(struct ib_xrcd *ibxrcd,
+				 struct ib_udata *udata)
+{
+	hns_rs_dealloc_xrcd(to_sdev(ibxrcd->device)->rs,
+			    container_of(ibxrcd, struct hns_shim_xrcd,
+					 ibxrcd)->xrcdn);
+	return 0;
+}
+
+u32 hns_shim_xrcd_xrcdn(struct ib_xrcd *ibxrcd)
+{
+	return container_of(ibxrcd, struct hns_shim_xrcd, ibxrcd)->xrcdn;
+}
+
+/* Counter names, in the order QUERY_COUNTER returns them. */
+static const struct rdma_stat_desc hns_shim_stats[] = {
+	{ .name = "rx_rc_pkt" }, { .name = "rx_uc_pkt" },
+	{ .name = "rx_ud_pkt" }, { .name = "rx_xrc_pkt" },
+	{ .name = "rx_pkt" }, { .name = "rx_err_pkt" },
+	{ .name = "rx_cnp_pkt" }, { .name = "tx_rc_pkt" },
+	{ .name = "tx_uc_pkt" }, { .name = "tx_ud_pkt" },
+	{ .name = "tx_xrc_pkt" }, { .name = "tx_pkt" },
+	{ .name = "tx_err_pkt" }, { .name = "tx_cnp_pkt" },
+	{ .name = "trp_get_mpt_err_pkt" }, { .name = "trp_get_irrl_err_pkt" },
+	{ .name = "ecn_doorbell" }, { .name = "rx_buffer" },
+	{ .name = "trp_rx_sof" }, { .name = "cq_cqe" },
+	{ .name = "cq_poe" }, { .name = "cq_notify" },
+};
+
+static struct rdma_hw_stats *hns_shim_alloc_port_stats(struct ib_device *ibdev,
+							u32 port_num)
+{
+	if (port_num > 1) {
+		ibdev_err(ibdev, "invalid port num.\n");
+		return NULL;
+	}
+	return rdma_alloc_hw_stats_struct(hns_shim_stats,
+					  ARRAY_SIZE(hns_shim_stats),
+					  RDMA_HW_STATS_DEFAULT_LIFESPAN);
+}
+
+static int hns_shim_get_hw_stats(struct ib_device *ibdev,
+				 struct rdma_hw_stats *stats, u32 port,
+				 int index)
+{
+	int ret;
+
+	if (port == 0)
+		return 0;
+	if (port > 1)
+		return -EINVAL;
+	ret = hns_rs_query_counters(to_sdev(ibdev)->rs, stats->value,
+				    ARRAY_SIZE(hns_shim_stats));
+	if (ret < 0)
+		ibdev_err(ibdev, "failed to query hw counter, ret = %d\n", ret);
+	return ret;
+}
+
+/*
+ * Verbs the RDMA core requires but this driver does not implement yet (CQ,
+ * QP, MR objects): they fail cleanly with -EOPNOTSUPP.
+ */
+static int hns_shim_create_cq(struct ib_cq *ibcq,
+			      const struct ib_cq_init_attr *attr,
+			      struct uverbs_attr_bundle *attrs)
+{
+	return -EOPNOTSUPP;
+}
+
+static int hns_shim_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
+{
+	return 0;
+}
+
+static int hns_shim_poll_cq(struct ib_cq *ibcq, int n, struct ib_wc *wc)
+{
+	return 0;
+}
+
+static int hns_shim_req_notify_cq(struct ib_cq *ibcq,
+				  enum ib_cq_notify_flags flags)
+{
+	return -EOPNOTSUPP;
+}
+
+static int hns_shim_create_qp(struct ib_qp *ibqp,
+			      struct ib_qp_init_attr *init_attr,
+			      struct ib_udata *udata)
+{
+	return -EOPNOTSUPP;
+}
+
+static int hns_shim_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
+			      int mask, struct ib_udata *udata)
+{
+	return -EOPNOTSUPP;
+}
+
+static int hns_shim_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
+{
+	return 0;
+}
+
+static int hns_shim_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
+			      const struct ib_send_wr **bad_wr)
+{
+	*bad_wr = wr;
+	return -EOPNOTSUPP;
+}
+
+static int hns_shim_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
+			      const struct ib_recv_wr **bad_wr)
+{
+	*bad_wr = wr;
+	return -EOPNOTSUPP;
+}
+
+static struct ib_mr *hns_shim_get_dma_mr(struct ib_pd *pd, int acc)
+{
+	return ERR_PTR(-EOPNOTSUPP);
+}
+
+static struct ib_mr *hns_shim_reg_user_mr(struct ib_pd *pd, u64 start,
+					  u64 length, u64 virt_addr,
+					  int access_flags,
+					  struct ib_dmah *dmah,
+					  struct ib_udata *udata)
+{
+	return ERR_PTR(-EOPNOTSUPP);
+}
+
+static int hns_shim_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
+{
+	return -EOPNOTSUPP;
+}
+
+static const struct ib_device_ops hns_shim_dev_ops = {
+	.owner = THIS_MODULE,
+	.driver_id = RDMA_DRIVER_HNS,
+	.uverbs_abi_ver = 1,
+	.uverbs_no_driver_id_binding = 1,
+
+	.get_dev_fw_str = hns_shim_fw_str,
+	.add_gid = hns_shim_add_gid,
+	.del_gid = hns_shim_del_gid,
+	.alloc_pd = hns_shim_alloc_pd,
+	.dealloc_pd = hns_shim_dealloc_pd,
+	.alloc_ucontext = hns_shim_alloc_ucontext,
+	.dealloc_ucontext = hns_shim_dealloc_ucontext,
+	.disassociate_ucontext = hns_shim_disassociate_ucontext,
+	.get_link_layer = hns_shim_link_layer,
+	.get_port_immutable = hns_shim_port_immutable,
+	.mmap = hns_shim_mmap,
+	.mmap_free = hns_shim_mmap_free,
+	.modify_device = hns_shim_modify_device,
+	.query_device = hns_shim_query_device,
+	.query_pkey = hns_shim_query_pkey,
+	.query_port = hns_shim_query_port,
+
+	.create_cq = hns_shim_create_cq,
+	.destroy_cq = hns_shim_destroy_cq,
+	.poll_cq = hns_shim_poll_cq,
+	.req_notify_cq = hns_shim_req_notify_cq,
+	.create_qp = hns_shim_create_qp,
+	.modify_qp = hns_shim_modify_qp,
+	.destroy_qp = hns_shim_destroy_qp,
+	.post_send = hns_shim_post_send,
+	.post_recv = hns_shim_post_recv,
+	.get_dma_mr = hns_shim_get_dma_mr,
+	.reg_user_mr = hns_shim_reg_user_mr,
+	.dereg_mr = hns_shim_dereg_mr,
+
+	INIT_RDMA_OBJ_SIZE(ib_ah, hns_shim_ah, ibah),
+	INIT_RDMA_OBJ_SIZE(ib_cq, hns_shim_cq, ibcq),
+	INIT_RDMA_OBJ_SIZE(ib_pd, hns_shim_pd, ibpd),
+	INIT_RDMA_OBJ_SIZE(ib_qp, hns_shim_qp, ibqp),
+	INIT_RDMA_OBJ_SIZE(ib_ucontext, hns_shim_uctx, ibuctx),
+};
+
+static const struct ib_device_ops hns_shim_xrcd_ops = {
+	.alloc_xrcd = hns_shim_alloc_xrcd,
+	.dealloc_xrcd = hns_shim_dealloc_xrcd,
+
+	INIT_RDMA_OBJ_SIZE(ib_xrcd, hns_shim_xrcd, ibxrcd),
+};
+
+static const struct ib_device_ops hns_shim_hw_stats_ops = {
+	.alloc_hw_port_stats = hns_shim_alloc_port_stats,
+	.get_hw_stats = hns_shim_get_hw_stats,
+};
+
+struct ib_device *hns_shim_alloc_ibdev(void *rs)
+{
+	struct hns_shim_dev *sdev = ib_alloc_device(hns_shim_dev, ibdev);
+
+	if (!sdev)
+		return NULL;
+	sdev->rs = rs;
+	spin_lock_init(&sdev->sm_lock);
+	return &sdev->ibdev;
+}
+
+void hns_shim_dealloc_ibdev(struct ib_device *ibdev)
+{
+	ib_dealloc_device(ibdev);
+}
+
+int hns_shim_register_ibdev(struct ib_device *ibdev,
+			    const struct hns_shim_reg *reg)
+{
+	int ret;
+
+	to_sdev(ibdev)->udp_encap = reg->udp_encap;
+	ibdev->node_type = RDMA_NODE_IB_CA;
+	ibdev->dev.parent = reg->parent;
+	ibdev->phys_port_cnt = 1;
+	ibdev->local_dma_lkey = reg->local_dma_lkey;
+	ibdev->num_comp_vectors = reg->num_comp_vectors;
+	addrconf_addr_eui48((u8 *)&ibdev->node_guid, reg->netdev->dev_addr);
+
+	if (reg->xrc)
+		ib_set_device_ops(ibdev, &hns_shim_xrcd_ops);
+	if (reg->hw_stats)
+		ib_set_device_ops(ibdev, &hns_shim_hw_stats_ops);
+	ib_set_device_ops(ibdev, &hns_shim_dev_ops);
+	dma_set_max_seg_size(reg->parent, SZ_2G);
+
+	ret = ib_device_set_netdev(ibdev, reg->netdev, 1);
+	if (ret)
+		return ret;
+	return ib_register_device(ibdev, "hns_%d", reg->parent);
+}
+
+void hns_shim_unregister_ibdev(struct ib_device *ibdev)
+{
+	ib_unregister_device(ibdev);
 }

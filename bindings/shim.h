@@ -55,8 +55,107 @@ int hns_rs_reset_notify(struct hnae3_handle *handle, int type);
 int hns_shim_request_irq(unsigned int irq, const char *name, void *cookie);
 void hns_shim_free_irq(unsigned int irq, void *cookie);
 unsigned int hns_shim_irq_vector(struct hnae3_handle *handle, unsigned int i);
+/* Bus address where BAR `bar` of the function starts. */
+u64 hns_shim_bar_start(struct hnae3_handle *handle, int bar);
 
 /* Implemented in Rust (rdma.rs). */
 bool hns_rs_irq(void *cookie);
+
+/* --- ib_device ---------------------------------------------------------- */
+struct ib_device;
+struct ib_device_attr;
+struct ib_port_attr;
+struct ib_ucontext;
+struct ib_pd;
+struct ib_xrcd;
+struct ib_udata;
+struct net_device;
+struct device;
+struct rdma_user_mmap_entry;
+
+/* What the Rust driver fills in for query_device. */
+struct hns_shim_dev_attr {
+	u64 fw_ver;
+	u64 max_mr_size;
+	u64 page_size_cap;
+	u64 device_cap_flags;
+	u32 vendor_id;
+	u32 vendor_part_id;
+	u32 hw_ver;
+	u32 max_qp;
+	u32 max_qp_wr;
+	u32 max_send_sge;
+	u32 max_recv_sge;
+	u32 max_sge_rd;
+	u32 max_cq;
+	u32 max_cqe;
+	u32 max_mr;
+	u32 max_pd;
+	u32 max_qp_rd_atom;
+	u32 max_qp_init_rd_atom;
+	u32 atomic_hca;
+	u32 max_pkeys;
+	u32 local_ca_ack_delay;
+	u32 max_ah;
+	u32 max_cq_moderation_period;
+	u32 max_cq_moderation_count;
+	u32 max_srq;
+	u32 max_srq_wr;
+	u32 max_srq_sge;
+	u32 max_fast_reg_page_list_len;
+};
+
+/* The static part of query_port; the shim adds what the netdev says. */
+struct hns_shim_port_attr {
+	u32 max_mtu;
+	u32 gid_tbl_len;
+	u32 max_msg_sz;
+};
+
+/* Registration parameters. */
+struct hns_shim_reg {
+	struct device *parent;
+	struct net_device *netdev;
+	u32 num_comp_vectors;
+	u32 local_dma_lkey;
+	bool udp_encap;
+	bool xrc;
+	bool hw_stats;
+};
+
+/* What alloc_ucontext answers (struct hns_roce_ib_alloc_ucontext_resp). */
+struct hns_shim_uctx_resp {
+	u32 qp_tab_size;
+	u32 cqe_size;
+	u32 srq_tab_size;
+	u32 config;
+	u32 max_inline_data;
+	u32 congest_type;
+};
+
+struct ib_device *hns_shim_alloc_ibdev(void *rs);
+void hns_shim_dealloc_ibdev(struct ib_device *ibdev);
+int hns_shim_register_ibdev(struct ib_device *ibdev,
+			    const struct hns_shim_reg *reg);
+void hns_shim_unregister_ibdev(struct ib_device *ibdev);
+void *hns_shim_ibdev_rs(struct ib_device *ibdev);
+u32 hns_shim_ucontext_uar(struct ib_ucontext *uctx);
+u32 hns_shim_pd_pdn(struct ib_pd *pd);
+u32 hns_shim_xrcd_xrcdn(struct ib_xrcd *xrcd);
+
+/* Implemented in Rust (rdma.rs); the shim's ops call them. */
+void hns_rs_query_device(void *rs, struct hns_shim_dev_attr *attr);
+void hns_rs_query_port(void *rs, u32 port, struct hns_shim_port_attr *attr);
+void hns_rs_fw_ver(void *rs, u64 *fw_ver);
+int hns_rs_set_gid(void *rs, u32 index, const u8 *gid, u32 sgid_type,
+		   u16 vlan_id, const u8 *mac);
+int hns_rs_alloc_ucontext(void *rs, u32 config_in, u32 *uar_index,
+			  u64 *uar_addr, struct hns_shim_uctx_resp *resp);
+void hns_rs_dealloc_ucontext(void *rs, u32 uar_index);
+int hns_rs_alloc_pd(void *rs, u32 *pdn);
+void hns_rs_dealloc_pd(void *rs, u32 pdn);
+int hns_rs_alloc_xrcd(void *rs, u32 *xrcdn);
+void hns_rs_dealloc_xrcd(void *rs, u32 xrcdn);
+int hns_rs_query_counters(void *rs, u64 *values, u32 num);
 
 #endif /* HNS_RS_SHIM_H */
