@@ -15,8 +15,12 @@ use crate::hw_v2_caps::{
     parse_pf_caps, set_bt_cmd, Caps, CapsError, EntrySize,
 };
 use crate::eq::EqTable;
+use crate::hem::HemType;
+use crate::hem_table::HemTables;
 use crate::rdma::Hnae3Handle;
 use kernel::{
+    device::{Bound, Device},
+    dma::Coherent,
     prelude::*,
     sync::Arc,
     time::{delay::fsleep, Delta}, //
@@ -51,6 +55,25 @@ const VF_SWITCH_ALW_LCL_LPBK: Field<CmqData> = Field::new(66, 66);
 const VF_SWITCH_ALW_DST_OVRD: Field<CmqData> = Field::new(67, 67);
 /// FUNC_CLEAR read: the clear is done.
 const FUNC_CLEAR_RST_FUN_DONE: Field<CmqData> = Field::new(32, 32);
+
+/// CFG_EXT_LLM, first descriptor: the link table's config page, its depth
+/// and page size, and the head entry.
+const LLM_A_BA_L: Field<CmqData> = Field::new(31, 0);
+const LLM_A_BA_H: Field<CmqData> = Field::new(63, 32);
+const LLM_A_DEPTH: Field<CmqData> = Field::new(76, 64);
+const LLM_A_PGSZ: Field<CmqData> = Field::new(83, 80);
+const LLM_A_INIT_EN: Field<CmqData> = Field::new(84, 84);
+const LLM_A_HEAD_BA_L: Field<CmqData> = Field::new(127, 96);
+const LLM_A_HEAD_BA_H: Field<CmqData> = Field::new(147, 128);
+const LLM_A_HEAD_NXTPTR: Field<CmqData> = Field::new(159, 148);
+const LLM_A_HEAD_PTR: Field<CmqData> = Field::new(171, 160);
+/// CFG_EXT_LLM, second descriptor: the tail entry.
+const LLM_B_TAIL_BA_L: Field<CmqData> = Field::new(31, 0);
+const LLM_B_TAIL_BA_H: Field<CmqData> = Field::new(63, 32);
+const LLM_B_TAIL_PTR: Field<CmqData> = Field::new(75, 64);
+/// Bytes per link-table entry and the hardware's depth limit.
+const EXT_LLM_ENTRY_SZ: u32 = 8;
+const EXT_LLM_MAX_DEPTH: usize = 4096;
 
 /// QUERY_HW_VER: ROCEE hardware version.
 const HW_VER_ROCEE_HW_VERSION: Field<CmqData> = Field::new(31, 16);
@@ -234,12 +257,111 @@ fn function_clear(cmd: &Cmd) {
     dev_err!(cmd.device(), "func clear failed.\n");
 }
 
+/// The extended link-list memory the engine queues work in
+/// (`hns_roce_init_link_table`): data pages plus a config page chaining
+/// them.
+struct LinkTable {
+    _pages: KVec<Coherent<[u8]>>,
+    _table: Coherent<[u64]>,
+}
+
+impl LinkTable {
+    /// Allocates the table and programs it with CFG_EXT_LLM.
+    fn new(dev: &Device<Bound>, cmd: &Cmd, caps: &Caps, func_num: u32) -> Result<Self> {
+        // CAST: PAGE_SHIFT is 12..16; sizes are small u32 products.
+        let pg_shift = kernel::page::PAGE_SHIFT as u32;
+        let total_sl = caps.sl_num * func_num;
+        let size = caps.num_qps * func_num * EXT_LLM_ENTRY_SZ;
+        let min_size = (total_sl * 4 + 2) << pg_shift;
+        let size = size.max(min_size) as usize;
+        let page = 1usize << pg_shift;
+        let npages = size.div_ceil(page);
+        if npages == 0 || npages > EXT_LLM_MAX_DEPTH {
+            return Err(EINVAL);
+        }
+        let table = Coherent::<u64>::zeroed_slice(dev, npages, GFP_KERNEL)?;
+        let mut pages = KVec::with_capacity(npages, GFP_KERNEL)?;
+        for i in 0..npages {
+            let p = Coherent::<u8>::zeroed_slice(dev, page, GFP_KERNEL)?;
+            let next = if i + 1 == npages { 0 } else { i as u64 + 1 };
+            let entry = (next << (64 - 12)) | (p.dma_address() >> 12);
+            // SAFETY: `i < npages`, the table's length.
+            unsafe { table.as_mut_ptr().cast::<u64>().add(i).write_volatile(entry.to_le()) };
+            pages.push(p, GFP_KERNEL)?;
+        }
+        let head = pages.first().map_or(0, |p| p.dma_address() >> 12);
+        let tail = pages.last().map_or(0, |p| p.dma_address() >> 12);
+        let ba = table.dma_address();
+        let mut d = [Desc::new(op::CFG_EXT_LLM, false), Desc::new(op::CFG_EXT_LLM, false)];
+        d[0].flag |= flag::NEXT;
+        // CAST: halves of 64-bit addresses; npages <= 4096.
+        d[0].data.write(LLM_A_BA_L, ba as u32);
+        d[0].data.write(LLM_A_BA_H, (ba >> 32) as u32);
+        d[0].data.write(LLM_A_DEPTH, npages as u32);
+        d[0].data.write(LLM_A_PGSZ, pg_shift - 12);
+        d[0].data.enable(LLM_A_INIT_EN);
+        d[0].data.write(LLM_A_HEAD_BA_L, head as u32);
+        d[0].data.write(LLM_A_HEAD_BA_H, (head >> 32) as u32);
+        d[0].data.write(LLM_A_HEAD_NXTPTR, 1);
+        d[0].data.write(LLM_A_HEAD_PTR, 0);
+        d[1].data.write(LLM_B_TAIL_BA_L, tail as u32);
+        d[1].data.write(LLM_B_TAIL_BA_H, (tail >> 32) as u32);
+        d[1].data.write(LLM_B_TAIL_PTR, npages as u32 - 1);
+        cmd.send(&mut d)?;
+        Ok(Self {
+            _pages: pages,
+            _table: table,
+        })
+    }
+}
+
+/// `hns_roce_v2_init` of a PF: clear the extended doorbell state, take the
+/// GMV and timer chunks, program the link table.
+fn hw_init(
+    h: &Hnae3Handle,
+    cmd: &Cmd,
+    hem: &HemTables,
+    caps: &Caps,
+    func_num: u32,
+) -> Result<LinkTable> {
+    let mut d = [Desc::new(op::CLEAR_EXTDB_LIST_INFO, false)];
+    cmd.send(&mut d).inspect_err(|e| {
+        dev_err!(
+            h.device(),
+            "failed to clear extended doorbell info, ret = {}.\n",
+            e.to_errno()
+        )
+    })?;
+    let dev = h.bound_device();
+    let gets = [
+        (HemType::Gmv, caps.gmv_entry_num, ""),
+        (HemType::QpcTimer, caps.qpc_timer_bt_num, "QPC Timer get failed\n"),
+        (HemType::CqcTimer, caps.cqc_timer_bt_num, "CQC Timer get failed\n"),
+    ];
+    for (ty, n, msg) in gets {
+        let t = hem.table(ty)?;
+        for i in 0..n {
+            if let Err(e) = t.get(dev, i) {
+                if !msg.is_empty() {
+                    dev_err!(h.device(), "{}", msg);
+                }
+                return Err(e);
+            }
+        }
+    }
+    LinkTable::new(dev, cmd, caps, func_num)
+        .inspect_err(|e| dev_err!(h.device(), "failed to init llm, ret = {}.\n", e.to_errno()))
+}
+
 /// The HIP08/HIP09 engine of one function.
 pub(crate) struct HwV2 {
     /// The command queue and mailbox, shared with the interrupt handlers.
     pub(crate) cmd: Arc<Cmd>,
     /// What the firmware reported.
     pub(crate) profile: Profile,
+    /// The context tables.
+    pub(crate) hem: Option<HemTables>,
+    link: Option<LinkTable>,
     eqs: Option<EqTable>,
 }
 
@@ -272,11 +394,29 @@ impl HwV2 {
         let eqs = EqTable::new(h, &cmd, &profile.caps)
             .inspect_err(|e| dev_err!(h.device(), "eq init failed! ret = {}\n", e.to_errno()))?;
         cmd.use_events();
-        Ok(HwV2 {
+        let mut hw = HwV2 {
             cmd,
             profile,
+            hem: None,
+            link: None,
             eqs: Some(eqs),
-        })
+        };
+        let r = HemTables::new(&hw.cmd, &hw.profile.caps)
+            .inspect_err(|e| dev_err!(h.device(), "init HEM(Hardware Entry Memory) failed! ret = {}\n", e.to_errno()))
+            .and_then(|hem| {
+                let link = hw_init(h, &hw.cmd, &hem, &hw.profile.caps, hw.profile.func_num)
+                    .inspect_err(|_| dev_err!(h.device(), "hw_init failed!\n"));
+                hw.hem = Some(hem);
+                link
+            });
+        match r {
+            Ok(link) => hw.link = Some(link),
+            Err(e) => {
+                hw.exit();
+                return Err(e);
+            }
+        }
+        Ok(hw)
     }
 
     /// Leaves the engine clean when the function goes away: clears the
@@ -284,6 +424,8 @@ impl HwV2 {
     /// commands the cleared function no longer sends, as in C).
     pub(crate) fn exit(&mut self) {
         function_clear(&self.cmd);
+        self.link = None;
+        self.hem = None;
         self.cmd.use_polling();
         if let Some(eqs) = self.eqs.take() {
             eqs.cleanup();

@@ -17,6 +17,7 @@ pub mod bitmap;
 mod cmdq;
 mod eq;
 mod mtr;
+mod hem_table;
 mod pd;
 
 

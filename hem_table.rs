@@ -1,0 +1,284 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+
+//! The HEM context tables in kernel memory (`hns_roce_table_get/put`):
+//! refcounted chunks, the L0/L1 base-address pages that point to them, and
+//! the mailbox or CMQ writes that tell the engine where they are.
+//!
+//! What to allocate and which writes to issue comes from the `core`
+//! arithmetic in `hem.rs` ([`TableGeom::get_plan`]/[`TableGeom::put_plan`]);
+//! this file only owns the DMA memory and carries the plans out.
+
+use crate::cmdq::{Cmd, MailboxBuf};
+use crate::cmq_desc::{op, CmqData, Desc};
+use crate::field::Field;
+use crate::hem::{HemAddr, HemType, HwWrite, TableCfg, TableGeom};
+use crate::hw_v2_caps::Caps;
+use kernel::{
+    device::{Bound, Device},
+    dma::Coherent,
+    new_mutex,
+    prelude::*,
+    sync::{Arc, Mutex}, //
+};
+
+/// CFG_GMV_BT: page address of the GMV chunk, low and high part, and index.
+const GMV_BT_BA_L: Field<CmqData> = Field::new(31, 0);
+const GMV_BT_BA_H: Field<CmqData> = Field::new(51, 32);
+const GMV_BT_IDX: Field<CmqData> = Field::new(95, 64);
+
+/// One chunk and its references.
+struct Chunk {
+    mem: Coherent<[u8]>,
+    refs: u32,
+}
+
+/// The allocations of one table.
+struct Mem {
+    chunks: KVec<Option<Chunk>>,
+    l0: KVec<Option<Coherent<[u64]>>>,
+    l1: KVec<Option<Coherent<[u64]>>>,
+}
+
+impl Mem {
+    fn exists(&self, a: HemAddr) -> bool {
+        // CAST: u32 indexes into vectors sized from u32 counts.
+        match a {
+            HemAddr::Chunk(i) => matches!(self.chunks.get(i as usize), Some(Some(_))),
+            HemAddr::L0(i) => matches!(self.l0.get(i as usize), Some(Some(_))),
+            HemAddr::L1(i) => matches!(self.l1.get(i as usize), Some(Some(_))),
+        }
+    }
+
+    fn dma(&self, a: HemAddr) -> Option<u64> {
+        // CAST: as above.
+        match a {
+            HemAddr::Chunk(i) => self.chunks.get(i as usize)?.as_ref().map(|c| c.mem.dma_address()),
+            HemAddr::L0(i) => self.l0.get(i as usize)?.as_ref().map(|p| p.dma_address()),
+            HemAddr::L1(i) => self.l1.get(i as usize)?.as_ref().map(|p| p.dma_address()),
+        }
+    }
+
+    fn bt_page(&self, a: HemAddr) -> Option<&Coherent<[u64]>> {
+        // CAST: as above.
+        match a {
+            HemAddr::L0(i) => self.l0.get(i as usize)?.as_ref(),
+            HemAddr::L1(i) => self.l1.get(i as usize)?.as_ref(),
+            HemAddr::Chunk(_) => None,
+        }
+    }
+
+    fn free(&mut self, a: HemAddr) {
+        // CAST: as above.
+        let slot = match a {
+            HemAddr::Chunk(i) => {
+                if let Some(c) = self.chunks.get_mut(i as usize) {
+                    *c = None;
+                }
+                return;
+            }
+            HemAddr::L0(i) => self.l0.get_mut(i as usize),
+            HemAddr::L1(i) => self.l1.get_mut(i as usize),
+        };
+        if let Some(p) = slot {
+            *p = None;
+        }
+    }
+}
+
+/// A `len`-long vector of `None`.
+fn nones<T>(len: u32) -> Result<KVec<Option<T>>> {
+    // CAST: table sizes are u32 counts.
+    let mut v = KVec::with_capacity(len as usize, GFP_KERNEL)?;
+    for _ in 0..len {
+        v.push(None, GFP_KERNEL)?;
+    }
+    Ok(v)
+}
+
+/// One context table.
+#[pin_data]
+pub(crate) struct HemTable {
+    geom: TableGeom,
+    cmd: Arc<Cmd>,
+    #[pin]
+    mem: Mutex<Mem>,
+}
+
+impl HemTable {
+    /// The empty table (`hns_roce_init_hem_table`: no memory, no writes).
+    fn new(cmd: Arc<Cmd>, geom: TableGeom) -> Result<impl PinInit<Self, Error>> {
+        let mem = Mem {
+            chunks: nones(geom.num_hem)?,
+            l0: nones(geom.num_bt_l0)?,
+            l1: nones(geom.num_bt_l1)?,
+        };
+        Ok(try_pin_init!(Self {
+            geom,
+            cmd,
+            mem <- new_mutex!(mem),
+        }? Error))
+    }
+
+    /// Carries out one hardware write of a plan.
+    fn write(&self, dev: &Device<Bound>, mem: &Mem, w: &HwWrite) -> Result {
+        match *w {
+            HwWrite::Mailbox { cmd, tag, base, .. } => {
+                let ba = base.and_then(|b| mem.dma(b)).unwrap_or(0);
+                let scratch = MailboxBuf::new(dev)?;
+                self.cmd.mbox(ba, scratch.dma(), cmd, tag)
+            }
+            HwWrite::GmvBt { idx, base, .. } => {
+                let ba = base.and_then(|b| mem.dma(b)).unwrap_or(0) >> 12;
+                let mut d = [Desc::new(op::CFG_GMV_BT, false)];
+                // CAST: the two halves of the page address.
+                d[0].data.write(GMV_BT_BA_L, ba as u32);
+                d[0].data.write(GMV_BT_BA_H, (ba >> 32) as u32);
+                d[0].data.write(GMV_BT_IDX, idx);
+                self.cmd.send(&mut d)
+            }
+        }
+    }
+
+    /// Takes a reference on the chunk holding `obj`, allocating it (and its
+    /// BT pages) and telling the engine on first use.
+    pub(crate) fn get(&self, dev: &Device<Bound>, obj: u32) -> Result {
+        let mut mem = self.mem.lock();
+        let plan = {
+            let m = &*mem;
+            self.geom.get_plan(obj, |a| m.exists(a)).ok_or(EINVAL)?
+        };
+        let buf = plan.index.buf as usize;
+        if plan.ref_only() {
+            if let Some(Some(c)) = mem.chunks.get_mut(buf) {
+                c.refs += 1;
+            }
+            return Ok(());
+        }
+        let g = &self.geom;
+        // CAST: BT and chunk sizes are u32 byte counts.
+        let mut new = KVec::<HemAddr>::new();
+        let r = (|| -> Result {
+            if let Some(i) = plan.alloc_l0 {
+                let p = Coherent::<u64>::zeroed_slice(dev, g.bt_chunk_num as usize, GFP_KERNEL)?;
+                *mem.l0.get_mut(i as usize).ok_or(EINVAL)? = Some(p);
+                new.push(HemAddr::L0(i), GFP_KERNEL)?;
+            }
+            if let Some(i) = plan.alloc_l1 {
+                let p = Coherent::<u64>::zeroed_slice(dev, g.bt_chunk_num as usize, GFP_KERNEL)?;
+                *mem.l1.get_mut(i as usize).ok_or(EINVAL)? = Some(p);
+                new.push(HemAddr::L1(i), GFP_KERNEL)?;
+            }
+            if let Some(i) = plan.alloc_chunk {
+                let c = Coherent::<u8>::zeroed_slice(dev, g.chunk_size as usize, GFP_KERNEL)?;
+                *mem.chunks.get_mut(i as usize).ok_or(EINVAL)? = Some(Chunk { mem: c, refs: 1 });
+                new.push(HemAddr::Chunk(i), GFP_KERNEL)?;
+            }
+            for l in plan.links.iter() {
+                let target = mem.dma(l.target).ok_or(EINVAL)?;
+                let page = mem.bt_page(l.page).ok_or(EINVAL)?;
+                if l.slot as usize >= page.len() {
+                    return Err(EINVAL);
+                }
+                // SAFETY: `slot < page.len()` entries; the engine reads
+                // this page only after the write below tells it about it.
+                unsafe {
+                    page.as_mut_ptr()
+                        .cast::<u64>()
+                        .add(l.slot as usize)
+                        .write_volatile(target.to_le())
+                };
+            }
+            for w in plan.writes.iter() {
+                self.write(dev, &mem, w)?;
+            }
+            Ok(())
+        })();
+        if let Err(e) = r {
+            // Undo in reverse: chunk, then L1, then L0.
+            for a in new.iter().rev() {
+                mem.free(*a);
+            }
+            dev_err!(
+                self.cmd.device(),
+                "failed to get HEM of {:?} obj {}, ret = {}\n",
+                g.ty,
+                obj,
+                e.to_errno()
+            );
+            return Err(e);
+        }
+        Ok(())
+    }
+
+    /// Drops a reference on the chunk holding `obj`; the last one clears the
+    /// engine's pointers and frees the memory.
+    pub(crate) fn put(&self, dev: &Device<Bound>, obj: u32) {
+        let mut mem = self.mem.lock();
+        let Some(idx) = self.geom.index(obj) else {
+            return;
+        };
+        match mem.chunks.get_mut(idx.buf as usize) {
+            Some(Some(c)) if c.refs > 1 => {
+                c.refs -= 1;
+                return;
+            }
+            Some(Some(_)) => {}
+            _ => return,
+        }
+        let plan = {
+            let m = &*mem;
+            self.geom.put_plan(obj, |a| m.exists(a))
+        };
+        let Some(plan) = plan else { return };
+        for w in plan.writes.iter() {
+            if self.write(dev, &mem, w).is_err() {
+                dev_warn!(self.cmd.device(), "failed to clear HEM of {:?}\n", self.geom.ty);
+            }
+        }
+        if let Some(i) = plan.free_chunk {
+            mem.free(HemAddr::Chunk(i));
+        }
+        if let Some(i) = plan.free_l1 {
+            mem.free(HemAddr::L1(i));
+        }
+        if let Some(i) = plan.free_l0 {
+            mem.free(HemAddr::L0(i));
+        }
+    }
+}
+
+/// The context tables of a function (`hns_roce_init_hem`).
+pub(crate) struct HemTables {
+    tables: KVec<(HemType, Pin<KBox<HemTable>>)>,
+}
+
+impl HemTables {
+    /// Every table the caps ask for, empty.
+    pub(crate) fn new(cmd: &Arc<Cmd>, caps: &Caps) -> Result<Self> {
+        // CAST: PAGE_SHIFT is 12..16.
+        let shift = kernel::page::PAGE_SHIFT as u32;
+        let mut tables = KVec::new();
+        let extra = [HemType::Irrl, HemType::Trrl];
+        for &ty in Iterator::chain(HemType::CONTEXTS.iter(), extra.iter()) {
+            let Some(cfg) = TableCfg::from_caps(caps, ty, shift) else {
+                continue;
+            };
+            let geom = TableGeom::new(&cfg).ok_or_else(|| {
+                pr_err!("invalid HEM table config for {:?}\n", ty);
+                EINVAL
+            })?;
+            let t = KBox::pin_init(HemTable::new(cmd.clone(), geom)?, GFP_KERNEL)?;
+            tables.push((ty, t), GFP_KERNEL)?;
+        }
+        Ok(Self { tables })
+    }
+
+    /// The table of type `ty`.
+    pub(crate) fn table(&self, ty: HemType) -> Result<&HemTable> {
+        self.tables
+            .iter()
+            .find(|(t, _)| *t == ty)
+            .map(|(_, t)| &**t)
+            .ok_or(EINVAL)
+    }
+}
