@@ -21,7 +21,8 @@ use kernel::{
     device::{Bound, Device},
     dma::Coherent,
     io::Io,
-    new_condvar, new_mutex,
+    new_condvar,
+    new_mutex,
     prelude::*,
     sync::{aref::ARef, CondVar, Mutex},
     time::{
@@ -288,17 +289,6 @@ impl MailboxBuf {
             unsafe { base.add(i).write_volatile(*w) };
         }
     }
-
-    /// Reads `N` little-endian words from the start of the buffer.
-    pub(crate) fn read_le_words<const N: usize>(&self) -> [u32; N] {
-        let mut out = [0u32; N];
-        let base = self.buf.as_mut_ptr().cast::<u32>();
-        for (i, w) in out.iter_mut().take(MAILBOX_SIZE / 4).enumerate() {
-            // SAFETY: `i < MAILBOX_SIZE / 4`, the buffer's length in words.
-            *w = unsafe { base.add(i).read_volatile() };
-        }
-        out
-    }
 }
 
 /// One event-mode mailbox slot. The token and the result are atomics so
@@ -422,7 +412,15 @@ impl Cmd {
     }
 
     /// Posts one mailbox after waiting for the mailbox to be free.
-    fn post(&self, in_param: u64, out_param: u64, cmd: u8, tag: u32, token: u32, event: bool) -> Result {
+    fn post(
+        &self,
+        in_param: u64,
+        out_param: u64,
+        cmd: u8,
+        tag: u32,
+        token: u32,
+        event: bool,
+    ) -> Result {
         self.wait_mbox_idle(GO_BIT_TIMEOUT_MS).inspect_err(|e| {
             dev_err!(
                 self.dev,
@@ -444,7 +442,11 @@ impl Cmd {
             d[0].data.write(*f, w);
         }
         self.send(&mut d).inspect_err(|e| {
-            dev_err!(self.dev, "failed to post mailbox, ret = {}.\n", e.to_errno())
+            dev_err!(
+                self.dev,
+                "failed to post mailbox, ret = {}.\n",
+                e.to_errno()
+            )
         })
     }
 
@@ -536,13 +538,24 @@ impl Cmd {
                 Err(e)
             }
             Ok(()) if !done.wait_ms(CMD_TIMEOUT_MS) => {
-                dev_err!(self.dev, "[cmd] token {:#x} mailbox {:#x} timeout.\n", token, cmd);
+                dev_err!(
+                    self.dev,
+                    "[cmd] token {:#x} mailbox {:#x} timeout.\n",
+                    token,
+                    cmd
+                );
                 Err(EBUSY)
             }
             Ok(()) => match slot.result.load(Ordering::Acquire) {
                 0 => Ok(()),
                 r => {
-                    dev_err!(self.dev, "[cmd] token {:#x} mailbox {:#x} error {}.\n", token, cmd, r);
+                    dev_err!(
+                        self.dev,
+                        "[cmd] token {:#x} mailbox {:#x} error {}.\n",
+                        token,
+                        cmd,
+                        r
+                    );
                     Err(Error::from_errno(r))
                 }
             },
@@ -568,7 +581,11 @@ impl Cmd {
             );
             return;
         }
-        let r = if u32::from(status) == MB_ST_COMPLETE_SUCC { 0 } else { EIO.to_errno() };
+        let r = if u32::from(status) == MB_ST_COMPLETE_SUCC {
+            0
+        } else {
+            EIO.to_errno()
+        };
         slot.result.store(r, Ordering::Release);
         slot.out_param.store(out_param, Ordering::Relaxed);
         done.complete();

@@ -96,7 +96,9 @@ impl Eq {
             caps.eqe_hop_num
         };
         // CAST: entries * size is at most a few MiB.
-        let size = (entries as usize).checked_mul(eqe_size as usize).ok_or(EINVAL)?;
+        let size = (entries as usize)
+            .checked_mul(eqe_size as usize)
+            .ok_or(EINVAL)?;
         let mtr = KernelMtr::new(
             dev,
             size,
@@ -104,7 +106,13 @@ impl Eq {
             EQE_PG_SZ + page_shift,
             hop,
         )
-        .inspect_err(|e| dev_err!(h.device(), "failed to alloc EQE mtr, err {}\n", e.to_errno()))?;
+        .inspect_err(|e| {
+            dev_err!(
+                h.device(),
+                "failed to alloc EQE mtr, err {}\n",
+                e.to_errno()
+            )
+        })?;
         let eq = Eq {
             cmd: cmd.clone(),
             eqn,
@@ -210,7 +218,8 @@ impl Eq {
                 let out = u64::from(w(1)) | (u64::from(w(2)) << 32);
                 let w3 = w(3);
                 // CAST: token and status are the low bytes of word 3.
-                self.cmd.event((w3 & 0xffff) as u16, ((w3 >> 16) & 0xff) as u8, out);
+                self.cmd
+                    .event((w3 & 0xffff) as u16, ((w3 >> 16) & 0xff) as u8, out);
             } else {
                 dev_dbg!(
                     self.cmd.device(),
@@ -286,7 +295,12 @@ pub(crate) struct EqTable {
 
 /// `hns-<pci>-<what>-<n>`, the C driver's interrupt names.
 fn irq_name(h: &Hnae3Handle, what: &str, n: u32) -> Result<CString> {
-    CString::try_from_fmt(fmt!("hns-{}-{}-{}", h.pci_name().to_str().unwrap_or("?"), what, n))
+    CString::try_from_fmt(fmt!(
+        "hns-{}-{}-{}",
+        h.pci_name().to_str().unwrap_or("?"),
+        what,
+        n
+    ))
 }
 
 impl EqTable {
@@ -331,8 +345,10 @@ impl EqTable {
                     GFP_KERNEL,
                 )?,
             );
-            self.abn_irqs
-                .push(r.inspect_err(|_| dev_err!(h.device(), "request irq error!\n"))?, GFP_KERNEL)?;
+            self.abn_irqs.push(
+                r.inspect_err(|_| dev_err!(h.device(), "request irq error!\n"))?,
+                GFP_KERNEL,
+            )?;
         }
         // Vectors: abnormal ones, then the AEQ, then the CEQs; EQ `i < comp`
         // is a CEQ, the rest are AEQs.

@@ -9,14 +9,14 @@
 
 use crate::cmdq::{Cmd, Cmq};
 use crate::cmq_desc::{flag, op, CmqData, Desc};
+use crate::eq::EqTable;
 use crate::field::Field;
+use crate::hem::HemType;
+use crate::hem_table::HemTables;
 use crate::hw_v2_caps::{
     alloc_vf_res_cmd, apply_func_caps, apply_pf_res, apply_timer_res, entry_size_cmd,
     parse_pf_caps, set_bt_cmd, Caps, CapsError, EntrySize,
 };
-use crate::eq::EqTable;
-use crate::hem::HemType;
-use crate::hem_table::HemTables;
 use crate::rdma::Hnae3Handle;
 use kernel::{
     device::{Bound, Device},
@@ -286,13 +286,22 @@ impl LinkTable {
             let next = if i + 1 == npages { 0 } else { i as u64 + 1 };
             let entry = (next << (64 - 12)) | (p.dma_address() >> 12);
             // SAFETY: `i < npages`, the table's length.
-            unsafe { table.as_mut_ptr().cast::<u64>().add(i).write_volatile(entry.to_le()) };
+            unsafe {
+                table
+                    .as_mut_ptr()
+                    .cast::<u64>()
+                    .add(i)
+                    .write_volatile(entry.to_le())
+            };
             pages.push(p, GFP_KERNEL)?;
         }
         let head = pages.first().map_or(0, |p| p.dma_address() >> 12);
         let tail = pages.last().map_or(0, |p| p.dma_address() >> 12);
         let ba = table.dma_address();
-        let mut d = [Desc::new(op::CFG_EXT_LLM, false), Desc::new(op::CFG_EXT_LLM, false)];
+        let mut d = [
+            Desc::new(op::CFG_EXT_LLM, false),
+            Desc::new(op::CFG_EXT_LLM, false),
+        ];
         d[0].flag |= flag::NEXT;
         // CAST: halves of 64-bit addresses; npages <= 4096.
         d[0].data.write(LLM_A_BA_L, ba as u32);
@@ -335,8 +344,16 @@ fn hw_init(
     let dev = h.bound_device();
     let gets = [
         (HemType::Gmv, caps.gmv_entry_num, ""),
-        (HemType::QpcTimer, caps.qpc_timer_bt_num, "QPC Timer get failed\n"),
-        (HemType::CqcTimer, caps.cqc_timer_bt_num, "CQC Timer get failed\n"),
+        (
+            HemType::QpcTimer,
+            caps.qpc_timer_bt_num,
+            "QPC Timer get failed\n",
+        ),
+        (
+            HemType::CqcTimer,
+            caps.cqc_timer_bt_num,
+            "CQC Timer get failed\n",
+        ),
     ];
     for (ty, n, msg) in gets {
         let t = hem.table(ty)?;
@@ -402,7 +419,13 @@ impl HwV2 {
             eqs: Some(eqs),
         };
         let r = HemTables::new(&hw.cmd, &hw.profile.caps)
-            .inspect_err(|e| dev_err!(h.device(), "init HEM(Hardware Entry Memory) failed! ret = {}\n", e.to_errno()))
+            .inspect_err(|e| {
+                dev_err!(
+                    h.device(),
+                    "init HEM(Hardware Entry Memory) failed! ret = {}\n",
+                    e.to_errno()
+                )
+            })
             .and_then(|hem| {
                 let link = hw_init(h, &hw.cmd, &hem, &hw.profile.caps, hw.profile.func_num)
                     .inspect_err(|_| dev_err!(h.device(), "hw_init failed!\n"));

@@ -16,10 +16,9 @@ use kernel::prelude::*;
 pub mod bitmap;
 mod cmdq;
 mod eq;
-mod mtr;
 mod hem_table;
+mod mtr;
 mod pd;
-
 
 pub mod cmq_desc;
 pub mod field;
@@ -286,16 +285,28 @@ impl IbDriver for IbDev {
             None => ([0; 16], 0, VLAN_CFI_MASK, [0; 6]),
         };
         for (f, b) in GMV_A_SGID.iter().zip(gid.chunks_exact(4)) {
-            d[0].data.write(*f, u32::from_le_bytes([b[0], b[1], b[2], b[3]]));
+            d[0].data
+                .write(*f, u32::from_le_bytes([b[0], b[1], b[2], b[3]]));
         }
         d[0].data.write(GMV_A_SGID_TYPE, ty);
-        d[0].data.write(GMV_A_VLAN_EN, u32::from(vlan < VLAN_CFI_MASK));
+        d[0].data
+            .write(GMV_A_VLAN_EN, u32::from(vlan < VLAN_CFI_MASK));
         d[0].data.write(GMV_A_VLAN_ID, u32::from(vlan));
-        d[1].data.write(GMV_B_SMAC_L, u32::from_ne_bytes([mac[0], mac[1], mac[2], mac[3]]));
-        d[1].data.write(GMV_B_SMAC_H, u32::from(u16::from_ne_bytes([mac[4], mac[5]])));
+        d[1].data.write(
+            GMV_B_SMAC_L,
+            u32::from_ne_bytes([mac[0], mac[1], mac[2], mac[3]]),
+        );
+        d[1].data.write(
+            GMV_B_SMAC_H,
+            u32::from(u16::from_ne_bytes([mac[4], mac[5]])),
+        );
         d[1].data.write(GMV_B_SGID_IDX, index);
         self.cmd.send(&mut d).inspect_err(|e| {
-            dev_err!(self.cmd.device(), "failed to set gid, ret = {}!\n", e.to_errno())
+            dev_err!(
+                self.cmd.device(),
+                "failed to set gid, ret = {}!\n",
+                e.to_errno()
+            )
         })
     }
 
@@ -361,7 +372,11 @@ impl IbDriver for IbDev {
         let mut d: [Desc; DESCS] = core::array::from_fn(|_| Desc::new(op::QUERY_COUNTER, true));
         cmdq::chain(&mut d);
         self.cmd.send(&mut d).inspect_err(|e| {
-            dev_err!(self.cmd.device(), "failed to get counter, ret = {}.\n", e.to_errno())
+            dev_err!(
+                self.cmd.device(),
+                "failed to get counter, ret = {}.\n",
+                e.to_errno()
+            )
         })?;
         let mut n = 0;
         for (i, v) in values.iter_mut().enumerate().take(HW_CNT_TOTAL) {
@@ -405,7 +420,10 @@ impl RoceClient for HnsRoce {
                 return Err(e);
             }
         };
-        Ok(Some(KBox::new(HnsRoceDev { ib: Some(reg), hw }, GFP_KERNEL)?))
+        Ok(Some(KBox::new(
+            HnsRoceDev { ib: Some(reg), hw },
+            GFP_KERNEL,
+        )?))
     }
 
     fn uninit_instance(_handle: &Hnae3Handle, mut inst: KBox<HnsRoceDev>, _reset: bool) {

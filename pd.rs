@@ -17,7 +17,11 @@ pub(crate) struct IdSpace {
 
 impl IdSpace {
     /// Numbers `[reserved, count - 1]`, named `what` in errors.
-    pub(crate) fn new(what: &'static str, reserved: u32, count: u32) -> Result<impl PinInit<Self, Error>> {
+    pub(crate) fn new(
+        what: &'static str,
+        reserved: u32,
+        count: u32,
+    ) -> Result<impl PinInit<Self, Error>> {
         let range = IdRange::from_count(reserved, count);
         let mut words = KVec::new();
         words.resize(range.words(), 0u64, GFP_KERNEL)?;

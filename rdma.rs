@@ -109,15 +109,6 @@ impl Hnae3Handle {
         n.max(0) as u32
     }
 
-    /// The register window the ae_dev driver mapped for us.
-    pub(crate) fn registers(&self) -> Result<Regs<'_>> {
-        let w = self.reg_window()?;
-        // SAFETY: `roce_io_base` maps BAR2 of the function, at least
-        // `REG_WINDOW` bytes (hnae3 contract), and stays mapped while the
-        // handle is in use by this client, which outlives the borrow.
-        Ok(unsafe { Mmio::from_raw(w.0) })
-    }
-
     /// The register window, to be kept by the instance (see [`RegWindow`]).
     pub(crate) fn reg_window(&self) -> Result<RegWindow> {
         // SAFETY: the handle is valid (type invariant); for a RoCE client
@@ -275,7 +266,7 @@ unsafe extern "C" fn hns_rs_irq(cookie: *mut c_void) -> bool {
 pub(crate) struct IrqRegistration<T: IrqHandler> {
     irq: u32,
     cookie: KBox<IrqCookie>,
-    handler: Arc<T>,
+    _handler: Arc<T>,
     _name: CString,
 }
 
@@ -299,14 +290,9 @@ impl<T: IrqHandler> IrqRegistration<T> {
         Ok(Self {
             irq,
             cookie,
-            handler,
+            _handler: handler,
             _name: name,
         })
-    }
-
-    /// The handler.
-    pub(crate) fn handler(&self) -> &Arc<T> {
-        &self.handler
     }
 }
 
@@ -627,7 +613,6 @@ pub(crate) fn check_layout() -> Result {
     Ok(())
 }
 
-
 // --- ib_device ---------------------------------------------------------------
 
 /// What `query_device` reports (plain data, filled by the driver).
@@ -710,6 +695,12 @@ fn errno(r: Result) -> c_int {
     }
 }
 
+/// Called by the shim's op.
+///
+/// # Safety
+///
+/// `rs` is the device's pointer (see [`drv`]); pointer arguments are valid
+/// for the call as the RDMA core passes them.
 #[no_mangle]
 unsafe extern "C" fn hns_rs_query_device(rs: *mut c_void, a: *mut DevAttr) {
     // SAFETY: called by the shim's op with the device's `rs` and a valid,
@@ -717,18 +708,36 @@ unsafe extern "C" fn hns_rs_query_device(rs: *mut c_void, a: *mut DevAttr) {
     unsafe { drv(rs).query_device(&mut *a) }
 }
 
+/// Called by the shim's op.
+///
+/// # Safety
+///
+/// `rs` is the device's pointer (see [`drv`]); pointer arguments are valid
+/// for the call as the RDMA core passes them.
 #[no_mangle]
 unsafe extern "C" fn hns_rs_query_port(rs: *mut c_void, port: u32, a: *mut PortAttr) {
     // SAFETY: as above.
     unsafe { drv(rs).query_port(port, &mut *a) }
 }
 
+/// Called by the shim's op.
+///
+/// # Safety
+///
+/// `rs` is the device's pointer (see [`drv`]); pointer arguments are valid
+/// for the call as the RDMA core passes them.
 #[no_mangle]
 unsafe extern "C" fn hns_rs_fw_ver(rs: *mut c_void, v: *mut u64) {
     // SAFETY: as above; `v` is valid for writing.
     unsafe { *v = drv(rs).fw_ver() }
 }
 
+/// Called by the shim's op.
+///
+/// # Safety
+///
+/// `rs` is the device's pointer (see [`drv`]); pointer arguments are valid
+/// for the call as the RDMA core passes them.
 #[no_mangle]
 unsafe extern "C" fn hns_rs_set_gid(
     rs: *mut c_void,
@@ -761,6 +770,12 @@ unsafe extern "C" fn hns_rs_set_gid(
     errno(d.set_gid(index, entry))
 }
 
+/// Called by the shim's op.
+///
+/// # Safety
+///
+/// `rs` is the device's pointer (see [`drv`]); pointer arguments are valid
+/// for the call as the RDMA core passes them.
 #[no_mangle]
 unsafe extern "C" fn hns_rs_alloc_ucontext(
     rs: *mut c_void,
@@ -784,12 +799,24 @@ unsafe extern "C" fn hns_rs_alloc_ucontext(
     }
 }
 
+/// Called by the shim's op.
+///
+/// # Safety
+///
+/// `rs` is the device's pointer (see [`drv`]); pointer arguments are valid
+/// for the call as the RDMA core passes them.
 #[no_mangle]
 unsafe extern "C" fn hns_rs_dealloc_ucontext(rs: *mut c_void, uar: u32) {
     // SAFETY: as above.
     unsafe { drv(rs).dealloc_ucontext(uar) }
 }
 
+/// Called by the shim's op.
+///
+/// # Safety
+///
+/// `rs` is the device's pointer (see [`drv`]); pointer arguments are valid
+/// for the call as the RDMA core passes them.
 #[no_mangle]
 unsafe extern "C" fn hns_rs_alloc_pd(rs: *mut c_void, pdn: *mut u32) -> c_int {
     // SAFETY: as above.
@@ -803,12 +830,24 @@ unsafe extern "C" fn hns_rs_alloc_pd(rs: *mut c_void, pdn: *mut u32) -> c_int {
     }
 }
 
+/// Called by the shim's op.
+///
+/// # Safety
+///
+/// `rs` is the device's pointer (see [`drv`]); pointer arguments are valid
+/// for the call as the RDMA core passes them.
 #[no_mangle]
 unsafe extern "C" fn hns_rs_dealloc_pd(rs: *mut c_void, pdn: u32) {
     // SAFETY: as above.
     unsafe { drv(rs).dealloc_pd(pdn) }
 }
 
+/// Called by the shim's op.
+///
+/// # Safety
+///
+/// `rs` is the device's pointer (see [`drv`]); pointer arguments are valid
+/// for the call as the RDMA core passes them.
 #[no_mangle]
 unsafe extern "C" fn hns_rs_alloc_xrcd(rs: *mut c_void, x: *mut u32) -> c_int {
     // SAFETY: as above.
@@ -822,12 +861,24 @@ unsafe extern "C" fn hns_rs_alloc_xrcd(rs: *mut c_void, x: *mut u32) -> c_int {
     }
 }
 
+/// Called by the shim's op.
+///
+/// # Safety
+///
+/// `rs` is the device's pointer (see [`drv`]); pointer arguments are valid
+/// for the call as the RDMA core passes them.
 #[no_mangle]
 unsafe extern "C" fn hns_rs_dealloc_xrcd(rs: *mut c_void, x: u32) {
     // SAFETY: as above.
     unsafe { drv(rs).dealloc_xrcd(x) }
 }
 
+/// Called by the shim's op.
+///
+/// # Safety
+///
+/// `rs` is the device's pointer (see [`drv`]); pointer arguments are valid
+/// for the call as the RDMA core passes them.
 #[no_mangle]
 unsafe extern "C" fn hns_rs_query_counters(rs: *mut c_void, v: *mut u64, n: u32) -> c_int {
     // SAFETY: the shim passes the stats' value array of `n` entries.
@@ -862,7 +913,7 @@ pub(crate) struct IbParams {
 /// `drv`'s data, and is registered.
 pub(crate) struct IbRegistration {
     ibdev: *mut raw::ib_device,
-    drv: Arc<Driver>,
+    _drv: Arc<Driver>,
 }
 
 // SAFETY: the ib_device is only used through the RDMA core's thread-safe
@@ -905,12 +956,7 @@ impl IbRegistration {
             return Err(Error::from_errno(ret));
         }
         // INVARIANT: allocated with `rs` = `drv` and registered.
-        Ok(Self { ibdev, drv })
-    }
-
-    /// The driver state.
-    pub(crate) fn driver(&self) -> &Arc<Driver> {
-        &self.drv
+        Ok(Self { ibdev, _drv: drv })
     }
 }
 
@@ -929,7 +975,8 @@ impl Drop for IbRegistration {
 pub(crate) const DEVICE_PORT_ACTIVE_EVENT: u64 =
     raw::ib_device_cap_flags_IB_DEVICE_PORT_ACTIVE_EVENT as u64;
 /// `IB_DEVICE_RC_RNR_NAK_GEN`.
-pub(crate) const DEVICE_RC_RNR_NAK_GEN: u64 = raw::ib_device_cap_flags_IB_DEVICE_RC_RNR_NAK_GEN as u64;
+pub(crate) const DEVICE_RC_RNR_NAK_GEN: u64 =
+    raw::ib_device_cap_flags_IB_DEVICE_RC_RNR_NAK_GEN as u64;
 /// `IB_DEVICE_XRC`.
 pub(crate) const DEVICE_XRC: u64 = raw::ib_device_cap_flags_IB_DEVICE_XRC as u64;
 /// `IB_DEVICE_MEM_MGT_EXTENSIONS`.

@@ -59,7 +59,7 @@ mod cmq {
     }
 }
 
-/// HEM page-size arithmetic.
+/// HEM page-size arithmetic and the context-table manager's plans.
 #[kunit_tests(hns_roce_rs_hem)]
 mod hem {
     use crate::vectors::hem as v;
@@ -78,6 +78,61 @@ mod hem {
     fn hops() {
         assert_eq!(v::check_hops(), Ok(()));
     }
+
+    #[test]
+    fn worked_pg_sz() {
+        assert_eq!(v::check_worked_pg_sz(), Ok(()));
+    }
+
+    #[test]
+    fn worked_geometry() {
+        assert_eq!(v::check_worked_geometry(), Ok(()));
+    }
+
+    #[test]
+    fn worked_indexes() {
+        assert_eq!(v::check_worked_indexes(), Ok(()));
+    }
+
+    #[test]
+    fn worked_plans() {
+        assert_eq!(v::check_worked_plans(), Ok(()));
+    }
+
+    #[test]
+    fn worked_flat() {
+        assert_eq!(v::check_worked_flat(), Ok(()));
+    }
+
+    #[test]
+    fn sim_default_tables() {
+        assert_eq!(v::check_sim_default_tables(&v::sim_default_caps()), Ok(()));
+    }
+
+    #[test]
+    fn sim_default_indexes() {
+        assert_eq!(v::check_sim_default_indexes(&v::sim_default_caps()), Ok(()));
+    }
+
+    #[test]
+    fn sim_default_trace() {
+        assert_eq!(v::check_sim_default_trace(&v::sim_default_caps()), Ok(()));
+    }
+
+    #[test]
+    fn levels_and_steps() {
+        assert_eq!(v::check_levels_and_steps(), Ok(()));
+    }
+
+    #[test]
+    fn hop2_plans() {
+        assert_eq!(v::check_hop2_plans(), Ok(()));
+    }
+
+    #[test]
+    fn invalid_and_edges() {
+        assert_eq!(v::check_invalid_and_edges(), Ok(()));
+    }
 }
 
 /// Decoding the capability queries and the commands built from them.
@@ -93,6 +148,52 @@ mod caps {
     #[test]
     fn derived_and_commands() {
         assert_eq!(v::check_derived_and_commands(), Ok(()));
+    }
+}
+
+/// The id and bank allocators.
+#[kunit_tests(hns_roce_rs_bitmap)]
+mod bitmap {
+    use crate::vectors::bitmap as v;
+
+    #[test]
+    fn ida_ranges() {
+        assert_eq!(v::check_ida_ranges(), Ok(()));
+    }
+
+    #[test]
+    fn ida_full_and_errors() {
+        assert_eq!(v::check_ida_full_and_errors(), Ok(()));
+    }
+
+    #[test]
+    fn ida_word_boundaries() {
+        assert_eq!(v::check_ida_word_boundaries(), Ok(()));
+    }
+
+    #[test]
+    fn qp_sim_defaults() {
+        assert_eq!(v::check_qp_sim_defaults(), Ok(()));
+    }
+
+    #[test]
+    fn qp_wrap_and_reserved() {
+        assert_eq!(v::check_qp_wrap_and_reserved(), Ok(()));
+    }
+
+    #[test]
+    fn qp_limit_bank() {
+        assert_eq!(v::check_qp_limit_bank(), Ok(()));
+    }
+
+    #[test]
+    fn cq_hip09() {
+        assert_eq!(v::check_cq_hip09(), Ok(()));
+    }
+
+    #[test]
+    fn cq_hip08() {
+        assert_eq!(v::check_cq_hip08(), Ok(()));
     }
 }
 

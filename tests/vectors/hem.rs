@@ -1,10 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 
 //! Test vectors for `hem.rs`: page sizes worked out by hand from the C
-//! formula `ilog2(DIV_ROUND_UP(obj_num, bt_num * (page/8)^hop * page/obj))`.
+//! formula `ilog2(DIV_ROUND_UP(obj_num, bt_num * (page/8)^hop * page/obj))`,
+//! and the context-table manager's geometry, indexes and get/put plans
+//! worked out by hand from `hns_roce_hem.c` and `hns_roce_v2_set_hem` /
+//! `hns_roce_v2_clear_hem` (the examples of hns-verbs-layer.md §5.8, the
+//! hns-sim default caps, and the C driver's HEM writes on hns-sim).
 
 use super::{expect, Check};
-use crate::hem::{calc_pg_sz, hw_hopnum, HemType, PgSz, HOP_NUM_0};
+use crate::hem::{
+    bt_num, calc_pg_sz, hw_hopnum, is_last_step, is_mhop, last_step, HemAddr, HemIndex, HemType,
+    HwWrite, Link, Mhop, PgSz, TableCfg, TableGeom, HOP_NUM_0,
+};
+use crate::hw_v2_caps::Caps;
 
 /// Tables that fit in single pages get exponent 0.
 pub fn check_small_tables() -> Check {
@@ -64,4 +72,1368 @@ pub fn check_hops() -> Check {
     expect(hw_hopnum(HOP_NUM_0, 10) == 0, "0xff is written as 0")?;
     expect(hw_hopnum(2, 10) == 2, "2 stays 2")?;
     expect(hw_hopnum(2, 0) == 0, "an empty table gets 0")
+}
+
+// ---------------------------------------------------------------------------
+// The context-table manager. Every expected number below is worked out by
+// hand from the C formulas of hns_roce_hem.c / hns_roce_hw_v2.c (written
+// next to each value), never produced by the code under test.
+// ---------------------------------------------------------------------------
+
+/// A mailbox write with `in_param` pointing at `base`.
+fn mb(cmd: u8, tag: u32, step: u32, base: HemAddr) -> HwWrite {
+    HwWrite::Mailbox {
+        cmd,
+        tag,
+        step,
+        base: Some(base),
+    }
+}
+
+/// A `DESTROY_*_BT*` mailbox (`in_param` 0).
+fn destroy(cmd: u8, tag: u32, step: u32) -> HwWrite {
+    HwWrite::Mailbox {
+        cmd,
+        tag,
+        step,
+        base: None,
+    }
+}
+
+/// A CFG_GMV_BT command for a hop-0xff GMV chunk.
+fn gmv(idx: u32, chunk: u32) -> HwWrite {
+    HwWrite::GmvBt {
+        idx,
+        step: 0,
+        base: Some(HemAddr::Chunk(chunk)),
+    }
+}
+
+/// A context table with 4 KiB pages, 256 KiB flat chunks and `buf` as the
+/// buffer page-size exponent.
+fn cfg(ty: HemType, obj_size: u32, num_obj: u32, hop_num: u32, buf: u32, l0: u32) -> TableCfg {
+    TableCfg {
+        ty,
+        obj_size,
+        num_obj,
+        hop_num,
+        pg: PgSz { buf, ba: 0 },
+        ba_l0_num: l0,
+        chunk_sz: 1 << 18,
+        page_shift: 12,
+    }
+}
+
+/// The geometry of `c`, or an error naming the table.
+fn geom(c: &TableCfg, what: &'static str) -> Result<TableGeom, &'static str> {
+    TableGeom::new(c).ok_or(what)
+}
+
+/// Multi-hop geometry fields shared by the 4 KiB tables (4 KiB chunks and
+/// BT pages of 512 BAs, hop 1 with two levels); tables override the rest.
+fn g4k(ty: HemType) -> TableGeom {
+    TableGeom {
+        ty,
+        obj_size: 0,
+        hop_num: 1,
+        mhop: true,
+        bt_num: 2,
+        chunk_size: 4096,
+        obj_per_chunk: 0,
+        num_hem: 0,
+        bt_chunk_size: 4096,
+        bt_chunk_num: 512,
+        ba_l0_num: 0,
+        num_bt_l0: 0,
+        num_bt_l1: 0,
+    }
+}
+
+/// A multi-hop index (`bt_num` 2 unless `l1` is given).
+fn ix(obj: u32, buf: u32, l0: Option<u32>, l1: Option<u32>, m: [u32; 4]) -> HemIndex {
+    HemIndex {
+        obj,
+        buf,
+        l0,
+        l1,
+        mhop: Some(Mhop {
+            table_idx: m[0],
+            l0: m[1],
+            l1: m[2],
+            l2: m[3],
+        }),
+    }
+}
+
+/// Nothing exists yet.
+fn none(_: HemAddr) -> bool {
+    false
+}
+
+/// The §5.8 caps (HIP09-like, 4 KiB pages) of hns-verbs-layer.md.
+fn worked_qpc_hop1() -> TableCfg {
+    // num_qps 0x80000, qpc_sz 512, qpc_bt_num 128, ctx hop 1.
+    cfg(HemType::Qpc, 512, 0x80000, 1, 0, 128)
+}
+
+/// §5.8 calc_pg_sz: capacity = bt_num * 512^hop * (4096 / obj_size).
+pub fn check_worked_pg_sz() -> Check {
+    // QPC: 128 * 512 * 8 = 524288 = 0x80000 -> one chunk -> 0.
+    expect(
+        calc_pg_sz(0x80000, 512, 1, 128, 4096, HemType::Qpc) == Some(PgSz { buf: 0, ba: 0 }),
+        "5.8 QPC buf_pg_sz 0",
+    )?;
+    // qpc_bt_num 64: 262144 -> 2 chunks -> 1.
+    expect(
+        calc_pg_sz(0x80000, 512, 1, 64, 4096, HemType::Qpc) == Some(PgSz { buf: 1, ba: 0 }),
+        "5.8 QPC with 64 BTs: buf_pg_sz 1",
+    )?;
+    // MTPT: 64 * 512 * 64 = 2097152 >= 0x100000 -> 0.
+    expect(
+        calc_pg_sz(0x100000, 64, 1, 64, 4096, HemType::Mtpt) == Some(PgSz::default()),
+        "5.8 MTPT 0",
+    )?;
+    // CQE hop 2: 512 * 512 * 64 = 16777216 >= 0x400000 -> ba 0; hop 1:
+    // 32768 -> 128 chunks -> ba 7.
+    expect(
+        calc_pg_sz(0x400000, 64, 2, 1, 4096, HemType::Cqe) == Some(PgSz::default()),
+        "5.8 CQE hop 2: ba 0",
+    )?;
+    expect(
+        calc_pg_sz(0x400000, 64, 1, 1, 4096, HemType::Cqe) == Some(PgSz { buf: 0, ba: 7 }),
+        "5.8 CQE hop 1: ba 7",
+    )
+}
+
+/// §5.8 init_hem_table.
+pub fn check_worked_geometry() -> Check {
+    // QPC hop 1: 4096/512 = 8 per chunk, 0x80000/8 = 65536 chunks,
+    // bt_l0[128], no L1.
+    let want = TableGeom {
+        obj_size: 512,
+        obj_per_chunk: 8,
+        num_hem: 65536,
+        ba_l0_num: 128,
+        num_bt_l0: 128,
+        ..g4k(HemType::Qpc)
+    };
+    expect(
+        geom(&worked_qpc_hop1(), "5.8 QPC hop 1")? == want,
+        "5.8 QPC hop 1 geometry",
+    )?;
+    // 8 KiB chunks, 64 BTs: 16 per chunk, 32768 chunks, bt_l0[64].
+    let want = TableGeom {
+        obj_size: 512,
+        chunk_size: 8192,
+        obj_per_chunk: 16,
+        num_hem: 32768,
+        ba_l0_num: 64,
+        num_bt_l0: 64,
+        ..g4k(HemType::Qpc)
+    };
+    let c = cfg(HemType::Qpc, 512, 0x80000, 1, 1, 64);
+    expect(
+        geom(&c, "5.8 QPC 8K")? == want,
+        "5.8 QPC 8 KiB chunks geometry",
+    )?;
+    // Hop 2, 4 L0 BTs: bt_num 3, 65536 chunks, bt_l0[4],
+    // bt_l1[65536/512 = 128].
+    let want = TableGeom {
+        obj_size: 512,
+        hop_num: 2,
+        bt_num: 3,
+        obj_per_chunk: 8,
+        num_hem: 65536,
+        ba_l0_num: 4,
+        num_bt_l0: 4,
+        num_bt_l1: 128,
+        ..g4k(HemType::Qpc)
+    };
+    let c = cfg(HemType::Qpc, 512, 0x80000, 2, 0, 4);
+    expect(geom(&c, "5.8 QPC hop 2")? == want, "5.8 QPC hop 2 geometry")?;
+    // CQC: 0x10000 CQCs of 64 B, 64 per chunk -> 1024 chunks, bt_l0[32].
+    let c = cfg(HemType::Cqc, 64, 0x10000, 1, 0, 32);
+    let g = geom(&c, "5.8 CQC")?;
+    expect(
+        g.num_hem == 1024 && g.num_bt_l0 == 32 && g.obj_per_chunk == 64,
+        "5.8 CQC 1024 chunks",
+    )?;
+    // MTPT: 0x100000 / 64 = 16384 chunks, bt_l0[64].
+    let c = cfg(HemType::Mtpt, 64, 0x100000, 1, 0, 64);
+    let g = geom(&c, "5.8 MTPT")?;
+    expect(
+        g.num_hem == 16384 && g.num_bt_l0 == 64,
+        "5.8 MTPT 16384 chunks",
+    )?;
+    // SCCC: 0x80000 / 64 = 8192 chunks, bt_l0[64].
+    let c = cfg(HemType::Sccc, 64, 0x80000, 1, 0, 64);
+    let g = geom(&c, "5.8 SCCC")?;
+    expect(
+        g.num_hem == 8192 && g.num_bt_l0 == 64,
+        "5.8 SCCC 8192 chunks",
+    )?;
+    // QPC timer: 256 pages of 4 KiB, hop 0xff: one chunk per page, no BTs.
+    let c = cfg(HemType::QpcTimer, 4096, 256, HOP_NUM_0, 0, 256);
+    let g = geom(&c, "5.8 QPC timer")?;
+    expect(
+        g.num_hem == 256 && g.bt_num == 1 && g.num_bt_l0 == 0 && g.num_bt_l1 == 0,
+        "5.8 QPC timer 256 chunks, no BT arrays",
+    )?;
+    // GMV: 2 BTs * 4096/32 = 256 entries, 128 per chunk -> 2 chunks.
+    let c = cfg(HemType::Gmv, 32, 256, HOP_NUM_0, 0, 2);
+    let g = geom(&c, "5.8 GMV")?;
+    expect(
+        g.num_hem == 2 && g.obj_per_chunk == 128 && g.num_bt_l0 == 0,
+        "5.8 GMV 2 chunks",
+    )
+}
+
+/// §5.8 calc_hem_mhop / calc_hem_config table.
+pub fn check_worked_indexes() -> Check {
+    let g = geom(&worked_qpc_hop1(), "5.8 QPC hop 1")?;
+    // qpn 1: 1/8 = 0 -> l0 0, l1 0, buf 0.
+    expect(
+        g.index(1) == Some(ix(1, 0, Some(0), None, [0, 0, 0, 0])),
+        "5.8 QPC qpn 1",
+    )?;
+    // qpn 8: table_idx 1 -> l1 1, buf 1.
+    expect(
+        g.index(8) == Some(ix(8, 1, Some(0), None, [1, 0, 1, 0])),
+        "5.8 QPC qpn 8",
+    )?;
+    // qpn 0x12345 = 74565: /8 = 9320 = 18 * 512 + 104.
+    expect(
+        g.index(0x12345) == Some(ix(0x12345, 9320, Some(18), None, [9320, 18, 104, 0])),
+        "5.8 QPC qpn 0x12345",
+    )?;
+    // Chunk boundary: 0x12340 = 74560 and 0x12347 = 74567 share 9320;
+    // 0x12348 = 74568 -> 9321 (l1 105).
+    expect(
+        g.index(0x12340).map(|i| i.buf) == Some(9320)
+            && g.index(0x12347).map(|i| i.buf) == Some(9320),
+        "5.8 qpn 0x12340..0x12347 share chunk 9320",
+    )?;
+    expect(
+        g.index(0x12348) == Some(ix(0x12348, 9321, Some(18), None, [9321, 18, 105, 0])),
+        "5.8 qpn 0x12348 is the next chunk",
+    )?;
+    // qpn 0x7ffff = 524287: /8 = 65535 = 127 * 512 + 511.
+    expect(
+        g.index(0x7ffff) == Some(ix(0x7ffff, 65535, Some(127), None, [65535, 127, 511, 0])),
+        "5.8 QPC last qpn",
+    )?;
+    // 8 KiB chunks: 74565 / 16 = 4660 = 9 * 512 + 52.
+    let g8 = geom(&cfg(HemType::Qpc, 512, 0x80000, 1, 1, 64), "8K")?;
+    expect(
+        g8.index(0x12345) == Some(ix(0x12345, 4660, Some(9), None, [4660, 9, 52, 0])),
+        "5.8 QPC 8K qpn 0x12345",
+    )?;
+    // Hop 2, 4 L0: 9320 -> l2 = 9320 & 511 = 104, l1 = 18, l0 = 0;
+    // l1 index 0 * 512 + 18 = 18, buf 18 * 512 + 104 = 9320.
+    let g2 = geom(&cfg(HemType::Qpc, 512, 0x80000, 2, 0, 4), "hop 2")?;
+    expect(
+        g2.index(0x12345) == Some(ix(0x12345, 9320, Some(0), Some(18), [9320, 0, 18, 104])),
+        "5.8 QPC hop 2 qpn 0x12345",
+    )?;
+    // CQC cqn 0x1234 = 4660: /64 = 72 -> l0 0, l1 72.
+    let gc = geom(&cfg(HemType::Cqc, 64, 0x10000, 1, 0, 32), "CQC")?;
+    expect(
+        gc.index(0x1234) == Some(ix(0x1234, 72, Some(0), None, [72, 0, 72, 0])),
+        "5.8 CQC cqn 0x1234",
+    )?;
+    // MTPT 0xABCDE = 703710: /64 = 10995 = 21 * 512 + 243.
+    let gm = geom(&cfg(HemType::Mtpt, 64, 0x100000, 1, 0, 64), "MTPT")?;
+    expect(
+        gm.index(0xABCDE) == Some(ix(0xABCDE, 10995, Some(21), None, [10995, 21, 243, 0])),
+        "5.8 MTPT 0xABCDE",
+    )?;
+    // SCCC qpn 0x12345: 74565 / 64 = 1165 = 2 * 512 + 141.
+    let gs = geom(&cfg(HemType::Sccc, 64, 0x80000, 1, 0, 64), "SCCC")?;
+    expect(
+        gs.index(0x12345) == Some(ix(0x12345, 1165, Some(2), None, [1165, 2, 141, 0])),
+        "5.8 SCCC qpn 0x12345",
+    )?;
+    // QPC timer obj 5: table_idx 5 = l0 = buf, no BT arrays.
+    let gt = geom(
+        &cfg(HemType::QpcTimer, 4096, 256, HOP_NUM_0, 0, 256),
+        "timer",
+    )?;
+    expect(
+        gt.index(5) == Some(ix(5, 5, None, None, [5, 5, 0, 0])),
+        "5.8 QPC timer obj 5",
+    )?;
+    // GMV: obj 0 and 127 in chunk 0, 128 in chunk 1.
+    let gg = geom(&cfg(HemType::Gmv, 32, 256, HOP_NUM_0, 0, 2), "GMV")?;
+    expect(
+        gg.index(0).map(|i| i.buf) == Some(0)
+            && gg.index(127).map(|i| i.buf) == Some(0)
+            && gg.index(128).map(|i| i.buf) == Some(1),
+        "5.8 GMV 0/127/128",
+    )?;
+    // Cleanup objects: chunk 9320 * 4096 / 512 = 74560 = 0x12340.
+    expect(
+        g.chunk_first_obj(9320) == Some(0x12340),
+        "first object of chunk 9320",
+    )
+}
+
+/// §5.8 first-use mailboxes and the put of the last QPC of a chunk.
+pub fn check_worked_plans() -> Check {
+    let g = geom(&worked_qpc_hop1(), "5.8 QPC hop 1")?;
+    // qpn 1 on an empty table: L0[0] and chunk 0, WRITE_QPC_BT0 (L0) and
+    // WRITE_QPC_BT1 (chunk), tag 1; L0[0] slot 0 = chunk 0.
+    let p = g.get_plan(1, none).ok_or("5.8 get qpn 1")?;
+    expect(
+        p.alloc_l0 == Some(0) && p.alloc_l1.is_none() && p.alloc_chunk == Some(0),
+        "5.8 qpn 1 allocates L0[0] and chunk 0",
+    )?;
+    expect(
+        p.links.eq_slice(&[Link {
+            page: HemAddr::L0(0),
+            slot: 0,
+            target: HemAddr::Chunk(0),
+        }]),
+        "5.8 qpn 1 links chunk 0 into L0[0]",
+    )?;
+    expect(
+        p.writes.eq_slice(&[
+            mb(0x00, 1, 0, HemAddr::L0(0)),
+            mb(0x01, 1, 1, HemAddr::Chunk(0)),
+        ]),
+        "5.8 qpn 1: WRITE_QPC_BT0 + BT1, tag 1",
+    )?;
+    // qpn 8 with L0[0] present: chunk 1 only, WRITE_QPC_BT1 tag 8.
+    let p = g
+        .get_plan(8, |a| a == HemAddr::L0(0) || a == HemAddr::Chunk(0))
+        .ok_or("5.8 get qpn 8")?;
+    expect(
+        p.alloc_l0.is_none() && p.alloc_chunk == Some(1),
+        "5.8 qpn 8 allocates chunk 1 only",
+    )?;
+    expect(
+        p.writes.eq_slice(&[mb(0x01, 8, 1, HemAddr::Chunk(1))]),
+        "5.8 qpn 8: WRITE_QPC_BT1 only, tag 8",
+    )?;
+    // qpn 0x12345 with L0[18] new: BT0 (L0[18]) then BT1 (chunk 9320).
+    let p = g.get_plan(0x12345, none).ok_or("5.8 get 0x12345")?;
+    expect(
+        p.links.eq_slice(&[Link {
+            page: HemAddr::L0(18),
+            slot: 104,
+            target: HemAddr::Chunk(9320),
+        }]),
+        "5.8 0x12345 links chunk 9320 at L0[18][104]",
+    )?;
+    expect(
+        p.writes.eq_slice(&[
+            mb(0x00, 0x12345, 0, HemAddr::L0(18)),
+            mb(0x01, 0x12345, 1, HemAddr::Chunk(9320)),
+        ]),
+        "5.8 0x12345: BT0 + BT1",
+    )?;
+    // 0x12340 after that: chunk 9320 exists -> reference only.
+    let p = g
+        .get_plan(0x12340, |a| {
+            a == HemAddr::Chunk(9320) || a == HemAddr::L0(18)
+        })
+        .ok_or("5.8 get 0x12340")?;
+    expect(
+        p.ref_only() && p.writes.is_empty() && p.links.is_empty() && p.alloc_l0.is_none(),
+        "5.8 0x12340 shares chunk 9320",
+    )?;
+    // 0x12348 -> chunk 9321: BT1 only.
+    let p = g
+        .get_plan(0x12348, |a| {
+            a == HemAddr::Chunk(9320) || a == HemAddr::L0(18)
+        })
+        .ok_or("5.8 get 0x12348")?;
+    expect(
+        p.writes
+            .eq_slice(&[mb(0x01, 0x12348, 1, HemAddr::Chunk(9321))]),
+        "5.8 0x12348: BT1 only",
+    )?;
+    // Hop 2, nothing present: BT0 (L0[0]), BT1 (L1[18]), BT2 (chunk).
+    let g2 = geom(&cfg(HemType::Qpc, 512, 0x80000, 2, 0, 4), "hop 2")?;
+    let p = g2.get_plan(0x12345, none).ok_or("5.8 hop 2 get")?;
+    expect(
+        p.alloc_l0 == Some(0) && p.alloc_l1 == Some(18) && p.alloc_chunk == Some(9320),
+        "5.8 hop 2 allocates L0[0], L1[18], chunk 9320",
+    )?;
+    expect(
+        p.links.eq_slice(&[
+            Link {
+                page: HemAddr::L0(0),
+                slot: 18,
+                target: HemAddr::L1(18),
+            },
+            Link {
+                page: HemAddr::L1(18),
+                slot: 104,
+                target: HemAddr::Chunk(9320),
+            },
+        ]),
+        "5.8 hop 2 links L1[18] at L0[0][18], chunk at L1[18][104]",
+    )?;
+    expect(
+        p.writes.eq_slice(&[
+            mb(0x00, 0x12345, 0, HemAddr::L0(0)),
+            mb(0x01, 0x12345, 1, HemAddr::L1(18)),
+            mb(0x02, 0x12345, 2, HemAddr::Chunk(9320)),
+        ]),
+        "5.8 hop 2: BT0, BT1, BT2",
+    )?;
+    // CQC cqn 0x1234: WRITE_CQC_BT0 (0x10) / BT1 (0x11), tag 0x1234.
+    let gc = geom(&cfg(HemType::Cqc, 64, 0x10000, 1, 0, 32), "CQC")?;
+    let p = gc.get_plan(0x1234, none).ok_or("5.8 CQC get")?;
+    expect(
+        p.writes.eq_slice(&[
+            mb(0x10, 0x1234, 0, HemAddr::L0(0)),
+            mb(0x11, 0x1234, 1, HemAddr::Chunk(72)),
+        ]),
+        "5.8 CQC 0x1234: 0x10 + 0x11",
+    )?;
+    // MTPT 0xABCDE: 0x20 (L0[21]) / 0x21 (chunk 10995).
+    let gm = geom(&cfg(HemType::Mtpt, 64, 0x100000, 1, 0, 64), "MTPT")?;
+    let p = gm.get_plan(0xABCDE, none).ok_or("5.8 MTPT get")?;
+    expect(
+        p.writes.eq_slice(&[
+            mb(0x20, 0xABCDE, 0, HemAddr::L0(21)),
+            mb(0x21, 0xABCDE, 1, HemAddr::Chunk(10995)),
+        ]),
+        "5.8 MTPT 0xABCDE: 0x20 + 0x21",
+    )?;
+    // SCCC qpn 0x12345: only WRITE_SCCC_BT0 (0xa5) with L0[2], tag = l0 = 2;
+    // the chunk step is skipped but the chunk is still linked.
+    let gs = geom(&cfg(HemType::Sccc, 64, 0x80000, 1, 0, 64), "SCCC")?;
+    let p = gs.get_plan(0x12345, none).ok_or("5.8 SCCC get")?;
+    expect(
+        p.writes.eq_slice(&[mb(0xa5, 2, 0, HemAddr::L0(2))]),
+        "5.8 SCCC: BT0 only, tag 2",
+    )?;
+    expect(
+        p.alloc_chunk == Some(1165)
+            && p.links.eq_slice(&[Link {
+                page: HemAddr::L0(2),
+                slot: 141,
+                target: HemAddr::Chunk(1165),
+            }]),
+        "5.8 SCCC chunk 1165 at L0[2][141]",
+    )?;
+    // With L0[2] present an SCCC chunk needs no hardware write at all.
+    let p = gs
+        .get_plan(0x12345, |a| a == HemAddr::L0(2))
+        .ok_or("5.8 SCCC get, L0 present")?;
+    expect(
+        p.alloc_chunk == Some(1165) && p.writes.is_empty(),
+        "5.8 SCCC chunk under an existing L0: no write",
+    )?;
+    // QPC timer obj 5: WRITE_QPC_TIMER_BT0 (0x33) with chunk 5, tag 5.
+    let gt = geom(
+        &cfg(HemType::QpcTimer, 4096, 256, HOP_NUM_0, 0, 256),
+        "timer",
+    )?;
+    let p = gt.get_plan(5, none).ok_or("5.8 timer get")?;
+    expect(
+        p.writes.eq_slice(&[mb(0x33, 5, 0, HemAddr::Chunk(5))])
+            && p.links.is_empty()
+            && p.alloc_l0.is_none(),
+        "5.8 QPC timer obj 5: 0x33, tag 5, chunk 5",
+    )?;
+    // GMV: CFG_GMV_BT idx 0 for obj 0, reference for 127, idx 1 for 128.
+    let gg = geom(&cfg(HemType::Gmv, 32, 256, HOP_NUM_0, 0, 2), "GMV")?;
+    let p = gg.get_plan(0, none).ok_or("5.8 GMV 0")?;
+    expect(p.writes.eq_slice(&[gmv(0, 0)]), "5.8 GMV obj 0: idx 0")?;
+    let p = gg
+        .get_plan(127, |a| a == HemAddr::Chunk(0))
+        .ok_or("5.8 GMV 127")?;
+    expect(p.ref_only(), "5.8 GMV obj 127: reference")?;
+    let p = gg
+        .get_plan(128, |a| a == HemAddr::Chunk(0))
+        .ok_or("5.8 GMV 128")?;
+    expect(p.writes.eq_slice(&[gmv(1, 1)]), "5.8 GMV obj 128: idx 1")?;
+    // Put of the last QPC of chunk 9320: DESTROY_QPC_BT1 (0x09); with
+    // every other chunk of L0[18] (9216..9727) gone also DESTROY_QPC_BT0.
+    let p = g.put_plan(0x12345, none).ok_or("5.8 put")?;
+    expect(
+        p.free_chunk == Some(9320) && p.free_l0 == Some(18) && p.free_l1.is_none(),
+        "5.8 put frees chunk 9320 and L0[18]",
+    )?;
+    expect(
+        p.writes
+            .eq_slice(&[destroy(0x09, 0x12345, 1), destroy(0x08, 0x12345, 0)]),
+        "5.8 put: DESTROY_QPC_BT1 then BT0",
+    )?;
+    // Chunk 9727 (last of L0[18]) still there: BT1 only, L0 kept.
+    let p = g
+        .put_plan(0x12345, |a| a == HemAddr::Chunk(9727))
+        .ok_or("5.8 put, sibling")?;
+    expect(
+        p.free_l0.is_none() && p.writes.eq_slice(&[destroy(0x09, 0x12345, 1)]),
+        "5.8 put with a sibling chunk: BT1 only",
+    )?;
+    // Chunk 9728 belongs to L0[19]: does not keep L0[18].
+    let p = g
+        .put_plan(0x12345, |a| a == HemAddr::Chunk(9728))
+        .ok_or("5.8 put, neighbour")?;
+    expect(
+        p.free_l0 == Some(18),
+        "5.8 put: a chunk of the next L0 does not count",
+    )
+}
+
+/// §5.8 IRRL (flat path, `caps.chunk_sz` chunks).
+pub fn check_worked_flat() -> Check {
+    // chunk_sz 256 KiB, IRRL entries 8 * 128 = 1024 B -> 256 per chunk;
+    // 0x80000 QPs -> 2048 chunks.
+    let c = cfg(HemType::Irrl, 8 * 128, 0x80000, 0, 0, 0);
+    let g = geom(&c, "IRRL")?;
+    let want = TableGeom {
+        ty: HemType::Irrl,
+        obj_size: 1024,
+        hop_num: 0,
+        mhop: false,
+        bt_num: 0,
+        chunk_size: 1 << 18,
+        obj_per_chunk: 256,
+        num_hem: 2048,
+        bt_chunk_size: 0,
+        bt_chunk_num: 0,
+        ba_l0_num: 0,
+        num_bt_l0: 0,
+        num_bt_l1: 0,
+    };
+    expect(g == want, "IRRL geometry")?;
+    // qpn 0x12345 = 74565 = 291 * 256 + 69 -> offset 69 * 1024 = 70656.
+    expect(g.find(0x12345) == Some((291, 70656)), "IRRL find 0x12345")?;
+    expect(
+        g.index(0x12345)
+            == Some(HemIndex {
+                obj: 0x12345,
+                buf: 291,
+                l0: None,
+                l1: None,
+                mhop: None,
+            }),
+        "IRRL index",
+    )?;
+    // Flat tables allocate the chunk and write nothing (set_hem is a no-op).
+    let p = g.get_plan(0x12345, none).ok_or("IRRL get")?;
+    expect(
+        p.alloc_chunk == Some(291) && p.writes.is_empty() && p.links.is_empty(),
+        "IRRL get: chunk 291, no writes",
+    )?;
+    let p = g.put_plan(0x12345, none).ok_or("IRRL put")?;
+    expect(
+        p.free_chunk == Some(291) && p.writes.is_empty() && p.free_l0.is_none(),
+        "IRRL put: chunk 291, no writes",
+    )?;
+    expect(g.mhop(0x12345).is_none(), "no multi-hop position")?;
+    // Past the end: 0x80000 / 256 = 2048 = num_hem.
+    expect(g.find(0x80000).is_none(), "IRRL past the end")
+}
+
+/// The hns-sim default caps after the C derivations (sim/src/caps.rs
+/// `Caps::default()`, HIP09, one function, 4 KiB pages), written out by
+/// hand; only what the HEM tables read is filled.
+pub fn sim_default_caps() -> Caps {
+    Caps {
+        // 1 << num_qps_log 8, HIP09 qpc_sz 512, ctx_hop_num 1, qpc_bt_num 8.
+        num_qps: 256,
+        qpc_sz: 512,
+        qpc_hop_num: 1,
+        qpc_bt_num: 8,
+        // 1 << num_mrws_log 12, mtpt_entry_sz 64.
+        num_mtpts: 4096,
+        mtpt_entry_sz: 64,
+        mpt_hop_num: 1,
+        mpt_bt_num: 8,
+        // 1 << num_cqs_log 10, cqc_entry_sz 64.
+        num_cqs: 1024,
+        cqc_entry_sz: 64,
+        cqc_hop_num: 1,
+        cqc_bt_num: 8,
+        // 1 << num_srqs_log 8, srqc_entry_sz 64.
+        num_srqs: 256,
+        srqc_entry_sz: 64,
+        srqc_hop_num: 1,
+        srqc_bt_num: 8,
+        // HIP09 sccc_sz 64.
+        sccc_sz: 64,
+        sccc_hop_num: 1,
+        sccc_bt_num: 8,
+        // Timers: entry = PAGE_SIZE, hop 0xff, 1 page each.
+        qpc_timer_entry_sz: 4096,
+        qpc_timer_hop_num: HOP_NUM_0,
+        qpc_timer_bt_num: 1,
+        cqc_timer_entry_sz: 4096,
+        cqc_timer_hop_num: HOP_NUM_0,
+        cqc_timer_bt_num: 1,
+        // HIP09 GMV: 32 B entries, hop 0xff, 2 BTs * 4096/32 = 256 entries.
+        gmv_entry_sz: 32,
+        gmv_hop_num: HOP_NUM_0,
+        gmv_bt_num: 2,
+        gmv_entry_num: 256,
+        // IRRL 64 B and TRRL 48 B entries, max_ord 64 each way.
+        irrl_entry_sz: 64,
+        trrl_entry_sz: 48,
+        max_qp_init_rdma: 64,
+        max_qp_dest_rdma: 64,
+        // 1 << chunk_size_shift 18.
+        chunk_sz: 1 << 18,
+        // REREG_MR | ROCE_V1_V2 | RQ_INLINE | CQ/QP_RECORD_DB | SRQ | XRC |
+        // FRMR | QP_FLOW_CTRL | ATOMIC = 0x77f, SRQ_RECORD_DB (22) and
+        // CQE_INLINE (19) = 0x480000.
+        flags: 0x0048_077f,
+        // calc_pg_sz gives 0 everywhere (e.g. QPC: 8 * 512 * 8 >= 256).
+        qpc_pg: PgSz::default(),
+        mpt_pg: PgSz::default(),
+        cqc_pg: PgSz::default(),
+        srqc_pg: PgSz::default(),
+        sccc_pg: PgSz::default(),
+        ..Caps::default()
+    }
+}
+
+/// Every table `hns_roce_init_hem` creates from `caps` (the hns-sim
+/// defaults, hand-written or decoded) against hand-derived geometry.
+pub fn check_sim_default_tables(caps: &Caps) -> Check {
+    let t = |ty: HemType| -> Result<TableGeom, &'static str> {
+        let c = TableCfg::from_caps(caps, ty, 12).ok_or("sim default table missing")?;
+        TableGeom::new(&c).ok_or("sim default table invalid")
+    };
+    // QPC: 512 B, 8 per 4 KiB chunk, 256/8 = 32 chunks, bt_l0[8].
+    expect(
+        t(HemType::Qpc)?
+            == TableGeom {
+                obj_size: 512,
+                obj_per_chunk: 8,
+                num_hem: 32,
+                ba_l0_num: 8,
+                num_bt_l0: 8,
+                ..g4k(HemType::Qpc)
+            },
+        "sim QPC geometry",
+    )?;
+    // MTPT: 64 B, 64 per chunk, 4096/64 = 64 chunks.
+    expect(
+        t(HemType::Mtpt)?
+            == TableGeom {
+                obj_size: 64,
+                obj_per_chunk: 64,
+                num_hem: 64,
+                ba_l0_num: 8,
+                num_bt_l0: 8,
+                ..g4k(HemType::Mtpt)
+            },
+        "sim MTPT geometry",
+    )?;
+    // CQC: 1024/64 = 16 chunks.
+    expect(
+        t(HemType::Cqc)?
+            == TableGeom {
+                obj_size: 64,
+                obj_per_chunk: 64,
+                num_hem: 16,
+                ba_l0_num: 8,
+                num_bt_l0: 8,
+                ..g4k(HemType::Cqc)
+            },
+        "sim CQC geometry",
+    )?;
+    // SRQC and SCCC: 256/64 = 4 chunks.
+    for ty in [HemType::Srqc, HemType::Sccc] {
+        expect(
+            t(ty)?
+                == TableGeom {
+                    obj_size: 64,
+                    obj_per_chunk: 64,
+                    num_hem: 4,
+                    ba_l0_num: 8,
+                    num_bt_l0: 8,
+                    ..g4k(ty)
+                },
+            "sim SRQC/SCCC geometry",
+        )?;
+    }
+    // Timers: one 4 KiB page, hop 0xff (bt_num 1), no BT arrays.
+    for ty in [HemType::QpcTimer, HemType::CqcTimer] {
+        expect(
+            t(ty)?
+                == TableGeom {
+                    obj_size: 4096,
+                    hop_num: HOP_NUM_0,
+                    bt_num: 1,
+                    obj_per_chunk: 1,
+                    num_hem: 1,
+                    ba_l0_num: 1,
+                    ..g4k(ty)
+                },
+            "sim timer geometry",
+        )?;
+    }
+    // GMV: 128 per chunk, 256/128 = 2 chunks, 2 L0 BTs, no BT arrays.
+    expect(
+        t(HemType::Gmv)?
+            == TableGeom {
+                obj_size: 32,
+                hop_num: HOP_NUM_0,
+                bt_num: 1,
+                obj_per_chunk: 128,
+                num_hem: 2,
+                ba_l0_num: 2,
+                ..g4k(HemType::Gmv)
+            },
+        "sim GMV geometry",
+    )?;
+    // IRRL: 64 * 64 = 4096 B, 256 KiB / 4096 = 64 per chunk, 4 chunks.
+    let flat = |ty: HemType, obj_size: u32, obj_per_chunk: u32| TableGeom {
+        ty,
+        obj_size,
+        hop_num: 0,
+        mhop: false,
+        bt_num: 0,
+        chunk_size: 1 << 18,
+        obj_per_chunk,
+        num_hem: 4,
+        bt_chunk_size: 0,
+        bt_chunk_num: 0,
+        ba_l0_num: 0,
+        num_bt_l0: 0,
+        num_bt_l1: 0,
+    };
+    expect(
+        t(HemType::Irrl)? == flat(HemType::Irrl, 4096, 64),
+        "sim IRRL geometry",
+    )?;
+    // TRRL: 48 * 64 = 3072 B, 262144 / 3072 = 85 per chunk,
+    // DIV_ROUND_UP(256, 85) = 4 chunks.
+    expect(
+        t(HemType::Trrl)? == flat(HemType::Trrl, 3072, 85),
+        "sim TRRL geometry",
+    )?;
+    // The buffer types have no context table.
+    for ty in [HemType::Mtt, HemType::Cqe, HemType::SrqWqe, HemType::Idx] {
+        expect(
+            TableCfg::from_caps(caps, ty, 12).is_none(),
+            "no table for buffer types",
+        )?;
+    }
+    // The inputs as hns_roce_init_hem passes them: the QPC timer table has
+    // qpc_timer_bt_num objects of qpc_timer_entry_sz, 0 page sizes.
+    expect(
+        TableCfg::from_caps(caps, HemType::QpcTimer, 12)
+            == Some(TableCfg {
+                ty: HemType::QpcTimer,
+                obj_size: 4096,
+                num_obj: 1,
+                hop_num: HOP_NUM_0,
+                pg: PgSz::default(),
+                ba_l0_num: 1,
+                chunk_sz: 1 << 18,
+                page_shift: 12,
+            }),
+        "sim QPC timer config",
+    )?;
+    expect(
+        TableCfg::from_caps(caps, HemType::Gmv, 12)
+            == Some(TableCfg {
+                ty: HemType::Gmv,
+                obj_size: 32,
+                num_obj: 256,
+                hop_num: HOP_NUM_0,
+                pg: PgSz::default(),
+                ba_l0_num: 2,
+                chunk_sz: 1 << 18,
+                page_shift: 12,
+            }),
+        "sim GMV config",
+    )
+}
+
+/// Indexes of the hns-sim default tables, at chunk and table boundaries.
+pub fn check_sim_default_indexes(caps: &Caps) -> Check {
+    let t = |ty: HemType| -> Result<TableGeom, &'static str> {
+        let c = TableCfg::from_caps(caps, ty, 12).ok_or("sim default table missing")?;
+        TableGeom::new(&c).ok_or("sim default table invalid")
+    };
+    let q = t(HemType::Qpc)?;
+    // QP 7 is the last of chunk 0, QP 8 the first of chunk 1 (l1 1).
+    expect(
+        q.index(7) == Some(ix(7, 0, Some(0), None, [0, 0, 0, 0])),
+        "sim QPC 7",
+    )?;
+    expect(
+        q.index(8) == Some(ix(8, 1, Some(0), None, [1, 0, 1, 0])),
+        "sim QPC 8",
+    )?;
+    // QP 255: 255/8 = 31, the last chunk; QP 256: chunk 32 = num_hem.
+    expect(
+        q.index(255) == Some(ix(255, 31, Some(0), None, [31, 0, 31, 0])),
+        "sim QPC 255",
+    )?;
+    expect(q.index(256).is_none(), "sim QPC 256 is past the table")?;
+    // MPT 4095: 4095/64 = 63; 4096 -> chunk 64 = num_hem.
+    let m = t(HemType::Mtpt)?;
+    expect(
+        m.index(4095).map(|i| i.buf) == Some(63) && m.index(4096).is_none(),
+        "sim MPT bounds",
+    )?;
+    // CQC 1023 -> 15; SRQC/SCCC 255 -> 3.
+    expect(
+        t(HemType::Cqc)?.index(1023).map(|i| i.buf) == Some(15),
+        "sim CQC 1023",
+    )?;
+    expect(
+        t(HemType::Srqc)?.index(255).map(|i| i.buf) == Some(3),
+        "sim SRQC 255",
+    )?;
+    // SCCC obj 255: 255/64 = 3 -> l0 0, l1 3; the mailbox tag is l0 = 0.
+    let s = t(HemType::Sccc)?;
+    expect(
+        s.index(255) == Some(ix(255, 3, Some(0), None, [3, 0, 3, 0])),
+        "sim SCCC 255",
+    )?;
+    // QPC timer: obj 0 -> chunk 0. Obj 1: table_idx 1 >= ba_l0_num 1 wraps
+    // to l0 0 -> chunk 0 again (C semantics: no range error).
+    let qt = t(HemType::QpcTimer)?;
+    expect(
+        qt.index(0) == Some(ix(0, 0, None, None, [0, 0, 0, 0])),
+        "sim QPC timer 0",
+    )?;
+    expect(
+        qt.index(1) == Some(ix(1, 0, None, None, [1, 0, 0, 0])),
+        "sim QPC timer 1 wraps onto chunk 0",
+    )?;
+    // GMV: 127 -> chunk 0, 128 -> chunk 1, 255 -> chunk 1; 256: table_idx
+    // 2 wraps at ba_l0_num 2 onto chunk 0.
+    let g = t(HemType::Gmv)?;
+    expect(
+        g.index(127).map(|i| i.buf) == Some(0)
+            && g.index(128).map(|i| i.buf) == Some(1)
+            && g.index(255).map(|i| i.buf) == Some(1),
+        "sim GMV chunks",
+    )?;
+    expect(
+        g.index(256) == Some(ix(256, 0, None, None, [2, 0, 0, 0])),
+        "sim GMV 256 wraps onto chunk 0",
+    )?;
+    // TRRL: 84 * 3072 = 258048 is the last object of chunk 0; 85 starts
+    // chunk 1; 255 = 3 * 85 starts chunk 3.
+    let tr = t(HemType::Trrl)?;
+    expect(
+        tr.find(84) == Some((0, 258048))
+            && tr.find(85) == Some((1, 0))
+            && tr.find(255) == Some((3, 0)),
+        "sim TRRL offsets",
+    )?;
+    // The last chunk has room past num_qps: 256 = 3 * 85 + 1 -> (3, 3072);
+    // 340 = 4 * 85 is chunk 4 = num_hem.
+    expect(tr.find(256) == Some((3, 3072)), "sim TRRL 256")?;
+    expect(tr.find(340).is_none(), "sim TRRL past the end")
+}
+
+/// Objects a model table can hold at once.
+const LIVE: usize = 8;
+/// Writes a log can hold.
+const LOG: usize = 24;
+
+/// A table manager's bookkeeping reduced to what the plans need: the BT
+/// pages and chunks that exist, chunks with their refcount.
+struct Model {
+    g: TableGeom,
+    live: [Option<(HemAddr, u32)>; LIVE],
+}
+
+/// Hardware writes in issue order.
+struct Log {
+    w: [Option<HwWrite>; LOG],
+}
+
+impl Log {
+    fn new() -> Self {
+        Log { w: [None; LOG] }
+    }
+
+    fn push(&mut self, w: HwWrite) -> Check {
+        let slot = self.w.iter_mut().find(|s| s.is_none()).ok_or("log full")?;
+        *slot = Some(w);
+        Ok(())
+    }
+
+    fn eq_slice(&self, want: &[HwWrite]) -> bool {
+        self.w.iter().flatten().eq(want.iter())
+    }
+}
+
+impl Model {
+    fn new(caps: &Caps, ty: HemType) -> Result<Self, &'static str> {
+        let c = TableCfg::from_caps(caps, ty, 12).ok_or("model: no table")?;
+        Ok(Model {
+            g: TableGeom::new(&c).ok_or("model: bad geometry")?,
+            live: [None; LIVE],
+        })
+    }
+
+    fn exists(&self, a: HemAddr) -> bool {
+        self.live.iter().flatten().any(|(x, _)| *x == a)
+    }
+
+    fn add(&mut self, a: HemAddr, refs: u32) -> Check {
+        let slot = self
+            .live
+            .iter_mut()
+            .find(|s| s.is_none())
+            .ok_or("model full")?;
+        *slot = Some((a, refs));
+        Ok(())
+    }
+
+    fn remove(&mut self, a: Option<HemAddr>) {
+        for s in self.live.iter_mut() {
+            if matches!((*s, a), (Some((x, _)), Some(y)) if x == y) {
+                *s = None;
+            }
+        }
+    }
+
+    /// Changes the refcount of chunk `buf` by `delta`; returns the new count.
+    fn refs(&mut self, buf: u32, delta: i32) -> Result<u32, &'static str> {
+        let (_, r) = self
+            .live
+            .iter_mut()
+            .flatten()
+            .find(|(x, _)| *x == HemAddr::Chunk(buf))
+            .ok_or("model: chunk missing")?;
+        *r = r.checked_add_signed(delta).ok_or("model: refcount")?;
+        Ok(*r)
+    }
+
+    /// `hns_roce_table_get`.
+    fn get(&mut self, obj: u32, log: &mut Log) -> Check {
+        let g = self.g;
+        let p = g.get_plan(obj, |a| self.exists(a)).ok_or("get: no index")?;
+        if p.ref_only() {
+            return self.refs(p.index.buf, 1).map(|_| ());
+        }
+        if let Some(i) = p.alloc_l0 {
+            self.add(HemAddr::L0(i), 0)?;
+        }
+        if let Some(i) = p.alloc_l1 {
+            self.add(HemAddr::L1(i), 0)?;
+        }
+        if let Some(i) = p.alloc_chunk {
+            self.add(HemAddr::Chunk(i), 1)?;
+        }
+        for w in p.writes.iter() {
+            log.push(*w)?;
+        }
+        Ok(())
+    }
+
+    /// `hns_roce_table_put`.
+    fn put(&mut self, obj: u32, log: &mut Log) -> Check {
+        let g = self.g;
+        let idx = g.index(obj).ok_or("put: no index")?;
+        if self.refs(idx.buf, -1)? != 0 {
+            return Ok(());
+        }
+        let p = g.put_plan(obj, |a| self.exists(a)).ok_or("put: no plan")?;
+        for w in p.writes.iter() {
+            log.push(*w)?;
+        }
+        self.remove(p.free_chunk.map(HemAddr::Chunk));
+        self.remove(p.free_l1.map(HemAddr::L1));
+        self.remove(p.free_l0.map(HemAddr::L0));
+        Ok(())
+    }
+}
+
+/// The HEM writes of the C driver on hns-sim with default caps, in trace
+/// order (probe, then objects of the guest tests): GMV entries 0..255,
+/// timer pages, MR 1, CQ 0, QP 1 (QPC, IRRL, TRRL, SCCC), CQ 4, MR 2,
+/// SRQ 0, QP 8; then destroy SRQ 0, MR 2, CQ 4, CQ 0, MR 1.
+pub fn check_sim_default_trace(caps: &Caps) -> Check {
+    let mut qpc = Model::new(caps, HemType::Qpc)?;
+    let mut mpt = Model::new(caps, HemType::Mtpt)?;
+    let mut cqc = Model::new(caps, HemType::Cqc)?;
+    let mut srqc = Model::new(caps, HemType::Srqc)?;
+    let mut sccc = Model::new(caps, HemType::Sccc)?;
+    let mut qpc_timer = Model::new(caps, HemType::QpcTimer)?;
+    let mut cqc_timer = Model::new(caps, HemType::CqcTimer)?;
+    let mut gmv_t = Model::new(caps, HemType::Gmv)?;
+    let mut irrl = Model::new(caps, HemType::Irrl)?;
+    let mut trrl = Model::new(caps, HemType::Trrl)?;
+    let mut log = Log::new();
+    // get_hem_table: every GMV entry, then every timer page.
+    for i in 0..256 {
+        gmv_t.get(i, &mut log)?;
+    }
+    qpc_timer.get(0, &mut log)?;
+    cqc_timer.get(0, &mut log)?;
+    mpt.get(1, &mut log)?;
+    cqc.get(0, &mut log)?;
+    for (m, qpn) in [
+        (&mut qpc, 1),
+        (&mut irrl, 1),
+        (&mut trrl, 1),
+        (&mut sccc, 1),
+    ] {
+        m.get(qpn, &mut log)?;
+    }
+    cqc.get(4, &mut log)?;
+    mpt.get(2, &mut log)?;
+    srqc.get(0, &mut log)?;
+    for (m, qpn) in [
+        (&mut qpc, 8),
+        (&mut irrl, 8),
+        (&mut trrl, 8),
+        (&mut sccc, 8),
+    ] {
+        m.get(qpn, &mut log)?;
+    }
+    srqc.put(0, &mut log)?;
+    mpt.put(2, &mut log)?;
+    cqc.put(4, &mut log)?;
+    cqc.put(0, &mut log)?;
+    mpt.put(1, &mut log)?;
+    let l0 = HemAddr::L0(0);
+    let c0 = HemAddr::Chunk(0);
+    // build/guest/sim-c/trace-0.txt, C driver: CFG_GMV_BT idx 0 and 1;
+    // WRITE_QPC_TIMER_BT0 / WRITE_CQC_TIMER_BT0 tag 0; WRITE_MPT_BT0/1
+    // tag 1; WRITE_CQC_BT0/1 tag 0; WRITE_QPC_BT0/1 tag 1; WRITE_SCCC_BT0
+    // tag 0; WRITE_SRQC_BT0/1 tag 0; WRITE_QPC_BT1 tag 8; DESTROY_SRQC_BT1/0
+    // tag 0; DESTROY_CQC_BT1/0 tag 0; DESTROY_MPT_BT1/0 tag 1.
+    let want = [
+        gmv(0, 0),
+        gmv(1, 1),
+        mb(0x33, 0, 0, c0),
+        mb(0x23, 0, 0, c0),
+        mb(0x20, 1, 0, l0),
+        mb(0x21, 1, 1, c0),
+        mb(0x10, 0, 0, l0),
+        mb(0x11, 0, 1, c0),
+        mb(0x00, 1, 0, l0),
+        mb(0x01, 1, 1, c0),
+        mb(0xa5, 0, 0, l0),
+        mb(0x30, 0, 0, l0),
+        mb(0x31, 0, 1, c0),
+        mb(0x01, 8, 1, HemAddr::Chunk(1)),
+        destroy(0x39, 0, 1),
+        destroy(0x38, 0, 0),
+        destroy(0x19, 0, 1),
+        destroy(0x18, 0, 0),
+        destroy(0x29, 1, 1),
+        destroy(0x28, 1, 0),
+    ];
+    expect(log.eq_slice(&want), "HEM writes equal the C driver's trace")?;
+    // What is left: GMV chunks 0/1 (128 refs each), the timer pages, QPC
+    // L0[0] with chunks 0 and 1, SCCC L0[0] and chunk 0 (2 refs).
+    expect(
+        gmv_t.refs(0, 0)? == 128 && gmv_t.refs(1, 0)? == 128,
+        "GMV chunks hold 128 references each",
+    )?;
+    expect(
+        qpc.exists(l0) && qpc.exists(c0) && qpc.exists(HemAddr::Chunk(1)),
+        "QPC L0[0], chunks 0 and 1 stay",
+    )?;
+    expect(sccc.refs(0, 0)? == 2, "SCCC chunk 0 has QP 1 and QP 8")?;
+    expect(
+        !mpt.exists(l0) && !cqc.exists(l0) && !srqc.exists(l0),
+        "MPT, CQC and SRQC L0 pages freed",
+    )
+}
+
+/// Levels, steps and opcodes of each type and hop.
+pub fn check_levels_and_steps() -> Check {
+    // hns_roce_get_bt_num: mapped 3/2/1 for hop 2/1/0xff, unmapped 2/1/1.
+    expect(
+        bt_num(HemType::Qpc, 2) == 3
+            && bt_num(HemType::Qpc, 1) == 2
+            && bt_num(HemType::Gmv, HOP_NUM_0) == 1
+            && bt_num(HemType::Qpc, 0) == 0
+            && bt_num(HemType::Qpc, 3) == 0,
+        "bt_num of context types",
+    )?;
+    expect(
+        bt_num(HemType::Mtt, 2) == 2
+            && bt_num(HemType::Cqe, 1) == 1
+            && bt_num(HemType::Idx, HOP_NUM_0) == 1
+            && bt_num(HemType::Mtt, 3) == 0,
+        "bt_num of buffer types",
+    )?;
+    // check_whether_mhop: 0xff counts, 0 does not, buffers never.
+    expect(
+        is_mhop(HemType::QpcTimer, HOP_NUM_0)
+            && is_mhop(HemType::Qpc, 3)
+            && !is_mhop(HemType::Qpc, 0)
+            && !is_mhop(HemType::Irrl, 1),
+        "is_mhop",
+    )?;
+    expect(
+        is_last_step(HOP_NUM_0, 0)
+            && is_last_step(1, 1)
+            && is_last_step(2, 2)
+            && !is_last_step(1, 0)
+            && !is_last_step(2, 1)
+            && !is_last_step(HOP_NUM_0, 1),
+        "check_whether_last_step",
+    )?;
+    expect(
+        last_step(HOP_NUM_0) == 0 && last_step(1) == 1 && last_step(2) == 2,
+        "last step",
+    )?;
+    let write: [(HemType, Option<u8>); 9] = [
+        (HemType::Qpc, Some(0x00)),
+        (HemType::Mtpt, Some(0x20)),
+        (HemType::Cqc, Some(0x10)),
+        (HemType::Srqc, Some(0x30)),
+        (HemType::Sccc, Some(0xa5)),
+        (HemType::QpcTimer, Some(0x33)),
+        (HemType::CqcTimer, Some(0x23)),
+        (HemType::Gmv, None),
+        (HemType::Mtt, None),
+    ];
+    expect(
+        write.iter().all(|(t, op)| t.write_bt0() == *op),
+        "WRITE_*_BT0 opcodes",
+    )?;
+    let clear: [(HemType, Option<u8>); 6] = [
+        (HemType::Qpc, Some(0x08)),
+        (HemType::Mtpt, Some(0x28)),
+        (HemType::Cqc, Some(0x18)),
+        (HemType::Srqc, Some(0x38)),
+        (HemType::Sccc, None),
+        (HemType::QpcTimer, None),
+    ];
+    expect(
+        clear.iter().all(|(t, op)| t.destroy_bt0() == *op),
+        "DESTROY_*_BT0 opcodes",
+    )?;
+    expect(
+        HemType::CONTEXTS.iter().all(|t| !t.is_buffer()) && HemType::CONTEXTS.len() == 8,
+        "eight context types",
+    )
+}
+
+/// Hop 2: partial presence on get, the three put outcomes and the C
+/// `hns_roce_check_bt_null` quirk for L1 indexes past the first L0.
+pub fn check_hop2_plans() -> Check {
+    // 8M QPCs of 512 B, hop 2, 8 L0 BTs: 1M chunks, bt_l1[1M/512 = 2048].
+    let g = geom(&cfg(HemType::Qpc, 512, 0x80_0000, 2, 0, 8), "hop 2")?;
+    expect(
+        g.num_hem == 0x10_0000 && g.num_bt_l0 == 8 && g.num_bt_l1 == 2048,
+        "hop 2 geometry",
+    )?;
+    // obj 0x12345: chunk 9320, l0 0, l1 index 18, l2 104 (as in 5.8).
+    let l0 = HemAddr::L0(0);
+    let l1 = HemAddr::L1(18);
+    let chunk = HemAddr::Chunk(9320);
+    // L0 present: allocate L1 and chunk, steps 1 and 2.
+    let p = g.get_plan(0x12345, |a| a == l0).ok_or("hop 2 get, L0")?;
+    expect(
+        p.alloc_l0.is_none() && p.alloc_l1 == Some(18) && p.alloc_chunk == Some(9320),
+        "hop 2 get with L0: L1 and chunk",
+    )?;
+    expect(
+        p.writes
+            .eq_slice(&[mb(0x01, 0x12345, 1, l1), mb(0x02, 0x12345, 2, chunk)]),
+        "hop 2 get with L0: BT1 + BT2",
+    )?;
+    // L0 and L1 present: chunk only, step 2, one link.
+    let p = g
+        .get_plan(0x12345, |a| a == l0 || a == l1)
+        .ok_or("hop 2 get, L0 L1")?;
+    expect(
+        p.writes.eq_slice(&[mb(0x02, 0x12345, 2, chunk)])
+            && p.links.eq_slice(&[Link {
+                page: l1,
+                slot: 104,
+                target: chunk,
+            }]),
+        "hop 2 get with L0 and L1: BT2 only",
+    )?;
+    // Put, nothing else left: DESTROY BT2, BT1, BT0; free chunk, L1, L0.
+    let p = g
+        .put_plan(0x12345, |a| a == l0 || a == l1 || a == chunk)
+        .ok_or("hop 2 put")?;
+    expect(
+        p.free_chunk == Some(9320) && p.free_l1 == Some(18) && p.free_l0 == Some(0),
+        "hop 2 put frees all three",
+    )?;
+    expect(
+        p.writes.eq_slice(&[
+            destroy(0x0a, 0x12345, 2),
+            destroy(0x09, 0x12345, 1),
+            destroy(0x08, 0x12345, 0),
+        ]),
+        "hop 2 put: DESTROY BT2, BT1, BT0",
+    )?;
+    // Another L1 (511) under L0[0]: L0 stays.
+    let p = g
+        .put_plan(0x12345, |a| a == l0 || a == l1 || a == HemAddr::L1(511))
+        .ok_or("hop 2 put, L1 sibling")?;
+    expect(
+        p.free_l1 == Some(18)
+            && p.free_l0.is_none()
+            && p.writes
+                .eq_slice(&[destroy(0x0a, 0x12345, 2), destroy(0x09, 0x12345, 1)]),
+        "hop 2 put with another L1: BT2, BT1",
+    )?;
+    // Another chunk (9216) under L1[18]: only the chunk goes.
+    let p = g
+        .put_plan(0x12345, |a| a == HemAddr::Chunk(9216))
+        .ok_or("hop 2 put, chunk sibling")?;
+    expect(
+        p.free_l1.is_none()
+            && p.free_l0.is_none()
+            && p.writes.eq_slice(&[destroy(0x0a, 0x12345, 2)]),
+        "hop 2 put with another chunk: BT2 only",
+    )?;
+    // The quirk: obj 0x200000 = 2097152, /8 = 262144 = 512 * 512 -> l0 1,
+    // l1 0, l2 0, L1 index 512, chunk 262144. check_bt_null compares the
+    // relative i (0..512) with 512 and so finds the object's own L1[512]:
+    // L0[1] is never freed.
+    expect(
+        g.index(0x20_0000) == Some(ix(0x20_0000, 262144, Some(1), Some(512), [262144, 1, 0, 0])),
+        "hop 2 obj 0x200000",
+    )?;
+    let own = |a: HemAddr| a == HemAddr::L0(1) || a == HemAddr::L1(512);
+    let p = g.put_plan(0x20_0000, own).ok_or("hop 2 put, l0 1")?;
+    expect(
+        p.free_l1 == Some(512)
+            && p.free_l0.is_none()
+            && p.writes
+                .eq_slice(&[destroy(0x0a, 0x20_0000, 2), destroy(0x09, 0x20_0000, 1)]),
+        "hop 2 put under L0[1]: L0 kept (C check_bt_null quirk)",
+    )?;
+    // Under L0[0] the own L1 is skipped, so L0[0] goes (see above).
+    Ok(())
+}
+
+/// Configurations the C driver cannot use, and odd but valid ones.
+pub fn check_invalid_and_edges() -> Check {
+    // Hop 3 and 4 on a context table: bt_num 0.
+    expect(
+        TableGeom::new(&cfg(HemType::Qpc, 512, 256, 3, 0, 8)).is_none(),
+        "hop 3 context table",
+    )?;
+    expect(
+        TableGeom::new(&cfg(HemType::Cqc, 64, 256, 4, 0, 8)).is_none(),
+        "hop 4 context table",
+    )?;
+    // Object size 0, objects larger than a chunk, no L0 BT.
+    expect(
+        TableGeom::new(&cfg(HemType::Qpc, 0, 256, 1, 0, 8)).is_none(),
+        "object size 0",
+    )?;
+    expect(
+        TableGeom::new(&cfg(HemType::Qpc, 8192, 256, 1, 0, 8)).is_none(),
+        "object larger than a 4 KiB chunk",
+    )?;
+    expect(
+        TableGeom::new(&cfg(HemType::Qpc, 512, 256, 1, 0, 0)).is_none(),
+        "no L0 BT",
+    )?;
+    // Shifts: 12 + 20 = 32 does not fit; 12 + 19 = 31 does (2 GiB chunks).
+    expect(
+        TableGeom::new(&cfg(HemType::Qpc, 512, 256, 1, 20, 8)).is_none(),
+        "buffer shift 32",
+    )?;
+    expect(
+        TableGeom::new(&cfg(HemType::Qpc, 512, 256, 1, 19, 8)).map(|g| g.chunk_size)
+            == Some(1 << 31),
+        "buffer shift 31",
+    )?;
+    // GMV entries larger than a hardware page.
+    expect(
+        TableGeom::new(&cfg(HemType::Gmv, 8192, 2, HOP_NUM_0, 1, 2)).is_none(),
+        "GMV entry larger than 4 KiB",
+    )?;
+    // Flat chunk smaller than a page.
+    let mut c = cfg(HemType::Irrl, 64, 256, 0, 0, 0);
+    c.chunk_sz = 2048;
+    expect(TableGeom::new(&c).is_none(), "flat chunk below a page")?;
+    // Hop 0 on a context table: the flat path, chunk_sz chunks, no writes.
+    // 1024 CQCs of 64 B, 256 KiB / 64 = 4096 per chunk -> 1 chunk.
+    let g = geom(&cfg(HemType::Cqc, 64, 1024, 0, 0, 8), "hop 0 CQC")?;
+    expect(
+        !g.mhop && g.bt_num == 0 && g.num_hem == 1 && g.obj_per_chunk == 4096,
+        "hop 0 CQC is flat",
+    )?;
+    let p = g.get_plan(5, none).ok_or("hop 0 get")?;
+    expect(
+        p.alloc_chunk == Some(0) && p.writes.is_empty() && p.alloc_l0.is_none(),
+        "hop 0 get: chunk 0, no writes",
+    )?;
+    // Buffer types never take the multi-hop path, whatever the hop.
+    let g = geom(&cfg(HemType::Mtt, 64, 4096, 2, 0, 8), "MTT")?;
+    expect(!g.mhop && g.num_hem == 1, "MTT table is flat")?;
+    // Wrap: in the 5.8 QPC table 0x80000 (one past the end) has
+    // table_idx 65536, l0 128 -> 128 % 128 = 0, so it aliases chunk 0.
+    let g = geom(&worked_qpc_hop1(), "5.8 QPC")?;
+    expect(
+        g.index(0x80000) == Some(ix(0x80000, 0, Some(0), None, [65536, 0, 0, 0])),
+        "l0 wraps at ba_l0_num",
+    )?;
+    // Put of a timer or GMV chunk: freed, nothing written.
+    let t = geom(&cfg(HemType::CqcTimer, 4096, 1, HOP_NUM_0, 0, 1), "timer")?;
+    let p = t.put_plan(0, none).ok_or("timer put")?;
+    expect(
+        p.free_chunk == Some(0) && p.writes.is_empty() && p.free_l0.is_none(),
+        "timer put: no writes",
+    )?;
+    // SCCC put of the last chunk: L0 freed, no DESTROY.
+    let s = geom(&cfg(HemType::Sccc, 64, 256, 1, 0, 8), "SCCC")?;
+    let p = s.put_plan(1, none).ok_or("SCCC put")?;
+    expect(
+        p.free_chunk == Some(0) && p.free_l0 == Some(0) && p.writes.is_empty(),
+        "SCCC put: chunk and L0, no writes",
+    )?;
+    // Hop 0xff with a step that has no BT page: C passes address 0.
+    let q = geom(&cfg(HemType::QpcTimer, 4096, 4, HOP_NUM_0, 0, 4), "timer")?;
+    let idx = q.index(2).ok_or("timer index")?;
+    expect(
+        q.set_hem(&idx, 1)
+            == Some(HwWrite::Mailbox {
+                cmd: 0x34,
+                tag: 2,
+                step: 1,
+                base: None,
+            }),
+        "set_hem step 1 of hop 0xff: address 0",
+    )?;
+    // IRRL size overflow in from_caps.
+    let caps = Caps {
+        irrl_entry_sz: 0x1_0000,
+        max_qp_init_rdma: 0x1_0000,
+        ..sim_default_caps()
+    };
+    expect(
+        TableCfg::from_caps(&caps, HemType::Irrl, 12).is_none(),
+        "IRRL entry size overflow",
+    )?;
+    // Tables the caps do not ask for.
+    let caps = Caps {
+        flags: 0,
+        trrl_entry_sz: 0,
+        gmv_entry_sz: 0,
+        qpc_timer_entry_sz: 0,
+        ..sim_default_caps()
+    };
+    for ty in [
+        HemType::Srqc,
+        HemType::Sccc,
+        HemType::Trrl,
+        HemType::Gmv,
+        HemType::QpcTimer,
+    ] {
+        expect(
+            TableCfg::from_caps(&caps, ty, 12).is_none(),
+            "table not created",
+        )?;
+    }
+    expect(
+        TableCfg::from_caps(&caps, HemType::CqcTimer, 12).is_some(),
+        "CQC timer still created",
+    )
 }

@@ -2,6 +2,7 @@
 
 //! Test vectors shared by the host tests and the KUnit suites (`core` only).
 
+pub mod bitmap;
 pub mod caps;
 pub mod cmq;
 pub mod field;

@@ -17,6 +17,9 @@ pub mod cmq_desc;
 #[path = "../../../hem.rs"]
 pub mod hem;
 
+#[path = "../../../bitmap.rs"]
+pub mod bitmap;
+
 #[path = "../../../hw_v2_caps.rs"]
 pub mod hw_v2_caps;
 

@@ -1,0 +1,116 @@
+#!/usr/bin/env python3
+"""Compare two runs of tests/guest/reg-plan.sh: the C driver's and the Rust
+driver's output.log (build/guest/<name>/output.log).
+
+Usage: compare-runs.py [--only SECTION] C_OUTPUT RS_OUTPUT
+
+Sections (between "HNS-REG-BEGIN <name>" and "HNS-REG-END <name>"):
+
+  devinfo               `ibv_devinfo -v -d hns_0`: the text must be identical.
+  pyverbs-test_device   per-test outcomes of pyverbs test_device and test_pd
+  pyverbs-test_pd       ("<test id> <ok|skip|fail|error|...>"): the same
+                        tests with the same outcomes; skip reasons are shown
+                        but not compared.
+
+For each section one line "<section>: equal (N lines)" or, on a difference,
+a unified diff (C driver first), then the failure details of the Rust run's
+unittest log for the pyverbs sections. Exit status: 0 when all compared
+sections are equal, 1 on a difference, 2 when the C run lacks a section
+(no reference: the comparison cannot pass).
+"""
+import difflib
+import signal
+import sys
+
+SECTIONS = ["devinfo", "pyverbs-test_device", "pyverbs-test_pd"]
+
+
+def sections(path):
+    """{name: [lines]} of the HNS-REG sections of one output.log."""
+    out, cur = {}, None
+    with open(path, errors="replace") as f:
+        for line in f:
+            line = line.rstrip("\n")
+            if line.startswith("HNS-REG-BEGIN "):
+                cur = line.split(" ", 1)[1]
+                out[cur] = []
+            elif line.startswith("HNS-REG-END "):
+                cur = None
+            elif cur is not None:
+                out[cur].append(line)
+    return out
+
+
+def outcome_key(line):
+    """"<id> <outcome>" of a pyverbs result line (drops a skip reason)."""
+    return " ".join(line.split()[:2])
+
+
+def unittest_details(log):
+    """The failure/error reports of a unittest log (after the first =====)."""
+    start = next((i for i, l in enumerate(log) if l.startswith("=====")), None)
+    return log[start:start + 60] if start is not None else log[-15:]
+
+
+def compare(name, c, rs, rs_all):
+    """Print the result for one section; True when equal."""
+    if name.startswith("pyverbs-"):
+        want, got = [outcome_key(l) for l in c], [outcome_key(l) for l in rs]
+    else:
+        want, got = c, rs
+    if want == got:
+        print(f"{name}: equal ({len(got)} lines)")
+        if name.startswith("pyverbs-") and c != rs:
+            print("  note: skip reasons differ:")
+            for l in difflib.unified_diff(c, rs, "C driver", "Rust driver", n=0, lineterm=""):
+                print("  " + l)
+        return True
+    print(f"{name}: DIFFERENT (C driver: {len(want)} lines, Rust driver: {len(got)} lines)")
+    for l in difflib.unified_diff(want, got, f"C driver {name}", f"Rust driver {name}",
+                                  n=3, lineterm=""):
+        print(l)
+    if name.startswith("pyverbs-"):
+        log = rs_all.get(name + "-log")
+        if log:
+            print(f"--- Rust driver {name} unittest log (failures):")
+            for l in unittest_details(log):
+                print("    " + l)
+    return False
+
+
+def main():
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # `| head` is fine
+    args = sys.argv[1:]
+    only = None
+    if len(args) == 4 and args[0] == "--only":
+        only, args = args[1], args[2:]
+        if only not in SECTIONS:
+            sys.exit(f"compare-runs.py: unknown section {only} (one of {', '.join(SECTIONS)})")
+    if len(args) != 2:
+        sys.exit(__doc__)
+    try:
+        c_all, rs_all = sections(args[0]), sections(args[1])
+    except OSError as e:
+        print(f"compare-runs.py: {e} (did the guest run start?)")
+        sys.exit(2)
+    rc = 0
+    for name in [only] if only else SECTIONS:
+        c = c_all.get(name)
+        if not c or any(l.startswith("[hns_0 not registered") for l in c) or \
+                (name == "devinfo" and c[-1] != "[ibv_devinfo exit 0]"):
+            print(f"{name}: the C run has no {name} results ({args[0]}): no reference")
+            for l in (c or [])[-5:]:
+                print("    " + l)
+            rc = 2
+            continue
+        rs = rs_all.get(name)
+        if rs is None:
+            print(f"{name}: the Rust run has no {name} section ({args[1]}): did the run finish?")
+            rs = []
+        if not compare(name, c, rs, rs_all) and rc == 0:
+            rc = 1
+    sys.exit(rc)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,181 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#
+# ib_device registration plan (SIM=1), run once per driver so that the host
+# can compare the two runs (scripts/compare-runs.py, scripts/trace-diff.py):
+#
+#   sh /opt/hns/reg-plan.sh [c|rs] [full|trace]
+#
+# The driver defaults to DRIVER of the run (/opt/run/env); it is loaded here
+# unless init already loaded it (run-guest.sh --driver c|rs does), and so is
+# hns_sim. Modes:
+#   full   wait for hns_0, `ibv_devinfo -v -d hns_0`, open a context and
+#          allocate a PD (pyverbs), pyverbs test_device and test_pd, for rs
+#          10 rmmod/insmod cycles each waiting for hns_0 again (REG_CYCLES=N
+#          sets the count, also for c), final unload.
+#   trace  wait for hns_0, `ibv_devinfo -v -d hns_0`, unload the driver and
+#          hns_sim: the firmware traffic of probe -> devinfo -> remove, kept
+#          short and free of timing-dependent commands for trace-diff.py.
+# Results for the host to compare are printed between
+# "HNS-REG-BEGIN <section>" and "HNS-REG-END <section>" lines: devinfo,
+# pyverbs-<module> ("<test id> <ok|skip|fail|error|...>" per test) and
+# pyverbs-<module>-log (the raw unittest output). Checks print TEST lines
+# in the group "c/..." or "rs/..." (full) and "regtrace-c/..." or
+# "regtrace-rs/..." (trace).
+. /opt/hns/lib.sh
+DRIVER=none
+[ -f /opt/run/env ] && . /opt/run/env
+D=${1:-${REG_DRIVER:-$DRIVER}}
+MODE=${2:-${REG_MODE:-full}}
+SIMKO=/opt/run/modules/hns_sim.ko
+# How long hns_0 may take to appear, in tenths of a second.
+REG_WAIT=${REG_WAIT:-100}
+# Reload cycles in full mode (the C driver's are only for trying the plan).
+[ "$D" = rs ] && REG_CYCLES=${REG_CYCLES:-10}
+REG_CYCLES=${REG_CYCLES:-0}
+case "$D" in
+c) MOD=hns_roce_hw_v2 ;;
+rs) MOD=hns_roce_rs ;;
+*)
+    echo "reg-plan.sh: driver must be c or rs (got '$D')"
+    exit 2
+    ;;
+esac
+case "$MODE" in
+full) G=$D ;;
+trace) G=regtrace-$D ;;
+*)
+    echo "reg-plan.sh: mode must be full or trace (got '$MODE')"
+    exit 2
+    ;;
+esac
+
+loaded() {
+    grep -q "^$1 " /proc/modules
+}
+
+load_driver() {
+    if [ "$D" = c ]; then
+        modprobe hns-roce-hw-v2
+    else
+        insmod /opt/run/modules/hns_roce_rs.ko
+    fi
+}
+
+# has_hns0: hns_0 in sysfs and listed by libibverbs within about REG_WAIT
+# tenths of a second (the sysfs test is a shell builtin: cheap under TCG).
+has_hns0() {
+    hw=0
+    while [ $hw -lt "$REG_WAIT" ]; do
+        [ -e /sys/class/infiniband/hns_0 ] && ibv_devices 2>/dev/null | grep -qw hns_0 && return 0
+        sleep 0.1
+        hw=$((hw + 1))
+    done
+    echo "hns_0 not registered after $((REG_WAIT / 10)) s"
+    return 1
+}
+
+# gids_settled: the core fills the GID table from a work item after
+# registration; wait until the non-zero GIDs of hns_0 read the same twice
+# (sysfs only: no firmware traffic, so the trace does not depend on timing).
+gid_snapshot() {
+    cat /sys/class/infiniband/hns_0/ports/*/gids/* 2>/dev/null |
+        grep -v '^0000:0000:0000:0000:0000:0000:0000:0000$'
+}
+gids_settled() {
+    gsw=0
+    gprev=""
+    while [ $gsw -lt 50 ]; do
+        gcur=$(gid_snapshot)
+        [ -n "$gcur" ] && [ "$gcur" = "$gprev" ] && return 0
+        gprev=$gcur
+        sleep 0.2
+        gsw=$((gsw + 1))
+    done
+    echo "GID table of hns_0 not settled after 10 s: '$gcur'"
+    return 1
+}
+
+section_begin() {
+    echo "HNS-REG-BEGIN $1"
+}
+section_end() {
+    echo "HNS-REG-END $1"
+}
+
+# The driver under test, on hns_sim (init loaded both for --driver c|rs).
+loaded hns_sim || insmod $SIMKO || {
+    report "$G/load-hns_sim" FAIL
+    plan_exit
+}
+loaded $MOD || check "$G/load-driver" load_driver || plan_exit
+
+REGISTERED=0
+check "$G/hns0-registered" has_hns0 && REGISTERED=1
+[ $REGISTERED = 1 ] && gids_settled
+
+section_begin devinfo
+if [ $REGISTERED = 1 ]; then
+    timeout 60 ibv_devinfo -v -d hns_0 2>&1
+    echo "[ibv_devinfo exit $?]"
+else
+    echo "[hns_0 not registered]"
+fi
+section_end devinfo
+
+if [ "$MODE" = full ]; then
+    ctx_pd() {
+        [ $REGISTERED = 1 ] || { echo "hns_0 not registered"; return 1; }
+        timeout 60 python3 -c '
+from pyverbs.device import Context
+from pyverbs.pd import PD
+ctx = Context(name="hns_0")
+pd = PD(ctx)
+print("context and PD on hns_0")
+pd.close()
+ctx.close()'
+    }
+    check "$G/context-and-pd" ctx_pd
+
+    # pyverbs, one process per module; per-test outcomes for the host.
+    for pvm in test_device test_pd; do
+        if [ $REGISTERED = 1 ]; then
+            (cd /usr/share/doc/rdma-core/tests &&
+                timeout 300 python3 run_tests.py --dev hns_0 -v "$pvm") >/tmp/pyverbs-$pvm.log 2>&1
+            echo "[run_tests.py exit $?]" >>/tmp/pyverbs-$pvm.log
+        else
+            echo "[hns_0 not registered]" >/tmp/pyverbs-$pvm.log
+        fi
+        section_begin "pyverbs-$pvm"
+        python3 /opt/hns/unittest-outcomes.py </tmp/pyverbs-$pvm.log
+        section_end "pyverbs-$pvm"
+        section_begin "pyverbs-$pvm-log"
+        cat /tmp/pyverbs-$pvm.log
+        section_end "pyverbs-$pvm-log"
+    done
+
+    # REG_CYCLES (default 10 for rs, 0 for c) unload/load cycles of the
+    # driver, hns_0 gone after each rmmod and back after each load (and
+    # usable: ibv_devinfo). The kernel log (WARN, lockdep, kmemleak at the
+    # end of the run) is checked by run-guest.sh on the host.
+    reload_cycles() {
+        [ $REGISTERED = 1 ] || { echo "not run: hns_0 never registered"; return 1; }
+        rcn=0
+        while [ $rcn -lt "$REG_CYCLES" ]; do
+            rmmod $MOD || { echo "cycle $rcn: rmmod $MOD failed"; return 1; }
+            if [ -e /sys/class/infiniband/hns_0 ] || ibv_devices 2>/dev/null | grep -qw hns_0; then
+                echo "cycle $rcn: hns_0 still listed after rmmod"
+                return 1
+            fi
+            load_driver || { echo "cycle $rcn: loading $MOD failed"; return 1; }
+            has_hns0 || { echo "cycle $rcn: no hns_0 after reload"; return 1; }
+            timeout 60 ibv_devinfo -d hns_0 >/dev/null 2>&1 ||
+                { echo "cycle $rcn: ibv_devinfo -d hns_0 failed"; return 1; }
+            rcn=$((rcn + 1))
+        done
+    }
+    [ "$REG_CYCLES" -gt 0 ] && check "$G/reload-x$REG_CYCLES" reload_cycles
+fi
+
+check "$G/final-unload" sh -c "rmmod $MOD && rmmod hns_sim"
+plan_exit
