@@ -7,12 +7,6 @@ CEQC` lines), found by name (`*_BA_*`, `*_ADDR_*`, `PA0/PA1`, VAs) in the
 generated field maps (`hw_v2_fields.rs`). Two runs of the same driver and
 workload normalise to the same trace. Notes (`# ...`) are ignored. Modes:
 
-  --profile C_TRACE RS_TRACE
-      The Rust driver of today runs the bring-up profile and clears the
-      function. Its trace must equal the C driver's trace up to the first
-      mailbox (the first QUERY_MB_ST), followed by the C driver's
-      FUNC_CLEAR commands.
-
   --full C_TRACE RS_TRACE
       The traces must be equal.
 
@@ -83,13 +77,6 @@ def load(path):
     return out
 
 
-def profile_expectation(c):
-    end = next((i for i, line in enumerate(c) if " op=8505 " in line), None)
-    if end is None:
-        sys.exit("C trace has no mailbox (QUERY_MB_ST)")
-    return c[:end] + [l for l in c[end:] if " op=8508 FUNC_CLEAR " in l]
-
-
 def without_qp1(c):
     first = next((i for i, line in enumerate(c) if line.startswith("mbx > cmd=20 WRITE_MPT_BT0")), None)
     if first is None:
@@ -100,7 +87,7 @@ def without_qp1(c):
 
 
 def main():
-    modes = {"--profile": profile_expectation, "--full": lambda c: c, "--without-qp1": without_qp1}
+    modes = {"--full": lambda c: c, "--without-qp1": without_qp1}
     if len(sys.argv) != 4 or sys.argv[1] not in modes:
         sys.exit(__doc__)
     c, rs = load(sys.argv[2]), load(sys.argv[3])
