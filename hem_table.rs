@@ -11,7 +11,7 @@
 use crate::cmdq::{Cmd, MailboxBuf};
 use crate::cmq_desc::{op, CmqData, Desc};
 use crate::field::Field;
-use crate::hem::{HemAddr, HemType, HwWrite, TableCfg, TableGeom};
+use crate::hem::{is_last_step, HemAddr, HemType, HwWrite, TableCfg, TableGeom};
 use crate::hw_v2_caps::Caps;
 use kernel::{
     device::{Bound, Device},
@@ -193,7 +193,18 @@ impl HemTable {
                 };
             }
             for w in plan.writes.iter() {
-                self.write(dev, &mem, w)?;
+                let step = match *w {
+                    HwWrite::Mailbox { step, .. } | HwWrite::GmvBt { step, .. } => step,
+                };
+                if let Err(e) = self.write(dev, &mem, w) {
+                    if is_last_step(g.hop_num, step) {
+                        dev_err!(self.cmd.device(), "set HEM step last failed!\n");
+                    } else {
+                        dev_err!(self.cmd.device(), "set HEM step {} failed!\n", step);
+                    }
+                    dev_err!(self.cmd.device(), "set HEM address to HW failed!\n");
+                    return Err(e);
+                }
             }
             Ok(())
         })();
@@ -202,13 +213,6 @@ impl HemTable {
             for a in new.iter().rev() {
                 mem.free(*a);
             }
-            dev_err!(
-                self.cmd.device(),
-                "failed to get HEM of {:?} obj {}, ret = {}\n",
-                g.ty,
-                obj,
-                e.to_errno()
-            );
             return Err(e);
         }
         Ok(())

@@ -390,13 +390,8 @@ impl HwV2 {
         let regs = h.reg_window()?;
         let cmq = Cmq::new(h.bound_device(), regs.io())?;
         let cmd = Arc::pin_init(Cmd::new(regs, h.device().into(), cmq), GFP_KERNEL)?;
-        let profile = profile(h, &cmd, revision).inspect_err(|e| {
-            dev_err!(
-                h.device(),
-                "RoCE Engine init failed! ret = {}\n",
-                e.to_errno()
-            );
-        })?;
+        let profile = profile(h, &cmd, revision)
+            .inspect_err(|_| dev_err!(h.device(), "get RoCE engine profile failed!\n"))?;
         dev_info!(
             h.device(),
             "hw_rev {:#x}, fw {:#x}, {} function(s), {} QPs, {} CQs, {} MRs, cap flags {:#x}\n",
@@ -409,7 +404,7 @@ impl HwV2 {
             profile.caps.flags
         );
         let eqs = EqTable::new(h, &cmd, &profile.caps)
-            .inspect_err(|e| dev_err!(h.device(), "eq init failed! ret = {}\n", e.to_errno()))?;
+            .inspect_err(|_| dev_err!(h.device(), "eq init failed!\n"))?;
         cmd.use_events();
         let mut hw = HwV2 {
             cmd,

@@ -401,7 +401,16 @@ impl RoceClient for HnsRoce {
         if !is_roce_function(id) {
             return Ok(None);
         }
-        let mut hw = hns_roce_hw_v2::HwV2::init(handle, id.revision)?;
+        let fail = |e: Error| {
+            dev_err!(handle.device(), "RoCE Engine init failed!\n");
+            dev_err!(
+                handle.device(),
+                "RoCE instance init failed! ret = {}\n",
+                e.to_errno()
+            );
+            e
+        };
+        let mut hw = hns_roce_hw_v2::HwV2::init(handle, id.revision).map_err(fail)?;
         let reg = IbDev::new(handle, &hw).and_then(|ib| {
             let c = &hw.profile.caps;
             let p = IbParams {

@@ -250,6 +250,30 @@ if [ -x "$HNS_BUILD/sim-target/release/hns-sim" ] && [ -f "$HNS_BUILD/module-kun
         fi
     done
 
+    # A mailbox that completes with an error status (WRITE_CQC_TIMER_BT0 in
+    # event mode, once): both drivers fail the probe with -EIO, unwind, and
+    # re-probe; their traces, failure and unwind included, are equal except
+    # for ib_mad's QP1 block.
+    for d in c rs; do
+        mod=$([ $d = c ] && echo hns_roce_hw_v2 || echo hns_roce_rs)
+        load=$([ $d = c ] && echo "modprobe hns-roce-hw-v2" || echo "insmod /opt/run/modules/hns_roce_rs.ko")
+        out=$(HNS_SIM_ARGS="--fault mbx:0x23:0x11:once" bash scripts/run-guest.sh --driver $d --sim 1 \
+            --name "mbfault-$d" --cmd "ibv_devices | grep -c hns_0; dmesg | grep -c 'CQC Timer get failed';
+                rmmod $mod; $load; ibv_devices | grep -c hns_0; rmmod $mod; rmmod hns_sim" 2>"$L/mbfault-$d.err")
+        if [ $? -eq 0 ] && [ "$(echo $out)" = "0 1 1" ]; then
+            result "sim/mailbox-error-$d" PASS
+        else
+            result "sim/mailbox-error-$d" FAIL "got '$(echo $out)', see $L/mbfault-$d.err"
+        fi
+    done
+    if python3 scripts/trace-diff.py --without-qp1 "$HNS_BUILD/guest/mbfault-c/trace-0.txt" \
+        "$HNS_BUILD/guest/mbfault-rs/trace-0.txt" >"$L/trace-mbfault.log" 2>&1; then
+        result equivalence/mailbox-error-trace PASS "($(cat "$L/trace-mbfault.log"))"
+    else
+        result equivalence/mailbox-error-trace FAIL "C vs Rust trace differ:"
+        head -n 40 "$L/trace-mbfault.log" | sed 's/^/    /'
+    fi
+
     # Unload in both orders (device first, driver first): every attached
     # function is cleared exactly once, nothing leaks.
     if bash scripts/run-guest.sh --driver rs --sim 1 --name rs-lifecycle --cmd '

@@ -153,11 +153,15 @@ pub enum FaultMode {
     Always,
 }
 
-/// An injected CMQ failure: answer `opcode` with `retval`, or not at all.
+/// An injected failure: answer CMQ `opcode` with `retval`, or not at all;
+/// or (`mailbox`) complete mailbox command `opcode` with status `retval`
+/// without executing it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Fault {
-    /// The opcode to fail.
+    /// The CMQ opcode or mailbox command to fail.
     pub opcode: u16,
+    /// A mailbox command rather than a CMQ opcode.
+    pub mailbox: bool,
     /// The return code to answer.
     pub retval: u16,
     /// Never answer (the driver's CMQ wait times out).
@@ -168,9 +172,14 @@ pub struct Fault {
 
 impl Fault {
     /// Parses `OPCODE:RETVAL[:once|always]` (numbers decimal or 0x hex);
-    /// RETVAL `timeout` leaves the command unanswered.
+    /// RETVAL `timeout` leaves the command unanswered. `mbx:CMD:STATUS[:…]`
+    /// completes mailbox command CMD with STATUS instead of running it.
     pub fn parse(s: &str) -> Result<Self, String> {
-        let mut it = s.split(':');
+        let (mailbox, rest) = match s.strip_prefix("mbx:") {
+            Some(r) => (true, r),
+            None => (false, s),
+        };
+        let mut it = rest.split(':');
         let num = |x: Option<&str>| {
             x.and_then(crate::caps::parse_num)
                 .ok_or_else(|| format!("fault '{s}': expected OPCODE:RETVAL|timeout[:once|always]"))
@@ -178,6 +187,9 @@ impl Fault {
         let opcode = num(it.next())? as u16;
         let rv = it.next();
         let silent = rv == Some("timeout");
+        if silent && mailbox {
+            return Err(format!("fault '{s}': a mailbox fault needs a status"));
+        }
         let retval = if silent { 0 } else { num(rv)? as u16 };
         let mode = match it.next() {
             None | Some("always") => FaultMode::Always,
@@ -186,6 +198,7 @@ impl Fault {
         };
         Ok(Fault {
             opcode,
+            mailbox,
             retval,
             silent,
             mode,
@@ -290,7 +303,10 @@ impl Firmware {
         for (i, d) in descs.iter().enumerate() {
             self.trace.cmq('>', d, i);
         }
-        let injected = self.faults.iter().position(|f| f.opcode == opcode);
+        let injected = self
+            .faults
+            .iter()
+            .position(|f| !f.mailbox && f.opcode == opcode);
         let rv = if let Some(i) = injected {
             let f = self.faults[i];
             if f.mode == FaultMode::Once {
@@ -556,17 +572,36 @@ impl Firmware {
         self.stats.mailboxes += 1;
         self.trace
             .mbx_in(cmd, &mb_name(cmd), tag, in_param, out_param, event, token);
-        let status = match self.mailbox(mem, cmd, tag, in_param, out_param) {
-            Ok(()) => MB_OK,
-            Err(e) => {
-                self.stats.mailbox_failures += 1;
-                self.trace.note(&format!(
-                    "mailbox {:#04x} {} tag {:#x} failed: {e}",
-                    cmd,
-                    mb_name(cmd),
-                    tag
-                ));
-                MB_FAIL
+        let injected = self
+            .faults
+            .iter()
+            .position(|f| f.mailbox && f.opcode == u16::from(cmd));
+        let status = if let Some(i) = injected {
+            let f = self.faults[i];
+            if f.mode == FaultMode::Once {
+                self.faults.remove(i);
+            }
+            self.trace.note(&format!(
+                "fault: mailbox {:#04x} {} tag {:#x} completed with status {}",
+                cmd,
+                mb_name(cmd),
+                tag,
+                f.retval
+            ));
+            f.retval as u8
+        } else {
+            match self.mailbox(mem, cmd, tag, in_param, out_param) {
+                Ok(()) => MB_OK,
+                Err(e) => {
+                    self.stats.mailbox_failures += 1;
+                    self.trace.note(&format!(
+                        "mailbox {:#04x} {} tag {:#x} failed: {e}",
+                        cmd,
+                        mb_name(cmd),
+                        tag
+                    ));
+                    MB_FAIL
+                }
             }
         };
         self.trace.mbx_out(cmd, tag, status);
@@ -829,6 +864,9 @@ mod tests {
         assert!(!f.execute(&mem, &mut d), "a silent fault is not answered");
         assert!(f.execute(&mem, &mut d), "once: the next one is");
         assert_eq!(Fault::parse("1:6").unwrap().mode, FaultMode::Always);
+        let m = Fault::parse("mbx:0x23:0x11:once").unwrap();
+        assert!(m.mailbox && m.opcode == 0x23 && m.retval == 0x11);
+        assert!(Fault::parse("mbx:0x23:timeout").is_err());
     }
 
     #[test]
@@ -863,6 +901,26 @@ mod tests {
         let mut q = desc(op::QUERY_MB_ST, true);
         f.execute(mem, std::slice::from_mut(&mut q));
         q.data[0] as u8
+    }
+
+    #[test]
+    fn mailbox_fault_completes_with_status_and_skips_the_command() {
+        let mem = VecMem::new(1 << 16);
+        let mut f = Firmware::new(
+            Caps::default(),
+            vec![Fault::parse("mbx:0x23:0x11:once").unwrap()],
+            Trace::discard(),
+        );
+        // WRITE_CQC_TIMER_BT0: the injected status, then the real one.
+        assert_eq!(post(&mut f, &mem, 0x23, 0, 0x1000, 0, false), 0x11);
+        assert_eq!(post(&mut f, &mem, 0x23, 0, 0x1000, 0, false), MB_OK);
+        // A CMQ fault with the same number does not touch mailboxes.
+        let mut f = Firmware::new(
+            Caps::default(),
+            vec![Fault::parse("0x23:2").unwrap()],
+            Trace::discard(),
+        );
+        assert_eq!(post(&mut f, &mem, 0x23, 0, 0x1000, 0, false), MB_OK);
     }
 
     #[test]

@@ -26,7 +26,8 @@ struct Args {
 fn usage() -> ! {
     eprintln!(
         "usage: hns-sim --socket PATH [--socket PATH ...] --ram FILE --out DIR\n\
-         \x20              [--vectors N] [--config FILE] [--fault OPCODE:RETVAL[:once|always]]\n\
+         \x20              [--vectors N] [--config FILE] [--fault OPCODE:RETVAL|timeout[:once|always]]\n\
+         \x20              [--fault mbx:CMD:STATUS[:once|always]]\n\
          \x20              [--set KEY=VALUE] [--ready FILE]\n\
          \x20      hns-sim --dump-caps"
     );
