@@ -13,6 +13,16 @@
 
 use kernel::prelude::*;
 
+/// `dev_err!`, at most at the kernel's default rate: for errors userspace
+/// can trigger.
+macro_rules! dev_err_ratelimited {
+    ($dev:expr, $($f:tt)*) => {
+        if $crate::rdma::ratelimit() {
+            kernel::dev_err!($dev, $($f)*);
+        }
+    };
+}
+
 pub mod bitmap;
 mod cmdq;
 mod eq;
@@ -43,8 +53,8 @@ use hw_v2_caps::Caps;
 use kernel::sync::Arc;
 use pd::IdSpace;
 use rdma::{
-    DevAttr, GidEntry, Hnae3Handle, IbDriver, IbParams, IbRegistration, PortAttr, ResetNotify,
-    RoceClient, UctxResp,
+    AddrVec, AhIn, DevAttr, GidEntry, Hnae3Handle, IbDriver, IbParams, IbRegistration, PortAttr,
+    ResetNotify, RoceClient, UctxResp,
 };
 
 module! {
@@ -164,6 +174,22 @@ const GMV_A_SGID: [Field<cmq_desc::CmqData>; 4] = [
     Field::new(95, 64),
     Field::new(127, 96),
 ];
+/// Highest service level (`MAX_SERVICE_LEVEL`).
+const MAX_SERVICE_LEVEL: u32 = 7;
+/// Lowest UDP source port of RoCEv2 (`IB_ROCE_UDP_ENCAP_VALID_PORT_MIN`).
+const ROCE_UDP_SPORT_MIN: u32 = 0xc000;
+/// `IB_RATE_10_GBPS`, what a non-zero static rate becomes.
+const IB_RATE_10_GBPS: u8 = 3;
+/// `HNAE3_TC_MAP_MODE_DSCP`: the NIC maps DSCP to priority.
+const TC_MAP_MODE_DSCP: u8 = 1;
+
+/// The UDP source port a flow label selects (`rdma_flow_label_to_udp_sport`).
+fn flow_label_to_udp_sport(fl: u32) -> u16 {
+    let low = (fl & 0x03fff) ^ ((fl & 0xfc000) >> 14);
+    // CAST: 14 bits ORed into 0xc000.
+    (low | ROCE_UDP_SPORT_MIN) as u16
+}
+
 /// VLAN ids from here on mean "no VLAN" (`VLAN_CFI_MASK`).
 const VLAN_CFI_MASK: u16 = 0x1000;
 
@@ -367,6 +393,50 @@ impl IbDriver for IbDev {
         self.xrcds.free(xrcdn);
     }
 
+    fn create_ah(&self, req: &AhIn, av: &mut AddrVec) -> Result {
+        if self.hip08 && req.user != 0 {
+            return Err(EOPNOTSUPP);
+        }
+        let tclass = if req.roce_v2 != 0 {
+            req.traffic_class >> 2
+        } else {
+            req.traffic_class
+        };
+        av.port = req.port;
+        av.gid_index = req.sgid_index;
+        if req.static_rate != 0 {
+            av.stat_rate = IB_RATE_10_GBPS;
+        }
+        av.hop_limit = req.hop_limit;
+        av.flowlabel = req.flow_label;
+        av.udp_sport = if req.flow_label == 0 {
+            req.random_sport
+        } else {
+            flow_label_to_udp_sport(req.flow_label)
+        };
+        av.tclass = tclass;
+        av.sl = req.sl;
+        av.tc_mode = 0;
+        if req.roce_v2 != 0 {
+            match req.dscp_ret {
+                0 => {
+                    av.tc_mode = req.dscp_tc_mode;
+                    if req.dscp_tc_mode == TC_MAP_MODE_DSCP {
+                        av.sl = req.dscp_priority;
+                    }
+                }
+                r if r == EOPNOTSUPP.to_errno() => {}
+                r => return Err(Error::from_errno(r)),
+            }
+        }
+        if !self.sl_valid(av.sl) {
+            return Err(EINVAL);
+        }
+        av.dgid = req.dgid;
+        av.mac = req.dmac;
+        Ok(())
+    }
+
     fn query_counters(&self, values: &mut [u64]) -> Result<usize> {
         const DESCS: usize = HW_CNT_TOTAL.div_ceil(CNT_PER_DESC);
         let mut d: [Desc; DESCS] = core::array::from_fn(|_| Desc::new(op::QUERY_COUNTER, true));
@@ -390,6 +460,23 @@ impl IbDriver for IbDev {
             n = i + 1;
         }
         Ok(n)
+    }
+}
+
+impl IbDev {
+    /// Whether `sl` fits the engine's service levels (`check_sl_valid`).
+    fn sl_valid(&self, sl: u8) -> bool {
+        let max = MAX_SERVICE_LEVEL.min(self.caps.sl_num.saturating_sub(1));
+        if u32::from(sl) > max {
+            dev_err_ratelimited!(
+                self.cmd.device(),
+                "failed to set SL({}). Shouldn't be larger than {}.\n",
+                sl,
+                max
+            );
+            return false;
+        }
+        true
     }
 }
 

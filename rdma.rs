@@ -449,6 +449,13 @@ unsafe extern "C" fn hns_rs_reset_notify(handle: *mut raw::hnae3_handle, what: c
     }
 }
 
+/// Whether a rate-limited message may be printed now (one shared budget,
+/// the kernel's default interval and burst).
+pub(crate) fn ratelimit() -> bool {
+    // SAFETY: no arguments; the shim's state is static.
+    unsafe { raw::hns_shim_ratelimit() }
+}
+
 /// The registered hnae3 RoCE client; dropping it unregisters.
 ///
 /// # Invariants
@@ -622,6 +629,11 @@ pub(crate) type PortAttr = raw::hns_shim_port_attr;
 /// The answer of `alloc_ucontext` (plain data, filled by the driver).
 pub(crate) type UctxResp = raw::hns_shim_uctx_resp;
 
+/// What `create_ah` was asked for (plain data, read by the shim).
+pub(crate) type AhIn = raw::hns_shim_ah_in;
+/// The software address vector of an AH (plain data, filled by the driver).
+pub(crate) type AddrVec = raw::hns_shim_av;
+
 /// GID types as the GMV table encodes them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum SgidType {
@@ -670,6 +682,8 @@ pub(crate) trait IbDriver: Send + Sync {
     fn dealloc_xrcd(&self, xrcdn: u32);
     /// Reads the port counters into `values`; how many were read.
     fn query_counters(&self, values: &mut [u64]) -> Result<usize>;
+    /// Fills the address vector of a new AH.
+    fn create_ah(&self, req: &AhIn, av: &mut AddrVec) -> Result;
 }
 
 /// The type the ib_device callbacks are routed to.
@@ -891,6 +905,23 @@ unsafe extern "C" fn hns_rs_query_counters(rs: *mut c_void, v: *mut u64, n: u32)
     }
 }
 
+/// Called by the shim's op.
+///
+/// # Safety
+///
+/// `rs` is the device's pointer (see [`drv`]); `req` and `av` are valid for
+/// the call.
+#[no_mangle]
+unsafe extern "C" fn hns_rs_create_ah(
+    rs: *mut c_void,
+    req: *const AhIn,
+    av: *mut AddrVec,
+) -> c_int {
+    // SAFETY: per the function's contract.
+    let (d, req, av) = unsafe { (drv(rs), &*req, &mut *av) };
+    errno(d.create_ah(req, av))
+}
+
 /// Options of a registration.
 pub(crate) struct IbParams {
     /// Completion vectors.
@@ -938,6 +969,7 @@ impl IbRegistration {
             return Err(ENOMEM);
         }
         let reg = raw::hns_shim_reg {
+            handle: h.0.get(),
             // SAFETY: `pdev` is valid while the handle is (type invariant).
             parent: unsafe { &raw mut (*h.pdev()).dev }.cast(),
             netdev: netdev.cast(),

@@ -5,6 +5,8 @@
  */
 #include <linux/interrupt.h>
 #include <linux/pci.h>
+#include <linux/random.h>
+#include <linux/ratelimit.h>
 #include <linux/stddef.h>
 #include <rdma/ib_verbs.h>
 #include "hnae3.h"
@@ -98,6 +100,14 @@ void hns_shim_free_irq(unsigned int irq, void *cookie)
 	free_irq(irq, cookie);
 }
 
+bool hns_shim_ratelimit(void)
+{
+	static DEFINE_RATELIMIT_STATE(rs, DEFAULT_RATELIMIT_INTERVAL,
+				      DEFAULT_RATELIMIT_BURST);
+
+	return __ratelimit(&rs);
+}
+
 u64 hns_shim_bar_start(struct hnae3_handle *handle, int bar)
 {
 	return pci_resource_start(handle->pdev, bar);
@@ -130,9 +140,15 @@ unsigned int hns_shim_irq_vector(struct hnae3_handle *handle, unsigned int i)
 struct hns_shim_dev {
 	struct ib_device ibdev;
 	void *rs;
+	struct hnae3_handle *handle;
 	spinlock_t sm_lock;
 	bool udp_encap;
 };
+
+static struct hns_shim_dev *to_sdev(struct ib_device *ibdev)
+{
+	return container_of(ibdev, struct hns_shim_dev, ibdev);
+}
 
 struct hns_shim_uctx {
 	struct ib_ucontext ibuctx;
@@ -167,11 +183,72 @@ struct hns_shim_qp {
 
 struct hns_shim_ah {
 	struct ib_ah ibah;
+	struct hns_shim_av av;
 };
 
-static struct hns_shim_dev *to_sdev(struct ib_device *ibdev)
+static int hns_shim_create_ah(struct ib_ah *ibah,
+			      struct rdma_ah_init_attr *init_attr,
+			      struct ib_udata *udata)
 {
-	return container_of(ibdev, struct hns_shim_dev, ibdev);
+	struct hns_shim_ah *ah = container_of(ibah, struct hns_shim_ah, ibah);
+	struct rdma_ah_attr *attr = init_attr->ah_attr;
+	const struct ib_global_route *grh = rdma_ah_read_grh(attr);
+	struct hns_shim_dev *sdev = to_sdev(ibah->device);
+	struct hns_roce_ib_create_ah_resp resp = {};
+	const struct hnae3_ae_ops *ops = sdev->handle->ae_algo->ops;
+	struct hns_shim_ah_in in = {};
+	int ret;
+
+	in.port = rdma_ah_get_port_num(attr);
+	in.sgid_index = grh->sgid_index;
+	in.static_rate = rdma_ah_get_static_rate(attr) != 0;
+	in.hop_limit = grh->hop_limit;
+	in.flow_label = grh->flow_label;
+	in.traffic_class = grh->traffic_class;
+	in.sl = rdma_ah_get_sl(attr);
+	in.roce_v2 = grh->sgid_attr->gid_type == IB_GID_TYPE_ROCE_UDP_ENCAP;
+	in.user = udata != NULL;
+	memcpy(in.dgid, grh->dgid.raw, sizeof(in.dgid));
+	memcpy(in.dmac, attr->roce.dmac, ETH_ALEN);
+	in.random_sport = get_random_u32_inclusive(IB_ROCE_UDP_ENCAP_VALID_PORT_MIN,
+						   IB_ROCE_UDP_ENCAP_VALID_PORT_MAX);
+	in.dscp_ret = -EOPNOTSUPP;
+	if (in.roce_v2 && ops->get_dscp_prio)
+		in.dscp_ret = ops->get_dscp_prio(sdev->handle,
+						 grh->traffic_class >> 2,
+						 &in.dscp_tc_mode,
+						 &in.dscp_priority);
+
+	ret = hns_rs_create_ah(sdev->rs, &in, &ah->av);
+	if (ret)
+		return ret;
+	if (udata) {
+		resp.priority = ah->av.sl;
+		resp.tc_mode = ah->av.tc_mode;
+		memcpy(resp.dmac, ah->av.mac, ETH_ALEN);
+		ret = ib_respond_udata(udata, resp);
+	}
+	return ret;
+}
+
+static int hns_shim_query_ah(struct ib_ah *ibah, struct rdma_ah_attr *attr)
+{
+	struct hns_shim_av *av = &container_of(ibah, struct hns_shim_ah,
+					       ibah)->av;
+
+	memset(attr, 0, sizeof(*attr));
+	rdma_ah_set_sl(attr, av->sl);
+	rdma_ah_set_port_num(attr, av->port);
+	rdma_ah_set_static_rate(attr, av->stat_rate);
+	rdma_ah_set_grh(attr, NULL, av->flowlabel, av->gid_index,
+			av->hop_limit, av->tclass);
+	rdma_ah_set_dgid_raw(attr, av->dgid);
+	return 0;
+}
+
+static int hns_shim_destroy_ah(struct ib_ah *ibah, u32 flags)
+{
+	return 0;
 }
 
 void *hns_shim_ibdev_rs(struct ib_device *ibdev)
@@ -624,6 +701,10 @@ static const struct ib_device_ops hns_shim_dev_ops = {
 	.uverbs_no_driver_id_binding = 1,
 
 	.get_dev_fw_str = hns_shim_fw_str,
+	.create_ah = hns_shim_create_ah,
+	.create_user_ah = hns_shim_create_ah,
+	.destroy_ah = hns_shim_destroy_ah,
+	.query_ah = hns_shim_query_ah,
 	.add_gid = hns_shim_add_gid,
 	.del_gid = hns_shim_del_gid,
 	.alloc_pd = hns_shim_alloc_pd,
@@ -694,6 +775,7 @@ int hns_shim_register_ibdev(struct ib_device *ibdev,
 	int ret;
 
 	to_sdev(ibdev)->udp_encap = reg->udp_encap;
+	to_sdev(ibdev)->handle = reg->handle;
 	ibdev->node_type = RDMA_NODE_IB_CA;
 	ibdev->dev.parent = reg->parent;
 	ibdev->phys_port_cnt = 1;

@@ -55,6 +55,8 @@ int hns_rs_reset_notify(struct hnae3_handle *handle, int type);
 int hns_shim_request_irq(unsigned int irq, const char *name, void *cookie);
 void hns_shim_free_irq(unsigned int irq, void *cookie);
 unsigned int hns_shim_irq_vector(struct hnae3_handle *handle, unsigned int i);
+/* Whether a rate-limited message may be printed now. */
+bool hns_shim_ratelimit(void);
 /* Bus address where BAR `bar` of the function starts. */
 u64 hns_shim_bar_start(struct hnae3_handle *handle, int bar);
 
@@ -112,8 +114,46 @@ struct hns_shim_port_attr {
 	u32 max_msg_sz;
 };
 
+/* What create_ah reads from the attributes (the shim fills it). */
+struct hns_shim_ah_in {
+	u8 port;
+	u8 sgid_index;
+	u8 static_rate;
+	u8 hop_limit;
+	u32 flow_label;
+	u8 traffic_class;
+	u8 sl;
+	u8 roce_v2;
+	u8 user;
+	u8 dgid[16];
+	u8 dmac[6];
+	u16 random_sport;
+	/* 0, or -EOPNOTSUPP when the NIC cannot map DSCP, or its error. */
+	int dscp_ret;
+	u8 dscp_tc_mode;
+	u8 dscp_priority;
+};
+
+/* The software address vector of an AH (struct hns_roce_av). */
+struct hns_shim_av {
+	u8 port;
+	u8 gid_index;
+	u8 stat_rate;
+	u8 hop_limit;
+	u32 flowlabel;
+	u16 udp_sport;
+	u8 sl;
+	u8 tclass;
+	u8 dgid[16];
+	u8 mac[6];
+	u16 vlan_id;
+	u8 vlan_en;
+	u8 tc_mode;
+};
+
 /* Registration parameters. */
 struct hns_shim_reg {
+	struct hnae3_handle *handle;
 	struct device *parent;
 	struct net_device *netdev;
 	u32 num_comp_vectors;
@@ -157,5 +197,7 @@ void hns_rs_dealloc_pd(void *rs, u32 pdn);
 int hns_rs_alloc_xrcd(void *rs, u32 *xrcdn);
 void hns_rs_dealloc_xrcd(void *rs, u32 xrcdn);
 int hns_rs_query_counters(void *rs, u64 *values, u32 num);
+int hns_rs_create_ah(void *rs, const struct hns_shim_ah_in *in,
+		     struct hns_shim_av *av);
 
 #endif /* HNS_RS_SHIM_H */

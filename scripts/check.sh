@@ -306,7 +306,7 @@ if [ -x "$HNS_BUILD/sim-target/release/hns-sim" ] && [ -f "$HNS_BUILD/module-kun
         echo "sh /opt/hns/reg-plan.sh $d full" >"$L/reg-$d.cmd"
         guest_tests "reg-$d" "$RESULTS" "$L/reg-$d.cmd" --driver $d --sim 1
     done
-    for s in devinfo pyverbs-test_device pyverbs-test_pd; do
+    for s in devinfo pyverbs-test_device pyverbs-test_pd pyverbs-test_addr; do
         if python3 scripts/compare-runs.py --only $s "$G/reg-c/output.log" "$G/reg-rs/output.log" \
             >"$L/compare-$s.log" 2>&1; then
             result "equivalence/$s" PASS "($(head -n 1 "$L/compare-$s.log"))"

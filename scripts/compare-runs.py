@@ -9,6 +9,7 @@ Sections (between "HNS-REG-BEGIN <name>" and "HNS-REG-END <name>"):
   devinfo               `ibv_devinfo -v -d hns_0`: the text must be identical.
   pyverbs-test_device   per-test outcomes of pyverbs test_device and test_pd
   pyverbs-test_pd       ("<test id> <ok|skip|fail|error|...>"): the same
+  pyverbs-test_addr     (AH create/query/destroy)
                         tests with the same outcomes; skip reasons are shown
                         but not compared.
 
@@ -22,7 +23,7 @@ import difflib
 import signal
 import sys
 
-SECTIONS = ["devinfo", "pyverbs-test_device", "pyverbs-test_pd"]
+SECTIONS = ["devinfo", "pyverbs-test_device", "pyverbs-test_pd", "pyverbs-test_addr"]
 
 
 def sections(path):

@@ -138,7 +138,7 @@ ctx.close()'
     check "$G/context-and-pd" ctx_pd
 
     # pyverbs, one process per module; per-test outcomes for the host.
-    for pvm in test_device test_pd; do
+    for pvm in test_device test_pd test_addr; do
         if [ $REGISTERED = 1 ]; then
             (cd /usr/share/doc/rdma-core/tests &&
                 timeout 300 python3 run_tests.py --dev hns_0 -v "$pvm") >/tmp/pyverbs-$pvm.log 2>&1
