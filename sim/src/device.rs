@@ -30,6 +30,12 @@ pub struct Device<'a> {
     /// Ring base and PI of a command left unanswered on purpose: nothing
     /// is processed until the driver moves PI or re-initialises the ring.
     stalled: Option<(u64, u32)>,
+    /// The CI value the model wrote last. The driver writes CI only while
+    /// (re)initialising the ring (CI = 0, then PI = 0); a CI that differs
+    /// from this one means that is under way, and the ring must not be
+    /// read until PI has caught up (else the model would run the stale span
+    /// between the new CI and the old PI).
+    last_ci: Option<u32>,
 }
 
 impl<'a> Device<'a> {
@@ -41,7 +47,14 @@ impl<'a> Device<'a> {
             ram,
             peer,
             stalled: None,
+            last_ci: None,
         }
+    }
+
+    /// Moves CI (the model's side of the ring).
+    fn write_ci(&mut self, v: u32) {
+        self.bar.write32(CMQ_CI, v);
+        self.last_ci = Some(v);
     }
 
     /// Processes every descriptor between CI and PI; returns whether there
@@ -52,6 +65,13 @@ impl<'a> Device<'a> {
         let depth = self.bar.read32(CMQ_DEPTH) * 8;
         let pi = self.bar.read32(CMQ_PI);
         let mut ci = self.bar.read32(CMQ_CI);
+        if self.last_ci.is_some_and(|l| l != ci) {
+            // The driver is re-initialising the ring.
+            if pi == ci {
+                self.last_ci = Some(ci);
+            }
+            return false;
+        }
         if base == 0 || depth == 0 || pi == ci || self.stalled == Some((base, pi)) {
             return false;
         }
@@ -60,7 +80,7 @@ impl<'a> Device<'a> {
             self.fw.trace.note(&format!(
                 "CMQ index out of range: pi {pi} ci {ci} depth {depth}"
             ));
-            self.bar.write32(CMQ_CI, pi.min(depth - 1));
+            self.write_ci(pi.min(depth - 1));
             return true;
         }
         while ci != pi {
@@ -77,7 +97,7 @@ impl<'a> Device<'a> {
                     self.fw
                         .trace
                         .note(&format!("CMQ ring at {base:#x} is outside guest RAM"));
-                    self.bar.write32(CMQ_CI, pi);
+                    self.write_ci(pi);
                     return true;
                 }
                 let d = Desc::from_bytes(&raw);
@@ -91,7 +111,7 @@ impl<'a> Device<'a> {
             if !self.fw.execute(self.ram, &mut descs) {
                 // Leave CI where it is: the driver times out.
                 self.stalled = Some((base, pi));
-                self.bar.write32(CMQ_CI, ci);
+                self.write_ci(ci);
                 self.fw.trace.flush();
                 return true;
             }
@@ -104,7 +124,7 @@ impl<'a> Device<'a> {
             ci = idx;
         }
         std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
-        self.bar.write32(CMQ_CI, ci);
+        self.write_ci(ci);
         for v in self.fw.take_irqs() {
             self.peer.raise(v);
         }
