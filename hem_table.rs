@@ -220,7 +220,6 @@ impl HemTable {
 
     /// Drops a reference on the chunk holding `obj`; the last one clears the
     /// engine's pointers and frees the memory.
-    #[expect(dead_code, reason = "for the MR/CQ/QP/SRQ verbs, not ported yet")]
     pub(crate) fn put(&self, dev: &Device<Bound>, obj: u32) {
         let mut mem = self.mem.lock();
         let Some(idx) = self.geom.index(obj) else {

@@ -377,7 +377,7 @@ pub(crate) struct HwV2 {
     /// What the firmware reported.
     pub(crate) profile: Profile,
     /// The context tables.
-    pub(crate) hem: Option<HemTables>,
+    pub(crate) hem: Option<Arc<HemTables>>,
     link: Option<LinkTable>,
     eqs: Option<EqTable>,
 }
@@ -414,18 +414,12 @@ impl HwV2 {
             eqs: Some(eqs),
         };
         let r = HemTables::new(&hw.cmd, &hw.profile.caps)
-            .inspect_err(|e| {
-                dev_err!(
-                    h.device(),
-                    "init HEM(Hardware Entry Memory) failed! ret = {}\n",
-                    e.to_errno()
-                )
-            })
+            .inspect_err(|_| dev_err!(h.device(), "init HEM(Hardware Entry Memory) failed!\n"))
+            .and_then(|hem| Ok(Arc::new(hem, GFP_KERNEL)?))
             .and_then(|hem| {
-                let link = hw_init(h, &hw.cmd, &hem, &hw.profile.caps, hw.profile.func_num)
-                    .inspect_err(|_| dev_err!(h.device(), "hw_init failed!\n"));
-                hw.hem = Some(hem);
-                link
+                hw.hem = Some(hem.clone());
+                hw_init(h, &hw.cmd, &hem, &hw.profile.caps, hw.profile.func_num)
+                    .inspect_err(|_| dev_err!(h.device(), "hw_init failed!\n"))
             });
         match r {
             Ok(link) => hw.link = Some(link),

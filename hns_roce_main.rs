@@ -48,13 +48,16 @@ mod kunit;
 
 use cmdq::Cmd;
 use cmq_desc::{flag, op, Desc};
-use field::Field;
+use field::{Ctx, Field};
+use hem::HemType;
+use hem_table::HemTables;
 use hw_v2_caps::Caps;
+use hw_v2_fields::{mpt, Mpt};
 use kernel::sync::Arc;
 use pd::IdSpace;
 use rdma::{
-    AddrVec, AhIn, DevAttr, GidEntry, Hnae3Handle, IbDriver, IbParams, IbRegistration, PortAttr,
-    ResetNotify, RoceClient, UctxResp,
+    AddrVec, AhIn, BoundDevice, DevAttr, GidEntry, Hnae3Handle, IbDriver, IbParams, IbRegistration,
+    PortAttr, ResetNotify, RoceClient, UctxResp,
 };
 
 module! {
@@ -174,6 +177,22 @@ const GMV_A_SGID: [Field<cmq_desc::CmqData>; 4] = [
     Field::new(95, 64),
     Field::new(127, 96),
 ];
+/// Mailbox: create / destroy an MPT.
+const CMD_CREATE_MPT: u8 = 0x0d;
+const CMD_DESTROY_MPT: u8 = 0x0f;
+/// MPT state: valid.
+const MPT_ST_VALID: u32 = 1;
+
+/// The key of MPT entry `idx` (`hw_index_to_key`).
+const fn index_to_key(idx: u32) -> u32 {
+    idx.rotate_left(8)
+}
+
+/// The MPT entry of `key` (`key_to_hw_index`).
+const fn key_to_index(key: u32) -> u32 {
+    key.rotate_right(8)
+}
+
 /// Highest service level (`MAX_SERVICE_LEVEL`).
 const MAX_SERVICE_LEVEL: u32 = 7;
 /// Lowest UDP source port of RoCEv2 (`IB_ROCE_UDP_ENCAP_VALID_PORT_MIN`).
@@ -198,6 +217,8 @@ const VLAN_CFI_MASK: u16 = 0x1000;
 #[pin_data]
 pub(crate) struct IbDev {
     cmd: Arc<Cmd>,
+    dev: BoundDevice,
+    hem: Arc<HemTables>,
     caps: Caps,
     fw_ver: u64,
     hw_rev: u32,
@@ -212,15 +233,20 @@ pub(crate) struct IbDev {
     xrcds: IdSpace,
     #[pin]
     uars: IdSpace,
+    #[pin]
+    mrs: IdSpace,
 }
 
 impl IbDev {
     fn new(h: &Hnae3Handle, hw: &hns_roce_hw_v2::HwV2) -> Result<Arc<Self>> {
         let c = &hw.profile.caps;
         let id = h.pci_ident();
+        let hem = hw.hem.clone().ok_or(EINVAL)?;
         let dev = Arc::pin_init(
             try_pin_init!(IbDev {
                 cmd: hw.cmd.clone(),
+                dev: BoundDevice::new(h),
+                hem,
                 caps: c.clone(),
                 fw_ver: u64::from(hw.profile.fw_ver),
                 hw_rev: u32::from(hw.profile.hw_rev),
@@ -231,6 +257,7 @@ impl IbDev {
                 pds <- IdSpace::new("pd", c.reserved_pds, c.num_pds)?,
                 xrcds <- IdSpace::new("xrcdn", c.reserved_xrcds, c.num_xrcds)?,
                 uars <- IdSpace::new("uar id", c.reserved_uars, c.num_uars)?,
+                mrs <- IdSpace::new("id for MR key", c.reserved_mrws, c.num_mtpts)?,
             }? Error),
             GFP_KERNEL,
         )?;
@@ -435,6 +462,65 @@ impl IbDriver for IbDev {
         av.dgid = req.dgid;
         av.mac = req.dmac;
         Ok(())
+    }
+
+    fn get_dma_mr(&self, pdn: u32, access: u32) -> Result<u32> {
+        let idx = self.mrs.alloc()?;
+        let key = index_to_key(idx);
+        let mtpt = self.hem.table(HemType::Mtpt)?;
+        if let Err(e) = mtpt.get(self.dev.get(), idx) {
+            dev_err!(
+                self.cmd.device(),
+                "failed to alloc mtpt, ret = {}.\n",
+                e.to_errno()
+            );
+            self.mrs.free(idx);
+            return Err(e);
+        }
+        // A DMA MR: the whole address space, physical addresses.
+        let mut c = Ctx::<Mpt, 16>::zeroed();
+        c.write(mpt::ST, MPT_ST_VALID);
+        c.write(mpt::PD, pdn);
+        c.write_bool(mpt::ATOMIC_EN, access & rdma::ACCESS_REMOTE_ATOMIC != 0);
+        c.write_bool(mpt::RR_EN, access & rdma::ACCESS_REMOTE_READ != 0);
+        c.write_bool(mpt::RW_EN, access & rdma::ACCESS_REMOTE_WRITE != 0);
+        c.write_bool(mpt::LW_EN, access & rdma::ACCESS_LOCAL_WRITE != 0);
+        c.write(mpt::LKEY, key);
+        c.enable(mpt::PA);
+        let r = cmdq::MailboxBuf::new(self.dev.get()).and_then(|mb| {
+            mb.write_le_words(c.as_le_words());
+            self.cmd
+                .mbox(mb.dma(), 0, CMD_CREATE_MPT, idx & (self.caps.num_mtpts - 1))
+        });
+        if let Err(e) = r {
+            dev_err!(
+                self.cmd.device(),
+                "failed to create mpt, ret = {}.\n",
+                e.to_errno()
+            );
+            mtpt.put(self.dev.get(), idx);
+            self.mrs.free(idx);
+            return Err(e);
+        }
+        Ok(key)
+    }
+
+    fn dereg_mr(&self, key: u32) {
+        let idx = key_to_index(key);
+        if let Err(e) = self
+            .cmd
+            .mbox(0, 0, CMD_DESTROY_MPT, idx & (self.caps.num_mtpts - 1))
+        {
+            dev_warn!(
+                self.cmd.device(),
+                "failed to destroy mpt, ret = {}.\n",
+                e.to_errno()
+            );
+        }
+        if let Ok(t) = self.hem.table(HemType::Mtpt) {
+            t.put(self.dev.get(), idx);
+        }
+        self.mrs.free(idx);
     }
 
     fn query_counters(&self, values: &mut [u64]) -> Result<usize> {

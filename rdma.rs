@@ -17,7 +17,7 @@ use kernel::{
     io::{Mmio, MmioRaw, Region},
     prelude::*,
     str::CString,
-    sync::Arc,
+    sync::{aref::ARef, Arc},
     types::Opaque, //
 };
 
@@ -684,6 +684,10 @@ pub(crate) trait IbDriver: Send + Sync {
     fn query_counters(&self, values: &mut [u64]) -> Result<usize>;
     /// Fills the address vector of a new AH.
     fn create_ah(&self, req: &AhIn, av: &mut AddrVec) -> Result;
+    /// A DMA MR on PD `pdn` with `access` (`IB_ACCESS_*`); its key.
+    fn get_dma_mr(&self, pdn: u32, access: u32) -> Result<u32>;
+    /// Deregisters the MR with `key`.
+    fn dereg_mr(&self, key: u32);
 }
 
 /// The type the ib_device callbacks are routed to.
@@ -920,6 +924,73 @@ unsafe extern "C" fn hns_rs_create_ah(
     // SAFETY: per the function's contract.
     let (d, req, av) = unsafe { (drv(rs), &*req, &mut *av) };
     errno(d.create_ah(req, av))
+}
+
+/// Called by the shim's op.
+///
+/// # Safety
+///
+/// `rs` is the device's pointer (see [`drv`]); `key` is valid for writing.
+#[no_mangle]
+unsafe extern "C" fn hns_rs_get_dma_mr(
+    rs: *mut c_void,
+    pdn: u32,
+    access: u32,
+    key: *mut u32,
+) -> c_int {
+    // SAFETY: per the function's contract.
+    match unsafe { drv(rs) }.get_dma_mr(pdn, access) {
+        Ok(k) => {
+            // SAFETY: valid for writing.
+            unsafe { *key = k };
+            0
+        }
+        Err(e) => e.to_errno(),
+    }
+}
+
+/// Called by the shim's op.
+///
+/// # Safety
+///
+/// `rs` is the device's pointer (see [`drv`]).
+#[no_mangle]
+unsafe extern "C" fn hns_rs_dereg_mr(rs: *mut c_void, key: u32) {
+    // SAFETY: per the function's contract.
+    unsafe { drv(rs) }.dereg_mr(key)
+}
+
+/// `IB_ACCESS_LOCAL_WRITE`.
+pub(crate) const ACCESS_LOCAL_WRITE: u32 = raw::ib_access_flags_IB_ACCESS_LOCAL_WRITE;
+/// `IB_ACCESS_REMOTE_WRITE`.
+pub(crate) const ACCESS_REMOTE_WRITE: u32 = raw::ib_access_flags_IB_ACCESS_REMOTE_WRITE;
+/// `IB_ACCESS_REMOTE_READ`.
+pub(crate) const ACCESS_REMOTE_READ: u32 = raw::ib_access_flags_IB_ACCESS_REMOTE_READ;
+/// `IB_ACCESS_REMOTE_ATOMIC`.
+pub(crate) const ACCESS_REMOTE_ATOMIC: u32 = raw::ib_access_flags_IB_ACCESS_REMOTE_ATOMIC;
+
+/// The PCI function's device, bound, kept by the per-function state for DMA
+/// allocations made in verbs.
+///
+/// # Invariants
+///
+/// The function stays bound to the hnae3 ae_dev driver while this exists:
+/// the driver drops every holder in `uninit_instance`, which the hnae3 core
+/// calls before unbinding.
+pub(crate) struct BoundDevice(ARef<Device>);
+
+impl BoundDevice {
+    /// The device of `h`.
+    pub(crate) fn new(h: &Hnae3Handle) -> Self {
+        // INVARIANT: bound while the handle is attached (see above).
+        Self(h.device().into())
+    }
+
+    /// The bound device.
+    pub(crate) fn get(&self) -> &Device<Bound> {
+        // SAFETY: bound while `self` exists (type invariant).
+        unsafe { self.0.as_bound() }
+    }
 }
 
 /// Options of a registration.

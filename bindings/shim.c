@@ -618,7 +618,7 @@ static int hns_shim_get_hw_stats(struct ib_device *ibdev,
 
 /*
  * Verbs the RDMA core requires but this driver does not implement yet (CQ,
- * QP, MR objects): they fail cleanly with -EOPNOTSUPP.
+ * QP, user MR objects): they fail cleanly with -EOPNOTSUPP.
  */
 static int hns_shim_create_cq(struct ib_cq *ibcq,
 			      const struct ib_cq_init_attr *attr,
@@ -675,9 +675,27 @@ static int hns_shim_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 	return -EOPNOTSUPP;
 }
 
+struct hns_shim_mr {
+	struct ib_mr ibmr;
+	u32 key;
+};
+
 static struct ib_mr *hns_shim_get_dma_mr(struct ib_pd *pd, int acc)
 {
-	return ERR_PTR(-EOPNOTSUPP);
+	struct hns_shim_mr *mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+	int ret;
+
+	if (!mr)
+		return ERR_PTR(-ENOMEM);
+	ret = hns_rs_get_dma_mr(to_sdev(pd->device)->rs, hns_shim_pd_pdn(pd),
+				(u32)acc, &mr->key);
+	if (ret) {
+		kfree(mr);
+		return ERR_PTR(ret);
+	}
+	mr->ibmr.lkey = mr->key;
+	mr->ibmr.rkey = mr->key;
+	return &mr->ibmr;
 }
 
 static struct ib_mr *hns_shim_reg_user_mr(struct ib_pd *pd, u64 start,
@@ -691,7 +709,11 @@ static struct ib_mr *hns_shim_reg_user_mr(struct ib_pd *pd, u64 start,
 
 static int hns_shim_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 {
-	return -EOPNOTSUPP;
+	struct hns_shim_mr *mr = container_of(ibmr, struct hns_shim_mr, ibmr);
+
+	hns_rs_dereg_mr(to_sdev(ibmr->device)->rs, mr->key);
+	kfree(mr);
+	return 0;
 }
 
 static const struct ib_device_ops hns_shim_dev_ops = {
