@@ -25,6 +25,8 @@ macro_rules! dev_err_ratelimited {
 
 pub mod bitmap;
 mod cmdq;
+mod cq;
+mod db;
 mod eq;
 mod hem_table;
 mod mtr;
@@ -53,7 +55,10 @@ use hem::HemType;
 use hem_table::HemTables;
 use hw_v2_caps::Caps;
 use hw_v2_fields::{mpt, Mpt};
-use kernel::sync::Arc;
+use kernel::{
+    new_mutex,
+    sync::{Arc, Mutex},
+};
 use pd::IdSpace;
 use rdma::{
     AddrVec, AhIn, BoundDevice, DevAttr, GidEntry, Hnae3Handle, IbDriver, IbParams, IbRegistration,
@@ -235,6 +240,10 @@ pub(crate) struct IbDev {
     uars: IdSpace,
     #[pin]
     mrs: IdSpace,
+    #[pin]
+    cqns: Mutex<bitmap::CqBanks<KVec<u64>>>,
+    #[pin]
+    dbs: db::DbPages,
 }
 
 impl IbDev {
@@ -258,6 +267,8 @@ impl IbDev {
                 xrcds <- IdSpace::new("xrcdn", c.reserved_xrcds, c.num_xrcds)?,
                 uars <- IdSpace::new("uar id", c.reserved_uars, c.num_uars)?,
                 mrs <- IdSpace::new("id for MR key", c.reserved_mrws, c.num_mtpts)?,
+                cqns <- new_mutex!(cq_banks(c, id.revision != PCI_REVISION_ID_HIP08)?),
+                dbs <- db::DbPages::new(),
             }? Error),
             GFP_KERNEL,
         )?;
@@ -267,7 +278,67 @@ impl IbDev {
     }
 }
 
+/// The CQ number banks of the caps.
+fn cq_banks(c: &Caps, hip09: bool) -> Result<bitmap::CqBanks<KVec<u64>>> {
+    let mut words = KVec::new();
+    words.resize(
+        bitmap::cq_bank_words(c.num_cqs, c.reserved_cqs),
+        0u64,
+        GFP_KERNEL,
+    )?;
+    bitmap::CqBanks::new(words, c.num_cqs, c.reserved_cqs, c.flags, hip09).map_err(|_| EINVAL)
+}
+
+impl IbDev {
+    fn cq_env(&self) -> cq::CqEnv<'_> {
+        cq::CqEnv {
+            cmd: &self.cmd,
+            dev: self.dev.get(),
+            hem: &self.hem,
+            dbs: &self.dbs,
+            caps: &self.caps,
+        }
+    }
+}
+
 impl IbDriver for IbDev {
+    type Cq = cq::Cq;
+
+    fn create_cq(&self, cqe: u32, vector: u32) -> Result<(KBox<cq::Cq>, u32)> {
+        // Kernel CQs take bank 0 on HIP09, the least loaded one on HIP08.
+        let cqn = self.cqns.lock().alloc(None).map_err(|e| {
+            dev_err!(self.cmd.device(), "failed to alloc CQN, ret = {:?}.\n", e);
+            ENOSPC
+        })?;
+        let attr = cq::CqAttr { cqe, vector };
+        match cq::Cq::create(&self.cq_env(), &attr, cqn) {
+            Ok(c) => {
+                let depth = c.depth;
+                Ok((c, depth))
+            }
+            Err(e) => {
+                let _ = self.cqns.lock().free(cqn);
+                Err(e)
+            }
+        }
+    }
+
+    fn destroy_cq(&self, c: KBox<cq::Cq>) {
+        let cqn = c.cqn;
+        c.destroy(&self.cq_env());
+        let _ = self.cqns.lock().free(cqn);
+    }
+
+    fn poll_cq(&self, _cq: &cq::Cq, _n: usize) -> usize {
+        0
+    }
+
+    fn req_notify_cq(&self, c: &cq::Cq, solicited: bool) {
+        self.cmd
+            .reg_window()
+            .write64(c.notify_db(solicited), cq::ODB_REG);
+    }
+
     fn query_device(&self, a: &mut DevAttr) {
         let c = &self.caps;
         a.fw_ver = self.fw_ver;

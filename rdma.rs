@@ -659,6 +659,16 @@ pub(crate) struct GidEntry<'a> {
 
 /// The verbs of an RDMA device, as the rdma layer calls them.
 pub(crate) trait IbDriver: Send + Sync {
+    /// A completion queue.
+    type Cq: Send + Sync;
+    /// A kernel CQ of at least `cqe` entries on `vector`; and its depth.
+    fn create_cq(&self, cqe: u32, vector: u32) -> Result<(KBox<Self::Cq>, u32)>;
+    /// Destroys a CQ.
+    fn destroy_cq(&self, cq: KBox<Self::Cq>);
+    /// Completions available (none yet: no QP can post work).
+    fn poll_cq(&self, cq: &Self::Cq, n: usize) -> usize;
+    /// Arms the CQ for the next (or next solicited) completion.
+    fn req_notify_cq(&self, cq: &Self::Cq, solicited: bool);
     /// Fills the device attributes.
     fn query_device(&self, a: &mut DevAttr);
     /// Fills the static port attributes of `port` (1-based).
@@ -958,6 +968,80 @@ unsafe extern "C" fn hns_rs_get_dma_mr(
 unsafe extern "C" fn hns_rs_dereg_mr(rs: *mut c_void, key: u32) {
     // SAFETY: per the function's contract.
     unsafe { drv(rs) }.dereg_mr(key)
+}
+
+/// The Rust CQ of the driver.
+type DriverCq = <Driver as IbDriver>::Cq;
+
+/// Called by the shim's op.
+///
+/// # Safety
+///
+/// `rs` is the device's pointer (see [`drv`]); `cq` and `depth` are valid
+/// for writing.
+#[no_mangle]
+unsafe extern "C" fn hns_rs_create_cq(
+    rs: *mut c_void,
+    cqe: u32,
+    vector: u32,
+    cq: *mut *mut c_void,
+    depth: *mut u32,
+) -> c_int {
+    // SAFETY: per the function's contract.
+    match unsafe { drv(rs) }.create_cq(cqe, vector) {
+        Ok((b, d)) => {
+            // SAFETY: valid for writing; the box is taken back in
+            // `hns_rs_destroy_cq`.
+            unsafe {
+                *cq = KBox::into_raw(b).cast();
+                *depth = d;
+            }
+            0
+        }
+        Err(e) => e.to_errno(),
+    }
+}
+
+/// Called by the shim's op.
+///
+/// # Safety
+///
+/// `rs` is the device's pointer; `cq` came from [`hns_rs_create_cq`] and
+/// is not used after this call.
+#[no_mangle]
+unsafe extern "C" fn hns_rs_destroy_cq(rs: *mut c_void, cq: *mut c_void) {
+    // SAFETY: per the function's contract the pointer owns the box.
+    let b = unsafe { KBox::from_raw(cq.cast::<DriverCq>()) };
+    // SAFETY: per the function's contract.
+    unsafe { drv(rs) }.destroy_cq(b)
+}
+
+/// Called by the shim's op.
+///
+/// # Safety
+///
+/// `rs` is the device's pointer; `cq` came from [`hns_rs_create_cq`] and
+/// is live.
+#[no_mangle]
+unsafe extern "C" fn hns_rs_poll_cq(rs: *mut c_void, cq: *mut c_void, n: c_int) -> c_int {
+    // SAFETY: per the function's contract.
+    let (d, cq) = unsafe { (drv(rs), &*cq.cast::<DriverCq>()) };
+    // CAST: `n` is a small count; negative means none.
+    let got = d.poll_cq(cq, n.max(0) as usize);
+    // CAST: at most `n`.
+    got as c_int
+}
+
+/// Called by the shim's op.
+///
+/// # Safety
+///
+/// As for [`hns_rs_poll_cq`].
+#[no_mangle]
+unsafe extern "C" fn hns_rs_req_notify_cq(rs: *mut c_void, cq: *mut c_void, solicited: bool) {
+    // SAFETY: per the function's contract.
+    let (d, cq) = unsafe { (drv(rs), &*cq.cast::<DriverCq>()) };
+    d.req_notify_cq(cq, solicited)
 }
 
 /// `IB_ACCESS_LOCAL_WRITE`.

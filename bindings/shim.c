@@ -172,10 +172,13 @@ struct hns_shim_xrcd {
 	u32 xrcdn;
 };
 
-/* Objects this driver cannot create yet still need a size for the core. */
+/* A CQ: the Rust CQ behind `rs_cq`. */
 struct hns_shim_cq {
 	struct ib_cq ibcq;
+	void *rs_cq;
 };
+
+/* Objects this driver cannot create yet still need a size for the core. */
 
 struct hns_shim_qp {
 	struct ib_qp ibqp;
@@ -617,30 +620,53 @@ static int hns_shim_get_hw_stats(struct ib_device *ibdev,
 }
 
 /*
- * Verbs the RDMA core requires but this driver does not implement yet (CQ,
- * QP, user MR objects): they fail cleanly with -EOPNOTSUPP.
+ * Verbs the RDMA core requires but this driver does not implement yet (QP,
+ * user MR objects): they fail cleanly with -EOPNOTSUPP.
  */
 static int hns_shim_create_cq(struct ib_cq *ibcq,
 			      const struct ib_cq_init_attr *attr,
 			      struct uverbs_attr_bundle *attrs)
 {
-	return -EOPNOTSUPP;
+	struct hns_shim_cq *cq = container_of(ibcq, struct hns_shim_cq, ibcq);
+	u32 depth = 0;
+	int ret;
+
+	if (attr->flags)
+		return -EOPNOTSUPP;
+	/* User CQs (libhns) need user-memory buffers: not yet. */
+	if (attrs)
+		return -EOPNOTSUPP;
+	ret = hns_rs_create_cq(to_sdev(ibcq->device)->rs, attr->cqe,
+			       attr->comp_vector, &cq->rs_cq, &depth);
+	if (ret)
+		return ret;
+	ibcq->cqe = depth - 1;
+	return 0;
 }
 
 static int hns_shim_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 {
+	struct hns_shim_cq *cq = container_of(ibcq, struct hns_shim_cq, ibcq);
+
+	hns_rs_destroy_cq(to_sdev(ibcq->device)->rs, cq->rs_cq);
 	return 0;
 }
 
 static int hns_shim_poll_cq(struct ib_cq *ibcq, int n, struct ib_wc *wc)
 {
-	return 0;
+	struct hns_shim_cq *cq = container_of(ibcq, struct hns_shim_cq, ibcq);
+
+	return hns_rs_poll_cq(to_sdev(ibcq->device)->rs, cq->rs_cq, n);
 }
 
 static int hns_shim_req_notify_cq(struct ib_cq *ibcq,
 				  enum ib_cq_notify_flags flags)
 {
-	return -EOPNOTSUPP;
+	struct hns_shim_cq *cq = container_of(ibcq, struct hns_shim_cq, ibcq);
+
+	hns_rs_req_notify_cq(to_sdev(ibcq->device)->rs, cq->rs_cq,
+			     (flags & IB_CQ_SOLICITED_MASK) == IB_CQ_SOLICITED);
+	return 0;
 }
 
 static int hns_shim_create_qp(struct ib_qp *ibqp,

@@ -197,6 +197,10 @@ void hns_rs_dealloc_pd(void *rs, u32 pdn);
 int hns_rs_alloc_xrcd(void *rs, u32 *xrcdn);
 void hns_rs_dealloc_xrcd(void *rs, u32 xrcdn);
 int hns_rs_query_counters(void *rs, u64 *values, u32 num);
+int hns_rs_create_cq(void *rs, u32 cqe, u32 vector, void **cq, u32 *depth);
+void hns_rs_destroy_cq(void *rs, void *cq);
+int hns_rs_poll_cq(void *rs, void *cq, int n);
+void hns_rs_req_notify_cq(void *rs, void *cq, bool solicited);
 int hns_rs_get_dma_mr(void *rs, u32 pdn, u32 access, u32 *key);
 void hns_rs_dereg_mr(void *rs, u32 key);
 int hns_rs_create_ah(void *rs, const struct hns_shim_ah_in *in,

@@ -1,0 +1,251 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+
+//! Completion queues of kernel users (`hns_roce_create_cq` without udata):
+//! CQE buffer, record doorbell, CQ number, CQC.
+//!
+//! So far the CQ is created, armed and destroyed exactly as the C driver
+//! does it; polling finds no completion because no QP can post work yet.
+//! User CQs (through libhns) come with the user-memory MTR.
+
+use crate::cmdq::{Cmd, MailboxBuf};
+use crate::db::{Db, DbPages};
+use crate::field::Ctx;
+use crate::hem::{HemType, HOP_NUM_0};
+use crate::hem_table::HemTables;
+use crate::hw_v2_fields::{cqc, Cqc};
+use crate::mtr::{KernelMtr, HW_PAGE_SHIFT};
+use core::sync::atomic::{AtomicU32, Ordering};
+use kernel::{
+    device::{Bound, Device},
+    prelude::*, //
+};
+
+/// Mailbox: create / destroy a CQ context.
+const CMD_CREATE_CQC: u8 = 0x16;
+const CMD_DESTROY_CQC: u8 = 0x17;
+/// CQ state: valid.
+const CQ_STATE_VALID: u32 = 1;
+/// 64-byte CQEs in `CQC_CQE_SIZE`.
+const CQE_SIZE_64B: u32 = 1;
+/// The 64-byte CQE size.
+const V3_CQE_SIZE: u32 = 64;
+/// `HNS_ROCE_CAP_FLAG_STASH`.
+const CAP_FLAG_STASH: u32 = 1 << 17;
+/// `HNS_ROCE_CAP_FLAG_CQ_RECORD_DB`.
+const CAP_FLAG_CQ_RECORD_DB: u32 = 1 << 3;
+/// Normal doorbell register of the driver's own UAR (`odb_offset`).
+pub(crate) const ODB_REG: usize = 0x230;
+/// Doorbell command: arm the CQ (`HNS_ROCE_V2_CQ_DB_NOTIFY`).
+const CQ_DB_NOTIFY: u64 = 4;
+/// Arm for solicited completions / for the next one.
+const CQ_DB_REQ_NOT_SOL: u64 = 0;
+const CQ_DB_REQ_NOT: u64 = 1;
+
+/// The parameters of a kernel CQ.
+pub(crate) struct CqAttr {
+    /// Entries asked for.
+    pub(crate) cqe: u32,
+    /// Completion vector.
+    pub(crate) vector: u32,
+}
+
+/// A kernel CQ.
+pub(crate) struct Cq {
+    /// CQ number.
+    pub(crate) cqn: u32,
+    /// Entries (a power of two).
+    pub(crate) depth: u32,
+    mtr: KernelMtr,
+    db: Option<Db>,
+    cons_index: AtomicU32,
+    arm_sn: AtomicU32,
+}
+
+/// What creating and destroying a CQ needs from the device.
+pub(crate) struct CqEnv<'a> {
+    /// Commands.
+    pub(crate) cmd: &'a Cmd,
+    /// DMA device.
+    pub(crate) dev: &'a Device<Bound>,
+    /// Context tables.
+    pub(crate) hem: &'a HemTables,
+    /// Record doorbell pages.
+    pub(crate) dbs: &'a DbPages,
+    /// Capabilities.
+    pub(crate) caps: &'a crate::hw_v2_caps::Caps,
+}
+
+impl Cq {
+    /// Creates a kernel CQ with number `cqn` (allocated by the caller):
+    /// buffer, record doorbell, CQC table entry, CREATE_CQC.
+    pub(crate) fn create(env: &CqEnv<'_>, attr: &CqAttr, cqn: u32) -> Result<KBox<Self>> {
+        let c = env.caps;
+        if attr.cqe == 0 || attr.cqe > c.max_cqes {
+            dev_err!(
+                env.cmd.device(),
+                "failed to check CQ count {}, max = {}.\n",
+                attr.cqe,
+                c.max_cqes
+            );
+            return Err(EINVAL);
+        }
+        if attr.vector >= c.num_comp_vectors {
+            dev_err!(
+                env.cmd.device(),
+                "failed to check CQ vector = {}, max = {}.\n",
+                attr.vector,
+                c.num_comp_vectors
+            );
+            return Err(EINVAL);
+        }
+        let depth = attr
+            .cqe
+            .max(c.min_cqes)
+            .checked_next_power_of_two()
+            .ok_or(EINVAL)?;
+        // CAST: PAGE_SHIFT is 12..16.
+        let page_shift = kernel::page::PAGE_SHIFT as u32;
+        let hop = if c.cqe_hop_num == HOP_NUM_0 {
+            0
+        } else {
+            c.cqe_hop_num
+        };
+        // CAST: depth * entry size is at most a few MiB.
+        let size = (depth as usize)
+            .checked_mul(c.cqe_sz as usize)
+            .ok_or(EINVAL)?;
+        let mtr = KernelMtr::new(
+            env.dev,
+            size,
+            c.cqe_pg.buf + page_shift,
+            c.cqe_pg.ba + page_shift,
+            hop,
+        )
+        .inspect_err(|e| {
+            dev_err!(
+                env.cmd.device(),
+                "failed to alloc CQ mtr, ret = {}.\n",
+                e.to_errno()
+            )
+        })?;
+        let db = if c.flags & CAP_FLAG_CQ_RECORD_DB != 0 {
+            Some(env.dbs.alloc(env.dev, 0)?)
+        } else {
+            None
+        };
+        let mut cq = KBox::new(
+            Cq {
+                cqn,
+                depth,
+                mtr,
+                db,
+                cons_index: AtomicU32::new(0),
+                arm_sn: AtomicU32::new(1),
+            },
+            GFP_KERNEL,
+        )?;
+        let table = env.hem.table(HemType::Cqc)?;
+        if let Err(e) = table.get(env.dev, cqn) {
+            dev_err!(
+                env.cmd.device(),
+                "failed to get CQ({:#x}) context, ret = {}.\n",
+                cqn,
+                e.to_errno()
+            );
+            cq.free_db(env.dbs);
+            return Err(e);
+        }
+        let ctx = cq.context(c, attr.vector, hop);
+        let r = MailboxBuf::new(env.dev).and_then(|mb| {
+            mb.write_le_words(ctx.as_le_words());
+            env.cmd.mbox(mb.dma(), 0, CMD_CREATE_CQC, cqn)
+        });
+        if let Err(e) = r {
+            dev_err!(
+                env.cmd.device(),
+                "failed to send create cmd for CQ({:#x}), ret = {}.\n",
+                cqn,
+                e.to_errno()
+            );
+            table.put(env.dev, cqn);
+            cq.free_db(env.dbs);
+            return Err(e);
+        }
+        Ok(cq)
+    }
+
+    /// The CQ context (`hns_roce_v2_write_cqc`).
+    fn context(&self, c: &crate::hw_v2_caps::Caps, vector: u32, hop: u32) -> Ctx<Cqc, 16> {
+        let mut x = Ctx::<Cqc, 16>::zeroed();
+        let cur = self.mtr.page_ba(0) >> HW_PAGE_SHIFT;
+        let next = self.mtr.page_ba(1) >> HW_PAGE_SHIFT;
+        let ba = self.mtr.root_ba();
+        let db = self.db.as_ref().map_or(0, |d| d.dma);
+        // CAST: the fields take the listed bit slices of the addresses.
+        x.write(cqc::CQ_ST, CQ_STATE_VALID);
+        x.write(cqc::ARM_ST, 0);
+        x.write(cqc::SHIFT, self.depth.ilog2());
+        x.write(cqc::CEQN, vector);
+        x.write(cqc::CQN, self.cqn);
+        if c.cqe_sz == V3_CQE_SIZE {
+            x.write(cqc::CQE_SIZE, CQE_SIZE_64B);
+        }
+        if c.flags & CAP_FLAG_STASH != 0 {
+            x.enable(cqc::STASH);
+        }
+        x.write(cqc::CQE_CUR_BLK_ADDR_L, cur as u32);
+        x.write(cqc::CQE_CUR_BLK_ADDR_H, (cur >> 32) as u32);
+        x.write(cqc::CQE_HOP_NUM, hop);
+        x.write(cqc::CQE_NEX_BLK_ADDR_L, next as u32);
+        x.write(cqc::CQE_NEX_BLK_ADDR_H, (next >> 32) as u32);
+        x.write(cqc::CQE_BAR_PG_SZ, self.mtr.ba_pg_shift() - HW_PAGE_SHIFT);
+        x.write(cqc::CQE_BUF_PG_SZ, self.mtr.page_shift() - HW_PAGE_SHIFT);
+        x.write(cqc::CQE_BA_L, (ba >> 3) as u32);
+        x.write(cqc::CQE_BA_H, (ba >> 35) as u32);
+        x.write(cqc::DB_RECORD_EN, u32::from(self.db.is_some()));
+        x.write(cqc::CQE_DB_RECORD_ADDR_L, (db as u32) >> 1);
+        x.write(cqc::CQE_DB_RECORD_ADDR_H, (db >> 32) as u32);
+        x.write(cqc::CQ_MAX_CNT, 0);
+        x.write(cqc::CQ_PERIOD, 0);
+        x
+    }
+
+    fn free_db(&mut self, dbs: &DbPages) {
+        if let Some(d) = self.db.take() {
+            dbs.free(d);
+        }
+    }
+
+    /// Destroys the CQ (`hns_roce_destroy_cq`); the caller frees the CQN.
+    pub(crate) fn destroy(self: KBox<Self>, env: &CqEnv<'_>) {
+        if let Err(e) = env.cmd.mbox(0, 0, CMD_DESTROY_CQC, self.cqn) {
+            dev_err_ratelimited!(
+                env.cmd.device(),
+                "DESTROY_CQ failed ({}) for CQN {:06x}\n",
+                e.to_errno(),
+                self.cqn
+            );
+        }
+        if let Ok(t) = env.hem.table(HemType::Cqc) {
+            t.put(env.dev, self.cqn);
+        }
+        let mut cq = self;
+        cq.free_db(env.dbs);
+    }
+
+    /// Arms the CQ (`hns_roce_v2_req_notify_cq`): the doorbell value.
+    pub(crate) fn notify_db(&self, solicited: bool) -> u64 {
+        let flag = if solicited {
+            CQ_DB_REQ_NOT
+        } else {
+            CQ_DB_REQ_NOT_SOL
+        };
+        let ci = u64::from(self.cons_index.load(Ordering::Relaxed) & 0xff_ffff);
+        let sn = u64::from(self.arm_sn.load(Ordering::Relaxed) & 3);
+        u64::from(self.cqn & 0xff_ffff)
+            | (CQ_DB_NOTIFY << 24)
+            | (ci << 32)
+            | (flag << 56)
+            | (sn << 57)
+    }
+}
