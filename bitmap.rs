@@ -194,6 +194,33 @@ fn ida_test_in(words: &[u64], base: u32, top: u32, id: u32) -> bool {
         .is_some_and(|w| w & (1u64 << (off % 64)) != 0)
 }
 
+/// Frees `id` in bank `idx` of a banked allocator and drops its load.
+fn bank_free(
+    banks: &mut [Bank],
+    words: &mut [u64],
+    stride: usize,
+    idx: usize,
+    id: u32,
+) -> Result<()> {
+    let bank = banks.get_mut(idx).ok_or(BitmapError::Invalid)?;
+    let words = region(words, stride, idx)?;
+    let (base, top) = stored(bank.min, bank.max);
+    ida_free_in(words, base, top, id)?;
+    bank.inuse = bank.inuse.wrapping_sub(1);
+    Ok(())
+}
+
+/// Whether `id` of bank `idx` of a banked allocator is allocated.
+fn bank_test(banks: &[Bank], words: &[u64], stride: usize, idx: usize, id: u32) -> bool {
+    let (Some(bank), Some(words)) = (banks.get(idx), region_ref(words, stride, idx)) else {
+        return false;
+    };
+    match span(bank.min, bank.max) {
+        Some((base, top)) => ida_test_in(words, base, top, id),
+        None => false,
+    }
+}
+
 /// Words `[idx * stride, (idx + 1) * stride)` of `words`.
 fn region(words: &mut [u64], stride: usize, idx: usize) -> Result<&mut [u64]> {
     let start = idx.checked_mul(stride).ok_or(BitmapError::Invalid)?;
@@ -560,28 +587,26 @@ impl<S: BorrowMut<[u64]>> QpBanks<S> {
             return Ok(());
         }
         let idx = usize::from(qp_bankid(qpn));
-        let bank = self.banks.get_mut(idx).ok_or(BitmapError::Invalid)?;
-        let words = region(self.words.borrow_mut(), self.stride, idx)?;
-        let (base, top) = stored(bank.min, bank.max);
-        ida_free_in(words, base, top, qpn >> QP_BANKID_SHIFT)?;
-        bank.inuse = bank.inuse.wrapping_sub(1);
-        Ok(())
+        bank_free(
+            &mut self.banks,
+            self.words.borrow_mut(),
+            self.stride,
+            idx,
+            qpn >> QP_BANKID_SHIFT,
+        )
     }
 
     /// Whether `qpn` is allocated from a bank (reserved QPNs and the GSI QPN
     /// never are).
     pub fn is_allocated(&self, qpn: u32) -> bool {
         let idx = usize::from(qp_bankid(qpn));
-        let (Some(bank), Some(words)) = (
-            self.banks.get(idx),
-            region_ref(self.words.borrow(), self.stride, idx),
-        ) else {
-            return false;
-        };
-        match span(bank.min, bank.max) {
-            Some((base, top)) => ida_test_in(words, base, top, qpn >> QP_BANKID_SHIFT),
-            None => false,
-        }
+        bank_test(
+            &self.banks,
+            self.words.borrow(),
+            self.stride,
+            idx,
+            qpn >> QP_BANKID_SHIFT,
+        )
     }
 }
 
@@ -752,26 +777,24 @@ impl<S: BorrowMut<[u64]>> CqBanks<S> {
     /// `ida_free` and still decrements `inuse`).
     pub fn free(&mut self, cqn: u32) -> Result<()> {
         let idx = usize::from(cq_bankid(cqn));
-        let bank = self.banks.get_mut(idx).ok_or(BitmapError::Invalid)?;
-        let words = region(self.words.borrow_mut(), self.stride, idx)?;
-        let (base, top) = stored(bank.min, bank.max);
-        ida_free_in(words, base, top, cqn >> CQ_BANKID_SHIFT)?;
-        bank.inuse = bank.inuse.wrapping_sub(1);
-        Ok(())
+        bank_free(
+            &mut self.banks,
+            self.words.borrow_mut(),
+            self.stride,
+            idx,
+            cqn >> CQ_BANKID_SHIFT,
+        )
     }
 
     /// Whether `cqn` is allocated.
     pub fn is_allocated(&self, cqn: u32) -> bool {
         let idx = usize::from(cq_bankid(cqn));
-        let (Some(bank), Some(words)) = (
-            self.banks.get(idx),
-            region_ref(self.words.borrow(), self.stride, idx),
-        ) else {
-            return false;
-        };
-        match span(bank.min, bank.max) {
-            Some((base, top)) => ida_test_in(words, base, top, cqn >> CQ_BANKID_SHIFT),
-            None => false,
-        }
+        bank_test(
+            &self.banks,
+            self.words.borrow(),
+            self.stride,
+            idx,
+            cqn >> CQ_BANKID_SHIFT,
+        )
     }
 }

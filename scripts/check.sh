@@ -232,40 +232,33 @@ if [ -x "$HNS_BUILD/sim-target/release/hns-sim" ] && [ -f "$HNS_BUILD/module-kun
         head -n 30 "$L/trace-c-vs-c.log" | sed 's/^/    /'
     fi
 
+    # fault_probe TEST NAME FAULT LOGLINE: hns-sim started with --fault
+    # FAULT, one boot per driver. The first probe must fail (no hns_0) and
+    # log LOGLINE once; after reloading the driver hns_0 must appear.
+    fault_probe() {
+        local test=$1 name=$2 fault=$3 line=$4 d mod load out
+        for d in c rs; do
+            mod=$([ $d = c ] && echo hns_roce_hw_v2 || echo hns_roce_rs)
+            load=$([ $d = c ] && echo "modprobe hns-roce-hw-v2" || echo "insmod /opt/run/modules/hns_roce_rs.ko")
+            out=$(HNS_SIM_ARGS="--fault $fault" bash scripts/run-guest.sh --driver $d --sim 1 \
+                --name "$name-$d" --cmd "ibv_devices | grep -c hns_0; dmesg | grep -c '$line';
+                    rmmod $mod; $load; ibv_devices | grep -c hns_0; rmmod $mod; rmmod hns_sim" \
+                2>"$L/$name-$d.err")
+            if [ $? -eq 0 ] && [ "$(echo $out)" = "0 1 1" ]; then
+                result "sim/$test-$d" PASS
+            else
+                result "sim/$test-$d" FAIL "got '$(echo $out)', see $L/$name-$d.err"
+            fi
+        done
+    }
     # A command the firmware never answers (QUERY_PF_CAPS_NUM, once): both
-    # drivers time out after 30 ms, fail the probe with -EAGAIN and leave
-    # nothing behind; the next probe works.
-    for d in c rs; do
-        mod=$([ $d = c ] && echo hns_roce_hw_v2 || echo hns_roce_rs)
-        load=$([ $d = c ] && echo "modprobe hns-roce-hw-v2" || echo "insmod /opt/run/modules/hns_roce_rs.ko")
-        # A successful probe shows as an ib_device.
-        probed="ibv_devices | grep -c hns_0"
-        out=$(HNS_SIM_ARGS="--fault 0x8408:timeout:once" bash scripts/run-guest.sh --driver $d --sim 1 \
-            --name "timeout-$d" --cmd "dmesg | grep -c 'opcode = 0x8408, return = -11'; rmmod $mod; $load;
-                $probed; rmmod $mod; rmmod hns_sim" 2>"$L/timeout-$d.err")
-        if [ $? -eq 0 ] && [ "$(echo $out)" = "1 1" ]; then
-            result "sim/cmq-timeout-$d" PASS
-        else
-            result "sim/cmq-timeout-$d" FAIL "got '$(echo $out)', see $L/timeout-$d.err"
-        fi
-    done
-
+    # drivers time out after 30 ms and fail the probe with -EAGAIN.
+    fault_probe cmq-timeout timeout 0x8408:timeout:once 'opcode = 0x8408, return = -11'
     # A mailbox that completes with an error status (WRITE_CQC_TIMER_BT0 in
-    # event mode, once): both drivers fail the probe with -EIO, unwind, and
-    # re-probe; their traces, failure and unwind included, are equal except
-    # for ib_mad's QP1 block.
-    for d in c rs; do
-        mod=$([ $d = c ] && echo hns_roce_hw_v2 || echo hns_roce_rs)
-        load=$([ $d = c ] && echo "modprobe hns-roce-hw-v2" || echo "insmod /opt/run/modules/hns_roce_rs.ko")
-        out=$(HNS_SIM_ARGS="--fault mbx:0x23:0x11:once" bash scripts/run-guest.sh --driver $d --sim 1 \
-            --name "mbfault-$d" --cmd "ibv_devices | grep -c hns_0; dmesg | grep -c 'CQC Timer get failed';
-                rmmod $mod; $load; ibv_devices | grep -c hns_0; rmmod $mod; rmmod hns_sim" 2>"$L/mbfault-$d.err")
-        if [ $? -eq 0 ] && [ "$(echo $out)" = "0 1 1" ]; then
-            result "sim/mailbox-error-$d" PASS
-        else
-            result "sim/mailbox-error-$d" FAIL "got '$(echo $out)', see $L/mbfault-$d.err"
-        fi
-    done
+    # event mode, once): both drivers fail the probe with -EIO and unwind;
+    # their traces, failure and unwind included, are equal except for
+    # ib_mad's QP1 block.
+    fault_probe mailbox-error mbfault mbx:0x23:0x11:once 'CQC Timer get failed'
     if python3 scripts/trace-diff.py --without-qp1 "$HNS_BUILD/guest/mbfault-c/trace-0.txt" \
         "$HNS_BUILD/guest/mbfault-rs/trace-0.txt" >"$L/trace-mbfault.log" 2>&1; then
         result equivalence/mailbox-error-trace PASS "($(cat "$L/trace-mbfault.log"))"

@@ -2,17 +2,15 @@
 
 //! Host tests of the HEM arithmetic and the context-table manager's plans.
 
-use hns_host_tests::cmq_desc::Desc;
 use hns_host_tests::hem::{HemType, TableCfg};
 use hns_host_tests::hw_v2_caps::{
     apply_func_caps, apply_pf_res, apply_timer_res, parse_pf_caps, Caps,
 };
 use hns_host_tests::vectors::hem as v;
 use hns_sim::caps::Caps as SimCaps;
-use hns_sim::cmq::{flag, Desc as SimDesc};
-use hns_sim::fw::Firmware;
-use hns_sim::mem::{BadDma, Dma};
-use hns_sim::trace::Trace;
+
+mod common;
+use common::query;
 
 #[test]
 fn small_tables() {
@@ -84,46 +82,6 @@ fn invalid_and_edges() {
     assert_eq!(v::check_invalid_and_edges(), Ok(()));
 }
 
-/// The capability queries touch no memory.
-struct NoMem;
-
-impl Dma for NoMem {
-    fn read(&self, addr: u64, buf: &mut [u8]) -> Result<(), BadDma> {
-        Err(BadDma {
-            addr,
-            len: buf.len(),
-        })
-    }
-    fn write(&self, addr: u64, data: &[u8]) -> Result<(), BadDma> {
-        Err(BadDma {
-            addr,
-            len: data.len(),
-        })
-    }
-}
-
-/// hns-sim's answer to a capability query, as the driver's descriptors.
-fn query(c: &SimCaps, opcode: u16, n: usize) -> Vec<Desc> {
-    let mut fw = Firmware::new(c.clone(), vec![], Trace::discard());
-    let mut d: Vec<SimDesc> = (0..n)
-        .map(|i| SimDesc {
-            opcode,
-            flag: flag::IN | flag::WR | if i + 1 < n { flag::NEXT } else { 0 },
-            ..Default::default()
-        })
-        .collect();
-    fw.execute(&NoMem, &mut d);
-    d.iter()
-        .map(|x| {
-            let b = x.to_bytes();
-            let mut w = [0u32; 8];
-            for (i, v) in w.iter_mut().enumerate() {
-                *v = u32::from_ne_bytes([b[4 * i], b[4 * i + 1], b[4 * i + 2], b[4 * i + 3]]);
-            }
-            Desc::from_le_words(&w)
-        })
-        .collect()
-}
 
 /// The caps the driver derives from hns-sim's defaults (HIP09 PF, 4 KiB
 /// pages), through the real decoder.
