@@ -31,10 +31,12 @@ pub struct Device<'a> {
     /// is processed until the driver moves PI or re-initialises the ring.
     stalled: Option<(u64, u32)>,
     /// The CI value the model wrote last. The driver writes CI only while
-    /// (re)initialising the ring (CI = 0, then PI = 0); a CI that differs
-    /// from this one means that is under way, and the ring must not be
-    /// read until PI has caught up (else the model would run the stale span
-    /// between the new CI and the old PI).
+    /// (re)initialising the ring (CI = 0, then PI = 0, then commands). A CI
+    /// that differs from this one means an init happened; while PI still
+    /// holds the old value (= this one, the model had caught up) it is
+    /// stale and the ring must not be read (else the model would run the
+    /// span between the new CI and the old PI as commands). Once PI moved,
+    /// the new CI is the baseline.
     last_ci: Option<u32>,
 }
 
@@ -65,12 +67,14 @@ impl<'a> Device<'a> {
         let depth = self.bar.read32(CMQ_DEPTH) * 8;
         let pi = self.bar.read32(CMQ_PI);
         let mut ci = self.bar.read32(CMQ_CI);
-        if self.last_ci.is_some_and(|l| l != ci) {
-            // The driver is re-initialising the ring.
-            if pi == ci {
+        if let Some(l) = self.last_ci {
+            if l != ci {
+                if pi == l {
+                    // CI rewritten, PI not yet: mid-init.
+                    return false;
+                }
                 self.last_ci = Some(ci);
             }
-            return false;
         }
         if base == 0 || depth == 0 || pi == ci || self.stalled == Some((base, pi)) {
             return false;

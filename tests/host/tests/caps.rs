@@ -13,7 +13,6 @@ use hns_sim::caps::Caps as SimCaps;
 mod common;
 use common::query;
 
-
 fn check(c: &SimCaps) {
     let caps = query(c, 0x8408, 6);
     let mut p = parse_pf_caps(&caps, 4096).expect("decodes");

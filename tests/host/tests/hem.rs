@@ -82,7 +82,6 @@ fn invalid_and_edges() {
     assert_eq!(v::check_invalid_and_edges(), Ok(()));
 }
 
-
 /// The caps the driver derives from hns-sim's defaults (HIP09 PF, 4 KiB
 /// pages), through the real decoder.
 fn decoded_sim_caps() -> Caps {
