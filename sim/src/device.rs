@@ -40,6 +40,28 @@ pub struct Device<'a> {
     last_ci: Option<u32>,
 }
 
+/// What the CMQ registers say about the ring, given the CI the model wrote
+/// last (see `Device::last_ci`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RingState {
+    /// Nothing unusual: run CI..PI.
+    Steady,
+    /// The driver rewrote CI and PI still holds the old value: wait.
+    MidInit,
+    /// The driver re-initialised the ring and moved PI: the new CI is the
+    /// baseline; run CI..PI.
+    Reinit,
+}
+
+/// Classifies a poll (`last`: the CI the model wrote last).
+pub fn ring_state(last: Option<u32>, ci: u32, pi: u32) -> RingState {
+    match last {
+        Some(l) if l != ci && pi == l => RingState::MidInit,
+        Some(l) if l != ci => RingState::Reinit,
+        _ => RingState::Steady,
+    }
+}
+
 impl<'a> Device<'a> {
     /// Wires firmware to the BAR, guest RAM and the interrupt peer.
     pub fn new(fw: Firmware, bar: &'a Bar, ram: &'a GuestRam, peer: &'a Peer) -> Self {
@@ -67,14 +89,10 @@ impl<'a> Device<'a> {
         let depth = self.bar.read32(CMQ_DEPTH) * 8;
         let pi = self.bar.read32(CMQ_PI);
         let mut ci = self.bar.read32(CMQ_CI);
-        if let Some(l) = self.last_ci {
-            if l != ci {
-                if pi == l {
-                    // CI rewritten, PI not yet: mid-init.
-                    return false;
-                }
-                self.last_ci = Some(ci);
-            }
+        match ring_state(self.last_ci, ci, pi) {
+            RingState::MidInit => return false,
+            RingState::Reinit => self.last_ci = Some(ci),
+            RingState::Steady => {}
         }
         if base == 0 || depth == 0 || pi == ci || self.stalled == Some((base, pi)) {
             return false;
@@ -134,5 +152,25 @@ impl<'a> Device<'a> {
         }
         self.fw.trace.flush();
         true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{ring_state, RingState};
+
+    #[test]
+    fn ring_reinit_races() {
+        // First contact, and the usual case.
+        assert_eq!(ring_state(None, 0, 0), RingState::Steady);
+        assert_eq!(ring_state(Some(190), 190, 192), RingState::Steady);
+        // A new driver wrote CI = 0 but PI is still the old 190: waiting,
+        // not running 0..190 of the new (zeroed) ring.
+        assert_eq!(ring_state(Some(190), 0, 190), RingState::MidInit);
+        // PI = 0 came too: baseline 0, nothing to run.
+        assert_eq!(ring_state(Some(190), 0, 0), RingState::Reinit);
+        // The driver already posted its first command before this poll: it
+        // must run (the bug of waiting for PI == CI).
+        assert_eq!(ring_state(Some(190), 0, 1), RingState::Reinit);
     }
 }
