@@ -12,8 +12,9 @@ use crate::db::{Db, DbPages};
 use crate::field::Ctx;
 use crate::hem::{HemType, HOP_NUM_0};
 use crate::hem_table::HemTables;
-use crate::hw_v2_fields::{cqc, Cqc};
-use crate::mtr::{KernelMtr, HW_PAGE_SHIFT};
+use crate::hw_v2_ctx;
+use crate::hw_v2_fields::Cqc;
+use crate::mtr::KernelMtr;
 use core::sync::atomic::{AtomicU32, Ordering};
 use kernel::{
     device::{Bound, Device},
@@ -23,23 +24,12 @@ use kernel::{
 /// Mailbox: create / destroy a CQ context.
 const CMD_CREATE_CQC: u8 = 0x16;
 const CMD_DESTROY_CQC: u8 = 0x17;
-/// CQ state: valid.
-const CQ_STATE_VALID: u32 = 1;
-/// 64-byte CQEs in `CQC_CQE_SIZE`.
-const CQE_SIZE_64B: u32 = 1;
-/// The 64-byte CQE size.
-const V3_CQE_SIZE: u32 = 64;
 /// `HNS_ROCE_CAP_FLAG_STASH`.
 const CAP_FLAG_STASH: u32 = 1 << 17;
 /// `HNS_ROCE_CAP_FLAG_CQ_RECORD_DB`.
 const CAP_FLAG_CQ_RECORD_DB: u32 = 1 << 3;
 /// Normal doorbell register of the driver's own UAR (`odb_offset`).
 pub(crate) const ODB_REG: usize = 0x230;
-/// Doorbell command: arm the CQ (`HNS_ROCE_V2_CQ_DB_NOTIFY`).
-const CQ_DB_NOTIFY: u64 = 4;
-/// Arm for solicited completions / for the next one.
-const CQ_DB_REQ_NOT_SOL: u64 = 0;
-const CQ_DB_REQ_NOT: u64 = 1;
 
 /// The parameters of a kernel CQ.
 pub(crate) struct CqAttr {
@@ -176,38 +166,20 @@ impl Cq {
 
     /// The CQ context (`hns_roce_v2_write_cqc`).
     fn context(&self, c: &crate::hw_v2_caps::Caps, vector: u32, hop: u32) -> Ctx<Cqc, 16> {
-        let mut x = Ctx::<Cqc, 16>::zeroed();
-        let cur = self.mtr.page_ba(0) >> HW_PAGE_SHIFT;
-        let next = self.mtr.page_ba(1) >> HW_PAGE_SHIFT;
-        let ba = self.mtr.root_ba();
-        let db = self.db.as_ref().map_or(0, |d| d.dma);
-        // CAST: the fields take the listed bit slices of the addresses.
-        x.write(cqc::CQ_ST, CQ_STATE_VALID);
-        x.write(cqc::ARM_ST, 0);
-        x.write(cqc::SHIFT, self.depth.ilog2());
-        x.write(cqc::CEQN, vector);
-        x.write(cqc::CQN, self.cqn);
-        if c.cqe_sz == V3_CQE_SIZE {
-            x.write(cqc::CQE_SIZE, CQE_SIZE_64B);
-        }
-        if c.flags & CAP_FLAG_STASH != 0 {
-            x.enable(cqc::STASH);
-        }
-        x.write(cqc::CQE_CUR_BLK_ADDR_L, cur as u32);
-        x.write(cqc::CQE_CUR_BLK_ADDR_H, (cur >> 32) as u32);
-        x.write(cqc::CQE_HOP_NUM, hop);
-        x.write(cqc::CQE_NEX_BLK_ADDR_L, next as u32);
-        x.write(cqc::CQE_NEX_BLK_ADDR_H, (next >> 32) as u32);
-        x.write(cqc::CQE_BAR_PG_SZ, self.mtr.ba_pg_shift() - HW_PAGE_SHIFT);
-        x.write(cqc::CQE_BUF_PG_SZ, self.mtr.page_shift() - HW_PAGE_SHIFT);
-        x.write(cqc::CQE_BA_L, (ba >> 3) as u32);
-        x.write(cqc::CQE_BA_H, (ba >> 35) as u32);
-        x.write(cqc::DB_RECORD_EN, u32::from(self.db.is_some()));
-        x.write(cqc::CQE_DB_RECORD_ADDR_L, (db as u32) >> 1);
-        x.write(cqc::CQE_DB_RECORD_ADDR_H, (db >> 32) as u32);
-        x.write(cqc::CQ_MAX_CNT, 0);
-        x.write(cqc::CQ_PERIOD, 0);
-        x
+        hw_v2_ctx::cq_context(&hw_v2_ctx::CqcParams {
+            cqn: self.cqn,
+            ceqn: vector,
+            depth: self.depth,
+            cqe_size: c.cqe_sz,
+            stash: c.flags & CAP_FLAG_STASH != 0,
+            hop,
+            ba_pg_shift: self.mtr.ba_pg_shift(),
+            buf_pg_shift: self.mtr.page_shift(),
+            bt_ba: self.mtr.root_ba(),
+            cur: self.mtr.page_ba(0),
+            next: self.mtr.page_ba(1),
+            db: self.db.as_ref().map(|d| d.dma),
+        })
     }
 
     fn free_db(&mut self, dbs: &DbPages) {
@@ -235,17 +207,11 @@ impl Cq {
 
     /// Arms the CQ (`hns_roce_v2_req_notify_cq`): the doorbell value.
     pub(crate) fn notify_db(&self, solicited: bool) -> u64 {
-        let flag = if solicited {
-            CQ_DB_REQ_NOT
-        } else {
-            CQ_DB_REQ_NOT_SOL
-        };
-        let ci = u64::from(self.cons_index.load(Ordering::Relaxed) & 0xff_ffff);
-        let sn = u64::from(self.arm_sn.load(Ordering::Relaxed) & 3);
-        u64::from(self.cqn & 0xff_ffff)
-            | (CQ_DB_NOTIFY << 24)
-            | (ci << 32)
-            | (flag << 56)
-            | (sn << 57)
+        hw_v2_ctx::cq_notify_doorbell(
+            self.cqn,
+            self.cons_index.load(Ordering::Relaxed),
+            self.arm_sn.load(Ordering::Relaxed),
+            solicited,
+        )
     }
 }

@@ -11,8 +11,9 @@
 use crate::cmdq::{Cmd, MailboxBuf};
 use crate::field::Ctx;
 use crate::hw_v2_caps::Caps;
-use crate::hw_v2_fields::{aeqe, ceqe, eqc, Eqc};
-use crate::mtr::{KernelMtr, HW_PAGE_SHIFT};
+use crate::hw_v2_ctx;
+use crate::hw_v2_fields::{aeqe, ceqe, Eqc};
+use crate::mtr::KernelMtr;
 use crate::rdma::{Hnae3Handle, IrqHandler, IrqRegistration};
 use core::sync::atomic::{AtomicU32, Ordering};
 use kernel::{
@@ -40,20 +41,10 @@ const ABN_INT_ST_REG: usize = 0x13004;
 const ABN_INT_EN_REG: usize = 0x13008;
 /// Event interrupt enable of EQ 0; EQ `i` at `+ 4 * i`.
 const EVENT_INT_EN_REG: usize = 0x1300c;
-/// EQ state: valid.
-const EQ_STATE_VALID: u32 = 1;
-/// EQ arm state: always armed.
-const EQ_ALWAYS_ARMED: u32 = 3;
-/// Doorbell command: AEQ, always armed.
-const EQ_DB_CMD_AEQ: u64 = 0;
-/// Doorbell command: CEQ, always armed.
-const EQ_DB_CMD_CEQ: u64 = 2;
 /// AEQEs handled per interrupt (`HNS_AEQ_POLLING_BUDGET`).
 const AEQ_POLLING_BUDGET: u32 = 64;
 /// AEQE event type of a mailbox completion.
 const EVENT_TYPE_MB: u32 = 0x13;
-/// EQE size that sets `EQC_EQE_SIZE` (64-byte entries).
-const V3_EQE_SIZE: u32 = 64;
 /// EQE buffer and BT page size exponents over `PAGE_SIZE` (0 on HIP08 and
 /// HIP09: `caps->eqe_{buf,ba}_pg_sz`).
 const EQE_PG_SZ: u32 = 0;
@@ -131,37 +122,17 @@ impl Eq {
 
     /// The EQ context (`config_eqc`).
     fn context(&self, hop: u32) -> Ctx<Eqc, 16> {
-        let mut c = Ctx::<Eqc, 16>::zeroed();
-        let bt_ba = self.mtr.root_ba();
-        let cur = self.mtr.page_ba(0);
-        let next = self.mtr.page_ba(1);
-        // CAST: the register fields take the listed bit slices of the
-        // addresses (the writes drop bits above each field's width).
-        c.write(eqc::EQ_ST, EQ_STATE_VALID);
-        c.write(eqc::EQE_HOP_NUM, hop);
-        c.write(eqc::OVER_IGNORE, 0);
-        c.write(eqc::COALESCE, 0);
-        c.write(eqc::ARM_ST, EQ_ALWAYS_ARMED);
-        c.write(eqc::EQN, self.eqn);
-        c.write(eqc::EQE_CNT, 0);
-        c.write(eqc::EQE_BA_PG_SZ, self.mtr.ba_pg_shift() - HW_PAGE_SHIFT);
-        c.write(eqc::EQE_BUF_PG_SZ, self.mtr.page_shift() - HW_PAGE_SHIFT);
-        c.write(eqc::EQ_PROD_INDX, 0);
-        c.write(eqc::EQ_MAX_CNT, 0);
-        c.write(eqc::EQ_PERIOD, 0);
-        c.write(eqc::EQE_REPORT_TIMER, 0);
-        c.write(eqc::EQE_BA_L, (bt_ba >> 3) as u32);
-        c.write(eqc::EQE_BA_H, (bt_ba >> 35) as u32);
-        c.write(eqc::SHIFT, self.entries.ilog2());
-        c.write(eqc::MSI_INDX, 0);
-        c.write(eqc::CUR_EQE_BA_L, (cur >> 12) as u32);
-        c.write(eqc::CUR_EQE_BA_M, (cur >> 28) as u32);
-        c.write(eqc::CUR_EQE_BA_H, (cur >> 60) as u32);
-        c.write(eqc::EQ_CONS_INDX, 0);
-        c.write(eqc::NEX_EQE_BA_L, (next >> 12) as u32);
-        c.write(eqc::NEX_EQE_BA_H, (next >> 44) as u32);
-        c.write(eqc::EQE_SIZE, u32::from(self.eqe_size == V3_EQE_SIZE));
-        c
+        hw_v2_ctx::eq_context(&hw_v2_ctx::EqcParams {
+            eqn: self.eqn,
+            hop,
+            ba_pg_shift: self.mtr.ba_pg_shift(),
+            buf_pg_shift: self.mtr.page_shift(),
+            entries: self.entries,
+            eqe_size: self.eqe_size,
+            bt_ba: self.mtr.root_ba(),
+            cur: self.mtr.page_ba(0),
+            next: self.mtr.page_ba(1),
+        })
     }
 
     /// Destroys the context (`hns_roce_v2_destroy_eqc`); the buffer goes
@@ -192,11 +163,7 @@ impl Eq {
 
     /// Tells the engine how far software consumed (`update_eq_db`).
     fn update_db(&self, ci: u32) {
-        let (tag, cmd) = match self.kind {
-            Kind::Aeq => (0u64, EQ_DB_CMD_AEQ),
-            Kind::Ceq => (u64::from(self.eqn & 0xff), EQ_DB_CMD_CEQ),
-        };
-        let v = tag | (cmd << 16) | (u64::from(ci & 0xff_ffff) << 32);
+        let v = hw_v2_ctx::eq_doorbell(self.kind == Kind::Aeq, self.eqn, ci);
         self.cmd.reg_window().write64(v, EQ_DB_REG);
     }
 

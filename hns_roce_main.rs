@@ -37,6 +37,7 @@ pub mod field;
 pub mod hem;
 mod hns_roce_hw_v2;
 pub mod hw_v2_caps;
+pub mod hw_v2_ctx;
 pub mod hw_v2_fields;
 mod rdma;
 
@@ -50,11 +51,11 @@ mod kunit;
 
 use cmdq::Cmd;
 use cmq_desc::{flag, op, Desc};
-use field::{Ctx, Field};
+use field::Field;
 use hem::HemType;
 use hem_table::HemTables;
 use hw_v2_caps::Caps;
-use hw_v2_fields::{mpt, Mpt};
+use hw_v2_ctx::{flow_label_to_udp_sport, index_to_key, key_to_index};
 use kernel::{
     new_mutex,
     sync::{Arc, Mutex},
@@ -185,34 +186,13 @@ const GMV_A_SGID: [Field<cmq_desc::CmqData>; 4] = [
 /// Mailbox: create / destroy an MPT.
 const CMD_CREATE_MPT: u8 = 0x0d;
 const CMD_DESTROY_MPT: u8 = 0x0f;
-/// MPT state: valid.
-const MPT_ST_VALID: u32 = 1;
-
-/// The key of MPT entry `idx` (`hw_index_to_key`).
-const fn index_to_key(idx: u32) -> u32 {
-    idx.rotate_left(8)
-}
-
-/// The MPT entry of `key` (`key_to_hw_index`).
-const fn key_to_index(key: u32) -> u32 {
-    key.rotate_right(8)
-}
 
 /// Highest service level (`MAX_SERVICE_LEVEL`).
 const MAX_SERVICE_LEVEL: u32 = 7;
-/// Lowest UDP source port of RoCEv2 (`IB_ROCE_UDP_ENCAP_VALID_PORT_MIN`).
-const ROCE_UDP_SPORT_MIN: u32 = 0xc000;
 /// `IB_RATE_10_GBPS`, what a non-zero static rate becomes.
 const IB_RATE_10_GBPS: u8 = 3;
 /// `HNAE3_TC_MAP_MODE_DSCP`: the NIC maps DSCP to priority.
 const TC_MAP_MODE_DSCP: u8 = 1;
-
-/// The UDP source port a flow label selects (`rdma_flow_label_to_udp_sport`).
-fn flow_label_to_udp_sport(fl: u32) -> u16 {
-    let low = (fl & 0x03fff) ^ ((fl & 0xfc000) >> 14);
-    // CAST: 14 bits ORed into 0xc000.
-    (low | ROCE_UDP_SPORT_MIN) as u16
-}
 
 /// VLAN ids from here on mean "no VLAN" (`VLAN_CFI_MASK`).
 const VLAN_CFI_MASK: u16 = 0x1000;
@@ -548,16 +528,13 @@ impl IbDriver for IbDev {
             self.mrs.free(idx);
             return Err(e);
         }
-        // A DMA MR: the whole address space, physical addresses.
-        let mut c = Ctx::<Mpt, 16>::zeroed();
-        c.write(mpt::ST, MPT_ST_VALID);
-        c.write(mpt::PD, pdn);
-        c.write_bool(mpt::ATOMIC_EN, access & rdma::ACCESS_REMOTE_ATOMIC != 0);
-        c.write_bool(mpt::RR_EN, access & rdma::ACCESS_REMOTE_READ != 0);
-        c.write_bool(mpt::RW_EN, access & rdma::ACCESS_REMOTE_WRITE != 0);
-        c.write_bool(mpt::LW_EN, access & rdma::ACCESS_LOCAL_WRITE != 0);
-        c.write(mpt::LKEY, key);
-        c.enable(mpt::PA);
+        let access = hw_v2_ctx::MrAccess {
+            remote_atomic: access & rdma::ACCESS_REMOTE_ATOMIC != 0,
+            remote_read: access & rdma::ACCESS_REMOTE_READ != 0,
+            remote_write: access & rdma::ACCESS_REMOTE_WRITE != 0,
+            local_write: access & rdma::ACCESS_LOCAL_WRITE != 0,
+        };
+        let c = hw_v2_ctx::dma_mr_mpt(pdn, access, key);
         let r = cmdq::MailboxBuf::new(self.dev.get()).and_then(|mb| {
             mb.write_le_words(c.as_le_words());
             self.cmd

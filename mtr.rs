@@ -18,8 +18,7 @@ use kernel::{
     prelude::*, //
 };
 
-/// Smallest page the hardware addresses (`HNS_HW_PAGE_SHIFT`).
-pub(crate) const HW_PAGE_SHIFT: u32 = 12;
+use crate::hw_v2_ctx::HW_PAGE_SHIFT;
 
 /// A kernel buffer and its BT levels.
 ///

@@ -12,7 +12,7 @@ RESULTS=$HNS_BUILD/check/results.txt
 mkdir -p "$HNS_BUILD/check"
 : >"$RESULTS"
 # Suites the module must run at insmod; a missing one fails.
-EXPECTED_SUITES="hns_roce_rs_field hns_roce_rs_cmq hns_roce_rs_hem hns_roce_rs_caps hns_roce_rs_bitmap"
+EXPECTED_SUITES="hns_roce_rs_field hns_roce_rs_cmq hns_roce_rs_hem hns_roce_rs_caps hns_roce_rs_bitmap hns_roce_rs_ctx"
 KSRC=""
 t0=$(date +%s)
 

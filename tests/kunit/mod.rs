@@ -151,6 +151,32 @@ mod caps {
     }
 }
 
+/// Context images and doorbell words against the C driver's.
+#[kunit_tests(hns_roce_rs_ctx)]
+mod ctx {
+    use crate::vectors::ctx as v;
+
+    #[test]
+    fn eq_contexts() {
+        assert_eq!(v::check_eq_contexts(), Ok(()));
+    }
+
+    #[test]
+    fn cq_context() {
+        assert_eq!(v::check_cq_context(), Ok(()));
+    }
+
+    #[test]
+    fn dma_mr_mpt() {
+        assert_eq!(v::check_dma_mr_mpt(), Ok(()));
+    }
+
+    #[test]
+    fn doorbells() {
+        assert_eq!(v::check_doorbells(), Ok(()));
+    }
+}
+
 /// The id and bank allocators.
 #[kunit_tests(hns_roce_rs_bitmap)]
 mod bitmap {

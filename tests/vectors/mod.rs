@@ -5,6 +5,7 @@
 pub mod bitmap;
 pub mod caps;
 pub mod cmq;
+pub mod ctx;
 pub mod field;
 pub mod hem;
 

@@ -23,6 +23,9 @@ pub mod bitmap;
 #[path = "../../../hw_v2_caps.rs"]
 pub mod hw_v2_caps;
 
+#[path = "../../../hw_v2_ctx.rs"]
+pub mod hw_v2_ctx;
+
 /// Vectors shared with the KUnit suites.
 #[path = "../../vectors/mod.rs"]
 pub mod vectors;

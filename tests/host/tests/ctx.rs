@@ -1,0 +1,26 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+
+//! Host tests of the context images and doorbell words against the C
+//! driver's.
+
+use hns_host_tests::vectors::ctx as v;
+
+#[test]
+fn eq_contexts() {
+    assert_eq!(v::check_eq_contexts(), Ok(()));
+}
+
+#[test]
+fn cq_context() {
+    assert_eq!(v::check_cq_context(), Ok(()));
+}
+
+#[test]
+fn dma_mr_mpt() {
+    assert_eq!(v::check_dma_mr_mpt(), Ok(()));
+}
+
+#[test]
+fn doorbells() {
+    assert_eq!(v::check_doorbells(), Ok(()));
+}
