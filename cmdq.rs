@@ -13,7 +13,7 @@
 //! during bring-up) or by a mailbox event on the AEQ that carries the token
 //! of one of 32 slots (event mode, once the EQs exist).
 
-use crate::cmq_desc::{flag, op, retval_errno, CmqData, Desc, CSQ_DESC_NUM};
+use crate::cmq_desc::{op, retval_errno, CmqData, Desc, CSQ_DESC_NUM};
 use crate::field::Field;
 use crate::rdma::{Event, RegWindow, Regs};
 use core::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, AtomicU64, Ordering};
@@ -599,17 +599,5 @@ impl Cmd {
     /// Back to poll mode, for teardown.
     pub(crate) fn use_polling(&self) {
         self.use_events.store(false, Ordering::Release);
-    }
-}
-
-/// Marks `desc` as the read half of a chained command.
-pub(crate) fn chain(d: &mut [Desc]) {
-    let n = d.len();
-    for (i, x) in d.iter_mut().enumerate() {
-        if i + 1 != n {
-            x.flag |= flag::NEXT;
-        } else {
-            x.flag &= !flag::NEXT;
-        }
     }
 }

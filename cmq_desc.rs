@@ -126,6 +126,18 @@ impl Desc {
     }
 }
 
+/// A command of `N` descriptors for `opcode` (each set up as [`Desc::new`]
+/// does), chained with NEXT on all but the last.
+pub fn chain<const N: usize>(opcode: u16, read: bool) -> [Desc; N] {
+    core::array::from_fn(|i| {
+        let mut d = Desc::new(opcode, read);
+        if i + 1 < N {
+            d.flag |= flag::NEXT;
+        }
+        d
+    })
+}
+
 /// The errno for a firmware return code (`hns_roce_cmd_err_convert_errno`),
 /// as a positive number; 0 for success.
 pub fn retval_errno(retval: u16) -> i32 {

@@ -9,10 +9,10 @@
 //! consumes them.
 
 use crate::cmdq::{Cmd, MailboxBuf};
-use crate::field::Ctx;
+use crate::field::{Ctx, Layout};
 use crate::hw_v2_caps::Caps;
 use crate::hw_v2_ctx;
-use crate::hw_v2_fields::{aeqe, ceqe, Eqc};
+use crate::hw_v2_fields::{aeqe, ceqe, Aeqe, Ceqe, Eqc};
 use crate::mtr::KernelMtr;
 use crate::rdma::{Hnae3Handle, IrqHandler, IrqRegistration};
 use core::sync::atomic::{AtomicU32, Ordering};
@@ -151,14 +151,46 @@ impl Eq {
         }
     }
 
-    /// Word `w` of the entry at the consumer index if software owns it.
+    /// The first `words` words of the entry at byte offset `off` (the rest
+    /// zero), for the field maps.
+    fn entry<L: Layout>(&self, off: usize, words: usize) -> Ctx<L, 16> {
+        let mut w = [0u32; 16];
+        for (i, x) in w.iter_mut().enumerate().take(words) {
+            *x = self.mtr.read_word(off, i).unwrap_or(0).to_le();
+        }
+        Ctx::from_le_words(w)
+    }
+
+    /// Byte offset of the entry at the consumer index if software owns it
+    /// (its owner bit differs from the wrap count's parity).
     fn next_entry(&self, ci: u32) -> Option<usize> {
         // CAST: index times entry size fits the buffer.
         let off = ((ci & (self.entries - 1)) * self.eqe_size) as usize;
-        let w0 = self.mtr.read_word(off, 0)?;
-        let owner = (w0 >> 31) & 1;
-        let wrapped = u32::from(ci & self.entries != 0);
-        (owner ^ wrapped != 0).then_some(off)
+        let owner = match self.kind {
+            Kind::Aeq => self.entry::<Aeqe>(off, 1).read_bool(aeqe::OWNER),
+            Kind::Ceq => self.entry::<Ceqe>(off, 1).read_bool(ceqe::OWNER),
+        };
+        (owner != (ci & self.entries != 0)).then_some(off)
+    }
+
+    /// Hands each entry software owns, at most `budget`, to `f`, then
+    /// tells the engine how far it got; how many there were.
+    fn drain(&self, budget: u32, mut f: impl FnMut(usize)) -> u32 {
+        let mut ci = self.cons_index.load(Ordering::Relaxed);
+        let mut n = 0;
+        while n < budget {
+            let Some(off) = self.next_entry(ci) else {
+                break;
+            };
+            // Read the entry only after its owner bit.
+            kernel::sync::barrier::dma_mb(kernel::sync::barrier::Read);
+            f(off);
+            ci = ci.wrapping_add(1);
+            n += 1;
+        }
+        self.cons_index.store(ci, Ordering::Relaxed);
+        self.update_db(ci);
+        n
     }
 
     /// Tells the engine how far software consumed (`update_eq_db`).
@@ -169,21 +201,15 @@ impl Eq {
 
     /// AEQ interrupt (`hns_roce_v2_aeq_int`).
     fn aeq_int(&self) -> bool {
-        let mut ci = self.cons_index.load(Ordering::Relaxed);
-        let mut n = 0;
-        while n < AEQ_POLLING_BUDGET {
-            let Some(off) = self.next_entry(ci) else {
-                break;
-            };
-            // Read the entry only after its owner bit.
-            kernel::sync::barrier::dma_mb(kernel::sync::barrier::Read);
-            let w = |i| self.mtr.read_word(off, i).unwrap_or(0);
-            let w0 = w(0);
-            let event = w0 & 0xff;
-            let _ = (aeqe::EVENT_TYPE, aeqe::SUB_TYPE);
+        let words = (self.eqe_size / 4) as usize;
+        self.drain(AEQ_POLLING_BUDGET, |off| {
+            let e = self.entry::<Aeqe>(off, words);
+            let event = e.read(aeqe::EVENT_TYPE);
             if event == EVENT_TYPE_MB {
-                let out = u64::from(w(1)) | (u64::from(w(2)) << 32);
-                let w3 = w(3);
+                // `event.cmd` of `struct hns_roce_aeqe`: out_param in words
+                // 1-2, then the 16-bit token and the status byte.
+                let out = u64::from(e.word(1)) | (u64::from(e.word(2)) << 32);
+                let w3 = e.word(3);
                 // CAST: token and status are the low bytes of word 3.
                 self.cmd
                     .event((w3 & 0xffff) as u16, ((w3 >> 16) & 0xff) as u8, out);
@@ -192,35 +218,19 @@ impl Eq {
                     self.cmd.device(),
                     "AEQE type {:#x} sub {:#x} queue {:#x}\n",
                     event,
-                    (w0 >> 8) & 0xff,
-                    w(1) & 0xff_ffff
+                    e.read(aeqe::SUB_TYPE),
+                    e.read(aeqe::EVENT_QUEUE_NUM)
                 );
             }
-            ci = ci.wrapping_add(1);
-            n += 1;
-        }
-        self.cons_index.store(ci, Ordering::Relaxed);
-        self.update_db(ci);
-        n > 0
+        }) > 0
     }
 
     /// CEQ interrupt: consume the entries (no CQ to notify yet).
     fn ceq_int(&self) -> bool {
-        let mut ci = self.cons_index.load(Ordering::Relaxed);
-        let mut n = 0;
-        while n < self.entries {
-            let Some(off) = self.next_entry(ci) else {
-                break;
-            };
-            kernel::sync::barrier::dma_mb(kernel::sync::barrier::Read);
-            let cqn = self.mtr.read_word(off, 0).unwrap_or(0) & 0xff_ffff;
-            let _ = (ceqe::CQN, ceqe::OWNER);
+        self.drain(self.entries, |off| {
+            let cqn = self.entry::<Ceqe>(off, 1).read(ceqe::CQN);
             dev_dbg!(self.cmd.device(), "CEQE for CQ {:#x} (no CQs yet)\n", cqn);
-            ci = ci.wrapping_add(1);
-            n += 1;
-        }
-        self.cons_index.store(ci, Ordering::Relaxed);
-        self.update_db(ci);
+        });
         true
     }
 }

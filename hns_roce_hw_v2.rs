@@ -8,7 +8,7 @@
 //! the function clear that leaves the engine clean.
 
 use crate::cmdq::{Cmd, Cmq};
-use crate::cmq_desc::{flag, op, CmqData, Desc};
+use crate::cmq_desc::{chain, flag, op, CmqData, Desc};
 use crate::eq::EqTable;
 use crate::field::Field;
 use crate::hem::HemType;
@@ -94,20 +94,6 @@ pub(crate) struct Profile {
     pub(crate) caps: Caps,
 }
 
-/// A command chain of `n` read descriptors for `opcode`, NEXT on all but
-/// the last.
-fn read_chain(opcode: u16, n: usize) -> Result<KVec<Desc>> {
-    let mut v = KVec::with_capacity(n, GFP_KERNEL)?;
-    for i in 0..n {
-        let mut d = Desc::new(opcode, true);
-        if i + 1 != n {
-            d.flag |= flag::NEXT;
-        }
-        v.push(d, GFP_KERNEL)?;
-    }
-    Ok(v)
-}
-
 /// The profile queries of bring-up.
 fn profile(h: &Hnae3Handle, cmd: &Cmd, revision: u8) -> Result<Profile> {
     let hip08 = revision == PCI_REVISION_ID_HIP08;
@@ -158,8 +144,16 @@ fn profile(h: &Hnae3Handle, cmd: &Cmd, revision: u8) -> Result<Profile> {
         dev_err!(h.device(), "cannot decode the capabilities: {:?}\n", e);
         EINVAL
     };
-    let mut d = read_chain(op::QUERY_PF_CAPS_NUM, if hip08 { 5 } else { 6 })?;
-    cmd.send(&mut d).inspect_err(|e| {
+    // HIP08 answers five descriptors, HIP09 six.
+    let (mut d5, mut d6);
+    let d: &mut [Desc] = if hip08 {
+        d5 = chain::<5>(op::QUERY_PF_CAPS_NUM, true);
+        &mut d5
+    } else {
+        d6 = chain::<6>(op::QUERY_PF_CAPS_NUM, true);
+        &mut d6
+    };
+    cmd.send(d).inspect_err(|e| {
         dev_err!(
             h.device(),
             "failed to query PF caps, ret = {}.\n",
@@ -167,8 +161,8 @@ fn profile(h: &Hnae3Handle, cmd: &Cmd, revision: u8) -> Result<Profile> {
         )
     })?;
     // CAST: PAGE_SIZE is 4 KiB or 64 KiB.
-    let mut caps = parse_pf_caps(&d, kernel::page::PAGE_SIZE as u32).map_err(bad)?;
-    let mut d = read_chain(op::QUERY_PF_RES, 2)?;
+    let mut caps = parse_pf_caps(d, kernel::page::PAGE_SIZE as u32).map_err(bad)?;
+    let mut d = chain::<2>(op::QUERY_PF_RES, true);
     cmd.send(&mut d)?;
     apply_pf_res(&mut caps, &d, func_num).map_err(bad)?;
     let mut d = [Desc::new(op::QUERY_PF_TIMER_RES, true)];
@@ -298,11 +292,7 @@ impl LinkTable {
         let head = pages.first().map_or(0, |p| p.dma_address() >> 12);
         let tail = pages.last().map_or(0, |p| p.dma_address() >> 12);
         let ba = table.dma_address();
-        let mut d = [
-            Desc::new(op::CFG_EXT_LLM, false),
-            Desc::new(op::CFG_EXT_LLM, false),
-        ];
-        d[0].flag |= flag::NEXT;
+        let mut d = chain::<2>(op::CFG_EXT_LLM, false);
         // CAST: halves of 64-bit addresses; npages <= 4096.
         d[0].data.write(LLM_A_BA_L, ba as u32);
         d[0].data.write(LLM_A_BA_H, (ba >> 32) as u32);

@@ -50,7 +50,7 @@ pub mod vectors;
 mod kunit;
 
 use cmdq::Cmd;
-use cmq_desc::{flag, op, Desc};
+use cmq_desc::{flag, op};
 use field::Field;
 use hem::HemType;
 use hem_table::HemTables;
@@ -379,11 +379,7 @@ impl IbDriver for IbDev {
     }
 
     fn set_gid(&self, index: u32, entry: Option<GidEntry<'_>>) -> Result {
-        let mut d = [
-            Desc::new(op::CFG_GMV_TBL, false),
-            Desc::new(op::CFG_GMV_TBL, false),
-        ];
-        d[0].flag |= flag::NEXT;
+        let mut d = cmq_desc::chain::<2>(op::CFG_GMV_TBL, false);
         let (gid, ty, vlan, mac) = match &entry {
             Some(e) => (*e.gid, e.ty as u32, e.vlan_id, *e.mac),
             None => ([0; 16], 0, VLAN_CFI_MASK, [0; 6]),
@@ -573,8 +569,7 @@ impl IbDriver for IbDev {
 
     fn query_counters(&self, values: &mut [u64]) -> Result<usize> {
         const DESCS: usize = HW_CNT_TOTAL.div_ceil(CNT_PER_DESC);
-        let mut d: [Desc; DESCS] = core::array::from_fn(|_| Desc::new(op::QUERY_COUNTER, true));
-        cmdq::chain(&mut d);
+        let mut d = cmq_desc::chain::<DESCS>(op::QUERY_COUNTER, true);
         self.cmd.send(&mut d).inspect_err(|e| {
             dev_err!(
                 self.cmd.device(),

@@ -5,7 +5,7 @@
 //! derivations as the C driver's `hns_roce_query_caps`, `load_func_res_caps`
 //! and `load_pf_timer_res_caps`.
 
-use crate::cmq_desc::{flag, op, CmqData, Desc};
+use crate::cmq_desc::{chain, op, CmqData, Desc};
 use crate::field::Field;
 use crate::hem::{calc_pg_sz, hw_hopnum, HemType, PgSz, HOP_NUM_0};
 
@@ -509,9 +509,7 @@ fn set_hem_page_size(c: &mut Caps, page: u64) {
 
 /// ALLOC_VF_RES for function `vf` (`config_vf_hem_resource`).
 pub fn alloc_vf_res_cmd(c: &Caps, vf: u32, hip09: bool) -> [Desc; 2] {
-    let mut a = Desc::new(op::ALLOC_VF_RES, false);
-    a.flag |= flag::NEXT;
-    let mut b = Desc::new(op::ALLOC_VF_RES, false);
+    let [mut a, mut b] = chain::<2>(op::ALLOC_VF_RES, false);
     let (ra, rb) = (&mut a.data, &mut b.data);
     ra.write(RES_A_VF_ID, vf);
     ra.write(RES_A_QPC_BT_NUM, c.qpc_bt_num);

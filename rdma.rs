@@ -723,6 +723,23 @@ fn errno(r: Result) -> c_int {
     }
 }
 
+/// The C convention for a result carrying a number: store it in `out` and
+/// return 0, or return the errno.
+///
+/// # Safety
+///
+/// `out` must be valid for writing.
+unsafe fn errno_out(r: Result<u32>, out: *mut u32) -> c_int {
+    match r {
+        Ok(v) => {
+            // SAFETY: valid for writing (the caller's contract).
+            unsafe { *out = v };
+            0
+        }
+        Err(e) => e.to_errno(),
+    }
+}
+
 /// Called by the shim's op.
 ///
 /// # Safety
@@ -847,15 +864,8 @@ unsafe extern "C" fn hns_rs_dealloc_ucontext(rs: *mut c_void, uar: u32) {
 /// for the call as the RDMA core passes them.
 #[no_mangle]
 unsafe extern "C" fn hns_rs_alloc_pd(rs: *mut c_void, pdn: *mut u32) -> c_int {
-    // SAFETY: as above.
-    match unsafe { drv(rs) }.alloc_pd() {
-        Ok(n) => {
-            // SAFETY: valid for writing.
-            unsafe { *pdn = n };
-            0
-        }
-        Err(e) => e.to_errno(),
-    }
+    // SAFETY: per the function's contract.
+    unsafe { errno_out(drv(rs).alloc_pd(), pdn) }
 }
 
 /// Called by the shim's op.
@@ -878,15 +888,8 @@ unsafe extern "C" fn hns_rs_dealloc_pd(rs: *mut c_void, pdn: u32) {
 /// for the call as the RDMA core passes them.
 #[no_mangle]
 unsafe extern "C" fn hns_rs_alloc_xrcd(rs: *mut c_void, x: *mut u32) -> c_int {
-    // SAFETY: as above.
-    match unsafe { drv(rs) }.alloc_xrcd() {
-        Ok(n) => {
-            // SAFETY: valid for writing.
-            unsafe { *x = n };
-            0
-        }
-        Err(e) => e.to_errno(),
-    }
+    // SAFETY: per the function's contract.
+    unsafe { errno_out(drv(rs).alloc_xrcd(), x) }
 }
 
 /// Called by the shim's op.
@@ -949,14 +952,7 @@ unsafe extern "C" fn hns_rs_get_dma_mr(
     key: *mut u32,
 ) -> c_int {
     // SAFETY: per the function's contract.
-    match unsafe { drv(rs) }.get_dma_mr(pdn, access) {
-        Ok(k) => {
-            // SAFETY: valid for writing.
-            unsafe { *key = k };
-            0
-        }
-        Err(e) => e.to_errno(),
-    }
+    unsafe { errno_out(drv(rs).get_dma_mr(pdn, access), key) }
 }
 
 /// Called by the shim's op.

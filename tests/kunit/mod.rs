@@ -57,6 +57,11 @@ mod cmq {
     fn retval_errno() {
         assert_eq!(v::check_retval_errno(), Ok(()));
     }
+
+    #[test]
+    fn chain() {
+        assert_eq!(v::check_chain(), Ok(()));
+    }
 }
 
 /// HEM page-size arithmetic and the context-table manager's plans.

@@ -3,7 +3,7 @@
 //! Test vectors for `cmq_desc.rs`, shared by the host tests and KUnit.
 
 use super::{expect, Check};
-use crate::cmq_desc::{flag, op, retval_errno, Desc};
+use crate::cmq_desc::{chain, flag, op, retval_errno, Desc};
 use crate::field::Field;
 
 /// A read descriptor's wire words, written out by hand.
@@ -23,6 +23,31 @@ pub fn check_wire_format() -> Check {
     expect(u32::from_le(w[2]) == (4791 << 16) | 999, "payload word 0")?;
     let back = Desc::from_le_words(&w);
     expect(back == d, "decode(encode(d)) == d")
+}
+
+/// A chained command: the flags the C driver's traces show (0x000d on all
+/// but the last read descriptor, 0x0009 on the last; 0x0005 / 0x0001 for a
+/// write).
+pub fn check_chain() -> Check {
+    let r = chain::<3>(op::QUERY_PF_RES, true);
+    expect(
+        r.iter().map(|d| d.flag).eq([0x000d, 0x000d, 0x0009]),
+        "read chain flags",
+    )?;
+    expect(
+        r.iter().all(|d| d.opcode == op::QUERY_PF_RES),
+        "opcode on every descriptor",
+    )?;
+    let w = chain::<2>(op::ALLOC_VF_RES, false);
+    expect(
+        w.iter().map(|d| d.flag).eq([0x0005, 0x0001]),
+        "write chain flags",
+    )?;
+    let one = chain::<1>(op::QUERY_HW_VER, true);
+    expect(
+        one[0] == Desc::new(op::QUERY_HW_VER, true),
+        "a chain of one has no NEXT",
+    )
 }
 
 /// Firmware return codes map to the C driver's errnos.

@@ -13,3 +13,8 @@ fn wire_format() {
 fn retval_errno() {
     assert_eq!(v::check_retval_errno(), Ok(()));
 }
+
+#[test]
+fn chain() {
+    assert_eq!(v::check_chain(), Ok(()));
+}
