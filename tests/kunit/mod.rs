@@ -182,6 +182,37 @@ mod ctx {
     }
 }
 
+/// QP context images, queue sizing and RQ WQEs.
+#[kunit_tests(hns_roce_rs_qpc)]
+mod qpc {
+    use crate::vectors::qpc as v;
+
+    #[test]
+    fn gsi_modifies() {
+        assert_eq!(v::check_gsi_modifies(), Ok(()));
+    }
+
+    #[test]
+    fn masks() {
+        assert_eq!(v::check_masks(), Ok(()));
+    }
+
+    #[test]
+    fn opt_fields() {
+        assert_eq!(v::check_opt_fields(), Ok(()));
+    }
+
+    #[test]
+    fn queue_sizes() {
+        assert_eq!(v::check_queue_sizes(), Ok(()));
+    }
+
+    #[test]
+    fn rq_wqe() {
+        assert_eq!(v::check_rq_wqe(), Ok(()));
+    }
+}
+
 /// The id and bank allocators.
 #[kunit_tests(hns_roce_rs_bitmap)]
 mod bitmap {

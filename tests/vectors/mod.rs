@@ -8,6 +8,7 @@ pub mod cmq;
 pub mod ctx;
 pub mod field;
 pub mod hem;
+pub mod qpc;
 
 /// Result of one check: `Err` names the first expectation that failed.
 pub type Check = Result<(), &'static str>;

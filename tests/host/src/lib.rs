@@ -26,6 +26,9 @@ pub mod hw_v2_caps;
 #[path = "../../../hw_v2_ctx.rs"]
 pub mod hw_v2_ctx;
 
+#[path = "../../../hw_v2_qpc.rs"]
+pub mod hw_v2_qpc;
+
 /// Vectors shared with the KUnit suites.
 #[path = "../../vectors/mod.rs"]
 pub mod vectors;

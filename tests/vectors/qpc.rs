@@ -1,0 +1,336 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+
+//! QP context images against the C driver's: the MAD agent's GSI QP (QPN 1)
+//! moved RESET→INIT→RTR→RTS by the unmodified C driver on hns-sim. hns-sim
+//! prints the context after merging each MODIFY_QPC (context where the mask
+//! is 0, old value where it is 1); the expected words below are those three
+//! `ctx QPC tag=000001` lines (non-zero words only). The inputs (addresses,
+//! sizes) are read off the same words by hand:
+//!
+//! - word 16 `0x046ce009`: RQ_RECORD_EN (bit 0) and the record doorbell at
+//!   `0x046ce008` (bits 31..1 hold address bits 31..1);
+//! - word 1 `0x008db200`: the WQE buffer's root BT at `0x008db200 << 3`;
+//! - word 21: the first RQ page `0x46d4 << 12`; words 40/56: the first SQ
+//!   page `0x46d1 << 12`; word 44: the SGE page `0x46d3 << 12`;
+//! - words 32/33: TRRL at `0x79 << 20 | 0x40c0 << 4`; word 50: IRRL at
+//!   `0x001e4040 << 6`;
+//! - word 4 `0x9700`: SQ_SHIFT 7 (128 WQEs), RQ_SHIFT 9 (512), RQWS 0;
+//!   word 0 `0x43`: TST 3 (UD) and SGE_SHIFT 8 (256 extended SGEs).
+
+use super::{expect, Check};
+use crate::hw_v2_qpc::*;
+
+/// Non-zero words of the merged QPC after RESET→INIT.
+const AFTER_INIT: &[(usize, u32)] = &[
+    (0, 0x00000043),
+    (4, 0x00009700),
+    (5, 0x0fff0000),
+    (14, 0x20000000),
+    (15, 0x80010000),
+    (16, 0x046ce009),
+    (42, 0x00000080),
+];
+
+/// After INIT→RTR.
+const AFTER_RTR: &[(usize, u32)] = &[
+    (0, 0x00000043),
+    (1, 0x008db200),
+    (2, 0x40000000),
+    (4, 0x00009706),
+    (5, 0x0fff0000),
+    (14, 0x40000000),
+    (15, 0x80010000),
+    (16, 0x046ce009),
+    (21, 0x000046d4),
+    (32, 0x40c00000),
+    (33, 0x00000079),
+    (41, 0x00c00000),
+    (42, 0x00000080),
+    (50, 0x001e4040),
+    (51, 0x10000000),
+];
+
+/// After RTR→RTS.
+const AFTER_RTS: &[(usize, u32)] = &[
+    (0, 0x00000043),
+    (1, 0x008db200),
+    (2, 0x40000000),
+    (4, 0x00009706),
+    (5, 0x0fff0000),
+    (14, 0x60000000),
+    (15, 0x80010000),
+    (16, 0x046ce009),
+    (21, 0x000046d4),
+    (32, 0x40c00000),
+    (33, 0x00000079),
+    (40, 0x000046d1),
+    (41, 0x00c00000),
+    (42, 0x00000080),
+    (44, 0x000046d3),
+    (50, 0x001e4040),
+    (51, 0x10000000),
+    (56, 0x000046d1),
+];
+
+/// What hns-sim does with a MODIFY_QPC: `(old & mask) | (ctx & !mask)`,
+/// over the 512-byte QPC.
+fn merge(engine: &mut [u32; 128], img: &QpcImage) {
+    let (words, n) = img.mailbox_words(V3_QPC_SZ);
+    let half = n / 2;
+    for (i, e) in engine.iter_mut().enumerate() {
+        let c = u32::from_le(words[i]);
+        let m = u32::from_le(words[half + i]);
+        *e = (*e & m) | (c & !m);
+    }
+}
+
+/// `true` if `engine` holds exactly the listed non-zero words.
+fn same(engine: &[u32; 128], want: &[(usize, u32)]) -> bool {
+    let mut full = [0u32; 128];
+    for &(i, v) in want {
+        full[i] = v;
+    }
+    *engine == full
+}
+
+/// The GSI QP's three modifies, merged as the engine does, give the C
+/// driver's contexts.
+pub fn check_gsi_modifies() -> Check {
+    let mut engine = [0u32; 128];
+    // RESET→INIT with the MAD agent's IB_QP_STATE | PKEY_INDEX | QKEY.
+    let mut img = QpcImage::new();
+    reset_to_init(
+        &mut img,
+        &InitParams {
+            serv_type: serv::UD,
+            pdn: 0,
+            rq_max_gs: 1,
+            sge_cnt: 256,
+            sq_wqe_cnt: 128,
+            rq_wqe_cnt: 512,
+            rq_record_db: true,
+            rdb_dma: 0x046c_e008,
+            owner_db: false,
+            rx_cqn: 0,
+            tx_cqn: 0,
+            srqn: None,
+            xrcdn: None,
+            v3: true,
+            stash: false,
+        },
+    );
+    opt_fields(
+        &mut img,
+        &OptParams {
+            qkey: Some(0x8001_0000),
+            ..Default::default()
+        },
+    );
+    finish(&mut img, QpState::Init, false);
+    merge(&mut engine, &img);
+    expect(same(&engine, AFTER_INIT), "QPC after RESET->INIT")?;
+
+    // INIT→RTR with IB_QP_STATE only.
+    let mut img = QpcImage::new();
+    init_to_rtr(
+        &mut img,
+        &RtrParams {
+            buf: WqeBufParams {
+                wqe_sge_ba: 0x008d_b200 << 3,
+                sq_hop: 2,
+                sge_hop: 1,
+                rq_hop: 2,
+                ba_pg_shift: 12,
+                buf_pg_shift: 12,
+                rq_cur_blk: 0x46d4 << 12,
+                rq_nxt_blk: None,
+            },
+            irrl_ba: 0x001e_4040 << 6,
+            trrl_ba: (0x79 << 20) | (0x40c0 << 4),
+            sig_type: 0,
+            lbi: None,
+            dest_qpn: None,
+            dmac: [0; 6],
+            mtu_enum: None,
+            mtu_bytes: 4096,
+            window_cong: false,
+            max_ack_req_msg_len: 0,
+            rq_inline: None,
+            cqe_inline: None,
+        },
+    );
+    finish(&mut img, QpState::Rtr, false);
+    merge(&mut engine, &img);
+    expect(same(&engine, AFTER_RTR), "QPC after INIT->RTR")?;
+
+    // RTR→RTS with IB_QP_STATE | SQ_PSN (0).
+    let mut img = QpcImage::new();
+    rtr_to_rts(&mut img, 0x46d1 << 12, 0x46d3 << 12);
+    opt_fields(
+        &mut img,
+        &OptParams {
+            sq_psn: Some(0),
+            ..Default::default()
+        },
+    );
+    finish(&mut img, QpState::Rts, false);
+    merge(&mut engine, &img);
+    expect(same(&engine, AFTER_RTS), "QPC after RTR->RTS")
+}
+
+/// A later modify keeps what it does not touch, and RESET→INIT overwrites
+/// everything (its mask is all zeros).
+pub fn check_masks() -> Check {
+    let mut engine = [0xa5a5_a5a5u32; 128];
+    let mut img = QpcImage::new();
+    finish(&mut img, QpState::Rts, false);
+    merge(&mut engine, &img);
+    // Only QP_ST (word 14 bits 31..29) and INV_CREDIT (word 26 bit 0)
+    // changed.
+    expect(engine[14] == (0xa5a5_a5a5 & !0xe000_0000) | 0x6000_0000, "QP_ST")?;
+    expect(engine[26] == 0xa5a5_a5a4, "INV_CREDIT")?;
+    expect(engine[0] == 0xa5a5_a5a5 && engine[127] == 0xa5a5_a5a5, "untouched words")?;
+    let mut img = QpcImage::new();
+    reset_to_init(
+        &mut img,
+        &InitParams {
+            v3: true,
+            ..Default::default()
+        },
+    );
+    merge(&mut engine, &img);
+    expect(engine[0] == 0 && engine[127] == 0, "RESET->INIT clears")?;
+    // HIP08: 256-byte halves, the mask right after the context.
+    let (w, n) = QpcImage::new().mailbox_words(256);
+    expect(n == 128 && w[63] == 0 && w[64] == u32::MAX, "HIP08 mailbox")
+}
+
+/// Access flags, PSNs, atomics depth and the state machine.
+pub fn check_opt_fields() -> Check {
+    use crate::hw_v2_fields::qpc;
+    let mut img = QpcImage::new();
+    opt_fields(
+        &mut img,
+        &OptParams {
+            access: Some((ACCESS_REMOTE_READ | ACCESS_REMOTE_ATOMIC | ACCESS_REMOTE_WRITE, 0)),
+            sq_psn: Some(0x12_3456),
+            rq_psn: Some(0),
+            max_dest_rd_atomic: Some(5),
+            max_rd_atomic: Some(1),
+            ..Default::default()
+        },
+    );
+    // No responder resources: only remote write survives.
+    expect(
+        !img.ctx.read_bool(qpc::RRE) && img.ctx.read_bool(qpc::RWE) && !img.ctx.read_bool(qpc::ATE),
+        "access without depth",
+    )?;
+    expect(img.ctx.read(qpc::RETRY_MSG_PSN_H) == 0x12, "PSN high part")?;
+    expect(img.ctx.read(qpc::RAQ_PSN) == 0xff_ffff, "RAQ PSN wraps")?;
+    expect(img.ctx.read(qpc::RR_MAX) == 3 && img.ctx.read(qpc::SR_MAX) == 0, "fls")?;
+    expect(img.mask.read(qpc::RR_MAX) == 0 && img.mask.read(qpc::AT) == 0x1f, "mask")?;
+    expect(ack_timeout(true, 20) == Some(30) && ack_timeout(true, 21).is_none(), "HIP08 timeout")?;
+    expect(ack_timeout(false, 31) == Some(31) && ack_timeout(false, 32).is_none(), "timeout")?;
+    use QpState::*;
+    expect(
+        transition_ok(Reset, Init) && transition_ok(Rts, Err) && !transition_ok(Reset, Rtr),
+        "transitions",
+    )?;
+    expect(!transition_ok(Init, Rts) && !transition_ok(Rts, Sqd), "refused transitions")
+}
+
+/// The MAD agent's GSI QP request on the sim caps, sized as C sizes it:
+/// 128 SQ WQEs of 64 bytes, 2 extended SGEs per WQE → 256 SGEs (at least
+/// one 4 KiB page), 512 RQ WQEs of one 16-byte SGE.
+pub fn check_queue_sizes() -> Check {
+    let req = QueueRequest {
+        max_send_wr: 128,
+        max_recv_wr: 512,
+        max_send_sge: 2,
+        max_recv_sge: 1,
+        max_inline_data: 0,
+        has_rq: true,
+        ud: true,
+        max_wqes: 0x8000,
+        min_wqes: 64,
+        max_sq_sg: 64,
+        max_rq_sg: 64,
+        max_sq_inline: 1024,
+        max_sq_desc_sz: 64,
+        max_rq_desc_sz: 16,
+    };
+    let s = kernel_queue_sizes(&req).map_err(|_| "GSI sizes refused")?;
+    expect(
+        s == QueueSizes {
+            sq_wqe_cnt: 128,
+            sq_wqe_shift: 6,
+            sq_max_gs: 2,
+            sq_ext_sge_cnt: 2,
+            sge_cnt: 256,
+            rq_wqe_cnt: 512,
+            rq_wqe_shift: 4,
+            rq_max_gs: 1,
+            max_inline_data: 32,
+        },
+        "GSI queue sizes",
+    )?;
+    expect(entries_size(s.sq_wqe_cnt, s.sq_wqe_shift) == 8192, "SQ bytes")?;
+    expect(entries_shift(256, SGE_SHIFT) == 8 && entries_shift(3, SGE_SHIFT) == 8, "SGE shift")?;
+    // RC: two SGEs fit in the WQE; three need one extended SGE rounded to
+    // one, and the extended area is still at least a page.
+    let rc = QueueRequest {
+        ud: false,
+        max_send_sge: 3,
+        max_send_wr: 10,
+        ..req
+    };
+    let s = kernel_queue_sizes(&rc).map_err(|_| "RC sizes refused")?;
+    expect(s.sq_wqe_cnt == 64 && s.sq_ext_sge_cnt == 1 && s.sq_max_gs == 3, "RC SQ")?;
+    expect(s.sge_cnt == 256 && s.max_inline_data == 32, "RC SGE area")?;
+    expect(
+        kernel_queue_sizes(&QueueRequest {
+            max_recv_wr: 0,
+            ..req
+        }) == Err(QueueError::RqConfig),
+        "empty RQ",
+    )?;
+    expect(
+        kernel_queue_sizes(&QueueRequest {
+            max_send_sge: 65,
+            ..req
+        }) == Err(QueueError::SqConfig),
+        "too many SGEs",
+    )
+}
+
+/// RQ WQE segments and the RQ doorbell word.
+pub fn check_rq_wqe() -> Check {
+    let sges = [
+        DataSeg {
+            len: 256,
+            lkey: 0x100,
+            addr: 0x1000,
+        },
+        DataSeg {
+            len: 0,
+            lkey: 7,
+            addr: 7,
+        },
+    ];
+    let mut out = [DataSeg {
+        len: 9,
+        lkey: 9,
+        addr: 9,
+    }; 4];
+    let n = rq_wqe(&sges, 3, false, &mut out);
+    expect(n == 3 && out[0] == sges[0], "first segment")?;
+    expect(out[1] == DataSeg::default() && out[2] == DataSeg::default(), "zeroed tail")?;
+    expect(out[3].len == 9, "beyond max_sge untouched")?;
+    let n = rq_wqe(&sges, 3, true, &mut out);
+    expect(n == 2 && out[1].len == 0x8000_0000 && out[1].lkey == 0, "reserved SGE")?;
+    expect(
+        sges[0].to_bytes() == [0, 1, 0, 0, 0, 1, 0, 0, 0, 0x10, 0, 0, 0, 0, 0, 0],
+        "segment bytes",
+    )?;
+    expect(rq_doorbell(0x12_3456, 0x1_0005) == 0x0000_0005_0112_3456, "RQ doorbell")
+}
