@@ -4,14 +4,18 @@
 //! hardware pages plus the base-address table (BT) the engine walks to find
 //! them.
 //!
-//! So far what the event queues and kernel CQs need: a kernel buffer of one
-//! region with one or two BT levels (hop 1 or 2), as `hns_roce_mtr_create`
-//! builds it on HIP09: one DMA allocation per buffer page, and a root BT
-//! page listing their addresses (hop 1) or the addresses of L1 BT pages that
-//! list them (hop 2). User memory, hop 0 and several regions (QP buffers)
-//! come with the objects that use them.
+//! A kernel buffer of one to three regions laid out back to back (a QP's
+//! SQ, extended SGE and RQ; one region for EQs and CQs), each with its own
+//! hop number, as `hns_roce_mtr_create` builds it on HIP09: one DMA
+//! allocation per buffer page, a root BT whose entries go region after
+//! region, holding the page addresses of a hop-1 region directly and the
+//! addresses of the L1 BT pages of a hop-2 region, which list its pages. The
+//! arithmetic (region pages, BT page size, which entry holds which page) is
+//! `hem.rs`'s [`MtrLayout`]; this file allocates and fills what it says.
+//! User memory, hop 0 (direct) and hop 3 come with the objects that use
+//! them.
 
-use crate::hem::BA_BYTE_LEN;
+use crate::hem::{BtSlot, MtrError, MtrLayout, RegionAttr, MAX_BT_REGION};
 use kernel::{
     device::{Bound, Device},
     dma::Coherent,
@@ -20,17 +24,58 @@ use kernel::{
 
 use crate::hw_v2_ctx::HW_PAGE_SHIFT;
 
+/// One region of a kernel buffer: its size in bytes and the hop number from
+/// the caps.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Region {
+    /// Bytes.
+    pub(crate) size: usize,
+    /// Hop number from the caps (`caps.wqe_sq_hop_num` and the like).
+    pub(crate) hop: u32,
+}
+
+/// The C errno of a layout error.
+fn errno(e: MtrError) -> Error {
+    match e {
+        MtrError::Inval => EINVAL,
+        MtrError::NoBufs => ENOBUFS,
+        MtrError::Range => ERANGE,
+        MtrError::NoMem => ENOMEM,
+    }
+}
+
+/// Stores `ba` little-endian in entry `i` of the BT page `bt`.
+fn set_ba(bt: &Coherent<[u64]>, i: u32, ba: u64) -> Result {
+    let i = usize::try_from(i)?;
+    if i >= bt.len() {
+        return Err(EINVAL);
+    }
+    // SAFETY: `i < bt.len()`, the BT page's length in entries; the device
+    // has not been told about this BT yet, a volatile store is still used
+    // as for all device-visible memory.
+    unsafe {
+        bt.as_mut_ptr()
+            .cast::<u64>()
+            .add(i)
+            .write_volatile(ba.to_le())
+    };
+    Ok(())
+}
+
 /// A kernel buffer and its BT levels.
 ///
 /// # Invariants
 ///
-/// `pages` holds `npages` buffers of `1 << page_shift` bytes each. With one
-/// level `root` holds the bus address of page `i` at entry `i`; with two,
-/// root entry `j` points to L1 page `j`, whose entry `k` holds page
-/// `j * per_bt + k`.
+/// `pages` holds the buffer pages of all regions in order, each of
+/// `1 << page_shift` bytes. Their addresses are in the BTs where the
+/// layout's [`crate::hem::HemList::locate`] says: `root` entry `i` for
+/// [`BtSlot::Root`], entry `slot` of `mid[page]` for [`BtSlot::L1`]; root
+/// entry [`crate::hem::HemList::l1_root`]`(j)` holds `mid[j]`'s address.
+/// Every BT page has `1 << ba_pg_shift` bytes, the root as many entries as
+/// it uses.
 pub(crate) struct KernelMtr {
     pages: KVec<Coherent<[u8]>>,
-    /// The L1 BT pages of a hop-2 buffer.
+    /// The L1 BT pages of the hop-2 regions, region after region.
     _mid: KVec<Coherent<[u64]>>,
     root: Coherent<[u64]>,
     page_shift: u32,
@@ -38,14 +83,15 @@ pub(crate) struct KernelMtr {
 }
 
 impl KernelMtr {
-    /// Allocates `size` bytes in pages of `1 << page_shift` bytes and a BT
-    /// page of `1 << ba_pg_shift` bytes pointing to them.
+    /// Allocates one region of `size` bytes in pages of `1 << page_shift`
+    /// bytes (at least 4 KiB) with BT pages of `1 << ba_pg_shift` bytes:
+    /// [`KernelMtr::with_regions`] with one region and only that BT page
+    /// size allowed (no growth).
     ///
     /// # Errors
     ///
-    /// `EINVAL` if the pages do not fit the BT levels
-    /// (hop 1: one page of pointers; hop 2: one page of L1 pages) or `hop`
-    /// is not 1 or 2 (not needed yet), `ENOMEM` on allocation failure.
+    /// As [`KernelMtr::with_regions`]: `EINVAL` for hop 0 or 3 (not needed
+    /// yet), `ERANGE` if the root does not fit one BT page, `ENOMEM`.
     pub(crate) fn new(
         dev: &Device<Bound>,
         size: usize,
@@ -53,58 +99,83 @@ impl KernelMtr {
         ba_pg_shift: u32,
         hop: u32,
     ) -> Result<Self> {
-        let page_shift = page_shift.max(HW_PAGE_SHIFT);
-        if !(1..=2).contains(&hop)
-            || !(HW_PAGE_SHIFT..=30).contains(&page_shift)
-            || ba_pg_shift > 30
-        {
+        let cap = 1u64.checked_shl(ba_pg_shift).ok_or(EINVAL)?;
+        Self::with_regions(
+            dev,
+            &[Region { size, hop }],
+            page_shift.max(HW_PAGE_SHIFT),
+            ba_pg_shift,
+            cap,
+        )
+    }
+
+    /// Allocates a buffer of `regions` laid out back to back in page order
+    /// (region `r` starts at the page after region `r - 1`), in pages of
+    /// `1 << page_shift` bytes, and its BTs (`hns_roce_mtr_create` for a
+    /// kernel buffer). BT pages are `1 << ba_pg_shift` bytes or, if the
+    /// root does not fit, the next larger size of `page_size_cap`
+    /// (`cal_best_bt_pg_sz`; [`KernelMtr::ba_pg_shift`] tells which).
+    ///
+    /// # Errors
+    ///
+    /// `EINVAL` for no region or more than three, a page shift below 12, a
+    /// region with pages and hop 0/0xff or 3 (not needed yet: C gives hop-0
+    /// regions a BT outside the root, and no caller uses hop 3), or no
+    /// pages at all; `ERANGE` if no BT page size of `page_size_cap` holds
+    /// the root; `ENOBUFS` if the regions are not whole pages and the
+    /// buffer C would allocate for their total is short of pages; `ENOMEM`.
+    pub(crate) fn with_regions(
+        dev: &Device<Bound>,
+        regions: &[Region],
+        page_shift: u32,
+        ba_pg_shift: u32,
+        page_size_cap: u64,
+    ) -> Result<Self> {
+        if regions.len() > MAX_BT_REGION {
             return Err(EINVAL);
         }
-        let page = 1usize << page_shift;
-        let npages = size.div_ceil(page);
-        // CAST: BA_BYTE_LEN is 8.
-        let per_bt = (1usize << ba_pg_shift) / BA_BYTE_LEN as usize;
-        let nmid = if hop == 2 { npages.div_ceil(per_bt) } else { 0 };
-        if npages == 0 || (hop == 1 && npages > per_bt) || nmid > per_bt {
-            return Err(EINVAL);
-        }
-        let root = Coherent::<u64>::zeroed_slice(dev, per_bt, GFP_KERNEL)?;
-        let mut mid = KVec::with_capacity(nmid, GFP_KERNEL)?;
-        for j in 0..nmid {
-            let m = Coherent::<u64>::zeroed_slice(dev, per_bt, GFP_KERNEL)?;
-            // SAFETY: `j < nmid <= per_bt`, the root's length in entries.
-            unsafe {
-                root.as_mut_ptr()
-                    .cast::<u64>()
-                    .add(j)
-                    .write_volatile(m.dma_address().to_le())
+        let mut attrs = [RegionAttr::default(); MAX_BT_REGION];
+        for (a, r) in attrs.iter_mut().zip(regions) {
+            *a = RegionAttr {
+                size: u64::try_from(r.size)?,
+                hop: r.hop,
             };
+        }
+        let attrs = attrs.get(..regions.len()).ok_or(EINVAL)?;
+        let layout =
+            MtrLayout::new(attrs, page_shift, ba_pg_shift, page_size_cap).map_err(errno)?;
+        let hem = &layout.hem;
+        let unit = usize::try_from(hem.unit)?;
+        let page = 1usize.checked_shl(page_shift).ok_or(EINVAL)?;
+
+        let root = Coherent::<u64>::zeroed_slice(dev, usize::try_from(hem.root_len)?, GFP_KERNEL)?;
+        let mut mid = KVec::with_capacity(usize::try_from(hem.l1_len)?, GFP_KERNEL)?;
+        for j in 0..hem.l1_len {
+            let m = Coherent::<u64>::zeroed_slice(dev, unit, GFP_KERNEL)?;
+            set_ba(&root, hem.l1_root(j).ok_or(EINVAL)?, m.dma_address())?;
             mid.push(m, GFP_KERNEL)?;
         }
-        let mut pages = KVec::with_capacity(npages, GFP_KERNEL)?;
-        for i in 0..npages {
+        let mut pages = KVec::with_capacity(usize::try_from(hem.page_count)?, GFP_KERNEL)?;
+        for i in 0..hem.page_count {
             let p = Coherent::<u8>::zeroed_slice(dev, page, GFP_KERNEL)?;
-            let (bt, slot) = if hop == 2 {
-                (mid.get(i / per_bt).ok_or(EINVAL)?, i % per_bt)
-            } else {
-                (&root, i)
-            };
-            // SAFETY: `slot < per_bt`, the BT page's length in entries.
-            unsafe {
-                bt.as_mut_ptr()
-                    .cast::<u64>()
-                    .add(slot)
-                    .write_volatile(p.dma_address().to_le())
-            };
+            match hem.locate(i).ok_or(EINVAL)? {
+                BtSlot::Root(j) => set_ba(&root, j, p.dma_address())?,
+                BtSlot::L1 { page: l1, slot } => set_ba(
+                    mid.get(usize::try_from(l1)?).ok_or(EINVAL)?,
+                    slot,
+                    p.dma_address(),
+                )?,
+            }
             pages.push(p, GFP_KERNEL)?;
         }
-        // INVARIANT: every page allocated and listed in the BTs.
+        // INVARIANT: every page allocated in order and listed where the
+        // layout says, every L1 page in its root entry.
         Ok(Self {
             pages,
             _mid: mid,
             root,
             page_shift,
-            ba_pg_shift,
+            ba_pg_shift: hem.ba_pg_shift,
         })
     }
 
@@ -119,12 +190,63 @@ impl KernelMtr {
         self.pages.get(i).map_or(0, |p| p.dma_address())
     }
 
+    /// Bus address of the buffer page holding byte `offset`
+    /// (`hns_roce_mtr_find(offset)` → `mtts[0]`); `None` past the end.
+    // For the QP buffers (qp.rs); the allow goes once it uses it.
+    #[allow(dead_code)]
+    pub(crate) fn find(&self, offset: usize) -> Option<u64> {
+        let i = offset.checked_shr(self.page_shift)?;
+        self.pages.get(i).map(|p| p.dma_address())
+    }
+
+    /// Copies `data` into the buffer at byte `offset`, across pages if it
+    /// must.
+    ///
+    /// # Errors
+    ///
+    /// `EINVAL` if the bytes do not all fall inside the buffer.
+    // For the QP buffers (qp.rs); the allow goes once it uses it.
+    #[allow(dead_code)]
+    pub(crate) fn write(&self, offset: usize, data: &[u8]) -> Result {
+        let end = offset.checked_add(data.len()).ok_or(EINVAL)?;
+        let total = self
+            .pages
+            .len()
+            .checked_shl(self.page_shift)
+            .ok_or(EINVAL)?;
+        if end > total {
+            return Err(EINVAL);
+        }
+        let mask = (1usize << self.page_shift) - 1;
+        let mut at = offset;
+        let mut rest = data;
+        while !rest.is_empty() {
+            let page = self.pages.get(at >> self.page_shift).ok_or(EINVAL)?;
+            let inner = at & mask;
+            let n = rest.len().min(page.len().saturating_sub(inner));
+            if n == 0 {
+                return Err(EINVAL);
+            }
+            let (now, later) = rest.split_at(n);
+            let dst = page.as_mut_ptr().cast::<u8>();
+            for (k, b) in now.iter().enumerate() {
+                // SAFETY: `inner + k < inner + n <= page.len()`; the device
+                // may read this memory, so store volatile, byte by byte.
+                unsafe { dst.add(inner + k).write_volatile(*b) };
+            }
+            at += n;
+            rest = later;
+        }
+        Ok(())
+    }
+
     /// Buffer page size exponent.
     pub(crate) fn page_shift(&self) -> u32 {
         self.page_shift
     }
 
-    /// BT page size exponent.
+    /// BT page size exponent actually used (the one asked for, or the size
+    /// `cal_best_bt_pg_sz` grew it to).
     pub(crate) fn ba_pg_shift(&self) -> u32 {
         self.ba_pg_shift
     }

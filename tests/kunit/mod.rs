@@ -64,7 +64,8 @@ mod cmq {
     }
 }
 
-/// HEM page-size arithmetic and the context-table manager's plans.
+/// HEM page-size arithmetic, the context-table manager's plans and the BT
+/// layout of multi-region MTRs.
 #[kunit_tests(hns_roce_rs_hem)]
 mod hem {
     use crate::vectors::hem as v;
@@ -137,6 +138,26 @@ mod hem {
     #[test]
     fn invalid_and_edges() {
         assert_eq!(v::check_invalid_and_edges(), Ok(()));
+    }
+
+    #[test]
+    fn mtr_gsi_qp() {
+        assert_eq!(v::check_mtr_gsi_qp(), Ok(()));
+    }
+
+    #[test]
+    fn mtr_multi_l1() {
+        assert_eq!(v::check_mtr_multi_l1(), Ok(()));
+    }
+
+    #[test]
+    fn mtr_root_limits() {
+        assert_eq!(v::check_mtr_root_limits(), Ok(()));
+    }
+
+    #[test]
+    fn mtr_regions_and_hops() {
+        assert_eq!(v::check_mtr_regions_and_hops(), Ok(()));
     }
 }
 

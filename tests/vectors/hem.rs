@@ -5,12 +5,17 @@
 //! and the context-table manager's geometry, indexes and get/put plans
 //! worked out by hand from `hns_roce_hem.c` and `hns_roce_v2_set_hem` /
 //! `hns_roce_v2_clear_hem` (the examples of hns-verbs-layer.md §5.8, the
-//! hns-sim default caps, and the C driver's HEM writes on hns-sim).
+//! hns-sim default caps, and the C driver's HEM writes on hns-sim), and
+//! the BT layout of multi-region kernel MTRs worked out by hand from
+//! `mtr_init_buf_cfg`, `cal_best_bt_pg_sz` and `hns_roce_hem_list_request`
+//! (among them the MAD agent's GSI QP buffer on hns-sim's caps).
 
 use super::{expect, Check};
 use crate::hem::{
-    bt_num, calc_pg_sz, hw_hopnum, is_last_step, is_mhop, last_step, HemAddr, HemIndex, HemType,
-    HwWrite, Link, Mhop, PgSz, TableCfg, TableGeom, HOP_NUM_0,
+    best_bt_pg_sz, bt_num, calc_ba_range, calc_pg_sz, calc_root_ba, hw_hopnum, init_buf_cfg,
+    is_last_step, is_mhop, last_step, BtSlot, BufRegion, HemAddr, HemIndex, HemList, HemType,
+    HwWrite, Link, Mhop, MtrError, MtrLayout, PgSz, RegionAttr, RegionBt, TableCfg, TableGeom,
+    HOP_NUM_0, MAX_BT_REGION,
 };
 use crate::hw_v2_caps::Caps;
 
@@ -1435,5 +1440,372 @@ pub fn check_invalid_and_edges() -> Check {
     expect(
         TableCfg::from_caps(&caps, HemType::CqcTimer, 12).is_some(),
         "CQC timer still created",
+    )
+}
+
+// ---------------------------------------------------------------------------
+// Multi-region MTRs (hns_roce_mtr_create for kernel buffers). Every expected
+// number is worked out by hand from the C formulas, written next to it:
+//
+//   mtr_init_buf_cfg:  count_i  = DIV_ROUND_UP(hr_hw_page_align(size_i), 1 << page_shift)
+//                      offset_i = count_0 + ... + count_{i-1}
+//                      hopnum_i = to_hr_hem_hopnum(hop_i, count_i)  (0 if count 0 or hop 0xff)
+//   cal_best_bt_pg_sz: first set bit b >= shift of page_size_cap with
+//                      sum_i DIV_ROUND_UP(count_i, (2^b/8)^(hopnum_i-1)) <= 2^b/8
+//   hem_list_request:  unit = 2^b / 8; root = hns_roce_hem_list_calc_root_ba
+//                      (hop 1: count, hop 2: DIV_ROUND_UP(count, unit)); ENOBUFS if
+//                      root > unit; root entries region after region
+//                      (setup_root_hem); hop-2 L1 page k of a region covers its
+//                      pages k*unit .. k*unit+unit-1 (hem_list_alloc_mid_bt) and
+//                      sits at root[first + k] (setup_middle_bt)
+//   hem_list_find_mtt: hop 1 -> root[first + (page - offset)];
+//                      hop 2 -> L1 (page - offset) / unit, slot (page - offset) % unit
+
+/// `HNS_ROCE_V2_PAGE_SIZE_SUPPORTED` (hns_roce_hw_v2.h: 0xFFFF000, bits
+/// 12..=27), the page_size_cap the driver falls back to.
+const CAP_ALL: u64 = 0x0fff_f000;
+
+/// The page_size_cap hns-sim reports in QUERY_PF_CAPS (sim/src/caps.rs:
+/// 0xffff_f000, bits 12..=31).
+const CAP_SIM: u64 = 0xffff_f000;
+
+fn attr(size: u64, hop: u32) -> RegionAttr {
+    RegionAttr { size, hop }
+}
+
+fn br(offset: u32, count: u32, hopnum: u32) -> BufRegion {
+    BufRegion {
+        offset,
+        count,
+        hopnum,
+    }
+}
+
+fn rbt(region: BufRegion, root: u32, root_len: u32, l1: u32, l1_len: u32) -> RegionBt {
+    RegionBt {
+        region,
+        root,
+        root_len,
+        l1,
+        l1_len,
+    }
+}
+
+fn l1(page: u32, slot: u32) -> Option<BtSlot> {
+    Some(BtSlot::L1 { page, slot })
+}
+
+/// The kernel GSI QP of the MAD agent on hns-sim's caps: SQ 128 WQEs x 64 B
+/// = 8 KiB (wqe_sq_hop_num 2), extended SGE 256 x 16 B = 4 KiB
+/// (wqe_sge_hop_num 1), RQ 512 x 16 B = 8 KiB (wqe_rq_hop_num 2), 4 KiB
+/// pages (mtt_buf_pg_sz 0), BT pages from 4 KiB (mtt_ba_pg_sz 0).
+pub fn check_mtr_gsi_qp() -> Check {
+    let attrs = [attr(8192, 2), attr(4096, 1), attr(8192, 2)];
+    // SQ: 8192 / 4096 = 2 pages at 0; SGE: 1 page at 2; RQ: 2 pages at 3.
+    let regions = init_buf_cfg(&attrs, 12).map_err(|_| "GSI regions")?;
+    let want = [br(0, 2, 2), br(2, 1, 1), br(3, 2, 2)];
+    expect(
+        regions.as_slice() == want,
+        "GSI regions: 0+2 h2, 2+1 h1, 3+2 h2",
+    )?;
+    expect(regions.page_count() == 5, "GSI: 5 pages")?;
+    // Bit 12 is set; 512 BAs per page: SQ ceil(2/512) = 1, SGE 1 (hop 1:
+    // 512^0 = 1 page per entry), RQ 1 -> 3 <= 512.
+    expect(
+        best_bt_pg_sz(&want, 12, CAP_SIM) == Some(12),
+        "GSI: BT pages stay 4 KiB",
+    )?;
+    expect(calc_root_ba(&want, 512) == 3, "GSI: calc_root_ba 3")?;
+    let m = MtrLayout::new(&attrs, 12, 12, CAP_SIM).map_err(|_| "GSI layout")?;
+    expect(m.page_shift == 12 && m.hem.ba_pg_shift == 12, "GSI shifts")?;
+    expect(
+        m.hem.unit == 512 && m.hem.root_len == 3 && m.hem.l1_len == 2 && m.hem.page_count == 5,
+        "GSI: unit 512, 3 root entries, 2 L1 pages, 5 pages",
+    )?;
+    // Root: [SQ L1 #0, SGE page 2, RQ L1 #1].
+    expect(
+        m.hem.regions()
+            == [
+                rbt(want[0], 0, 1, 0, 1),
+                rbt(want[1], 1, 1, 1, 0),
+                rbt(want[2], 2, 1, 1, 1),
+            ],
+        "GSI root: SQ L1 at 0, SGE page at 1, RQ L1 at 2",
+    )?;
+    expect(m.hem.l1_root(0) == Some(0), "GSI: SQ L1 in root[0]")?;
+    expect(m.hem.l1_root(1) == Some(2), "GSI: RQ L1 in root[2]")?;
+    expect(m.hem.l1_root(2).is_none(), "GSI: no third L1 page")?;
+    // Pages 0, 1: SQ L1 slots 0, 1; page 2: root[1 + 0]; pages 3, 4: RQ L1
+    // slots 0, 1.
+    expect(m.hem.locate(0) == l1(0, 0), "GSI page 0: SQ L1 slot 0")?;
+    expect(m.hem.locate(1) == l1(0, 1), "GSI page 1: SQ L1 slot 1")?;
+    expect(
+        m.hem.locate(2) == Some(BtSlot::Root(1)),
+        "GSI page 2: root[1]",
+    )?;
+    expect(m.hem.locate(3) == l1(1, 0), "GSI page 3: RQ L1 slot 0")?;
+    expect(m.hem.locate(4) == l1(1, 1), "GSI page 4: RQ L1 slot 1")?;
+    expect(m.hem.locate(5).is_none(), "GSI page 5: none")?;
+    // mtr_find(offset): sq.offset 0, sge.offset 8192, rq.offset 12288.
+    expect(m.page_of(0) == Some(0), "GSI sq.offset -> page 0")?;
+    expect(m.page_of(8191) == Some(1), "GSI byte 8191 -> page 1")?;
+    expect(m.page_of(8192) == Some(2), "GSI sge.offset -> page 2")?;
+    expect(m.page_of(12288) == Some(3), "GSI rq.offset -> page 3")?;
+    expect(m.page_of(20479) == Some(4), "GSI last byte -> page 4")?;
+    expect(m.page_of(20480).is_none(), "GSI past the end")
+}
+
+/// Regions with several L1 pages, 4 KiB BT pages (unit 512).
+pub fn check_mtr_multi_l1() -> Check {
+    // SQ 1025 pages hop 2, SGE 3 pages hop 1, RQ 600 pages hop 2.
+    let attrs = [attr(1025 * 4096, 2), attr(3 * 4096, 1), attr(600 * 4096, 2)];
+    let m = MtrLayout::new(&attrs, 12, 12, CAP_ALL).map_err(|_| "multi-L1 layout")?;
+    // Offsets 0, 1025, 1028; root: SQ ceil(1025/512) = 3, SGE 3, RQ
+    // ceil(600/512) = 2 -> 8 <= 512, no growth.
+    let (sq, sge, rq) = (br(0, 1025, 2), br(1025, 3, 1), br(1028, 600, 2));
+    expect(
+        m.hem.ba_pg_shift == 12 && m.hem.root_len == 8 && m.hem.l1_len == 5,
+        "multi-L1: 8 root entries, 5 L1 pages",
+    )?;
+    expect(m.hem.page_count == 1628, "multi-L1: 1025 + 3 + 600 pages")?;
+    expect(
+        m.hem.regions()
+            == [
+                rbt(sq, 0, 3, 0, 3),
+                rbt(sge, 3, 3, 3, 0),
+                rbt(rq, 6, 2, 3, 2),
+            ],
+        "multi-L1 root: SQ L1s 0..2, SGE pages 3..5, RQ L1s 6..7",
+    )?;
+    for (l, root) in [(0, 0), (1, 1), (2, 2), (3, 6), (4, 7)] {
+        expect(m.hem.l1_root(l) == Some(root), "multi-L1: L1 page in root")?;
+    }
+    expect(m.hem.l1_root(5).is_none(), "multi-L1: 5 L1 pages only")?;
+    // SQ: page 511 is the last of L1 #0, 512 the first of #1, 1024 the first
+    // (and only) of #2.
+    expect(m.hem.locate(511) == l1(0, 511), "page 511: L1 0 slot 511")?;
+    expect(m.hem.locate(512) == l1(1, 0), "page 512: L1 1 slot 0")?;
+    expect(m.hem.locate(1023) == l1(1, 511), "page 1023: L1 1 slot 511")?;
+    expect(m.hem.locate(1024) == l1(2, 0), "page 1024: L1 2 slot 0")?;
+    // SGE: pages 1025..1027 in root[3 + 0..2].
+    expect(
+        m.hem.locate(1025) == Some(BtSlot::Root(3)),
+        "page 1025: root[3]",
+    )?;
+    expect(
+        m.hem.locate(1027) == Some(BtSlot::Root(5)),
+        "page 1027: root[5]",
+    )?;
+    // RQ: 1028 + 511 = 1539 last of L1 #3; 1540 first of #4; 1627 = 1028 +
+    // 599 = 1028 + 512 + 87.
+    expect(m.hem.locate(1028) == l1(3, 0), "page 1028: L1 3 slot 0")?;
+    expect(m.hem.locate(1539) == l1(3, 511), "page 1539: L1 3 slot 511")?;
+    expect(m.hem.locate(1540) == l1(4, 0), "page 1540: L1 4 slot 0")?;
+    expect(m.hem.locate(1627) == l1(4, 87), "page 1627: L1 4 slot 87")?;
+    expect(m.hem.locate(1628).is_none(), "page 1628: none")?;
+    // A small unit (BT pages of 64 B, unit 8) with the same shape:
+    // [0+10 h2, 10+3 h1, 13+5 h2] -> root ceil(10/8) = 2, 3, ceil(5/8) = 1
+    // = 6 <= 8.
+    let small = [br(0, 10, 2), br(10, 3, 1), br(13, 5, 2)];
+    let h = HemList::request(&small, 6).map_err(|_| "unit 8")?;
+    expect(
+        h.unit == 8 && h.root_len == 6 && h.l1_len == 3,
+        "unit 8: 6 root entries, 3 L1 pages",
+    )?;
+    expect(h.locate(9) == l1(1, 1), "unit 8 page 9: L1 1 slot 1")?;
+    expect(
+        h.locate(12) == Some(BtSlot::Root(4)),
+        "unit 8 page 12: root[4]",
+    )?;
+    expect(h.locate(17) == l1(2, 4), "unit 8 page 17: L1 2 slot 4")?;
+    expect(h.l1_root(2) == Some(5), "unit 8: RQ L1 in root[5]")
+}
+
+/// The root BT's limit: ENOBUFS from `hem_list_request`, growth of the BT
+/// page by `cal_best_bt_pg_sz`, ERANGE when no size of the cap fits.
+pub fn check_mtr_root_limits() -> Check {
+    // One hop-1 region fills the 512 root entries exactly; 513 overflow.
+    let h = HemList::request(&[br(0, 512, 1)], 12).map_err(|_| "512 hop-1 pages")?;
+    expect(h.root_len == 512, "512 hop-1 pages: full root")?;
+    expect(
+        h.locate(511) == Some(BtSlot::Root(511)),
+        "page 511: root[511]",
+    )?;
+    expect(
+        HemList::request(&[br(0, 513, 1)], 12) == Err(MtrError::NoBufs),
+        "513 hop-1 pages: ENOBUFS",
+    )?;
+    // Hop 2: 512 * 512 = 262144 pages need 512 L1 pages; one more page
+    // needs 513.
+    let h = HemList::request(&[br(0, 262144, 2)], 12).map_err(|_| "262144 hop-2 pages")?;
+    expect(h.root_len == 512 && h.l1_len == 512, "262144 pages: 512 L1")?;
+    expect(
+        h.locate(262143) == l1(511, 511),
+        "page 262143: L1 511 slot 511",
+    )?;
+    expect(
+        HemList::request(&[br(0, 262145, 2)], 12) == Err(MtrError::NoBufs),
+        "262145 hop-2 pages: ENOBUFS",
+    )?;
+    // Three regions that together overflow: 2 + 509 + 2 = 513.
+    expect(
+        HemList::request(&[br(0, 600, 2), br(600, 509, 1), br(1109, 513, 2)], 12)
+            == Err(MtrError::NoBufs),
+        "regions together: ENOBUFS",
+    )?;
+    // cal_best_bt_pg_sz: 512 hop-1 pages fill bit 12's 512 entries exactly
+    // (`ba_num <= ba_per_bt`), as do 262144 hop-2 pages (512 L1 pages).
+    expect(
+        best_bt_pg_sz(&[br(0, 512, 1)], 12, CAP_ALL) == Some(12),
+        "512 pages: 4 KiB",
+    )?;
+    expect(
+        best_bt_pg_sz(&[br(0, 262144, 2)], 12, CAP_ALL) == Some(12),
+        "262144 hop-2 pages: 4 KiB",
+    )?;
+    // 513 hop-1 pages do not fit 512 (bit 12); bit 13 gives 1024 >= 513.
+    expect(
+        best_bt_pg_sz(&[br(0, 513, 1)], 12, CAP_ALL) == Some(13),
+        "513 pages: BT page grows to 8 KiB",
+    )?;
+    // Without bit 13 the next set bit is 14 (2048 entries).
+    expect(
+        best_bt_pg_sz(&[br(0, 513, 1)], 12, (1 << 12) | (1 << 14)) == Some(14),
+        "513 pages, no bit 13: 16 KiB",
+    )?;
+    expect(
+        best_bt_pg_sz(&[br(0, 513, 1)], 12, 1 << 12).is_none(),
+        "513 pages, only 4 KiB: none",
+    )?;
+    // Hop 2, 262145 pages: bit 12 needs 513; bit 13: ceil(262145/1024) =
+    // 257 <= 1024.
+    expect(
+        best_bt_pg_sz(&[br(0, 262145, 2)], 12, CAP_ALL) == Some(13),
+        "262145 hop-2 pages: 8 KiB",
+    )?;
+    // The scan starts at the given shift even if its bit is clear (11 ->
+    // 12), and finds nothing past bit 27.
+    expect(
+        best_bt_pg_sz(&[br(0, 1, 1)], 11, CAP_ALL) == Some(12),
+        "shift 11 -> 12",
+    )?;
+    expect(
+        best_bt_pg_sz(&[br(0, 1, 1)], 28, CAP_ALL).is_none(),
+        "shift 28: no bit left",
+    )?;
+    // hns-sim's cap has bits 28..=31 too; bit 31 still fits C's unsigned
+    // int (2^31 / 8 entries), and nothing is tried past it.
+    expect(
+        best_bt_pg_sz(&[br(0, 1, 1)], 28, CAP_SIM) == Some(28),
+        "shift 28, sim cap: 28",
+    )?;
+    expect(
+        best_bt_pg_sz(&[br(0, 1, 1)], 32, u64::MAX).is_none(),
+        "bits 32 and up: never",
+    )?;
+    // Through hns_roce_mtr_create: 513 pages of 4 KiB, hop 1.
+    let m = MtrLayout::new(&[attr(513 * 4096, 1)], 12, 12, CAP_ALL).map_err(|_| "grown")?;
+    expect(
+        m.hem.ba_pg_shift == 13 && m.hem.unit == 1024 && m.hem.root_len == 513,
+        "513 pages: 8 KiB BT, 513 root entries",
+    )?;
+    expect(
+        MtrLayout::new(&[attr(513 * 4096, 1)], 12, 12, 1 << 12) == Err(MtrError::Range),
+        "513 pages, 4 KiB only: ERANGE",
+    )
+}
+
+/// Region sizes, hop numbers and the errors of `mtr_init_buf_cfg`.
+pub fn check_mtr_regions_and_hops() -> Check {
+    // hr_hw_page_align: 100 B -> 4096 -> 1 page; 8 KiB pages: 12288 B ->
+    // 2 pages; an empty region gets hop 0 (to_hr_hem_hopnum), 0xff too.
+    let r = init_buf_cfg(&[attr(100, 1)], 12).map_err(|_| "100 B")?;
+    expect(r.as_slice() == [br(0, 1, 1)], "100 B: one page")?;
+    let r = init_buf_cfg(&[attr(12288, 2)], 13).map_err(|_| "8K pages")?;
+    expect(r.as_slice() == [br(0, 2, 2)], "12 KiB in 8 KiB pages: 2")?;
+    let r = init_buf_cfg(&[attr(8192, 2), attr(0, 1), attr(4096, HOP_NUM_0)], 12)
+        .map_err(|_| "empty and 0xff")?;
+    expect(
+        r.as_slice() == [br(0, 2, 2), br(2, 0, 0), br(2, 1, 0)],
+        "empty region hop 0, 0xff -> 0",
+    )?;
+    // An empty middle region takes no root entry: [SQ L1, RQ L1].
+    let m = MtrLayout::new(&[attr(8192, 2), attr(0, 1), attr(8192, 2)], 12, 12, CAP_ALL)
+        .map_err(|_| "empty SGE")?;
+    expect(
+        m.hem.regions()
+            == [
+                rbt(br(0, 2, 2), 0, 1, 0, 1),
+                rbt(br(2, 0, 0), 1, 0, 1, 0),
+                rbt(br(2, 2, 2), 1, 1, 1, 1),
+            ],
+        "empty SGE: RQ L1 in root[1]",
+    )?;
+    expect(m.hem.root_len == 2, "empty SGE: 2 root entries")?;
+    expect(m.hem.locate(2) == l1(1, 0), "empty SGE: page 2 is RQ's")?;
+    // One region (EQ / CQ): hop 1 -> root[page], hop 2 -> L1 0.
+    let m = MtrLayout::new(&[attr(4096, 1)], 12, 12, 1 << 12).map_err(|_| "EQ")?;
+    expect(
+        m.hem.root_len == 1 && m.hem.l1_len == 0 && m.hem.locate(0) == Some(BtSlot::Root(0)),
+        "one hop-1 page",
+    )?;
+    let m = MtrLayout::new(&[attr(3 * 4096, 2)], 12, 12, 1 << 12).map_err(|_| "CQ")?;
+    expect(
+        m.hem.root_len == 1 && m.hem.l1_len == 1 && m.hem.locate(2) == l1(0, 2),
+        "three hop-2 pages",
+    )?;
+    // hem_list_calc_ba_range and calc_root_ba for hop 3 (unit^2 pages per
+    // root entry): 262145 pages -> 2.
+    expect(calc_ba_range(1, 0, 512) == 512, "range 1/0")?;
+    expect(calc_ba_range(2, 0, 512) == 262144, "range 2/0")?;
+    expect(calc_ba_range(2, 1, 512) == 512, "range 2/1")?;
+    expect(calc_ba_range(3, 1, 512) == 262144, "range 3/1")?;
+    expect(calc_ba_range(3, 2, 512) == 512, "range 3/2")?;
+    expect(calc_ba_range(2, 2, 512) == 0, "range 2/2")?;
+    expect(calc_root_ba(&[br(0, 262145, 3)], 512) == 2, "root hop 3")?;
+    expect(
+        calc_root_ba(&[br(0, 5, 0), br(5, 5, 1), br(10, 513, 2)], 512) == 7,
+        "root: hop 0 none, hop 1 5, hop 2 ceil(513/512) = 2",
+    )?;
+    // Errors: region count, page shift (is_buf_attr_valid).
+    expect(
+        init_buf_cfg(&[], 12) == Err(MtrError::Inval),
+        "no region: EINVAL",
+    )?;
+    expect(
+        init_buf_cfg(&[attr(4096, 1); MAX_BT_REGION + 1], 12) == Err(MtrError::Inval),
+        "4 regions: EINVAL",
+    )?;
+    expect(
+        init_buf_cfg(&[attr(4096, 1)], 11) == Err(MtrError::Inval),
+        "page shift 11: EINVAL",
+    )?;
+    // Hops not supported (yet): 0xff or 0 with pages, 3.
+    expect(
+        MtrLayout::new(&[attr(8192, 2), attr(4096, HOP_NUM_0)], 12, 12, CAP_ALL)
+            == Err(MtrError::Inval),
+        "hop 0xff region with pages: EINVAL",
+    )?;
+    expect(
+        MtrLayout::new(&[attr(8192, 3)], 12, 12, CAP_ALL) == Err(MtrError::Inval),
+        "hop 3: EINVAL",
+    )?;
+    expect(
+        MtrLayout::new(&[attr(8192, 0)], 12, 12, CAP_ALL) == Err(MtrError::Inval),
+        "direct mode: EINVAL",
+    )?;
+    expect(
+        MtrLayout::new(&[attr(0, 2)], 12, 12, CAP_ALL) == Err(MtrError::Inval),
+        "no pages: EINVAL",
+    )?;
+    expect(
+        HemList::request(&[br(0, 0, 0)], 12) == Err(MtrError::NoMem),
+        "empty root: ENOMEM",
+    )?;
+    // mtr_map_bufs: two 2 KiB regions need 1 + 1 pages, hns_roce_buf_alloc
+    // made ceil(4096 / 4096) = 1.
+    expect(
+        MtrLayout::new(&[attr(2048, 1), attr(2048, 1)], 12, 12, CAP_ALL) == Err(MtrError::NoBufs),
+        "short kernel buffer: ENOBUFS",
     )
 }

@@ -130,3 +130,23 @@ fn decoded_sim_caps_tables() {
     assert_eq!(v::check_sim_default_indexes(&caps), Ok(()));
     assert_eq!(v::check_sim_default_trace(&caps), Ok(()));
 }
+
+#[test]
+fn mtr_gsi_qp() {
+    assert_eq!(v::check_mtr_gsi_qp(), Ok(()));
+}
+
+#[test]
+fn mtr_multi_l1() {
+    assert_eq!(v::check_mtr_multi_l1(), Ok(()));
+}
+
+#[test]
+fn mtr_root_limits() {
+    assert_eq!(v::check_mtr_root_limits(), Ok(()));
+}
+
+#[test]
+fn mtr_regions_and_hops() {
+    assert_eq!(v::check_mtr_regions_and_hops(), Ok(()));
+}
