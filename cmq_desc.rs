@@ -65,6 +65,14 @@ pub mod op {
     pub const CFG_GMV_TBL: u16 = 0x850f;
     /// Read the hardware counters.
     pub const QUERY_COUNTER: u16 = 0x8206;
+    /// Read or write the DCQCN parameter block.
+    pub const CFG_DCQCN_PARAM: u16 = 0x1a80;
+    /// Read or write the LDCP parameter block.
+    pub const CFG_LDCP_PARAM: u16 = 0x1a81;
+    /// Read or write the HC3 parameter block.
+    pub const CFG_HC3_PARAM: u16 = 0x1a82;
+    /// Read or write the DIP parameter block.
+    pub const CFG_DIP_PARAM: u16 = 0x1a83;
 }
 
 /// Descriptors in the command send queue.

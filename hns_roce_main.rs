@@ -27,6 +27,7 @@ pub mod bitmap;
 mod cmdq;
 mod cq;
 mod db;
+mod debugfs;
 mod eq;
 mod hem_table;
 mod mtr;
@@ -39,6 +40,7 @@ mod hns_roce_hw_v2;
 pub mod hw_v2_caps;
 pub mod hw_v2_ctx;
 pub mod hw_v2_fields;
+pub mod hw_v2_scc;
 mod rdma;
 
 #[cfg(hns_kunit)]
@@ -100,9 +102,11 @@ const HNS_ROCE_PCI_IDS: &[(u16, bool)] = &[
 
 use hns_roce_hw_v2::PCI_REVISION_ID_HIP08;
 
-/// The module: holds the hnae3 client registration.
+/// The module: holds the hnae3 client registration and, dropped after it,
+/// the debugfs directory.
 struct HnsRoce {
     _client: rdma::ClientRegistration,
+    _debugfs: debugfs::Root,
 }
 
 impl kernel::Module for HnsRoce {
@@ -111,10 +115,14 @@ impl kernel::Module for HnsRoce {
         #[cfg(hns_selftest_warn)]
         kernel::warn_on!(true);
         rdma::check_layout()?;
+        let debugfs = debugfs::Root::create();
         let client = rdma::ClientRegistration::register()
             .inspect_err(|e| pr_err!("hnae3 client registration failed: {:?}\n", e))?;
         pr_info!("registered hnae3 RoCE client\n");
-        Ok(HnsRoce { _client: client })
+        Ok(HnsRoce {
+            _client: client,
+            _debugfs: debugfs,
+        })
     }
 }
 
@@ -136,6 +144,7 @@ fn is_roce_function(id: rdma::PciIdent) -> bool {
 /// The driver's state for one RoCE function. Fields drop in order: the
 /// ib_device goes before the engine state it uses.
 pub(crate) struct HnsRoceDev {
+    dbgfs: Option<debugfs::DevDebugfs>,
     ib: Option<IbRegistration>,
     hw: hns_roce_hw_v2::HwV2,
 }
@@ -645,13 +654,19 @@ impl RoceClient for HnsRoce {
                 return Err(e);
             }
         };
+        let dbgfs = debugfs::DevDebugfs::register(handle, &hw.cmd, &hw.profile.caps);
         Ok(Some(KBox::new(
-            HnsRoceDev { ib: Some(reg), hw },
+            HnsRoceDev {
+                dbgfs,
+                ib: Some(reg),
+                hw,
+            },
             GFP_KERNEL,
         )?))
     }
 
     fn uninit_instance(_handle: &Hnae3Handle, mut inst: KBox<HnsRoceDev>, _reset: bool) {
+        drop(inst.dbgfs.take());
         drop(inst.ib.take());
         inst.hw.exit();
     }

@@ -123,6 +123,24 @@ else
 fi
 section_end devinfo
 
+# debugfs of the driver: hns_roce/<pci name>/ with one *_cc_param/ directory
+# per congestion control algorithm of the caps (DCQCN on hns-sim), every
+# file reading as a number. Reads send no command, so the trace is as is.
+DBGFS=/sys/kernel/debug/hns_roce
+debugfs_read() {
+    dbn=0
+    for dbd in $DBGFS/*/*_cc_param; do
+        [ -d "$dbd" ] || continue
+        dbn=$((dbn + 1))
+        for dbf in "$dbd"/*; do
+            dbv=$(cat "$dbf") || return 1
+            case $dbv in '' | *[!0-9]*) echo "$dbf reads '$dbv'"; return 1 ;; esac
+        done
+    done
+    [ $dbn -gt 0 ] || { echo "no *_cc_param directory:"; ls -R $DBGFS; return 1; }
+}
+check "$G/debugfs-read" debugfs_read
+
 if [ "$MODE" = full ]; then
     ctx_pd() {
         [ $REGISTERED = 1 ] || { echo "hns_0 not registered"; return 1; }
@@ -153,6 +171,19 @@ ctx.close()'
         cat /tmp/pyverbs-$pvm.log
         section_end "pyverbs-$pvm-log"
     done
+
+    # A write outside the range is refused, one inside reaches the firmware
+    # (CFG_DCQCN_PARAM) and reads back; then the old value goes back.
+    debugfs_write() {
+        set -- $DBGFS/*/dcqcn_cc_param/tkp
+        [ -f "$1" ] || { echo "no dcqcn_cc_param/tkp"; return 1; }
+        dbo=$(cat "$1")
+        echo 11 >"$1" 2>/dev/null && { echo "tkp = 11 (max 10) accepted"; return 1; }
+        echo 0xa >"$1" || return 1
+        [ "$(cat "$1")" = 10 ] || { echo "tkp reads $(cat "$1") after writing 0xa"; return 1; }
+        echo "$dbo" >"$1"
+    }
+    check "$G/debugfs-write" debugfs_write
 
     # REG_CYCLES (default 10 for rs, 0 for c) unload/load cycles of the
     # driver, hns_0 gone after each rmmod and back after each load (and

@@ -280,6 +280,32 @@ mod bitmap {
     }
 }
 
+/// The congestion control parameter tables, block and number parser.
+#[kunit_tests(hns_roce_rs_scc)]
+mod scc {
+    use crate::vectors::scc as v;
+
+    #[test]
+    fn tables() {
+        assert_eq!(v::check_tables(), Ok(()));
+    }
+
+    #[test]
+    fn algos() {
+        assert_eq!(v::check_algos(), Ok(()));
+    }
+
+    #[test]
+    fn params() {
+        assert_eq!(v::check_params(), Ok(()));
+    }
+
+    #[test]
+    fn kstrtou32() {
+        assert_eq!(v::check_kstrtou32(), Ok(()));
+    }
+}
+
 /// Harness self-test only (scripts/check.sh): a failing KUnit case must fail
 /// the run. Never part of a normal build.
 #[cfg(hns_selftest_kunit_fail)]

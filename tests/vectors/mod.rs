@@ -9,6 +9,7 @@ pub mod ctx;
 pub mod field;
 pub mod hem;
 pub mod qpc;
+pub mod scc;
 
 /// Result of one check: `Err` names the first expectation that failed.
 pub type Check = Result<(), &'static str>;

@@ -26,6 +26,9 @@ pub mod hw_v2_caps;
 #[path = "../../../hw_v2_ctx.rs"]
 pub mod hw_v2_ctx;
 
+#[path = "../../../hw_v2_scc.rs"]
+pub mod hw_v2_scc;
+
 #[path = "../../../hw_v2_qpc.rs"]
 pub mod hw_v2_qpc;
 
