@@ -324,6 +324,10 @@ pub(crate) struct Cmd {
     #[pin]
     done: [Event; MAX_CMDS],
     use_events: AtomicBool,
+    /// Doorbells are not rung (C's `dis_db`).
+    dis_db: AtomicBool,
+    /// The function is going through a reset (C's state `RST_DOWN`).
+    reset_down: AtomicBool,
 }
 
 impl Cmd {
@@ -344,6 +348,8 @@ impl Cmd {
             }),
             done <- pin_init::pin_init_array_from_fn(|_| Event::new()),
             use_events: AtomicBool::new(false),
+            dis_db: AtomicBool::new(false),
+            reset_down: AtomicBool::new(false),
         }? Error)
     }
 
@@ -352,9 +358,24 @@ impl Cmd {
         self.regs.io()
     }
 
-    /// The register window.
-    pub(crate) fn reg_window(&self) -> RegWindow {
-        self.regs
+    /// Rings a doorbell with one 64-bit write (`hns_roce_write64`), unless
+    /// doorbells are disabled.
+    pub(crate) fn ring_db(&self, v: u64, off: usize) {
+        if !self.dis_db.load(Ordering::Acquire) {
+            self.regs.write64(v, off);
+        }
+    }
+
+    /// The function goes down for a reset (`hns_roce_hw_v2_reset_notify_down`):
+    /// doorbells stop and new work requests are refused.
+    pub(crate) fn set_reset_down(&self) {
+        self.dis_db.store(true, Ordering::Release);
+        self.reset_down.store(true, Ordering::Release);
+    }
+
+    /// Whether the function is going through a reset.
+    pub(crate) fn is_reset_down(&self) -> bool {
+        self.reset_down.load(Ordering::Acquire)
     }
 
     /// The PCI function, for logging.

@@ -82,12 +82,35 @@ impl DbPage {
 }
 
 /// A record doorbell: where it is for the CPU and for the engine.
+///
+/// # Invariants
+///
+/// `cpu` points to the record inside a page of the [`DbPages`] that made
+/// it. Pages are never freed before the `DbPages` (their DMA memory does not
+/// move when the page list grows), and every `Db` is handed back with
+/// [`DbPages::free`] before its `DbPages` goes, so `cpu` stays valid for the
+/// `Db`'s life.
 pub(crate) struct Db {
     page: usize,
     index: usize,
     order: u32,
+    cpu: core::ptr::NonNull<u32>,
     /// Bus address of the record.
     pub(crate) dma: u64,
+}
+
+// SAFETY: the record is plain DMA memory written with volatile stores
+// (`set`); nothing in it is tied to a thread.
+unsafe impl Send for Db {}
+// SAFETY: as above; concurrent `set` calls are single aligned stores.
+unsafe impl Sync for Db {}
+
+impl Db {
+    /// Stores `v` in the record, where the engine reads it.
+    pub(crate) fn set(&self, v: u32) {
+        // SAFETY: `cpu` is valid (type invariant) and 4-byte aligned.
+        unsafe { self.cpu.as_ptr().write_volatile(v.to_le()) }
+    }
 }
 
 /// The record pages of a function.
@@ -123,19 +146,18 @@ impl DbPages {
         };
         let pg = pages.get(page).ok_or(EINVAL)?;
         // SAFETY: `index` is below the page's record count (`take`).
-        unsafe {
-            pg.mem
-                .as_mut_ptr()
-                .cast::<u32>()
-                .add(index)
-                .write_volatile(0)
-        };
+        let rec = unsafe { pg.mem.as_mut_ptr().cast::<u32>().add(index) };
+        // SAFETY: `rec` is inside the page (above).
+        unsafe { rec.write_volatile(0) };
+        let cpu = core::ptr::NonNull::new(rec).ok_or(EINVAL)?;
         // CAST: an index within one page.
         let dma = pg.mem.dma_address() + (index * DB_UNIT_SIZE) as u64;
+        // INVARIANT: `cpu` is the record in page `page`, which stays.
         Ok(Db {
             page,
             index,
             order,
+            cpu,
             dma,
         })
     }

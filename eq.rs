@@ -196,7 +196,7 @@ impl Eq {
     /// Tells the engine how far software consumed (`update_eq_db`).
     fn update_db(&self, ci: u32) {
         let v = hw_v2_ctx::eq_doorbell(self.kind == Kind::Aeq, self.eqn, ci);
-        self.cmd.reg_window().write64(v, EQ_DB_REG);
+        self.cmd.ring_db(v, EQ_DB_REG);
     }
 
     /// AEQ interrupt (`hns_roce_v2_aeq_int`).

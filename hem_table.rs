@@ -218,6 +218,17 @@ impl HemTable {
         Ok(())
     }
 
+    /// Bus address of `obj`'s entry (`hns_roce_table_find`), for tables
+    /// without hardware BTs (IRRL, TRRL); `None` if its chunk is not
+    /// allocated or the table is multi-hop (not needed yet).
+    pub(crate) fn find(&self, obj: u32) -> Option<u64> {
+        let (buf, off) = self.geom.find(obj)?;
+        let mem = self.mem.lock();
+        // CAST: chunk indexes are u32 counts.
+        let c = mem.chunks.get(buf as usize)?.as_ref()?;
+        Some(c.mem.dma_address() + u64::from(off))
+    }
+
     /// Drops a reference on the chunk holding `obj`; the last one clears the
     /// engine's pointers and frees the memory.
     pub(crate) fn put(&self, dev: &Device<Bound>, obj: u32) {

@@ -32,6 +32,7 @@ mod eq;
 mod hem_table;
 mod mtr;
 mod pd;
+mod qp;
 
 pub mod cmq_desc;
 pub mod field;
@@ -40,6 +41,7 @@ mod hns_roce_hw_v2;
 pub mod hw_v2_caps;
 pub mod hw_v2_ctx;
 pub mod hw_v2_fields;
+pub mod hw_v2_qpc;
 pub mod hw_v2_scc;
 mod rdma;
 
@@ -65,7 +67,7 @@ use kernel::{
 use pd::IdSpace;
 use rdma::{
     AddrVec, AhIn, BoundDevice, DevAttr, GidEntry, Hnae3Handle, IbDriver, IbParams, IbRegistration,
-    PortAttr, ResetNotify, RoceClient, UctxResp,
+    PortAttr, RoceClient, UctxResp,
 };
 
 module! {
@@ -233,6 +235,8 @@ pub(crate) struct IbDev {
     cqns: Mutex<bitmap::CqBanks<KVec<u64>>>,
     #[pin]
     dbs: db::DbPages,
+    #[pin]
+    qpns: Mutex<bitmap::QpBanks<KVec<u64>>>,
 }
 
 impl IbDev {
@@ -258,6 +262,7 @@ impl IbDev {
                 mrs <- IdSpace::new("id for MR key", c.reserved_mrws, c.num_mtpts)?,
                 cqns <- new_mutex!(cq_banks(c, id.revision != PCI_REVISION_ID_HIP08)?),
                 dbs <- db::DbPages::new(),
+                qpns <- new_mutex!(qp_banks(c)?),
             }? Error),
             GFP_KERNEL,
         )?;
@@ -278,7 +283,30 @@ fn cq_banks(c: &Caps, hip09: bool) -> Result<bitmap::CqBanks<KVec<u64>>> {
     bitmap::CqBanks::new(words, c.num_cqs, c.reserved_cqs, c.flags, hip09).map_err(|_| EINVAL)
 }
 
+/// The QP number banks of the caps.
+fn qp_banks(c: &Caps) -> Result<bitmap::QpBanks<KVec<u64>>> {
+    let mut words = KVec::new();
+    words.resize(
+        bitmap::qp_bank_words(c.num_qps, c.reserved_qps),
+        0u64,
+        GFP_KERNEL,
+    )?;
+    bitmap::QpBanks::new(words, c.num_qps, c.reserved_qps, c.flags).map_err(|_| EINVAL)
+}
+
 impl IbDev {
+    fn qp_env(&self) -> qp::QpEnv<'_> {
+        qp::QpEnv {
+            cmd: &self.cmd,
+            dev: self.dev.get(),
+            hem: &self.hem,
+            dbs: &self.dbs,
+            caps: &self.caps,
+            hip08: self.hip08,
+            qpns: &self.qpns,
+        }
+    }
+
     fn cq_env(&self) -> cq::CqEnv<'_> {
         cq::CqEnv {
             cmd: &self.cmd,
@@ -323,9 +351,11 @@ impl IbDriver for IbDev {
     }
 
     fn req_notify_cq(&self, c: &cq::Cq, solicited: bool) {
-        self.cmd
-            .reg_window()
-            .write64(c.notify_db(solicited), cq::ODB_REG);
+        // During a reset nothing is armed (no software completions are
+        // kept yet, so there is never a missed event to report).
+        if !self.cmd.is_reset_down() {
+            self.cmd.ring_db(c.notify_db(solicited), cq::ODB_REG);
+        }
     }
 
     fn query_device(&self, a: &mut DevAttr) {
@@ -576,6 +606,40 @@ impl IbDriver for IbDev {
         self.mrs.free(idx);
     }
 
+    type Qp = qp::Qp;
+
+    fn create_qp(
+        &self,
+        init: &mut rdma::QpInit,
+        send_cq: Option<&cq::Cq>,
+        recv_cq: Option<&cq::Cq>,
+    ) -> Result<(Pin<KBox<qp::Qp>>, u32)> {
+        let q = qp::Qp::create(
+            &self.qp_env(),
+            init,
+            send_cq.map(|c| c.cqn),
+            recv_cq.map(|c| c.cqn),
+        )?;
+        let n = q.qpn;
+        Ok((q, n))
+    }
+
+    fn modify_qp(&self, q: &qp::Qp, a: &rdma::QpAttr) -> Result {
+        q.modify(&self.qp_env(), a)
+    }
+
+    fn destroy_qp(&self, q: Pin<KBox<qp::Qp>>) {
+        q.destroy(&self.qp_env())
+    }
+
+    fn post_recv(
+        &self,
+        q: &qp::Qp,
+        wrs: &mut dyn Iterator<Item = rdma::RecvWr<'_>>,
+    ) -> core::result::Result<(), (usize, Error)> {
+        q.post_recv(&self.qp_env(), wrs)
+    }
+
     fn query_counters(&self, values: &mut [u64]) -> Result<usize> {
         const DESCS: usize = HW_CNT_TOTAL.div_ceil(CNT_PER_DESC);
         let mut d = cmq_desc::chain::<DESCS>(op::QUERY_COUNTER, true);
@@ -671,13 +735,21 @@ impl RoceClient for HnsRoce {
         inst.hw.exit();
     }
 
-    fn link_status_change(_handle: &Hnae3Handle, _inst: Option<&HnsRoceDev>, _up: bool) {}
+    fn link_status_change(handle: &Hnae3Handle, inst: Option<&HnsRoceDev>, up: bool) {
+        // Only a link going down is reported; the RDMA core's netdev
+        // notifier reports it as well and drops the duplicate.
+        if up {
+            return;
+        }
+        if let Some(reg) = inst.and_then(|i| i.ib.as_ref()) {
+            reg.port_state_event(handle);
+        }
+    }
 
-    fn reset_notify(
-        _handle: &Hnae3Handle,
-        _inst: Option<&HnsRoceDev>,
-        _what: ResetNotify,
-    ) -> Result {
-        Ok(())
+    fn reset_down(_handle: &Hnae3Handle, inst: &HnsRoceDev) {
+        inst.hw.cmd.set_reset_down();
+        if let Some(reg) = inst.ib.as_ref() {
+            reg.disassociate_mmaps();
+        }
     }
 }

@@ -192,8 +192,6 @@ impl KernelMtr {
 
     /// Bus address of the buffer page holding byte `offset`
     /// (`hns_roce_mtr_find(offset)` → `mtts[0]`); `None` past the end.
-    // For the QP buffers (qp.rs); the allow goes once it uses it.
-    #[allow(dead_code)]
     pub(crate) fn find(&self, offset: usize) -> Option<u64> {
         let i = offset.checked_shr(self.page_shift)?;
         self.pages.get(i).map(|p| p.dma_address())
@@ -205,8 +203,6 @@ impl KernelMtr {
     /// # Errors
     ///
     /// `EINVAL` if the bytes do not all fall inside the buffer.
-    // For the QP buffers (qp.rs); the allow goes once it uses it.
-    #[allow(dead_code)]
     pub(crate) fn write(&self, offset: usize, data: &[u8]) -> Result {
         let end = offset.checked_add(data.len()).ok_or(EINVAL)?;
         let total = self

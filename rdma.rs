@@ -353,13 +353,15 @@ pub(crate) trait RoceClient {
     fn uninit_instance(handle: &Hnae3Handle, inst: KBox<Self::Instance>, reset: bool);
     /// The port link went up or down.
     fn link_status_change(handle: &Hnae3Handle, inst: Option<&Self::Instance>, up: bool);
-    /// A step of the function reset sequence.
-    fn reset_notify(
-        handle: &Hnae3Handle,
-        inst: Option<&Self::Instance>,
-        what: ResetNotify,
-    ) -> Result;
+    /// The function is about to be reset: stop touching the hardware. The
+    /// layer then tears the instance down with `uninit_instance` and builds
+    /// a new one with `init_instance` (`hns_roce_hw_v2_reset_notify`).
+    fn reset_down(handle: &Hnae3Handle, inst: &Self::Instance);
 }
+
+/// How long the hardware gets before the instance is torn down for a
+/// reset, in milliseconds (`HNS_ROCE_V2_HW_RST_UNINT_DELAY`).
+const RST_UNINIT_DELAY_MS: i64 = 100;
 
 /// The state of the function behind `h`, if we attached to it.
 ///
@@ -432,7 +434,10 @@ unsafe extern "C" fn hns_rs_link_status_change(handle: *mut raw::hnae3_handle, u
     Client::link_status_change(h, inst, up);
 }
 
-/// Called by the shim's `reset_notify`, with the enum passed as an integer.
+/// Called by the shim's `reset_notify`, with the enum passed as an integer:
+/// the reset sequence of `hns_roce_hw_v2_reset_notify`. A function the
+/// driver was not attached to when the reset began is marked (the
+/// "direct return" bit of `rinfo.state`) and its later steps do nothing.
 ///
 /// # Safety
 ///
@@ -441,11 +446,50 @@ unsafe extern "C" fn hns_rs_link_status_change(handle: *mut raw::hnae3_handle, u
 unsafe extern "C" fn hns_rs_reset_notify(handle: *mut raw::hnae3_handle, what: c_int) -> c_int {
     // SAFETY: guaranteed by the hnae3 core.
     let h = unsafe { Hnae3Handle::from_raw(handle) };
-    // SAFETY: a valid handle of this client.
-    let inst = unsafe { instance(handle) };
-    match Client::reset_notify(h, inst, ResetNotify::from_raw(what)) {
-        Ok(()) => 0,
-        Err(e) => e.to_errno(),
+    match ResetNotify::from_raw(what) {
+        ResetNotify::Down => {
+            // SAFETY: a valid handle of this client.
+            match unsafe { instance(handle) } {
+                None => {
+                    // SAFETY: a valid handle; `rinfo.state` is the client's.
+                    unsafe { raw::hns_shim_rst_direct_set(handle, true) };
+                }
+                Some(i) => {
+                    // SAFETY: as above.
+                    unsafe { raw::hns_shim_rst_direct_set(handle, false) };
+                    Client::reset_down(h, i);
+                }
+            }
+            0
+        }
+        ResetNotify::Uninit => {
+            // SAFETY: a valid handle; `rinfo.state` is the client's.
+            if unsafe { raw::hns_shim_rst_direct_test(handle) } {
+                return 0;
+            }
+            dev_info!(h.device(), "In reset process RoCE client uninit.\n");
+            kernel::time::delay::fsleep(kernel::time::Delta::from_millis(RST_UNINIT_DELAY_MS));
+            // SAFETY: as for `hns_rs_uninit_instance`.
+            unsafe { hns_rs_uninit_instance(handle, false) };
+            0
+        }
+        ResetNotify::Init => {
+            // SAFETY: a valid handle; `rinfo.state` is the client's.
+            if unsafe { raw::hns_shim_rst_direct_test_and_clear(handle) } {
+                return 0;
+            }
+            dev_info!(h.device(), "In reset process RoCE client reinit.\n");
+            // SAFETY: as for `hns_rs_init_instance`; `priv` is null since
+            // the UNINIT step.
+            let ret = unsafe { hns_rs_init_instance(handle) };
+            if ret != 0 {
+                dev_err!(h.device(), "In reset process RoCE reinit failed {}.\n", ret);
+            } else {
+                dev_info!(h.device(), "reset done, RoCE client reinit finished.\n");
+            }
+            ret
+        }
+        ResetNotify::Up | ResetNotify::Other(_) => 0,
     }
 }
 
@@ -698,6 +742,104 @@ pub(crate) trait IbDriver: Send + Sync {
     fn get_dma_mr(&self, pdn: u32, access: u32) -> Result<u32>;
     /// Deregisters the MR with `key`.
     fn dereg_mr(&self, key: u32);
+    /// A queue pair.
+    type Qp: Send + Sync;
+    /// A kernel QP on the given CQs; its number. `init`'s capacities are
+    /// updated to what the QP got.
+    fn create_qp(
+        &self,
+        init: &mut QpInit,
+        send_cq: Option<&Self::Cq>,
+        recv_cq: Option<&Self::Cq>,
+    ) -> Result<(Pin<KBox<Self::Qp>>, u32)>;
+    /// Applies a modify.
+    fn modify_qp(&self, qp: &Self::Qp, attr: &QpAttr) -> Result;
+    /// Destroys a QP.
+    fn destroy_qp(&self, qp: Pin<KBox<Self::Qp>>);
+    /// Posts receive WRs; on failure the index of the first one not posted.
+    fn post_recv(
+        &self,
+        qp: &Self::Qp,
+        wrs: &mut dyn Iterator<Item = RecvWr<'_>>,
+    ) -> core::result::Result<(), (usize, Error)>;
+}
+
+/// A kernel QP request (`struct ib_qp_init_attr`, flattened by the shim).
+pub(crate) type QpInit = raw::hns_shim_qp_init;
+/// The attributes of a modify (`struct ib_qp_attr`, flattened by the shim).
+pub(crate) type QpAttr = raw::hns_shim_qp_attr;
+
+/// One scatter/gather element of a work request (`struct ib_sge`).
+#[repr(transparent)]
+pub(crate) struct Sge(raw::ib_sge);
+
+impl Sge {
+    /// Address.
+    pub(crate) fn addr(&self) -> u64 {
+        self.0.addr
+    }
+    /// Length in bytes.
+    pub(crate) fn length(&self) -> u32 {
+        self.0.length
+    }
+    /// Local key.
+    pub(crate) fn lkey(&self) -> u32 {
+        self.0.lkey
+    }
+}
+
+/// One receive work request.
+pub(crate) struct RecvWr<'a> {
+    /// The caller's id (or its `ib_cqe` pointer), returned in the
+    /// completion.
+    pub(crate) wr_id: u64,
+    /// Its scatter list.
+    pub(crate) sges: &'a [Sge],
+}
+
+/// Walks a chain of `struct ib_recv_wr`.
+///
+/// # Invariants
+///
+/// `cur` is null or points to a valid `ib_recv_wr` whose `next` chain and
+/// SGE arrays stay valid and unchanged for `'a`.
+struct RecvChain<'a> {
+    cur: *const raw::ib_recv_wr,
+    _p: core::marker::PhantomData<&'a raw::ib_recv_wr>,
+}
+
+impl<'a> Iterator for RecvChain<'a> {
+    type Item = RecvWr<'a>;
+
+    fn next(&mut self) -> Option<RecvWr<'a>> {
+        if self.cur.is_null() {
+            return None;
+        }
+        // SAFETY: non-null, hence valid for `'a` (type invariant).
+        let wr = unsafe { &*self.cur };
+        // SAFETY: both union members are 8 bytes; C reads `wr_id` too.
+        let wr_id = unsafe { *wr.__bindgen_anon_1.wr_id.as_ref() };
+        // CAST: a negative count is treated as none.
+        let n = wr.num_sge.max(0) as usize;
+        let sges = if n == 0 || wr.sg_list.is_null() {
+            &[][..]
+        } else {
+            // SAFETY: the caller's `sg_list` holds `num_sge` elements, valid
+            // for `'a`; `Sge` is a transparent wrapper of `ib_sge`.
+            unsafe { core::slice::from_raw_parts(wr.sg_list.cast::<Sge>(), n) }
+        };
+        // INVARIANT: `next` is null or the next valid WR of the chain.
+        self.cur = wr.next;
+        Some(RecvWr { wr_id, sges })
+    }
+}
+
+/// Whether the RDMA core's QP state rules allow `cur` → `next` with the
+/// attribute `mask` on a QP of `qp_type` (`ib_modify_qp_is_ok`).
+pub(crate) fn modify_qp_is_ok(cur: u32, next: u32, qp_type: u32, mask: u32) -> bool {
+    // SAFETY: a pure function of its arguments; out-of-range values are
+    // rejected by it (it checks them against its tables).
+    unsafe { raw::ib_modify_qp_is_ok(cur, next, qp_type, mask) }
 }
 
 /// The type the ib_device callbacks are routed to.
@@ -1040,6 +1182,119 @@ unsafe extern "C" fn hns_rs_req_notify_cq(rs: *mut c_void, cq: *mut c_void, soli
     d.req_notify_cq(cq, solicited)
 }
 
+/// The type of the QPs behind the shim's `rs_qp` pointers.
+type DriverQp = <Driver as IbDriver>::Qp;
+
+/// Called by the shim's op.
+///
+/// # Safety
+///
+/// `rs` is the device's pointer; `init`, `qp` and `qpn` are valid for the
+/// call; `send_cq`/`recv_cq` are null or CQs from [`hns_rs_create_cq`] that
+/// outlive the QP (the RDMA core holds references on them).
+#[no_mangle]
+unsafe extern "C" fn hns_rs_create_qp(
+    rs: *mut c_void,
+    init: *mut QpInit,
+    send_cq: *mut c_void,
+    recv_cq: *mut c_void,
+    qp: *mut *mut c_void,
+    qpn: *mut u32,
+) -> c_int {
+    // SAFETY: per the function's contract.
+    let (d, init) = unsafe { (drv(rs), &mut *init) };
+    // SAFETY: null or live CQs (the function's contract).
+    let (scq, rcq) = unsafe {
+        (
+            send_cq.cast::<DriverCq>().as_ref(),
+            recv_cq.cast::<DriverCq>().as_ref(),
+        )
+    };
+    match d.create_qp(init, scq, rcq) {
+        Ok((b, n)) => {
+            // SAFETY: the box is only moved back into a `Pin<KBox>` by
+            // `hns_rs_destroy_qp`; it is never moved out of in between.
+            let raw = KBox::into_raw(unsafe { Pin::into_inner_unchecked(b) });
+            // SAFETY: valid for writing (the function's contract).
+            unsafe {
+                *qp = raw.cast();
+                *qpn = n;
+            }
+            0
+        }
+        Err(e) => e.to_errno(),
+    }
+}
+
+/// Called by the shim's op.
+///
+/// # Safety
+///
+/// `rs` is the device's pointer; `qp` came from [`hns_rs_create_qp`] and is
+/// live; `attr` is valid for the call.
+#[no_mangle]
+unsafe extern "C" fn hns_rs_modify_qp(
+    rs: *mut c_void,
+    qp: *mut c_void,
+    attr: *const QpAttr,
+) -> c_int {
+    // SAFETY: per the function's contract.
+    let (d, qp, a) = unsafe { (drv(rs), &*qp.cast::<DriverQp>(), &*attr) };
+    errno(d.modify_qp(qp, a))
+}
+
+/// Called by the shim's op.
+///
+/// # Safety
+///
+/// `rs` is the device's pointer; `qp` came from [`hns_rs_create_qp`] and is
+/// not used after this call.
+#[no_mangle]
+unsafe extern "C" fn hns_rs_destroy_qp(rs: *mut c_void, qp: *mut c_void) {
+    // SAFETY: the pointer owns the pinned box made by `hns_rs_create_qp`.
+    let b = unsafe { Pin::new_unchecked(KBox::from_raw(qp.cast::<DriverQp>())) };
+    // SAFETY: per the function's contract.
+    unsafe { drv(rs) }.destroy_qp(b)
+}
+
+/// Called by the shim's op.
+///
+/// # Safety
+///
+/// `rs` is the device's pointer; `qp` is live; `wr` is a valid chain of
+/// receive WRs for the call; `bad` is valid for writing.
+#[no_mangle]
+unsafe extern "C" fn hns_rs_post_recv(
+    rs: *mut c_void,
+    qp: *mut c_void,
+    wr: *const raw::ib_recv_wr,
+    bad: *mut *const raw::ib_recv_wr,
+) -> c_int {
+    // SAFETY: per the function's contract.
+    let (d, q) = unsafe { (drv(rs), &*qp.cast::<DriverQp>()) };
+    // INVARIANT: the caller's chain is valid for the call.
+    let mut chain = RecvChain {
+        cur: wr,
+        _p: core::marker::PhantomData,
+    };
+    match d.post_recv(q, &mut chain) {
+        Ok(()) => 0,
+        Err((n, e)) => {
+            let mut at = wr;
+            for _ in 0..n {
+                if at.is_null() {
+                    break;
+                }
+                // SAFETY: a non-null element of the valid chain.
+                at = unsafe { (*at).next };
+            }
+            // SAFETY: valid for writing (the function's contract).
+            unsafe { *bad = at };
+            e.to_errno()
+        }
+    }
+}
+
 /// `IB_ACCESS_LOCAL_WRITE`.
 pub(crate) const ACCESS_LOCAL_WRITE: u32 = raw::ib_access_flags_IB_ACCESS_LOCAL_WRITE;
 /// `IB_ACCESS_REMOTE_WRITE`.
@@ -1140,6 +1395,22 @@ impl IbRegistration {
         }
         // INVARIANT: allocated with `rs` = `drv` and registered.
         Ok(Self { ibdev, _drv: drv })
+    }
+}
+
+impl IbRegistration {
+    /// Reports the port's state to the RDMA core's event handlers
+    /// (`ib_dispatch_port_state_event` on the function's netdev).
+    pub(crate) fn port_state_event(&self, h: &Hnae3Handle) {
+        // SAFETY: registered (type invariant); the handle is valid.
+        unsafe { raw::hns_shim_port_state_event(self.ibdev, h.0.get()) }
+    }
+
+    /// Cuts every user mapping of the device's pages
+    /// (`rdma_user_mmap_disassociate`).
+    pub(crate) fn disassociate_mmaps(&self) {
+        // SAFETY: registered (type invariant).
+        unsafe { raw::hns_shim_disassociate_mmaps(self.ibdev) }
     }
 }
 

@@ -100,6 +100,29 @@ void hns_shim_free_irq(unsigned int irq, void *cookie)
 	free_irq(irq, cookie);
 }
 
+/* The RoCE client's bit in rinfo.state: the function was not attached when
+ * a reset began, so its UNINIT and INIT steps do nothing
+ * (HNS_ROCE_RST_DIRECT_RETURN). */
+#define HNS_SHIM_RST_DIRECT_RETURN 0
+
+void hns_shim_rst_direct_set(struct hnae3_handle *h, bool on)
+{
+	if (on)
+		set_bit(HNS_SHIM_RST_DIRECT_RETURN, &h->rinfo.state);
+	else
+		clear_bit(HNS_SHIM_RST_DIRECT_RETURN, &h->rinfo.state);
+}
+
+bool hns_shim_rst_direct_test(struct hnae3_handle *h)
+{
+	return test_bit(HNS_SHIM_RST_DIRECT_RETURN, &h->rinfo.state);
+}
+
+bool hns_shim_rst_direct_test_and_clear(struct hnae3_handle *h)
+{
+	return test_and_clear_bit(HNS_SHIM_RST_DIRECT_RETURN, &h->rinfo.state);
+}
+
 bool hns_shim_ratelimit(void)
 {
 	static DEFINE_RATELIMIT_STATE(rs, DEFAULT_RATELIMIT_INTERVAL,
@@ -178,10 +201,10 @@ struct hns_shim_cq {
 	void *rs_cq;
 };
 
-/* Objects this driver cannot create yet still need a size for the core. */
-
+/* A QP: the Rust QP behind `rs_qp`. */
 struct hns_shim_qp {
 	struct ib_qp ibqp;
+	void *rs_qp;
 };
 
 struct hns_shim_ah {
@@ -669,22 +692,103 @@ static int hns_shim_req_notify_cq(struct ib_cq *ibcq,
 	return 0;
 }
 
+static void *hns_shim_rs_cq(struct ib_cq *ibcq)
+{
+	return ibcq ? container_of(ibcq, struct hns_shim_cq, ibcq)->rs_cq : NULL;
+}
+
 static int hns_shim_create_qp(struct ib_qp *ibqp,
 			      struct ib_qp_init_attr *init_attr,
 			      struct ib_udata *udata)
 {
-	return -EOPNOTSUPP;
+	struct hns_shim_qp *qp = container_of(ibqp, struct hns_shim_qp, ibqp);
+	struct hns_shim_qp_init in = {};
+	u32 qpn = 0;
+	int ret;
+
+	/* User QPs (libhns) need user-memory buffers: not yet. */
+	if (udata)
+		return -EOPNOTSUPP;
+	in.qp_type = init_attr->qp_type;
+	in.port = init_attr->port_num;
+	in.pdn = ibqp->pd ? hns_shim_pd_pdn(ibqp->pd) : 0;
+	in.sq_sig_type = init_attr->sq_sig_type;
+	in.create_flags = init_attr->create_flags;
+	in.max_send_wr = init_attr->cap.max_send_wr;
+	in.max_recv_wr = init_attr->cap.max_recv_wr;
+	in.max_send_sge = init_attr->cap.max_send_sge;
+	in.max_recv_sge = init_attr->cap.max_recv_sge;
+	in.max_inline_data = init_attr->cap.max_inline_data;
+	in.has_srq = init_attr->srq != NULL;
+	in.has_xrcd = init_attr->xrcd != NULL;
+	ret = hns_rs_create_qp(to_sdev(ibqp->device)->rs, &in,
+			       hns_shim_rs_cq(init_attr->send_cq),
+			       hns_shim_rs_cq(init_attr->recv_cq), &qp->rs_qp,
+			       &qpn);
+	if (ret)
+		return ret;
+	init_attr->cap.max_send_wr = in.max_send_wr;
+	init_attr->cap.max_recv_wr = in.max_recv_wr;
+	init_attr->cap.max_recv_sge = in.max_recv_sge;
+	init_attr->cap.max_inline_data = in.max_inline_data;
+	ibqp->qp_num = qpn;
+	return 0;
 }
 
 static int hns_shim_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 			      int mask, struct ib_udata *udata)
 {
-	return -EOPNOTSUPP;
+	struct hns_shim_qp *qp = container_of(ibqp, struct hns_shim_qp, ibqp);
+	struct hns_shim_dev *sdev = to_sdev(ibqp->device);
+	struct hns_shim_qp_attr a = {};
+	struct net_device *ndev;
+
+	if (udata)
+		return -EOPNOTSUPP;
+	a.mask = mask;
+	a.qp_state = attr->qp_state;
+	a.cur_qp_state = attr->cur_qp_state;
+	a.port_num = attr->port_num;
+	a.pkey_index = attr->pkey_index;
+	a.qkey = attr->qkey;
+	a.sq_psn = attr->sq_psn;
+	a.rq_psn = attr->rq_psn;
+	a.dest_qp_num = attr->dest_qp_num;
+	a.timeout = attr->timeout;
+	a.retry_cnt = attr->retry_cnt;
+	a.rnr_retry = attr->rnr_retry;
+	a.min_rnr_timer = attr->min_rnr_timer;
+	a.max_rd_atomic = attr->max_rd_atomic;
+	a.max_dest_rd_atomic = attr->max_dest_rd_atomic;
+	a.access = attr->qp_access_flags;
+	a.path_mtu = attr->path_mtu;
+	if (mask & IB_QP_AV)
+		memcpy(a.dmac, attr->ah_attr.roce.dmac, ETH_ALEN);
+	ndev = ib_device_get_netdev(ibqp->device, 1);
+	if (ndev) {
+		a.active_mtu = iboe_get_mtu(ndev->mtu);
+		a.dmac_local = ether_addr_equal_unaligned(a.dmac,
+							  ndev->dev_addr);
+		dev_put(ndev);
+	}
+	return hns_rs_modify_qp(sdev->rs, qp->rs_qp, &a);
 }
 
 static int hns_shim_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 {
+	struct hns_shim_qp *qp = container_of(ibqp, struct hns_shim_qp, ibqp);
+
+	hns_rs_destroy_qp(to_sdev(ibqp->device)->rs, qp->rs_qp);
 	return 0;
+}
+
+static int hns_shim_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
+			      const struct ib_recv_wr **bad_wr)
+{
+	struct hns_shim_qp *qp = container_of(ibqp, struct hns_shim_qp, ibqp);
+
+	return hns_rs_post_recv(to_sdev(ibqp->device)->rs, qp->rs_qp, wr,
+				bad_wr);
 }
 
 static int hns_shim_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
@@ -694,12 +798,6 @@ static int hns_shim_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	return -EOPNOTSUPP;
 }
 
-static int hns_shim_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
-			      const struct ib_recv_wr **bad_wr)
-{
-	*bad_wr = wr;
-	return -EOPNOTSUPP;
-}
 
 struct hns_shim_mr {
 	struct ib_mr ibmr;
@@ -842,6 +940,17 @@ int hns_shim_register_ibdev(struct ib_device *ibdev,
 	if (ret)
 		return ret;
 	return ib_register_device(ibdev, "hns_%d", reg->parent);
+}
+
+void hns_shim_port_state_event(struct ib_device *ibdev,
+			       struct hnae3_handle *h)
+{
+	ib_dispatch_port_state_event(ibdev, h->rinfo.netdev);
+}
+
+void hns_shim_disassociate_mmaps(struct ib_device *ibdev)
+{
+	rdma_user_mmap_disassociate(ibdev);
 }
 
 void hns_shim_unregister_ibdev(struct ib_device *ibdev)

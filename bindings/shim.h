@@ -57,6 +57,9 @@ void hns_shim_free_irq(unsigned int irq, void *cookie);
 unsigned int hns_shim_irq_vector(struct hnae3_handle *handle, unsigned int i);
 /* Whether a rate-limited message may be printed now. */
 bool hns_shim_ratelimit(void);
+void hns_shim_rst_direct_set(struct hnae3_handle *h, bool on);
+bool hns_shim_rst_direct_test(struct hnae3_handle *h);
+bool hns_shim_rst_direct_test_and_clear(struct hnae3_handle *h);
 /* Bus address where BAR `bar` of the function starts. */
 u64 hns_shim_bar_start(struct hnae3_handle *handle, int bar);
 
@@ -173,11 +176,56 @@ struct hns_shim_uctx_resp {
 	u32 congest_type;
 };
 
+/* A kernel QP request (struct ib_qp_init_attr); the capacities come back
+ * updated to what the QP got. */
+struct hns_shim_qp_init {
+	u32 qp_type;
+	u32 port;
+	u32 pdn;
+	u32 sq_sig_type;
+	u32 create_flags;
+	u32 max_send_wr;
+	u32 max_recv_wr;
+	u32 max_send_sge;
+	u32 max_recv_sge;
+	u32 max_inline_data;
+	bool has_srq;
+	bool has_xrcd;
+};
+
+/* The struct ib_qp_attr fields of a modify, and what only the core and the
+ * netdev know. */
+struct hns_shim_qp_attr {
+	u32 mask;
+	u32 qp_state;
+	u32 cur_qp_state;
+	u32 port_num;
+	u32 pkey_index;
+	u32 qkey;
+	u32 sq_psn;
+	u32 rq_psn;
+	u32 dest_qp_num;
+	u32 timeout;
+	u32 retry_cnt;
+	u32 rnr_retry;
+	u32 min_rnr_timer;
+	u32 max_rd_atomic;
+	u32 max_dest_rd_atomic;
+	u32 access;
+	u32 path_mtu;
+	u32 active_mtu;
+	u8 dmac[6];
+	bool dmac_local;
+};
+
 struct ib_device *hns_shim_alloc_ibdev(void *rs);
 void hns_shim_dealloc_ibdev(struct ib_device *ibdev);
 int hns_shim_register_ibdev(struct ib_device *ibdev,
 			    const struct hns_shim_reg *reg);
 void hns_shim_unregister_ibdev(struct ib_device *ibdev);
+void hns_shim_port_state_event(struct ib_device *ibdev,
+			       struct hnae3_handle *h);
+void hns_shim_disassociate_mmaps(struct ib_device *ibdev);
 void *hns_shim_ibdev_rs(struct ib_device *ibdev);
 u32 hns_shim_ucontext_uar(struct ib_ucontext *uctx);
 u32 hns_shim_pd_pdn(struct ib_pd *pd);
@@ -205,5 +253,11 @@ int hns_rs_get_dma_mr(void *rs, u32 pdn, u32 access, u32 *key);
 void hns_rs_dereg_mr(void *rs, u32 key);
 int hns_rs_create_ah(void *rs, const struct hns_shim_ah_in *in,
 		     struct hns_shim_av *av);
+int hns_rs_create_qp(void *rs, struct hns_shim_qp_init *init, void *send_cq,
+		     void *recv_cq, void **qp, u32 *qpn);
+int hns_rs_modify_qp(void *rs, void *qp, const struct hns_shim_qp_attr *attr);
+void hns_rs_destroy_qp(void *rs, void *qp);
+int hns_rs_post_recv(void *rs, void *qp, const struct ib_recv_wr *wr,
+		     const struct ib_recv_wr **bad_wr);
 
 #endif /* HNS_RS_SHIM_H */

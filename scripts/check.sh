@@ -12,7 +12,7 @@ RESULTS=$HNS_BUILD/check/results.txt
 mkdir -p "$HNS_BUILD/check"
 : >"$RESULTS"
 # Suites the module must run at insmod; a missing one fails.
-EXPECTED_SUITES="hns_roce_rs_field hns_roce_rs_cmq hns_roce_rs_hem hns_roce_rs_caps hns_roce_rs_bitmap hns_roce_rs_ctx"
+EXPECTED_SUITES="hns_roce_rs_field hns_roce_rs_cmq hns_roce_rs_hem hns_roce_rs_caps hns_roce_rs_bitmap hns_roce_rs_ctx hns_roce_rs_qpc hns_roce_rs_scc"
 KSRC=""
 t0=$(date +%s)
 
@@ -197,8 +197,8 @@ else
 fi
 
 # --- Rust driver on hns-sim: same firmware traffic as the C driver. ----------
-# Probe then remove: the trace must equal the C driver's except for the
-# block of ib_mad's QP1 objects (scripts/trace-diff.py --without-qp1).
+# Probe then remove: the trace must equal the C driver's, ib_mad's QP1
+# (DMA MR, CQ, GSI QP moved to RTS) and the debugfs parameter reads included.
 if [ -x "$HNS_BUILD/sim-target/release/hns-sim" ] && [ -f "$HNS_BUILD/module-kunit/hns_roce_rs.ko" ]; then
     for d in c rs; do
         mod=$([ $d = c ] && echo hns_roce_hw_v2 || echo hns_roce_rs)
@@ -209,11 +209,11 @@ if [ -x "$HNS_BUILD/sim-target/release/hns-sim" ] && [ -f "$HNS_BUILD/module-kun
             result "sim/$d-probe-remove" FAIL "see $L/sim-$d-profile.log"
         fi
     done
-    if python3 scripts/trace-diff.py --without-qp1 "$HNS_BUILD/guest/sim-c-profile/trace-0.txt" \
+    if python3 scripts/trace-diff.py --full "$HNS_BUILD/guest/sim-c-profile/trace-0.txt" \
         "$HNS_BUILD/guest/sim-rs-profile/trace-0.txt" >"$L/trace-diff.log" 2>&1; then
-        result equivalence/probe-remove-trace-without-qp1 PASS "($(cat "$L/trace-diff.log"))"
+        result equivalence/probe-remove-trace PASS "($(cat "$L/trace-diff.log"))"
     else
-        result equivalence/probe-remove-trace-without-qp1 FAIL "C vs Rust trace differ:"
+        result equivalence/probe-remove-trace FAIL "C vs Rust trace differ:"
         head -n 40 "$L/trace-diff.log" | sed 's/^/    /'
     fi
     # The normaliser the C-vs-Rust diffs rely on: two runs of the C driver
@@ -256,10 +256,9 @@ if [ -x "$HNS_BUILD/sim-target/release/hns-sim" ] && [ -f "$HNS_BUILD/module-kun
     fault_probe cmq-timeout timeout 0x8408:timeout:once 'opcode = 0x8408, return = -11'
     # A mailbox that completes with an error status (WRITE_CQC_TIMER_BT0 in
     # event mode, once): both drivers fail the probe with -EIO and unwind;
-    # their traces, failure and unwind included, are equal except for
-    # ib_mad's QP1 block.
+    # their traces, failure, unwind and the next probe included, are equal.
     fault_probe mailbox-error mbfault mbx:0x23:0x11:once 'CQC Timer get failed'
-    if python3 scripts/trace-diff.py --without-qp1 "$HNS_BUILD/guest/mbfault-c/trace-0.txt" \
+    if python3 scripts/trace-diff.py --full "$HNS_BUILD/guest/mbfault-c/trace-0.txt" \
         "$HNS_BUILD/guest/mbfault-rs/trace-0.txt" >"$L/trace-mbfault.log" 2>&1; then
         result equivalence/mailbox-error-trace PASS "($(cat "$L/trace-mbfault.log"))"
     else
@@ -283,7 +282,7 @@ if [ -x "$HNS_BUILD/sim-target/release/hns-sim" ] && [ -f "$HNS_BUILD/module-kun
         result sim/rs-unload-both-orders FAIL "see $L/rs-lifecycle.log"
     fi
 else
-    result equivalence/probe-remove-trace-without-qp1 SKIP "hns-sim or the module did not build"
+    result equivalence/probe-remove-trace SKIP "hns-sim or the module did not build"
 fi
 
 # --- ib_device registration: hns_roce_rs against the C driver (SIM=1). -------
@@ -312,19 +311,29 @@ if [ -x "$HNS_BUILD/sim-target/release/hns-sim" ] && [ -f "$HNS_BUILD/module-kun
         echo "sh /opt/hns/reg-plan.sh $d trace" >"$L/regtrace-$d.cmd"
         guest_tests "regtrace-$d" "$RESULTS" "$L/regtrace-$d.cmd" --driver $d --sim 1
     done
-    # The whole trace cannot match yet: ib_mad's QP1 needs the MR, CQ and
-    # QP verbs (not ported). Everything around that block must match.
-    if python3 scripts/trace-diff.py --without-qp1 "$G/regtrace-c/trace-0.txt" "$G/regtrace-rs/trace-0.txt" \
+    # The whole trace, ib_mad's QP1 and the debugfs reads included.
+    if python3 scripts/trace-diff.py --full "$G/regtrace-c/trace-0.txt" "$G/regtrace-rs/trace-0.txt" \
         >"$L/trace-registration.log" 2>&1; then
-        result equivalence/registration-trace-without-qp1 PASS "($(cat "$L/trace-registration.log"))"
+        result equivalence/registration-trace PASS "($(cat "$L/trace-registration.log"))"
     else
-        result equivalence/registration-trace-without-qp1 FAIL "C vs Rust trace differ (log: $L/trace-registration.log):"
+        result equivalence/registration-trace FAIL "C vs Rust trace differ (log: $L/trace-registration.log):"
         head -n 40 "$L/trace-registration.log" | sed 's/^/    /'
     fi
-    python3 scripts/trace-diff.py --full "$G/regtrace-c/trace-0.txt" "$G/regtrace-rs/trace-0.txt" \
-        >"$L/trace-registration-full.log" 2>&1 &&
-        result equivalence/registration-trace PASS ||
-        result equivalence/registration-trace SKIP "QP1 of ib_mad (DMA MR, CQ, GSI QP) not ported: $(grep -c '^-' "$L/trace-registration-full.log") C lines missing"
+
+    # Link down/up and a function reset (hns_sim walks the RoCE client
+    # through DOWN, UNINIT, INIT, UP as hclge does): both drivers come back
+    # with hns_0, and their traces (teardown and re-init included) are equal.
+    for d in c rs; do
+        echo "sh /opt/hns/reset-plan.sh $d" >"$L/reset-$d.cmd"
+        guest_tests "reset-$d" "$RESULTS" "$L/reset-$d.cmd" --driver $d --sim 1
+    done
+    if python3 scripts/trace-diff.py --full "$G/reset-c/trace-0.txt" "$G/reset-rs/trace-0.txt" \
+        >"$L/trace-reset.log" 2>&1; then
+        result equivalence/reset-trace PASS "($(cat "$L/trace-reset.log"))"
+    else
+        result equivalence/reset-trace FAIL "C vs Rust trace differ (log: $L/trace-reset.log):"
+        head -n 40 "$L/trace-reset.log" | sed 's/^/    /'
+    fi
 else
     result equivalence/registration SKIP "hns-sim or the module did not build"
 fi

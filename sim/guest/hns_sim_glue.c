@@ -7,7 +7,10 @@
  * no device behaviour: that is all in the host-side hns-sim.
  */
 #include <linux/etherdevice.h>
+#include <linux/delay.h>
 #include <linux/module.h>
+#include <linux/moduleparam.h>
+#include <linux/mutex.h>
 #include <linux/netdevice.h>
 #include <linux/pci.h>
 #include <linux/slab.h>
@@ -32,6 +35,11 @@ struct hns_sim_dev {
 	u16 orig_vendor, orig_device;
 	u8 orig_revision;
 };
+
+/* The attached functions, for the reset trigger. */
+#define HNS_SIM_MAX_DEVS 4
+static struct hns_sim_dev *hns_sim_devs[HNS_SIM_MAX_DEVS];
+static DEFINE_MUTEX(hns_sim_devs_lock);
 
 static const struct pci_device_id hns_sim_ae_ids[] = {
 	{ PCI_DEVICE(HNS_SIM_VENDOR, HNS_SIM_DEVICE) },
@@ -125,10 +133,29 @@ static netdev_tx_t hns_sim_xmit(struct sk_buff *skb, struct net_device *nd)
 	return NETDEV_TX_OK;
 }
 
+/*
+ * The RoCE client of the function whose port is `nd`, if one is attached:
+ * hclge tells it about link changes (hclge_update_link_status).
+ */
+static void hns_sim_link_notify(struct net_device *nd, bool up)
+{
+	/* Called under RTNL, which the reset path may take inside
+	 * hns_sim_devs_lock: find the function through the netdev instead. */
+	struct hns_sim_dev *sim = *(struct hns_sim_dev **)netdev_priv(nd);
+	struct hnae3_client *client;
+
+	if (!sim || !sim->roce_inited)
+		return;
+	client = sim->roce.client;
+	if (client && client->ops->link_status_change)
+		client->ops->link_status_change(&sim->roce, up);
+}
+
 static int hns_sim_open(struct net_device *nd)
 {
 	netif_carrier_on(nd);
 	netif_start_queue(nd);
+	hns_sim_link_notify(nd, true);
 	return 0;
 }
 
@@ -136,8 +163,59 @@ static int hns_sim_stop(struct net_device *nd)
 {
 	netif_stop_queue(nd);
 	netif_carrier_off(nd);
+	hns_sim_link_notify(nd, false);
 	return 0;
 }
+
+/*
+ * A function reset as hclge_reset() walks the RoCE client through it:
+ * DOWN, UNINIT, (the hardware reset: nothing to do for the model, which
+ * sees the client re-initialise its command queue), INIT, UP. A failing
+ * step is logged and ends the sequence, as hclge does.
+ */
+static int hns_sim_reset_one(struct hns_sim_dev *sim)
+{
+	static const enum hnae3_reset_notify_type steps[] = {
+		HNAE3_DOWN_CLIENT, HNAE3_UNINIT_CLIENT, HNAE3_INIT_CLIENT,
+		HNAE3_UP_CLIENT,
+	};
+	struct hnae3_client *client = sim->roce.client;
+	int i, ret;
+
+	if (!sim->roce_inited || !client || !client->ops->reset_notify)
+		return 0;
+	for (i = 0; i < ARRAY_SIZE(steps); i++) {
+		ret = client->ops->reset_notify(&sim->roce, steps[i]);
+		if (ret) {
+			dev_err(&sim->pdev->dev,
+				"hns-sim: RoCE reset notify %d failed: %d\n",
+				steps[i], ret);
+			return ret;
+		}
+	}
+	dev_info(&sim->pdev->dev, "hns-sim: function reset done\n");
+	return 0;
+}
+
+/* Writing anything to /sys/module/hns_sim/parameters/reset resets every
+ * attached function. */
+static int hns_sim_reset_set(const char *val, const struct kernel_param *kp)
+{
+	int i, ret = 0;
+
+	mutex_lock(&hns_sim_devs_lock);
+	for (i = 0; i < HNS_SIM_MAX_DEVS && !ret; i++)
+		if (hns_sim_devs[i])
+			ret = hns_sim_reset_one(hns_sim_devs[i]);
+	mutex_unlock(&hns_sim_devs_lock);
+	return ret;
+}
+
+static const struct kernel_param_ops hns_sim_reset_ops = {
+	.set = hns_sim_reset_set,
+};
+module_param_cb(reset, &hns_sim_reset_ops, NULL, 0200);
+MODULE_PARM_DESC(reset, "write to reset every attached function");
 
 static const struct net_device_ops hns_sim_netdev_ops = {
 	.ndo_open = hns_sim_open,
@@ -164,7 +242,7 @@ int hns_sim_glue_attach(struct pci_dev *pdev, void *ae_dev_space,
 	struct hnae3_ae_dev *ae_dev = ae_dev_space;
 	struct hns_sim_dev *sim;
 	u8 mac[ETH_ALEN];
-	int ret;
+	int ret, i;
 
 	/*
 	 * The ae_dev lives at the start of the Rust driver's per-device data,
@@ -193,11 +271,12 @@ int hns_sim_glue_attach(struct pci_dev *pdev, void *ae_dev_space,
 	pdev->device = HNS_SIM_DEVICE;
 	pdev->revision = HNS_SIM_REVISION;
 
-	sim->netdev = alloc_etherdev(0);
+	sim->netdev = alloc_etherdev(sizeof(struct hns_sim_dev *));
 	if (!sim->netdev) {
 		ret = -ENOMEM;
 		goto err_unmap;
 	}
+	*(struct hns_sim_dev **)netdev_priv(sim->netdev) = sim;
 	SET_NETDEV_DEV(sim->netdev, &pdev->dev);
 	sim->netdev->netdev_ops = &hns_sim_netdev_ops;
 	sim->netdev->mtu = ETH_DATA_LEN;
@@ -224,6 +303,14 @@ int hns_sim_glue_attach(struct pci_dev *pdev, void *ae_dev_space,
 	ret = hnae3_register_ae_dev(ae_dev);
 	if (ret)
 		goto err_unregister;
+	mutex_lock(&hns_sim_devs_lock);
+	for (i = 0; i < HNS_SIM_MAX_DEVS; i++) {
+		if (!hns_sim_devs[i]) {
+			hns_sim_devs[i] = sim;
+			break;
+		}
+	}
+	mutex_unlock(&hns_sim_devs_lock);
 	dev_info(&pdev->dev, "hns-sim: HIP09 RoCE function, netdev %s, %u vectors\n",
 		 netdev_name(sim->netdev), num_vectors);
 	return 0;
@@ -246,10 +333,16 @@ void hns_sim_glue_detach(struct pci_dev *pdev)
 {
 	struct hnae3_ae_dev *ae_dev = pci_get_drvdata(pdev);
 	struct hns_sim_dev *sim;
+	int i;
 
 	if (!ae_dev)
 		return;
 	sim = ae_dev->priv;
+	mutex_lock(&hns_sim_devs_lock);
+	for (i = 0; i < HNS_SIM_MAX_DEVS; i++)
+		if (hns_sim_devs[i] == sim)
+			hns_sim_devs[i] = NULL;
+	mutex_unlock(&hns_sim_devs_lock);
 	hnae3_unregister_ae_dev(ae_dev);
 	unregister_netdev(sim->netdev);
 	free_netdev(sim->netdev);

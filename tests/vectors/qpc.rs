@@ -187,9 +187,15 @@ pub fn check_masks() -> Check {
     merge(&mut engine, &img);
     // Only QP_ST (word 14 bits 31..29) and INV_CREDIT (word 26 bit 0)
     // changed.
-    expect(engine[14] == (0xa5a5_a5a5 & !0xe000_0000) | 0x6000_0000, "QP_ST")?;
+    expect(
+        engine[14] == (0xa5a5_a5a5 & !0xe000_0000) | 0x6000_0000,
+        "QP_ST",
+    )?;
     expect(engine[26] == 0xa5a5_a5a4, "INV_CREDIT")?;
-    expect(engine[0] == 0xa5a5_a5a5 && engine[127] == 0xa5a5_a5a5, "untouched words")?;
+    expect(
+        engine[0] == 0xa5a5_a5a5 && engine[127] == 0xa5a5_a5a5,
+        "untouched words",
+    )?;
     let mut img = QpcImage::new();
     reset_to_init(
         &mut img,
@@ -212,7 +218,10 @@ pub fn check_opt_fields() -> Check {
     opt_fields(
         &mut img,
         &OptParams {
-            access: Some((ACCESS_REMOTE_READ | ACCESS_REMOTE_ATOMIC | ACCESS_REMOTE_WRITE, 0)),
+            access: Some((
+                ACCESS_REMOTE_READ | ACCESS_REMOTE_ATOMIC | ACCESS_REMOTE_WRITE,
+                0,
+            )),
             sq_psn: Some(0x12_3456),
             rq_psn: Some(0),
             max_dest_rd_atomic: Some(5),
@@ -227,16 +236,31 @@ pub fn check_opt_fields() -> Check {
     )?;
     expect(img.ctx.read(qpc::RETRY_MSG_PSN_H) == 0x12, "PSN high part")?;
     expect(img.ctx.read(qpc::RAQ_PSN) == 0xff_ffff, "RAQ PSN wraps")?;
-    expect(img.ctx.read(qpc::RR_MAX) == 3 && img.ctx.read(qpc::SR_MAX) == 0, "fls")?;
-    expect(img.mask.read(qpc::RR_MAX) == 0 && img.mask.read(qpc::AT) == 0x1f, "mask")?;
-    expect(ack_timeout(true, 20) == Some(30) && ack_timeout(true, 21).is_none(), "HIP08 timeout")?;
-    expect(ack_timeout(false, 31) == Some(31) && ack_timeout(false, 32).is_none(), "timeout")?;
+    expect(
+        img.ctx.read(qpc::RR_MAX) == 3 && img.ctx.read(qpc::SR_MAX) == 0,
+        "fls",
+    )?;
+    expect(
+        img.mask.read(qpc::RR_MAX) == 0 && img.mask.read(qpc::AT) == 0x1f,
+        "mask",
+    )?;
+    expect(
+        ack_timeout(true, 20) == Some(30) && ack_timeout(true, 21).is_none(),
+        "HIP08 timeout",
+    )?;
+    expect(
+        ack_timeout(false, 31) == Some(31) && ack_timeout(false, 32).is_none(),
+        "timeout",
+    )?;
     use QpState::*;
     expect(
         transition_ok(Reset, Init) && transition_ok(Rts, Err) && !transition_ok(Reset, Rtr),
         "transitions",
     )?;
-    expect(!transition_ok(Init, Rts) && !transition_ok(Rts, Sqd), "refused transitions")
+    expect(
+        !transition_ok(Init, Rts) && !transition_ok(Rts, Sqd),
+        "refused transitions",
+    )
 }
 
 /// The MAD agent's GSI QP request on the sim caps, sized as C sizes it:
@@ -274,8 +298,14 @@ pub fn check_queue_sizes() -> Check {
         },
         "GSI queue sizes",
     )?;
-    expect(entries_size(s.sq_wqe_cnt, s.sq_wqe_shift) == 8192, "SQ bytes")?;
-    expect(entries_shift(256, SGE_SHIFT) == 8 && entries_shift(3, SGE_SHIFT) == 8, "SGE shift")?;
+    expect(
+        entries_size(s.sq_wqe_cnt, s.sq_wqe_shift) == 8192,
+        "SQ bytes",
+    )?;
+    expect(
+        entries_shift(256, SGE_SHIFT) == 8 && entries_shift(3, SGE_SHIFT) == 8,
+        "SGE shift",
+    )?;
     // RC: two SGEs fit in the WQE; three need one extended SGE rounded to
     // one, and the extended area is still at least a page.
     let rc = QueueRequest {
@@ -285,7 +315,10 @@ pub fn check_queue_sizes() -> Check {
         ..req
     };
     let s = kernel_queue_sizes(&rc).map_err(|_| "RC sizes refused")?;
-    expect(s.sq_wqe_cnt == 64 && s.sq_ext_sge_cnt == 1 && s.sq_max_gs == 3, "RC SQ")?;
+    expect(
+        s.sq_wqe_cnt == 64 && s.sq_ext_sge_cnt == 1 && s.sq_max_gs == 3,
+        "RC SQ",
+    )?;
     expect(s.sge_cnt == 256 && s.max_inline_data == 32, "RC SGE area")?;
     expect(
         kernel_queue_sizes(&QueueRequest {
@@ -324,13 +357,22 @@ pub fn check_rq_wqe() -> Check {
     }; 4];
     let n = rq_wqe(&sges, 3, false, &mut out);
     expect(n == 3 && out[0] == sges[0], "first segment")?;
-    expect(out[1] == DataSeg::default() && out[2] == DataSeg::default(), "zeroed tail")?;
+    expect(
+        out[1] == DataSeg::default() && out[2] == DataSeg::default(),
+        "zeroed tail",
+    )?;
     expect(out[3].len == 9, "beyond max_sge untouched")?;
     let n = rq_wqe(&sges, 3, true, &mut out);
-    expect(n == 2 && out[1].len == 0x8000_0000 && out[1].lkey == 0, "reserved SGE")?;
+    expect(
+        n == 2 && out[1].len == 0x8000_0000 && out[1].lkey == 0,
+        "reserved SGE",
+    )?;
     expect(
         sges[0].to_bytes() == [0, 1, 0, 0, 0, 1, 0, 0, 0, 0x10, 0, 0, 0, 0, 0, 0],
         "segment bytes",
     )?;
-    expect(rq_doorbell(0x12_3456, 0x1_0005) == 0x0000_0005_0112_3456, "RQ doorbell")
+    expect(
+        rq_doorbell(0x12_3456, 0x1_0005) == 0x0000_0005_0112_3456,
+        "RQ doorbell",
+    )
 }

@@ -1,0 +1,894 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+
+//! Queue pairs of kernel users (`hns_roce_create_qp` without udata,
+//! `hns_roce_modify_qp`, `hns_roce_v2_destroy_qp`, `hns_roce_v2_post_recv`).
+//!
+//! So far what the RDMA core's MAD agent needs for its GSI QP and what
+//! kernel UD/RC QPs need up to RTS without an address vector: WQE buffer
+//! (SQ, extended SGE and RQ regions), QPN, RQ record doorbell, the context
+//! tables, MODIFY_QPC with context and mask, and receive WQEs. Not yet:
+//! `post_send`, path attributes (`IB_QP_AV`), CQ cleaning when a QP goes
+//! back to RESET (no CQE is ever polled yet), user QPs.
+//!
+//! As in C, a QP's QPC and SCCC table references are not dropped when it is
+//! destroyed (only IRRL and TRRL are): the chunks stay until the function
+//! goes, so a destroy sends no context-table mailbox.
+
+use crate::cmdq::{Cmd, MailboxBuf};
+use crate::db::{Db, DbPages};
+use crate::hem::HemType;
+use crate::hem_table::HemTables;
+use crate::hw_v2_caps::Caps;
+use crate::hw_v2_qpc::{self as qpc, QpState, QpcImage, QueueError, QueueRequest, QueueSizes};
+use crate::mtr::{KernelMtr, Region};
+use crate::rdma::{QpAttr, QpInit, RecvWr};
+use core::sync::atomic::{AtomicU32, Ordering};
+use kernel::{
+    device::{Bound, Device},
+    new_mutex,
+    new_spinlock,
+    prelude::*,
+    sync::{Mutex, SpinLock}, //
+};
+
+/// Mailbox: modify a QP context.
+const CMD_MODIFY_QPC: u8 = 0x41;
+/// `HNS_ROCE_CAP_FLAG_QP_RECORD_DB`.
+const CAP_FLAG_QP_RECORD_DB: u32 = 1 << 4;
+/// `HNS_ROCE_CAP_FLAG_QP_FLOW_CTRL`.
+const CAP_FLAG_QP_FLOW_CTRL: u32 = 1 << 9;
+/// `HNS_ROCE_CAP_FLAG_SDI_MODE`.
+const CAP_FLAG_SDI_MODE: u32 = 1 << 14;
+/// `HNS_ROCE_CAP_FLAG_XRC`.
+const CAP_FLAG_XRC: u32 = 1 << 10;
+/// `HNS_ROCE_CAP_FLAG_STASH`.
+const CAP_FLAG_STASH: u32 = 1 << 17;
+/// Normal doorbell register of the driver's own UAR (`odb_offset`).
+const ODB_REG: usize = 0x230;
+
+/// `enum ib_qp_type` values the driver takes.
+pub(crate) mod qpt {
+    /// The GSI QP (QP1).
+    pub(crate) const GSI: u32 = 1;
+    /// Reliable connected.
+    pub(crate) const RC: u32 = 2;
+    /// Unreliable datagram.
+    pub(crate) const UD: u32 = 4;
+    /// XRC initiator.
+    pub(crate) const XRC_INI: u32 = 9;
+    /// XRC target.
+    pub(crate) const XRC_TGT: u32 = 10;
+}
+
+/// `enum ib_qp_attr_mask` bits the driver reads.
+pub(crate) mod attr {
+    /// New state.
+    pub(crate) const STATE: u32 = 1 << 0;
+    /// Current state asserted by the caller.
+    pub(crate) const CUR_STATE: u32 = 1 << 1;
+    /// Access flags.
+    pub(crate) const ACCESS_FLAGS: u32 = 1 << 3;
+    /// P_Key index.
+    pub(crate) const PKEY_INDEX: u32 = 1 << 4;
+    /// Port.
+    pub(crate) const PORT: u32 = 1 << 5;
+    /// Q_Key.
+    pub(crate) const QKEY: u32 = 1 << 6;
+    /// Address vector.
+    pub(crate) const AV: u32 = 1 << 7;
+    /// Path MTU.
+    pub(crate) const PATH_MTU: u32 = 1 << 8;
+    /// ACK timeout.
+    pub(crate) const TIMEOUT: u32 = 1 << 9;
+    /// Retry count.
+    pub(crate) const RETRY_CNT: u32 = 1 << 10;
+    /// RNR retry count.
+    pub(crate) const RNR_RETRY: u32 = 1 << 11;
+    /// Receive PSN.
+    pub(crate) const RQ_PSN: u32 = 1 << 12;
+    /// Initiator depth.
+    pub(crate) const MAX_QP_RD_ATOMIC: u32 = 1 << 13;
+    /// RNR timer.
+    pub(crate) const MIN_RNR_TIMER: u32 = 1 << 15;
+    /// Send PSN.
+    pub(crate) const SQ_PSN: u32 = 1 << 16;
+    /// Responder resources.
+    pub(crate) const MAX_DEST_RD_ATOMIC: u32 = 1 << 17;
+    /// Destination QPN.
+    pub(crate) const DEST_QPN: u32 = 1 << 20;
+    /// Every standard attribute (`IB_QP_ATTR_STANDARD_BITS`).
+    pub(crate) const STANDARD: u32 = (1 << 21) - 1;
+}
+
+/// State changed by `modify_qp` (C's fields under `hr_qp->mutex`).
+struct Soft {
+    state: QpState,
+    /// Access flags and responder depth in effect.
+    atomic_rd_en: u32,
+    resp_depth: u32,
+    /// Port, 0-based.
+    port: u32,
+}
+
+/// Receive queue state (under `hr_qp->rq.lock`).
+struct Rq {
+    head: u32,
+    tail: u32,
+    wrid: KVec<u64>,
+}
+
+/// A kernel QP.
+#[pin_data]
+pub(crate) struct Qp {
+    /// QP number.
+    pub(crate) qpn: u32,
+    qp_type: u32,
+    pdn: u32,
+    send_cqn: u32,
+    recv_cqn: u32,
+    srqn: Option<u32>,
+    xrcdn: Option<u32>,
+    sq_sig_type: u32,
+    sizes: QueueSizes,
+    sge_offset: usize,
+    rq_offset: usize,
+    owner_db: bool,
+    mtr: KernelMtr,
+    rdb: Option<Db>,
+    /// Send WR ids, one per SQ WQE (used by `post_send`, not ported yet).
+    _sq_wrid: KVec<u64>,
+    /// The state, readable without the mutex (`post_recv` may run where
+    /// sleeping is not allowed); written under it.
+    state: AtomicU32,
+    #[pin]
+    soft: Mutex<Soft>,
+    #[pin]
+    rq: SpinLock<Rq>,
+}
+
+/// What creating, modifying and destroying QPs needs from the device.
+pub(crate) struct QpEnv<'a> {
+    /// Commands.
+    pub(crate) cmd: &'a Cmd,
+    /// DMA device.
+    pub(crate) dev: &'a Device<Bound>,
+    /// Context tables.
+    pub(crate) hem: &'a HemTables,
+    /// Record doorbell pages.
+    pub(crate) dbs: &'a DbPages,
+    /// Capabilities.
+    pub(crate) caps: &'a Caps,
+    /// The function is a HIP08.
+    pub(crate) hip08: bool,
+    /// QP number banks.
+    pub(crate) qpns: &'a Mutex<crate::bitmap::QpBanks<KVec<u64>>>,
+}
+
+/// `to_hr_qp_type`.
+fn serv_type(qp_type: u32) -> u32 {
+    match qp_type {
+        qpt::UD | qpt::GSI => qpc::serv::UD,
+        qpt::XRC_INI | qpt::XRC_TGT => qpc::serv::XRC,
+        _ => qpc::serv::RC,
+    }
+}
+
+/// `ib_mtu_enum_to_int`.
+fn mtu_bytes(mtu: u32) -> u32 {
+    match mtu {
+        1..=5 => 128 << mtu,
+        _ => 0,
+    }
+}
+
+impl QpEnv<'_> {
+    /// `check_qp_type`.
+    fn check_type(&self, ty: u32) -> Result {
+        let ok = match ty {
+            qpt::XRC_INI | qpt::XRC_TGT => self.caps.flags & CAP_FLAG_XRC != 0,
+            qpt::UD | qpt::RC | qpt::GSI => true,
+            _ => false,
+        };
+        if !ok {
+            dev_err!(self.cmd.device(), "not support QP type {}\n", ty);
+            return Err(EOPNOTSUPP);
+        }
+        Ok(())
+    }
+
+    /// The QP's sizes (`set_qp_param` for a kernel QP), with C's messages.
+    fn sizes(&self, init: &QpInit) -> Result<QueueSizes> {
+        let c = self.caps;
+        let has_rq = !matches!(init.qp_type, qpt::XRC_INI | qpt::XRC_TGT)
+            && !init.has_srq
+            && init.max_recv_wr != 0;
+        let req = QueueRequest {
+            max_send_wr: init.max_send_wr,
+            max_recv_wr: init.max_recv_wr,
+            max_send_sge: init.max_send_sge,
+            max_recv_sge: init.max_recv_sge,
+            max_inline_data: init.max_inline_data,
+            has_rq,
+            ud: matches!(init.qp_type, qpt::UD | qpt::GSI),
+            max_wqes: c.max_wqes,
+            min_wqes: c.min_wqes,
+            max_sq_sg: c.max_sq_sg,
+            max_rq_sg: c.max_rq_sg,
+            max_sq_inline: c.max_sq_inline,
+            max_sq_desc_sz: c.max_sq_desc_sz,
+            max_rq_desc_sz: c.max_rq_desc_sz,
+        };
+        let d = self.cmd.device();
+        qpc::kernel_queue_sizes(&req).map_err(|e| {
+            match e {
+                QueueError::RqConfig => dev_err!(
+                    d,
+                    "RQ config error, depth = {}, sge = {}\n",
+                    init.max_recv_wr,
+                    init.max_recv_sge
+                ),
+                QueueError::RqDepth => {
+                    dev_err!(d, "rq depth {} too large\n", init.max_recv_wr)
+                }
+                QueueError::SqConfig => dev_err!(d, "failed to check SQ WR or SGE num.\n"),
+                QueueError::SqDepth => dev_err!(
+                    d,
+                    "failed to check WQE num, WQE num = {}.\n",
+                    init.max_send_wr
+                ),
+            }
+            dev_err!(d, "failed to set QP param, ret = {}.\n", EINVAL.to_errno());
+            EINVAL
+        })
+    }
+
+    /// `alloc_qpc`: QPC, IRRL, TRRL and SCCC references for `qpn`.
+    fn get_contexts(&self, qpn: u32) -> Result {
+        let d = self.cmd.device();
+        let qpc_t = self.hem.table(HemType::Qpc)?;
+        qpc_t.get(self.dev, qpn).inspect_err(|_| {
+            dev_err!(d, "failed to get QPC table\n");
+        })?;
+        let irrl = self.hem.table(HemType::Irrl)?;
+        if let Err(e) = irrl.get(self.dev, qpn) {
+            dev_err!(d, "failed to get IRRL table\n");
+            qpc_t.put(self.dev, qpn);
+            return Err(e);
+        }
+        let trrl = if self.caps.trrl_entry_sz != 0 {
+            let t = self.hem.table(HemType::Trrl)?;
+            if let Err(e) = t.get(self.dev, qpn) {
+                dev_err!(d, "failed to get TRRL table\n");
+                irrl.put(self.dev, qpn);
+                qpc_t.put(self.dev, qpn);
+                return Err(e);
+            }
+            Some(t)
+        } else {
+            None
+        };
+        if self.caps.flags & CAP_FLAG_QP_FLOW_CTRL != 0 {
+            let r = self
+                .hem
+                .table(HemType::Sccc)
+                .and_then(|t| t.get(self.dev, qpn));
+            if let Err(e) = r {
+                dev_err!(d, "failed to get SCC CTX table\n");
+                if let Some(t) = trrl {
+                    t.put(self.dev, qpn);
+                }
+                irrl.put(self.dev, qpn);
+                qpc_t.put(self.dev, qpn);
+                return Err(e);
+            }
+        }
+        Ok(())
+    }
+
+    /// `free_qpc`: only the IRRL and TRRL references go (see the file doc).
+    fn put_contexts(&self, qpn: u32) {
+        if self.caps.trrl_entry_sz != 0 {
+            if let Ok(t) = self.hem.table(HemType::Trrl) {
+                t.put(self.dev, qpn);
+            }
+        }
+        if let Ok(t) = self.hem.table(HemType::Irrl) {
+            t.put(self.dev, qpn);
+        }
+    }
+
+    fn free_qpn(&self, qpn: u32, gsi: bool) {
+        let _ = self.qpns.lock().free(qpn, gsi);
+    }
+}
+
+impl Qp {
+    /// Creates a kernel QP (`hns_roce_create_qp_common` without udata).
+    pub(crate) fn create(
+        env: &QpEnv<'_>,
+        init: &mut QpInit,
+        send_cqn: Option<u32>,
+        recv_cqn: Option<u32>,
+    ) -> Result<Pin<KBox<Self>>> {
+        let r = Self::try_create(env, init, send_cqn, recv_cqn);
+        if let Err(e) = &r {
+            dev_err!(
+                env.cmd.device(),
+                "create QP type {} failed({})\n",
+                init.qp_type,
+                e.to_errno()
+            );
+        }
+        r
+    }
+
+    fn try_create(
+        env: &QpEnv<'_>,
+        init: &mut QpInit,
+        send_cqn: Option<u32>,
+        recv_cqn: Option<u32>,
+    ) -> Result<Pin<KBox<Self>>> {
+        env.check_type(init.qp_type)?;
+        // No SRQs exist yet, and an XRC target needs a user context.
+        if init.create_flags != 0 || init.has_srq || init.has_xrcd {
+            return Err(EOPNOTSUPP);
+        }
+        let d = env.cmd.device();
+        let c = env.caps;
+        let s = env.sizes(init)?;
+        let gsi = init.qp_type == qpt::GSI;
+        let mut sq_wrid = KVec::new();
+        sq_wrid.resize(s.sq_wqe_cnt as usize, 0u64, GFP_KERNEL)?;
+        let mut rq_wrid = KVec::new();
+        rq_wrid.resize(s.rq_wqe_cnt as usize, 0u64, GFP_KERNEL)?;
+
+        // The WQE buffer: SQ, extended SGEs, RQ, each a region when not
+        // empty.
+        let sq_size = qpc::entries_size(s.sq_wqe_cnt, s.sq_wqe_shift);
+        let sge_size = qpc::entries_size(s.sge_cnt, qpc::SGE_SHIFT);
+        let rq_size = qpc::entries_size(s.rq_wqe_cnt, s.rq_wqe_shift);
+        let mut regions = KVec::new();
+        for (size, hop) in [
+            (sq_size, c.wqe_sq_hop_num),
+            (sge_size, c.wqe_sge_hop_num),
+            (rq_size, c.wqe_rq_hop_num),
+        ] {
+            if size > 0 {
+                regions.push(Region { size, hop }, GFP_KERNEL)?;
+            }
+        }
+        // CAST: PAGE_SHIFT is 12..16.
+        let page_shift = kernel::page::PAGE_SHIFT as u32;
+        let mtr = KernelMtr::with_regions(
+            env.dev,
+            &regions,
+            12,
+            page_shift,
+            u64::from(c.page_size_cap),
+        )
+        .inspect_err(|e| {
+            dev_err!(d, "failed to create WQE mtr, ret = {}.\n", e.to_errno());
+            dev_err!(d, "failed to alloc QP buffer, ret = {}.\n", e.to_errno());
+        })?;
+
+        let qpn = if gsi {
+            crate::bitmap::GSI_QPN
+        } else {
+            let req = crate::bitmap::QpnRequest {
+                gsi: false,
+                send_cqn,
+                ext_sge: init.max_send_sge > 2 || init.qp_type == qpt::UD,
+            };
+            env.qpns.lock().alloc(req).map_err(|_| {
+                dev_err!(d, "failed to alloc QPN, ret = {}.\n", ENOSPC.to_errno());
+                ENOSPC
+            })?
+        };
+
+        let rdb = if c.flags & CAP_FLAG_QP_RECORD_DB != 0 && s.rq_wqe_cnt != 0 {
+            match env.dbs.alloc(env.dev, 0) {
+                Ok(db) => Some(db),
+                Err(e) => {
+                    dev_err!(
+                        d,
+                        "failed to alloc kernel RQ doorbell, ret = {}.\n",
+                        e.to_errno()
+                    );
+                    env.free_qpn(qpn, gsi);
+                    return Err(e);
+                }
+            }
+        } else {
+            None
+        };
+
+        if let Err(e) = env.get_contexts(qpn) {
+            dev_err!(d, "failed to alloc QP context, ret = {}.\n", e.to_errno());
+            if let Some(db) = rdb {
+                env.dbs.free(db);
+            }
+            env.free_qpn(qpn, gsi);
+            return Err(e);
+        }
+
+        init.max_send_wr = s.sq_wqe_cnt;
+        init.max_recv_wr = s.rq_wqe_cnt;
+        init.max_recv_sge = s.rq_max_gs;
+        init.max_inline_data = s.max_inline_data;
+        let qp = KBox::pin_init(
+            try_pin_init!(Qp {
+                qpn,
+                qp_type: init.qp_type,
+                pdn: init.pdn,
+                send_cqn: send_cqn.unwrap_or(0),
+                recv_cqn: recv_cqn.unwrap_or(0),
+                srqn: None,
+                xrcdn: None,
+                sq_sig_type: init.sq_sig_type,
+                sizes: s,
+                sge_offset: sq_size,
+                rq_offset: sq_size + sge_size,
+                owner_db: c.flags & CAP_FLAG_SDI_MODE != 0,
+                mtr,
+                rdb,
+                _sq_wrid: sq_wrid,
+                state: AtomicU32::new(QpState::Reset as u32),
+                soft <- new_mutex!(Soft {
+                    state: QpState::Reset,
+                    atomic_rd_en: 0,
+                    resp_depth: 0,
+                    port: init.port.saturating_sub(1),
+                }),
+                rq <- new_spinlock!(Rq {
+                    head: 0,
+                    tail: 0,
+                    wrid: rq_wrid,
+                }),
+            }? Error),
+            GFP_KERNEL,
+        );
+        match qp {
+            Ok(q) => Ok(q),
+            Err(e) => {
+                // The initialiser consumed `rdb`; the record stays taken
+                // (this only fails on allocation failure of the box).
+                env.put_contexts(qpn);
+                env.free_qpn(qpn, gsi);
+                Err(e)
+            }
+        }
+    }
+
+    /// `hns_roce_modify_qp` + `hns_roce_v2_modify_qp` for a kernel QP.
+    pub(crate) fn modify(&self, env: &QpEnv<'_>, a: &QpAttr) -> Result {
+        let d = env.cmd.device();
+        let mut soft = self.soft.lock();
+        if a.mask & attr::CUR_STATE != 0 && a.cur_qp_state != soft.state as u32 {
+            return Err(EINVAL);
+        }
+        let cur = soft.state;
+        let new = if a.mask & attr::STATE != 0 {
+            QpState::from_ib(a.qp_state).ok_or(EINVAL)?
+        } else {
+            cur
+        };
+        if !crate::rdma::modify_qp_is_ok(cur as u32, new as u32, self.qp_type, a.mask) {
+            dev_err!(d, "ib_modify_qp_is_ok failed\n");
+            return Err(EINVAL);
+        }
+        self.check_attr(env, a)?;
+        if cur == QpState::Reset && new == QpState::Reset {
+            return Ok(());
+        }
+        self.hw_modify(env, &mut soft, a, cur, new)
+    }
+
+    /// `hns_roce_check_qp_attr`.
+    fn check_attr(&self, env: &QpEnv<'_>, a: &QpAttr) -> Result {
+        let d = env.cmd.device();
+        let c = env.caps;
+        if a.mask & attr::PORT != 0 && (a.port_num == 0 || a.port_num > 1) {
+            dev_err!(d, "invalid attr, port_num = {}.\n", a.port_num);
+            return Err(EINVAL);
+        }
+        if a.mask & attr::PKEY_INDEX != 0 && a.pkey_index >= c.pkey_table_len {
+            dev_err!(d, "invalid attr, pkey_index = {}.\n", a.pkey_index);
+            return Err(EINVAL);
+        }
+        if a.mask & attr::MAX_QP_RD_ATOMIC != 0 && a.max_rd_atomic > c.max_qp_init_rdma {
+            dev_err!(d, "invalid attr, max_rd_atomic = {}.\n", a.max_rd_atomic);
+            return Err(EINVAL);
+        }
+        if a.mask & attr::MAX_DEST_RD_ATOMIC != 0 && a.max_dest_rd_atomic > c.max_qp_dest_rdma {
+            dev_err!(
+                d,
+                "invalid attr, max_dest_rd_atomic = {}.\n",
+                a.max_dest_rd_atomic
+            );
+            return Err(EINVAL);
+        }
+        if a.mask & attr::PATH_MTU != 0 {
+            // IB_MTU_2048 is 4.
+            let too_big = c.max_mtu >= 4 && a.path_mtu > c.max_mtu;
+            if too_big || a.path_mtu < 1 || a.path_mtu > a.active_mtu {
+                dev_err!(d, "attr path_mtu({})invalid while modify qp", a.path_mtu);
+                return Err(EINVAL);
+            }
+        }
+        Ok(())
+    }
+
+    /// The engine part of a modify: context and mask, MODIFY_QPC, then the
+    /// software state.
+    fn hw_modify(
+        &self,
+        env: &QpEnv<'_>,
+        soft: &mut Soft,
+        a: &QpAttr,
+        cur: QpState,
+        new: QpState,
+    ) -> Result {
+        let d = env.cmd.device();
+        if a.mask & !attr::STANDARD != 0 {
+            return Err(EOPNOTSUPP);
+        }
+        let mut img = QpcImage::new();
+        self.abs_fields(env, &mut img, a, soft, cur, new)?;
+        if new == QpState::Err {
+            let rq_head = if self.srqn.is_none() && self.qp_type != qpt::XRC_INI {
+                Some(self.rq.lock().head)
+            } else {
+                None
+            };
+            // No send queue work is tracked yet: the SQ head is 0.
+            if self.qp_type != qpt::XRC_TGT {
+                qpc::set_flushed(&mut img, 0, rq_head);
+            }
+        }
+        self.opt_fields(env, &mut img, a, soft)?;
+        let inv_credit = serv_type(self.qp_type) == qpc::serv::XRC || self.srqn.is_some();
+        qpc::finish(&mut img, new, inv_credit);
+        let (words, n) = img.mailbox_words(env.caps.qpc_sz);
+        let r = MailboxBuf::new(env.dev).and_then(|mb| {
+            mb.write_le_words(words.get(..n).ok_or(EINVAL)?);
+            env.cmd.mbox(mb.dma(), 0, CMD_MODIFY_QPC, self.qpn)
+        });
+        if let Err(e) = r {
+            dev_err_ratelimited!(d, "failed to modify QP, ret = {}.\n", e.to_errno());
+            return Err(e);
+        }
+        soft.state = new;
+        self.state.store(new as u32, Ordering::Relaxed);
+        if a.mask & attr::ACCESS_FLAGS != 0 {
+            soft.atomic_rd_en = a.access;
+        }
+        if a.mask & attr::MAX_DEST_RD_ATOMIC != 0 {
+            soft.resp_depth = a.max_dest_rd_atomic;
+        }
+        if a.mask & attr::PORT != 0 {
+            soft.port = a.port_num.saturating_sub(1);
+        }
+        if new == QpState::Reset {
+            self.clear();
+        }
+        Ok(())
+    }
+
+    /// `hns_roce_v2_set_abs_fields`.
+    fn abs_fields(
+        &self,
+        env: &QpEnv<'_>,
+        img: &mut QpcImage,
+        a: &QpAttr,
+        soft: &Soft,
+        cur: QpState,
+        new: QpState,
+    ) -> Result {
+        use QpState::{Init, Reset, Rtr, Rts};
+        if !qpc::transition_ok(cur, new) {
+            return Err(EINVAL);
+        }
+        let d = env.cmd.device();
+        match (cur, new) {
+            (Reset, Init) => qpc::reset_to_init(img, &self.init_params(env)),
+            (Init, Init) => qpc::init_to_init(img, &self.init_params(env)),
+            (Init, Rtr) => {
+                let p = self.rtr_params(env, a, soft).inspect_err(|e| {
+                    dev_err!(d, "failed to config rq buf, ret = {}.\n", e.to_errno())
+                })?;
+                qpc::init_to_rtr(img, &p);
+            }
+            (Rtr, Rts) => {
+                let sq = self.mtr.find(0).ok_or_else(|| {
+                    dev_err!(
+                        d,
+                        "failed to find QP({:#x}) SQ WQE buf, ret = {}.\n",
+                        self.qpn,
+                        EINVAL.to_errno()
+                    );
+                    EINVAL
+                })?;
+                let sge = if self.sizes.sge_cnt > 0 {
+                    self.mtr.find(self.sge_offset).ok_or(EINVAL)?
+                } else {
+                    0
+                };
+                qpc::rtr_to_rts(img, sq, sge);
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    fn init_params(&self, env: &QpEnv<'_>) -> qpc::InitParams {
+        qpc::InitParams {
+            serv_type: serv_type(self.qp_type),
+            pdn: self.pdn,
+            rq_max_gs: self.sizes.rq_max_gs,
+            sge_cnt: self.sizes.sge_cnt,
+            sq_wqe_cnt: self.sizes.sq_wqe_cnt,
+            rq_wqe_cnt: self.sizes.rq_wqe_cnt,
+            rq_record_db: self.rdb.is_some(),
+            rdb_dma: self.rdb.as_ref().map_or(0, |d| d.dma),
+            owner_db: self.owner_db,
+            rx_cqn: self.recv_cqn,
+            tx_cqn: self.send_cqn,
+            srqn: self.srqn,
+            xrcdn: if self.qp_type == qpt::XRC_TGT {
+                self.xrcdn
+            } else {
+                None
+            },
+            v3: env.caps.qpc_sz >= qpc::V3_QPC_SZ,
+            stash: env.caps.flags & CAP_FLAG_STASH != 0,
+        }
+    }
+
+    /// `modify_qp_init_to_rtr`'s inputs.
+    fn rtr_params(&self, env: &QpEnv<'_>, a: &QpAttr, _soft: &Soft) -> Result<qpc::RtrParams> {
+        let d = env.cmd.device();
+        let c = env.caps;
+        let rq_cur = self.mtr.find(self.rq_offset);
+        if self.sizes.rq_wqe_cnt != 0 && rq_cur.is_none() {
+            dev_err!(
+                d,
+                "failed to find QP({:#x}) RQ WQE buf, ret = {}.\n",
+                self.qpn,
+                EINVAL.to_errno()
+            );
+            return Err(EINVAL);
+        }
+        let irrl_ba = env
+            .hem
+            .table(HemType::Irrl)
+            .ok()
+            .and_then(|t| t.find(self.qpn))
+            .ok_or_else(|| {
+                dev_err!(d, "failed to find qp irrl_table.\n");
+                EINVAL
+            })?;
+        let trrl_ba = env
+            .hem
+            .table(HemType::Trrl)
+            .ok()
+            .and_then(|t| t.find(self.qpn))
+            .ok_or_else(|| {
+                dev_err!(d, "failed to find qp trrl_table.\n");
+                EINVAL
+            })?;
+        // Alternate paths are refused (IB_QP_ALT_PATH, bit 14).
+        if a.mask & (1 << 14) != 0 {
+            dev_err!(d, "INIT2RTR attr_mask ({:#x}) error.\n", a.mask);
+            return Err(EINVAL);
+        }
+        let hop = |h: u32, cnt: u32| crate::hem::hw_hopnum(h, cnt);
+        let mtu = if matches!(self.qp_type, qpt::UD | qpt::GSI) {
+            5
+        } else {
+            a.path_mtu
+        };
+        Ok(qpc::RtrParams {
+            buf: qpc::WqeBufParams {
+                wqe_sge_ba: self.mtr.root_ba(),
+                sq_hop: hop(c.wqe_sq_hop_num, self.sizes.sq_wqe_cnt),
+                sge_hop: hop(c.wqe_sge_hop_num, self.sizes.sge_cnt),
+                rq_hop: hop(c.wqe_rq_hop_num, self.sizes.rq_wqe_cnt),
+                ba_pg_shift: self.mtr.ba_pg_shift(),
+                buf_pg_shift: self.mtr.page_shift(),
+                rq_cur_blk: rq_cur.unwrap_or(0),
+                rq_nxt_blk: if env.hip08 {
+                    let next = self.rq_offset + (1usize << self.mtr.page_shift());
+                    Some(self.mtr.find(next).unwrap_or(0))
+                } else {
+                    None
+                },
+            },
+            irrl_ba,
+            trrl_ba,
+            sig_type: self.sq_sig_type,
+            lbi: if a.dmac_local { Some(0) } else { None },
+            dest_qpn: (a.mask & attr::DEST_QPN != 0).then_some(a.dest_qp_num),
+            dmac: a.dmac,
+            mtu_enum: (a.mask & attr::PATH_MTU != 0).then_some(mtu),
+            mtu_bytes: mtu_bytes(mtu),
+            // UD and GSI QPs use DCQCN; others the default algorithm
+            // (LDCP = 1, HC3 = 2 use windows).
+            window_cong: !matches!(self.qp_type, qpt::UD | qpt::GSI)
+                && matches!(c.default_cong_type, 1 | 2),
+            max_ack_req_msg_len: c.max_ack_req_msg_len,
+            rq_inline: None,
+            cqe_inline: None,
+        })
+    }
+
+    /// `hns_roce_v2_set_opt_fields` without the path.
+    fn opt_fields(&self, env: &QpEnv<'_>, img: &mut QpcImage, a: &QpAttr, soft: &Soft) -> Result {
+        let m = a.mask;
+        let d = env.cmd.device();
+        if m & attr::AV != 0 {
+            dev_err_ratelimited!(d, "address vectors of kernel QPs are not supported yet\n");
+            return Err(EOPNOTSUPP);
+        }
+        let on = |bit: u32, v: u32| (m & bit != 0).then_some(v);
+        let timeout = if m & attr::TIMEOUT != 0 {
+            let t = qpc::ack_timeout(env.hip08, a.timeout);
+            if t.is_none() {
+                if env.hip08 {
+                    dev_warn!(d, "local ACK timeout shall be 0 to 20.\n");
+                } else {
+                    dev_warn!(d, "local ACK timeout shall be 0 to 31.\n");
+                }
+            }
+            t
+        } else {
+            None
+        };
+        let access = (m & (attr::ACCESS_FLAGS | attr::MAX_DEST_RD_ATOMIC) != 0).then(|| {
+            let depth = if m & attr::MAX_DEST_RD_ATOMIC != 0 {
+                a.max_dest_rd_atomic
+            } else {
+                soft.resp_depth
+            };
+            let flags = if m & attr::ACCESS_FLAGS != 0 {
+                a.access
+            } else {
+                soft.atomic_rd_en
+            };
+            (flags, depth)
+        });
+        qpc::opt_fields(
+            img,
+            &qpc::OptParams {
+                timeout,
+                retry_cnt: on(attr::RETRY_CNT, a.retry_cnt),
+                rnr_retry: on(attr::RNR_RETRY, a.rnr_retry),
+                sq_psn: on(attr::SQ_PSN, a.sq_psn),
+                max_dest_rd_atomic: on(attr::MAX_DEST_RD_ATOMIC, a.max_dest_rd_atomic),
+                max_rd_atomic: on(attr::MAX_QP_RD_ATOMIC, a.max_rd_atomic),
+                access,
+                // HIP08 always takes the 10 ns timer.
+                min_rnr_timer: on(
+                    attr::MIN_RNR_TIMER,
+                    if env.hip08 { 1 } else { a.min_rnr_timer },
+                ),
+                rq_psn: on(attr::RQ_PSN, a.rq_psn),
+                qkey: on(attr::QKEY, a.qkey),
+            },
+        );
+        Ok(())
+    }
+
+    /// `clear_qp` after the move to RESET (CQ cleaning comes with polling).
+    fn clear(&self) {
+        if let Some(db) = &self.rdb {
+            db.set(0);
+        }
+        let mut rq = self.rq.lock();
+        rq.head = 0;
+        rq.tail = 0;
+    }
+
+    /// `hns_roce_v2_post_recv`: writes the WQEs and publishes the new head.
+    /// On failure, the index of the first WR not posted and the error.
+    pub(crate) fn post_recv(
+        &self,
+        env: &QpEnv<'_>,
+        wrs: &mut dyn Iterator<Item = RecvWr<'_>>,
+    ) -> core::result::Result<(), (usize, Error)> {
+        if env.cmd.is_reset_down() {
+            return Err((0, EIO));
+        }
+        if self.soft_state() == QpState::Reset {
+            return Err((0, EINVAL));
+        }
+        let max_sge = self.sizes.rq_max_gs as usize;
+        let cnt = self.sizes.rq_wqe_cnt;
+        let mut rq = self.rq.lock();
+        let mut nreq = 0u32;
+        let mut res = Ok(());
+        for wr in wrs {
+            if rq.head.wrapping_sub(rq.tail).wrapping_add(nreq) >= cnt {
+                res = Err((nreq as usize, ENOMEM));
+                break;
+            }
+            if wr.sges.len() > max_sge {
+                dev_err!(
+                    env.cmd.device(),
+                    "num_sge = {} >= max_sge = {}.\n",
+                    wr.sges.len(),
+                    max_sge
+                );
+                res = Err((nreq as usize, EINVAL));
+                break;
+            }
+            let idx = rq.head.wrapping_add(nreq) & (cnt - 1);
+            let mut sges = [qpc::DataSeg::default(); 64];
+            for (d, g) in sges.iter_mut().zip(wr.sges.iter()) {
+                *d = qpc::DataSeg {
+                    len: g.length(),
+                    lkey: g.lkey(),
+                    addr: g.addr(),
+                };
+            }
+            let given = sges.get(..wr.sges.len().min(64)).unwrap_or(&[]);
+            let mut segs = [qpc::DataSeg::default(); 64];
+            let n = qpc::rq_wqe(given, max_sge.min(64), false, &mut segs);
+            let at = self.rq_offset + ((idx as usize) << self.sizes.rq_wqe_shift);
+            for (i, s) in segs.iter().take(n).enumerate() {
+                if let Err(e) = self.mtr.write(at + 16 * i, &s.to_bytes()) {
+                    res = Err((nreq as usize, e));
+                    break;
+                }
+            }
+            if res.is_err() {
+                break;
+            }
+            if let Some(w) = rq.wrid.get_mut(idx as usize) {
+                *w = wr.wr_id;
+            }
+            nreq += 1;
+        }
+        if nreq > 0 {
+            rq.head = rq.head.wrapping_add(nreq);
+            match &self.rdb {
+                Some(db) => db.set(rq.head & 0xffff),
+                None => env
+                    .cmd
+                    .ring_db(qpc::rq_doorbell(self.qpn, rq.head), ODB_REG),
+            }
+        }
+        res
+    }
+
+    fn soft_state(&self) -> QpState {
+        QpState::from_ib(self.state.load(Ordering::Relaxed)).unwrap_or(QpState::Reset)
+    }
+
+    /// Destroys the QP (`hns_roce_v2_destroy_qp`): back to RESET when the
+    /// type allows it, then the contexts, QPN, buffer and doorbell.
+    pub(crate) fn destroy(self: Pin<KBox<Self>>, env: &QpEnv<'_>) {
+        let gsi = self.qp_type == qpt::GSI;
+        {
+            let mut soft = self.soft.lock();
+            if !gsi && soft.state != QpState::Reset {
+                let a = QpAttr::default();
+                let cur = soft.state;
+                if let Err(e) = self.hw_modify(env, &mut soft, &a, cur, QpState::Reset) {
+                    dev_err_ratelimited!(
+                        env.cmd.device(),
+                        "failed to modify QP to RST, ret = {}.\n",
+                        e.to_errno()
+                    );
+                }
+            }
+        }
+        env.put_contexts(self.qpn);
+        env.free_qpn(self.qpn, gsi);
+        // SAFETY: the QP is not used after this: nothing of it is pinned
+        // beyond its locks, which go with it.
+        let mut qp = unsafe { Pin::into_inner_unchecked(self) };
+        if let Some(db) = qp.rdb.take() {
+            env.dbs.free(db);
+        }
+    }
+}

@@ -1,0 +1,67 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#
+# Link and reset plan (SIM=1), run once per driver so that the host can
+# compare the two hns-sim traces (scripts/trace-diff.py):
+#
+#   sh /opt/hns/reset-plan.sh [c|rs]
+#
+# With hns_0 registered: the port goes down and up (hns_sim tells the RoCE
+# client, as hclge does: link_status_change), ibv_devinfo follows; then a
+# function reset (hns_sim walks the client through DOWN, UNINIT, INIT, UP as
+# hclge_reset does): hns_0 comes back and works; then both modules go.
+# TEST lines are in the group "reset-c/..." or "reset-rs/...".
+. /opt/hns/lib.sh
+DRIVER=none
+[ -f /opt/run/env ] && . /opt/run/env
+D=${1:-$DRIVER}
+case "$D" in
+c) MOD=hns_roce_hw_v2 ;;
+rs) MOD=hns_roce_rs ;;
+*)
+    echo "reset-plan.sh: driver must be c or rs (got '$D')"
+    exit 2
+    ;;
+esac
+G=reset-$D
+RESET=/sys/module/hns_sim/parameters/reset
+
+# wait_hns0 STATE: hns_0 listed with port 1 in STATE within 10 s.
+wait_hns0() {
+    hw=0
+    while [ $hw -lt 100 ]; do
+        ibv_devinfo -d hns_0 2>/dev/null | grep -q "state:.*$1" && return 0
+        sleep 0.1
+        hw=$((hw + 1))
+    done
+    echo "hns_0 port not $1 after 10 s:"
+    ibv_devinfo -d hns_0 2>&1 | tail -n 20
+    return 1
+}
+
+check "$G/registered" wait_hns0 PORT_ACTIVE || plan_exit
+check "$G/link-down" sh -c "ip link set eth0 down && sleep 0.5"
+check "$G/port-down" wait_hns0 PORT_DOWN
+check "$G/link-up" sh -c "ip link set eth0 up && sleep 0.5"
+check "$G/port-active" wait_hns0 PORT_ACTIVE
+
+reset() {
+    echo 1 >$RESET || return 1
+    dmesg | grep -q 'hns-sim: function reset done' || {
+        echo "no 'function reset done' in the kernel log"
+        return 1
+    }
+}
+check "$G/reset" reset
+check "$G/registered-after-reset" wait_hns0 PORT_ACTIVE
+check "$G/context-after-reset" python3 -c '
+import pyverbs.device as d, pyverbs.pd as p
+ctx = d.Context(name="hns_0")
+pd = p.PD(ctx)
+pd.close()
+ctx.close()'
+if [ "$D" = rs ]; then
+    check "$G/reset-log" sh -c "dmesg | grep -q 'reset done, RoCE client reinit finished.'"
+fi
+check "$G/unload" sh -c "rmmod $MOD && rmmod hns_sim"
+plan_exit
