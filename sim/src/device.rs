@@ -5,6 +5,7 @@
 //! it asks for.
 
 use crate::cmq::{Desc, DESC_SIZE};
+use crate::engine::Engine;
 use crate::fw::Firmware;
 use crate::ivshmem::Peer;
 use crate::mem::{Bar, Dma, GuestRam};
@@ -24,6 +25,8 @@ pub const CMQ_CI: u64 = 0x7014;
 pub struct Device<'a> {
     /// Firmware state.
     pub fw: Firmware,
+    /// The data engine.
+    pub engine: Engine,
     bar: &'a Bar,
     ram: &'a GuestRam,
     peer: &'a Peer,
@@ -67,6 +70,7 @@ impl<'a> Device<'a> {
     pub fn new(fw: Firmware, bar: &'a Bar, ram: &'a GuestRam, peer: &'a Peer) -> Self {
         Device {
             fw,
+            engine: Engine::new(),
             bar,
             ram,
             peer,
@@ -79,6 +83,18 @@ impl<'a> Device<'a> {
     fn write_ci(&mut self, v: u32) {
         self.bar.write32(CMQ_CI, v);
         self.last_ci = Some(v);
+    }
+
+    /// One pass of the data engine (doorbells, WQEs, CQEs, events);
+    /// returns whether any work was executed.
+    pub fn poll_data(&mut self) -> bool {
+        let did = self
+            .engine
+            .poll(&mut self.fw, self.ram, self.bar, std::time::Instant::now());
+        for v in self.fw.take_irqs() {
+            self.peer.raise(v);
+        }
+        did
     }
 
     /// Processes every descriptor between CI and PI; returns whether there

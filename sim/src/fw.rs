@@ -8,6 +8,7 @@
 
 use crate::caps::Caps;
 use crate::cmq::{flag, op, op_name, ret, Desc};
+use crate::engine::{CtxEvent, Host};
 use crate::eq::{mb_aeqe, Eq};
 use crate::field::Ctx;
 use crate::hem::{BtAttr, HemTable};
@@ -236,6 +237,8 @@ pub struct Firmware {
     pub stats: Stats,
     /// Trace of every descriptor and mailbox.
     pub trace: Trace,
+    /// Context changes for the data engine (drained by it).
+    ctx_events: Vec<CtxEvent>,
 }
 
 impl Firmware {
@@ -252,6 +255,7 @@ impl Firmware {
             gmv_bt: BTreeMap::new(),
             stats: Stats::default(),
             trace,
+            ctx_events: Vec::new(),
         };
         fw.reset_tables();
         fw
@@ -276,6 +280,8 @@ impl Firmware {
             };
         }
         self.eqs.clear();
+        self.ctx_events.clear();
+        self.ctx_events.push(CtxEvent::Reset);
         self.gids.clear();
         self.gmv_bt.clear();
         self.mb_status = MB_OK;
@@ -591,7 +597,16 @@ impl Firmware {
             f.retval as u8
         } else {
             match self.mailbox(mem, cmd, tag, in_param, out_param) {
-                Ok(()) => MB_OK,
+                Ok(()) => {
+                    match cmd {
+                        mb::MODIFY_QPC => self.ctx_events.push(CtxEvent::Qp(tag)),
+                        mb::CREATE_CQC | mb::MODIFY_CQC | mb::DESTROY_CQC => {
+                            self.ctx_events.push(CtxEvent::Cq(tag))
+                        }
+                        _ => {}
+                    }
+                    MB_OK
+                }
                 Err(e) => {
                     self.stats.mailbox_failures += 1;
                     self.trace.note(&format!(
@@ -621,6 +636,23 @@ impl Firmware {
         match eq.push(mem, body) {
             Ok(()) => self.irqs.push(other),
             Err(e) => self.trace.note(&format!("AEQE dropped: {e}")),
+        }
+    }
+
+    /// Writes a CEQE for `cqn` into completion EQ `ceqn` and queues its
+    /// vector (`num_other_vectors + num_aeq_vectors + ceqn`, as the C
+    /// driver assigns `hr_dev->irq[]`).
+    pub fn post_ceqe(&mut self, mem: &impl Dma, ceqn: u32, cqn: u32) {
+        let vector = self.caps.num_other_vectors as usize
+            + self.caps.num_aeq_vectors as usize
+            + ceqn as usize;
+        let Some(eq) = self.eqs.get_mut(&ceqn).filter(|e| !e.is_aeq) else {
+            return;
+        };
+        let mut body = [0u8; 4];
+        body.copy_from_slice(&(cqn & 0xff_ffff).to_le_bytes());
+        if eq.push(mem, &body).is_ok() {
+            self.irqs.push(vector);
         }
     }
 
@@ -770,6 +802,20 @@ impl Firmware {
     /// GIDs programmed through CFG_GMV_TBL, by index.
     pub fn gid_count(&self) -> usize {
         self.gids.len()
+    }
+}
+
+impl Host for Firmware {
+    fn ctx_addr<M: Dma>(&self, mem: &M, t: Table, idx: u32) -> Result<u64, String> {
+        self.entry(mem, t, idx).map(|(a, _)| a)
+    }
+
+    fn post_ceqe<M: Dma>(&mut self, mem: &M, ceqn: u32, cqn: u32) {
+        Firmware::post_ceqe(self, mem, ceqn, cqn)
+    }
+
+    fn take_ctx_events(&mut self) -> Vec<CtxEvent> {
+        std::mem::take(&mut self.ctx_events)
     }
 }
 

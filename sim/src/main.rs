@@ -97,7 +97,8 @@ fn serve(n: usize, listener: UnixListener, a: &Args) -> Result<fw::Stats, String
     let mut idle_since = Instant::now();
     let mut last_check = Instant::now();
     loop {
-        if dev.poll_cmq() {
+        let cmq = dev.poll_cmq();
+        if dev.poll_data() || cmq {
             idle_since = Instant::now();
             continue;
         }
@@ -116,6 +117,11 @@ fn serve(n: usize, listener: UnixListener, a: &Args) -> Result<fw::Stats, String
         }
     }
     dev.fw.trace.flush();
+    let e = dev.engine.stats;
+    eprintln!(
+        "hns-sim[{n}]: data: {} WQEs, {} CQEs ({} errors), {} CEQEs, {} doorbells, {} WQEs found by the scan",
+        e.wqes, e.cqes, e.errors, e.ceqes, e.doorbells, e.scan_found
+    );
     Ok(dev.fw.stats)
 }
 

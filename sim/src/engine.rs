@@ -1,0 +1,1128 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+
+//! The data engine of one function: finds posted work, executes it between
+//! QPs of the same device (loopback), writes CQEs and completion events.
+//!
+//! Work detection never depends on seeing every doorbell write (user SQ,
+//! RQ, CQ doorbells share one 64-bit register word at 0x230 of the
+//! doorbell page, so a later write can replace an earlier one before the
+//! model reads it):
+//! - SQ: the owner bit of the WQE at the model's consumer index says
+//!   whether it was posted. A doorbell (the shared word, or a kernel QP's
+//!   own word in the `mem_base` window) tells which QP to look at and up to
+//!   which index the WQEs are complete; WQEs past the last doorbell seen
+//!   are taken once their owner bit has stayed valid for [`STABLE`] (the
+//!   periodic scan of every QP in RTS, the backstop for lost doorbells).
+//! - RQ producer index: the record doorbell in driver memory (address in
+//!   the QPC), else the last RQ doorbell seen.
+//! - CQ consumer index: the record doorbell (address in the CQC), else the
+//!   last CQ doorbell seen.
+//! - A CQ that was armed once counts as armed until it is destroyed: every
+//!   batch of CQEs on it raises a CEQE (a spurious event is harmless, a
+//!   missed one hangs the consumer).
+//!
+//! Contexts are read from the driver's HEM memory: QPCs and CQCs when a
+//! mailbox changed them (the [`CtxEvent`]s of the firmware), MPTs at each
+//! use.
+
+use crate::field::Ctx;
+use crate::fw::Table;
+use crate::hw_v2_fields::{cqc, qpc, Cqc, Qpc};
+use crate::mem::Dma;
+use crate::wqe::{self, op, rop, status, Cqe, DataSeg, Doorbell, RcWqe, SGE_SIZE, SQ_WQE_SIZE};
+use crate::xlate::{Access, KeyError, MptEntry, Mtr, Region};
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::{Duration, Instant};
+
+/// Offset of the shared SQ/RQ/SRQ/CQ doorbell word (`ROCEE_VF_DB_CFG0_OFFSET`).
+pub const DB_CFG0: u64 = 0x230;
+/// Offset of the `mem_base` window in BAR2 (kernel HIP09 SQ doorbells, one
+/// 64 KiB page per QPN).
+pub const DWQE_BASE: u64 = crate::mem::MEM_BASE_OFFSET;
+/// Bytes per QPN in the `mem_base` window (`HNS_ROCE_DWQE_SIZE`).
+pub const DWQE_SIZE: u64 = 65536;
+/// How long a WQE's owner bit must stay valid without a doorbell before the
+/// scan takes it (the producer writes the owner bit last, but without a
+/// barrier the compiler may store it early).
+pub const STABLE: Duration = Duration::from_millis(2);
+/// How often QPs in RTS are scanned for WQEs nobody rang for.
+pub const SCAN_PERIOD: Duration = Duration::from_millis(1);
+/// How long a send waits for a destination QP that is not ready.
+pub const DEST_WAIT: Duration = Duration::from_secs(5);
+/// WQEs executed per QP per poll (fairness between QPs).
+const BATCH: u32 = 64;
+
+/// A context change the firmware made through a mailbox.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CtxEvent {
+    /// A QPC was modified.
+    Qp(u32),
+    /// A CQC was created, modified or destroyed.
+    Cq(u32),
+    /// The function was cleared: forget every QP and CQ.
+    Reset,
+}
+
+/// What the engine needs from the firmware.
+pub trait Host {
+    /// DMA address of entry `idx` of table `t`.
+    fn ctx_addr<M: Dma>(&self, mem: &M, t: Table, idx: u32) -> Result<u64, String>;
+    /// Writes a CEQE for `cqn` into completion EQ `ceqn` and queues its
+    /// vector.
+    fn post_ceqe<M: Dma>(&mut self, mem: &M, ceqn: u32, cqn: u32);
+    /// Context changes since the last call.
+    fn take_ctx_events(&mut self) -> Vec<CtxEvent>;
+}
+
+/// The device's registers as the engine reads them.
+pub trait Regs {
+    /// The 64-bit word at `off` of BAR2.
+    fn read64(&self, off: u64) -> u64;
+}
+
+impl Regs for crate::mem::Bar {
+    fn read64(&self, off: u64) -> u64 {
+        crate::mem::Bar::read64(self, off)
+    }
+}
+
+/// QP states (`QP_ST`).
+pub mod qps {
+    /// Reset.
+    pub const RESET: u32 = 0;
+    /// Init.
+    pub const INIT: u32 = 1;
+    /// Ready to receive.
+    pub const RTR: u32 = 2;
+    /// Ready to send.
+    pub const RTS: u32 = 3;
+    /// Send queue drained.
+    pub const SQD: u32 = 4;
+}
+
+/// QP transport types (`TST`).
+pub mod tst {
+    /// Reliable connected.
+    pub const RC: u32 = 0;
+    /// Unreliable datagram (and GSI).
+    pub const UD: u32 = 3;
+}
+
+/// What the engine uses of a QPC.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct QpCtx {
+    /// QP number.
+    pub qpn: u32,
+    /// `TST`.
+    pub tst: u32,
+    /// `QP_ST`.
+    pub state: u32,
+    /// `PD`.
+    pub pd: u32,
+    /// log2 of SQ WQEs.
+    pub sq_shift: u32,
+    /// log2 of extended SGEs (0: none).
+    pub sge_shift: u32,
+    /// log2 of RQ WQEs.
+    pub rq_shift: u32,
+    /// log2 of SGEs per RQ WQE.
+    pub rqws: u32,
+    /// The WQE buffer (SQ, extended SGE, RQ regions).
+    pub buf: Mtr,
+    /// Byte offset of the extended SGE region.
+    pub sge_off: u64,
+    /// Byte offset of the RQ region.
+    pub rq_off: u64,
+    /// RQ record doorbell address, if enabled.
+    pub rq_db: Option<u64>,
+    /// Uses an SRQ.
+    pub srq: bool,
+    /// Destination QPN (RC).
+    pub dqpn: u32,
+    /// CQ of the receive queue.
+    pub rx_cqn: u32,
+    /// CQ of the send queue.
+    pub tx_cqn: u32,
+    /// Every WQE completes (`SIG_TYPE` 0).
+    pub sig_all: bool,
+    /// Remote read enabled.
+    pub rre: bool,
+    /// Remote write enabled.
+    pub rwe: bool,
+    /// Q_Key (UD).
+    pub qkey: u32,
+}
+
+fn align4k(v: u64) -> u64 {
+    v.div_ceil(4096) * 4096
+}
+
+impl QpCtx {
+    /// Decodes the first 256 bytes of a QPC as `hns_roce_v2_modify_qp`
+    /// builds it.
+    pub fn from_bytes(qpn: u32, b: &[u8]) -> Self {
+        let mut w = [0u32; 64];
+        for (i, x) in w.iter_mut().enumerate() {
+            let s = b.get(4 * i..4 * i + 4).unwrap_or(&[0; 4]);
+            *x = u32::from_ne_bytes([s[0], s[1], s[2], s[3]]);
+        }
+        let c: Ctx<Qpc, 64> = Ctx::from_le_words(w);
+        let sq_shift = c.read(qpc::SQ_SHIFT);
+        let sge_shift = c.read(qpc::SGE_SHIFT);
+        let rq_shift = c.read(qpc::RQ_SHIFT);
+        let rqws = c.read(qpc::RQWS);
+        let srq = c.read_bool(qpc::SRQ_EN);
+        let sq_size = align4k((1u64 << sq_shift) * SQ_WQE_SIZE as u64);
+        let sge_size = if sge_shift == 0 {
+            0
+        } else {
+            align4k((1u64 << sge_shift) * SGE_SIZE as u64)
+        };
+        let rq_hop = c.read(qpc::RQ_HOP_NUM);
+        let rq_size = if srq {
+            0
+        } else {
+            align4k((1u64 << rq_shift) << (4 + rqws))
+        };
+        let root =
+            u64::from(c.read(qpc::WQE_SGE_BA_L)) << 3 | u64::from(c.read(qpc::WQE_SGE_BA_H)) << 35;
+        let rq_db = (u64::from(c.read(qpc::RQ_DB_RECORD_ADDR_L)) << 1)
+            | u64::from(c.read(qpc::RQ_DB_RECORD_ADDR_H)) << 32;
+        QpCtx {
+            qpn,
+            tst: c.read(qpc::TST),
+            state: c.read(qpc::QP_ST),
+            pd: c.read(qpc::PD),
+            sq_shift,
+            sge_shift,
+            rq_shift,
+            rqws,
+            buf: Mtr {
+                root,
+                ba_shift: 12 + c.read(qpc::WQE_SGE_BA_PG_SZ),
+                buf_shift: 12 + c.read(qpc::WQE_SGE_BUF_PG_SZ),
+                regions: vec![
+                    Region {
+                        size: sq_size,
+                        hop: c.read(qpc::SQ_HOP_NUM),
+                    },
+                    Region {
+                        size: sge_size,
+                        hop: c.read(qpc::SGE_HOP_NUM),
+                    },
+                    Region {
+                        size: rq_size,
+                        hop: rq_hop,
+                    },
+                ],
+            },
+            sge_off: sq_size,
+            rq_off: sq_size + sge_size,
+            rq_db: c.read_bool(qpc::RQ_RECORD_EN).then_some(rq_db),
+            srq,
+            dqpn: c.read(qpc::DQPN),
+            rx_cqn: c.read(qpc::RX_CQN),
+            tx_cqn: c.read(qpc::TX_CQN),
+            sig_all: !c.read_bool(qpc::SIG_TYPE),
+            rre: c.read_bool(qpc::RRE),
+            rwe: c.read_bool(qpc::RWE),
+            qkey: c.read(qpc::QKEY_XRCD),
+        }
+    }
+
+    /// Buffer offset of SQ WQE `idx`.
+    pub fn sq_wqe_off(&self, idx: u32) -> u64 {
+        u64::from(idx & ((1u32 << self.sq_shift) - 1)) * SQ_WQE_SIZE as u64
+    }
+
+    /// Buffer offset of extended SGE `idx`.
+    pub fn sge_at(&self, idx: u32) -> u64 {
+        let cnt = 1u64 << self.sge_shift;
+        self.sge_off + (u64::from(idx) & (cnt - 1)) * SGE_SIZE as u64
+    }
+
+    /// Buffer offset of RQ WQE `idx`.
+    pub fn rq_wqe_off(&self, idx: u32) -> u64 {
+        self.rq_off + (u64::from(idx & ((1u32 << self.rq_shift) - 1)) << (4 + self.rqws))
+    }
+}
+
+/// What the engine uses of a CQC.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CqCtx {
+    /// CQ number.
+    pub cqn: u32,
+    /// Entries (power of two).
+    pub depth: u32,
+    /// Bytes per CQE (32 or 64).
+    pub cqe_size: u32,
+    /// The CQE buffer.
+    pub buf: Mtr,
+    /// Completion EQ.
+    pub ceqn: u32,
+    /// Consumer index record doorbell, if enabled.
+    pub db: Option<u64>,
+}
+
+impl CqCtx {
+    /// Decodes a 64-byte CQC as `hns_roce_v2_write_cqc` builds it; `None`
+    /// when the CQ is not valid (`CQ_ST` 0: destroyed).
+    pub fn from_bytes(cqn: u32, b: &[u8]) -> Option<Self> {
+        let mut w = [0u32; 16];
+        for (i, x) in w.iter_mut().enumerate() {
+            let s = b.get(4 * i..4 * i + 4).unwrap_or(&[0; 4]);
+            *x = u32::from_ne_bytes([s[0], s[1], s[2], s[3]]);
+        }
+        let c: Ctx<Cqc, 16> = Ctx::from_le_words(w);
+        if c.read(cqc::CQ_ST) == 0 {
+            return None;
+        }
+        let depth = 1u32 << c.read(cqc::SHIFT).min(24);
+        let cqe_size = if c.read(cqc::CQE_SIZE) == 1 { 64 } else { 32 };
+        let root = u64::from(c.read(cqc::CQE_BA_L)) << 3 | u64::from(c.read(cqc::CQE_BA_H)) << 35;
+        let db = (u64::from(c.read(cqc::CQE_DB_RECORD_ADDR_L)) << 1)
+            | u64::from(c.read(cqc::CQE_DB_RECORD_ADDR_H)) << 32;
+        Some(CqCtx {
+            cqn,
+            depth,
+            cqe_size,
+            buf: Mtr {
+                root,
+                ba_shift: 12 + c.read(cqc::CQE_BAR_PG_SZ),
+                buf_shift: 12 + c.read(cqc::CQE_BUF_PG_SZ),
+                regions: vec![Region {
+                    size: align4k(u64::from(depth) * u64::from(cqe_size)),
+                    hop: c.read(cqc::CQE_HOP_NUM),
+                }],
+            },
+            ceqn: c.read(cqc::CEQN),
+            db: c.read_bool(cqc::DB_RECORD_EN).then_some(db),
+        })
+    }
+}
+
+/// Engine state of one QP.
+#[derive(Clone, Debug, Default)]
+struct Qp {
+    ctx: QpCtx,
+    /// Next SQ WQE to execute (counts forever; 16 bits go to CQEs).
+    sq_ci: u32,
+    /// Next RQ WQE to consume.
+    rq_ci: u32,
+    /// SQ producer index from the last doorbell seen (16 bits).
+    sq_db: Option<u32>,
+    /// RQ producer index from the last RQ doorbell seen (no record DB).
+    rq_db: u32,
+    /// A WQE past the doorbell whose owner bit was seen valid, and when.
+    pending: Option<(u32, Instant)>,
+    /// Since when the SQ head waits for a destination that is not ready.
+    blocked: Option<Instant>,
+    /// An error completion was written: stop until the driver modifies
+    /// the QP.
+    stopped: bool,
+    /// Something asked to look at this QP now.
+    kick: bool,
+}
+
+/// Engine state of one CQ.
+#[derive(Clone, Debug, Default)]
+struct Cq {
+    ctx: CqCtx,
+    /// Producer index (counts forever).
+    pi: u32,
+    /// Consumer index from the last CQ doorbell seen (no record DB).
+    ci_db: u32,
+    /// Armed once: events on every completion batch from then on.
+    armed: bool,
+}
+
+/// Counters of the data path.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct EngineStats {
+    /// WQEs executed.
+    pub wqes: u64,
+    /// CQEs written.
+    pub cqes: u64,
+    /// CEQEs written.
+    pub ceqes: u64,
+    /// Error CQEs written.
+    pub errors: u64,
+    /// WQEs taken by the scan without a doorbell covering them.
+    pub scan_found: u64,
+    /// Doorbell words seen.
+    pub doorbells: u64,
+}
+
+/// A byte range under a memory key.
+#[derive(Clone, Copy, Debug)]
+struct Span {
+    key: u32,
+    va: u64,
+    len: u64,
+}
+
+/// Outcome of one WQE.
+enum Step {
+    /// Executed; the SQ moves on.
+    Done,
+    /// Cannot run yet (no receive WQE, CQ full, destination not ready).
+    Wait,
+    /// Executed with an error completion; the QP stops.
+    Failed,
+}
+
+/// A local or remote failure while executing a WQE.
+struct Fail {
+    /// Status of the requester's CQE.
+    req: u8,
+    /// Status of the responder's receive CQE, if one is consumed.
+    resp: Option<u8>,
+    why: String,
+}
+
+/// The data engine of one function.
+#[derive(Default)]
+pub struct Engine {
+    qps: BTreeMap<u32, Qp>,
+    cqs: BTreeMap<u32, Cq>,
+    last_db: u64,
+    dwqe_last: BTreeMap<u32, u64>,
+    last_scan: Option<Instant>,
+    /// CQs that got CQEs in this poll (events go out at its end).
+    touched: BTreeSet<u32>,
+    /// Counters.
+    pub stats: EngineStats,
+    /// Log lines left before the log goes quiet.
+    log_budget: u32,
+    /// Where log lines go (stderr = hns-sim.log) unless disabled.
+    pub quiet: bool,
+}
+
+impl Engine {
+    /// An engine with nothing known.
+    pub fn new() -> Self {
+        Engine {
+            log_budget: 200,
+            ..Default::default()
+        }
+    }
+
+    fn log(&mut self, s: &str) {
+        if self.quiet || self.log_budget == 0 {
+            return;
+        }
+        self.log_budget -= 1;
+        eprintln!("hns-sim engine: {s}");
+    }
+
+    /// One pass: context changes, doorbells, SQ work, events. Returns
+    /// whether anything was executed.
+    pub fn poll<M: Dma, H: Host, R: Regs>(
+        &mut self,
+        host: &mut H,
+        mem: &M,
+        regs: &R,
+        now: Instant,
+    ) -> bool {
+        for ev in host.take_ctx_events() {
+            self.apply_event(host, mem, ev);
+        }
+        self.read_doorbells(regs);
+        let scan = self
+            .last_scan
+            .is_none_or(|t| now.duration_since(t) >= SCAN_PERIOD);
+        if scan {
+            self.last_scan = Some(now);
+        }
+        let qpns: Vec<u32> = self
+            .qps
+            .iter()
+            .filter(|(_, q)| {
+                q.ctx.state == qps::RTS && !q.stopped && (scan || q.kick || q.blocked.is_some())
+            })
+            .map(|(n, _)| *n)
+            .collect();
+        let mut did = false;
+        for qpn in qpns {
+            did |= self.run_sq(host, mem, qpn, now);
+        }
+        self.raise_events(host, mem);
+        did
+    }
+
+    /// Refreshes the cached context after a mailbox.
+    fn apply_event<M: Dma, H: Host>(&mut self, host: &H, mem: &M, ev: CtxEvent) {
+        match ev {
+            CtxEvent::Reset => {
+                self.qps.clear();
+                self.cqs.clear();
+                self.dwqe_last.clear();
+            }
+            CtxEvent::Qp(qpn) => {
+                let mut b = [0u8; 256];
+                let ctx = match host
+                    .ctx_addr(mem, Table::Qpc, qpn)
+                    .and_then(|a| mem.read(a, &mut b).map_err(|e| e.to_string()))
+                {
+                    Ok(()) => QpCtx::from_bytes(qpn, &b),
+                    Err(e) => {
+                        self.log(&format!("QP {qpn:#x}: QPC unreadable: {e}"));
+                        return;
+                    }
+                };
+                self.update_qp(ctx);
+            }
+            CtxEvent::Cq(cqn) => {
+                let mut b = [0u8; 64];
+                let ctx = host
+                    .ctx_addr(mem, Table::Cqc, cqn)
+                    .and_then(|a| mem.read(a, &mut b).map_err(|e| e.to_string()))
+                    .ok()
+                    .and_then(|()| CqCtx::from_bytes(cqn, &b));
+                self.update_cq(cqn, ctx);
+            }
+        }
+    }
+
+    /// Installs a new QPC image: a QP back in RESET, or entering INIT from
+    /// anything but INIT, starts its queues from 0.
+    pub fn update_qp(&mut self, ctx: QpCtx) {
+        let qpn = ctx.qpn;
+        let q = self.qps.entry(qpn).or_default();
+        let fresh = ctx.state == qps::RESET || (ctx.state == qps::INIT && q.ctx.state != qps::INIT);
+        if fresh {
+            *q = Qp::default();
+        }
+        q.ctx = ctx;
+        q.stopped = false;
+        q.kick = true;
+    }
+
+    /// Installs a new CQC image (`None`: destroyed).
+    pub fn update_cq(&mut self, cqn: u32, ctx: Option<CqCtx>) {
+        match ctx {
+            None => {
+                self.cqs.remove(&cqn);
+            }
+            Some(c) => {
+                let cq = self.cqs.entry(cqn).or_default();
+                if cq.ctx.depth == 0 || cq.ctx.buf.root != c.buf.root {
+                    // Created (not a MODIFY of moderation fields).
+                    *cq = Cq::default();
+                }
+                cq.ctx = c;
+            }
+        }
+    }
+
+    /// Reads the shared doorbell word and the kernel SQ doorbell pages.
+    fn read_doorbells<R: Regs>(&mut self, regs: &R) {
+        let v = regs.read64(DB_CFG0);
+        if v != self.last_db {
+            self.last_db = v;
+            self.doorbell(Doorbell::decode(v));
+        }
+        let kernel: Vec<u32> = self
+            .qps
+            .iter()
+            .filter(|(_, q)| q.ctx.state >= qps::INIT && q.ctx.state <= qps::SQD)
+            .map(|(n, _)| *n)
+            .filter(|n| u64::from(*n) * DWQE_SIZE < crate::mem::BAR_SIZE - DWQE_BASE)
+            .collect();
+        for qpn in kernel {
+            let v = regs.read64(DWQE_BASE + u64::from(qpn) * DWQE_SIZE);
+            if v != 0 && self.dwqe_last.get(&qpn) != Some(&v) {
+                self.dwqe_last.insert(qpn, v);
+                self.doorbell(Doorbell::decode(v));
+            }
+        }
+    }
+
+    /// Acts on one doorbell word.
+    pub fn doorbell(&mut self, d: Doorbell) {
+        self.stats.doorbells += 1;
+        match d.cmd {
+            wqe::db::SQ => {
+                if let Some(q) = self.qps.get_mut(&d.tag) {
+                    q.sq_db = Some(d.index);
+                    q.kick = true;
+                }
+            }
+            wqe::db::RQ => {
+                if let Some(q) = self.qps.get_mut(&d.tag) {
+                    q.rq_db = d.index;
+                }
+            }
+            wqe::db::CQ_PTR => {
+                if let Some(c) = self.cqs.get_mut(&d.tag) {
+                    c.ci_db = d.index;
+                }
+            }
+            wqe::db::CQ_NOTIFY => {
+                if let Some(c) = self.cqs.get_mut(&d.tag) {
+                    c.ci_db = d.index;
+                    c.armed = true;
+                }
+            }
+            _ => {}
+        }
+        // Anything blocked on a receive WQE or CQ space may go on.
+        for q in self.qps.values_mut() {
+            if q.blocked.is_some() {
+                q.kick = true;
+            }
+        }
+    }
+
+    /// Whether CQ `cqn` is armed (tests).
+    pub fn cq_armed(&self, cqn: u32) -> bool {
+        self.cqs.get(&cqn).is_some_and(|c| c.armed)
+    }
+
+    /// The model's SQ consumer index of `qpn` (tests).
+    pub fn sq_ci(&self, qpn: u32) -> Option<u32> {
+        self.qps.get(&qpn).map(|q| q.sq_ci)
+    }
+
+    /// Executes the posted WQEs of `qpn`'s SQ; returns whether any ran.
+    pub fn run_sq<M: Dma, H: Host>(
+        &mut self,
+        host: &mut H,
+        mem: &M,
+        qpn: u32,
+        now: Instant,
+    ) -> bool {
+        let mut did = false;
+        if let Some(q) = self.qps.get_mut(&qpn) {
+            q.kick = false;
+        }
+        for _ in 0..BATCH {
+            let Some(q) = self.qps.get(&qpn) else {
+                break;
+            };
+            if q.stopped || q.ctx.state != qps::RTS {
+                break;
+            }
+            let ctx = q.ctx.clone();
+            let idx = q.sq_ci;
+            let mut raw = [0u8; SQ_WQE_SIZE];
+            if let Err(e) = ctx.buf.read(mem, ctx.sq_wqe_off(idx), &mut raw) {
+                self.log(&format!("QP {qpn:#x}: SQ WQE {idx} unreadable: {e}"));
+                if let Some(q) = self.qps.get_mut(&qpn) {
+                    q.stopped = true;
+                }
+                break;
+            }
+            let w = RcWqe::from_bytes(&raw);
+            if w.owner != wqe::owner_for(idx, ctx.sq_shift) {
+                break;
+            }
+            // Covered by a doorbell, or stable long enough?
+            let covered = q.sq_db.is_some_and(|pi| {
+                let ahead = pi.wrapping_sub(idx) & 0xffff;
+                ahead != 0 && ahead <= 1 << ctx.sq_shift
+            });
+            if !covered {
+                match q.pending {
+                    Some((i, t)) if i == idx && now.duration_since(t) >= STABLE => {
+                        self.stats.scan_found += 1;
+                    }
+                    Some((i, _)) if i == idx => break,
+                    _ => {
+                        if let Some(q) = self.qps.get_mut(&qpn) {
+                            q.pending = Some((idx, now));
+                        }
+                        break;
+                    }
+                }
+            }
+            let step = match ctx.tst {
+                tst::RC => self.exec_rc(host, mem, &ctx, idx, &raw, now),
+                t => {
+                    self.log(&format!("QP {qpn:#x}: transport type {t} not modelled yet"));
+                    if let Some(q) = self.qps.get_mut(&qpn) {
+                        q.stopped = true;
+                    }
+                    break;
+                }
+            };
+            let Some(q) = self.qps.get_mut(&qpn) else {
+                break;
+            };
+            match step {
+                Step::Done | Step::Failed => {
+                    q.sq_ci = q.sq_ci.wrapping_add(1);
+                    q.pending = None;
+                    q.blocked = None;
+                    self.stats.wqes += 1;
+                    did = true;
+                    if matches!(step, Step::Failed) {
+                        q.stopped = true;
+                        break;
+                    }
+                }
+                Step::Wait => {
+                    if q.blocked.is_none() {
+                        q.blocked = Some(now);
+                    }
+                    break;
+                }
+            }
+        }
+        did
+    }
+
+    /// Room for `n` more CQEs on `cqn`?
+    fn cq_room<M: Dma>(&self, mem: &M, cqn: u32, n: u32) -> bool {
+        let Some(c) = self.cqs.get(&cqn) else {
+            return false;
+        };
+        let ci = match c.ctx.db {
+            Some(a) => mem.read_u32(a).map(|v| v & 0xff_ffff).unwrap_or(c.ci_db),
+            None => c.ci_db,
+        };
+        let used = c.pi.wrapping_sub(ci) & 0xff_ffff;
+        used + n <= c.ctx.depth
+    }
+
+    /// Appends a CQE to `cqn`.
+    fn push_cqe<M: Dma>(&mut self, mem: &M, cqn: u32, cqe: &Cqe) {
+        let Some(c) = self.cqs.get_mut(&cqn) else {
+            self.log(&format!("CQE for unknown CQ {cqn:#x} dropped"));
+            return;
+        };
+        let slot = c.pi & (c.ctx.depth - 1);
+        let owner = c.pi & c.ctx.depth == 0;
+        let bytes = cqe.encode(c.ctx.cqe_size as usize, owner);
+        let r = c
+            .ctx
+            .buf
+            .addr(mem, u64::from(slot) * u64::from(c.ctx.cqe_size))
+            .map_err(|e| e.to_string())
+            .and_then(|a| {
+                // Body first, the word with the owner bit last.
+                mem.write(a + 4, &bytes[4..])
+                    .and_then(|()| mem.write(a, &bytes[..4]))
+                    .map_err(|e| e.to_string())
+            });
+        match r {
+            Ok(()) => {
+                c.pi = c.pi.wrapping_add(1);
+                self.stats.cqes += 1;
+                if cqe.status != status::SUCCESS {
+                    self.stats.errors += 1;
+                }
+                self.touched.insert(cqn);
+            }
+            Err(e) => self.log(&format!("CQ {cqn:#x}: CQE not written: {e}")),
+        }
+    }
+
+    /// One CEQE per armed CQ that got CQEs.
+    fn raise_events<M: Dma, H: Host>(&mut self, host: &mut H, mem: &M) {
+        for cqn in std::mem::take(&mut self.touched) {
+            if let Some(c) = self.cqs.get(&cqn) {
+                if c.armed {
+                    host.post_ceqe(mem, c.ctx.ceqn, cqn);
+                    self.stats.ceqes += 1;
+                }
+            }
+        }
+    }
+
+    /// The MPT entry of `key`.
+    fn mpt<M: Dma, H: Host>(&self, host: &H, mem: &M, key: u32) -> Result<MptEntry, KeyError> {
+        // key_to_hw_index: (key << 24) | (key >> 8).
+        let idx = key.rotate_right(8);
+        let a = host
+            .ctx_addr(mem, Table::Mpt, idx)
+            .map_err(|_| KeyError::BadKey)?;
+        let mut b = [0u8; 64];
+        mem.read(a, &mut b).map_err(|_| KeyError::BadKey)?;
+        Ok(MptEntry::from_bytes(&b))
+    }
+
+    /// The DMA pieces of `len` bytes at `va` under `key`, checked.
+    fn key_pieces<M: Dma, H: Host>(
+        &self,
+        host: &H,
+        mem: &M,
+        pd: u32,
+        span: Span,
+        access: Access,
+    ) -> Result<Vec<(u64, u64)>, KeyError> {
+        let m = self.mpt(host, mem, span.key)?;
+        m.check(span.key, pd, span.va, span.len, access)?;
+        m.pieces(mem, span.va, span.len)
+    }
+
+    /// The data segments of an SQ WQE (without zero-length ones).
+    fn sq_sges<M: Dma>(
+        &self,
+        mem: &M,
+        ctx: &QpCtx,
+        w: &RcWqe,
+        raw: &[u8],
+    ) -> Result<Vec<DataSeg>, String> {
+        let mut out = Vec::new();
+        let n = w.sge_num as usize;
+        for i in 0..n.min(wqe::SGE_IN_WQE) {
+            let o = wqe::SQ_WQE_HDR + i * SGE_SIZE;
+            out.push(DataSeg::from_bytes(raw.get(o..o + SGE_SIZE).unwrap_or(&[])));
+        }
+        for i in wqe::SGE_IN_WQE..n {
+            let mut b = [0u8; SGE_SIZE];
+            let at = ctx.sge_at(w.start_sge + (i - wqe::SGE_IN_WQE) as u32);
+            ctx.buf.read(mem, at, &mut b).map_err(|e| e.to_string())?;
+            out.push(DataSeg::from_bytes(&b));
+        }
+        out.retain(|s| s.len != 0);
+        Ok(out)
+    }
+
+    /// The payload of a SEND/WRITE WQE: inline data or the gathered SGEs.
+    fn gather<M: Dma, H: Host>(
+        &self,
+        host: &H,
+        mem: &M,
+        ctx: &QpCtx,
+        w: &RcWqe,
+        raw: &[u8],
+    ) -> Result<Vec<u8>, Fail> {
+        let len = w.msg_len as usize;
+        let mut data = vec![0u8; len];
+        let loc = |req: u8, why: String| Fail {
+            req,
+            resp: None,
+            why,
+        };
+        if w.inline {
+            if w.inline_ext {
+                // Contiguous in the extended SGE ring from start_sge, wrapping.
+                let mut done = 0usize;
+                let mut idx = w.start_sge;
+                while done < len {
+                    let n = (len - done).min(SGE_SIZE);
+                    ctx.buf
+                        .read(mem, ctx.sge_at(idx), &mut data[done..done + n])
+                        .map_err(|e| loc(status::LOC_QP_OP_ERR, format!("inline data: {e}")))?;
+                    done += n;
+                    idx = idx.wrapping_add(1);
+                }
+            } else {
+                let src = raw
+                    .get(wqe::SQ_WQE_HDR..wqe::SQ_WQE_HDR + len)
+                    .ok_or_else(|| loc(status::LOC_LEN_ERR, format!("inline length {len}")))?;
+                data.copy_from_slice(src);
+            }
+            return Ok(data);
+        }
+        let sges = self
+            .sq_sges(mem, ctx, w, raw)
+            .map_err(|e| loc(status::LOC_QP_OP_ERR, format!("SGE list: {e}")))?;
+        let mut done = 0usize;
+        for s in sges {
+            if done >= len {
+                break;
+            }
+            let n = (s.len as usize).min(len - done);
+            let pieces = self
+                .key_pieces(
+                    host,
+                    mem,
+                    ctx.pd,
+                    Span {
+                        key: s.lkey,
+                        va: s.addr,
+                        len: n as u64,
+                    },
+                    Access::LocalRead,
+                )
+                .map_err(|e| loc(status::LOC_PROT_ERR, format!("lkey {:#x}: {e}", s.lkey)))?;
+            for (a, l) in pieces {
+                let l = l as usize;
+                mem.read(a, &mut data[done..done + l])
+                    .map_err(|e| loc(status::LOC_PROT_ERR, e.to_string()))?;
+                done += l;
+            }
+        }
+        if done < len {
+            return Err(loc(
+                status::LOC_LEN_ERR,
+                format!("SGEs hold {done} of {len} bytes"),
+            ));
+        }
+        Ok(data)
+    }
+
+    /// Scatters `data` into the receive WQE `idx` of QP `d`.
+    fn scatter_rq<M: Dma, H: Host>(
+        &self,
+        host: &H,
+        mem: &M,
+        d: &QpCtx,
+        idx: u32,
+        data: &[u8],
+    ) -> Result<(), Fail> {
+        let stride = 16usize << d.rqws;
+        let mut raw = vec![0u8; stride];
+        let rem = |resp: u8, req: u8, why: String| Fail {
+            req,
+            resp: Some(resp),
+            why,
+        };
+        d.buf.read(mem, d.rq_wqe_off(idx), &mut raw).map_err(|e| {
+            rem(
+                status::LOC_QP_OP_ERR,
+                status::REM_OP_ERR,
+                format!("RQ WQE: {e}"),
+            )
+        })?;
+        let mut done = 0usize;
+        for c in raw.chunks_exact(SGE_SIZE) {
+            if done >= data.len() {
+                break;
+            }
+            let s = DataSeg::from_bytes(c);
+            if s.len == wqe::INVALID_SGE_LENGTH && s.lkey == 0 {
+                break;
+            }
+            if s.len == 0 {
+                continue;
+            }
+            let n = (s.len as usize).min(data.len() - done);
+            let pieces = self
+                .key_pieces(
+                    host,
+                    mem,
+                    d.pd,
+                    Span {
+                        key: s.lkey,
+                        va: s.addr,
+                        len: n as u64,
+                    },
+                    Access::LocalWrite,
+                )
+                .map_err(|e| {
+                    rem(
+                        status::LOC_PROT_ERR,
+                        status::REM_OP_ERR,
+                        format!("receive lkey {:#x}: {e}", s.lkey),
+                    )
+                })?;
+            for (a, l) in pieces {
+                let l = l as usize;
+                mem.write(a, &data[done..done + l])
+                    .map_err(|e| rem(status::LOC_PROT_ERR, status::REM_OP_ERR, e.to_string()))?;
+                done += l;
+            }
+        }
+        if done < data.len() {
+            return Err(rem(
+                status::LOC_LEN_ERR,
+                status::REM_INV_REQ_ERR,
+                format!("receive WQE holds {done} of {} bytes", data.len()),
+            ));
+        }
+        Ok(())
+    }
+
+    /// RQ producer index of `d` (16 bits).
+    fn rq_pi<M: Dma>(&self, mem: &M, d: &QpCtx) -> u32 {
+        let fallback = self.qps.get(&d.qpn).map_or(0, |q| q.rq_db);
+        match d.rq_db {
+            Some(a) => mem.read_u32(a).map(|v| v & 0xffff).unwrap_or(fallback),
+            None => fallback,
+        }
+    }
+
+    /// Executes one RC WQE of `s` at SQ index `idx`.
+    fn exec_rc<M: Dma, H: Host>(
+        &mut self,
+        host: &mut H,
+        mem: &M,
+        s: &QpCtx,
+        idx: u32,
+        raw: &[u8],
+        now: Instant,
+    ) -> Step {
+        let w = RcWqe::from_bytes(raw);
+        let needs_recv = matches!(
+            w.opcode,
+            op::SEND | op::SEND_WITH_IMM | op::RDMA_WRITE_WITH_IMM
+        );
+        let send_cqe = |status: u8| Cqe {
+            opcode: w.opcode,
+            status,
+            wqe_idx: idx as u16,
+            lcl_qpn: s.qpn,
+            rmt_qpn: s.dqpn,
+            ..Cqe::default()
+        };
+        // Room for the requester's CQE (always reserved: errors complete
+        // even unsignaled WQEs).
+        if !self.cq_room(mem, s.tx_cqn, 1) {
+            return Step::Wait;
+        }
+        if !matches!(
+            w.opcode,
+            op::SEND | op::SEND_WITH_IMM | op::RDMA_WRITE | op::RDMA_WRITE_WITH_IMM
+        ) {
+            self.log(&format!(
+                "QP {:#x}: opcode {:#x} not modelled yet",
+                s.qpn, w.opcode
+            ));
+            self.push_cqe(mem, s.tx_cqn, &send_cqe(status::LOC_QP_OP_ERR));
+            return Step::Failed;
+        }
+        let Some(d) = self.qps.get(&s.dqpn).map(|q| q.ctx.clone()) else {
+            return self.dest_not_ready(mem, s, idx, &w, now);
+        };
+        if !(qps::RTR..=qps::SQD).contains(&d.state) || d.srq {
+            return self.dest_not_ready(mem, s, idx, &w, now);
+        }
+        let rq_ci = self.qps.get(&d.qpn).map_or(0, |q| q.rq_ci);
+        if needs_recv {
+            if self.rq_pi(mem, &d) == rq_ci & 0xffff {
+                // Receiver not ready: wait for a receive WQE.
+                return Step::Wait;
+            }
+            if !self.cq_room(mem, d.rx_cqn, 1) {
+                return Step::Wait;
+            }
+        }
+        let result = self.gather(host, mem, s, &w, raw).and_then(|data| {
+            if matches!(w.opcode, op::RDMA_WRITE | op::RDMA_WRITE_WITH_IMM) {
+                let rerr = |why: String| Fail {
+                    req: status::REM_ACCESS_ERR,
+                    resp: None,
+                    why,
+                };
+                if !d.rwe {
+                    return Err(rerr("remote write not enabled on the QP".into()));
+                }
+                let pieces = self
+                    .key_pieces(
+                        host,
+                        mem,
+                        d.pd,
+                        Span {
+                            key: w.rkey,
+                            va: w.va,
+                            len: data.len() as u64,
+                        },
+                        Access::RemoteWrite,
+                    )
+                    .map_err(|e| rerr(format!("rkey {:#x}: {e}", w.rkey)))?;
+                let mut done = 0usize;
+                for (a, l) in pieces {
+                    let l = l as usize;
+                    mem.write(a, &data[done..done + l])
+                        .map_err(|e| rerr(e.to_string()))?;
+                    done += l;
+                }
+                Ok(data.len())
+            } else {
+                self.scatter_rq(host, mem, &d, rq_ci, &data)?;
+                Ok(data.len())
+            }
+        });
+        match result {
+            Ok(len) => {
+                if needs_recv {
+                    let opcode = match w.opcode {
+                        op::SEND => rop::SEND,
+                        op::SEND_WITH_IMM => rop::SEND_WITH_IMM,
+                        _ => rop::RDMA_WRITE_IMM,
+                    };
+                    let imm = if opcode == rop::SEND { 0 } else { w.imm };
+                    self.consume_recv(mem, &d, rq_ci);
+                    self.push_cqe(
+                        mem,
+                        d.rx_cqn,
+                        &Cqe {
+                            opcode,
+                            is_recv: true,
+                            status: status::SUCCESS,
+                            wqe_idx: (rq_ci & 0xffff) as u16,
+                            imm,
+                            lcl_qpn: d.qpn,
+                            byte_cnt: len as u32,
+                            rmt_qpn: s.qpn,
+                            ..Cqe::default()
+                        },
+                    );
+                }
+                if s.sig_all || w.signaled {
+                    self.push_cqe(mem, s.tx_cqn, &send_cqe(status::SUCCESS));
+                }
+                Step::Done
+            }
+            Err(f) => {
+                self.log(&format!(
+                    "QP {:#x} WQE {idx} opcode {:#x}: {} (status {:#x})",
+                    s.qpn, w.opcode, f.why, f.req
+                ));
+                if let Some(rs) = f.resp {
+                    self.consume_recv(mem, &d, rq_ci);
+                    self.push_cqe(
+                        mem,
+                        d.rx_cqn,
+                        &Cqe {
+                            opcode: rop::SEND,
+                            is_recv: true,
+                            status: rs,
+                            wqe_idx: (rq_ci & 0xffff) as u16,
+                            lcl_qpn: d.qpn,
+                            rmt_qpn: s.qpn,
+                            ..Cqe::default()
+                        },
+                    );
+                    if let Some(q) = self.qps.get_mut(&d.qpn) {
+                        q.stopped = true;
+                    }
+                }
+                self.push_cqe(mem, s.tx_cqn, &send_cqe(f.req));
+                Step::Failed
+            }
+        }
+    }
+
+    fn consume_recv<M: Dma>(&mut self, _mem: &M, d: &QpCtx, rq_ci: u32) {
+        if let Some(q) = self.qps.get_mut(&d.qpn) {
+            q.rq_ci = rq_ci.wrapping_add(1);
+        }
+    }
+
+    /// The destination QP does not exist or is not ready: wait, then
+    /// complete with a retry error as a real link would after its retries.
+    fn dest_not_ready<M: Dma>(
+        &mut self,
+        mem: &M,
+        s: &QpCtx,
+        idx: u32,
+        w: &RcWqe,
+        now: Instant,
+    ) -> Step {
+        let since = self.qps.get(&s.qpn).and_then(|q| q.blocked).unwrap_or(now);
+        if now.duration_since(since) < DEST_WAIT {
+            return Step::Wait;
+        }
+        self.log(&format!(
+            "QP {:#x}: destination QP {:#x} not ready, retries exceeded",
+            s.qpn, s.dqpn
+        ));
+        self.push_cqe(
+            mem,
+            s.tx_cqn,
+            &Cqe {
+                opcode: w.opcode,
+                status: 0x15,
+                wqe_idx: idx as u16,
+                lcl_qpn: s.qpn,
+                ..Cqe::default()
+            },
+        );
+        Step::Failed
+    }
+}

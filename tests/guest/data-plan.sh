@@ -1,0 +1,70 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#
+# hns-sim data engine plan on the C reference driver (SIM=1, DRIVER=c):
+# rdma-core's ibv_rc_pingpong on one device, loopback to itself (server and
+# client both on hns_0, their TCP exchange over 127.0.0.1), polling and with
+# completion events (-e). TEST lines are in the group "data/...".
+#
+#   sh /opt/hns/data-plan.sh
+. /opt/hns/lib.sh
+HNS_SERVER_DELAY=${HNS_SERVER_DELAY:-1}
+HNS_TIMEOUT=${HNS_TIMEOUT:-120}
+
+has_hns0() {
+    w=0
+    while [ $w -lt 100 ]; do
+        ibv_devinfo -d hns_0 2>/dev/null | grep -q "state:.*PORT_ACTIVE" && return 0
+        sleep 0.1
+        w=$((w + 1))
+    done
+    echo "no active hns_0 after 10 s"
+    return 1
+}
+check data/hns0-active has_hns0 || plan_exit
+
+# gid_index: prints the index of the first non-zero RoCE v2 GID of hns_0
+# (the link-local one appears a little after the port comes up).
+gid_index() {
+    w=0
+    P=/sys/class/infiniband/hns_0/ports/1
+    while [ $w -lt 100 ]; do
+        for t in "$P"/gid_attrs/types/*; do
+            i=${t##*/}
+            [ "$(cat "$t" 2>/dev/null)" = "RoCE v2" ] || continue
+            case $(cat "$P/gids/$i" 2>/dev/null) in
+            "" | 0000:0000:0000:0000:0000:0000:0000:0000) continue ;;
+            esac
+            echo "$i"
+            return 0
+        done
+        sleep 0.1
+        w=$((w + 1))
+    done
+    return 1
+}
+GIDX=$(gid_index)
+if [ -n "$GIDX" ]; then
+    report data/roce-v2-gid PASS "index $GIDX: $(cat /sys/class/infiniband/hns_0/ports/1/gids/$GIDX)"
+else
+    report data/roce-v2-gid FAIL "no RoCE v2 GID on hns_0 after 10 s"
+    plan_exit
+fi
+
+# pingpong NAME PORT EXTRA: server and client on hns_0; both print their
+# summary lines ("... bytes in ... seconds = ...", "... iters in ...").
+pingpong() {
+    name=$1 port=$2
+    shift 2
+    pair "data/$name" \
+        "ibv_rc_pingpong -d hns_0 -g $GIDX -p $port -n 10 $*" \
+        "ibv_rc_pingpong -d hns_0 -g $GIDX -p $port -n 10 $* 127.0.0.1"
+    echo "    server: $(grep -E 'bytes in|iters in' /tmp/server.out | tr '\n' ' ')"
+    echo "    client: $(printf '%s\n' "$cout" | grep -E 'bytes in|iters in' | tr '\n' ' ')"
+}
+pingpong rc-pingpong 18515
+pingpong rc-pingpong-events 18516 -e
+pingpong rc-pingpong-small 18517 -s 64
+
+check data/final-unload sh -c 'rmmod hns_roce_hw_v2 && rmmod hns_sim'
+plan_exit
