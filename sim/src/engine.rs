@@ -1126,3 +1126,453 @@ impl Engine {
         Step::Failed
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hw_v2_fields::{cqc, qpc};
+    use crate::mem::VecMem;
+    use std::cell::Cell;
+
+    /// Contexts at fixed addresses of a [`VecMem`]; CEQEs recorded.
+    #[derive(Default)]
+    struct FakeHost {
+        ctx: BTreeMap<(u32, u32), u64>,
+        ceqes: Vec<(u32, u32)>,
+        events: Vec<CtxEvent>,
+    }
+
+    impl Host for FakeHost {
+        fn ctx_addr<M: Dma>(&self, _mem: &M, t: Table, idx: u32) -> Result<u64, String> {
+            self.ctx
+                .get(&(t as u32, idx))
+                .copied()
+                .ok_or_else(|| format!("no entry {idx}"))
+        }
+        fn post_ceqe<M: Dma>(&mut self, _mem: &M, ceqn: u32, cqn: u32) {
+            self.ceqes.push((ceqn, cqn));
+        }
+        fn take_ctx_events(&mut self) -> Vec<CtxEvent> {
+            std::mem::take(&mut self.events)
+        }
+    }
+
+    struct FakeRegs(Cell<u64>);
+
+    impl Regs for FakeRegs {
+        fn read64(&self, off: u64) -> u64 {
+            if off == DB_CFG0 {
+                self.0.get()
+            } else {
+                0
+            }
+        }
+    }
+
+    fn put64(m: &VecMem, a: u64, v: u64) {
+        m.write(a, &v.to_le_bytes()).unwrap();
+    }
+    fn put32(m: &VecMem, a: u64, v: u32) {
+        m.write(a, &v.to_le_bytes()).unwrap();
+    }
+    fn get32(m: &VecMem, a: u64) -> u32 {
+        m.read_u32(a).unwrap()
+    }
+    fn bytes<const N: usize>(w: &[u32; N]) -> Vec<u8> {
+        w.iter().flat_map(|x| x.to_ne_bytes()).collect()
+    }
+
+    // Memory map of the test world (all 4 KiB pages).
+    const QPC_A: u64 = 0x1000; // QP 8
+    const QPC_B: u64 = 0x1200; // QP 9
+    const CQC_1: u64 = 0x1400;
+    const CQC_2: u64 = 0x1440;
+    const MPT_1: u64 = 0x1480; // key 0x100, PD 3, LW+RW
+    const MPT_2: u64 = 0x14c0; // key 0x200, PD 4 (another PD), LW
+    const RQ_DB_B: u64 = 0x1800;
+    const RQ_DB_A: u64 = 0x1808;
+    const CQ_DB_1: u64 = 0x1810;
+    const CQ_DB_2: u64 = 0x1818;
+    const ROOT_A: u64 = 0x2000; // [SQ page, RQ page]
+    const ROOT_B: u64 = 0x3000;
+    const SQ_A: u64 = 0x4000;
+    const RQ_A: u64 = 0x5000;
+    const SQ_B: u64 = 0x6000;
+    const RQ_B: u64 = 0x7000;
+    const CQ1_ROOT: u64 = 0x8000;
+    const CQ1_BUF: u64 = 0x9000;
+    const CQ2_ROOT: u64 = 0xa000;
+    const CQ2_BUF: u64 = 0xb000;
+    const PBL_1: u64 = 0xc000;
+    // MR 1: VA 0x7000_0000 .. +0x2000 on pages 0x20000 and 0x30000.
+    const MR_VA: u64 = 0x7000_0000;
+    const MR_P0: u64 = 0x20000;
+    const MR_P1: u64 = 0x30000;
+
+    /// QPC of an RC QP in RTS: PD 3, 64 SQ WQEs (hop 1, one page), no
+    /// extended SGE, 64 RQ WQEs of one SGE (hop 1, one page), all WQEs
+    /// signaled, remote write enabled.
+    fn qpc_image(dqpn: u32, root: u64, rq_db: u64, rx: u32, tx: u32) -> Vec<u8> {
+        let mut c: Ctx<Qpc, 64> = Ctx::zeroed();
+        c.write(qpc::TST, 0);
+        c.write(qpc::PD, 3);
+        c.write(qpc::SQ_SHIFT, 6);
+        c.write(qpc::RQ_SHIFT, 6);
+        c.write(qpc::RQWS, 0);
+        c.write(qpc::SQ_HOP_NUM, 1);
+        c.write(qpc::RQ_HOP_NUM, 1);
+        c.write(qpc::WQE_SGE_BA_L, (root >> 3) as u32);
+        c.write(qpc::WQE_SGE_BA_H, (root >> 35) as u32);
+        c.enable(qpc::RQ_RECORD_EN);
+        c.write(qpc::RQ_DB_RECORD_ADDR_L, (rq_db as u32) >> 1);
+        c.write(qpc::RQ_DB_RECORD_ADDR_H, (rq_db >> 32) as u32);
+        c.write(qpc::DQPN, dqpn);
+        c.write(qpc::RX_CQN, rx);
+        c.write(qpc::TX_CQN, tx);
+        c.enable(qpc::RWE);
+        c.write(qpc::QP_ST, qps::RTS);
+        bytes(c.as_le_words())
+    }
+
+    fn cqc_image(cqn: u32, root: u64, db: u64) -> Vec<u8> {
+        let mut c: Ctx<Cqc, 16> = Ctx::zeroed();
+        c.write(cqc::CQ_ST, 1);
+        c.write(cqc::SHIFT, 6);
+        c.write(cqc::CQN, cqn);
+        c.write(cqc::CQE_SIZE, 1);
+        c.write(cqc::CQE_HOP_NUM, 1);
+        c.write(cqc::CEQN, 0);
+        c.write(cqc::CQE_BA_L, (root >> 3) as u32);
+        c.write(cqc::CQE_BA_H, (root >> 35) as u32);
+        c.enable(cqc::DB_RECORD_EN);
+        c.write(cqc::CQE_DB_RECORD_ADDR_L, (db as u32) >> 1);
+        c.write(cqc::CQE_DB_RECORD_ADDR_H, (db >> 32) as u32);
+        bytes(c.as_le_words())
+    }
+
+    /// MPT words as hns_roce_v2_write_mtpt writes them (hw_v2.h layout).
+    fn mpt_image(key: u32, pd: u32, acc: u32, va: u64, len: u32, pbl: u64) -> Vec<u8> {
+        let mut w = [0u32; 16];
+        w[0] = 1 | 1 << 2 | pd << 8; // ST valid, PBL hop 1, PD
+        w[1] = acc; // RW_EN bit 6, LW_EN bit 7
+        w[4] = len;
+        w[6] = key;
+        w[7] = va as u32;
+        w[8] = (va >> 32) as u32;
+        w[10] = (pbl >> 3) as u32;
+        bytes(&w)
+    }
+
+    struct World {
+        mem: VecMem,
+        host: FakeHost,
+        regs: FakeRegs,
+        eng: Engine,
+        t0: Instant,
+    }
+
+    fn world() -> World {
+        let mem = VecMem::new(0x40000);
+        let mut host = FakeHost::default();
+        mem.write(QPC_A, &qpc_image(9, ROOT_A, RQ_DB_A, 1, 1))
+            .unwrap();
+        mem.write(QPC_B, &qpc_image(8, ROOT_B, RQ_DB_B, 2, 2))
+            .unwrap();
+        mem.write(CQC_1, &cqc_image(1, CQ1_ROOT, CQ_DB_1)).unwrap();
+        mem.write(CQC_2, &cqc_image(2, CQ2_ROOT, CQ_DB_2)).unwrap();
+        mem.write(MPT_1, &mpt_image(0x100, 3, 0xc0, MR_VA, 0x2000, PBL_1))
+            .unwrap();
+        mem.write(MPT_2, &mpt_image(0x200, 4, 0x80, MR_VA, 0x2000, PBL_1))
+            .unwrap();
+        for (root, sq, rq) in [(ROOT_A, SQ_A, RQ_A), (ROOT_B, SQ_B, RQ_B)] {
+            put64(&mem, root, sq);
+            put64(&mem, root + 8, rq);
+        }
+        put64(&mem, CQ1_ROOT, CQ1_BUF);
+        put64(&mem, CQ2_ROOT, CQ2_BUF);
+        put64(&mem, PBL_1, MR_P0);
+        put64(&mem, PBL_1 + 8, MR_P1);
+        let t = Table::Qpc as u32;
+        host.ctx.insert((t, 8), QPC_A);
+        host.ctx.insert((t, 9), QPC_B);
+        host.ctx.insert((Table::Cqc as u32, 1), CQC_1);
+        host.ctx.insert((Table::Cqc as u32, 2), CQC_2);
+        host.ctx.insert((Table::Mpt as u32, 1), MPT_1);
+        host.ctx.insert((Table::Mpt as u32, 2), MPT_2);
+        host.events = vec![
+            CtxEvent::Cq(1),
+            CtxEvent::Cq(2),
+            CtxEvent::Qp(8),
+            CtxEvent::Qp(9),
+        ];
+        World {
+            mem,
+            host,
+            regs: FakeRegs(Cell::new(0)),
+            eng: Engine {
+                quiet: true,
+                ..Engine::new()
+            },
+            t0: Instant::now(),
+        }
+    }
+
+    impl World {
+        fn poll(&mut self, ms: u64) -> bool {
+            let now = self.t0 + Duration::from_millis(ms);
+            self.eng.poll(&mut self.host, &self.mem, &self.regs, now)
+        }
+
+        /// Writes SQ WQE `idx` of QP A (owner bit of the first pass) and
+        /// rings the SQ doorbell with PI `idx + 1`.
+        fn post_a(&self, idx: u32, dw0: u32, words: &[(usize, u32)], ring: bool) {
+            let at = SQ_A + 64 * u64::from(idx);
+            self.mem.write(at, &[0u8; 64]).unwrap();
+            for &(i, v) in words {
+                put32(&self.mem, at + 4 * i as u64, v);
+            }
+            put32(&self.mem, at, dw0 | 0x80);
+            if ring {
+                self.regs.0.set(u64::from(idx + 1) << 32 | 8);
+            }
+        }
+
+        /// Posts RQ WQE `idx` of QP B: one SGE, and moves its record DB.
+        fn recv_b(&self, idx: u32, len: u32, lkey: u32, va: u64) {
+            let at = RQ_B + 16 * u64::from(idx);
+            put32(&self.mem, at, len);
+            put32(&self.mem, at + 4, lkey);
+            put64(&self.mem, at + 8, va);
+            put32(&self.mem, RQ_DB_B, idx + 1);
+        }
+    }
+
+    #[test]
+    fn qpc_decode_builds_the_three_region_buffer() {
+        let q = QpCtx::from_bytes(8, &qpc_image(9, ROOT_A, RQ_DB_A, 1, 1));
+        assert_eq!((q.tst, q.state, q.pd, q.dqpn), (tst::RC, qps::RTS, 3, 9));
+        assert_eq!(q.buf.root, ROOT_A);
+        // 64 x 64 B SQ = 4 KiB, no ext SGE, 64 x 16 B RQ aligned to 4 KiB.
+        assert_eq!(q.buf.regions[0], Region { size: 4096, hop: 1 });
+        assert_eq!(q.buf.regions[1].size, 0);
+        assert_eq!(q.buf.regions[2], Region { size: 4096, hop: 1 });
+        assert_eq!((q.sge_off, q.rq_off), (4096, 4096));
+        assert_eq!(q.rq_db, Some(RQ_DB_A));
+        assert_eq!(q.sq_wqe_off(65), 64);
+        assert_eq!(q.rq_wqe_off(3), 4096 + 48);
+        let c = CqCtx::from_bytes(1, &cqc_image(1, CQ1_ROOT, CQ_DB_1)).unwrap();
+        assert_eq!((c.depth, c.cqe_size, c.db), (64, 64, Some(CQ_DB_1)));
+        assert_eq!(CqCtx::from_bytes(1, &[0u8; 64]), None);
+    }
+
+    #[test]
+    fn send_crosses_pages_and_completes_both_sides() {
+        let mut w = world();
+        // Source: 100 bytes at MR offset 0xfc0 (0x40 in page 0, 0x24 in
+        // page 1). Destination buffer: MR offset 0x1800 (page 1).
+        let src: Vec<u8> = (0..100u8).collect();
+        w.mem.write(MR_P0 + 0xfc0, &src[..0x40]).unwrap();
+        w.mem.write(MR_P1, &src[0x40..]).unwrap();
+        w.recv_b(0, 0x200, 0x100, MR_VA + 0x1800);
+        // SEND, signaled, 1 SGE: len 100, lkey 0x100, va MR_VA + 0xfc0.
+        let va = MR_VA + 0xfc0;
+        w.post_a(
+            0,
+            0x100,
+            &[
+                (1, 100),
+                (3, 1 << 24),
+                (8, 100),
+                (9, 0x100),
+                (10, va as u32),
+                (11, (va >> 32) as u32),
+            ],
+            true,
+        );
+        assert!(w.poll(0));
+        let mut got = [0u8; 100];
+        w.mem.read(MR_P1 + 0x800, &mut got).unwrap();
+        assert_eq!(got.to_vec(), src);
+        // Receive CQE, CQ 2 slot 0: opcode SEND (1) | S_R | owner, WQE 0.
+        assert_eq!(get32(&w.mem, CQ2_BUF), 0x0000_00c1);
+        assert_eq!(get32(&w.mem, CQ2_BUF + 12), 9); // LCL_QPN
+        assert_eq!(get32(&w.mem, CQ2_BUF + 16), 100); // BYTE_CNT
+        assert_eq!(get32(&w.mem, CQ2_BUF + 28) & 0xff_ffff, 8); // RMT_QPN
+                                                                // Send CQE, CQ 1 slot 0: opcode SEND (0), owner, WQE 0, QPN 8.
+        assert_eq!(get32(&w.mem, CQ1_BUF), 0x0000_0080);
+        assert_eq!(get32(&w.mem, CQ1_BUF + 12), 8);
+        assert_eq!(w.eng.sq_ci(8), Some(1));
+        // Nothing armed: no events.
+        assert!(w.host.ceqes.is_empty());
+    }
+
+    #[test]
+    fn receiver_not_ready_waits_and_armed_cq_gets_events() {
+        let mut w = world();
+        // Arm CQ 2 (CQ_NOTIFY doorbell, CI 0).
+        w.regs.0.set(0x0400_0002);
+        w.poll(0);
+        assert!(w.eng.cq_armed(2));
+        // SEND_WITH_IMM of 8 inline bytes, no receive posted yet.
+        w.post_a(
+            0,
+            0x02 | 0x1000,
+            &[(1, 8), (2, 0x1234_5678), (8, 0x6463_6261), (9, 0x6867_6665)],
+            true,
+        );
+        assert!(!w.poll(1));
+        assert_eq!(w.eng.sq_ci(8), Some(0));
+        assert_eq!(get32(&w.mem, CQ2_BUF), 0);
+        // A receive arrives (only the record doorbell moves).
+        w.recv_b(0, 64, 0x100, MR_VA);
+        assert!(w.poll(2));
+        let mut got = [0u8; 8];
+        w.mem.read(MR_P0, &mut got).unwrap();
+        assert_eq!(&got, b"abcdefgh");
+        // SEND_WITH_IMM (2) | S_R | owner; the immediate as posted.
+        assert_eq!(get32(&w.mem, CQ2_BUF), 0x0000_00c2);
+        assert_eq!(get32(&w.mem, CQ2_BUF + 4), 0x1234_5678);
+        // One event for CQ 2 on CEQ 0; CQ 1 never armed.
+        assert_eq!(w.host.ceqes, vec![(0, 2)]);
+        // Armed once, armed forever: a second completion raises again.
+        w.recv_b(1, 64, 0x100, MR_VA);
+        w.post_a(1, 0x1000, &[(1, 4), (8, 0x3433_3231)], true);
+        assert!(w.poll(3));
+        assert_eq!(w.host.ceqes, vec![(0, 2), (0, 2)]);
+        // Second CQE at slot 1, WQE index 1.
+        assert_eq!(get32(&w.mem, CQ2_BUF + 64), 0x0001_00c1);
+    }
+
+    #[test]
+    fn rdma_write_with_imm_and_bad_rkey() {
+        let mut w = world();
+        w.mem.write(MR_P0, b"0123456789abcdef").unwrap();
+        w.recv_b(0, 0, 0, 0);
+        // WRITE_WITH_IMM 16 bytes from MR_VA to MR_VA + 0x1010 (rkey 0x100).
+        let dst = MR_VA + 0x1010;
+        w.post_a(
+            0,
+            0x04,
+            &[
+                (1, 16),
+                (2, 0xabcd),
+                (3, 1 << 24),
+                (5, 0x100),
+                (6, dst as u32),
+                (7, (dst >> 32) as u32),
+                (8, 16),
+                (9, 0x100),
+                (10, MR_VA as u32),
+                (11, (MR_VA >> 32) as u32),
+            ],
+            true,
+        );
+        assert!(w.poll(0));
+        let mut got = [0u8; 16];
+        w.mem.read(MR_P1 + 0x10, &mut got).unwrap();
+        assert_eq!(&got, b"0123456789abcdef");
+        // Receive CQE: RDMA_WRITE_IMM (0) | S_R | owner, imm, byte count.
+        assert_eq!(get32(&w.mem, CQ2_BUF), 0x0000_00c0);
+        assert_eq!(get32(&w.mem, CQ2_BUF + 4), 0xabcd);
+        assert_eq!(get32(&w.mem, CQ2_BUF + 16), 16);
+        // A plain WRITE with rkey 0x200 (an MR of PD 4, no remote write):
+        // requester CQE REM_ACCESS_ERR (0x13), memory untouched, QP stops.
+        w.post_a(
+            1,
+            0x03,
+            &[
+                (1, 16),
+                (3, 1 << 24),
+                (5, 0x200),
+                (6, MR_VA as u32),
+                (7, (MR_VA >> 32) as u32),
+                (8, 16),
+                (9, 0x100),
+                (10, (MR_VA + 0x1800) as u32),
+                (11, (MR_VA >> 32) as u32),
+            ],
+            true,
+        );
+        assert!(w.poll(1));
+        assert_eq!(get32(&w.mem, CQ1_BUF + 64), 0x0001_1383);
+        let mut same = [0u8; 16];
+        w.mem.read(MR_P0, &mut same).unwrap();
+        assert_eq!(&same, b"0123456789abcdef");
+        // Stopped: a further WQE is not executed.
+        w.post_a(2, 0x03, &[(1, 0)], true);
+        assert!(!w.poll(2));
+        assert_eq!(w.eng.sq_ci(8), Some(2));
+    }
+
+    #[test]
+    fn lkey_of_another_pd_is_a_local_protection_error() {
+        let mut w = world();
+        w.recv_b(0, 64, 0x100, MR_VA);
+        // SEND gathering through lkey 0x200 (PD 4) on a QP of PD 3.
+        w.post_a(
+            0,
+            0x00,
+            &[
+                (1, 8),
+                (3, 1 << 24),
+                (8, 8),
+                (9, 0x200),
+                (10, MR_VA as u32),
+                (11, (MR_VA >> 32) as u32),
+            ],
+            true,
+        );
+        assert!(w.poll(0));
+        // LOC_PROT_ERR (0x04) on the requester; the receive is untouched.
+        assert_eq!(get32(&w.mem, CQ1_BUF), 0x0000_0480);
+        assert_eq!(get32(&w.mem, CQ2_BUF), 0);
+    }
+
+    #[test]
+    fn receive_too_small_is_a_length_error_on_both_sides() {
+        let mut w = world();
+        w.recv_b(0, 4, 0x100, MR_VA);
+        w.post_a(0, 0x1000, &[(1, 8), (8, 1), (9, 2)], true);
+        assert!(w.poll(0));
+        // Responder: LOC_LEN_ERR (0x01); requester: REM_INV_REQ_ERR (0x12).
+        assert_eq!(get32(&w.mem, CQ2_BUF), 0x0000_01c1);
+        assert_eq!(get32(&w.mem, CQ1_BUF), 0x0000_1280);
+    }
+
+    #[test]
+    fn lost_doorbell_found_by_the_scan_after_the_stability_delay() {
+        let mut w = world();
+        w.recv_b(0, 64, 0x100, MR_VA);
+        // Posted, but the doorbell word was overwritten (no SQ doorbell).
+        w.post_a(0, 0x1000, &[(1, 4), (8, 0x4443_4241)], false);
+        assert!(!w.poll(0));
+        assert!(!w.poll(1));
+        assert_eq!(w.eng.sq_ci(8), Some(0));
+        // Still valid STABLE later: executed.
+        assert!(w.poll(3));
+        assert_eq!(w.eng.sq_ci(8), Some(1));
+        assert_eq!(w.eng.stats.scan_found, 1);
+        let mut got = [0u8; 4];
+        w.mem.read(MR_P0, &mut got).unwrap();
+        assert_eq!(&got, b"ABCD");
+    }
+
+    #[test]
+    fn a_qp_back_in_reset_starts_from_zero() {
+        let mut w = world();
+        w.recv_b(0, 64, 0x100, MR_VA);
+        w.post_a(0, 0x1000, &[(1, 1), (8, 1)], true);
+        assert!(w.poll(0));
+        assert_eq!(w.eng.sq_ci(8), Some(1));
+        let mut q = QpCtx::from_bytes(8, &qpc_image(9, ROOT_A, RQ_DB_A, 1, 1));
+        q.state = qps::RESET;
+        w.eng.update_qp(q.clone());
+        assert_eq!(w.eng.sq_ci(8), Some(0));
+        // A CQ destroyed (CQ_ST 0) is forgotten, its arm too.
+        w.regs.0.set(0x0400_0001);
+        w.poll(1);
+        assert!(w.eng.cq_armed(1));
+        w.eng.update_cq(1, None);
+        assert!(!w.eng.cq_armed(1));
+    }
+}
