@@ -338,6 +338,16 @@ else
     result equivalence/registration SKIP "hns-sim or the module did not build"
 fi
 
+# --- hns-sim data engine on the C reference driver (SIM=1). -----------------
+# ibv_rc_pingpong on hns_0, loopback to itself: polling, events (-e), small
+# messages (tests/guest/data-plan.sh). Data-path counters in hns-sim.log.
+if [ -x "$HNS_BUILD/sim-target/release/hns-sim" ] && [ -f "$HNS_BUILD/hns_sim/hns_sim.ko" ]; then
+    guest_tests data-c "$RESULTS" tests/guest/data-plan.sh --driver c --sim 1
+    grep -h '^hns-sim\[0\]: data:' "$HNS_BUILD/guest/data-c/hns-sim.log" 2>/dev/null | sed 's/^/    /'
+else
+    result guest/data-c SKIP "hns-sim did not build"
+fi
+
 # --- Harness self-test: each injected fault must make a run fail. ------------
 # selftest_variant VARIANT CFG: a module built with CFG, put through the guest
 # plan (without rxe); status 0 only if the plan reported a failure.
