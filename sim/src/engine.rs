@@ -966,7 +966,7 @@ impl Engine {
         }
         if !matches!(
             w.opcode,
-            op::SEND | op::SEND_WITH_IMM | op::RDMA_WRITE | op::RDMA_WRITE_WITH_IMM
+            op::SEND | op::SEND_WITH_IMM | op::RDMA_WRITE | op::RDMA_WRITE_WITH_IMM | op::RDMA_READ
         ) {
             self.log(&format!(
                 "QP {:#x}: opcode {:#x} not modelled yet",
@@ -978,8 +978,28 @@ impl Engine {
         let Some(d) = self.qps.get(&s.dqpn).map(|q| q.ctx.clone()) else {
             return self.dest_not_ready(mem, s, idx, &w, now);
         };
-        if !(qps::RTR..=qps::SQD).contains(&d.state) || d.srq {
+        if !(qps::RTR..=qps::SQD).contains(&d.state) || (d.srq && needs_recv) {
             return self.dest_not_ready(mem, s, idx, &w, now);
+        }
+        if w.opcode == op::RDMA_READ {
+            return match self.rdma_read(host, mem, s, &d, &w, raw) {
+                Ok(len) => {
+                    if s.sig_all || w.signaled {
+                        let mut c = send_cqe(status::SUCCESS);
+                        c.byte_cnt = len;
+                        self.push_cqe(mem, s.tx_cqn, &c);
+                    }
+                    Step::Done
+                }
+                Err(f) => {
+                    self.log(&format!(
+                        "QP {:#x} WQE {idx} RDMA_READ: {} (status {:#x})",
+                        s.qpn, f.why, f.req
+                    ));
+                    self.push_cqe(mem, s.tx_cqn, &send_cqe(f.req));
+                    Step::Failed
+                }
+            };
         }
         let rq_ci = self.qps.get(&d.qpn).map_or(0, |q| q.rq_ci);
         if needs_recv {
@@ -1086,6 +1106,78 @@ impl Engine {
                 Step::Failed
             }
         }
+    }
+
+    /// RDMA READ: `msg_len` bytes at the remote `va`/`rkey` of `d` into
+    /// the local SGEs of the WQE; returns the length read.
+    fn rdma_read<M: Dma, H: Host>(
+        &self,
+        host: &H,
+        mem: &M,
+        s: &QpCtx,
+        d: &QpCtx,
+        w: &RcWqe,
+        raw: &[u8],
+    ) -> Result<u32, Fail> {
+        let fail = |req: u8, why: String| Fail {
+            req,
+            resp: None,
+            why,
+        };
+        if !d.rre {
+            return Err(fail(
+                status::REM_ACCESS_ERR,
+                "remote read not enabled on the QP".into(),
+            ));
+        }
+        let len = w.msg_len as usize;
+        let span = Span {
+            key: w.rkey,
+            va: w.va,
+            len: len as u64,
+        };
+        let remote = self
+            .key_pieces(host, mem, d.pd, span, Access::RemoteRead)
+            .map_err(|e| fail(status::REM_ACCESS_ERR, format!("rkey {:#x}: {e}", w.rkey)))?;
+        let mut data = vec![0u8; len];
+        let mut done = 0usize;
+        for (a, l) in remote {
+            let l = l as usize;
+            mem.read(a, &mut data[done..done + l])
+                .map_err(|e| fail(status::REM_ACCESS_ERR, e.to_string()))?;
+            done += l;
+        }
+        let sges = self
+            .sq_sges(mem, s, w, raw)
+            .map_err(|e| fail(status::LOC_QP_OP_ERR, format!("SGE list: {e}")))?;
+        let mut done = 0usize;
+        for g in sges {
+            if done >= len {
+                break;
+            }
+            let n = (g.len as usize).min(len - done);
+            let span = Span {
+                key: g.lkey,
+                va: g.addr,
+                len: n as u64,
+            };
+            let pieces = self
+                .key_pieces(host, mem, s.pd, span, Access::LocalWrite)
+                .map_err(|e| fail(status::LOC_PROT_ERR, format!("lkey {:#x}: {e}", g.lkey)))?;
+            for (a, l) in pieces {
+                let l = l as usize;
+                mem.write(a, &data[done..done + l])
+                    .map_err(|e| fail(status::LOC_PROT_ERR, e.to_string()))?;
+                done += l;
+            }
+        }
+        if done < len {
+            return Err(fail(
+                status::LOC_LEN_ERR,
+                format!("SGEs hold {done} of {len} bytes"),
+            ));
+        }
+        Ok(w.msg_len)
     }
 
     fn consume_recv<M: Dma>(&mut self, _mem: &M, d: &QpCtx, rq_ci: u32) {
@@ -1502,6 +1594,58 @@ mod tests {
         w.post_a(2, 0x03, &[(1, 0)], true);
         assert!(!w.poll(2));
         assert_eq!(w.eng.sq_ci(8), Some(2));
+    }
+
+    #[test]
+    fn rdma_read_into_local_sges() {
+        let mut w = world();
+        w.mem.write(MR_P1 + 0x100, b"remote!!").unwrap();
+        // READ 8 bytes from MR_VA + 0x1100 (rkey 0x100) into MR_VA + 0x10:
+        // QP B has no remote read enabled yet -> REM_ACCESS_ERR.
+        let src = MR_VA + 0x1100;
+        let words = [
+            (1, 8),
+            (3, 1 << 24),
+            (5, 0x100),
+            (6, src as u32),
+            (7, (src >> 32) as u32),
+            (8, 8),
+            (9, 0x100),
+            (10, (MR_VA + 0x10) as u32),
+            (11, (MR_VA >> 32) as u32),
+        ];
+        w.post_a(0, 0x05, &words, true);
+        assert!(w.poll(0));
+        assert_eq!(get32(&w.mem, CQ1_BUF), 0x0000_1385);
+        // With RRE on QP B and RR_EN on the MR it completes, and the send
+        // CQE reports the length read.
+        let mut b = w
+            .mem
+            .0
+            .borrow()
+            .get(QPC_B as usize..QPC_B as usize + 256)
+            .unwrap()
+            .to_vec();
+        b[75] |= 1 << 1; // RRE is bit 601 = byte 75 bit 1
+        w.mem.write(QPC_B, &b).unwrap();
+        let mut m = [0u8; 4];
+        w.mem.read(MPT_1 + 4, &mut m).unwrap();
+        put32(&w.mem, MPT_1 + 4, u32::from_le_bytes(m) | 1 << 5); // RR_EN
+        let mut q = QpCtx::from_bytes(8, &qpc_image(9, ROOT_A, RQ_DB_A, 1, 1));
+        q.state = qps::RESET;
+        w.eng.update_qp(q);
+        w.host.events = vec![CtxEvent::Qp(8), CtxEvent::Qp(9)];
+        w.post_a(0, 0x05, &words, true);
+        // The doorbell word is the same as before the reset, so it does not
+        // look new: the scan takes the WQE after the stability delay.
+        assert!(!w.poll(1));
+        assert!(w.poll(4));
+        let mut got = [0u8; 8];
+        w.mem.read(MR_P0 + 0x10, &mut got).unwrap();
+        assert_eq!(&got, b"remote!!");
+        // CQ 1 slot 1 (its PI survived the QP reset): READ (5), owner, 8 bytes.
+        assert_eq!(get32(&w.mem, CQ1_BUF + 64), 0x0000_0085);
+        assert_eq!(get32(&w.mem, CQ1_BUF + 64 + 16), 8);
     }
 
     #[test]
