@@ -31,6 +31,13 @@ case "$driver" in none | c | rs) ;; *) die "DRIVER must be none, c or rs (got '$
 [ -n "$cmd_file" ] && cmd=$(cat "$cmd_file")
 [ -n "$cmd" ] || cmd="ibv_devinfo"
 
+# One guest at a time per machine: runs share the initramfs staging
+# directory of the cache (two at once fail with FileExistsError) and the
+# two cores. Later runs wait for the lock.
+mkdir -p "$HNS_CACHE"
+exec 9>"$HNS_CACHE/guest.lock"
+flock 9
+
 modules=${HNS_MODULE_DIR:-$HNS_BUILD/module-kunit}
 rundir=$HNS_BUILD/guest/$name
 rm -rf "$rundir"
