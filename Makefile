@@ -28,7 +28,10 @@ endif
 # bindgen and libclang from the cache when setup has run, else from the system.
 TOOLS_ENV = PATH="$(HNS_CACHE)/tools/bin:$$PATH" \
 	LIBCLANG_PATH="$${LIBCLANG_PATH:-$$(cat $(HNS_CACHE)/libclang.path 2>/dev/null)}"
-KMAKE = $(TOOLS_ENV) $(MAKE) -C $(KDIR) M=$(CURDIR)
+# Builds against the test kernel take $(HNS_CACHE)/kbuild.lock, as the
+# kernel build does (scripts/build-kernel.sh): one at a time per machine.
+KLOCK = flock $(HNS_CACHE)/kbuild.lock env
+KMAKE = $(KLOCK) $(TOOLS_ENV) $(MAKE) -C $(KDIR) M=$(CURDIR)
 
 # Guest test plan knobs (see `make guest`).
 DRIVER ?= rs
@@ -72,14 +75,14 @@ module-variant: $(KDIR_DEP)
 clippy: $(KDIR_DEP)
 	@mkdir -p $(BUILD)/module-clippy $(BUILD)/hns_sim-clippy
 	$(KMAKE) MO=$(BUILD)/module-clippy HNS_KUNIT=y CLIPPY=1 KRUSTFLAGS=-Dwarnings modules
-	$(TOOLS_ENV) $(MAKE) -C $(KDIR) M=$(CURDIR)/sim/guest MO=$(BUILD)/hns_sim-clippy CLIPPY=1 KRUSTFLAGS=-Dwarnings modules
+	$(KLOCK) $(TOOLS_ENV) $(MAKE) -C $(KDIR) M=$(CURDIR)/sim/guest MO=$(BUILD)/hns_sim-clippy CLIPPY=1 KRUSTFLAGS=-Dwarnings modules
 	cd sim && CARGO_TARGET_DIR=$(BUILD)/sim-target cargo clippy --quiet --all-targets -- -D warnings
 
 # The hns-sim device model (host) and its guest glue module.
 sim: $(KDIR_DEP)
 	cd sim && CARGO_TARGET_DIR=$(BUILD)/sim-target cargo build --release --quiet
 	@mkdir -p $(BUILD)/hns_sim
-	$(TOOLS_ENV) $(MAKE) -C $(KDIR) M=$(CURDIR)/sim/guest MO=$(BUILD)/hns_sim modules
+	$(KLOCK) $(TOOLS_ENV) $(MAKE) -C $(KDIR) M=$(CURDIR)/sim/guest MO=$(BUILD)/hns_sim modules
 
 sim-test:
 	cd sim && CARGO_TARGET_DIR=$(BUILD)/sim-target cargo test --quiet

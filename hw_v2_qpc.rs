@@ -783,31 +783,64 @@ impl DataSeg {
     }
 }
 
-/// The segments of one RQ WQE (`fill_recv_sge_to_wqe`): zero-length SGEs
-/// skipped, then either the reserved terminator (HIP08) or zeros up to
-/// `max_sge`. `out` gets `max_sge` (+1 with `rsv`) segments.
-pub fn rq_wqe(sges: &[DataSeg], max_sge: usize, rsv: bool, out: &mut [DataSeg]) -> usize {
-    let mut n = 0;
-    for s in sges.iter().filter(|s| s.len != 0) {
-        if let Some(o) = out.get_mut(n) {
-            *o = *s;
-            n += 1;
-        }
+/// The segments of one RQ WQE in order (`fill_recv_sge_to_wqe`): the
+/// SGEs that have a length, then the reserved terminator (HIP08: `rsv`) or
+/// zeros up to `max_sge` segments.
+pub fn rq_wqe_segs<I: Iterator<Item = DataSeg>>(
+    sges: I,
+    max_sge: usize,
+    rsv: bool,
+) -> RqWqeSegs<I> {
+    RqWqeSegs {
+        sges,
+        n: 0,
+        max_sge,
+        rsv,
+        given_done: false,
+        rsv_done: false,
     }
-    if rsv {
-        if let Some(o) = out.get_mut(n) {
-            *o = DataSeg {
+}
+
+/// Iterator of [`rq_wqe_segs`].
+pub struct RqWqeSegs<I> {
+    sges: I,
+    n: usize,
+    max_sge: usize,
+    rsv: bool,
+    given_done: bool,
+    rsv_done: bool,
+}
+
+impl<I: Iterator<Item = DataSeg>> Iterator for RqWqeSegs<I> {
+    type Item = DataSeg;
+
+    fn next(&mut self) -> Option<DataSeg> {
+        if !self.given_done {
+            for s in self.sges.by_ref() {
+                if s.len != 0 {
+                    self.n += 1;
+                    return Some(s);
+                }
+            }
+            self.given_done = true;
+        }
+        if self.rsv {
+            if self.rsv_done {
+                return None;
+            }
+            self.rsv_done = true;
+            return Some(DataSeg {
                 len: 0x8000_0000,
                 lkey: 0,
                 addr: 0,
-            };
+            });
         }
-        return n + 1;
+        if self.n < self.max_sge {
+            self.n += 1;
+            return Some(DataSeg::default());
+        }
+        None
     }
-    for o in out.iter_mut().take(max_sge).skip(n) {
-        *o = DataSeg::default();
-    }
-    max_sge.max(n)
 }
 
 /// The RQ doorbell word of a QP without record doorbell (`update_rq_db`).

@@ -337,6 +337,9 @@ impl Qp {
         let c = env.caps;
         let s = env.sizes(init)?;
         let gsi = init.qp_type == qpt::GSI;
+        // The QP's own memory first: nothing taken below has to be given
+        // back because of it.
+        let slot = KBox::<Qp>::new_uninit(GFP_KERNEL)?;
         let mut sq_wrid = KVec::new();
         sq_wrid.resize(s.sq_wqe_cnt as usize, 0u64, GFP_KERNEL)?;
         let mut rq_wrid = KVec::new();
@@ -415,47 +418,38 @@ impl Qp {
         init.max_recv_wr = s.rq_wqe_cnt;
         init.max_recv_sge = s.rq_max_gs;
         init.max_inline_data = s.max_inline_data;
-        let qp = KBox::pin_init(
-            try_pin_init!(Qp {
-                qpn,
-                qp_type: init.qp_type,
-                pdn: init.pdn,
-                send_cqn: send_cqn.unwrap_or(0),
-                recv_cqn: recv_cqn.unwrap_or(0),
-                srqn: None,
-                xrcdn: None,
-                sq_sig_type: init.sq_sig_type,
-                sizes: s,
-                sge_offset: sq_size,
-                rq_offset: sq_size + sge_size,
-                owner_db: c.flags & CAP_FLAG_SDI_MODE != 0,
-                mtr,
-                rdb,
-                _sq_wrid: sq_wrid,
-                state: AtomicU32::new(QpState::Reset as u32),
-                soft <- new_mutex!(Soft {
-                    state: QpState::Reset,
-                    atomic_rd_en: 0,
-                    resp_depth: 0,
-                    port: init.port.saturating_sub(1),
-                }),
-                rq <- new_spinlock!(Rq {
-                    head: 0,
-                    tail: 0,
-                    wrid: rq_wrid,
-                }),
-            }? Error),
-            GFP_KERNEL,
-        );
-        match qp {
+        let qp_init = pin_init!(Qp {
+            qpn,
+            qp_type: init.qp_type,
+            pdn: init.pdn,
+            send_cqn: send_cqn.unwrap_or(0),
+            recv_cqn: recv_cqn.unwrap_or(0),
+            srqn: None,
+            xrcdn: None,
+            sq_sig_type: init.sq_sig_type,
+            sizes: s,
+            sge_offset: sq_size,
+            rq_offset: sq_size + sge_size,
+            owner_db: c.flags & CAP_FLAG_SDI_MODE != 0,
+            mtr,
+            rdb,
+            _sq_wrid: sq_wrid,
+            state: AtomicU32::new(QpState::Reset as u32),
+            soft <- new_mutex!(Soft {
+                state: QpState::Reset,
+                atomic_rd_en: 0,
+                resp_depth: 0,
+                port: init.port.saturating_sub(1),
+            }),
+            rq <- new_spinlock!(Rq {
+                head: 0,
+                tail: 0,
+                wrid: rq_wrid,
+            }),
+        });
+        match slot.write_pin_init(qp_init) {
             Ok(q) => Ok(q),
-            Err(e) => {
-                // The initialiser consumed `rdb`; the record stays taken
-                // (this only fails on allocation failure of the box).
-                env.put_contexts(qpn);
-                env.free_qpn(qpn, gsi);
-                Err(e)
-            }
+            Err(never) => match never {},
         }
     }
 
@@ -822,25 +816,21 @@ impl Qp {
                 break;
             }
             let idx = rq.head.wrapping_add(nreq) & (cnt - 1);
-            let mut sges = [qpc::DataSeg::default(); 64];
-            for (d, g) in sges.iter_mut().zip(wr.sges.iter()) {
-                *d = qpc::DataSeg {
-                    len: g.length(),
-                    lkey: g.lkey(),
-                    addr: g.addr(),
-                };
-            }
-            let given = sges.get(..wr.sges.len().min(64)).unwrap_or(&[]);
-            let mut segs = [qpc::DataSeg::default(); 64];
-            let n = qpc::rq_wqe(given, max_sge.min(64), false, &mut segs);
             let at = self.rq_offset + ((idx as usize) << self.sizes.rq_wqe_shift);
-            for (i, s) in segs.iter().take(n).enumerate() {
-                if let Err(e) = self.mtr.write(at + 16 * i, &s.to_bytes()) {
-                    res = Err((nreq as usize, e));
+            let given = wr.sges.iter().map(|g| qpc::DataSeg {
+                len: g.length(),
+                lkey: g.lkey(),
+                addr: g.addr(),
+            });
+            let mut wrote = Ok(());
+            for (i, s) in qpc::rq_wqe_segs(given, max_sge, false).enumerate() {
+                wrote = self.mtr.write(at + 16 * i, &s.to_bytes());
+                if wrote.is_err() {
                     break;
                 }
             }
-            if res.is_err() {
+            if let Err(e) = wrote {
+                res = Err((nreq as usize, e));
                 break;
             }
             if let Some(w) = rq.wrid.get_mut(idx as usize) {
@@ -849,6 +839,8 @@ impl Qp {
             nreq += 1;
         }
         if nreq > 0 {
+            // The WQEs reach memory before the engine learns of them.
+            kernel::sync::barrier::dma_mb(kernel::sync::barrier::Write);
             rq.head = rq.head.wrapping_add(nreq);
             match &self.rdb {
                 Some(db) => db.set(rq.head & 0xffff),

@@ -12,6 +12,12 @@ FRAG=$HNS_TOP/configs/qemu-x86_64.config
 JOBS=${JOBS:-$(nproc)}
 mkdir -p "$KOBJ"
 
+# The kernel build must not see the variables of the make that called us
+# (`make module-variant CLIPPY=1` would otherwise rebuild the kernel's own
+# Rust crates under clippy), and only one build may touch $KOBJ at a time.
+unset MAKEFLAGS MFLAGS MAKELEVEL CLIPPY KRUSTFLAGS
+exec 8>"$HNS_CACHE/kbuild.lock"
+flock 8
 kmake() { make -C "$KSRC" O="$KOBJ" ARCH=x86_64 -j"$JOBS" "$@"; }
 
 # Every option the fragment sets must be in the final .config as written.

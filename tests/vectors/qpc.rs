@@ -355,16 +355,29 @@ pub fn check_rq_wqe() -> Check {
         lkey: 9,
         addr: 9,
     }; 4];
-    let n = rq_wqe(&sges, 3, false, &mut out);
+    let mut n = 0;
+    for (o, s) in out
+        .iter_mut()
+        .zip(rq_wqe_segs(sges.iter().copied(), 3, false))
+    {
+        *o = s;
+        n += 1;
+    }
     expect(n == 3 && out[0] == sges[0], "first segment")?;
     expect(
         out[1] == DataSeg::default() && out[2] == DataSeg::default(),
         "zeroed tail",
     )?;
     expect(out[3].len == 9, "beyond max_sge untouched")?;
-    let n = rq_wqe(&sges, 3, true, &mut out);
     expect(
-        n == 2 && out[1].len == 0x8000_0000 && out[1].lkey == 0,
+        rq_wqe_segs(sges.iter().copied(), 3, false).count() == 3,
+        "exactly max_sge",
+    )?;
+    let mut it = rq_wqe_segs(sges.iter().copied(), 3, true);
+    expect(it.next() == Some(sges[0]), "first segment (rsv)")?;
+    let t = it.next();
+    expect(
+        t.is_some_and(|t| t.len == 0x8000_0000 && t.lkey == 0) && it.next().is_none(),
         "reserved SGE",
     )?;
     expect(
