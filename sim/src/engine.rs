@@ -29,7 +29,9 @@ use crate::field::Ctx;
 use crate::fw::Table;
 use crate::hw_v2_fields::{cqc, qpc, Cqc, Qpc};
 use crate::mem::Dma;
-use crate::wqe::{self, op, rop, status, Cqe, DataSeg, Doorbell, RcWqe, SGE_SIZE, SQ_WQE_SIZE};
+use crate::wqe::{
+    self, op, rop, status, Cqe, DataSeg, Doorbell, RcWqe, UdWqe, SGE_SIZE, SQ_WQE_SIZE,
+};
 use crate::xlate::{Access, KeyError, MptEntry, Mtr, Region};
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
@@ -72,6 +74,8 @@ pub trait Host {
     fn post_ceqe<M: Dma>(&mut self, mem: &M, ceqn: u32, cqn: u32);
     /// Context changes since the last call.
     fn take_ctx_events(&mut self) -> Vec<CtxEvent>;
+    /// GID table entry `idx` (programmed through CFG_GMV_TBL).
+    fn gid(&self, idx: u32) -> Option<[u8; 16]>;
 }
 
 /// The device's registers as the engine reads them.
@@ -298,6 +302,47 @@ impl CqCtx {
             ceqn: c.read(cqc::CEQN),
             db: c.read_bool(cqc::DB_RECORD_EN).then_some(db),
         })
+    }
+}
+
+/// Writes the 40-byte GRH of a RoCEv2 datagram into `h`: an IPv4 header
+/// at bytes 20..40 when the destination GID is IPv4-mapped, an IPv6 header
+/// otherwise. Returns the CQE `PORT_TYPE` (1 IPv4, 2 IPv6).
+pub fn grh(h: &mut [u8], w: &UdWqe, sgid: &[u8; 16], len: usize) -> u8 {
+    h.fill(0);
+    let udp_len = (len + 8 + 12 + 4) as u32; // UDP + BTH + DETH (+ ICRC)
+    let v4 = w.dgid[..10].iter().all(|&b| b == 0) && w.dgid[10] == 0xff && w.dgid[11] == 0xff;
+    if v4 && h.len() >= 40 {
+        let ip = &mut h[20..40];
+        ip[0] = 0x45;
+        ip[1] = w.tclass;
+        let total = (udp_len + 20) as u16;
+        ip[2..4].copy_from_slice(&total.to_be_bytes());
+        ip[8] = w.hop_limit;
+        ip[9] = 17;
+        ip[12..16].copy_from_slice(&sgid[12..16]);
+        ip[16..20].copy_from_slice(&w.dgid[12..16]);
+        // Header checksum.
+        let mut sum = 0u32;
+        for c in ip.chunks_exact(2) {
+            sum += u32::from(u16::from_be_bytes([c[0], c[1]]));
+        }
+        while sum > 0xffff {
+            sum = (sum & 0xffff) + (sum >> 16);
+        }
+        ip[10..12].copy_from_slice(&(!(sum as u16)).to_be_bytes());
+        1
+    } else if h.len() >= 40 {
+        let vtf = 6u32 << 28 | u32::from(w.tclass) << 20 | (w.flow_label & 0xf_ffff);
+        h[0..4].copy_from_slice(&vtf.to_be_bytes());
+        h[4..6].copy_from_slice(&(udp_len as u16).to_be_bytes());
+        h[6] = 17;
+        h[7] = w.hop_limit;
+        h[8..24].copy_from_slice(sgid);
+        h[24..40].copy_from_slice(&w.dgid);
+        2
+    } else {
+        0
     }
 }
 
@@ -638,6 +683,7 @@ impl Engine {
             }
             let step = match ctx.tst {
                 tst::RC => self.exec_rc(host, mem, &ctx, idx, &raw, now),
+                tst::UD => self.exec_ud(host, mem, &ctx, idx, &raw),
                 t => {
                     self.log(&format!("QP {qpn:#x}: transport type {t} not modelled yet"));
                     if let Some(q) = self.qps.get_mut(&qpn) {
@@ -1108,6 +1154,148 @@ impl Engine {
         }
     }
 
+    /// Executes one UD WQE of `s`: SEND/SEND_WITH_IMM to the QPN in the
+    /// WQE on this device, with the 40-byte GRH in front of the payload in
+    /// the receive buffer. A datagram nobody can take (no such QP, Q_Key
+    /// mismatch, no receive WQE, receive too small) is dropped; the sender
+    /// completes anyway, as on a wire.
+    fn exec_ud<M: Dma, H: Host>(
+        &mut self,
+        host: &mut H,
+        mem: &M,
+        s: &QpCtx,
+        idx: u32,
+        raw: &[u8],
+    ) -> Step {
+        let w = UdWqe::from_bytes(raw);
+        let send_cqe = |status: u8| Cqe {
+            opcode: w.opcode,
+            status,
+            wqe_idx: idx as u16,
+            lcl_qpn: s.qpn,
+            ..Cqe::default()
+        };
+        if !self.cq_room(mem, s.tx_cqn, 1) {
+            return Step::Wait;
+        }
+        if !matches!(w.opcode, op::SEND | op::SEND_WITH_IMM) || w.inline {
+            self.log(&format!(
+                "UD QP {:#x}: opcode {:#x}{} not modelled",
+                s.qpn,
+                w.opcode,
+                if w.inline { " inline" } else { "" }
+            ));
+            self.push_cqe(mem, s.tx_cqn, &send_cqe(status::LOC_QP_OP_ERR));
+            return Step::Failed;
+        }
+        // Gather: every UD SGE is in the extended SGE area.
+        let mut sges = Vec::new();
+        for i in 0..w.sge_num {
+            let mut b = [0u8; SGE_SIZE];
+            if let Err(e) = s.buf.read(mem, s.sge_at(w.start_sge + i), &mut b) {
+                self.log(&format!("UD QP {:#x}: SGE unreadable: {e}", s.qpn));
+                self.push_cqe(mem, s.tx_cqn, &send_cqe(status::LOC_QP_OP_ERR));
+                return Step::Failed;
+            }
+            sges.push(DataSeg::from_bytes(&b));
+        }
+        let len = w.msg_len as usize;
+        let mut data = vec![0u8; 40 + len];
+        let mut done = 0usize;
+        for g in sges.iter().filter(|g| g.len != 0) {
+            if done >= len {
+                break;
+            }
+            let n = (g.len as usize).min(len - done);
+            let span = Span {
+                key: g.lkey,
+                va: g.addr,
+                len: n as u64,
+            };
+            let pieces = match self.key_pieces(host, mem, s.pd, span, Access::LocalRead) {
+                Ok(p) => p,
+                Err(e) => {
+                    self.log(&format!("UD QP {:#x}: lkey {:#x}: {e}", s.qpn, g.lkey));
+                    self.push_cqe(mem, s.tx_cqn, &send_cqe(status::LOC_PROT_ERR));
+                    return Step::Failed;
+                }
+            };
+            for (a, l) in pieces {
+                let l = l as usize;
+                if mem.read(a, &mut data[40 + done..40 + done + l]).is_err() {
+                    self.push_cqe(mem, s.tx_cqn, &send_cqe(status::LOC_PROT_ERR));
+                    return Step::Failed;
+                }
+                done += l;
+            }
+        }
+        if done < len {
+            self.push_cqe(mem, s.tx_cqn, &send_cqe(status::LOC_LEN_ERR));
+            return Step::Failed;
+        }
+        let sgid = host.gid(u32::from(w.sgid_index)).unwrap_or([0; 16]);
+        let port_type = grh(&mut data[..40], &w, &sgid, len);
+        let dest = self.qps.get(&w.dqpn).map(|q| (q.ctx.clone(), q.rq_ci));
+        let mut delivered = false;
+        if let Some((d, rq_ci)) = dest {
+            // Bit 31 of the WQE's Q_Key: use the QP's own (libhns already
+            // resolves it, the kernel may not).
+            let qkey = if w.qkey & (1 << 31) != 0 {
+                s.qkey
+            } else {
+                w.qkey
+            };
+            let ready = d.tst == tst::UD
+                && (qps::RTR..=qps::SQD).contains(&d.state)
+                && !d.srq
+                && (d.qkey == qkey || d.qpn == 1);
+            if ready && self.rq_pi(mem, &d) != rq_ci & 0xffff {
+                if !self.cq_room(mem, d.rx_cqn, 1) {
+                    return Step::Wait;
+                }
+                match self.scatter_rq(host, mem, &d, rq_ci, &data) {
+                    Ok(()) => {
+                        self.consume_recv(mem, &d, rq_ci);
+                        let opcode = if w.opcode == op::SEND {
+                            rop::SEND
+                        } else {
+                            rop::SEND_WITH_IMM
+                        };
+                        self.push_cqe(
+                            mem,
+                            d.rx_cqn,
+                            &Cqe {
+                                opcode,
+                                is_recv: true,
+                                wqe_idx: (rq_ci & 0xffff) as u16,
+                                imm: if opcode == rop::SEND { 0 } else { w.imm },
+                                lcl_qpn: d.qpn,
+                                byte_cnt: data.len() as u32,
+                                port_type,
+                                rmt_qpn: s.qpn,
+                                sl: w.sl,
+                                grh: true,
+                                ..Cqe::default()
+                            },
+                        );
+                        delivered = true;
+                    }
+                    Err(f) => self.log(&format!("UD QP {:#x}: dropped: {}", d.qpn, f.why)),
+                }
+            }
+        }
+        if !delivered {
+            self.log(&format!(
+                "UD QP {:#x} -> {:#x}: datagram dropped",
+                s.qpn, w.dqpn
+            ));
+        }
+        if s.sig_all || w.signaled {
+            self.push_cqe(mem, s.tx_cqn, &send_cqe(status::SUCCESS));
+        }
+        Step::Done
+    }
+
     /// RDMA READ: `msg_len` bytes at the remote `va`/`rkey` of `d` into
     /// the local SGEs of the WQE; returns the length read.
     fn rdma_read<M: Dma, H: Host>(
@@ -1246,6 +1434,11 @@ mod tests {
         }
         fn take_ctx_events(&mut self) -> Vec<CtxEvent> {
             std::mem::take(&mut self.events)
+        }
+        fn gid(&self, _idx: u32) -> Option<[u8; 16]> {
+            Some([
+                0xfe, 0x80, 0, 0, 0, 0, 0, 0, 0, 0x19, 0xe5, 0xff, 0xfe, 0, 3, 0,
+            ])
         }
     }
 

@@ -817,6 +817,16 @@ impl Host for Firmware {
     fn take_ctx_events(&mut self) -> Vec<CtxEvent> {
         std::mem::take(&mut self.ctx_events)
     }
+
+    fn gid(&self, idx: u32) -> Option<[u8; 16]> {
+        // CFG_GMV_TBL carries the GID bytes as they are in memory.
+        let g = self.gids.get(&idx)?;
+        let mut out = [0u8; 16];
+        for (i, w) in g[..4].iter().enumerate() {
+            out[4 * i..4 * i + 4].copy_from_slice(&w.to_le_bytes());
+        }
+        Some(out)
+    }
 }
 
 /// `new = (old & mask) | (ctx & !mask)`: a mask bit 0 takes the bit from

@@ -4,7 +4,7 @@
 # hns-sim data engine plan on the C reference driver (SIM=1, DRIVER=c):
 # rdma-core's ibv_rc_pingpong on one device, loopback to itself (server and
 # client both on hns_0, their TCP exchange over 127.0.0.1), polling and with
-# completion events (-e). TEST lines are in the group "data/...".
+# completion events (-e), and ibv_ud_pingpong. TEST lines are in the group "data/...".
 #
 #   sh /opt/hns/data-plan.sh
 . /opt/hns/lib.sh
@@ -51,20 +51,22 @@ else
     plan_exit
 fi
 
-# pingpong NAME PORT EXTRA: server and client on hns_0; both print their
-# summary lines ("... bytes in ... seconds = ...", "... iters in ...").
+# pingpong TOOL NAME PORT EXTRA: server and client on hns_0; both print
+# their summary lines ("... bytes in ... seconds = ...", "... iters in ...").
 pingpong() {
-    name=$1 port=$2
-    shift 2
-    pair "data/$name" \
-        "ibv_rc_pingpong -d hns_0 -g $GIDX -p $port -n 10 $*" \
-        "ibv_rc_pingpong -d hns_0 -g $GIDX -p $port -n 10 $* 127.0.0.1"
+    tool=$1 tname=$2 port=$3
+    shift 3
+    pair "data/$tname" \
+        "$tool -d hns_0 -g $GIDX -p $port -n 10 $*" \
+        "$tool -d hns_0 -g $GIDX -p $port -n 10 $* 127.0.0.1"
     echo "    server: $(grep -E 'bytes in|iters in' /tmp/server.out | tr '\n' ' ')"
     echo "    client: $(printf '%s\n' "$cout" | grep -E 'bytes in|iters in' | tr '\n' ' ')"
 }
-pingpong rc-pingpong 18515
-pingpong rc-pingpong-events 18516 -e
-pingpong rc-pingpong-small 18517 -s 64
+pingpong ibv_rc_pingpong rc-pingpong 18515
+pingpong ibv_rc_pingpong rc-pingpong-events 18516 -e
+pingpong ibv_rc_pingpong rc-pingpong-small 18517 -s 64
+# UD: the message must fit the port MTU (1024 with the netdev's 1500).
+pingpong ibv_ud_pingpong ud-pingpong 18518 -s 512
 
 check data/final-unload sh -c 'rmmod hns_roce_hw_v2 && rmmod hns_sim'
 plan_exit
