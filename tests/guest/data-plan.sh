@@ -4,7 +4,8 @@
 # hns-sim data engine plan on the C reference driver (SIM=1, DRIVER=c):
 # rdma-core's ibv_rc_pingpong on one device, loopback to itself (server and
 # client both on hns_0, their TCP exchange over 127.0.0.1), polling and with
-# completion events (-e), and ibv_ud_pingpong. TEST lines are in the group "data/...".
+# completion events (-e), ibv_ud_pingpong and perftest (send/write/read bw,
+# write/send lat). TEST lines are in the group "data/...".
 #
 #   sh /opt/hns/data-plan.sh
 . /opt/hns/lib.sh
@@ -67,6 +68,34 @@ pingpong ibv_rc_pingpong rc-pingpong-events 18516 -e
 pingpong ibv_rc_pingpong rc-pingpong-small 18517 -s 64
 # UD: the message must fit the port MTU (1024 with the netdev's 1500).
 pingpong ibv_ud_pingpong ud-pingpong 18518 -s 512
+
+# perftest (25.01), server and client on hns_0. Options every run needs:
+# --no_ddp: this perftest calls mlx5dv_query_device() while creating every
+#   RC QP unless told not to use out-of-order receive WRs; on a non-mlx5
+#   device that fails with EOPNOTSUPP ("Failed to query device capabilities,
+#   ret=95") - real HIP09 alike; later perftest skips it for non-Mellanox
+#   vendor IDs.
+# -F: perftest calibrates its cycle counter against gettimeofday and gives
+#   up ("Correlation coefficient r^2 < 0.9", "Can't produce a report", exit
+#   1) when the two do not agree, as often in a TCG guest; -F reports anyway
+#   (the numbers are meaningless here).
+PERF_OPTS="-n 50 -F --no_ddp"
+perf() {
+    tool=$1 tname=$2 port=$3
+    shift 3
+    pair "data/$tname" \
+        "$tool -d hns_0 -x $GIDX -p $port $PERF_OPTS $*" \
+        "$tool -d hns_0 -x $GIDX -p $port $PERF_OPTS $* 127.0.0.1"
+    echo "    server: $(grep -E '^ *[0-9]+ +[0-9]+ ' /tmp/server.out | tr '\n' ' ')"
+    echo "    client: $(printf '%s\n' "$cout" | grep -E '^ *[0-9]+ +[0-9]+ ' | tr '\n' ' ')"
+}
+perf ib_send_bw send-bw 18520
+perf ib_write_bw write-bw 18521
+perf ib_read_bw read-bw 18522
+perf ib_write_lat write-lat 18523
+perf ib_send_lat send-lat 18524
+# Completion events on separate send and receive CQs, armed back to back.
+perf ib_send_bw send-bw-events 18525 -e
 
 check data/final-unload sh -c 'rmmod hns_roce_hw_v2 && rmmod hns_sim'
 plan_exit
