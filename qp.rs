@@ -88,6 +88,8 @@ pub(crate) mod attr {
     pub(crate) const RQ_PSN: u32 = 1 << 12;
     /// Initiator depth.
     pub(crate) const MAX_QP_RD_ATOMIC: u32 = 1 << 13;
+    /// Alternate path (refused).
+    pub(crate) const ALT_PATH: u32 = 1 << 14;
     /// RNR timer.
     pub(crate) const MIN_RNR_TIMER: u32 = 1 << 15;
     /// Send PSN.
@@ -652,26 +654,20 @@ impl Qp {
             );
             return Err(EINVAL);
         }
-        let irrl_ba = env
-            .hem
-            .table(HemType::Irrl)
-            .ok()
-            .and_then(|t| t.find(self.qpn))
-            .ok_or_else(|| {
-                dev_err!(d, "failed to find qp irrl_table.\n");
-                EINVAL
-            })?;
-        let trrl_ba = env
-            .hem
-            .table(HemType::Trrl)
-            .ok()
-            .and_then(|t| t.find(self.qpn))
-            .ok_or_else(|| {
-                dev_err!(d, "failed to find qp trrl_table.\n");
-                EINVAL
-            })?;
-        // Alternate paths are refused (IB_QP_ALT_PATH, bit 14).
-        if a.mask & (1 << 14) != 0 {
+        // Bus address of this QP's entry in a flat table.
+        let entry = |ty: HemType, name: &str| {
+            env.hem
+                .table(ty)
+                .ok()
+                .and_then(|t| t.find(self.qpn))
+                .ok_or_else(|| {
+                    dev_err!(d, "failed to find qp {}_table.\n", name);
+                    EINVAL
+                })
+        };
+        let irrl_ba = entry(HemType::Irrl, "irrl")?;
+        let trrl_ba = entry(HemType::Trrl, "trrl")?;
+        if a.mask & attr::ALT_PATH != 0 {
             dev_err!(d, "INIT2RTR attr_mask ({:#x}) error.\n", a.mask);
             return Err(EINVAL);
         }

@@ -196,6 +196,19 @@ else
     result guest/sim-c SKIP "hns-sim did not build"
 fi
 
+# trace_equal TEST RUN_A RUN_B [WHAT]: scripts/trace-diff.py --full of the
+# hns-sim traces of two guest runs; on a difference the head of the diff.
+trace_equal() {
+    local t=$1 a=$HNS_BUILD/guest/$2/trace-0.txt b=$HNS_BUILD/guest/$3/trace-0.txt
+    local log=$L/trace-$2-vs-$3.log
+    if python3 scripts/trace-diff.py --full "$a" "$b" >"$log" 2>&1; then
+        result "$t" PASS "($(cat "$log"))"
+    else
+        result "$t" FAIL "${4:-C vs Rust trace differ} (log: $log):"
+        head -n 40 "$log" | sed 's/^/    /'
+    fi
+}
+
 # --- Rust driver on hns-sim: same firmware traffic as the C driver. ----------
 # Probe then remove: the trace must equal the C driver's, ib_mad's QP1
 # (DMA MR, CQ, GSI QP moved to RTS) and the debugfs parameter reads included.
@@ -209,13 +222,7 @@ if [ -x "$HNS_BUILD/sim-target/release/hns-sim" ] && [ -f "$HNS_BUILD/module-kun
             result "sim/$d-probe-remove" FAIL "see $L/sim-$d-profile.log"
         fi
     done
-    if python3 scripts/trace-diff.py --full "$HNS_BUILD/guest/sim-c-profile/trace-0.txt" \
-        "$HNS_BUILD/guest/sim-rs-profile/trace-0.txt" >"$L/trace-diff.log" 2>&1; then
-        result equivalence/probe-remove-trace PASS "($(cat "$L/trace-diff.log"))"
-    else
-        result equivalence/probe-remove-trace FAIL "C vs Rust trace differ:"
-        head -n 40 "$L/trace-diff.log" | sed 's/^/    /'
-    fi
+    trace_equal equivalence/probe-remove-trace sim-c-profile sim-rs-profile
     # The normaliser the C-vs-Rust diffs rely on: two runs of the C driver
     # with the same workload (objects through libhns, then unload) must give
     # the same trace once DMA addresses are masked.
@@ -224,13 +231,7 @@ if [ -x "$HNS_BUILD/sim-target/release/hns-sim" ] && [ -f "$HNS_BUILD/module-kun
             'python3 /opt/hns/sim-objects.py >/dev/null && rmmod hns_roce_hw_v2 && rmmod hns_sim' \
             >"$L/c-run$i.log" 2>&1 || result "trace/c-run$i" FAIL "see $L/c-run$i.log"
     done
-    if python3 scripts/trace-diff.py --full "$HNS_BUILD/guest/c-run1/trace-0.txt" \
-        "$HNS_BUILD/guest/c-run2/trace-0.txt" >"$L/trace-c-vs-c.log" 2>&1; then
-        result trace/normalised-c-runs-equal PASS "($(cat "$L/trace-c-vs-c.log"))"
-    else
-        result trace/normalised-c-runs-equal FAIL "two C runs differ after normalisation:"
-        head -n 30 "$L/trace-c-vs-c.log" | sed 's/^/    /'
-    fi
+    trace_equal trace/normalised-c-runs-equal c-run1 c-run2 "two C runs differ after normalisation"
 
     # fault_probe TEST NAME FAULT LOGLINE: hns-sim started with --fault
     # FAULT, one boot per driver. The first probe must fail (no hns_0) and
@@ -258,13 +259,7 @@ if [ -x "$HNS_BUILD/sim-target/release/hns-sim" ] && [ -f "$HNS_BUILD/module-kun
     # event mode, once): both drivers fail the probe with -EIO and unwind;
     # their traces, failure, unwind and the next probe included, are equal.
     fault_probe mailbox-error mbfault mbx:0x23:0x11:once 'CQC Timer get failed'
-    if python3 scripts/trace-diff.py --full "$HNS_BUILD/guest/mbfault-c/trace-0.txt" \
-        "$HNS_BUILD/guest/mbfault-rs/trace-0.txt" >"$L/trace-mbfault.log" 2>&1; then
-        result equivalence/mailbox-error-trace PASS "($(cat "$L/trace-mbfault.log"))"
-    else
-        result equivalence/mailbox-error-trace FAIL "C vs Rust trace differ:"
-        head -n 40 "$L/trace-mbfault.log" | sed 's/^/    /'
-    fi
+    trace_equal equivalence/mailbox-error-trace mbfault-c mbfault-rs
 
     # Unload in both orders (device first, driver first): every attached
     # function is cleared exactly once, nothing leaks.
@@ -312,13 +307,7 @@ if [ -x "$HNS_BUILD/sim-target/release/hns-sim" ] && [ -f "$HNS_BUILD/module-kun
         guest_tests "regtrace-$d" "$RESULTS" "$L/regtrace-$d.cmd" --driver $d --sim 1
     done
     # The whole trace, ib_mad's QP1 and the debugfs reads included.
-    if python3 scripts/trace-diff.py --full "$G/regtrace-c/trace-0.txt" "$G/regtrace-rs/trace-0.txt" \
-        >"$L/trace-registration.log" 2>&1; then
-        result equivalence/registration-trace PASS "($(cat "$L/trace-registration.log"))"
-    else
-        result equivalence/registration-trace FAIL "C vs Rust trace differ (log: $L/trace-registration.log):"
-        head -n 40 "$L/trace-registration.log" | sed 's/^/    /'
-    fi
+    trace_equal equivalence/registration-trace regtrace-c regtrace-rs
 
     # Link down/up and a function reset (hns_sim walks the RoCE client
     # through DOWN, UNINIT, INIT, UP as hclge does): both drivers come back
@@ -327,13 +316,7 @@ if [ -x "$HNS_BUILD/sim-target/release/hns-sim" ] && [ -f "$HNS_BUILD/module-kun
         echo "sh /opt/hns/reset-plan.sh $d" >"$L/reset-$d.cmd"
         guest_tests "reset-$d" "$RESULTS" "$L/reset-$d.cmd" --driver $d --sim 1
     done
-    if python3 scripts/trace-diff.py --full "$G/reset-c/trace-0.txt" "$G/reset-rs/trace-0.txt" \
-        >"$L/trace-reset.log" 2>&1; then
-        result equivalence/reset-trace PASS "($(cat "$L/trace-reset.log"))"
-    else
-        result equivalence/reset-trace FAIL "C vs Rust trace differ (log: $L/trace-reset.log):"
-        head -n 40 "$L/trace-reset.log" | sed 's/^/    /'
-    fi
+    trace_equal equivalence/reset-trace reset-c reset-rs
 else
     result equivalence/registration SKIP "hns-sim or the module did not build"
 fi
