@@ -34,7 +34,7 @@ use crate::fw::Table;
 use crate::hw_v2_fields::{cqc, qpc, Cqc, Qpc};
 use crate::mem::Dma;
 use crate::wqe::{
-    self, op, rop, status, Cqe, DataSeg, Doorbell, RcWqe, UdWqe, SGE_SIZE, SQ_WQE_SIZE,
+    self, op, rop, status, Cqe, DataSeg, Doorbell, RcWqe, UdWqe, SGE_SIZE, SQ_WQE_HDR, SQ_WQE_SIZE,
 };
 use crate::xlate::{Access, KeyError, MptEntry, Mtr, Region};
 use std::collections::{BTreeMap, BTreeSet};
@@ -106,6 +106,8 @@ pub mod qps {
     pub const RTS: u32 = 3;
     /// Send queue drained.
     pub const SQD: u32 = 4;
+    /// Error: outstanding WQEs complete with WR_FLUSH_ERR.
+    pub const ERR: u32 = 6;
 }
 
 /// QP transport types (`TST`).
@@ -159,6 +161,11 @@ pub struct QpCtx {
     pub rwe: bool,
     /// Q_Key (UD).
     pub qkey: u32,
+    /// `SQ_PRODUCER_IDX`: the driver's SQ head, written at the move to
+    /// ERR (`v2_set_flushed_fields`); WQEs up to it are flushed.
+    pub sq_flush_pi: u32,
+    /// `RQ_PRODUCER_IDX`: the same for the RQ.
+    pub rq_flush_pi: u32,
 }
 
 fn align4k(v: u64) -> u64 {
@@ -235,6 +242,8 @@ impl QpCtx {
             rre: c.read_bool(qpc::RRE),
             rwe: c.read_bool(qpc::RWE),
             qkey: c.read(qpc::QKEY_XRCD),
+            sq_flush_pi: c.read(qpc::SQ_PRODUCER_IDX),
+            rq_flush_pi: c.read(qpc::RQ_PRODUCER_IDX),
         }
     }
 
@@ -373,6 +382,27 @@ struct Qp {
     kick: bool,
 }
 
+impl Qp {
+    /// WQEs between the model's consumer index and the producer index of
+    /// the move to ERR (16 bits), at most one ring.
+    fn sq_to_flush(&self) -> u32 {
+        (self.ctx.sq_flush_pi.wrapping_sub(self.sq_ci) & 0xffff).min(1 << self.ctx.sq_shift)
+    }
+
+    /// The same for the RQ (none with an SRQ).
+    fn rq_to_flush(&self) -> u32 {
+        if self.ctx.srq {
+            return 0;
+        }
+        (self.ctx.rq_flush_pi.wrapping_sub(self.rq_ci) & 0xffff).min(1 << self.ctx.rq_shift)
+    }
+
+    /// Anything left to flush?
+    fn flush_due(&self) -> bool {
+        self.sq_to_flush() != 0 || self.rq_to_flush() != 0
+    }
+}
+
 /// Engine state of one CQ.
 #[derive(Clone, Debug, Default)]
 struct Cq {
@@ -492,6 +522,15 @@ impl Engine {
         let mut did = false;
         for qpn in qpns {
             did |= self.run_sq(host, mem, qpn, now);
+        }
+        let errs: Vec<u32> = self
+            .qps
+            .iter()
+            .filter(|(_, q)| q.ctx.state == qps::ERR && q.flush_due())
+            .map(|(n, _)| *n)
+            .collect();
+        for qpn in errs {
+            did |= self.flush(mem, qpn);
         }
         self.raise_events(host, mem);
         did
@@ -717,6 +756,71 @@ impl Engine {
             }
         }
         did
+    }
+
+    /// A QP in ERR: completes its outstanding SQ WQEs, then its RQ WQEs,
+    /// up to the producer indexes the driver wrote at the move to ERR,
+    /// each with a WR_FLUSH_ERR CQE (signaled or not, as the IB spec wants
+    /// for flushed work); waits while a CQ is full. Returns whether any
+    /// CQE was written.
+    fn flush<M: Dma>(&mut self, mem: &M, qpn: u32) -> bool {
+        let mut did = false;
+        loop {
+            let Some(q) = self.qps.get(&qpn) else {
+                return did;
+            };
+            let ctx = q.ctx.clone();
+            let (sq_left, rq_left) = (q.sq_to_flush(), q.rq_to_flush());
+            let (sq_ci, rq_ci) = (q.sq_ci, q.rq_ci);
+            let cqe = if sq_left != 0 {
+                if !self.cq_room(mem, ctx.tx_cqn, 1) {
+                    return did;
+                }
+                let mut raw = [0u8; SQ_WQE_HDR];
+                // The opcode is informational (the driver does not decode
+                // it for an error status).
+                let opcode = match ctx.buf.read(mem, ctx.sq_wqe_off(sq_ci), &mut raw) {
+                    Ok(()) => RcWqe::from_bytes(&raw).opcode,
+                    Err(_) => op::SEND,
+                };
+                (
+                    ctx.tx_cqn,
+                    Cqe {
+                        opcode,
+                        status: status::WR_FLUSH_ERR,
+                        wqe_idx: sq_ci as u16,
+                        lcl_qpn: qpn,
+                        ..Cqe::default()
+                    },
+                )
+            } else if rq_left != 0 {
+                if !self.cq_room(mem, ctx.rx_cqn, 1) {
+                    return did;
+                }
+                (
+                    ctx.rx_cqn,
+                    Cqe {
+                        opcode: rop::SEND,
+                        is_recv: true,
+                        status: status::WR_FLUSH_ERR,
+                        wqe_idx: rq_ci as u16,
+                        lcl_qpn: qpn,
+                        ..Cqe::default()
+                    },
+                )
+            } else {
+                return did;
+            };
+            self.push_cqe(mem, cqe.0, &cqe.1);
+            did = true;
+            if let Some(q) = self.qps.get_mut(&qpn) {
+                if sq_left != 0 {
+                    q.sq_ci = q.sq_ci.wrapping_add(1);
+                } else {
+                    q.rq_ci = q.rq_ci.wrapping_add(1);
+                }
+            }
+        }
     }
 
     /// Room for `n` more CQEs on `cqn`?
@@ -1497,6 +1601,18 @@ mod tests {
     /// extended SGE, 64 RQ WQEs of one SGE (hop 1, one page), all WQEs
     /// signaled, remote write enabled.
     fn qpc_image(dqpn: u32, root: u64, rq_db: u64, rx: u32, tx: u32) -> Vec<u8> {
+        qpc_with(dqpn, root, rq_db, rx, tx, |_| {})
+    }
+
+    /// [`qpc_image`] with `f` applied last.
+    fn qpc_with(
+        dqpn: u32,
+        root: u64,
+        rq_db: u64,
+        rx: u32,
+        tx: u32,
+        f: impl FnOnce(&mut Ctx<Qpc, 64>),
+    ) -> Vec<u8> {
         let mut c: Ctx<Qpc, 64> = Ctx::zeroed();
         c.write(qpc::TST, 0);
         c.write(qpc::PD, 3);
@@ -1515,6 +1631,7 @@ mod tests {
         c.write(qpc::TX_CQN, tx);
         c.enable(qpc::RWE);
         c.write(qpc::QP_ST, qps::RTS);
+        f(&mut c);
         bytes(c.as_le_words())
     }
 
@@ -1909,5 +2026,92 @@ mod tests {
         assert!(w.eng.has_cq(1));
         w.eng.update_cq(1, None);
         assert!(!w.eng.has_cq(1));
+    }
+
+    /// Moves QP 8 (QPC_A) to ERR with the driver's heads `sq`/`rq`, as
+    /// v2_set_flushed_fields writes them, through a mailbox event.
+    fn qp_a_to_err(w: &mut World, sq: u32, rq: u32) {
+        let img = qpc_with(9, ROOT_A, RQ_DB_A, 1, 1, |c| {
+            c.write(qpc::QP_ST, qps::ERR);
+            c.write(qpc::SQ_PRODUCER_IDX, sq);
+            c.write(qpc::RQ_PRODUCER_IDX, rq);
+        });
+        w.mem.write(QPC_A, &img).unwrap();
+        w.host.events.push(CtxEvent::Qp(8));
+    }
+
+    #[test]
+    fn move_to_err_flushes_outstanding_sq_and_rq_wqes() {
+        let mut w = world();
+        // QP A: two receives posted (RQ WQEs 0 and 1, head 2).
+        for i in 0..2u64 {
+            put32(&w.mem, RQ_A + 16 * i, 64);
+            put32(&w.mem, RQ_A + 16 * i + 4, 0x100);
+        }
+        put32(&w.mem, RQ_DB_A, 2);
+        // WQE 0: a SEND that completes. B has one receive only, so the
+        // SENDs 1 and 2 wait (receiver not ready).
+        w.recv_b(0, 64, 0x100, MR_VA);
+        w.post_a(0, 0x1000, &[(1, 1), (8, 0x41)], true);
+        assert!(w.poll(0));
+        w.post_a(1, 0x1000, &[(1, 1), (8, 0x42)], false);
+        w.post_a(2, 0x1000, &[(1, 1), (8, 0x43)], true);
+        assert!(!w.poll(1));
+        assert_eq!(w.eng.sq_ci(8), Some(1));
+        assert_eq!(get32(&w.mem, CQ1_BUF + 64), 0);
+        // The driver moves A to ERR with sq.head 3 and rq.head 2.
+        qp_a_to_err(&mut w, 3, 2);
+        assert!(w.poll(2));
+        // CQ 1 (A's send and receive CQ): slot 0 the SEND's success, then
+        // SQ WQEs 1 and 2 flushed (status 5, opcode SEND, WQE index), then
+        // RQ WQEs 0 and 1 flushed (S_R set, RQ WQE index), QPN 8 in each.
+        assert_eq!(get32(&w.mem, CQ1_BUF), 0x0000_0080);
+        assert_eq!(get32(&w.mem, CQ1_BUF + 64), 0x0001_0580);
+        assert_eq!(get32(&w.mem, CQ1_BUF + 128), 0x0002_0580);
+        assert_eq!(get32(&w.mem, CQ1_BUF + 192), 0x0000_05c1);
+        assert_eq!(get32(&w.mem, CQ1_BUF + 256), 0x0001_05c1);
+        for slot in 1..5u64 {
+            assert_eq!(get32(&w.mem, CQ1_BUF + 64 * slot + 12), 8);
+        }
+        assert_eq!(get32(&w.mem, CQ1_BUF + 320), 0);
+        assert_eq!(w.eng.sq_ci(8), Some(3));
+        // Nothing more: a second pass writes nothing.
+        assert!(!w.poll(3));
+        // A WQE posted in ERR: the driver moves to ERR again with head 4;
+        // only WQE 3 is flushed (slot 5).
+        w.post_a(3, 0x03, &[(1, 0)], true);
+        qp_a_to_err(&mut w, 4, 2);
+        assert!(w.poll(4));
+        assert_eq!(get32(&w.mem, CQ1_BUF + 320), 0x0003_0583);
+        assert_eq!(get32(&w.mem, CQ1_BUF + 384), 0);
+        // Back to RESET: the indexes start from 0 again, nothing flushed.
+        let mut q = QpCtx::from_bytes(8, &qpc_image(9, ROOT_A, RQ_DB_A, 1, 1));
+        q.state = qps::RESET;
+        w.eng.update_qp(q);
+        assert_eq!(w.eng.sq_ci(8), Some(0));
+    }
+
+    #[test]
+    fn flush_waits_for_cq_space() {
+        let mut w = world();
+        // CQ 1 holds 64 CQEs, its consumer index (record doorbell) at 0.
+        // 30 SQ and 40 RQ WQEs outstanding at the move to ERR.
+        qp_a_to_err(&mut w, 30, 40);
+        assert!(w.poll(0));
+        // 64 flush CQEs fill the CQ: SQ WQEs 0..29, RQ WQEs 0..33.
+        assert_eq!(get32(&w.mem, CQ1_BUF + 6 * 64), 0x0006_0580);
+        assert_eq!(get32(&w.mem, CQ1_BUF + 29 * 64), 0x001d_0580);
+        assert_eq!(get32(&w.mem, CQ1_BUF + 30 * 64), 0x0000_05c1);
+        assert_eq!(get32(&w.mem, CQ1_BUF + 63 * 64), 0x0021_05c1);
+        assert!(!w.poll(1));
+        // The consumer frees 10 slots: the last 6 RQ flushes (WQEs 34..39)
+        // go to slots 0..5 with owner bit 0 (second pass); slot 6 keeps
+        // its first-pass CQE.
+        put32(&w.mem, CQ_DB_1, 10);
+        assert!(w.poll(2));
+        assert_eq!(get32(&w.mem, CQ1_BUF), 0x0022_0541);
+        assert_eq!(get32(&w.mem, CQ1_BUF + 5 * 64), 0x0027_0541);
+        assert_eq!(get32(&w.mem, CQ1_BUF + 6 * 64), 0x0006_0580);
+        assert!(!w.poll(3));
     }
 }

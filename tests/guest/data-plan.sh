@@ -97,5 +97,79 @@ perf ib_send_lat send-lat 18524
 # Completion events on separate send and receive CQs, armed back to back.
 perf ib_send_bw send-bw-events 18525 -e
 
+# Flush on the move to ERR (pyverbs): RC QPs A -> B on hns_0, two
+# receives and two sends posted on A while B has no receive (the sends wait,
+# receiver not ready). A to ERR: the four WQEs complete with WR_FLUSH_ERR
+# (the driver writes its SQ/RQ heads into the QPC, the hardware flushes up
+# to them); a send posted in ERR is flushed too (libhns moves the QP to ERR
+# again with the new head).
+cat >/tmp/flush.py <<'PYEOF'
+import sys, time
+import pyverbs.enums as e
+from pyverbs.addr import AHAttr, GlobalRoute
+from pyverbs.cq import CQ
+from pyverbs.device import Context
+from pyverbs.mr import MR
+from pyverbs.pd import PD
+from pyverbs.qp import QP, QPAttr, QPCap, QPInitAttr
+from pyverbs.wr import SGE, RecvWR, SendWR
+
+gidx = int(sys.argv[1])
+ctx = Context(name='hns_0')
+pd = PD(ctx)
+mr = MR(pd, 4096, e.IBV_ACCESS_LOCAL_WRITE)
+cqs = [CQ(ctx, 64), CQ(ctx, 64)]
+cap = QPCap(max_send_wr=8, max_recv_wr=8, max_send_sge=1, max_recv_sge=1)
+qps = [QP(pd, QPInitAttr(qp_type=e.IBV_QPT_RC, scq=c, rcq=c, cap=cap)) for c in cqs]
+gr = GlobalRoute(dgid=ctx.query_gid(1, gidx), sgid_index=gidx)
+for q, peer in ((qps[0], qps[1]), (qps[1], qps[0])):
+    a = QPAttr(port_num=1)
+    a.path_mtu = e.IBV_MTU_1024
+    a.timeout, a.retry_cnt, a.rnr_retry, a.min_rnr_timer = 14, 7, 7, 12
+    a.ah_attr = AHAttr(port_num=1, is_global=1, gr=gr, dlid=0)
+    a.dest_qp_num = peer.qp_num
+    a.rq_psn = a.sq_psn = 0
+    q.to_rts(a)
+qa, cqa = qps[0], cqs[0]
+sge = SGE(mr.buf, 64, mr.lkey)
+
+
+def send(wr_id):
+    qa.post_send(SendWR(wr_id=wr_id, opcode=e.IBV_WR_SEND, num_sge=1, sg=[sge],
+                        send_flags=e.IBV_SEND_SIGNALED))
+
+
+def poll(n, secs=10):
+    got, end = [], time.time() + secs
+    while len(got) < n and time.time() < end:
+        k, wcs = cqa.poll(n - len(got))
+        got += wcs[:k]
+        if not k:
+            time.sleep(0.01)
+    return got
+
+
+for i in (11, 12):
+    qa.post_recv(RecvWR(wr_id=i, num_sge=1, sg=[SGE(mr.buf + 128, 64, mr.lkey)]))
+send(1)
+send(2)
+time.sleep(0.3)
+early = poll(1, 0.2)
+assert not early, f"completions before ERR: {[(w.wr_id, w.status) for w in early]}"
+qa.modify(QPAttr(qp_state=e.IBV_QPS_ERR), e.IBV_QP_STATE)
+wcs = poll(4)
+got = sorted((w.wr_id, w.status) for w in wcs)
+want = [(i, e.IBV_WC_WR_FLUSH_ERR) for i in (1, 2, 11, 12)]
+assert got == want, f"after ERR: {got}, want {want}"
+send(3)
+wcs = poll(1)
+got = [(w.wr_id, w.status) for w in wcs]
+assert got == [(3, e.IBV_WC_WR_FLUSH_ERR)], f"send in ERR: {got}"
+assert not poll(1, 0.3), "an extra completion"
+print("flushed: sends 1 2, receives 11 12; posted in ERR: send 3")
+PYEOF
+check data/flush-on-err python3 /tmp/flush.py "$GIDX"
+echo "    $(printf '%s\n' "$out" | tail -n 1)"
+
 check data/final-unload sh -c 'rmmod hns_roce_hw_v2 && rmmod hns_sim'
 plan_exit
