@@ -31,7 +31,7 @@
 
 use crate::field::Ctx;
 use crate::fw::Table;
-use crate::hw_v2_fields::{cqc, qpc, Cqc, Qpc};
+use crate::hw_v2_fields::{cqc, qpc, srqc, Cqc, Qpc, Srqc};
 use crate::mem::Dma;
 use crate::wqe::{
     self, op, rop, status, Cqe, DataSeg, Doorbell, RcWqe, UdWqe, SGE_SIZE, SQ_WQE_HDR, SQ_WQE_SIZE,
@@ -65,6 +65,8 @@ pub enum CtxEvent {
     Qp(u32),
     /// A CQC was created, modified or destroyed.
     Cq(u32),
+    /// An SRQC was created, modified or destroyed.
+    Srq(u32),
     /// The function was cleared: forget every QP and CQ.
     Reset,
 }
@@ -80,6 +82,17 @@ pub trait Host {
     fn take_ctx_events(&mut self) -> Vec<CtxEvent>;
     /// GID table entry `idx` (programmed through CFG_GMV_TBL).
     fn gid(&self, idx: u32) -> Option<[u8; 16]>;
+    /// Writes an AEQE (`event` type, `sub` type, queue number) and queues
+    /// the AEQ's vector.
+    fn post_event<M: Dma>(&mut self, mem: &M, event: u8, sub: u8, queue: u32);
+}
+
+/// Asynchronous event types (`enum hns_roce_event`) the engine raises.
+pub mod aev {
+    /// A QP of an SRQ reached its last WQE (it entered ERR).
+    pub const SRQ_LAST_WQE_REACH: u8 = 0x09;
+    /// An SRQ fell below its limit.
+    pub const SRQ_LIMIT_REACH: u8 = 0x08;
 }
 
 /// The device's registers as the engine reads them.
@@ -147,6 +160,8 @@ pub struct QpCtx {
     pub rq_db: Option<u64>,
     /// Uses an SRQ.
     pub srq: bool,
+    /// `SRQN` (with `srq`).
+    pub srqn: u32,
     /// Destination QPN (RC).
     pub dqpn: u32,
     /// CQ of the receive queue.
@@ -235,6 +250,7 @@ impl QpCtx {
             rq_off: sq_size + sge_size,
             rq_db: c.read_bool(qpc::RQ_RECORD_EN).then_some(rq_db),
             srq,
+            srqn: c.read(qpc::SRQN),
             dqpn: c.read(qpc::DQPN),
             rx_cqn: c.read(qpc::RX_CQN),
             tx_cqn: c.read(qpc::TX_CQN),
@@ -314,6 +330,82 @@ impl CqCtx {
             },
             ceqn: c.read(cqc::CEQN),
             db: c.read_bool(cqc::DB_RECORD_EN).then_some(db),
+        })
+    }
+}
+
+/// What the engine uses of an SRQC (`hns_roce_v2_write_srqc`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SrqCtx {
+    /// SRQ number.
+    pub srqn: u32,
+    /// log2 of the WQE count (`SHIFT`).
+    pub shift: u32,
+    /// log2 of SGEs per WQE (`RQWS`): the WQE stride is `16 << rqws`.
+    pub rqws: u32,
+    /// `PD`.
+    pub pd: u32,
+    /// The WQE buffer (one region).
+    pub buf: Mtr,
+    /// The index queue (one region of 4-byte entries).
+    pub idx: Mtr,
+    /// Producer index record doorbell, if enabled.
+    pub db: Option<u64>,
+    /// `LIMIT_WL`: raise SRQ_LIMIT_REACH below this many WQEs (0: off).
+    pub limit: u32,
+    /// XRC SRQ (`SRQ_TYPE`).
+    pub xrc: bool,
+    /// `XRCD` (XRC SRQs).
+    pub xrcd: u32,
+    /// `XRC_CQN`: the CQ of an XRC SRQ's receive completions.
+    pub xrc_cqn: u32,
+}
+
+impl SrqCtx {
+    /// Decodes a 64-byte SRQC; `None` when not valid (`SRQ_ST` 0).
+    pub fn from_bytes(srqn: u32, b: &[u8]) -> Option<Self> {
+        let mut w = [0u32; 16];
+        for (i, x) in w.iter_mut().enumerate() {
+            let s = b.get(4 * i..4 * i + 4).unwrap_or(&[0; 4]);
+            *x = u32::from_ne_bytes([s[0], s[1], s[2], s[3]]);
+        }
+        let c: Ctx<Srqc, 16> = Ctx::from_le_words(w);
+        if c.read(srqc::SRQ_ST) == 0 {
+            return None;
+        }
+        let shift = c.read(srqc::SHIFT);
+        let rqws = c.read(srqc::RQWS);
+        let ba = |l, h| u64::from(c.read(l)) << 3 | u64::from(c.read(h)) << 35;
+        let db = (u64::from(c.read(srqc::DB_RECORD_ADDR_L)) << 1)
+            | u64::from(c.read(srqc::DB_RECORD_ADDR_H)) << 32;
+        Some(SrqCtx {
+            srqn,
+            shift,
+            rqws,
+            pd: c.read(srqc::PD),
+            buf: Mtr {
+                root: ba(srqc::WQE_BT_BA_L, srqc::WQE_BT_BA_H),
+                ba_shift: 12 + c.read(srqc::WQE_BA_PG_SZ),
+                buf_shift: 12 + c.read(srqc::WQE_BUF_PG_SZ),
+                regions: vec![Region {
+                    size: align4k((1u64 << shift) << (4 + rqws)),
+                    hop: c.read(srqc::WQE_HOP_NUM),
+                }],
+            },
+            idx: Mtr {
+                root: ba(srqc::IDX_BT_BA_L, srqc::IDX_BT_BA_H),
+                ba_shift: 12 + c.read(srqc::IDX_BA_PG_SZ),
+                buf_shift: 12 + c.read(srqc::IDX_BUF_PG_SZ),
+                regions: vec![Region {
+                    size: align4k((1u64 << shift) * 4),
+                    hop: c.read(srqc::IDX_HOP_NUM),
+                }],
+            },
+            db: c.read_bool(srqc::DB_RECORD_EN).then_some(db),
+            limit: c.read(srqc::LIMIT_WL),
+            xrc: c.read_bool(srqc::SRQ_TYPE),
+            xrcd: c.read(srqc::XRCD),
+            xrc_cqn: c.read(srqc::XRC_CQN),
         })
     }
 }
@@ -413,6 +505,38 @@ struct Cq {
     ci_db: u32,
 }
 
+/// Engine state of one SRQ.
+#[derive(Clone, Debug, Default)]
+struct Srq {
+    ctx: SrqCtx,
+    /// Next index queue entry to consume (counts forever).
+    ci: u32,
+    /// Producer index from the last SRQ doorbell seen (no record DB).
+    pi_db: u32,
+    /// The armed limit (0: disarmed; set by a MODIFY_SRQC, cleared when
+    /// the event is raised).
+    limit: u32,
+}
+
+/// Where a message is received: a WQE of the QP's RQ or of an SRQ.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Recv {
+    /// RQ WQE `ci` of QP `qpn`.
+    Rq { qpn: u32, ci: u32 },
+    /// Index queue entry `ci` of SRQ `srqn`, naming WQE `wqe`.
+    Srq { srqn: u32, ci: u32, wqe: u32 },
+}
+
+impl Recv {
+    /// `WQE_IDX` of the receive CQE (the driver ignores it for an RQ).
+    fn wqe_idx(self) -> u16 {
+        match self {
+            Recv::Rq { ci, .. } => ci as u16,
+            Recv::Srq { wqe, .. } => wqe as u16,
+        }
+    }
+}
+
 /// Counters of the data path.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct EngineStats {
@@ -462,6 +586,9 @@ struct Fail {
 pub struct Engine {
     qps: BTreeMap<u32, Qp>,
     cqs: BTreeMap<u32, Cq>,
+    srqs: BTreeMap<u32, Srq>,
+    /// Asynchronous events to raise at the end of the poll (type, queue).
+    aeqes: Vec<(u8, u32)>,
     last_db: u64,
     dwqe_last: BTreeMap<u32, u64>,
     last_scan: Option<Instant>,
@@ -542,6 +669,7 @@ impl Engine {
             CtxEvent::Reset => {
                 self.qps.clear();
                 self.cqs.clear();
+                self.srqs.clear();
                 self.dwqe_last.clear();
             }
             CtxEvent::Qp(qpn) => {
@@ -567,7 +695,39 @@ impl Engine {
                     .and_then(|()| CqCtx::from_bytes(cqn, &b));
                 self.update_cq(cqn, ctx);
             }
+            CtxEvent::Srq(srqn) => {
+                let mut b = [0u8; 64];
+                let ctx = host
+                    .ctx_addr(mem, Table::Srqc, srqn)
+                    .and_then(|a| mem.read(a, &mut b).map_err(|e| e.to_string()))
+                    .ok()
+                    .and_then(|()| SrqCtx::from_bytes(srqn, &b));
+                self.update_srq(srqn, ctx);
+            }
         }
+    }
+
+    /// Installs a new SRQC image (`None`: destroyed). A MODIFY_SRQC (same
+    /// buffers) keeps the consumer index and (re-)arms the limit.
+    pub fn update_srq(&mut self, srqn: u32, ctx: Option<SrqCtx>) {
+        match ctx {
+            None => {
+                self.srqs.remove(&srqn);
+            }
+            Some(c) => {
+                let s = self.srqs.entry(srqn).or_default();
+                if s.ctx.buf.root != c.buf.root || s.ctx.idx.root != c.idx.root {
+                    *s = Srq::default();
+                }
+                s.limit = c.limit;
+                s.ctx = c;
+            }
+        }
+    }
+
+    /// The model's SRQ consumer index (tests).
+    pub fn srq_ci(&self, srqn: u32) -> Option<u32> {
+        self.srqs.get(&srqn).map(|s| s.ci)
     }
 
     /// Installs a new QPC image: a QP back in RESET, or entering INIT from
@@ -578,6 +738,10 @@ impl Engine {
         let fresh = ctx.state == qps::RESET || (ctx.state == qps::INIT && q.ctx.state != qps::INIT);
         if fresh {
             *q = Qp::default();
+        }
+        if ctx.state == qps::ERR && q.ctx.state != qps::ERR && ctx.srq {
+            // No more receives will be taken from the SRQ for this QP.
+            self.aeqes.push((aev::SRQ_LAST_WQE_REACH, qpn));
         }
         q.ctx = ctx;
         q.stopped = false;
@@ -637,6 +801,11 @@ impl Engine {
             wqe::db::RQ => {
                 if let Some(q) = self.qps.get_mut(&d.tag) {
                     q.rq_db = d.index;
+                }
+            }
+            wqe::db::SRQ => {
+                if let Some(s) = self.srqs.get_mut(&d.tag) {
+                    s.pi_db = d.index;
                 }
             }
             wqe::db::CQ_PTR => {
@@ -871,6 +1040,17 @@ impl Engine {
 
     /// One CEQE per CQ that got CQEs (every CQ counts as armed).
     fn raise_events<M: Dma, H: Host>(&mut self, host: &mut H, mem: &M) {
+        for (ev, queue) in std::mem::take(&mut self.aeqes) {
+            if ev == aev::SRQ_LIMIT_REACH {
+                // The limit is disarmed: a QUERY_SRQC reads 0 from now on.
+                if let Ok(a) = host.ctx_addr(mem, Table::Srqc, queue) {
+                    if let Ok(w) = mem.read_u32(a + 4) {
+                        let _ = mem.write(a + 4, &(w & !0xffff).to_le_bytes());
+                    }
+                }
+            }
+            host.post_event(mem, ev, 0, queue);
+        }
         for cqn in std::mem::take(&mut self.touched) {
             if let Some(c) = self.cqs.get(&cqn) {
                 host.post_ceqe(mem, c.ctx.ceqn, cqn);
@@ -1004,23 +1184,72 @@ impl Engine {
         Ok(data)
     }
 
-    /// Scatters `data` into the receive WQE `idx` of QP `d`.
-    fn scatter_rq<M: Dma, H: Host>(
+    /// The receive WQE the next message for QP `d` goes to: the RQ's
+    /// head, or the SRQ's next index queue entry; `None` when nothing is
+    /// posted.
+    fn next_recv<M: Dma>(&self, mem: &M, d: &QpCtx) -> Option<Recv> {
+        if !d.srq {
+            let ci = self.qps.get(&d.qpn).map_or(0, |q| q.rq_ci);
+            return (self.rq_pi(mem, d) != ci & 0xffff).then_some(Recv::Rq { qpn: d.qpn, ci });
+        }
+        let s = self.srqs.get(&d.srqn)?;
+        if self.srq_pi(mem, s) == s.ci & 0xffff {
+            return None;
+        }
+        let mask = (1u32 << s.ctx.shift) - 1;
+        let mut e = [0u8; 4];
+        s.ctx
+            .idx
+            .read(mem, u64::from(s.ci & mask) * 4, &mut e)
+            .ok()?;
+        Some(Recv::Srq {
+            srqn: s.ctx.srqn,
+            ci: s.ci,
+            wqe: u32::from_le_bytes(e) & mask,
+        })
+    }
+
+    /// SRQ producer index (16 bits): the record doorbell, else the last
+    /// SRQ doorbell seen.
+    fn srq_pi<M: Dma>(&self, mem: &M, s: &Srq) -> u32 {
+        match s.ctx.db {
+            Some(a) => mem.read_u32(a).map(|v| v & 0xffff).unwrap_or(s.pi_db),
+            None => s.pi_db,
+        }
+    }
+
+    /// Scatters `data` into the receive WQE `r` of QP `d` (lkeys checked
+    /// against the SRQ's PD for an SRQ, else the QP's).
+    fn scatter<M: Dma, H: Host>(
         &self,
         host: &H,
         mem: &M,
         d: &QpCtx,
-        idx: u32,
+        r: Recv,
         data: &[u8],
     ) -> Result<(), Fail> {
-        let stride = 16usize << d.rqws;
-        let mut raw = vec![0u8; stride];
         let rem = |resp: u8, req: u8, why: String| Fail {
             req,
             resp: Some(resp),
             why,
         };
-        d.buf.read(mem, d.rq_wqe_off(idx), &mut raw).map_err(|e| {
+        let (buf, off, rqws, pd) = match r {
+            Recv::Rq { ci, .. } => (&d.buf, d.rq_wqe_off(ci), d.rqws, d.pd),
+            Recv::Srq { srqn, wqe, .. } => {
+                let s = self.srqs.get(&srqn).ok_or_else(|| {
+                    rem(
+                        status::LOC_QP_OP_ERR,
+                        status::REM_OP_ERR,
+                        format!("SRQ {srqn:#x} gone"),
+                    )
+                })?;
+                let c = &s.ctx;
+                (&c.buf, u64::from(wqe) << (4 + c.rqws), c.rqws, c.pd)
+            }
+        };
+        let stride = 16usize << rqws;
+        let mut raw = vec![0u8; stride];
+        buf.read(mem, off, &mut raw).map_err(|e| {
             rem(
                 status::LOC_QP_OP_ERR,
                 status::REM_OP_ERR,
@@ -1044,7 +1273,7 @@ impl Engine {
                 .key_pieces(
                     host,
                     mem,
-                    d.pd,
+                    pd,
                     Span {
                         key: s.lkey,
                         va: s.addr,
@@ -1127,7 +1356,7 @@ impl Engine {
         let Some(d) = self.qps.get(&s.dqpn).map(|q| q.ctx.clone()) else {
             return self.dest_not_ready(mem, s, idx, &w, now);
         };
-        if !(qps::RTR..=qps::SQD).contains(&d.state) || (d.srq && needs_recv) {
+        if !(qps::RTR..=qps::SQD).contains(&d.state) {
             return self.dest_not_ready(mem, s, idx, &w, now);
         }
         if w.opcode == op::RDMA_READ {
@@ -1150,16 +1379,18 @@ impl Engine {
                 }
             };
         }
-        let rq_ci = self.qps.get(&d.qpn).map_or(0, |q| q.rq_ci);
-        if needs_recv {
-            if self.rq_pi(mem, &d) == rq_ci & 0xffff {
-                // Receiver not ready: wait for a receive WQE.
+        let recv = if needs_recv {
+            // Receiver not ready: wait for a receive WQE.
+            let Some(r) = self.next_recv(mem, &d) else {
+                return Step::Wait;
+            };
+            if !self.cq_room(mem, self.recv_cqn(&d, r), 1) {
                 return Step::Wait;
             }
-            if !self.cq_room(mem, d.rx_cqn, 1) {
-                return Step::Wait;
-            }
-        }
+            Some(r)
+        } else {
+            None
+        };
         let result = self.gather(host, mem, s, &w, raw).and_then(|data| {
             if matches!(w.opcode, op::RDMA_WRITE | op::RDMA_WRITE_WITH_IMM) {
                 let rerr = |why: String| Fail {
@@ -1191,29 +1422,32 @@ impl Engine {
                     done += l;
                 }
                 Ok(data.len())
+            } else if let Some(r) = recv {
+                self.scatter(host, mem, &d, r, &data)?;
+                Ok(data.len())
             } else {
-                self.scatter_rq(host, mem, &d, rq_ci, &data)?;
                 Ok(data.len())
             }
         });
         match result {
             Ok(len) => {
-                if needs_recv {
+                if let Some(r) = recv {
                     let opcode = match w.opcode {
                         op::SEND => rop::SEND,
                         op::SEND_WITH_IMM => rop::SEND_WITH_IMM,
                         _ => rop::RDMA_WRITE_IMM,
                     };
                     let imm = if opcode == rop::SEND { 0 } else { w.imm };
-                    self.consume_recv(mem, &d, rq_ci);
+                    let cqn = self.recv_cqn(&d, r);
+                    self.consume(mem, r);
                     self.push_cqe(
                         mem,
-                        d.rx_cqn,
+                        cqn,
                         &Cqe {
                             opcode,
                             is_recv: true,
                             status: status::SUCCESS,
-                            wqe_idx: (rq_ci & 0xffff) as u16,
+                            wqe_idx: r.wqe_idx(),
                             imm,
                             lcl_qpn: d.qpn,
                             byte_cnt: len as u32,
@@ -1232,16 +1466,17 @@ impl Engine {
                     "QP {:#x} WQE {idx} opcode {:#x}: {} (status {:#x})",
                     s.qpn, w.opcode, f.why, f.req
                 ));
-                if let Some(rs) = f.resp {
-                    self.consume_recv(mem, &d, rq_ci);
+                if let (Some(rs), Some(r)) = (f.resp, recv) {
+                    let cqn = self.recv_cqn(&d, r);
+                    self.consume(mem, r);
                     self.push_cqe(
                         mem,
-                        d.rx_cqn,
+                        cqn,
                         &Cqe {
                             opcode: rop::SEND,
                             is_recv: true,
                             status: rs,
-                            wqe_idx: (rq_ci & 0xffff) as u16,
+                            wqe_idx: r.wqe_idx(),
                             lcl_qpn: d.qpn,
                             rmt_qpn: s.qpn,
                             ..Cqe::default()
@@ -1338,9 +1573,9 @@ impl Engine {
         }
         let sgid = host.gid(u32::from(w.sgid_index)).unwrap_or([0; 16]);
         let port_type = grh(&mut data[..40], &w, &sgid, len);
-        let dest = self.qps.get(&w.dqpn).map(|q| (q.ctx.clone(), q.rq_ci));
+        let dest = self.qps.get(&w.dqpn).map(|q| q.ctx.clone());
         let mut delivered = false;
-        if let Some((d, rq_ci)) = dest {
+        if let Some(d) = dest {
             // Bit 31 of the WQE's Q_Key: use the QP's own (libhns already
             // resolves it, the kernel may not).
             let qkey = if w.qkey & (1 << 31) != 0 {
@@ -1350,15 +1585,14 @@ impl Engine {
             };
             let ready = d.tst == tst::UD
                 && (qps::RTR..=qps::SQD).contains(&d.state)
-                && !d.srq
                 && (d.qkey == qkey || d.qpn == 1);
-            if ready && self.rq_pi(mem, &d) != rq_ci & 0xffff {
+            if let Some(r) = ready.then(|| self.next_recv(mem, &d)).flatten() {
                 if !self.cq_room(mem, d.rx_cqn, 1) {
                     return Step::Wait;
                 }
-                match self.scatter_rq(host, mem, &d, rq_ci, &data) {
+                match self.scatter(host, mem, &d, r, &data) {
                     Ok(()) => {
-                        self.consume_recv(mem, &d, rq_ci);
+                        self.consume(mem, r);
                         let opcode = if w.opcode == op::SEND {
                             rop::SEND
                         } else {
@@ -1370,7 +1604,7 @@ impl Engine {
                             &Cqe {
                                 opcode,
                                 is_recv: true,
-                                wqe_idx: (rq_ci & 0xffff) as u16,
+                                wqe_idx: r.wqe_idx(),
                                 imm: if opcode == rop::SEND { 0 } else { w.imm },
                                 lcl_qpn: d.qpn,
                                 byte_cnt: data.len() as u32,
@@ -1471,9 +1705,42 @@ impl Engine {
         Ok(w.msg_len)
     }
 
-    fn consume_recv<M: Dma>(&mut self, _mem: &M, d: &QpCtx, rq_ci: u32) {
-        if let Some(q) = self.qps.get_mut(&d.qpn) {
-            q.rq_ci = rq_ci.wrapping_add(1);
+    /// Takes receive WQE `r`; an SRQ that falls below its armed limit
+    /// raises SRQ_LIMIT_REACH and disarms.
+    fn consume<M: Dma>(&mut self, mem: &M, r: Recv) {
+        match r {
+            Recv::Rq { qpn, ci } => {
+                if let Some(q) = self.qps.get_mut(&qpn) {
+                    q.rq_ci = ci.wrapping_add(1);
+                }
+            }
+            Recv::Srq { srqn, ci, .. } => {
+                let Some(s) = self.srqs.get(&srqn) else {
+                    return;
+                };
+                let pi = self.srq_pi(mem, s);
+                let left = pi.wrapping_sub(ci.wrapping_add(1)) & 0xffff;
+                let fire = s.limit != 0 && left < s.limit;
+                if let Some(s) = self.srqs.get_mut(&srqn) {
+                    s.ci = ci.wrapping_add(1);
+                    if fire {
+                        s.limit = 0;
+                        self.aeqes.push((aev::SRQ_LIMIT_REACH, srqn));
+                    }
+                }
+            }
+        }
+    }
+
+    /// The CQ a receive completion of `d` goes to (an XRC SRQ's own CQ for
+    /// XRC targets).
+    fn recv_cqn(&self, d: &QpCtx, r: Recv) -> u32 {
+        match r {
+            Recv::Srq { srqn, .. } => match self.srqs.get(&srqn) {
+                Some(s) if s.ctx.xrc => s.ctx.xrc_cqn,
+                _ => d.rx_cqn,
+            },
+            Recv::Rq { .. } => d.rx_cqn,
         }
     }
 
@@ -1522,6 +1789,7 @@ mod tests {
     struct FakeHost {
         ctx: BTreeMap<(u32, u32), u64>,
         ceqes: Vec<(u32, u32)>,
+        aeqes: Vec<(u8, u8, u32)>,
         events: Vec<CtxEvent>,
     }
 
@@ -1537,6 +1805,9 @@ mod tests {
         }
         fn take_ctx_events(&mut self) -> Vec<CtxEvent> {
             std::mem::take(&mut self.events)
+        }
+        fn post_event<M: Dma>(&mut self, _mem: &M, event: u8, sub: u8, queue: u32) {
+            self.aeqes.push((event, sub, queue));
         }
         fn gid(&self, _idx: u32) -> Option<[u8; 16]> {
             Some([
@@ -2113,5 +2384,130 @@ mod tests {
         assert_eq!(get32(&w.mem, CQ1_BUF + 5 * 64), 0x0027_0541);
         assert_eq!(get32(&w.mem, CQ1_BUF + 6 * 64), 0x0006_0580);
         assert!(!w.poll(3));
+    }
+
+    const SRQC_5: u64 = 0x1500;
+    const SRQ_DB: u64 = 0x1820;
+    const SRQ_WQE_ROOT: u64 = 0xd000;
+    const SRQ_IDX_ROOT: u64 = 0xd800;
+    const SRQ_WQE: u64 = 0xe000;
+    const SRQ_IDX: u64 = 0xf000;
+
+    /// SRQC of SRQ 5 as hns_roce_v2_write_srqc builds it: 16 WQEs of one
+    /// SGE, PD 3, WQE buffer and index queue hop 1, record doorbell,
+    /// limit `limit`.
+    fn srqc_image(limit: u32) -> Vec<u8> {
+        let mut c: Ctx<Srqc, 16> = Ctx::zeroed();
+        c.write(srqc::SRQ_ST, 1);
+        c.write(srqc::SRQN, 5);
+        c.write(srqc::SHIFT, 4);
+        c.write(srqc::RQWS, 0);
+        c.write(srqc::PD, 3);
+        c.write(srqc::WQE_HOP_NUM, 1);
+        c.write(srqc::WQE_BT_BA_L, (SRQ_WQE_ROOT >> 3) as u32);
+        c.write(srqc::IDX_HOP_NUM, 1);
+        c.write(srqc::IDX_BT_BA_L, (SRQ_IDX_ROOT >> 3) as u32);
+        c.enable(srqc::DB_RECORD_EN);
+        c.write(srqc::DB_RECORD_ADDR_L, (SRQ_DB as u32) >> 1);
+        c.write(srqc::LIMIT_WL, limit);
+        bytes(c.as_le_words())
+    }
+
+    /// QP B (9) on SRQ 5, SRQ 5 with limit 2, both announced.
+    fn srq_world() -> World {
+        let mut w = world();
+        w.mem.write(SRQC_5, &srqc_image(2)).unwrap();
+        put64(&w.mem, SRQ_WQE_ROOT, SRQ_WQE);
+        put64(&w.mem, SRQ_IDX_ROOT, SRQ_IDX);
+        let b = qpc_with(8, ROOT_B, RQ_DB_B, 2, 2, |c| {
+            c.enable(qpc::SRQ_EN);
+            c.write(qpc::SRQN, 5);
+        });
+        w.mem.write(QPC_B, &b).unwrap();
+        w.host.ctx.insert((Table::Srqc as u32, 5), SRQC_5);
+        w.host.events.push(CtxEvent::Srq(5));
+        w
+    }
+
+    impl World {
+        /// Posts SRQ WQE `wqe` (one SGE: 64 bytes at `va`, lkey 0x100) as
+        /// the `h`-th index queue entry, record doorbell `h + 1`.
+        fn srq_recv(&self, h: u32, wqe: u32, va: u64) {
+            let at = SRQ_WQE + 16 * u64::from(wqe);
+            put32(&self.mem, at, 64);
+            put32(&self.mem, at + 4, 0x100);
+            put64(&self.mem, at + 8, va);
+            put32(&self.mem, SRQ_IDX + 4 * u64::from(h), wqe);
+            put32(&self.mem, SRQ_DB, h + 1);
+        }
+    }
+
+    #[test]
+    fn srqc_decode() {
+        let c = SrqCtx::from_bytes(5, &srqc_image(2)).unwrap();
+        assert_eq!((c.srqn, c.shift, c.rqws, c.pd, c.limit), (5, 4, 0, 3, 2));
+        assert_eq!(
+            (c.buf.root, c.idx.root, c.db),
+            (SRQ_WQE_ROOT, SRQ_IDX_ROOT, Some(SRQ_DB))
+        );
+        // 16 x 16 B WQEs and 16 x 4 B index entries, each one 4 KiB page.
+        assert_eq!(c.buf.regions, vec![Region { size: 4096, hop: 1 }]);
+        assert_eq!(c.idx.regions, vec![Region { size: 4096, hop: 1 }]);
+        assert!(!c.xrc);
+        assert_eq!(SrqCtx::from_bytes(5, &[0u8; 64]), None);
+    }
+
+    #[test]
+    fn send_to_an_srq_qp_takes_wqes_in_index_queue_order() {
+        let mut w = srq_world();
+        // Index queue: WQE 7 (MR_VA), then WQE 3 (MR_VA + 0x100).
+        w.srq_recv(0, 7, MR_VA);
+        w.srq_recv(1, 3, MR_VA + 0x100);
+        w.post_a(0, 0x1000, &[(1, 4), (8, 0x4443_4241)], true);
+        assert!(w.poll(0));
+        let mut got = [0u8; 4];
+        w.mem.read(MR_P0, &mut got).unwrap();
+        assert_eq!(&got, b"ABCD");
+        // Receive CQE on B's CQ 2: SEND | S_R | owner, WQE_IDX = SRQ WQE 7.
+        assert_eq!(get32(&w.mem, CQ2_BUF), 0x0007_00c1);
+        assert_eq!(get32(&w.mem, CQ2_BUF + 12), 9);
+        // One WQE left < limit 2: SRQ_LIMIT_REACH (0x08) for SRQ 5, and
+        // the limit in the SRQC is disarmed (LIMIT_WL, dw1 15:0).
+        assert_eq!(w.host.aeqes, vec![(0x08, 0, 5)]);
+        assert_eq!(get32(&w.mem, SRQC_5 + 4) & 0xffff, 0);
+        w.post_a(1, 0x1000, &[(1, 4), (8, 0x4847_4645)], true);
+        assert!(w.poll(1));
+        w.mem.read(MR_P0 + 0x100, &mut got).unwrap();
+        assert_eq!(&got, b"EFGH");
+        assert_eq!(get32(&w.mem, CQ2_BUF + 64), 0x0003_00c1);
+        assert_eq!(w.eng.srq_ci(5), Some(2));
+        // Disarmed: no second event.
+        assert_eq!(w.host.aeqes.len(), 1);
+        // SRQ empty: the next SEND waits (receiver not ready).
+        w.post_a(2, 0x1000, &[(1, 4), (8, 0x4c4b_4a49)], true);
+        assert!(!w.poll(2));
+        assert_eq!(w.eng.sq_ci(8), Some(2));
+        // A new receive (WQE 0) lets it through.
+        w.srq_recv(2, 0, MR_VA + 0x200);
+        assert!(w.poll(3));
+        assert_eq!(get32(&w.mem, CQ2_BUF + 128), 0x0000_00c1);
+        // B to ERR with RQ head 5: no RQ flush (it has no RQ), but the
+        // last-WQE-reached event (0x09) for QP 9.
+        let b = qpc_with(8, ROOT_B, RQ_DB_B, 2, 2, |c| {
+            c.enable(qpc::SRQ_EN);
+            c.write(qpc::SRQN, 5);
+            c.write(qpc::QP_ST, qps::ERR);
+            c.write(qpc::RQ_PRODUCER_IDX, 5);
+        });
+        w.mem.write(QPC_B, &b).unwrap();
+        w.host.events.push(CtxEvent::Qp(9));
+        w.poll(4);
+        assert_eq!(w.host.aeqes, vec![(0x08, 0, 5), (0x09, 0, 9)]);
+        assert_eq!(get32(&w.mem, CQ2_BUF + 192), 0);
+        // A MODIFY_SRQC re-arms the limit, keeps the consumer index.
+        w.mem.write(SRQC_5, &srqc_image(4)).unwrap();
+        w.host.events.push(CtxEvent::Srq(5));
+        w.poll(5);
+        assert_eq!(w.eng.srq_ci(5), Some(3));
     }
 }

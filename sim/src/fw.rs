@@ -603,6 +603,9 @@ impl Firmware {
                         mb::CREATE_CQC | mb::MODIFY_CQC | mb::DESTROY_CQC => {
                             self.ctx_events.push(CtxEvent::Cq(tag))
                         }
+                        mb::CREATE_SRQ | mb::MODIFY_SRQC | mb::DESTROY_SRQ => {
+                            self.ctx_events.push(CtxEvent::Srq(tag))
+                        }
                         _ => {}
                     }
                     MB_OK
@@ -816,6 +819,15 @@ impl Host for Firmware {
 
     fn take_ctx_events(&mut self) -> Vec<CtxEvent> {
         std::mem::take(&mut self.ctx_events)
+    }
+
+    fn post_event<M: Dma>(&mut self, mem: &M, event: u8, sub: u8, queue: u32) {
+        // AEQE: EVENT_TYPE [7:0], SUB_TYPE [15:8], EVENT_QUEUE_NUM [55:32].
+        let mut e = [0u8; 16];
+        e[0] = event;
+        e[1] = sub;
+        e[4..8].copy_from_slice(&(queue & 0xff_ffff).to_le_bytes());
+        self.post_aeqe(mem, &e);
     }
 
     fn gid(&self, idx: u32) -> Option<[u8; 16]> {
