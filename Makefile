@@ -7,6 +7,7 @@
 #
 #   make check          host tests, module (+clippy, rustfmt), one QEMU boot
 #   make demo           build everything, boot, load hns_roce_rs, show it
+#   make bench          perftest over hns-sim (C driver), CPU time of sim and QEMU
 #   make guest DRIVER=none|c|rs SIM=0 CMD='...'   run CMD in the guest
 #   make modules [KDIR=/path/to/prepared/kernel]  just build hns_roce_rs.ko
 
@@ -112,8 +113,11 @@ check:
 demo:
 	@bash scripts/demo.sh
 
-bench:
-	@echo "make bench: no benchmarks yet (they arrive with the data path)"; exit 1
+# perftest over hns-sim with the C driver: message rates, latency, and the
+# CPU time of hns-sim and QEMU (build/bench/results.txt). ITERS per bw run.
+ITERS ?= 20000
+bench: sim
+	@bash scripts/bench.sh $(ITERS)
 
 clean:
 	rm -rf $(BUILD)

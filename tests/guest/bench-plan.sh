@@ -1,0 +1,80 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#
+# Benchmark plan (make bench, SIM=1): perftest on hns_0 looped back to
+# itself, server and client in the guest. Prints one line per run:
+#
+#   BENCH <tool> size=<bytes> iters=<n> <perftest's result columns>
+#
+# for the host (scripts/bench.sh) to tabulate. Nothing here passes or fails
+# on a number: speed targets are read off the table, not asserted.
+#
+#   sh /opt/hns/bench-plan.sh [ITERS]
+. /opt/hns/lib.sh
+ITERS=${1:-20000}
+HNS_SERVER_DELAY=1
+HNS_TIMEOUT=600
+
+w=0
+until ibv_devinfo -d hns_0 2>/dev/null | grep -q "state:.*PORT_ACTIVE"; do
+    w=$((w + 1))
+    [ $w -lt 100 ] || { echo "no active hns_0"; exit 1; }
+    sleep 0.1
+done
+# The first non-zero RoCE v2 GID (the link-local one comes a little later).
+P=/sys/class/infiniband/hns_0/ports/1
+GIDX=""
+w=0
+while [ -z "$GIDX" ] && [ $w -lt 100 ]; do
+    for t in "$P"/gid_attrs/types/*; do
+        i=${t##*/}
+        [ "$(cat "$t" 2>/dev/null)" = "RoCE v2" ] || continue
+        case $(cat "$P/gids/$i" 2>/dev/null) in
+        "" | 0000:0000:0000:0000:0000:0000:0000:0000) continue ;;
+        esac
+        GIDX=$i
+        break
+    done
+    [ -n "$GIDX" ] || sleep 0.1
+    w=$((w + 1))
+done
+[ -n "$GIDX" ] || { echo "no RoCE v2 GID"; exit 1; }
+
+# See tests/guest/data-plan.sh for --no_ddp and -F. perftest's own numbers
+# are meaningless under TCG (its cycle counter does not calibrate), so each
+# tool runs twice, with 10 and with N iterations, timed by /proc/uptime
+# around the client; the rate is (N - 10) / (t_N - t_10), which leaves the
+# connection setup out.
+now() {
+    cut -d' ' -f1 /proc/uptime
+}
+timed() {
+    tool=$1 size=$2 iters=$3 port=$4
+    t0=$(now)
+    pair "bench/$tool-$size-$iters" \
+        "$tool -d hns_0 -x $GIDX -p $port -s $size -n $iters -F --no_ddp" \
+        "$tool -d hns_0 -x $GIDX -p $port -s $size -n $iters -F --no_ddp 127.0.0.1" >/dev/null
+    t1=$(now)
+    echo "$t0 $t1"
+}
+run() {
+    tool=$1 size=$2 iters=$3 port=$4
+    short=$(timed "$tool" "$size" 10 "$port")
+    long=$(timed "$tool" "$size" "$iters" $((port + 1)))
+    echo "$short $long" | awk -v t="$tool" -v s="$size" -v n="$iters" '{
+        d = ($4 - $3) - ($2 - $1)
+        if (d > 0)
+            printf "BENCH %s size=%s iters=%s %.0f msg/s (%.1f us/msg; %.2f s for 10, %.2f s for %s)\n",
+                t, s, n, (n - 10) / d, 1e6 * d / (n - 10), $2 - $1, $4 - $3, n
+        else
+            printf "BENCH %s size=%s iters=%s no result (%.2f s vs %.2f s)\n", t, s, n, $2 - $1, $4 - $3
+    }'
+}
+run ib_send_bw 64 "$ITERS" 18600
+run ib_send_bw 4096 "$ITERS" 18602
+run ib_write_bw 64 "$ITERS" 18604
+run ib_send_lat 64 $((ITERS / 100)) 18606
+rmmod hns_roce_hw_v2 2>/dev/null
+rmmod hns_roce_rs 2>/dev/null
+rmmod hns_sim
+plan_exit
