@@ -93,6 +93,8 @@ pub mod aev {
     pub const SRQ_LAST_WQE_REACH: u8 = 0x09;
     /// An SRQ fell below its limit.
     pub const SRQ_LIMIT_REACH: u8 = 0x08;
+    /// A message for an XRC target named an SRQ outside its XRC domain.
+    pub const XRCD_VIOLATION: u8 = 0x16;
 }
 
 /// The device's registers as the engine reads them.
@@ -129,6 +131,8 @@ pub mod tst {
     pub const RC: u32 = 0;
     /// Unreliable datagram (and GSI).
     pub const UD: u32 = 3;
+    /// XRC (initiator or target, `XRC_QP_TYPE`).
+    pub const XRC: u32 = 5;
 }
 
 /// What the engine uses of a QPC.
@@ -162,6 +166,9 @@ pub struct QpCtx {
     pub srq: bool,
     /// `SRQN` (with `srq`).
     pub srqn: u32,
+    /// An XRC target (`XRC_QP_TYPE`): receives go to the XRC SRQ the
+    /// initiator names, within XRC domain `qkey`.
+    pub xrc_tgt: bool,
     /// Destination QPN (RC).
     pub dqpn: u32,
     /// CQ of the receive queue.
@@ -174,7 +181,7 @@ pub struct QpCtx {
     pub rre: bool,
     /// Remote write enabled.
     pub rwe: bool,
-    /// Q_Key (UD).
+    /// Q_Key (UD), XRC domain (XRC target).
     pub qkey: u32,
     /// `SQ_PRODUCER_IDX`: the driver's SQ head, written at the move to
     /// ERR (`v2_set_flushed_fields`); WQEs up to it are flushed.
@@ -251,6 +258,7 @@ impl QpCtx {
             rq_db: c.read_bool(qpc::RQ_RECORD_EN).then_some(rq_db),
             srq,
             srqn: c.read(qpc::SRQN),
+            xrc_tgt: c.read(qpc::TST) == tst::XRC && c.read_bool(qpc::XRC_QP_TYPE),
             dqpn: c.read(qpc::DQPN),
             rx_cqn: c.read(qpc::RX_CQN),
             tx_cqn: c.read(qpc::TX_CQN),
@@ -642,7 +650,10 @@ impl Engine {
             .qps
             .iter()
             .filter(|(_, q)| {
-                q.ctx.state == qps::RTS && !q.stopped && (scan || q.kick || q.blocked.is_some())
+                q.ctx.state == qps::RTS
+                    && !q.stopped
+                    && !q.ctx.xrc_tgt
+                    && (scan || q.kick || q.blocked.is_some())
             })
             .map(|(n, _)| *n)
             .collect();
@@ -891,7 +902,7 @@ impl Engine {
                 }
             }
             let step = match ctx.tst {
-                tst::RC => self.exec_rc(host, mem, &ctx, idx, &raw, now),
+                tst::RC | tst::XRC => self.exec_rc(host, mem, &ctx, idx, &raw, now),
                 tst::UD => self.exec_ud(host, mem, &ctx, idx, &raw),
                 t => {
                     self.log(&format!("QP {qpn:#x}: transport type {t} not modelled yet"));
@@ -1187,12 +1198,12 @@ impl Engine {
     /// The receive WQE the next message for QP `d` goes to: the RQ's
     /// head, or the SRQ's next index queue entry; `None` when nothing is
     /// posted.
-    fn next_recv<M: Dma>(&self, mem: &M, d: &QpCtx) -> Option<Recv> {
-        if !d.srq {
+    fn next_recv<M: Dma>(&self, mem: &M, d: &QpCtx, srq: Option<u32>) -> Option<Recv> {
+        let Some(srqn) = srq else {
             let ci = self.qps.get(&d.qpn).map_or(0, |q| q.rq_ci);
             return (self.rq_pi(mem, d) != ci & 0xffff).then_some(Recv::Rq { qpn: d.qpn, ci });
-        }
-        let s = self.srqs.get(&d.srqn)?;
+        };
+        let s = self.srqs.get(&srqn)?;
         if self.srq_pi(mem, s) == s.ci & 0xffff {
             return None;
         }
@@ -1380,8 +1391,28 @@ impl Engine {
             };
         }
         let recv = if needs_recv {
+            let srq = if d.xrc_tgt {
+                // The initiator names the SRQ; it must be an XRC SRQ of
+                // the target's XRC domain.
+                let ok = self
+                    .srqs
+                    .get(&w.xrc_srqn)
+                    .is_some_and(|x| x.ctx.xrc && x.ctx.xrcd == d.qkey);
+                if !ok {
+                    self.log(&format!(
+                        "QP {:#x} WQE {idx}: XRC SRQ {:#x} not in XRC domain {:#x} of QP {:#x}",
+                        s.qpn, w.xrc_srqn, d.qkey, d.qpn
+                    ));
+                    self.aeqes.push((aev::XRCD_VIOLATION, d.qpn));
+                    self.push_cqe(mem, s.tx_cqn, &send_cqe(status::REM_INV_REQ_ERR));
+                    return Step::Failed;
+                }
+                Some(w.xrc_srqn)
+            } else {
+                d.srq.then_some(d.srqn)
+            };
             // Receiver not ready: wait for a receive WQE.
-            let Some(r) = self.next_recv(mem, &d) else {
+            let Some(r) = self.next_recv(mem, &d, srq) else {
                 return Step::Wait;
             };
             if !self.cq_room(mem, self.recv_cqn(&d, r), 1) {
@@ -1448,6 +1479,7 @@ impl Engine {
                             is_recv: true,
                             status: status::SUCCESS,
                             wqe_idx: r.wqe_idx(),
+                            xrc_srqn: self.xrc_srqn(r),
                             imm,
                             lcl_qpn: d.qpn,
                             byte_cnt: len as u32,
@@ -1477,6 +1509,7 @@ impl Engine {
                             is_recv: true,
                             status: rs,
                             wqe_idx: r.wqe_idx(),
+                            xrc_srqn: self.xrc_srqn(r),
                             lcl_qpn: d.qpn,
                             rmt_qpn: s.qpn,
                             ..Cqe::default()
@@ -1586,7 +1619,8 @@ impl Engine {
             let ready = d.tst == tst::UD
                 && (qps::RTR..=qps::SQD).contains(&d.state)
                 && (d.qkey == qkey || d.qpn == 1);
-            if let Some(r) = ready.then(|| self.next_recv(mem, &d)).flatten() {
+            let srq = d.srq.then_some(d.srqn);
+            if let Some(r) = ready.then(|| self.next_recv(mem, &d, srq)).flatten() {
                 if !self.cq_room(mem, d.rx_cqn, 1) {
                     return Step::Wait;
                 }
@@ -1729,6 +1763,14 @@ impl Engine {
                     }
                 }
             }
+        }
+    }
+
+    /// `XRC_SRQN` of a receive CQE: the SRQ, when it is an XRC SRQ.
+    fn xrc_srqn(&self, r: Recv) -> u32 {
+        match r {
+            Recv::Srq { srqn, .. } if self.srqs.get(&srqn).is_some_and(|s| s.ctx.xrc) => srqn,
+            _ => 0,
         }
     }
 
@@ -2509,5 +2551,62 @@ mod tests {
         w.host.events.push(CtxEvent::Srq(5));
         w.poll(5);
         assert_eq!(w.eng.srq_ci(5), Some(3));
+    }
+
+    #[test]
+    fn xrc_initiator_sends_into_the_named_srq_of_the_target_domain() {
+        let mut w = world();
+        // SRQ 5: an XRC SRQ of XRC domain 7 completing on CQ 2.
+        let mut img = srqc_image(0);
+        {
+            let mut words = [0u32; 16];
+            for (i, x) in words.iter_mut().enumerate() {
+                *x = u32::from_ne_bytes(img[4 * i..4 * i + 4].try_into().unwrap());
+            }
+            let mut c: Ctx<Srqc, 16> = Ctx::from_le_words(words);
+            c.enable(srqc::SRQ_TYPE);
+            c.write(srqc::XRCD, 7);
+            c.write(srqc::XRC_CQN, 2);
+            img = bytes(c.as_le_words());
+        }
+        w.mem.write(SRQC_5, &img).unwrap();
+        put64(&w.mem, SRQ_WQE_ROOT, SRQ_WQE);
+        put64(&w.mem, SRQ_IDX_ROOT, SRQ_IDX);
+        w.host.ctx.insert((Table::Srqc as u32, 5), SRQC_5);
+        // A (8): XRC initiator. B (9): XRC target of domain 7 whose own
+        // RX_CQN (1) must not be used.
+        let a = qpc_with(9, ROOT_A, RQ_DB_A, 1, 1, |c| c.write(qpc::TST, tst::XRC));
+        let b = qpc_with(8, ROOT_B, RQ_DB_B, 1, 1, |c| {
+            c.write(qpc::TST, tst::XRC);
+            c.enable(qpc::XRC_QP_TYPE);
+            c.write(qpc::QKEY_XRCD, 7);
+            c.write(qpc::QP_ST, qps::RTR);
+        });
+        w.mem.write(QPC_A, &a).unwrap();
+        w.mem.write(QPC_B, &b).unwrap();
+        w.host.events.push(CtxEvent::Srq(5));
+        w.srq_recv(0, 2, MR_VA + 0x40);
+        // SEND 4 inline bytes naming XRC SRQ 5 (dw3 23:0).
+        w.post_a(0, 0x1000, &[(1, 4), (3, 5), (8, 0x6463_6261)], true);
+        assert!(w.poll(0));
+        let mut got = [0u8; 4];
+        w.mem.read(MR_P0 + 0x40, &mut got).unwrap();
+        assert_eq!(&got, b"abcd");
+        // Receive CQE on the SRQ's CQ 2: SEND | S_R | owner, SRQ WQE 2,
+        // XRC_SRQN 5, LCL_QPN 9 (the target).
+        assert_eq!(get32(&w.mem, CQ2_BUF), 0x0002_00c1);
+        assert_eq!(get32(&w.mem, CQ2_BUF + 8), 5);
+        assert_eq!(get32(&w.mem, CQ2_BUF + 12), 9);
+        // CQ 1 has only A's send completion.
+        assert_eq!(get32(&w.mem, CQ1_BUF), 0x0000_0080);
+        assert_eq!(get32(&w.mem, CQ1_BUF + 12), 8);
+        // Naming SRQ 6 (none): REM_INV_REQ_ERR for A, XRCD_VIOLATION
+        // (0x16) for the target QP.
+        w.srq_recv(1, 3, MR_VA + 0x80);
+        w.post_a(1, 0x1000, &[(1, 4), (3, 6), (8, 0x6463_6261)], true);
+        assert!(w.poll(1));
+        assert_eq!(get32(&w.mem, CQ1_BUF + 64), 0x0001_1280);
+        assert_eq!(w.host.aeqes, vec![(0x16, 0, 9)]);
+        assert_eq!(get32(&w.mem, CQ2_BUF + 64), 0);
     }
 }

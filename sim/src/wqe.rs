@@ -143,6 +143,8 @@ pub struct RcWqe {
     /// `SGE_NUM` (dw3 31:24): valid data segments, or 16-byte units of
     /// extended inline data.
     pub sge_num: u32,
+    /// `XRC_SRQN` (dw3 23:0): the SRQ at the XRC target (XRC_INI QPs).
+    pub xrc_srqn: u32,
     /// `MSG_START_SGE_IDX` (dw4 23:0).
     pub start_sge: u32,
     /// `INL_TYPE` (dw4 bit 31): inline data in the extended SGE area.
@@ -167,6 +169,7 @@ impl RcWqe {
             msg_len: le32(b, 4),
             imm: le32(b, 8),
             sge_num: le32(b, 12) >> 24,
+            xrc_srqn: le32(b, 12) & 0xff_ffff,
             start_sge: dw4 & 0xff_ffff,
             inline_ext: dw4 & (1 << 31) != 0,
             rkey: le32(b, 20),
@@ -288,6 +291,8 @@ pub struct Cqe {
     pub sl: u8,
     /// `GRH` (UD: a GRH is in the receive buffer).
     pub grh: bool,
+    /// `XRC_SRQN` (dw2 23:0): the XRC SRQ that took the message.
+    pub xrc_srqn: u32,
 }
 
 impl Cqe {
@@ -308,7 +313,8 @@ impl Cqe {
             | u32::from(self.sl & 7) << 24
             | 1 << 27
             | u32::from(self.grh) << 30;
-        for (i, w) in [dw0, self.imm, 0, dw3, self.byte_cnt, smac_l, dw6, dw7]
+        let dw2 = self.xrc_srqn & 0xff_ffff;
+        for (i, w) in [dw0, self.imm, dw2, dw3, self.byte_cnt, smac_l, dw6, dw7]
             .iter()
             .enumerate()
         {

@@ -4,7 +4,7 @@
 # hns-sim data engine plan on the C reference driver (SIM=1, DRIVER=c):
 # rdma-core's ibv_rc_pingpong on one device, loopback to itself (server and
 # client both on hns_0, their TCP exchange over 127.0.0.1), polling and with
-# completion events (-e), ibv_ud_pingpong, ibv_srq_pingpong and perftest (send/write/read bw,
+# completion events (-e), ibv_ud_pingpong, ibv_srq_pingpong, ibv_xsrq_pingpong and perftest (send/write/read bw,
 # write/send lat). TEST lines are in the group "data/...".
 #
 #   sh /opt/hns/data-plan.sh
@@ -70,6 +70,12 @@ pingpong ibv_rc_pingpong rc-pingpong-small 18517 -s 64
 pingpong ibv_ud_pingpong ud-pingpong 18518 -s 512
 # SRQ: 16 RC QPs on one SRQ (index queue, record doorbell).
 pingpong ibv_srq_pingpong srq-pingpong 18519
+# XRC: XRC_INI send QPs into XRC SRQs behind XRC_TGT QPs (prints
+# "success" on each side).
+pair data/xsrq-pingpong \
+    "ibv_xsrq_pingpong -d hns_0 -g $GIDX -p 18526 -n 10" \
+    "ibv_xsrq_pingpong -d hns_0 -g $GIDX -p 18526 -n 10 127.0.0.1"
+echo "    server: $(grep -c '^success' /tmp/server.out) success, client: $(printf '%s\n' "$cout" | grep -c '^success') success"
 
 # perftest (25.01), server and client on hns_0. Options every run needs:
 # --no_ddp: this perftest calls mlx5dv_query_device() while creating every
