@@ -139,8 +139,8 @@ const U8: u32 = u8::MAX as u32;
 const U16: u32 = u16::MAX as u32;
 const U32: u32 = u32::MAX;
 
-/// DCQCN parameters.
-pub static DCQCN: [ParamAttr; 10] = layout([
+/// The DCQCN parameter rows; DIP's block has the same layout.
+const DCQCN_ROWS: [ParamAttr; 10] = layout([
     (c"ai", 2, 0, U16),
     (c"f", 1, 0, U8),
     (c"tkp", 1, 0, 10),
@@ -152,6 +152,9 @@ pub static DCQCN: [ParamAttr; 10] = layout([
     (c"cnp_time", 1, 0, U8),
     (c"ashift", 1, 0, 15),
 ]);
+
+/// DCQCN parameters.
+pub static DCQCN: [ParamAttr; 10] = DCQCN_ROWS;
 
 /// LDCP parameters.
 pub static LDCP: [ParamAttr; 5] = layout([
@@ -174,18 +177,7 @@ pub static HC3: [ParamAttr; 7] = layout([
 ]);
 
 /// DIP parameters (the same layout as DCQCN).
-pub static DIP: [ParamAttr; 10] = layout([
-    (c"ai", 2, 0, U16),
-    (c"f", 1, 0, U8),
-    (c"tkp", 1, 0, 10),
-    (c"tmp", 2, 0, 15),
-    (c"alp", 2, 0, U16),
-    (c"max_speed", 4, 0, U32),
-    (c"g", 1, 0, 15),
-    (c"al", 1, 0, U8),
-    (c"cnp_time", 1, 0, U8),
-    (c"ashift", 1, 0, 15),
-]);
+pub static DIP: [ParamAttr; 10] = DCQCN_ROWS;
 
 /// The parameter block of one algorithm, as the bytes in memory.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
