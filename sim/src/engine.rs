@@ -181,6 +181,8 @@ pub struct QpCtx {
     pub rre: bool,
     /// Remote write enabled.
     pub rwe: bool,
+    /// Remote atomics enabled (`ATE`).
+    pub ate: bool,
     /// Q_Key (UD), XRC domain (XRC target).
     pub qkey: u32,
     /// `SQ_PRODUCER_IDX`: the driver's SQ head, written at the move to
@@ -265,6 +267,7 @@ impl QpCtx {
             sig_all: !c.read_bool(qpc::SIG_TYPE),
             rre: c.read_bool(qpc::RRE),
             rwe: c.read_bool(qpc::RWE),
+            ate: c.read_bool(qpc::ATE),
             qkey: c.read(qpc::QKEY_XRCD),
             sq_flush_pi: c.read(qpc::SQ_PRODUCER_IDX),
             rq_flush_pi: c.read(qpc::RQ_PRODUCER_IDX),
@@ -1355,7 +1358,13 @@ impl Engine {
         }
         if !matches!(
             w.opcode,
-            op::SEND | op::SEND_WITH_IMM | op::RDMA_WRITE | op::RDMA_WRITE_WITH_IMM | op::RDMA_READ
+            op::SEND
+                | op::SEND_WITH_IMM
+                | op::RDMA_WRITE
+                | op::RDMA_WRITE_WITH_IMM
+                | op::RDMA_READ
+                | op::ATOM_CMP_AND_SWAP
+                | op::ATOM_FETCH_AND_ADD
         ) {
             self.log(&format!(
                 "QP {:#x}: opcode {:#x} not modelled yet",
@@ -1369,6 +1378,26 @@ impl Engine {
         };
         if !(qps::RTR..=qps::SQD).contains(&d.state) {
             return self.dest_not_ready(mem, s, idx, &w, now);
+        }
+        if matches!(w.opcode, op::ATOM_CMP_AND_SWAP | op::ATOM_FETCH_AND_ADD) {
+            return match self.atomic(host, mem, s, &d, &w, raw) {
+                Ok(()) => {
+                    if s.sig_all || w.signaled {
+                        let mut c = send_cqe(status::SUCCESS);
+                        c.byte_cnt = 8;
+                        self.push_cqe(mem, s.tx_cqn, &c);
+                    }
+                    Step::Done
+                }
+                Err(f) => {
+                    self.log(&format!(
+                        "QP {:#x} WQE {idx} atomic {:#x}: {} (status {:#x})",
+                        s.qpn, w.opcode, f.why, f.req
+                    ));
+                    self.push_cqe(mem, s.tx_cqn, &send_cqe(f.req));
+                    Step::Failed
+                }
+            };
         }
         if w.opcode == op::RDMA_READ {
             return match self.rdma_read(host, mem, s, &d, &w, raw) {
@@ -1665,6 +1694,96 @@ impl Engine {
             self.push_cqe(mem, s.tx_cqn, &send_cqe(status::SUCCESS));
         }
         Step::Done
+    }
+
+    /// ATOMIC_CMP_AND_SWAP / ATOMIC_FETCH_AND_ADD on the 8 bytes at the
+    /// remote `va`/`rkey` of `d` (little-endian, as the responder's CPU
+    /// sees them): the original value goes to the WQE's data segment (at
+    /// +32); the operands are at +48 (`swap` or `add`, then `compare`).
+    fn atomic<M: Dma, H: Host>(
+        &self,
+        host: &H,
+        mem: &M,
+        s: &QpCtx,
+        d: &QpCtx,
+        w: &RcWqe,
+        raw: &[u8],
+    ) -> Result<(), Fail> {
+        let fail = |req: u8, why: String| Fail {
+            req,
+            resp: None,
+            why,
+        };
+        if !d.ate {
+            return Err(fail(
+                status::REM_ACCESS_ERR,
+                "remote atomics not enabled on the QP".into(),
+            ));
+        }
+        if w.va % 8 != 0 {
+            return Err(fail(
+                status::REM_INV_REQ_ERR,
+                format!("atomic address {:#x} not 8-byte aligned", w.va),
+            ));
+        }
+        let span = Span {
+            key: w.rkey,
+            va: w.va,
+            len: 8,
+        };
+        let remote = self
+            .key_pieces(host, mem, d.pd, span, Access::RemoteAtomic)
+            .map_err(|e| fail(status::REM_ACCESS_ERR, format!("rkey {:#x}: {e}", w.rkey)))?;
+        let &[(ra, 8)] = remote.as_slice() else {
+            return Err(fail(
+                status::REM_ACCESS_ERR,
+                "atomic target not in one page".into(),
+            ));
+        };
+        let opnd = |o: usize| {
+            let mut b = [0u8; 8];
+            if let Some(x) = raw.get(o..o + 8) {
+                b.copy_from_slice(x);
+            }
+            u64::from_le_bytes(b)
+        };
+        let (swap_add, compare) = (opnd(wqe::ATOMIC_SEG), opnd(wqe::ATOMIC_SEG + 8));
+        // The local buffer first: nothing changes remotely if it is bad.
+        let g = DataSeg::from_bytes(raw.get(wqe::SQ_WQE_HDR..).unwrap_or(&[]));
+        let span = Span {
+            key: g.lkey,
+            va: g.addr,
+            len: 8,
+        };
+        let local = self
+            .key_pieces(host, mem, s.pd, span, Access::LocalWrite)
+            .map_err(|e| fail(status::LOC_PROT_ERR, format!("lkey {:#x}: {e}", g.lkey)))?;
+        if g.len < 8 {
+            return Err(fail(
+                status::LOC_LEN_ERR,
+                format!("atomic result SGE of {} bytes", g.len),
+            ));
+        }
+        let mut b = [0u8; 8];
+        mem.read(ra, &mut b)
+            .map_err(|e| fail(status::REM_ACCESS_ERR, e.to_string()))?;
+        let old = u64::from_le_bytes(b);
+        let new = match w.opcode {
+            op::ATOM_CMP_AND_SWAP => (old == compare).then_some(swap_add),
+            _ => Some(old.wrapping_add(swap_add)),
+        };
+        if let Some(v) = new {
+            mem.write(ra, &v.to_le_bytes())
+                .map_err(|e| fail(status::REM_ACCESS_ERR, e.to_string()))?;
+        }
+        let mut done = 0usize;
+        for (a, l) in local {
+            let l = l as usize;
+            mem.write(a, &b[done..done + l])
+                .map_err(|e| fail(status::LOC_PROT_ERR, e.to_string()))?;
+            done += l;
+        }
+        Ok(())
     }
 
     /// RDMA READ: `msg_len` bytes at the remote `va`/`rkey` of `d` into
@@ -2608,5 +2727,92 @@ mod tests {
         assert_eq!(get32(&w.mem, CQ1_BUF + 64), 0x0001_1280);
         assert_eq!(w.host.aeqes, vec![(0x16, 0, 9)]);
         assert_eq!(get32(&w.mem, CQ2_BUF + 64), 0);
+    }
+
+    /// World with QP B's ATE set to `ate` and ATOMIC_EN on MR 1.
+    fn atomic_world(ate: bool) -> World {
+        let mut w = world();
+        let b = qpc_with(8, ROOT_B, RQ_DB_B, 2, 2, |c| {
+            c.write(qpc::ATE, u32::from(ate))
+        });
+        w.mem.write(QPC_B, &b).unwrap();
+        w.host.events.push(CtxEvent::Qp(9));
+        let acc = get32(&w.mem, MPT_1 + 4);
+        put32(&w.mem, MPT_1 + 4, acc | 1 << 4); // ATOMIC_EN
+        w
+    }
+
+    /// Atomic WQE words: remote `va` (rkey 0x100), result to MR_VA + 0x20
+    /// (lkey 0x100), operands `a` (swap/add) and `c` (compare).
+    fn atomic_words(va: u64, a: u64, c: u64) -> Vec<(usize, u32)> {
+        let res = MR_VA + 0x20;
+        vec![
+            (1, 8),
+            (3, 1 << 24),
+            (5, 0x100),
+            (6, va as u32),
+            (7, (va >> 32) as u32),
+            (8, 8),
+            (9, 0x100),
+            (10, res as u32),
+            (11, (res >> 32) as u32),
+            (12, a as u32),
+            (13, (a >> 32) as u32),
+            (14, c as u32),
+            (15, (c >> 32) as u32),
+        ]
+    }
+
+    fn get64(m: &VecMem, a: u64) -> u64 {
+        let mut b = [0u8; 8];
+        m.read(a, &mut b).unwrap();
+        u64::from_le_bytes(b)
+    }
+
+    #[test]
+    fn atomics_fetch_add_and_compare_swap() {
+        let mut w = atomic_world(true);
+        let target = MR_VA + 0x1008; // MR page 1 + 8
+        put64(&w.mem, MR_P1 + 8, 5);
+        // FETCH_AND_ADD 0x1_0000_0000: remote 5 -> 0x1_0000_0005, the
+        // original 5 lands in the local result buffer.
+        w.post_a(0, 0x07, &atomic_words(target, 1 << 32, 0), true);
+        assert!(w.poll(0));
+        assert_eq!(get64(&w.mem, MR_P1 + 8), 0x1_0000_0005);
+        assert_eq!(get64(&w.mem, MR_P0 + 0x20), 5);
+        // Send CQE: ATOM_FETCH_AND_ADD (7) | owner, BYTE_CNT 8.
+        assert_eq!(get32(&w.mem, CQ1_BUF), 0x0000_0087);
+        assert_eq!(get32(&w.mem, CQ1_BUF + 16), 8);
+        // No receive consumed, nothing on B's CQ.
+        assert_eq!(get32(&w.mem, CQ2_BUF), 0);
+        // CMP_AND_SWAP that matches: swapped.
+        w.post_a(1, 0x06, &atomic_words(target, 99, 0x1_0000_0005), true);
+        assert!(w.poll(1));
+        assert_eq!(get64(&w.mem, MR_P1 + 8), 99);
+        assert_eq!(get64(&w.mem, MR_P0 + 0x20), 0x1_0000_0005);
+        assert_eq!(get32(&w.mem, CQ1_BUF + 64), 0x0001_0086);
+        // One that does not match: memory unchanged, original returned.
+        w.post_a(2, 0x06, &atomic_words(target, 7, 1), true);
+        assert!(w.poll(2));
+        assert_eq!(get64(&w.mem, MR_P1 + 8), 99);
+        assert_eq!(get64(&w.mem, MR_P0 + 0x20), 99);
+        assert_eq!(get32(&w.mem, CQ1_BUF + 128), 0x0002_0086);
+        // Not 8-byte aligned: REM_INV_REQ_ERR (0x12), nothing written.
+        w.post_a(3, 0x07, &atomic_words(target + 4, 1, 0), true);
+        assert!(w.poll(3));
+        assert_eq!(get32(&w.mem, CQ1_BUF + 192), 0x0003_1287);
+        assert_eq!(get64(&w.mem, MR_P1 + 8), 99);
+    }
+
+    #[test]
+    fn atomics_need_the_responders_ate() {
+        let mut w = atomic_world(false);
+        put64(&w.mem, MR_P1 + 8, 5);
+        w.post_a(0, 0x07, &atomic_words(MR_VA + 0x1008, 1, 0), true);
+        assert!(w.poll(0));
+        // REM_ACCESS_ERR (0x13), remote and local untouched.
+        assert_eq!(get32(&w.mem, CQ1_BUF), 0x0000_1387);
+        assert_eq!(get64(&w.mem, MR_P1 + 8), 5);
+        assert_eq!(get64(&w.mem, MR_P0 + 0x20), 0);
     }
 }

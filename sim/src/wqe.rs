@@ -12,6 +12,10 @@ pub const SQ_WQE_HDR: usize = 32;
 pub const SQ_WQE_SIZE: usize = 64;
 /// Bytes of a data segment (`HNS_ROCE_SGE_SIZE`).
 pub const SGE_SIZE: usize = 16;
+/// Offset of the atomic operands in an RC WQE (`struct
+/// hns_roce_v2_wqe_atomic_seg`: `fetchadd_swap_data`, `cmp_data`), after
+/// the one data segment for the result.
+pub const ATOMIC_SEG: usize = SQ_WQE_HDR + SGE_SIZE;
 /// Data segments that fit into an RC WQE (`HNS_ROCE_SGE_IN_WQE`).
 pub const SGE_IN_WQE: usize = 2;
 /// Most inline bytes inside an RC WQE (`HNS_ROCE_MAX_RC_INL_INN_SZ`).

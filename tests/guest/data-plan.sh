@@ -4,8 +4,9 @@
 # hns-sim data engine plan on the C reference driver (SIM=1, DRIVER=c):
 # rdma-core's ibv_rc_pingpong on one device, loopback to itself (server and
 # client both on hns_0, their TCP exchange over 127.0.0.1), polling and with
-# completion events (-e), ibv_ud_pingpong, ibv_srq_pingpong, ibv_xsrq_pingpong and perftest (send/write/read bw,
-# write/send lat). TEST lines are in the group "data/...".
+# completion events (-e), ibv_ud_pingpong, ibv_srq_pingpong, ibv_xsrq_pingpong
+# and perftest (send/write/read/atomic bw, write/send/atomic lat). TEST lines
+# are in the group "data/...".
 #
 #   sh /opt/hns/data-plan.sh
 . /opt/hns/lib.sh
@@ -104,6 +105,9 @@ perf ib_write_lat write-lat 18523
 perf ib_send_lat send-lat 18524
 # Completion events on separate send and receive CQs, armed back to back.
 perf ib_send_bw send-bw-events 18525 -e
+# Atomics: FETCH_AND_ADD (ib_atomic_bw's default) and CMP_AND_SWAP.
+perf ib_atomic_bw atomic-bw 18527
+perf ib_atomic_lat atomic-lat-cas 18528 -A CMP_AND_SWAP
 
 # Flush on the move to ERR (pyverbs): RC QPs A -> B on hns_0, two
 # receives and two sends posted on A while B has no receive (the sends wait,
