@@ -1720,7 +1720,7 @@ impl Engine {
                 "remote atomics not enabled on the QP".into(),
             ));
         }
-        if w.va % 8 != 0 {
+        if !w.va.is_multiple_of(8) {
             return Err(fail(
                 status::REM_INV_REQ_ERR,
                 format!("atomic address {:#x} not 8-byte aligned", w.va),
