@@ -5,7 +5,7 @@
 //! it asks for.
 
 use crate::cmq::{Desc, DESC_SIZE};
-use crate::engine::Engine;
+use crate::engine::{Engine, Host, Request, Response, Wire};
 use crate::fw::Firmware;
 use crate::ivshmem::Peer;
 use crate::mem::{Bar, Dma, GuestRam};
@@ -87,10 +87,14 @@ impl<'a> Device<'a> {
 
     /// One pass of the data engine (doorbells, WQEs, CQEs, events);
     /// returns whether any work was executed.
-    pub fn poll_data(&mut self) -> bool {
-        let did = self
-            .engine
-            .poll(&mut self.fw, self.ram, self.bar, std::time::Instant::now());
+    pub fn poll_data<W: Wire<GuestRam>>(&mut self, wire: &mut W) -> bool {
+        let did = self.engine.poll(
+            &mut self.fw,
+            self.ram,
+            self.bar,
+            wire,
+            std::time::Instant::now(),
+        );
         for v in self.fw.take_irqs() {
             self.peer.raise(v);
         }
@@ -169,6 +173,58 @@ impl<'a> Device<'a> {
         self.fw.trace.flush();
         true
     }
+}
+
+/// The devices other than the one polling, split around it: the wire
+/// between the functions of one hns-sim process (they share guest RAM).
+pub struct Others<'d, 'a> {
+    /// Devices before the polling one.
+    pub before: &'d mut [Device<'a>],
+    /// Devices after it.
+    pub after: &'d mut [Device<'a>],
+}
+
+impl<'a> Others<'_, 'a> {
+    fn get(&mut self, dev: usize) -> Option<&mut Device<'a>> {
+        let n = self.before.len();
+        if dev < n {
+            self.before.get_mut(dev)
+        } else {
+            self.after.get_mut(dev - n)
+        }
+    }
+}
+
+impl Wire<GuestRam> for Others<'_, '_> {
+    fn route(&self, gid: &[u8; 16]) -> Option<usize> {
+        self.before
+            .iter()
+            .chain(self.after.iter())
+            .position(|d| d.fw.owns_gid(gid))
+    }
+
+    fn respond(&mut self, dev: usize, mem: &GuestRam, req: &Request) -> Response {
+        match self.get(dev) {
+            // Its CQEs' events go out at that device's next poll.
+            Some(d) => d.engine.respond(&mut d.fw, mem, req),
+            None => Response::NotReady,
+        }
+    }
+}
+
+/// Polls every device once (CMQ, then data with the others as the wire);
+/// returns whether any had work.
+pub fn poll_all(devs: &mut [Device<'_>]) -> bool {
+    let mut did = false;
+    for i in 0..devs.len() {
+        let (before, rest) = devs.split_at_mut(i);
+        let Some((me, after)) = rest.split_first_mut() else {
+            break;
+        };
+        did |= me.poll_cmq();
+        did |= me.poll_data(&mut Others { before, after });
+    }
+    did
 }
 
 #[cfg(test)]

@@ -82,6 +82,8 @@ pub trait Host {
     fn take_ctx_events(&mut self) -> Vec<CtxEvent>;
     /// GID table entry `idx` (programmed through CFG_GMV_TBL).
     fn gid(&self, idx: u32) -> Option<[u8; 16]>;
+    /// Whether `gid` is in this function's GID table.
+    fn owns_gid(&self, gid: &[u8; 16]) -> bool;
     /// Writes an AEQE (`event` type, `sub` type, queue number) and queues
     /// the AEQ's vector.
     fn post_event<M: Dma>(&mut self, mem: &M, event: u8, sub: u8, queue: u32);
@@ -171,6 +173,9 @@ pub struct QpCtx {
     pub xrc_tgt: bool,
     /// Destination QPN (RC).
     pub dqpn: u32,
+    /// Destination GID (RC; `hns_roce_v2_set_path` copies it to QPC
+    /// bytes 28..44).
+    pub dgid: [u8; 16],
     /// CQ of the receive queue.
     pub rx_cqn: u32,
     /// CQ of the send queue.
@@ -262,6 +267,13 @@ impl QpCtx {
             srqn: c.read(qpc::SRQN),
             xrc_tgt: c.read(qpc::TST) == tst::XRC && c.read_bool(qpc::XRC_QP_TYPE),
             dqpn: c.read(qpc::DQPN),
+            dgid: {
+                let mut g = [0u8; 16];
+                if let Some(x) = b.get(28..44) {
+                    g.copy_from_slice(x);
+                }
+                g
+            },
             rx_cqn: c.read(qpc::RX_CQN),
             tx_cqn: c.read(qpc::TX_CQN),
             sig_all: !c.read_bool(qpc::SIG_TYPE),
@@ -563,6 +575,8 @@ pub struct EngineStats {
     pub scan_found: u64,
     /// Doorbell words seen.
     pub doorbells: u64,
+    /// Messages sent to another device.
+    pub wire: u64,
 }
 
 /// A byte range under a memory key.
@@ -584,12 +598,134 @@ enum Step {
 }
 
 /// A local or remote failure while executing a WQE.
-struct Fail {
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Fail {
     /// Status of the requester's CQE.
-    req: u8,
+    pub req: u8,
     /// Status of the responder's receive CQE, if one is consumed.
-    resp: Option<u8>,
-    why: String,
+    pub resp: Option<u8>,
+    /// What went wrong (for the log).
+    pub why: String,
+}
+
+/// A message on the wire: what the requester's device hands the
+/// responder's device (RoCEv2 addressing: the responder is the device
+/// owning the destination GID).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Request {
+    /// Requester QPN.
+    pub sqpn: u32,
+    /// Destination QPN.
+    pub dqpn: u32,
+    /// The operation.
+    pub op: Op,
+}
+
+/// The operation a [`Request`] carries.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Op {
+    /// RC/XRC.
+    Rc(RcOp),
+    /// UD SEND/SEND_WITH_IMM.
+    Ud(UdMsg),
+}
+
+/// RC/XRC operations as they reach the responder.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RcOp {
+    /// SEND / SEND_WITH_IMM (`imm`); `xrc_srqn` for an XRC target.
+    Send {
+        /// Immediate data.
+        imm: Option<u32>,
+        /// The XRC SRQ the initiator names.
+        xrc_srqn: u32,
+        /// Payload.
+        data: Vec<u8>,
+    },
+    /// RDMA_WRITE / RDMA_WRITE_WITH_IMM (`imm`, consumes a receive WQE).
+    Write {
+        /// Immediate data.
+        imm: Option<u32>,
+        /// The XRC SRQ the initiator names.
+        xrc_srqn: u32,
+        /// Remote key.
+        rkey: u32,
+        /// Remote address.
+        va: u64,
+        /// Payload.
+        data: Vec<u8>,
+    },
+    /// RDMA_READ of `len` bytes.
+    Read {
+        /// Remote key.
+        rkey: u32,
+        /// Remote address.
+        va: u64,
+        /// Length.
+        len: u32,
+    },
+    /// ATOMIC_CMP_AND_SWAP (`cmp_swap`) / ATOMIC_FETCH_AND_ADD.
+    Atomic {
+        /// Compare and swap (else fetch and add).
+        cmp_swap: bool,
+        /// Remote key.
+        rkey: u32,
+        /// Remote address (8-byte aligned).
+        va: u64,
+        /// Swap or add operand.
+        swap_add: u64,
+        /// Compare operand.
+        compare: u64,
+    },
+}
+
+/// A UD datagram.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UdMsg {
+    /// Immediate data (SEND_WITH_IMM).
+    pub imm: Option<u32>,
+    /// The Q_Key the sender used.
+    pub qkey: u32,
+    /// `PORT_TYPE` of the receive CQE (GRH kind).
+    pub port_type: u8,
+    /// Service level.
+    pub sl: u8,
+    /// 40-byte GRH followed by the payload.
+    pub data: Vec<u8>,
+}
+
+/// The responder's answer.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Response {
+    /// Done; READ data or the atomic's original value (8 bytes LE).
+    Done(Vec<u8>),
+    /// Receiver not ready (no receive WQE, CQ full): try again later.
+    Wait,
+    /// No such QP, or not in RTR..SQD.
+    NotReady,
+    /// A remote error (the requester's CQE status is in it).
+    Fail(Fail),
+}
+
+/// The other devices of the same hns-sim process, as seen from one
+/// device's engine.
+pub trait Wire<M: Dma> {
+    /// The device (an index of this wire's own) owning `gid`, if any.
+    fn route(&self, gid: &[u8; 16]) -> Option<usize>;
+    /// Device `dev` responds to `req`.
+    fn respond(&mut self, dev: usize, mem: &M, req: &Request) -> Response;
+}
+
+/// No other device.
+pub struct NoWire;
+
+impl<M: Dma> Wire<M> for NoWire {
+    fn route(&self, _gid: &[u8; 16]) -> Option<usize> {
+        None
+    }
+    fn respond(&mut self, _dev: usize, _mem: &M, _req: &Request) -> Response {
+        Response::NotReady
+    }
 }
 
 /// The data engine of one function.
@@ -632,11 +768,12 @@ impl Engine {
 
     /// One pass: context changes, doorbells, SQ work, events. Returns
     /// whether anything was executed.
-    pub fn poll<M: Dma, H: Host, R: Regs>(
+    pub fn poll<M: Dma, H: Host, R: Regs, W: Wire<M>>(
         &mut self,
         host: &mut H,
         mem: &M,
         regs: &R,
+        wire: &mut W,
         now: Instant,
     ) -> bool {
         for ev in host.take_ctx_events() {
@@ -662,7 +799,7 @@ impl Engine {
             .collect();
         let mut did = false;
         for qpn in qpns {
-            did |= self.run_sq(host, mem, qpn, now);
+            did |= self.run_sq(host, mem, wire, qpn, now);
         }
         let errs: Vec<u32> = self
             .qps
@@ -853,10 +990,11 @@ impl Engine {
     }
 
     /// Executes the posted WQEs of `qpn`'s SQ; returns whether any ran.
-    pub fn run_sq<M: Dma, H: Host>(
+    pub fn run_sq<M: Dma, H: Host, W: Wire<M>>(
         &mut self,
         host: &mut H,
         mem: &M,
+        wire: &mut W,
         qpn: u32,
         now: Instant,
     ) -> bool {
@@ -905,8 +1043,8 @@ impl Engine {
                 }
             }
             let step = match ctx.tst {
-                tst::RC | tst::XRC => self.exec_rc(host, mem, &ctx, idx, &raw, now),
-                tst::UD => self.exec_ud(host, mem, &ctx, idx, &raw),
+                tst::RC | tst::XRC => self.exec_rc(host, mem, wire, &ctx, idx, &raw, now),
+                tst::UD => self.exec_ud(host, mem, wire, &ctx, idx, &raw),
                 t => {
                     self.log(&format!("QP {qpn:#x}: transport type {t} not modelled yet"));
                     if let Some(q) = self.qps.get_mut(&qpn) {
@@ -1328,21 +1466,41 @@ impl Engine {
         }
     }
 
-    /// Executes one RC WQE of `s` at SQ index `idx`.
-    fn exec_rc<M: Dma, H: Host>(
+    /// Sends `req` to the device owning `dgid`: another device on the wire
+    /// when one owns it and this one does not, else this device (loopback;
+    /// also for a GID nobody owns, as before the wire existed).
+    fn deliver<M: Dma, H: Host, W: Wire<M>>(
         &mut self,
         host: &mut H,
         mem: &M,
+        wire: &mut W,
+        dgid: &[u8; 16],
+        req: &Request,
+    ) -> Response {
+        if !host.owns_gid(dgid) {
+            if let Some(dev) = wire.route(dgid) {
+                self.stats.wire += 1;
+                return wire.respond(dev, mem, req);
+            }
+        }
+        self.respond(host, mem, req)
+    }
+
+    /// Executes one RC WQE of `s` at SQ index `idx`: the requester's part
+    /// (gather, local checks), the responder's part on the destination
+    /// device ([`Engine::respond`]), then the requester's completion.
+    #[allow(clippy::too_many_arguments)]
+    fn exec_rc<M: Dma, H: Host, W: Wire<M>>(
+        &mut self,
+        host: &mut H,
+        mem: &M,
+        wire: &mut W,
         s: &QpCtx,
         idx: u32,
         raw: &[u8],
         now: Instant,
     ) -> Step {
         let w = RcWqe::from_bytes(raw);
-        let needs_recv = matches!(
-            w.opcode,
-            op::SEND | op::SEND_WITH_IMM | op::RDMA_WRITE_WITH_IMM
-        );
         let send_cqe = |status: u8| Cqe {
             opcode: w.opcode,
             status,
@@ -1356,169 +1514,107 @@ impl Engine {
         if !self.cq_room(mem, s.tx_cqn, 1) {
             return Step::Wait;
         }
-        if !matches!(
-            w.opcode,
-            op::SEND
-                | op::SEND_WITH_IMM
-                | op::RDMA_WRITE
-                | op::RDMA_WRITE_WITH_IMM
-                | op::RDMA_READ
-                | op::ATOM_CMP_AND_SWAP
-                | op::ATOM_FETCH_AND_ADD
-        ) {
-            self.log(&format!(
-                "QP {:#x}: opcode {:#x} not modelled yet",
-                s.qpn, w.opcode
-            ));
-            self.push_cqe(mem, s.tx_cqn, &send_cqe(status::LOC_QP_OP_ERR));
-            return Step::Failed;
-        }
-        let Some(d) = self.qps.get(&s.dqpn).map(|q| q.ctx.clone()) else {
-            return self.dest_not_ready(mem, s, idx, &w, now);
-        };
-        if !(qps::RTR..=qps::SQD).contains(&d.state) {
-            return self.dest_not_ready(mem, s, idx, &w, now);
-        }
-        if matches!(w.opcode, op::ATOM_CMP_AND_SWAP | op::ATOM_FETCH_AND_ADD) {
-            return match self.atomic(host, mem, s, &d, &w, raw) {
-                Ok(()) => {
-                    if s.sig_all || w.signaled {
-                        let mut c = send_cqe(status::SUCCESS);
-                        c.byte_cnt = 8;
-                        self.push_cqe(mem, s.tx_cqn, &c);
-                    }
-                    Step::Done
-                }
-                Err(f) => {
-                    self.log(&format!(
-                        "QP {:#x} WQE {idx} atomic {:#x}: {} (status {:#x})",
-                        s.qpn, w.opcode, f.why, f.req
-                    ));
-                    self.push_cqe(mem, s.tx_cqn, &send_cqe(f.req));
-                    Step::Failed
-                }
-            };
-        }
-        if w.opcode == op::RDMA_READ {
-            return match self.rdma_read(host, mem, s, &d, &w, raw) {
-                Ok(len) => {
-                    if s.sig_all || w.signaled {
-                        let mut c = send_cqe(status::SUCCESS);
-                        c.byte_cnt = len;
-                        self.push_cqe(mem, s.tx_cqn, &c);
-                    }
-                    Step::Done
-                }
-                Err(f) => {
-                    self.log(&format!(
-                        "QP {:#x} WQE {idx} RDMA_READ: {} (status {:#x})",
-                        s.qpn, f.why, f.req
-                    ));
-                    self.push_cqe(mem, s.tx_cqn, &send_cqe(f.req));
-                    Step::Failed
-                }
-            };
-        }
-        let recv = if needs_recv {
-            let srq = if d.xrc_tgt {
-                // The initiator names the SRQ; it must be an XRC SRQ of
-                // the target's XRC domain.
-                let ok = self
-                    .srqs
-                    .get(&w.xrc_srqn)
-                    .is_some_and(|x| x.ctx.xrc && x.ctx.xrcd == d.qkey);
-                if !ok {
-                    self.log(&format!(
-                        "QP {:#x} WQE {idx}: XRC SRQ {:#x} not in XRC domain {:#x} of QP {:#x}",
-                        s.qpn, w.xrc_srqn, d.qkey, d.qpn
-                    ));
-                    self.aeqes.push((aev::XRCD_VIOLATION, d.qpn));
-                    self.push_cqe(mem, s.tx_cqn, &send_cqe(status::REM_INV_REQ_ERR));
-                    return Step::Failed;
-                }
-                Some(w.xrc_srqn)
-            } else {
-                d.srq.then_some(d.srqn)
-            };
-            // Receiver not ready: wait for a receive WQE.
-            let Some(r) = self.next_recv(mem, &d, srq) else {
-                return Step::Wait;
-            };
-            if !self.cq_room(mem, self.recv_cqn(&d, r), 1) {
-                return Step::Wait;
+        let local = |f: Fail| Err::<RcOp, Fail>(f);
+        let prepared = match w.opcode {
+            op::SEND | op::SEND_WITH_IMM => {
+                self.gather(host, mem, s, &w, raw).map(|data| RcOp::Send {
+                    imm: (w.opcode == op::SEND_WITH_IMM).then_some(w.imm),
+                    xrc_srqn: w.xrc_srqn,
+                    data,
+                })
             }
-            Some(r)
-        } else {
-            None
-        };
-        let result = self.gather(host, mem, s, &w, raw).and_then(|data| {
-            if matches!(w.opcode, op::RDMA_WRITE | op::RDMA_WRITE_WITH_IMM) {
-                let rerr = |why: String| Fail {
-                    req: status::REM_ACCESS_ERR,
-                    resp: None,
-                    why,
-                };
-                if !d.rwe {
-                    return Err(rerr("remote write not enabled on the QP".into()));
-                }
-                let pieces = self
-                    .key_pieces(
-                        host,
-                        mem,
-                        d.pd,
-                        Span {
-                            key: w.rkey,
+            op::RDMA_WRITE | op::RDMA_WRITE_WITH_IMM => {
+                self.gather(host, mem, s, &w, raw).map(|data| RcOp::Write {
+                    imm: (w.opcode == op::RDMA_WRITE_WITH_IMM).then_some(w.imm),
+                    xrc_srqn: w.xrc_srqn,
+                    rkey: w.rkey,
+                    va: w.va,
+                    data,
+                })
+            }
+            op::RDMA_READ => Ok(RcOp::Read {
+                rkey: w.rkey,
+                va: w.va,
+                len: w.msg_len,
+            }),
+            op::ATOM_CMP_AND_SWAP | op::ATOM_FETCH_AND_ADD => {
+                // The local buffer first: nothing changes remotely if it
+                // is bad.
+                match self.atomic_local(host, mem, s, raw) {
+                    Ok(_) => {
+                        let opnd = |o: usize| {
+                            let mut b = [0u8; 8];
+                            if let Some(x) = raw.get(o..o + 8) {
+                                b.copy_from_slice(x);
+                            }
+                            u64::from_le_bytes(b)
+                        };
+                        Ok(RcOp::Atomic {
+                            cmp_swap: w.opcode == op::ATOM_CMP_AND_SWAP,
+                            rkey: w.rkey,
                             va: w.va,
-                            len: data.len() as u64,
-                        },
-                        Access::RemoteWrite,
-                    )
-                    .map_err(|e| rerr(format!("rkey {:#x}: {e}", w.rkey)))?;
-                let mut done = 0usize;
-                for (a, l) in pieces {
-                    let l = l as usize;
-                    mem.write(a, &data[done..done + l])
-                        .map_err(|e| rerr(e.to_string()))?;
-                    done += l;
+                            swap_add: opnd(wqe::ATOMIC_SEG),
+                            compare: opnd(wqe::ATOMIC_SEG + 8),
+                        })
+                    }
+                    Err(f) => local(f),
                 }
-                Ok(data.len())
-            } else if let Some(r) = recv {
-                self.scatter(host, mem, &d, r, &data)?;
-                Ok(data.len())
-            } else {
-                Ok(data.len())
             }
-        });
+            o => local(Fail {
+                req: status::LOC_QP_OP_ERR,
+                resp: None,
+                why: format!("opcode {o:#x} not modelled yet"),
+            }),
+        };
+        let rc_op = match prepared {
+            Ok(o) => o,
+            Err(f) => {
+                self.log(&format!(
+                    "QP {:#x} WQE {idx} opcode {:#x}: {} (status {:#x})",
+                    s.qpn, w.opcode, f.why, f.req
+                ));
+                self.push_cqe(mem, s.tx_cqn, &send_cqe(f.req));
+                return Step::Failed;
+            }
+        };
+        let req = Request {
+            sqpn: s.qpn,
+            dqpn: s.dqpn,
+            op: Op::Rc(rc_op),
+        };
+        let result = match self.deliver(host, mem, wire, &s.dgid, &req) {
+            Response::Wait => return Step::Wait,
+            Response::NotReady => return self.dest_not_ready(mem, s, idx, &w, now),
+            Response::Fail(f) => Err(f),
+            Response::Done(data) => match &req.op {
+                Op::Rc(RcOp::Read { len, .. }) => self
+                    .read_result(host, mem, s, &w, raw, &data)
+                    .map(|()| *len),
+                Op::Rc(RcOp::Atomic { .. }) => {
+                    self.atomic_local(host, mem, s, raw).and_then(|pieces| {
+                        let mut done = 0usize;
+                        for (a, l) in pieces {
+                            let l = l as usize;
+                            let part = data.get(done..done + l).unwrap_or(&[]);
+                            mem.write(a, part).map_err(|e| Fail {
+                                req: status::LOC_PROT_ERR,
+                                resp: None,
+                                why: e.to_string(),
+                            })?;
+                            done += l;
+                        }
+                        Ok(8)
+                    })
+                }
+                _ => Ok(0),
+            },
+        };
         match result {
             Ok(len) => {
-                if let Some(r) = recv {
-                    let opcode = match w.opcode {
-                        op::SEND => rop::SEND,
-                        op::SEND_WITH_IMM => rop::SEND_WITH_IMM,
-                        _ => rop::RDMA_WRITE_IMM,
-                    };
-                    let imm = if opcode == rop::SEND { 0 } else { w.imm };
-                    let cqn = self.recv_cqn(&d, r);
-                    self.consume(mem, r);
-                    self.push_cqe(
-                        mem,
-                        cqn,
-                        &Cqe {
-                            opcode,
-                            is_recv: true,
-                            status: status::SUCCESS,
-                            wqe_idx: r.wqe_idx(),
-                            xrc_srqn: self.xrc_srqn(r),
-                            imm,
-                            lcl_qpn: d.qpn,
-                            byte_cnt: len as u32,
-                            rmt_qpn: s.qpn,
-                            ..Cqe::default()
-                        },
-                    );
-                }
                 if s.sig_all || w.signaled {
-                    self.push_cqe(mem, s.tx_cqn, &send_cqe(status::SUCCESS));
+                    let mut c = send_cqe(status::SUCCESS);
+                    c.byte_cnt = len;
+                    self.push_cqe(mem, s.tx_cqn, &c);
                 }
                 Step::Done
             }
@@ -1527,42 +1623,194 @@ impl Engine {
                     "QP {:#x} WQE {idx} opcode {:#x}: {} (status {:#x})",
                     s.qpn, w.opcode, f.why, f.req
                 ));
-                if let (Some(rs), Some(r)) = (f.resp, recv) {
-                    let cqn = self.recv_cqn(&d, r);
-                    self.consume(mem, r);
-                    self.push_cqe(
-                        mem,
-                        cqn,
-                        &Cqe {
-                            opcode: rop::SEND,
-                            is_recv: true,
-                            status: rs,
-                            wqe_idx: r.wqe_idx(),
-                            xrc_srqn: self.xrc_srqn(r),
-                            lcl_qpn: d.qpn,
-                            rmt_qpn: s.qpn,
-                            ..Cqe::default()
-                        },
-                    );
-                    if let Some(q) = self.qps.get_mut(&d.qpn) {
-                        q.stopped = true;
-                    }
-                }
                 self.push_cqe(mem, s.tx_cqn, &send_cqe(f.req));
                 Step::Failed
             }
         }
     }
 
-    /// Executes one UD WQE of `s`: SEND/SEND_WITH_IMM to the QPN in the
-    /// WQE on this device, with the 40-byte GRH in front of the payload in
-    /// the receive buffer. A datagram nobody can take (no such QP, Q_Key
-    /// mismatch, no receive WQE, receive too small) is dropped; the sender
-    /// completes anyway, as on a wire.
-    fn exec_ud<M: Dma, H: Host>(
+    /// The responder's part of a message arriving for QP `req.dqpn` of
+    /// this device (from this device or another one on the wire).
+    pub fn respond<M: Dma, H: Host>(&mut self, host: &mut H, mem: &M, req: &Request) -> Response {
+        let d = self.qps.get(&req.dqpn).map(|q| q.ctx.clone());
+        match &req.op {
+            Op::Ud(u) => self.respond_ud(host, mem, d, req.sqpn, u),
+            Op::Rc(o) => {
+                let Some(d) = d else {
+                    return Response::NotReady;
+                };
+                if !(qps::RTR..=qps::SQD).contains(&d.state) {
+                    return Response::NotReady;
+                }
+                self.respond_rc(host, mem, &d, req.sqpn, o)
+            }
+        }
+    }
+
+    /// RC/XRC responder: checks, then the remote memory access and/or the
+    /// receive WQE and its CQE.
+    fn respond_rc<M: Dma, H: Host>(
         &mut self,
         host: &mut H,
         mem: &M,
+        d: &QpCtx,
+        sqpn: u32,
+        o: &RcOp,
+    ) -> Response {
+        let rerr = |why: String| {
+            Response::Fail(Fail {
+                req: status::REM_ACCESS_ERR,
+                resp: None,
+                why,
+            })
+        };
+        let (imm, xrc_srqn, data, write) = match o {
+            RcOp::Read { rkey, va, len } => {
+                return match self.rdma_read(host, mem, d, *rkey, *va, *len) {
+                    Ok(data) => Response::Done(data),
+                    Err(f) => Response::Fail(f),
+                };
+            }
+            RcOp::Atomic {
+                cmp_swap,
+                rkey,
+                va,
+                swap_add,
+                compare,
+            } => {
+                return match self.atomic(host, mem, d, *cmp_swap, *rkey, *va, *swap_add, *compare) {
+                    Ok(old) => Response::Done(old.to_le_bytes().to_vec()),
+                    Err(f) => Response::Fail(f),
+                };
+            }
+            RcOp::Send {
+                imm,
+                xrc_srqn,
+                data,
+            } => (*imm, *xrc_srqn, data, None),
+            RcOp::Write {
+                imm,
+                xrc_srqn,
+                rkey,
+                va,
+                data,
+            } => (*imm, *xrc_srqn, data, Some((*rkey, *va))),
+        };
+        let needs_recv = write.is_none() || imm.is_some();
+        let recv = if needs_recv {
+            let srq = if d.xrc_tgt {
+                // The initiator names the SRQ; it must be an XRC SRQ of
+                // the target's XRC domain.
+                let ok = self
+                    .srqs
+                    .get(&xrc_srqn)
+                    .is_some_and(|x| x.ctx.xrc && x.ctx.xrcd == d.qkey);
+                if !ok {
+                    self.aeqes.push((aev::XRCD_VIOLATION, d.qpn));
+                    return Response::Fail(Fail {
+                        req: status::REM_INV_REQ_ERR,
+                        resp: None,
+                        why: format!(
+                            "XRC SRQ {xrc_srqn:#x} not in XRC domain {:#x} of QP {:#x}",
+                            d.qkey, d.qpn
+                        ),
+                    });
+                }
+                Some(xrc_srqn)
+            } else {
+                d.srq.then_some(d.srqn)
+            };
+            // Receiver not ready: wait for a receive WQE.
+            let Some(r) = self.next_recv(mem, d, srq) else {
+                return Response::Wait;
+            };
+            if !self.cq_room(mem, self.recv_cqn(d, r), 1) {
+                return Response::Wait;
+            }
+            Some(r)
+        } else {
+            None
+        };
+        if let Some((rkey, va)) = write {
+            if !d.rwe {
+                return rerr("remote write not enabled on the QP".into());
+            }
+            let span = Span {
+                key: rkey,
+                va,
+                len: data.len() as u64,
+            };
+            let pieces = match self.key_pieces(host, mem, d.pd, span, Access::RemoteWrite) {
+                Ok(p) => p,
+                Err(e) => return rerr(format!("rkey {rkey:#x}: {e}")),
+            };
+            let mut done = 0usize;
+            for (a, l) in pieces {
+                let l = l as usize;
+                if let Err(e) = mem.write(a, &data[done..done + l]) {
+                    return rerr(e.to_string());
+                }
+                done += l;
+            }
+        }
+        let Some(r) = recv else {
+            return Response::Done(Vec::new());
+        };
+        let cqn = self.recv_cqn(d, r);
+        let scattered = if write.is_none() {
+            self.scatter(host, mem, d, r, data)
+        } else {
+            Ok(())
+        };
+        let mut cqe = Cqe {
+            opcode: match (write.is_some(), imm.is_some()) {
+                (true, _) => rop::RDMA_WRITE_IMM,
+                (false, true) => rop::SEND_WITH_IMM,
+                (false, false) => rop::SEND,
+            },
+            is_recv: true,
+            status: status::SUCCESS,
+            wqe_idx: r.wqe_idx(),
+            xrc_srqn: self.xrc_srqn(r),
+            imm: imm.unwrap_or(0),
+            lcl_qpn: d.qpn,
+            byte_cnt: data.len() as u32,
+            rmt_qpn: sqpn,
+            ..Cqe::default()
+        };
+        match scattered {
+            Ok(()) => {
+                self.consume(mem, r);
+                self.push_cqe(mem, cqn, &cqe);
+                Response::Done(Vec::new())
+            }
+            Err(f) => {
+                if let Some(rs) = f.resp {
+                    cqe.opcode = rop::SEND;
+                    cqe.status = rs;
+                    cqe.imm = 0;
+                    cqe.byte_cnt = 0;
+                    self.consume(mem, r);
+                    self.push_cqe(mem, cqn, &cqe);
+                    if let Some(q) = self.qps.get_mut(&d.qpn) {
+                        q.stopped = true;
+                    }
+                }
+                Response::Fail(f)
+            }
+        }
+    }
+
+    /// Executes one UD WQE of `s`: SEND/SEND_WITH_IMM to the QPN in the
+    /// WQE on the device owning the WQE's DGID, with the 40-byte GRH in
+    /// front of the payload in the receive buffer. A datagram nobody can
+    /// take (no such QP, Q_Key mismatch, no receive WQE, receive too small)
+    /// is dropped; the sender completes anyway, as on a wire.
+    fn exec_ud<M: Dma, H: Host, W: Wire<M>>(
+        &mut self,
+        host: &mut H,
+        mem: &M,
+        wire: &mut W,
         s: &QpCtx,
         idx: u32,
         raw: &[u8],
@@ -1635,60 +1883,26 @@ impl Engine {
         }
         let sgid = host.gid(u32::from(w.sgid_index)).unwrap_or([0; 16]);
         let port_type = grh(&mut data[..40], &w, &sgid, len);
-        let dest = self.qps.get(&w.dqpn).map(|q| q.ctx.clone());
-        let mut delivered = false;
-        if let Some(d) = dest {
-            // Bit 31 of the WQE's Q_Key: use the QP's own (libhns already
-            // resolves it, the kernel may not).
-            let qkey = if w.qkey & (1 << 31) != 0 {
-                s.qkey
-            } else {
-                w.qkey
-            };
-            let ready = d.tst == tst::UD
-                && (qps::RTR..=qps::SQD).contains(&d.state)
-                && (d.qkey == qkey || d.qpn == 1);
-            let srq = d.srq.then_some(d.srqn);
-            if let Some(r) = ready.then(|| self.next_recv(mem, &d, srq)).flatten() {
-                if !self.cq_room(mem, d.rx_cqn, 1) {
-                    return Step::Wait;
-                }
-                match self.scatter(host, mem, &d, r, &data) {
-                    Ok(()) => {
-                        self.consume(mem, r);
-                        let opcode = if w.opcode == op::SEND {
-                            rop::SEND
-                        } else {
-                            rop::SEND_WITH_IMM
-                        };
-                        self.push_cqe(
-                            mem,
-                            d.rx_cqn,
-                            &Cqe {
-                                opcode,
-                                is_recv: true,
-                                wqe_idx: r.wqe_idx(),
-                                imm: if opcode == rop::SEND { 0 } else { w.imm },
-                                lcl_qpn: d.qpn,
-                                byte_cnt: data.len() as u32,
-                                port_type,
-                                rmt_qpn: s.qpn,
-                                sl: w.sl,
-                                grh: true,
-                                ..Cqe::default()
-                            },
-                        );
-                        delivered = true;
-                    }
-                    Err(f) => self.log(&format!("UD QP {:#x}: dropped: {}", d.qpn, f.why)),
-                }
-            }
-        }
-        if !delivered {
-            self.log(&format!(
-                "UD QP {:#x} -> {:#x}: datagram dropped",
-                s.qpn, w.dqpn
-            ));
+        // Bit 31 of the WQE's Q_Key: use the QP's own (libhns already
+        // resolves it, the kernel may not).
+        let qkey = if w.qkey & (1 << 31) != 0 {
+            s.qkey
+        } else {
+            w.qkey
+        };
+        let req = Request {
+            sqpn: s.qpn,
+            dqpn: w.dqpn,
+            op: Op::Ud(UdMsg {
+                imm: (w.opcode == op::SEND_WITH_IMM).then_some(w.imm),
+                qkey,
+                port_type,
+                sl: w.sl,
+                data,
+            }),
+        };
+        if let Response::Wait = self.deliver(host, mem, wire, &w.dgid, &req) {
+            return Step::Wait;
         }
         if s.sig_all || w.signaled {
             self.push_cqe(mem, s.tx_cqn, &send_cqe(status::SUCCESS));
@@ -1696,59 +1910,80 @@ impl Engine {
         Step::Done
     }
 
-    /// ATOMIC_CMP_AND_SWAP / ATOMIC_FETCH_AND_ADD on the 8 bytes at the
-    /// remote `va`/`rkey` of `d` (little-endian, as the responder's CPU
-    /// sees them): the original value goes to the WQE's data segment (at
-    /// +32); the operands are at +48 (`swap` or `add`, then `compare`).
-    fn atomic<M: Dma, H: Host>(
+    /// UD responder: the datagram goes to a receive WQE of `d` or is
+    /// dropped (no QP, not ready, Q_Key mismatch, no receive WQE, too
+    /// small). Waits (without dropping) only for CQ space.
+    fn respond_ud<M: Dma, H: Host>(
+        &mut self,
+        host: &mut H,
+        mem: &M,
+        d: Option<QpCtx>,
+        sqpn: u32,
+        u: &UdMsg,
+    ) -> Response {
+        let dropped = Response::Done(Vec::new());
+        let Some(d) = d else {
+            self.log(&format!("UD QP {sqpn:#x}: no destination QP, dropped"));
+            return dropped;
+        };
+        let ready = d.tst == tst::UD
+            && (qps::RTR..=qps::SQD).contains(&d.state)
+            && (d.qkey == u.qkey || d.qpn == 1);
+        let srq = d.srq.then_some(d.srqn);
+        let Some(r) = ready.then(|| self.next_recv(mem, &d, srq)).flatten() else {
+            self.log(&format!(
+                "UD QP {sqpn:#x} -> {:#x}: datagram dropped",
+                d.qpn
+            ));
+            return dropped;
+        };
+        if !self.cq_room(mem, d.rx_cqn, 1) {
+            return Response::Wait;
+        }
+        if let Err(f) = self.scatter(host, mem, &d, r, &u.data) {
+            self.log(&format!("UD QP {:#x}: dropped: {}", d.qpn, f.why));
+            return dropped;
+        }
+        self.consume(mem, r);
+        let opcode = if u.imm.is_some() {
+            rop::SEND_WITH_IMM
+        } else {
+            rop::SEND
+        };
+        self.push_cqe(
+            mem,
+            d.rx_cqn,
+            &Cqe {
+                opcode,
+                is_recv: true,
+                wqe_idx: r.wqe_idx(),
+                imm: u.imm.unwrap_or(0),
+                lcl_qpn: d.qpn,
+                byte_cnt: u.data.len() as u32,
+                port_type: u.port_type,
+                rmt_qpn: sqpn,
+                sl: u.sl,
+                grh: true,
+                ..Cqe::default()
+            },
+        );
+        Response::Done(Vec::new())
+    }
+
+    /// The local side of an atomic WQE: the DMA pieces of its result
+    /// buffer (data segment at +32, 8 bytes, `LW_EN`).
+    fn atomic_local<M: Dma, H: Host>(
         &self,
         host: &H,
         mem: &M,
         s: &QpCtx,
-        d: &QpCtx,
-        w: &RcWqe,
         raw: &[u8],
-    ) -> Result<(), Fail> {
+    ) -> Result<Vec<(u64, u64)>, Fail> {
         let fail = |req: u8, why: String| Fail {
             req,
             resp: None,
             why,
         };
-        if !d.ate {
-            return Err(fail(
-                status::REM_ACCESS_ERR,
-                "remote atomics not enabled on the QP".into(),
-            ));
-        }
-        if !w.va.is_multiple_of(8) {
-            return Err(fail(
-                status::REM_INV_REQ_ERR,
-                format!("atomic address {:#x} not 8-byte aligned", w.va),
-            ));
-        }
-        let span = Span {
-            key: w.rkey,
-            va: w.va,
-            len: 8,
-        };
-        let remote = self
-            .key_pieces(host, mem, d.pd, span, Access::RemoteAtomic)
-            .map_err(|e| fail(status::REM_ACCESS_ERR, format!("rkey {:#x}: {e}", w.rkey)))?;
-        let &[(ra, 8)] = remote.as_slice() else {
-            return Err(fail(
-                status::REM_ACCESS_ERR,
-                "atomic target not in one page".into(),
-            ));
-        };
-        let opnd = |o: usize| {
-            let mut b = [0u8; 8];
-            if let Some(x) = raw.get(o..o + 8) {
-                b.copy_from_slice(x);
-            }
-            u64::from_le_bytes(b)
-        };
-        let (swap_add, compare) = (opnd(wqe::ATOMIC_SEG), opnd(wqe::ATOMIC_SEG + 8));
-        // The local buffer first: nothing changes remotely if it is bad.
         let g = DataSeg::from_bytes(raw.get(wqe::SQ_WQE_HDR..).unwrap_or(&[]));
         let span = Span {
             key: g.lkey,
@@ -1764,39 +1999,81 @@ impl Engine {
                 format!("atomic result SGE of {} bytes", g.len),
             ));
         }
+        Ok(local)
+    }
+
+    /// ATOMIC_CMP_AND_SWAP (`cmp_swap`) / ATOMIC_FETCH_AND_ADD on the 8
+    /// bytes at `va`/`rkey` of the responder `d` (little-endian, as the
+    /// responder's CPU sees them); returns the original value.
+    #[allow(clippy::too_many_arguments)]
+    fn atomic<M: Dma, H: Host>(
+        &self,
+        host: &H,
+        mem: &M,
+        d: &QpCtx,
+        cmp_swap: bool,
+        rkey: u32,
+        va: u64,
+        swap_add: u64,
+        compare: u64,
+    ) -> Result<u64, Fail> {
+        let fail = |req: u8, why: String| Fail {
+            req,
+            resp: None,
+            why,
+        };
+        if !d.ate {
+            return Err(fail(
+                status::REM_ACCESS_ERR,
+                "remote atomics not enabled on the QP".into(),
+            ));
+        }
+        if !va.is_multiple_of(8) {
+            return Err(fail(
+                status::REM_INV_REQ_ERR,
+                format!("atomic address {va:#x} not 8-byte aligned"),
+            ));
+        }
+        let span = Span {
+            key: rkey,
+            va,
+            len: 8,
+        };
+        let remote = self
+            .key_pieces(host, mem, d.pd, span, Access::RemoteAtomic)
+            .map_err(|e| fail(status::REM_ACCESS_ERR, format!("rkey {rkey:#x}: {e}")))?;
+        let &[(ra, 8)] = remote.as_slice() else {
+            return Err(fail(
+                status::REM_ACCESS_ERR,
+                "atomic target not in one page".into(),
+            ));
+        };
         let mut b = [0u8; 8];
         mem.read(ra, &mut b)
             .map_err(|e| fail(status::REM_ACCESS_ERR, e.to_string()))?;
         let old = u64::from_le_bytes(b);
-        let new = match w.opcode {
-            op::ATOM_CMP_AND_SWAP => (old == compare).then_some(swap_add),
-            _ => Some(old.wrapping_add(swap_add)),
+        let new = if cmp_swap {
+            (old == compare).then_some(swap_add)
+        } else {
+            Some(old.wrapping_add(swap_add))
         };
         if let Some(v) = new {
             mem.write(ra, &v.to_le_bytes())
                 .map_err(|e| fail(status::REM_ACCESS_ERR, e.to_string()))?;
         }
-        let mut done = 0usize;
-        for (a, l) in local {
-            let l = l as usize;
-            mem.write(a, &b[done..done + l])
-                .map_err(|e| fail(status::LOC_PROT_ERR, e.to_string()))?;
-            done += l;
-        }
-        Ok(())
+        Ok(old)
     }
 
-    /// RDMA READ: `msg_len` bytes at the remote `va`/`rkey` of `d` into
-    /// the local SGEs of the WQE; returns the length read.
+    /// RDMA READ, responder side: `len` bytes at `va`/`rkey` of `d`.
     fn rdma_read<M: Dma, H: Host>(
         &self,
         host: &H,
         mem: &M,
-        s: &QpCtx,
         d: &QpCtx,
-        w: &RcWqe,
-        raw: &[u8],
-    ) -> Result<u32, Fail> {
+        rkey: u32,
+        va: u64,
+        len: u32,
+    ) -> Result<Vec<u8>, Fail> {
         let fail = |req: u8, why: String| Fail {
             req,
             resp: None,
@@ -1808,16 +2085,15 @@ impl Engine {
                 "remote read not enabled on the QP".into(),
             ));
         }
-        let len = w.msg_len as usize;
         let span = Span {
-            key: w.rkey,
-            va: w.va,
-            len: len as u64,
+            key: rkey,
+            va,
+            len: u64::from(len),
         };
         let remote = self
             .key_pieces(host, mem, d.pd, span, Access::RemoteRead)
-            .map_err(|e| fail(status::REM_ACCESS_ERR, format!("rkey {:#x}: {e}", w.rkey)))?;
-        let mut data = vec![0u8; len];
+            .map_err(|e| fail(status::REM_ACCESS_ERR, format!("rkey {rkey:#x}: {e}")))?;
+        let mut data = vec![0u8; len as usize];
         let mut done = 0usize;
         for (a, l) in remote {
             let l = l as usize;
@@ -1825,6 +2101,26 @@ impl Engine {
                 .map_err(|e| fail(status::REM_ACCESS_ERR, e.to_string()))?;
             done += l;
         }
+        Ok(data)
+    }
+
+    /// RDMA READ, requester side: the response `data` into the local SGEs
+    /// of the WQE.
+    fn read_result<M: Dma, H: Host>(
+        &self,
+        host: &H,
+        mem: &M,
+        s: &QpCtx,
+        w: &RcWqe,
+        raw: &[u8],
+        data: &[u8],
+    ) -> Result<(), Fail> {
+        let fail = |req: u8, why: String| Fail {
+            req,
+            resp: None,
+            why,
+        };
+        let len = data.len();
         let sges = self
             .sq_sges(mem, s, w, raw)
             .map_err(|e| fail(status::LOC_QP_OP_ERR, format!("SGE list: {e}")))?;
@@ -1855,7 +2151,7 @@ impl Engine {
                 format!("SGEs hold {done} of {len} bytes"),
             ));
         }
-        Ok(w.msg_len)
+        Ok(())
     }
 
     /// Takes receive WQE `r`; an SRQ that falls below its armed limit
@@ -1952,7 +2248,18 @@ mod tests {
         ceqes: Vec<(u32, u32)>,
         aeqes: Vec<(u8, u8, u32)>,
         events: Vec<CtxEvent>,
+        /// The GID of every index (default [`GID_0`]).
+        gid: Option<[u8; 16]>,
     }
+
+    /// The GID of the test worlds' device 0.
+    const GID_0: [u8; 16] = [
+        0xfe, 0x80, 0, 0, 0, 0, 0, 0, 0, 0x19, 0xe5, 0xff, 0xfe, 0, 3, 0,
+    ];
+    /// The GID of device 1 in the two-device test.
+    const GID_1: [u8; 16] = [
+        0xfe, 0x80, 0, 0, 0, 0, 0, 0, 0, 0x19, 0xe5, 0xff, 0xfe, 0, 4, 0,
+    ];
 
     impl Host for FakeHost {
         fn ctx_addr<M: Dma>(&self, _mem: &M, t: Table, idx: u32) -> Result<u64, String> {
@@ -1971,9 +2278,10 @@ mod tests {
             self.aeqes.push((event, sub, queue));
         }
         fn gid(&self, _idx: u32) -> Option<[u8; 16]> {
-            Some([
-                0xfe, 0x80, 0, 0, 0, 0, 0, 0, 0, 0x19, 0xe5, 0xff, 0xfe, 0, 3, 0,
-            ])
+            Some(self.gid.unwrap_or(GID_0))
+        }
+        fn owns_gid(&self, gid: &[u8; 16]) -> bool {
+            self.gid(0).as_ref() == Some(gid)
         }
     }
 
@@ -2153,7 +2461,8 @@ mod tests {
     impl World {
         fn poll(&mut self, ms: u64) -> bool {
             let now = self.t0 + Duration::from_millis(ms);
-            self.eng.poll(&mut self.host, &self.mem, &self.regs, now)
+            self.eng
+                .poll(&mut self.host, &self.mem, &self.regs, &mut NoWire, now)
         }
 
         /// Writes SQ WQE `idx` of QP A (owner bit of the first pass) and
@@ -2814,5 +3123,116 @@ mod tests {
         assert_eq!(get32(&w.mem, CQ1_BUF), 0x0000_1387);
         assert_eq!(get64(&w.mem, MR_P1 + 8), 5);
         assert_eq!(get64(&w.mem, MR_P0 + 0x20), 0);
+    }
+
+    /// The wire of the two-device test: device 1 alone.
+    struct TestWire<'x> {
+        eng: &'x mut Engine,
+        host: &'x mut FakeHost,
+    }
+
+    impl Wire<VecMem> for TestWire<'_> {
+        fn route(&self, gid: &[u8; 16]) -> Option<usize> {
+            self.host.owns_gid(gid).then_some(0)
+        }
+        fn respond(&mut self, dev: usize, mem: &VecMem, req: &Request) -> Response {
+            assert_eq!(dev, 0);
+            self.eng.respond(self.host, mem, req)
+        }
+    }
+
+    #[test]
+    fn two_devices_deliver_by_destination_gid() {
+        // The world split in two devices on one guest memory: device 0
+        // has QP 8 (CQ 1), device 1 (GID_1) has QP 9 (CQ 2); QP 8's QPC
+        // names GID_1 as its DGID (bytes 28..44).
+        let w = world();
+        let mut a = FakeHost::default();
+        let mut b = FakeHost {
+            gid: Some(GID_1),
+            ..FakeHost::default()
+        };
+        for (k, v) in &w.host.ctx {
+            let qp_or_cq_of_b = *k == (Table::Qpc as u32, 9) || *k == (Table::Cqc as u32, 2);
+            let qp_or_cq_of_a = *k == (Table::Qpc as u32, 8) || *k == (Table::Cqc as u32, 1);
+            if !qp_or_cq_of_b {
+                a.ctx.insert(*k, *v);
+            }
+            if !qp_or_cq_of_a {
+                b.ctx.insert(*k, *v);
+            }
+        }
+        a.events = vec![CtxEvent::Cq(1), CtxEvent::Qp(8)];
+        b.events = vec![CtxEvent::Cq(2), CtxEvent::Qp(9)];
+        w.mem.write(QPC_A + 28, &GID_1).unwrap();
+        let mut e0 = Engine {
+            quiet: true,
+            ..Engine::new()
+        };
+        let mut e1 = Engine {
+            quiet: true,
+            ..Engine::new()
+        };
+        let idle = FakeRegs(Cell::new(0));
+        let t0 = w.t0;
+        e1.poll(&mut b, &w.mem, &idle, &mut NoWire, t0);
+        // SEND of 8 inline bytes; no receive posted on device 1 yet: the
+        // responder is not ready, the WQE stays at the head.
+        w.post_a(
+            0,
+            0x1000,
+            &[(1, 8), (8, 0x6463_6261), (9, 0x6867_6665)],
+            true,
+        );
+        let mut wire = TestWire {
+            eng: &mut e1,
+            host: &mut b,
+        };
+        assert!(!e0.poll(&mut a, &w.mem, &w.regs, &mut wire, t0));
+        assert_eq!(e0.sq_ci(8), Some(0));
+        assert_eq!(e0.stats.wire, 1);
+        // Device 0 alone does not know QP 9: without the wire the SEND
+        // waits for ever (no loopback by mistake).
+        assert!(!e0.poll(
+            &mut a,
+            &w.mem,
+            &w.regs,
+            &mut NoWire,
+            t0 + Duration::from_millis(1)
+        ));
+        assert_eq!(e0.sq_ci(8), Some(0));
+        // A receive on device 1: delivered over the wire.
+        w.recv_b(0, 64, 0x100, MR_VA + 0x40);
+        let mut wire = TestWire {
+            eng: &mut e1,
+            host: &mut b,
+        };
+        assert!(e0.poll(
+            &mut a,
+            &w.mem,
+            &w.regs,
+            &mut wire,
+            t0 + Duration::from_millis(2)
+        ));
+        assert_eq!(e0.sq_ci(8), Some(1));
+        let mut got = [0u8; 8];
+        w.mem.read(MR_P0 + 0x40, &mut got).unwrap();
+        assert_eq!(&got, b"abcdefgh");
+        // Receive CQE on device 1's CQ 2: SEND (1) | S_R | owner, LCL_QPN
+        // 9, 8 bytes, RMT_QPN 8; send CQE on device 0's CQ 1.
+        assert_eq!(get32(&w.mem, CQ2_BUF), 0x0000_00c1);
+        assert_eq!(get32(&w.mem, CQ2_BUF + 12), 9);
+        assert_eq!(get32(&w.mem, CQ2_BUF + 16), 8);
+        assert_eq!(get32(&w.mem, CQ2_BUF + 28) & 0xff_ffff, 8);
+        assert_eq!(get32(&w.mem, CQ1_BUF), 0x0000_0080);
+        assert_eq!(get32(&w.mem, CQ1_BUF + 12), 8);
+        // Each device raises its own CQ's event: device 0 at once, device
+        // 1 at its next poll.
+        assert_eq!(a.ceqes, vec![(0, 1)]);
+        assert!(b.ceqes.is_empty());
+        e1.poll(&mut b, &w.mem, &idle, &mut NoWire, t0);
+        assert_eq!(b.ceqes, vec![(0, 2)]);
+        assert_eq!(e1.stats.cqes, 1);
+        assert_eq!(e0.stats.cqes, 1);
     }
 }

@@ -839,6 +839,10 @@ impl Host for Firmware {
         }
         Some(out)
     }
+
+    fn owns_gid(&self, gid: &[u8; 16]) -> bool {
+        self.gids.keys().any(|&i| self.gid(i).as_ref() == Some(gid))
+    }
 }
 
 /// `new = (old & mask) | (ctx & !mask)`: a mask bit 0 takes the bit from

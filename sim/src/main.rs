@@ -82,23 +82,32 @@ fn parse_args() -> Result<Args, String> {
     Ok(a)
 }
 
-/// Serves one function until QEMU disconnects.
-fn serve(n: usize, listener: UnixListener, a: &Args) -> Result<fw::Stats, String> {
-    let (bar, bar_file) =
-        mem::Bar::new(&format!("hns-sim-bar2-{n}")).map_err(|e| format!("BAR2: {e}"))?;
-    let peer = ivshmem::Peer::accept(&listener, &bar_file, a.vectors)
-        .map_err(|e| format!("accept: {e}"))?;
-    eprintln!("hns-sim[{n}]: QEMU connected, {} vectors", peer.vectors());
+/// Serves every function from one thread (the engine's wire between
+/// them needs all of them at hand) until QEMU disconnects.
+fn serve(listeners: &[UnixListener], a: &Args) -> Result<Vec<fw::Stats>, String> {
+    let mut bars = vec![];
+    let mut peers = vec![];
+    for (n, l) in listeners.iter().enumerate() {
+        let (bar, bar_file) =
+            mem::Bar::new(&format!("hns-sim-bar2-{n}")).map_err(|e| format!("BAR2: {e}"))?;
+        let peer =
+            ivshmem::Peer::accept(l, &bar_file, a.vectors).map_err(|e| format!("accept: {e}"))?;
+        eprintln!("hns-sim[{n}]: QEMU connected, {} vectors", peer.vectors());
+        bars.push(bar);
+        peers.push(peer);
+    }
     let ram = mem::GuestRam::open(&a.ram).map_err(|e| format!("{}: {e}", a.ram))?;
-    let trace = trace::Trace::to_file(&format!("{}/trace-{n}.txt", a.out), "")
-        .map_err(|e| format!("trace: {e}"))?;
-    let firmware = fw::Firmware::new(a.caps.clone(), a.faults.clone(), trace);
-    let mut dev = device::Device::new(firmware, &bar, &ram, &peer);
+    let mut devs = vec![];
+    for (n, (bar, peer)) in bars.iter().zip(&peers).enumerate() {
+        let trace = trace::Trace::to_file(&format!("{}/trace-{n}.txt", a.out), "")
+            .map_err(|e| format!("trace: {e}"))?;
+        let firmware = fw::Firmware::new(a.caps.clone(), a.faults.clone(), trace);
+        devs.push(device::Device::new(firmware, bar, &ram, peer));
+    }
     let mut idle_since = Instant::now();
     let mut last_check = Instant::now();
     loop {
-        let cmq = dev.poll_cmq();
-        if dev.poll_data() || cmq {
+        if device::poll_all(&mut devs) {
             idle_since = Instant::now();
             continue;
         }
@@ -111,18 +120,22 @@ fn serve(n: usize, listener: UnixListener, a: &Args) -> Result<fw::Stats, String
         }
         if last_check.elapsed() > Duration::from_millis(200) {
             last_check = Instant::now();
-            if peer.closed() {
+            if peers.iter().all(|p| p.closed()) {
                 break;
             }
         }
     }
-    dev.fw.trace.flush();
-    let e = dev.engine.stats;
-    eprintln!(
-        "hns-sim[{n}]: data: {} WQEs, {} CQEs ({} errors), {} CEQEs, {} doorbells, {} WQEs found by the scan",
-        e.wqes, e.cqes, e.errors, e.ceqes, e.doorbells, e.scan_found
-    );
-    Ok(dev.fw.stats)
+    let mut stats = vec![];
+    for (n, dev) in devs.iter_mut().enumerate() {
+        dev.fw.trace.flush();
+        let e = dev.engine.stats;
+        eprintln!(
+            "hns-sim[{n}]: data: {} WQEs, {} CQEs ({} errors), {} CEQEs, {} doorbells, {} WQEs found by the scan, {} messages to other devices",
+            e.wqes, e.cqes, e.errors, e.ceqes, e.doorbells, e.scan_found, e.wire
+        );
+        stats.push(dev.fw.stats);
+    }
+    Ok(stats)
 }
 
 fn main() {
@@ -148,32 +161,20 @@ fn main() {
         let _ = std::fs::write(r, "ready\n");
     }
     let mut rc = 0;
-    std::thread::scope(|sc| {
-        let handles: Vec<_> = listeners
-            .into_iter()
-            .enumerate()
-            .map(|(n, l)| {
-                let a = &a;
-                sc.spawn(move || serve(n, l, a))
-            })
-            .collect();
-        for (n, h) in handles.into_iter().enumerate() {
-            match h.join() {
-                Ok(Ok(s)) => eprintln!(
+    match serve(&listeners, &a) {
+        Ok(all) => {
+            for (n, s) in all.iter().enumerate() {
+                eprintln!(
                     "hns-sim[{n}]: done: {} commands, {} mailboxes ({} failed), {} unknown, {} function clears",
                     s.commands, s.mailboxes, s.mailbox_failures, s.unknown, s.func_clears
-                ),
-                Ok(Err(e)) => {
-                    eprintln!("hns-sim[{n}]: {e}");
-                    rc = 1;
-                }
-                Err(_) => {
-                    eprintln!("hns-sim[{n}]: thread panicked");
-                    rc = 1;
-                }
+                );
             }
         }
-    });
+        Err(e) => {
+            eprintln!("hns-sim: {e}");
+            rc = 1;
+        }
+    }
     let _ = std::io::stdin().read(&mut [0u8; 0]);
     std::process::exit(rc);
 }

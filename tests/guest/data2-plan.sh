@@ -1,0 +1,103 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#
+# hns-sim data engine across two devices on the C reference driver (SIM=2,
+# DRIVER=c): hns_0 and hns_1 are served by one hns-sim whose engine delivers
+# between them by destination GID (RoCEv2 addressing). Server on one device,
+# client on the other (their TCP exchange over 127.0.0.1), each with the
+# link-local RoCE v2 GID of its own device (the DMAC comes from the GID, so
+# no neighbour resolution is needed). TEST lines are in the group
+# "data2/...".
+#
+#   sh /opt/hns/data2-plan.sh
+. /opt/hns/lib.sh
+HNS_SERVER_DELAY=${HNS_SERVER_DELAY:-1}
+HNS_TIMEOUT=${HNS_TIMEOUT:-120}
+
+# active DEV: waits up to 10 s for DEV's port to be active.
+active() {
+    w=0
+    while [ $w -lt 100 ]; do
+        ibv_devinfo -d "$1" 2>/dev/null | grep -q "state:.*PORT_ACTIVE" && return 0
+        sleep 0.1
+        w=$((w + 1))
+    done
+    echo "no active $1 after 10 s"
+    return 1
+}
+check data2/hns0-active active hns_0 || plan_exit
+check data2/hns1-active active hns_1 || plan_exit
+
+# gid_index DEV: the index of DEV's first non-zero RoCE v2 GID (the
+# link-local one, from the netdev's MAC).
+gid_index() {
+    w=0
+    P=/sys/class/infiniband/$1/ports/1
+    while [ $w -lt 100 ]; do
+        for t in "$P"/gid_attrs/types/*; do
+            i=${t##*/}
+            [ "$(cat "$t" 2>/dev/null)" = "RoCE v2" ] || continue
+            case $(cat "$P/gids/$i" 2>/dev/null) in
+            "" | 0000:0000:0000:0000:0000:0000:0000:0000) continue ;;
+            esac
+            echo "$i"
+            return 0
+        done
+        sleep 0.1
+        w=$((w + 1))
+    done
+    return 1
+}
+for d in hns_0 hns_1; do
+    i=$(gid_index $d)
+    if [ -z "$i" ]; then
+        report data2/roce-v2-gid-$d FAIL "no RoCE v2 GID on $d after 10 s"
+        plan_exit
+    fi
+    report data2/roce-v2-gid-$d PASS "index $i: $(cat /sys/class/infiniband/$d/ports/1/gids/$i) ($(cat /sys/class/infiniband/$d/ports/1/gid_attrs/ndevs/$i))"
+    eval "GIDX_$d=$i"
+done
+G0=$GIDX_hns_0
+G1=$GIDX_hns_1
+
+# RoCE v2 resolves the destination MAC through the IP stack even for a
+# link-local GID (ib_resolve_unicast_gid_dmac -> rdma_addr_find_l2_eth_by_grh):
+# the route to the other device's address leaves through the own netdev,
+# whose frames hns_sim drops, so neighbour discovery never answers. Static
+# neighbour entries (the other netdev's MAC for its link-local address) stand
+# in for it (/usr/bin/ip: the shell would run busybox's ip applet, which
+# cannot add neighbours).
+# neigh DEV GIDX NDEV OTHER_NDEV: DEV's GID (= its netdev's link-local
+# address) -> its netdev's MAC, in OTHER_NDEV's neighbour table.
+neigh() {
+    /usr/bin/ip -6 neigh replace "$(cat /sys/class/infiniband/$1/ports/1/gids/$2)" \
+        lladdr "$(cat /sys/class/net/$3/address)" dev "$4" nud permanent
+}
+N0=$(cat /sys/class/infiniband/hns_0/ports/1/gid_attrs/ndevs/$G0)
+N1=$(cat /sys/class/infiniband/hns_1/ports/1/gid_attrs/ndevs/$G1)
+static_neighbours() {
+    neigh hns_1 "$G1" "$N1" "$N0" && neigh hns_0 "$G0" "$N0" "$N1" &&
+        /usr/bin/ip -6 neigh show nud permanent
+}
+check data2/static-neighbours static_neighbours
+echo "$out" | sed 's/^/    /'
+
+# cross TOOL NAME PORT SDEV SGIDX CDEV CGIDX EXTRA: server on SDEV, client
+# on CDEV; both print their summary lines.
+cross() {
+    tool=$1 tname=$2 port=$3 sdev=$4 sg=$5 cdev=$6 cg=$7
+    shift 7
+    pair "data2/$tname" \
+        "$tool -d $sdev -g $sg -p $port -n 10 $*" \
+        "$tool -d $cdev -g $cg -p $port -n 10 $* 127.0.0.1"
+    echo "    server: $(grep -E 'bytes in|iters in|^success' /tmp/server.out | tr '\n' ' ')"
+    echo "    client: $(printf '%s\n' "$cout" | grep -E 'bytes in|iters in|^success' | tr '\n' ' ')"
+}
+cross ibv_rc_pingpong rc-pingpong-1-0 18615 hns_1 "$G1" hns_0 "$G0"
+cross ibv_rc_pingpong rc-pingpong-0-1-events 18616 hns_0 "$G0" hns_1 "$G1" -e
+cross ibv_ud_pingpong ud-pingpong-1-0 18618 hns_1 "$G1" hns_0 "$G0" -s 512
+cross ibv_srq_pingpong srq-pingpong-1-0 18619 hns_1 "$G1" hns_0 "$G0"
+cross ibv_xsrq_pingpong xsrq-pingpong-1-0 18626 hns_1 "$G1" hns_0 "$G0"
+
+check data2/final-unload sh -c 'rmmod hns_roce_hw_v2 && rmmod hns_sim'
+plan_exit
