@@ -3235,4 +3235,67 @@ mod tests {
         assert_eq!(e1.stats.cqes, 1);
         assert_eq!(e0.stats.cqes, 1);
     }
+
+    #[test]
+    fn gsi_qp_takes_datagrams_of_any_qkey_with_the_grh() {
+        // The responder half of a MAD (QP1 to QP1, as ib_mad sends with
+        // Q_Key 0x80010000): UD QP 1 in RTS with Q_Key 0x1111, one receive
+        // of 0x100 bytes at MR offset 0x40.
+        let w = world();
+        let mut host = FakeHost::default();
+        host.ctx = w.host.ctx.clone();
+        let mut e = Engine {
+            quiet: true,
+            ..Engine::new()
+        };
+        e.update_cq(2, CqCtx::from_bytes(2, &cqc_image(2, CQ2_ROOT, CQ_DB_2)));
+        let ud = |qpn: u32| {
+            QpCtx::from_bytes(
+                qpn,
+                &qpc_with(0, ROOT_B, RQ_DB_B, 2, 2, |c| {
+                    c.write(qpc::TST, tst::UD);
+                    c.write(qpc::QKEY_XRCD, 0x1111);
+                }),
+            )
+        };
+        e.update_qp(ud(1));
+        w.recv_b(0, 0x100, 0x100, MR_VA + 0x40);
+        let mut data = vec![0x60u8; 40];
+        data.extend_from_slice(b"MAD!");
+        let req = |dqpn: u32| Request {
+            sqpn: 1,
+            dqpn,
+            op: Op::Ud(UdMsg {
+                imm: None,
+                qkey: 0x8001_0000,
+                port_type: 2,
+                sl: 0,
+                data: data.clone(),
+            }),
+        };
+        assert_eq!(
+            e.respond(&mut host, &w.mem, &req(1)),
+            Response::Done(vec![])
+        );
+        let mut got = [0u8; 44];
+        w.mem.read(MR_P0 + 0x40, &mut got).unwrap();
+        assert_eq!(&got[..], &data[..]);
+        // Receive CQE: SEND (1) | S_R | owner; LCL_QPN 1; 44 bytes (GRH
+        // included); PORT_TYPE 2 (dw6 17:16); RMT_QPN 1, bit 27 and GRH
+        // (bit 30) in dw7.
+        assert_eq!(get32(&w.mem, CQ2_BUF), 0x0000_00c1);
+        assert_eq!(get32(&w.mem, CQ2_BUF + 12), 1);
+        assert_eq!(get32(&w.mem, CQ2_BUF + 16), 44);
+        assert_eq!(get32(&w.mem, CQ2_BUF + 24), 2 << 16);
+        assert_eq!(get32(&w.mem, CQ2_BUF + 28), 1 | 1 << 27 | 1 << 30);
+        // Any other UD QP checks the Q_Key: the datagram is dropped (the
+        // sender completes anyway), the receive stays posted.
+        e.update_qp(ud(9));
+        w.recv_b(1, 0x100, 0x100, MR_VA + 0x40);
+        assert_eq!(
+            e.respond(&mut host, &w.mem, &req(9)),
+            Response::Done(vec![])
+        );
+        assert_eq!(e.stats.cqes, 1);
+    }
 }

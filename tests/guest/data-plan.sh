@@ -5,8 +5,9 @@
 # rdma-core's ibv_rc_pingpong on one device, loopback to itself (server and
 # client both on hns_0, their TCP exchange over 127.0.0.1), polling and with
 # completion events (-e), ibv_ud_pingpong, ibv_srq_pingpong, ibv_xsrq_pingpong
-# and perftest (send/write/read/atomic bw, write/send/atomic lat). TEST lines
-# are in the group "data/...".
+# and perftest (send/write/read/atomic bw, write/send/atomic lat), rdma_cm
+# (rping, ucmatose, udaddy) over an IPv4 address on eth0. TEST lines are in
+# the group "data/...".
 #
 #   sh /opt/hns/data-plan.sh
 . /opt/hns/lib.sh
@@ -182,6 +183,21 @@ print("flushed: sends 1 2, receives 11 12; posted in ERR: send 3")
 PYEOF
 check data/flush-on-err python3 /tmp/flush.py "$GIDX"
 echo "    $(printf '%s\n' "$out" | tail -n 1)"
+
+# rdma_cm over hns_0 with an IPv4 address on its netdev: the CM MADs go
+# through the kernel's GSI QP (QPN 1, UD, GRH) looped back by the engine;
+# the destination address is local, so address resolution needs no frames.
+# rping (RC SEND + RDMA READ/WRITE), ucmatose (RC), udaddy (UD).
+/usr/bin/ip addr add 192.168.77.1/24 dev eth0 && /usr/bin/ip link set eth0 up
+# cm NAME SERVER CLIENT: as pair, then the last line of each side.
+cm() {
+    pair "data/$1" "$2" "$3"
+    echo "    server: $(tail -n 1 /tmp/server.out)"
+    echo "    client: $(printf '%s\n' "$cout" | tail -n 1)"
+}
+cm rping "rping -s -a 192.168.77.1 -C 5 -v" "rping -c -a 192.168.77.1 -C 5 -v"
+cm ucmatose "ucmatose -b 192.168.77.1" "ucmatose -s 192.168.77.1"
+cm udaddy "udaddy -b 192.168.77.1" "udaddy -s 192.168.77.1"
 
 check data/final-unload sh -c 'rmmod hns_roce_hw_v2 && rmmod hns_sim'
 plan_exit

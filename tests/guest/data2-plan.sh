@@ -6,8 +6,8 @@
 # between them by destination GID (RoCEv2 addressing). Server on one device,
 # client on the other (their TCP exchange over 127.0.0.1), each with the
 # link-local RoCE v2 GID of its own device (the DMAC comes from the GID, so
-# no neighbour resolution is needed). TEST lines are in the group
-# "data2/...".
+# static IPv6 neighbour entries stand in for neighbour discovery), and
+# rping from hns_0 to hns_1. TEST lines are in the group "data2/...".
 #
 #   sh /opt/hns/data2-plan.sh
 . /opt/hns/lib.sh
@@ -98,6 +98,25 @@ cross ibv_rc_pingpong rc-pingpong-0-1-events 18616 hns_0 "$G0" hns_1 "$G1" -e
 cross ibv_ud_pingpong ud-pingpong-1-0 18618 hns_1 "$G1" hns_0 "$G0" -s 512
 cross ibv_srq_pingpong srq-pingpong-1-0 18619 hns_1 "$G1" hns_0 "$G0"
 cross ibv_xsrq_pingpong xsrq-pingpong-1-0 18626 hns_1 "$G1" hns_0 "$G0"
+
+# rdma_cm across the devices: IPv4 addresses on both netdevs, the rping
+# client bound to hns_0's (-I), the server listening on hns_1's. The client's
+# route leaves through hns_0's netdev (bound to it), so ARP would be needed:
+# static entries again. The engine routes by GID: CM MADs from hns_0's GSI
+# QP reach hns_1's and the RC traffic crosses the wire.
+ipv4() {
+    /usr/bin/ip addr add 192.168.77.1/24 dev "$N0" && /usr/bin/ip link set "$N0" up &&
+        /usr/bin/ip addr add 192.168.77.2/24 dev "$N1" && /usr/bin/ip link set "$N1" up &&
+        /usr/bin/ip neigh replace 192.168.77.2 lladdr "$(cat /sys/class/net/$N1/address)" \
+            dev "$N0" nud permanent &&
+        /usr/bin/ip neigh replace 192.168.77.1 lladdr "$(cat /sys/class/net/$N0/address)" \
+            dev "$N1" nud permanent
+}
+check data2/ipv4-static-neighbours ipv4
+pair data2/rping-0-1 "rping -s -a 192.168.77.2 -C 5 -v" \
+    "rping -c -I 192.168.77.1 -a 192.168.77.2 -C 5 -v"
+echo "    server: $(tail -n 1 /tmp/server.out)"
+echo "    client: $(printf '%s\n' "$cout" | tail -n 1)"
 
 check data2/final-unload sh -c 'rmmod hns_roce_hw_v2 && rmmod hns_sim'
 plan_exit
