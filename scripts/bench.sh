@@ -6,6 +6,10 @@
 # data counters. Results: build/bench/results.txt. No pass/fail on numbers.
 #
 #   scripts/bench.sh [ITERS]        (default 20000 iterations per bw run, 1/100 of it for latency)
+#
+# HNS_SIM_ARGS (e.g. --idle-us 0) reaches hns-sim through run-guest.sh. The
+# engine logs each QP's SQ rate by the host clock when the QP is destroyed
+# (QPs with >= 1000 WQEs), and the loop's time in passes that did work.
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
@@ -45,6 +49,7 @@ wall=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
     echo "guest wall time: $wall s"
     awk -v s="$sim_cpu" -v q="$qemu_cpu" -v t="$tick" \
         'BEGIN { printf "hns-sim CPU: %.1f s, QEMU CPU: %.1f s\n", s / t, q / t }'
-    grep -h 'data:' "$rundir/hns-sim.log" 2>/dev/null | tail -n 1 || true
+    echo "hns-sim options: ${HNS_SIM_ARGS:-(none)}"
+    grep -h 'data:\|^hns-sim: loop:\|SQ WQEs in' "$rundir/hns-sim.log" 2>/dev/null || true
 } | tee "$out/results.txt"
 exit "$rc"

@@ -57,6 +57,9 @@ pub const SCAN_PERIOD: Duration = Duration::from_millis(1);
 pub const DEST_WAIT: Duration = Duration::from_secs(5);
 /// WQEs executed per QP per poll (fairness between QPs).
 const BATCH: u32 = 64;
+/// A QP that executed at least this many SQ WQEs logs its rate (host
+/// clock) when it is reset or destroyed (`make bench`).
+const RATE_MIN: u64 = 100;
 
 /// A context change the firmware made through a mailbox.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -495,6 +498,11 @@ struct Qp {
     stopped: bool,
     /// Something asked to look at this QP now.
     kick: bool,
+    /// SQ WQEs executed since the QP was (re)started, and the host times
+    /// of the first and the last (the rate line at its reset).
+    done: u64,
+    first: Option<Instant>,
+    last: Option<Instant>,
 }
 
 impl Qp {
@@ -888,6 +896,19 @@ impl Engine {
         let q = self.qps.entry(qpn).or_default();
         let fresh = ctx.state == qps::RESET || (ctx.state == qps::INIT && q.ctx.state != qps::INIT);
         if fresh {
+            if let (true, Some(a), Some(b)) = (q.done >= RATE_MIN, q.first, q.last) {
+                let t = b.duration_since(a).as_secs_f64();
+                let line = format!(
+                    "QP {qpn:#x}: {} SQ WQEs in {:.3} s of host time ({:.0}/s, {:.1} us each)",
+                    q.done,
+                    t,
+                    (q.done - 1) as f64 / t.max(1e-9),
+                    1e6 * t / (q.done - 1) as f64
+                );
+                if !self.quiet {
+                    eprintln!("hns-sim engine: {line}");
+                }
+            }
             *q = Qp::default();
         }
         if ctx.state == qps::ERR && q.ctx.state != qps::ERR && ctx.srq {
@@ -1061,6 +1082,9 @@ impl Engine {
                     q.sq_ci = q.sq_ci.wrapping_add(1);
                     q.pending = None;
                     q.blocked = None;
+                    q.done += 1;
+                    q.first.get_or_insert(now);
+                    q.last = Some(now);
                     self.stats.wqes += 1;
                     did = true;
                     if matches!(step, Step::Failed) {

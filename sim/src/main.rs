@@ -21,6 +21,8 @@ struct Args {
     faults: Vec<fw::Fault>,
     ready_file: Option<String>,
     dump_caps: bool,
+    /// Sleep of an idle pass (0: yield instead).
+    idle: Duration,
 }
 
 fn usage() -> ! {
@@ -28,7 +30,7 @@ fn usage() -> ! {
         "usage: hns-sim --socket PATH [--socket PATH ...] --ram FILE --out DIR\n\
          \x20              [--vectors N] [--config FILE] [--fault OPCODE:RETVAL|timeout[:once|always]]\n\
          \x20              [--fault mbx:CMD:STATUS[:once|always]]\n\
-         \x20              [--set KEY=VALUE] [--ready FILE]\n\
+         \x20              [--set KEY=VALUE] [--ready FILE] [--idle-us N]\n\
          \x20      hns-sim --dump-caps"
     );
     std::process::exit(2);
@@ -44,6 +46,7 @@ fn parse_args() -> Result<Args, String> {
         faults: vec![],
         ready_file: None,
         dump_caps: false,
+        idle: Duration::from_micros(100),
     };
     let mut it = std::env::args().skip(1);
     while let Some(k) = it.next() {
@@ -67,6 +70,10 @@ fn parse_args() -> Result<Args, String> {
             }
             "--fault" => a.faults.push(fw::Fault::parse(&val()?)?),
             "--ready" => a.ready_file = Some(val()?),
+            "--idle-us" => {
+                let us: u64 = val()?.parse().map_err(|_| "bad --idle-us".to_string())?;
+                a.idle = Duration::from_micros(us);
+            }
             "--dump-caps" => a.dump_caps = true,
             _ => usage(),
         }
@@ -106,15 +113,26 @@ fn serve(listeners: &[UnixListener], a: &Args) -> Result<Vec<fw::Stats>, String>
     }
     let mut idle_since = Instant::now();
     let mut last_check = Instant::now();
+    let started = Instant::now();
+    // Time in passes that did work, passes, sleeps.
+    let (mut busy, mut passes, mut sleeps) = (Duration::ZERO, 0u64, 0u64);
     loop {
+        let t = Instant::now();
+        passes += 1;
         if device::poll_all(&mut devs) {
+            busy += t.elapsed();
             idle_since = Instant::now();
             continue;
         }
         // Spin briefly after activity (the driver busy-waits for answers),
-        // then poll every 100 us.
+        // then poll every `idle` (100 us by default).
         if idle_since.elapsed() > Duration::from_millis(2) {
-            std::thread::sleep(Duration::from_micros(100));
+            sleeps += 1;
+            if a.idle.is_zero() {
+                std::thread::yield_now();
+            } else {
+                std::thread::sleep(a.idle);
+            }
         } else {
             std::hint::spin_loop();
         }
@@ -125,6 +143,12 @@ fn serve(listeners: &[UnixListener], a: &Args) -> Result<Vec<fw::Stats>, String>
             }
         }
     }
+    eprintln!(
+        "hns-sim: loop: {:.3} s in passes that did work of {:.1} s, {passes} passes, {sleeps} idle sleeps of {} us",
+        busy.as_secs_f64(),
+        started.elapsed().as_secs_f64(),
+        a.idle.as_micros()
+    );
     let mut stats = vec![];
     for (n, dev) in devs.iter_mut().enumerate() {
         dev.fw.trace.flush();
