@@ -100,6 +100,8 @@ pub mod aev {
     pub const SRQ_LIMIT_REACH: u8 = 0x08;
     /// A message for an XRC target named an SRQ outside its XRC domain.
     pub const XRCD_VIOLATION: u8 = 0x16;
+    /// A CQE found its CQ full.
+    pub const CQ_OVERFLOW: u8 = 0x0c;
 }
 
 /// The device's registers as the engine reads them.
@@ -534,6 +536,8 @@ struct Cq {
     pi: u32,
     /// Consumer index from the last CQ doorbell seen (no record DB).
     ci_db: u32,
+    /// Found full once (the overflow event went out).
+    overflow: bool,
 }
 
 /// Engine state of one SRQ.
@@ -1168,8 +1172,40 @@ impl Engine {
         }
     }
 
-    /// Room for `n` more CQEs on `cqn`?
-    fn cq_room<M: Dma>(&self, mem: &M, cqn: u32, n: u32) -> bool {
+    /// Room for `n` more CQEs on `cqn`? The first time a CQ is found full
+    /// it raises one CQ_OVERFLOW AEQE (queue = CQN; once per CQ, as
+    /// hardware puts an overrun CQ in error): the driver reports
+    /// IB_EVENT_CQ_ERR to the CQ's owner. The work that needed the CQE
+    /// waits (hardware would overrun the CQ; the model loses nothing).
+    fn cq_room<M: Dma>(&mut self, mem: &M, cqn: u32, n: u32) -> bool {
+        let room = self.cq_space(mem, cqn, n);
+        let Some(c) = self.cqs.get_mut(&cqn) else {
+            return room;
+        };
+        if !room && !c.overflow {
+            c.overflow = true;
+            self.aeqes.push((aev::CQ_OVERFLOW, cqn));
+            let pi = c.pi;
+            self.log(&format!(
+                "CQ {cqn:#x} full (producer index {pi:#x}): CQ_OVERFLOW event"
+            ));
+        }
+        room
+    }
+
+    /// Room for the send CQE of a WQE of `s`: an overflow counts only
+    /// when the WQE completes for sure (signaled); an unsignaled one only
+    /// keeps room for a possible error CQE.
+    fn send_cq_room<M: Dma>(&mut self, mem: &M, s: &QpCtx, signaled: bool) -> bool {
+        if s.sig_all || signaled {
+            self.cq_room(mem, s.tx_cqn, 1)
+        } else {
+            self.cq_space(mem, s.tx_cqn, 1)
+        }
+    }
+
+    /// Room for `n` more CQEs on `cqn` (no side effects).
+    fn cq_space<M: Dma>(&self, mem: &M, cqn: u32, n: u32) -> bool {
         let Some(c) = self.cqs.get(&cqn) else {
             return false;
         };
@@ -1534,8 +1570,8 @@ impl Engine {
             ..Cqe::default()
         };
         // Room for the requester's CQE (always reserved: errors complete
-        // even unsignaled WQEs).
-        if !self.cq_room(mem, s.tx_cqn, 1) {
+        // even unsignaled WQEs; only a signaled WQE reports an overflow).
+        if !self.send_cq_room(mem, s, w.signaled) {
             return Step::Wait;
         }
         let local = |f: Fail| Err::<RcOp, Fail>(f);
@@ -1748,7 +1784,8 @@ impl Engine {
             let Some(r) = self.next_recv(mem, d, srq) else {
                 return Response::Wait;
             };
-            if !self.cq_room(mem, self.recv_cqn(d, r), 1) {
+            let rcqn = self.recv_cqn(d, r);
+            if !self.cq_room(mem, rcqn, 1) {
                 return Response::Wait;
             }
             Some(r)
@@ -1847,7 +1884,7 @@ impl Engine {
             lcl_qpn: s.qpn,
             ..Cqe::default()
         };
-        if !self.cq_room(mem, s.tx_cqn, 1) {
+        if !self.send_cq_room(mem, s, w.signaled) {
             return Step::Wait;
         }
         if !matches!(w.opcode, op::SEND | op::SEND_WITH_IMM) || w.inline {
@@ -2868,7 +2905,11 @@ mod tests {
         assert_eq!(get32(&w.mem, CQ1_BUF + 29 * 64), 0x001d_0580);
         assert_eq!(get32(&w.mem, CQ1_BUF + 30 * 64), 0x0000_05c1);
         assert_eq!(get32(&w.mem, CQ1_BUF + 63 * 64), 0x0021_05c1);
+        // The 65th found CQ 1 full: one CQ_OVERFLOW AEQE for CQ 1.
+        assert_eq!(w.host.aeqes, vec![(aev::CQ_OVERFLOW, 0, 1)]);
         assert!(!w.poll(1));
+        // Still full: no second event.
+        assert_eq!(w.host.aeqes.len(), 1);
         // The consumer frees 10 slots: the last 6 RQ flushes (WQEs 34..39)
         // go to slots 0..5 with owner bit 0 (second pass); slot 6 keeps
         // its first-pass CQE.
@@ -2878,6 +2919,7 @@ mod tests {
         assert_eq!(get32(&w.mem, CQ1_BUF + 5 * 64), 0x0027_0541);
         assert_eq!(get32(&w.mem, CQ1_BUF + 6 * 64), 0x0006_0580);
         assert!(!w.poll(3));
+        assert_eq!(w.host.aeqes.len(), 1);
     }
 
     const SRQC_5: u64 = 0x1500;

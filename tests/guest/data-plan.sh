@@ -6,7 +6,8 @@
 # client both on hns_0, their TCP exchange over 127.0.0.1), polling and with
 # completion events (-e), ibv_ud_pingpong, ibv_srq_pingpong, ibv_xsrq_pingpong
 # and perftest (send/write/read/atomic bw, write/send/atomic lat), rdma_cm
-# (rping, ucmatose, udaddy) over an IPv4 address on eth0, pyverbs test_qp and
+# (rping, ucmatose, udaddy) over an IPv4 address on eth0, flush on ERR, CQ
+# overflow, pyverbs test_qp and
 # test_srq. TEST lines are in the group "data/...".
 #
 #   sh /opt/hns/data-plan.sh
@@ -182,6 +183,62 @@ assert not poll(1, 0.3), "an extra completion"
 print("flushed: sends 1 2, receives 11 12; posted in ERR: send 3")
 PYEOF
 check data/flush-on-err python3 /tmp/flush.py "$GIDX"
+echo "    $(printf '%s\n' "$out" | tail -n 1)"
+
+# CQ overflow (pyverbs): QP A sends 70 signaled SENDs to B (70 receives
+# posted) while A's send CQ holds 64 CQEs and nobody polls it: the 65th CQE
+# finds it full, the engine raises CQ_OVERFLOW (AEQE 0x0c), the driver
+# reports IBV_EVENT_CQ_ERR for that CQ; the model holds the rest, which
+# complete once the CQ is polled.
+cat >/tmp/cqovf.py <<'PYEOF'
+import sys, time
+import pyverbs.enums as e
+from pyverbs.addr import AHAttr, GlobalRoute
+from pyverbs.cq import CQ
+from pyverbs.device import Context
+from pyverbs.mr import MR
+from pyverbs.pd import PD
+from pyverbs.qp import QP, QPAttr, QPCap, QPInitAttr
+from pyverbs.wr import SGE, RecvWR, SendWR
+
+gidx = int(sys.argv[1])
+ctx = Context(name='hns_0')
+pd = PD(ctx)
+mr = MR(pd, 4096, e.IBV_ACCESS_LOCAL_WRITE)
+cq_a, cq_b = CQ(ctx, 64), CQ(ctx, 256)
+assert cq_a.cqe <= 127, f"send CQ of {cq_a.cqe} entries"
+cap = QPCap(max_send_wr=128, max_recv_wr=128, max_send_sge=1, max_recv_sge=1)
+qa = QP(pd, QPInitAttr(qp_type=e.IBV_QPT_RC, scq=cq_a, rcq=cq_b, cap=cap))
+qb = QP(pd, QPInitAttr(qp_type=e.IBV_QPT_RC, scq=cq_b, rcq=cq_b, cap=cap))
+gr = GlobalRoute(dgid=ctx.query_gid(1, gidx), sgid_index=gidx)
+for q, peer in ((qa, qb), (qb, qa)):
+    a = QPAttr(port_num=1)
+    a.path_mtu = e.IBV_MTU_1024
+    a.timeout, a.retry_cnt, a.rnr_retry, a.min_rnr_timer = 14, 7, 7, 12
+    a.ah_attr = AHAttr(port_num=1, is_global=1, gr=gr, dlid=0)
+    a.dest_qp_num = peer.qp_num
+    a.rq_psn = a.sq_psn = 0
+    q.to_rts(a)
+n = cq_a.cqe + 6
+for i in range(n):
+    qb.post_recv(RecvWR(wr_id=1000 + i, num_sge=1, sg=[SGE(mr.buf + 128, 64, mr.lkey)]))
+for i in range(n):
+    qa.post_send(SendWR(wr_id=i, opcode=e.IBV_WR_SEND, num_sge=1,
+                        sg=[SGE(mr.buf, 64, mr.lkey)], send_flags=e.IBV_SEND_SIGNALED))
+ev = ctx.get_async_event()
+ev.ack()
+assert ev.event_type == e.IBV_EVENT_CQ_ERR, f"event {ev.event_type}"
+got, end = [], time.time() + 10
+while len(got) < n and time.time() < end:
+    k, wcs = cq_a.poll(16)
+    got += wcs[:k]
+    if not k:
+        time.sleep(0.01)
+bad = [(w.wr_id, w.status) for w in got if w.status != e.IBV_WC_SUCCESS]
+assert len(got) == n and not bad, f"{len(got)} of {n} send completions, errors {bad}"
+print(f"IBV_EVENT_CQ_ERR for a full {cq_a.cqe}-entry CQ; all {n} sends completed after polling")
+PYEOF
+check data/cq-overflow timeout 60 python3 /tmp/cqovf.py "$GIDX"
 echo "    $(printf '%s\n' "$out" | tail -n 1)"
 
 # rdma_cm over hns_0 with an IPv4 address on its netdev: the CM MADs go
