@@ -7,8 +7,8 @@
 # completion events (-e), ibv_ud_pingpong, ibv_srq_pingpong, ibv_xsrq_pingpong
 # and perftest (send/write/read/atomic bw, write/send/atomic lat), rdma_cm
 # (rping, ucmatose, udaddy) over an IPv4 address on eth0, flush on ERR, CQ
-# overflow, pyverbs test_qp and
-# test_srq. TEST lines are in the group "data/...".
+# overflow, pyverbs test_qp and test_srq. TEST lines are in the group
+# "data/...".
 #
 #   sh /opt/hns/data-plan.sh
 . /opt/hns/lib.sh
