@@ -6,8 +6,9 @@
 # between them by destination GID (RoCEv2 addressing). Server on one device,
 # client on the other (their TCP exchange over 127.0.0.1), each with the
 # link-local RoCE v2 GID of its own device (the DMAC comes from the GID, so
-# static IPv6 neighbour entries stand in for neighbour discovery), and
-# rping from hns_0 to hns_1. TEST lines are in the group "data2/...".
+# static IPv6 neighbour entries stand in for neighbour discovery), perftest
+# send/write/read/atomic bw and rping from hns_0 to hns_1. TEST lines are in
+# the group "data2/...".
 #
 #   sh /opt/hns/data2-plan.sh
 . /opt/hns/lib.sh
@@ -98,6 +99,23 @@ cross ibv_rc_pingpong rc-pingpong-0-1-events 18616 hns_0 "$G0" hns_1 "$G1" -e
 cross ibv_ud_pingpong ud-pingpong-1-0 18618 hns_1 "$G1" hns_0 "$G0" -s 512
 cross ibv_srq_pingpong srq-pingpong-1-0 18619 hns_1 "$G1" hns_0 "$G0"
 cross ibv_xsrq_pingpong xsrq-pingpong-1-0 18626 hns_1 "$G1" hns_0 "$G0"
+
+# perftest across the devices (server on hns_1, client on hns_0): RDMA
+# WRITE, READ (data comes back over the wire) and FETCH_AND_ADD (the
+# original value comes back). Options as in data-plan.sh.
+PERF_OPTS="-n 50 -F --no_ddp"
+perf2() {
+    tool=$1 tname=$2 port=$3
+    shift 3
+    pair "data2/$tname" \
+        "$tool -d hns_1 -x $G1 -p $port $PERF_OPTS $*" \
+        "$tool -d hns_0 -x $G0 -p $port $PERF_OPTS $* 127.0.0.1"
+    echo "    client: $(printf '%s\n' "$cout" | grep -E '^ *[0-9]+ +[0-9]+ ' | tr '\n' ' ')"
+}
+perf2 ib_send_bw send-bw-0-1 18630
+perf2 ib_write_bw write-bw-0-1 18631
+perf2 ib_read_bw read-bw-0-1 18632
+perf2 ib_atomic_bw atomic-bw-0-1 18633
 
 # rdma_cm across the devices: IPv4 addresses on both netdevs, the rping
 # client bound to hns_0's (-I), the server listening on hns_1's. The client's
