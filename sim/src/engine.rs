@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 
 //! The data engine of one function: finds posted work, executes it between
-//! QPs of the same device (loopback), writes CQEs and completion events.
+//! QPs of the same device (loopback) or hands the responder's part to the
+//! device owning the destination GID (a [`Wire`]), writes CQEs and
+//! completion events.
 //!
 //! Work detection never depends on seeing every doorbell write (user SQ,
 //! RQ, CQ doorbells share one 64-bit register word at 0x230 of the
