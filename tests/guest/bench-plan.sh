@@ -15,30 +15,8 @@ ITERS=${1:-20000}
 HNS_SERVER_DELAY=1
 HNS_TIMEOUT=600
 
-w=0
-until ibv_devinfo -d hns_0 2>/dev/null | grep -q "state:.*PORT_ACTIVE"; do
-    w=$((w + 1))
-    [ $w -lt 100 ] || { echo "no active hns_0"; exit 1; }
-    sleep 0.1
-done
-# The first non-zero RoCE v2 GID (the link-local one comes a little later).
-P=/sys/class/infiniband/hns_0/ports/1
-GIDX=""
-w=0
-while [ -z "$GIDX" ] && [ $w -lt 100 ]; do
-    for t in "$P"/gid_attrs/types/*; do
-        i=${t##*/}
-        [ "$(cat "$t" 2>/dev/null)" = "RoCE v2" ] || continue
-        case $(cat "$P/gids/$i" 2>/dev/null) in
-        "" | 0000:0000:0000:0000:0000:0000:0000:0000) continue ;;
-        esac
-        GIDX=$i
-        break
-    done
-    [ -n "$GIDX" ] || sleep 0.1
-    w=$((w + 1))
-done
-[ -n "$GIDX" ] || { echo "no RoCE v2 GID"; exit 1; }
+port_state hns_0 PORT_ACTIVE || exit 1
+GIDX=$(roce_v2_gid hns_0) || { echo "no RoCE v2 GID"; exit 1; }
 
 # See tests/guest/data-plan.sh for --no_ddp and -F. perftest's own numbers
 # are meaningless under TCG (its cycle counter does not calibrate), so each

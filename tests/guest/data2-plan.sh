@@ -15,42 +15,11 @@
 HNS_SERVER_DELAY=${HNS_SERVER_DELAY:-1}
 HNS_TIMEOUT=${HNS_TIMEOUT:-120}
 
-# active DEV: waits up to 10 s for DEV's port to be active.
-active() {
-    w=0
-    while [ $w -lt 100 ]; do
-        ibv_devinfo -d "$1" 2>/dev/null | grep -q "state:.*PORT_ACTIVE" && return 0
-        sleep 0.1
-        w=$((w + 1))
-    done
-    echo "no active $1 after 10 s"
-    return 1
-}
-check data2/hns0-active active hns_0 || plan_exit
-check data2/hns1-active active hns_1 || plan_exit
+check data2/hns0-active port_state hns_0 PORT_ACTIVE || plan_exit
+check data2/hns1-active port_state hns_1 PORT_ACTIVE || plan_exit
 
-# gid_index DEV: the index of DEV's first non-zero RoCE v2 GID (the
-# link-local one, from the netdev's MAC).
-gid_index() {
-    w=0
-    P=/sys/class/infiniband/$1/ports/1
-    while [ $w -lt 100 ]; do
-        for t in "$P"/gid_attrs/types/*; do
-            i=${t##*/}
-            [ "$(cat "$t" 2>/dev/null)" = "RoCE v2" ] || continue
-            case $(cat "$P/gids/$i" 2>/dev/null) in
-            "" | 0000:0000:0000:0000:0000:0000:0000:0000) continue ;;
-            esac
-            echo "$i"
-            return 0
-        done
-        sleep 0.1
-        w=$((w + 1))
-    done
-    return 1
-}
 for d in hns_0 hns_1; do
-    i=$(gid_index $d)
+    i=$(roce_v2_gid $d)
     if [ -z "$i" ]; then
         report data2/roce-v2-gid-$d FAIL "no RoCE v2 GID on $d after 10 s"
         plan_exit

@@ -54,6 +54,42 @@ pair() {
     fi
 }
 
+# port_state DEV STATE: port 1 of RDMA device DEV in STATE (PORT_ACTIVE,
+# PORT_DOWN, ...) within 10 s; else what ibv_devinfo says.
+port_state() {
+    lw=0
+    while [ $lw -lt 100 ]; do
+        ibv_devinfo -d "$1" 2>/dev/null | grep -q "state:.*$2" && return 0
+        sleep 0.1
+        lw=$((lw + 1))
+    done
+    echo "$1 port not $2 after 10 s:"
+    ibv_devinfo -d "$1" 2>&1 | tail -n 20
+    return 1
+}
+
+# roce_v2_gid DEV: prints the index of DEV's first non-zero RoCE v2 GID
+# (the link-local one appears a little after the port comes up), waiting up
+# to 10 s; fails without output if there is none.
+roce_v2_gid() {
+    lw=0
+    lp=/sys/class/infiniband/$1/ports/1
+    while [ $lw -lt 100 ]; do
+        for lt in "$lp"/gid_attrs/types/*; do
+            li=${lt##*/}
+            [ "$(cat "$lt" 2>/dev/null)" = "RoCE v2" ] || continue
+            case $(cat "$lp/gids/$li" 2>/dev/null) in
+            "" | 0000:0000:0000:0000:0000:0000:0000:0000) continue ;;
+            esac
+            echo "$li"
+            return 0
+        done
+        sleep 0.1
+        lw=$((lw + 1))
+    done
+    return 1
+}
+
 plan_exit() {
     [ "$HNS_FAILS" -eq 0 ] && exit 0
     exit 1

@@ -26,24 +26,11 @@ esac
 G=reset-$D
 RESET=/sys/module/hns_sim/parameters/reset
 
-# wait_hns0 STATE: hns_0 listed with port 1 in STATE within 10 s.
-wait_hns0() {
-    hw=0
-    while [ $hw -lt 100 ]; do
-        ibv_devinfo -d hns_0 2>/dev/null | grep -q "state:.*$1" && return 0
-        sleep 0.1
-        hw=$((hw + 1))
-    done
-    echo "hns_0 port not $1 after 10 s:"
-    ibv_devinfo -d hns_0 2>&1 | tail -n 20
-    return 1
-}
-
-check "$G/registered" wait_hns0 PORT_ACTIVE || plan_exit
+check "$G/registered" port_state hns_0 PORT_ACTIVE || plan_exit
 check "$G/link-down" sh -c "ip link set eth0 down && sleep 0.5"
-check "$G/port-down" wait_hns0 PORT_DOWN
+check "$G/port-down" port_state hns_0 PORT_DOWN
 check "$G/link-up" sh -c "ip link set eth0 up && sleep 0.5"
-check "$G/port-active" wait_hns0 PORT_ACTIVE
+check "$G/port-active" port_state hns_0 PORT_ACTIVE
 
 reset() {
     echo 1 >$RESET || return 1
@@ -53,7 +40,7 @@ reset() {
     }
 }
 check "$G/reset" reset
-check "$G/registered-after-reset" wait_hns0 PORT_ACTIVE
+check "$G/registered-after-reset" port_state hns_0 PORT_ACTIVE
 check "$G/context-after-reset" python3 -c '
 import pyverbs.device as d, pyverbs.pd as p
 ctx = d.Context(name="hns_0")
