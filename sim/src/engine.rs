@@ -36,9 +36,10 @@ use crate::fw::Table;
 use crate::hw_v2_fields::{cqc, qpc, srqc, Cqc, Qpc, Srqc};
 use crate::mem::Dma;
 use crate::wqe::{
-    self, op, rop, status, Cqe, DataSeg, Doorbell, RcWqe, UdWqe, SGE_SIZE, SQ_WQE_HDR, SQ_WQE_SIZE,
+    self, op, rop, status, Cqe, DataSeg, Doorbell, FrmrWqe, RcWqe, UdWqe, SGE_SIZE, SQ_WQE_HDR,
+    SQ_WQE_SIZE,
 };
-use crate::xlate::{Access, KeyError, MptEntry, Mtr, Region};
+use crate::xlate::{self, Access, KeyError, MptEntry, Mtr, Region, MPT_ST_FREE, MPT_ST_VALID};
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 
@@ -202,6 +203,11 @@ pub struct QpCtx {
     pub sq_flush_pi: u32,
     /// `RQ_PRODUCER_IDX`: the same for the RQ.
     pub rq_flush_pi: u32,
+    /// `MIN_RNR_TIME`: the IB RNR timer code this QP (as responder) puts
+    /// into its RNR NAKs.
+    pub min_rnr: u32,
+    /// `RNR_NUM_INIT`: the requester's RNR retry count (7 = infinite).
+    pub rnr_retry: u32,
 }
 
 fn align4k(v: u64) -> u64 {
@@ -290,6 +296,8 @@ impl QpCtx {
             qkey: c.read(qpc::QKEY_XRCD),
             sq_flush_pi: c.read(qpc::SQ_PRODUCER_IDX),
             rq_flush_pi: c.read(qpc::RQ_PRODUCER_IDX),
+            min_rnr: c.read(qpc::MIN_RNR_TIME),
+            rnr_retry: c.read(qpc::RNR_NUM_INIT),
         }
     }
 
@@ -497,6 +505,9 @@ struct Qp {
     pending: Option<(u32, Instant)>,
     /// Since when the SQ head waits for a destination that is not ready.
     blocked: Option<Instant>,
+    /// RNR retries left for the SQ head after an RNR NAK (finite retry
+    /// counts only), and when the next try is due (the RNR timer).
+    rnr: Option<(u32, Instant)>,
     /// An error completion was written: stop until the driver modifies
     /// the QP.
     stopped: bool,
@@ -647,10 +658,13 @@ pub enum Op {
 /// RC/XRC operations as they reach the responder.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum RcOp {
-    /// SEND / SEND_WITH_IMM (`imm`); `xrc_srqn` for an XRC target.
+    /// SEND / SEND_WITH_IMM (`imm`) / SEND_WITH_INV (`inv`); `xrc_srqn`
+    /// for an XRC target.
     Send {
         /// Immediate data.
         imm: Option<u32>,
+        /// The rkey the responder invalidates (SEND_WITH_INV).
+        inv: Option<u32>,
         /// The XRC SRQ the initiator names.
         xrc_srqn: u32,
         /// Payload.
@@ -713,8 +727,10 @@ pub struct UdMsg {
 pub enum Response {
     /// Done; READ data or the atomic's original value (8 bytes LE).
     Done(Vec<u8>),
-    /// Receiver not ready (no receive WQE, CQ full): try again later.
+    /// Receiver not ready (CQ full): try again later.
     Wait,
+    /// RNR NAK (no receive WQE) with the responder's `MIN_RNR_TIME`.
+    Rnr(u32),
     /// No such QP, or not in RTR..SQD.
     NotReady,
     /// A remote error (the requester's CQE status is in it).
@@ -1088,6 +1104,7 @@ impl Engine {
                     q.sq_ci = q.sq_ci.wrapping_add(1);
                     q.pending = None;
                     q.blocked = None;
+                    q.rnr = None;
                     q.done += 1;
                     q.first.get_or_insert(now);
                     q.last = Some(now);
@@ -1275,14 +1292,76 @@ impl Engine {
 
     /// The MPT entry of `key`.
     fn mpt<M: Dma, H: Host>(&self, host: &H, mem: &M, key: u32) -> Result<MptEntry, KeyError> {
-        // key_to_hw_index: (key << 24) | (key >> 8).
-        let idx = key.rotate_right(8);
+        let (_, b) = self.mpt_raw(host, mem, key)?;
+        Ok(MptEntry::from_bytes(&b))
+    }
+
+    /// The address and bytes of the MPT `key` names.
+    fn mpt_raw<M: Dma, H: Host>(
+        &self,
+        host: &H,
+        mem: &M,
+        key: u32,
+    ) -> Result<(u64, [u8; 64]), KeyError> {
         let a = host
-            .ctx_addr(mem, Table::Mpt, idx)
+            .ctx_addr(mem, Table::Mpt, MptEntry::index(key))
             .map_err(|_| KeyError::BadKey)?;
         let mut b = [0u8; 64];
         mem.read(a, &mut b).map_err(|_| KeyError::BadKey)?;
-        Ok(MptEntry::from_bytes(&b))
+        Ok((a, b))
+    }
+
+    /// FAST_REG_PMR: writes the MPT of a free fast-register MR of the QP's
+    /// PD from the WQE.
+    fn fast_reg<M: Dma, H: Host>(
+        &self,
+        host: &H,
+        mem: &M,
+        s: &QpCtx,
+        raw: &[u8],
+    ) -> Result<(), String> {
+        let f = FrmrWqe::from_bytes(raw);
+        let (a, mut b) = self
+            .mpt_raw(host, mem, f.key)
+            .map_err(|e| format!("fast register key {:#x}: {e}", f.key))?;
+        let m = MptEntry::from_bytes(&b);
+        if !m.fre || m.state != MPT_ST_FREE || m.pd != s.pd {
+            return Err(format!(
+                "fast register key {:#x}: MPT not a free FRMR of PD {:#x} (state {}, FRE {}, PD {:#x})",
+                f.key, s.pd, m.state, m.fre, m.pd
+            ));
+        }
+        xlate::mpt_fast_reg(&mut b, &f);
+        mem.write(a, &b).map_err(|e| e.to_string())
+    }
+
+    /// LOCAL_INV (`remote` false) / the responder's part of SEND_WITH_INV
+    /// (`remote`, needs `R_INV_EN`): a valid fast-register MR of PD `pd`
+    /// with key `key` goes back to free.
+    fn invalidate<M: Dma, H: Host>(
+        &self,
+        host: &H,
+        mem: &M,
+        pd: u32,
+        key: u32,
+        remote: bool,
+    ) -> Result<(), String> {
+        let (a, mut b) = self
+            .mpt_raw(host, mem, key)
+            .map_err(|e| format!("invalidate key {key:#x}: {e}"))?;
+        let m = MptEntry::from_bytes(&b);
+        let ok = m.key == key
+            && m.pd == pd
+            && m.state == MPT_ST_VALID
+            && if remote { m.r_inv } else { m.fre };
+        if !ok {
+            return Err(format!(
+                "invalidate key {key:#x}: MPT key {:#x} state {} PD {:#x} FRE {} R_INV_EN {}",
+                m.key, m.state, m.pd, m.fre, m.r_inv
+            ));
+        }
+        xlate::mpt_invalidate(&mut b);
+        mem.write(a, &b).map_err(|e| e.to_string())
     }
 
     /// The DMA pieces of `len` bytes at `va` under `key`, checked.
@@ -1578,9 +1657,29 @@ impl Engine {
         }
         let local = |f: Fail| Err::<RcOp, Fail>(f);
         let prepared = match w.opcode {
-            op::SEND | op::SEND_WITH_IMM => {
+            op::FAST_REG_PMR | op::LOCAL_INV => {
+                let done = if w.opcode == op::FAST_REG_PMR {
+                    self.fast_reg(host, mem, s, raw)
+                } else {
+                    self.invalidate(host, mem, s.pd, w.imm, false)
+                };
+                if let Err(why) = done {
+                    self.log(&format!(
+                        "QP {:#x} WQE {idx} opcode {:#x}: {why}",
+                        s.qpn, w.opcode
+                    ));
+                    self.push_cqe(mem, s.tx_cqn, &send_cqe(status::LOC_PROT_ERR));
+                    return Step::Failed;
+                }
+                if s.sig_all || w.signaled {
+                    self.push_cqe(mem, s.tx_cqn, &send_cqe(status::SUCCESS));
+                }
+                return Step::Done;
+            }
+            op::SEND | op::SEND_WITH_IMM | op::SEND_WITH_INV => {
                 self.gather(host, mem, s, &w, raw).map(|data| RcOp::Send {
                     imm: (w.opcode == op::SEND_WITH_IMM).then_some(w.imm),
+                    inv: (w.opcode == op::SEND_WITH_INV).then_some(w.imm),
                     xrc_srqn: w.xrc_srqn,
                     data,
                 })
@@ -1639,6 +1738,11 @@ impl Engine {
                 return Step::Failed;
             }
         };
+        // An RNR NAK was taken: no new try before the RNR timer expires.
+        let rnr = self.qps.get(&s.qpn).and_then(|q| q.rnr);
+        if rnr.is_some_and(|(_, due)| now < due) {
+            return Step::Wait;
+        }
         let req = Request {
             sqpn: s.qpn,
             dqpn: s.dqpn,
@@ -1646,6 +1750,22 @@ impl Engine {
         };
         let result = match self.deliver(host, mem, wire, &s.dgid, &req) {
             Response::Wait => return Step::Wait,
+            Response::Rnr(_) if s.rnr_retry == 7 => return Step::Wait,
+            Response::Rnr(t) => {
+                let left = rnr.map_or(s.rnr_retry, |(n, _)| n);
+                if left == 0 {
+                    self.log(&format!(
+                        "QP {:#x} WQE {idx}: RNR retries ({}) exceeded",
+                        s.qpn, s.rnr_retry
+                    ));
+                    self.push_cqe(mem, s.tx_cqn, &send_cqe(status::RNR_RETRY_EXC_ERR));
+                    return Step::Failed;
+                }
+                if let Some(q) = self.qps.get_mut(&s.qpn) {
+                    q.rnr = Some((left - 1, now + rnr_delay(t)));
+                }
+                return Step::Wait;
+            }
             Response::NotReady => return self.dest_not_ready(mem, s, idx, &w, now),
             Response::Fail(f) => Err(f),
             Response::Done(data) => match &req.op {
@@ -1726,6 +1846,7 @@ impl Engine {
                 why,
             })
         };
+        let mut inv_key = None;
         let (imm, xrc_srqn, data, write) = match o {
             RcOp::Read { rkey, va, len } => {
                 return match self.rdma_read(host, mem, d, *rkey, *va, *len) {
@@ -1747,9 +1868,13 @@ impl Engine {
             }
             RcOp::Send {
                 imm,
+                inv,
                 xrc_srqn,
                 data,
-            } => (*imm, *xrc_srqn, data, None),
+            } => {
+                inv_key = *inv;
+                (*imm, *xrc_srqn, data, None)
+            }
             RcOp::Write {
                 imm,
                 xrc_srqn,
@@ -1782,9 +1907,9 @@ impl Engine {
             } else {
                 d.srq.then_some(d.srqn)
             };
-            // Receiver not ready: wait for a receive WQE.
+            // Receiver not ready: an RNR NAK with this QP's timer.
             let Some(r) = self.next_recv(mem, d, srq) else {
-                return Response::Wait;
+                return Response::Rnr(d.min_rnr);
             };
             let rcqn = self.recv_cqn(d, r);
             if !self.cq_room(mem, rcqn, 1) {
@@ -1820,22 +1945,36 @@ impl Engine {
             return Response::Done(Vec::new());
         };
         let cqn = self.recv_cqn(d, r);
+        if let Some(k) = inv_key {
+            // SEND_WITH_INV: the rkey must name a valid MR of this QP's PD
+            // that allows remote invalidation.
+            if let Err(why) = self.invalidate(host, mem, d.pd, k, true) {
+                return Response::Fail(Fail {
+                    req: status::REM_INV_REQ_ERR,
+                    resp: None,
+                    why,
+                });
+            }
+        }
         let scattered = if write.is_none() {
             self.scatter(host, mem, d, r, data)
         } else {
             Ok(())
         };
         let mut cqe = Cqe {
-            opcode: match (write.is_some(), imm.is_some()) {
-                (true, _) => rop::RDMA_WRITE_IMM,
-                (false, true) => rop::SEND_WITH_IMM,
-                (false, false) => rop::SEND,
+            opcode: match (write.is_some(), imm.is_some(), inv_key.is_some()) {
+                (true, _, _) => rop::RDMA_WRITE_IMM,
+                (false, true, _) => rop::SEND_WITH_IMM,
+                (false, false, true) => rop::SEND_WITH_INV,
+                (false, false, false) => rop::SEND,
             },
             is_recv: true,
             status: status::SUCCESS,
             wqe_idx: r.wqe_idx(),
             xrc_srqn: self.xrc_srqn(r),
-            imm: imm.unwrap_or(0),
+            // `rkey` shares the word with `immtdata` (`fill_recv_wc`
+            // reports it as `invalidate_rkey`).
+            imm: imm.or(inv_key).unwrap_or(0),
             lcl_qpn: d.qpn,
             byte_cnt: data.len() as u32,
             rmt_qpn: sqpn,
@@ -2287,7 +2426,7 @@ impl Engine {
             s.tx_cqn,
             &Cqe {
                 opcode: w.opcode,
-                status: 0x15,
+                status: status::RETRY_EXC_ERR,
                 wqe_idx: idx as u16,
                 lcl_qpn: s.qpn,
                 ..Cqe::default()
@@ -2295,6 +2434,17 @@ impl Engine {
         );
         Step::Failed
     }
+}
+
+/// The RNR timer of IB timer code `t` (IBA table 45: 0 = 655.36 ms,
+/// 1 = 0.01 ms ... 31 = 491.52 ms).
+pub fn rnr_delay(t: u32) -> Duration {
+    const US: [u32; 32] = [
+        655_360, 10, 20, 30, 40, 60, 80, 120, 160, 240, 320, 480, 640, 960, 1280, 1920, 2560, 3840,
+        5120, 7680, 10_240, 15_360, 20_480, 30_720, 40_960, 61_440, 81_920, 122_880, 163_840,
+        245_760, 327_680, 491_520,
+    ];
+    Duration::from_micros(u64::from(US[(t & 31) as usize]))
 }
 
 #[cfg(test)]
@@ -2402,7 +2552,7 @@ mod tests {
 
     /// QPC of an RC QP in RTS: PD 3, 64 SQ WQEs (hop 1, one page), no
     /// extended SGE, 64 RQ WQEs of one SGE (hop 1, one page), all WQEs
-    /// signaled, remote write enabled.
+    /// signaled, remote write enabled, RNR retry 7.
     fn qpc_image(dqpn: u32, root: u64, rq_db: u64, rx: u32, tx: u32) -> Vec<u8> {
         qpc_with(dqpn, root, rq_db, rx, tx, |_| {})
     }
@@ -2434,6 +2584,9 @@ mod tests {
         c.write(qpc::TX_CQN, tx);
         c.enable(qpc::RWE);
         c.write(qpc::QP_ST, qps::RTS);
+        // rnr_retry 7 (infinite), as the rdma-core examples set it.
+        c.write(qpc::RNR_NUM_INIT, 7);
+        c.write(qpc::RNR_CNT, 7);
         f(&mut c);
         bytes(c.as_le_words())
     }
@@ -2647,6 +2800,184 @@ mod tests {
         assert_eq!(w.host.ceqes, vec![(0, 1), (0, 2), (0, 1), (0, 2)]);
         // Second CQE at slot 1, WQE index 1.
         assert_eq!(get32(&w.mem, CQ2_BUF + 64), 0x0001_00c1);
+    }
+
+    const MPT_FR: u64 = 0x1700; // FRMR, index 3
+
+    /// A world with a free FRMR at MPT index 3 (PD 3) as
+    /// `hns_roce_v2_frmr_write_mtpt` leaves it: ST free (2), PBL_HOP_NUM 1,
+    /// R_INV_EN (bit 33), FRE (bit 64), PBL_BA = PBL_1.
+    fn frmr_world() -> World {
+        let mut w = world();
+        let mut m = [0u32; 16];
+        m[0] = 2 | 1 << 2 | 3 << 8;
+        m[1] = 1 << 1;
+        m[2] = 1;
+        m[9] = 2;
+        m[10] = (PBL_1 >> 3) as u32;
+        w.mem.write(MPT_FR, &bytes(&m)).unwrap();
+        w.host.ctx.insert((Table::Mpt as u32, 3), MPT_FR);
+        w
+    }
+
+    /// FAST_REG_PMR words of QP A: key `key`, PBL_1 (2 pages of 4 KiB),
+    /// length 0x2000 at IOVA 0x5000_0000, LW + RW.
+    fn fast_reg_words(key: u32) -> Vec<(usize, u32)> {
+        vec![
+            (1, PBL_1 as u32),
+            (2, 0),
+            (3, 0x2000),
+            (4, 0),
+            (5, key),
+            (6, 0x5000_0000),
+            (7, 0),
+            (8, 2),
+            (9, 1 << 13 | 1 << 14),
+        ]
+    }
+
+    #[test]
+    fn fast_reg_then_write_through_it_then_send_with_invalidate() {
+        let mut w = frmr_world();
+        // Register key 0x305 (index 3).
+        w.post_a(0, 0x0a, &fast_reg_words(0x305), true);
+        assert!(w.poll(0));
+        // Send CQE: opcode FAST_REG_PMR (0xa) | owner, success.
+        assert_eq!(get32(&w.mem, CQ1_BUF), 0x0000_008a);
+        // The MPT: ST valid, RW_EN | LW_EN | R_INV_EN, LEN, LKEY, VA.
+        assert_eq!(get32(&w.mem, MPT_FR), 1 | 1 << 2 | 3 << 8);
+        assert_eq!(get32(&w.mem, MPT_FR + 4), 1 << 1 | 1 << 6 | 1 << 7);
+        assert_eq!(get32(&w.mem, MPT_FR + 16), 0x2000);
+        assert_eq!(get32(&w.mem, MPT_FR + 24), 0x305);
+        assert_eq!(get32(&w.mem, MPT_FR + 28), 0x5000_0000);
+        assert_eq!(get32(&w.mem, MPT_FR + 36), 2);
+        assert_eq!(get32(&w.mem, MPT_FR + 40), (PBL_1 >> 3) as u32);
+        // RDMA_WRITE of 8 inline bytes to IOVA 0x5000_1004 (page 1).
+        w.post_a(
+            1,
+            0x03 | 0x1000,
+            &[
+                (1, 8),
+                (5, 0x305),
+                (6, 0x5000_1004),
+                (8, 0x6463_6261),
+                (9, 0x6867_6665),
+            ],
+            true,
+        );
+        assert!(w.poll(1));
+        let mut got = [0u8; 8];
+        w.mem.read(MR_P1 + 4, &mut got).unwrap();
+        assert_eq!(&got, b"abcdefgh");
+        // SEND_WITH_INV of rkey 0x305 (inv_key, dw2) into QP B's receive.
+        w.recv_b(0, 64, 0x100, MR_VA);
+        w.post_a(
+            2,
+            0x01 | 0x1000,
+            &[(1, 4), (2, 0x305), (8, 0x3433_3231)],
+            true,
+        );
+        assert!(w.poll(2));
+        // Receive CQE: opcode SEND_WITH_INV (3) | S_R | owner; dw1 (rkey)
+        // = the invalidated key.
+        assert_eq!(get32(&w.mem, CQ2_BUF), 0x0000_00c3);
+        assert_eq!(get32(&w.mem, CQ2_BUF + 4), 0x305);
+        assert_eq!(get32(&w.mem, CQ2_BUF + 16), 4);
+        assert_eq!(get32(&w.mem, MPT_FR) & 3, 2); // ST free
+                                                  // The key is gone: a WRITE through it is a remote access error.
+        w.post_a(
+            3,
+            0x03 | 0x1000,
+            &[(1, 4), (5, 0x305), (6, 0x5000_0000), (8, 1)],
+            true,
+        );
+        assert!(w.poll(3));
+        assert_eq!(get32(&w.mem, CQ1_BUF + 3 * 64), 0x0003_1383);
+    }
+
+    #[test]
+    fn local_invalidate_frees_the_key_and_fast_reg_needs_a_free_frmr() {
+        let mut w = frmr_world();
+        // Key 0x3_07: index 3 with the low byte bumped by the ULP.
+        w.post_a(0, 0x0a, &fast_reg_words(0x307), true);
+        assert!(w.poll(0));
+        assert_eq!(get32(&w.mem, MPT_FR + 24), 0x307);
+        // Registering a valid MR again: local protection error, QP stops.
+        let mut v = frmr_world();
+        v.post_a(0, 0x0a, &fast_reg_words(0x307), true);
+        v.poll(0);
+        v.post_a(1, 0x0a, &fast_reg_words(0x308), true);
+        assert!(v.poll(1));
+        assert_eq!(get32(&v.mem, CQ1_BUF + 64), 0x0001_048a);
+        // LOCAL_INV (0xb) of 0x307, then a SEND gathering from it.
+        w.post_a(1, 0x0b, &[(2, 0x307)], true);
+        assert!(w.poll(1));
+        assert_eq!(get32(&w.mem, CQ1_BUF + 64), 0x0001_008b);
+        assert_eq!(get32(&w.mem, MPT_FR) & 3, 2);
+        w.recv_b(0, 64, 0x100, MR_VA);
+        w.post_a(
+            2,
+            0x00,
+            &[(1, 8), (3, 1 << 24), (8, 8), (9, 0x307), (10, 0x5000_0000)],
+            true,
+        );
+        assert!(w.poll(2));
+        // LOC_PROT_ERR (0x04), SEND (0), WQE 2.
+        assert_eq!(get32(&w.mem, CQ1_BUF + 128), 0x0002_0480);
+    }
+
+    #[test]
+    fn rnr_retries_run_out_after_the_responders_timer() {
+        let mut w = world();
+        // QP A: rnr_retry 1; QP B: min_rnr_timer 16 (2.56 ms).
+        let a = qpc_with(9, ROOT_A, RQ_DB_A, 1, 1, |c| {
+            c.write(qpc::RNR_NUM_INIT, 1);
+            c.write(qpc::RNR_CNT, 1);
+        });
+        let b = qpc_with(8, ROOT_B, RQ_DB_B, 2, 2, |c| c.write(qpc::MIN_RNR_TIME, 16));
+        w.mem.write(QPC_A, &a).unwrap();
+        w.mem.write(QPC_B, &b).unwrap();
+        w.post_a(0, 0x1000, &[(1, 4), (8, 0x3433_3231)], true);
+        // First try: RNR NAK, one retry left, due at 2.56 ms.
+        assert!(!w.poll(0));
+        assert!(!w.poll(1));
+        assert!(!w.poll(2));
+        assert_eq!(get32(&w.mem, CQ1_BUF), 0);
+        // The retry at 3 ms finds no receive either: RNR_RETRY_EXC_ERR.
+        assert!(w.poll(3));
+        assert_eq!(get32(&w.mem, CQ1_BUF), 0x0000_1680);
+        assert_eq!(get32(&w.mem, CQ2_BUF), 0);
+
+        // A receive posted during the timer is taken by the retry.
+        let mut w = world();
+        w.mem.write(QPC_A, &a).unwrap();
+        w.mem.write(QPC_B, &b).unwrap();
+        w.post_a(0, 0x1000, &[(1, 4), (8, 0x3433_3231)], true);
+        assert!(!w.poll(0));
+        w.recv_b(0, 64, 0x100, MR_VA);
+        assert!(!w.poll(1));
+        assert!(w.poll(3));
+        assert_eq!(get32(&w.mem, CQ1_BUF), 0x0000_0080);
+        assert_eq!(get32(&w.mem, CQ2_BUF), 0x0000_00c1);
+
+        // rnr_retry 0: the first RNR NAK ends it.
+        let mut w = world();
+        let a0 = qpc_with(9, ROOT_A, RQ_DB_A, 1, 1, |c| {
+            c.write(qpc::RNR_NUM_INIT, 0);
+            c.write(qpc::RNR_CNT, 0);
+        });
+        w.mem.write(QPC_A, &a0).unwrap();
+        w.post_a(0, 0x1000, &[(1, 4), (8, 0x3433_3231)], true);
+        assert!(w.poll(0));
+        assert_eq!(get32(&w.mem, CQ1_BUF), 0x0000_1680);
+    }
+
+    #[test]
+    fn rnr_delay_follows_the_ib_timer_table() {
+        assert_eq!(rnr_delay(0), Duration::from_micros(655_360));
+        assert_eq!(rnr_delay(1), Duration::from_micros(10));
+        assert_eq!(rnr_delay(12), Duration::from_micros(640));
+        assert_eq!(rnr_delay(31), Duration::from_micros(491_520));
     }
 
     #[test]

@@ -44,6 +44,9 @@ pub mod op {
     pub const ATOM_FETCH_AND_ADD: u8 = 0x7;
     /// Fast register (HIP09).
     pub const FAST_REG_PMR: u8 = 0xa;
+    /// Local invalidate (libhns `HNS_ROCE_WQE_OP_LOCAL_INV`; the kernel
+    /// driver does not post it).
+    pub const LOCAL_INV: u8 = 0xb;
     /// Bind memory window.
     pub const BIND_MW: u8 = 0xc;
 }
@@ -80,6 +83,10 @@ pub mod status {
     pub const REM_ACCESS_ERR: u8 = 0x13;
     /// Remote operational error.
     pub const REM_OP_ERR: u8 = 0x14;
+    /// Transport retry counter exceeded.
+    pub const RETRY_EXC_ERR: u8 = 0x15;
+    /// RNR retry counter exceeded.
+    pub const RNR_RETRY_EXC_ERR: u8 = 0x16;
     /// General error (the driver does not move the QP to error).
     pub const GENERAL_ERR: u8 = 0x23;
 }
@@ -178,6 +185,55 @@ impl RcWqe {
             inline_ext: dw4 & (1 << 31) != 0,
             rkey: le32(b, 20),
             va: le64(b, 24),
+        }
+    }
+}
+
+/// A FAST_REG_PMR WQE as `set_frmr_seg` (hw_v2.c) builds it: the RC
+/// header fields reused (`msg_len`/`inv_key` = PBL base address, dw3/dw4 =
+/// length, `rkey` = the new key, `va` = IOVA), then `struct
+/// hns_roce_wqe_frmr_seg` at byte 32 (`FRMR_PBL_SIZE` 31:0,
+/// `FRMR_PBL_BUF_PG_SZ` 39:36, `FRMR_ATOMIC` 43, `FRMR_RR` 44, `FRMR_RW`
+/// 45, `FRMR_LW` 46).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FrmrWqe {
+    /// The key to register (`rkey`, dw5).
+    pub key: u32,
+    /// PBL root address (dw1 low, dw2 high).
+    pub pbl_ba: u64,
+    /// MR length in bytes (dw3 low, dw4 high).
+    pub len: u64,
+    /// IOVA (dw6-7).
+    pub va: u64,
+    /// Pages in the PBL (`FRMR_PBL_SIZE`).
+    pub pbl_size: u32,
+    /// Buffer page size, `log2 - 12` (`FRMR_PBL_BUF_PG_SZ`).
+    pub buf_pg_sz: u32,
+    /// `FRMR_ATOMIC`.
+    pub atomic: bool,
+    /// `FRMR_RR`.
+    pub rr: bool,
+    /// `FRMR_RW`.
+    pub rw: bool,
+    /// `FRMR_LW`.
+    pub lw: bool,
+}
+
+impl FrmrWqe {
+    /// Decodes the first 48 bytes of an SQ WQE.
+    pub fn from_bytes(b: &[u8]) -> Self {
+        let f1 = le32(b, SQ_WQE_HDR + 4);
+        FrmrWqe {
+            key: le32(b, 20),
+            pbl_ba: u64::from(le32(b, 4)) | u64::from(le32(b, 8)) << 32,
+            len: u64::from(le32(b, 12)) | u64::from(le32(b, 16)) << 32,
+            va: le64(b, 24),
+            pbl_size: le32(b, SQ_WQE_HDR),
+            buf_pg_sz: (f1 >> 4) & 0xf,
+            atomic: f1 & (1 << 11) != 0,
+            rr: f1 & (1 << 12) != 0,
+            rw: f1 & (1 << 13) != 0,
+            lw: f1 & (1 << 14) != 0,
         }
     }
 }
@@ -375,6 +431,43 @@ impl Doorbell {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn frmr_wqe_fields() {
+        // FAST_REG_PMR as set_frmr_seg lays it out: msg_len/inv_key = PBL
+        // base 0x1_2345_6000, byte_16/byte_20 = length 0x1_0000_2000,
+        // rkey 0x305, va 0xdead_0000_1000; frmr seg: PBL_SIZE 3 (bits
+        // 31:0), PBL_BUF_PG_SZ 4 (39:36), ATOMIC (43), RW (45), LW (46).
+        let mut b = [0u8; 64];
+        let put =
+            |b: &mut [u8; 64], o: usize, v: u32| b[o..o + 4].copy_from_slice(&v.to_le_bytes());
+        put(&mut b, 0, 0x0a | 0x80);
+        put(&mut b, 4, 0x2345_6000);
+        put(&mut b, 8, 0x1);
+        put(&mut b, 12, 0x2000);
+        put(&mut b, 16, 0x1);
+        put(&mut b, 20, 0x305);
+        put(&mut b, 24, 0x0000_1000);
+        put(&mut b, 28, 0xdead);
+        put(&mut b, 32, 3);
+        put(&mut b, 36, 4 << 4 | 1 << 11 | 1 << 13 | 1 << 14);
+        assert_eq!(RcWqe::from_bytes(&b).opcode, op::FAST_REG_PMR);
+        assert_eq!(
+            FrmrWqe::from_bytes(&b),
+            FrmrWqe {
+                key: 0x305,
+                pbl_ba: 0x1_2345_6000,
+                len: 0x1_0000_2000,
+                va: 0xdead_0000_1000,
+                pbl_size: 3,
+                buf_pg_sz: 4,
+                atomic: true,
+                rr: false,
+                rw: true,
+                lw: true,
+            }
+        );
+    }
 
     #[test]
     fn rc_wqe_fields() {

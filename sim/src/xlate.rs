@@ -163,6 +163,55 @@ impl Mtr {
 
 /// MPT states (`V2_MPT_ST_*`).
 pub const MPT_ST_VALID: u32 = 1;
+/// Free: a fast-register MR before FAST_REG_PMR or after an invalidate.
+pub const MPT_ST_FREE: u32 = 2;
+
+fn mpt_ctx(b: &[u8; 64]) -> Ctx<Mpt, 16> {
+    let mut w = [0u32; 16];
+    for (i, x) in w.iter_mut().enumerate() {
+        *x = u32::from_ne_bytes([b[4 * i], b[4 * i + 1], b[4 * i + 2], b[4 * i + 3]]);
+    }
+    Ctx::from_le_words(w)
+}
+
+fn mpt_store(c: &Ctx<Mpt, 16>, b: &mut [u8; 64]) {
+    for (i, x) in c.as_le_words().iter().enumerate() {
+        b[4 * i..4 * i + 4].copy_from_slice(&x.to_ne_bytes());
+    }
+}
+
+/// FAST_REG_PMR on an MPT image: state valid, the WQE's key, access,
+/// length, IOVA, PBL base address, PBL size and buffer page size; the
+/// rest (PD, `FRE`, `R_INV_EN`, hop number, BT page size) stays as
+/// `hns_roce_v2_frmr_write_mtpt` wrote it.
+pub fn mpt_fast_reg(b: &mut [u8; 64], f: &crate::wqe::FrmrWqe) {
+    let mut c = mpt_ctx(b);
+    c.write(mpt::ST, MPT_ST_VALID);
+    c.write(mpt::LKEY, f.key);
+    c.write_bool(mpt::LW_EN, f.lw);
+    c.write_bool(mpt::RW_EN, f.rw);
+    c.write_bool(mpt::RR_EN, f.rr);
+    c.write_bool(mpt::ATOMIC_EN, f.atomic);
+    c.write(mpt::LEN_L, f.len as u32);
+    c.write(mpt::LEN_H, (f.len >> 32) as u32);
+    c.write(mpt::PBL_SIZE, f.pbl_size);
+    // `MPT_VA` (287:224) is two whole words.
+    let mut w = *c.as_le_words();
+    w[7] = f.va as u32;
+    w[8] = (f.va >> 32) as u32;
+    let mut c = Ctx::from_le_words(w);
+    c.write(mpt::PBL_BA_L, (f.pbl_ba >> 3) as u32);
+    c.write(mpt::PBL_BA_H, (f.pbl_ba >> 35) as u32);
+    c.write(mpt::PBL_BUF_PG_SZ, f.buf_pg_sz);
+    mpt_store(&c, b);
+}
+
+/// LOCAL_INV / SEND_WITH_INV on an MPT image: state back to free.
+pub fn mpt_invalidate(b: &mut [u8; 64]) {
+    let mut c = mpt_ctx(b);
+    c.write(mpt::ST, MPT_ST_FREE);
+    mpt_store(&c, b);
+}
 
 /// The access a data segment or remote request needs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -224,6 +273,10 @@ pub struct MptEntry {
     pub rr: bool,
     /// `ATOMIC_EN`.
     pub atomic: bool,
+    /// `FRE`: a fast-register MR (`hns_roce_v2_frmr_write_mtpt`).
+    pub fre: bool,
+    /// `R_INV_EN`: SEND_WITH_INV may invalidate it.
+    pub r_inv: bool,
     /// The key (`LKEY`).
     pub key: u32,
     /// Start virtual address.
@@ -259,6 +312,8 @@ impl MptEntry {
             rw: c.read_bool(mpt::RW_EN),
             rr: c.read_bool(mpt::RR_EN),
             atomic: c.read_bool(mpt::ATOMIC_EN),
+            fre: c.read_bool(mpt::FRE),
+            r_inv: c.read_bool(mpt::R_INV_EN),
             key: c.read(mpt::LKEY),
             va: word(7) | word(8) << 32,
             len: u64::from(c.read(mpt::LEN_L)) | u64::from(c.read(mpt::LEN_H)) << 32,
@@ -269,6 +324,12 @@ impl MptEntry {
             buf_shift: 12 + c.read(mpt::PBL_BUF_PG_SZ),
             pa0: (u64::from(c.read(mpt::PA0_L)) | u64::from(c.read(mpt::PA0_H)) << 32) << 6,
         }
+    }
+
+    /// Index of the MPT a key names (`key_to_hw_index` without the low
+    /// byte, which fast-register ULPs bump with `ib_update_fast_reg_key`).
+    pub fn index(key: u32) -> u32 {
+        key >> 8
     }
 
     /// Checks a use of the MR: key, PD, access and range.
@@ -450,6 +511,68 @@ mod tests {
             b[4 * i..4 * i + 4].copy_from_slice(&x.to_le_bytes());
         }
         b
+    }
+
+    #[test]
+    fn mpt_fast_reg_and_invalidate() {
+        // hns_roce_v2_frmr_write_mtpt: ST free (2), PBL_HOP_NUM 1, PD 5,
+        // RA_EN (32), R_INV_EN (33), FRE (64), BPD (69), PBL_SIZE 4,
+        // PBL_BA 0x8000 >> 3.
+        let mut w = [0u32; 16];
+        w[0] = 2 | 1 << 2 | 5 << 8;
+        w[1] = 0b11;
+        w[2] = 1 | 1 << 5;
+        w[9] = 4;
+        w[10] = 0x8000 >> 3;
+        let mut b = [0u8; 64];
+        for (i, x) in w.iter().enumerate() {
+            b[4 * i..4 * i + 4].copy_from_slice(&x.to_le_bytes());
+        }
+        let m = MptEntry::from_bytes(&b);
+        assert_eq!((m.state, m.fre, m.r_inv), (MPT_ST_FREE, true, true));
+        let f = crate::wqe::FrmrWqe {
+            key: 0x307,
+            pbl_ba: 0x1_0000_9000,
+            len: 0x1_0000_0000,
+            va: 0x7f00_0000_1000,
+            pbl_size: 2,
+            buf_pg_sz: 1,
+            atomic: false,
+            rr: true,
+            rw: false,
+            lw: true,
+        };
+        mpt_fast_reg(&mut b, &f);
+        // Expected words from the MPT_* bit positions of hw_v2.h.
+        let mut x = w;
+        x[0] = 1 | 1 << 2 | 5 << 8; // ST valid
+        x[1] = 0b11 | 1 << 5 | 1 << 7; // RR_EN (37), LW_EN (39)
+        x[4] = 0; // LEN_L
+        x[5] = 1; // LEN_H
+        x[6] = 0x307; // LKEY
+        x[7] = 0x1000; // VA
+        x[8] = 0x7f00;
+        x[9] = 2; // PBL_SIZE
+        x[10] = (0x1_0000_9000u64 >> 3) as u32; // PBL_BA_L
+        x[11] = 0; // PBL_BA_H (bits 380:352): 0x1_0000_9000 >> 35 = 0
+        x[15] = 1 << 28; // PBL_BUF_PG_SZ (511:508)
+        let got: Vec<u32> = (0..16)
+            .map(|i| u32::from_le_bytes([b[4 * i], b[4 * i + 1], b[4 * i + 2], b[4 * i + 3]]))
+            .collect();
+        assert_eq!(got, x.to_vec());
+        let m = MptEntry::from_bytes(&b);
+        assert_eq!(
+            (m.len, m.va, m.buf_shift, m.pbl_ba),
+            (1 << 32, 0x7f00_0000_1000, 13, 0x1_0000_9000)
+        );
+        assert_eq!(MptEntry::index(0x307), 3);
+        mpt_invalidate(&mut b);
+        x[0] = 2 | 1 << 2 | 5 << 8;
+        assert_eq!(u32::from_le_bytes([b[0], b[1], b[2], b[3]]), x[0]);
+        assert_eq!(
+            MptEntry::from_bytes(&b).check(0x307, 5, 0x7f00_0000_1000, 8, Access::LocalRead),
+            Err(KeyError::BadKey)
+        );
     }
 
     #[test]
