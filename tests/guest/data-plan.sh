@@ -241,6 +241,65 @@ PYEOF
 check data/cq-overflow timeout 60 python3 /tmp/cqovf.py "$GIDX"
 echo "    $(printf '%s\n' "$out" | tail -n 1)"
 
+# RNR retry count (pyverbs): RC QPs A -> B, no receive posted on B. A
+# SEND from A with rnr_retry 0 (B's min_rnr_timer 1 = 10 us) and with
+# rnr_retry 1 ends in IBV_WC_RNR_RETRY_EXC_ERR; with rnr_retry 1 and B's
+# timer 31 (491 ms) a receive posted right after the send is taken by the
+# retry. (rnr_retry 7 = infinite is what every other test here uses.)
+cat >/tmp/rnr.py <<'PYEOF'
+import sys, time
+import pyverbs.enums as e
+from pyverbs.addr import AHAttr, GlobalRoute
+from pyverbs.cq import CQ
+from pyverbs.device import Context
+from pyverbs.mr import MR
+from pyverbs.pd import PD
+from pyverbs.qp import QP, QPAttr, QPCap, QPInitAttr
+from pyverbs.wr import SGE, RecvWR, SendWR
+
+gidx = int(sys.argv[1])
+ctx = Context(name='hns_0')
+pd = PD(ctx)
+mr = MR(pd, 4096, e.IBV_ACCESS_LOCAL_WRITE)
+gr = GlobalRoute(dgid=ctx.query_gid(1, gidx), sgid_index=gidx)
+cap = QPCap(max_send_wr=8, max_recv_wr=8, max_send_sge=1, max_recv_sge=1)
+
+
+def run(rnr_retry, timer, post_recv):
+    cqa, cqb = CQ(ctx, 16), CQ(ctx, 16)
+    qa = QP(pd, QPInitAttr(qp_type=e.IBV_QPT_RC, scq=cqa, rcq=cqa, cap=cap))
+    qb = QP(pd, QPInitAttr(qp_type=e.IBV_QPT_RC, scq=cqb, rcq=cqb, cap=cap))
+    for q, peer in ((qa, qb), (qb, qa)):
+        a = QPAttr(port_num=1)
+        a.path_mtu = e.IBV_MTU_1024
+        a.timeout, a.retry_cnt, a.rnr_retry, a.min_rnr_timer = 14, 7, rnr_retry, timer
+        a.ah_attr = AHAttr(port_num=1, is_global=1, gr=gr, dlid=0)
+        a.dest_qp_num = peer.qp_num
+        a.rq_psn = a.sq_psn = 0
+        q.to_rts(a)
+    qa.post_send(SendWR(wr_id=1, opcode=e.IBV_WR_SEND, num_sge=1,
+                        sg=[SGE(mr.buf, 64, mr.lkey)], send_flags=e.IBV_SEND_SIGNALED))
+    if post_recv:
+        qb.post_recv(RecvWR(wr_id=2, num_sge=1, sg=[SGE(mr.buf + 128, 64, mr.lkey)]))
+    end = time.time() + 10
+    while time.time() < end:
+        k, wcs = cqa.poll(1)
+        if k:
+            return wcs[0].status
+        time.sleep(0.01)
+    return None
+
+
+for r, t, rx, want in ((0, 1, False, e.IBV_WC_RNR_RETRY_EXC_ERR),
+                       (1, 1, False, e.IBV_WC_RNR_RETRY_EXC_ERR),
+                       (1, 31, True, e.IBV_WC_SUCCESS)):
+    got = run(r, t, rx)
+    assert got == want, f"rnr_retry {r} timer {t} receive {rx}: status {got}, want {want}"
+print("rnr_retry 0 and 1: RNR_RETRY_EXC_ERR; rnr_retry 1 with a late receive: success")
+PYEOF
+check data/rnr-retry timeout 60 python3 /tmp/rnr.py "$GIDX"
+echo "    $(printf '%s\n' "$out" | tail -n 1)"
+
 # rdma_cm over hns_0 with an IPv4 address on its netdev: the CM MADs go
 # through the kernel's GSI QP (QPN 1, UD, GRH) looped back by the engine;
 # the destination address is local, so address resolution needs no frames.
