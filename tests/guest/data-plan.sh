@@ -15,39 +15,9 @@
 HNS_SERVER_DELAY=${HNS_SERVER_DELAY:-1}
 HNS_TIMEOUT=${HNS_TIMEOUT:-120}
 
-has_hns0() {
-    w=0
-    while [ $w -lt 100 ]; do
-        ibv_devinfo -d hns_0 2>/dev/null | grep -q "state:.*PORT_ACTIVE" && return 0
-        sleep 0.1
-        w=$((w + 1))
-    done
-    echo "no active hns_0 after 10 s"
-    return 1
-}
-check data/hns0-active has_hns0 || plan_exit
+check data/hns0-active port_state hns_0 PORT_ACTIVE || plan_exit
 
-# gid_index: prints the index of the first non-zero RoCE v2 GID of hns_0
-# (the link-local one appears a little after the port comes up).
-gid_index() {
-    w=0
-    P=/sys/class/infiniband/hns_0/ports/1
-    while [ $w -lt 100 ]; do
-        for t in "$P"/gid_attrs/types/*; do
-            i=${t##*/}
-            [ "$(cat "$t" 2>/dev/null)" = "RoCE v2" ] || continue
-            case $(cat "$P/gids/$i" 2>/dev/null) in
-            "" | 0000:0000:0000:0000:0000:0000:0000:0000) continue ;;
-            esac
-            echo "$i"
-            return 0
-        done
-        sleep 0.1
-        w=$((w + 1))
-    done
-    return 1
-}
-GIDX=$(gid_index)
+GIDX=$(roce_v2_gid hns_0)
 if [ -n "$GIDX" ]; then
     report data/roce-v2-gid PASS "index $GIDX: $(cat /sys/class/infiniband/hns_0/ports/1/gids/$GIDX)"
 else
