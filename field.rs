@@ -160,6 +160,18 @@ impl<L: Layout, const N: usize> Ctx<L, N> {
         c
     }
 
+    /// Builds a context from its bytes as they sit in memory (little-endian
+    /// words); bytes missing at the end read as 0.
+    pub fn from_bytes(b: &[u8]) -> Self {
+        let mut words = [0u32; N];
+        for (i, w) in words.iter_mut().enumerate() {
+            if let Some(s) = b.get(4 * i..4 * i + 4) {
+                *w = u32::from_ne_bytes([s[0], s[1], s[2], s[3]]);
+            }
+        }
+        Self::from_le_words(words)
+    }
+
     /// The words in little-endian byte order, as the hardware reads them.
     pub const fn as_le_words(&self) -> &[u32; N] {
         &self.words

@@ -218,12 +218,7 @@ impl QpCtx {
     /// Decodes the first 256 bytes of a QPC as `hns_roce_v2_modify_qp`
     /// builds it.
     pub fn from_bytes(qpn: u32, b: &[u8]) -> Self {
-        let mut w = [0u32; 64];
-        for (i, x) in w.iter_mut().enumerate() {
-            let s = b.get(4 * i..4 * i + 4).unwrap_or(&[0; 4]);
-            *x = u32::from_ne_bytes([s[0], s[1], s[2], s[3]]);
-        }
-        let c: Ctx<Qpc, 64> = Ctx::from_le_words(w);
+        let c: Ctx<Qpc, 64> = Ctx::from_bytes(b);
         let sq_shift = c.read(qpc::SQ_SHIFT);
         let sge_shift = c.read(qpc::SGE_SHIFT);
         let rq_shift = c.read(qpc::RQ_SHIFT);
@@ -339,12 +334,7 @@ impl CqCtx {
     /// Decodes a 64-byte CQC as `hns_roce_v2_write_cqc` builds it; `None`
     /// when the CQ is not valid (`CQ_ST` 0: destroyed).
     pub fn from_bytes(cqn: u32, b: &[u8]) -> Option<Self> {
-        let mut w = [0u32; 16];
-        for (i, x) in w.iter_mut().enumerate() {
-            let s = b.get(4 * i..4 * i + 4).unwrap_or(&[0; 4]);
-            *x = u32::from_ne_bytes([s[0], s[1], s[2], s[3]]);
-        }
-        let c: Ctx<Cqc, 16> = Ctx::from_le_words(w);
+        let c: Ctx<Cqc, 16> = Ctx::from_bytes(b);
         if c.read(cqc::CQ_ST) == 0 {
             return None;
         }
@@ -402,12 +392,7 @@ pub struct SrqCtx {
 impl SrqCtx {
     /// Decodes a 64-byte SRQC; `None` when not valid (`SRQ_ST` 0).
     pub fn from_bytes(srqn: u32, b: &[u8]) -> Option<Self> {
-        let mut w = [0u32; 16];
-        for (i, x) in w.iter_mut().enumerate() {
-            let s = b.get(4 * i..4 * i + 4).unwrap_or(&[0; 4]);
-            *x = u32::from_ne_bytes([s[0], s[1], s[2], s[3]]);
-        }
-        let c: Ctx<Srqc, 16> = Ctx::from_le_words(w);
+        let c: Ctx<Srqc, 16> = Ctx::from_bytes(b);
         if c.read(srqc::SRQ_ST) == 0 {
             return None;
         }

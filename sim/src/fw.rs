@@ -856,12 +856,7 @@ pub fn merge(old: &[u8], ctx: &[u8], mask: &[u8]) -> Vec<u8> {
 }
 
 fn ctx16<L: crate::field::Layout>(raw: &[u8; 64]) -> Ctx<L, 16> {
-    let mut w = [0u32; 16];
-    for (i, x) in w.iter_mut().enumerate() {
-        // Keep the little-endian image as is.
-        *x = u32::from_ne_bytes([raw[4 * i], raw[4 * i + 1], raw[4 * i + 2], raw[4 * i + 3]]);
-    }
-    Ctx::from_le_words(w)
+    Ctx::from_bytes(raw)
 }
 
 #[cfg(test)]

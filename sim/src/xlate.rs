@@ -167,11 +167,7 @@ pub const MPT_ST_VALID: u32 = 1;
 pub const MPT_ST_FREE: u32 = 2;
 
 fn mpt_ctx(b: &[u8; 64]) -> Ctx<Mpt, 16> {
-    let mut w = [0u32; 16];
-    for (i, x) in w.iter_mut().enumerate() {
-        *x = u32::from_ne_bytes([b[4 * i], b[4 * i + 1], b[4 * i + 2], b[4 * i + 3]]);
-    }
-    Ctx::from_le_words(w)
+    Ctx::from_bytes(b)
 }
 
 fn mpt_store(c: &Ctx<Mpt, 16>, b: &mut [u8; 64]) {
@@ -298,11 +294,7 @@ pub struct MptEntry {
 impl MptEntry {
     /// Decodes the 64-byte entry.
     pub fn from_bytes(b: &[u8; 64]) -> Self {
-        let mut w = [0u32; 16];
-        for (i, x) in w.iter_mut().enumerate() {
-            *x = u32::from_ne_bytes([b[4 * i], b[4 * i + 1], b[4 * i + 2], b[4 * i + 3]]);
-        }
-        let c: Ctx<Mpt, 16> = Ctx::from_le_words(w);
+        let c: Ctx<Mpt, 16> = Ctx::from_bytes(b);
         let word = |i: usize| u64::from(c.word(i));
         MptEntry {
             state: c.read(mpt::ST),

@@ -94,7 +94,13 @@ pub fn check_little_endian_storage() -> Check {
         "word stored as LE bytes 04 03 02 01",
     )?;
     let d: Ctx<Two, 2> = Ctx::from_le_words([0x0000_0000, u32::to_le(0xa000_0000)]);
-    expect(d.read(Field::new(63, 61)) == 0b101, "read from an LE image")
+    expect(d.read(Field::new(63, 61)) == 0b101, "read from an LE image")?;
+    // Bytes as in memory; a short image reads as zeros past its end.
+    let e: Ctx<Two, 2> = Ctx::from_bytes(&[0x04, 0x03, 0x02, 0x01, 0xff]);
+    expect(
+        e.read(Field::new(31, 0)) == 0x0102_0304 && e.word(1) == 0,
+        "from_bytes",
+    )
 }
 
 /// Positions of real fields, copied by hand from `hns_roce_hw_v2.h`.
