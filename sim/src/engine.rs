@@ -105,6 +105,13 @@ pub mod aev {
     pub const XRCD_VIOLATION: u8 = 0x16;
     /// A CQE found its CQ full.
     pub const CQ_OVERFLOW: u8 = 0x0c;
+    /// The responder rejected an invalid request (the requester gets
+    /// REM_INV_REQ_ERR); `IB_EVENT_QP_REQ_ERR` on the responder QP.
+    pub const INV_REQ_LOCAL_WQ_ERROR: u8 = 0x06;
+    /// The responder rejected a request for an rkey, PD, access or range
+    /// violation (the requester gets REM_ACCESS_ERR);
+    /// `IB_EVENT_QP_ACCESS_ERR` on the responder QP.
+    pub const LOCAL_WQ_ACCESS_ERROR: u8 = 0x07;
 }
 
 /// The device's registers as the engine reads them.
@@ -1809,9 +1816,37 @@ impl Engine {
                 if !(qps::RTR..=qps::SQD).contains(&d.state) {
                     return Response::NotReady;
                 }
-                self.respond_rc(host, mem, &d, req.sqpn, o)
+                let raised = self.aeqes.len();
+                let r = self.respond_rc(host, mem, &d, req.sqpn, o);
+                self.affiliated_error(&d, &r, raised);
+                r
             }
         }
+    }
+
+    /// The affiliated asynchronous event of a request the responder QP
+    /// `d` rejected without a CQE of its own: LOCAL_WQ_ACCESS_ERROR when
+    /// the requester gets REM_ACCESS_ERR, INV_REQ_LOCAL_WQ_ERROR when it
+    /// gets REM_INV_REQ_ERR. Not when the rejection already raised an event
+    /// (an AEQE queued since `raised`, e.g. XRCD_VIOLATION) or completed a
+    /// receive WQE in error (the CQE reports it).
+    fn affiliated_error(&mut self, d: &QpCtx, r: &Response, raised: usize) {
+        let Response::Fail(f) = r else {
+            return;
+        };
+        if f.resp.is_some() || self.aeqes.len() > raised {
+            return;
+        }
+        let ev = match f.req {
+            status::REM_ACCESS_ERR => aev::LOCAL_WQ_ACCESS_ERROR,
+            status::REM_INV_REQ_ERR => aev::INV_REQ_LOCAL_WQ_ERROR,
+            _ => return,
+        };
+        self.log(&format!(
+            "QP {:#x}: responder error event {ev:#x} ({})",
+            d.qpn, f.why
+        ));
+        self.aeqes.push((ev, d.qpn));
     }
 
     /// RC/XRC responder: checks, then the remote memory access and/or the
@@ -3020,6 +3055,8 @@ mod tests {
         let mut same = [0u8; 16];
         w.mem.read(MR_P0, &mut same).unwrap();
         assert_eq!(&same, b"0123456789abcdef");
+        // The responder QP 9 gets LOCAL_WQ_ACCESS_ERROR (0x07).
+        assert_eq!(w.host.aeqes, vec![(0x07, 0, 9)]);
         // Stopped: a further WQE is not executed.
         w.post_a(2, 0x03, &[(1, 0)], true);
         assert!(!w.poll(2));
@@ -3047,6 +3084,7 @@ mod tests {
         w.post_a(0, 0x05, &words, true);
         assert!(w.poll(0));
         assert_eq!(get32(&w.mem, CQ1_BUF), 0x0000_1385);
+        assert_eq!(w.host.aeqes, vec![(0x07, 0, 9)]);
         // With RRE on QP B and RR_EN on the MR it completes, and the send
         // CQE reports the length read.
         let mut b = w
@@ -3111,6 +3149,8 @@ mod tests {
         // Responder: LOC_LEN_ERR (0x01); requester: REM_INV_REQ_ERR (0x12).
         assert_eq!(get32(&w.mem, CQ2_BUF), 0x0000_01c1);
         assert_eq!(get32(&w.mem, CQ1_BUF), 0x0000_1280);
+        // The responder's CQE reports it: no asynchronous event.
+        assert!(w.host.aeqes.is_empty());
     }
 
     #[test]
@@ -3495,6 +3535,8 @@ mod tests {
         assert!(w.poll(3));
         assert_eq!(get32(&w.mem, CQ1_BUF + 192), 0x0003_1287);
         assert_eq!(get64(&w.mem, MR_P1 + 8), 99);
+        // INV_REQ_LOCAL_WQ_ERROR (0x06) on the responder QP 9.
+        assert_eq!(w.host.aeqes, vec![(0x06, 0, 9)]);
     }
 
     #[test]
@@ -3506,6 +3548,7 @@ mod tests {
         // REM_ACCESS_ERR (0x13), remote and local untouched.
         assert_eq!(get32(&w.mem, CQ1_BUF), 0x0000_1387);
         assert_eq!(get64(&w.mem, MR_P1 + 8), 5);
+        assert_eq!(w.host.aeqes, vec![(0x07, 0, 9)]);
         assert_eq!(get64(&w.mem, MR_P0 + 0x20), 0);
     }
 

@@ -1051,4 +1051,38 @@ mod tests {
             MB_FAIL
         );
     }
+
+    #[test]
+    fn access_error_events_are_aeqes_with_the_qpn() {
+        use crate::engine::{aev, Host};
+        let mem = VecMem::new(1 << 16);
+        let mut f = fw();
+        // An AEQ: 64-byte EQEs, hop 0, depth 16 at 0x2000.
+        let mut eqc: Ctx<crate::hw_v2_fields::Eqc, 16> = Ctx::zeroed();
+        use crate::hw_v2_fields::eqc as e;
+        eqc.write(e::SHIFT, 4);
+        eqc.write(e::EQE_SIZE, 1);
+        eqc.write(e::EQE_BA_L, 0x2000 >> 3);
+        let img: Vec<u8> = eqc
+            .as_le_words()
+            .iter()
+            .flat_map(|w| w.to_ne_bytes())
+            .collect();
+        mem.write(0x1000, &img).unwrap();
+        assert_eq!(
+            post(&mut f, &mem, mb::CREATE_AEQC, 1, 0x1000, 0, false),
+            MB_OK
+        );
+        f.post_event(&mem, aev::LOCAL_WQ_ACCESS_ERROR, 0, 9);
+        f.post_event(&mem, aev::INV_REQ_LOCAL_WQ_ERROR, 0, 0x12_3456);
+        assert_eq!(f.take_irqs(), vec![1, 1]);
+        // Word 0: owner (31) | EVENT_TYPE 0x07 / 0x06 (7:0), SUB_TYPE 0;
+        // word 1: EVENT_QUEUE_NUM (the QPN, 23:0).
+        let words = |i: u64| {
+            let a = 0x2000 + 64 * i;
+            [mem.read_u32(a).unwrap(), mem.read_u32(a + 4).unwrap()]
+        };
+        assert_eq!(words(0), [0x8000_0007, 9]);
+        assert_eq!(words(1), [0x8000_0006, 0x12_3456]);
+    }
 }
