@@ -2048,19 +2048,18 @@ impl Engine {
         if !self.send_cq_room(mem, s, w.signaled) {
             return Step::Wait;
         }
-        if !matches!(w.opcode, op::SEND | op::SEND_WITH_IMM) || w.inline {
+        if !matches!(w.opcode, op::SEND | op::SEND_WITH_IMM) {
             self.log(&format!(
-                "UD QP {:#x}: opcode {:#x}{} not modelled",
-                s.qpn,
-                w.opcode,
-                if w.inline { " inline" } else { "" }
+                "UD QP {:#x}: opcode {:#x} not modelled",
+                s.qpn, w.opcode
             ));
             self.push_cqe(mem, s.tx_cqn, &send_cqe(status::LOC_QP_OP_ERR));
             return Step::Failed;
         }
-        // Gather: every UD SGE is in the extended SGE area.
+        // Gather: every UD SGE is in the extended SGE area (none when the
+        // data is inline).
         let mut sges = Vec::new();
-        for i in 0..w.sge_num {
+        for i in 0..if w.inline { 0 } else { w.sge_num } {
             let mut b = [0u8; SGE_SIZE];
             if let Err(e) = s.buf.read(mem, s.sge_at(w.start_sge + i), &mut b) {
                 self.log(&format!("UD QP {:#x}: SGE unreadable: {e}", s.qpn));
@@ -2069,9 +2068,17 @@ impl Engine {
             }
             sges.push(DataSeg::from_bytes(&b));
         }
-        let len = w.msg_len as usize;
+        let len = w.data_len() as usize;
         let mut data = vec![0u8; 40 + len];
         let mut done = 0usize;
+        if w.inline {
+            if let Err((st, why)) = ud_inline(mem, s, &w, &mut data[40..]) {
+                self.log(&format!("UD QP {:#x}: inline data: {why}", s.qpn));
+                self.push_cqe(mem, s.tx_cqn, &send_cqe(st));
+                return Step::Failed;
+            }
+            done = len;
+        }
         for g in sges.iter().filter(|g| g.len != 0) {
             if done >= len {
                 break;
@@ -2454,6 +2461,32 @@ impl Engine {
         );
         Step::Failed
     }
+}
+
+/// The inline payload of UD WQE `w` of `s` into `out` (`w.data_len()` bytes),
+/// as libhns' `set_ud_inl` lays it out: up to [`wqe::UD_INL_INN_SZ`] bytes
+/// in the WQE (`INLINE_TYPE` 0), else (`INLINE_TYPE` 1) contiguous in the
+/// extended SGE ring from `MSG_START_SGE_IDX`, wrapping at its end
+/// (`fill_ext_sge_inl_data`).
+fn ud_inline<M: Dma>(mem: &M, s: &QpCtx, w: &UdWqe, out: &mut [u8]) -> Result<(), (u8, String)> {
+    if !w.inline_ext {
+        let src = w.inner.get(..out.len()).ok_or_else(|| {
+            (
+                status::LOC_LEN_ERR,
+                format!("{} bytes in the WQE", out.len()),
+            )
+        })?;
+        out.copy_from_slice(src);
+        return Ok(());
+    }
+    let mut idx = w.start_sge;
+    for c in out.chunks_mut(SGE_SIZE) {
+        s.buf
+            .read(mem, s.sge_at(idx), c)
+            .map_err(|e| (status::LOC_QP_OP_ERR, e.to_string()))?;
+        idx = idx.wrapping_add(1);
+    }
+    Ok(())
 }
 
 /// The RNR timer of IB timer code `t` (IBA table 45: 0 = 655.36 ms,
@@ -3724,5 +3757,76 @@ mod tests {
             Response::Done(vec![])
         );
         assert_eq!(e.stats.cqes, 1);
+    }
+
+    #[test]
+    fn ud_inline_in_the_wqe_and_in_the_extended_sge_ring() {
+        // QPs 8 (A) and 9 (B) as UD, Q_Key 0x1111; A with a 4-entry
+        // extended SGE ring (SGE_SHIFT 2, SGE_HOP_NUM 1: buffer page 1,
+        // i.e. RQ_A).
+        let mut w = world();
+        let ud = |dqpn, root, db, rx, tx, shift| {
+            qpc_with(dqpn, root, db, rx, tx, |c| {
+                c.write(qpc::TST, tst::UD);
+                c.write(qpc::QKEY_XRCD, 0x1111);
+                c.write(qpc::SGE_SHIFT, shift);
+                c.write(qpc::SGE_HOP_NUM, 1);
+            })
+        };
+        w.mem
+            .write(QPC_A, &ud(9, ROOT_A, RQ_DB_A, 1, 1, 2))
+            .unwrap();
+        w.mem
+            .write(QPC_B, &ud(8, ROOT_B, RQ_DB_B, 2, 2, 0))
+            .unwrap();
+        w.recv_b(0, 0x100, 0x100, MR_VA + 0x40);
+        w.recv_b(1, 0x100, 0x100, MR_VA + 0x140);
+        // What libhns' set_ud_inl_seg writes for "abcdefg" (7 bytes):
+        // INLINE (dw0 12) | CQE (8), SEND (0); msg_len 7 with "ab" in
+        // 31:16; "c" in dw3 31:24; "def" in dw4 23:0; "g" in dw5 15:0.
+        let gid =
+            |i: usize| u32::from_le_bytes([GID_0[i], GID_0[i + 1], GID_0[i + 2], GID_0[i + 3]]);
+        let dgid = [(12, gid(0)), (13, gid(4)), (14, gid(8)), (15, gid(12))];
+        let mut words = vec![
+            (1, 7 | 0x6261 << 16),
+            (3, 0x63 << 24),
+            (4, 0x66_6564),
+            (5, 0x67),
+            (6, 0x1111),
+            (7, 9),
+        ];
+        words.extend(dgid);
+        w.post_a(0, 1 << 12 | 1 << 8, &words, true);
+        assert!(w.poll(0));
+        // B's buffer: the 40-byte GRH, then the 7 bytes; byte count 47.
+        let mut got = [0u8; 8];
+        w.mem.read(MR_P0 + 0x40 + 40, &mut got).unwrap();
+        assert_eq!(&got, b"abcdefg\0");
+        assert_eq!(get32(&w.mem, CQ2_BUF), 0x0000_00c1);
+        assert_eq!(get32(&w.mem, CQ2_BUF + 16), 47);
+        assert_eq!(get32(&w.mem, CQ1_BUF), 0x0000_0080);
+        // 20 bytes: INLINE_TYPE 1 (dw4 31), MSG_START_SGE_IDX 3, SGE_NUM 2,
+        // msg_len 20; the bytes contiguous from SGE 3, wrapping to SGE 0.
+        let text = b"0123456789ABCDEFGHIJ";
+        w.mem.write(RQ_A + 48, &text[..16]).unwrap();
+        w.mem.write(RQ_A, &text[16..]).unwrap();
+        let mut words = vec![(1, 20), (3, 2 << 24), (4, 1 << 31 | 3), (6, 0x1111), (7, 9)];
+        words.extend(dgid);
+        w.post_a(1, 1 << 12 | 1 << 8, &words, true);
+        assert!(w.poll(1));
+        let mut got = [0u8; 20];
+        w.mem.read(MR_P0 + 0x140 + 40, &mut got).unwrap();
+        assert_eq!(&got, text);
+        assert_eq!(get32(&w.mem, CQ2_BUF + 64), 0x0001_00c1);
+        assert_eq!(get32(&w.mem, CQ2_BUF + 64 + 16), 60);
+        assert_eq!(get32(&w.mem, CQ1_BUF + 64), 0x0001_0080);
+        // 9 bytes claimed in the WQE itself (more than it holds):
+        // LOC_LEN_ERR (0x01), nothing delivered.
+        let mut words = vec![(1, 9), (6, 0x1111), (7, 9)];
+        words.extend(dgid);
+        w.post_a(2, 1 << 12 | 1 << 8, &words, true);
+        assert!(w.poll(2));
+        assert_eq!(get32(&w.mem, CQ1_BUF + 128), 0x0002_0180);
+        assert_eq!(get32(&w.mem, CQ2_BUF + 128), 0);
     }
 }

@@ -251,7 +251,8 @@ pub struct UdWqe {
     pub solicited: bool,
     /// `INLINE`.
     pub inline: bool,
-    /// `msg_len`.
+    /// `msg_len` (dw1; with inline data in the WQE only bits 15:0 are the
+    /// length, see [`UdWqe::data_len`]).
     pub msg_len: u32,
     /// `immtdata`.
     pub imm: u32,
@@ -259,6 +260,15 @@ pub struct UdWqe {
     pub sge_num: u32,
     /// `MSG_START_SGE_IDX` (dw4 23:0).
     pub start_sge: u32,
+    /// `INLINE_TYPE` (dw4 31): inline data in the extended SGE ring (1,
+    /// more than [`UD_INL_INN_SZ`] bytes) or in the WQE itself (0).
+    pub inline_ext: bool,
+    /// Inline data in the WQE (`INLINE_TYPE` 0), as libhns'
+    /// `set_ud_inl_seg` spreads it: bytes 0-1 in `INLINE_DATA_15_0` (dw1
+    /// 31:16), byte 2 in `INLINE_DATA_23_16` (dw3 31:24), bytes 3-5 in
+    /// `INLINE_DATA_47_24` (dw4 23:0), bytes 6-7 in `INLINE_DATA_63_48`
+    /// (dw5 15:0).
+    pub inner: [u8; UD_INL_INN_SZ],
     /// Remote QKEY (dw6).
     pub qkey: u32,
     /// Destination QPN (dw7 23:0).
@@ -293,6 +303,17 @@ impl UdWqe {
         if let Some(s) = b.get(48..64) {
             dgid.copy_from_slice(s);
         }
+        let (dw1, dw3, dw4, dw5) = (le32(b, 4), le32(b, 12), le32(b, 16), le32(b, 20));
+        let inner = [
+            (dw1 >> 16) as u8,
+            (dw1 >> 24) as u8,
+            (dw3 >> 24) as u8,
+            dw4 as u8,
+            (dw4 >> 8) as u8,
+            (dw4 >> 16) as u8,
+            dw5 as u8,
+            (dw5 >> 8) as u8,
+        ];
         UdWqe {
             opcode: (dw0 & 0x1f) as u8,
             owner: dw0 & (1 << 7) != 0,
@@ -312,9 +333,25 @@ impl UdWqe {
             dmac,
             sgid_index: b.get(46).copied().unwrap_or(0),
             dgid,
+            inline_ext: dw4 & (1 << 31) != 0,
+            inner,
+        }
+    }
+
+    /// The message length: `msg_len`, but only its bits 15:0 when the
+    /// data is inline in the WQE (bits 31:16 hold inline bytes 0-1).
+    pub fn data_len(&self) -> u32 {
+        if self.inline && !self.inline_ext {
+            self.msg_len & 0xffff
+        } else {
+            self.msg_len
         }
     }
 }
+
+/// Most inline bytes a UD WQE carries in itself (libhns'
+/// `HNS_ROCE_MAX_UD_INL_INN_SZ`); more go to the extended SGE ring.
+pub const UD_INL_INN_SZ: usize = 8;
 
 /// The owner bit a producer writes at index `idx` of a ring of
 /// `1 << shift` entries: 1 on the first pass (`~((idx >> shift) & 1)`).
