@@ -270,6 +270,69 @@ PYEOF
 check data/rnr-retry timeout 60 python3 /tmp/rnr.py "$GIDX"
 echo "    $(printf '%s\n' "$out" | tail -n 1)"
 
+# Responder access error (pyverbs): RC QPs A -> B, B with remote write, an
+# RDMA WRITE from A with a wrong rkey (the MR's key with another tag byte):
+# A's CQE is IBV_WC_REM_ACCESS_ERR, and the engine raises
+# LOCAL_WQ_ACCESS_ERROR (AEQE 0x07) on B, which the driver reports as
+# IBV_EVENT_QP_ACCESS_ERR.
+# Opt-in (HNS_ACCESS_EVENT=1 sh /opt/hns/data-plan.sh): the C driver looks
+# the QP up for that event in hard IRQ context (hns_roce_flush_cqe ->
+# hns_roce_qp_lookup, qp_table_xa) and takes dip_xa, of the same lockdep
+# class (both xa_init'ed in hns_roce_init_qp_table), with IRQs on at unload
+# (free_dip_entry), so lockdep's "inconsistent lock state" report fails
+# guest/kernel-log of the run.
+if [ "${HNS_ACCESS_EVENT:-0}" = 1 ]; then
+cat >/tmp/acc.py <<'PYEOF'
+import sys, time
+import pyverbs.enums as e
+from pyverbs.addr import AHAttr, GlobalRoute
+from pyverbs.cq import CQ
+from pyverbs.device import Context
+from pyverbs.mr import MR
+from pyverbs.pd import PD
+from pyverbs.qp import QP, QPAttr, QPCap, QPInitAttr
+from pyverbs.wr import SGE, SendWR
+
+gidx = int(sys.argv[1])
+ctx = Context(name='hns_0')
+pd = PD(ctx)
+mr = MR(pd, 4096, e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_WRITE)
+cqa, cqb = CQ(ctx, 16), CQ(ctx, 16)
+cap = QPCap(max_send_wr=8, max_recv_wr=8, max_send_sge=1, max_recv_sge=1)
+qa = QP(pd, QPInitAttr(qp_type=e.IBV_QPT_RC, scq=cqa, rcq=cqa, cap=cap))
+qb = QP(pd, QPInitAttr(qp_type=e.IBV_QPT_RC, scq=cqb, rcq=cqb, cap=cap))
+gr = GlobalRoute(dgid=ctx.query_gid(1, gidx), sgid_index=gidx)
+for q, peer in ((qa, qb), (qb, qa)):
+    a = QPAttr(port_num=1)
+    a.path_mtu = e.IBV_MTU_1024
+    a.timeout, a.retry_cnt, a.rnr_retry, a.min_rnr_timer = 14, 7, 7, 12
+    a.qp_access_flags = e.IBV_ACCESS_REMOTE_WRITE
+    a.ah_attr = AHAttr(port_num=1, is_global=1, gr=gr, dlid=0)
+    a.dest_qp_num = peer.qp_num
+    a.rq_psn = a.sq_psn = 0
+    q.to_rts(a)
+bad = (mr.rkey & ~0xff) | ((mr.rkey + 1) & 0xff)
+wr = SendWR(wr_id=1, opcode=e.IBV_WR_RDMA_WRITE, num_sge=1,
+            sg=[SGE(mr.buf, 64, mr.lkey)], send_flags=e.IBV_SEND_SIGNALED)
+wr.set_wr_rdma(bad, mr.buf + 1024)
+qa.post_send(wr)
+got, end = None, time.time() + 10
+while got is None and time.time() < end:
+    k, wcs = cqa.poll(1)
+    if k:
+        got = wcs[0].status
+    else:
+        time.sleep(0.01)
+assert got == e.IBV_WC_REM_ACCESS_ERR, f"requester status {got}"
+ev = ctx.get_async_event()
+ev.ack()
+assert ev.event_type == e.IBV_EVENT_QP_ACCESS_ERR, f"event {ev.event_type}"
+print(f"rkey {bad:#x} (MR {mr.rkey:#x}): IBV_WC_REM_ACCESS_ERR, IBV_EVENT_QP_ACCESS_ERR")
+PYEOF
+check data/access-error-event timeout 60 python3 /tmp/acc.py "$GIDX"
+echo "    $(printf '%s\n' "$out" | tail -n 1)"
+fi
+
 # rdma_cm over hns_0 with an IPv4 address on its netdev: the CM MADs go
 # through the kernel's GSI QP (QPN 1, UD, GRH) looped back by the engine;
 # the destination address is local, so address resolution needs no frames.
