@@ -990,15 +990,9 @@ mod tests {
         assert_eq!(post(&mut f, &mem, 0x23, 0, 0x1000, 0, false), MB_OK);
     }
 
-    #[test]
-    fn cqc_lives_in_driver_memory_and_mb_event_is_posted() {
-        let mem = VecMem::new(1 << 20);
-        let mut f = fw();
-        // CFG_BT_ATTR: CQC hop 1, 4 KiB pages.
-        let mut bt = desc(op::CFG_BT_ATTR, false);
-        bt.set(73, 72, 1);
-        f.execute(&mem, std::slice::from_mut(&mut bt));
-        // An AEQ: 64-byte EQEs, hop 0, depth 16 at 0x2000.
+    /// Creates AEQ 1: 64-byte EQEs, hop 0, depth 16 at 0x2000 (EQC staged
+    /// at 0x1000).
+    fn create_aeq(f: &mut Firmware, mem: &VecMem) {
         let mut eqc: Ctx<crate::hw_v2_fields::Eqc, 16> = Ctx::zeroed();
         use crate::hw_v2_fields::eqc as e;
         eqc.write(e::SHIFT, 4);
@@ -1010,10 +1004,18 @@ mod tests {
             .flat_map(|w| w.to_ne_bytes())
             .collect();
         mem.write(0x1000, &img).unwrap();
-        assert_eq!(
-            post(&mut f, &mem, mb::CREATE_AEQC, 1, 0x1000, 0, false),
-            MB_OK
-        );
+        assert_eq!(post(f, mem, mb::CREATE_AEQC, 1, 0x1000, 0, false), MB_OK);
+    }
+
+    #[test]
+    fn cqc_lives_in_driver_memory_and_mb_event_is_posted() {
+        let mem = VecMem::new(1 << 20);
+        let mut f = fw();
+        // CFG_BT_ATTR: CQC hop 1, 4 KiB pages.
+        let mut bt = desc(op::CFG_BT_ATTR, false);
+        bt.set(73, 72, 1);
+        f.execute(&mem, std::slice::from_mut(&mut bt));
+        create_aeq(&mut f, &mem);
         assert!(f.take_irqs().is_empty(), "no event in poll mode");
         // CQC table: L0 page at 0x4000 whose slot 0 points at chunk 0x8000.
         mem.write(0x4000, &0x8000u64.to_le_bytes()).unwrap();
@@ -1057,22 +1059,7 @@ mod tests {
         use crate::engine::{aev, Host};
         let mem = VecMem::new(1 << 16);
         let mut f = fw();
-        // An AEQ: 64-byte EQEs, hop 0, depth 16 at 0x2000.
-        let mut eqc: Ctx<crate::hw_v2_fields::Eqc, 16> = Ctx::zeroed();
-        use crate::hw_v2_fields::eqc as e;
-        eqc.write(e::SHIFT, 4);
-        eqc.write(e::EQE_SIZE, 1);
-        eqc.write(e::EQE_BA_L, 0x2000 >> 3);
-        let img: Vec<u8> = eqc
-            .as_le_words()
-            .iter()
-            .flat_map(|w| w.to_ne_bytes())
-            .collect();
-        mem.write(0x1000, &img).unwrap();
-        assert_eq!(
-            post(&mut f, &mem, mb::CREATE_AEQC, 1, 0x1000, 0, false),
-            MB_OK
-        );
+        create_aeq(&mut f, &mem);
         f.post_event(&mem, aev::LOCAL_WQ_ACCESS_ERROR, 0, 9);
         f.post_event(&mem, aev::INV_REQ_LOCAL_WQ_ERROR, 0, 0x12_3456);
         assert_eq!(f.take_irqs(), vec![1, 1]);
