@@ -108,8 +108,6 @@ struct Soft {
     /// Access flags and responder depth in effect.
     atomic_rd_en: u32,
     resp_depth: u32,
-    /// Port, 0-based.
-    port: u32,
 }
 
 /// Receive queue state (under `hr_qp->rq.lock`).
@@ -441,7 +439,6 @@ impl Qp {
                 state: QpState::Reset,
                 atomic_rd_en: 0,
                 resp_depth: 0,
-                port: init.port.saturating_sub(1),
             }),
             rq <- new_spinlock!(Rq {
                 head: 0,
@@ -529,7 +526,7 @@ impl Qp {
             return Err(EOPNOTSUPP);
         }
         let mut img = QpcImage::new();
-        self.abs_fields(env, &mut img, a, soft, cur, new)?;
+        self.abs_fields(env, &mut img, a, cur, new)?;
         if new == QpState::Err {
             let rq_head = if self.srqn.is_none() && self.qp_type != qpt::XRC_INI {
                 Some(self.rq.lock().head)
@@ -561,9 +558,6 @@ impl Qp {
         if a.mask & attr::MAX_DEST_RD_ATOMIC != 0 {
             soft.resp_depth = a.max_dest_rd_atomic;
         }
-        if a.mask & attr::PORT != 0 {
-            soft.port = a.port_num.saturating_sub(1);
-        }
         if new == QpState::Reset {
             self.clear();
         }
@@ -576,7 +570,6 @@ impl Qp {
         env: &QpEnv<'_>,
         img: &mut QpcImage,
         a: &QpAttr,
-        soft: &Soft,
         cur: QpState,
         new: QpState,
     ) -> Result {
@@ -589,7 +582,7 @@ impl Qp {
             (Reset, Init) => qpc::reset_to_init(img, &self.init_params(env)),
             (Init, Init) => qpc::init_to_init(img, &self.init_params(env)),
             (Init, Rtr) => {
-                let p = self.rtr_params(env, a, soft).inspect_err(|e| {
+                let p = self.rtr_params(env, a).inspect_err(|e| {
                     dev_err!(d, "failed to config rq buf, ret = {}.\n", e.to_errno())
                 })?;
                 qpc::init_to_rtr(img, &p);
@@ -641,7 +634,7 @@ impl Qp {
     }
 
     /// `modify_qp_init_to_rtr`'s inputs.
-    fn rtr_params(&self, env: &QpEnv<'_>, a: &QpAttr, _soft: &Soft) -> Result<qpc::RtrParams> {
+    fn rtr_params(&self, env: &QpEnv<'_>, a: &QpAttr) -> Result<qpc::RtrParams> {
         let d = env.cmd.device();
         let c = env.caps;
         let rq_cur = self.mtr.find(self.rq_offset);
