@@ -7,14 +7,23 @@
 //!
 //! Work detection never depends on seeing every doorbell write (user SQ,
 //! RQ, CQ doorbells share one 64-bit register word at 0x230 of the
-//! doorbell page, so a later write can replace an earlier one before the
-//! model reads it):
-//! - SQ: the owner bit of the WQE at the model's consumer index says
-//!   whether it was posted. A doorbell (the shared word, or a kernel QP's
-//!   own word in the `mem_base` window) tells which QP to look at and up to
-//!   which index the WQEs are complete; WQEs past the last doorbell seen
-//!   are taken once their owner bit has stayed valid for [`STABLE`] (the
-//!   periodic scan of every QP in RTS, the backstop for lost doorbells).
+//! doorbell page, plain shared memory here, so a later write can replace
+//! an earlier one before the model takes it; the model takes the word with
+//! an atomic exchange for 0, so it never mistakes an old value for a new
+//! ring nor a new ring equal to the old value for nothing):
+//! - SQ: a doorbell (the shared word, or a kernel QP's own word in the
+//!   `mem_base` window) tells which QP to look at and up to which index
+//!   the WQEs are complete; the owner bit of the WQE at the model's
+//!   consumer index must be valid too. A WQE past the last doorbell seen
+//!   is taken only when its owner bit is valid and its bytes have not
+//!   changed for [`STABLE`] (the periodic scan of every QP in RTS, the
+//!   backstop for lost doorbells). That delay is long on purpose: libhns'
+//!   `ibv_wr_*` API (perftest's post path) sets the owner bit *first*
+//!   (`ibv_wr_rdma_write` etc.) and writes length, inline data and SGEs
+//!   after it, up to `ibv_wr_complete`'s doorbell; a producer preempted in
+//!   between (one guest CPU shared by two busy-polling processes: a
+//!   scheduler tick is 4 ms) leaves a valid owner bit on a half-written
+//!   WQE. Real hardware never looks past the doorbell.
 //! - RQ producer index: the record doorbell in driver memory (address in
 //!   the QPC), else the last RQ doorbell seen.
 //! - CQ consumer index: the record doorbell (address in the CQC), else the
@@ -43,6 +52,14 @@ use crate::xlate::{self, Access, KeyError, MptEntry, Mtr, Region, MPT_ST_FREE, M
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 
+/// FNV-1a of a WQE's bytes: tells the scan whether the producer is still
+/// writing it.
+fn fingerprint(b: &[u8]) -> u64 {
+    b.iter().fold(0xcbf2_9ce4_8422_2325, |h, &x| {
+        (h ^ u64::from(x)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
 /// Offset of the shared SQ/RQ/SRQ/CQ doorbell word (`ROCEE_VF_DB_CFG0_OFFSET`).
 pub const DB_CFG0: u64 = 0x230;
 /// Offset of the `mem_base` window in BAR2 (kernel HIP09 SQ doorbells, one
@@ -50,10 +67,12 @@ pub const DB_CFG0: u64 = 0x230;
 pub const DWQE_BASE: u64 = crate::mem::MEM_BASE_OFFSET;
 /// Bytes per QPN in the `mem_base` window (`HNS_ROCE_DWQE_SIZE`).
 pub const DWQE_SIZE: u64 = 65536;
-/// How long a WQE's owner bit must stay valid without a doorbell before the
-/// scan takes it (the producer writes the owner bit last, but without a
-/// barrier the compiler may store it early).
-pub const STABLE: Duration = Duration::from_millis(2);
+/// How long a WQE past the last SQ doorbell must keep a valid owner bit
+/// and the same bytes before the scan takes it: far above a guest
+/// scheduler slice (4 ms ticks at HZ=250), so a producer preempted between
+/// `ibv_wr_rdma_write` (owner bit set) and `ibv_wr_complete` (doorbell)
+/// gets its doorbell in first; it costs a lost doorbell this much latency.
+pub const STABLE: Duration = Duration::from_millis(100);
 /// How often QPs in RTS are scanned for WQEs nobody rang for.
 pub const SCAN_PERIOD: Duration = Duration::from_millis(1);
 /// How long a send waits for a destination QP that is not ready.
@@ -114,15 +133,16 @@ pub mod aev {
     pub const LOCAL_WQ_ACCESS_ERROR: u8 = 0x07;
 }
 
-/// The device's registers as the engine reads them.
+/// The device's doorbell registers as the engine reads them.
 pub trait Regs {
-    /// The 64-bit word at `off` of BAR2.
-    fn read64(&self, off: u64) -> u64;
+    /// Takes the 64-bit doorbell word at `off` of BAR2: its value, 0 left
+    /// behind (0 = nothing rung since the last take).
+    fn take64(&self, off: u64) -> u64;
 }
 
 impl Regs for crate::mem::Bar {
-    fn read64(&self, off: u64) -> u64 {
-        crate::mem::Bar::read64(self, off)
+    fn take64(&self, off: u64) -> u64 {
+        crate::mem::Bar::take64(self, off)
     }
 }
 
@@ -493,8 +513,9 @@ struct Qp {
     sq_db: Option<u32>,
     /// RQ producer index from the last RQ doorbell seen (no record DB).
     rq_db: u32,
-    /// A WQE past the doorbell whose owner bit was seen valid, and when.
-    pending: Option<(u32, Instant)>,
+    /// A WQE past the doorbell whose owner bit was seen valid: its index,
+    /// since when its bytes have not changed, and their fingerprint.
+    pending: Option<(u32, Instant, u64)>,
     /// Since when the SQ head waits for a destination that is not ready.
     blocked: Option<Instant>,
     /// RNR retries left for the SQ head after an RNR NAK (finite retry
@@ -758,8 +779,6 @@ pub struct Engine {
     srqs: BTreeMap<u32, Srq>,
     /// Asynchronous events to raise at the end of the poll (type, queue).
     aeqes: Vec<(u8, u32)>,
-    last_db: u64,
-    dwqe_last: BTreeMap<u32, u64>,
     last_scan: Option<Instant>,
     /// CQs that got CQEs in this poll (events go out at its end).
     touched: BTreeSet<u32>,
@@ -843,7 +862,6 @@ impl Engine {
                 self.qps.clear();
                 self.cqs.clear();
                 self.srqs.clear();
-                self.dwqe_last.clear();
             }
             CtxEvent::Qp(qpn) => {
                 let mut b = [0u8; 256];
@@ -953,9 +971,8 @@ impl Engine {
 
     /// Reads the shared doorbell word and the kernel SQ doorbell pages.
     fn read_doorbells<R: Regs>(&mut self, regs: &R) {
-        let v = regs.read64(DB_CFG0);
-        if v != self.last_db {
-            self.last_db = v;
+        let v = regs.take64(DB_CFG0);
+        if v != 0 {
             self.doorbell(Doorbell::decode(v));
         }
         let kernel: Vec<u32> = self
@@ -966,9 +983,8 @@ impl Engine {
             .filter(|n| u64::from(*n) * DWQE_SIZE < crate::mem::BAR_SIZE - DWQE_BASE)
             .collect();
         for qpn in kernel {
-            let v = regs.read64(DWQE_BASE + u64::from(qpn) * DWQE_SIZE);
-            if v != 0 && self.dwqe_last.get(&qpn) != Some(&v) {
-                self.dwqe_last.insert(qpn, v);
+            let v = regs.take64(DWQE_BASE + u64::from(qpn) * DWQE_SIZE);
+            if v != 0 {
                 self.doorbell(Doorbell::decode(v));
             }
         }
@@ -1064,14 +1080,22 @@ impl Engine {
                 ahead != 0 && ahead <= 1 << ctx.sq_shift
             });
             if !covered {
+                let fp = fingerprint(&raw);
                 match q.pending {
-                    Some((i, t)) if i == idx && now.duration_since(t) >= STABLE => {
+                    Some((i, t, f)) if i == idx && f == fp && now.duration_since(t) >= STABLE => {
                         self.stats.scan_found += 1;
+                        let line = format!(
+                            "QP {qpn:#x}: SQ WQE {idx} taken by the scan, unchanged for {} ms without a doorbell (last SQ doorbell {:?})",
+                            now.duration_since(t).as_millis(),
+                            q.sq_db,
+                        );
+                        self.log(&line);
                     }
-                    Some((i, _)) if i == idx => break,
+                    Some((i, _, f)) if i == idx && f == fp => break,
                     _ => {
+                        // New, or still being written: (re)start the clock.
                         if let Some(q) = self.qps.get_mut(&qpn) {
-                            q.pending = Some((idx, now));
+                            q.pending = Some((idx, now, fp));
                         }
                         break;
                     }
@@ -2554,9 +2578,9 @@ mod tests {
     struct FakeRegs(Cell<u64>);
 
     impl Regs for FakeRegs {
-        fn read64(&self, off: u64) -> u64 {
+        fn take64(&self, off: u64) -> u64 {
             if off == DB_CFG0 {
-                self.0.get()
+                self.0.replace(0)
             } else {
                 0
             }
@@ -3137,10 +3161,10 @@ mod tests {
         w.eng.update_qp(q);
         w.host.events = vec![CtxEvent::Qp(8), CtxEvent::Qp(9)];
         w.post_a(0, 0x05, &words, true);
-        // The doorbell word is the same as before the reset, so it does not
-        // look new: the scan takes the WQE after the stability delay.
-        assert!(!w.poll(1));
-        assert!(w.poll(4));
+        // The doorbell word is the same as before the reset: still a new
+        // ring (the model takes the word, it does not compare values).
+        assert!(w.poll(1));
+        assert_eq!(w.eng.stats.scan_found, 0);
         let mut got = [0u8; 8];
         w.mem.read(MR_P0 + 0x10, &mut got).unwrap();
         assert_eq!(&got, b"remote!!");
@@ -3193,15 +3217,71 @@ mod tests {
         // Posted, but the doorbell word was overwritten (no SQ doorbell).
         w.post_a(0, 0x1000, &[(1, 4), (8, 0x4443_4241)], false);
         assert!(!w.poll(0));
-        assert!(!w.poll(1));
+        assert!(!w.poll(5));
+        assert!(!w.poll(99));
         assert_eq!(w.eng.sq_ci(8), Some(0));
-        // Still valid STABLE later: executed.
-        assert!(w.poll(3));
+        // Valid and unchanged STABLE later: executed.
+        assert!(w.poll(100));
         assert_eq!(w.eng.sq_ci(8), Some(1));
         assert_eq!(w.eng.stats.scan_found, 1);
         let mut got = [0u8; 4];
         w.mem.read(MR_P0, &mut got).unwrap();
         assert_eq!(&got, b"ABCD");
+    }
+
+    /// libhns' `ibv_wr_*` path: the owner bit goes valid when the WQE is
+    /// started, length and inline data come later, then the doorbell. A
+    /// producer preempted in between must not have its WQE taken half
+    /// written (ib_write_lat hung on that: a 2-byte inline write sent with
+    /// the length and data of the slot's previous use).
+    #[test]
+    fn a_wqe_still_being_written_waits_for_its_doorbell() {
+        let mut w = world();
+        w.recv_b(0, 64, 0x100, MR_VA);
+        let at = SQ_A;
+        // Started: opcode SEND, owner bit, inline; no length, no data yet.
+        put32(&w.mem, at, 0x1000 | 0x80);
+        assert!(!w.poll(0));
+        // Preempted for a few scheduler ticks: nothing taken.
+        assert!(!w.poll(20));
+        // Finished 30 ms later (the bytes changed: the clock restarts)...
+        put32(&w.mem, at + 4, 4);
+        put32(&w.mem, at + 32, 0x4443_4241);
+        assert!(!w.poll(30));
+        assert!(!w.poll(110));
+        assert_eq!(w.eng.sq_ci(8), Some(0));
+        // ...and rung: executed with its final contents, no scan involved.
+        w.regs.0.set(1u64 << 32 | 8);
+        assert!(w.poll(111));
+        assert_eq!(w.eng.stats.scan_found, 0);
+        let mut got = [0u8; 4];
+        w.mem.read(MR_P0, &mut got).unwrap();
+        assert_eq!(&got, b"ABCD");
+        // Had the doorbell been lost, the scan would have taken it STABLE
+        // after the last change, not before.
+        assert_eq!(w.eng.sq_ci(8), Some(1));
+    }
+
+    #[test]
+    fn the_same_doorbell_value_twice_is_two_rings() {
+        let mut w = world();
+        w.recv_b(0, 64, 0x100, MR_VA);
+        w.recv_b(1, 64, 0x100, MR_VA);
+        w.post_a(0, 0x1000, &[(1, 4), (8, 0x4443_4241)], true);
+        assert!(w.poll(0));
+        assert_eq!(w.eng.stats.doorbells, 1);
+        // Nothing rung: the word the model took stays taken.
+        assert!(!w.poll(1));
+        assert_eq!(w.eng.stats.doorbells, 1);
+        // The QP is reset and reused: its first doorbell is the same word.
+        let mut q = QpCtx::from_bytes(8, &qpc_image(9, ROOT_A, RQ_DB_A, 1, 1));
+        q.state = qps::RESET;
+        w.eng.update_qp(q);
+        w.host.events = vec![CtxEvent::Qp(8)];
+        w.post_a(0, 0x1000, &[(1, 4), (8, 0x4847_4645)], true);
+        assert!(w.poll(2));
+        assert_eq!(w.eng.stats.doorbells, 2);
+        assert_eq!(w.eng.stats.scan_found, 0);
     }
 
     #[test]

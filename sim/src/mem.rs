@@ -5,7 +5,7 @@
 
 use crate::sys::Mapping;
 use std::fmt;
-use std::sync::atomic::{fence, Ordering};
+use std::sync::atomic::{fence, AtomicU64, Ordering};
 
 /// A DMA access outside guest RAM.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -142,15 +142,20 @@ impl Bar {
         };
     }
 
-    /// Reads the 64-bit word at `off` (doorbells).
-    pub fn read64(&self, off: u64) -> u64 {
-        if off + 8 > self.map.len() as u64 {
+    /// Takes the 64-bit doorbell word at `off`: returns it and leaves 0
+    /// in its place in one atomic exchange, so a store of the guest lands
+    /// either before (and is returned now) or after (and is returned by
+    /// the next call); two rings of the same value are two doorbells.
+    /// Unaligned or out-of-range offsets read as 0.
+    pub fn take64(&self, off: u64) -> u64 {
+        if off + 8 > self.map.len() as u64 || !off.is_multiple_of(8) {
             return 0;
         }
-        // SAFETY: in bounds and 8-byte aligned for doorbell offsets.
-        u64::from_le(unsafe {
-            std::ptr::read_volatile(self.map.ptr().add(off as usize).cast::<u64>())
-        })
+        // SAFETY: in bounds and 8-byte aligned (the mapping is page
+        // aligned); the guest stores to this word through QEMU's mapping of
+        // the same file, and every access on our side is atomic.
+        let word = unsafe { &*self.map.ptr().add(off as usize).cast::<AtomicU64>() };
+        u64::from_le(word.swap(0, Ordering::SeqCst))
     }
 }
 
