@@ -16,7 +16,7 @@ from pyverbs.mr import MR
 
 from rcpair import Dev, poll
 
-pause = float(sys.argv[2]) if len(sys.argv) > 2 else 0.03
+pause = float(sys.argv[2]) if len(sys.argv) > 2 else 0.02
 d = Dev()
 acc = e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_WRITE
 src = MR(d.pd, 4096, e.IBV_ACCESS_LOCAL_WRITE)
