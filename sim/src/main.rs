@@ -23,6 +23,9 @@ struct Args {
     dump_caps: bool,
     /// Sleep of an idle pass (0: yield instead).
     idle: Duration,
+    /// How long after the last pass that did work the loop keeps polling
+    /// without sleeping.
+    spin: Duration,
 }
 
 fn usage() -> ! {
@@ -30,7 +33,7 @@ fn usage() -> ! {
         "usage: hns-sim --socket PATH [--socket PATH ...] --ram FILE --out DIR\n\
          \x20              [--vectors N] [--config FILE] [--fault OPCODE:RETVAL|timeout[:once|always]]\n\
          \x20              [--fault mbx:CMD:STATUS[:once|always]]\n\
-         \x20              [--set KEY=VALUE] [--ready FILE] [--idle-us N]\n\
+         \x20              [--set KEY=VALUE] [--ready FILE] [--idle-us N] [--spin-ms N]\n\
          \x20      hns-sim --dump-caps"
     );
     std::process::exit(2);
@@ -47,6 +50,7 @@ fn parse_args() -> Result<Args, String> {
         ready_file: None,
         dump_caps: false,
         idle: Duration::from_micros(100),
+        spin: Duration::from_millis(20),
     };
     let mut it = std::env::args().skip(1);
     while let Some(k) = it.next() {
@@ -73,6 +77,10 @@ fn parse_args() -> Result<Args, String> {
             "--idle-us" => {
                 let us: u64 = val()?.parse().map_err(|_| "bad --idle-us".to_string())?;
                 a.idle = Duration::from_micros(us);
+            }
+            "--spin-ms" => {
+                let ms: u64 = val()?.parse().map_err(|_| "bad --spin-ms".to_string())?;
+                a.spin = Duration::from_millis(ms);
             }
             "--dump-caps" => a.dump_caps = true,
             _ => usage(),
@@ -124,9 +132,14 @@ fn serve(listeners: &[UnixListener], a: &Args) -> Result<Vec<fw::Stats>, String>
             idle_since = Instant::now();
             continue;
         }
-        // Spin briefly after activity (the driver busy-waits for answers),
-        // then poll every `idle` (100 us by default).
-        if idle_since.elapsed() > Duration::from_millis(2) {
+        // Keep polling for `spin` (20 ms by default) after a pass that did
+        // work, then every `idle` (100 us by default): the driver busy-waits
+        // for answers, and two doorbell rings within one sleep lose the
+        // first (the shared 0x230 word), which costs the WQE the scan's
+        // 100 ms (engine::STABLE). Traffic comes in bursts (a ping-pong
+        // half trip is 0.5-4 ms in a TCG guest), so a spin window of a few
+        // of them catches most rings.
+        if idle_since.elapsed() > a.spin {
             sleeps += 1;
             if a.idle.is_zero() {
                 std::thread::yield_now();

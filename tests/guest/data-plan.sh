@@ -6,9 +6,10 @@
 # client both on hns_0, their TCP exchange over 127.0.0.1), polling and with
 # completion events (-e), ibv_ud_pingpong, ibv_srq_pingpong, ibv_xsrq_pingpong
 # and perftest (send/write/read/atomic bw, write/send/atomic lat), rdma_cm
-# (rping, ucmatose, udaddy) over an IPv4 address on eth0, flush on ERR, CQ
-# overflow, pyverbs test_qp and test_srq. TEST lines are in the group
-# "data/...".
+# (rping, ucmatose, udaddy) over an IPv4 address on eth0, a WR-API producer
+# paused inside a WQE, flush on ERR, CQ overflow, RNR retries, pyverbs
+# test_qp, test_srq, test_qpex, test_cq and test_cq_events. TEST lines are
+# in the group "data/...".
 #
 #   sh /opt/hns/data-plan.sh
 . /opt/hns/lib.sh
@@ -124,8 +125,9 @@ cm rping "rping -s -a 192.168.77.1 -C 5 -v" "rping -c -a 192.168.77.1 -C 5 -v"
 cm ucmatose "ucmatose -b 192.168.77.1" "ucmatose -s 192.168.77.1"
 cm udaddy "udaddy -b 192.168.77.1" "udaddy -s 192.168.77.1"
 
-# pyverbs test_qp and test_srq (one process each): PASS when no test fails
-# or errors; the counts and the skip reasons are printed. test_qp's
+# pyverbs test_qp, test_srq, test_qpex (every opcode through libhns'
+# ibv_wr_* API), test_cq and test_cq_events (one process each): PASS when
+# no test fails or errors; the counts and the skip reasons are printed. test_qp's
 # "Create ... QP with extended attrs is not supported" skips come from libhns:
 # pyverbs picks a random subset of {CREATE_FLAGS, MAX_TSO_HEADER} for the
 # comp_mask of ibv_create_qp_ex (TSO dropped without TSO caps), and libhns'
@@ -143,7 +145,7 @@ pyverbs_module() {
     grep -vE ' ok$' /tmp/pyverbs-$1.out
     [ "$n_bad" -eq 0 ] && [ "$n_ok" -gt 0 ]
 }
-for m in test_qp test_srq; do
+for m in test_qp test_srq test_qpex test_cq test_cq_events; do
     check "data/pyverbs-$m" pyverbs_module "$m"
     printf '%s\n' "$out" | sed 's/^/    /'
 done
