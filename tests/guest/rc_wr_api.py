@@ -5,9 +5,9 @@ ibv_wr_rdma_write() and writes length and inline data after it, up to
 ibv_wr_complete()'s doorbell. Here the producer sleeps PAUSE seconds
 between the two, as if descheduled: the write must carry the data set after
 the pause, every time (a model that takes a valid-looking WQE before its
-doorbell sends the slot's old length and data; ib_write_lat hung on that).
-The SQ has two slots, so from the third write on each slot holds an older
-WQE. Usage: rc_wr_api.py GID_INDEX [PAUSE]"""
+doorbell sends the slot's old length and data - zeros here, the slots are
+fresh - and ib_write_lat, whose ring wraps, hung on an old counter byte).
+Usage: rc_wr_api.py GID_INDEX [PAUSE]"""
 import sys
 import time
 
