@@ -5,8 +5,8 @@ ibv_wr_rdma_write() and writes length and inline data after it, up to
 ibv_wr_complete()'s doorbell. Here the producer sleeps PAUSE seconds
 between the two, as if descheduled: the write must carry the data set after
 the pause, every time (a model that takes a valid-looking WQE before its
-doorbell sends the slot's old length and data - zeros here, the slots are
-fresh - and ib_write_lat, whose ring wraps, hung on an old counter byte).
+doorbell sends what the slot held before: zeros in a fresh slot, so an
+empty write; ib_write_lat's peer then waited for ever for its byte).
 Usage: rc_wr_api.py GID_INDEX [PAUSE]"""
 import sys
 import time
