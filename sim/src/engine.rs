@@ -3232,8 +3232,8 @@ mod tests {
     /// libhns' `ibv_wr_*` path: the owner bit goes valid when the WQE is
     /// started, length and inline data come later, then the doorbell. A
     /// producer preempted in between must not have its WQE taken half
-    /// written (ib_write_lat hung on that: a 2-byte inline write sent with
-    /// the length and data of the slot's previous use).
+    /// written (ib_write_lat hung on that: its 2-byte inline write went out
+    /// with the fresh slot's zero length).
     #[test]
     fn a_wqe_still_being_written_waits_for_its_doorbell() {
         let mut w = world();
