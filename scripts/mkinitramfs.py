@@ -51,11 +51,19 @@ def kernel_release():
         return f.read().strip()
 
 
+def guest_files():
+    """The files of tests/guest that go to /opt/hns: regular files only
+    (a __pycache__ left by running a script on the host is skipped)."""
+    d = os.path.join(TOP, "tests/guest")
+    return sorted(n for n in os.listdir(d)
+                  if not n.startswith(".") and os.path.isfile(os.path.join(d, n)))
+
+
 def cache_key(krel):
     h = hashlib.sha256()
     with open(__file__, "rb") as f:
         h.update(f.read())
-    for name in sorted(os.listdir(os.path.join(TOP, "tests/guest"))):
+    for name in guest_files():
         with open(os.path.join(TOP, "tests/guest", name), "rb") as f:
             h.update(name.encode() + f.read())
     with open(os.path.join(ROOT, ".id"), "rb") as f:
@@ -200,7 +208,7 @@ def build(dest, krel):
     st.write("etc/group", "root:x:0:\n")
     st.write("etc/hosts", "127.0.0.1 localhost\n::1 localhost\n")
     st.write("etc/nsswitch.conf", "hosts: files\n")
-    for fn in os.listdir(os.path.join(TOP, "tests/guest")):
+    for fn in guest_files():
         mode = 0o755 if fn.endswith(".sh") else 0o644
         with open(os.path.join(TOP, "tests/guest", fn)) as f:
             st.write(f"opt/hns/{fn}", f.read(), mode)
