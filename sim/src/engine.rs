@@ -613,7 +613,9 @@ pub struct EngineStats {
     pub scan_found: u64,
     /// Doorbell words seen.
     pub doorbells: u64,
-    /// Messages sent to another device.
+    /// Messages another device took (answered, NAKed or rejected; the
+    /// tries of a send that waits for a destination QP or CQ are not
+    /// counted: a blocked send is tried again on every pass).
     pub wire: u64,
 }
 
@@ -1636,8 +1638,11 @@ impl Engine {
     ) -> Response {
         if !host.owns_gid(dgid) {
             if let Some(dev) = wire.route(dgid) {
-                self.stats.wire += 1;
-                return wire.respond(dev, mem, req);
+                let r = wire.respond(dev, mem, req);
+                if !matches!(r, Response::Wait | Response::NotReady) {
+                    self.stats.wire += 1;
+                }
+                return r;
             }
         }
         self.respond(host, mem, req)
