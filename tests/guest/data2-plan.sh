@@ -7,8 +7,8 @@
 # client on the other (their TCP exchange over 127.0.0.1), each with the
 # link-local RoCE v2 GID of its own device (the DMAC comes from the GID, so
 # static IPv6 neighbour entries stand in for neighbour discovery), perftest
-# send/write/read/atomic bw and rping from hns_0 to hns_1. TEST lines are in
-# the group "data2/...".
+# send/write/read/atomic bw, write/send/read lat and rping from hns_0 to
+# hns_1. TEST lines are in the group "data2/...".
 #
 #   sh /opt/hns/data2-plan.sh
 . /opt/hns/lib.sh
@@ -85,6 +85,11 @@ perf2 ib_send_bw send-bw-0-1 18630
 perf2 ib_write_bw write-bw-0-1 18631
 perf2 ib_read_bw read-bw-0-1 18632
 perf2 ib_atomic_bw atomic-bw-0-1 18633
+# Latency across the wire: ib_write_lat polls its buffer for the peer's
+# byte (libhns' ibv_wr_* post path, see rc_wr_api.py), send and read.
+perf2 ib_write_lat write-lat-0-1 18634
+perf2 ib_send_lat send-lat-0-1 18635
+perf2 ib_read_lat read-lat-0-1 18636
 
 # rdma_cm across the devices: IPv4 addresses on both netdevs, the rping
 # client bound to hns_0's (-I), the server listening on hns_1's. The client's
