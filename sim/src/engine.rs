@@ -782,6 +782,11 @@ pub struct Engine {
     /// Asynchronous events to raise at the end of the poll (type, queue).
     aeqes: Vec<(u8, u32)>,
     last_scan: Option<Instant>,
+    /// A function reset came: the kernel doorbell words of the `mem_base`
+    /// window still hold the last rings of the QPs it forgot; take them
+    /// all before a new QP with one of those QPNs can see its
+    /// predecessor's producer index as a ring of its own.
+    stale_dwqe: bool,
     /// CQs that got CQEs in this poll (events go out at its end).
     touched: BTreeSet<u32>,
     /// Counters.
@@ -864,6 +869,7 @@ impl Engine {
                 self.qps.clear();
                 self.cqs.clear();
                 self.srqs.clear();
+                self.stale_dwqe = true;
             }
             CtxEvent::Qp(qpn) => {
                 let mut b = [0u8; 256];
@@ -973,6 +979,11 @@ impl Engine {
 
     /// Reads the shared doorbell word and the kernel SQ doorbell pages.
     fn read_doorbells<R: Regs>(&mut self, regs: &R) {
+        if std::mem::take(&mut self.stale_dwqe) {
+            for qpn in 0..(crate::mem::BAR_SIZE - DWQE_BASE) / DWQE_SIZE {
+                regs.take64(DWQE_BASE + qpn * DWQE_SIZE);
+            }
+        }
         let v = regs.take64(DB_CFG0);
         if v != 0 {
             self.doorbell(Doorbell::decode(v));
@@ -2580,14 +2591,21 @@ mod tests {
         }
     }
 
-    struct FakeRegs(Cell<u64>);
+    /// The 0x230 word, and the other doorbell words by offset.
+    struct FakeRegs(Cell<u64>, std::cell::RefCell<BTreeMap<u64, u64>>);
+
+    impl FakeRegs {
+        fn new() -> Self {
+            FakeRegs(Cell::new(0), Default::default())
+        }
+    }
 
     impl Regs for FakeRegs {
         fn take64(&self, off: u64) -> u64 {
             if off == DB_CFG0 {
                 self.0.replace(0)
             } else {
-                0
+                self.1.borrow_mut().remove(&off).unwrap_or(0)
             }
         }
     }
@@ -2747,7 +2765,7 @@ mod tests {
         World {
             mem,
             host,
-            regs: FakeRegs(Cell::new(0)),
+            regs: FakeRegs::new(),
             eng: Engine {
                 quiet: true,
                 ..Engine::new()
@@ -3268,6 +3286,27 @@ mod tests {
     }
 
     #[test]
+    fn a_function_reset_drops_the_kernel_doorbells_left_behind() {
+        let mut w = world();
+        w.poll(0);
+        // QP 8's last kernel ring (PI 5) was never taken: the QP left RTS
+        // first.
+        let at = DWQE_BASE + 8 * DWQE_SIZE;
+        let mut q = QpCtx::from_bytes(8, &qpc_image(9, ROOT_A, RQ_DB_A, 1, 1));
+        q.state = qps::ERR;
+        w.eng.update_qp(q);
+        w.regs.1.borrow_mut().insert(at, 5u64 << 32 | 8);
+        w.poll(1);
+        assert_eq!(w.regs.1.borrow().get(&at), Some(&(5u64 << 32 | 8)));
+        // FUNC_CLEAR: the next pass takes every kernel doorbell word, so a
+        // new QP 8 does not start with PI 5 "rung".
+        w.host.events = vec![CtxEvent::Reset];
+        w.poll(2);
+        assert!(w.regs.1.borrow().is_empty());
+        assert_eq!(w.eng.stats.doorbells, 0);
+    }
+
+    #[test]
     fn the_same_doorbell_value_twice_is_two_rings() {
         let mut w = world();
         w.recv_b(0, 64, 0x100, MR_VA);
@@ -3718,7 +3757,7 @@ mod tests {
             quiet: true,
             ..Engine::new()
         };
-        let idle = FakeRegs(Cell::new(0));
+        let idle = FakeRegs::new();
         let t0 = w.t0;
         e1.poll(&mut b, &w.mem, &idle, &mut NoWire, t0);
         // SEND of 8 inline bytes; no receive posted on device 1 yet: the
