@@ -327,6 +327,9 @@ fi
 if [ -x "$HNS_BUILD/sim-target/release/hns-sim" ] && [ -f "$HNS_BUILD/hns_sim/hns_sim.ko" ]; then
     guest_tests data-c "$RESULTS" tests/guest/data-plan.sh --driver c --sim 1
     grep -h '^hns-sim\[0\]: data:' "$HNS_BUILD/guest/data-c/hns-sim.log" 2>/dev/null | sed 's/^/    /'
+    # Responder-side access error and its asynchronous event, in a boot
+    # that leaves the C driver loaded (tests/guest/event-plan.sh).
+    guest_tests event-c "$RESULTS" tests/guest/event-plan.sh --driver c --sim 1
     # Two devices (SIM=2) with the engine's wire between them: server on one,
     # client on the other (tests/guest/data2-plan.sh).
     guest_tests data-c2 "$RESULTS" tests/guest/data2-plan.sh --driver c --sim 2
