@@ -65,11 +65,9 @@ PERF_OPTS="-n 50 -F --no_ddp"
 perf() {
     tool=$1 tname=$2 port=$3
     shift 3
-    pair "data/$tname" \
+    perf_pair "data/$tname" \
         "$tool -d hns_0 -x $GIDX -p $port $PERF_OPTS $*" \
         "$tool -d hns_0 -x $GIDX -p $port $PERF_OPTS $* 127.0.0.1"
-    echo "    server: $(grep -E '^ *[0-9]+ +[0-9]+ ' /tmp/server.out | tr '\n' ' ')"
-    echo "    client: $(printf '%s\n' "$cout" | grep -E '^ *[0-9]+ +[0-9]+ ' | tr '\n' ' ')"
 }
 perf ib_send_bw send-bw 18520
 perf ib_write_bw write-bw 18521

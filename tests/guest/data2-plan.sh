@@ -76,10 +76,9 @@ PERF_OPTS="-n 50 -F --no_ddp"
 perf2() {
     tool=$1 tname=$2 port=$3
     shift 3
-    pair "data2/$tname" \
+    perf_pair "data2/$tname" \
         "$tool -d hns_1 -x $G1 -p $port $PERF_OPTS $*" \
         "$tool -d hns_0 -x $G0 -p $port $PERF_OPTS $* 127.0.0.1"
-    echo "    client: $(printf '%s\n' "$cout" | grep -E '^ *[0-9]+ +[0-9]+ ' | tr '\n' ' ')"
 }
 perf2 ib_send_bw send-bw-0-1 18630
 perf2 ib_write_bw write-bw-0-1 18631

@@ -54,6 +54,20 @@ pair() {
     fi
 }
 
+# perf_pair NAME "SERVER CMD" "CLIENT CMD": pair for perftest, then each
+# side's result rows (the lines of numbers) on one line.
+perf_pair() {
+    pair "$1" "$2" "$3"
+    echo "    server: $(perf_rows </tmp/server.out)"
+    echo "    client: $(printf '%s\n' "$cout" | perf_rows)"
+}
+
+# perf_rows: perftest's result rows on stdin, joined (at most 300 characters:
+# -a prints a row per size).
+perf_rows() {
+    grep -E '^ *[0-9]+ +[0-9]+ ' | tr '\n' ' ' | cut -c1-300
+}
+
 # port_state DEV STATE: port 1 of RDMA device DEV in STATE (PORT_ACTIVE,
 # PORT_DOWN, ...) within 10 s; else what ibv_devinfo says.
 port_state() {

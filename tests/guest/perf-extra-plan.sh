@@ -18,13 +18,11 @@ GIDX=$(roce_v2_gid hns_0)
 [ -n "$GIDX" ] || { report perf-extra/roce-v2-gid FAIL "no RoCE v2 GID"; plan_exit; }
 OPTS="-F --no_ddp -d hns_0 -x $GIDX"
 
-# p NAME PORT TOOL ARGS...: server and client on hns_0, the client's
-# result lines.
+# p NAME PORT TOOL ARGS...: server and client on hns_0 (lib.sh perf_pair).
 p() {
     name=$1 port=$2
     shift 2
-    pair "perf-extra/$name" "$* $OPTS -p $port" "$* $OPTS -p $port 127.0.0.1"
-    echo "    client: $(printf '%s\n' "$cout" | grep -E '^ *[0-9]+ +[0-9]+ ' | tr '\n' ' ' | cut -c1-300)"
+    perf_pair "perf-extra/$name" "$* $OPTS -p $port" "$* $OPTS -p $port 127.0.0.1"
 }
 p read-lat 19001 ib_read_lat -n 50
 p send-bw-ud 19002 ib_send_bw -c UD -n 50
