@@ -700,6 +700,8 @@ pub enum RcOp {
     },
     /// RDMA_READ of `len` bytes.
     Read {
+        /// The XRC SRQ the initiator names.
+        xrc_srqn: u32,
         /// Remote key.
         rkey: u32,
         /// Remote address.
@@ -711,6 +713,8 @@ pub enum RcOp {
     Atomic {
         /// Compare and swap (else fetch and add).
         cmp_swap: bool,
+        /// The XRC SRQ the initiator names.
+        xrc_srqn: u32,
         /// Remote key.
         rkey: u32,
         /// Remote address (8-byte aligned).
@@ -1726,6 +1730,7 @@ impl Engine {
                 })
             }
             op::RDMA_READ => Ok(RcOp::Read {
+                xrc_srqn: w.xrc_srqn,
                 rkey: w.rkey,
                 va: w.va,
                 len: w.msg_len,
@@ -1744,6 +1749,7 @@ impl Engine {
                         };
                         Ok(RcOp::Atomic {
                             cmp_swap: w.opcode == op::ATOM_CMP_AND_SWAP,
+                            xrc_srqn: w.xrc_srqn,
                             rkey: w.rkey,
                             va: w.va,
                             swap_add: opnd(wqe::ATOMIC_SEG),
@@ -1906,10 +1912,39 @@ impl Engine {
                 why,
             })
         };
+        // Memory keys are checked against the QP's PD; an XRC target has
+        // none (the C driver writes PD 0): every request names an XRC SRQ
+        // of the target's domain, and that SRQ's PD is the one (IBA 11.2.5,
+        // XRC: the XRC SRQ provides the protection domain).
+        let (RcOp::Read { xrc_srqn, .. }
+        | RcOp::Atomic { xrc_srqn, .. }
+        | RcOp::Send { xrc_srqn, .. }
+        | RcOp::Write { xrc_srqn, .. }) = o;
+        let xrc_srqn = *xrc_srqn;
+        let pd = if d.xrc_tgt {
+            let srq = self
+                .srqs
+                .get(&xrc_srqn)
+                .filter(|x| x.ctx.xrc && x.ctx.xrcd == d.qkey);
+            let Some(x) = srq else {
+                self.aeqes.push((aev::XRCD_VIOLATION, d.qpn));
+                return Response::Fail(Fail {
+                    req: status::REM_INV_REQ_ERR,
+                    resp: None,
+                    why: format!(
+                        "XRC SRQ {xrc_srqn:#x} not in XRC domain {:#x} of QP {:#x}",
+                        d.qkey, d.qpn
+                    ),
+                });
+            };
+            x.ctx.pd
+        } else {
+            x.ctx.pd
+        };
         let mut inv_key = None;
-        let (imm, xrc_srqn, data, write) = match o {
-            RcOp::Read { rkey, va, len } => {
-                return match self.rdma_read(host, mem, d, *rkey, *va, *len) {
+        let (imm, data, write) = match o {
+            RcOp::Read { rkey, va, len, .. } => {
+                return match self.rdma_read(host, mem, d, pd, *rkey, *va, *len) {
                     Ok(data) => Response::Done(data),
                     Err(f) => Response::Fail(f),
                 };
@@ -1920,49 +1955,28 @@ impl Engine {
                 va,
                 swap_add,
                 compare,
+                ..
             } => {
-                return match self.atomic(host, mem, d, *cmp_swap, *rkey, *va, *swap_add, *compare) {
+                return match self.atomic(
+                    host, mem, d, pd, *cmp_swap, *rkey, *va, *swap_add, *compare,
+                ) {
                     Ok(old) => Response::Done(old.to_le_bytes().to_vec()),
                     Err(f) => Response::Fail(f),
                 };
             }
-            RcOp::Send {
-                imm,
-                inv,
-                xrc_srqn,
-                data,
-            } => {
+            RcOp::Send { imm, inv, data, .. } => {
                 inv_key = *inv;
-                (*imm, *xrc_srqn, data, None)
+                (*imm, data, None)
             }
             RcOp::Write {
-                imm,
-                xrc_srqn,
-                rkey,
-                va,
-                data,
-            } => (*imm, *xrc_srqn, data, Some((*rkey, *va))),
+                imm, rkey, va, data, ..
+            } => (*imm, data, Some((*rkey, *va))),
         };
         let needs_recv = write.is_none() || imm.is_some();
         let recv = if needs_recv {
+            // An XRC target receives into the SRQ the initiator named
+            // (checked above).
             let srq = if d.xrc_tgt {
-                // The initiator names the SRQ; it must be an XRC SRQ of
-                // the target's XRC domain.
-                let ok = self
-                    .srqs
-                    .get(&xrc_srqn)
-                    .is_some_and(|x| x.ctx.xrc && x.ctx.xrcd == d.qkey);
-                if !ok {
-                    self.aeqes.push((aev::XRCD_VIOLATION, d.qpn));
-                    return Response::Fail(Fail {
-                        req: status::REM_INV_REQ_ERR,
-                        resp: None,
-                        why: format!(
-                            "XRC SRQ {xrc_srqn:#x} not in XRC domain {:#x} of QP {:#x}",
-                            d.qkey, d.qpn
-                        ),
-                    });
-                }
                 Some(xrc_srqn)
             } else {
                 d.srq.then_some(d.srqn)
@@ -1988,7 +2002,7 @@ impl Engine {
                 va,
                 len: data.len() as u64,
             };
-            let pieces = match self.key_pieces(host, mem, d.pd, span, Access::RemoteWrite) {
+            let pieces = match self.key_pieces(host, mem, pd, span, Access::RemoteWrite) {
                 Ok(p) => p,
                 Err(e) => return rerr(format!("rkey {rkey:#x}: {e}")),
             };
@@ -2008,7 +2022,7 @@ impl Engine {
         if let Some(k) = inv_key {
             // SEND_WITH_INV: the rkey must name a valid MR of this QP's PD
             // that allows remote invalidation.
-            if let Err(why) = self.invalidate(host, mem, d.pd, k, true) {
+            if let Err(why) = self.invalidate(host, mem, pd, k, true) {
                 return Response::Fail(Fail {
                     req: status::REM_INV_REQ_ERR,
                     resp: None,
@@ -2280,6 +2294,7 @@ impl Engine {
         host: &H,
         mem: &M,
         d: &QpCtx,
+        pd: u32,
         cmp_swap: bool,
         rkey: u32,
         va: u64,
@@ -2309,7 +2324,7 @@ impl Engine {
             len: 8,
         };
         let remote = self
-            .key_pieces(host, mem, d.pd, span, Access::RemoteAtomic)
+            .key_pieces(host, mem, pd, span, Access::RemoteAtomic)
             .map_err(|e| fail(status::REM_ACCESS_ERR, format!("rkey {rkey:#x}: {e}")))?;
         let &[(ra, 8)] = remote.as_slice() else {
             return Err(fail(
@@ -2333,12 +2348,15 @@ impl Engine {
         Ok(old)
     }
 
-    /// RDMA READ, responder side: `len` bytes at `va`/`rkey` of `d`.
+    /// RDMA READ, responder side: `len` bytes at `va`/`rkey` of `d`, the
+    /// key checked against `pd` (the QP's, or an XRC target's SRQ's).
+    #[allow(clippy::too_many_arguments)]
     fn rdma_read<M: Dma, H: Host>(
         &self,
         host: &H,
         mem: &M,
         d: &QpCtx,
+        pd: u32,
         rkey: u32,
         va: u64,
         len: u32,
@@ -2360,7 +2378,7 @@ impl Engine {
             len: u64::from(len),
         };
         let remote = self
-            .key_pieces(host, mem, d.pd, span, Access::RemoteRead)
+            .key_pieces(host, mem, pd, span, Access::RemoteRead)
             .map_err(|e| fail(status::REM_ACCESS_ERR, format!("rkey {rkey:#x}: {e}")))?;
         let mut data = vec![0u8; len as usize];
         let mut done = 0usize;
@@ -2716,6 +2734,9 @@ mod tests {
         w[6] = key;
         w[7] = va as u32;
         w[8] = (va >> 32) as u32;
+        // PBL_SIZE: the 4 KiB pages [va, va + len) touches. PA0/PA1 and
+        // INNER_PA_VLD are left out, so the page list is always walked.
+        w[9] = ((va & 0xfff) + u64::from(len)).div_ceil(0x1000) as u32;
         w[10] = (pbl >> 3) as u32;
         bytes(&w)
     }
@@ -3617,6 +3638,56 @@ mod tests {
         assert_eq!(get32(&w.mem, CQ1_BUF + 64), 0x0001_1280);
         assert_eq!(w.host.aeqes, vec![(0x16, 0, 9)]);
         assert_eq!(get32(&w.mem, CQ2_BUF + 64), 0);
+    }
+
+    /// pyverbs `test_xrc_atomic_*`: an XRC target has no PD of its own (the
+    /// C driver writes QPC PD 0, `get_pdn(NULL)`); the rkey of an atomic
+    /// (or READ/WRITE) is checked against the PD of the XRC SRQ the
+    /// initiator names. Before, the target's PD 0 was compared with the
+    /// MR's and every XRC atomic failed with REM_ACCESS_ERR.
+    #[test]
+    fn xrc_target_checks_remote_keys_against_its_srqs_pd() {
+        let mut w = world();
+        // SRQ 5: XRC SRQ of XRC domain 7, PD 3 (MR 1's PD).
+        let mut c: Ctx<Srqc, 16> = Ctx::from_bytes(&srqc_image(0));
+        c.enable(srqc::SRQ_TYPE);
+        c.write(srqc::XRCD, 7);
+        c.write(srqc::XRC_CQN, 2);
+        w.mem.write(SRQC_5, &bytes(c.as_le_words())).unwrap();
+        w.host.ctx.insert((Table::Srqc as u32, 5), SRQC_5);
+        let a = qpc_with(9, ROOT_A, RQ_DB_A, 1, 1, |c| c.write(qpc::TST, tst::XRC));
+        let b = qpc_with(8, ROOT_B, RQ_DB_B, 1, 1, |c| {
+            c.write(qpc::TST, tst::XRC);
+            c.enable(qpc::XRC_QP_TYPE);
+            c.write(qpc::QKEY_XRCD, 7);
+            c.write(qpc::PD, 0);
+            c.enable(qpc::ATE);
+            c.write(qpc::QP_ST, qps::RTR);
+        });
+        w.mem.write(QPC_A, &a).unwrap();
+        w.mem.write(QPC_B, &b).unwrap();
+        w.host.events.push(CtxEvent::Srq(5));
+        let acc = get32(&w.mem, MPT_1 + 4);
+        put32(&w.mem, MPT_1 + 4, acc | 1 << 4); // ATOMIC_EN
+        put64(&w.mem, MR_P1 + 8, 5);
+        // FETCH_AND_ADD 2 naming XRC SRQ 5 (dw3 23:0).
+        let mut words = atomic_words(MR_VA + 0x1008, 2, 0);
+        words[1] = (3, 1 << 24 | 5);
+        w.post_a(0, 0x07, &words, true);
+        assert!(w.poll(0));
+        assert_eq!(get64(&w.mem, MR_P1 + 8), 7);
+        assert_eq!(get64(&w.mem, MR_P0 + 0x20), 5);
+        // Success CQE: ATOM_FETCH_AND_ADD (7) | owner, BYTE_CNT 8.
+        assert_eq!(get32(&w.mem, CQ1_BUF), 0x0000_0087);
+        assert!(w.host.aeqes.is_empty());
+        // Naming an SRQ outside the domain: REM_INV_REQ_ERR, XRCD_VIOLATION.
+        let mut words = atomic_words(MR_VA + 0x1008, 2, 0);
+        words[1] = (3, 1 << 24 | 6);
+        w.post_a(1, 0x07, &words, true);
+        assert!(w.poll(1));
+        assert_eq!(get32(&w.mem, CQ1_BUF + 64), 0x0001_1287);
+        assert_eq!(get64(&w.mem, MR_P1 + 8), 7);
+        assert_eq!(w.host.aeqes, vec![(0x16, 0, 9)]);
     }
 
     /// World with QP B's ATE set to `ate` and ATOMIC_EN on MR 1.

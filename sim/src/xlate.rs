@@ -33,6 +33,18 @@ pub enum XlateError {
     EmptyEntry,
     /// A BT read left guest RAM.
     Dma(BadDma),
+    /// An MR page the MPT does not describe: its index is past
+    /// `PBL_SIZE`, or `PBL_HOP_NUM` is too small for `PBL_SIZE` pages (the
+    /// walk would read a data page as a page list, or run past the one
+    /// page a hop-0 MPT names).
+    BadPage {
+        /// Page index in the MR.
+        page: u64,
+        /// `PBL_SIZE`.
+        pages: u64,
+        /// `PBL_HOP_NUM`.
+        hop: u32,
+    },
 }
 
 impl fmt::Display for XlateError {
@@ -42,6 +54,10 @@ impl fmt::Display for XlateError {
             XlateError::Unsupported => write!(f, "unsupported buffer layout"),
             XlateError::EmptyEntry => write!(f, "BT entry is 0"),
             XlateError::Dma(e) => write!(f, "{e}"),
+            XlateError::BadPage { page, pages, hop } => write!(
+                f,
+                "page {page} of an MPT with PBL_SIZE {pages} and PBL_HOP_NUM {hop}"
+            ),
         }
     }
 }
@@ -289,6 +305,12 @@ pub struct MptEntry {
     pub buf_shift: u32,
     /// First page (`PA0 << 6`).
     pub pa0: u64,
+    /// Second page (`PA1 << 6`).
+    pub pa1: u64,
+    /// `INNER_PA_VLD`: `PA0`/`PA1` hold the first two pages.
+    pub inner_pa: bool,
+    /// `PBL_SIZE`: pages in the page list.
+    pub npages: u64,
 }
 
 impl MptEntry {
@@ -315,6 +337,9 @@ impl MptEntry {
             pbl_ba_shift: 12 + c.read(mpt::PBL_BA_PG_SZ),
             buf_shift: 12 + c.read(mpt::PBL_BUF_PG_SZ),
             pa0: (u64::from(c.read(mpt::PA0_L)) | u64::from(c.read(mpt::PA0_H)) << 32) << 6,
+            pa1: (u64::from(c.read(mpt::PA1_L)) | u64::from(c.read(mpt::PA1_H)) << 32) << 6,
+            inner_pa: c.read_bool(mpt::INNER_PA_VLD),
+            npages: u64::from(c.read(mpt::PBL_SIZE)),
         }
     }
 
@@ -368,6 +393,59 @@ impl MptEntry {
         }
         let pg = 1u64 << self.buf_shift;
         let base = self.va & !(pg - 1);
+        let mut out: Vec<(u64, u64)> = Vec::new();
+        let mut off = va - base;
+        let mut left = len;
+        while left > 0 {
+            let n = left.min(pg - (off & (pg - 1)));
+            let a = self.page(mem, off >> self.buf_shift)? + (off & (pg - 1));
+            match out.last_mut() {
+                Some((pa, pl)) if *pa + *pl == a => *pl += n,
+                _ => out.push((a, n)),
+            }
+            off += n;
+            left -= n;
+        }
+        Ok(out)
+    }
+
+    /// DMA address of page `page` of the MR (pages of `buf_shift`, page 0
+    /// holding `VA`).
+    ///
+    /// With `INNER_PA_VLD` the first two pages come from `PA0`/`PA1` in the
+    /// MPT itself, whatever the page list says: the C driver writes them
+    /// for every PBL MR (`set_mtpt_pbl`), and its re-registration keeps
+    /// the old `PBL_HOP_NUM` when the new page list was built with another
+    /// one (docs/c-driver-findings.md), so a 2-page MR re-registered from a
+    /// 1-page one reads hop 0 with two pages that are not contiguous. From
+    /// the third page on the page list is walked with `PBL_HOP_NUM`; a page
+    /// past `PBL_SIZE`, or a hop number that cannot describe `PBL_SIZE`
+    /// pages (hop 0 with more than one page, hop 1 with more than one BT
+    /// page of entries, ...), is refused instead of guessed
+    /// ([`XlateError::BadPage`]): hardware would DMA to whatever that walk
+    /// finds.
+    pub fn page(&self, mem: &impl Dma, page: u64) -> Result<u64, KeyError> {
+        let bad = KeyError::Xlate(XlateError::BadPage {
+            page,
+            pages: self.npages,
+            hop: self.pbl_hop,
+        });
+        if page >= self.npages.max(1) {
+            return Err(bad);
+        }
+        if self.inner_pa && page < 2 {
+            let a = if page == 0 { self.pa0 } else { self.pa1 };
+            return if a == 0 { Err(bad) } else { Ok(a) };
+        }
+        let unit = (1u64 << self.pbl_ba_shift) / 8;
+        let reach = match self.pbl_hop {
+            0 => 1,
+            h => (0..h).fold(1u64, |p, _| p.saturating_mul(unit)),
+        };
+        if self.npages > reach {
+            return Err(bad);
+        }
+        let pg = 1u64 << self.buf_shift;
         let pbl = Mtr {
             root: if self.pbl_hop == 0 {
                 self.pa0
@@ -377,24 +455,20 @@ impl MptEntry {
             ba_shift: self.pbl_ba_shift,
             buf_shift: self.buf_shift,
             regions: vec![Region {
-                size: (self.va + self.len - base).div_ceil(pg) * pg,
+                size: self.npages.max(1) * pg,
                 hop: self.pbl_hop,
             }],
         };
-        let mut out: Vec<(u64, u64)> = Vec::new();
-        let mut off = va - base;
-        let mut left = len;
-        while left > 0 {
-            let n = left.min(pg - (off & (pg - 1)));
-            let a = pbl.addr(mem, off).map_err(KeyError::Xlate)?;
-            match out.last_mut() {
-                Some((pa, pl)) if *pa + *pl == a => *pl += n,
-                _ => out.push((a, n)),
-            }
-            off += n;
-            left -= n;
-        }
-        Ok(out)
+        pbl.addr(mem, page * pg).map_err(KeyError::Xlate)
+    }
+
+    /// Every page of the MR (`PBL_SIZE` of them, at most `limit`): the
+    /// memory the MR maps, for the engine's live-DMA bookkeeping. Pages
+    /// that cannot be translated are left out.
+    pub fn all_pages(&self, mem: &impl Dma, limit: u64) -> Vec<u64> {
+        (0..self.npages.min(limit))
+            .filter_map(|p| self.page(mem, p).ok())
+            .collect()
     }
 }
 
@@ -633,7 +707,9 @@ mod tests {
             vec![(0x10f00, 0x100), (0x20000, 0xf00)]
         );
         // Hop 0: one page at PA0.
-        let m0 = MptEntry::from_bytes(&mpt_bytes(0, 0x10000, 0x10000, false));
+        let mut b0 = mpt_bytes(0, 0x10000, 0x10000, false);
+        b0[36..40].copy_from_slice(&1u32.to_le_bytes()); // PBL_SIZE 1
+        let m0 = MptEntry::from_bytes(&b0);
         assert_eq!(m0.pieces(&mem, va, 0x10).unwrap(), vec![(0x10800, 0x10)]);
         // A DMA MR (PA) is identity translation without length check.
         let d = MptEntry::from_bytes(&mpt_bytes(0, 0, 0, true));
@@ -645,5 +721,68 @@ mod tests {
             d.pieces(&mem, 0x12_3456, 100).unwrap(),
             vec![(0x12_3456, 100)]
         );
+    }
+
+    /// The MPT the C driver wrote for `ibv_rereg_mr(CHANGE_TRANSLATION)` of
+    /// pyverbs' `test_mr_rereg_addr` (hns-sim trace, CREATE_MPT tag 3): a
+    /// 1 KiB MR moved from a page-aligned buffer (one page, PBL hop 0) to
+    /// one crossing a page boundary (two pages, a hop-1 page list), but
+    /// `PBL_HOP_NUM` is still 0 (`hns_roce_v2_rereg_write_mtpt` does not
+    /// rewrite it). `INNER_PA_VLD` with `PA0`/`PA1` name both pages, which
+    /// are not contiguous.
+    const REREG_MPT: [u32; 16] = [
+        0x0000_0401, 0x0000_0080, 0x0000_0080, 0, 0x0000_0400, 0, 0x0000_0300, 0x3456_2cc0, 0,
+        0x0000_0002, 0x0112_9200, 0, 0x01ff_25c0, 0, 0x01ff_2200, 0,
+    ];
+
+    fn mpt_from_words(w: &[u32; 16]) -> MptEntry {
+        let mut b = [0u8; 64];
+        for (i, x) in w.iter().enumerate() {
+            b[4 * i..4 * i + 4].copy_from_slice(&x.to_le_bytes());
+        }
+        MptEntry::from_bytes(&b)
+    }
+
+    #[test]
+    fn reregistered_mr_takes_its_first_two_pages_from_the_mpt() {
+        let mem = VecMem::new(1 << 16);
+        let m = mpt_from_words(&REREG_MPT);
+        assert!(m.inner_pa);
+        assert_eq!((m.pbl_hop, m.npages), (0, 2));
+        let va = 0x3456_2cc0u64;
+        assert_eq!(m.check(0x300, 4, va, 0x400, Access::LocalWrite), Ok(()));
+        // 0x340 bytes to the rest of PA0's page, 0xc0 to PA1's: not to the
+        // page after PA0 (what reading hop 0 as "contiguous" gave: guest
+        // memory of somebody else).
+        assert_eq!(
+            m.pieces(&mem, va, 0x400).unwrap(),
+            vec![(0x7fc9_7cc0, 0x340), (0x7fc8_8000, 0xc0)]
+        );
+        assert_eq!(m.all_pages(&mem, 16), vec![0x7fc9_7000, 0x7fc8_8000]);
+    }
+
+    #[test]
+    fn pages_the_mpt_cannot_describe_are_refused() {
+        let mem = VecMem::new(1 << 16);
+        // The same MPT grown to three pages with hop 0 still: pages 0 and 1
+        // come from PA0/PA1, page 2 has no page list that hop 0 could name.
+        let mut w = REREG_MPT;
+        w[4] = 0x2400;
+        w[9] = 3;
+        let m = mpt_from_words(&w);
+        assert_eq!(m.page(&mem, 1), Ok(0x7fc8_8000));
+        assert_eq!(
+            m.page(&mem, 2),
+            Err(KeyError::Xlate(XlateError::BadPage {
+                page: 2,
+                pages: 3,
+                hop: 0
+            }))
+        );
+        // Past PBL_SIZE.
+        assert!(matches!(
+            m.page(&mem, 3),
+            Err(KeyError::Xlate(XlateError::BadPage { .. }))
+        ));
     }
 }
