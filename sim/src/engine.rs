@@ -1939,7 +1939,7 @@ impl Engine {
             };
             x.ctx.pd
         } else {
-            x.ctx.pd
+            d.pd
         };
         let mut inv_key = None;
         let (imm, data, write) = match o {
