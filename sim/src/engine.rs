@@ -88,6 +88,9 @@ const RATE_MIN: u64 = 100;
 pub enum CtxEvent {
     /// A QPC was modified.
     Qp(u32),
+    /// A MODIFY_QPC put the QP back in RESET, or into INIT from another
+    /// state: its queues start over (queued before that modify's `Qp`).
+    QpRestart(u32),
     /// A CQC was created, modified or destroyed.
     Cq(u32),
     /// An SRQC was created, modified or destroyed.
@@ -516,6 +519,18 @@ struct Qp {
     /// A WQE past the doorbell whose owner bit was seen valid: its index,
     /// since when its bytes have not changed, and their fingerprint.
     pending: Option<(u32, Instant, u64)>,
+    /// The SQ index the scan took without a doorbell (counted once, also
+    /// when it has to wait).
+    scan_took: Option<u32>,
+    /// A restart is pending: fingerprint the SQ at the next QPC with a
+    /// WQE buffer.
+    snap: bool,
+    /// Fingerprints of the SQ slots when the QP started over (`stale`),
+    /// cleared slot by slot as the model executes them. The driver does not
+    /// clear the SQ at a reset (neither libhns nor the kernel), so the
+    /// slots past the first doorbells hold the previous life's WQEs, owner
+    /// bits valid for the first pass: the scan must not take those.
+    stale: Vec<u64>,
     /// Since when the SQ head waits for a destination that is not ready.
     blocked: Option<Instant>,
     /// RNR retries left for the SQ head after an RNR NAK (finite retry
@@ -875,6 +890,15 @@ impl Engine {
                 self.srqs.clear();
                 self.stale_dwqe = true;
             }
+            CtxEvent::QpRestart(qpn) => {
+                let q = self.qps.entry(qpn).or_default();
+                let ctx = std::mem::take(&mut q.ctx);
+                *q = Qp {
+                    ctx,
+                    snap: true,
+                    ..Qp::default()
+                };
+            }
             CtxEvent::Qp(qpn) => {
                 let mut b = [0u8; 256];
                 let ctx = match host
@@ -888,6 +912,7 @@ impl Engine {
                     }
                 };
                 self.update_qp(ctx);
+                self.snapshot_sq(mem, qpn);
             }
             CtxEvent::Cq(cqn) => {
                 let mut b = [0u8; 64];
@@ -962,6 +987,31 @@ impl Engine {
         q.ctx = ctx;
         q.stopped = false;
         q.kick = true;
+    }
+
+    /// After a restart, once the QPC names a WQE buffer (INIT on), keeps
+    /// the fingerprint of every SQ slot: what the scan must not take for a
+    /// new WQE. A slot unreadable now reads as `0` (never a fingerprint).
+    fn snapshot_sq<M: Dma>(&mut self, mem: &M, qpn: u32) {
+        let Some(q) = self.qps.get_mut(&qpn) else {
+            return;
+        };
+        if !q.snap || q.ctx.state < qps::INIT || q.ctx.state > qps::SQD {
+            return;
+        }
+        q.snap = false;
+        let n = if q.ctx.sq_shift == 0 || q.ctx.xrc_tgt {
+            0
+        } else {
+            1u32 << q.ctx.sq_shift.min(16)
+        };
+        let mut raw = [0u8; SQ_WQE_SIZE];
+        q.stale = (0..n)
+            .map(|i| match q.ctx.buf.read(mem, q.ctx.sq_wqe_off(i), &mut raw) {
+                Ok(()) => fingerprint(&raw),
+                Err(_) => 0,
+            })
+            .collect();
     }
 
     /// Installs a new CQC image (`None`: destroyed).
@@ -1098,15 +1148,25 @@ impl Engine {
             });
             if !covered {
                 let fp = fingerprint(&raw);
+                let slot = (idx & ((1 << ctx.sq_shift) - 1)) as usize;
+                if q.stale.get(slot) == Some(&fp) {
+                    // The previous life's WQE, not a new one.
+                    break;
+                }
                 match q.pending {
                     Some((i, t, f)) if i == idx && f == fp && now.duration_since(t) >= STABLE => {
-                        self.stats.scan_found += 1;
-                        let line = format!(
-                            "QP {qpn:#x}: SQ WQE {idx} taken by the scan, unchanged for {} ms without a doorbell (last SQ doorbell {:?})",
-                            now.duration_since(t).as_millis(),
-                            q.sq_db,
-                        );
-                        self.log(&line);
+                        if q.scan_took != Some(idx) {
+                            self.stats.scan_found += 1;
+                            let line = format!(
+                                "QP {qpn:#x}: SQ WQE {idx} taken by the scan, unchanged for {} ms without a doorbell (last SQ doorbell {:?})",
+                                now.duration_since(t).as_millis(),
+                                q.sq_db,
+                            );
+                            self.log(&line);
+                            if let Some(q) = self.qps.get_mut(&qpn) {
+                                q.scan_took = Some(idx);
+                            }
+                        }
                     }
                     Some((i, _, f)) if i == idx && f == fp => break,
                     _ => {
@@ -1134,8 +1194,13 @@ impl Engine {
             };
             match step {
                 Step::Done | Step::Failed => {
+                    let slot = (q.sq_ci & ((1 << ctx.sq_shift) - 1)) as usize;
+                    if let Some(f) = q.stale.get_mut(slot) {
+                        *f = 0;
+                    }
                     q.sq_ci = q.sq_ci.wrapping_add(1);
                     q.pending = None;
+                    q.scan_took = None;
                     q.blocked = None;
                     q.rnr = None;
                     q.done += 1;
@@ -3364,6 +3429,48 @@ mod tests {
         assert!(w.eng.has_cq(1));
         w.eng.update_cq(1, None);
         assert!(!w.eng.has_cq(1));
+    }
+
+    /// pyverbs' `restate_qps` (test_mr): RESET, INIT, RTR, RTS on a used QP
+    /// (the C driver and libhns leave the SQ as it was), all before the
+    /// engine's next pass. The model restarts at 0, and the previous life's
+    /// WQEs in the slots past the new doorbells, owner bits valid for the
+    /// first pass, are not new work for the scan: it used to execute them
+    /// (a stale SEND took the peer's next receive, `Data validation
+    /// failure`; one on an RNR-waiting peer was re-taken 6199 times).
+    #[test]
+    fn the_scan_leaves_the_wqes_of_a_qps_previous_life_alone() {
+        let mut w = world();
+        for i in 0..3 {
+            w.recv_b(i, 64, 0x100, MR_VA + 64 * u64::from(i));
+            w.post_a(i, 0x1000, &[(1, 1), (8, u32::from(b'a') + i)], true);
+            assert!(w.poll(u64::from(i)));
+        }
+        assert_eq!(w.eng.sq_ci(8), Some(3));
+        // RESET .. RTS in one go: the firmware queued a restart, the QPC
+        // read at the pass says RTS.
+        w.host.events.push(CtxEvent::QpRestart(8));
+        w.host.events.push(CtxEvent::Qp(8));
+        assert!(!w.poll(10));
+        assert_eq!(w.eng.sq_ci(8), Some(0));
+        // One new WQE with its doorbell; B has a fresh receive (its RQ
+        // restarted as well: record DB 4 of a 4th slot).
+        w.recv_b(3, 64, 0x100, MR_VA + 0x400);
+        w.post_a(0, 0x1000, &[(1, 1), (8, u32::from(b'x'))], true);
+        assert!(w.poll(20));
+        assert_eq!(w.eng.sq_ci(8), Some(1));
+        // Slots 1 and 2 stay untouched however long they look valid.
+        assert!(!w.poll(200));
+        assert!(!w.poll(400));
+        assert_eq!(w.eng.sq_ci(8), Some(1));
+        assert_eq!(w.eng.stats.scan_found, 0);
+        // A new WQE there whose doorbell is lost is still found.
+        w.recv_b(4, 64, 0x100, MR_VA + 0x440);
+        w.post_a(1, 0x1000, &[(1, 1), (8, u32::from(b'y'))], false);
+        assert!(!w.poll(500));
+        assert!(w.poll(600));
+        assert_eq!(w.eng.sq_ci(8), Some(2));
+        assert_eq!(w.eng.stats.scan_found, 1);
     }
 
     /// Moves QP 8 (QPC_A) to ERR with the driver's heads `sq`/`rq`, as

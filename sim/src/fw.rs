@@ -8,9 +8,10 @@
 
 use crate::caps::Caps;
 use crate::cmq::{flag, op, op_name, ret, Desc};
-use crate::engine::{CtxEvent, Host};
+use crate::engine::{qps, CtxEvent, Host};
 use crate::eq::{mb_aeqe, Eq};
 use crate::field::Ctx;
+use crate::hw_v2_fields::{qpc, Qpc};
 use crate::hem::{BtAttr, HemTable};
 use crate::mem::Dma;
 use crate::trace::Trace;
@@ -678,13 +679,15 @@ impl Firmware {
         Ok(())
     }
 
+    /// MODIFY_*: merges the mailbox's context under its mask into the
+    /// entry; returns the entry before and after.
     fn context_merge(
         &mut self,
         mem: &impl Dma,
         t: Table,
         tag: u32,
         src: u64,
-    ) -> Result<(), String> {
+    ) -> Result<(Vec<u8>, Vec<u8>), String> {
         let (at, sz) = self.entry(mem, t, tag)?;
         let mut new = vec![0u8; 2 * sz];
         mem.read(src, &mut new).map_err(|e| e.to_string())?;
@@ -693,7 +696,7 @@ impl Firmware {
         let merged = merge(&old, &new[..sz], &new[sz..]);
         mem.write(at, &merged).map_err(|e| e.to_string())?;
         self.trace.ctx(t.name(), tag, &merged);
-        Ok(())
+        Ok((old, merged))
     }
 
     fn context_query(
@@ -782,9 +785,20 @@ impl Firmware {
             mb::CREATE_CQC => self.context_rw(mem, Table::Cqc, tag, inp),
             mb::CREATE_MPT => self.context_rw(mem, Table::Mpt, tag, inp),
             mb::CREATE_SRQ => self.context_rw(mem, Table::Srqc, tag, inp),
-            mb::MODIFY_QPC => self.context_merge(mem, Table::Qpc, tag, inp),
-            mb::MODIFY_CQC => self.context_merge(mem, Table::Cqc, tag, inp),
-            mb::MODIFY_SRQC => self.context_merge(mem, Table::Srqc, tag, inp),
+            mb::MODIFY_QPC => {
+                let (old, new) = self.context_merge(mem, Table::Qpc, tag, inp)?;
+                // The engine reads the QPC when it next polls, by which time
+                // more modifies may have happened (RESET, INIT, RTR, RTS in
+                // a row): tell it here that the QP starts over.
+                let st = |b: &[u8]| Ctx::<Qpc, 64>::from_bytes(b).read(qpc::QP_ST);
+                let (was, is) = (st(&old), st(&new));
+                if is == qps::RESET || (is == qps::INIT && was != qps::INIT) {
+                    self.ctx_events.push(CtxEvent::QpRestart(tag));
+                }
+                Ok(())
+            }
+            mb::MODIFY_CQC => self.context_merge(mem, Table::Cqc, tag, inp).map(drop),
+            mb::MODIFY_SRQC => self.context_merge(mem, Table::Srqc, tag, inp).map(drop),
             mb::QUERY_QPC => self.context_query(mem, Table::Qpc, tag, out),
             mb::QUERY_CQC => self.context_query(mem, Table::Cqc, tag, out),
             mb::QUERY_MPT => self.context_query(mem, Table::Mpt, tag, out),
