@@ -108,6 +108,21 @@ guest_tests() {
     if [ $grc -ne 0 ] && ! grep -q ' FAIL' "$out.out" "$out.err"; then
         echo "TEST guest/$name FAIL exit $grc, see $HNS_BUILD/guest/$name/console.log" | tee -a "$res"
     fi
+    # A run with hns-sim: every device's engine must have refused no DMA
+    # (a write to memory its live MR/CQ does not map; sim/src/live.rs).
+    local slog=$HNS_BUILD/guest/$name/hns-sim.log
+    if [ -f "$slog" ]; then
+        local dl
+        dl=$(grep -h '^hns-sim\[[0-9]*\]: data:' "$slog")
+        if [ -z "$dl" ]; then
+            echo "TEST sim/$name-no-bad-dma FAIL no data line in $slog" | tee -a "$res"
+        elif printf '%s\n' "$dl" | grep -qv ', 0 bad DMA$'; then
+            echo "TEST sim/$name-no-bad-dma FAIL $(printf '%s\n' "$dl" | grep -v ', 0 bad DMA$' | head -n 2 | tr '\n' ' ')" | tee -a "$res"
+            grep -h 'bad DMA refused' "$slog" | head -n 10 | sed 's/^/    /'
+        else
+            echo "TEST sim/$name-no-bad-dma PASS" | tee -a "$res"
+        fi
+    fi
 }
 
 # guest_plan NAME MODULE_DIR RESULTS [ENV...]: boot once with check-plan.sh,
@@ -334,6 +349,10 @@ if [ -x "$HNS_BUILD/sim-target/release/hns-sim" ] && [ -f "$HNS_BUILD/hns_sim/hn
     # client on the other (tests/guest/data2-plan.sh).
     guest_tests data-c2 "$RESULTS" tests/guest/data2-plan.sh --driver c --sim 2
     grep -h '^hns-sim\[[01]\]: data:' "$HNS_BUILD/guest/data-c2/hns-sim.log" 2>/dev/null | sed 's/^/    /'
+    # rdma-core's own pyverbs suite, every applicable module three times
+    # in one boot (tests/guest/pyverbs-plan.sh).
+    guest_tests pyverbs-c "$RESULTS" tests/guest/pyverbs-plan.sh --driver c --sim 1
+    grep -h '^hns-sim\[0\]: data:' "$HNS_BUILD/guest/pyverbs-c/hns-sim.log" 2>/dev/null | sed 's/^/    /'
 else
     result guest/data-c SKIP "hns-sim did not build"
 fi

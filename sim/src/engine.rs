@@ -43,12 +43,16 @@
 use crate::field::Ctx;
 use crate::fw::Table;
 use crate::hw_v2_fields::{cqc, qpc, srqc, Cqc, Qpc, Srqc};
+use crate::live::{Extent, LiveDma, Owner};
 use crate::mem::Dma;
 use crate::wqe::{
     self, op, rop, status, Cqe, DataSeg, Doorbell, FrmrWqe, RcWqe, UdWqe, SGE_SIZE, SQ_WQE_HDR,
     SQ_WQE_SIZE,
 };
-use crate::xlate::{self, Access, KeyError, MptEntry, Mtr, Region, MPT_ST_FREE, MPT_ST_VALID};
+use crate::xlate::{
+    self, Access, KeyError, MptEntry, Mtr, Region, XlateError, MPT_ST_FREE, MPT_ST_VALID,
+};
+use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 
@@ -77,6 +81,8 @@ pub const STABLE: Duration = Duration::from_millis(100);
 pub const SCAN_PERIOD: Duration = Duration::from_millis(1);
 /// How long a send waits for a destination QP that is not ready.
 pub const DEST_WAIT: Duration = Duration::from_secs(5);
+/// MR pages tracked per MPT for the bad-DMA check (8 GiB of 4 KiB pages).
+const MAX_TRACKED_PAGES: u64 = 1 << 21;
 /// WQEs executed per QP per poll (fairness between QPs).
 const BATCH: u32 = 64;
 /// A QP that executed at least this many SQ WQEs logs its rate (host
@@ -95,6 +101,8 @@ pub enum CtxEvent {
     Cq(u32),
     /// An SRQC was created, modified or destroyed.
     Srq(u32),
+    /// MPT entry `n` was created or destroyed.
+    Mpt(u32),
     /// The function was cleared: forget every QP and CQ.
     Reset,
 }
@@ -632,6 +640,9 @@ pub struct EngineStats {
     /// tries of a send that waits for a destination QP or CQ are not
     /// counted: a blocked send is tried again on every pass).
     pub wire: u64,
+    /// Writes into guest memory refused because the live object they were
+    /// for does not map the target (`live.rs`); 0 unless the model is wrong.
+    pub bad_dma: u64,
 }
 
 /// A byte range under a memory key.
@@ -808,6 +819,8 @@ pub struct Engine {
     stale_dwqe: bool,
     /// CQs that got CQEs in this poll (events go out at its end).
     touched: BTreeSet<u32>,
+    /// The memory the live MRs and CQs map (checked on every write).
+    live: RefCell<LiveDma>,
     /// Counters.
     pub stats: EngineStats,
     /// Log lines left before the log goes quiet.
@@ -878,6 +891,7 @@ impl Engine {
             did |= self.flush(mem, qpn);
         }
         self.raise_events(host, mem);
+        self.stats.bad_dma = self.live.borrow().bad;
         did
     }
 
@@ -888,6 +902,7 @@ impl Engine {
                 self.qps.clear();
                 self.cqs.clear();
                 self.srqs.clear();
+                self.live.borrow_mut().clear();
                 self.stale_dwqe = true;
             }
             CtxEvent::QpRestart(qpn) => {
@@ -922,7 +937,9 @@ impl Engine {
                     .ok()
                     .and_then(|()| CqCtx::from_bytes(cqn, &b));
                 self.update_cq(cqn, ctx);
+                self.track_cq(mem, cqn);
             }
+            CtxEvent::Mpt(idx) => self.track_mpt(host, mem, idx),
             CtxEvent::Srq(srqn) => {
                 let mut b = [0u8; 64];
                 let ctx = host
@@ -1012,6 +1029,67 @@ impl Engine {
                 Err(_) => 0,
             })
             .collect();
+    }
+
+    /// Records the pages MPT `idx` maps now (none unless valid; a DMA MR
+    /// maps everything). Pages past [`MAX_TRACKED_PAGES`] are not tracked
+    /// (writes there count as bad).
+    fn track_mpt<M: Dma, H: Host>(&self, host: &H, mem: &M, idx: u32) {
+        let o = Owner::Mr(idx);
+        let m = match self.mpt(host, mem, idx << 8) {
+            Err(_) => {
+                // Not readable, or ST/LKEY do not match: read it raw.
+                let raw = host.ctx_addr(mem, Table::Mpt, idx).ok().and_then(|a| {
+                    let mut b = [0u8; 64];
+                    mem.read(a, &mut b).ok().map(|()| MptEntry::from_bytes(&b))
+                });
+                match raw {
+                    Some(m) => m,
+                    None => return self.live.borrow_mut().forget(o),
+                }
+            }
+            Ok(m) => m,
+        };
+        let mut live = self.live.borrow_mut();
+        if m.state != xlate::MPT_ST_VALID {
+            live.forget(o);
+        } else if m.pa {
+            live.set(o, Extent::Any);
+        } else {
+            live.set_pages(o, m.buf_shift, m.all_pages(mem, MAX_TRACKED_PAGES));
+        }
+    }
+
+    /// Records the pages of CQ `cqn`'s CQE buffer (none once destroyed).
+    fn track_cq<M: Dma>(&self, mem: &M, cqn: u32) {
+        let mut live = self.live.borrow_mut();
+        let Some(c) = self.cqs.get(&cqn) else {
+            return live.forget(Owner::Cq(cqn));
+        };
+        let b = &c.ctx.buf;
+        let size: u64 = b.regions.iter().map(|r| r.size).sum();
+        let pages = (0..size.div_ceil(1 << b.buf_shift)).filter_map(|p| b.addr(mem, p << b.buf_shift).ok());
+        live.set_pages(Owner::Cq(cqn), b.buf_shift, pages);
+    }
+
+    /// Writes `data` at `a` for the MR of `key`, if that MR maps it; else
+    /// counts and logs a bad DMA and writes nothing.
+    fn put<M: Dma>(&self, mem: &M, key: u32, a: u64, data: &[u8]) -> Result<(), String> {
+        self.checked(Owner::Mr(MptEntry::index(key)), a, data.len())?;
+        mem.write(a, data).map_err(|e| e.to_string())
+    }
+
+    /// Whether the live object `o` maps `len` bytes at `a`; a refusal is
+    /// counted and logged (outside the log budget: it fails the run).
+    fn checked(&self, o: Owner, a: u64, len: usize) -> Result<(), String> {
+        let mut live = self.live.borrow_mut();
+        live.check(o, a, len as u64).map_err(|why| {
+            live.bad += 1;
+            if !self.quiet && live.bad <= 50 {
+                eprintln!("hns-sim engine: bad DMA refused: {why}");
+            }
+            format!("bad DMA: {why}")
+        })
     }
 
     /// Installs a new CQC image (`None`: destroyed).
@@ -1336,7 +1414,7 @@ impl Engine {
 
     /// Appends a CQE to `cqn`.
     fn push_cqe<M: Dma>(&mut self, mem: &M, cqn: u32, cqe: &Cqe) {
-        let Some(c) = self.cqs.get_mut(&cqn) else {
+        let Some(c) = self.cqs.get(&cqn) else {
             self.log(&format!("CQE for unknown CQ {cqn:#x} dropped"));
             return;
         };
@@ -1349,6 +1427,7 @@ impl Engine {
             .addr(mem, u64::from(slot) * u64::from(c.ctx.cqe_size))
             .map_err(|e| e.to_string())
             .and_then(|a| {
+                self.checked(Owner::Cq(cqn), a, bytes.len())?;
                 // Body first, the word with the owner bit last.
                 mem.write(a + 4, &bytes[4..])
                     .and_then(|()| mem.write(a, &bytes[..4]))
@@ -1356,7 +1435,9 @@ impl Engine {
             });
         match r {
             Ok(()) => {
-                c.pi = c.pi.wrapping_add(1);
+                if let Some(c) = self.cqs.get_mut(&cqn) {
+                    c.pi = c.pi.wrapping_add(1);
+                }
                 self.stats.cqes += 1;
                 if cqe.status != status::SUCCESS {
                     self.stats.errors += 1;
@@ -1430,7 +1511,9 @@ impl Engine {
             ));
         }
         xlate::mpt_fast_reg(&mut b, &f);
-        mem.write(a, &b).map_err(|e| e.to_string())
+        mem.write(a, &b).map_err(|e| e.to_string())?;
+        self.track_mpt(host, mem, MptEntry::index(f.key));
+        Ok(())
     }
 
     /// LOCAL_INV (`remote` false) / the responder's part of SEND_WITH_INV
@@ -1459,7 +1542,9 @@ impl Engine {
             ));
         }
         xlate::mpt_invalidate(&mut b);
-        mem.write(a, &b).map_err(|e| e.to_string())
+        mem.write(a, &b).map_err(|e| e.to_string())?;
+        self.track_mpt(host, mem, MptEntry::index(key));
+        Ok(())
     }
 
     /// The DMA pieces of `len` bytes at `va` under `key`, checked.
@@ -1473,7 +1558,16 @@ impl Engine {
     ) -> Result<Vec<(u64, u64)>, KeyError> {
         let m = self.mpt(host, mem, span.key)?;
         m.check(span.key, pd, span.va, span.len, access)?;
-        m.pieces(mem, span.va, span.len)
+        m.pieces(mem, span.va, span.len).inspect_err(|e| {
+            if let KeyError::Xlate(XlateError::BadPage { .. }) = e {
+                // Hardware would DMA wherever that walk led.
+                let mut live = self.live.borrow_mut();
+                live.bad += 1;
+                if !self.quiet && live.bad <= 50 {
+                    eprintln!("hns-sim engine: bad DMA refused: key {:#x}: {e}", span.key);
+                }
+            }
+        })
     }
 
     /// The data segments of an SQ WQE (without zero-length ones).
@@ -1681,7 +1775,7 @@ impl Engine {
                 })?;
             for (a, l) in pieces {
                 let l = l as usize;
-                mem.write(a, &data[done..done + l])
+                self.put(mem, s.lkey, a, &data[done..done + l])
                     .map_err(|e| rem(status::LOC_PROT_ERR, status::REM_OP_ERR, e.to_string()))?;
                 done += l;
             }
@@ -1881,7 +1975,7 @@ impl Engine {
                         for (a, l) in pieces {
                             let l = l as usize;
                             let part = data.get(done..done + l).unwrap_or(&[]);
-                            mem.write(a, part).map_err(|e| Fail {
+                            self.put(mem, DataSeg::from_bytes(raw.get(wqe::SQ_WQE_HDR..).unwrap_or(&[])).lkey, a, part).map_err(|e| Fail {
                                 req: status::LOC_PROT_ERR,
                                 resp: None,
                                 why: e.to_string(),
@@ -2074,7 +2168,7 @@ impl Engine {
             let mut done = 0usize;
             for (a, l) in pieces {
                 let l = l as usize;
-                if let Err(e) = mem.write(a, &data[done..done + l]) {
+                if let Err(e) = self.put(mem, rkey, a, &data[done..done + l]) {
                     return rerr(e.to_string());
                 }
                 done += l;
@@ -2407,7 +2501,7 @@ impl Engine {
             Some(old.wrapping_add(swap_add))
         };
         if let Some(v) = new {
-            mem.write(ra, &v.to_le_bytes())
+            self.put(mem, rkey, ra, &v.to_le_bytes())
                 .map_err(|e| fail(status::REM_ACCESS_ERR, e.to_string()))?;
         }
         Ok(old)
@@ -2492,7 +2586,7 @@ impl Engine {
                 .map_err(|e| fail(status::LOC_PROT_ERR, format!("lkey {:#x}: {e}", g.lkey)))?;
             for (a, l) in pieces {
                 let l = l as usize;
-                mem.write(a, &data[done..done + l])
+                self.put(mem, g.lkey, a, &data[done..done + l])
                     .map_err(|e| fail(status::LOC_PROT_ERR, e.to_string()))?;
                 done += l;
             }
@@ -2845,6 +2939,8 @@ mod tests {
         host.events = vec![
             CtxEvent::Cq(1),
             CtxEvent::Cq(2),
+            CtxEvent::Mpt(1),
+            CtxEvent::Mpt(2),
             CtxEvent::Qp(8),
             CtxEvent::Qp(9),
         ];
@@ -3003,6 +3099,7 @@ mod tests {
         m[10] = (PBL_1 >> 3) as u32;
         w.mem.write(MPT_FR, &bytes(&m)).unwrap();
         w.host.ctx.insert((Table::Mpt as u32, 3), MPT_FR);
+        w.host.events.push(CtxEvent::Mpt(3));
         w
     }
 
@@ -3473,6 +3570,37 @@ mod tests {
         assert_eq!(w.eng.stats.scan_found, 1);
     }
 
+    /// The bad-DMA check: MR 1's page list is rewritten behind the
+    /// firmware's back (no CREATE_MPT: what a stale translation looks
+    /// like), so a receive into it would land on a page MR 1 never mapped.
+    /// The write is refused and counted, the page untouched, the receive
+    /// completes in error; a destroyed CQ gets no CQE either.
+    #[test]
+    fn writes_outside_the_live_objects_are_refused_and_counted() {
+        let mut w = world();
+        assert!(!w.poll(0)); // the creation events
+        const ELSEWHERE: u64 = 0x38000;
+        put64(&w.mem, PBL_1, ELSEWHERE);
+        w.recv_b(0, 64, 0x100, MR_VA);
+        w.post_a(0, 0x1000, &[(1, 4), (8, 0x4443_4241)], true);
+        assert!(w.poll(1));
+        assert_eq!(w.eng.stats.bad_dma, 1);
+        assert_eq!(get32(&w.mem, ELSEWHERE), 0);
+        // B's receive CQE: LOC_PROT_ERR (0x04), A's: REM_OP_ERR (0x14).
+        assert_eq!(get32(&w.mem, CQ2_BUF) >> 8 & 0xff, 0x04);
+        assert_eq!(get32(&w.mem, CQ1_BUF) >> 8 & 0xff, 0x14);
+        // CQ 1 destroyed by its CQC, then a CQE for it: not written.
+        w.mem.write(CQC_1, &[0u8; 64]).unwrap();
+        w.host.events.push(CtxEvent::Cq(1));
+        assert!(!w.poll(2));
+        w.eng.live.borrow_mut().set_pages(Owner::Cq(1), 12, []);
+        w.eng.update_cq(1, CqCtx::from_bytes(1, &cqc_image(1, CQ1_ROOT, CQ_DB_1)));
+        w.eng.push_cqe(&w.mem, 1, &Cqe::default());
+        assert_eq!(w.eng.stats.bad_dma, 1);
+        assert_eq!(w.eng.live.borrow().bad, 2);
+        assert_eq!(get32(&w.mem, CQ1_BUF + 64), 0);
+    }
+
     /// Moves QP 8 (QPC_A) to ERR with the driver's heads `sq`/`rq`, as
     /// v2_set_flushed_fields writes them, through a mailbox event.
     fn qp_a_to_err(w: &mut World, sq: u32, rq: u32) {
@@ -3924,8 +4052,8 @@ mod tests {
                 b.ctx.insert(*k, *v);
             }
         }
-        a.events = vec![CtxEvent::Cq(1), CtxEvent::Qp(8)];
-        b.events = vec![CtxEvent::Cq(2), CtxEvent::Qp(9)];
+        a.events = vec![CtxEvent::Cq(1), CtxEvent::Mpt(1), CtxEvent::Mpt(2), CtxEvent::Qp(8)];
+        b.events = vec![CtxEvent::Cq(2), CtxEvent::Mpt(1), CtxEvent::Mpt(2), CtxEvent::Qp(9)];
         w.mem.write(QPC_A + 28, &GID_1).unwrap();
         let mut e0 = Engine {
             quiet: true,
@@ -4011,6 +4139,8 @@ mod tests {
             ..Engine::new()
         };
         e.update_cq(2, CqCtx::from_bytes(2, &cqc_image(2, CQ2_ROOT, CQ_DB_2)));
+        e.track_cq(&w.mem, 2);
+        e.track_mpt(&host, &w.mem, 1);
         let ud = |qpn: u32| {
             QpCtx::from_bytes(
                 qpn,

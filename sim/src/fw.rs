@@ -607,6 +607,9 @@ impl Firmware {
                         mb::CREATE_SRQ | mb::MODIFY_SRQC | mb::DESTROY_SRQ => {
                             self.ctx_events.push(CtxEvent::Srq(tag))
                         }
+                        mb::CREATE_MPT | mb::DESTROY_MPT => {
+                            self.ctx_events.push(CtxEvent::Mpt(tag))
+                        }
                         _ => {}
                     }
                     MB_OK

@@ -16,6 +16,7 @@ pub mod eq;
 pub mod fw;
 pub mod hem;
 pub mod ivshmem;
+pub mod live;
 pub mod mem;
 pub mod sys;
 pub mod trace;

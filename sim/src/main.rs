@@ -167,8 +167,8 @@ fn serve(listeners: &[UnixListener], a: &Args) -> Result<Vec<fw::Stats>, String>
         dev.fw.trace.flush();
         let e = dev.engine.stats;
         eprintln!(
-            "hns-sim[{n}]: data: {} WQEs, {} CQEs ({} errors), {} CEQEs, {} doorbells, {} WQEs found by the scan, {} messages to other devices",
-            e.wqes, e.cqes, e.errors, e.ceqes, e.doorbells, e.scan_found, e.wire
+            "hns-sim[{n}]: data: {} WQEs, {} CQEs ({} errors), {} CEQEs, {} doorbells, {} WQEs found by the scan, {} messages to other devices, {} bad DMA",
+            e.wqes, e.cqes, e.errors, e.ceqes, e.doorbells, e.scan_found, e.wire, e.bad_dma
         );
         stats.push(dev.fw.stats);
     }
