@@ -1024,10 +1024,12 @@ impl Engine {
         };
         let mut raw = [0u8; SQ_WQE_SIZE];
         q.stale = (0..n)
-            .map(|i| match q.ctx.buf.read(mem, q.ctx.sq_wqe_off(i), &mut raw) {
-                Ok(()) => fingerprint(&raw),
-                Err(_) => 0,
-            })
+            .map(
+                |i| match q.ctx.buf.read(mem, q.ctx.sq_wqe_off(i), &mut raw) {
+                    Ok(()) => fingerprint(&raw),
+                    Err(_) => 0,
+                },
+            )
             .collect();
     }
 
@@ -1068,7 +1070,8 @@ impl Engine {
         };
         let b = &c.ctx.buf;
         let size: u64 = b.regions.iter().map(|r| r.size).sum();
-        let pages = (0..size.div_ceil(1 << b.buf_shift)).filter_map(|p| b.addr(mem, p << b.buf_shift).ok());
+        let pages =
+            (0..size.div_ceil(1 << b.buf_shift)).filter_map(|p| b.addr(mem, p << b.buf_shift).ok());
         live.set_pages(Owner::Cq(cqn), b.buf_shift, pages);
     }
 
@@ -1975,7 +1978,13 @@ impl Engine {
                         for (a, l) in pieces {
                             let l = l as usize;
                             let part = data.get(done..done + l).unwrap_or(&[]);
-                            self.put(mem, DataSeg::from_bytes(raw.get(wqe::SQ_WQE_HDR..).unwrap_or(&[])).lkey, a, part).map_err(|e| Fail {
+                            self.put(
+                                mem,
+                                DataSeg::from_bytes(raw.get(wqe::SQ_WQE_HDR..).unwrap_or(&[])).lkey,
+                                a,
+                                part,
+                            )
+                            .map_err(|e| Fail {
                                 req: status::LOC_PROT_ERR,
                                 resp: None,
                                 why: e.to_string(),
@@ -2116,9 +2125,9 @@ impl Engine {
                 compare,
                 ..
             } => {
-                return match self.atomic(
-                    host, mem, d, pd, *cmp_swap, *rkey, *va, *swap_add, *compare,
-                ) {
+                return match self
+                    .atomic(host, mem, d, pd, *cmp_swap, *rkey, *va, *swap_add, *compare)
+                {
                     Ok(old) => Response::Done(old.to_le_bytes().to_vec()),
                     Err(f) => Response::Fail(f),
                 };
@@ -2128,7 +2137,11 @@ impl Engine {
                 (*imm, data, None)
             }
             RcOp::Write {
-                imm, rkey, va, data, ..
+                imm,
+                rkey,
+                va,
+                data,
+                ..
             } => (*imm, data, Some((*rkey, *va))),
         };
         let needs_recv = write.is_none() || imm.is_some();
@@ -3594,7 +3607,8 @@ mod tests {
         w.host.events.push(CtxEvent::Cq(1));
         assert!(!w.poll(2));
         w.eng.live.borrow_mut().set_pages(Owner::Cq(1), 12, []);
-        w.eng.update_cq(1, CqCtx::from_bytes(1, &cqc_image(1, CQ1_ROOT, CQ_DB_1)));
+        w.eng
+            .update_cq(1, CqCtx::from_bytes(1, &cqc_image(1, CQ1_ROOT, CQ_DB_1)));
         w.eng.push_cqe(&w.mem, 1, &Cqe::default());
         assert_eq!(w.eng.stats.bad_dma, 1);
         assert_eq!(w.eng.live.borrow().bad, 2);
@@ -4052,8 +4066,18 @@ mod tests {
                 b.ctx.insert(*k, *v);
             }
         }
-        a.events = vec![CtxEvent::Cq(1), CtxEvent::Mpt(1), CtxEvent::Mpt(2), CtxEvent::Qp(8)];
-        b.events = vec![CtxEvent::Cq(2), CtxEvent::Mpt(1), CtxEvent::Mpt(2), CtxEvent::Qp(9)];
+        a.events = vec![
+            CtxEvent::Cq(1),
+            CtxEvent::Mpt(1),
+            CtxEvent::Mpt(2),
+            CtxEvent::Qp(8),
+        ];
+        b.events = vec![
+            CtxEvent::Cq(2),
+            CtxEvent::Mpt(1),
+            CtxEvent::Mpt(2),
+            CtxEvent::Qp(9),
+        ];
         w.mem.write(QPC_A + 28, &GID_1).unwrap();
         let mut e0 = Engine {
             quiet: true,

@@ -731,8 +731,22 @@ mod tests {
     /// rewrite it). `INNER_PA_VLD` with `PA0`/`PA1` name both pages, which
     /// are not contiguous.
     const REREG_MPT: [u32; 16] = [
-        0x0000_0401, 0x0000_0080, 0x0000_0080, 0, 0x0000_0400, 0, 0x0000_0300, 0x3456_2cc0, 0,
-        0x0000_0002, 0x0112_9200, 0, 0x01ff_25c0, 0, 0x01ff_2200, 0,
+        0x0000_0401,
+        0x0000_0080,
+        0x0000_0080,
+        0,
+        0x0000_0400,
+        0,
+        0x0000_0300,
+        0x3456_2cc0,
+        0,
+        0x0000_0002,
+        0x0112_9200,
+        0,
+        0x01ff_25c0,
+        0,
+        0x01ff_2200,
+        0,
     ];
 
     fn mpt_from_words(w: &[u32; 16]) -> MptEntry {

@@ -7,9 +7,8 @@
 # completion events (-e), ibv_ud_pingpong, ibv_srq_pingpong, ibv_xsrq_pingpong
 # and perftest (send/write/read/atomic bw, write/send/atomic lat), rdma_cm
 # (rping, ucmatose, udaddy) over an IPv4 address on eth0, a WR-API producer
-# paused inside a WQE, flush on ERR, CQ overflow, RNR retries, pyverbs
-# test_qp, test_srq, test_qpex, test_cq and test_cq_events. TEST lines are
-# in the group "data/...".
+# paused inside a WQE, flush on ERR, CQ overflow, RNR retries. TEST lines
+# are in the group "data/...".
 #
 #   sh /opt/hns/data-plan.sh
 . /opt/hns/lib.sh
@@ -116,30 +115,8 @@ cm rping "rping -s -a 192.168.77.1 -C 5 -v" "rping -c -a 192.168.77.1 -C 5 -v"
 cm ucmatose "ucmatose -b 192.168.77.1" "ucmatose -s 192.168.77.1"
 cm udaddy "udaddy -b 192.168.77.1" "udaddy -s 192.168.77.1"
 
-# pyverbs test_qp, test_srq, test_qpex (every opcode through libhns'
-# ibv_wr_* API), test_cq and test_cq_events (one process each): PASS when
-# no test fails or errors; the counts and the skip reasons are printed. test_qp's
-# "Create ... QP with extended attrs is not supported" skips come from libhns:
-# pyverbs picks a random subset of {CREATE_FLAGS, MAX_TSO_HEADER} for the
-# comp_mask of ibv_create_qp_ex (TSO dropped without TSO caps), and libhns'
-# check_qp_create_mask accepts only PD | XRCD | SEND_OPS_FLAGS (EOPNOTSUPP),
-# so their number changes from run to run; Raw Packet and UC QPs are not
-# supported by hns.
-pyverbs_module() {
-    (cd /usr/share/doc/rdma-core/tests &&
-        timeout 600 python3 run_tests.py --dev hns_0 -v "$1") >/tmp/pyverbs-$1.log 2>&1
-    python3 /opt/hns/unittest-outcomes.py </tmp/pyverbs-$1.log >/tmp/pyverbs-$1.out
-    n_ok=$(grep -c ' ok$' /tmp/pyverbs-$1.out)
-    n_skip=$(grep -c ' skip' /tmp/pyverbs-$1.out)
-    n_bad=$(grep -cvE ' (ok|skip)( |$)' /tmp/pyverbs-$1.out)
-    echo "$n_ok ok, $n_skip skipped, $n_bad failed or errors"
-    grep -vE ' ok$' /tmp/pyverbs-$1.out
-    [ "$n_bad" -eq 0 ] && [ "$n_ok" -gt 0 ]
-}
-for m in test_qp test_srq test_qpex test_cq test_cq_events; do
-    check "data/pyverbs-$m" pyverbs_module "$m"
-    printf '%s\n' "$out" | sed 's/^/    /'
-done
+# pyverbs (test_qp, test_srq, test_qpex, test_cq, test_cq_events and the
+# rest of rdma-core's suite, three runs each) is tests/guest/pyverbs-plan.sh.
 
 check data/final-unload sh -c 'rmmod hns_roce_hw_v2 && rmmod hns_sim'
 plan_exit
