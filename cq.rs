@@ -12,6 +12,7 @@ use crate::db::{Db, DbPages};
 use crate::field::Ctx;
 use crate::hem::{HemType, HOP_NUM_0};
 use crate::hem_table::HemTables;
+use crate::hw_v2_consts::{cap_flag, mbox};
 use crate::hw_v2_ctx;
 use crate::hw_v2_fields::Cqc;
 use crate::mtr::KernelMtr;
@@ -20,16 +21,6 @@ use kernel::{
     device::{Bound, Device},
     prelude::*, //
 };
-
-/// Mailbox: create / destroy a CQ context.
-const CMD_CREATE_CQC: u8 = 0x16;
-const CMD_DESTROY_CQC: u8 = 0x17;
-/// `HNS_ROCE_CAP_FLAG_STASH`.
-const CAP_FLAG_STASH: u32 = 1 << 17;
-/// `HNS_ROCE_CAP_FLAG_CQ_RECORD_DB`.
-const CAP_FLAG_CQ_RECORD_DB: u32 = 1 << 3;
-/// Normal doorbell register of the driver's own UAR (`odb_offset`).
-pub(crate) const ODB_REG: usize = 0x230;
 
 /// The parameters of a kernel CQ.
 pub(crate) struct CqAttr {
@@ -118,7 +109,7 @@ impl Cq {
                 e.to_errno()
             )
         })?;
-        let db = if c.flags & CAP_FLAG_CQ_RECORD_DB != 0 {
+        let db = if c.flags & cap_flag::CQ_RECORD_DB != 0 {
             Some(env.dbs.alloc(env.dev, 0)?)
         } else {
             None
@@ -148,7 +139,7 @@ impl Cq {
         let ctx = cq.context(c, attr.vector, hop);
         let r = MailboxBuf::new(env.dev).and_then(|mb| {
             mb.write_le_words(ctx.as_le_words());
-            env.cmd.mbox(mb.dma(), 0, CMD_CREATE_CQC, cqn)
+            env.cmd.mbox(mb.dma(), 0, mbox::CREATE_CQC, cqn)
         });
         if let Err(e) = r {
             dev_err!(
@@ -171,7 +162,7 @@ impl Cq {
             ceqn: vector,
             depth: self.depth,
             cqe_size: c.cqe_sz,
-            stash: c.flags & CAP_FLAG_STASH != 0,
+            stash: c.flags & cap_flag::STASH != 0,
             hop,
             ba_pg_shift: self.mtr.ba_pg_shift(),
             buf_pg_shift: self.mtr.page_shift(),
@@ -190,7 +181,7 @@ impl Cq {
 
     /// Destroys the CQ (`hns_roce_destroy_cq`); the caller frees the CQN.
     pub(crate) fn destroy(self: KBox<Self>, env: &CqEnv<'_>) {
-        if let Err(e) = env.cmd.mbox(0, 0, CMD_DESTROY_CQC, self.cqn) {
+        if let Err(e) = env.cmd.mbox(0, 0, mbox::DESTROY_CQC, self.cqn) {
             dev_err_ratelimited!(
                 env.cmd.device(),
                 "DESTROY_CQ failed ({}) for CQN {:06x}\n",

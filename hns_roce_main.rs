@@ -39,6 +39,7 @@ pub mod field;
 pub mod hem;
 mod hns_roce_hw_v2;
 pub mod hw_v2_caps;
+pub mod hw_v2_consts;
 pub mod hw_v2_ctx;
 pub mod hw_v2_fields;
 pub mod hw_v2_qpc;
@@ -54,11 +55,12 @@ pub mod vectors;
 mod kunit;
 
 use cmdq::Cmd;
-use cmq_desc::{flag, op};
+use cmq_desc::flag;
 use field::Field;
 use hem::HemType;
 use hem_table::HemTables;
 use hw_v2_caps::Caps;
+use hw_v2_consts::{cap_flag, cmq_op, mbox, pci_rev, reg};
 use hw_v2_ctx::{flow_label_to_udp_sport, index_to_key, key_to_index};
 use kernel::{
     new_mutex,
@@ -102,8 +104,6 @@ const HNS_ROCE_PCI_IDS: &[(u16, bool)] = &[
     (0xa22f, true),
 ];
 
-use hns_roce_hw_v2::PCI_REVISION_ID_HIP08;
-
 /// The module: holds the hnae3 client registration and, dropped after it,
 /// the debugfs directory.
 struct HnsRoce {
@@ -139,7 +139,7 @@ impl Drop for HnsRoce {
 fn is_roce_function(id: rdma::PciIdent) -> bool {
     id.vendor == PCI_VENDOR_ID_HUAWEI
         && HNS_ROCE_PCI_IDS.iter().any(|&(dev, hip09_only)| {
-            dev == id.device && !(hip09_only && id.revision == PCI_REVISION_ID_HIP08)
+            dev == id.device && !(hip09_only && id.revision == pci_rev::HIP08)
         })
 }
 
@@ -149,18 +149,6 @@ pub(crate) struct HnsRoceDev {
     dbgfs: Option<debugfs::DevDebugfs>,
     ib: Option<IbRegistration>,
     hw: hns_roce_hw_v2::HwV2,
-}
-
-/// Capability flags (`HNS_ROCE_CAP_FLAG_*`) the verbs look at.
-mod cap_flag {
-    pub(crate) const ROCE_V1_V2: u32 = 1 << 1;
-    pub(crate) const RQ_INLINE: u32 = 1 << 2;
-    pub(crate) const SRQ: u32 = 1 << 5;
-    pub(crate) const XRC: u32 = 1 << 6;
-    pub(crate) const FRMR: u32 = 1 << 8;
-    pub(crate) const ATOMIC: u32 = 1 << 10;
-    pub(crate) const CQE_INLINE: u32 = 1 << 19;
-    pub(crate) const LIMIT_BANK: u32 = 1 << 23;
 }
 
 /// `alloc_ucontext` configuration bits (`hns-abi.h`), request and answer.
@@ -194,9 +182,6 @@ const GMV_A_SGID: [Field<cmq_desc::CmqData>; 4] = [
     Field::new(95, 64),
     Field::new(127, 96),
 ];
-/// Mailbox: create / destroy an MPT.
-const CMD_CREATE_MPT: u8 = 0x0d;
-const CMD_DESTROY_MPT: u8 = 0x0f;
 
 /// Highest service level (`MAX_SERVICE_LEVEL`).
 const MAX_SERVICE_LEVEL: u32 = 7;
@@ -254,13 +239,13 @@ impl IbDev {
                 hw_rev: u32::from(hw.profile.hw_rev),
                 vendor_id: u32::from(id.vendor),
                 part_id: u32::from(id.device),
-                hip08: id.revision == PCI_REVISION_ID_HIP08,
+                hip08: id.revision == pci_rev::HIP08,
                 db_bar: h.bar_start(2),
                 pds <- IdSpace::new("pd", c.reserved_pds, c.num_pds)?,
                 xrcds <- IdSpace::new("xrcdn", c.reserved_xrcds, c.num_xrcds)?,
                 uars <- IdSpace::new("uar id", c.reserved_uars, c.num_uars)?,
                 mrs <- IdSpace::new("id for MR key", c.reserved_mrws, c.num_mtpts)?,
-                cqns <- new_mutex!(cq_banks(c, id.revision != PCI_REVISION_ID_HIP08)?),
+                cqns <- new_mutex!(cq_banks(c, id.revision != pci_rev::HIP08)?),
                 dbs <- db::DbPages::new(),
                 qpns <- new_mutex!(qp_banks(c)?),
             }? Error),
@@ -354,7 +339,7 @@ impl IbDriver for IbDev {
         // During a reset nothing is armed (no software completions are
         // kept yet, so there is never a missed event to report).
         if !self.cmd.is_reset_down() {
-            self.cmd.ring_db(c.notify_db(solicited), cq::ODB_REG);
+            self.cmd.ring_db(c.notify_db(solicited), reg::DB_SQ_L_0);
         }
     }
 
@@ -418,7 +403,7 @@ impl IbDriver for IbDev {
     }
 
     fn set_gid(&self, index: u32, entry: Option<GidEntry<'_>>) -> Result {
-        let mut d = cmq_desc::chain::<2>(op::CFG_GMV_TBL, false);
+        let mut d = cmq_desc::chain::<2>(cmq_op::CFG_GMV_TBL, false);
         let (gid, ty, vlan, mac) = match &entry {
             Some(e) => (*e.gid, e.ty as u32, e.vlan_id, *e.mac),
             None => ([0; 16], 0, VLAN_CFI_MASK, [0; 6]),
@@ -572,8 +557,12 @@ impl IbDriver for IbDev {
         let c = hw_v2_ctx::dma_mr_mpt(pdn, access, key);
         let r = cmdq::MailboxBuf::new(self.dev.get()).and_then(|mb| {
             mb.write_le_words(c.as_le_words());
-            self.cmd
-                .mbox(mb.dma(), 0, CMD_CREATE_MPT, idx & (self.caps.num_mtpts - 1))
+            self.cmd.mbox(
+                mb.dma(),
+                0,
+                mbox::CREATE_MPT,
+                idx & (self.caps.num_mtpts - 1),
+            )
         });
         if let Err(e) = r {
             dev_err!(
@@ -592,7 +581,7 @@ impl IbDriver for IbDev {
         let idx = key_to_index(key);
         if let Err(e) = self
             .cmd
-            .mbox(0, 0, CMD_DESTROY_MPT, idx & (self.caps.num_mtpts - 1))
+            .mbox(0, 0, mbox::DESTROY_MPT, idx & (self.caps.num_mtpts - 1))
         {
             dev_warn!(
                 self.cmd.device(),
@@ -642,7 +631,7 @@ impl IbDriver for IbDev {
 
     fn query_counters(&self, values: &mut [u64]) -> Result<usize> {
         const DESCS: usize = HW_CNT_TOTAL.div_ceil(CNT_PER_DESC);
-        let mut d = cmq_desc::chain::<DESCS>(op::QUERY_COUNTER, true);
+        let mut d = cmq_desc::chain::<DESCS>(cmq_op::QUERY_COUNTER, true);
         self.cmd.send(&mut d).inspect_err(|e| {
             dev_err!(
                 self.cmd.device(),
@@ -707,7 +696,7 @@ impl RoceClient for HnsRoce {
                 local_dma_lkey: c.reserved_lkey,
                 udp_encap: c.flags & cap_flag::ROCE_V1_V2 != 0,
                 xrc: c.flags & cap_flag::XRC != 0,
-                hw_stats: id.revision != PCI_REVISION_ID_HIP08,
+                hw_stats: id.revision != pci_rev::HIP08,
             };
             IbRegistration::register(handle, ib, &p)
         });

@@ -13,8 +13,9 @@
 use super::{expect, Check};
 use crate::bitmap::{
     cq_bank_words, qp_bank_words, use_ext_sge, valid_qp_bank_mask, Bank, BitmapError, CqBanks,
-    IdRange, Ida, QpBanks, QpnRequest, CAP_FLAG_LIMIT_BANK, GSI_QPN,
+    IdRange, Ida, QpBanks, QpnRequest, GSI_QPN,
 };
+use crate::hw_v2_consts::cap_flag;
 
 /// hns-sim's `caps.flags` (caps_c flags 0x77f | caps_d flags_ex 0x480 << 12).
 pub const SIM_FLAGS: u32 = 0x0048_077f;
@@ -395,7 +396,7 @@ pub fn check_qp_limit_bank() -> Check {
         &mut w[..],
         SIM_NUM_QPS,
         SIM_RESERVED_QPS,
-        SIM_FLAGS | CAP_FLAG_LIMIT_BANK,
+        SIM_FLAGS | cap_flag::LIMIT_BANK,
     )
     .map_err(|_| "QP banks")?;
     // Banks 1 and 6 alternate (ties go to bank 1).
@@ -464,7 +465,7 @@ pub fn check_cq_hip09() -> Check {
         &mut w[..],
         SIM_NUM_CQS,
         SIM_RESERVED_CQS,
-        SIM_FLAGS | CAP_FLAG_LIMIT_BANK,
+        SIM_FLAGS | cap_flag::LIMIT_BANK,
         true,
     )
     .map_err(|_| "CQ banks, limit")?;

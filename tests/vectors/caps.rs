@@ -5,15 +5,16 @@
 //! and the values the C driver derives from them.
 
 use super::{expect, Check};
-use crate::cmq_desc::{op, Desc};
+use crate::cmq_desc::Desc;
 use crate::hw_v2_caps::{
     alloc_vf_res_cmd, apply_func_caps, apply_pf_res, apply_timer_res, entry_size_cmd,
     parse_pf_caps, set_bt_cmd, EntrySize,
 };
+use crate::hw_v2_consts::cmq_op;
 
 fn desc(words: [u32; 6]) -> Desc {
     let mut w = [0u32; 8];
-    w[0] = u32::from(op::QUERY_PF_CAPS_NUM).to_le();
+    w[0] = u32::from(cmq_op::QUERY_PF_CAPS_NUM).to_le();
     for (d, s) in w[2..].iter_mut().zip(words) {
         *d = s.to_le();
     }

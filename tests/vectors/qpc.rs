@@ -389,3 +389,30 @@ pub fn check_rq_wqe() -> Check {
         "RQ doorbell",
     )
 }
+
+/// The QP types the device takes: XRC QPs exactly when `caps.flags` has
+/// `HNS_ROCE_CAP_FLAG_XRC` (bit 6), whatever the other bits (bit 10, the
+/// ATOMIC flag, once stood in for it).
+pub fn check_qp_type_support() -> Check {
+    use crate::hw_v2_consts::cap_flag;
+    for ty in [qpt::XRC_INI, qpt::XRC_TGT] {
+        expect(
+            qp_type_supported(ty, 1 << 6),
+            "XRC QP refused with flag bit 6",
+        )?;
+        expect(
+            !qp_type_supported(ty, cap_flag::ATOMIC),
+            "XRC QP taken with only the ATOMIC flag",
+        )?;
+        expect(
+            !qp_type_supported(ty, !(1 << 6)),
+            "XRC QP taken without flag bit 6",
+        )?;
+    }
+    for ty in [qpt::GSI, qpt::RC, qpt::UD] {
+        expect(qp_type_supported(ty, 0), "RC/UD/GSI QP refused")?;
+    }
+    // UC (3) and raw packet (8) QPs are not supported.
+    expect(!qp_type_supported(3, u32::MAX), "UC QP taken")?;
+    expect(!qp_type_supported(8, u32::MAX), "raw packet QP taken")
+}

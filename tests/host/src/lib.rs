@@ -11,6 +11,9 @@ pub mod field;
 #[path = "../../../hw_v2_fields.rs"]
 pub mod hw_v2_fields;
 
+#[path = "../../../hw_v2_consts.rs"]
+pub mod hw_v2_consts;
+
 #[path = "../../../cmq_desc.rs"]
 pub mod cmq_desc;
 
