@@ -25,6 +25,7 @@
 //! `base + i`, where `base` is the lowest id the allocator can hand out, so
 //! reserved ids take no storage.
 
+use crate::hw_rev::HwRev;
 use crate::hw_v2_consts::cap_flag;
 use core::borrow::BorrowMut;
 
@@ -629,8 +630,8 @@ pub struct CqBanks<S> {
     ctx_num: [u32; CQ_BANK_NUM],
     /// Banks user contexts may get (`valid_cq_bank_mask`).
     valid_mask: u8,
-    /// `pci_dev->revision >= PCI_REVISION_ID_HIP09`.
-    hip09: bool,
+    /// Revision of the engine.
+    rev: HwRev,
 }
 
 impl<S: BorrowMut<[u64]>> CqBanks<S> {
@@ -638,7 +639,7 @@ impl<S: BorrowMut<[u64]>> CqBanks<S> {
     /// of the `reserved_cqs` lowest CQNs and `max = num_cqs / 4 - 1`; the
     /// valid user-context banks are [`VALID_CQ_BANK_MASK_LIMIT`] if `flags`
     /// has [`cap_flag::LIMIT_BANK`], else [`VALID_CQ_BANK_MASK_DEFAULT`].
-    /// `hip09` is `pci_dev->revision >= PCI_REVISION_ID_HIP09`.
+    /// `rev` is the engine's revision.
     ///
     /// `Invalid` if `words` is shorter than [`cq_bank_words`] or if
     /// `num_cqs < 4` (where the C driver's `max` would wrap).
@@ -647,7 +648,7 @@ impl<S: BorrowMut<[u64]>> CqBanks<S> {
         num_cqs: u32,
         reserved_cqs: u32,
         flags: u32,
-        hip09: bool,
+        rev: HwRev,
     ) -> Result<Self> {
         let (banks, stride) = init_banks::<CQ_BANK_NUM>(num_cqs, reserved_cqs)?;
         init_words(
@@ -666,7 +667,7 @@ impl<S: BorrowMut<[u64]>> CqBanks<S> {
             } else {
                 VALID_CQ_BANK_MASK_DEFAULT
             },
-            hip09,
+            rev,
         })
     }
 
@@ -690,7 +691,7 @@ impl<S: BorrowMut<[u64]>> CqBanks<S> {
     /// HIP08 nothing is counted and the context keeps bank 0 (its zeroed
     /// `cq_bank_id`).
     pub fn get_bank_for_uctx(&mut self) -> u8 {
-        if !self.hip09 {
+        if !self.rev.is_hip09() {
             return 0;
         }
         let mut least_load = u32::MAX;
@@ -716,7 +717,7 @@ impl<S: BorrowMut<[u64]>> CqBanks<S> {
     /// `Invalid` for `bankid >= 4` or a count already 0 (C would index out
     /// of bounds or wrap the count).
     pub fn put_bank_for_uctx(&mut self, bankid: u8) -> Result<()> {
-        if !self.hip09 {
+        if !self.rev.is_hip09() {
             return Ok(());
         }
         let n = self
@@ -745,7 +746,7 @@ impl<S: BorrowMut<[u64]>> CqBanks<S> {
     /// from [`Self::get_bank_for_uctx`]) or bank 0 for a kernel CQ
     /// (`None`); on HIP08 [`Self::least_load_bank`].
     pub fn select_bank(&self, user_bank: Option<u8>) -> u8 {
-        if self.hip09 {
+        if self.rev.is_hip09() {
             user_bank.unwrap_or(0)
         } else {
             self.least_load_bank()

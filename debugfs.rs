@@ -23,8 +23,9 @@
 
 use crate::cmdq::Cmd;
 use crate::cmq_desc::Desc;
+use crate::hw_rev::HwRev;
 use crate::hw_v2_caps::Caps;
-use crate::hw_v2_consts::{cap_flag, pci_rev};
+use crate::hw_v2_consts::cap_flag;
 use crate::hw_v2_scc::{kstrtou32, Algo, ParamAttr, Params};
 use crate::rdma::Hnae3Handle;
 use core::sync::atomic::{AtomicBool, Ordering};
@@ -280,7 +281,7 @@ impl DevDebugfs {
     pub(crate) fn register(h: &Hnae3Handle, cmd: &Arc<Cmd>, caps: &Caps) -> Option<Self> {
         let root = root_dir()?;
         let id = h.pci_ident();
-        let cc = id.revision > pci_rev::HIP08
+        let cc = HwRev::from_pci(id.revision) > HwRev::HIP08
             && caps.flags & cap_flag::QP_FLOW_CTRL != 0
             && id.device != DEV_ID_RDMA_DCB_PFC_VF;
         let mut params = KVec::new();

@@ -13,11 +13,12 @@ use crate::eq::EqTable;
 use crate::field::Field;
 use crate::hem::HemType;
 use crate::hem_table::HemTables;
+use crate::hw_rev::HwRev;
 use crate::hw_v2_caps::{
     alloc_vf_res_cmd, apply_func_caps, apply_pf_res, apply_timer_res, entry_size_cmd,
     parse_pf_caps, set_bt_cmd, Caps, CapsError, EntrySize,
 };
-use crate::hw_v2_consts::{cmq_op, pci_rev};
+use crate::hw_v2_consts::cmq_op;
 use crate::rdma::Hnae3Handle;
 use kernel::{
     device::{Bound, Device},
@@ -91,12 +92,12 @@ pub(crate) struct Profile {
     pub(crate) func_num: u32,
     /// The decoded capabilities.
     pub(crate) caps: Caps,
+    /// Revision of the engine.
+    pub(crate) rev: HwRev,
 }
 
 /// The profile queries of bring-up.
-fn profile(h: &Hnae3Handle, cmd: &Cmd, revision: u8) -> Result<Profile> {
-    let hip08 = revision == pci_rev::HIP08;
-
+fn profile(h: &Hnae3Handle, cmd: &Cmd, rev: HwRev) -> Result<Profile> {
     let mut d = [Desc::new(cmq_op::QUERY_HW_VER, true)];
     cmd.send(&mut d)?;
     // CAST: a 16-bit field.
@@ -106,7 +107,7 @@ fn profile(h: &Hnae3Handle, cmd: &Cmd, revision: u8) -> Result<Profile> {
     cmd.send(&mut d)?;
     let fw_ver = d[0].get(FW_VER);
 
-    let func_num = if hip08 {
+    let func_num = if rev.is_hip08() {
         1
     } else {
         let mut d = [Desc::new(cmq_op::QUERY_FUNC_INFO, true)];
@@ -121,7 +122,7 @@ fn profile(h: &Hnae3Handle, cmd: &Cmd, revision: u8) -> Result<Profile> {
     let mut d = [Desc::new(cmq_op::CFG_GLOBAL_PARAM, false)];
     d[0].data.write(
         GLOBAL_PARAM_1US_CYCLES,
-        if hip08 { 0 } else { CYCLES_1US_HIP09 },
+        if rev.is_hip08() { 0 } else { CYCLES_1US_HIP09 },
     );
     d[0].data.write(GLOBAL_PARAM_UDP_PORT, ROCE_V2_UDP_DPORT);
     cmd.send(&mut d)?;
@@ -145,7 +146,7 @@ fn profile(h: &Hnae3Handle, cmd: &Cmd, revision: u8) -> Result<Profile> {
     };
     // HIP08 answers five descriptors, HIP09 six.
     let (mut d5, mut d6);
-    let d: &mut [Desc] = if hip08 {
+    let d: &mut [Desc] = if rev.is_hip08() {
         d5 = chain::<5>(cmq_op::QUERY_PF_CAPS_NUM, true);
         &mut d5
     } else {
@@ -170,9 +171,9 @@ fn profile(h: &Hnae3Handle, cmd: &Cmd, revision: u8) -> Result<Profile> {
 
     // CAST: PAGE_SIZE and PAGE_SHIFT are small.
     let page_size = kernel::page::PAGE_SIZE as u32;
-    apply_func_caps(&mut caps, !hip08, func_num, h.num_vectors(), page_size);
+    apply_func_caps(&mut caps, rev, func_num, h.num_vectors(), page_size);
     for vf in 0..func_num {
-        let mut d = alloc_vf_res_cmd(&caps, vf, !hip08);
+        let mut d = alloc_vf_res_cmd(&caps, vf, rev);
         cmd.send(&mut d).inspect_err(|e| {
             dev_err!(
                 h.device(),
@@ -190,7 +191,7 @@ fn profile(h: &Hnae3Handle, cmd: &Cmd, revision: u8) -> Result<Profile> {
             e.to_errno()
         )
     })?;
-    if !hip08 {
+    if rev.is_hip09() {
         let mut d = [entry_size_cmd(EntrySize::Qpc, caps.qpc_sz)];
         cmd.send(&mut d).inspect_err(|e| {
             dev_err!(
@@ -210,6 +211,7 @@ fn profile(h: &Hnae3Handle, cmd: &Cmd, revision: u8) -> Result<Profile> {
     }
 
     Ok(Profile {
+        rev,
         hw_rev,
         fw_ver,
         func_num,
@@ -375,11 +377,11 @@ impl HwV2 {
     /// Sets up the command queue, runs the PF profile and creates the event
     /// queues; mailboxes then run in event mode (`hns_roce_init` up to
     /// `hns_roce_cmd_use_events`).
-    pub(crate) fn init(h: &Hnae3Handle, revision: u8) -> Result<Self> {
+    pub(crate) fn init(h: &Hnae3Handle, rev: HwRev) -> Result<Self> {
         let regs = h.reg_window()?;
         let cmq = Cmq::new(h.bound_device(), regs.io())?;
         let cmd = Arc::pin_init(Cmd::new(regs, h.device().into(), cmq), GFP_KERNEL)?;
-        let profile = profile(h, &cmd, revision)
+        let profile = profile(h, &cmd, rev)
             .inspect_err(|_| dev_err!(h.device(), "get RoCE engine profile failed!\n"))?;
         dev_info!(
             h.device(),

@@ -38,6 +38,7 @@ pub mod cmq_desc;
 pub mod field;
 pub mod hem;
 mod hns_roce_hw_v2;
+pub mod hw_rev;
 pub mod hw_v2_caps;
 pub mod hw_v2_consts;
 pub mod hw_v2_ctx;
@@ -59,8 +60,9 @@ use cmq_desc::flag;
 use field::Field;
 use hem::HemType;
 use hem_table::HemTables;
+use hw_rev::HwRev;
 use hw_v2_caps::Caps;
-use hw_v2_consts::{cap_flag, cmq_op, mbox, pci_rev, reg};
+use hw_v2_consts::{cap_flag, cmq_op, mbox, reg};
 use hw_v2_ctx::{flow_label_to_udp_sport, index_to_key, key_to_index};
 use kernel::{
     new_mutex,
@@ -139,7 +141,7 @@ impl Drop for HnsRoce {
 fn is_roce_function(id: rdma::PciIdent) -> bool {
     id.vendor == PCI_VENDOR_ID_HUAWEI
         && HNS_ROCE_PCI_IDS.iter().any(|&(dev, hip09_only)| {
-            dev == id.device && !(hip09_only && id.revision == pci_rev::HIP08)
+            dev == id.device && !(hip09_only && HwRev::from_pci(id.revision).is_hip08())
         })
 }
 
@@ -205,7 +207,7 @@ pub(crate) struct IbDev {
     hw_rev: u32,
     vendor_id: u32,
     part_id: u32,
-    hip08: bool,
+    rev: HwRev,
     /// Bus address of the doorbell BAR, mapped by user contexts.
     db_bar: u64,
     #[pin]
@@ -239,13 +241,13 @@ impl IbDev {
                 hw_rev: u32::from(hw.profile.hw_rev),
                 vendor_id: u32::from(id.vendor),
                 part_id: u32::from(id.device),
-                hip08: id.revision == pci_rev::HIP08,
+                rev: hw.profile.rev,
                 db_bar: h.bar_start(2),
                 pds <- IdSpace::new("pd", c.reserved_pds, c.num_pds)?,
                 xrcds <- IdSpace::new("xrcdn", c.reserved_xrcds, c.num_xrcds)?,
                 uars <- IdSpace::new("uar id", c.reserved_uars, c.num_uars)?,
                 mrs <- IdSpace::new("id for MR key", c.reserved_mrws, c.num_mtpts)?,
-                cqns <- new_mutex!(cq_banks(c, id.revision != pci_rev::HIP08)?),
+                cqns <- new_mutex!(cq_banks(c, hw.profile.rev)?),
                 dbs <- db::DbPages::new(),
                 qpns <- new_mutex!(qp_banks(c)?),
             }? Error),
@@ -258,14 +260,14 @@ impl IbDev {
 }
 
 /// The CQ number banks of the caps.
-fn cq_banks(c: &Caps, hip09: bool) -> Result<bitmap::CqBanks<KVec<u64>>> {
+fn cq_banks(c: &Caps, rev: HwRev) -> Result<bitmap::CqBanks<KVec<u64>>> {
     let mut words = KVec::new();
     words.resize(
         bitmap::cq_bank_words(c.num_cqs, c.reserved_cqs),
         0u64,
         GFP_KERNEL,
     )?;
-    bitmap::CqBanks::new(words, c.num_cqs, c.reserved_cqs, c.flags, hip09).map_err(|_| EINVAL)
+    bitmap::CqBanks::new(words, c.num_cqs, c.reserved_cqs, c.flags, rev).map_err(|_| EINVAL)
 }
 
 /// The QP number banks of the caps.
@@ -287,7 +289,7 @@ impl IbDev {
             hem: &self.hem,
             dbs: &self.dbs,
             caps: &self.caps,
-            hip08: self.hip08,
+            rev: self.rev,
             qpns: &self.qpns,
         }
     }
@@ -368,7 +370,7 @@ impl IbDriver for IbDev {
         a.local_ca_ack_delay = c.local_ca_ack_delay;
         // CAST: INT_MAX.
         a.max_ah = i32::MAX as u32;
-        a.max_cq_moderation_period = if self.hip08 {
+        a.max_cq_moderation_period = if self.rev.is_hip08() {
             MAX_CQ_PERIOD_HIP08
         } else {
             MAX_CQ_PERIOD
@@ -383,7 +385,7 @@ impl IbDriver for IbDev {
             a.max_cq >>= 1;
             a.max_qp >>= 1;
         }
-        if c.flags & cap_flag::FRMR != 0 && !self.hip08 {
+        if c.flags & cap_flag::FRMR != 0 && self.rev.is_hip09() {
             a.device_cap_flags |= rdma::DEVICE_MEM_MGT_EXTENSIONS;
             a.max_fast_reg_page_list_len = FRMR_MAX_PA;
         }
@@ -439,7 +441,7 @@ impl IbDriver for IbDev {
         resp.qp_tab_size = c.num_qps;
         resp.srq_tab_size = c.num_srqs;
         let mut config = 0;
-        if !self.hip08 {
+        if self.rev.is_hip09() {
             config = req & UCTX_EXSGE;
         }
         if config & UCTX_EXSGE != 0 {
@@ -458,7 +460,7 @@ impl IbDriver for IbDev {
                 resp.config |= UCTX_CQE_INLINE;
             }
         }
-        if !self.hip08 {
+        if self.rev.is_hip09() {
             resp.congest_type = c.cong_cap;
         }
         resp.cqe_size = c.cqe_sz;
@@ -492,7 +494,7 @@ impl IbDriver for IbDev {
     }
 
     fn create_ah(&self, req: &AhIn, av: &mut AddrVec) -> Result {
-        if self.hip08 && req.user != 0 {
+        if self.rev.is_hip08() && req.user != 0 {
             return Err(EOPNOTSUPP);
         }
         let tclass = if req.roce_v2 != 0 {
@@ -688,7 +690,8 @@ impl RoceClient for HnsRoce {
             );
             e
         };
-        let mut hw = hns_roce_hw_v2::HwV2::init(handle, id.revision).map_err(fail)?;
+        let mut hw =
+            hns_roce_hw_v2::HwV2::init(handle, HwRev::from_pci(id.revision)).map_err(fail)?;
         let reg = IbDev::new(handle, &hw).and_then(|ib| {
             let c = &hw.profile.caps;
             let p = IbParams {
@@ -696,7 +699,7 @@ impl RoceClient for HnsRoce {
                 local_dma_lkey: c.reserved_lkey,
                 udp_encap: c.flags & cap_flag::ROCE_V1_V2 != 0,
                 xrc: c.flags & cap_flag::XRC != 0,
-                hw_stats: id.revision != pci_rev::HIP08,
+                hw_stats: hw.profile.rev.is_hip09(),
             };
             IbRegistration::register(handle, ib, &p)
         });

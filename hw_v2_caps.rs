@@ -8,6 +8,7 @@
 use crate::cmq_desc::{chain, CmqData, Desc};
 use crate::field::Field;
 use crate::hem::{calc_pg_sz, hw_hopnum, HemType, PgSz, HOP_NUM_0};
+use crate::hw_rev::HwRev;
 use crate::hw_v2_consts::{cap_flag, cmq_op};
 
 /// Shorthand for a payload field.
@@ -387,7 +388,7 @@ const PBL_BA_PG_SZ_16K: u32 = 2;
 /// count, `page_size` the kernel's.
 pub fn apply_func_caps(
     caps: &mut Caps,
-    hip09: bool,
+    rev: HwRev,
     func_num: u32,
     num_vectors: u32,
     page_size: u32,
@@ -407,7 +408,7 @@ pub fn apply_func_caps(
             .saturating_sub(1)
             .min(num_vectors.saturating_sub(2));
     }
-    if hip09 {
+    if rev.is_hip09() {
         caps.eqe_hop_num = 1;
         caps.ceqe_size = 64;
         caps.aeqe_size = 64;
@@ -505,7 +506,7 @@ fn set_hem_page_size(c: &mut Caps, page: u64) {
 }
 
 /// ALLOC_VF_RES for function `vf` (`config_vf_hem_resource`).
-pub fn alloc_vf_res_cmd(c: &Caps, vf: u32, hip09: bool) -> [Desc; 2] {
+pub fn alloc_vf_res_cmd(c: &Caps, vf: u32, rev: HwRev) -> [Desc; 2] {
     let [mut a, mut b] = chain::<2>(cmq_op::ALLOC_VF_RES, false);
     let (ra, rb) = (&mut a.data, &mut b.data);
     ra.write(RES_A_VF_ID, vf);
@@ -524,7 +525,7 @@ pub fn alloc_vf_res_cmd(c: &Caps, vf: u32, hip09: bool) -> [Desc; 2] {
     rb.write(RES_B_QID_IDX, vf * c.sl_num);
     rb.write(RES_B_SCCC_BT_NUM, c.sccc_bt_num);
     rb.write(RES_B_SCCC_BT_IDX, vf * c.sccc_bt_num);
-    if hip09 {
+    if rev.is_hip09() {
         rb.write(RES_V_GMV_BT_NUM, c.gmv_bt_num);
         rb.write(RES_B_GMV_BT_IDX, vf * c.gmv_bt_num);
     } else {

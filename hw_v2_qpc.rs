@@ -12,6 +12,7 @@
 //! host tests and KUnit check them against the C driver's numbers.
 
 use crate::field::Ctx;
+use crate::hw_rev::HwRev;
 use crate::hw_v2_consts::{cap_flag, db_cmd};
 use crate::hw_v2_fields::{qpc, qpcex, Qpc, QpcEx};
 
@@ -591,8 +592,8 @@ pub fn finish(img: &mut QpcImage, new: QpState, inv_credit: bool) {
 /// The ACK timeout the engine takes for `t` (`check_qp_timeout_cfg_range`):
 /// HIP08 accepts 0..=20 and adds 10, later revisions accept 0..=31; `None`
 /// when out of range (the attribute is then ignored with a warning).
-pub fn ack_timeout(hip08: bool, t: u32) -> Option<u32> {
-    if hip08 {
+pub fn ack_timeout(rev: HwRev, t: u32) -> Option<u32> {
+    if rev.is_hip08() {
         (t <= 20).then_some(t + 10)
     } else {
         (t <= 31).then_some(t)

@@ -18,6 +18,7 @@ use crate::cmdq::{Cmd, MailboxBuf};
 use crate::db::{Db, DbPages};
 use crate::hem::HemType;
 use crate::hem_table::HemTables;
+use crate::hw_rev::HwRev;
 use crate::hw_v2_caps::Caps;
 use crate::hw_v2_consts::{cap_flag, mbox, reg};
 use crate::hw_v2_qpc::{self as qpc, qpt, QpState, QpcImage, QueueError, QueueRequest, QueueSizes};
@@ -130,8 +131,8 @@ pub(crate) struct QpEnv<'a> {
     pub(crate) dbs: &'a DbPages,
     /// Capabilities.
     pub(crate) caps: &'a Caps,
-    /// The function is a HIP08.
-    pub(crate) hip08: bool,
+    /// Revision of the engine.
+    pub(crate) rev: HwRev,
     /// QP number banks.
     pub(crate) qpns: &'a Mutex<crate::bitmap::QpBanks<KVec<u64>>>,
 }
@@ -646,7 +647,7 @@ impl Qp {
                 ba_pg_shift: self.mtr.ba_pg_shift(),
                 buf_pg_shift: self.mtr.page_shift(),
                 rq_cur_blk: rq_cur.unwrap_or(0),
-                rq_nxt_blk: if env.hip08 {
+                rq_nxt_blk: if env.rev.is_hip08() {
                     let next = self.rq_offset + (1usize << self.mtr.page_shift());
                     Some(self.mtr.find(next).unwrap_or(0))
                 } else {
@@ -681,9 +682,9 @@ impl Qp {
         }
         let on = |bit: u32, v: u32| (m & bit != 0).then_some(v);
         let timeout = if m & attr::TIMEOUT != 0 {
-            let t = qpc::ack_timeout(env.hip08, a.timeout);
+            let t = qpc::ack_timeout(env.rev, a.timeout);
             if t.is_none() {
-                if env.hip08 {
+                if env.rev.is_hip08() {
                     dev_warn!(d, "local ACK timeout shall be 0 to 20.\n");
                 } else {
                     dev_warn!(d, "local ACK timeout shall be 0 to 31.\n");
@@ -719,7 +720,11 @@ impl Qp {
                 // HIP08 always takes the 10 ns timer.
                 min_rnr_timer: on(
                     attr::MIN_RNR_TIMER,
-                    if env.hip08 { 1 } else { a.min_rnr_timer },
+                    if env.rev.is_hip08() {
+                        1
+                    } else {
+                        a.min_rnr_timer
+                    },
                 ),
                 rq_psn: on(attr::RQ_PSN, a.rq_psn),
                 qkey: on(attr::QKEY, a.qkey),

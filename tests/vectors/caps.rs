@@ -6,6 +6,7 @@
 
 use super::{expect, Check};
 use crate::cmq_desc::Desc;
+use crate::hw_rev::HwRev;
 use crate::hw_v2_caps::{
     alloc_vf_res_cmd, apply_func_caps, apply_pf_res, apply_timer_res, entry_size_cmd,
     parse_pf_caps, set_bt_cmd, EntrySize,
@@ -149,7 +150,7 @@ pub fn check_derived_and_commands() -> Check {
         c.qpc_timer_bt_num == 1 && c.cqc_timer_bt_num == 1,
         "timer pages",
     )?;
-    apply_func_caps(&mut c, true, 1, 8, 4096);
+    apply_func_caps(&mut c, HwRev::HIP09, 1, 8, 4096);
     expect(
         c.gid_table_len == 256 && c.gmv_entry_num == 256,
         "GMV: 2 pages of 128 GIDs",
@@ -167,7 +168,7 @@ pub fn check_derived_and_commands() -> Check {
     )?;
     // ALLOC_VF_RES for function 0: word 1 = QPC_BT_NUM 8 << 16, NEXT on
     // the first descriptor only.
-    let [a, b] = alloc_vf_res_cmd(&c, 0, true);
+    let [a, b] = alloc_vf_res_cmd(&c, 0, HwRev::HIP09);
     expect(
         u32::from_le(a.to_le_words()[3]) == 8 << 16,
         "ALLOC_VF_RES QPC BTs",

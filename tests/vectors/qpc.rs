@@ -18,6 +18,7 @@
 //!   word 0 `0x43`: TST 3 (UD) and SGE_SHIFT 8 (256 extended SGEs).
 
 use super::{expect, Check};
+use crate::hw_rev::HwRev;
 use crate::hw_v2_qpc::*;
 
 /// Non-zero words of the merged QPC after RESET→INIT.
@@ -245,11 +246,11 @@ pub fn check_opt_fields() -> Check {
         "mask",
     )?;
     expect(
-        ack_timeout(true, 20) == Some(30) && ack_timeout(true, 21).is_none(),
+        ack_timeout(HwRev::HIP08, 20) == Some(30) && ack_timeout(HwRev::HIP08, 21).is_none(),
         "HIP08 timeout",
     )?;
     expect(
-        ack_timeout(false, 31) == Some(31) && ack_timeout(false, 32).is_none(),
+        ack_timeout(HwRev::HIP09, 31) == Some(31) && ack_timeout(HwRev::HIP09, 32).is_none(),
         "timeout",
     )?;
     use QpState::*;

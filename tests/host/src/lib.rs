@@ -14,6 +14,9 @@ pub mod hw_v2_fields;
 #[path = "../../../hw_v2_consts.rs"]
 pub mod hw_v2_consts;
 
+#[path = "../../../hw_rev.rs"]
+pub mod hw_rev;
+
 #[path = "../../../cmq_desc.rs"]
 pub mod cmq_desc;
 
