@@ -114,7 +114,7 @@ impl Cq {
         } else {
             None
         };
-        let mut cq = KBox::new(
+        let cq = KBox::new(
             Cq {
                 cqn,
                 depth,
@@ -133,7 +133,11 @@ impl Cq {
                 cqn,
                 e.to_errno()
             );
-            cq.free_db(env.dbs);
+            dev_err!(
+                env.cmd.device(),
+                "failed to alloc CQ context, ret = {}.\n",
+                e.to_errno()
+            );
             return Err(e);
         }
         let ctx = cq.context(c, attr.vector, hop);
@@ -148,8 +152,12 @@ impl Cq {
                 cqn,
                 e.to_errno()
             );
+            dev_err!(
+                env.cmd.device(),
+                "failed to alloc CQ context, ret = {}.\n",
+                e.to_errno()
+            );
             table.put(env.dev, cqn);
-            cq.free_db(env.dbs);
             return Err(e);
         }
         Ok(cq)
@@ -173,12 +181,6 @@ impl Cq {
         })
     }
 
-    fn free_db(&mut self, dbs: &DbPages) {
-        if let Some(d) = self.db.take() {
-            dbs.free(d);
-        }
-    }
-
     /// Destroys the CQ (`hns_roce_destroy_cq`); the caller frees the CQN.
     pub(crate) fn destroy(self: KBox<Self>, env: &CqEnv<'_>) {
         if let Err(e) = env.cmd.mbox(0, 0, mbox::DESTROY_CQC, self.cqn) {
@@ -192,8 +194,7 @@ impl Cq {
         if let Ok(t) = env.hem.table(HemType::Cqc) {
             t.put(env.dev, self.cqn);
         }
-        let mut cq = self;
-        cq.free_db(env.dbs);
+        // The buffer and the record doorbell go with `self`.
     }
 
     /// Arms the CQ (`hns_roce_v2_req_notify_cq`): the doorbell value.

@@ -220,7 +220,6 @@ pub(crate) struct IbDev {
     mrs: IdSpace,
     #[pin]
     cqns: Mutex<bitmap::CqBanks<KVec<u64>>>,
-    #[pin]
     dbs: db::DbPages,
     #[pin]
     qpns: Mutex<bitmap::QpBanks<KVec<u64>>>,
@@ -248,7 +247,7 @@ impl IbDev {
                 uars <- IdSpace::new("uar id", c.reserved_uars, c.num_uars)?,
                 mrs <- IdSpace::new("id for MR key", c.reserved_mrws, c.num_mtpts)?,
                 cqns <- new_mutex!(cq_banks(c, hw.profile.rev)?),
-                dbs <- db::DbPages::new(),
+                dbs: db::DbPages::new()?,
                 qpns <- new_mutex!(qp_banks(c)?),
             }? Error),
             GFP_KERNEL,
@@ -692,7 +691,9 @@ impl RoceClient for HnsRoce {
         };
         let mut hw =
             hns_roce_hw_v2::HwV2::init(handle, HwRev::from_pci(id.revision)).map_err(fail)?;
+        let mut records = None;
         let reg = IbDev::new(handle, &hw).and_then(|ib| {
+            records = Some(ib.dbs.records());
             let c = &hw.profile.caps;
             let p = IbParams {
                 num_comp_vectors: c.num_comp_vectors,
@@ -710,7 +711,7 @@ impl RoceClient for HnsRoce {
                 return Err(e);
             }
         };
-        let dbgfs = debugfs::DevDebugfs::register(handle, &hw.cmd, &hw.profile.caps);
+        let dbgfs = debugfs::DevDebugfs::register(handle, &hw.cmd, &hw.profile.caps, records);
         Ok(Some(KBox::new(
             HnsRoceDev {
                 dbgfs,

@@ -375,9 +375,6 @@ impl Qp {
 
         if let Err(e) = env.get_contexts(qpn) {
             dev_err!(d, "failed to alloc QP context, ret = {}.\n", e.to_errno());
-            if let Some(db) = rdb {
-                env.dbs.free(db);
-            }
             env.free_qpn(qpn, gsi);
             return Err(e);
         }
@@ -837,11 +834,6 @@ impl Qp {
         }
         env.put_contexts(self.qpn);
         env.free_qpn(self.qpn, gsi);
-        // SAFETY: the QP is not used after this: nothing of it is pinned
-        // beyond its locks, which go with it.
-        let mut qp = unsafe { Pin::into_inner_unchecked(self) };
-        if let Some(db) = qp.rdb.take() {
-            env.dbs.free(db);
-        }
+        // The buffer and the record doorbell go with `self`.
     }
 }
