@@ -25,8 +25,8 @@
 //! `base + i`, where `base` is the lowest id the allocator can hand out, so
 //! reserved ids take no storage.
 
+use crate::hns_roce_hw_v2::consts::cap_flag;
 use crate::hw_rev::HwRev;
-use crate::hw_v2_consts::cap_flag;
 use core::borrow::BorrowMut;
 
 /// Largest id an IDA hands out (`INT_MAX`): `ida_alloc_range` clamps `max`

@@ -13,9 +13,11 @@
 //! during bring-up) or by a mailbox event on the AEQ that carries the token
 //! of one of 32 slots (event mode, once the EQs exist).
 
-use crate::cmq_desc::{retval_errno, CmqData, Desc, CSQ_DESC_NUM};
+pub mod desc;
+
+use crate::cmdq::desc::{retval_errno, CmqData, Desc, CSQ_DESC_NUM};
 use crate::field::Field;
-use crate::hw_v2_consts::{cmq_op, reg};
+use crate::hns_roce_hw_v2::consts::{cmq_op, reg};
 use crate::rdma::{Event, RegWindow, Regs};
 use core::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, AtomicU64, Ordering};
 use kernel::{

@@ -10,12 +10,12 @@
 use crate::cmdq::{Cmd, MailboxBuf};
 use crate::db::{Db, DbPages};
 use crate::field::Ctx;
+use crate::hem::mtr::KernelMtr;
+use crate::hem::table::HemTables;
 use crate::hem::{HemType, HOP_NUM_0};
-use crate::hem_table::HemTables;
-use crate::hw_v2_consts::{cap_flag, mbox};
-use crate::hw_v2_ctx;
-use crate::hw_v2_fields::Cqc;
-use crate::mtr::KernelMtr;
+use crate::hns_roce_hw_v2::consts::{cap_flag, mbox};
+use crate::hns_roce_hw_v2::ctx as hw_ctx;
+use crate::hns_roce_hw_v2::fields::Cqc;
 use core::sync::atomic::{AtomicU32, Ordering};
 use kernel::{
     device::{Bound, Device},
@@ -53,7 +53,7 @@ pub(crate) struct CqEnv<'a> {
     /// Record doorbell pages.
     pub(crate) dbs: &'a DbPages,
     /// Capabilities.
-    pub(crate) caps: &'a crate::hw_v2_caps::Caps,
+    pub(crate) caps: &'a crate::hns_roce_hw_v2::caps::Caps,
 }
 
 impl Cq {
@@ -164,8 +164,13 @@ impl Cq {
     }
 
     /// The CQ context (`hns_roce_v2_write_cqc`).
-    fn context(&self, c: &crate::hw_v2_caps::Caps, vector: u32, hop: u32) -> Ctx<Cqc, 16> {
-        hw_v2_ctx::cq_context(&hw_v2_ctx::CqcParams {
+    fn context(
+        &self,
+        c: &crate::hns_roce_hw_v2::caps::Caps,
+        vector: u32,
+        hop: u32,
+    ) -> Ctx<Cqc, 16> {
+        hw_ctx::cq_context(&hw_ctx::CqcParams {
             cqn: self.cqn,
             ceqn: vector,
             depth: self.depth,
@@ -199,7 +204,7 @@ impl Cq {
 
     /// Arms the CQ (`hns_roce_v2_req_notify_cq`): the doorbell value.
     pub(crate) fn notify_db(&self, solicited: bool) -> u64 {
-        hw_v2_ctx::cq_notify_doorbell(
+        hw_ctx::cq_notify_doorbell(
             self.cqn,
             self.cons_index.load(Ordering::Relaxed),
             self.arm_sn.load(Ordering::Relaxed),

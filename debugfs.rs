@@ -22,15 +22,15 @@
 //! keeps no such counters, so there is no `sw_stat`.
 //!
 //! Nothing here reaches the bindings: the directories and files are the
-//! kernel crate's `debugfs` API. The parameter tables are `hw_v2_scc.rs`.
+//! kernel crate's `debugfs` API. The parameter tables are `hns_roce_hw_v2/scc.rs`.
 
+use crate::cmdq::desc::Desc;
 use crate::cmdq::Cmd;
-use crate::cmq_desc::Desc;
 use crate::db::DbRecords;
+use crate::hns_roce_hw_v2::caps::Caps;
+use crate::hns_roce_hw_v2::consts::cap_flag;
+use crate::hns_roce_hw_v2::scc::{kstrtou32, Algo, ParamAttr, Params};
 use crate::hw_rev::HwRev;
-use crate::hw_v2_caps::Caps;
-use crate::hw_v2_consts::cap_flag;
-use crate::hw_v2_scc::{kstrtou32, Algo, ParamAttr, Params};
 use crate::rdma::Hnae3Handle;
 use core::sync::atomic::{AtomicBool, Ordering};
 use kernel::{

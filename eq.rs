@@ -10,11 +10,11 @@
 
 use crate::cmdq::{Cmd, MailboxBuf};
 use crate::field::{Ctx, Layout};
-use crate::hw_v2_caps::Caps;
-use crate::hw_v2_consts::{event, mbox, reg};
-use crate::hw_v2_ctx;
-use crate::hw_v2_fields::{aeqe, ceqe, Aeqe, Ceqe, Eqc};
-use crate::mtr::KernelMtr;
+use crate::hem::mtr::KernelMtr;
+use crate::hns_roce_hw_v2::caps::Caps;
+use crate::hns_roce_hw_v2::consts::{event, mbox, reg};
+use crate::hns_roce_hw_v2::ctx as hw_ctx;
+use crate::hns_roce_hw_v2::fields::{aeqe, ceqe, Aeqe, Ceqe, Eqc};
 use crate::rdma::{Hnae3Handle, IrqHandler, IrqRegistration};
 use core::sync::atomic::{AtomicU32, Ordering};
 use kernel::{
@@ -103,7 +103,7 @@ impl Eq {
 
     /// The EQ context (`config_eqc`).
     fn context(&self, hop: u32) -> Ctx<Eqc, 16> {
-        hw_v2_ctx::eq_context(&hw_v2_ctx::EqcParams {
+        hw_ctx::eq_context(&hw_ctx::EqcParams {
             eqn: self.eqn,
             hop,
             ba_pg_shift: self.mtr.ba_pg_shift(),
@@ -176,7 +176,7 @@ impl Eq {
 
     /// Tells the engine how far software consumed (`update_eq_db`).
     fn update_db(&self, ci: u32) {
-        let v = hw_v2_ctx::eq_doorbell(self.kind == Kind::Aeq, self.eqn, ci);
+        let v = hw_ctx::eq_doorbell(self.kind == Kind::Aeq, self.eqn, ci);
         self.cmd.ring_db(v, reg::VF_EQ_DB_CFG0);
     }
 

@@ -18,11 +18,23 @@
 //! regions (`hns_roce_mtr_create` → `mtr_init_buf_cfg`, `cal_best_bt_pg_sz`,
 //! `hns_roce_hem_list_request`): [`MtrLayout::new`] says how many root
 //! entries and L1 BT pages there are and, through [`HemList::locate`] and
-//! [`HemList::l1_root`], which entry holds which page (`mtr.rs` allocates
+//! [`HemList::l1_root`], which entry holds which page (`hem/mtr.rs` allocates
 //! and fills them).
 
-use crate::hw_v2_caps::Caps;
-use crate::hw_v2_consts::{cap_flag, mbox};
+// The kernel halves of HEM: context tables (chunks, BT pages, references)
+// and kernel buffers with their BTs, which carry out the plans of this file.
+// Only in a kernel build: the host tests compile this file alone.
+// (Explicit paths: tests/host includes this file by path, which would
+// make rustfmt look for the children next to it.)
+#[cfg(CONFIG_RUST)]
+#[path = "hem/mtr.rs"]
+pub(crate) mod mtr;
+#[cfg(CONFIG_RUST)]
+#[path = "hem/table.rs"]
+pub(crate) mod table;
+
+use crate::hns_roce_hw_v2::caps::Caps;
+use crate::hns_roce_hw_v2::consts::{cap_flag, mbox};
 
 /// The hop number meaning "chunks addressed directly, no BT level"
 /// (`HNS_ROCE_HOP_NUM_0`).

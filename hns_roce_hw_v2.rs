@@ -7,18 +7,27 @@
 //! CFG_ENTRY_SIZE: same commands, order and payloads as the C driver), and
 //! the function clear that leaves the engine clean.
 
+pub mod caps;
+pub mod consts;
+pub mod ctx;
+// Stays at the top level: hns-sim (`sim/src/lib.rs`) compiles it by path too.
+#[path = "hw_v2_fields.rs"]
+pub mod fields;
+pub mod qpc;
+pub mod scc;
+
+use crate::cmdq::desc::{chain, flag, CmqData, Desc};
 use crate::cmdq::{Cmd, Cmq};
-use crate::cmq_desc::{chain, flag, CmqData, Desc};
 use crate::eq::EqTable;
 use crate::field::Field;
+use crate::hem::table::HemTables;
 use crate::hem::HemType;
-use crate::hem_table::HemTables;
-use crate::hw_rev::HwRev;
-use crate::hw_v2_caps::{
+use crate::hns_roce_hw_v2::caps::{
     alloc_vf_res_cmd, apply_func_caps, apply_pf_res, apply_timer_res, entry_size_cmd,
     parse_pf_caps, set_bt_cmd, Caps, CapsError, EntrySize,
 };
-use crate::hw_v2_consts::cmq_op;
+use crate::hns_roce_hw_v2::consts::cmq_op;
+use crate::hw_rev::HwRev;
 use crate::rdma::Hnae3Handle;
 use kernel::{
     device::{Bound, Device},

@@ -24,27 +24,18 @@ macro_rules! dev_err_ratelimited {
 }
 
 pub mod bitmap;
-mod cmdq;
+pub mod cmdq;
 mod cq;
 mod db;
 mod debugfs;
 mod eq;
-mod hem_table;
-mod mtr;
 mod pd;
 mod qp;
 
-pub mod cmq_desc;
 pub mod field;
 pub mod hem;
-mod hns_roce_hw_v2;
+pub mod hns_roce_hw_v2;
 pub mod hw_rev;
-pub mod hw_v2_caps;
-pub mod hw_v2_consts;
-pub mod hw_v2_ctx;
-pub mod hw_v2_fields;
-pub mod hw_v2_qpc;
-pub mod hw_v2_scc;
 mod rdma;
 
 #[cfg(hns_kunit)]
@@ -55,15 +46,15 @@ pub mod vectors;
 #[path = "tests/kunit/mod.rs"]
 mod kunit;
 
+use cmdq::desc::{chain, flag, CmqData};
 use cmdq::Cmd;
-use cmq_desc::flag;
 use field::Field;
+use hem::table::HemTables;
 use hem::HemType;
-use hem_table::HemTables;
+use hns_roce_hw_v2::caps::Caps;
+use hns_roce_hw_v2::consts::{cap_flag, cmq_op, mbox, reg};
+use hns_roce_hw_v2::ctx::{self as hw_ctx, flow_label_to_udp_sport, index_to_key, key_to_index};
 use hw_rev::HwRev;
-use hw_v2_caps::Caps;
-use hw_v2_consts::{cap_flag, cmq_op, mbox, reg};
-use hw_v2_ctx::{flow_label_to_udp_sport, index_to_key, key_to_index};
 use kernel::{
     new_mutex,
     sync::{Arc, Mutex},
@@ -170,15 +161,15 @@ const HW_CNT_TOTAL: usize = 22;
 const CNT_PER_DESC: usize = 3;
 
 /// CFG_GMV_TBL, first descriptor: GID type, VLAN enable and id.
-const GMV_A_SGID_TYPE: Field<cmq_desc::CmqData> = Field::new(129, 128);
-const GMV_A_VLAN_EN: Field<cmq_desc::CmqData> = Field::new(130, 130);
-const GMV_A_VLAN_ID: Field<cmq_desc::CmqData> = Field::new(155, 144);
+const GMV_A_SGID_TYPE: Field<CmqData> = Field::new(129, 128);
+const GMV_A_VLAN_EN: Field<CmqData> = Field::new(130, 130);
+const GMV_A_VLAN_ID: Field<CmqData> = Field::new(155, 144);
 /// CFG_GMV_TBL, second descriptor: MAC and GID index.
-const GMV_B_SMAC_L: Field<cmq_desc::CmqData> = Field::new(31, 0);
-const GMV_B_SMAC_H: Field<cmq_desc::CmqData> = Field::new(47, 32);
-const GMV_B_SGID_IDX: Field<cmq_desc::CmqData> = Field::new(71, 64);
+const GMV_B_SMAC_L: Field<CmqData> = Field::new(31, 0);
+const GMV_B_SMAC_H: Field<CmqData> = Field::new(47, 32);
+const GMV_B_SGID_IDX: Field<CmqData> = Field::new(71, 64);
 /// The GID words of the first descriptor.
-const GMV_A_SGID: [Field<cmq_desc::CmqData>; 4] = [
+const GMV_A_SGID: [Field<CmqData>; 4] = [
     Field::new(31, 0),
     Field::new(63, 32),
     Field::new(95, 64),
@@ -404,7 +395,7 @@ impl IbDriver for IbDev {
     }
 
     fn set_gid(&self, index: u32, entry: Option<GidEntry<'_>>) -> Result {
-        let mut d = cmq_desc::chain::<2>(cmq_op::CFG_GMV_TBL, false);
+        let mut d = chain::<2>(cmq_op::CFG_GMV_TBL, false);
         let (gid, ty, vlan, mac) = match &entry {
             Some(e) => (*e.gid, e.ty as u32, e.vlan_id, *e.mac),
             None => ([0; 16], 0, VLAN_CFI_MASK, [0; 6]),
@@ -549,13 +540,13 @@ impl IbDriver for IbDev {
             self.mrs.free(idx);
             return Err(e);
         }
-        let access = hw_v2_ctx::MrAccess {
+        let access = hw_ctx::MrAccess {
             remote_atomic: access & rdma::ACCESS_REMOTE_ATOMIC != 0,
             remote_read: access & rdma::ACCESS_REMOTE_READ != 0,
             remote_write: access & rdma::ACCESS_REMOTE_WRITE != 0,
             local_write: access & rdma::ACCESS_LOCAL_WRITE != 0,
         };
-        let c = hw_v2_ctx::dma_mr_mpt(pdn, access, key);
+        let c = hw_ctx::dma_mr_mpt(pdn, access, key);
         let r = cmdq::MailboxBuf::new(self.dev.get()).and_then(|mb| {
             mb.write_le_words(c.as_le_words());
             self.cmd.mbox(
@@ -632,7 +623,7 @@ impl IbDriver for IbDev {
 
     fn query_counters(&self, values: &mut [u64]) -> Result<usize> {
         const DESCS: usize = HW_CNT_TOTAL.div_ceil(CNT_PER_DESC);
-        let mut d = cmq_desc::chain::<DESCS>(cmq_op::QUERY_COUNTER, true);
+        let mut d = chain::<DESCS>(cmq_op::QUERY_COUNTER, true);
         self.cmd.send(&mut d).inspect_err(|e| {
             dev_err!(
                 self.cmd.device(),

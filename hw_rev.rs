@@ -7,7 +7,7 @@
 //! so a function takes a [`HwRev`] instead of a `hip08` or `hip09` flag
 //! whose sense the caller has to get right.
 
-use crate::hw_v2_consts::pci_rev;
+use crate::hns_roce_hw_v2::consts::pci_rev;
 
 /// Revision of a RoCE engine: the PCI revision ID of its function.
 ///

@@ -16,13 +16,15 @@
 
 use crate::cmdq::{Cmd, MailboxBuf};
 use crate::db::{Db, DbPages};
+use crate::hem::mtr::{KernelMtr, Region};
+use crate::hem::table::HemTables;
 use crate::hem::HemType;
-use crate::hem_table::HemTables;
+use crate::hns_roce_hw_v2::caps::Caps;
+use crate::hns_roce_hw_v2::consts::{cap_flag, mbox, reg};
+use crate::hns_roce_hw_v2::qpc::{
+    self as qpc, qpt, QpState, QpcImage, QueueError, QueueRequest, QueueSizes,
+};
 use crate::hw_rev::HwRev;
-use crate::hw_v2_caps::Caps;
-use crate::hw_v2_consts::{cap_flag, mbox, reg};
-use crate::hw_v2_qpc::{self as qpc, qpt, QpState, QpcImage, QueueError, QueueRequest, QueueSizes};
-use crate::mtr::{KernelMtr, Region};
 use crate::rdma::{QpAttr, QpInit, RecvWr};
 use core::sync::atomic::{AtomicU32, Ordering};
 use kernel::{

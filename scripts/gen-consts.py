@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Generate hw_v2_consts.rs: the HIP08/HIP09 hardware constants.
+"""Generate hns_roce_hw_v2/consts.rs: the HIP08/HIP09 hardware constants.
 
 Capability flags, mailbox and CMQ opcodes, event types, doorbell commands,
 register offsets and PCI revisions are hardware facts published in the C
@@ -9,7 +9,7 @@ group into one Rust module; tests/host re-reads the headers on its own and
 checks every value and that no member of a group is missing, so a drift fails
 the host tests.
 
-Usage: gen-consts.py KERNEL_SRC > hw_v2_consts.rs
+Usage: gen-consts.py KERNEL_SRC > hns_roce_hw_v2/consts.rs
 """
 import re
 import sys

@@ -15,8 +15,8 @@ use crate::bitmap::{
     cq_bank_words, qp_bank_words, use_ext_sge, valid_qp_bank_mask, Bank, BitmapError, CqBanks,
     IdRange, Ida, QpBanks, QpnRequest, GSI_QPN,
 };
+use crate::hns_roce_hw_v2::consts::cap_flag;
 use crate::hw_rev::HwRev;
-use crate::hw_v2_consts::cap_flag;
 
 /// hns-sim's `caps.flags` (caps_c flags 0x77f | caps_d flags_ex 0x480 << 12).
 pub const SIM_FLAGS: u32 = 0x0048_077f;

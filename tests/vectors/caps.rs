@@ -1,17 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 
-//! Test vectors for `hw_v2_caps.rs`: capability answers written out as raw
+//! Test vectors for `hns_roce_hw_v2/caps.rs`: capability answers written out as raw
 //! little-endian words by hand (from the C structs' byte and bit layout),
 //! and the values the C driver derives from them.
 
 use super::{expect, Check};
-use crate::cmq_desc::Desc;
-use crate::hw_rev::HwRev;
-use crate::hw_v2_caps::{
+use crate::cmdq::desc::Desc;
+use crate::hns_roce_hw_v2::caps::{
     alloc_vf_res_cmd, apply_func_caps, apply_pf_res, apply_timer_res, entry_size_cmd,
     parse_pf_caps, set_bt_cmd, EntrySize,
 };
-use crate::hw_v2_consts::cmq_op;
+use crate::hns_roce_hw_v2::consts::cmq_op;
+use crate::hw_rev::HwRev;
 
 fn desc(words: [u32; 6]) -> Desc {
     let mut w = [0u32; 8];

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 
-//! Test vectors for `cmq_desc.rs`, shared by the host tests and KUnit.
+//! Test vectors for `cmdq/desc.rs`, shared by the host tests and KUnit.
 
 use super::{expect, Check};
-use crate::cmq_desc::{chain, flag, retval_errno, Desc};
+use crate::cmdq::desc::{chain, flag, retval_errno, Desc};
 use crate::field::Field;
-use crate::hw_v2_consts::cmq_op;
+use crate::hns_roce_hw_v2::consts::cmq_op;
 
 /// A read descriptor's wire words, written out by hand.
 pub fn check_wire_format() -> Check {

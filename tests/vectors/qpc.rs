@@ -18,8 +18,8 @@
 //!   word 0 `0x43`: TST 3 (UD) and SGE_SHIFT 8 (256 extended SGEs).
 
 use super::{expect, Check};
+use crate::hns_roce_hw_v2::qpc::*;
 use crate::hw_rev::HwRev;
-use crate::hw_v2_qpc::*;
 
 /// Non-zero words of the merged QPC after RESET→INIT.
 const AFTER_INIT: &[(usize, u32)] = &[
@@ -214,7 +214,7 @@ pub fn check_masks() -> Check {
 
 /// Access flags, PSNs, atomics depth and the state machine.
 pub fn check_opt_fields() -> Check {
-    use crate::hw_v2_fields::qpc;
+    use crate::hns_roce_hw_v2::fields::qpc;
     let mut img = QpcImage::new();
     opt_fields(
         &mut img,
@@ -395,7 +395,7 @@ pub fn check_rq_wqe() -> Check {
 /// `HNS_ROCE_CAP_FLAG_XRC` (bit 6), whatever the other bits (bit 10, the
 /// ATOMIC flag, once stood in for it).
 pub fn check_qp_type_support() -> Check {
-    use crate::hw_v2_consts::cap_flag;
+    use crate::hns_roce_hw_v2::consts::cap_flag;
     for ty in [qpt::XRC_INI, qpt::XRC_TGT] {
         expect(
             qp_type_supported(ty, 1 << 6),

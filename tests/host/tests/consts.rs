@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 
-//! Host tests of the generated hardware constants (`hw_v2_consts.rs`): the
+//! Host tests of the generated hardware constants (`hns_roce_hw_v2/consts.rs`): the
 //! C headers are parsed here on their own (not by the generator), every Rust
 //! constant must have the value of the C name it carries, and every member
 //! of a group in the header must be in Rust.
 
-use hns_host_tests::hw_v2_consts::{
+use hns_host_tests::hns_roce_hw_v2::consts::{
     cap_flag, cmq_op, db_cmd, eq_db_cmd, event, mbox, pci_rev, reg,
 };
 

@@ -3,10 +3,10 @@
 //! Host tests of the HEM arithmetic and the context-table manager's plans.
 
 use hns_host_tests::hem::{HemType, TableCfg};
-use hns_host_tests::hw_rev::HwRev;
-use hns_host_tests::hw_v2_caps::{
+use hns_host_tests::hns_roce_hw_v2::caps::{
     apply_func_caps, apply_pf_res, apply_timer_res, parse_pf_caps, Caps,
 };
+use hns_host_tests::hw_rev::HwRev;
 use hns_host_tests::vectors::hem as v;
 use hns_sim::caps::Caps as SimCaps;
 

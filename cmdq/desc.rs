@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 
 //! Command queue descriptors (`core` only): the 32-byte descriptor, its
-//! flags and the firmware return codes (the opcodes are in `hw_v2_consts`).
+//! flags and the firmware return codes (the opcodes are in `hns_roce_hw_v2::consts`).
 
 use crate::field::{Ctx, Field, Layout};
 

@@ -7,8 +7,8 @@
 //! words the C driver produced.
 
 use crate::field::Ctx;
-use crate::hw_v2_consts::{db_cmd, eq_db_cmd};
-use crate::hw_v2_fields::{cqc, eqc, mpt, Cqc, Eqc, Mpt};
+use crate::hns_roce_hw_v2::consts::{db_cmd, eq_db_cmd};
+use crate::hns_roce_hw_v2::fields::{cqc, eqc, mpt, Cqc, Eqc, Mpt};
 
 /// Smallest page the hardware addresses (`HNS_HW_PAGE_SHIFT`).
 pub const HW_PAGE_SHIFT: u32 = 12;

@@ -12,9 +12,9 @@
 //! host tests and KUnit check them against the C driver's numbers.
 
 use crate::field::Ctx;
+use crate::hns_roce_hw_v2::consts::{cap_flag, db_cmd};
+use crate::hns_roce_hw_v2::fields::{qpc, qpcex, Qpc, QpcEx};
 use crate::hw_rev::HwRev;
-use crate::hw_v2_consts::{cap_flag, db_cmd};
-use crate::hw_v2_fields::{qpc, qpcex, Qpc, QpcEx};
 
 /// Words in each half of a HIP09 QPC (256 bytes of QPC, 256 of extension).
 pub const QPC_HALF_DWORDS: usize = 64;

@@ -12,8 +12,8 @@
 //! and the attribute tables of `hns_roce_debugfs.c`), the block itself and
 //! the number parser the debugfs writes use (`kstrtou32` with base 0).
 
-use crate::cmq_desc::Payload;
-use crate::hw_v2_consts::cmq_op;
+use crate::cmdq::desc::Payload;
+use crate::hns_roce_hw_v2::consts::cmq_op;
 use core::ffi::CStr;
 
 /// Words of a parameter block (`HNS_ROCE_SCC_PARAM_SIZE`).

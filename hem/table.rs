@@ -8,12 +8,12 @@
 //! arithmetic in `hem.rs` ([`TableGeom::get_plan`]/[`TableGeom::put_plan`]);
 //! this file only owns the DMA memory and carries the plans out.
 
+use crate::cmdq::desc::{CmqData, Desc};
 use crate::cmdq::{Cmd, MailboxBuf};
-use crate::cmq_desc::{CmqData, Desc};
 use crate::field::Field;
 use crate::hem::{is_last_step, HemAddr, HemType, HwWrite, TableCfg, TableGeom};
-use crate::hw_v2_caps::Caps;
-use crate::hw_v2_consts::cmq_op;
+use crate::hns_roce_hw_v2::caps::Caps;
+use crate::hns_roce_hw_v2::consts::cmq_op;
 use kernel::{
     device::{Bound, Device},
     dma::Coherent,

@@ -5,11 +5,11 @@
 //! derivations as the C driver's `hns_roce_query_caps`, `load_func_res_caps`
 //! and `load_pf_timer_res_caps`.
 
-use crate::cmq_desc::{chain, CmqData, Desc};
+use crate::cmdq::desc::{chain, CmqData, Desc};
 use crate::field::Field;
 use crate::hem::{calc_pg_sz, hw_hopnum, HemType, PgSz, HOP_NUM_0};
+use crate::hns_roce_hw_v2::consts::{cap_flag, cmq_op};
 use crate::hw_rev::HwRev;
-use crate::hw_v2_consts::{cap_flag, cmq_op};
 
 /// Shorthand for a payload field.
 const fn f(h: u32, l: u32) -> Field<CmqData> {
