@@ -25,6 +25,8 @@
 //! `base + i`, where `base` is the lowest id the allocator can hand out, so
 //! reserved ids take no storage.
 
+use crate::hns_roce_hw_v2::consts::cap_flag;
+use crate::hw_rev::HwRev;
 use core::borrow::BorrowMut;
 
 /// Largest id an IDA hands out (`INT_MAX`): `ida_alloc_range` clamps `max`
@@ -46,15 +48,13 @@ pub const CQ_BANKID_SHIFT: u32 = 2;
 pub const CQ_BANKID_MASK: u32 = 0x3;
 /// CQ banks user contexts may be given (`VALID_CQ_BANK_MASK_DEFAULT`).
 pub const VALID_CQ_BANK_MASK_DEFAULT: u8 = 0xf;
-/// CQ banks user contexts may be given with [`CAP_FLAG_LIMIT_BANK`]
+/// CQ banks user contexts may be given with [`cap_flag::LIMIT_BANK`]
 /// (`VALID_CQ_BANK_MASK_LIMIT`: banks 0 and 3).
 pub const VALID_CQ_BANK_MASK_LIMIT: u8 = 0x9;
 /// QP banks a QP that uses extended SGEs may take with
-/// [`CAP_FLAG_LIMIT_BANK`] (`VALID_EXT_SGE_QP_BANK_MASK_LIMIT`: banks 1
+/// [`cap_flag::LIMIT_BANK`] (`VALID_EXT_SGE_QP_BANK_MASK_LIMIT`: banks 1
 /// and 6).
 pub const VALID_EXT_SGE_QP_BANK_MASK_LIMIT: u8 = 0x42;
-/// `HNS_ROCE_CAP_FLAG_LIMIT_BANK` in `caps.flags`.
-pub const CAP_FLAG_LIMIT_BANK: u32 = 1 << 23;
 /// SGEs that fit in the WQE itself (`HNS_ROCE_SGE_IN_WQE`).
 pub const SGE_IN_WQE: u32 = 2;
 /// The QPN every GSI QP gets (`alloc_qpn`: `num = 1`); it is never taken
@@ -430,9 +430,9 @@ pub const fn cq_bankid(cqn: u32) -> u8 {
     (cqn & CQ_BANKID_MASK) as u8
 }
 
-/// Whether `caps.flags` has [`CAP_FLAG_LIMIT_BANK`].
+/// Whether `caps.flags` has [`cap_flag::LIMIT_BANK`].
 pub const fn limit_bank(flags: u32) -> bool {
-    flags & CAP_FLAG_LIMIT_BANK != 0
+    flags & cap_flag::LIMIT_BANK != 0
 }
 
 /// `use_ext_sge`: the QP needs extended SGEs when it has more than
@@ -496,7 +496,7 @@ pub struct QpBanks<S> {
 impl<S: BorrowMut<[u64]>> QpBanks<S> {
     /// `hns_roce_init_qp_table`: each bank gets `min = inuse = ` its share
     /// of the `reserved_qps` lowest QPNs, `max = num_qps / 8 - 1` and
-    /// `next = min`. `flags` is `caps.flags` (for [`CAP_FLAG_LIMIT_BANK`]).
+    /// `next = min`. `flags` is `caps.flags` (for [`cap_flag::LIMIT_BANK`]).
     ///
     /// `Invalid` if `words` is shorter than [`qp_bank_words`] or if
     /// `num_qps < 8` (where the C driver's `max` would wrap).
@@ -630,16 +630,16 @@ pub struct CqBanks<S> {
     ctx_num: [u32; CQ_BANK_NUM],
     /// Banks user contexts may get (`valid_cq_bank_mask`).
     valid_mask: u8,
-    /// `pci_dev->revision >= PCI_REVISION_ID_HIP09`.
-    hip09: bool,
+    /// Revision of the engine.
+    rev: HwRev,
 }
 
 impl<S: BorrowMut<[u64]>> CqBanks<S> {
     /// `hns_roce_init_cq_table`: each bank gets `min = inuse = ` its share
     /// of the `reserved_cqs` lowest CQNs and `max = num_cqs / 4 - 1`; the
     /// valid user-context banks are [`VALID_CQ_BANK_MASK_LIMIT`] if `flags`
-    /// has [`CAP_FLAG_LIMIT_BANK`], else [`VALID_CQ_BANK_MASK_DEFAULT`].
-    /// `hip09` is `pci_dev->revision >= PCI_REVISION_ID_HIP09`.
+    /// has [`cap_flag::LIMIT_BANK`], else [`VALID_CQ_BANK_MASK_DEFAULT`].
+    /// `rev` is the engine's revision.
     ///
     /// `Invalid` if `words` is shorter than [`cq_bank_words`] or if
     /// `num_cqs < 4` (where the C driver's `max` would wrap).
@@ -648,7 +648,7 @@ impl<S: BorrowMut<[u64]>> CqBanks<S> {
         num_cqs: u32,
         reserved_cqs: u32,
         flags: u32,
-        hip09: bool,
+        rev: HwRev,
     ) -> Result<Self> {
         let (banks, stride) = init_banks::<CQ_BANK_NUM>(num_cqs, reserved_cqs)?;
         init_words(
@@ -667,7 +667,7 @@ impl<S: BorrowMut<[u64]>> CqBanks<S> {
             } else {
                 VALID_CQ_BANK_MASK_DEFAULT
             },
-            hip09,
+            rev,
         })
     }
 
@@ -691,7 +691,7 @@ impl<S: BorrowMut<[u64]>> CqBanks<S> {
     /// HIP08 nothing is counted and the context keeps bank 0 (its zeroed
     /// `cq_bank_id`).
     pub fn get_bank_for_uctx(&mut self) -> u8 {
-        if !self.hip09 {
+        if !self.rev.is_hip09() {
             return 0;
         }
         let mut least_load = u32::MAX;
@@ -717,7 +717,7 @@ impl<S: BorrowMut<[u64]>> CqBanks<S> {
     /// `Invalid` for `bankid >= 4` or a count already 0 (C would index out
     /// of bounds or wrap the count).
     pub fn put_bank_for_uctx(&mut self, bankid: u8) -> Result<()> {
-        if !self.hip09 {
+        if !self.rev.is_hip09() {
             return Ok(());
         }
         let n = self
@@ -746,7 +746,7 @@ impl<S: BorrowMut<[u64]>> CqBanks<S> {
     /// from [`Self::get_bank_for_uctx`]) or bank 0 for a kernel CQ
     /// (`None`); on HIP08 [`Self::least_load_bank`].
     pub fn select_bank(&self, user_bank: Option<u8>) -> u8 {
-        if self.hip09 {
+        if self.rev.is_hip09() {
             user_bank.unwrap_or(0)
         } else {
             self.least_load_bank()

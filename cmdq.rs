@@ -13,8 +13,11 @@
 //! during bring-up) or by a mailbox event on the AEQ that carries the token
 //! of one of 32 slots (event mode, once the EQs exist).
 
-use crate::cmq_desc::{op, retval_errno, CmqData, Desc, CSQ_DESC_NUM};
+pub mod desc;
+
+use crate::cmdq::desc::{retval_errno, CmqData, Desc, CSQ_DESC_NUM};
 use crate::field::Field;
+use crate::hns_roce_hw_v2::consts::{cmq_op, reg};
 use crate::rdma::{Event, RegWindow, Regs};
 use core::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, AtomicU64, Ordering};
 use kernel::{
@@ -31,16 +34,6 @@ use kernel::{
     }, //
 };
 
-/// CSQ base address, low 32 bits.
-const TX_CMQ_BASEADDR_L: usize = 0x07000;
-/// CSQ base address, high 32 bits.
-const TX_CMQ_BASEADDR_H: usize = 0x07004;
-/// CSQ depth in units of 8 descriptors.
-const TX_CMQ_DEPTH: usize = 0x07008;
-/// Producer index (driver → firmware).
-const TX_CMQ_PI: usize = 0x07010;
-/// Consumer index (firmware → driver).
-const TX_CMQ_CI: usize = 0x07014;
 /// How many 1 us waits for an answer (`HNS_ROCE_CMQ_TX_TIMEOUT`).
 const TX_TIMEOUT_US: u32 = 30000;
 /// The same for POST_MB.
@@ -90,11 +83,11 @@ impl Cmq {
             Coherent::<u32>::zeroed_slice(dev, CSQ_DESC_NUM as usize * DESC_WORDS, GFP_KERNEL)?;
         let dma = ring.dma_address();
         // CAST: the two halves of the 64-bit DMA address.
-        regs.write32(dma as u32, TX_CMQ_BASEADDR_L);
-        regs.write32((dma >> 32) as u32, TX_CMQ_BASEADDR_H);
-        regs.write32(CSQ_DESC_NUM >> 3, TX_CMQ_DEPTH);
-        regs.write32(0, TX_CMQ_CI);
-        regs.write32(0, TX_CMQ_PI);
+        regs.write32(dma as u32, reg::TX_CMQ_BASEADDR_L);
+        regs.write32((dma >> 32) as u32, reg::TX_CMQ_BASEADDR_H);
+        regs.write32(CSQ_DESC_NUM >> 3, reg::TX_CMQ_DEPTH);
+        regs.write32(0, reg::TX_CMQ_CI);
+        regs.write32(0, reg::TX_CMQ_PI);
         // INVARIANT: head 0, ring of the full size.
         Ok(Cmq {
             ring,
@@ -156,7 +149,7 @@ impl Cmq {
         if self.cleared {
             return Ok(());
         }
-        let mut tries = if opcode == op::POST_MB {
+        let mut tries = if opcode == cmq_op::POST_MB {
             POST_MB_TRY_CNT
         } else {
             1
@@ -181,7 +174,7 @@ impl Cmq {
             err,
             moved: None,
         };
-        let timeout = if opcode == op::POST_MB {
+        let timeout = if opcode == cmq_op::POST_MB {
             TX_TIMEOUT_POST_MB_US
         } else {
             TX_TIMEOUT_US
@@ -197,10 +190,10 @@ impl Cmq {
             self.head = (self.head + 1) % CSQ_DESC_NUM;
         }
         // The MMIO write orders the ring stores before it.
-        regs.write32(self.head, TX_CMQ_PI);
+        regs.write32(self.head, reg::TX_CMQ_PI);
         let mut answered = false;
         for _ in 0..timeout {
-            if regs.read32(TX_CMQ_CI) == self.head {
+            if regs.read32(reg::TX_CMQ_CI) == self.head {
                 answered = true;
                 break;
             }
@@ -209,7 +202,7 @@ impl Cmq {
         if !answered {
             let from = self.head;
             // INVARIANT: the firmware's CI is below the depth it was given.
-            self.head = regs.read32(TX_CMQ_CI) % CSQ_DESC_NUM;
+            self.head = regs.read32(reg::TX_CMQ_CI) % CSQ_DESC_NUM;
             return Err(CmqError {
                 opcode,
                 err: EAGAIN,
@@ -415,7 +408,7 @@ impl Cmd {
     fn wait_mbox_idle(&self, timeout_ms: u32) -> Result<u32> {
         let start = Instant::<Monotonic>::now();
         loop {
-            let mut d = [Desc::new(op::QUERY_MB_ST, true)];
+            let mut d = [Desc::new(cmq_op::QUERY_MB_ST, true)];
             let r = self.send_quiet(&mut d);
             if self.cmq.lock().is_fatal() {
                 return Err(EIO);
@@ -449,7 +442,7 @@ impl Cmd {
                 e.to_errno()
             )
         })?;
-        let mut d = [Desc::new(op::POST_MB, false)];
+        let mut d = [Desc::new(cmq_op::POST_MB, false)];
         // CAST: the halves of the 64-bit addresses.
         let words = [
             in_param as u32,

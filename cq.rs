@@ -10,26 +10,17 @@
 use crate::cmdq::{Cmd, MailboxBuf};
 use crate::db::{Db, DbPages};
 use crate::field::Ctx;
+use crate::hem::mtr::KernelMtr;
+use crate::hem::table::HemTables;
 use crate::hem::{HemType, HOP_NUM_0};
-use crate::hem_table::HemTables;
-use crate::hw_v2_ctx;
-use crate::hw_v2_fields::Cqc;
-use crate::mtr::KernelMtr;
+use crate::hns_roce_hw_v2::consts::{cap_flag, mbox};
+use crate::hns_roce_hw_v2::ctx as hw_ctx;
+use crate::hns_roce_hw_v2::fields::Cqc;
 use core::sync::atomic::{AtomicU32, Ordering};
 use kernel::{
     device::{Bound, Device},
     prelude::*, //
 };
-
-/// Mailbox: create / destroy a CQ context.
-const CMD_CREATE_CQC: u8 = 0x16;
-const CMD_DESTROY_CQC: u8 = 0x17;
-/// `HNS_ROCE_CAP_FLAG_STASH`.
-const CAP_FLAG_STASH: u32 = 1 << 17;
-/// `HNS_ROCE_CAP_FLAG_CQ_RECORD_DB`.
-const CAP_FLAG_CQ_RECORD_DB: u32 = 1 << 3;
-/// Normal doorbell register of the driver's own UAR (`odb_offset`).
-pub(crate) const ODB_REG: usize = 0x230;
 
 /// The parameters of a kernel CQ.
 pub(crate) struct CqAttr {
@@ -62,7 +53,7 @@ pub(crate) struct CqEnv<'a> {
     /// Record doorbell pages.
     pub(crate) dbs: &'a DbPages,
     /// Capabilities.
-    pub(crate) caps: &'a crate::hw_v2_caps::Caps,
+    pub(crate) caps: &'a crate::hns_roce_hw_v2::caps::Caps,
 }
 
 impl Cq {
@@ -118,12 +109,12 @@ impl Cq {
                 e.to_errno()
             )
         })?;
-        let db = if c.flags & CAP_FLAG_CQ_RECORD_DB != 0 {
+        let db = if c.flags & cap_flag::CQ_RECORD_DB != 0 {
             Some(env.dbs.alloc(env.dev, 0)?)
         } else {
             None
         };
-        let mut cq = KBox::new(
+        let cq = KBox::new(
             Cq {
                 cqn,
                 depth,
@@ -142,13 +133,17 @@ impl Cq {
                 cqn,
                 e.to_errno()
             );
-            cq.free_db(env.dbs);
+            dev_err!(
+                env.cmd.device(),
+                "failed to alloc CQ context, ret = {}.\n",
+                e.to_errno()
+            );
             return Err(e);
         }
         let ctx = cq.context(c, attr.vector, hop);
         let r = MailboxBuf::new(env.dev).and_then(|mb| {
             mb.write_le_words(ctx.as_le_words());
-            env.cmd.mbox(mb.dma(), 0, CMD_CREATE_CQC, cqn)
+            env.cmd.mbox(mb.dma(), 0, mbox::CREATE_CQC, cqn)
         });
         if let Err(e) = r {
             dev_err!(
@@ -157,21 +152,30 @@ impl Cq {
                 cqn,
                 e.to_errno()
             );
+            dev_err!(
+                env.cmd.device(),
+                "failed to alloc CQ context, ret = {}.\n",
+                e.to_errno()
+            );
             table.put(env.dev, cqn);
-            cq.free_db(env.dbs);
             return Err(e);
         }
         Ok(cq)
     }
 
     /// The CQ context (`hns_roce_v2_write_cqc`).
-    fn context(&self, c: &crate::hw_v2_caps::Caps, vector: u32, hop: u32) -> Ctx<Cqc, 16> {
-        hw_v2_ctx::cq_context(&hw_v2_ctx::CqcParams {
+    fn context(
+        &self,
+        c: &crate::hns_roce_hw_v2::caps::Caps,
+        vector: u32,
+        hop: u32,
+    ) -> Ctx<Cqc, 16> {
+        hw_ctx::cq_context(&hw_ctx::CqcParams {
             cqn: self.cqn,
             ceqn: vector,
             depth: self.depth,
             cqe_size: c.cqe_sz,
-            stash: c.flags & CAP_FLAG_STASH != 0,
+            stash: c.flags & cap_flag::STASH != 0,
             hop,
             ba_pg_shift: self.mtr.ba_pg_shift(),
             buf_pg_shift: self.mtr.page_shift(),
@@ -182,15 +186,9 @@ impl Cq {
         })
     }
 
-    fn free_db(&mut self, dbs: &DbPages) {
-        if let Some(d) = self.db.take() {
-            dbs.free(d);
-        }
-    }
-
     /// Destroys the CQ (`hns_roce_destroy_cq`); the caller frees the CQN.
     pub(crate) fn destroy(self: KBox<Self>, env: &CqEnv<'_>) {
-        if let Err(e) = env.cmd.mbox(0, 0, CMD_DESTROY_CQC, self.cqn) {
+        if let Err(e) = env.cmd.mbox(0, 0, mbox::DESTROY_CQC, self.cqn) {
             dev_err_ratelimited!(
                 env.cmd.device(),
                 "DESTROY_CQ failed ({}) for CQN {:06x}\n",
@@ -201,13 +199,12 @@ impl Cq {
         if let Ok(t) = env.hem.table(HemType::Cqc) {
             t.put(env.dev, self.cqn);
         }
-        let mut cq = self;
-        cq.free_db(env.dbs);
+        // The buffer and the record doorbell go with `self`.
     }
 
     /// Arms the CQ (`hns_roce_v2_req_notify_cq`): the doorbell value.
     pub(crate) fn notify_db(&self, solicited: bool) -> u64 {
-        hw_v2_ctx::cq_notify_doorbell(
+        hw_ctx::cq_notify_doorbell(
             self.cqn,
             self.cons_index.load(Ordering::Relaxed),
             self.arm_sn.load(Ordering::Relaxed),

@@ -5,14 +5,16 @@
 //!
 //! Same placement as the C driver: a page holds `PAGE_SIZE / 4` records,
 //! handed out in pairs (order 1) or singly (order 0, splitting a pair and
-//! keeping its buddy for the next single request).
+//! keeping its buddy for the next single request). A [`Db`] gives its
+//! record back when it drops, so every owner (and every error path of the
+//! owner's creation) returns what it took.
 
 use kernel::{
     device::{Bound, Device},
     dma::Coherent,
     new_mutex,
     prelude::*,
-    sync::Mutex, //
+    sync::{Arc, Mutex}, //
 };
 
 /// Bytes per record.
@@ -81,16 +83,31 @@ impl DbPage {
     }
 }
 
-/// A record doorbell: where it is for the CPU and for the engine.
+/// The pages and the count of records handed out, under one lock.
+struct Pages {
+    list: KVec<DbPage>,
+    /// Records (either order) handed out and not given back yet.
+    in_use: usize,
+}
+
+/// What the records of a function share: their pages.
+#[pin_data]
+struct Pool {
+    #[pin]
+    pages: Mutex<Pages>,
+}
+
+/// A record doorbell: where it is for the CPU and for the engine. Dropping
+/// it gives the record back to its pages.
 ///
 /// # Invariants
 ///
-/// `cpu` points to the record inside a page of the [`DbPages`] that made
-/// it. Pages are never freed before the `DbPages` (their DMA memory does not
-/// move when the page list grows), and every `Db` is handed back with
-/// [`DbPages::free`] before its `DbPages` goes, so `cpu` stays valid for the
-/// `Db`'s life.
+/// `cpu` points to record `index` of page `page` of `pool`. Pages are never
+/// removed from a pool and their DMA memory does not move when the page list
+/// grows; the `Db` keeps its pool alive, so `cpu` is valid for the `Db`'s
+/// life.
 pub(crate) struct Db {
+    pool: Arc<Pool>,
     page: usize,
     index: usize,
     order: u32,
@@ -100,7 +117,8 @@ pub(crate) struct Db {
 }
 
 // SAFETY: the record is plain DMA memory written with volatile stores
-// (`set`); nothing in it is tied to a thread.
+// (`set`); nothing in it is tied to a thread, and the pool is shared
+// through a thread-safe `Arc` and a `Mutex`.
 unsafe impl Send for Db {}
 // SAFETY: as above; concurrent `set` calls are single aligned stores.
 unsafe impl Sync for Db {}
@@ -113,25 +131,44 @@ impl Db {
     }
 }
 
-/// The record pages of a function.
-#[pin_data]
+impl Drop for Db {
+    fn drop(&mut self) {
+        let mut pages = self.pool.pages.lock();
+        if let Some(pg) = pages.list.get_mut(self.page) {
+            pg.give(self.index, self.order);
+        }
+        pages.in_use -= 1;
+    }
+}
+
+/// The record pages of a function (`hns_roce_alloc_db` and
+/// `hns_roce_free_db`): records are taken with [`DbPages::alloc`] and given
+/// back when their [`Db`] drops. Pages stay until the last record and this
+/// handle are gone.
 pub(crate) struct DbPages {
-    #[pin]
-    pages: Mutex<KVec<DbPage>>,
+    pool: Arc<Pool>,
 }
 
 impl DbPages {
     /// No pages yet.
-    pub(crate) fn new() -> impl PinInit<Self> {
-        pin_init!(Self {
-            pages <- new_mutex!(KVec::new()),
-        })
+    pub(crate) fn new() -> Result<Self> {
+        let pool = Arc::pin_init(
+            pin_init!(Pool {
+                pages <- new_mutex!(Pages {
+                    list: KVec::new(),
+                    in_use: 0,
+                }),
+            }),
+            GFP_KERNEL,
+        )?;
+        Ok(Self { pool })
     }
 
     /// A record of `order` (0: one record, 1: two adjacent ones), zeroed.
     pub(crate) fn alloc(&self, dev: &Device<Bound>, order: u32) -> Result<Db> {
-        let mut pages = self.pages.lock();
+        let mut pages = self.pool.pages.lock();
         let found = pages
+            .list
             .iter_mut()
             .enumerate()
             .find_map(|(p, pg)| pg.take(order).map(|i| (p, i)));
@@ -140,11 +177,11 @@ impl DbPages {
             None => {
                 let mut pg = DbPage::new(dev)?;
                 let i = pg.take(order).ok_or(ENOMEM)?;
-                pages.push(pg, GFP_KERNEL)?;
-                (pages.len() - 1, i)
+                pages.list.push(pg, GFP_KERNEL)?;
+                (pages.list.len() - 1, i)
             }
         };
-        let pg = pages.get(page).ok_or(EINVAL)?;
+        let pg = pages.list.get(page).ok_or(EINVAL)?;
         // SAFETY: `index` is below the page's record count (`take`).
         let rec = unsafe { pg.mem.as_mut_ptr().cast::<u32>().add(index) };
         // SAFETY: `rec` is inside the page (above).
@@ -152,8 +189,10 @@ impl DbPages {
         let cpu = core::ptr::NonNull::new(rec).ok_or(EINVAL)?;
         // CAST: an index within one page.
         let dma = pg.mem.dma_address() + (index * DB_UNIT_SIZE) as u64;
-        // INVARIANT: `cpu` is the record in page `page`, which stays.
+        pages.in_use += 1;
+        // INVARIANT: `cpu` is the record in page `page` of `pool`.
         Ok(Db {
+            pool: self.pool.clone(),
             page,
             index,
             order,
@@ -162,10 +201,36 @@ impl DbPages {
         })
     }
 
-    /// Returns a record. Pages stay until the function goes.
-    pub(crate) fn free(&self, db: Db) {
-        if let Some(pg) = self.pages.lock().get_mut(db.page) {
-            pg.give(db.index, db.order);
+    /// Records handed out and not given back yet.
+    pub(crate) fn in_use(&self) -> usize {
+        self.pool.pages.lock().in_use
+    }
+
+    /// A handle that reads the record count (for debugfs).
+    pub(crate) fn records(&self) -> DbRecords {
+        DbRecords(self.pool.clone())
+    }
+}
+
+/// Reads how many records of a function are handed out; keeps the pages
+/// (not the function's other resources) alive.
+pub(crate) struct DbRecords(Arc<Pool>);
+
+impl DbRecords {
+    /// Records handed out and not given back yet.
+    pub(crate) fn in_use(&self) -> usize {
+        self.0.pages.lock().in_use
+    }
+}
+
+impl Drop for DbPages {
+    /// The function goes: every object holding a record must be gone, so
+    /// a record still out is a leak. Say so (the guest plans check for this
+    /// line); the pages themselves stay until that record drops.
+    fn drop(&mut self) {
+        let n = self.in_use();
+        if n != 0 {
+            pr_err!("{} record doorbell(s) not given back at removal\n", n);
         }
     }
 }

@@ -14,18 +14,23 @@
 //! stores it and sends the whole block to the firmware, and puts the old
 //! value back if the firmware refuses it.
 //!
+//! `db_records` (not in C) reads how many record doorbells the function has
+//! handed out and not got back.
+//!
 //! The C driver also has `sw_stat/sw_stat`, its software event and error
 //! counters (`dfx_cnt`: EQEs, commands, mailboxes, failed verbs). This driver
 //! keeps no such counters, so there is no `sw_stat`.
 //!
 //! Nothing here reaches the bindings: the directories and files are the
-//! kernel crate's `debugfs` API. The parameter tables are `hw_v2_scc.rs`.
+//! kernel crate's `debugfs` API. The parameter tables are `hns_roce_hw_v2/scc.rs`.
 
+use crate::cmdq::desc::Desc;
 use crate::cmdq::Cmd;
-use crate::cmq_desc::Desc;
-use crate::hns_roce_hw_v2::PCI_REVISION_ID_HIP08;
-use crate::hw_v2_caps::{Caps, CAP_FLAG_QP_FLOW_CTRL};
-use crate::hw_v2_scc::{kstrtou32, Algo, ParamAttr, Params};
+use crate::db::DbRecords;
+use crate::hns_roce_hw_v2::caps::Caps;
+use crate::hns_roce_hw_v2::consts::cap_flag;
+use crate::hns_roce_hw_v2::scc::{kstrtou32, Algo, ParamAttr, Params};
+use crate::hw_rev::HwRev;
 use crate::rdma::Hnae3Handle;
 use core::sync::atomic::{AtomicBool, Ordering};
 use kernel::{
@@ -203,6 +208,13 @@ fn show(p: &ParamFile, f: &mut fmt::Formatter<'_>) -> fmt::Result {
     writeln!(f, "{v}")
 }
 
+/// Read of `db_records`: record doorbells handed out and not given back
+/// (this driver's own file, not in C: the guest plans check that failed
+/// object creations give their records back).
+fn show_db_records(db: &DbRecords, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+    writeln!(f, "{}", db.in_use())
+}
+
 /// Write: a number in the parameter's range, sent to the firmware with the
 /// rest of the block (`hns_debugfs_seqfile_write` + `cc_param_debugfs_store`).
 fn store(p: &ParamFile, r: &mut UserSliceReader) -> Result {
@@ -230,6 +242,8 @@ fn store(p: &ParamFile, r: &mut UserSliceReader) -> Result {
 struct Files {
     /// One entry per parameter file, grouped by algorithm.
     params: KVec<ParamFile>,
+    /// The record doorbells of the function, for `db_records`.
+    db: Option<DbRecords>,
 }
 
 /// The parameter files of the algorithms in `cong_cap`, in directory order.
@@ -253,6 +267,9 @@ fn param_files(scc: &Arc<Scc>, cong_cap: u32) -> Result<KVec<ParamFile>> {
 /// Fills the directory of a function: one subdirectory per algorithm that
 /// has files.
 fn populate<'data>(files: &'data Files, dir: &ScopedDir<'data, '_>) {
+    if let Some(db) = &files.db {
+        dir.read_callback_file(c"db_records", db, &show_db_records);
+    }
     for algo in Algo::ALL {
         let mut it = files.params.iter().filter(|p| p.algo == algo).peekable();
         if it.peek().is_none() {
@@ -277,11 +294,16 @@ impl DevDebugfs {
     /// (`hns_roce_register_debugfs`), called once its ib_device is
     /// registered. Like C, failures only leave parts out: `None` if not even
     /// the directory could be made.
-    pub(crate) fn register(h: &Hnae3Handle, cmd: &Arc<Cmd>, caps: &Caps) -> Option<Self> {
+    pub(crate) fn register(
+        h: &Hnae3Handle,
+        cmd: &Arc<Cmd>,
+        caps: &Caps,
+        db: Option<DbRecords>,
+    ) -> Option<Self> {
         let root = root_dir()?;
         let id = h.pci_ident();
-        let cc = id.revision > PCI_REVISION_ID_HIP08
-            && caps.flags & CAP_FLAG_QP_FLOW_CTRL != 0
+        let cc = HwRev::from_pci(id.revision) > HwRev::HIP08
+            && caps.flags & cap_flag::QP_FLOW_CTRL != 0
             && id.device != DEV_ID_RDMA_DCB_PFC_VF;
         let mut params = KVec::new();
         if cc {
@@ -290,7 +312,7 @@ impl DevDebugfs {
                 params = param_files(&scc, caps.cong_cap).unwrap_or_else(|_| KVec::new());
             }
         }
-        let init = root.scope(Files { params }, h.pci_name(), populate);
+        let init = root.scope(Files { params, db }, h.pci_name(), populate);
         KBox::pin_init(init, GFP_KERNEL)
             .ok()
             .map(|s| DevDebugfs { _scope: s })

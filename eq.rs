@@ -10,10 +10,11 @@
 
 use crate::cmdq::{Cmd, MailboxBuf};
 use crate::field::{Ctx, Layout};
-use crate::hw_v2_caps::Caps;
-use crate::hw_v2_ctx;
-use crate::hw_v2_fields::{aeqe, ceqe, Aeqe, Ceqe, Eqc};
-use crate::mtr::KernelMtr;
+use crate::hem::mtr::KernelMtr;
+use crate::hns_roce_hw_v2::caps::Caps;
+use crate::hns_roce_hw_v2::consts::{event, mbox, reg};
+use crate::hns_roce_hw_v2::ctx as hw_ctx;
+use crate::hns_roce_hw_v2::fields::{aeqe, ceqe, Aeqe, Ceqe, Eqc};
 use crate::rdma::{Hnae3Handle, IrqHandler, IrqRegistration};
 use core::sync::atomic::{AtomicU32, Ordering};
 use kernel::{
@@ -23,28 +24,8 @@ use kernel::{
     sync::Arc, //
 };
 
-/// Mailbox: create a CEQ context.
-const CMD_CREATE_CEQC: u8 = 0x90;
-/// Mailbox: destroy a CEQ context.
-const CMD_DESTROY_CEQC: u8 = 0x93;
-/// Mailbox: create an AEQ context.
-const CMD_CREATE_AEQC: u8 = 0x80;
-/// Mailbox: destroy an AEQ context.
-const CMD_DESTROY_AEQC: u8 = 0x83;
-/// EQ doorbell register.
-const EQ_DB_REG: usize = 0x238;
-/// Abnormal interrupt configuration.
-const ABN_INT_CFG_REG: usize = 0x13000;
-/// Abnormal interrupt status.
-const ABN_INT_ST_REG: usize = 0x13004;
-/// Abnormal interrupt enable.
-const ABN_INT_EN_REG: usize = 0x13008;
-/// Event interrupt enable of EQ 0; EQ `i` at `+ 4 * i`.
-const EVENT_INT_EN_REG: usize = 0x1300c;
 /// AEQEs handled per interrupt (`HNS_AEQ_POLLING_BUDGET`).
 const AEQ_POLLING_BUDGET: u32 = 64;
-/// AEQE event type of a mailbox completion.
-const EVENT_TYPE_MB: u32 = 0x13;
 /// EQE buffer and BT page size exponents over `PAGE_SIZE` (0 on HIP08 and
 /// HIP09: `caps->eqe_{buf,ba}_pg_sz`).
 const EQE_PG_SZ: u32 = 0;
@@ -74,8 +55,8 @@ impl Eq {
     /// Allocates the EQE buffer and creates the context (`hns_roce_v2_create_eq`).
     fn create(h: &Hnae3Handle, cmd: &Arc<Cmd>, caps: &Caps, eqn: u32, kind: Kind) -> Result<Self> {
         let (entries, eqe_size, op) = match kind {
-            Kind::Ceq => (caps.ceqe_depth, caps.ceqe_size, CMD_CREATE_CEQC),
-            Kind::Aeq => (caps.aeqe_depth, caps.aeqe_size, CMD_CREATE_AEQC),
+            Kind::Ceq => (caps.ceqe_depth, caps.ceqe_size, mbox::CREATE_CEQC),
+            Kind::Aeq => (caps.aeqe_depth, caps.aeqe_size, mbox::CREATE_AEQC),
         };
         let dev = h.bound_device();
         let mbox = MailboxBuf::new(dev)?;
@@ -122,7 +103,7 @@ impl Eq {
 
     /// The EQ context (`config_eqc`).
     fn context(&self, hop: u32) -> Ctx<Eqc, 16> {
-        hw_v2_ctx::eq_context(&hw_v2_ctx::EqcParams {
+        hw_ctx::eq_context(&hw_ctx::EqcParams {
             eqn: self.eqn,
             hop,
             ba_pg_shift: self.mtr.ba_pg_shift(),
@@ -139,8 +120,8 @@ impl Eq {
     /// with `self`.
     fn destroy(&self) {
         let op = match self.kind {
-            Kind::Ceq => CMD_DESTROY_CEQC,
-            Kind::Aeq => CMD_DESTROY_AEQC,
+            Kind::Ceq => mbox::DESTROY_CEQC,
+            Kind::Aeq => mbox::DESTROY_AEQC,
         };
         if self.cmd.mbox(0, 0, op, self.eqn & EQN_MASK).is_err() {
             dev_err!(
@@ -195,8 +176,8 @@ impl Eq {
 
     /// Tells the engine how far software consumed (`update_eq_db`).
     fn update_db(&self, ci: u32) {
-        let v = hw_v2_ctx::eq_doorbell(self.kind == Kind::Aeq, self.eqn, ci);
-        self.cmd.ring_db(v, EQ_DB_REG);
+        let v = hw_ctx::eq_doorbell(self.kind == Kind::Aeq, self.eqn, ci);
+        self.cmd.ring_db(v, reg::VF_EQ_DB_CFG0);
     }
 
     /// AEQ interrupt (`hns_roce_v2_aeq_int`).
@@ -205,7 +186,7 @@ impl Eq {
         self.drain(AEQ_POLLING_BUDGET, |off| {
             let e = self.entry::<Aeqe>(off, words);
             let event = e.read(aeqe::EVENT_TYPE);
-            if event == EVENT_TYPE_MB {
+            if event == event::MB {
                 // `event.cmd` of `struct hns_roce_aeqe`: out_param in words
                 // 1-2, then the 16-bit token and the status byte.
                 let out = u64::from(e.word(1)) | (u64::from(e.word(2)) << 32);
@@ -251,7 +232,7 @@ pub(crate) struct Abnormal {
 
 impl IrqHandler for Abnormal {
     fn handle(&self) -> bool {
-        let st = self.cmd.regs().read32(ABN_INT_ST_REG);
+        let st = self.cmd.regs().read32(reg::VF_ABN_INT_ST);
         if st != 0 {
             // Recovery (function reset through the ae_dev) is not ported yet.
             dev_err!(self.cmd.device(), "abnormal interrupt, status {:#x}\n", st);
@@ -351,10 +332,10 @@ impl EqTable {
         // CAST: a handful of EQs.
         for i in 0..self.eq_num as usize {
             // Offsets past the window (more EQs than registers) are skipped.
-            let _ = regs.try_write32(v, EVENT_INT_EN_REG + 4 * i);
+            let _ = regs.try_write32(v, reg::VF_EVENT_INT_EN + 4 * i);
         }
-        regs.write32(v, ABN_INT_EN_REG);
-        regs.write32(v, ABN_INT_CFG_REG);
+        regs.write32(v, reg::VF_ABN_INT_EN);
+        regs.write32(v, reg::VF_ABN_INT_CFG);
     }
 
     /// Disables and frees the interrupts, then destroys the EQ contexts

@@ -18,10 +18,23 @@
 //! regions (`hns_roce_mtr_create` → `mtr_init_buf_cfg`, `cal_best_bt_pg_sz`,
 //! `hns_roce_hem_list_request`): [`MtrLayout::new`] says how many root
 //! entries and L1 BT pages there are and, through [`HemList::locate`] and
-//! [`HemList::l1_root`], which entry holds which page (`mtr.rs` allocates
+//! [`HemList::l1_root`], which entry holds which page (`hem/mtr.rs` allocates
 //! and fills them).
 
-use crate::hw_v2_caps::{Caps, CAP_FLAG_QP_FLOW_CTRL, CAP_FLAG_SRQ};
+// The kernel halves of HEM: context tables (chunks, BT pages, references)
+// and kernel buffers with their BTs, which carry out the plans of this file.
+// Only in a kernel build: the host tests compile this file alone.
+// (Explicit paths: tests/host includes this file by path, which would
+// make rustfmt look for the children next to it.)
+#[cfg(CONFIG_RUST)]
+#[path = "hem/mtr.rs"]
+pub(crate) mod mtr;
+#[cfg(CONFIG_RUST)]
+#[path = "hem/table.rs"]
+pub(crate) mod table;
+
+use crate::hns_roce_hw_v2::caps::Caps;
+use crate::hns_roce_hw_v2::consts::{cap_flag, mbox};
 
 /// The hop number meaning "chunks addressed directly, no BT level"
 /// (`HNS_ROCE_HOP_NUM_0`).
@@ -30,34 +43,6 @@ pub const HOP_NUM_0: u32 = 0xff;
 pub const BA_BYTE_LEN: u64 = 8;
 /// The hardware page size (`HNS_HW_PAGE_SIZE`) GMV BT indexes count in.
 pub const HW_PAGE_SIZE: u32 = 4096;
-
-/// Mailbox commands of the context tables (`enum hns_roce_cmd` values
-/// used by `get_op_for_set_hem` and `hns_roce_v2_clear_hem`). Step `s` of a
-/// table uses `BT0 + s`.
-pub mod mbox_op {
-    /// Write a QPC base address (BT0, BT1 = +1, BT2 = +2).
-    pub const WRITE_QPC_BT0: u8 = 0x00;
-    /// Destroy a QPC base address.
-    pub const DESTROY_QPC_BT0: u8 = 0x08;
-    /// Write a CQC base address.
-    pub const WRITE_CQC_BT0: u8 = 0x10;
-    /// Destroy a CQC base address.
-    pub const DESTROY_CQC_BT0: u8 = 0x18;
-    /// Write an MPT base address.
-    pub const WRITE_MPT_BT0: u8 = 0x20;
-    /// Write a CQC timer base address.
-    pub const WRITE_CQC_TIMER_BT0: u8 = 0x23;
-    /// Destroy an MPT base address.
-    pub const DESTROY_MPT_BT0: u8 = 0x28;
-    /// Write an SRQC base address.
-    pub const WRITE_SRQC_BT0: u8 = 0x30;
-    /// Write a QPC timer base address.
-    pub const WRITE_QPC_TIMER_BT0: u8 = 0x33;
-    /// Destroy an SRQC base address.
-    pub const DESTROY_SRQC_BT0: u8 = 0x38;
-    /// Write an SCCC base address (BT0 only).
-    pub const WRITE_SCCC_BT0: u8 = 0xa5;
-}
 
 /// HEM table types (`enum hns_roce_hem_type`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -103,13 +88,13 @@ impl HemType {
     /// for GMV (programmed by CMQ) and the buffer types.
     pub fn write_bt0(self) -> Option<u8> {
         match self {
-            HemType::Qpc => Some(mbox_op::WRITE_QPC_BT0),
-            HemType::Mtpt => Some(mbox_op::WRITE_MPT_BT0),
-            HemType::Cqc => Some(mbox_op::WRITE_CQC_BT0),
-            HemType::Srqc => Some(mbox_op::WRITE_SRQC_BT0),
-            HemType::Sccc => Some(mbox_op::WRITE_SCCC_BT0),
-            HemType::QpcTimer => Some(mbox_op::WRITE_QPC_TIMER_BT0),
-            HemType::CqcTimer => Some(mbox_op::WRITE_CQC_TIMER_BT0),
+            HemType::Qpc => Some(mbox::WRITE_QPC_BT0),
+            HemType::Mtpt => Some(mbox::WRITE_MPT_BT0),
+            HemType::Cqc => Some(mbox::WRITE_CQC_BT0),
+            HemType::Srqc => Some(mbox::WRITE_SRQC_BT0),
+            HemType::Sccc => Some(mbox::WRITE_SCCC_BT0),
+            HemType::QpcTimer => Some(mbox::WRITE_QPC_TIMER_BT0),
+            HemType::CqcTimer => Some(mbox::WRITE_CQC_TIMER_BT0),
             _ => None,
         }
     }
@@ -118,10 +103,10 @@ impl HemType {
     /// type; `None` where it sends nothing (SCCC, timers, GMV, buffers).
     pub fn destroy_bt0(self) -> Option<u8> {
         match self {
-            HemType::Qpc => Some(mbox_op::DESTROY_QPC_BT0),
-            HemType::Mtpt => Some(mbox_op::DESTROY_MPT_BT0),
-            HemType::Cqc => Some(mbox_op::DESTROY_CQC_BT0),
-            HemType::Srqc => Some(mbox_op::DESTROY_SRQC_BT0),
+            HemType::Qpc => Some(mbox::DESTROY_QPC_BT0),
+            HemType::Mtpt => Some(mbox::DESTROY_MPT_BT0),
+            HemType::Cqc => Some(mbox::DESTROY_CQC_BT0),
+            HemType::Srqc => Some(mbox::DESTROY_SRQC_BT0),
             _ => None,
         }
     }
@@ -291,14 +276,14 @@ impl TableCfg {
                 caps.cqc_pg,
                 caps.cqc_bt_num,
             ),
-            HemType::Srqc if caps.flags & CAP_FLAG_SRQ != 0 => cfg(
+            HemType::Srqc if caps.flags & cap_flag::SRQ != 0 => cfg(
                 caps.srqc_entry_sz,
                 caps.num_srqs,
                 caps.srqc_hop_num,
                 caps.srqc_pg,
                 caps.srqc_bt_num,
             ),
-            HemType::Sccc if caps.flags & CAP_FLAG_QP_FLOW_CTRL != 0 => cfg(
+            HemType::Sccc if caps.flags & cap_flag::QP_FLOW_CTRL != 0 => cfg(
                 caps.sccc_sz,
                 caps.num_qps,
                 caps.sccc_hop_num,

@@ -7,16 +7,27 @@
 //! CFG_ENTRY_SIZE: same commands, order and payloads as the C driver), and
 //! the function clear that leaves the engine clean.
 
+pub mod caps;
+pub mod consts;
+pub mod ctx;
+// Stays at the top level: hns-sim (`sim/src/lib.rs`) compiles it by path too.
+#[path = "hw_v2_fields.rs"]
+pub mod fields;
+pub mod qpc;
+pub mod scc;
+
+use crate::cmdq::desc::{chain, flag, CmqData, Desc};
 use crate::cmdq::{Cmd, Cmq};
-use crate::cmq_desc::{chain, flag, op, CmqData, Desc};
 use crate::eq::EqTable;
 use crate::field::Field;
+use crate::hem::table::HemTables;
 use crate::hem::HemType;
-use crate::hem_table::HemTables;
-use crate::hw_v2_caps::{
+use crate::hns_roce_hw_v2::caps::{
     alloc_vf_res_cmd, apply_func_caps, apply_pf_res, apply_timer_res, entry_size_cmd,
     parse_pf_caps, set_bt_cmd, Caps, CapsError, EntrySize,
 };
+use crate::hns_roce_hw_v2::consts::cmq_op;
+use crate::hw_rev::HwRev;
 use crate::rdma::Hnae3Handle;
 use kernel::{
     device::{Bound, Device},
@@ -26,8 +37,6 @@ use kernel::{
     time::{delay::fsleep, Delta}, //
 };
 
-/// PCI revision of HIP08.
-pub(crate) const PCI_REVISION_ID_HIP08: u8 = 0x21;
 /// Cycles per microsecond programmed on HIP09 (`HNS_ROCE_1US_CFG`).
 const CYCLES_1US_HIP09: u32 = 999;
 /// RoCEv2 UDP destination port.
@@ -92,25 +101,25 @@ pub(crate) struct Profile {
     pub(crate) func_num: u32,
     /// The decoded capabilities.
     pub(crate) caps: Caps,
+    /// Revision of the engine.
+    pub(crate) rev: HwRev,
 }
 
 /// The profile queries of bring-up.
-fn profile(h: &Hnae3Handle, cmd: &Cmd, revision: u8) -> Result<Profile> {
-    let hip08 = revision == PCI_REVISION_ID_HIP08;
-
-    let mut d = [Desc::new(op::QUERY_HW_VER, true)];
+fn profile(h: &Hnae3Handle, cmd: &Cmd, rev: HwRev) -> Result<Profile> {
+    let mut d = [Desc::new(cmq_op::QUERY_HW_VER, true)];
     cmd.send(&mut d)?;
     // CAST: a 16-bit field.
     let hw_rev = d[0].get(HW_VER_ROCEE_HW_VERSION) as u16;
 
-    let mut d = [Desc::new(op::QUERY_FW_VER, true)];
+    let mut d = [Desc::new(cmq_op::QUERY_FW_VER, true)];
     cmd.send(&mut d)?;
     let fw_ver = d[0].get(FW_VER);
 
-    let func_num = if hip08 {
+    let func_num = if rev.is_hip08() {
         1
     } else {
-        let mut d = [Desc::new(op::QUERY_FUNC_INFO, true)];
+        let mut d = [Desc::new(cmq_op::QUERY_FUNC_INFO, true)];
         cmd.send(&mut d)?;
         d[0].get(FUNC_INFO_OWN_FUNC_NUM)
     };
@@ -119,16 +128,16 @@ fn profile(h: &Hnae3Handle, cmd: &Cmd, revision: u8) -> Result<Profile> {
         return Err(EINVAL);
     }
 
-    let mut d = [Desc::new(op::CFG_GLOBAL_PARAM, false)];
+    let mut d = [Desc::new(cmq_op::CFG_GLOBAL_PARAM, false)];
     d[0].data.write(
         GLOBAL_PARAM_1US_CYCLES,
-        if hip08 { 0 } else { CYCLES_1US_HIP09 },
+        if rev.is_hip08() { 0 } else { CYCLES_1US_HIP09 },
     );
     d[0].data.write(GLOBAL_PARAM_UDP_PORT, ROCE_V2_UDP_DPORT);
     cmd.send(&mut d)?;
 
     for vf in 0..func_num {
-        let mut d = [Desc::new(op::SWITCH_PARAMETER_CFG, true)];
+        let mut d = [Desc::new(cmq_op::SWITCH_PARAMETER_CFG, true)];
         d[0].data.enable(VF_SWITCH_ROCEE_SEL);
         d[0].data.write(VF_SWITCH_VF_ID, vf);
         cmd.send(&mut d)?;
@@ -146,11 +155,11 @@ fn profile(h: &Hnae3Handle, cmd: &Cmd, revision: u8) -> Result<Profile> {
     };
     // HIP08 answers five descriptors, HIP09 six.
     let (mut d5, mut d6);
-    let d: &mut [Desc] = if hip08 {
-        d5 = chain::<5>(op::QUERY_PF_CAPS_NUM, true);
+    let d: &mut [Desc] = if rev.is_hip08() {
+        d5 = chain::<5>(cmq_op::QUERY_PF_CAPS_NUM, true);
         &mut d5
     } else {
-        d6 = chain::<6>(op::QUERY_PF_CAPS_NUM, true);
+        d6 = chain::<6>(cmq_op::QUERY_PF_CAPS_NUM, true);
         &mut d6
     };
     cmd.send(d).inspect_err(|e| {
@@ -162,18 +171,18 @@ fn profile(h: &Hnae3Handle, cmd: &Cmd, revision: u8) -> Result<Profile> {
     })?;
     // CAST: PAGE_SIZE is 4 KiB or 64 KiB.
     let mut caps = parse_pf_caps(d, kernel::page::PAGE_SIZE as u32).map_err(bad)?;
-    let mut d = chain::<2>(op::QUERY_PF_RES, true);
+    let mut d = chain::<2>(cmq_op::QUERY_PF_RES, true);
     cmd.send(&mut d)?;
     apply_pf_res(&mut caps, &d, func_num).map_err(bad)?;
-    let mut d = [Desc::new(op::QUERY_PF_TIMER_RES, true)];
+    let mut d = [Desc::new(cmq_op::QUERY_PF_TIMER_RES, true)];
     cmd.send(&mut d)?;
     apply_timer_res(&mut caps, &d[0]);
 
     // CAST: PAGE_SIZE and PAGE_SHIFT are small.
     let page_size = kernel::page::PAGE_SIZE as u32;
-    apply_func_caps(&mut caps, !hip08, func_num, h.num_vectors(), page_size);
+    apply_func_caps(&mut caps, rev, func_num, h.num_vectors(), page_size);
     for vf in 0..func_num {
-        let mut d = alloc_vf_res_cmd(&caps, vf, !hip08);
+        let mut d = alloc_vf_res_cmd(&caps, vf, rev);
         cmd.send(&mut d).inspect_err(|e| {
             dev_err!(
                 h.device(),
@@ -191,7 +200,7 @@ fn profile(h: &Hnae3Handle, cmd: &Cmd, revision: u8) -> Result<Profile> {
             e.to_errno()
         )
     })?;
-    if !hip08 {
+    if rev.is_hip09() {
         let mut d = [entry_size_cmd(EntrySize::Qpc, caps.qpc_sz)];
         cmd.send(&mut d).inspect_err(|e| {
             dev_err!(
@@ -211,6 +220,7 @@ fn profile(h: &Hnae3Handle, cmd: &Cmd, revision: u8) -> Result<Profile> {
     }
 
     Ok(Profile {
+        rev,
         hw_rev,
         fw_ver,
         func_num,
@@ -225,7 +235,7 @@ fn function_clear(cmd: &Cmd) {
     if cmd.with_cmq(|q| q.is_fatal()) {
         return;
     }
-    let mut d = [Desc::new(op::FUNC_CLEAR, false)];
+    let mut d = [Desc::new(cmq_op::FUNC_CLEAR, false)];
     if let Err(e) = cmd.send_quiet(&mut d) {
         if e.err == EAGAIN {
             cmd.with_cmq(|q| q.set_fatal());
@@ -242,7 +252,7 @@ fn function_clear(cmd: &Cmd) {
     while left > 0 {
         fsleep(Delta::from_millis(i64::from(FUNC_CLEAR_POLL_MS)));
         left -= FUNC_CLEAR_POLL_MS;
-        let mut d = [Desc::new(op::FUNC_CLEAR, true)];
+        let mut d = [Desc::new(cmq_op::FUNC_CLEAR, true)];
         if cmd.send_quiet(&mut d).is_ok() && d[0].get(FUNC_CLEAR_RST_FUN_DONE) != 0 {
             cmd.with_cmq(|q| q.set_cleared());
             return;
@@ -292,7 +302,7 @@ impl LinkTable {
         let head = pages.first().map_or(0, |p| p.dma_address() >> 12);
         let tail = pages.last().map_or(0, |p| p.dma_address() >> 12);
         let ba = table.dma_address();
-        let mut d = chain::<2>(op::CFG_EXT_LLM, false);
+        let mut d = chain::<2>(cmq_op::CFG_EXT_LLM, false);
         // CAST: halves of 64-bit addresses; npages <= 4096.
         d[0].data.write(LLM_A_BA_L, ba as u32);
         d[0].data.write(LLM_A_BA_H, (ba >> 32) as u32);
@@ -323,7 +333,7 @@ fn hw_init(
     caps: &Caps,
     func_num: u32,
 ) -> Result<LinkTable> {
-    let mut d = [Desc::new(op::CLEAR_EXTDB_LIST_INFO, false)];
+    let mut d = [Desc::new(cmq_op::CLEAR_EXTDB_LIST_INFO, false)];
     cmd.send(&mut d).inspect_err(|e| {
         dev_err!(
             h.device(),
@@ -376,11 +386,11 @@ impl HwV2 {
     /// Sets up the command queue, runs the PF profile and creates the event
     /// queues; mailboxes then run in event mode (`hns_roce_init` up to
     /// `hns_roce_cmd_use_events`).
-    pub(crate) fn init(h: &Hnae3Handle, revision: u8) -> Result<Self> {
+    pub(crate) fn init(h: &Hnae3Handle, rev: HwRev) -> Result<Self> {
         let regs = h.reg_window()?;
         let cmq = Cmq::new(h.bound_device(), regs.io())?;
         let cmd = Arc::pin_init(Cmd::new(regs, h.device().into(), cmq), GFP_KERNEL)?;
-        let profile = profile(h, &cmd, revision)
+        let profile = profile(h, &cmd, rev)
             .inspect_err(|_| dev_err!(h.device(), "get RoCE engine profile failed!\n"))?;
         dev_info!(
             h.device(),

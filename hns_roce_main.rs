@@ -24,25 +24,18 @@ macro_rules! dev_err_ratelimited {
 }
 
 pub mod bitmap;
-mod cmdq;
+pub mod cmdq;
 mod cq;
 mod db;
 mod debugfs;
 mod eq;
-mod hem_table;
-mod mtr;
 mod pd;
 mod qp;
 
-pub mod cmq_desc;
 pub mod field;
 pub mod hem;
-mod hns_roce_hw_v2;
-pub mod hw_v2_caps;
-pub mod hw_v2_ctx;
-pub mod hw_v2_fields;
-pub mod hw_v2_qpc;
-pub mod hw_v2_scc;
+pub mod hns_roce_hw_v2;
+pub mod hw_rev;
 mod rdma;
 
 #[cfg(hns_kunit)]
@@ -53,13 +46,15 @@ pub mod vectors;
 #[path = "tests/kunit/mod.rs"]
 mod kunit;
 
+use cmdq::desc::{chain, flag, CmqData};
 use cmdq::Cmd;
-use cmq_desc::{flag, op};
 use field::Field;
+use hem::table::HemTables;
 use hem::HemType;
-use hem_table::HemTables;
-use hw_v2_caps::Caps;
-use hw_v2_ctx::{flow_label_to_udp_sport, index_to_key, key_to_index};
+use hns_roce_hw_v2::caps::Caps;
+use hns_roce_hw_v2::consts::{cap_flag, cmq_op, mbox, reg};
+use hns_roce_hw_v2::ctx::{self as hw_ctx, flow_label_to_udp_sport, index_to_key, key_to_index};
+use hw_rev::HwRev;
 use kernel::{
     new_mutex,
     sync::{Arc, Mutex},
@@ -102,8 +97,6 @@ const HNS_ROCE_PCI_IDS: &[(u16, bool)] = &[
     (0xa22f, true),
 ];
 
-use hns_roce_hw_v2::PCI_REVISION_ID_HIP08;
-
 /// The module: holds the hnae3 client registration and, dropped after it,
 /// the debugfs directory.
 struct HnsRoce {
@@ -139,7 +132,7 @@ impl Drop for HnsRoce {
 fn is_roce_function(id: rdma::PciIdent) -> bool {
     id.vendor == PCI_VENDOR_ID_HUAWEI
         && HNS_ROCE_PCI_IDS.iter().any(|&(dev, hip09_only)| {
-            dev == id.device && !(hip09_only && id.revision == PCI_REVISION_ID_HIP08)
+            dev == id.device && !(hip09_only && HwRev::from_pci(id.revision).is_hip08())
         })
 }
 
@@ -149,18 +142,6 @@ pub(crate) struct HnsRoceDev {
     dbgfs: Option<debugfs::DevDebugfs>,
     ib: Option<IbRegistration>,
     hw: hns_roce_hw_v2::HwV2,
-}
-
-/// Capability flags (`HNS_ROCE_CAP_FLAG_*`) the verbs look at.
-mod cap_flag {
-    pub(crate) const ROCE_V1_V2: u32 = 1 << 1;
-    pub(crate) const RQ_INLINE: u32 = 1 << 2;
-    pub(crate) const SRQ: u32 = 1 << 5;
-    pub(crate) const XRC: u32 = 1 << 6;
-    pub(crate) const FRMR: u32 = 1 << 8;
-    pub(crate) const ATOMIC: u32 = 1 << 10;
-    pub(crate) const CQE_INLINE: u32 = 1 << 19;
-    pub(crate) const LIMIT_BANK: u32 = 1 << 23;
 }
 
 /// `alloc_ucontext` configuration bits (`hns-abi.h`), request and answer.
@@ -180,23 +161,20 @@ const HW_CNT_TOTAL: usize = 22;
 const CNT_PER_DESC: usize = 3;
 
 /// CFG_GMV_TBL, first descriptor: GID type, VLAN enable and id.
-const GMV_A_SGID_TYPE: Field<cmq_desc::CmqData> = Field::new(129, 128);
-const GMV_A_VLAN_EN: Field<cmq_desc::CmqData> = Field::new(130, 130);
-const GMV_A_VLAN_ID: Field<cmq_desc::CmqData> = Field::new(155, 144);
+const GMV_A_SGID_TYPE: Field<CmqData> = Field::new(129, 128);
+const GMV_A_VLAN_EN: Field<CmqData> = Field::new(130, 130);
+const GMV_A_VLAN_ID: Field<CmqData> = Field::new(155, 144);
 /// CFG_GMV_TBL, second descriptor: MAC and GID index.
-const GMV_B_SMAC_L: Field<cmq_desc::CmqData> = Field::new(31, 0);
-const GMV_B_SMAC_H: Field<cmq_desc::CmqData> = Field::new(47, 32);
-const GMV_B_SGID_IDX: Field<cmq_desc::CmqData> = Field::new(71, 64);
+const GMV_B_SMAC_L: Field<CmqData> = Field::new(31, 0);
+const GMV_B_SMAC_H: Field<CmqData> = Field::new(47, 32);
+const GMV_B_SGID_IDX: Field<CmqData> = Field::new(71, 64);
 /// The GID words of the first descriptor.
-const GMV_A_SGID: [Field<cmq_desc::CmqData>; 4] = [
+const GMV_A_SGID: [Field<CmqData>; 4] = [
     Field::new(31, 0),
     Field::new(63, 32),
     Field::new(95, 64),
     Field::new(127, 96),
 ];
-/// Mailbox: create / destroy an MPT.
-const CMD_CREATE_MPT: u8 = 0x0d;
-const CMD_DESTROY_MPT: u8 = 0x0f;
 
 /// Highest service level (`MAX_SERVICE_LEVEL`).
 const MAX_SERVICE_LEVEL: u32 = 7;
@@ -220,7 +198,7 @@ pub(crate) struct IbDev {
     hw_rev: u32,
     vendor_id: u32,
     part_id: u32,
-    hip08: bool,
+    rev: HwRev,
     /// Bus address of the doorbell BAR, mapped by user contexts.
     db_bar: u64,
     #[pin]
@@ -233,7 +211,6 @@ pub(crate) struct IbDev {
     mrs: IdSpace,
     #[pin]
     cqns: Mutex<bitmap::CqBanks<KVec<u64>>>,
-    #[pin]
     dbs: db::DbPages,
     #[pin]
     qpns: Mutex<bitmap::QpBanks<KVec<u64>>>,
@@ -254,14 +231,14 @@ impl IbDev {
                 hw_rev: u32::from(hw.profile.hw_rev),
                 vendor_id: u32::from(id.vendor),
                 part_id: u32::from(id.device),
-                hip08: id.revision == PCI_REVISION_ID_HIP08,
+                rev: hw.profile.rev,
                 db_bar: h.bar_start(2),
                 pds <- IdSpace::new("pd", c.reserved_pds, c.num_pds)?,
                 xrcds <- IdSpace::new("xrcdn", c.reserved_xrcds, c.num_xrcds)?,
                 uars <- IdSpace::new("uar id", c.reserved_uars, c.num_uars)?,
                 mrs <- IdSpace::new("id for MR key", c.reserved_mrws, c.num_mtpts)?,
-                cqns <- new_mutex!(cq_banks(c, id.revision != PCI_REVISION_ID_HIP08)?),
-                dbs <- db::DbPages::new(),
+                cqns <- new_mutex!(cq_banks(c, hw.profile.rev)?),
+                dbs: db::DbPages::new()?,
                 qpns <- new_mutex!(qp_banks(c)?),
             }? Error),
             GFP_KERNEL,
@@ -273,14 +250,14 @@ impl IbDev {
 }
 
 /// The CQ number banks of the caps.
-fn cq_banks(c: &Caps, hip09: bool) -> Result<bitmap::CqBanks<KVec<u64>>> {
+fn cq_banks(c: &Caps, rev: HwRev) -> Result<bitmap::CqBanks<KVec<u64>>> {
     let mut words = KVec::new();
     words.resize(
         bitmap::cq_bank_words(c.num_cqs, c.reserved_cqs),
         0u64,
         GFP_KERNEL,
     )?;
-    bitmap::CqBanks::new(words, c.num_cqs, c.reserved_cqs, c.flags, hip09).map_err(|_| EINVAL)
+    bitmap::CqBanks::new(words, c.num_cqs, c.reserved_cqs, c.flags, rev).map_err(|_| EINVAL)
 }
 
 /// The QP number banks of the caps.
@@ -302,7 +279,7 @@ impl IbDev {
             hem: &self.hem,
             dbs: &self.dbs,
             caps: &self.caps,
-            hip08: self.hip08,
+            rev: self.rev,
             qpns: &self.qpns,
         }
     }
@@ -354,7 +331,7 @@ impl IbDriver for IbDev {
         // During a reset nothing is armed (no software completions are
         // kept yet, so there is never a missed event to report).
         if !self.cmd.is_reset_down() {
-            self.cmd.ring_db(c.notify_db(solicited), cq::ODB_REG);
+            self.cmd.ring_db(c.notify_db(solicited), reg::DB_SQ_L_0);
         }
     }
 
@@ -383,7 +360,7 @@ impl IbDriver for IbDev {
         a.local_ca_ack_delay = c.local_ca_ack_delay;
         // CAST: INT_MAX.
         a.max_ah = i32::MAX as u32;
-        a.max_cq_moderation_period = if self.hip08 {
+        a.max_cq_moderation_period = if self.rev.is_hip08() {
             MAX_CQ_PERIOD_HIP08
         } else {
             MAX_CQ_PERIOD
@@ -398,7 +375,7 @@ impl IbDriver for IbDev {
             a.max_cq >>= 1;
             a.max_qp >>= 1;
         }
-        if c.flags & cap_flag::FRMR != 0 && !self.hip08 {
+        if c.flags & cap_flag::FRMR != 0 && self.rev.is_hip09() {
             a.device_cap_flags |= rdma::DEVICE_MEM_MGT_EXTENSIONS;
             a.max_fast_reg_page_list_len = FRMR_MAX_PA;
         }
@@ -418,7 +395,7 @@ impl IbDriver for IbDev {
     }
 
     fn set_gid(&self, index: u32, entry: Option<GidEntry<'_>>) -> Result {
-        let mut d = cmq_desc::chain::<2>(op::CFG_GMV_TBL, false);
+        let mut d = chain::<2>(cmq_op::CFG_GMV_TBL, false);
         let (gid, ty, vlan, mac) = match &entry {
             Some(e) => (*e.gid, e.ty as u32, e.vlan_id, *e.mac),
             None => ([0; 16], 0, VLAN_CFI_MASK, [0; 6]),
@@ -454,7 +431,7 @@ impl IbDriver for IbDev {
         resp.qp_tab_size = c.num_qps;
         resp.srq_tab_size = c.num_srqs;
         let mut config = 0;
-        if !self.hip08 {
+        if self.rev.is_hip09() {
             config = req & UCTX_EXSGE;
         }
         if config & UCTX_EXSGE != 0 {
@@ -473,7 +450,7 @@ impl IbDriver for IbDev {
                 resp.config |= UCTX_CQE_INLINE;
             }
         }
-        if !self.hip08 {
+        if self.rev.is_hip09() {
             resp.congest_type = c.cong_cap;
         }
         resp.cqe_size = c.cqe_sz;
@@ -507,7 +484,7 @@ impl IbDriver for IbDev {
     }
 
     fn create_ah(&self, req: &AhIn, av: &mut AddrVec) -> Result {
-        if self.hip08 && req.user != 0 {
+        if self.rev.is_hip08() && req.user != 0 {
             return Err(EOPNOTSUPP);
         }
         let tclass = if req.roce_v2 != 0 {
@@ -563,17 +540,21 @@ impl IbDriver for IbDev {
             self.mrs.free(idx);
             return Err(e);
         }
-        let access = hw_v2_ctx::MrAccess {
+        let access = hw_ctx::MrAccess {
             remote_atomic: access & rdma::ACCESS_REMOTE_ATOMIC != 0,
             remote_read: access & rdma::ACCESS_REMOTE_READ != 0,
             remote_write: access & rdma::ACCESS_REMOTE_WRITE != 0,
             local_write: access & rdma::ACCESS_LOCAL_WRITE != 0,
         };
-        let c = hw_v2_ctx::dma_mr_mpt(pdn, access, key);
+        let c = hw_ctx::dma_mr_mpt(pdn, access, key);
         let r = cmdq::MailboxBuf::new(self.dev.get()).and_then(|mb| {
             mb.write_le_words(c.as_le_words());
-            self.cmd
-                .mbox(mb.dma(), 0, CMD_CREATE_MPT, idx & (self.caps.num_mtpts - 1))
+            self.cmd.mbox(
+                mb.dma(),
+                0,
+                mbox::CREATE_MPT,
+                idx & (self.caps.num_mtpts - 1),
+            )
         });
         if let Err(e) = r {
             dev_err!(
@@ -592,7 +573,7 @@ impl IbDriver for IbDev {
         let idx = key_to_index(key);
         if let Err(e) = self
             .cmd
-            .mbox(0, 0, CMD_DESTROY_MPT, idx & (self.caps.num_mtpts - 1))
+            .mbox(0, 0, mbox::DESTROY_MPT, idx & (self.caps.num_mtpts - 1))
         {
             dev_warn!(
                 self.cmd.device(),
@@ -642,7 +623,7 @@ impl IbDriver for IbDev {
 
     fn query_counters(&self, values: &mut [u64]) -> Result<usize> {
         const DESCS: usize = HW_CNT_TOTAL.div_ceil(CNT_PER_DESC);
-        let mut d = cmq_desc::chain::<DESCS>(op::QUERY_COUNTER, true);
+        let mut d = chain::<DESCS>(cmq_op::QUERY_COUNTER, true);
         self.cmd.send(&mut d).inspect_err(|e| {
             dev_err!(
                 self.cmd.device(),
@@ -699,15 +680,18 @@ impl RoceClient for HnsRoce {
             );
             e
         };
-        let mut hw = hns_roce_hw_v2::HwV2::init(handle, id.revision).map_err(fail)?;
+        let mut hw =
+            hns_roce_hw_v2::HwV2::init(handle, HwRev::from_pci(id.revision)).map_err(fail)?;
+        let mut records = None;
         let reg = IbDev::new(handle, &hw).and_then(|ib| {
+            records = Some(ib.dbs.records());
             let c = &hw.profile.caps;
             let p = IbParams {
                 num_comp_vectors: c.num_comp_vectors,
                 local_dma_lkey: c.reserved_lkey,
                 udp_encap: c.flags & cap_flag::ROCE_V1_V2 != 0,
                 xrc: c.flags & cap_flag::XRC != 0,
-                hw_stats: id.revision != PCI_REVISION_ID_HIP08,
+                hw_stats: hw.profile.rev.is_hip09(),
             };
             IbRegistration::register(handle, ib, &p)
         });
@@ -718,7 +702,7 @@ impl RoceClient for HnsRoce {
                 return Err(e);
             }
         };
-        let dbgfs = debugfs::DevDebugfs::register(handle, &hw.cmd, &hw.profile.caps);
+        let dbgfs = debugfs::DevDebugfs::register(handle, &hw.cmd, &hw.profile.caps, records);
         Ok(Some(KBox::new(
             HnsRoceDev {
                 dbgfs,

@@ -16,11 +16,15 @@
 
 use crate::cmdq::{Cmd, MailboxBuf};
 use crate::db::{Db, DbPages};
+use crate::hem::mtr::{KernelMtr, Region};
+use crate::hem::table::HemTables;
 use crate::hem::HemType;
-use crate::hem_table::HemTables;
-use crate::hw_v2_caps::Caps;
-use crate::hw_v2_qpc::{self as qpc, QpState, QpcImage, QueueError, QueueRequest, QueueSizes};
-use crate::mtr::{KernelMtr, Region};
+use crate::hns_roce_hw_v2::caps::Caps;
+use crate::hns_roce_hw_v2::consts::{cap_flag, mbox, reg};
+use crate::hns_roce_hw_v2::qpc::{
+    self as qpc, qpt, QpState, QpcImage, QueueError, QueueRequest, QueueSizes,
+};
+use crate::hw_rev::HwRev;
 use crate::rdma::{QpAttr, QpInit, RecvWr};
 use core::sync::atomic::{AtomicU32, Ordering};
 use kernel::{
@@ -30,35 +34,6 @@ use kernel::{
     prelude::*,
     sync::{Mutex, SpinLock}, //
 };
-
-/// Mailbox: modify a QP context.
-const CMD_MODIFY_QPC: u8 = 0x41;
-/// `HNS_ROCE_CAP_FLAG_QP_RECORD_DB`.
-const CAP_FLAG_QP_RECORD_DB: u32 = 1 << 4;
-/// `HNS_ROCE_CAP_FLAG_QP_FLOW_CTRL`.
-const CAP_FLAG_QP_FLOW_CTRL: u32 = 1 << 9;
-/// `HNS_ROCE_CAP_FLAG_SDI_MODE`.
-const CAP_FLAG_SDI_MODE: u32 = 1 << 14;
-/// `HNS_ROCE_CAP_FLAG_XRC`.
-const CAP_FLAG_XRC: u32 = 1 << 10;
-/// `HNS_ROCE_CAP_FLAG_STASH`.
-const CAP_FLAG_STASH: u32 = 1 << 17;
-/// Normal doorbell register of the driver's own UAR (`odb_offset`).
-const ODB_REG: usize = 0x230;
-
-/// `enum ib_qp_type` values the driver takes.
-pub(crate) mod qpt {
-    /// The GSI QP (QP1).
-    pub(crate) const GSI: u32 = 1;
-    /// Reliable connected.
-    pub(crate) const RC: u32 = 2;
-    /// Unreliable datagram.
-    pub(crate) const UD: u32 = 4;
-    /// XRC initiator.
-    pub(crate) const XRC_INI: u32 = 9;
-    /// XRC target.
-    pub(crate) const XRC_TGT: u32 = 10;
-}
 
 /// `enum ib_qp_attr_mask` bits the driver reads.
 pub(crate) mod attr {
@@ -158,8 +133,8 @@ pub(crate) struct QpEnv<'a> {
     pub(crate) dbs: &'a DbPages,
     /// Capabilities.
     pub(crate) caps: &'a Caps,
-    /// The function is a HIP08.
-    pub(crate) hip08: bool,
+    /// Revision of the engine.
+    pub(crate) rev: HwRev,
     /// QP number banks.
     pub(crate) qpns: &'a Mutex<crate::bitmap::QpBanks<KVec<u64>>>,
 }
@@ -184,12 +159,7 @@ fn mtu_bytes(mtu: u32) -> u32 {
 impl QpEnv<'_> {
     /// `check_qp_type`.
     fn check_type(&self, ty: u32) -> Result {
-        let ok = match ty {
-            qpt::XRC_INI | qpt::XRC_TGT => self.caps.flags & CAP_FLAG_XRC != 0,
-            qpt::UD | qpt::RC | qpt::GSI => true,
-            _ => false,
-        };
-        if !ok {
+        if !qpc::qp_type_supported(ty, self.caps.flags) {
             dev_err!(self.cmd.device(), "not support QP type {}\n", ty);
             return Err(EOPNOTSUPP);
         }
@@ -267,7 +237,7 @@ impl QpEnv<'_> {
         } else {
             None
         };
-        if self.caps.flags & CAP_FLAG_QP_FLOW_CTRL != 0 {
+        if self.caps.flags & cap_flag::QP_FLOW_CTRL != 0 {
             let r = self
                 .hem
                 .table(HemType::Sccc)
@@ -388,7 +358,7 @@ impl Qp {
             })?
         };
 
-        let rdb = if c.flags & CAP_FLAG_QP_RECORD_DB != 0 && s.rq_wqe_cnt != 0 {
+        let rdb = if c.flags & cap_flag::QP_RECORD_DB != 0 && s.rq_wqe_cnt != 0 {
             match env.dbs.alloc(env.dev, 0) {
                 Ok(db) => Some(db),
                 Err(e) => {
@@ -407,9 +377,6 @@ impl Qp {
 
         if let Err(e) = env.get_contexts(qpn) {
             dev_err!(d, "failed to alloc QP context, ret = {}.\n", e.to_errno());
-            if let Some(db) = rdb {
-                env.dbs.free(db);
-            }
             env.free_qpn(qpn, gsi);
             return Err(e);
         }
@@ -430,7 +397,7 @@ impl Qp {
             sizes: s,
             sge_offset: sq_size,
             rq_offset: sq_size + sge_size,
-            owner_db: c.flags & CAP_FLAG_SDI_MODE != 0,
+            owner_db: c.flags & cap_flag::SDI_MODE != 0,
             mtr,
             rdb,
             _sq_wrid: sq_wrid,
@@ -544,7 +511,7 @@ impl Qp {
         let (words, n) = img.mailbox_words(env.caps.qpc_sz);
         let r = MailboxBuf::new(env.dev).and_then(|mb| {
             mb.write_le_words(words.get(..n).ok_or(EINVAL)?);
-            env.cmd.mbox(mb.dma(), 0, CMD_MODIFY_QPC, self.qpn)
+            env.cmd.mbox(mb.dma(), 0, mbox::MODIFY_QPC, self.qpn)
         });
         if let Err(e) = r {
             dev_err_ratelimited!(d, "failed to modify QP, ret = {}.\n", e.to_errno());
@@ -629,7 +596,7 @@ impl Qp {
                 None
             },
             v3: env.caps.qpc_sz >= qpc::V3_QPC_SZ,
-            stash: env.caps.flags & CAP_FLAG_STASH != 0,
+            stash: env.caps.flags & cap_flag::STASH != 0,
         }
     }
 
@@ -679,7 +646,7 @@ impl Qp {
                 ba_pg_shift: self.mtr.ba_pg_shift(),
                 buf_pg_shift: self.mtr.page_shift(),
                 rq_cur_blk: rq_cur.unwrap_or(0),
-                rq_nxt_blk: if env.hip08 {
+                rq_nxt_blk: if env.rev.is_hip08() {
                     let next = self.rq_offset + (1usize << self.mtr.page_shift());
                     Some(self.mtr.find(next).unwrap_or(0))
                 } else {
@@ -714,9 +681,9 @@ impl Qp {
         }
         let on = |bit: u32, v: u32| (m & bit != 0).then_some(v);
         let timeout = if m & attr::TIMEOUT != 0 {
-            let t = qpc::ack_timeout(env.hip08, a.timeout);
+            let t = qpc::ack_timeout(env.rev, a.timeout);
             if t.is_none() {
-                if env.hip08 {
+                if env.rev.is_hip08() {
                     dev_warn!(d, "local ACK timeout shall be 0 to 20.\n");
                 } else {
                     dev_warn!(d, "local ACK timeout shall be 0 to 31.\n");
@@ -752,7 +719,11 @@ impl Qp {
                 // HIP08 always takes the 10 ns timer.
                 min_rnr_timer: on(
                     attr::MIN_RNR_TIMER,
-                    if env.hip08 { 1 } else { a.min_rnr_timer },
+                    if env.rev.is_hip08() {
+                        1
+                    } else {
+                        a.min_rnr_timer
+                    },
                 ),
                 rq_psn: on(attr::RQ_PSN, a.rq_psn),
                 qkey: on(attr::QKEY, a.qkey),
@@ -835,7 +806,7 @@ impl Qp {
                 Some(db) => db.set(rq.head & 0xffff),
                 None => env
                     .cmd
-                    .ring_db(qpc::rq_doorbell(self.qpn, rq.head), ODB_REG),
+                    .ring_db(qpc::rq_doorbell(self.qpn, rq.head), reg::DB_SQ_L_0),
             }
         }
         res
@@ -865,11 +836,6 @@ impl Qp {
         }
         env.put_contexts(self.qpn);
         env.free_qpn(self.qpn, gsi);
-        // SAFETY: the QP is not used after this: nothing of it is pinned
-        // beyond its locks, which go with it.
-        let mut qp = unsafe { Pin::into_inner_unchecked(self) };
-        if let Some(db) = qp.rdb.take() {
-            env.dbs.free(db);
-        }
+        // The buffer and the record doorbell go with `self`.
     }
 }

@@ -275,6 +275,31 @@ if [ -x "$HNS_BUILD/sim-target/release/hns-sim" ] && [ -f "$HNS_BUILD/module-kun
     # their traces, failure, unwind and the next probe included, are equal.
     fault_probe mailbox-error mbfault mbx:0x23:0x11:once 'CQC Timer get failed'
     trace_equal equivalence/mailbox-error-trace mbfault-c mbfault-rs
+    # A CREATE_CQC (0x16) that completes with an error, once: the MAD
+    # agent's CQ while hns_0 registers. The RDMA core keeps hns_0 without
+    # MAD ("Couldn't open port 1"). Both drivers log the failure once and
+    # give back what the CQ took: same trace (the reload included). For
+    # hns_roce_rs, debugfs db_records (record doorbells handed out) must
+    # read 0 then, and 2 after the clean reload (MAD CQ + QP1's RQ), and no
+    # record may be out when the function goes.
+    for d in c rs; do
+        mod=$([ $d = c ] && echo hns_roce_hw_v2 || echo hns_roce_rs)
+        load=$([ $d = c ] && echo "modprobe hns-roce-hw-v2" || echo "insmod /opt/run/modules/hns_roce_rs.ko")
+        dbr=$([ $d = rs ] && echo 'cat /sys/kernel/debug/hns_roce/*/db_records' || echo 'echo -')
+        want=$([ $d = rs ] && echo "1 1 0 1 2" || echo "1 1 - 1 -")
+        out=$(HNS_SIM_ARGS="--fault mbx:0x16:0x11:once" bash scripts/run-guest.sh --driver $d --sim 1 \
+            --name "cqfault-$d" --cmd "ibv_devices | grep -c hns_0;
+                dmesg | grep -c 'failed to send create cmd for CQ'; $dbr; rmmod $mod; $load;
+                ibv_devices | grep -c hns_0; $dbr; rmmod $mod; rmmod hns_sim" 2>"$L/cqfault-$d.err")
+        if [ $? -ne 0 ] || [ "$(echo $out)" != "$want" ]; then
+            result "sim/cq-create-error-$d" FAIL "got '$(echo $out)', want '$want', see $L/cqfault-$d.err"
+        elif grep -q 'record doorbell(s) not given back' "$HNS_BUILD/guest/cqfault-$d/console.log"; then
+            result "sim/cq-create-error-$d" FAIL "a record doorbell was out at removal"
+        else
+            result "sim/cq-create-error-$d" PASS
+        fi
+    done
+    trace_equal equivalence/cq-create-error-trace cqfault-c cqfault-rs
 
     # Unload in both orders (device first, driver first): every attached
     # function is cleared exactly once, nothing leaks.

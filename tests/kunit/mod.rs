@@ -232,6 +232,11 @@ mod qpc {
     fn rq_wqe() {
         assert_eq!(v::check_rq_wqe(), Ok(()));
     }
+
+    #[test]
+    fn qp_type_support() {
+        assert_eq!(v::check_qp_type_support(), Ok(()));
+    }
 }
 
 /// The id and bank allocators.

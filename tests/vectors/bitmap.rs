@@ -13,8 +13,10 @@
 use super::{expect, Check};
 use crate::bitmap::{
     cq_bank_words, qp_bank_words, use_ext_sge, valid_qp_bank_mask, Bank, BitmapError, CqBanks,
-    IdRange, Ida, QpBanks, QpnRequest, CAP_FLAG_LIMIT_BANK, GSI_QPN,
+    IdRange, Ida, QpBanks, QpnRequest, GSI_QPN,
 };
+use crate::hns_roce_hw_v2::consts::cap_flag;
+use crate::hw_rev::HwRev;
 
 /// hns-sim's `caps.flags` (caps_c flags 0x77f | caps_d flags_ex 0x480 << 12).
 pub const SIM_FLAGS: u32 = 0x0048_077f;
@@ -395,7 +397,7 @@ pub fn check_qp_limit_bank() -> Check {
         &mut w[..],
         SIM_NUM_QPS,
         SIM_RESERVED_QPS,
-        SIM_FLAGS | CAP_FLAG_LIMIT_BANK,
+        SIM_FLAGS | cap_flag::LIMIT_BANK,
     )
     .map_err(|_| "QP banks")?;
     // Banks 1 and 6 alternate (ties go to bank 1).
@@ -418,8 +420,14 @@ pub fn check_cq_hip09() -> Check {
         "4 banks of 256 ids",
     )?;
     let mut w = [0u64; 16];
-    let mut b = CqBanks::new(&mut w[..], SIM_NUM_CQS, SIM_RESERVED_CQS, SIM_FLAGS, true)
-        .map_err(|_| "CQ banks")?;
+    let mut b = CqBanks::new(
+        &mut w[..],
+        SIM_NUM_CQS,
+        SIM_RESERVED_CQS,
+        SIM_FLAGS,
+        HwRev::HIP09,
+    )
+    .map_err(|_| "CQ banks")?;
     let fresh = Bank {
         inuse: 0,
         min: 0,
@@ -464,8 +472,8 @@ pub fn check_cq_hip09() -> Check {
         &mut w[..],
         SIM_NUM_CQS,
         SIM_RESERVED_CQS,
-        SIM_FLAGS | CAP_FLAG_LIMIT_BANK,
-        true,
+        SIM_FLAGS | cap_flag::LIMIT_BANK,
+        HwRev::HIP09,
     )
     .map_err(|_| "CQ banks, limit")?;
     expect(b.valid_bank_mask() == 0x9, "banks 0 and 3")?;
@@ -475,7 +483,7 @@ pub fn check_cq_hip09() -> Check {
 
     // 8 CQs: bank 0 holds ids 0, 1 only; kernel CQs do not spill over.
     let mut w = [0u64; 4];
-    let mut b = CqBanks::new(&mut w[..], 8, 0, SIM_FLAGS, true).map_err(|_| "8 CQs")?;
+    let mut b = CqBanks::new(&mut w[..], 8, 0, SIM_FLAGS, HwRev::HIP09).map_err(|_| "8 CQs")?;
     cq_seq(&mut b, None, &[0, 4], "8 CQs")?;
     expect(b.alloc(None) == Err(BitmapError::Full), "bank 0 full")?;
     expect(b.alloc(Some(1)) == Ok(1), "bank 1 still has room")
@@ -487,7 +495,7 @@ pub fn check_cq_hip08() -> Check {
     // 6 reserved: banks 0, 1 hold two (0, 4; 1, 5), banks 2, 3 one.
     expect(cq_bank_words(1024, 6) == 16, "storage")?;
     let mut w = [0u64; 16];
-    let mut b = CqBanks::new(&mut w[..], 1024, 6, 0, false).map_err(|_| "CQ banks")?;
+    let mut b = CqBanks::new(&mut w[..], 1024, 6, 0, HwRev::HIP08).map_err(|_| "CQ banks")?;
     expect(
         b.bank(1)
             == Some(Bank {
@@ -520,6 +528,9 @@ pub fn check_cq_hip08() -> Check {
     expect(b.free(8) == Ok(()), "free 8")?;
     // Bank 0 is back at 2, the others at 3: id 2 of bank 0 again.
     cq_seq(&mut b, None, &[8, 12], "8 reused, then bank 0 id 3")?;
-    expect(CqBanks::new(&mut w[..], 2, 0, 0, false).is_err(), "2 CQs")?;
+    expect(
+        CqBanks::new(&mut w[..], 2, 0, 0, HwRev::HIP08).is_err(),
+        "2 CQs",
+    )?;
     expect(cq_bank_words(2, 0) == 0, "2 CQs need nothing")
 }

@@ -1,19 +1,21 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 
-//! Test vectors for `hw_v2_caps.rs`: capability answers written out as raw
+//! Test vectors for `hns_roce_hw_v2/caps.rs`: capability answers written out as raw
 //! little-endian words by hand (from the C structs' byte and bit layout),
 //! and the values the C driver derives from them.
 
 use super::{expect, Check};
-use crate::cmq_desc::{op, Desc};
-use crate::hw_v2_caps::{
+use crate::cmdq::desc::Desc;
+use crate::hns_roce_hw_v2::caps::{
     alloc_vf_res_cmd, apply_func_caps, apply_pf_res, apply_timer_res, entry_size_cmd,
     parse_pf_caps, set_bt_cmd, EntrySize,
 };
+use crate::hns_roce_hw_v2::consts::cmq_op;
+use crate::hw_rev::HwRev;
 
 fn desc(words: [u32; 6]) -> Desc {
     let mut w = [0u32; 8];
-    w[0] = u32::from(op::QUERY_PF_CAPS_NUM).to_le();
+    w[0] = u32::from(cmq_op::QUERY_PF_CAPS_NUM).to_le();
     for (d, s) in w[2..].iter_mut().zip(words) {
         *d = s.to_le();
     }
@@ -148,7 +150,7 @@ pub fn check_derived_and_commands() -> Check {
         c.qpc_timer_bt_num == 1 && c.cqc_timer_bt_num == 1,
         "timer pages",
     )?;
-    apply_func_caps(&mut c, true, 1, 8, 4096);
+    apply_func_caps(&mut c, HwRev::HIP09, 1, 8, 4096);
     expect(
         c.gid_table_len == 256 && c.gmv_entry_num == 256,
         "GMV: 2 pages of 128 GIDs",
@@ -166,7 +168,7 @@ pub fn check_derived_and_commands() -> Check {
     )?;
     // ALLOC_VF_RES for function 0: word 1 = QPC_BT_NUM 8 << 16, NEXT on
     // the first descriptor only.
-    let [a, b] = alloc_vf_res_cmd(&c, 0, true);
+    let [a, b] = alloc_vf_res_cmd(&c, 0, HwRev::HIP09);
     expect(
         u32::from_le(a.to_le_words()[3]) == 8 << 16,
         "ALLOC_VF_RES QPC BTs",

@@ -1,14 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 
-//! Test vectors for `cmq_desc.rs`, shared by the host tests and KUnit.
+//! Test vectors for `cmdq/desc.rs`, shared by the host tests and KUnit.
 
 use super::{expect, Check};
-use crate::cmq_desc::{chain, flag, op, retval_errno, Desc};
+use crate::cmdq::desc::{chain, flag, retval_errno, Desc};
 use crate::field::Field;
+use crate::hns_roce_hw_v2::consts::cmq_op;
 
 /// A read descriptor's wire words, written out by hand.
 pub fn check_wire_format() -> Check {
-    let mut d = Desc::new(op::QUERY_PF_CAPS_NUM, true);
+    let mut d = Desc::new(cmq_op::QUERY_PF_CAPS_NUM, true);
     d.flag |= flag::NEXT;
     // CFG_GLOBAL_PARAM-style fields: 999 in 9..0, 4791 in 31..16.
     d.data.write(Field::new(9, 0), 999);
@@ -29,23 +30,23 @@ pub fn check_wire_format() -> Check {
 /// but the last read descriptor, 0x0009 on the last; 0x0005 / 0x0001 for a
 /// write).
 pub fn check_chain() -> Check {
-    let r = chain::<3>(op::QUERY_PF_RES, true);
+    let r = chain::<3>(cmq_op::QUERY_PF_RES, true);
     expect(
         r.iter().map(|d| d.flag).eq([0x000d, 0x000d, 0x0009]),
         "read chain flags",
     )?;
     expect(
-        r.iter().all(|d| d.opcode == op::QUERY_PF_RES),
+        r.iter().all(|d| d.opcode == cmq_op::QUERY_PF_RES),
         "opcode on every descriptor",
     )?;
-    let w = chain::<2>(op::ALLOC_VF_RES, false);
+    let w = chain::<2>(cmq_op::ALLOC_VF_RES, false);
     expect(
         w.iter().map(|d| d.flag).eq([0x0005, 0x0001]),
         "write chain flags",
     )?;
-    let one = chain::<1>(op::QUERY_HW_VER, true);
+    let one = chain::<1>(cmq_op::QUERY_HW_VER, true);
     expect(
-        one[0] == Desc::new(op::QUERY_HW_VER, true),
+        one[0] == Desc::new(cmq_op::QUERY_HW_VER, true),
         "a chain of one has no NEXT",
     )
 }

@@ -6,7 +6,7 @@
 //! addresses and numbers read off those same words by hand.
 
 use super::{expect, Check};
-use crate::hw_v2_ctx::*;
+use crate::hns_roce_hw_v2::ctx::*;
 
 /// CEQ 0 and the AEQ (EQ 1) of the C driver on HIP09: 1024 64-byte EQEs,
 /// hop 1, 4 KiB pages.
@@ -50,11 +50,11 @@ pub fn check_eq_contexts() -> Check {
     };
     let c = eq_context(&high);
     expect(
-        c.read(crate::hw_v2_fields::eqc::CUR_EQE_BA_L) == 0x6789,
+        c.read(crate::hns_roce_hw_v2::fields::eqc::CUR_EQE_BA_L) == 0x6789,
         "CUR_EQE_BA_L",
     )?;
     expect(
-        c.read(crate::hw_v2_fields::eqc::CUR_EQE_BA_M) == 0x1_2345,
+        c.read(crate::hns_roce_hw_v2::fields::eqc::CUR_EQE_BA_M) == 0x1_2345,
         "CUR_EQE_BA_M",
     )
 }

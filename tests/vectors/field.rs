@@ -10,7 +10,7 @@
 
 use super::{expect, Check};
 use crate::field::{Ctx, Field, Layout};
-use crate::hw_v2_fields::{cqc, mpt, qpc, Cqc, Mpt, Qpc};
+use crate::hns_roce_hw_v2::fields::{cqc, mpt, qpc, Cqc, Mpt, Qpc};
 
 /// A small two-word layout for the generic cases.
 pub struct Two;

@@ -17,7 +17,7 @@ use crate::hem::{
     HwWrite, Link, Mhop, MtrError, MtrLayout, PgSz, RegionAttr, RegionBt, TableCfg, TableGeom,
     HOP_NUM_0, MAX_BT_REGION,
 };
-use crate::hw_v2_caps::Caps;
+use crate::hns_roce_hw_v2::caps::Caps;
 
 /// Tables that fit in single pages get exponent 0.
 pub fn check_small_tables() -> Check {

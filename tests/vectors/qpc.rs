@@ -18,7 +18,8 @@
 //!   word 0 `0x43`: TST 3 (UD) and SGE_SHIFT 8 (256 extended SGEs).
 
 use super::{expect, Check};
-use crate::hw_v2_qpc::*;
+use crate::hns_roce_hw_v2::qpc::*;
+use crate::hw_rev::HwRev;
 
 /// Non-zero words of the merged QPC after RESET→INIT.
 const AFTER_INIT: &[(usize, u32)] = &[
@@ -213,7 +214,7 @@ pub fn check_masks() -> Check {
 
 /// Access flags, PSNs, atomics depth and the state machine.
 pub fn check_opt_fields() -> Check {
-    use crate::hw_v2_fields::qpc;
+    use crate::hns_roce_hw_v2::fields::qpc;
     let mut img = QpcImage::new();
     opt_fields(
         &mut img,
@@ -245,11 +246,11 @@ pub fn check_opt_fields() -> Check {
         "mask",
     )?;
     expect(
-        ack_timeout(true, 20) == Some(30) && ack_timeout(true, 21).is_none(),
+        ack_timeout(HwRev::HIP08, 20) == Some(30) && ack_timeout(HwRev::HIP08, 21).is_none(),
         "HIP08 timeout",
     )?;
     expect(
-        ack_timeout(false, 31) == Some(31) && ack_timeout(false, 32).is_none(),
+        ack_timeout(HwRev::HIP09, 31) == Some(31) && ack_timeout(HwRev::HIP09, 32).is_none(),
         "timeout",
     )?;
     use QpState::*;
@@ -388,4 +389,31 @@ pub fn check_rq_wqe() -> Check {
         rq_doorbell(0x12_3456, 0x1_0005) == 0x0000_0005_0112_3456,
         "RQ doorbell",
     )
+}
+
+/// The QP types the device takes: XRC QPs exactly when `caps.flags` has
+/// `HNS_ROCE_CAP_FLAG_XRC` (bit 6), whatever the other bits (bit 10, the
+/// ATOMIC flag, once stood in for it).
+pub fn check_qp_type_support() -> Check {
+    use crate::hns_roce_hw_v2::consts::cap_flag;
+    for ty in [qpt::XRC_INI, qpt::XRC_TGT] {
+        expect(
+            qp_type_supported(ty, 1 << 6),
+            "XRC QP refused with flag bit 6",
+        )?;
+        expect(
+            !qp_type_supported(ty, cap_flag::ATOMIC),
+            "XRC QP taken with only the ATOMIC flag",
+        )?;
+        expect(
+            !qp_type_supported(ty, !(1 << 6)),
+            "XRC QP taken without flag bit 6",
+        )?;
+    }
+    for ty in [qpt::GSI, qpt::RC, qpt::UD] {
+        expect(qp_type_supported(ty, 0), "RC/UD/GSI QP refused")?;
+    }
+    // UC (3) and raw packet (8) QPs are not supported.
+    expect(!qp_type_supported(3, u32::MAX), "UC QP taken")?;
+    expect(!qp_type_supported(8, u32::MAX), "raw packet QP taken")
 }

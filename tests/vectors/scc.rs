@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 
-//! Test vectors for `hw_v2_scc.rs`, shared by the host tests and KUnit.
+//! Test vectors for `hns_roce_hw_v2/scc.rs`, shared by the host tests and KUnit.
 
 use super::{expect, Check};
-use crate::cmq_desc::{Desc, Payload};
-use crate::hw_v2_scc::{kstrtou32, Algo, ParamAttr, Params};
+use crate::cmdq::desc::{Desc, Payload};
+use crate::hns_roce_hw_v2::scc::{kstrtou32, Algo, ParamAttr, Params};
 
 /// (algorithm, name, offset, size, min, max), written out from the
 /// `HNS_ROCE_{DCQCN,LDCP,HC3,DIP}_*` constants of `hns_roce_hw_v2.h`.

@@ -2,17 +2,17 @@
 
 //! Host build of the module's `core`-only sources.
 //!
-//! The files are the module's own, included by path, so the host tests and
-//! the kernel build compile the very same code.
+//! The files are the module's own, included by path under the same module
+//! paths as in the kernel crate (`crate::hns_roce_hw_v2::fields`, ...), so
+//! the host tests and the kernel build compile the very same code. Of a
+//! subsystem whose entry file is kernel code (`cmdq.rs`,
+//! `hns_roce_hw_v2.rs`) only the `core` parts are here.
 
 #[path = "../../../field.rs"]
 pub mod field;
 
-#[path = "../../../hw_v2_fields.rs"]
-pub mod hw_v2_fields;
-
-#[path = "../../../cmq_desc.rs"]
-pub mod cmq_desc;
+#[path = "../../../hw_rev.rs"]
+pub mod hw_rev;
 
 #[path = "../../../hem.rs"]
 pub mod hem;
@@ -20,17 +20,35 @@ pub mod hem;
 #[path = "../../../bitmap.rs"]
 pub mod bitmap;
 
-#[path = "../../../hw_v2_caps.rs"]
-pub mod hw_v2_caps;
+/// The `core` part of the command queue: the descriptor codec.
+#[path = "../../.."]
+pub mod cmdq {
+    #[path = "cmdq/desc.rs"]
+    pub mod desc;
+}
 
-#[path = "../../../hw_v2_ctx.rs"]
-pub mod hw_v2_ctx;
+/// The `core` parts of the HIP08/HIP09 engine: constants, field maps, caps,
+/// context images, QPC, congestion control blocks.
+#[path = "../../.."]
+pub mod hns_roce_hw_v2 {
+    #[path = "hns_roce_hw_v2/consts.rs"]
+    pub mod consts;
 
-#[path = "../../../hw_v2_scc.rs"]
-pub mod hw_v2_scc;
+    #[path = "hw_v2_fields.rs"]
+    pub mod fields;
 
-#[path = "../../../hw_v2_qpc.rs"]
-pub mod hw_v2_qpc;
+    #[path = "hns_roce_hw_v2/caps.rs"]
+    pub mod caps;
+
+    #[path = "hns_roce_hw_v2/ctx.rs"]
+    pub mod ctx;
+
+    #[path = "hns_roce_hw_v2/scc.rs"]
+    pub mod scc;
+
+    #[path = "hns_roce_hw_v2/qpc.rs"]
+    pub mod qpc;
+}
 
 /// Vectors shared with the KUnit suites.
 #[path = "../../vectors/mod.rs"]

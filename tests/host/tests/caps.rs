@@ -5,7 +5,7 @@
 //! caps table, the driver decodes them, and every value must come back as
 //! the C driver would derive it from that table.
 
-use hns_host_tests::hw_v2_caps::{
+use hns_host_tests::hns_roce_hw_v2::caps::{
     apply_pf_res, apply_timer_res, parse_pf_caps, CapsError, PAGE_SIZE_SUPPORTED,
 };
 use hns_sim::caps::Caps as SimCaps;

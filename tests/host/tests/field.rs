@@ -3,7 +3,7 @@
 //! Host tests of the context field helper and the generated field maps.
 
 use hns_host_tests::field::{Field, Layout};
-use hns_host_tests::hw_v2_fields::{aeqe, ceqe, cqc, eqc, mpt, qpc, qpcex, srqc};
+use hns_host_tests::hns_roce_hw_v2::fields::{aeqe, ceqe, cqc, eqc, mpt, qpc, qpcex, srqc};
 use hns_host_tests::vectors::field as v;
 
 #[test]

@@ -3,9 +3,10 @@
 //! Host tests of the HEM arithmetic and the context-table manager's plans.
 
 use hns_host_tests::hem::{HemType, TableCfg};
-use hns_host_tests::hw_v2_caps::{
+use hns_host_tests::hns_roce_hw_v2::caps::{
     apply_func_caps, apply_pf_res, apply_timer_res, parse_pf_caps, Caps,
 };
+use hns_host_tests::hw_rev::HwRev;
 use hns_host_tests::vectors::hem as v;
 use hns_sim::caps::Caps as SimCaps;
 
@@ -89,7 +90,7 @@ fn decoded_sim_caps() -> Caps {
     let mut p = parse_pf_caps(&query(&c, 0x8408, 6), 4096).expect("decodes");
     apply_pf_res(&mut p, &query(&c, 0x8400, 2), c.func_num).expect("decodes");
     apply_timer_res(&mut p, &query(&c, 0x8406, 1)[0]);
-    apply_func_caps(&mut p, true, c.func_num, 8, 4096);
+    apply_func_caps(&mut p, HwRev::HIP09, c.func_num, 8, 4096);
     p
 }
 

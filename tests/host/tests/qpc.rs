@@ -29,3 +29,8 @@ fn queue_sizes() {
 fn rq_wqe() {
     assert_eq!(v::check_rq_wqe(), Ok(()));
 }
+
+#[test]
+fn qp_type_support() {
+    assert_eq!(v::check_qp_type_support(), Ok(()));
+}

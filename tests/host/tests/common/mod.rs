@@ -3,7 +3,7 @@
 //! What several host test files share: hns-sim answering the driver's
 //! capability queries.
 
-use hns_host_tests::cmq_desc::Desc;
+use hns_host_tests::cmdq::desc::Desc;
 use hns_sim::caps::Caps as SimCaps;
 use hns_sim::cmq::{flag, Desc as SimDesc};
 use hns_sim::fw::Firmware;

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 
 //! Command queue descriptors (`core` only): the 32-byte descriptor, its
-//! flags, the opcodes this driver sends and the firmware return codes.
+//! flags and the firmware return codes (the opcodes are in `hns_roce_hw_v2::consts`).
 
 use crate::field::{Ctx, Field, Layout};
 
@@ -23,56 +23,6 @@ pub mod flag {
     pub const NEXT: u16 = 1 << 2;
     /// A read (query) command.
     pub const WR: u16 = 1 << 3;
-}
-
-/// Opcodes (`enum hns_roce_opcode_type` in the C driver).
-pub mod op {
-    /// Firmware version.
-    pub const QUERY_FW_VER: u16 = 0x0001;
-    /// Loopback switch parameters of a function.
-    pub const SWITCH_PARAMETER_CFG: u16 = 0x1033;
-    /// Hardware version.
-    pub const QUERY_HW_VER: u16 = 0x8000;
-    /// Global parameters (1 us cycles, UDP port).
-    pub const CFG_GLOBAL_PARAM: u16 = 0x8001;
-    /// PF resources (BT numbers, queues).
-    pub const QUERY_PF_RES: u16 = 0x8400;
-    /// Give a function its share of the resources.
-    pub const ALLOC_VF_RES: u16 = 0x8401;
-    /// PF timer resources.
-    pub const QUERY_PF_TIMER_RES: u16 = 0x8406;
-    /// Number of functions (HIP09).
-    pub const QUERY_FUNC_INFO: u16 = 0x8407;
-    /// PF capabilities.
-    pub const QUERY_PF_CAPS_NUM: u16 = 0x8408;
-    /// Context entry sizes (HIP09).
-    pub const CFG_ENTRY_SIZE: u16 = 0x8409;
-    /// Page sizes and hops of the context tables.
-    pub const CFG_BT_ATTR: u16 = 0x8506;
-    /// Function clear.
-    pub const FUNC_CLEAR: u16 = 0x8508;
-    /// Clear the extended doorbell list state.
-    pub const CLEAR_EXTDB_LIST_INFO: u16 = 0x850d;
-    /// Program the extended link-list memory (link table).
-    pub const CFG_EXT_LLM: u16 = 0x8403;
-    /// Post a mailbox command.
-    pub const POST_MB: u16 = 0x8504;
-    /// Mailbox status.
-    pub const QUERY_MB_ST: u16 = 0x8505;
-    /// Program a GMV table base address.
-    pub const CFG_GMV_BT: u16 = 0x8510;
-    /// Write one GID/MAC/VLAN entry.
-    pub const CFG_GMV_TBL: u16 = 0x850f;
-    /// Read the hardware counters.
-    pub const QUERY_COUNTER: u16 = 0x8206;
-    /// Read or write the DCQCN parameter block.
-    pub const CFG_DCQCN_PARAM: u16 = 0x1a80;
-    /// Read or write the LDCP parameter block.
-    pub const CFG_LDCP_PARAM: u16 = 0x1a81;
-    /// Read or write the HC3 parameter block.
-    pub const CFG_HC3_PARAM: u16 = 0x1a82;
-    /// Read or write the DIP parameter block.
-    pub const CFG_DIP_PARAM: u16 = 0x1a83;
 }
 
 /// Descriptors in the command send queue.

@@ -22,7 +22,7 @@ use kernel::{
     prelude::*, //
 };
 
-use crate::hw_v2_ctx::HW_PAGE_SHIFT;
+use crate::hns_roce_hw_v2::ctx::HW_PAGE_SHIFT;
 
 /// One region of a kernel buffer: its size in bytes and the hop number from
 /// the caps.

@@ -7,7 +7,8 @@
 //! words the C driver produced.
 
 use crate::field::Ctx;
-use crate::hw_v2_fields::{cqc, eqc, mpt, Cqc, Eqc, Mpt};
+use crate::hns_roce_hw_v2::consts::{db_cmd, eq_db_cmd};
+use crate::hns_roce_hw_v2::fields::{cqc, eqc, mpt, Cqc, Eqc, Mpt};
 
 /// Smallest page the hardware addresses (`HNS_HW_PAGE_SHIFT`).
 pub const HW_PAGE_SHIFT: u32 = 12;
@@ -21,11 +22,6 @@ pub const V3_ENTRY_SIZE: u32 = 64;
 const CQ_STATE_VALID: u32 = 1;
 /// MPT state: valid.
 const MPT_ST_VALID: u32 = 1;
-/// EQ doorbell commands (always armed).
-const EQ_DB_CMD_AEQ: u64 = 0;
-const EQ_DB_CMD_CEQ: u64 = 2;
-/// CQ doorbell command: arm (`HNS_ROCE_V2_CQ_DB_NOTIFY`).
-const CQ_DB_NOTIFY: u64 = 4;
 
 /// What an EQ context is made of.
 #[derive(Clone, Copy, Debug, Default)]
@@ -83,9 +79,9 @@ pub fn eq_context(p: &EqcParams) -> Ctx<Eqc, 16> {
 /// The EQ doorbell word (`update_eq_db`, always armed).
 pub fn eq_doorbell(aeq: bool, eqn: u32, ci: u32) -> u64 {
     let (tag, cmd) = if aeq {
-        (0, EQ_DB_CMD_AEQ)
+        (0, eq_db_cmd::AEQ)
     } else {
-        (u64::from(eqn & 0xff), EQ_DB_CMD_CEQ)
+        (u64::from(eqn & 0xff), eq_db_cmd::CEQ)
     };
     tag | (cmd << 16) | (u64::from(ci & 0xff_ffff) << 32)
 }
@@ -161,7 +157,7 @@ pub fn cq_context(p: &CqcParams) -> Ctx<Cqc, 16> {
 /// selects the C driver's `V2_CQ_DB_REQ_NOT` (1), else `_NOT_SOL` (0).
 pub fn cq_notify_doorbell(cqn: u32, ci: u32, arm_sn: u32, solicited: bool) -> u64 {
     u64::from(cqn & 0xff_ffff)
-        | (CQ_DB_NOTIFY << 24)
+        | (db_cmd::CQ_NOTIFY << 24)
         | (u64::from(ci & 0xff_ffff) << 32)
         | (u64::from(solicited) << 56)
         | (u64::from(arm_sn & 3) << 57)

@@ -12,7 +12,9 @@
 //! host tests and KUnit check them against the C driver's numbers.
 
 use crate::field::Ctx;
-use crate::hw_v2_fields::{qpc, qpcex, Qpc, QpcEx};
+use crate::hns_roce_hw_v2::consts::{cap_flag, db_cmd};
+use crate::hns_roce_hw_v2::fields::{qpc, qpcex, Qpc, QpcEx};
+use crate::hw_rev::HwRev;
 
 /// Words in each half of a HIP09 QPC (256 bytes of QPC, 256 of extension).
 pub const QPC_HALF_DWORDS: usize = 64;
@@ -590,8 +592,8 @@ pub fn finish(img: &mut QpcImage, new: QpState, inv_credit: bool) {
 /// The ACK timeout the engine takes for `t` (`check_qp_timeout_cfg_range`):
 /// HIP08 accepts 0..=20 and adds 10, later revisions accept 0..=31; `None`
 /// when out of range (the attribute is then ignored with a warning).
-pub fn ack_timeout(hip08: bool, t: u32) -> Option<u32> {
-    if hip08 {
+pub fn ack_timeout(rev: HwRev, t: u32) -> Option<u32> {
+    if rev.is_hip08() {
         (t <= 20).then_some(t + 10)
     } else {
         (t <= 31).then_some(t)
@@ -843,8 +845,32 @@ impl<I: Iterator<Item = DataSeg>> Iterator for RqWqeSegs<I> {
     }
 }
 
+/// `enum ib_qp_type` values the driver takes.
+pub mod qpt {
+    /// The GSI QP (QP1).
+    pub const GSI: u32 = 1;
+    /// Reliable connected.
+    pub const RC: u32 = 2;
+    /// Unreliable datagram.
+    pub const UD: u32 = 4;
+    /// XRC initiator.
+    pub const XRC_INI: u32 = 9;
+    /// XRC target.
+    pub const XRC_TGT: u32 = 10;
+}
+
+/// Whether the device takes QPs of type `ty` (an [`qpt`] value) given its
+/// `caps.flags` (`check_qp_type`): XRC initiators and targets only with
+/// [`cap_flag::XRC`].
+pub fn qp_type_supported(ty: u32, cap_flags: u32) -> bool {
+    match ty {
+        qpt::XRC_INI | qpt::XRC_TGT => cap_flags & cap_flag::XRC != 0,
+        qpt::UD | qpt::RC | qpt::GSI => true,
+        _ => false,
+    }
+}
+
 /// The RQ doorbell word of a QP without record doorbell (`update_rq_db`).
 pub fn rq_doorbell(qpn: u32, head: u32) -> u64 {
-    const DB_CMD_RQ: u64 = 1;
-    u64::from(qpn & 0xff_ffff) | (DB_CMD_RQ << 24) | (u64::from(head & 0xffff) << 32)
+    u64::from(qpn & 0xff_ffff) | (db_cmd::RQ << 24) | (u64::from(head & 0xffff) << 32)
 }

@@ -12,7 +12,8 @@
 //! and the attribute tables of `hns_roce_debugfs.c`), the block itself and
 //! the number parser the debugfs writes use (`kstrtou32` with base 0).
 
-use crate::cmq_desc::{op, Payload};
+use crate::cmdq::desc::Payload;
+use crate::hns_roce_hw_v2::consts::cmq_op;
 use core::ffi::CStr;
 
 /// Words of a parameter block (`HNS_ROCE_SCC_PARAM_SIZE`).
@@ -47,10 +48,10 @@ impl Algo {
     /// The CMQ opcode that reads (query) or writes (config) the block.
     pub const fn opcode(self) -> u16 {
         match self {
-            Algo::Dcqcn => op::CFG_DCQCN_PARAM,
-            Algo::Ldcp => op::CFG_LDCP_PARAM,
-            Algo::Hc3 => op::CFG_HC3_PARAM,
-            Algo::Dip => op::CFG_DIP_PARAM,
+            Algo::Dcqcn => cmq_op::CFG_DCQCN_PARAM,
+            Algo::Ldcp => cmq_op::CFG_LDCP_PARAM,
+            Algo::Hc3 => cmq_op::CFG_HC3_PARAM,
+            Algo::Dip => cmq_op::CFG_DIP_PARAM,
         }
     }
 

@@ -8,11 +8,12 @@
 //! arithmetic in `hem.rs` ([`TableGeom::get_plan`]/[`TableGeom::put_plan`]);
 //! this file only owns the DMA memory and carries the plans out.
 
+use crate::cmdq::desc::{CmqData, Desc};
 use crate::cmdq::{Cmd, MailboxBuf};
-use crate::cmq_desc::{op, CmqData, Desc};
 use crate::field::Field;
 use crate::hem::{is_last_step, HemAddr, HemType, HwWrite, TableCfg, TableGeom};
-use crate::hw_v2_caps::Caps;
+use crate::hns_roce_hw_v2::caps::Caps;
+use crate::hns_roce_hw_v2::consts::cmq_op;
 use kernel::{
     device::{Bound, Device},
     dma::Coherent,
@@ -133,7 +134,7 @@ impl HemTable {
             }
             HwWrite::GmvBt { idx, base, .. } => {
                 let ba = base.and_then(|b| mem.dma(b)).unwrap_or(0) >> 12;
-                let mut d = [Desc::new(op::CFG_GMV_BT, false)];
+                let mut d = [Desc::new(cmq_op::CFG_GMV_BT, false)];
                 // CAST: the two halves of the page address.
                 d[0].data.write(GMV_BT_BA_L, ba as u32);
                 d[0].data.write(GMV_BT_BA_H, (ba >> 32) as u32);

@@ -5,9 +5,11 @@
 //! derivations as the C driver's `hns_roce_query_caps`, `load_func_res_caps`
 //! and `load_pf_timer_res_caps`.
 
-use crate::cmq_desc::{chain, op, CmqData, Desc};
+use crate::cmdq::desc::{chain, CmqData, Desc};
 use crate::field::Field;
 use crate::hem::{calc_pg_sz, hw_hopnum, HemType, PgSz, HOP_NUM_0};
+use crate::hns_roce_hw_v2::consts::{cap_flag, cmq_op};
+use crate::hw_rev::HwRev;
 
 /// Shorthand for a payload field.
 const fn f(h: u32, l: u32) -> Field<CmqData> {
@@ -367,10 +369,6 @@ pub fn apply_timer_res(caps: &mut Caps, d: &Desc) {
     caps.cqc_timer_bt_num = d.get(TIMER_CQC_ITEM_NUM);
 }
 
-/// Capability flag: SRQs.
-pub const CAP_FLAG_SRQ: u32 = 1 << 5;
-/// Capability flag: QP flow control (SCC contexts).
-pub const CAP_FLAG_QP_FLOW_CTRL: u32 = 1 << 9;
 /// MTT entry size (`HNS_ROCE_V2_MTT_ENTRY_SZ`).
 const MTT_ENTRY_SZ: u32 = 64;
 /// Starting hop number of MR PBLs (`HNS_ROCE_PBL_HOP_NUM`).
@@ -390,7 +388,7 @@ const PBL_BA_PG_SZ_16K: u32 = 2;
 /// count, `page_size` the kernel's.
 pub fn apply_func_caps(
     caps: &mut Caps,
-    hip09: bool,
+    rev: HwRev,
     func_num: u32,
     num_vectors: u32,
     page_size: u32,
@@ -410,7 +408,7 @@ pub fn apply_func_caps(
             .saturating_sub(1)
             .min(num_vectors.saturating_sub(2));
     }
-    if hip09 {
+    if rev.is_hip09() {
         caps.eqe_hop_num = 1;
         caps.ceqe_size = 64;
         caps.aeqe_size = 64;
@@ -458,7 +456,7 @@ fn set_hem_page_size(c: &mut Caps, page: u64) {
         page,
         HemType::Qpc,
     );
-    c.sccc_pg = if c.flags & CAP_FLAG_QP_FLOW_CTRL != 0 {
+    c.sccc_pg = if c.flags & cap_flag::QP_FLOW_CTRL != 0 {
         pg(
             c.num_qps,
             c.sccc_sz,
@@ -479,7 +477,7 @@ fn set_hem_page_size(c: &mut Caps, page: u64) {
         HemType::Cqc,
     );
     c.cqe_pg = pg(c.max_cqes, c.cqe_sz, c.cqe_hop_num, 1, page, HemType::Cqe);
-    if c.flags & CAP_FLAG_SRQ != 0 {
+    if c.flags & cap_flag::SRQ != 0 {
         c.srqc_pg = pg(
             c.num_srqs,
             c.srqc_entry_sz,
@@ -508,8 +506,8 @@ fn set_hem_page_size(c: &mut Caps, page: u64) {
 }
 
 /// ALLOC_VF_RES for function `vf` (`config_vf_hem_resource`).
-pub fn alloc_vf_res_cmd(c: &Caps, vf: u32, hip09: bool) -> [Desc; 2] {
-    let [mut a, mut b] = chain::<2>(op::ALLOC_VF_RES, false);
+pub fn alloc_vf_res_cmd(c: &Caps, vf: u32, rev: HwRev) -> [Desc; 2] {
+    let [mut a, mut b] = chain::<2>(cmq_op::ALLOC_VF_RES, false);
     let (ra, rb) = (&mut a.data, &mut b.data);
     ra.write(RES_A_VF_ID, vf);
     ra.write(RES_A_QPC_BT_NUM, c.qpc_bt_num);
@@ -527,7 +525,7 @@ pub fn alloc_vf_res_cmd(c: &Caps, vf: u32, hip09: bool) -> [Desc; 2] {
     rb.write(RES_B_QID_IDX, vf * c.sl_num);
     rb.write(RES_B_SCCC_BT_NUM, c.sccc_bt_num);
     rb.write(RES_B_SCCC_BT_IDX, vf * c.sccc_bt_num);
-    if hip09 {
+    if rev.is_hip09() {
         rb.write(RES_V_GMV_BT_NUM, c.gmv_bt_num);
         rb.write(RES_B_GMV_BT_IDX, vf * c.gmv_bt_num);
     } else {
@@ -542,7 +540,7 @@ pub fn alloc_vf_res_cmd(c: &Caps, vf: u32, hip09: bool) -> [Desc; 2] {
 /// CFG_BT_ATTR (`hns_roce_v2_set_bt`); `pg_shift_offset` is
 /// `PAGE_SHIFT - 12`.
 pub fn set_bt_cmd(c: &Caps, pg_shift_offset: u32) -> Desc {
-    let mut d = Desc::new(op::CFG_BT_ATTR, false);
+    let mut d = Desc::new(cmq_op::CFG_BT_ATTR, false);
     let tables = [
         (c.qpc_pg, c.qpc_hop_num, c.num_qps),
         (c.srqc_pg, c.srqc_hop_num, c.num_srqs),
@@ -569,7 +567,7 @@ pub enum EntrySize {
 
 /// CFG_ENTRY_SIZE (`config_hem_entry_size`).
 pub fn entry_size_cmd(ty: EntrySize, value: u32) -> Desc {
-    let mut d = Desc::new(op::CFG_ENTRY_SIZE, false);
+    let mut d = Desc::new(cmq_op::CFG_ENTRY_SIZE, false);
     d.data.write(ENTRY_SIZE_TYPE, ty as u32);
     d.data.write(ENTRY_SIZE_VALUE, value);
     d
