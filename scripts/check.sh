@@ -395,6 +395,12 @@ expect_failure detects-kunit-failure selftest_variant kunit-fail hns_selftest_ku
 expect_failure detects-warn selftest_variant warn hns_selftest_warn
 expect_failure detects-failing-cmd selftest_cmd
 
+# --- In-tree build (x86_64): the patch of scripts/intree-patch.sh applied to a
+# copy of the cached 7.3 source, INFINIBAND_HNS_RS=m, hns_roce_rs.ko built by
+# the kernel's Kbuild in a tree of its own, linked strictly against the test
+# kernel's symbols (scripts/intree-build.sh).
+step intree/patch-applies-and-builds "$L/intree.log" bash scripts/intree-build.sh
+
 # --- arm64: cross-built test kernel and modules, one boot on `virt`. ---------
 # The arm64 kernel tree is $HNS_CACHE/kbuild-arm64 (its own lock); the
 # modules go to build/arm64/. One lean boot (tests/guest/arm64-plan.sh,

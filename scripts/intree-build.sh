@@ -10,11 +10,19 @@
 #                             originals keep their content
 #   $HNS_CACHE/kbuild-intree  output tree: the test kernel's .config plus
 #                             INFINIBAND_HNS_RS=m, `modules_prepare`, then
-#                             the single target
+#                             `make drivers/infiniband/hw/` (through the
+#                             patched hw/Makefile: hns_rs/ must be built, the
+#                             C hns/ beside it too), then the single target
 #                             drivers/infiniband/hw/hns_rs/hns_roce_rs.ko
 #
+# No vmlinux is built here (that would be a second full kernel build), and
+# Kbuild's in-tree modpost wants vmlinux.o: the .ko target runs with
+# KBUILD_MODPOST_WARN=1, then modpost runs again, strict (-E, no -w), with
+# the symbols of the test kernel (kbuild-x86_64/Module.symvers, same config
+# but for our =m): an unresolved symbol fails the check there.
+#
 # Prints the path of the built module. Cold: modules_prepare builds the Rust
-# core/kernel crates once (minutes); later runs rebuild only the driver.
+# core/kernel crates once (≈ 3 minutes); later runs rebuild only the driver.
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 kbuild_env
@@ -63,14 +71,27 @@ if ! kmake modules_prepare >"$IOBJ/prepare.log" 2>&1; then
     tail -n 40 "$IOBJ/prepare.log" >&2
     die "modules_prepare failed (log: $IOBJ/prepare.log)"
 fi
-if ! kmake "$KO" >"$IOBJ/build.log" 2>&1; then
+rm -f "$IOBJ/${KO%.ko}.o" "$IOBJ/$KO"
+if ! kmake drivers/infiniband/hw/ >"$IOBJ/build.log" 2>&1; then
     tail -n 40 "$IOBJ/build.log" >&2
-    die "building $KO failed (log: $IOBJ/build.log)"
+    die "building drivers/infiniband/hw/ failed (log: $IOBJ/build.log)"
 fi
+# Compiler and rustc warnings (modpost has its own pass below).
 if grep -E '^(warning|.*: warning:)' "$IOBJ/build.log" >&2; then
     die "warnings in the in-tree build (log: $IOBJ/build.log)"
 fi
+[ -f "$IOBJ/${KO%.ko}.o" ] ||
+    die "drivers/infiniband/hw/ did not build hns_rs/ (is the obj- line in hw/Makefile?)"
+if ! kmake KBUILD_MODPOST_WARN=1 "$KO" >"$IOBJ/ko.log" 2>&1; then
+    tail -n 40 "$IOBJ/ko.log" >&2
+    die "building $KO failed (log: $IOBJ/ko.log)"
+fi
 [ -f "$IOBJ/$KO" ] || die "$IOBJ/$KO was not produced"
+if ! "$IOBJ/scripts/mod/modpost" -M -E -i "$XOBJ/Module.symvers" -o "$IOBJ/strict.symvers" \
+    "$IOBJ/${KO%.ko}.o" >"$IOBJ/modpost.log" 2>&1; then
+    cat "$IOBJ/modpost.log" >&2
+    die "modpost against the test kernel's symbols failed (log: $IOBJ/modpost.log)"
+fi
 name=$(modinfo -F name "$IOBJ/$KO" 2>/dev/null || true)
 [ "$name" = hns_roce_rs ] || die "$IOBJ/$KO: module name '$name', expected hns_roce_rs"
 echo "$IOBJ/$KO"
