@@ -10,12 +10,47 @@
 #   make bench          perftest over hns-sim (C driver), CPU time of sim and QEMU
 #   make guest DRIVER=none|c|rs SIM=0 CMD='...'   run CMD in the guest
 #   make modules [KDIR=/path/to/prepared/kernel]  just build hns_roce_rs.ko
+#   make kernel|modules|sim|guest ARCH=arm64      the same, cross-built for arm64
+#   make intree-patch [KSRC=/path/to/linux-7.3]   patch adding drivers/infiniband/hw/hns_rs
 
 HNS_CACHE ?= $(HOME)/.cache/hns-roce-rs
 export HNS_CACHE
-KOBJ ?= $(HNS_CACHE)/kbuild-x86_64
-export KOBJ
+# ARCH=x86_64 (default) or arm64: the test kernel, modules and guest are
+# per architecture; arm64 is cross-built (CROSS_COMPILE=aarch64-linux-gnu-,
+# Debian's gcc-aarch64-linux-gnu) into its own kernel tree and build/arm64/.
+ARCH ?= x86_64
+ifneq ($(filter arm64 aarch64,$(ARCH)),)
+override ARCH := arm64
+ifneq ($(origin CROSS_COMPILE),command line)
+CROSS_COMPILE := aarch64-linux-gnu-
+endif
+KOBJ_DEFAULT := $(HNS_CACHE)/kbuild-arm64
+KLOCKFILE := $(HNS_CACHE)/kbuild-arm64.lock
+BUILD := $(CURDIR)/build/arm64
+else ifneq ($(filter x86_64 x86 amd64,$(ARCH)),)
+override ARCH := x86_64
+ifneq ($(origin CROSS_COMPILE),command line)
+CROSS_COMPILE :=
+endif
+KOBJ_DEFAULT := $(HNS_CACHE)/kbuild-x86_64
+KLOCKFILE := $(HNS_CACHE)/kbuild.lock
 BUILD := $(CURDIR)/build
+else
+$(error ARCH must be x86_64 or arm64, not $(ARCH))
+endif
+# The kernel tree of ARCH; KOBJ=... on the command line overrides it (an
+# inherited KOBJ, e.g. the x86_64 one `make check` exports, does not).
+ifneq ($(origin KOBJ),command line)
+KOBJ := $(KOBJ_DEFAULT)
+endif
+export ARCH CROSS_COMPILE KOBJ
+# scripts/common.sh takes the arm64 tree from KOBJ_ARM64 (KOBJ may be an
+# inherited x86_64 one there).
+ifeq ($(ARCH),arm64)
+export KOBJ_ARM64 := $(KOBJ)
+endif
+# Host-side outputs (hns-sim, cargo targets) are the same for every ARCH.
+HBUILD := $(CURDIR)/build
 
 # KDIR: the kernel tree to build the module against. Default: the cached
 # test kernel (built on demand). Any other prepared Rust-enabled tree works.
@@ -29,10 +64,12 @@ endif
 # bindgen and libclang from the cache when setup has run, else from the system.
 TOOLS_ENV = PATH="$(HNS_CACHE)/tools/bin:$$PATH" \
 	LIBCLANG_PATH="$${LIBCLANG_PATH:-$$(cat $(HNS_CACHE)/libclang.path 2>/dev/null)}"
-# Builds against the test kernel take $(HNS_CACHE)/kbuild.lock, as the
-# kernel build does (scripts/build-kernel.sh): one at a time per machine.
-KLOCK = flock $(HNS_CACHE)/kbuild.lock env
-KMAKE = $(KLOCK) $(TOOLS_ENV) $(MAKE) -C $(KDIR) M=$(CURDIR)
+# Builds against the test kernel take $(HNS_CACHE)/kbuild.lock (arm64:
+# kbuild-arm64.lock), as the kernel build does (scripts/build-kernel.sh): one
+# at a time per kernel tree. ARCH/CROSS_COMPILE reach every kernel make.
+KLOCK = flock $(KLOCKFILE) env
+KARCH = ARCH=$(ARCH) $(if $(CROSS_COMPILE),CROSS_COMPILE=$(CROSS_COMPILE))
+KMAKE = $(KLOCK) $(TOOLS_ENV) $(MAKE) -C $(KDIR) $(KARCH) M=$(CURDIR)
 
 # Guest test plan knobs (see `make guest`).
 DRIVER ?= rs
@@ -42,12 +79,12 @@ CMD ?=
 RS_SOURCES = $(shell git ls-files --cached --others --exclude-standard '*.rs' 2>/dev/null || find . -name '*.rs' -not -path './build/*' -not -path '*/target/*')
 
 .PHONY: all setup kernel modules modules-kunit module-variant sim sim-test clippy fmt fmt-check host-test \
-	initramfs guest check demo bench clean help
+	initramfs guest check demo bench clean help intree-patch intree-build
 
 all: modules
 
 help:
-	@sed -n '3,14p' Makefile
+	@sed -n '3,16p' Makefile
 
 setup:
 	@bash scripts/setup.sh
@@ -76,17 +113,17 @@ module-variant: $(KDIR_DEP)
 clippy: $(KDIR_DEP)
 	@mkdir -p $(BUILD)/module-clippy $(BUILD)/hns_sim-clippy
 	$(KMAKE) MO=$(BUILD)/module-clippy HNS_KUNIT=y CLIPPY=1 KRUSTFLAGS=-Dwarnings modules
-	$(KLOCK) $(TOOLS_ENV) $(MAKE) -C $(KDIR) M=$(CURDIR)/sim/guest MO=$(BUILD)/hns_sim-clippy CLIPPY=1 KRUSTFLAGS=-Dwarnings modules
-	cd sim && CARGO_TARGET_DIR=$(BUILD)/sim-target cargo clippy --quiet --all-targets -- -D warnings
+	$(KLOCK) $(TOOLS_ENV) $(MAKE) -C $(KDIR) $(KARCH) M=$(CURDIR)/sim/guest MO=$(BUILD)/hns_sim-clippy CLIPPY=1 KRUSTFLAGS=-Dwarnings modules
+	cd sim && CARGO_TARGET_DIR=$(HBUILD)/sim-target cargo clippy --quiet --all-targets -- -D warnings
 
-# The hns-sim device model (host) and its guest glue module.
+# The hns-sim device model (host) and its guest glue module (for ARCH).
 sim: $(KDIR_DEP)
-	cd sim && CARGO_TARGET_DIR=$(BUILD)/sim-target cargo build --release --quiet
+	cd sim && CARGO_TARGET_DIR=$(HBUILD)/sim-target cargo build --release --quiet
 	@mkdir -p $(BUILD)/hns_sim
-	$(KLOCK) $(TOOLS_ENV) $(MAKE) -C $(KDIR) M=$(CURDIR)/sim/guest MO=$(BUILD)/hns_sim modules
+	$(KLOCK) $(TOOLS_ENV) $(MAKE) -C $(KDIR) $(KARCH) M=$(CURDIR)/sim/guest MO=$(BUILD)/hns_sim modules
 
 sim-test:
-	cd sim && CARGO_TARGET_DIR=$(BUILD)/sim-target cargo test --quiet
+	cd sim && CARGO_TARGET_DIR=$(HBUILD)/sim-target cargo test --quiet
 
 fmt:
 	rustfmt --config-path .rustfmt.toml $(RS_SOURCES)
@@ -110,6 +147,18 @@ guest: modules-kunit kernel $(if $(filter-out 0,$(SIM)),sim)
 check:
 	@bash scripts/check.sh
 
+# In-tree route: a patch adding the driver as drivers/infiniband/hw/hns_rs
+# (INFINIBAND_HNS_RS) to a 7.3 tree (default: the cached source), written to
+# PATCH_OUT (default build/intree/hns_rs.patch); intree-build applies it to a
+# copy of the cached source and builds the module through Kbuild (x86_64).
+KSRC ?=
+PATCH_OUT ?=
+intree-patch:
+	@bash scripts/intree-patch.sh "$(KSRC)" "$(PATCH_OUT)"
+
+intree-build: kernel
+	@bash scripts/intree-build.sh
+
 demo:
 	@bash scripts/demo.sh
 
@@ -120,5 +169,5 @@ bench: sim
 	@bash scripts/bench.sh $(ITERS)
 
 clean:
-	rm -rf $(BUILD)
+	rm -rf $(HBUILD)
 	cd tests/host && cargo clean

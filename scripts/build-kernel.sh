@@ -1,24 +1,34 @@
 #!/usr/bin/env bash
 #
 # Build the pinned test kernel out of tree in $KOBJ: allnoconfig + the
-# configs/qemu-x86_64.config fragment, verified after olddefconfig, then an
-# incremental vmlinux + modules build and a modules_install into $KOBJ/modroot.
+# configs/qemu-$ARCH.config fragment, verified after olddefconfig, then an
+# incremental vmlinux (x86_64) or Image (arm64, cross-built) + modules build
+# and a modules_install into $KOBJ/modroot.
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 kbuild_env
 
 KSRC=$(kernel_src)
-FRAG=$HNS_TOP/configs/qemu-x86_64.config
+FRAG=$HNS_TOP/configs/qemu-$HNS_ARCH.config
+mapfile -t ARCH_ARGS < <(kbuild_arch_args)
+if [ -n "$HNS_CROSS" ]; then
+    command -v "${HNS_CROSS}gcc" >/dev/null || die "${HNS_CROSS}gcc missing: run 'make setup'"
+fi
+# x86_64 boots vmlinux (PVH), arm64 the Image.
+case "$HNS_ARCH" in
+arm64) KTARGET=Image ;;
+*) KTARGET=vmlinux ;;
+esac
 JOBS=${JOBS:-$(nproc)}
 mkdir -p "$KOBJ"
 
 # The kernel build must not see the variables of the make that called us
 # (`make module-variant CLIPPY=1` would otherwise rebuild the kernel's own
 # Rust crates under clippy), and only one build may touch $KOBJ at a time.
-unset MAKEFLAGS MFLAGS MAKELEVEL CLIPPY KRUSTFLAGS
-exec 8>"$HNS_CACHE/kbuild.lock"
+unset MAKEFLAGS MFLAGS MAKELEVEL CLIPPY KRUSTFLAGS ARCH CROSS_COMPILE
+exec 8>"$KBUILD_LOCK"
 flock 8
-kmake() { make -C "$KSRC" O="$KOBJ" ARCH=x86_64 -j"$JOBS" "$@"; }
+kmake() { make -C "$KSRC" O="$KOBJ" "${ARCH_ARGS[@]}" -j"$JOBS" "$@"; }
 
 # Every option the fragment sets must be in the final .config as written.
 verify_config() {
@@ -47,7 +57,9 @@ verify_config() {
     fi
 }
 
-want=$(cat "$FRAG" "$KSRC/Makefile" <(rustc --version) <(echo "$KSRC") | sha256sum | cut -c1-16)
+# The x86_64 id is as before (no cross compiler), so its tree is reused.
+want=$(cat "$FRAG" "$KSRC/Makefile" <(rustc --version) <(echo "$KSRC") \
+    <([ -z "$HNS_CROSS" ] || "${HNS_CROSS}gcc" --version) | sha256sum | cut -c1-16)
 have=$(cat "$KOBJ/.hns-config-id" 2>/dev/null || true)
 if [ "$want" != "$have" ] || [ ! -f "$KOBJ/.config" ]; then
     log "configuring kernel in $KOBJ"
@@ -60,7 +72,7 @@ fi
 
 log "building kernel (incremental) in $KOBJ"
 start=$(date +%s)
-if ! kmake vmlinux modules >"$KOBJ/build.log" 2>&1; then
+if ! kmake "$KTARGET" modules >"$KOBJ/build.log" 2>&1; then
     tail -n 60 "$KOBJ/build.log" >&2
     die "kernel build failed; full log: $KOBJ/build.log"
 fi

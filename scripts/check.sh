@@ -125,6 +125,38 @@ guest_tests() {
     fi
 }
 
+# kunit_results OUT PREFIX: parse the KTAP between HNS-KTAP-BEGIN/END in
+# OUT.out with the kernel's own KUnit parser; one "TEST PREFIX/<suite>.<case>"
+# line per case, a failure for every EXPECTED_SUITES suite that did not run
+# and for a non-zero parse status.
+kunit_results() {
+    local out=$1 prefix=$2
+    sed -n '/^HNS-KTAP-BEGIN$/,/^HNS-KTAP-END$/p' "$out.out" | sed '1d;$d' >"$out.ktap"
+    python3 "$KSRC/tools/testing/kunit/kunit.py" parse --json="$out.json" "$out.ktap" \
+        >"$out.kunit-parse" 2>&1
+    python3 - "$out.json" "$?" "$prefix" $EXPECTED_SUITES <<'PY'
+import json, sys
+path, krc, prefix, expected = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4:]
+try:
+    data = json.load(open(path))
+except Exception as e:
+    print(f"TEST {prefix}/parse FAIL no KUnit results ({e})")
+    sys.exit(0)
+seen = set()
+for suite in data.get("sub_groups", []):
+    name = suite.get("name", "?")
+    seen.add(name)
+    for case in suite.get("test_cases", []):
+        status = {"PASS": "PASS", "SKIP": "SKIP"}.get(case.get("status"), "FAIL")
+        print(f"TEST {prefix}/{name}.{case.get('name')} {status}")
+for s in expected:
+    if s not in seen:
+        print(f"TEST {prefix}/{s} FAIL suite did not run")
+if krc != 0:
+    print(f"TEST {prefix}/parse FAIL kunit.py parse exit {krc}")
+PY
+}
+
 # guest_plan NAME MODULE_DIR RESULTS [ENV...]: boot once with check-plan.sh,
 # append its TEST lines and the parsed KUnit results to RESULTS.
 guest_plan() {
@@ -134,30 +166,7 @@ guest_plan() {
     { printf 'export %s\n' "$@"; cat tests/guest/check-plan.sh; } >"$out.plan"
     HNS_MODULE_DIR=$moddir guest_tests "$name" "$res" "$out.plan" --driver none
     # KTAP of the first insmod, parsed by the kernel's own KUnit parser.
-    sed -n '/^HNS-KTAP-BEGIN$/,/^HNS-KTAP-END$/p' "$out.out" | sed '1d;$d' >"$out.ktap"
-    python3 "$KSRC/tools/testing/kunit/kunit.py" parse --json="$out.json" "$out.ktap" \
-        >"$out.kunit-parse" 2>&1
-    python3 - "$out.json" "$?" $EXPECTED_SUITES <<'PY' | tee -a "$res"
-import json, sys
-path, krc, expected = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
-try:
-    data = json.load(open(path))
-except Exception as e:
-    print(f"TEST kunit/parse FAIL no KUnit results ({e})")
-    sys.exit(0)
-seen = set()
-for suite in data.get("sub_groups", []):
-    name = suite.get("name", "?")
-    seen.add(name)
-    for case in suite.get("test_cases", []):
-        status = {"PASS": "PASS", "SKIP": "SKIP"}.get(case.get("status"), "FAIL")
-        print(f"TEST kunit/{name}.{case.get('name')} {status}")
-for s in expected:
-    if s not in seen:
-        print(f"TEST kunit/{s} FAIL suite did not run")
-if krc != 0:
-    print(f"TEST kunit/parse FAIL kunit.py parse exit {krc}")
-PY
+    kunit_results "$out" kunit | tee -a "$res"
 }
 
 if [ -f "$HNS_BUILD/module-kunit/hns_roce_rs.ko" ]; then
@@ -410,5 +419,68 @@ expect_failure() {
 expect_failure detects-kunit-failure selftest_variant kunit-fail hns_selftest_kunit_fail
 expect_failure detects-warn selftest_variant warn hns_selftest_warn
 expect_failure detects-failing-cmd selftest_cmd
+
+# --- In-tree build (x86_64): the patch of scripts/intree-patch.sh applied to a
+# copy of the cached 7.3 source, INFINIBAND_HNS_RS=m, hns_roce_rs.ko built by
+# the kernel's Kbuild in a tree of its own, linked strictly against the test
+# kernel's symbols (scripts/intree-build.sh).
+step intree/patch-applies-and-builds "$L/intree.log" bash scripts/intree-build.sh
+
+# --- arm64: cross-built test kernel and modules, one boot on `virt`. ---------
+# The arm64 kernel tree is $HNS_CACHE/kbuild-arm64 (its own lock); the
+# modules go to build/arm64/. One lean boot (tests/guest/arm64-plan.sh,
+# SIM=1): KUnit at insmod of hns_roce_rs, hns_0 and `ibv_devinfo -v` on both
+# drivers (compared), ibv_rc_pingpong on the C driver. TEST lines: arm64/...
+# ARCH/HNS_ARCH select arm64 in the scripts and the Makefile (KOBJ from
+# `make check` is the x86_64 tree: the Makefile and common.sh ignore it).
+arm64_checks() {
+    local a64=(env ARCH=arm64 HNS_ARCH=arm64 CROSS_COMPILE=aarch64-linux-gnu-)
+    local ab=$HNS_BUILD/arm64 s
+    s=$(date +%s)
+    step arm64/kernel "$L/arm64-kernel.log" "${a64[@]}" bash scripts/build-kernel.sh || return
+    step arm64/module "$L/arm64-module.log" make -s modules ARCH=arm64
+    step arm64/module-kunit "$L/arm64-module-kunit.log" make -s modules-kunit ARCH=arm64 || return
+    step arm64/hns_sim-ko "$L/arm64-sim.log" make -s sim ARCH=arm64 || return
+    if grep -qE '^warning' "$L/arm64-module.log" "$L/arm64-module-kunit.log"; then
+        result arm64/no-warnings FAIL "see $L/arm64-module.log"
+    else
+        result arm64/no-warnings PASS
+    fi
+    local out=$L/guest-arm64 res=$L/arm64.results
+    : >"$res"
+    "${a64[@]}" HNS_MODULE_DIR="$ab/module-kunit" bash scripts/run-guest.sh --name arm64 \
+        --cmd-file tests/guest/arm64-plan.sh --driver none --sim 1 >"$out.out" 2>"$out.err"
+    local grc=$?
+    # The plan's own lines are arm64/...; the harness's generic ones for this
+    # run (kernel log, hns-sim bad DMA) are renamed into the group.
+    grep -h '^TEST ' "$out.out" "$out.err" |
+        sed -E 's#^TEST guest/kernel-log-arm64 #TEST arm64/kernel-log #' >>"$res"
+    local slog=$HNS_BUILD/guest/arm64/hns-sim.log dl
+    dl=$(grep -h '^hns-sim\[[0-9]*\]: data:' "$slog" 2>/dev/null)
+    if [ -z "$dl" ]; then
+        echo "TEST arm64/sim-no-bad-dma FAIL no data line in $slog" >>"$res"
+    elif printf '%s\n' "$dl" | grep -qv ', 0 bad DMA$'; then
+        echo "TEST arm64/sim-no-bad-dma FAIL $(printf '%s\n' "$dl" | head -n 1)" >>"$res"
+    else
+        echo "TEST arm64/sim-no-bad-dma PASS" >>"$res"
+    fi
+    if [ $grc -ne 0 ] && ! grep -q ' FAIL' "$res"; then
+        echo "TEST arm64/guest FAIL exit $grc, see $HNS_BUILD/guest/arm64/console.log" >>"$res"
+    fi
+    kunit_results "$out" arm64/kunit >>"$res"
+    # C vs Rust `ibv_devinfo -v` of the same boot (parts "c" and "rs").
+    awk -v c="$out.c" -v r="$out.rs" '/^HNS-PART /{p=$2; next} p=="c"{print > c} p=="rs"{print > r}' \
+        "$HNS_BUILD/guest/arm64/output.log" 2>/dev/null
+    if python3 scripts/compare-runs.py --only devinfo "$out.c" "$out.rs" >"$L/arm64-compare-devinfo.log" 2>&1; then
+        echo "TEST arm64/equivalence-devinfo PASS ($(head -n 1 "$L/arm64-compare-devinfo.log"))" >>"$res"
+    else
+        echo "TEST arm64/equivalence-devinfo FAIL C vs Rust differ (log: $L/arm64-compare-devinfo.log)" >>"$res"
+        head -n 40 "$L/arm64-compare-devinfo.log" | sed 's/^/    /'
+    fi
+    cat "$res" | tee -a "$RESULTS"
+    grep -v '^TEST ' "$out.err" | tail -n 3 | sed 's/^/    /'
+    echo "    arm64 part: $(($(date +%s) - s)) s"
+}
+arm64_checks
 
 summary

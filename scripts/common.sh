@@ -14,12 +14,39 @@ LIBCLANG_VERSION=18.1.1
 # Guest userland comes from this Debian release.
 GUEST_SUITE=trixie
 
+# Guest/kernel architecture: x86_64 (default) or arm64 (cross-built with
+# Debian's gcc-aarch64-linux-gnu, booted on qemu-system-aarch64 `virt`).
+# `make ... ARCH=arm64` exports ARCH to the scripts.
+HNS_ARCH=${HNS_ARCH:-${ARCH:-x86_64}}
+case "$HNS_ARCH" in
+x86_64 | x86 | amd64) HNS_ARCH=x86_64 HNS_CROSS="" ;;
+arm64 | aarch64) HNS_ARCH=arm64 HNS_CROSS=aarch64-linux-gnu- ;;
+*) printf '[hns] error: ARCH must be x86_64 or arm64 (got %s)\n' "$HNS_ARCH" >&2; exit 1 ;;
+esac
+
 APT_PRIV=$HNS_CACHE/apt
+# The arm64 guest userland has its own private apt configuration (trixie
+# only, APT::Architecture=arm64), so the amd64 one is left as it was.
+APT_PRIV_ARM64=$HNS_CACHE/apt-arm64
 TOOLS=$HNS_CACHE/tools
 KSRC_ROOT=$HNS_CACHE/src
-KOBJ=${KOBJ:-$HNS_CACHE/kbuild-x86_64}
-GUEST_DEBS=$HNS_CACHE/guest-debs
-GUEST_ROOT=$HNS_CACHE/guest-root
+# Per-architecture kernel tree, guest userland and kernel-build lock; the
+# x86_64 names are the historical ones.
+if [ "$HNS_ARCH" = x86_64 ]; then
+    KOBJ=${KOBJ:-$HNS_CACHE/kbuild-x86_64}
+    GUEST_DEBS=$HNS_CACHE/guest-debs
+    GUEST_ROOT=$HNS_CACHE/guest-root
+    KBUILD_LOCK=$HNS_CACHE/kbuild.lock
+    # Our build outputs (modules, guest runs) for this architecture.
+    HNS_ABUILD=$HNS_BUILD
+else
+    # Not KOBJ: `make check` exports the x86_64 one.
+    KOBJ=${KOBJ_ARM64:-$HNS_CACHE/kbuild-$HNS_ARCH}
+    GUEST_DEBS=$HNS_CACHE/guest-debs-$HNS_ARCH
+    GUEST_ROOT=$HNS_CACHE/guest-root-$HNS_ARCH
+    KBUILD_LOCK=$HNS_CACHE/kbuild-$HNS_ARCH.lock
+    HNS_ABUILD=$HNS_BUILD/$HNS_ARCH
+fi
 
 log() { printf '[hns] %s\n' "$*" >&2; }
 die() { printf '[hns] error: %s\n' "$*" >&2; exit 1; }
@@ -40,22 +67,27 @@ debian_mirror() {
 
 # apt-get/apt-cache with the private configuration (own sources and lists,
 # empty dpkg status), so nothing from other suites touches the system.
+# PAPT_DIR / PAPT_ARCH select the configuration (default: the amd64 one).
 papt_opts() {
+    local d=${PAPT_DIR:-$APT_PRIV} a=${PAPT_ARCH:-amd64}
     printf '%s\n' \
-        -o "Dir::Etc::SourceList=$APT_PRIV/sources.list" \
-        -o "Dir::Etc::SourceParts=$APT_PRIV/sources.list.d" \
-        -o "Dir::Etc::Preferences=$APT_PRIV/preferences" \
-        -o "Dir::Etc::PreferencesParts=$APT_PRIV/preferences.d" \
-        -o "Dir::State::Lists=$APT_PRIV/lists" \
-        -o "Dir::State::status=$APT_PRIV/status" \
-        -o "Dir::Cache=$APT_PRIV/cache" \
-        -o "APT::Architecture=amd64" \
-        -o "APT::Architectures::=amd64" \
+        -o "Dir::Etc::SourceList=$d/sources.list" \
+        -o "Dir::Etc::SourceParts=$d/sources.list.d" \
+        -o "Dir::Etc::Preferences=$d/preferences" \
+        -o "Dir::Etc::PreferencesParts=$d/preferences.d" \
+        -o "Dir::State::Lists=$d/lists" \
+        -o "Dir::State::status=$d/status" \
+        -o "Dir::Cache=$d/cache" \
+        -o "APT::Architecture=$a" \
+        -o "APT::Architectures::=$a" \
         -o "Debug::NoLocking=1" \
         -o "APT::Sandbox::User=root"
 }
 papt_get() { local o; mapfile -t o < <(papt_opts); apt-get "${o[@]}" "$@"; }
 papt_cache() { local o; mapfile -t o < <(papt_opts); apt-cache "${o[@]}" "$@"; }
+# The same for the arm64 guest userland.
+papt_get_arm64() { PAPT_DIR=$APT_PRIV_ARM64 PAPT_ARCH=arm64 papt_get "$@"; }
+papt_cache_arm64() { PAPT_DIR=$APT_PRIV_ARM64 PAPT_ARCH=arm64 papt_cache "$@"; }
 
 # Newest version of package $1 in the private lists whose version matches the
 # extended regex $2 (empty: any).
@@ -81,4 +113,10 @@ kbuild_env() {
     LIBCLANG_PATH=$(cat "$HNS_CACHE/libclang.path" 2>/dev/null || true)
     RUST_LIB_SRC=$(cat "$HNS_CACHE/rust-lib-src.path" 2>/dev/null || true)
     export LIBCLANG_PATH RUST_LIB_SRC
+}
+
+# make arguments selecting the architecture, for every kernel/module make.
+kbuild_arch_args() {
+    printf '%s\n' "ARCH=$HNS_ARCH"
+    [ -z "$HNS_CROSS" ] || printf '%s\n' "CROSS_COMPILE=$HNS_CROSS"
 }

@@ -8,8 +8,11 @@ kernel's modules and our guest scripts (tests/guest). Run-specific files (our
 freshly built .ko files and the command to run) travel in a second, small
 cpio archive that scripts/run-guest.sh appends at boot.
 
-The result is cached in $HNS_CACHE/initramfs/ under a key of everything that
-goes into it; the path of the image is printed on stdout.
+The result is cached in $HNS_CACHE/initramfs/ (arm64: initramfs-arm64/)
+under a key of everything that goes into it; the path of the image is printed
+on stdout. HNS_ARCH (or ARCH) selects the architecture: x86_64 (default) or
+arm64, whose userland is the trixie arm64 one (guest-root-arm64) and whose
+modules come from the arm64 kernel tree.
 """
 import gzip
 import hashlib
@@ -20,9 +23,24 @@ import sys
 
 CACHE = os.environ.get("HNS_CACHE", os.path.expanduser("~/.cache/hns-roce-rs"))
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-ROOT = os.path.join(CACHE, "guest-root")
-KOBJ = os.environ.get("KOBJ", os.path.join(CACHE, "kbuild-x86_64"))
-LIBDIRS = ["usr/lib/x86_64-linux-gnu", "usr/lib", "usr/lib64"]
+ARCH = os.environ.get("HNS_ARCH") or os.environ.get("ARCH") or "x86_64"
+if ARCH in ("arm64", "aarch64"):
+    ARCH = "arm64"
+    ROOT = os.path.join(CACHE, "guest-root-arm64")
+    KOBJ = os.environ.get("KOBJ", os.path.join(CACHE, "kbuild-arm64"))
+    TRIPLET = "aarch64-linux-gnu"
+    OUTDIR = os.path.join(CACHE, "initramfs-arm64")
+else:
+    ARCH = "x86_64"
+    ROOT = os.path.join(CACHE, "guest-root")
+    KOBJ = os.environ.get("KOBJ", os.path.join(CACHE, "kbuild-x86_64"))
+    TRIPLET = "x86_64-linux-gnu"
+    OUTDIR = os.path.join(CACHE, "initramfs")
+LIBDIRS = [f"usr/lib/{TRIPLET}", "usr/lib", "usr/lib64"]
+# The applet list comes from running busybox, which the host can only do
+# for its own architecture: the x86_64 userland's busybox is the same trixie
+# version (same Debian build configuration) as the arm64 one.
+BUSYBOX_LIST = os.path.join(CACHE, "guest-root", "usr/bin/busybox")
 
 BINARIES = [
     "busybox", "ip", "rdma", "python3.13",
@@ -68,7 +86,7 @@ def cache_key(krel):
             h.update(name.encode() + f.read())
     with open(os.path.join(ROOT, ".id"), "rb") as f:
         h.update(f.read())
-    h.update(krel.encode())
+    h.update(krel.encode() + ARCH.encode())
     moddir = os.path.join(KOBJ, "modroot/lib/modules", krel)
     for dirpath, _, files in sorted(os.walk(moddir)):
         for fn in sorted(files):
@@ -157,7 +175,7 @@ def build(dest, krel):
     # glibc dlopens libgcc_s for thread cancellation (rping needs it).
     st.copy(st.find_lib("libgcc_s.so.1", "glibc"))
     # Verbs providers and their driver files, plus libraries pyverbs links.
-    provdir = "usr/lib/x86_64-linux-gnu/libibverbs"
+    provdir = f"usr/lib/{TRIPLET}/libibverbs"
     for p in sorted(os.listdir(st.src(provdir))):
         st.copy(f"{provdir}/{p}")
     st.copy("etc/libibverbs.d")
@@ -187,8 +205,10 @@ def build(dest, krel):
     if os.path.isdir(st.src("usr/share/iproute2")):
         st.copy("usr/share/iproute2")
     # busybox applets for everything not provided by a real binary.
-    applets = subprocess.run([st.src("usr/bin/busybox"), "--list-full"], capture_output=True,
-                             text=True).stdout.split()
+    bb = st.src("usr/bin/busybox") if ARCH == "x86_64" else BUSYBOX_LIST
+    applets = subprocess.run([bb, "--list-full"], capture_output=True, text=True).stdout.split()
+    if not applets:
+        die(f"no busybox applet list from {bb}")
     for a in applets:
         p = os.path.join(dest, a.replace("bin/", "usr/bin/", 1) if a.startswith("bin/") else
                          a.replace("sbin/", "usr/sbin/", 1) if a.startswith("sbin/") else a)
@@ -239,7 +259,7 @@ def main():
         die("guest userland missing: run 'make setup'")
     krel = kernel_release()
     key = cache_key(krel)
-    outdir = os.path.join(CACHE, "initramfs")
+    outdir = OUTDIR
     out = os.path.join(outdir, f"base-{key}.cpio.gz")
     if not os.path.exists(out):
         log(f"building base initramfs {os.path.basename(out)}")

@@ -7,12 +7,17 @@
 # load, and 1 when the kernel log shows a WARN, BUG, Oops, lockdep splat or
 # kmemleak report (the offending lines go to stderr).
 #
+# ARCH=arm64 (environment, as `make guest ARCH=arm64` exports it) boots the
+# cross-built arm64 kernel on qemu-system-aarch64 `virt` (GICv3 + ITS for
+# MSI-X): console on the PL011 (ttyAMA0), the command's output on a virtio
+# console (hvc0), guest RAM at 0x4000_0000 (hns-sim --ram-base).
+#
 # Usage: run-guest.sh [--driver none|c|rs] [--sim N] [--cmd CMD | --cmd-file F]
 #                     [--name NAME] [--timeout SECONDS] [--smp N]
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
-driver=rs sim=0 cmd="" cmd_file="" name=guest timeout=${HNS_GUEST_TIMEOUT:-900} smp=1
+driver=rs sim=0 cmd="" cmd_file="" name="" timeout=${HNS_GUEST_TIMEOUT:-900} smp=1
 while [ $# -gt 0 ]; do
     case "$1" in
     --driver) driver=$2; shift 2 ;;
@@ -30,6 +35,10 @@ case "$driver" in none | c | rs) ;; *) die "DRIVER must be none, c or rs (got '$
 [ "$sim" -le 4 ] || die "SIM=$sim: at most 4 simulated devices"
 [ -n "$cmd_file" ] && cmd=$(cat "$cmd_file")
 [ -n "$cmd" ] || cmd="ibv_devinfo"
+if [ -z "$name" ]; then
+    name=guest
+    [ "$HNS_ARCH" = x86_64 ] || name=guest-$HNS_ARCH
+fi
 
 # One guest at a time per machine: runs share the initramfs staging
 # directory of the cache (two at once fail with FileExistsError) and the
@@ -38,18 +47,18 @@ mkdir -p "$HNS_CACHE"
 exec 9>"$HNS_CACHE/guest.lock"
 flock 9
 
-modules=${HNS_MODULE_DIR:-$HNS_BUILD/module-kunit}
+modules=${HNS_MODULE_DIR:-$HNS_ABUILD/module-kunit}
 rundir=$HNS_BUILD/guest/$name
 rm -rf "$rundir"
 mkdir -p "$rundir/overlay/opt/run/modules"
 
-base=$(python3 "$HNS_TOP/scripts/mkinitramfs.py")
+base=$(HNS_ARCH=$HNS_ARCH KOBJ=$KOBJ python3 "$HNS_TOP/scripts/mkinitramfs.py")
 if [ "$driver" = rs ] && [ ! -f "$modules/hns_roce_rs.ko" ]; then
     die "$modules/hns_roce_rs.ko missing: run 'make modules-kunit'"
 fi
 cp "$modules"/*.ko "$rundir/overlay/opt/run/modules/" 2>/dev/null || true
 if [ "$sim" -gt 0 ]; then
-    simko=$HNS_BUILD/hns_sim/hns_sim.ko
+    simko=$HNS_ABUILD/hns_sim/hns_sim.ko
     simbin=$HNS_BUILD/sim-target/release/hns-sim
     [ -f "$simko" ] && [ -x "$simbin" ] || die "hns-sim not built: run 'make sim'"
     cp "$simko" "$rundir/overlay/opt/run/modules/"
@@ -58,19 +67,41 @@ if [ "$sim" -gt 0 ]; then
         die "hns-sim rejected its arguments: ${HNS_SIM_ARGS:-}"
 fi
 printf '%s\n' "$cmd" >"$rundir/overlay/opt/run/cmd.sh"
-printf 'DRIVER=%s\nSIM=%s\n' "$driver" "$sim" >"$rundir/overlay/opt/run/env"
+# Where /init writes the command's output: the second 8250 on x86_64, the
+# virtio console on arm64 (virt has a single PL011).
+out_dev=/dev/ttyS1
+[ "$HNS_ARCH" = arm64 ] && out_dev=/dev/hvc0
+printf 'DRIVER=%s\nSIM=%s\nHNS_OUT=%s\n' "$driver" "$sim" "$out_dev" >"$rundir/overlay/opt/run/env"
 python3 "$HNS_TOP/scripts/mkinitramfs.py" --pack "$rundir/overlay" "$rundir/overlay.cpio.gz"
 cat "$base" "$rundir/overlay.cpio.gz" >"$rundir/initrd.img"
 
-kernel=$KOBJ/vmlinux
-[ -f "$kernel" ] || die "$kernel missing: run 'make kernel'"
+if [ "$HNS_ARCH" = arm64 ]; then
+    kernel=$KOBJ/arch/arm64/boot/Image
+    qemu="qemu-system-aarch64"
+    # pauth-impdef: QEMU's cheap pointer-auth algorithm (TCG speed).
+    mtype=virt,gic-version=3
+    cpu=(-cpu "max,pauth-impdef=on")
+    ram_base=0x40000000
+    console=ttyAMA0
+    outchan=(-device virtio-serial-device -chardev "file,id=hnsout,path=$rundir/output.raw"
+        -device "virtconsole,chardev=hnsout")
+else
+    kernel=$KOBJ/vmlinux
+    qemu="qemu-system-x86_64"
+    mtype=pc
+    cpu=(-accel tcg -cpu max)
+    ram_base=0
+    console=ttyS0,115200
+    outchan=(-serial "file:$rundir/output.raw")
+fi
+[ -f "$kernel" ] || die "$kernel missing: run 'make kernel ARCH=$HNS_ARCH'"
 : >"$rundir/console.log"
 : >"$rundir/output.raw"
 
 # The simulated devices: hns-sim serves one ivshmem-doorbell function per
 # device and reads guest RAM through the shared memory-backend file.
 mem=2G
-machine=(-machine pc -m "$mem")
+machine=(-machine "$mtype" -m "$mem")
 simdev=()
 simpid=""
 ramfile=""
@@ -83,9 +114,9 @@ trap cleanup EXIT
 if [ "$sim" -gt 0 ]; then
     ramfile=/dev/shm/hns-guest-ram-$$
     truncate -s "$mem" "$ramfile"
-    machine=(-machine pc,memory-backend=ram -m "$mem"
+    machine=(-machine "$mtype,memory-backend=ram" -m "$mem"
         -object "memory-backend-file,id=ram,size=$mem,mem-path=$ramfile,share=on")
-    simargs=(--ram "$ramfile" --out "$rundir" --vectors 8 --ready "$rundir/sim.ready")
+    simargs=(--ram "$ramfile" --ram-base "$ram_base" --out "$rundir" --vectors 8 --ready "$rundir/sim.ready")
     for i in $(seq 0 $((sim - 1))); do
         simargs+=(--socket "$rundir/sim-$i.sock")
         simdev+=(-chardev "socket,path=$rundir/sim-$i.sock,id=iv$i"
@@ -106,12 +137,12 @@ if [ "$sim" -gt 0 ]; then
 fi
 start=$(date +%s)
 set +e
-timeout --foreground -k 5 "$timeout" qemu-system-x86_64 \
-    "${machine[@]}" -accel tcg -cpu max -smp "$smp" "${simdev[@]}" \
+timeout --foreground -k 5 "$timeout" "$qemu" \
+    "${machine[@]}" "${cpu[@]}" -smp "$smp" "${simdev[@]}" \
     -display none -monitor none -no-reboot -nic none \
     -kernel "$kernel" -initrd "$rundir/initrd.img" \
-    -append "console=ttyS0,115200 panic=-1 rdinit=/init loglevel=7 printk.devkmsg=on" \
-    -serial "file:$rundir/console.log" -serial "file:$rundir/output.raw" \
+    -append "console=$console panic=-1 rdinit=/init loglevel=7 printk.devkmsg=on" \
+    -serial "file:$rundir/console.log" "${outchan[@]}" \
     </dev/null >"$rundir/qemu.log" 2>&1
 qrc=$?
 set -e

@@ -3,14 +3,17 @@
 # Idempotent setup of everything the harness needs, all under $HNS_CACHE:
 # host build packages (apt-get), the Linux 7.3 source and the matching Debian
 # rust-src (private apt configuration, apt-get download + dpkg -x), bindgen-cli
-# and libclang. Each step leaves a stamp and is skipped when done.
+# and libclang, and the trixie guest userland for x86_64 and arm64 (the arm64
+# kernel is cross-built with bookworm's gcc-aarch64-linux-gnu and booted with
+# qemu-system-aarch64). Each step leaves a stamp and is skipped when done.
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
 mkdir -p "$HNS_CACHE" "$TOOLS/bin"
 
 host_packages=(flex bison bc libelf-dev libssl-dev cpio qemu-system-x86 busybox-static
-    xz-utils zstd dwarves python3 kmod file binutils gcc make rsync)
+    xz-utils zstd dwarves python3 kmod file binutils gcc make rsync
+    gcc-aarch64-linux-gnu qemu-system-arm)
 
 step_host_packages() {
     local missing=() p
@@ -44,6 +47,24 @@ SRC
     papt_get update -qq >/dev/null 2>"$APT_PRIV/update.err" || {
         cat "$APT_PRIV/update.err" >&2
         die "private apt-get update failed"
+    }
+    touch "$stamp"
+}
+
+# The arm64 guest userland's private apt configuration: trixie only (the
+# guest packages are resolved there anyway), arm64 lists.
+step_private_apt_arm64() {
+    local d=$APT_PRIV_ARM64 stamp=$APT_PRIV_ARM64/.updated mirror
+    mkdir -p "$d/lists/partial" "$d/cache/archives/partial" "$d/sources.list.d" "$d/preferences.d"
+    touch "$d/status" "$d/preferences"
+    if [ -f "$stamp" ] && [ -n "$(find "$stamp" -mmin -1440 2>/dev/null)" ]; then return 0; fi
+    mirror=$(debian_mirror)
+    local key=/usr/share/keyrings/debian-archive-keyring.gpg
+    echo "deb [arch=arm64 signed-by=$key] $mirror $GUEST_SUITE main" >"$d/sources.list"
+    log "private apt (arm64): updating lists ($GUEST_SUITE)"
+    papt_get_arm64 update -qq >/dev/null 2>"$d/update.err" || {
+        cat "$d/update.err" >&2
+        die "private apt-get update (arm64) failed"
     }
     touch "$stamp"
 }
@@ -135,29 +156,40 @@ guest_packages=(busybox-static libibverbs1 ibverbs-providers ibverbs-utils librd
     rdmacm-utils perftest libibumad3 python3-pyverbs python3.13 python3.13-minimal
     iproute2 libgcc-s1 kmod)
 
+# step_guest_debs [arm64]: the x86_64 userland into guest-root (amd64 apt
+# configuration), or the arm64 one into guest-root-arm64.
 step_guest_debs() {
-    local id
-    id=$(printf '%s\n' "$GUEST_SUITE" "${guest_packages[@]}" | sha256sum | cut -c1-16)
-    if [ "$(cat "$GUEST_ROOT/.id" 2>/dev/null)" = "$id" ]; then return 0; fi
-    log "guest userland: resolving $GUEST_SUITE closure of ${#guest_packages[@]} packages"
+    local arch=${1:-x86_64} id debs root get=papt_get cache=papt_cache
+    if [ "$arch" = arm64 ]; then
+        debs=$HNS_CACHE/guest-debs-arm64 root=$HNS_CACHE/guest-root-arm64
+        get=papt_get_arm64 cache=papt_cache_arm64
+        id=$(printf '%s\n' "$GUEST_SUITE" arm64 "${guest_packages[@]}" | sha256sum | cut -c1-16)
+    else
+        debs=$HNS_CACHE/guest-debs root=$HNS_CACHE/guest-root
+        id=$(printf '%s\n' "$GUEST_SUITE" "${guest_packages[@]}" | sha256sum | cut -c1-16)
+    fi
+    if [ "$(cat "$root/.id" 2>/dev/null)" = "$id" ]; then return 0; fi
+    log "guest userland ($arch): resolving $GUEST_SUITE closure of ${#guest_packages[@]} packages"
     local list
-    list=$(papt_cache -o "APT::Default-Release=$GUEST_SUITE" depends --recurse --no-recommends \
+    list=$($cache -o "APT::Default-Release=$GUEST_SUITE" depends --recurse --no-recommends \
         --no-suggests --no-conflicts --no-breaks --no-replaces --no-enhances "${guest_packages[@]}" |
         grep -E '^[a-z0-9]' | sort -u) || die "cannot resolve guest packages: ${guest_packages[*]}"
-    rm -rf "$GUEST_DEBS" "$GUEST_ROOT"
-    mkdir -p "$GUEST_DEBS" "$GUEST_ROOT"
-    log "guest userland: downloading $(echo "$list" | wc -l) packages"
+    rm -rf "$debs" "$root"
+    mkdir -p "$debs" "$root"
+    log "guest userland ($arch): downloading $(echo "$list" | wc -l) packages"
     # shellcheck disable=SC2086
-    (cd "$GUEST_DEBS" && papt_get -o "APT::Default-Release=$GUEST_SUITE" download -qq $list) ||
-        die "downloading the guest packages failed"
+    (cd "$debs" && $get -o "APT::Default-Release=$GUEST_SUITE" download -qq $list) ||
+        die "downloading the $arch guest packages failed"
     local d
-    for d in "$GUEST_DEBS"/*.deb; do dpkg -x "$d" "$GUEST_ROOT"; done
-    echo "$id" >"$GUEST_ROOT/.id"
+    for d in "$debs"/*.deb; do dpkg -x "$d" "$root"; done
+    echo "$id" >"$root/.id"
 }
 
 step_host_packages
 step_private_apt
 step_guest_debs
+step_private_apt_arm64
+step_guest_debs arm64
 step_kernel_source
 step_rust_src
 step_libclang

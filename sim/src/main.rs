@@ -15,6 +15,8 @@ use std::time::{Duration, Instant};
 struct Args {
     sockets: Vec<String>,
     ram: String,
+    /// Guest physical address of the RAM file's first byte.
+    ram_base: u64,
     out: String,
     vectors: usize,
     caps: caps::Caps,
@@ -30,7 +32,7 @@ struct Args {
 
 fn usage() -> ! {
     eprintln!(
-        "usage: hns-sim --socket PATH [--socket PATH ...] --ram FILE --out DIR\n\
+        "usage: hns-sim --socket PATH [--socket PATH ...] --ram FILE [--ram-base ADDR] --out DIR\n\
          \x20              [--vectors N] [--config FILE] [--fault OPCODE:RETVAL|timeout[:once|always]]\n\
          \x20              [--fault mbx:CMD:STATUS[:once|always]]\n\
          \x20              [--set KEY=VALUE] [--ready FILE] [--idle-us N] [--spin-ms N]\n\
@@ -39,10 +41,20 @@ fn usage() -> ! {
     std::process::exit(2);
 }
 
+/// A decimal or `0x` hexadecimal number (`_` separators allowed).
+fn parse_u64(s: &str) -> Option<u64> {
+    let s = s.replace('_', "");
+    match s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
+        Some(h) => u64::from_str_radix(h, 16).ok(),
+        None => s.parse().ok(),
+    }
+}
+
 fn parse_args() -> Result<Args, String> {
     let mut a = Args {
         sockets: vec![],
         ram: String::new(),
+        ram_base: 0,
         out: ".".into(),
         vectors: 8,
         caps: caps::Caps::default(),
@@ -58,6 +70,7 @@ fn parse_args() -> Result<Args, String> {
         match k.as_str() {
             "--socket" => a.sockets.push(val()?),
             "--ram" => a.ram = val()?,
+            "--ram-base" => a.ram_base = parse_u64(&val()?).ok_or("bad --ram-base")?,
             "--out" => a.out = val()?,
             "--vectors" => a.vectors = val()?.parse().map_err(|_| "bad --vectors".to_string())?,
             "--config" => {
@@ -111,7 +124,7 @@ fn serve(listeners: &[UnixListener], a: &Args) -> Result<Vec<fw::Stats>, String>
         bars.push(bar);
         peers.push(peer);
     }
-    let ram = mem::GuestRam::open(&a.ram).map_err(|e| format!("{}: {e}", a.ram))?;
+    let ram = mem::GuestRam::open(&a.ram, a.ram_base).map_err(|e| format!("{}: {e}", a.ram))?;
     let mut devs = vec![];
     for (n, (bar, peer)) in bars.iter().zip(&peers).enumerate() {
         let trace = trace::Trace::to_file(&format!("{}/trace-{n}.txt", a.out), "")

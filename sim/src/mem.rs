@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 
 //! Memory the device sees: the BAR2 register window it owns and the guest
-//! RAM it reaches by DMA (guest physical address = offset in the RAM file).
+//! RAM it reaches by DMA (guest physical address = RAM base + offset in the
+//! RAM file; the base is 0 on x86_64 `pc`, 0x4000_0000 on arm64 `virt`).
 
 use crate::sys::Mapping;
 use std::fmt;
@@ -51,11 +52,25 @@ pub trait Dma {
 /// Guest RAM mapped from the QEMU memory-backend file.
 pub struct GuestRam {
     map: Mapping,
+    /// Guest physical (= DMA, no IOMMU) address of the file's first byte.
+    base: u64,
+}
+
+/// The offset of `[addr, addr + len)` in a RAM window of `size` bytes at
+/// guest physical address `base`, or `None` when any byte lies outside.
+pub fn ram_offset(base: u64, size: u64, addr: u64, len: usize) -> Option<usize> {
+    let off = addr.checked_sub(base)?;
+    let end = off.checked_add(len as u64)?;
+    if end > size {
+        return None;
+    }
+    usize::try_from(off).ok()
 }
 
 impl GuestRam {
-    /// Maps the guest RAM file.
-    pub fn open(path: &str) -> std::io::Result<Self> {
+    /// Maps the guest RAM file, whose first byte the guest sees at
+    /// physical address `base`.
+    pub fn open(path: &str, base: u64) -> std::io::Result<Self> {
         let f = std::fs::OpenOptions::new()
             .read(true)
             .write(true)
@@ -64,15 +79,12 @@ impl GuestRam {
         use std::os::fd::AsRawFd;
         Ok(GuestRam {
             map: Mapping::new(f.as_raw_fd(), len)?,
+            base,
         })
     }
 
     fn check(&self, addr: u64, len: usize) -> Result<usize, BadDma> {
-        let end = addr.checked_add(len as u64).ok_or(BadDma { addr, len })?;
-        if end > self.map.len() as u64 {
-            return Err(BadDma { addr, len });
-        }
-        Ok(addr as usize)
+        ram_offset(self.base, self.map.len() as u64, addr, len).ok_or(BadDma { addr, len })
     }
 }
 
@@ -193,5 +205,25 @@ impl Dma for VecMem {
         })?;
         dst.copy_from_slice(data);
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ram_offset;
+
+    #[test]
+    fn ram_offset_with_and_without_base() {
+        // x86_64 `pc`: RAM from 0.
+        assert_eq!(ram_offset(0, 0x1000, 0, 0x1000), Some(0));
+        assert_eq!(ram_offset(0, 0x1000, 0xff8, 8), Some(0xff8));
+        assert_eq!(ram_offset(0, 0x1000, 0xff9, 8), None);
+        // arm64 `virt`: RAM from 0x4000_0000.
+        let base = 0x4000_0000;
+        assert_eq!(ram_offset(base, 0x1000, base, 8), Some(0));
+        assert_eq!(ram_offset(base, 0x1000, base + 0x10, 4), Some(0x10));
+        assert_eq!(ram_offset(base, 0x1000, base - 8, 8), None);
+        assert_eq!(ram_offset(base, 0x1000, base + 0xffc, 8), None);
+        assert_eq!(ram_offset(base, 0x1000, u64::MAX - 2, 8), None);
     }
 }

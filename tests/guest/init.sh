@@ -3,7 +3,8 @@
 #
 # /init of the hns-roce-rs test guest (busybox sh). Mounts the basics, loads
 # the driver the run asked for, runs /opt/run/cmd.sh with its output on the
-# second serial port (ttyS1) between sentinels, asks kmemleak for a scan and
+# second serial port (ttyS1; on arm64 the virtio console hvc0, HNS_OUT in
+# /opt/run/env) between sentinels, asks kmemleak for a scan and
 # reboots (QEMU runs with -no-reboot, so that ends the run).
 
 export PATH=/usr/sbin:/usr/bin
@@ -23,9 +24,10 @@ hostname hns-guest
 
 DRIVER=none
 SIM=0
+HNS_OUT=
 [ -f /opt/run/env ] && . /opt/run/env
 
-OUT=/dev/ttyS1
+OUT=${HNS_OUT:-/dev/ttyS1}
 stty -F "$OUT" raw -echo 2>/dev/null
 
 finish() {

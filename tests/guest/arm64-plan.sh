@@ -1,0 +1,99 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#
+# The arm64 boot of `make check` (qemu-system-aarch64 `virt`, SIM=1,
+# run-guest.sh --driver none: init has loaded hns_sim only). Kept to one boot
+# (TCG on arm64 is slower than on x86_64):
+#
+#   1. insmod hns_roce_rs: its KUnit suites run at insmod; the kernel log of
+#      that load is printed between HNS-KTAP markers for the host to parse.
+#      The same load probes the hns-sim function: hns_0 (Rust driver),
+#      `ibv_devinfo -v -d hns_0` printed as section "devinfo" of part "rs".
+#   2. rmmod hns_roce_rs, modprobe hns-roce-hw-v2 (C driver): hns_0 again,
+#      `ibv_devinfo -v -d hns_0` as section "devinfo" of part "c".
+#   3. ibv_rc_pingpong on the C driver, hns_0 looped back to itself.
+#
+# Parts are delimited by "HNS-PART <c|rs>" lines; inside them sections use
+# the HNS-REG-BEGIN/END markers of reg-plan.sh, so that the host can split
+# the output in two and run scripts/compare-runs.py --only devinfo on it.
+# TEST lines are in the group arm64/. The C driver stays loaded at the end
+# (its unload has a lockdep report of its own, see docs/c-driver-findings.md).
+. /opt/hns/lib.sh
+KO=/opt/run/modules/hns_roce_rs.ko
+HNS_SERVER_DELAY=${HNS_SERVER_DELAY:-2}
+HNS_TIMEOUT=${HNS_TIMEOUT:-180}
+
+# has_hns0: hns_0 in sysfs and listed by libibverbs within 20 s.
+has_hns0() {
+    hw=0
+    while [ $hw -lt 200 ]; do
+        [ -e /sys/class/infiniband/hns_0 ] && ibv_devices 2>/dev/null | grep -qw hns_0 && return 0
+        sleep 0.1
+        hw=$((hw + 1))
+    done
+    echo "hns_0 not registered after 20 s"
+    return 1
+}
+
+# gids_settled: the non-zero GIDs of hns_0 read the same twice (the core
+# fills the table from a work item after registration).
+gids_settled() {
+    gsw=0
+    gprev=""
+    while [ $gsw -lt 50 ]; do
+        gcur=$(cat /sys/class/infiniband/hns_0/ports/*/gids/* 2>/dev/null |
+            grep -v '^0000:0000:0000:0000:0000:0000:0000:0000$')
+        [ -n "$gcur" ] && [ "$gcur" = "$gprev" ] && return 0
+        gprev=$gcur
+        sleep 0.2
+        gsw=$((gsw + 1))
+    done
+    echo "GID table of hns_0 not settled after 10 s: '$gcur'"
+    return 1
+}
+
+# devinfo PART: registration check and the devinfo section of PART.
+devinfo() {
+    echo "HNS-PART $1"
+    reg=0
+    check "arm64/$1-hns0-registered" has_hns0 && reg=1
+    [ $reg = 1 ] && gids_settled
+    echo "HNS-REG-BEGIN devinfo"
+    if [ $reg = 1 ]; then
+        timeout 60 ibv_devinfo -v -d hns_0 2>&1
+        echo "[ibv_devinfo exit $?]"
+    else
+        echo "[hns_0 not registered]"
+    fi
+    echo "HNS-REG-END devinfo"
+}
+
+kunit_load() {
+    dmesg -c >/dev/null
+    insmod $KO || return 1
+    dmesg >/tmp/kunit.log
+}
+check arm64/rs-kunit-load kunit_load
+echo "HNS-KTAP-BEGIN"
+cat /tmp/kunit.log 2>/dev/null
+echo "HNS-KTAP-END"
+
+devinfo rs
+check arm64/rs-unload rmmod hns_roce_rs
+
+check arm64/c-load modprobe hns-roce-hw-v2
+devinfo c
+echo "HNS-PART end"
+
+check arm64/c-hns0-active port_state hns_0 PORT_ACTIVE
+GIDX=$(roce_v2_gid hns_0)
+if [ -n "$GIDX" ]; then
+    pair arm64/c-rc-pingpong \
+        "ibv_rc_pingpong -d hns_0 -g $GIDX -p 18515 -n 10" \
+        "ibv_rc_pingpong -d hns_0 -g $GIDX -p 18515 -n 10 127.0.0.1"
+    echo "    server: $(grep -E 'bytes in|iters in' /tmp/server.out | tr '\n' ' ')"
+    echo "    client: $(printf '%s\n' "$cout" | grep -E 'bytes in|iters in' | tr '\n' ' ')"
+else
+    report arm64/c-rc-pingpong FAIL "no RoCE v2 GID on hns_0 after 10 s"
+fi
+plan_exit
