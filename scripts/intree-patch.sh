@@ -31,8 +31,9 @@ if git rev-parse --git-dir >/dev/null 2>&1; then
         Kbuild Kconfig '*.rs' 'bindings/*' 'tests/kunit/*' 'tests/vectors/*' |
         grep -Ev '^(sim|tests/host|tests/guest|scripts|build)/' | sort -u)
 else
-    mapfile -t files < <({ echo Kbuild; echo Kconfig; find . -maxdepth 1 -name '*.rs';
-        find bindings tests/kunit tests/vectors -type f; } | sed 's#^\./##' | sort -u)
+    mapfile -t files < <({ echo Kbuild; echo Kconfig; find . -name '*.rs';
+        find bindings tests/kunit tests/vectors -type f; } | sed 's#^\./##' |
+        grep -Ev '^(sim|tests/host|tests/guest|scripts|build)/' | sort -u)
 fi
 [ ${#files[@]} -gt 3 ] || die "no module sources found in $HNS_TOP"
 
