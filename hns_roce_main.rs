@@ -6,10 +6,13 @@
 //! module is an hnae3 RoCE client: the HNS3 NIC driver owns the PCI function
 //! and hands each RoCE-capable function to `init_instance`.
 //!
-//! Status: bring-up in progress. For each HNS RoCE function the client sets
-//! up the command queue and runs the firmware profile, keeps that state until
-//! the function goes away and then clears the function. It registers no
-//! ib_device yet.
+//! This file keeps the module, the hnae3 client (bring-up of the engine,
+//! then registration of the ib_device `hns_N`, teardown, link and reset
+//! events) and the ib_device wiring: [`IbDev`], the device state the verbs
+//! share, and its [`IbDriver`] implementation, which the rdma layer calls.
+//! Device-wide verbs (query_device/port, GIDs, ucontext, counters) are
+//! here; the verbs of an object delegate to that object's file (`pd.rs`,
+//! `ah.rs`, `mr.rs`, `cq.rs`, `qp.rs`).
 
 use kernel::prelude::*;
 
@@ -23,12 +26,14 @@ macro_rules! dev_err_ratelimited {
     };
 }
 
+mod ah;
 pub mod bitmap;
 pub mod cmdq;
 mod cq;
 mod db;
 mod debugfs;
 mod eq;
+mod mr;
 mod pd;
 mod qp;
 
@@ -50,16 +55,14 @@ use cmdq::desc::{chain, flag, CmqData};
 use cmdq::Cmd;
 use field::Field;
 use hem::table::HemTables;
-use hem::HemType;
 use hns_roce_hw_v2::caps::Caps;
-use hns_roce_hw_v2::consts::{cap_flag, cmq_op, mbox, reg};
-use hns_roce_hw_v2::ctx::{self as hw_ctx, flow_label_to_udp_sport, index_to_key, key_to_index};
+use hns_roce_hw_v2::consts::{cap_flag, cmq_op, reg};
 use hw_rev::HwRev;
 use kernel::{
     new_mutex,
     sync::{Arc, Mutex},
 };
-use pd::IdSpace;
+use pd::{Domains, IdSpace};
 use rdma::{
     AddrVec, AhIn, BoundDevice, DevAttr, GidEntry, Hnae3Handle, IbDriver, IbParams, IbRegistration,
     PortAttr, RoceClient, UctxResp,
@@ -176,13 +179,6 @@ const GMV_A_SGID: [Field<CmqData>; 4] = [
     Field::new(127, 96),
 ];
 
-/// Highest service level (`MAX_SERVICE_LEVEL`).
-const MAX_SERVICE_LEVEL: u32 = 7;
-/// `IB_RATE_10_GBPS`, what a non-zero static rate becomes.
-const IB_RATE_10_GBPS: u8 = 3;
-/// `HNAE3_TC_MAP_MODE_DSCP`: the NIC maps DSCP to priority.
-const TC_MAP_MODE_DSCP: u8 = 1;
-
 /// VLAN ids from here on mean "no VLAN" (`VLAN_CFI_MASK`).
 const VLAN_CFI_MASK: u16 = 0x1000;
 
@@ -202,9 +198,7 @@ pub(crate) struct IbDev {
     /// Bus address of the doorbell BAR, mapped by user contexts.
     db_bar: u64,
     #[pin]
-    pds: IdSpace,
-    #[pin]
-    xrcds: IdSpace,
+    domains: Domains,
     #[pin]
     uars: IdSpace,
     #[pin]
@@ -233,8 +227,7 @@ impl IbDev {
                 part_id: u32::from(id.device),
                 rev: hw.profile.rev,
                 db_bar: h.bar_start(2),
-                pds <- IdSpace::new("pd", c.reserved_pds, c.num_pds)?,
-                xrcds <- IdSpace::new("xrcdn", c.reserved_xrcds, c.num_xrcds)?,
+                domains <- Domains::new(c)?,
                 uars <- IdSpace::new("uar id", c.reserved_uars, c.num_uars)?,
                 mrs <- IdSpace::new("id for MR key", c.reserved_mrws, c.num_mtpts)?,
                 cqns <- new_mutex!(cq_banks(c, hw.profile.rev)?),
@@ -291,6 +284,26 @@ impl IbDev {
             hem: &self.hem,
             dbs: &self.dbs,
             caps: &self.caps,
+        }
+    }
+
+    /// What `ah.rs` needs of the device.
+    fn ah_env(&self) -> ah::AhEnv<'_> {
+        ah::AhEnv {
+            dev: self.cmd.device(),
+            caps: &self.caps,
+            rev: self.rev,
+        }
+    }
+
+    /// What `mr.rs` needs of the device.
+    fn mr_env(&self) -> mr::MrEnv<'_> {
+        mr::MrEnv {
+            cmd: &self.cmd,
+            dev: self.dev.get(),
+            hem: &self.hem,
+            caps: &self.caps,
+            ids: &self.mrs,
         }
     }
 }
@@ -465,126 +478,31 @@ impl IbDriver for IbDev {
     }
 
     fn alloc_pd(&self) -> Result<u32> {
-        self.pds.alloc()
+        self.domains.alloc_pd()
     }
 
     fn dealloc_pd(&self, pdn: u32) {
-        self.pds.free(pdn);
+        self.domains.dealloc_pd(pdn)
     }
 
     fn alloc_xrcd(&self) -> Result<u32> {
-        if self.caps.flags & cap_flag::XRC == 0 {
-            return Err(EOPNOTSUPP);
-        }
-        self.xrcds.alloc()
+        self.domains.alloc_xrcd()
     }
 
     fn dealloc_xrcd(&self, xrcdn: u32) {
-        self.xrcds.free(xrcdn);
+        self.domains.dealloc_xrcd(xrcdn)
     }
 
     fn create_ah(&self, req: &AhIn, av: &mut AddrVec) -> Result {
-        if self.rev.is_hip08() && req.user != 0 {
-            return Err(EOPNOTSUPP);
-        }
-        let tclass = if req.roce_v2 != 0 {
-            req.traffic_class >> 2
-        } else {
-            req.traffic_class
-        };
-        av.port = req.port;
-        av.gid_index = req.sgid_index;
-        if req.static_rate != 0 {
-            av.stat_rate = IB_RATE_10_GBPS;
-        }
-        av.hop_limit = req.hop_limit;
-        av.flowlabel = req.flow_label;
-        av.udp_sport = if req.flow_label == 0 {
-            req.random_sport
-        } else {
-            flow_label_to_udp_sport(req.flow_label)
-        };
-        av.tclass = tclass;
-        av.sl = req.sl;
-        av.tc_mode = 0;
-        if req.roce_v2 != 0 {
-            match req.dscp_ret {
-                0 => {
-                    av.tc_mode = req.dscp_tc_mode;
-                    if req.dscp_tc_mode == TC_MAP_MODE_DSCP {
-                        av.sl = req.dscp_priority;
-                    }
-                }
-                r if r == EOPNOTSUPP.to_errno() => {}
-                r => return Err(Error::from_errno(r)),
-            }
-        }
-        if !self.sl_valid(av.sl) {
-            return Err(EINVAL);
-        }
-        av.dgid = req.dgid;
-        av.mac = req.dmac;
-        Ok(())
+        ah::create_ah(&self.ah_env(), req, av)
     }
 
     fn get_dma_mr(&self, pdn: u32, access: u32) -> Result<u32> {
-        let idx = self.mrs.alloc()?;
-        let key = index_to_key(idx);
-        let mtpt = self.hem.table(HemType::Mtpt)?;
-        if let Err(e) = mtpt.get(self.dev.get(), idx) {
-            dev_err!(
-                self.cmd.device(),
-                "failed to alloc mtpt, ret = {}.\n",
-                e.to_errno()
-            );
-            self.mrs.free(idx);
-            return Err(e);
-        }
-        let access = hw_ctx::MrAccess {
-            remote_atomic: access & rdma::ACCESS_REMOTE_ATOMIC != 0,
-            remote_read: access & rdma::ACCESS_REMOTE_READ != 0,
-            remote_write: access & rdma::ACCESS_REMOTE_WRITE != 0,
-            local_write: access & rdma::ACCESS_LOCAL_WRITE != 0,
-        };
-        let c = hw_ctx::dma_mr_mpt(pdn, access, key);
-        let r = cmdq::MailboxBuf::new(self.dev.get()).and_then(|mb| {
-            mb.write_le_words(c.as_le_words());
-            self.cmd.mbox(
-                mb.dma(),
-                0,
-                mbox::CREATE_MPT,
-                idx & (self.caps.num_mtpts - 1),
-            )
-        });
-        if let Err(e) = r {
-            dev_err!(
-                self.cmd.device(),
-                "failed to create mpt, ret = {}.\n",
-                e.to_errno()
-            );
-            mtpt.put(self.dev.get(), idx);
-            self.mrs.free(idx);
-            return Err(e);
-        }
-        Ok(key)
+        mr::get_dma_mr(&self.mr_env(), pdn, access)
     }
 
     fn dereg_mr(&self, key: u32) {
-        let idx = key_to_index(key);
-        if let Err(e) = self
-            .cmd
-            .mbox(0, 0, mbox::DESTROY_MPT, idx & (self.caps.num_mtpts - 1))
-        {
-            dev_warn!(
-                self.cmd.device(),
-                "failed to destroy mpt, ret = {}.\n",
-                e.to_errno()
-            );
-        }
-        if let Ok(t) = self.hem.table(HemType::Mtpt) {
-            t.put(self.dev.get(), idx);
-        }
-        self.mrs.free(idx);
+        mr::dereg_mr(&self.mr_env(), key)
     }
 
     type Qp = qp::Qp;
@@ -643,23 +561,6 @@ impl IbDriver for IbDev {
             n = i + 1;
         }
         Ok(n)
-    }
-}
-
-impl IbDev {
-    /// Whether `sl` fits the engine's service levels (`check_sl_valid`).
-    fn sl_valid(&self, sl: u8) -> bool {
-        let max = MAX_SERVICE_LEVEL.min(self.caps.sl_num.saturating_sub(1));
-        if u32::from(sl) > max {
-            dev_err_ratelimited!(
-                self.cmd.device(),
-                "failed to set SL({}). Shouldn't be larger than {}.\n",
-                sl,
-                max
-            );
-            return false;
-        }
-        true
     }
 }
 

@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 
-//! Number spaces of the simple objects: protection domains, XRC domains
-//! and user access regions (doorbell pages), allocated like the C driver's
-//! `ida`s (lowest free number in `[reserved, count - 1]`).
+//! Number spaces of the simple objects: protection domains, XRC domains,
+//! user access regions (doorbell pages) and MR keys, allocated like the C
+//! driver's `ida`s (lowest free number in `[reserved, count - 1]`); and the
+//! PD and XRCD verbs (`hns_roce_pd.c`), which are nothing but such numbers.
 
 use crate::bitmap::{BitmapError, IdRange, Ida};
+use crate::hns_roce_hw_v2::caps::Caps;
+use crate::hns_roce_hw_v2::consts::cap_flag;
 use kernel::{new_mutex, prelude::*, sync::Mutex};
 
 /// One number space.
@@ -49,5 +52,62 @@ impl IdSpace {
         if let Err(BitmapError::NotAllocated) = self.ida.lock().free(id) {
             pr_warn!("{} {} freed twice\n", self.what, id);
         }
+    }
+}
+
+/// The protection and XRC domains of one device: their numbers and the
+/// verbs that hand them out.
+#[pin_data]
+pub(crate) struct Domains {
+    #[pin]
+    pds: IdSpace,
+    #[pin]
+    xrcds: IdSpace,
+    /// Whether the engine has XRC (`HNS_ROCE_CAP_FLAG_XRC`).
+    xrc: bool,
+}
+
+impl Domains {
+    /// The PD and XRCD number spaces of `caps`.
+    pub(crate) fn new(caps: &Caps) -> Result<impl PinInit<Self, Error>> {
+        let pds = IdSpace::new("pd", caps.reserved_pds, caps.num_pds)?;
+        let xrcds = IdSpace::new("xrcdn", caps.reserved_xrcds, caps.num_xrcds)?;
+        let xrc = caps.flags & cap_flag::XRC != 0;
+        Ok(try_pin_init!(Self {
+            pds <- pds,
+            xrcds <- xrcds,
+            xrc,
+        }? Error))
+    }
+
+    /// A PD number (`hns_roce_alloc_pd`).
+    ///
+    /// # Errors
+    ///
+    /// `ENOMEM` when all are taken.
+    pub(crate) fn alloc_pd(&self) -> Result<u32> {
+        self.pds.alloc()
+    }
+
+    /// Frees PD number `pdn` (`hns_roce_dealloc_pd`).
+    pub(crate) fn dealloc_pd(&self, pdn: u32) {
+        self.pds.free(pdn);
+    }
+
+    /// An XRCD number (`hns_roce_alloc_xrcd`).
+    ///
+    /// # Errors
+    ///
+    /// `EOPNOTSUPP` without XRC, `ENOMEM` when all are taken.
+    pub(crate) fn alloc_xrcd(&self) -> Result<u32> {
+        if !self.xrc {
+            return Err(EOPNOTSUPP);
+        }
+        self.xrcds.alloc()
+    }
+
+    /// Frees XRCD number `xrcdn` (`hns_roce_dealloc_xrcd`).
+    pub(crate) fn dealloc_xrcd(&self, xrcdn: u32) {
+        self.xrcds.free(xrcdn);
     }
 }

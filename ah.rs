@@ -1,0 +1,99 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+
+//! Address handles (`hns_roce_ah.c`): the software address vector of an AH,
+//! user or kernel, from what the RDMA core resolved (GID, MAC, DSCP).
+//!
+//! An AH has no hardware context and no mailbox: the vector is kept in the
+//! shim's `ib_ah` container (`hns_shim_ah`), which also answers a user AH
+//! (priority, TC mode, MAC for libhns) and does `query_ah`/`destroy_ah` on
+//! its own. The shim gathers the request (`AhIn`: GRH, random UDP source
+//! port, the NIC's DSCP lookup); this file decides.
+
+use crate::hns_roce_hw_v2::caps::Caps;
+use crate::hns_roce_hw_v2::ctx::flow_label_to_udp_sport;
+use crate::hw_rev::HwRev;
+use crate::rdma::{AddrVec, AhIn};
+use kernel::{device::Device, prelude::*};
+
+/// Highest service level (`MAX_SERVICE_LEVEL`).
+const MAX_SERVICE_LEVEL: u32 = 7;
+/// `IB_RATE_10_GBPS`, what a non-zero static rate becomes.
+const IB_RATE_10_GBPS: u8 = 3;
+/// `HNAE3_TC_MAP_MODE_DSCP`: the NIC maps DSCP to priority.
+const TC_MAP_MODE_DSCP: u8 = 1;
+
+/// What creating an AH needs from the device.
+pub(crate) struct AhEnv<'a> {
+    /// The PCI function, for logging.
+    pub(crate) dev: &'a Device,
+    /// Capabilities (service levels).
+    pub(crate) caps: &'a Caps,
+    /// Engine revision.
+    pub(crate) rev: HwRev,
+}
+
+/// Fills the address vector `av` of a new AH from `req`
+/// (`hns_roce_create_ah`).
+///
+/// # Errors
+///
+/// `EOPNOTSUPP` for a user AH on HIP08, `EINVAL` for a service level the
+/// engine does not have, or the errno of the DSCP lookup.
+pub(crate) fn create_ah(env: &AhEnv<'_>, req: &AhIn, av: &mut AddrVec) -> Result {
+    if env.rev.is_hip08() && req.user != 0 {
+        return Err(EOPNOTSUPP);
+    }
+    let tclass = if req.roce_v2 != 0 {
+        req.traffic_class >> 2
+    } else {
+        req.traffic_class
+    };
+    av.port = req.port;
+    av.gid_index = req.sgid_index;
+    if req.static_rate != 0 {
+        av.stat_rate = IB_RATE_10_GBPS;
+    }
+    av.hop_limit = req.hop_limit;
+    av.flowlabel = req.flow_label;
+    av.udp_sport = if req.flow_label == 0 {
+        req.random_sport
+    } else {
+        flow_label_to_udp_sport(req.flow_label)
+    };
+    av.tclass = tclass;
+    av.sl = req.sl;
+    av.tc_mode = 0;
+    if req.roce_v2 != 0 {
+        match req.dscp_ret {
+            0 => {
+                av.tc_mode = req.dscp_tc_mode;
+                if req.dscp_tc_mode == TC_MAP_MODE_DSCP {
+                    av.sl = req.dscp_priority;
+                }
+            }
+            r if r == EOPNOTSUPP.to_errno() => {}
+            r => return Err(Error::from_errno(r)),
+        }
+    }
+    if !sl_valid(env, av.sl) {
+        return Err(EINVAL);
+    }
+    av.dgid = req.dgid;
+    av.mac = req.dmac;
+    Ok(())
+}
+
+/// Whether `sl` fits the engine's service levels (`check_sl_valid`).
+fn sl_valid(env: &AhEnv<'_>, sl: u8) -> bool {
+    let max = MAX_SERVICE_LEVEL.min(env.caps.sl_num.saturating_sub(1));
+    if u32::from(sl) > max {
+        dev_err_ratelimited!(
+            env.dev,
+            "failed to set SL({}). Shouldn't be larger than {}.\n",
+            sl,
+            max
+        );
+        return false;
+    }
+    true
+}
