@@ -26,6 +26,9 @@ CROSS_COMPILE := aarch64-linux-gnu-
 endif
 KOBJ_DEFAULT := $(HNS_CACHE)/kbuild-arm64
 KLOCKFILE := $(HNS_CACHE)/kbuild-arm64.lock
+# arm64 is built with the kernel's minimum rustc (1.85, bookworm's rustc-web,
+# fetched by setup into the cache), also as the proc-macro host compiler.
+KRUSTC := RUSTC=$(HNS_CACHE)/rustc-1.85/bin/rustc HOSTRUSTC=$(HNS_CACHE)/rustc-1.85/bin/rustc
 BUILD := $(CURDIR)/build/arm64
 else ifneq ($(filter x86_64 x86 amd64,$(ARCH)),)
 override ARCH := x86_64
@@ -34,6 +37,7 @@ CROSS_COMPILE :=
 endif
 KOBJ_DEFAULT := $(HNS_CACHE)/kbuild-x86_64
 KLOCKFILE := $(HNS_CACHE)/kbuild.lock
+KRUSTC :=
 BUILD := $(CURDIR)/build
 else
 $(error ARCH must be x86_64 or arm64, not $(ARCH))
@@ -68,7 +72,7 @@ TOOLS_ENV = PATH="$(HNS_CACHE)/tools/bin:$$PATH" \
 # kbuild-arm64.lock), as the kernel build does (scripts/build-kernel.sh): one
 # at a time per kernel tree. ARCH/CROSS_COMPILE reach every kernel make.
 KLOCK = flock $(KLOCKFILE) env
-KARCH = ARCH=$(ARCH) $(if $(CROSS_COMPILE),CROSS_COMPILE=$(CROSS_COMPILE))
+KARCH = ARCH=$(ARCH) $(if $(CROSS_COMPILE),CROSS_COMPILE=$(CROSS_COMPILE)) $(KRUSTC)
 KMAKE = $(KLOCK) $(TOOLS_ENV) $(MAKE) -C $(KDIR) $(KARCH) M=$(CURDIR)
 
 # Guest test plan knobs (see `make guest`).
@@ -111,6 +115,9 @@ module-variant: $(KDIR_DEP)
 # clippy with the kernel's lint set (module and guest glue) and cargo clippy
 # for hns-sim; any warning fails the build.
 clippy: $(KDIR_DEP)
+ifeq ($(ARCH),arm64)
+	$(error make clippy: x86_64 only (the arm64 tree is built by rustc-web 1.85, which has no clippy-driver in the cache))
+endif
 	@mkdir -p $(BUILD)/module-clippy $(BUILD)/hns_sim-clippy
 	$(KMAKE) MO=$(BUILD)/module-clippy HNS_KUNIT=y CLIPPY=1 KRUSTFLAGS=-Dwarnings modules
 	$(KLOCK) $(TOOLS_ENV) $(MAKE) -C $(KDIR) $(KARCH) M=$(CURDIR)/sim/guest MO=$(BUILD)/hns_sim-clippy CLIPPY=1 KRUSTFLAGS=-Dwarnings modules
