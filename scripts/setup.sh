@@ -161,6 +161,7 @@ step_rustc_min() {
     rm -rf "$d/debs"
     local w
     for w in rustc rustdoc; do
+        # shellcheck disable=SC2016 # $LD_LIBRARY_PATH is the wrapper's, at run time
         printf '#!/bin/sh\nLD_LIBRARY_PATH=%s${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} exec %s "$@"\n' \
             "$d/root/usr/lib/x86_64-linux-gnu" "$d/root/usr/bin/$w" >"$d/bin/$w"
         chmod +x "$d/bin/$w"
