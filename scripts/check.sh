@@ -416,6 +416,8 @@ arm64_checks() {
     step arm64/module "$L/arm64-module.log" make -s modules ARCH=arm64
     step arm64/module-kunit "$L/arm64-module-kunit.log" make -s modules-kunit ARCH=arm64 || return
     step arm64/hns_sim-ko "$L/arm64-sim.log" make -s sim ARCH=arm64 || return
+    # clippy of the kernel's minimum rustc (1.85) on the module and hns_sim.ko.
+    step arm64/clippy-rustc-1.85 "$L/arm64-clippy.log" make -s clippy ARCH=arm64
     if grep -qE '^warning' "$L/arm64-module.log" "$L/arm64-module-kunit.log"; then
         result arm64/no-warnings FAIL "see $L/arm64-module.log"
     else

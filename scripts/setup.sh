@@ -10,6 +10,10 @@ set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
 mkdir -p "$HNS_CACHE" "$TOOLS/bin"
+# Steps remove and refill their directories: one setup at a time (every
+# `make` target that needs the kernel runs setup, and runs overlap).
+exec 6>"$HNS_CACHE/setup.lock"
+flock 6
 
 host_packages=(flex bison bc libelf-dev libssl-dev cpio qemu-system-x86 busybox-static
     xz-utils zstd dwarves python3 kmod file binutils gcc make rsync
@@ -130,7 +134,7 @@ step_rust_src() {
 }
 
 # The kernel's minimum rustc for the arm64 build: bookworm's rustc-web
-# $RUST_MIN_SERIES.x with its std, LLVM and source, from the system's apt
+# $RUST_MIN_SERIES.x with its std, LLVM, source and clippy, from the system's apt
 # sources (bookworm), `apt-get download` + `dpkg -x` into $RUSTC_MIN_DIR.
 step_rustc_min() {
     local d=$RUSTC_MIN_DIR ver v best="" re="^${RUST_MIN_SERIES//./\\.}\\."
@@ -143,12 +147,13 @@ step_rustc_min() {
         ver=$(apt-cache madison rustc-web | awk -F'|' '{gsub(/ /,"",$2); print $2}' | grep -E "$re" | sort -V | tail -n1 || true)
     fi
     [ -n "$ver" ] || die "no rustc-web $RUST_MIN_SERIES.x in the system's apt sources; found: $(apt-cache madison rustc-web | awk -F'|' '{print $2}' | tr -d ' ' | tr '\n' ' ')"
-    if [ "$(cat "$d/.id" 2>/dev/null)" = "$ver" ] && [ -x "$d/bin/rustc" ]; then return 0; fi
+    if [ "$(cat "$d/.id" 2>/dev/null)" = "$ver+clippy" ] && [ -x "$d/bin/rustc" ]; then return 0; fi
     log "fetching rustc-web $ver (the kernel's minimum rustc, for arm64)"
     rm -rf "$d"
     mkdir -p "$d/debs" "$d/root" "$d/bin"
     (cd "$d/debs" && apt-get -o APT::Sandbox::User=root download -qq "rustc-web=$ver" \
-        "libstd-rust-web-$RUST_MIN_SERIES=$ver" "libstd-rust-web-dev=$ver" "rust-web-src=$ver") ||
+        "libstd-rust-web-$RUST_MIN_SERIES=$ver" "libstd-rust-web-dev=$ver" "rust-web-src=$ver" \
+        "rust-web-clippy=$ver") ||
         die "apt-get download of rustc-web $ver failed"
     # Its LLVM, as rustc-web's std library package depends on it.
     local llvm
@@ -160,7 +165,7 @@ step_rustc_min() {
     for f in "$d"/debs/*.deb; do dpkg -x "$f" "$d/root"; done
     rm -rf "$d/debs"
     local w
-    for w in rustc rustdoc; do
+    for w in rustc rustdoc clippy-driver; do
         # shellcheck disable=SC2016 # $LD_LIBRARY_PATH is the wrapper's, at run time
         printf '#!/bin/sh\nLD_LIBRARY_PATH=%s${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} exec %s "$@"\n' \
             "$d/root/usr/lib/x86_64-linux-gnu" "$d/root/usr/bin/$w" >"$d/bin/$w"
@@ -171,7 +176,7 @@ step_rustc_min() {
     lib=$(find "$d/root/usr/src" -maxdepth 3 -type d -name library -path '*/rustc-*' | head -n1)
     [ -n "$lib" ] || die "rust-web-src $ver has no library/ directory"
     echo "$lib" >"$d/rust-lib-src.path"
-    echo "$ver" >"$d/.id"
+    echo "$ver+clippy" >"$d/.id"
 }
 
 step_bindgen() {
