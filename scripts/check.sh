@@ -2,7 +2,9 @@
 #
 # `make check`: setup, host tests, module builds (release, KUnit, clippy),
 # rustfmt, the harness self-test and one QEMU boot running KUnit, module
-# load/unload cycles and the rxe sanity plan. Every check prints one line
+# load/unload cycles and the rxe sanity plan (and the hns-sim boots after it),
+# then the in-tree build (scripts/intree-build.sh) and the arm64 part (kernel
+# and modules cross-built with rustc 1.85, one boot). Every check prints one line
 # "TEST <group>/<name> PASS|FAIL|SKIP [detail]"; the last line is the count.
 set -uo pipefail
 . "$(dirname "$0")/common.sh"
@@ -454,7 +456,7 @@ arm64_checks() {
         echo "TEST arm64/equivalence-devinfo FAIL C vs Rust differ (log: $L/arm64-compare-devinfo.log)" >>"$res"
         head -n 40 "$L/arm64-compare-devinfo.log" | sed 's/^/    /'
     fi
-    cat "$res" | tee -a "$RESULTS"
+    tee -a "$RESULTS" <"$res"
     grep -v '^TEST ' "$out.err" | tail -n 3 | sed 's/^/    /'
     echo "    arm64 part: $(($(date +%s) - s)) s"
 }
