@@ -26,6 +26,11 @@ CROSS_COMPILE := aarch64-linux-gnu-
 endif
 KOBJ_DEFAULT := $(HNS_CACHE)/kbuild-arm64
 KLOCKFILE := $(HNS_CACHE)/kbuild-arm64.lock
+# arm64 is built with the kernel's minimum rustc (1.85, bookworm's rustc-web,
+# fetched by setup into the cache), also as the proc-macro host compiler;
+# `make clippy ARCH=arm64` uses its clippy-driver.
+KRUSTC := RUSTC=$(HNS_CACHE)/rustc-1.85/bin/rustc HOSTRUSTC=$(HNS_CACHE)/rustc-1.85/bin/rustc \
+	CLIPPY_DRIVER=$(HNS_CACHE)/rustc-1.85/bin/clippy-driver
 BUILD := $(CURDIR)/build/arm64
 else ifneq ($(filter x86_64 x86 amd64,$(ARCH)),)
 override ARCH := x86_64
@@ -34,6 +39,7 @@ CROSS_COMPILE :=
 endif
 KOBJ_DEFAULT := $(HNS_CACHE)/kbuild-x86_64
 KLOCKFILE := $(HNS_CACHE)/kbuild.lock
+KRUSTC :=
 BUILD := $(CURDIR)/build
 else
 $(error ARCH must be x86_64 or arm64, not $(ARCH))
@@ -68,7 +74,7 @@ TOOLS_ENV = PATH="$(HNS_CACHE)/tools/bin:$$PATH" \
 # kbuild-arm64.lock), as the kernel build does (scripts/build-kernel.sh): one
 # at a time per kernel tree. ARCH/CROSS_COMPILE reach every kernel make.
 KLOCK = flock $(KLOCKFILE) env
-KARCH = ARCH=$(ARCH) $(if $(CROSS_COMPILE),CROSS_COMPILE=$(CROSS_COMPILE))
+KARCH = ARCH=$(ARCH) $(if $(CROSS_COMPILE),CROSS_COMPILE=$(CROSS_COMPILE)) $(KRUSTC)
 KMAKE = $(KLOCK) $(TOOLS_ENV) $(MAKE) -C $(KDIR) $(KARCH) M=$(CURDIR)
 
 # Guest test plan knobs (see `make guest`).

@@ -23,6 +23,10 @@
     clippy::cast_lossless,
     clippy::as_underscore
 )]
+// bindgen marks bitfield accessors `allow(unnecessary_transmutes)`, a lint
+// rustc knows from 1.88 on; older ones (1.85, the kernel's minimum, used for
+// the arm64 build) warn about the unknown lint. As the kernel's own bindings.
+#![cfg_attr(not(CONFIG_RUSTC_HAS_UNNECESSARY_TRANSMUTES), allow(unknown_lints))]
 
 #[allow(unused_imports)]
 use kernel::bindings::*;

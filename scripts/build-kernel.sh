@@ -58,7 +58,8 @@ verify_config() {
 }
 
 # The x86_64 id is as before (no cross compiler), so its tree is reused.
-want=$(cat "$FRAG" "$KSRC/Makefile" <(rustc --version) <(echo "$KSRC") \
+[ "$HNS_RUSTC" = rustc ] || [ -x "$HNS_RUSTC" ] || die "$HNS_RUSTC missing: run 'make setup'"
+want=$(cat "$FRAG" "$KSRC/Makefile" <("$HNS_RUSTC" --version) <(echo "$KSRC") \
     <([ -z "$HNS_CROSS" ] || "${HNS_CROSS}gcc" --version) | sha256sum | cut -c1-16)
 have=$(cat "$KOBJ/.hns-config-id" 2>/dev/null || true)
 if [ "$want" != "$have" ] || [ ! -f "$KOBJ/.config" ]; then

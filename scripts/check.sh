@@ -2,7 +2,9 @@
 #
 # `make check`: setup, host tests, module builds (release, KUnit, clippy),
 # rustfmt, the harness self-test and one QEMU boot running KUnit, module
-# load/unload cycles and the rxe sanity plan. Every check prints one line
+# load/unload cycles and the rxe sanity plan (and the hns-sim boots after it),
+# then the in-tree build (scripts/intree-build.sh) and the arm64 part (kernel
+# and modules cross-built with rustc 1.85, one boot). Every check prints one line
 # "TEST <group>/<name> PASS|FAIL|SKIP [detail]"; the last line is the count.
 set -uo pipefail
 . "$(dirname "$0")/common.sh"
@@ -441,6 +443,8 @@ arm64_checks() {
     step arm64/module "$L/arm64-module.log" make -s modules ARCH=arm64
     step arm64/module-kunit "$L/arm64-module-kunit.log" make -s modules-kunit ARCH=arm64 || return
     step arm64/hns_sim-ko "$L/arm64-sim.log" make -s sim ARCH=arm64 || return
+    # clippy of the kernel's minimum rustc (1.85) on the module and hns_sim.ko.
+    step arm64/clippy-rustc-1.85 "$L/arm64-clippy.log" make -s clippy ARCH=arm64
     if grep -qE '^warning' "$L/arm64-module.log" "$L/arm64-module-kunit.log"; then
         result arm64/no-warnings FAIL "see $L/arm64-module.log"
     else
@@ -477,7 +481,7 @@ arm64_checks() {
         echo "TEST arm64/equivalence-devinfo FAIL C vs Rust differ (log: $L/arm64-compare-devinfo.log)" >>"$res"
         head -n 40 "$L/arm64-compare-devinfo.log" | sed 's/^/    /'
     fi
-    cat "$res" | tee -a "$RESULTS"
+    tee -a "$RESULTS" <"$res"
     grep -v '^TEST ' "$out.err" | tail -n 3 | sed 's/^/    /'
     echo "    arm64 part: $(($(date +%s) - s)) s"
 }

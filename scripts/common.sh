@@ -24,6 +24,18 @@ arm64 | aarch64) HNS_ARCH=arm64 HNS_CROSS=aarch64-linux-gnu- ;;
 *) printf '[hns] error: ARCH must be x86_64 or arm64 (got %s)\n' "$HNS_ARCH" >&2; exit 1 ;;
 esac
 
+# The kernel's minimum rustc (scripts/min-tool-version.sh: 1.85.0) builds the
+# arm64 kernel and modules: bookworm's rustc-web 1.85.x, downloaded (not
+# installed) and unpacked by setup.sh into $RUSTC_MIN_DIR, run through the
+# wrappers in its bin/. x86_64 uses the rustc on PATH (rustup's, current).
+RUST_MIN_SERIES=1.85
+RUSTC_MIN_DIR=$HNS_CACHE/rustc-$RUST_MIN_SERIES
+if [ "$HNS_ARCH" = arm64 ]; then
+    HNS_RUSTC=$RUSTC_MIN_DIR/bin/rustc
+else
+    HNS_RUSTC=rustc
+fi
+
 APT_PRIV=$HNS_CACHE/apt
 # The arm64 guest userland has its own private apt configuration (trixie
 # only, APT::Architecture=arm64), so the amd64 one is left as it was.
@@ -111,12 +123,19 @@ kernel_src() {
 kbuild_env() {
     export PATH="$TOOLS/bin:$PATH"
     LIBCLANG_PATH=$(cat "$HNS_CACHE/libclang.path" 2>/dev/null || true)
-    RUST_LIB_SRC=$(cat "$HNS_CACHE/rust-lib-src.path" 2>/dev/null || true)
+    if [ "$HNS_ARCH" = arm64 ]; then
+        RUST_LIB_SRC=$(cat "$RUSTC_MIN_DIR/rust-lib-src.path" 2>/dev/null || true)
+    else
+        RUST_LIB_SRC=$(cat "$HNS_CACHE/rust-lib-src.path" 2>/dev/null || true)
+    fi
     export LIBCLANG_PATH RUST_LIB_SRC
 }
 
-# make arguments selecting the architecture, for every kernel/module make.
+# make arguments selecting the architecture (and, for arm64, the minimum
+# rustc, also as the host rustc of the kernel's proc macros), for every
+# kernel/module make.
 kbuild_arch_args() {
     printf '%s\n' "ARCH=$HNS_ARCH"
     [ -z "$HNS_CROSS" ] || printf '%s\n' "CROSS_COMPILE=$HNS_CROSS"
+    [ "$HNS_RUSTC" = rustc ] || printf '%s\n' "RUSTC=$HNS_RUSTC" "HOSTRUSTC=$HNS_RUSTC"
 }

@@ -10,6 +10,10 @@ set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
 mkdir -p "$HNS_CACHE" "$TOOLS/bin"
+# Steps remove and refill their directories: one setup at a time (every
+# `make` target that needs the kernel runs setup, and runs overlap).
+exec 6>"$HNS_CACHE/setup.lock"
+flock 6
 
 host_packages=(flex bison bc libelf-dev libssl-dev cpio qemu-system-x86 busybox-static
     xz-utils zstd dwarves python3 kmod file binutils gcc make rsync
@@ -129,6 +133,52 @@ step_rust_src() {
     echo "$lib" >"$HNS_CACHE/rust-lib-src.path"
 }
 
+# The kernel's minimum rustc for the arm64 build: bookworm's rustc-web
+# $RUST_MIN_SERIES.x with its std, LLVM, source and clippy, from the system's apt
+# sources (bookworm), `apt-get download` + `dpkg -x` into $RUSTC_MIN_DIR.
+step_rustc_min() {
+    local d=$RUSTC_MIN_DIR ver v best="" re="^${RUST_MIN_SERIES//./\\.}\\."
+    while read -r v; do
+        if [ -z "$best" ] || dpkg --compare-versions "$v" gt "$best"; then best=$v; fi
+    done < <(apt-cache madison rustc-web 2>/dev/null | awk -F'|' '{gsub(/ /,"",$2); print $2}' | grep -E "$re" || true)
+    ver=$best
+    if [ -z "$ver" ]; then
+        apt-get update -qq || die "apt-get update failed"
+        ver=$(apt-cache madison rustc-web | awk -F'|' '{gsub(/ /,"",$2); print $2}' | grep -E "$re" | sort -V | tail -n1 || true)
+    fi
+    [ -n "$ver" ] || die "no rustc-web $RUST_MIN_SERIES.x in the system's apt sources; found: $(apt-cache madison rustc-web | awk -F'|' '{print $2}' | tr -d ' ' | tr '\n' ' ')"
+    if [ "$(cat "$d/.id" 2>/dev/null)" = "$ver+clippy" ] && [ -x "$d/bin/rustc" ]; then return 0; fi
+    log "fetching rustc-web $ver (the kernel's minimum rustc, for arm64)"
+    rm -rf "$d"
+    mkdir -p "$d/debs" "$d/root" "$d/bin"
+    (cd "$d/debs" && apt-get -o APT::Sandbox::User=root download -qq "rustc-web=$ver" \
+        "libstd-rust-web-$RUST_MIN_SERIES=$ver" "libstd-rust-web-dev=$ver" "rust-web-src=$ver" \
+        "rust-web-clippy=$ver") ||
+        die "apt-get download of rustc-web $ver failed"
+    # Its LLVM, as rustc-web's std library package depends on it.
+    local llvm
+    llvm=$(apt-cache show "libstd-rust-web-$RUST_MIN_SERIES=$ver" | sed -n 's/^Depends: //p' | tr ',' '\n' |
+        grep -oE 'libllvm[0-9]+' | head -n1)
+    [ -n "$llvm" ] || die "cannot tell which libllvm rustc-web $ver needs"
+    (cd "$d/debs" && apt-get -o APT::Sandbox::User=root download -qq "$llvm") || die "apt-get download $llvm failed"
+    local f
+    for f in "$d"/debs/*.deb; do dpkg -x "$f" "$d/root"; done
+    rm -rf "$d/debs"
+    local w
+    for w in rustc rustdoc clippy-driver; do
+        # shellcheck disable=SC2016 # $LD_LIBRARY_PATH is the wrapper's, at run time
+        printf '#!/bin/sh\nLD_LIBRARY_PATH=%s${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} exec %s "$@"\n' \
+            "$d/root/usr/lib/x86_64-linux-gnu" "$d/root/usr/bin/$w" >"$d/bin/$w"
+        chmod +x "$d/bin/$w"
+    done
+    "$d/bin/rustc" --version >/dev/null || die "the unpacked rustc-web $ver does not run"
+    local lib
+    lib=$(find "$d/root/usr/src" -maxdepth 3 -type d -name library -path '*/rustc-*' | head -n1)
+    [ -n "$lib" ] || die "rust-web-src $ver has no library/ directory"
+    echo "$lib" >"$d/rust-lib-src.path"
+    echo "$ver+clippy" >"$d/.id"
+}
+
 step_bindgen() {
     if "$TOOLS/bin/bindgen" --version 2>/dev/null | grep -q " $BINDGEN_VERSION\$"; then return 0; fi
     log "cargo install bindgen-cli $BINDGEN_VERSION"
@@ -192,6 +242,7 @@ step_private_apt_arm64
 step_guest_debs arm64
 step_kernel_source
 step_rust_src
+step_rustc_min
 step_libclang
 step_bindgen
 log "setup complete: kernel $(kernel_src), rust-src $(cat "$HNS_CACHE/rust-lib-src.path")"
