@@ -109,8 +109,10 @@ impl Cq {
                 e.to_errno()
             )
         })?;
+        // A kernel CQ takes a pair of records (order 1), as C does, so
+        // that the word after its consumer index is nobody else's record.
         let db = if c.flags & cap_flag::CQ_RECORD_DB != 0 {
-            Some(env.dbs.alloc(env.dev, 0)?)
+            Some(env.dbs.alloc(env.dev, 1)?)
         } else {
             None
         };
