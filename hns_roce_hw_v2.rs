@@ -8,6 +8,7 @@
 //! the function clear that leaves the engine clean.
 
 pub mod caps;
+pub mod cmq_fields;
 pub mod consts;
 pub mod ctx;
 // Stays at the top level: hns-sim (`sim/src/lib.rs`) compiles it by path too.
@@ -25,6 +26,9 @@ use crate::hem::HemType;
 use crate::hns_roce_hw_v2::caps::{
     alloc_vf_res_cmd, apply_func_caps, apply_pf_res, apply_timer_res, entry_size_cmd,
     parse_pf_caps, set_bt_cmd, Caps, CapsError, EntrySize,
+};
+use crate::hns_roce_hw_v2::cmq_fields::{
+    cmq_req, func_clear, query_fw_info, query_version, vf_switch,
 };
 use crate::hns_roce_hw_v2::consts::cmq_op;
 use crate::hw_rev::HwRev;
@@ -48,46 +52,13 @@ const FUNC_CLEAR_POLL_MS: u32 = 20;
 /// Give up on FUNC_CLEAR after this many ms.
 const FUNC_CLEAR_TIMEOUT_MS: u32 = 249 * 2 * 100;
 
-/// CFG_GLOBAL_PARAM: cycles per microsecond.
-const GLOBAL_PARAM_1US_CYCLES: Field<CmqData> = Field::new(9, 0);
-/// CFG_GLOBAL_PARAM: RoCEv2 UDP port.
-const GLOBAL_PARAM_UDP_PORT: Field<CmqData> = Field::new(31, 16);
 /// SWITCH_PARAMETER_CFG: select the RoCE engine.
 const VF_SWITCH_ROCEE_SEL: Field<CmqData> = Field::new(0, 0);
-/// SWITCH_PARAMETER_CFG: function id.
-const VF_SWITCH_VF_ID: Field<CmqData> = Field::new(42, 35);
-/// SWITCH_PARAMETER_CFG: allow loopback.
-const VF_SWITCH_ALW_LPBK: Field<CmqData> = Field::new(65, 65);
-/// SWITCH_PARAMETER_CFG: allow local loopback.
-const VF_SWITCH_ALW_LCL_LPBK: Field<CmqData> = Field::new(66, 66);
-/// SWITCH_PARAMETER_CFG: allow destination override.
-const VF_SWITCH_ALW_DST_OVRD: Field<CmqData> = Field::new(67, 67);
-/// FUNC_CLEAR read: the clear is done.
-const FUNC_CLEAR_RST_FUN_DONE: Field<CmqData> = Field::new(32, 32);
 
-/// CFG_EXT_LLM, first descriptor: the link table's config page, its depth
-/// and page size, and the head entry.
-const LLM_A_BA_L: Field<CmqData> = Field::new(31, 0);
-const LLM_A_BA_H: Field<CmqData> = Field::new(63, 32);
-const LLM_A_DEPTH: Field<CmqData> = Field::new(76, 64);
-const LLM_A_PGSZ: Field<CmqData> = Field::new(83, 80);
-const LLM_A_INIT_EN: Field<CmqData> = Field::new(84, 84);
-const LLM_A_HEAD_BA_L: Field<CmqData> = Field::new(127, 96);
-const LLM_A_HEAD_BA_H: Field<CmqData> = Field::new(147, 128);
-const LLM_A_HEAD_NXTPTR: Field<CmqData> = Field::new(159, 148);
-const LLM_A_HEAD_PTR: Field<CmqData> = Field::new(171, 160);
-/// CFG_EXT_LLM, second descriptor: the tail entry.
-const LLM_B_TAIL_BA_L: Field<CmqData> = Field::new(31, 0);
-const LLM_B_TAIL_BA_H: Field<CmqData> = Field::new(63, 32);
-const LLM_B_TAIL_PTR: Field<CmqData> = Field::new(75, 64);
 /// Bytes per link-table entry and the hardware's depth limit.
 const EXT_LLM_ENTRY_SZ: u32 = 8;
 const EXT_LLM_MAX_DEPTH: usize = 4096;
 
-/// QUERY_HW_VER: ROCEE hardware version.
-const HW_VER_ROCEE_HW_VERSION: Field<CmqData> = Field::new(31, 16);
-/// QUERY_FW_VER: firmware version.
-const FW_VER: Field<CmqData> = Field::new(31, 0);
 /// QUERY_FUNC_INFO: functions of this PF.
 const FUNC_INFO_OWN_FUNC_NUM: Field<CmqData> = Field::new(31, 0);
 
@@ -110,11 +81,11 @@ fn profile(h: &Hnae3Handle, cmd: &Cmd, rev: HwRev) -> Result<Profile> {
     let mut d = [Desc::new(cmq_op::QUERY_HW_VER, true)];
     cmd.send(&mut d)?;
     // CAST: a 16-bit field.
-    let hw_rev = d[0].get(HW_VER_ROCEE_HW_VERSION) as u16;
+    let hw_rev = d[0].get(query_version::ROCEE_HW_VERSION) as u16;
 
     let mut d = [Desc::new(cmq_op::QUERY_FW_VER, true)];
     cmd.send(&mut d)?;
-    let fw_ver = d[0].get(FW_VER);
+    let fw_ver = d[0].get(query_fw_info::FW_VER);
 
     let func_num = if rev.is_hip08() {
         1
@@ -130,22 +101,23 @@ fn profile(h: &Hnae3Handle, cmd: &Cmd, rev: HwRev) -> Result<Profile> {
 
     let mut d = [Desc::new(cmq_op::CFG_GLOBAL_PARAM, false)];
     d[0].data.write(
-        GLOBAL_PARAM_1US_CYCLES,
+        cmq_req::CFG_GLOBAL_PARAM_1US_CYCLES,
         if rev.is_hip08() { 0 } else { CYCLES_1US_HIP09 },
     );
-    d[0].data.write(GLOBAL_PARAM_UDP_PORT, ROCE_V2_UDP_DPORT);
+    d[0].data
+        .write(cmq_req::CFG_GLOBAL_PARAM_UDP_PORT, ROCE_V2_UDP_DPORT);
     cmd.send(&mut d)?;
 
     for vf in 0..func_num {
         let mut d = [Desc::new(cmq_op::SWITCH_PARAMETER_CFG, true)];
         d[0].data.enable(VF_SWITCH_ROCEE_SEL);
-        d[0].data.write(VF_SWITCH_VF_ID, vf);
+        d[0].data.write(vf_switch::VF_SWITCH_VF_ID, vf);
         cmd.send(&mut d)?;
         // Write back what the firmware returned, with loopback allowed.
         d[0].flag = flag::IN;
-        d[0].data.enable(VF_SWITCH_ALW_LPBK);
-        d[0].data.clear(VF_SWITCH_ALW_LCL_LPBK);
-        d[0].data.enable(VF_SWITCH_ALW_DST_OVRD);
+        d[0].data.enable(vf_switch::VF_SWITCH_ALW_LPBK);
+        d[0].data.clear(vf_switch::VF_SWITCH_ALW_LCL_LPBK);
+        d[0].data.enable(vf_switch::VF_SWITCH_ALW_DST_OVRD);
         cmd.send(&mut d)?;
     }
 
@@ -253,7 +225,7 @@ fn function_clear(cmd: &Cmd) {
         fsleep(Delta::from_millis(i64::from(FUNC_CLEAR_POLL_MS)));
         left -= FUNC_CLEAR_POLL_MS;
         let mut d = [Desc::new(cmq_op::FUNC_CLEAR, true)];
-        if cmd.send_quiet(&mut d).is_ok() && d[0].get(FUNC_CLEAR_RST_FUN_DONE) != 0 {
+        if cmd.send_quiet(&mut d).is_ok() && d[0].get(func_clear::FUNC_CLEAR_RST_FUN_DONE) != 0 {
             cmd.with_cmq(|q| q.set_cleared());
             return;
         }
@@ -304,18 +276,21 @@ impl LinkTable {
         let ba = table.dma_address();
         let mut d = chain::<2>(cmq_op::CFG_EXT_LLM, false);
         // CAST: halves of 64-bit addresses; npages <= 4096.
-        d[0].data.write(LLM_A_BA_L, ba as u32);
-        d[0].data.write(LLM_A_BA_H, (ba >> 32) as u32);
-        d[0].data.write(LLM_A_DEPTH, npages as u32);
-        d[0].data.write(LLM_A_PGSZ, pg_shift - 12);
-        d[0].data.enable(LLM_A_INIT_EN);
-        d[0].data.write(LLM_A_HEAD_BA_L, head as u32);
-        d[0].data.write(LLM_A_HEAD_BA_H, (head >> 32) as u32);
-        d[0].data.write(LLM_A_HEAD_NXTPTR, 1);
-        d[0].data.write(LLM_A_HEAD_PTR, 0);
-        d[1].data.write(LLM_B_TAIL_BA_L, tail as u32);
-        d[1].data.write(LLM_B_TAIL_BA_H, (tail >> 32) as u32);
-        d[1].data.write(LLM_B_TAIL_PTR, npages as u32 - 1);
+        d[0].data.write(cmq_req::CFG_LLM_A_BA_L, ba as u32);
+        d[0].data.write(cmq_req::CFG_LLM_A_BA_H, (ba >> 32) as u32);
+        d[0].data.write(cmq_req::CFG_LLM_A_DEPTH, npages as u32);
+        d[0].data.write(cmq_req::CFG_LLM_A_PGSZ, pg_shift - 12);
+        d[0].data.enable(cmq_req::CFG_LLM_A_INIT_EN);
+        d[0].data.write(cmq_req::CFG_LLM_A_HEAD_BA_L, head as u32);
+        d[0].data
+            .write(cmq_req::CFG_LLM_A_HEAD_BA_H, (head >> 32) as u32);
+        d[0].data.write(cmq_req::CFG_LLM_A_HEAD_NXTPTR, 1);
+        d[0].data.write(cmq_req::CFG_LLM_A_HEAD_PTR, 0);
+        d[1].data.write(cmq_req::CFG_LLM_B_TAIL_BA_L, tail as u32);
+        d[1].data
+            .write(cmq_req::CFG_LLM_B_TAIL_BA_H, (tail >> 32) as u32);
+        d[1].data
+            .write(cmq_req::CFG_LLM_B_TAIL_PTR, npages as u32 - 1);
         cmd.send(&mut d)?;
         Ok(Self {
             _pages: pages,

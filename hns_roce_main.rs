@@ -14,6 +14,7 @@
 //! here; the verbs of an object delegate to that object's file (`pd.rs`,
 //! `ah.rs`, `mr.rs`, `cq.rs`, `qp.rs`).
 
+use crate::hns_roce_hw_v2::cmq_fields::{gmv_tb_a, gmv_tb_b};
 use kernel::prelude::*;
 
 /// `dev_err!`, at most at the kernel's default rate: for errors userspace
@@ -163,14 +164,6 @@ const MAX_CQ_PERIOD_HIP08: u32 = 65;
 const HW_CNT_TOTAL: usize = 22;
 const CNT_PER_DESC: usize = 3;
 
-/// CFG_GMV_TBL, first descriptor: GID type, VLAN enable and id.
-const GMV_A_SGID_TYPE: Field<CmqData> = Field::new(129, 128);
-const GMV_A_VLAN_EN: Field<CmqData> = Field::new(130, 130);
-const GMV_A_VLAN_ID: Field<CmqData> = Field::new(155, 144);
-/// CFG_GMV_TBL, second descriptor: MAC and GID index.
-const GMV_B_SMAC_L: Field<CmqData> = Field::new(31, 0);
-const GMV_B_SMAC_H: Field<CmqData> = Field::new(47, 32);
-const GMV_B_SGID_IDX: Field<CmqData> = Field::new(71, 64);
 /// The GID words of the first descriptor.
 const GMV_A_SGID: [Field<CmqData>; 4] = [
     Field::new(31, 0),
@@ -417,19 +410,22 @@ impl IbDriver for IbDev {
             d[0].data
                 .write(*f, u32::from_le_bytes([b[0], b[1], b[2], b[3]]));
         }
-        d[0].data.write(GMV_A_SGID_TYPE, ty);
+        d[0].data.write(gmv_tb_a::GMV_TB_A_VF_SGID_TYPE, ty);
+        d[0].data.write(
+            gmv_tb_a::GMV_TB_A_VF_VLAN_EN,
+            u32::from(vlan < VLAN_CFI_MASK),
+        );
         d[0].data
-            .write(GMV_A_VLAN_EN, u32::from(vlan < VLAN_CFI_MASK));
-        d[0].data.write(GMV_A_VLAN_ID, u32::from(vlan));
+            .write(gmv_tb_a::GMV_TB_A_VF_VLAN_ID, u32::from(vlan));
         d[1].data.write(
-            GMV_B_SMAC_L,
+            gmv_tb_b::VF_SMAC_L,
             u32::from_ne_bytes([mac[0], mac[1], mac[2], mac[3]]),
         );
         d[1].data.write(
-            GMV_B_SMAC_H,
+            gmv_tb_b::GMV_TB_B_SMAC_H,
             u32::from(u16::from_ne_bytes([mac[4], mac[5]])),
         );
-        d[1].data.write(GMV_B_SGID_IDX, index);
+        d[1].data.write(gmv_tb_b::GMV_TB_B_SGID_IDX, index);
         self.cmd.send(&mut d).inspect_err(|e| {
             dev_err!(
                 self.cmd.device(),

@@ -8,11 +8,11 @@
 //! arithmetic in `hem.rs` ([`TableGeom::get_plan`]/[`TableGeom::put_plan`]);
 //! this file only owns the DMA memory and carries the plans out.
 
-use crate::cmdq::desc::{CmqData, Desc};
+use crate::cmdq::desc::Desc;
 use crate::cmdq::{Cmd, MailboxBuf};
-use crate::field::Field;
 use crate::hem::{is_last_step, HemAddr, HemType, HwWrite, TableCfg, TableGeom};
 use crate::hns_roce_hw_v2::caps::Caps;
+use crate::hns_roce_hw_v2::cmq_fields::cmq_req;
 use crate::hns_roce_hw_v2::consts::cmq_op;
 use kernel::{
     device::{Bound, Device},
@@ -21,11 +21,6 @@ use kernel::{
     prelude::*,
     sync::{Arc, Mutex}, //
 };
-
-/// CFG_GMV_BT: page address of the GMV chunk, low and high part, and index.
-const GMV_BT_BA_L: Field<CmqData> = Field::new(31, 0);
-const GMV_BT_BA_H: Field<CmqData> = Field::new(51, 32);
-const GMV_BT_IDX: Field<CmqData> = Field::new(95, 64);
 
 /// One chunk and its references.
 struct Chunk {
@@ -136,9 +131,9 @@ impl HemTable {
                 let ba = base.and_then(|b| mem.dma(b)).unwrap_or(0) >> 12;
                 let mut d = [Desc::new(cmq_op::CFG_GMV_BT, false)];
                 // CAST: the two halves of the page address.
-                d[0].data.write(GMV_BT_BA_L, ba as u32);
-                d[0].data.write(GMV_BT_BA_H, (ba >> 32) as u32);
-                d[0].data.write(GMV_BT_IDX, idx);
+                d[0].data.write(cmq_req::CFG_GMV_BT_BA_L, ba as u32);
+                d[0].data.write(cmq_req::CFG_GMV_BT_BA_H, (ba >> 32) as u32);
+                d[0].data.write(cmq_req::CFG_GMV_BT_IDX, idx);
                 self.cmd.send(&mut d)
             }
         }

@@ -8,116 +8,48 @@
 use crate::cmdq::desc::{chain, CmqData, Desc};
 use crate::field::Field;
 use crate::hem::{calc_pg_sz, hw_hopnum, HemType, PgSz, HOP_NUM_0};
+use crate::hns_roce_hw_v2::cmq_fields::{
+    cmq_req, pf_caps_a, pf_caps_b, pf_caps_c, pf_caps_d, pf_caps_e, pf_caps_f,
+};
 use crate::hns_roce_hw_v2::consts::{cap_flag, cmq_op};
 use crate::hw_rev::HwRev;
 
-/// Shorthand for a payload field.
-const fn f(h: u32, l: u32) -> Field<CmqData> {
-    Field::new(h, l)
-}
+// The payload fields are generated from the C header
+// (`hns_roce_hw_v2/cmq_fields.rs`): `pf_caps_a`..`pf_caps_f` for
+// QUERY_PF_CAPS_NUM, `cmq_req` for QUERY_PF_RES (`FUNC_RES_*`),
+// QUERY_PF_TIMER_RES, CFG_ENTRY_SIZE and CFG_BT_ATTR.
 
-// caps_a: byte-oriented; a byte at offset o is bits 8*o+7..8*o.
-const A_LOCAL_CA_ACK_DELAY: Field<CmqData> = f(15, 8);
-const A_MAX_SQ_SG: Field<CmqData> = f(31, 16);
-const A_MAX_SQ_INLINE: Field<CmqData> = f(47, 32);
-const A_MAX_RQ_SG: Field<CmqData> = f(63, 48);
-const A_MAX_SRQ_SGES: Field<CmqData> = f(143, 128);
-const A_NUM_AEQ_VECTORS: Field<CmqData> = f(151, 144);
-const A_NUM_OTHER_VECTORS: Field<CmqData> = f(159, 152);
-const A_MAX_SQ_DESC_SZ: Field<CmqData> = RES_B_GMV_BT_IDX;
-const A_MAX_RQ_DESC_SZ: Field<CmqData> = f(175, 168);
-const A_CQE_SZ: Field<CmqData> = f(191, 184);
-// caps_b.
-const B_MTPT_ENTRY_SZ: Field<CmqData> = RES_A_VF_ID;
-const B_IRRL_ENTRY_SZ: Field<CmqData> = f(15, 8);
-const B_TRRL_ENTRY_SZ: Field<CmqData> = f(23, 16);
-const B_CQC_ENTRY_SZ: Field<CmqData> = f(31, 24);
-const B_SRQC_ENTRY_SZ: Field<CmqData> = RES_B_SMAC_IDX;
-const B_IDX_ENTRY_SZ: Field<CmqData> = f(47, 40);
-const B_SCCC_SZ: Field<CmqData> = f(55, 48);
-const B_MAX_MTU: Field<CmqData> = f(63, 56);
-const B_QPC_SZ: Field<CmqData> = f(79, 64);
-const B_MIN_CQES: Field<CmqData> = f(119, 112);
-const B_MIN_WQES: Field<CmqData> = f(127, 120);
-const B_PAGE_SIZE_CAP: Field<CmqData> = f(159, 128);
-const B_PKEY_TABLE_LEN: Field<CmqData> = RES_B_GMV_BT_IDX;
-const B_PHY_NUM_UARS: Field<CmqData> = f(175, 168);
-const B_CTX_HOP_NUM: Field<CmqData> = f(183, 176);
-const B_PBL_HOP_NUM: Field<CmqData> = f(191, 184);
-// caps_c (`PF_CAPS_C_*`).
-const C_NUM_PDS: Field<CmqData> = f(19, 0);
-const C_CAP_FLAGS: Field<CmqData> = f(31, 20);
-const C_NUM_CQS: Field<CmqData> = f(51, 32);
-const C_MAX_GID: Field<CmqData> = f(60, 52);
-const C_CQ_DEPTH: Field<CmqData> = f(86, 64);
-const C_NUM_XRCDS: Field<CmqData> = f(91, 87);
-const C_NUM_MRWS: Field<CmqData> = f(115, 96);
-const C_NUM_QPS: Field<CmqData> = f(147, 128);
-const C_MAX_ORD: Field<CmqData> = f(155, 148);
-const C_SQ_DEPTH: Field<CmqData> = f(175, 160);
-// caps_d (`PF_CAPS_D_*`).
-const D_NUM_SRQS: Field<CmqData> = f(19, 0);
-const D_RQWQE_HOP_NUM: Field<CmqData> = f(21, 20);
-const D_EX_SGE_HOP_NUM: Field<CmqData> = f(23, 22);
-const D_SQWQE_HOP_NUM: Field<CmqData> = f(25, 24);
-const D_CONG_CAP: Field<CmqData> = f(29, 26);
-const D_SRQ_DEPTH: Field<CmqData> = f(47, 32);
-const D_CAP_FLAGS_EX: Field<CmqData> = f(63, 48);
-const D_CEQ_DEPTH: Field<CmqData> = f(85, 64);
-const D_NUM_CEQS: Field<CmqData> = f(95, 86);
-const D_AEQ_DEPTH: Field<CmqData> = f(117, 96);
-const D_DEFAULT_ALG: Field<CmqData> = f(127, 122);
-const D_RSV_PDS: Field<CmqData> = f(147, 128);
-const D_NUM_UARS: Field<CmqData> = f(155, 148);
-const D_RSV_QPS: Field<CmqData> = f(179, 160);
-const D_RSV_UARS: Field<CmqData> = f(187, 180);
-// caps_e (`PF_CAPS_E_*`).
-const E_RSV_MRWS: Field<CmqData> = f(19, 0);
-const E_CHUNK_SIZE_SHIFT: Field<CmqData> = f(31, 20);
-const E_RSV_CQS: Field<CmqData> = f(51, 32);
-const E_RSV_XRCDS: Field<CmqData> = f(63, 52);
-const E_RSV_SRQS: Field<CmqData> = f(83, 64);
-const E_RSV_LKEYS: Field<CmqData> = f(115, 96);
-// caps_f.
-const F_MAX_ACK_REQ_MSG_LEN: Field<CmqData> = ENTRY_SIZE_TYPE;
-// QUERY_PF_RES (`FUNC_RES_*`).
-const RES_A_QPC_BT_NUM: Field<CmqData> = f(59, 48);
-const RES_A_SRQC_BT_NUM: Field<CmqData> = f(89, 80);
-const RES_A_CQC_BT_NUM: Field<CmqData> = f(121, 112);
-const RES_A_MPT_BT_NUM: Field<CmqData> = f(153, 144);
-const RES_A_EQC_BT_NUM: Field<CmqData> = f(185, 176);
-const RES_B_SMAC_NUM: Field<CmqData> = f(48, 40);
-const RES_B_SGID_NUM: Field<CmqData> = f(80, 72);
-const RES_B_QID_NUM: Field<CmqData> = f(122, 112);
-const RES_B_SCCC_BT_NUM: Field<CmqData> = f(145, 137);
-const RES_B_GMV_BT_NUM: Field<CmqData> = f(176, 168);
-const RES_A_VF_ID: Field<CmqData> = f(7, 0);
-const RES_A_QPC_BT_IDX: Field<CmqData> = f(42, 32);
-const RES_A_SRQC_BT_IDX: Field<CmqData> = f(72, 64);
-const RES_A_CQC_BT_IDX: Field<CmqData> = f(104, 96);
-const RES_A_MPT_BT_IDX: Field<CmqData> = f(136, 128);
-const RES_A_EQC_BT_IDX: Field<CmqData> = f(168, 160);
-const RES_V_QID_NUM: Field<CmqData> = f(115, 112);
-const RES_B_QID_IDX: Field<CmqData> = f(105, 96);
-const RES_B_SCCC_BT_IDX: Field<CmqData> = f(136, 128);
-const RES_V_GMV_BT_NUM: Field<CmqData> = f(184, 176);
-const RES_B_GMV_BT_IDX: Field<CmqData> = f(167, 160);
-const RES_B_SGID_IDX: Field<CmqData> = f(71, 64);
-const RES_B_SMAC_IDX: Field<CmqData> = f(39, 32);
-// CFG_ENTRY_SIZE.
-const ENTRY_SIZE_TYPE: Field<CmqData> = f(31, 0);
-const ENTRY_SIZE_VALUE: Field<CmqData> = f(191, 160);
-// CFG_BT_ATTR: (BA_PGSZ, BUF_PGSZ, HOPNUM) for QPC, SRQC, CQC, MPT, SCCC.
-const BT_ATTR: [(Field<CmqData>, Field<CmqData>, Field<CmqData>); 5] = [
-    (f(3, 0), f(7, 4), f(9, 8)),
-    (f(35, 32), f(39, 36), f(41, 40)),
-    (f(67, 64), f(71, 68), f(73, 72)),
-    (f(99, 96), f(103, 100), f(105, 104)),
-    (f(131, 128), f(135, 132), f(137, 136)),
-];
-// QUERY_PF_TIMER_RES.
-const TIMER_QPC_ITEM_NUM: Field<CmqData> = f(60, 48);
-const TIMER_CQC_ITEM_NUM: Field<CmqData> = f(91, 80);
+/// CFG_BT_ATTR: (BA_PGSZ, BUF_PGSZ, HOPNUM) for QPC, SRQC, CQC, MPT, SCCC.
+const BT_ATTR: [(Field<CmqData>, Field<CmqData>, Field<CmqData>); 5] = {
+    use cmq_req::*;
+    [
+        (
+            CFG_BT_ATTR_QPC_BA_PGSZ,
+            CFG_BT_ATTR_QPC_BUF_PGSZ,
+            CFG_BT_ATTR_QPC_HOPNUM,
+        ),
+        (
+            CFG_BT_ATTR_SRQC_BA_PGSZ,
+            CFG_BT_ATTR_SRQC_BUF_PGSZ,
+            CFG_BT_ATTR_SRQC_HOPNUM,
+        ),
+        (
+            CFG_BT_ATTR_CQC_BA_PGSZ,
+            CFG_BT_ATTR_CQC_BUF_PGSZ,
+            CFG_BT_ATTR_CQC_HOPNUM,
+        ),
+        (
+            CFG_BT_ATTR_MPT_BA_PGSZ,
+            CFG_BT_ATTR_MPT_BUF_PGSZ,
+            CFG_BT_ATTR_MPT_HOPNUM,
+        ),
+        (
+            CFG_BT_ATTR_SCCC_BA_PGSZ,
+            CFG_BT_ATTR_SCCC_BUF_PGSZ,
+            CFG_BT_ATTR_SCCC_HOPNUM,
+        ),
+    ]
+};
 
 /// Shift of the extended capability flags (`HNS_ROCE_CAP_FLAGS_EX_SHIFT`).
 pub const CAP_FLAGS_EX_SHIFT: u32 = 12;
@@ -265,64 +197,70 @@ pub fn parse_pf_caps(d: &[Desc], page_size: u32) -> Result<Caps, CapsError> {
         return Err(CapsError::TooFewDescriptors);
     };
     let mut caps = Caps {
-        local_ca_ack_delay: a.get(A_LOCAL_CA_ACK_DELAY),
-        max_sq_sg: a.get(A_MAX_SQ_SG),
-        max_sq_inline: a.get(A_MAX_SQ_INLINE),
-        max_rq_sg: roundup_pow2(a.get(A_MAX_RQ_SG)),
-        max_srq_sges: roundup_pow2(a.get(A_MAX_SRQ_SGES)),
-        num_aeq_vectors: a.get(A_NUM_AEQ_VECTORS),
-        num_other_vectors: a.get(A_NUM_OTHER_VECTORS),
-        max_sq_desc_sz: a.get(A_MAX_SQ_DESC_SZ),
-        max_rq_desc_sz: a.get(A_MAX_RQ_DESC_SZ),
-        cqe_sz: a.get(A_CQE_SZ),
-        mtpt_entry_sz: b.get(B_MTPT_ENTRY_SZ),
-        irrl_entry_sz: b.get(B_IRRL_ENTRY_SZ),
-        trrl_entry_sz: b.get(B_TRRL_ENTRY_SZ),
-        cqc_entry_sz: b.get(B_CQC_ENTRY_SZ),
-        srqc_entry_sz: b.get(B_SRQC_ENTRY_SZ),
-        idx_entry_sz: b.get(B_IDX_ENTRY_SZ),
-        sccc_sz: b.get(B_SCCC_SZ),
-        max_mtu: b.get(B_MAX_MTU),
-        qpc_sz: b.get(B_QPC_SZ),
-        min_cqes: b.get(B_MIN_CQES),
-        min_wqes: b.get(B_MIN_WQES),
-        page_size_cap: b.get(B_PAGE_SIZE_CAP),
-        pkey_table_len: b.get(B_PKEY_TABLE_LEN),
-        phy_num_uars: b.get(B_PHY_NUM_UARS),
-        ctx_hop_num: b.get(B_CTX_HOP_NUM),
-        pbl_hop_num: b.get(B_PBL_HOP_NUM),
-        num_pds: pow2(c.get(C_NUM_PDS), "NUM_PDS")?,
-        flags: c.get(C_CAP_FLAGS) | dd.get(D_CAP_FLAGS_EX) << CAP_FLAGS_EX_SHIFT,
-        num_cqs: pow2(c.get(C_NUM_CQS), "NUM_CQS")?,
-        gid_table_len: c.get(C_MAX_GID),
-        max_cqes: pow2(c.get(C_CQ_DEPTH), "CQ_DEPTH")?,
-        num_xrcds: pow2(c.get(C_NUM_XRCDS), "NUM_XRCDS")?,
-        num_mtpts: pow2(c.get(C_NUM_MRWS), "NUM_MRWS")?,
-        num_qps: pow2(c.get(C_NUM_QPS), "NUM_QPS")?,
-        max_qp_init_rdma: c.get(C_MAX_ORD),
-        max_qp_dest_rdma: c.get(C_MAX_ORD),
-        max_wqes: pow2(c.get(C_SQ_DEPTH), "SQ_DEPTH")?,
-        num_srqs: pow2(dd.get(D_NUM_SRQS), "NUM_SRQS")?,
-        wqe_rq_hop_num: dd.get(D_RQWQE_HOP_NUM),
-        wqe_sge_hop_num: dd.get(D_EX_SGE_HOP_NUM),
-        wqe_sq_hop_num: dd.get(D_SQWQE_HOP_NUM),
-        cong_cap: dd.get(D_CONG_CAP),
-        max_srq_wrs: pow2(dd.get(D_SRQ_DEPTH), "SRQ_DEPTH")?,
-        ceqe_depth: pow2(dd.get(D_CEQ_DEPTH), "CEQ_DEPTH")?,
-        num_comp_vectors: dd.get(D_NUM_CEQS),
-        aeqe_depth: pow2(dd.get(D_AEQ_DEPTH), "AEQ_DEPTH")?,
-        default_cong_type: dd.get(D_DEFAULT_ALG),
-        reserved_pds: dd.get(D_RSV_PDS),
-        num_uars: pow2(dd.get(D_NUM_UARS), "NUM_UARS")?,
-        reserved_qps: dd.get(D_RSV_QPS),
-        reserved_uars: dd.get(D_RSV_UARS),
-        reserved_mrws: e.get(E_RSV_MRWS),
-        chunk_sz: pow2(e.get(E_CHUNK_SIZE_SHIFT), "CHUNK_SIZE_SHIFT")?,
-        reserved_cqs: e.get(E_RSV_CQS),
-        reserved_xrcds: e.get(E_RSV_XRCDS),
-        reserved_srqs: e.get(E_RSV_SRQS),
-        reserved_lkey: e.get(E_RSV_LKEYS),
-        max_ack_req_msg_len: rest.first().map_or(0, |x| x.get(F_MAX_ACK_REQ_MSG_LEN)),
+        local_ca_ack_delay: a.get(pf_caps_a::LOCAL_CA_ACK_DELAY),
+        max_sq_sg: a.get(pf_caps_a::MAX_SQ_SG),
+        max_sq_inline: a.get(pf_caps_a::MAX_SQ_INLINE),
+        max_rq_sg: roundup_pow2(a.get(pf_caps_a::MAX_RQ_SG)),
+        max_srq_sges: roundup_pow2(a.get(pf_caps_a::MAX_SRQ_SGES)),
+        num_aeq_vectors: a.get(pf_caps_a::NUM_AEQ_VECTORS),
+        num_other_vectors: a.get(pf_caps_a::NUM_OTHER_VECTORS),
+        max_sq_desc_sz: a.get(pf_caps_a::MAX_SQ_DESC_SZ),
+        max_rq_desc_sz: a.get(pf_caps_a::MAX_RQ_DESC_SZ),
+        cqe_sz: a.get(pf_caps_a::CQE_SZ),
+        mtpt_entry_sz: b.get(pf_caps_b::MTPT_ENTRY_SZ),
+        irrl_entry_sz: b.get(pf_caps_b::IRRL_ENTRY_SZ),
+        trrl_entry_sz: b.get(pf_caps_b::TRRL_ENTRY_SZ),
+        cqc_entry_sz: b.get(pf_caps_b::CQC_ENTRY_SZ),
+        srqc_entry_sz: b.get(pf_caps_b::SRQC_ENTRY_SZ),
+        idx_entry_sz: b.get(pf_caps_b::IDX_ENTRY_SZ),
+        sccc_sz: b.get(pf_caps_b::SCCC_SZ),
+        max_mtu: b.get(pf_caps_b::MAX_MTU),
+        qpc_sz: b.get(pf_caps_b::QPC_SZ),
+        min_cqes: b.get(pf_caps_b::MIN_CQES),
+        min_wqes: b.get(pf_caps_b::MIN_WQES),
+        page_size_cap: b.get(pf_caps_b::PAGE_SIZE_CAP),
+        pkey_table_len: b.get(pf_caps_b::PKEY_TABLE_LEN),
+        phy_num_uars: b.get(pf_caps_b::PHY_NUM_UARS),
+        ctx_hop_num: b.get(pf_caps_b::CTX_HOP_NUM),
+        pbl_hop_num: b.get(pf_caps_b::PBL_HOP_NUM),
+        num_pds: pow2(c.get(pf_caps_c::PF_CAPS_C_NUM_PDS), "NUM_PDS")?,
+        flags: c.get(pf_caps_c::PF_CAPS_C_CAP_FLAGS)
+            | dd.get(pf_caps_d::CAP_FLAGS_EX) << CAP_FLAGS_EX_SHIFT,
+        num_cqs: pow2(c.get(pf_caps_c::PF_CAPS_C_NUM_CQS), "NUM_CQS")?,
+        gid_table_len: c.get(pf_caps_c::PF_CAPS_C_MAX_GID),
+        max_cqes: pow2(c.get(pf_caps_c::PF_CAPS_C_CQ_DEPTH), "CQ_DEPTH")?,
+        num_xrcds: pow2(c.get(pf_caps_c::PF_CAPS_C_NUM_XRCDS), "NUM_XRCDS")?,
+        num_mtpts: pow2(c.get(pf_caps_c::PF_CAPS_C_NUM_MRWS), "NUM_MRWS")?,
+        num_qps: pow2(c.get(pf_caps_c::PF_CAPS_C_NUM_QPS), "NUM_QPS")?,
+        max_qp_init_rdma: c.get(pf_caps_c::PF_CAPS_C_MAX_ORD),
+        max_qp_dest_rdma: c.get(pf_caps_c::PF_CAPS_C_MAX_ORD),
+        max_wqes: pow2(c.get(pf_caps_c::SQ_DEPTH), "SQ_DEPTH")?,
+        num_srqs: pow2(dd.get(pf_caps_d::PF_CAPS_D_NUM_SRQS), "NUM_SRQS")?,
+        wqe_rq_hop_num: dd.get(pf_caps_d::PF_CAPS_D_RQWQE_HOP_NUM),
+        wqe_sge_hop_num: dd.get(pf_caps_d::PF_CAPS_D_EX_SGE_HOP_NUM),
+        wqe_sq_hop_num: dd.get(pf_caps_d::PF_CAPS_D_SQWQE_HOP_NUM),
+        cong_cap: dd.get(pf_caps_d::PF_CAPS_D_CONG_CAP),
+        max_srq_wrs: pow2(dd.get(pf_caps_d::SRQ_DEPTH), "SRQ_DEPTH")?,
+        ceqe_depth: pow2(dd.get(pf_caps_d::PF_CAPS_D_CEQ_DEPTH), "CEQ_DEPTH")?,
+        num_comp_vectors: dd.get(pf_caps_d::PF_CAPS_D_NUM_CEQS),
+        aeqe_depth: pow2(dd.get(pf_caps_d::PF_CAPS_D_AEQ_DEPTH), "AEQ_DEPTH")?,
+        default_cong_type: dd.get(pf_caps_d::PF_CAPS_D_DEFAULT_ALG),
+        reserved_pds: dd.get(pf_caps_d::PF_CAPS_D_RSV_PDS),
+        num_uars: pow2(dd.get(pf_caps_d::PF_CAPS_D_NUM_UARS), "NUM_UARS")?,
+        reserved_qps: dd.get(pf_caps_d::PF_CAPS_D_RSV_QPS),
+        reserved_uars: dd.get(pf_caps_d::PF_CAPS_D_RSV_UARS),
+        reserved_mrws: e.get(pf_caps_e::PF_CAPS_E_RSV_MRWS),
+        chunk_sz: pow2(
+            e.get(pf_caps_e::PF_CAPS_E_CHUNK_SIZE_SHIFT),
+            "CHUNK_SIZE_SHIFT",
+        )?,
+        reserved_cqs: e.get(pf_caps_e::PF_CAPS_E_RSV_CQS),
+        reserved_xrcds: e.get(pf_caps_e::PF_CAPS_E_RSV_XRCDS),
+        reserved_srqs: e.get(pf_caps_e::PF_CAPS_E_RSV_SRQS),
+        reserved_lkey: e.get(pf_caps_e::PF_CAPS_E_RSV_LKEYS),
+        max_ack_req_msg_len: rest
+            .first()
+            .map_or(0, |x| x.get(pf_caps_f::MAX_ACK_REQ_MSG_LEN)),
         ..Caps::default()
     };
     let ctx_hop = caps.ctx_hop_num;
@@ -350,23 +288,23 @@ pub fn apply_pf_res(caps: &mut Caps, d: &[Desc], func_num: u32) -> Result<(), Ca
     if func_num == 0 {
         return Err(CapsError::BadValue("func_num"));
     }
-    caps.qpc_bt_num = a.get(RES_A_QPC_BT_NUM) / func_num;
-    caps.srqc_bt_num = a.get(RES_A_SRQC_BT_NUM) / func_num;
-    caps.cqc_bt_num = a.get(RES_A_CQC_BT_NUM) / func_num;
-    caps.mpt_bt_num = a.get(RES_A_MPT_BT_NUM) / func_num;
-    caps.eqc_bt_num = a.get(RES_A_EQC_BT_NUM) / func_num;
-    caps.smac_bt_num = b.get(RES_B_SMAC_NUM) / func_num;
-    caps.sgid_bt_num = b.get(RES_B_SGID_NUM) / func_num;
-    caps.sccc_bt_num = b.get(RES_B_SCCC_BT_NUM) / func_num;
-    caps.sl_num = b.get(RES_B_QID_NUM) / func_num;
-    caps.gmv_bt_num = b.get(RES_B_GMV_BT_NUM) / func_num;
+    caps.qpc_bt_num = a.get(cmq_req::FUNC_RES_A_QPC_BT_NUM) / func_num;
+    caps.srqc_bt_num = a.get(cmq_req::FUNC_RES_A_SRQC_BT_NUM) / func_num;
+    caps.cqc_bt_num = a.get(cmq_req::FUNC_RES_A_CQC_BT_NUM) / func_num;
+    caps.mpt_bt_num = a.get(cmq_req::FUNC_RES_A_MPT_BT_NUM) / func_num;
+    caps.eqc_bt_num = a.get(cmq_req::FUNC_RES_A_EQC_BT_NUM) / func_num;
+    caps.smac_bt_num = b.get(cmq_req::FUNC_RES_B_SMAC_NUM) / func_num;
+    caps.sgid_bt_num = b.get(cmq_req::FUNC_RES_B_SGID_NUM) / func_num;
+    caps.sccc_bt_num = b.get(cmq_req::FUNC_RES_B_SCCC_BT_NUM) / func_num;
+    caps.sl_num = b.get(cmq_req::FUNC_RES_B_QID_NUM) / func_num;
+    caps.gmv_bt_num = b.get(cmq_req::FUNC_RES_B_GMV_BT_NUM) / func_num;
     Ok(())
 }
 
 /// Adds the QUERY_PF_TIMER_RES answer.
 pub fn apply_timer_res(caps: &mut Caps, d: &Desc) {
-    caps.qpc_timer_bt_num = d.get(TIMER_QPC_ITEM_NUM);
-    caps.cqc_timer_bt_num = d.get(TIMER_CQC_ITEM_NUM);
+    caps.qpc_timer_bt_num = d.get(cmq_req::PF_TIMER_RES_QPC_ITEM_NUM);
+    caps.cqc_timer_bt_num = d.get(cmq_req::PF_TIMER_RES_CQC_ITEM_NUM);
 }
 
 /// MTT entry size (`HNS_ROCE_V2_MTT_ENTRY_SZ`).
@@ -509,30 +447,30 @@ fn set_hem_page_size(c: &mut Caps, page: u64) {
 pub fn alloc_vf_res_cmd(c: &Caps, vf: u32, rev: HwRev) -> [Desc; 2] {
     let [mut a, mut b] = chain::<2>(cmq_op::ALLOC_VF_RES, false);
     let (ra, rb) = (&mut a.data, &mut b.data);
-    ra.write(RES_A_VF_ID, vf);
-    ra.write(RES_A_QPC_BT_NUM, c.qpc_bt_num);
-    ra.write(RES_A_QPC_BT_IDX, vf * c.qpc_bt_num);
-    ra.write(RES_A_SRQC_BT_NUM, c.srqc_bt_num);
-    ra.write(RES_A_SRQC_BT_IDX, vf * c.srqc_bt_num);
-    ra.write(RES_A_CQC_BT_NUM, c.cqc_bt_num);
-    ra.write(RES_A_CQC_BT_IDX, vf * c.cqc_bt_num);
-    ra.write(RES_A_MPT_BT_NUM, c.mpt_bt_num);
-    ra.write(RES_A_MPT_BT_IDX, vf * c.mpt_bt_num);
-    ra.write(RES_A_EQC_BT_NUM, c.eqc_bt_num);
-    ra.write(RES_A_EQC_BT_IDX, vf * c.eqc_bt_num);
+    ra.write(cmq_req::FUNC_RES_A_VF_ID, vf);
+    ra.write(cmq_req::FUNC_RES_A_QPC_BT_NUM, c.qpc_bt_num);
+    ra.write(cmq_req::FUNC_RES_A_QPC_BT_IDX, vf * c.qpc_bt_num);
+    ra.write(cmq_req::FUNC_RES_A_SRQC_BT_NUM, c.srqc_bt_num);
+    ra.write(cmq_req::FUNC_RES_A_SRQC_BT_IDX, vf * c.srqc_bt_num);
+    ra.write(cmq_req::FUNC_RES_A_CQC_BT_NUM, c.cqc_bt_num);
+    ra.write(cmq_req::FUNC_RES_A_CQC_BT_IDX, vf * c.cqc_bt_num);
+    ra.write(cmq_req::FUNC_RES_A_MPT_BT_NUM, c.mpt_bt_num);
+    ra.write(cmq_req::FUNC_RES_A_MPT_BT_IDX, vf * c.mpt_bt_num);
+    ra.write(cmq_req::FUNC_RES_A_EQC_BT_NUM, c.eqc_bt_num);
+    ra.write(cmq_req::FUNC_RES_A_EQC_BT_IDX, vf * c.eqc_bt_num);
     // FUNC_RES_V_QID_NUM on both revisions, as the C driver writes it.
-    rb.write(RES_V_QID_NUM, c.sl_num);
-    rb.write(RES_B_QID_IDX, vf * c.sl_num);
-    rb.write(RES_B_SCCC_BT_NUM, c.sccc_bt_num);
-    rb.write(RES_B_SCCC_BT_IDX, vf * c.sccc_bt_num);
+    rb.write(cmq_req::FUNC_RES_V_QID_NUM, c.sl_num);
+    rb.write(cmq_req::FUNC_RES_B_QID_IDX, vf * c.sl_num);
+    rb.write(cmq_req::FUNC_RES_B_SCCC_BT_NUM, c.sccc_bt_num);
+    rb.write(cmq_req::FUNC_RES_B_SCCC_BT_IDX, vf * c.sccc_bt_num);
     if rev.is_hip09() {
-        rb.write(RES_V_GMV_BT_NUM, c.gmv_bt_num);
-        rb.write(RES_B_GMV_BT_IDX, vf * c.gmv_bt_num);
+        rb.write(cmq_req::FUNC_RES_V_GMV_BT_NUM, c.gmv_bt_num);
+        rb.write(cmq_req::FUNC_RES_B_GMV_BT_IDX, vf * c.gmv_bt_num);
     } else {
-        rb.write(RES_B_SGID_NUM, c.sgid_bt_num);
-        rb.write(RES_B_SGID_IDX, vf * c.sgid_bt_num);
-        rb.write(RES_B_SMAC_NUM, c.smac_bt_num);
-        rb.write(RES_B_SMAC_IDX, vf * c.smac_bt_num);
+        rb.write(cmq_req::FUNC_RES_B_SGID_NUM, c.sgid_bt_num);
+        rb.write(cmq_req::FUNC_RES_B_SGID_IDX, vf * c.sgid_bt_num);
+        rb.write(cmq_req::FUNC_RES_B_SMAC_NUM, c.smac_bt_num);
+        rb.write(cmq_req::FUNC_RES_B_SMAC_IDX, vf * c.smac_bt_num);
     }
     [a, b]
 }
@@ -568,7 +506,7 @@ pub enum EntrySize {
 /// CFG_ENTRY_SIZE (`config_hem_entry_size`).
 pub fn entry_size_cmd(ty: EntrySize, value: u32) -> Desc {
     let mut d = Desc::new(cmq_op::CFG_ENTRY_SIZE, false);
-    d.data.write(ENTRY_SIZE_TYPE, ty as u32);
-    d.data.write(ENTRY_SIZE_VALUE, value);
+    d.data.write(cmq_req::CFG_HEM_ENTRY_SIZE_TYPE, ty as u32);
+    d.data.write(cmq_req::CFG_HEM_ENTRY_SIZE_VALUE, value);
     d
 }
