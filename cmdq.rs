@@ -23,15 +23,15 @@ use core::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, AtomicU64, Ordering};
 use kernel::{
     device::{Bound, Device},
     dma::Coherent,
-    io::Io,
+    io::{
+        poll::{read_poll_timeout, read_poll_timeout_atomic},
+        Io,
+    },
     new_condvar,
     new_mutex,
     prelude::*,
     sync::{aref::ARef, CondVar, Mutex},
-    time::{
-        delay::{fsleep, udelay},
-        Delta, Instant, Monotonic,
-    }, //
+    time::{delay::udelay, Delta}, //
 };
 
 /// How many 1 us waits for an answer (`HNS_ROCE_CMQ_TX_TIMEOUT`).
@@ -191,15 +191,14 @@ impl Cmq {
         }
         // The MMIO write orders the ring stores before it.
         regs.write32(self.head, reg::TX_CMQ_PI);
-        let mut answered = false;
-        for _ in 0..timeout {
-            if regs.read32(reg::TX_CMQ_CI) == self.head {
-                answered = true;
-                break;
-            }
-            udelay(Delta::from_micros(1));
-        }
-        if !answered {
+        // CAST: a `u32` count of 1 us waits fits `usize`.
+        let answered = read_poll_timeout_atomic(
+            || Ok(regs.read32(reg::TX_CMQ_CI)),
+            |ci| *ci == self.head,
+            Delta::from_micros(1),
+            timeout as usize,
+        );
+        if answered.is_err() {
             let from = self.head;
             // INVARIANT: the firmware's CI is below the depth it was given.
             self.head = regs.read32(reg::TX_CMQ_CI) % CSQ_DESC_NUM;
@@ -406,23 +405,28 @@ impl Cmd {
     /// Polls QUERY_MB_ST until no mailbox runs (`v2_wait_mbox_complete`);
     /// the completion status of the last one.
     fn wait_mbox_idle(&self, timeout_ms: u32) -> Result<u32> {
-        let start = Instant::<Monotonic>::now();
-        loop {
-            let mut d = [Desc::new(cmq_op::QUERY_MB_ST, true)];
-            let r = self.send_quiet(&mut d);
-            if self.cmq.lock().is_fatal() {
-                return Err(EIO);
+        // The last status read, for the message on timeout.
+        let status = core::cell::Cell::new(0);
+        read_poll_timeout(
+            || {
+                let mut d = [Desc::new(cmq_op::QUERY_MB_ST, true)];
+                let r = self.send_quiet(&mut d);
+                if self.cmq.lock().is_fatal() {
+                    return Err(EIO);
+                }
+                status.set(if r.is_ok() { d[0].get(MB_ST_WORD) } else { 0 });
+                Ok(r.is_ok().then(|| d[0].get(MB_ST_COMPLETE)))
+            },
+            |done| done.is_some() && status.get() & MB_ST_HW_RUN == 0,
+            Delta::from_micros(10),
+            Delta::from_millis(i64::from(timeout_ms)),
+        )
+        .map(|done| done.unwrap_or(0))
+        .inspect_err(|e| {
+            if *e == ETIMEDOUT {
+                dev_err!(self.dev, "failed to wait mbox status {:#x}\n", status.get());
             }
-            let status = if r.is_ok() { d[0].get(MB_ST_WORD) } else { 0 };
-            if r.is_ok() && status & MB_ST_HW_RUN == 0 {
-                return Ok(d[0].get(MB_ST_COMPLETE));
-            }
-            if start.elapsed() > Delta::from_millis(i64::from(timeout_ms)) {
-                dev_err!(self.dev, "failed to wait mbox status {:#x}\n", status);
-                return Err(ETIMEDOUT);
-            }
-            fsleep(Delta::from_micros(10));
-        }
+        })
     }
 
     /// Posts one mailbox after waiting for the mailbox to be free.

@@ -36,6 +36,7 @@ use crate::rdma::Hnae3Handle;
 use kernel::{
     device::{Bound, Device},
     dma::Coherent,
+    io::poll::read_poll_timeout,
     prelude::*,
     sync::Arc,
     time::{delay::fsleep, Delta}, //
@@ -219,18 +220,28 @@ fn function_clear(cmd: &Cmd) {
         );
         return;
     }
-    fsleep(Delta::from_millis(FUNC_CLEAR_FIRST_WAIT_MS as i64));
-    let mut left = FUNC_CLEAR_TIMEOUT_MS;
-    while left > 0 {
-        fsleep(Delta::from_millis(i64::from(FUNC_CLEAR_POLL_MS)));
-        left -= FUNC_CLEAR_POLL_MS;
-        let mut d = [Desc::new(cmq_op::FUNC_CLEAR, true)];
-        if cmd.send_quiet(&mut d).is_ok() && d[0].get(func_clear::FUNC_CLEAR_RST_FUN_DONE) != 0 {
-            cmd.with_cmq(|q| q.set_cleared());
-            return;
-        }
+    // As C: the first wait, then a poll every FUNC_CLEAR_POLL_MS, each
+    // query after its wait (hence the first poll interval slept here).
+    // CAST: 40 ms fits `i64`.
+    fsleep(Delta::from_millis(
+        FUNC_CLEAR_FIRST_WAIT_MS as i64 + i64::from(FUNC_CLEAR_POLL_MS),
+    ));
+    let done =
+        read_poll_timeout(
+            || {
+                let mut d = [Desc::new(cmq_op::FUNC_CLEAR, true)];
+                Ok(cmd.send_quiet(&mut d).is_ok()
+                    && d[0].get(func_clear::FUNC_CLEAR_RST_FUN_DONE) != 0)
+            },
+            |done| *done,
+            Delta::from_millis(i64::from(FUNC_CLEAR_POLL_MS)),
+            Delta::from_millis(i64::from(FUNC_CLEAR_TIMEOUT_MS - FUNC_CLEAR_POLL_MS)),
+        );
+    if done.is_ok() {
+        cmd.with_cmq(|q| q.set_cleared());
+    } else {
+        dev_err!(cmd.device(), "func clear failed.\n");
     }
-    dev_err!(cmd.device(), "func clear failed.\n");
 }
 
 /// The extended link-list memory the engine queues work in
