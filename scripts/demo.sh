@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 #
 # `make demo`: build everything, boot the guest with one simulated HIP09
-# function (hns-sim), load hns_roce_rs and show what it did: today it runs
-# the firmware bring-up profile over the command queue and clears the
-# function again (no ib_device yet). The firmware traffic is shown from
-# hns-sim's trace.
+# function (hns-sim), load hns_roce_rs and show what a user would look at:
+# the ib_device it registers (`ibv_devices`, `ibv_devinfo`, `rdma link`),
+# then traffic through it — an RC ping-pong, a perftest pair and rping over
+# the RDMA CM — each with its outcome, and at the end a per-command summary
+# of the firmware traffic hns-sim saw (commands and mailboxes, counted).
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 cd "$HNS_TOP"
@@ -14,27 +15,51 @@ bash scripts/build-kernel.sh
 make -s modules sim
 log "module built: $HNS_BUILD/module/hns_roce_rs.ko"
 
-HNS_MODULE_DIR=$HNS_BUILD/module bash scripts/run-guest.sh --driver none --sim 1 --name demo --cmd '
-set -e
+HNS_MODULE_DIR=$HNS_BUILD/module bash scripts/run-guest.sh --driver none --sim 1 --name demo \
+    --timeout 600 --cmd '
+. /opt/hns/lib.sh
 KO=/opt/run/modules/hns_roce_rs.ko
+HNS_TIMEOUT=60
+HNS_SERVER_DELAY=1
 echo "== modinfo hns_roce_rs.ko"
 modinfo $KO | grep -E "^(name|description|license|alias|vermagic|depends):" | head -n 12
 echo
 echo "== insmod hns_roce_rs.ko"
 dmesg -c >/dev/null
 insmod $KO
-dmesg | sed "s/^\[[ 0-9.]*\] //"
+sleep 1
+dmesg | sed "s/^\[[ 0-9.]*\] //" | grep -v "KTAP\|^ *ok \|# Subtest\|1\.\.[0-9]" | head -n 20
 echo
-echo "== /proc/modules"
-grep hns_roce_rs /proc/modules
-echo
-echo "== ibv_devices (hns_roce_rs does not register an ib_device yet)"
+echo "== ibv_devices"
 ibv_devices
+echo
+echo "== ibv_devinfo -d hns_0"
+port_state hns_0 PORT_ACTIVE
+ibv_devinfo -d hns_0
+echo
+echo "== rdma link"
+rdma link
+echo
+GIDX=$(roce_v2_gid hns_0)
+echo "== traffic through hns_roce_rs (RoCE v2 GID index ${GIDX:-none})"
+pair demo/rc-pingpong "ibv_rc_pingpong -d hns_0 -g $GIDX -p 18515 -n 100" \
+    "ibv_rc_pingpong -d hns_0 -g $GIDX -p 18515 -n 100 127.0.0.1"
+grep -E "bytes in|iters in" /tmp/server.out | sed "s/^/    /"
+pair demo/ib_send_bw "ib_send_bw -d hns_0 -x $GIDX --no_ddp -F -n 1000" \
+    "ib_send_bw -d hns_0 -x $GIDX --no_ddp -F -n 1000 127.0.0.1"
+/usr/bin/ip addr add 192.168.77.1/24 dev eth0 && /usr/bin/ip link set eth0 up
+pair demo/rping "rping -s -a 192.168.77.1 -C 5 -v" "rping -c -a 192.168.77.1 -C 5 -v"
+printf "%s\n" "$cout" | tail -n 2 | sed "s/^/    /"
 echo
 echo "== rmmod hns_roce_rs"
 rmmod hns_roce_rs
 dmesg | tail -n 1 | sed "s/^\[[ 0-9.]*\] //"
-'
+' || true
 echo
-echo "== firmware commands hns_roce_rs sent to the simulated function (hns-sim trace)"
-grep '^cmq >' "$HNS_BUILD/guest/demo/trace-0.txt" | awk '{print "   ", $3, $4}' | uniq -c
+trace=$HNS_BUILD/guest/demo/trace-0.txt
+echo "== firmware traffic hns_roce_rs caused (hns-sim trace, $(grep -c '^cmq >' "$trace") commands)"
+echo "   CMQ commands:"
+grep '^cmq >' "$trace" | awk '{print $4}' | sort | uniq -c | sort -rn | awk '{printf "    %6d  %s\n", $1, $2}'
+echo "   mailbox commands (through POST_MB):"
+grep '^mbx >' "$trace" | awk '{print $4}' | sort | uniq -c | sort -rn | awk '{printf "    %6d  %s\n", $1, $2}'
+echo "   data engine: $(grep -h '^hns-sim\[0\]: data:' "$HNS_BUILD/guest/demo/hns-sim.log" | sed 's/^hns-sim\[0\]: data: //')"
