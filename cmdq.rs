@@ -281,6 +281,17 @@ impl MailboxBuf {
             unsafe { base.add(i).write_volatile(*w) };
         }
     }
+
+    /// Copies the start of the buffer (little-endian words, as a QUERY
+    /// mailbox left them) into `words`.
+    pub(crate) fn read_le_words(&self, words: &mut [u32]) {
+        let base = self.buf.as_mut_ptr().cast::<u32>();
+        for (i, w) in words.iter_mut().take(MAILBOX_SIZE / 4).enumerate() {
+            // SAFETY: `i < MAILBOX_SIZE / 4`, the buffer's length in words;
+            // the engine wrote it, so read volatile.
+            *w = unsafe { base.add(i).read_volatile() };
+        }
+    }
 }
 
 /// One event-mode mailbox slot. The token and the result are atomics so

@@ -107,6 +107,264 @@ pub fn check_dma_mr_mpt() -> Check {
     )
 }
 
+/// User MRs of 4 KiB (one page: direct, hop 0), 2 MiB (512 pages, hop 1)
+/// and 64 MiB (16384 pages, hop 2) on PD 1, local write + remote read and
+/// write, against the C driver's CREATE_MPT words (hns-sim trace of
+/// tests/guest/user-objects.py, 2026-12-01). Inputs read off those words:
+/// PBL_BA in 8-byte units, PA0/PA1 in 64-byte units.
+pub fn check_user_mr_mpt() -> Check {
+    let access = MrAccess {
+        local_write: true,
+        remote_write: true,
+        remote_read: true,
+        ..MrAccess::default()
+    };
+    let cases: [(UserMptParams, [u32; 16], &str); 3] = [
+        (
+            UserMptParams {
+                pdn: 1,
+                access,
+                key: 0x200,
+                iova: 0x3768_f000,
+                size: 0x1000,
+                hop: 0,
+                ba_pg_shift: 12,
+                pbl: MptPbl {
+                    npages: 1,
+                    pbl_ba: 0x0ffa_c200 << 3,
+                    pages: [0x01ff_5840 << 6, 0],
+                    buf_pg_shift: 12,
+                },
+            },
+            [
+                0x101,
+                0xe0,
+                0x80,
+                0,
+                0x1000,
+                0,
+                0x200,
+                0x3768_f000,
+                0,
+                1,
+                0x0ffa_c200,
+                0,
+                0x01ff_5840,
+                0,
+                0,
+                0,
+            ],
+            "4 KiB MR",
+        ),
+        (
+            UserMptParams {
+                pdn: 1,
+                access,
+                key: 0x300,
+                iova: 0x7f63_af29_8000,
+                size: 0x20_0000,
+                hop: 1,
+                ba_pg_shift: 14,
+                pbl: MptPbl {
+                    npages: 0x200,
+                    pbl_ba: 0x0118_b000 << 3,
+                    pages: [0x01fd_cfc0 << 6, 0x01fd_cf80 << 6],
+                    buf_pg_shift: 12,
+                },
+            },
+            [
+                0x125,
+                0xe0,
+                0x80,
+                0,
+                0x20_0000,
+                0,
+                0x300,
+                0xaf29_8000,
+                0x7f63,
+                0x200,
+                0x0118_b000,
+                0,
+                0x01fd_cfc0,
+                0,
+                0x01fd_cf80,
+                0,
+            ],
+            "2 MiB MR",
+        ),
+        (
+            UserMptParams {
+                pdn: 1,
+                access,
+                key: 0x400,
+                iova: 0x7f63_ab29_6000,
+                size: 0x400_0000,
+                hop: 2,
+                ba_pg_shift: 14,
+                pbl: MptPbl {
+                    npages: 0x4000,
+                    pbl_ba: 0x0119_3a00 << 3,
+                    pages: [0x01fd_4f80 << 6, 0x01fd_4f40 << 6],
+                    buf_pg_shift: 12,
+                },
+            },
+            [
+                0x129,
+                0xe0,
+                0x80,
+                0,
+                0x400_0000,
+                0,
+                0x400,
+                0xab29_6000,
+                0x7f63,
+                0x4000,
+                0x0119_3a00,
+                0,
+                0x01fd_4f80,
+                0,
+                0x01fd_4f40,
+                0,
+            ],
+            "64 MiB MR",
+        ),
+    ];
+    for (p, want, what) in cases {
+        expect(
+            user_mr_mpt(&p).as_le_words().map(u32::from_le) == want,
+            what,
+        )?;
+    }
+    Ok(())
+}
+
+/// The words of a C `ctx MPT` trace line.
+fn mpt(words: [u32; 16]) -> crate::field::Ctx<crate::hns_roce_hw_v2::fields::Mpt, 16> {
+    crate::field::Ctx::from_le_words(words.map(u32::to_le))
+}
+
+/// Re-registration with a new translation (`hns_roce_v2_rereg_write_mtpt`
+/// on the queried entry), against the C driver's CREATE_MPT words after
+/// `ibv_rereg_mr(CHANGE_TRANSLATION)` (docs/c-driver-findings.md, finding
+/// 1: both traces). Everything `set_mtpt_pbl` writes must equal C's; the
+/// hop number and BT page size are the new page list's (hop 1, 16 KiB),
+/// where C left the old MR's (hop 0, 4 KiB): word 0 differs by exactly
+/// those two fields.
+pub fn check_rereg_mpt_writes_the_new_hop() -> Check {
+    // test_mr_rereg_addr: 1 KiB at VA 0x34562cc0 over two pages.
+    let c = [
+        0x0000_0401,
+        0x80,
+        0x80,
+        0,
+        0x400,
+        0,
+        0x300,
+        0x3456_2cc0,
+        0,
+        2,
+        0x0112_9200,
+        0,
+        0x01ff_25c0,
+        0,
+        0x01ff_2200,
+        0,
+    ];
+    let p = UserMptParams {
+        pdn: 4,
+        access: MrAccess {
+            local_write: true,
+            ..MrAccess::default()
+        },
+        key: 0x300,
+        iova: 0x3456_2cc0,
+        size: 0x400,
+        hop: 1,
+        ba_pg_shift: 14,
+        pbl: MptPbl {
+            npages: 2,
+            pbl_ba: 0x0112_9200 << 3,
+            pages: [0x7fc9_7000, 0x7fc8_8000],
+            buf_pg_shift: 12,
+        },
+    };
+    let trans = Rereg {
+        trans: true,
+        access: false,
+    };
+    let mut want = c;
+    want[0] = 0x401 | (1 << 2) | (2 << 4);
+    expect(
+        rereg_mpt(&mpt(c), trans, &p)
+            .as_le_words()
+            .map(u32::from_le)
+            == want,
+        "2 pages: C's words, new hop 1 and 16 KiB BT pages",
+    )?;
+    // rereg_hop.py: one page re-registered to three (12 KiB at
+    // 0x247aa000).
+    let c = [
+        0x0000_0101,
+        0xc0,
+        0x80,
+        0,
+        0x3000,
+        0,
+        0x200,
+        0x247a_a000,
+        0,
+        3,
+        0x0118_b000,
+        0,
+        0x01ff_44c0,
+        0,
+        0x01ff_4500,
+        0,
+    ];
+    let p = UserMptParams {
+        pdn: 1,
+        access: MrAccess {
+            local_write: true,
+            remote_write: true,
+            ..MrAccess::default()
+        },
+        key: 0x200,
+        iova: 0x247a_a000,
+        size: 0x3000,
+        hop: 1,
+        ba_pg_shift: 14,
+        pbl: MptPbl {
+            npages: 3,
+            pbl_ba: 0x0118_b000 << 3,
+            pages: [0x01ff_44c0 << 6, 0x01ff_4500 << 6],
+            buf_pg_shift: 12,
+        },
+    };
+    let mut want = c;
+    want[0] = 0x101 | (1 << 2) | (2 << 4);
+    expect(
+        rereg_mpt(&mpt(c), trans, &p)
+            .as_le_words()
+            .map(u32::from_le)
+            == want,
+        "3 pages: C's words, new hop 1",
+    )?;
+    // Access only: the translation words stay as queried.
+    let acc = Rereg {
+        trans: false,
+        access: true,
+    };
+    let mut want = c;
+    want[1] = 0xe0; // RR_EN joins RW_EN and LW_EN (bits 37..39).
+    let mut p2 = p;
+    p2.access.remote_read = true;
+    p2.hop = 3; // ignored without a new translation
+    expect(
+        rereg_mpt(&mpt(c), acc, &p2).as_le_words().map(u32::from_le) == want,
+        "access only",
+    )
+}
+
 /// Doorbell words, by the field positions of `hns_roce_hw_v2.h`
 /// (TAG 23:0, CMD 27:24 / EQ CMD 17:16, CI 55:32, NOTIFY 56, CMD_SN 58:57).
 pub fn check_doorbells() -> Check {
