@@ -147,10 +147,13 @@ pub(crate) struct HnsRoceDev {
     hw: hns_roce_hw_v2::HwV2,
 }
 
-/// `alloc_ucontext` configuration bits (`hns-abi.h`), request and answer.
-const UCTX_EXSGE: u32 = 1 << 0;
-const UCTX_RQ_INLINE: u32 = 1 << 1;
-const UCTX_CQE_INLINE: u32 = 1 << 2;
+/// `alloc_ucontext` configuration bits (`hns-abi.h`), request and answer:
+/// extended SGEs.
+pub(crate) const UCTX_EXSGE: u32 = 1 << 0;
+/// RQ inline (see [`UCTX_EXSGE`]).
+pub(crate) const UCTX_RQ_INLINE: u32 = 1 << 1;
+/// CQE inline (see [`UCTX_EXSGE`]).
+pub(crate) const UCTX_CQE_INLINE: u32 = 1 << 2;
 /// Largest message (`HNS_ROCE_MAX_MSG_LEN`).
 const MAX_MSG_LEN: u32 = 0x8000_0000;
 /// Fast-register page list limit (`HNS_ROCE_FRMR_MAX_PA`).
@@ -195,6 +198,8 @@ pub(crate) struct IbDev {
     vendor_id: u32,
     part_id: u32,
     rev: HwRev,
+    /// First congestion control template of the function.
+    cong_tmpl_id: u32,
     /// Bus address of the doorbell BAR, mapped by user contexts.
     db_bar: u64,
     #[pin]
@@ -226,6 +231,7 @@ impl IbDev {
                 vendor_id: u32::from(id.vendor),
                 part_id: u32::from(id.device),
                 rev: hw.profile.rev,
+                cong_tmpl_id: hw.profile.cong_tmpl_id,
                 db_bar: h.bar_start(2),
                 domains <- Domains::new(c)?,
                 uars <- IdSpace::new("uar id", c.reserved_uars, c.num_uars)?,
@@ -273,6 +279,7 @@ impl IbDev {
             dbs: &self.dbs,
             caps: &self.caps,
             rev: self.rev,
+            cong_tmpl_id: self.cong_tmpl_id,
             qpns: &self.qpns,
         }
     }
@@ -523,8 +530,8 @@ impl IbDriver for IbDev {
         Ok((q, n))
     }
 
-    fn modify_qp(&self, q: &qp::Qp, a: &rdma::QpAttr) -> Result {
-        q.modify(&self.qp_env(), a)
+    fn modify_qp(&self, q: &qp::Qp, a: &rdma::QpAttr, r: &mut rdma::QpModifyResp) -> Result {
+        q.modify(&self.qp_env(), a, r)
     }
 
     fn destroy_qp(&self, q: Pin<KBox<qp::Qp>>) {

@@ -14,6 +14,8 @@
 //! destroyed (only IRRL and TRRL are): the chunks stay until the function
 //! goes, so a destroy sends no context-table mailbox.
 
+use crate::ah::TC_MAP_MODE_DSCP;
+use crate::{UCTX_CQE_INLINE, UCTX_EXSGE, UCTX_RQ_INLINE};
 use crate::cmdq::{Cmd, MailboxBuf};
 use crate::db::{Db, DbPages};
 use crate::hem::mtr::{KernelMtr, Region};
@@ -25,7 +27,7 @@ use crate::hns_roce_hw_v2::qpc::{
     self as qpc, qpt, QpState, QpcImage, QueueError, QueueRequest, QueueSizes,
 };
 use crate::hw_rev::HwRev;
-use crate::rdma::{QpAttr, QpInit, RecvWr};
+use crate::rdma::{QpAttr, QpInit, QpModifyResp, RecvWr};
 use core::sync::atomic::{AtomicU32, Ordering};
 use kernel::{
     device::{Bound, Device},
@@ -83,6 +85,11 @@ struct Soft {
     /// Access flags and responder depth in effect.
     atomic_rd_en: u32,
     resp_depth: u32,
+    /// Service level of the path.
+    sl: u32,
+    /// TC mapping mode and priority the NIC gave for the path's DSCP.
+    tc_mode: u8,
+    priority: u8,
 }
 
 /// Receive queue state (under `hr_qp->rq.lock`).
@@ -104,6 +111,8 @@ pub(crate) struct Qp {
     srqn: Option<u32>,
     xrcdn: Option<u32>,
     sq_sig_type: u32,
+    /// Congestion control algorithm.
+    cong_type: qpc::CongType,
     sizes: QueueSizes,
     sge_offset: usize,
     rq_offset: usize,
@@ -135,6 +144,8 @@ pub(crate) struct QpEnv<'a> {
     pub(crate) caps: &'a Caps,
     /// Revision of the engine.
     pub(crate) rev: HwRev,
+    /// First congestion control template of the function.
+    pub(crate) cong_tmpl_id: u32,
     /// QP number banks.
     pub(crate) qpns: &'a Mutex<crate::bitmap::QpBanks<KVec<u64>>>,
 }
@@ -166,9 +177,10 @@ impl QpEnv<'_> {
         Ok(())
     }
 
-    /// The QP's sizes (`set_qp_param` for a kernel QP), with C's messages.
+    /// The QP's sizes (`set_qp_param`), with C's messages.
     fn sizes(&self, init: &QpInit) -> Result<QueueSizes> {
         let c = self.caps;
+        let user = init.user;
         let has_rq = !matches!(init.qp_type, qpt::XRC_INI | qpt::XRC_TGT)
             && !init.has_srq
             && init.max_recv_wr != 0;
@@ -180,6 +192,13 @@ impl QpEnv<'_> {
             max_inline_data: init.max_inline_data,
             has_rq,
             ud: matches!(init.qp_type, qpt::UD | qpt::GSI),
+            // Kernel QPs on HIP09 always use extended SGEs.
+            exsge: if user {
+                init.uctx_config & UCTX_EXSGE != 0
+            } else {
+                self.rev.is_hip09()
+            },
+            user_sq: user.then_some((init.log_sq_bb_count, init.log_sq_stride)),
             max_wqes: c.max_wqes,
             min_wqes: c.min_wqes,
             max_sq_sg: c.max_sq_sg,
@@ -189,7 +208,7 @@ impl QpEnv<'_> {
             max_rq_desc_sz: c.max_rq_desc_sz,
         };
         let d = self.cmd.device();
-        qpc::kernel_queue_sizes(&req).map_err(|e| {
+        qpc::queue_sizes(&req).map_err(|e| {
             match e {
                 QueueError::RqConfig => dev_err!(
                     d,
@@ -206,8 +225,29 @@ impl QpEnv<'_> {
                     "failed to check WQE num, WQE num = {}.\n",
                     init.max_send_wr
                 ),
+                QueueError::UserSqCount => {}
+                QueueError::UserSqStride => dev_err!(d, "failed to check SQ stride size.\n"),
+                QueueError::UserSqSge => {
+                    dev_err!(d, "failed to check SQ SGE size {}.\n", init.max_send_sge)
+                }
             }
-            dev_err!(d, "failed to set QP param, ret = {}.\n", EINVAL.to_errno());
+            let r = EINVAL.to_errno();
+            match e {
+                QueueError::RqConfig | QueueError::RqDepth => {
+                    dev_err!(d, "failed to set user RQ size, ret = {}.\n", r)
+                }
+                QueueError::SqConfig | QueueError::SqDepth => {
+                    dev_err!(d, "failed to set kernel SQ size, ret = {}.\n", r)
+                }
+                QueueError::UserSqStride | QueueError::UserSqSge => {
+                    dev_err!(d, "failed to check user SQ size, ret = {}.\n", r);
+                    dev_err!(d, "failed to set user SQ size, ret = {}.\n", r)
+                }
+                QueueError::UserSqCount => {
+                    dev_err!(d, "failed to set user SQ size, ret = {}.\n", r)
+                }
+            }
+            dev_err!(d, "failed to set QP param, ret = {}.\n", r);
             EINVAL
         })
     }
@@ -300,7 +340,7 @@ impl Qp {
     ) -> Result<Pin<KBox<Self>>> {
         env.check_type(init.qp_type)?;
         // No SRQs exist yet, and an XRC target needs a user context.
-        if init.create_flags != 0 || init.has_srq || init.has_xrcd {
+        if init.create_flags != 0 || init.has_srq || init.has_xrcd || init.user {
             return Err(EOPNOTSUPP);
         }
         let d = env.cmd.device();
@@ -394,6 +434,7 @@ impl Qp {
             srqn: None,
             xrcdn: None,
             sq_sig_type: init.sq_sig_type,
+            cong_type: qpc::CongType::default_for(init.qp_type, c.default_cong_type),
             sizes: s,
             sge_offset: sq_size,
             rq_offset: sq_size + sge_size,
@@ -406,6 +447,9 @@ impl Qp {
                 state: QpState::Reset,
                 atomic_rd_en: 0,
                 resp_depth: 0,
+                sl: 0,
+                tc_mode: 0,
+                priority: 0,
             }),
             rq <- new_spinlock!(Rq {
                 head: 0,
@@ -420,7 +464,7 @@ impl Qp {
     }
 
     /// `hns_roce_modify_qp` + `hns_roce_v2_modify_qp` for a kernel QP.
-    pub(crate) fn modify(&self, env: &QpEnv<'_>, a: &QpAttr) -> Result {
+    pub(crate) fn modify(&self, env: &QpEnv<'_>, a: &QpAttr, resp: &mut QpModifyResp) -> Result {
         let d = env.cmd.device();
         let mut soft = self.soft.lock();
         if a.mask & attr::CUR_STATE != 0 && a.cur_qp_state != soft.state as u32 {
@@ -440,7 +484,12 @@ impl Qp {
         if cur == QpState::Reset && new == QpState::Reset {
             return Ok(());
         }
-        self.hw_modify(env, &mut soft, a, cur, new)
+        self.hw_modify(env, &mut soft, a, cur, new)?;
+        resp.valid = true;
+        resp.tc_mode = soft.tc_mode;
+        // CAST: the service level is at most 7.
+        resp.priority = soft.sl as u8;
+        Ok(())
     }
 
     /// `hns_roce_check_qp_attr`.
@@ -661,23 +710,110 @@ impl Qp {
             dmac: a.dmac,
             mtu_enum: (a.mask & attr::PATH_MTU != 0).then_some(mtu),
             mtu_bytes: mtu_bytes(mtu),
-            // UD and GSI QPs use DCQCN; others the default algorithm
-            // (LDCP = 1, HC3 = 2 use windows).
-            window_cong: !matches!(self.qp_type, qpt::UD | qpt::GSI)
-                && matches!(c.default_cong_type, 1 | 2),
+            window_cong: self.cong_type.window(),
             max_ack_req_msg_len: c.max_ack_req_msg_len,
             rq_inline: None,
             cqe_inline: None,
         })
     }
 
-    /// `hns_roce_v2_set_opt_fields` without the path.
-    fn opt_fields(&self, env: &QpEnv<'_>, img: &mut QpcImage, a: &QpAttr, soft: &Soft) -> Result {
+    /// The path of `IB_QP_AV` (`hns_roce_v2_set_path` with `fill_cong_field`
+    /// and `hns_roce_set_sl`); records the service level and TC mode the
+    /// user modify answers, as C does even when the modify fails later.
+    fn path(&self, env: &QpEnv<'_>, a: &QpAttr, soft: &mut Soft) -> Result<qpc::PathParams> {
+        let d = env.cmd.device();
+        let c = env.caps;
+        if a.av_grh && a.l2_ret != 0 {
+            return Err(Error::from_errno(a.l2_ret));
+        }
+        let gt = u32::from(a.gid_type);
+        let is_udp = a.av_grh && gt == qpc::gid_type::ROCE_UDP_ENCAP;
+        let vlan_id = if a.av_grh { a.vlan_id } else { 0xffff };
+        if u32::from(a.sgid_index) >= c.gid_table_len {
+            dev_err!(
+                d,
+                "sgid_index({}) too large. max is {}\n",
+                a.sgid_index,
+                c.gid_table_len
+            );
+            return Err(EINVAL);
+        }
+        if !a.av_roce {
+            dev_err!(d, "ah attr is not RDMA roce type\n");
+            return Err(EINVAL);
+        }
+        let udp_sport = if is_udp {
+            u32::from(qpc::udp_sport(a.flow_label, self.qpn, a.dest_qp_num))
+        } else {
+            0
+        };
+        let cong = if env.rev.is_hip08() || gt == qpc::gid_type::ROCE {
+            None
+        } else if self.cong_type == qpc::CongType::Dip {
+            // The per-destination-IP context table is not ported.
+            dev_err_ratelimited!(d, "DIP congestion control is not supported yet\n");
+            return Err(EOPNOTSUPP);
+        } else {
+            Some(qpc::CongFields {
+                ty: self.cong_type,
+                tmpl_base: env.cong_tmpl_id,
+                dip_idx: None,
+            })
+        };
+        soft.sl = u32::from(a.sl);
+        if gt == qpc::gid_type::ROCE_UDP_ENCAP {
+            match a.dscp_ret {
+                0 => {
+                    soft.tc_mode = a.dscp_tc_mode;
+                    soft.priority = a.dscp_priority;
+                }
+                r if r == EOPNOTSUPP.to_errno() => {}
+                r => {
+                    dev_err_ratelimited!(d, "failed to get dscp, ret = {}.\n", r);
+                    return Err(Error::from_errno(r));
+                }
+            }
+            if soft.tc_mode == TC_MAP_MODE_DSCP {
+                soft.sl = u32::from(soft.priority);
+            }
+        }
+        let max = qpc::max_sl(c.sl_num);
+        if soft.sl > max {
+            dev_err_ratelimited!(
+                d,
+                "failed to set SL({}). Shouldn't be larger than {}.\n",
+                soft.sl,
+                max
+            );
+            return Err(EINVAL);
+        }
+        Ok(qpc::PathParams {
+            vlan_id,
+            hip08: env.rev.is_hip08(),
+            udp_sport,
+            sgid_index: u32::from(a.sgid_index),
+            hop_limit: u32::from(a.hop_limit),
+            cong,
+            tclass: qpc::tclass(a.traffic_class, gt),
+            flow_label: a.flow_label,
+            dgid: a.dgid,
+            sl: soft.sl,
+        })
+    }
+
+    /// `hns_roce_v2_set_opt_fields`.
+    fn opt_fields(
+        &self,
+        env: &QpEnv<'_>,
+        img: &mut QpcImage,
+        a: &QpAttr,
+        soft: &mut Soft,
+    ) -> Result {
         let m = a.mask;
         let d = env.cmd.device();
         if m & attr::AV != 0 {
-            dev_err_ratelimited!(d, "address vectors of kernel QPs are not supported yet\n");
-            return Err(EOPNOTSUPP);
+            let p = self.path(env, a, soft)?;
+            qpc::set_path(img, &p);
         }
         let on = |bit: u32, v: u32| (m & bit != 0).then_some(v);
         let timeout = if m & attr::TIMEOUT != 0 {

@@ -752,8 +752,8 @@ pub(crate) trait IbDriver: Send + Sync {
         send_cq: Option<&Self::Cq>,
         recv_cq: Option<&Self::Cq>,
     ) -> Result<(Pin<KBox<Self::Qp>>, u32)>;
-    /// Applies a modify.
-    fn modify_qp(&self, qp: &Self::Qp, attr: &QpAttr) -> Result;
+    /// Applies a modify; fills what a user modify answers.
+    fn modify_qp(&self, qp: &Self::Qp, attr: &QpAttr, resp: &mut QpModifyResp) -> Result;
     /// Destroys a QP.
     fn destroy_qp(&self, qp: Pin<KBox<Self::Qp>>);
     /// Posts receive WRs; on failure the index of the first one not posted.
@@ -768,6 +768,8 @@ pub(crate) trait IbDriver: Send + Sync {
 pub(crate) type QpInit = raw::hns_shim_qp_init;
 /// The attributes of a modify (`struct ib_qp_attr`, flattened by the shim).
 pub(crate) type QpAttr = raw::hns_shim_qp_attr;
+/// What a user modify answers (plain data, filled by the driver).
+pub(crate) type QpModifyResp = raw::hns_shim_qp_modify_resp;
 
 /// One scatter/gather element of a work request (`struct ib_sge`).
 #[repr(transparent)]
@@ -1231,16 +1233,17 @@ unsafe extern "C" fn hns_rs_create_qp(
 /// # Safety
 ///
 /// `rs` is the device's pointer; `qp` came from [`hns_rs_create_qp`] and is
-/// live; `attr` is valid for the call.
+/// live; `attr` and `resp` are valid for the call.
 #[no_mangle]
 unsafe extern "C" fn hns_rs_modify_qp(
     rs: *mut c_void,
     qp: *mut c_void,
     attr: *const QpAttr,
+    resp: *mut QpModifyResp,
 ) -> c_int {
     // SAFETY: per the function's contract.
-    let (d, qp, a) = unsafe { (drv(rs), &*qp.cast::<DriverQp>(), &*attr) };
-    errno(d.modify_qp(qp, a))
+    let (d, qp, a, r) = unsafe { (drv(rs), &*qp.cast::<DriverQp>(), &*attr, &mut *resp) };
+    errno(d.modify_qp(qp, a, r))
 }
 
 /// Called by the shim's op.

@@ -191,6 +191,22 @@ struct hns_shim_qp_init {
 	u32 max_inline_data;
 	bool has_srq;
 	bool has_xrcd;
+	/* A user QP: libhns's request (struct hns_roce_ib_create_qp), what
+	 * the udata lengths allow, the user context's config; cap_flags is
+	 * the answer (HNS_ROCE_QP_CAP_*).
+	 */
+	bool user;
+	bool user_sdb;
+	bool user_resp;
+	u32 uctx_config;
+	u8 log_sq_bb_count;
+	u8 log_sq_stride;
+	u64 buf_addr;
+	u64 db_addr;
+	u64 sdb_addr;
+	u64 comp_mask;
+	u64 cong_type_flags;
+	u64 cap_flags;
 };
 
 /* The struct ib_qp_attr fields of a modify, and what only the core and the
@@ -216,6 +232,30 @@ struct hns_shim_qp_attr {
 	u32 active_mtu;
 	u8 dmac[6];
 	bool dmac_local;
+	/* IB_QP_AV: the GRH, the source GID's type and VLAN, the NIC's DSCP
+	 * lookup (as for an AH).
+	 */
+	bool av_grh;
+	bool av_roce;
+	u8 gid_type;
+	u8 sgid_index;
+	u8 hop_limit;
+	u8 traffic_class;
+	u8 sl;
+	u32 flow_label;
+	u8 dgid[16];
+	u16 vlan_id;
+	int l2_ret;
+	int dscp_ret;
+	u8 dscp_tc_mode;
+	u8 dscp_priority;
+};
+
+/* What a user modify answers (struct hns_roce_ib_modify_qp_resp). */
+struct hns_shim_qp_modify_resp {
+	bool valid;	/* false: nothing to answer (RESET to RESET) */
+	u8 tc_mode;
+	u8 priority;
 };
 
 struct ib_device *hns_shim_alloc_ibdev(void *rs);
@@ -255,7 +295,8 @@ int hns_rs_create_ah(void *rs, const struct hns_shim_ah_in *in,
 		     struct hns_shim_av *av);
 int hns_rs_create_qp(void *rs, struct hns_shim_qp_init *init, void *send_cq,
 		     void *recv_cq, void **qp, u32 *qpn);
-int hns_rs_modify_qp(void *rs, void *qp, const struct hns_shim_qp_attr *attr);
+int hns_rs_modify_qp(void *rs, void *qp, const struct hns_shim_qp_attr *attr,
+		     struct hns_shim_qp_modify_resp *resp);
 void hns_rs_destroy_qp(void *rs, void *qp);
 int hns_rs_post_recv(void *rs, void *qp, const struct ib_recv_wr *wr,
 		     const struct ib_recv_wr **bad_wr);

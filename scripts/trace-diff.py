@@ -7,9 +7,13 @@ CEQC` lines), found by name (`*_BA_*`, `*_ADDR_*`, `PA0/PA1`, VAs) in the
 generated field maps (`hw_v2_fields.rs`). Two runs of the same driver and
 workload normalise to the same trace. Notes (`# ...`) are ignored.
 
-  trace-diff.py --full C_TRACE RS_TRACE
+  trace-diff.py --full [--mask-psn] C_TRACE RS_TRACE
 
 The traces must be equal; prints a unified diff and exits 1 on a difference.
+--mask-psn also masks the QPC's packet sequence numbers (the fields whose
+name ends in PSN, PSN_L or PSN_H): rdma-core's pingpongs and perftest pick their start
+PSNs at random (lrand48 seeded from pid and time), so two runs of the same
+workload differ there and nowhere else.
 """
 import difflib
 import os
@@ -24,8 +28,9 @@ CTX_LAYOUTS = {"QPC": [("qpc", 0), ("qpcex", 64)], "CQC": [("cqc", 0)], "MPT": [
                "SRQC": [("srqc", 0)], "AEQC": [("eqc", 0)], "CEQC": [("eqc", 0)]}
 
 
-def address_fields():
-    """{module: [(high bit, low bit)]} of the address fields, wide ones too."""
+def address_fields(name_re=ADDR_NAME):
+    """{module: [(high bit, low bit)]} of the fields whose name matches
+    name_re (by default the address fields), wide ones too."""
     out, mod = {}, None
     for line in open(FIELDS):
         m = re.match(r"pub mod (\w+) \{", line)
@@ -36,12 +41,13 @@ def address_fields():
         m = re.search(r"pub const (\w+): Field<\w+> = Field::new\((\d+), (\d+)\)", line)
         if not m:
             m = re.search(r"// [A-Z]+_(\w+) \((\d+)\.\.=(\d+)\) spans", line)
-        if m and mod and ADDR_NAME.search(m.group(1)):
+        if m and mod and name_re.search(m.group(1)):
             out[mod].append((int(m.group(2)), int(m.group(3))))
     return out
 
 
 ADDR_FIELDS = address_fields()
+PSN_FIELDS = address_fields(re.compile(r"PSN(_[LH])?$"))
 
 
 def mask_ctx(line):
@@ -50,7 +56,8 @@ def mask_ctx(line):
         return line
     words = [int(w, 16) for w in parts[3:]]
     for mod, base in CTX_LAYOUTS[parts[1]]:
-        for h, l in ADDR_FIELDS.get(mod, []):
+        fields = ADDR_FIELDS.get(mod, []) + (PSN_FIELDS.get(mod, []) if MASK_PSN else [])
+        for h, l in fields:
             for bit in range(l, h + 1):
                 w = base + bit // 32
                 if w < len(words):
@@ -74,10 +81,18 @@ def report(want, rs):
     sys.exit(1)
 
 
+MASK_PSN = False
+
+
 def main():
-    if len(sys.argv) != 4 or sys.argv[1] != "--full":
+    global MASK_PSN
+    args = sys.argv[1:]
+    if "--mask-psn" in args:
+        MASK_PSN = True
+        args.remove("--mask-psn")
+    if len(args) != 3 or args[0] != "--full":
         sys.exit(__doc__)
-    c, rs = load(sys.argv[2]), load(sys.argv[3])
+    c, rs = load(args[1]), load(args[2])
     if c == rs:
         print(f"traces match ({len(rs)} lines)")
         return

@@ -276,6 +276,8 @@ pub fn check_queue_sizes() -> Check {
         max_inline_data: 0,
         has_rq: true,
         ud: true,
+        exsge: true,
+        user_sq: None,
         max_wqes: 0x8000,
         min_wqes: 64,
         max_sq_sg: 64,
@@ -284,7 +286,7 @@ pub fn check_queue_sizes() -> Check {
         max_sq_desc_sz: 64,
         max_rq_desc_sz: 16,
     };
-    let s = kernel_queue_sizes(&req).map_err(|_| "GSI sizes refused")?;
+    let s = queue_sizes(&req).map_err(|_| "GSI sizes refused")?;
     expect(
         s == QueueSizes {
             sq_wqe_cnt: 128,
@@ -315,21 +317,21 @@ pub fn check_queue_sizes() -> Check {
         max_send_wr: 10,
         ..req
     };
-    let s = kernel_queue_sizes(&rc).map_err(|_| "RC sizes refused")?;
+    let s = queue_sizes(&rc).map_err(|_| "RC sizes refused")?;
     expect(
         s.sq_wqe_cnt == 64 && s.sq_ext_sge_cnt == 1 && s.sq_max_gs == 3,
         "RC SQ",
     )?;
     expect(s.sge_cnt == 256 && s.max_inline_data == 32, "RC SGE area")?;
     expect(
-        kernel_queue_sizes(&QueueRequest {
+        queue_sizes(&QueueRequest {
             max_recv_wr: 0,
             ..req
         }) == Err(QueueError::RqConfig),
         "empty RQ",
     )?;
     expect(
-        kernel_queue_sizes(&QueueRequest {
+        queue_sizes(&QueueRequest {
             max_send_sge: 65,
             ..req
         }) == Err(QueueError::SqConfig),
