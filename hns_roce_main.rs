@@ -538,6 +538,10 @@ impl IbDriver for IbDev {
         q.destroy(&self.qp_env())
     }
 
+    fn query_qp(&self, q: &qp::Qp, out: &mut rdma::QpQuery) -> Result {
+        q.query(&self.qp_env(), out)
+    }
+
     fn post_recv(
         &self,
         q: &qp::Qp,

@@ -15,7 +15,6 @@
 //! goes, so a destroy sends no context-table mailbox.
 
 use crate::ah::TC_MAP_MODE_DSCP;
-use crate::{UCTX_CQE_INLINE, UCTX_EXSGE, UCTX_RQ_INLINE};
 use crate::cmdq::{Cmd, MailboxBuf};
 use crate::db::{Db, DbPages};
 use crate::hem::mtr::{KernelMtr, Region};
@@ -27,7 +26,8 @@ use crate::hns_roce_hw_v2::qpc::{
     self as qpc, qpt, QpState, QpcImage, QueueError, QueueRequest, QueueSizes,
 };
 use crate::hw_rev::HwRev;
-use crate::rdma::{QpAttr, QpInit, QpModifyResp, RecvWr};
+use crate::rdma::{QpAttr, QpInit, QpModifyResp, QpQuery, RecvWr};
+use crate::{UCTX_CQE_INLINE, UCTX_EXSGE, UCTX_RQ_INLINE};
 use core::sync::atomic::{AtomicU32, Ordering};
 use kernel::{
     device::{Bound, Device},
@@ -111,6 +111,10 @@ pub(crate) struct Qp {
     srqn: Option<u32>,
     xrcdn: Option<u32>,
     sq_sig_type: u32,
+    /// A user QP (libhns owns the queues).
+    user: bool,
+    /// The user context's configuration (`UCTX_*`), 0 for kernel QPs.
+    config: u32,
     /// Congestion control algorithm.
     cong_type: qpc::CongType,
     sizes: QueueSizes,
@@ -169,8 +173,9 @@ fn mtu_bytes(mtu: u32) -> u32 {
 
 impl QpEnv<'_> {
     /// `check_qp_type`.
-    fn check_type(&self, ty: u32) -> Result {
-        if !qpc::qp_type_supported(ty, self.caps.flags) {
+    fn check_type(&self, ty: u32, user: bool) -> Result {
+        let hip08_user_ud = ty == qpt::UD && user && self.rev.is_hip08();
+        if !qpc::qp_type_supported(ty, self.caps.flags) || hip08_user_ud {
             dev_err!(self.cmd.device(), "not support QP type {}\n", ty);
             return Err(EOPNOTSUPP);
         }
@@ -338,7 +343,7 @@ impl Qp {
         send_cqn: Option<u32>,
         recv_cqn: Option<u32>,
     ) -> Result<Pin<KBox<Self>>> {
-        env.check_type(init.qp_type)?;
+        env.check_type(init.qp_type, init.user)?;
         // No SRQs exist yet, and an XRC target needs a user context.
         if init.create_flags != 0 || init.has_srq || init.has_xrcd || init.user {
             return Err(EOPNOTSUPP);
@@ -434,6 +439,8 @@ impl Qp {
             srqn: None,
             xrcdn: None,
             sq_sig_type: init.sq_sig_type,
+            user: init.user,
+            config: init.uctx_config,
             cong_type: qpc::CongType::default_for(init.qp_type, c.default_cong_type),
             sizes: s,
             sge_offset: sq_size,
@@ -574,7 +581,7 @@ impl Qp {
         if a.mask & attr::MAX_DEST_RD_ATOMIC != 0 {
             soft.resp_depth = a.max_dest_rd_atomic;
         }
-        if new == QpState::Reset {
+        if new == QpState::Reset && !self.user {
             self.clear();
         }
         Ok(())
@@ -712,8 +719,12 @@ impl Qp {
             mtu_bytes: mtu_bytes(mtu),
             window_cong: self.cong_type.window(),
             max_ack_req_msg_len: c.max_ack_req_msg_len,
-            rq_inline: None,
-            cqe_inline: None,
+            rq_inline: (self.user && self.qp_type == qpt::RC && self.config & UCTX_RQ_INLINE != 0)
+                .then_some(c.flags & cap_flag::RQ_INLINE != 0),
+            cqe_inline: (self.user
+                && matches!(self.qp_type, qpt::RC | qpt::XRC_TGT)
+                && self.config & UCTX_CQE_INLINE != 0)
+                .then_some(c.flags & cap_flag::CQE_INLINE != 0),
         })
     }
 
@@ -952,6 +963,67 @@ impl Qp {
         QpState::from_ib(self.state.load(Ordering::Relaxed)).unwrap_or(QpState::Reset)
     }
 
+    /// `hns_roce_v2_query_qp`: the state and attributes read back from the
+    /// engine (QUERY_QPC) unless the QP is in RESET; the engine's state
+    /// becomes the QP's.
+    pub(crate) fn query(&self, env: &QpEnv<'_>, q: &mut QpQuery) -> Result {
+        let d = env.cmd.device();
+        let mut soft = self.soft.lock();
+        let s = &self.sizes;
+        q.max_recv_wr = s.rq_wqe_cnt;
+        q.max_recv_sge = s.rq_max_gs;
+        q.max_inline_data = s.max_inline_data;
+        q.max_send_wr = s.sq_wqe_cnt;
+        q.max_send_sge = s.sq_max_gs;
+        q.sq_sig_type = self.sq_sig_type;
+        if soft.state == QpState::Reset {
+            q.state = QpState::Reset as u32;
+            return Ok(());
+        }
+        let mut words = [0u32; qpc::QPC_HALF_DWORDS];
+        let r = MailboxBuf::new(env.dev).and_then(|mb| {
+            env.cmd.mbox(0, mb.dma(), mbox::QUERY_QPC, self.qpn)?;
+            mb.read_le_words(&mut words);
+            Ok(())
+        });
+        if let Err(e) = r {
+            dev_err_ratelimited!(d, "failed to query QPC, ret = {}.\n", e.to_errno());
+            return Err(EINVAL);
+        }
+        let ctx = crate::field::Ctx::from_le_words(words);
+        let a = qpc::query_attrs(&ctx, self.qp_type, env.rev);
+        let st = QpState::from_ib(a.state).ok_or_else(|| {
+            dev_err_ratelimited!(d, "Illegal ib_qp_state\n");
+            EINVAL
+        })?;
+        soft.state = st;
+        self.state.store(a.state, Ordering::Relaxed);
+        q.queried = true;
+        q.state = a.state;
+        q.path_mtu = a.path_mtu;
+        q.qkey = a.qkey;
+        q.rq_psn = a.rq_psn;
+        q.sq_psn = a.sq_psn;
+        q.dest_qp_num = a.dest_qp_num;
+        q.access = a.access;
+        q.grh = a.grh;
+        // CAST: fields of at most 8 bits.
+        q.sl = a.sl as u8;
+        q.sgid_index = a.sgid_index as u8;
+        q.hop_limit = a.hop_limit as u8;
+        q.traffic_class = a.traffic_class as u8;
+        q.flow_label = a.flow_label;
+        q.dgid = a.dgid;
+        q.max_rd_atomic = a.max_rd_atomic;
+        q.max_dest_rd_atomic = a.max_dest_rd_atomic;
+        // CAST: fields of at most 5 bits.
+        q.min_rnr_timer = a.min_rnr_timer as u8;
+        q.timeout = a.timeout as u8;
+        q.retry_cnt = a.retry_cnt as u8;
+        q.rnr_retry = a.rnr_retry as u8;
+        Ok(())
+    }
+
     /// Destroys the QP (`hns_roce_v2_destroy_qp`): back to RESET when the
     /// type allows it, then the contexts, QPN, buffer and doorbell.
     pub(crate) fn destroy(self: Pin<KBox<Self>>, env: &QpEnv<'_>) {
@@ -965,6 +1037,12 @@ impl Qp {
                     dev_err_ratelimited!(
                         env.cmd.device(),
                         "failed to modify QP to RST, ret = {}.\n",
+                        e.to_errno()
+                    );
+                    dev_err_ratelimited!(
+                        env.cmd.device(),
+                        "failed to destroy QP, QPN = {:#08x}, ret = {}.\n",
+                        self.qpn,
                         e.to_errno()
                     );
                 }

@@ -756,6 +756,8 @@ pub(crate) trait IbDriver: Send + Sync {
     fn modify_qp(&self, qp: &Self::Qp, attr: &QpAttr, resp: &mut QpModifyResp) -> Result;
     /// Destroys a QP.
     fn destroy_qp(&self, qp: Pin<KBox<Self::Qp>>);
+    /// Fills what `query_qp` answers.
+    fn query_qp(&self, qp: &Self::Qp, q: &mut QpQuery) -> Result;
     /// Posts receive WRs; on failure the index of the first one not posted.
     fn post_recv(
         &self,
@@ -770,6 +772,8 @@ pub(crate) type QpInit = raw::hns_shim_qp_init;
 pub(crate) type QpAttr = raw::hns_shim_qp_attr;
 /// What a user modify answers (plain data, filled by the driver).
 pub(crate) type QpModifyResp = raw::hns_shim_qp_modify_resp;
+/// What `query_qp` answers (plain data, filled by the driver).
+pub(crate) type QpQuery = raw::hns_shim_qp_query;
 
 /// One scatter/gather element of a work request (`struct ib_sge`).
 #[repr(transparent)]
@@ -1244,6 +1248,19 @@ unsafe extern "C" fn hns_rs_modify_qp(
     // SAFETY: per the function's contract.
     let (d, qp, a, r) = unsafe { (drv(rs), &*qp.cast::<DriverQp>(), &*attr, &mut *resp) };
     errno(d.modify_qp(qp, a, r))
+}
+
+/// Called by the shim's op.
+///
+/// # Safety
+///
+/// `rs` is the device's pointer; `qp` came from [`hns_rs_create_qp`] and is
+/// live; `q` is valid for the call.
+#[no_mangle]
+unsafe extern "C" fn hns_rs_query_qp(rs: *mut c_void, qp: *mut c_void, q: *mut QpQuery) -> c_int {
+    // SAFETY: per the function's contract.
+    let (d, qp, q) = unsafe { (drv(rs), &*qp.cast::<DriverQp>(), &mut *q) };
+    errno(d.query_qp(qp, q))
 }
 
 /// Called by the shim's op.

@@ -841,6 +841,65 @@ static int hns_shim_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 	return ib_respond_udata(udata, resp);
 }
 
+static int hns_shim_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
+			     int mask, struct ib_qp_init_attr *init)
+{
+	struct hns_shim_qp *qp = container_of(ibqp, struct hns_shim_qp, ibqp);
+	struct hns_shim_qp_query q = {};
+	struct ib_global_route *grh;
+	int ret;
+
+	memset(attr, 0, sizeof(*attr));
+	memset(init, 0, sizeof(*init));
+	ret = hns_rs_query_qp(to_sdev(ibqp->device)->rs, qp->rs_qp, &q);
+	if (ret)
+		return ret;
+	attr->qp_state = q.state;
+	if (q.queried) {
+		attr->path_mtu = q.path_mtu;
+		attr->path_mig_state = IB_MIG_ARMED;
+		attr->ah_attr.type = RDMA_AH_ATTR_TYPE_ROCE;
+		attr->qkey = q.qkey;
+		attr->rq_psn = q.rq_psn;
+		attr->sq_psn = q.sq_psn;
+		attr->dest_qp_num = q.dest_qp_num;
+		attr->qp_access_flags = q.access;
+		if (q.grh) {
+			grh = rdma_ah_retrieve_grh(&attr->ah_attr);
+			rdma_ah_set_sl(&attr->ah_attr, q.sl);
+			rdma_ah_set_port_num(&attr->ah_attr, 1);
+			rdma_ah_set_ah_flags(&attr->ah_attr, IB_AH_GRH);
+			grh->flow_label = q.flow_label;
+			grh->sgid_index = q.sgid_index;
+			grh->hop_limit = q.hop_limit;
+			grh->traffic_class = q.traffic_class;
+			memcpy(grh->dgid.raw, q.dgid, sizeof(grh->dgid.raw));
+		}
+		attr->port_num = 1;
+		attr->sq_draining = 0;
+		attr->max_rd_atomic = q.max_rd_atomic;
+		attr->max_dest_rd_atomic = q.max_dest_rd_atomic;
+		attr->min_rnr_timer = q.min_rnr_timer;
+		attr->timeout = q.timeout;
+		attr->retry_cnt = q.retry_cnt;
+		attr->rnr_retry = q.rnr_retry;
+	}
+	attr->cur_qp_state = attr->qp_state;
+	attr->cap.max_recv_wr = q.max_recv_wr;
+	attr->cap.max_recv_sge = q.max_recv_sge;
+	attr->cap.max_inline_data = q.max_inline_data;
+	attr->cap.max_send_wr = q.max_send_wr;
+	attr->cap.max_send_sge = q.max_send_sge;
+	init->qp_context = ibqp->qp_context;
+	init->qp_type = ibqp->qp_type;
+	init->recv_cq = ibqp->recv_cq;
+	init->send_cq = ibqp->send_cq;
+	init->srq = ibqp->srq;
+	init->cap = attr->cap;
+	init->sq_sig_type = q.sq_sig_type;
+	return 0;
+}
+
 static int hns_shim_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 {
 	struct hns_shim_qp *qp = container_of(ibqp, struct hns_shim_qp, ibqp);
@@ -941,6 +1000,7 @@ static const struct ib_device_ops hns_shim_dev_ops = {
 	.create_qp = hns_shim_create_qp,
 	.modify_qp = hns_shim_modify_qp,
 	.destroy_qp = hns_shim_destroy_qp,
+	.query_qp = hns_shim_query_qp,
 	.post_send = hns_shim_post_send,
 	.post_recv = hns_shim_post_recv,
 	.get_dma_mr = hns_shim_get_dma_mr,

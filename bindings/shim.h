@@ -258,6 +258,39 @@ struct hns_shim_qp_modify_resp {
 	u8 priority;
 };
 
+/* What query_qp answers (filled by the driver); the path fields only with
+ * queried set (the QP was not in RESET), the GRH ones only with grh.
+ */
+struct hns_shim_qp_query {
+	bool queried;
+	bool grh;
+	u32 state;
+	u32 path_mtu;
+	u32 qkey;
+	u32 rq_psn;
+	u32 sq_psn;
+	u32 dest_qp_num;
+	u32 access;
+	u8 sl;
+	u8 sgid_index;
+	u8 hop_limit;
+	u8 traffic_class;
+	u32 flow_label;
+	u8 dgid[16];
+	u32 max_rd_atomic;
+	u32 max_dest_rd_atomic;
+	u8 min_rnr_timer;
+	u8 timeout;
+	u8 retry_cnt;
+	u8 rnr_retry;
+	u32 max_send_wr;
+	u32 max_recv_wr;
+	u32 max_send_sge;
+	u32 max_recv_sge;
+	u32 max_inline_data;
+	u32 sq_sig_type;
+};
+
 struct ib_device *hns_shim_alloc_ibdev(void *rs);
 void hns_shim_dealloc_ibdev(struct ib_device *ibdev);
 int hns_shim_register_ibdev(struct ib_device *ibdev,
@@ -298,6 +331,7 @@ int hns_rs_create_qp(void *rs, struct hns_shim_qp_init *init, void *send_cq,
 int hns_rs_modify_qp(void *rs, void *qp, const struct hns_shim_qp_attr *attr,
 		     struct hns_shim_qp_modify_resp *resp);
 void hns_rs_destroy_qp(void *rs, void *qp);
+int hns_rs_query_qp(void *rs, void *qp, struct hns_shim_qp_query *q);
 int hns_rs_post_recv(void *rs, void *qp, const struct ib_recv_wr *wr,
 		     const struct ib_recv_wr **bad_wr);
 

@@ -1143,3 +1143,100 @@ pub fn qp_type_supported(ty: u32, cap_flags: u32) -> bool {
 pub fn rq_doorbell(qpn: u32, head: u32) -> u64 {
     u64::from(qpn & 0xff_ffff) | (db_cmd::RQ << 24) | (u64::from(head & 0xffff) << 32)
 }
+
+/// What `query_qp` reads from a queried QPC (`hns_roce_v2_query_qp`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct QueryAttr {
+    /// `enum ib_qp_state`.
+    pub state: u32,
+    /// Path MTU enum.
+    pub path_mtu: u32,
+    /// Q_Key (UD only, else 0).
+    pub qkey: u32,
+    /// Receive PSN.
+    pub rq_psn: u32,
+    /// Send PSN.
+    pub sq_psn: u32,
+    /// Destination QPN.
+    pub dest_qp_num: u32,
+    /// `IB_ACCESS_REMOTE_*` flags.
+    pub access: u32,
+    /// Whether the path below was read (RC and XRC).
+    pub grh: bool,
+    /// Service level.
+    pub sl: u32,
+    /// Flow label.
+    pub flow_label: u32,
+    /// Source GID index.
+    pub sgid_index: u32,
+    /// Hop limit.
+    pub hop_limit: u32,
+    /// Traffic class as stored.
+    pub traffic_class: u32,
+    /// Destination GID.
+    pub dgid: [u8; 16],
+    /// Initiator depth.
+    pub max_rd_atomic: u32,
+    /// Responder resources.
+    pub max_dest_rd_atomic: u32,
+    /// RNR timer.
+    pub min_rnr_timer: u32,
+    /// ACK timeout as the user gave it.
+    pub timeout: u32,
+    /// Retry count.
+    pub retry_cnt: u32,
+    /// RNR retry count.
+    pub rnr_retry: u32,
+}
+
+/// `to_ib_qp_st`: the verbs state of the engine's `QP_ST` (SQ draining
+/// counts as SQD).
+pub fn ib_state_of(st: u32) -> u32 {
+    if st == 7 {
+        QpState::Sqd as u32
+    } else {
+        st
+    }
+}
+
+/// Decodes a QPC read back with QUERY_QPC for a QP of type `qp_type`.
+pub fn query_attrs(c: &Ctx<Qpc, QPC_HALF_DWORDS>, qp_type: u32, rev: HwRev) -> QueryAttr {
+    let mut a = QueryAttr {
+        state: ib_state_of(c.read(qpc::QP_ST)),
+        path_mtu: c.read(qpc::MTU),
+        rq_psn: c.read(qpc::RX_REQ_EPSN),
+        sq_psn: c.read(qpc::SQ_CUR_PSN),
+        dest_qp_num: c.read(qpc::DQPN),
+        max_rd_atomic: 1 << c.read(qpc::SR_MAX),
+        max_dest_rd_atomic: 1 << c.read(qpc::RR_MAX),
+        min_rnr_timer: c.read(qpc::MIN_RNR_TIME),
+        retry_cnt: c.read(qpc::RETRY_NUM_INIT),
+        rnr_retry: c.read(qpc::RNR_NUM_INIT),
+        ..Default::default()
+    };
+    a.access = (c.read(qpc::RRE) << 2) | (c.read(qpc::RWE) << 1) | (c.read(qpc::ATE) << 3);
+    if qp_type == qpt::UD {
+        a.qkey = c.read(qpc::QKEY_XRCD);
+    }
+    let at = c.read(qpc::AT);
+    // HIP08 stores the timeout with an offset of 10; the C driver
+    // subtracts it in a u8.
+    a.timeout = if rev.is_hip08() {
+        // CAST: a 5-bit field.
+        u32::from((at as u8).wrapping_sub(10))
+    } else {
+        at
+    };
+    if matches!(qp_type, qpt::RC | qpt::XRC_INI | qpt::XRC_TGT) {
+        a.grh = true;
+        a.sl = c.read(qpc::SL);
+        a.flow_label = c.read(qpc::FL);
+        a.sgid_index = c.read(qpc::GMV_IDX);
+        a.hop_limit = c.read(qpc::HOPLIMIT);
+        a.traffic_class = c.read(qpc::TC);
+        for (i, b) in qpc::DGID_BYTES.zip(a.dgid.iter_mut()) {
+            *b = c.word(i / 4).to_le_bytes()[i % 4];
+        }
+    }
+    a
+}
