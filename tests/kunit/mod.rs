@@ -237,6 +237,11 @@ mod qpc {
     fn qp_type_support() {
         assert_eq!(v::check_qp_type_support(), Ok(()));
     }
+
+    #[test]
+    fn state_table() {
+        assert_eq!(v::check_state_table(), Ok(()));
+    }
 }
 
 /// The id and bank allocators.

@@ -85,6 +85,29 @@ fn merge(engine: &mut [u32; 128], img: &QpcImage) {
     }
 }
 
+/// The context and mask words of a MODIFY_QPC as the driver posts them
+/// (512-byte QPC: context and extension, then their masks).
+fn posted(img: &QpcImage) -> ([u32; 128], [u32; 128]) {
+    let (words, n) = img.mailbox_words(V3_QPC_SZ);
+    let half = n / 2;
+    let mut ctx = [0u32; 128];
+    let mut mask = [0u32; 128];
+    for i in 0..128 {
+        ctx[i] = u32::from_le(words[i]);
+        mask[i] = u32::from_le(words[half + i]);
+    }
+    (ctx, mask)
+}
+
+/// `true` if `words` holds the listed words and `fill` everywhere else.
+fn exactly(words: &[u32; 128], want: &[(usize, u32)], fill: u32) -> bool {
+    let mut full = [fill; 128];
+    for &(i, v) in want {
+        full[i] = v;
+    }
+    *words == full
+}
+
 /// `true` if `engine` holds exactly the listed non-zero words.
 fn same(engine: &[u32; 128], want: &[(usize, u32)]) -> bool {
     let mut full = [0u32; 128];
@@ -336,6 +359,42 @@ pub fn check_queue_sizes() -> Check {
             ..req
         }) == Err(QueueError::SqConfig),
         "too many SGEs",
+    )?;
+    // User SQs (`set_user_sq_size`): the depth and stride libhns chose are
+    // taken as they are; 2^16 WQEs exceed max_wqes, strides run from 64
+    // bytes to the largest WQE (64 here).
+    let user = |count, stride| QueueRequest {
+        user_sq: Some((count, stride)),
+        max_send_wr: 0,
+        ..req
+    };
+    let s = queue_sizes(&user(3, 6)).map_err(|_| "user SQ refused")?;
+    expect(
+        s.sq_wqe_cnt == 8 && s.sq_wqe_shift == 6 && s.sge_cnt == 256,
+        "user SQ",
+    )?;
+    expect(
+        queue_sizes(&user(16, 6)) == Err(QueueError::UserSqCount)
+            && queue_sizes(&user(40, 6)) == Err(QueueError::UserSqCount),
+        "user SQ depth",
+    )?;
+    expect(
+        queue_sizes(&user(3, 5)) == Err(QueueError::UserSqStride)
+            && queue_sizes(&user(3, 7)) == Err(QueueError::UserSqStride),
+        "user SQ stride",
+    )?;
+    // Without extended SGEs in the context, the SGEs all count as
+    // extended and inline data is not widened.
+    let s = queue_sizes(&QueueRequest {
+        exsge: false,
+        ud: false,
+        max_send_sge: 3,
+        ..user(3, 6)
+    })
+    .map_err(|_| "user SQ without EXSGE refused")?;
+    expect(
+        s.sq_max_gs == 3 && s.sq_ext_sge_cnt == 3 && s.sge_cnt == 256 && s.max_inline_data == 0,
+        "user SQ without EXSGE",
     )
 }
 
@@ -418,4 +477,30 @@ pub fn check_qp_type_support() -> Check {
     // UC (3) and raw packet (8) QPs are not supported.
     expect(!qp_type_supported(3, u32::MAX), "UC QP taken")?;
     expect(!qp_type_supported(8, u32::MAX), "raw packet QP taken")
+}
+
+/// Every cell of the C driver's `check_qp_state` table: RESET→{RESET,
+/// INIT}, INIT→{RESET, INIT, RTR, ERR}, RTR→{RESET, RTS, ERR},
+/// RTS→{RESET, RTS, ERR}, ERR→{RESET, ERR}; the SQD and SQE rows are
+/// empty.
+pub fn check_state_table() -> Check {
+    use QpState::*;
+    let all = [Reset, Init, Rtr, Rts, Sqd, Sqe, Err];
+    // Rows of the C table, as bit sets over `all`'s order.
+    let rows: [u8; 7] = [
+        0b000_0011, // RESET
+        0b100_0111, // INIT
+        0b100_1001, // RTR
+        0b100_1001, // RTS
+        0,          // SQD
+        0,          // SQE
+        0b100_0001, // ERR
+    ];
+    for (i, cur) in all.iter().enumerate() {
+        for (j, new) in all.iter().enumerate() {
+            let want = rows[i] & (1 << j) != 0;
+            expect(transition_ok(*cur, *new) == want, "check_qp_state cell")?;
+        }
+    }
+    Ok(())
 }

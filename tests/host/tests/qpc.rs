@@ -34,3 +34,8 @@ fn rq_wqe() {
 fn qp_type_support() {
     assert_eq!(v::check_qp_type_support(), Ok(()));
 }
+
+#[test]
+fn state_table() {
+    assert_eq!(v::check_state_table(), Ok(()));
+}
