@@ -5,7 +5,8 @@ test-vector tables (for tests/vectors/qpc.rs).
 hns-sim notes every MODIFY_QPC's context and mask as posted by the driver
 (`# ctx QPC-in tag=...` and `# ctx QPC-mask tag=...`, see sim/src/fw.rs).
 For each modify of QP TAG this prints the non-zero context words and the
-mask words that are not all ones, as `(index, word)` pairs, plus the QP
+mask words that differ from the mask's fill (all ones, or all zeros for
+RESET->INIT), as `(index, word)` pairs, plus the QP
 state the modify moves to (QPC_QP_ST, word 14 bits 31..29).
 
   qpc-vector.py TRACE TAG
@@ -38,9 +39,13 @@ def main():
                 if w:
                     print(f"    ({i}, 0x{w:08x}),")
             print("];")
+            # RESET->INIT posts an all-zero mask; list what differs from
+            # the more common of all-zeros and all-ones.
+            fill = 0 if mask.count(0) > mask.count(0xFFFFFFFF) else 0xFFFFFFFF
+            print(f"// mask words not listed: 0x{fill:08x}")
             print("const MASK: &[(usize, u32)] = &[")
             for i, w in enumerate(mask):
-                if w != 0xFFFFFFFF:
+                if w != fill:
                     print(f"    ({i}, 0x{w:08x}),")
             print("];")
             ctx = None

@@ -242,6 +242,11 @@ mod qpc {
     fn state_table() {
         assert_eq!(v::check_state_table(), Ok(()));
     }
+
+    #[test]
+    fn rc_user_modifies() {
+        assert_eq!(v::check_rc_user_modifies(), Ok(()));
+    }
 }
 
 /// The id and bank allocators.

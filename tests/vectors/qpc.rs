@@ -504,3 +504,263 @@ pub fn check_state_table() -> Check {
     }
     Ok(())
 }
+
+// A user RC QP of `ibv_rc_pingpong` on the C driver (QPN 8, looped back
+// to QPN 0xa on the same hns_0, RoCE v2 GID index 1): the context and mask
+// of each of its MODIFY_QPC mailboxes as the driver posted them (hns-sim's
+// `# ctx QPC-in/QPC-mask` notes of `tests/guest/uqp-plan.sh` on
+// `--driver c`, printed by `scripts/qpc-vector.py`). Inputs read off the
+// words: PD 1, 64 SQ WQEs, 512 RQ WQEs of one SGE, no extended SGE, CQ 4
+// for both queues, RQ record at 0x01b52004; WQE root BT 0x01183a00 << 3,
+// hop 2 for SQ and RQ, first RQ page 0x79d2 << 12, first SQ page
+// 0x45a3 << 12; IRRL 0x1e4200 << 6, TRRL 0x79 << 20 | 0x4600 << 4;
+// destination MAC 02:19:e5:00:03:00 (the device's own, but the C driver
+// compares with a source MAC it never fills on HIP09: no LBI), GID
+// fe80::19:e5ff:fe00:300, hop limit 64, MTU 1024, PSNs 0xe84fc4 (receive)
+// and 0x97595e (send), RNR timer 12, timeout 14, retries 7/7; the context
+// asked for RQ and CQE inline.
+
+/// Context of the RC QP's move to INIT (non-zero words).
+const RC_INIT_CTX: &[(usize, u32)] = &[
+    (3, 0x00000100),
+    (4, 0x00009600),
+    (5, 0x0fff0000),
+    (14, 0x20000000),
+    (16, 0x01b52005),
+    (19, 0x00000004),
+    (42, 0x00000080),
+    (62, 0x00000004),
+];
+/// Its mask: the words that are not 0x00000000.
+const RC_INIT_MASK: &[(usize, u32)] = &[];
+
+/// Context of the RC QP's move to RTR (non-zero words).
+const RC_RTR_CTX: &[(usize, u32)] = &[
+    (1, 0x01183a00),
+    (2, 0x40000000),
+    (4, 0x00010002),
+    (5, 0x3fff0040),
+    (7, 0x000080fe),
+    (9, 0xffe51900),
+    (10, 0x000300fe),
+    (11, 0x00e51902),
+    (12, 0xc0500003),
+    (13, 0x0000000a),
+    (14, 0x40000000),
+    (18, 0x10000000),
+    (19, 0x62000000),
+    (21, 0x000079d2),
+    (26, 0xe84fc400),
+    (32, 0x46000000),
+    (33, 0x00000079),
+    (37, 0x00e84fc3),
+    (41, 0x00c00000),
+    (50, 0x001e4200),
+    (51, 0x10000000),
+    (62, 0x01000000),
+];
+/// Its mask: the words that are not 0xffffffff.
+const RC_RTR_MASK: &[(usize, u32)] = &[
+    (1, 0x00000000),
+    (2, 0x80000000),
+    (3, 0xffffff00),
+    (4, 0x0000fff0),
+    (5, 0x00000000),
+    (6, 0xff000000),
+    (7, 0x00000000),
+    (8, 0x00000000),
+    (9, 0x00000000),
+    (10, 0x00000000),
+    (11, 0x00000000),
+    (12, 0x00000000),
+    (13, 0x0f000000),
+    (14, 0x1fffff00),
+    (18, 0xc1ffffff),
+    (19, 0x01ffffff),
+    (21, 0x00000000),
+    (22, 0xfff00000),
+    (23, 0xff000000),
+    (26, 0x00000086),
+    (27, 0x00000000),
+    (32, 0x00000000),
+    (33, 0x00000000),
+    (34, 0xffff8000),
+    (37, 0xff000000),
+    (41, 0xff3fffff),
+    (42, 0xffffffc0),
+    (50, 0x00000000),
+    (51, 0xec000000),
+    (62, 0xfeffffff),
+    (64, 0xff7ffff8),
+];
+
+/// Context of the RC QP's move to RTS (non-zero words).
+const RC_RTS_CTX: &[(usize, u32)] = &[
+    (6, 0x70000000),
+    (14, 0x60000000),
+    (40, 0x000045a3),
+    (42, 0x97595e00),
+    (48, 0x97595e00),
+    (52, 0xe7000000),
+    (54, 0x595e0000),
+    (55, 0x97595e97),
+    (56, 0x000045a3),
+    (60, 0x3f97595e),
+];
+/// Its mask: the words that are not 0xffffffff.
+const RC_RTS_MASK: &[(usize, u32)] = &[
+    (6, 0x07ffffff),
+    (14, 0x1fffffff),
+    (26, 0xfffffffe),
+    (40, 0x00000000),
+    (41, 0xfff00000),
+    (42, 0x000000ff),
+    (44, 0x00000000),
+    (45, 0xfff00000),
+    (48, 0x00000000),
+    (51, 0x1fffffff),
+    (52, 0x00ffffff),
+    (54, 0x00000000),
+    (55, 0x00000000),
+    (56, 0x00000000),
+    (57, 0xf0000000),
+    (59, 0x0000ff00),
+    (60, 0xc0000000),
+    (61, 0xe1000000),
+];
+
+/// Context of the RC QP's move to RESET (non-zero words).
+const RC_RESET_CTX: &[(usize, u32)] = &[];
+/// Its mask: the words that are not 0xffffffff.
+const RC_RESET_MASK: &[(usize, u32)] = &[(14, 0x1fffffff), (26, 0xfffffffe)];
+
+/// The RC QP's four modifies built from the inputs above give the C
+/// driver's contexts and masks word for word.
+pub fn check_rc_user_modifies() -> Check {
+    // RESET→INIT: STATE | PKEY_INDEX | PORT | ACCESS_FLAGS (none).
+    let mut img = QpcImage::new();
+    reset_to_init(
+        &mut img,
+        &InitParams {
+            serv_type: serv::RC,
+            pdn: 1,
+            rq_max_gs: 1,
+            sge_cnt: 0,
+            sq_wqe_cnt: 64,
+            rq_wqe_cnt: 512,
+            rq_record_db: true,
+            rdb_dma: 0x01b5_2004,
+            owner_db: false,
+            rx_cqn: 4,
+            tx_cqn: 4,
+            srqn: None,
+            xrcdn: None,
+            v3: true,
+            stash: false,
+        },
+    );
+    opt_fields(
+        &mut img,
+        &OptParams {
+            access: Some((0, 0)),
+            ..Default::default()
+        },
+    );
+    finish(&mut img, QpState::Init, false);
+    let (c, m) = posted(&img);
+    expect(exactly(&c, RC_INIT_CTX, 0), "RC RESET->INIT context")?;
+    expect(exactly(&m, RC_INIT_MASK, 0), "RC RESET->INIT mask")?;
+
+    // INIT→RTR: STATE | AV | PATH_MTU | DEST_QPN | RQ_PSN |
+    // MAX_DEST_RD_ATOMIC (1) | MIN_RNR_TIMER.
+    let mut img = QpcImage::new();
+    init_to_rtr(
+        &mut img,
+        &RtrParams {
+            buf: WqeBufParams {
+                wqe_sge_ba: 0x0118_3a00 << 3,
+                sq_hop: 2,
+                sge_hop: 0,
+                rq_hop: 2,
+                ba_pg_shift: 12,
+                buf_pg_shift: 12,
+                rq_cur_blk: 0x79d2 << 12,
+                rq_nxt_blk: None,
+            },
+            irrl_ba: 0x001e_4200 << 6,
+            trrl_ba: (0x79 << 20) | (0x4600 << 4),
+            sig_type: 1,
+            lbi: None,
+            dest_qpn: Some(0xa),
+            dmac: [0x02, 0x19, 0xe5, 0x00, 0x03, 0x00],
+            mtu_enum: Some(3),
+            mtu_bytes: 1024,
+            window_cong: false,
+            max_ack_req_msg_len: 0,
+            rq_inline: Some(true),
+            cqe_inline: Some(true),
+        },
+    );
+    set_path(
+        &mut img,
+        &PathParams {
+            vlan_id: 0xffff,
+            hip08: false,
+            udp_sport: u32::from(udp_sport(0, 8, 0xa)),
+            sgid_index: 1,
+            hop_limit: 64,
+            cong: Some(CongFields {
+                ty: CongType::Dcqcn,
+                tmpl_base: 0,
+                dip_idx: None,
+            }),
+            tclass: tclass(0, gid_type::ROCE_UDP_ENCAP),
+            flow_label: 0,
+            dgid: [
+                0xfe, 0x80, 0, 0, 0, 0, 0, 0, 0x00, 0x19, 0xe5, 0xff, 0xfe, 0x00, 0x03, 0x00,
+            ],
+            sl: 0,
+        },
+    );
+    opt_fields(
+        &mut img,
+        &OptParams {
+            rq_psn: Some(0xe8_4fc4),
+            max_dest_rd_atomic: Some(1),
+            access: Some((0, 1)),
+            min_rnr_timer: Some(12),
+            ..Default::default()
+        },
+    );
+    finish(&mut img, QpState::Rtr, false);
+    let (c, m) = posted(&img);
+    expect(exactly(&c, RC_RTR_CTX, 0), "RC INIT->RTR context")?;
+    expect(exactly(&m, RC_RTR_MASK, u32::MAX), "RC INIT->RTR mask")?;
+
+    // RTR→RTS: STATE | TIMEOUT | RETRY_CNT | RNR_RETRY | SQ_PSN |
+    // MAX_QP_RD_ATOMIC (1).
+    let mut img = QpcImage::new();
+    rtr_to_rts(&mut img, 0x45a3 << 12, 0);
+    opt_fields(
+        &mut img,
+        &OptParams {
+            timeout: ack_timeout(HwRev::HIP09, 14),
+            retry_cnt: Some(7),
+            rnr_retry: Some(7),
+            sq_psn: Some(0x97_595e),
+            max_rd_atomic: Some(1),
+            ..Default::default()
+        },
+    );
+    finish(&mut img, QpState::Rts, false);
+    let (c, m) = posted(&img);
+    expect(exactly(&c, RC_RTS_CTX, 0), "RC RTR->RTS context")?;
+    expect(exactly(&m, RC_RTS_MASK, u32::MAX), "RC RTR->RTS mask")?;
+
+    // Destroy: back to RESET with no attribute.
+    let mut img = QpcImage::new();
+    finish(&mut img, QpState::Reset, false);
+    let (c, m) = posted(&img);
+    expect(exactly(&c, RC_RESET_CTX, 0), "RC ->RESET context")?;
+    expect(exactly(&m, RC_RESET_MASK, u32::MAX), "RC ->RESET mask")
+}

@@ -39,3 +39,8 @@ fn qp_type_support() {
 fn state_table() {
     assert_eq!(v::check_state_table(), Ok(()));
 }
+
+#[test]
+fn rc_user_modifies() {
+    assert_eq!(v::check_rc_user_modifies(), Ok(()));
+}
