@@ -274,22 +274,23 @@ impl MailboxBuf {
         self.buf.dma_address()
     }
 
-    /// Copies the first `out.len()` words of the buffer (little-endian, as
-    /// the engine wrote them) into `out`.
-    pub(crate) fn read_le_words(&self, out: &mut [u32]) {
-        let base = self.buf.as_mut_ptr().cast::<u32>();
-        for (i, w) in out.iter_mut().take(MAILBOX_SIZE / 4).enumerate() {
-            // SAFETY: `i < MAILBOX_SIZE / 4`, the buffer's length in words.
-            *w = unsafe { base.add(i).read_volatile() };
-        }
-    }
-
     /// Copies `words` (already little-endian) to the start of the buffer.
     pub(crate) fn write_le_words(&self, words: &[u32]) {
         let base = self.buf.as_mut_ptr().cast::<u32>();
         for (i, w) in words.iter().take(MAILBOX_SIZE / 4).enumerate() {
             // SAFETY: `i < MAILBOX_SIZE / 4`, the buffer's length in words.
             unsafe { base.add(i).write_volatile(*w) };
+        }
+    }
+
+    /// Copies the start of the buffer (little-endian words, as a QUERY
+    /// mailbox left them) into `words`.
+    pub(crate) fn read_le_words(&self, words: &mut [u32]) {
+        let base = self.buf.as_mut_ptr().cast::<u32>();
+        for (i, w) in words.iter_mut().take(MAILBOX_SIZE / 4).enumerate() {
+            // SAFETY: `i < MAILBOX_SIZE / 4`, the buffer's length in words;
+            // the engine wrote it, so read volatile.
+            *w = unsafe { base.add(i).read_volatile() };
         }
     }
 }

@@ -1,28 +1,33 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 
-//! Completion queues of kernel users (`hns_roce_create_cq` without udata):
-//! CQE buffer, record doorbell, CQ number, CQC.
+//! Completion queues (`hns_roce_create_cq`): CQE buffer, record doorbell,
+//! CQ number, CQC. A kernel CQ has its buffer in kernel pages and its
+//! record in the driver's doorbell pages; a user CQ (libhns) has both in
+//! the process's memory (`struct hns_roce_ib_create_cq`: buffer and record
+//! addresses, CQE size 32 or 64), pinned through a [`UserMtr`] and the user
+//! context's [`UserDbPages`].
 //!
-//! So far the CQ is created, armed and destroyed exactly as the C driver
-//! does it; polling finds no completion because no QP can post work yet.
-//! User CQs (through libhns) come with the user-memory MTR.
+//! So far CQs are created, armed and destroyed exactly as the C driver
+//! does it; polling kernel CQs finds no completion yet.
 
 use crate::cmdq::{Cmd, MailboxBuf};
-use crate::db::{Db, DbPages};
+use crate::db::{Db, DbPages, UserDb, UserDbPages};
 use crate::field::Ctx;
-use crate::hem::mtr::KernelMtr;
+use crate::hem::mtr::{KernelMtr, Region, UserMtr};
 use crate::hem::table::HemTables;
 use crate::hem::{HemType, HOP_NUM_0};
-use crate::hns_roce_hw_v2::consts::{cap_flag, mbox};
+use crate::hns_roce_hw_v2::consts::{cap_flag, cqe_size, mbox};
 use crate::hns_roce_hw_v2::ctx as hw_ctx;
 use crate::hns_roce_hw_v2::fields::Cqc;
+use crate::rdma::{CqUreq, UmemDev};
 use core::sync::atomic::{AtomicU32, Ordering};
 use kernel::{
     device::{Bound, Device},
-    prelude::*, //
+    prelude::*,
+    sync::Arc, //
 };
 
-/// The parameters of a kernel CQ.
+/// The parameters of a CQ.
 pub(crate) struct CqAttr {
     /// Entries asked for.
     pub(crate) cqe: u32,
@@ -30,14 +35,56 @@ pub(crate) struct CqAttr {
     pub(crate) vector: u32,
 }
 
-/// A kernel CQ.
+/// What a user CQ adds: the caller and its request.
+pub(crate) struct UserCq<'a> {
+    /// Pins the caller's memory.
+    pub(crate) dev: UmemDev<'a>,
+    /// The user context's record pages.
+    pub(crate) dbs: &'a Arc<UserDbPages>,
+    /// The request as the shim copied it.
+    pub(crate) req: &'a CqUreq,
+}
+
+/// `HNS_ROCE_CQ_FLAG_RECORD_DB` (`enum hns_roce_cq_cap_flags`, uapi).
+pub(crate) const CQ_FLAG_RECORD_DB: u64 = 1 << 0;
+/// Bytes of `struct hns_roce_ib_create_cq` up to the end of `cqe_size`.
+const UCMD_CQE_SIZE_END: u32 = 20;
+/// Bytes of `struct hns_roce_ib_create_cq_resp` up to the end of
+/// `cap_flags`.
+const URESP_CAP_FLAGS_END: u32 = 16;
+
+/// The CQE buffer.
+enum CqBuf {
+    Kernel(KernelMtr),
+    User(UserMtr),
+}
+
+/// The record doorbell.
+enum CqDb {
+    Kernel(Db),
+    User(UserDb),
+}
+
+impl CqDb {
+    fn dma(&self) -> u64 {
+        match self {
+            CqDb::Kernel(d) => d.dma,
+            CqDb::User(d) => d.dma,
+        }
+    }
+}
+
+/// A CQ.
 pub(crate) struct Cq {
     /// CQ number.
     pub(crate) cqn: u32,
     /// Entries (a power of two).
     pub(crate) depth: u32,
-    mtr: KernelMtr,
-    db: Option<Db>,
+    /// Bytes per CQE.
+    cqe_size: u32,
+    // The context is destroyed (explicitly) before these drop.
+    mtr: CqBuf,
+    db: Option<CqDb>,
     cons_index: AtomicU32,
     arm_sn: AtomicU32,
 }
@@ -57,9 +104,20 @@ pub(crate) struct CqEnv<'a> {
 }
 
 impl Cq {
-    /// Creates a kernel CQ with number `cqn` (allocated by the caller):
-    /// buffer, record doorbell, CQC table entry, CREATE_CQC.
-    pub(crate) fn create(env: &CqEnv<'_>, attr: &CqAttr, cqn: u32) -> Result<KBox<Self>> {
+    /// Checks a CQ request as C does before it takes anything
+    /// (`verify_cq_create_attr`, the udata copy, `set_cq_param`,
+    /// `set_cqe_size`): returns the depth and the CQE size.
+    ///
+    /// # Errors
+    ///
+    /// `EINVAL` (logged) for no or too many entries, a vector past the
+    /// CEQs, or a user CQE size other than 32 or 64; the errno of the
+    /// request's copy.
+    pub(crate) fn check(
+        env: &CqEnv<'_>,
+        attr: &CqAttr,
+        user: Option<&CqUreq>,
+    ) -> Result<(u32, u32)> {
         let c = env.caps;
         if attr.cqe == 0 || attr.cqe > c.max_cqes {
             dev_err!(
@@ -79,11 +137,51 @@ impl Cq {
             );
             return Err(EINVAL);
         }
+        if let Some(r) = user {
+            if r.copy_ret != 0 {
+                return Err(Error::from_errno(r.copy_ret));
+            }
+        }
         let depth = attr
             .cqe
             .max(c.min_cqes)
             .checked_next_power_of_two()
             .ok_or(EINVAL)?;
+        let size = match user {
+            None => c.cqe_sz,
+            Some(r) if r.inlen >= UCMD_CQE_SIZE_END => {
+                if r.cqe_size != cqe_size::V2_CQE_SIZE && r.cqe_size != cqe_size::V3_CQE_SIZE {
+                    dev_err_ratelimited!(env.cmd.device(), "invalid cqe size {}.\n", r.cqe_size);
+                    return Err(EINVAL);
+                }
+                r.cqe_size
+            }
+            Some(_) => cqe_size::V2_CQE_SIZE,
+        };
+        Ok((depth, size))
+    }
+
+    /// Creates a CQ with number `cqn` (allocated by the caller) after
+    /// [`Cq::check`] gave `depth` and `cqe_size`: buffer (kernel pages, or
+    /// the user's at the request's `buf_addr`), record doorbell (kernel, or
+    /// the user's at `db_addr` if the caps have CQ record doorbells and
+    /// libhns takes `cap_flags`), CQC table entry, CREATE_CQC. Returns the
+    /// CQ and the response's `cap_flags`.
+    ///
+    /// # Errors
+    ///
+    /// The errno of the buffer (`ENOMEM` if the user buffer cannot be
+    /// pinned), of the record (`EFAULT`...), of the table or the mailbox;
+    /// everything taken is given back.
+    pub(crate) fn create(
+        env: &CqEnv<'_>,
+        attr: &CqAttr,
+        cqn: u32,
+        depth: u32,
+        cqe_size: u32,
+        user: Option<UserCq<'_>>,
+    ) -> Result<(KBox<Self>, u64)> {
+        let c = env.caps;
         // CAST: PAGE_SHIFT is 12..16.
         let page_shift = kernel::page::PAGE_SHIFT as u32;
         let hop = if c.cqe_hop_num == HOP_NUM_0 {
@@ -93,31 +191,66 @@ impl Cq {
         };
         // CAST: depth * entry size is at most a few MiB.
         let size = (depth as usize)
-            .checked_mul(c.cqe_sz as usize)
+            .checked_mul(cqe_size as usize)
             .ok_or(EINVAL)?;
-        let mtr = KernelMtr::new(
-            env.dev,
-            size,
-            c.cqe_pg.buf + page_shift,
-            c.cqe_pg.ba + page_shift,
-            hop,
-        )
+        let mtr = match &user {
+            None => KernelMtr::new(
+                env.dev,
+                size,
+                c.cqe_pg.buf + page_shift,
+                c.cqe_pg.ba + page_shift,
+                hop,
+            )
+            .map(CqBuf::Kernel),
+            Some(u) => UserMtr::new(
+                env.dev,
+                u.dev,
+                u.req.buf_addr,
+                &[Region {
+                    size,
+                    hop: c.cqe_hop_num,
+                }],
+                c.cqe_pg.buf + page_shift,
+                c.cqe_pg.ba + page_shift,
+                u64::from(c.page_size_cap),
+            )
+            .map(CqBuf::User),
+        }
         .inspect_err(|e| {
             dev_err!(
                 env.cmd.device(),
                 "failed to alloc CQ mtr, ret = {}.\n",
                 e.to_errno()
-            )
+            );
+            dev_err!(
+                env.cmd.device(),
+                "failed to alloc CQ buf, ret = {}.\n",
+                e.to_errno()
+            );
         })?;
-        let db = if c.flags & cap_flag::CQ_RECORD_DB != 0 {
-            Some(env.dbs.alloc(env.dev, 0)?)
-        } else {
-            None
+        let has_db = c.flags & cap_flag::CQ_RECORD_DB != 0;
+        let mut cap_flags = 0;
+        let db = match &user {
+            None if has_db => Some(CqDb::Kernel(env.dbs.alloc(env.dev, 0)?)),
+            None => None,
+            Some(u) if has_db && u.req.outlen >= URESP_CAP_FLAGS_END => {
+                let d = u.dbs.map(u.dev, u.req.db_addr).inspect_err(|e| {
+                    dev_err!(
+                        env.cmd.device(),
+                        "failed to alloc CQ db, ret = {}.\n",
+                        e.to_errno()
+                    )
+                })?;
+                cap_flags |= CQ_FLAG_RECORD_DB;
+                Some(CqDb::User(d))
+            }
+            Some(_) => None,
         };
         let cq = KBox::new(
             Cq {
                 cqn,
                 depth,
+                cqe_size,
                 mtr,
                 db,
                 cons_index: AtomicU32::new(0),
@@ -125,6 +258,21 @@ impl Cq {
             },
             GFP_KERNEL,
         )?;
+        let mut mtts = [0u64; 2];
+        match &cq.mtr {
+            CqBuf::Kernel(m) => {
+                mtts = [m.page_ba(0), m.page_ba(1)];
+            }
+            CqBuf::User(m) => {
+                m.find(0, &mut mtts).inspect_err(|e| {
+                    dev_err!(
+                        env.cmd.device(),
+                        "failed to find CQ mtr, ret = {}.\n",
+                        e.to_errno()
+                    )
+                })?;
+            }
+        }
         let table = env.hem.table(HemType::Cqc)?;
         if let Err(e) = table.get(env.dev, cqn) {
             dev_err!(
@@ -140,13 +288,13 @@ impl Cq {
             );
             return Err(e);
         }
-        let ctx = cq.context(c, attr.vector, hop);
+        let ctx = cq.context(c, attr.vector, hop, mtts);
         let r = MailboxBuf::new(env.dev).and_then(|mb| {
             mb.write_le_words(ctx.as_le_words());
             env.cmd.mbox(mb.dma(), 0, mbox::CREATE_CQC, cqn)
         });
         if let Err(e) = r {
-            dev_err!(
+            dev_err_ratelimited!(
                 env.cmd.device(),
                 "failed to send create cmd for CQ({:#x}), ret = {}.\n",
                 cqn,
@@ -160,29 +308,35 @@ impl Cq {
             table.put(env.dev, cqn);
             return Err(e);
         }
-        Ok(cq)
+        Ok((cq, cap_flags))
     }
 
-    /// The CQ context (`hns_roce_v2_write_cqc`).
+    /// The CQ context (`hns_roce_v2_write_cqc`); `mtts` are the first two
+    /// buffer pages.
     fn context(
         &self,
         c: &crate::hns_roce_hw_v2::caps::Caps,
         vector: u32,
         hop: u32,
+        mtts: [u64; 2],
     ) -> Ctx<Cqc, 16> {
+        let (ba_pg_shift, buf_pg_shift, bt_ba) = match &self.mtr {
+            CqBuf::Kernel(m) => (m.ba_pg_shift(), m.page_shift(), m.root_ba()),
+            CqBuf::User(m) => (m.ba_pg_shift(), m.page_shift(), m.root_ba()),
+        };
         hw_ctx::cq_context(&hw_ctx::CqcParams {
             cqn: self.cqn,
             ceqn: vector,
             depth: self.depth,
-            cqe_size: c.cqe_sz,
+            cqe_size: self.cqe_size,
             stash: c.flags & cap_flag::STASH != 0,
             hop,
-            ba_pg_shift: self.mtr.ba_pg_shift(),
-            buf_pg_shift: self.mtr.page_shift(),
-            bt_ba: self.mtr.root_ba(),
-            cur: self.mtr.page_ba(0),
-            next: self.mtr.page_ba(1),
-            db: self.db.as_ref().map(|d| d.dma),
+            ba_pg_shift,
+            buf_pg_shift,
+            bt_ba,
+            cur: mtts[0],
+            next: mtts[1],
+            db: self.db.as_ref().map(|d| d.dma()),
         })
     }
 

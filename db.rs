@@ -8,7 +8,13 @@
 //! keeping its buddy for the next single request). A [`Db`] gives its
 //! record back when it drops, so every owner (and every error path of the
 //! owner's creation) returns what it took.
+//!
+//! Records of user queues live in the process's memory
+//! (`hns_roce_db_map_user`): each user context has a [`UserDbPages`], which
+//! pins a page of records once, however many queues use records in it, and
+//! unpins it when the last [`UserDb`] in it drops.
 
+use crate::rdma::{Umem, UmemDev};
 use kernel::{
     device::{Bound, Device},
     dma::Coherent,
@@ -231,6 +237,126 @@ impl Drop for DbPages {
         let n = self.in_use();
         if n != 0 {
             pr_err!("{} record doorbell(s) not given back at removal\n", n);
+        }
+    }
+}
+
+/// One pinned page of user records and how many [`UserDb`]s use it.
+struct UserPage {
+    /// The page's user address.
+    virt: u64,
+    /// The pinned page.
+    umem: Umem,
+    /// Records mapped from it and not dropped yet.
+    users: usize,
+}
+
+/// The record pages of one user context (C: the ucontext's `page_list`
+/// under `page_mutex`).
+#[pin_data]
+pub(crate) struct UserDbPages {
+    #[pin]
+    pages: Mutex<KVec<UserPage>>,
+}
+
+impl UserDbPages {
+    /// No page pinned yet.
+    pub(crate) fn new() -> Result<Arc<Self>> {
+        Arc::pin_init(
+            pin_init!(UserDbPages {
+                pages <- new_mutex!(KVec::new()),
+            }),
+            GFP_KERNEL,
+        )
+    }
+
+    /// The record at user address `virt` (`hns_roce_db_map_user`): pins
+    /// its page (read-only for the device: it reads records) unless a
+    /// record of the same page is mapped already, and returns the record's
+    /// bus address in a [`UserDb`], which keeps the page pinned until it
+    /// drops.
+    ///
+    /// # Errors
+    ///
+    /// The errno of pinning the page (`EFAULT` for an unmapped address,
+    /// `ENOMEM`), or `ENOMEM`.
+    pub(crate) fn map(self: &Arc<Self>, pin: UmemDev<'_>, virt: u64) -> Result<UserDb> {
+        // CAST: PAGE_SIZE is 4 KiB..64 KiB.
+        let page_size = kernel::page::PAGE_SIZE as u64;
+        let page_virt = virt & !(page_size - 1);
+        let mut pages = self.pages.lock();
+        let i = match pages.iter().position(|p| p.virt == page_virt) {
+            Some(i) => i,
+            None => {
+                pages.reserve(1, GFP_KERNEL)?;
+                let umem = pin.pin(page_virt, page_size, 0)?;
+                pages.push(
+                    UserPage {
+                        virt: page_virt,
+                        umem,
+                        users: 0,
+                    },
+                    GFP_KERNEL,
+                )?;
+                pages.len() - 1
+            }
+        };
+        let p = pages.get_mut(i).ok_or(EINVAL)?;
+        p.users += 1;
+        let dma = p.umem.first_page_dma() + (virt - page_virt);
+        Ok(UserDb {
+            table: self.clone(),
+            page_virt,
+            // CAST: below PAGE_SIZE.
+            offset: (virt - page_virt) as usize,
+            dma,
+        })
+    }
+}
+
+/// A user record doorbell mapped by [`UserDbPages::map`]; dropping it
+/// unpins its page if it was the page's last record
+/// (`hns_roce_db_unmap_user`).
+pub(crate) struct UserDb {
+    table: Arc<UserDbPages>,
+    page_virt: u64,
+    /// Byte offset of the record in its page.
+    offset: usize,
+    /// Bus address of the record, for the context.
+    pub(crate) dma: u64,
+}
+
+impl UserDb {
+    /// The record's value as the process wrote it last (C reads it through
+    /// the kernel mapping of the pinned page, e.g. the SQ and RQ heads a
+    /// user QP is flushed to); 0 if it cannot be read.
+    pub(crate) fn read(&self) -> u32 {
+        let pages = self.table.pages.lock();
+        pages
+            .iter()
+            .find(|p| p.virt == self.page_virt)
+            .and_then(|p| p.umem.read_first_page_u32(self.offset))
+            .unwrap_or(0)
+    }
+}
+
+impl Drop for UserDb {
+    fn drop(&mut self) {
+        let mut pages = self.table.pages.lock();
+        let Some(i) = pages.iter().position(|p| p.virt == self.page_virt) else {
+            return;
+        };
+        let last = match pages.get_mut(i) {
+            Some(p) => {
+                p.users = p.users.saturating_sub(1);
+                p.users == 0
+            }
+            None => false,
+        };
+        if last {
+            // The umem is released (the page unpinned) here, under the
+            // lock, as in C.
+            let _ = pages.remove(i);
         }
     }
 }

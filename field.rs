@@ -243,4 +243,13 @@ impl<L: Layout, const N: usize> Ctx<L, N> {
     pub fn write_bool(&mut self, f: Field<L>, v: bool) {
         self.write(f, if v { u32::MAX } else { 0 });
     }
+
+    /// Replaces word `i` (CPU order) whole, for the parts the C driver
+    /// stores as plain `__le32` members rather than through `hr_reg_*`
+    /// (the halves of a 64-bit address); nothing past the end.
+    pub fn set_word(&mut self, i: usize, v: u32) {
+        if let Some(w) = self.words.get_mut(i) {
+            *w = v.to_le();
+        }
+    }
 }

@@ -1264,3 +1264,215 @@ impl MtrLayout {
         (page < self.hem.page_count).then_some(page)
     }
 }
+
+// ---------------------------------------------------------------------------
+// User-memory MTRs (`hns_roce_mtr_create` with udata): the buffer is a umem
+// the process pinned, so the page count comes from the umem's DMA blocks,
+// the first region starts at the umem's offset into its first page, and a
+// PBL (a user MR) picks its page size and hop number from the umem
+// (`get_best_page_shift`, `get_best_hop_num`). What the kernel must answer
+// (the umem's addresses, `ib_umem_find_best_pgsz`) comes in as plain
+// numbers.
+
+/// Deepest hop number `get_best_hop_num` tries (`HNS_ROCE_MAX_HOP_NUM`).
+pub const MAX_HOP_NUM: u32 = 3;
+
+/// Blocks of `pgsz` bytes that `length` bytes from I/O address `iova` span
+/// (`ib_umem_num_dma_blocks`): from `iova` aligned down to the end aligned
+/// up. 0 if `pgsz` is not a power of two or the end does not fit 64 bits.
+pub fn num_dma_blocks(iova: u64, length: u64, pgsz: u64) -> u64 {
+    if !pgsz.is_power_of_two() {
+        return 0;
+    }
+    let mask = pgsz - 1;
+    let Some(end) = iova
+        .checked_add(length)
+        .and_then(|e| e.checked_add(mask))
+        .map(|e| e & !mask)
+    else {
+        return 0;
+    };
+    (end - (iova & !mask)) / pgsz
+}
+
+/// The smallest hop number whose BT levels of `1 << ba_pg_shift` bytes
+/// (`ba_pg_shift / 8` addresses each) hold `ba_cnt` page addresses
+/// (`get_best_hop_num`): 0 for one page, 1 for up to one BT page of them,
+/// and so on up to [`MAX_HOP_NUM`]; `None` (C: `-EINVAL`) past that.
+pub fn best_hop_num(ba_cnt: u64, ba_pg_shift: u32) -> Option<u32> {
+    let per_bt = 1u64.checked_shl(ba_pg_shift)? / BA_BYTE_LEN;
+    let mut unit = 1u64;
+    for hop in 0..=MAX_HOP_NUM {
+        if ba_cnt <= unit {
+            return Some(hop);
+        }
+        unit = unit.saturating_mul(per_bt);
+    }
+    None
+}
+
+/// What the MTR needs to know of a umem.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct UmemShape {
+    /// The user address of the first byte (`umem->address`).
+    pub address: u64,
+    /// Its I/O virtual address (`umem->iova`: the MR's address for a PBL
+    /// after `ib_umem_find_best_pgsz`, else the user address).
+    pub iova: u64,
+    /// Bytes pinned (`umem->length`).
+    pub length: u64,
+    /// The kernel's `PAGE_SHIFT` (the first region starts at the umem's
+    /// offset into a kernel page).
+    pub kernel_page_shift: u32,
+}
+
+impl UmemShape {
+    /// DMA blocks of `1 << page_shift` bytes (`ib_umem_num_dma_blocks`).
+    pub fn blocks(&self, page_shift: u32) -> u64 {
+        1u64.checked_shl(page_shift)
+            .map_or(0, |p| num_dma_blocks(self.iova, self.length, p))
+    }
+}
+
+/// The regions of a user buffer (`mtr_init_buf_cfg` with a umem): region
+/// `i` starts after region `i - 1`; a PBL's one region has one page per DMA
+/// block of the umem, any other region `DIV_ROUND_UP(hr_hw_page_align(size
+/// + pgoff), page)` pages, `pgoff` being the umem's offset into its first
+/// kernel page for the first region and 0 for the others; hop numbers as
+/// [`hw_hopnum`].
+///
+/// # Errors
+///
+/// [`MtrError::Inval`] as [`init_buf_cfg`].
+pub fn init_user_buf_cfg(
+    attrs: &[RegionAttr],
+    page_shift: u32,
+    pbl: bool,
+    umem: &UmemShape,
+) -> Result<BufRegions, MtrError> {
+    if attrs.is_empty()
+        || attrs.len() > MAX_BT_REGION
+        || !(HW_PAGE_SHIFT..=31).contains(&page_shift)
+    {
+        return Err(MtrError::Inval);
+    }
+    let page = 1u64 << page_shift;
+    let hw_page = u64::from(HW_PAGE_SIZE);
+    let kpage_mask = 1u64
+        .checked_shl(umem.kernel_page_shift)
+        .ok_or(MtrError::Inval)?
+        - 1;
+    let mut pgoff = umem.address & kpage_mask;
+    let mut out = BufRegions {
+        len: attrs.len(),
+        ..BufRegions::default()
+    };
+    let mut page_cnt = 0u32;
+    for (r, a) in out.items.iter_mut().zip(attrs) {
+        let n = if pbl {
+            umem.blocks(page_shift)
+        } else {
+            let aligned = a
+                .size
+                .checked_add(pgoff)
+                .and_then(|s| s.checked_next_multiple_of(hw_page))
+                .ok_or(MtrError::Inval)?;
+            aligned.div_ceil(page)
+        };
+        pgoff = 0;
+        let count = u32::try_from(n).map_err(|_| MtrError::Inval)?;
+        *r = BufRegion {
+            offset: page_cnt,
+            count,
+            hopnum: hw_hopnum(a.hop, count),
+        };
+        page_cnt = page_cnt.checked_add(count).ok_or(MtrError::Inval)?;
+    }
+    Ok(out)
+}
+
+/// The layout of a user MTR: its regions and either direct addressing (the
+/// root address is the first page's, C's `is_direct`) or the BT pages.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct UserMtrLayout {
+    /// Buffer page shift (`hem_cfg.buf_pg_shift`).
+    pub page_shift: u32,
+    /// BT page shift (`hem_cfg.ba_pg_shift`: the buffer page shift when
+    /// direct).
+    pub ba_pg_shift: u32,
+    /// The regions (`hem_cfg.region`).
+    pub regions: BufRegions,
+    /// No BT: every region asked for hop 0 (`!mtr_has_mtt`).
+    pub direct: bool,
+    /// The BT pages (empty when direct).
+    pub hem: HemList,
+    /// Pages the umem has at `page_shift` (`hem_cfg.buf_pg_count`).
+    pub buf_pg_count: u32,
+}
+
+impl UserMtrLayout {
+    /// The layout of a user buffer of `attrs` in pages of `1 << page_shift`
+    /// bytes over `umem`, with BT pages from `1 << ba_pg_shift` bytes
+    /// growing within `page_size_cap` (`mtr_init_buf_cfg`, `mtr_alloc_mtt`,
+    /// and `mtr_map_bufs`'s check that the umem has a block for every
+    /// region page). For a PBL (`pbl`), `page_shift` and the region's hop
+    /// should be what [`best_hop_num`] and the umem's best page size chose.
+    ///
+    /// # Errors
+    ///
+    /// As [`init_user_buf_cfg`] and [`HemList::request`] (hop 3 is not
+    /// supported: `Inval`); [`MtrError::Inval`] for direct addressing of
+    /// more than one region (C splits the buffer into 4 KiB pages then, no
+    /// caller needs it yet) or of more than one page (C checks the pages
+    /// are contiguous); [`MtrError::Range`] if no BT page size fits;
+    /// [`MtrError::NoBufs`] if the umem has fewer blocks than the regions
+    /// have pages.
+    pub fn new(
+        attrs: &[RegionAttr],
+        page_shift: u32,
+        ba_pg_shift: u32,
+        page_size_cap: u64,
+        pbl: bool,
+        umem: &UmemShape,
+    ) -> Result<UserMtrLayout, MtrError> {
+        let regions = init_user_buf_cfg(attrs, page_shift, pbl, umem)?;
+        let buf_pg_count = u32::try_from(umem.blocks(page_shift)).map_err(|_| MtrError::Inval)?;
+        let direct = attrs.iter().all(|a| a.hop == 0 || a.hop == HOP_NUM_0);
+        let page_count = regions.page_count();
+        if page_count > u64::from(buf_pg_count) {
+            return Err(MtrError::NoBufs);
+        }
+        if direct {
+            if regions.as_slice().len() > 1 || page_count > 1 {
+                return Err(MtrError::Inval);
+            }
+            return Ok(UserMtrLayout {
+                page_shift,
+                ba_pg_shift: page_shift,
+                regions,
+                direct,
+                hem: HemList::default(),
+                buf_pg_count,
+            });
+        }
+        let r = regions.as_slice();
+        let ba = best_bt_pg_sz(r, ba_pg_shift, page_size_cap).ok_or(MtrError::Range)?;
+        let hem = HemList::request(r, ba)?;
+        Ok(UserMtrLayout {
+            page_shift,
+            ba_pg_shift: ba,
+            regions,
+            direct,
+            hem,
+            buf_pg_count,
+        })
+    }
+
+    /// Pages of all regions (`cal_mtr_pg_cnt`): how many umem blocks are
+    /// mapped.
+    pub fn page_count(&self) -> u32 {
+        // Each region count fits u32 and their sum was checked against
+        // `buf_pg_count`.
+        u32::try_from(self.regions.page_count()).unwrap_or(u32::MAX)
+    }
+}

@@ -26,6 +26,15 @@ macro_rules! dev_err_ratelimited {
     };
 }
 
+/// `dev_warn!`, rate-limited (`dev_warn_ratelimited`).
+macro_rules! dev_warn_ratelimited {
+    ($dev:expr, $($f:tt)*) => {
+        if $crate::rdma::ratelimit() {
+            kernel::dev_warn!($dev, $($f)*);
+        }
+    };
+}
+
 mod ah;
 pub mod bitmap;
 pub mod cmdq;
@@ -315,21 +324,57 @@ impl IbDev {
     }
 }
 
+/// The driver's state of a user context (`struct hns_roce_ucontext`); user
+/// verbs reach it through `rdma::UserCtx::uctx`.
+pub(crate) struct Ucontext {
+    /// Its doorbell page (UAR) index.
+    pub(crate) uar: u32,
+    /// The CQ bank its CQs take on HIP09 (`cq_bank_id`).
+    pub(crate) cq_bank: u8,
+    /// The `HNS_ROCE_*` configuration bits libhns asked for and got
+    /// (`config`: extended SGE, RQ inline, CQE inline).
+    // The shim keeps a copy that user QPs take (`hns_shim_uctx.config`).
+    #[allow(dead_code)]
+    pub(crate) config: u32,
+    /// Its pinned record-doorbell pages (`page_list`): map SQ/RQ/CQ records
+    /// with [`db::UserDbPages::map`].
+    pub(crate) dbs: Arc<db::UserDbPages>,
+}
+
 impl IbDriver for IbDev {
+    type Ucontext = Ucontext;
     type Cq = cq::Cq;
 
-    fn create_cq(&self, cqe: u32, vector: u32) -> Result<(KBox<cq::Cq>, u32)> {
-        // Kernel CQs take bank 0 on HIP09, the least loaded one on HIP08.
-        let cqn = self.cqns.lock().alloc(None).map_err(|e| {
+    fn create_cq(
+        &self,
+        cqe: u32,
+        vector: u32,
+        user: Option<(rdma::UserCtx<'_, Ucontext>, &rdma::CqUreq)>,
+    ) -> Result<(KBox<cq::Cq>, rdma::CqOut)> {
+        let env = self.cq_env();
+        let attr = cq::CqAttr { cqe, vector };
+        let (depth, cqe_size) = cq::Cq::check(&env, &attr, user.as_ref().map(|u| u.1))?;
+        // Kernel CQs take bank 0 on HIP09, the least loaded one on HIP08;
+        // a user CQ its context's bank on HIP09.
+        let bank = user.as_ref().map(|u| u.0.uctx().cq_bank);
+        let cqn = self.cqns.lock().alloc(bank).map_err(|e| {
             dev_err!(self.cmd.device(), "failed to alloc CQN, ret = {:?}.\n", e);
             ENOSPC
         })?;
-        let attr = cq::CqAttr { cqe, vector };
-        match cq::Cq::create(&self.cq_env(), &attr, cqn) {
-            Ok(c) => {
-                let depth = c.depth;
-                Ok((c, depth))
-            }
+        let ucq = user.as_ref().map(|(u, r)| cq::UserCq {
+            dev: u.dev(),
+            dbs: &u.uctx().dbs,
+            req: r,
+        });
+        match cq::Cq::create(&env, &attr, cqn, depth, cqe_size, ucq) {
+            Ok((c, cap_flags)) => Ok((
+                c,
+                rdma::CqOut {
+                    depth,
+                    cqn,
+                    cap_flags,
+                },
+            )),
             Err(e) => {
                 let _ = self.cqns.lock().free(cqn);
                 Err(e)
@@ -446,7 +491,7 @@ impl IbDriver for IbDev {
         })
     }
 
-    fn alloc_ucontext(&self, req: u32, resp: &mut UctxResp) -> Result<(u32, u64)> {
+    fn alloc_ucontext(&self, req: u32, resp: &mut UctxResp) -> Result<(KBox<Ucontext>, u32, u64)> {
         let c = &self.caps;
         resp.qp_tab_size = c.num_qps;
         resp.srq_tab_size = c.num_srqs;
@@ -474,14 +519,30 @@ impl IbDriver for IbDev {
             resp.congest_type = c.cong_cap;
         }
         resp.cqe_size = c.cqe_sz;
+        let dbs = db::UserDbPages::new()?;
         let uar = self.uars.alloc()?;
+        let cq_bank = self.cqns.lock().get_bank_for_uctx();
+        let u = KBox::new(
+            Ucontext {
+                uar,
+                cq_bank,
+                config,
+                dbs,
+            },
+            GFP_KERNEL,
+        )
+        .inspect_err(|_| {
+            let _ = self.cqns.lock().put_bank_for_uctx(cq_bank);
+            self.uars.free(uar);
+        })?;
         // CAST: PAGE_SIZE is a power of two.
         let page_mask = !(kernel::page::PAGE_SIZE as u64 - 1);
-        Ok((uar, self.db_bar & page_mask))
+        Ok((u, uar, self.db_bar & page_mask))
     }
 
-    fn dealloc_ucontext(&self, uar: u32) {
-        self.uars.free(uar);
+    fn dealloc_ucontext(&self, u: KBox<Ucontext>) {
+        let _ = self.cqns.lock().put_bank_for_uctx(u.cq_bank);
+        self.uars.free(u.uar);
     }
 
     fn alloc_pd(&self) -> Result<u32> {
@@ -504,12 +565,30 @@ impl IbDriver for IbDev {
         ah::create_ah(&self.ah_env(), req, av)
     }
 
-    fn get_dma_mr(&self, pdn: u32, access: u32) -> Result<u32> {
-        mr::get_dma_mr(&self.mr_env(), pdn, access)
+    type Mr = mr::Mr;
+
+    fn get_dma_mr(&self, pdn: u32, access: u32) -> Result<(Pin<KBox<mr::Mr>>, u32)> {
+        let m = mr::get_dma_mr(&self.mr_env(), pdn, access)?;
+        let key = m.key;
+        Ok((m, key))
     }
 
-    fn dereg_mr(&self, key: u32) {
-        mr::dereg_mr(&self.mr_env(), key)
+    fn reg_user_mr(
+        &self,
+        dev: rdma::UmemDev<'_>,
+        req: &rdma::MrReq,
+    ) -> Result<(Pin<KBox<mr::Mr>>, u32)> {
+        let m = mr::reg_user_mr(&self.mr_env(), dev, req)?;
+        let key = m.key;
+        Ok((m, key))
+    }
+
+    fn rereg_user_mr(&self, m: &mr::Mr, dev: rdma::UmemDev<'_>, req: &rdma::MrReq) -> Result {
+        mr::rereg_user_mr(&self.mr_env(), m, dev, req)
+    }
+
+    fn dereg_mr(&self, m: Pin<KBox<mr::Mr>>) {
+        mr::dereg_mr(&self.mr_env(), m)
     }
 
     type Qp = qp::Qp;
@@ -519,12 +598,18 @@ impl IbDriver for IbDev {
         init: &mut rdma::QpInit,
         send_cq: Option<&cq::Cq>,
         recv_cq: Option<&cq::Cq>,
+        user: Option<rdma::UserCtx<'_, Ucontext>>,
     ) -> Result<(Pin<KBox<qp::Qp>>, u32)> {
+        let uqp = user.as_ref().map(|u| qp::UserQp {
+            dev: u.dev(),
+            dbs: &u.uctx().dbs,
+        });
         let q = qp::Qp::create(
             &self.qp_env(),
             init,
             send_cq.map(|c| c.cqn),
             recv_cq.map(|c| c.cqn),
+            uqp,
         )?;
         let n = q.qpn;
         Ok((q, n))

@@ -1,24 +1,35 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 
-//! Memory regions (`hns_roce_mr.c`): so far the DMA MR of kernel users
-//! (`hns_roce_get_dma_mr`) and deregistration.
+//! Memory regions (`hns_roce_mr.c`): the DMA MR of kernel users
+//! (`hns_roce_get_dma_mr`), user MRs (`hns_roce_reg_user_mr`), their
+//! re-registration (`hns_roce_rereg_user_mr`) and deregistration.
 //!
 //! An MR is an MPT entry: its index comes from the device's MR key space,
 //! its key is the index rotated (`hw_index_to_key`), the MPT table chunk is
-//! taken from the HEM tables and the entry written with CREATE_MPT. User
-//! MRs (a PBL MPT over a umem) come with the user-memory MTR.
+//! taken from the HEM tables and the entry written with CREATE_MPT. A user
+//! MR also has a page list (PBL): the pinned memory and its BTs, a
+//! [`UserMtr`] with the best page size and hop number for it.
+//!
+//! One deliberate difference from C: re-registering with a new translation
+//! writes the new page list's hop number and BT page size into the MPT
+//! entry; C keeps the old ones (`docs/c-driver-findings.md`, finding 1).
 
 use crate::cmdq::{Cmd, MailboxBuf};
-use crate::hem::table::HemTables;
+use crate::field::Ctx;
+use crate::hem::mtr::{PblRange, UserMtr};
+use crate::hem::table::{HemTable, HemTables};
 use crate::hem::HemType;
 use crate::hns_roce_hw_v2::caps::Caps;
 use crate::hns_roce_hw_v2::consts::mbox;
-use crate::hns_roce_hw_v2::ctx::{self as hw_ctx, index_to_key, key_to_index};
+use crate::hns_roce_hw_v2::ctx::{self as hw_ctx, index_to_key, key_to_index, MptPbl};
+use crate::hns_roce_hw_v2::fields::Mpt;
 use crate::pd::IdSpace;
-use crate::rdma;
+use crate::rdma::{self, MrReq, UmemDev};
 use kernel::{
     device::{Bound, Device},
-    prelude::*, //
+    new_mutex,
+    prelude::*,
+    sync::Mutex, //
 };
 
 /// What registering and deregistering an MR needs from the device.
@@ -45,64 +56,375 @@ fn mpt_access(access: u32) -> hw_ctx::MrAccess {
     }
 }
 
+/// What an MR's MPT entry is made of and whether the engine has it.
+struct MrState {
+    pdn: u32,
+    access: u32,
+    iova: u64,
+    size: u64,
+    /// The page list of a user MR; `None` for a DMA MR, or after a failed
+    /// re-registration dropped the old one.
+    pbl: Option<UserMtr>,
+    /// The engine holds the MPT entry (C's `mr->enabled`): cleared while a
+    /// re-registration rebuilds it, and left cleared if that fails.
+    enabled: bool,
+}
+
+/// A memory region.
+#[pin_data]
+pub(crate) struct Mr {
+    /// The MR key, lkey and rkey alike.
+    pub(crate) key: u32,
+    #[pin]
+    state: Mutex<MrState>,
+}
+
+/// An MPT index taken from the key space with its table entry; both go
+/// back when it drops, unless [`MptSlot::keep`] handed them to an [`Mr`].
+struct MptSlot<'a> {
+    env: &'a MrEnv<'a>,
+    table: &'a HemTable,
+    idx: u32,
+}
+
+impl<'a> MptSlot<'a> {
+    /// `alloc_mr_key`: an index, then its MPT table entry.
+    fn take(env: &'a MrEnv<'a>) -> Result<Self> {
+        let idx = env.ids.alloc()?;
+        let table = match env.hem.table(HemType::Mtpt) {
+            Ok(t) => t,
+            Err(e) => {
+                env.ids.free(idx);
+                return Err(e);
+            }
+        };
+        if let Err(e) = table.get(env.dev, idx) {
+            dev_err!(
+                env.cmd.device(),
+                "failed to alloc mtpt, ret = {}.\n",
+                e.to_errno()
+            );
+            env.ids.free(idx);
+            return Err(e);
+        }
+        Ok(Self { env, table, idx })
+    }
+
+    /// The index now belongs to an MR, which gives it back in
+    /// [`dereg_mr`].
+    fn keep(self) -> u32 {
+        let idx = self.idx;
+        core::mem::forget(self);
+        idx
+    }
+}
+
+impl Drop for MptSlot<'_> {
+    fn drop(&mut self) {
+        self.table.put(self.env.dev, self.idx);
+        self.env.ids.free(self.idx);
+    }
+}
+
+/// The page-list part of a user MR's MPT entry (`set_mtpt_pbl`).
+fn mpt_pbl(env: &MrEnv<'_>, pbl: &UserMtr) -> Result<MptPbl> {
+    let mut pages = [0u64; 2];
+    let n = usize::try_from(pbl.page_count())?.min(pages.len());
+    pbl.find(0, pages.get_mut(..n).ok_or(EINVAL)?)
+        .inspect_err(|e| {
+            dev_err!(
+                env.cmd.device(),
+                "failed to find PBL mtr, ret = {}.\n",
+                e.to_errno()
+            )
+        })?;
+    Ok(MptPbl {
+        npages: pbl.page_count(),
+        pbl_ba: pbl.root_ba(),
+        pages,
+        buf_pg_shift: pbl.page_shift(),
+    })
+}
+
+/// The inputs of a user MR's MPT image from its state.
+fn user_params(env: &MrEnv<'_>, key: u32, st: &MrState) -> Result<hw_ctx::UserMptParams> {
+    let pbl = st.pbl.as_ref().ok_or(EINVAL)?;
+    Ok(hw_ctx::UserMptParams {
+        pdn: st.pdn,
+        access: mpt_access(st.access),
+        key,
+        iova: st.iova,
+        size: st.size,
+        hop: pbl.hop(0),
+        ba_pg_shift: pbl.ba_pg_shift(),
+        pbl: mpt_pbl(env, pbl)?,
+    })
+}
+
+/// Sends CREATE_MPT with `words` for MPT entry `idx`.
+fn create_mpt(env: &MrEnv<'_>, words: &[u32], idx: u32) -> Result {
+    let mb = MailboxBuf::new(env.dev)?;
+    mb.write_le_words(words);
+    env.cmd.mbox(
+        mb.dma(),
+        0,
+        mbox::CREATE_MPT,
+        idx & (env.caps.num_mtpts - 1),
+    )
+}
+
+/// The pinned, DMA-mapped page list of a user MR (`alloc_mr_pbl`).
+fn alloc_pbl(env: &MrEnv<'_>, pin: UmemDev<'_>, mr: &PblRange) -> Result<UserMtr> {
+    // CAST: PAGE_SHIFT is 12..16.
+    let page_shift = kernel::page::PAGE_SHIFT as u32;
+    UserMtr::new_pbl(
+        env.dev,
+        pin,
+        mr,
+        env.caps.pbl_pg.ba + page_shift,
+        u64::from(env.caps.page_size_cap),
+    )
+    .inspect_err(|e| {
+        dev_err!(
+            env.cmd.device(),
+            "failed to alloc pbl mtr, ret = {}.\n",
+            e.to_errno()
+        )
+    })
+}
+
 /// A DMA MR on PD `pdn` with `access` (`IB_ACCESS_*`): MR key, MPT table
-/// entry, CREATE_MPT (`hns_roce_get_dma_mr`). Returns the key (lkey and
-/// rkey alike).
+/// entry, CREATE_MPT (`hns_roce_get_dma_mr`).
 ///
 /// # Errors
 ///
 /// `ENOMEM` when no key is free, or the errno of the table get or of the
 /// mailbox; what was taken is given back.
-pub(crate) fn get_dma_mr(env: &MrEnv<'_>, pdn: u32, access: u32) -> Result<u32> {
-    let idx = env.ids.alloc()?;
-    let key = index_to_key(idx);
-    let mtpt = env.hem.table(HemType::Mtpt)?;
-    if let Err(e) = mtpt.get(env.dev, idx) {
-        dev_err!(
-            env.cmd.device(),
-            "failed to alloc mtpt, ret = {}.\n",
-            e.to_errno()
-        );
-        env.ids.free(idx);
-        return Err(e);
-    }
+pub(crate) fn get_dma_mr(env: &MrEnv<'_>, pdn: u32, access: u32) -> Result<Pin<KBox<Mr>>> {
+    let slot = MptSlot::take(env)?;
+    let key = index_to_key(slot.idx);
     let c = hw_ctx::dma_mr_mpt(pdn, mpt_access(access), key);
-    let r = MailboxBuf::new(env.dev).and_then(|mb| {
-        mb.write_le_words(c.as_le_words());
-        env.cmd.mbox(
-            mb.dma(),
-            0,
-            mbox::CREATE_MPT,
-            idx & (env.caps.num_mtpts - 1),
-        )
-    });
-    if let Err(e) = r {
+    create_mpt(env, c.as_le_words(), slot.idx).inspect_err(|e| {
         dev_err!(
             env.cmd.device(),
             "failed to create mpt, ret = {}.\n",
             e.to_errno()
-        );
-        mtpt.put(env.dev, idx);
-        env.ids.free(idx);
-        return Err(e);
+        )
+    })?;
+    let mr = KBox::pin_init(
+        pin_init!(Mr {
+            key,
+            state <- new_mutex!(MrState {
+                pdn,
+                access,
+                iova: 0,
+                size: 0,
+                pbl: None,
+                enabled: true,
+            }),
+        }),
+        GFP_KERNEL,
+    );
+    if mr.is_err() {
+        // The engine has the entry: take it back before the key goes.
+        let _ = env
+            .cmd
+            .mbox(0, 0, mbox::DESTROY_MPT, slot.idx & (env.caps.num_mtpts - 1));
     }
-    Ok(key)
+    let mr = mr?;
+    slot.keep();
+    Ok(mr)
 }
 
-/// Deregisters the MR with `key` (`hns_roce_dereg_mr`): DESTROY_MPT (a
-/// failure is only logged), then the MPT table entry and the key go back.
-pub(crate) fn dereg_mr(env: &MrEnv<'_>, key: u32) {
-    let idx = key_to_index(key);
-    if let Err(e) = env
-        .cmd
-        .mbox(0, 0, mbox::DESTROY_MPT, idx & (env.caps.num_mtpts - 1))
-    {
+/// A user MR (`hns_roce_reg_user_mr`): `req.length` bytes of the calling
+/// process at `req.start`, I/O address `req.iova`, on PD `req.pdn` with
+/// `req.access` (`IB_ACCESS_*`). Key and MPT table entry, the pinned page list with its
+/// best page size and hop number, then the MPT entry (`set_mtpt_pbl`)
+/// through CREATE_MPT.
+///
+/// # Errors
+///
+/// As [`get_dma_mr`]; `ENOMEM` if the memory cannot be pinned, `EINVAL`
+/// if no page size fits or the MR needs hop 3 (beyond 16 GiB of 4 KiB
+/// pages). Everything taken is given back.
+pub(crate) fn reg_user_mr(env: &MrEnv<'_>, pin: UmemDev<'_>, req: &MrReq) -> Result<Pin<KBox<Mr>>> {
+    let MrReq {
+        pdn,
+        start,
+        length,
+        iova,
+        access,
+        ..
+    } = *req;
+    let slot = MptSlot::take(env)?;
+    let key = index_to_key(slot.idx);
+    let st = MrState {
+        pdn,
+        access,
+        iova,
+        size: length,
+        pbl: Some(alloc_pbl(
+            env,
+            pin,
+            &PblRange {
+                start,
+                length,
+                iova,
+                access,
+            },
+        )?),
+        enabled: true,
+    };
+    let c = hw_ctx::user_mr_mpt(&user_params(env, key, &st).inspect_err(|e| {
+        dev_err!(
+            env.cmd.device(),
+            "failed to write mtpt, ret = {}.\n",
+            e.to_errno()
+        )
+    })?);
+    let mr = KBox::pin_init(
+        pin_init!(Mr {
+            key,
+            state <- new_mutex!(st),
+        }),
+        GFP_KERNEL,
+    )?;
+    create_mpt(env, c.as_le_words(), slot.idx).inspect_err(|e| {
+        dev_err!(
+            env.cmd.device(),
+            "failed to create mpt, ret = {}.\n",
+            e.to_errno()
+        )
+    })?;
+    slot.keep();
+    Ok(mr)
+}
+
+/// Re-registers a user MR in place (`hns_roce_rereg_user_mr`): checks the
+/// request against the pinned memory, reads the MPT entry back
+/// (QUERY_MPT), destroys it, takes the new PD, access and, for a new
+/// translation, a new page list, and creates the entry again from the one
+/// read, changed as [`hw_ctx::rereg_mpt`] says. The key stays.
+///
+/// # Errors
+///
+/// `EINVAL` if the MR has no MPT entry (an earlier re-registration
+/// failed); the errno of `ib_umem_check_rereg`, of the mailboxes, or of the
+/// new page list. After a failure past QUERY_MPT the MR has no MPT entry
+/// any more, as in C.
+pub(crate) fn rereg_user_mr(env: &MrEnv<'_>, mr: &Mr, pin: UmemDev<'_>, req: &MrReq) -> Result {
+    let mut st = mr.state.lock();
+    if !st.enabled {
+        return Err(EINVAL);
+    }
+    if let Some(p) = &st.pbl {
+        p.umem().check_rereg(req.flags, req.access)?;
+    }
+    let idx = key_to_index(mr.key) & (env.caps.num_mtpts - 1);
+    let mb = MailboxBuf::new(env.dev)?;
+    env.cmd.mbox(0, mb.dma(), mbox::QUERY_MPT, idx)?;
+    let mut words = [0u32; 16];
+    mb.read_le_words(&mut words);
+    let old = Ctx::<Mpt, 16>::from_le_words(words);
+    if let Err(e) = env.cmd.mbox(0, 0, mbox::DESTROY_MPT, idx) {
         dev_warn!(
             env.cmd.device(),
-            "failed to destroy mpt, ret = {}.\n",
+            "failed to destroy MPT, ret = {}.\n",
             e.to_errno()
         );
     }
+    st.enabled = false;
+    st.iova = req.iova;
+    st.size = req.length;
+    if req.flags & rdma::MR_REREG_PD != 0 {
+        st.pdn = req.pdn;
+    }
+    if req.flags & rdma::MR_REREG_ACCESS != 0 {
+        st.access = req.access;
+    }
+    let what = hw_ctx::Rereg {
+        trans: req.flags & rdma::MR_REREG_TRANS != 0,
+        access: req.flags & rdma::MR_REREG_ACCESS != 0,
+    };
+    if what.trans {
+        // The old list goes first, as in C.
+        st.pbl = None;
+        st.pbl = Some(
+            alloc_pbl(
+                env,
+                pin,
+                &PblRange {
+                    start: req.start,
+                    length: req.length,
+                    iova: req.iova,
+                    access: st.access,
+                },
+            )
+            .inspect_err(|e| {
+                dev_err!(
+                    env.cmd.device(),
+                    "failed to alloc mr PBL, ret = {}.\n",
+                    e.to_errno()
+                )
+            })?,
+        );
+    }
+    let params = if what.trans {
+        user_params(env, mr.key, &st)
+    } else {
+        // Only the PD or the access bits change: no page list needed.
+        Ok(hw_ctx::UserMptParams {
+            pdn: st.pdn,
+            access: mpt_access(st.access),
+            key: mr.key,
+            iova: st.iova,
+            size: st.size,
+            ..Default::default()
+        })
+    }
+    .inspect_err(|e| {
+        dev_err!(
+            env.cmd.device(),
+            "failed to write mtpt, ret = {}.\n",
+            e.to_errno()
+        )
+    })?;
+    let c = hw_ctx::rereg_mpt(&old, what, &params);
+    mb.write_le_words(c.as_le_words());
+    if let Err(e) = env.cmd.mbox(mb.dma(), 0, mbox::CREATE_MPT, idx) {
+        dev_err_ratelimited!(
+            env.cmd.device(),
+            "failed to create MPT, ret = {}.\n",
+            e.to_errno()
+        );
+        return Err(e);
+    }
+    st.enabled = true;
+    Ok(())
+}
+
+/// Deregisters an MR (`hns_roce_dereg_mr`): DESTROY_MPT if the engine has
+/// the entry (a failure is only logged), then the page list (unpinning
+/// the memory), the MPT table entry and the key go back.
+pub(crate) fn dereg_mr(env: &MrEnv<'_>, mr: Pin<KBox<Mr>>) {
+    let idx = key_to_index(mr.key);
+    let pbl = {
+        let mut st = mr.state.lock();
+        if st.enabled {
+            if let Err(e) = env
+                .cmd
+                .mbox(0, 0, mbox::DESTROY_MPT, idx & (env.caps.num_mtpts - 1))
+            {
+                dev_warn_ratelimited!(
+                    env.cmd.device(),
+                    "failed to destroy mpt, ret = {}.\n",
+                    e.to_errno()
+                );
+            }
+        }
+        st.pbl.take()
+    };
+    drop(pbl);
     if let Ok(t) = env.hem.table(HemType::Mtpt) {
         t.put(env.dev, idx);
     }

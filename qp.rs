@@ -16,8 +16,8 @@
 
 use crate::ah::TC_MAP_MODE_DSCP;
 use crate::cmdq::{Cmd, MailboxBuf};
-use crate::db::{Db, DbPages};
-use crate::hem::mtr::{KernelMtr, Region};
+use crate::db::{Db, DbPages, UserDb, UserDbPages};
+use crate::hem::mtr::{KernelMtr, Region, UserMtr};
 use crate::hem::table::HemTables;
 use crate::hem::HemType;
 use crate::hns_roce_hw_v2::caps::Caps;
@@ -26,7 +26,7 @@ use crate::hns_roce_hw_v2::qpc::{
     self as qpc, qpt, QpState, QpcImage, QueueError, QueueRequest, QueueSizes,
 };
 use crate::hw_rev::HwRev;
-use crate::rdma::{QpAttr, QpInit, QpModifyResp, QpQuery, RecvWr};
+use crate::rdma::{QpAttr, QpInit, QpModifyResp, QpQuery, RecvWr, UmemDev};
 use crate::{UCTX_CQE_INLINE, UCTX_EXSGE, UCTX_RQ_INLINE};
 use core::sync::atomic::{AtomicU32, Ordering};
 use kernel::{
@@ -34,7 +34,7 @@ use kernel::{
     new_mutex,
     new_spinlock,
     prelude::*,
-    sync::{Mutex, SpinLock}, //
+    sync::{Arc, Mutex, SpinLock}, //
 };
 
 /// `enum ib_qp_attr_mask` bits the driver reads.
@@ -90,6 +90,9 @@ struct Soft {
     /// TC mapping mode and priority the NIC gave for the path's DSCP.
     tc_mode: u8,
     priority: u8,
+    /// SQ producer index written on the move to ERR: a user QP's SQ
+    /// record as libhns left it (kernel QPs post no send work yet: 0).
+    sq_head: u32,
 }
 
 /// Receive queue state (under `hr_qp->rq.lock`).
@@ -99,7 +102,85 @@ struct Rq {
     wrid: KVec<u64>,
 }
 
-/// A kernel QP.
+/// `enum hns_roce_qp_cap_flags` (uapi): what a user QP's `cap_flags`
+/// tell libhns.
+mod qp_cap {
+    /// RQ record doorbell.
+    pub(super) const RQ_RECORD_DB: u64 = 1 << 0;
+    /// SQ record doorbell.
+    pub(super) const SQ_RECORD_DB: u64 = 1 << 1;
+    /// Owner-bit doorbell mode.
+    pub(super) const OWNER_DB: u64 = 1 << 2;
+}
+
+/// `HNS_ROCE_CREATE_QP_MASK_CONGEST_TYPE` of the request's `comp_mask`.
+const CREATE_QP_MASK_CONGEST_TYPE: u64 = 1 << 0;
+
+/// What a user QP is created with besides its request: the caller's
+/// device (to pin its memory) and its context's record pages.
+pub(crate) struct UserQp<'a> {
+    /// Pins the caller's memory.
+    pub(crate) dev: UmemDev<'a>,
+    /// The user context's record pages.
+    pub(crate) dbs: &'a Arc<UserDbPages>,
+}
+
+/// The WQE buffer: kernel memory, or the user's pinned pages.
+enum WqeBuf {
+    Kernel(KernelMtr),
+    User(UserMtr),
+}
+
+impl WqeBuf {
+    /// Bus address of the page holding byte `offset`.
+    fn find(&self, offset: usize) -> Option<u64> {
+        match self {
+            Self::Kernel(m) => m.find(offset),
+            Self::User(m) => {
+                let mut a = [0u64; 1];
+                m.find(offset as u64, &mut a).ok().map(|_| a[0])
+            }
+        }
+    }
+
+    fn root_ba(&self) -> u64 {
+        match self {
+            Self::Kernel(m) => m.root_ba(),
+            Self::User(m) => m.root_ba(),
+        }
+    }
+
+    fn ba_pg_shift(&self) -> u32 {
+        match self {
+            Self::Kernel(m) => m.ba_pg_shift(),
+            Self::User(m) => m.ba_pg_shift(),
+        }
+    }
+
+    fn page_shift(&self) -> u32 {
+        match self {
+            Self::Kernel(m) => m.page_shift(),
+            Self::User(m) => m.page_shift(),
+        }
+    }
+}
+
+/// The RQ record doorbell: a kernel record, or one in the process.
+enum RqDb {
+    Kernel(Db),
+    User(UserDb),
+}
+
+impl RqDb {
+    fn dma(&self) -> u64 {
+        match self {
+            Self::Kernel(d) => d.dma,
+            Self::User(d) => d.dma,
+        }
+    }
+}
+
+/// A QP.
 #[pin_data]
 pub(crate) struct Qp {
     /// QP number.
@@ -121,8 +202,10 @@ pub(crate) struct Qp {
     sge_offset: usize,
     rq_offset: usize,
     owner_db: bool,
-    mtr: KernelMtr,
-    rdb: Option<Db>,
+    mtr: WqeBuf,
+    rdb: Option<RqDb>,
+    /// A user QP's SQ record doorbell.
+    sdb: Option<UserDb>,
     /// Send WR ids, one per SQ WQE (used by `post_send`, not ported yet).
     _sq_wrid: KVec<u64>,
     /// The state, readable without the mutex (`post_recv` may run where
@@ -324,8 +407,9 @@ impl Qp {
         init: &mut QpInit,
         send_cqn: Option<u32>,
         recv_cqn: Option<u32>,
+        user: Option<UserQp<'_>>,
     ) -> Result<Pin<KBox<Self>>> {
-        let r = Self::try_create(env, init, send_cqn, recv_cqn);
+        let r = Self::try_create(env, init, send_cqn, recv_cqn, user);
         if let Err(e) = &r {
             dev_err!(
                 env.cmd.device(),
@@ -342,23 +426,53 @@ impl Qp {
         init: &mut QpInit,
         send_cqn: Option<u32>,
         recv_cqn: Option<u32>,
+        user: Option<UserQp<'_>>,
     ) -> Result<Pin<KBox<Self>>> {
         env.check_type(init.qp_type, init.user)?;
-        // No SRQs exist yet, and an XRC target needs a user context.
-        if init.create_flags != 0 || init.has_srq || init.has_xrcd || init.user {
-            return Err(EOPNOTSUPP);
-        }
         let d = env.cmd.device();
         let c = env.caps;
+        // No SRQs or XRC QPs exist yet; direct WQE (a doorbell page per QP
+        // mapped to the process) is not ported.
+        if init.create_flags != 0 || init.has_srq || init.has_xrcd {
+            return Err(EOPNOTSUPP);
+        }
+        if init.user && c.flags & cap_flag::DIRECT_WQE != 0 {
+            dev_err_ratelimited!(d, "direct WQE of user QPs is not supported yet\n");
+            return Err(EOPNOTSUPP);
+        }
+        if init.user != user.is_some() {
+            return Err(EINVAL);
+        }
         let s = env.sizes(init)?;
+        let cong_type = if init.user && init.comp_mask & CREATE_QP_MASK_CONGEST_TYPE != 0 {
+            qpc::CongType::from_user(init.cong_type_flags, init.qp_type, c.cong_cap).map_err(
+                |e| {
+                    let e = match e {
+                        qpc::CongError::Invalid => EINVAL,
+                        qpc::CongError::NotSupported => EOPNOTSUPP,
+                    };
+                    dev_err!(d, "failed to set QP param, ret = {}.\n", e.to_errno());
+                    e
+                },
+            )?
+        } else {
+            qpc::CongType::default_for(init.qp_type, c.default_cong_type)
+        };
         let gsi = init.qp_type == qpt::GSI;
+        let has_sq = init.qp_type != qpt::XRC_TGT && init.max_send_wr != 0;
+        let has_rq = !matches!(init.qp_type, qpt::XRC_INI | qpt::XRC_TGT)
+            && !init.has_srq
+            && init.max_recv_wr != 0;
         // The QP's own memory first: nothing taken below has to be given
         // back because of it.
         let slot = KBox::<Qp>::new_uninit(GFP_KERNEL)?;
+        // Work request ids are kept for kernel QPs only.
         let mut sq_wrid = KVec::new();
-        sq_wrid.resize(s.sq_wqe_cnt as usize, 0u64, GFP_KERNEL)?;
         let mut rq_wrid = KVec::new();
-        rq_wrid.resize(s.rq_wqe_cnt as usize, 0u64, GFP_KERNEL)?;
+        if !init.user {
+            sq_wrid.resize(s.sq_wqe_cnt as usize, 0u64, GFP_KERNEL)?;
+            rq_wrid.resize(s.rq_wqe_cnt as usize, 0u64, GFP_KERNEL)?;
+        }
 
         // The WQE buffer: SQ, extended SGEs, RQ, each a region when not
         // empty.
@@ -377,13 +491,26 @@ impl Qp {
         }
         // CAST: PAGE_SHIFT is 12..16.
         let page_shift = kernel::page::PAGE_SHIFT as u32;
-        let mtr = KernelMtr::with_regions(
-            env.dev,
-            &regions,
-            12,
-            page_shift,
-            u64::from(c.page_size_cap),
-        )
+        let mtr = match &user {
+            None => KernelMtr::with_regions(
+                env.dev,
+                &regions,
+                12,
+                page_shift,
+                u64::from(c.page_size_cap),
+            )
+            .map(WqeBuf::Kernel),
+            Some(u) => UserMtr::new(
+                env.dev,
+                u.dev,
+                init.buf_addr,
+                &regions,
+                12,
+                page_shift,
+                u64::from(c.page_size_cap),
+            )
+            .map(WqeBuf::User),
+        }
         .inspect_err(|e| {
             dev_err!(d, "failed to create WQE mtr, ret = {}.\n", e.to_errno());
             dev_err!(d, "failed to alloc QP buffer, ret = {}.\n", e.to_errno());
@@ -403,21 +530,20 @@ impl Qp {
             })?
         };
 
-        let rdb = if c.flags & cap_flag::QP_RECORD_DB != 0 && s.rq_wqe_cnt != 0 {
-            match env.dbs.alloc(env.dev, 0) {
-                Ok(db) => Some(db),
-                Err(e) => {
-                    dev_err!(
-                        d,
-                        "failed to alloc kernel RQ doorbell, ret = {}.\n",
-                        e.to_errno()
-                    );
-                    env.free_qpn(qpn, gsi);
-                    return Err(e);
-                }
+        let record_db = c.flags & cap_flag::QP_RECORD_DB != 0;
+        let owner_db = c.flags & cap_flag::SDI_MODE != 0;
+        let mut cap_flags = if owner_db { qp_cap::OWNER_DB } else { 0 };
+        let dbs = match &user {
+            None => Self::kernel_db(env, record_db && has_rq).map(|r| (r, None)),
+            Some(u) => Self::user_dbs(env, init, u, record_db, has_sq, has_rq, &mut cap_flags),
+        };
+        let (rdb, sdb) = match dbs {
+            Ok(x) => x,
+            Err(e) => {
+                dev_err!(d, "failed to alloc QP doorbell, ret = {}.\n", e.to_errno());
+                env.free_qpn(qpn, gsi);
+                return Err(e);
             }
-        } else {
-            None
         };
 
         if let Err(e) = env.get_contexts(qpn) {
@@ -426,7 +552,12 @@ impl Qp {
             return Err(e);
         }
 
-        init.max_send_wr = s.sq_wqe_cnt;
+        // A kernel QP's send depth is what it got; a user QP's stays what
+        // was asked (libhns sized its queue itself).
+        if !init.user {
+            init.max_send_wr = s.sq_wqe_cnt;
+        }
+        init.cap_flags = cap_flags;
         init.max_recv_wr = s.rq_wqe_cnt;
         init.max_recv_sge = s.rq_max_gs;
         init.max_inline_data = s.max_inline_data;
@@ -441,13 +572,14 @@ impl Qp {
             sq_sig_type: init.sq_sig_type,
             user: init.user,
             config: init.uctx_config,
-            cong_type: qpc::CongType::default_for(init.qp_type, c.default_cong_type),
+            cong_type,
             sizes: s,
             sge_offset: sq_size,
             rq_offset: sq_size + sge_size,
-            owner_db: c.flags & cap_flag::SDI_MODE != 0,
+            owner_db,
             mtr,
             rdb,
+            sdb,
             _sq_wrid: sq_wrid,
             state: AtomicU32::new(QpState::Reset as u32),
             soft <- new_mutex!(Soft {
@@ -457,6 +589,7 @@ impl Qp {
                 sl: 0,
                 tc_mode: 0,
                 priority: 0,
+                sq_head: 0,
             }),
             rq <- new_spinlock!(Rq {
                 head: 0,
@@ -470,7 +603,69 @@ impl Qp {
         }
     }
 
-    /// `hns_roce_modify_qp` + `hns_roce_v2_modify_qp` for a kernel QP.
+    /// `alloc_kernel_qp_db`: an RQ record when the QP has an RQ and the
+    /// engine record doorbells.
+    fn kernel_db(env: &QpEnv<'_>, want: bool) -> Result<Option<RqDb>> {
+        if !want {
+            return Ok(None);
+        }
+        match env.dbs.alloc(env.dev, 0) {
+            Ok(db) => Ok(Some(RqDb::Kernel(db))),
+            Err(e) => {
+                dev_err!(
+                    env.cmd.device(),
+                    "failed to alloc kernel RQ doorbell, ret = {}.\n",
+                    e.to_errno()
+                );
+                Err(e)
+            }
+        }
+    }
+
+    /// `alloc_user_qp_db`: the SQ and RQ records in the process's memory,
+    /// when the engine has record doorbells and libhns takes `cap_flags`
+    /// (and, for the SQ, sent `sdb_addr`).
+    fn user_dbs(
+        env: &QpEnv<'_>,
+        init: &QpInit,
+        u: &UserQp<'_>,
+        record_db: bool,
+        has_sq: bool,
+        has_rq: bool,
+        cap_flags: &mut u64,
+    ) -> Result<(Option<RqDb>, Option<UserDb>)> {
+        let d = env.cmd.device();
+        let sdb = if record_db && init.user_sdb && has_sq {
+            let db = u.dbs.map(u.dev, init.sdb_addr).inspect_err(|e| {
+                dev_err!(
+                    d,
+                    "failed to map user SQ doorbell, ret = {}.\n",
+                    e.to_errno()
+                )
+            })?;
+            *cap_flags |= qp_cap::SQ_RECORD_DB;
+            Some(db)
+        } else {
+            None
+        };
+        let rdb = if record_db && init.user_resp && has_rq {
+            // On failure `sdb` drops here, unmapping the SQ record.
+            let db = u.dbs.map(u.dev, init.db_addr).inspect_err(|e| {
+                dev_err!(
+                    d,
+                    "failed to map user RQ doorbell, ret = {}.\n",
+                    e.to_errno()
+                )
+            })?;
+            *cap_flags |= qp_cap::RQ_RECORD_DB;
+            Some(RqDb::User(db))
+        } else {
+            None
+        };
+        Ok((rdb, sdb))
+    }
+
+    /// `hns_roce_modify_qp` + `hns_roce_v2_modify_qp`.
     pub(crate) fn modify(&self, env: &QpEnv<'_>, a: &QpAttr, resp: &mut QpModifyResp) -> Result {
         let d = env.cmd.device();
         let mut soft = self.soft.lock();
@@ -483,6 +678,17 @@ impl Qp {
         } else {
             cur
         };
+        // A user QP is flushed up to the heads libhns recorded.
+        if self.user && a.mask & attr::STATE != 0 && new == QpState::Err {
+            let Some(sdb) = &self.sdb else {
+                dev_warn!(d, "flush cqe is not supported in userspace!\n");
+                return Err(EINVAL);
+            };
+            soft.sq_head = sdb.read();
+            if let Some(RqDb::User(rdb)) = &self.rdb {
+                self.rq.lock().head = rdb.read();
+            }
+        }
         if !crate::rdma::modify_qp_is_ok(cur as u32, new as u32, self.qp_type, a.mask) {
             dev_err!(d, "ib_modify_qp_is_ok failed\n");
             return Err(EINVAL);
@@ -556,9 +762,8 @@ impl Qp {
             } else {
                 None
             };
-            // No send queue work is tracked yet: the SQ head is 0.
             if self.qp_type != qpt::XRC_TGT {
-                qpc::set_flushed(&mut img, 0, rq_head);
+                qpc::set_flushed(&mut img, soft.sq_head, rq_head);
             }
         }
         self.opt_fields(env, &mut img, a, soft)?;
@@ -583,6 +788,7 @@ impl Qp {
         }
         if new == QpState::Reset && !self.user {
             self.clear();
+            soft.sq_head = 0;
         }
         Ok(())
     }
@@ -641,7 +847,7 @@ impl Qp {
             sq_wqe_cnt: self.sizes.sq_wqe_cnt,
             rq_wqe_cnt: self.sizes.rq_wqe_cnt,
             rq_record_db: self.rdb.is_some(),
-            rdb_dma: self.rdb.as_ref().map_or(0, |d| d.dma),
+            rdb_dma: self.rdb.as_ref().map_or(0, |d| d.dma()),
             owner_db: self.owner_db,
             rx_cqn: self.recv_cqn,
             tx_cqn: self.send_cqn,
@@ -889,7 +1095,7 @@ impl Qp {
 
     /// `clear_qp` after the move to RESET (CQ cleaning comes with polling).
     fn clear(&self) {
-        if let Some(db) = &self.rdb {
+        if let Some(RqDb::Kernel(db)) = &self.rdb {
             db.set(0);
         }
         let mut rq = self.rq.lock();
@@ -907,7 +1113,7 @@ impl Qp {
         if env.cmd.is_reset_down() {
             return Err((0, EIO));
         }
-        if self.soft_state() == QpState::Reset {
+        if self.soft_state() == QpState::Reset || self.user {
             return Err((0, EINVAL));
         }
         let max_sge = self.sizes.rq_max_gs as usize;
@@ -939,7 +1145,10 @@ impl Qp {
             });
             let mut wrote = Ok(());
             for (i, s) in qpc::rq_wqe_segs(given, max_sge, false).enumerate() {
-                wrote = self.mtr.write(at + 16 * i, &s.to_bytes());
+                wrote = match &self.mtr {
+                    WqeBuf::Kernel(m) => m.write(at + 16 * i, &s.to_bytes()),
+                    WqeBuf::User(_) => Err(EINVAL),
+                };
                 if wrote.is_err() {
                     break;
                 }
@@ -958,7 +1167,9 @@ impl Qp {
             kernel::sync::barrier::dma_mb(kernel::sync::barrier::Write);
             rq.head = rq.head.wrapping_add(nreq);
             match &self.rdb {
-                Some(db) => db.set(rq.head & 0xffff),
+                Some(RqDb::Kernel(db)) => db.set(rq.head & 0xffff),
+                // post_recv is never called on a user QP (checked above).
+                Some(RqDb::User(_)) => {}
                 None => env
                     .cmd
                     .ring_db(qpc::rq_doorbell(self.qpn, rq.head), reg::DB_SQ_L_0),

@@ -24,6 +24,11 @@ use kernel::{
 #[path = "bindings/mod.rs"]
 mod raw;
 
+// User memory (umem), the handles of user verbs; its bindings calls stay in
+// the rdma layer.
+mod umem;
+pub(crate) use umem::{cond_resched, Umem, UmemDev, UserCtx};
+
 /// PCI identity of the function behind an hnae3 handle.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct PciIdent {
@@ -703,10 +708,20 @@ pub(crate) struct GidEntry<'a> {
 
 /// The verbs of an RDMA device, as the rdma layer calls them.
 pub(crate) trait IbDriver: Send + Sync {
+    /// The driver's state of a user context.
+    type Ucontext: Send + Sync;
     /// A completion queue.
     type Cq: Send + Sync;
-    /// A kernel CQ of at least `cqe` entries on `vector`; and its depth.
-    fn create_cq(&self, cqe: u32, vector: u32) -> Result<(KBox<Self::Cq>, u32)>;
+    /// A CQ of at least `cqe` entries on `vector`: a kernel CQ, or with
+    /// `user` a CQ whose buffer and record live in the calling process
+    /// (the request as the shim copied it). Returns the CQ and what the
+    /// core and libhns are told.
+    fn create_cq(
+        &self,
+        cqe: u32,
+        vector: u32,
+        user: Option<(UserCtx<'_, Self::Ucontext>, &CqUreq)>,
+    ) -> Result<(KBox<Self::Cq>, CqOut)>;
     /// Destroys a CQ.
     fn destroy_cq(&self, cq: KBox<Self::Cq>);
     /// Completions available (none yet: no QP can post work).
@@ -721,11 +736,15 @@ pub(crate) trait IbDriver: Send + Sync {
     fn fw_ver(&self) -> u64;
     /// Writes GID `index` (`None`: clears it).
     fn set_gid(&self, index: u32, entry: Option<GidEntry<'_>>) -> Result;
-    /// A user context: the answer to libhns and `(uar index, doorbell
-    /// page bus address)`.
-    fn alloc_ucontext(&self, config: u32, resp: &mut UctxResp) -> Result<(u32, u64)>;
+    /// A user context: the answer to libhns, and `(state, uar index,
+    /// doorbell page bus address)`.
+    fn alloc_ucontext(
+        &self,
+        config: u32,
+        resp: &mut UctxResp,
+    ) -> Result<(KBox<Self::Ucontext>, u32, u64)>;
     /// Frees what `alloc_ucontext` took.
-    fn dealloc_ucontext(&self, uar: u32);
+    fn dealloc_ucontext(&self, uctx: KBox<Self::Ucontext>);
     /// A protection domain number.
     fn alloc_pd(&self) -> Result<u32>;
     /// Frees a PD number.
@@ -738,19 +757,28 @@ pub(crate) trait IbDriver: Send + Sync {
     fn query_counters(&self, values: &mut [u64]) -> Result<usize>;
     /// Fills the address vector of a new AH.
     fn create_ah(&self, req: &AhIn, av: &mut AddrVec) -> Result;
-    /// A DMA MR on PD `pdn` with `access` (`IB_ACCESS_*`); its key.
-    fn get_dma_mr(&self, pdn: u32, access: u32) -> Result<u32>;
-    /// Deregisters the MR with `key`.
-    fn dereg_mr(&self, key: u32);
+    /// A memory region.
+    type Mr: Send + Sync;
+    /// A DMA MR on PD `pdn` with `access` (`IB_ACCESS_*`); and its key.
+    fn get_dma_mr(&self, pdn: u32, access: u32) -> Result<(Pin<KBox<Self::Mr>>, u32)>;
+    /// A user MR as `req` says (`flags` unused); and its key.
+    fn reg_user_mr(&self, dev: UmemDev<'_>, req: &MrReq) -> Result<(Pin<KBox<Self::Mr>>, u32)>;
+    /// Re-registers a user MR in place as `req` says.
+    fn rereg_user_mr(&self, mr: &Self::Mr, dev: UmemDev<'_>, req: &MrReq) -> Result;
+    /// Deregisters an MR.
+    fn dereg_mr(&self, mr: Pin<KBox<Self::Mr>>);
     /// A queue pair.
     type Qp: Send + Sync;
-    /// A kernel QP on the given CQs; its number. `init`'s capacities are
-    /// updated to what the QP got.
+    /// A QP on the given CQs: a kernel QP, or with `user` (and
+    /// `init.user`) one whose queues live in the calling process; its
+    /// number. `init`'s capacities are updated to what the QP got, and
+    /// for a user QP `init.cap_flags` to what libhns is told.
     fn create_qp(
         &self,
         init: &mut QpInit,
         send_cq: Option<&Self::Cq>,
         recv_cq: Option<&Self::Cq>,
+        user: Option<UserCtx<'_, Self::Ucontext>>,
     ) -> Result<(Pin<KBox<Self::Qp>>, u32)>;
     /// Applies a modify; fills what a user modify answers.
     fn modify_qp(&self, qp: &Self::Qp, attr: &QpAttr, resp: &mut QpModifyResp) -> Result;
@@ -765,6 +793,34 @@ pub(crate) trait IbDriver: Send + Sync {
         wrs: &mut dyn Iterator<Item = RecvWr<'_>>,
     ) -> core::result::Result<(), (usize, Error)>;
 }
+
+/// A user CQ request (`struct hns_roce_ib_create_cq`) as the shim copied
+/// it, with the result of the copy and the udata lengths.
+pub(crate) type CqUreq = raw::hns_shim_cq_ureq;
+
+/// What a new CQ tells the core and libhns.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct CqOut {
+    /// Entries (a power of two); the core's `cqe` is one less.
+    pub(crate) depth: u32,
+    /// The CQ number (`hns_roce_ib_create_cq_resp.cqn`).
+    pub(crate) cqn: u32,
+    /// `HNS_ROCE_CQ_FLAG_*` for the response.
+    pub(crate) cap_flags: u64,
+}
+
+/// A user MR registration or re-registration, flattened by the shim:
+/// `flags` (`IB_MR_REREG_*`, re-registration only), `pdn` (registration,
+/// or re-registration with `IB_MR_REREG_PD`), user address `start`,
+/// `length` bytes, I/O address `iova`, `access` (`IB_ACCESS_*`).
+pub(crate) type MrReq = raw::hns_shim_mr_req;
+
+/// `IB_MR_REREG_TRANS`.
+pub(crate) const MR_REREG_TRANS: u32 = raw::ib_mr_rereg_flags_IB_MR_REREG_TRANS;
+/// `IB_MR_REREG_PD`.
+pub(crate) const MR_REREG_PD: u32 = raw::ib_mr_rereg_flags_IB_MR_REREG_PD;
+/// `IB_MR_REREG_ACCESS`.
+pub(crate) const MR_REREG_ACCESS: u32 = raw::ib_mr_rereg_flags_IB_MR_REREG_ACCESS;
 
 /// A kernel QP request (`struct ib_qp_init_attr`, flattened by the shim).
 pub(crate) type QpInit = raw::hns_shim_qp_init;
@@ -976,13 +1032,16 @@ unsafe extern "C" fn hns_rs_alloc_ucontext(
     uar: *mut u32,
     addr: *mut u64,
     resp: *mut UctxResp,
+    uctx: *mut *mut c_void,
 ) -> c_int {
     // SAFETY: as above; the out pointers are valid for writing.
     let (d, resp) = unsafe { (drv(rs), &mut *resp) };
     match d.alloc_ucontext(config, resp) {
-        Ok((u, a)) => {
-            // SAFETY: valid for writing (see above).
+        Ok((b, u, a)) => {
+            // SAFETY: valid for writing (see above); the box is taken back
+            // in `hns_rs_dealloc_ucontext`.
             unsafe {
+                *uctx = KBox::into_raw(b).cast();
                 *uar = u;
                 *addr = a;
             }
@@ -999,9 +1058,33 @@ unsafe extern "C" fn hns_rs_alloc_ucontext(
 /// `rs` is the device's pointer (see [`drv`]); pointer arguments are valid
 /// for the call as the RDMA core passes them.
 #[no_mangle]
-unsafe extern "C" fn hns_rs_dealloc_ucontext(rs: *mut c_void, uar: u32) {
+unsafe extern "C" fn hns_rs_dealloc_ucontext(rs: *mut c_void, uctx: *mut c_void) {
+    // SAFETY: the pointer owns the box `hns_rs_alloc_ucontext` made; the
+    // core calls this once, after every object of the context is gone.
+    let b = unsafe { KBox::from_raw(uctx.cast::<DriverUctx>()) };
     // SAFETY: as above.
-    unsafe { drv(rs).dealloc_ucontext(uar) }
+    unsafe { drv(rs) }.dealloc_ucontext(b)
+}
+
+/// The driver's user-context state behind the shim's `rs_uctx`.
+type DriverUctx = <Driver as IbDriver>::Ucontext;
+
+/// The view of a user verb's caller: the device and the user context.
+///
+/// # Safety
+///
+/// `ibdev` is the registered device the verb runs on, `uctx` null or a
+/// context from [`hns_rs_alloc_ucontext`] that outlives `'a`, and the
+/// caller runs a uverbs command of the context's process.
+unsafe fn user_ctx<'a>(
+    ibdev: *mut raw::ib_device,
+    uctx: *mut c_void,
+) -> Option<UserCtx<'a, DriverUctx>> {
+    // SAFETY: per the function's contract.
+    let dev = unsafe { UmemDev::from_raw(ibdev) }?;
+    // SAFETY: per the function's contract.
+    let u = unsafe { uctx.cast::<DriverUctx>().as_ref() }?;
+    Some(UserCtx::new(dev, u))
 }
 
 /// Called by the shim's op.
@@ -1091,27 +1174,110 @@ unsafe extern "C" fn hns_rs_create_ah(
 ///
 /// # Safety
 ///
-/// `rs` is the device's pointer (see [`drv`]); `key` is valid for writing.
+/// `rs` is the device's pointer (see [`drv`]); `mr` and `key` are valid
+/// for writing.
 #[no_mangle]
 unsafe extern "C" fn hns_rs_get_dma_mr(
     rs: *mut c_void,
     pdn: u32,
     access: u32,
+    mr: *mut *mut c_void,
     key: *mut u32,
 ) -> c_int {
     // SAFETY: per the function's contract.
-    unsafe { errno_out(drv(rs).get_dma_mr(pdn, access), key) }
+    let r = unsafe { drv(rs) }.get_dma_mr(pdn, access);
+    // SAFETY: `mr` and `key` are valid for writing.
+    unsafe { mr_out(r, mr, key) }
+}
+
+/// The MRs behind the shim's `rs_mr` pointers.
+type DriverMr = <Driver as IbDriver>::Mr;
+
+/// Stores a new MR and its key for the shim, or returns the errno.
+///
+/// # Safety
+///
+/// `mr` and `key` are valid for writing.
+unsafe fn mr_out(
+    r: Result<(Pin<KBox<DriverMr>>, u32)>,
+    mr: *mut *mut c_void,
+    key: *mut u32,
+) -> c_int {
+    match r {
+        Ok((b, k)) => {
+            // SAFETY: the box is only moved back into a `Pin<KBox>` by
+            // `hns_rs_dereg_mr`; it is never moved out of in between.
+            let raw = KBox::into_raw(unsafe { Pin::into_inner_unchecked(b) });
+            // SAFETY: valid for writing (the function's contract).
+            unsafe {
+                *mr = raw.cast();
+                *key = k;
+            }
+            0
+        }
+        Err(e) => e.to_errno(),
+    }
 }
 
 /// Called by the shim's op.
 ///
 /// # Safety
 ///
-/// `rs` is the device's pointer (see [`drv`]).
+/// `rs` is the device's pointer, `ibdev` its registered device, called in
+/// the uverbs command of the process whose memory is registered; `req` is
+/// valid for the call; `mr` and `key` are valid for writing.
 #[no_mangle]
-unsafe extern "C" fn hns_rs_dereg_mr(rs: *mut c_void, key: u32) {
+unsafe extern "C" fn hns_rs_reg_user_mr(
+    rs: *mut c_void,
+    ibdev: *mut raw::ib_device,
+    req: *const MrReq,
+    mr: *mut *mut c_void,
+    key: *mut u32,
+) -> c_int {
     // SAFETY: per the function's contract.
-    unsafe { drv(rs) }.dereg_mr(key)
+    let Some(dev) = (unsafe { UmemDev::from_raw(ibdev) }) else {
+        return EINVAL.to_errno();
+    };
+    // SAFETY: per the function's contract.
+    let r = unsafe { drv(rs).reg_user_mr(dev, &*req) };
+    // SAFETY: `mr` and `key` are valid for writing.
+    unsafe { mr_out(r, mr, key) }
+}
+
+/// Called by the shim's op.
+///
+/// # Safety
+///
+/// As [`hns_rs_reg_user_mr`]; `mr` came from it and is live, and the core
+/// holds the MR exclusively for the re-registration.
+#[no_mangle]
+unsafe extern "C" fn hns_rs_rereg_user_mr(
+    rs: *mut c_void,
+    ibdev: *mut raw::ib_device,
+    mr: *mut c_void,
+    req: *const MrReq,
+) -> c_int {
+    // SAFETY: per the function's contract.
+    let Some(dev) = (unsafe { UmemDev::from_raw(ibdev) }) else {
+        return EINVAL.to_errno();
+    };
+    // SAFETY: per the function's contract.
+    let (d, mr, req) = unsafe { (drv(rs), &*mr.cast::<DriverMr>(), &*req) };
+    errno(d.rereg_user_mr(mr, dev, req))
+}
+
+/// Called by the shim's op.
+///
+/// # Safety
+///
+/// `rs` is the device's pointer (see [`drv`]); `mr` came from an MR
+/// callback and is not used after this call.
+#[no_mangle]
+unsafe extern "C" fn hns_rs_dereg_mr(rs: *mut c_void, mr: *mut c_void) {
+    // SAFETY: the pointer owns the pinned box an MR callback made.
+    let b = unsafe { Pin::new_unchecked(KBox::from_raw(mr.cast::<DriverMr>())) };
+    // SAFETY: per the function's contract.
+    unsafe { drv(rs) }.dereg_mr(b)
 }
 
 /// The Rust CQ of the driver.
@@ -1121,25 +1287,40 @@ type DriverCq = <Driver as IbDriver>::Cq;
 ///
 /// # Safety
 ///
-/// `rs` is the device's pointer (see [`drv`]); `cq` and `depth` are valid
-/// for writing.
+/// `rs` is the device's pointer (see [`drv`]); `args` is valid for reading
+/// and writing, `cq` for writing. For a user CQ, `ureq` is the copied
+/// request, `ibdev` the registered device and `uctx` the caller's context
+/// from [`hns_rs_alloc_ucontext`], in the uverbs command of its process;
+/// for a kernel CQ `ureq` is null.
 #[no_mangle]
 unsafe extern "C" fn hns_rs_create_cq(
     rs: *mut c_void,
-    cqe: u32,
-    vector: u32,
+    ibdev: *mut raw::ib_device,
+    uctx: *mut c_void,
+    ureq: *const CqUreq,
+    args: *mut raw::hns_shim_cq_args,
     cq: *mut *mut c_void,
-    depth: *mut u32,
 ) -> c_int {
+    // SAFETY: valid for reading and writing (the function's contract).
+    let args = unsafe { &mut *args };
+    // SAFETY: per the function's contract: a user CQ comes with its
+    // device, context and request, a kernel CQ with none of them.
+    let user = unsafe { ureq.as_ref() }.and_then(|r| {
+        // SAFETY: as above.
+        unsafe { user_ctx(ibdev, uctx) }.map(|u| (u, r))
+    });
+    if !ureq.is_null() && user.is_none() {
+        return EINVAL.to_errno();
+    }
     // SAFETY: per the function's contract.
-    match unsafe { drv(rs) }.create_cq(cqe, vector) {
-        Ok((b, d)) => {
+    match unsafe { drv(rs) }.create_cq(args.cqe, args.vector, user) {
+        Ok((b, o)) => {
             // SAFETY: valid for writing; the box is taken back in
             // `hns_rs_destroy_cq`.
-            unsafe {
-                *cq = KBox::into_raw(b).cast();
-                *depth = d;
-            }
+            unsafe { *cq = KBox::into_raw(b).cast() };
+            args.depth = o.depth;
+            args.cqn = o.cqn;
+            args.cap_flags = o.cap_flags;
             0
         }
         Err(e) => e.to_errno(),
@@ -1197,10 +1378,15 @@ type DriverQp = <Driver as IbDriver>::Qp;
 ///
 /// `rs` is the device's pointer; `init`, `qp` and `qpn` are valid for the
 /// call; `send_cq`/`recv_cq` are null or CQs from [`hns_rs_create_cq`] that
-/// outlive the QP (the RDMA core holds references on them).
+/// outlive the QP (the RDMA core holds references on them). For a user QP
+/// (`init.user`), `ibdev` is the registered device and `uctx` the caller's
+/// context from [`hns_rs_alloc_ucontext`], in the uverbs command of its
+/// process; for a kernel QP `uctx` is null.
 #[no_mangle]
 unsafe extern "C" fn hns_rs_create_qp(
     rs: *mut c_void,
+    ibdev: *mut raw::ib_device,
+    uctx: *mut c_void,
     init: *mut QpInit,
     send_cq: *mut c_void,
     recv_cq: *mut c_void,
@@ -1209,6 +1395,15 @@ unsafe extern "C" fn hns_rs_create_qp(
 ) -> c_int {
     // SAFETY: per the function's contract.
     let (d, init) = unsafe { (drv(rs), &mut *init) };
+    let user = if init.user {
+        // SAFETY: per the function's contract.
+        match unsafe { user_ctx(ibdev, uctx) } {
+            Some(u) => Some(u),
+            None => return EINVAL.to_errno(),
+        }
+    } else {
+        None
+    };
     // SAFETY: null or live CQs (the function's contract).
     let (scq, rcq) = unsafe {
         (
@@ -1216,7 +1411,7 @@ unsafe extern "C" fn hns_rs_create_qp(
             recv_cq.cast::<DriverCq>().as_ref(),
         )
     };
-    match d.create_qp(init, scq, rcq) {
+    match d.create_qp(init, scq, rcq, user) {
         Ok((b, n)) => {
             // SAFETY: the box is only moved back into a `Pin<KBox>` by
             // `hns_rs_destroy_qp`; it is never moved out of in between.

@@ -5,6 +5,7 @@
  */
 #include <rdma/ib_verbs.h>
 #include <rdma/ib_umem.h>
+#include <rdma/iter.h>
 #include <rdma/uverbs_ioctl.h>
 #include "hnae3.h"
 #include "shim.h"

@@ -8,7 +8,9 @@
 #include <linux/random.h>
 #include <linux/ratelimit.h>
 #include <linux/stddef.h>
+#include <rdma/ib_umem.h>
 #include <rdma/ib_verbs.h>
+#include <rdma/iter.h>
 #include "hnae3.h"
 #include "shim.h"
 
@@ -102,7 +104,8 @@ void hns_shim_free_irq(unsigned int irq, void *cookie)
 
 /* The RoCE client's bit in rinfo.state: the function was not attached when
  * a reset began, so its UNINIT and INIT steps do nothing
- * (HNS_ROCE_RST_DIRECT_RETURN). */
+ * (HNS_ROCE_RST_DIRECT_RETURN).
+ */
 #define HNS_SHIM_RST_DIRECT_RETURN 0
 
 void hns_shim_rst_direct_set(struct hnae3_handle *h, bool on)
@@ -176,6 +179,7 @@ static struct hns_shim_dev *to_sdev(struct ib_device *ibdev)
 struct hns_shim_uctx {
 	struct ib_ucontext ibuctx;
 	struct rdma_user_mmap_entry *db_entry;
+	void *rs_uctx;
 	u32 uar_index;
 	u32 config;
 };
@@ -467,13 +471,13 @@ static int hns_shim_alloc_ucontext(struct ib_ucontext *uctx,
 	if (ret)
 		return ret;
 	ret = hns_rs_alloc_ucontext(to_sdev(uctx->device)->rs, ucmd.config,
-				    &ctx->uar_index, &addr, &r);
+				    &ctx->uar_index, &addr, &r, &ctx->rs_uctx);
 	if (ret)
 		return ret;
 	ctx->config = r.config;
 
 	ret = -ENOMEM;
-	entry = kzalloc(sizeof(*entry), GFP_KERNEL);
+	entry = kzalloc_obj(*entry);
 	if (!entry)
 		goto err_uar;
 	entry->address = addr;
@@ -500,7 +504,7 @@ static int hns_shim_alloc_ucontext(struct ib_ucontext *uctx,
 err_entry:
 	rdma_user_mmap_entry_remove(ctx->db_entry);
 err_uar:
-	hns_rs_dealloc_ucontext(to_sdev(uctx->device)->rs, ctx->uar_index);
+	hns_rs_dealloc_ucontext(to_sdev(uctx->device)->rs, ctx->rs_uctx);
 	return ret;
 }
 
@@ -511,7 +515,7 @@ static void hns_shim_dealloc_ucontext(struct ib_ucontext *uctx)
 
 	if (ctx->db_entry)
 		rdma_user_mmap_entry_remove(ctx->db_entry);
-	hns_rs_dealloc_ucontext(to_sdev(uctx->device)->rs, ctx->uar_index);
+	hns_rs_dealloc_ucontext(to_sdev(uctx->device)->rs, ctx->rs_uctx);
 }
 
 static int hns_shim_mmap(struct ib_ucontext *uctx, struct vm_area_struct *vma)
@@ -642,29 +646,58 @@ static int hns_shim_get_hw_stats(struct ib_device *ibdev,
 	return ret;
 }
 
+static void *hns_shim_udata_uctx(struct ib_udata *udata)
+{
+	return rdma_udata_to_drv_context(udata, struct hns_shim_uctx,
+					 ibuctx)->rs_uctx;
+}
+
 /*
- * Verbs the RDMA core requires but this driver does not implement yet (QP,
- * user MR objects): they fail cleanly with -EOPNOTSUPP.
+ * A kernel CQ, or a user CQ (libhns: struct hns_roce_ib_create_cq in,
+ * hns_roce_ib_create_cq_resp out). The request is copied here and checked
+ * in Rust in the C driver's order; the response goes out after the CQ
+ * exists, and a failed copy destroys it again.
  */
 static int hns_shim_create_cq(struct ib_cq *ibcq,
 			      const struct ib_cq_init_attr *attr,
 			      struct uverbs_attr_bundle *attrs)
 {
 	struct hns_shim_cq *cq = container_of(ibcq, struct hns_shim_cq, ibcq);
-	u32 depth = 0;
+	struct ib_udata *udata = attrs ? &attrs->driver_udata : NULL;
+	struct hns_roce_ib_create_cq_resp resp = {};
+	struct hns_roce_ib_create_cq ucmd = {};
+	struct hns_shim_cq_ureq ureq = {};
+	struct hns_shim_cq_args args = {
+		.cqe = attr->cqe,
+		.vector = attr->comp_vector,
+	};
+	void *rs = to_sdev(ibcq->device)->rs;
 	int ret;
 
 	if (attr->flags)
 		return -EOPNOTSUPP;
-	/* User CQs (libhns) need user-memory buffers: not yet. */
-	if (attrs)
-		return -EOPNOTSUPP;
-	ret = hns_rs_create_cq(to_sdev(ibcq->device)->rs, attr->cqe,
-			       attr->comp_vector, &cq->rs_cq, &depth);
+	if (udata) {
+		ureq.copy_ret = ib_copy_validate_udata_in(udata, ucmd, db_addr);
+		ureq.inlen = udata->inlen;
+		ureq.outlen = udata->outlen;
+		ureq.buf_addr = ucmd.buf_addr;
+		ureq.db_addr = ucmd.db_addr;
+		ureq.cqe_size = ucmd.cqe_size;
+	}
+	ret = hns_rs_create_cq(rs, ibcq->device,
+			       udata ? hns_shim_udata_uctx(udata) : NULL,
+			       udata ? &ureq : NULL, &args, &cq->rs_cq);
 	if (ret)
 		return ret;
-	ibcq->cqe = depth - 1;
-	return 0;
+	ibcq->cqe = args.depth - 1;
+	if (udata) {
+		resp.cqn = args.cqn;
+		resp.cap_flags = args.cap_flags;
+		ret = ib_respond_udata(udata, resp);
+		if (ret)
+			hns_rs_destroy_cq(rs, cq->rs_cq);
+	}
+	return ret;
 }
 
 static int hns_shim_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
@@ -742,7 +775,8 @@ static int hns_shim_create_qp(struct ib_qp *ibqp,
 	in.max_inline_data = init_attr->cap.max_inline_data;
 	in.has_srq = init_attr->srq != NULL;
 	in.has_xrcd = init_attr->xrcd != NULL;
-	ret = hns_rs_create_qp(to_sdev(ibqp->device)->rs, &in,
+	ret = hns_rs_create_qp(to_sdev(ibqp->device)->rs, ibqp->device,
+			       udata ? hns_shim_udata_uctx(udata) : NULL, &in,
 			       hns_shim_rs_cq(init_attr->send_cq),
 			       hns_shim_rs_cq(init_attr->recv_cq), &qp->rs_qp,
 			       &qpn);
@@ -925,26 +959,28 @@ static int hns_shim_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 }
 
 
+/* An MR: the Rust MR behind `rs_mr`. */
 struct hns_shim_mr {
 	struct ib_mr ibmr;
-	u32 key;
+	void *rs_mr;
 };
 
 static struct ib_mr *hns_shim_get_dma_mr(struct ib_pd *pd, int acc)
 {
-	struct hns_shim_mr *mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+	struct hns_shim_mr *mr = kzalloc_obj(*mr);
+	u32 key = 0;
 	int ret;
 
 	if (!mr)
 		return ERR_PTR(-ENOMEM);
 	ret = hns_rs_get_dma_mr(to_sdev(pd->device)->rs, hns_shim_pd_pdn(pd),
-				(u32)acc, &mr->key);
+				(u32)acc, &mr->rs_mr, &key);
 	if (ret) {
 		kfree(mr);
 		return ERR_PTR(ret);
 	}
-	mr->ibmr.lkey = mr->key;
-	mr->ibmr.rkey = mr->key;
+	mr->ibmr.lkey = key;
+	mr->ibmr.rkey = key;
 	return &mr->ibmr;
 }
 
@@ -954,14 +990,61 @@ static struct ib_mr *hns_shim_reg_user_mr(struct ib_pd *pd, u64 start,
 					  struct ib_dmah *dmah,
 					  struct ib_udata *udata)
 {
-	return ERR_PTR(-EOPNOTSUPP);
+	struct hns_shim_mr_req req = {
+		.pdn = hns_shim_pd_pdn(pd),
+		.start = start,
+		.length = length,
+		.iova = virt_addr,
+		.access = (u32)access_flags,
+	};
+	struct hns_shim_mr *mr;
+	u32 key = 0;
+	int ret;
+
+	if (dmah)
+		return ERR_PTR(-EOPNOTSUPP);
+	mr = kzalloc_obj(*mr);
+	if (!mr)
+		return ERR_PTR(-ENOMEM);
+	ret = hns_rs_reg_user_mr(to_sdev(pd->device)->rs, pd->device, &req,
+				 &mr->rs_mr, &key);
+	if (ret) {
+		kfree(mr);
+		return ERR_PTR(ret);
+	}
+	mr->ibmr.lkey = key;
+	mr->ibmr.rkey = key;
+	return &mr->ibmr;
+}
+
+/* Re-registration in place: NULL tells the core to keep this MR. */
+static struct ib_mr *hns_shim_rereg_user_mr(struct ib_mr *ibmr, int flags,
+					    u64 start, u64 length,
+					    u64 virt_addr, int access_flags,
+					    struct ib_pd *pd,
+					    struct ib_udata *udata)
+{
+	struct hns_shim_mr *mr = container_of(ibmr, struct hns_shim_mr, ibmr);
+	struct hns_shim_mr_req req = {
+		.flags = (u32)flags,
+		.pdn = (flags & IB_MR_REREG_PD) && pd ? hns_shim_pd_pdn(pd) : 0,
+		.start = start,
+		.length = length,
+		.iova = virt_addr,
+		.access = (u32)access_flags,
+	};
+	int ret;
+
+	ret = hns_rs_rereg_user_mr(to_sdev(ibmr->device)->rs, ibmr->device,
+				   mr->rs_mr, &req);
+	return ret ? ERR_PTR(ret) : NULL;
 }
 
 static int hns_shim_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 {
 	struct hns_shim_mr *mr = container_of(ibmr, struct hns_shim_mr, ibmr);
 
-	hns_rs_dereg_mr(to_sdev(ibmr->device)->rs, mr->key);
+	hns_rs_dereg_mr(to_sdev(ibmr->device)->rs, mr->rs_mr);
 	kfree(mr);
 	return 0;
 }
@@ -1005,6 +1088,7 @@ static const struct ib_device_ops hns_shim_dev_ops = {
 	.post_recv = hns_shim_post_recv,
 	.get_dma_mr = hns_shim_get_dma_mr,
 	.reg_user_mr = hns_shim_reg_user_mr,
+	.rereg_user_mr = hns_shim_rereg_user_mr,
 	.dereg_mr = hns_shim_dereg_mr,
 
 	INIT_RDMA_OBJ_SIZE(ib_ah, hns_shim_ah, ibah),
@@ -1083,4 +1167,50 @@ void hns_shim_disassociate_mmaps(struct ib_device *ibdev)
 void hns_shim_unregister_ibdev(struct ib_device *ibdev)
 {
 	ib_unregister_device(ibdev);
+}
+
+/* --- user memory --------------------------------------------------------- */
+
+int hns_shim_umem_get(struct ib_device *ibdev, u64 addr, size_t size,
+		      int access, struct ib_umem **umem)
+{
+	struct ib_umem *u = ib_umem_get_va(ibdev, addr, size, access);
+
+	if (IS_ERR(u))
+		return PTR_ERR(u);
+	*umem = u;
+	return 0;
+}
+
+void hns_shim_umem_blocks_start(struct ib_block_iter *biter,
+				struct ib_umem *umem, unsigned long pgsz)
+{
+	__rdma_umem_block_iter_start(biter, umem, pgsz);
+}
+
+bool hns_shim_umem_blocks_next(struct ib_block_iter *biter)
+{
+	return __rdma_umem_block_iter_next(biter);
+}
+
+u64 hns_shim_block_dma(struct ib_block_iter *biter)
+{
+	return rdma_block_iter_dma_address(biter);
+}
+
+u64 hns_shim_umem_first_dma(struct ib_umem *umem)
+{
+	return sg_dma_address(umem->sgt_append.sgt.sgl);
+}
+
+u32 hns_shim_umem_read_u32(struct ib_umem *umem, size_t offset)
+{
+	const void *page = page_address(sg_page(umem->sgt_append.sgt.sgl));
+
+	return READ_ONCE(*(const u32 *)(page + offset));
+}
+
+void hns_shim_cond_resched(void)
+{
+	cond_resched();
 }

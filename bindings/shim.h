@@ -177,7 +177,8 @@ struct hns_shim_uctx_resp {
 };
 
 /* A kernel QP request (struct ib_qp_init_attr); the capacities come back
- * updated to what the QP got. */
+ * updated to what the QP got.
+ */
 struct hns_shim_qp_init {
 	u32 qp_type;
 	u32 port;
@@ -210,7 +211,8 @@ struct hns_shim_qp_init {
 };
 
 /* The struct ib_qp_attr fields of a modify, and what only the core and the
- * netdev know. */
+ * netdev know.
+ */
 struct hns_shim_qp_attr {
 	u32 mask;
 	u32 qp_state;
@@ -291,6 +293,39 @@ struct hns_shim_qp_query {
 	u32 sq_sig_type;
 };
 
+/* A user CQ request (struct hns_roce_ib_create_cq) as the shim copied it:
+ * the copy's result, the udata lengths, the fields.
+ */
+struct hns_shim_cq_ureq {
+	int copy_ret;
+	u32 inlen;
+	u32 outlen;
+	u64 buf_addr;
+	u64 db_addr;
+	u32 cqe_size;
+};
+
+/* A CQ request (cqe, vector) and what the new CQ tells the core and
+ * userspace (depth, cqn, cap_flags).
+ */
+struct hns_shim_cq_args {
+	u32 cqe;
+	u32 vector;
+	u32 depth;
+	u32 cqn;
+	u64 cap_flags;
+};
+
+/* A user MR registration or re-registration (flags: IB_MR_REREG_*). */
+struct hns_shim_mr_req {
+	u32 flags;
+	u32 pdn;
+	u64 start;
+	u64 length;
+	u64 iova;
+	u32 access;
+};
+
 struct ib_device *hns_shim_alloc_ibdev(void *rs);
 void hns_shim_dealloc_ibdev(struct ib_device *ibdev);
 int hns_shim_register_ibdev(struct ib_device *ibdev,
@@ -311,22 +346,30 @@ void hns_rs_fw_ver(void *rs, u64 *fw_ver);
 int hns_rs_set_gid(void *rs, u32 index, const u8 *gid, u32 sgid_type,
 		   u16 vlan_id, const u8 *mac);
 int hns_rs_alloc_ucontext(void *rs, u32 config_in, u32 *uar_index,
-			  u64 *uar_addr, struct hns_shim_uctx_resp *resp);
-void hns_rs_dealloc_ucontext(void *rs, u32 uar_index);
+			  u64 *uar_addr, struct hns_shim_uctx_resp *resp,
+			  void **uctx);
+void hns_rs_dealloc_ucontext(void *rs, void *uctx);
 int hns_rs_alloc_pd(void *rs, u32 *pdn);
 void hns_rs_dealloc_pd(void *rs, u32 pdn);
 int hns_rs_alloc_xrcd(void *rs, u32 *xrcdn);
 void hns_rs_dealloc_xrcd(void *rs, u32 xrcdn);
 int hns_rs_query_counters(void *rs, u64 *values, u32 num);
-int hns_rs_create_cq(void *rs, u32 cqe, u32 vector, void **cq, u32 *depth);
+int hns_rs_create_cq(void *rs, struct ib_device *ibdev, void *uctx,
+		     const struct hns_shim_cq_ureq *ureq,
+		     struct hns_shim_cq_args *args, void **cq);
 void hns_rs_destroy_cq(void *rs, void *cq);
 int hns_rs_poll_cq(void *rs, void *cq, int n);
 void hns_rs_req_notify_cq(void *rs, void *cq, bool solicited);
-int hns_rs_get_dma_mr(void *rs, u32 pdn, u32 access, u32 *key);
-void hns_rs_dereg_mr(void *rs, u32 key);
+int hns_rs_get_dma_mr(void *rs, u32 pdn, u32 access, void **mr, u32 *key);
+int hns_rs_reg_user_mr(void *rs, struct ib_device *ibdev,
+		       const struct hns_shim_mr_req *req, void **mr, u32 *key);
+int hns_rs_rereg_user_mr(void *rs, struct ib_device *ibdev, void *mr,
+			 const struct hns_shim_mr_req *req);
+void hns_rs_dereg_mr(void *rs, void *mr);
 int hns_rs_create_ah(void *rs, const struct hns_shim_ah_in *in,
 		     struct hns_shim_av *av);
-int hns_rs_create_qp(void *rs, struct hns_shim_qp_init *init, void *send_cq,
+int hns_rs_create_qp(void *rs, struct ib_device *ibdev, void *uctx,
+		     struct hns_shim_qp_init *init, void *send_cq,
 		     void *recv_cq, void **qp, u32 *qpn);
 int hns_rs_modify_qp(void *rs, void *qp, const struct hns_shim_qp_attr *attr,
 		     struct hns_shim_qp_modify_resp *resp);
@@ -334,5 +377,23 @@ void hns_rs_destroy_qp(void *rs, void *qp);
 int hns_rs_query_qp(void *rs, void *qp, struct hns_shim_qp_query *q);
 int hns_rs_post_recv(void *rs, void *qp, const struct ib_recv_wr *wr,
 		     const struct ib_recv_wr **bad_wr);
+
+/* --- user memory --------------------------------------------------------- */
+struct ib_umem;
+struct ib_block_iter;
+
+/* ib_umem_get_va: 0 and the umem in *umem, or the errno. */
+int hns_shim_umem_get(struct ib_device *ibdev, u64 addr, size_t size,
+		      int access, struct ib_umem **umem);
+/* rdma_umem_for_each_dma_block, as start / next / address. */
+void hns_shim_umem_blocks_start(struct ib_block_iter *biter,
+				struct ib_umem *umem, unsigned long pgsz);
+bool hns_shim_umem_blocks_next(struct ib_block_iter *biter);
+u64 hns_shim_block_dma(struct ib_block_iter *biter);
+/* Bus address of the first scatterlist entry of the umem. */
+u64 hns_shim_umem_first_dma(struct ib_umem *umem);
+/* The u32 at byte offset (below PAGE_SIZE - 3) of the first pinned page. */
+u32 hns_shim_umem_read_u32(struct ib_umem *umem, size_t offset);
+void hns_shim_cond_resched(void);
 
 #endif /* HNS_RS_SHIM_H */

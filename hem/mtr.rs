@@ -12,10 +12,17 @@
 //! addresses of the L1 BT pages of a hop-2 region, which list its pages. The
 //! arithmetic (region pages, BT page size, which entry holds which page) is
 //! `hem.rs`'s [`MtrLayout`]; this file allocates and fills what it says.
-//! User memory, hop 0 (direct) and hop 3 come with the objects that use
-//! them.
+//!
+//! [`UserMtr`] is the same for memory a process pinned (`hns_roce_mtr_create`
+//! with udata): a [`Umem`] instead of kernel pages, the BTs over its DMA
+//! blocks, direct addressing (hop 0) for a one-page MR, and the adaptive
+//! page size and hop number of a user MR's page list (PBL). Hop 3 (C: MRs
+//! beyond 16 GiB of 4 KiB pages with 16 KiB BT pages) is not supported.
 
-use crate::hem::{BtSlot, MtrError, MtrLayout, RegionAttr, MAX_BT_REGION};
+use crate::hem::{
+    best_hop_num, BtSlot, MtrError, MtrLayout, RegionAttr, UmemShape, UserMtrLayout, MAX_BT_REGION,
+};
+use crate::rdma::{cond_resched, Umem, UmemDev};
 use kernel::{
     device::{Bound, Device},
     dma::Coherent,
@@ -267,4 +274,364 @@ impl KernelMtr {
         };
         Some(u32::from_le(v))
     }
+}
+
+/// Reads entry `i` of the BT page `bt` (little-endian); `None` past its end.
+fn get_ba(bt: &Coherent<[u64]>, i: u32) -> Option<u64> {
+    let i = usize::try_from(i).ok()?;
+    if i >= bt.len() {
+        return None;
+    }
+    // SAFETY: `i < bt.len()`; the driver alone writes BT pages, a volatile
+    // read as for all device-visible memory.
+    let v = unsafe { bt.as_mut_ptr().cast::<u64>().add(i).read_volatile() };
+    Some(u64::from_le(v))
+}
+
+/// Pages mapped between two `cond_resched` calls, and L1 BT pages allocated
+/// between two (C yields every 12800 BT pages; a 1 GiB MR of 4 KiB pages has
+/// 262144 pages and 128 L1 pages of 16 KiB).
+const RESCHED_PAGES: u32 = 8192;
+const RESCHED_BTS: u32 = 64;
+
+/// The memory of a user MR.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct PblRange {
+    /// User address of the first byte.
+    pub(crate) start: u64,
+    /// Bytes.
+    pub(crate) length: u64,
+    /// The I/O virtual address the MR is used at.
+    pub(crate) iova: u64,
+    /// `IB_ACCESS_*` to pin with.
+    pub(crate) access: u32,
+}
+
+/// A user buffer (pinned process memory) and its BT levels: C's
+/// `struct hns_roce_mtr` with a umem.
+///
+/// Use [`UserMtr::new`] for queue buffers (CQ, QP SQ/ext-SGE/RQ, SRQ), the
+/// page size and hop numbers coming from the caps, and [`UserMtr::new_pbl`]
+/// for a user MR's page list. The context images take [`UserMtr::root_ba`]
+/// (`hns_roce_get_mtr_ba`), [`UserMtr::find`] (`hns_roce_mtr_find`: the
+/// first page addresses), [`UserMtr::page_shift`], [`UserMtr::ba_pg_shift`]
+/// and [`UserMtr::hop`]. Everything (umem, BT pages) is released when it
+/// drops.
+///
+/// # Invariants
+///
+/// `layout` describes `umem` (its shape at creation). Unless
+/// `layout.direct`, `root` holds `layout.hem.root_len` entries and `mid`
+/// the L1 pages in order, linked from the root as
+/// [`crate::hem::HemList::l1_root`] says, and the first
+/// `layout.page_count()` DMA blocks of `umem` (of `1 << layout.page_shift`
+/// bytes) are in the entries [`crate::hem::HemList::locate`] names; when
+/// direct, `root_ba` is the first block's address.
+pub(crate) struct UserMtr {
+    layout: UserMtrLayout,
+    root: Option<Coherent<[u64]>>,
+    mid: KVec<Coherent<[u64]>>,
+    root_ba: u64,
+    // Last: the BTs go before the memory they point at is unpinned.
+    umem: Umem,
+}
+
+impl UserMtr {
+    /// Pins `regions` laid out back to back from user address `addr` and
+    /// builds their BTs (`hns_roce_mtr_create` with udata, not a PBL):
+    /// pages of `1 << page_shift` bytes (at least 4 KiB), BT pages of
+    /// `1 << ba_pg_shift` bytes growing within `page_size_cap`, hop numbers
+    /// from the caps in `regions` (1 or 2; hop 0 for a one-page buffer).
+    ///
+    /// # Errors
+    ///
+    /// `ENOMEM` if the memory cannot be pinned (whatever the core said, as
+    /// C's `mtr_alloc_bufs`); `EINVAL` for bad attributes or hop 3;
+    /// `ERANGE` if no BT page size holds the root; `ENOBUFS` if the umem
+    /// has fewer pages than the regions; `ENOMEM`. Each failure is logged
+    /// as C logs it.
+    pub(crate) fn new(
+        dev: &Device<Bound>,
+        pin: UmemDev<'_>,
+        addr: u64,
+        regions: &[Region],
+        page_shift: u32,
+        ba_pg_shift: u32,
+        page_size_cap: u64,
+    ) -> Result<Self> {
+        let attrs = attrs_of(regions)?;
+        let total = attrs
+            .iter()
+            .try_fold(0u64, |s, a| s.checked_add(a.size))
+            .ok_or(EINVAL)?;
+        let umem = pin_umem(dev, pin, addr, total, 0)?;
+        Self::build(
+            dev,
+            umem,
+            &attrs,
+            page_shift,
+            ba_pg_shift,
+            page_size_cap,
+            false,
+        )
+    }
+
+    /// Pins a user MR's memory (`mr`) and builds its page list
+    /// (`alloc_mr_pbl` for `MR_TYPE_MR`): the best page size of
+    /// `page_size_cap` for the MR's I/O address (`get_best_page_shift`),
+    /// the smallest hop number whose BT pages of `1 << ba_pg_shift` bytes
+    /// address all pages (`get_best_hop_num`), then the BTs. The page count is
+    /// [`UserMtr::page_count`] (C's `mr->npages`), the hop
+    /// [`UserMtr::hop`]`(0)` (C's `mr->pbl_hop_num`).
+    ///
+    /// # Errors
+    ///
+    /// As [`UserMtr::new`]; `EINVAL` also if no page size fits or the MR
+    /// needs more than three hops.
+    pub(crate) fn new_pbl(
+        dev: &Device<Bound>,
+        pin: UmemDev<'_>,
+        mr: &PblRange,
+        ba_pg_shift: u32,
+        page_size_cap: u64,
+    ) -> Result<Self> {
+        let mut umem = pin_umem(dev, pin, mr.start, mr.length, mr.access)?;
+        let pgsz = umem.find_best_pgsz(page_size_cap, mr.iova);
+        if pgsz == 0 {
+            return Err(EINVAL);
+        }
+        // order_base_2 of a power of two.
+        let page_shift = pgsz.trailing_zeros();
+        let Some(hop) = best_hop_num(umem.num_dma_blocks(pgsz), ba_pg_shift) else {
+            dev_err!(dev, "failed to calculate a valid hopnum.\n");
+            return Err(EINVAL);
+        };
+        let attrs = [RegionAttr {
+            size: mr.length,
+            hop,
+        }];
+        Self::build(
+            dev,
+            umem,
+            &attrs,
+            page_shift,
+            ba_pg_shift,
+            page_size_cap,
+            true,
+        )
+    }
+
+    fn build(
+        dev: &Device<Bound>,
+        umem: Umem,
+        attrs: &[RegionAttr],
+        page_shift: u32,
+        ba_pg_shift: u32,
+        page_size_cap: u64,
+        pbl: bool,
+    ) -> Result<Self> {
+        // CAST: PAGE_SHIFT is 12..16.
+        let kernel_page_shift = kernel::page::PAGE_SHIFT as u32;
+        let shape = UmemShape {
+            address: umem.address(),
+            iova: umem.iova(),
+            length: umem.length(),
+            kernel_page_shift,
+        };
+        let layout = UserMtrLayout::new(attrs, page_shift, ba_pg_shift, page_size_cap, pbl, &shape)
+            .map_err(|e| {
+                if e == MtrError::NoBufs {
+                    dev_err!(dev, "failed to get mtr page.\n");
+                } else {
+                    dev_err!(
+                        dev,
+                        "failed to alloc mtr mtt, ret = {}.\n",
+                        errno(e).to_errno()
+                    );
+                }
+                errno(e)
+            })?;
+        let pgsz = 1u64.checked_shl(page_shift).ok_or(EINVAL)?;
+        if layout.direct {
+            let root_ba = umem.dma_blocks(pgsz).next().ok_or(ENOBUFS)?;
+            // INVARIANT: direct, `root_ba` is the first block.
+            return Ok(Self {
+                layout,
+                root: None,
+                mid: KVec::new(),
+                root_ba,
+                umem,
+            });
+        }
+        let hem = &layout.hem;
+        let unit = usize::try_from(hem.unit)?;
+        let mut mid = KVec::with_capacity(usize::try_from(hem.l1_len)?, GFP_KERNEL)?;
+        for j in 0..hem.l1_len {
+            if j % RESCHED_BTS == RESCHED_BTS - 1 {
+                cond_resched();
+            }
+            mid.push(
+                Coherent::<u64>::zeroed_slice(dev, unit, GFP_KERNEL)?,
+                GFP_KERNEL,
+            )?;
+        }
+        let root = Coherent::<u64>::zeroed_slice(dev, usize::try_from(hem.root_len)?, GFP_KERNEL)?;
+        for (j, m) in (0u32..).zip(mid.iter()) {
+            set_ba(&root, hem.l1_root(j).ok_or(EINVAL)?, m.dma_address())?;
+        }
+        let count = layout.page_count();
+        let mut blocks = umem.dma_blocks(pgsz);
+        for i in 0..count {
+            if i % RESCHED_PAGES == RESCHED_PAGES - 1 {
+                cond_resched();
+            }
+            let Some(ba) = blocks.next() else {
+                dev_err!(dev, "failed to get mtr page {} != {}.\n", i, count);
+                return Err(ENOBUFS);
+            };
+            match hem.locate(i).ok_or(EINVAL)? {
+                BtSlot::Root(j) => set_ba(&root, j, ba)?,
+                BtSlot::L1 { page, slot } => {
+                    set_ba(mid.get(usize::try_from(page)?).ok_or(EINVAL)?, slot, ba)?
+                }
+            }
+        }
+        let root_ba = root.dma_address();
+        // INVARIANT: every L1 page linked, every page listed where the
+        // layout says.
+        Ok(Self {
+            layout,
+            root: Some(root),
+            mid,
+            root_ba,
+            umem,
+        })
+    }
+
+    /// Bus address the context takes as the buffer's base
+    /// (`hns_roce_get_mtr_ba`): the root BT, or the first page when direct.
+    pub(crate) fn root_ba(&self) -> u64 {
+        self.root_ba
+    }
+
+    /// Fills `out` with the bus addresses of the pages from the one holding
+    /// byte `offset` on (`hns_roce_mtr_find`); entries past the last page
+    /// are left as they are. When direct (hop 0) only the first page is
+    /// known, and `out` may hold as many entries as there are regions.
+    ///
+    /// # Errors
+    ///
+    /// `EINVAL` for an empty `out` (or, direct, more entries than
+    /// regions); `ENOENT` if no page is found.
+    pub(crate) fn find(&self, offset: u64, out: &mut [u64]) -> Result {
+        if out.is_empty() {
+            return Err(EINVAL);
+        }
+        let l = &self.layout;
+        if l.direct {
+            let start = offset >> crate::hem::HW_PAGE_SIZE.trailing_zeros();
+            let regions = l.regions.as_slice();
+            if out.len() > regions.len() {
+                return Err(EINVAL);
+            }
+            let mut n = 0;
+            for r in regions.iter().filter(|r| u64::from(r.offset) >= start) {
+                let Some(slot) = out.get_mut(n) else { break };
+                *slot = self.root_ba
+                    + (u64::from(r.offset) << crate::hem::HW_PAGE_SIZE.trailing_zeros());
+                n += 1;
+            }
+            return if n == 0 { Err(ENOENT) } else { Ok(()) };
+        }
+        let first = u32::try_from(offset >> l.page_shift).map_err(|_| ENOENT)?;
+        let mut n = 0;
+        for (slot, page) in out.iter_mut().zip(first..l.page_count()) {
+            let Some(ba) = self.entry(page) else { break };
+            *slot = ba;
+            n += 1;
+        }
+        if n == 0 {
+            Err(ENOENT)
+        } else {
+            Ok(())
+        }
+    }
+
+    /// The BT entry of buffer page `page`.
+    fn entry(&self, page: u32) -> Option<u64> {
+        match self.layout.hem.locate(page)? {
+            BtSlot::Root(j) => get_ba(self.root.as_ref()?, j),
+            BtSlot::L1 { page: l1, slot } => get_ba(self.mid.get(usize::try_from(l1).ok()?)?, slot),
+        }
+    }
+
+    /// Buffer page size exponent (`hem_cfg.buf_pg_shift`).
+    pub(crate) fn page_shift(&self) -> u32 {
+        self.layout.page_shift
+    }
+
+    /// BT page size exponent (`hem_cfg.ba_pg_shift`; the buffer page size
+    /// when direct).
+    pub(crate) fn ba_pg_shift(&self) -> u32 {
+        self.layout.ba_pg_shift
+    }
+
+    /// Hop number of region `i` as the hardware field wants it (0 for a
+    /// direct or empty region), 0 past the last region.
+    pub(crate) fn hop(&self, i: usize) -> u32 {
+        self.layout
+            .regions
+            .as_slice()
+            .get(i)
+            .map_or(0, |r| r.hopnum)
+    }
+
+    /// Pages the umem has at the buffer page size (`hem_cfg.buf_pg_count`,
+    /// a user MR's `npages`).
+    pub(crate) fn page_count(&self) -> u32 {
+        self.layout.buf_pg_count
+    }
+
+    /// The pinned memory.
+    pub(crate) fn umem(&self) -> &Umem {
+        &self.umem
+    }
+}
+
+/// The [`RegionAttr`]s of `regions`.
+fn attrs_of(regions: &[Region]) -> Result<KVec<RegionAttr>> {
+    if regions.len() > MAX_BT_REGION {
+        return Err(EINVAL);
+    }
+    let mut v = KVec::with_capacity(regions.len(), GFP_KERNEL)?;
+    for r in regions {
+        v.push(
+            RegionAttr {
+                size: u64::try_from(r.size)?,
+                hop: r.hop,
+            },
+            GFP_KERNEL,
+        )?;
+    }
+    Ok(v)
+}
+
+/// Pins the user buffer (`mtr_alloc_bufs` with udata): any failure is
+/// `ENOMEM`, as in C.
+fn pin_umem(
+    dev: &Device<Bound>,
+    pin: UmemDev<'_>,
+    addr: u64,
+    size: u64,
+    access: u32,
+) -> Result<Umem> {
+    pin.pin(addr, size, access).map_err(|e| {
+        dev_err!(dev, "failed to get umem, ret = {}.\n", e.to_errno());
+        dev_err!(
+            dev,
+            "failed to alloc mtr bufs, ret = {}.\n",
+            ENOMEM.to_errno()
+        );
+        ENOMEM
+    })
 }

@@ -758,3 +758,31 @@ pub mod reg {
         ("ROCEE_VF_EVENT_INT_EN_REG", VF_EVENT_INT_EN),
     ];
 }
+
+/// Shifts of the addresses in a PBL MPT entry (`MPT_PBL_*_ADDR_S`).
+pub mod mpt_shift {
+    /// `MPT_PBL_BUF_ADDR_S`.
+    pub const PBL_BUF_ADDR_S: u32 = 6;
+    /// `MPT_PBL_BA_ADDR_S`.
+    pub const PBL_BA_ADDR_S: u32 = 3;
+
+    /// Every constant of the module, by its C name.
+    pub const ALL: &[(&str, u32)] = &[
+        ("MPT_PBL_BUF_ADDR_S", PBL_BUF_ADDR_S),
+        ("MPT_PBL_BA_ADDR_S", PBL_BA_ADDR_S),
+    ];
+}
+
+/// CQE sizes a user CQ may ask for (`HNS_ROCE_V*_CQE_SIZE`).
+pub mod cqe_size {
+    /// `HNS_ROCE_V2_CQE_SIZE`.
+    pub const V2_CQE_SIZE: u32 = 32;
+    /// `HNS_ROCE_V3_CQE_SIZE`.
+    pub const V3_CQE_SIZE: u32 = 64;
+
+    /// Every constant of the module, by its C name.
+    pub const ALL: &[(&str, u32)] = &[
+        ("HNS_ROCE_V2_CQE_SIZE", V2_CQE_SIZE),
+        ("HNS_ROCE_V3_CQE_SIZE", V3_CQE_SIZE),
+    ];
+}

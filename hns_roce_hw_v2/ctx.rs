@@ -7,7 +7,7 @@
 //! words the C driver produced.
 
 use crate::field::Ctx;
-use crate::hns_roce_hw_v2::consts::{db_cmd, eq_db_cmd};
+use crate::hns_roce_hw_v2::consts::{db_cmd, eq_db_cmd, mpt_shift};
 use crate::hns_roce_hw_v2::fields::{cqc, eqc, mpt, Cqc, Eqc, Mpt};
 
 /// Smallest page the hardware addresses (`HNS_HW_PAGE_SHIFT`).
@@ -188,6 +188,140 @@ pub fn dma_mr_mpt(pdn: u32, access: MrAccess, key: u32) -> Ctx<Mpt, 16> {
     c.write_bool(mpt::LW_EN, access.local_write);
     c.write(mpt::LKEY, key);
     c.enable(mpt::PA);
+    c
+}
+
+/// The MPT's `va_l`/`va_h` words: a 64-bit field the C driver stores as two
+/// `__le32` members right after `lkey`.
+const MPT_VA_L_WORD: usize = mpt::LKEY.word() + 1;
+const MPT_VA_H_WORD: usize = mpt::LKEY.word() + 2;
+
+/// What the page list of an MR puts in its MPT entry (`set_mtpt_pbl`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct MptPbl {
+    /// Pages of the MR (`mr->npages`, `PBL_SIZE`).
+    pub npages: u32,
+    /// Bus address of the page list's root (`hns_roce_get_mtr_ba`): the
+    /// root BT, or the only page when the hop number is 0.
+    pub pbl_ba: u64,
+    /// Bus addresses of the first two pages (`hns_roce_mtr_find`; 0 where
+    /// there is none).
+    pub pages: [u64; 2],
+    /// Buffer page size exponent (bytes).
+    pub buf_pg_shift: u32,
+}
+
+/// What a user MR's MPT entry is made of (`hns_roce_v2_write_mtpt` for
+/// `MR_TYPE_MR`).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct UserMptParams {
+    /// PD number.
+    pub pdn: u32,
+    /// Access rights.
+    pub access: MrAccess,
+    /// The MR key (lkey = rkey).
+    pub key: u32,
+    /// I/O virtual address of the first byte.
+    pub iova: u64,
+    /// Bytes.
+    pub size: u64,
+    /// Hop number of the page list (`mr->pbl_hop_num`: 0..=3).
+    pub hop: u32,
+    /// BT page size exponent (bytes; the buffer page size when hop 0).
+    pub ba_pg_shift: u32,
+    /// The page list.
+    pub pbl: MptPbl,
+}
+
+/// Writes the page list into an MPT image (`set_mtpt_pbl`): `PBL_SIZE`,
+/// `PBL_BA` (in 8-byte units), `PA0`/`PA1` (in 64-byte units),
+/// `PBL_BUF_PG_SZ`.
+pub fn set_mpt_pbl(c: &mut Ctx<Mpt, 16>, p: &MptPbl) {
+    let ba = p.pbl_ba >> mpt_shift::PBL_BA_ADDR_S;
+    let pa0 = p.pages[0] >> mpt_shift::PBL_BUF_ADDR_S;
+    let pa1 = p.pages[1] >> mpt_shift::PBL_BUF_ADDR_S;
+    // CAST: the low and high halves of the shifted addresses; the high
+    // fields keep the bits they have room for.
+    c.write(mpt::PBL_SIZE, p.npages);
+    c.write(mpt::PBL_BA_L, ba as u32);
+    c.write(mpt::PBL_BA_H, (ba >> 32) as u32);
+    c.write(mpt::PA0_L, pa0 as u32);
+    c.write(mpt::PA0_H, (pa0 >> 32) as u32);
+    c.write(mpt::PA1_L, pa1 as u32);
+    c.write(mpt::PA1_H, (pa1 >> 32) as u32);
+    c.write(
+        mpt::PBL_BUF_PG_SZ,
+        p.buf_pg_shift.saturating_sub(HW_PAGE_SHIFT),
+    );
+}
+
+/// Writes the MR's address and length (the `va_*`/`len_*` members).
+fn set_mpt_range(c: &mut Ctx<Mpt, 16>, iova: u64, size: u64) {
+    // CAST: low and high halves.
+    c.write(mpt::LEN_L, size as u32);
+    c.write(mpt::LEN_H, (size >> 32) as u32);
+    c.set_word(MPT_VA_L_WORD, iova as u32);
+    c.set_word(MPT_VA_H_WORD, (iova >> 32) as u32);
+}
+
+/// Writes the access bits.
+fn set_mpt_access(c: &mut Ctx<Mpt, 16>, a: MrAccess) {
+    c.write_bool(mpt::ATOMIC_EN, a.remote_atomic);
+    c.write_bool(mpt::RR_EN, a.remote_read);
+    c.write_bool(mpt::RW_EN, a.remote_write);
+    c.write_bool(mpt::LW_EN, a.local_write);
+}
+
+/// The MPT entry of a user MR (`hns_roce_v2_write_mtpt` for `MR_TYPE_MR`):
+/// virtual addresses through the page list.
+pub fn user_mr_mpt(p: &UserMptParams) -> Ctx<Mpt, 16> {
+    let mut c = Ctx::<Mpt, 16>::zeroed();
+    c.write(mpt::ST, MPT_ST_VALID);
+    c.write(mpt::PD, p.pdn);
+    set_mpt_access(&mut c, p.access);
+    set_mpt_range(&mut c, p.iova, p.size);
+    c.write(mpt::LKEY, p.key);
+    c.write(mpt::PBL_HOP_NUM, p.hop);
+    c.write(
+        mpt::PBL_BA_PG_SZ,
+        p.ba_pg_shift.saturating_sub(HW_PAGE_SHIFT),
+    );
+    c.enable(mpt::INNER_PA_VLD);
+    set_mpt_pbl(&mut c, &p.pbl);
+    c
+}
+
+/// What a re-registration changes (`IB_MR_REREG_*` as booleans).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Rereg {
+    /// New translation (`IB_MR_REREG_TRANS`): address, length, page list.
+    pub trans: bool,
+    /// New access rights (`IB_MR_REREG_ACCESS`).
+    pub access: bool,
+}
+
+/// The MPT entry of a re-registered MR from the one the engine had
+/// (`hns_roce_v2_rereg_write_mtpt` on the QUERY_MPT answer): state valid,
+/// PD, and what `what` says changed. Unlike C, a new translation also
+/// rewrites `PBL_HOP_NUM` and `PBL_BA_PG_SZ` for the new page list
+/// (`docs/c-driver-findings.md`, finding 1): C keeps the old MR's, which
+/// breaks an MR that grew past what its old hop number addresses.
+pub fn rereg_mpt(old: &Ctx<Mpt, 16>, what: Rereg, p: &UserMptParams) -> Ctx<Mpt, 16> {
+    let mut c = old.clone();
+    c.write(mpt::ST, MPT_ST_VALID);
+    c.write(mpt::PD, p.pdn);
+    if what.access {
+        set_mpt_access(&mut c, p.access);
+    }
+    if what.trans {
+        set_mpt_range(&mut c, p.iova, p.size);
+        c.write(mpt::PBL_HOP_NUM, p.hop);
+        c.write(
+            mpt::PBL_BA_PG_SZ,
+            p.ba_pg_shift.saturating_sub(HW_PAGE_SHIFT),
+        );
+        set_mpt_pbl(&mut c, &p.pbl);
+    }
     c
 }
 

@@ -360,6 +360,19 @@ if [ -x "$HNS_BUILD/sim-target/release/hns-sim" ] && [ -f "$HNS_BUILD/module-kun
     # The whole trace, ib_mad's QP1 and the debugfs reads included.
     trace_equal equivalence/registration-trace regtrace-c regtrace-rs
 
+    # User objects (tests/guest/user-objects.py): MRs of 4 KiB, 2 MiB and
+    # 64 MiB through libhns, re-registration (access, PD, translation),
+    # CQs with 64 B CQEs (libhns) and 32/64 B CQEs and a refused size
+    # through the uverbs ABI, all destroyed, then unload: one boot per
+    # driver, equal traces.
+    for d in c rs; do
+        mod=$([ $d = c ] && echo hns_roce_hw_v2 || echo hns_roce_rs)
+        echo "python3 /opt/hns/user-objects.py hns_0 user-objects-$d && rmmod $mod && rmmod hns_sim" \
+            >"$L/user-objects-$d.cmd"
+        guest_tests "user-objects-$d" "$RESULTS" "$L/user-objects-$d.cmd" --driver $d --sim 1
+    done
+    trace_equal equivalence/user-objects-trace user-objects-c user-objects-rs
+
     # Link down/up and a function reset (hns_sim walks the RoCE client
     # through DOWN, UNINIT, INIT, UP as hclge does): both drivers come back
     # with hns_0, and their traces (teardown and re-init included) are equal.

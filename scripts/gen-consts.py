@@ -39,6 +39,10 @@ GROUPS = [
      "Commands of the EQ doorbell (`HNS_ROCE_EQ_DB_CMD_*`)."),
     ("reg", "usize", COMH, "define", r"ROCEE_\w+", ["ROCEE_"],
      "Register offsets in the function's register window (`ROCEE_*`)."),
+    ("mpt_shift", "u32", V2H, "define", r"MPT_PBL_\w+_ADDR_S", ["MPT_"],
+     "Shifts of the addresses in a PBL MPT entry (`MPT_PBL_*_ADDR_S`)."),
+    ("cqe_size", "u32", DEVH, "define", r"HNS_ROCE_V\d_CQE_SIZE", ["HNS_ROCE_"],
+     "CQE sizes a user CQ may ask for (`HNS_ROCE_V*_CQE_SIZE`)."),
 ]
 
 

@@ -159,6 +159,11 @@ mod hem {
     fn mtr_regions_and_hops() {
         assert_eq!(v::check_mtr_regions_and_hops(), Ok(()));
     }
+
+    #[test]
+    fn user_mtr() {
+        assert_eq!(v::check_user_mtr(), Ok(()));
+    }
 }
 
 /// Decoding the capability queries and the commands built from them.
@@ -195,6 +200,11 @@ mod ctx {
     #[test]
     fn dma_mr_mpt() {
         assert_eq!(v::check_dma_mr_mpt(), Ok(()));
+    }
+
+    #[test]
+    fn rereg_mpt_writes_the_new_hop() {
+        assert_eq!(v::check_rereg_mpt_writes_the_new_hop(), Ok(()));
     }
 
     #[test]

@@ -107,6 +107,133 @@ pub fn check_dma_mr_mpt() -> Check {
     )
 }
 
+/// The words of a C `ctx MPT` trace line.
+fn mpt(words: [u32; 16]) -> crate::field::Ctx<crate::hns_roce_hw_v2::fields::Mpt, 16> {
+    crate::field::Ctx::from_le_words(words.map(u32::to_le))
+}
+
+/// Re-registration with a new translation (`hns_roce_v2_rereg_write_mtpt`
+/// on the queried entry), against the C driver's CREATE_MPT words after
+/// `ibv_rereg_mr(CHANGE_TRANSLATION)` (docs/c-driver-findings.md, finding
+/// 1: both traces). Everything `set_mtpt_pbl` writes must equal C's; the
+/// hop number and BT page size are the new page list's (hop 1, 16 KiB),
+/// where C left the old MR's (hop 0, 4 KiB): word 0 differs by exactly
+/// those two fields.
+pub fn check_rereg_mpt_writes_the_new_hop() -> Check {
+    // test_mr_rereg_addr: 1 KiB at VA 0x34562cc0 over two pages.
+    let c = [
+        0x0000_0401,
+        0x80,
+        0x80,
+        0,
+        0x400,
+        0,
+        0x300,
+        0x3456_2cc0,
+        0,
+        2,
+        0x0112_9200,
+        0,
+        0x01ff_25c0,
+        0,
+        0x01ff_2200,
+        0,
+    ];
+    let p = UserMptParams {
+        pdn: 4,
+        access: MrAccess {
+            local_write: true,
+            ..MrAccess::default()
+        },
+        key: 0x300,
+        iova: 0x3456_2cc0,
+        size: 0x400,
+        hop: 1,
+        ba_pg_shift: 14,
+        pbl: MptPbl {
+            npages: 2,
+            pbl_ba: 0x0112_9200 << 3,
+            pages: [0x7fc9_7000, 0x7fc8_8000],
+            buf_pg_shift: 12,
+        },
+    };
+    let trans = Rereg {
+        trans: true,
+        access: false,
+    };
+    let mut want = c;
+    want[0] = 0x401 | (1 << 2) | (2 << 4);
+    expect(
+        rereg_mpt(&mpt(c), trans, &p)
+            .as_le_words()
+            .map(u32::from_le)
+            == want,
+        "2 pages: C's words, new hop 1 and 16 KiB BT pages",
+    )?;
+    // rereg_hop.py: one page re-registered to three (12 KiB at
+    // 0x247aa000).
+    let c = [
+        0x0000_0101,
+        0xc0,
+        0x80,
+        0,
+        0x3000,
+        0,
+        0x200,
+        0x247a_a000,
+        0,
+        3,
+        0x0118_b000,
+        0,
+        0x01ff_44c0,
+        0,
+        0x01ff_4500,
+        0,
+    ];
+    let p = UserMptParams {
+        pdn: 1,
+        access: MrAccess {
+            local_write: true,
+            remote_write: true,
+            ..MrAccess::default()
+        },
+        key: 0x200,
+        iova: 0x247a_a000,
+        size: 0x3000,
+        hop: 1,
+        ba_pg_shift: 14,
+        pbl: MptPbl {
+            npages: 3,
+            pbl_ba: 0x0118_b000 << 3,
+            pages: [0x01ff_44c0 << 6, 0x01ff_4500 << 6],
+            buf_pg_shift: 12,
+        },
+    };
+    let mut want = c;
+    want[0] = 0x101 | (1 << 2) | (2 << 4);
+    expect(
+        rereg_mpt(&mpt(c), trans, &p)
+            .as_le_words()
+            .map(u32::from_le)
+            == want,
+        "3 pages: C's words, new hop 1",
+    )?;
+    // Access only: the translation words stay as queried.
+    let acc = Rereg {
+        trans: false,
+        access: true,
+    };
+    let mut want = c;
+    want[1] = 0xe0; // RR_EN joins RW_EN and LW_EN (bits 37..39).
+    let mut p2 = p;
+    p2.access.remote_read = true;
+    p2.hop = 3; // ignored without a new translation
+    expect(
+        rereg_mpt(&mpt(c), acc, &p2).as_le_words().map(u32::from_le) == want,
+        "access only",
+    )
+}
+
 /// Doorbell words, by the field positions of `hns_roce_hw_v2.h`
 /// (TAG 23:0, CMD 27:24 / EQ CMD 17:16, CI 55:32, NOTIFY 56, CMD_SN 58:57).
 pub fn check_doorbells() -> Check {

@@ -17,6 +17,7 @@ use crate::hem::{
     HwWrite, Link, Mhop, MtrError, MtrLayout, PgSz, RegionAttr, RegionBt, TableCfg, TableGeom,
     HOP_NUM_0, MAX_BT_REGION,
 };
+use crate::hem::{best_hop_num, init_user_buf_cfg, num_dma_blocks, UmemShape, UserMtrLayout};
 use crate::hns_roce_hw_v2::caps::Caps;
 
 /// Tables that fit in single pages get exponent 0.
@@ -1807,5 +1808,93 @@ pub fn check_mtr_regions_and_hops() -> Check {
     expect(
         MtrLayout::new(&[attr(2048, 1), attr(2048, 1)], 12, 12, CAP_ALL) == Err(MtrError::NoBufs),
         "short kernel buffer: ENOBUFS",
+    )
+}
+
+/// A umem of `length` bytes at user address `address`, I/O address `iova`,
+/// on a 4 KiB-page kernel.
+fn umem(address: u64, iova: u64, length: u64) -> UmemShape {
+    UmemShape {
+        address,
+        iova,
+        length,
+        kernel_page_shift: 12,
+    }
+}
+
+/// User MTRs (`hns_roce_mtr_create` with udata), worked out by hand from
+/// `ib_umem_num_dma_blocks`, `get_best_hop_num` and `mtr_init_buf_cfg`, on
+/// the PBL BT pages of HIP09 (16 KiB: 2048 addresses) and the MRs of the
+/// user-object workload (4 KiB, 2 MiB, 64 MiB).
+pub fn check_user_mtr() -> Check {
+    // ib_umem_num_dma_blocks: iova aligned down, end aligned up.
+    expect(num_dma_blocks(0x1000, 0x1000, 0x1000) == 1, "one page")?;
+    expect(num_dma_blocks(0x1800, 0x1000, 0x1000) == 2, "straddling")?;
+    expect(
+        num_dma_blocks(0x20_0000, 0x20_0000, 0x20_0000) == 1,
+        "2 MiB huge page",
+    )?;
+    expect(
+        num_dma_blocks(0x1000, 0x1000, 0x1800) == 0,
+        "not a power of two",
+    )?;
+    // get_best_hop_num, 16 KiB BT pages: 1 page -> 0, 2048 -> 1, 2049 ->
+    // 2, 2048^2 -> 2, one more -> 3, 2048^3 + 1 -> none.
+    expect(best_hop_num(1, 14) == Some(0), "1 page: hop 0")?;
+    expect(best_hop_num(2, 14) == Some(1), "2 pages: hop 1")?;
+    expect(best_hop_num(2048, 14) == Some(1), "2048: hop 1")?;
+    expect(best_hop_num(2049, 14) == Some(2), "2049: hop 2")?;
+    expect(best_hop_num(16384, 14) == Some(2), "64 MiB of 4 KiB: hop 2")?;
+    expect(best_hop_num(2048 * 2048 + 1, 14) == Some(3), "past hop 2")?;
+    expect(best_hop_num(2048u64.pow(3) + 1, 14).is_none(), "past hop 3")?;
+    // PBL: one page per DMA block, whatever the size says.
+    let u = umem(0x7f00_0000_0800, 0x7f00_0000_0800, 0x1000);
+    let r = init_user_buf_cfg(&[attr(0x1000, 1)], 12, true, &u).map_err(|_| "pbl")?;
+    expect(
+        r.as_slice() == [br(0, 2, 1)],
+        "PBL 4 KiB off a page: 2 blocks",
+    )?;
+    // Queue buffer: the first region grows by the offset into its page.
+    let u = umem(0x7f00_0000_0040, 0x7f00_0000_0040, 0x2000);
+    let r = init_user_buf_cfg(&[attr(0x2000, 2)], 12, false, &u).map_err(|_| "cq")?;
+    expect(
+        r.as_slice() == [br(0, 3, 2)],
+        "8 KiB + 64 B offset: 3 pages",
+    )?;
+    // A one-page MR is direct: no BT, the BT page size is the page size.
+    let u = umem(0x10_0000, 0x10_0000, 0x1000);
+    let m =
+        UserMtrLayout::new(&[attr(0x1000, 0)], 12, 14, CAP_SIM, true, &u).map_err(|_| "direct")?;
+    expect(
+        m.direct && m.ba_pg_shift == 12 && m.page_count() == 1 && m.hem.root_len == 0,
+        "4 KiB MR: direct",
+    )?;
+    // 2 MiB of 4 KiB pages: hop 1, 512 root entries in one 16 KiB page.
+    let u = umem(0x20_0000, 0x20_0000, 0x20_0000);
+    let m =
+        UserMtrLayout::new(&[attr(0x20_0000, 1)], 12, 14, CAP_SIM, true, &u).map_err(|_| "2M")?;
+    expect(
+        !m.direct && m.ba_pg_shift == 14 && m.hem.root_len == 512 && m.hem.l1_len == 0,
+        "2 MiB: hop 1, 512 root entries",
+    )?;
+    // 64 MiB of 4 KiB pages: hop 2, 8 L1 pages of 2048 entries.
+    let u = umem(0x400_0000, 0x400_0000, 0x400_0000);
+    let m =
+        UserMtrLayout::new(&[attr(0x400_0000, 2)], 12, 14, CAP_SIM, true, &u).map_err(|_| "64M")?;
+    expect(
+        m.hem.root_len == 8 && m.hem.l1_len == 8 && m.hem.locate(2049) == l1(1, 1),
+        "64 MiB: 8 L1 pages, page 2049 in L1 1 slot 1",
+    )?;
+    // A umem shorter than the regions: ENOBUFS (mtr_map_bufs).
+    let u = umem(0x10_0000, 0x10_0000, 0x1000);
+    expect(
+        UserMtrLayout::new(&[attr(0x2000, 1)], 12, 14, CAP_SIM, false, &u) == Err(MtrError::NoBufs),
+        "short umem: ENOBUFS",
+    )?;
+    // Direct over two pages is not supported (C checks contiguity).
+    let u = umem(0x10_0000, 0x10_0000, 0x2000);
+    expect(
+        UserMtrLayout::new(&[attr(0x2000, 0)], 12, 14, CAP_SIM, true, &u) == Err(MtrError::Inval),
+        "direct, 2 pages: EINVAL",
     )
 }

@@ -6,7 +6,7 @@
 //! of a group in the header must be in Rust.
 
 use hns_host_tests::hns_roce_hw_v2::consts::{
-    cap_flag, cmq_op, db_cmd, eq_db_cmd, event, mbox, pci_rev, reg,
+    cap_flag, cmq_op, cqe_size, db_cmd, eq_db_cmd, event, mbox, mpt_shift, pci_rev, reg,
 };
 
 /// One numeric constant of a C header.
@@ -231,6 +231,24 @@ fn doorbell_commands_match_c_header() {
         "hns_roce_hw_v2.h",
         |c| define(c, "HNS_ROCE_EQ_DB_CMD_"),
         &widen(eq_db_cmd::ALL),
+    );
+}
+
+#[test]
+fn mpt_shifts_and_cqe_sizes_match_c_header() {
+    compare(
+        "hns_roce_hw_v2.h",
+        |c| define(c, "MPT_PBL_") && c.name.ends_with("_ADDR_S"),
+        &widen(mpt_shift::ALL),
+    );
+    compare(
+        "hns_roce_device.h",
+        |c| {
+            define(c, "HNS_ROCE_V")
+                && c.name.ends_with("_CQE_SIZE")
+                && c.name.len() == "HNS_ROCE_V2_CQE_SIZE".len()
+        },
+        &widen(cqe_size::ALL),
     );
 }
 

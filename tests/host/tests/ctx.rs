@@ -21,6 +21,11 @@ fn dma_mr_mpt() {
 }
 
 #[test]
+fn rereg_mpt_writes_the_new_hop() {
+    assert_eq!(v::check_rereg_mpt_writes_the_new_hop(), Ok(()));
+}
+
+#[test]
 fn doorbells() {
     assert_eq!(v::check_doorbells(), Ok(()));
 }

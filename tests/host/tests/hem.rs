@@ -151,3 +151,8 @@ fn mtr_root_limits() {
 fn mtr_regions_and_hops() {
     assert_eq!(v::check_mtr_regions_and_hops(), Ok(()));
 }
+
+#[test]
+fn user_mtr() {
+    assert_eq!(v::check_user_mtr(), Ok(()));
+}

@@ -1,0 +1,256 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+
+//! User memory pinned for the device: a safe [`Umem`] over `struct ib_umem`
+//! (`ib_umem_get_va`, `ib_umem_release` on drop, `ib_umem_find_best_pgsz`,
+//! DMA block iteration as `rdma_umem_for_each_dma_block`), and the handle
+//! a user verb gets to pin memory with ([`UmemDev`]) or to reach its user
+//! context ([`UserCtx`]).
+//!
+//! C headers: [`include/rdma/ib_umem.h`](srctree/include/rdma/ib_umem.h),
+//! [`include/rdma/iter.h`](srctree/include/rdma/iter.h).
+//!
+//! Part of the rdma layer: the only place besides `rdma.rs` that calls
+//! bindings or the shim.
+
+use super::raw;
+use core::{marker::PhantomData, ptr::NonNull};
+use kernel::{error::to_result, prelude::*};
+
+/// The device a user verb pins memory for, valid for the verb's call.
+///
+/// # Invariants
+///
+/// `ibdev` is a registered `ib_device` that outlives `'a`; the verb runs in
+/// the process whose memory is pinned (`current->mm`), as every uverbs
+/// command does.
+#[derive(Clone, Copy)]
+pub(crate) struct UmemDev<'a> {
+    ibdev: NonNull<raw::ib_device>,
+    _p: PhantomData<&'a raw::ib_device>,
+}
+
+impl UmemDev<'_> {
+    /// Wraps the `ib_device` a uverbs command was called on.
+    ///
+    /// # Safety
+    ///
+    /// `ibdev` is a registered `ib_device` that stays valid while the
+    /// returned value exists, and the caller runs a uverbs command of the
+    /// process that owns the memory to be pinned.
+    pub(super) unsafe fn from_raw(ibdev: *mut raw::ib_device) -> Option<Self> {
+        // INVARIANT: per the function's contract.
+        NonNull::new(ibdev).map(|ibdev| Self {
+            ibdev,
+            _p: PhantomData,
+        })
+    }
+
+    /// Pins `size` bytes of the calling process at user address `addr` and
+    /// maps them for DMA (`ib_umem_get_va`); `access` are `IB_ACCESS_*`
+    /// flags (writable unless only remote reads are allowed, as the core
+    /// decides).
+    ///
+    /// # Errors
+    ///
+    /// The core's errno: `EINVAL` for an empty or wrapping range, `ENOMEM`
+    /// over the locked-memory limit or out of memory, `EFAULT` for an
+    /// unmapped address, `EOPNOTSUPP` for on-demand paging.
+    pub(crate) fn pin(&self, addr: u64, size: u64, access: u32) -> Result<Umem> {
+        let size = usize::try_from(size)?;
+        let access = i32::try_from(access)?;
+        let mut out: *mut raw::ib_umem = core::ptr::null_mut();
+        // SAFETY: `self.ibdev` is a registered device (type invariant), we
+        // run in the process that owns the range, `out` is valid for
+        // writing.
+        to_result(unsafe {
+            raw::hns_shim_umem_get(self.ibdev.as_ptr(), addr, size, access, &mut out)
+        })?;
+        // INVARIANT: the shim returned 0, so `out` is a live umem we own.
+        NonNull::new(out).map(|ptr| Umem { ptr }).ok_or(ENOMEM)
+    }
+}
+
+/// A user verb's view of its caller: the device to pin memory for and the
+/// driver's state of the caller's user context (`U`, the driver's
+/// `IbDriver::Ucontext`).
+pub(crate) struct UserCtx<'a, U> {
+    dev: UmemDev<'a>,
+    uctx: &'a U,
+}
+
+impl<'a, U> UserCtx<'a, U> {
+    /// Builds the view (rdma.rs does, from what the shim passes).
+    pub(super) fn new(dev: UmemDev<'a>, uctx: &'a U) -> Self {
+        Self { dev, uctx }
+    }
+
+    /// Pins user memory (see [`UmemDev::pin`]).
+    pub(crate) fn dev(&self) -> UmemDev<'a> {
+        self.dev
+    }
+
+    /// The driver's state of the user context.
+    pub(crate) fn uctx(&self) -> &'a U {
+        self.uctx
+    }
+}
+
+/// Pinned, DMA-mapped user memory (`struct ib_umem`), released when it
+/// drops.
+///
+/// # Invariants
+///
+/// `ptr` is a umem from `ib_umem_get_va` that only this value releases.
+pub(crate) struct Umem {
+    ptr: NonNull<raw::ib_umem>,
+}
+
+// SAFETY: a umem is a plain kernel object; releasing it from another task
+// is what the RDMA core does itself (ucontext teardown), and the shared
+// accessors only read fields that never change after creation, except
+// `iova`, which only `find_best_pgsz` (`&mut self`) writes.
+unsafe impl Send for Umem {}
+// SAFETY: see `Send`; `&Umem` methods only read.
+unsafe impl Sync for Umem {}
+
+impl Umem {
+    fn raw(&self) -> &raw::ib_umem {
+        // SAFETY: live while `self` is (type invariant).
+        unsafe { self.ptr.as_ref() }
+    }
+
+    /// The user address the memory starts at (`umem->address`).
+    pub(crate) fn address(&self) -> u64 {
+        // CAST: an unsigned long, at most 64 bits.
+        self.raw().address as u64
+    }
+
+    /// Bytes pinned (`umem->length`).
+    pub(crate) fn length(&self) -> u64 {
+        // CAST: a size_t, at most 64 bits.
+        self.raw().length as u64
+    }
+
+    /// The I/O virtual address of the first byte (`umem->iova`): the user
+    /// address, or what [`Umem::find_best_pgsz`] was given.
+    pub(crate) fn iova(&self) -> u64 {
+        self.raw().iova
+    }
+
+    /// The largest page size of `pgsz_bitmap` that maps the memory at I/O
+    /// address `virt` in the fewest pages (`ib_umem_find_best_pgsz`), 0 if
+    /// none fits. Sets [`Umem::iova`] to `virt`, as the core does.
+    pub(crate) fn find_best_pgsz(&mut self, pgsz_bitmap: u64, virt: u64) -> u64 {
+        // CAST: unsigned long is 64 bits on the supported architectures.
+        let bitmap = pgsz_bitmap as kernel::ffi::c_ulong;
+        // SAFETY: a live umem we own exclusively here (`&mut self`).
+        let r = unsafe { raw::ib_umem_find_best_pgsz(self.ptr.as_ptr(), bitmap, virt) };
+        // CAST: unsigned long to u64, lossless.
+        r as u64
+    }
+
+    /// Blocks of `pgsz` bytes the memory spans from [`Umem::iova`]
+    /// (`ib_umem_num_dma_blocks`); 0 for a `pgsz` that is not a power of
+    /// two.
+    pub(crate) fn num_dma_blocks(&self, pgsz: u64) -> u64 {
+        crate::hem::num_dma_blocks(self.iova(), self.length(), pgsz)
+    }
+
+    /// Bus address of the first page's start (`sg_dma_address` of the
+    /// first scatterlist entry, before the offset into the page).
+    pub(crate) fn first_page_dma(&self) -> u64 {
+        // SAFETY: a live umem (type invariant); a umem always has at least
+        // one mapped entry.
+        unsafe { raw::hns_shim_umem_first_dma(self.ptr.as_ptr()) }
+    }
+
+    /// Reads the 32-bit word at byte `offset` of the first pinned page,
+    /// as the device or the process left it (a record doorbell); `None`
+    /// past the page or unaligned.
+    pub(crate) fn read_first_page_u32(&self, offset: usize) -> Option<u32> {
+        if offset % 4 != 0 || offset + 4 > kernel::page::PAGE_SIZE {
+            return None;
+        }
+        // SAFETY: a live umem (type invariant): its first page is pinned
+        // and, as every page the kernel pins, in the linear mapping; the
+        // word lies inside it.
+        Some(unsafe { raw::hns_shim_umem_read_u32(self.ptr.as_ptr(), offset) })
+    }
+
+    /// The bus addresses of the memory's blocks of `pgsz` bytes, aligned
+    /// down to `pgsz`, in order (`rdma_umem_for_each_dma_block`): exactly
+    /// [`Umem::num_dma_blocks`] of them. `pgsz` must be at most `PAGE_SIZE`
+    /// or come from [`Umem::find_best_pgsz`] (else the addresses are
+    /// meaningless, though nothing unsafe happens); a `pgsz` that is not a
+    /// power of two yields nothing.
+    pub(crate) fn dma_blocks(&self, pgsz: u64) -> DmaBlocks<'_> {
+        let mut it = raw::ib_block_iter::default();
+        let ok = pgsz.is_power_of_two();
+        if ok {
+            // CAST: unsigned long is 64 bits on the supported
+            // architectures.
+            let pgsz = pgsz as kernel::ffi::c_ulong;
+            // SAFETY: a live umem (type invariant), `it` is ours, `pgsz` a
+            // power of two.
+            unsafe { raw::hns_shim_umem_blocks_start(&mut it, self.ptr.as_ptr(), pgsz) };
+        }
+        DmaBlocks {
+            it,
+            done: !ok,
+            _u: PhantomData,
+        }
+    }
+
+    /// Whether a re-registration with `IB_MR_REREG_*` `flags` and new
+    /// `access` may keep this memory (`ib_umem_check_rereg`).
+    ///
+    /// # Errors
+    ///
+    /// The core's errno (`EOPNOTSUPP` for on-demand-paging or dma-buf
+    /// memory with a changed translation or access).
+    pub(crate) fn check_rereg(&self, flags: u32, access: u32) -> Result {
+        let flags = i32::try_from(flags)?;
+        let access = i32::try_from(access)?;
+        // SAFETY: a live umem (type invariant).
+        to_result(unsafe { raw::ib_umem_check_rereg(self.ptr.as_ptr(), flags, access) })
+    }
+}
+
+impl Drop for Umem {
+    fn drop(&mut self) {
+        // SAFETY: we own the umem (type invariant) and never touch it again.
+        unsafe { raw::ib_umem_release(self.ptr.as_ptr()) }
+    }
+}
+
+/// Iterator over the DMA blocks of a [`Umem`] (see [`Umem::dma_blocks`]).
+pub(crate) struct DmaBlocks<'a> {
+    it: raw::ib_block_iter,
+    done: bool,
+    _u: PhantomData<&'a Umem>,
+}
+
+impl Iterator for DmaBlocks<'_> {
+    type Item = u64;
+
+    fn next(&mut self) -> Option<u64> {
+        if self.done {
+            return None;
+        }
+        // SAFETY: `it` was started on a umem that outlives `'a` and holds
+        // no pointer into itself.
+        if unsafe { raw::hns_shim_umem_blocks_next(&mut self.it) } {
+            // SAFETY: as above; the iterator stands on a block.
+            Some(unsafe { raw::hns_shim_block_dma(&mut self.it) })
+        } else {
+            self.done = true;
+            None
+        }
+    }
+}
+
+/// Lets other tasks run (`cond_resched`), for loops over many pages.
+pub(crate) fn cond_resched() {
+    // SAFETY: no precondition; callers are in process context (verbs).
+    unsafe { raw::hns_shim_cond_resched() }
+}
