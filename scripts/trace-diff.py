@@ -7,13 +7,18 @@ CEQC` lines), found by name (`*_BA_*`, `*_ADDR_*`, `PA0/PA1`, VAs) in the
 generated field maps (`hw_v2_fields.rs`). Two runs of the same driver and
 workload normalise to the same trace. Notes (`# ...`) are ignored.
 
-  trace-diff.py --full [--mask-psn] C_TRACE RS_TRACE
+  trace-diff.py --full [--mask-psn] [--unordered] C_TRACE RS_TRACE
 
 The traces must be equal; prints a unified diff and exits 1 on a difference.
 --mask-psn also masks the QPC's packet sequence numbers (the fields whose
 name ends in PSN, PSN_L or PSN_H): rdma-core's pingpongs and perftest pick their start
 PSNs at random (lrand48 seeded from pid and time), so two runs of the same
 workload differ there and nowhere else.
+--unordered is for workloads of several processes at once (a pingpong's
+server and client), whose commands interleave differently from run to run:
+mailbox tokens are masked, the traces must hold the same lines the same
+number of times, and every object (mailbox tag per context kind: QPC, CQC,
+MPT, ...) must see the same mailboxes and contexts in the same order.
 """
 import difflib
 import os
@@ -84,15 +89,75 @@ def report(want, rs):
 MASK_PSN = False
 
 
+def mask_tokens(lines):
+    """The traces without mailbox tokens (the order of posting numbers them)."""
+    out = []
+    for l in lines:
+        l = re.sub(r"token=[0-9a-f]+", "token=T", l)
+        l = re.sub(r"^(cmq [<>] op=8504 POST_MB .*data=(\S+ ){5})\S+$", r"\1TOKEN", l)
+        out.append(l)
+    return out
+
+
+def per_object(lines):
+    """{(kind, tag): [mailbox and context lines of that object, in order]}."""
+    objs, cur = {}, None
+    for l in lines:
+        m = re.match(r"mbx > cmd=\w+ (\w+) tag=(\w+)", l)
+        if m:
+            name = m.group(1)
+            kind = next((k for k in ("QPC", "CQC", "MPT", "SRQC", "SCCC", "EQC", "GMV") if k in name), name)
+            cur = (kind, m.group(2))
+            objs.setdefault(cur, []).append(name)
+            continue
+        m = re.match(r"mbx < cmd=\w+ tag=\w+ (status=\d+)", l)
+        if m and cur:
+            objs[cur].append(m.group(1))
+            continue
+        if l.startswith("ctx ") and cur:
+            objs[cur].append(l)
+    return objs
+
+
+def unordered(c, rs):
+    from collections import Counter
+    c, rs = mask_tokens(c), mask_tokens(rs)
+    cc, cr = Counter(c), Counter(rs)
+    bad = False
+    for l, n in sorted((cc - cr).items()):
+        print(f"C driver only ({n}x): {l}")
+        bad = True
+    for l, n in sorted((cr - cc).items()):
+        print(f"Rust driver only ({n}x): {l}")
+        bad = True
+    oc, orr = per_object(c), per_object(rs)
+    for k in sorted(set(oc) | set(orr)):
+        if oc.get(k) != orr.get(k):
+            print(f"object {k[0]} tag={k[1]}: different mailbox sequence")
+            sys.stdout.writelines(difflib.unified_diff([l + "\n" for l in oc.get(k, [])],
+                                                       [l + "\n" for l in orr.get(k, [])],
+                                                       "C driver", "Rust driver", n=1))
+            bad = True
+    if bad:
+        sys.exit(1)
+    print(f"traces match as multisets, per object in order ({len(rs)} lines, {len(orr)} objects)")
+
+
 def main():
     global MASK_PSN
     args = sys.argv[1:]
     if "--mask-psn" in args:
         MASK_PSN = True
         args.remove("--mask-psn")
+    unord = "--unordered" in args
+    if unord:
+        args.remove("--unordered")
     if len(args) != 3 or args[0] != "--full":
         sys.exit(__doc__)
     c, rs = load(args[1]), load(args[2])
+    if unord:
+        unordered(c, rs)
+        return
     if c == rs:
         print(f"traces match ({len(rs)} lines)")
         return

@@ -11,7 +11,9 @@
 #
 #   sh /opt/hns/uqp-plan.sh c|rs
 . /opt/hns/lib.sh
-HNS_SERVER_DELAY=${HNS_SERVER_DELAY:-1}
+# The server creates its objects before the client starts (3 s on TCG),
+# so both drivers number MRs, CQs and QPs alike.
+HNS_SERVER_DELAY=${HNS_SERVER_DELAY:-3}
 HNS_TIMEOUT=${HNS_TIMEOUT:-120}
 d=${1:-rs}
 g=uqp-$d
