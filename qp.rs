@@ -138,7 +138,8 @@ impl WqeBuf {
             Self::Kernel(m) => m.find(offset),
             Self::User(m) => {
                 let mut a = [0u64; 1];
-                m.find(offset as u64, &mut a).ok().map(|_| a[0])
+                m.find(u64::try_from(offset).ok()?, &mut a).ok()?;
+                Some(a[0])
             }
         }
     }

@@ -939,7 +939,7 @@ pub fn queue_sizes(r: &QueueRequest) -> Result<QueueSizes, QueueError> {
             let max_stride = r
                 .max_sq_desc_sz
                 .checked_next_power_of_two()
-                .map_or(31, |v| log2(v));
+                .map_or(31, log2);
             if u32::from(stride) > max_stride || stride < MIN_SQ_STRIDE {
                 return Err(QueueError::UserSqStride);
             }
