@@ -919,15 +919,7 @@ impl Qp {
             irrl_ba,
             trrl_ba,
             sig_type: self.sq_sig_type,
-            // C compares the destination MAC with `hr_dev->dev_addr`, which
-            // only HIP08 ever fills (from the netdev): on HIP09 the source
-            // MAC is all zeros, so only a QP without a MAC (UD, GSI) gets
-            // the loopback indicator, never a real loopback.
-            lbi: if env.rev.is_hip08() && a.dmac_local || !env.rev.is_hip08() && a.dmac == [0; 6] {
-                Some(0)
-            } else {
-                None
-            },
+            lbi: qpc::loopback_indicator(env.rev, a.dmac, a.dmac_local),
             dest_qpn: (a.mask & attr::DEST_QPN != 0).then_some(a.dest_qp_num),
             dmac: a.dmac,
             mtu_enum: (a.mask & attr::PATH_MTU != 0).then_some(mtu),

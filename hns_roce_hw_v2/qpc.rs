@@ -368,6 +368,21 @@ fn rq_buf(img: &mut QpcImage, b: &WqeBufParams) {
     }
 }
 
+/// The loopback indicator INIT→RTR writes (`modify_qp_init_to_rtr`): 0
+/// when the destination MAC equals the source MAC the C driver keeps in
+/// `hr_dev->dev_addr`. Only HIP08 fills that from the netdev
+/// (`dmac_is_own`: the destination is the port's MAC); on later engines it
+/// stays all zeros, so only a QP without a MAC (UD, GSI) gets the
+/// indicator, a real loopback never.
+pub fn loopback_indicator(rev: HwRev, dmac: [u8; 6], dmac_is_own: bool) -> Option<u32> {
+    let same = if rev.is_hip08() {
+        dmac_is_own
+    } else {
+        dmac == [0; 6]
+    };
+    same.then_some(0)
+}
+
 /// INIT→RTR.
 pub fn init_to_rtr(img: &mut QpcImage, p: &RtrParams) {
     rq_buf(img, &p.buf);

@@ -257,6 +257,11 @@ mod qpc {
     fn rc_user_modifies() {
         assert_eq!(v::check_rc_user_modifies(), Ok(()));
     }
+
+    #[test]
+    fn ud_user_modifies() {
+        assert_eq!(v::check_ud_user_modifies(), Ok(()));
+    }
 }
 
 /// The id and bank allocators.

@@ -690,7 +690,7 @@ pub fn check_rc_user_modifies() -> Check {
             irrl_ba: 0x001e_4200 << 6,
             trrl_ba: (0x79 << 20) | (0x4600 << 4),
             sig_type: 1,
-            lbi: None,
+            lbi: loopback_indicator(HwRev::HIP09, [0x02, 0x19, 0xe5, 0x00, 0x03, 0x00], true),
             dest_qpn: Some(0xa),
             dmac: [0x02, 0x19, 0xe5, 0x00, 0x03, 0x00],
             mtu_enum: Some(3),
@@ -763,4 +763,199 @@ pub fn check_rc_user_modifies() -> Check {
     let (c, m) = posted(&img);
     expect(exactly(&c, RC_RESET_CTX, 0), "RC ->RESET context")?;
     expect(exactly(&m, RC_RESET_MASK, u32::MAX), "RC ->RESET mask")
+}
+
+// A user UD QP of `ibv_ud_pingpong` on the C driver (QPN 0x10), from the
+// same trace: PD 1, 64 SQ WQEs, 256 extended SGEs, 512 RQ WQEs, CQ 4, RQ
+// record at 0x01bc5004, Q_Key 0x11111111; WQE root BT 0x01181400 << 3,
+// hops 2/1/2, first RQ page 0x8c54 << 12, first SQ page 0x8c61 << 12,
+// first SGE page 0x79e9 << 12; IRRL 0x1e4400 << 6, TRRL 0x79 << 20 |
+// 0x4c00 << 4; send PSN 0xdeab26. No address vector: the all-zero DMAC
+// equals the source MAC the C driver never fills on HIP09, so the move to
+// RTR writes the loopback indicator.
+
+/// Context of the UD QP's move to INIT (non-zero words).
+const UD_INIT_CTX: &[(usize, u32)] = &[
+    (0, 0x00000043),
+    (3, 0x00000100),
+    (4, 0x00009600),
+    (5, 0x0fff0000),
+    (14, 0x20000000),
+    (15, 0x11111111),
+    (16, 0x01bc5005),
+    (19, 0x00000004),
+    (42, 0x00000080),
+    (62, 0x00000004),
+];
+/// Its mask: the words that are not 0x00000000.
+const UD_INIT_MASK: &[(usize, u32)] = &[];
+
+/// Context of the UD QP's move to RTR (non-zero words).
+const UD_RTR_CTX: &[(usize, u32)] = &[
+    (1, 0x01181400),
+    (2, 0x40000000),
+    (4, 0x00000006),
+    (14, 0x40000000),
+    (21, 0x00008c54),
+    (32, 0x4c000000),
+    (33, 0x00000079),
+    (41, 0x00c00000),
+    (50, 0x001e4400),
+    (51, 0x10000000),
+    (62, 0x01000000),
+];
+/// Its mask: the words that are not 0xffffffff.
+const UD_RTR_MASK: &[(usize, u32)] = &[
+    (1, 0x00000000),
+    (2, 0x80000000),
+    (3, 0xffffff00),
+    (4, 0xfffffff0),
+    (6, 0xfbffffff),
+    (11, 0x00000000),
+    (12, 0xffff0000),
+    (13, 0x0fffffff),
+    (14, 0x1fffffff),
+    (21, 0x00000000),
+    (22, 0xfff00000),
+    (23, 0xff000000),
+    (26, 0xffffff86),
+    (27, 0x00000000),
+    (32, 0x00000000),
+    (33, 0x00000000),
+    (34, 0xfffff000),
+    (41, 0xff3fffff),
+    (42, 0xffffffc0),
+    (50, 0x00000000),
+    (51, 0xec000000),
+    (62, 0xfeffffff),
+];
+
+/// Context of the UD QP's move to RTS (non-zero words).
+const UD_RTS_CTX: &[(usize, u32)] = &[
+    (14, 0x60000000),
+    (40, 0x00008c61),
+    (42, 0xdeab2600),
+    (44, 0x000079e9),
+    (48, 0xdeab2600),
+    (54, 0xab260000),
+    (55, 0xdeab26de),
+    (56, 0x00008c61),
+    (60, 0x00deab26),
+];
+/// Its mask: the words that are not 0xffffffff.
+const UD_RTS_MASK: &[(usize, u32)] = &[
+    (14, 0x1fffffff),
+    (26, 0xfffffffe),
+    (40, 0x00000000),
+    (41, 0xfff00000),
+    (42, 0x000000ff),
+    (44, 0x00000000),
+    (45, 0xfff00000),
+    (48, 0x00000000),
+    (52, 0xe7ffffff),
+    (54, 0x00000000),
+    (55, 0x00000000),
+    (56, 0x00000000),
+    (57, 0xf0000000),
+    (59, 0x0000ff00),
+    (60, 0xff000000),
+    (61, 0xe1000000),
+];
+
+/// Context of the UD QP's move to RESET (non-zero words).
+const UD_RESET_CTX: &[(usize, u32)] = &[];
+/// Its mask: the words that are not 0xffffffff.
+const UD_RESET_MASK: &[(usize, u32)] = &[(14, 0x1fffffff), (26, 0xfffffffe)];
+
+/// The UD QP's four modifies give the C driver's contexts and masks word
+/// for word.
+pub fn check_ud_user_modifies() -> Check {
+    // RESET→INIT: STATE | PKEY_INDEX | PORT | QKEY.
+    let mut img = QpcImage::new();
+    reset_to_init(
+        &mut img,
+        &InitParams {
+            serv_type: serv::UD,
+            pdn: 1,
+            rq_max_gs: 1,
+            sge_cnt: 256,
+            sq_wqe_cnt: 64,
+            rq_wqe_cnt: 512,
+            rq_record_db: true,
+            rdb_dma: 0x01bc_5004,
+            owner_db: false,
+            rx_cqn: 4,
+            tx_cqn: 4,
+            srqn: None,
+            xrcdn: None,
+            v3: true,
+            stash: false,
+        },
+    );
+    opt_fields(
+        &mut img,
+        &OptParams {
+            qkey: Some(0x1111_1111),
+            ..Default::default()
+        },
+    );
+    finish(&mut img, QpState::Init, false);
+    let (c, m) = posted(&img);
+    expect(exactly(&c, UD_INIT_CTX, 0), "UD RESET->INIT context")?;
+    expect(exactly(&m, UD_INIT_MASK, 0), "UD RESET->INIT mask")?;
+
+    // INIT→RTR: STATE only.
+    let mut img = QpcImage::new();
+    init_to_rtr(
+        &mut img,
+        &RtrParams {
+            buf: WqeBufParams {
+                wqe_sge_ba: 0x0118_1400 << 3,
+                sq_hop: 2,
+                sge_hop: 1,
+                rq_hop: 2,
+                ba_pg_shift: 12,
+                buf_pg_shift: 12,
+                rq_cur_blk: 0x8c54 << 12,
+                rq_nxt_blk: None,
+            },
+            irrl_ba: 0x001e_4400 << 6,
+            trrl_ba: (0x79 << 20) | (0x4c00 << 4),
+            sig_type: 1,
+            lbi: loopback_indicator(HwRev::HIP09, [0; 6], false),
+            dest_qpn: None,
+            dmac: [0; 6],
+            mtu_enum: None,
+            mtu_bytes: 4096,
+            window_cong: false,
+            max_ack_req_msg_len: 0,
+            rq_inline: None,
+            cqe_inline: None,
+        },
+    );
+    finish(&mut img, QpState::Rtr, false);
+    let (c, m) = posted(&img);
+    expect(exactly(&c, UD_RTR_CTX, 0), "UD INIT->RTR context")?;
+    expect(exactly(&m, UD_RTR_MASK, u32::MAX), "UD INIT->RTR mask")?;
+
+    // RTR→RTS: STATE | SQ_PSN.
+    let mut img = QpcImage::new();
+    rtr_to_rts(&mut img, 0x8c61 << 12, 0x79e9 << 12);
+    opt_fields(
+        &mut img,
+        &OptParams {
+            sq_psn: Some(0xde_ab26),
+            ..Default::default()
+        },
+    );
+    finish(&mut img, QpState::Rts, false);
+    let (c, m) = posted(&img);
+    expect(exactly(&c, UD_RTS_CTX, 0), "UD RTR->RTS context")?;
+    expect(exactly(&m, UD_RTS_MASK, u32::MAX), "UD RTR->RTS mask")?;
+
+    let mut img = QpcImage::new();
+    finish(&mut img, QpState::Reset, false);
+    let (c, m) = posted(&img);
+    expect(exactly(&c, UD_RESET_CTX, 0), "UD ->RESET context")?;
+    expect(exactly(&m, UD_RESET_MASK, u32::MAX), "UD ->RESET mask")
 }

@@ -44,3 +44,8 @@ fn state_table() {
 fn rc_user_modifies() {
     assert_eq!(v::check_rc_user_modifies(), Ok(()));
 }
+
+#[test]
+fn ud_user_modifies() {
+    assert_eq!(v::check_ud_user_modifies(), Ok(()));
+}
