@@ -20,7 +20,7 @@ const MAX_SERVICE_LEVEL: u32 = 7;
 /// `IB_RATE_10_GBPS`, what a non-zero static rate becomes.
 const IB_RATE_10_GBPS: u8 = 3;
 /// `HNAE3_TC_MAP_MODE_DSCP`: the NIC maps DSCP to priority.
-const TC_MAP_MODE_DSCP: u8 = 1;
+pub(crate) const TC_MAP_MODE_DSCP: u8 = 1;
 
 /// What creating an AH needs from the device.
 pub(crate) struct AhEnv<'a> {

@@ -307,6 +307,8 @@ impl UserDbPages {
         Ok(UserDb {
             table: self.clone(),
             page_virt,
+            // CAST: below PAGE_SIZE.
+            offset: (virt - page_virt) as usize,
             dma,
         })
     }
@@ -318,8 +320,24 @@ impl UserDbPages {
 pub(crate) struct UserDb {
     table: Arc<UserDbPages>,
     page_virt: u64,
+    /// Byte offset of the record in its page.
+    offset: usize,
     /// Bus address of the record, for the context.
     pub(crate) dma: u64,
+}
+
+impl UserDb {
+    /// The record's value as the process wrote it last (C reads it through
+    /// the kernel mapping of the pinned page, e.g. the SQ and RQ heads a
+    /// user QP is flushed to); 0 if it cannot be read.
+    pub(crate) fn read(&self) -> u32 {
+        let pages = self.table.pages.lock();
+        pages
+            .iter()
+            .find(|p| p.virt == self.page_virt)
+            .and_then(|p| p.umem.read_first_page_u32(self.offset))
+            .unwrap_or(0)
+    }
 }
 
 impl Drop for UserDb {

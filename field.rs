@@ -214,6 +214,31 @@ impl<L: Layout, const N: usize> Ctx<L, N> {
         self.write(f, u32::MAX);
     }
 
+    /// Copies `src` into the context bytes `at` (a multi-word location such
+    /// as a GID, stored as the bytes lie in memory); the shorter of the two
+    /// lengths is copied, bytes past the context are dropped.
+    pub fn copy_bytes(&mut self, at: core::ops::Range<usize>, src: &[u8]) {
+        for (i, b) in at.zip(src.iter()) {
+            if let Some(w) = self.words.get_mut(i / 4) {
+                let mut bytes = w.to_ne_bytes();
+                bytes[i % 4] = *b;
+                *w = u32::from_ne_bytes(bytes);
+            }
+        }
+    }
+
+    /// Sets the context bytes `at` to `v` (a mask over a multi-word
+    /// location: 0 to change it).
+    pub fn fill_bytes(&mut self, at: core::ops::Range<usize>, v: u8) {
+        for i in at {
+            if let Some(w) = self.words.get_mut(i / 4) {
+                let mut bytes = w.to_ne_bytes();
+                bytes[i % 4] = v;
+                *w = u32::from_ne_bytes(bytes);
+            }
+        }
+    }
+
     /// Writes a boolean (`hr_reg_write_bool`): all ones or all zeros.
     pub fn write_bool(&mut self, f: Field<L>, v: bool) {
         self.write(f, if v { u32::MAX } else { 0 });

@@ -62,6 +62,8 @@ const EXT_LLM_MAX_DEPTH: usize = 4096;
 
 /// QUERY_FUNC_INFO: functions of this PF.
 const FUNC_INFO_OWN_FUNC_NUM: Field<CmqData> = Field::new(31, 0);
+/// QUERY_FUNC_INFO: the MAC id, first congestion template of the function.
+const FUNC_INFO_OWN_MAC_ID: Field<CmqData> = Field::new(63, 32);
 
 /// What the profile queries returned.
 pub(crate) struct Profile {
@@ -71,6 +73,9 @@ pub(crate) struct Profile {
     pub(crate) fw_ver: u32,
     /// Functions sharing the engine.
     pub(crate) func_num: u32,
+    /// First congestion control template of this function
+    /// (`cong_algo_tmpl_id`; 0 on HIP08).
+    pub(crate) cong_tmpl_id: u32,
     /// The decoded capabilities.
     pub(crate) caps: Caps,
     /// Revision of the engine.
@@ -88,12 +93,15 @@ fn profile(h: &Hnae3Handle, cmd: &Cmd, rev: HwRev) -> Result<Profile> {
     cmd.send(&mut d)?;
     let fw_ver = d[0].get(query_fw_info::FW_VER);
 
-    let func_num = if rev.is_hip08() {
-        1
+    let (func_num, cong_tmpl_id) = if rev.is_hip08() {
+        (1, 0)
     } else {
         let mut d = [Desc::new(cmq_op::QUERY_FUNC_INFO, true)];
         cmd.send(&mut d)?;
-        d[0].get(FUNC_INFO_OWN_FUNC_NUM)
+        (
+            d[0].get(FUNC_INFO_OWN_FUNC_NUM),
+            d[0].get(FUNC_INFO_OWN_MAC_ID),
+        )
     };
     if func_num == 0 {
         dev_err!(h.device(), "firmware reports no functions\n");
@@ -197,6 +205,7 @@ fn profile(h: &Hnae3Handle, cmd: &Cmd, rev: HwRev) -> Result<Profile> {
         hw_rev,
         fw_ver,
         func_num,
+        cong_tmpl_id,
         caps,
     })
 }

@@ -157,10 +157,13 @@ pub(crate) struct HnsRoceDev {
     hw: hns_roce_hw_v2::HwV2,
 }
 
-/// `alloc_ucontext` configuration bits (`hns-abi.h`), request and answer.
-const UCTX_EXSGE: u32 = 1 << 0;
-const UCTX_RQ_INLINE: u32 = 1 << 1;
-const UCTX_CQE_INLINE: u32 = 1 << 2;
+/// `alloc_ucontext` configuration bits (`hns-abi.h`), request and answer:
+/// extended SGEs.
+pub(crate) const UCTX_EXSGE: u32 = 1 << 0;
+/// RQ inline (see [`UCTX_EXSGE`]).
+pub(crate) const UCTX_RQ_INLINE: u32 = 1 << 1;
+/// CQE inline (see [`UCTX_EXSGE`]).
+pub(crate) const UCTX_CQE_INLINE: u32 = 1 << 2;
 /// Largest message (`HNS_ROCE_MAX_MSG_LEN`).
 const MAX_MSG_LEN: u32 = 0x8000_0000;
 /// Fast-register page list limit (`HNS_ROCE_FRMR_MAX_PA`).
@@ -197,6 +200,8 @@ pub(crate) struct IbDev {
     vendor_id: u32,
     part_id: u32,
     rev: HwRev,
+    /// First congestion control template of the function.
+    cong_tmpl_id: u32,
     /// Bus address of the doorbell BAR, mapped by user contexts.
     db_bar: u64,
     #[pin]
@@ -228,6 +233,7 @@ impl IbDev {
                 vendor_id: u32::from(id.vendor),
                 part_id: u32::from(id.device),
                 rev: hw.profile.rev,
+                cong_tmpl_id: hw.profile.cong_tmpl_id,
                 db_bar: h.bar_start(2),
                 domains <- Domains::new(c)?,
                 uars <- IdSpace::new("uar id", c.reserved_uars, c.num_uars)?,
@@ -275,6 +281,7 @@ impl IbDev {
             dbs: &self.dbs,
             caps: &self.caps,
             rev: self.rev,
+            cong_tmpl_id: self.cong_tmpl_id,
             qpns: &self.qpns,
         }
     }
@@ -319,7 +326,7 @@ pub(crate) struct Ucontext {
     pub(crate) cq_bank: u8,
     /// The `HNS_ROCE_*` configuration bits libhns asked for and got
     /// (`config`: extended SGE, RQ inline, CQE inline).
-    // Read by user QPs (`hns_roce_create_qp` with udata), which come next.
+    // The shim keeps a copy that user QPs take (`hns_shim_uctx.config`).
     #[allow(dead_code)]
     pub(crate) config: u32,
     /// Its pinned record-doorbell pages (`page_list`): map SQ/RQ/CQ records
@@ -587,23 +594,33 @@ impl IbDriver for IbDev {
         init: &mut rdma::QpInit,
         send_cq: Option<&cq::Cq>,
         recv_cq: Option<&cq::Cq>,
+        user: Option<rdma::UserCtx<'_, Ucontext>>,
     ) -> Result<(Pin<KBox<qp::Qp>>, u32)> {
+        let uqp = user.as_ref().map(|u| qp::UserQp {
+            dev: u.dev(),
+            dbs: &u.uctx().dbs,
+        });
         let q = qp::Qp::create(
             &self.qp_env(),
             init,
             send_cq.map(|c| c.cqn),
             recv_cq.map(|c| c.cqn),
+            uqp,
         )?;
         let n = q.qpn;
         Ok((q, n))
     }
 
-    fn modify_qp(&self, q: &qp::Qp, a: &rdma::QpAttr) -> Result {
-        q.modify(&self.qp_env(), a)
+    fn modify_qp(&self, q: &qp::Qp, a: &rdma::QpAttr, r: &mut rdma::QpModifyResp) -> Result {
+        q.modify(&self.qp_env(), a, r)
     }
 
     fn destroy_qp(&self, q: Pin<KBox<qp::Qp>>) {
         q.destroy(&self.qp_env())
+    }
+
+    fn query_qp(&self, q: &qp::Qp, out: &mut rdma::QpQuery) -> Result {
+        q.query(&self.qp_env(), out)
     }
 
     fn post_recv(

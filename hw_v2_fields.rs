@@ -69,7 +69,11 @@ pub mod qpc {
     use super::*;
 
     // QPC_DGID (351..=224) spans several words and is copied whole.
+    /// Bytes of QPC_DGID in the context.
+    pub const DGID_BYTES: core::ops::Range<usize> = 28..44;
     // QPC_RX_VA (1023..=960) spans several words and is copied whole.
+    /// Bytes of QPC_RX_VA in the context.
+    pub const RX_VA_BYTES: core::ops::Range<usize> = 120..128;
 
     /// Bits 2..=0.
     pub const TST: Field<Qpc> = Field::new(2, 0);
@@ -895,6 +899,8 @@ pub mod mpt {
     use super::*;
 
     // MPT_VA (287..=224) spans several words and is copied whole.
+    /// Bytes of MPT_VA in the context.
+    pub const VA_BYTES: core::ops::Range<usize> = 28..36;
 
     /// Bits 1..=0.
     pub const ST: Field<Mpt> = Field::new(1, 0);

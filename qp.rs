@@ -14,9 +14,10 @@
 //! destroyed (only IRRL and TRRL are): the chunks stay until the function
 //! goes, so a destroy sends no context-table mailbox.
 
+use crate::ah::TC_MAP_MODE_DSCP;
 use crate::cmdq::{Cmd, MailboxBuf};
-use crate::db::{Db, DbPages};
-use crate::hem::mtr::{KernelMtr, Region};
+use crate::db::{Db, DbPages, UserDb, UserDbPages};
+use crate::hem::mtr::{KernelMtr, Region, UserMtr};
 use crate::hem::table::HemTables;
 use crate::hem::HemType;
 use crate::hns_roce_hw_v2::caps::Caps;
@@ -25,14 +26,15 @@ use crate::hns_roce_hw_v2::qpc::{
     self as qpc, qpt, QpState, QpcImage, QueueError, QueueRequest, QueueSizes,
 };
 use crate::hw_rev::HwRev;
-use crate::rdma::{QpAttr, QpInit, RecvWr};
+use crate::rdma::{QpAttr, QpInit, QpModifyResp, QpQuery, RecvWr, UmemDev};
+use crate::{UCTX_CQE_INLINE, UCTX_EXSGE, UCTX_RQ_INLINE};
 use core::sync::atomic::{AtomicU32, Ordering};
 use kernel::{
     device::{Bound, Device},
     new_mutex,
     new_spinlock,
     prelude::*,
-    sync::{Mutex, SpinLock}, //
+    sync::{Arc, Mutex, SpinLock}, //
 };
 
 /// `enum ib_qp_attr_mask` bits the driver reads.
@@ -83,6 +85,14 @@ struct Soft {
     /// Access flags and responder depth in effect.
     atomic_rd_en: u32,
     resp_depth: u32,
+    /// Service level of the path.
+    sl: u32,
+    /// TC mapping mode and priority the NIC gave for the path's DSCP.
+    tc_mode: u8,
+    priority: u8,
+    /// SQ producer index written on the move to ERR: a user QP's SQ
+    /// record as libhns left it (kernel QPs post no send work yet: 0).
+    sq_head: u32,
 }
 
 /// Receive queue state (under `hr_qp->rq.lock`).
@@ -92,7 +102,86 @@ struct Rq {
     wrid: KVec<u64>,
 }
 
-/// A kernel QP.
+/// `enum hns_roce_qp_cap_flags` (uapi): what a user QP's `cap_flags`
+/// tell libhns.
+mod qp_cap {
+    /// RQ record doorbell.
+    pub(super) const RQ_RECORD_DB: u64 = 1 << 0;
+    /// SQ record doorbell.
+    pub(super) const SQ_RECORD_DB: u64 = 1 << 1;
+    /// Owner-bit doorbell mode.
+    pub(super) const OWNER_DB: u64 = 1 << 2;
+}
+
+/// `HNS_ROCE_CREATE_QP_MASK_CONGEST_TYPE` of the request's `comp_mask`.
+const CREATE_QP_MASK_CONGEST_TYPE: u64 = 1 << 0;
+
+/// What a user QP is created with besides its request: the caller's
+/// device (to pin its memory) and its context's record pages.
+pub(crate) struct UserQp<'a> {
+    /// Pins the caller's memory.
+    pub(crate) dev: UmemDev<'a>,
+    /// The user context's record pages.
+    pub(crate) dbs: &'a Arc<UserDbPages>,
+}
+
+/// The WQE buffer: kernel memory, or the user's pinned pages.
+enum WqeBuf {
+    Kernel(KernelMtr),
+    User(UserMtr),
+}
+
+impl WqeBuf {
+    /// Bus address of the page holding byte `offset`.
+    fn find(&self, offset: usize) -> Option<u64> {
+        match self {
+            Self::Kernel(m) => m.find(offset),
+            Self::User(m) => {
+                let mut a = [0u64; 1];
+                m.find(u64::try_from(offset).ok()?, &mut a).ok()?;
+                Some(a[0])
+            }
+        }
+    }
+
+    fn root_ba(&self) -> u64 {
+        match self {
+            Self::Kernel(m) => m.root_ba(),
+            Self::User(m) => m.root_ba(),
+        }
+    }
+
+    fn ba_pg_shift(&self) -> u32 {
+        match self {
+            Self::Kernel(m) => m.ba_pg_shift(),
+            Self::User(m) => m.ba_pg_shift(),
+        }
+    }
+
+    fn page_shift(&self) -> u32 {
+        match self {
+            Self::Kernel(m) => m.page_shift(),
+            Self::User(m) => m.page_shift(),
+        }
+    }
+}
+
+/// The RQ record doorbell: a kernel record, or one in the process.
+enum RqDb {
+    Kernel(Db),
+    User(UserDb),
+}
+
+impl RqDb {
+    fn dma(&self) -> u64 {
+        match self {
+            Self::Kernel(d) => d.dma,
+            Self::User(d) => d.dma,
+        }
+    }
+}
+
+/// A QP.
 #[pin_data]
 pub(crate) struct Qp {
     /// QP number.
@@ -104,12 +193,20 @@ pub(crate) struct Qp {
     srqn: Option<u32>,
     xrcdn: Option<u32>,
     sq_sig_type: u32,
+    /// A user QP (libhns owns the queues).
+    user: bool,
+    /// The user context's configuration (`UCTX_*`), 0 for kernel QPs.
+    config: u32,
+    /// Congestion control algorithm.
+    cong_type: qpc::CongType,
     sizes: QueueSizes,
     sge_offset: usize,
     rq_offset: usize,
     owner_db: bool,
-    mtr: KernelMtr,
-    rdb: Option<Db>,
+    mtr: WqeBuf,
+    rdb: Option<RqDb>,
+    /// A user QP's SQ record doorbell.
+    sdb: Option<UserDb>,
     /// Send WR ids, one per SQ WQE (used by `post_send`, not ported yet).
     _sq_wrid: KVec<u64>,
     /// The state, readable without the mutex (`post_recv` may run where
@@ -135,6 +232,8 @@ pub(crate) struct QpEnv<'a> {
     pub(crate) caps: &'a Caps,
     /// Revision of the engine.
     pub(crate) rev: HwRev,
+    /// First congestion control template of the function.
+    pub(crate) cong_tmpl_id: u32,
     /// QP number banks.
     pub(crate) qpns: &'a Mutex<crate::bitmap::QpBanks<KVec<u64>>>,
 }
@@ -158,17 +257,19 @@ fn mtu_bytes(mtu: u32) -> u32 {
 
 impl QpEnv<'_> {
     /// `check_qp_type`.
-    fn check_type(&self, ty: u32) -> Result {
-        if !qpc::qp_type_supported(ty, self.caps.flags) {
+    fn check_type(&self, ty: u32, user: bool) -> Result {
+        let hip08_user_ud = ty == qpt::UD && user && self.rev.is_hip08();
+        if !qpc::qp_type_supported(ty, self.caps.flags) || hip08_user_ud {
             dev_err!(self.cmd.device(), "not support QP type {}\n", ty);
             return Err(EOPNOTSUPP);
         }
         Ok(())
     }
 
-    /// The QP's sizes (`set_qp_param` for a kernel QP), with C's messages.
+    /// The QP's sizes (`set_qp_param`), with C's messages.
     fn sizes(&self, init: &QpInit) -> Result<QueueSizes> {
         let c = self.caps;
+        let user = init.user;
         let has_rq = !matches!(init.qp_type, qpt::XRC_INI | qpt::XRC_TGT)
             && !init.has_srq
             && init.max_recv_wr != 0;
@@ -180,6 +281,13 @@ impl QpEnv<'_> {
             max_inline_data: init.max_inline_data,
             has_rq,
             ud: matches!(init.qp_type, qpt::UD | qpt::GSI),
+            // Kernel QPs on HIP09 always use extended SGEs.
+            exsge: if user {
+                init.uctx_config & UCTX_EXSGE != 0
+            } else {
+                self.rev.is_hip09()
+            },
+            user_sq: user.then_some((init.log_sq_bb_count, init.log_sq_stride)),
             max_wqes: c.max_wqes,
             min_wqes: c.min_wqes,
             max_sq_sg: c.max_sq_sg,
@@ -189,7 +297,7 @@ impl QpEnv<'_> {
             max_rq_desc_sz: c.max_rq_desc_sz,
         };
         let d = self.cmd.device();
-        qpc::kernel_queue_sizes(&req).map_err(|e| {
+        qpc::queue_sizes(&req).map_err(|e| {
             match e {
                 QueueError::RqConfig => dev_err!(
                     d,
@@ -206,8 +314,29 @@ impl QpEnv<'_> {
                     "failed to check WQE num, WQE num = {}.\n",
                     init.max_send_wr
                 ),
+                QueueError::UserSqCount => {}
+                QueueError::UserSqStride => dev_err!(d, "failed to check SQ stride size.\n"),
+                QueueError::UserSqSge => {
+                    dev_err!(d, "failed to check SQ SGE size {}.\n", init.max_send_sge)
+                }
             }
-            dev_err!(d, "failed to set QP param, ret = {}.\n", EINVAL.to_errno());
+            let r = EINVAL.to_errno();
+            match e {
+                QueueError::RqConfig | QueueError::RqDepth => {
+                    dev_err!(d, "failed to set user RQ size, ret = {}.\n", r)
+                }
+                QueueError::SqConfig | QueueError::SqDepth => {
+                    dev_err!(d, "failed to set kernel SQ size, ret = {}.\n", r)
+                }
+                QueueError::UserSqStride | QueueError::UserSqSge => {
+                    dev_err!(d, "failed to check user SQ size, ret = {}.\n", r);
+                    dev_err!(d, "failed to set user SQ size, ret = {}.\n", r)
+                }
+                QueueError::UserSqCount => {
+                    dev_err!(d, "failed to set user SQ size, ret = {}.\n", r)
+                }
+            }
+            dev_err!(d, "failed to set QP param, ret = {}.\n", r);
             EINVAL
         })
     }
@@ -279,8 +408,9 @@ impl Qp {
         init: &mut QpInit,
         send_cqn: Option<u32>,
         recv_cqn: Option<u32>,
+        user: Option<UserQp<'_>>,
     ) -> Result<Pin<KBox<Self>>> {
-        let r = Self::try_create(env, init, send_cqn, recv_cqn);
+        let r = Self::try_create(env, init, send_cqn, recv_cqn, user);
         if let Err(e) = &r {
             dev_err!(
                 env.cmd.device(),
@@ -297,23 +427,53 @@ impl Qp {
         init: &mut QpInit,
         send_cqn: Option<u32>,
         recv_cqn: Option<u32>,
+        user: Option<UserQp<'_>>,
     ) -> Result<Pin<KBox<Self>>> {
-        env.check_type(init.qp_type)?;
-        // No SRQs exist yet, and an XRC target needs a user context.
+        env.check_type(init.qp_type, init.user)?;
+        let d = env.cmd.device();
+        let c = env.caps;
+        // No SRQs or XRC QPs exist yet; direct WQE (a doorbell page per QP
+        // mapped to the process) is not ported.
         if init.create_flags != 0 || init.has_srq || init.has_xrcd {
             return Err(EOPNOTSUPP);
         }
-        let d = env.cmd.device();
-        let c = env.caps;
+        if init.user && c.flags & cap_flag::DIRECT_WQE != 0 {
+            dev_err_ratelimited!(d, "direct WQE of user QPs is not supported yet\n");
+            return Err(EOPNOTSUPP);
+        }
+        if init.user != user.is_some() {
+            return Err(EINVAL);
+        }
         let s = env.sizes(init)?;
+        let cong_type = if init.user && init.comp_mask & CREATE_QP_MASK_CONGEST_TYPE != 0 {
+            qpc::CongType::from_user(init.cong_type_flags, init.qp_type, c.cong_cap).map_err(
+                |e| {
+                    let e = match e {
+                        qpc::CongError::Invalid => EINVAL,
+                        qpc::CongError::NotSupported => EOPNOTSUPP,
+                    };
+                    dev_err!(d, "failed to set QP param, ret = {}.\n", e.to_errno());
+                    e
+                },
+            )?
+        } else {
+            qpc::CongType::default_for(init.qp_type, c.default_cong_type)
+        };
         let gsi = init.qp_type == qpt::GSI;
+        let has_sq = init.qp_type != qpt::XRC_TGT && init.max_send_wr != 0;
+        let has_rq = !matches!(init.qp_type, qpt::XRC_INI | qpt::XRC_TGT)
+            && !init.has_srq
+            && init.max_recv_wr != 0;
         // The QP's own memory first: nothing taken below has to be given
         // back because of it.
         let slot = KBox::<Qp>::new_uninit(GFP_KERNEL)?;
+        // Work request ids are kept for kernel QPs only.
         let mut sq_wrid = KVec::new();
-        sq_wrid.resize(s.sq_wqe_cnt as usize, 0u64, GFP_KERNEL)?;
         let mut rq_wrid = KVec::new();
-        rq_wrid.resize(s.rq_wqe_cnt as usize, 0u64, GFP_KERNEL)?;
+        if !init.user {
+            sq_wrid.resize(s.sq_wqe_cnt as usize, 0u64, GFP_KERNEL)?;
+            rq_wrid.resize(s.rq_wqe_cnt as usize, 0u64, GFP_KERNEL)?;
+        }
 
         // The WQE buffer: SQ, extended SGEs, RQ, each a region when not
         // empty.
@@ -332,13 +492,26 @@ impl Qp {
         }
         // CAST: PAGE_SHIFT is 12..16.
         let page_shift = kernel::page::PAGE_SHIFT as u32;
-        let mtr = KernelMtr::with_regions(
-            env.dev,
-            &regions,
-            12,
-            page_shift,
-            u64::from(c.page_size_cap),
-        )
+        let mtr = match &user {
+            None => KernelMtr::with_regions(
+                env.dev,
+                &regions,
+                12,
+                page_shift,
+                u64::from(c.page_size_cap),
+            )
+            .map(WqeBuf::Kernel),
+            Some(u) => UserMtr::new(
+                env.dev,
+                u.dev,
+                init.buf_addr,
+                &regions,
+                12,
+                page_shift,
+                u64::from(c.page_size_cap),
+            )
+            .map(WqeBuf::User),
+        }
         .inspect_err(|e| {
             dev_err!(d, "failed to create WQE mtr, ret = {}.\n", e.to_errno());
             dev_err!(d, "failed to alloc QP buffer, ret = {}.\n", e.to_errno());
@@ -358,21 +531,20 @@ impl Qp {
             })?
         };
 
-        let rdb = if c.flags & cap_flag::QP_RECORD_DB != 0 && s.rq_wqe_cnt != 0 {
-            match env.dbs.alloc(env.dev, 0) {
-                Ok(db) => Some(db),
-                Err(e) => {
-                    dev_err!(
-                        d,
-                        "failed to alloc kernel RQ doorbell, ret = {}.\n",
-                        e.to_errno()
-                    );
-                    env.free_qpn(qpn, gsi);
-                    return Err(e);
-                }
+        let record_db = c.flags & cap_flag::QP_RECORD_DB != 0;
+        let owner_db = c.flags & cap_flag::SDI_MODE != 0;
+        let mut cap_flags = if owner_db { qp_cap::OWNER_DB } else { 0 };
+        let dbs = match &user {
+            None => Self::kernel_db(env, record_db && has_rq).map(|r| (r, None)),
+            Some(u) => Self::user_dbs(env, init, u, record_db, has_sq, has_rq, &mut cap_flags),
+        };
+        let (rdb, sdb) = match dbs {
+            Ok(x) => x,
+            Err(e) => {
+                dev_err!(d, "failed to alloc QP doorbell, ret = {}.\n", e.to_errno());
+                env.free_qpn(qpn, gsi);
+                return Err(e);
             }
-        } else {
-            None
         };
 
         if let Err(e) = env.get_contexts(qpn) {
@@ -381,7 +553,12 @@ impl Qp {
             return Err(e);
         }
 
-        init.max_send_wr = s.sq_wqe_cnt;
+        // A kernel QP's send depth is what it got; a user QP's stays what
+        // was asked (libhns sized its queue itself).
+        if !init.user {
+            init.max_send_wr = s.sq_wqe_cnt;
+        }
+        init.cap_flags = cap_flags;
         init.max_recv_wr = s.rq_wqe_cnt;
         init.max_recv_sge = s.rq_max_gs;
         init.max_inline_data = s.max_inline_data;
@@ -394,18 +571,26 @@ impl Qp {
             srqn: None,
             xrcdn: None,
             sq_sig_type: init.sq_sig_type,
+            user: init.user,
+            config: init.uctx_config,
+            cong_type,
             sizes: s,
             sge_offset: sq_size,
             rq_offset: sq_size + sge_size,
-            owner_db: c.flags & cap_flag::SDI_MODE != 0,
+            owner_db,
             mtr,
             rdb,
+            sdb,
             _sq_wrid: sq_wrid,
             state: AtomicU32::new(QpState::Reset as u32),
             soft <- new_mutex!(Soft {
                 state: QpState::Reset,
                 atomic_rd_en: 0,
                 resp_depth: 0,
+                sl: 0,
+                tc_mode: 0,
+                priority: 0,
+                sq_head: 0,
             }),
             rq <- new_spinlock!(Rq {
                 head: 0,
@@ -419,8 +604,70 @@ impl Qp {
         }
     }
 
-    /// `hns_roce_modify_qp` + `hns_roce_v2_modify_qp` for a kernel QP.
-    pub(crate) fn modify(&self, env: &QpEnv<'_>, a: &QpAttr) -> Result {
+    /// `alloc_kernel_qp_db`: an RQ record when the QP has an RQ and the
+    /// engine record doorbells.
+    fn kernel_db(env: &QpEnv<'_>, want: bool) -> Result<Option<RqDb>> {
+        if !want {
+            return Ok(None);
+        }
+        match env.dbs.alloc(env.dev, 0) {
+            Ok(db) => Ok(Some(RqDb::Kernel(db))),
+            Err(e) => {
+                dev_err!(
+                    env.cmd.device(),
+                    "failed to alloc kernel RQ doorbell, ret = {}.\n",
+                    e.to_errno()
+                );
+                Err(e)
+            }
+        }
+    }
+
+    /// `alloc_user_qp_db`: the SQ and RQ records in the process's memory,
+    /// when the engine has record doorbells and libhns takes `cap_flags`
+    /// (and, for the SQ, sent `sdb_addr`).
+    fn user_dbs(
+        env: &QpEnv<'_>,
+        init: &QpInit,
+        u: &UserQp<'_>,
+        record_db: bool,
+        has_sq: bool,
+        has_rq: bool,
+        cap_flags: &mut u64,
+    ) -> Result<(Option<RqDb>, Option<UserDb>)> {
+        let d = env.cmd.device();
+        let sdb = if record_db && init.user_sdb && has_sq {
+            let db = u.dbs.map(u.dev, init.sdb_addr).inspect_err(|e| {
+                dev_err!(
+                    d,
+                    "failed to map user SQ doorbell, ret = {}.\n",
+                    e.to_errno()
+                )
+            })?;
+            *cap_flags |= qp_cap::SQ_RECORD_DB;
+            Some(db)
+        } else {
+            None
+        };
+        let rdb = if record_db && init.user_resp && has_rq {
+            // On failure `sdb` drops here, unmapping the SQ record.
+            let db = u.dbs.map(u.dev, init.db_addr).inspect_err(|e| {
+                dev_err!(
+                    d,
+                    "failed to map user RQ doorbell, ret = {}.\n",
+                    e.to_errno()
+                )
+            })?;
+            *cap_flags |= qp_cap::RQ_RECORD_DB;
+            Some(RqDb::User(db))
+        } else {
+            None
+        };
+        Ok((rdb, sdb))
+    }
+
+    /// `hns_roce_modify_qp` + `hns_roce_v2_modify_qp`.
+    pub(crate) fn modify(&self, env: &QpEnv<'_>, a: &QpAttr, resp: &mut QpModifyResp) -> Result {
         let d = env.cmd.device();
         let mut soft = self.soft.lock();
         if a.mask & attr::CUR_STATE != 0 && a.cur_qp_state != soft.state as u32 {
@@ -432,6 +679,17 @@ impl Qp {
         } else {
             cur
         };
+        // A user QP is flushed up to the heads libhns recorded.
+        if self.user && a.mask & attr::STATE != 0 && new == QpState::Err {
+            let Some(sdb) = &self.sdb else {
+                dev_warn!(d, "flush cqe is not supported in userspace!\n");
+                return Err(EINVAL);
+            };
+            soft.sq_head = sdb.read();
+            if let Some(RqDb::User(rdb)) = &self.rdb {
+                self.rq.lock().head = rdb.read();
+            }
+        }
         if !crate::rdma::modify_qp_is_ok(cur as u32, new as u32, self.qp_type, a.mask) {
             dev_err!(d, "ib_modify_qp_is_ok failed\n");
             return Err(EINVAL);
@@ -440,7 +698,12 @@ impl Qp {
         if cur == QpState::Reset && new == QpState::Reset {
             return Ok(());
         }
-        self.hw_modify(env, &mut soft, a, cur, new)
+        self.hw_modify(env, &mut soft, a, cur, new)?;
+        resp.valid = true;
+        resp.tc_mode = soft.tc_mode;
+        // CAST: the service level is at most 7.
+        resp.priority = soft.sl as u8;
+        Ok(())
     }
 
     /// `hns_roce_check_qp_attr`.
@@ -500,9 +763,8 @@ impl Qp {
             } else {
                 None
             };
-            // No send queue work is tracked yet: the SQ head is 0.
             if self.qp_type != qpt::XRC_TGT {
-                qpc::set_flushed(&mut img, 0, rq_head);
+                qpc::set_flushed(&mut img, soft.sq_head, rq_head);
             }
         }
         self.opt_fields(env, &mut img, a, soft)?;
@@ -525,8 +787,9 @@ impl Qp {
         if a.mask & attr::MAX_DEST_RD_ATOMIC != 0 {
             soft.resp_depth = a.max_dest_rd_atomic;
         }
-        if new == QpState::Reset {
+        if new == QpState::Reset && !self.user {
             self.clear();
+            soft.sq_head = 0;
         }
         Ok(())
     }
@@ -585,7 +848,7 @@ impl Qp {
             sq_wqe_cnt: self.sizes.sq_wqe_cnt,
             rq_wqe_cnt: self.sizes.rq_wqe_cnt,
             rq_record_db: self.rdb.is_some(),
-            rdb_dma: self.rdb.as_ref().map_or(0, |d| d.dma),
+            rdb_dma: self.rdb.as_ref().map_or(0, |d| d.dma()),
             owner_db: self.owner_db,
             rx_cqn: self.recv_cqn,
             tx_cqn: self.send_cqn,
@@ -656,28 +919,119 @@ impl Qp {
             irrl_ba,
             trrl_ba,
             sig_type: self.sq_sig_type,
-            lbi: if a.dmac_local { Some(0) } else { None },
+            lbi: qpc::loopback_indicator(env.rev, a.dmac, a.dmac_local),
             dest_qpn: (a.mask & attr::DEST_QPN != 0).then_some(a.dest_qp_num),
             dmac: a.dmac,
             mtu_enum: (a.mask & attr::PATH_MTU != 0).then_some(mtu),
             mtu_bytes: mtu_bytes(mtu),
-            // UD and GSI QPs use DCQCN; others the default algorithm
-            // (LDCP = 1, HC3 = 2 use windows).
-            window_cong: !matches!(self.qp_type, qpt::UD | qpt::GSI)
-                && matches!(c.default_cong_type, 1 | 2),
+            window_cong: self.cong_type.window(),
             max_ack_req_msg_len: c.max_ack_req_msg_len,
-            rq_inline: None,
-            cqe_inline: None,
+            rq_inline: (self.user && self.qp_type == qpt::RC && self.config & UCTX_RQ_INLINE != 0)
+                .then_some(c.flags & cap_flag::RQ_INLINE != 0),
+            cqe_inline: (self.user
+                && matches!(self.qp_type, qpt::RC | qpt::XRC_TGT)
+                && self.config & UCTX_CQE_INLINE != 0)
+                .then_some(c.flags & cap_flag::CQE_INLINE != 0),
         })
     }
 
-    /// `hns_roce_v2_set_opt_fields` without the path.
-    fn opt_fields(&self, env: &QpEnv<'_>, img: &mut QpcImage, a: &QpAttr, soft: &Soft) -> Result {
+    /// The path of `IB_QP_AV` (`hns_roce_v2_set_path` with `fill_cong_field`
+    /// and `hns_roce_set_sl`); records the service level and TC mode the
+    /// user modify answers, as C does even when the modify fails later.
+    fn path(&self, env: &QpEnv<'_>, a: &QpAttr, soft: &mut Soft) -> Result<qpc::PathParams> {
+        let d = env.cmd.device();
+        let c = env.caps;
+        if a.av_grh && a.l2_ret != 0 {
+            return Err(Error::from_errno(a.l2_ret));
+        }
+        let gt = u32::from(a.gid_type);
+        let is_udp = a.av_grh && gt == qpc::gid_type::ROCE_UDP_ENCAP;
+        let vlan_id = if a.av_grh { a.vlan_id } else { 0xffff };
+        if u32::from(a.sgid_index) >= c.gid_table_len {
+            dev_err!(
+                d,
+                "sgid_index({}) too large. max is {}\n",
+                a.sgid_index,
+                c.gid_table_len
+            );
+            return Err(EINVAL);
+        }
+        if !a.av_roce {
+            dev_err!(d, "ah attr is not RDMA roce type\n");
+            return Err(EINVAL);
+        }
+        let udp_sport = if is_udp {
+            u32::from(qpc::udp_sport(a.flow_label, self.qpn, a.dest_qp_num))
+        } else {
+            0
+        };
+        let cong = if env.rev.is_hip08() || gt == qpc::gid_type::ROCE {
+            None
+        } else if self.cong_type == qpc::CongType::Dip {
+            // The per-destination-IP context table is not ported.
+            dev_err_ratelimited!(d, "DIP congestion control is not supported yet\n");
+            return Err(EOPNOTSUPP);
+        } else {
+            Some(qpc::CongFields {
+                ty: self.cong_type,
+                tmpl_base: env.cong_tmpl_id,
+                dip_idx: None,
+            })
+        };
+        soft.sl = u32::from(a.sl);
+        if gt == qpc::gid_type::ROCE_UDP_ENCAP {
+            match a.dscp_ret {
+                0 => {
+                    soft.tc_mode = a.dscp_tc_mode;
+                    soft.priority = a.dscp_priority;
+                }
+                r if r == EOPNOTSUPP.to_errno() => {}
+                r => {
+                    dev_err_ratelimited!(d, "failed to get dscp, ret = {}.\n", r);
+                    return Err(Error::from_errno(r));
+                }
+            }
+            if soft.tc_mode == TC_MAP_MODE_DSCP {
+                soft.sl = u32::from(soft.priority);
+            }
+        }
+        let max = qpc::max_sl(c.sl_num);
+        if soft.sl > max {
+            dev_err_ratelimited!(
+                d,
+                "failed to set SL({}). Shouldn't be larger than {}.\n",
+                soft.sl,
+                max
+            );
+            return Err(EINVAL);
+        }
+        Ok(qpc::PathParams {
+            vlan_id,
+            hip08: env.rev.is_hip08(),
+            udp_sport,
+            sgid_index: u32::from(a.sgid_index),
+            hop_limit: u32::from(a.hop_limit),
+            cong,
+            tclass: qpc::tclass(a.traffic_class, gt),
+            flow_label: a.flow_label,
+            dgid: a.dgid,
+            sl: soft.sl,
+        })
+    }
+
+    /// `hns_roce_v2_set_opt_fields`.
+    fn opt_fields(
+        &self,
+        env: &QpEnv<'_>,
+        img: &mut QpcImage,
+        a: &QpAttr,
+        soft: &mut Soft,
+    ) -> Result {
         let m = a.mask;
         let d = env.cmd.device();
         if m & attr::AV != 0 {
-            dev_err_ratelimited!(d, "address vectors of kernel QPs are not supported yet\n");
-            return Err(EOPNOTSUPP);
+            let p = self.path(env, a, soft)?;
+            qpc::set_path(img, &p);
         }
         let on = |bit: u32, v: u32| (m & bit != 0).then_some(v);
         let timeout = if m & attr::TIMEOUT != 0 {
@@ -734,7 +1088,7 @@ impl Qp {
 
     /// `clear_qp` after the move to RESET (CQ cleaning comes with polling).
     fn clear(&self) {
-        if let Some(db) = &self.rdb {
+        if let Some(RqDb::Kernel(db)) = &self.rdb {
             db.set(0);
         }
         let mut rq = self.rq.lock();
@@ -752,7 +1106,7 @@ impl Qp {
         if env.cmd.is_reset_down() {
             return Err((0, EIO));
         }
-        if self.soft_state() == QpState::Reset {
+        if self.soft_state() == QpState::Reset || self.user {
             return Err((0, EINVAL));
         }
         let max_sge = self.sizes.rq_max_gs as usize;
@@ -784,7 +1138,10 @@ impl Qp {
             });
             let mut wrote = Ok(());
             for (i, s) in qpc::rq_wqe_segs(given, max_sge, false).enumerate() {
-                wrote = self.mtr.write(at + 16 * i, &s.to_bytes());
+                wrote = match &self.mtr {
+                    WqeBuf::Kernel(m) => m.write(at + 16 * i, &s.to_bytes()),
+                    WqeBuf::User(_) => Err(EINVAL),
+                };
                 if wrote.is_err() {
                     break;
                 }
@@ -803,7 +1160,9 @@ impl Qp {
             kernel::sync::barrier::dma_mb(kernel::sync::barrier::Write);
             rq.head = rq.head.wrapping_add(nreq);
             match &self.rdb {
-                Some(db) => db.set(rq.head & 0xffff),
+                Some(RqDb::Kernel(db)) => db.set(rq.head & 0xffff),
+                // post_recv is never called on a user QP (checked above).
+                Some(RqDb::User(_)) => {}
                 None => env
                     .cmd
                     .ring_db(qpc::rq_doorbell(self.qpn, rq.head), reg::DB_SQ_L_0),
@@ -814,6 +1173,67 @@ impl Qp {
 
     fn soft_state(&self) -> QpState {
         QpState::from_ib(self.state.load(Ordering::Relaxed)).unwrap_or(QpState::Reset)
+    }
+
+    /// `hns_roce_v2_query_qp`: the state and attributes read back from the
+    /// engine (QUERY_QPC) unless the QP is in RESET; the engine's state
+    /// becomes the QP's.
+    pub(crate) fn query(&self, env: &QpEnv<'_>, q: &mut QpQuery) -> Result {
+        let d = env.cmd.device();
+        let mut soft = self.soft.lock();
+        let s = &self.sizes;
+        q.max_recv_wr = s.rq_wqe_cnt;
+        q.max_recv_sge = s.rq_max_gs;
+        q.max_inline_data = s.max_inline_data;
+        q.max_send_wr = s.sq_wqe_cnt;
+        q.max_send_sge = s.sq_max_gs;
+        q.sq_sig_type = self.sq_sig_type;
+        if soft.state == QpState::Reset {
+            q.state = QpState::Reset as u32;
+            return Ok(());
+        }
+        let mut words = [0u32; qpc::QPC_HALF_DWORDS];
+        let r = MailboxBuf::new(env.dev).and_then(|mb| {
+            env.cmd.mbox(0, mb.dma(), mbox::QUERY_QPC, self.qpn)?;
+            mb.read_le_words(&mut words);
+            Ok(())
+        });
+        if let Err(e) = r {
+            dev_err_ratelimited!(d, "failed to query QPC, ret = {}.\n", e.to_errno());
+            return Err(EINVAL);
+        }
+        let ctx = crate::field::Ctx::from_le_words(words);
+        let a = qpc::query_attrs(&ctx, self.qp_type, env.rev);
+        let st = QpState::from_ib(a.state).ok_or_else(|| {
+            dev_err_ratelimited!(d, "Illegal ib_qp_state\n");
+            EINVAL
+        })?;
+        soft.state = st;
+        self.state.store(a.state, Ordering::Relaxed);
+        q.queried = true;
+        q.state = a.state;
+        q.path_mtu = a.path_mtu;
+        q.qkey = a.qkey;
+        q.rq_psn = a.rq_psn;
+        q.sq_psn = a.sq_psn;
+        q.dest_qp_num = a.dest_qp_num;
+        q.access = a.access;
+        q.grh = a.grh;
+        // CAST: fields of at most 8 bits.
+        q.sl = a.sl as u8;
+        q.sgid_index = a.sgid_index as u8;
+        q.hop_limit = a.hop_limit as u8;
+        q.traffic_class = a.traffic_class as u8;
+        q.flow_label = a.flow_label;
+        q.dgid = a.dgid;
+        q.max_rd_atomic = a.max_rd_atomic;
+        q.max_dest_rd_atomic = a.max_dest_rd_atomic;
+        // CAST: fields of at most 5 bits.
+        q.min_rnr_timer = a.min_rnr_timer as u8;
+        q.timeout = a.timeout as u8;
+        q.retry_cnt = a.retry_cnt as u8;
+        q.rnr_retry = a.rnr_retry as u8;
+        Ok(())
     }
 
     /// Destroys the QP (`hns_roce_v2_destroy_qp`): back to RESET when the
@@ -829,6 +1249,12 @@ impl Qp {
                     dev_err_ratelimited!(
                         env.cmd.device(),
                         "failed to modify QP to RST, ret = {}.\n",
+                        e.to_errno()
+                    );
+                    dev_err_ratelimited!(
+                        env.cmd.device(),
+                        "failed to destroy QP, QPN = {:#08x}, ret = {}.\n",
+                        self.qpn,
                         e.to_errno()
                     );
                 }

@@ -769,18 +769,23 @@ pub(crate) trait IbDriver: Send + Sync {
     fn dereg_mr(&self, mr: Pin<KBox<Self::Mr>>);
     /// A queue pair.
     type Qp: Send + Sync;
-    /// A kernel QP on the given CQs; its number. `init`'s capacities are
-    /// updated to what the QP got.
+    /// A QP on the given CQs: a kernel QP, or with `user` (and
+    /// `init.user`) one whose queues live in the calling process; its
+    /// number. `init`'s capacities are updated to what the QP got, and
+    /// for a user QP `init.cap_flags` to what libhns is told.
     fn create_qp(
         &self,
         init: &mut QpInit,
         send_cq: Option<&Self::Cq>,
         recv_cq: Option<&Self::Cq>,
+        user: Option<UserCtx<'_, Self::Ucontext>>,
     ) -> Result<(Pin<KBox<Self::Qp>>, u32)>;
-    /// Applies a modify.
-    fn modify_qp(&self, qp: &Self::Qp, attr: &QpAttr) -> Result;
+    /// Applies a modify; fills what a user modify answers.
+    fn modify_qp(&self, qp: &Self::Qp, attr: &QpAttr, resp: &mut QpModifyResp) -> Result;
     /// Destroys a QP.
     fn destroy_qp(&self, qp: Pin<KBox<Self::Qp>>);
+    /// Fills what `query_qp` answers.
+    fn query_qp(&self, qp: &Self::Qp, q: &mut QpQuery) -> Result;
     /// Posts receive WRs; on failure the index of the first one not posted.
     fn post_recv(
         &self,
@@ -821,6 +826,10 @@ pub(crate) const MR_REREG_ACCESS: u32 = raw::ib_mr_rereg_flags_IB_MR_REREG_ACCES
 pub(crate) type QpInit = raw::hns_shim_qp_init;
 /// The attributes of a modify (`struct ib_qp_attr`, flattened by the shim).
 pub(crate) type QpAttr = raw::hns_shim_qp_attr;
+/// What a user modify answers (plain data, filled by the driver).
+pub(crate) type QpModifyResp = raw::hns_shim_qp_modify_resp;
+/// What `query_qp` answers (plain data, filled by the driver).
+pub(crate) type QpQuery = raw::hns_shim_qp_query;
 
 /// One scatter/gather element of a work request (`struct ib_sge`).
 #[repr(transparent)]
@@ -1369,10 +1378,15 @@ type DriverQp = <Driver as IbDriver>::Qp;
 ///
 /// `rs` is the device's pointer; `init`, `qp` and `qpn` are valid for the
 /// call; `send_cq`/`recv_cq` are null or CQs from [`hns_rs_create_cq`] that
-/// outlive the QP (the RDMA core holds references on them).
+/// outlive the QP (the RDMA core holds references on them). For a user QP
+/// (`init.user`), `ibdev` is the registered device and `uctx` the caller's
+/// context from [`hns_rs_alloc_ucontext`], in the uverbs command of its
+/// process; for a kernel QP `uctx` is null.
 #[no_mangle]
 unsafe extern "C" fn hns_rs_create_qp(
     rs: *mut c_void,
+    ibdev: *mut raw::ib_device,
+    uctx: *mut c_void,
     init: *mut QpInit,
     send_cq: *mut c_void,
     recv_cq: *mut c_void,
@@ -1381,6 +1395,15 @@ unsafe extern "C" fn hns_rs_create_qp(
 ) -> c_int {
     // SAFETY: per the function's contract.
     let (d, init) = unsafe { (drv(rs), &mut *init) };
+    let user = if init.user {
+        // SAFETY: per the function's contract.
+        match unsafe { user_ctx(ibdev, uctx) } {
+            Some(u) => Some(u),
+            None => return EINVAL.to_errno(),
+        }
+    } else {
+        None
+    };
     // SAFETY: null or live CQs (the function's contract).
     let (scq, rcq) = unsafe {
         (
@@ -1388,7 +1411,7 @@ unsafe extern "C" fn hns_rs_create_qp(
             recv_cq.cast::<DriverCq>().as_ref(),
         )
     };
-    match d.create_qp(init, scq, rcq) {
+    match d.create_qp(init, scq, rcq, user) {
         Ok((b, n)) => {
             // SAFETY: the box is only moved back into a `Pin<KBox>` by
             // `hns_rs_destroy_qp`; it is never moved out of in between.
@@ -1409,16 +1432,30 @@ unsafe extern "C" fn hns_rs_create_qp(
 /// # Safety
 ///
 /// `rs` is the device's pointer; `qp` came from [`hns_rs_create_qp`] and is
-/// live; `attr` is valid for the call.
+/// live; `attr` and `resp` are valid for the call.
 #[no_mangle]
 unsafe extern "C" fn hns_rs_modify_qp(
     rs: *mut c_void,
     qp: *mut c_void,
     attr: *const QpAttr,
+    resp: *mut QpModifyResp,
 ) -> c_int {
     // SAFETY: per the function's contract.
-    let (d, qp, a) = unsafe { (drv(rs), &*qp.cast::<DriverQp>(), &*attr) };
-    errno(d.modify_qp(qp, a))
+    let (d, qp, a, r) = unsafe { (drv(rs), &*qp.cast::<DriverQp>(), &*attr, &mut *resp) };
+    errno(d.modify_qp(qp, a, r))
+}
+
+/// Called by the shim's op.
+///
+/// # Safety
+///
+/// `rs` is the device's pointer; `qp` came from [`hns_rs_create_qp`] and is
+/// live; `q` is valid for the call.
+#[no_mangle]
+unsafe extern "C" fn hns_rs_query_qp(rs: *mut c_void, qp: *mut c_void, q: *mut QpQuery) -> c_int {
+    // SAFETY: per the function's contract.
+    let (d, qp, q) = unsafe { (drv(rs), &*qp.cast::<DriverQp>(), &mut *q) };
+    errno(d.query_qp(qp, q))
 }
 
 /// Called by the shim's op.

@@ -735,13 +735,34 @@ static int hns_shim_create_qp(struct ib_qp *ibqp,
 			      struct ib_udata *udata)
 {
 	struct hns_shim_qp *qp = container_of(ibqp, struct hns_shim_qp, ibqp);
+	struct hns_roce_ib_create_qp_resp resp = {};
+	struct hns_roce_ib_create_qp ucmd = {};
 	struct hns_shim_qp_init in = {};
+	struct hns_shim_uctx *uctx;
 	u32 qpn = 0;
 	int ret;
 
-	/* User QPs (libhns) need user-memory buffers: not yet. */
-	if (udata)
-		return -EOPNOTSUPP;
+	if (udata) {
+		ret = ib_copy_validate_udata_in_cm(udata, ucmd, reserved,
+						   HNS_ROCE_CREATE_QP_MASK_CONGEST_TYPE);
+		if (ret)
+			return ret;
+		uctx = rdma_udata_to_drv_context(udata, struct hns_shim_uctx,
+						 ibuctx);
+		in.user = true;
+		in.user_resp = udata->outlen >=
+			       offsetofend(typeof(resp), cap_flags);
+		in.user_sdb = in.user_resp &&
+			      udata->inlen >= offsetofend(typeof(ucmd), sdb_addr);
+		in.uctx_config = uctx->config;
+		in.log_sq_bb_count = ucmd.log_sq_bb_count;
+		in.log_sq_stride = ucmd.log_sq_stride;
+		in.buf_addr = ucmd.buf_addr;
+		in.db_addr = ucmd.db_addr;
+		in.sdb_addr = ucmd.sdb_addr;
+		in.comp_mask = ucmd.comp_mask;
+		in.cong_type_flags = ucmd.cong_type_flags;
+	}
 	in.qp_type = init_attr->qp_type;
 	in.port = init_attr->port_num;
 	in.pdn = ibqp->pd ? hns_shim_pd_pdn(ibqp->pd) : 0;
@@ -754,7 +775,8 @@ static int hns_shim_create_qp(struct ib_qp *ibqp,
 	in.max_inline_data = init_attr->cap.max_inline_data;
 	in.has_srq = init_attr->srq != NULL;
 	in.has_xrcd = init_attr->xrcd != NULL;
-	ret = hns_rs_create_qp(to_sdev(ibqp->device)->rs, &in,
+	ret = hns_rs_create_qp(to_sdev(ibqp->device)->rs, ibqp->device,
+			       udata ? hns_shim_udata_uctx(udata) : NULL, &in,
 			       hns_shim_rs_cq(init_attr->send_cq),
 			       hns_shim_rs_cq(init_attr->recv_cq), &qp->rs_qp,
 			       &qpn);
@@ -765,7 +787,47 @@ static int hns_shim_create_qp(struct ib_qp *ibqp,
 	init_attr->cap.max_recv_sge = in.max_recv_sge;
 	init_attr->cap.max_inline_data = in.max_inline_data;
 	ibqp->qp_num = qpn;
+	if (udata) {
+		resp.cap_flags = in.cap_flags;
+		ret = ib_respond_udata(udata, resp);
+		if (ret) {
+			hns_rs_destroy_qp(to_sdev(ibqp->device)->rs, qp->rs_qp);
+			return ret;
+		}
+	}
 	return 0;
+}
+
+/* The address vector of a modify, as hns_roce_v2_set_path reads it. */
+static void hns_shim_qp_av(struct ib_qp *ibqp, const struct ib_qp_attr *attr,
+			   int mask, struct hns_shim_qp_attr *a)
+{
+	const struct ib_global_route *grh = rdma_ah_read_grh(&attr->ah_attr);
+	struct hns_shim_dev *sdev = to_sdev(ibqp->device);
+	const struct hnae3_ae_ops *ops = sdev->handle->ae_algo->ops;
+	u32 port = mask & IB_QP_PORT ? attr->port_num : 1;
+
+	memcpy(a->dmac, attr->ah_attr.roce.dmac, ETH_ALEN);
+	a->av_roce = attr->ah_attr.type == RDMA_AH_ATTR_TYPE_ROCE;
+	a->av_grh = rdma_cap_eth_ah(ibqp->device, port) &&
+		    (rdma_ah_get_ah_flags(&attr->ah_attr) & IB_AH_GRH);
+	a->sgid_index = grh->sgid_index;
+	a->hop_limit = grh->hop_limit;
+	a->traffic_class = grh->traffic_class;
+	a->flow_label = grh->flow_label;
+	a->sl = rdma_ah_get_sl(&attr->ah_attr);
+	memcpy(a->dgid, grh->dgid.raw, sizeof(a->dgid));
+	a->vlan_id = 0xffff;
+	a->gid_type = grh->sgid_attr ? grh->sgid_attr->gid_type : IB_GID_TYPE_IB;
+	if (a->av_grh && grh->sgid_attr)
+		a->l2_ret = rdma_read_gid_l2_fields(grh->sgid_attr,
+						    &a->vlan_id, NULL);
+	a->dscp_ret = -EOPNOTSUPP;
+	if (a->gid_type == IB_GID_TYPE_ROCE_UDP_ENCAP && ops->get_dscp_prio)
+		a->dscp_ret = ops->get_dscp_prio(sdev->handle,
+						 grh->traffic_class >> 2,
+						 &a->dscp_tc_mode,
+						 &a->dscp_priority);
 }
 
 static int hns_shim_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
@@ -773,11 +835,12 @@ static int hns_shim_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 {
 	struct hns_shim_qp *qp = container_of(ibqp, struct hns_shim_qp, ibqp);
 	struct hns_shim_dev *sdev = to_sdev(ibqp->device);
+	struct hns_shim_qp_modify_resp r = {};
+	struct hns_roce_ib_modify_qp_resp resp = {};
 	struct hns_shim_qp_attr a = {};
 	struct net_device *ndev;
+	int ret;
 
-	if (udata)
-		return -EOPNOTSUPP;
 	a.mask = mask;
 	a.qp_state = attr->qp_state;
 	a.cur_qp_state = attr->cur_qp_state;
@@ -796,7 +859,7 @@ static int hns_shim_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 	a.access = attr->qp_access_flags;
 	a.path_mtu = attr->path_mtu;
 	if (mask & IB_QP_AV)
-		memcpy(a.dmac, attr->ah_attr.roce.dmac, ETH_ALEN);
+		hns_shim_qp_av(ibqp, attr, mask, &a);
 	ndev = ib_device_get_netdev(ibqp->device, 1);
 	if (ndev) {
 		a.active_mtu = iboe_get_mtu(ndev->mtu);
@@ -804,7 +867,71 @@ static int hns_shim_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 							  ndev->dev_addr);
 		dev_put(ndev);
 	}
-	return hns_rs_modify_qp(sdev->rs, qp->rs_qp, &a);
+	ret = hns_rs_modify_qp(sdev->rs, qp->rs_qp, &a, &r);
+	if (ret || !r.valid || !udata || !udata->outlen)
+		return ret;
+	resp.tc_mode = r.tc_mode;
+	resp.priority = r.priority;
+	return ib_respond_udata(udata, resp);
+}
+
+static int hns_shim_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
+			     int mask, struct ib_qp_init_attr *init)
+{
+	struct hns_shim_qp *qp = container_of(ibqp, struct hns_shim_qp, ibqp);
+	struct hns_shim_qp_query q = {};
+	struct ib_global_route *grh;
+	int ret;
+
+	memset(attr, 0, sizeof(*attr));
+	memset(init, 0, sizeof(*init));
+	ret = hns_rs_query_qp(to_sdev(ibqp->device)->rs, qp->rs_qp, &q);
+	if (ret)
+		return ret;
+	attr->qp_state = q.state;
+	if (q.queried) {
+		attr->path_mtu = q.path_mtu;
+		attr->path_mig_state = IB_MIG_ARMED;
+		attr->ah_attr.type = RDMA_AH_ATTR_TYPE_ROCE;
+		attr->qkey = q.qkey;
+		attr->rq_psn = q.rq_psn;
+		attr->sq_psn = q.sq_psn;
+		attr->dest_qp_num = q.dest_qp_num;
+		attr->qp_access_flags = q.access;
+		if (q.grh) {
+			grh = rdma_ah_retrieve_grh(&attr->ah_attr);
+			rdma_ah_set_sl(&attr->ah_attr, q.sl);
+			rdma_ah_set_port_num(&attr->ah_attr, 1);
+			rdma_ah_set_ah_flags(&attr->ah_attr, IB_AH_GRH);
+			grh->flow_label = q.flow_label;
+			grh->sgid_index = q.sgid_index;
+			grh->hop_limit = q.hop_limit;
+			grh->traffic_class = q.traffic_class;
+			memcpy(grh->dgid.raw, q.dgid, sizeof(grh->dgid.raw));
+		}
+		attr->port_num = 1;
+		attr->sq_draining = 0;
+		attr->max_rd_atomic = q.max_rd_atomic;
+		attr->max_dest_rd_atomic = q.max_dest_rd_atomic;
+		attr->min_rnr_timer = q.min_rnr_timer;
+		attr->timeout = q.timeout;
+		attr->retry_cnt = q.retry_cnt;
+		attr->rnr_retry = q.rnr_retry;
+	}
+	attr->cur_qp_state = attr->qp_state;
+	attr->cap.max_recv_wr = q.max_recv_wr;
+	attr->cap.max_recv_sge = q.max_recv_sge;
+	attr->cap.max_inline_data = q.max_inline_data;
+	attr->cap.max_send_wr = q.max_send_wr;
+	attr->cap.max_send_sge = q.max_send_sge;
+	init->qp_context = ibqp->qp_context;
+	init->qp_type = ibqp->qp_type;
+	init->recv_cq = ibqp->recv_cq;
+	init->send_cq = ibqp->send_cq;
+	init->srq = ibqp->srq;
+	init->cap = attr->cap;
+	init->sq_sig_type = q.sq_sig_type;
+	return 0;
 }
 
 static int hns_shim_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
@@ -956,6 +1083,7 @@ static const struct ib_device_ops hns_shim_dev_ops = {
 	.create_qp = hns_shim_create_qp,
 	.modify_qp = hns_shim_modify_qp,
 	.destroy_qp = hns_shim_destroy_qp,
+	.query_qp = hns_shim_query_qp,
 	.post_send = hns_shim_post_send,
 	.post_recv = hns_shim_post_recv,
 	.get_dma_mr = hns_shim_get_dma_mr,
@@ -1073,6 +1201,13 @@ u64 hns_shim_block_dma(struct ib_block_iter *biter)
 u64 hns_shim_umem_first_dma(struct ib_umem *umem)
 {
 	return sg_dma_address(umem->sgt_append.sgt.sgl);
+}
+
+u32 hns_shim_umem_read_u32(struct ib_umem *umem, size_t offset)
+{
+	const void *page = page_address(sg_page(umem->sgt_append.sgt.sgl));
+
+	return READ_ONCE(*(const u32 *)(page + offset));
 }
 
 void hns_shim_cond_resched(void)

@@ -192,6 +192,22 @@ struct hns_shim_qp_init {
 	u32 max_inline_data;
 	bool has_srq;
 	bool has_xrcd;
+	/* A user QP: libhns's request (struct hns_roce_ib_create_qp), what
+	 * the udata lengths allow, the user context's config; cap_flags is
+	 * the answer (HNS_ROCE_QP_CAP_*).
+	 */
+	bool user;
+	bool user_sdb;
+	bool user_resp;
+	u32 uctx_config;
+	u8 log_sq_bb_count;
+	u8 log_sq_stride;
+	u64 buf_addr;
+	u64 db_addr;
+	u64 sdb_addr;
+	u64 comp_mask;
+	u64 cong_type_flags;
+	u64 cap_flags;
 };
 
 /* The struct ib_qp_attr fields of a modify, and what only the core and the
@@ -218,6 +234,63 @@ struct hns_shim_qp_attr {
 	u32 active_mtu;
 	u8 dmac[6];
 	bool dmac_local;
+	/* IB_QP_AV: the GRH, the source GID's type and VLAN, the NIC's DSCP
+	 * lookup (as for an AH).
+	 */
+	bool av_grh;
+	bool av_roce;
+	u8 gid_type;
+	u8 sgid_index;
+	u8 hop_limit;
+	u8 traffic_class;
+	u8 sl;
+	u32 flow_label;
+	u8 dgid[16];
+	u16 vlan_id;
+	int l2_ret;
+	int dscp_ret;
+	u8 dscp_tc_mode;
+	u8 dscp_priority;
+};
+
+/* What a user modify answers (struct hns_roce_ib_modify_qp_resp). */
+struct hns_shim_qp_modify_resp {
+	bool valid;	/* false: nothing to answer (RESET to RESET) */
+	u8 tc_mode;
+	u8 priority;
+};
+
+/* What query_qp answers (filled by the driver); the path fields only with
+ * queried set (the QP was not in RESET), the GRH ones only with grh.
+ */
+struct hns_shim_qp_query {
+	bool queried;
+	bool grh;
+	u32 state;
+	u32 path_mtu;
+	u32 qkey;
+	u32 rq_psn;
+	u32 sq_psn;
+	u32 dest_qp_num;
+	u32 access;
+	u8 sl;
+	u8 sgid_index;
+	u8 hop_limit;
+	u8 traffic_class;
+	u32 flow_label;
+	u8 dgid[16];
+	u32 max_rd_atomic;
+	u32 max_dest_rd_atomic;
+	u8 min_rnr_timer;
+	u8 timeout;
+	u8 retry_cnt;
+	u8 rnr_retry;
+	u32 max_send_wr;
+	u32 max_recv_wr;
+	u32 max_send_sge;
+	u32 max_recv_sge;
+	u32 max_inline_data;
+	u32 sq_sig_type;
 };
 
 /* A user CQ request (struct hns_roce_ib_create_cq) as the shim copied it:
@@ -295,10 +368,13 @@ int hns_rs_rereg_user_mr(void *rs, struct ib_device *ibdev, void *mr,
 void hns_rs_dereg_mr(void *rs, void *mr);
 int hns_rs_create_ah(void *rs, const struct hns_shim_ah_in *in,
 		     struct hns_shim_av *av);
-int hns_rs_create_qp(void *rs, struct hns_shim_qp_init *init, void *send_cq,
+int hns_rs_create_qp(void *rs, struct ib_device *ibdev, void *uctx,
+		     struct hns_shim_qp_init *init, void *send_cq,
 		     void *recv_cq, void **qp, u32 *qpn);
-int hns_rs_modify_qp(void *rs, void *qp, const struct hns_shim_qp_attr *attr);
+int hns_rs_modify_qp(void *rs, void *qp, const struct hns_shim_qp_attr *attr,
+		     struct hns_shim_qp_modify_resp *resp);
 void hns_rs_destroy_qp(void *rs, void *qp);
+int hns_rs_query_qp(void *rs, void *qp, struct hns_shim_qp_query *q);
 int hns_rs_post_recv(void *rs, void *qp, const struct ib_recv_wr *wr,
 		     const struct ib_recv_wr **bad_wr);
 
@@ -316,6 +392,8 @@ bool hns_shim_umem_blocks_next(struct ib_block_iter *biter);
 u64 hns_shim_block_dma(struct ib_block_iter *biter);
 /* Bus address of the first scatterlist entry of the umem. */
 u64 hns_shim_umem_first_dma(struct ib_umem *umem);
+/* The u32 at byte offset (below PAGE_SIZE - 3) of the first pinned page. */
+u32 hns_shim_umem_read_u32(struct ib_umem *umem, size_t offset);
 void hns_shim_cond_resched(void);
 
 #endif /* HNS_RS_SHIM_H */

@@ -368,6 +368,21 @@ fn rq_buf(img: &mut QpcImage, b: &WqeBufParams) {
     }
 }
 
+/// The loopback indicator INIT→RTR writes (`modify_qp_init_to_rtr`): 0
+/// when the destination MAC equals the source MAC the C driver keeps in
+/// `hr_dev->dev_addr`. Only HIP08 fills that from the netdev
+/// (`dmac_is_own`: the destination is the port's MAC); on later engines it
+/// stays all zeros, so only a QP without a MAC (UD, GSI) gets the
+/// indicator, a real loopback never.
+pub fn loopback_indicator(rev: HwRev, dmac: [u8; 6], dmac_is_own: bool) -> Option<u32> {
+    let same = if rev.is_hip08() {
+        dmac_is_own
+    } else {
+        dmac == [0; 6]
+    };
+    same.then_some(0)
+}
+
 /// INIT→RTR.
 pub fn init_to_rtr(img: &mut QpcImage, p: &RtrParams) {
     rq_buf(img, &p.buf);
@@ -581,6 +596,224 @@ pub fn opt_fields(img: &mut QpcImage, o: &OptParams) {
     }
 }
 
+/// `enum ib_gid_type`: the kind of the source GID of a path.
+pub mod gid_type {
+    /// InfiniBand.
+    pub const IB: u32 = 0;
+    /// RoCE v1.
+    pub const ROCE: u32 = 1;
+    /// RoCE v2 (UDP encapsulation).
+    pub const ROCE_UDP_ENCAP: u32 = 2;
+}
+
+/// Congestion control algorithms of a QP (`enum cong_type`, the bit
+/// numbers of `caps.cong_cap`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u32)]
+pub enum CongType {
+    /// DCQCN.
+    Dcqcn = 0,
+    /// LDCP (window based).
+    Ldcp = 1,
+    /// HC3 (window based).
+    Hc3 = 2,
+    /// DCQCN with a per-destination-IP context.
+    Dip = 3,
+}
+
+impl CongType {
+    /// The algorithm numbered `v`; anything unknown is DCQCN, as
+    /// `check_cong_type` falls back.
+    pub fn from_u32(v: u32) -> Self {
+        match v {
+            1 => Self::Ldcp,
+            2 => Self::Hc3,
+            3 => Self::Dip,
+            _ => Self::Dcqcn,
+        }
+    }
+
+    /// The algorithm a new QP starts with (`default_congest_type`): DCQCN
+    /// for UD and GSI, the device default otherwise.
+    pub fn default_for(qp_type: u32, default_cong_type: u32) -> Self {
+        if matches!(qp_type, qpt::UD | qpt::GSI) {
+            Self::Dcqcn
+        } else {
+            Self::from_u32(default_cong_type)
+        }
+    }
+
+    /// The algorithm libhns asked for in `cong_type_flags` of a user QP
+    /// (`set_congest_type`): `EINVAL` for an unknown value, `EOPNOTSUPP`
+    /// when the device lacks it or a UD QP asks for anything but DCQCN.
+    pub fn from_user(flags: u64, qp_type: u32, cong_cap: u32) -> Result<Self, CongError> {
+        let t = match flags {
+            0 => Self::Dcqcn,
+            1 => Self::Ldcp,
+            2 => Self::Hc3,
+            3 => Self::Dip,
+            _ => return Err(CongError::Invalid),
+        };
+        if cong_cap & (1 << t as u32) == 0 || (qp_type == qpt::UD && t != Self::Dcqcn) {
+            return Err(CongError::NotSupported);
+        }
+        Ok(t)
+    }
+
+    /// Whether the ACK request frequency is tied to the loopback packet
+    /// count (window algorithms, `modify_qp_init_to_rtr`).
+    pub fn window(self) -> bool {
+        matches!(self, Self::Ldcp | Self::Hc3)
+    }
+}
+
+/// Why [`CongType::from_user`] refused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CongError {
+    /// Not an algorithm number (`-EINVAL`).
+    Invalid,
+    /// Not available here (`-EOPNOTSUPP`).
+    NotSupported,
+}
+
+/// Templates per algorithm in the engine's congestion table
+/// (`HNS_ROCE_CONG_SIZE`).
+const CONG_SIZE: u32 = 64;
+
+/// The congestion part of a path (`fill_cong_field`), written when the
+/// engine is not HIP08 and the source GID is not RoCE v1.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CongFields {
+    /// The QP's algorithm.
+    pub ty: CongType,
+    /// The function's first template (`cong_algo_tmpl_id`, the MAC id of
+    /// QUERY_FUNC_INFO).
+    pub tmpl_base: u32,
+    /// DIP context index (only with [`CongType::Dip`]).
+    pub dip_idx: Option<u32>,
+}
+
+/// What `IB_QP_AV` writes (`hns_roce_v2_set_path`), already checked and
+/// resolved: GID L2 fields, UDP source port, traffic class, service level.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PathParams {
+    /// VLAN of the source GID, 0xffff without one.
+    pub vlan_id: u16,
+    /// HIP08 (the only engine with VLAN enable bits in the QPC).
+    pub hip08: bool,
+    /// UDP source port (0 unless RoCE v2).
+    pub udp_sport: u32,
+    /// Source GID index (the GMV entry).
+    pub sgid_index: u32,
+    /// Hop limit.
+    pub hop_limit: u32,
+    /// Congestion fields, if written.
+    pub cong: Option<CongFields>,
+    /// Traffic class as the QPC takes it ([`tclass`]).
+    pub tclass: u32,
+    /// Flow label.
+    pub flow_label: u32,
+    /// Destination GID.
+    pub dgid: [u8; 16],
+    /// Service level.
+    pub sl: u32,
+}
+
+/// The traffic class the engine takes (`get_tclass`): the DSCP (upper six
+/// bits) for RoCE v2, the whole byte otherwise.
+pub fn tclass(traffic_class: u8, gid_type: u32) -> u32 {
+    if gid_type == gid_type::ROCE_UDP_ENCAP {
+        u32::from(traffic_class >> 2)
+    } else {
+        u32::from(traffic_class)
+    }
+}
+
+/// `rdma_calc_flow_label`: a flow label both ends derive from the two QPNs.
+pub fn calc_flow_label(lqpn: u32, rqpn: u32) -> u32 {
+    let mut v = u64::from(lqpn) * u64::from(rqpn);
+    v ^= v >> 20;
+    v ^= v >> 40;
+    // CAST: 20 bits.
+    (v & 0xfffff) as u32
+}
+
+/// `rdma_get_udp_sport`: the UDP source port of a flow label, or of the
+/// QPN pair when the label is 0.
+pub fn udp_sport(fl: u32, lqpn: u32, rqpn: u32) -> u16 {
+    let fl = if fl == 0 {
+        calc_flow_label(lqpn, rqpn)
+    } else {
+        fl
+    };
+    crate::hns_roce_hw_v2::ctx::flow_label_to_udp_sport(fl)
+}
+
+/// Highest service level of the engine (`MAX_SERVICE_LEVEL`).
+const MAX_SERVICE_LEVEL: u32 = 7;
+
+/// The highest service level a device with `sl_num` levels takes; `sl` is
+/// valid when not above it (`check_sl_valid`).
+pub fn max_sl(sl_num: u32) -> u32 {
+    MAX_SERVICE_LEVEL.min(sl_num.saturating_sub(1))
+}
+
+/// `IB_QP_AV`: the path fields of the context.
+pub fn set_path(img: &mut QpcImage, p: &PathParams) {
+    let (c, m) = (&mut img.ctx, &mut img.mask);
+    if p.vlan_id < 4096 && p.hip08 {
+        c.enable(qpc::RQ_VLAN_EN);
+        m.clear(qpc::RQ_VLAN_EN);
+        c.enable(qpc::SQ_VLAN_EN);
+        m.clear(qpc::SQ_VLAN_EN);
+    }
+    let fields = [
+        (qpc::VLAN_ID, u32::from(p.vlan_id)),
+        (qpc::UDPSPN, p.udp_sport),
+        (qpc::GMV_IDX, p.sgid_index),
+        (qpc::HOPLIMIT, p.hop_limit),
+        (qpc::TC, p.tclass),
+        (qpc::FL, p.flow_label),
+        (qpc::SL, p.sl),
+    ];
+    for (f, v) in fields {
+        c.write(f, v);
+        m.clear(f);
+    }
+    c.copy_bytes(qpc::DGID_BYTES, &p.dgid);
+    m.fill_bytes(qpc::DGID_BYTES, 0);
+    if let Some(cong) = &p.cong {
+        // (algorithm, sub-algorithm, DIP valid, window unlimited)
+        let (sel, sub, dip, wnd) = match cong.ty {
+            CongType::Dcqcn => (0, 0, false, false),
+            CongType::Ldcp => (1, 0, false, true),
+            CongType::Hc3 => (1, 1, false, false),
+            CongType::Dip => (0, 0, true, false),
+        };
+        c.write(
+            qpc::CONG_ALGO_TMPL_ID,
+            cong.tmpl_base + cong.ty as u32 * CONG_SIZE,
+        );
+        m.clear(qpc::CONG_ALGO_TMPL_ID);
+        let (e, em) = (&mut img.ext, &mut img.mask_ext);
+        for (f, v) in [
+            (qpcex::CONG_ALG_SEL, sel),
+            (qpcex::CONG_ALG_SUB_SEL, sub),
+            (qpcex::DIP_CTX_IDX_VLD, u32::from(dip)),
+            (qpcex::SQ_RQ_NOT_FORBID_EN, u32::from(wnd)),
+        ] {
+            e.write(f, v);
+            em.clear(f);
+        }
+        if dip {
+            if let Some(i) = cong.dip_idx {
+                e.write(qpcex::DIP_CTX_IDX, i);
+                em.clear(qpcex::DIP_CTX_IDX);
+            }
+        }
+    }
+}
+
 /// Every modify ends with the credit mode and the new state.
 pub fn finish(img: &mut QpcImage, new: QpState, inv_credit: bool) {
     img.ctx.write_bool(qpc::INV_CREDIT, inv_credit);
@@ -624,7 +857,7 @@ pub struct QueueSizes {
     pub max_inline_data: u32,
 }
 
-/// The requested capacities and the device limits that size a kernel QP.
+/// The requested capacities and the device limits that size a QP.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct QueueRequest {
     /// `cap.max_send_wr`.
@@ -641,6 +874,12 @@ pub struct QueueRequest {
     pub has_rq: bool,
     /// UD or GSI.
     pub ud: bool,
+    /// Extended SGEs (`HNS_ROCE_EXSGE_FLAGS` in the QP's config: every
+    /// kernel QP on HIP09, user QPs whose context asked for it).
+    pub exsge: bool,
+    /// A user QP's SQ as libhns laid it out: `(log_sq_bb_count,
+    /// log_sq_stride)` of `hns_roce_ib_create_qp`; `None` for a kernel QP.
+    pub user_sq: Option<(u8, u8)>,
     /// `caps.max_wqes`, `min_wqes`, `max_sq_sg`, `max_rq_sg`,
     /// `max_sq_inline`, `max_sq_desc_sz`, `max_rq_desc_sz`.
     pub max_wqes: u32,
@@ -669,11 +908,22 @@ pub enum QueueError {
     SqConfig,
     /// SQ depth above the maximum after rounding.
     SqDepth,
+    /// User SQ: `1 << log_sq_bb_count` overflows or exceeds the maximum
+    /// (no message of its own).
+    UserSqCount,
+    /// User SQ: stride below 64 bytes or above the largest WQE.
+    UserSqStride,
+    /// User SQ: more SGEs than the engine takes.
+    UserSqSge,
 }
 
-/// Sizes the queues of a kernel QP on HIP09 (extended SGEs always on, no
-/// reserved RQ SGE).
-pub fn kernel_queue_sizes(r: &QueueRequest) -> Result<QueueSizes, QueueError> {
+/// Smallest SQ WQE of a user QP, log2 (`HNS_ROCE_IB_MIN_SQ_STRIDE`).
+const MIN_SQ_STRIDE: u8 = 6;
+
+/// Sizes the queues of a QP on HIP09 (no reserved RQ SGE):
+/// `set_rq_size`, then `set_kernel_sq_size` or `set_user_sq_size`, both
+/// with `set_ext_sge_param`.
+pub fn queue_sizes(r: &QueueRequest) -> Result<QueueSizes, QueueError> {
     let mut s = QueueSizes::default();
     if r.has_rq {
         if r.max_recv_wr == 0 || r.max_recv_wr > r.max_wqes || r.max_recv_sge > r.max_rq_sg {
@@ -695,18 +945,41 @@ pub fn kernel_queue_sizes(r: &QueueRequest) -> Result<QueueSizes, QueueError> {
         s.rq_wqe_shift = log2(r.max_rq_desc_sz.saturating_mul(s.rq_max_gs));
         s.rq_wqe_cnt = cnt;
     }
-    if r.max_send_wr == 0 || r.max_send_wr > r.max_wqes || r.max_send_sge > r.max_sq_sg {
-        return Err(QueueError::SqConfig);
-    }
-    let cnt = r
-        .max_send_wr
-        .max(r.min_wqes)
-        .checked_next_power_of_two()
-        .ok_or(QueueError::SqDepth)?;
-    if cnt > r.max_wqes {
-        return Err(QueueError::SqDepth);
-    }
-    s.sq_wqe_shift = log2(r.max_sq_desc_sz);
+    let cnt = match r.user_sq {
+        Some((count_log, stride)) => {
+            let cnt = 1u32
+                .checked_shl(u32::from(count_log))
+                .filter(|c| *c <= r.max_wqes)
+                .ok_or(QueueError::UserSqCount)?;
+            let max_stride = r
+                .max_sq_desc_sz
+                .checked_next_power_of_two()
+                .map_or(31, log2);
+            if u32::from(stride) > max_stride || stride < MIN_SQ_STRIDE {
+                return Err(QueueError::UserSqStride);
+            }
+            if r.max_send_sge > r.max_sq_sg {
+                return Err(QueueError::UserSqSge);
+            }
+            s.sq_wqe_shift = u32::from(stride);
+            cnt
+        }
+        None => {
+            if r.max_send_wr == 0 || r.max_send_wr > r.max_wqes || r.max_send_sge > r.max_sq_sg {
+                return Err(QueueError::SqConfig);
+            }
+            let cnt = r
+                .max_send_wr
+                .max(r.min_wqes)
+                .checked_next_power_of_two()
+                .ok_or(QueueError::SqDepth)?;
+            if cnt > r.max_wqes {
+                return Err(QueueError::SqDepth);
+            }
+            s.sq_wqe_shift = log2(r.max_sq_desc_sz);
+            cnt
+        }
+    };
     s.sq_wqe_cnt = cnt;
     // Extended SGE parameters.
     let inline = if r.max_inline_data != 0 {
@@ -723,36 +996,47 @@ pub fn kernel_queue_sizes(r: &QueueRequest) -> Result<QueueSizes, QueueError> {
     } else {
         u32::from(r.ud)
     };
-    let ext_from_inline = if inline == 0 {
-        0
-    } else {
-        let n = inline.checked_next_power_of_two().unwrap_or(u32::MAX) / 16;
-        if !r.ud && n <= 2 {
+    let ext_wqe_sge = if r.exsge {
+        let ext_from_inline = if inline == 0 {
             0
         } else {
-            n
-        }
-    };
-    let ext = ext_from_sge.max(ext_from_inline);
-    s.sq_ext_sge_cnt = if ext != 0 {
-        ext.checked_next_power_of_two().unwrap_or(0)
+            let n = inline.checked_next_power_of_two().unwrap_or(u32::MAX) / 16;
+            if !r.ud && n <= 2 {
+                0
+            } else {
+                n
+            }
+        };
+        let ext = ext_from_sge.max(ext_from_inline);
+        s.sq_ext_sge_cnt = if ext != 0 {
+            ext.checked_next_power_of_two().unwrap_or(0)
+        } else {
+            0
+        };
+        s.sq_max_gs = (s.sq_ext_sge_cnt + std_sge).max(1).min(r.max_sq_sg);
+        s.sq_ext_sge_cnt
     } else {
-        0
+        s.sq_max_gs = r.max_send_sge.max(1).min(r.max_sq_sg);
+        s.sq_ext_sge_cnt = s.sq_max_gs;
+        ext_from_sge
     };
-    s.sq_max_gs = (s.sq_ext_sge_cnt + std_sge).max(1).min(r.max_sq_sg);
-    if s.sq_ext_sge_cnt != 0 {
+    if ext_wqe_sge != 0 {
         let total = cnt
-            .saturating_mul(s.sq_ext_sge_cnt)
+            .saturating_mul(ext_wqe_sge)
             .checked_next_power_of_two()
             .unwrap_or(u32::MAX);
         s.sge_cnt = total.max((1 << HW_PAGE_SHIFT) / 16);
     }
-    let sge_num = if r.ud {
-        s.sq_ext_sge_cnt
+    s.max_inline_data = if r.exsge {
+        let sge_num = if r.ud {
+            s.sq_ext_sge_cnt
+        } else {
+            s.sq_ext_sge_cnt.max(2)
+        };
+        inline.max(sge_num * 16)
     } else {
-        s.sq_ext_sge_cnt.max(2)
+        inline
     };
-    s.max_inline_data = inline.max(sge_num * 16);
     Ok(s)
 }
 
@@ -873,4 +1157,101 @@ pub fn qp_type_supported(ty: u32, cap_flags: u32) -> bool {
 /// The RQ doorbell word of a QP without record doorbell (`update_rq_db`).
 pub fn rq_doorbell(qpn: u32, head: u32) -> u64 {
     u64::from(qpn & 0xff_ffff) | (db_cmd::RQ << 24) | (u64::from(head & 0xffff) << 32)
+}
+
+/// What `query_qp` reads from a queried QPC (`hns_roce_v2_query_qp`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct QueryAttr {
+    /// `enum ib_qp_state`.
+    pub state: u32,
+    /// Path MTU enum.
+    pub path_mtu: u32,
+    /// Q_Key (UD only, else 0).
+    pub qkey: u32,
+    /// Receive PSN.
+    pub rq_psn: u32,
+    /// Send PSN.
+    pub sq_psn: u32,
+    /// Destination QPN.
+    pub dest_qp_num: u32,
+    /// `IB_ACCESS_REMOTE_*` flags.
+    pub access: u32,
+    /// Whether the path below was read (RC and XRC).
+    pub grh: bool,
+    /// Service level.
+    pub sl: u32,
+    /// Flow label.
+    pub flow_label: u32,
+    /// Source GID index.
+    pub sgid_index: u32,
+    /// Hop limit.
+    pub hop_limit: u32,
+    /// Traffic class as stored.
+    pub traffic_class: u32,
+    /// Destination GID.
+    pub dgid: [u8; 16],
+    /// Initiator depth.
+    pub max_rd_atomic: u32,
+    /// Responder resources.
+    pub max_dest_rd_atomic: u32,
+    /// RNR timer.
+    pub min_rnr_timer: u32,
+    /// ACK timeout as the user gave it.
+    pub timeout: u32,
+    /// Retry count.
+    pub retry_cnt: u32,
+    /// RNR retry count.
+    pub rnr_retry: u32,
+}
+
+/// `to_ib_qp_st`: the verbs state of the engine's `QP_ST` (SQ draining
+/// counts as SQD).
+pub fn ib_state_of(st: u32) -> u32 {
+    if st == 7 {
+        QpState::Sqd as u32
+    } else {
+        st
+    }
+}
+
+/// Decodes a QPC read back with QUERY_QPC for a QP of type `qp_type`.
+pub fn query_attrs(c: &Ctx<Qpc, QPC_HALF_DWORDS>, qp_type: u32, rev: HwRev) -> QueryAttr {
+    let mut a = QueryAttr {
+        state: ib_state_of(c.read(qpc::QP_ST)),
+        path_mtu: c.read(qpc::MTU),
+        rq_psn: c.read(qpc::RX_REQ_EPSN),
+        sq_psn: c.read(qpc::SQ_CUR_PSN),
+        dest_qp_num: c.read(qpc::DQPN),
+        max_rd_atomic: 1 << c.read(qpc::SR_MAX),
+        max_dest_rd_atomic: 1 << c.read(qpc::RR_MAX),
+        min_rnr_timer: c.read(qpc::MIN_RNR_TIME),
+        retry_cnt: c.read(qpc::RETRY_NUM_INIT),
+        rnr_retry: c.read(qpc::RNR_NUM_INIT),
+        ..Default::default()
+    };
+    a.access = (c.read(qpc::RRE) << 2) | (c.read(qpc::RWE) << 1) | (c.read(qpc::ATE) << 3);
+    if qp_type == qpt::UD {
+        a.qkey = c.read(qpc::QKEY_XRCD);
+    }
+    let at = c.read(qpc::AT);
+    // HIP08 stores the timeout with an offset of 10; the C driver
+    // subtracts it in a u8.
+    a.timeout = if rev.is_hip08() {
+        // CAST: a 5-bit field.
+        u32::from((at as u8).wrapping_sub(10))
+    } else {
+        at
+    };
+    if matches!(qp_type, qpt::RC | qpt::XRC_INI | qpt::XRC_TGT) {
+        a.grh = true;
+        a.sl = c.read(qpc::SL);
+        a.flow_label = c.read(qpc::FL);
+        a.sgid_index = c.read(qpc::GMV_IDX);
+        a.hop_limit = c.read(qpc::HOPLIMIT);
+        a.traffic_class = c.read(qpc::TC);
+        for (i, b) in qpc::DGID_BYTES.zip(a.dgid.iter_mut()) {
+            *b = c.word(i / 4).to_le_bytes()[i % 4];
+        }
+    }
+    a
 }

@@ -164,6 +164,19 @@ impl Umem {
         unsafe { raw::hns_shim_umem_first_dma(self.ptr.as_ptr()) }
     }
 
+    /// Reads the 32-bit word at byte `offset` of the first pinned page,
+    /// as the device or the process left it (a record doorbell); `None`
+    /// past the page or unaligned.
+    pub(crate) fn read_first_page_u32(&self, offset: usize) -> Option<u32> {
+        if offset % 4 != 0 || offset + 4 > kernel::page::PAGE_SIZE {
+            return None;
+        }
+        // SAFETY: a live umem (type invariant): its first page is pinned
+        // and, as every page the kernel pins, in the linear mapping; the
+        // word lies inside it.
+        Some(unsafe { raw::hns_shim_umem_read_u32(self.ptr.as_ptr(), offset) })
+    }
+
     /// The bus addresses of the memory's blocks of `pgsz` bytes, aligned
     /// down to `pgsz`, in order (`rdma_umem_for_each_dma_block`): exactly
     /// [`Umem::num_dma_blocks`] of them. `pgsz` must be at most `PAGE_SIZE`

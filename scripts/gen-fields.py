@@ -177,6 +177,11 @@ def main():
         out += [f"/// Fields of the {doc}.", f"pub mod {mod} {{", f"    use super::*;", ""]
         for name, h, l in wide:
             out.append(f"    // {name} ({h}..={l}) spans several words and is copied whole.")
+            h, l = int(h), int(l)
+            if l % 8 == 0 and (h + 1) % 8 == 0:
+                short = name[len(prefix) + 1:]
+                out.append(f"    /// Bytes of {name} in the context.")
+                out.append(f"    pub const {short}_BYTES: core::ops::Range<usize> = {l // 8}..{(h + 1) // 8};")
         if wide:
             out.append("")
         for name, h, l in fields:

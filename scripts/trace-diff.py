@@ -7,9 +7,18 @@ CEQC` lines), found by name (`*_BA_*`, `*_ADDR_*`, `PA0/PA1`, VAs) in the
 generated field maps (`hw_v2_fields.rs`). Two runs of the same driver and
 workload normalise to the same trace. Notes (`# ...`) are ignored.
 
-  trace-diff.py --full C_TRACE RS_TRACE
+  trace-diff.py --full [--mask-psn] [--unordered] C_TRACE RS_TRACE
 
 The traces must be equal; prints a unified diff and exits 1 on a difference.
+--mask-psn also masks the QPC's packet sequence numbers (the fields whose
+name ends in PSN, PSN_L or PSN_H): rdma-core's pingpongs and perftest pick their start
+PSNs at random (lrand48 seeded from pid and time), so two runs of the same
+workload differ there and nowhere else.
+--unordered is for workloads of several processes at once (a pingpong's
+server and client), whose commands interleave differently from run to run:
+mailbox tokens are masked, the traces must hold the same lines the same
+number of times, and every object (mailbox tag per context kind: QPC, CQC,
+MPT, ...) must see the same mailboxes and contexts in the same order.
 """
 import difflib
 import os
@@ -24,8 +33,9 @@ CTX_LAYOUTS = {"QPC": [("qpc", 0), ("qpcex", 64)], "CQC": [("cqc", 0)], "MPT": [
                "SRQC": [("srqc", 0)], "AEQC": [("eqc", 0)], "CEQC": [("eqc", 0)]}
 
 
-def address_fields():
-    """{module: [(high bit, low bit)]} of the address fields, wide ones too."""
+def address_fields(name_re=ADDR_NAME):
+    """{module: [(high bit, low bit)]} of the fields whose name matches
+    name_re (by default the address fields), wide ones too."""
     out, mod = {}, None
     for line in open(FIELDS):
         m = re.match(r"pub mod (\w+) \{", line)
@@ -36,12 +46,13 @@ def address_fields():
         m = re.search(r"pub const (\w+): Field<\w+> = Field::new\((\d+), (\d+)\)", line)
         if not m:
             m = re.search(r"// [A-Z]+_(\w+) \((\d+)\.\.=(\d+)\) spans", line)
-        if m and mod and ADDR_NAME.search(m.group(1)):
+        if m and mod and name_re.search(m.group(1)):
             out[mod].append((int(m.group(2)), int(m.group(3))))
     return out
 
 
 ADDR_FIELDS = address_fields()
+PSN_FIELDS = address_fields(re.compile(r"PSN(_[LH])?$"))
 
 
 def mask_ctx(line):
@@ -50,7 +61,8 @@ def mask_ctx(line):
         return line
     words = [int(w, 16) for w in parts[3:]]
     for mod, base in CTX_LAYOUTS[parts[1]]:
-        for h, l in ADDR_FIELDS.get(mod, []):
+        fields = ADDR_FIELDS.get(mod, []) + (PSN_FIELDS.get(mod, []) if MASK_PSN else [])
+        for h, l in fields:
             for bit in range(l, h + 1):
                 w = base + bit // 32
                 if w < len(words):
@@ -74,10 +86,78 @@ def report(want, rs):
     sys.exit(1)
 
 
+MASK_PSN = False
+
+
+def mask_tokens(lines):
+    """The traces without mailbox tokens (the order of posting numbers them)."""
+    out = []
+    for l in lines:
+        l = re.sub(r"token=[0-9a-f]+", "token=T", l)
+        l = re.sub(r"^(cmq [<>] op=8504 POST_MB .*data=(\S+ ){5})\S+$", r"\1TOKEN", l)
+        out.append(l)
+    return out
+
+
+def per_object(lines):
+    """{(kind, tag): [mailbox and context lines of that object, in order]}."""
+    objs, cur = {}, None
+    for l in lines:
+        m = re.match(r"mbx > cmd=\w+ (\w+) tag=(\w+)", l)
+        if m:
+            name = m.group(1)
+            kind = next((k for k in ("QPC", "CQC", "MPT", "SRQC", "SCCC", "EQC", "GMV") if k in name), name)
+            cur = (kind, m.group(2))
+            objs.setdefault(cur, []).append(name)
+            continue
+        m = re.match(r"mbx < cmd=\w+ tag=\w+ (status=\d+)", l)
+        if m and cur:
+            objs[cur].append(m.group(1))
+            continue
+        if l.startswith("ctx ") and cur:
+            objs[cur].append(l)
+    return objs
+
+
+def unordered(c, rs):
+    from collections import Counter
+    c, rs = mask_tokens(c), mask_tokens(rs)
+    cc, cr = Counter(c), Counter(rs)
+    bad = False
+    for l, n in sorted((cc - cr).items()):
+        print(f"C driver only ({n}x): {l}")
+        bad = True
+    for l, n in sorted((cr - cc).items()):
+        print(f"Rust driver only ({n}x): {l}")
+        bad = True
+    oc, orr = per_object(c), per_object(rs)
+    for k in sorted(set(oc) | set(orr)):
+        if oc.get(k) != orr.get(k):
+            print(f"object {k[0]} tag={k[1]}: different mailbox sequence")
+            sys.stdout.writelines(difflib.unified_diff([l + "\n" for l in oc.get(k, [])],
+                                                       [l + "\n" for l in orr.get(k, [])],
+                                                       "C driver", "Rust driver", n=1))
+            bad = True
+    if bad:
+        sys.exit(1)
+    print(f"traces match as multisets, per object in order ({len(rs)} lines, {len(orr)} objects)")
+
+
 def main():
-    if len(sys.argv) != 4 or sys.argv[1] != "--full":
+    global MASK_PSN
+    args = sys.argv[1:]
+    if "--mask-psn" in args:
+        MASK_PSN = True
+        args.remove("--mask-psn")
+    unord = "--unordered" in args
+    if unord:
+        args.remove("--unordered")
+    if len(args) != 3 or args[0] != "--full":
         sys.exit(__doc__)
-    c, rs = load(sys.argv[2]), load(sys.argv[3])
+    c, rs = load(args[1]), load(args[2])
+    if unord:
+        unordered(c, rs)
+        return
     if c == rs:
         print(f"traces match ({len(rs)} lines)")
         return

@@ -698,6 +698,13 @@ impl Firmware {
         mem.read(at, &mut old).map_err(|e| e.to_string())?;
         let merged = merge(&old, &new[..sz], &new[sz..]);
         mem.write(at, &merged).map_err(|e| e.to_string())?;
+        if matches!(t, Table::Qpc) {
+            // The driver's context and mask as posted (a note: the diff of
+            // two traces ignores it; the QPC vectors of the Rust driver's
+            // tests are read from it).
+            self.trace.ctx_note("QPC-in", tag, &new[..sz]);
+            self.trace.ctx_note("QPC-mask", tag, &new[sz..]);
+        }
         self.trace.ctx(t.name(), tag, &merged);
         Ok((old, merged))
     }

@@ -118,6 +118,17 @@ impl Trace {
         self.line(&format!("ctx {what} tag={tag:06x}{s}"));
     }
 
+    /// A context as a note (`# ctx ...`): shown, never compared.
+    pub fn ctx_note(&mut self, what: &str, tag: u32, bytes: &[u8]) {
+        let mut s = String::with_capacity(bytes.len() * 9 / 4 + 32);
+        for c in bytes.chunks(4) {
+            let mut w = [0u8; 4];
+            w[..c.len()].copy_from_slice(c);
+            s.push_str(&format!(" {:08x}", u32::from_le_bytes(w)));
+        }
+        self.note(&format!("ctx {what} tag={tag:06x}{s}"));
+    }
+
     /// A free-form note.
     pub fn note(&mut self, s: &str) {
         self.line(&format!("# {s}"));

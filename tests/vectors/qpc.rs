@@ -85,6 +85,29 @@ fn merge(engine: &mut [u32; 128], img: &QpcImage) {
     }
 }
 
+/// The context and mask words of a MODIFY_QPC as the driver posts them
+/// (512-byte QPC: context and extension, then their masks).
+fn posted(img: &QpcImage) -> ([u32; 128], [u32; 128]) {
+    let (words, n) = img.mailbox_words(V3_QPC_SZ);
+    let half = n / 2;
+    let mut ctx = [0u32; 128];
+    let mut mask = [0u32; 128];
+    for i in 0..128 {
+        ctx[i] = u32::from_le(words[i]);
+        mask[i] = u32::from_le(words[half + i]);
+    }
+    (ctx, mask)
+}
+
+/// `true` if `words` holds the listed words and `fill` everywhere else.
+fn exactly(words: &[u32; 128], want: &[(usize, u32)], fill: u32) -> bool {
+    let mut full = [fill; 128];
+    for &(i, v) in want {
+        full[i] = v;
+    }
+    *words == full
+}
+
 /// `true` if `engine` holds exactly the listed non-zero words.
 fn same(engine: &[u32; 128], want: &[(usize, u32)]) -> bool {
     let mut full = [0u32; 128];
@@ -276,6 +299,8 @@ pub fn check_queue_sizes() -> Check {
         max_inline_data: 0,
         has_rq: true,
         ud: true,
+        exsge: true,
+        user_sq: None,
         max_wqes: 0x8000,
         min_wqes: 64,
         max_sq_sg: 64,
@@ -284,7 +309,7 @@ pub fn check_queue_sizes() -> Check {
         max_sq_desc_sz: 64,
         max_rq_desc_sz: 16,
     };
-    let s = kernel_queue_sizes(&req).map_err(|_| "GSI sizes refused")?;
+    let s = queue_sizes(&req).map_err(|_| "GSI sizes refused")?;
     expect(
         s == QueueSizes {
             sq_wqe_cnt: 128,
@@ -315,25 +340,61 @@ pub fn check_queue_sizes() -> Check {
         max_send_wr: 10,
         ..req
     };
-    let s = kernel_queue_sizes(&rc).map_err(|_| "RC sizes refused")?;
+    let s = queue_sizes(&rc).map_err(|_| "RC sizes refused")?;
     expect(
         s.sq_wqe_cnt == 64 && s.sq_ext_sge_cnt == 1 && s.sq_max_gs == 3,
         "RC SQ",
     )?;
     expect(s.sge_cnt == 256 && s.max_inline_data == 32, "RC SGE area")?;
     expect(
-        kernel_queue_sizes(&QueueRequest {
+        queue_sizes(&QueueRequest {
             max_recv_wr: 0,
             ..req
         }) == Err(QueueError::RqConfig),
         "empty RQ",
     )?;
     expect(
-        kernel_queue_sizes(&QueueRequest {
+        queue_sizes(&QueueRequest {
             max_send_sge: 65,
             ..req
         }) == Err(QueueError::SqConfig),
         "too many SGEs",
+    )?;
+    // User SQs (`set_user_sq_size`): the depth and stride libhns chose are
+    // taken as they are; 2^16 WQEs exceed max_wqes, strides run from 64
+    // bytes to the largest WQE (64 here).
+    let user = |count, stride| QueueRequest {
+        user_sq: Some((count, stride)),
+        max_send_wr: 0,
+        ..req
+    };
+    let s = queue_sizes(&user(3, 6)).map_err(|_| "user SQ refused")?;
+    expect(
+        s.sq_wqe_cnt == 8 && s.sq_wqe_shift == 6 && s.sge_cnt == 256,
+        "user SQ",
+    )?;
+    expect(
+        queue_sizes(&user(16, 6)) == Err(QueueError::UserSqCount)
+            && queue_sizes(&user(40, 6)) == Err(QueueError::UserSqCount),
+        "user SQ depth",
+    )?;
+    expect(
+        queue_sizes(&user(3, 5)) == Err(QueueError::UserSqStride)
+            && queue_sizes(&user(3, 7)) == Err(QueueError::UserSqStride),
+        "user SQ stride",
+    )?;
+    // Without extended SGEs in the context, the SGEs all count as
+    // extended and inline data is not widened.
+    let s = queue_sizes(&QueueRequest {
+        exsge: false,
+        ud: false,
+        max_send_sge: 3,
+        ..user(3, 6)
+    })
+    .map_err(|_| "user SQ without EXSGE refused")?;
+    expect(
+        s.sq_max_gs == 3 && s.sq_ext_sge_cnt == 3 && s.sge_cnt == 256 && s.max_inline_data == 0,
+        "user SQ without EXSGE",
     )
 }
 
@@ -416,4 +477,485 @@ pub fn check_qp_type_support() -> Check {
     // UC (3) and raw packet (8) QPs are not supported.
     expect(!qp_type_supported(3, u32::MAX), "UC QP taken")?;
     expect(!qp_type_supported(8, u32::MAX), "raw packet QP taken")
+}
+
+/// Every cell of the C driver's `check_qp_state` table: RESET→{RESET,
+/// INIT}, INIT→{RESET, INIT, RTR, ERR}, RTR→{RESET, RTS, ERR},
+/// RTS→{RESET, RTS, ERR}, ERR→{RESET, ERR}; the SQD and SQE rows are
+/// empty.
+pub fn check_state_table() -> Check {
+    use QpState::*;
+    let all = [Reset, Init, Rtr, Rts, Sqd, Sqe, Err];
+    // Rows of the C table, as bit sets over `all`'s order.
+    let rows: [u8; 7] = [
+        0b000_0011, // RESET
+        0b100_0111, // INIT
+        0b100_1001, // RTR
+        0b100_1001, // RTS
+        0,          // SQD
+        0,          // SQE
+        0b100_0001, // ERR
+    ];
+    for (i, cur) in all.iter().enumerate() {
+        for (j, new) in all.iter().enumerate() {
+            let want = rows[i] & (1 << j) != 0;
+            expect(transition_ok(*cur, *new) == want, "check_qp_state cell")?;
+        }
+    }
+    Ok(())
+}
+
+// A user RC QP of `ibv_rc_pingpong` on the C driver (QPN 8, looped back
+// to QPN 0xa on the same hns_0, RoCE v2 GID index 1): the context and mask
+// of each of its MODIFY_QPC mailboxes as the driver posted them (hns-sim's
+// `# ctx QPC-in/QPC-mask` notes of `tests/guest/uqp-plan.sh` on
+// `--driver c`, printed by `scripts/qpc-vector.py`). Inputs read off the
+// words: PD 1, 64 SQ WQEs, 512 RQ WQEs of one SGE, no extended SGE, CQ 4
+// for both queues, RQ record at 0x01b52004; WQE root BT 0x01183a00 << 3,
+// hop 2 for SQ and RQ, first RQ page 0x79d2 << 12, first SQ page
+// 0x45a3 << 12; IRRL 0x1e4200 << 6, TRRL 0x79 << 20 | 0x4600 << 4;
+// destination MAC 02:19:e5:00:03:00 (the device's own, but the C driver
+// compares with a source MAC it never fills on HIP09: no LBI), GID
+// fe80::19:e5ff:fe00:300, hop limit 64, MTU 1024, PSNs 0xe84fc4 (receive)
+// and 0x97595e (send), RNR timer 12, timeout 14, retries 7/7; the context
+// asked for RQ and CQE inline.
+
+/// Context of the RC QP's move to INIT (non-zero words).
+const RC_INIT_CTX: &[(usize, u32)] = &[
+    (3, 0x00000100),
+    (4, 0x00009600),
+    (5, 0x0fff0000),
+    (14, 0x20000000),
+    (16, 0x01b52005),
+    (19, 0x00000004),
+    (42, 0x00000080),
+    (62, 0x00000004),
+];
+/// Its mask: the words that are not 0x00000000.
+const RC_INIT_MASK: &[(usize, u32)] = &[];
+
+/// Context of the RC QP's move to RTR (non-zero words).
+const RC_RTR_CTX: &[(usize, u32)] = &[
+    (1, 0x01183a00),
+    (2, 0x40000000),
+    (4, 0x00010002),
+    (5, 0x3fff0040),
+    (7, 0x000080fe),
+    (9, 0xffe51900),
+    (10, 0x000300fe),
+    (11, 0x00e51902),
+    (12, 0xc0500003),
+    (13, 0x0000000a),
+    (14, 0x40000000),
+    (18, 0x10000000),
+    (19, 0x62000000),
+    (21, 0x000079d2),
+    (26, 0xe84fc400),
+    (32, 0x46000000),
+    (33, 0x00000079),
+    (37, 0x00e84fc3),
+    (41, 0x00c00000),
+    (50, 0x001e4200),
+    (51, 0x10000000),
+    (62, 0x01000000),
+];
+/// Its mask: the words that are not 0xffffffff.
+const RC_RTR_MASK: &[(usize, u32)] = &[
+    (1, 0x00000000),
+    (2, 0x80000000),
+    (3, 0xffffff00),
+    (4, 0x0000fff0),
+    (5, 0x00000000),
+    (6, 0xff000000),
+    (7, 0x00000000),
+    (8, 0x00000000),
+    (9, 0x00000000),
+    (10, 0x00000000),
+    (11, 0x00000000),
+    (12, 0x00000000),
+    (13, 0x0f000000),
+    (14, 0x1fffff00),
+    (18, 0xc1ffffff),
+    (19, 0x01ffffff),
+    (21, 0x00000000),
+    (22, 0xfff00000),
+    (23, 0xff000000),
+    (26, 0x00000086),
+    (27, 0x00000000),
+    (32, 0x00000000),
+    (33, 0x00000000),
+    (34, 0xffff8000),
+    (37, 0xff000000),
+    (41, 0xff3fffff),
+    (42, 0xffffffc0),
+    (50, 0x00000000),
+    (51, 0xec000000),
+    (62, 0xfeffffff),
+    (64, 0xff7ffff8),
+];
+
+/// Context of the RC QP's move to RTS (non-zero words).
+const RC_RTS_CTX: &[(usize, u32)] = &[
+    (6, 0x70000000),
+    (14, 0x60000000),
+    (40, 0x000045a3),
+    (42, 0x97595e00),
+    (48, 0x97595e00),
+    (52, 0xe7000000),
+    (54, 0x595e0000),
+    (55, 0x97595e97),
+    (56, 0x000045a3),
+    (60, 0x3f97595e),
+];
+/// Its mask: the words that are not 0xffffffff.
+const RC_RTS_MASK: &[(usize, u32)] = &[
+    (6, 0x07ffffff),
+    (14, 0x1fffffff),
+    (26, 0xfffffffe),
+    (40, 0x00000000),
+    (41, 0xfff00000),
+    (42, 0x000000ff),
+    (44, 0x00000000),
+    (45, 0xfff00000),
+    (48, 0x00000000),
+    (51, 0x1fffffff),
+    (52, 0x00ffffff),
+    (54, 0x00000000),
+    (55, 0x00000000),
+    (56, 0x00000000),
+    (57, 0xf0000000),
+    (59, 0x0000ff00),
+    (60, 0xc0000000),
+    (61, 0xe1000000),
+];
+
+/// Context of the RC QP's move to RESET (non-zero words).
+const RC_RESET_CTX: &[(usize, u32)] = &[];
+/// Its mask: the words that are not 0xffffffff.
+const RC_RESET_MASK: &[(usize, u32)] = &[(14, 0x1fffffff), (26, 0xfffffffe)];
+
+/// The RC QP's four modifies built from the inputs above give the C
+/// driver's contexts and masks word for word.
+pub fn check_rc_user_modifies() -> Check {
+    // RESET→INIT: STATE | PKEY_INDEX | PORT | ACCESS_FLAGS (none).
+    let mut img = QpcImage::new();
+    reset_to_init(
+        &mut img,
+        &InitParams {
+            serv_type: serv::RC,
+            pdn: 1,
+            rq_max_gs: 1,
+            sge_cnt: 0,
+            sq_wqe_cnt: 64,
+            rq_wqe_cnt: 512,
+            rq_record_db: true,
+            rdb_dma: 0x01b5_2004,
+            owner_db: false,
+            rx_cqn: 4,
+            tx_cqn: 4,
+            srqn: None,
+            xrcdn: None,
+            v3: true,
+            stash: false,
+        },
+    );
+    opt_fields(
+        &mut img,
+        &OptParams {
+            access: Some((0, 0)),
+            ..Default::default()
+        },
+    );
+    finish(&mut img, QpState::Init, false);
+    let (c, m) = posted(&img);
+    expect(exactly(&c, RC_INIT_CTX, 0), "RC RESET->INIT context")?;
+    expect(exactly(&m, RC_INIT_MASK, 0), "RC RESET->INIT mask")?;
+
+    // INIT→RTR: STATE | AV | PATH_MTU | DEST_QPN | RQ_PSN |
+    // MAX_DEST_RD_ATOMIC (1) | MIN_RNR_TIMER.
+    let mut img = QpcImage::new();
+    init_to_rtr(
+        &mut img,
+        &RtrParams {
+            buf: WqeBufParams {
+                wqe_sge_ba: 0x0118_3a00 << 3,
+                sq_hop: 2,
+                sge_hop: 0,
+                rq_hop: 2,
+                ba_pg_shift: 12,
+                buf_pg_shift: 12,
+                rq_cur_blk: 0x79d2 << 12,
+                rq_nxt_blk: None,
+            },
+            irrl_ba: 0x001e_4200 << 6,
+            trrl_ba: (0x79 << 20) | (0x4600 << 4),
+            sig_type: 1,
+            lbi: loopback_indicator(HwRev::HIP09, [0x02, 0x19, 0xe5, 0x00, 0x03, 0x00], true),
+            dest_qpn: Some(0xa),
+            dmac: [0x02, 0x19, 0xe5, 0x00, 0x03, 0x00],
+            mtu_enum: Some(3),
+            mtu_bytes: 1024,
+            window_cong: false,
+            max_ack_req_msg_len: 0,
+            rq_inline: Some(true),
+            cqe_inline: Some(true),
+        },
+    );
+    set_path(
+        &mut img,
+        &PathParams {
+            vlan_id: 0xffff,
+            hip08: false,
+            udp_sport: u32::from(udp_sport(0, 8, 0xa)),
+            sgid_index: 1,
+            hop_limit: 64,
+            cong: Some(CongFields {
+                ty: CongType::Dcqcn,
+                tmpl_base: 0,
+                dip_idx: None,
+            }),
+            tclass: tclass(0, gid_type::ROCE_UDP_ENCAP),
+            flow_label: 0,
+            dgid: [
+                0xfe, 0x80, 0, 0, 0, 0, 0, 0, 0x00, 0x19, 0xe5, 0xff, 0xfe, 0x00, 0x03, 0x00,
+            ],
+            sl: 0,
+        },
+    );
+    opt_fields(
+        &mut img,
+        &OptParams {
+            rq_psn: Some(0xe8_4fc4),
+            max_dest_rd_atomic: Some(1),
+            access: Some((0, 1)),
+            min_rnr_timer: Some(12),
+            ..Default::default()
+        },
+    );
+    finish(&mut img, QpState::Rtr, false);
+    let (c, m) = posted(&img);
+    expect(exactly(&c, RC_RTR_CTX, 0), "RC INIT->RTR context")?;
+    expect(exactly(&m, RC_RTR_MASK, u32::MAX), "RC INIT->RTR mask")?;
+
+    // RTR→RTS: STATE | TIMEOUT | RETRY_CNT | RNR_RETRY | SQ_PSN |
+    // MAX_QP_RD_ATOMIC (1).
+    let mut img = QpcImage::new();
+    rtr_to_rts(&mut img, 0x45a3 << 12, 0);
+    opt_fields(
+        &mut img,
+        &OptParams {
+            timeout: ack_timeout(HwRev::HIP09, 14),
+            retry_cnt: Some(7),
+            rnr_retry: Some(7),
+            sq_psn: Some(0x97_595e),
+            max_rd_atomic: Some(1),
+            ..Default::default()
+        },
+    );
+    finish(&mut img, QpState::Rts, false);
+    let (c, m) = posted(&img);
+    expect(exactly(&c, RC_RTS_CTX, 0), "RC RTR->RTS context")?;
+    expect(exactly(&m, RC_RTS_MASK, u32::MAX), "RC RTR->RTS mask")?;
+
+    // Destroy: back to RESET with no attribute.
+    let mut img = QpcImage::new();
+    finish(&mut img, QpState::Reset, false);
+    let (c, m) = posted(&img);
+    expect(exactly(&c, RC_RESET_CTX, 0), "RC ->RESET context")?;
+    expect(exactly(&m, RC_RESET_MASK, u32::MAX), "RC ->RESET mask")
+}
+
+// A user UD QP of `ibv_ud_pingpong` on the C driver (QPN 0x10), from the
+// same trace: PD 1, 64 SQ WQEs, 256 extended SGEs, 512 RQ WQEs, CQ 4, RQ
+// record at 0x01bc5004, Q_Key 0x11111111; WQE root BT 0x01181400 << 3,
+// hops 2/1/2, first RQ page 0x8c54 << 12, first SQ page 0x8c61 << 12,
+// first SGE page 0x79e9 << 12; IRRL 0x1e4400 << 6, TRRL 0x79 << 20 |
+// 0x4c00 << 4; send PSN 0xdeab26. No address vector: the all-zero DMAC
+// equals the source MAC the C driver never fills on HIP09, so the move to
+// RTR writes the loopback indicator.
+
+/// Context of the UD QP's move to INIT (non-zero words).
+const UD_INIT_CTX: &[(usize, u32)] = &[
+    (0, 0x00000043),
+    (3, 0x00000100),
+    (4, 0x00009600),
+    (5, 0x0fff0000),
+    (14, 0x20000000),
+    (15, 0x11111111),
+    (16, 0x01bc5005),
+    (19, 0x00000004),
+    (42, 0x00000080),
+    (62, 0x00000004),
+];
+/// Its mask: the words that are not 0x00000000.
+const UD_INIT_MASK: &[(usize, u32)] = &[];
+
+/// Context of the UD QP's move to RTR (non-zero words).
+const UD_RTR_CTX: &[(usize, u32)] = &[
+    (1, 0x01181400),
+    (2, 0x40000000),
+    (4, 0x00000006),
+    (14, 0x40000000),
+    (21, 0x00008c54),
+    (32, 0x4c000000),
+    (33, 0x00000079),
+    (41, 0x00c00000),
+    (50, 0x001e4400),
+    (51, 0x10000000),
+    (62, 0x01000000),
+];
+/// Its mask: the words that are not 0xffffffff.
+const UD_RTR_MASK: &[(usize, u32)] = &[
+    (1, 0x00000000),
+    (2, 0x80000000),
+    (3, 0xffffff00),
+    (4, 0xfffffff0),
+    (6, 0xfbffffff),
+    (11, 0x00000000),
+    (12, 0xffff0000),
+    (13, 0x0fffffff),
+    (14, 0x1fffffff),
+    (21, 0x00000000),
+    (22, 0xfff00000),
+    (23, 0xff000000),
+    (26, 0xffffff86),
+    (27, 0x00000000),
+    (32, 0x00000000),
+    (33, 0x00000000),
+    (34, 0xfffff000),
+    (41, 0xff3fffff),
+    (42, 0xffffffc0),
+    (50, 0x00000000),
+    (51, 0xec000000),
+    (62, 0xfeffffff),
+];
+
+/// Context of the UD QP's move to RTS (non-zero words).
+const UD_RTS_CTX: &[(usize, u32)] = &[
+    (14, 0x60000000),
+    (40, 0x00008c61),
+    (42, 0xdeab2600),
+    (44, 0x000079e9),
+    (48, 0xdeab2600),
+    (54, 0xab260000),
+    (55, 0xdeab26de),
+    (56, 0x00008c61),
+    (60, 0x00deab26),
+];
+/// Its mask: the words that are not 0xffffffff.
+const UD_RTS_MASK: &[(usize, u32)] = &[
+    (14, 0x1fffffff),
+    (26, 0xfffffffe),
+    (40, 0x00000000),
+    (41, 0xfff00000),
+    (42, 0x000000ff),
+    (44, 0x00000000),
+    (45, 0xfff00000),
+    (48, 0x00000000),
+    (52, 0xe7ffffff),
+    (54, 0x00000000),
+    (55, 0x00000000),
+    (56, 0x00000000),
+    (57, 0xf0000000),
+    (59, 0x0000ff00),
+    (60, 0xff000000),
+    (61, 0xe1000000),
+];
+
+/// Context of the UD QP's move to RESET (non-zero words).
+const UD_RESET_CTX: &[(usize, u32)] = &[];
+/// Its mask: the words that are not 0xffffffff.
+const UD_RESET_MASK: &[(usize, u32)] = &[(14, 0x1fffffff), (26, 0xfffffffe)];
+
+/// The UD QP's four modifies give the C driver's contexts and masks word
+/// for word.
+pub fn check_ud_user_modifies() -> Check {
+    // RESET→INIT: STATE | PKEY_INDEX | PORT | QKEY.
+    let mut img = QpcImage::new();
+    reset_to_init(
+        &mut img,
+        &InitParams {
+            serv_type: serv::UD,
+            pdn: 1,
+            rq_max_gs: 1,
+            sge_cnt: 256,
+            sq_wqe_cnt: 64,
+            rq_wqe_cnt: 512,
+            rq_record_db: true,
+            rdb_dma: 0x01bc_5004,
+            owner_db: false,
+            rx_cqn: 4,
+            tx_cqn: 4,
+            srqn: None,
+            xrcdn: None,
+            v3: true,
+            stash: false,
+        },
+    );
+    opt_fields(
+        &mut img,
+        &OptParams {
+            qkey: Some(0x1111_1111),
+            ..Default::default()
+        },
+    );
+    finish(&mut img, QpState::Init, false);
+    let (c, m) = posted(&img);
+    expect(exactly(&c, UD_INIT_CTX, 0), "UD RESET->INIT context")?;
+    expect(exactly(&m, UD_INIT_MASK, 0), "UD RESET->INIT mask")?;
+
+    // INIT→RTR: STATE only.
+    let mut img = QpcImage::new();
+    init_to_rtr(
+        &mut img,
+        &RtrParams {
+            buf: WqeBufParams {
+                wqe_sge_ba: 0x0118_1400 << 3,
+                sq_hop: 2,
+                sge_hop: 1,
+                rq_hop: 2,
+                ba_pg_shift: 12,
+                buf_pg_shift: 12,
+                rq_cur_blk: 0x8c54 << 12,
+                rq_nxt_blk: None,
+            },
+            irrl_ba: 0x001e_4400 << 6,
+            trrl_ba: (0x79 << 20) | (0x4c00 << 4),
+            sig_type: 1,
+            lbi: loopback_indicator(HwRev::HIP09, [0; 6], false),
+            dest_qpn: None,
+            dmac: [0; 6],
+            mtu_enum: None,
+            mtu_bytes: 4096,
+            window_cong: false,
+            max_ack_req_msg_len: 0,
+            rq_inline: None,
+            cqe_inline: None,
+        },
+    );
+    finish(&mut img, QpState::Rtr, false);
+    let (c, m) = posted(&img);
+    expect(exactly(&c, UD_RTR_CTX, 0), "UD INIT->RTR context")?;
+    expect(exactly(&m, UD_RTR_MASK, u32::MAX), "UD INIT->RTR mask")?;
+
+    // RTR→RTS: STATE | SQ_PSN.
+    let mut img = QpcImage::new();
+    rtr_to_rts(&mut img, 0x8c61 << 12, 0x79e9 << 12);
+    opt_fields(
+        &mut img,
+        &OptParams {
+            sq_psn: Some(0xde_ab26),
+            ..Default::default()
+        },
+    );
+    finish(&mut img, QpState::Rts, false);
+    let (c, m) = posted(&img);
+    expect(exactly(&c, UD_RTS_CTX, 0), "UD RTR->RTS context")?;
+    expect(exactly(&m, UD_RTS_MASK, u32::MAX), "UD RTR->RTS mask")?;
+
+    let mut img = QpcImage::new();
+    finish(&mut img, QpState::Reset, false);
+    let (c, m) = posted(&img);
+    expect(exactly(&c, UD_RESET_CTX, 0), "UD ->RESET context")?;
+    expect(exactly(&m, UD_RESET_MASK, u32::MAX), "UD ->RESET mask")
 }

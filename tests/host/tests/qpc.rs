@@ -34,3 +34,18 @@ fn rq_wqe() {
 fn qp_type_support() {
     assert_eq!(v::check_qp_type_support(), Ok(()));
 }
+
+#[test]
+fn state_table() {
+    assert_eq!(v::check_state_table(), Ok(()));
+}
+
+#[test]
+fn rc_user_modifies() {
+    assert_eq!(v::check_rc_user_modifies(), Ok(()));
+}
+
+#[test]
+fn ud_user_modifies() {
+    assert_eq!(v::check_ud_user_modifies(), Ok(()));
+}

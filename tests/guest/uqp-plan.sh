@@ -1,0 +1,43 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#
+# User RC and UD QPs through libhns, the lines of data-plan.sh that need
+# nothing beyond them (user MR, CQ, RC/UD QP with an address vector):
+# ibv_rc_pingpong, ibv_ud_pingpong and perftest's ib_send_bw, each loopback
+# on hns_0, then the driver and hns_sim unloaded so the hns-sim trace ends
+# with the teardown. Run on both drivers (DRIVER=c|rs, SIM=1); the two
+# traces must be equal (scripts/trace-diff.py --full). TEST lines are in
+# the group "uqp-<driver>/...".
+#
+#   sh /opt/hns/uqp-plan.sh c|rs
+. /opt/hns/lib.sh
+# The server creates its objects before the client starts (3 s on TCG),
+# so both drivers number MRs, CQs and QPs alike.
+HNS_SERVER_DELAY=${HNS_SERVER_DELAY:-3}
+HNS_TIMEOUT=${HNS_TIMEOUT:-120}
+d=${1:-rs}
+g=uqp-$d
+
+check "$g/hns0-active" port_state hns_0 PORT_ACTIVE || plan_exit
+GIDX=$(roce_v2_gid hns_0)
+if [ -z "$GIDX" ]; then
+    report "$g/roce-v2-gid" FAIL "no RoCE v2 GID on hns_0 after 10 s"
+    plan_exit
+fi
+
+pair "$g/rc-pingpong" \
+    "ibv_rc_pingpong -d hns_0 -g $GIDX -p 18515 -n 10" \
+    "ibv_rc_pingpong -d hns_0 -g $GIDX -p 18515 -n 10 127.0.0.1"
+# UD: the message must fit the port MTU (1024 with the netdev's 1500).
+pair "$g/ud-pingpong" \
+    "ibv_ud_pingpong -d hns_0 -g $GIDX -p 18518 -n 10 -s 512" \
+    "ibv_ud_pingpong -d hns_0 -g $GIDX -p 18518 -n 10 -s 512 127.0.0.1"
+# perftest options as in data-plan.sh (--no_ddp, -F).
+PERF_OPTS="-n 50 -F --no_ddp"
+pair "$g/send-bw" \
+    "ib_send_bw -d hns_0 -x $GIDX -p 18520 $PERF_OPTS" \
+    "ib_send_bw -d hns_0 -x $GIDX -p 18520 $PERF_OPTS 127.0.0.1"
+
+mod=$([ "$d" = c ] && echo hns_roce_hw_v2 || echo hns_roce_rs)
+check "$g/unload" sh -c "rmmod $mod && rmmod hns_sim"
+plan_exit
