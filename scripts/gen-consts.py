@@ -39,6 +39,15 @@ GROUPS = [
      "Commands of the EQ doorbell (`HNS_ROCE_EQ_DB_CMD_*`)."),
     ("reg", "usize", COMH, "define", r"ROCEE_\w+", ["ROCEE_"],
      "Register offsets in the function's register window (`ROCEE_*`)."),
+    ("wqe_op", "u32", V2H, "enum", r"HNS_ROCE_V2_WQE_OP_\w+", ["HNS_ROCE_V2_WQE_OP_"],
+     "Send WQE opcodes, also the opcode of a send CQE (`HNS_ROCE_V2_WQE_OP_*`)."),
+    ("recv_op", "u32", V2H, "enum", r"HNS_ROCE_V2_OPCODE_\w+", ["HNS_ROCE_V2_OPCODE_"],
+     "Opcodes of a receive CQE (`HNS_ROCE_V2_OPCODE_*`)."),
+    ("cqe_status", "u32", V2H, "enum", r"HNS_ROCE_(CQE_V2|V2_CQE_STATUS)_\w+",
+     ["HNS_ROCE_CQE_V2_", "HNS_ROCE_V2_CQE_"],
+     "CQE status values (`HNS_ROCE_CQE_V2_*`)."),
+    ("cq_notify", "u32", V2H, "define", r"V2_CQ_DB_REQ_\w+", ["V2_CQ_DB_"],
+     "Arm kinds of the CQ notify doorbell (`V2_CQ_DB_REQ_NOT*`)."),
 ]
 
 

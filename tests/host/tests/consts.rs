@@ -6,7 +6,7 @@
 //! of a group in the header must be in Rust.
 
 use hns_host_tests::hns_roce_hw_v2::consts::{
-    cap_flag, cmq_op, db_cmd, eq_db_cmd, event, mbox, pci_rev, reg,
+    cap_flag, cmq_op, cq_notify, cqe_status, db_cmd, eq_db_cmd, event, mbox, pci_rev, recv_op, reg, wqe_op,
 };
 
 /// One numeric constant of a C header.
@@ -238,6 +238,30 @@ fn doorbell_commands_match_c_header() {
 fn register_offsets_match_c_header() {
     let all: Vec<(&str, u64)> = reg::ALL.iter().map(|&(n, v)| (n, v as u64)).collect();
     compare("hns_roce_common.h", |c| define(c, "ROCEE_"), &all);
+}
+
+#[test]
+fn data_path_codes_match_c_header() {
+    compare(
+        "hns_roce_hw_v2.h",
+        |c| enum_member(c, "HNS_ROCE_V2_WQE_OP_"),
+        &widen(wqe_op::ALL),
+    );
+    compare(
+        "hns_roce_hw_v2.h",
+        |c| enum_member(c, "HNS_ROCE_V2_OPCODE_"),
+        &widen(recv_op::ALL),
+    );
+    compare(
+        "hns_roce_hw_v2.h",
+        |c| enum_member(c, "HNS_ROCE_CQE_V2_") || enum_member(c, "HNS_ROCE_V2_CQE_STATUS"),
+        &widen(cqe_status::ALL),
+    );
+    compare(
+        "hns_roce_hw_v2.h",
+        |c| define(c, "V2_CQ_DB_REQ_"),
+        &widen(cq_notify::ALL),
+    );
 }
 
 /// The values the driver's behaviour hangs on, spelled out once more: a
