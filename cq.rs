@@ -1,11 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 
 //! Completion queues of kernel users (`hns_roce_create_cq` without udata):
-//! CQE buffer, record doorbell, CQ number, CQC.
+//! CQE buffer, record doorbell, CQ number, CQC; polling, arming, cleaning
+//! and the CQ table of the event paths are in `cq/poll.rs`.
 //!
-//! So far the CQ is created, armed and destroyed exactly as the C driver
-//! does it; polling finds no completion because no QP can post work yet.
-//! User CQs (through libhns) come with the user-memory MTR.
+//! A CQ lives in an `Arc`: the rdma layer's handle, the CQ table (for the
+//! CEQ and AEQ handlers) and the QPs on it (for cleaning) hold it; only
+//! process context drops those references, so the DMA buffer is freed
+//! there. User CQs (through libhns) come with the user-memory MTR.
+
+pub(crate) mod poll;
 
 use crate::cmdq::{Cmd, MailboxBuf};
 use crate::db::{Db, DbPages};
@@ -16,10 +20,13 @@ use crate::hem::{HemType, HOP_NUM_0};
 use crate::hns_roce_hw_v2::consts::{cap_flag, mbox};
 use crate::hns_roce_hw_v2::ctx as hw_ctx;
 use crate::hns_roce_hw_v2::fields::Cqc;
+use crate::rdma::IbCq;
 use core::sync::atomic::{AtomicU32, Ordering};
 use kernel::{
     device::{Bound, Device},
-    prelude::*, //
+    new_spinlock_irq,
+    prelude::*,
+    sync::{Arc, SpinLockIrq}, //
 };
 
 /// The parameters of a kernel CQ.
@@ -31,15 +38,23 @@ pub(crate) struct CqAttr {
 }
 
 /// A kernel CQ.
+#[pin_data]
 pub(crate) struct Cq {
     /// CQ number.
     pub(crate) cqn: u32,
     /// Entries (a power of two).
     pub(crate) depth: u32,
+    /// Bytes per CQE.
+    cqe_size: u32,
     mtr: KernelMtr,
     db: Option<Db>,
+    /// Written under `lock`.
     cons_index: AtomicU32,
     arm_sn: AtomicU32,
+    ibcq: IbCq,
+    /// C's `hr_cq->lock`: polling, cleaning.
+    #[pin]
+    lock: SpinLockIrq<()>,
 }
 
 /// What creating and destroying a CQ needs from the device.
@@ -59,7 +74,12 @@ pub(crate) struct CqEnv<'a> {
 impl Cq {
     /// Creates a kernel CQ with number `cqn` (allocated by the caller):
     /// buffer, record doorbell, CQC table entry, CREATE_CQC.
-    pub(crate) fn create(env: &CqEnv<'_>, attr: &CqAttr, cqn: u32) -> Result<KBox<Self>> {
+    pub(crate) fn create(
+        env: &CqEnv<'_>,
+        attr: &CqAttr,
+        cqn: u32,
+        ibcq: IbCq,
+    ) -> Result<Arc<Self>> {
         let c = env.caps;
         if attr.cqe == 0 || attr.cqe > c.max_cqes {
             dev_err!(
@@ -114,15 +134,18 @@ impl Cq {
         } else {
             None
         };
-        let cq = KBox::new(
-            Cq {
+        let cq = Arc::pin_init(
+            pin_init!(Cq {
                 cqn,
                 depth,
+                cqe_size: c.cqe_sz,
                 mtr,
                 db,
                 cons_index: AtomicU32::new(0),
                 arm_sn: AtomicU32::new(1),
-            },
+                ibcq,
+                lock <- new_spinlock_irq!((), "hns_roce_rs cq"),
+            }),
             GFP_KERNEL,
         )?;
         let table = env.hem.table(HemType::Cqc)?;
@@ -186,8 +209,9 @@ impl Cq {
         })
     }
 
-    /// Destroys the CQ (`hns_roce_destroy_cq`); the caller frees the CQN.
-    pub(crate) fn destroy(self: KBox<Self>, env: &CqEnv<'_>) {
+    /// Destroys the CQ (`hns_roce_destroy_cq`); the caller has taken it
+    /// out of the CQ table and frees the CQN.
+    pub(crate) fn destroy(&self, env: &CqEnv<'_>) {
         if let Err(e) = env.cmd.mbox(0, 0, mbox::DESTROY_CQC, self.cqn) {
             dev_err_ratelimited!(
                 env.cmd.device(),
@@ -199,7 +223,7 @@ impl Cq {
         if let Ok(t) = env.hem.table(HemType::Cqc) {
             t.put(env.dev, self.cqn);
         }
-        // The buffer and the record doorbell go with `self`.
+        // The buffer and the record doorbell go with the last reference.
     }
 
     /// Arms the CQ (`hns_roce_v2_req_notify_cq`): the doorbell value.

@@ -56,7 +56,7 @@ use cmdq::Cmd;
 use field::Field;
 use hem::table::HemTables;
 use hns_roce_hw_v2::caps::Caps;
-use hns_roce_hw_v2::consts::{cap_flag, cmq_op, reg};
+use hns_roce_hw_v2::consts::{cap_flag, cmq_op};
 use hw_rev::HwRev;
 use kernel::{
     new_mutex,
@@ -64,8 +64,8 @@ use kernel::{
 };
 use pd::{Domains, IdSpace};
 use rdma::{
-    AddrVec, AhIn, BoundDevice, DevAttr, GidEntry, Hnae3Handle, IbDriver, IbParams, IbRegistration,
-    PortAttr, RoceClient, UctxResp,
+    AddrVec, AhIn, BoundDevice, DevAttr, GidEntry, Hnae3Handle, IbCq, IbDriver, IbParams, IbQp,
+    IbRegistration, PortAttr, RoceClient, SendWr, SqDoorbells, UctxResp, WcArray,
 };
 
 module! {
@@ -208,6 +208,10 @@ pub(crate) struct IbDev {
     dbs: db::DbPages,
     #[pin]
     qpns: Mutex<bitmap::QpBanks<KVec<u64>>>,
+    /// CQs and QPs by number (shared with the event handlers).
+    objs: Arc<eq::Objects>,
+    /// HIP09 kernel SQ doorbells.
+    sq_db: Option<SqDoorbells>,
 }
 
 impl IbDev {
@@ -233,6 +237,12 @@ impl IbDev {
                 cqns <- new_mutex!(cq_banks(c, hw.profile.rev)?),
                 dbs: db::DbPages::new()?,
                 qpns <- new_mutex!(qp_banks(c)?),
+                objs: hw.objs.clone(),
+                sq_db: if hw.profile.rev.is_hip09() {
+                    h.sq_doorbells(c.num_qps)
+                } else {
+                    None
+                },
             }? Error),
             GFP_KERNEL,
         )?;
@@ -274,6 +284,8 @@ impl IbDev {
             caps: &self.caps,
             rev: self.rev,
             qpns: &self.qpns,
+            qps: &self.objs.qps,
+            sq_db: self.sq_db.as_ref(),
         }
     }
 
@@ -308,20 +320,31 @@ impl IbDev {
     }
 }
 
-impl IbDriver for IbDev {
-    type Cq = cq::Cq;
+/// The rdma layer's handle of a CQ.
+pub(crate) struct CqRef(Arc<cq::Cq>);
 
-    fn create_cq(&self, cqe: u32, vector: u32) -> Result<(KBox<cq::Cq>, u32)> {
+impl IbDriver for IbDev {
+    type Cq = CqRef;
+
+    fn create_cq(&self, cqe: u32, vector: u32, ibcq: IbCq) -> Result<(KBox<CqRef>, u32)> {
         // Kernel CQs take bank 0 on HIP09, the least loaded one on HIP08.
         let cqn = self.cqns.lock().alloc(None).map_err(|e| {
             dev_err!(self.cmd.device(), "failed to alloc CQN, ret = {:?}.\n", e);
             ENOSPC
         })?;
         let attr = cq::CqAttr { cqe, vector };
-        match cq::Cq::create(&self.cq_env(), &attr, cqn) {
+        let r = cq::Cq::create(&self.cq_env(), &attr, cqn, ibcq).and_then(|c| {
+            let r = self.objs.cqs.insert(c.clone());
+            if let Err(e) = r {
+                c.destroy(&self.cq_env());
+                return Err(e);
+            }
+            Ok(c)
+        });
+        match r {
             Ok(c) => {
                 let depth = c.depth;
-                Ok((c, depth))
+                Ok((KBox::new(CqRef(c), GFP_KERNEL)?, depth))
             }
             Err(e) => {
                 let _ = self.cqns.lock().free(cqn);
@@ -330,22 +353,26 @@ impl IbDriver for IbDev {
         }
     }
 
-    fn destroy_cq(&self, c: KBox<cq::Cq>) {
-        let cqn = c.cqn;
-        c.destroy(&self.cq_env());
+    fn destroy_cq(&self, c: KBox<CqRef>) {
+        let cqn = c.0.cqn;
+        // No event handler reaches the CQ once it is out of the table.
+        self.objs.cqs.remove(cqn);
+        c.0.destroy(&self.cq_env());
         let _ = self.cqns.lock().free(cqn);
     }
 
-    fn poll_cq(&self, _cq: &cq::Cq, _n: usize) -> usize {
-        0
+    fn poll_cq(&self, c: &CqRef, wc: &mut WcArray<'_>) -> usize {
+        c.0.poll(&self.cmd, &self.objs.qps, wc)
     }
 
-    fn req_notify_cq(&self, c: &cq::Cq, solicited: bool) {
-        // During a reset nothing is armed (no software completions are
-        // kept yet, so there is never a missed event to report).
+    fn req_notify_cq(&self, c: &CqRef, solicited: bool, _report_missed: bool) -> bool {
+        // During a reset nothing is armed; C reports missed events then
+        // only for the software completions of its UNINIT state, which
+        // this driver does not keep (see docs/driver.md).
         if !self.cmd.is_reset_down() {
-            self.cmd.ring_db(c.notify_db(solicited), reg::DB_SQ_L_0);
+            c.0.arm(&self.cmd, solicited);
         }
+        false
     }
 
     fn query_device(&self, a: &mut DevAttr) {
@@ -510,15 +537,22 @@ impl IbDriver for IbDev {
     fn create_qp(
         &self,
         init: &mut rdma::QpInit,
-        send_cq: Option<&cq::Cq>,
-        recv_cq: Option<&cq::Cq>,
+        send_cq: Option<&CqRef>,
+        recv_cq: Option<&CqRef>,
+        ibqp: IbQp,
     ) -> Result<(Pin<KBox<qp::Qp>>, u32)> {
+        let env = self.qp_env();
         let q = qp::Qp::create(
-            &self.qp_env(),
+            &env,
             init,
-            send_cq.map(|c| c.cqn),
-            recv_cq.map(|c| c.cqn),
+            send_cq.map(|c| c.0.clone()),
+            recv_cq.map(|c| c.0.clone()),
+            ibqp,
         )?;
+        if let Err(e) = self.objs.qps.insert(q.core.clone()) {
+            q.destroy(&env);
+            return Err(e);
+        }
         let n = q.qpn;
         Ok((q, n))
     }
@@ -537,6 +571,22 @@ impl IbDriver for IbDev {
         wrs: &mut dyn Iterator<Item = rdma::RecvWr<'_>>,
     ) -> core::result::Result<(), (usize, Error)> {
         q.post_recv(&self.qp_env(), wrs)
+    }
+
+    fn qp_is_ud(&self, q: &qp::Qp) -> bool {
+        q.is_ud()
+    }
+
+    fn post_send(
+        &self,
+        q: &qp::Qp,
+        wrs: &mut dyn Iterator<Item = SendWr<'_>>,
+    ) -> core::result::Result<(), (usize, Error)> {
+        q.post_send(&self.qp_env(), wrs)
+    }
+
+    fn reset_down(&self) -> bool {
+        self.cmd.is_reset_down()
     }
 
     fn query_counters(&self, values: &mut [u64]) -> Result<usize> {

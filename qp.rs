@@ -6,15 +6,18 @@
 //! So far what the RDMA core's MAD agent needs for its GSI QP and what
 //! kernel UD/RC QPs need up to RTS without an address vector: WQE buffer
 //! (SQ, extended SGE and RQ regions), QPN, RQ record doorbell, the context
-//! tables, MODIFY_QPC with context and mask, and receive WQEs. Not yet:
-//! `post_send`, path attributes (`IB_QP_AV`), CQ cleaning when a QP goes
-//! back to RESET (no CQE is ever polled yet), user QPs.
+//! tables, MODIFY_QPC with context and mask, receive WQEs, CQ cleaning at
+//! RESET and destroy; `post_send`, the WR-id rings and the QP table are in
+//! `qp/post.rs`. Not yet: path attributes (`IB_QP_AV`), user QPs.
 //!
 //! As in C, a QP's QPC and SCCC table references are not dropped when it is
 //! destroyed (only IRRL and TRRL are): the chunks stay until the function
 //! goes, so a destroy sends no context-table mailbox.
 
+pub(crate) mod post;
+
 use crate::cmdq::{Cmd, MailboxBuf};
+use crate::cq::Cq;
 use crate::db::{Db, DbPages};
 use crate::hem::mtr::{KernelMtr, Region};
 use crate::hem::table::HemTables;
@@ -25,15 +28,15 @@ use crate::hns_roce_hw_v2::qpc::{
     self as qpc, qpt, QpState, QpcImage, QueueError, QueueRequest, QueueSizes,
 };
 use crate::hw_rev::HwRev;
-use crate::rdma::{QpAttr, QpInit, RecvWr};
-use core::sync::atomic::{AtomicU32, Ordering};
+use crate::rdma::{IbQp, QpAttr, QpInit, RecvWr, SqDoorbells};
+use core::sync::atomic::Ordering;
 use kernel::{
     device::{Bound, Device},
     new_mutex,
-    new_spinlock,
     prelude::*,
-    sync::{Mutex, SpinLock}, //
+    sync::{Arc, Mutex}, //
 };
+use post::{QpCore, QpTable};
 
 /// `enum ib_qp_attr_mask` bits the driver reads.
 pub(crate) mod attr {
@@ -85,13 +88,6 @@ struct Soft {
     resp_depth: u32,
 }
 
-/// Receive queue state (under `hr_qp->rq.lock`).
-struct Rq {
-    head: u32,
-    tail: u32,
-    wrid: KVec<u64>,
-}
-
 /// A kernel QP.
 #[pin_data]
 pub(crate) struct Qp {
@@ -110,15 +106,11 @@ pub(crate) struct Qp {
     owner_db: bool,
     mtr: KernelMtr,
     rdb: Option<Db>,
-    /// Send WR ids, one per SQ WQE (used by `post_send`, not ported yet).
-    _sq_wrid: KVec<u64>,
-    /// The state, readable without the mutex (`post_recv` may run where
-    /// sleeping is not allowed); written under it.
-    state: AtomicU32,
+    /// WR ids, heads, tails and the state the data path and the event
+    /// handlers share.
+    pub(crate) core: Arc<QpCore>,
     #[pin]
     soft: Mutex<Soft>,
-    #[pin]
-    rq: SpinLock<Rq>,
 }
 
 /// What creating, modifying and destroying QPs needs from the device.
@@ -137,6 +129,10 @@ pub(crate) struct QpEnv<'a> {
     pub(crate) rev: HwRev,
     /// QP number banks.
     pub(crate) qpns: &'a Mutex<crate::bitmap::QpBanks<KVec<u64>>>,
+    /// The QP table.
+    pub(crate) qps: &'a QpTable,
+    /// HIP09 kernel SQ doorbells (`mem_base`); `None`: the shared register.
+    pub(crate) sq_db: Option<&'a SqDoorbells>,
 }
 
 /// `to_hr_qp_type`.
@@ -277,10 +273,11 @@ impl Qp {
     pub(crate) fn create(
         env: &QpEnv<'_>,
         init: &mut QpInit,
-        send_cqn: Option<u32>,
-        recv_cqn: Option<u32>,
+        send_cq: Option<Arc<Cq>>,
+        recv_cq: Option<Arc<Cq>>,
+        ibqp: IbQp,
     ) -> Result<Pin<KBox<Self>>> {
-        let r = Self::try_create(env, init, send_cqn, recv_cqn);
+        let r = Self::try_create(env, init, send_cq, recv_cq, ibqp);
         if let Err(e) = &r {
             dev_err!(
                 env.cmd.device(),
@@ -295,9 +292,12 @@ impl Qp {
     fn try_create(
         env: &QpEnv<'_>,
         init: &mut QpInit,
-        send_cqn: Option<u32>,
-        recv_cqn: Option<u32>,
+        send_cq: Option<Arc<Cq>>,
+        recv_cq: Option<Arc<Cq>>,
+        ibqp: IbQp,
     ) -> Result<Pin<KBox<Self>>> {
+        let send_cqn = send_cq.as_ref().map(|c| c.cqn);
+        let recv_cqn = recv_cq.as_ref().map(|c| c.cqn);
         env.check_type(init.qp_type)?;
         // No SRQs exist yet, and an XRC target needs a user context.
         if init.create_flags != 0 || init.has_srq || init.has_xrcd {
@@ -310,10 +310,6 @@ impl Qp {
         // The QP's own memory first: nothing taken below has to be given
         // back because of it.
         let slot = KBox::<Qp>::new_uninit(GFP_KERNEL)?;
-        let mut sq_wrid = KVec::new();
-        sq_wrid.resize(s.sq_wqe_cnt as usize, 0u64, GFP_KERNEL)?;
-        let mut rq_wrid = KVec::new();
-        rq_wrid.resize(s.rq_wqe_cnt as usize, 0u64, GFP_KERNEL)?;
 
         // The WQE buffer: SQ, extended SGEs, RQ, each a region when not
         // empty.
@@ -375,6 +371,23 @@ impl Qp {
             None
         };
 
+        // IB_SIGNAL_REQ_WR is 1.
+        let core = QpCore::new(
+            qpn,
+            ibqp,
+            init.sq_sig_type == 1,
+            s.sq_wqe_cnt,
+            s.rq_wqe_cnt,
+            send_cq,
+            recv_cq,
+        );
+        let core = match core {
+            Ok(c) => c,
+            Err(e) => {
+                env.free_qpn(qpn, gsi);
+                return Err(e);
+            }
+        };
         if let Err(e) = env.get_contexts(qpn) {
             dev_err!(d, "failed to alloc QP context, ret = {}.\n", e.to_errno());
             env.free_qpn(qpn, gsi);
@@ -400,17 +413,11 @@ impl Qp {
             owner_db: c.flags & cap_flag::SDI_MODE != 0,
             mtr,
             rdb,
-            _sq_wrid: sq_wrid,
-            state: AtomicU32::new(QpState::Reset as u32),
+            core,
             soft <- new_mutex!(Soft {
                 state: QpState::Reset,
                 atomic_rd_en: 0,
                 resp_depth: 0,
-            }),
-            rq <- new_spinlock!(Rq {
-                head: 0,
-                tail: 0,
-                wrid: rq_wrid,
             }),
         });
         match slot.write_pin_init(qp_init) {
@@ -494,16 +501,20 @@ impl Qp {
         }
         let mut img = QpcImage::new();
         self.abs_fields(env, &mut img, a, cur, new)?;
-        if new == QpState::Err {
+        if new == QpState::Err && self.qp_type != qpt::XRC_TGT {
+            let sq_head = {
+                let sq = self.core.sq.lock();
+                self.core
+                    .state
+                    .store(QpState::Err as u32, Ordering::Relaxed);
+                sq.head
+            };
             let rq_head = if self.srqn.is_none() && self.qp_type != qpt::XRC_INI {
-                Some(self.rq.lock().head)
+                Some(self.core.rq.lock().head)
             } else {
                 None
             };
-            // No send queue work is tracked yet: the SQ head is 0.
-            if self.qp_type != qpt::XRC_TGT {
-                qpc::set_flushed(&mut img, 0, rq_head);
-            }
+            qpc::set_flushed(&mut img, sq_head, rq_head);
         }
         self.opt_fields(env, &mut img, a, soft)?;
         let inv_credit = serv_type(self.qp_type) == qpc::serv::XRC || self.srqn.is_some();
@@ -518,7 +529,13 @@ impl Qp {
             return Err(e);
         }
         soft.state = new;
-        self.state.store(new as u32, Ordering::Relaxed);
+        self.core.state.store(new as u32, Ordering::Relaxed);
+        if a.mask & attr::QKEY != 0 {
+            self.core.qkey.store(a.qkey, Ordering::Relaxed);
+        }
+        if a.mask & attr::PATH_MTU != 0 {
+            self.core.path_mtu.store(a.path_mtu, Ordering::Relaxed);
+        }
         if a.mask & attr::ACCESS_FLAGS != 0 {
             soft.atomic_rd_en = a.access;
         }
@@ -526,7 +543,7 @@ impl Qp {
             soft.resp_depth = a.max_dest_rd_atomic;
         }
         if new == QpState::Reset {
-            self.clear();
+            self.clear(env.cmd);
         }
         Ok(())
     }
@@ -732,14 +749,27 @@ impl Qp {
         Ok(())
     }
 
-    /// `clear_qp` after the move to RESET (CQ cleaning comes with polling).
-    fn clear(&self) {
+    /// `clear_qp` after the move to RESET: the QP's CQEs leave its CQs,
+    /// the queues start over.
+    fn clear(&self, cmd: &Cmd) {
+        self.clean_cqs(cmd);
         if let Some(db) = &self.rdb {
             db.set(0);
         }
-        let mut rq = self.rq.lock();
-        rq.head = 0;
-        rq.tail = 0;
+        self.core.rq.lock().reset();
+        self.core.sq.lock().reset();
+    }
+
+    /// Takes this QP's CQEs out of its send and receive CQs.
+    fn clean_cqs(&self, cmd: &Cmd) {
+        if let Some(c) = &self.core.send_cq {
+            c.clean(cmd, self.qpn);
+        }
+        if let Some(c) = &self.core.recv_cq {
+            if self.core.send_cq.as_ref().map(|s| s.cqn) != Some(c.cqn) {
+                c.clean(cmd, self.qpn);
+            }
+        }
     }
 
     /// `hns_roce_v2_post_recv`: writes the WQEs and publishes the new head.
@@ -757,7 +787,7 @@ impl Qp {
         }
         let max_sge = self.sizes.rq_max_gs as usize;
         let cnt = self.sizes.rq_wqe_cnt;
-        let mut rq = self.rq.lock();
+        let mut rq = self.core.rq.lock();
         let mut nreq = 0u32;
         let mut res = Ok(());
         for wr in wrs {
@@ -802,6 +832,11 @@ impl Qp {
             // The WQEs reach memory before the engine learns of them.
             kernel::sync::barrier::dma_mb(kernel::sync::barrier::Write);
             rq.head = rq.head.wrapping_add(nreq);
+            if self.soft_state() == QpState::Err {
+                // `update_rq_db`: a QP in ERR flushes instead.
+                self.core.flush();
+                return res;
+            }
             match &self.rdb {
                 Some(db) => db.set(rq.head & 0xffff),
                 None => env
@@ -813,13 +848,14 @@ impl Qp {
     }
 
     fn soft_state(&self) -> QpState {
-        QpState::from_ib(self.state.load(Ordering::Relaxed)).unwrap_or(QpState::Reset)
+        QpState::from_ib(self.core.state.load(Ordering::Relaxed)).unwrap_or(QpState::Reset)
     }
 
     /// Destroys the QP (`hns_roce_v2_destroy_qp`): back to RESET when the
     /// type allows it, then the contexts, QPN, buffer and doorbell.
     pub(crate) fn destroy(self: Pin<KBox<Self>>, env: &QpEnv<'_>) {
         let gsi = self.qp_type == qpt::GSI;
+        self.core.stop_flush();
         {
             let mut soft = self.soft.lock();
             if !gsi && soft.state != QpState::Reset {
@@ -834,6 +870,9 @@ impl Qp {
                 }
             }
         }
+        // A kernel QP's CQEs go (the GSI QP was not moved to RESET).
+        self.clean_cqs(env.cmd);
+        env.qps.remove(self.qpn);
         env.put_contexts(self.qpn);
         env.free_qpn(self.qpn, gsi);
         // The buffer and the record doorbell go with `self`.

@@ -24,6 +24,12 @@ use kernel::{
 #[path = "bindings/mod.rs"]
 mod raw;
 
+mod wr;
+pub(crate) use wr::{
+    IbCq, IbQp, QpEvent, SendChain, SendWr, WcArray, WrOpcode, SEND_FENCE, SEND_INLINE,
+    SEND_SIGNALED, SEND_SOLICITED,
+};
+
 /// PCI identity of the function behind an hnae3 handle.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct PciIdent {
@@ -139,6 +145,93 @@ impl Hnae3Handle {
     /// The PCI name of the function (`0000:00:03.0`).
     pub(crate) fn pci_name(&self) -> &CStr {
         self.device().name()
+    }
+}
+
+impl Hnae3Handle {
+    /// The kernel SQ doorbells of a HIP09 function: one 64-bit word per
+    /// QPN in the `roce_mem_base` window, `num_qps` of them.
+    pub(crate) fn sq_doorbells(&self, num_qps: u32) -> Option<SqDoorbells> {
+        // SAFETY: the handle is valid (type invariant); for a RoCE client
+        // handle the union holds `rinfo`.
+        let base = unsafe { (*self.0.get()).__bindgen_anon_1.rinfo.as_ref().roce_mem_base };
+        if base.is_null() {
+            return None;
+        }
+        let stride = crate::hns_roce_hw_v2::consts::sge::DWQE_SIZE as usize;
+        // INVARIANT: the window the hnae3 driver mapped for this function,
+        // one stride per QP (the C driver writes there for every QPN).
+        Some(SqDoorbells {
+            base: base as usize,
+            len: (num_qps as usize).checked_mul(stride)?,
+        })
+    }
+}
+
+impl Hnae3Handle {
+    /// What the abnormal interrupt needs to ask the ae_dev for a reset.
+    pub(crate) fn reset_request(&self) -> ResetRequest {
+        let vf = self.pci_ident().device == crate::debugfs::DEV_ID_RDMA_DCB_PFC_VF;
+        // INVARIANT: the handle of the function whose interrupts hold it.
+        ResetRequest {
+            h: self.0.get(),
+            vf,
+        }
+    }
+}
+
+/// A function reset request to the hnae3 ae_dev (`abnormal_interrupt_basic`).
+///
+/// # Invariants
+///
+/// `h` is a RoCE client handle that stays valid while the holder exists:
+/// only the abnormal interrupt's handler holds one, and interrupts are
+/// freed in `uninit_instance`, before the handle goes.
+pub(crate) struct ResetRequest {
+    h: *mut raw::hnae3_handle,
+    vf: bool,
+}
+
+// SAFETY: the handle pointer may be used from any context; the ae_dev ops
+// called with it are meant for interrupt context.
+unsafe impl Send for ResetRequest {}
+// SAFETY: as above.
+unsafe impl Sync for ResetRequest {}
+
+impl ResetRequest {
+    /// Sets the default reset level (a function reset, or a VF one) and
+    /// raises a reset event.
+    pub(crate) fn request(&self) {
+        // SAFETY: valid handle (type invariant).
+        unsafe { raw::hns_shim_request_reset(self.h, self.vf) }
+    }
+}
+
+/// The `roce_mem_base` window of SQ doorbells (`hns_roce_dev.mem_base`).
+///
+/// # Invariants
+///
+/// `base..base + len` is mapped I/O memory of the function while its hnae3
+/// handle is attached to this client; every holder is dropped in
+/// `uninit_instance`.
+pub(crate) struct SqDoorbells {
+    base: usize,
+    len: usize,
+}
+
+impl SqDoorbells {
+    /// Rings QP `qpn`'s SQ doorbell with `v` (one `writeq`).
+    pub(crate) fn write64(&self, v: u64, qpn: u32) {
+        let stride = crate::hns_roce_hw_v2::consts::sge::DWQE_SIZE as usize;
+        let Some(off) = (qpn as usize).checked_mul(stride) else {
+            return;
+        };
+        if off + 8 > self.len {
+            return;
+        }
+        // SAFETY: `off + 8 <= len`, inside the mapped window (type
+        // invariant); 8-aligned because the window and the stride are.
+        unsafe { kernel::bindings::writeq(v, (self.base + off) as *mut c_void) };
     }
 }
 
@@ -705,14 +798,16 @@ pub(crate) struct GidEntry<'a> {
 pub(crate) trait IbDriver: Send + Sync {
     /// A completion queue.
     type Cq: Send + Sync;
-    /// A kernel CQ of at least `cqe` entries on `vector`; and its depth.
-    fn create_cq(&self, cqe: u32, vector: u32) -> Result<(KBox<Self::Cq>, u32)>;
+    /// A kernel CQ of at least `cqe` entries on `vector` for the `ib_cq`
+    /// `ibcq`; and its depth.
+    fn create_cq(&self, cqe: u32, vector: u32, ibcq: IbCq) -> Result<(KBox<Self::Cq>, u32)>;
     /// Destroys a CQ.
     fn destroy_cq(&self, cq: KBox<Self::Cq>);
-    /// Completions available (none yet: no QP can post work).
-    fn poll_cq(&self, cq: &Self::Cq, n: usize) -> usize;
-    /// Arms the CQ for the next (or next solicited) completion.
-    fn req_notify_cq(&self, cq: &Self::Cq, solicited: bool);
+    /// Polls completions into `wc`; how many.
+    fn poll_cq(&self, cq: &Self::Cq, wc: &mut WcArray<'_>) -> usize;
+    /// Arms the CQ for the next (or next solicited) completion; `true`
+    /// if completions may have been missed and `report_missed` asked.
+    fn req_notify_cq(&self, cq: &Self::Cq, solicited: bool, report_missed: bool) -> bool;
     /// Fills the device attributes.
     fn query_device(&self, a: &mut DevAttr);
     /// Fills the static port attributes of `port` (1-based).
@@ -751,6 +846,7 @@ pub(crate) trait IbDriver: Send + Sync {
         init: &mut QpInit,
         send_cq: Option<&Self::Cq>,
         recv_cq: Option<&Self::Cq>,
+        ibqp: IbQp,
     ) -> Result<(Pin<KBox<Self::Qp>>, u32)>;
     /// Applies a modify.
     fn modify_qp(&self, qp: &Self::Qp, attr: &QpAttr) -> Result;
@@ -762,6 +858,16 @@ pub(crate) trait IbDriver: Send + Sync {
         qp: &Self::Qp,
         wrs: &mut dyn Iterator<Item = RecvWr<'_>>,
     ) -> core::result::Result<(), (usize, Error)>;
+    /// Whether the QP is UD-like (its send WRs are `ib_ud_wr`s).
+    fn qp_is_ud(&self, qp: &Self::Qp) -> bool;
+    /// Posts send WRs; on failure the index of the first one not posted.
+    fn post_send(
+        &self,
+        qp: &Self::Qp,
+        wrs: &mut dyn Iterator<Item = SendWr<'_>>,
+    ) -> core::result::Result<(), (usize, Error)>;
+    /// The device is going through a reset (drains cannot post).
+    fn reset_down(&self) -> bool;
 }
 
 /// A kernel QP request (`struct ib_qp_init_attr`, flattened by the shim).
@@ -1120,13 +1226,19 @@ type DriverCq = <Driver as IbDriver>::Cq;
 #[no_mangle]
 unsafe extern "C" fn hns_rs_create_cq(
     rs: *mut c_void,
+    ibcq: *mut raw::ib_cq,
     cqe: u32,
     vector: u32,
     cq: *mut *mut c_void,
     depth: *mut u32,
 ) -> c_int {
+    // SAFETY: the `ib_cq` being created; the driver drops every use of it
+    // before `hns_rs_destroy_cq` returns (the CQ table entry goes first).
+    let Some(ibcq) = (unsafe { IbCq::new(ibcq) }) else {
+        return EINVAL.to_errno();
+    };
     // SAFETY: per the function's contract.
-    match unsafe { drv(rs) }.create_cq(cqe, vector) {
+    match unsafe { drv(rs) }.create_cq(cqe, vector, ibcq) {
         Ok((b, d)) => {
             // SAFETY: valid for writing; the box is taken back in
             // `hns_rs_destroy_cq`.
@@ -1159,13 +1271,23 @@ unsafe extern "C" fn hns_rs_destroy_cq(rs: *mut c_void, cq: *mut c_void) {
 /// # Safety
 ///
 /// `rs` is the device's pointer; `cq` came from [`hns_rs_create_cq`] and
-/// is live.
+/// is live; `wc` points to `n` writable entries.
 #[no_mangle]
-unsafe extern "C" fn hns_rs_poll_cq(rs: *mut c_void, cq: *mut c_void, n: c_int) -> c_int {
+unsafe extern "C" fn hns_rs_poll_cq(
+    rs: *mut c_void,
+    cq: *mut c_void,
+    n: c_int,
+    wc: *mut raw::ib_wc,
+) -> c_int {
     // SAFETY: per the function's contract.
     let (d, cq) = unsafe { (drv(rs), &*cq.cast::<DriverCq>()) };
+    if wc.is_null() {
+        return 0;
+    }
     // CAST: `n` is a small count; negative means none.
-    let got = d.poll_cq(cq, n.max(0) as usize);
+    // SAFETY: `n` writable entries at `wc` (the function's contract).
+    let mut out = unsafe { WcArray::new(wc, n.max(0) as usize) };
+    let got = d.poll_cq(cq, &mut out);
     // CAST: at most `n`.
     got as c_int
 }
@@ -1176,10 +1298,15 @@ unsafe extern "C" fn hns_rs_poll_cq(rs: *mut c_void, cq: *mut c_void, n: c_int) 
 ///
 /// As for [`hns_rs_poll_cq`].
 #[no_mangle]
-unsafe extern "C" fn hns_rs_req_notify_cq(rs: *mut c_void, cq: *mut c_void, solicited: bool) {
+unsafe extern "C" fn hns_rs_req_notify_cq(
+    rs: *mut c_void,
+    cq: *mut c_void,
+    solicited: bool,
+    report_missed: bool,
+) -> c_int {
     // SAFETY: per the function's contract.
     let (d, cq) = unsafe { (drv(rs), &*cq.cast::<DriverCq>()) };
-    d.req_notify_cq(cq, solicited)
+    c_int::from(d.req_notify_cq(cq, solicited, report_missed))
 }
 
 /// The type of the QPs behind the shim's `rs_qp` pointers.
@@ -1195,6 +1322,7 @@ type DriverQp = <Driver as IbDriver>::Qp;
 #[no_mangle]
 unsafe extern "C" fn hns_rs_create_qp(
     rs: *mut c_void,
+    ibqp: *mut raw::ib_qp,
     init: *mut QpInit,
     send_cq: *mut c_void,
     recv_cq: *mut c_void,
@@ -1210,7 +1338,13 @@ unsafe extern "C" fn hns_rs_create_qp(
             recv_cq.cast::<DriverCq>().as_ref(),
         )
     };
-    match d.create_qp(init, scq, rcq) {
+    // SAFETY: the `ib_qp` being created; the driver drops every use of it
+    // before `hns_rs_destroy_qp` returns (table entry and flush work go
+    // first).
+    let Some(ibqp) = (unsafe { IbQp::new(ibqp) }) else {
+        return EINVAL.to_errno();
+    };
+    match d.create_qp(init, scq, rcq, ibqp) {
         Ok((b, n)) => {
             // SAFETY: the box is only moved back into a `Pin<KBox>` by
             // `hns_rs_destroy_qp`; it is never moved out of in between.
@@ -1293,6 +1427,53 @@ unsafe extern "C" fn hns_rs_post_recv(
             e.to_errno()
         }
     }
+}
+
+/// Called by the shim's op.
+///
+/// # Safety
+///
+/// `rs` is the device's pointer; `qp` is live; `wr` is a valid chain of
+/// send WRs of the QP's type (`ib_ud_wr` for UD and GSI QPs) for the call;
+/// `bad` is valid for writing.
+#[no_mangle]
+unsafe extern "C" fn hns_rs_post_send(
+    rs: *mut c_void,
+    qp: *mut c_void,
+    wr: *const raw::ib_send_wr,
+    bad: *mut *const raw::ib_send_wr,
+) -> c_int {
+    // SAFETY: per the function's contract.
+    let (d, q) = unsafe { (drv(rs), &*qp.cast::<DriverQp>()) };
+    // SAFETY: the caller's chain is valid for the call and of the QP's type.
+    let mut chain = unsafe { SendChain::new(wr, d.qp_is_ud(q)) };
+    match d.post_send(q, &mut chain) {
+        Ok(()) => 0,
+        Err((n, e)) => {
+            let mut at = wr;
+            for _ in 0..n {
+                if at.is_null() {
+                    break;
+                }
+                // SAFETY: a non-null element of the valid chain.
+                at = unsafe { (*at).next };
+            }
+            // SAFETY: valid for writing (the function's contract).
+            unsafe { *bad = at };
+            e.to_errno()
+        }
+    }
+}
+
+/// Called by the shim's drain: whether the device is going through a reset.
+///
+/// # Safety
+///
+/// `rs` is the device's pointer.
+#[no_mangle]
+unsafe extern "C" fn hns_rs_reset_down(rs: *mut c_void) -> bool {
+    // SAFETY: per the function's contract.
+    unsafe { drv(rs) }.reset_down()
 }
 
 /// `IB_ACCESS_LOCAL_WRITE`.

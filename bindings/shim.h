@@ -230,6 +230,12 @@ void *hns_shim_ibdev_rs(struct ib_device *ibdev);
 u32 hns_shim_ucontext_uar(struct ib_ucontext *uctx);
 u32 hns_shim_pd_pdn(struct ib_pd *pd);
 u32 hns_shim_xrcd_xrcdn(struct ib_xrcd *xrcd);
+void hns_shim_request_reset(struct hnae3_handle *h, bool vf);
+void hns_shim_cq_comp(struct ib_cq *ibcq);
+void hns_shim_cq_event(struct ib_cq *ibcq);
+void hns_shim_qp_event(struct ib_qp *ibqp, enum ib_event_type type);
+int hns_shim_qp_to_err(struct ib_qp *ibqp);
+const struct hns_shim_av *hns_shim_ah_av(struct ib_ah *ibah);
 
 /* Implemented in Rust (rdma.rs); the shim's ops call them. */
 void hns_rs_query_device(void *rs, struct hns_shim_dev_attr *attr);
@@ -245,19 +251,25 @@ void hns_rs_dealloc_pd(void *rs, u32 pdn);
 int hns_rs_alloc_xrcd(void *rs, u32 *xrcdn);
 void hns_rs_dealloc_xrcd(void *rs, u32 xrcdn);
 int hns_rs_query_counters(void *rs, u64 *values, u32 num);
-int hns_rs_create_cq(void *rs, u32 cqe, u32 vector, void **cq, u32 *depth);
+int hns_rs_create_cq(void *rs, struct ib_cq *ibcq, u32 cqe, u32 vector,
+		     void **cq, u32 *depth);
 void hns_rs_destroy_cq(void *rs, void *cq);
-int hns_rs_poll_cq(void *rs, void *cq, int n);
-void hns_rs_req_notify_cq(void *rs, void *cq, bool solicited);
+int hns_rs_poll_cq(void *rs, void *cq, int n, struct ib_wc *wc);
+int hns_rs_req_notify_cq(void *rs, void *cq, bool solicited,
+			 bool report_missed);
 int hns_rs_get_dma_mr(void *rs, u32 pdn, u32 access, u32 *key);
 void hns_rs_dereg_mr(void *rs, u32 key);
 int hns_rs_create_ah(void *rs, const struct hns_shim_ah_in *in,
 		     struct hns_shim_av *av);
-int hns_rs_create_qp(void *rs, struct hns_shim_qp_init *init, void *send_cq,
+int hns_rs_create_qp(void *rs, struct ib_qp *ibqp,
+		     struct hns_shim_qp_init *init, void *send_cq,
 		     void *recv_cq, void **qp, u32 *qpn);
 int hns_rs_modify_qp(void *rs, void *qp, const struct hns_shim_qp_attr *attr);
 void hns_rs_destroy_qp(void *rs, void *qp);
 int hns_rs_post_recv(void *rs, void *qp, const struct ib_recv_wr *wr,
 		     const struct ib_recv_wr **bad_wr);
+int hns_rs_post_send(void *rs, void *qp, const struct ib_send_wr *wr,
+		     const struct ib_send_wr **bad_wr);
+bool hns_rs_reset_down(void *rs);
 
 #endif /* HNS_RS_SHIM_H */

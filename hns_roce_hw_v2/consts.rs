@@ -907,3 +907,54 @@ pub mod cq_notify {
         ("V2_CQ_DB_REQ_NOT", REQ_NOT),
     ];
 }
+
+/// Send WQE sizes: data segments in the WQE, their size, the atomic length, the per-QP SQ doorbell stride (`HNS_ROCE_DWQE_SIZE`).
+pub mod sge {
+    /// `HNS_ROCE_SGE_IN_WQE`.
+    pub const SGE_IN_WQE: u32 = 2;
+    /// `HNS_ROCE_SGE_SHIFT`.
+    pub const SGE_SHIFT: u32 = 4;
+    /// `HNS_ROCE_SGE_SIZE`.
+    pub const SGE_SIZE: u32 = 16;
+    /// `HNS_ROCE_DWQE_SIZE`.
+    pub const DWQE_SIZE: u32 = 65536;
+    /// `ATOMIC_WR_LEN`.
+    pub const ATOMIC_WR_LEN: u32 = 8;
+
+    /// Every constant of the module, by its C name.
+    pub const ALL: &[(&str, u32)] = &[
+        ("HNS_ROCE_SGE_IN_WQE", SGE_IN_WQE),
+        ("HNS_ROCE_SGE_SHIFT", SGE_SHIFT),
+        ("HNS_ROCE_SGE_SIZE", SGE_SIZE),
+        ("HNS_ROCE_DWQE_SIZE", DWQE_SIZE),
+        ("ATOMIC_WR_LEN", ATOMIC_WR_LEN),
+    ];
+}
+
+/// Inline data kept inside an RC WQE (`HNS_ROCE_V2_MAX_RC_INL_INN_SZ`).
+pub mod wqe_inl {
+    /// `HNS_ROCE_V2_MAX_RC_INL_INN_SZ`.
+    pub const MAX_RC_INL_INN_SZ: u32 = 32;
+
+    /// Every constant of the module, by its C name.
+    pub const ALL: &[(&str, u32)] = &[
+        ("HNS_ROCE_V2_MAX_RC_INL_INN_SZ", MAX_RC_INL_INN_SZ),
+    ];
+}
+
+/// Bits of the abnormal interrupt status and enable registers (`HNS_ROCE_V2_VF_*_S`).
+pub mod abn_bit {
+    /// `HNS_ROCE_V2_VF_INT_ST_AEQ_OVERFLOW_S`.
+    pub const INT_ST_AEQ_OVERFLOW_S: u32 = 0;
+    /// `HNS_ROCE_V2_VF_ABN_INT_EN_S`.
+    pub const ABN_INT_EN_S: u32 = 0;
+
+    /// Every constant of the module, by its C name.
+    pub const ALL: &[(&str, u32)] = &[
+        (
+            "HNS_ROCE_V2_VF_INT_ST_AEQ_OVERFLOW_S",
+            INT_ST_AEQ_OVERFLOW_S,
+        ),
+        ("HNS_ROCE_V2_VF_ABN_INT_EN_S", ABN_INT_EN_S),
+    ];
+}

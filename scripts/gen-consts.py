@@ -48,6 +48,14 @@ GROUPS = [
      "CQE status values (`HNS_ROCE_CQE_V2_*`)."),
     ("cq_notify", "u32", V2H, "define", r"V2_CQ_DB_REQ_\w+", ["V2_CQ_DB_"],
      "Arm kinds of the CQ notify doorbell (`V2_CQ_DB_REQ_NOT*`)."),
+    ("sge", "u32", DEVH, "define", r"HNS_ROCE_SGE_(IN_WQE|SIZE|SHIFT)|ATOMIC_WR_LEN|HNS_ROCE_DWQE_SIZE",
+     ["HNS_ROCE_"],
+     "Send WQE sizes: data segments in the WQE, their size, the atomic length, the per-QP SQ doorbell stride (`HNS_ROCE_DWQE_SIZE`)."),
+    ("wqe_inl", "u32", V2H, "define", r"HNS_ROCE_V2_MAX_RC_INL_INN_SZ", ["HNS_ROCE_V2_"],
+     "Inline data kept inside an RC WQE (`HNS_ROCE_V2_MAX_RC_INL_INN_SZ`)."),
+    ("abn_bit", "u32", V2H, "define", r"HNS_ROCE_V2_VF_(INT_ST_AEQ_OVERFLOW|ABN_INT_EN)_S",
+     ["HNS_ROCE_V2_VF_"],
+     "Bits of the abnormal interrupt status and enable registers (`HNS_ROCE_V2_VF_*_S`)."),
 ]
 
 

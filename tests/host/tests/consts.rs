@@ -6,7 +6,7 @@
 //! of a group in the header must be in Rust.
 
 use hns_host_tests::hns_roce_hw_v2::consts::{
-    cap_flag, cmq_op, cq_notify, cqe_status, db_cmd, eq_db_cmd, event, mbox, pci_rev, recv_op, reg, wqe_op,
+    abn_bit, cap_flag, cmq_op, cq_notify, cqe_status, db_cmd, eq_db_cmd, event, mbox, pci_rev, recv_op, reg, sge, wqe_inl, wqe_op,
 };
 
 /// One numeric constant of a C header.
@@ -261,6 +261,31 @@ fn data_path_codes_match_c_header() {
         "hns_roce_hw_v2.h",
         |c| define(c, "V2_CQ_DB_REQ_"),
         &widen(cq_notify::ALL),
+    );
+    let sge_names = [
+        "HNS_ROCE_SGE_IN_WQE",
+        "HNS_ROCE_SGE_SIZE",
+        "HNS_ROCE_SGE_SHIFT",
+        "ATOMIC_WR_LEN",
+        "HNS_ROCE_DWQE_SIZE",
+    ];
+    compare(
+        "hns_roce_device.h",
+        |c| c.tag.is_none() && sge_names.contains(&c.name.as_str()),
+        &widen(sge::ALL),
+    );
+    compare(
+        "hns_roce_hw_v2.h",
+        |c| define(c, "HNS_ROCE_V2_MAX_RC_INL_INN_SZ"),
+        &widen(wqe_inl::ALL),
+    );
+    compare(
+        "hns_roce_hw_v2.h",
+        |c| {
+            c.name == "HNS_ROCE_V2_VF_INT_ST_AEQ_OVERFLOW_S"
+                || c.name == "HNS_ROCE_V2_VF_ABN_INT_EN_S"
+        },
+        &widen(abn_bit::ALL),
     );
 }
 
