@@ -14,13 +14,13 @@
 
 use crate::cmdq::{Cmd, MailboxBuf};
 use crate::cq::poll::CqTable;
-use crate::qp::post::QpTable;
 use crate::field::{Ctx, Layout};
 use crate::hem::mtr::KernelMtr;
 use crate::hns_roce_hw_v2::caps::Caps;
 use crate::hns_roce_hw_v2::consts::{abn_bit, event, mbox, reg};
 use crate::hns_roce_hw_v2::ctx as hw_ctx;
 use crate::hns_roce_hw_v2::fields::{aeqe, ceqe, Aeqe, Ceqe, Eqc};
+use crate::qp::post::QpTable;
 use crate::rdma::{Hnae3Handle, IrqHandler, IrqRegistration, ResetRequest};
 use core::sync::atomic::{AtomicU32, Ordering};
 use kernel::{
@@ -88,11 +88,9 @@ fn aeqe_work(cmd: &Cmd, objs: &Objects, ev: u32, sub: u32, queue: u32) {
             queue,
             sub
         ),
-        event::INV_REQ_LOCAL_WQ_ERROR => dev_err!(
-            d,
-            "invalid request local work queue {:#x} error.\n",
-            queue
-        ),
+        event::INV_REQ_LOCAL_WQ_ERROR => {
+            dev_err!(d, "invalid request local work queue {:#x} error.\n", queue)
+        }
         event::LOCAL_WQ_ACCESS_ERROR => dev_err!(
             d,
             "local access violation work queue {:#x} error, sub_event type is: {}\n",

@@ -9,8 +9,8 @@
 
 pub mod caps;
 pub mod consts;
-pub mod ctx;
 pub mod cqe;
+pub mod ctx;
 // Stays at the top level: hns-sim (`sim/src/lib.rs`) compiles it by path too.
 #[path = "hw_v2_fields.rs"]
 pub mod fields;

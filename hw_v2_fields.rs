@@ -1154,10 +1154,7 @@ pub mod ceqe {
     pub const OWNER: Field<Ceqe> = Field::new(31, 31);
 
     /// Every field, by its C name, for table-driven checks.
-    pub const ALL: &[(&str, Field<Ceqe>)] = &[
-        ("CEQE_CQN", CQN),
-        ("CEQE_OWNER", OWNER),
-    ];
+    pub const ALL: &[(&str, Field<Ceqe>)] = &[("CEQE_CQN", CQN), ("CEQE_OWNER", OWNER)];
 }
 
 /// Fields of the completion queue entry (CQE, 32 or 64 bytes).

@@ -109,6 +109,9 @@ pub(crate) struct Qp {
     /// WR ids, heads, tails and the state the data path and the event
     /// handlers share.
     pub(crate) core: Arc<QpCore>,
+    /// The CQs, for cleaning (their last references go in process context).
+    send_cq: Option<Arc<Cq>>,
+    recv_cq: Option<Arc<Cq>>,
     #[pin]
     soft: Mutex<Soft>,
 }
@@ -372,15 +375,7 @@ impl Qp {
         };
 
         // IB_SIGNAL_REQ_WR is 1.
-        let core = QpCore::new(
-            qpn,
-            ibqp,
-            init.sq_sig_type == 1,
-            s.sq_wqe_cnt,
-            s.rq_wqe_cnt,
-            send_cq,
-            recv_cq,
-        );
+        let core = QpCore::new(qpn, ibqp, init.sq_sig_type == 1, s.sq_wqe_cnt, s.rq_wqe_cnt);
         let core = match core {
             Ok(c) => c,
             Err(e) => {
@@ -414,6 +409,8 @@ impl Qp {
             mtr,
             rdb,
             core,
+            send_cq,
+            recv_cq,
             soft <- new_mutex!(Soft {
                 state: QpState::Reset,
                 atomic_rd_en: 0,
@@ -762,11 +759,11 @@ impl Qp {
 
     /// Takes this QP's CQEs out of its send and receive CQs.
     fn clean_cqs(&self, cmd: &Cmd) {
-        if let Some(c) = &self.core.send_cq {
+        if let Some(c) = &self.send_cq {
             c.clean(cmd, self.qpn);
         }
-        if let Some(c) = &self.core.recv_cq {
-            if self.core.send_cq.as_ref().map(|s| s.cqn) != Some(c.cqn) {
+        if let Some(c) = &self.recv_cq {
+            if self.send_cq.as_ref().map(|s| s.cqn) != Some(c.cqn) {
                 c.clean(cmd, self.qpn);
             }
         }

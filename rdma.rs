@@ -154,7 +154,13 @@ impl Hnae3Handle {
     pub(crate) fn sq_doorbells(&self, num_qps: u32) -> Option<SqDoorbells> {
         // SAFETY: the handle is valid (type invariant); for a RoCE client
         // handle the union holds `rinfo`.
-        let base = unsafe { (*self.0.get()).__bindgen_anon_1.rinfo.as_ref().roce_mem_base };
+        let base = unsafe {
+            (*self.0.get())
+                .__bindgen_anon_1
+                .rinfo
+                .as_ref()
+                .roce_mem_base
+        };
         if base.is_null() {
             return None;
         }

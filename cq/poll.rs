@@ -83,7 +83,7 @@ impl Cq {
             let words = self.cqe_words(ci);
             let c = cqe::decode(&words);
             let qp = match cur.take() {
-                Some(q) if crate::qp::post::QpCore::qpn(&q) == c.qpn => q,
+                Some(q) if q.qpn() == c.qpn => q,
                 _ => match qps.get(c.qpn) {
                     Some(q) => q,
                     None => {
@@ -206,11 +206,7 @@ impl CqTable {
         let map = self.map.lock();
         match map.get(&(cqn & self.mask)) {
             Some(cq) => cq.completion(),
-            None => dev_warn!(
-                cmd.device(),
-                "completion event for bogus CQ {:#08x}\n",
-                cqn
-            ),
+            None => dev_warn!(cmd.device(), "completion event for bogus CQ {:#08x}\n", cqn),
         }
     }
 

@@ -937,9 +937,7 @@ pub mod wqe_inl {
     pub const MAX_RC_INL_INN_SZ: u32 = 32;
 
     /// Every constant of the module, by its C name.
-    pub const ALL: &[(&str, u32)] = &[
-        ("HNS_ROCE_V2_MAX_RC_INL_INN_SZ", MAX_RC_INL_INN_SZ),
-    ];
+    pub const ALL: &[(&str, u32)] = &[("HNS_ROCE_V2_MAX_RC_INL_INN_SZ", MAX_RC_INL_INN_SZ)];
 }
 
 /// Bits of the abnormal interrupt status and enable registers (`HNS_ROCE_V2_VF_*_S`).

@@ -31,7 +31,12 @@ impl Sge {
     /// (host order here).
     pub fn words(&self) -> [u32; 4] {
         // CAST: the two halves of the address.
-        [self.len, self.lkey, self.addr as u32, (self.addr >> 32) as u32]
+        [
+            self.len,
+            self.lkey,
+            self.addr as u32,
+            (self.addr >> 32) as u32,
+        ]
     }
 }
 

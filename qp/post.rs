@@ -7,13 +7,12 @@
 //!
 //! [`QpCore`] is the part of a QP those paths share: WR-id rings, heads and
 //! tails, the state, and the handle of its `ib_qp`. It holds no DMA memory
-//! (the WQE buffer stays in the `Qp`), so its last reference may go
-//! anywhere. The QP table has its own lock class: the C driver's
+//! and no CQ (the WQE buffer and the CQ references stay in the `Qp`), so
+//! its last reference may go anywhere, an interrupt handler included. The QP table has its own lock class: the C driver's
 //! `qp_table_xa` shares one with `dip_xa`, and lockdep reports the mix of
 //! hard-IRQ and IRQs-on uses at unload (see docs/driver.md).
 
 use super::{Qp, QpEnv};
-use crate::cq::Cq;
 use crate::hns_roce_hw_v2::consts::{event, reg, wqe_op};
 use crate::hns_roce_hw_v2::cqe::{self, Completion};
 use crate::hns_roce_hw_v2::qpc::{qpt, QpState};
@@ -109,10 +108,6 @@ pub(crate) struct QpCore {
     flush_flag: AtomicBool,
     #[pin]
     flush: SpinLockIrq<Flush>,
-    /// The CQs (cleaning at RESET and destroy).
-    pub(crate) send_cq: Option<Arc<Cq>>,
-    /// See `send_cq`.
-    pub(crate) recv_cq: Option<Arc<Cq>>,
 }
 
 impl QpCore {
@@ -123,8 +118,6 @@ impl QpCore {
         sig_requested_only: bool,
         sq_cnt: u32,
         rq_cnt: u32,
-        send_cq: Option<Arc<Cq>>,
-        recv_cq: Option<Arc<Cq>>,
     ) -> Result<Arc<Self>> {
         let sq = Wq::new(sq_cnt)?;
         let rq = Wq::new(rq_cnt)?;
@@ -147,16 +140,14 @@ impl QpCore {
                     },
                     "hns_roce_rs qp flush"
                 ),
-                send_cq,
-                recv_cq,
             }),
             GFP_KERNEL,
         )
     }
 
     /// QP number.
-    pub(crate) fn qpn(this: &Arc<Self>) -> u32 {
-        this.qpn
+    pub(crate) fn qpn(&self) -> u32 {
+        self.qpn
     }
 
     /// The QP's `ib_qp`.
@@ -318,14 +309,6 @@ impl QpTable {
     }
 }
 
-/// `ib_mtu_enum_to_int` (0 for an invalid value).
-fn mtu_bytes(mtu: u32) -> u32 {
-    match mtu {
-        1..=5 => 128 << mtu,
-        _ => 0,
-    }
-}
-
 impl Qp {
     /// Whether the QP's send WRs are UD ones (every type but RC; the C
     /// driver's `post_send` treats them alike).
@@ -433,7 +416,8 @@ impl Qp {
 
     /// Writes extended SGE `idx` (already masked).
     fn store_ext_sge(&self, idx: u32, s: &wqe::Sge) -> Result {
-        let off = self.sge_offset + ((idx as usize) << crate::hns_roce_hw_v2::consts::sge::SGE_SHIFT);
+        let off =
+            self.sge_offset + ((idx as usize) << crate::hns_roce_hw_v2::consts::sge::SGE_SHIFT);
         for (i, w) in s.words().iter().enumerate() {
             self.mtr.write_word(off + 4 * i, *w)?;
         }
@@ -575,7 +559,7 @@ impl Qp {
             sge_cnt: self.sizes.sge_cnt,
             owner,
         };
-        let mtu = mtu_bytes(self.core.path_mtu.load(Ordering::Relaxed));
+        let mtu = super::mtu_bytes(self.core.path_mtu.load(Ordering::Relaxed));
         let r = wqe::rc_wqe(
             &self.sq_wqe_words(idx),
             &p,

@@ -138,7 +138,11 @@ fn serve(listeners: &[UnixListener], a: &Args) -> Result<Vec<fw::Stats>, String>
         let firmware = fw::Firmware::new(a.caps.clone(), a.faults.clone(), trace);
         let mut dev = device::Device::new(firmware, bar, &ram, peer);
         if let Some(f) = &a.dump_data {
-            let path = if n == 0 { f.clone() } else { format!("{f}.{n}") };
+            let path = if n == 0 {
+                f.clone()
+            } else {
+                format!("{f}.{n}")
+            };
             let file = std::fs::File::create(&path).map_err(|e| format!("{path}: {e}"))?;
             dev.engine.dump = Some(Box::new(std::io::BufWriter::new(file)));
         }

@@ -1601,12 +1601,25 @@ fn dump_data_writes_each_wqe_taken_and_each_cqe_written() {
         lines[0]
     );
     assert_eq!(lines[0].split(' ').count(), 3 + 16);
-    assert!(lines[1].starts_with("cqe 000002 0000 000000c1 "), "{}", lines[1]);
-    assert!(lines[2].starts_with("cqe 000001 0000 00000080 "), "{}", lines[2]);
+    assert!(
+        lines[1].starts_with("cqe 000002 0000 000000c1 "),
+        "{}",
+        lines[1]
+    );
+    assert!(
+        lines[2].starts_with("cqe 000001 0000 00000080 "),
+        "{}",
+        lines[2]
+    );
     assert_eq!(lines[1].split(' ').count(), 3 + 16);
     // Without the flag nothing is written (and nothing breaks).
     let mut w2 = world();
     w2.recv_b(0, 0x200, 0x100, MR_VA + 0x1800);
-    w2.post_a(0, 0x100, &[(1, 100), (3, 1 << 24), (8, 100), (9, 0x100)], true);
+    w2.post_a(
+        0,
+        0x100,
+        &[(1, 100), (3, 1 << 24), (8, 100), (9, 0x100)],
+        true,
+    );
     assert!(w2.poll(0));
 }

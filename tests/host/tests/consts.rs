@@ -6,7 +6,8 @@
 //! of a group in the header must be in Rust.
 
 use hns_host_tests::hns_roce_hw_v2::consts::{
-    abn_bit, cap_flag, cmq_op, cq_notify, cqe_status, db_cmd, eq_db_cmd, event, mbox, pci_rev, recv_op, reg, sge, wqe_inl, wqe_op,
+    abn_bit, cap_flag, cmq_op, cq_notify, cqe_status, db_cmd, eq_db_cmd, event, mbox, pci_rev,
+    recv_op, reg, sge, wqe_inl, wqe_op,
 };
 
 /// One numeric constant of a C header.
