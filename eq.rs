@@ -21,14 +21,13 @@ use crate::hns_roce_hw_v2::consts::{abn_bit, event, mbox, reg};
 use crate::hns_roce_hw_v2::ctx as hw_ctx;
 use crate::hns_roce_hw_v2::fields::{aeqe, ceqe, Aeqe, Ceqe, Eqc};
 use crate::qp::post::QpTable;
-use crate::rdma::{Hnae3Handle, IrqHandler, IrqRegistration, ResetRequest};
+use crate::rdma::{Hnae3Handle, IrqHandler, IrqRegistration, OwnedQueue, ResetRequest};
 use core::sync::atomic::{AtomicU32, Ordering};
 use kernel::{
     io::Io,
     prelude::*,
     str::CString,
-    sync::Arc,
-    workqueue, //
+    sync::Arc, //
 };
 
 /// The objects the event handlers reach by number: CQs and QPs.
@@ -40,15 +39,20 @@ pub(crate) struct Objects {
     /// QPs by QPN.
     #[pin]
     pub(crate) qps: QpTable,
+    /// Event and flush work (`irq_workq`); destroyed, after the
+    /// interrupts, by `EqTable::cleanup`.
+    pub(crate) wq: OwnedQueue,
 }
 
 impl Objects {
-    /// Empty tables for the caps' numbers of CQs and QPs.
+    /// Empty tables for the caps' numbers of CQs and QPs, and the queue.
     pub(crate) fn new(caps: &Caps) -> Result<Arc<Self>> {
+        let wq = OwnedQueue::new(c"hns_roce_irq_workq")?;
         Arc::pin_init(
             pin_init!(Objects {
                 cqs <- CqTable::new(caps.num_cqs),
                 qps <- QpTable::new(caps.num_qps),
+                wq,
             }),
             GFP_KERNEL,
         )
@@ -291,7 +295,9 @@ impl Eq {
                     | event::XRCD_VIOLATION
                     | event::INVALID_XRCETH
             ) {
-                self.objs.qps.flush_event(self.cmd.device(), queue);
+                self.objs
+                    .qps
+                    .flush_event(self.cmd.device(), &self.objs.wq, queue);
             }
             if event == event::MB {
                 // `event.cmd` of `struct hns_roce_aeqe`: out_param in words
@@ -304,9 +310,10 @@ impl Eq {
             } else {
                 // The rest of the work runs in process context.
                 let (cmd, objs) = (self.cmd.clone(), self.objs.clone());
-                let r = workqueue::system().try_spawn(GFP_ATOMIC, move || {
-                    aeqe_work(&cmd, &objs, event, sub, queue)
-                });
+                let r = self
+                    .objs
+                    .wq
+                    .spawn(move || aeqe_work(&cmd, &objs, event, sub, queue));
                 if r.is_err() {
                     dev_err!(self.cmd.device(), "no memory for AEQE {:#x} work\n", event);
                 }
@@ -379,6 +386,7 @@ impl IrqHandler for Abnormal {
 /// All EQs of a function with their interrupts.
 pub(crate) struct EqTable {
     cmd: Arc<Cmd>,
+    objs: Arc<Objects>,
     eq_num: u32,
     // Declared before `eqs`: interrupts are freed before the queues go.
     abn_irqs: KVec<IrqRegistration<Abnormal>>,
@@ -415,6 +423,7 @@ impl EqTable {
         let eq_num = comp + aeq;
         let mut t = EqTable {
             cmd: cmd.clone(),
+            objs: objs.clone(),
             eq_num,
             abn_irqs: KVec::new(),
             irqs: KVec::new(),
@@ -494,6 +503,8 @@ impl EqTable {
         self.int_enable(false);
         self.irqs.clear();
         self.abn_irqs.clear();
+        // No interrupt and no verb queues work any more.
+        self.objs.wq.destroy();
         for eq in self.eqs.iter() {
             eq.destroy();
         }

@@ -284,7 +284,7 @@ impl IbDev {
             caps: &self.caps,
             rev: self.rev,
             qpns: &self.qpns,
-            qps: &self.objs.qps,
+            objs: &self.objs,
             sq_db: self.sq_db.as_ref(),
         }
     }
@@ -362,7 +362,7 @@ impl IbDriver for IbDev {
     }
 
     fn poll_cq(&self, c: &CqRef, wc: &mut WcArray<'_>) -> usize {
-        c.0.poll(&self.cmd, &self.objs.qps, wc)
+        c.0.poll(&self.cmd, &self.objs, wc)
     }
 
     fn req_notify_cq(&self, c: &CqRef, solicited: bool, _report_missed: bool) -> bool {

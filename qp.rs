@@ -36,7 +36,7 @@ use kernel::{
     prelude::*,
     sync::{Arc, Mutex}, //
 };
-use post::{QpCore, QpTable};
+use post::QpCore;
 
 /// `enum ib_qp_attr_mask` bits the driver reads.
 pub(crate) mod attr {
@@ -132,8 +132,8 @@ pub(crate) struct QpEnv<'a> {
     pub(crate) rev: HwRev,
     /// QP number banks.
     pub(crate) qpns: &'a Mutex<crate::bitmap::QpBanks<KVec<u64>>>,
-    /// The QP table.
-    pub(crate) qps: &'a QpTable,
+    /// The QP table and the flush work queue.
+    pub(crate) objs: &'a crate::eq::Objects,
     /// HIP09 kernel SQ doorbells (`mem_base`); `None`: the shared register.
     pub(crate) sq_db: Option<&'a SqDoorbells>,
 }
@@ -831,7 +831,7 @@ impl Qp {
             rq.head = rq.head.wrapping_add(nreq);
             if self.soft_state() == QpState::Err {
                 // `update_rq_db`: a QP in ERR flushes instead.
-                self.core.flush();
+                self.core.flush(&env.objs.wq);
                 return res;
             }
             match &self.rdb {
@@ -869,7 +869,7 @@ impl Qp {
         }
         // A kernel QP's CQEs go (the GSI QP was not moved to RESET).
         self.clean_cqs(env.cmd);
-        env.qps.remove(self.qpn);
+        env.objs.qps.remove(self.qpn);
         env.put_contexts(self.qpn);
         env.free_qpn(self.qpn, gsi);
         // The buffer and the record doorbell go with `self`.

@@ -213,6 +213,65 @@ impl ResetRequest {
     }
 }
 
+/// An ordered workqueue of the driver's own (C's `irq_workq`): the work
+/// items it runs are drained when it is destroyed, so none runs after the
+/// device is gone.
+///
+/// # Invariants
+///
+/// `wq` is null or a workqueue from `hns_shim_alloc_wq` not yet destroyed.
+/// [`OwnedQueue::destroy`] is called only when nothing queues work any
+/// more (interrupts freed, ib_device unregistered).
+pub(crate) struct OwnedQueue {
+    wq: core::sync::atomic::AtomicPtr<kernel::bindings::workqueue_struct>,
+}
+
+impl OwnedQueue {
+    /// Allocates an ordered workqueue named `name`.
+    pub(crate) fn new(name: &'static CStr) -> Result<Self> {
+        // SAFETY: `name` is a NUL-terminated string for the queue's life.
+        let wq = unsafe { raw::hns_shim_alloc_wq(name.as_char_ptr()) };
+        if wq.is_null() {
+            return Err(ENOMEM);
+        }
+        // INVARIANT: freshly allocated.
+        Ok(Self {
+            wq: core::sync::atomic::AtomicPtr::new(wq),
+        })
+    }
+
+    /// Runs `f` on the queue (allocation may not sleep).
+    pub(crate) fn spawn<F: FnOnce() + Send + 'static>(&self, f: F) -> Result {
+        let wq = self.wq.load(core::sync::atomic::Ordering::Acquire);
+        if wq.is_null() {
+            return Err(ENODEV);
+        }
+        // SAFETY: a live workqueue (type invariant: not destroyed while
+        // anyone queues work).
+        let q = unsafe { kernel::workqueue::Queue::from_raw(wq) };
+        q.try_spawn(GFP_ATOMIC, f).map_err(|_| ENOMEM)
+    }
+
+    /// Drains and destroys the queue (`destroy_workqueue`); later
+    /// [`OwnedQueue::spawn`]s fail.
+    pub(crate) fn destroy(&self) {
+        let wq = self
+            .wq
+            .swap(core::ptr::null_mut(), core::sync::atomic::Ordering::AcqRel);
+        if !wq.is_null() {
+            // SAFETY: allocated by `hns_shim_alloc_wq`, destroyed once
+            // (the swap above).
+            unsafe { raw::hns_shim_destroy_wq(wq) };
+        }
+    }
+}
+
+impl Drop for OwnedQueue {
+    fn drop(&mut self) {
+        self.destroy();
+    }
+}
+
 /// The `roce_mem_base` window of SQ doorbells (`hns_roce_dev.mem_base`).
 ///
 /// # Invariants

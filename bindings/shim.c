@@ -149,6 +149,17 @@ void hns_shim_request_reset(struct hnae3_handle *h, bool vf)
 		ops->reset_event(h->pdev, NULL);
 }
 
+/* The driver's ordered workqueue for event and flush work (irq_workq). */
+struct workqueue_struct *hns_shim_alloc_wq(const char *name)
+{
+	return alloc_ordered_workqueue("%s", WQ_MEM_RECLAIM, name);
+}
+
+void hns_shim_destroy_wq(struct workqueue_struct *wq)
+{
+	destroy_workqueue(wq);
+}
+
 /* Linux irq number of the i-th RoCE vector of the function (0 if none). */
 unsigned int hns_shim_irq_vector(struct hnae3_handle *handle, unsigned int i)
 {

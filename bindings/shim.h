@@ -231,6 +231,8 @@ u32 hns_shim_ucontext_uar(struct ib_ucontext *uctx);
 u32 hns_shim_pd_pdn(struct ib_pd *pd);
 u32 hns_shim_xrcd_xrcdn(struct ib_xrcd *xrcd);
 void hns_shim_request_reset(struct hnae3_handle *h, bool vf);
+struct workqueue_struct *hns_shim_alloc_wq(const char *name);
+void hns_shim_destroy_wq(struct workqueue_struct *wq);
 void hns_shim_cq_comp(struct ib_cq *ibcq);
 void hns_shim_cq_event(struct ib_cq *ibcq);
 void hns_shim_qp_event(struct ib_qp *ibqp, enum ib_event_type type);

@@ -12,9 +12,9 @@
 
 use super::Cq;
 use crate::cmdq::Cmd;
+use crate::eq::Objects;
 use crate::hns_roce_hw_v2::consts::{db_cmd, reg};
 use crate::hns_roce_hw_v2::cqe;
-use crate::qp::post::QpTable;
 use crate::rdma::WcArray;
 use core::sync::atomic::Ordering;
 use kernel::{
@@ -68,7 +68,7 @@ impl Cq {
 
     /// Polls up to `wc.len()` completions into `wc`
     /// (`hns_roce_v2_poll_cq`); how many.
-    pub(crate) fn poll(&self, cmd: &Cmd, qps: &QpTable, wc: &mut WcArray<'_>) -> usize {
+    pub(crate) fn poll(&self, cmd: &Cmd, objs: &Objects, wc: &mut WcArray<'_>) -> usize {
         let _g = self.lock.lock();
         let mut n = 0;
         let mut cur = None;
@@ -84,7 +84,7 @@ impl Cq {
             let c = cqe::decode(&words);
             let qp = match cur.take() {
                 Some(q) if q.qpn() == c.qpn => q,
-                _ => match qps.get(c.qpn) {
+                _ => match objs.qps.get(c.qpn) {
                     Some(q) => q,
                     None => {
                         dev_err!(
@@ -104,7 +104,7 @@ impl Cq {
                 dev_dbg!(cmd.device(), "CQE {:08x?}\n", words);
             }
             if c.flush_qp {
-                qp.flush();
+                qp.flush(&objs.wq);
             }
             cur = Some(qp);
             n += 1;

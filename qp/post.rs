@@ -17,15 +17,14 @@ use crate::hns_roce_hw_v2::consts::{event, reg, wqe_op};
 use crate::hns_roce_hw_v2::cqe::{self, Completion};
 use crate::hns_roce_hw_v2::qpc::{qpt, QpState};
 use crate::hns_roce_hw_v2::wqe::{self, RcOp, RcSend, UdAv, UdSend, WqeError};
-use crate::rdma::{IbQp, QpEvent, SendWr, WrOpcode};
+use crate::rdma::{IbQp, OwnedQueue, QpEvent, SendWr, WrOpcode};
 use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use kernel::{
     new_spinlock_irq,
     prelude::*,
     rbtree::{RBTree, RBTreeNode},
     sync::{barrier, Arc, SpinLockIrq},
-    time::{delay::fsleep, Delta},
-    workqueue, //
+    time::{delay::fsleep, Delta}, //
 };
 
 /// A work queue's software state (`struct hns_roce_wq` without the
@@ -181,9 +180,9 @@ impl QpCore {
         }
     }
 
-    /// Queues the move of the QP to ERR (`flush_cqe`): once until it ran,
-    /// never after `stop_flush`.
-    pub(crate) fn flush(self: &Arc<Self>) {
+    /// Queues the move of the QP to ERR on `wq` (`flush_cqe`): once until
+    /// it ran, never after `stop_flush`.
+    pub(crate) fn flush(self: &Arc<Self>, wq: &OwnedQueue) {
         if self.flush_flag.swap(true, Ordering::AcqRel) {
             return;
         }
@@ -192,10 +191,7 @@ impl QpCore {
             return;
         }
         let me = self.clone();
-        if workqueue::system()
-            .try_spawn(GFP_ATOMIC, move || me.flush_work())
-            .is_ok()
-        {
+        if wq.spawn(move || me.flush_work()).is_ok() {
             f.pending += 1;
         } else {
             self.flush_flag.store(false, Ordering::Release);
@@ -288,11 +284,11 @@ impl QpTable {
 
     /// A local work-queue error from the AEQ (`hns_roce_flush_cqe`): the
     /// QP is in ERR from now on, and moves there.
-    pub(crate) fn flush_event(&self, dev: &kernel::device::Device, qpn: u32) {
+    pub(crate) fn flush_event(&self, dev: &kernel::device::Device, wq: &OwnedQueue, qpn: u32) {
         match self.get(qpn) {
             Some(q) => {
                 q.state.store(QpState::Err as u32, Ordering::Relaxed);
-                q.flush();
+                q.flush(wq);
             }
             None => dev_warn!(dev, "async event for bogus QP {:08x}\n", qpn),
         }
@@ -372,7 +368,7 @@ impl Qp {
             sq.head = sq.head.wrapping_add(nreq);
             sq.next_sge = sge_idx;
             if self.soft_state() == QpState::Err {
-                core.flush();
+                core.flush(&env.objs.wq);
             } else {
                 // The WQEs reach memory before the engine learns of them.
                 barrier::dma_mb(barrier::Write);

@@ -92,6 +92,12 @@ pub fn check_owner_and_tail() -> Check {
         "tail jump across the wrap",
     )?;
     // A moved CQE keeps the owner bit of the slot it lands in.
-    expect(moved_word0(0x0001_0081, 0x0000_0000) == 0x0001_0001, "moved owner 0")?;
-    expect(moved_word0(0x0001_0001, 0x0000_0080) == 0x0001_0081, "moved owner 1")
+    expect(
+        moved_word0(0x0001_0081, 0x0000_0000) == 0x0001_0001,
+        "moved owner 0",
+    )?;
+    expect(
+        moved_word0(0x0001_0001, 0x0000_0080) == 0x0001_0081,
+        "moved owner 1",
+    )
 }
