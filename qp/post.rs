@@ -374,7 +374,7 @@ impl Qp {
                 barrier::dma_mb(barrier::Write);
                 let db = wqe::sq_doorbell(self.qpn, sq.head, core.sl.load(Ordering::Relaxed));
                 match env.sq_db {
-                    Some(w) => w.write64(db, self.qpn),
+                    Some(w) => env.cmd.ring_with(|| w.write64(db, self.qpn)),
                     None => env.cmd.ring_db(db, reg::DB_SQ_L_0),
                 }
             }
