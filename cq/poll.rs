@@ -13,6 +13,7 @@
 use super::Cq;
 use crate::cmdq::Cmd;
 use crate::eq::Objects;
+use crate::qp::post::QpCore;
 use crate::hns_roce_hw_v2::consts::{db_cmd, reg};
 use crate::hns_roce_hw_v2::cqe;
 use crate::rdma::WcArray;
@@ -71,7 +72,7 @@ impl Cq {
     pub(crate) fn poll(&self, cmd: &Cmd, objs: &Objects, wc: &mut WcArray<'_>) -> usize {
         let _g = self.lock.lock();
         let mut n = 0;
-        let mut cur = None;
+        let mut cur: Option<Arc<QpCore>> = None;
         while n < wc.len() {
             let ci = self.cons_index.load(Ordering::Relaxed);
             if !self.sw_owns(ci) {

@@ -178,14 +178,16 @@ impl WrOpcode {
     }
 }
 
+// CAST (all four): small non-negative flag bits of a C enum bindgen types
+// as `i32` (the enum also holds `1 << 31`).
 /// `IB_SEND_FENCE`.
-pub(crate) const SEND_FENCE: u32 = raw::ib_send_flags_IB_SEND_FENCE;
+pub(crate) const SEND_FENCE: u32 = raw::ib_send_flags_IB_SEND_FENCE as u32;
 /// `IB_SEND_SIGNALED`.
-pub(crate) const SEND_SIGNALED: u32 = raw::ib_send_flags_IB_SEND_SIGNALED;
+pub(crate) const SEND_SIGNALED: u32 = raw::ib_send_flags_IB_SEND_SIGNALED as u32;
 /// `IB_SEND_SOLICITED`.
-pub(crate) const SEND_SOLICITED: u32 = raw::ib_send_flags_IB_SEND_SOLICITED;
+pub(crate) const SEND_SOLICITED: u32 = raw::ib_send_flags_IB_SEND_SOLICITED as u32;
 /// `IB_SEND_INLINE`.
-pub(crate) const SEND_INLINE: u32 = raw::ib_send_flags_IB_SEND_INLINE;
+pub(crate) const SEND_INLINE: u32 = raw::ib_send_flags_IB_SEND_INLINE as u32;
 
 /// The UD part of a send WR (`struct ib_ud_wr`).
 pub(crate) struct UdWr {
@@ -334,8 +336,9 @@ impl<'a> Iterator for SendChain<'a> {
             let av = unsafe { raw::hns_shim_ah_av(u.ah) };
             if !av.is_null() {
                 out.ud = Some(UdWr {
-                    // SAFETY: non-null: the AH's address vector.
-                    av: unsafe { *av },
+                    // SAFETY: non-null: the AH's address vector, plain
+                    // data that may be copied bit for bit.
+                    av: unsafe { av.read() },
                     remote_qpn: u.remote_qpn,
                     remote_qkey: u.remote_qkey,
                 });
@@ -452,19 +455,6 @@ impl WcArray<'_> {
             wc.vlan_id = c.vlan_id;
             wc.network_hdr_type = c.network_hdr_type;
         }
-    }
-
-    /// Fills entry `i` with a software flush completion (`sw_comp`).
-    pub(crate) fn set_flushed(&mut self, i: usize, wr_id: u64, qp: &IbQp) {
-        let Some(wc) = self.slot(i) else {
-            return;
-        };
-        // SAFETY: an all-zero `ib_wc` is valid.
-        *wc = unsafe { core::mem::zeroed() };
-        // SAFETY: writing the 8-byte `wr_id` member of the union.
-        unsafe { *wc.__bindgen_anon_1.wr_id.as_mut() = wr_id };
-        wc.status = raw::ib_wc_status_IB_WC_WR_FLUSH_ERR;
-        wc.qp = qp.0.as_ptr();
     }
 }
 
