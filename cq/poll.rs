@@ -13,9 +13,9 @@
 use super::Cq;
 use crate::cmdq::Cmd;
 use crate::eq::Objects;
-use crate::qp::post::QpCore;
 use crate::hns_roce_hw_v2::consts::{db_cmd, reg};
 use crate::hns_roce_hw_v2::cqe;
+use crate::qp::post::QpCore;
 use crate::rdma::WcArray;
 use core::sync::atomic::Ordering;
 use kernel::{
