@@ -9,7 +9,7 @@
 #       --driver c --sim 1 --cmd-file tests/guest/dump-plan.sh --name dump-c
 #
 # wqe_ops.py posts every RC opcode and a UD SEND_WITH_IMM through libhns;
-# umad_ping.py sends MADs from a user MAD agent through the kernel GSI QP;
+# cm_noqp.py's CM MADs go through the kernel GSI QP without user QPs;
 # rping's connection setup sends the RDMA CM's MADs through the C kernel
 # driver's GSI QP (post_send UD with GRH, poll_cq of its receives). TEST
 # lines are in the group "dump/...".
@@ -21,8 +21,8 @@ GIDX=$(roce_v2_gid hns_0)
 [ -n "$GIDX" ] || { report dump/roce-v2-gid FAIL "no RoCE v2 GID"; plan_exit; }
 check dump/wqe-ops timeout 60 python3 /opt/hns/wqe_ops.py "$GIDX"
 echo "    $(printf '%s\n' "$out" | tail -n 1)"
-check dump/umad-ping timeout 60 python3 /opt/hns/umad_ping.py "$GIDX"
-echo "    $(printf '%s\n' "$out" | tail -n 1)"
 /usr/bin/ip addr add 192.168.77.1/24 dev eth0 && /usr/bin/ip link set eth0 up
+check dump/cm-no-qp timeout 60 python3 /opt/hns/cm_noqp.py 192.168.77.1 2
+echo "    $(printf '%s\n' "$out" | tail -n 1)"
 pair dump/rping "rping -s -a 192.168.77.1 -C 2 -v" "rping -c -a 192.168.77.1 -C 2 -v"
 plan_exit

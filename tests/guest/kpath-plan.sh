@@ -1,10 +1,11 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #
-# The kernel data path without user QPs (either driver, SIM=1): a user MAD
-# agent's GETs and GetResps through the kernel GSI QP (umad_ping.py:
-# post_send UD with GRH, CEQ -> completion handler, poll_cq, receive
-# re-posting), then an unload that must leave no WARN or lockdep report.
+# The kernel data path without user QPs (either driver, SIM=1): RDMA CM
+# connections without QPs (cm_noqp.py): REQ, REP, RTU, DREQ, DREP through
+# the kernel GSI QP (post_send UD with GRH, CEQ -> completion handler,
+# poll_cq, receive re-posting), then an unload that must leave no WARN or
+# lockdep report. (The test kernel has no ib_umad for a user MAD agent.)
 # TEST lines are in the group "kpath/...".
 #
 #   sh /opt/hns/kpath-plan.sh [DRIVER-MODULE]
@@ -14,7 +15,8 @@ mod=${1:-hns_roce_rs}
 check kpath/hns0-active port_state hns_0 PORT_ACTIVE || plan_exit
 GIDX=$(roce_v2_gid hns_0)
 [ -n "$GIDX" ] || { report kpath/roce-v2-gid FAIL "no RoCE v2 GID"; plan_exit; }
-check kpath/umad-ping timeout 60 python3 /opt/hns/umad_ping.py "$GIDX" hns_0 5
+/usr/bin/ip addr add 192.168.77.1/24 dev eth0 && /usr/bin/ip link set eth0 up
+check kpath/cm-no-qp timeout 60 python3 /opt/hns/cm_noqp.py 192.168.77.1 5
 echo "    $(printf '%s\n' "$out" | tail -n 1)"
 check kpath/unload sh -c "rmmod $mod && rmmod hns_sim"
 plan_exit

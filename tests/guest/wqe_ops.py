@@ -23,7 +23,16 @@ cap = QPCap(max_send_wr=16, max_recv_wr=16, max_send_sge=3, max_recv_sge=2,
             max_inline_data=32)
 qa = QP(d.pd, QPInitAttr(qp_type=e.IBV_QPT_RC, scq=cqa, rcq=cqa, cap=cap))
 qb = QP(d.pd, QPInitAttr(qp_type=e.IBV_QPT_RC, scq=cqb, rcq=cqb, cap=cap))
-d.connect(qa, qb, access=acc)
+for q, peer in ((qa, qb), (qb, qa)):
+    a = QPAttr(port_num=1)
+    a.path_mtu = e.IBV_MTU_1024
+    a.timeout, a.retry_cnt, a.rnr_retry, a.min_rnr_timer = 14, 7, 7, 12
+    a.qp_access_flags = acc
+    a.max_rd_atomic = a.max_dest_rd_atomic = 1
+    a.ah_attr = AHAttr(port_num=1, is_global=1, gr=d.gr, dlid=0)
+    a.dest_qp_num = peer.qp_num
+    a.rq_psn = a.sq_psn = 0
+    q.to_rts(a)
 for i in range(4):
     qb.post_recv(RecvWR(wr_id=0x100 + i, num_sge=1,
                         sg=[SGE(mr.buf + 0x8000 + 0x400 * i, 0x400, mr.lkey)]))
