@@ -112,11 +112,19 @@ pub fn send_wc_opcode(hw: u32) -> Option<WcOpcode> {
     })
 }
 
-/// `to_ib_wc_recv_op`: the completion opcode of a receive CQE opcode.
+/// The completion opcode of a receive CQE opcode, as the IB spec wants it
+/// (and libhns gives it): a received RDMA WRITE with immediate is
+/// `IB_WC_RECV_RDMA_WITH_IMM`, every received SEND is `IB_WC_RECV`.
+///
+/// Deliberately not C's `to_ib_wc_recv_op`: its table is indexed by the
+/// send WQE opcodes (`HNS_ROCE_V2_WQE_OP_*`) and maps to `IB_WC_WITH_IMM`,
+/// a `wc_flags` bit (2), so a received RDMA_WRITE_IMM (0) comes out as
+/// `IB_WC_RECV`, a SEND_WITH_IMM (2) as opcode 2 (`IB_WC_RDMA_READ`) and a
+/// SEND_WITH_INV (3) has no entry (see docs/driver.md).
 pub fn recv_wc_opcode(hw: u32) -> Option<WcOpcode> {
     match hw {
-        recv_op::RDMA_WRITE_IMM | recv_op::SEND_WITH_IMM => Some(WcOpcode::RecvRdmaWithImm),
-        recv_op::SEND | recv_op::SEND_WITH_INV => Some(WcOpcode::Recv),
+        recv_op::RDMA_WRITE_IMM => Some(WcOpcode::RecvRdmaWithImm),
+        recv_op::SEND | recv_op::SEND_WITH_IMM | recv_op::SEND_WITH_INV => Some(WcOpcode::Recv),
         _ => None,
     }
 }

@@ -331,6 +331,11 @@ mod cqe {
     fn owner_and_tail() {
         assert_eq!(v::check_owner_and_tail(), Ok(()));
     }
+
+    #[test]
+    fn c_cqes() {
+        assert_eq!(v::check_c_cqes(), Ok(()));
+    }
 }
 
 /// Send WQE encoding: the C stack's UD and RC WQEs, doorbell, owner bit.
@@ -341,6 +346,16 @@ mod wqe {
     #[test]
     fn doorbell_and_owner() {
         assert_eq!(v::check_doorbell_and_owner(), Ok(()));
+    }
+
+    #[test]
+    fn c_ud_wqes() {
+        assert_eq!(v::check_c_ud_wqes(), Ok(()));
+    }
+
+    #[test]
+    fn rc_wqes() {
+        assert_eq!(v::check_rc_wqes(), Ok(()));
     }
 }
 

@@ -18,3 +18,8 @@ fn opcode_maps() {
 fn owner_and_tail() {
     assert_eq!(v::check_owner_and_tail(), Ok(()));
 }
+
+#[test]
+fn c_cqes() {
+    assert_eq!(v::check_c_cqes(), Ok(()));
+}

@@ -8,3 +8,13 @@ use hns_host_tests::vectors::wqe as v;
 fn doorbell_and_owner() {
     assert_eq!(v::check_doorbell_and_owner(), Ok(()));
 }
+
+#[test]
+fn c_ud_wqes() {
+    assert_eq!(v::check_c_ud_wqes(), Ok(()));
+}
+
+#[test]
+fn rc_wqes() {
+    assert_eq!(v::check_rc_wqes(), Ok(()));
+}
