@@ -357,6 +357,11 @@ mod wqe {
     fn rc_wqes() {
         assert_eq!(v::check_rc_wqes(), Ok(()));
     }
+
+    #[test]
+    fn rc_atomic_inline() {
+        assert_eq!(v::check_rc_atomic_inline(), Ok(()));
+    }
 }
 
 /// Harness self-test only (scripts/check.sh): a failing KUnit case must fail

@@ -63,6 +63,102 @@ const RC_READ: [u32; 16] = [
     0, 0,
 ];
 
+/// The atomics and the inline SEND of a second run (`wqe_ops.py` with
+/// responder resources): CMP_AND_SWAP (compare 0, swap
+/// 0x1122334455667788), FETCH_AND_ADD 5, and 16 bytes (zeros) inline with
+/// FENCE. libhns also writes SGE_NUM = 1 into the inline WQE, which the
+/// C kernel driver does not (it stays as the slot had it: 0 here).
+const RC_CAS: [u32; 16] = [
+    0x00000186, 0x08, 0, 0x01000000, 0x01, 0x200, 0x151af000, 0, 0x08, 0x200, 0x151ad000, 0,
+    0x55667788, 0x11223344, 0, 0,
+];
+const RC_FAA: [u32; 16] = [
+    0x00000187, 0x08, 0, 0x01000000, 0x01, 0x200, 0x151af008, 0, 0x08, 0x200, 0x151ad008, 0, 0x05,
+    0, 0, 0,
+];
+const RC_INLINE_FENCE: [u32; 16] = [
+    0x00001580, 0x10, 0, 0x01000000, 0x01, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+];
+
+/// Atomics and inline data.
+pub fn check_rc_atomic_inline() -> Check {
+    let rc = |op, sges| RcSend {
+        op,
+        sges,
+        fence: false,
+        solicited: false,
+        signaled: true,
+        inline: false,
+        sge_idx: 1,
+        sge_cnt: 4,
+        owner: true,
+    };
+    let cas_sge = [Sge {
+        addr: 0x151a_d000,
+        len: 8,
+        lkey: 0x200,
+    }];
+    let w = rc_wqe(
+        &[0; 16],
+        &rc(
+            RcOp::CmpSwap {
+                rkey: 0x200,
+                va: 0x151a_f000,
+                compare: 0,
+                swap: 0x1122_3344_5566_7788,
+            },
+            &cas_sge,
+        ),
+        &[],
+        32,
+        1024,
+    );
+    expect(w.map(|w| w.words) == Ok(RC_CAS), "CMP_AND_SWAP")?;
+    let faa_sge = [Sge {
+        addr: 0x151a_d008,
+        len: 8,
+        lkey: 0x200,
+    }];
+    let w = rc_wqe(
+        &[0; 16],
+        &rc(
+            RcOp::FetchAdd {
+                rkey: 0x200,
+                va: 0x151a_f008,
+                add: 5,
+            },
+            &faa_sge,
+        ),
+        &[],
+        32,
+        1024,
+    );
+    expect(w.map(|w| w.words) == Ok(RC_FAA), "FETCH_AND_ADD")?;
+    let inl_sge = [Sge {
+        addr: 0x151a_a100,
+        len: 16,
+        lkey: 0x200,
+    }];
+    let mut p = rc(RcOp::Send, &inl_sge);
+    p.inline = true;
+    p.fence = true;
+    let mut want = RC_INLINE_FENCE;
+    want[3] = 0;
+    let w = rc_wqe(&[0; 16], &p, &[0; 16], 32, 1024);
+    expect(w.map(|w| w.words) == Ok(want), "inline SEND with FENCE")?;
+    // The data lands after the header; too long for the MTU or the QP's
+    // limit is refused.
+    let w = rc_wqe(&[0; 16], &p, &[0xab; 16], 32, 1024).map(|w| w.words);
+    expect(
+        w.map(|w| w[8..12] == [0xabab_abab; 4] && w[12] == 0) == Ok(true),
+        "inline bytes",
+    )?;
+    expect(
+        rc_wqe(&[0; 16], &p, &[0; 16], 8, 1024) == Err(WqeError::InlineLength),
+        "inline over max_inline_data",
+    )
+}
+
 /// The C run's UD WQEs of QP 1.
 pub fn check_c_ud_wqes() -> Check {
     let dgid = [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 192, 168, 77, 1];

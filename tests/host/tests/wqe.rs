@@ -18,3 +18,8 @@ fn c_ud_wqes() {
 fn rc_wqes() {
     assert_eq!(v::check_rc_wqes(), Ok(()));
 }
+
+#[test]
+fn rc_atomic_inline() {
+    assert_eq!(v::check_rc_atomic_inline(), Ok(()));
+}
