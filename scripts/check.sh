@@ -372,6 +372,20 @@ else
     result equivalence/registration SKIP "hns-sim or the module did not build"
 fi
 
+# --- Kernel data path without user QPs (SIM=1), both drivers. --------------
+# tests/guest/kpath-plan.sh: RDMA CM connections with no QP (REQ, REP, RTU,
+# DREQ, DREP through the kernel GSI QP: post_send UD with GRH, CEQ ->
+# completion handler, poll_cq), then an unload without WARN. ~35 s a boot.
+if [ -x "$HNS_BUILD/sim-target/release/hns-sim" ] && [ -f "$HNS_BUILD/module-kunit/hns_roce_rs.ko" ]; then
+    for d in c rs; do
+        mod=$([ $d = c ] && echo hns_roce_hw_v2 || echo hns_roce_rs)
+        echo "sh /opt/hns/kpath-plan.sh $mod" >"$L/kpath-$d.cmd"
+        guest_tests "kpath-$d" "$RESULTS" "$L/kpath-$d.cmd" --driver $d --sim 1
+    done
+else
+    result guest/kpath SKIP "module or hns-sim did not build"
+fi
+
 # --- hns-sim data engine on the C reference driver (SIM=1). -----------------
 # ibv_rc_pingpong on hns_0, loopback to itself: polling, events (-e), small
 # messages (tests/guest/data-plan.sh). Data-path counters in hns-sim.log.
