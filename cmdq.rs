@@ -369,6 +369,15 @@ impl Cmd {
         }
     }
 
+    /// Rings a doorbell outside the register window (the HIP09 kernel SQ
+    /// doorbells of `mem_base`) through `ring`, unless doorbells are
+    /// disabled.
+    pub(crate) fn ring_with(&self, ring: impl FnOnce()) {
+        if !self.dis_db.load(Ordering::Acquire) {
+            ring();
+        }
+    }
+
     /// The function goes down for a reset (`hns_roce_hw_v2_reset_notify_down`):
     /// doorbells stop and new work requests are refused.
     pub(crate) fn set_reset_down(&self) {

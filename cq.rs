@@ -7,8 +7,14 @@
 //! addresses, CQE size 32 or 64), pinned through a [`UserMtr`] and the user
 //! context's [`UserDbPages`].
 //!
-//! So far CQs are created, armed and destroyed exactly as the C driver
-//! does it; polling kernel CQs finds no completion yet.
+//! Polling, arming, cleaning and the CQ table of the event paths are in
+//! `cq/poll.rs` (kernel CQs; libhns polls its own).
+//!
+//! A CQ lives in an `Arc`: the rdma layer's handle, the CQ table (for the
+//! CEQ and AEQ handlers) and the QPs on it (for cleaning) hold it; only
+//! process context drops those references, so the buffer is freed there.
+
+pub(crate) mod poll;
 
 use crate::cmdq::{Cmd, MailboxBuf};
 use crate::db::{Db, DbPages, UserDb, UserDbPages};
@@ -19,12 +25,13 @@ use crate::hem::{HemType, HOP_NUM_0};
 use crate::hns_roce_hw_v2::consts::{cap_flag, cqe_size, mbox};
 use crate::hns_roce_hw_v2::ctx as hw_ctx;
 use crate::hns_roce_hw_v2::fields::Cqc;
-use crate::rdma::{CqUreq, UmemDev};
+use crate::rdma::{CqUreq, IbCq, UmemDev};
 use core::sync::atomic::{AtomicU32, Ordering};
 use kernel::{
     device::{Bound, Device},
+    new_spinlock_irq,
     prelude::*,
-    sync::Arc, //
+    sync::{Arc, SpinLockIrq}, //
 };
 
 /// The parameters of a CQ.
@@ -65,6 +72,25 @@ enum CqDb {
     User(UserDb),
 }
 
+impl CqBuf {
+    /// Word `word` of the entry at byte `off`; `None` for a user CQ (the
+    /// kernel never reads libhns's CQEs).
+    fn read_word(&self, off: usize, word: usize) -> Option<u32> {
+        match self {
+            CqBuf::Kernel(m) => m.read_word(off, word),
+            CqBuf::User(_) => None,
+        }
+    }
+
+    /// Writes the word at byte `off` of a kernel CQ.
+    fn write_word(&self, off: usize, v: u32) -> Result {
+        match self {
+            CqBuf::Kernel(m) => m.write_word(off, v),
+            CqBuf::User(_) => Err(EINVAL),
+        }
+    }
+}
+
 impl CqDb {
     fn dma(&self) -> u64 {
         match self {
@@ -75,6 +101,7 @@ impl CqDb {
 }
 
 /// A CQ.
+#[pin_data]
 pub(crate) struct Cq {
     /// CQ number.
     pub(crate) cqn: u32,
@@ -85,8 +112,13 @@ pub(crate) struct Cq {
     // The context is destroyed (explicitly) before these drop.
     mtr: CqBuf,
     db: Option<CqDb>,
+    /// Written under `lock`.
     cons_index: AtomicU32,
     arm_sn: AtomicU32,
+    ibcq: IbCq,
+    /// C's `hr_cq->lock`: polling, cleaning.
+    #[pin]
+    lock: SpinLockIrq<()>,
 }
 
 /// What creating and destroying a CQ needs from the device.
@@ -179,8 +211,9 @@ impl Cq {
         cqn: u32,
         depth: u32,
         cqe_size: u32,
+        ibcq: IbCq,
         user: Option<UserCq<'_>>,
-    ) -> Result<(KBox<Self>, u64)> {
+    ) -> Result<(Arc<Self>, u64)> {
         let c = env.caps;
         // CAST: PAGE_SHIFT is 12..16.
         let page_shift = kernel::page::PAGE_SHIFT as u32;
@@ -248,8 +281,8 @@ impl Cq {
             }
             Some(_) => None,
         };
-        let cq = KBox::new(
-            Cq {
+        let cq = Arc::pin_init(
+            pin_init!(Cq {
                 cqn,
                 depth,
                 cqe_size,
@@ -257,7 +290,9 @@ impl Cq {
                 db,
                 cons_index: AtomicU32::new(0),
                 arm_sn: AtomicU32::new(1),
-            },
+                ibcq,
+                lock <- new_spinlock_irq!((), "hns_roce_rs cq"),
+            }),
             GFP_KERNEL,
         )?;
         let mut mtts = [0u64; 2];
@@ -342,8 +377,9 @@ impl Cq {
         })
     }
 
-    /// Destroys the CQ (`hns_roce_destroy_cq`); the caller frees the CQN.
-    pub(crate) fn destroy(self: KBox<Self>, env: &CqEnv<'_>) {
+    /// Destroys the CQ (`hns_roce_destroy_cq`); the caller has taken it
+    /// out of the CQ table and frees the CQN.
+    pub(crate) fn destroy(&self, env: &CqEnv<'_>) {
         if let Err(e) = env.cmd.mbox(0, 0, mbox::DESTROY_CQC, self.cqn) {
             dev_err_ratelimited!(
                 env.cmd.device(),
@@ -355,7 +391,7 @@ impl Cq {
         if let Ok(t) = env.hem.table(HemType::Cqc) {
             t.put(env.dev, self.cqn);
         }
-        // The buffer and the record doorbell go with `self`.
+        // The buffer and the record doorbell go with the last reference.
     }
 
     /// Arms the CQ (`hns_roce_v2_req_notify_cq`): the doorbell value.

@@ -43,7 +43,7 @@ use kernel::{
 
 /// PCI device ID of the DCB/PFC VF, the one VF in the driver's table
 /// (`is_vf` in C).
-const DEV_ID_RDMA_DCB_PFC_VF: u16 = 0xa22f;
+pub(crate) const DEV_ID_RDMA_DCB_PFC_VF: u16 = 0xa22f;
 /// A write must be shorter than this many bytes (the C driver's buffer).
 const WRITE_BUF: usize = 16;
 

@@ -5,17 +5,23 @@
 //! (`hns_roce_v2_init_eq_table` and friends).
 //!
 //! The AEQ carries mailbox completions, which is what event-mode mailboxes
-//! wait for. CEQ entries name a CQ; until CQs exist the handler only
-//! consumes them.
+//! wait for, and the asynchronous events of QPs, CQs and SRQs
+//! (`hns_roce_v2_aeq_int`): local work-queue errors move the QP to ERR from
+//! the interrupt, every event then goes to its object from a work item, as
+//! in C. CEQ entries name a CQ whose completion handler runs
+//! (`hns_roce_ceq_work`; here directly in the interrupt handler, C defers
+//! it to a BH work item).
 
 use crate::cmdq::{Cmd, MailboxBuf};
+use crate::cq::poll::CqTable;
 use crate::field::{Ctx, Layout};
 use crate::hem::mtr::KernelMtr;
 use crate::hns_roce_hw_v2::caps::Caps;
-use crate::hns_roce_hw_v2::consts::{event, mbox, reg};
+use crate::hns_roce_hw_v2::consts::{abn_bit, event, mbox, reg};
 use crate::hns_roce_hw_v2::ctx as hw_ctx;
 use crate::hns_roce_hw_v2::fields::{aeqe, ceqe, Aeqe, Ceqe, Eqc};
-use crate::rdma::{Hnae3Handle, IrqHandler, IrqRegistration};
+use crate::qp::post::QpTable;
+use crate::rdma::{Hnae3Handle, IrqHandler, IrqRegistration, OwnedQueue, ResetRequest};
 use core::sync::atomic::{AtomicU32, Ordering};
 use kernel::{
     io::Io,
@@ -23,6 +29,90 @@ use kernel::{
     str::CString,
     sync::Arc, //
 };
+
+/// The objects the event handlers reach by number: CQs and QPs.
+#[pin_data]
+pub(crate) struct Objects {
+    /// CQs by CQN.
+    #[pin]
+    pub(crate) cqs: CqTable,
+    /// QPs by QPN.
+    #[pin]
+    pub(crate) qps: QpTable,
+    /// Event and flush work (`irq_workq`); destroyed, after the
+    /// interrupts, by `EqTable::cleanup`.
+    pub(crate) wq: OwnedQueue,
+}
+
+impl Objects {
+    /// Empty tables for the caps' numbers of CQs and QPs, and the queue.
+    pub(crate) fn new(caps: &Caps) -> Result<Arc<Self>> {
+        let wq = OwnedQueue::new(c"hns_roce_irq_workq")?;
+        Arc::pin_init(
+            pin_init!(Objects {
+                cqs <- CqTable::new(caps.num_cqs),
+                qps <- QpTable::new(caps.num_qps),
+                wq,
+            }),
+            GFP_KERNEL,
+        )
+    }
+}
+
+/// An AEQE's work (`hns_roce_irq_work_handle`): the event to its object,
+/// then the log line of `dump_aeqe_log`.
+fn aeqe_work(cmd: &Cmd, objs: &Objects, ev: u32, sub: u32, queue: u32) {
+    let d = cmd.device();
+    match ev {
+        event::PATH_MIG
+        | event::PATH_MIG_FAILED
+        | event::COMM_EST
+        | event::SQ_DRAINED
+        | event::WQ_CATAS_ERROR
+        | event::SRQ_LAST_WQE_REACH
+        | event::INV_REQ_LOCAL_WQ_ERROR
+        | event::LOCAL_WQ_ACCESS_ERROR
+        | event::XRCD_VIOLATION
+        | event::INVALID_XRCETH => objs.qps.event(d, queue, ev),
+        // No SRQ exists yet: every SRQ event is for an unknown one.
+        event::SRQ_LIMIT_REACH | event::SRQ_CATAS_ERROR => {
+            dev_warn!(d, "Async event for bogus SRQ {:08x}\n", queue)
+        }
+        event::CQ_ACCESS_ERROR | event::CQ_OVERFLOW => objs.cqs.event(cmd, queue),
+        _ => {}
+    }
+    match ev {
+        event::PATH_MIG => dev_info!(d, "path migrated succeeded.\n"),
+        event::PATH_MIG_FAILED => dev_warn!(d, "path migration failed.\n"),
+        event::COMM_EST | event::MB => {}
+        event::SQ_DRAINED => dev_dbg!(d, "send queue drained.\n"),
+        event::WQ_CATAS_ERROR => dev_err!(
+            d,
+            "local work queue {:#x} catast error, sub_event type is: {}\n",
+            queue,
+            sub
+        ),
+        event::INV_REQ_LOCAL_WQ_ERROR => {
+            dev_err!(d, "invalid request local work queue {:#x} error.\n", queue)
+        }
+        event::LOCAL_WQ_ACCESS_ERROR => dev_err!(
+            d,
+            "local access violation work queue {:#x} error, sub_event type is: {}\n",
+            queue,
+            sub
+        ),
+        event::SRQ_LIMIT_REACH => dev_dbg!(d, "SRQ limit reach.\n"),
+        event::SRQ_LAST_WQE_REACH => dev_dbg!(d, "SRQ last wqe reach.\n"),
+        event::SRQ_CATAS_ERROR => dev_err!(d, "SRQ catas error.\n"),
+        event::CQ_ACCESS_ERROR => dev_err!(d, "CQ {:#x} access err.\n", queue),
+        event::CQ_OVERFLOW => dev_warn!(d, "CQ {:#x} overflow\n", queue),
+        event::DB_OVERFLOW => dev_warn!(d, "DB overflow.\n"),
+        event::FLR => dev_warn!(d, "function level reset.\n"),
+        event::XRCD_VIOLATION => dev_err!(d, "xrc domain violation error.\n"),
+        event::INVALID_XRCETH => dev_err!(d, "invalid xrceth error.\n"),
+        _ => dev_info!(d, "Undefined event {}.\n", ev),
+    }
+}
 
 /// AEQEs handled per interrupt (`HNS_AEQ_POLLING_BUDGET`).
 const AEQ_POLLING_BUDGET: u32 = 64;
@@ -49,11 +139,19 @@ pub(crate) struct Eq {
     /// Written only by the EQ's interrupt handler, which does not nest.
     cons_index: AtomicU32,
     mtr: KernelMtr,
+    objs: Arc<Objects>,
 }
 
 impl Eq {
     /// Allocates the EQE buffer and creates the context (`hns_roce_v2_create_eq`).
-    fn create(h: &Hnae3Handle, cmd: &Arc<Cmd>, caps: &Caps, eqn: u32, kind: Kind) -> Result<Self> {
+    fn create(
+        h: &Hnae3Handle,
+        cmd: &Arc<Cmd>,
+        objs: &Arc<Objects>,
+        caps: &Caps,
+        eqn: u32,
+        kind: Kind,
+    ) -> Result<Self> {
         let (entries, eqe_size, op) = match kind {
             Kind::Ceq => (caps.ceqe_depth, caps.ceqe_size, mbox::CREATE_CEQC),
             Kind::Aeq => (caps.aeqe_depth, caps.aeqe_size, mbox::CREATE_AEQC),
@@ -93,6 +191,7 @@ impl Eq {
             eqe_size,
             cons_index: AtomicU32::new(0),
             mtr,
+            objs: objs.clone(),
         };
         mbox.write_le_words(eq.context(hop).as_le_words());
         cmd.mbox(mbox.dma(), 0, op, eqn).inspect_err(|_| {
@@ -186,6 +285,20 @@ impl Eq {
         self.drain(AEQ_POLLING_BUDGET, |off| {
             let e = self.entry::<Aeqe>(off, words);
             let event = e.read(aeqe::EVENT_TYPE);
+            let sub = e.read(aeqe::SUB_TYPE);
+            let queue = e.read(aeqe::EVENT_QUEUE_NUM);
+            if matches!(
+                event,
+                event::WQ_CATAS_ERROR
+                    | event::INV_REQ_LOCAL_WQ_ERROR
+                    | event::LOCAL_WQ_ACCESS_ERROR
+                    | event::XRCD_VIOLATION
+                    | event::INVALID_XRCETH
+            ) {
+                self.objs
+                    .qps
+                    .flush_event(self.cmd.device(), &self.objs.wq, queue);
+            }
             if event == event::MB {
                 // `event.cmd` of `struct hns_roce_aeqe`: out_param in words
                 // 1-2, then the 16-bit token and the status byte.
@@ -195,22 +308,25 @@ impl Eq {
                 self.cmd
                     .event((w3 & 0xffff) as u16, ((w3 >> 16) & 0xff) as u8, out);
             } else {
-                dev_dbg!(
-                    self.cmd.device(),
-                    "AEQE type {:#x} sub {:#x} queue {:#x}\n",
-                    event,
-                    e.read(aeqe::SUB_TYPE),
-                    e.read(aeqe::EVENT_QUEUE_NUM)
-                );
+                // The rest of the work runs in process context.
+                let (cmd, objs) = (self.cmd.clone(), self.objs.clone());
+                let r = self
+                    .objs
+                    .wq
+                    .spawn(move || aeqe_work(&cmd, &objs, event, sub, queue));
+                if r.is_err() {
+                    dev_err!(self.cmd.device(), "no memory for AEQE {:#x} work\n", event);
+                }
             }
         }) > 0
     }
 
-    /// CEQ interrupt: consume the entries (no CQ to notify yet).
+    /// CEQ interrupt (`hns_roce_ceq_work`): each entry's CQ gets its
+    /// completion handler called.
     fn ceq_int(&self) -> bool {
         self.drain(self.entries, |off| {
             let cqn = self.entry::<Ceqe>(off, 1).read(ceqe::CQN);
-            dev_dbg!(self.cmd.device(), "CEQE for CQ {:#x} (no CQs yet)\n", cqn);
+            self.objs.cqs.completion(&self.cmd, cqn);
         });
         true
     }
@@ -228,22 +344,49 @@ impl IrqHandler for Eq {
 /// The abnormal-interrupt vector.
 pub(crate) struct Abnormal {
     cmd: Arc<Cmd>,
+    reset: ResetRequest,
+    hip09: bool,
 }
 
 impl IrqHandler for Abnormal {
+    /// `hns_roce_v2_msix_interrupt_abn`.
     fn handle(&self) -> bool {
-        let st = self.cmd.regs().read32(reg::VF_ABN_INT_ST);
+        let regs = self.cmd.regs();
+        let d = self.cmd.device();
+        let st = regs.read32(reg::VF_ABN_INT_ST);
         if st != 0 {
-            // Recovery (function reset through the ae_dev) is not ported yet.
-            dev_err!(self.cmd.device(), "abnormal interrupt, status {:#x}\n", st);
+            // `abnormal_interrupt_basic`.
+            if st & (1 << abn_bit::INT_ST_AEQ_OVERFLOW_S) == 0 {
+                dev_err!(d, "there is no basic abn irq found.\n");
+                return false;
+            }
+            dev_err!(d, "AEQ overflow!\n");
+            let en = regs.read32(reg::VF_ABN_INT_EN);
+            // Acknowledge the status bit, ask the ae_dev for a function
+            // reset, keep the interrupt enabled.
+            regs.write32(1 << abn_bit::INT_ST_AEQ_OVERFLOW_S, reg::VF_ABN_INT_ST);
+            self.reset.request();
+            regs.write32(en | (1 << abn_bit::ABN_INT_EN_S), reg::VF_ABN_INT_EN);
+            true
+        } else if self.hip09 {
+            // C queues its RAM ECC recovery (`fmea_ram_ecc_work`) here; that
+            // recovery is not ported yet.
+            dev_err_ratelimited!(
+                d,
+                "abnormal interrupt without status: RAM ECC recovery is not supported\n"
+            );
+            true
+        } else {
+            dev_err!(d, "there is no abnormal irq found.\n");
+            false
         }
-        true
     }
 }
 
 /// All EQs of a function with their interrupts.
 pub(crate) struct EqTable {
     cmd: Arc<Cmd>,
+    objs: Arc<Objects>,
     eq_num: u32,
     // Declared before `eqs`: interrupts are freed before the queues go.
     abn_irqs: KVec<IrqRegistration<Abnormal>>,
@@ -264,7 +407,13 @@ fn irq_name(h: &Hnae3Handle, what: &str, n: u32) -> Result<CString> {
 impl EqTable {
     /// Creates the CEQs and the AEQ, requests their interrupts and enables
     /// them (`hns_roce_v2_init_eq_table`).
-    pub(crate) fn new(h: &Hnae3Handle, cmd: &Arc<Cmd>, caps: &Caps) -> Result<Self> {
+    pub(crate) fn new(
+        h: &Hnae3Handle,
+        cmd: &Arc<Cmd>,
+        objs: &Arc<Objects>,
+        caps: &Caps,
+        hip09: bool,
+    ) -> Result<Self> {
         if caps.aeqe_depth < AEQ_POLLING_BUDGET {
             return Err(EINVAL);
         }
@@ -274,6 +423,7 @@ impl EqTable {
         let eq_num = comp + aeq;
         let mut t = EqTable {
             cmd: cmd.clone(),
+            objs: objs.clone(),
             eq_num,
             abn_irqs: KVec::new(),
             irqs: KVec::new(),
@@ -281,17 +431,24 @@ impl EqTable {
         };
         for i in 0..eq_num {
             let kind = if i < comp { Kind::Ceq } else { Kind::Aeq };
-            let eq = Eq::create(h, cmd, caps, i, kind)
+            let eq = Eq::create(h, cmd, objs, caps, i, kind)
                 .inspect_err(|_| dev_err!(h.device(), "failed to create eq.\n"))?;
             t.eqs.push(Arc::new(eq, GFP_KERNEL)?, GFP_KERNEL)?;
         }
-        t.request_irqs(h, comp, aeq, other)
+        t.request_irqs(h, comp, aeq, other, hip09)
             .inspect_err(|_| dev_err!(h.device(), "failed to request irq.\n"))?;
         t.int_enable(true);
         Ok(t)
     }
 
-    fn request_irqs(&mut self, h: &Hnae3Handle, comp: u32, aeq: u32, other: u32) -> Result {
+    fn request_irqs(
+        &mut self,
+        h: &Hnae3Handle,
+        comp: u32,
+        aeq: u32,
+        other: u32,
+        hip09: bool,
+    ) -> Result {
         for j in 0..other {
             let r = IrqRegistration::new(
                 h.irq_vector(j)?,
@@ -299,6 +456,8 @@ impl EqTable {
                 Arc::new(
                     Abnormal {
                         cmd: self.cmd.clone(),
+                        reset: h.reset_request(),
+                        hip09,
                     },
                     GFP_KERNEL,
                 )?,
@@ -344,6 +503,8 @@ impl EqTable {
         self.int_enable(false);
         self.irqs.clear();
         self.abn_irqs.clear();
+        // No interrupt and no verb queues work any more.
+        self.objs.wq.destroy();
         for eq in self.eqs.iter() {
             eq.destroy();
         }

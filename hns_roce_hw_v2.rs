@@ -10,16 +10,18 @@
 pub mod caps;
 pub mod cmq_fields;
 pub mod consts;
+pub mod cqe;
 pub mod ctx;
 // Stays at the top level: hns-sim (`sim/src/lib.rs`) compiles it by path too.
 #[path = "hw_v2_fields.rs"]
 pub mod fields;
 pub mod qpc;
 pub mod scc;
+pub mod wqe;
 
 use crate::cmdq::desc::{chain, flag, CmqData, Desc};
 use crate::cmdq::{Cmd, Cmq};
-use crate::eq::EqTable;
+use crate::eq::{EqTable, Objects};
 use crate::field::Field;
 use crate::hem::table::HemTables;
 use crate::hem::HemType;
@@ -375,6 +377,8 @@ pub(crate) struct HwV2 {
     pub(crate) hem: Option<Arc<HemTables>>,
     link: Option<LinkTable>,
     eqs: Option<EqTable>,
+    /// CQs and QPs by number, for the event handlers and the verbs.
+    pub(crate) objs: Arc<Objects>,
 }
 
 impl HwV2 {
@@ -398,7 +402,8 @@ impl HwV2 {
             profile.caps.num_mtpts,
             profile.caps.flags
         );
-        let eqs = EqTable::new(h, &cmd, &profile.caps)
+        let objs = Objects::new(&profile.caps)?;
+        let eqs = EqTable::new(h, &cmd, &objs, &profile.caps, profile.rev.is_hip09())
             .inspect_err(|_| dev_err!(h.device(), "eq init failed!\n"))?;
         cmd.use_events();
         let mut hw = HwV2 {
@@ -407,6 +412,7 @@ impl HwV2 {
             hem: None,
             link: None,
             eqs: Some(eqs),
+            objs,
         };
         let r = HemTables::new(&hw.cmd, &hw.profile.caps)
             .inspect_err(|_| dev_err!(h.device(), "init HEM(Hardware Entry Memory) failed!\n"))

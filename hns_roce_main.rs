@@ -66,7 +66,7 @@ use cmdq::Cmd;
 use field::Field;
 use hem::table::HemTables;
 use hns_roce_hw_v2::caps::Caps;
-use hns_roce_hw_v2::consts::{cap_flag, cmq_op, reg};
+use hns_roce_hw_v2::consts::{cap_flag, cmq_op};
 use hw_rev::HwRev;
 use kernel::{
     new_mutex,
@@ -74,8 +74,8 @@ use kernel::{
 };
 use pd::{Domains, IdSpace};
 use rdma::{
-    AddrVec, AhIn, BoundDevice, DevAttr, GidEntry, Hnae3Handle, IbDriver, IbParams, IbRegistration,
-    PortAttr, RoceClient, UctxResp,
+    AddrVec, AhIn, BoundDevice, DevAttr, GidEntry, Hnae3Handle, IbCq, IbDriver, IbParams, IbQp,
+    IbRegistration, PortAttr, RoceClient, SendWr, SqDoorbells, UctxResp, WcArray,
 };
 
 module! {
@@ -215,6 +215,10 @@ pub(crate) struct IbDev {
     dbs: db::DbPages,
     #[pin]
     qpns: Mutex<bitmap::QpBanks<KVec<u64>>>,
+    /// CQs and QPs by number (shared with the event handlers).
+    objs: Arc<eq::Objects>,
+    /// HIP09 kernel SQ doorbells.
+    sq_db: Option<SqDoorbells>,
 }
 
 impl IbDev {
@@ -241,6 +245,12 @@ impl IbDev {
                 cqns <- new_mutex!(cq_banks(c, hw.profile.rev)?),
                 dbs: db::DbPages::new()?,
                 qpns <- new_mutex!(qp_banks(c)?),
+                objs: hw.objs.clone(),
+                sq_db: if hw.profile.rev.is_hip09() {
+                    h.sq_doorbells(c.num_qps)
+                } else {
+                    None
+                },
             }? Error),
             GFP_KERNEL,
         )?;
@@ -283,6 +293,8 @@ impl IbDev {
             rev: self.rev,
             cong_tmpl_id: self.cong_tmpl_id,
             qpns: &self.qpns,
+            objs: &self.objs,
+            sq_db: self.sq_db.as_ref(),
         }
     }
 
@@ -334,16 +346,20 @@ pub(crate) struct Ucontext {
     pub(crate) dbs: Arc<db::UserDbPages>,
 }
 
+/// The rdma layer's handle of a CQ.
+pub(crate) struct CqRef(Arc<cq::Cq>);
+
 impl IbDriver for IbDev {
     type Ucontext = Ucontext;
-    type Cq = cq::Cq;
+    type Cq = CqRef;
 
     fn create_cq(
         &self,
         cqe: u32,
         vector: u32,
+        ibcq: IbCq,
         user: Option<(rdma::UserCtx<'_, Ucontext>, &rdma::CqUreq)>,
-    ) -> Result<(KBox<cq::Cq>, rdma::CqOut)> {
+    ) -> Result<(KBox<CqRef>, rdma::CqOut)> {
         let env = self.cq_env();
         let attr = cq::CqAttr { cqe, vector };
         let (depth, cqe_size) = cq::Cq::check(&env, &attr, user.as_ref().map(|u| u.1))?;
@@ -359,9 +375,18 @@ impl IbDriver for IbDev {
             dbs: &u.uctx().dbs,
             req: r,
         });
-        match cq::Cq::create(&env, &attr, cqn, depth, cqe_size, ucq) {
+        let r = cq::Cq::create(&env, &attr, cqn, depth, cqe_size, ibcq, ucq).and_then(
+            |(c, cap_flags)| {
+                if let Err(e) = self.objs.cqs.insert(c.clone()) {
+                    c.destroy(&env);
+                    return Err(e);
+                }
+                Ok((c, cap_flags))
+            },
+        );
+        match r {
             Ok((c, cap_flags)) => Ok((
-                c,
+                KBox::new(CqRef(c), GFP_KERNEL)?,
                 rdma::CqOut {
                     depth,
                     cqn,
@@ -375,22 +400,26 @@ impl IbDriver for IbDev {
         }
     }
 
-    fn destroy_cq(&self, c: KBox<cq::Cq>) {
-        let cqn = c.cqn;
-        c.destroy(&self.cq_env());
+    fn destroy_cq(&self, c: KBox<CqRef>) {
+        let cqn = c.0.cqn;
+        // No event handler reaches the CQ once it is out of the table.
+        self.objs.cqs.remove(cqn);
+        c.0.destroy(&self.cq_env());
         let _ = self.cqns.lock().free(cqn);
     }
 
-    fn poll_cq(&self, _cq: &cq::Cq, _n: usize) -> usize {
-        0
+    fn poll_cq(&self, c: &CqRef, wc: &mut WcArray<'_>) -> usize {
+        c.0.poll(&self.cmd, &self.objs, wc)
     }
 
-    fn req_notify_cq(&self, c: &cq::Cq, solicited: bool) {
-        // During a reset nothing is armed (no software completions are
-        // kept yet, so there is never a missed event to report).
+    fn req_notify_cq(&self, c: &CqRef, solicited: bool, _report_missed: bool) -> bool {
+        // During a reset nothing is armed; C reports missed events then
+        // only for the software completions of its UNINIT state, which
+        // this driver does not keep (see docs/driver.md).
         if !self.cmd.is_reset_down() {
-            self.cmd.ring_db(c.notify_db(solicited), reg::DB_SQ_L_0);
+            c.0.arm(&self.cmd, solicited);
         }
+        false
     }
 
     fn query_device(&self, a: &mut DevAttr) {
@@ -592,21 +621,28 @@ impl IbDriver for IbDev {
     fn create_qp(
         &self,
         init: &mut rdma::QpInit,
-        send_cq: Option<&cq::Cq>,
-        recv_cq: Option<&cq::Cq>,
+        send_cq: Option<&CqRef>,
+        recv_cq: Option<&CqRef>,
+        ibqp: IbQp,
         user: Option<rdma::UserCtx<'_, Ucontext>>,
     ) -> Result<(Pin<KBox<qp::Qp>>, u32)> {
+        let env = self.qp_env();
         let uqp = user.as_ref().map(|u| qp::UserQp {
             dev: u.dev(),
             dbs: &u.uctx().dbs,
         });
         let q = qp::Qp::create(
-            &self.qp_env(),
+            &env,
             init,
-            send_cq.map(|c| c.cqn),
-            recv_cq.map(|c| c.cqn),
+            send_cq.map(|c| c.0.clone()),
+            recv_cq.map(|c| c.0.clone()),
+            ibqp,
             uqp,
         )?;
+        if let Err(e) = self.objs.qps.insert(q.core.clone()) {
+            q.destroy(&env);
+            return Err(e);
+        }
         let n = q.qpn;
         Ok((q, n))
     }
@@ -629,6 +665,22 @@ impl IbDriver for IbDev {
         wrs: &mut dyn Iterator<Item = rdma::RecvWr<'_>>,
     ) -> core::result::Result<(), (usize, Error)> {
         q.post_recv(&self.qp_env(), wrs)
+    }
+
+    fn qp_is_ud(&self, q: &qp::Qp) -> bool {
+        q.is_ud()
+    }
+
+    fn post_send(
+        &self,
+        q: &qp::Qp,
+        wrs: &mut dyn Iterator<Item = SendWr<'_>>,
+    ) -> core::result::Result<(), (usize, Error)> {
+        q.post_send(&self.qp_env(), wrs)
+    }
+
+    fn reset_down(&self) -> bool {
+        self.cmd.is_reset_down()
     }
 
     fn query_counters(&self, values: &mut [u64]) -> Result<usize> {

@@ -64,6 +64,27 @@ impl Layout for Ceqe {
     const DWORDS: usize = 16;
 }
 
+/// Layout marker of the completion queue entry (CQE, 32 or 64 bytes), `struct hns_roce_v2_cqe`.
+pub struct Cqe;
+
+impl Layout for Cqe {
+    const DWORDS: usize = 16;
+}
+
+/// Layout marker of the UD send WQE, `struct hns_roce_v2_ud_send_wqe`.
+pub struct UdSendWqe;
+
+impl Layout for UdSendWqe {
+    const DWORDS: usize = 16;
+}
+
+/// Layout marker of the RC send WQE (its first 32 bytes; data segments follow), `struct hns_roce_v2_rc_send_wqe`.
+pub struct RcSendWqe;
+
+impl Layout for RcSendWqe {
+    const DWORDS: usize = 16;
+}
+
 /// Fields of the QP context (QPC).
 pub mod qpc {
     use super::*;
@@ -1140,4 +1161,193 @@ pub mod ceqe {
 
     /// Every field, by its C name, for table-driven checks.
     pub const ALL: &[(&str, Field<Ceqe>)] = &[("CEQE_CQN", CQN), ("CEQE_OWNER", OWNER)];
+}
+
+/// Fields of the completion queue entry (CQE, 32 or 64 bytes).
+pub mod cqe {
+    use super::*;
+
+    // CQE_SMAC (207..=160) spans several words and is copied whole.
+    // CQE_RSV3 (511..=256) spans several words and is copied whole.
+
+    /// Bits 4..=0.
+    pub const OPCODE: Field<Cqe> = Field::new(4, 0);
+    /// Bits 5..=5.
+    pub const RQ_INLINE: Field<Cqe> = Field::new(5, 5);
+    /// Bits 6..=6.
+    pub const S_R: Field<Cqe> = Field::new(6, 6);
+    /// Bits 7..=7.
+    pub const OWNER: Field<Cqe> = Field::new(7, 7);
+    /// Bits 15..=8.
+    pub const STATUS: Field<Cqe> = Field::new(15, 8);
+    /// Bits 31..=16.
+    pub const WQE_IDX: Field<Cqe> = Field::new(31, 16);
+    /// Bits 63..=32.
+    pub const RKEY_IMMTDATA: Field<Cqe> = Field::new(63, 32);
+    /// Bits 87..=64.
+    pub const XRC_SRQN: Field<Cqe> = Field::new(87, 64);
+    /// Bits 95..=88.
+    pub const RSV0: Field<Cqe> = Field::new(95, 88);
+    /// Bits 119..=96.
+    pub const LCL_QPN: Field<Cqe> = Field::new(119, 96);
+    /// Bits 127..=120.
+    pub const SUB_STATUS: Field<Cqe> = Field::new(127, 120);
+    /// Bits 159..=128.
+    pub const BYTE_CNT: Field<Cqe> = Field::new(159, 128);
+    /// Bits 209..=208.
+    pub const PORT_TYPE: Field<Cqe> = Field::new(209, 208);
+    /// Bits 221..=210.
+    pub const VID: Field<Cqe> = Field::new(221, 210);
+    /// Bits 222..=222.
+    pub const VID_VLD: Field<Cqe> = Field::new(222, 222);
+    /// Bits 223..=223.
+    pub const RSV2: Field<Cqe> = Field::new(223, 223);
+    /// Bits 247..=224.
+    pub const RMT_QPN: Field<Cqe> = Field::new(247, 224);
+    /// Bits 250..=248.
+    pub const SL: Field<Cqe> = Field::new(250, 248);
+    /// Bits 253..=251.
+    pub const PORTN: Field<Cqe> = Field::new(253, 251);
+    /// Bits 254..=254.
+    pub const GRH: Field<Cqe> = Field::new(254, 254);
+    /// Bits 255..=255.
+    pub const LPK: Field<Cqe> = Field::new(255, 255);
+
+    /// Every field, by its C name, for table-driven checks.
+    pub const ALL: &[(&str, Field<Cqe>)] = &[
+        ("CQE_OPCODE", OPCODE),
+        ("CQE_RQ_INLINE", RQ_INLINE),
+        ("CQE_S_R", S_R),
+        ("CQE_OWNER", OWNER),
+        ("CQE_STATUS", STATUS),
+        ("CQE_WQE_IDX", WQE_IDX),
+        ("CQE_RKEY_IMMTDATA", RKEY_IMMTDATA),
+        ("CQE_XRC_SRQN", XRC_SRQN),
+        ("CQE_RSV0", RSV0),
+        ("CQE_LCL_QPN", LCL_QPN),
+        ("CQE_SUB_STATUS", SUB_STATUS),
+        ("CQE_BYTE_CNT", BYTE_CNT),
+        ("CQE_PORT_TYPE", PORT_TYPE),
+        ("CQE_VID", VID),
+        ("CQE_VID_VLD", VID_VLD),
+        ("CQE_RSV2", RSV2),
+        ("CQE_RMT_QPN", RMT_QPN),
+        ("CQE_SL", SL),
+        ("CQE_PORTN", PORTN),
+        ("CQE_GRH", GRH),
+        ("CQE_LPK", LPK),
+    ];
+}
+
+/// Fields of the UD send WQE.
+pub mod ud_send_wqe {
+    use super::*;
+
+    /// Bits 4..=0.
+    pub const OPCODE: Field<UdSendWqe> = Field::new(4, 0);
+    /// Bits 7..=7.
+    pub const OWNER: Field<UdSendWqe> = Field::new(7, 7);
+    /// Bits 8..=8.
+    pub const CQE: Field<UdSendWqe> = Field::new(8, 8);
+    /// Bits 11..=11.
+    pub const SE: Field<UdSendWqe> = Field::new(11, 11);
+    /// Bits 119..=96.
+    pub const PD: Field<UdSendWqe> = Field::new(119, 96);
+    /// Bits 127..=120.
+    pub const SGE_NUM: Field<UdSendWqe> = Field::new(127, 120);
+    /// Bits 151..=128.
+    pub const MSG_START_SGE_IDX: Field<UdSendWqe> = Field::new(151, 128);
+    /// Bits 191..=176.
+    pub const UDPSPN: Field<UdSendWqe> = Field::new(191, 176);
+    /// Bits 247..=224.
+    pub const DQPN: Field<UdSendWqe> = Field::new(247, 224);
+    /// Bits 271..=256.
+    pub const VLAN: Field<UdSendWqe> = Field::new(271, 256);
+    /// Bits 279..=272.
+    pub const HOPLIMIT: Field<UdSendWqe> = Field::new(279, 272);
+    /// Bits 287..=280.
+    pub const TCLASS: Field<UdSendWqe> = Field::new(287, 280);
+    /// Bits 307..=288.
+    pub const FLOW_LABEL: Field<UdSendWqe> = Field::new(307, 288);
+    /// Bits 311..=308.
+    pub const SL: Field<UdSendWqe> = Field::new(311, 308);
+    /// Bits 318..=318.
+    pub const VLAN_EN: Field<UdSendWqe> = Field::new(318, 318);
+    /// Bits 319..=319.
+    pub const LBI: Field<UdSendWqe> = Field::new(319, 319);
+
+    /// Every field, by its C name, for table-driven checks.
+    pub const ALL: &[(&str, Field<UdSendWqe>)] = &[
+        ("UD_SEND_WQE_OPCODE", OPCODE),
+        ("UD_SEND_WQE_OWNER", OWNER),
+        ("UD_SEND_WQE_CQE", CQE),
+        ("UD_SEND_WQE_SE", SE),
+        ("UD_SEND_WQE_PD", PD),
+        ("UD_SEND_WQE_SGE_NUM", SGE_NUM),
+        ("UD_SEND_WQE_MSG_START_SGE_IDX", MSG_START_SGE_IDX),
+        ("UD_SEND_WQE_UDPSPN", UDPSPN),
+        ("UD_SEND_WQE_DQPN", DQPN),
+        ("UD_SEND_WQE_VLAN", VLAN),
+        ("UD_SEND_WQE_HOPLIMIT", HOPLIMIT),
+        ("UD_SEND_WQE_TCLASS", TCLASS),
+        ("UD_SEND_WQE_FLOW_LABEL", FLOW_LABEL),
+        ("UD_SEND_WQE_SL", SL),
+        ("UD_SEND_WQE_VLAN_EN", VLAN_EN),
+        ("UD_SEND_WQE_LBI", LBI),
+    ];
+}
+
+/// Fields of the RC send WQE (its first 32 bytes; data segments follow).
+pub mod rc_send_wqe {
+    use super::*;
+
+    /// Bits 4..=0.
+    pub const OPCODE: Field<RcSendWqe> = Field::new(4, 0);
+    /// Bits 6..=5.
+    pub const DB_SL_L: Field<RcSendWqe> = Field::new(6, 5);
+    /// Bits 14..=13.
+    pub const DB_SL_H: Field<RcSendWqe> = Field::new(14, 13);
+    /// Bits 7..=7.
+    pub const OWNER: Field<RcSendWqe> = Field::new(7, 7);
+    /// Bits 8..=8.
+    pub const CQE: Field<RcSendWqe> = Field::new(8, 8);
+    /// Bits 9..=9.
+    pub const FENCE: Field<RcSendWqe> = Field::new(9, 9);
+    /// Bits 10..=10.
+    pub const SO: Field<RcSendWqe> = Field::new(10, 10);
+    /// Bits 11..=11.
+    pub const SE: Field<RcSendWqe> = Field::new(11, 11);
+    /// Bits 12..=12.
+    pub const INLINE: Field<RcSendWqe> = Field::new(12, 12);
+    /// Bits 30..=15.
+    pub const WQE_INDEX: Field<RcSendWqe> = Field::new(30, 15);
+    /// Bits 31..=31.
+    pub const FLAG: Field<RcSendWqe> = Field::new(31, 31);
+    /// Bits 119..=96.
+    pub const XRC_SRQN: Field<RcSendWqe> = Field::new(119, 96);
+    /// Bits 127..=120.
+    pub const SGE_NUM: Field<RcSendWqe> = Field::new(127, 120);
+    /// Bits 151..=128.
+    pub const MSG_START_SGE_IDX: Field<RcSendWqe> = Field::new(151, 128);
+    /// Bits 159..=159.
+    pub const INL_TYPE: Field<RcSendWqe> = Field::new(159, 159);
+
+    /// Every field, by its C name, for table-driven checks.
+    pub const ALL: &[(&str, Field<RcSendWqe>)] = &[
+        ("RC_SEND_WQE_OPCODE", OPCODE),
+        ("RC_SEND_WQE_DB_SL_L", DB_SL_L),
+        ("RC_SEND_WQE_DB_SL_H", DB_SL_H),
+        ("RC_SEND_WQE_OWNER", OWNER),
+        ("RC_SEND_WQE_CQE", CQE),
+        ("RC_SEND_WQE_FENCE", FENCE),
+        ("RC_SEND_WQE_SO", SO),
+        ("RC_SEND_WQE_SE", SE),
+        ("RC_SEND_WQE_INLINE", INLINE),
+        ("RC_SEND_WQE_WQE_INDEX", WQE_INDEX),
+        ("RC_SEND_WQE_FLAG", FLAG),
+        ("RC_SEND_WQE_XRC_SRQN", XRC_SRQN),
+        ("RC_SEND_WQE_SGE_NUM", SGE_NUM),
+        ("RC_SEND_WQE_MSG_START_SGE_IDX", MSG_START_SGE_IDX),
+        ("RC_SEND_WQE_INL_TYPE", INL_TYPE),
+    ];
 }

@@ -1,21 +1,23 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 
-//! Queue pairs of kernel users (`hns_roce_create_qp` without udata,
-//! `hns_roce_modify_qp`, `hns_roce_v2_destroy_qp`, `hns_roce_v2_post_recv`).
-//!
-//! So far what the RDMA core's MAD agent needs for its GSI QP and what
-//! kernel UD/RC QPs need up to RTS without an address vector: WQE buffer
-//! (SQ, extended SGE and RQ regions), QPN, RQ record doorbell, the context
-//! tables, MODIFY_QPC with context and mask, and receive WQEs. Not yet:
-//! `post_send`, path attributes (`IB_QP_AV`), CQ cleaning when a QP goes
-//! back to RESET (no CQE is ever polled yet), user QPs.
+//! Queue pairs (`hns_roce_create_qp`, `hns_roce_modify_qp`,
+//! `hns_roce_v2_destroy_qp`, `hns_roce_v2_post_recv`, `hns_roce_v2_query_qp`):
+//! kernel QPs (WQE buffer of SQ, extended SGE and RQ regions in kernel
+//! pages, RQ record doorbell) and user QPs of libhns (the buffer and the
+//! records in the process's memory), QPN, the context tables, MODIFY_QPC
+//! with context and mask (address vector included), receive WQEs, CQ
+//! cleaning at RESET and destroy; `post_send`, the WR-id rings and the QP
+//! table are in `qp/post.rs`.
 //!
 //! As in C, a QP's QPC and SCCC table references are not dropped when it is
 //! destroyed (only IRRL and TRRL are): the chunks stay until the function
 //! goes, so a destroy sends no context-table mailbox.
 
+pub(crate) mod post;
+
 use crate::ah::TC_MAP_MODE_DSCP;
 use crate::cmdq::{Cmd, MailboxBuf};
+use crate::cq::Cq;
 use crate::db::{Db, DbPages, UserDb, UserDbPages};
 use crate::hem::mtr::{KernelMtr, Region, UserMtr};
 use crate::hem::table::HemTables;
@@ -26,16 +28,16 @@ use crate::hns_roce_hw_v2::qpc::{
     self as qpc, qpt, QpState, QpcImage, QueueError, QueueRequest, QueueSizes,
 };
 use crate::hw_rev::HwRev;
-use crate::rdma::{QpAttr, QpInit, QpModifyResp, QpQuery, RecvWr, UmemDev};
+use crate::rdma::{IbQp, QpAttr, QpInit, QpModifyResp, QpQuery, RecvWr, SqDoorbells, UmemDev};
 use crate::{UCTX_CQE_INLINE, UCTX_EXSGE, UCTX_RQ_INLINE};
-use core::sync::atomic::{AtomicU32, Ordering};
+use core::sync::atomic::Ordering;
 use kernel::{
     device::{Bound, Device},
     new_mutex,
-    new_spinlock,
     prelude::*,
-    sync::{Arc, Mutex, SpinLock}, //
+    sync::{Arc, Mutex}, //
 };
+use post::QpCore;
 
 /// `enum ib_qp_attr_mask` bits the driver reads.
 pub(crate) mod attr {
@@ -90,16 +92,6 @@ struct Soft {
     /// TC mapping mode and priority the NIC gave for the path's DSCP.
     tc_mode: u8,
     priority: u8,
-    /// SQ producer index written on the move to ERR: a user QP's SQ
-    /// record as libhns left it (kernel QPs post no send work yet: 0).
-    sq_head: u32,
-}
-
-/// Receive queue state (under `hr_qp->rq.lock`).
-struct Rq {
-    head: u32,
-    tail: u32,
-    wrid: KVec<u64>,
 }
 
 /// `enum hns_roce_qp_cap_flags` (uapi): what a user QP's `cap_flags`
@@ -164,6 +156,30 @@ impl WqeBuf {
             Self::User(m) => m.page_shift(),
         }
     }
+
+    /// Word `word` of the entry at byte `off` of a kernel QP's buffer.
+    fn read_word(&self, off: usize, word: usize) -> Option<u32> {
+        match self {
+            Self::Kernel(m) => m.read_word(off, word),
+            Self::User(_) => None,
+        }
+    }
+
+    /// Writes the word at byte `off` of a kernel QP's buffer.
+    fn write_word(&self, off: usize, v: u32) -> Result {
+        match self {
+            Self::Kernel(m) => m.write_word(off, v),
+            Self::User(_) => Err(EINVAL),
+        }
+    }
+
+    /// Writes `data` at byte `off` of a kernel QP's buffer.
+    fn write(&self, off: usize, data: &[u8]) -> Result {
+        match self {
+            Self::Kernel(m) => m.write(off, data),
+            Self::User(_) => Err(EINVAL),
+        }
+    }
 }
 
 /// The RQ record doorbell: a kernel record, or one in the process.
@@ -207,15 +223,14 @@ pub(crate) struct Qp {
     rdb: Option<RqDb>,
     /// A user QP's SQ record doorbell.
     sdb: Option<UserDb>,
-    /// Send WR ids, one per SQ WQE (used by `post_send`, not ported yet).
-    _sq_wrid: KVec<u64>,
-    /// The state, readable without the mutex (`post_recv` may run where
-    /// sleeping is not allowed); written under it.
-    state: AtomicU32,
+    /// WR ids, heads, tails and the state the data path and the event
+    /// handlers share.
+    pub(crate) core: Arc<QpCore>,
+    /// The CQs, for cleaning (their last references go in process context).
+    send_cq: Option<Arc<Cq>>,
+    recv_cq: Option<Arc<Cq>>,
     #[pin]
     soft: Mutex<Soft>,
-    #[pin]
-    rq: SpinLock<Rq>,
 }
 
 /// What creating, modifying and destroying QPs needs from the device.
@@ -236,6 +251,10 @@ pub(crate) struct QpEnv<'a> {
     pub(crate) cong_tmpl_id: u32,
     /// QP number banks.
     pub(crate) qpns: &'a Mutex<crate::bitmap::QpBanks<KVec<u64>>>,
+    /// The QP table and the flush work queue.
+    pub(crate) objs: &'a crate::eq::Objects,
+    /// HIP09 kernel SQ doorbells (`mem_base`); `None`: the shared register.
+    pub(crate) sq_db: Option<&'a SqDoorbells>,
 }
 
 /// `to_hr_qp_type`.
@@ -402,15 +421,17 @@ impl QpEnv<'_> {
 }
 
 impl Qp {
-    /// Creates a kernel QP (`hns_roce_create_qp_common` without udata).
+    /// Creates a QP (`hns_roce_create_qp_common`): a kernel QP, or with
+    /// `user` one of libhns.
     pub(crate) fn create(
         env: &QpEnv<'_>,
         init: &mut QpInit,
-        send_cqn: Option<u32>,
-        recv_cqn: Option<u32>,
+        send_cq: Option<Arc<Cq>>,
+        recv_cq: Option<Arc<Cq>>,
+        ibqp: IbQp,
         user: Option<UserQp<'_>>,
     ) -> Result<Pin<KBox<Self>>> {
-        let r = Self::try_create(env, init, send_cqn, recv_cqn, user);
+        let r = Self::try_create(env, init, send_cq, recv_cq, ibqp, user);
         if let Err(e) = &r {
             dev_err!(
                 env.cmd.device(),
@@ -425,8 +446,9 @@ impl Qp {
     fn try_create(
         env: &QpEnv<'_>,
         init: &mut QpInit,
-        send_cqn: Option<u32>,
-        recv_cqn: Option<u32>,
+        send_cq: Option<Arc<Cq>>,
+        recv_cq: Option<Arc<Cq>>,
+        ibqp: IbQp,
         user: Option<UserQp<'_>>,
     ) -> Result<Pin<KBox<Self>>> {
         env.check_type(init.qp_type, init.user)?;
@@ -467,13 +489,6 @@ impl Qp {
         // The QP's own memory first: nothing taken below has to be given
         // back because of it.
         let slot = KBox::<Qp>::new_uninit(GFP_KERNEL)?;
-        // Work request ids are kept for kernel QPs only.
-        let mut sq_wrid = KVec::new();
-        let mut rq_wrid = KVec::new();
-        if !init.user {
-            sq_wrid.resize(s.sq_wqe_cnt as usize, 0u64, GFP_KERNEL)?;
-            rq_wrid.resize(s.rq_wqe_cnt as usize, 0u64, GFP_KERNEL)?;
-        }
 
         // The WQE buffer: SQ, extended SGEs, RQ, each a region when not
         // empty.
@@ -522,7 +537,7 @@ impl Qp {
         } else {
             let req = crate::bitmap::QpnRequest {
                 gsi: false,
-                send_cqn,
+                send_cqn: send_cq.as_ref().map(|c| c.cqn),
                 ext_sge: init.max_send_sge > 2 || init.qp_type == qpt::UD,
             };
             env.qpns.lock().alloc(req).map_err(|_| {
@@ -547,6 +562,20 @@ impl Qp {
             }
         };
 
+        // IB_SIGNAL_REQ_WR is 1. Work request ids are kept for kernel QPs
+        // only.
+        let (sq_cnt, rq_cnt) = if init.user {
+            (0, 0)
+        } else {
+            (s.sq_wqe_cnt, s.rq_wqe_cnt)
+        };
+        let core = match QpCore::new(qpn, ibqp, init.sq_sig_type == 1, sq_cnt, rq_cnt) {
+            Ok(c) => c,
+            Err(e) => {
+                env.free_qpn(qpn, gsi);
+                return Err(e);
+            }
+        };
         if let Err(e) = env.get_contexts(qpn) {
             dev_err!(d, "failed to alloc QP context, ret = {}.\n", e.to_errno());
             env.free_qpn(qpn, gsi);
@@ -566,8 +595,8 @@ impl Qp {
             qpn,
             qp_type: init.qp_type,
             pdn: init.pdn,
-            send_cqn: send_cqn.unwrap_or(0),
-            recv_cqn: recv_cqn.unwrap_or(0),
+            send_cqn: send_cq.as_ref().map_or(0, |c| c.cqn),
+            recv_cqn: recv_cq.as_ref().map_or(0, |c| c.cqn),
             srqn: None,
             xrcdn: None,
             sq_sig_type: init.sq_sig_type,
@@ -581,8 +610,9 @@ impl Qp {
             mtr,
             rdb,
             sdb,
-            _sq_wrid: sq_wrid,
-            state: AtomicU32::new(QpState::Reset as u32),
+            core,
+            send_cq,
+            recv_cq,
             soft <- new_mutex!(Soft {
                 state: QpState::Reset,
                 atomic_rd_en: 0,
@@ -590,12 +620,6 @@ impl Qp {
                 sl: 0,
                 tc_mode: 0,
                 priority: 0,
-                sq_head: 0,
-            }),
-            rq <- new_spinlock!(Rq {
-                head: 0,
-                tail: 0,
-                wrid: rq_wrid,
             }),
         });
         match slot.write_pin_init(qp_init) {
@@ -685,9 +709,9 @@ impl Qp {
                 dev_warn!(d, "flush cqe is not supported in userspace!\n");
                 return Err(EINVAL);
             };
-            soft.sq_head = sdb.read();
+            self.core.sq.lock().head = sdb.read();
             if let Some(RqDb::User(rdb)) = &self.rdb {
-                self.rq.lock().head = rdb.read();
+                self.core.rq.lock().head = rdb.read();
             }
         }
         if !crate::rdma::modify_qp_is_ok(cur as u32, new as u32, self.qp_type, a.mask) {
@@ -757,15 +781,20 @@ impl Qp {
         }
         let mut img = QpcImage::new();
         self.abs_fields(env, &mut img, a, cur, new)?;
-        if new == QpState::Err {
+        if new == QpState::Err && self.qp_type != qpt::XRC_TGT {
+            let sq_head = {
+                let sq = self.core.sq.lock();
+                self.core
+                    .state
+                    .store(QpState::Err as u32, Ordering::Relaxed);
+                sq.head
+            };
             let rq_head = if self.srqn.is_none() && self.qp_type != qpt::XRC_INI {
-                Some(self.rq.lock().head)
+                Some(self.core.rq.lock().head)
             } else {
                 None
             };
-            if self.qp_type != qpt::XRC_TGT {
-                qpc::set_flushed(&mut img, soft.sq_head, rq_head);
-            }
+            qpc::set_flushed(&mut img, sq_head, rq_head);
         }
         self.opt_fields(env, &mut img, a, soft)?;
         let inv_credit = serv_type(self.qp_type) == qpc::serv::XRC || self.srqn.is_some();
@@ -780,7 +809,13 @@ impl Qp {
             return Err(e);
         }
         soft.state = new;
-        self.state.store(new as u32, Ordering::Relaxed);
+        self.core.state.store(new as u32, Ordering::Relaxed);
+        if a.mask & attr::QKEY != 0 {
+            self.core.qkey.store(a.qkey, Ordering::Relaxed);
+        }
+        if a.mask & attr::PATH_MTU != 0 {
+            self.core.path_mtu.store(a.path_mtu, Ordering::Relaxed);
+        }
         if a.mask & attr::ACCESS_FLAGS != 0 {
             soft.atomic_rd_en = a.access;
         }
@@ -788,8 +823,7 @@ impl Qp {
             soft.resp_depth = a.max_dest_rd_atomic;
         }
         if new == QpState::Reset && !self.user {
-            self.clear();
-            soft.sq_head = 0;
+            self.clear(env.cmd);
         }
         Ok(())
     }
@@ -1086,14 +1120,27 @@ impl Qp {
         Ok(())
     }
 
-    /// `clear_qp` after the move to RESET (CQ cleaning comes with polling).
-    fn clear(&self) {
+    /// `clear_qp` after a kernel QP's move to RESET: the QP's CQEs leave
+    /// its CQs, the queues start over.
+    fn clear(&self, cmd: &Cmd) {
+        self.clean_cqs(cmd);
         if let Some(RqDb::Kernel(db)) = &self.rdb {
             db.set(0);
         }
-        let mut rq = self.rq.lock();
-        rq.head = 0;
-        rq.tail = 0;
+        self.core.rq.lock().reset();
+        self.core.sq.lock().reset();
+    }
+
+    /// Takes this QP's CQEs out of its send and receive CQs.
+    fn clean_cqs(&self, cmd: &Cmd) {
+        if let Some(c) = &self.send_cq {
+            c.clean(cmd, self.qpn);
+        }
+        if let Some(c) = &self.recv_cq {
+            if self.send_cq.as_ref().map(|s| s.cqn) != Some(c.cqn) {
+                c.clean(cmd, self.qpn);
+            }
+        }
     }
 
     /// `hns_roce_v2_post_recv`: writes the WQEs and publishes the new head.
@@ -1111,7 +1158,7 @@ impl Qp {
         }
         let max_sge = self.sizes.rq_max_gs as usize;
         let cnt = self.sizes.rq_wqe_cnt;
-        let mut rq = self.rq.lock();
+        let mut rq = self.core.rq.lock();
         let mut nreq = 0u32;
         let mut res = Ok(());
         for wr in wrs {
@@ -1138,10 +1185,7 @@ impl Qp {
             });
             let mut wrote = Ok(());
             for (i, s) in qpc::rq_wqe_segs(given, max_sge, false).enumerate() {
-                wrote = match &self.mtr {
-                    WqeBuf::Kernel(m) => m.write(at + 16 * i, &s.to_bytes()),
-                    WqeBuf::User(_) => Err(EINVAL),
-                };
+                wrote = self.mtr.write(at + 16 * i, &s.to_bytes());
                 if wrote.is_err() {
                     break;
                 }
@@ -1159,6 +1203,11 @@ impl Qp {
             // The WQEs reach memory before the engine learns of them.
             kernel::sync::barrier::dma_mb(kernel::sync::barrier::Write);
             rq.head = rq.head.wrapping_add(nreq);
+            if self.soft_state() == QpState::Err {
+                // `update_rq_db`: a QP in ERR flushes instead.
+                self.core.flush(&env.objs.wq);
+                return res;
+            }
             match &self.rdb {
                 Some(RqDb::Kernel(db)) => db.set(rq.head & 0xffff),
                 // post_recv is never called on a user QP (checked above).
@@ -1172,7 +1221,7 @@ impl Qp {
     }
 
     fn soft_state(&self) -> QpState {
-        QpState::from_ib(self.state.load(Ordering::Relaxed)).unwrap_or(QpState::Reset)
+        QpState::from_ib(self.core.state.load(Ordering::Relaxed)).unwrap_or(QpState::Reset)
     }
 
     /// `hns_roce_v2_query_qp`: the state and attributes read back from the
@@ -1209,7 +1258,7 @@ impl Qp {
             EINVAL
         })?;
         soft.state = st;
-        self.state.store(a.state, Ordering::Relaxed);
+        self.core.state.store(a.state, Ordering::Relaxed);
         q.queried = true;
         q.state = a.state;
         q.path_mtu = a.path_mtu;
@@ -1240,6 +1289,7 @@ impl Qp {
     /// type allows it, then the contexts, QPN, buffer and doorbell.
     pub(crate) fn destroy(self: Pin<KBox<Self>>, env: &QpEnv<'_>) {
         let gsi = self.qp_type == qpt::GSI;
+        self.core.stop_flush();
         {
             let mut soft = self.soft.lock();
             if !gsi && soft.state != QpState::Reset {
@@ -1260,6 +1310,11 @@ impl Qp {
                 }
             }
         }
+        // A kernel QP's CQEs go (the GSI QP was not moved to RESET).
+        if !self.user {
+            self.clean_cqs(env.cmd);
+        }
+        env.objs.qps.remove(self.qpn);
         env.put_contexts(self.qpn);
         env.free_qpn(self.qpn, gsi);
         // The buffer and the record doorbell go with `self`.

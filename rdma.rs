@@ -28,6 +28,11 @@ mod raw;
 // the rdma layer.
 mod umem;
 pub(crate) use umem::{cond_resched, Umem, UmemDev, UserCtx};
+mod wr;
+pub(crate) use wr::{
+    IbCq, IbQp, QpEvent, SendChain, SendWr, WcArray, WrOpcode, SEND_FENCE, SEND_INLINE,
+    SEND_SIGNALED, SEND_SOLICITED,
+};
 
 /// PCI identity of the function behind an hnae3 handle.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -144,6 +149,158 @@ impl Hnae3Handle {
     /// The PCI name of the function (`0000:00:03.0`).
     pub(crate) fn pci_name(&self) -> &CStr {
         self.device().name()
+    }
+}
+
+impl Hnae3Handle {
+    /// The kernel SQ doorbells of a HIP09 function: one 64-bit word per
+    /// QPN in the `roce_mem_base` window, `num_qps` of them.
+    pub(crate) fn sq_doorbells(&self, num_qps: u32) -> Option<SqDoorbells> {
+        // SAFETY: the handle is valid (type invariant); for a RoCE client
+        // handle the union holds `rinfo`.
+        let base = unsafe {
+            (*self.0.get())
+                .__bindgen_anon_1
+                .rinfo
+                .as_ref()
+                .roce_mem_base
+        };
+        if base.is_null() {
+            return None;
+        }
+        let stride = crate::hns_roce_hw_v2::consts::sge::DWQE_SIZE as usize;
+        // INVARIANT: the window the hnae3 driver mapped for this function,
+        // one stride per QP (the C driver writes there for every QPN).
+        Some(SqDoorbells {
+            base: base as usize,
+            len: (num_qps as usize).checked_mul(stride)?,
+        })
+    }
+}
+
+impl Hnae3Handle {
+    /// What the abnormal interrupt needs to ask the ae_dev for a reset.
+    pub(crate) fn reset_request(&self) -> ResetRequest {
+        let vf = self.pci_ident().device == crate::debugfs::DEV_ID_RDMA_DCB_PFC_VF;
+        // INVARIANT: the handle of the function whose interrupts hold it.
+        ResetRequest {
+            h: self.0.get(),
+            vf,
+        }
+    }
+}
+
+/// A function reset request to the hnae3 ae_dev (`abnormal_interrupt_basic`).
+///
+/// # Invariants
+///
+/// `h` is a RoCE client handle that stays valid while the holder exists:
+/// only the abnormal interrupt's handler holds one, and interrupts are
+/// freed in `uninit_instance`, before the handle goes.
+pub(crate) struct ResetRequest {
+    h: *mut raw::hnae3_handle,
+    vf: bool,
+}
+
+// SAFETY: the handle pointer may be used from any context; the ae_dev ops
+// called with it are meant for interrupt context.
+unsafe impl Send for ResetRequest {}
+// SAFETY: as above.
+unsafe impl Sync for ResetRequest {}
+
+impl ResetRequest {
+    /// Sets the default reset level (a function reset, or a VF one) and
+    /// raises a reset event.
+    pub(crate) fn request(&self) {
+        // SAFETY: valid handle (type invariant).
+        unsafe { raw::hns_shim_request_reset(self.h, self.vf) }
+    }
+}
+
+/// An ordered workqueue of the driver's own (C's `irq_workq`): the work
+/// items it runs are drained when it is destroyed, so none runs after the
+/// device is gone.
+///
+/// # Invariants
+///
+/// `wq` is null or a workqueue from `hns_shim_alloc_wq` not yet destroyed.
+/// [`OwnedQueue::destroy`] is called only when nothing queues work any
+/// more (interrupts freed, ib_device unregistered).
+pub(crate) struct OwnedQueue {
+    wq: core::sync::atomic::AtomicPtr<kernel::bindings::workqueue_struct>,
+}
+
+impl OwnedQueue {
+    /// Allocates an ordered workqueue named `name`.
+    pub(crate) fn new(name: &'static CStr) -> Result<Self> {
+        // SAFETY: `name` is a NUL-terminated string for the queue's life.
+        let wq = unsafe { raw::hns_shim_alloc_wq(name.as_char_ptr()) };
+        if wq.is_null() {
+            return Err(ENOMEM);
+        }
+        // INVARIANT: freshly allocated.
+        Ok(Self {
+            wq: core::sync::atomic::AtomicPtr::new(wq),
+        })
+    }
+
+    /// Runs `f` on the queue (allocation may not sleep).
+    pub(crate) fn spawn<F: FnOnce() + Send + 'static>(&self, f: F) -> Result {
+        let wq = self.wq.load(core::sync::atomic::Ordering::Acquire);
+        if wq.is_null() {
+            return Err(ENODEV);
+        }
+        // SAFETY: a live workqueue (type invariant: not destroyed while
+        // anyone queues work).
+        let q = unsafe { kernel::workqueue::Queue::from_raw(wq) };
+        q.try_spawn(GFP_ATOMIC, f).map_err(|_| ENOMEM)
+    }
+
+    /// Drains and destroys the queue (`destroy_workqueue`); later
+    /// [`OwnedQueue::spawn`]s fail.
+    pub(crate) fn destroy(&self) {
+        let wq = self
+            .wq
+            .swap(core::ptr::null_mut(), core::sync::atomic::Ordering::AcqRel);
+        if !wq.is_null() {
+            // SAFETY: allocated by `hns_shim_alloc_wq`, destroyed once
+            // (the swap above).
+            unsafe { raw::hns_shim_destroy_wq(wq) };
+        }
+    }
+}
+
+impl Drop for OwnedQueue {
+    fn drop(&mut self) {
+        self.destroy();
+    }
+}
+
+/// The `roce_mem_base` window of SQ doorbells (`hns_roce_dev.mem_base`).
+///
+/// # Invariants
+///
+/// `base..base + len` is mapped I/O memory of the function while its hnae3
+/// handle is attached to this client; every holder is dropped in
+/// `uninit_instance`.
+pub(crate) struct SqDoorbells {
+    base: usize,
+    len: usize,
+}
+
+impl SqDoorbells {
+    /// Rings QP `qpn`'s SQ doorbell with `v` (one `writeq`).
+    pub(crate) fn write64(&self, v: u64, qpn: u32) {
+        let stride = crate::hns_roce_hw_v2::consts::sge::DWQE_SIZE as usize;
+        let Some(off) = (qpn as usize).checked_mul(stride) else {
+            return;
+        };
+        if off + 8 > self.len {
+            return;
+        }
+        // SAFETY: `off + 8 <= len`, inside the mapped window (type
+        // invariant); 8-aligned because the window and the stride are.
+        unsafe { kernel::bindings::writeq(v, (self.base + off) as *mut c_void) };
     }
 }
 
@@ -712,22 +869,24 @@ pub(crate) trait IbDriver: Send + Sync {
     type Ucontext: Send + Sync;
     /// A completion queue.
     type Cq: Send + Sync;
-    /// A CQ of at least `cqe` entries on `vector`: a kernel CQ, or with
-    /// `user` a CQ whose buffer and record live in the calling process
-    /// (the request as the shim copied it). Returns the CQ and what the
-    /// core and libhns are told.
+    /// A CQ of at least `cqe` entries on `vector` for the `ib_cq` `ibcq`:
+    /// a kernel CQ, or with `user` a CQ whose buffer and record live in the
+    /// calling process (the request as the shim copied it). Returns the CQ
+    /// and what the core and libhns are told.
     fn create_cq(
         &self,
         cqe: u32,
         vector: u32,
+        ibcq: IbCq,
         user: Option<(UserCtx<'_, Self::Ucontext>, &CqUreq)>,
     ) -> Result<(KBox<Self::Cq>, CqOut)>;
     /// Destroys a CQ.
     fn destroy_cq(&self, cq: KBox<Self::Cq>);
-    /// Completions available (none yet: no QP can post work).
-    fn poll_cq(&self, cq: &Self::Cq, n: usize) -> usize;
-    /// Arms the CQ for the next (or next solicited) completion.
-    fn req_notify_cq(&self, cq: &Self::Cq, solicited: bool);
+    /// Polls completions into `wc`; how many.
+    fn poll_cq(&self, cq: &Self::Cq, wc: &mut WcArray<'_>) -> usize;
+    /// Arms the CQ for the next (or next solicited) completion; `true`
+    /// if completions may have been missed and `report_missed` asked.
+    fn req_notify_cq(&self, cq: &Self::Cq, solicited: bool, report_missed: bool) -> bool;
     /// Fills the device attributes.
     fn query_device(&self, a: &mut DevAttr);
     /// Fills the static port attributes of `port` (1-based).
@@ -778,6 +937,7 @@ pub(crate) trait IbDriver: Send + Sync {
         init: &mut QpInit,
         send_cq: Option<&Self::Cq>,
         recv_cq: Option<&Self::Cq>,
+        ibqp: IbQp,
         user: Option<UserCtx<'_, Self::Ucontext>>,
     ) -> Result<(Pin<KBox<Self::Qp>>, u32)>;
     /// Applies a modify; fills what a user modify answers.
@@ -792,6 +952,16 @@ pub(crate) trait IbDriver: Send + Sync {
         qp: &Self::Qp,
         wrs: &mut dyn Iterator<Item = RecvWr<'_>>,
     ) -> core::result::Result<(), (usize, Error)>;
+    /// Whether the QP is UD-like (its send WRs are `ib_ud_wr`s).
+    fn qp_is_ud(&self, qp: &Self::Qp) -> bool;
+    /// Posts send WRs; on failure the index of the first one not posted.
+    fn post_send(
+        &self,
+        qp: &Self::Qp,
+        wrs: &mut dyn Iterator<Item = SendWr<'_>>,
+    ) -> core::result::Result<(), (usize, Error)>;
+    /// The device is going through a reset (drains cannot post).
+    fn reset_down(&self) -> bool;
 }
 
 /// A user CQ request (`struct hns_roce_ib_create_cq`) as the shim copied
@@ -1287,15 +1457,15 @@ type DriverCq = <Driver as IbDriver>::Cq;
 ///
 /// # Safety
 ///
-/// `rs` is the device's pointer (see [`drv`]); `args` is valid for reading
-/// and writing, `cq` for writing. For a user CQ, `ureq` is the copied
-/// request, `ibdev` the registered device and `uctx` the caller's context
-/// from [`hns_rs_alloc_ucontext`], in the uverbs command of its process;
-/// for a kernel CQ `ureq` is null.
+/// `rs` is the device's pointer (see [`drv`]); `ibcq` is the `ib_cq` being
+/// created on the registered device; `args` is valid for reading and
+/// writing, `cq` for writing. For a user CQ, `ureq` is the copied request
+/// and `uctx` the caller's context from [`hns_rs_alloc_ucontext`], in the
+/// uverbs command of its process; for a kernel CQ `ureq` is null.
 #[no_mangle]
 unsafe extern "C" fn hns_rs_create_cq(
     rs: *mut c_void,
-    ibdev: *mut raw::ib_device,
+    ibcq: *mut raw::ib_cq,
     uctx: *mut c_void,
     ureq: *const CqUreq,
     args: *mut raw::hns_shim_cq_args,
@@ -1303,8 +1473,10 @@ unsafe extern "C" fn hns_rs_create_cq(
 ) -> c_int {
     // SAFETY: valid for reading and writing (the function's contract).
     let args = unsafe { &mut *args };
+    // SAFETY: the `ib_cq` being created (the function's contract).
+    let ibdev = unsafe { (*ibcq).device };
     // SAFETY: per the function's contract: a user CQ comes with its
-    // device, context and request, a kernel CQ with none of them.
+    // context and request, a kernel CQ with neither.
     let user = unsafe { ureq.as_ref() }.and_then(|r| {
         // SAFETY: as above.
         unsafe { user_ctx(ibdev, uctx) }.map(|u| (u, r))
@@ -1312,8 +1484,13 @@ unsafe extern "C" fn hns_rs_create_cq(
     if !ureq.is_null() && user.is_none() {
         return EINVAL.to_errno();
     }
+    // SAFETY: the `ib_cq` being created; the driver drops every use of it
+    // before `hns_rs_destroy_cq` returns (the CQ table entry goes first).
+    let Some(ibcq) = (unsafe { IbCq::new(ibcq) }) else {
+        return EINVAL.to_errno();
+    };
     // SAFETY: per the function's contract.
-    match unsafe { drv(rs) }.create_cq(args.cqe, args.vector, user) {
+    match unsafe { drv(rs) }.create_cq(args.cqe, args.vector, ibcq, user) {
         Ok((b, o)) => {
             // SAFETY: valid for writing; the box is taken back in
             // `hns_rs_destroy_cq`.
@@ -1346,13 +1523,23 @@ unsafe extern "C" fn hns_rs_destroy_cq(rs: *mut c_void, cq: *mut c_void) {
 /// # Safety
 ///
 /// `rs` is the device's pointer; `cq` came from [`hns_rs_create_cq`] and
-/// is live.
+/// is live; `wc` points to `n` writable entries.
 #[no_mangle]
-unsafe extern "C" fn hns_rs_poll_cq(rs: *mut c_void, cq: *mut c_void, n: c_int) -> c_int {
+unsafe extern "C" fn hns_rs_poll_cq(
+    rs: *mut c_void,
+    cq: *mut c_void,
+    n: c_int,
+    wc: *mut raw::ib_wc,
+) -> c_int {
     // SAFETY: per the function's contract.
     let (d, cq) = unsafe { (drv(rs), &*cq.cast::<DriverCq>()) };
+    if wc.is_null() {
+        return 0;
+    }
     // CAST: `n` is a small count; negative means none.
-    let got = d.poll_cq(cq, n.max(0) as usize);
+    // SAFETY: `n` writable entries at `wc` (the function's contract).
+    let mut out = unsafe { WcArray::new(wc, n.max(0) as usize) };
+    let got = d.poll_cq(cq, &mut out);
     // CAST: at most `n`.
     got as c_int
 }
@@ -1363,10 +1550,15 @@ unsafe extern "C" fn hns_rs_poll_cq(rs: *mut c_void, cq: *mut c_void, n: c_int) 
 ///
 /// As for [`hns_rs_poll_cq`].
 #[no_mangle]
-unsafe extern "C" fn hns_rs_req_notify_cq(rs: *mut c_void, cq: *mut c_void, solicited: bool) {
+unsafe extern "C" fn hns_rs_req_notify_cq(
+    rs: *mut c_void,
+    cq: *mut c_void,
+    solicited: bool,
+    report_missed: bool,
+) -> c_int {
     // SAFETY: per the function's contract.
     let (d, cq) = unsafe { (drv(rs), &*cq.cast::<DriverCq>()) };
-    d.req_notify_cq(cq, solicited)
+    c_int::from(d.req_notify_cq(cq, solicited, report_missed))
 }
 
 /// The type of the QPs behind the shim's `rs_qp` pointers.
@@ -1378,14 +1570,15 @@ type DriverQp = <Driver as IbDriver>::Qp;
 ///
 /// `rs` is the device's pointer; `init`, `qp` and `qpn` are valid for the
 /// call; `send_cq`/`recv_cq` are null or CQs from [`hns_rs_create_cq`] that
-/// outlive the QP (the RDMA core holds references on them). For a user QP
-/// (`init.user`), `ibdev` is the registered device and `uctx` the caller's
-/// context from [`hns_rs_alloc_ucontext`], in the uverbs command of its
-/// process; for a kernel QP `uctx` is null.
+/// outlive the QP (the RDMA core holds references on them); `ibqp` is the
+/// `ib_qp` being created on the registered device. For a user QP
+/// (`init.user`), `uctx` is the caller's context from
+/// [`hns_rs_alloc_ucontext`], in the uverbs command of its process; for a
+/// kernel QP `uctx` is null.
 #[no_mangle]
 unsafe extern "C" fn hns_rs_create_qp(
     rs: *mut c_void,
-    ibdev: *mut raw::ib_device,
+    ibqp: *mut raw::ib_qp,
     uctx: *mut c_void,
     init: *mut QpInit,
     send_cq: *mut c_void,
@@ -1396,8 +1589,9 @@ unsafe extern "C" fn hns_rs_create_qp(
     // SAFETY: per the function's contract.
     let (d, init) = unsafe { (drv(rs), &mut *init) };
     let user = if init.user {
-        // SAFETY: per the function's contract.
-        match unsafe { user_ctx(ibdev, uctx) } {
+        // SAFETY: per the function's contract (`ibqp` is the QP being
+        // created on the registered device).
+        match unsafe { user_ctx((*ibqp).device, uctx) } {
             Some(u) => Some(u),
             None => return EINVAL.to_errno(),
         }
@@ -1411,7 +1605,13 @@ unsafe extern "C" fn hns_rs_create_qp(
             recv_cq.cast::<DriverCq>().as_ref(),
         )
     };
-    match d.create_qp(init, scq, rcq, user) {
+    // SAFETY: the `ib_qp` being created; the driver drops every use of it
+    // before `hns_rs_destroy_qp` returns (table entry and flush work go
+    // first).
+    let Some(ibqp) = (unsafe { IbQp::new(ibqp) }) else {
+        return EINVAL.to_errno();
+    };
+    match d.create_qp(init, scq, rcq, ibqp, user) {
         Ok((b, n)) => {
             // SAFETY: the box is only moved back into a `Pin<KBox>` by
             // `hns_rs_destroy_qp`; it is never moved out of in between.
@@ -1508,6 +1708,53 @@ unsafe extern "C" fn hns_rs_post_recv(
             e.to_errno()
         }
     }
+}
+
+/// Called by the shim's op.
+///
+/// # Safety
+///
+/// `rs` is the device's pointer; `qp` is live; `wr` is a valid chain of
+/// send WRs of the QP's type (`ib_ud_wr` for UD and GSI QPs) for the call;
+/// `bad` is valid for writing.
+#[no_mangle]
+unsafe extern "C" fn hns_rs_post_send(
+    rs: *mut c_void,
+    qp: *mut c_void,
+    wr: *const raw::ib_send_wr,
+    bad: *mut *const raw::ib_send_wr,
+) -> c_int {
+    // SAFETY: per the function's contract.
+    let (d, q) = unsafe { (drv(rs), &*qp.cast::<DriverQp>()) };
+    // SAFETY: the caller's chain is valid for the call and of the QP's type.
+    let mut chain = unsafe { SendChain::new(wr, d.qp_is_ud(q)) };
+    match d.post_send(q, &mut chain) {
+        Ok(()) => 0,
+        Err((n, e)) => {
+            let mut at = wr;
+            for _ in 0..n {
+                if at.is_null() {
+                    break;
+                }
+                // SAFETY: a non-null element of the valid chain.
+                at = unsafe { (*at).next };
+            }
+            // SAFETY: valid for writing (the function's contract).
+            unsafe { *bad = at };
+            e.to_errno()
+        }
+    }
+}
+
+/// Called by the shim's drain: whether the device is going through a reset.
+///
+/// # Safety
+///
+/// `rs` is the device's pointer.
+#[no_mangle]
+unsafe extern "C" fn hns_rs_reset_down(rs: *mut c_void) -> bool {
+    // SAFETY: per the function's contract.
+    unsafe { drv(rs) }.reset_down()
 }
 
 /// `IB_ACCESS_LOCAL_WRITE`.

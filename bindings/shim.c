@@ -139,6 +139,30 @@ u64 hns_shim_bar_start(struct hnae3_handle *handle, int bar)
 	return pci_resource_start(handle->pdev, bar);
 }
 
+/* A function (or VF) reset asked of the ae_dev, as on an AEQ overflow. */
+void hns_shim_request_reset(struct hnae3_handle *h, bool vf)
+{
+	struct hnae3_ae_dev *ae_dev = pci_get_drvdata(h->pdev);
+	const struct hnae3_ae_ops *ops = ae_dev->ops;
+
+	if (ops->set_default_reset_request)
+		ops->set_default_reset_request(ae_dev, vf ? HNAE3_VF_FUNC_RESET :
+					       HNAE3_FUNC_RESET);
+	if (ops->reset_event)
+		ops->reset_event(h->pdev, NULL);
+}
+
+/* The driver's ordered workqueue for event and flush work (irq_workq). */
+struct workqueue_struct *hns_shim_alloc_wq(const char *name)
+{
+	return alloc_ordered_workqueue("%s", WQ_MEM_RECLAIM, name);
+}
+
+void hns_shim_destroy_wq(struct workqueue_struct *wq)
+{
+	destroy_workqueue(wq);
+}
+
 /* Linux irq number of the i-th RoCE vector of the function (0 if none). */
 unsigned int hns_shim_irq_vector(struct hnae3_handle *handle, unsigned int i)
 {
@@ -684,7 +708,7 @@ static int hns_shim_create_cq(struct ib_cq *ibcq,
 		ureq.db_addr = ucmd.db_addr;
 		ureq.cqe_size = ucmd.cqe_size;
 	}
-	ret = hns_rs_create_cq(rs, ibcq->device,
+	ret = hns_rs_create_cq(rs, ibcq,
 			       udata ? hns_shim_udata_uctx(udata) : NULL,
 			       udata ? &ureq : NULL, &args, &cq->rs_cq);
 	if (ret)
@@ -712,7 +736,7 @@ static int hns_shim_poll_cq(struct ib_cq *ibcq, int n, struct ib_wc *wc)
 {
 	struct hns_shim_cq *cq = container_of(ibcq, struct hns_shim_cq, ibcq);
 
-	return hns_rs_poll_cq(to_sdev(ibcq->device)->rs, cq->rs_cq, n);
+	return hns_rs_poll_cq(to_sdev(ibcq->device)->rs, cq->rs_cq, n, wc);
 }
 
 static int hns_shim_req_notify_cq(struct ib_cq *ibcq,
@@ -720,9 +744,49 @@ static int hns_shim_req_notify_cq(struct ib_cq *ibcq,
 {
 	struct hns_shim_cq *cq = container_of(ibcq, struct hns_shim_cq, ibcq);
 
-	hns_rs_req_notify_cq(to_sdev(ibcq->device)->rs, cq->rs_cq,
-			     (flags & IB_CQ_SOLICITED_MASK) == IB_CQ_SOLICITED);
-	return 0;
+	return hns_rs_req_notify_cq(to_sdev(ibcq->device)->rs, cq->rs_cq,
+				    (flags & IB_CQ_SOLICITED_MASK) ==
+				    IB_CQ_SOLICITED,
+				    flags & IB_CQ_REPORT_MISSED_EVENTS);
+}
+
+/* Completion handler of a CQ, from the CEQ interrupt. */
+void hns_shim_cq_comp(struct ib_cq *ibcq)
+{
+	if (ibcq->comp_handler)
+		ibcq->comp_handler(ibcq, ibcq->cq_context);
+}
+
+/* IB_EVENT_CQ_ERR to a CQ's owner. */
+void hns_shim_cq_event(struct ib_cq *ibcq)
+{
+	struct ib_event event = {};
+
+	if (!ibcq->event_handler)
+		return;
+	event.device = ibcq->device;
+	event.element.cq = ibcq;
+	event.event = IB_EVENT_CQ_ERR;
+	ibcq->event_handler(&event, ibcq->cq_context);
+}
+
+/* An asynchronous event to a QP's owner. */
+void hns_shim_qp_event(struct ib_qp *ibqp, enum ib_event_type type)
+{
+	struct ib_event event = {};
+
+	if (!ibqp->event_handler)
+		return;
+	event.device = ibqp->device;
+	event.element.qp = ibqp;
+	event.event = type;
+	ibqp->event_handler(&event, ibqp->qp_context);
+}
+
+/* The address vector of an AH (UD sends). */
+const struct hns_shim_av *hns_shim_ah_av(struct ib_ah *ibah)
+{
+	return ibah ? &container_of(ibah, struct hns_shim_ah, ibah)->av : NULL;
 }
 
 static void *hns_shim_rs_cq(struct ib_cq *ibcq)
@@ -775,7 +839,7 @@ static int hns_shim_create_qp(struct ib_qp *ibqp,
 	in.max_inline_data = init_attr->cap.max_inline_data;
 	in.has_srq = init_attr->srq != NULL;
 	in.has_xrcd = init_attr->xrcd != NULL;
-	ret = hns_rs_create_qp(to_sdev(ibqp->device)->rs, ibqp->device,
+	ret = hns_rs_create_qp(to_sdev(ibqp->device)->rs, ibqp,
 			       udata ? hns_shim_udata_uctx(udata) : NULL, &in,
 			       hns_shim_rs_cq(init_attr->send_cq),
 			       hns_shim_rs_cq(init_attr->recv_cq), &qp->rs_qp,
@@ -954,8 +1018,121 @@ static int hns_shim_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 static int hns_shim_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 			      const struct ib_send_wr **bad_wr)
 {
-	*bad_wr = wr;
-	return -EOPNOTSUPP;
+	struct hns_shim_qp *qp = container_of(ibqp, struct hns_shim_qp, ibqp);
+
+	return hns_rs_post_send(to_sdev(ibqp->device)->rs, qp->rs_qp, wr,
+				bad_wr);
+}
+
+/* The move to ERR of a QP whose work must be flushed (deferred work). */
+int hns_shim_qp_to_err(struct ib_qp *ibqp)
+{
+	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
+
+	return hns_shim_modify_qp(ibqp, &attr, IB_QP_STATE, NULL);
+}
+
+/* A drain WR's completion (hns_roce_v2_drain_rq/sq). */
+struct hns_shim_drain_cqe {
+	struct ib_cqe cqe;
+	struct completion done;
+};
+
+static void hns_shim_drain_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct hns_shim_drain_cqe *d = container_of(wc->wr_cqe,
+						    struct hns_shim_drain_cqe,
+						    cqe);
+
+	complete(&d->done);
+}
+
+/*
+ * Waits for the drain WR: a CQ polled directly is polled here, 100 ms at a
+ * time, until the completion came; otherwise its handler completes it.
+ */
+static void hns_shim_drain_wait(struct ib_cq *cq, struct hns_shim_drain_cqe *d)
+{
+	if (cq->poll_ctx == IB_POLL_DIRECT) {
+		while (wait_for_completion_timeout(&d->done, HZ / 10) <= 0)
+			ib_process_cq_direct(cq, -1);
+		return;
+	}
+	if (cq->comp_handler)
+		wait_for_completion(&d->done);
+}
+
+static void hns_shim_drain_rq(struct ib_qp *ibqp)
+{
+	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
+	void *rs = to_sdev(ibqp->device)->rs;
+	struct hns_shim_drain_cqe d = {};
+	const struct ib_recv_wr *bad;
+	struct ib_recv_wr rwr = {};
+	int ret;
+
+	if (hns_rs_reset_down(rs)) {
+		ibdev_err_ratelimited(ibqp->device,
+				      "drain rq during a reset is not supported yet.\n");
+		return;
+	}
+	ret = ib_modify_qp(ibqp, &attr, IB_QP_STATE);
+	if (ret) {
+		ibdev_err_ratelimited(ibqp->device,
+				      "failed to modify qp during drain rq, ret = %d.\n",
+				      ret);
+		return;
+	}
+	d.cqe.done = hns_shim_drain_done;
+	init_completion(&d.done);
+	rwr.wr_cqe = &d.cqe;
+	ret = hns_shim_post_recv(ibqp, &rwr, &bad);
+	if (ret) {
+		ibdev_err_ratelimited(ibqp->device,
+				      "failed to post recv for drain rq, ret = %d.\n",
+				      ret);
+		return;
+	}
+	hns_shim_drain_wait(ibqp->recv_cq, &d);
+}
+
+static void hns_shim_drain_sq(struct ib_qp *ibqp)
+{
+	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
+	void *rs = to_sdev(ibqp->device)->rs;
+	struct hns_shim_drain_cqe d = {};
+	const struct ib_send_wr *bad;
+	/* Large enough for a UD QP's reading of it as an ib_ud_wr. */
+	union {
+		struct ib_rdma_wr rdma;
+		struct ib_ud_wr ud;
+	} swr = {};
+	int ret;
+
+	if (hns_rs_reset_down(rs)) {
+		ibdev_err_ratelimited(ibqp->device,
+				      "drain sq during a reset is not supported yet.\n");
+		return;
+	}
+	ret = ib_modify_qp(ibqp, &attr, IB_QP_STATE);
+	if (ret) {
+		ibdev_err_ratelimited(ibqp->device,
+				      "failed to modify qp during drain sq, ret = %d.\n",
+				      ret);
+		return;
+	}
+	d.cqe.done = hns_shim_drain_done;
+	init_completion(&d.done);
+	swr.rdma.wr.opcode = IB_WR_RDMA_WRITE;
+	swr.rdma.wr.wr_cqe = &d.cqe;
+	ret = hns_shim_post_send(ibqp, &swr.rdma.wr, &bad);
+	if (ret) {
+		ibdev_err_ratelimited(ibqp->device,
+				      "failed to post send for drain sq, ret = %d.\n",
+				      ret);
+		return;
+	}
+	hns_shim_drain_wait(ibqp->send_cq, &d);
 }
 
 
@@ -1086,6 +1263,8 @@ static const struct ib_device_ops hns_shim_dev_ops = {
 	.query_qp = hns_shim_query_qp,
 	.post_send = hns_shim_post_send,
 	.post_recv = hns_shim_post_recv,
+	.drain_rq = hns_shim_drain_rq,
+	.drain_sq = hns_shim_drain_sq,
 	.get_dma_mr = hns_shim_get_dma_mr,
 	.reg_user_mr = hns_shim_reg_user_mr,
 	.rereg_user_mr = hns_shim_rereg_user_mr,

@@ -338,6 +338,14 @@ void *hns_shim_ibdev_rs(struct ib_device *ibdev);
 u32 hns_shim_ucontext_uar(struct ib_ucontext *uctx);
 u32 hns_shim_pd_pdn(struct ib_pd *pd);
 u32 hns_shim_xrcd_xrcdn(struct ib_xrcd *xrcd);
+void hns_shim_request_reset(struct hnae3_handle *h, bool vf);
+struct workqueue_struct *hns_shim_alloc_wq(const char *name);
+void hns_shim_destroy_wq(struct workqueue_struct *wq);
+void hns_shim_cq_comp(struct ib_cq *ibcq);
+void hns_shim_cq_event(struct ib_cq *ibcq);
+void hns_shim_qp_event(struct ib_qp *ibqp, enum ib_event_type type);
+int hns_shim_qp_to_err(struct ib_qp *ibqp);
+const struct hns_shim_av *hns_shim_ah_av(struct ib_ah *ibah);
 
 /* Implemented in Rust (rdma.rs); the shim's ops call them. */
 void hns_rs_query_device(void *rs, struct hns_shim_dev_attr *attr);
@@ -354,12 +362,13 @@ void hns_rs_dealloc_pd(void *rs, u32 pdn);
 int hns_rs_alloc_xrcd(void *rs, u32 *xrcdn);
 void hns_rs_dealloc_xrcd(void *rs, u32 xrcdn);
 int hns_rs_query_counters(void *rs, u64 *values, u32 num);
-int hns_rs_create_cq(void *rs, struct ib_device *ibdev, void *uctx,
+int hns_rs_create_cq(void *rs, struct ib_cq *ibcq, void *uctx,
 		     const struct hns_shim_cq_ureq *ureq,
 		     struct hns_shim_cq_args *args, void **cq);
 void hns_rs_destroy_cq(void *rs, void *cq);
-int hns_rs_poll_cq(void *rs, void *cq, int n);
-void hns_rs_req_notify_cq(void *rs, void *cq, bool solicited);
+int hns_rs_poll_cq(void *rs, void *cq, int n, struct ib_wc *wc);
+int hns_rs_req_notify_cq(void *rs, void *cq, bool solicited,
+			 bool report_missed);
 int hns_rs_get_dma_mr(void *rs, u32 pdn, u32 access, void **mr, u32 *key);
 int hns_rs_reg_user_mr(void *rs, struct ib_device *ibdev,
 		       const struct hns_shim_mr_req *req, void **mr, u32 *key);
@@ -368,7 +377,7 @@ int hns_rs_rereg_user_mr(void *rs, struct ib_device *ibdev, void *mr,
 void hns_rs_dereg_mr(void *rs, void *mr);
 int hns_rs_create_ah(void *rs, const struct hns_shim_ah_in *in,
 		     struct hns_shim_av *av);
-int hns_rs_create_qp(void *rs, struct ib_device *ibdev, void *uctx,
+int hns_rs_create_qp(void *rs, struct ib_qp *ibqp, void *uctx,
 		     struct hns_shim_qp_init *init, void *send_cq,
 		     void *recv_cq, void **qp, u32 *qpn);
 int hns_rs_modify_qp(void *rs, void *qp, const struct hns_shim_qp_attr *attr,
@@ -377,6 +386,9 @@ void hns_rs_destroy_qp(void *rs, void *qp);
 int hns_rs_query_qp(void *rs, void *qp, struct hns_shim_qp_query *q);
 int hns_rs_post_recv(void *rs, void *qp, const struct ib_recv_wr *wr,
 		     const struct ib_recv_wr **bad_wr);
+int hns_rs_post_send(void *rs, void *qp, const struct ib_send_wr *wr,
+		     const struct ib_send_wr **bad_wr);
+bool hns_rs_reset_down(void *rs);
 
 /* --- user memory --------------------------------------------------------- */
 struct ib_umem;

@@ -254,6 +254,34 @@ impl KernelMtr {
         self.ba_pg_shift
     }
 
+    /// Stores `v` as one little-endian 32-bit word at byte offset `off`
+    /// (4-aligned): a single store, so the engine never sees half of it.
+    ///
+    /// # Errors
+    ///
+    /// `EINVAL` past the end or unaligned.
+    pub(crate) fn write_word(&self, off: usize, v: u32) -> Result {
+        if off % 4 != 0 {
+            return Err(EINVAL);
+        }
+        let page = self.pages.get(off >> self.page_shift).ok_or(EINVAL)?;
+        let inner = off & ((1usize << self.page_shift) - 1);
+        if inner + 4 > page.len() {
+            return Err(EINVAL);
+        }
+        // SAFETY: `inner + 4 <= page.len()` and `inner` is 4-aligned in a
+        // page-aligned buffer; the device reads this memory, so store
+        // volatile.
+        unsafe {
+            page.as_mut_ptr()
+                .cast::<u8>()
+                .add(inner)
+                .cast::<u32>()
+                .write_volatile(v.to_le())
+        };
+        Ok(())
+    }
+
     /// Reads the little-endian word `word` of the `len`-byte entry at byte
     /// offset `off`; `None` past the end.
     pub(crate) fn read_word(&self, off: usize, word: usize) -> Option<u32> {

@@ -786,3 +786,201 @@ pub mod cqe_size {
         ("HNS_ROCE_V3_CQE_SIZE", V3_CQE_SIZE),
     ];
 }
+
+/// Send WQE opcodes, also the opcode of a send CQE (`HNS_ROCE_V2_WQE_OP_*`).
+pub mod wqe_op {
+    /// `HNS_ROCE_V2_WQE_OP_SEND`.
+    pub const SEND: u32 = 0x0;
+    /// `HNS_ROCE_V2_WQE_OP_SEND_WITH_INV`.
+    pub const SEND_WITH_INV: u32 = 0x1;
+    /// `HNS_ROCE_V2_WQE_OP_SEND_WITH_IMM`.
+    pub const SEND_WITH_IMM: u32 = 0x2;
+    /// `HNS_ROCE_V2_WQE_OP_RDMA_WRITE`.
+    pub const RDMA_WRITE: u32 = 0x3;
+    /// `HNS_ROCE_V2_WQE_OP_RDMA_WRITE_WITH_IMM`.
+    pub const RDMA_WRITE_WITH_IMM: u32 = 0x4;
+    /// `HNS_ROCE_V2_WQE_OP_RDMA_READ`.
+    pub const RDMA_READ: u32 = 0x5;
+    /// `HNS_ROCE_V2_WQE_OP_ATOM_CMP_AND_SWAP`.
+    pub const ATOM_CMP_AND_SWAP: u32 = 0x6;
+    /// `HNS_ROCE_V2_WQE_OP_ATOM_FETCH_AND_ADD`.
+    pub const ATOM_FETCH_AND_ADD: u32 = 0x7;
+    /// `HNS_ROCE_V2_WQE_OP_ATOM_MSK_CMP_AND_SWAP`.
+    pub const ATOM_MSK_CMP_AND_SWAP: u32 = 0x8;
+    /// `HNS_ROCE_V2_WQE_OP_ATOM_MSK_FETCH_AND_ADD`.
+    pub const ATOM_MSK_FETCH_AND_ADD: u32 = 0x9;
+    /// `HNS_ROCE_V2_WQE_OP_FAST_REG_PMR`.
+    pub const FAST_REG_PMR: u32 = 0xa;
+    /// `HNS_ROCE_V2_WQE_OP_BIND_MW`.
+    pub const BIND_MW: u32 = 0xc;
+    /// `HNS_ROCE_V2_WQE_OP_MASK`.
+    pub const MASK: u32 = 0x1f;
+
+    /// Every constant of the module, by its C name.
+    pub const ALL: &[(&str, u32)] = &[
+        ("HNS_ROCE_V2_WQE_OP_SEND", SEND),
+        ("HNS_ROCE_V2_WQE_OP_SEND_WITH_INV", SEND_WITH_INV),
+        ("HNS_ROCE_V2_WQE_OP_SEND_WITH_IMM", SEND_WITH_IMM),
+        ("HNS_ROCE_V2_WQE_OP_RDMA_WRITE", RDMA_WRITE),
+        (
+            "HNS_ROCE_V2_WQE_OP_RDMA_WRITE_WITH_IMM",
+            RDMA_WRITE_WITH_IMM,
+        ),
+        ("HNS_ROCE_V2_WQE_OP_RDMA_READ", RDMA_READ),
+        ("HNS_ROCE_V2_WQE_OP_ATOM_CMP_AND_SWAP", ATOM_CMP_AND_SWAP),
+        ("HNS_ROCE_V2_WQE_OP_ATOM_FETCH_AND_ADD", ATOM_FETCH_AND_ADD),
+        (
+            "HNS_ROCE_V2_WQE_OP_ATOM_MSK_CMP_AND_SWAP",
+            ATOM_MSK_CMP_AND_SWAP,
+        ),
+        (
+            "HNS_ROCE_V2_WQE_OP_ATOM_MSK_FETCH_AND_ADD",
+            ATOM_MSK_FETCH_AND_ADD,
+        ),
+        ("HNS_ROCE_V2_WQE_OP_FAST_REG_PMR", FAST_REG_PMR),
+        ("HNS_ROCE_V2_WQE_OP_BIND_MW", BIND_MW),
+        ("HNS_ROCE_V2_WQE_OP_MASK", MASK),
+    ];
+}
+
+/// Opcodes of a receive CQE (`HNS_ROCE_V2_OPCODE_*`).
+pub mod recv_op {
+    /// `HNS_ROCE_V2_OPCODE_RDMA_WRITE_IMM`.
+    pub const RDMA_WRITE_IMM: u32 = 0x0;
+    /// `HNS_ROCE_V2_OPCODE_SEND`.
+    pub const SEND: u32 = 0x1;
+    /// `HNS_ROCE_V2_OPCODE_SEND_WITH_IMM`.
+    pub const SEND_WITH_IMM: u32 = 0x2;
+    /// `HNS_ROCE_V2_OPCODE_SEND_WITH_INV`.
+    pub const SEND_WITH_INV: u32 = 0x3;
+
+    /// Every constant of the module, by its C name.
+    pub const ALL: &[(&str, u32)] = &[
+        ("HNS_ROCE_V2_OPCODE_RDMA_WRITE_IMM", RDMA_WRITE_IMM),
+        ("HNS_ROCE_V2_OPCODE_SEND", SEND),
+        ("HNS_ROCE_V2_OPCODE_SEND_WITH_IMM", SEND_WITH_IMM),
+        ("HNS_ROCE_V2_OPCODE_SEND_WITH_INV", SEND_WITH_INV),
+    ];
+}
+
+/// CQE status values (`HNS_ROCE_CQE_V2_*`).
+pub mod cqe_status {
+    /// `HNS_ROCE_CQE_V2_SUCCESS`.
+    pub const SUCCESS: u32 = 0x00;
+    /// `HNS_ROCE_CQE_V2_LOCAL_LENGTH_ERR`.
+    pub const LOCAL_LENGTH_ERR: u32 = 0x01;
+    /// `HNS_ROCE_CQE_V2_LOCAL_QP_OP_ERR`.
+    pub const LOCAL_QP_OP_ERR: u32 = 0x02;
+    /// `HNS_ROCE_CQE_V2_LOCAL_PROT_ERR`.
+    pub const LOCAL_PROT_ERR: u32 = 0x04;
+    /// `HNS_ROCE_CQE_V2_WR_FLUSH_ERR`.
+    pub const WR_FLUSH_ERR: u32 = 0x05;
+    /// `HNS_ROCE_CQE_V2_MW_BIND_ERR`.
+    pub const MW_BIND_ERR: u32 = 0x06;
+    /// `HNS_ROCE_CQE_V2_BAD_RESP_ERR`.
+    pub const BAD_RESP_ERR: u32 = 0x10;
+    /// `HNS_ROCE_CQE_V2_LOCAL_ACCESS_ERR`.
+    pub const LOCAL_ACCESS_ERR: u32 = 0x11;
+    /// `HNS_ROCE_CQE_V2_REMOTE_INVAL_REQ_ERR`.
+    pub const REMOTE_INVAL_REQ_ERR: u32 = 0x12;
+    /// `HNS_ROCE_CQE_V2_REMOTE_ACCESS_ERR`.
+    pub const REMOTE_ACCESS_ERR: u32 = 0x13;
+    /// `HNS_ROCE_CQE_V2_REMOTE_OP_ERR`.
+    pub const REMOTE_OP_ERR: u32 = 0x14;
+    /// `HNS_ROCE_CQE_V2_TRANSPORT_RETRY_EXC_ERR`.
+    pub const TRANSPORT_RETRY_EXC_ERR: u32 = 0x15;
+    /// `HNS_ROCE_CQE_V2_RNR_RETRY_EXC_ERR`.
+    pub const RNR_RETRY_EXC_ERR: u32 = 0x16;
+    /// `HNS_ROCE_CQE_V2_REMOTE_ABORT_ERR`.
+    pub const REMOTE_ABORT_ERR: u32 = 0x22;
+    /// `HNS_ROCE_CQE_V2_GENERAL_ERR`.
+    pub const GENERAL_ERR: u32 = 0x23;
+    /// `HNS_ROCE_V2_CQE_STATUS_MASK`.
+    pub const STATUS_MASK: u32 = 0xff;
+
+    /// Every constant of the module, by its C name.
+    pub const ALL: &[(&str, u32)] = &[
+        ("HNS_ROCE_CQE_V2_SUCCESS", SUCCESS),
+        ("HNS_ROCE_CQE_V2_LOCAL_LENGTH_ERR", LOCAL_LENGTH_ERR),
+        ("HNS_ROCE_CQE_V2_LOCAL_QP_OP_ERR", LOCAL_QP_OP_ERR),
+        ("HNS_ROCE_CQE_V2_LOCAL_PROT_ERR", LOCAL_PROT_ERR),
+        ("HNS_ROCE_CQE_V2_WR_FLUSH_ERR", WR_FLUSH_ERR),
+        ("HNS_ROCE_CQE_V2_MW_BIND_ERR", MW_BIND_ERR),
+        ("HNS_ROCE_CQE_V2_BAD_RESP_ERR", BAD_RESP_ERR),
+        ("HNS_ROCE_CQE_V2_LOCAL_ACCESS_ERR", LOCAL_ACCESS_ERR),
+        ("HNS_ROCE_CQE_V2_REMOTE_INVAL_REQ_ERR", REMOTE_INVAL_REQ_ERR),
+        ("HNS_ROCE_CQE_V2_REMOTE_ACCESS_ERR", REMOTE_ACCESS_ERR),
+        ("HNS_ROCE_CQE_V2_REMOTE_OP_ERR", REMOTE_OP_ERR),
+        (
+            "HNS_ROCE_CQE_V2_TRANSPORT_RETRY_EXC_ERR",
+            TRANSPORT_RETRY_EXC_ERR,
+        ),
+        ("HNS_ROCE_CQE_V2_RNR_RETRY_EXC_ERR", RNR_RETRY_EXC_ERR),
+        ("HNS_ROCE_CQE_V2_REMOTE_ABORT_ERR", REMOTE_ABORT_ERR),
+        ("HNS_ROCE_CQE_V2_GENERAL_ERR", GENERAL_ERR),
+        ("HNS_ROCE_V2_CQE_STATUS_MASK", STATUS_MASK),
+    ];
+}
+
+/// Arm kinds of the CQ notify doorbell (`V2_CQ_DB_REQ_NOT*`).
+pub mod cq_notify {
+    /// `V2_CQ_DB_REQ_NOT_SOL`.
+    pub const REQ_NOT_SOL: u32 = 0;
+    /// `V2_CQ_DB_REQ_NOT`.
+    pub const REQ_NOT: u32 = 1;
+
+    /// Every constant of the module, by its C name.
+    pub const ALL: &[(&str, u32)] = &[
+        ("V2_CQ_DB_REQ_NOT_SOL", REQ_NOT_SOL),
+        ("V2_CQ_DB_REQ_NOT", REQ_NOT),
+    ];
+}
+
+/// Send WQE sizes: data segments in the WQE, their size, the atomic length, the per-QP SQ doorbell stride (`HNS_ROCE_DWQE_SIZE`).
+pub mod sge {
+    /// `HNS_ROCE_SGE_IN_WQE`.
+    pub const SGE_IN_WQE: u32 = 2;
+    /// `HNS_ROCE_SGE_SHIFT`.
+    pub const SGE_SHIFT: u32 = 4;
+    /// `HNS_ROCE_SGE_SIZE`.
+    pub const SGE_SIZE: u32 = 16;
+    /// `HNS_ROCE_DWQE_SIZE`.
+    pub const DWQE_SIZE: u32 = 65536;
+    /// `ATOMIC_WR_LEN`.
+    pub const ATOMIC_WR_LEN: u32 = 8;
+
+    /// Every constant of the module, by its C name.
+    pub const ALL: &[(&str, u32)] = &[
+        ("HNS_ROCE_SGE_IN_WQE", SGE_IN_WQE),
+        ("HNS_ROCE_SGE_SHIFT", SGE_SHIFT),
+        ("HNS_ROCE_SGE_SIZE", SGE_SIZE),
+        ("HNS_ROCE_DWQE_SIZE", DWQE_SIZE),
+        ("ATOMIC_WR_LEN", ATOMIC_WR_LEN),
+    ];
+}
+
+/// Inline data kept inside an RC WQE (`HNS_ROCE_V2_MAX_RC_INL_INN_SZ`).
+pub mod wqe_inl {
+    /// `HNS_ROCE_V2_MAX_RC_INL_INN_SZ`.
+    pub const MAX_RC_INL_INN_SZ: u32 = 32;
+
+    /// Every constant of the module, by its C name.
+    pub const ALL: &[(&str, u32)] = &[("HNS_ROCE_V2_MAX_RC_INL_INN_SZ", MAX_RC_INL_INN_SZ)];
+}
+
+/// Bits of the abnormal interrupt status and enable registers (`HNS_ROCE_V2_VF_*_S`).
+pub mod abn_bit {
+    /// `HNS_ROCE_V2_VF_INT_ST_AEQ_OVERFLOW_S`.
+    pub const INT_ST_AEQ_OVERFLOW_S: u32 = 0;
+    /// `HNS_ROCE_V2_VF_ABN_INT_EN_S`.
+    pub const ABN_INT_EN_S: u32 = 0;
+
+    /// Every constant of the module, by its C name.
+    pub const ALL: &[(&str, u32)] = &[
+        (
+            "HNS_ROCE_V2_VF_INT_ST_AEQ_OVERFLOW_S",
+            INT_ST_AEQ_OVERFLOW_S,
+        ),
+        ("HNS_ROCE_V2_VF_ABN_INT_EN_S", ABN_INT_EN_S),
+    ];
+}

@@ -14,7 +14,7 @@ RESULTS=$HNS_BUILD/check/results.txt
 mkdir -p "$HNS_BUILD/check"
 : >"$RESULTS"
 # Suites the module must run at insmod; a missing one fails.
-EXPECTED_SUITES="hns_roce_rs_field hns_roce_rs_cmq hns_roce_rs_hem hns_roce_rs_caps hns_roce_rs_bitmap hns_roce_rs_ctx hns_roce_rs_qpc hns_roce_rs_scc"
+EXPECTED_SUITES="hns_roce_rs_field hns_roce_rs_cmq hns_roce_rs_hem hns_roce_rs_caps hns_roce_rs_bitmap hns_roce_rs_ctx hns_roce_rs_qpc hns_roce_rs_scc hns_roce_rs_cqe hns_roce_rs_wqe"
 KSRC=""
 t0=$(date +%s)
 
@@ -385,6 +385,20 @@ if [ -x "$HNS_BUILD/sim-target/release/hns-sim" ] && [ -f "$HNS_BUILD/module-kun
     trace_equal equivalence/reset-trace reset-c reset-rs
 else
     result equivalence/registration SKIP "hns-sim or the module did not build"
+fi
+
+# --- Kernel data path without user QPs (SIM=1), both drivers. --------------
+# tests/guest/kpath-plan.sh: RDMA CM connections with no QP (REQ, REP, RTU,
+# DREQ, DREP through the kernel GSI QP: post_send UD with GRH, CEQ ->
+# completion handler, poll_cq), then an unload without WARN. ~35 s a boot.
+if [ -x "$HNS_BUILD/sim-target/release/hns-sim" ] && [ -f "$HNS_BUILD/module-kunit/hns_roce_rs.ko" ]; then
+    for d in c rs; do
+        mod=$([ $d = c ] && echo hns_roce_hw_v2 || echo hns_roce_rs)
+        echo "sh /opt/hns/kpath-plan.sh $mod" >"$L/kpath-$d.cmd"
+        guest_tests "kpath-$d" "$RESULTS" "$L/kpath-$d.cmd" --driver $d --sim 1
+    done
+else
+    result guest/kpath SKIP "module or hns-sim did not build"
 fi
 
 # --- hns-sim data engine on the C reference driver (SIM=1). -----------------

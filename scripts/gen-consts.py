@@ -43,6 +43,23 @@ GROUPS = [
      "Shifts of the addresses in a PBL MPT entry (`MPT_PBL_*_ADDR_S`)."),
     ("cqe_size", "u32", DEVH, "define", r"HNS_ROCE_V\d_CQE_SIZE", ["HNS_ROCE_"],
      "CQE sizes a user CQ may ask for (`HNS_ROCE_V*_CQE_SIZE`)."),
+    ("wqe_op", "u32", V2H, "enum", r"HNS_ROCE_V2_WQE_OP_\w+", ["HNS_ROCE_V2_WQE_OP_"],
+     "Send WQE opcodes, also the opcode of a send CQE (`HNS_ROCE_V2_WQE_OP_*`)."),
+    ("recv_op", "u32", V2H, "enum", r"HNS_ROCE_V2_OPCODE_\w+", ["HNS_ROCE_V2_OPCODE_"],
+     "Opcodes of a receive CQE (`HNS_ROCE_V2_OPCODE_*`)."),
+    ("cqe_status", "u32", V2H, "enum", r"HNS_ROCE_(CQE_V2|V2_CQE_STATUS)_\w+",
+     ["HNS_ROCE_CQE_V2_", "HNS_ROCE_V2_CQE_"],
+     "CQE status values (`HNS_ROCE_CQE_V2_*`)."),
+    ("cq_notify", "u32", V2H, "define", r"V2_CQ_DB_REQ_\w+", ["V2_CQ_DB_"],
+     "Arm kinds of the CQ notify doorbell (`V2_CQ_DB_REQ_NOT*`)."),
+    ("sge", "u32", DEVH, "define", r"HNS_ROCE_SGE_(IN_WQE|SIZE|SHIFT)|ATOMIC_WR_LEN|HNS_ROCE_DWQE_SIZE",
+     ["HNS_ROCE_"],
+     "Send WQE sizes: data segments in the WQE, their size, the atomic length, the per-QP SQ doorbell stride (`HNS_ROCE_DWQE_SIZE`)."),
+    ("wqe_inl", "u32", V2H, "define", r"HNS_ROCE_V2_MAX_RC_INL_INN_SZ", ["HNS_ROCE_V2_"],
+     "Inline data kept inside an RC WQE (`HNS_ROCE_V2_MAX_RC_INL_INN_SZ`)."),
+    ("abn_bit", "u32", V2H, "define", r"HNS_ROCE_V2_VF_(INT_ST_AEQ_OVERFLOW|ABN_INT_EN)_S",
+     ["HNS_ROCE_V2_VF_"],
+     "Bits of the abnormal interrupt status and enable registers (`HNS_ROCE_V2_VF_*_S`)."),
 ]
 
 

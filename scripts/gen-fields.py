@@ -28,6 +28,9 @@ LAYOUTS = [
     ("EQC", "Eqc", "hns_roce_eq_context", 16, "event queue context (EQC)", V2H),
     ("AEQE", "Aeqe", "hns_roce_aeqe", 16, "asynchronous event queue entry (64-byte AEQE)", DEVH),
     ("CEQE", "Ceqe", "hns_roce_ceqe", 16, "completion event queue entry (64-byte CEQE)", DEVH),
+    ("CQE", "Cqe", "hns_roce_v2_cqe", 16, "completion queue entry (CQE, 32 or 64 bytes)", V2H),
+    ("UD_SEND_WQE", "UdSendWqe", "hns_roce_v2_ud_send_wqe", 16, "UD send WQE", V2H),
+    ("RC_SEND_WQE", "RcSendWqe", "hns_roce_v2_rc_send_wqe", 16, "RC send WQE (its first 32 bytes; data segments follow)", V2H),
 ]
 
 # CMQ payloads: (C location macro, Rust module, C struct, doc). Every one is
@@ -173,7 +176,7 @@ def main():
         # accessed through hr_reg_*; the driver copies them as whole words.
         wide = [f for f in fields if int(f[1]) // 32 != int(f[2]) // 32]
         fields = [f for f in fields if f not in wide]
-        mod = ty.lower()
+        mod = {"UdSendWqe": "ud_send_wqe", "RcSendWqe": "rc_send_wqe"}.get(ty, ty.lower())
         out += [f"/// Fields of the {doc}.", f"pub mod {mod} {{", f"    use super::*;", ""]
         for name, h, l in wide:
             out.append(f"    // {name} ({h}..={l}) spans several words and is copied whole.")

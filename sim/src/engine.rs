@@ -54,6 +54,7 @@ use crate::xlate::{
 };
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
+use std::io::Write as _;
 use std::time::{Duration, Instant};
 
 mod cqe;
@@ -73,6 +74,18 @@ pub use wire::{Fail, NoWire, Op, RcOp, Request, Response, UdMsg, Wire};
 
 /// FNV-1a of a WQE's bytes: tells the scan whether the producer is still
 /// writing it.
+/// A `--dump-data` line: `<what> <queue> <idx> <w0> <w1> ...`, queue and
+/// index in hex, the words little-endian as the driver reads them.
+pub fn dump_line(what: &str, queue: u32, idx: u32, bytes: &[u8]) -> String {
+    let mut s = format!("{what} {queue:06x} {idx:04x}");
+    for c in bytes.chunks(4) {
+        let mut w = [0u8; 4];
+        w[..c.len()].copy_from_slice(c);
+        s.push_str(&format!(" {:08x}", u32::from_le_bytes(w)));
+    }
+    s
+}
+
 fn fingerprint(b: &[u8]) -> u64 {
     b.iter().fold(0xcbf2_9ce4_8422_2325, |h, &x| {
         (h ^ u64::from(x)).wrapping_mul(0x0100_0000_01b3)
@@ -373,6 +386,9 @@ pub struct Engine {
     log_budget: u32,
     /// Where log lines go (stderr = hns-sim.log) unless disabled.
     pub quiet: bool,
+    /// `--dump-data`: every SQ WQE taken and every CQE written, as hex
+    /// words (off unless asked for; the control trace is not affected).
+    pub dump: Option<Box<dyn std::io::Write + Send>>,
 }
 
 impl Engine {
@@ -382,6 +398,15 @@ impl Engine {
             log_budget: 200,
             ..Default::default()
         }
+    }
+
+    /// One `--dump-data` line: `what`, its queue number and index, then
+    /// `bytes` as little-endian 32-bit words.
+    fn dump_words(&mut self, what: &str, queue: u32, idx: u32, bytes: &[u8]) {
+        let Some(out) = self.dump.as_mut() else {
+            return;
+        };
+        let _ = writeln!(out, "{}", dump_line(what, queue, idx, bytes));
     }
 
     fn log(&mut self, s: &str) {

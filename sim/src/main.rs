@@ -8,7 +8,7 @@
 //! the firmware (CMQ, mailbox, HEM, EQs). See docs/hns-sim.md.
 
 use hns_sim::{caps, device, fw, ivshmem, mem, trace};
-use std::io::Read;
+use std::io::{Read, Write};
 use std::os::unix::net::UnixListener;
 use std::time::{Duration, Instant};
 
@@ -23,6 +23,9 @@ struct Args {
     faults: Vec<fw::Fault>,
     ready_file: Option<String>,
     dump_caps: bool,
+    /// `--dump-data FILE`: SQ WQEs and CQEs as hex words (function 0 in
+    /// FILE, function n in FILE.n).
+    dump_data: Option<String>,
     /// Sleep of an idle pass (0: yield instead).
     idle: Duration,
     /// How long after the last pass that did work the loop keeps polling
@@ -36,6 +39,7 @@ fn usage() -> ! {
          \x20              [--vectors N] [--config FILE] [--fault OPCODE:RETVAL|timeout[:once|always]]\n\
          \x20              [--fault mbx:CMD:STATUS[:once|always]]\n\
          \x20              [--set KEY=VALUE] [--ready FILE] [--idle-us N] [--spin-ms N]\n\
+         \x20              [--dump-data FILE]\n\
          \x20      hns-sim --dump-caps"
     );
     std::process::exit(2);
@@ -61,6 +65,7 @@ fn parse_args() -> Result<Args, String> {
         faults: vec![],
         ready_file: None,
         dump_caps: false,
+        dump_data: None,
         idle: Duration::from_micros(100),
         spin: Duration::from_millis(20),
     };
@@ -96,6 +101,7 @@ fn parse_args() -> Result<Args, String> {
                 a.spin = Duration::from_millis(ms);
             }
             "--dump-caps" => a.dump_caps = true,
+            "--dump-data" => a.dump_data = Some(val()?),
             _ => usage(),
         }
     }
@@ -130,7 +136,17 @@ fn serve(listeners: &[UnixListener], a: &Args) -> Result<Vec<fw::Stats>, String>
         let trace = trace::Trace::to_file(&format!("{}/trace-{n}.txt", a.out), "")
             .map_err(|e| format!("trace: {e}"))?;
         let firmware = fw::Firmware::new(a.caps.clone(), a.faults.clone(), trace);
-        devs.push(device::Device::new(firmware, bar, &ram, peer));
+        let mut dev = device::Device::new(firmware, bar, &ram, peer);
+        if let Some(f) = &a.dump_data {
+            let path = if n == 0 {
+                f.clone()
+            } else {
+                format!("{f}.{n}")
+            };
+            let file = std::fs::File::create(&path).map_err(|e| format!("{path}: {e}"))?;
+            dev.engine.dump = Some(Box::new(std::io::BufWriter::new(file)));
+        }
+        devs.push(dev);
     }
     let mut idle_since = Instant::now();
     let mut last_check = Instant::now();
@@ -178,6 +194,9 @@ fn serve(listeners: &[UnixListener], a: &Args) -> Result<Vec<fw::Stats>, String>
     let mut stats = vec![];
     for (n, dev) in devs.iter_mut().enumerate() {
         dev.fw.trace.flush();
+        if let Some(d) = dev.engine.dump.as_mut() {
+            let _ = d.flush();
+        }
         let e = dev.engine.stats;
         eprintln!(
             "hns-sim[{n}]: data: {} WQEs, {} CQEs ({} errors), {} CEQEs, {} doorbells, {} WQEs found by the scan, {} messages to other devices, {} bad DMA",

@@ -341,6 +341,59 @@ mod scc {
     }
 }
 
+/// CQE decoding: status and opcode tables, ownership, SQ tail, the C
+/// driver's CQEs.
+#[kunit_tests(hns_roce_rs_cqe)]
+mod cqe {
+    use crate::vectors::cqe as v;
+
+    #[test]
+    fn status_table() {
+        assert_eq!(v::check_status_table(), Ok(()));
+    }
+
+    #[test]
+    fn opcode_maps() {
+        assert_eq!(v::check_opcode_maps(), Ok(()));
+    }
+
+    #[test]
+    fn owner_and_tail() {
+        assert_eq!(v::check_owner_and_tail(), Ok(()));
+    }
+
+    #[test]
+    fn c_cqes() {
+        assert_eq!(v::check_c_cqes(), Ok(()));
+    }
+}
+
+/// Send WQE encoding: the C stack's UD and RC WQEs, doorbell, owner bit.
+#[kunit_tests(hns_roce_rs_wqe)]
+mod wqe {
+    use crate::vectors::wqe as v;
+
+    #[test]
+    fn doorbell_and_owner() {
+        assert_eq!(v::check_doorbell_and_owner(), Ok(()));
+    }
+
+    #[test]
+    fn c_ud_wqes() {
+        assert_eq!(v::check_c_ud_wqes(), Ok(()));
+    }
+
+    #[test]
+    fn rc_wqes() {
+        assert_eq!(v::check_rc_wqes(), Ok(()));
+    }
+
+    #[test]
+    fn rc_atomic_inline() {
+        assert_eq!(v::check_rc_atomic_inline(), Ok(()));
+    }
+}
+
 /// Harness self-test only (scripts/check.sh): a failing KUnit case must fail
 /// the run. Never part of a normal build.
 #[cfg(hns_selftest_kunit_fail)]

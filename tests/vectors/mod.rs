@@ -5,11 +5,13 @@
 pub mod bitmap;
 pub mod caps;
 pub mod cmq;
+pub mod cqe;
 pub mod ctx;
 pub mod field;
 pub mod hem;
 pub mod qpc;
 pub mod scc;
+pub mod wqe;
 
 /// Result of one check: `Err` names the first expectation that failed.
 pub type Check = Result<(), &'static str>;

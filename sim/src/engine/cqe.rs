@@ -139,6 +139,8 @@ impl Engine {
             });
         match r {
             Ok(()) => {
+                let pi = c.pi;
+                self.dump_words("cqe", cqn, pi & 0xffff, &bytes);
                 if let Some(c) = self.cqs.get_mut(&cqn) {
                     c.pi = c.pi.wrapping_add(1);
                 }

@@ -77,6 +77,26 @@ impl Engine {
                     }
                 }
             }
+            if self.dump.is_some() {
+                // The extended SGEs of the WQE too (UD keeps all its SGEs
+                // there, RC from the third on).
+                let mut line = raw.to_vec();
+                let ud = ctx.tst == tst::UD;
+                let (start, n) = if ud {
+                    let u = UdWqe::from_bytes(&raw);
+                    (u.start_sge, if u.inline { 0 } else { u.sge_num })
+                } else {
+                    let r = RcWqe::from_bytes(&raw);
+                    (r.start_sge, r.sge_num.saturating_sub(2))
+                };
+                for i in 0..n.min(16) {
+                    let mut b = [0u8; SGE_SIZE];
+                    if ctx.buf.read(mem, ctx.sge_at(start + i), &mut b).is_ok() {
+                        line.extend_from_slice(&b);
+                    }
+                }
+                self.dump_words(if ud { "udwqe" } else { "rcwqe" }, qpn, idx, &line);
+            }
             let step = match ctx.tst {
                 tst::RC | tst::XRC => self.exec_rc(host, mem, wire, &ctx, idx, &raw, now),
                 tst::UD => self.exec_ud(host, mem, wire, &ctx, idx, &raw),

@@ -1555,3 +1555,71 @@ fn ud_inline_in_the_wqe_and_in_the_extended_sge_ring() {
     assert_eq!(get32(&w.mem, CQ1_BUF + 128), 0x0002_0180);
     assert_eq!(get32(&w.mem, CQ2_BUF + 128), 0);
 }
+
+/// A `Write` into a shared buffer (the `--dump-data` tests).
+#[derive(Clone, Default)]
+struct SharedBuf(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl std::io::Write for SharedBuf {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(b);
+        Ok(b.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+#[test]
+fn dump_data_writes_each_wqe_taken_and_each_cqe_written() {
+    let mut w = world();
+    let buf = SharedBuf::default();
+    w.eng.dump = Some(Box::new(buf.clone()));
+    w.recv_b(0, 0x200, 0x100, MR_VA + 0x1800);
+    w.post_a(
+        0,
+        0x100,
+        &[
+            (1, 100),
+            (3, 1 << 24),
+            (8, 100),
+            (9, 0x100),
+            (10, MR_VA as u32),
+            (11, (MR_VA >> 32) as u32),
+        ],
+        true,
+    );
+    assert!(w.poll(0));
+    let text = String::from_utf8(buf.0.lock().unwrap().clone()).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    // The WQE as the engine read it (owner bit 0x80 | SE... of dw0), then
+    // the receive CQE on CQ 2 and the send CQE on CQ 1, 16 words each.
+    assert_eq!(lines.len(), 3, "{text}");
+    assert!(
+        lines[0].starts_with("rcwqe 000008 0000 00000180 00000064 00000000 01000000"),
+        "{}",
+        lines[0]
+    );
+    assert_eq!(lines[0].split(' ').count(), 3 + 16);
+    assert!(
+        lines[1].starts_with("cqe 000002 0000 000000c1 "),
+        "{}",
+        lines[1]
+    );
+    assert!(
+        lines[2].starts_with("cqe 000001 0000 00000080 "),
+        "{}",
+        lines[2]
+    );
+    assert_eq!(lines[1].split(' ').count(), 3 + 16);
+    // Without the flag nothing is written (and nothing breaks).
+    let mut w2 = world();
+    w2.recv_b(0, 0x200, 0x100, MR_VA + 0x1800);
+    w2.post_a(
+        0,
+        0x100,
+        &[(1, 100), (3, 1 << 24), (8, 100), (9, 0x100)],
+        true,
+    );
+    assert!(w2.poll(0));
+}

@@ -51,6 +51,12 @@ pub mod hns_roce_hw_v2 {
 
     #[path = "hns_roce_hw_v2/qpc.rs"]
     pub mod qpc;
+
+    #[path = "hns_roce_hw_v2/cqe.rs"]
+    pub mod cqe;
+
+    #[path = "hns_roce_hw_v2/wqe.rs"]
+    pub mod wqe;
 }
 
 /// Vectors shared with the KUnit suites.

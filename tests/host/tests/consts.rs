@@ -6,7 +6,8 @@
 //! of a group in the header must be in Rust.
 
 use hns_host_tests::hns_roce_hw_v2::consts::{
-    cap_flag, cmq_op, cqe_size, db_cmd, eq_db_cmd, event, mbox, mpt_shift, pci_rev, reg,
+    abn_bit, cap_flag, cmq_op, cq_notify, cqe_size, cqe_status, db_cmd, eq_db_cmd, event, mbox,
+    mpt_shift, pci_rev, recv_op, reg, sge, wqe_inl, wqe_op,
 };
 
 /// One numeric constant of a C header.
@@ -256,6 +257,55 @@ fn mpt_shifts_and_cqe_sizes_match_c_header() {
 fn register_offsets_match_c_header() {
     let all: Vec<(&str, u64)> = reg::ALL.iter().map(|&(n, v)| (n, v as u64)).collect();
     compare("hns_roce_common.h", |c| define(c, "ROCEE_"), &all);
+}
+
+#[test]
+fn data_path_codes_match_c_header() {
+    compare(
+        "hns_roce_hw_v2.h",
+        |c| enum_member(c, "HNS_ROCE_V2_WQE_OP_"),
+        &widen(wqe_op::ALL),
+    );
+    compare(
+        "hns_roce_hw_v2.h",
+        |c| enum_member(c, "HNS_ROCE_V2_OPCODE_"),
+        &widen(recv_op::ALL),
+    );
+    compare(
+        "hns_roce_hw_v2.h",
+        |c| enum_member(c, "HNS_ROCE_CQE_V2_") || enum_member(c, "HNS_ROCE_V2_CQE_STATUS"),
+        &widen(cqe_status::ALL),
+    );
+    compare(
+        "hns_roce_hw_v2.h",
+        |c| define(c, "V2_CQ_DB_REQ_"),
+        &widen(cq_notify::ALL),
+    );
+    let sge_names = [
+        "HNS_ROCE_SGE_IN_WQE",
+        "HNS_ROCE_SGE_SIZE",
+        "HNS_ROCE_SGE_SHIFT",
+        "ATOMIC_WR_LEN",
+        "HNS_ROCE_DWQE_SIZE",
+    ];
+    compare(
+        "hns_roce_device.h",
+        |c| c.tag.is_none() && sge_names.contains(&c.name.as_str()),
+        &widen(sge::ALL),
+    );
+    compare(
+        "hns_roce_hw_v2.h",
+        |c| define(c, "HNS_ROCE_V2_MAX_RC_INL_INN_SZ"),
+        &widen(wqe_inl::ALL),
+    );
+    compare(
+        "hns_roce_hw_v2.h",
+        |c| {
+            c.name == "HNS_ROCE_V2_VF_INT_ST_AEQ_OVERFLOW_S"
+                || c.name == "HNS_ROCE_V2_VF_ABN_INT_EN_S"
+        },
+        &widen(abn_bit::ALL),
+    );
 }
 
 /// The values the driver's behaviour hangs on, spelled out once more: a

@@ -3,7 +3,9 @@
 //! Host tests of the context field helper and the generated field maps.
 
 use hns_host_tests::field::{Field, Layout};
-use hns_host_tests::hns_roce_hw_v2::fields::{aeqe, ceqe, cqc, eqc, mpt, qpc, qpcex, srqc};
+use hns_host_tests::hns_roce_hw_v2::fields::{
+    aeqe, ceqe, cqc, cqe, eqc, mpt, qpc, qpcex, rc_send_wqe, srqc, ud_send_wqe,
+};
 use hns_host_tests::vectors::field as v;
 
 #[test]
@@ -139,4 +141,19 @@ fn aeqe_matches_c_header() {
 #[test]
 fn ceqe_matches_c_header() {
     compare("CEQE", ceqe::ALL);
+}
+
+#[test]
+fn cqe_matches_c_header() {
+    compare("CQE", cqe::ALL);
+}
+
+#[test]
+fn ud_send_wqe_matches_c_header() {
+    compare("UD_SEND_WQE", ud_send_wqe::ALL);
+}
+
+#[test]
+fn rc_send_wqe_matches_c_header() {
+    compare("RC_SEND_WQE", rc_send_wqe::ALL);
 }

@@ -1,0 +1,224 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+
+//! Kernel CQ polling (`hns_roce_v2_poll_cq`), the consumer-index doorbell,
+//! CQ cleaning (`__hns_roce_v2_cq_clean`) and the CQ table the completion
+//! and asynchronous event handlers look CQs up in.
+//!
+//! The CQ table is a red-black tree under an IRQ-disabling spinlock of its
+//! own lock class. Handlers use a CQ only while they hold that lock, and
+//! `destroy_cq` takes the CQ out of the table under it first: a CEQE or
+//! AEQE that arrives for a CQ being destroyed finds nothing (the C driver
+//! gets the same from `xa_erase` + `synchronize_irq` + a refcount).
+
+use super::Cq;
+use crate::cmdq::Cmd;
+use crate::eq::Objects;
+use crate::hns_roce_hw_v2::consts::{db_cmd, reg};
+use crate::hns_roce_hw_v2::cqe;
+use crate::qp::post::QpCore;
+use crate::rdma::WcArray;
+use core::sync::atomic::Ordering;
+use kernel::{
+    new_spinlock_irq,
+    prelude::*,
+    rbtree::{RBTree, RBTreeNode},
+    sync::{barrier, Arc, SpinLockIrq}, //
+};
+
+/// The CQE words `decode` reads (the first 32 bytes).
+const CQE_WORDS: usize = 8;
+
+/// The consumer-index doorbell of a CQ without record doorbell
+/// (`update_cq_db`): CQN, CQ command, consumer index, command sequence 1.
+fn ci_doorbell(cqn: u32, ci: u32) -> u64 {
+    u64::from(cqn & 0xff_ffff) | (db_cmd::CQ << 24) | (u64::from(ci & 0xff_ffff) << 32) | (1 << 57)
+}
+
+impl Cq {
+    /// Byte offset of CQE `n`.
+    fn cqe_off(&self, n: u32) -> usize {
+        // CAST: index times entry size fits the buffer.
+        ((n & (self.depth - 1)) * self.cqe_size) as usize
+    }
+
+    /// The first words of CQE `n`.
+    fn cqe_words(&self, n: u32) -> [u32; CQE_WORDS] {
+        let off = self.cqe_off(n);
+        let mut w = [0u32; CQE_WORDS];
+        for (i, x) in w.iter_mut().enumerate() {
+            *x = self.mtr.read_word(off, i).unwrap_or(0);
+        }
+        w
+    }
+
+    /// Whether software owns CQE `n` (`get_sw_cqe_v2`).
+    fn sw_owns(&self, n: u32) -> bool {
+        self.mtr
+            .read_word(self.cqe_off(n), 0)
+            .is_some_and(|w0| cqe::sw_owns(w0, n, self.depth))
+    }
+
+    /// Tells the engine how far software consumed (`update_cq_db`).
+    fn update_ci(&self, cmd: &Cmd) {
+        let ci = self.cons_index.load(Ordering::Relaxed);
+        match &self.db {
+            Some(super::CqDb::Kernel(db)) => db.set(ci & 0xff_ffff),
+            // A user CQ's consumer index is libhns's to write.
+            Some(super::CqDb::User(_)) => {}
+            None => cmd.ring_db(ci_doorbell(self.cqn, ci), reg::DB_SQ_L_0),
+        }
+    }
+
+    /// Polls up to `wc.len()` completions into `wc`
+    /// (`hns_roce_v2_poll_cq`); how many.
+    pub(crate) fn poll(&self, cmd: &Cmd, objs: &Objects, wc: &mut WcArray<'_>) -> usize {
+        let _g = self.lock.lock();
+        let mut n = 0;
+        let mut cur: Option<Arc<QpCore>> = None;
+        while n < wc.len() {
+            let ci = self.cons_index.load(Ordering::Relaxed);
+            if !self.sw_owns(ci) {
+                break;
+            }
+            self.cons_index.store(ci.wrapping_add(1), Ordering::Relaxed);
+            // The entry's other words only after its owner bit.
+            barrier::dma_mb(barrier::Read);
+            let words = self.cqe_words(ci);
+            let c = cqe::decode(&words);
+            let qp = match cur.take() {
+                Some(q) if q.qpn() == c.qpn => q,
+                _ => match objs.qps.get(c.qpn) {
+                    Some(q) => q,
+                    None => {
+                        dev_err!(
+                            cmd.device(),
+                            "CQ {:06x} with entry for unknown QPN {:06x}\n",
+                            self.cqn,
+                            c.qpn
+                        );
+                        break;
+                    }
+                },
+            };
+            let wr_id = qp.take_wrid(&c);
+            wc.set(n, &c, wr_id, qp.ibqp());
+            if c.status != cqe::WcStatus::Success && c.status != cqe::WcStatus::WrFlushErr {
+                dev_err_ratelimited!(cmd.device(), "error cqe status {:#x}:\n", c.hw_status);
+                dev_dbg!(cmd.device(), "CQE {:08x?}\n", words);
+            }
+            if c.flush_qp {
+                qp.flush(&objs.wq);
+            }
+            cur = Some(qp);
+            n += 1;
+        }
+        if n > 0 {
+            self.update_ci(cmd);
+        }
+        n
+    }
+
+    /// Arms the CQ (`hns_roce_v2_req_notify_cq`).
+    pub(crate) fn arm(&self, cmd: &Cmd, solicited: bool) {
+        cmd.ring_db(self.notify_db(solicited), reg::DB_SQ_L_0);
+    }
+
+    /// Takes the CQEs of QP `qpn` out of the CQ, moving the later ones of
+    /// other QPs down over them (`hns_roce_v2_cq_clean`).
+    pub(crate) fn clean(&self, cmd: &Cmd, qpn: u32) {
+        let _g = self.lock.lock();
+        let ci = self.cons_index.load(Ordering::Relaxed);
+        let mut prod = ci;
+        while self.sw_owns(prod) {
+            if prod.wrapping_sub(ci) > self.depth - 1 {
+                break;
+            }
+            prod = prod.wrapping_add(1);
+        }
+        let mut freed = 0u32;
+        while prod != ci {
+            prod = prod.wrapping_sub(1);
+            let words = self.cqe_words(prod);
+            if cqe::cqe_qpn(&words) == qpn {
+                freed += 1;
+            } else if freed > 0 {
+                self.move_cqe(prod, prod.wrapping_add(freed));
+            }
+        }
+        if freed > 0 {
+            self.cons_index
+                .store(ci.wrapping_add(freed), Ordering::Relaxed);
+            self.update_ci(cmd);
+        }
+    }
+
+    /// Copies CQE `from` over CQE `to`, keeping `to`'s owner bit.
+    fn move_cqe(&self, from: u32, to: u32) {
+        let (src, dst) = (self.cqe_off(from), self.cqe_off(to));
+        // CAST: 32 or 64 bytes.
+        let words = (self.cqe_size / 4) as usize;
+        for i in (1..words).rev() {
+            if let Some(v) = self.mtr.read_word(src, i) {
+                let _ = self.mtr.write_word(dst + 4 * i, v);
+            }
+        }
+        if let (Some(s0), Some(d0)) = (self.mtr.read_word(src, 0), self.mtr.read_word(dst, 0)) {
+            let _ = self.mtr.write_word(dst, cqe::moved_word0(s0, d0));
+        }
+    }
+
+    /// A completion event for this CQ (`hns_roce_cq_completion`).
+    fn completion(&self) {
+        self.arm_sn.fetch_add(1, Ordering::Relaxed);
+        self.ibcq.completion();
+    }
+}
+
+/// The CQs of a device by CQN, for the event handlers.
+#[pin_data]
+pub(crate) struct CqTable {
+    mask: u32,
+    #[pin]
+    map: SpinLockIrq<RBTree<u32, Arc<Cq>>>,
+}
+
+impl CqTable {
+    /// An empty table for `num_cqs` (a power of two) CQs.
+    pub(crate) fn new(num_cqs: u32) -> impl PinInit<Self> {
+        pin_init!(CqTable {
+            mask: num_cqs.wrapping_sub(1),
+            map <- new_spinlock_irq!(RBTree::new(), "hns_roce_rs cq_table"),
+        })
+    }
+
+    /// Adds a CQ (after CREATE_CQC).
+    pub(crate) fn insert(&self, cq: Arc<Cq>) -> Result {
+        let node = RBTreeNode::new(cq.cqn & self.mask, cq, GFP_KERNEL)?;
+        self.map.lock().insert(node);
+        Ok(())
+    }
+
+    /// Takes CQ `cqn` out; the reference is dropped after the lock.
+    pub(crate) fn remove(&self, cqn: u32) {
+        let old = self.map.lock().remove(&(cqn & self.mask));
+        drop(old);
+    }
+
+    /// A CEQE for `cqn`: its completion handler, under the table lock.
+    pub(crate) fn completion(&self, cmd: &Cmd, cqn: u32) {
+        let map = self.map.lock();
+        match map.get(&(cqn & self.mask)) {
+            Some(cq) => cq.completion(),
+            None => dev_warn!(cmd.device(), "completion event for bogus CQ {:#08x}\n", cqn),
+        }
+    }
+
+    /// An AEQE for `cqn` (`hns_roce_cq_event`): `IB_EVENT_CQ_ERR`.
+    pub(crate) fn event(&self, cmd: &Cmd, cqn: u32) {
+        let map = self.map.lock();
+        match map.get(&(cqn & self.mask)) {
+            Some(cq) => cq.ibcq.error_event(),
+            None => dev_warn!(cmd.device(), "async event for bogus CQ {:#08x}\n", cqn),
+        }
+    }
+}

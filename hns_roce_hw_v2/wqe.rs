@@ -1,0 +1,436 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+
+//! Send WQE encoding (`core` only): the UD and RC send WQEs of the C
+//! driver's `hns_roce_v2_post_send` (`set_ud_wqe`, `set_rc_wqe` and their
+//! helpers).
+//!
+//! C edits the WQE slot in place: it zeroes the first word, then writes
+//! field by field, so bits of fields a given opcode does not write keep
+//! what the slot's previous WQE left there. The encoders here do the same
+//! on a copy of the slot's old words (`prev`), which makes their output the
+//! very words C leaves in memory. The owner bit is part of word 0; the
+//! caller writes the other words first and word 0 last.
+
+use crate::field::Ctx;
+use crate::hns_roce_hw_v2::consts::{sge, wqe_inl, wqe_op};
+use crate::hns_roce_hw_v2::fields::{rc_send_wqe as rc, ud_send_wqe as ud, RcSendWqe, UdSendWqe};
+
+/// One data segment (`struct ib_sge`, as `struct hns_roce_v2_wqe_data_seg`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Sge {
+    /// Address.
+    pub addr: u64,
+    /// Length in bytes.
+    pub len: u32,
+    /// Local key.
+    pub lkey: u32,
+}
+
+impl Sge {
+    /// The four little-endian words of the segment as the engine reads them
+    /// (host order here).
+    pub fn words(&self) -> [u32; 4] {
+        // CAST: the two halves of the address.
+        [
+            self.len,
+            self.lkey,
+            self.addr as u32,
+            (self.addr >> 32) as u32,
+        ]
+    }
+}
+
+/// `calc_wr_sge_num`: the segments with a non-zero length and their total
+/// length.
+pub fn valid_sges(sges: &[Sge]) -> (u32, u32) {
+    sges.iter()
+        .filter(|s| s.len != 0)
+        .fold((0, 0), |(n, l), s| (n + 1, l.wrapping_add(s.len)))
+}
+
+/// The address vector of a UD send (`struct hns_roce_av` of the AH).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct UdAv {
+    /// UDP source port.
+    pub udp_sport: u16,
+    /// Hop limit.
+    pub hop_limit: u8,
+    /// Traffic class.
+    pub tclass: u8,
+    /// Flow label.
+    pub flowlabel: u32,
+    /// Service level.
+    pub sl: u8,
+    /// Source GID index.
+    pub gid_index: u8,
+    /// Destination MAC.
+    pub mac: [u8; 6],
+    /// Destination GID.
+    pub dgid: [u8; 16],
+    /// VLAN present (written on HIP08 only).
+    pub vlan_en: bool,
+    /// VLAN id (written on HIP08 only).
+    pub vlan_id: u16,
+}
+
+/// What a UD send WQE holds (`set_ud_wqe`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct UdSend {
+    /// Hardware opcode (SEND or SEND_WITH_IMM: `set_ud_opcode` refuses the
+    /// rest).
+    pub opcode: u32,
+    /// Immediate data in host order (`be32_to_cpu` of the WR's).
+    pub imm: u32,
+    /// Total length of the valid segments.
+    pub msg_len: u32,
+    /// `IB_SEND_SIGNALED`.
+    pub signaled: bool,
+    /// `IB_SEND_SOLICITED`.
+    pub solicited: bool,
+    /// Protection domain.
+    pub pdn: u32,
+    /// Valid segments (all in the extended SGE area).
+    pub sge_num: u32,
+    /// First extended SGE (already masked by the SGE count).
+    pub start_sge: u32,
+    /// Q_Key (the QP's own when the WR's has the high bit set).
+    pub qkey: u32,
+    /// Destination QP.
+    pub dqpn: u32,
+    /// Address vector.
+    pub av: UdAv,
+    /// HIP08 (VLAN fields are written only there).
+    pub hip08: bool,
+    /// Owner bit for this lap of the SQ.
+    pub owner: bool,
+}
+
+/// The UD send WQE: `prev` is the slot's old contents.
+pub fn ud_wqe(prev: &[u32; 16], p: &UdSend) -> [u32; 16] {
+    let mut c = Ctx::<UdSendWqe, 16>::from_le_words(prev.map(u32::to_le));
+    let mut w = *c.as_le_words();
+    w[0] = 0;
+    c = Ctx::from_le_words(w);
+    // Word 2: the immediate data, 0 for a plain SEND.
+    let imm = if p.opcode == wqe_op::SEND_WITH_IMM {
+        p.imm
+    } else {
+        0
+    };
+    c.write(ud::OPCODE, p.opcode);
+    c.write(ud::CQE, u32::from(p.signaled));
+    c.write(ud::SE, u32::from(p.solicited));
+    c.write(ud::PD, p.pdn);
+    c.write(ud::SGE_NUM, p.sge_num);
+    c.write(ud::MSG_START_SGE_IDX, p.start_sge);
+    c.write(ud::DQPN, p.dqpn);
+    c.write(ud::UDPSPN, u32::from(p.av.udp_sport));
+    c.write(ud::HOPLIMIT, u32::from(p.av.hop_limit));
+    c.write(ud::TCLASS, u32::from(p.av.tclass));
+    c.write(ud::FLOW_LABEL, p.av.flowlabel);
+    c.write(ud::SL, u32::from(p.av.sl));
+    if p.hip08 {
+        c.write(ud::VLAN_EN, u32::from(p.av.vlan_en));
+        c.write(ud::VLAN, u32::from(p.av.vlan_id));
+    }
+    c.write(ud::OWNER, u32::from(p.owner));
+    let mut out = c.as_le_words().map(u32::from_le);
+    out[1] = p.msg_len;
+    out[2] = imm;
+    out[6] = p.qkey;
+    // Bytes 40..64: DMAC, SGID index, SMAC index (untouched), DGID.
+    let mut b = [0u8; 24];
+    for (i, x) in out[10..16].iter().enumerate() {
+        b[4 * i..4 * i + 4].copy_from_slice(&x.to_le_bytes());
+    }
+    b[..6].copy_from_slice(&p.av.mac);
+    b[6] = p.av.gid_index;
+    b[8..24].copy_from_slice(&p.av.dgid);
+    for (i, x) in out[10..16].iter_mut().enumerate() {
+        *x = u32::from_le_bytes([b[4 * i], b[4 * i + 1], b[4 * i + 2], b[4 * i + 3]]);
+    }
+    out
+}
+
+/// The operation of an RC send WQE with its operands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RcOp {
+    /// SEND.
+    Send,
+    /// SEND_WITH_IMM, immediate data in host order.
+    SendWithImm(u32),
+    /// SEND_WITH_INV of an rkey.
+    SendWithInv(u32),
+    /// RDMA WRITE.
+    RdmaWrite {
+        /// Remote key.
+        rkey: u32,
+        /// Remote address.
+        va: u64,
+    },
+    /// RDMA WRITE with immediate.
+    RdmaWriteWithImm {
+        /// Remote key.
+        rkey: u32,
+        /// Remote address.
+        va: u64,
+        /// Immediate data in host order.
+        imm: u32,
+    },
+    /// RDMA READ.
+    RdmaRead {
+        /// Remote key.
+        rkey: u32,
+        /// Remote address.
+        va: u64,
+    },
+    /// Atomic compare and swap.
+    CmpSwap {
+        /// Remote key.
+        rkey: u32,
+        /// Remote address.
+        va: u64,
+        /// Value to compare with.
+        compare: u64,
+        /// Value to store.
+        swap: u64,
+    },
+    /// Atomic fetch and add.
+    FetchAdd {
+        /// Remote key.
+        rkey: u32,
+        /// Remote address.
+        va: u64,
+        /// Value to add.
+        add: u64,
+    },
+}
+
+impl RcOp {
+    /// Hardware opcode (`to_hr_opcode`).
+    pub fn hw_opcode(&self) -> u32 {
+        match self {
+            RcOp::Send => wqe_op::SEND,
+            RcOp::SendWithImm(_) => wqe_op::SEND_WITH_IMM,
+            RcOp::SendWithInv(_) => wqe_op::SEND_WITH_INV,
+            RcOp::RdmaWrite { .. } => wqe_op::RDMA_WRITE,
+            RcOp::RdmaWriteWithImm { .. } => wqe_op::RDMA_WRITE_WITH_IMM,
+            RcOp::RdmaRead { .. } => wqe_op::RDMA_READ,
+            RcOp::CmpSwap { .. } => wqe_op::ATOM_CMP_AND_SWAP,
+            RcOp::FetchAdd { .. } => wqe_op::ATOM_FETCH_AND_ADD,
+        }
+    }
+
+    fn is_atomic(&self) -> bool {
+        matches!(self, RcOp::CmpSwap { .. } | RcOp::FetchAdd { .. })
+    }
+}
+
+/// What went wrong building an RC WQE (C's -EINVAL cases).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WqeError {
+    /// An atomic whose segments do not add up to 8 bytes.
+    AtomicLength,
+    /// Inline data with an RDMA READ.
+    InlineRead,
+    /// Inline data longer than the QP allows or the path MTU.
+    InlineLength,
+    /// Inline data that does not fit the extended SGE space.
+    InlineNoSpace,
+}
+
+/// What an RC send WQE holds (`set_rc_wqe`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RcSend<'a> {
+    /// The operation.
+    pub op: RcOp,
+    /// The WR's segments, all of them (zero-length ones are skipped).
+    pub sges: &'a [Sge],
+    /// `IB_SEND_FENCE` (C writes it into the SO bit).
+    pub fence: bool,
+    /// `IB_SEND_SOLICITED`.
+    pub solicited: bool,
+    /// `IB_SEND_SIGNALED`.
+    pub signaled: bool,
+    /// `IB_SEND_INLINE`.
+    pub inline: bool,
+    /// The QP's next extended SGE index, unmasked.
+    pub sge_idx: u32,
+    /// Extended SGEs of the QP (a power of two, or 0).
+    pub sge_cnt: u32,
+    /// Owner bit for this lap of the SQ.
+    pub owner: bool,
+}
+
+/// Where a segment that does not fit the WQE goes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ExtSge {
+    /// Index in the extended SGE area (masked).
+    pub idx: u32,
+    /// The segment.
+    pub sge: Sge,
+}
+
+/// `set_extend_sge`: the valid segments of `sges` after the first `skip`
+/// valid ones, placed from extended SGE `first` on in an area of `cnt`
+/// entries.
+pub fn ext_sges(
+    sges: &[Sge],
+    skip: usize,
+    first: u32,
+    cnt: u32,
+) -> impl Iterator<Item = ExtSge> + '_ {
+    let mask = cnt.wrapping_sub(1);
+    sges.iter()
+        .filter(|s| s.len != 0)
+        .skip(skip)
+        .zip(0u32..)
+        .map(move |(s, i)| ExtSge {
+            idx: first.wrapping_add(i) & mask,
+            sge: *s,
+        })
+}
+
+/// An encoded RC WQE: its 16 words and where its segments beyond the two
+/// it holds go.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RcWqe {
+    /// The WQE's words (host order).
+    pub words: [u32; 16],
+    /// Valid segments going to the extended SGE area (from the third on).
+    pub ext_n: u32,
+    /// The QP's next extended SGE index after this WQE.
+    pub next_sge: u32,
+}
+
+/// Builds an RC send WQE over `prev`, the slot's old words. Inline data
+/// is given as `inline_data` (the bytes the SGEs point at, in order);
+/// only inline data that fits the WQE (`HNS_ROCE_V2_MAX_RC_INL_INN_SZ`)
+/// is supported here, longer inline data is [`WqeError::InlineNoSpace`].
+pub fn rc_wqe(
+    prev: &[u32; 16],
+    p: &RcSend<'_>,
+    inline_data: &[u8],
+    max_inline: u32,
+    mtu: u32,
+) -> Result<RcWqe, WqeError> {
+    let (valid, msg_len) = valid_sges(p.sges);
+    let mut w = *prev;
+    w[0] = 0;
+    w[1] = msg_len;
+    w[2] = match p.op {
+        RcOp::SendWithImm(imm) | RcOp::RdmaWriteWithImm { imm, .. } => imm,
+        _ => 0,
+    };
+    match p.op {
+        RcOp::RdmaRead { rkey, va }
+        | RcOp::RdmaWrite { rkey, va }
+        | RcOp::RdmaWriteWithImm { rkey, va, .. }
+        | RcOp::CmpSwap { rkey, va, .. }
+        | RcOp::FetchAdd { rkey, va, .. } => {
+            w[5] = rkey;
+            // CAST: the two halves of the address.
+            w[6] = va as u32;
+            w[7] = (va >> 32) as u32;
+        }
+        RcOp::SendWithInv(rkey) => w[2] = rkey,
+        RcOp::Send | RcOp::SendWithImm(_) => {}
+    }
+    let mut c = Ctx::<RcSendWqe, 16>::from_le_words(w.map(u32::to_le));
+    c.write(rc::OPCODE, p.op.hw_opcode());
+    c.write(rc::SO, u32::from(p.fence));
+    c.write(rc::SE, u32::from(p.solicited));
+    c.write(rc::CQE, u32::from(p.signaled));
+    let mask = p.sge_cnt.wrapping_sub(1);
+    c.write(rc::MSG_START_SGE_IDX, p.sge_idx & mask);
+    let mut out = RcWqe {
+        words: [0; 16],
+        ext_n: 0,
+        next_sge: p.sge_idx,
+    };
+    let mut w = c.as_le_words().map(u32::from_le);
+    if p.op.is_atomic() {
+        if msg_len != sge::ATOMIC_WR_LEN {
+            return Err(WqeError::AtomicLength);
+        }
+        let first = p.sges.first().copied().unwrap_or_default();
+        w[8..12].copy_from_slice(&first.words());
+        let (a, b) = match p.op {
+            RcOp::CmpSwap { compare, swap, .. } => (swap, compare),
+            RcOp::FetchAdd { add, .. } => (add, 0),
+            _ => (0, 0),
+        };
+        // CAST: the two halves of each operand.
+        w[12] = a as u32;
+        w[13] = (a >> 32) as u32;
+        w[14] = b as u32;
+        w[15] = (b >> 32) as u32;
+        let mut c = Ctx::<RcSendWqe, 16>::from_le_words(w.map(u32::to_le));
+        c.write(rc::SGE_NUM, valid);
+        c.write(rc::OWNER, u32::from(p.owner));
+        out.words = c.as_le_words().map(u32::from_le);
+        return Ok(out);
+    }
+    let mut c = Ctx::<RcSendWqe, 16>::from_le_words(w.map(u32::to_le));
+    c.write(rc::INLINE, u32::from(p.inline));
+    if p.inline {
+        if matches!(p.op, RcOp::RdmaRead { .. }) {
+            return Err(WqeError::InlineRead);
+        }
+        if msg_len > max_inline || msg_len > mtu {
+            return Err(WqeError::InlineLength);
+        }
+        if msg_len > wqe_inl::MAX_RC_INL_INN_SZ {
+            return Err(WqeError::InlineNoSpace);
+        }
+        c.clear(rc::INL_TYPE);
+        let mut w = c.as_le_words().map(u32::from_le);
+        let mut bytes = [0u8; 32];
+        for (i, x) in w[8..16].iter().enumerate() {
+            bytes[4 * i..4 * i + 4].copy_from_slice(&x.to_le_bytes());
+        }
+        let n = inline_data.len().min(32);
+        bytes[..n].copy_from_slice(&inline_data[..n]);
+        for (i, x) in w[8..16].iter_mut().enumerate() {
+            *x = u32::from_le_bytes([
+                bytes[4 * i],
+                bytes[4 * i + 1],
+                bytes[4 * i + 2],
+                bytes[4 * i + 3],
+            ]);
+        }
+        let mut c = Ctx::<RcSendWqe, 16>::from_le_words(w.map(u32::to_le));
+        c.write(rc::OWNER, u32::from(p.owner));
+        out.words = c.as_le_words().map(u32::from_le);
+        return Ok(out);
+    }
+    let mut w = c.as_le_words().map(u32::from_le);
+    let given = p.sges.iter().filter(|s| s.len != 0);
+    for (slot, s) in given.take(sge::SGE_IN_WQE as usize).enumerate() {
+        w[8 + 4 * slot..12 + 4 * slot].copy_from_slice(&s.words());
+    }
+    if valid > sge::SGE_IN_WQE {
+        out.ext_n = valid - sge::SGE_IN_WQE;
+        out.next_sge = p.sge_idx.wrapping_add(out.ext_n);
+    }
+    let mut c = Ctx::<RcSendWqe, 16>::from_le_words(w.map(u32::to_le));
+    c.write(rc::SGE_NUM, valid);
+    c.write(rc::OWNER, u32::from(p.owner));
+    out.words = c.as_le_words().map(u32::from_le);
+    Ok(out)
+}
+
+/// The owner bit of SQ WQE `head` of a queue of `wqe_cnt` entries: the
+/// inverse of the lap parity.
+pub fn owner_bit(head: u32, wqe_cnt: u32) -> bool {
+    head & wqe_cnt == 0
+}
+
+/// The SQ doorbell (`update_sq_db`): QPN, SQ command, producer index, SL.
+pub fn sq_doorbell(qpn: u32, head: u32, sl: u32) -> u64 {
+    use crate::hns_roce_hw_v2::consts::db_cmd;
+    u64::from(qpn & 0xff_ffff)
+        | (db_cmd::SQ << 24)
+        | (u64::from(head & 0xffff) << 32)
+        | (u64::from(sl & 7) << 48)
+}

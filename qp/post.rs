@@ -1,0 +1,604 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+
+//! The data path of kernel QPs: `post_send` (`hns_roce_v2_post_send`), the
+//! work-queue state polling reads WR ids from, the deferred move to ERR
+//! (`flush_cqe`), QP events and the QP table the CQ poll and the AEQ
+//! handler look QPs up in.
+//!
+//! [`QpCore`] is the part of a QP those paths share: WR-id rings, heads and
+//! tails, the state, and the handle of its `ib_qp`. It holds no DMA memory
+//! and no CQ (the WQE buffer and the CQ references stay in the `Qp`), so
+//! its last reference may go anywhere, an interrupt handler included. The QP table has its own lock class: the C driver's
+//! `qp_table_xa` shares one with `dip_xa`, and lockdep reports the mix of
+//! hard-IRQ and IRQs-on uses at unload (see docs/driver.md).
+
+use super::{Qp, QpEnv};
+use crate::hns_roce_hw_v2::consts::{event, reg, wqe_op};
+use crate::hns_roce_hw_v2::cqe::{self, Completion};
+use crate::hns_roce_hw_v2::qpc::{qpt, QpState};
+use crate::hns_roce_hw_v2::wqe::{self, RcOp, RcSend, UdAv, UdSend, WqeError};
+use crate::rdma::{IbQp, OwnedQueue, QpEvent, SendWr, WrOpcode};
+use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use kernel::{
+    new_spinlock_irq,
+    prelude::*,
+    rbtree::{RBTree, RBTreeNode},
+    sync::{barrier, Arc, SpinLockIrq},
+    time::{delay::fsleep, Delta}, //
+};
+
+/// A work queue's software state (`struct hns_roce_wq` without the
+/// buffer).
+pub(crate) struct Wq {
+    /// Producer index.
+    pub(crate) head: u32,
+    /// Consumer index.
+    pub(crate) tail: u32,
+    /// WR ids, one per WQE slot (the length is the WQE count).
+    pub(crate) wrid: KVec<u64>,
+    /// SQ: next extended SGE index (`hr_qp->next_sge`).
+    pub(crate) next_sge: u32,
+}
+
+impl Wq {
+    /// An empty queue of `cnt` WQEs.
+    pub(crate) fn new(cnt: u32) -> Result<Self> {
+        let mut wrid = KVec::new();
+        // CAST: a WQE count.
+        wrid.resize(cnt as usize, 0u64, GFP_KERNEL)?;
+        Ok(Wq {
+            head: 0,
+            tail: 0,
+            wrid,
+            next_sge: 0,
+        })
+    }
+
+    /// WQE count (a power of two, or 0).
+    fn cnt(&self) -> u32 {
+        // CAST: at most `max_wqes`.
+        self.wrid.len() as u32
+    }
+
+    /// `hns_roce_wq_overflow`: no room for `nreq` more WQEs.
+    fn overflow(&self, nreq: u32) -> bool {
+        self.head.wrapping_sub(self.tail).wrapping_add(nreq) >= self.cnt()
+    }
+
+    /// Back to empty (`clear_qp`).
+    pub(crate) fn reset(&mut self) {
+        self.head = 0;
+        self.tail = 0;
+        self.next_sge = 0;
+    }
+}
+
+/// Deferred flush bookkeeping (C's `flush_lock` and refcount).
+struct Flush {
+    /// `HNS_ROCE_STOP_FLUSH_FLAG`: the QP is being destroyed.
+    stopped: bool,
+    /// Flush work items queued and not finished.
+    pending: u32,
+}
+
+/// What the CQ poll, the AEQ handler and `post_send` share of a QP.
+#[pin_data]
+pub(crate) struct QpCore {
+    qpn: u32,
+    ibqp: IbQp,
+    /// Only WRs asking for it complete (`sq_signal_bits`).
+    sig_requested_only: bool,
+    /// `enum ib_qp_state` of the QP; written under the QP's mutex or, for
+    /// the move to ERR by an event, by the AEQ handler.
+    pub(crate) state: AtomicU32,
+    /// Q_Key set by modify (UD sends whose WR Q_Key has the high bit).
+    pub(crate) qkey: AtomicU32,
+    /// Path MTU enum set by modify (inline length limit).
+    pub(crate) path_mtu: AtomicU32,
+    /// SL of the last UD send (the SQ doorbell carries it).
+    sl: AtomicU32,
+    /// The send queue (C's `sq.lock`).
+    #[pin]
+    pub(crate) sq: SpinLockIrq<Wq>,
+    /// The receive queue (C's `rq.lock`).
+    #[pin]
+    pub(crate) rq: SpinLockIrq<Wq>,
+    /// `HNS_ROCE_FLUSH_FLAG`.
+    flush_flag: AtomicBool,
+    #[pin]
+    flush: SpinLockIrq<Flush>,
+}
+
+impl QpCore {
+    /// A core for QP `qpn` with `sq`/`rq` WQE counts.
+    pub(crate) fn new(
+        qpn: u32,
+        ibqp: IbQp,
+        sig_requested_only: bool,
+        sq_cnt: u32,
+        rq_cnt: u32,
+    ) -> Result<Arc<Self>> {
+        let sq = Wq::new(sq_cnt)?;
+        let rq = Wq::new(rq_cnt)?;
+        Arc::pin_init(
+            pin_init!(QpCore {
+                qpn,
+                ibqp,
+                sig_requested_only,
+                state: AtomicU32::new(QpState::Reset as u32),
+                qkey: AtomicU32::new(0),
+                path_mtu: AtomicU32::new(0),
+                sl: AtomicU32::new(0),
+                sq <- new_spinlock_irq!(sq, "hns_roce_rs sq"),
+                rq <- new_spinlock_irq!(rq, "hns_roce_rs rq"),
+                flush_flag: AtomicBool::new(false),
+                flush <- new_spinlock_irq!(
+                    Flush {
+                        stopped: false,
+                        pending: 0
+                    },
+                    "hns_roce_rs qp flush"
+                ),
+            }),
+            GFP_KERNEL,
+        )
+    }
+
+    /// QP number.
+    pub(crate) fn qpn(&self) -> u32 {
+        self.qpn
+    }
+
+    /// The QP's `ib_qp`.
+    pub(crate) fn ibqp(&self) -> &IbQp {
+        &self.ibqp
+    }
+
+    /// The WR id of a completion, moving the queue's tail
+    /// (`hns_roce_v2_poll_one`).
+    pub(crate) fn take_wrid(&self, c: &Completion) -> u64 {
+        if c.is_send {
+            let mut sq = self.sq.lock();
+            let cnt = sq.cnt();
+            if cnt == 0 {
+                return 0;
+            }
+            let (idx, tail) = cqe::sq_tail(sq.tail, c.wqe_idx, cnt, self.sig_requested_only);
+            sq.tail = tail;
+            // CAST: masked by the count.
+            sq.wrid.get(idx as usize).copied().unwrap_or(0)
+        } else {
+            let mut rq = self.rq.lock();
+            let cnt = rq.cnt();
+            if cnt == 0 {
+                return 0;
+            }
+            let idx = rq.tail & (cnt - 1);
+            rq.tail = rq.tail.wrapping_add(1);
+            // CAST: masked by the count.
+            rq.wrid.get(idx as usize).copied().unwrap_or(0)
+        }
+    }
+
+    /// Queues the move of the QP to ERR on `wq` (`flush_cqe`): once until
+    /// it ran, never after `stop_flush`.
+    pub(crate) fn flush(self: &Arc<Self>, wq: &OwnedQueue) {
+        if self.flush_flag.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let mut f = self.flush.lock();
+        if f.stopped {
+            return;
+        }
+        let me = self.clone();
+        if wq.spawn(move || me.flush_work()).is_ok() {
+            f.pending += 1;
+        } else {
+            self.flush_flag.store(false, Ordering::Release);
+        }
+    }
+
+    /// `flush_work_handle`.
+    fn flush_work(&self) {
+        if self.flush_flag.swap(false, Ordering::AcqRel) {
+            if let Err(e) = self.ibqp.modify_to_err() {
+                pr_err!(
+                    "modify QP to error state failed({}) during CQE flush\n",
+                    e.to_errno()
+                );
+            }
+        }
+        let mut f = self.flush.lock();
+        f.pending = f.pending.saturating_sub(1);
+    }
+
+    /// Stops further flushes and waits for queued ones (`destroy_qp`'s
+    /// `HNS_ROCE_STOP_FLUSH_FLAG` + `flush_work`).
+    pub(crate) fn stop_flush(&self) {
+        self.flush.lock().stopped = true;
+        while self.flush.lock().pending != 0 {
+            fsleep(Delta::from_millis(1));
+        }
+    }
+
+    /// An asynchronous event for this QP (`hns_roce_ib_qp_event`).
+    fn event(&self, ev: u32) {
+        let e = match ev {
+            event::PATH_MIG => QpEvent::PathMig,
+            event::COMM_EST => QpEvent::CommEst,
+            event::SQ_DRAINED => QpEvent::SqDrained,
+            event::SRQ_LAST_WQE_REACH => QpEvent::LastWqeReached,
+            event::WQ_CATAS_ERROR => QpEvent::Fatal,
+            event::PATH_MIG_FAILED => QpEvent::PathMigErr,
+            event::INV_REQ_LOCAL_WQ_ERROR => QpEvent::ReqErr,
+            event::LOCAL_WQ_ACCESS_ERROR | event::XRCD_VIOLATION | event::INVALID_XRCETH => {
+                QpEvent::AccessErr
+            }
+            _ => {
+                pr_debug!(
+                    "roce_ib: Unexpected event type {} on QP {:06x}\n",
+                    ev,
+                    self.qpn
+                );
+                return;
+            }
+        };
+        self.ibqp.event(e);
+    }
+}
+
+/// The QPs of a device by QPN.
+#[pin_data]
+pub(crate) struct QpTable {
+    mask: u32,
+    #[pin]
+    map: SpinLockIrq<RBTree<u32, Arc<QpCore>>>,
+}
+
+impl QpTable {
+    /// An empty table for `num_qps` (a power of two) QPs.
+    pub(crate) fn new(num_qps: u32) -> impl PinInit<Self> {
+        pin_init!(QpTable {
+            mask: num_qps.wrapping_sub(1),
+            map <- new_spinlock_irq!(RBTree::new(), "hns_roce_rs qp_table"),
+        })
+    }
+
+    /// Adds a QP (`hns_roce_qp_store`).
+    pub(crate) fn insert(&self, q: Arc<QpCore>) -> Result {
+        let node = RBTreeNode::new(q.qpn & self.mask, q, GFP_KERNEL)?;
+        self.map.lock().insert(node);
+        Ok(())
+    }
+
+    /// Takes QP `qpn` out (`hns_roce_qp_remove`).
+    pub(crate) fn remove(&self, qpn: u32) {
+        let old = self.map.lock().remove(&(qpn & self.mask));
+        drop(old);
+    }
+
+    /// QP `qpn` (`__hns_roce_qp_lookup`).
+    pub(crate) fn get(&self, qpn: u32) -> Option<Arc<QpCore>> {
+        self.map.lock().get(&(qpn & self.mask)).cloned()
+    }
+
+    /// A local work-queue error from the AEQ (`hns_roce_flush_cqe`): the
+    /// QP is in ERR from now on, and moves there.
+    pub(crate) fn flush_event(&self, dev: &kernel::device::Device, wq: &OwnedQueue, qpn: u32) {
+        match self.get(qpn) {
+            Some(q) => {
+                q.state.store(QpState::Err as u32, Ordering::Relaxed);
+                q.flush(wq);
+            }
+            None => dev_warn!(dev, "async event for bogus QP {:08x}\n", qpn),
+        }
+    }
+
+    /// An asynchronous QP event (`hns_roce_qp_event`), delivered under the
+    /// table lock so that the QP cannot be destroyed meanwhile.
+    pub(crate) fn event(&self, dev: &kernel::device::Device, qpn: u32, ev: u32) {
+        let map = self.map.lock();
+        match map.get(&(qpn & self.mask)) {
+            Some(q) => q.event(ev),
+            None => dev_warn!(dev, "async event for bogus QP {:08x}\n", qpn),
+        }
+    }
+}
+
+impl Qp {
+    /// Whether the QP's send WRs are UD ones (every type but RC; the C
+    /// driver's `post_send` treats them alike).
+    pub(crate) fn is_ud(&self) -> bool {
+        self.qp_type != qpt::RC
+    }
+
+    /// `hns_roce_v2_post_send` for a kernel QP. On failure, the index of
+    /// the first WR not posted and the error.
+    pub(crate) fn post_send(
+        &self,
+        env: &QpEnv<'_>,
+        wrs: &mut dyn Iterator<Item = SendWr<'_>>,
+    ) -> core::result::Result<(), (usize, Error)> {
+        if self.user {
+            // libhns posts a user QP's work itself; the kernel keeps no
+            // WQE buffer or WR ids for it.
+            return Err((0, EINVAL));
+        }
+        let core = &self.core;
+        let mut sq = core.sq.lock();
+        let state = self.soft_state();
+        if matches!(state, QpState::Reset | QpState::Init | QpState::Rtr) {
+            return Err((0, EINVAL));
+        }
+        if env.cmd.is_reset_down() {
+            return Err((0, EIO));
+        }
+        let cnt = sq.cnt();
+        let mut sge_idx = sq.next_sge;
+        let mut nreq = 0u32;
+        let mut res = Ok(());
+        for wr in wrs {
+            if sq.overflow(nreq) {
+                res = Err((nreq as usize, ENOMEM));
+                break;
+            }
+            if wr.sges.len() > self.sizes.sq_max_gs as usize {
+                dev_err!(
+                    env.cmd.device(),
+                    "num_sge = {} > qp->sq.max_gs = {}.\n",
+                    wr.sges.len(),
+                    self.sizes.sq_max_gs
+                );
+                res = Err((nreq as usize, EINVAL));
+                break;
+            }
+            let head = sq.head.wrapping_add(nreq);
+            let idx = head & (cnt - 1);
+            let owner = wqe::owner_bit(head, cnt);
+            let r = if self.qp_type == qpt::RC {
+                self.write_rc_wqe(env, &wr, idx, owner, &mut sge_idx)
+            } else {
+                self.write_ud_wqe(env, &wr, idx, owner, &mut sge_idx)
+            };
+            if let Err(e) = r {
+                res = Err((nreq as usize, e));
+                break;
+            }
+            if let Some(w) = sq.wrid.get_mut(idx as usize) {
+                *w = wr.wr_id;
+            }
+            nreq += 1;
+        }
+        if nreq > 0 {
+            sq.head = sq.head.wrapping_add(nreq);
+            sq.next_sge = sge_idx;
+            if self.soft_state() == QpState::Err {
+                core.flush(&env.objs.wq);
+            } else {
+                // The WQEs reach memory before the engine learns of them.
+                barrier::dma_mb(barrier::Write);
+                let db = wqe::sq_doorbell(self.qpn, sq.head, core.sl.load(Ordering::Relaxed));
+                match env.sq_db {
+                    Some(w) => env.cmd.ring_with(|| w.write64(db, self.qpn)),
+                    None => env.cmd.ring_db(db, reg::DB_SQ_L_0),
+                }
+            }
+        }
+        res
+    }
+
+    /// Byte offset of SQ WQE `idx`.
+    fn sq_wqe_off(&self, idx: u32) -> usize {
+        (idx as usize) << self.sizes.sq_wqe_shift
+    }
+
+    /// The 16 words of SQ WQE `idx` as they are now.
+    fn sq_wqe_words(&self, idx: u32) -> [u32; 16] {
+        let off = self.sq_wqe_off(idx);
+        let mut w = [0u32; 16];
+        for (i, x) in w.iter_mut().enumerate() {
+            *x = self.mtr.read_word(off, i).unwrap_or(0);
+        }
+        w
+    }
+
+    /// Writes a WQE: words 1..16 first, then (after a barrier when the
+    /// engine reads the owner bit without a doorbell) word 0.
+    fn store_wqe(&self, idx: u32, words: &[u32; 16]) -> Result {
+        let off = self.sq_wqe_off(idx);
+        for (i, w) in words.iter().enumerate().skip(1) {
+            self.mtr.write_word(off + 4 * i, *w)?;
+        }
+        if self.owner_db {
+            barrier::dma_mb(barrier::Write);
+        }
+        self.mtr.write_word(off, words[0])
+    }
+
+    /// Writes extended SGE `idx` (already masked).
+    fn store_ext_sge(&self, idx: u32, s: &wqe::Sge) -> Result {
+        let off =
+            self.sge_offset + ((idx as usize) << crate::hns_roce_hw_v2::consts::sge::SGE_SHIFT);
+        for (i, w) in s.words().iter().enumerate() {
+            self.mtr.write_word(off + 4 * i, *w)?;
+        }
+        Ok(())
+    }
+
+    /// `set_ud_wqe`.
+    fn write_ud_wqe(
+        &self,
+        env: &QpEnv<'_>,
+        wr: &SendWr<'_>,
+        idx: u32,
+        owner: bool,
+        sge_idx: &mut u32,
+    ) -> Result {
+        let d = env.cmd.device();
+        let opcode = match wr.opcode {
+            WrOpcode::Send => wqe_op::SEND,
+            WrOpcode::SendWithImm => wqe_op::SEND_WITH_IMM,
+            o => {
+                dev_err_ratelimited!(d, "unsupported UD send opcode {:?}\n", o);
+                return Err(EINVAL);
+            }
+        };
+        let Some(ud) = &wr.ud else {
+            return Err(EINVAL);
+        };
+        let mut sges = KVec::with_capacity(wr.sges.len(), GFP_ATOMIC)?;
+        for s in wr.wqe_sges() {
+            sges.push(s, GFP_ATOMIC)?;
+        }
+        let (valid, msg_len) = wqe::valid_sges(&sges);
+        let mask = self.sizes.sge_cnt.wrapping_sub(1);
+        let qkey = if ud.remote_qkey & 0x8000_0000 != 0 {
+            self.core.qkey.load(Ordering::Relaxed)
+        } else {
+            ud.remote_qkey
+        };
+        let av = &ud.av;
+        let p = UdSend {
+            opcode,
+            imm: wr.imm,
+            msg_len,
+            signaled: wr.flags & crate::rdma::SEND_SIGNALED != 0,
+            solicited: wr.flags & crate::rdma::SEND_SOLICITED != 0,
+            pdn: self.pdn,
+            sge_num: valid,
+            start_sge: *sge_idx & mask,
+            qkey,
+            dqpn: ud.remote_qpn,
+            av: UdAv {
+                udp_sport: av.udp_sport,
+                hop_limit: av.hop_limit,
+                tclass: av.tclass,
+                flowlabel: av.flowlabel,
+                sl: av.sl,
+                gid_index: av.gid_index,
+                mac: av.mac,
+                dgid: av.dgid,
+                vlan_en: av.vlan_en != 0,
+                vlan_id: av.vlan_id,
+            },
+            hip08: env.rev.is_hip08(),
+            owner,
+        };
+        let words = wqe::ud_wqe(&self.sq_wqe_words(idx), &p);
+        self.core.sl.store(u32::from(av.sl), Ordering::Relaxed);
+        for e in wqe::ext_sges(&sges, 0, *sge_idx, self.sizes.sge_cnt) {
+            self.store_ext_sge(e.idx, &e.sge)?;
+        }
+        self.store_wqe(idx, &words)?;
+        *sge_idx = sge_idx.wrapping_add(valid);
+        Ok(())
+    }
+
+    /// `set_rc_wqe`.
+    fn write_rc_wqe(
+        &self,
+        env: &QpEnv<'_>,
+        wr: &SendWr<'_>,
+        idx: u32,
+        owner: bool,
+        sge_idx: &mut u32,
+    ) -> Result {
+        let d = env.cmd.device();
+        let op = match wr.opcode {
+            WrOpcode::Send => RcOp::Send,
+            WrOpcode::SendWithImm => RcOp::SendWithImm(wr.imm),
+            WrOpcode::SendWithInv => RcOp::SendWithInv(wr.invalidate_rkey),
+            WrOpcode::RdmaWrite => RcOp::RdmaWrite {
+                rkey: wr.rkey,
+                va: wr.remote_addr,
+            },
+            WrOpcode::RdmaWriteWithImm => RcOp::RdmaWriteWithImm {
+                rkey: wr.rkey,
+                va: wr.remote_addr,
+                imm: wr.imm,
+            },
+            WrOpcode::RdmaRead => RcOp::RdmaRead {
+                rkey: wr.rkey,
+                va: wr.remote_addr,
+            },
+            WrOpcode::AtomicCmpAndSwp => RcOp::CmpSwap {
+                rkey: wr.rkey,
+                va: wr.remote_addr,
+                compare: wr.compare_add,
+                swap: wr.swap,
+            },
+            WrOpcode::AtomicFetchAndAdd => RcOp::FetchAdd {
+                rkey: wr.rkey,
+                va: wr.remote_addr,
+                add: wr.compare_add,
+            },
+            WrOpcode::RegMr => {
+                // Fast registration needs FRMR MRs, which do not exist yet.
+                dev_err_ratelimited!(d, "IB_WR_REG_MR is not supported yet\n");
+                return Err(EOPNOTSUPP);
+            }
+            o => {
+                dev_err_ratelimited!(d, "unsupported RC send opcode {:?}\n", o);
+                return Err(EINVAL);
+            }
+        };
+        let mut sges = KVec::with_capacity(wr.sges.len(), GFP_ATOMIC)?;
+        for s in wr.wqe_sges() {
+            sges.push(s, GFP_ATOMIC)?;
+        }
+        let inline = wr.flags & crate::rdma::SEND_INLINE != 0;
+        let mut data = [0u8; 32];
+        let n = if inline { wr.inline_data(&mut data) } else { 0 };
+        let p = RcSend {
+            op,
+            sges: &sges,
+            fence: wr.flags & crate::rdma::SEND_FENCE != 0,
+            solicited: wr.flags & crate::rdma::SEND_SOLICITED != 0,
+            signaled: wr.flags & crate::rdma::SEND_SIGNALED != 0,
+            inline,
+            sge_idx: *sge_idx,
+            sge_cnt: self.sizes.sge_cnt,
+            owner,
+        };
+        let mtu = super::mtu_bytes(self.core.path_mtu.load(Ordering::Relaxed));
+        let r = wqe::rc_wqe(
+            &self.sq_wqe_words(idx),
+            &p,
+            data.get(..n).unwrap_or(&[]),
+            self.sizes.max_inline_data,
+            mtu,
+        );
+        let w = match r {
+            Ok(w) => w,
+            Err(WqeError::InlineRead) => {
+                dev_err!(d, "invalid inline parameters!\n");
+                return Err(EINVAL);
+            }
+            Err(WqeError::InlineLength) => {
+                let (_, len) = wqe::valid_sges(&sges);
+                dev_err!(
+                    d,
+                    "invalid length of data, data len = {}, max inline len = {}, path mtu = {}.\n",
+                    len,
+                    self.sizes.max_inline_data,
+                    mtu
+                );
+                return Err(EINVAL);
+            }
+            Err(WqeError::InlineNoSpace) => {
+                dev_err_ratelimited!(d, "inline data in extended SGEs is not supported yet\n");
+                return Err(EOPNOTSUPP);
+            }
+            Err(WqeError::AtomicLength) => return Err(EINVAL),
+        };
+        if w.ext_n > 0 {
+            let skip = crate::hns_roce_hw_v2::consts::sge::SGE_IN_WQE as usize;
+            for e in wqe::ext_sges(&sges, skip, *sge_idx, self.sizes.sge_cnt) {
+                self.store_ext_sge(e.idx, &e.sge)?;
+            }
+        }
+        self.store_wqe(idx, &w.words)?;
+        *sge_idx = w.next_sge;
+        Ok(())
+    }
+}

@@ -1,0 +1,496 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+
+//! The rdma layer's data-path views: the `ib_cq`/`ib_qp` handles the event
+//! and completion paths call back through, the `struct ib_send_wr` chain
+//! of `post_send` and the `struct ib_wc` array of `poll_cq`.
+//!
+//! Like the rest of `rdma`, this is where raw bindings and shim calls are
+//! used; the object files see safe types only.
+
+use super::raw;
+use crate::hns_roce_hw_v2::cqe::{Completion, WcOpcode, WcStatus};
+use crate::hns_roce_hw_v2::wqe::Sge as WqeSge;
+use core::ptr::NonNull;
+use kernel::prelude::*;
+
+/// The `struct ib_cq` of a CQ, for its completion and event handlers.
+///
+/// # Invariants
+///
+/// Points to the live `ib_cq` of a CQ of this driver. The holder uses the
+/// handle only while that CQ exists: the driver stops every use (removes
+/// the CQ from the CQ table, under its lock) before `destroy_cq` returns.
+#[derive(Clone, Copy)]
+pub(crate) struct IbCq(NonNull<raw::ib_cq>);
+
+// SAFETY: the handle is a pointer the RDMA core allows to be used from any
+// context (completion handlers run in interrupt context).
+unsafe impl Send for IbCq {}
+// SAFETY: as above.
+unsafe impl Sync for IbCq {}
+
+impl IbCq {
+    /// Wraps the `ib_cq` pointer the shim passed at creation.
+    ///
+    /// # Safety
+    ///
+    /// `p` is the `ib_cq` of the CQ being created, and the caller keeps
+    /// the type invariant.
+    pub(crate) unsafe fn new(p: *mut raw::ib_cq) -> Option<Self> {
+        NonNull::new(p).map(Self)
+    }
+
+    /// Calls the CQ's completion handler (`hns_roce_cq_completion`).
+    pub(crate) fn completion(&self) {
+        // SAFETY: the `ib_cq` is live (type invariant).
+        unsafe { raw::hns_shim_cq_comp(self.0.as_ptr()) }
+    }
+
+    /// Sends `IB_EVENT_CQ_ERR` to the CQ's event handler.
+    pub(crate) fn error_event(&self) {
+        // SAFETY: the `ib_cq` is live (type invariant).
+        unsafe { raw::hns_shim_cq_event(self.0.as_ptr()) }
+    }
+}
+
+/// Events of a QP, as `enum ib_event_type` names them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum QpEvent {
+    /// `IB_EVENT_PATH_MIG`.
+    PathMig,
+    /// `IB_EVENT_COMM_EST`.
+    CommEst,
+    /// `IB_EVENT_SQ_DRAINED`.
+    SqDrained,
+    /// `IB_EVENT_QP_LAST_WQE_REACHED`.
+    LastWqeReached,
+    /// `IB_EVENT_QP_FATAL`.
+    Fatal,
+    /// `IB_EVENT_PATH_MIG_ERR`.
+    PathMigErr,
+    /// `IB_EVENT_QP_REQ_ERR`.
+    ReqErr,
+    /// `IB_EVENT_QP_ACCESS_ERR`.
+    AccessErr,
+}
+
+impl QpEvent {
+    fn raw(self) -> raw::ib_event_type {
+        match self {
+            QpEvent::PathMig => raw::ib_event_type_IB_EVENT_PATH_MIG,
+            QpEvent::CommEst => raw::ib_event_type_IB_EVENT_COMM_EST,
+            QpEvent::SqDrained => raw::ib_event_type_IB_EVENT_SQ_DRAINED,
+            QpEvent::LastWqeReached => raw::ib_event_type_IB_EVENT_QP_LAST_WQE_REACHED,
+            QpEvent::Fatal => raw::ib_event_type_IB_EVENT_QP_FATAL,
+            QpEvent::PathMigErr => raw::ib_event_type_IB_EVENT_PATH_MIG_ERR,
+            QpEvent::ReqErr => raw::ib_event_type_IB_EVENT_QP_REQ_ERR,
+            QpEvent::AccessErr => raw::ib_event_type_IB_EVENT_QP_ACCESS_ERR,
+        }
+    }
+}
+
+/// The `struct ib_qp` of a QP, for completions (`wc->qp`), events and the
+/// deferred move to ERR.
+///
+/// # Invariants
+///
+/// Points to the live `ib_qp` of a kernel QP of this driver; the driver
+/// stops every use (QP table entry removed under its lock, pending flush
+/// work finished) before `destroy_qp` returns.
+#[derive(Clone, Copy)]
+pub(crate) struct IbQp(NonNull<raw::ib_qp>);
+
+// SAFETY: as for `IbCq`.
+unsafe impl Send for IbQp {}
+// SAFETY: as above.
+unsafe impl Sync for IbQp {}
+
+impl IbQp {
+    /// Wraps the `ib_qp` pointer the shim passed at creation.
+    ///
+    /// # Safety
+    ///
+    /// `p` is the `ib_qp` of the QP being created, and the caller keeps
+    /// the type invariant.
+    pub(crate) unsafe fn new(p: *mut raw::ib_qp) -> Option<Self> {
+        NonNull::new(p).map(Self)
+    }
+
+    /// Sends `ev` to the QP's event handler, if it has one.
+    pub(crate) fn event(&self, ev: QpEvent) {
+        // SAFETY: the `ib_qp` is live (type invariant).
+        unsafe { raw::hns_shim_qp_event(self.0.as_ptr(), ev.raw()) }
+    }
+
+    /// Moves the QP to ERR through the driver's own modify (the C
+    /// driver's `flush_work_handle`); may sleep.
+    pub(crate) fn modify_to_err(&self) -> Result {
+        // SAFETY: the `ib_qp` is live (type invariant); called from
+        // process context.
+        let r = unsafe { raw::hns_shim_qp_to_err(self.0.as_ptr()) };
+        if r == 0 {
+            Ok(())
+        } else {
+            Err(Error::from_errno(r))
+        }
+    }
+}
+
+/// `IB_WR_*` opcodes of a send WR.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum WrOpcode {
+    /// `IB_WR_RDMA_WRITE`.
+    RdmaWrite,
+    /// `IB_WR_RDMA_WRITE_WITH_IMM`.
+    RdmaWriteWithImm,
+    /// `IB_WR_SEND`.
+    Send,
+    /// `IB_WR_SEND_WITH_IMM`.
+    SendWithImm,
+    /// `IB_WR_RDMA_READ`.
+    RdmaRead,
+    /// `IB_WR_ATOMIC_CMP_AND_SWP`.
+    AtomicCmpAndSwp,
+    /// `IB_WR_ATOMIC_FETCH_AND_ADD`.
+    AtomicFetchAndAdd,
+    /// `IB_WR_SEND_WITH_INV`.
+    SendWithInv,
+    /// `IB_WR_REG_MR`.
+    RegMr,
+    /// Anything else (`IB_WR_LOCAL_INV`, masked atomics, ...).
+    Other(u32),
+}
+
+impl WrOpcode {
+    fn from_raw(v: u32) -> Self {
+        match v {
+            raw::ib_wr_opcode_IB_WR_RDMA_WRITE => WrOpcode::RdmaWrite,
+            raw::ib_wr_opcode_IB_WR_RDMA_WRITE_WITH_IMM => WrOpcode::RdmaWriteWithImm,
+            raw::ib_wr_opcode_IB_WR_SEND => WrOpcode::Send,
+            raw::ib_wr_opcode_IB_WR_SEND_WITH_IMM => WrOpcode::SendWithImm,
+            raw::ib_wr_opcode_IB_WR_RDMA_READ => WrOpcode::RdmaRead,
+            raw::ib_wr_opcode_IB_WR_ATOMIC_CMP_AND_SWP => WrOpcode::AtomicCmpAndSwp,
+            raw::ib_wr_opcode_IB_WR_ATOMIC_FETCH_AND_ADD => WrOpcode::AtomicFetchAndAdd,
+            raw::ib_wr_opcode_IB_WR_SEND_WITH_INV => WrOpcode::SendWithInv,
+            raw::ib_wr_opcode_IB_WR_REG_MR => WrOpcode::RegMr,
+            o => WrOpcode::Other(o),
+        }
+    }
+}
+
+// CAST (all four): small non-negative flag bits of a C enum bindgen types
+// as `i32` (the enum also holds `1 << 31`).
+/// `IB_SEND_FENCE`.
+pub(crate) const SEND_FENCE: u32 = raw::ib_send_flags_IB_SEND_FENCE as u32;
+/// `IB_SEND_SIGNALED`.
+pub(crate) const SEND_SIGNALED: u32 = raw::ib_send_flags_IB_SEND_SIGNALED as u32;
+/// `IB_SEND_SOLICITED`.
+pub(crate) const SEND_SOLICITED: u32 = raw::ib_send_flags_IB_SEND_SOLICITED as u32;
+/// `IB_SEND_INLINE`.
+pub(crate) const SEND_INLINE: u32 = raw::ib_send_flags_IB_SEND_INLINE as u32;
+
+/// The UD part of a send WR (`struct ib_ud_wr`).
+pub(crate) struct UdWr {
+    /// The AH's address vector.
+    pub(crate) av: super::AddrVec,
+    /// Destination QP.
+    pub(crate) remote_qpn: u32,
+    /// Destination Q_Key.
+    pub(crate) remote_qkey: u32,
+}
+
+/// One send work request, as read from the caller's `ib_send_wr`.
+pub(crate) struct SendWr<'a> {
+    /// The caller's id (or its `ib_cqe` pointer).
+    pub(crate) wr_id: u64,
+    /// Opcode.
+    pub(crate) opcode: WrOpcode,
+    /// `IB_SEND_*` flags.
+    pub(crate) flags: u32,
+    /// Its scatter list.
+    pub(crate) sges: &'a [super::Sge],
+    /// Immediate data in host order (`be32_to_cpu` of the WR's).
+    pub(crate) imm: u32,
+    /// Rkey to invalidate (SEND_WITH_INV).
+    pub(crate) invalidate_rkey: u32,
+    /// RDMA and atomic WRs: remote address and key.
+    pub(crate) remote_addr: u64,
+    /// Remote key.
+    pub(crate) rkey: u32,
+    /// Atomics: compare (CMP_AND_SWP) or add (FETCH_AND_ADD) operand.
+    pub(crate) compare_add: u64,
+    /// Atomics: swap operand.
+    pub(crate) swap: u64,
+    /// UD QPs: the destination.
+    pub(crate) ud: Option<UdWr>,
+}
+
+impl SendWr<'_> {
+    /// The segments as the WQE codec takes them.
+    pub(crate) fn wqe_sges(&self) -> impl Iterator<Item = WqeSge> + '_ {
+        self.sges.iter().map(|s| WqeSge {
+            addr: s.addr(),
+            len: s.length(),
+            lkey: s.lkey(),
+        })
+    }
+
+    /// Copies the inline data the SGEs point at into `out` (at most its
+    /// length); how many bytes were copied.
+    pub(crate) fn inline_data(&self, out: &mut [u8]) -> usize {
+        let mut n = 0;
+        for s in self.sges {
+            // CAST: a u32 length fits usize.
+            let len = s.length() as usize;
+            let Some(dst) = out.get_mut(n..n + len) else {
+                break;
+            };
+            // CAST: an address the caller gave as u64.
+            let src = s.addr() as usize as *const u8;
+            if src.is_null() {
+                break;
+            }
+            // SAFETY: for `IB_SEND_INLINE` the RDMA core's contract is that
+            // the SGE addresses are kernel virtual addresses of `length`
+            // readable bytes, valid for the duration of the post.
+            let bytes = unsafe { core::slice::from_raw_parts(src, len) };
+            dst.copy_from_slice(bytes);
+            n += len;
+        }
+        n
+    }
+}
+
+/// Walks a chain of `struct ib_send_wr` of a QP of type `ud` or not.
+///
+/// # Invariants
+///
+/// `cur` is null or points to a valid `ib_send_wr` (inside an `ib_ud_wr`
+/// for a UD or GSI QP, an `ib_rdma_wr`/`ib_atomic_wr` for those opcodes)
+/// whose chain, SGE arrays and AHs stay valid for `'a`.
+pub(crate) struct SendChain<'a> {
+    cur: *const raw::ib_send_wr,
+    ud: bool,
+    _p: core::marker::PhantomData<&'a raw::ib_send_wr>,
+}
+
+impl SendChain<'_> {
+    /// A chain starting at `wr`.
+    ///
+    /// # Safety
+    ///
+    /// As the type invariant.
+    pub(crate) unsafe fn new(wr: *const raw::ib_send_wr, ud: bool) -> Self {
+        // INVARIANT: the caller's contract.
+        Self {
+            cur: wr,
+            ud,
+            _p: core::marker::PhantomData,
+        }
+    }
+}
+
+impl<'a> Iterator for SendChain<'a> {
+    type Item = SendWr<'a>;
+
+    fn next(&mut self) -> Option<SendWr<'a>> {
+        if self.cur.is_null() {
+            return None;
+        }
+        let p = self.cur;
+        // SAFETY: non-null, hence valid for `'a` (type invariant).
+        let wr = unsafe { &*p };
+        // SAFETY: both union members are 8 bytes; C reads `wr_id` too.
+        let wr_id = unsafe { *wr.__bindgen_anon_1.wr_id.as_ref() };
+        // CAST: a negative count is treated as none.
+        let n = wr.num_sge.max(0) as usize;
+        let sges = if n == 0 || wr.sg_list.is_null() {
+            &[][..]
+        } else {
+            // SAFETY: the caller's `sg_list` holds `num_sge` elements, valid
+            // for `'a`; `Sge` is a transparent wrapper of `ib_sge`.
+            unsafe { core::slice::from_raw_parts(wr.sg_list.cast::<super::Sge>(), n) }
+        };
+        let opcode = WrOpcode::from_raw(wr.opcode);
+        // SAFETY: both union members are 4 bytes.
+        let ex = unsafe { *wr.ex.invalidate_rkey.as_ref() };
+        let mut out = SendWr {
+            wr_id,
+            opcode,
+            // CAST: flag bits.
+            flags: wr.send_flags as u32,
+            sges,
+            imm: u32::from_be(ex),
+            invalidate_rkey: ex,
+            remote_addr: 0,
+            rkey: 0,
+            compare_add: 0,
+            swap: 0,
+            ud: None,
+        };
+        if self.ud {
+            // SAFETY: a UD QP's WRs are `ib_ud_wr`s (type invariant), whose
+            // first member is the `ib_send_wr`.
+            let u = unsafe { &*p.cast::<raw::ib_ud_wr>() };
+            // SAFETY: a WR of a UD QP names a live AH of this device.
+            let av = unsafe { raw::hns_shim_ah_av(u.ah) };
+            if !av.is_null() {
+                out.ud = Some(UdWr {
+                    // SAFETY: non-null: the AH's address vector, plain
+                    // data that may be copied bit for bit.
+                    av: unsafe { av.read() },
+                    remote_qpn: u.remote_qpn,
+                    remote_qkey: u.remote_qkey,
+                });
+            }
+        } else {
+            match opcode {
+                WrOpcode::RdmaWrite | WrOpcode::RdmaWriteWithImm | WrOpcode::RdmaRead => {
+                    // SAFETY: RDMA WRs are `ib_rdma_wr`s (type invariant).
+                    let r = unsafe { &*p.cast::<raw::ib_rdma_wr>() };
+                    out.remote_addr = r.remote_addr;
+                    out.rkey = r.rkey;
+                }
+                WrOpcode::AtomicCmpAndSwp | WrOpcode::AtomicFetchAndAdd => {
+                    // SAFETY: atomic WRs are `ib_atomic_wr`s (type
+                    // invariant).
+                    let a = unsafe { &*p.cast::<raw::ib_atomic_wr>() };
+                    out.remote_addr = a.remote_addr;
+                    out.rkey = a.rkey;
+                    out.compare_add = a.compare_add;
+                    out.swap = a.swap;
+                }
+                _ => {}
+            }
+        }
+        // INVARIANT: `next` is null or the next valid WR of the chain.
+        self.cur = wr.next;
+        Some(out)
+    }
+}
+
+/// The caller's `struct ib_wc` array of a `poll_cq`.
+///
+/// # Invariants
+///
+/// `wc` points to `n` writable `ib_wc`s for the lifetime `'a`.
+pub(crate) struct WcArray<'a> {
+    wc: *mut raw::ib_wc,
+    n: usize,
+    _p: core::marker::PhantomData<&'a mut raw::ib_wc>,
+}
+
+impl WcArray<'_> {
+    /// The array at `wc` of `n` entries.
+    ///
+    /// # Safety
+    ///
+    /// As the type invariant.
+    pub(crate) unsafe fn new(wc: *mut raw::ib_wc, n: usize) -> Self {
+        // INVARIANT: the caller's contract.
+        Self {
+            wc,
+            n,
+            _p: core::marker::PhantomData,
+        }
+    }
+
+    /// Entries.
+    pub(crate) fn len(&self) -> usize {
+        self.n
+    }
+
+    fn slot(&mut self, i: usize) -> Option<&mut raw::ib_wc> {
+        if i >= self.n {
+            return None;
+        }
+        // SAFETY: `i < n`, writable (type invariant).
+        Some(unsafe { &mut *self.wc.add(i) })
+    }
+
+    /// Fills entry `i` from a decoded CQE (the fields
+    /// `hns_roce_v2_poll_one` sets; those C leaves alone are zeroed).
+    pub(crate) fn set(&mut self, i: usize, c: &Completion, wr_id: u64, qp: &IbQp) {
+        let Some(wc) = self.slot(i) else {
+            return;
+        };
+        // SAFETY: an all-zero `ib_wc` is valid (integers, a null pointer).
+        *wc = unsafe { core::mem::zeroed() };
+        // SAFETY: writing the 8-byte `wr_id` member of the union.
+        unsafe { *wc.__bindgen_anon_1.wr_id.as_mut() = wr_id };
+        wc.status = wc_status(c.status);
+        if let Some(op) = c.opcode {
+            wc.opcode = wc_opcode(op);
+        }
+        wc.vendor_err = c.vendor_err;
+        wc.byte_len = c.byte_len.unwrap_or(0);
+        wc.qp = qp.0.as_ptr();
+        // SAFETY: writing the 4-byte members of the `ex` union.
+        unsafe {
+            if c.flags.with_imm {
+                *wc.ex.imm_data.as_mut() = c.imm.to_be();
+            } else if c.flags.with_inv {
+                *wc.ex.invalidate_rkey.as_mut() = c.invalidate_rkey;
+            }
+        }
+        let mut flags = 0u32;
+        if c.flags.with_imm {
+            flags |= raw::ib_wc_flags_IB_WC_WITH_IMM;
+        }
+        if c.flags.with_inv {
+            flags |= raw::ib_wc_flags_IB_WC_WITH_INVALIDATE;
+        }
+        if c.flags.grh {
+            flags |= raw::ib_wc_flags_IB_WC_GRH;
+        }
+        if c.flags.with_vlan {
+            flags |= raw::ib_wc_flags_IB_WC_WITH_VLAN;
+        }
+        // CAST: flag bits.
+        wc.wc_flags = flags as i32;
+        if !c.is_send {
+            wc.src_qp = c.src_qp;
+            wc.sl = c.sl;
+            wc.port_num = u32::from(c.port_num);
+            wc.vlan_id = c.vlan_id;
+            wc.network_hdr_type = c.network_hdr_type;
+        }
+    }
+}
+
+fn wc_status(s: WcStatus) -> raw::ib_wc_status {
+    use WcStatus::*;
+    match s {
+        Success => raw::ib_wc_status_IB_WC_SUCCESS,
+        LocLenErr => raw::ib_wc_status_IB_WC_LOC_LEN_ERR,
+        LocQpOpErr => raw::ib_wc_status_IB_WC_LOC_QP_OP_ERR,
+        LocProtErr => raw::ib_wc_status_IB_WC_LOC_PROT_ERR,
+        WrFlushErr => raw::ib_wc_status_IB_WC_WR_FLUSH_ERR,
+        MwBindErr => raw::ib_wc_status_IB_WC_MW_BIND_ERR,
+        BadRespErr => raw::ib_wc_status_IB_WC_BAD_RESP_ERR,
+        LocAccessErr => raw::ib_wc_status_IB_WC_LOC_ACCESS_ERR,
+        RemInvReqErr => raw::ib_wc_status_IB_WC_REM_INV_REQ_ERR,
+        RemAccessErr => raw::ib_wc_status_IB_WC_REM_ACCESS_ERR,
+        RemOpErr => raw::ib_wc_status_IB_WC_REM_OP_ERR,
+        RetryExcErr => raw::ib_wc_status_IB_WC_RETRY_EXC_ERR,
+        RnrRetryExcErr => raw::ib_wc_status_IB_WC_RNR_RETRY_EXC_ERR,
+        RemAbortErr => raw::ib_wc_status_IB_WC_REM_ABORT_ERR,
+        GeneralErr => raw::ib_wc_status_IB_WC_GENERAL_ERR,
+    }
+}
+
+fn wc_opcode(o: WcOpcode) -> raw::ib_wc_opcode {
+    use WcOpcode::*;
+    match o {
+        Send => raw::ib_wc_opcode_IB_WC_SEND,
+        RdmaWrite => raw::ib_wc_opcode_IB_WC_RDMA_WRITE,
+        RdmaRead => raw::ib_wc_opcode_IB_WC_RDMA_READ,
+        CompSwap => raw::ib_wc_opcode_IB_WC_COMP_SWAP,
+        FetchAdd => raw::ib_wc_opcode_IB_WC_FETCH_ADD,
+        MaskedCompSwap => raw::ib_wc_opcode_IB_WC_MASKED_COMP_SWAP,
+        MaskedFetchAdd => raw::ib_wc_opcode_IB_WC_MASKED_FETCH_ADD,
+        RegMr => raw::ib_wc_opcode_IB_WC_REG_MR,
+        Recv => raw::ib_wc_opcode_IB_WC_RECV,
+        RecvRdmaWithImm => raw::ib_wc_opcode_IB_WC_RECV_RDMA_WITH_IMM,
+    }
+}
