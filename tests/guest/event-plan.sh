@@ -25,6 +25,6 @@ GIDX=$(roce_v2_gid hns_0)
 check event/access-error timeout 60 python3 /opt/hns/rc_access.py "$GIDX"
 echo "    $(printf '%s\n' "$out" | tail -n 1)"
 if [ "${HNS_UNLOAD:-0}" = 1 ]; then
-    check event/unload sh -c 'rmmod hns_roce_hw_v2 && rmmod hns_sim'
+    check event/unload sh -c "rmmod $DRV_MODULE && rmmod hns_sim"
 fi
 plan_exit

@@ -1,0 +1,57 @@
+#!/usr/bin/env python3
+"""Compare the outcomes of one guest plan run on the C driver and on Rust.
+
+Usage: compare-outcomes.py RESULTS C_GROUP RS_GROUP
+
+RESULTS is make check's results file ("TEST <group>/<name> PASS|FAIL|SKIP
+[detail]" lines). Prints the two groups side by side and exits 1 when a
+check that passed on C did not pass on Rust, unless Rust reported it SKIP
+as "not in hns_roce_rs yet" (the SRQ/XRC lines the plans mark), or when C
+itself failed a check (a harness defect to report, not an equality).
+"""
+import sys
+
+
+def outcomes(path, group):
+    res = {}
+    for line in open(path):
+        parts = line.rstrip("\n").split(" ", 3)
+        if len(parts) < 3 or parts[0] != "TEST" or not parts[1].startswith(group + "/"):
+            continue
+        res[parts[1][len(group) + 1:]] = (parts[2], parts[3] if len(parts) > 3 else "")
+    return res
+
+
+def main():
+    path, cg, rg = sys.argv[1:4]
+    c, r = outcomes(path, cg), outcomes(path, rg)
+    if not c:
+        print(f"no {cg}/ lines in {path}")
+        return 1
+    bad = 0
+    waived = 0
+    width = max(len(n) for n in list(c) + list(r))
+    print(f"{'check':<{width}}  C     Rust")
+    for name in list(c) + [n for n in r if n not in c]:
+        co = c.get(name, ("-", ""))[0]
+        ro, rdetail = r.get(name, ("-", ""))
+        note = ""
+        if co == "FAIL":
+            note = "  <- fails on C: harness defect"
+            bad += 1
+        elif co == "PASS" and ro != "PASS":
+            if ro == "SKIP" and "not in hns_roce_rs yet" in rdetail:
+                note = "  (waived: " + rdetail + ")"
+                waived += 1
+            else:
+                note = "  <- passes on C only"
+                bad += 1
+        print(f"{name:<{width}}  {co:<5} {ro:<5}{note}")
+    same = sum(1 for n in c if c[n][0] == "PASS" and r.get(n, ("-",))[0] == "PASS")
+    print(f"{same} of {sum(1 for v in c.values() if v[0] == 'PASS')} C passes pass on Rust, "
+          f"{waived} waived (not ported yet), {bad} differences")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
