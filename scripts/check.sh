@@ -557,6 +557,20 @@ arm64_checks() {
         echo "TEST arm64/equivalence-devinfo FAIL C vs Rust differ (log: $L/arm64-compare-devinfo.log)" >>"$res"
         head -n 40 "$L/arm64-compare-devinfo.log" | sed 's/^/    /'
     fi
+    # Registration trace: the boot's hns-sim trace holds three probes (C,
+    # Rust, C again); split at each probe's first command and compare the
+    # C and the Rust probe -> devinfo -> remove.
+    local tr=$HNS_BUILD/guest/arm64/trace-0.txt tlog=$L/arm64-trace.log
+    rm -f "$L"/arm64-trace-*.txt
+    awk -v d="$L/arm64-trace" '/^cmq > op=8000 QUERY_HW_VER /{n++} n>0{print > (d "-" n ".txt")}' "$tr" 2>/dev/null
+    if [ ! -s "$L/arm64-trace-2.txt" ]; then
+        echo "TEST arm64/equivalence-registration-trace FAIL fewer than two probes in $tr" >>"$res"
+    elif python3 scripts/trace-diff.py --full "$L/arm64-trace-1.txt" "$L/arm64-trace-2.txt" >"$tlog" 2>&1; then
+        echo "TEST arm64/equivalence-registration-trace PASS ($(cat "$tlog"))" >>"$res"
+    else
+        echo "TEST arm64/equivalence-registration-trace FAIL C vs Rust trace differ (log: $tlog)" >>"$res"
+        head -n 40 "$tlog" | sed 's/^/    /'
+    fi
     tee -a "$RESULTS" <"$res"
     grep -v '^TEST ' "$out.err" | tail -n 3 | sed 's/^/    /'
     echo "    arm64 part: $(($(date +%s) - s)) s"

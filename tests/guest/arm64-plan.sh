@@ -5,19 +5,25 @@
 # run-guest.sh --driver none: init has loaded hns_sim only). Kept to one boot
 # (TCG on arm64 is slower than on x86_64):
 #
-#   1. insmod hns_roce_rs: its KUnit suites run at insmod; the kernel log of
+#   1. modprobe hns-roce-hw-v2 (C driver): hns_0, `ibv_devinfo -v -d hns_0`
+#      as section "devinfo" of part "c"; rmmod. The hns-sim trace of this
+#      probe -> devinfo -> remove is the C side of the registration trace.
+#   2. insmod hns_roce_rs: its KUnit suites run at insmod; the kernel log of
 #      that load is printed between HNS-KTAP markers for the host to parse.
 #      The same load probes the hns-sim function: hns_0 (Rust driver),
-#      `ibv_devinfo -v -d hns_0` printed as section "devinfo" of part "rs".
-#   2. rmmod hns_roce_rs, modprobe hns-roce-hw-v2 (C driver): hns_0 again,
-#      `ibv_devinfo -v -d hns_0` as section "devinfo" of part "c".
-#   3. ibv_rc_pingpong on the C driver, hns_0 looped back to itself.
+#      `ibv_devinfo -v -d hns_0` as section "devinfo" of part "rs"; rmmod:
+#      the Rust side of the registration trace.
+#   3. modprobe hns-roce-hw-v2 again, ibv_rc_pingpong on the C driver, hns_0
+#      looped back to itself.
 #
 # Parts are delimited by "HNS-PART <c|rs>" lines; inside them sections use
 # the HNS-REG-BEGIN/END markers of reg-plan.sh, so that the host can split
 # the output in two and run scripts/compare-runs.py --only devinfo on it.
-# TEST lines are in the group arm64/. The C driver stays loaded at the end
-# (its unload has a lockdep report of its own, see docs/c-driver-findings.md).
+# The host splits hns-sim's trace at each probe's first command
+# (QUERY_HW_VER) and compares the first two pieces with
+# scripts/trace-diff.py --full. TEST lines are in the group arm64/. The C
+# driver stays loaded at the end (an unload after traffic can trip lockdep
+# in the C driver, see docs/c-driver-findings.md).
 . /opt/hns/lib.sh
 KO=/opt/run/modules/hns_roce_rs.ko
 HNS_SERVER_DELAY=${HNS_SERVER_DELAY:-2}
@@ -73,18 +79,20 @@ kunit_load() {
     insmod $KO || return 1
     dmesg >/tmp/kunit.log
 }
+
+check arm64/c-load modprobe hns-roce-hw-v2
+devinfo c
+check arm64/c-unload rmmod hns_roce_hw_v2
+
 check arm64/rs-kunit-load kunit_load
 echo "HNS-KTAP-BEGIN"
 cat /tmp/kunit.log 2>/dev/null
 echo "HNS-KTAP-END"
-
 devinfo rs
 check arm64/rs-unload rmmod hns_roce_rs
-
-check arm64/c-load modprobe hns-roce-hw-v2
-devinfo c
 echo "HNS-PART end"
 
+check arm64/c-reload modprobe hns-roce-hw-v2
 check arm64/c-hns0-active port_state hns_0 PORT_ACTIVE
 GIDX=$(roce_v2_gid hns_0)
 if [ -n "$GIDX" ]; then
