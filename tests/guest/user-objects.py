@@ -3,7 +3,7 @@
 """A deterministic workload of user objects through libhns, for comparing
 the C driver's firmware traffic with hns_roce_rs's (equal hns-sim traces):
 user MRs of 4 KiB, 2 MiB and 64 MiB, re-registration (access, PD, a new
-translation of the same size), user CQs, then everything destroyed in a
+one-page translation), user CQs, then everything destroyed in a
 fixed order. Each step prints a TEST line; the exit status is non-zero if
 any failed.
 
@@ -52,25 +52,65 @@ if ctx is None:
 pd = step("alloc-pd", lambda: PD(ctx))
 pd2 = step("alloc-pd2", lambda: PD(ctx))
 acc = e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_WRITE | e.IBV_ACCESS_REMOTE_READ
-mrs = [step(f"reg-mr-{n}", lambda s=s: MR(pd, s, acc))
-       for n, s in (("4k", PAGE), ("2m", 2 << 20), ("64m", 64 << 20))]
-mr4k, mr2m, _ = mrs
+libc = ctypes.CDLL(None, use_errno=True)
+MADV_NOHUGEPAGE = 15
+
+
+def buffer(size):
+    """Page-aligned memory in 4 KiB pages: no (multi-size) transparent huge
+    pages, each page faulted in on its own. Otherwise the kernel may back
+    the buffer with physically contiguous folios in one run and not in the
+    other, the best page size of the MR differs (seen: 32 KiB and 128 KiB
+    folios), and so does the MPT, for reasons that are no driver's."""
+    b = posix_memalign(size, PAGE)
+    # EINVAL without transparent huge pages in the kernel: nothing to undo.
+    libc.madvise(ctypes.c_void_p(b), ctypes.c_size_t(size), MADV_NOHUGEPAGE)
+    for off in range(0, size, PAGE):
+        ctypes.memset(b + off, 0x5a, 1)
+    return b
+
+
+sizes = (("4k", PAGE), ("2m", 2 << 20), ("64m", 64 << 20))
+bufs_mr = [buffer(s) for _, s in sizes]
+mrs = [step(f"reg-mr-{n}", lambda s=s, b=b: MR(pd, s, acc, address=b))
+       for (n, s), b in zip(sizes, bufs_mr)]
+mr4k = mrs[0]
+
+
+def expect_errno(want, fn):
+    """fn must fail with errno `want` (the C driver's)."""
+    try:
+        fn()
+    except Exception as ex:  # noqa: BLE001 - pyverbs and OSError alike
+        got = getattr(ex, "error_code", None) or getattr(ex, "errno", None)
+        if got == want:
+            return
+        raise RuntimeError(f"errno {got}, want {want}: {ex}") from ex
+    raise RuntimeError(f"succeeded, want errno {want}")
+
+
+# Memory that cannot be pinned: the driver answers ENOMEM whatever the core
+# said (C's mtr_alloc_bufs).
+step("reg-mr-unmapped-enomem",
+     lambda: expect_errno(errno.ENOMEM, lambda: MR(pd, PAGE, acc, address=0x1000)))
 step("rereg-access", lambda: mr4k.rereg(e.IBV_REREG_MR_CHANGE_ACCESS, None, 0, 0,
                                         acc | e.IBV_ACCESS_REMOTE_ATOMIC))
 step("rereg-pd", lambda: mr4k.rereg(e.IBV_REREG_MR_CHANGE_PD, pd2, 0, 0, 0))
-buf = posix_memalign(2 << 20, PAGE)
-# Fault the pages in one by one, as the MRs' own buffers were: pinning an
-# untouched buffer can get physically contiguous runs, and then a larger
-# best page size than a run of the other driver, which the trace shows.
-ctypes.memset(buf, 0x5a, 2 << 20)
-step("rereg-translation", lambda: mr2m.rereg(e.IBV_REREG_MR_CHANGE_TRANSLATION, None,
-                                             buf, 2 << 20, 0))
+# A new translation of one page: always one 4 KiB page (a larger buffer
+# can be backed by physically contiguous, suitably aligned memory in one
+# run and not in the other, and then its best page size differs: seen with
+# 2 MiB, 32 KiB and 128 KiB pages; no driver's doing).
+buf = buffer(PAGE)
+step("rereg-translation", lambda: mr4k.rereg(e.IBV_REREG_MR_CHANGE_TRANSLATION, None,
+                                             buf, PAGE, 0))
 cqs = [step(f"create-cq-{n}", lambda n=n: CQ(ctx, n)) for n in (64, 1000)]
 for i, c in enumerate(cqs):
     step(f"destroy-cq-{i}", c.close)
 for i, m in enumerate(mrs):
     step(f"dereg-mr-{i}", m.close)
 free(buf)
+for b in bufs_mr:
+    free(b)
 step("dealloc-pds", lambda: (pd2.close(), pd.close()))
 step("close-context", ctx.close)
 
@@ -100,10 +140,12 @@ bufs = [mmap.mmap(-1, 2 * PAGE) for _ in range(3)]
 dbpage = mmap.mmap(-1, PAGE)
 
 
-def create_cq(i, cqe_size):
+def create_cq(i, cqe_size, buf=None, db=None):
     """hns_roce_ib_create_cq {buf_addr, db_addr, cqe_size, reserved};
     cqe_size None: the request ends before it (an old libhns)."""
-    drv = struct.pack("<QQ", addr(bufs[i]), addr(dbpage) + 8 * i)
+    buf = addr(bufs[i]) if buf is None else buf
+    db = addr(dbpage) + 8 * i if db is None else db
+    drv = struct.pack("<QQ", buf, db)
     if cqe_size is not None:
         drv += struct.pack("<II", cqe_size, 0)
     core = struct.pack("<QIIiI", i, 64, 0, -1, 0)
@@ -128,6 +170,12 @@ handles = [step(f"raw-cq-{n}", lambda i=i, n=n: create_cq(i, n))
            for i, n in enumerate((32, 64))]
 handles.append(step("raw-cq-no-size", lambda: create_cq(2, None)))
 step("raw-cq-bad-size-einval", refused)
+# An unmapped CQ buffer: ENOMEM (mtr_alloc_bufs); an unmapped record page:
+# the core's EFAULT (hns_roce_db_map_user passes it on).
+step("raw-cq-unmapped-buf-enomem",
+     lambda: expect_errno(errno.ENOMEM, lambda: create_cq(2, 64, buf=0x1000)))
+step("raw-cq-unmapped-db-efault",
+     lambda: expect_errno(errno.EFAULT, lambda: create_cq(2, 64, db=0x1000)))
 for h in handles:
     if h is not None:
         step(f"raw-destroy-cq-{h}",
