@@ -541,7 +541,16 @@ impl Engine {
                     eprintln!("hns-sim engine: {line}");
                 }
             }
-            *q = Qp::default();
+            // Whatever the SQ holds now is not new work: fingerprint it
+            // once a QPC names the buffer. (Not `Qp::default()` alone: the
+            // guest's RESET, INIT, RTR, RTS come one mailbox per engine
+            // pass, and each fresh start here used to drop the pending
+            // snapshot of the `QpRestart` before it, so the previous
+            // life's WQEs were never marked stale.)
+            *q = Qp {
+                snap: true,
+                ..Qp::default()
+            };
         }
         if ctx.state == qps::ERR && q.ctx.state != qps::ERR && ctx.srq {
             // No more receives will be taken from the SRQ for this QP.
@@ -552,14 +561,19 @@ impl Engine {
         q.kick = true;
     }
 
-    /// After a restart, once the QPC names a WQE buffer (INIT on), keeps
-    /// the fingerprint of every SQ slot: what the scan must not take for a
-    /// new WQE. A slot unreadable now reads as `0` (never a fingerprint).
+    /// After a restart, once the QPC names a WQE buffer, keeps the
+    /// fingerprint of every SQ slot: what the scan must not take for a new
+    /// WQE. The C driver's INIT context has no buffer address yet
+    /// (`WQE_SGE_BA` comes with RTR), so with one mailbox per pass this is
+    /// the RTR image; the producer cannot post sends before RTS, so every
+    /// slot still holds the previous life's bytes (or whatever the buffer
+    /// held when the QP was created). A slot unreadable now reads as `0`
+    /// (never a fingerprint).
     fn snapshot_sq<M: Dma>(&mut self, mem: &M, qpn: u32) {
         let Some(q) = self.qps.get_mut(&qpn) else {
             return;
         };
-        if !q.snap || q.ctx.state < qps::INIT || q.ctx.state > qps::SQD {
+        if !q.snap || q.ctx.state < qps::INIT || q.ctx.state > qps::SQD || q.ctx.buf.root == 0 {
             return;
         }
         q.snap = false;
