@@ -219,6 +219,10 @@ struct Qp {
     /// A restart is pending: fingerprint the SQ at the next QPC with a
     /// WQE buffer.
     snap: bool,
+    /// A restart is pending: the kernel SQ doorbell word of this QPN may
+    /// still hold the previous life's last ring (rung while the QP was
+    /// outside INIT..SQD, when the word is not read); take it unread.
+    old_ring: bool,
     /// Fingerprints of the SQ slots when the QP started over (`stale`),
     /// cleared slot by slot as the model executes them. The driver does not
     /// clear the SQ at a reset (neither libhns nor the kernel), so the
@@ -457,6 +461,7 @@ impl Engine {
                 *q = Qp {
                     ctx,
                     snap: true,
+                    old_ring: true,
                     ..Qp::default()
                 };
             }
@@ -549,6 +554,7 @@ impl Engine {
             // life's WQEs were never marked stale.)
             *q = Qp {
                 snap: true,
+                old_ring: true,
                 ..Qp::default()
             };
         }
@@ -620,6 +626,16 @@ impl Engine {
         let v = regs.take64(DB_CFG0);
         if v != 0 {
             self.doorbell(Doorbell::decode(v));
+        }
+        // A QP that started over in this pass cannot have been rung for
+        // its new life yet (that needs RTR and RTS, more mailboxes): what
+        // its kernel doorbell word holds belongs to the previous life.
+        for (&qpn, q) in self.qps.iter_mut() {
+            if std::mem::take(&mut q.old_ring)
+                && u64::from(qpn) * DWQE_SIZE < crate::mem::BAR_SIZE - DWQE_BASE
+            {
+                regs.take64(DWQE_BASE + u64::from(qpn) * DWQE_SIZE);
+            }
         }
         let kernel: Vec<u32> = self
             .qps
