@@ -232,6 +232,10 @@ struct Qp {
     /// A restart is pending: fingerprint the SQ at the next QPC with a
     /// WQE buffer.
     snap: bool,
+    /// A restart is pending: the kernel SQ doorbell word of this QPN may
+    /// still hold the previous life's last ring (rung while the QP was
+    /// outside INIT..SQD, when the word is not read); take it unread.
+    old_ring: bool,
     /// Fingerprints of the SQ slots when the QP started over (`stale`),
     /// cleared slot by slot as the model executes them. The driver does not
     /// clear the SQ at a reset (neither libhns nor the kernel), so the
@@ -482,6 +486,7 @@ impl Engine {
                 *q = Qp {
                     ctx,
                     snap: true,
+                    old_ring: true,
                     ..Qp::default()
                 };
             }
@@ -566,7 +571,17 @@ impl Engine {
                     eprintln!("hns-sim engine: {line}");
                 }
             }
-            *q = Qp::default();
+            // Whatever the SQ holds now is not new work: fingerprint it
+            // once a QPC names the buffer. (Not `Qp::default()` alone: the
+            // guest's RESET, INIT, RTR, RTS come one mailbox per engine
+            // pass, and each fresh start here used to drop the pending
+            // snapshot of the `QpRestart` before it, so the previous
+            // life's WQEs were never marked stale.)
+            *q = Qp {
+                snap: true,
+                old_ring: true,
+                ..Qp::default()
+            };
         }
         if ctx.state == qps::ERR && q.ctx.state != qps::ERR && ctx.srq {
             // No more receives will be taken from the SRQ for this QP.
@@ -577,14 +592,19 @@ impl Engine {
         q.kick = true;
     }
 
-    /// After a restart, once the QPC names a WQE buffer (INIT on), keeps
-    /// the fingerprint of every SQ slot: what the scan must not take for a
-    /// new WQE. A slot unreadable now reads as `0` (never a fingerprint).
+    /// After a restart, once the QPC names a WQE buffer, keeps the
+    /// fingerprint of every SQ slot: what the scan must not take for a new
+    /// WQE. The C driver's INIT context has no buffer address yet
+    /// (`WQE_SGE_BA` comes with RTR), so with one mailbox per pass this is
+    /// the RTR image; the producer cannot post sends before RTS, so every
+    /// slot still holds the previous life's bytes (or whatever the buffer
+    /// held when the QP was created). A slot unreadable now reads as `0`
+    /// (never a fingerprint).
     fn snapshot_sq<M: Dma>(&mut self, mem: &M, qpn: u32) {
         let Some(q) = self.qps.get_mut(&qpn) else {
             return;
         };
-        if !q.snap || q.ctx.state < qps::INIT || q.ctx.state > qps::SQD {
+        if !q.snap || q.ctx.state < qps::INIT || q.ctx.state > qps::SQD || q.ctx.buf.root == 0 {
             return;
         }
         q.snap = false;
@@ -631,6 +651,16 @@ impl Engine {
         let v = regs.take64(DB_CFG0);
         if v != 0 {
             self.doorbell(Doorbell::decode(v));
+        }
+        // A QP that started over in this pass cannot have been rung for
+        // its new life yet (that needs RTR and RTS, more mailboxes): what
+        // its kernel doorbell word holds belongs to the previous life.
+        for (&qpn, q) in self.qps.iter_mut() {
+            if std::mem::take(&mut q.old_ring)
+                && u64::from(qpn) * DWQE_SIZE < crate::mem::BAR_SIZE - DWQE_BASE
+            {
+                regs.take64(DWQE_BASE + u64::from(qpn) * DWQE_SIZE);
+            }
         }
         let kernel: Vec<u32> = self
             .qps

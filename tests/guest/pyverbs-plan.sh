@@ -69,6 +69,17 @@ for l in open(sys.argv[2]):
     [ "$prc" -eq 0 ] && [ "$n_bad" -eq 0 ] && [ -z "$odd" ] && [ "${summ%% *}" = OK ]
 }
 
+# test_mr_rereg_pd with 0.3 s between restate_qps and the rereg back to the
+# server's PD: the previous life's WQEs must stay unexecuted (hns-sim's
+# scan took them 100 ms after RTS: docs/hns-sim.md, "Stale WQEs").
+rereg_slow() {
+    timeout "$PYV_TIMEOUT" python3 /opt/hns/rereg_pd_slow.py >/tmp/rereg-slow.log 2>&1
+    prc=$?
+    grep -E '^(OK|FAILED)|Error' /tmp/rereg-slow.log | tail -n 3
+    [ "$prc" -eq 0 ] && grep -q '^OK$' /tmp/rereg-slow.log
+}
+check pyverbs/rereg-pd-slow-restate rereg_slow
+
 for m in $PYV_MODULES; do
     r=1
     while [ "$r" -le "$PYV_RUNS" ]; do

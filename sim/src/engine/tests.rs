@@ -854,6 +854,87 @@ fn the_scan_leaves_the_wqes_of_a_qps_previous_life_alone() {
     assert_eq!(w.eng.stats.scan_found, 1);
 }
 
+/// QP A (8) moved to `state` by a MODIFY_QPC as the C driver builds it,
+/// with the events the firmware queues: a restart for RESET and for INIT
+/// from another state, then the QPC change. The INIT context names no
+/// WQE buffer yet (`modify_qp_reset_to_init` clears it; the buffer comes
+/// with RTR, `config_qp_rq_buf`); RESET keeps the merged old one.
+fn modify_a(w: &mut World, was: u32, state: u32) {
+    let img = qpc_with(9, ROOT_A, RQ_DB_A, 1, 1, |c| {
+        c.write(qpc::QP_ST, state);
+        if state == qps::INIT {
+            c.write(qpc::WQE_SGE_BA_L, 0);
+            c.write(qpc::WQE_SGE_BA_H, 0);
+        }
+    });
+    w.mem.write(QPC_A, &img).unwrap();
+    if state == qps::RESET || (state == qps::INIT && was != qps::INIT) {
+        w.host.events.push(CtxEvent::QpRestart(8));
+    }
+    w.host.events.push(CtxEvent::Qp(8));
+}
+
+/// pyverbs' `restate_qps` as the guest does it: RESET, INIT, RTR, RTS
+/// one mailbox at a time, the engine polling between them (it reads each
+/// QPC as it comes). The previous life's WQEs must stay stale through
+/// all four, however long they then sit in the SQ with valid owner bits
+/// — even after their MR moved to another PD (test_mr_rereg_pd: the
+/// scan executed the old SEND 100 ms after RTS and it failed with
+/// LOC_PROT_ERR) — and a ring of the old life left in the kernel
+/// doorbell word must not count for the new one. A new WQE is still found
+/// by its doorbell, and one whose doorbell is lost by the scan.
+#[test]
+fn a_restart_one_mailbox_at_a_time_keeps_the_old_wqes_stale() {
+    let mut w = world();
+    for i in 0..3 {
+        w.recv_b(i, 64, 0x100, MR_VA + 64 * u64::from(i));
+        w.post_a(i, 0x1000, &[(1, 1), (8, u32::from(b'a') + i)], true);
+        assert!(w.poll(u64::from(i)));
+    }
+    assert_eq!(w.eng.sq_ci(8), Some(3));
+    // The old life's last ring on the kernel doorbell word, never taken
+    // (rung while the QP was outside INIT..SQD, e.g. ib_drain_sq's WR in
+    // ERR): read at INIT it would cover the old WQEs 0..2 as if rung.
+    w.regs
+        .1
+        .borrow_mut()
+        .insert(DWQE_BASE + 8 * DWQE_SIZE, 3 << 32 | 8);
+    let mut was = qps::RTS;
+    for (t, st) in [
+        (10, qps::RESET),
+        (11, qps::INIT),
+        (12, qps::RTR),
+        (13, qps::RTS),
+    ] {
+        modify_a(&mut w, was, st);
+        assert!(!w.poll(t));
+        was = st;
+    }
+    assert_eq!(w.eng.sq_ci(8), Some(0));
+    // The receives of B were consumed by the old sends; give B new ones:
+    // nothing may take them.
+    w.recv_b(3, 64, 0x100, MR_VA + 0x400);
+    for t in [20, 150, 300, 600] {
+        assert!(!w.poll(t), "a stale WQE was executed at {t} ms");
+    }
+    assert_eq!(w.eng.sq_ci(8), Some(0));
+    assert_eq!(w.eng.stats.scan_found, 0);
+    // A new WQE 0, rung: executed.
+    w.post_a(0, 0x1000, &[(1, 1), (8, u32::from(b'x'))], true);
+    assert!(w.poll(700));
+    assert_eq!(w.eng.sq_ci(8), Some(1));
+    // A new WQE 1 whose doorbell is lost: the scan, 100 ms later.
+    w.recv_b(4, 64, 0x100, MR_VA + 0x440);
+    w.post_a(1, 0x1000, &[(1, 1), (8, u32::from(b'y'))], false);
+    assert!(!w.poll(710));
+    assert!(w.poll(820));
+    assert_eq!(w.eng.sq_ci(8), Some(2));
+    assert_eq!(w.eng.stats.scan_found, 1);
+    // Slot 2 still holds the old 'c' send: left alone.
+    assert!(!w.poll(1000));
+    assert_eq!(w.eng.sq_ci(8), Some(2));
+}
+
 /// The bad-DMA check: MR 1's page list is rewritten behind the
 /// firmware's back (no CREATE_MPT: what a stale translation looks
 /// like), so a receive into it would land on a page MR 1 never mapped.
