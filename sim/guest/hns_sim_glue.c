@@ -140,7 +140,8 @@ static netdev_tx_t hns_sim_xmit(struct sk_buff *skb, struct net_device *nd)
 static void hns_sim_link_notify(struct net_device *nd, bool up)
 {
 	/* Called under RTNL, which the reset path may take inside
-	 * hns_sim_devs_lock: find the function through the netdev instead. */
+	 * hns_sim_devs_lock: find the function through the netdev instead.
+	 */
 	struct hns_sim_dev *sim = *(struct hns_sim_dev **)netdev_priv(nd);
 	struct hnae3_client *client;
 
@@ -198,7 +199,8 @@ static int hns_sim_reset_one(struct hns_sim_dev *sim)
 }
 
 /* Writing anything to /sys/module/hns_sim/parameters/reset resets every
- * attached function. */
+ * attached function.
+ */
 static int hns_sim_reset_set(const char *val, const struct kernel_param *kp)
 {
 	int i, ret = 0;
@@ -252,7 +254,7 @@ int hns_sim_glue_attach(struct pci_dev *pdev, void *ae_dev_space,
 	BUILD_BUG_ON(sizeof(struct hnae3_ae_dev) > HNS_SIM_AE_DEV_SPACE);
 	memset(ae_dev, 0, sizeof(*ae_dev));
 
-	sim = kzalloc(sizeof(*sim), GFP_KERNEL);
+	sim = kzalloc_obj(*sim, GFP_KERNEL);
 	if (!sim)
 		return -ENOMEM;
 	sim->pdev = pdev;
@@ -347,7 +349,8 @@ void hns_sim_glue_detach(struct pci_dev *pdev)
 	unregister_netdev(sim->netdev);
 	free_netdev(sim->netdev);
 	/* Give the function back as the ivshmem device it is, so a new
-	 * hns_sim instance can bind it again. */
+	 * hns_sim instance can bind it again.
+	 */
 	pdev->vendor = sim->orig_vendor;
 	pdev->device = sim->orig_device;
 	pdev->revision = sim->orig_revision;
