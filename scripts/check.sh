@@ -409,7 +409,7 @@ else
 fi
 
 # --- User RC/UD QPs on both drivers (SIM=1). ---------------------------------
-# tests/guest/uqp-plan.sh: ibv_rc_pingpong, ibv_ud_pingpong and ib_send_bw
+# tests/guest/uqp-plan.sh: ibv_rc_pingpong, ibv_ud_pingpong, qp_states.py (QP states, query_qp)
 # through libhns (user MRs, CQs, QPs with an address vector), then unload;
 # one boot per driver. The traces must be equal once the tools' random PSNs
 # are masked; server and client run at once, so their commands interleave
