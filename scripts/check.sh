@@ -454,7 +454,7 @@ else
 fi
 
 # --- User RC/UD QPs on both drivers (SIM=1). ---------------------------------
-# tests/guest/uqp-plan.sh: ibv_rc_pingpong, ibv_ud_pingpong and ib_send_bw
+# tests/guest/uqp-plan.sh: ibv_rc_pingpong, ibv_ud_pingpong, qp_states.py (QP states, query_qp)
 # through libhns (user MRs, CQs, QPs with an address vector), then unload;
 # one boot per driver. The traces must be equal once the tools' random PSNs
 # are masked; server and client run at once, so their commands interleave
@@ -465,6 +465,14 @@ if [ -x "$HNS_BUILD/sim-target/release/hns-sim" ] && [ -f "$HNS_BUILD/module-kun
         guest_tests "uqp-$d" "$RESULTS" "$L/uqp-$d.cmd" --driver $d --sim 1
     done
     TRACE_OPTS="--mask-psn --unordered" trace_equal equivalence/user-qp-trace uqp-c uqp-rs
+    # qp_states.py prints every step's outcome and query_qp: same text.
+    qs() { sed -n '/^HNS-QPSTATES-BEGIN/,/^HNS-QPSTATES-END/p' "$HNS_BUILD/guest/$1/output.log"; }
+    if [ -n "$(qs uqp-c)" ] && diff <(qs uqp-c) <(qs uqp-rs) >"$L/qp-states.diff"; then
+        result equivalence/qp-states PASS "($(qs uqp-c | wc -l) lines)"
+    else
+        result equivalence/qp-states FAIL "C vs Rust differ (log: $L/qp-states.diff)"
+        head -n 20 "$L/qp-states.diff" | sed 's/^/    /'
+    fi
 else
     result guest/uqp SKIP "hns-sim or the module did not build"
 fi

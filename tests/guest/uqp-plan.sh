@@ -3,9 +3,11 @@
 #
 # User RC and UD QPs through libhns, the lines of data-plan.sh that need
 # nothing beyond them (user MR, CQ, RC/UD QP with an address vector):
-# ibv_rc_pingpong, ibv_ud_pingpong and perftest's ib_send_bw, each loopback
-# on hns_0, then the driver and hns_sim unloaded so the hns-sim trace ends
-# with the teardown. Run on both drivers (DRIVER=c|rs, SIM=1); the two
+# ibv_rc_pingpong, ibv_ud_pingpong (and with HNS_UQP_PERF=1 perftest's
+# ib_send_bw), each loopback
+# on hns_0, a single-process walk through the QP states with query_qp
+# (qp_states.py), then the driver and hns_sim unloaded so the hns-sim trace
+# ends with the teardown. Run on both drivers (DRIVER=c|rs, SIM=1); the two
 # traces must be equal (scripts/trace-diff.py --full). TEST lines are in
 # the group "uqp-<driver>/...".
 #
@@ -32,11 +34,24 @@ pair "$g/rc-pingpong" \
 pair "$g/ud-pingpong" \
     "ibv_ud_pingpong -d hns_0 -g $GIDX -p 18518 -n 10 -s 512" \
     "ibv_ud_pingpong -d hns_0 -g $GIDX -p 18518 -n 10 -s 512 127.0.0.1"
-# perftest options as in data-plan.sh (--no_ddp, -F).
-PERF_OPTS="-n 50 -F --no_ddp"
-pair "$g/send-bw" \
-    "ib_send_bw -d hns_0 -x $GIDX -p 18520 $PERF_OPTS" \
-    "ib_send_bw -d hns_0 -x $GIDX -p 18520 $PERF_OPTS 127.0.0.1"
+# ib_send_bw (perftest, --no_ddp -F) passed on both drivers too, but its
+# server and client create their objects in a varying order even with the
+# delay (QPN 0x18/0x1a, MR keys 2/3 swapped in one of four runs), which
+# breaks the trace comparison: run it with HNS_UQP_PERF=1.
+if [ "${HNS_UQP_PERF:-0}" = 1 ]; then
+    PERF_OPTS="-n 50 -F --no_ddp"
+    pair "$g/send-bw" \
+        "ib_send_bw -d hns_0 -x $GIDX -p 18520 $PERF_OPTS" \
+        "ib_send_bw -d hns_0 -x $GIDX -p 18520 $PERF_OPTS 127.0.0.1"
+fi
+
+# One process: QP states, address vector, query_qp, a refused RTS->SQD.
+# Its output is printed between markers for the host to compare.
+echo "HNS-QPSTATES-BEGIN"
+timeout "$HNS_TIMEOUT" python3 /opt/hns/qp_states.py "$GIDX" 2>&1
+qrc=$?
+echo "HNS-QPSTATES-END"
+if [ $qrc -eq 0 ]; then report "$g/qp-states" PASS; else report "$g/qp-states" FAIL "exit $qrc"; fi
 
 mod=$([ "$d" = c ] && echo hns_roce_hw_v2 || echo hns_roce_rs)
 check "$g/unload" sh -c "rmmod $mod && rmmod hns_sim"
