@@ -565,8 +565,8 @@ arm64_checks() {
         echo "TEST arm64/equivalence-devinfo FAIL C vs Rust differ (log: $L/arm64-compare-devinfo.log)" >>"$res"
         head -n 40 "$L/arm64-compare-devinfo.log" | sed 's/^/    /'
     fi
-    # Registration trace: the boot's hns-sim trace holds three probes (C,
-    # Rust, C again); split at each probe's first command and compare the
+    # Registration trace: the boot's hns-sim trace holds four probes (C,
+    # Rust, Rust with traffic, C again); split at each probe's first command and compare the
     # C and the Rust probe -> devinfo -> remove.
     local tr=$HNS_BUILD/guest/arm64/trace-0.txt tlog=$L/arm64-trace.log
     rm -f "$L"/arm64-trace-*.txt

@@ -13,14 +13,15 @@
 #      The same load probes the hns-sim function: hns_0 (Rust driver),
 #      `ibv_devinfo -v -d hns_0` as section "devinfo" of part "rs"; rmmod:
 #      the Rust side of the registration trace.
-#   3. modprobe hns-roce-hw-v2 again, ibv_rc_pingpong on the C driver, hns_0
-#      looped back to itself.
+#   3. insmod hns_roce_rs again: ibv_rc_pingpong, an ib_send_bw pair and
+#      rping through the Rust driver (hns_0 looped back to itself), rmmod.
+#   4. modprobe hns-roce-hw-v2 again, ibv_rc_pingpong on the C driver.
 #
 # Parts are delimited by "HNS-PART <c|rs>" lines; inside them sections use
 # the HNS-REG-BEGIN/END markers of reg-plan.sh, so that the host can split
 # the output in two and run scripts/compare-runs.py --only devinfo on it.
 # The host splits hns-sim's trace at each probe's first command
-# (QUERY_HW_VER) and compares the first two pieces with
+# (QUERY_HW_VER) and compares the first two pieces (C, Rust) with
 # scripts/trace-diff.py --full. TEST lines are in the group arm64/. The C
 # driver stays loaded at the end (an unload after traffic can trip lockdep
 # in the C driver, see docs/c-driver-findings.md).
@@ -92,16 +93,32 @@ devinfo rs
 check arm64/rs-unload rmmod hns_roce_rs
 echo "HNS-PART end"
 
-check arm64/c-reload modprobe hns-roce-hw-v2
-check arm64/c-hns0-active port_state hns_0 PORT_ACTIVE
-GIDX=$(roce_v2_gid hns_0)
-if [ -n "$GIDX" ]; then
-    pair arm64/c-rc-pingpong \
+# traffic DRV: the data plans' pingpong, a perftest pair and rping on
+# hns_0, looped back to itself (TEST lines arm64/DRV-...).
+traffic() {
+    check "arm64/$1-hns0-active" port_state hns_0 PORT_ACTIVE
+    GIDX=$(roce_v2_gid hns_0)
+    if [ -z "$GIDX" ]; then
+        report "arm64/$1-rc-pingpong" FAIL "no RoCE v2 GID on hns_0 after 10 s"
+        return
+    fi
+    pair "arm64/$1-rc-pingpong" \
         "ibv_rc_pingpong -d hns_0 -g $GIDX -p 18515 -n 10" \
         "ibv_rc_pingpong -d hns_0 -g $GIDX -p 18515 -n 10 127.0.0.1"
     echo "    server: $(grep -E 'bytes in|iters in' /tmp/server.out | tr '\n' ' ')"
-    echo "    client: $(printf '%s\n' "$cout" | grep -E 'bytes in|iters in' | tr '\n' ' ')"
-else
-    report arm64/c-rc-pingpong FAIL "no RoCE v2 GID on hns_0 after 10 s"
-fi
+    [ "$1" = rs ] || return
+    pair arm64/rs-send-bw "ib_send_bw -d hns_0 -x $GIDX --no_ddp -F -n 50" \
+        "ib_send_bw -d hns_0 -x $GIDX --no_ddp -F -n 50 127.0.0.1"
+    /usr/bin/ip addr add 192.168.77.1/24 dev eth0 2>/dev/null
+    /usr/bin/ip link set eth0 up
+    pair arm64/rs-rping "rping -s -a 192.168.77.1 -C 5 -v" "rping -c -a 192.168.77.1 -C 5 -v"
+}
+
+# Rust again, with traffic (the data path on arm64), then unloaded.
+check arm64/rs-reload insmod $KO
+traffic rs
+check arm64/rs-final-unload rmmod hns_roce_rs
+
+check arm64/c-reload modprobe hns-roce-hw-v2
+traffic c
 plan_exit
