@@ -294,6 +294,22 @@ impl MailboxBuf {
     }
 }
 
+/// Reads a context back from the engine: the QUERY mailbox `op` for
+/// object `tag` (the `hns_roce_v2_query_*` functions), its first
+/// `words.len()` words into `words` (as [`MailboxBuf::read_le_words`]).
+pub(crate) fn query_context(
+    cmd: &Cmd,
+    dev: &Device<Bound>,
+    op: u8,
+    tag: u32,
+    words: &mut [u32],
+) -> Result {
+    let mb = MailboxBuf::new(dev)?;
+    cmd.mbox(0, mb.dma(), op, tag)?;
+    mb.read_le_words(words);
+    Ok(())
+}
+
 /// One event-mode mailbox slot. The token and the result are atomics so
 /// the AEQ handler never takes a lock.
 struct TokenSlot {

@@ -16,16 +16,16 @@
 
 pub(crate) mod poll;
 
-use crate::cmdq::{Cmd, MailboxBuf};
+use crate::cmdq::{query_context, Cmd, MailboxBuf};
 use crate::db::{Db, DbPages, UserDb, UserDbPages};
 use crate::field::Ctx;
-use crate::hem::mtr::{KernelMtr, Region, UserMtr};
+use crate::hem::mtr::{KernelMtr, Mtr, Region, UserMtr};
 use crate::hem::table::HemTables;
 use crate::hem::{HemType, HOP_NUM_0};
 use crate::hns_roce_hw_v2::consts::{cap_flag, cqe_size, mbox};
 use crate::hns_roce_hw_v2::ctx as hw_ctx;
 use crate::hns_roce_hw_v2::fields::Cqc;
-use crate::rdma::{CqUreq, IbCq, UmemDev};
+use crate::rdma::{CqUreq, IbCq, ResAttrs, ResRaw, UmemDev};
 use core::sync::atomic::{AtomicU32, Ordering};
 use kernel::{
     device::{Bound, Device},
@@ -60,35 +60,10 @@ const UCMD_CQE_SIZE_END: u32 = 20;
 /// `cap_flags`.
 const URESP_CAP_FLAGS_END: u32 = 16;
 
-/// The CQE buffer.
-enum CqBuf {
-    Kernel(KernelMtr),
-    User(UserMtr),
-}
-
 /// The record doorbell.
 enum CqDb {
     Kernel(Db),
     User(UserDb),
-}
-
-impl CqBuf {
-    /// Word `word` of the entry at byte `off`; `None` for a user CQ (the
-    /// kernel never reads libhns's CQEs).
-    fn read_word(&self, off: usize, word: usize) -> Option<u32> {
-        match self {
-            CqBuf::Kernel(m) => m.read_word(off, word),
-            CqBuf::User(_) => None,
-        }
-    }
-
-    /// Writes the word at byte `off` of a kernel CQ.
-    fn write_word(&self, off: usize, v: u32) -> Result {
-        match self {
-            CqBuf::Kernel(m) => m.write_word(off, v),
-            CqBuf::User(_) => Err(EINVAL),
-        }
-    }
 }
 
 impl CqDb {
@@ -110,7 +85,7 @@ pub(crate) struct Cq {
     /// Bytes per CQE.
     cqe_size: u32,
     // The context is destroyed (explicitly) before these drop.
-    mtr: CqBuf,
+    mtr: Mtr,
     db: Option<CqDb>,
     /// Written under `lock`.
     cons_index: AtomicU32,
@@ -133,6 +108,8 @@ pub(crate) struct CqEnv<'a> {
     pub(crate) dbs: &'a DbPages,
     /// Capabilities.
     pub(crate) caps: &'a crate::hns_roce_hw_v2::caps::Caps,
+    /// Revision of the engine.
+    pub(crate) rev: crate::hw_rev::HwRev,
 }
 
 impl Cq {
@@ -234,7 +211,7 @@ impl Cq {
                 c.cqe_pg.ba + page_shift,
                 hop,
             )
-            .map(CqBuf::Kernel),
+            .map(Mtr::Kernel),
             Some(u) => UserMtr::new(
                 env.dev,
                 u.dev,
@@ -247,7 +224,7 @@ impl Cq {
                 c.cqe_pg.ba + page_shift,
                 u64::from(c.page_size_cap),
             )
-            .map(CqBuf::User),
+            .map(Mtr::User),
         }
         .inspect_err(|e| {
             dev_err!(
@@ -297,10 +274,10 @@ impl Cq {
         )?;
         let mut mtts = [0u64; 2];
         match &cq.mtr {
-            CqBuf::Kernel(m) => {
+            Mtr::Kernel(m) => {
                 mtts = [m.page_ba(0), m.page_ba(1)];
             }
-            CqBuf::User(m) => {
+            Mtr::User(m) => {
                 m.find(0, &mut mtts).inspect_err(|e| {
                     dev_err!(
                         env.cmd.device(),
@@ -357,10 +334,8 @@ impl Cq {
         hop: u32,
         mtts: [u64; 2],
     ) -> Ctx<Cqc, 16> {
-        let (ba_pg_shift, buf_pg_shift, bt_ba) = match &self.mtr {
-            CqBuf::Kernel(m) => (m.ba_pg_shift(), m.page_shift(), m.root_ba()),
-            CqBuf::User(m) => (m.ba_pg_shift(), m.page_shift(), m.root_ba()),
-        };
+        let m = &self.mtr;
+        let (ba_pg_shift, buf_pg_shift, bt_ba) = (m.ba_pg_shift(), m.page_shift(), m.root_ba());
         hw_ctx::cq_context(&hw_ctx::CqcParams {
             cqn: self.cqn,
             ceqn: vector,
@@ -392,6 +367,62 @@ impl Cq {
             t.put(env.dev, self.cqn);
         }
         // The buffer and the record doorbell go with the last reference.
+    }
+
+    /// Changes the CQ's interrupt moderation (`hns_roce_v2_modify_cq`):
+    /// a completion event after `count` CQEs or `period` microseconds,
+    /// through MODIFY_CQC with a mask that leaves the rest of the context.
+    pub(crate) fn modify(&self, env: &CqEnv<'_>, count: u16, period: u16) -> Result {
+        let (ctx, mask, capped) = hw_ctx::cq_moderation(count, period, env.rev);
+        // C logs this unlimited; userspace can repeat it at will.
+        if capped && crate::rdma::ratelimit() {
+            dev_info!(
+                env.cmd.device(),
+                "cq_period({}) reached the upper limit, adjusted to 65.\n",
+                period
+            );
+        }
+        let mb = MailboxBuf::new(env.dev)?;
+        let mut words = [0u32; 32];
+        words[..16].copy_from_slice(ctx.as_le_words());
+        words[16..].copy_from_slice(mask.as_le_words());
+        mb.write_le_words(&words);
+        env.cmd
+            .mbox(mb.dma(), 0, mbox::MODIFY_CQC, self.cqn)
+            .inspect_err(|e| {
+                dev_err_ratelimited!(
+                    env.cmd.device(),
+                    "failed to process cmd when modifying CQ, ret = {}.\n",
+                    e.to_errno()
+                )
+            })
+    }
+
+    /// What `rdma res show cq -dd` prints (`hns_roce_fill_res_cq_entry`):
+    /// depth, consumer index (a user CQ's stays 0: libhns keeps its own),
+    /// CQE size and the arm sequence number, which counts completion
+    /// events.
+    pub(crate) fn res_attrs(&self, r: &mut ResAttrs) -> Result {
+        r.put(c"cq_depth", self.depth)?;
+        r.put(c"cons_index", self.cons_index.load(Ordering::Relaxed))?;
+        r.put(c"cqe_size", self.cqe_size)?;
+        r.put(c"arm_sn", self.arm_sn.load(Ordering::Relaxed))
+    }
+
+    /// The CQ context read back (QUERY_CQC) for `rdma res show cq -r`
+    /// (`hns_roce_fill_res_cq_entry_raw`).
+    pub(crate) fn res_raw(&self, env: &CqEnv<'_>, r: &mut ResRaw<'_>) -> Result {
+        let mut words = [0u32; 16];
+        query_context(env.cmd, env.dev, mbox::QUERY_CQC, self.cqn, &mut words).inspect_err(
+            |e| {
+                dev_err_ratelimited!(
+                    env.cmd.device(),
+                    "failed to process cmd when querying CQ, ret = {}.\n",
+                    e.to_errno()
+                )
+            },
+        )?;
+        r.push_words(&words)
     }
 
     /// Arms the CQ (`hns_roce_v2_req_notify_cq`): the doorbell value.

@@ -305,6 +305,7 @@ impl IbDev {
             hem: &self.hem,
             dbs: &self.dbs,
             caps: &self.caps,
+            rev: self.rev,
         }
     }
 
@@ -681,6 +682,34 @@ impl IbDriver for IbDev {
 
     fn reset_down(&self) -> bool {
         self.cmd.is_reset_down()
+    }
+
+    fn modify_cq(&self, c: &CqRef, count: u16, period: u16) -> Result {
+        c.0.modify(&self.cq_env(), count, period)
+    }
+
+    fn res_cq(&self, c: &CqRef, r: &mut rdma::ResAttrs) -> Result {
+        c.0.res_attrs(r)
+    }
+
+    fn res_cq_raw(&self, c: &CqRef, r: &mut rdma::ResRaw<'_>) -> Result {
+        c.0.res_raw(&self.cq_env(), r)
+    }
+
+    fn res_qp(&self, q: &qp::Qp, r: &mut rdma::ResAttrs) -> Result {
+        q.res_attrs(r)
+    }
+
+    fn res_qp_raw(&self, q: &qp::Qp, r: &mut rdma::ResRaw<'_>) -> Result {
+        q.res_raw(&self.qp_env(), r)
+    }
+
+    fn res_mr(&self, m: &mr::Mr, r: &mut rdma::ResAttrs) -> Result {
+        m.res_attrs(r)
+    }
+
+    fn res_mr_raw(&self, m: &mr::Mr, r: &mut rdma::ResRaw<'_>) -> Result {
+        m.res_raw(&self.mr_env(), r)
     }
 
     fn query_counters(&self, values: &mut [u64]) -> Result<usize> {

@@ -14,7 +14,7 @@
 //! writes the new page list's hop number and BT page size into the MPT
 //! entry; C keeps the old ones (`docs/c-driver-findings.md`, finding 1).
 
-use crate::cmdq::{Cmd, MailboxBuf};
+use crate::cmdq::{query_context, Cmd, MailboxBuf};
 use crate::field::Ctx;
 use crate::hem::mtr::{PblRange, UserMtr};
 use crate::hem::table::{HemTable, HemTables};
@@ -24,7 +24,7 @@ use crate::hns_roce_hw_v2::consts::mbox;
 use crate::hns_roce_hw_v2::ctx::{self as hw_ctx, index_to_key, key_to_index, MptPbl};
 use crate::hns_roce_hw_v2::fields::Mpt;
 use crate::pd::IdSpace;
-use crate::rdma::{self, MrReq, UmemDev};
+use crate::rdma::{self, MrReq, ResAttrs, ResRaw, UmemDev};
 use kernel::{
     device::{Bound, Device},
     new_mutex,
@@ -429,4 +429,35 @@ pub(crate) fn dereg_mr(env: &MrEnv<'_>, mr: Pin<KBox<Mr>>) {
         t.put(env.dev, idx);
     }
     env.ids.free(idx);
+}
+
+impl Mr {
+    /// What `rdma res show mr -dd` prints (`hns_roce_fill_res_mr_entry`):
+    /// the page list's hop number, BT and buffer page shifts; all 0 for a
+    /// DMA MR, which has no page list.
+    pub(crate) fn res_attrs(&self, r: &mut ResAttrs) -> Result {
+        let st = self.state.lock();
+        let (hop, ba, buf) = st
+            .pbl
+            .as_ref()
+            .map_or((0, 0, 0), |p| (p.hop(0), p.ba_pg_shift(), p.page_shift()));
+        r.put_hex(c"pbl_hop_num", hop)?;
+        r.put_hex(c"ba_pg_shift", ba)?;
+        r.put_hex(c"buf_pg_shift", buf)
+    }
+
+    /// The MPT entry read back (QUERY_MPT) for `rdma res show mr -r`
+    /// (`hns_roce_fill_res_mr_entry_raw`).
+    pub(crate) fn res_raw(&self, env: &MrEnv<'_>, r: &mut ResRaw<'_>) -> Result {
+        let mut words = [0u32; 16];
+        let idx = key_to_index(self.key) & (env.caps.num_mtpts - 1);
+        query_context(env.cmd, env.dev, mbox::QUERY_MPT, idx, &mut words).inspect_err(|e| {
+            dev_err_ratelimited!(
+                env.cmd.device(),
+                "failed to process cmd when querying MPT, ret = {}.\n",
+                e.to_errno()
+            )
+        })?;
+        r.push_words(&words)
+    }
 }

@@ -16,10 +16,10 @@
 pub(crate) mod post;
 
 use crate::ah::TC_MAP_MODE_DSCP;
-use crate::cmdq::{Cmd, MailboxBuf};
+use crate::cmdq::{query_context, Cmd, MailboxBuf};
 use crate::cq::Cq;
 use crate::db::{Db, DbPages, UserDb, UserDbPages};
-use crate::hem::mtr::{KernelMtr, Region, UserMtr};
+use crate::hem::mtr::{KernelMtr, Mtr, Region, UserMtr};
 use crate::hem::table::HemTables;
 use crate::hem::HemType;
 use crate::hns_roce_hw_v2::caps::Caps;
@@ -28,7 +28,9 @@ use crate::hns_roce_hw_v2::qpc::{
     self as qpc, qpt, QpState, QpcImage, QueueError, QueueRequest, QueueSizes,
 };
 use crate::hw_rev::HwRev;
-use crate::rdma::{IbQp, QpAttr, QpInit, QpModifyResp, QpQuery, RecvWr, SqDoorbells, UmemDev};
+use crate::rdma::{
+    IbQp, QpAttr, QpInit, QpModifyResp, QpQuery, RecvWr, ResAttrs, ResRaw, SqDoorbells, UmemDev,
+};
 use crate::{UCTX_CQE_INLINE, UCTX_EXSGE, UCTX_RQ_INLINE};
 use core::sync::atomic::Ordering;
 use kernel::{
@@ -117,71 +119,6 @@ pub(crate) struct UserQp<'a> {
     pub(crate) dbs: &'a Arc<UserDbPages>,
 }
 
-/// The WQE buffer: kernel memory, or the user's pinned pages.
-enum WqeBuf {
-    Kernel(KernelMtr),
-    User(UserMtr),
-}
-
-impl WqeBuf {
-    /// Bus address of the page holding byte `offset`.
-    fn find(&self, offset: usize) -> Option<u64> {
-        match self {
-            Self::Kernel(m) => m.find(offset),
-            Self::User(m) => {
-                let mut a = [0u64; 1];
-                m.find(u64::try_from(offset).ok()?, &mut a).ok()?;
-                Some(a[0])
-            }
-        }
-    }
-
-    fn root_ba(&self) -> u64 {
-        match self {
-            Self::Kernel(m) => m.root_ba(),
-            Self::User(m) => m.root_ba(),
-        }
-    }
-
-    fn ba_pg_shift(&self) -> u32 {
-        match self {
-            Self::Kernel(m) => m.ba_pg_shift(),
-            Self::User(m) => m.ba_pg_shift(),
-        }
-    }
-
-    fn page_shift(&self) -> u32 {
-        match self {
-            Self::Kernel(m) => m.page_shift(),
-            Self::User(m) => m.page_shift(),
-        }
-    }
-
-    /// Word `word` of the entry at byte `off` of a kernel QP's buffer.
-    fn read_word(&self, off: usize, word: usize) -> Option<u32> {
-        match self {
-            Self::Kernel(m) => m.read_word(off, word),
-            Self::User(_) => None,
-        }
-    }
-
-    /// Writes the word at byte `off` of a kernel QP's buffer.
-    fn write_word(&self, off: usize, v: u32) -> Result {
-        match self {
-            Self::Kernel(m) => m.write_word(off, v),
-            Self::User(_) => Err(EINVAL),
-        }
-    }
-
-    /// Writes `data` at byte `off` of a kernel QP's buffer.
-    fn write(&self, off: usize, data: &[u8]) -> Result {
-        match self {
-            Self::Kernel(m) => m.write(off, data),
-            Self::User(_) => Err(EINVAL),
-        }
-    }
-}
-
 /// The RQ record doorbell: a kernel record, or one in the process.
 enum RqDb {
     Kernel(Db),
@@ -219,7 +156,7 @@ pub(crate) struct Qp {
     sge_offset: usize,
     rq_offset: usize,
     owner_db: bool,
-    mtr: WqeBuf,
+    mtr: Mtr,
     rdb: Option<RqDb>,
     /// A user QP's SQ record doorbell.
     sdb: Option<UserDb>,
@@ -515,7 +452,7 @@ impl Qp {
                 page_shift,
                 u64::from(c.page_size_cap),
             )
-            .map(WqeBuf::Kernel),
+            .map(Mtr::Kernel),
             Some(u) => UserMtr::new(
                 env.dev,
                 u.dev,
@@ -525,7 +462,7 @@ impl Qp {
                 page_shift,
                 u64::from(c.page_size_cap),
             )
-            .map(WqeBuf::User),
+            .map(Mtr::User),
         }
         .inspect_err(|e| {
             dev_err!(d, "failed to create WQE mtr, ret = {}.\n", e.to_errno());
@@ -1283,6 +1220,46 @@ impl Qp {
         q.retry_cnt = a.retry_cnt as u8;
         q.rnr_retry = a.rnr_retry as u8;
         Ok(())
+    }
+
+    /// What `rdma res show qp -dd` prints (`hns_roce_fill_res_qp_entry`):
+    /// the queue sizes, in hex.
+    pub(crate) fn res_attrs(&self, r: &mut ResAttrs) -> Result {
+        let s = &self.sizes;
+        r.put_hex(c"sq_wqe_cnt", s.sq_wqe_cnt)?;
+        r.put_hex(c"sq_max_gs", s.sq_max_gs)?;
+        r.put_hex(c"rq_wqe_cnt", s.rq_wqe_cnt)?;
+        r.put_hex(c"rq_max_gs", s.rq_max_gs)?;
+        r.put_hex(c"ext_sge_sge_cnt", s.sge_cnt)
+    }
+
+    /// The QP context and its congestion control context read back for
+    /// `rdma res show qp -r` (`hns_roce_fill_res_qp_entry_raw`): QUERY_QPC
+    /// (`qpc_sz` bytes of a 512-byte image), then QUERY_SCCC if the engine
+    /// has per-QP flow control. A DIP QP's SCC context is its DIP entry's,
+    /// and this driver has no DIP entries (a DIP address vector is
+    /// refused), so it stays zero, as C leaves it without one; so does
+    /// one whose query fails (only warned about, as in C).
+    pub(crate) fn res_raw(&self, env: &QpEnv<'_>, r: &mut ResRaw<'_>) -> Result {
+        const QPC_WORDS: usize = 2 * qpc::QPC_HALF_DWORDS;
+        const SCCC_WORDS: usize = 16;
+        let mut qpc = [0u32; QPC_WORDS];
+        // CAST: `qpc_sz` is 256 or 512.
+        let n = (env.caps.qpc_sz as usize / 4).min(QPC_WORDS);
+        query_context(env.cmd, env.dev, mbox::QUERY_QPC, self.qpn, &mut qpc[..n])?;
+        r.push_words(&qpc)?;
+        let mut sccc = [0u32; SCCC_WORDS];
+        if env.caps.flags & cap_flag::QP_FLOW_CTRL != 0 && self.cong_type != qpc::CongType::Dip {
+            if let Err(e) = query_context(env.cmd, env.dev, mbox::QUERY_SCCC, self.qpn, &mut sccc) {
+                sccc = [0; SCCC_WORDS];
+                dev_warn_ratelimited!(
+                    env.cmd.device(),
+                    "failed to query SCCC, ret = {}.\n",
+                    e.to_errno()
+                );
+            }
+        }
+        r.push_words(&sccc)
     }
 
     /// Destroys the QP (`hns_roce_v2_destroy_qp`): back to RESET when the

@@ -28,6 +28,9 @@ mod raw;
 // the rdma layer.
 mod umem;
 pub(crate) use umem::{cond_resched, Umem, UmemDev, UserCtx};
+// What `rdma res show` prints of the driver's objects.
+mod restrack;
+pub(crate) use restrack::{ResAttrs, ResRaw};
 mod wr;
 pub(crate) use wr::{
     IbCq, IbQp, QpEvent, SendChain, SendWr, WcArray, WrOpcode, SEND_FENCE, SEND_INLINE,
@@ -962,6 +965,21 @@ pub(crate) trait IbDriver: Send + Sync {
     ) -> core::result::Result<(), (usize, Error)>;
     /// The device is going through a reset (drains cannot post).
     fn reset_down(&self) -> bool;
+    /// Changes a CQ's moderation: an event after `count` completions or
+    /// `period` microseconds.
+    fn modify_cq(&self, cq: &Self::Cq, count: u16, period: u16) -> Result;
+    /// The driver details of a CQ for `rdma res show cq -dd`.
+    fn res_cq(&self, cq: &Self::Cq, r: &mut ResAttrs) -> Result;
+    /// The raw image of a CQ (its context read back) for `-r`.
+    fn res_cq_raw(&self, cq: &Self::Cq, r: &mut ResRaw<'_>) -> Result;
+    /// The driver details of a QP for `rdma res show qp -dd`.
+    fn res_qp(&self, qp: &Self::Qp, r: &mut ResAttrs) -> Result;
+    /// The raw image of a QP for `-r`.
+    fn res_qp_raw(&self, qp: &Self::Qp, r: &mut ResRaw<'_>) -> Result;
+    /// The driver details of an MR for `rdma res show mr -dd`.
+    fn res_mr(&self, mr: &Self::Mr, r: &mut ResAttrs) -> Result;
+    /// The raw image of an MR for `-r`.
+    fn res_mr_raw(&self, mr: &Self::Mr, r: &mut ResRaw<'_>) -> Result;
 }
 
 /// A user CQ request (`struct hns_roce_ib_create_cq`) as the shim copied
@@ -1548,6 +1566,24 @@ unsafe extern "C" fn hns_rs_poll_cq(
 ///
 /// # Safety
 ///
+/// `rs` is the device's pointer; `cq` came from [`hns_rs_create_cq`] and
+/// is live.
+#[no_mangle]
+unsafe extern "C" fn hns_rs_modify_cq(
+    rs: *mut c_void,
+    cq: *mut c_void,
+    count: u16,
+    period: u16,
+) -> c_int {
+    // SAFETY: per the function's contract.
+    let (d, cq) = unsafe { (drv(rs), &*cq.cast::<DriverCq>()) };
+    errno(d.modify_cq(cq, count, period))
+}
+
+/// Called by the shim's op.
+///
+/// # Safety
+///
 /// As for [`hns_rs_poll_cq`].
 #[no_mangle]
 unsafe extern "C" fn hns_rs_req_notify_cq(
@@ -1695,16 +1731,9 @@ unsafe extern "C" fn hns_rs_post_recv(
     match d.post_recv(q, &mut chain) {
         Ok(()) => 0,
         Err((n, e)) => {
-            let mut at = wr;
-            for _ in 0..n {
-                if at.is_null() {
-                    break;
-                }
-                // SAFETY: a non-null element of the valid chain.
-                at = unsafe { (*at).next };
-            }
-            // SAFETY: valid for writing (the function's contract).
-            unsafe { *bad = at };
+            // SAFETY: the caller's chain is valid; `bad` is writable (the
+            // function's contract).
+            unsafe { *bad = nth_wr(wr, n) };
             e.to_errno()
         }
     }
@@ -1731,19 +1760,48 @@ unsafe extern "C" fn hns_rs_post_send(
     match d.post_send(q, &mut chain) {
         Ok(()) => 0,
         Err((n, e)) => {
-            let mut at = wr;
-            for _ in 0..n {
-                if at.is_null() {
-                    break;
-                }
-                // SAFETY: a non-null element of the valid chain.
-                at = unsafe { (*at).next };
-            }
-            // SAFETY: valid for writing (the function's contract).
-            unsafe { *bad = at };
+            // SAFETY: the caller's chain is valid; `bad` is writable (the
+            // function's contract).
+            unsafe { *bad = nth_wr(wr, n) };
             e.to_errno()
         }
     }
+}
+
+/// A work request chain of the RDMA core (`ib_send_wr`, `ib_recv_wr`).
+trait WrLink {
+    /// The next WR, or null.
+    fn next(&self) -> *const Self;
+}
+
+impl WrLink for raw::ib_send_wr {
+    fn next(&self) -> *const Self {
+        self.next
+    }
+}
+
+impl WrLink for raw::ib_recv_wr {
+    fn next(&self) -> *const Self {
+        self.next
+    }
+}
+
+/// The `n`th WR of the chain at `wr` (what a failed post reports as
+/// `bad_wr`), or null past its end.
+///
+/// # Safety
+///
+/// `wr` is null or a valid chain for the call.
+unsafe fn nth_wr<T: WrLink>(wr: *const T, n: usize) -> *const T {
+    let mut at = wr;
+    for _ in 0..n {
+        if at.is_null() {
+            break;
+        }
+        // SAFETY: a non-null element of the valid chain.
+        at = unsafe { (*at).next() };
+    }
+    at
 }
 
 /// Called by the shim's drain: whether the device is going through a reset.

@@ -11,6 +11,8 @@
 #include <rdma/ib_umem.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/iter.h>
+#include <rdma/restrack.h>
+#include <uapi/rdma/rdma_netlink.h>
 #include "hnae3.h"
 #include "shim.h"
 
@@ -1062,29 +1064,44 @@ static void hns_shim_drain_wait(struct ib_cq *cq, struct hns_shim_drain_cqe *d)
 		wait_for_completion(&d->done);
 }
 
-static void hns_shim_drain_rq(struct ib_qp *ibqp)
+/*
+ * What both drains do before posting (hns_roce_v2_drain_rq/sq): nothing
+ * during a reset, the QP to ERR, the drain WR's completion set up; 0 when
+ * the drain WR may be posted.
+ */
+static int hns_shim_drain_prepare(struct ib_qp *ibqp,
+				  struct hns_shim_drain_cqe *d, const char *q)
 {
 	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
-	void *rs = to_sdev(ibqp->device)->rs;
+	int ret;
+
+	if (hns_rs_reset_down(to_sdev(ibqp->device)->rs)) {
+		ibdev_err_ratelimited(ibqp->device,
+				      "drain %s during a reset is not supported yet.\n",
+				      q);
+		return -EBUSY;
+	}
+	ret = ib_modify_qp(ibqp, &attr, IB_QP_STATE);
+	if (ret) {
+		ibdev_err_ratelimited(ibqp->device,
+				      "failed to modify qp during drain %s, ret = %d.\n",
+				      q, ret);
+		return ret;
+	}
+	d->cqe.done = hns_shim_drain_done;
+	init_completion(&d->done);
+	return 0;
+}
+
+static void hns_shim_drain_rq(struct ib_qp *ibqp)
+{
 	struct hns_shim_drain_cqe d = {};
 	const struct ib_recv_wr *bad;
 	struct ib_recv_wr rwr = {};
 	int ret;
 
-	if (hns_rs_reset_down(rs)) {
-		ibdev_err_ratelimited(ibqp->device,
-				      "drain rq during a reset is not supported yet.\n");
+	if (hns_shim_drain_prepare(ibqp, &d, "rq"))
 		return;
-	}
-	ret = ib_modify_qp(ibqp, &attr, IB_QP_STATE);
-	if (ret) {
-		ibdev_err_ratelimited(ibqp->device,
-				      "failed to modify qp during drain rq, ret = %d.\n",
-				      ret);
-		return;
-	}
-	d.cqe.done = hns_shim_drain_done;
-	init_completion(&d.done);
 	rwr.wr_cqe = &d.cqe;
 	ret = hns_shim_post_recv(ibqp, &rwr, &bad);
 	if (ret) {
@@ -1098,8 +1115,6 @@ static void hns_shim_drain_rq(struct ib_qp *ibqp)
 
 static void hns_shim_drain_sq(struct ib_qp *ibqp)
 {
-	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
-	void *rs = to_sdev(ibqp->device)->rs;
 	struct hns_shim_drain_cqe d = {};
 	const struct ib_send_wr *bad;
 	/* Large enough for a UD QP's reading of it as an ib_ud_wr. */
@@ -1109,20 +1124,8 @@ static void hns_shim_drain_sq(struct ib_qp *ibqp)
 	} swr = {};
 	int ret;
 
-	if (hns_rs_reset_down(rs)) {
-		ibdev_err_ratelimited(ibqp->device,
-				      "drain sq during a reset is not supported yet.\n");
+	if (hns_shim_drain_prepare(ibqp, &d, "sq"))
 		return;
-	}
-	ret = ib_modify_qp(ibqp, &attr, IB_QP_STATE);
-	if (ret) {
-		ibdev_err_ratelimited(ibqp->device,
-				      "failed to modify qp during drain sq, ret = %d.\n",
-				      ret);
-		return;
-	}
-	d.cqe.done = hns_shim_drain_done;
-	init_completion(&d.done);
 	swr.rdma.wr.opcode = IB_WR_RDMA_WRITE;
 	swr.rdma.wr.wr_cqe = &d.cqe;
 	ret = hns_shim_post_send(ibqp, &swr.rdma.wr, &bad);
@@ -1226,6 +1229,101 @@ static int hns_shim_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	return 0;
 }
 
+static int hns_shim_modify_cq(struct ib_cq *ibcq, u16 count, u16 period)
+{
+	struct hns_shim_cq *cq = container_of(ibcq, struct hns_shim_cq, ibcq);
+
+	return hns_rs_modify_cq(to_sdev(ibcq->device)->rs, cq->rs_cq, count,
+				period);
+}
+
+/* --- resource tracking: the driver gives values, netlink is done here --- */
+static int hns_shim_put_res(struct sk_buff *msg, const struct hns_shim_res *r)
+{
+	struct nlattr *nest = nla_nest_start(msg, RDMA_NLDEV_ATTR_DRIVER);
+	const struct hns_shim_res_attr *a;
+	u32 i;
+	int ret;
+
+	if (!nest)
+		return -EMSGSIZE;
+	for (i = 0; i < r->n && i < HNS_SHIM_RES_ATTRS; i++) {
+		a = &r->attr[i];
+		ret = a->hex ? rdma_nl_put_driver_u32_hex(msg, a->name, a->val) :
+			       rdma_nl_put_driver_u32(msg, a->name, a->val);
+		if (ret) {
+			nla_nest_cancel(msg, nest);
+			return -EMSGSIZE;
+		}
+	}
+	nla_nest_end(msg, nest);
+	return 0;
+}
+
+static int hns_shim_put_raw(struct sk_buff *msg, int len, const u8 *buf)
+{
+	if (len < 0)
+		return len;
+	return nla_put(msg, RDMA_NLDEV_ATTR_RES_RAW, len, buf);
+}
+
+static int hns_shim_fill_res_cq(struct sk_buff *msg, struct ib_cq *ibcq)
+{
+	struct hns_shim_cq *cq = container_of(ibcq, struct hns_shim_cq, ibcq);
+	struct hns_shim_res r = {};
+	int ret = hns_rs_res_cq(to_sdev(ibcq->device)->rs, cq->rs_cq, &r);
+
+	return ret ?: hns_shim_put_res(msg, &r);
+}
+
+static int hns_shim_fill_res_cq_raw(struct sk_buff *msg, struct ib_cq *ibcq)
+{
+	struct hns_shim_cq *cq = container_of(ibcq, struct hns_shim_cq, ibcq);
+	u8 buf[HNS_SHIM_RES_RAW_MAX] = {};
+
+	return hns_shim_put_raw(msg,
+				hns_rs_res_cq_raw(to_sdev(ibcq->device)->rs,
+						  cq->rs_cq, buf), buf);
+}
+
+static int hns_shim_fill_res_qp(struct sk_buff *msg, struct ib_qp *ibqp)
+{
+	struct hns_shim_qp *qp = container_of(ibqp, struct hns_shim_qp, ibqp);
+	struct hns_shim_res r = {};
+	int ret = hns_rs_res_qp(to_sdev(ibqp->device)->rs, qp->rs_qp, &r);
+
+	return ret ?: hns_shim_put_res(msg, &r);
+}
+
+static int hns_shim_fill_res_qp_raw(struct sk_buff *msg, struct ib_qp *ibqp)
+{
+	struct hns_shim_qp *qp = container_of(ibqp, struct hns_shim_qp, ibqp);
+	u8 buf[HNS_SHIM_RES_RAW_MAX] = {};
+
+	return hns_shim_put_raw(msg,
+				hns_rs_res_qp_raw(to_sdev(ibqp->device)->rs,
+						  qp->rs_qp, buf), buf);
+}
+
+static int hns_shim_fill_res_mr(struct sk_buff *msg, struct ib_mr *ibmr)
+{
+	struct hns_shim_mr *mr = container_of(ibmr, struct hns_shim_mr, ibmr);
+	struct hns_shim_res r = {};
+	int ret = hns_rs_res_mr(to_sdev(ibmr->device)->rs, mr->rs_mr, &r);
+
+	return ret ?: hns_shim_put_res(msg, &r);
+}
+
+static int hns_shim_fill_res_mr_raw(struct sk_buff *msg, struct ib_mr *ibmr)
+{
+	struct hns_shim_mr *mr = container_of(ibmr, struct hns_shim_mr, ibmr);
+	u8 buf[HNS_SHIM_RES_RAW_MAX] = {};
+
+	return hns_shim_put_raw(msg,
+				hns_rs_res_mr_raw(to_sdev(ibmr->device)->rs,
+						  mr->rs_mr, buf), buf);
+}
+
 static const struct ib_device_ops hns_shim_dev_ops = {
 	.owner = THIS_MODULE,
 	.driver_id = RDMA_DRIVER_HNS,
@@ -1257,6 +1355,7 @@ static const struct ib_device_ops hns_shim_dev_ops = {
 	.destroy_cq = hns_shim_destroy_cq,
 	.poll_cq = hns_shim_poll_cq,
 	.req_notify_cq = hns_shim_req_notify_cq,
+	.modify_cq = hns_shim_modify_cq,
 	.create_qp = hns_shim_create_qp,
 	.modify_qp = hns_shim_modify_qp,
 	.destroy_qp = hns_shim_destroy_qp,
@@ -1269,6 +1368,12 @@ static const struct ib_device_ops hns_shim_dev_ops = {
 	.reg_user_mr = hns_shim_reg_user_mr,
 	.rereg_user_mr = hns_shim_rereg_user_mr,
 	.dereg_mr = hns_shim_dereg_mr,
+	.fill_res_cq_entry = hns_shim_fill_res_cq,
+	.fill_res_cq_entry_raw = hns_shim_fill_res_cq_raw,
+	.fill_res_qp_entry = hns_shim_fill_res_qp,
+	.fill_res_qp_entry_raw = hns_shim_fill_res_qp_raw,
+	.fill_res_mr_entry = hns_shim_fill_res_mr,
+	.fill_res_mr_entry_raw = hns_shim_fill_res_mr_raw,
 
 	INIT_RDMA_OBJ_SIZE(ib_ah, hns_shim_ah, ibah),
 	INIT_RDMA_OBJ_SIZE(ib_cq, hns_shim_cq, ibcq),

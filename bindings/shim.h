@@ -367,6 +367,7 @@ int hns_rs_create_cq(void *rs, struct ib_cq *ibcq, void *uctx,
 		     struct hns_shim_cq_args *args, void **cq);
 void hns_rs_destroy_cq(void *rs, void *cq);
 int hns_rs_poll_cq(void *rs, void *cq, int n, struct ib_wc *wc);
+int hns_rs_modify_cq(void *rs, void *cq, u16 count, u16 period);
 int hns_rs_req_notify_cq(void *rs, void *cq, bool solicited,
 			 bool report_missed);
 int hns_rs_get_dma_mr(void *rs, u32 pdn, u32 access, void **mr, u32 *key);
@@ -389,6 +390,34 @@ int hns_rs_post_recv(void *rs, void *qp, const struct ib_recv_wr *wr,
 int hns_rs_post_send(void *rs, void *qp, const struct ib_send_wr *wr,
 		     const struct ib_send_wr **bad_wr);
 bool hns_rs_reset_down(void *rs);
+
+/* --- resource tracking (rdma res show) ----------------------------------- */
+#define HNS_SHIM_RES_ATTRS 6
+/* Largest raw image: the QPC of HIP09 (512 bytes) and its SCC context. */
+#define HNS_SHIM_RES_RAW_MAX (512 + 64)
+
+/* The driver details of one object for `rdma res show -dd` (filled by the
+ * driver): n named 32-bit values, each printed in hex or decimal; the
+ * names are static strings of the driver.
+ */
+struct hns_shim_res {
+	u32 n;
+	struct hns_shim_res_attr {
+		const char *name;
+		u32 val;
+		bool hex;
+	} attr[HNS_SHIM_RES_ATTRS];
+};
+
+int hns_rs_res_cq(void *rs, void *cq, struct hns_shim_res *res);
+int hns_rs_res_qp(void *rs, void *qp, struct hns_shim_res *res);
+int hns_rs_res_mr(void *rs, void *mr, struct hns_shim_res *res);
+/* The raw image (`rdma res show -r`) into buf of HNS_SHIM_RES_RAW_MAX
+ * bytes: its length, or a negative errno.
+ */
+int hns_rs_res_cq_raw(void *rs, void *cq, u8 *buf);
+int hns_rs_res_qp_raw(void *rs, void *qp, u8 *buf);
+int hns_rs_res_mr_raw(void *rs, void *mr, u8 *buf);
 
 /* --- user memory --------------------------------------------------------- */
 struct ib_umem;

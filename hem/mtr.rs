@@ -663,3 +663,78 @@ fn pin_umem(
         ENOMEM
     })
 }
+
+/// A queue buffer (`hns_roce_mtr`) of either origin: kernel memory the
+/// driver allocated, or the calling process's pinned pages. Kernel code
+/// reads and writes only the first kind; the engine sees both alike.
+pub(crate) enum Mtr {
+    /// Allocated by the driver (kernel CQs and QPs).
+    Kernel(KernelMtr),
+    /// Pinned user memory (libhns's CQs and QPs).
+    User(UserMtr),
+}
+
+impl Mtr {
+    /// Bus address of the page holding byte `offset`.
+    pub(crate) fn find(&self, offset: usize) -> Option<u64> {
+        match self {
+            Self::Kernel(m) => m.find(offset),
+            Self::User(m) => {
+                let mut a = [0u64; 1];
+                m.find(u64::try_from(offset).ok()?, &mut a).ok()?;
+                Some(a[0])
+            }
+        }
+    }
+
+    /// Bus address of the root BT (or of the only page).
+    pub(crate) fn root_ba(&self) -> u64 {
+        match self {
+            Self::Kernel(m) => m.root_ba(),
+            Self::User(m) => m.root_ba(),
+        }
+    }
+
+    /// BT page size exponent (bytes).
+    pub(crate) fn ba_pg_shift(&self) -> u32 {
+        match self {
+            Self::Kernel(m) => m.ba_pg_shift(),
+            Self::User(m) => m.ba_pg_shift(),
+        }
+    }
+
+    /// Buffer page size exponent (bytes).
+    pub(crate) fn page_shift(&self) -> u32 {
+        match self {
+            Self::Kernel(m) => m.page_shift(),
+            Self::User(m) => m.page_shift(),
+        }
+    }
+
+    /// Word `word` of the entry at byte `off`; `None` for user memory
+    /// (the kernel never reads what libhns owns).
+    pub(crate) fn read_word(&self, off: usize, word: usize) -> Option<u32> {
+        match self {
+            Self::Kernel(m) => m.read_word(off, word),
+            Self::User(_) => None,
+        }
+    }
+
+    /// Writes the word at byte `off` of kernel memory (`EINVAL` for user
+    /// memory).
+    pub(crate) fn write_word(&self, off: usize, v: u32) -> Result {
+        match self {
+            Self::Kernel(m) => m.write_word(off, v),
+            Self::User(_) => Err(EINVAL),
+        }
+    }
+
+    /// Writes `data` at byte `off` of kernel memory (`EINVAL` for user
+    /// memory).
+    pub(crate) fn write(&self, off: usize, data: &[u8]) -> Result {
+        match self {
+            Self::Kernel(m) => m.write(off, data),
+            Self::User(_) => Err(EINVAL),
+        }
+    }
+}

@@ -968,6 +968,20 @@ pub mod wqe_inl {
     pub const ALL: &[(&str, u32)] = &[("HNS_ROCE_V2_MAX_RC_INL_INN_SZ", MAX_RC_INL_INN_SZ)];
 }
 
+/// CQ moderation on HIP08: the period's clock factor and its largest value in microseconds.
+pub mod cq_moder {
+    /// `HNS_ROCE_CLOCK_ADJUST`.
+    pub const CLOCK_ADJUST: u32 = 1000;
+    /// `HNS_ROCE_MAX_CQ_PERIOD_HIP08`.
+    pub const MAX_CQ_PERIOD_HIP08: u32 = 65;
+
+    /// Every constant of the module, by its C name.
+    pub const ALL: &[(&str, u32)] = &[
+        ("HNS_ROCE_CLOCK_ADJUST", CLOCK_ADJUST),
+        ("HNS_ROCE_MAX_CQ_PERIOD_HIP08", MAX_CQ_PERIOD_HIP08),
+    ];
+}
+
 /// Bits of the abnormal interrupt status and enable registers (`HNS_ROCE_V2_VF_*_S`).
 pub mod abn_bit {
     /// `HNS_ROCE_V2_VF_INT_ST_AEQ_OVERFLOW_S`.

@@ -7,8 +7,9 @@
 //! words the C driver produced.
 
 use crate::field::Ctx;
-use crate::hns_roce_hw_v2::consts::{db_cmd, eq_db_cmd, mpt_shift};
+use crate::hns_roce_hw_v2::consts::{cq_moder, db_cmd, eq_db_cmd, mpt_shift};
 use crate::hns_roce_hw_v2::fields::{cqc, eqc, mpt, Cqc, Eqc, Mpt};
+use crate::hw_rev::HwRev;
 
 /// Smallest page the hardware addresses (`HNS_HW_PAGE_SHIFT`).
 pub const HW_PAGE_SHIFT: u32 = 12;
@@ -151,6 +152,28 @@ pub fn cq_context(p: &CqcParams) -> Ctx<Cqc, 16> {
     x.write(cqc::CQE_DB_RECORD_ADDR_L, (db as u32) >> 1);
     x.write(cqc::CQE_DB_RECORD_ADDR_H, (db >> 32) as u32);
     x
+}
+
+/// A CQ moderation change (`hns_roce_v2_modify_cq`): the MODIFY_CQC
+/// context and its mask (all ones but the two fields changed), and
+/// whether HIP08's period limit cut `period` down.
+pub fn cq_moderation(count: u16, period: u16, rev: HwRev) -> (Ctx<Cqc, 16>, Ctx<Cqc, 16>, bool) {
+    let mut c = Ctx::<Cqc, 16>::zeroed();
+    let mut m = Ctx::<Cqc, 16>::from_le_words([u32::MAX; 16]);
+    c.write(cqc::CQ_MAX_CNT, u32::from(count));
+    m.clear(cqc::CQ_MAX_CNT);
+    let mut period = u32::from(period);
+    let mut capped = false;
+    if rev.is_hip08() {
+        if period * cq_moder::CLOCK_ADJUST > u32::from(u16::MAX) {
+            period = cq_moder::MAX_CQ_PERIOD_HIP08;
+            capped = true;
+        }
+        period *= cq_moder::CLOCK_ADJUST;
+    }
+    c.write(cqc::CQ_PERIOD, period);
+    m.clear(cqc::CQ_PERIOD);
+    (c, m, capped)
 }
 
 /// The CQ arm doorbell word (`hns_roce_v2_req_notify_cq`): `solicited`

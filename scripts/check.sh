@@ -88,6 +88,13 @@ step build/module "$L/module.log" make -s modules
 step build/module-kunit "$L/module-kunit.log" make -s modules-kunit
 step build/clippy "$L/clippy.log" make -s clippy
 step style/rustfmt "$L/rustfmt.log" make -s fmt-check
+# The C files (the shim, the sim's guest glue): kernel style, no error or
+# warning from the tree's own checkpatch.
+for f in bindings/shim.c bindings/shim.h sim/guest/hns_sim_glue.c sim/guest/hns_sim_glue.h; do
+    # checkpatch exits non-zero on any ERROR or WARNING.
+    step "style/checkpatch-$(basename "$f")" "$L/checkpatch-$(basename "$f").log" \
+        perl "$KSRC/scripts/checkpatch.pl" --no-tree --quiet --show-types -f "$f"
+done
 # No warnings allowed in the regular builds either.
 if grep -qE '^warning' "$L/module.log" "$L/module-kunit.log"; then
     result build/no-warnings FAIL "see $L/module.log"
@@ -239,6 +246,20 @@ trace_equal() {
     fi
 }
 
+# restrack_equal NAME C_RUN RS_RUN: what `rdma res show {cq,qp,mr}` printed
+# with -dd and -r in the two runs (tests/guest/restrack.py lines) must be
+# the same once pids, user addresses and DMA addresses are masked.
+restrack_equal() {
+    local log=$L/restrack-$2-vs-$3.log
+    if python3 scripts/restrack-diff.py "$HNS_BUILD/guest/$2/output.log" \
+        "$HNS_BUILD/guest/$3/output.log" >"$log" 2>&1; then
+        result "$1" PASS "($(tail -n 1 "$log"))"
+    else
+        result "$1" FAIL "C vs Rust rdma res show differ (log: $log):"
+        head -n 40 "$log" | sed 's/^/    /'
+    fi
+}
+
 # --- Rust driver on hns-sim: same firmware traffic as the C driver. ----------
 # Probe then remove: the trace must equal the C driver's, ib_mad's QP1
 # (DMA MR, CQ, GSI QP moved to RTS) and the debugfs parameter reads included.
@@ -376,6 +397,8 @@ if [ -x "$HNS_BUILD/sim-target/release/hns-sim" ] && [ -f "$HNS_BUILD/module-kun
         guest_tests "user-objects-$d" "$RESULTS" "$L/user-objects-$d.cmd" --driver $d --sim 1
     done
     trace_equal equivalence/user-objects-trace user-objects-c user-objects-rs
+    # rdma res show -dd / -r of those MRs and CQs (and the kernel's objects).
+    restrack_equal equivalence/restrack-user-objects user-objects-c user-objects-rs
 
     # Link down/up and a function reset (hns_sim walks the RoCE client
     # through DOWN, UNINIT, INIT, UP as hclge does): both drivers come back
@@ -465,8 +488,10 @@ if [ -x "$HNS_BUILD/sim-target/release/hns-sim" ] && [ -f "$HNS_BUILD/module-kun
         guest_tests "uqp-$d" "$RESULTS" "$L/uqp-$d.cmd" --driver $d --sim 1
     done
     TRACE_OPTS="--mask-psn --unordered" trace_equal equivalence/user-qp-trace uqp-c uqp-rs
+    # rdma res show -dd / -r of qp_states.py's RC and UD QPs and its CQ.
+    restrack_equal equivalence/restrack-qp-states uqp-c uqp-rs
     # qp_states.py prints every step's outcome and query_qp: same text.
-    qs() { sed -n '/^HNS-QPSTATES-BEGIN/,/^HNS-QPSTATES-END/p' "$HNS_BUILD/guest/$1/output.log"; }
+    qs() { sed -n '/^HNS-QPSTATES-BEGIN/,/^HNS-QPSTATES-END/{/^HNS-RESTRACK /d;p}' "$HNS_BUILD/guest/$1/output.log"; }
     if [ -n "$(qs uqp-c)" ] && diff <(qs uqp-c) <(qs uqp-rs) >"$L/qp-states.diff"; then
         result equivalence/qp-states PASS "($(qs uqp-c | wc -l) lines)"
     else

@@ -15,11 +15,13 @@ import sys
 
 import pyverbs.enums as e
 from pyverbs.addr import AHAttr, GlobalRoute
+from pyverbs.mr import MR
 from pyverbs.pyverbs_error import PyverbsRDMAError
 from pyverbs.qp import QPAttr, QPCap, QPInitAttr, QP
 
 sys.path.insert(0, '/opt/hns')
 from rcpair import Dev  # noqa: E402
+import restrack  # noqa: E402
 
 MASK = (e.IBV_QP_STATE | e.IBV_QP_CUR_STATE | e.IBV_QP_PKEY_INDEX |
         e.IBV_QP_PORT | e.IBV_QP_ACCESS_FLAGS | e.IBV_QP_AV |
@@ -120,6 +122,12 @@ def main():
     a.qp_state = e.IBV_QPS_RTS
     a.sq_psn = 0x300
     step("ud rts", ud, a, e.IBV_QP_STATE | e.IBV_QP_SQ_PSN)
+    # rdma res show of the QPs (one in RESET, two in RTS), the CQ, an MR
+    # and the kernel's objects, for scripts/restrack-diff.py (the host
+    # leaves these lines out of the text it compares).
+    mr = MR(d.pd, 4096, e.IBV_ACCESS_LOCAL_WRITE)
+    restrack.dump("qp-states")
+    mr.close()
     for q in (ud, qb, qa):
         q.close()
     cq.close()

@@ -104,6 +104,11 @@ buf = buffer(PAGE)
 step("rereg-translation", lambda: mr4k.rereg(e.IBV_REREG_MR_CHANGE_TRANSLATION, None,
                                              buf, PAGE, 0))
 cqs = [step(f"create-cq-{n}", lambda n=n: CQ(ctx, n)) for n in (64, 1000)]
+# rdma res show of these CQs and MRs (and the kernel's), both drivers
+# compared by scripts/restrack-diff.py.
+sys.path.insert(0, "/opt/hns")
+import restrack  # noqa: E402
+restrack.dump("user-objects")
 for i, c in enumerate(cqs):
     step(f"destroy-cq-{i}", c.close)
 for i, m in enumerate(mrs):
@@ -176,6 +181,25 @@ step("raw-cq-unmapped-buf-enomem",
      lambda: expect_errno(errno.ENOMEM, lambda: create_cq(2, 64, buf=0x1000)))
 step("raw-cq-unmapped-db-efault",
      lambda: expect_errno(errno.EFAULT, lambda: create_cq(2, 64, db=0x1000)))
+# CQ moderation (ibv_modify_cq; pyverbs has no call for it): the extended
+# command IB_USER_VERBS_EX_CMD_MODIFY_CQ (57) with IB_CQ_MODERATE, which
+# the driver turns into MODIFY_CQC (count and period, the rest masked).
+EX_CMD_MODIFY_CQ, CMD_FLAG_EXTENDED, CQ_MODERATE = 57, 0x80000000, 1
+
+
+def modify_cq(handle, count, period):
+    """ib_uverbs_cmd_hdr, ib_uverbs_ex_cmd_hdr (no response), then
+    ib_uverbs_ex_modify_cq {cq_handle, attr_mask, cq_count, cq_period,
+    reserved}."""
+    body = struct.pack("<IIHHI", handle, CQ_MODERATE, count, period, 0)
+    hdr = struct.pack("<IHH", CMD_FLAG_EXTENDED | EX_CMD_MODIFY_CQ, len(body) // 8, 0)
+    ex = struct.pack("<QHHI", 0, 0, 0, 0)
+    os.write(fd, hdr + ex + body)
+
+
+if handles[0] is not None:
+    step("raw-modify-cq", lambda: modify_cq(handles[0], 16, 10))
+    step("raw-modify-cq-max", lambda: modify_cq(handles[0], 0xffff, 0xffff))
 for h in handles:
     if h is not None:
         step(f"raw-destroy-cq-{h}",

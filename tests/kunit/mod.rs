@@ -216,6 +216,11 @@ mod ctx {
     fn doorbells() {
         assert_eq!(v::check_doorbells(), Ok(()));
     }
+
+    #[test]
+    fn cq_moderation() {
+        assert_eq!(v::check_cq_moderation(), Ok(()));
+    }
 }
 
 /// QP context images, queue sizing and RQ WQEs.

@@ -7,6 +7,7 @@
 
 use super::{expect, Check};
 use crate::hns_roce_hw_v2::ctx::*;
+use crate::hw_rev::HwRev;
 
 /// CEQ 0 and the AEQ (EQ 1) of the C driver on HIP09: 1024 64-byte EQEs,
 /// hop 1, 4 KiB pages.
@@ -85,6 +86,48 @@ pub fn check_cq_context() -> Check {
     )?;
     let nodb = cq_context(&CqcParams { db: None, ..p });
     expect(nodb.word(10) == 0, "no record doorbell: word 10 empty")
+}
+
+/// CQ moderation (`ibv_modify_cq` through the uverbs extended command, in
+/// tests/guest/user-objects.py) on the C driver: the CQC of CQ 4 as
+/// CREATE_CQC wrote it, and as hns-sim holds it after each MODIFY_CQC
+/// (16 CQEs / 10 us, then 0xffff / 0xffff). Our context and mask, merged
+/// as the engine merges them, must give the same words; HIP08 counts the
+/// period in its clock and caps it at 65 us.
+pub fn check_cq_moderation() -> Check {
+    let created: [u32; 16] = [
+        0x00000601, 0x00000004, 0x00004bd1, 0x80000000, 0, 0, 0, 0, 0x0097ea00, 0, 0x04bf9001, 0,
+        0, 0, 0, 0,
+    ];
+    let merge = |count, period, rev| {
+        let (c, m, capped) = cq_moderation(count, period, rev);
+        let c = c.as_le_words().map(u32::from_le);
+        let m = m.as_le_words().map(u32::from_le);
+        let mut out = [0u32; 16];
+        for (i, o) in out.iter_mut().enumerate() {
+            *o = (created[i] & m[i]) | (c[i] & !m[i]);
+        }
+        (out, capped)
+    };
+    let mut want = created;
+    want[13] = 0x000a_0010;
+    expect(
+        merge(16, 10, HwRev::HIP09) == (want, false),
+        "16 CQEs / 10 us",
+    )?;
+    want[13] = 0xffff_ffff;
+    expect(
+        merge(0xffff, 0xffff, HwRev::HIP09) == (want, false),
+        "0xffff / 0xffff",
+    )?;
+    // HIP08: 10 us is 10000 clocks; 0xffff us is over the limit, so 65 us.
+    want[13] = (10_000 << 16) | 16;
+    expect(merge(16, 10, HwRev::HIP08) == (want, false), "HIP08 10 us")?;
+    want[13] = (65_000 << 16) | 0xffff;
+    expect(
+        merge(0xffff, 0xffff, HwRev::HIP08) == (want, true),
+        "HIP08 capped",
+    )
 }
 
 /// ib_mad's DMA MR on the C driver: PD 0, local write, MPT 1.

@@ -6,8 +6,8 @@
 //! of a group in the header must be in Rust.
 
 use hns_host_tests::hns_roce_hw_v2::consts::{
-    abn_bit, cap_flag, cmq_op, cq_notify, cqe_size, cqe_status, db_cmd, eq_db_cmd, event, mbox,
-    mpt_shift, pci_rev, recv_op, reg, sge, wqe_inl, wqe_op,
+    abn_bit, cap_flag, cmq_op, cq_moder, cq_notify, cqe_size, cqe_status, db_cmd, eq_db_cmd, event,
+    mbox, mpt_shift, pci_rev, recv_op, reg, sge, wqe_inl, wqe_op,
 };
 
 /// One numeric constant of a C header.
@@ -305,6 +305,11 @@ fn data_path_codes_match_c_header() {
                 || c.name == "HNS_ROCE_V2_VF_ABN_INT_EN_S"
         },
         &widen(abn_bit::ALL),
+    );
+    compare(
+        "hns_roce_hw_v2.h",
+        |c| c.name == "HNS_ROCE_CLOCK_ADJUST" || c.name == "HNS_ROCE_MAX_CQ_PERIOD_HIP08",
+        &widen(cq_moder::ALL),
     );
 }
 

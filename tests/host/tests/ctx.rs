@@ -34,3 +34,8 @@ fn rereg_mpt_writes_the_new_hop() {
 fn doorbells() {
     assert_eq!(v::check_doorbells(), Ok(()));
 }
+
+#[test]
+fn cq_moderation() {
+    assert_eq!(v::check_cq_moderation(), Ok(()));
+}
