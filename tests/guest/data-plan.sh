@@ -132,7 +132,7 @@ cm udaddy "udaddy -b 192.168.77.1" "udaddy -s 192.168.77.1"
 # arm_sn: the CQs' completion events so far (rdma res show cq -dd).
 arm_sn() {
     rdma -dd res show cq dev hns_0 2>/dev/null |
-        awk '{for (i = 1; i < NF; i++) if ($i == "arm_sn") s += $(i + 1)} END {print s + 0}'
+        awk '{for (i = 1; i < NF; i++) if ($i == "drv_arm_sn") s += $(i + 1)} END {print s + 0}'
 }
 ulcmd="ibv_rc_pingpong -e -d hns_0 -g $GIDX -p 18530 -n 100000"
 timeout 300 $ulcmd >/tmp/ul-server.out 2>&1 &
@@ -164,7 +164,7 @@ ulwait() {
     done
     return 1
 }
-ulerr=""
+ulerr="" ulrcs=""
 for ulp in $ulsp $ulcp; do
     if ! ulwait $ulp; then
         ulerr="$ulerr $ulp:hang"
@@ -172,13 +172,14 @@ for ulp in $ulsp $ulcp; do
     elif [ "$ulrc" -eq 0 ] || [ "$ulrc" -eq 124 ]; then
         ulerr="$ulerr $ulp:exit-$ulrc"
     fi
+    ulrcs="$ulrcs $ulrc"
 done
 if [ -z "$ulerr" ]; then
-    report data/unload-app-error PASS "rmmod and both ends done in $(($(date +%s) - ult0)) s"
+    report data/unload-app-error PASS "rmmod and both ends done in $(($(date +%s) - ult0)) s, exit statuses$ulrcs"
 else
     report data/unload-app-error FAIL "want an error exit from both ends:$ulerr"
 fi
-echo "    server: $(tail -n 1 /tmp/ul-server.out)"
-echo "    client: $(tail -n 1 /tmp/ul-client.out)"
+echo "    server: $(tail -n 2 /tmp/ul-server.out | tr "\n" " ")"
+echo "    client: $(tail -n 2 /tmp/ul-client.out | tr "\n" " ")"
 check data/final-unload rmmod hns_sim
 plan_exit
