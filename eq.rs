@@ -388,6 +388,10 @@ pub(crate) struct EqTable {
     cmd: Arc<Cmd>,
     objs: Arc<Objects>,
     eq_num: u32,
+    /// Set once `new` has enabled the interrupts: only such a table is
+    /// torn down by `Drop` (a failed `new` leaves its EQ contexts alone, as
+    /// `hns_roce_v2_init_eq_table`'s error path does).
+    enabled: bool,
     // Declared before `eqs`: interrupts are freed before the queues go.
     abn_irqs: KVec<IrqRegistration<Abnormal>>,
     irqs: KVec<IrqRegistration<Eq>>,
@@ -425,6 +429,7 @@ impl EqTable {
             cmd: cmd.clone(),
             objs: objs.clone(),
             eq_num,
+            enabled: false,
             abn_irqs: KVec::new(),
             irqs: KVec::new(),
             eqs: KVec::with_capacity(eq_num as usize, GFP_KERNEL)?,
@@ -438,6 +443,7 @@ impl EqTable {
         t.request_irqs(h, comp, aeq, other, hip09)
             .inspect_err(|_| dev_err!(h.device(), "failed to request irq.\n"))?;
         t.int_enable(true);
+        t.enabled = true;
         Ok(t)
     }
 
@@ -496,10 +502,15 @@ impl EqTable {
         regs.write32(v, reg::VF_ABN_INT_EN);
         regs.write32(v, reg::VF_ABN_INT_CFG);
     }
+}
 
+impl Drop for EqTable {
     /// Disables and frees the interrupts, then destroys the EQ contexts
     /// (`hns_roce_v2_cleanup_eq_table`).
-    pub(crate) fn cleanup(mut self) {
+    fn drop(&mut self) {
+        if !self.enabled {
+            return;
+        }
         self.int_enable(false);
         self.irqs.clear();
         self.abn_irqs.clear();

@@ -422,26 +422,24 @@ impl HwV2 {
                 hw_init(h, &hw.cmd, &hem, &hw.profile.caps, hw.profile.func_num)
                     .inspect_err(|_| dev_err!(h.device(), "hw_init failed!\n"))
             });
-        match r {
-            Ok(link) => hw.link = Some(link),
-            Err(e) => {
-                hw.exit();
-                return Err(e);
-            }
-        }
+        // On an error `hw` unwinds through `Drop`, as at removal.
+        hw.link = Some(r?);
         Ok(hw)
     }
+}
 
-    /// Leaves the engine clean when the function goes away: clears the
-    /// function, goes back to polled mailboxes and removes the EQs (whose
-    /// commands the cleared function no longer sends, as in C).
-    pub(crate) fn exit(&mut self) {
+impl Drop for HwV2 {
+    /// Leaves the engine clean when the function goes away (or its bring-up
+    /// failed past the EQs): clears the function, drops the link table and
+    /// the HEM tables, goes back to polled mailboxes and removes the EQs
+    /// (whose commands the cleared function no longer sends, as in C).
+    fn drop(&mut self) {
         function_clear(&self.cmd);
         self.link = None;
         self.hem = None;
         self.cmd.use_polling();
-        if let Some(eqs) = self.eqs.take() {
-            eqs.cleanup();
-        }
+        // `EqTable`'s own `Drop` disables and frees the interrupts and
+        // destroys the EQ contexts.
+        self.eqs = None;
     }
 }

@@ -149,11 +149,13 @@ fn is_roce_function(id: rdma::PciIdent) -> bool {
         })
 }
 
-/// The driver's state for one RoCE function. Fields drop in order: the
-/// ib_device goes before the engine state it uses.
+/// The driver's state for one RoCE function, torn down by dropping it:
+/// fields drop in declaration order, so debugfs goes first, then the
+/// ib_device, then the engine state it uses (`HwV2`'s `Drop`).
 pub(crate) struct HnsRoceDev {
-    dbgfs: Option<debugfs::DevDebugfs>,
-    ib: Option<IbRegistration>,
+    // Held for its `Drop` (removes the directory).
+    _dbgfs: Option<debugfs::DevDebugfs>,
+    ib: IbRegistration,
     hw: hns_roce_hw_v2::HwV2,
 }
 
@@ -754,8 +756,7 @@ impl RoceClient for HnsRoce {
             );
             e
         };
-        let mut hw =
-            hns_roce_hw_v2::HwV2::init(handle, HwRev::from_pci(id.revision)).map_err(fail)?;
+        let hw = hns_roce_hw_v2::HwV2::init(handle, HwRev::from_pci(id.revision)).map_err(fail)?;
         let mut records = None;
         let reg = IbDev::new(handle, &hw).and_then(|ib| {
             records = Some(ib.dbs.records());
@@ -769,28 +770,21 @@ impl RoceClient for HnsRoce {
             };
             IbRegistration::register(handle, ib, &p)
         });
-        let reg = match reg {
-            Ok(r) => r,
-            Err(e) => {
-                hw.exit();
-                return Err(e);
-            }
-        };
+        // On an error `hw` unwinds through its `Drop`.
+        let reg = reg?;
         let dbgfs = debugfs::DevDebugfs::register(handle, &hw.cmd, &hw.profile.caps, records);
         Ok(Some(KBox::new(
             HnsRoceDev {
-                dbgfs,
-                ib: Some(reg),
+                _dbgfs: dbgfs,
+                ib: reg,
                 hw,
             },
             GFP_KERNEL,
         )?))
     }
 
-    fn uninit_instance(_handle: &Hnae3Handle, mut inst: KBox<HnsRoceDev>, _reset: bool) {
-        drop(inst.dbgfs.take());
-        drop(inst.ib.take());
-        inst.hw.exit();
+    fn uninit_instance(_handle: &Hnae3Handle, inst: KBox<HnsRoceDev>, _reset: bool) {
+        drop(inst);
     }
 
     fn link_status_change(handle: &Hnae3Handle, inst: Option<&HnsRoceDev>, up: bool) {
@@ -799,15 +793,13 @@ impl RoceClient for HnsRoce {
         if up {
             return;
         }
-        if let Some(reg) = inst.and_then(|i| i.ib.as_ref()) {
+        if let Some(reg) = inst.map(|i| &i.ib) {
             reg.port_state_event(handle);
         }
     }
 
     fn reset_down(_handle: &Hnae3Handle, inst: &HnsRoceDev) {
         inst.hw.cmd.set_reset_down();
-        if let Some(reg) = inst.ib.as_ref() {
-            reg.disassociate_mmaps();
-        }
+        inst.ib.disassociate_mmaps();
     }
 }
