@@ -287,21 +287,23 @@ impl Cq {
                 })?;
             }
         }
-        let table = env.hem.table(HemType::Cqc)?;
-        if let Err(e) = table.get(env.dev, cqn) {
-            dev_err!(
-                env.cmd.device(),
-                "failed to get CQ({:#x}) context, ret = {}.\n",
-                cqn,
-                e.to_errno()
-            );
-            dev_err!(
-                env.cmd.device(),
-                "failed to alloc CQ context, ret = {}.\n",
-                e.to_errno()
-            );
-            return Err(e);
-        }
+        let cqc = env
+            .hem
+            .table(HemType::Cqc)?
+            .get_ref(env.dev, cqn)
+            .inspect_err(|e| {
+                dev_err!(
+                    env.cmd.device(),
+                    "failed to get CQ({:#x}) context, ret = {}.\n",
+                    cqn,
+                    e.to_errno()
+                );
+                dev_err!(
+                    env.cmd.device(),
+                    "failed to alloc CQ context, ret = {}.\n",
+                    e.to_errno()
+                );
+            })?;
         let ctx = cq.context(c, attr.vector, hop, mtts);
         let r = MailboxBuf::new(env.dev).and_then(|mb| {
             mb.write_le_words(ctx.as_le_words());
@@ -319,9 +321,10 @@ impl Cq {
                 "failed to alloc CQ context, ret = {}.\n",
                 e.to_errno()
             );
-            table.put(env.dev, cqn);
             return Err(e);
         }
+        // The CQ holds the context reference; `destroy` puts it.
+        cqc.keep();
         Ok((cq, cap_flags))
     }
 

@@ -297,46 +297,46 @@ impl QpEnv<'_> {
         })
     }
 
-    /// `alloc_qpc`: QPC, IRRL, TRRL and SCCC references for `qpn`.
+    /// `alloc_qpc`: QPC, IRRL, TRRL and SCCC references for `qpn`; on an
+    /// error the ones already taken go back (in reverse, as guards drop).
     fn get_contexts(&self, qpn: u32) -> Result {
         let d = self.cmd.device();
-        let qpc_t = self.hem.table(HemType::Qpc)?;
-        qpc_t.get(self.dev, qpn).inspect_err(|_| {
-            dev_err!(d, "failed to get QPC table\n");
-        })?;
-        let irrl = self.hem.table(HemType::Irrl)?;
-        if let Err(e) = irrl.get(self.dev, qpn) {
-            dev_err!(d, "failed to get IRRL table\n");
-            qpc_t.put(self.dev, qpn);
-            return Err(e);
-        }
+        let qpc = self
+            .hem
+            .table(HemType::Qpc)?
+            .get_ref(self.dev, qpn)
+            .inspect_err(|_| dev_err!(d, "failed to get QPC table\n"))?;
+        let irrl = self
+            .hem
+            .table(HemType::Irrl)?
+            .get_ref(self.dev, qpn)
+            .inspect_err(|_| dev_err!(d, "failed to get IRRL table\n"))?;
         let trrl = if self.caps.trrl_entry_sz != 0 {
-            let t = self.hem.table(HemType::Trrl)?;
-            if let Err(e) = t.get(self.dev, qpn) {
-                dev_err!(d, "failed to get TRRL table\n");
-                irrl.put(self.dev, qpn);
-                qpc_t.put(self.dev, qpn);
-                return Err(e);
-            }
-            Some(t)
+            Some(
+                self.hem
+                    .table(HemType::Trrl)?
+                    .get_ref(self.dev, qpn)
+                    .inspect_err(|_| dev_err!(d, "failed to get TRRL table\n"))?,
+            )
         } else {
             None
         };
-        if self.caps.flags & cap_flag::QP_FLOW_CTRL != 0 {
-            let r = self
-                .hem
-                .table(HemType::Sccc)
-                .and_then(|t| t.get(self.dev, qpn));
-            if let Err(e) = r {
-                dev_err!(d, "failed to get SCC CTX table\n");
-                if let Some(t) = trrl {
-                    t.put(self.dev, qpn);
-                }
-                irrl.put(self.dev, qpn);
-                qpc_t.put(self.dev, qpn);
-                return Err(e);
-            }
+        let sccc = if self.caps.flags & cap_flag::QP_FLOW_CTRL != 0 {
+            Some(
+                self.hem
+                    .table(HemType::Sccc)
+                    .and_then(|t| t.get_ref(self.dev, qpn))
+                    .inspect_err(|_| dev_err!(d, "failed to get SCC CTX table\n"))?,
+            )
+        } else {
+            None
+        };
+        // The QP holds them now: `put_contexts` gives back IRRL and TRRL.
+        for r in [sccc, trrl].into_iter().flatten() {
+            r.keep();
         }
+        irrl.keep();
+        qpc.keep();
         Ok(())
     }
 

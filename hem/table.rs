@@ -225,6 +225,17 @@ impl HemTable {
         Some(c.mem.dma_address() + u64::from(off))
     }
 
+    /// [`HemTable::get`] as a guard: the reference is put again when the
+    /// guard drops, unless [`HemRef::keep`] hands it to the object.
+    pub(crate) fn get_ref<'a>(&'a self, dev: &'a Device<Bound>, obj: u32) -> Result<HemRef<'a>> {
+        self.get(dev, obj)?;
+        Ok(HemRef {
+            table: self,
+            dev,
+            obj,
+        })
+    }
+
     /// Drops a reference on the chunk holding `obj`; the last one clears the
     /// engine's pointers and frees the memory.
     pub(crate) fn put(&self, dev: &Device<Bound>, obj: u32) {
@@ -263,6 +274,28 @@ impl HemTable {
         if let Some(i) = plan.free_l0 {
             mem.free(HemAddr::L0(i));
         }
+    }
+}
+
+/// A reference on a table entry taken by [`HemTable::get_ref`], put back
+/// on drop: the error paths of an object's creation give back what they
+/// took in reverse order without code of their own.
+pub(crate) struct HemRef<'a> {
+    table: &'a HemTable,
+    dev: &'a Device<Bound>,
+    obj: u32,
+}
+
+impl HemRef<'_> {
+    /// The object now holds the reference and puts it when it goes.
+    pub(crate) fn keep(self) {
+        core::mem::forget(self);
+    }
+}
+
+impl Drop for HemRef<'_> {
+    fn drop(&mut self) {
+        self.table.put(self.dev, self.obj);
     }
 }
 
