@@ -154,8 +154,25 @@ impl Engine {
         }
     }
 
-    /// One CEQE per CQ that got CQEs (every CQ counts as armed).
+    /// The asynchronous events raised so far, then one CEQE per CQ that got
+    /// CQEs (every CQ counts as armed).
     pub(super) fn raise_events<M: Dma, H: Host>(&mut self, host: &mut H, mem: &M) {
+        self.post_aeqes(host, mem);
+        for cqn in std::mem::take(&mut self.touched) {
+            if let Some(c) = self.cqs.get(&cqn) {
+                host.post_ceqe(mem, c.ctx.ceqn, cqn);
+                self.stats.ceqes += 1;
+            }
+        }
+    }
+
+    /// Posts the asynchronous events raised so far. A responder's event is
+    /// posted before the requester's error CQE is written (`sq.rs`), as on
+    /// hardware, where the responder raises it when it rejects the request,
+    /// before its NAK reaches the requester: the driver's handler (the C
+    /// driver's flush work for the responder QP) starts before the
+    /// requester's process can see the failure and act on it.
+    pub(super) fn post_aeqes<M: Dma, H: Host>(&mut self, host: &mut H, mem: &M) {
         for (ev, queue) in std::mem::take(&mut self.aeqes) {
             if ev == aev::SRQ_LIMIT_REACH {
                 // The limit is disarmed: a QUERY_SRQC reads 0 from now on.
@@ -166,12 +183,6 @@ impl Engine {
                 }
             }
             host.post_event(mem, ev, 0, queue);
-        }
-        for cqn in std::mem::take(&mut self.touched) {
-            if let Some(c) = self.cqs.get(&cqn) {
-                host.post_ceqe(mem, c.ctx.ceqn, cqn);
-                self.stats.ceqes += 1;
-            }
         }
     }
 }

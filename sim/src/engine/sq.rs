@@ -352,6 +352,8 @@ impl Engine {
                     "QP {:#x} WQE {idx} opcode {:#x}: {} (status {:#x})",
                     s.qpn, w.opcode, f.why, f.req
                 ));
+                // The responder's event (if it raised one) comes first.
+                self.post_aeqes(host, mem);
                 self.push_cqe(mem, s.tx_cqn, &send_cqe(f.req));
                 Step::Failed
             }

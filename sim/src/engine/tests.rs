@@ -17,6 +17,10 @@ struct FakeHost {
     events: Vec<CtxEvent>,
     /// The GID of every index (default [`GID_0`]).
     gid: Option<[u8; 16]>,
+    /// An address whose word each posted event records (in `at_event`):
+    /// what the guest could see when the event arrived.
+    probe: Option<u64>,
+    at_event: Vec<u32>,
 }
 
 /// The GID of the test worlds' device 0.
@@ -41,8 +45,11 @@ impl Host for FakeHost {
     fn take_ctx_events(&mut self) -> Vec<CtxEvent> {
         std::mem::take(&mut self.events)
     }
-    fn post_event<M: Dma>(&mut self, _mem: &M, event: u8, sub: u8, queue: u32) {
+    fn post_event<M: Dma>(&mut self, mem: &M, event: u8, sub: u8, queue: u32) {
         self.aeqes.push((event, sub, queue));
+        if let Some(a) = self.probe {
+            self.at_event.push(mem.read_u32(a).unwrap_or(u32::MAX));
+        }
     }
     fn gid(&self, _idx: u32) -> Option<[u8; 16]> {
         Some(self.gid.unwrap_or(GID_0))
@@ -597,13 +604,16 @@ fn rdma_write_with_imm_and_bad_rkey() {
         ],
         true,
     );
+    w.host.probe = Some(CQ1_BUF + 64);
     assert!(w.poll(1));
     assert_eq!(get32(&w.mem, CQ1_BUF + 64), 0x0001_1383);
     let mut same = [0u8; 16];
     w.mem.read(MR_P0, &mut same).unwrap();
     assert_eq!(&same, b"0123456789abcdef");
-    // The responder QP 9 gets LOCAL_WQ_ACCESS_ERROR (0x07).
+    // The responder QP 9 gets LOCAL_WQ_ACCESS_ERROR (0x07), posted while
+    // the requester's error CQE was not written yet (hardware order).
     assert_eq!(w.host.aeqes, vec![(0x07, 0, 9)]);
+    assert_eq!(w.host.at_event, vec![0]);
     // Stopped: a further WQE is not executed.
     w.post_a(2, 0x03, &[(1, 0)], true);
     assert!(!w.poll(2));
