@@ -759,8 +759,13 @@ impl Qp {
         if a.mask & attr::MAX_DEST_RD_ATOMIC != 0 {
             soft.resp_depth = a.max_dest_rd_atomic;
         }
-        if new == QpState::Reset && !self.user {
-            self.clear(env.cmd);
+        if new == QpState::Reset {
+            // A flush queued for the old life must not move the new one to
+            // ERR (C lets it: docs/c-driver-findings.md, finding 4).
+            self.core.cancel_flush();
+            if !self.user {
+                self.clear(env.cmd);
+            }
         }
         Ok(())
     }

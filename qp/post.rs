@@ -198,6 +198,14 @@ impl QpCore {
         }
     }
 
+    /// Forgets a flush asked for and not yet done: the QP went to RESET,
+    /// and its next life starts without the old error. A queued work item
+    /// then finds nothing to do. (C has no such step; see
+    /// docs/c-driver-findings.md, finding 4.)
+    pub(crate) fn cancel_flush(&self) {
+        self.flush_flag.store(false, Ordering::Release);
+    }
+
     /// `flush_work_handle`.
     fn flush_work(&self) {
         if self.flush_flag.swap(false, Ordering::AcqRel) {
