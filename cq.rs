@@ -20,7 +20,7 @@ use crate::cmdq::{query_context, Cmd, MailboxBuf};
 use crate::db::{Db, DbPages, UserDb, UserDbPages};
 use crate::field::Ctx;
 use crate::hem::mtr::{KernelMtr, Mtr, Region, UserMtr};
-use crate::hem::table::HemTables;
+use crate::hem::table::{HemRef, HemTables};
 use crate::hem::{HemType, HOP_NUM_0};
 use crate::hns_roce_hw_v2::consts::{cap_flag, cqe_size, mbox};
 use crate::hns_roce_hw_v2::ctx as hw_ctx;
@@ -287,42 +287,44 @@ impl Cq {
                 })?;
             }
         }
-        let cqc = env
-            .hem
-            .table(HemType::Cqc)?
-            .get_ref(env.dev, cqn)
-            .inspect_err(|e| {
-                dev_err!(
-                    env.cmd.device(),
-                    "failed to get CQ({:#x}) context, ret = {}.\n",
-                    cqn,
-                    e.to_errno()
-                );
-                dev_err!(
-                    env.cmd.device(),
-                    "failed to alloc CQ context, ret = {}.\n",
-                    e.to_errno()
-                );
-            })?;
-        let ctx = cq.context(c, attr.vector, hop, mtts);
-        let r = MailboxBuf::new(env.dev).and_then(|mb| {
-            mb.write_le_words(ctx.as_le_words());
-            env.cmd.mbox(mb.dma(), 0, mbox::CREATE_CQC, cqn)
-        });
-        if let Err(e) = r {
-            dev_err_ratelimited!(
-                env.cmd.device(),
-                "failed to send create cmd for CQ({:#x}), ret = {}.\n",
-                cqn,
-                e.to_errno()
-            );
+        // `alloc_cqc`: the context's table entry, then CREATE_CQC; on an
+        // error the entry goes back as the guard drops.
+        let alloc = || -> Result<HemRef<'_>> {
+            let cqc = env
+                .hem
+                .table(HemType::Cqc)?
+                .get_ref(env.dev, cqn)
+                .inspect_err(|e| {
+                    dev_err!(
+                        env.cmd.device(),
+                        "failed to get CQ({:#x}) context, ret = {}.\n",
+                        cqn,
+                        e.to_errno()
+                    )
+                })?;
+            let ctx = cq.context(c, attr.vector, hop, mtts);
+            MailboxBuf::new(env.dev)
+                .and_then(|mb| {
+                    mb.write_le_words(ctx.as_le_words());
+                    env.cmd.mbox(mb.dma(), 0, mbox::CREATE_CQC, cqn)
+                })
+                .inspect_err(|e| {
+                    dev_err_ratelimited!(
+                        env.cmd.device(),
+                        "failed to send create cmd for CQ({:#x}), ret = {}.\n",
+                        cqn,
+                        e.to_errno()
+                    )
+                })?;
+            Ok(cqc)
+        };
+        let cqc = alloc().inspect_err(|e| {
             dev_err!(
                 env.cmd.device(),
                 "failed to alloc CQ context, ret = {}.\n",
                 e.to_errno()
-            );
-            return Err(e);
-        }
+            )
+        })?;
         // The CQ holds the context reference; `destroy` puts it.
         cqc.keep();
         Ok((cq, cap_flags))
