@@ -24,6 +24,7 @@ use kernel::{
     device::{Bound, Device},
     dma::Coherent,
     io::{
+        io_project, io_read, io_write,
         poll::{read_poll_timeout, read_poll_timeout_atomic},
         Io,
     },
@@ -120,12 +121,29 @@ impl Cmq {
         self.fatal = true;
     }
 
-    fn slot(&self, idx: u32) -> *mut u32 {
+    /// Stores descriptor words `w` (already little-endian) in ring slot
+    /// `idx`, word 0 first, one 32-bit store each.
+    fn write_slot(&self, idx: u32, w: &[u32; DESC_WORDS]) -> Result {
         // CAST: `idx < CSQ_DESC_NUM`, so the offset is inside the ring.
         let off = idx as usize * DESC_WORDS;
-        // SAFETY: by the invariant the ring holds `CSQ_DESC_NUM` slots of
-        // `DESC_WORDS` words and `idx < CSQ_DESC_NUM`.
-        unsafe { self.ring.as_mut_ptr().cast::<u32>().add(off) }
+        let slot = io_project!(&self.ring, [try: off..off + DESC_WORDS]);
+        for (i, x) in w.iter().enumerate() {
+            io_write!(slot, [try: i], *x);
+        }
+        Ok(())
+    }
+
+    /// Loads the words of ring slot `idx` (little-endian, as the firmware
+    /// wrote its answer back), word 0 first.
+    fn read_slot(&self, idx: u32) -> Result<[u32; DESC_WORDS]> {
+        // CAST: as in `write_slot`.
+        let off = idx as usize * DESC_WORDS;
+        let slot = io_project!(&self.ring, [try: off..off + DESC_WORDS]);
+        let mut w = [0u32; DESC_WORDS];
+        for (i, x) in w.iter_mut().enumerate() {
+            *x = io_read!(slot, [try: i]);
+        }
+        Ok(w)
     }
 
     /// Sends one command made of `descs` (chained with NEXT by the caller)
@@ -181,11 +199,7 @@ impl Cmq {
         };
         let start = self.head;
         for d in descs.iter() {
-            let p = self.slot(self.head);
-            for (i, w) in d.to_le_words().iter().enumerate() {
-                // SAFETY: `p` is a slot of `DESC_WORDS` words (see `slot`).
-                unsafe { p.add(i).write_volatile(*w) };
-            }
+            self.write_slot(self.head, &d.to_le_words()).map_err(fail)?;
             // INVARIANT: wraps below `CSQ_DESC_NUM`.
             self.head = (self.head + 1) % CSQ_DESC_NUM;
         }
@@ -211,12 +225,7 @@ impl Cmq {
         let mut ret = Ok(());
         let mut idx = start;
         for d in descs.iter_mut() {
-            let p = self.slot(idx);
-            let mut w = [0u32; DESC_WORDS];
-            for (i, x) in w.iter_mut().enumerate() {
-                // SAFETY: as above.
-                *x = unsafe { p.add(i).read_volatile() };
-            }
+            let w = self.read_slot(idx).map_err(fail)?;
             *d = Desc::from_le_words(&w);
             if d.retval != 0 {
                 ret = Err(fail(Error::from_errno(-retval_errno(d.retval))));
@@ -273,24 +282,31 @@ impl MailboxBuf {
         self.buf.dma_address()
     }
 
-    /// Copies `words` (already little-endian) to the start of the buffer.
-    pub(crate) fn write_le_words(&self, words: &[u32]) {
-        let base = self.buf.as_mut_ptr().cast::<u32>();
-        for (i, w) in words.iter().take(MAILBOX_SIZE / 4).enumerate() {
-            // SAFETY: `i < MAILBOX_SIZE / 4`, the buffer's length in words.
-            unsafe { base.add(i).write_volatile(*w) };
+    /// Copies `words` (already little-endian) to the start of the buffer,
+    /// one 32-bit store per word in order.
+    ///
+    /// # Errors
+    ///
+    /// `ERANGE` if `words` is longer than the buffer (nothing past its end
+    /// is written).
+    pub(crate) fn write_le_words(&self, words: &[u32]) -> Result {
+        for (i, w) in words.iter().enumerate() {
+            io_write!(&self.buf, [try: i], *w);
         }
+        Ok(())
     }
 
     /// Copies the start of the buffer (little-endian words, as a QUERY
-    /// mailbox left them) into `words`.
-    pub(crate) fn read_le_words(&self, words: &mut [u32]) {
-        let base = self.buf.as_mut_ptr().cast::<u32>();
-        for (i, w) in words.iter_mut().take(MAILBOX_SIZE / 4).enumerate() {
-            // SAFETY: `i < MAILBOX_SIZE / 4`, the buffer's length in words;
-            // the engine wrote it, so read volatile.
-            *w = unsafe { base.add(i).read_volatile() };
+    /// mailbox left them) into `words`, one 32-bit load per word.
+    ///
+    /// # Errors
+    ///
+    /// `ERANGE` if `words` is longer than the buffer.
+    pub(crate) fn read_le_words(&self, words: &mut [u32]) -> Result {
+        for (i, w) in words.iter_mut().enumerate() {
+            *w = io_read!(&self.buf, [try: i]);
         }
+        Ok(())
     }
 }
 
@@ -306,7 +322,7 @@ pub(crate) fn query_context(
 ) -> Result {
     let mb = MailboxBuf::new(dev)?;
     cmd.mbox(0, mb.dma(), op, tag)?;
-    mb.read_le_words(words);
+    mb.read_le_words(words)?;
     Ok(())
 }
 

@@ -305,7 +305,7 @@ impl Cq {
             let ctx = cq.context(c, attr.vector, hop, mtts);
             MailboxBuf::new(env.dev)
                 .and_then(|mb| {
-                    mb.write_le_words(ctx.as_le_words());
+                    mb.write_le_words(ctx.as_le_words())?;
                     env.cmd.mbox(mb.dma(), 0, mbox::CREATE_CQC, cqn)
                 })
                 .inspect_err(|e| {
@@ -391,7 +391,7 @@ impl Cq {
         let mut words = [0u32; 32];
         words[..16].copy_from_slice(ctx.as_le_words());
         words[16..].copy_from_slice(mask.as_le_words());
-        mb.write_le_words(&words);
+        mb.write_le_words(&words)?;
         env.cmd
             .mbox(mb.dma(), 0, mbox::MODIFY_CQC, self.cqn)
             .inspect_err(|e| {

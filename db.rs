@@ -18,6 +18,7 @@ use crate::rdma::{Umem, UmemDev};
 use kernel::{
     device::{Bound, Device},
     dma::Coherent,
+    io::io_write,
     new_mutex,
     prelude::*,
     sync::{Arc, Mutex}, //
@@ -28,7 +29,8 @@ const DB_UNIT_SIZE: usize = 4;
 
 /// One page of records with its free maps.
 struct DbPage {
-    mem: Coherent<[u32]>,
+    /// Shared with the [`Db`]s of its records, which store through it.
+    mem: Arc<Coherent<[u32]>>,
     /// Free single records (buddies of split pairs).
     order0: KVec<bool>,
     /// Free pairs.
@@ -44,7 +46,10 @@ impl DbPage {
         let mut order1 = KVec::new();
         order1.resize(n / 2, true, GFP_KERNEL)?;
         Ok(Self {
-            mem: Coherent::<u32>::zeroed_slice(dev, n, GFP_KERNEL)?,
+            mem: Arc::new(
+                Coherent::<u32>::zeroed_slice(dev, n, GFP_KERNEL)?,
+                GFP_KERNEL,
+            )?,
             order0,
             order1,
         })
@@ -108,32 +113,30 @@ struct Pool {
 ///
 /// # Invariants
 ///
-/// `cpu` points to record `index` of page `page` of `pool`. Pages are never
-/// removed from a pool and their DMA memory does not move when the page list
-/// grows; the `Db` keeps its pool alive, so `cpu` is valid for the `Db`'s
-/// life.
+/// `index < mem.len()`: the record is word `index` of `mem`, the DMA
+/// memory of page `page` of `pool`; `dma` is its bus address. Pages are
+/// never removed from a pool, and the `Db` holds its page's memory and its
+/// pool alive.
 pub(crate) struct Db {
     pool: Arc<Pool>,
     page: usize,
     index: usize,
     order: u32,
-    cpu: core::ptr::NonNull<u32>,
+    mem: Arc<Coherent<[u32]>>,
     /// Bus address of the record.
     pub(crate) dma: u64,
 }
 
-// SAFETY: the record is plain DMA memory written with volatile stores
-// (`set`); nothing in it is tied to a thread, and the pool is shared
-// through a thread-safe `Arc` and a `Mutex`.
-unsafe impl Send for Db {}
-// SAFETY: as above; concurrent `set` calls are single aligned stores.
-unsafe impl Sync for Db {}
-
 impl Db {
-    /// Stores `v` in the record, where the engine reads it.
+    /// Stores `v` in the record, where the engine reads it: one
+    /// little-endian 32-bit store.
     pub(crate) fn set(&self, v: u32) {
-        // SAFETY: `cpu` is valid (type invariant) and 4-byte aligned.
-        unsafe { self.cpu.as_ptr().write_volatile(v.to_le()) }
+        let store = || -> Result {
+            io_write!(&*self.mem, [try: self.index], v.to_le());
+            Ok(())
+        };
+        // Cannot fail: `index < mem.len()` (type invariant).
+        let _ = store();
     }
 }
 
@@ -188,21 +191,20 @@ impl DbPages {
             }
         };
         let pg = pages.list.get(page).ok_or(EINVAL)?;
-        // SAFETY: `index` is below the page's record count (`take`).
-        let rec = unsafe { pg.mem.as_mut_ptr().cast::<u32>().add(index) };
-        // SAFETY: `rec` is inside the page (above).
-        unsafe { rec.write_volatile(0) };
-        let cpu = core::ptr::NonNull::new(rec).ok_or(EINVAL)?;
+        // `index` is below the page's record count (`take`); checked again.
+        io_write!(&*pg.mem, [try: index], 0u32);
+        let mem = pg.mem.clone();
         // CAST: an index within one page.
         let dma = pg.mem.dma_address() + (index * DB_UNIT_SIZE) as u64;
         pages.in_use += 1;
-        // INVARIANT: `cpu` is the record in page `page` of `pool`.
+        // INVARIANT: `index < mem.len()` (the store above), `mem` is page
+        // `page` of `pool`.
         Ok(Db {
             pool: self.pool.clone(),
             page,
             index,
             order,
-            cpu,
+            mem,
             dma,
         })
     }

@@ -193,7 +193,7 @@ impl Eq {
             mtr,
             objs: objs.clone(),
         };
-        mbox.write_le_words(eq.context(hop).as_le_words());
+        mbox.write_le_words(eq.context(hop).as_le_words())?;
         cmd.mbox(mbox.dma(), 0, op, eqn).inspect_err(|_| {
             dev_err!(h.device(), "[mailbox cmd] create eqc failed.\n");
         })?;

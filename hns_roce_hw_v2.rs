@@ -38,7 +38,7 @@ use crate::rdma::Hnae3Handle;
 use kernel::{
     device::{Bound, Device},
     dma::Coherent,
-    io::poll::read_poll_timeout,
+    io::{io_write, poll::read_poll_timeout},
     prelude::*,
     sync::Arc,
     time::{delay::fsleep, Delta}, //
@@ -283,14 +283,7 @@ impl LinkTable {
             let p = Coherent::<u8>::zeroed_slice(dev, page, GFP_KERNEL)?;
             let next = if i + 1 == npages { 0 } else { i as u64 + 1 };
             let entry = (next << (64 - 12)) | (p.dma_address() >> 12);
-            // SAFETY: `i < npages`, the table's length.
-            unsafe {
-                table
-                    .as_mut_ptr()
-                    .cast::<u64>()
-                    .add(i)
-                    .write_volatile(entry.to_le())
-            };
+            io_write!(&table, [try: i], entry.to_le());
             pages.push(p, GFP_KERNEL)?;
         }
         let head = pages.first().map_or(0, |p| p.dma_address() >> 12);

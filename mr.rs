@@ -164,7 +164,7 @@ fn user_params(env: &MrEnv<'_>, key: u32, st: &MrState) -> Result<hw_ctx::UserMp
 /// Sends CREATE_MPT with `words` for MPT entry `idx`.
 fn create_mpt(env: &MrEnv<'_>, words: &[u32], idx: u32) -> Result {
     let mb = MailboxBuf::new(env.dev)?;
-    mb.write_le_words(words);
+    mb.write_le_words(words)?;
     env.cmd.mbox(
         mb.dma(),
         0,
@@ -324,7 +324,7 @@ pub(crate) fn rereg_user_mr(env: &MrEnv<'_>, mr: &Mr, pin: UmemDev<'_>, req: &Mr
     let mb = MailboxBuf::new(env.dev)?;
     env.cmd.mbox(0, mb.dma(), mbox::QUERY_MPT, idx)?;
     let mut words = [0u32; 16];
-    mb.read_le_words(&mut words);
+    mb.read_le_words(&mut words)?;
     let old = Ctx::<Mpt, 16>::from_le_words(words);
     if let Err(e) = env.cmd.mbox(0, 0, mbox::DESTROY_MPT, idx) {
         dev_warn!(
@@ -390,7 +390,7 @@ pub(crate) fn rereg_user_mr(env: &MrEnv<'_>, mr: &Mr, pin: UmemDev<'_>, req: &Mr
         )
     })?;
     let c = hw_ctx::rereg_mpt(&old, what, &params);
-    mb.write_le_words(c.as_le_words());
+    mb.write_le_words(c.as_le_words())?;
     if let Err(e) = env.cmd.mbox(mb.dma(), 0, mbox::CREATE_MPT, idx) {
         dev_err_ratelimited!(
             env.cmd.device(),

@@ -738,7 +738,7 @@ impl Qp {
         qpc::finish(&mut img, new, inv_credit);
         let (words, n) = img.mailbox_words(env.caps.qpc_sz);
         let r = MailboxBuf::new(env.dev).and_then(|mb| {
-            mb.write_le_words(words.get(..n).ok_or(EINVAL)?);
+            mb.write_le_words(words.get(..n).ok_or(EINVAL)?)?;
             env.cmd.mbox(mb.dma(), 0, mbox::MODIFY_QPC, self.qpn)
         });
         if let Err(e) = r {
@@ -1186,7 +1186,7 @@ impl Qp {
         let mut words = [0u32; qpc::QPC_HALF_DWORDS];
         let r = MailboxBuf::new(env.dev).and_then(|mb| {
             env.cmd.mbox(0, mb.dma(), mbox::QUERY_QPC, self.qpn)?;
-            mb.read_le_words(&mut words);
+            mb.read_le_words(&mut words)?;
             Ok(())
         });
         if let Err(e) = r {

@@ -18,7 +18,7 @@ use kernel::{
     prelude::*,
     str::CString,
     sync::{aref::ARef, Arc},
-    types::Opaque, //
+    types::{ForeignOwnable, Opaque}, //
 };
 
 #[path = "bindings/mod.rs"]
@@ -534,13 +534,36 @@ const RST_UNINIT_DELAY_MS: i64 = 100;
 ///
 /// `h` must be a valid handle of this client. `priv` of such a handle is
 /// only written by `hns_rs_init_instance`/`hns_rs_uninit_instance` and then
-/// holds null or a `KBox<Instance>` leaked by the former.
+/// holds null or an [`InstanceBox`] the former handed over with
+/// `into_foreign`.
 unsafe fn instance<'a>(h: *mut raw::hnae3_handle) -> Option<&'a <Client as RoceClient>::Instance> {
     // SAFETY: per the function's contract.
-    let p = unsafe { (*h).priv_ }.cast::<<Client as RoceClient>::Instance>();
-    // SAFETY: null or a live box (contract); the hnae3 core serialises the
-    // client callbacks, so uninit cannot free it while borrowed.
-    unsafe { p.as_ref() }
+    let p = unsafe { (*h).priv_ };
+    // SAFETY: null or a live box from `into_foreign` (contract); the hnae3
+    // core serialises the client callbacks, so uninit cannot take it back
+    // with `from_foreign` while borrowed.
+    unsafe { try_borrow::<InstanceBox>(p) }
+}
+
+/// The state of a function as its handle's `priv` owns it.
+type InstanceBox = KBox<<Client as RoceClient>::Instance>;
+
+/// Borrows the object behind a `void *` the shim keeps for us, or `None`
+/// for null: [`ForeignOwnable::borrow`] with the null check the upstream
+/// trait leaves to callers.
+///
+/// # Safety
+///
+/// `p` is null or came from `P::into_foreign`, and `P::from_foreign` is not
+/// called on it while the borrow lives (`'a`).
+unsafe fn try_borrow<'a, P: ForeignOwnable + 'a>(p: *mut c_void) -> Option<P::Borrowed<'a>> {
+    if p.is_null() {
+        None
+    } else {
+        // SAFETY: not null, so from `P::into_foreign` and not taken back
+        // during `'a` (the function's contract).
+        Some(unsafe { P::borrow(p) })
+    }
 }
 
 /// The client implementation the shim's callbacks are routed to.
@@ -559,7 +582,7 @@ unsafe extern "C" fn hns_rs_init_instance(handle: *mut raw::hnae3_handle) -> c_i
         Ok(i) => i,
         Err(e) => return e.to_errno(),
     };
-    let p = inst.map_or(core::ptr::null_mut(), |b| KBox::into_raw(b).cast());
+    let p = inst.map_or(core::ptr::null_mut(), InstanceBox::into_foreign);
     // SAFETY: the handle is valid; `priv` belongs to the RoCE client.
     unsafe { (*handle).priv_ = p };
     0
@@ -579,9 +602,9 @@ unsafe extern "C" fn hns_rs_uninit_instance(handle: *mut raw::hnae3_handle, rese
     if p.is_null() {
         return;
     }
-    // SAFETY: `p` came from `KBox::into_raw` in `hns_rs_init_instance` and
+    // SAFETY: `p` came from `into_foreign` in `hns_rs_init_instance` and
     // was just detached from the handle, so this is its only owner.
-    let inst = unsafe { KBox::from_raw(p.cast::<<Client as RoceClient>::Instance>()) };
+    let inst = unsafe { InstanceBox::from_foreign(p) };
     Client::uninit_instance(h, inst, reset);
 }
 
@@ -1227,9 +1250,9 @@ unsafe extern "C" fn hns_rs_alloc_ucontext(
     match d.alloc_ucontext(config, resp) {
         Ok((b, u, a)) => {
             // SAFETY: valid for writing (see above); the box is taken back
-            // in `hns_rs_dealloc_ucontext`.
+            // with `from_foreign` in `hns_rs_dealloc_ucontext`.
             unsafe {
-                *uctx = KBox::into_raw(b).cast();
+                *uctx = UctxBox::into_foreign(b);
                 *uar = u;
                 *addr = a;
             }
@@ -1247,15 +1270,18 @@ unsafe extern "C" fn hns_rs_alloc_ucontext(
 /// for the call as the RDMA core passes them.
 #[no_mangle]
 unsafe extern "C" fn hns_rs_dealloc_ucontext(rs: *mut c_void, uctx: *mut c_void) {
-    // SAFETY: the pointer owns the box `hns_rs_alloc_ucontext` made; the
-    // core calls this once, after every object of the context is gone.
-    let b = unsafe { KBox::from_raw(uctx.cast::<DriverUctx>()) };
+    // SAFETY: the pointer owns the box `hns_rs_alloc_ucontext` handed over
+    // with `into_foreign`; the core calls this once, after every object of
+    // the context is gone.
+    let b = unsafe { UctxBox::from_foreign(uctx) };
     // SAFETY: as above.
     unsafe { drv(rs) }.dealloc_ucontext(b)
 }
 
 /// The driver's user-context state behind the shim's `rs_uctx`.
 type DriverUctx = <Driver as IbDriver>::Ucontext;
+/// How a user context is owned while the shim holds it.
+type UctxBox = KBox<DriverUctx>;
 
 /// The view of a user verb's caller: the device and the user context.
 ///
@@ -1270,8 +1296,9 @@ unsafe fn user_ctx<'a>(
 ) -> Option<UserCtx<'a, DriverUctx>> {
     // SAFETY: per the function's contract.
     let dev = unsafe { UmemDev::from_raw(ibdev) }?;
-    // SAFETY: per the function's contract.
-    let u = unsafe { uctx.cast::<DriverUctx>().as_ref() }?;
+    // SAFETY: per the function's contract (null, or from `into_foreign` in
+    // `hns_rs_alloc_ucontext` and not taken back during `'a`).
+    let u = unsafe { try_borrow::<UctxBox>(uctx) }?;
     Some(UserCtx::new(dev, u))
 }
 
@@ -1380,25 +1407,23 @@ unsafe extern "C" fn hns_rs_get_dma_mr(
 
 /// The MRs behind the shim's `rs_mr` pointers.
 type DriverMr = <Driver as IbDriver>::Mr;
+/// How an MR is owned while the shim holds it.
+type MrBox = Pin<KBox<DriverMr>>;
 
 /// Stores a new MR and its key for the shim, or returns the errno.
 ///
 /// # Safety
 ///
 /// `mr` and `key` are valid for writing.
-unsafe fn mr_out(
-    r: Result<(Pin<KBox<DriverMr>>, u32)>,
-    mr: *mut *mut c_void,
-    key: *mut u32,
-) -> c_int {
+unsafe fn mr_out(r: Result<(MrBox, u32)>, mr: *mut *mut c_void, key: *mut u32) -> c_int {
     match r {
         Ok((b, k)) => {
-            // SAFETY: the box is only moved back into a `Pin<KBox>` by
-            // `hns_rs_dereg_mr`; it is never moved out of in between.
-            let raw = KBox::into_raw(unsafe { Pin::into_inner_unchecked(b) });
+            // The pinned box is taken back with `from_foreign` in
+            // `hns_rs_dereg_mr`.
+            let raw = b.into_foreign();
             // SAFETY: valid for writing (the function's contract).
             unsafe {
-                *mr = raw.cast();
+                *mr = raw;
                 *key = k;
             }
             0
@@ -1450,7 +1475,7 @@ unsafe extern "C" fn hns_rs_rereg_user_mr(
         return EINVAL.to_errno();
     };
     // SAFETY: per the function's contract.
-    let (d, mr, req) = unsafe { (drv(rs), &*mr.cast::<DriverMr>(), &*req) };
+    let (d, mr, req) = unsafe { (drv(rs), MrBox::borrow(mr).get_ref(), &*req) };
     errno(d.rereg_user_mr(mr, dev, req))
 }
 
@@ -1462,14 +1487,17 @@ unsafe extern "C" fn hns_rs_rereg_user_mr(
 /// callback and is not used after this call.
 #[no_mangle]
 unsafe extern "C" fn hns_rs_dereg_mr(rs: *mut c_void, mr: *mut c_void) {
-    // SAFETY: the pointer owns the pinned box an MR callback made.
-    let b = unsafe { Pin::new_unchecked(KBox::from_raw(mr.cast::<DriverMr>())) };
+    // SAFETY: the pointer owns the pinned box an MR callback handed over
+    // with `into_foreign` (`mr_out`).
+    let b = unsafe { MrBox::from_foreign(mr) };
     // SAFETY: per the function's contract.
     unsafe { drv(rs) }.dereg_mr(b)
 }
 
 /// The Rust CQ of the driver.
 type DriverCq = <Driver as IbDriver>::Cq;
+/// How a CQ is owned while the shim holds it.
+type CqBox = KBox<DriverCq>;
 
 /// Called by the shim's op.
 ///
@@ -1510,9 +1538,9 @@ unsafe extern "C" fn hns_rs_create_cq(
     // SAFETY: per the function's contract.
     match unsafe { drv(rs) }.create_cq(args.cqe, args.vector, ibcq, user) {
         Ok((b, o)) => {
-            // SAFETY: valid for writing; the box is taken back in
-            // `hns_rs_destroy_cq`.
-            unsafe { *cq = KBox::into_raw(b).cast() };
+            // SAFETY: valid for writing; the box is taken back with
+            // `from_foreign` in `hns_rs_destroy_cq`.
+            unsafe { *cq = CqBox::into_foreign(b) };
             args.depth = o.depth;
             args.cqn = o.cqn;
             args.cap_flags = o.cap_flags;
@@ -1530,8 +1558,9 @@ unsafe extern "C" fn hns_rs_create_cq(
 /// is not used after this call.
 #[no_mangle]
 unsafe extern "C" fn hns_rs_destroy_cq(rs: *mut c_void, cq: *mut c_void) {
-    // SAFETY: per the function's contract the pointer owns the box.
-    let b = unsafe { KBox::from_raw(cq.cast::<DriverCq>()) };
+    // SAFETY: per the function's contract the pointer owns the box
+    // `hns_rs_create_cq` handed over with `into_foreign`.
+    let b = unsafe { CqBox::from_foreign(cq) };
     // SAFETY: per the function's contract.
     unsafe { drv(rs) }.destroy_cq(b)
 }
@@ -1550,7 +1579,7 @@ unsafe extern "C" fn hns_rs_poll_cq(
     wc: *mut raw::ib_wc,
 ) -> c_int {
     // SAFETY: per the function's contract.
-    let (d, cq) = unsafe { (drv(rs), &*cq.cast::<DriverCq>()) };
+    let (d, cq) = unsafe { (drv(rs), CqBox::borrow(cq)) };
     if wc.is_null() {
         return 0;
     }
@@ -1576,7 +1605,7 @@ unsafe extern "C" fn hns_rs_modify_cq(
     period: u16,
 ) -> c_int {
     // SAFETY: per the function's contract.
-    let (d, cq) = unsafe { (drv(rs), &*cq.cast::<DriverCq>()) };
+    let (d, cq) = unsafe { (drv(rs), CqBox::borrow(cq)) };
     errno(d.modify_cq(cq, count, period))
 }
 
@@ -1593,12 +1622,14 @@ unsafe extern "C" fn hns_rs_req_notify_cq(
     report_missed: bool,
 ) -> c_int {
     // SAFETY: per the function's contract.
-    let (d, cq) = unsafe { (drv(rs), &*cq.cast::<DriverCq>()) };
+    let (d, cq) = unsafe { (drv(rs), CqBox::borrow(cq)) };
     c_int::from(d.req_notify_cq(cq, solicited, report_missed))
 }
 
 /// The type of the QPs behind the shim's `rs_qp` pointers.
 type DriverQp = <Driver as IbDriver>::Qp;
+/// How a QP is owned while the shim holds it.
+type QpBox = Pin<KBox<DriverQp>>;
 
 /// Called by the shim's op.
 ///
@@ -1634,13 +1665,9 @@ unsafe extern "C" fn hns_rs_create_qp(
     } else {
         None
     };
-    // SAFETY: null or live CQs (the function's contract).
-    let (scq, rcq) = unsafe {
-        (
-            send_cq.cast::<DriverCq>().as_ref(),
-            recv_cq.cast::<DriverCq>().as_ref(),
-        )
-    };
+    // SAFETY: null or live CQs from `into_foreign` in `hns_rs_create_cq`
+    // (the function's contract).
+    let (scq, rcq) = unsafe { (try_borrow::<CqBox>(send_cq), try_borrow::<CqBox>(recv_cq)) };
     // SAFETY: the `ib_qp` being created; the driver drops every use of it
     // before `hns_rs_destroy_qp` returns (table entry and flush work go
     // first).
@@ -1649,12 +1676,12 @@ unsafe extern "C" fn hns_rs_create_qp(
     };
     match d.create_qp(init, scq, rcq, ibqp, user) {
         Ok((b, n)) => {
-            // SAFETY: the box is only moved back into a `Pin<KBox>` by
-            // `hns_rs_destroy_qp`; it is never moved out of in between.
-            let raw = KBox::into_raw(unsafe { Pin::into_inner_unchecked(b) });
+            // The pinned box is taken back with `from_foreign` in
+            // `hns_rs_destroy_qp`.
+            let raw = b.into_foreign();
             // SAFETY: valid for writing (the function's contract).
             unsafe {
-                *qp = raw.cast();
+                *qp = raw;
                 *qpn = n;
             }
             0
@@ -1677,7 +1704,7 @@ unsafe extern "C" fn hns_rs_modify_qp(
     resp: *mut QpModifyResp,
 ) -> c_int {
     // SAFETY: per the function's contract.
-    let (d, qp, a, r) = unsafe { (drv(rs), &*qp.cast::<DriverQp>(), &*attr, &mut *resp) };
+    let (d, qp, a, r) = unsafe { (drv(rs), QpBox::borrow(qp).get_ref(), &*attr, &mut *resp) };
     errno(d.modify_qp(qp, a, r))
 }
 
@@ -1690,7 +1717,7 @@ unsafe extern "C" fn hns_rs_modify_qp(
 #[no_mangle]
 unsafe extern "C" fn hns_rs_query_qp(rs: *mut c_void, qp: *mut c_void, q: *mut QpQuery) -> c_int {
     // SAFETY: per the function's contract.
-    let (d, qp, q) = unsafe { (drv(rs), &*qp.cast::<DriverQp>(), &mut *q) };
+    let (d, qp, q) = unsafe { (drv(rs), QpBox::borrow(qp).get_ref(), &mut *q) };
     errno(d.query_qp(qp, q))
 }
 
@@ -1702,8 +1729,9 @@ unsafe extern "C" fn hns_rs_query_qp(rs: *mut c_void, qp: *mut c_void, q: *mut Q
 /// not used after this call.
 #[no_mangle]
 unsafe extern "C" fn hns_rs_destroy_qp(rs: *mut c_void, qp: *mut c_void) {
-    // SAFETY: the pointer owns the pinned box made by `hns_rs_create_qp`.
-    let b = unsafe { Pin::new_unchecked(KBox::from_raw(qp.cast::<DriverQp>())) };
+    // SAFETY: the pointer owns the pinned box `hns_rs_create_qp` handed over
+    // with `into_foreign`.
+    let b = unsafe { QpBox::from_foreign(qp) };
     // SAFETY: per the function's contract.
     unsafe { drv(rs) }.destroy_qp(b)
 }
@@ -1722,7 +1750,7 @@ unsafe extern "C" fn hns_rs_post_recv(
     bad: *mut *const raw::ib_recv_wr,
 ) -> c_int {
     // SAFETY: per the function's contract.
-    let (d, q) = unsafe { (drv(rs), &*qp.cast::<DriverQp>()) };
+    let (d, q) = unsafe { (drv(rs), QpBox::borrow(qp).get_ref()) };
     // INVARIANT: the caller's chain is valid for the call.
     let mut chain = RecvChain {
         cur: wr,
@@ -1754,7 +1782,7 @@ unsafe extern "C" fn hns_rs_post_send(
     bad: *mut *const raw::ib_send_wr,
 ) -> c_int {
     // SAFETY: per the function's contract.
-    let (d, q) = unsafe { (drv(rs), &*qp.cast::<DriverQp>()) };
+    let (d, q) = unsafe { (drv(rs), QpBox::borrow(qp).get_ref()) };
     // SAFETY: the caller's chain is valid for the call and of the QP's type.
     let mut chain = unsafe { SendChain::new(wr, d.qp_is_ud(q)) };
     match d.post_send(q, &mut chain) {

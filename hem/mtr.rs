@@ -26,6 +26,7 @@ use crate::rdma::{cond_resched, Umem, UmemDev};
 use kernel::{
     device::{Bound, Device},
     dma::Coherent,
+    io::{io_project, io_read, io_write, Io},
     prelude::*, //
 };
 
@@ -51,21 +52,15 @@ fn errno(e: MtrError) -> Error {
     }
 }
 
-/// Stores `ba` little-endian in entry `i` of the BT page `bt`.
+/// Stores `ba` little-endian in entry `i` of the BT page `bt` (one
+/// bounds-checked 64-bit store through the kernel's coherent I/O view; the
+/// device has not been told about this BT yet).
 fn set_ba(bt: &Coherent<[u64]>, i: u32, ba: u64) -> Result {
     let i = usize::try_from(i)?;
     if i >= bt.len() {
         return Err(EINVAL);
     }
-    // SAFETY: `i < bt.len()`, the BT page's length in entries; the device
-    // has not been told about this BT yet, a volatile store is still used
-    // as for all device-visible memory.
-    unsafe {
-        bt.as_mut_ptr()
-            .cast::<u64>()
-            .add(i)
-            .write_volatile(ba.to_le())
-    };
+    io_write!(bt, [try: i], ba.to_le());
     Ok(())
 }
 
@@ -231,11 +226,10 @@ impl KernelMtr {
                 return Err(EINVAL);
             }
             let (now, later) = rest.split_at(n);
-            let dst = page.as_mut_ptr().cast::<u8>();
+            // Byte by byte, as before: the device may read this memory.
+            let dst = io_project!(page, [try: inner..inner + n]);
             for (k, b) in now.iter().enumerate() {
-                // SAFETY: `inner + k < inner + n <= page.len()`; the device
-                // may read this memory, so store volatile, byte by byte.
-                unsafe { dst.add(inner + k).write_volatile(*b) };
+                io_write!(dst, [try: k], *b);
             }
             at += n;
             rest = later;
@@ -269,16 +263,10 @@ impl KernelMtr {
         if inner + 4 > page.len() {
             return Err(EINVAL);
         }
-        // SAFETY: `inner + 4 <= page.len()` and `inner` is 4-aligned in a
-        // page-aligned buffer; the device reads this memory, so store
-        // volatile.
-        unsafe {
-            page.as_mut_ptr()
-                .cast::<u8>()
-                .add(inner)
-                .cast::<u32>()
-                .write_volatile(v.to_le())
-        };
+        // One 32-bit store: the four bytes as a `u32` view (`try_cast`
+        // checks size and alignment).
+        let word = io_project!(page, [try: inner..inner + 4]).try_cast::<u32>()?;
+        word.write_val(v.to_le());
         Ok(())
     }
 
@@ -288,32 +276,21 @@ impl KernelMtr {
         let at = off.checked_add(word.checked_mul(4)?)?;
         let page = self.pages.get(at >> self.page_shift)?;
         let inner = at & ((1usize << self.page_shift) - 1);
-        if inner + 4 > page.len() {
-            return None;
-        }
-        // SAFETY: `inner + 4 <= page.len()`; the device writes this memory,
-        // so read it volatile and only as plain words.
-        let v = unsafe {
-            page.as_mut_ptr()
-                .cast::<u8>()
-                .add(inner)
-                .cast::<u32>()
-                .read_volatile()
+        // One 32-bit load of a word the device writes (see `write_word`).
+        let read = || -> Result<u32> {
+            let end = inner.checked_add(4).ok_or(EINVAL)?;
+            let word = io_project!(page, [try: inner..end]).try_cast::<u32>()?;
+            Ok(word.read_val())
         };
-        Some(u32::from_le(v))
+        read().ok().map(u32::from_le)
     }
 }
 
 /// Reads entry `i` of the BT page `bt` (little-endian); `None` past its end.
 fn get_ba(bt: &Coherent<[u64]>, i: u32) -> Option<u64> {
     let i = usize::try_from(i).ok()?;
-    if i >= bt.len() {
-        return None;
-    }
-    // SAFETY: `i < bt.len()`; the driver alone writes BT pages, a volatile
-    // read as for all device-visible memory.
-    let v = unsafe { bt.as_mut_ptr().cast::<u64>().add(i).read_volatile() };
-    Some(u64::from_le(v))
+    let read = || -> Result<u64> { Ok(io_read!(bt, [try: i])) };
+    read().ok().map(u64::from_le)
 }
 
 /// Pages mapped between two `cond_resched` calls, and L1 BT pages allocated

@@ -17,6 +17,7 @@ use crate::hns_roce_hw_v2::consts::cmq_op;
 use kernel::{
     device::{Bound, Device},
     dma::Coherent,
+    io::io_write,
     new_mutex,
     prelude::*,
     sync::{Arc, Mutex}, //
@@ -179,14 +180,9 @@ impl HemTable {
                 if l.slot as usize >= page.len() {
                     return Err(EINVAL);
                 }
-                // SAFETY: `slot < page.len()` entries; the engine reads
-                // this page only after the write below tells it about it.
-                unsafe {
-                    page.as_mut_ptr()
-                        .cast::<u64>()
-                        .add(l.slot as usize)
-                        .write_volatile(target.to_le())
-                };
+                // The engine reads this page only after the write below
+                // tells it about it.
+                io_write!(page, [try: l.slot as usize], target.to_le());
             }
             for w in plan.writes.iter() {
                 let step = match *w {

@@ -8,10 +8,11 @@
 //! The shim does the netlink attributes (`nla_nest_start` and friends are
 //! inline C); the driver only fills [`ResAttrs`] and [`ResRaw`].
 
-use super::{drv, raw, Driver, DriverCq, DriverMr, DriverQp, IbDriver};
+use super::{drv, raw, CqBox, Driver, IbDriver, MrBox, QpBox};
 use kernel::{
     ffi::{c_int, c_void},
     prelude::*,
+    types::ForeignOwnable,
 };
 
 /// The driver details of one object, as `rdma res show -dd` prints them.
@@ -118,7 +119,7 @@ unsafe extern "C" fn hns_rs_res_cq(
     out: *mut raw::hns_shim_res,
 ) -> c_int {
     // SAFETY: per the function's contract.
-    let (d, cq) = unsafe { (drv(rs), &*cq.cast::<DriverCq>()) };
+    let (d, cq) = unsafe { (drv(rs), CqBox::borrow(cq)) };
     // SAFETY: `out` is writable (the function's contract).
     unsafe { fill_attrs(out, |r| <Driver as IbDriver>::res_cq(d, cq, r)) }
 }
@@ -131,7 +132,7 @@ unsafe extern "C" fn hns_rs_res_cq(
 #[no_mangle]
 unsafe extern "C" fn hns_rs_res_cq_raw(rs: *mut c_void, cq: *mut c_void, buf: *mut u8) -> c_int {
     // SAFETY: per the function's contract.
-    let (d, cq) = unsafe { (drv(rs), &*cq.cast::<DriverCq>()) };
+    let (d, cq) = unsafe { (drv(rs), CqBox::borrow(cq)) };
     // SAFETY: `buf` as the function's contract says.
     unsafe { fill_raw(buf, |r| <Driver as IbDriver>::res_cq_raw(d, cq, r)) }
 }
@@ -149,7 +150,7 @@ unsafe extern "C" fn hns_rs_res_qp(
     out: *mut raw::hns_shim_res,
 ) -> c_int {
     // SAFETY: per the function's contract.
-    let (d, qp) = unsafe { (drv(rs), &*qp.cast::<DriverQp>()) };
+    let (d, qp) = unsafe { (drv(rs), QpBox::borrow(qp).get_ref()) };
     // SAFETY: `out` is writable (the function's contract).
     unsafe { fill_attrs(out, |r| <Driver as IbDriver>::res_qp(d, qp, r)) }
 }
@@ -162,7 +163,7 @@ unsafe extern "C" fn hns_rs_res_qp(
 #[no_mangle]
 unsafe extern "C" fn hns_rs_res_qp_raw(rs: *mut c_void, qp: *mut c_void, buf: *mut u8) -> c_int {
     // SAFETY: per the function's contract.
-    let (d, qp) = unsafe { (drv(rs), &*qp.cast::<DriverQp>()) };
+    let (d, qp) = unsafe { (drv(rs), QpBox::borrow(qp).get_ref()) };
     // SAFETY: `buf` as the function's contract says.
     unsafe { fill_raw(buf, |r| <Driver as IbDriver>::res_qp_raw(d, qp, r)) }
 }
@@ -180,7 +181,7 @@ unsafe extern "C" fn hns_rs_res_mr(
     out: *mut raw::hns_shim_res,
 ) -> c_int {
     // SAFETY: per the function's contract.
-    let (d, mr) = unsafe { (drv(rs), &*mr.cast::<DriverMr>()) };
+    let (d, mr) = unsafe { (drv(rs), MrBox::borrow(mr).get_ref()) };
     // SAFETY: `out` is writable (the function's contract).
     unsafe { fill_attrs(out, |r| <Driver as IbDriver>::res_mr(d, mr, r)) }
 }
@@ -193,7 +194,7 @@ unsafe extern "C" fn hns_rs_res_mr(
 #[no_mangle]
 unsafe extern "C" fn hns_rs_res_mr_raw(rs: *mut c_void, mr: *mut c_void, buf: *mut u8) -> c_int {
     // SAFETY: per the function's contract.
-    let (d, mr) = unsafe { (drv(rs), &*mr.cast::<DriverMr>()) };
+    let (d, mr) = unsafe { (drv(rs), MrBox::borrow(mr).get_ref()) };
     // SAFETY: `buf` as the function's contract says.
     unsafe { fill_raw(buf, |r| <Driver as IbDriver>::res_mr_raw(d, mr, r)) }
 }
