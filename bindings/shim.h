@@ -81,6 +81,7 @@ struct ib_udata;
 struct net_device;
 struct device;
 struct rdma_user_mmap_entry;
+struct hns_rs_ib_ops;
 
 /* What the Rust driver fills in for query_device. */
 struct hns_shim_dev_attr {

@@ -9,7 +9,6 @@
 
 use super::raw;
 use crate::hns_roce_hw_v2::cqe::{Completion, WcOpcode, WcStatus};
-use crate::hns_roce_hw_v2::wqe::Sge as WqeSge;
 use core::ptr::NonNull;
 use kernel::prelude::*;
 
@@ -226,15 +225,6 @@ pub(crate) struct SendWr<'a> {
 }
 
 impl SendWr<'_> {
-    /// The segments as the WQE codec takes them.
-    pub(crate) fn wqe_sges(&self) -> impl Iterator<Item = WqeSge> + '_ {
-        self.sges.iter().map(|s| WqeSge {
-            addr: s.addr(),
-            len: s.length(),
-            lkey: s.lkey(),
-        })
-    }
-
     /// Copies the inline data the SGEs point at into `out` (at most its
     /// length); how many bytes were copied.
     pub(crate) fn inline_data(&self, out: &mut [u8]) -> usize {

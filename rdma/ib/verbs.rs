@@ -4,13 +4,13 @@
 //!
 //! Each turns the shim's raw arguments into the driver's types and its
 //! result back into the C convention (0 or a negative errno). The `rs`
-//! argument is the device state an [`IbRegistration`] stored; object
+//! argument is the device state an [`IbRegistration`](super::IbRegistration) stored; object
 //! pointers are the boxes the create verbs handed over with
 //! [`ForeignOwnable::into_foreign`].
 
 use super::{
-    AddrVec, AhIn, CqUreq, DevAttr, GidEntry, IbDriver, IbRegistration, MrReq, PortAttr, QpAttr,
-    QpInit, QpModifyResp, QpQuery, SgidType, UctxResp,
+    AddrVec, AhIn, CqUreq, DevAttr, GidEntry, IbDriver, MrReq, PortAttr, QpAttr, QpInit,
+    QpModifyResp, QpQuery, SgidType, UctxResp,
 };
 use crate::rdma::wr::nth_wr;
 use crate::rdma::{raw, try_borrow, IbCq, IbQp, RecvChain, SendChain, UmemDev, UserCtx, WcArray};
@@ -24,7 +24,7 @@ use kernel::{
 ///
 /// # Safety
 ///
-/// `rs` must be the pointer an [`IbRegistration`] stored, while the
+/// `rs` must be the pointer an [`IbRegistration`](super::IbRegistration) stored, while the
 /// registration (which holds the `Arc`) exists: the RDMA core calls the
 /// device's ops only between registration and unregistration.
 pub(in crate::rdma) unsafe fn drv<'a, D: IbDriver>(rs: *mut c_void) -> &'a D {
