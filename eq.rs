@@ -462,7 +462,9 @@ impl EqTable {
                 Arc::new(
                     Abnormal {
                         cmd: self.cmd.clone(),
-                        reset: h.reset_request(),
+                        reset: h.reset_request(
+                            h.pci_ident().device == crate::debugfs::DEV_ID_RDMA_DCB_PFC_VF,
+                        ),
                         hip09,
                     },
                     GFP_KERNEL,

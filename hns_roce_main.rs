@@ -113,7 +113,7 @@ const HNS_ROCE_PCI_IDS: &[(u16, bool)] = &[
 /// The module: holds the hnae3 client registration and, dropped after it,
 /// the debugfs directory.
 struct HnsRoce {
-    _client: rdma::ClientRegistration,
+    _client: rdma::ClientRegistration<HnsRoce>,
     _debugfs: debugfs::Root,
 }
 
@@ -155,7 +155,7 @@ fn is_roce_function(id: rdma::PciIdent) -> bool {
 pub(crate) struct HnsRoceDev {
     // Held for its `Drop` (removes the directory).
     _dbgfs: Option<debugfs::DevDebugfs>,
-    ib: IbRegistration,
+    ib: IbRegistration<IbDev>,
     hw: hns_roce_hw_v2::HwV2,
 }
 
@@ -249,7 +249,8 @@ impl IbDev {
                 qpns <- new_mutex!(qp_banks(c)?),
                 objs: hw.objs.clone(),
                 sq_db: if hw.profile.rev.is_hip09() {
-                    h.sq_doorbells(c.num_qps)
+                    // CAST: the doorbell stride, a small constant.
+                    h.sq_doorbells(c.num_qps, hns_roce_hw_v2::consts::sge::DWQE_SIZE as usize)
                 } else {
                     None
                 },

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * Headers bindgen reads to generate bindings/bindings_generated.rs at build
- * time. Only the rdma layer (rdma.rs) may use what comes out of them.
+ * time. Only the rdma layer (rdma.rs, rdma/) may use what comes out of them.
  */
 #include <rdma/ib_verbs.h>
 #include <rdma/ib_umem.h>

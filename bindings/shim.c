@@ -43,27 +43,30 @@ void hns_shim_get_layout(struct hns_shim_layout *l)
 	l->ib_qp_size = sizeof(struct ib_qp);
 }
 
+/* The Rust side's client callbacks, set while the client is registered. */
+static const struct hns_rs_client_ops *hns_shim_rs_client;
+
 static int hns_shim_init_instance(struct hnae3_handle *handle)
 {
-	return hns_rs_init_instance(handle);
+	return hns_shim_rs_client->init_instance(handle);
 }
 
 static void hns_shim_uninit_instance(struct hnae3_handle *handle, bool reset)
 {
-	hns_rs_uninit_instance(handle, reset);
+	hns_shim_rs_client->uninit_instance(handle, reset);
 }
 
 static void hns_shim_link_status_change(struct hnae3_handle *handle,
 					bool state)
 {
-	hns_rs_link_status_change(handle, state);
+	hns_shim_rs_client->link_status_change(handle, state);
 }
 
 /* The enum argument is why this trampoline exists (KCFI typing). */
 static int hns_shim_reset_notify(struct hnae3_handle *handle,
 				 enum hnae3_reset_notify_type type)
 {
-	return hns_rs_reset_notify(handle, (int)type);
+	return hns_shim_rs_client->reset_notify(handle, (int)type);
 }
 
 static const struct hnae3_client_ops hns_shim_client_ops = {
@@ -79,14 +82,21 @@ static struct hnae3_client hns_shim_client = {
 	.ops = &hns_shim_client_ops,
 };
 
-int hns_shim_register_client(void)
+int hns_shim_register_client(const struct hns_rs_client_ops *ops)
 {
-	return hnae3_register_client(&hns_shim_client);
+	int ret;
+
+	hns_shim_rs_client = ops;
+	ret = hnae3_register_client(&hns_shim_client);
+	if (ret)
+		hns_shim_rs_client = NULL;
+	return ret;
 }
 
 void hns_shim_unregister_client(void)
 {
 	hnae3_unregister_client(&hns_shim_client);
+	hns_shim_rs_client = NULL;
 }
 
 static irqreturn_t hns_shim_irq(int irq, void *cookie)
@@ -179,7 +189,8 @@ unsigned int hns_shim_irq_vector(struct hnae3_handle *handle, unsigned int i)
 /* --- ib_device ------------------------------------------------------------
  * Containers of the RDMA core objects. The Rust side keeps its state behind
  * `rs` and numbers (pdn, uar index) in these; the ops below adapt the core's
- * calling conventions and call the hns_rs_* functions for every decision.
+ * calling conventions and call the driver's hns_rs_ib_ops for every
+ * decision.
  */
 #include <linux/if_vlan.h>
 #include <net/addrconf.h>
@@ -192,6 +203,7 @@ unsigned int hns_shim_irq_vector(struct hnae3_handle *handle, unsigned int i)
 struct hns_shim_dev {
 	struct ib_device ibdev;
 	void *rs;
+	const struct hns_rs_ib_ops *ops;
 	struct hnae3_handle *handle;
 	spinlock_t sm_lock;
 	bool udp_encap;
@@ -201,6 +213,9 @@ static struct hns_shim_dev *to_sdev(struct ib_device *ibdev)
 {
 	return container_of(ibdev, struct hns_shim_dev, ibdev);
 }
+
+/* Calls the driver's op on the device's state. */
+#define HNS_RS_OP(sdev, op, ...) ((sdev)->ops->op((sdev)->rs, ##__VA_ARGS__))
 
 struct hns_shim_uctx {
 	struct ib_ucontext ibuctx;
@@ -275,7 +290,7 @@ static int hns_shim_create_ah(struct ib_ah *ibah,
 						 &in.dscp_tc_mode,
 						 &in.dscp_priority);
 
-	ret = hns_rs_create_ah(sdev->rs, &in, &ah->av);
+	ret = HNS_RS_OP(sdev, create_ah, &in, &ah->av);
 	if (ret)
 		return ret;
 	if (udata) {
@@ -307,11 +322,6 @@ static int hns_shim_destroy_ah(struct ib_ah *ibah, u32 flags)
 	return 0;
 }
 
-void *hns_shim_ibdev_rs(struct ib_device *ibdev)
-{
-	return to_sdev(ibdev)->rs;
-}
-
 static int hns_shim_query_device(struct ib_device *ibdev,
 				 struct ib_device_attr *props,
 				 struct ib_udata *uhw)
@@ -323,7 +333,7 @@ static int hns_shim_query_device(struct ib_device *ibdev,
 	if (ret)
 		return ret;
 
-	hns_rs_query_device(to_sdev(ibdev)->rs, &a);
+	HNS_RS_OP(to_sdev(ibdev), query_device, &a);
 	props->fw_ver = a.fw_ver;
 	props->sys_image_guid = ibdev->node_guid;
 	props->max_mr_size = a.max_mr_size;
@@ -364,7 +374,7 @@ static int hns_shim_query_port(struct ib_device *ibdev, u32 port_num,
 	enum ib_mtu mtu;
 	int ret;
 
-	hns_rs_query_port(to_sdev(ibdev)->rs, port_num, &a);
+	HNS_RS_OP(to_sdev(ibdev), query_port, port_num, &a);
 	props->max_mtu = a.max_mtu;
 	props->gid_tbl_len = a.gid_tbl_len;
 	props->port_cap_flags = IB_PORT_CM_SUP | IB_PORT_REINIT_SUP |
@@ -444,7 +454,7 @@ static void hns_shim_fw_str(struct ib_device *ibdev, char *str)
 {
 	u64 v = 0;
 
-	hns_rs_fw_ver(to_sdev(ibdev)->rs, &v);
+	HNS_RS_OP(to_sdev(ibdev), fw_ver, &v);
 	snprintf(str, IB_FW_VERSION_NAME_MAX, "%u.%u.%04u",
 		 (unsigned int)(v >> 32), (unsigned int)((v >> 16) & 0xffff),
 		 (unsigned int)(v & 0xffff));
@@ -467,8 +477,8 @@ static int hns_shim_set_gid(const struct ib_gid_attr *attr, bool add)
 		if (ret)
 			return ret;
 	}
-	return hns_rs_set_gid(sdev->rs, attr->index,
-			      add ? attr->gid.raw : NULL, type, vlan_id, mac);
+	return HNS_RS_OP(sdev, set_gid, attr->index,
+			 add ? attr->gid.raw : NULL, type, vlan_id, mac);
 }
 
 static int hns_shim_add_gid(const struct ib_gid_attr *attr, void **context)
@@ -496,8 +506,8 @@ static int hns_shim_alloc_ucontext(struct ib_ucontext *uctx,
 	ret = ib_copy_validate_udata_in(udata, ucmd, reserved);
 	if (ret)
 		return ret;
-	ret = hns_rs_alloc_ucontext(to_sdev(uctx->device)->rs, ucmd.config,
-				    &ctx->uar_index, &addr, &r, &ctx->rs_uctx);
+	ret = HNS_RS_OP(to_sdev(uctx->device), alloc_ucontext, ucmd.config,
+			&ctx->uar_index, &addr, &r, &ctx->rs_uctx);
 	if (ret)
 		return ret;
 	ctx->config = r.config;
@@ -530,7 +540,7 @@ static int hns_shim_alloc_ucontext(struct ib_ucontext *uctx,
 err_entry:
 	rdma_user_mmap_entry_remove(ctx->db_entry);
 err_uar:
-	hns_rs_dealloc_ucontext(to_sdev(uctx->device)->rs, ctx->rs_uctx);
+	HNS_RS_OP(to_sdev(uctx->device), dealloc_ucontext, ctx->rs_uctx);
 	return ret;
 }
 
@@ -541,7 +551,7 @@ static void hns_shim_dealloc_ucontext(struct ib_ucontext *uctx)
 
 	if (ctx->db_entry)
 		rdma_user_mmap_entry_remove(ctx->db_entry);
-	hns_rs_dealloc_ucontext(to_sdev(uctx->device)->rs, ctx->rs_uctx);
+	HNS_RS_OP(to_sdev(uctx->device), dealloc_ucontext, ctx->rs_uctx);
 }
 
 static int hns_shim_mmap(struct ib_ucontext *uctx, struct vm_area_struct *vma)
@@ -573,10 +583,10 @@ static void hns_shim_disassociate_ucontext(struct ib_ucontext *uctx)
 static int hns_shim_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 {
 	struct hns_shim_pd *pd = container_of(ibpd, struct hns_shim_pd, ibpd);
-	void *rs = to_sdev(ibpd->device)->rs;
+	struct hns_shim_dev *sdev = to_sdev(ibpd->device);
 	int ret;
 
-	ret = hns_rs_alloc_pd(rs, &pd->pdn);
+	ret = HNS_RS_OP(sdev, alloc_pd, &pd->pdn);
 	if (ret)
 		return ret;
 	if (udata) {
@@ -584,15 +594,16 @@ static int hns_shim_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 
 		ret = ib_respond_udata(udata, resp);
 		if (ret)
-			hns_rs_dealloc_pd(rs, pd->pdn);
+			HNS_RS_OP(sdev, dealloc_pd, pd->pdn);
 	}
 	return ret;
 }
 
 static int hns_shim_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 {
-	hns_rs_dealloc_pd(to_sdev(ibpd->device)->rs,
-			  container_of(ibpd, struct hns_shim_pd, ibpd)->pdn);
+	struct hns_shim_pd *pd = container_of(ibpd, struct hns_shim_pd, ibpd);
+
+	HNS_RS_OP(to_sdev(ibpd->device), dealloc_pd, pd->pdn);
 	return 0;
 }
 
@@ -611,15 +622,16 @@ static int hns_shim_alloc_xrcd(struct ib_xrcd *ibxrcd, struct ib_udata *udata)
 	struct hns_shim_xrcd *x = container_of(ibxrcd, struct hns_shim_xrcd,
 					       ibxrcd);
 
-	return hns_rs_alloc_xrcd(to_sdev(ibxrcd->device)->rs, &x->xrcdn);
+	return HNS_RS_OP(to_sdev(ibxrcd->device), alloc_xrcd, &x->xrcdn);
 }
 
 static int hns_shim_dealloc_xrcd(struct ib_xrcd *ibxrcd,
 				 struct ib_udata *udata)
 {
-	hns_rs_dealloc_xrcd(to_sdev(ibxrcd->device)->rs,
-			    container_of(ibxrcd, struct hns_shim_xrcd,
-					 ibxrcd)->xrcdn);
+	struct hns_shim_xrcd *x =
+		container_of(ibxrcd, struct hns_shim_xrcd, ibxrcd);
+
+	HNS_RS_OP(to_sdev(ibxrcd->device), dealloc_xrcd, x->xrcdn);
 	return 0;
 }
 
@@ -665,8 +677,8 @@ static int hns_shim_get_hw_stats(struct ib_device *ibdev,
 		return 0;
 	if (port > 1)
 		return -EINVAL;
-	ret = hns_rs_query_counters(to_sdev(ibdev)->rs, stats->value,
-				    ARRAY_SIZE(hns_shim_stats));
+	ret = HNS_RS_OP(to_sdev(ibdev), query_counters, stats->value,
+			ARRAY_SIZE(hns_shim_stats));
 	if (ret < 0)
 		ibdev_err(ibdev, "failed to query hw counter, ret = %d\n", ret);
 	return ret;
@@ -697,7 +709,7 @@ static int hns_shim_create_cq(struct ib_cq *ibcq,
 		.cqe = attr->cqe,
 		.vector = attr->comp_vector,
 	};
-	void *rs = to_sdev(ibcq->device)->rs;
+	struct hns_shim_dev *sdev = to_sdev(ibcq->device);
 	int ret;
 
 	if (attr->flags)
@@ -710,9 +722,9 @@ static int hns_shim_create_cq(struct ib_cq *ibcq,
 		ureq.db_addr = ucmd.db_addr;
 		ureq.cqe_size = ucmd.cqe_size;
 	}
-	ret = hns_rs_create_cq(rs, ibcq,
-			       udata ? hns_shim_udata_uctx(udata) : NULL,
-			       udata ? &ureq : NULL, &args, &cq->rs_cq);
+	ret = HNS_RS_OP(sdev, create_cq, ibcq,
+			udata ? hns_shim_udata_uctx(udata) : NULL,
+			udata ? &ureq : NULL, &args, &cq->rs_cq);
 	if (ret)
 		return ret;
 	ibcq->cqe = args.depth - 1;
@@ -721,7 +733,7 @@ static int hns_shim_create_cq(struct ib_cq *ibcq,
 		resp.cap_flags = args.cap_flags;
 		ret = ib_respond_udata(udata, resp);
 		if (ret)
-			hns_rs_destroy_cq(rs, cq->rs_cq);
+			HNS_RS_OP(sdev, destroy_cq, cq->rs_cq);
 	}
 	return ret;
 }
@@ -730,7 +742,7 @@ static int hns_shim_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 {
 	struct hns_shim_cq *cq = container_of(ibcq, struct hns_shim_cq, ibcq);
 
-	hns_rs_destroy_cq(to_sdev(ibcq->device)->rs, cq->rs_cq);
+	HNS_RS_OP(to_sdev(ibcq->device), destroy_cq, cq->rs_cq);
 	return 0;
 }
 
@@ -738,7 +750,7 @@ static int hns_shim_poll_cq(struct ib_cq *ibcq, int n, struct ib_wc *wc)
 {
 	struct hns_shim_cq *cq = container_of(ibcq, struct hns_shim_cq, ibcq);
 
-	return hns_rs_poll_cq(to_sdev(ibcq->device)->rs, cq->rs_cq, n, wc);
+	return HNS_RS_OP(to_sdev(ibcq->device), poll_cq, cq->rs_cq, n, wc);
 }
 
 static int hns_shim_req_notify_cq(struct ib_cq *ibcq,
@@ -746,10 +758,9 @@ static int hns_shim_req_notify_cq(struct ib_cq *ibcq,
 {
 	struct hns_shim_cq *cq = container_of(ibcq, struct hns_shim_cq, ibcq);
 
-	return hns_rs_req_notify_cq(to_sdev(ibcq->device)->rs, cq->rs_cq,
-				    (flags & IB_CQ_SOLICITED_MASK) ==
-				    IB_CQ_SOLICITED,
-				    flags & IB_CQ_REPORT_MISSED_EVENTS);
+	return HNS_RS_OP(to_sdev(ibcq->device), req_notify_cq, cq->rs_cq,
+			 (flags & IB_CQ_SOLICITED_MASK) == IB_CQ_SOLICITED,
+			 flags & IB_CQ_REPORT_MISSED_EVENTS);
 }
 
 /* Completion handler of a CQ, from the CEQ interrupt. */
@@ -841,11 +852,10 @@ static int hns_shim_create_qp(struct ib_qp *ibqp,
 	in.max_inline_data = init_attr->cap.max_inline_data;
 	in.has_srq = init_attr->srq != NULL;
 	in.has_xrcd = init_attr->xrcd != NULL;
-	ret = hns_rs_create_qp(to_sdev(ibqp->device)->rs, ibqp,
-			       udata ? hns_shim_udata_uctx(udata) : NULL, &in,
-			       hns_shim_rs_cq(init_attr->send_cq),
-			       hns_shim_rs_cq(init_attr->recv_cq), &qp->rs_qp,
-			       &qpn);
+	ret = HNS_RS_OP(to_sdev(ibqp->device), create_qp, ibqp,
+			udata ? hns_shim_udata_uctx(udata) : NULL, &in,
+			hns_shim_rs_cq(init_attr->send_cq),
+			hns_shim_rs_cq(init_attr->recv_cq), &qp->rs_qp, &qpn);
 	if (ret)
 		return ret;
 	init_attr->cap.max_send_wr = in.max_send_wr;
@@ -857,7 +867,7 @@ static int hns_shim_create_qp(struct ib_qp *ibqp,
 		resp.cap_flags = in.cap_flags;
 		ret = ib_respond_udata(udata, resp);
 		if (ret) {
-			hns_rs_destroy_qp(to_sdev(ibqp->device)->rs, qp->rs_qp);
+			HNS_RS_OP(to_sdev(ibqp->device), destroy_qp, qp->rs_qp);
 			return ret;
 		}
 	}
@@ -933,7 +943,7 @@ static int hns_shim_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 							  ndev->dev_addr);
 		dev_put(ndev);
 	}
-	ret = hns_rs_modify_qp(sdev->rs, qp->rs_qp, &a, &r);
+	ret = HNS_RS_OP(sdev, modify_qp, qp->rs_qp, &a, &r);
 	if (ret || !r.valid || !udata || !udata->outlen)
 		return ret;
 	resp.tc_mode = r.tc_mode;
@@ -951,7 +961,7 @@ static int hns_shim_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 
 	memset(attr, 0, sizeof(*attr));
 	memset(init, 0, sizeof(*init));
-	ret = hns_rs_query_qp(to_sdev(ibqp->device)->rs, qp->rs_qp, &q);
+	ret = HNS_RS_OP(to_sdev(ibqp->device), query_qp, qp->rs_qp, &q);
 	if (ret)
 		return ret;
 	attr->qp_state = q.state;
@@ -1004,7 +1014,7 @@ static int hns_shim_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 {
 	struct hns_shim_qp *qp = container_of(ibqp, struct hns_shim_qp, ibqp);
 
-	hns_rs_destroy_qp(to_sdev(ibqp->device)->rs, qp->rs_qp);
+	HNS_RS_OP(to_sdev(ibqp->device), destroy_qp, qp->rs_qp);
 	return 0;
 }
 
@@ -1013,8 +1023,8 @@ static int hns_shim_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 {
 	struct hns_shim_qp *qp = container_of(ibqp, struct hns_shim_qp, ibqp);
 
-	return hns_rs_post_recv(to_sdev(ibqp->device)->rs, qp->rs_qp, wr,
-				bad_wr);
+	return HNS_RS_OP(to_sdev(ibqp->device), post_recv, qp->rs_qp, wr,
+			 bad_wr);
 }
 
 static int hns_shim_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
@@ -1022,8 +1032,8 @@ static int hns_shim_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 {
 	struct hns_shim_qp *qp = container_of(ibqp, struct hns_shim_qp, ibqp);
 
-	return hns_rs_post_send(to_sdev(ibqp->device)->rs, qp->rs_qp, wr,
-				bad_wr);
+	return HNS_RS_OP(to_sdev(ibqp->device), post_send, qp->rs_qp, wr,
+			 bad_wr);
 }
 
 /* The move to ERR of a QP whose work must be flushed (deferred work). */
@@ -1075,7 +1085,7 @@ static int hns_shim_drain_prepare(struct ib_qp *ibqp,
 	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
 	int ret;
 
-	if (hns_rs_reset_down(to_sdev(ibqp->device)->rs)) {
+	if (HNS_RS_OP(to_sdev(ibqp->device), reset_down)) {
 		ibdev_err_ratelimited(ibqp->device,
 				      "drain %s during a reset is not supported yet.\n",
 				      q);
@@ -1153,8 +1163,8 @@ static struct ib_mr *hns_shim_get_dma_mr(struct ib_pd *pd, int acc)
 
 	if (!mr)
 		return ERR_PTR(-ENOMEM);
-	ret = hns_rs_get_dma_mr(to_sdev(pd->device)->rs, hns_shim_pd_pdn(pd),
-				(u32)acc, &mr->rs_mr, &key);
+	ret = HNS_RS_OP(to_sdev(pd->device), get_dma_mr, hns_shim_pd_pdn(pd),
+			(u32)acc, &mr->rs_mr, &key);
 	if (ret) {
 		kfree(mr);
 		return ERR_PTR(ret);
@@ -1186,8 +1196,8 @@ static struct ib_mr *hns_shim_reg_user_mr(struct ib_pd *pd, u64 start,
 	mr = kzalloc_obj(*mr);
 	if (!mr)
 		return ERR_PTR(-ENOMEM);
-	ret = hns_rs_reg_user_mr(to_sdev(pd->device)->rs, pd->device, &req,
-				 &mr->rs_mr, &key);
+	ret = HNS_RS_OP(to_sdev(pd->device), reg_user_mr, pd->device, &req,
+			&mr->rs_mr, &key);
 	if (ret) {
 		kfree(mr);
 		return ERR_PTR(ret);
@@ -1215,8 +1225,8 @@ static struct ib_mr *hns_shim_rereg_user_mr(struct ib_mr *ibmr, int flags,
 	};
 	int ret;
 
-	ret = hns_rs_rereg_user_mr(to_sdev(ibmr->device)->rs, ibmr->device,
-				   mr->rs_mr, &req);
+	ret = HNS_RS_OP(to_sdev(ibmr->device), rereg_user_mr, ibmr->device,
+			mr->rs_mr, &req);
 	return ret ? ERR_PTR(ret) : NULL;
 }
 
@@ -1224,7 +1234,7 @@ static int hns_shim_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 {
 	struct hns_shim_mr *mr = container_of(ibmr, struct hns_shim_mr, ibmr);
 
-	hns_rs_dereg_mr(to_sdev(ibmr->device)->rs, mr->rs_mr);
+	HNS_RS_OP(to_sdev(ibmr->device), dereg_mr, mr->rs_mr);
 	kfree(mr);
 	return 0;
 }
@@ -1233,8 +1243,8 @@ static int hns_shim_modify_cq(struct ib_cq *ibcq, u16 count, u16 period)
 {
 	struct hns_shim_cq *cq = container_of(ibcq, struct hns_shim_cq, ibcq);
 
-	return hns_rs_modify_cq(to_sdev(ibcq->device)->rs, cq->rs_cq, count,
-				period);
+	return HNS_RS_OP(to_sdev(ibcq->device), modify_cq, cq->rs_cq, count,
+			 period);
 }
 
 /* --- resource tracking: the driver gives values, netlink is done here --- */
@@ -1271,7 +1281,7 @@ static int hns_shim_fill_res_cq(struct sk_buff *msg, struct ib_cq *ibcq)
 {
 	struct hns_shim_cq *cq = container_of(ibcq, struct hns_shim_cq, ibcq);
 	struct hns_shim_res r = {};
-	int ret = hns_rs_res_cq(to_sdev(ibcq->device)->rs, cq->rs_cq, &r);
+	int ret = HNS_RS_OP(to_sdev(ibcq->device), res_cq, cq->rs_cq, &r);
 
 	return ret ?: hns_shim_put_res(msg, &r);
 }
@@ -1279,18 +1289,19 @@ static int hns_shim_fill_res_cq(struct sk_buff *msg, struct ib_cq *ibcq)
 static int hns_shim_fill_res_cq_raw(struct sk_buff *msg, struct ib_cq *ibcq)
 {
 	struct hns_shim_cq *cq = container_of(ibcq, struct hns_shim_cq, ibcq);
+	struct hns_shim_dev *sdev = to_sdev(ibcq->device);
 	u8 buf[HNS_SHIM_RES_RAW_MAX] = {};
 
 	return hns_shim_put_raw(msg,
-				hns_rs_res_cq_raw(to_sdev(ibcq->device)->rs,
-						  cq->rs_cq, buf), buf);
+				HNS_RS_OP(sdev, res_cq_raw, cq->rs_cq, buf),
+				buf);
 }
 
 static int hns_shim_fill_res_qp(struct sk_buff *msg, struct ib_qp *ibqp)
 {
 	struct hns_shim_qp *qp = container_of(ibqp, struct hns_shim_qp, ibqp);
 	struct hns_shim_res r = {};
-	int ret = hns_rs_res_qp(to_sdev(ibqp->device)->rs, qp->rs_qp, &r);
+	int ret = HNS_RS_OP(to_sdev(ibqp->device), res_qp, qp->rs_qp, &r);
 
 	return ret ?: hns_shim_put_res(msg, &r);
 }
@@ -1298,18 +1309,19 @@ static int hns_shim_fill_res_qp(struct sk_buff *msg, struct ib_qp *ibqp)
 static int hns_shim_fill_res_qp_raw(struct sk_buff *msg, struct ib_qp *ibqp)
 {
 	struct hns_shim_qp *qp = container_of(ibqp, struct hns_shim_qp, ibqp);
+	struct hns_shim_dev *sdev = to_sdev(ibqp->device);
 	u8 buf[HNS_SHIM_RES_RAW_MAX] = {};
 
 	return hns_shim_put_raw(msg,
-				hns_rs_res_qp_raw(to_sdev(ibqp->device)->rs,
-						  qp->rs_qp, buf), buf);
+				HNS_RS_OP(sdev, res_qp_raw, qp->rs_qp, buf),
+				buf);
 }
 
 static int hns_shim_fill_res_mr(struct sk_buff *msg, struct ib_mr *ibmr)
 {
 	struct hns_shim_mr *mr = container_of(ibmr, struct hns_shim_mr, ibmr);
 	struct hns_shim_res r = {};
-	int ret = hns_rs_res_mr(to_sdev(ibmr->device)->rs, mr->rs_mr, &r);
+	int ret = HNS_RS_OP(to_sdev(ibmr->device), res_mr, mr->rs_mr, &r);
 
 	return ret ?: hns_shim_put_res(msg, &r);
 }
@@ -1317,11 +1329,12 @@ static int hns_shim_fill_res_mr(struct sk_buff *msg, struct ib_mr *ibmr)
 static int hns_shim_fill_res_mr_raw(struct sk_buff *msg, struct ib_mr *ibmr)
 {
 	struct hns_shim_mr *mr = container_of(ibmr, struct hns_shim_mr, ibmr);
+	struct hns_shim_dev *sdev = to_sdev(ibmr->device);
 	u8 buf[HNS_SHIM_RES_RAW_MAX] = {};
 
 	return hns_shim_put_raw(msg,
-				hns_rs_res_mr_raw(to_sdev(ibmr->device)->rs,
-						  mr->rs_mr, buf), buf);
+				HNS_RS_OP(sdev, res_mr_raw, mr->rs_mr, buf),
+				buf);
 }
 
 static const struct ib_device_ops hns_shim_dev_ops = {
@@ -1394,13 +1407,15 @@ static const struct ib_device_ops hns_shim_hw_stats_ops = {
 	.get_hw_stats = hns_shim_get_hw_stats,
 };
 
-struct ib_device *hns_shim_alloc_ibdev(void *rs)
+struct ib_device *hns_shim_alloc_ibdev(void *rs,
+				      const struct hns_rs_ib_ops *ops)
 {
 	struct hns_shim_dev *sdev = ib_alloc_device(hns_shim_dev, ibdev);
 
 	if (!sdev)
 		return NULL;
 	sdev->rs = rs;
+	sdev->ops = ops;
 	spin_lock_init(&sdev->sm_lock);
 	return &sdev->ibdev;
 }

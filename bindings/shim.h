@@ -38,15 +38,19 @@ struct hns_shim_layout {
 
 void hns_shim_get_layout(struct hns_shim_layout *l);
 
-/* hnae3 RoCE client: registration calls back into the hns_rs_* functions. */
-int hns_shim_register_client(void);
-void hns_shim_unregister_client(void);
+/* hnae3 RoCE client: the Rust side's entry points, one table per module.
+ * reset_notify gets the hnae3_reset_notify_type as an int.
+ */
+struct hns_rs_client_ops {
+	int (*init_instance)(struct hnae3_handle *handle);
+	void (*uninit_instance)(struct hnae3_handle *handle, bool reset);
+	void (*link_status_change)(struct hnae3_handle *handle, bool up);
+	int (*reset_notify)(struct hnae3_handle *handle, int type);
+};
 
-/* Implemented in Rust (rdma.rs); called from the shim's client ops. */
-int hns_rs_init_instance(struct hnae3_handle *handle);
-void hns_rs_uninit_instance(struct hnae3_handle *handle, bool reset);
-void hns_rs_link_status_change(struct hnae3_handle *handle, bool up);
-int hns_rs_reset_notify(struct hnae3_handle *handle, int type);
+/* Registers the RoCE client; its callbacks go to ops until unregistered. */
+int hns_shim_register_client(const struct hns_rs_client_ops *ops);
+void hns_shim_unregister_client(void);
 
 /*
  * Interrupts: the handler is C (irq_handler_t typing) and calls
@@ -63,7 +67,7 @@ bool hns_shim_rst_direct_test_and_clear(struct hnae3_handle *h);
 /* Bus address where BAR `bar` of the function starts. */
 u64 hns_shim_bar_start(struct hnae3_handle *handle, int bar);
 
-/* Implemented in Rust (rdma.rs). */
+/* Implemented in Rust (rdma/irq.rs). */
 bool hns_rs_irq(void *cookie);
 
 /* --- ib_device ---------------------------------------------------------- */
@@ -77,6 +81,7 @@ struct ib_udata;
 struct net_device;
 struct device;
 struct rdma_user_mmap_entry;
+struct hns_rs_ib_ops;
 
 /* What the Rust driver fills in for query_device. */
 struct hns_shim_dev_attr {
@@ -326,7 +331,8 @@ struct hns_shim_mr_req {
 	u32 access;
 };
 
-struct ib_device *hns_shim_alloc_ibdev(void *rs);
+struct ib_device *hns_shim_alloc_ibdev(void *rs,
+				      const struct hns_rs_ib_ops *ops);
 void hns_shim_dealloc_ibdev(struct ib_device *ibdev);
 int hns_shim_register_ibdev(struct ib_device *ibdev,
 			    const struct hns_shim_reg *reg);
@@ -334,7 +340,6 @@ void hns_shim_unregister_ibdev(struct ib_device *ibdev);
 void hns_shim_port_state_event(struct ib_device *ibdev,
 			       struct hnae3_handle *h);
 void hns_shim_disassociate_mmaps(struct ib_device *ibdev);
-void *hns_shim_ibdev_rs(struct ib_device *ibdev);
 u32 hns_shim_ucontext_uar(struct ib_ucontext *uctx);
 u32 hns_shim_pd_pdn(struct ib_pd *pd);
 u32 hns_shim_xrcd_xrcdn(struct ib_xrcd *xrcd);
@@ -346,50 +351,6 @@ void hns_shim_cq_event(struct ib_cq *ibcq);
 void hns_shim_qp_event(struct ib_qp *ibqp, enum ib_event_type type);
 int hns_shim_qp_to_err(struct ib_qp *ibqp);
 const struct hns_shim_av *hns_shim_ah_av(struct ib_ah *ibah);
-
-/* Implemented in Rust (rdma.rs); the shim's ops call them. */
-void hns_rs_query_device(void *rs, struct hns_shim_dev_attr *attr);
-void hns_rs_query_port(void *rs, u32 port, struct hns_shim_port_attr *attr);
-void hns_rs_fw_ver(void *rs, u64 *fw_ver);
-int hns_rs_set_gid(void *rs, u32 index, const u8 *gid, u32 sgid_type,
-		   u16 vlan_id, const u8 *mac);
-int hns_rs_alloc_ucontext(void *rs, u32 config_in, u32 *uar_index,
-			  u64 *uar_addr, struct hns_shim_uctx_resp *resp,
-			  void **uctx);
-void hns_rs_dealloc_ucontext(void *rs, void *uctx);
-int hns_rs_alloc_pd(void *rs, u32 *pdn);
-void hns_rs_dealloc_pd(void *rs, u32 pdn);
-int hns_rs_alloc_xrcd(void *rs, u32 *xrcdn);
-void hns_rs_dealloc_xrcd(void *rs, u32 xrcdn);
-int hns_rs_query_counters(void *rs, u64 *values, u32 num);
-int hns_rs_create_cq(void *rs, struct ib_cq *ibcq, void *uctx,
-		     const struct hns_shim_cq_ureq *ureq,
-		     struct hns_shim_cq_args *args, void **cq);
-void hns_rs_destroy_cq(void *rs, void *cq);
-int hns_rs_poll_cq(void *rs, void *cq, int n, struct ib_wc *wc);
-int hns_rs_modify_cq(void *rs, void *cq, u16 count, u16 period);
-int hns_rs_req_notify_cq(void *rs, void *cq, bool solicited,
-			 bool report_missed);
-int hns_rs_get_dma_mr(void *rs, u32 pdn, u32 access, void **mr, u32 *key);
-int hns_rs_reg_user_mr(void *rs, struct ib_device *ibdev,
-		       const struct hns_shim_mr_req *req, void **mr, u32 *key);
-int hns_rs_rereg_user_mr(void *rs, struct ib_device *ibdev, void *mr,
-			 const struct hns_shim_mr_req *req);
-void hns_rs_dereg_mr(void *rs, void *mr);
-int hns_rs_create_ah(void *rs, const struct hns_shim_ah_in *in,
-		     struct hns_shim_av *av);
-int hns_rs_create_qp(void *rs, struct ib_qp *ibqp, void *uctx,
-		     struct hns_shim_qp_init *init, void *send_cq,
-		     void *recv_cq, void **qp, u32 *qpn);
-int hns_rs_modify_qp(void *rs, void *qp, const struct hns_shim_qp_attr *attr,
-		     struct hns_shim_qp_modify_resp *resp);
-void hns_rs_destroy_qp(void *rs, void *qp);
-int hns_rs_query_qp(void *rs, void *qp, struct hns_shim_qp_query *q);
-int hns_rs_post_recv(void *rs, void *qp, const struct ib_recv_wr *wr,
-		     const struct ib_recv_wr **bad_wr);
-int hns_rs_post_send(void *rs, void *qp, const struct ib_send_wr *wr,
-		     const struct ib_send_wr **bad_wr);
-bool hns_rs_reset_down(void *rs);
 
 /* --- resource tracking (rdma res show) ----------------------------------- */
 #define HNS_SHIM_RES_ATTRS 6
@@ -409,15 +370,64 @@ struct hns_shim_res {
 	} attr[HNS_SHIM_RES_ATTRS];
 };
 
-int hns_rs_res_cq(void *rs, void *cq, struct hns_shim_res *res);
-int hns_rs_res_qp(void *rs, void *qp, struct hns_shim_res *res);
-int hns_rs_res_mr(void *rs, void *mr, struct hns_shim_res *res);
-/* The raw image (`rdma res show -r`) into buf of HNS_SHIM_RES_RAW_MAX
- * bytes: its length, or a negative errno.
+/* The verbs and queries of an ib_device, implemented in Rust; rs is the
+ * driver state given to hns_shim_alloc_ibdev, the object pointers what the
+ * create calls returned. The shim adapts the RDMA core's conventions and
+ * calls these for every decision.
  */
-int hns_rs_res_cq_raw(void *rs, void *cq, u8 *buf);
-int hns_rs_res_qp_raw(void *rs, void *qp, u8 *buf);
-int hns_rs_res_mr_raw(void *rs, void *mr, u8 *buf);
+struct hns_rs_ib_ops {
+	void (*query_device)(void *rs, struct hns_shim_dev_attr *attr);
+	void (*query_port)(void *rs, u32 port, struct hns_shim_port_attr *attr);
+	void (*fw_ver)(void *rs, u64 *fw_ver);
+	int (*set_gid)(void *rs, u32 index, const u8 *gid, u32 sgid_type,
+		u16 vlan_id, const u8 *mac);
+	int (*alloc_ucontext)(void *rs, u32 config_in, u32 *uar_index,
+		u64 *uar_addr, struct hns_shim_uctx_resp *resp, void **uctx);
+	void (*dealloc_ucontext)(void *rs, void *uctx);
+	int (*alloc_pd)(void *rs, u32 *pdn);
+	void (*dealloc_pd)(void *rs, u32 pdn);
+	int (*alloc_xrcd)(void *rs, u32 *xrcdn);
+	void (*dealloc_xrcd)(void *rs, u32 xrcdn);
+	int (*query_counters)(void *rs, u64 *values, u32 num);
+	int (*create_cq)(void *rs, struct ib_cq *ibcq, void *uctx,
+		const struct hns_shim_cq_ureq *ureq,
+		struct hns_shim_cq_args *args, void **cq);
+	void (*destroy_cq)(void *rs, void *cq);
+	int (*poll_cq)(void *rs, void *cq, int n, struct ib_wc *wc);
+	int (*modify_cq)(void *rs, void *cq, u16 count, u16 period);
+	int (*req_notify_cq)(void *rs, void *cq, bool solicited,
+		bool report_missed);
+	int (*get_dma_mr)(void *rs, u32 pdn, u32 access, void **mr, u32 *key);
+	int (*reg_user_mr)(void *rs, struct ib_device *ibdev,
+		const struct hns_shim_mr_req *req, void **mr, u32 *key);
+	int (*rereg_user_mr)(void *rs, struct ib_device *ibdev, void *mr,
+		const struct hns_shim_mr_req *req);
+	void (*dereg_mr)(void *rs, void *mr);
+	int (*create_ah)(void *rs, const struct hns_shim_ah_in *in,
+		struct hns_shim_av *av);
+	int (*create_qp)(void *rs, struct ib_qp *ibqp, void *uctx,
+		struct hns_shim_qp_init *init, void *send_cq, void *recv_cq,
+		void **qp, u32 *qpn);
+	int (*modify_qp)(void *rs, void *qp,
+		const struct hns_shim_qp_attr *attr,
+		struct hns_shim_qp_modify_resp *resp);
+	void (*destroy_qp)(void *rs, void *qp);
+	int (*query_qp)(void *rs, void *qp, struct hns_shim_qp_query *q);
+	int (*post_recv)(void *rs, void *qp, const struct ib_recv_wr *wr,
+		const struct ib_recv_wr **bad_wr);
+	int (*post_send)(void *rs, void *qp, const struct ib_send_wr *wr,
+		const struct ib_send_wr **bad_wr);
+	bool (*reset_down)(void *rs);
+	int (*res_cq)(void *rs, void *cq, struct hns_shim_res *res);
+	int (*res_qp)(void *rs, void *qp, struct hns_shim_res *res);
+	int (*res_mr)(void *rs, void *mr, struct hns_shim_res *res);
+	/* The raw image (`rdma res show -r`) into buf of HNS_SHIM_RES_RAW_MAX
+	 * bytes: its length, or a negative errno.
+	 */
+	int (*res_cq_raw)(void *rs, void *cq, u8 *buf);
+	int (*res_qp_raw)(void *rs, void *qp, u8 *buf);
+	int (*res_mr_raw)(void *rs, void *mr, u8 *buf);
+};
 
 /* --- user memory --------------------------------------------------------- */
 struct ib_umem;

@@ -407,7 +407,10 @@ impl UserMtr {
         }
         // order_base_2 of a power of two.
         let page_shift = pgsz.trailing_zeros();
-        let Some(hop) = best_hop_num(umem.num_dma_blocks(pgsz), ba_pg_shift) else {
+        let Some(hop) = best_hop_num(
+            crate::hem::num_dma_blocks(umem.iova(), umem.length(), pgsz),
+            ba_pg_shift,
+        ) else {
             dev_err!(dev, "failed to calculate a valid hopnum.\n");
             return Err(EINVAL);
         };

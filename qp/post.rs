@@ -455,7 +455,7 @@ impl Qp {
             return Err(EINVAL);
         };
         let mut sges = KVec::with_capacity(wr.sges.len(), GFP_ATOMIC)?;
-        for s in wr.wqe_sges() {
+        for s in wqe_sges(wr) {
             sges.push(s, GFP_ATOMIC)?;
         }
         let (valid, msg_len) = wqe::valid_sges(&sges);
@@ -551,7 +551,7 @@ impl Qp {
             }
         };
         let mut sges = KVec::with_capacity(wr.sges.len(), GFP_ATOMIC)?;
-        for s in wr.wqe_sges() {
+        for s in wqe_sges(wr) {
             sges.push(s, GFP_ATOMIC)?;
         }
         let inline = wr.flags & crate::rdma::SEND_INLINE != 0;
@@ -609,4 +609,13 @@ impl Qp {
         *sge_idx = w.next_sge;
         Ok(())
     }
+}
+
+/// The segments of a send WR as the WQE codec takes them.
+fn wqe_sges<'a>(wr: &'a SendWr<'_>) -> impl Iterator<Item = wqe::Sge> + 'a {
+    wr.sges.iter().map(|s| wqe::Sge {
+        addr: s.addr(),
+        len: s.length(),
+        lkey: s.lkey(),
+    })
 }

@@ -8,7 +8,9 @@
 //! The shim does the netlink attributes (`nla_nest_start` and friends are
 //! inline C); the driver only fills [`ResAttrs`] and [`ResRaw`].
 
-use super::{drv, raw, CqBox, Driver, IbDriver, MrBox, QpBox};
+use super::ib::verbs::{drv, CqBox, MrBox, QpBox};
+use super::ib::IbDriver;
+use super::raw;
 use kernel::{
     ffi::{c_int, c_void},
     prelude::*,
@@ -110,31 +112,33 @@ unsafe fn fill_raw(buf: *mut u8, f: impl FnOnce(&mut ResRaw<'_>) -> Result) -> c
 ///
 /// # Safety
 ///
-/// `rs` is the device's pointer (see [`drv`]); `cq` is a live CQ of it
+/// `rs` is the device's pointer (see `drv`); `cq` is a live CQ of it
 /// (restrack holds a reference while it reports it); `out` is writable.
-#[no_mangle]
-unsafe extern "C" fn hns_rs_res_cq(
+pub(super) unsafe extern "C" fn res_cq<D: IbDriver>(
     rs: *mut c_void,
     cq: *mut c_void,
     out: *mut raw::hns_shim_res,
 ) -> c_int {
     // SAFETY: per the function's contract.
-    let (d, cq) = unsafe { (drv(rs), CqBox::borrow(cq)) };
+    let (d, cq) = unsafe { (drv::<D>(rs), CqBox::<D>::borrow(cq)) };
     // SAFETY: `out` is writable (the function's contract).
-    unsafe { fill_attrs(out, |r| <Driver as IbDriver>::res_cq(d, cq, r)) }
+    unsafe { fill_attrs(out, |r| D::res_cq(d, cq, r)) }
 }
 
 /// Called by the shim's `fill_res_cq_entry_raw`.
 ///
 /// # Safety
 ///
-/// As [`hns_rs_res_cq`]; `buf` holds `HNS_SHIM_RES_RAW_MAX` writable bytes.
-#[no_mangle]
-unsafe extern "C" fn hns_rs_res_cq_raw(rs: *mut c_void, cq: *mut c_void, buf: *mut u8) -> c_int {
+/// As `res_cq`; `buf` holds `HNS_SHIM_RES_RAW_MAX` writable bytes.
+pub(super) unsafe extern "C" fn res_cq_raw<D: IbDriver>(
+    rs: *mut c_void,
+    cq: *mut c_void,
+    buf: *mut u8,
+) -> c_int {
     // SAFETY: per the function's contract.
-    let (d, cq) = unsafe { (drv(rs), CqBox::borrow(cq)) };
+    let (d, cq) = unsafe { (drv::<D>(rs), CqBox::<D>::borrow(cq)) };
     // SAFETY: `buf` as the function's contract says.
-    unsafe { fill_raw(buf, |r| <Driver as IbDriver>::res_cq_raw(d, cq, r)) }
+    unsafe { fill_raw(buf, |r| D::res_cq_raw(d, cq, r)) }
 }
 
 /// Called by the shim's `fill_res_qp_entry`.
@@ -143,29 +147,31 @@ unsafe extern "C" fn hns_rs_res_cq_raw(rs: *mut c_void, cq: *mut c_void, buf: *m
 ///
 /// `rs` is the device's pointer; `qp` is a live QP of it; `out` is
 /// writable.
-#[no_mangle]
-unsafe extern "C" fn hns_rs_res_qp(
+pub(super) unsafe extern "C" fn res_qp<D: IbDriver>(
     rs: *mut c_void,
     qp: *mut c_void,
     out: *mut raw::hns_shim_res,
 ) -> c_int {
     // SAFETY: per the function's contract.
-    let (d, qp) = unsafe { (drv(rs), QpBox::borrow(qp).get_ref()) };
+    let (d, qp) = unsafe { (drv::<D>(rs), QpBox::<D>::borrow(qp).get_ref()) };
     // SAFETY: `out` is writable (the function's contract).
-    unsafe { fill_attrs(out, |r| <Driver as IbDriver>::res_qp(d, qp, r)) }
+    unsafe { fill_attrs(out, |r| D::res_qp(d, qp, r)) }
 }
 
 /// Called by the shim's `fill_res_qp_entry_raw`.
 ///
 /// # Safety
 ///
-/// As [`hns_rs_res_qp`]; `buf` holds `HNS_SHIM_RES_RAW_MAX` writable bytes.
-#[no_mangle]
-unsafe extern "C" fn hns_rs_res_qp_raw(rs: *mut c_void, qp: *mut c_void, buf: *mut u8) -> c_int {
+/// As `res_qp`; `buf` holds `HNS_SHIM_RES_RAW_MAX` writable bytes.
+pub(super) unsafe extern "C" fn res_qp_raw<D: IbDriver>(
+    rs: *mut c_void,
+    qp: *mut c_void,
+    buf: *mut u8,
+) -> c_int {
     // SAFETY: per the function's contract.
-    let (d, qp) = unsafe { (drv(rs), QpBox::borrow(qp).get_ref()) };
+    let (d, qp) = unsafe { (drv::<D>(rs), QpBox::<D>::borrow(qp).get_ref()) };
     // SAFETY: `buf` as the function's contract says.
-    unsafe { fill_raw(buf, |r| <Driver as IbDriver>::res_qp_raw(d, qp, r)) }
+    unsafe { fill_raw(buf, |r| D::res_qp_raw(d, qp, r)) }
 }
 
 /// Called by the shim's `fill_res_mr_entry`.
@@ -174,27 +180,29 @@ unsafe extern "C" fn hns_rs_res_qp_raw(rs: *mut c_void, qp: *mut c_void, buf: *m
 ///
 /// `rs` is the device's pointer; `mr` is a live MR of it; `out` is
 /// writable.
-#[no_mangle]
-unsafe extern "C" fn hns_rs_res_mr(
+pub(super) unsafe extern "C" fn res_mr<D: IbDriver>(
     rs: *mut c_void,
     mr: *mut c_void,
     out: *mut raw::hns_shim_res,
 ) -> c_int {
     // SAFETY: per the function's contract.
-    let (d, mr) = unsafe { (drv(rs), MrBox::borrow(mr).get_ref()) };
+    let (d, mr) = unsafe { (drv::<D>(rs), MrBox::<D>::borrow(mr).get_ref()) };
     // SAFETY: `out` is writable (the function's contract).
-    unsafe { fill_attrs(out, |r| <Driver as IbDriver>::res_mr(d, mr, r)) }
+    unsafe { fill_attrs(out, |r| D::res_mr(d, mr, r)) }
 }
 
 /// Called by the shim's `fill_res_mr_entry_raw`.
 ///
 /// # Safety
 ///
-/// As [`hns_rs_res_mr`]; `buf` holds `HNS_SHIM_RES_RAW_MAX` writable bytes.
-#[no_mangle]
-unsafe extern "C" fn hns_rs_res_mr_raw(rs: *mut c_void, mr: *mut c_void, buf: *mut u8) -> c_int {
+/// As `res_mr`; `buf` holds `HNS_SHIM_RES_RAW_MAX` writable bytes.
+pub(super) unsafe extern "C" fn res_mr_raw<D: IbDriver>(
+    rs: *mut c_void,
+    mr: *mut c_void,
+    buf: *mut u8,
+) -> c_int {
     // SAFETY: per the function's contract.
-    let (d, mr) = unsafe { (drv(rs), MrBox::borrow(mr).get_ref()) };
+    let (d, mr) = unsafe { (drv::<D>(rs), MrBox::<D>::borrow(mr).get_ref()) };
     // SAFETY: `buf` as the function's contract says.
-    unsafe { fill_raw(buf, |r| <Driver as IbDriver>::res_mr_raw(d, mr, r)) }
+    unsafe { fill_raw(buf, |r| D::res_mr_raw(d, mr, r)) }
 }

@@ -9,7 +9,7 @@
 //! C headers: [`include/rdma/ib_umem.h`](srctree/include/rdma/ib_umem.h),
 //! [`include/rdma/iter.h`](srctree/include/rdma/iter.h).
 //!
-//! Part of the rdma layer: the only place besides `rdma.rs` that calls
+//! Part of the rdma layer (`rdma.rs` and `rdma/`), the only code that calls
 //! bindings or the shim.
 
 use super::raw;
@@ -149,13 +149,6 @@ impl Umem {
         r as u64
     }
 
-    /// Blocks of `pgsz` bytes the memory spans from [`Umem::iova`]
-    /// (`ib_umem_num_dma_blocks`); 0 for a `pgsz` that is not a power of
-    /// two.
-    pub(crate) fn num_dma_blocks(&self, pgsz: u64) -> u64 {
-        crate::hem::num_dma_blocks(self.iova(), self.length(), pgsz)
-    }
-
     /// Bus address of the first page's start (`sg_dma_address` of the
     /// first scatterlist entry, before the offset into the page).
     pub(crate) fn first_page_dma(&self) -> u64 {
@@ -179,7 +172,7 @@ impl Umem {
 
     /// The bus addresses of the memory's blocks of `pgsz` bytes, aligned
     /// down to `pgsz`, in order (`rdma_umem_for_each_dma_block`): exactly
-    /// [`Umem::num_dma_blocks`] of them. `pgsz` must be at most `PAGE_SIZE`
+    /// `ib_umem_num_dma_blocks` of them. `pgsz` must be at most `PAGE_SIZE`
     /// or come from [`Umem::find_best_pgsz`] (else the addresses are
     /// meaningless, though nothing unsafe happens); a `pgsz` that is not a
     /// power of two yields nothing.

@@ -9,7 +9,6 @@
 
 use super::raw;
 use crate::hns_roce_hw_v2::cqe::{Completion, WcOpcode, WcStatus};
-use crate::hns_roce_hw_v2::wqe::Sge as WqeSge;
 use core::ptr::NonNull;
 use kernel::prelude::*;
 
@@ -208,7 +207,7 @@ pub(crate) struct SendWr<'a> {
     /// `IB_SEND_*` flags.
     pub(crate) flags: u32,
     /// Its scatter list.
-    pub(crate) sges: &'a [super::Sge],
+    pub(crate) sges: &'a [Sge],
     /// Immediate data in host order (`be32_to_cpu` of the WR's).
     pub(crate) imm: u32,
     /// Rkey to invalidate (SEND_WITH_INV).
@@ -226,15 +225,6 @@ pub(crate) struct SendWr<'a> {
 }
 
 impl SendWr<'_> {
-    /// The segments as the WQE codec takes them.
-    pub(crate) fn wqe_sges(&self) -> impl Iterator<Item = WqeSge> + '_ {
-        self.sges.iter().map(|s| WqeSge {
-            addr: s.addr(),
-            len: s.length(),
-            lkey: s.lkey(),
-        })
-    }
-
     /// Copies the inline data the SGEs point at into `out` (at most its
     /// length); how many bytes were copied.
     pub(crate) fn inline_data(&self, out: &mut [u8]) -> usize {
@@ -309,7 +299,7 @@ impl<'a> Iterator for SendChain<'a> {
         } else {
             // SAFETY: the caller's `sg_list` holds `num_sge` elements, valid
             // for `'a`; `Sge` is a transparent wrapper of `ib_sge`.
-            unsafe { core::slice::from_raw_parts(wr.sg_list.cast::<super::Sge>(), n) }
+            unsafe { core::slice::from_raw_parts(wr.sg_list.cast::<Sge>(), n) }
         };
         let opcode = WrOpcode::from_raw(wr.opcode);
         // SAFETY: both union members are 4 bytes.
@@ -493,4 +483,121 @@ fn wc_opcode(o: WcOpcode) -> raw::ib_wc_opcode {
         Recv => raw::ib_wc_opcode_IB_WC_RECV,
         RecvRdmaWithImm => raw::ib_wc_opcode_IB_WC_RECV_RDMA_WITH_IMM,
     }
+}
+
+/// One scatter/gather element of a work request (`struct ib_sge`).
+#[repr(transparent)]
+pub(crate) struct Sge(raw::ib_sge);
+
+impl Sge {
+    /// Address.
+    pub(crate) fn addr(&self) -> u64 {
+        self.0.addr
+    }
+    /// Length in bytes.
+    pub(crate) fn length(&self) -> u32 {
+        self.0.length
+    }
+    /// Local key.
+    pub(crate) fn lkey(&self) -> u32 {
+        self.0.lkey
+    }
+}
+
+/// One receive work request.
+pub(crate) struct RecvWr<'a> {
+    /// The caller's id (or its `ib_cqe` pointer), returned in the
+    /// completion.
+    pub(crate) wr_id: u64,
+    /// Its scatter list.
+    pub(crate) sges: &'a [Sge],
+}
+
+/// Walks a chain of `struct ib_recv_wr`.
+///
+/// # Invariants
+///
+/// `cur` is null or points to a valid `ib_recv_wr` whose `next` chain and
+/// SGE arrays stay valid and unchanged for `'a`.
+pub(super) struct RecvChain<'a> {
+    cur: *const raw::ib_recv_wr,
+    _p: core::marker::PhantomData<&'a raw::ib_recv_wr>,
+}
+
+impl RecvChain<'_> {
+    /// Walks the chain at `wr`.
+    ///
+    /// # Safety
+    ///
+    /// `wr` is null or a valid chain of receive WRs whose elements and SGE
+    /// arrays stay valid and unchanged while the walker lives.
+    pub(super) unsafe fn new(wr: *const raw::ib_recv_wr) -> Self {
+        // INVARIANT: per the function's contract.
+        Self {
+            cur: wr,
+            _p: core::marker::PhantomData,
+        }
+    }
+}
+
+impl<'a> Iterator for RecvChain<'a> {
+    type Item = RecvWr<'a>;
+
+    fn next(&mut self) -> Option<RecvWr<'a>> {
+        if self.cur.is_null() {
+            return None;
+        }
+        // SAFETY: non-null, hence valid for `'a` (type invariant).
+        let wr = unsafe { &*self.cur };
+        // SAFETY: both union members are 8 bytes; C reads `wr_id` too.
+        let wr_id = unsafe { *wr.__bindgen_anon_1.wr_id.as_ref() };
+        // CAST: a negative count is treated as none.
+        let n = wr.num_sge.max(0) as usize;
+        let sges = if n == 0 || wr.sg_list.is_null() {
+            &[][..]
+        } else {
+            // SAFETY: the caller's `sg_list` holds `num_sge` elements, valid
+            // for `'a`; `Sge` is a transparent wrapper of `ib_sge`.
+            unsafe { core::slice::from_raw_parts(wr.sg_list.cast::<Sge>(), n) }
+        };
+        // INVARIANT: `next` is null or the next valid WR of the chain.
+        self.cur = wr.next;
+        Some(RecvWr { wr_id, sges })
+    }
+}
+
+/// A work request chain of the RDMA core (`ib_send_wr`, `ib_recv_wr`).
+pub(super) trait WrLink {
+    /// The next WR, or null.
+    fn next(&self) -> *const Self;
+}
+
+impl WrLink for raw::ib_send_wr {
+    fn next(&self) -> *const Self {
+        self.next
+    }
+}
+
+impl WrLink for raw::ib_recv_wr {
+    fn next(&self) -> *const Self {
+        self.next
+    }
+}
+
+/// The `n`th WR of the chain at `wr` (what a failed post reports as
+/// `bad_wr`), or null past its end.
+///
+/// # Safety
+///
+/// `wr` is null or a valid chain for the call.
+pub(super) unsafe fn nth_wr<T: WrLink>(wr: *const T, n: usize) -> *const T {
+    let mut at = wr;
+    for _ in 0..n {
+        if at.is_null() {
+            break;
+        }
+        // SAFETY: a non-null element of the valid chain.
+        at = unsafe { (*at).next() };
+    }
+    at
 }

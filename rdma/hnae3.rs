@@ -1,0 +1,542 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+
+//! The hnae3 RoCE client: how the HNS3 NIC driver hands a function's RoCE
+//! engine to this driver.
+//!
+//! C header: [`hnae3.h`](srctree/drivers/net/ethernet/hisilicon/hns3/hnae3.h).
+//!
+//! A driver implements [`RoceClient`] and holds a [`ClientRegistration`];
+//! the hnae3 core then calls it for every function through the shim's
+//! client, whose callbacks this module routes to the driver with the
+//! per-function state ([`RoceClient::Instance`]) kept in the handle's
+//! `priv`. The function's resources the driver may keep beyond a callback
+//! ([`RegWindow`], [`SqDoorbells`], [`ResetRequest`], [`BoundDevice`]) are
+//! valid until its `uninit_instance` returns, and the driver drops them
+//! there.
+
+use super::{raw, try_borrow};
+use core::marker::PhantomData;
+use kernel::{
+    device::{Bound, Device},
+    error::to_result,
+    ffi::{c_int, c_void},
+    io::{Mmio, MmioRaw, Region},
+    prelude::*,
+    sync::aref::ARef,
+    types::{ForeignOwnable, Opaque}, //
+};
+
+/// PCI identity of the function behind an hnae3 handle.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct PciIdent {
+    /// PCI vendor ID.
+    pub(crate) vendor: u16,
+    /// PCI device ID.
+    pub(crate) device: u16,
+    /// PCI revision ID (0x21 on HIP08, 0x30 on HIP09).
+    pub(crate) revision: u8,
+}
+
+/// A borrowed `struct hnae3_handle`, the RoCE client's view of one function.
+///
+/// # Invariants
+///
+/// The wrapped handle is valid, and its `pdev` is bound to the hnae3 ae_dev
+/// driver, for as long as a reference to this type exists: references are
+/// only created inside the hnae3 client callbacks, which the hnae3 core calls
+/// between registering and unregistering the ae_dev.
+#[repr(transparent)]
+pub(crate) struct Hnae3Handle(Opaque<raw::hnae3_handle>);
+
+impl Hnae3Handle {
+    /// Wraps a raw handle.
+    ///
+    /// # Safety
+    ///
+    /// `ptr` must be a valid handle whose `pdev` stays bound for `'a`.
+    pub(super) unsafe fn from_raw<'a>(ptr: *mut raw::hnae3_handle) -> &'a Self {
+        // SAFETY: `Hnae3Handle` is a transparent wrapper of the C struct and
+        // the caller guarantees validity for `'a`.
+        unsafe { &*ptr.cast::<Self>() }
+    }
+
+    /// The raw handle, for the shim's calls.
+    pub(super) fn as_raw(&self) -> *mut raw::hnae3_handle {
+        self.0.get()
+    }
+
+    /// The function's `struct pci_dev`.
+    pub(super) fn pdev(&self) -> *mut kernel::bindings::pci_dev {
+        // SAFETY: the handle is valid by the type invariant.
+        unsafe { (*self.0.get()).pdev }
+    }
+
+    /// The function's netdev (`rinfo.netdev`), null if the NIC driver has
+    /// none for it.
+    pub(super) fn netdev(&self) -> *mut kernel::bindings::net_device {
+        // SAFETY: the handle is valid (type invariant); for a RoCE client
+        // handle the union holds `rinfo`.
+        unsafe { (*self.0.get()).__bindgen_anon_1.rinfo.as_ref().netdev }
+    }
+
+    /// The PCI vendor, device and revision IDs of the function.
+    pub(crate) fn pci_ident(&self) -> PciIdent {
+        let pdev = self.pdev();
+        // SAFETY: `pdev` is valid while the handle is (type invariant).
+        let (vendor, device, revision) =
+            unsafe { ((*pdev).vendor, (*pdev).device, (*pdev).revision) };
+        PciIdent {
+            vendor,
+            device,
+            revision,
+        }
+    }
+
+    /// The PCI function's `struct device`, for logging.
+    pub(crate) fn device(&self) -> &Device {
+        // SAFETY: `pdev` is valid and bound while `self` lives (type
+        // invariant), so its embedded `struct device` has a non-zero reference
+        // count for the lifetime of the returned reference.
+        unsafe { Device::from_raw(&raw mut (*self.pdev()).dev) }
+    }
+}
+
+/// Bytes of the register window the driver touches (up to the per-EQ
+/// interrupt enable registers at 0x1300c + 4 * n).
+pub(crate) const REG_WINDOW: usize = 0x14000;
+
+/// The function's register window (`rinfo.roce_io_base`).
+pub(crate) type Regs<'a> = Mmio<'a, Region<REG_WINDOW>>;
+
+impl Hnae3Handle {
+    /// The PCI function's `struct device`, bound to the hnae3 ae_dev
+    /// driver: what DMA allocations are made against.
+    pub(crate) fn bound_device(&self) -> &Device<Bound> {
+        // SAFETY: by the type invariant the function stays bound for as
+        // long as `self` is borrowed.
+        unsafe { self.device().as_bound() }
+    }
+
+    /// MSI-X vectors the ae_dev driver set aside for RoCE.
+    pub(crate) fn num_vectors(&self) -> u32 {
+        // SAFETY: as in `registers`.
+        let n = unsafe { (*self.0.get()).__bindgen_anon_1.rinfo.as_ref().num_vectors };
+        // CAST: a small non-negative count.
+        n.max(0) as u32
+    }
+
+    /// The register window, to be kept by the instance (see [`RegWindow`]).
+    pub(crate) fn reg_window(&self) -> Result<RegWindow> {
+        // SAFETY: the handle is valid (type invariant); for a RoCE client
+        // handle the union holds `rinfo`.
+        let base = unsafe { (*self.0.get()).__bindgen_anon_1.rinfo.as_ref().roce_io_base };
+        if base.is_null() {
+            return Err(ENODEV);
+        }
+        // INVARIANT: the window of a bound RoCE function.
+        Ok(RegWindow(MmioRaw::new_region(base as usize, REG_WINDOW)?))
+    }
+
+    /// The Linux irq number of the function's `i`-th RoCE vector.
+    pub(crate) fn irq_vector(&self, i: u32) -> Result<u32> {
+        // SAFETY: the handle is valid (type invariant).
+        match unsafe { raw::hns_shim_irq_vector(self.0.get(), i) } {
+            0 => Err(EINVAL),
+            irq => Ok(irq),
+        }
+    }
+
+    /// Where BAR `bar` of the function starts on the bus.
+    pub(crate) fn bar_start(&self, bar: i32) -> u64 {
+        // SAFETY: the handle is valid (type invariant).
+        unsafe { raw::hns_shim_bar_start(self.0.get(), bar) }
+    }
+
+    /// The PCI name of the function (`0000:00:03.0`).
+    pub(crate) fn pci_name(&self) -> &CStr {
+        self.device().name()
+    }
+}
+
+impl Hnae3Handle {
+    /// The kernel SQ doorbells of a HIP09 function: `num_qps` 64-bit words,
+    /// one every `stride` bytes (a multiple of 8), in the `roce_mem_base`
+    /// window.
+    pub(crate) fn sq_doorbells(&self, num_qps: u32, stride: usize) -> Option<SqDoorbells> {
+        // SAFETY: the handle is valid (type invariant); for a RoCE client
+        // handle the union holds `rinfo`.
+        let base = unsafe {
+            (*self.0.get())
+                .__bindgen_anon_1
+                .rinfo
+                .as_ref()
+                .roce_mem_base
+        };
+        if base.is_null() || stride == 0 || stride % 8 != 0 {
+            return None;
+        }
+        // INVARIANT: the window the hnae3 driver mapped for this function,
+        // one stride per QP (the C driver writes there for every QPN).
+        Some(SqDoorbells {
+            base: base as usize,
+            len: (num_qps as usize).checked_mul(stride)?,
+            stride,
+        })
+    }
+
+    /// What the abnormal interrupt needs to ask the ae_dev for a reset: a
+    /// function reset, or with `vf` a VF reset.
+    pub(crate) fn reset_request(&self, vf: bool) -> ResetRequest {
+        // INVARIANT: the handle of the function whose interrupts hold it.
+        ResetRequest {
+            h: self.0.get(),
+            vf,
+        }
+    }
+
+    /// The client's per-function pointer (`priv`).
+    fn priv_ptr(&self) -> *mut c_void {
+        // SAFETY: the handle is valid (type invariant); `priv` belongs to
+        // the RoCE client and the hnae3 core serialises its callbacks.
+        unsafe { (*self.0.get()).priv_ }
+    }
+
+    /// Replaces the client's per-function pointer, returning the old one.
+    fn replace_priv(&self, p: *mut c_void) -> *mut c_void {
+        // SAFETY: as in `priv_ptr`.
+        unsafe { core::mem::replace(&mut (*self.0.get()).priv_, p) }
+    }
+}
+
+/// A function reset request to the hnae3 ae_dev (`abnormal_interrupt_basic`).
+///
+/// # Invariants
+///
+/// `h` is a RoCE client handle that stays valid while the holder exists:
+/// only the abnormal interrupt's handler holds one, and interrupts are
+/// freed in `uninit_instance`, before the handle goes.
+pub(crate) struct ResetRequest {
+    h: *mut raw::hnae3_handle,
+    vf: bool,
+}
+
+// SAFETY: the handle pointer may be used from any context; the ae_dev ops
+// called with it are meant for interrupt context.
+unsafe impl Send for ResetRequest {}
+// SAFETY: as above.
+unsafe impl Sync for ResetRequest {}
+
+impl ResetRequest {
+    /// Sets the default reset level (a function reset, or a VF one) and
+    /// raises a reset event.
+    pub(crate) fn request(&self) {
+        // SAFETY: valid handle (type invariant).
+        unsafe { raw::hns_shim_request_reset(self.h, self.vf) }
+    }
+}
+
+/// The `roce_mem_base` window of SQ doorbells (`hns_roce_dev.mem_base`).
+///
+/// # Invariants
+///
+/// `base..base + len` is mapped I/O memory of the function while its hnae3
+/// handle is attached to this client; every holder is dropped in
+/// `uninit_instance`. `base` and `stride` are multiples of 8.
+pub(crate) struct SqDoorbells {
+    base: usize,
+    len: usize,
+    stride: usize,
+}
+
+impl SqDoorbells {
+    /// Rings QP `qpn`'s SQ doorbell with `v` (one `writeq`).
+    pub(crate) fn write64(&self, v: u64, qpn: u32) {
+        let Some(off) = (qpn as usize).checked_mul(self.stride) else {
+            return;
+        };
+        if off + 8 > self.len {
+            return;
+        }
+        // SAFETY: `off + 8 <= len`, inside the mapped window (type
+        // invariant); 8-aligned because the window and the stride are.
+        unsafe { kernel::bindings::writeq(v, (self.base + off) as *mut c_void) };
+    }
+}
+
+/// The function's register window, kept by the per-function state so that
+/// interrupt handlers and verbs can reach the registers.
+///
+/// # Invariants
+///
+/// Maps `REG_WINDOW` bytes of the function's BAR. It stays mapped while the
+/// hnae3 handle it came from is attached to this client: the driver drops
+/// every holder of a window in `uninit_instance`.
+#[derive(Clone, Copy)]
+pub(crate) struct RegWindow(MmioRaw<Region<REG_WINDOW>>);
+
+impl RegWindow {
+    /// The registers.
+    pub(crate) fn io(&self) -> Regs<'_> {
+        // SAFETY: mapped while `self` exists (type invariant).
+        unsafe { Mmio::from_raw(self.0) }
+    }
+
+    /// One 64-bit write (`writeq`), as doorbells need: the engine must see
+    /// both halves at once. Offsets outside the window or not 8-aligned are
+    /// ignored.
+    pub(crate) fn write64(&self, v: u64, off: usize) {
+        if off % 8 != 0 || off + 8 > REG_WINDOW {
+            return;
+        }
+        // SAFETY: `off + 8 <= REG_WINDOW` and the window is mapped (type
+        // invariant); the address is 8-aligned because the BAR mapping is
+        // page-aligned and `off` is.
+        unsafe { kernel::bindings::writeq(v, (self.0.addr() + off) as *mut c_void) };
+    }
+}
+
+/// What the hnae3 core asks a RoCE client to do, as sent to `reset_notify`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ResetNotify {
+    /// Quiesce: stop using the hardware.
+    Down,
+    /// Resume after the reset.
+    Up,
+    /// Tear down the instance's resources.
+    Uninit,
+    /// Rebuild the instance after the reset.
+    Init,
+    /// A value this driver does not know.
+    Other(i32),
+}
+
+impl ResetNotify {
+    fn from_raw(v: c_int) -> Self {
+        // CAST: enum constants are small non-negative integers.
+        match v as u32 {
+            raw::hnae3_reset_notify_type_HNAE3_DOWN_CLIENT => Self::Down,
+            raw::hnae3_reset_notify_type_HNAE3_UP_CLIENT => Self::Up,
+            raw::hnae3_reset_notify_type_HNAE3_UNINIT_CLIENT => Self::Uninit,
+            raw::hnae3_reset_notify_type_HNAE3_INIT_CLIENT => Self::Init,
+            _ => Self::Other(v),
+        }
+    }
+}
+
+/// The driver side of an hnae3 RoCE client.
+///
+/// The per-function state the driver returns from `init_instance` is kept
+/// by this layer in the handle's `priv` and handed back on the other calls;
+/// the driver never touches `priv` itself.
+pub(crate) trait RoceClient {
+    /// Per-function state.
+    type Instance: Send + Sync;
+    /// A function appeared: `Ok(None)` declines it (not a RoCE function
+    /// this driver handles), `Ok(Some(_))` attaches.
+    fn init_instance(handle: &Hnae3Handle) -> Result<Option<KBox<Self::Instance>>>;
+    /// The function goes away (`reset` is set when it is being reset).
+    fn uninit_instance(handle: &Hnae3Handle, inst: KBox<Self::Instance>, reset: bool);
+    /// The port link went up or down.
+    fn link_status_change(handle: &Hnae3Handle, inst: Option<&Self::Instance>, up: bool);
+    /// The function is about to be reset: stop touching the hardware. The
+    /// layer then tears the instance down with `uninit_instance` and builds
+    /// a new one with `init_instance` (`hns_roce_hw_v2_reset_notify`).
+    fn reset_down(handle: &Hnae3Handle, inst: &Self::Instance);
+}
+
+/// How long the hardware gets before the instance is torn down for a
+/// reset, in milliseconds (`HNS_ROCE_V2_HW_RST_UNINT_DELAY`).
+const RST_UNINIT_DELAY_MS: i64 = 100;
+
+/// Routes the shim's client callbacks to `C` (the `hns_rs_client_ops` of
+/// the driver).
+struct ClientAdapter<C>(PhantomData<fn() -> C>);
+
+impl<C: RoceClient> ClientAdapter<C> {
+    /// The callback table handed to the shim.
+    const OPS: raw::hns_rs_client_ops = raw::hns_rs_client_ops {
+        init_instance: Some(Self::init_instance),
+        uninit_instance: Some(Self::uninit_instance),
+        link_status_change: Some(Self::link_status_change),
+        reset_notify: Some(Self::reset_notify),
+    };
+
+    /// [`Self::OPS`] as a static reference.
+    const fn ops() -> &'static raw::hns_rs_client_ops {
+        &Self::OPS
+    }
+
+    /// The state of the function behind `h`, if the driver attached to it.
+    ///
+    /// `priv` of a handle of this client is only written by
+    /// [`Self::attach`] and [`Self::detach`], so it holds null or a
+    /// `KBox<C::Instance>` handed over with `into_foreign`; the hnae3 core
+    /// serialises the client callbacks, so `detach` cannot take it back
+    /// while the borrow lives.
+    fn instance(h: &Hnae3Handle) -> Option<&C::Instance> {
+        // SAFETY: null or a live box from `into_foreign`, not taken back
+        // while `h` is borrowed (see above).
+        unsafe { try_borrow::<KBox<C::Instance>>(h.priv_ptr()) }
+    }
+
+    /// Builds the driver's state of a function and keeps it in `priv`.
+    fn attach(h: &Hnae3Handle) -> c_int {
+        match C::init_instance(h) {
+            Ok(inst) => {
+                h.replace_priv(inst.map_or(core::ptr::null_mut(), KBox::into_foreign));
+                0
+            }
+            Err(e) => e.to_errno(),
+        }
+    }
+
+    /// Takes the driver's state of a function out of `priv` and tears it
+    /// down.
+    fn detach(h: &Hnae3Handle, reset: bool) {
+        let p = h.replace_priv(core::ptr::null_mut());
+        if p.is_null() {
+            return;
+        }
+        // SAFETY: `p` came from `into_foreign` in `attach` (the only writer
+        // of a non-null `priv`, see `instance`) and was just detached from
+        // the handle, so this is its only owner.
+        let inst = unsafe { KBox::<C::Instance>::from_foreign(p) };
+        C::uninit_instance(h, inst, reset);
+    }
+
+    /// The shim's `init_instance`.
+    ///
+    /// # Safety
+    ///
+    /// Called by the hnae3 core with a valid handle whose `pdev` is bound.
+    unsafe extern "C" fn init_instance(handle: *mut raw::hnae3_handle) -> c_int {
+        // SAFETY: guaranteed by the hnae3 core (see above).
+        Self::attach(unsafe { Hnae3Handle::from_raw(handle) })
+    }
+
+    /// The shim's `uninit_instance`.
+    ///
+    /// # Safety
+    ///
+    /// As for [`Self::init_instance`].
+    unsafe extern "C" fn uninit_instance(handle: *mut raw::hnae3_handle, reset: bool) {
+        // SAFETY: guaranteed by the hnae3 core.
+        Self::detach(unsafe { Hnae3Handle::from_raw(handle) }, reset)
+    }
+
+    /// The shim's `link_status_change`.
+    ///
+    /// # Safety
+    ///
+    /// As for [`Self::init_instance`].
+    unsafe extern "C" fn link_status_change(handle: *mut raw::hnae3_handle, up: bool) {
+        // SAFETY: guaranteed by the hnae3 core.
+        let h = unsafe { Hnae3Handle::from_raw(handle) };
+        C::link_status_change(h, Self::instance(h), up);
+    }
+
+    /// The shim's `reset_notify`, with the enum passed as an integer: the
+    /// reset sequence of `hns_roce_hw_v2_reset_notify`. A function the
+    /// driver was not attached to when the reset began is marked (the
+    /// "direct return" bit of `rinfo.state`) and its later steps do
+    /// nothing.
+    ///
+    /// # Safety
+    ///
+    /// As for [`Self::init_instance`].
+    unsafe extern "C" fn reset_notify(handle: *mut raw::hnae3_handle, what: c_int) -> c_int {
+        // SAFETY: guaranteed by the hnae3 core.
+        let h = unsafe { Hnae3Handle::from_raw(handle) };
+        match ResetNotify::from_raw(what) {
+            ResetNotify::Down => {
+                let inst = Self::instance(h);
+                // SAFETY: a valid handle; `rinfo.state` is the client's.
+                unsafe { raw::hns_shim_rst_direct_set(handle, inst.is_none()) };
+                if let Some(i) = inst {
+                    C::reset_down(h, i);
+                }
+                0
+            }
+            ResetNotify::Uninit => {
+                // SAFETY: a valid handle; `rinfo.state` is the client's.
+                if unsafe { raw::hns_shim_rst_direct_test(handle) } {
+                    return 0;
+                }
+                dev_info!(h.device(), "In reset process RoCE client uninit.\n");
+                kernel::time::delay::fsleep(kernel::time::Delta::from_millis(RST_UNINIT_DELAY_MS));
+                Self::detach(h, false);
+                0
+            }
+            ResetNotify::Init => {
+                // SAFETY: a valid handle; `rinfo.state` is the client's.
+                if unsafe { raw::hns_shim_rst_direct_test_and_clear(handle) } {
+                    return 0;
+                }
+                dev_info!(h.device(), "In reset process RoCE client reinit.\n");
+                // `priv` is null since the UNINIT step.
+                let ret = Self::attach(h);
+                if ret != 0 {
+                    dev_err!(h.device(), "In reset process RoCE reinit failed {}.\n", ret);
+                } else {
+                    dev_info!(h.device(), "reset done, RoCE client reinit finished.\n");
+                }
+                ret
+            }
+            ResetNotify::Up | ResetNotify::Other(_) => 0,
+        }
+    }
+}
+
+/// The registered hnae3 RoCE client of driver `C`; dropping it
+/// unregisters. The shim has one client, so a module holds at most one
+/// registration.
+///
+/// # Invariants
+///
+/// The shim's client is registered with the hnae3 core, its callbacks
+/// routed to `C`, while this exists.
+pub(crate) struct ClientRegistration<C: RoceClient>(PhantomData<fn() -> C>);
+
+impl<C: RoceClient> ClientRegistration<C> {
+    /// Registers the RoCE client. The hnae3 core calls `init_instance` for
+    /// every function that already exists before this returns.
+    pub(crate) fn register() -> Result<Self> {
+        // SAFETY: the callback table is static; the shim's client is
+        // registered once here and unregistered in `drop`.
+        to_result(unsafe { raw::hns_shim_register_client(ClientAdapter::<C>::ops()) })?;
+        // INVARIANT: registration succeeded.
+        Ok(Self(PhantomData))
+    }
+}
+
+impl<C: RoceClient> Drop for ClientRegistration<C> {
+    fn drop(&mut self) {
+        // SAFETY: registered by `register` (type invariant); the hnae3 core
+        // calls `uninit_instance` for every instance before returning.
+        unsafe { raw::hns_shim_unregister_client() };
+    }
+}
+
+/// The PCI function's device, bound, kept by the per-function state for DMA
+/// allocations made in verbs.
+///
+/// # Invariants
+///
+/// The function stays bound to the hnae3 ae_dev driver while this exists:
+/// the driver drops every holder in `uninit_instance`, which the hnae3 core
+/// calls before unbinding.
+pub(crate) struct BoundDevice(ARef<Device>);
+
+impl BoundDevice {
+    /// The device of `h`.
+    pub(crate) fn new(h: &Hnae3Handle) -> Self {
+        // INVARIANT: bound while the handle is attached (see above).
+        Self(h.device().into())
+    }
+
+    /// The bound device.
+    pub(crate) fn get(&self) -> &Device<Bound> {
+        // SAFETY: bound while `self` exists (type invariant).
+        unsafe { self.0.as_bound() }
+    }
+}

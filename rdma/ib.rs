@@ -1,0 +1,381 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+
+//! The ib_device: its registration and the verbs the RDMA core calls.
+//!
+//! C header: [`include/rdma/ib_verbs.h`](srctree/include/rdma/ib_verbs.h).
+//!
+//! A driver implements [`IbDriver`] and registers its state with
+//! [`IbRegistration::register`]. The shim allocates the `ib_device` (and
+//! the core objects that embed the driver's: `ib_cq`, `ib_qp`, `ib_mr`,
+//! ...), adapts the RDMA core's calling conventions, and calls the driver
+//! through a table of entry points, `hns_rs_ib_ops`, built here for each
+//! driver type ([`IbAdapter`]). Each entry point turns the raw pointers
+//! back into the driver's types: the device state (the `Arc` the
+//! registration holds), and the objects the create verbs handed over with
+//! `ForeignOwnable::into_foreign`, taken back exactly once by the
+//! matching destroy verb.
+//!
+//! What the types guarantee: a verb of the driver gets `&self` for the
+//! registered device and references to live objects of its own types; it
+//! cannot see an object after its destroy verb, nor the device after
+//! unregistration (which waits for every user). Plain-data requests and
+//! answers (`DevAttr`, `QpAttr`, ...) are the shim's flattened structs.
+
+use super::{
+    raw, restrack, Hnae3Handle, IbCq, IbQp, RecvWr, ResAttrs, ResRaw, SendWr, UmemDev, UserCtx,
+    WcArray,
+};
+use core::marker::PhantomData;
+use kernel::{prelude::*, sync::Arc};
+
+// The entry points the shim calls.
+pub(super) mod verbs;
+use verbs::*;
+
+/// What `query_device` reports (plain data, filled by the driver).
+pub(crate) type DevAttr = raw::hns_shim_dev_attr;
+/// The static part of `query_port` (plain data, filled by the driver).
+pub(crate) type PortAttr = raw::hns_shim_port_attr;
+/// The answer of `alloc_ucontext` (plain data, filled by the driver).
+pub(crate) type UctxResp = raw::hns_shim_uctx_resp;
+
+/// What `create_ah` was asked for (plain data, read by the shim).
+pub(crate) type AhIn = raw::hns_shim_ah_in;
+/// The software address vector of an AH (plain data, filled by the driver).
+pub(crate) type AddrVec = raw::hns_shim_av;
+
+/// GID types as the GMV table encodes them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum SgidType {
+    /// RoCE v1.
+    V1 = 0,
+    /// RoCE v2 over IPv4.
+    V2Ipv4 = 1,
+    /// RoCE v2 over IPv6.
+    V2Ipv6 = 2,
+}
+
+/// One GID table entry being added.
+pub(crate) struct GidEntry<'a> {
+    /// The GID.
+    pub(crate) gid: &'a [u8; 16],
+    /// Its type.
+    pub(crate) ty: SgidType,
+    /// VLAN id, 0xffff without VLAN.
+    pub(crate) vlan_id: u16,
+    /// Source MAC.
+    pub(crate) mac: &'a [u8; 6],
+}
+
+/// The verbs of an RDMA device, as the rdma layer calls them.
+pub(crate) trait IbDriver: Send + Sync {
+    /// The driver's state of a user context.
+    type Ucontext: Send + Sync;
+    /// A completion queue.
+    type Cq: Send + Sync;
+    /// A CQ of at least `cqe` entries on `vector` for the `ib_cq` `ibcq`:
+    /// a kernel CQ, or with `user` a CQ whose buffer and record live in the
+    /// calling process (the request as the shim copied it). Returns the CQ
+    /// and what the core and libhns are told.
+    fn create_cq(
+        &self,
+        cqe: u32,
+        vector: u32,
+        ibcq: IbCq,
+        user: Option<(UserCtx<'_, Self::Ucontext>, &CqUreq)>,
+    ) -> Result<(KBox<Self::Cq>, CqOut)>;
+    /// Destroys a CQ.
+    fn destroy_cq(&self, cq: KBox<Self::Cq>);
+    /// Polls completions into `wc`; how many.
+    fn poll_cq(&self, cq: &Self::Cq, wc: &mut WcArray<'_>) -> usize;
+    /// Arms the CQ for the next (or next solicited) completion; `true`
+    /// if completions may have been missed and `report_missed` asked.
+    fn req_notify_cq(&self, cq: &Self::Cq, solicited: bool, report_missed: bool) -> bool;
+    /// Fills the device attributes.
+    fn query_device(&self, a: &mut DevAttr);
+    /// Fills the static port attributes of `port` (1-based).
+    fn query_port(&self, port: u32, a: &mut PortAttr);
+    /// The firmware version word.
+    fn fw_ver(&self) -> u64;
+    /// Writes GID `index` (`None`: clears it).
+    fn set_gid(&self, index: u32, entry: Option<GidEntry<'_>>) -> Result;
+    /// A user context: the answer to libhns, and `(state, uar index,
+    /// doorbell page bus address)`.
+    fn alloc_ucontext(
+        &self,
+        config: u32,
+        resp: &mut UctxResp,
+    ) -> Result<(KBox<Self::Ucontext>, u32, u64)>;
+    /// Frees what `alloc_ucontext` took.
+    fn dealloc_ucontext(&self, uctx: KBox<Self::Ucontext>);
+    /// A protection domain number.
+    fn alloc_pd(&self) -> Result<u32>;
+    /// Frees a PD number.
+    fn dealloc_pd(&self, pdn: u32);
+    /// An XRC domain number.
+    fn alloc_xrcd(&self) -> Result<u32>;
+    /// Frees an XRCD number.
+    fn dealloc_xrcd(&self, xrcdn: u32);
+    /// Reads the port counters into `values`; how many were read.
+    fn query_counters(&self, values: &mut [u64]) -> Result<usize>;
+    /// Fills the address vector of a new AH.
+    fn create_ah(&self, req: &AhIn, av: &mut AddrVec) -> Result;
+    /// A memory region.
+    type Mr: Send + Sync;
+    /// A DMA MR on PD `pdn` with `access` (`IB_ACCESS_*`); and its key.
+    fn get_dma_mr(&self, pdn: u32, access: u32) -> Result<(Pin<KBox<Self::Mr>>, u32)>;
+    /// A user MR as `req` says (`flags` unused); and its key.
+    fn reg_user_mr(&self, dev: UmemDev<'_>, req: &MrReq) -> Result<(Pin<KBox<Self::Mr>>, u32)>;
+    /// Re-registers a user MR in place as `req` says.
+    fn rereg_user_mr(&self, mr: &Self::Mr, dev: UmemDev<'_>, req: &MrReq) -> Result;
+    /// Deregisters an MR.
+    fn dereg_mr(&self, mr: Pin<KBox<Self::Mr>>);
+    /// A queue pair.
+    type Qp: Send + Sync;
+    /// A QP on the given CQs: a kernel QP, or with `user` (and
+    /// `init.user`) one whose queues live in the calling process; its
+    /// number. `init`'s capacities are updated to what the QP got, and
+    /// for a user QP `init.cap_flags` to what libhns is told.
+    fn create_qp(
+        &self,
+        init: &mut QpInit,
+        send_cq: Option<&Self::Cq>,
+        recv_cq: Option<&Self::Cq>,
+        ibqp: IbQp,
+        user: Option<UserCtx<'_, Self::Ucontext>>,
+    ) -> Result<(Pin<KBox<Self::Qp>>, u32)>;
+    /// Applies a modify; fills what a user modify answers.
+    fn modify_qp(&self, qp: &Self::Qp, attr: &QpAttr, resp: &mut QpModifyResp) -> Result;
+    /// Destroys a QP.
+    fn destroy_qp(&self, qp: Pin<KBox<Self::Qp>>);
+    /// Fills what `query_qp` answers.
+    fn query_qp(&self, qp: &Self::Qp, q: &mut QpQuery) -> Result;
+    /// Posts receive WRs; on failure the index of the first one not posted.
+    fn post_recv(
+        &self,
+        qp: &Self::Qp,
+        wrs: &mut dyn Iterator<Item = RecvWr<'_>>,
+    ) -> core::result::Result<(), (usize, Error)>;
+    /// Whether the QP is UD-like (its send WRs are `ib_ud_wr`s).
+    fn qp_is_ud(&self, qp: &Self::Qp) -> bool;
+    /// Posts send WRs; on failure the index of the first one not posted.
+    fn post_send(
+        &self,
+        qp: &Self::Qp,
+        wrs: &mut dyn Iterator<Item = SendWr<'_>>,
+    ) -> core::result::Result<(), (usize, Error)>;
+    /// The device is going through a reset (drains cannot post).
+    fn reset_down(&self) -> bool;
+    /// Changes a CQ's moderation: an event after `count` completions or
+    /// `period` microseconds.
+    fn modify_cq(&self, cq: &Self::Cq, count: u16, period: u16) -> Result;
+    /// The driver details of a CQ for `rdma res show cq -dd`.
+    fn res_cq(&self, cq: &Self::Cq, r: &mut ResAttrs) -> Result;
+    /// The raw image of a CQ (its context read back) for `-r`.
+    fn res_cq_raw(&self, cq: &Self::Cq, r: &mut ResRaw<'_>) -> Result;
+    /// The driver details of a QP for `rdma res show qp -dd`.
+    fn res_qp(&self, qp: &Self::Qp, r: &mut ResAttrs) -> Result;
+    /// The raw image of a QP for `-r`.
+    fn res_qp_raw(&self, qp: &Self::Qp, r: &mut ResRaw<'_>) -> Result;
+    /// The driver details of an MR for `rdma res show mr -dd`.
+    fn res_mr(&self, mr: &Self::Mr, r: &mut ResAttrs) -> Result;
+    /// The raw image of an MR for `-r`.
+    fn res_mr_raw(&self, mr: &Self::Mr, r: &mut ResRaw<'_>) -> Result;
+}
+
+/// A user CQ request (`struct hns_roce_ib_create_cq`) as the shim copied
+/// it, with the result of the copy and the udata lengths.
+pub(crate) type CqUreq = raw::hns_shim_cq_ureq;
+
+/// What a new CQ tells the core and libhns.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct CqOut {
+    /// Entries (a power of two); the core's `cqe` is one less.
+    pub(crate) depth: u32,
+    /// The CQ number (`hns_roce_ib_create_cq_resp.cqn`).
+    pub(crate) cqn: u32,
+    /// `HNS_ROCE_CQ_FLAG_*` for the response.
+    pub(crate) cap_flags: u64,
+}
+
+/// A user MR registration or re-registration, flattened by the shim:
+/// `flags` (`IB_MR_REREG_*`, re-registration only), `pdn` (registration,
+/// or re-registration with `IB_MR_REREG_PD`), user address `start`,
+/// `length` bytes, I/O address `iova`, `access` (`IB_ACCESS_*`).
+pub(crate) type MrReq = raw::hns_shim_mr_req;
+
+/// `IB_MR_REREG_TRANS`.
+pub(crate) const MR_REREG_TRANS: u32 = raw::ib_mr_rereg_flags_IB_MR_REREG_TRANS;
+/// `IB_MR_REREG_PD`.
+pub(crate) const MR_REREG_PD: u32 = raw::ib_mr_rereg_flags_IB_MR_REREG_PD;
+/// `IB_MR_REREG_ACCESS`.
+pub(crate) const MR_REREG_ACCESS: u32 = raw::ib_mr_rereg_flags_IB_MR_REREG_ACCESS;
+
+/// A kernel QP request (`struct ib_qp_init_attr`, flattened by the shim).
+pub(crate) type QpInit = raw::hns_shim_qp_init;
+/// The attributes of a modify (`struct ib_qp_attr`, flattened by the shim).
+pub(crate) type QpAttr = raw::hns_shim_qp_attr;
+/// What a user modify answers (plain data, filled by the driver).
+pub(crate) type QpModifyResp = raw::hns_shim_qp_modify_resp;
+/// What `query_qp` answers (plain data, filled by the driver).
+pub(crate) type QpQuery = raw::hns_shim_qp_query;
+
+/// Builds the shim's table of ib_device entry points for driver `D`.
+pub(super) struct IbAdapter<D>(PhantomData<fn() -> D>);
+
+impl<D: IbDriver> IbAdapter<D> {
+    /// The entry points, each instantiated for `D`.
+    const OPS: raw::hns_rs_ib_ops = raw::hns_rs_ib_ops {
+        query_device: Some(query_device::<D>),
+        query_port: Some(query_port::<D>),
+        fw_ver: Some(fw_ver::<D>),
+        set_gid: Some(set_gid::<D>),
+        alloc_ucontext: Some(alloc_ucontext::<D>),
+        dealloc_ucontext: Some(dealloc_ucontext::<D>),
+        alloc_pd: Some(alloc_pd::<D>),
+        dealloc_pd: Some(dealloc_pd::<D>),
+        alloc_xrcd: Some(alloc_xrcd::<D>),
+        dealloc_xrcd: Some(dealloc_xrcd::<D>),
+        query_counters: Some(query_counters::<D>),
+        create_cq: Some(create_cq::<D>),
+        destroy_cq: Some(destroy_cq::<D>),
+        poll_cq: Some(poll_cq::<D>),
+        modify_cq: Some(modify_cq::<D>),
+        req_notify_cq: Some(req_notify_cq::<D>),
+        get_dma_mr: Some(get_dma_mr::<D>),
+        reg_user_mr: Some(reg_user_mr::<D>),
+        rereg_user_mr: Some(rereg_user_mr::<D>),
+        dereg_mr: Some(dereg_mr::<D>),
+        create_ah: Some(create_ah::<D>),
+        create_qp: Some(create_qp::<D>),
+        modify_qp: Some(modify_qp::<D>),
+        destroy_qp: Some(destroy_qp::<D>),
+        query_qp: Some(query_qp::<D>),
+        post_recv: Some(post_recv::<D>),
+        post_send: Some(post_send::<D>),
+        reset_down: Some(reset_down::<D>),
+        res_cq: Some(restrack::res_cq::<D>),
+        res_qp: Some(restrack::res_qp::<D>),
+        res_mr: Some(restrack::res_mr::<D>),
+        res_cq_raw: Some(restrack::res_cq_raw::<D>),
+        res_qp_raw: Some(restrack::res_qp_raw::<D>),
+        res_mr_raw: Some(restrack::res_mr_raw::<D>),
+    };
+
+    /// [`Self::OPS`] as a static reference.
+    const fn ops() -> &'static raw::hns_rs_ib_ops {
+        &Self::OPS
+    }
+}
+
+/// Options of a registration.
+pub(crate) struct IbParams {
+    /// Completion vectors.
+    pub(crate) num_comp_vectors: u32,
+    /// The reserved lkey of local DMA.
+    pub(crate) local_dma_lkey: u32,
+    /// RoCE v2 (UDP encapsulation) supported.
+    pub(crate) udp_encap: bool,
+    /// XRC domains supported.
+    pub(crate) xrc: bool,
+    /// Hardware counters exposed.
+    pub(crate) hw_stats: bool,
+}
+
+/// A registered ib_device of driver `D`; dropping it unregisters and
+/// frees it.
+///
+/// # Invariants
+///
+/// `ibdev` was allocated by `hns_shim_alloc_ibdev` with `rs` pointing to
+/// `drv`'s data and the ops of [`IbAdapter<D>`], and is registered.
+pub(crate) struct IbRegistration<D: IbDriver> {
+    ibdev: *mut raw::ib_device,
+    _drv: Arc<D>,
+}
+
+// SAFETY: the ib_device is only used through the RDMA core's thread-safe
+// entry points; the driver state is `Sync`.
+unsafe impl<D: IbDriver> Send for IbRegistration<D> {}
+// SAFETY: as above.
+unsafe impl<D: IbDriver> Sync for IbRegistration<D> {}
+
+impl<D: IbDriver> IbRegistration<D> {
+    /// Allocates and registers `hns_%d` for the function behind `h`.
+    pub(crate) fn register(h: &Hnae3Handle, drv: Arc<D>, p: &IbParams) -> Result<Self> {
+        let netdev = h.netdev();
+        if netdev.is_null() {
+            return Err(ENODEV);
+        }
+        let rs: *const D = Arc::as_ptr(&drv);
+        // SAFETY: `rs` stays valid while the registration (holding `drv`)
+        // exists, and the device is unregistered before it is dropped; the
+        // ops table is static.
+        let ibdev =
+            unsafe { raw::hns_shim_alloc_ibdev(rs.cast_mut().cast(), IbAdapter::<D>::ops()) };
+        if ibdev.is_null() {
+            return Err(ENOMEM);
+        }
+        let reg = raw::hns_shim_reg {
+            handle: h.as_raw(),
+            // SAFETY: `pdev` is valid while the handle is (its type
+            // invariant).
+            parent: unsafe { &raw mut (*h.pdev()).dev }.cast(),
+            netdev: netdev.cast(),
+            num_comp_vectors: p.num_comp_vectors,
+            local_dma_lkey: p.local_dma_lkey,
+            udp_encap: p.udp_encap,
+            xrc: p.xrc,
+            hw_stats: p.hw_stats,
+        };
+        // SAFETY: `ibdev` is freshly allocated; `reg` points to live objects.
+        let ret = unsafe { raw::hns_shim_register_ibdev(ibdev, &reg) };
+        if ret != 0 {
+            // SAFETY: allocated above, never registered.
+            unsafe { raw::hns_shim_dealloc_ibdev(ibdev) };
+            dev_err!(h.device(), "ib_register_device failed!\n");
+            return Err(Error::from_errno(ret));
+        }
+        // INVARIANT: allocated with `rs` = `drv` and registered.
+        Ok(Self { ibdev, _drv: drv })
+    }
+}
+
+impl<D: IbDriver> IbRegistration<D> {
+    /// Reports the port's state to the RDMA core's event handlers
+    /// (`ib_dispatch_port_state_event` on the function's netdev).
+    pub(crate) fn port_state_event(&self, h: &Hnae3Handle) {
+        // SAFETY: registered (type invariant); the handle is valid.
+        unsafe { raw::hns_shim_port_state_event(self.ibdev, h.as_raw()) }
+    }
+
+    /// Cuts every user mapping of the device's pages
+    /// (`rdma_user_mmap_disassociate`).
+    pub(crate) fn disassociate_mmaps(&self) {
+        // SAFETY: registered (type invariant).
+        unsafe { raw::hns_shim_disassociate_mmaps(self.ibdev) }
+    }
+}
+
+impl<D: IbDriver> Drop for IbRegistration<D> {
+    fn drop(&mut self) {
+        // SAFETY: registered (type invariant); unregistering waits for every
+        // user, after which nobody calls the ops with `rs` any more.
+        unsafe {
+            raw::hns_shim_unregister_ibdev(self.ibdev);
+            raw::hns_shim_dealloc_ibdev(self.ibdev);
+        }
+    }
+}
+
+/// `IB_DEVICE_PORT_ACTIVE_EVENT`.
+pub(crate) const DEVICE_PORT_ACTIVE_EVENT: u64 =
+    raw::ib_device_cap_flags_IB_DEVICE_PORT_ACTIVE_EVENT as u64;
+/// `IB_DEVICE_RC_RNR_NAK_GEN`.
+pub(crate) const DEVICE_RC_RNR_NAK_GEN: u64 =
+    raw::ib_device_cap_flags_IB_DEVICE_RC_RNR_NAK_GEN as u64;
+/// `IB_DEVICE_XRC`.
+pub(crate) const DEVICE_XRC: u64 = raw::ib_device_cap_flags_IB_DEVICE_XRC as u64;
+/// `IB_DEVICE_MEM_MGT_EXTENSIONS`.
+pub(crate) const DEVICE_MEM_MGT_EXTENSIONS: u64 =
+    raw::ib_device_cap_flags_IB_DEVICE_MEM_MGT_EXTENSIONS as u64;

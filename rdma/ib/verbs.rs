@@ -1,0 +1,699 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+
+//! The entry points of the shim's `hns_rs_ib_ops`, generic over the driver.
+//!
+//! Each turns the shim's raw arguments into the driver's types and its
+//! result back into the C convention (0 or a negative errno). The `rs`
+//! argument is the device state an [`IbRegistration`](super::IbRegistration) stored; object
+//! pointers are the boxes the create verbs handed over with
+//! [`ForeignOwnable::into_foreign`].
+
+use super::{
+    AddrVec, AhIn, CqUreq, DevAttr, GidEntry, IbDriver, MrReq, PortAttr, QpAttr, QpInit,
+    QpModifyResp, QpQuery, SgidType, UctxResp,
+};
+use crate::rdma::wr::nth_wr;
+use crate::rdma::{raw, try_borrow, IbCq, IbQp, RecvChain, SendChain, UmemDev, UserCtx, WcArray};
+use kernel::{
+    ffi::{c_int, c_void},
+    prelude::*,
+    types::ForeignOwnable, //
+};
+
+/// The driver state behind an ib_device's `rs` pointer.
+///
+/// # Safety
+///
+/// `rs` must be the pointer an [`IbRegistration`](super::IbRegistration) stored, while the
+/// registration (which holds the `Arc`) exists: the RDMA core calls the
+/// device's ops only between registration and unregistration.
+pub(in crate::rdma) unsafe fn drv<'a, D: IbDriver>(rs: *mut c_void) -> &'a D {
+    // SAFETY: per the function's contract.
+    unsafe { &*rs.cast::<D>() }
+}
+
+/// Converts a result to the C convention.
+fn errno(r: Result) -> c_int {
+    match r {
+        Ok(()) => 0,
+        Err(e) => e.to_errno(),
+    }
+}
+
+/// The C convention for a result carrying a number: store it in `out` and
+/// return 0, or return the errno.
+///
+/// # Safety
+///
+/// `out` must be valid for writing.
+unsafe fn errno_out(r: Result<u32>, out: *mut u32) -> c_int {
+    match r {
+        Ok(v) => {
+            // SAFETY: valid for writing (the caller's contract).
+            unsafe { *out = v };
+            0
+        }
+        Err(e) => e.to_errno(),
+    }
+}
+
+/// Called by the shim's op.
+///
+/// # Safety
+///
+/// `rs` is the device's pointer (see [`drv`]); pointer arguments are valid
+/// for the call as the RDMA core passes them.
+pub(super) unsafe extern "C" fn query_device<D: IbDriver>(rs: *mut c_void, a: *mut DevAttr) {
+    // SAFETY: called by the shim's op with the device's `rs` and a valid,
+    // exclusive attribute struct.
+    unsafe { drv::<D>(rs).query_device(&mut *a) }
+}
+
+/// Called by the shim's op.
+///
+/// # Safety
+///
+/// `rs` is the device's pointer (see [`drv`]); pointer arguments are valid
+/// for the call as the RDMA core passes them.
+pub(super) unsafe extern "C" fn query_port<D: IbDriver>(
+    rs: *mut c_void,
+    port: u32,
+    a: *mut PortAttr,
+) {
+    // SAFETY: as above.
+    unsafe { drv::<D>(rs).query_port(port, &mut *a) }
+}
+
+/// Called by the shim's op.
+///
+/// # Safety
+///
+/// `rs` is the device's pointer (see [`drv`]); pointer arguments are valid
+/// for the call as the RDMA core passes them.
+pub(super) unsafe extern "C" fn fw_ver<D: IbDriver>(rs: *mut c_void, v: *mut u64) {
+    // SAFETY: as above; `v` is valid for writing.
+    unsafe { *v = drv::<D>(rs).fw_ver() }
+}
+
+/// Called by the shim's op.
+///
+/// # Safety
+///
+/// `rs` is the device's pointer (see [`drv`]); pointer arguments are valid
+/// for the call as the RDMA core passes them.
+pub(super) unsafe extern "C" fn set_gid<D: IbDriver>(
+    rs: *mut c_void,
+    index: u32,
+    gid: *const u8,
+    sgid_type: u32,
+    vlan_id: u16,
+    mac: *const u8,
+) -> c_int {
+    // SAFETY: as above.
+    let d = unsafe { drv::<D>(rs) };
+    let ty = match sgid_type {
+        1 => SgidType::V2Ipv4,
+        2 => SgidType::V2Ipv6,
+        _ => SgidType::V1,
+    };
+    let entry = if gid.is_null() {
+        None
+    } else {
+        // SAFETY: the shim passes a 16-byte GID and a 6-byte MAC that
+        // live for the call.
+        let (gid, mac) = unsafe { (&*gid.cast::<[u8; 16]>(), &*mac.cast::<[u8; 6]>()) };
+        Some(GidEntry {
+            gid,
+            ty,
+            vlan_id,
+            mac,
+        })
+    };
+    errno(d.set_gid(index, entry))
+}
+
+/// Called by the shim's op.
+///
+/// # Safety
+///
+/// `rs` is the device's pointer (see [`drv`]); pointer arguments are valid
+/// for the call as the RDMA core passes them.
+pub(super) unsafe extern "C" fn alloc_ucontext<D: IbDriver>(
+    rs: *mut c_void,
+    config: u32,
+    uar: *mut u32,
+    addr: *mut u64,
+    resp: *mut UctxResp,
+    uctx: *mut *mut c_void,
+) -> c_int {
+    // SAFETY: as above; the out pointers are valid for writing.
+    let (d, resp) = unsafe { (drv::<D>(rs), &mut *resp) };
+    match d.alloc_ucontext(config, resp) {
+        Ok((b, u, a)) => {
+            // SAFETY: valid for writing (see above); the box is taken back
+            // with `from_foreign` in `dealloc_ucontext`.
+            unsafe {
+                *uctx = UctxBox::<D>::into_foreign(b);
+                *uar = u;
+                *addr = a;
+            }
+            0
+        }
+        Err(e) => e.to_errno(),
+    }
+}
+
+/// Called by the shim's op.
+///
+/// # Safety
+///
+/// `rs` is the device's pointer (see [`drv`]); pointer arguments are valid
+/// for the call as the RDMA core passes them.
+pub(super) unsafe extern "C" fn dealloc_ucontext<D: IbDriver>(rs: *mut c_void, uctx: *mut c_void) {
+    // SAFETY: the pointer owns the box `alloc_ucontext` handed over
+    // with `into_foreign`; the core calls this once, after every object of
+    // the context is gone.
+    let b = unsafe { UctxBox::<D>::from_foreign(uctx) };
+    // SAFETY: as above.
+    unsafe { drv::<D>(rs) }.dealloc_ucontext(b)
+}
+
+/// How a user context is owned while the shim holds it.
+pub(in crate::rdma) type UctxBox<D> = KBox<<D as IbDriver>::Ucontext>;
+
+/// The view of a user verb's caller: the device and the user context.
+///
+/// # Safety
+///
+/// `ibdev` is the registered device the verb runs on, `uctx` null or a
+/// context from `alloc_ucontext` that outlives `'a`, and the
+/// caller runs a uverbs command of the context's process.
+unsafe fn user_ctx<'a, D: IbDriver>(
+    ibdev: *mut raw::ib_device,
+    uctx: *mut c_void,
+) -> Option<UserCtx<'a, D::Ucontext>> {
+    // SAFETY: per the function's contract.
+    let dev = unsafe { UmemDev::from_raw(ibdev) }?;
+    // SAFETY: per the function's contract (null, or from `into_foreign` in
+    // `alloc_ucontext` and not taken back during `'a`).
+    let u = unsafe { try_borrow::<UctxBox<D>>(uctx) }?;
+    Some(UserCtx::new(dev, u))
+}
+
+/// Called by the shim's op.
+///
+/// # Safety
+///
+/// `rs` is the device's pointer (see [`drv`]); pointer arguments are valid
+/// for the call as the RDMA core passes them.
+pub(super) unsafe extern "C" fn alloc_pd<D: IbDriver>(rs: *mut c_void, pdn: *mut u32) -> c_int {
+    // SAFETY: per the function's contract.
+    unsafe { errno_out(drv::<D>(rs).alloc_pd(), pdn) }
+}
+
+/// Called by the shim's op.
+///
+/// # Safety
+///
+/// `rs` is the device's pointer (see [`drv`]); pointer arguments are valid
+/// for the call as the RDMA core passes them.
+pub(super) unsafe extern "C" fn dealloc_pd<D: IbDriver>(rs: *mut c_void, pdn: u32) {
+    // SAFETY: as above.
+    unsafe { drv::<D>(rs).dealloc_pd(pdn) }
+}
+
+/// Called by the shim's op.
+///
+/// # Safety
+///
+/// `rs` is the device's pointer (see [`drv`]); pointer arguments are valid
+/// for the call as the RDMA core passes them.
+pub(super) unsafe extern "C" fn alloc_xrcd<D: IbDriver>(rs: *mut c_void, x: *mut u32) -> c_int {
+    // SAFETY: per the function's contract.
+    unsafe { errno_out(drv::<D>(rs).alloc_xrcd(), x) }
+}
+
+/// Called by the shim's op.
+///
+/// # Safety
+///
+/// `rs` is the device's pointer (see [`drv`]); pointer arguments are valid
+/// for the call as the RDMA core passes them.
+pub(super) unsafe extern "C" fn dealloc_xrcd<D: IbDriver>(rs: *mut c_void, x: u32) {
+    // SAFETY: as above.
+    unsafe { drv::<D>(rs).dealloc_xrcd(x) }
+}
+
+/// Called by the shim's op.
+///
+/// # Safety
+///
+/// `rs` is the device's pointer (see [`drv`]); pointer arguments are valid
+/// for the call as the RDMA core passes them.
+pub(super) unsafe extern "C" fn query_counters<D: IbDriver>(
+    rs: *mut c_void,
+    v: *mut u64,
+    n: u32,
+) -> c_int {
+    // SAFETY: the shim passes the stats' value array of `n` entries.
+    let vals = unsafe { core::slice::from_raw_parts_mut(v, n as usize) };
+    // SAFETY: as above.
+    match unsafe { drv::<D>(rs) }.query_counters(vals) {
+        // CAST: at most `n` counters.
+        Ok(k) => k as c_int,
+        Err(e) => e.to_errno(),
+    }
+}
+
+/// Called by the shim's op.
+///
+/// # Safety
+///
+/// `rs` is the device's pointer (see [`drv`]); `req` and `av` are valid for
+/// the call.
+pub(super) unsafe extern "C" fn create_ah<D: IbDriver>(
+    rs: *mut c_void,
+    req: *const AhIn,
+    av: *mut AddrVec,
+) -> c_int {
+    // SAFETY: per the function's contract.
+    let (d, req, av) = unsafe { (drv::<D>(rs), &*req, &mut *av) };
+    errno(d.create_ah(req, av))
+}
+
+/// Called by the shim's op.
+///
+/// # Safety
+///
+/// `rs` is the device's pointer (see [`drv`]); `mr` and `key` are valid
+/// for writing.
+pub(super) unsafe extern "C" fn get_dma_mr<D: IbDriver>(
+    rs: *mut c_void,
+    pdn: u32,
+    access: u32,
+    mr: *mut *mut c_void,
+    key: *mut u32,
+) -> c_int {
+    // SAFETY: per the function's contract.
+    let r = unsafe { drv::<D>(rs) }.get_dma_mr(pdn, access);
+    // SAFETY: `mr` and `key` are valid for writing.
+    unsafe { mr_out::<D>(r, mr, key) }
+}
+
+/// How an MR is owned while the shim holds it.
+pub(in crate::rdma) type MrBox<D> = Pin<KBox<<D as IbDriver>::Mr>>;
+
+/// Stores a new MR and its key for the shim, or returns the errno.
+///
+/// # Safety
+///
+/// `mr` and `key` are valid for writing.
+unsafe fn mr_out<D: IbDriver>(
+    r: Result<(MrBox<D>, u32)>,
+    mr: *mut *mut c_void,
+    key: *mut u32,
+) -> c_int {
+    match r {
+        Ok((b, k)) => {
+            // The pinned box is taken back with `from_foreign` in
+            // `dereg_mr`.
+            let raw = b.into_foreign();
+            // SAFETY: valid for writing (the function's contract).
+            unsafe {
+                *mr = raw;
+                *key = k;
+            }
+            0
+        }
+        Err(e) => e.to_errno(),
+    }
+}
+
+/// Called by the shim's op.
+///
+/// # Safety
+///
+/// `rs` is the device's pointer, `ibdev` its registered device, called in
+/// the uverbs command of the process whose memory is registered; `req` is
+/// valid for the call; `mr` and `key` are valid for writing.
+pub(super) unsafe extern "C" fn reg_user_mr<D: IbDriver>(
+    rs: *mut c_void,
+    ibdev: *mut raw::ib_device,
+    req: *const MrReq,
+    mr: *mut *mut c_void,
+    key: *mut u32,
+) -> c_int {
+    // SAFETY: per the function's contract.
+    let Some(dev) = (unsafe { UmemDev::from_raw(ibdev) }) else {
+        return EINVAL.to_errno();
+    };
+    // SAFETY: per the function's contract.
+    let r = unsafe { drv::<D>(rs).reg_user_mr(dev, &*req) };
+    // SAFETY: `mr` and `key` are valid for writing.
+    unsafe { mr_out::<D>(r, mr, key) }
+}
+
+/// Called by the shim's op.
+///
+/// # Safety
+///
+/// As `reg_user_mr`; `mr` came from it and is live, and the core
+/// holds the MR exclusively for the re-registration.
+pub(super) unsafe extern "C" fn rereg_user_mr<D: IbDriver>(
+    rs: *mut c_void,
+    ibdev: *mut raw::ib_device,
+    mr: *mut c_void,
+    req: *const MrReq,
+) -> c_int {
+    // SAFETY: per the function's contract.
+    let Some(dev) = (unsafe { UmemDev::from_raw(ibdev) }) else {
+        return EINVAL.to_errno();
+    };
+    // SAFETY: per the function's contract.
+    let (d, mr, req) = unsafe { (drv::<D>(rs), MrBox::<D>::borrow(mr).get_ref(), &*req) };
+    errno(d.rereg_user_mr(mr, dev, req))
+}
+
+/// Called by the shim's op.
+///
+/// # Safety
+///
+/// `rs` is the device's pointer (see [`drv`]); `mr` came from an MR
+/// callback and is not used after this call.
+pub(super) unsafe extern "C" fn dereg_mr<D: IbDriver>(rs: *mut c_void, mr: *mut c_void) {
+    // SAFETY: the pointer owns the pinned box an MR callback handed over
+    // with `into_foreign` (`mr_out`).
+    let b = unsafe { MrBox::<D>::from_foreign(mr) };
+    // SAFETY: per the function's contract.
+    unsafe { drv::<D>(rs) }.dereg_mr(b)
+}
+
+/// How a CQ is owned while the shim holds it.
+pub(in crate::rdma) type CqBox<D> = KBox<<D as IbDriver>::Cq>;
+
+/// Called by the shim's op.
+///
+/// # Safety
+///
+/// `rs` is the device's pointer (see [`drv`]); `ibcq` is the `ib_cq` being
+/// created on the registered device; `args` is valid for reading and
+/// writing, `cq` for writing. For a user CQ, `ureq` is the copied request
+/// and `uctx` the caller's context from `alloc_ucontext`, in the
+/// uverbs command of its process; for a kernel CQ `ureq` is null.
+pub(super) unsafe extern "C" fn create_cq<D: IbDriver>(
+    rs: *mut c_void,
+    ibcq: *mut raw::ib_cq,
+    uctx: *mut c_void,
+    ureq: *const CqUreq,
+    args: *mut raw::hns_shim_cq_args,
+    cq: *mut *mut c_void,
+) -> c_int {
+    // SAFETY: valid for reading and writing (the function's contract).
+    let args = unsafe { &mut *args };
+    // SAFETY: the `ib_cq` being created (the function's contract).
+    let ibdev = unsafe { (*ibcq).device };
+    // SAFETY: per the function's contract: a user CQ comes with its
+    // context and request, a kernel CQ with neither.
+    let user = unsafe { ureq.as_ref() }.and_then(|r| {
+        // SAFETY: as above.
+        unsafe { user_ctx::<D>(ibdev, uctx) }.map(|u| (u, r))
+    });
+    if !ureq.is_null() && user.is_none() {
+        return EINVAL.to_errno();
+    }
+    // SAFETY: the `ib_cq` being created; the driver drops every use of it
+    // before `destroy_cq` returns (the CQ table entry goes first).
+    let Some(ibcq) = (unsafe { IbCq::new(ibcq) }) else {
+        return EINVAL.to_errno();
+    };
+    // SAFETY: per the function's contract.
+    match unsafe { drv::<D>(rs) }.create_cq(args.cqe, args.vector, ibcq, user) {
+        Ok((b, o)) => {
+            // SAFETY: valid for writing; the box is taken back with
+            // `from_foreign` in `destroy_cq`.
+            unsafe { *cq = CqBox::<D>::into_foreign(b) };
+            args.depth = o.depth;
+            args.cqn = o.cqn;
+            args.cap_flags = o.cap_flags;
+            0
+        }
+        Err(e) => e.to_errno(),
+    }
+}
+
+/// Called by the shim's op.
+///
+/// # Safety
+///
+/// `rs` is the device's pointer; `cq` came from `create_cq` and
+/// is not used after this call.
+pub(super) unsafe extern "C" fn destroy_cq<D: IbDriver>(rs: *mut c_void, cq: *mut c_void) {
+    // SAFETY: per the function's contract the pointer owns the box
+    // `create_cq` handed over with `into_foreign`.
+    let b = unsafe { CqBox::<D>::from_foreign(cq) };
+    // SAFETY: per the function's contract.
+    unsafe { drv::<D>(rs) }.destroy_cq(b)
+}
+
+/// Called by the shim's op.
+///
+/// # Safety
+///
+/// `rs` is the device's pointer; `cq` came from `create_cq` and
+/// is live; `wc` points to `n` writable entries.
+pub(super) unsafe extern "C" fn poll_cq<D: IbDriver>(
+    rs: *mut c_void,
+    cq: *mut c_void,
+    n: c_int,
+    wc: *mut raw::ib_wc,
+) -> c_int {
+    // SAFETY: per the function's contract.
+    let (d, cq) = unsafe { (drv::<D>(rs), CqBox::<D>::borrow(cq)) };
+    if wc.is_null() {
+        return 0;
+    }
+    // CAST: `n` is a small count; negative means none.
+    // SAFETY: `n` writable entries at `wc` (the function's contract).
+    let mut out = unsafe { WcArray::new(wc, n.max(0) as usize) };
+    let got = d.poll_cq(cq, &mut out);
+    // CAST: at most `n`.
+    got as c_int
+}
+
+/// Called by the shim's op.
+///
+/// # Safety
+///
+/// `rs` is the device's pointer; `cq` came from `create_cq` and
+/// is live.
+pub(super) unsafe extern "C" fn modify_cq<D: IbDriver>(
+    rs: *mut c_void,
+    cq: *mut c_void,
+    count: u16,
+    period: u16,
+) -> c_int {
+    // SAFETY: per the function's contract.
+    let (d, cq) = unsafe { (drv::<D>(rs), CqBox::<D>::borrow(cq)) };
+    errno(d.modify_cq(cq, count, period))
+}
+
+/// Called by the shim's op.
+///
+/// # Safety
+///
+/// As for `poll_cq`.
+pub(super) unsafe extern "C" fn req_notify_cq<D: IbDriver>(
+    rs: *mut c_void,
+    cq: *mut c_void,
+    solicited: bool,
+    report_missed: bool,
+) -> c_int {
+    // SAFETY: per the function's contract.
+    let (d, cq) = unsafe { (drv::<D>(rs), CqBox::<D>::borrow(cq)) };
+    c_int::from(d.req_notify_cq(cq, solicited, report_missed))
+}
+
+/// How a QP is owned while the shim holds it.
+pub(in crate::rdma) type QpBox<D> = Pin<KBox<<D as IbDriver>::Qp>>;
+
+/// Called by the shim's op.
+///
+/// # Safety
+///
+/// `rs` is the device's pointer; `init`, `qp` and `qpn` are valid for the
+/// call; `send_cq`/`recv_cq` are null or CQs from `create_cq` that
+/// outlive the QP (the RDMA core holds references on them); `ibqp` is the
+/// `ib_qp` being created on the registered device. For a user QP
+/// (`init.user`), `uctx` is the caller's context from
+/// `alloc_ucontext`, in the uverbs command of its process; for a
+/// kernel QP `uctx` is null.
+pub(super) unsafe extern "C" fn create_qp<D: IbDriver>(
+    rs: *mut c_void,
+    ibqp: *mut raw::ib_qp,
+    uctx: *mut c_void,
+    init: *mut QpInit,
+    send_cq: *mut c_void,
+    recv_cq: *mut c_void,
+    qp: *mut *mut c_void,
+    qpn: *mut u32,
+) -> c_int {
+    // SAFETY: per the function's contract.
+    let (d, init) = unsafe { (drv::<D>(rs), &mut *init) };
+    let user = if init.user {
+        // SAFETY: per the function's contract (`ibqp` is the QP being
+        // created on the registered device).
+        match unsafe { user_ctx::<D>((*ibqp).device, uctx) } {
+            Some(u) => Some(u),
+            None => return EINVAL.to_errno(),
+        }
+    } else {
+        None
+    };
+    // SAFETY: null or live CQs from `into_foreign` in `create_cq`
+    // (the function's contract).
+    let (scq, rcq) = unsafe {
+        (
+            try_borrow::<CqBox<D>>(send_cq),
+            try_borrow::<CqBox<D>>(recv_cq),
+        )
+    };
+    // SAFETY: the `ib_qp` being created; the driver drops every use of it
+    // before `destroy_qp` returns (table entry and flush work go
+    // first).
+    let Some(ibqp) = (unsafe { IbQp::new(ibqp) }) else {
+        return EINVAL.to_errno();
+    };
+    match d.create_qp(init, scq, rcq, ibqp, user) {
+        Ok((b, n)) => {
+            // The pinned box is taken back with `from_foreign` in
+            // `destroy_qp`.
+            let raw = b.into_foreign();
+            // SAFETY: valid for writing (the function's contract).
+            unsafe {
+                *qp = raw;
+                *qpn = n;
+            }
+            0
+        }
+        Err(e) => e.to_errno(),
+    }
+}
+
+/// Called by the shim's op.
+///
+/// # Safety
+///
+/// `rs` is the device's pointer; `qp` came from `create_qp` and is
+/// live; `attr` and `resp` are valid for the call.
+pub(super) unsafe extern "C" fn modify_qp<D: IbDriver>(
+    rs: *mut c_void,
+    qp: *mut c_void,
+    attr: *const QpAttr,
+    resp: *mut QpModifyResp,
+) -> c_int {
+    // SAFETY: per the function's contract.
+    let (d, qp, a, r) = unsafe {
+        (
+            drv::<D>(rs),
+            QpBox::<D>::borrow(qp).get_ref(),
+            &*attr,
+            &mut *resp,
+        )
+    };
+    errno(d.modify_qp(qp, a, r))
+}
+
+/// Called by the shim's op.
+///
+/// # Safety
+///
+/// `rs` is the device's pointer; `qp` came from `create_qp` and is
+/// live; `q` is valid for the call.
+pub(super) unsafe extern "C" fn query_qp<D: IbDriver>(
+    rs: *mut c_void,
+    qp: *mut c_void,
+    q: *mut QpQuery,
+) -> c_int {
+    // SAFETY: per the function's contract.
+    let (d, qp, q) = unsafe { (drv::<D>(rs), QpBox::<D>::borrow(qp).get_ref(), &mut *q) };
+    errno(d.query_qp(qp, q))
+}
+
+/// Called by the shim's op.
+///
+/// # Safety
+///
+/// `rs` is the device's pointer; `qp` came from `create_qp` and is
+/// not used after this call.
+pub(super) unsafe extern "C" fn destroy_qp<D: IbDriver>(rs: *mut c_void, qp: *mut c_void) {
+    // SAFETY: the pointer owns the pinned box `create_qp` handed over
+    // with `into_foreign`.
+    let b = unsafe { QpBox::<D>::from_foreign(qp) };
+    // SAFETY: per the function's contract.
+    unsafe { drv::<D>(rs) }.destroy_qp(b)
+}
+
+/// Called by the shim's op.
+///
+/// # Safety
+///
+/// `rs` is the device's pointer; `qp` is live; `wr` is a valid chain of
+/// receive WRs for the call; `bad` is valid for writing.
+pub(super) unsafe extern "C" fn post_recv<D: IbDriver>(
+    rs: *mut c_void,
+    qp: *mut c_void,
+    wr: *const raw::ib_recv_wr,
+    bad: *mut *const raw::ib_recv_wr,
+) -> c_int {
+    // SAFETY: per the function's contract.
+    let (d, q) = unsafe { (drv::<D>(rs), QpBox::<D>::borrow(qp).get_ref()) };
+    // SAFETY: the caller's chain is valid for the call.
+    let mut chain = unsafe { RecvChain::new(wr) };
+    match d.post_recv(q, &mut chain) {
+        Ok(()) => 0,
+        Err((n, e)) => {
+            // SAFETY: the caller's chain is valid; `bad` is writable (the
+            // function's contract).
+            unsafe { *bad = nth_wr(wr, n) };
+            e.to_errno()
+        }
+    }
+}
+
+/// Called by the shim's op.
+///
+/// # Safety
+///
+/// `rs` is the device's pointer; `qp` is live; `wr` is a valid chain of
+/// send WRs of the QP's type (`ib_ud_wr` for UD and GSI QPs) for the call;
+/// `bad` is valid for writing.
+pub(super) unsafe extern "C" fn post_send<D: IbDriver>(
+    rs: *mut c_void,
+    qp: *mut c_void,
+    wr: *const raw::ib_send_wr,
+    bad: *mut *const raw::ib_send_wr,
+) -> c_int {
+    // SAFETY: per the function's contract.
+    let (d, q) = unsafe { (drv::<D>(rs), QpBox::<D>::borrow(qp).get_ref()) };
+    // SAFETY: the caller's chain is valid for the call and of the QP's type.
+    let mut chain = unsafe { SendChain::new(wr, d.qp_is_ud(q)) };
+    match d.post_send(q, &mut chain) {
+        Ok(()) => 0,
+        Err((n, e)) => {
+            // SAFETY: the caller's chain is valid; `bad` is writable (the
+            // function's contract).
+            unsafe { *bad = nth_wr(wr, n) };
+            e.to_errno()
+        }
+    }
+}
+
+/// Called by the shim's drain: whether the device is going through a reset.
+///
+/// # Safety
+///
+/// `rs` is the device's pointer.
+pub(super) unsafe extern "C" fn reset_down<D: IbDriver>(rs: *mut c_void) -> bool {
+    // SAFETY: per the function's contract.
+    unsafe { drv::<D>(rs) }.reset_down()
+}

@@ -1,0 +1,217 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+
+//! Interrupts, completions and the driver's own workqueue.
+//!
+//! C header: [`include/linux/interrupt.h`](srctree/include/linux/interrupt.h),
+//! [`include/linux/completion.h`](srctree/include/linux/completion.h).
+//!
+//! An [`IrqRegistration`] requests a line for any [`IrqHandler`]; the shim's
+//! handler calls back into [`hns_rs_irq`] with a cookie that names the
+//! handler's type-erased entry point. [`Event`] wraps a `struct completion`
+//! (what a mailbox waiter sleeps on), [`OwnedQueue`] an ordered workqueue
+//! that is drained before it goes.
+
+use super::raw;
+use kernel::{
+    error::to_result,
+    ffi::c_void,
+    prelude::*,
+    str::CString,
+    sync::Arc,
+    types::Opaque, //
+};
+
+/// A one-shot event a thread waits on and an interrupt handler signals
+/// (`struct completion`).
+#[pin_data]
+pub(crate) struct Event {
+    #[pin]
+    inner: Opaque<kernel::bindings::completion>,
+}
+
+// SAFETY: a completion is made to be signalled and waited on from any context.
+unsafe impl Send for Event {}
+// SAFETY: as above.
+unsafe impl Sync for Event {}
+
+impl Event {
+    /// A new, unsignalled event.
+    pub(crate) fn new() -> impl PinInit<Self> {
+        pin_init!(Self {
+            inner <- Opaque::ffi_init(|slot: *mut kernel::bindings::completion| {
+                // SAFETY: `slot` is valid for writing a completion.
+                unsafe { kernel::bindings::init_completion(slot) };
+            }),
+        })
+    }
+
+    /// Re-arms the event. Only for the owner of the event, while nobody
+    /// waits on it.
+    pub(crate) fn reinit(&self) {
+        // SAFETY: a valid completion with no waiter (the only waiter is the
+        // caller).
+        unsafe { kernel::bindings::init_completion(self.inner.get()) };
+    }
+
+    /// Signals one waiter.
+    pub(crate) fn complete(&self) {
+        // SAFETY: a valid completion; `complete` may run in any context.
+        unsafe { kernel::bindings::complete(self.inner.get()) };
+    }
+
+    /// Waits up to `ms` milliseconds; whether the event came.
+    pub(crate) fn wait_ms(&self, ms: u32) -> bool {
+        let j = kernel::time::msecs_to_jiffies(ms);
+        // SAFETY: a valid completion; we are in process context.
+        unsafe { kernel::bindings::wait_for_completion_timeout(self.inner.get(), j) != 0 }
+    }
+}
+
+/// What an interrupt does.
+pub(crate) trait IrqHandler: Send + Sync {
+    /// Handles one interrupt; whether it was ours.
+    fn handle(&self) -> bool;
+}
+
+/// What the shim hands back to [`hns_rs_irq`]: the handler's type-erased
+/// entry point and data.
+struct IrqCookie {
+    call: unsafe fn(*const c_void) -> bool,
+    data: *const c_void,
+}
+
+/// Calls `T::handle` on `data`.
+///
+/// # Safety
+///
+/// `data` must point to a live `T`.
+unsafe fn irq_trampoline<T: IrqHandler>(data: *const c_void) -> bool {
+    // SAFETY: per the function's contract.
+    unsafe { &*data.cast::<T>() }.handle()
+}
+
+/// Called by the shim's interrupt handler.
+///
+/// # Safety
+///
+/// `cookie` is the cookie an [`IrqRegistration`] passed to
+/// `hns_shim_request_irq`; the registration outlives the irq.
+#[no_mangle]
+unsafe extern "C" fn hns_rs_irq(cookie: *mut c_void) -> bool {
+    // SAFETY: per the function's contract the cookie is a live `IrqCookie`.
+    let c = unsafe { &*cookie.cast::<IrqCookie>() };
+    // SAFETY: the registration keeps `data` alive (an `Arc<T>`).
+    unsafe { (c.call)(c.data) }
+}
+
+/// A requested interrupt line; dropping it frees the line.
+///
+/// # Invariants
+///
+/// `irq` is requested with `cookie` as dev_id, and `cookie.data` is the
+/// pointer of `handler`.
+pub(crate) struct IrqRegistration<T: IrqHandler> {
+    irq: u32,
+    cookie: KBox<IrqCookie>,
+    _handler: Arc<T>,
+    _name: CString,
+}
+
+impl<T: IrqHandler> IrqRegistration<T> {
+    /// Requests `irq` (named `name` in /proc/interrupts) for `handler`.
+    pub(crate) fn new(irq: u32, name: CString, handler: Arc<T>) -> Result<Self> {
+        let cookie = KBox::new(
+            IrqCookie {
+                call: irq_trampoline::<T>,
+                data: Arc::as_ptr(&handler).cast(),
+            },
+            GFP_KERNEL,
+        )?;
+        let dev_id: *const IrqCookie = &*cookie;
+        // SAFETY: `name` and `cookie` live in the registration, which frees
+        // the irq before dropping them.
+        to_result(unsafe {
+            raw::hns_shim_request_irq(irq, name.as_char_ptr(), dev_id.cast_mut().cast())
+        })?;
+        // INVARIANT: requested with this cookie, which points to `handler`.
+        Ok(Self {
+            irq,
+            cookie,
+            _handler: handler,
+            _name: name,
+        })
+    }
+}
+
+impl<T: IrqHandler> Drop for IrqRegistration<T> {
+    fn drop(&mut self) {
+        let dev_id: *const IrqCookie = &*self.cookie;
+        // SAFETY: requested with this cookie (type invariant); `free_irq`
+        // waits for a running handler to finish.
+        unsafe { raw::hns_shim_free_irq(self.irq, dev_id.cast_mut().cast()) };
+    }
+}
+
+// SAFETY: the cookie only points to the `Arc<T>`'s data, which is `Sync`.
+unsafe impl<T: IrqHandler> Send for IrqRegistration<T> {}
+// SAFETY: as above.
+unsafe impl<T: IrqHandler> Sync for IrqRegistration<T> {}
+
+/// An ordered workqueue of the driver's own (C's `irq_workq`): the work
+/// items it runs are drained when it is destroyed, so none runs after the
+/// device is gone.
+///
+/// # Invariants
+///
+/// `wq` is null or a workqueue from `hns_shim_alloc_wq` not yet destroyed.
+/// [`OwnedQueue::destroy`] is called only when nothing queues work any
+/// more (interrupts freed, ib_device unregistered).
+pub(crate) struct OwnedQueue {
+    wq: core::sync::atomic::AtomicPtr<kernel::bindings::workqueue_struct>,
+}
+
+impl OwnedQueue {
+    /// Allocates an ordered workqueue named `name`.
+    pub(crate) fn new(name: &'static CStr) -> Result<Self> {
+        // SAFETY: `name` is a NUL-terminated string for the queue's life.
+        let wq = unsafe { raw::hns_shim_alloc_wq(name.as_char_ptr()) };
+        if wq.is_null() {
+            return Err(ENOMEM);
+        }
+        // INVARIANT: freshly allocated.
+        Ok(Self {
+            wq: core::sync::atomic::AtomicPtr::new(wq),
+        })
+    }
+
+    /// Runs `f` on the queue (allocation may not sleep).
+    pub(crate) fn spawn<F: FnOnce() + Send + 'static>(&self, f: F) -> Result {
+        let wq = self.wq.load(core::sync::atomic::Ordering::Acquire);
+        if wq.is_null() {
+            return Err(ENODEV);
+        }
+        // SAFETY: a live workqueue (type invariant: not destroyed while
+        // anyone queues work).
+        let q = unsafe { kernel::workqueue::Queue::from_raw(wq) };
+        q.try_spawn(GFP_ATOMIC, f).map_err(|_| ENOMEM)
+    }
+
+    /// Drains and destroys the queue (`destroy_workqueue`); later
+    /// [`OwnedQueue::spawn`]s fail.
+    pub(crate) fn destroy(&self) {
+        let wq = self
+            .wq
+            .swap(core::ptr::null_mut(), core::sync::atomic::Ordering::AcqRel);
+        if !wq.is_null() {
+            // SAFETY: allocated by `hns_shim_alloc_wq`, destroyed once
+            // (the swap above).
+            unsafe { raw::hns_shim_destroy_wq(wq) };
+        }
+    }
+}
+
+impl Drop for OwnedQueue {
+    fn drop(&mut self) {
+        self.destroy();
+    }
+}
