@@ -17,7 +17,10 @@ pub mod desc;
 
 use crate::cmdq::desc::{retval_errno, CmqData, Desc, CSQ_DESC_NUM};
 use crate::field::Field;
-use crate::hns_roce_hw_v2::consts::{cmq_op, reg};
+use crate::hns_roce_hw_v2::consts::cmq_op;
+use crate::hns_roce_hw_v2::regs::{
+    TX_CMQ_BASEADDR_H, TX_CMQ_BASEADDR_L, TX_CMQ_CI, TX_CMQ_DEPTH, TX_CMQ_PI,
+};
 use crate::rdma::{Event, RegWindow, Regs};
 use core::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, AtomicU64, Ordering};
 use kernel::{
@@ -84,11 +87,11 @@ impl Cmq {
             Coherent::<u32>::zeroed_slice(dev, CSQ_DESC_NUM as usize * DESC_WORDS, GFP_KERNEL)?;
         let dma = ring.dma_address();
         // CAST: the two halves of the 64-bit DMA address.
-        regs.write32(dma as u32, reg::TX_CMQ_BASEADDR_L);
-        regs.write32((dma >> 32) as u32, reg::TX_CMQ_BASEADDR_H);
-        regs.write32(CSQ_DESC_NUM >> 3, reg::TX_CMQ_DEPTH);
-        regs.write32(0, reg::TX_CMQ_CI);
-        regs.write32(0, reg::TX_CMQ_PI);
+        regs.write_reg(TX_CMQ_BASEADDR_L::from(dma as u32));
+        regs.write_reg(TX_CMQ_BASEADDR_H::from((dma >> 32) as u32));
+        regs.write_reg(TX_CMQ_DEPTH::from(CSQ_DESC_NUM >> 3));
+        regs.write_reg(TX_CMQ_CI::zeroed());
+        regs.write_reg(TX_CMQ_PI::zeroed());
         // INVARIANT: head 0, ring of the full size.
         Ok(Cmq {
             ring,
@@ -204,10 +207,10 @@ impl Cmq {
             self.head = (self.head + 1) % CSQ_DESC_NUM;
         }
         // The MMIO write orders the ring stores before it.
-        regs.write32(self.head, reg::TX_CMQ_PI);
+        regs.write_reg(TX_CMQ_PI::from(self.head));
         // CAST: a `u32` count of 1 us waits fits `usize`.
         let answered = read_poll_timeout_atomic(
-            || Ok(regs.read32(reg::TX_CMQ_CI)),
+            || Ok(u32::from(regs.read(TX_CMQ_CI))),
             |ci| *ci == self.head,
             Delta::from_micros(1),
             timeout as usize,
@@ -215,7 +218,7 @@ impl Cmq {
         if answered.is_err() {
             let from = self.head;
             // INVARIANT: the firmware's CI is below the depth it was given.
-            self.head = regs.read32(reg::TX_CMQ_CI) % CSQ_DESC_NUM;
+            self.head = u32::from(regs.read(TX_CMQ_CI)) % CSQ_DESC_NUM;
             return Err(CmqError {
                 opcode,
                 err: EAGAIN,

@@ -17,14 +17,15 @@ use crate::cq::poll::CqTable;
 use crate::field::{Ctx, Layout};
 use crate::hem::mtr::KernelMtr;
 use crate::hns_roce_hw_v2::caps::Caps;
-use crate::hns_roce_hw_v2::consts::{abn_bit, event, mbox, reg};
+use crate::hns_roce_hw_v2::consts::{event, mbox, reg};
 use crate::hns_roce_hw_v2::ctx as hw_ctx;
 use crate::hns_roce_hw_v2::fields::{aeqe, ceqe, Aeqe, Ceqe, Eqc};
+use crate::hns_roce_hw_v2::regs::{VF_ABN_INT_CFG, VF_ABN_INT_EN, VF_ABN_INT_ST, VF_EVENT_INT_EN};
 use crate::qp::post::QpTable;
 use crate::rdma::{Hnae3Handle, IrqHandler, IrqRegistration, OwnedQueue, ResetRequest};
 use core::sync::atomic::{AtomicU32, Ordering};
 use kernel::{
-    io::Io,
+    io::{register::Array, Io},
     prelude::*,
     str::CString,
     sync::Arc, //
@@ -353,20 +354,20 @@ impl IrqHandler for Abnormal {
     fn handle(&self) -> bool {
         let regs = self.cmd.regs();
         let d = self.cmd.device();
-        let st = regs.read32(reg::VF_ABN_INT_ST);
-        if st != 0 {
+        let st = regs.read(VF_ABN_INT_ST);
+        if u32::from(st) != 0 {
             // `abnormal_interrupt_basic`.
-            if st & (1 << abn_bit::INT_ST_AEQ_OVERFLOW_S) == 0 {
+            if !st.aeq_overflow() {
                 dev_err!(d, "there is no basic abn irq found.\n");
                 return false;
             }
             dev_err!(d, "AEQ overflow!\n");
-            let en = regs.read32(reg::VF_ABN_INT_EN);
+            let en = regs.read(VF_ABN_INT_EN);
             // Acknowledge the status bit, ask the ae_dev for a function
             // reset, keep the interrupt enabled.
-            regs.write32(1 << abn_bit::INT_ST_AEQ_OVERFLOW_S, reg::VF_ABN_INT_ST);
+            regs.write_reg(VF_ABN_INT_ST::zeroed().with_aeq_overflow(true));
             self.reset.request();
-            regs.write32(en | (1 << abn_bit::ABN_INT_EN_S), reg::VF_ABN_INT_EN);
+            regs.write_reg(en.with_enable(true));
             true
         } else if self.hip09 {
             // C queues its RAM ECC recovery (`fmea_ram_ecc_work`) here; that
@@ -498,11 +499,14 @@ impl EqTable {
         let v = u32::from(on);
         // CAST: a handful of EQs.
         for i in 0..self.eq_num as usize {
-            // Offsets past the window (more EQs than registers) are skipped.
-            let _ = regs.try_write32(v, reg::VF_EVENT_INT_EN + 4 * i);
+            // Registers past the window (more EQs than registers) are
+            // skipped.
+            if let Some(at) = VF_EVENT_INT_EN::try_at(i) {
+                regs.write(at, VF_EVENT_INT_EN::from(v));
+            }
         }
-        regs.write32(v, reg::VF_ABN_INT_EN);
-        regs.write32(v, reg::VF_ABN_INT_CFG);
+        regs.write_reg(VF_ABN_INT_EN::from(v));
+        regs.write_reg(VF_ABN_INT_CFG::from(v));
     }
 }
 

@@ -16,6 +16,7 @@ pub mod ctx;
 #[path = "hw_v2_fields.rs"]
 pub mod fields;
 pub mod qpc;
+pub mod regs;
 pub mod scc;
 pub mod wqe;
 

@@ -30,7 +30,7 @@ mod raw;
 mod hnae3;
 pub(crate) use hnae3::{
     BoundDevice, ClientRegistration, Hnae3Handle, PciIdent, RegWindow, Regs, ResetRequest,
-    RoceClient, SqDoorbells,
+    RoceClient, SqDoorbells, REG_WINDOW,
 };
 mod irq;
 pub(crate) use irq::{Event, IrqHandler, IrqRegistration, OwnedQueue};
