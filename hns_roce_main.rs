@@ -477,6 +477,17 @@ impl IbDriver for IbDev {
 
     fn query_port(&self, _port: u32, a: &mut PortAttr) {
         a.max_mtu = self.caps.max_mtu;
+        // The netdev's MTU, capped at what the engine takes.
+        a.active_mtu = match a.ndev_mtu {
+            0 => rdma::MTU_256,
+            m => m.min(a.max_mtu),
+        };
+        a.state = a.ndev_state;
+        a.phys_state = if a.state == rdma::PORT_ACTIVE {
+            rdma::PORT_PHYS_STATE_LINK_UP
+        } else {
+            rdma::PORT_PHYS_STATE_DISABLED
+        };
         a.gid_tbl_len = self.caps.gid_table_len;
         a.max_msg_sz = MAX_MSG_LEN;
     }

@@ -371,17 +371,8 @@ static int hns_shim_query_port(struct ib_device *ibdev, u32 port_num,
 {
 	struct hns_shim_port_attr a = {};
 	struct net_device *ndev;
-	enum ib_mtu mtu;
 	int ret;
 
-	HNS_RS_OP(to_sdev(ibdev), query_port, port_num, &a);
-	props->max_mtu = a.max_mtu;
-	props->gid_tbl_len = a.gid_tbl_len;
-	props->port_cap_flags = IB_PORT_CM_SUP | IB_PORT_REINIT_SUP |
-				IB_PORT_VENDOR_CLASS_SUP |
-				IB_PORT_BOOT_MGMT_SUP;
-	props->max_msg_sz = a.max_msg_sz;
-	props->pkey_tbl_len = 1;
 	ret = ib_get_eth_speed(ibdev, port_num, &props->active_speed,
 			       &props->active_width);
 	if (ret)
@@ -392,13 +383,21 @@ static int hns_shim_query_port(struct ib_device *ibdev, u32 port_num,
 		ibdev_err(ibdev, "find netdev %u failed!\n", port_num - 1);
 		return -EINVAL;
 	}
-	mtu = iboe_get_mtu(ndev->mtu);
-	props->active_mtu = mtu ? min(props->max_mtu, mtu) : IB_MTU_256;
-	props->state = ib_get_curr_port_state(ndev);
+	a.ndev_mtu = iboe_get_mtu(ndev->mtu);
+	a.ndev_state = ib_get_curr_port_state(ndev);
 	dev_put(ndev);
-	props->phys_state = props->state == IB_PORT_ACTIVE ?
-				    IB_PORT_PHYS_STATE_LINK_UP :
-				    IB_PORT_PHYS_STATE_DISABLED;
+
+	HNS_RS_OP(to_sdev(ibdev), query_port, port_num, &a);
+	props->max_mtu = a.max_mtu;
+	props->active_mtu = a.active_mtu;
+	props->state = a.state;
+	props->phys_state = a.phys_state;
+	props->gid_tbl_len = a.gid_tbl_len;
+	props->port_cap_flags = IB_PORT_CM_SUP | IB_PORT_REINIT_SUP |
+				IB_PORT_VENDOR_CLASS_SUP |
+				IB_PORT_BOOT_MGMT_SUP;
+	props->max_msg_sz = a.max_msg_sz;
+	props->pkey_tbl_len = 1;
 	return 0;
 }
 
@@ -465,20 +464,19 @@ static int hns_shim_set_gid(const struct ib_gid_attr *attr, bool add)
 	struct hns_shim_dev *sdev = to_sdev(attr->device);
 	u16 vlan_id = VLAN_CFI_MASK;
 	u8 mac[ETH_ALEN] = {};
-	u32 type = 0; /* RoCE v1 */
 	int ret;
 
 	if (attr->port_num != 1)
 		return -EINVAL;
 	if (add) {
-		if (attr->gid_type == IB_GID_TYPE_ROCE_UDP_ENCAP)
-			type = ipv6_addr_v4mapped((void *)&attr->gid) ? 1 : 2;
 		ret = rdma_read_gid_l2_fields(attr, &vlan_id, mac);
 		if (ret)
 			return ret;
 	}
 	return HNS_RS_OP(sdev, set_gid, attr->index,
-			 add ? attr->gid.raw : NULL, type, vlan_id, mac);
+			 add ? attr->gid.raw : NULL,
+			 attr->gid_type == IB_GID_TYPE_ROCE_UDP_ENCAP, vlan_id,
+			 mac);
 }
 
 static int hns_shim_add_gid(const struct ib_gid_attr *attr, void **context)

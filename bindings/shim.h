@@ -115,9 +115,17 @@ struct hns_shim_dev_attr {
 	u32 max_fast_reg_page_list_len;
 };
 
-/* The static part of query_port; the shim adds what the netdev says. */
+/* What query_port answers. The shim fills in what the netdev says
+ * (ndev_mtu: iboe_get_mtu() of its MTU, an enum ib_mtu or 0; ndev_state:
+ * its enum ib_port_state), the driver decides the rest.
+ */
 struct hns_shim_port_attr {
+	u32 ndev_mtu;
+	u32 ndev_state;
 	u32 max_mtu;
+	u32 active_mtu;
+	u32 state;
+	u32 phys_state;
 	u32 gid_tbl_len;
 	u32 max_msg_sz;
 };
@@ -379,7 +387,7 @@ struct hns_rs_ib_ops {
 	void (*query_device)(void *rs, struct hns_shim_dev_attr *attr);
 	void (*query_port)(void *rs, u32 port, struct hns_shim_port_attr *attr);
 	void (*fw_ver)(void *rs, u64 *fw_ver);
-	int (*set_gid)(void *rs, u32 index, const u8 *gid, u32 sgid_type,
+	int (*set_gid)(void *rs, u32 index, const u8 *gid, bool roce_v2,
 		u16 vlan_id, const u8 *mac);
 	int (*alloc_ucontext)(void *rs, u32 config_in, u32 *uar_index,
 		u64 *uar_addr, struct hns_shim_uctx_resp *resp, void **uctx);

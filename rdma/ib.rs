@@ -34,7 +34,9 @@ use verbs::*;
 
 /// What `query_device` reports (plain data, filled by the driver).
 pub(crate) type DevAttr = raw::hns_shim_dev_attr;
-/// The static part of `query_port` (plain data, filled by the driver).
+/// What `query_port` answers (plain data): `ndev_mtu` (an `enum ib_mtu`,
+/// 0 if none fits) and `ndev_state` (`enum ib_port_state`) are the
+/// netdev's, the driver fills the rest.
 pub(crate) type PortAttr = raw::hns_shim_port_attr;
 /// The answer of `alloc_ucontext` (plain data, filled by the driver).
 pub(crate) type UctxResp = raw::hns_shim_uctx_resp;
@@ -53,6 +55,21 @@ pub(crate) enum SgidType {
     V2Ipv4 = 1,
     /// RoCE v2 over IPv6.
     V2Ipv6 = 2,
+}
+
+impl SgidType {
+    /// The type of a GID of the RDMA core: RoCE v1, or for a RoCE v2
+    /// (`IB_GID_TYPE_ROCE_UDP_ENCAP`) GID, IPv4 when it is an IPv4-mapped
+    /// IPv6 address (`::ffff:a.b.c.d`, `ipv6_addr_v4mapped`), else IPv6.
+    pub(crate) fn of(gid: &[u8; 16], roce_v2: bool) -> Self {
+        if !roce_v2 {
+            Self::V1
+        } else if gid[..10].iter().all(|&b| b == 0) && gid[10..12] == [0xff, 0xff] {
+            Self::V2Ipv4
+        } else {
+            Self::V2Ipv6
+        }
+    }
 }
 
 /// One GID table entry being added.
@@ -368,6 +385,15 @@ impl<D: IbDriver> Drop for IbRegistration<D> {
     }
 }
 
+/// `IB_MTU_256`.
+pub(crate) const MTU_256: u32 = raw::ib_mtu_IB_MTU_256;
+/// `IB_PORT_ACTIVE`.
+pub(crate) const PORT_ACTIVE: u32 = raw::ib_port_state_IB_PORT_ACTIVE;
+/// `IB_PORT_PHYS_STATE_LINK_UP`.
+pub(crate) const PORT_PHYS_STATE_LINK_UP: u32 = raw::ib_port_phys_state_IB_PORT_PHYS_STATE_LINK_UP;
+/// `IB_PORT_PHYS_STATE_DISABLED`.
+pub(crate) const PORT_PHYS_STATE_DISABLED: u32 =
+    raw::ib_port_phys_state_IB_PORT_PHYS_STATE_DISABLED;
 /// `IB_DEVICE_PORT_ACTIVE_EVENT`.
 pub(crate) const DEVICE_PORT_ACTIVE_EVENT: u64 =
     raw::ib_device_cap_flags_IB_DEVICE_PORT_ACTIVE_EVENT as u64;

@@ -105,17 +105,12 @@ pub(super) unsafe extern "C" fn set_gid<D: IbDriver>(
     rs: *mut c_void,
     index: u32,
     gid: *const u8,
-    sgid_type: u32,
+    roce_v2: bool,
     vlan_id: u16,
     mac: *const u8,
 ) -> c_int {
     // SAFETY: as above.
     let d = unsafe { drv::<D>(rs) };
-    let ty = match sgid_type {
-        1 => SgidType::V2Ipv4,
-        2 => SgidType::V2Ipv6,
-        _ => SgidType::V1,
-    };
     let entry = if gid.is_null() {
         None
     } else {
@@ -124,7 +119,7 @@ pub(super) unsafe extern "C" fn set_gid<D: IbDriver>(
         let (gid, mac) = unsafe { (&*gid.cast::<[u8; 16]>(), &*mac.cast::<[u8; 6]>()) };
         Some(GidEntry {
             gid,
-            ty,
+            ty: SgidType::of(gid, roce_v2),
             vlan_id,
             mac,
         })
