@@ -270,8 +270,9 @@ impl SqDoorbells {
 ///
 /// Maps `REG_WINDOW` bytes of the function's BAR. It stays mapped while the
 /// hnae3 handle it came from is attached to this client: the driver drops
-/// every holder of a window in `uninit_instance`.
-#[derive(Clone, Copy)]
+/// every holder of a window in `uninit_instance`. It is neither `Clone`
+/// nor `Copy`: it has one owner (the command interface), from which the
+/// rest of the driver borrows the registers.
 pub(crate) struct RegWindow(MmioRaw<Region<REG_WINDOW>>);
 
 impl RegWindow {
