@@ -361,79 +361,100 @@ fn hw_init(
         .inspect_err(|e| dev_err!(h.device(), "failed to init llm, ret = {}.\n", e.to_errno()))
 }
 
-/// The HIP08/HIP09 engine of one function.
-pub(crate) struct HwV2 {
-    /// The command queue and mailbox, shared with the interrupt handlers.
-    pub(crate) cmd: Arc<Cmd>,
-    /// What the firmware reported.
-    pub(crate) profile: Profile,
-    /// The context tables.
-    pub(crate) hem: Option<Arc<HemTables>>,
-    link: Option<LinkTable>,
-    eqs: Option<EqTable>,
-    /// CQs and QPs by number, for the event handlers and the verbs.
-    pub(crate) objs: Arc<Objects>,
-}
+/// Clears the function when dropped (`FUNC_CLEAR`; later commands and
+/// mailboxes are answered without reaching the engine, as after C's
+/// `hns_roce_function_clear`).
+struct FunctionClear(Arc<Cmd>);
 
-impl HwV2 {
-    /// Sets up the command queue, runs the PF profile and creates the event
-    /// queues; mailboxes then run in event mode (`hns_roce_init` up to
-    /// `hns_roce_cmd_use_events`).
-    pub(crate) fn init(h: &Hnae3Handle, rev: HwRev) -> Result<Self> {
-        let regs = h.reg_window()?;
-        let cmq = Cmq::new(h.bound_device(), regs.io())?;
-        let cmd = Arc::pin_init(Cmd::new(regs, h.device().into(), cmq), GFP_KERNEL)?;
-        let profile = profile(h, &cmd, rev)
-            .inspect_err(|_| dev_err!(h.device(), "get RoCE engine profile failed!\n"))?;
-        dev_info!(
-            h.device(),
-            "hw_rev {:#x}, fw {:#x}, {} function(s), {} QPs, {} CQs, {} MRs, cap flags {:#x}\n",
-            profile.hw_rev,
-            profile.fw_ver,
-            profile.func_num,
-            profile.caps.num_qps,
-            profile.caps.num_cqs,
-            profile.caps.num_mtpts,
-            profile.caps.flags
-        );
-        let objs = Objects::new(&profile.caps)?;
-        let eqs = EqTable::new(h, &cmd, &objs, &profile.caps, profile.rev.is_hip09())
-            .inspect_err(|_| dev_err!(h.device(), "eq init failed!\n"))?;
-        cmd.use_events();
-        let mut hw = HwV2 {
-            cmd,
-            profile,
-            hem: None,
-            link: None,
-            eqs: Some(eqs),
-            objs,
-        };
-        let r = HemTables::new(&hw.cmd, &hw.profile.caps)
-            .inspect_err(|_| dev_err!(h.device(), "init HEM(Hardware Entry Memory) failed!\n"))
-            .and_then(|hem| Ok(Arc::new(hem, GFP_KERNEL)?))
-            .and_then(|hem| {
-                hw.hem = Some(hem.clone());
-                hw_init(h, &hw.cmd, &hem, &hw.profile.caps, hw.profile.func_num)
-                    .inspect_err(|_| dev_err!(h.device(), "hw_init failed!\n"))
-            });
-        // On an error `hw` unwinds through `Drop`, as at removal.
-        hw.link = Some(r?);
-        Ok(hw)
+impl Drop for FunctionClear {
+    fn drop(&mut self) {
+        function_clear(&self.0);
     }
 }
 
-impl Drop for HwV2 {
-    /// Leaves the engine clean when the function goes away (or its bring-up
-    /// failed past the EQs): clears the function, drops the link table and
-    /// the HEM tables, goes back to polled mailboxes and removes the EQs
-    /// (whose commands the cleared function no longer sends, as in C).
+/// Mailboxes in event mode while this exists (`hns_roce_cmd_use_events`);
+/// dropping it goes back to polling (`hns_roce_cmd_use_polling`).
+struct EventMode(Arc<Cmd>);
+
+impl EventMode {
+    fn new(cmd: &Arc<Cmd>) -> Self {
+        cmd.use_events();
+        Self(cmd.clone())
+    }
+}
+
+impl Drop for EventMode {
     fn drop(&mut self) {
-        function_clear(&self.cmd);
-        self.link = None;
-        self.hem = None;
-        self.cmd.use_polling();
-        // `EqTable`'s own `Drop` disables and frees the interrupts and
-        // destroys the EQ contexts.
-        self.eqs = None;
+        self.0.use_polling();
+    }
+}
+
+/// The HIP08/HIP09 engine of one function.
+///
+/// Built in dependency order by [`HwV2::new`]; torn down by dropping it,
+/// fields in declaration order: the function is cleared first, then the
+/// link table and the HEM tables go (their commands no longer reach the
+/// cleared engine, as in C), mailboxes go back to polling and the EQs are
+/// removed. A bring-up that fails part-way unwinds the fields built so far
+/// in reverse order, which is the same sequence.
+#[pin_data]
+pub(crate) struct HwV2 {
+    _cleared: FunctionClear,
+    _link: LinkTable,
+    /// The context tables.
+    pub(crate) hem: Arc<HemTables>,
+    _events: EventMode,
+    _eqs: EqTable,
+    /// CQs and QPs by number, for the event handlers and the verbs.
+    pub(crate) objs: Arc<Objects>,
+    /// What the firmware reported.
+    pub(crate) profile: Profile,
+    /// The command queue and mailbox, shared with the interrupt handlers.
+    pub(crate) cmd: Arc<Cmd>,
+}
+
+impl HwV2 {
+    /// Sets up the command queue, runs the PF profile, creates the event
+    /// queues, switches mailboxes to event mode, then builds the HEM tables
+    /// and runs `hw_init` (`hns_roce_init` up to the ib_device).
+    pub(crate) fn new(h: &Hnae3Handle, rev: HwRev) -> impl Init<Self, Error> + '_ {
+        try_init!(HwV2 {
+            cmd: {
+                let regs = h.reg_window()?;
+                let cmq = Cmq::new(h.bound_device(), regs.io())?;
+                Arc::pin_init(Cmd::new(regs, h.device().into(), cmq), GFP_KERNEL)?
+            },
+            profile: profile(h, cmd, rev)
+                .inspect_err(|_| dev_err!(h.device(), "get RoCE engine profile failed!\n"))?,
+            _: {
+                dev_info!(
+                    h.device(),
+                    "hw_rev {:#x}, fw {:#x}, {} function(s), {} QPs, {} CQs, {} MRs, cap flags {:#x}\n",
+                    profile.hw_rev,
+                    profile.fw_ver,
+                    profile.func_num,
+                    profile.caps.num_qps,
+                    profile.caps.num_cqs,
+                    profile.caps.num_mtpts,
+                    profile.caps.flags
+                );
+            },
+            objs: Objects::new(&profile.caps)?,
+            _eqs: EqTable::new(h, cmd, objs, &profile.caps, profile.rev.is_hip09())
+                .inspect_err(|_| dev_err!(h.device(), "eq init failed!\n"))?,
+            _events: EventMode::new(cmd),
+            // A failure from here on clears the function first: here by
+            // hand (nothing holds a `FunctionClear` yet), later through
+            // `_cleared`.
+            hem: HemTables::new(cmd, &profile.caps)
+                .inspect_err(|_| {
+                    dev_err!(h.device(), "init HEM(Hardware Entry Memory) failed!\n")
+                })
+                .and_then(|hem| Ok(Arc::new(hem, GFP_KERNEL)?))
+                .inspect_err(|_| function_clear(cmd))?,
+            _cleared: FunctionClear(cmd.clone()),
+            _link: hw_init(h, cmd, hem, &profile.caps, profile.func_num)
+                .inspect_err(|_| dev_err!(h.device(), "hw_init failed!\n"))?,
+        }? Error)
     }
 }

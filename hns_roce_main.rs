@@ -156,7 +156,7 @@ pub(crate) struct HnsRoceDev {
     // Held for its `Drop` (removes the directory).
     _dbgfs: Option<debugfs::DevDebugfs>,
     ib: IbRegistration<IbDev>,
-    hw: hns_roce_hw_v2::HwV2,
+    hw: KBox<hns_roce_hw_v2::HwV2>,
 }
 
 /// `alloc_ucontext` configuration bits (`hns-abi.h`), request and answer:
@@ -227,7 +227,7 @@ impl IbDev {
     fn new(h: &Hnae3Handle, hw: &hns_roce_hw_v2::HwV2) -> Result<Arc<Self>> {
         let c = &hw.profile.caps;
         let id = h.pci_ident();
-        let hem = hw.hem.clone().ok_or(EINVAL)?;
+        let hem = hw.hem.clone();
         let dev = Arc::pin_init(
             try_pin_init!(IbDev {
                 cmd: hw.cmd.clone(),
@@ -768,7 +768,11 @@ impl RoceClient for HnsRoce {
             );
             e
         };
-        let hw = hns_roce_hw_v2::HwV2::init(handle, HwRev::from_pci(id.revision)).map_err(fail)?;
+        let hw = KBox::try_init(
+            hns_roce_hw_v2::HwV2::new(handle, HwRev::from_pci(id.revision)),
+            GFP_KERNEL,
+        )
+        .map_err(fail)?;
         let mut records = None;
         let reg = IbDev::new(handle, &hw).and_then(|ib| {
             records = Some(ib.dbs.records());
