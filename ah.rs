@@ -12,7 +12,7 @@
 use crate::hns_roce_hw_v2::caps::Caps;
 use crate::hns_roce_hw_v2::ctx::flow_label_to_udp_sport;
 use crate::hw_rev::HwRev;
-use crate::rdma::{AddrVec, AhIn};
+use crate::rdma::{AddrVec, AhIn, DscpMap};
 use kernel::{device::Device, prelude::*};
 
 /// Highest service level (`MAX_SERVICE_LEVEL`).
@@ -30,6 +30,8 @@ pub(crate) struct AhEnv<'a> {
     pub(crate) caps: &'a Caps,
     /// Engine revision.
     pub(crate) rev: HwRev,
+    /// The NIC's DSCP-to-priority map.
+    pub(crate) dscp: &'a DscpMap,
 }
 
 /// Fills the address vector `av` of a new AH from `req`
@@ -64,15 +66,15 @@ pub(crate) fn create_ah(env: &AhEnv<'_>, req: &AhIn, av: &mut AddrVec) -> Result
     av.sl = req.sl;
     av.tc_mode = 0;
     if req.roce_v2 != 0 {
-        match req.dscp_ret {
-            0 => {
-                av.tc_mode = req.dscp_tc_mode;
-                if req.dscp_tc_mode == TC_MAP_MODE_DSCP {
-                    av.sl = req.dscp_priority;
+        match env.dscp.prio(req.traffic_class >> 2) {
+            Ok((mode, prio)) => {
+                av.tc_mode = mode;
+                if mode == TC_MAP_MODE_DSCP {
+                    av.sl = prio;
                 }
             }
-            r if r == EOPNOTSUPP.to_errno() => {}
-            r => return Err(Error::from_errno(r)),
+            Err(e) if e == EOPNOTSUPP => {}
+            Err(e) => return Err(e),
         }
     }
     if !sl_valid(env, av.sl) {

@@ -74,8 +74,8 @@ use kernel::{
 };
 use pd::{Domains, IdSpace};
 use rdma::{
-    AddrVec, AhIn, BoundDevice, DevAttr, GidEntry, Hnae3Handle, IbCq, IbDriver, IbParams, IbQp,
-    IbRegistration, PortAttr, RoceClient, SendWr, SqDoorbells, UctxResp, WcArray,
+    AddrVec, AhIn, BoundDevice, DevAttr, DscpMap, GidEntry, Hnae3Handle, IbCq, IbDriver, IbParams,
+    IbQp, IbRegistration, PortAttr, RoceClient, SendWr, SqDoorbells, UctxResp, WcArray,
 };
 
 module! {
@@ -221,6 +221,8 @@ pub(crate) struct IbDev {
     objs: Arc<eq::Objects>,
     /// HIP09 kernel SQ doorbells.
     sq_db: Option<SqDoorbells>,
+    /// The NIC's DSCP-to-priority map, for RoCE v2 address vectors.
+    dscp: DscpMap,
 }
 
 impl IbDev {
@@ -254,6 +256,7 @@ impl IbDev {
                 } else {
                     None
                 },
+                dscp: h.dscp_map(),
             }? Error),
             GFP_KERNEL,
         )?;
@@ -298,6 +301,7 @@ impl IbDev {
             qpns: &self.qpns,
             objs: &self.objs,
             sq_db: self.sq_db.as_ref(),
+            dscp: &self.dscp,
         }
     }
 
@@ -318,6 +322,7 @@ impl IbDev {
             dev: self.cmd.device(),
             caps: &self.caps,
             rev: self.rev,
+            dscp: &self.dscp,
         }
     }
 

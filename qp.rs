@@ -27,7 +27,9 @@ use crate::hns_roce_hw_v2::caps::Caps;
 use crate::hns_roce_hw_v2::consts::{cap_flag, mbox, reg};
 use crate::hns_roce_hw_v2::qpc::{self as qpc, qpt, QpState, QueueError, QueueRequest, QueueSizes};
 use crate::hw_rev::HwRev;
-use crate::rdma::{IbQp, QpAttr, QpInit, QpQuery, RecvWr, ResAttrs, ResRaw, SqDoorbells, UmemDev};
+use crate::rdma::{
+    DscpMap, IbQp, QpAttr, QpInit, QpQuery, RecvWr, ResAttrs, ResRaw, SqDoorbells, UmemDev,
+};
 use crate::UCTX_EXSGE;
 use core::sync::atomic::Ordering;
 use kernel::{
@@ -183,6 +185,8 @@ pub(crate) struct QpEnv<'a> {
     pub(crate) rev: HwRev,
     /// First congestion control template of the function.
     pub(crate) cong_tmpl_id: u32,
+    /// The NIC's DSCP-to-priority map.
+    pub(crate) dscp: &'a DscpMap,
     /// QP number banks.
     pub(crate) qpns: &'a Mutex<crate::bitmap::QpBanks<KVec<u64>>>,
     /// The QP table and the flush work queue.

@@ -29,7 +29,7 @@ mod raw;
 
 mod hnae3;
 pub(crate) use hnae3::{
-    BoundDevice, ClientRegistration, Hnae3Handle, PciIdent, RegWindow, Regs, ResetRequest,
+    BoundDevice, ClientRegistration, DscpMap, Hnae3Handle, PciIdent, RegWindow, Regs, ResetRequest,
     RoceClient, SqDoorbells, REG_WINDOW,
 };
 mod irq;

@@ -164,6 +164,16 @@ void hns_shim_request_reset(struct hnae3_handle *h, bool vf)
 		ops->reset_event(h->pdev, NULL);
 }
 
+int hns_shim_dscp_prio(struct hnae3_handle *h, u8 dscp, u8 *tc_mode,
+		       u8 *priority)
+{
+	const struct hnae3_ae_ops *ops = h->ae_algo->ops;
+
+	if (!ops->get_dscp_prio)
+		return -EOPNOTSUPP;
+	return ops->get_dscp_prio(h, dscp, tc_mode, priority);
+}
+
 /* The driver's ordered workqueue for event and flush work (irq_workq). */
 struct workqueue_struct *hns_shim_alloc_wq(const char *name)
 {
@@ -204,7 +214,6 @@ struct hns_shim_dev {
 	struct ib_device ibdev;
 	void *rs;
 	const struct hns_rs_ib_ops *ops;
-	struct hnae3_handle *handle;
 	spinlock_t sm_lock;
 	bool udp_encap;
 };
@@ -266,7 +275,6 @@ static int hns_shim_create_ah(struct ib_ah *ibah,
 	const struct ib_global_route *grh = rdma_ah_read_grh(attr);
 	struct hns_shim_dev *sdev = to_sdev(ibah->device);
 	struct hns_roce_ib_create_ah_resp resp = {};
-	const struct hnae3_ae_ops *ops = sdev->handle->ae_algo->ops;
 	struct hns_shim_ah_in in = {};
 	int ret;
 
@@ -283,12 +291,6 @@ static int hns_shim_create_ah(struct ib_ah *ibah,
 	memcpy(in.dmac, attr->roce.dmac, ETH_ALEN);
 	in.random_sport = get_random_u32_inclusive(IB_ROCE_UDP_ENCAP_VALID_PORT_MIN,
 						   IB_ROCE_UDP_ENCAP_VALID_PORT_MAX);
-	in.dscp_ret = -EOPNOTSUPP;
-	if (in.roce_v2 && ops->get_dscp_prio)
-		in.dscp_ret = ops->get_dscp_prio(sdev->handle,
-						 grh->traffic_class >> 2,
-						 &in.dscp_tc_mode,
-						 &in.dscp_priority);
 
 	ret = HNS_RS_OP(sdev, create_ah, &in, &ah->av);
 	if (ret)
@@ -877,8 +879,6 @@ static void hns_shim_qp_av(struct ib_qp *ibqp, const struct ib_qp_attr *attr,
 			   int mask, struct hns_shim_qp_attr *a)
 {
 	const struct ib_global_route *grh = rdma_ah_read_grh(&attr->ah_attr);
-	struct hns_shim_dev *sdev = to_sdev(ibqp->device);
-	const struct hnae3_ae_ops *ops = sdev->handle->ae_algo->ops;
 	u32 port = mask & IB_QP_PORT ? attr->port_num : 1;
 
 	memcpy(a->dmac, attr->ah_attr.roce.dmac, ETH_ALEN);
@@ -896,12 +896,6 @@ static void hns_shim_qp_av(struct ib_qp *ibqp, const struct ib_qp_attr *attr,
 	if (a->av_grh && grh->sgid_attr)
 		a->l2_ret = rdma_read_gid_l2_fields(grh->sgid_attr,
 						    &a->vlan_id, NULL);
-	a->dscp_ret = -EOPNOTSUPP;
-	if (a->gid_type == IB_GID_TYPE_ROCE_UDP_ENCAP && ops->get_dscp_prio)
-		a->dscp_ret = ops->get_dscp_prio(sdev->handle,
-						 grh->traffic_class >> 2,
-						 &a->dscp_tc_mode,
-						 &a->dscp_priority);
 }
 
 static int hns_shim_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
@@ -1429,7 +1423,6 @@ int hns_shim_register_ibdev(struct ib_device *ibdev,
 	int ret;
 
 	to_sdev(ibdev)->udp_encap = reg->udp_encap;
-	to_sdev(ibdev)->handle = reg->handle;
 	ibdev->node_type = RDMA_NODE_IB_CA;
 	ibdev->dev.parent = reg->parent;
 	ibdev->phys_port_cnt = 1;

@@ -144,10 +144,6 @@ struct hns_shim_ah_in {
 	u8 dgid[16];
 	u8 dmac[6];
 	u16 random_sport;
-	/* 0, or -EOPNOTSUPP when the NIC cannot map DSCP, or its error. */
-	int dscp_ret;
-	u8 dscp_tc_mode;
-	u8 dscp_priority;
 };
 
 /* The software address vector of an AH (struct hns_roce_av). */
@@ -169,7 +165,6 @@ struct hns_shim_av {
 
 /* Registration parameters. */
 struct hns_shim_reg {
-	struct hnae3_handle *handle;
 	struct device *parent;
 	struct net_device *netdev;
 	u32 num_comp_vectors;
@@ -247,9 +242,7 @@ struct hns_shim_qp_attr {
 	u32 active_mtu;
 	u8 dmac[6];
 	bool dmac_local;
-	/* IB_QP_AV: the GRH, the source GID's type and VLAN, the NIC's DSCP
-	 * lookup (as for an AH).
-	 */
+	/* IB_QP_AV: the GRH, the source GID's type and VLAN. */
 	bool av_grh;
 	bool av_roce;
 	u8 gid_type;
@@ -261,9 +254,6 @@ struct hns_shim_qp_attr {
 	u8 dgid[16];
 	u16 vlan_id;
 	int l2_ret;
-	int dscp_ret;
-	u8 dscp_tc_mode;
-	u8 dscp_priority;
 };
 
 /* What a user modify answers (struct hns_roce_ib_modify_qp_resp). */
@@ -352,6 +342,12 @@ u32 hns_shim_ucontext_uar(struct ib_ucontext *uctx);
 u32 hns_shim_pd_pdn(struct ib_pd *pd);
 u32 hns_shim_xrcd_xrcdn(struct ib_xrcd *xrcd);
 void hns_shim_request_reset(struct hnae3_handle *h, bool vf);
+/* The NIC's traffic-class mode and priority of a DSCP value
+ * (ae_algo->ops->get_dscp_prio): 0, -EOPNOTSUPP when the NIC has no such
+ * map, or its error.
+ */
+int hns_shim_dscp_prio(struct hnae3_handle *h, u8 dscp, u8 *tc_mode,
+		       u8 *priority);
 struct workqueue_struct *hns_shim_alloc_wq(const char *name);
 void hns_shim_destroy_wq(struct workqueue_struct *wq);
 void hns_shim_cq_comp(struct ib_cq *ibcq);

@@ -348,15 +348,15 @@ impl Qp {
         };
         soft.sl = u32::from(a.sl);
         if gt == qpc::gid_type::ROCE_UDP_ENCAP {
-            match a.dscp_ret {
-                0 => {
-                    soft.tc_mode = a.dscp_tc_mode;
-                    soft.priority = a.dscp_priority;
+            match env.dscp.prio(a.traffic_class >> 2) {
+                Ok((mode, prio)) => {
+                    soft.tc_mode = mode;
+                    soft.priority = prio;
                 }
-                r if r == EOPNOTSUPP.to_errno() => {}
-                r => {
-                    dev_err_ratelimited!(d, "failed to get dscp, ret = {}.\n", r);
-                    return Err(Error::from_errno(r));
+                Err(e) if e == EOPNOTSUPP => {}
+                Err(e) => {
+                    dev_err_ratelimited!(d, "failed to get dscp, ret = {}.\n", e.to_errno());
+                    return Err(e);
                 }
             }
             if soft.tc_mode == TC_MAP_MODE_DSCP {

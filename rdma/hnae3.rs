@@ -194,6 +194,13 @@ impl Hnae3Handle {
         }
     }
 
+    /// The NIC's DSCP-to-priority map of the function, to be kept by the
+    /// instance (see [`DscpMap`]).
+    pub(crate) fn dscp_map(&self) -> DscpMap {
+        // INVARIANT: the handle of the function whose instance holds it.
+        DscpMap { h: self.0.get() }
+    }
+
     /// The client's per-function pointer (`priv`).
     fn priv_ptr(&self) -> *mut c_void {
         // SAFETY: the handle is valid (type invariant); `priv` belongs to
@@ -232,6 +239,39 @@ impl ResetRequest {
     pub(crate) fn request(&self) {
         // SAFETY: valid handle (type invariant).
         unsafe { raw::hns_shim_request_reset(self.h, self.vf) }
+    }
+}
+
+/// The NIC's DSCP-to-priority map of a function (the ae_dev's
+/// `get_dscp_prio`), which RoCE v2 address vectors consult.
+///
+/// # Invariants
+///
+/// `h` is a RoCE client handle that stays valid while the holder exists:
+/// the instance holds it, and it is dropped in `uninit_instance`.
+pub(crate) struct DscpMap {
+    h: *mut raw::hnae3_handle,
+}
+
+// SAFETY: the handle pointer may be used from any thread; the ae_dev op
+// called with it only reads the NIC's DCB tables.
+unsafe impl Send for DscpMap {}
+// SAFETY: as above.
+unsafe impl Sync for DscpMap {}
+
+impl DscpMap {
+    /// The traffic-class mode and the priority of `dscp`, as
+    /// `(tc_mode, priority)`.
+    ///
+    /// # Errors
+    ///
+    /// `EOPNOTSUPP` if the NIC has no such map, or the NIC's error.
+    pub(crate) fn prio(&self, dscp: u8) -> Result<(u8, u8)> {
+        let (mut mode, mut prio) = (0u8, 0u8);
+        // SAFETY: valid handle (type invariant); the out pointers are live
+        // locals.
+        to_result(unsafe { raw::hns_shim_dscp_prio(self.h, dscp, &mut mode, &mut prio) })?;
+        Ok((mode, prio))
     }
 }
 

@@ -334,7 +334,6 @@ impl<D: IbDriver> IbRegistration<D> {
             return Err(ENOMEM);
         }
         let reg = raw::hns_shim_reg {
-            handle: h.as_raw(),
             // SAFETY: `pdev` is valid while the handle is (its type
             // invariant).
             parent: unsafe { &raw mut (*h.pdev()).dev }.cast(),
