@@ -8,6 +8,8 @@
  */
 #include <linux/etherdevice.h>
 #include <linux/delay.h>
+#include <linux/io.h>
+#include <linux/iopoll.h>
 #include <linux/module.h>
 #include <linux/moduleparam.h>
 #include <linux/mutex.h>
@@ -23,6 +25,14 @@
 #define HNS_SIM_BAR 2
 /* Keep in sync with sim/src/mem.rs MEM_BASE_OFFSET. */
 #define HNS_SIM_MEM_BASE_OFFSET (16u << 20)
+/* The control channel; keep in sync with sim/src/device.rs CTRL_*. */
+#define HNS_SIM_CTRL_SEQ 0x20000
+#define HNS_SIM_CTRL_ACK 0x20004
+#define HNS_SIM_CTRL_RESULT 0x20008
+#define HNS_SIM_CTRL_CMD 0x20040
+#define HNS_SIM_CTRL_CMD_LEN 64
+/* How long the model may take to answer a control command. */
+#define HNS_SIM_CTRL_TIMEOUT_US 2000000
 
 struct hns_sim_dev {
 	struct pci_dev *pdev;
@@ -36,7 +46,7 @@ struct hns_sim_dev {
 	u8 orig_revision;
 };
 
-/* The attached functions, for the reset trigger. */
+/* The attached functions, for the reset and fault triggers. */
 #define HNS_SIM_MAX_DEVS 4
 static struct hns_sim_dev *hns_sim_devs[HNS_SIM_MAX_DEVS];
 static DEFINE_MUTEX(hns_sim_devs_lock);
@@ -218,6 +228,53 @@ static const struct kernel_param_ops hns_sim_reset_ops = {
 };
 module_param_cb(reset, &hns_sim_reset_ops, NULL, 0200);
 MODULE_PARM_DESC(reset, "write to reset every attached function");
+
+/* Hands one control command to the model behind sim and waits for its
+ * answer: 0, -EINVAL if the model refused it, -ETIMEDOUT without answer.
+ */
+static int hns_sim_control_one(struct hns_sim_dev *sim, const char *cmd,
+			       size_t len)
+{
+	u8 buf[HNS_SIM_CTRL_CMD_LEN] = {};
+	u32 seq, ack;
+	int ret;
+
+	memcpy(buf, cmd, len);
+	memcpy_toio(sim->bar + HNS_SIM_CTRL_CMD, buf, sizeof(buf));
+	seq = ioread32(sim->bar + HNS_SIM_CTRL_SEQ) + 1;
+	iowrite32(seq, sim->bar + HNS_SIM_CTRL_SEQ);
+	ret = readl_poll_timeout(sim->bar + HNS_SIM_CTRL_ACK, ack, ack == seq,
+				 100, HNS_SIM_CTRL_TIMEOUT_US);
+	if (ret)
+		return ret;
+	return ioread32(sim->bar + HNS_SIM_CTRL_RESULT) ? -EINVAL : 0;
+}
+
+/* Writing a fault to /sys/module/hns_sim/parameters/fault arms it in the
+ * model of every attached function, in hns-sim's --fault syntax
+ * (OPCODE:RETVAL|timeout[:once|always], mbx:CMD:STATUS[:once|always]);
+ * "clear" disarms them all.
+ */
+static int hns_sim_fault_set(const char *val, const struct kernel_param *kp)
+{
+	size_t len = strcspn(val, "\n");
+	int i, ret = 0;
+
+	if (!len || len >= HNS_SIM_CTRL_CMD_LEN)
+		return -EINVAL;
+	mutex_lock(&hns_sim_devs_lock);
+	for (i = 0; i < HNS_SIM_MAX_DEVS && !ret; i++)
+		if (hns_sim_devs[i])
+			ret = hns_sim_control_one(hns_sim_devs[i], val, len);
+	mutex_unlock(&hns_sim_devs_lock);
+	return ret;
+}
+
+static const struct kernel_param_ops hns_sim_fault_ops = {
+	.set = hns_sim_fault_set,
+};
+module_param_cb(fault, &hns_sim_fault_ops, NULL, 0200);
+MODULE_PARM_DESC(fault, "write a fault to arm it in the model, or clear");
 
 static const struct net_device_ops hns_sim_netdev_ops = {
 	.ndo_open = hns_sim_open,

@@ -21,6 +21,22 @@ pub const CMQ_PI: u64 = 0x7010;
 /// Consumer index, written by the device.
 pub const CMQ_CI: u64 = 0x7014;
 
+/// The control channel, past the driver's register window (which ends at
+/// 0x14000): the guest glue writes a NUL-terminated command of at most
+/// [`CTRL_CMD_LEN`] bytes at [`CTRL_CMD`], then a new sequence number at
+/// [`CTRL_SEQ`]; the model carries it out ([`Firmware::control`]), writes
+/// [`CTRL_RESULT`] (0 done, 1 refused) and then the sequence number to
+/// [`CTRL_ACK`].
+pub const CTRL_SEQ: u64 = 0x20000;
+/// See [`CTRL_SEQ`].
+pub const CTRL_ACK: u64 = 0x20004;
+/// See [`CTRL_SEQ`].
+pub const CTRL_RESULT: u64 = 0x20008;
+/// See [`CTRL_SEQ`].
+pub const CTRL_CMD: u64 = 0x20040;
+/// See [`CTRL_SEQ`].
+pub const CTRL_CMD_LEN: usize = 64;
+
 /// A function and everything it is wired to.
 pub struct Device<'a> {
     /// Firmware state.
@@ -41,6 +57,8 @@ pub struct Device<'a> {
     /// span between the new CI and the old PI as commands). Once PI moved,
     /// the new CI is the baseline.
     last_ci: Option<u32>,
+    /// The last control sequence number carried out.
+    ctrl_seq: u32,
 }
 
 /// What the CMQ registers say about the ring, given the CI the model wrote
@@ -54,6 +72,17 @@ pub enum RingState {
     /// The driver re-initialised the ring and moved PI: the new CI is the
     /// baseline; run CI..PI.
     Reinit,
+}
+
+/// The command the guest left at [`CTRL_CMD`]: bytes up to the first NUL,
+/// as text.
+pub fn read_ctrl_cmd(bar: &Bar) -> String {
+    let mut bytes = Vec::with_capacity(CTRL_CMD_LEN);
+    for w in 0..CTRL_CMD_LEN / 4 {
+        bytes.extend_from_slice(&bar.read32(CTRL_CMD + 4 * w as u64).to_le_bytes());
+    }
+    let end = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
+    String::from_utf8_lossy(&bytes[..end]).into_owned()
 }
 
 /// Classifies a poll (`last`: the CI the model wrote last).
@@ -76,7 +105,29 @@ impl<'a> Device<'a> {
             peer,
             stalled: None,
             last_ci: None,
+            ctrl_seq: bar.read32(CTRL_SEQ),
         }
+    }
+
+    /// Carries out a new command of the control channel, if the guest
+    /// wrote one (see [`CTRL_SEQ`]); returns whether there was one.
+    pub fn poll_ctrl(&mut self) -> bool {
+        let seq = self.bar.read32(CTRL_SEQ);
+        if seq == self.ctrl_seq {
+            return false;
+        }
+        self.ctrl_seq = seq;
+        let cmd = read_ctrl_cmd(self.bar);
+        let result = match self.fw.control(&cmd) {
+            Ok(()) => 0,
+            Err(e) => {
+                eprintln!("hns-sim: control command '{cmd}' refused: {e}");
+                1
+            }
+        };
+        self.bar.write32(CTRL_RESULT, result);
+        self.bar.write32(CTRL_ACK, seq);
+        true
     }
 
     /// Moves CI (the model's side of the ring).
@@ -221,6 +272,7 @@ pub fn poll_all(devs: &mut [Device<'_>]) -> bool {
         let Some((me, after)) = rest.split_first_mut() else {
             break;
         };
+        did |= me.poll_ctrl();
         did |= me.poll_cmq();
         did |= me.poll_data(&mut Others { before, after });
     }
@@ -229,7 +281,21 @@ pub fn poll_all(devs: &mut [Device<'_>]) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::{ring_state, RingState};
+    use super::{read_ctrl_cmd, ring_state, RingState, CTRL_CMD};
+    use crate::mem::Bar;
+
+    #[test]
+    fn control_command_is_read_up_to_its_nul() {
+        let (bar, _f) = Bar::new("hns-sim-test-ctrl").unwrap();
+        assert_eq!(read_ctrl_cmd(&bar), "");
+        let cmd = b"mbx:0x23:0x11:once\0garbage";
+        for (i, w) in cmd.chunks(4).enumerate() {
+            let mut b = [0u8; 4];
+            b[..w.len()].copy_from_slice(w);
+            bar.write32(CTRL_CMD + 4 * i as u64, u32::from_le_bytes(b));
+        }
+        assert_eq!(read_ctrl_cmd(&bar), "mbx:0x23:0x11:once");
+    }
 
     #[test]
     fn ring_reinit_races() {

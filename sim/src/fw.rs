@@ -298,6 +298,22 @@ impl Firmware {
         &self.tables[t as usize]
     }
 
+    /// Carries out a command of the control channel (what the guest wrote
+    /// to `/sys/module/hns_sim/parameters/fault`): a fault in `--fault`'s
+    /// syntax, armed from now on, or `clear`, which disarms every fault.
+    /// The trace notes it, so that a run's trace shows where each fault
+    /// was armed.
+    pub fn control(&mut self, cmd: &str) -> Result<(), String> {
+        let cmd = cmd.trim();
+        if cmd == "clear" {
+            self.faults.clear();
+        } else {
+            self.faults.push(Fault::parse(cmd)?);
+        }
+        self.trace.note(&format!("control: {cmd}"));
+        Ok(())
+    }
+
     /// Executes one command: `descs` is the chain of descriptors linked by
     /// NEXT, answered in place (retval and response data). Returns false
     /// when an injected fault says not to answer at all.
@@ -958,6 +974,27 @@ mod tests {
         let m = Fault::parse("mbx:0x23:0x11:once").unwrap();
         assert!(m.mailbox && m.opcode == 0x23 && m.retval == 0x11);
         assert!(Fault::parse("mbx:0x23:timeout").is_err());
+    }
+
+    #[test]
+    fn control_arms_and_clears_faults() {
+        let mem = VecMem::new(4096);
+        let mut f = Firmware::new(Caps::default(), Vec::new(), Trace::discard());
+        let mut d: Vec<Desc> = (0..6).map(|_| desc(op::QUERY_PF_CAPS_NUM, true)).collect();
+        f.execute(&mem, &mut d);
+        assert_eq!(d[0].retval, 0, "no fault before the control command");
+        f.control("0x8408:2:once\n").unwrap();
+        f.execute(&mem, &mut d);
+        assert_eq!(d[0].retval, 2, "armed at run time");
+        f.execute(&mem, &mut d);
+        assert_eq!(d[0].retval, 0, "once");
+        f.control("0x8408:timeout").unwrap();
+        assert!(!f.execute(&mem, &mut d));
+        assert!(!f.execute(&mem, &mut d), "always, until cleared");
+        f.control("clear").unwrap();
+        assert!(f.execute(&mem, &mut d));
+        assert!(f.control("0x8408").is_err());
+        assert!(f.control("bogus").is_err());
     }
 
     #[test]

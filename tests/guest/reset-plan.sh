@@ -9,7 +9,8 @@
 # With hns_0 registered: the port goes down and up (hns_sim tells the RoCE
 # client, as hclge does: link_status_change), ibv_devinfo follows; then a
 # function reset (hns_sim walks the client through DOWN, UNINIT, INIT, UP as
-# hclge_reset does): hns_0 comes back and works; then both modules go.
+# hclge_reset does): hns_0 comes back and works; a fault armed at run time
+# fails the next probe; then both modules go.
 # TEST lines are in the group "reset-c/..." or "reset-rs/...".
 . /opt/hns/lib.sh
 DRIVER=none
@@ -50,5 +51,42 @@ ctx.close()'
 if [ "$D" = rs ]; then
     check "$G/reset-log" sh -c "dmesg | grep -q 'reset done, RoCE client reinit finished.'"
 fi
+
+# A fault armed while the guest runs (hns_sim's control channel, which the
+# fault sweeps of issue 15 build on): the next probe fails at
+# QUERY_PF_CAPS_NUM (0x8408) and registers nothing, the one after it works;
+# a malformed fault is refused.
+FAULT=/sys/module/hns_sim/parameters/fault
+load_driver() {
+    if [ "$D" = c ]; then
+        modprobe hns-roce-hw-v2
+    else
+        insmod /opt/run/modules/hns_roce_rs.ko
+    fi
+}
+wait_hns0() {
+    w=0
+    while [ $w -lt 100 ]; do
+        ibv_devices 2>/dev/null | grep -qw hns_0 && return 0
+        sleep 0.1
+        w=$((w + 1))
+    done
+    echo "no hns_0"
+    return 1
+}
+runtime_fault() {
+    rmmod $MOD || return 1
+    echo 0x8408:2:once >$FAULT || return 1
+    load_driver || return 1
+    if ibv_devices 2>/dev/null | grep -qw hns_0; then
+        echo "hns_0 registered despite the armed fault"
+        return 1
+    fi
+    rmmod $MOD || return 1
+    load_driver || return 1
+    wait_hns0
+}
+check "$G/runtime-fault" runtime_fault
+check "$G/runtime-fault-refused" sh -c "! echo bogus 2>/dev/null >$FAULT"
 check "$G/unload" sh -c "rmmod $MOD && rmmod hns_sim"
 plan_exit
