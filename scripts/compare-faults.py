@@ -1,0 +1,112 @@
+#!/usr/bin/env python3
+"""Compare the probe fault sweeps of the C and the Rust driver
+(tests/guest/faults-plan.sh, run by scripts/faults.sh).
+
+  compare-faults.py C_OUTPUT C_TRACE RS_OUTPUT RS_TRACE [REPORT]
+
+For every armed fault: the probe's outcome (registered or failed) and the
+driver's kernel log lines must be the same, and the part of the hns-sim
+trace from arming the fault to disarming it (the probe, its unwind and the
+unload) must be equal once normalised (scripts/trace-diff.py). Prints one
+row per fault and a summary; writes the rows to REPORT as a Markdown
+table if given. Exits 1 when any fault differs or is missing on one side.
+"""
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+FAULT = re.compile(r"^FAULT (\S+) (\S+) (\S+) \| ?(.*)$")
+CONTROL = re.compile(r"^# control: (.*)$")
+
+
+def outcomes(path):
+    """(opcode, kind) -> (outcome, log) from a plan's output."""
+    res = {}
+    with open(path, errors="replace") as f:
+        for line in f:
+            m = FAULT.match(line.rstrip("\n"))
+            if m:
+                # The driver's own name differs; the messages must not.
+                log = m.group(4).replace("hns_roce_rs", "DRV").replace("hns_roce_hw_v2", "DRV")
+                res[(m.group(1), m.group(2))] = (m.group(3), log)
+    return res
+
+
+def segments(path):
+    """Armed fault spec -> the trace lines from arming it to `clear`."""
+    segs, cur, lines = {}, None, []
+    with open(path, errors="replace") as f:
+        for line in f:
+            m = CONTROL.match(line.rstrip("\n"))
+            if m:
+                if cur is not None:
+                    segs[cur] = lines
+                cur = None if m.group(1) == "clear" else m.group(1)
+                lines = []
+            elif cur is not None:
+                lines.append(line)
+    if cur is not None:
+        segs[cur] = lines
+    return segs
+
+
+def spec(op, kind):
+    return f"0x{op}:6:once" if kind == "err" else f"0x{op}:timeout:once"
+
+
+def trace_equal(a, b, tmp):
+    pa, pb = os.path.join(tmp, "c.txt"), os.path.join(tmp, "rs.txt")
+    with open(pa, "w") as f:
+        f.writelines(a)
+    with open(pb, "w") as f:
+        f.writelines(b)
+    tool = os.path.join(os.path.dirname(os.path.abspath(__file__)), "trace-diff.py")
+    r = subprocess.run([sys.executable, tool, "--full", pa, pb], capture_output=True, text=True)
+    return r.returncode == 0, (r.stdout + r.stderr).strip().splitlines()
+
+
+def main():
+    if len(sys.argv) not in (5, 6):
+        print(__doc__.strip().splitlines()[2].strip())
+        return 2
+    c_out, c_tr, rs_out, rs_tr = sys.argv[1:5]
+    report = sys.argv[5] if len(sys.argv) == 6 else None
+    co, ro = outcomes(c_out), outcomes(rs_out)
+    cs, rs = segments(c_tr), segments(rs_tr)
+    keys = list(co) + [k for k in ro if k not in co]
+    rows, bad = [], 0
+    with tempfile.TemporaryDirectory() as tmp:
+        for k in keys:
+            c, r = co.get(k), ro.get(k)
+            if c is None or r is None:
+                rows.append((k, c[0] if c else "-", r[0] if r else "-", "missing", "missing", ""))
+                bad += 1
+                continue
+            same_log = c[1] == r[1]
+            s = spec(*k)
+            teq, diff = trace_equal(cs.get(s, []), rs.get(s, []), tmp)
+            note = ""
+            if not same_log:
+                note = f"C: {c[1][:160]} / Rust: {r[1][:160]}"
+            elif not teq:
+                note = " ".join(d for d in diff if d.startswith(("-", "+")) and not d.startswith(("---", "+++")))[:200]
+            ok = c[0] == r[0] and same_log and teq
+            bad += not ok
+            rows.append((k, c[0], r[0], "equal" if same_log else "differ", "equal" if teq else "differ", note))
+    width = max((len(f"{k[0]} {k[1]}") for k, *_ in rows), default=10)
+    for k, c, r, lg, tr, note in rows:
+        flag = "  " if c == r and lg == "equal" and tr == "equal" else "!!"
+        print(f"{flag} {k[0]} {k[1]:<7} C {c:<10} Rust {r:<10} log {lg:<6} trace {tr:<6} {note}"[: 400])
+    print(f"{len(rows) - bad} of {len(rows)} faults alike on both drivers, {bad} differ")
+    if report:
+        with open(report, "w") as f:
+            f.write("| opcode | fault | C | Rust | log | trace | difference |\n|---|---|---|---|---|---|---|\n")
+            for k, c, r, lg, tr, note in rows:
+                f.write(f"| {k[0]} | {k[1]} | {c} | {r} | {lg} | {tr} | {note.replace('|', '/')} |\n")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

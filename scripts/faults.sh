@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+#
+# make faults: the probe fault sweep of issue 15 on both drivers. The CMQ
+# opcodes of a C probe are taken from a C probe's hns-sim trace (the
+# registration trace of `make check` when present, else one boot that only
+# probes); then tests/guest/faults-plan.sh arms each one twice (error
+# answer, no answer) through hns_sim's control channel and reloads the
+# driver, once per driver; scripts/compare-faults.py compares outcomes,
+# log lines and trace segments. Results: build/faults/report.md.
+# Exit status: 1 when the drivers differ on any fault or a plan check
+# failed. Not part of `make check` yet (see docs/harness.md).
+set -uo pipefail
+. "$(dirname "$0")/common.sh"
+
+out=$HNS_BUILD/faults
+mkdir -p "$out"
+ref=$HNS_BUILD/guest/regtrace-c/trace-0.txt
+if [ ! -s "$ref" ]; then
+    ref=$HNS_BUILD/guest/faults-ref/trace-0.txt
+    bash "$HNS_TOP/scripts/run-guest.sh" --name faults-ref --driver c --sim 1 \
+        --cmd "rmmod hns_roce_hw_v2 && rmmod hns_sim" >"$out/ref.out" 2>"$out/ref.err" || {
+        echo "faults: the reference probe failed, see $out/ref.err"
+        exit 1
+    }
+fi
+# The opcodes of the probe: every CMQ opcode before the first FUNC_CLEAR,
+# in order of first use.
+ops=$(awk '/^cmq > op=8508 /{exit} /^cmq > op=/{sub("op=", "", $3); if (!s[$3]++) printf "%s ", $3}' "$ref")
+[ -n "$ops" ] || {
+    echo "faults: no CMQ opcodes in $ref"
+    exit 1
+}
+echo "faults: probe opcodes: $ops"
+rc=0
+for d in c rs; do
+    echo "sh /opt/hns/faults-plan.sh $d $ops" >"$out/faults-$d.cmd"
+    bash "$HNS_TOP/scripts/run-guest.sh" --name "faults-$d" --driver $d --sim 1 --timeout 1800 \
+        --cmd-file "$out/faults-$d.cmd" >"$out/faults-$d.out" 2>"$out/faults-$d.err" || rc=1
+    grep -h '^TEST ' "$out/faults-$d.out" "$out/faults-$d.err"
+done
+python3 "$HNS_TOP/scripts/compare-faults.py" \
+    "$out/faults-c.out" "$HNS_BUILD/guest/faults-c/trace-0.txt" \
+    "$out/faults-rs.out" "$HNS_BUILD/guest/faults-rs/trace-0.txt" \
+    "$out/report.md" || rc=1
+grep -q ' FAIL' "$out/faults-c.out" "$out/faults-rs.out" && rc=1
+exit $rc

@@ -1,0 +1,117 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#
+# Probe fault sweep (issue 15), run once per driver with SIM=1 by
+# scripts/faults.sh (`make faults`):
+#
+#   sh /opt/hns/faults-plan.sh c|rs OPCODE...
+#
+# OPCODEs are the CMQ opcodes (hex) of a C probe, in the order the probe
+# sends them (scripts/faults.sh takes them from a C probe's trace). For each
+# one, two faults are armed in the model through hns_sim's control channel,
+# one at a time: the opcode answered with CMD_PARA_ERR (6), and the opcode
+# left unanswered (the driver's CMQ wait times out). After each, the driver
+# is loaded and unloaded; the plan prints
+#
+#   FAULT <opcode> <err|timeout> <registered|failed> | <driver's log lines>
+#
+# (the kernel log lines of that probe that name RoCE, hns or the CMQ, with
+# timestamps and addresses cut), which the host compares between the two
+# drivers. Then, with no fault armed, the driver must register hns_0 and
+# unload, and kmemleak must report nothing. TEST lines: group faults-c or
+# faults-rs.
+. /opt/hns/lib.sh
+D=$1
+shift
+case "$D" in
+c) MOD=hns_roce_hw_v2 ;;
+rs) MOD=hns_roce_rs ;;
+*)
+    echo "faults-plan.sh: driver must be c or rs (got '$D')"
+    exit 2
+    ;;
+esac
+G=faults-$D
+FAULT=/sys/module/hns_sim/parameters/fault
+
+load_driver() {
+    if [ "$D" = c ]; then
+        modprobe hns-roce-hw-v2
+    else
+        insmod /opt/run/modules/hns_roce_rs.ko
+    fi
+}
+
+has_hns0() {
+    ibv_devices 2>/dev/null | grep -qw hns_0
+}
+
+# The kernel log lines since line $1 that a probe's failure shows, in a
+# form both drivers can be compared in: no timestamps, no PCI address.
+probe_log() {
+    dmesg | tail -n +"$1" | grep -iE 'roce|hns|cmq|cmdq|mailbox|mbox' |
+        grep -v 'hns-sim: ' |
+        sed -E 's/^\[ *[0-9.]+\] //; s/[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-9]/PCI/g' |
+        tr '\n' ';'
+}
+
+# sweep_one OPCODE KIND SPEC: arm SPEC, probe, report, unload.
+sweep_one() {
+    before=$(($(dmesg | wc -l) + 1))
+    if ! echo "$3" >$FAULT; then
+        report "$G/arm-$1-$2" FAIL "the model refused '$3'"
+        return
+    fi
+    if ! load_driver; then
+        report "$G/load-$1-$2" FAIL "loading $MOD failed"
+        return
+    fi
+    if has_hns0; then outcome=registered; else outcome=failed; fi
+    echo "FAULT $1 $2 $outcome | $(probe_log "$before")"
+    rmmod $MOD || report "$G/unload-$1-$2" FAIL "rmmod $MOD failed"
+    # A fault the probe never reached (or reached fewer times) stays
+    # armed: disarm it before the next one.
+    echo clear >$FAULT
+}
+
+start() {
+    has_hns0 || {
+        echo "no hns_0 at the start"
+        return 1
+    }
+    rmmod $MOD
+}
+check "$G/start" start || plan_exit
+for op in "$@"; do
+    sweep_one "$op" err "0x$op:6:once"
+    sweep_one "$op" timeout "0x$op:timeout:once"
+done
+
+clean_probe() {
+    load_driver || return 1
+    w=0
+    while [ $w -lt 100 ]; do
+        has_hns0 && return 0
+        sleep 0.1
+        w=$((w + 1))
+    done
+    echo "no hns_0 after the sweep"
+    return 1
+}
+check "$G/probe-after-sweep" clean_probe
+check "$G/unload" sh -c "rmmod $MOD && rmmod hns_sim"
+if [ -w /sys/kernel/debug/kmemleak ]; then
+    echo scan >/sys/kernel/debug/kmemleak
+    sleep 1
+    echo scan >/sys/kernel/debug/kmemleak
+    leaks=$(grep -c 'unreferenced object' /sys/kernel/debug/kmemleak 2>/dev/null || true)
+    if [ "${leaks:-0}" = 0 ]; then
+        report "$G/kmemleak" PASS
+    else
+        report "$G/kmemleak" FAIL "$leaks unreferenced objects"
+        head -n 40 /sys/kernel/debug/kmemleak | sed 's/^/    /'
+    fi
+else
+    report "$G/kmemleak" SKIP "no kmemleak in this kernel"
+fi
+plan_exit
