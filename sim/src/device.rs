@@ -160,9 +160,25 @@ impl<'a> Device<'a> {
         let depth = self.bar.read32(CMQ_DEPTH) * 8;
         let pi = self.bar.read32(CMQ_PI);
         let mut ci = self.bar.read32(CMQ_CI);
-        match ring_state(self.last_ci, ci, pi) {
+        let mut state = ring_state(self.last_ci, ci, pi);
+        if state == RingState::MidInit && depth != 0 && ci < depth {
+            // PI equal to the old CI is either a driver between its CI and
+            // PI writes (the new ring's slot CI still zeroed) or a new
+            // driver that already posted its first command, which landed
+            // on the old value (the slot holds it).
+            let mut raw = [0u8; DESC_SIZE];
+            let slot = base + ci as u64 * DESC_SIZE as u64;
+            if self.ram.read(slot, &mut raw).is_ok() && raw.iter().any(|&b| b != 0) {
+                state = RingState::Reinit;
+            }
+        }
+        match state {
             RingState::MidInit => return false,
-            RingState::Reinit => self.last_ci = Some(ci),
+            RingState::Reinit => {
+                // A new ring: nothing of the old one is stalled any more.
+                self.last_ci = Some(ci);
+                self.stalled = None;
+            }
             RingState::Steady => {}
         }
         if base == 0 || depth == 0 || pi == ci || self.stalled == Some((base, pi)) {
