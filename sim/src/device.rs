@@ -59,6 +59,11 @@ pub struct Device<'a> {
     last_ci: Option<u32>,
     /// The last control sequence number carried out.
     ctrl_seq: u32,
+    /// The ring the driver set up last: base address and depth in
+    /// descriptors. The model takes it when the driver writes the depth
+    /// register and clears that register, so that the next (re)init of
+    /// the ring, even at the same address, is seen.
+    ring: Option<(u64, u32)>,
 }
 
 /// What the CMQ registers say about the ring, given the CI the model wrote
@@ -106,6 +111,7 @@ impl<'a> Device<'a> {
             stalled: None,
             last_ci: None,
             ctrl_seq: bar.read32(CTRL_SEQ),
+            ring: None,
         }
     }
 
@@ -155,9 +161,20 @@ impl<'a> Device<'a> {
     /// Processes every descriptor between CI and PI; returns whether there
     /// was any work.
     pub fn poll_cmq(&mut self) -> bool {
-        let base =
-            (self.bar.read32(CMQ_BASEADDR_H) as u64) << 32 | self.bar.read32(CMQ_BASEADDR_L) as u64;
-        let depth = self.bar.read32(CMQ_DEPTH) * 8;
+        let units = self.bar.read32(CMQ_DEPTH);
+        if units != 0 {
+            // The driver (re)initialised the ring: it writes the base
+            // address, then the depth, then CI and PI. Whatever was stalled
+            // belonged to the old ring.
+            let base = (self.bar.read32(CMQ_BASEADDR_H) as u64) << 32
+                | self.bar.read32(CMQ_BASEADDR_L) as u64;
+            self.ring = Some((base, units * 8));
+            self.bar.write32(CMQ_DEPTH, 0);
+            self.stalled = None;
+        }
+        let Some((base, depth)) = self.ring else {
+            return false;
+        };
         let pi = self.bar.read32(CMQ_PI);
         let mut ci = self.bar.read32(CMQ_CI);
         let mut state = ring_state(self.last_ci, ci, pi);
@@ -181,10 +198,16 @@ impl<'a> Device<'a> {
             }
             RingState::Steady => {}
         }
-        if base == 0 || depth == 0 || pi == ci || self.stalled == Some((base, pi)) {
+        // A stall ends as soon as the driver moves PI (it gave up and
+        // moved its head back, or posts again) or the ring moved, even when
+        // that leaves nothing to run: the stalled PI value may come back
+        // later as a new command.
+        if self.stalled.is_some_and(|st| st != (base, pi)) {
+            self.stalled = None;
+        }
+        if base == 0 || depth == 0 || pi == ci || self.stalled.is_some() {
             return false;
         }
-        self.stalled = None;
         if pi >= depth || ci >= depth {
             self.fw.trace.note(&format!(
                 "CMQ index out of range: pi {pi} ci {ci} depth {depth}"
