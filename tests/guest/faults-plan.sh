@@ -35,14 +35,6 @@ esac
 G=faults-$D
 FAULT=/sys/module/hns_sim/parameters/fault
 
-load_driver() {
-    if [ "$D" = c ]; then
-        modprobe hns-roce-hw-v2
-    else
-        insmod /opt/run/modules/hns_roce_rs.ko
-    fi
-}
-
 has_hns0() {
     ibv_devices 2>/dev/null | grep -qw hns_0
 }
@@ -65,7 +57,7 @@ sweep_one() {
         report "$G/arm-$1-$2" FAIL "the model refused '$3'"
         return
     fi
-    if ! load_driver; then
+    if ! load_roce "$D"; then
         report "$G/load-$1-$2" FAIL "loading $MOD failed"
         return
     fi
@@ -91,15 +83,8 @@ for op in "$@"; do
 done
 
 clean_probe() {
-    load_driver || return 1
-    w=0
-    while [ $w -lt 100 ]; do
-        has_hns0 && return 0
-        sleep 0.1
-        w=$((w + 1))
-    done
-    echo "no hns_0 after the sweep"
-    return 1
+    load_roce "$D" || return 1
+    wait_hns0
 }
 check "$G/probe-after-sweep" clean_probe
 check "$G/unload" sh -c "rmmod $MOD && rmmod hns_sim"

@@ -25,6 +25,30 @@ not_on_rs() {
     return 0
 }
 
+# load_roce D: load the RoCE driver D (c: hns-roce-hw-v2, rs: hns_roce_rs).
+load_roce() {
+    case "$1" in
+    c) modprobe hns-roce-hw-v2 ;;
+    rs) insmod /opt/run/modules/hns_roce_rs.ko ;;
+    *)
+        echo "load_roce: driver must be c or rs (got '$1')"
+        return 2
+        ;;
+    esac
+}
+
+# wait_hns0: hns_0 is listed by libibverbs within 10 s.
+wait_hns0() {
+    lw=0
+    while [ $lw -lt 100 ]; do
+        ibv_devices 2>/dev/null | grep -qw hns_0 && return 0
+        sleep 0.1
+        lw=$((lw + 1))
+    done
+    echo "no hns_0 after 10 s"
+    return 1
+}
+
 report() {
     echo "TEST $1 $2${3:+ $3}"
     [ "$2" = FAIL ] && HNS_FAILS=$((HNS_FAILS + 1))

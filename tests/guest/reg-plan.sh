@@ -54,14 +54,6 @@ loaded() {
     grep -q "^$1 " /proc/modules
 }
 
-load_driver() {
-    if [ "$D" = c ]; then
-        modprobe hns-roce-hw-v2
-    else
-        insmod /opt/run/modules/hns_roce_rs.ko
-    fi
-}
-
 # has_hns0: hns_0 in sysfs and listed by libibverbs within about REG_WAIT
 # tenths of a second (the sysfs test is a shell builtin: cheap under TCG).
 has_hns0() {
@@ -108,7 +100,7 @@ loaded hns_sim || insmod $SIMKO || {
     report "$G/load-hns_sim" FAIL
     plan_exit
 }
-loaded $MOD || check "$G/load-driver" load_driver || plan_exit
+loaded $MOD || check "$G/load-driver" load_roce "$D" || plan_exit
 
 REGISTERED=0
 check "$G/hns0-registered" has_hns0 && REGISTERED=1
@@ -198,7 +190,7 @@ ctx.close()'
                 echo "cycle $rcn: hns_0 still listed after rmmod"
                 return 1
             fi
-            load_driver || { echo "cycle $rcn: loading $MOD failed"; return 1; }
+            load_roce "$D" || { echo "cycle $rcn: loading $MOD failed"; return 1; }
             has_hns0 || { echo "cycle $rcn: no hns_0 after reload"; return 1; }
             timeout 60 ibv_devinfo -d hns_0 >/dev/null 2>&1 ||
                 { echo "cycle $rcn: ibv_devinfo -d hns_0 failed"; return 1; }

@@ -57,33 +57,16 @@ fi
 # QUERY_PF_CAPS_NUM (0x8408) and registers nothing, the one after it works;
 # a malformed fault is refused.
 FAULT=/sys/module/hns_sim/parameters/fault
-load_driver() {
-    if [ "$D" = c ]; then
-        modprobe hns-roce-hw-v2
-    else
-        insmod /opt/run/modules/hns_roce_rs.ko
-    fi
-}
-wait_hns0() {
-    w=0
-    while [ $w -lt 100 ]; do
-        ibv_devices 2>/dev/null | grep -qw hns_0 && return 0
-        sleep 0.1
-        w=$((w + 1))
-    done
-    echo "no hns_0"
-    return 1
-}
 runtime_fault() {
     rmmod $MOD || return 1
     echo 0x8408:2:once >$FAULT || return 1
-    load_driver || return 1
+    load_roce "$D" || return 1
     if ibv_devices 2>/dev/null | grep -qw hns_0; then
         echo "hns_0 registered despite the armed fault"
         return 1
     fi
     rmmod $MOD || return 1
-    load_driver || return 1
+    load_roce "$D" || return 1
     wait_hns0
 }
 check "$G/runtime-fault" runtime_fault
