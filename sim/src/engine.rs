@@ -109,6 +109,13 @@ pub const STABLE: Duration = Duration::from_millis(100);
 pub const SCAN_PERIOD: Duration = Duration::from_millis(1);
 /// How long a send waits for a destination QP that is not ready.
 pub const DEST_WAIT: Duration = Duration::from_secs(5);
+/// How long a requester's error completion trails the responder's
+/// asynchronous event that caused it. On hardware the responder's driver
+/// handles its event (the C driver queues a flush of the responder QP) long
+/// before the requester's process sees its error CQE, which waits for the
+/// NAK's trip back; in a TCG guest the handler and its work item need
+/// milliseconds of host time, so the error CQE waits this long.
+pub const RESP_EVENT_LEAD: Duration = Duration::from_millis(50);
 /// MR pages tracked per MPT for the bad-DMA check (8 GiB of 4 KiB pages).
 const MAX_TRACKED_PAGES: u64 = 1 << 21;
 /// WQEs executed per QP per poll (fairness between QPs).
@@ -374,6 +381,12 @@ pub struct Engine {
     srqs: BTreeMap<u32, Srq>,
     /// Asynchronous events to raise at the end of the poll (type, queue).
     aeqes: Vec<(u8, u32)>,
+    /// Requester error completions held back until their time (CQ, CQE);
+    /// see [`RESP_EVENT_LEAD`].
+    deferred: Vec<(Instant, u32, Cqe)>,
+    /// How long they are held back ([`RESP_EVENT_LEAD`]; zero writes them
+    /// at once).
+    resp_event_lead: Duration,
     last_scan: Option<Instant>,
     /// A function reset came: the kernel doorbell words of the `mem_base`
     /// window still hold the last rings of the QPs it forgot; take them
@@ -400,6 +413,7 @@ impl Engine {
     pub fn new() -> Self {
         Engine {
             log_budget: 200,
+            resp_event_lead: RESP_EVENT_LEAD,
             ..Default::default()
         }
     }
@@ -465,6 +479,7 @@ impl Engine {
         for qpn in errs {
             did |= self.flush(mem, qpn);
         }
+        did |= self.post_deferred(mem, now);
         self.raise_events(host, mem);
         self.stats.bad_dma = self.live.borrow().bad;
         did
@@ -481,6 +496,9 @@ impl Engine {
                 self.stale_dwqe = true;
             }
             CtxEvent::QpRestart(qpn) => {
+                // A QP back in RESET: an error completion of its previous
+                // life still held back is dropped, as its WQE is.
+                self.deferred.retain(|(_, _, c)| c.lcl_qpn != qpn);
                 let q = self.qps.entry(qpn).or_default();
                 let ctx = std::mem::take(&mut q.ctx);
                 *q = Qp {

@@ -154,6 +154,22 @@ impl Engine {
         }
     }
 
+    /// Writes the held-back error completions that are due; whether any
+    /// was.
+    pub(super) fn post_deferred<M: Dma>(&mut self, mem: &M, now: Instant) -> bool {
+        if self.deferred.is_empty() {
+            return false;
+        }
+        let (due, wait): (Vec<_>, Vec<_>) = std::mem::take(&mut self.deferred)
+            .into_iter()
+            .partition(|(t, _, _)| *t <= now);
+        self.deferred = wait;
+        for (_, cqn, cqe) in &due {
+            self.push_cqe(mem, *cqn, cqe);
+        }
+        !due.is_empty()
+    }
+
     /// The asynchronous events raised so far, then one CEQE per CQ that got
     /// CQEs (every CQ counts as armed).
     pub(super) fn raise_events<M: Dma, H: Host>(&mut self, host: &mut H, mem: &M) {

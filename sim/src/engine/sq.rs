@@ -352,9 +352,16 @@ impl Engine {
                     "QP {:#x} WQE {idx} opcode {:#x}: {} (status {:#x})",
                     s.qpn, w.opcode, f.why, f.req
                 ));
-                // The responder's event (if it raised one) comes first.
+                // The responder's event (if it raised one) comes first, and
+                // the error completion only after `RESP_EVENT_LEAD`.
+                let raised = !self.aeqes.is_empty();
                 self.post_aeqes(host, mem);
-                self.push_cqe(mem, s.tx_cqn, &send_cqe(f.req));
+                if raised && !self.resp_event_lead.is_zero() {
+                    let due = now + self.resp_event_lead;
+                    self.deferred.push((due, s.tx_cqn, send_cqe(f.req)));
+                } else {
+                    self.push_cqe(mem, s.tx_cqn, &send_cqe(f.req));
+                }
                 Step::Failed
             }
         }

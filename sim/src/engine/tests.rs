@@ -241,6 +241,9 @@ fn world() -> World {
         regs: FakeRegs::new(),
         eng: Engine {
             quiet: true,
+            // The error CQE in the same pass as the responder's event; the
+            // lead itself has a test of its own.
+            resp_event_lead: Duration::ZERO,
             ..Engine::new()
         },
         t0: Instant::now(),
@@ -618,6 +621,40 @@ fn rdma_write_with_imm_and_bad_rkey() {
     w.post_a(2, 0x03, &[(1, 0)], true);
     assert!(!w.poll(2));
     assert_eq!(w.eng.sq_ci(8), Some(2));
+}
+
+#[test]
+fn requester_error_trails_the_responders_event() {
+    let mut w = world();
+    w.eng.resp_event_lead = Duration::from_millis(50);
+    w.mem.write(MR_P0, b"0123456789abcdef").unwrap();
+    // A WRITE with rkey 0x200 (an MR of PD 4, no remote write).
+    w.post_a(
+        0,
+        0x03,
+        &[
+            (1, 16),
+            (3, 1 << 24),
+            (5, 0x200),
+            (6, MR_VA as u32),
+            (7, (MR_VA >> 32) as u32),
+            (8, 16),
+            (9, 0x100),
+            (10, (MR_VA + 0x1800) as u32),
+            (11, (MR_VA >> 32) as u32),
+        ],
+        true,
+    );
+    w.poll(1);
+    // The responder's LOCAL_WQ_ACCESS_ERROR is out, the requester's
+    // REM_ACCESS_ERR CQE not yet, nor 30 ms later.
+    assert_eq!(w.host.aeqes, vec![(0x07, 0, 9)]);
+    assert_eq!(get32(&w.mem, CQ1_BUF), 0);
+    w.poll(31);
+    assert_eq!(get32(&w.mem, CQ1_BUF), 0);
+    // Due 50 ms after the event.
+    assert!(w.poll(51));
+    assert_eq!(get32(&w.mem, CQ1_BUF), 0x0000_1383);
 }
 
 #[test]
