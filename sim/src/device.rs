@@ -46,9 +46,10 @@ pub struct Device<'a> {
     bar: &'a Bar,
     ram: &'a GuestRam,
     peer: &'a Peer,
-    /// Ring base and PI of a command left unanswered on purpose: nothing
-    /// is processed until the driver moves PI or re-initialises the ring.
-    stalled: Option<(u64, u32)>,
+    /// PI of a command left unanswered on purpose: nothing is processed
+    /// until the driver moves PI or re-initialises the ring (which the
+    /// depth latch below sees, whatever the ring's address).
+    stalled: Option<u32>,
     /// The CI value the model wrote last. The driver writes CI only while
     /// (re)initialising the ring (CI = 0, then PI = 0, then commands). A CI
     /// that differs from this one means an init happened; while PI still
@@ -191,18 +192,14 @@ impl<'a> Device<'a> {
         }
         match state {
             RingState::MidInit => return false,
-            RingState::Reinit => {
-                // A new ring: nothing of the old one is stalled any more.
-                self.last_ci = Some(ci);
-                self.stalled = None;
-            }
+            RingState::Reinit => self.last_ci = Some(ci),
             RingState::Steady => {}
         }
         // A stall ends as soon as the driver moves PI (it gave up and
-        // moved its head back, or posts again) or the ring moved, even when
-        // that leaves nothing to run: the stalled PI value may come back
-        // later as a new command.
-        if self.stalled.is_some_and(|st| st != (base, pi)) {
+        // moved its head back, or posts again), even when that leaves
+        // nothing to run: the stalled PI value may come back later as a
+        // new command.
+        if self.stalled.is_some_and(|p| p != pi) {
             self.stalled = None;
         }
         if base == 0 || depth == 0 || pi == ci || self.stalled.is_some() {
@@ -242,7 +239,7 @@ impl<'a> Device<'a> {
             let mut descs: Vec<Desc> = chain.iter().map(|c| c.1).collect();
             if !self.fw.execute(self.ram, &mut descs) {
                 // Leave CI where it is: the driver times out.
-                self.stalled = Some((base, pi));
+                self.stalled = Some(pi);
                 self.write_ci(ci);
                 self.fw.trace.flush();
                 return true;
