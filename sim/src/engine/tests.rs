@@ -271,6 +271,27 @@ impl World {
         }
     }
 
+    /// Posts SQ WQE `idx` of QP 8: a WRITE of 16 bytes with rkey 0x200 (an
+    /// MR of PD 4 without remote write), which the responder rejects.
+    fn post_bad_rkey_write(&self, idx: u32) {
+        self.post_a(
+            idx,
+            0x03,
+            &[
+                (1, 16),
+                (3, 1 << 24),
+                (5, 0x200),
+                (6, MR_VA as u32),
+                (7, (MR_VA >> 32) as u32),
+                (8, 16),
+                (9, 0x100),
+                (10, (MR_VA + 0x1800) as u32),
+                (11, (MR_VA >> 32) as u32),
+            ],
+            true,
+        );
+    }
+
     /// Posts RQ WQE `idx` of QP B: one SGE, and moves its record DB.
     fn recv_b(&self, idx: u32, len: u32, lkey: u32, va: u64) {
         let at = RQ_B + 16 * u64::from(idx);
@@ -591,22 +612,7 @@ fn rdma_write_with_imm_and_bad_rkey() {
     assert_eq!(get32(&w.mem, CQ2_BUF + 16), 16);
     // A plain WRITE with rkey 0x200 (an MR of PD 4, no remote write):
     // requester CQE REM_ACCESS_ERR (0x13), memory untouched, QP stops.
-    w.post_a(
-        1,
-        0x03,
-        &[
-            (1, 16),
-            (3, 1 << 24),
-            (5, 0x200),
-            (6, MR_VA as u32),
-            (7, (MR_VA >> 32) as u32),
-            (8, 16),
-            (9, 0x100),
-            (10, (MR_VA + 0x1800) as u32),
-            (11, (MR_VA >> 32) as u32),
-        ],
-        true,
-    );
+    w.post_bad_rkey_write(1);
     w.host.probe = Some(CQ1_BUF + 64);
     assert!(w.poll(1));
     assert_eq!(get32(&w.mem, CQ1_BUF + 64), 0x0001_1383);
@@ -628,23 +634,7 @@ fn requester_error_trails_the_responders_event() {
     let mut w = world();
     w.eng.resp_event_lead = Duration::from_millis(50);
     w.mem.write(MR_P0, b"0123456789abcdef").unwrap();
-    // A WRITE with rkey 0x200 (an MR of PD 4, no remote write).
-    w.post_a(
-        0,
-        0x03,
-        &[
-            (1, 16),
-            (3, 1 << 24),
-            (5, 0x200),
-            (6, MR_VA as u32),
-            (7, (MR_VA >> 32) as u32),
-            (8, 16),
-            (9, 0x100),
-            (10, (MR_VA + 0x1800) as u32),
-            (11, (MR_VA >> 32) as u32),
-        ],
-        true,
-    );
+    w.post_bad_rkey_write(0);
     w.poll(1);
     // The responder's LOCAL_WQ_ACCESS_ERROR is out, the requester's
     // REM_ACCESS_ERR CQE not yet, nor 30 ms later.
