@@ -18,7 +18,9 @@
 //! - `ib`: the ib_device registration and the verbs (`ib/verbs.rs`: the
 //!   entry points the shim calls);
 //! - `umem`: user memory and the user context of a verb;
-//! - `wr`: work requests, work completions, the `ib_cq`/`ib_qp` handles;
+//! - `wr`: work requests, the `ib_wc` array, the `ib_cq`/`ib_qp` handles;
+//! - `wc`: work completions in plain Rust (`core` only), what a driver
+//!   decodes its completion entries into;
 //! - `restrack`: what `rdma res show` prints;
 //! - `layout`: the load-time check of the bindings against the kernel.
 
@@ -47,6 +49,7 @@ mod umem;
 pub(crate) use umem::{cond_resched, Umem, UmemDev, UserCtx};
 mod restrack;
 pub(crate) use restrack::{ResAttrs, ResRaw};
+pub(crate) mod wc;
 mod wr;
 use wr::RecvChain;
 pub(crate) use wr::{

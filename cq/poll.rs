@@ -101,8 +101,8 @@ impl Cq {
                 },
             };
             let wr_id = qp.take_wrid(&c);
-            wc.set(n, &c, wr_id, qp.ibqp());
-            if c.status != cqe::WcStatus::Success && c.status != cqe::WcStatus::WrFlushErr {
+            wc.set(n, &c.wc, wr_id, qp.ibqp());
+            if c.wc.is_error() {
                 dev_err_ratelimited!(cmd.device(), "error cqe status {:#x}:\n", c.hw_status);
                 dev_dbg!(cmd.device(), "CQE {:08x?}\n", words);
             }

@@ -157,7 +157,7 @@ impl QpCore {
     /// The WR id of a completion, moving the queue's tail
     /// (`hns_roce_v2_poll_one`).
     pub(crate) fn take_wrid(&self, c: &Completion) -> u64 {
-        if c.is_send {
+        if c.is_send() {
             let mut sq = self.sq.lock();
             let cnt = sq.cnt();
             if cnt == 0 {

@@ -20,7 +20,7 @@ use kernel::{
     device::{Bound, Device},
     error::to_result,
     ffi::{c_int, c_void},
-    io::{Mmio, MmioRaw, Region},
+    io::{Io, Mmio, MmioRaw, Region},
     prelude::*,
     sync::aref::ARef,
     types::{ForeignOwnable, Opaque}, //
@@ -175,11 +175,11 @@ impl Hnae3Handle {
         if base.is_null() || stride == 0 || stride % 8 != 0 {
             return None;
         }
+        let len = (num_qps as usize).checked_mul(stride)?;
         // INVARIANT: the window the hnae3 driver mapped for this function,
         // one stride per QP (the C driver writes there for every QPN).
         Some(SqDoorbells {
-            base: base as usize,
-            len: (num_qps as usize).checked_mul(stride)?,
+            window: MmioRaw::new_region(base as usize, len).ok()?,
             stride,
         })
     }
@@ -279,27 +279,27 @@ impl DscpMap {
 ///
 /// # Invariants
 ///
-/// `base..base + len` is mapped I/O memory of the function while its hnae3
-/// handle is attached to this client; every holder is dropped in
-/// `uninit_instance`. `base` and `stride` are multiples of 8.
+/// `window` is mapped I/O memory of the function while its hnae3 handle is
+/// attached to this client; every holder is dropped in `uninit_instance`.
+/// `stride` is a non-zero multiple of 8.
 pub(crate) struct SqDoorbells {
-    base: usize,
-    len: usize,
+    window: MmioRaw<Region>,
     stride: usize,
 }
 
 impl SqDoorbells {
-    /// Rings QP `qpn`'s SQ doorbell with `v` (one `writeq`).
+    /// Rings QP `qpn`'s SQ doorbell with `v` (one 64-bit write). A QPN past
+    /// the window is ignored.
     pub(crate) fn write64(&self, v: u64, qpn: u32) {
         let Some(off) = (qpn as usize).checked_mul(self.stride) else {
             return;
         };
-        if off + 8 > self.len {
-            return;
-        }
-        // SAFETY: `off + 8 <= len`, inside the mapped window (type
-        // invariant); 8-aligned because the window and the stride are.
-        unsafe { kernel::bindings::writeq(v, (self.base + off) as *mut c_void) };
+        // SAFETY: mapped while `self` exists (type invariant).
+        let io: Mmio<'_, Region> = unsafe { Mmio::from_raw(self.window) };
+        // Bounds and alignment are checked by the accessor; a QPN outside
+        // the window is the caller's bug, and a doorbell has no one to
+        // report it to.
+        let _ = io.try_write64(v, off);
     }
 }
 
@@ -322,17 +322,13 @@ impl RegWindow {
         unsafe { Mmio::from_raw(self.0) }
     }
 
-    /// One 64-bit write (`writeq`), as doorbells need: the engine must see
-    /// both halves at once. Offsets outside the window or not 8-aligned are
-    /// ignored.
+    /// One 64-bit write, as doorbells need: the engine must see both
+    /// halves at once. `Io::write64` checks at build time that the access
+    /// is aligned to the region type's 4-byte minimum, which an 8-byte
+    /// access is not, so this is the runtime-checked `try_write64`; an
+    /// offset outside the window or not 8-aligned is ignored.
     pub(crate) fn write64(&self, v: u64, off: usize) {
-        if off % 8 != 0 || off + 8 > REG_WINDOW {
-            return;
-        }
-        // SAFETY: `off + 8 <= REG_WINDOW` and the window is mapped (type
-        // invariant); the address is 8-aligned because the BAR mapping is
-        // page-aligned and `off` is.
-        unsafe { kernel::bindings::writeq(v, (self.0.addr() + off) as *mut c_void) };
+        let _ = self.io().try_write64(v, off);
     }
 }
 

@@ -8,7 +8,7 @@
 //! used; the object files see safe types only.
 
 use super::raw;
-use crate::hns_roce_hw_v2::cqe::{Completion, WcOpcode, WcStatus};
+use super::wc::{Wc, WcOpcode, WcStatus};
 use core::ptr::NonNull;
 use kernel::prelude::*;
 
@@ -398,9 +398,9 @@ impl WcArray<'_> {
         Some(unsafe { &mut *self.wc.add(i) })
     }
 
-    /// Fills entry `i` from a decoded CQE (the fields
-    /// `hns_roce_v2_poll_one` sets; those C leaves alone are zeroed).
-    pub(crate) fn set(&mut self, i: usize, c: &Completion, wr_id: u64, qp: &IbQp) {
+    /// Fills entry `i` with `c`, the WR id and the QP; the members a
+    /// [`Wc`] leaves unset are zero.
+    pub(crate) fn set(&mut self, i: usize, c: &Wc, wr_id: u64, qp: &IbQp) {
         let Some(wc) = self.slot(i) else {
             return;
         };
@@ -438,12 +438,12 @@ impl WcArray<'_> {
         }
         // CAST: flag bits.
         wc.wc_flags = flags as i32;
-        if !c.is_send {
-            wc.src_qp = c.src_qp;
-            wc.sl = c.sl;
-            wc.port_num = u32::from(c.port_num);
-            wc.vlan_id = c.vlan_id;
-            wc.network_hdr_type = c.network_hdr_type;
+        if let Some(r) = c.recv {
+            wc.src_qp = r.src_qp;
+            wc.sl = r.sl;
+            wc.port_num = u32::from(r.port_num);
+            wc.vlan_id = r.vlan_id;
+            wc.network_hdr_type = r.network_hdr_type;
         }
     }
 }

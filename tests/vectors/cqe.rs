@@ -130,15 +130,15 @@ pub fn check_c_cqes() -> Check {
     // same device), port 1, network header type 1, no VLAN.
     let c = decode(&GSI_RECV);
     expect(
-        (c.qpn, c.wqe_idx, c.is_send, c.status) == (1, 0, false, WcStatus::Success),
+        (c.qpn, c.wqe_idx, c.is_send(), c.wc.status) == (1, 0, false, WcStatus::Success),
         "GSI receive: QP, index, direction, status",
     )?;
     expect(
-        c.opcode == Some(WcOpcode::Recv) && c.byte_len == Some(0x128),
+        c.wc.opcode == Some(WcOpcode::Recv) && c.wc.byte_len == Some(0x128),
         "GSI receive: opcode, length",
     )?;
     expect(
-        c.flags
+        c.wc.flags
             == WcFlags {
                 grh: true,
                 ..WcFlags::default()
@@ -146,12 +146,19 @@ pub fn check_c_cqes() -> Check {
         "GSI receive: flags",
     )?;
     expect(
-        (c.src_qp, c.sl, c.port_num, c.vlan_id, c.network_hdr_type) == (1, 0, 1, 0xffff, 1),
+        c.wc.recv
+            == Some(RecvAttrs {
+                src_qp: 1,
+                sl: 0,
+                port_num: 1,
+                vlan_id: 0xffff,
+                network_hdr_type: 1,
+            }),
         "GSI receive: source QP, SL, port, VLAN, network type",
     )?;
     let c = decode(&GSI_SEND);
     expect(
-        (c.qpn, c.is_send, c.opcode, c.byte_len, c.flush_qp)
+        (c.qpn, c.is_send(), c.wc.opcode, c.wc.byte_len, c.flush_qp)
             == (1, true, Some(WcOpcode::Send), None, false),
         "GSI send completion",
     )?;
@@ -159,42 +166,54 @@ pub fn check_c_cqes() -> Check {
     // word holds it byte-swapped.
     let c = decode(&RC_RECV_IMM);
     expect(
-        (c.qpn, c.wqe_idx, c.opcode, c.byte_len, c.imm, c.src_qp)
-            == (9, 1, Some(WcOpcode::Recv), Some(8), 0x7856_3412, 8),
+        (
+            c.qpn,
+            c.wqe_idx,
+            c.wc.opcode,
+            c.wc.byte_len,
+            c.wc.imm,
+            c.wc.recv.map(|r| r.src_qp),
+        ) == (9, 1, Some(WcOpcode::Recv), Some(8), 0x7856_3412, Some(8)),
         "RC receive of SEND_WITH_IMM",
     )?;
-    expect(c.flags.with_imm && !c.flags.grh, "RC receive flags")?;
+    expect(c.wc.flags.with_imm && !c.wc.flags.grh, "RC receive flags")?;
     let c = decode(&RC_SEND_IMM);
     expect(
-        (c.qpn, c.opcode, c.flags.with_imm, c.byte_len) == (8, Some(WcOpcode::Send), true, None),
+        (c.qpn, c.wc.opcode, c.wc.flags.with_imm, c.wc.byte_len)
+            == (8, Some(WcOpcode::Send), true, None),
         "SEND_WITH_IMM send completion",
     )?;
     let c = decode(&RC_RECV_WRITE_IMM);
     expect(
-        (c.opcode, c.imm, c.flags.with_imm, c.byte_len)
+        (c.wc.opcode, c.wc.imm, c.wc.flags.with_imm, c.wc.byte_len)
             == (Some(WcOpcode::RecvRdmaWithImm), 0xa5a5_0000, true, Some(8)),
         "receive of RDMA_WRITE_WITH_IMM",
     )?;
     let c = decode(&RC_READ_ACCESS_ERR);
     expect(
-        (c.status, c.hw_status, c.opcode, c.vendor_err, c.flush_qp)
-            == (
-                WcStatus::RemAccessErr,
-                0x13,
-                Some(WcOpcode::RdmaRead),
-                0,
-                true,
-            ),
+        (
+            c.wc.status,
+            c.hw_status,
+            c.wc.opcode,
+            c.wc.vendor_err,
+            c.flush_qp,
+        ) == (
+            WcStatus::RemAccessErr,
+            0x13,
+            Some(WcOpcode::RdmaRead),
+            0,
+            true,
+        ),
         "RDMA READ with a remote access error",
     )?;
     let c = decode(&RC_RECV_FLUSHED);
     expect(
-        (c.status, c.is_send, c.flush_qp) == (WcStatus::WrFlushErr, false, false),
+        (c.wc.status, c.is_send(), c.flush_qp) == (WcStatus::WrFlushErr, false, false),
         "flushed receive",
     )?;
     let c = decode(&RC_CAS_FLUSHED);
     expect(
-        (c.status, c.opcode, c.byte_len, c.wqe_idx)
+        (c.wc.status, c.wc.opcode, c.wc.byte_len, c.wqe_idx)
             == (WcStatus::WrFlushErr, Some(WcOpcode::CompSwap), Some(8), 5),
         "flushed CMP_AND_SWAP",
     )?;

@@ -20,6 +20,13 @@ pub mod hem;
 #[path = "../../../bitmap.rs"]
 pub mod bitmap;
 
+/// The `core` part of the rdma layer: work completions.
+#[path = "../../.."]
+pub mod rdma {
+    #[path = "rdma/wc.rs"]
+    pub mod wc;
+}
+
 /// The `core` part of the command queue: the descriptor codec.
 #[path = "../../.."]
 pub mod cmdq {
