@@ -77,6 +77,7 @@ pub(crate) struct Cmq {
     head: u32,
     fatal: bool,
     cleared: bool,
+    initializing: bool,
 }
 
 impl Cmq {
@@ -98,6 +99,7 @@ impl Cmq {
             head: 0,
             fatal: false,
             cleared: false,
+            initializing: true,
         })
     }
 
@@ -118,10 +120,14 @@ impl Cmq {
         self.cleared
     }
 
-    /// Marks the queue dead: every later command fails with `EIO` (the C
-    /// driver's `CMD_FATAL_ERR` after a timeout during initialisation).
-    pub(crate) fn set_fatal(&mut self) {
-        self.fatal = true;
+    /// Ends the bring-up: from now on a timeout no longer marks the queue
+    /// dead. Until then (the probe, a re-init after a reset, and their
+    /// unwinding) the first command the firmware does not answer makes
+    /// every later one fail with `EIO`, as the C driver's
+    /// `update_cmdq_status` does while the instance or the reset re-init is
+    /// in its INIT state (`HNS_ROCE_CMDQ_STATE_FATAL_ERR`).
+    pub(crate) fn init_done(&mut self) {
+        self.initializing = false;
     }
 
     /// Stores descriptor words `w` (already little-endian) in ring slot
@@ -219,6 +225,9 @@ impl Cmq {
             let from = self.head;
             // INVARIANT: the firmware's CI is below the depth it was given.
             self.head = u32::from(regs.read(TX_CMQ_CI)) % CSQ_DESC_NUM;
+            if self.initializing {
+                self.fatal = true;
+            }
             return Err(CmqError {
                 opcode,
                 err: EAGAIN,

@@ -222,14 +222,12 @@ fn function_clear(cmd: &Cmd) {
     }
     let mut d = [Desc::new(cmq_op::FUNC_CLEAR, false)];
     if let Err(e) = cmd.send_quiet(&mut d) {
-        if e.err == EAGAIN {
-            cmd.with_cmq(|q| q.set_fatal());
-        }
         dev_err!(
             cmd.device(),
             "func clear write failed, ret = {}.\n",
             e.err.to_errno()
         );
+        dev_warn!(cmd.device(), "func clear failed.\n");
         return;
     }
     // As C: the first wait, then a poll every FUNC_CLEAR_POLL_MS, each
@@ -238,22 +236,31 @@ fn function_clear(cmd: &Cmd) {
     fsleep(Delta::from_millis(
         FUNC_CLEAR_FIRST_WAIT_MS as i64 + i64::from(FUNC_CLEAR_POLL_MS),
     ));
-    let done =
-        read_poll_timeout(
-            || {
-                let mut d = [Desc::new(cmq_op::FUNC_CLEAR, true)];
-                Ok(cmd.send_quiet(&mut d).is_ok()
-                    && d[0].get(func_clear::FUNC_CLEAR_RST_FUN_DONE) != 0)
-            },
-            |done| *done,
-            Delta::from_millis(i64::from(FUNC_CLEAR_POLL_MS)),
-            Delta::from_millis(i64::from(FUNC_CLEAR_TIMEOUT_MS - FUNC_CLEAR_POLL_MS)),
-        );
+    // The last query's error, for the message on timeout.
+    let last_err = core::cell::Cell::new(None);
+    let done = read_poll_timeout(
+        || {
+            let mut d = [Desc::new(cmq_op::FUNC_CLEAR, true)];
+            let r = cmd.send_quiet(&mut d);
+            last_err.set(r.as_ref().err().map(|e| e.err));
+            Ok(r.is_ok() && d[0].get(func_clear::FUNC_CLEAR_RST_FUN_DONE) != 0)
+        },
+        |done| *done,
+        Delta::from_millis(i64::from(FUNC_CLEAR_POLL_MS)),
+        Delta::from_millis(i64::from(FUNC_CLEAR_TIMEOUT_MS - FUNC_CLEAR_POLL_MS)),
+    );
     if done.is_ok() {
         cmd.with_cmq(|q| q.set_cleared());
-    } else {
-        dev_err!(cmd.device(), "func clear failed.\n");
+        return;
     }
+    if let Some(e) = last_err.get() {
+        dev_warn!(
+            cmd.device(),
+            "func clear read failed, ret = {}.\n",
+            e.to_errno()
+        );
+    }
+    dev_warn!(cmd.device(), "func clear failed.\n");
 }
 
 /// The extended link-list memory the engine queues work in
@@ -426,8 +433,10 @@ impl HwV2 {
             },
             profile: profile(h, cmd, rev)
                 .inspect_err(|_| dev_err!(h.device(), "get RoCE engine profile failed!\n"))?,
+            // The C driver prints nothing here; the summary is for dynamic
+            // debug.
             _: {
-                dev_info!(
+                dev_dbg!(
                     h.device(),
                     "hw_rev {:#x}, fw {:#x}, {} function(s), {} QPs, {} CQs, {} MRs, cap flags {:#x}\n",
                     profile.hw_rev,

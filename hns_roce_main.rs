@@ -764,8 +764,10 @@ impl RoceClient for HnsRoce {
         if !is_roce_function(id) {
             return Ok(None);
         }
-        let fail = |e: Error| {
-            dev_err!(handle.device(), "RoCE Engine init failed!\n");
+        // C's two lines: the first when the engine's init fails, the second
+        // once what it built is undone.
+        let engine_failed = || dev_err!(handle.device(), "RoCE Engine init failed!\n");
+        let instance_failed = |e: Error| {
             dev_err!(
                 handle.device(),
                 "RoCE instance init failed! ret = {}\n",
@@ -777,7 +779,10 @@ impl RoceClient for HnsRoce {
             hns_roce_hw_v2::HwV2::new(handle, HwRev::from_pci(id.revision)),
             GFP_KERNEL,
         )
-        .map_err(fail)?;
+        .map_err(|e| {
+            engine_failed();
+            instance_failed(e)
+        })?;
         let mut records = None;
         let reg = IbDev::new(handle, &hw).and_then(|ib| {
             records = Some(ib.dbs.records());
@@ -791,8 +796,16 @@ impl RoceClient for HnsRoce {
             };
             IbRegistration::register(handle, ib, &p)
         });
-        // On an error `hw` unwinds through its `Drop`.
-        let reg = reg?;
+        let reg = match reg {
+            Ok(reg) => reg,
+            Err(e) => {
+                engine_failed();
+                // `hw` unwinds through its `Drop`.
+                drop(hw);
+                return Err(instance_failed(e));
+            }
+        };
+        hw.cmd.with_cmq(|q| q.init_done());
         let dbgfs = debugfs::DevDebugfs::register(handle, &hw.cmd, &hw.profile.caps, records);
         Ok(Some(KBox::new(
             HnsRoceDev {

@@ -4,7 +4,8 @@
 
   compare-faults.py C_OUTPUT C_TRACE RS_OUTPUT RS_TRACE [REPORT]
 
-For every armed fault: the probe's outcome (registered or failed) and the
+For every armed fault (and every runtime mailbox case, "MBX" lines of
+tests/guest/mbx_faults.py): the probe's or the verb's outcome (registered or failed) and the
 driver's kernel log lines must be the same, and the part of the hns-sim
 trace from arming the fault to disarming it (the probe, its unwind and the
 unload) must be equal once normalised (scripts/trace-diff.py). Prints one
@@ -18,41 +19,57 @@ import sys
 import tempfile
 
 FAULT = re.compile(r"^FAULT (\S+) (\S+) (\S+) \| ?(.*)$")
+MBX = re.compile(r"^MBX (\S+) (ok|errno \S+) \| ?(.*)$")
+# The mailbox command each runtime case arms (tests/guest/mbx_faults.py).
+MBX_CMD = {"mr-create": 0x0D, "mr-dereg": 0x0F, "mr-rereg-query": 0x62,
+           "mr-rereg-destroy": 0x0F, "mr-rereg-create": 0x0D,
+           "cq-create": 0x16, "cq-destroy": 0x17, "qp-modify": 0x41,
+           "qp-query": 0x42, "qp-destroy": 0x41}
 CONTROL = re.compile(r"^# control: (.*)$")
 
 
 def outcomes(path):
-    """(opcode, kind) -> (outcome, log) from a plan's output."""
+    """(opcode, kind) -> (outcome, log) from a plan's output; the runtime
+    mailbox cases as ("mbx", case)."""
     res = {}
+
+    def norm(log):
+        # The driver's own name differs; the messages must not.
+        return log.replace("hns_roce_rs", "DRV").replace("hns_roce_hw_v2", "DRV")
+
     with open(path, errors="replace") as f:
         for line in f:
             m = FAULT.match(line.rstrip("\n"))
             if m:
-                # The driver's own name differs; the messages must not.
-                log = m.group(4).replace("hns_roce_rs", "DRV").replace("hns_roce_hw_v2", "DRV")
-                res[(m.group(1), m.group(2))] = (m.group(3), log)
+                res[(m.group(1), m.group(2))] = (m.group(3), norm(m.group(4)))
+            m = MBX.match(line.rstrip("\n"))
+            if m:
+                res[("mbx", m.group(1))] = (m.group(2), norm(m.group(3)))
     return res
 
 
 def segments(path):
-    """Armed fault spec -> the trace lines from arming it to `clear`."""
+    """Armed fault spec -> the trace lines from arming it to `clear`, one
+    list per time it was armed, in order."""
     segs, cur, lines = {}, None, []
     with open(path, errors="replace") as f:
         for line in f:
             m = CONTROL.match(line.rstrip("\n"))
             if m:
                 if cur is not None:
-                    segs[cur] = lines
+                    segs.setdefault(cur, []).append(lines)
                 cur = None if m.group(1) == "clear" else m.group(1)
                 lines = []
             elif cur is not None:
                 lines.append(line)
     if cur is not None:
-        segs[cur] = lines
+        segs.setdefault(cur, []).append(lines)
     return segs
 
 
 def spec(op, kind):
+    if op == "mbx":
+        return f"mbx:{MBX_CMD.get(kind, 0):#x}:0x11:once"
     return f"0x{op}:6:once" if kind == "err" else f"0x{op}:timeout:once"
 
 
@@ -86,7 +103,11 @@ def main():
                 continue
             same_log = c[1] == r[1]
             s = spec(*k)
-            teq, diff = trace_equal(cs.get(s, []), rs.get(s, []), tmp)
+            # The n-th time a spec was armed on one side is compared with
+            # the n-th on the other.
+            n = sum(1 for j in keys[: keys.index(k)] if spec(*j) == s)
+            ca, ra = cs.get(s, []), rs.get(s, [])
+            teq, diff = trace_equal(ca[n] if n < len(ca) else [], ra[n] if n < len(ra) else [], tmp)
             note = ""
             if not same_log:
                 note = f"C: {c[1][:160]} / Rust: {r[1][:160]}"

@@ -21,6 +21,10 @@
 # drivers. Then, with no fault armed, the driver must register hns_0 and
 # unload, and kmemleak must report nothing. TEST lines: group faults-c or
 # faults-rs.
+#
+# Between the clean probe and the unload, tests/guest/mbx_faults.py fails
+# one mailbox command at a time while user space creates, changes and
+# destroys MRs, CQs and QPs, printing "MBX <case> <outcome> | <log>".
 . /opt/hns/lib.sh
 D=$1
 shift
@@ -87,17 +91,33 @@ clean_probe() {
     wait_hns0
 }
 check "$G/probe-after-sweep" clean_probe
+# Runtime mailbox faults from user space (tests/guest/mbx_faults.py): its
+# MBX lines go to the host's comparison, its TEST lines are renamed into
+# this plan's group.
+python3 /opt/hns/mbx_faults.py | sed "s#^TEST mbx/#TEST $G/mbx-#"
 check "$G/unload" sh -c "rmmod $MOD && rmmod hns_sim"
+# kmemleak: every unreferenced object is a failure but the RDMA core's own
+# leak on a failed first read of the port counters (docs/c-driver-findings.md
+# 5: allocated under setup_port -> rdma_alloc_hw_stats_struct or
+# setup_hw_port_stats, three objects per registration that fails there),
+# which is counted and printed apart.
 if [ -w /sys/kernel/debug/kmemleak ]; then
     echo scan >/sys/kernel/debug/kmemleak
     sleep 1
     echo scan >/sys/kernel/debug/kmemleak
-    leaks=$(grep -c 'unreferenced object' /sys/kernel/debug/kmemleak 2>/dev/null || true)
-    if [ "${leaks:-0}" = 0 ]; then
-        report "$G/kmemleak" PASS
+    counts=$(awk '
+        function done() { if (n) { if (core) k++; else o++ } core = 0 }
+        /^unreferenced object/ { done(); n = 1 }
+        /rdma_alloc_hw_stats_struct|setup_hw_port_stats/ { core = 1 }
+        END { done(); printf "%d %d", o, k }' /sys/kernel/debug/kmemleak)
+    others=${counts% *}
+    known=${counts#* }
+    echo "KMEMLEAK core-port-stats $known others $others"
+    if [ "$others" = 0 ]; then
+        report "$G/kmemleak" PASS "(the core's port-counter leak: $known objects)"
     else
-        report "$G/kmemleak" FAIL "$leaks unreferenced objects"
-        head -n 40 /sys/kernel/debug/kmemleak | sed 's/^/    /'
+        report "$G/kmemleak" FAIL "$others unreferenced objects (+ $known of the core's port-counter leak)"
+        head -n 60 /sys/kernel/debug/kmemleak | sed 's/^/    /'
     fi
 else
     report "$G/kmemleak" SKIP "no kmemleak in this kernel"
