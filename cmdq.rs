@@ -21,7 +21,7 @@ use crate::hns_roce_hw_v2::consts::cmq_op;
 use crate::hns_roce_hw_v2::regs::{
     TX_CMQ_BASEADDR_H, TX_CMQ_BASEADDR_L, TX_CMQ_CI, TX_CMQ_DEPTH, TX_CMQ_PI,
 };
-use crate::rdma::{Event, RegWindow, Regs};
+use crate::rdma::{Event, IbLog, RegWindow, Regs};
 use core::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, AtomicU64, Ordering};
 use kernel::{
     device::{Bound, Device},
@@ -59,6 +59,9 @@ pub(crate) struct CmqError {
     /// On a timeout: the ring head was moved from `.0` back to the
     /// firmware's consumer index `.1`.
     pub(crate) moved: Option<(u32, u32)>,
+    /// Refused without touching the ring (the queue is dead): the C driver
+    /// prints nothing for it.
+    pub(crate) unsent: bool,
 }
 
 impl From<CmqError> for Error {
@@ -168,9 +171,16 @@ impl Cmq {
             opcode,
             err,
             moved: None,
+            unsent: false,
         };
         // CAST: a command is a handful of descriptors.
-        if self.fatal || descs.is_empty() || descs.len() as u32 >= CSQ_DESC_NUM {
+        if self.fatal {
+            return Err(CmqError {
+                unsent: true,
+                ..fail(EIO)
+            });
+        }
+        if descs.is_empty() || descs.len() as u32 >= CSQ_DESC_NUM {
             return Err(fail(EIO));
         }
         if self.cleared {
@@ -200,6 +210,7 @@ impl Cmq {
             opcode,
             err,
             moved: None,
+            unsent: false,
         };
         let timeout = if opcode == cmq_op::POST_MB {
             TX_TIMEOUT_POST_MB_US
@@ -232,6 +243,7 @@ impl Cmq {
                 opcode,
                 err: EAGAIN,
                 moved: Some((from, self.head)),
+                unsent: false,
             });
         }
         let mut ret = Ok(());
@@ -358,6 +370,9 @@ struct SlotState {
 pub(crate) struct Cmd {
     regs: RegWindow,
     dev: ARef<Device>,
+    /// The ib_device's log, for the messages the C driver prints with
+    /// `ibdev_*` (see `ibdev_err!`).
+    log: IbLog,
     #[pin]
     cmq: Mutex<Cmq>,
     /// Serialises polled mailboxes (post + wait), like the C `poll_sem`.
@@ -383,6 +398,7 @@ impl Cmd {
         try_pin_init!(Self {
             regs,
             dev,
+            log: IbLog::new(),
             cmq <- new_mutex!(cmq),
             poll <- new_mutex!(()),
             slots <- new_mutex!(SlotState { free_head: 0, busy: 0, in_flight: 0 }),
@@ -439,10 +455,18 @@ impl Cmd {
         &self.dev
     }
 
+    /// The ib_device's log (`ibdev_err!` and friends print through it).
+    pub(crate) fn ib_log(&self) -> &IbLog {
+        &self.log
+    }
+
     /// Sends one command and logs a failure as the C driver does.
     pub(crate) fn send(&self, d: &mut [Desc]) -> Result {
         let r = self.cmq.lock().send(self.regs.io(), d);
         r.map_err(|e| {
+            if e.unsent {
+                return e.err;
+            }
             if let Some((from, to)) = e.moved {
                 dev_warn!(self.dev, "CMDQ move tail from {} to {}.\n", from, to);
             }
@@ -454,11 +478,6 @@ impl Cmd {
             );
             e.err
         })
-    }
-
-    /// Sends one command without logging; the caller decides.
-    pub(crate) fn send_quiet(&self, d: &mut [Desc]) -> Result<(), CmqError> {
-        self.cmq.lock().send(self.regs.io(), d)
     }
 
     /// Runs `f` on the CMQ itself (fatal/cleared state).
@@ -474,7 +493,7 @@ impl Cmd {
         read_poll_timeout(
             || {
                 let mut d = [Desc::new(cmq_op::QUERY_MB_ST, true)];
-                let r = self.send_quiet(&mut d);
+                let r = self.send(&mut d);
                 if self.cmq.lock().is_fatal() {
                     return Err(EIO);
                 }

@@ -129,8 +129,8 @@ impl Cq {
     ) -> Result<(u32, u32)> {
         let c = env.caps;
         if attr.cqe == 0 || attr.cqe > c.max_cqes {
-            dev_err!(
-                env.cmd.device(),
+            ibdev_err!(
+                env.cmd,
                 "failed to check CQ count {}, max = {}.\n",
                 attr.cqe,
                 c.max_cqes
@@ -138,8 +138,8 @@ impl Cq {
             return Err(EINVAL);
         }
         if attr.vector >= c.num_comp_vectors {
-            dev_err!(
-                env.cmd.device(),
+            ibdev_err!(
+                env.cmd,
                 "failed to check CQ vector = {}, max = {}.\n",
                 attr.vector,
                 c.num_comp_vectors
@@ -160,7 +160,7 @@ impl Cq {
             None => c.cqe_sz,
             Some(r) if r.inlen >= UCMD_CQE_SIZE_END => {
                 if r.cqe_size != cqe_size::V2_CQE_SIZE && r.cqe_size != cqe_size::V3_CQE_SIZE {
-                    dev_err_ratelimited!(env.cmd.device(), "invalid cqe size {}.\n", r.cqe_size);
+                    ibdev_err!(env.cmd, "invalid cqe size {}.\n", r.cqe_size);
                     return Err(EINVAL);
                 }
                 r.cqe_size
@@ -227,16 +227,8 @@ impl Cq {
             .map(Mtr::User),
         }
         .inspect_err(|e| {
-            dev_err!(
-                env.cmd.device(),
-                "failed to alloc CQ mtr, ret = {}.\n",
-                e.to_errno()
-            );
-            dev_err!(
-                env.cmd.device(),
-                "failed to alloc CQ buf, ret = {}.\n",
-                e.to_errno()
-            );
+            ibdev_err!(env.cmd, "failed to alloc CQ mtr, ret = {}.\n", e.to_errno());
+            ibdev_err!(env.cmd, "failed to alloc CQ buf, ret = {}.\n", e.to_errno());
         })?;
         let has_db = c.flags & cap_flag::CQ_RECORD_DB != 0;
         let mut cap_flags = 0;
@@ -247,11 +239,7 @@ impl Cq {
             None => None,
             Some(u) if has_db && u.req.outlen >= URESP_CAP_FLAGS_END => {
                 let d = u.dbs.map(u.dev, u.req.db_addr).inspect_err(|e| {
-                    dev_err!(
-                        env.cmd.device(),
-                        "failed to alloc CQ db, ret = {}.\n",
-                        e.to_errno()
-                    )
+                    ibdev_err!(env.cmd, "failed to alloc CQ db, ret = {}.\n", e.to_errno())
                 })?;
                 cap_flags |= CQ_FLAG_RECORD_DB;
                 Some(CqDb::User(d))
@@ -279,11 +267,7 @@ impl Cq {
             }
             Mtr::User(m) => {
                 m.find(0, &mut mtts).inspect_err(|e| {
-                    dev_err!(
-                        env.cmd.device(),
-                        "failed to find CQ mtr, ret = {}.\n",
-                        e.to_errno()
-                    )
+                    ibdev_err!(env.cmd, "failed to find CQ mtr, ret = {}.\n", e.to_errno())
                 })?;
             }
         }
@@ -295,8 +279,8 @@ impl Cq {
                 .table(HemType::Cqc)?
                 .get_ref(env.dev, cqn)
                 .inspect_err(|e| {
-                    dev_err!(
-                        env.cmd.device(),
+                    ibdev_err!(
+                        env.cmd,
                         "failed to get CQ({:#x}) context, ret = {}.\n",
                         cqn,
                         e.to_errno()
@@ -309,8 +293,8 @@ impl Cq {
                     env.cmd.mbox(mb.dma(), 0, mbox::CREATE_CQC, cqn)
                 })
                 .inspect_err(|e| {
-                    dev_err_ratelimited!(
-                        env.cmd.device(),
+                    ibdev_err_ratelimited!(
+                        env.cmd,
                         "failed to send create cmd for CQ({:#x}), ret = {}.\n",
                         cqn,
                         e.to_errno()
@@ -319,8 +303,8 @@ impl Cq {
             Ok(cqc)
         };
         let cqc = alloc().inspect_err(|e| {
-            dev_err!(
-                env.cmd.device(),
+            ibdev_err!(
+                env.cmd,
                 "failed to alloc CQ context, ret = {}.\n",
                 e.to_errno()
             )
@@ -380,7 +364,8 @@ impl Cq {
     pub(crate) fn modify(&self, env: &CqEnv<'_>, count: u16, period: u16) -> Result {
         let (ctx, mask, capped) = hw_ctx::cq_moderation(count, period, env.rev);
         // C logs this unlimited; userspace can repeat it at will.
-        if capped && crate::rdma::ratelimit() {
+        static RS: crate::rdma::RateLimit = crate::rdma::RateLimit::new();
+        if capped && RS.allow() {
             dev_info!(
                 env.cmd.device(),
                 "cq_period({}) reached the upper limit, adjusted to 65.\n",
@@ -395,8 +380,8 @@ impl Cq {
         env.cmd
             .mbox(mb.dma(), 0, mbox::MODIFY_CQC, self.cqn)
             .inspect_err(|e| {
-                dev_err_ratelimited!(
-                    env.cmd.device(),
+                ibdev_err_ratelimited!(
+                    env.cmd,
                     "failed to process cmd when modifying CQ, ret = {}.\n",
                     e.to_errno()
                 )
@@ -420,8 +405,8 @@ impl Cq {
         let mut words = [0u32; 16];
         query_context(env.cmd, env.dev, mbox::QUERY_CQC, self.cqn, &mut words).inspect_err(
             |e| {
-                dev_err_ratelimited!(
-                    env.cmd.device(),
+                ibdev_err_ratelimited!(
+                    env.cmd,
                     "failed to process cmd when querying CQ, ret = {}.\n",
                     e.to_errno()
                 )

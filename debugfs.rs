@@ -148,8 +148,8 @@ impl Scc {
     fn query(&self, algo: Algo) -> Result {
         let mut d = [Desc::new(algo.opcode(), true)];
         self.cmd.send(&mut d).inspect_err(|e| {
-            dev_err_ratelimited!(
-                self.cmd.device(),
+            ibdev_err_ratelimited!(
+                &self.cmd,
                 "failed to query scc param, opcode: {:#x}, ret = {}.\n",
                 algo.opcode(),
                 e.to_errno()
@@ -165,8 +165,8 @@ impl Scc {
         let mut d = [Desc::new(algo.opcode(), false)];
         d[0].data = p.to_payload();
         self.cmd.send(&mut d).inspect_err(|e| {
-            dev_err_ratelimited!(
-                self.cmd.device(),
+            ibdev_err_ratelimited!(
+                &self.cmd,
                 "failed to configure scc param, opcode: {:#x}, ret = {}.\n",
                 algo.opcode(),
                 e.to_errno()
@@ -179,9 +179,9 @@ impl Scc {
     fn query_defaults(&self) {
         for algo in Algo::ALL {
             if let Err(e) = self.query(algo) {
-                if e != EOPNOTSUPP && crate::rdma::ratelimit() {
-                    dev_warn!(
-                        self.cmd.device(),
+                if e != EOPNOTSUPP {
+                    ibdev_warn_ratelimited!(
+                        &self.cmd,
                         "failed to get default parameters of scc algo {}, ret = {}.\n",
                         algo.index(),
                         e.to_errno()

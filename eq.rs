@@ -83,35 +83,39 @@ fn aeqe_work(cmd: &Cmd, objs: &Objects, ev: u32, sub: u32, queue: u32) {
         _ => {}
     }
     match ev {
-        event::PATH_MIG => dev_info!(d, "path migrated succeeded.\n"),
-        event::PATH_MIG_FAILED => dev_warn!(d, "path migration failed.\n"),
+        event::PATH_MIG => ibdev_info!(&cmd, "path migrated succeeded.\n"),
+        event::PATH_MIG_FAILED => ibdev_warn!(&cmd, "path migration failed.\n"),
         event::COMM_EST | event::MB => {}
         event::SQ_DRAINED => dev_dbg!(d, "send queue drained.\n"),
-        event::WQ_CATAS_ERROR => dev_err!(
-            d,
+        event::WQ_CATAS_ERROR => ibdev_err!(
+            &cmd,
             "local work queue {:#x} catast error, sub_event type is: {}\n",
             queue,
             sub
         ),
         event::INV_REQ_LOCAL_WQ_ERROR => {
-            dev_err!(d, "invalid request local work queue {:#x} error.\n", queue)
+            ibdev_err!(
+                &cmd,
+                "invalid request local work queue {:#x} error.\n",
+                queue
+            )
         }
-        event::LOCAL_WQ_ACCESS_ERROR => dev_err!(
-            d,
+        event::LOCAL_WQ_ACCESS_ERROR => ibdev_err!(
+            &cmd,
             "local access violation work queue {:#x} error, sub_event type is: {}\n",
             queue,
             sub
         ),
         event::SRQ_LIMIT_REACH => dev_dbg!(d, "SRQ limit reach.\n"),
         event::SRQ_LAST_WQE_REACH => dev_dbg!(d, "SRQ last wqe reach.\n"),
-        event::SRQ_CATAS_ERROR => dev_err!(d, "SRQ catas error.\n"),
-        event::CQ_ACCESS_ERROR => dev_err!(d, "CQ {:#x} access err.\n", queue),
-        event::CQ_OVERFLOW => dev_warn!(d, "CQ {:#x} overflow\n", queue),
-        event::DB_OVERFLOW => dev_warn!(d, "DB overflow.\n"),
-        event::FLR => dev_warn!(d, "function level reset.\n"),
-        event::XRCD_VIOLATION => dev_err!(d, "xrc domain violation error.\n"),
-        event::INVALID_XRCETH => dev_err!(d, "invalid xrceth error.\n"),
-        _ => dev_info!(d, "Undefined event {}.\n", ev),
+        event::SRQ_CATAS_ERROR => ibdev_err!(&cmd, "SRQ catas error.\n"),
+        event::CQ_ACCESS_ERROR => ibdev_err!(&cmd, "CQ {:#x} access err.\n", queue),
+        event::CQ_OVERFLOW => ibdev_warn!(&cmd, "CQ {:#x} overflow\n", queue),
+        event::DB_OVERFLOW => ibdev_warn!(&cmd, "DB overflow.\n"),
+        event::FLR => ibdev_warn!(&cmd, "function level reset.\n"),
+        event::XRCD_VIOLATION => ibdev_err!(&cmd, "xrc domain violation error.\n"),
+        event::INVALID_XRCETH => ibdev_err!(&cmd, "invalid xrceth error.\n"),
+        _ => ibdev_info!(&cmd, "Undefined event {}.\n", ev),
     }
 }
 

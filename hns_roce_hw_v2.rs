@@ -87,20 +87,26 @@ pub(crate) struct Profile {
 
 /// The profile queries of bring-up.
 fn profile(h: &Hnae3Handle, cmd: &Cmd, rev: HwRev) -> Result<Profile> {
+    // C's message for a failed step: "failed to <what>, ret = <errno>."
+    let failed = |what: &'static str| {
+        move |e: &Error| dev_err!(h.device(), "failed to {}, ret = {}.\n", what, e.to_errno())
+    };
     let mut d = [Desc::new(cmq_op::QUERY_HW_VER, true)];
-    cmd.send(&mut d)?;
+    cmd.send(&mut d)
+        .inspect_err(failed("query hardware info"))?;
     // CAST: a 16-bit field.
     let hw_rev = d[0].get(query_version::ROCEE_HW_VERSION) as u16;
 
     let mut d = [Desc::new(cmq_op::QUERY_FW_VER, true)];
-    cmd.send(&mut d)?;
+    cmd.send(&mut d)
+        .inspect_err(failed("query firmware info"))?;
     let fw_ver = d[0].get(query_fw_info::FW_VER);
 
     let (func_num, cong_tmpl_id) = if rev.is_hip08() {
         (1, 0)
     } else {
         let mut d = [Desc::new(cmq_op::QUERY_FUNC_INFO, true)];
-        cmd.send(&mut d)?;
+        cmd.send(&mut d).inspect_err(failed("query func info"))?;
         (
             d[0].get(FUNC_INFO_OWN_FUNC_NUM),
             d[0].get(FUNC_INFO_OWN_MAC_ID),
@@ -118,19 +124,20 @@ fn profile(h: &Hnae3Handle, cmd: &Cmd, rev: HwRev) -> Result<Profile> {
     );
     d[0].data
         .write(cmq_req::CFG_GLOBAL_PARAM_UDP_PORT, ROCE_V2_UDP_DPORT);
-    cmd.send(&mut d)?;
+    cmd.send(&mut d)
+        .inspect_err(failed("config global param"))?;
 
     for vf in 0..func_num {
         let mut d = [Desc::new(cmq_op::SWITCH_PARAMETER_CFG, true)];
         d[0].data.enable(VF_SWITCH_ROCEE_SEL);
         d[0].data.write(vf_switch::VF_SWITCH_VF_ID, vf);
-        cmd.send(&mut d)?;
+        cmd.send(&mut d).inspect_err(failed("set switch param"))?;
         // Write back what the firmware returned, with loopback allowed.
         d[0].flag = flag::IN;
         d[0].data.enable(vf_switch::VF_SWITCH_ALW_LPBK);
         d[0].data.clear(vf_switch::VF_SWITCH_ALW_LCL_LPBK);
         d[0].data.enable(vf_switch::VF_SWITCH_ALW_DST_OVRD);
-        cmd.send(&mut d)?;
+        cmd.send(&mut d).inspect_err(failed("set switch param"))?;
     }
 
     let bad = |e: CapsError| {
@@ -156,10 +163,14 @@ fn profile(h: &Hnae3Handle, cmd: &Cmd, rev: HwRev) -> Result<Profile> {
     // CAST: PAGE_SIZE is 4 KiB or 64 KiB.
     let mut caps = parse_pf_caps(d, kernel::page::PAGE_SIZE as u32).map_err(bad)?;
     let mut d = chain::<2>(cmq_op::QUERY_PF_RES, true);
-    cmd.send(&mut d)?;
+    cmd.send(&mut d)
+        .inspect_err(failed("load pf res caps"))
+        .inspect_err(failed("query pf resource"))?;
     apply_pf_res(&mut caps, &d, func_num).map_err(bad)?;
     let mut d = [Desc::new(cmq_op::QUERY_PF_TIMER_RES, true)];
-    cmd.send(&mut d)?;
+    cmd.send(&mut d)
+        .inspect_err(failed("load pf timer resource"))
+        .inspect_err(failed("query pf resource"))?;
     apply_timer_res(&mut caps, &d[0]);
 
     // CAST: PAGE_SIZE and PAGE_SHIFT are small.
@@ -167,14 +178,16 @@ fn profile(h: &Hnae3Handle, cmd: &Cmd, rev: HwRev) -> Result<Profile> {
     apply_func_caps(&mut caps, rev, func_num, h.num_vectors(), page_size);
     for vf in 0..func_num {
         let mut d = alloc_vf_res_cmd(&caps, vf, rev);
-        cmd.send(&mut d).inspect_err(|e| {
-            dev_err!(
-                h.device(),
-                "failed to config vf-{} hem res, ret = {}.\n",
-                vf,
-                e.to_errno()
-            )
-        })?;
+        cmd.send(&mut d)
+            .inspect_err(|e| {
+                dev_err!(
+                    h.device(),
+                    "failed to config vf-{} hem res, ret = {}.\n",
+                    vf,
+                    e.to_errno()
+                )
+            })
+            .inspect_err(failed("alloc vf resource"))?;
     }
     let mut d = [set_bt_cmd(&caps, kernel::page::PAGE_SHIFT as u32 - 12)];
     cmd.send(&mut d).inspect_err(|e| {
@@ -221,11 +234,11 @@ fn function_clear(cmd: &Cmd) {
         return;
     }
     let mut d = [Desc::new(cmq_op::FUNC_CLEAR, false)];
-    if let Err(e) = cmd.send_quiet(&mut d) {
+    if let Err(e) = cmd.send(&mut d) {
         dev_err!(
             cmd.device(),
             "func clear write failed, ret = {}.\n",
-            e.err.to_errno()
+            e.to_errno()
         );
         dev_warn!(cmd.device(), "func clear failed.\n");
         return;
@@ -241,8 +254,8 @@ fn function_clear(cmd: &Cmd) {
     let done = read_poll_timeout(
         || {
             let mut d = [Desc::new(cmq_op::FUNC_CLEAR, true)];
-            let r = cmd.send_quiet(&mut d);
-            last_err.set(r.as_ref().err().map(|e| e.err));
+            let r = cmd.send(&mut d);
+            last_err.set(r.as_ref().err().copied());
             Ok(r.is_ok() && d[0].get(func_clear::FUNC_CLEAR_RST_FUN_DONE) != 0)
         },
         |done| *done,
@@ -333,8 +346,8 @@ fn hw_init(
 ) -> Result<LinkTable> {
     let mut d = [Desc::new(cmq_op::CLEAR_EXTDB_LIST_INFO, false)];
     cmd.send(&mut d).inspect_err(|e| {
-        dev_err!(
-            h.device(),
+        ibdev_err!(
+            cmd,
             "failed to clear extended doorbell info, ret = {}.\n",
             e.to_errno()
         )

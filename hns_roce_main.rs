@@ -17,23 +17,60 @@
 use crate::hns_roce_hw_v2::cmq_fields::{gmv_tb_a, gmv_tb_b};
 use kernel::prelude::*;
 
-/// `dev_err!`, at most at the kernel's default rate: for errors userspace
-/// can trigger.
+/// `dev_err!`, at most at the kernel's default rate (a limit per call
+/// site, as C's `dev_err_ratelimited`): for errors userspace can trigger.
 macro_rules! dev_err_ratelimited {
-    ($dev:expr, $($f:tt)*) => {
-        if $crate::rdma::ratelimit() {
+    ($dev:expr, $($f:tt)*) => {{
+        static RS: $crate::rdma::RateLimit = $crate::rdma::RateLimit::new();
+        if RS.allow() {
             kernel::dev_err!($dev, $($f)*);
         }
-    };
+    }};
 }
 
-/// `dev_warn!`, rate-limited (`dev_warn_ratelimited`).
-macro_rules! dev_warn_ratelimited {
-    ($dev:expr, $($f:tt)*) => {
-        if $crate::rdma::ratelimit() {
-            kernel::dev_warn!($dev, $($f)*);
+/// `ibdev_err()`: prints against the ib_device of the `&Cmd` given (the
+/// PCI device before registration and after).
+macro_rules! ibdev_err {
+    ($cmd:expr, $($f:tt)*) => {{
+        let c: &$crate::cmdq::Cmd = $cmd;
+        c.ib_log().print($crate::rdma::LogLevel::Err, c.device(), format_args!($($f)*));
+    }};
+}
+
+/// `ibdev_warn()`, as [`ibdev_err!`].
+macro_rules! ibdev_warn {
+    ($cmd:expr, $($f:tt)*) => {{
+        let c: &$crate::cmdq::Cmd = $cmd;
+        c.ib_log().print($crate::rdma::LogLevel::Warn, c.device(), format_args!($($f)*));
+    }};
+}
+
+/// `ibdev_info()`, as [`ibdev_err!`].
+macro_rules! ibdev_info {
+    ($cmd:expr, $($f:tt)*) => {{
+        let c: &$crate::cmdq::Cmd = $cmd;
+        c.ib_log().print($crate::rdma::LogLevel::Info, c.device(), format_args!($($f)*));
+    }};
+}
+
+/// `ibdev_err_ratelimited()`.
+macro_rules! ibdev_err_ratelimited {
+    ($cmd:expr, $($f:tt)*) => {{
+        static RS: $crate::rdma::RateLimit = $crate::rdma::RateLimit::new();
+        if RS.allow() {
+            ibdev_err!($cmd, $($f)*);
         }
-    };
+    }};
+}
+
+/// `ibdev_warn_ratelimited()`.
+macro_rules! ibdev_warn_ratelimited {
+    ($cmd:expr, $($f:tt)*) => {{
+        static RS: $crate::rdma::RateLimit = $crate::rdma::RateLimit::new();
+        if RS.allow() {
+            ibdev_warn!($cmd, $($f)*);
+        }
+    }};
 }
 
 mod ah;
@@ -362,6 +399,10 @@ impl IbDriver for IbDev {
     type Ucontext = Ucontext;
     type Cq = CqRef;
 
+    fn ib_log(&self) -> &rdma::IbLog {
+        self.cmd.ib_log()
+    }
+
     fn create_cq(
         &self,
         cqe: u32,
@@ -376,7 +417,7 @@ impl IbDriver for IbDev {
         // a user CQ its context's bank on HIP09.
         let bank = user.as_ref().map(|u| u.0.uctx().cq_bank);
         let cqn = self.cqns.lock().alloc(bank).map_err(|e| {
-            dev_err!(self.cmd.device(), "failed to alloc CQN, ret = {:?}.\n", e);
+            ibdev_err!(&self.cmd, "failed to alloc CQN, ret = {:?}.\n", e);
             ENOSPC
         })?;
         let ucq = user.as_ref().map(|(u, r)| cq::UserCq {
@@ -527,13 +568,9 @@ impl IbDriver for IbDev {
             u32::from(u16::from_ne_bytes([mac[4], mac[5]])),
         );
         d[1].data.write(gmv_tb_b::GMV_TB_B_SGID_IDX, index);
-        self.cmd.send(&mut d).inspect_err(|e| {
-            dev_err!(
-                self.cmd.device(),
-                "failed to set gid, ret = {}!\n",
-                e.to_errno()
-            )
-        })
+        self.cmd
+            .send(&mut d)
+            .inspect_err(|e| ibdev_err!(&self.cmd, "failed to set gid, ret = {}!\n", e.to_errno()))
     }
 
     fn alloc_ucontext(&self, req: u32, resp: &mut UctxResp) -> Result<(KBox<Ucontext>, u32, u64)> {
@@ -735,8 +772,8 @@ impl IbDriver for IbDev {
         const DESCS: usize = HW_CNT_TOTAL.div_ceil(CNT_PER_DESC);
         let mut d = chain::<DESCS>(cmq_op::QUERY_COUNTER, true);
         self.cmd.send(&mut d).inspect_err(|e| {
-            dev_err!(
-                self.cmd.device(),
+            ibdev_err!(
+                &self.cmd,
                 "failed to get counter, ret = {}.\n",
                 e.to_errno()
             )
@@ -805,8 +842,10 @@ impl RoceClient for HnsRoce {
                 return Err(instance_failed(e));
             }
         };
-        hw.cmd.with_cmq(|q| q.init_done());
         let dbgfs = debugfs::DevDebugfs::register(handle, &hw.cmd, &hw.profile.caps, records);
+        // The instance is up (C's `HNS_ROCE_STATE_INITED`, set after the
+        // debugfs parameters are read): a timeout no longer kills the queue.
+        hw.cmd.with_cmq(|q| q.init_done());
         Ok(Some(KBox::new(
             HnsRoceDev {
                 _dbgfs: dbgfs,

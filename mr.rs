@@ -99,11 +99,7 @@ impl<'a> MptSlot<'a> {
             }
         };
         if let Err(e) = table.get(env.dev, idx) {
-            dev_err!(
-                env.cmd.device(),
-                "failed to alloc mtpt, ret = {}.\n",
-                e.to_errno()
-            );
+            ibdev_err!(env.cmd, "failed to alloc mtpt, ret = {}.\n", e.to_errno());
             env.ids.free(idx);
             return Err(e);
         }
@@ -132,11 +128,7 @@ fn mpt_pbl(env: &MrEnv<'_>, pbl: &UserMtr) -> Result<MptPbl> {
     let n = usize::try_from(pbl.page_count())?.min(pages.len());
     pbl.find(0, pages.get_mut(..n).ok_or(EINVAL)?)
         .inspect_err(|e| {
-            dev_err!(
-                env.cmd.device(),
-                "failed to find PBL mtr, ret = {}.\n",
-                e.to_errno()
-            )
+            ibdev_err!(env.cmd, "failed to find PBL mtr, ret = {}.\n", e.to_errno())
         })?;
     Ok(MptPbl {
         npages: pbl.page_count(),
@@ -185,8 +177,8 @@ fn alloc_pbl(env: &MrEnv<'_>, pin: UmemDev<'_>, mr: &PblRange) -> Result<UserMtr
         u64::from(env.caps.page_size_cap),
     )
     .inspect_err(|e| {
-        dev_err!(
-            env.cmd.device(),
+        ibdev_err!(
+            env.cmd,
             "failed to alloc pbl mtr, ret = {}.\n",
             e.to_errno()
         )
@@ -275,13 +267,10 @@ pub(crate) fn reg_user_mr(env: &MrEnv<'_>, pin: UmemDev<'_>, req: &MrReq) -> Res
         )?),
         enabled: true,
     };
-    let c = hw_ctx::user_mr_mpt(&user_params(env, key, &st).inspect_err(|e| {
-        dev_err!(
-            env.cmd.device(),
-            "failed to write mtpt, ret = {}.\n",
-            e.to_errno()
-        )
-    })?);
+    let c =
+        hw_ctx::user_mr_mpt(&user_params(env, key, &st).inspect_err(|e| {
+            ibdev_err!(env.cmd, "failed to write mtpt, ret = {}.\n", e.to_errno())
+        })?);
     let mr = KBox::pin_init(
         pin_init!(Mr {
             key,
@@ -327,11 +316,7 @@ pub(crate) fn rereg_user_mr(env: &MrEnv<'_>, mr: &Mr, pin: UmemDev<'_>, req: &Mr
     mb.read_le_words(&mut words)?;
     let old = Ctx::<Mpt, 16>::from_le_words(words);
     if let Err(e) = env.cmd.mbox(0, 0, mbox::DESTROY_MPT, idx) {
-        dev_warn!(
-            env.cmd.device(),
-            "failed to destroy MPT, ret = {}.\n",
-            e.to_errno()
-        );
+        ibdev_warn_ratelimited!(env.cmd, "failed to destroy MPT, ret = {}.\n", e.to_errno());
     }
     st.enabled = false;
     st.iova = req.iova;
@@ -361,11 +346,7 @@ pub(crate) fn rereg_user_mr(env: &MrEnv<'_>, mr: &Mr, pin: UmemDev<'_>, req: &Mr
                 },
             )
             .inspect_err(|e| {
-                dev_err!(
-                    env.cmd.device(),
-                    "failed to alloc mr PBL, ret = {}.\n",
-                    e.to_errno()
-                )
+                ibdev_err!(env.cmd, "failed to alloc mr PBL, ret = {}.\n", e.to_errno())
             })?,
         );
     }
@@ -382,21 +363,11 @@ pub(crate) fn rereg_user_mr(env: &MrEnv<'_>, mr: &Mr, pin: UmemDev<'_>, req: &Mr
             ..Default::default()
         })
     }
-    .inspect_err(|e| {
-        dev_err!(
-            env.cmd.device(),
-            "failed to write mtpt, ret = {}.\n",
-            e.to_errno()
-        )
-    })?;
+    .inspect_err(|e| ibdev_err!(env.cmd, "failed to write mtpt, ret = {}.\n", e.to_errno()))?;
     let c = hw_ctx::rereg_mpt(&old, what, &params);
     mb.write_le_words(c.as_le_words())?;
     if let Err(e) = env.cmd.mbox(mb.dma(), 0, mbox::CREATE_MPT, idx) {
-        dev_err_ratelimited!(
-            env.cmd.device(),
-            "failed to create MPT, ret = {}.\n",
-            e.to_errno()
-        );
+        ibdev_err_ratelimited!(env.cmd, "failed to create MPT, ret = {}.\n", e.to_errno());
         return Err(e);
     }
     st.enabled = true;
@@ -415,8 +386,8 @@ pub(crate) fn dereg_mr(env: &MrEnv<'_>, mr: Pin<KBox<Mr>>) {
                 .cmd
                 .mbox(0, 0, mbox::DESTROY_MPT, idx & (env.caps.num_mtpts - 1))
             {
-                dev_warn_ratelimited!(
-                    env.cmd.device(),
+                ibdev_warn_ratelimited!(
+                    env.cmd,
                     "failed to destroy mpt, ret = {}.\n",
                     e.to_errno()
                 );
@@ -452,8 +423,8 @@ impl Mr {
         let mut words = [0u32; 16];
         let idx = key_to_index(self.key) & (env.caps.num_mtpts - 1);
         query_context(env.cmd, env.dev, mbox::QUERY_MPT, idx, &mut words).inspect_err(|e| {
-            dev_err_ratelimited!(
-                env.cmd.device(),
+            ibdev_err_ratelimited!(
+                env.cmd,
                 "failed to process cmd when querying MPT, ret = {}.\n",
                 e.to_errno()
             )

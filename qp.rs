@@ -217,7 +217,7 @@ impl QpEnv<'_> {
     fn check_type(&self, ty: u32, user: bool) -> Result {
         let hip08_user_ud = ty == qpt::UD && user && self.rev.is_hip08();
         if !qpc::qp_type_supported(ty, self.caps.flags) || hip08_user_ud {
-            dev_err!(self.cmd.device(), "not support QP type {}\n", ty);
+            ibdev_err!(&self.cmd, "not support QP type {}\n", ty);
             return Err(EOPNOTSUPP);
         }
         Ok(())
@@ -253,47 +253,54 @@ impl QpEnv<'_> {
             max_sq_desc_sz: c.max_sq_desc_sz,
             max_rq_desc_sz: c.max_rq_desc_sz,
         };
-        let d = self.cmd.device();
         qpc::queue_sizes(&req).map_err(|e| {
             match e {
-                QueueError::RqConfig => dev_err!(
-                    d,
+                QueueError::RqConfig => ibdev_err!(
+                    &self.cmd,
                     "RQ config error, depth = {}, sge = {}\n",
                     init.max_recv_wr,
                     init.max_recv_sge
                 ),
                 QueueError::RqDepth => {
-                    dev_err!(d, "rq depth {} too large\n", init.max_recv_wr)
+                    ibdev_err!(&self.cmd, "rq depth {} too large\n", init.max_recv_wr)
                 }
-                QueueError::SqConfig => dev_err!(d, "failed to check SQ WR or SGE num.\n"),
-                QueueError::SqDepth => dev_err!(
-                    d,
+                QueueError::SqConfig => {
+                    ibdev_err!(&self.cmd, "failed to check SQ WR or SGE num.\n")
+                }
+                QueueError::SqDepth => ibdev_err!(
+                    &self.cmd,
                     "failed to check WQE num, WQE num = {}.\n",
                     init.max_send_wr
                 ),
                 QueueError::UserSqCount => {}
-                QueueError::UserSqStride => dev_err!(d, "failed to check SQ stride size.\n"),
+                QueueError::UserSqStride => {
+                    ibdev_err!(&self.cmd, "failed to check SQ stride size.\n")
+                }
                 QueueError::UserSqSge => {
-                    dev_err!(d, "failed to check SQ SGE size {}.\n", init.max_send_sge)
+                    ibdev_err!(
+                        &self.cmd,
+                        "failed to check SQ SGE size {}.\n",
+                        init.max_send_sge
+                    )
                 }
             }
             let r = EINVAL.to_errno();
             match e {
                 QueueError::RqConfig | QueueError::RqDepth => {
-                    dev_err!(d, "failed to set user RQ size, ret = {}.\n", r)
+                    ibdev_err!(&self.cmd, "failed to set user RQ size, ret = {}.\n", r)
                 }
                 QueueError::SqConfig | QueueError::SqDepth => {
-                    dev_err!(d, "failed to set kernel SQ size, ret = {}.\n", r)
+                    ibdev_err!(&self.cmd, "failed to set kernel SQ size, ret = {}.\n", r)
                 }
                 QueueError::UserSqStride | QueueError::UserSqSge => {
-                    dev_err!(d, "failed to check user SQ size, ret = {}.\n", r);
-                    dev_err!(d, "failed to set user SQ size, ret = {}.\n", r)
+                    ibdev_err!(&self.cmd, "failed to check user SQ size, ret = {}.\n", r);
+                    ibdev_err!(&self.cmd, "failed to set user SQ size, ret = {}.\n", r)
                 }
                 QueueError::UserSqCount => {
-                    dev_err!(d, "failed to set user SQ size, ret = {}.\n", r)
+                    ibdev_err!(&self.cmd, "failed to set user SQ size, ret = {}.\n", r)
                 }
             }
-            dev_err!(d, "failed to set QP param, ret = {}.\n", r);
+            ibdev_err!(&self.cmd, "failed to set QP param, ret = {}.\n", r);
             EINVAL
         })
     }
@@ -371,8 +378,8 @@ impl Qp {
     ) -> Result<Pin<KBox<Self>>> {
         let r = Self::try_create(env, init, send_cq, recv_cq, ibqp, user);
         if let Err(e) = &r {
-            dev_err!(
-                env.cmd.device(),
+            ibdev_err!(
+                env.cmd,
                 "create QP type {} failed({})\n",
                 init.qp_type,
                 e.to_errno()
@@ -412,7 +419,11 @@ impl Qp {
                         qpc::CongError::Invalid => EINVAL,
                         qpc::CongError::NotSupported => EOPNOTSUPP,
                     };
-                    dev_err!(d, "failed to set QP param, ret = {}.\n", e.to_errno());
+                    ibdev_err!(
+                        &env.cmd,
+                        "failed to set QP param, ret = {}.\n",
+                        e.to_errno()
+                    );
                     e
                 },
             )?
@@ -466,8 +477,16 @@ impl Qp {
             .map(Mtr::User),
         }
         .inspect_err(|e| {
-            dev_err!(d, "failed to create WQE mtr, ret = {}.\n", e.to_errno());
-            dev_err!(d, "failed to alloc QP buffer, ret = {}.\n", e.to_errno());
+            ibdev_err!(
+                &env.cmd,
+                "failed to create WQE mtr, ret = {}.\n",
+                e.to_errno()
+            );
+            ibdev_err!(
+                &env.cmd,
+                "failed to alloc QP buffer, ret = {}.\n",
+                e.to_errno()
+            );
         })?;
 
         let qpn = if gsi {
@@ -479,7 +498,11 @@ impl Qp {
                 ext_sge: init.max_send_sge > 2 || init.qp_type == qpt::UD,
             };
             env.qpns.lock().alloc(req).map_err(|_| {
-                dev_err!(d, "failed to alloc QPN, ret = {}.\n", ENOSPC.to_errno());
+                ibdev_err!(
+                    &env.cmd,
+                    "failed to alloc QPN, ret = {}.\n",
+                    ENOSPC.to_errno()
+                );
                 ENOSPC
             })?
         };
@@ -494,7 +517,11 @@ impl Qp {
         let (rdb, sdb) = match dbs {
             Ok(x) => x,
             Err(e) => {
-                dev_err!(d, "failed to alloc QP doorbell, ret = {}.\n", e.to_errno());
+                ibdev_err!(
+                    &env.cmd,
+                    "failed to alloc QP doorbell, ret = {}.\n",
+                    e.to_errno()
+                );
                 env.free_qpn(qpn, gsi);
                 return Err(e);
             }
@@ -515,7 +542,11 @@ impl Qp {
             }
         };
         if let Err(e) = env.get_contexts(qpn) {
-            dev_err!(d, "failed to alloc QP context, ret = {}.\n", e.to_errno());
+            ibdev_err!(
+                &env.cmd,
+                "failed to alloc QP context, ret = {}.\n",
+                e.to_errno()
+            );
             env.free_qpn(qpn, gsi);
             return Err(e);
         }
@@ -575,8 +606,8 @@ impl Qp {
         match env.dbs.alloc(env.dev, 0) {
             Ok(db) => Ok(Some(RqDb::Kernel(db))),
             Err(e) => {
-                dev_err!(
-                    env.cmd.device(),
+                ibdev_err!(
+                    env.cmd,
                     "failed to alloc kernel RQ doorbell, ret = {}.\n",
                     e.to_errno()
                 );
@@ -597,11 +628,10 @@ impl Qp {
         has_rq: bool,
         cap_flags: &mut u64,
     ) -> Result<(Option<RqDb>, Option<UserDb>)> {
-        let d = env.cmd.device();
         let sdb = if record_db && init.user_sdb && has_sq {
             let db = u.dbs.map(u.dev, init.sdb_addr).inspect_err(|e| {
-                dev_err!(
-                    d,
+                ibdev_err!(
+                    &env.cmd,
                     "failed to map user SQ doorbell, ret = {}.\n",
                     e.to_errno()
                 )
@@ -614,8 +644,8 @@ impl Qp {
         let rdb = if record_db && init.user_resp && has_rq {
             // On failure `sdb` drops here, unmapping the SQ record.
             let db = u.dbs.map(u.dev, init.db_addr).inspect_err(|e| {
-                dev_err!(
-                    d,
+                ibdev_err!(
+                    &env.cmd,
                     "failed to map user RQ doorbell, ret = {}.\n",
                     e.to_errno()
                 )
@@ -664,8 +694,8 @@ impl Qp {
                 break;
             }
             if wr.sges.len() > max_sge {
-                dev_err!(
-                    env.cmd.device(),
+                ibdev_err!(
+                    env.cmd,
                     "num_sge = {} >= max_sge = {}.\n",
                     wr.sges.len(),
                     max_sge
@@ -725,7 +755,6 @@ impl Qp {
     /// engine (QUERY_QPC) unless the QP is in RESET; the engine's state
     /// becomes the QP's.
     pub(crate) fn query(&self, env: &QpEnv<'_>, q: &mut QpQuery) -> Result {
-        let d = env.cmd.device();
         let mut soft = self.soft.lock();
         let s = &self.sizes;
         q.max_recv_wr = s.rq_wqe_cnt;
@@ -745,13 +774,13 @@ impl Qp {
             Ok(())
         });
         if let Err(e) = r {
-            dev_err_ratelimited!(d, "failed to query QPC, ret = {}.\n", e.to_errno());
+            ibdev_err_ratelimited!(&env.cmd, "failed to query QPC, ret = {}.\n", e.to_errno());
             return Err(EINVAL);
         }
         let ctx = crate::field::Ctx::from_le_words(words);
         let a = qpc::query_attrs(&ctx, self.qp_type, env.rev);
         let st = QpState::from_ib(a.state).ok_or_else(|| {
-            dev_err_ratelimited!(d, "Illegal ib_qp_state\n");
+            ibdev_err_ratelimited!(&env.cmd, "Illegal ib_qp_state\n");
             EINVAL
         })?;
         soft.state = st;
@@ -812,11 +841,7 @@ impl Qp {
         if env.caps.flags & cap_flag::QP_FLOW_CTRL != 0 && self.cong_type != qpc::CongType::Dip {
             if let Err(e) = query_context(env.cmd, env.dev, mbox::QUERY_SCCC, self.qpn, &mut sccc) {
                 sccc = [0; SCCC_WORDS];
-                dev_warn_ratelimited!(
-                    env.cmd.device(),
-                    "failed to query SCCC, ret = {}.\n",
-                    e.to_errno()
-                );
+                ibdev_warn_ratelimited!(env.cmd, "failed to query SCCC, ret = {}.\n", e.to_errno());
             }
         }
         r.push_words(&sccc)
@@ -833,13 +858,13 @@ impl Qp {
                 let a = QpAttr::default();
                 let cur = soft.state;
                 if let Err(e) = self.hw_modify(env, &mut soft, &a, cur, QpState::Reset) {
-                    dev_err_ratelimited!(
-                        env.cmd.device(),
+                    ibdev_err_ratelimited!(
+                        env.cmd,
                         "failed to modify QP to RST, ret = {}.\n",
                         e.to_errno()
                     );
-                    dev_err_ratelimited!(
-                        env.cmd.device(),
+                    ibdev_err_ratelimited!(
+                        env.cmd,
                         "failed to destroy QP, QPN = {:#08x}, ret = {}.\n",
                         self.qpn,
                         e.to_errno()

@@ -24,6 +24,7 @@
 //! - `restrack`: what `rdma res show` prints;
 //! - `layout`: the load-time check of the bindings against the kernel.
 
+use core::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 use kernel::{ffi::c_void, types::ForeignOwnable};
 
 #[path = "bindings/mod.rs"]
@@ -38,10 +39,11 @@ mod irq;
 pub(crate) use irq::{Event, IrqHandler, IrqRegistration, OwnedQueue};
 mod ib;
 pub(crate) use ib::{
-    AddrVec, AhIn, CqOut, CqUreq, DevAttr, GidEntry, IbDriver, IbParams, IbRegistration, MrReq,
-    PortAttr, QpAttr, QpInit, QpModifyResp, QpQuery, UctxResp, DEVICE_MEM_MGT_EXTENSIONS,
-    DEVICE_PORT_ACTIVE_EVENT, DEVICE_RC_RNR_NAK_GEN, DEVICE_XRC, MR_REREG_ACCESS, MR_REREG_PD,
-    MR_REREG_TRANS, MTU_256, PORT_ACTIVE, PORT_PHYS_STATE_DISABLED, PORT_PHYS_STATE_LINK_UP,
+    AddrVec, AhIn, CqOut, CqUreq, DevAttr, GidEntry, IbDriver, IbLog, IbParams, IbRegistration,
+    LogLevel, MrReq, PortAttr, QpAttr, QpInit, QpModifyResp, QpQuery, UctxResp,
+    DEVICE_MEM_MGT_EXTENSIONS, DEVICE_PORT_ACTIVE_EVENT, DEVICE_RC_RNR_NAK_GEN, DEVICE_XRC,
+    MR_REREG_ACCESS, MR_REREG_PD, MR_REREG_TRANS, MTU_256, PORT_ACTIVE, PORT_PHYS_STATE_DISABLED,
+    PORT_PHYS_STATE_LINK_UP,
 };
 mod layout;
 pub(crate) use layout::check_layout;
@@ -75,11 +77,44 @@ unsafe fn try_borrow<'a, P: ForeignOwnable + 'a>(p: *mut c_void) -> Option<P::Bo
     }
 }
 
-/// Whether a rate-limited message may be printed now (one shared budget,
-/// the kernel's default interval and burst).
-pub(crate) fn ratelimit() -> bool {
-    // SAFETY: no arguments; the shim's state is static.
-    unsafe { raw::hns_shim_ratelimit() }
+/// The printk rate limit of one call site, as C's `DEFINE_RATELIMIT_STATE`
+/// with the kernel's defaults (`__ratelimit`): at most ten messages in
+/// each five-second window. Each rate-limited macro expansion has its own
+/// (a `static`), as each C call site has.
+pub(crate) struct RateLimit {
+    begin: AtomicUsize,
+    printed: AtomicU32,
+}
+
+impl RateLimit {
+    /// Messages per window (`DEFAULT_RATELIMIT_BURST`).
+    const BURST: u32 = 10;
+    /// The window, ms (`DEFAULT_RATELIMIT_INTERVAL`).
+    const INTERVAL_MS: u32 = 5000;
+
+    /// A limit that has printed nothing yet.
+    pub(crate) const fn new() -> Self {
+        Self {
+            begin: AtomicUsize::new(0),
+            printed: AtomicU32::new(0),
+        }
+    }
+
+    /// Whether a message may be printed now (and counts it). Concurrent
+    /// callers may let one message too many through at a window's turn,
+    /// which a rate limit can afford.
+    pub(crate) fn allow(&self) -> bool {
+        // SAFETY: `jiffies` is the kernel's tick counter, one aligned word
+        // that is only ever read here.
+        let now = unsafe { core::ptr::read_volatile(&raw const kernel::bindings::jiffies) };
+        let window = kernel::time::msecs_to_jiffies(Self::INTERVAL_MS);
+        let begin = self.begin.load(Ordering::Relaxed);
+        if begin == 0 || now.wrapping_sub(begin) >= window {
+            self.begin.store(now.max(1), Ordering::Relaxed);
+            self.printed.store(0, Ordering::Relaxed);
+        }
+        self.printed.fetch_add(1, Ordering::Relaxed) < Self::BURST
+    }
 }
 
 /// Whether the RDMA core's QP state rules allow `cur` → `next` with the

@@ -138,14 +138,6 @@ bool hns_shim_rst_direct_test_and_clear(struct hnae3_handle *h)
 	return test_and_clear_bit(HNS_SHIM_RST_DIRECT_RETURN, &h->rinfo.state);
 }
 
-bool hns_shim_ratelimit(void)
-{
-	static DEFINE_RATELIMIT_STATE(rs, DEFAULT_RATELIMIT_INTERVAL,
-				      DEFAULT_RATELIMIT_BURST);
-
-	return __ratelimit(&rs);
-}
-
 u64 hns_shim_bar_start(struct hnae3_handle *handle, int bar)
 {
 	return pci_resource_start(handle->pdev, bar);

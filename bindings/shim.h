@@ -59,8 +59,6 @@ void hns_shim_unregister_client(void);
 int hns_shim_request_irq(unsigned int irq, const char *name, void *cookie);
 void hns_shim_free_irq(unsigned int irq, void *cookie);
 unsigned int hns_shim_irq_vector(struct hnae3_handle *handle, unsigned int i);
-/* Whether a rate-limited message may be printed now. */
-bool hns_shim_ratelimit(void);
 void hns_shim_rst_direct_set(struct hnae3_handle *h, bool on);
 bool hns_shim_rst_direct_test(struct hnae3_handle *h);
 bool hns_shim_rst_direct_test_and_clear(struct hnae3_handle *h);

@@ -90,8 +90,8 @@ impl Cq {
                 _ => match objs.qps.get(c.qpn) {
                     Some(q) => q,
                     None => {
-                        dev_err!(
-                            cmd.device(),
+                        ibdev_err!(
+                            cmd,
                             "CQ {:06x} with entry for unknown QPN {:06x}\n",
                             self.cqn,
                             c.qpn
@@ -103,7 +103,7 @@ impl Cq {
             let wr_id = qp.take_wrid(&c);
             wc.set(n, &c.wc, wr_id, qp.ibqp());
             if c.wc.is_error() {
-                dev_err_ratelimited!(cmd.device(), "error cqe status {:#x}:\n", c.hw_status);
+                ibdev_err_ratelimited!(cmd, "error cqe status {:#x}:\n", c.hw_status);
                 dev_dbg!(cmd.device(), "CQE {:08x?}\n", words);
             }
             if c.flush_qp {

@@ -21,7 +21,6 @@ use kernel::prelude::*;
 impl Qp {
     /// `hns_roce_modify_qp` + `hns_roce_v2_modify_qp`.
     pub(crate) fn modify(&self, env: &QpEnv<'_>, a: &QpAttr, resp: &mut QpModifyResp) -> Result {
-        let d = env.cmd.device();
         let mut soft = self.soft.lock();
         if a.mask & attr::CUR_STATE != 0 && a.cur_qp_state != soft.state as u32 {
             return Err(EINVAL);
@@ -35,7 +34,7 @@ impl Qp {
         // A user QP is flushed up to the heads libhns recorded.
         if self.user && a.mask & attr::STATE != 0 && new == QpState::Err {
             let Some(sdb) = &self.sdb else {
-                dev_warn!(d, "flush cqe is not supported in userspace!\n");
+                ibdev_warn!(&env.cmd, "flush cqe is not supported in userspace!\n");
                 return Err(EINVAL);
             };
             self.core.sq.lock().head = sdb.read();
@@ -44,7 +43,7 @@ impl Qp {
             }
         }
         if !crate::rdma::modify_qp_is_ok(cur as u32, new as u32, self.qp_type, a.mask) {
-            dev_err!(d, "ib_modify_qp_is_ok failed\n");
+            ibdev_err!(&env.cmd, "ib_modify_qp_is_ok failed\n");
             return Err(EINVAL);
         }
         self.check_attr(env, a)?;
@@ -61,23 +60,26 @@ impl Qp {
 
     /// `hns_roce_check_qp_attr`.
     fn check_attr(&self, env: &QpEnv<'_>, a: &QpAttr) -> Result {
-        let d = env.cmd.device();
         let c = env.caps;
         if a.mask & attr::PORT != 0 && (a.port_num == 0 || a.port_num > 1) {
-            dev_err!(d, "invalid attr, port_num = {}.\n", a.port_num);
+            ibdev_err!(&env.cmd, "invalid attr, port_num = {}.\n", a.port_num);
             return Err(EINVAL);
         }
         if a.mask & attr::PKEY_INDEX != 0 && a.pkey_index >= c.pkey_table_len {
-            dev_err!(d, "invalid attr, pkey_index = {}.\n", a.pkey_index);
+            ibdev_err!(&env.cmd, "invalid attr, pkey_index = {}.\n", a.pkey_index);
             return Err(EINVAL);
         }
         if a.mask & attr::MAX_QP_RD_ATOMIC != 0 && a.max_rd_atomic > c.max_qp_init_rdma {
-            dev_err!(d, "invalid attr, max_rd_atomic = {}.\n", a.max_rd_atomic);
+            ibdev_err!(
+                &env.cmd,
+                "invalid attr, max_rd_atomic = {}.\n",
+                a.max_rd_atomic
+            );
             return Err(EINVAL);
         }
         if a.mask & attr::MAX_DEST_RD_ATOMIC != 0 && a.max_dest_rd_atomic > c.max_qp_dest_rdma {
-            dev_err!(
-                d,
+            ibdev_err!(
+                &env.cmd,
                 "invalid attr, max_dest_rd_atomic = {}.\n",
                 a.max_dest_rd_atomic
             );
@@ -87,7 +89,11 @@ impl Qp {
             // IB_MTU_2048 is 4.
             let too_big = c.max_mtu >= 4 && a.path_mtu > c.max_mtu;
             if too_big || a.path_mtu < 1 || a.path_mtu > a.active_mtu {
-                dev_err!(d, "attr path_mtu({})invalid while modify qp", a.path_mtu);
+                ibdev_err!(
+                    &env.cmd,
+                    "attr path_mtu({})invalid while modify qp",
+                    a.path_mtu
+                );
                 return Err(EINVAL);
             }
         }
@@ -104,7 +110,6 @@ impl Qp {
         cur: QpState,
         new: QpState,
     ) -> Result {
-        let d = env.cmd.device();
         if a.mask & !attr::STANDARD != 0 {
             return Err(EOPNOTSUPP);
         }
@@ -134,7 +139,7 @@ impl Qp {
             env.cmd.mbox(mb.dma(), 0, mbox::MODIFY_QPC, self.qpn)
         });
         if let Err(e) = r {
-            dev_err_ratelimited!(d, "failed to modify QP, ret = {}.\n", e.to_errno());
+            ibdev_err_ratelimited!(&env.cmd, "failed to modify QP, ret = {}.\n", e.to_errno());
             return Err(e);
         }
         soft.state = new;
@@ -175,20 +180,23 @@ impl Qp {
         if !qpc::transition_ok(cur, new) {
             return Err(EINVAL);
         }
-        let d = env.cmd.device();
         match (cur, new) {
             (Reset, Init) => qpc::reset_to_init(img, &self.init_params(env)),
             (Init, Init) => qpc::init_to_init(img, &self.init_params(env)),
             (Init, Rtr) => {
                 let p = self.rtr_params(env, a).inspect_err(|e| {
-                    dev_err!(d, "failed to config rq buf, ret = {}.\n", e.to_errno())
+                    ibdev_err!(
+                        &env.cmd,
+                        "failed to config rq buf, ret = {}.\n",
+                        e.to_errno()
+                    )
                 })?;
                 qpc::init_to_rtr(img, &p);
             }
             (Rtr, Rts) => {
                 let sq = self.mtr.find(0).ok_or_else(|| {
-                    dev_err!(
-                        d,
+                    ibdev_err!(
+                        &env.cmd,
                         "failed to find QP({:#x}) SQ WQE buf, ret = {}.\n",
                         self.qpn,
                         EINVAL.to_errno()
@@ -237,8 +245,8 @@ impl Qp {
         let c = env.caps;
         let rq_cur = self.mtr.find(self.rq_offset);
         if self.sizes.rq_wqe_cnt != 0 && rq_cur.is_none() {
-            dev_err!(
-                d,
+            ibdev_err!(
+                &env.cmd,
                 "failed to find QP({:#x}) RQ WQE buf, ret = {}.\n",
                 self.qpn,
                 EINVAL.to_errno()
@@ -259,7 +267,7 @@ impl Qp {
         let irrl_ba = entry(HemType::Irrl, "irrl")?;
         let trrl_ba = entry(HemType::Trrl, "trrl")?;
         if a.mask & attr::ALT_PATH != 0 {
-            dev_err!(d, "INIT2RTR attr_mask ({:#x}) error.\n", a.mask);
+            ibdev_err!(&env.cmd, "INIT2RTR attr_mask ({:#x}) error.\n", a.mask);
             return Err(EINVAL);
         }
         let hop = |h: u32, cnt: u32| crate::hem::hw_hopnum(h, cnt);
@@ -316,8 +324,8 @@ impl Qp {
         let is_udp = a.av_grh && gt == qpc::gid_type::ROCE_UDP_ENCAP;
         let vlan_id = if a.av_grh { a.vlan_id } else { 0xffff };
         if u32::from(a.sgid_index) >= c.gid_table_len {
-            dev_err!(
-                d,
+            ibdev_err!(
+                &env.cmd,
                 "sgid_index({}) too large. max is {}\n",
                 a.sgid_index,
                 c.gid_table_len
@@ -325,7 +333,7 @@ impl Qp {
             return Err(EINVAL);
         }
         if !a.av_roce {
-            dev_err!(d, "ah attr is not RDMA roce type\n");
+            ibdev_err!(&env.cmd, "ah attr is not RDMA roce type\n");
             return Err(EINVAL);
         }
         let udp_sport = if is_udp {
@@ -355,7 +363,11 @@ impl Qp {
                 }
                 Err(e) if e == EOPNOTSUPP => {}
                 Err(e) => {
-                    dev_err_ratelimited!(d, "failed to get dscp, ret = {}.\n", e.to_errno());
+                    ibdev_err_ratelimited!(
+                        &env.cmd,
+                        "failed to get dscp, ret = {}.\n",
+                        e.to_errno()
+                    );
                     return Err(e);
                 }
             }
@@ -365,8 +377,8 @@ impl Qp {
         }
         let max = qpc::max_sl(c.sl_num);
         if soft.sl > max {
-            dev_err_ratelimited!(
-                d,
+            ibdev_err_ratelimited!(
+                &env.cmd,
                 "failed to set SL({}). Shouldn't be larger than {}.\n",
                 soft.sl,
                 max
@@ -396,7 +408,6 @@ impl Qp {
         soft: &mut Soft,
     ) -> Result {
         let m = a.mask;
-        let d = env.cmd.device();
         if m & attr::AV != 0 {
             let p = self.path(env, a, soft)?;
             qpc::set_path(img, &p);
@@ -406,9 +417,9 @@ impl Qp {
             let t = qpc::ack_timeout(env.rev, a.timeout);
             if t.is_none() {
                 if env.rev.is_hip08() {
-                    dev_warn!(d, "local ACK timeout shall be 0 to 20.\n");
+                    ibdev_warn!(&env.cmd, "local ACK timeout shall be 0 to 20.\n");
                 } else {
-                    dev_warn!(d, "local ACK timeout shall be 0 to 31.\n");
+                    ibdev_warn!(&env.cmd, "local ACK timeout shall be 0 to 31.\n");
                 }
             }
             t

@@ -351,8 +351,8 @@ impl Qp {
                 break;
             }
             if wr.sges.len() > self.sizes.sq_max_gs as usize {
-                dev_err!(
-                    env.cmd.device(),
+                ibdev_err!(
+                    env.cmd,
                     "num_sge = {} > qp->sq.max_gs = {}.\n",
                     wr.sges.len(),
                     self.sizes.sq_max_gs
@@ -579,13 +579,13 @@ impl Qp {
         let w = match r {
             Ok(w) => w,
             Err(WqeError::InlineRead) => {
-                dev_err!(d, "invalid inline parameters!\n");
+                ibdev_err!(&env.cmd, "invalid inline parameters!\n");
                 return Err(EINVAL);
             }
             Err(WqeError::InlineLength) => {
                 let (_, len) = wqe::valid_sges(&sges);
-                dev_err!(
-                    d,
+                ibdev_err!(
+                    &env.cmd,
                     "invalid length of data, data len = {}, max inline len = {}, path mtu = {}.\n",
                     len,
                     self.sizes.max_inline_data,

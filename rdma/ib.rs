@@ -25,8 +25,12 @@ use super::{
     raw, restrack, Hnae3Handle, IbCq, IbQp, RecvWr, ResAttrs, ResRaw, SendWr, UmemDev, UserCtx,
     WcArray,
 };
-use core::marker::PhantomData;
-use kernel::{prelude::*, sync::Arc};
+use core::{
+    fmt,
+    marker::PhantomData,
+    sync::atomic::{AtomicBool, AtomicPtr, AtomicUsize, Ordering},
+};
+use kernel::{device::Device, ffi::c_void, prelude::*, sync::Arc};
 
 // The entry points the shim calls.
 pub(super) mod verbs;
@@ -85,7 +89,109 @@ pub(crate) struct GidEntry<'a> {
 }
 
 /// The verbs of an RDMA device, as the rdma layer calls them.
+/// Severity of a message printed through an [`IbLog`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum LogLevel {
+    /// `ibdev_err`.
+    Err,
+    /// `ibdev_warn`.
+    Warn,
+    /// `ibdev_info`.
+    Info,
+}
+
+/// Where a driver's messages about its ib_device go: `ibdev_err()` and
+/// friends (`<driver> <PCI name> hns_N: ...`) while the device is
+/// registered; before, what the C driver's `ibdev_*` print for an
+/// ib_device not yet named nor attached to its parent (`(null): ...`);
+/// after, the function's PCI device.
+///
+/// The registration attaches the `ib_device` before registering it (the
+/// core's own callbacks during registration already print against it) and
+/// detaches it before freeing it; a message printed meanwhile is finished
+/// first (`users`).
+pub(crate) struct IbLog {
+    dev: AtomicPtr<raw::ib_device>,
+    users: AtomicUsize,
+    attached_once: AtomicBool,
+}
+
+impl IbLog {
+    /// A log with no ib_device yet.
+    pub(crate) const fn new() -> Self {
+        Self {
+            dev: AtomicPtr::new(core::ptr::null_mut()),
+            users: AtomicUsize::new(0),
+            attached_once: AtomicBool::new(false),
+        }
+    }
+
+    /// Prints `args` at `level` against the ib_device, or against `dev`
+    /// while there is none.
+    pub(crate) fn print(&self, level: LogLevel, dev: &Device, args: fmt::Arguments<'_>) {
+        self.users.fetch_add(1, Ordering::SeqCst);
+        let p = self.dev.load(Ordering::SeqCst);
+        if p.is_null() && !self.attached_once.load(Ordering::SeqCst) {
+            let fmt = match level {
+                LogLevel::Err => c"\x013(null): %pA",
+                LogLevel::Warn => c"\x014(null): %pA",
+                LogLevel::Info => c"\x016(null): %pA",
+            };
+            // SAFETY: a format with a level prefix and one "%pA", which
+            // takes a pointer to `fmt::Arguments`.
+            unsafe {
+                kernel::bindings::_printk(
+                    fmt.as_char_ptr(),
+                    core::ptr::from_ref(&args).cast::<c_void>(),
+                )
+            };
+        } else if p.is_null() {
+            match level {
+                LogLevel::Err => dev_err!(dev, "{}", args),
+                LogLevel::Warn => dev_warn!(dev, "{}", args),
+                LogLevel::Info => dev_info!(dev, "{}", args),
+            }
+        } else {
+            let f = match level {
+                LogLevel::Err => raw::ibdev_err,
+                LogLevel::Warn => raw::ibdev_warn,
+                LogLevel::Info => raw::ibdev_info,
+            };
+            // SAFETY: `p` is the attached ib_device, not freed before
+            // `detach` has seen `users` drop to zero (the increment above
+            // comes before the load, both sequentially consistent). "%pA"
+            // takes a pointer to `fmt::Arguments`.
+            unsafe {
+                f(
+                    p,
+                    c"%pA".as_char_ptr(),
+                    core::ptr::from_ref(&args).cast::<c_void>(),
+                )
+            };
+        }
+        self.users.fetch_sub(1, Ordering::SeqCst);
+    }
+
+    fn attach(&self, p: *mut raw::ib_device) {
+        self.attached_once.store(true, Ordering::SeqCst);
+        self.dev.store(p, Ordering::SeqCst);
+    }
+
+    /// Stops printing against the ib_device and waits for messages under
+    /// way, so the caller may free it.
+    fn detach(&self) {
+        self.dev.store(core::ptr::null_mut(), Ordering::SeqCst);
+        while self.users.load(Ordering::SeqCst) != 0 {
+            core::hint::spin_loop();
+        }
+    }
+}
+
 pub(crate) trait IbDriver: Send + Sync {
+    /// Where the driver prints its messages about the device; the
+    /// registration attaches the ib_device to it.
+    fn ib_log(&self) -> &IbLog;
+
     /// The driver's state of a user context.
     type Ucontext: Send + Sync;
     /// A completion queue.
@@ -344,9 +450,11 @@ impl<D: IbDriver> IbRegistration<D> {
             xrc: p.xrc,
             hw_stats: p.hw_stats,
         };
+        drv.ib_log().attach(ibdev);
         // SAFETY: `ibdev` is freshly allocated; `reg` points to live objects.
         let ret = unsafe { raw::hns_shim_register_ibdev(ibdev, &reg) };
         if ret != 0 {
+            drv.ib_log().detach();
             // SAFETY: allocated above, never registered.
             unsafe { raw::hns_shim_dealloc_ibdev(ibdev) };
             dev_err!(h.device(), "ib_register_device failed!\n");
@@ -377,10 +485,10 @@ impl<D: IbDriver> Drop for IbRegistration<D> {
     fn drop(&mut self) {
         // SAFETY: registered (type invariant); unregistering waits for every
         // user, after which nobody calls the ops with `rs` any more.
-        unsafe {
-            raw::hns_shim_unregister_ibdev(self.ibdev);
-            raw::hns_shim_dealloc_ibdev(self.ibdev);
-        }
+        unsafe { raw::hns_shim_unregister_ibdev(self.ibdev) };
+        self._drv.ib_log().detach();
+        // SAFETY: unregistered above; nothing prints against it any more.
+        unsafe { raw::hns_shim_dealloc_ibdev(self.ibdev) };
     }
 }
 
