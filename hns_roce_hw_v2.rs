@@ -335,7 +335,21 @@ impl LinkTable {
     }
 }
 
-/// `hns_roce_v2_init` of a PF: clear the extended doorbell state, take the
+/// The first step of `hns_roce_v2_init`: the engine's extended doorbell
+/// state is cleared before use. A failure here does not clear the
+/// function (C's `hns_roce_v2_init` skips its function clear on this path).
+fn clear_extdb(cmd: &Cmd) -> Result {
+    let mut d = [Desc::new(cmq_op::CLEAR_EXTDB_LIST_INFO, false)];
+    cmd.send(&mut d).inspect_err(|e| {
+        ibdev_err!(
+            cmd,
+            "failed to clear extended doorbell info, ret = {}.\n",
+            e.to_errno()
+        )
+    })
+}
+
+/// The rest of `hns_roce_v2_init` of a PF, after [`clear_extdb`]: take the
 /// GMV and timer chunks, program the link table.
 fn hw_init(
     h: &Hnae3Handle,
@@ -344,14 +358,6 @@ fn hw_init(
     caps: &Caps,
     func_num: u32,
 ) -> Result<LinkTable> {
-    let mut d = [Desc::new(cmq_op::CLEAR_EXTDB_LIST_INFO, false)];
-    cmd.send(&mut d).inspect_err(|e| {
-        ibdev_err!(
-            cmd,
-            "failed to clear extended doorbell info, ret = {}.\n",
-            e.to_errno()
-        )
-    })?;
     let dev = h.bound_device();
     let gets = [
         (HemType::Gmv, caps.gmv_entry_num, ""),
@@ -465,15 +471,17 @@ impl HwV2 {
             _eqs: EqTable::new(h, cmd, objs, &profile.caps, profile.rev.is_hip09())
                 .inspect_err(|_| dev_err!(h.device(), "eq init failed!\n"))?,
             _events: EventMode::new(cmd),
-            // A failure from here on clears the function first: here by
-            // hand (nothing holds a `FunctionClear` yet), later through
-            // `_cleared`.
             hem: HemTables::new(cmd, &profile.caps)
+                .and_then(|hem| Ok(Arc::new(hem, GFP_KERNEL)?))
                 .inspect_err(|_| {
                     dev_err!(h.device(), "init HEM(Hardware Entry Memory) failed!\n")
-                })
-                .and_then(|hem| Ok(Arc::new(hem, GFP_KERNEL)?))
-                .inspect_err(|_| function_clear(cmd))?,
+                })?,
+            // As in C, the function is cleared on the way back only once
+            // the extended doorbell state was: a failure before leaves the
+            // engine uncleared and the EQs are destroyed by mailbox.
+            _: {
+                clear_extdb(cmd).inspect_err(|_| dev_err!(h.device(), "hw_init failed!\n"))?;
+            },
             _cleared: FunctionClear(cmd.clone()),
             _link: hw_init(h, cmd, hem, &profile.caps, profile.func_num)
                 .inspect_err(|_| dev_err!(h.device(), "hw_init failed!\n"))?,

@@ -801,8 +801,8 @@ impl RoceClient for HnsRoce {
         if !is_roce_function(id) {
             return Ok(None);
         }
-        // C's two lines: the first when the engine's init fails, the second
-        // once what it built is undone.
+        // C's two lines: the first once the engine's init failed and undid
+        // what it built, the second once the instance is freed.
         let engine_failed = || dev_err!(handle.device(), "RoCE Engine init failed!\n");
         let instance_failed = |e: Error| {
             dev_err!(
@@ -836,9 +836,10 @@ impl RoceClient for HnsRoce {
         let reg = match reg {
             Ok(reg) => reg,
             Err(e) => {
-                engine_failed();
-                // `hw` unwinds through its `Drop`.
+                // `hw` unwinds through its `Drop` first: C prints after
+                // `hns_roce_init` undid what it built.
                 drop(hw);
+                engine_failed();
                 return Err(instance_failed(e));
             }
         };

@@ -65,6 +65,11 @@ pub struct Device<'a> {
     /// register and clears that register, so that the next (re)init of
     /// the ring, even at the same address, is seen.
     ring: Option<(u64, u32)>,
+    /// The driver re-programmed the ring (the depth latch) and has not yet
+    /// been seen writing CI and PI for it: until then CI and PI may still
+    /// hold the old ring's values, and running them against the new ring
+    /// would execute its zeroed slots (see [`new_ring_ready`]).
+    fresh: bool,
 }
 
 /// What the CMQ registers say about the ring, given the CI the model wrote
@@ -78,6 +83,18 @@ pub enum RingState {
     /// The driver re-initialised the ring and moved PI: the new CI is the
     /// baseline; run CI..PI.
     Reinit,
+}
+
+/// Whether the driver, after re-programming the ring's address and depth,
+/// has also written its CI and PI: CI is 0 (both drivers start the ring
+/// at 0) and PI is 0 or already past a first command (`posted`: the slot
+/// before PI holds a descriptor; a new ring is zeroed). Until then CI and
+/// PI may be the old ring's, e.g. a command left unanswered at slot 4 (CI
+/// 4, PI 5): running them against the new ring would execute its zeroed
+/// slots, and the model's CI write could overwrite the driver's CI = 0,
+/// making it run the whole ring.
+pub fn new_ring_ready(ci: u32, pi: u32, posted: bool) -> bool {
+    ci == 0 && (pi == 0 || posted)
 }
 
 /// The command the guest left at [`CTRL_CMD`]: bytes up to the first NUL,
@@ -113,6 +130,7 @@ impl<'a> Device<'a> {
             last_ci: None,
             ctrl_seq: bar.read32(CTRL_SEQ),
             ring: None,
+            fresh: false,
         }
     }
 
@@ -172,12 +190,27 @@ impl<'a> Device<'a> {
             self.ring = Some((base, units * 8));
             self.bar.write32(CMQ_DEPTH, 0);
             self.stalled = None;
+            self.fresh = true;
         }
         let Some((base, depth)) = self.ring else {
             return false;
         };
         let pi = self.bar.read32(CMQ_PI);
         let mut ci = self.bar.read32(CMQ_CI);
+        if self.fresh {
+            let posted = pi != 0 && pi <= depth && {
+                let mut raw = [0u8; DESC_SIZE];
+                let slot = base + (pi - 1) as u64 * DESC_SIZE as u64;
+                self.ram.read(slot, &mut raw).is_ok() && raw.iter().any(|&b| b != 0)
+            };
+            // PI read again: a changed PI means the driver is between its
+            // PI = 0 write and its first post, the slot maybe half written.
+            if !new_ring_ready(ci, pi, posted) || self.bar.read32(CMQ_PI) != pi {
+                return false;
+            }
+            self.fresh = false;
+            self.last_ci = Some(ci);
+        }
         let mut state = ring_state(self.last_ci, ci, pi);
         if state == RingState::MidInit && depth != 0 && ci < depth {
             // PI equal to the old CI is either a driver between its CI and
@@ -317,7 +350,7 @@ pub fn poll_all(devs: &mut [Device<'_>]) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::{read_ctrl_cmd, ring_state, RingState, CTRL_CMD};
+    use super::{new_ring_ready, read_ctrl_cmd, ring_state, RingState, CTRL_CMD};
     use crate::mem::Bar;
 
     #[test]
@@ -346,5 +379,22 @@ mod tests {
         // The driver already posted its first command before this poll: it
         // must run (the bug of waiting for PI == CI).
         assert_eq!(ring_state(Some(190), 0, 1), RingState::Reinit);
+    }
+
+    #[test]
+    fn new_ring_waits_for_the_drivers_ci_and_pi() {
+        // A command was left unanswered at slot 4 of the old ring (CI 4,
+        // PI 5) and the new driver has only written address and depth:
+        // wait (the bug: the zeroed slot 4 ran as opcode 0, the model's
+        // CI 5 overwrote the driver's CI 0 and then ran the whole ring).
+        assert!(!new_ring_ready(4, 5, false));
+        // CI = 0 written, PI still the old 5, slot 4 of the new ring empty.
+        assert!(!new_ring_ready(0, 5, false));
+        // Old ring stalled at slot 0 (CI 0, PI 1) looks like a first post
+        // but its slot is empty: wait.
+        assert!(!new_ring_ready(0, 1, false));
+        // PI = 0 written, or the first command already posted.
+        assert!(new_ring_ready(0, 0, false));
+        assert!(new_ring_ready(0, 1, true));
     }
 }
