@@ -30,6 +30,12 @@ ops=$(awk '/^cmq > op=8508 /{exit} /^cmq > op=/{sub("op=", "", $3); if (!s[$3]++
     echo "faults: no CMQ opcodes in $ref"
     exit 1
 }
+# FAULTS_SKIP: opcodes left out (make check leaves out QUERY_COUNTER,
+# whose failure leaks in the RDMA core: docs/c-driver-findings.md 5).
+for skip in ${FAULTS_SKIP:-}; do
+    ops=$(printf '%s\n' $ops | grep -vx "$skip" | tr '\n' ' ')
+    echo "faults: left out: $skip"
+done
 echo "faults: probe opcodes: $ops"
 rc=0
 for d in c rs; do
