@@ -221,6 +221,11 @@ mod ctx {
     fn cq_moderation() {
         assert_eq!(v::check_cq_moderation(), Ok(()));
     }
+
+    #[test]
+    fn srq_context() {
+        assert_eq!(v::check_srq_context(), Ok(()));
+    }
 }
 
 /// QP context images, queue sizing and RQ WQEs.

@@ -39,3 +39,8 @@ fn doorbells() {
 fn cq_moderation() {
     assert_eq!(v::check_cq_moderation(), Ok(()));
 }
+
+#[test]
+fn srq_context() {
+    assert_eq!(v::check_srq_context(), Ok(()));
+}
