@@ -226,6 +226,11 @@ mod ctx {
     fn srq_context() {
         assert_eq!(v::check_srq_context(), Ok(()));
     }
+
+    #[test]
+    fn srq_limit() {
+        assert_eq!(v::check_srq_limit(), Ok(()));
+    }
 }
 
 /// QP context images, queue sizing and RQ WQEs.

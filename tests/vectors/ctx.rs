@@ -497,6 +497,35 @@ pub fn check_srq_context() -> Check {
         srq_context(&srq1).as_le_words().map(u32::from_le) == want,
         "SRQC words of SRQ 1",
     )?;
+    // pyverbs' test_srq (tests/guest/pyverbs-plan.sh, `test_srq` alone) on
+    // the C driver: 2048 WQEs, an index queue of two pages (the next page
+    // is in the context too).
+    let pyv = SrqcParams {
+        srqn: 0,
+        pdn: 1,
+        wqe_cnt: 2048,
+        max_gs: 1,
+        wqe: SrqQueue {
+            bt_ba: 0x4aa_1000,
+            ..queue
+        },
+        idx: SrqQueue {
+            bt_ba: 0x7c6_e000,
+            cur: 0x47e_1000,
+            next: 0x47b_0000,
+            ..queue
+        },
+        db: Some(0x7fe6_b000),
+        ..SrqcParams::default()
+    };
+    let want: [u32; 16] = [
+        0x000000b9, 0, 0, 0, 0x00954200, 0, 0x00000001, 0x00f8dc00, 0, 0x000047e1, 0x00800000,
+        0x000047b0, 0, 0, 0x7fe6b001, 0,
+    ];
+    expect(
+        srq_context(&pyv).as_le_words().map(u32::from_le) == want,
+        "SRQC words with two index pages",
+    )?;
     // Without a record doorbell word 14 stays empty; four SGEs are RQWS 2.
     let c = srq_context(&SrqcParams {
         db: None,
@@ -508,4 +537,27 @@ pub fn check_srq_context() -> Check {
         c.read(crate::hns_roce_hw_v2::fields::srqc::RQWS) == 2,
         "RQWS of 4 SGEs",
     )
+}
+
+/// `test_modify_srq_limit` of pyverbs' test_srq on the C driver: SRQ 1 as
+/// CREATE_SRQ wrote it, and as hns-sim holds it after MODIFY_SRQC set the
+/// limit to 7. Our context and mask, merged as the engine merges them,
+/// must give the same words; QUERY_SRQC reads the limit back.
+pub fn check_srq_limit() -> Check {
+    let created: [u32; 16] = [
+        0x000001b9, 0, 0, 0, 0x0094a000, 0, 0x00000002, 0x0077dc00, 0, 0x00007c6d, 0x00800000,
+        0x00003bec, 0, 0, 0x7fe7c001, 0,
+    ];
+    let (c, m) = srq_limit(7);
+    let c = c.as_le_words().map(u32::from_le);
+    let m = m.as_le_words().map(u32::from_le);
+    let mut merged = [0u32; 16];
+    for (i, o) in merged.iter_mut().enumerate() {
+        *o = (created[i] & m[i]) | (c[i] & !m[i]);
+    }
+    let mut want = created;
+    want[1] = 7;
+    expect(merged == want, "SRQC after MODIFY_SRQC (limit 7)")?;
+    expect(srq_limit_of(want) == 7, "limit read back")?;
+    expect(srq_limit_of(created) == 0, "no limit at creation")
 }

@@ -44,3 +44,8 @@ fn cq_moderation() {
 fn srq_context() {
     assert_eq!(v::check_srq_context(), Ok(()));
 }
+
+#[test]
+fn srq_limit() {
+    assert_eq!(v::check_srq_limit(), Ok(()));
+}
