@@ -774,6 +774,14 @@ impl IbDriver for IbDev {
         q.res_raw(&self.qp_env(), r)
     }
 
+    fn res_srq(&self, s: &srq::Srq, r: &mut rdma::ResAttrs) -> Result {
+        s.res_attrs(r)
+    }
+
+    fn res_srq_raw(&self, s: &srq::Srq, r: &mut rdma::ResRaw<'_>) -> Result {
+        s.res_raw(&self.srq_env(), r)
+    }
+
     fn res_mr(&self, m: &mr::Mr, r: &mut rdma::ResAttrs) -> Result {
         m.res_attrs(r)
     }

@@ -21,7 +21,9 @@ use crate::hns_roce_hw_v2::ctx as hw_ctx;
 use crate::hns_roce_hw_v2::qpc;
 use crate::hw_rev::HwRev;
 use crate::pd::IdSpace;
-use crate::rdma::{IbSrq, SrqArgs, SrqAttr, SrqEvent, SrqUreq, UmemDev, SRQT_BASIC};
+use crate::rdma::{
+    IbSrq, ResAttrs, ResRaw, SrqArgs, SrqAttr, SrqEvent, SrqUreq, UmemDev, SRQT_BASIC,
+};
 use kernel::{
     device::{Bound, Device},
     new_spinlock_irq,
@@ -416,6 +418,25 @@ impl Srq {
         a.max_wr = self.wqe_cnt;
         a.max_sge = self.max_gs;
         Ok(())
+    }
+}
+
+impl Srq {
+    /// What `rdma res show srq -dd` prints (`hns_roce_fill_res_srq_entry`):
+    /// number, depth, SGEs and XRC domain (0: no XRC SRQs), in hex.
+    pub(crate) fn res_attrs(&self, r: &mut ResAttrs) -> Result {
+        r.put_hex(c"srqn", self.srqn)?;
+        r.put_hex(c"wqe_cnt", self.wqe_cnt)?;
+        r.put_hex(c"max_gs", self.max_gs)?;
+        r.put_hex(c"xrcdn", 0)
+    }
+
+    /// The SRQ context read back (QUERY_SRQC, `hns_roce_v2_query_srqc`)
+    /// for `rdma res show srq -r` (`hns_roce_fill_res_srq_entry_raw`).
+    pub(crate) fn res_raw(&self, env: &SrqEnv<'_>, r: &mut ResRaw<'_>) -> Result {
+        let mut words = [0u32; 16];
+        query_context(env.cmd, env.dev, mbox::QUERY_SRQC, self.srqn, &mut words)?;
+        r.push_words(&words)
     }
 }
 

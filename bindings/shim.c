@@ -1442,6 +1442,28 @@ static int hns_shim_fill_res_mr_raw(struct sk_buff *msg, struct ib_mr *ibmr)
 				buf);
 }
 
+static int hns_shim_fill_res_srq(struct sk_buff *msg, struct ib_srq *ibsrq)
+{
+	struct hns_shim_srq *srq = container_of(ibsrq, struct hns_shim_srq,
+						ibsrq);
+	struct hns_shim_res r = {};
+	int ret = HNS_RS_OP(to_sdev(ibsrq->device), res_srq, srq->rs_srq, &r);
+
+	return ret ?: hns_shim_put_res(msg, &r);
+}
+
+static int hns_shim_fill_res_srq_raw(struct sk_buff *msg, struct ib_srq *ibsrq)
+{
+	struct hns_shim_srq *srq = container_of(ibsrq, struct hns_shim_srq,
+						ibsrq);
+	struct hns_shim_dev *sdev = to_sdev(ibsrq->device);
+	u8 buf[HNS_SHIM_RES_RAW_MAX] = {};
+
+	return hns_shim_put_raw(msg,
+				HNS_RS_OP(sdev, res_srq_raw, srq->rs_srq, buf),
+				buf);
+}
+
 static const struct ib_device_ops hns_shim_dev_ops = {
 	.owner = THIS_MODULE,
 	.driver_id = RDMA_DRIVER_HNS,
@@ -1512,6 +1534,8 @@ static const struct ib_device_ops hns_shim_srq_ops = {
 	.destroy_srq = hns_shim_destroy_srq,
 	.modify_srq = hns_shim_modify_srq,
 	.query_srq = hns_shim_query_srq,
+	.fill_res_srq_entry = hns_shim_fill_res_srq,
+	.fill_res_srq_entry_raw = hns_shim_fill_res_srq_raw,
 
 	INIT_RDMA_OBJ_SIZE(ib_srq, hns_shim_srq, ibsrq),
 };

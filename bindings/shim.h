@@ -474,6 +474,8 @@ struct hns_rs_ib_ops {
 	int (*res_cq_raw)(void *rs, void *cq, u8 *buf);
 	int (*res_qp_raw)(void *rs, void *qp, u8 *buf);
 	int (*res_mr_raw)(void *rs, void *mr, u8 *buf);
+	int (*res_srq)(void *rs, void *srq, struct hns_shim_res *res);
+	int (*res_srq_raw)(void *rs, void *srq, u8 *buf);
 };
 
 /* --- user memory --------------------------------------------------------- */

@@ -214,6 +214,10 @@ pub(crate) trait IbDriver: Send + Sync {
     fn res_qp(&self, qp: &Self::Qp, r: &mut ResAttrs) -> Result;
     /// The raw image of a QP for `-r`.
     fn res_qp_raw(&self, qp: &Self::Qp, r: &mut ResRaw<'_>) -> Result;
+    /// The driver details of an SRQ for `rdma res show srq -dd`.
+    fn res_srq(&self, srq: &Self::Srq, r: &mut ResAttrs) -> Result;
+    /// The raw image of an SRQ (its context read back) for `-r`.
+    fn res_srq_raw(&self, srq: &Self::Srq, r: &mut ResRaw<'_>) -> Result;
     /// The driver details of an MR for `rdma res show mr -dd`.
     fn res_mr(&self, mr: &Self::Mr, r: &mut ResAttrs) -> Result;
     /// The raw image of an MR for `-r`.
@@ -311,6 +315,8 @@ impl<D: IbDriver> IbAdapter<D> {
         res_cq_raw: Some(restrack::res_cq_raw::<D>),
         res_qp_raw: Some(restrack::res_qp_raw::<D>),
         res_mr_raw: Some(restrack::res_mr_raw::<D>),
+        res_srq: Some(restrack::res_srq::<D>),
+        res_srq_raw: Some(restrack::res_srq_raw::<D>),
     };
 
     /// [`Self::OPS`] as a static reference.

@@ -1,0 +1,66 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+"""SRQ attributes and refusals through libhns, one line per case, for
+comparing the two drivers (data-plan.sh runs it on both; the lines must be
+the same): depth and SGEs over the device's limits or no SGE, what a valid
+SRQ got (query), a resize (not supported), a limit above the depth, a
+valid limit read back. Some refusals may come from libhns before the
+kernel sees them; either way the driver must answer as C does.
+Usage: srq_errors.py   (exit 0 when every case ran)"""
+import pyverbs.enums as e
+from pyverbs.device import Context
+from pyverbs.pd import PD
+from pyverbs.pyverbs_error import PyverbsError, PyverbsRDMAError
+from pyverbs.srq import SRQ, SrqAttr, SrqInitAttr
+
+ctx = Context(name='hns_0')
+pd = PD(ctx)
+attr = ctx.query_device()
+print(f"device: max_srq {attr.max_srq}, max_srq_wr {attr.max_srq_wr}, "
+      f"max_srq_sge {attr.max_srq_sge}")
+
+
+def err(exc):
+    code = getattr(exc, 'error_code', None)
+    return f"error {code}" if code is not None else f"error ({exc})"
+
+
+def create(name, max_wr, max_sge):
+    try:
+        s = SRQ(pd, SrqInitAttr(SrqAttr(max_wr=max_wr, max_sge=max_sge)))
+    except (PyverbsRDMAError, PyverbsError) as exc:
+        print(f"{name}: {err(exc)}")
+        return None
+    print(f"{name}: created")
+    return s
+
+
+def query(name, s):
+    q = s.query()
+    print(f"{name}: max_wr {q.max_wr}, max_sge {q.max_sge}, "
+          f"srq_limit {q.srq_limit}")
+    return q
+
+
+def modify(name, s, mask, **kw):
+    try:
+        s.modify(SrqAttr(**kw), mask)
+    except (PyverbsRDMAError, PyverbsError) as exc:
+        print(f"{name}: {err(exc)}")
+        return
+    print(f"{name}: ok")
+
+
+create("depth over max_srq_wr", attr.max_srq_wr + 1, 1)
+create("no SGE", 16, 0)
+create("SGEs over max_srq_sge", 16, attr.max_srq_sge + 1)
+s = create("100 WRs of 3 SGEs", 100, 3)
+if s is None:
+    raise SystemExit(1)
+q = query("100 WRs of 3 SGEs", s)
+modify("resize", s, e.IBV_SRQ_MAX_WR, max_wr=2 * q.max_wr)
+modify("limit above the depth", s, e.IBV_SRQ_LIMIT, srq_limit=q.max_wr + 1)
+modify("limit 10", s, e.IBV_SRQ_LIMIT, srq_limit=10)
+query("after limit 10", s)
+s.close()
+print("destroyed")
