@@ -210,7 +210,9 @@ impl Srq {
             c.idx_pg.ba + page_shift,
             cap,
         )
-        .inspect_err(|e| dev_err!(d, "failed to alloc SRQ idx mtr, ret = {}.\n", e.to_errno()))?;
+        .inspect_err(|e| {
+            dev_err_ratelimited!(d, "failed to alloc SRQ idx mtr, ret = {}.\n", e.to_errno())
+        })?;
         let wqe_bytes = sge::SGE_SIZE
             .checked_mul(max_gs)
             .and_then(|b| b.max(sge::SGE_SIZE).checked_next_power_of_two())
@@ -227,7 +229,9 @@ impl Srq {
             c.srqwqe_pg.ba + page_shift,
             cap,
         )
-        .inspect_err(|e| dev_err!(d, "failed to alloc SRQ buf mtr, ret = {}.\n", e.to_errno()))?;
+        .inspect_err(|e| {
+            dev_err_ratelimited!(d, "failed to alloc SRQ buf mtr, ret = {}.\n", e.to_errno())
+        })?;
         let db = if c.flags & cap_flag::SRQ_RECORD_DB != 0
             && u.req.req_cap_flags & SRQ_CAP_RECORD_DB != 0
         {

@@ -7,6 +7,9 @@ SRQ got (query), a resize (not supported), a limit above the depth, a
 valid limit read back. Some refusals may come from libhns before the
 kernel sees them; either way the driver must answer as C does.
 Usage: srq_errors.py   (exit 0 when every case ran)"""
+import json
+import subprocess
+
 import pyverbs.enums as e
 from pyverbs.device import Context
 from pyverbs.pd import PD
@@ -62,5 +65,23 @@ modify("resize", s, e.IBV_SRQ_MAX_WR, max_wr=2 * q.max_wr)
 modify("limit above the depth", s, e.IBV_SRQ_LIMIT, srq_limit=q.max_wr + 1)
 modify("limit 10", s, e.IBV_SRQ_LIMIT, srq_limit=10)
 query("after limit 10", s)
+# restrack: the driver details, and the raw SRQC read back (its address
+# fields differ from boot to boot: only its length and first two words).
+for flags in (['-dd'], ['-r']):
+    p = subprocess.run(['rdma', '-j'] + flags + ['res', 'show', 'srq', 'dev', 'hns_0'],
+                       capture_output=True, text=True, timeout=60)
+    try:
+        objs = json.loads(p.stdout)
+    except ValueError:
+        print(f"res {flags[0]}: exit {p.returncode} {' '.join(p.stderr.split())}")
+        continue
+    for o in objs:
+        drv = {k: v for k, v in o.items() if k.startswith('drv_')}
+        if drv:
+            print(f"res {flags[0]}: {json.dumps(drv, sort_keys=True)}")
+        if isinstance(o.get('data'), list):
+            b = o['data']
+            w = [int.from_bytes(bytes(b[i:i + 4]), 'little') for i in (0, 4)]
+            print(f"res {flags[0]}: {len(b)} bytes, words 0-1 {w[0]:08x} {w[1]:08x}")
 s.close()
 print("destroyed")
