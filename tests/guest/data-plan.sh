@@ -5,7 +5,8 @@
 # (SIM=1, DRIVER=c or rs; XRC is SKIP on rs until it is ported):
 # rdma-core's ibv_rc_pingpong on one device, loopback to itself (server and
 # client both on hns_0, their TCP exchange over 127.0.0.1), polling and with
-# completion events (-e), ibv_ud_pingpong, ibv_srq_pingpong, ibv_xsrq_pingpong
+# completion events (-e), ibv_ud_pingpong, ibv_srq_pingpong, ibv_xsrq_pingpong,
+# SRQ attributes and restrack (srq_errors.py)
 # and perftest (send/write/read/atomic bw, write/send/atomic lat), rdma_cm
 # (rping, ucmatose, udaddy) over an IPv4 address on eth0, a WR-API producer
 # paused inside a WQE, flush on ERR, CQ overflow, RNR retries. TEST lines
@@ -52,6 +53,12 @@ if ! not_on_rs data/xsrq-pingpong "XRC SRQ"; then
         "ibv_xsrq_pingpong -d hns_0 -g $GIDX -p 18526 -n 10 127.0.0.1"
     echo "    server: $(grep -c '^success' /tmp/server.out) success, client: $(printf '%s\n' "$cout" | grep -c '^success') success"
 fi
+
+# srq_errors.py: SRQ attributes refused or rounded up, resize refused, the
+# limit set and read back, `rdma res show srq`; the lines must be the C
+# driver's (the script holds them).
+check data/srq-attrs timeout 60 python3 /opt/hns/srq_errors.py
+printf '%s\n' "$out" | sed 's/^/    /'
 
 # perftest (25.01), server and client on hns_0. Options every run needs:
 # --no_ddp: this perftest calls mlx5dv_query_device() while creating every

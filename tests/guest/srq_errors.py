@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 """SRQ attributes and refusals through libhns, one line per case, for
-comparing the two drivers (data-plan.sh runs it on both; the lines must be
-the same): depth and SGEs over the device's limits or no SGE, what a valid
-SRQ got (query), a resize (not supported), a limit above the depth, a
-valid limit read back. Some refusals may come from libhns before the
-kernel sees them; either way the driver must answer as C does.
-Usage: srq_errors.py   (exit 0 when every case ran)"""
+comparing the two drivers (data-plan.sh runs it on both): depth and SGEs
+over the device's limits or no SGE, what a valid SRQ got (query), a
+resize (not supported), a limit above the depth, a valid limit read back,
+`rdma res show srq` (-dd, and the first words of the raw SRQC). Some
+refusals may come from libhns before the kernel sees them; either way the
+driver must answer as C does. EXPECT holds the lines the C driver printed
+on hns-sim's default caps (guest boots of 2026-12-03, C and Rust alike).
+Usage: srq_errors.py   (exit 0 when the lines are EXPECT's)"""
 import json
 import subprocess
 
@@ -16,11 +18,33 @@ from pyverbs.pd import PD
 from pyverbs.pyverbs_error import PyverbsError, PyverbsRDMAError
 from pyverbs.srq import SRQ, SrqAttr, SrqInitAttr
 
+EXPECT = """\
+depth over max_srq_wr: error 22
+no SGE: error 22
+SGEs over max_srq_sge: error 22
+100 WRs of 3 SGEs: created
+100 WRs of 3 SGEs: max_wr 128, max_sge 4, srq_limit 0
+resize: error 95
+limit above the depth: error 22
+limit 10: ok
+after limit 10: max_wr 128, max_sge 4, srq_limit 10
+res -dd: {"drv_max_gs": 4, "drv_srqn": 0, "drv_wqe_cnt": 128, "drv_xrcdn": 0}
+res -r: 64 bytes, words 0-1 00000079 0000000a
+destroyed""".splitlines()
+got = []
+_print = print
+
+
+def print(line):
+    _print(line, flush=True)
+    got.append(line)
+
+
 ctx = Context(name='hns_0')
 pd = PD(ctx)
 attr = ctx.query_device()
-print(f"device: max_srq {attr.max_srq}, max_srq_wr {attr.max_srq_wr}, "
-      f"max_srq_sge {attr.max_srq_sge}")
+_print(f"device: max_srq {attr.max_srq}, max_srq_wr {attr.max_srq_wr}, "
+       f"max_srq_sge {attr.max_srq_sge}")
 
 
 def err(exc):
@@ -85,3 +109,9 @@ for flags in (['-dd'], ['-r']):
             print(f"res {flags[0]}: {len(b)} bytes, words 0-1 {w[0]:08x} {w[1]:08x}")
 s.close()
 print("destroyed")
+if got != EXPECT:
+    _print("differs from the C driver's lines:")
+    for a, b in zip(EXPECT + [''] * len(got), got + [''] * len(EXPECT)):
+        if a != b:
+            _print(f"  want {a!r}, got {b!r}")
+    raise SystemExit(1)
