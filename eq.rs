@@ -22,7 +22,8 @@ use crate::hns_roce_hw_v2::ctx as hw_ctx;
 use crate::hns_roce_hw_v2::fields::{aeqe, ceqe, Aeqe, Ceqe, Eqc};
 use crate::hns_roce_hw_v2::regs::{VF_ABN_INT_CFG, VF_ABN_INT_EN, VF_ABN_INT_ST, VF_EVENT_INT_EN};
 use crate::qp::post::QpTable;
-use crate::rdma::{Hnae3Handle, IrqHandler, IrqRegistration, OwnedQueue, ResetRequest};
+use crate::rdma::{Hnae3Handle, IrqHandler, IrqRegistration, OwnedQueue, ResetRequest, SrqEvent};
+use crate::srq::SrqTable;
 use core::sync::atomic::{AtomicU32, Ordering};
 use kernel::{
     io::{register::Array, Io},
@@ -31,7 +32,7 @@ use kernel::{
     sync::Arc, //
 };
 
-/// The objects the event handlers reach by number: CQs and QPs.
+/// The objects the event handlers reach by number: CQs, QPs and SRQs.
 #[pin_data]
 pub(crate) struct Objects {
     /// CQs by CQN.
@@ -40,19 +41,24 @@ pub(crate) struct Objects {
     /// QPs by QPN.
     #[pin]
     pub(crate) qps: QpTable,
+    /// SRQs by SRQN.
+    #[pin]
+    pub(crate) srqs: SrqTable,
     /// Event and flush work (`irq_workq`); destroyed, after the
     /// interrupts, by `EqTable::cleanup`.
     pub(crate) wq: OwnedQueue,
 }
 
 impl Objects {
-    /// Empty tables for the caps' numbers of CQs and QPs, and the queue.
+    /// Empty tables for the caps' numbers of CQs, QPs and SRQs, and the
+    /// queue.
     pub(crate) fn new(caps: &Caps) -> Result<Arc<Self>> {
         let wq = OwnedQueue::new(c"hns_roce_irq_workq")?;
         Arc::pin_init(
             pin_init!(Objects {
                 cqs <- CqTable::new(caps.num_cqs),
                 qps <- QpTable::new(caps.num_qps),
+                srqs <- SrqTable::new(caps.num_srqs),
                 wq,
             }),
             GFP_KERNEL,
@@ -75,10 +81,8 @@ fn aeqe_work(cmd: &Cmd, objs: &Objects, ev: u32, sub: u32, queue: u32) {
         | event::LOCAL_WQ_ACCESS_ERROR
         | event::XRCD_VIOLATION
         | event::INVALID_XRCETH => objs.qps.event(d, queue, ev),
-        // No SRQ exists yet: every SRQ event is for an unknown one.
-        event::SRQ_LIMIT_REACH | event::SRQ_CATAS_ERROR => {
-            dev_warn!(d, "Async event for bogus SRQ {:08x}\n", queue)
-        }
+        event::SRQ_LIMIT_REACH => objs.srqs.event(cmd, queue, SrqEvent::LimitReached),
+        event::SRQ_CATAS_ERROR => objs.srqs.event(cmd, queue, SrqEvent::Err),
         event::CQ_ACCESS_ERROR | event::CQ_OVERFLOW => objs.cqs.event(cmd, queue),
         _ => {}
     }

@@ -12,7 +12,7 @@
 //! share, and its [`IbDriver`] implementation, which the rdma layer calls.
 //! Device-wide verbs (query_device/port, GIDs, ucontext, counters) are
 //! here; the verbs of an object delegate to that object's file (`pd.rs`,
-//! `ah.rs`, `mr.rs`, `cq.rs`, `qp.rs`).
+//! `ah.rs`, `mr.rs`, `cq.rs`, `qp.rs`, `srq.rs`).
 
 use crate::hns_roce_hw_v2::cmq_fields::{gmv_tb_a, gmv_tb_b};
 use kernel::prelude::*;
@@ -83,6 +83,7 @@ mod eq;
 mod mr;
 mod pd;
 mod qp;
+mod srq;
 
 pub mod field;
 pub mod hem;
@@ -249,6 +250,9 @@ pub(crate) struct IbDev {
     uars: IdSpace,
     #[pin]
     mrs: IdSpace,
+    /// SRQ numbers (none without the SRQ cap).
+    #[pin]
+    srqns: IdSpace,
     #[pin]
     cqns: Mutex<bitmap::CqBanks<KVec<u64>>>,
     dbs: db::DbPages,
@@ -283,6 +287,12 @@ impl IbDev {
                 domains <- Domains::new(c)?,
                 uars <- IdSpace::new("uar id", c.reserved_uars, c.num_uars)?,
                 mrs <- IdSpace::new("id for MR key", c.reserved_mrws, c.num_mtpts)?,
+                srqns <- if c.flags & cap_flag::SRQ != 0 {
+                    IdSpace::new("srq", c.reserved_srqs, c.num_srqs)?
+                } else {
+                    // An empty range: [1, 0].
+                    IdSpace::new("srq", 1, 1)?
+                },
                 cqns <- new_mutex!(cq_banks(c, hw.profile.rev)?),
                 dbs: db::DbPages::new()?,
                 qpns <- new_mutex!(qp_banks(c)?),
@@ -350,6 +360,19 @@ impl IbDev {
             dbs: &self.dbs,
             caps: &self.caps,
             rev: self.rev,
+        }
+    }
+
+    /// What `srq.rs` needs of the device.
+    fn srq_env(&self) -> srq::SrqEnv<'_> {
+        srq::SrqEnv {
+            cmd: &self.cmd,
+            dev: self.dev.get(),
+            hem: &self.hem,
+            caps: &self.caps,
+            rev: self.rev,
+            srqns: &self.srqns,
+            table: &self.objs.srqs,
         }
     }
 
@@ -740,6 +763,34 @@ impl IbDriver for IbDev {
         self.cmd.is_reset_down()
     }
 
+    type Srq = srq::Srq;
+
+    fn create_srq(
+        &self,
+        args: &mut rdma::SrqArgs,
+        ibsrq: rdma::IbSrq,
+        user: Option<(rdma::UserCtx<'_, Ucontext>, &rdma::SrqUreq)>,
+    ) -> Result<KBox<srq::Srq>> {
+        let u = user.as_ref().map(|(u, r)| srq::UserSrq {
+            dev: u.dev(),
+            dbs: &u.uctx().dbs,
+            req: r,
+        });
+        srq::Srq::create(&self.srq_env(), args, ibsrq, u)
+    }
+
+    fn destroy_srq(&self, s: KBox<srq::Srq>) {
+        s.destroy(&self.srq_env())
+    }
+
+    fn modify_srq(&self, s: &srq::Srq, resize: bool, limit: bool, srq_limit: u32) -> Result {
+        s.modify(&self.srq_env(), resize, limit.then_some(srq_limit))
+    }
+
+    fn query_srq(&self, s: &srq::Srq, a: &mut rdma::SrqAttr) -> Result {
+        s.query(&self.srq_env(), a)
+    }
+
     fn modify_cq(&self, c: &CqRef, count: u16, period: u16) -> Result {
         c.0.modify(&self.cq_env(), count, period)
     }
@@ -758,6 +809,14 @@ impl IbDriver for IbDev {
 
     fn res_qp_raw(&self, q: &qp::Qp, r: &mut rdma::ResRaw<'_>) -> Result {
         q.res_raw(&self.qp_env(), r)
+    }
+
+    fn res_srq(&self, s: &srq::Srq, r: &mut rdma::ResAttrs) -> Result {
+        s.res_attrs(r)
+    }
+
+    fn res_srq_raw(&self, s: &srq::Srq, r: &mut rdma::ResRaw<'_>) -> Result {
+        s.res_raw(&self.srq_env(), r)
     }
 
     fn res_mr(&self, m: &mr::Mr, r: &mut rdma::ResAttrs) -> Result {
@@ -829,6 +888,7 @@ impl RoceClient for HnsRoce {
                 local_dma_lkey: c.reserved_lkey,
                 udp_encap: c.flags & cap_flag::ROCE_V1_V2 != 0,
                 xrc: c.flags & cap_flag::XRC != 0,
+                srq: c.flags & cap_flag::SRQ != 0,
                 hw_stats: hw.profile.rev.is_hip09(),
             };
             IbRegistration::register(handle, ib, &p)

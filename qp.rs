@@ -399,9 +399,10 @@ impl Qp {
         env.check_type(init.qp_type, init.user)?;
         let d = env.cmd.device();
         let c = env.caps;
-        // No SRQs or XRC QPs exist yet; direct WQE (a doorbell page per QP
-        // mapped to the process) is not ported.
-        if init.create_flags != 0 || init.has_srq || init.has_xrcd {
+        // XRC QPs and kernel QPs on an SRQ (whose receive completions would
+        // take WR ids from the SRQ) are not ported; neither is direct WQE
+        // (a doorbell page per QP mapped to the process).
+        if init.create_flags != 0 || init.has_xrcd || (init.has_srq && !init.user) {
             return Err(EOPNOTSUPP);
         }
         if init.user && c.flags & cap_flag::DIRECT_WQE != 0 {
@@ -566,7 +567,7 @@ impl Qp {
             pdn: init.pdn,
             send_cqn: send_cq.as_ref().map_or(0, |c| c.cqn),
             recv_cqn: recv_cq.as_ref().map_or(0, |c| c.cqn),
-            srqn: None,
+            srqn: init.has_srq.then_some(init.srqn),
             xrcdn: None,
             sq_sig_type: init.sq_sig_type,
             user: init.user,

@@ -40,10 +40,10 @@ pub(crate) use irq::{Event, IrqHandler, IrqRegistration, OwnedQueue};
 mod ib;
 pub(crate) use ib::{
     AddrVec, AhIn, CqOut, CqUreq, DevAttr, GidEntry, IbDriver, IbLog, IbParams, IbRegistration,
-    LogLevel, MrReq, PortAttr, QpAttr, QpInit, QpModifyResp, QpQuery, UctxResp,
-    DEVICE_MEM_MGT_EXTENSIONS, DEVICE_PORT_ACTIVE_EVENT, DEVICE_RC_RNR_NAK_GEN, DEVICE_XRC,
-    MR_REREG_ACCESS, MR_REREG_PD, MR_REREG_TRANS, MTU_256, PORT_ACTIVE, PORT_PHYS_STATE_DISABLED,
-    PORT_PHYS_STATE_LINK_UP,
+    LogLevel, MrReq, PortAttr, QpAttr, QpInit, QpModifyResp, QpQuery, SrqArgs, SrqAttr, SrqUreq,
+    UctxResp, DEVICE_MEM_MGT_EXTENSIONS, DEVICE_PORT_ACTIVE_EVENT, DEVICE_RC_RNR_NAK_GEN,
+    DEVICE_XRC, MR_REREG_ACCESS, MR_REREG_PD, MR_REREG_TRANS, MTU_256, PORT_ACTIVE,
+    PORT_PHYS_STATE_DISABLED, PORT_PHYS_STATE_LINK_UP, SRQT_BASIC,
 };
 mod layout;
 pub(crate) use layout::check_layout;
@@ -55,8 +55,8 @@ pub(crate) mod wc;
 mod wr;
 use wr::RecvChain;
 pub(crate) use wr::{
-    IbCq, IbQp, QpEvent, RecvWr, SendChain, SendWr, WcArray, WrOpcode, SEND_FENCE, SEND_INLINE,
-    SEND_SIGNALED, SEND_SOLICITED,
+    IbCq, IbQp, IbSrq, QpEvent, RecvWr, SendChain, SendWr, SrqEvent, WcArray, WrOpcode, SEND_FENCE,
+    SEND_INLINE, SEND_SIGNALED, SEND_SOLICITED,
 };
 
 /// Borrows the object behind a `void *` the shim keeps for us, or `None`

@@ -253,6 +253,13 @@ struct hns_shim_qp {
 	void *rs_qp;
 };
 
+/* An SRQ: the Rust SRQ behind `rs_srq`, its number for the QPs on it. */
+struct hns_shim_srq {
+	struct ib_srq ibsrq;
+	void *rs_srq;
+	u32 srqn;
+};
+
 struct hns_shim_ah {
 	struct ib_ah ibah;
 	struct hns_shim_av av;
@@ -788,6 +795,109 @@ void hns_shim_qp_event(struct ib_qp *ibqp, enum ib_event_type type)
 	ibqp->event_handler(&event, ibqp->qp_context);
 }
 
+/* An asynchronous event to an SRQ's owner. */
+void hns_shim_srq_event(struct ib_srq *ibsrq, enum ib_event_type type)
+{
+	struct ib_event event = {};
+
+	if (!ibsrq->event_handler)
+		return;
+	event.device = ibsrq->device;
+	event.element.srq = ibsrq;
+	event.event = type;
+	ibsrq->event_handler(&event, ibsrq->srq_context);
+}
+
+/*
+ * An SRQ (libhns: struct hns_roce_ib_create_srq in,
+ * hns_roce_ib_create_srq_resp out). As for CQs, the request is copied here
+ * and checked in Rust in the C driver's order; a failed response copy
+ * destroys the SRQ again.
+ */
+static int hns_shim_create_srq(struct ib_srq *ibsrq,
+			       struct ib_srq_init_attr *init_attr,
+			       struct ib_udata *udata)
+{
+	struct hns_shim_srq *srq = container_of(ibsrq, struct hns_shim_srq,
+						ibsrq);
+	struct hns_shim_dev *sdev = to_sdev(ibsrq->device);
+	struct hns_roce_ib_create_srq_resp resp = {};
+	struct hns_roce_ib_create_srq ucmd = {};
+	struct hns_shim_srq_ureq ureq = {};
+	struct hns_shim_srq_args args = {
+		.srq_type = init_attr->srq_type,
+		.pdn = hns_shim_pd_pdn(ibsrq->pd),
+		.max_wr = init_attr->attr.max_wr,
+		.max_sge = init_attr->attr.max_sge,
+	};
+	int ret;
+
+	if (udata) {
+		ureq.copy_ret = ib_copy_validate_udata_in(udata, ucmd,
+							  que_addr);
+		ureq.inlen = udata->inlen;
+		ureq.outlen = udata->outlen;
+		ureq.buf_addr = ucmd.buf_addr;
+		ureq.db_addr = ucmd.db_addr;
+		ureq.que_addr = ucmd.que_addr;
+		ureq.req_cap_flags = ucmd.req_cap_flags;
+	}
+	ret = HNS_RS_OP(sdev, create_srq, ibsrq,
+			udata ? hns_shim_udata_uctx(udata) : NULL,
+			udata ? &ureq : NULL, &args, &srq->rs_srq);
+	if (ret)
+		return ret;
+	srq->srqn = args.srqn;
+	init_attr->attr.max_wr = args.max_wr;
+	init_attr->attr.max_sge = args.max_sge;
+	init_attr->attr.srq_limit = 0;
+	if (udata) {
+		resp.srqn = args.srqn;
+		resp.cap_flags = args.cap_flags;
+		ret = ib_respond_udata(udata, resp);
+		if (ret)
+			HNS_RS_OP(sdev, destroy_srq, srq->rs_srq);
+	}
+	return ret;
+}
+
+static int hns_shim_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata)
+{
+	struct hns_shim_srq *srq = container_of(ibsrq, struct hns_shim_srq,
+						ibsrq);
+
+	HNS_RS_OP(to_sdev(ibsrq->device), destroy_srq, srq->rs_srq);
+	return 0;
+}
+
+static int hns_shim_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
+			       enum ib_srq_attr_mask mask,
+			       struct ib_udata *udata)
+{
+	struct hns_shim_srq *srq = container_of(ibsrq, struct hns_shim_srq,
+						ibsrq);
+
+	return HNS_RS_OP(to_sdev(ibsrq->device), modify_srq, srq->rs_srq,
+			 mask & IB_SRQ_MAX_WR, mask & IB_SRQ_LIMIT,
+			 attr->srq_limit);
+}
+
+static int hns_shim_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr)
+{
+	struct hns_shim_srq *srq = container_of(ibsrq, struct hns_shim_srq,
+						ibsrq);
+	struct hns_shim_srq_attr a = {};
+	int ret;
+
+	ret = HNS_RS_OP(to_sdev(ibsrq->device), query_srq, srq->rs_srq, &a);
+	if (ret)
+		return ret;
+	attr->max_wr = a.max_wr;
+	attr->max_sge = a.max_sge;
+	attr->srq_limit = a.srq_limit;
+	return 0;
+}
+
 /* The address vector of an AH (UD sends). */
 const struct hns_shim_av *hns_shim_ah_av(struct ib_ah *ibah)
 {
@@ -843,6 +953,9 @@ static int hns_shim_create_qp(struct ib_qp *ibqp,
 	in.max_recv_sge = init_attr->cap.max_recv_sge;
 	in.max_inline_data = init_attr->cap.max_inline_data;
 	in.has_srq = init_attr->srq != NULL;
+	if (init_attr->srq)
+		in.srqn = container_of(init_attr->srq, struct hns_shim_srq,
+				       ibsrq)->srqn;
 	in.has_xrcd = init_attr->xrcd != NULL;
 	ret = HNS_RS_OP(to_sdev(ibqp->device), create_qp, ibqp,
 			udata ? hns_shim_udata_uctx(udata) : NULL, &in,
@@ -1321,6 +1434,28 @@ static int hns_shim_fill_res_mr_raw(struct sk_buff *msg, struct ib_mr *ibmr)
 				buf);
 }
 
+static int hns_shim_fill_res_srq(struct sk_buff *msg, struct ib_srq *ibsrq)
+{
+	struct hns_shim_srq *srq = container_of(ibsrq, struct hns_shim_srq,
+						ibsrq);
+	struct hns_shim_res r = {};
+	int ret = HNS_RS_OP(to_sdev(ibsrq->device), res_srq, srq->rs_srq, &r);
+
+	return ret ?: hns_shim_put_res(msg, &r);
+}
+
+static int hns_shim_fill_res_srq_raw(struct sk_buff *msg, struct ib_srq *ibsrq)
+{
+	struct hns_shim_srq *srq = container_of(ibsrq, struct hns_shim_srq,
+						ibsrq);
+	struct hns_shim_dev *sdev = to_sdev(ibsrq->device);
+	u8 buf[HNS_SHIM_RES_RAW_MAX] = {};
+
+	return hns_shim_put_raw(msg,
+				HNS_RS_OP(sdev, res_srq_raw, srq->rs_srq, buf),
+				buf);
+}
+
 static const struct ib_device_ops hns_shim_dev_ops = {
 	.owner = THIS_MODULE,
 	.driver_id = RDMA_DRIVER_HNS,
@@ -1386,6 +1521,17 @@ static const struct ib_device_ops hns_shim_xrcd_ops = {
 	INIT_RDMA_OBJ_SIZE(ib_xrcd, hns_shim_xrcd, ibxrcd),
 };
 
+static const struct ib_device_ops hns_shim_srq_ops = {
+	.create_srq = hns_shim_create_srq,
+	.destroy_srq = hns_shim_destroy_srq,
+	.modify_srq = hns_shim_modify_srq,
+	.query_srq = hns_shim_query_srq,
+	.fill_res_srq_entry = hns_shim_fill_res_srq,
+	.fill_res_srq_entry_raw = hns_shim_fill_res_srq_raw,
+
+	INIT_RDMA_OBJ_SIZE(ib_srq, hns_shim_srq, ibsrq),
+};
+
 static const struct ib_device_ops hns_shim_hw_stats_ops = {
 	.alloc_hw_port_stats = hns_shim_alloc_port_stats,
 	.get_hw_stats = hns_shim_get_hw_stats,
@@ -1422,6 +1568,8 @@ int hns_shim_register_ibdev(struct ib_device *ibdev,
 	ibdev->num_comp_vectors = reg->num_comp_vectors;
 	addrconf_addr_eui48((u8 *)&ibdev->node_guid, reg->netdev->dev_addr);
 
+	if (reg->srq)
+		ib_set_device_ops(ibdev, &hns_shim_srq_ops);
 	if (reg->xrc)
 		ib_set_device_ops(ibdev, &hns_shim_xrcd_ops);
 	if (reg->hw_stats)

@@ -169,6 +169,7 @@ struct hns_shim_reg {
 	u32 local_dma_lkey;
 	bool udp_encap;
 	bool xrc;
+	bool srq;
 	bool hw_stats;
 };
 
@@ -198,6 +199,8 @@ struct hns_shim_qp_init {
 	u32 max_inline_data;
 	bool has_srq;
 	bool has_xrcd;
+	/* The SRQ's number when has_srq. */
+	u32 srqn;
 	/* A user QP: libhns's request (struct hns_roce_ib_create_qp), what
 	 * the udata lengths allow, the user context's config; cap_flags is
 	 * the answer (HNS_ROCE_QP_CAP_*).
@@ -317,6 +320,38 @@ struct hns_shim_cq_args {
 	u64 cap_flags;
 };
 
+/* A user SRQ request (struct hns_roce_ib_create_srq) as the shim copied
+ * it: the copy's result, the udata lengths, the fields.
+ */
+struct hns_shim_srq_ureq {
+	int copy_ret;
+	u32 inlen;
+	u32 outlen;
+	u64 buf_addr;
+	u64 db_addr;
+	u64 que_addr;
+	u32 req_cap_flags;
+};
+
+/* An SRQ request (type, PD, depth and SGEs asked for) and what the new SRQ
+ * tells the core and userspace (depth and SGEs it got, srqn, cap_flags).
+ */
+struct hns_shim_srq_args {
+	u32 srq_type;
+	u32 pdn;
+	u32 max_wr;
+	u32 max_sge;
+	u32 srqn;
+	u32 cap_flags;
+};
+
+/* The attributes of an SRQ (struct ib_srq_attr): query_srq's answer. */
+struct hns_shim_srq_attr {
+	u32 max_wr;
+	u32 max_sge;
+	u32 srq_limit;
+};
+
 /* A user MR registration or re-registration (flags: IB_MR_REREG_*). */
 struct hns_shim_mr_req {
 	u32 flags;
@@ -351,6 +386,7 @@ void hns_shim_destroy_wq(struct workqueue_struct *wq);
 void hns_shim_cq_comp(struct ib_cq *ibcq);
 void hns_shim_cq_event(struct ib_cq *ibcq);
 void hns_shim_qp_event(struct ib_qp *ibqp, enum ib_event_type type);
+void hns_shim_srq_event(struct ib_srq *ibsrq, enum ib_event_type type);
 int hns_shim_qp_to_err(struct ib_qp *ibqp);
 const struct hns_shim_av *hns_shim_ah_av(struct ib_ah *ibah);
 
@@ -419,6 +455,13 @@ struct hns_rs_ib_ops {
 		const struct ib_recv_wr **bad_wr);
 	int (*post_send)(void *rs, void *qp, const struct ib_send_wr *wr,
 		const struct ib_send_wr **bad_wr);
+	int (*create_srq)(void *rs, struct ib_srq *ibsrq, void *uctx,
+		const struct hns_shim_srq_ureq *ureq,
+		struct hns_shim_srq_args *args, void **srq);
+	void (*destroy_srq)(void *rs, void *srq);
+	int (*modify_srq)(void *rs, void *srq, bool resize, bool limit,
+		u32 srq_limit);
+	int (*query_srq)(void *rs, void *srq, struct hns_shim_srq_attr *attr);
 	bool (*reset_down)(void *rs);
 	int (*res_cq)(void *rs, void *cq, struct hns_shim_res *res);
 	int (*res_qp)(void *rs, void *qp, struct hns_shim_res *res);
@@ -429,6 +472,8 @@ struct hns_rs_ib_ops {
 	int (*res_cq_raw)(void *rs, void *cq, u8 *buf);
 	int (*res_qp_raw)(void *rs, void *qp, u8 *buf);
 	int (*res_mr_raw)(void *rs, void *mr, u8 *buf);
+	int (*res_srq)(void *rs, void *srq, struct hns_shim_res *res);
+	int (*res_srq_raw)(void *rs, void *srq, u8 *buf);
 };
 
 /* --- user memory --------------------------------------------------------- */

@@ -982,6 +982,20 @@ pub mod cq_moder {
     ];
 }
 
+/// SRQ sizes: the fewest WQEs of an SRQ and the bytes of an index queue entry.
+pub mod srq_lim {
+    /// `HNS_ROCE_MIN_SRQ_WQE_NUM`.
+    pub const MIN_SRQ_WQE_NUM: u32 = 1;
+    /// `HNS_ROCE_IDX_QUE_ENTRY_SZ`.
+    pub const IDX_QUE_ENTRY_SZ: u32 = 4;
+
+    /// Every constant of the module, by its C name.
+    pub const ALL: &[(&str, u32)] = &[
+        ("HNS_ROCE_MIN_SRQ_WQE_NUM", MIN_SRQ_WQE_NUM),
+        ("HNS_ROCE_IDX_QUE_ENTRY_SZ", IDX_QUE_ENTRY_SZ),
+    ];
+}
+
 /// Bits of the abnormal interrupt status and enable registers (`HNS_ROCE_V2_VF_*_S`).
 pub mod abn_bit {
     /// `HNS_ROCE_V2_VF_INT_ST_AEQ_OVERFLOW_S`.

@@ -2,13 +2,13 @@
 
 //! Hardware context images and doorbell words of the HIP08/HIP09 engine
 //! (`core` only): what `config_eqc`, `hns_roce_v2_write_cqc`,
-//! `hns_roce_v2_write_mtpt` (DMA MR) and the EQ/CQ doorbells put in memory,
-//! from plain inputs, so the host tests and KUnit can check them against the
-//! words the C driver produced.
+//! `hns_roce_v2_write_mtpt` (DMA MR), `hns_roce_v2_write_srqc` and the EQ/CQ
+//! doorbells put in memory, from plain inputs, so the host tests and KUnit
+//! can check them against the words the C driver produced.
 
 use crate::field::Ctx;
 use crate::hns_roce_hw_v2::consts::{cq_moder, db_cmd, eq_db_cmd, mpt_shift};
-use crate::hns_roce_hw_v2::fields::{cqc, eqc, mpt, Cqc, Eqc, Mpt};
+use crate::hns_roce_hw_v2::fields::{cqc, eqc, mpt, srqc, Cqc, Eqc, Mpt, Srqc};
 use crate::hw_rev::HwRev;
 
 /// Smallest page the hardware addresses (`HNS_HW_PAGE_SHIFT`).
@@ -363,4 +363,124 @@ pub fn flow_label_to_udp_sport(fl: u32) -> u16 {
     let low = (fl & 0x03fff) ^ ((fl & 0xfc000) >> 14);
     // CAST: 14 bits ORed into 0xc000.
     (low | 0xc000) as u16
+}
+
+/// One queue of an SRQ (WQEs or indexes) as the SRQ context points to it.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SrqQueue {
+    /// Hop number of the caps (`HOP_NUM_0` for direct).
+    pub hop: u32,
+    /// BT page size exponent (bytes).
+    pub ba_pg_shift: u32,
+    /// Buffer page size exponent (bytes).
+    pub buf_pg_shift: u32,
+    /// Bus address of the root BT.
+    pub bt_ba: u64,
+    /// Bus addresses of the first two pages.
+    pub cur: u64,
+    /// See `cur`.
+    pub next: u64,
+}
+
+/// What an SRQ context is made of.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SrqcParams {
+    /// SRQ number.
+    pub srqn: u32,
+    /// Protection domain.
+    pub pdn: u32,
+    /// An XRC SRQ (`IB_SRQT_XRC`).
+    pub xrc: bool,
+    /// XRC domain (0 for a basic SRQ).
+    pub xrcdn: u32,
+    /// CQ of an XRC SRQ (0 for a basic SRQ).
+    pub cqn: u32,
+    /// WQEs (a power of two).
+    pub wqe_cnt: u32,
+    /// SGEs per WQE (a power of two).
+    pub max_gs: u32,
+    /// The WQE buffer.
+    pub wqe: SrqQueue,
+    /// The index queue.
+    pub idx: SrqQueue,
+    /// Bus address of the record doorbell, if any.
+    pub db: Option<u64>,
+}
+
+/// SRQ state: valid.
+const SRQ_STATE_VALID: u32 = 1;
+/// The BT base addresses of an SRQ context drop their low 3 bits
+/// (`DMA_WQE_SHIFT`, `DMA_IDX_SHIFT`).
+const SRQ_BT_BA_SHIFT: u32 = 3;
+
+/// The SRQ context (`hns_roce_v2_write_srqc` and
+/// `hns_roce_v2_write_srqc_index_queue`).
+pub fn srq_context(p: &SrqcParams) -> Ctx<Srqc, 16> {
+    let mut x = Ctx::<Srqc, 16>::zeroed();
+    // CAST: every 64-bit value below is split into its two halves.
+    x.write(srqc::SRQ_ST, SRQ_STATE_VALID);
+    x.write_bool(srqc::SRQ_TYPE, p.xrc);
+    x.write(srqc::PD, p.pdn);
+    x.write(srqc::SRQN, p.srqn);
+    x.write(srqc::XRCD, p.xrcdn);
+    x.write(srqc::XRC_CQN, p.cqn);
+    x.write(srqc::SHIFT, p.wqe_cnt.checked_ilog2().unwrap_or(0));
+    // `fls(max_gs - 1)`: bits needed for the largest SGE index.
+    x.write(srqc::RQWS, 32 - p.max_gs.saturating_sub(1).leading_zeros());
+
+    let w = &p.wqe;
+    x.write(srqc::WQE_HOP_NUM, crate::hem::hw_hopnum(w.hop, p.wqe_cnt));
+    let ba = w.bt_ba >> SRQ_BT_BA_SHIFT;
+    x.write(srqc::WQE_BT_BA_L, ba as u32);
+    x.write(srqc::WQE_BT_BA_H, (ba >> 32) as u32);
+    x.write(
+        srqc::WQE_BA_PG_SZ,
+        w.ba_pg_shift.saturating_sub(HW_PAGE_SHIFT),
+    );
+    x.write(
+        srqc::WQE_BUF_PG_SZ,
+        w.buf_pg_shift.saturating_sub(HW_PAGE_SHIFT),
+    );
+    if let Some(db) = p.db {
+        x.enable(srqc::DB_RECORD_EN);
+        x.write(srqc::DB_RECORD_ADDR_L, (db as u32) >> 1);
+        x.write(srqc::DB_RECORD_ADDR_H, (db >> 32) as u32);
+    }
+
+    let i = &p.idx;
+    x.write(srqc::IDX_HOP_NUM, crate::hem::hw_hopnum(i.hop, p.wqe_cnt));
+    let ba = i.bt_ba >> SRQ_BT_BA_SHIFT;
+    x.write(srqc::IDX_BT_BA_L, ba as u32);
+    x.write(srqc::IDX_BT_BA_H, (ba >> 32) as u32);
+    x.write(
+        srqc::IDX_BA_PG_SZ,
+        i.ba_pg_shift.saturating_sub(HW_PAGE_SHIFT),
+    );
+    x.write(
+        srqc::IDX_BUF_PG_SZ,
+        i.buf_pg_shift.saturating_sub(HW_PAGE_SHIFT),
+    );
+    let cur = i.cur >> HW_PAGE_SHIFT;
+    let next = i.next >> HW_PAGE_SHIFT;
+    x.write(srqc::IDX_CUR_BLK_ADDR_L, cur as u32);
+    x.write(srqc::IDX_CUR_BLK_ADDR_H, (cur >> 32) as u32);
+    x.write(srqc::IDX_NXT_BLK_ADDR_L, next as u32);
+    x.write(srqc::IDX_NXT_BLK_ADDR_H, (next >> 32) as u32);
+    x
+}
+
+/// A new SRQ limit (`hns_roce_v2_modify_srq` with `IB_SRQ_LIMIT`): the
+/// MODIFY_SRQC context and its mask (all ones but the limit).
+pub fn srq_limit(limit: u32) -> (Ctx<Srqc, 16>, Ctx<Srqc, 16>) {
+    let mut c = Ctx::<Srqc, 16>::zeroed();
+    let mut m = Ctx::<Srqc, 16>::ones();
+    c.write(srqc::LIMIT_WL, limit);
+    m.clear(srqc::LIMIT_WL);
+    (c, m)
+}
+
+/// The limit in an SRQ context read back with QUERY_SRQC
+/// (`hns_roce_v2_query_srq`).
+pub fn srq_limit_of(words: [u32; 16]) -> u32 {
+    Ctx::<Srqc, 16>::from_le_words(words).read(srqc::LIMIT_WL)
 }

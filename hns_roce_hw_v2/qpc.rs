@@ -179,6 +179,14 @@ fn log2(v: u32) -> u32 {
     v.checked_ilog2().unwrap_or(0)
 }
 
+/// `ilog2` of a queue count as C writes it into a 4-bit context field: for
+/// an empty queue (a QP on an SRQ has no RQ) the kernel's `ilog2(0)` is
+/// `fls(0) - 1 = -1`, which the field keeps as all ones (0xf), as the C
+/// driver's MODIFY_QPC mailboxes show.
+fn ctx_ilog2(v: u32) -> u32 {
+    v.checked_ilog2().unwrap_or(u32::MAX)
+}
+
 /// What RESET→INIT writes (`modify_qp_reset_to_init`).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct InitParams {
@@ -223,10 +231,10 @@ pub fn reset_to_init(img: &mut QpcImage, p: &InitParams) {
     let c = &mut img.ctx;
     c.write(qpc::TST, p.serv_type);
     c.write(qpc::PD, p.pdn);
-    c.write(qpc::RQWS, log2(p.rq_max_gs));
+    c.write(qpc::RQWS, ctx_ilog2(p.rq_max_gs));
     c.write(qpc::SGE_SHIFT, entries_shift(p.sge_cnt, SGE_SHIFT));
-    c.write(qpc::SQ_SHIFT, log2(p.sq_wqe_cnt));
-    c.write(qpc::RQ_SHIFT, log2(p.rq_wqe_cnt));
+    c.write(qpc::SQ_SHIFT, ctx_ilog2(p.sq_wqe_cnt));
+    c.write(qpc::RQ_SHIFT, ctx_ilog2(p.rq_wqe_cnt));
     c.write(qpc::VLAN_ID, 0xfff);
     if let Some(x) = p.xrcdn {
         c.write(qpc::QKEY_XRCD, x);

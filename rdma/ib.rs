@@ -6,7 +6,7 @@
 //!
 //! A driver implements [`IbDriver`] and registers its state with
 //! [`IbRegistration::register`]. The shim allocates the `ib_device` (and
-//! the core objects that embed the driver's: `ib_cq`, `ib_qp`, `ib_mr`,
+//! the core objects that embed the driver's: `ib_cq`, `ib_qp`, `ib_srq`, `ib_mr`,
 //! ...), adapts the RDMA core's calling conventions, and calls the driver
 //! through a table of entry points, `hns_rs_ib_ops`, built here for each
 //! driver type ([`IbAdapter`]). Each entry point turns the raw pointers
@@ -22,8 +22,8 @@
 //! answers (`DevAttr`, `QpAttr`, ...) are the shim's flattened structs.
 
 use super::{
-    raw, restrack, Hnae3Handle, IbCq, IbQp, RecvWr, ResAttrs, ResRaw, SendWr, UmemDev, UserCtx,
-    WcArray,
+    raw, restrack, Hnae3Handle, IbCq, IbQp, IbSrq, RecvWr, ResAttrs, ResRaw, SendWr, UmemDev,
+    UserCtx, WcArray,
 };
 use core::{
     fmt,
@@ -287,6 +287,26 @@ pub(crate) trait IbDriver: Send + Sync {
         qp: &Self::Qp,
         wrs: &mut dyn Iterator<Item = SendWr<'_>>,
     ) -> core::result::Result<(), (usize, Error)>;
+    /// A shared receive queue.
+    type Srq: Send + Sync;
+    /// An SRQ for the `ib_srq` `ibsrq` as `args` asks (type, PD, depth,
+    /// SGEs): a kernel SRQ, or with `user` one whose queues and record
+    /// live in the calling process (the request as the shim copied it).
+    /// `args` gets what the SRQ has: depth and SGEs, number, the
+    /// response's `cap_flags`.
+    fn create_srq(
+        &self,
+        args: &mut SrqArgs,
+        ibsrq: IbSrq,
+        user: Option<(UserCtx<'_, Self::Ucontext>, &SrqUreq)>,
+    ) -> Result<KBox<Self::Srq>>;
+    /// Destroys an SRQ.
+    fn destroy_srq(&self, srq: KBox<Self::Srq>);
+    /// Modifies an SRQ: `resize` (`IB_SRQ_MAX_WR`) asks for a new depth,
+    /// `limit` (`IB_SRQ_LIMIT`) for the limit `srq_limit`.
+    fn modify_srq(&self, srq: &Self::Srq, resize: bool, limit: bool, srq_limit: u32) -> Result;
+    /// Fills what `query_srq` answers.
+    fn query_srq(&self, srq: &Self::Srq, a: &mut SrqAttr) -> Result;
     /// The device is going through a reset (drains cannot post).
     fn reset_down(&self) -> bool;
     /// Changes a CQ's moderation: an event after `count` completions or
@@ -300,6 +320,10 @@ pub(crate) trait IbDriver: Send + Sync {
     fn res_qp(&self, qp: &Self::Qp, r: &mut ResAttrs) -> Result;
     /// The raw image of a QP for `-r`.
     fn res_qp_raw(&self, qp: &Self::Qp, r: &mut ResRaw<'_>) -> Result;
+    /// The driver details of an SRQ for `rdma res show srq -dd`.
+    fn res_srq(&self, srq: &Self::Srq, r: &mut ResAttrs) -> Result;
+    /// The raw image of an SRQ (its context read back) for `-r`.
+    fn res_srq_raw(&self, srq: &Self::Srq, r: &mut ResRaw<'_>) -> Result;
     /// The driver details of an MR for `rdma res show mr -dd`.
     fn res_mr(&self, mr: &Self::Mr, r: &mut ResAttrs) -> Result;
     /// The raw image of an MR for `-r`.
@@ -320,6 +344,16 @@ pub(crate) struct CqOut {
     /// `HNS_ROCE_CQ_FLAG_*` for the response.
     pub(crate) cap_flags: u64,
 }
+
+/// A user SRQ request (`struct hns_roce_ib_create_srq`) as the shim copied
+/// it, with the result of the copy and the udata lengths.
+pub(crate) type SrqUreq = raw::hns_shim_srq_ureq;
+/// An SRQ request and what the new SRQ tells the core and libhns.
+pub(crate) type SrqArgs = raw::hns_shim_srq_args;
+/// What `query_srq` answers (plain data, filled by the driver).
+pub(crate) type SrqAttr = raw::hns_shim_srq_attr;
+/// `IB_SRQT_BASIC`.
+pub(crate) const SRQT_BASIC: u32 = raw::ib_srq_type_IB_SRQT_BASIC;
 
 /// A user MR registration or re-registration, flattened by the shim:
 /// `flags` (`IB_MR_REREG_*`, re-registration only), `pdn` (registration,
@@ -376,6 +410,10 @@ impl<D: IbDriver> IbAdapter<D> {
         query_qp: Some(query_qp::<D>),
         post_recv: Some(post_recv::<D>),
         post_send: Some(post_send::<D>),
+        create_srq: Some(create_srq::<D>),
+        destroy_srq: Some(destroy_srq::<D>),
+        modify_srq: Some(modify_srq::<D>),
+        query_srq: Some(query_srq::<D>),
         reset_down: Some(reset_down::<D>),
         res_cq: Some(restrack::res_cq::<D>),
         res_qp: Some(restrack::res_qp::<D>),
@@ -383,6 +421,8 @@ impl<D: IbDriver> IbAdapter<D> {
         res_cq_raw: Some(restrack::res_cq_raw::<D>),
         res_qp_raw: Some(restrack::res_qp_raw::<D>),
         res_mr_raw: Some(restrack::res_mr_raw::<D>),
+        res_srq: Some(restrack::res_srq::<D>),
+        res_srq_raw: Some(restrack::res_srq_raw::<D>),
     };
 
     /// [`Self::OPS`] as a static reference.
@@ -401,6 +441,8 @@ pub(crate) struct IbParams {
     pub(crate) udp_encap: bool,
     /// XRC domains supported.
     pub(crate) xrc: bool,
+    /// SRQs supported.
+    pub(crate) srq: bool,
     /// Hardware counters exposed.
     pub(crate) hw_stats: bool,
 }
@@ -448,6 +490,7 @@ impl<D: IbDriver> IbRegistration<D> {
             local_dma_lkey: p.local_dma_lkey,
             udp_encap: p.udp_encap,
             xrc: p.xrc,
+            srq: p.srq,
             hw_stats: p.hw_stats,
         };
         drv.ib_log().attach(ibdev);

@@ -8,7 +8,7 @@
 //! The shim does the netlink attributes (`nla_nest_start` and friends are
 //! inline C); the driver only fills [`ResAttrs`] and [`ResRaw`].
 
-use super::ib::verbs::{drv, CqBox, MrBox, QpBox};
+use super::ib::verbs::{drv, CqBox, MrBox, QpBox, SrqBox};
 use super::ib::IbDriver;
 use super::raw;
 use kernel::{
@@ -139,6 +139,39 @@ pub(super) unsafe extern "C" fn res_cq_raw<D: IbDriver>(
     let (d, cq) = unsafe { (drv::<D>(rs), CqBox::<D>::borrow(cq)) };
     // SAFETY: `buf` as the function's contract says.
     unsafe { fill_raw(buf, |r| D::res_cq_raw(d, cq, r)) }
+}
+
+/// Called by the shim's `fill_res_srq_entry`.
+///
+/// # Safety
+///
+/// `rs` is the device's pointer (see `drv`); `srq` is a live SRQ of it
+/// (restrack holds a reference while it reports it); `out` is writable.
+pub(super) unsafe extern "C" fn res_srq<D: IbDriver>(
+    rs: *mut c_void,
+    srq: *mut c_void,
+    out: *mut raw::hns_shim_res,
+) -> c_int {
+    // SAFETY: per the function's contract.
+    let (d, srq) = unsafe { (drv::<D>(rs), SrqBox::<D>::borrow(srq)) };
+    // SAFETY: `out` is writable (the function's contract).
+    unsafe { fill_attrs(out, |r| D::res_srq(d, srq, r)) }
+}
+
+/// Called by the shim's `fill_res_srq_entry_raw`.
+///
+/// # Safety
+///
+/// As `res_srq`; `buf` holds `HNS_SHIM_RES_RAW_MAX` writable bytes.
+pub(super) unsafe extern "C" fn res_srq_raw<D: IbDriver>(
+    rs: *mut c_void,
+    srq: *mut c_void,
+    buf: *mut u8,
+) -> c_int {
+    // SAFETY: per the function's contract.
+    let (d, srq) = unsafe { (drv::<D>(rs), SrqBox::<D>::borrow(srq)) };
+    // SAFETY: `buf` as the function's contract says.
+    unsafe { fill_raw(buf, |r| D::res_srq_raw(d, srq, r)) }
 }
 
 /// Called by the shim's `fill_res_qp_entry`.

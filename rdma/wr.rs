@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 
-//! The rdma layer's data-path views: the `ib_cq`/`ib_qp` handles the event
-//! and completion paths call back through, the `struct ib_send_wr` chain
-//! of `post_send` and the `struct ib_wc` array of `poll_cq`.
+//! The rdma layer's data-path views: the `ib_cq`/`ib_qp`/`ib_srq` handles
+//! the event and completion paths call back through, the `struct
+//! ib_send_wr` chain of `post_send` and the `struct ib_wc` array of
+//! `poll_cq`.
 //!
 //! Like the rest of `rdma`, this is where raw bindings and shim calls are
 //! used; the object files see safe types only.
@@ -49,6 +50,53 @@ impl IbCq {
     pub(crate) fn error_event(&self) {
         // SAFETY: the `ib_cq` is live (type invariant).
         unsafe { raw::hns_shim_cq_event(self.0.as_ptr()) }
+    }
+}
+
+/// Events of an SRQ, as `enum ib_event_type` names them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum SrqEvent {
+    /// `IB_EVENT_SRQ_LIMIT_REACHED`.
+    LimitReached,
+    /// `IB_EVENT_SRQ_ERR`.
+    Err,
+}
+
+/// The `struct ib_srq` of an SRQ, for its asynchronous events.
+///
+/// # Invariants
+///
+/// Points to the live `ib_srq` of an SRQ of this driver; the driver stops
+/// every use (takes the SRQ out of its SRQ table, under the table's lock)
+/// before `destroy_srq` returns.
+#[derive(Clone, Copy)]
+pub(crate) struct IbSrq(NonNull<raw::ib_srq>);
+
+// SAFETY: as for `IbCq`.
+unsafe impl Send for IbSrq {}
+// SAFETY: as above.
+unsafe impl Sync for IbSrq {}
+
+impl IbSrq {
+    /// Wraps the `ib_srq` pointer the shim passed at creation.
+    ///
+    /// # Safety
+    ///
+    /// `p` is the `ib_srq` of the SRQ being created, and the caller keeps
+    /// the type invariant.
+    pub(crate) unsafe fn new(p: *mut raw::ib_srq) -> Option<Self> {
+        NonNull::new(p).map(Self)
+    }
+
+    /// Sends `ev` to the SRQ's event handler, if it has one
+    /// (`hns_roce_ib_srq_event`).
+    pub(crate) fn event(&self, ev: SrqEvent) {
+        let ty = match ev {
+            SrqEvent::LimitReached => raw::ib_event_type_IB_EVENT_SRQ_LIMIT_REACHED,
+            SrqEvent::Err => raw::ib_event_type_IB_EVENT_SRQ_ERR,
+        };
+        // SAFETY: the `ib_srq` is live (type invariant).
+        unsafe { raw::hns_shim_srq_event(self.0.as_ptr(), ty) }
     }
 }
 

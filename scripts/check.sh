@@ -457,7 +457,7 @@ fi
 # data-plan.sh, event-plan.sh (here with the unload: no lockdep report may
 # follow the access-error event on Rust) and data2-plan.sh on --driver rs;
 # their TEST lines are renamed data-rs/, event-rs/, data2-rs/. Then every
-# check that passed on C must pass on Rust; only the SRQ/XRC lines the plans
+# check that passed on C must pass on Rust; only the XRC lines the plans
 # mark "not in hns_roce_rs yet (issue 14)" may be SKIP (outcomes side by
 # side in $L/data-outcomes.log).
 if [ -x "$HNS_BUILD/sim-target/release/hns-sim" ] && [ -f "$HNS_BUILD/module-kunit/hns_roce_rs.ko" ]; then

@@ -6,7 +6,7 @@ Usage: compare-outcomes.py RESULTS C_GROUP RS_GROUP
 RESULTS is make check's results file ("TEST <group>/<name> PASS|FAIL|SKIP
 [detail]" lines). Prints the two groups side by side and exits 1 when a
 check that passed on C did not pass on Rust, unless Rust reported it SKIP
-as "not in hns_roce_rs yet" (the SRQ/XRC lines the plans mark), or when C
+as "not in hns_roce_rs yet" (the XRC lines the plans mark), or when C
 itself failed a check (a harness defect to report, not an equality).
 """
 import sys

@@ -10,10 +10,12 @@
 
 use super::{
     AddrVec, AhIn, CqUreq, DevAttr, GidEntry, IbDriver, MrReq, PortAttr, QpAttr, QpInit,
-    QpModifyResp, QpQuery, SgidType, UctxResp,
+    QpModifyResp, QpQuery, SgidType, SrqArgs, SrqAttr, SrqUreq, UctxResp,
 };
 use crate::rdma::wr::nth_wr;
-use crate::rdma::{raw, try_borrow, IbCq, IbQp, RecvChain, SendChain, UmemDev, UserCtx, WcArray};
+use crate::rdma::{
+    raw, try_borrow, IbCq, IbQp, IbSrq, RecvChain, SendChain, UmemDev, UserCtx, WcArray,
+};
 use kernel::{
     ffi::{c_int, c_void},
     prelude::*,
@@ -506,6 +508,103 @@ pub(super) unsafe extern "C" fn req_notify_cq<D: IbDriver>(
     // SAFETY: per the function's contract.
     let (d, cq) = unsafe { (drv::<D>(rs), CqBox::<D>::borrow(cq)) };
     c_int::from(d.req_notify_cq(cq, solicited, report_missed))
+}
+
+/// How an SRQ is owned while the shim holds it.
+pub(in crate::rdma) type SrqBox<D> = KBox<<D as IbDriver>::Srq>;
+
+/// Called by the shim's op.
+///
+/// # Safety
+///
+/// `rs` is the device's pointer (see [`drv`]); `ibsrq` is the `ib_srq`
+/// being created on the registered device; `args` is valid for reading
+/// and writing, `srq` for writing. For a user SRQ, `ureq` is the copied
+/// request and `uctx` the caller's context from `alloc_ucontext`, in the
+/// uverbs command of its process; for a kernel SRQ `ureq` is null.
+pub(super) unsafe extern "C" fn create_srq<D: IbDriver>(
+    rs: *mut c_void,
+    ibsrq: *mut raw::ib_srq,
+    uctx: *mut c_void,
+    ureq: *const SrqUreq,
+    args: *mut SrqArgs,
+    srq: *mut *mut c_void,
+) -> c_int {
+    // SAFETY: valid for reading and writing (the function's contract).
+    let args = unsafe { &mut *args };
+    // SAFETY: the `ib_srq` being created (the function's contract).
+    let ibdev = unsafe { (*ibsrq).device };
+    // SAFETY: per the function's contract: a user SRQ comes with its
+    // context and request, a kernel SRQ with neither.
+    let user = unsafe { ureq.as_ref() }.and_then(|r| {
+        // SAFETY: as above.
+        unsafe { user_ctx::<D>(ibdev, uctx) }.map(|u| (u, r))
+    });
+    if !ureq.is_null() && user.is_none() {
+        return EINVAL.to_errno();
+    }
+    // SAFETY: the `ib_srq` being created; the driver drops every use of it
+    // before `destroy_srq` returns (the SRQ table entry goes first).
+    let Some(ibsrq) = (unsafe { IbSrq::new(ibsrq) }) else {
+        return EINVAL.to_errno();
+    };
+    // SAFETY: per the function's contract.
+    match unsafe { drv::<D>(rs) }.create_srq(args, ibsrq, user) {
+        Ok(b) => {
+            // SAFETY: valid for writing; the box is taken back with
+            // `from_foreign` in `destroy_srq`.
+            unsafe { *srq = SrqBox::<D>::into_foreign(b) };
+            0
+        }
+        Err(e) => e.to_errno(),
+    }
+}
+
+/// Called by the shim's op.
+///
+/// # Safety
+///
+/// `rs` is the device's pointer; `srq` came from `create_srq` and is not
+/// used after this call.
+pub(super) unsafe extern "C" fn destroy_srq<D: IbDriver>(rs: *mut c_void, srq: *mut c_void) {
+    // SAFETY: per the function's contract the pointer owns the box
+    // `create_srq` handed over with `into_foreign`.
+    let b = unsafe { SrqBox::<D>::from_foreign(srq) };
+    // SAFETY: per the function's contract.
+    unsafe { drv::<D>(rs) }.destroy_srq(b)
+}
+
+/// Called by the shim's op.
+///
+/// # Safety
+///
+/// `rs` is the device's pointer; `srq` came from `create_srq` and is live.
+pub(super) unsafe extern "C" fn modify_srq<D: IbDriver>(
+    rs: *mut c_void,
+    srq: *mut c_void,
+    resize: bool,
+    limit: bool,
+    srq_limit: u32,
+) -> c_int {
+    // SAFETY: per the function's contract.
+    let (d, srq) = unsafe { (drv::<D>(rs), SrqBox::<D>::borrow(srq)) };
+    errno(d.modify_srq(srq, resize, limit, srq_limit))
+}
+
+/// Called by the shim's op.
+///
+/// # Safety
+///
+/// `rs` is the device's pointer; `srq` came from `create_srq` and is
+/// live; `a` is valid for writing.
+pub(super) unsafe extern "C" fn query_srq<D: IbDriver>(
+    rs: *mut c_void,
+    srq: *mut c_void,
+    a: *mut SrqAttr,
+) -> c_int {
+    // SAFETY: per the function's contract.
+    let (d, srq, a) = unsafe { (drv::<D>(rs), SrqBox::<D>::borrow(srq), &mut *a) };
+    errno(d.query_srq(srq, a))
 }
 
 /// How a QP is owned while the shim holds it.

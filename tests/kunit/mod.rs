@@ -221,6 +221,16 @@ mod ctx {
     fn cq_moderation() {
         assert_eq!(v::check_cq_moderation(), Ok(()));
     }
+
+    #[test]
+    fn srq_context() {
+        assert_eq!(v::check_srq_context(), Ok(()));
+    }
+
+    #[test]
+    fn srq_limit() {
+        assert_eq!(v::check_srq_limit(), Ok(()));
+    }
 }
 
 /// QP context images, queue sizing and RQ WQEs.

@@ -433,3 +433,131 @@ pub fn check_doorbells() -> Check {
         "UDP sport from flow label",
     )
 }
+
+/// The two SRQs of `ibv_srq_pingpong -n 10` (server and client, one boot)
+/// on the C driver: CREATE_SRQ of SRQ 0 (PD 1) and SRQ 1 (PD 2), 512 WQEs
+/// of one SGE, WQE buffer and index queue at hop 2 with 4 KiB pages, record
+/// doorbells (the `ctx SRQC` lines of the hns-sim trace of a C-driver boot
+/// running `data/srq-pingpong` of tests/guest/data-plan.sh alone; the
+/// addresses are that boot's).
+pub fn check_srq_context() -> Check {
+    let queue = SrqQueue {
+        hop: 2,
+        ba_pg_shift: 12,
+        buf_pg_shift: 12,
+        ..SrqQueue::default()
+    };
+    let srq0 = SrqcParams {
+        srqn: 0,
+        pdn: 1,
+        wqe_cnt: 512,
+        max_gs: 1,
+        wqe: SrqQueue {
+            bt_ba: 0x4bc_9000,
+            ..queue
+        },
+        idx: SrqQueue {
+            bt_ba: 0x4bc_5000,
+            cur: 0x4bc_3000,
+            next: 0,
+            ..queue
+        },
+        db: Some(0x1b5_7000),
+        ..SrqcParams::default()
+    };
+    let want: [u32; 16] = [
+        0x00000099, 0, 0, 0, 0x00979200, 0, 0x00000001, 0x00978a00, 0, 0x00004bc3, 0x00800000, 0,
+        0, 0, 0x01b57001, 0,
+    ];
+    expect(
+        srq_context(&srq0).as_le_words().map(u32::from_le) == want,
+        "SRQC words of SRQ 0",
+    )?;
+    let srq1 = SrqcParams {
+        srqn: 1,
+        pdn: 2,
+        wqe: SrqQueue {
+            bt_ba: 0x4c6_5000,
+            ..queue
+        },
+        idx: SrqQueue {
+            bt_ba: 0x4c6_0000,
+            cur: 0x4c5_e000,
+            next: 0,
+            ..queue
+        },
+        db: Some(0x17d_6000),
+        ..srq0
+    };
+    let want: [u32; 16] = [
+        0x00000199, 0, 0, 0, 0x0098ca00, 0, 0x00000002, 0x0098c000, 0, 0x00004c5e, 0x00800000, 0,
+        0, 0, 0x017d6001, 0,
+    ];
+    expect(
+        srq_context(&srq1).as_le_words().map(u32::from_le) == want,
+        "SRQC words of SRQ 1",
+    )?;
+    // pyverbs' test_srq (tests/guest/pyverbs-plan.sh, `test_srq` alone) on
+    // the C driver: 2048 WQEs, an index queue of two pages (the next page
+    // is in the context too).
+    let pyv = SrqcParams {
+        srqn: 0,
+        pdn: 1,
+        wqe_cnt: 2048,
+        max_gs: 1,
+        wqe: SrqQueue {
+            bt_ba: 0x4aa_1000,
+            ..queue
+        },
+        idx: SrqQueue {
+            bt_ba: 0x7c6_e000,
+            cur: 0x47e_1000,
+            next: 0x47b_0000,
+            ..queue
+        },
+        db: Some(0x7fe6_b000),
+        ..SrqcParams::default()
+    };
+    let want: [u32; 16] = [
+        0x000000b9, 0, 0, 0, 0x00954200, 0, 0x00000001, 0x00f8dc00, 0, 0x000047e1, 0x00800000,
+        0x000047b0, 0, 0, 0x7fe6b001, 0,
+    ];
+    expect(
+        srq_context(&pyv).as_le_words().map(u32::from_le) == want,
+        "SRQC words with two index pages",
+    )?;
+    // Without a record doorbell word 14 stays empty; four SGEs are RQWS 2.
+    let c = srq_context(&SrqcParams {
+        db: None,
+        max_gs: 4,
+        ..srq0
+    });
+    expect(c.word(14) == 0, "no record doorbell: word 14 empty")?;
+    expect(
+        c.read(crate::hns_roce_hw_v2::fields::srqc::RQWS) == 2,
+        "RQWS of 4 SGEs",
+    )
+}
+
+/// `test_modify_srq_limit` of pyverbs' test_srq on the C driver: SRQ 1 as
+/// CREATE_SRQ wrote it, and as hns-sim holds it after MODIFY_SRQC set the
+/// limit to 7. Our context and mask, merged as the engine merges them,
+/// must give the same words; QUERY_SRQC reads the limit back.
+pub fn check_srq_limit() -> Check {
+    let created: [u32; 16] = [
+        0x000001b9, 0, 0, 0, 0x0094a000, 0, 0x00000002, 0x0077dc00, 0, 0x00007c6d, 0x00800000,
+        0x00003bec, 0, 0, 0x7fe7c001, 0,
+    ];
+    let (c, m) = srq_limit(7);
+    let c = c.as_le_words().map(u32::from_le);
+    let m = m.as_le_words().map(u32::from_le);
+    let mut merged = [0u32; 16];
+    for (i, o) in merged.iter_mut().enumerate() {
+        *o = (created[i] & m[i]) | (c[i] & !m[i]);
+    }
+    let mut want = created;
+    want[1] = 7;
+    expect(merged == want, "SRQC after MODIFY_SRQC (limit 7)")?;
+    expect(srq_limit_of(want) == 7, "limit read back")?;
+    expect(srq_limit_of(created) == 0, "no limit at creation")
+}

@@ -7,7 +7,7 @@
 
 use hns_host_tests::hns_roce_hw_v2::consts::{
     abn_bit, cap_flag, cmq_op, cq_moder, cq_notify, cqe_size, cqe_status, db_cmd, eq_db_cmd, event,
-    mbox, mpt_shift, pci_rev, recv_op, reg, sge, wqe_inl, wqe_op,
+    mbox, mpt_shift, pci_rev, recv_op, reg, sge, srq_lim, wqe_inl, wqe_op,
 };
 
 /// One numeric constant of a C header.
@@ -292,6 +292,11 @@ fn data_path_codes_match_c_header() {
         "hns_roce_device.h",
         |c| c.tag.is_none() && sge_names.contains(&c.name.as_str()),
         &widen(sge::ALL),
+    );
+    compare(
+        "hns_roce_device.h",
+        |c| c.name == "HNS_ROCE_MIN_SRQ_WQE_NUM" || c.name == "HNS_ROCE_IDX_QUE_ENTRY_SZ",
+        &widen(srq_lim::ALL),
     );
     compare(
         "hns_roce_hw_v2.h",

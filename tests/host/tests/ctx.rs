@@ -39,3 +39,13 @@ fn doorbells() {
 fn cq_moderation() {
     assert_eq!(v::check_cq_moderation(), Ok(()));
 }
+
+#[test]
+fn srq_context() {
+    assert_eq!(v::check_srq_context(), Ok(()));
+}
+
+#[test]
+fn srq_limit() {
+    assert_eq!(v::check_srq_limit(), Ok(()));
+}
