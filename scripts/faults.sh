@@ -40,7 +40,7 @@ echo "faults: probe opcodes: $ops"
 rc=0
 for d in c rs; do
     echo "sh /opt/hns/faults-plan.sh $d $ops" >"$out/faults-$d.cmd"
-    bash "$HNS_TOP/scripts/run-guest.sh" --name "faults-$d" --driver $d --sim 1 --timeout 1800 \
+    HNS_GUEST_KMEMLEAK_BY_PLAN=1 bash "$HNS_TOP/scripts/run-guest.sh" --name "faults-$d" --driver $d --sim 1 --timeout 1800 \
         --cmd-file "$out/faults-$d.cmd" >"$out/faults-$d.out" 2>"$out/faults-$d.err" || rc=1
     grep -h '^TEST ' "$out/faults-$d.out" "$out/faults-$d.err"
 done

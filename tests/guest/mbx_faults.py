@@ -27,12 +27,14 @@ from pyverbs.mr import MR
 from pyverbs.pd import PD
 from pyverbs.pyverbs_error import PyverbsRDMAError
 from pyverbs.qp import QP, QPAttr, QPCap, QPInitAttr
+from pyverbs.srq import SRQ, SrqAttr, SrqInitAttr
 
 FAULT = '/sys/module/hns_sim/parameters/fault'
 # Mailbox commands (hns_roce_cmd.h).
 CREATE_MPT, DESTROY_MPT, QUERY_MPT = 0x0d, 0x0f, 0x62
 CREATE_CQC, DESTROY_CQC = 0x16, 0x17
 MODIFY_QPC, QUERY_QPC = 0x41, 0x42
+CREATE_SRQ, MODIFY_SRQC, QUERY_SRQC, DESTROY_SRQ = 0x70, 0x72, 0x73, 0x74
 STATUS = 0x11
 ACC = e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_WRITE
 fails = 0
@@ -133,6 +135,18 @@ def main():
     case('qp-modify', MODIFY_QPC, lambda: to_init(qp))
     case('qp-query', QUERY_QPC, lambda: qp.query(e.IBV_QP_STATE))
     case('qp-destroy', MODIFY_QPC, qp.close, lambda: keep.append(rc_qp(pd, cq)))
+
+    def new_srq():
+        keep.append(SRQ(pd, SrqInitAttr(SrqAttr(max_wr=16, max_sge=1))))
+
+    def srq_limit(q, n):
+        q.modify(SrqAttr(srq_limit=n), e.IBV_SRQ_LIMIT)
+
+    case('srq-create', CREATE_SRQ, new_srq)
+    srq = SRQ(pd, SrqInitAttr(SrqAttr(max_wr=16, max_sge=1)))
+    case('srq-modify', MODIFY_SRQC, lambda: srq_limit(srq, 4))
+    case('srq-query', QUERY_SRQC, srq.query)
+    case('srq-destroy', DESTROY_SRQ, srq.close, new_srq)
     for o in reversed(keep):
         o.close()
     mr.close()
