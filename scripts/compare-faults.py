@@ -19,7 +19,10 @@ import sys
 import tempfile
 
 FAULT = re.compile(r"^FAULT (\S+) (\S+) (\S+) \| ?(.*)$")
-MBX = re.compile(r"^MBX (\S+) (ok|errno \S+) \| ?(.*)$")
+MBX = re.compile(r"^MBX (\S+) (ok|errno \S+|event [^|]*?) \| ?(.*)$")
+# The control command an event case armed (its queue number may differ
+# between the drivers' runs).
+ARM = re.compile(r"^ARM (\S+) (\S+)$")
 # The mailbox command each runtime case arms (tests/guest/mbx_faults.py).
 MBX_CMD = {"mr-create": 0x0D, "mr-dereg": 0x0F, "mr-rereg-query": 0x62,
            "mr-rereg-destroy": 0x0F, "mr-rereg-create": 0x0D,
@@ -49,6 +52,9 @@ def outcomes(path):
             m = MBX.match(line.rstrip("\n"))
             if m:
                 res[("mbx", m.group(1))] = (m.group(2), norm(m.group(3)))
+            m = ARM.match(line.rstrip("\n"))
+            if m:
+                ARMED.setdefault(path, {})[m.group(1)] = m.group(2)
     return res
 
 
@@ -71,7 +77,12 @@ def segments(path):
     return segs
 
 
-def spec(op, kind):
+ARMED = {}
+
+
+def spec(op, kind, out=None):
+    if op == "mbx" and kind in ARMED.get(out, {}):
+        return ARMED[out][kind]
     if op == "mbx":
         # A case without its command here has no trace segment to compare:
         # a difference, not a silent pass.
@@ -108,7 +119,7 @@ def main():
                 bad += 1
                 continue
             same_log = c[1] == r[1]
-            s = spec(*k)
+            s = spec(*k, c_out)
             if k[0] == "mbx" and k[1] in MBX_UNARMED:
                 ok = c[0] == r[0] and same_log
                 bad += 0 if ok else 1
@@ -120,9 +131,11 @@ def main():
                 continue
             # The n-th time a spec was armed on one side is compared with
             # the n-th on the other.
-            n = sum(1 for j in keys[: keys.index(k)] if spec(*j) == s)
-            ca, ra = cs.get(s, []), rs.get(s, [])
-            teq, diff = trace_equal(ca[n] if n < len(ca) else [], ra[n] if n < len(ra) else [], tmp)
+            sc, sr = spec(*k, c_out), spec(*k, rs_out)
+            nc = sum(1 for j in keys[: keys.index(k)] if spec(*j, c_out) == sc)
+            nr = sum(1 for j in keys[: keys.index(k)] if spec(*j, rs_out) == sr)
+            ca, ra = cs.get(sc, []), rs.get(sr, [])
+            teq, diff = trace_equal(ca[nc] if nc < len(ca) else [], ra[nr] if nr < len(ra) else [], tmp)
             note = ""
             if not same_log:
                 note = f"C: {c[1][:160]} / Rust: {r[1][:160]}"

@@ -144,7 +144,13 @@ impl<'a> Device<'a> {
         self.ctrl_seq = seq;
         let cmd = read_ctrl_cmd(self.bar);
         let result = match self.fw.control(&cmd) {
-            Ok(()) => 0,
+            Ok(()) => {
+                self.fw.post_injected(self.ram);
+                for v in self.fw.take_irqs() {
+                    self.peer.raise(v);
+                }
+                0
+            }
             Err(e) => {
                 eprintln!("hns-sim: control command '{cmd}' refused: {e}");
                 1

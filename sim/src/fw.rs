@@ -231,6 +231,9 @@ pub struct Firmware {
     eqs: BTreeMap<u32, Eq>,
     mb_status: u8,
     faults: Vec<Fault>,
+    /// Asynchronous events asked for through the control channel
+    /// (`aeq:TYPE:SUB:QUEUE`), posted by [`Firmware::post_injected`].
+    injected: Vec<(u8, u8, u32)>,
     irqs: Vec<usize>,
     gids: BTreeMap<u32, [u32; 5]>,
     gmv_bt: BTreeMap<u32, u64>,
@@ -242,6 +245,16 @@ pub struct Firmware {
     ctx_events: Vec<CtxEvent>,
 }
 
+/// `TYPE:SUBTYPE:QUEUE` of an `aeq:` control command: event type and
+/// subtype (8 bits each) and the QP, CQ or SRQ number (24 bits).
+fn parse_event(s: &str) -> Option<(u8, u8, u32)> {
+    let mut it = s.split(':').map(crate::caps::parse_num);
+    let ev = u8::try_from(it.next()??).ok()?;
+    let sub = u8::try_from(it.next()??).ok()?;
+    let queue = u32::try_from(it.next()??).ok().filter(|q| *q < 1 << 24)?;
+    it.next().is_none().then_some((ev, sub, queue))
+}
+
 impl Firmware {
     /// Firmware answering from `caps`.
     pub fn new(caps: Caps, faults: Vec<Fault>, trace: Trace) -> Self {
@@ -251,6 +264,7 @@ impl Firmware {
             eqs: BTreeMap::new(),
             mb_status: MB_OK,
             faults,
+            injected: Vec::new(),
             irqs: Vec::new(),
             gids: BTreeMap::new(),
             gmv_bt: BTreeMap::new(),
@@ -307,6 +321,11 @@ impl Firmware {
         let cmd = cmd.trim();
         if cmd == "clear" {
             self.faults.clear();
+        } else if let Some(rest) = cmd.strip_prefix("aeq:") {
+            self.injected.push(
+                parse_event(rest)
+                    .ok_or_else(|| format!("control '{cmd}': expected aeq:TYPE:SUBTYPE:QUEUE"))?,
+            );
         } else {
             self.faults.push(Fault::parse(cmd)?);
         }
@@ -646,6 +665,17 @@ impl Firmware {
         self.mb_status = status;
         if event {
             self.post_aeqe(mem, &mb_aeqe(token, status, out_param));
+        }
+    }
+
+    /// Posts the asynchronous events asked for through the control
+    /// channel (an AEQE each, as if the engine had raised it; nothing else
+    /// of the engine's state changes).
+    pub fn post_injected(&mut self, mem: &impl Dma) {
+        for (ev, sub, queue) in std::mem::take(&mut self.injected) {
+            self.trace
+                .note(&format!("event: {ev:#04x}:{sub}:{queue:#x} injected"));
+            crate::engine::Host::post_event(self, mem, ev, sub, queue);
         }
     }
 
@@ -995,6 +1025,32 @@ mod tests {
         assert!(f.execute(&mem, &mut d));
         assert!(f.control("0x8408").is_err());
         assert!(f.control("bogus").is_err());
+    }
+
+    #[test]
+    fn control_injects_aeqes() {
+        let mem = VecMem::new(1 << 16);
+        let mut f = fw();
+        create_aeq(&mut f, &mem);
+        f.take_irqs();
+        assert!(f.control("aeq:0x5:0").is_err(), "queue missing");
+        assert!(f.control("aeq:0x100:0:1").is_err(), "type over 8 bits");
+        assert!(
+            f.control("aeq:5:0:0x1000000").is_err(),
+            "queue over 24 bits"
+        );
+        f.control("aeq:0x5:0:0x12").unwrap();
+        assert!(
+            f.take_irqs().is_empty(),
+            "posted only when the loop says so"
+        );
+        f.post_injected(&mem);
+        assert_eq!(f.take_irqs().len(), 1);
+        let w0 = mem.read_u32(0x2000).unwrap();
+        let w1 = mem.read_u32(0x2004).unwrap();
+        assert_eq!((w0 & 0xff, (w0 >> 8) & 0xff, w1 & 0xff_ffff), (5, 0, 0x12));
+        f.post_injected(&mem);
+        assert!(f.take_irqs().is_empty(), "each injection once");
     }
 
     #[test]

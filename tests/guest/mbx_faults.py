@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-"""Runtime mailbox faults (issue 15), run by faults-plan.sh on either
-driver with hns_0 registered.
+"""Runtime mailbox faults and asynchronous events (issue 15), run by
+faults-plan.sh on either driver with hns_0 registered.
 
 For each case one mailbox command is armed to fail once in hns-sim
 (through hns_sim's `fault` parameter, `mbx:CMD:STATUS:once`, status 0x11)
@@ -15,9 +15,18 @@ driver recovered, nothing half-made stays in its way). What is left must
 be undone by destroying the objects; the plan's kmemleak scan and the
 driver's unload after it check that nothing leaked.
 
+Then each asynchronous event type is injected through hns-sim
+(`aeq:TYPE:0:QUEUE`) for a QP, CQ or SRQ of this process (numbers from
+`rdma res`), for numbers no object has, and for the device-wide kinds;
+the MBX line of an `ev-*` case gives the async event types user space
+received (`event none` when none) and, for QPs, the state after.
+
   python3 /opt/hns/mbx_faults.py
 """
+import json
+import os
 import re
+import select
 import subprocess
 import time
 
@@ -111,6 +120,137 @@ def to_init(qp):
               e.IBV_QP_ACCESS_FLAGS)
 
 
+# Asynchronous events (enum hns_roce_event) injected through hns-sim's
+# control channel (`aeq:TYPE:SUBTYPE:QUEUE`).
+EV_PATH_MIG, EV_PATH_MIG_FAILED, EV_COMM_EST, EV_SQ_DRAINED = 0x01, 0x02, 0x03, 0x04
+EV_WQ_CATAS, EV_INV_REQ, EV_ACCESS = 0x05, 0x06, 0x07
+EV_SRQ_LIMIT, EV_LAST_WQE, EV_SRQ_CATAS = 0x08, 0x09, 0x0a
+EV_CQ_ACCESS, EV_CQ_OVERFLOW, EV_CQ_ID_INVALID = 0x0b, 0x0c, 0x0d
+EV_PORT_CHANGE, EV_DB_OVERFLOW, EV_FLR = 0x0f, 0x12, 0x15
+BOGUS = 0xfff0
+
+
+def async_fd():
+    """The uverbs event file of this process's one device context."""
+    for fd in os.listdir('/proc/self/fd'):
+        try:
+            if os.readlink(f'/proc/self/fd/{fd}') == 'anon_inode:[infinibandevent]':
+                return int(fd)
+        except OSError:
+            pass
+    return None
+
+
+def take_events(ctx, fd, wait):
+    """The async event types that arrive within WAIT seconds, acked."""
+    got = []
+    end = time.monotonic() + wait
+    while fd is not None:
+        left = end - time.monotonic()
+        if left <= 0 or not select.select([fd], [], [], left)[0]:
+            break
+        ev = ctx.get_async_event()
+        got.append(ev.event_type)
+        ev.ack()
+    return got
+
+
+def res(kind, *opts):
+    """hns_0's objects of KIND in restrack (JSON entries)."""
+    out = subprocess.run(['rdma', 'res', 'show', kind, *opts, '-j'],
+                         capture_output=True, text=True).stdout
+    try:
+        return [o for o in json.loads(out or '[]')
+                if o.get('ifname', o.get('dev')) == 'hns_0']
+    except ValueError:
+        return []
+
+
+def new_number(kind, make):
+    """Makes an object; its hardware number from restrack: the QPN, the
+    SRQN of the driver's details, the CQN in word 1 of the raw CQC (the
+    core's own `cqn` and `srqn` are restrack ids)."""
+    key, opts = {'qp': ('lqpn', ()), 'srq': ('drv_srqn', ('-dd',)),
+                 'cq': ('cqn', ())}[kind]
+    before = {o.get(key) for o in res(kind, *opts)}
+    obj = make()
+    new = [o for o in res(kind, *opts) if o.get(key) not in before]
+    if len(new) != 1:
+        return obj, None
+    if kind != 'cq':
+        return obj, new[0][key]
+    # The raw lines carry no restrack id: ask for the one CQ.
+    raw = [o.get('data') for o in res('cq', 'dev', 'hns_0', 'cqn', str(new[0]['cqn']), '-r')]
+    if len(raw) != 1 or not isinstance(raw[0], list) or len(raw[0]) < 8:
+        return obj, None
+    return obj, int.from_bytes(bytes(raw[0][4:8]), 'little') & 0xffffff
+
+
+def event_case(ctx, fd, name, ev, queue, state=None):
+    """Injects event EV for QUEUE, prints the events user space got (and
+    the QP state STATE() reads after) and the kernel log lines."""
+    global cases
+    if cases and cases % CASES_PER_WINDOW == 0:
+        time.sleep(WINDOW_S)
+    cases += 1
+    kernel_log()
+    if queue is None:
+        print(f'MBX {name} errno 0 | no object number in restrack', flush=True)
+        return
+    spec = f'aeq:{ev:#x}:0:{queue:#x}'
+    print(f'ARM {name} {spec}', flush=True)
+    arm(spec)
+    got = take_events(ctx, fd, 1.0)
+    # The driver's flush of a QP in error runs from a work item.
+    time.sleep(0.3)
+    st = f' qp-state {state()}' if state else ''
+    arm('clear')
+    res = 'event ' + (','.join(str(g) for g in got) if got else 'none') + st
+    print(f'MBX {name} {res} | {kernel_log()}', flush=True)
+
+
+def events(ctx, pd, cq, keep):
+    """Every asynchronous event the drivers handle, on objects of this
+    process, on numbers nothing has, and of the device-wide kinds."""
+    fd = async_fd()
+    qps = []
+
+    def qp():
+        q, n = new_number('qp', lambda: rc_qp(pd, cq))
+        to_init(q)
+        qps.append(q)
+        return q, n
+
+    def state(q):
+        return lambda: q.query(e.IBV_QP_STATE)[0].qp_state
+
+    q, n = qp()
+    for name, ev in (('comm-est', EV_COMM_EST), ('sq-drained', EV_SQ_DRAINED),
+                     ('path-mig', EV_PATH_MIG), ('path-mig-failed', EV_PATH_MIG_FAILED),
+                     ('last-wqe', EV_LAST_WQE)):
+        event_case(ctx, fd, f'ev-qp-{name}', ev, n, state(q))
+    for name, ev in (('catas', EV_WQ_CATAS), ('req-err', EV_INV_REQ),
+                     ('access-err', EV_ACCESS)):
+        q, n = qp()
+        event_case(ctx, fd, f'ev-qp-{name}', ev, n, state(q))
+    c, n = new_number('cq', lambda: CQ(ctx, 16))
+    keep.append(c)
+    event_case(ctx, fd, 'ev-cq-access-err', EV_CQ_ACCESS, n)
+    event_case(ctx, fd, 'ev-cq-overflow', EV_CQ_OVERFLOW, n)
+    s, n = new_number('srq',
+                      lambda: SRQ(pd, SrqInitAttr(SrqAttr(max_wr=16, max_sge=1))))
+    keep.append(s)
+    event_case(ctx, fd, 'ev-srq-limit', EV_SRQ_LIMIT, n)
+    event_case(ctx, fd, 'ev-srq-catas', EV_SRQ_CATAS, n)
+    event_case(ctx, fd, 'ev-bogus-qp', EV_WQ_CATAS, BOGUS)
+    event_case(ctx, fd, 'ev-bogus-cq', EV_CQ_OVERFLOW, BOGUS)
+    event_case(ctx, fd, 'ev-bogus-srq', EV_SRQ_LIMIT, BOGUS)
+    for name, ev in (('cq-id-invalid', EV_CQ_ID_INVALID), ('port-change', EV_PORT_CHANGE),
+                     ('db-overflow', EV_DB_OVERFLOW), ('flr', EV_FLR), ('unknown', 0x30)):
+        event_case(ctx, fd, f'ev-{name}', ev, 0)
+    keep.extend(qps)
+
+
 def main():
     ctx = Context(name='hns_0')
     pd = PD(ctx)
@@ -158,6 +298,7 @@ def main():
     case('srq-modify', MODIFY_SRQC, lambda: srq_limit(srq, 4))
     case('srq-query', QUERY_SRQC, srq.query)
     case('srq-destroy', DESTROY_SRQ, srq.close, new_srq)
+    events(ctx, pd, cq, keep)
     for o in reversed(keep):
         o.close()
     mr.close()
