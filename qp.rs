@@ -70,6 +70,8 @@ pub(crate) mod attr {
     pub(crate) const MAX_QP_RD_ATOMIC: u32 = 1 << 13;
     /// Alternate path (refused).
     pub(crate) const ALT_PATH: u32 = 1 << 14;
+    /// Path migration state (refused at RTR→RTS).
+    pub(crate) const PATH_MIG_STATE: u32 = 1 << 18;
     /// RNR timer.
     pub(crate) const MIN_RNR_TIMER: u32 = 1 << 15;
     /// Send PSN.
@@ -253,7 +255,18 @@ impl QpEnv<'_> {
             max_sq_desc_sz: c.max_sq_desc_sz,
             max_rq_desc_sz: c.max_rq_desc_sz,
         };
-        qpc::queue_sizes(&req).map_err(|e| {
+        let sizes = qpc::queue_sizes(&req);
+        // C validates the user's request between its RQ and SQ checks.
+        if init.copy_ret != 0 && !matches!(sizes, Err(QueueError::RqConfig | QueueError::RqDepth)) {
+            let e = Error::from_errno(init.copy_ret);
+            ibdev_err!(
+                &self.cmd,
+                "failed to set QP param, ret = {}.\n",
+                e.to_errno()
+            );
+            return Err(e);
+        }
+        sizes.map_err(|e| {
             match e {
                 QueueError::RqConfig => ibdev_err!(
                     &self.cmd,

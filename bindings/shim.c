@@ -922,10 +922,8 @@ static int hns_shim_create_qp(struct ib_qp *ibqp,
 	int ret;
 
 	if (udata) {
-		ret = ib_copy_validate_udata_in_cm(udata, ucmd, reserved,
-						   HNS_ROCE_CREATE_QP_MASK_CONGEST_TYPE);
-		if (ret)
-			return ret;
+		in.copy_ret = ib_copy_validate_udata_in_cm(udata, ucmd, reserved,
+							   HNS_ROCE_CREATE_QP_MASK_CONGEST_TYPE);
 		uctx = rdma_udata_to_drv_context(udata, struct hns_shim_uctx,
 						 ibuctx);
 		in.user = true;

@@ -208,6 +208,11 @@ struct hns_shim_qp_init {
 	bool user;
 	bool user_sdb;
 	bool user_resp;
+	/* What validating the request returned (0, or -EOPNOTSUPP for
+	 * unknown bits): the driver reports it where C does, after the RQ
+	 * size check.
+	 */
+	int copy_ret;
 	u32 uctx_config;
 	u8 log_sq_bb_count;
 	u8 log_sq_stride;

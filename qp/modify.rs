@@ -194,6 +194,11 @@ impl Qp {
                 qpc::init_to_rtr(img, &p);
             }
             (Rtr, Rts) => {
+                // No alternate path and no path migration on this engine.
+                if a.mask & (attr::ALT_PATH | attr::PATH_MIG_STATE) != 0 {
+                    ibdev_err!(&env.cmd, "RTR2RTS attr_mask ({:#x})error\n", a.mask);
+                    return Err(EINVAL);
+                }
                 let sq = self.mtr.find(0).ok_or_else(|| {
                     ibdev_err!(
                         &env.cmd,

@@ -31,7 +31,7 @@ MBX_CMD = {"mr-create": 0x0D, "mr-dereg": 0x0F, "mr-rereg-query": 0x62,
            "srq-modify": 0x72, "srq-query": 0x73, "srq-destroy": 0x74}
 # Cases that arm nothing (they check what a previous fault left): outcome
 # and log only.
-MBX_UNARMED = {"mr-rereg-after-failure"}
+MBX_UNARMED = {"mr-rereg-after-failure", "live-reset", "live-rmmod"}
 CONTROL = re.compile(r"^# control: (.*)$")
 
 

@@ -95,6 +95,12 @@ check "$G/probe-after-sweep" clean_probe
 # MBX lines go to the host's comparison, its TEST lines are renamed into
 # this plan's group.
 python3 /opt/hns/mbx_faults.py | sed "s#^TEST mbx/#TEST $G/mbx-#"
+# A reset, then the unload, under a process holding live objects
+# (tests/guest/live_faults.py; MBX lines to the host's comparison); then
+# the driver again for the unload below.
+python3 /opt/hns/live_faults.py reset $MOD | sed "s#^TEST live/#TEST $G/live-#"
+python3 /opt/hns/live_faults.py rmmod $MOD | sed "s#^TEST live/#TEST $G/live-#"
+check "$G/probe-after-live-rmmod" clean_probe
 check "$G/unload" sh -c "rmmod $MOD && rmmod hns_sim"
 # kmemleak: every unreferenced object is a failure but the RDMA core's own
 # leak on a failed first read of the port counters (docs/c-driver-findings.md

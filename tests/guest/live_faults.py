@@ -1,0 +1,83 @@
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+"""A function reset, then the driver's unload, while a process holds a
+device context with live objects (issue 15), run by faults-plan.sh on
+either driver with hns_0 registered.
+
+The process makes a PD, a CQ, an MR, an RC QP in INIT and an SRQ, then
+  reset: resets the function through hns_sim (the hnae3 client goes down,
+         uninit, init, up); the device goes away and comes back;
+  rmmod: unloads the RoCE driver (the RDMA core disassociates the
+         context).
+It prints
+
+  MBX live-<mode> event <async events> destroy <outcomes> | <kernel log>
+
+(the async event types user space received, e.g. 8 = DEVICE_FATAL, and
+how destroying each object went), which the host compares between the
+drivers (scripts/compare-faults.py). After the reset a new context must
+work (TEST live/reset-new-context); the plan's kmemleak scan and the
+unload check that nothing leaked.
+
+  python3 /opt/hns/live_faults.py reset|rmmod MODULE
+"""
+import subprocess
+import sys
+
+import pyverbs.enums as e
+from pyverbs.cq import CQ
+from pyverbs.device import Context
+from pyverbs.mr import MR
+from pyverbs.pd import PD
+from pyverbs.pyverbs_error import PyverbsError, PyverbsRDMAError
+from pyverbs.srq import SRQ, SrqAttr, SrqInitAttr
+
+from mbx_faults import async_fd, kernel_log, rc_qp, take_events, to_init
+
+RESET = '/sys/module/hns_sim/parameters/reset'
+
+
+def outcome(fn):
+    try:
+        fn()
+        return 'ok'
+    except PyverbsRDMAError as ex:
+        return f'errno {ex.error_code}'
+    except PyverbsError:
+        return 'error'
+
+
+def main():
+    mode, mod = sys.argv[1], sys.argv[2]
+    ctx = Context(name='hns_0')
+    fd = async_fd()
+    pd = PD(ctx)
+    cq = CQ(ctx, 16)
+    mr = MR(pd, 4096, e.IBV_ACCESS_LOCAL_WRITE)
+    qp = rc_qp(pd, cq)
+    to_init(qp)
+    srq = SRQ(pd, SrqInitAttr(SrqAttr(max_wr=16, max_sge=1)))
+    kernel_log()
+    if mode == 'reset':
+        with open(RESET, 'w') as f:
+            f.write('1')
+    else:
+        subprocess.run(['rmmod', mod], check=False)
+    got = take_events(ctx, fd, 2.0)
+    res = [outcome(o.close) for o in (qp, srq, mr, cq, pd, ctx)]
+    ev = ','.join(str(g) for g in got) if got else 'none'
+    log = kernel_log()
+    print(f'MBX live-{mode} event {ev} destroy {",".join(res)} | {log}', flush=True)
+    if mode == 'reset':
+        def again():
+            c = Context(name='hns_0')
+            PD(c).close()
+            c.close()
+        r = outcome(again)
+        print(f'TEST live/reset-new-context {"PASS" if r == "ok" else "FAIL " + r}',
+              flush=True)
+        return r != 'ok'
+    return False
+
+
+if __name__ == '__main__':
+    raise SystemExit(1 if main() else 0)
