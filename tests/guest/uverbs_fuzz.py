@@ -39,6 +39,7 @@ DEV = sys.argv[1] if len(sys.argv) > 1 else "hns_0"
 SEED = int(os.environ.get("FUZZ_SEED", "15"))
 CALLS = int(os.environ.get("FUZZ_CALLS", "10000"))
 TIME_LIMIT = float(os.environ.get("FUZZ_TIME", "600"))
+C_BUGS = os.environ.get("FUZZ_C_BUGS") == "1"
 G = "uverbs-fuzz"
 PAGE = 4096
 
@@ -491,7 +492,11 @@ def c_destroy(cls, op, make_victim, fixture_key, out_len):
     err = send(FD, req)
     record(cls, err)
     if victim is not None and (err or req.core[hi] != victim):
-        destroy("cleanup-" + cls.split("_")[-1], op, victim)
+        # A destroy that named the victim and failed may still have
+        # destroyed it (the core destroys, then fails to write the
+        # response): then ENOENT here is right (class recheck-*).
+        named = req.core[hi] == victim
+        destroy(("recheck-" if named else "cleanup-") + cls.split("_")[-1], op, victim)
 
 
 def cq_mutators():
@@ -507,6 +512,12 @@ def cq_mutators():
 def c_create_cq():
     req = fuzz(req_create_cq(rng.choice([1, 64, 1000, 4096]), rng.randrange(0, 64) * PAGE,
                              rng.randrange(8, 64)), cq_mutators())
+    # The C driver's unwind when it cannot write its response (unwritable
+    # response buffer, room for the driver's part) underflows the CQ's
+    # refcount and waits forever on an uninitialised completion
+    # (docs/c-driver-findings.md 6): sent only with FUZZ_C_BUGS=1.
+    if req.resp not in (RESP_ADDR, RESP_ADDR + 1) and req.out_len > 8 and not C_BUGS:
+        req.resp = RESP_ADDR
     h = make(FD, "create_cq", req)
     if h is not None:
         destroy("cleanup-cq", DESTROY_CQ, h)
@@ -699,7 +710,7 @@ def teardown():
 
 
 def fuzz_classes():
-    return [k for k in counts if not k.startswith(("cleanup", "prep", "fixture"))]
+    return [k for k in counts if not k.startswith(("cleanup", "prep", "fixture", "recheck"))]
 
 
 def main():
