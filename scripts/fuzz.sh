@@ -4,7 +4,8 @@
 # both drivers, one boot each (SIM=1, tests/guest/fuzz-plan.sh), with the
 # same seed; scripts/compare-fuzz.py compares the errno tables per call
 # class (C's are the reference) and prints `equivalence/fuzz PASS|FAIL`.
-# FUZZ_SEED, FUZZ_CALLS, FUZZ_TIME (s) reach the fuzzer; FUZZ_DRIVERS
+# FUZZ_SEED, FUZZ_CALLS, FUZZ_TIME (s), FUZZ_C_BUGS, FUZZ_TRACE reach the
+# fuzzer (see tests/guest/uverbs_fuzz.py); FUZZ_DRIVERS
 # (default "c rs") chooses the boots. Results: build/fuzz/.
 # Exit status: 1 when the tables differ or a plan check failed.
 set -uo pipefail
@@ -17,7 +18,7 @@ calls=${FUZZ_CALLS:-10000}
 limit=${FUZZ_TIME:-600}
 rc=0
 for d in ${FUZZ_DRIVERS:-c rs}; do
-    echo "FUZZ_SEED=$seed FUZZ_CALLS=$calls FUZZ_TIME=$limit sh /opt/hns/fuzz-plan.sh $d" >"$out/fuzz-$d.cmd"
+    echo "FUZZ_SEED=$seed FUZZ_CALLS=$calls FUZZ_TIME=$limit FUZZ_C_BUGS=${FUZZ_C_BUGS:-0} FUZZ_TRACE=${FUZZ_TRACE:-} sh /opt/hns/fuzz-plan.sh $d" >"$out/fuzz-$d.cmd"
     t0=$(date +%s)
     bash "$HNS_TOP/scripts/run-guest.sh" --name "fuzz-$d" --driver "$d" --sim 1 \
         --timeout $((limit + 600)) --cmd-file "$out/fuzz-$d.cmd" \

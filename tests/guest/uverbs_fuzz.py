@@ -21,6 +21,10 @@ end.
 
   FUZZ_SEED=N FUZZ_CALLS=N FUZZ_TIME=S python3 uverbs_fuzz.py [DEVICE]
 
+FUZZ_C_BUGS=1 also sends the create_cq requests that hang the C driver
+(docs/c-driver-findings.md 6); FUZZ_TRACE=class,... prints every call of
+those classes ("CALL <n> <class> <errno> <request hex>").
+
 Output: "FUZZ <class> calls N errno {errno: count, ...}" per class (0 =
 success), "FUZZ total calls N classes M", and TEST lines (group
 uverbs-fuzz): fixtures made, every cleanup and preparation worked, all
@@ -40,6 +44,9 @@ SEED = int(os.environ.get("FUZZ_SEED", "15"))
 CALLS = int(os.environ.get("FUZZ_CALLS", "10000"))
 TIME_LIMIT = float(os.environ.get("FUZZ_TIME", "600"))
 C_BUGS = os.environ.get("FUZZ_C_BUGS") == "1"
+# FUZZ_TRACE=class,class: one "CALL <n> <class> <errno> <request hex>"
+# line per call of those classes, to find the calls behind a difference.
+TRACE = set(filter(None, os.environ.get("FUZZ_TRACE", "").split(",")))
 G = "uverbs-fuzz"
 PAGE = 4096
 
@@ -350,10 +357,13 @@ def open_dev():
 
 SGID, DGID = own_gid()
 counts = {}
+CALL_NO = 0
 FIXTURE_KEYS = ("pd", "cq", "mr", "srq", "rc", "ud")
 
 
-def record(cls, err):
+def record(cls, err, req=None):
+    if cls in TRACE:
+        print(f"CALL {CALL_NO} {cls} {err} {req.pack().hex() if req else ''}")
     c = counts.setdefault(cls, {})
     c[err] = c.get(err, 0) + 1
 
@@ -361,7 +371,7 @@ def record(cls, err):
 def make(fd, cls, req, handle_word=0):
     """Sends a create; returns its handle (None on failure)."""
     err = send(fd, req)
-    record(cls, err)
+    record(cls, err, req)
     return None if err else resp_u32(handle_word, req)
 
 
@@ -467,7 +477,7 @@ def c_rereg_mr():
                m_core(3, lambda: bad_addr(start)), m_core(4, bad_count),
                m_core(5, lambda: rng.getrandbits(64)),
                m_core(6, lambda: bad_handle(fixture["pd"])), m_core(7, bad_access)])
-    record("rereg_mr", send(FD, req))
+    record("rereg_mr", send(FD, req), req)
     if victim is not None:
         destroy("cleanup-mr", DEREG_MR, victim)
 
@@ -615,7 +625,7 @@ def c_modify_qp():
             m_core(MQ["reserved"], lambda: garbage(2))]
     fuzz(req, muts, valid_p=0.2)
     prep_qp(name, cur)
-    record("modify_qp_" + name, send(FD, req))
+    record("modify_qp_" + name, send(FD, req), req)
 
 
 def srq_mutators():
@@ -724,7 +734,9 @@ def main():
     print(f"TEST {G}/fixtures PASS")
     t0 = time.monotonic()
     done = 0
+    global CALL_NO
     for done in range(1, CALLS + 1):
+        CALL_NO = done
         rng.choice(CLASSES)()
         if time.monotonic() - t0 > TIME_LIMIT:
             print(f"FUZZ stopped: time limit {TIME_LIMIT:g}s reached after {done} of {CALLS} calls",
