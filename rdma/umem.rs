@@ -202,8 +202,11 @@ impl Umem {
     /// The core's errno (`EOPNOTSUPP` for on-demand-paging or dma-buf
     /// memory with a changed translation or access).
     pub(crate) fn check_rereg(&self, flags: u32, access: u32) -> Result {
-        let flags = i32::try_from(flags)?;
-        let access = i32::try_from(access)?;
+        // The core takes C `int`s: the same bits, as C's callers pass them
+        // (access flags with bit 31 set are the core's to refuse, not
+        // EINVAL here: the uverbs fuzzer's rereg_mr, issue 15).
+        let flags = i32::from_ne_bytes(flags.to_ne_bytes());
+        let access = i32::from_ne_bytes(access.to_ne_bytes());
         // SAFETY: a live umem (type invariant).
         to_result(unsafe { raw::ib_umem_check_rereg(self.ptr.as_ptr(), flags, access) })
     }

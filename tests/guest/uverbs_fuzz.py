@@ -1,0 +1,769 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+"""The uverbs fuzzer of issue 15: malformed create/modify/destroy requests
+through the legacy write() interface of /dev/infiniband/uverbsN
+(struct ib_uverbs_cmd_hdr + the command + the driver's udata,
+include/uapi/rdma/ib_user_verbs.h and hns-abi.h), for every object the
+driver supports: ucontext, PD, MR (reg, rereg, dereg), CQ, RC and UD QPs
+(create, modify, destroy), SRQ (create, modify, destroy) and AH.
+
+Each call starts from a valid request and applies 0-3 malformations:
+udata cut short, made longer (zeros or garbage) or left out, garbage in
+reserved fields, huge and zero counts, unaligned, unmapped, read-only and
+kernel addresses for buffers, doorbells and responses, invalid and
+wrong-type handles, out-of-range attributes, invalid QP state
+transitions, bad access flags, bad command headers. The requests depend
+only on the seed, never on an earlier answer, so the same seed sends the
+same requests to both drivers. What a call creates is destroyed at once
+(class cleanup-*; objects a call needs first: prep-*); the fixtures (PD,
+CQ, MR, SRQ, RC and UD QP) at the
+end.
+
+  FUZZ_SEED=N FUZZ_CALLS=N FUZZ_TIME=S python3 uverbs_fuzz.py [DEVICE]
+
+FUZZ_C_BUGS=1 also sends the create_cq requests that hang the C driver
+(docs/c-driver-findings.md 6); FUZZ_TRACE=class,... prints every call of
+those classes ("CALL <n> <class> <errno> <request hex>").
+
+Output: "FUZZ <class> calls N errno {errno: count, ...}" per class (0 =
+success), "FUZZ total calls N classes M", and TEST lines (group
+uverbs-fuzz): fixtures made, every cleanup and preparation worked, all
+calls sent within the time limit (FUZZ_TIME, default 600 s; when it is
+reached the run stops, says so, and cleans up).
+"""
+import ctypes
+import glob
+import os
+import random
+import struct
+import sys
+import time
+
+DEV = sys.argv[1] if len(sys.argv) > 1 else "hns_0"
+SEED = int(os.environ.get("FUZZ_SEED", "15"))
+CALLS = int(os.environ.get("FUZZ_CALLS", "10000"))
+TIME_LIMIT = float(os.environ.get("FUZZ_TIME", "600"))
+C_BUGS = os.environ.get("FUZZ_C_BUGS") == "1"
+# FUZZ_TRACE=class,class: one "CALL <n> <class> <errno> <request hex>"
+# line per call of those classes, to find the calls behind a difference.
+TRACE = set(filter(None, os.environ.get("FUZZ_TRACE", "").split(",")))
+G = "uverbs-fuzz"
+PAGE = 4096
+
+# Write commands (enum ib_uverbs_write_cmds).
+GET_CONTEXT, ALLOC_PD, DEALLOC_PD, CREATE_AH, DESTROY_AH = 0, 3, 4, 5, 8
+REG_MR, REREG_MR, DEREG_MR = 9, 11, 13
+CREATE_CQ, DESTROY_CQ = 18, 20
+CREATE_QP, MODIFY_QP, DESTROY_QP = 24, 26, 27
+CREATE_SRQ, MODIFY_SRQ, DESTROY_SRQ = 32, 33, 35
+
+# QP states and attribute masks (enum ib_qp_state, ib_qp_attr_mask).
+RESET, INIT, RTR, RTS, SQD, SQE, ERR = range(7)
+M_STATE, M_CUR, M_SQD_NOTIFY, M_ACCESS, M_PKEY, M_PORT, M_QKEY, M_AV = (
+    1, 2, 4, 8, 16, 32, 64, 128)
+M_MTU, M_TIMEOUT, M_RETRY, M_RNR_RETRY, M_RQ_PSN, M_RD_ATOMIC = (
+    256, 512, 1024, 2048, 4096, 8192)
+M_ALT, M_MIN_RNR, M_SQ_PSN, M_DEST_RD_ATOMIC, M_MIG, M_CAP, M_DEST_QPN = (
+    1 << 14, 1 << 15, 1 << 16, 1 << 17, 1 << 18, 1 << 19, 1 << 20)
+RC, UD = 2, 4
+ACC_LW, ACC_RW, ACC_RR, ACC_RA = 1, 2, 4, 8
+
+libc = ctypes.CDLL(None, use_errno=True)
+libc.mmap.restype = ctypes.c_void_p
+libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int,
+                      ctypes.c_int, ctypes.c_int, ctypes.c_long]
+
+
+def anon(size, prot):
+    """Anonymous private memory (PROT_READ 1, PROT_WRITE 2)."""
+    a = libc.mmap(None, size, prot, 0x22, -1, 0)
+    if a in (None, ctypes.c_void_p(-1).value):
+        raise OSError(ctypes.get_errno(), "mmap")
+    return a
+
+
+BUF_SIZE = 8 << 20
+BUF = anon(BUF_SIZE, 3)
+ctypes.memset(BUF, 0, BUF_SIZE)
+DB = anon(PAGE, 3)
+ctypes.memset(DB, 0, PAGE)
+RO = anon(4 * PAGE, 1)
+HOLE = anon(PAGE, 0)
+RESP = ctypes.create_string_buffer(PAGE)
+RESP_ADDR = ctypes.addressof(RESP)
+UNMAPPED = 0x1000
+KERNEL = 0xffff888000000000
+NONCANON = 0x8000000000000000
+
+# --- random choices (all drawn from one seeded generator) ---
+rng = random.Random(SEED)
+
+
+def chance(p):
+    return rng.random() < p
+
+
+def bad_count():
+    return rng.choice([0, 1, 2, 3, 7, 63, 64, 65, 0x7fff, 0x8000, 0xffff,
+                       0x10000, 0x400000, 0x7fffffff, 0x80000000, 0xffffffff,
+                       rng.getrandbits(32), rng.randrange(0, 1 << 16)])
+
+
+def bad_addr(good):
+    return rng.choice([0, good + 1, good + 4, good + 8, good + 64, UNMAPPED,
+                       RO, RO + 8, HOLE, KERNEL, NONCANON, (1 << 47) - PAGE,
+                       BUF + BUF_SIZE - 8, rng.getrandbits(64)])
+
+
+def bad_handle(good, *spare):
+    """An invalid handle, or a fixture's (wrong type, or in use) but
+    those named in `spare`, which the call could destroy or change."""
+    others = [fixture[k] for k in FIXTURE_KEYS if k not in spare]
+    return rng.choice([good + 1, good + 100, 0xffffffff, 0x7fffffff,
+                       rng.getrandbits(32)] + others)
+
+
+def garbage(n):
+    return bytes(rng.getrandbits(8) for _ in range(n))
+
+
+# --- a request: fields of the command and of the driver's udata ---
+class Req:
+    """One write command: core fields (the response pointer first when
+    the command has one), udata fields, response length, cut/extension
+    of the udata and a broken header, all changed by the mutators."""
+
+    def __init__(self, op, core_fmt, core, out_len=0, udata_fmt="<", udata=None,
+                 has_resp=True):
+        self.op, self.core_fmt, self.core = op, core_fmt, list(core)
+        self.udata_fmt, self.udata = udata_fmt, list(udata or [])
+        self.out_len, self.has_resp = out_len, has_resp
+        self.cut, self.tail, self.bad_words = None, b"", None
+        self.resp = RESP_ADDR
+
+    def set(self, i, v, udata=False):
+        fmt = self.udata_fmt if udata else self.core_fmt
+        fields = self.udata if udata else self.core
+        width = field_width(fmt, i)
+        if isinstance(fields[i], bytes):
+            fields[i] = v if isinstance(v, bytes) else garbage(len(fields[i]))
+        else:
+            fields[i] = v & ((1 << (8 * width)) - 1)
+
+    def pack(self):
+        core = list(self.core)
+        if self.has_resp:
+            core[0] = self.resp
+        body = struct.pack(self.core_fmt, *core)
+        ud = struct.pack(self.udata_fmt, *self.udata) if self.udata else b""
+        if self.cut is not None:
+            ud = ud[:self.cut]
+        ud += self.tail
+        words = (8 + len(body) + len(ud)) // 4
+        if self.bad_words is not None:
+            words = self.bad_words
+        hdr = struct.pack("<IHH", self.op, words & 0xffff, (self.out_len // 4) & 0xffff)
+        return hdr + body + ud
+
+
+def field_width(fmt, i):
+    """Byte width of field i of a struct format like '<QQII16s'."""
+    codes = []
+    num = ""
+    for c in fmt[1:]:
+        if c.isdigit():
+            num += c
+            continue
+        if c == "s":
+            codes.append(int(num))
+        else:
+            codes.extend([struct.calcsize("<" + c)] * int(num or 1))
+        num = ""
+    return codes[i]
+
+
+def send(fd, req):
+    """Returns 0 or the errno of the write."""
+    try:
+        os.write(fd, req.pack())
+        return 0
+    except OSError as ex:
+        return ex.errno
+
+
+def resp_u32(i, req=None):
+    """Word i of the response (of `req`, which may have moved it)."""
+    off = 0 if req is None else req.resp - RESP_ADDR
+    return struct.unpack_from("<I", RESP.raw, off + 4 * i)[0]
+
+
+# --- generic malformations of any request ---
+def mutate_generic(req):
+    k = rng.randrange(7)
+    if k == 0 and req.udata:
+        size = struct.calcsize(req.udata_fmt)
+        req.cut = rng.choice([0, 4, 8, size - 8, size - 4, size // 2 // 4 * 4])
+    elif k == 1:
+        req.tail = bytes(rng.choice([4, 8, 16, 64, 256]))
+    elif k == 2:
+        req.tail = garbage(rng.choice([4, 8, 16, 64]))
+    elif k == 3 and req.has_resp:
+        req.out_len = rng.choice([0, 4, req.out_len - 4, req.out_len - 8,
+                                  req.out_len + 64, 1024])
+        req.out_len = max(req.out_len, 0)
+    elif k == 4 and req.has_resp:
+        req.resp = rng.choice([0, UNMAPPED, RO, HOLE, KERNEL, RESP_ADDR + 1])
+    elif k == 5:
+        req.bad_words = rng.choice([0, 1, 2, 3, rng.getrandbits(16)])
+    else:
+        req.cut = 0  # no udata at all
+
+
+def fuzz(req, mutators, valid_p=0.1):
+    """Applies 0 (with probability valid_p) to 3 malformations."""
+    if chance(valid_p):
+        return req
+    for _ in range(rng.randrange(1, 4)):
+        if chance(0.25):
+            mutate_generic(req)
+        else:
+            rng.choice(mutators)(req)
+    return req
+
+
+def m_core(i, gen):
+    return lambda req: req.set(i, gen())
+
+
+def m_udata(i, gen):
+    return lambda req: req.set(i, gen(), udata=True)
+
+
+# --- request builders (valid templates) ---
+def req_get_context(config=0):
+    return Req(GET_CONTEXT, "<Q", [0], 40, "<II", [config, 0])
+
+
+def req_alloc_pd():
+    return Req(ALLOC_PD, "<Q", [0], 8)
+
+
+def req_handle(op, h):
+    return Req(op, "<I", [h], has_resp=False)
+
+
+def req_destroy(op, h, out_len):
+    return Req(op, "<QII", [0, h, 0], out_len)
+
+
+def req_reg_mr(pd, off=0, length=PAGE, access=ACC_LW):
+    return Req(REG_MR, "<QQQQII", [0, BUF + off, length, BUF + off, pd, access], 12)
+
+
+def req_create_cq(cqe=64, off=0, dbi=0):
+    return Req(CREATE_CQ, "<QQIIII", [0, 7, cqe, 0, 0xffffffff, 0], 24,
+               "<QQII", [BUF + off, DB + 8 * dbi, 64, 0])
+
+
+def req_create_qp(pd, cq, qp_type=RC, srq=None, off=0, dbi=0):
+    is_srq = srq is not None
+    core = [0, 9, pd, cq, cq, srq or 0, 16, 0 if is_srq else 16, 1, 1, 0, 0,
+            qp_type, int(is_srq), 0]
+    udata = [BUF + off, DB + 8 * dbi, 4, 6, 0, bytes(5), DB + 8 * dbi + 4, 0, 0, 0]
+    return Req(CREATE_QP, "<QQIIIIIIIIIBBBB", core, 48,
+               "<QQBBB5sQQQQ", udata)
+
+
+def req_create_srq(pd, off=0, dbi=0):
+    return Req(CREATE_SRQ, "<QQIIII", [0, 11, pd, 16, 1, 0], 24,
+               "<QQQII", [BUF + off, DB + 8 * dbi, BUF + off + 64 * PAGE, 1, 0])
+
+
+def req_create_ah(pd, sgid, dgid):
+    core = [0, 5, pd, 0, dgid, 0, sgid, 64, 0, 0, 0, 0, 0, 0, 1, 1, 0]
+    return Req(CREATE_AH, "<QQII16sIBBBBHBBBBBB", core, 12)
+
+
+# modify_qp: dest, alt_dest ('<16sIHHBBBBBBBB' each), then the rest.
+MQ_FMT = "<16sIHHBBBBBBBB16sIHHBBBBBBBBIIIIIIIHHBBBBBBBBBBBBBB2s"
+DEST = {"dgid": 0, "flow": 1, "dlid": 2, "sgid": 4, "hop": 5, "tclass": 6,
+        "sl": 7, "static_rate": 9, "is_global": 10, "port": 11}
+MQ = {"handle": 24, "mask": 25, "qkey": 26, "rq_psn": 27, "sq_psn": 28,
+      "dest_qpn": 29, "access": 30, "pkey": 31, "alt_pkey": 32, "state": 33,
+      "cur_state": 34, "mtu": 35, "mig": 36, "sqd_notify": 37,
+      "rd_atomic": 38, "dest_rd_atomic": 39, "min_rnr": 40, "port": 41,
+      "timeout": 42, "retry": 43, "rnr_retry": 44, "alt_port": 45,
+      "alt_timeout": 46, "reserved": 47}
+
+
+def req_modify_qp(qp, qpn, qp_type, state, mask):
+    f = [0] * 48
+    f[0] = f[12] = DGID
+    f[DEST["sgid"]] = SGID
+    f[DEST["hop"]] = 64
+    f[DEST["is_global"]] = 1
+    f[DEST["port"]] = 1
+    f[47] = bytes(2)
+    vals = {"handle": qp, "mask": mask, "qkey": 0x11111111, "rq_psn": 0,
+            "sq_psn": 0, "dest_qpn": qpn, "access": ACC_LW | ACC_RW | ACC_RR,
+            "state": state, "mtu": 3, "dest_rd_atomic": 1, "rd_atomic": 1,
+            "min_rnr": 12, "port": 1, "timeout": 14, "retry": 7, "rnr_retry": 7}
+    for k, v in vals.items():
+        f[MQ[k]] = v
+    return Req(MODIFY_QP, MQ_FMT, f, has_resp=False)
+
+
+def transition_mask(qp_type, cur, new):
+    """The attribute mask of a valid transition (the common ones)."""
+    if new in (RESET, ERR):
+        return M_STATE
+    if qp_type == RC:
+        table = {(RESET, INIT): M_STATE | M_PKEY | M_PORT | M_ACCESS,
+                 (INIT, INIT): M_STATE,
+                 (INIT, RTR): M_STATE | M_AV | M_MTU | M_DEST_QPN | M_RQ_PSN
+                 | M_DEST_RD_ATOMIC | M_MIN_RNR,
+                 (RTR, RTS): M_STATE | M_TIMEOUT | M_RETRY | M_RNR_RETRY | M_SQ_PSN
+                 | M_RD_ATOMIC,
+                 (RTS, RTS): M_STATE}
+    else:
+        table = {(RESET, INIT): M_STATE | M_PKEY | M_PORT | M_QKEY,
+                 (INIT, INIT): M_STATE, (INIT, RTR): M_STATE,
+                 (RTR, RTS): M_STATE | M_SQ_PSN, (RTS, RTS): M_STATE}
+    return table.get((cur, new), M_STATE)
+
+
+# --- the device ---
+def own_gid():
+    """Index and bytes of the first non-zero RoCE v2 GID of port 1."""
+    base = f"/sys/class/infiniband/{DEV}/ports/1"
+    for t in sorted(glob.glob(base + "/gid_attrs/types/*"),
+                    key=lambda p: int(p.rsplit("/", 1)[1])):
+        i = int(t.rsplit("/", 1)[1])
+        try:
+            kind = open(t).read().strip()
+            gid = open(f"{base}/gids/{i}").read().strip()
+        except OSError:
+            continue
+        if kind == "RoCE v2" and gid.replace(":", "").strip("0"):
+            return i, bytes.fromhex(gid.replace(":", ""))
+    return 0, bytes.fromhex("fe800000000000000000000000000001")
+
+
+def open_dev():
+    node = os.path.basename(glob.glob(
+        f"/sys/class/infiniband/{DEV}/device/infiniband_verbs/uverbs*")[0])
+    return os.open(f"/dev/infiniband/{node}", os.O_RDWR)
+
+
+SGID, DGID = own_gid()
+counts = {}
+CALL_NO = 0
+FIXTURE_KEYS = ("pd", "cq", "mr", "srq", "rc", "ud")
+
+
+def record(cls, err, req=None):
+    if cls in TRACE:
+        print(f"CALL {CALL_NO} {cls} {err} {req.pack().hex() if req else ''}")
+    c = counts.setdefault(cls, {})
+    c[err] = c.get(err, 0) + 1
+
+
+def make(fd, cls, req, handle_word=0):
+    """Sends a create; returns its handle (None on failure)."""
+    err = send(fd, req)
+    record(cls, err, req)
+    return None if err else resp_u32(handle_word, req)
+
+
+# --- fixtures ---
+FD = open_dev()
+fixture = {}
+
+
+def fixtures():
+    if make(FD, "fixture", req_get_context()) is None:
+        return False
+    fixture["pd"] = make(FD, "fixture", req_alloc_pd())
+    fixture["cq"] = make(FD, "fixture", req_create_cq(64, 0, 0))
+    fixture["mr"] = make(FD, "fixture", req_reg_mr(fixture["pd"], 0, 16 * PAGE))
+    fixture["srq"] = make(FD, "fixture", req_create_srq(fixture["pd"], 4 * PAGE, 1))
+    for name, qt, dbi in (("rc", RC, 2), ("ud", UD, 3)):
+        h = make(FD, "fixture", req_create_qp(fixture["pd"], fixture["cq"], qt,
+                                              off=(16 + 16 * dbi) * PAGE, dbi=dbi))
+        fixture[name] = h
+        fixture[name + "n"] = resp_u32(1) if h is not None else 0
+    if None in fixture.values():
+        return False
+    return True
+
+
+def destroy(cls, op, h):
+    if op in (DEALLOC_PD, DEREG_MR, DESTROY_AH):
+        err = send(FD, req_handle(op, h))
+    else:
+        err = send(FD, req_destroy(op, h, {DESTROY_CQ: 8}.get(op, 4)))
+    record(cls, err)
+    return err
+
+
+def close_event_fd(n):
+    """Closes the context's async event file (only if fd n is one)."""
+    try:
+        if "infiniband" in os.readlink(f"/proc/self/fd/{n}"):
+            os.close(n)
+    except OSError:
+        pass
+
+
+# --- call classes ---
+def c_get_context():
+    req = req_get_context(rng.choice([0, 1, 2, 3, 4, 7, 0xffffffff]))
+    fuzz(req, [m_udata(0, lambda: rng.getrandbits(32)),
+               m_udata(1, lambda: rng.getrandbits(32))])
+    fd = open_dev()
+    try:
+        err = send(fd, req)
+        record("get_context", err)
+        if err == 0:
+            close_event_fd(resp_u32(0, req))
+            # The context must work: a PD on it, freed with the fd.
+            h = make(fd, "cleanup-pd-on-context", req_alloc_pd())
+            if h is not None:
+                record("cleanup-pd", send(fd, req_handle(DEALLOC_PD, h)))
+    finally:
+        os.close(fd)
+
+
+def c_alloc_pd():
+    req = fuzz(req_alloc_pd(), [lambda r: None])
+    h = make(FD, "alloc_pd", req)
+    if h is not None:
+        destroy("cleanup-pd", DEALLOC_PD, h)
+
+
+ACCESS_BITS = [0, ACC_LW, ACC_RW, ACC_RR, ACC_RA, ACC_LW | ACC_RW | ACC_RR | ACC_RA,
+               0x10, 0x20, 0x40, 0x100, 0x1000, 0x100000, 0x80000000]
+
+
+def bad_access():
+    return rng.choice(ACCESS_BITS) | rng.choice(ACCESS_BITS) | rng.choice([0, rng.getrandbits(32)])
+
+
+def mr_mutators():
+    return [m_core(1, lambda: bad_addr(BUF)), m_core(2, bad_count),
+            m_core(2, lambda: rng.choice([0, 1, PAGE - 1, PAGE + 1, BUF_SIZE + PAGE,
+                                          1 << 40, (1 << 64) - 1])),
+            m_core(3, lambda: rng.getrandbits(64)), m_core(4, lambda: bad_handle(fixture["pd"])),
+            m_core(5, bad_access)]
+
+
+def c_reg_mr():
+    req = fuzz(req_reg_mr(fixture["pd"], rng.randrange(0, 64) * PAGE,
+                          rng.choice([PAGE, 2 * PAGE, 64 * PAGE]),
+                          rng.choice([ACC_LW, ACC_LW | ACC_RW | ACC_RR])), mr_mutators())
+    h = make(FD, "reg_mr", req)
+    if h is not None:
+        destroy("cleanup-mr", DEREG_MR, h)
+
+
+def c_rereg_mr():
+    flags = rng.choice([1, 2, 4, 7, 0, 8, 0xffffffff])
+    victim = make(FD, "prep-mr", req_reg_mr(fixture["pd"], 0, PAGE))
+    start = BUF + rng.randrange(0, 64) * PAGE
+    req = Req(REREG_MR, "<QIIQQQII", [0, victim or 0, flags, start, PAGE, start,
+                                      fixture["pd"], ACC_LW], 8)
+    fuzz(req, [m_core(1, lambda: bad_handle(victim or 0, "mr")),
+               m_core(2, lambda: rng.choice([0, 8, 16, rng.getrandbits(32)])),
+               m_core(3, lambda: bad_addr(start)), m_core(4, bad_count),
+               m_core(5, lambda: rng.getrandbits(64)),
+               m_core(6, lambda: bad_handle(fixture["pd"])), m_core(7, bad_access)])
+    record("rereg_mr", send(FD, req), req)
+    if victim is not None:
+        destroy("cleanup-mr", DEREG_MR, victim)
+
+
+def c_destroy(cls, op, make_victim, fixture_key, out_len):
+    """A victim (half of the time), then the destroy with its handle or a
+    bad one (invalid, another object's, the fixture's: in use)."""
+    victim = make_victim() if chance(0.5) else None
+    good = victim if victim is not None else fixture[fixture_key] + 1000
+    # The fixtures a destroy of this kind could take away (CQ and PD
+    # fixtures are in use: EBUSY).
+    spare = {"dereg_mr": ("mr",), "destroy_qp": ("rc", "ud"),
+             "destroy_srq": ("srq",)}.get(cls, ())
+    if op in (DEALLOC_PD, DEREG_MR, DESTROY_AH):
+        req, hi = req_handle(op, good), 0
+        muts = [m_core(0, lambda: bad_handle(good, *spare))]
+    else:
+        req, hi = req_destroy(op, good, out_len), 1
+        muts = [m_core(1, lambda: bad_handle(good, *spare)),
+                m_core(2, lambda: rng.getrandbits(32))]
+    fuzz(req, muts, valid_p=0.4)
+    err = send(FD, req)
+    record(cls, err)
+    if victim is not None and (err or req.core[hi] != victim):
+        # A destroy that named the victim and failed may still have
+        # destroyed it (the core destroys, then fails to write the
+        # response): then ENOENT here is right (class recheck-*).
+        named = req.core[hi] == victim
+        destroy(("recheck-" if named else "cleanup-") + cls.split("_")[-1], op, victim)
+
+
+def cq_mutators():
+    return [m_core(1, lambda: rng.getrandbits(64)), m_core(2, bad_count),
+            m_core(3, lambda: rng.choice([1, 2, 63, 64, 0xffffffff, rng.getrandbits(32)])),
+            m_core(4, lambda: rng.choice([0, 1, 3, 100, 0x7fffffff])),
+            m_core(5, lambda: rng.getrandbits(32)),
+            m_udata(0, lambda: bad_addr(BUF)), m_udata(1, lambda: bad_addr(DB)),
+            m_udata(2, lambda: rng.choice([0, 16, 32, 48, 63, 64, 65, 128, 0xffffffff])),
+            m_udata(3, lambda: rng.getrandbits(32))]
+
+
+def c_create_cq():
+    req = fuzz(req_create_cq(rng.choice([1, 64, 1000, 4096]), rng.randrange(0, 64) * PAGE,
+                             rng.randrange(8, 64)), cq_mutators())
+    # The C driver's unwind when it cannot write its response (unwritable
+    # response buffer, room for the driver's part) underflows the CQ's
+    # refcount and waits forever on an uninitialised completion
+    # (docs/c-driver-findings.md 6): sent only with FUZZ_C_BUGS=1.
+    if req.resp not in (RESP_ADDR, RESP_ADDR + 1) and req.out_len > 8 and not C_BUGS:
+        req.resp = RESP_ADDR
+    h = make(FD, "create_cq", req)
+    if h is not None:
+        destroy("cleanup-cq", DESTROY_CQ, h)
+
+
+def qp_mutators():
+    cnt = bad_count
+    return [m_core(2, lambda: bad_handle(fixture["pd"])),
+            m_core(3, lambda: bad_handle(fixture["cq"])),
+            m_core(4, lambda: bad_handle(fixture["cq"])),
+            m_core(5, lambda: rng.choice([fixture["srq"], fixture["srq"] + 1, fixture["cq"]])),
+            m_core(6, cnt), m_core(7, cnt), m_core(8, cnt), m_core(9, cnt),
+            m_core(10, lambda: rng.choice([1, 32, 64, 65, 1024, 0xffff, 0x10000, 0xffffffff])),
+            m_core(11, lambda: rng.getrandbits(8)),
+            m_core(12, lambda: rng.choice([0, 1, 3, 5, 8, 9, 10, 0xff])),
+            m_core(13, lambda: rng.choice([1, 2, 0xff])),
+            m_core(14, lambda: rng.getrandbits(8)),
+            m_udata(0, lambda: bad_addr(BUF)), m_udata(1, lambda: bad_addr(DB)),
+            m_udata(2, lambda: rng.choice([0, 1, 3, 8, 15, 16, 31, 32, 255])),
+            m_udata(3, lambda: rng.choice([0, 4, 5, 7, 8, 12, 255])),
+            m_udata(4, lambda: rng.getrandbits(8)), m_udata(5, lambda: garbage(5)),
+            m_udata(6, lambda: bad_addr(DB)), m_udata(7, lambda: rng.choice([1, 2, rng.getrandbits(64)])),
+            m_udata(8, lambda: rng.choice([1, 2, 4, rng.getrandbits(64)])),
+            m_udata(9, lambda: rng.choice([1, 2, 4, 8, 16, rng.getrandbits(64)]))]
+
+
+def c_create_qp(qp_type):
+    use_srq = chance(0.2)
+    req = req_create_qp(fixture["pd"], fixture["cq"], qp_type,
+                        fixture["srq"] if use_srq else None,
+                        rng.randrange(0, 64) * PAGE, rng.randrange(8, 64))
+    h = make(FD, "create_qp_" + ("rc" if qp_type == RC else "ud"), fuzz(req, qp_mutators()))
+    if h is not None:
+        destroy("cleanup-qp", DESTROY_QP, h)
+
+
+def modify(cls, qp, qpn, qp_type, state, mask):
+    record(cls, send(FD, req_modify_qp(qp, qpn, qp_type, state, mask)))
+
+
+def prep_qp(name, target):
+    """Brings fixture QP `name` to state `target` by valid transitions."""
+    qp, qpn, qt = fixture[name], fixture[name + "n"], RC if name == "rc" else UD
+    modify("prep-qp", qp, qpn, qt, RESET, M_STATE)
+    path = {RESET: [], INIT: [INIT], RTR: [INIT, RTR], RTS: [INIT, RTR, RTS],
+            ERR: [INIT, ERR]}[target]
+    cur = RESET
+    for s in path:
+        modify("prep-qp", qp, qpn, qt, s, transition_mask(qt, cur, s))
+        cur = s
+
+
+def c_modify_qp():
+    name = rng.choice(["rc", "ud"])
+    qt = RC if name == "rc" else UD
+    cur = rng.choice([RESET, INIT, RTR, RTS, ERR])
+    new = rng.choice([RESET, INIT, RTR, RTS, SQD, SQE, ERR, 7, 200])
+    good = cur + 1 if cur in (RESET, INIT, RTR) else cur
+    if chance(0.5):
+        new = good
+    mask = transition_mask(qt, cur, new) if chance(0.7) else \
+        transition_mask(qt, rng.choice([RESET, INIT, RTR]), rng.choice([INIT, RTR, RTS]))
+    req = req_modify_qp(fixture[name], fixture[name + "n"], qt, new, mask)
+    D2 = 12  # the alternate path's offset
+    muts = [m_core(DEST["dgid"], lambda: rng.choice([bytes(16), garbage(16), b"\xff\x02" + bytes(13) + b"\x01"])),
+            m_core(DEST["flow"], lambda: rng.choice([0xfffff, 0x100000, 0xffffffff])),
+            m_core(DEST["sgid"], lambda: rng.getrandbits(8)),
+            m_core(DEST["hop"], lambda: rng.getrandbits(8)),
+            m_core(DEST["tclass"], lambda: rng.getrandbits(8)),
+            m_core(DEST["sl"], lambda: rng.choice([7, 8, 15, 16, 255])),
+            m_core(DEST["static_rate"], lambda: rng.getrandbits(8)),
+            m_core(DEST["is_global"], lambda: rng.choice([0, 2, 255])),
+            m_core(DEST["port"], lambda: rng.choice([0, 2, 255])),
+            m_core(D2 + DEST["port"], lambda: rng.choice([0, 1, 2])),
+            m_core(MQ["handle"], lambda: bad_handle(fixture[name])),
+            m_core(MQ["mask"], lambda: mask | (1 << rng.randrange(32))),
+            m_core(MQ["mask"], lambda: rng.getrandbits(32)),
+            m_core(MQ["mask"], lambda: mask | M_CUR),
+            m_core(MQ["mask"], lambda: mask | rng.choice([M_ALT, M_MIG, M_CAP, M_SQD_NOTIFY, 1 << 25])),
+            m_core(MQ["rq_psn"], lambda: rng.getrandbits(32)),
+            m_core(MQ["sq_psn"], lambda: rng.getrandbits(32)),
+            m_core(MQ["dest_qpn"], lambda: rng.choice([0, 1, 0xffffff, 0x1000000, rng.getrandbits(32)])),
+            m_core(MQ["access"], bad_access),
+            m_core(MQ["pkey"], lambda: rng.choice([1, 2, 0xffff])),
+            m_core(MQ["cur_state"], lambda: rng.randrange(0, 9)),
+            m_core(MQ["mtu"], lambda: rng.choice([0, 1, 5, 6, 7, 255])),
+            m_core(MQ["mig"], lambda: rng.randrange(0, 4)),
+            m_core(MQ["rd_atomic"], lambda: rng.choice([0, 2, 16, 17, 128, 255])),
+            m_core(MQ["dest_rd_atomic"], lambda: rng.choice([0, 2, 16, 17, 128, 255])),
+            m_core(MQ["min_rnr"], lambda: rng.choice([0, 31, 32, 255])),
+            m_core(MQ["port"], lambda: rng.choice([0, 2, 255])),
+            m_core(MQ["timeout"], lambda: rng.choice([0, 31, 32, 255])),
+            m_core(MQ["retry"], lambda: rng.choice([0, 8, 255])),
+            m_core(MQ["rnr_retry"], lambda: rng.choice([0, 8, 255])),
+            m_core(MQ["reserved"], lambda: garbage(2))]
+    fuzz(req, muts, valid_p=0.2)
+    prep_qp(name, cur)
+    record("modify_qp_" + name, send(FD, req), req)
+
+
+def srq_mutators():
+    return [m_core(1, lambda: rng.getrandbits(64)),
+            m_core(2, lambda: bad_handle(fixture["pd"])),
+            m_core(3, bad_count), m_core(4, bad_count),
+            m_core(5, lambda: rng.choice([1, 15, 16, 17, 0xffffffff])),
+            m_udata(0, lambda: bad_addr(BUF)), m_udata(1, lambda: bad_addr(DB)),
+            m_udata(2, lambda: bad_addr(BUF)),
+            m_udata(3, lambda: rng.choice([0, 2, 0xffffffff, rng.getrandbits(32)])),
+            m_udata(4, lambda: rng.getrandbits(32))]
+
+
+def c_create_srq():
+    req = fuzz(req_create_srq(fixture["pd"], rng.randrange(0, 64) * PAGE,
+                              rng.randrange(8, 64)), srq_mutators())
+    h = make(FD, "create_srq", req)
+    if h is not None:
+        destroy("cleanup-srq", DESTROY_SRQ, h)
+
+
+def c_modify_srq():
+    victim = make(FD, "prep-srq", req_create_srq(fixture["pd"], 0, 4)) if chance(0.5) else None
+    target = victim if victim is not None else fixture["srq"]
+    req = Req(MODIFY_SRQ, "<IIII", [target, rng.choice([1, 2, 3]), 16,
+                                    rng.choice([0, 1, 8, 15])], has_resp=False)
+    fuzz(req, [m_core(0, lambda: bad_handle(target)),
+               m_core(1, lambda: rng.choice([0, 4, 7, rng.getrandbits(32)])),
+               m_core(2, bad_count), m_core(3, bad_count)], valid_p=0.3)
+    record("modify_srq", send(FD, req))
+    if victim is not None:
+        destroy("cleanup-srq", DESTROY_SRQ, victim)
+
+
+def ah_mutators():
+    return [m_core(1, lambda: rng.getrandbits(64)),
+            m_core(2, lambda: bad_handle(fixture["pd"])),
+            m_core(3, lambda: rng.getrandbits(32)),
+            m_core(4, lambda: rng.choice([bytes(16), garbage(16), b"\xff\x02" + bytes(13) + b"\x01"])),
+            m_core(5, lambda: rng.choice([0xfffff, 0x100000, 0xffffffff])),
+            m_core(6, lambda: rng.getrandbits(8)),
+            m_core(7, lambda: rng.choice([0, 1, 255])),
+            m_core(8, lambda: rng.getrandbits(8)),
+            m_core(10, lambda: rng.getrandbits(16)),
+            m_core(11, lambda: rng.choice([7, 8, 15, 16, 255])),
+            m_core(12, lambda: rng.getrandbits(8)),
+            m_core(13, lambda: rng.getrandbits(8)),
+            m_core(14, lambda: rng.choice([0, 2, 255])),
+            m_core(15, lambda: rng.choice([0, 2, 255])),
+            m_core(16, lambda: rng.getrandbits(8))]
+
+
+def c_create_ah():
+    h = make(FD, "create_ah", fuzz(req_create_ah(fixture["pd"], SGID, DGID), ah_mutators()))
+    if h is not None:
+        destroy("cleanup-ah", DESTROY_AH, h)
+
+
+def new_mr():
+    return make(FD, "prep-mr", req_reg_mr(fixture["pd"]))
+
+
+CLASSES = [
+    c_get_context, c_alloc_pd,
+    lambda: c_destroy("dealloc_pd", DEALLOC_PD,
+                      lambda: make(FD, "prep-pd", req_alloc_pd()), "pd", 0),
+    c_reg_mr, c_rereg_mr,
+    lambda: c_destroy("dereg_mr", DEREG_MR, new_mr, "mr", 0),
+    c_create_cq,
+    lambda: c_destroy("destroy_cq", DESTROY_CQ,
+                      lambda: make(FD, "prep-cq", req_create_cq(64, 0, 5)), "cq", 8),
+    lambda: c_create_qp(RC), lambda: c_create_qp(UD), c_modify_qp,
+    lambda: c_destroy("destroy_qp", DESTROY_QP,
+                      lambda: make(FD, "prep-qp-create",
+                                   req_create_qp(fixture["pd"], fixture["cq"], RC, off=128 * PAGE,
+                                                 dbi=6)), "rc", 4),
+    c_create_srq, c_modify_srq,
+    lambda: c_destroy("destroy_srq", DESTROY_SRQ,
+                      lambda: make(FD, "prep-srq", req_create_srq(fixture["pd"], 0, 7)), "srq", 4),
+    c_create_ah,
+    lambda: c_destroy("destroy_ah", DESTROY_AH,
+                      lambda: make(FD, "prep-ah", req_create_ah(fixture["pd"], SGID, DGID)), "pd", 0),
+]
+
+
+def teardown():
+    for key, op in (("rc", DESTROY_QP), ("ud", DESTROY_QP), ("srq", DESTROY_SRQ),
+                    ("cq", DESTROY_CQ), ("mr", DEREG_MR), ("pd", DEALLOC_PD)):
+        if fixture.get(key) is not None:
+            destroy("cleanup-fixture", op, fixture[key])
+    os.close(FD)
+
+
+def fuzz_classes():
+    return [k for k in counts if not k.startswith(("cleanup", "prep", "fixture", "recheck"))]
+
+
+def main():
+    print(f"FUZZ seed {SEED} calls {CALLS} time-limit {TIME_LIMIT:g}s device {DEV}", flush=True)
+    fails = 0
+    if not fixtures():
+        print(f"TEST {G}/fixtures FAIL {counts} {fixture}")
+        os.system("dmesg | tail -n 15")
+        teardown()
+        return 1
+    print(f"TEST {G}/fixtures PASS")
+    t0 = time.monotonic()
+    done = 0
+    global CALL_NO
+    for done in range(1, CALLS + 1):
+        CALL_NO = done
+        rng.choice(CLASSES)()
+        if time.monotonic() - t0 > TIME_LIMIT:
+            print(f"FUZZ stopped: time limit {TIME_LIMIT:g}s reached after {done} of {CALLS} calls",
+                  flush=True)
+            break
+    elapsed = time.monotonic() - t0
+    teardown()
+    for cls in sorted(counts):
+        c = counts[cls]
+        table = ", ".join(f"{k}: {c[k]}" for k in sorted(c))
+        print(f"FUZZ {cls} calls {sum(c.values())} errno {{{table}}}")
+    total = sum(sum(counts[k].values()) for k in fuzz_classes())
+    print(f"FUZZ total calls {total} classes {len(fuzz_classes())} ({elapsed:.0f} s)")
+    if done < CALLS:
+        print(f"TEST {G}/all-calls FAIL {done} of {CALLS} within {TIME_LIMIT:g}s")
+        fails += 1
+    else:
+        print(f"TEST {G}/all-calls PASS {done} calls in {elapsed:.0f}s")
+    bad = {k: v for k, v in counts.items()
+           if k.startswith(("cleanup", "fixture", "prep")) and set(v) != {0}}
+    if bad:
+        print(f"TEST {G}/cleanup FAIL {bad}")
+        fails += 1
+    else:
+        print(f"TEST {G}/cleanup PASS")
+    return 1 if fails else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
