@@ -22,7 +22,7 @@ end.
   FUZZ_SEED=N FUZZ_CALLS=N FUZZ_TIME=S python3 uverbs_fuzz.py [DEVICE]
 
 FUZZ_C_BUGS=1 also sends the create_cq requests that hang the C driver
-(docs/c-driver-findings.md 6); FUZZ_TRACE=class,... prints every call of
+(docs/c-driver-findings.md 8); FUZZ_TRACE=class,... prints every call of
 those classes ("CALL <n> <class> <errno> <request hex>").
 
 Output: "FUZZ <class> calls N errno {errno: count, ...}" per class (0 =
@@ -525,7 +525,7 @@ def c_create_cq():
     # The C driver's unwind when it cannot write its response (unwritable
     # response buffer, room for the driver's part) underflows the CQ's
     # refcount and waits forever on an uninitialised completion
-    # (docs/c-driver-findings.md 6): sent only with FUZZ_C_BUGS=1.
+    # (docs/c-driver-findings.md 8): sent only with FUZZ_C_BUGS=1.
     if req.resp not in (RESP_ADDR, RESP_ADDR + 1) and req.out_len > 8 and not C_BUGS:
         req.resp = RESP_ADDR
     h = make(FD, "create_cq", req)
