@@ -164,7 +164,8 @@ impl kernel::Module for HnsRoce {
         let debugfs = debugfs::Root::create();
         let client = rdma::ClientRegistration::register()
             .inspect_err(|e| pr_err!("hnae3 client registration failed: {:?}\n", e))?;
-        pr_info!("registered hnae3 RoCE client\n");
+        // The C driver says nothing on load and unload: dynamic debug only.
+        pr_debug!("registered hnae3 RoCE client\n");
         Ok(HnsRoce {
             _client: client,
             _debugfs: debugfs,
@@ -174,7 +175,7 @@ impl kernel::Module for HnsRoce {
 
 impl Drop for HnsRoce {
     fn drop(&mut self) {
-        pr_info!("unregistering hnae3 RoCE client\n");
+        pr_debug!("unregistering hnae3 RoCE client\n");
     }
 }
 

@@ -431,6 +431,15 @@ if [ -x "$HNS_BUILD/sim-target/release/hns-sim" ] && [ -f "$HNS_BUILD/module-kun
         result equivalence/faults FAIL "C vs Rust differ (log: $L/faults.log, table: $HNS_BUILD/faults/report.md)"
         grep -E '^!! |faults alike' "$L/faults.log" | head -n 30 | cut -c1-300 | sed 's/^/    /'
     fi
+
+    # The uverbs fuzzer (issue 15, scripts/fuzz.sh; docs/harness.md): 10 000
+    # malformed uverbs write() commands per driver from the same seed; the
+    # errno table of every call class must be the C driver's
+    # (equivalence/fuzz), the boots clean (no WARN, no leak).
+    bash scripts/fuzz.sh >"$L/fuzz.log" 2>&1
+    grep -h '^TEST ' "$L/fuzz.log" | tee -a "$RESULTS"
+    grep -q '^TEST equivalence/fuzz ' "$L/fuzz.log" ||
+        result equivalence/fuzz FAIL "no comparison (log: $L/fuzz.log)"
 else
     result equivalence/registration SKIP "hns-sim or the module did not build"
 fi

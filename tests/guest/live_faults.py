@@ -28,22 +28,11 @@ from pyverbs.cq import CQ
 from pyverbs.device import Context
 from pyverbs.mr import MR
 from pyverbs.pd import PD
-from pyverbs.pyverbs_error import PyverbsError, PyverbsRDMAError
 from pyverbs.srq import SRQ, SrqAttr, SrqInitAttr
 
-from mbx_faults import async_fd, kernel_log, rc_qp, take_events, to_init
+from mbx_faults import async_fd, kernel_log, outcome, rc_qp, take_events, to_init
 
 RESET = '/sys/module/hns_sim/parameters/reset'
-
-
-def outcome(fn):
-    try:
-        fn()
-        return 'ok'
-    except PyverbsRDMAError as ex:
-        return f'errno {ex.error_code}'
-    except PyverbsError:
-        return 'error'
 
 
 def main():

@@ -35,7 +35,7 @@ from pyverbs.cq import CQ
 from pyverbs.device import Context
 from pyverbs.mr import MR
 from pyverbs.pd import PD
-from pyverbs.pyverbs_error import PyverbsRDMAError
+from pyverbs.pyverbs_error import PyverbsError, PyverbsRDMAError
 from pyverbs.qp import QP, QPAttr, QPCap, QPInitAttr
 from pyverbs.srq import SRQ, SrqAttr, SrqInitAttr
 
@@ -85,6 +85,8 @@ def outcome(fn):
         return 'ok'
     except PyverbsRDMAError as ex:
         return f'errno {ex.error_code}'
+    except PyverbsError:
+        return 'error'
 
 
 def case(name, cmd, verb, again=None):
