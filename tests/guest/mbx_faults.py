@@ -231,8 +231,13 @@ def events(ctx, pd, cq, keep):
                      ('path-mig', EV_PATH_MIG), ('path-mig-failed', EV_PATH_MIG_FAILED),
                      ('last-wqe', EV_LAST_WQE)):
         event_case(ctx, fd, f'ev-qp-{name}', ev, n, state(q))
+    # The types that flush a QP from the interrupt handler make the C
+    # driver's next teardown trip lockdep (docs/c-driver-findings.md 2),
+    # which would end lock checking for the rest of the boot: only with
+    # MBX_FLUSH_EVENTS=1 (FAULTS_FLUSH_EVENTS=1 make faults).
+    flush = os.environ.get('MBX_FLUSH_EVENTS') == '1'
     for name, ev in (('catas', EV_WQ_CATAS), ('req-err', EV_INV_REQ),
-                     ('access-err', EV_ACCESS)):
+                     ('access-err', EV_ACCESS)) if flush else ():
         q, n = qp()
         event_case(ctx, fd, f'ev-qp-{name}', ev, n, state(q))
     c, n = new_number('cq', lambda: CQ(ctx, 16))
@@ -244,7 +249,7 @@ def events(ctx, pd, cq, keep):
     keep.append(s)
     event_case(ctx, fd, 'ev-srq-limit', EV_SRQ_LIMIT, n)
     event_case(ctx, fd, 'ev-srq-catas', EV_SRQ_CATAS, n)
-    event_case(ctx, fd, 'ev-bogus-qp', EV_WQ_CATAS, BOGUS)
+    event_case(ctx, fd, 'ev-bogus-qp', EV_WQ_CATAS if flush else EV_COMM_EST, BOGUS)
     event_case(ctx, fd, 'ev-bogus-cq', EV_CQ_OVERFLOW, BOGUS)
     event_case(ctx, fd, 'ev-bogus-srq', EV_SRQ_LIMIT, BOGUS)
     for name, ev in (('cq-id-invalid', EV_CQ_ID_INVALID), ('port-change', EV_PORT_CHANGE),
