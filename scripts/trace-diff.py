@@ -53,6 +53,12 @@ def address_fields(name_re=ADDR_NAME):
 
 ADDR_FIELDS = address_fields()
 PSN_FIELDS = address_fields(re.compile(r"PSN(_[LH])?$"))
+# The GSI QP's DMAC: the MAD layer brings QP1 to RTR with an attribute it
+# kmallocs without an address vector, and the C driver copies the never
+# written `ah_attr.roce.dmac` into the QPC anyway (docs/c-driver-findings.md
+# 9): whatever the slab held, not a value to compare.
+GSI_FIELDS = address_fields(re.compile(r"^DMAC_[LH]$"))
+GSI_TAG = "tag=000001"
 
 
 def mask_ctx(line):
@@ -62,6 +68,8 @@ def mask_ctx(line):
     words = [int(w, 16) for w in parts[3:]]
     for mod, base in CTX_LAYOUTS[parts[1]]:
         fields = ADDR_FIELDS.get(mod, []) + (PSN_FIELDS.get(mod, []) if MASK_PSN else [])
+        if parts[1] == "QPC" and parts[2] == GSI_TAG:
+            fields = fields + GSI_FIELDS.get(mod, [])
         for h, l in fields:
             for bit in range(l, h + 1):
                 w = base + bit // 32
