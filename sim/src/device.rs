@@ -146,9 +146,7 @@ impl<'a> Device<'a> {
         let result = match self.fw.control(&cmd) {
             Ok(()) => {
                 self.fw.post_injected(self.ram);
-                for v in self.fw.take_irqs() {
-                    self.peer.raise(v);
-                }
+                self.raise_irqs();
                 0
             }
             Err(e) => {
@@ -159,6 +157,13 @@ impl<'a> Device<'a> {
         self.bar.write32(CTRL_RESULT, result);
         self.bar.write32(CTRL_ACK, seq);
         true
+    }
+
+    /// Raises the vectors the firmware queued.
+    fn raise_irqs(&mut self) {
+        for v in self.fw.take_irqs() {
+            self.peer.raise(v);
+        }
     }
 
     /// Moves CI (the model's side of the ring).
@@ -177,9 +182,7 @@ impl<'a> Device<'a> {
             wire,
             std::time::Instant::now(),
         );
-        for v in self.fw.take_irqs() {
-            self.peer.raise(v);
-        }
+        self.raise_irqs();
         did
     }
 
@@ -293,9 +296,7 @@ impl<'a> Device<'a> {
         }
         std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
         self.write_ci(ci);
-        for v in self.fw.take_irqs() {
-            self.peer.raise(v);
-        }
+        self.raise_irqs();
         self.fw.trace.flush();
         true
     }

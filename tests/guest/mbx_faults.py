@@ -89,13 +89,19 @@ def outcome(fn):
         return 'error'
 
 
-def case(name, cmd, verb, again=None):
-    """Arms CMD, calls VERB, prints the MBX line; then AGAIN (default:
-    VERB) must work with nothing armed."""
-    global fails, cases
+def pace():
+    """Counts a case; a pause after every CASES_PER_WINDOW of them."""
+    global cases
     if cases and cases % CASES_PER_WINDOW == 0:
         time.sleep(WINDOW_S)
     cases += 1
+
+
+def case(name, cmd, verb, again=None):
+    """Arms CMD, calls VERB, prints the MBX line; then AGAIN (default:
+    VERB) must work with nothing armed."""
+    global fails
+    pace()
     kernel_log()
     arm(f'mbx:{cmd:#x}:{STATUS:#x}:once')
     res = outcome(verb)
@@ -191,10 +197,7 @@ def new_number(kind, make):
 def event_case(ctx, fd, name, ev, queue, state=None):
     """Injects event EV for QUEUE, prints the events user space got (and
     the QP state STATE() reads after) and the kernel log lines."""
-    global cases
-    if cases and cases % CASES_PER_WINDOW == 0:
-        time.sleep(WINDOW_S)
-    cases += 1
+    pace()
     kernel_log()
     if queue is None:
         print(f'MBX {name} errno 0 | no object number in restrack', flush=True)
