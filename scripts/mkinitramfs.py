@@ -171,6 +171,8 @@ def build(dest, krel):
         os.symlink(target, os.path.join(dest, link))
     for b in BINARIES:
         st.copy(f"usr/bin/{b}")
+    # nvme-cli, for the NVMe over RDMA host of ulp-plan.sh.
+    st.copy("usr/sbin/nvme")
     os.symlink("python3.13", os.path.join(dest, "usr/bin/python3"))
     # glibc dlopens libgcc_s for thread cancellation (rping needs it).
     st.copy(st.find_lib("libgcc_s.so.1", "glibc"))

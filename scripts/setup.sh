@@ -204,7 +204,7 @@ step_libclang() {
 # closure, downloaded (not installed) and unpacked into $GUEST_ROOT.
 guest_packages=(busybox-static libibverbs1 ibverbs-providers ibverbs-utils librdmacm1t64
     rdmacm-utils perftest libibumad3 python3-pyverbs python3.13 python3.13-minimal
-    iproute2 libgcc-s1 kmod)
+    iproute2 libgcc-s1 kmod nvme-cli)
 
 # step_guest_debs [arm64]: the x86_64 userland into guest-root (amd64 apt
 # configuration), or the arm64 one into guest-root-arm64.
