@@ -149,8 +149,6 @@ pub(crate) struct Qp {
     sq_sig_type: u32,
     /// A user QP (libhns owns the queues).
     user: bool,
-    /// The user context's configuration (`UCTX_*`), 0 for kernel QPs.
-    config: u32,
     /// Congestion control algorithm.
     cong_type: qpc::CongType,
     sizes: QueueSizes,
@@ -412,10 +410,12 @@ impl Qp {
         env.check_type(init.qp_type, init.user)?;
         let d = env.cmd.device();
         let c = env.caps;
-        // XRC QPs and kernel QPs on an SRQ (whose receive completions would
-        // take WR ids from the SRQ) are not ported; neither is direct WQE
-        // (a doorbell page per QP mapped to the process).
-        if init.create_flags != 0 || init.has_xrcd || (init.has_srq && !init.user) {
+        // Kernel QPs on an SRQ (whose receive completions would take WR ids
+        // from the SRQ) are not ported; neither is direct WQE (a doorbell
+        // page per QP mapped to the process). An XRC target comes here as a
+        // kernel QP (the core creates it without udata, for the domain):
+        // as in C it gets a kernel SQ of the size user space asked for.
+        if init.create_flags != 0 || (init.has_srq && !init.user) {
             return Err(EOPNOTSUPP);
         }
         if init.user && c.flags & cap_flag::DIRECT_WQE != 0 {
@@ -581,10 +581,9 @@ impl Qp {
             send_cqn: send_cq.as_ref().map_or(0, |c| c.cqn),
             recv_cqn: recv_cq.as_ref().map_or(0, |c| c.cqn),
             srqn: init.has_srq.then_some(init.srqn),
-            xrcdn: None,
+            xrcdn: (init.qp_type == qpt::XRC_TGT && init.has_xrcd).then_some(init.xrcdn),
             sq_sig_type: init.sq_sig_type,
             user: init.user,
-            config: init.uctx_config,
             cong_type,
             sizes: s,
             sge_offset: sq_size,

@@ -43,7 +43,7 @@ pub(crate) use ib::{
     LogLevel, MrReq, PortAttr, QpAttr, QpInit, QpModifyResp, QpQuery, SrqArgs, SrqAttr, SrqUreq,
     UctxResp, DEVICE_MEM_MGT_EXTENSIONS, DEVICE_PORT_ACTIVE_EVENT, DEVICE_RC_RNR_NAK_GEN,
     DEVICE_XRC, MR_REREG_ACCESS, MR_REREG_PD, MR_REREG_TRANS, MTU_256, PORT_ACTIVE,
-    PORT_PHYS_STATE_DISABLED, PORT_PHYS_STATE_LINK_UP, SRQT_BASIC,
+    PORT_PHYS_STATE_DISABLED, PORT_PHYS_STATE_LINK_UP, SRQT_XRC,
 };
 mod layout;
 pub(crate) use layout::check_layout;

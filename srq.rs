@@ -8,7 +8,8 @@
 //! (MODIFY_SRQC), QUERY_SRQC; and the SRQ table through which the AEQ
 //! reaches an SRQ's event handler.
 //!
-//! Kernel SRQs (and so `post_srq_recv`) and XRC SRQs are not ported.
+//! XRC SRQs are the same with their domain and CQ in the context. Kernel
+//! SRQs (and so `post_srq_recv`) are not ported.
 
 use crate::cmdq::{query_context, Cmd, MailboxBuf};
 use crate::db::{UserDb, UserDbPages};
@@ -22,7 +23,7 @@ use crate::hns_roce_hw_v2::qpc;
 use crate::hw_rev::HwRev;
 use crate::pd::IdSpace;
 use crate::rdma::{
-    IbSrq, ResAttrs, ResRaw, SrqArgs, SrqAttr, SrqEvent, SrqUreq, UmemDev, SRQT_BASIC,
+    IbSrq, ResAttrs, ResRaw, SrqArgs, SrqAttr, SrqEvent, SrqUreq, UmemDev, SRQT_XRC,
 };
 use kernel::{
     device::{Bound, Device},
@@ -76,6 +77,8 @@ pub(crate) struct Srq {
     wqe_cnt: u32,
     /// SGEs per WQE (a power of two).
     max_gs: u32,
+    /// An XRC SRQ's domain (0 for a basic SRQ, as C keeps it).
+    xrcdn: u32,
     wqe: UserMtr,
     idx: UserMtr,
     db: Option<UserDb>,
@@ -169,7 +172,7 @@ impl Srq {
     ///
     /// # Errors
     ///
-    /// `EOPNOTSUPP` for a kernel or XRC SRQ; `EINVAL` for bad attributes;
+    /// `EOPNOTSUPP` for a kernel SRQ; `EINVAL` for bad attributes;
     /// the errno of the request's copy, of pinning (`ENOMEM`), of the
     /// record (`EFAULT`...), `ENOMEM` without a free SRQN, the errno of the
     /// table or the mailbox. Everything taken is given back.
@@ -184,10 +187,6 @@ impl Srq {
             ibdev_err_ratelimited!(env.cmd, "kernel SRQs are not supported yet\n");
             return Err(EOPNOTSUPP);
         };
-        if args.srq_type != SRQT_BASIC {
-            ibdev_err_ratelimited!(env.cmd, "XRC SRQs are not supported yet\n");
-            return Err(EOPNOTSUPP);
-        }
         let (wqe_cnt, max_gs) = basic_param(env, args.max_wr, args.max_sge)?;
         if u.req.copy_ret != 0 {
             return Err(Error::from_errno(u.req.copy_ret));
@@ -251,6 +250,7 @@ impl Srq {
                 srqn: 0,
                 wqe_cnt,
                 max_gs,
+                xrcdn: args.xrcdn,
                 wqe,
                 idx,
                 db,
@@ -282,7 +282,7 @@ impl Srq {
             table: env.table,
             srqn: srqn.n,
         };
-        srq.create_srqc(env, args.pdn)?;
+        srq.create_srqc(env, args)?;
         entry.keep();
         srqc.keep();
         args.srqn = srqn.keep();
@@ -298,10 +298,10 @@ impl Srq {
 
     /// The SRQ context (`hns_roce_v2_write_srqc`) and CREATE_SRQ
     /// (`hns_roce_create_srqc`).
-    fn create_srqc(&self, env: &SrqEnv<'_>, pdn: u32) -> Result {
+    fn create_srqc(&self, env: &SrqEnv<'_>, args: &SrqArgs) -> Result {
         let mb = MailboxBuf::new(env.dev)
             .inspect_err(|_| ibdev_err!(env.cmd, "failed to alloc mailbox for SRQC.\n"))?;
-        let ctx = self.context(env, pdn).inspect_err(|_| {
+        let ctx = self.context(env, args).inspect_err(|_| {
             ibdev_err!(env.cmd, "failed to write SRQC.\n");
         })?;
         mb.write_le_words(ctx.as_le_words())?;
@@ -312,11 +312,13 @@ impl Srq {
             })
     }
 
-    /// The context image, with the first pages of both queues.
+    /// The context image, with the first pages of both queues; an XRC SRQ
+    /// also names its domain and CQ (`set_srq_ext_param`: the shim gives
+    /// the CQ of every type that has one, as C takes it).
     fn context(
         &self,
         env: &SrqEnv<'_>,
-        pdn: u32,
+        args: &SrqArgs,
     ) -> Result<crate::field::Ctx<crate::hns_roce_hw_v2::fields::Srqc, 16>> {
         let c = env.caps;
         let mut wqe_mtts = [0u64; 2];
@@ -337,10 +339,10 @@ impl Srq {
         })?;
         Ok(hw_ctx::srq_context(&hw_ctx::SrqcParams {
             srqn: self.srqn,
-            pdn,
-            xrc: false,
-            xrcdn: 0,
-            cqn: 0,
+            pdn: args.pdn,
+            xrc: args.srq_type == SRQT_XRC,
+            xrcdn: self.xrcdn,
+            cqn: args.cqn,
             wqe_cnt: self.wqe_cnt,
             max_gs: self.max_gs,
             wqe: hw_ctx::SrqQueue {
@@ -438,12 +440,12 @@ impl Srq {
 
 impl Srq {
     /// What `rdma res show srq -dd` prints (`hns_roce_fill_res_srq_entry`):
-    /// number, depth, SGEs and XRC domain (0: no XRC SRQs), in hex.
+    /// number, depth, SGEs and XRC domain (0 for a basic SRQ), in hex.
     pub(crate) fn res_attrs(&self, r: &mut ResAttrs) -> Result {
         r.put_hex(c"srqn", self.srqn)?;
         r.put_hex(c"wqe_cnt", self.wqe_cnt)?;
         r.put_hex(c"max_gs", self.max_gs)?;
-        r.put_hex(c"xrcdn", 0)
+        r.put_hex(c"xrcdn", self.xrcdn)
     }
 
     /// The SRQ context read back (QUERY_SRQC, `hns_roce_v2_query_srqc`)

@@ -241,10 +241,11 @@ struct hns_shim_xrcd {
 	u32 xrcdn;
 };
 
-/* A CQ: the Rust CQ behind `rs_cq`. */
+/* A CQ: the Rust CQ behind `rs_cq`, its number for the XRC SRQs on it. */
 struct hns_shim_cq {
 	struct ib_cq ibcq;
 	void *rs_cq;
+	u32 cqn;
 };
 
 /* A QP: the Rust QP behind `rs_qp`. */
@@ -726,6 +727,7 @@ static int hns_shim_create_cq(struct ib_cq *ibcq,
 			udata ? &ureq : NULL, &args, &cq->rs_cq);
 	if (ret)
 		return ret;
+	cq->cqn = args.cqn;
 	ibcq->cqe = args.depth - 1;
 	if (udata) {
 		resp.cqn = args.cqn;
@@ -832,6 +834,11 @@ static int hns_shim_create_srq(struct ib_srq *ibsrq,
 	};
 	int ret;
 
+	if (init_attr->srq_type == IB_SRQT_XRC)
+		args.xrcdn = hns_shim_xrcd_xrcdn(init_attr->ext.xrc.xrcd);
+	if (ib_srq_has_cq(init_attr->srq_type))
+		args.cqn = container_of(init_attr->ext.cq, struct hns_shim_cq,
+					ibcq)->cqn;
 	if (udata) {
 		ureq.copy_ret = ib_copy_validate_udata_in(udata, ucmd,
 							  que_addr);
@@ -955,6 +962,8 @@ static int hns_shim_create_qp(struct ib_qp *ibqp,
 		in.srqn = container_of(init_attr->srq, struct hns_shim_srq,
 				       ibsrq)->srqn;
 	in.has_xrcd = init_attr->xrcd != NULL;
+	if (init_attr->xrcd)
+		in.xrcdn = hns_shim_xrcd_xrcdn(init_attr->xrcd);
 	ret = HNS_RS_OP(to_sdev(ibqp->device), create_qp, ibqp,
 			udata ? hns_shim_udata_uctx(udata) : NULL, &in,
 			hns_shim_rs_cq(init_attr->send_cq),
@@ -1031,6 +1040,11 @@ static int hns_shim_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 	a.path_mtu = attr->path_mtu;
 	if (mask & IB_QP_AV)
 		hns_shim_qp_av(ibqp, attr, mask, &a);
+	if (udata) {
+		a.udata = true;
+		a.uctx_config = rdma_udata_to_drv_context(udata,
+				struct hns_shim_uctx, ibuctx)->config;
+	}
 	ndev = ib_device_get_netdev(ibqp->device, 1);
 	if (ndev) {
 		a.active_mtu = iboe_get_mtu(ndev->mtu);

@@ -201,6 +201,8 @@ struct hns_shim_qp_init {
 	bool has_xrcd;
 	/* The SRQ's number when has_srq. */
 	u32 srqn;
+	/* The XRC domain's number when has_xrcd (XRC targets). */
+	u32 xrcdn;
 	/* A user QP: libhns's request (struct hns_roce_ib_create_qp), what
 	 * the udata lengths allow, the user context's config; cap_flags is
 	 * the answer (HNS_ROCE_QP_CAP_*).
@@ -260,6 +262,11 @@ struct hns_shim_qp_attr {
 	u8 dgid[16];
 	u16 vlan_id;
 	int l2_ret;
+	/* The modify came with udata (from user space), and the config of
+	 * that udata's user context (HNS_ROCE_*_FLAGS).
+	 */
+	bool udata;
+	u32 uctx_config;
 };
 
 /* What a user modify answers (struct hns_roce_ib_modify_qp_resp). */
@@ -344,6 +351,9 @@ struct hns_shim_srq_ureq {
 struct hns_shim_srq_args {
 	u32 srq_type;
 	u32 pdn;
+	/* An XRC SRQ's domain and CQ numbers (0 for a basic SRQ). */
+	u32 xrcdn;
+	u32 cqn;
 	u32 max_wr;
 	u32 max_sge;
 	u32 srqn;

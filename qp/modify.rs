@@ -307,11 +307,14 @@ impl Qp {
             mtu_bytes: mtu_bytes(mtu),
             window_cong: self.cong_type.window(),
             max_ack_req_msg_len: c.max_ack_req_msg_len,
-            rq_inline: (self.user && self.qp_type == qpt::RC && self.config & UCTX_RQ_INLINE != 0)
+            // The configuration of the context whose udata came with the
+            // modify, as C reads it: for an XRC target (created without
+            // one) that is the process that modifies it.
+            rq_inline: (a.udata && self.qp_type == qpt::RC && a.uctx_config & UCTX_RQ_INLINE != 0)
                 .then_some(c.flags & cap_flag::RQ_INLINE != 0),
-            cqe_inline: (self.user
+            cqe_inline: (a.udata
                 && matches!(self.qp_type, qpt::RC | qpt::XRC_TGT)
-                && self.config & UCTX_CQE_INLINE != 0)
+                && a.uctx_config & UCTX_CQE_INLINE != 0)
                 .then_some(c.flags & cap_flag::CQE_INLINE != 0),
         })
     }

@@ -352,8 +352,8 @@ pub(crate) type SrqUreq = raw::hns_shim_srq_ureq;
 pub(crate) type SrqArgs = raw::hns_shim_srq_args;
 /// What `query_srq` answers (plain data, filled by the driver).
 pub(crate) type SrqAttr = raw::hns_shim_srq_attr;
-/// `IB_SRQT_BASIC`.
-pub(crate) const SRQT_BASIC: u32 = raw::ib_srq_type_IB_SRQT_BASIC;
+/// `IB_SRQT_XRC`: an SRQ of an XRC domain, completing to its own CQ.
+pub(crate) const SRQT_XRC: u32 = raw::ib_srq_type_IB_SRQT_XRC;
 
 /// A user MR registration or re-registration, flattened by the shim:
 /// `flags` (`IB_MR_REREG_*`, re-registration only), `pdn` (registration,
