@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #
 # hns-sim data engine plan, on the C reference driver and on hns_roce_rs
-# (SIM=1, DRIVER=c or rs; XRC is SKIP on rs until it is ported):
+# (SIM=1, DRIVER=c or rs):
 # rdma-core's ibv_rc_pingpong on one device, loopback to itself (server and
 # client both on hns_0, their TCP exchange over 127.0.0.1), polling and with
 # completion events (-e), ibv_ud_pingpong, ibv_srq_pingpong, ibv_xsrq_pingpong,
@@ -47,12 +47,10 @@ pingpong ibv_ud_pingpong ud-pingpong 18518 -s 512
 pingpong ibv_srq_pingpong srq-pingpong 18519
 # XRC: XRC_INI send QPs into XRC SRQs behind XRC_TGT QPs (prints
 # "success" on each side).
-if ! not_on_rs data/xsrq-pingpong "XRC SRQ"; then
-    pair data/xsrq-pingpong \
-        "ibv_xsrq_pingpong -d hns_0 -g $GIDX -p 18526 -n 10" \
-        "ibv_xsrq_pingpong -d hns_0 -g $GIDX -p 18526 -n 10 127.0.0.1"
-    echo "    server: $(grep -c '^success' /tmp/server.out) success, client: $(printf '%s\n' "$cout" | grep -c '^success') success"
-fi
+pair data/xsrq-pingpong \
+    "ibv_xsrq_pingpong -d hns_0 -g $GIDX -p 18526 -n 10" \
+    "ibv_xsrq_pingpong -d hns_0 -g $GIDX -p 18526 -n 10 127.0.0.1"
+echo "    server: $(grep -c '^success' /tmp/server.out) success, client: $(printf '%s\n' "$cout" | grep -c '^success') success"
 
 # srq_errors.py: SRQ attributes refused or rounded up, resize refused, the
 # limit set and read back, `rdma res show srq`; the lines must be the C

@@ -67,8 +67,7 @@ cross ibv_rc_pingpong rc-pingpong-1-0 18615 hns_1 "$G1" hns_0 "$G0"
 cross ibv_rc_pingpong rc-pingpong-0-1-events 18616 hns_0 "$G0" hns_1 "$G1" -e
 cross ibv_ud_pingpong ud-pingpong-1-0 18618 hns_1 "$G1" hns_0 "$G0" -s 512
 cross ibv_srq_pingpong srq-pingpong-1-0 18619 hns_1 "$G1" hns_0 "$G0"
-not_on_rs data2/xsrq-pingpong-1-0 "XRC SRQ" ||
-    cross ibv_xsrq_pingpong xsrq-pingpong-1-0 18626 hns_1 "$G1" hns_0 "$G0"
+cross ibv_xsrq_pingpong xsrq-pingpong-1-0 18626 hns_1 "$G1" hns_0 "$G0"
 
 # perftest across the devices (server on hns_1, client on hns_0): RDMA
 # WRITE, READ (data comes back over the wire) and FETCH_AND_ADD (the

@@ -16,15 +16,6 @@ rs) DRV_MODULE=hns_roce_rs ;;
 *) DRV_MODULE=hns_roce_hw_v2 ;;
 esac
 
-# not_on_rs NAME WHAT: on the Rust driver, report NAME as SKIP (WHAT is not
-# ported yet, see README) and return 0; else return 1. Only for the checks
-# the issue lets wait for a later data-path step (XRC).
-not_on_rs() {
-    [ "$DRIVER" = rs ] || return 1
-    report "$1" SKIP "$2 not in hns_roce_rs yet (issue 14)"
-    return 0
-}
-
 # load_roce D: load the RoCE driver D (c: hns-roce-hw-v2, rs: hns_roce_rs).
 load_roce() {
     case "$1" in
