@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
-"""Compare what `rdma res show {cq,qp,mr}` printed on the C driver and on
+"""Compare what `rdma res show {cq,qp,mr,srq}` printed on the C driver and on
 hns_roce_rs (tests/guest/restrack.py's "HNS-RESTRACK TAG KIND MODE JSON"
 lines in two guest logs).
 
 Per line, the objects must be the same after masking what differs between
 two boots for reasons no driver decides: process ids, user virtual
 addresses (an MR's iova), and inside the raw context images (-r: the bytes
-the engine returned for QUERY_CQC/QPC/SCCC/MPT) the DMA address fields,
+the engine returned for QUERY_CQC/QPC/SCCC/MPT/SRQC) the DMA address fields,
 found by name in the generated field maps as scripts/trace-diff.py does.
 The C log must hold every line, none of them an error, each with at least
 one object of this device carrying the driver's details (-dd: "drv_*"
@@ -27,7 +27,8 @@ trace_diff = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(trace_diff)
 
 # Raw image layout per kind: (field module, first word) as in trace-diff.
-RAW_LAYOUTS = {"cq": [("cqc", 0)], "mr": [("mpt", 0)], "qp": [("qpc", 0), ("qpcex", 64)]}
+RAW_LAYOUTS = {"cq": [("cqc", 0)], "mr": [("mpt", 0)], "qp": [("qpc", 0), ("qpcex", 64)],
+               "srq": [("srqc", 0)]}
 MASKED_KEYS = {"pid", "iova"}
 
 

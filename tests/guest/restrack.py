@@ -4,14 +4,15 @@ driver's details (-dd) and the raw contexts read back from the engine
 (-r), for scripts/restrack-diff.py to compare between the drivers.
 
 dump(TAG) prints one line per query, "HNS-RESTRACK TAG KIND MODE JSON"
-(KIND cq|qp|mr, MODE dd|r), or "... ERROR exit N: stderr" if rdma failed.
-Imported by user-objects.py and qp_states.py while their objects exist.
+(KIND cq|qp|mr, or those of KINDS, e.g. srq; MODE dd|r), or "... ERROR
+exit N: stderr" if rdma failed. Imported by user-objects.py, qp_states.py
+and xrc_objects.py while their objects exist.
 """
 import subprocess
 
 
-def dump(tag, dev="hns_0"):
-    for kind in ("cq", "qp", "mr"):
+def dump(tag, dev="hns_0", kinds=("cq", "qp", "mr")):
+    for kind in kinds:
         where = ["link", dev] if kind == "qp" else ["dev", dev]
         for mode, flags in (("dd", ["-dd"]), ("r", ["-r"])):
             p = subprocess.run(["rdma", "-j"] + flags + ["res", "show", kind] + where,

@@ -3,10 +3,10 @@
 #
 # User RC and UD QPs through libhns, the lines of data-plan.sh that need
 # nothing beyond them (user MR, CQ, RC/UD QP with an address vector):
-# ibv_rc_pingpong, ibv_ud_pingpong (and with HNS_UQP_PERF=1 perftest's
-# ib_send_bw), each loopback
+# ibv_rc_pingpong, ibv_ud_pingpong, ibv_xsrq_pingpong (and with
+# HNS_UQP_PERF=1 perftest's ib_send_bw), each loopback
 # on hns_0, a single-process walk through the QP states with query_qp
-# (qp_states.py), then the driver and hns_sim unloaded so the hns-sim trace
+# (qp_states.py), XRC objects and one XRC SEND (xrc_objects.py), then the driver and hns_sim unloaded so the hns-sim trace
 # ends with the teardown. Run on both drivers (DRIVER=c|rs, SIM=1); the two
 # traces must be equal (scripts/trace-diff.py --full). TEST lines are in
 # the group "uqp-<driver>/...".
@@ -34,6 +34,11 @@ pair "$g/rc-pingpong" \
 pair "$g/ud-pingpong" \
     "ibv_ud_pingpong -d hns_0 -g $GIDX -p 18518 -n 10 -s 512" \
     "ibv_ud_pingpong -d hns_0 -g $GIDX -p 18518 -n 10 -s 512 127.0.0.1"
+# XRC: ibv_xsrq_pingpong's XRC_INI QPs send into XRC SRQs behind XRC_TGT
+# QPs (which the RDMA core creates as kernel QPs of the XRC domain).
+pair "$g/xsrq-pingpong" \
+    "ibv_xsrq_pingpong -d hns_0 -g $GIDX -p 18526 -n 10" \
+    "ibv_xsrq_pingpong -d hns_0 -g $GIDX -p 18526 -n 10 127.0.0.1"
 # ib_send_bw (perftest, --no_ddp -F) passed on both drivers too, but its
 # server and client create their objects in a varying order even with the
 # delay (QPN 0x18/0x1a, MR keys 2/3 swapped in one of four runs), which
@@ -52,6 +57,14 @@ timeout "$HNS_TIMEOUT" python3 /opt/hns/qp_states.py "$GIDX" 2>&1
 qrc=$?
 echo "HNS-QPSTATES-END"
 if [ $qrc -eq 0 ]; then report "$g/qp-states" PASS; else report "$g/qp-states" FAIL "exit $qrc"; fi
+
+# One process: XRC domain, XRC SRQ, XRC_TGT and XRC_INI QPs, one SEND,
+# restrack of them (SRQs included); printed between markers as above.
+echo "HNS-XRC-BEGIN"
+timeout "$HNS_TIMEOUT" python3 /opt/hns/xrc_objects.py "$GIDX" 2>&1
+xrc=$?
+echo "HNS-XRC-END"
+if [ $xrc -eq 0 ]; then report "$g/xrc-objects" PASS; else report "$g/xrc-objects" FAIL "exit $xrc"; fi
 
 mod=$([ "$d" = c ] && echo hns_roce_hw_v2 || echo hns_roce_rs)
 check "$g/unload" sh -c "rmmod $mod && rmmod hns_sim"
