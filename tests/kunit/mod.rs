@@ -282,6 +282,11 @@ mod qpc {
     fn ud_user_modifies() {
         assert_eq!(v::check_ud_user_modifies(), Ok(()));
     }
+
+    #[test]
+    fn xrc_init_modifies() {
+        assert_eq!(v::check_xrc_init_modifies(), Ok(()));
+    }
 }
 
 /// The id and bank allocators.

@@ -526,6 +526,40 @@ pub fn check_srq_context() -> Check {
         srq_context(&pyv).as_le_words().map(u32::from_le) == want,
         "SRQC words with two index pages",
     )?;
+    // The XRC SRQ of tests/guest/xrc_objects.py on the C driver (uqp-c
+    // boot): 16 WQEs, PD 1, XRC domain 0, completions to CQ 4 (SRQ_TYPE
+    // in word 5, XRC_CQN in word 13).
+    let xrc = SrqcParams {
+        srqn: 0,
+        pdn: 1,
+        xrc: true,
+        xrcdn: 0,
+        cqn: 4,
+        wqe_cnt: 16,
+        max_gs: 1,
+        wqe: SrqQueue {
+            bt_ba: 0x598_2000,
+            ..queue
+        },
+        idx: SrqQueue {
+            bt_ba: 0x5ca_1000,
+            cur: 0x59e_0000,
+            next: 0,
+            ..queue
+        },
+        db: Some(0x7fcc_1000),
+    };
+    let want: [u32; 16] = [
+        0x00000049, 0, 0, 0, 0x00b30400, 0x80000000, 0x00000001, 0x00b94200, 0, 0x000059e0,
+        0x00800000, 0, 0, 0x00000004, 0x7fcc1001, 0,
+    ];
+    expect(
+        srq_context(&xrc).as_le_words().map(u32::from_le) == want,
+        "SRQC words of an XRC SRQ",
+    )?;
+    // The run's domain was 0: the field's place for another one.
+    let c = srq_context(&SrqcParams { xrcdn: 0x2a, ..xrc });
+    expect(c.word(2) == 0x2a, "XRC domain in word 2")?;
     // Without a record doorbell word 14 stays empty; four SGEs are RQWS 2.
     let c = srq_context(&SrqcParams {
         db: None,

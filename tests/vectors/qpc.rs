@@ -959,3 +959,109 @@ pub fn check_ud_user_modifies() -> Check {
     expect(exactly(&c, UD_RESET_CTX, 0), "UD ->RESET context")?;
     expect(exactly(&m, UD_RESET_MASK, u32::MAX), "UD ->RESET mask")
 }
+
+// The XRC QPs of tests/guest/xrc_objects.py on the C driver (uqp-c boot,
+// `scripts/qpc-vector.py TRACE 48` and `... 25`): the XRC_TGT QP 0x30 the
+// core created without udata (no PD, no CQs, the 64-WQE kernel SQ libhns'
+// minimum asked for, XRC domain 0, remote write access) and the XRC_INI
+// QP 0x19 (PD 1, send CQ 4, 64 SQ WQEs, no RQ). Both moves to INIT write
+// the XRC service type and INV_CREDIT; only the target XRC_QP_TYPE.
+
+/// Context of the XRC_TGT QP's move to INIT (non-zero words).
+const XRC_TGT_INIT_CTX: &[(usize, u32)] = &[
+    (0, 0x00000005),
+    (4, 0x0000f6f0),
+    (5, 0x0fff0000),
+    (14, 0x20000000),
+    (18, 0x04000000),
+    (19, 0x01000000),
+    (26, 0x00000001),
+    (42, 0x00000080),
+];
+
+/// Context of the XRC_INI QP's move to INIT (non-zero words).
+const XRC_INI_INIT_CTX: &[(usize, u32)] = &[
+    (0, 0x00000005),
+    (3, 0x00000100),
+    (4, 0x0000f6f0),
+    (5, 0x0fff0000),
+    (14, 0x20000000),
+    (26, 0x00000001),
+    (42, 0x00000080),
+    (62, 0x00000004),
+];
+
+/// The XRC QPs' RESET→INIT built from the inputs above give the C
+/// driver's contexts; the masks are all zeros (every RESET→INIT).
+pub fn check_xrc_init_modifies() -> Check {
+    let base = InitParams {
+        serv_type: serv::XRC,
+        pdn: 0,
+        rq_max_gs: 0,
+        sge_cnt: 0,
+        sq_wqe_cnt: 64,
+        rq_wqe_cnt: 0,
+        rq_record_db: false,
+        rdb_dma: 0,
+        owner_db: false,
+        rx_cqn: 0,
+        tx_cqn: 0,
+        srqn: None,
+        xrcdn: Some(0),
+        v3: true,
+        stash: false,
+    };
+    let mut img = QpcImage::new();
+    reset_to_init(&mut img, &base);
+    opt_fields(
+        &mut img,
+        &OptParams {
+            access: Some((ACCESS_REMOTE_WRITE | 1, 0)),
+            ..Default::default()
+        },
+    );
+    finish(&mut img, QpState::Init, true);
+    let (c, m) = posted(&img);
+    expect(
+        exactly(&c, XRC_TGT_INIT_CTX, 0),
+        "XRC_TGT RESET->INIT context",
+    )?;
+    expect(exactly(&m, &[], 0), "XRC_TGT RESET->INIT mask")?;
+
+    let mut img = QpcImage::new();
+    reset_to_init(
+        &mut img,
+        &InitParams {
+            pdn: 1,
+            tx_cqn: 4,
+            xrcdn: None,
+            ..base
+        },
+    );
+    opt_fields(
+        &mut img,
+        &OptParams {
+            access: Some((0, 0)),
+            ..Default::default()
+        },
+    );
+    finish(&mut img, QpState::Init, true);
+    let (c, m) = posted(&img);
+    expect(
+        exactly(&c, XRC_INI_INIT_CTX, 0),
+        "XRC_INI RESET->INIT context",
+    )?;
+    expect(exactly(&m, &[], 0), "XRC_INI RESET->INIT mask")?;
+
+    // The target's domain goes to QKEY_XRCD (the run's domain was 0).
+    let mut img = QpcImage::new();
+    reset_to_init(
+        &mut img,
+        &InitParams {
+            xrcdn: Some(0x2a),
+            ..base
+        },
+    );
+    let (c, _) = posted(&img);
+    expect(c[15] == 0x2a, "XRC domain in QKEY_XRCD")
+}

@@ -49,3 +49,8 @@ fn rc_user_modifies() {
 fn ud_user_modifies() {
     assert_eq!(v::check_ud_user_modifies(), Ok(()));
 }
+
+#[test]
+fn xrc_init_modifies() {
+    assert_eq!(v::check_xrc_init_modifies(), Ok(()));
+}
