@@ -486,9 +486,9 @@ fi
 # data-plan.sh, event-plan.sh (here with the unload: no lockdep report may
 # follow the access-error event on Rust) and data2-plan.sh on --driver rs;
 # their TEST lines are renamed data-rs/, event-rs/, data2-rs/. Then every
-# check that passed on C must pass on Rust; only the XRC lines the plans
-# mark "not in hns_roce_rs yet (issue 14)" may be SKIP (outcomes side by
-# side in $L/data-outcomes.log).
+# check that passed on C must pass on Rust, the XRC lines (ibv_xsrq_pingpong)
+# included: no line is SKIP on Rust any more (outcomes side by side in
+# $L/data-outcomes.log).
 if [ -x "$HNS_BUILD/sim-target/release/hns-sim" ] && [ -f "$HNS_BUILD/module-kunit/hns_roce_rs.ko" ]; then
     GT_RENAME='s#^TEST data/#TEST data-rs/#' \
         guest_tests data-rs "$RESULTS" tests/guest/data-plan.sh --driver rs --sim 1
@@ -507,12 +507,32 @@ if [ -x "$HNS_BUILD/sim-target/release/hns-sim" ] && [ -f "$HNS_BUILD/module-kun
             sed 's/^/    /' "$L/$g-outcomes.log" | head -n 40
         fi
     done
+    # pyverbs on hns_roce_rs, lean (pyverbs-rs): once each, only the
+    # modules that hold SRQ and XRC tests (test_srq; XRC traffic in
+    # test_qpex, test_atomic, test_cqex, test_relaxed_ordering, test_odp);
+    # every test's outcome must be the one of pyverbs-c's first run
+    # (scripts/compare-runs.py, skip reasons shown, not compared).
+    PYV_RS_MODULES="test_srq test_qpex test_atomic test_cqex test_relaxed_ordering test_odp"
+    echo "PYV_RUNS=1 PYV_REREG_SLOW=0 PYV_MODULES='$PYV_RS_MODULES' sh /opt/hns/pyverbs-plan.sh rs" \
+        >"$L/pyverbs-rs.cmd"
+    GT_RENAME='s#^TEST pyverbs/#TEST pyverbs-rs/#' \
+        guest_tests pyverbs-rs "$RESULTS" "$L/pyverbs-rs.cmd" --driver rs --sim 1
+    for m in $PYV_RS_MODULES; do
+        if python3 scripts/compare-runs.py --only "pyverbs-$m-1" "$HNS_BUILD/guest/pyverbs-c/output.log" \
+            "$HNS_BUILD/guest/pyverbs-rs/output.log" >"$L/compare-pyverbs-$m.log" 2>&1; then
+            result "equivalence/pyverbs-$m" PASS "($(head -n 1 "$L/compare-pyverbs-$m.log"))"
+        else
+            result "equivalence/pyverbs-$m" FAIL "(log: $L/compare-pyverbs-$m.log)"
+            head -n 40 "$L/compare-pyverbs-$m.log" | sed 's/^/    /'
+        fi
+    done
 else
     result guest/data-rs SKIP "hns-sim or the module did not build"
 fi
 
 # --- User RC/UD QPs on both drivers (SIM=1). ---------------------------------
-# tests/guest/uqp-plan.sh: ibv_rc_pingpong, ibv_ud_pingpong, qp_states.py (QP states, query_qp)
+# tests/guest/uqp-plan.sh: ibv_rc_pingpong, ibv_ud_pingpong, ibv_xsrq_pingpong,
+# qp_states.py (QP states, query_qp), xrc_objects.py (XRC domain, SRQ, QPs)
 # through libhns (user MRs, CQs, QPs with an address vector), then unload;
 # one boot per driver. The traces must be equal once the tools' random PSNs
 # are masked; server and client run at once, so their commands interleave
@@ -532,6 +552,15 @@ if [ -x "$HNS_BUILD/sim-target/release/hns-sim" ] && [ -f "$HNS_BUILD/module-kun
     else
         result equivalence/qp-states FAIL "C vs Rust differ (log: $L/qp-states.diff)"
         head -n 20 "$L/qp-states.diff" | sed 's/^/    /'
+    fi
+    # xrc_objects.py's steps and completions: same text (its restrack lines
+    # are in restrack-qp-states above).
+    xo() { sed -n '/^HNS-XRC-BEGIN/,/^HNS-XRC-END/{/^HNS-RESTRACK /d;p}' "$HNS_BUILD/guest/$1/output.log"; }
+    if [ -n "$(xo uqp-c)" ] && diff <(xo uqp-c) <(xo uqp-rs) >"$L/xrc-objects.diff"; then
+        result equivalence/xrc-objects PASS "($(xo uqp-c | wc -l) lines)"
+    else
+        result equivalence/xrc-objects FAIL "C vs Rust differ (log: $L/xrc-objects.diff)"
+        head -n 20 "$L/xrc-objects.diff" | sed 's/^/    /'
     fi
 else
     result guest/uqp SKIP "hns-sim or the module did not build"

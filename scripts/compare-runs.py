@@ -12,6 +12,8 @@ Sections (between "HNS-REG-BEGIN <name>" and "HNS-REG-END <name>"):
   pyverbs-test_addr     (AH create/query/destroy)
                         tests with the same outcomes; skip reasons are shown
                         but not compared.
+  pyverbs-<module>-<run>  (only with --only) the same for a module's run of
+                        tests/guest/pyverbs-plan.sh (pyverbs-c, pyverbs-rs).
 
 For each section one line "<section>: equal (N lines)" (for pyverbs with
 the count of each outcome, e.g. "14 ok, 9 skip") or, on a difference, a
@@ -107,8 +109,10 @@ def main():
     only = None
     if len(args) == 4 and args[0] == "--only":
         only, args = args[1], args[2:]
-        if only not in SECTIONS:
-            sys.exit(f"compare-runs.py: unknown section {only} (one of {', '.join(SECTIONS)})")
+        # pyverbs-<module>-<run>: a module's run of tests/guest/pyverbs-plan.sh.
+        if only not in SECTIONS and not only.startswith("pyverbs-test_"):
+            sys.exit(f"compare-runs.py: unknown section {only} (one of {', '.join(SECTIONS)}, "
+                     "or pyverbs-<module>-<run>)")
     if len(args) != 2:
         sys.exit(__doc__)
     try:

@@ -8,12 +8,17 @@
 # unittest summary says OK, no test failed or errored, and every skip
 # reason is one listed in /opt/hns/pyverbs-skips.txt (capabilities the C
 # driver lacks, or the test kernel: see docs/hns-sim.md). TEST lines:
-# "pyverbs/<module>-<run>". Lines the process printed after its summary
+# "pyverbs/<module>-<run>"; after each, its per-test outcomes ("<test id>
+# <outcome> [skip reason]") between "HNS-REG-BEGIN pyverbs-<module>-<run>"
+# and "HNS-REG-END ..." (and its failure reports as section
+# "pyverbs-<module>-<run>-log"), for scripts/compare-runs.py to set a Rust
+# run beside a C one. Lines the process printed after its summary
 # (pyverbs' destructors at interpreter exit) are shown, not judged: a
 # crash there ends the process with a signal.
 #
 #   sh /opt/hns/pyverbs-plan.sh [c|rs]   (rs: unload the driver at the end)
 #   PYV_MODULES="test_mr" PYV_RUNS=4 sh /opt/hns/pyverbs-plan.sh
+#   PYV_REREG_SLOW=0 ...: without the rereg-pd-slow-restate check
 . /opt/hns/lib.sh
 DRV=${1:-c}
 PYV_RUNS=${PYV_RUNS:-3}
@@ -78,13 +83,19 @@ rereg_slow() {
     grep -E '^(OK|FAILED)|Error' /tmp/rereg-slow.log | tail -n 3
     [ "$prc" -eq 0 ] && grep -q '^OK$' /tmp/rereg-slow.log
 }
-check pyverbs/rereg-pd-slow-restate rereg_slow
+[ "${PYV_REREG_SLOW:-1}" = 0 ] || check pyverbs/rereg-pd-slow-restate rereg_slow
 
 for m in $PYV_MODULES; do
     r=1
     while [ "$r" -le "$PYV_RUNS" ]; do
         check "pyverbs/$m-$r" pyverbs_run "$m" "$r"
         printf '%s\n' "$out" | sed 's/^/    /'
+        echo "HNS-REG-BEGIN pyverbs-$m-$r"
+        cat "/tmp/pyv-$m-$r.out"
+        echo "HNS-REG-END pyverbs-$m-$r"
+        echo "HNS-REG-BEGIN pyverbs-$m-$r-log"
+        sed -n '/^=====/,$p' "/tmp/pyv-$m-$r.log" | head -n 80
+        echo "HNS-REG-END pyverbs-$m-$r-log"
         r=$((r + 1))
     done
 done
