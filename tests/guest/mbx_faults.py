@@ -27,7 +27,9 @@ import json
 import os
 import re
 import select
+import stat
 import subprocess
+import tempfile
 import time
 
 import pyverbs.enums as e
@@ -36,8 +38,9 @@ from pyverbs.device import Context
 from pyverbs.mr import MR
 from pyverbs.pd import PD
 from pyverbs.pyverbs_error import PyverbsError, PyverbsRDMAError
-from pyverbs.qp import QP, QPAttr, QPCap, QPInitAttr
-from pyverbs.srq import SRQ, SrqAttr, SrqInitAttr
+from pyverbs.qp import QP, QPAttr, QPCap, QPInitAttr, QPInitAttrEx
+from pyverbs.srq import SRQ, SrqAttr, SrqInitAttr, SrqInitAttrEx
+from pyverbs.xrcd import XRCD, XRCDInitAttr
 
 FAULT = '/sys/module/hns_sim/parameters/fault'
 # Mailbox commands (hns_roce_cmd.h).
@@ -135,6 +138,7 @@ EV_WQ_CATAS, EV_INV_REQ, EV_ACCESS = 0x05, 0x06, 0x07
 EV_SRQ_LIMIT, EV_LAST_WQE, EV_SRQ_CATAS = 0x08, 0x09, 0x0a
 EV_CQ_ACCESS, EV_CQ_OVERFLOW, EV_CQ_ID_INVALID = 0x0b, 0x0c, 0x0d
 EV_PORT_CHANGE, EV_DB_OVERFLOW, EV_FLR = 0x0f, 0x12, 0x15
+EV_XRCD_VIOLATION, EV_INVALID_XRCETH = 0x16, 0x17
 BOGUS = 0xfff0
 
 
@@ -214,6 +218,45 @@ def event_case(ctx, fd, name, ev, queue, state=None):
     print(f'MBX {name} {res} | {kernel_log()}', flush=True)
 
 
+def xrc_events(ctx, pd, cq, fd, keep, state, flush):
+    """Events of XRC objects: an XRC SRQ's limit, COMM_EST on an XRC_TGT
+    QP (the core's real QP, created without udata; the event reaches this
+    process through the QP it opened), and with FLUSH the two XRC error
+    types, which flush the QP, on another target."""
+    tmp = tempfile.NamedTemporaryFile()
+    xfd = os.open(tmp.name, os.O_RDONLY | os.O_CREAT, stat.S_IRUSR | stat.S_IRGRP)
+    xrcd = XRCD(ctx, XRCDInitAttr(e.IBV_XRCD_INIT_ATTR_FD | e.IBV_XRCD_INIT_ATTR_OFLAGS,
+                                  os.O_CREAT, xfd))
+
+    def xrc_srq():
+        a = SrqInitAttrEx(max_wr=16, max_sge=1)
+        a.srq_type, a.pd, a.xrcd, a.cq = e.IBV_SRQT_XRC, pd, xrcd, cq
+        a.comp_mask = (e.IBV_SRQ_INIT_ATTR_TYPE | e.IBV_SRQ_INIT_ATTR_PD |
+                       e.IBV_SRQ_INIT_ATTR_CQ | e.IBV_SRQ_INIT_ATTR_XRCD)
+        return SRQ(ctx, a)
+
+    def tgt():
+        q, n = new_number('qp', lambda: QP(ctx, QPInitAttrEx(
+            qp_type=e.IBV_QPT_XRC_RECV, comp_mask=e.IBV_QP_INIT_ATTR_XRCD, xrcd=xrcd)))
+        to_init(q)
+        return q, n
+
+    s, n = new_number('srq', xrc_srq)
+    event_case(ctx, fd, 'ev-xrc-srq-limit', EV_SRQ_LIMIT, n)
+    objs = [s]
+    q, n = tgt()
+    objs.append(q)
+    event_case(ctx, fd, 'ev-xrc-tgt-comm-est', EV_COMM_EST, n, state(q))
+    for name, ev in (('xrcd-violation', EV_XRCD_VIOLATION),
+                     ('invalid-xrceth', EV_INVALID_XRCETH)) if flush else ():
+        q, n = tgt()
+        objs.append(q)
+        event_case(ctx, fd, f'ev-xrc-tgt-{name}', ev, n, state(q))
+    # The domain goes after its QPs and SRQ.
+    keep.extend([xrcd] + objs)
+    keep.append(tmp)
+
+
 def events(ctx, pd, cq, keep):
     """Every asynchronous event the drivers handle, on objects of this
     process, on numbers nothing has, and of the device-wide kinds."""
@@ -252,6 +295,7 @@ def events(ctx, pd, cq, keep):
     keep.append(s)
     event_case(ctx, fd, 'ev-srq-limit', EV_SRQ_LIMIT, n)
     event_case(ctx, fd, 'ev-srq-catas', EV_SRQ_CATAS, n)
+    xrc_events(ctx, pd, cq, fd, keep, state, flush)
     event_case(ctx, fd, 'ev-bogus-qp', EV_WQ_CATAS if flush else EV_COMM_EST, BOGUS)
     event_case(ctx, fd, 'ev-bogus-cq', EV_CQ_OVERFLOW, BOGUS)
     event_case(ctx, fd, 'ev-bogus-srq', EV_SRQ_LIMIT, BOGUS)
