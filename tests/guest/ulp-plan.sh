@@ -118,22 +118,18 @@ rate() {
 check $g/pattern pattern /tmp/pattern "$MIB" 14 || plan_exit
 BYTES=$((MIB << 20))
 
-dd_write() {
+# timed_dd WHAT DD-ARGS...: dd, then "RATE WHAT <MB/s> ..." for $BYTES.
+timed_dd() {
+    what=$1
+    shift
     t0=$(now)
-    dd if=/tmp/pattern of=/dev/nvme0n1 bs=1M count="$MIB" oflag=direct || return 1
+    timeout "$HNS_TIMEOUT" dd "$@" || return 1
     t1=$(now)
-    echo "RATE write $(rate $BYTES "$t0" "$t1")"
+    echo "RATE $what $(rate $BYTES "$t0" "$t1")"
 }
-check $g/write-${MIB}m-direct dd_write
+check $g/write-${MIB}m-direct timed_dd write if=/tmp/pattern of=/dev/nvme0n1 bs=1M count="$MIB" oflag=direct
 printf '%s\n' "$out" | grep '^RATE' | sed 's/^/    /'
-dd_read() {
-    rm -f /tmp/back
-    t0=$(now)
-    dd if=/dev/nvme0n1 of=/tmp/back bs=1M count="$MIB" iflag=direct || return 1
-    t1=$(now)
-    echo "RATE read $(rate $BYTES "$t0" "$t1")"
-}
-check $g/read-${MIB}m-direct dd_read
+check $g/read-${MIB}m-direct timed_dd read if=/dev/nvme0n1 of=/tmp/back bs=1M count="$MIB" iflag=direct
 printf '%s\n' "$out" | grep '^RATE' | sed 's/^/    /'
 check $g/compare-${MIB}m cmp /tmp/pattern /tmp/back
 rm -f /tmp/back
