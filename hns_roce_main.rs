@@ -697,6 +697,33 @@ impl IbDriver for IbDev {
         mr::dereg_mr(&self.mr_env(), m)
     }
 
+    fn alloc_mr(
+        &self,
+        pdn: u32,
+        mr_type: u32,
+        max_num_sg: u32,
+    ) -> Result<(Pin<KBox<mr::Mr>>, u32)> {
+        let m = mr::alloc_mr(&self.mr_env(), pdn, mr_type, max_num_sg)?;
+        let key = m.key;
+        Ok((m, key))
+    }
+
+    fn mr_size(m: &mr::Mr) -> u64 {
+        m.size()
+    }
+
+    fn map_mr_sg_begin(&self, m: &mr::Mr, page_size: u32, sg_offset: u32) -> Result {
+        m.map_sg_begin(page_size, sg_offset)
+    }
+
+    fn map_mr_sg_page(m: &mr::Mr, addr: u64) -> Result {
+        m.map_sg_page(addr)
+    }
+
+    fn map_mr_sg_end(&self, m: &mr::Mr, n: i32, page_size: u32) -> i32 {
+        m.map_sg_end(&self.cmd, n, page_size)
+    }
+
     type Qp = qp::Qp;
 
     fn create_qp(
@@ -755,7 +782,7 @@ impl IbDriver for IbDev {
     fn post_send(
         &self,
         q: &qp::Qp,
-        wrs: &mut dyn Iterator<Item = SendWr<'_>>,
+        wrs: &mut dyn Iterator<Item = SendWr<'_, mr::Mr>>,
     ) -> core::result::Result<(), (usize, Error)> {
         q.post_send(&self.qp_env(), wrs)
     }
@@ -891,6 +918,7 @@ impl RoceClient for HnsRoce {
                 xrc: c.flags & cap_flag::XRC != 0,
                 srq: c.flags & cap_flag::SRQ != 0,
                 hw_stats: hw.profile.rev.is_hip09(),
+                frmr: c.flags & cap_flag::FRMR != 0,
             };
             IbRegistration::register(handle, ib, &p)
         });

@@ -85,6 +85,13 @@ impl Layout for RcSendWqe {
     const DWORDS: usize = 16;
 }
 
+/// Layout marker of the fast-register segment after an RC send WQE's first 32 bytes (IB_WR_REG_MR), `struct hns_roce_wqe_frmr_seg`.
+pub struct FrmrSeg;
+
+impl Layout for FrmrSeg {
+    const DWORDS: usize = 2;
+}
+
 /// Fields of the QP context (QPC).
 pub mod qpc {
     use super::*;
@@ -1168,7 +1175,11 @@ pub mod cqe {
     use super::*;
 
     // CQE_SMAC (207..=160) spans several words and is copied whole.
+    /// Bytes of CQE_SMAC in the context.
+    pub const SMAC_BYTES: core::ops::Range<usize> = 20..26;
     // CQE_RSV3 (511..=256) spans several words and is copied whole.
+    /// Bytes of CQE_RSV3 in the context.
+    pub const RSV3_BYTES: core::ops::Range<usize> = 32..64;
 
     /// Bits 4..=0.
     pub const OPCODE: Field<Cqe> = Field::new(4, 0);
@@ -1349,5 +1360,45 @@ pub mod rc_send_wqe {
         ("RC_SEND_WQE_SGE_NUM", SGE_NUM),
         ("RC_SEND_WQE_MSG_START_SGE_IDX", MSG_START_SGE_IDX),
         ("RC_SEND_WQE_INL_TYPE", INL_TYPE),
+    ];
+}
+
+/// Fields of the fast-register segment after an RC send WQE's first 32 bytes (IB_WR_REG_MR).
+pub mod frmr_seg {
+    use super::*;
+
+    /// Bits 31..=0.
+    pub const PBL_SIZE: Field<FrmrSeg> = Field::new(31, 0);
+    /// Bits 35..=32.
+    pub const BLOCK_SIZE: Field<FrmrSeg> = Field::new(35, 32);
+    /// Bits 39..=36.
+    pub const PBL_BUF_PG_SZ: Field<FrmrSeg> = Field::new(39, 36);
+    /// Bits 40..=40.
+    pub const BLK_MODE: Field<FrmrSeg> = Field::new(40, 40);
+    /// Bits 41..=41.
+    pub const ZBVA: Field<FrmrSeg> = Field::new(41, 41);
+    /// Bits 42..=42.
+    pub const BIND_EN: Field<FrmrSeg> = Field::new(42, 42);
+    /// Bits 43..=43.
+    pub const ATOMIC: Field<FrmrSeg> = Field::new(43, 43);
+    /// Bits 44..=44.
+    pub const RR: Field<FrmrSeg> = Field::new(44, 44);
+    /// Bits 45..=45.
+    pub const RW: Field<FrmrSeg> = Field::new(45, 45);
+    /// Bits 46..=46.
+    pub const LW: Field<FrmrSeg> = Field::new(46, 46);
+
+    /// Every field, by its C name, for table-driven checks.
+    pub const ALL: &[(&str, Field<FrmrSeg>)] = &[
+        ("FRMR_PBL_SIZE", PBL_SIZE),
+        ("FRMR_BLOCK_SIZE", BLOCK_SIZE),
+        ("FRMR_PBL_BUF_PG_SZ", PBL_BUF_PG_SZ),
+        ("FRMR_BLK_MODE", BLK_MODE),
+        ("FRMR_ZBVA", ZBVA),
+        ("FRMR_BIND_EN", BIND_EN),
+        ("FRMR_ATOMIC", ATOMIC),
+        ("FRMR_RR", RR),
+        ("FRMR_RW", RW),
+        ("FRMR_LW", LW),
     ];
 }

@@ -2,7 +2,16 @@
 
 //! Memory regions (`hns_roce_mr.c`): the DMA MR of kernel users
 //! (`hns_roce_get_dma_mr`), user MRs (`hns_roce_reg_user_mr`), their
-//! re-registration (`hns_roce_rereg_user_mr`) and deregistration.
+//! re-registration (`hns_roce_rereg_user_mr`), fast-register MRs of kernel
+//! ULPs (`hns_roce_alloc_mr`, `hns_roce_map_mr_sg`; the REG_MR WQE is
+//! built in `qp/post.rs`) and deregistration.
+//!
+//! A fast-register MR is an MPT entry in the FREE state with a page list
+//! of one hop for up to `max_num_sg` pages (C's `mtt_only` MTR: no buffer).
+//! `ib_map_mr_sg` stores page addresses straight into that list; a REG_MR
+//! work request then tells the engine the key, range and rights. Unlike C,
+//! the mapping allocates nothing (C takes a `kvzalloc` page array each time,
+//! which may sleep where `ib_map_mr_sg` runs in atomic context).
 //!
 //! An MR is an MPT entry: its index comes from the device's MR key space,
 //! its key is the index rotated (`hw_index_to_key`), the MPT table chunk is
@@ -16,15 +25,17 @@
 
 use crate::cmdq::{query_context, Cmd, MailboxBuf};
 use crate::field::Ctx;
-use crate::hem::mtr::{PblRange, UserMtr};
+use crate::hem::mtr::{FrmrPbl, PblRange, UserMtr};
 use crate::hem::table::{HemTable, HemTables};
 use crate::hem::HemType;
 use crate::hns_roce_hw_v2::caps::Caps;
-use crate::hns_roce_hw_v2::consts::mbox;
+use crate::hns_roce_hw_v2::consts::{frmr, hw_page, mbox};
 use crate::hns_roce_hw_v2::ctx::{self as hw_ctx, index_to_key, key_to_index, MptPbl};
 use crate::hns_roce_hw_v2::fields::Mpt;
+use crate::hns_roce_hw_v2::wqe::FastReg;
 use crate::pd::IdSpace;
 use crate::rdma::{self, MrReq, ResAttrs, ResRaw, UmemDev};
+use core::sync::atomic::{AtomicU32, Ordering};
 use kernel::{
     device::{Bound, Device},
     new_mutex,
@@ -70,6 +81,15 @@ struct MrState {
     enabled: bool,
 }
 
+/// The page list of a fast-register MR and its current mapping.
+struct Frmr {
+    pbl: FrmrPbl,
+    /// Pages the current `ib_map_mr_sg` stored (C's `mr->npages`).
+    npages: AtomicU32,
+    /// Their size exponent (C's `buf_pg_shift`).
+    page_shift: AtomicU32,
+}
+
 /// A memory region.
 #[pin_data]
 pub(crate) struct Mr {
@@ -77,6 +97,9 @@ pub(crate) struct Mr {
     pub(crate) key: u32,
     #[pin]
     state: Mutex<MrState>,
+    /// `Some` for a fast-register MR. Its mapping is not locked: the ULP
+    /// owns the MR between `ib_map_mr_sg` and the REG_MR WR it posts.
+    frmr: Option<Frmr>,
 }
 
 /// An MPT index taken from the key space with its table entry; both go
@@ -214,6 +237,7 @@ pub(crate) fn get_dma_mr(env: &MrEnv<'_>, pdn: u32, access: u32) -> Result<Pin<K
                 pbl: None,
                 enabled: true,
             }),
+            frmr: None,
         }),
         GFP_KERNEL,
     );
@@ -275,11 +299,95 @@ pub(crate) fn reg_user_mr(env: &MrEnv<'_>, pin: UmemDev<'_>, req: &MrReq) -> Res
         pin_init!(Mr {
             key,
             state <- new_mutex!(st),
+            frmr: None,
         }),
         GFP_KERNEL,
     )?;
     create_mpt(env, c.as_le_words(), slot.idx).inspect_err(|e| {
         dev_err!(
+            env.cmd.device(),
+            "failed to create mpt, ret = {}.\n",
+            e.to_errno()
+        )
+    })?;
+    slot.keep();
+    Ok(mr)
+}
+
+/// A fast-register MR for up to `max_num_sg` pages on PD `pdn`
+/// (`hns_roce_alloc_mr`): key and MPT table entry, a one-hop page list of
+/// CPU pages, then CREATE_MPT of a FREE entry. Its length is
+/// `max_num_sg` pages.
+///
+/// # Errors
+///
+/// `EINVAL` for another `mr_type` than `IB_MR_TYPE_MEM_REG` or more than
+/// `HNS_ROCE_FRMR_MAX_PA` pages; `ENOMEM` when no key is free; the errno
+/// of the table get, the page list or the mailbox. Everything taken is
+/// given back.
+pub(crate) fn alloc_mr(
+    env: &MrEnv<'_>,
+    pdn: u32,
+    mr_type: u32,
+    max_num_sg: u32,
+) -> Result<Pin<KBox<Mr>>> {
+    if mr_type != rdma::MR_TYPE_MEM_REG {
+        return Err(EINVAL);
+    }
+    if max_num_sg > frmr::MAX_PA {
+        dev_err!(
+            env.cmd.device(),
+            "max_num_sg larger than {}\n",
+            frmr::MAX_PA
+        );
+        return Err(EINVAL);
+    }
+    // CAST: PAGE_SHIFT is 12..16.
+    let page_shift = kernel::page::PAGE_SHIFT as u32;
+    let size = u64::from(max_num_sg) << page_shift;
+    let slot = MptSlot::take(env)?;
+    let key = index_to_key(slot.idx);
+    let pbl = FrmrPbl::new(
+        env.dev,
+        max_num_sg,
+        page_shift,
+        env.caps.pbl_pg.ba + page_shift,
+    )
+    .inspect_err(|e| {
+        ibdev_err!(
+            env.cmd,
+            "failed to alloc pbl mtr, ret = {}.\n",
+            e.to_errno()
+        )
+    })?;
+    let c = hw_ctx::frmr_mpt(&hw_ctx::FrmrMptParams {
+        pdn,
+        pbl_ba: pbl.root_ba(),
+        npages: pbl.capacity(),
+        ba_pg_shift: pbl.ba_pg_shift(),
+        buf_pg_shift: page_shift,
+    });
+    let mr = KBox::pin_init(
+        pin_init!(Mr {
+            key,
+            state <- new_mutex!(MrState {
+                pdn,
+                access: 0,
+                iova: 0,
+                size,
+                pbl: None,
+                enabled: true,
+            }),
+            frmr: Some(Frmr {
+                pbl,
+                npages: AtomicU32::new(max_num_sg),
+                page_shift: AtomicU32::new(page_shift),
+            }),
+        }),
+        GFP_KERNEL,
+    )?;
+    create_mpt(env, c.as_le_words(), slot.idx).inspect_err(|e| {
+        dev_err_ratelimited!(
             env.cmd.device(),
             "failed to create mpt, ret = {}.\n",
             e.to_errno()
@@ -403,15 +511,100 @@ pub(crate) fn dereg_mr(env: &MrEnv<'_>, mr: Pin<KBox<Mr>>) {
 }
 
 impl Mr {
+    /// Bytes the MR covers (a fast-register MR: its largest mapping).
+    pub(crate) fn size(&self) -> u64 {
+        self.state.lock().size
+    }
+
+    /// Starts a mapping (`hns_roce_map_mr_sg` before `ib_sg_to_pages`):
+    /// the list empties.
+    ///
+    /// # Errors
+    ///
+    /// `EINVAL` (C: nothing mapped, no message) for an MR that is not a
+    /// fast-register one, an SG offset not a multiple of
+    /// `HNS_ROCE_FRMR_ALIGN_SIZE`, or a page size outside 4 KiB..128 MiB.
+    pub(crate) fn map_sg_begin(&self, page_size: u32, sg_offset: u32) -> Result {
+        let f = self.frmr.as_ref().ok_or(EINVAL)?;
+        let sizes = 1u64 << hw_page::PAGE_SHIFT..=1u64 << hw_page::MAX_PAGE_SHIFT;
+        if sg_offset % frmr::ALIGN_SIZE != 0 || !sizes.contains(&u64::from(page_size)) {
+            return Err(EINVAL);
+        }
+        f.npages.store(0, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// Lists the page at `addr` next (`hns_roce_set_page`).
+    ///
+    /// # Errors
+    ///
+    /// `ENOBUFS` when the list is full, `EINVAL` for an MR that is not a
+    /// fast-register one.
+    pub(crate) fn map_sg_page(&self, addr: u64) -> Result {
+        let f = self.frmr.as_ref().ok_or(EINVAL)?;
+        let n = f.npages.load(Ordering::Relaxed);
+        if n >= f.pbl.capacity() {
+            return Err(ENOBUFS);
+        }
+        f.pbl.set(n, addr)?;
+        f.npages.store(n + 1, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// Ends a mapping `ib_sg_to_pages` answered `n` for: C's message when
+    /// nothing was mapped, else the page size is the mapping's. Returns `n`.
+    pub(crate) fn map_sg_end(&self, cmd: &Cmd, n: i32, page_size: u32) -> i32 {
+        let Some(f) = self.frmr.as_ref() else {
+            return 0;
+        };
+        if n < 1 {
+            ibdev_err!(
+                cmd,
+                "failed to store sg pages {} {}, cnt = {}.\n",
+                f.npages.load(Ordering::Relaxed),
+                f.pbl.capacity(),
+                n
+            );
+            return n;
+        }
+        // A power of two (`ib_map_mr_sg`'s contract).
+        f.page_shift
+            .store(page_size.trailing_zeros(), Ordering::Relaxed);
+        n
+    }
+
+    /// What a REG_MR WQE for this MR under `key` with `access`
+    /// (`IB_ACCESS_*`) over `length` bytes from `iova` holds
+    /// (`set_frmr_seg`); `None` if it is not a fast-register MR.
+    pub(crate) fn fast_reg(
+        &self,
+        key: u32,
+        access: u32,
+        iova: u64,
+        length: u64,
+    ) -> Option<FastReg> {
+        let f = self.frmr.as_ref()?;
+        Some(FastReg {
+            pbl_ba: f.pbl.root_ba(),
+            npages: f.npages.load(Ordering::Relaxed),
+            page_shift: f.page_shift.load(Ordering::Relaxed),
+            iova,
+            length,
+            key,
+            access: mpt_access(access),
+        })
+    }
+
     /// What `rdma res show mr -dd` prints (`hns_roce_fill_res_mr_entry`):
     /// the page list's hop number, BT and buffer page shifts; all 0 for a
     /// DMA MR, which has no page list.
     pub(crate) fn res_attrs(&self, r: &mut ResAttrs) -> Result {
         let st = self.state.lock();
-        let (hop, ba, buf) = st
-            .pbl
-            .as_ref()
-            .map_or((0, 0, 0), |p| (p.hop(0), p.ba_pg_shift(), p.page_shift()));
+        let (hop, ba, buf) = match (&self.frmr, st.pbl.as_ref()) {
+            (Some(f), _) => (1, f.pbl.ba_pg_shift(), f.page_shift.load(Ordering::Relaxed)),
+            (None, Some(p)) => (p.hop(0), p.ba_pg_shift(), p.page_shift()),
+            (None, None) => (0, 0, 0),
+        };
         r.put_hex(c"pbl_hop_num", hop)?;
         r.put_hex(c"ba_pg_shift", ba)?;
         r.put_hex(c"buf_pg_shift", buf)

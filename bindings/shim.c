@@ -1339,6 +1339,38 @@ static struct ib_mr *hns_shim_rereg_user_mr(struct ib_mr *ibmr, int flags,
 	return ret ? ERR_PTR(ret) : NULL;
 }
 
+/* A fast-register MR (ib_alloc_mr). */
+static struct ib_mr *hns_shim_alloc_mr(struct ib_pd *pd,
+				       enum ib_mr_type mr_type, u32 max_num_sg)
+{
+	struct hns_shim_mr *mr = kzalloc_obj(*mr);
+	u64 length = 0;
+	u32 key = 0;
+	int ret;
+
+	if (!mr)
+		return ERR_PTR(-ENOMEM);
+	ret = HNS_RS_OP(to_sdev(pd->device), alloc_mr, hns_shim_pd_pdn(pd),
+			(u32)mr_type, max_num_sg, &mr->rs_mr, &key, &length);
+	if (ret) {
+		kfree(mr);
+		return ERR_PTR(ret);
+	}
+	mr->ibmr.lkey = key;
+	mr->ibmr.rkey = key;
+	mr->ibmr.length = length;
+	return &mr->ibmr;
+}
+
+static int hns_shim_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg,
+			      int sg_nents, unsigned int *sg_offset)
+{
+	struct hns_shim_mr *mr = container_of(ibmr, struct hns_shim_mr, ibmr);
+
+	return HNS_RS_OP(to_sdev(ibmr->device), map_mr_sg, ibmr, mr->rs_mr, sg,
+			 sg_nents, sg_offset);
+}
+
 static int hns_shim_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 {
 	struct hns_shim_mr *mr = container_of(ibmr, struct hns_shim_mr, ibmr);
@@ -1346,6 +1378,14 @@ static int hns_shim_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	HNS_RS_OP(to_sdev(ibmr->device), dereg_mr, mr->rs_mr);
 	kfree(mr);
 	return 0;
+}
+
+/* NULL for an MR that is not this driver's (a ULP bug). */
+void *hns_shim_mr_rs(struct ib_mr *ibmr)
+{
+	if (!ibmr || ibmr->device->ops.dereg_mr != hns_shim_dereg_mr)
+		return NULL;
+	return container_of(ibmr, struct hns_shim_mr, ibmr)->rs_mr;
 }
 
 static int hns_shim_modify_cq(struct ib_cq *ibcq, u16 count, u16 period)
@@ -1533,6 +1573,11 @@ static const struct ib_device_ops hns_shim_xrcd_ops = {
 	INIT_RDMA_OBJ_SIZE(ib_xrcd, hns_shim_xrcd, ibxrcd),
 };
 
+static const struct ib_device_ops hns_shim_frmr_ops = {
+	.alloc_mr = hns_shim_alloc_mr,
+	.map_mr_sg = hns_shim_map_mr_sg,
+};
+
 static const struct ib_device_ops hns_shim_srq_ops = {
 	.create_srq = hns_shim_create_srq,
 	.destroy_srq = hns_shim_destroy_srq,
@@ -1586,6 +1631,8 @@ int hns_shim_register_ibdev(struct ib_device *ibdev,
 		ib_set_device_ops(ibdev, &hns_shim_xrcd_ops);
 	if (reg->hw_stats)
 		ib_set_device_ops(ibdev, &hns_shim_hw_stats_ops);
+	if (reg->frmr)
+		ib_set_device_ops(ibdev, &hns_shim_frmr_ops);
 	ib_set_device_ops(ibdev, &hns_shim_dev_ops);
 	dma_set_max_seg_size(reg->parent, SZ_2G);
 

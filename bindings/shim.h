@@ -75,6 +75,8 @@ struct ib_port_attr;
 struct ib_ucontext;
 struct ib_pd;
 struct ib_xrcd;
+struct ib_mr;
+struct scatterlist;
 struct ib_udata;
 struct net_device;
 struct device;
@@ -171,6 +173,7 @@ struct hns_shim_reg {
 	bool xrc;
 	bool srq;
 	bool hw_stats;
+	bool frmr;
 };
 
 /* What alloc_ucontext answers (struct hns_roce_ib_alloc_ucontext_resp). */
@@ -404,6 +407,8 @@ void hns_shim_qp_event(struct ib_qp *ibqp, enum ib_event_type type);
 void hns_shim_srq_event(struct ib_srq *ibsrq, enum ib_event_type type);
 int hns_shim_qp_to_err(struct ib_qp *ibqp);
 const struct hns_shim_av *hns_shim_ah_av(struct ib_ah *ibah);
+/* The Rust MR behind an MR of this driver. */
+void *hns_shim_mr_rs(struct ib_mr *ibmr);
 
 /* --- resource tracking (rdma res show) ----------------------------------- */
 #define HNS_SHIM_RES_ATTRS 6
@@ -456,6 +461,10 @@ struct hns_rs_ib_ops {
 	int (*rereg_user_mr)(void *rs, struct ib_device *ibdev, void *mr,
 		const struct hns_shim_mr_req *req);
 	void (*dereg_mr)(void *rs, void *mr);
+	int (*alloc_mr)(void *rs, u32 pdn, u32 mr_type, u32 max_num_sg,
+		void **mr, u32 *key, u64 *length);
+	int (*map_mr_sg)(void *rs, struct ib_mr *ibmr, void *mr,
+		struct scatterlist *sg, int sg_nents, unsigned int *sg_offset);
 	int (*create_ah)(void *rs, const struct hns_shim_ah_in *in,
 		struct hns_shim_av *av);
 	int (*create_qp)(void *rs, struct ib_qp *ibqp, void *uctx,

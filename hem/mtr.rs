@@ -286,6 +286,92 @@ impl KernelMtr {
     }
 }
 
+/// The page list of a fast-register MR (`alloc_mr_pbl` for `MR_TYPE_FRMR`,
+/// an MTR with `mtt_only`): a BT of one hop for up to `max` pages of the
+/// CPU page size and no buffer of its own. Which pages it lists is only
+/// known at each `ib_map_mr_sg`, which stores their addresses with
+/// [`FrmrPbl::set`].
+///
+/// # Invariants
+///
+/// `root` has an entry for each of the `max` pages, entry `i` at the slot
+/// the layout's [`crate::hem::HemList::locate`] gives (the root, hop 1).
+pub(crate) struct FrmrPbl {
+    root: Coherent<[u64]>,
+    slots: KVec<u32>,
+    ba_pg_shift: u32,
+}
+
+impl FrmrPbl {
+    /// A BT for `max` pages of `1 << page_shift` bytes in BT pages of
+    /// `1 << ba_pg_shift` bytes (C does not let them grow here).
+    ///
+    /// # Errors
+    ///
+    /// `EINVAL` for no pages, `ERANGE` if the BT does not fit one BT page,
+    /// `ENOMEM`.
+    pub(crate) fn new(
+        dev: &Device<Bound>,
+        max: u32,
+        page_shift: u32,
+        ba_pg_shift: u32,
+    ) -> Result<Self> {
+        let size = u64::from(max).checked_shl(page_shift).ok_or(EINVAL)?;
+        let cap = 1u64.checked_shl(ba_pg_shift).ok_or(EINVAL)?;
+        let attrs = [RegionAttr { size, hop: 1 }];
+        let layout = MtrLayout::new(&attrs, page_shift, ba_pg_shift, cap).map_err(errno)?;
+        let hem = &layout.hem;
+        if hem.l1_len != 0 {
+            return Err(EINVAL);
+        }
+        let mut slots = KVec::with_capacity(usize::try_from(hem.page_count)?, GFP_KERNEL)?;
+        for i in 0..hem.page_count {
+            match hem.locate(i).ok_or(EINVAL)? {
+                BtSlot::Root(j) => slots.push(j, GFP_KERNEL)?,
+                BtSlot::L1 { .. } => return Err(EINVAL),
+            }
+        }
+        let root = Coherent::<u64>::zeroed_slice(dev, usize::try_from(hem.root_len)?, GFP_KERNEL)?;
+        // INVARIANT: one root slot per page, from the layout.
+        Ok(Self {
+            root,
+            slots,
+            ba_pg_shift: hem.ba_pg_shift,
+        })
+    }
+
+    /// How many pages the list can hold (C's `buf_pg_count`).
+    pub(crate) fn capacity(&self) -> u32 {
+        // CAST: at most `HNS_ROCE_FRMR_MAX_PA` entries.
+        self.slots.len() as u32
+    }
+
+    /// Lists `ba` as page `i` (`hns_roce_mtr_map` of one page). Takes no
+    /// lock and allocates nothing: `ib_map_mr_sg` may run in atomic
+    /// context.
+    ///
+    /// # Errors
+    ///
+    /// `ENOBUFS` past the capacity.
+    pub(crate) fn set(&self, i: u32, ba: u64) -> Result {
+        let slot = usize::try_from(i)
+            .ok()
+            .and_then(|i| self.slots.get(i))
+            .ok_or(ENOBUFS)?;
+        set_ba(&self.root, *slot, ba)
+    }
+
+    /// Bus address of the BT (`hns_roce_get_mtr_ba`).
+    pub(crate) fn root_ba(&self) -> u64 {
+        self.root.dma_address()
+    }
+
+    /// BT page size exponent.
+    pub(crate) fn ba_pg_shift(&self) -> u32 {
+        self.ba_pg_shift
+    }
+}
+
 /// Reads entry `i` of the BT page `bt` (little-endian); `None` past its end.
 fn get_ba(bt: &Coherent<[u64]>, i: u32) -> Option<u64> {
     let i = usize::try_from(i).ok()?;

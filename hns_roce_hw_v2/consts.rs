@@ -759,6 +759,45 @@ pub mod reg {
     ];
 }
 
+/// States of an MPT entry (`V2_MPT_ST_*`): valid, or free until a fast registration.
+pub mod mpt_st {
+    /// `V2_MPT_ST_VALID`.
+    pub const VALID: u32 = 0x1;
+    /// `V2_MPT_ST_FREE`.
+    pub const FREE: u32 = 0x2;
+
+    /// Every constant of the module, by its C name.
+    pub const ALL: &[(&str, u32)] = &[("V2_MPT_ST_VALID", VALID), ("V2_MPT_ST_FREE", FREE)];
+}
+
+/// Fast-register MRs: most pages (`HNS_ROCE_FRMR_MAX_PA`), alignment of the SG offset.
+pub mod frmr {
+    /// `HNS_ROCE_FRMR_MAX_PA`.
+    pub const MAX_PA: u32 = 512;
+    /// `HNS_ROCE_FRMR_ALIGN_SIZE`.
+    pub const ALIGN_SIZE: u32 = 128;
+
+    /// Every constant of the module, by its C name.
+    pub const ALL: &[(&str, u32)] = &[
+        ("HNS_ROCE_FRMR_MAX_PA", MAX_PA),
+        ("HNS_ROCE_FRMR_ALIGN_SIZE", ALIGN_SIZE),
+    ];
+}
+
+/// Page sizes the engine addresses: the smallest and the largest (`HNS_HW_*PAGE_SHIFT`).
+pub mod hw_page {
+    /// `HNS_HW_PAGE_SHIFT`.
+    pub const PAGE_SHIFT: u32 = 12;
+    /// `HNS_HW_MAX_PAGE_SHIFT`.
+    pub const MAX_PAGE_SHIFT: u32 = 27;
+
+    /// Every constant of the module, by its C name.
+    pub const ALL: &[(&str, u32)] = &[
+        ("HNS_HW_PAGE_SHIFT", PAGE_SHIFT),
+        ("HNS_HW_MAX_PAGE_SHIFT", MAX_PAGE_SHIFT),
+    ];
+}
+
 /// Shifts of the addresses in a PBL MPT entry (`MPT_PBL_*_ADDR_S`).
 pub mod mpt_shift {
     /// `MPT_PBL_BUF_ADDR_S`.

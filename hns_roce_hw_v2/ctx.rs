@@ -7,12 +7,12 @@
 //! can check them against the words the C driver produced.
 
 use crate::field::Ctx;
-use crate::hns_roce_hw_v2::consts::{cq_moder, db_cmd, eq_db_cmd, mpt_shift};
+use crate::hns_roce_hw_v2::consts::{cq_moder, db_cmd, eq_db_cmd, hw_page, mpt_shift, mpt_st};
 use crate::hns_roce_hw_v2::fields::{cqc, eqc, mpt, srqc, Cqc, Eqc, Mpt, Srqc};
 use crate::hw_rev::HwRev;
 
 /// Smallest page the hardware addresses (`HNS_HW_PAGE_SHIFT`).
-pub const HW_PAGE_SHIFT: u32 = 12;
+pub const HW_PAGE_SHIFT: u32 = hw_page::PAGE_SHIFT;
 /// EQ state: valid.
 const EQ_STATE_VALID: u32 = 1;
 /// EQ arm state: always armed.
@@ -22,7 +22,7 @@ pub const V3_ENTRY_SIZE: u32 = 64;
 /// CQ state: valid.
 const CQ_STATE_VALID: u32 = 1;
 /// MPT state: valid.
-const MPT_ST_VALID: u32 = 1;
+const MPT_ST_VALID: u32 = mpt_st::VALID;
 
 /// What an EQ context is made of.
 #[derive(Clone, Copy, Debug, Default)]
@@ -187,7 +187,7 @@ pub fn cq_notify_doorbell(cqn: u32, ci: u32, arm_sn: u32, solicited: bool) -> u6
 }
 
 /// Access rights of an MR (`IB_ACCESS_*` as booleans).
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct MrAccess {
     /// Remote atomics.
     pub remote_atomic: bool,
@@ -311,6 +311,52 @@ pub fn user_mr_mpt(p: &UserMptParams) -> Ctx<Mpt, 16> {
     );
     c.enable(mpt::INNER_PA_VLD);
     set_mpt_pbl(&mut c, &p.pbl);
+    c
+}
+
+/// What a fast-register MR's MPT entry is made of
+/// (`hns_roce_v2_frmr_write_mtpt`).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct FrmrMptParams {
+    /// PD number.
+    pub pdn: u32,
+    /// Bus address of the page list's BT.
+    pub pbl_ba: u64,
+    /// Pages the page list can hold (`mr->npages` at allocation).
+    pub npages: u32,
+    /// BT page size exponent (bytes).
+    pub ba_pg_shift: u32,
+    /// Buffer page size exponent (bytes; the CPU page at allocation).
+    pub buf_pg_shift: u32,
+}
+
+/// The MPT entry of a fast-register MR (`hns_roce_v2_frmr_write_mtpt`):
+/// free until a REG_MR work request makes it valid, remote access and
+/// remote invalidation allowed, fast registration enabled, one hop of page
+/// list, no key and no range (the REG_MR WQE brings them).
+pub fn frmr_mpt(p: &FrmrMptParams) -> Ctx<Mpt, 16> {
+    let mut c = Ctx::<Mpt, 16>::zeroed();
+    c.write(mpt::ST, mpt_st::FREE);
+    c.write(mpt::PD, p.pdn);
+    c.enable(mpt::RA_EN);
+    c.enable(mpt::R_INV_EN);
+    c.enable(mpt::FRE);
+    c.enable(mpt::BPD);
+    c.clear(mpt::PA);
+    c.write(mpt::PBL_HOP_NUM, 1);
+    c.write(
+        mpt::PBL_BA_PG_SZ,
+        p.ba_pg_shift.saturating_sub(HW_PAGE_SHIFT),
+    );
+    c.write(
+        mpt::PBL_BUF_PG_SZ,
+        p.buf_pg_shift.saturating_sub(HW_PAGE_SHIFT),
+    );
+    c.write(mpt::PBL_SIZE, p.npages);
+    let ba = p.pbl_ba >> mpt_shift::PBL_BA_ADDR_S;
+    // CAST: the low and high halves of the shifted address.
+    c.write(mpt::PBL_BA_L, ba as u32);
+    c.write(mpt::PBL_BA_H, (ba >> 32) as u32);
     c
 }
 

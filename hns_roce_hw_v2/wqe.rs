@@ -13,7 +13,10 @@
 
 use crate::field::Ctx;
 use crate::hns_roce_hw_v2::consts::{sge, wqe_inl, wqe_op};
-use crate::hns_roce_hw_v2::fields::{rc_send_wqe as rc, ud_send_wqe as ud, RcSendWqe, UdSendWqe};
+use crate::hns_roce_hw_v2::ctx::{MrAccess, HW_PAGE_SHIFT};
+use crate::hns_roce_hw_v2::fields::{
+    frmr_seg, rc_send_wqe as rc, ud_send_wqe as ud, FrmrSeg, RcSendWqe, UdSendWqe,
+};
 
 /// One data segment (`struct ib_sge`, as `struct hns_roce_v2_wqe_data_seg`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -204,6 +207,28 @@ pub enum RcOp {
         /// Value to add.
         add: u64,
     },
+    /// Fast registration of an MR (`IB_WR_REG_MR`).
+    RegMr(FastReg),
+}
+
+/// What a REG_MR WQE tells the engine (`set_frmr_seg`): the MR's page
+/// list and the range, key and rights it gets.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FastReg {
+    /// Bus address of the page list's BT.
+    pub pbl_ba: u64,
+    /// Pages in the page list.
+    pub npages: u32,
+    /// Size exponent of those pages (bytes).
+    pub page_shift: u32,
+    /// I/O virtual address of the MR's first byte.
+    pub iova: u64,
+    /// Bytes.
+    pub length: u64,
+    /// The key it is registered under.
+    pub key: u32,
+    /// Access rights.
+    pub access: MrAccess,
 }
 
 impl RcOp {
@@ -218,6 +243,7 @@ impl RcOp {
             RcOp::RdmaRead { .. } => wqe_op::RDMA_READ,
             RcOp::CmpSwap { .. } => wqe_op::ATOM_CMP_AND_SWAP,
             RcOp::FetchAdd { .. } => wqe_op::ATOM_FETCH_AND_ADD,
+            RcOp::RegMr(_) => wqe_op::FAST_REG_PMR,
         }
     }
 
@@ -334,6 +360,7 @@ pub fn rc_wqe(
             w[7] = (va >> 32) as u32;
         }
         RcOp::SendWithInv(rkey) => w[2] = rkey,
+        RcOp::RegMr(f) => set_frmr(&mut w, &f),
         RcOp::Send | RcOp::SendWithImm(_) => {}
     }
     let mut c = Ctx::<RcSendWqe, 16>::from_le_words(w.map(u32::to_le));
@@ -349,6 +376,14 @@ pub fn rc_wqe(
         next_sge: p.sge_idx,
     };
     let mut w = c.as_le_words().map(u32::from_le);
+    if let RcOp::RegMr(_) = p.op {
+        // No data segments: the segment after the header is the page
+        // list's, written above.
+        let mut c = Ctx::<RcSendWqe, 16>::from_le_words(w.map(u32::to_le));
+        c.write(rc::OWNER, u32::from(p.owner));
+        out.words = c.as_le_words().map(u32::from_le);
+        return Ok(out);
+    }
     if p.op.is_atomic() {
         if msg_len != sge::ATOMIC_WR_LEN {
             return Err(WqeError::AtomicLength);
@@ -418,6 +453,39 @@ pub fn rc_wqe(
     c.write(rc::OWNER, u32::from(p.owner));
     out.words = c.as_le_words().map(u32::from_le);
     Ok(out)
+}
+
+/// `set_frmr_seg`: the REG_MR header words (the page list's address in the
+/// message-length and key words, the length in the two words after them, key
+/// and address where an RDMA WQE has them) and the fast-register segment
+/// in words 8 and 9; bits of word 9 the segment does not define keep their
+/// old value, as in C.
+fn set_frmr(w: &mut [u32; 16], f: &FastReg) {
+    // CAST (all): the low and high halves of 64-bit values.
+    w[1] = f.pbl_ba as u32;
+    w[2] = (f.pbl_ba >> 32) as u32;
+    w[3] = f.length as u32;
+    w[4] = (f.length >> 32) as u32;
+    w[5] = f.key;
+    w[6] = f.iova as u32;
+    w[7] = (f.iova >> 32) as u32;
+    let mut s = Ctx::<FrmrSeg, 2>::from_le_words([w[8].to_le(), w[9].to_le()]);
+    s.write_bool(frmr_seg::BIND_EN, false);
+    s.write_bool(frmr_seg::ATOMIC, f.access.remote_atomic);
+    s.write_bool(frmr_seg::RR, f.access.remote_read);
+    s.write_bool(frmr_seg::RW, f.access.remote_write);
+    s.write_bool(frmr_seg::LW, f.access.local_write);
+    s.write(frmr_seg::PBL_SIZE, f.npages);
+    s.write(
+        frmr_seg::PBL_BUF_PG_SZ,
+        f.page_shift.saturating_sub(HW_PAGE_SHIFT),
+    );
+    s.clear(frmr_seg::BLK_MODE);
+    s.clear(frmr_seg::BLOCK_SIZE);
+    s.clear(frmr_seg::ZBVA);
+    let seg = s.as_le_words();
+    w[8] = u32::from_le(seg[0]);
+    w[9] = u32::from_le(seg[1]);
 }
 
 /// The owner bit of SQ WQE `head` of a queue of `wqe_cnt` entries: the

@@ -17,6 +17,7 @@ use crate::hns_roce_hw_v2::consts::{event, reg, wqe_op};
 use crate::hns_roce_hw_v2::cqe::{self, Completion};
 use crate::hns_roce_hw_v2::qpc::{qpt, QpState};
 use crate::hns_roce_hw_v2::wqe::{self, RcOp, RcSend, UdAv, UdSend, WqeError};
+use crate::mr::Mr;
 use crate::rdma::{IbQp, OwnedQueue, QpEvent, SendWr, WrOpcode};
 use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use kernel::{
@@ -325,7 +326,7 @@ impl Qp {
     pub(crate) fn post_send(
         &self,
         env: &QpEnv<'_>,
-        wrs: &mut dyn Iterator<Item = SendWr<'_>>,
+        wrs: &mut dyn Iterator<Item = SendWr<'_, Mr>>,
     ) -> core::result::Result<(), (usize, Error)> {
         if self.user {
             // libhns posts a user QP's work itself; the kernel keeps no
@@ -437,7 +438,7 @@ impl Qp {
     fn write_ud_wqe(
         &self,
         env: &QpEnv<'_>,
-        wr: &SendWr<'_>,
+        wr: &SendWr<'_, Mr>,
         idx: u32,
         owner: bool,
         sge_idx: &mut u32,
@@ -506,7 +507,7 @@ impl Qp {
     fn write_rc_wqe(
         &self,
         env: &QpEnv<'_>,
-        wr: &SendWr<'_>,
+        wr: &SendWr<'_, Mr>,
         idx: u32,
         owner: bool,
         sge_idx: &mut u32,
@@ -541,9 +542,21 @@ impl Qp {
                 add: wr.compare_add,
             },
             WrOpcode::RegMr => {
-                // Fast registration needs FRMR MRs, which do not exist yet.
-                dev_err_ratelimited!(d, "IB_WR_REG_MR is not supported yet\n");
-                return Err(EOPNOTSUPP);
+                // C: HIP08 has no fast registration (its WARN_ON_ONCE is
+                // left out, as for every refused opcode).
+                if env.rev.is_hip08() {
+                    dev_err_ratelimited!(d, "IB_WR_REG_MR is not supported on HIP08\n");
+                    return Err(EOPNOTSUPP);
+                }
+                let f = wr
+                    .reg
+                    .as_ref()
+                    .and_then(|r| r.mr.fast_reg(r.key, r.access, r.iova, r.length));
+                let Some(f) = f else {
+                    dev_err_ratelimited!(d, "IB_WR_REG_MR without a fast-register MR\n");
+                    return Err(EINVAL);
+                };
+                RcOp::RegMr(f)
             }
             o => {
                 dev_err_ratelimited!(d, "unsupported RC send opcode {:?}\n", o);
@@ -612,7 +625,7 @@ impl Qp {
 }
 
 /// The segments of a send WR as the WQE codec takes them.
-fn wqe_sges<'a>(wr: &'a SendWr<'_>) -> impl Iterator<Item = wqe::Sge> + 'a {
+fn wqe_sges<'a>(wr: &'a SendWr<'_, Mr>) -> impl Iterator<Item = wqe::Sge> + 'a {
     wr.sges.iter().map(|s| wqe::Sge {
         addr: s.addr(),
         len: s.length(),

@@ -253,6 +253,26 @@ pub(crate) trait IbDriver: Send + Sync {
     fn rereg_user_mr(&self, mr: &Self::Mr, dev: UmemDev<'_>, req: &MrReq) -> Result;
     /// Deregisters an MR.
     fn dereg_mr(&self, mr: Pin<KBox<Self::Mr>>);
+    /// A fast-register MR of `mr_type` (`IB_MR_TYPE_*`) for up to
+    /// `max_num_sg` pages on PD `pdn`; and its key.
+    fn alloc_mr(
+        &self,
+        pdn: u32,
+        mr_type: u32,
+        max_num_sg: u32,
+    ) -> Result<(Pin<KBox<Self::Mr>>, u32)>;
+    /// The length in bytes of an MR (`ib_mr.length` of a new one).
+    fn mr_size(mr: &Self::Mr) -> u64;
+    /// Starts a mapping of a fast-register MR in pages of `page_size`
+    /// bytes, the first at `sg_offset` into the list; an error makes
+    /// `ib_map_mr_sg` map nothing.
+    fn map_mr_sg_begin(&self, mr: &Self::Mr, page_size: u32, sg_offset: u32) -> Result;
+    /// Adds the page at bus address `addr` to the mapping. Called from
+    /// `ib_sg_to_pages`, possibly in atomic context: no sleeping.
+    fn map_mr_sg_page(mr: &Self::Mr, addr: u64) -> Result;
+    /// Ends the mapping that `ib_sg_to_pages` answered `n` for (the count
+    /// of SG entries mapped, or an errno); what `ib_map_mr_sg` returns.
+    fn map_mr_sg_end(&self, mr: &Self::Mr, n: i32, page_size: u32) -> i32;
     /// A queue pair.
     type Qp: Send + Sync;
     /// A QP on the given CQs: a kernel QP, or with `user` (and
@@ -285,7 +305,7 @@ pub(crate) trait IbDriver: Send + Sync {
     fn post_send(
         &self,
         qp: &Self::Qp,
-        wrs: &mut dyn Iterator<Item = SendWr<'_>>,
+        wrs: &mut dyn Iterator<Item = SendWr<'_, Self::Mr>>,
     ) -> core::result::Result<(), (usize, Error)>;
     /// A shared receive queue.
     type Srq: Send + Sync;
@@ -367,6 +387,8 @@ pub(crate) const MR_REREG_TRANS: u32 = raw::ib_mr_rereg_flags_IB_MR_REREG_TRANS;
 pub(crate) const MR_REREG_PD: u32 = raw::ib_mr_rereg_flags_IB_MR_REREG_PD;
 /// `IB_MR_REREG_ACCESS`.
 pub(crate) const MR_REREG_ACCESS: u32 = raw::ib_mr_rereg_flags_IB_MR_REREG_ACCESS;
+/// `IB_MR_TYPE_MEM_REG`: the only type of `ib_alloc_mr` this driver has.
+pub(crate) const MR_TYPE_MEM_REG: u32 = raw::ib_mr_type_IB_MR_TYPE_MEM_REG;
 
 /// A kernel QP request (`struct ib_qp_init_attr`, flattened by the shim).
 pub(crate) type QpInit = raw::hns_shim_qp_init;
@@ -403,6 +425,8 @@ impl<D: IbDriver> IbAdapter<D> {
         reg_user_mr: Some(reg_user_mr::<D>),
         rereg_user_mr: Some(rereg_user_mr::<D>),
         dereg_mr: Some(dereg_mr::<D>),
+        alloc_mr: Some(alloc_mr::<D>),
+        map_mr_sg: Some(map_mr_sg::<D>),
         create_ah: Some(create_ah::<D>),
         create_qp: Some(create_qp::<D>),
         modify_qp: Some(modify_qp::<D>),
@@ -445,6 +469,8 @@ pub(crate) struct IbParams {
     pub(crate) srq: bool,
     /// Hardware counters exposed.
     pub(crate) hw_stats: bool,
+    /// Fast-register MRs supported.
+    pub(crate) frmr: bool,
 }
 
 /// A registered ib_device of driver `D`; dropping it unregisters and
@@ -492,6 +518,7 @@ impl<D: IbDriver> IbRegistration<D> {
             xrc: p.xrc,
             srq: p.srq,
             hw_stats: p.hw_stats,
+            frmr: p.frmr,
         };
         drv.ib_log().attach(ibdev);
         // SAFETY: `ibdev` is freshly allocated; `reg` points to live objects.

@@ -246,8 +246,24 @@ pub(crate) struct UdWr {
     pub(crate) remote_qkey: u32,
 }
 
-/// One send work request, as read from the caller's `ib_send_wr`.
-pub(crate) struct SendWr<'a> {
+/// The fast-registration part of a send WR (`struct ib_reg_wr`) with what
+/// the core's `ib_map_mr_sg` left in its MR.
+pub(crate) struct RegWr<'a, M> {
+    /// The driver's MR.
+    pub(crate) mr: &'a M,
+    /// The key to register it under.
+    pub(crate) key: u32,
+    /// `IB_ACCESS_*` rights.
+    pub(crate) access: u32,
+    /// I/O virtual address of the mapping (`ib_mr.iova`).
+    pub(crate) iova: u64,
+    /// Bytes mapped (`ib_mr.length`).
+    pub(crate) length: u64,
+}
+
+/// One send work request, as read from the caller's `ib_send_wr`; `M` is
+/// the driver's MR type (for REG_MR).
+pub(crate) struct SendWr<'a, M> {
     /// The caller's id (or its `ib_cqe` pointer).
     pub(crate) wr_id: u64,
     /// Opcode.
@@ -270,9 +286,12 @@ pub(crate) struct SendWr<'a> {
     pub(crate) swap: u64,
     /// UD QPs: the destination.
     pub(crate) ud: Option<UdWr>,
+    /// REG_MR: the MR and its registration; `None` if the WR names no MR
+    /// of this driver.
+    pub(crate) reg: Option<RegWr<'a, M>>,
 }
 
-impl SendWr<'_> {
+impl<M> SendWr<'_, M> {
     /// Copies the inline data the SGEs point at into `out` (at most its
     /// length); how many bytes were copied.
     pub(crate) fn inline_data(&self, out: &mut [u8]) -> usize {
@@ -304,15 +323,16 @@ impl SendWr<'_> {
 /// # Invariants
 ///
 /// `cur` is null or points to a valid `ib_send_wr` (inside an `ib_ud_wr`
-/// for a UD or GSI QP, an `ib_rdma_wr`/`ib_atomic_wr` for those opcodes)
-/// whose chain, SGE arrays and AHs stay valid for `'a`.
-pub(crate) struct SendChain<'a> {
+/// for a UD or GSI QP, an `ib_rdma_wr`/`ib_atomic_wr`/`ib_reg_wr` for those
+/// opcodes) whose chain, SGE arrays, AHs and MRs stay valid for `'a`; the
+/// MRs of this driver hold an `M`.
+pub(crate) struct SendChain<'a, M> {
     cur: *const raw::ib_send_wr,
     ud: bool,
-    _p: core::marker::PhantomData<&'a raw::ib_send_wr>,
+    _p: core::marker::PhantomData<(&'a raw::ib_send_wr, &'a M)>,
 }
 
-impl SendChain<'_> {
+impl<M> SendChain<'_, M> {
     /// A chain starting at `wr`.
     ///
     /// # Safety
@@ -328,10 +348,10 @@ impl SendChain<'_> {
     }
 }
 
-impl<'a> Iterator for SendChain<'a> {
-    type Item = SendWr<'a>;
+impl<'a, M: 'a> Iterator for SendChain<'a, M> {
+    type Item = SendWr<'a, M>;
 
-    fn next(&mut self) -> Option<SendWr<'a>> {
+    fn next(&mut self) -> Option<SendWr<'a, M>> {
         if self.cur.is_null() {
             return None;
         }
@@ -365,6 +385,7 @@ impl<'a> Iterator for SendChain<'a> {
             compare_add: 0,
             swap: 0,
             ud: None,
+            reg: None,
         };
         if self.ud {
             // SAFETY: a UD QP's WRs are `ib_ud_wr`s (type invariant), whose
@@ -397,6 +418,28 @@ impl<'a> Iterator for SendChain<'a> {
                     out.rkey = a.rkey;
                     out.compare_add = a.compare_add;
                     out.swap = a.swap;
+                }
+                WrOpcode::RegMr => {
+                    // SAFETY: REG_MR WRs are `ib_reg_wr`s (type invariant).
+                    let r = unsafe { &*p.cast::<raw::ib_reg_wr>() };
+                    // SAFETY: the WR's MR is live (type invariant); the
+                    // shim answers null unless it is this driver's.
+                    let h = unsafe { raw::hns_shim_mr_rs(r.mr) };
+                    // SAFETY: a non-null handle is the foreign form of the
+                    // MR's pinned box, live for `'a` (type invariant).
+                    if let Some(mr) = unsafe { super::try_borrow::<Pin<KBox<M>>>(h) } {
+                        // SAFETY: `r.mr` is non-null (the shim found it)
+                        // and live; the core's `ib_map_mr_sg` set its range.
+                        let m = unsafe { &*r.mr };
+                        out.reg = Some(RegWr {
+                            mr: mr.get_ref(),
+                            key: r.key,
+                            // CAST: `IB_ACCESS_*` flag bits.
+                            access: r.access as u32,
+                            iova: m.iova,
+                            length: m.length,
+                        });
+                    }
                 }
                 _ => {}
             }

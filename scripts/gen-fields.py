@@ -31,7 +31,10 @@ LAYOUTS = [
     ("CQE", "Cqe", "hns_roce_v2_cqe", 16, "completion queue entry (CQE, 32 or 64 bytes)", V2H),
     ("UD_SEND_WQE", "UdSendWqe", "hns_roce_v2_ud_send_wqe", 16, "UD send WQE", V2H),
     ("RC_SEND_WQE", "RcSendWqe", "hns_roce_v2_rc_send_wqe", 16, "RC send WQE (its first 32 bytes; data segments follow)", V2H),
+    ("FRMR", "FrmrSeg", "hns_roce_wqe_frmr_seg", 2, "fast-register segment after an RC send WQE's first 32 bytes (IB_WR_REG_MR)", V2H),
 ]
+# Location macros not named PREFIX_FIELD_LOC.
+LOC_MACRO = {"FRMR": "FRMR_WQE"}
 
 # CMQ payloads: (C location macro, Rust module, C struct, doc). Every one is
 # the 24-byte data area of a descriptor, so all share the `CmqData` layout.
@@ -168,7 +171,9 @@ def main():
         ]
     for prefix, ty, cstruct, dwords, doc, h in LAYOUTS:
         fields = re.findall(
-            rf"^#define ({prefix}_[A-Z0-9_]+)\s+{prefix}_FIELD_LOC\((\d+),\s*(\d+)\)\s*$", hdrs[h], re.M
+            rf"^#define ({prefix}_[A-Z0-9_]+)\s+{LOC_MACRO.get(prefix, prefix)}_FIELD_LOC\((\d+),\s*(\d+)\)\s*$",
+            hdrs[h],
+            re.M,
         )
         if not fields:
             sys.exit(f"no {prefix} fields found")
@@ -176,7 +181,7 @@ def main():
         # accessed through hr_reg_*; the driver copies them as whole words.
         wide = [f for f in fields if int(f[1]) // 32 != int(f[2]) // 32]
         fields = [f for f in fields if f not in wide]
-        mod = {"UdSendWqe": "ud_send_wqe", "RcSendWqe": "rc_send_wqe"}.get(ty, ty.lower())
+        mod = {"UdSendWqe": "ud_send_wqe", "RcSendWqe": "rc_send_wqe", "FrmrSeg": "frmr_seg"}.get(ty, ty.lower())
         out += [f"/// Fields of the {doc}.", f"pub mod {mod} {{", f"    use super::*;", ""]
         for name, h, l in wide:
             out.append(f"    // {name} ({h}..={l}) spans several words and is copied whole.")

@@ -182,9 +182,25 @@ bad='WARNING: |BUG: |Oops|Kernel panic|general protection fault|possible circula
 if [ "${HNS_GUEST_KMEMLEAK_BY_PLAN:-0}" = 1 ]; then
     bad=${bad/|suspected memory leak/}
 fi
-if grep -aEq "$bad" "$rundir/console.log"; then
+# HNS_GUEST_KNOWN="NAME ...": reports of the known faults NAME of code
+# that is not ours (scripts/known-faults.py, docs/c-driver-findings.md)
+# that the run cannot avoid are left out of this check and counted in
+# known-faults.txt ("NAME COUNT DOC" lines, for make check's TEST lines);
+# any other report still fails the run.
+klog=$rundir/console.log
+rm -f "$rundir/known-faults.txt"
+if [ -n "${HNS_GUEST_KNOWN:-}" ]; then
+    klog=$rundir/console.unknown.log
+    # shellcheck disable=SC2086
+    python3 "$HNS_TOP/scripts/known-faults.py" "$bad" "$rundir/console.log" "$klog" \
+        "$rundir/known-faults.txt" $HNS_GUEST_KNOWN || die "scripts/known-faults.py failed"
+    while read -r kn kc kd; do
+        log "known fault $kn ($kd): $kc report(s) left out of the kernel-log check"
+    done <"$rundir/known-faults.txt"
+fi
+if grep -aEq "$bad" "$klog"; then
     log "kernel log of $name shows problems:"
-    grep -aEn -A12 "$bad" "$rundir/console.log" | head -n 80 >&2
+    grep -aEn -A12 "$bad" "$klog" | head -n 80 >&2
     echo "TEST guest/kernel-log-$name FAIL see $rundir/console.log"
     [ "$rc" -eq 0 ] && rc=1
 fi

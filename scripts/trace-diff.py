@@ -8,6 +8,7 @@ generated field maps (`hw_v2_fields.rs`). Two runs of the same driver and
 workload normalise to the same trace. Notes (`# ...`) are ignored.
 
   trace-diff.py --full [--mask-psn] [--unordered] C_TRACE RS_TRACE
+  trace-diff.py --full --only KIND C_TRACE RS_TRACE
 
 The traces must be equal; prints a unified diff and exits 1 on a difference.
 --mask-psn also masks the QPC's packet sequence numbers (the fields whose
@@ -19,6 +20,11 @@ server and client), whose commands interleave differently from run to run:
 mailbox tokens are masked, the traces must hold the same lines the same
 number of times, and every object (mailbox tag per context kind: QPC, CQC,
 MPT, ...) must see the same mailboxes and contexts in the same order.
+--only KIND keeps the mailboxes of one context kind (MPT, QPC, ...) with
+their contexts and answers, masks tags and tokens, and compares the two
+as multisets: the same commands as many times and the same context images
+(for workloads whose objects get their numbers in a racy order, as NVMe
+over RDMA's MR pools of queues connecting at once).
 """
 import difflib
 import os
@@ -151,6 +157,44 @@ def unordered(c, rs):
     print(f"traces match as multisets, per object in order ({len(rs)} lines, {len(orr)} objects)")
 
 
+def only_kind(lines, kind):
+    """The mailboxes of context kind `kind` (request, context, answer),
+    tags and tokens masked."""
+    out, keep = [], set()
+    for l in lines:
+        m = re.match(r"mbx > cmd=(\w+) (\w+) tag=(\w+)", l)
+        if m:
+            if kind in m.group(2):
+                keep.add((m.group(1), m.group(3)))
+                out.append(l)
+            continue
+        m = re.match(r"mbx < cmd=(\w+) tag=(\w+)", l)
+        if m:
+            if (m.group(1), m.group(2)) in keep:
+                out.append(l)
+            continue
+        if l.startswith(f"ctx {kind} "):
+            out.append(l)
+    out = [re.sub(r"tag=[0-9a-f]+", "tag=N", l) for l in out]
+    return mask_tokens(out)
+
+
+def multiset(c, rs, kind):
+    from collections import Counter
+    cc, cr = Counter(c), Counter(rs)
+    bad = False
+    for l, n in sorted((cc - cr).items()):
+        print(f"C driver only ({n}x): {l}")
+        bad = True
+    for l, n in sorted((cr - cc).items()):
+        print(f"Rust driver only ({n}x): {l}")
+        bad = True
+    if bad:
+        sys.exit(1)
+    ctx = sum(1 for l in rs if l.startswith("ctx "))
+    print(f"{kind} mailboxes match as multisets ({len(rs)} lines, {ctx} contexts)")
+
+
 def main():
     global MASK_PSN
     args = sys.argv[1:]
@@ -160,9 +204,19 @@ def main():
     unord = "--unordered" in args
     if unord:
         args.remove("--unordered")
+    kind = None
+    if "--only" in args:
+        i = args.index("--only")
+        if i + 1 >= len(args):
+            sys.exit(__doc__)
+        kind = args[i + 1]
+        del args[i:i + 2]
     if len(args) != 3 or args[0] != "--full":
         sys.exit(__doc__)
     c, rs = load(args[1]), load(args[2])
+    if kind:
+        multiset(only_kind(c, kind), only_kind(rs, kind), kind)
+        return
     if unord:
         unordered(c, rs)
         return

@@ -17,7 +17,7 @@ use crate::rdma::{
     raw, try_borrow, IbCq, IbQp, IbSrq, RecvChain, SendChain, UmemDev, UserCtx, WcArray,
 };
 use kernel::{
-    ffi::{c_int, c_void},
+    ffi::{c_int, c_uint, c_void},
     prelude::*,
     types::ForeignOwnable, //
 };
@@ -383,6 +383,86 @@ pub(super) unsafe extern "C" fn dereg_mr<D: IbDriver>(rs: *mut c_void, mr: *mut 
     let b = unsafe { MrBox::<D>::from_foreign(mr) };
     // SAFETY: per the function's contract.
     unsafe { drv::<D>(rs) }.dereg_mr(b)
+}
+
+/// Called by the shim's op (`ib_alloc_mr`).
+///
+/// # Safety
+///
+/// `rs` is the device's pointer (see [`drv`]); `mr`, `key` and `length`
+/// are valid for writing.
+pub(super) unsafe extern "C" fn alloc_mr<D: IbDriver>(
+    rs: *mut c_void,
+    pdn: u32,
+    mr_type: u32,
+    max_num_sg: u32,
+    mr: *mut *mut c_void,
+    key: *mut u32,
+    length: *mut u64,
+) -> c_int {
+    // SAFETY: per the function's contract.
+    let r = unsafe { drv::<D>(rs) }.alloc_mr(pdn, mr_type, max_num_sg);
+    if let Ok((b, _)) = &r {
+        // SAFETY: valid for writing (the function's contract).
+        unsafe { *length = D::mr_size(b) };
+    }
+    // SAFETY: `mr` and `key` are valid for writing.
+    unsafe { mr_out::<D>(r, mr, key) }
+}
+
+/// `ib_sg_to_pages`' callback: one page of the mapping.
+///
+/// # Safety
+///
+/// Called by `ib_sg_to_pages` inside [`map_mr_sg`] with the MR given
+/// there.
+unsafe extern "C" fn map_mr_sg_page<D: IbDriver>(ibmr: *mut raw::ib_mr, addr: u64) -> c_int {
+    // SAFETY: `ibmr` is the live MR being mapped.
+    let h = unsafe { raw::hns_shim_mr_rs(ibmr) };
+    // SAFETY: a non-null handle of this driver's MR is the foreign form of
+    // its pinned box (`mr_out`), live while the MR is.
+    match unsafe { try_borrow::<MrBox<D>>(h) } {
+        Some(m) => errno(D::map_mr_sg_page(m.get_ref(), addr)),
+        None => EINVAL.to_errno(),
+    }
+}
+
+/// Called by the shim's op (`ib_map_mr_sg`): the driver checks and
+/// resets the mapping, the core walks the SG list into pages, the driver
+/// finishes.
+///
+/// # Safety
+///
+/// `rs` is the device's pointer; `ibmr` is the live MR `mr` belongs to,
+/// which the caller does not map or post concurrently; `sg` holds
+/// `sg_nents` DMA-mapped entries; `sg_offset` is null or valid for reading
+/// and writing.
+pub(super) unsafe extern "C" fn map_mr_sg<D: IbDriver>(
+    rs: *mut c_void,
+    ibmr: *mut raw::ib_mr,
+    mr: *mut c_void,
+    sg: *mut kernel::bindings::scatterlist,
+    sg_nents: c_int,
+    sg_offset: *mut c_uint,
+) -> c_int {
+    // SAFETY: per the function's contract.
+    let (d, m) = unsafe { (drv::<D>(rs), MrBox::<D>::borrow(mr).get_ref()) };
+    // SAFETY: `ibmr` is live; the core set its page size for this mapping.
+    let page_size = unsafe { (*ibmr).page_size };
+    let offset = if sg_offset.is_null() {
+        0
+    } else {
+        // SAFETY: non-null, valid for reading (the function's contract).
+        unsafe { *sg_offset }
+    };
+    if d.map_mr_sg_begin(m, page_size, offset).is_err() {
+        return 0;
+    }
+    // SAFETY: the arguments are the caller's, valid per the contract; the
+    // callback finds the MR through `ibmr`.
+    let n =
+        unsafe { raw::ib_sg_to_pages(ibmr, sg, sg_nents, sg_offset, Some(map_mr_sg_page::<D>)) };
+    d.map_mr_sg_end(m, n, page_size)
 }
 
 /// How a CQ is owned while the shim holds it.

@@ -350,6 +350,14 @@ pub struct EngineStats {
     /// tries of a send that waits for a destination QP or CQ are not
     /// counted: a blocked send is tried again on every pass).
     pub wire: u64,
+    /// FAST_REG_PMR WQEs (the kernel's `IB_WR_REG_MR`) executed without error.
+    pub reg_mr: u64,
+    /// LOCAL_INV WQEs executed without error.
+    pub local_inv: u64,
+    /// SEND_WITH_INV WQEs completed without error (requester side).
+    pub send_inv: u64,
+    /// Keys invalidated by this device as the responder of a SEND_WITH_INV.
+    pub remote_inv: u64,
     /// Writes into guest memory refused because the live object they were
     /// for does not map the target (`live.rs`); 0 unless the model is wrong.
     pub bad_dma: u64,

@@ -199,8 +199,19 @@ fn serve(listeners: &[UnixListener], a: &Args) -> Result<Vec<fw::Stats>, String>
         }
         let e = dev.engine.stats;
         eprintln!(
-            "hns-sim[{n}]: data: {} WQEs, {} CQEs ({} errors), {} CEQEs, {} doorbells, {} WQEs found by the scan, {} messages to other devices, {} bad DMA",
-            e.wqes, e.cqes, e.errors, e.ceqes, e.doorbells, e.scan_found, e.wire, e.bad_dma
+            "hns-sim[{n}]: data: {} WQEs, {} CQEs ({} errors), {} CEQEs, {} doorbells, {} WQEs found by the scan, {} messages to other devices, {} REG_MR, {} LOCAL_INV, {} SEND_WITH_INV ({} remote invalidations), {} bad DMA",
+            e.wqes,
+            e.cqes,
+            e.errors,
+            e.ceqes,
+            e.doorbells,
+            e.scan_found,
+            e.wire,
+            e.reg_mr,
+            e.local_inv,
+            e.send_inv,
+            e.remote_inv,
+            e.bad_dma
         );
         stats.push(dev.fw.stats);
     }

@@ -93,17 +93,9 @@ perf2 ib_read_lat read-lat-0-1 18636
 # rdma_cm across the devices: IPv4 addresses on both netdevs, the rping
 # client bound to hns_0's (-I), the server listening on hns_1's. The client's
 # route leaves through hns_0's netdev (bound to it), so ARP would be needed:
-# static entries again. The engine routes by GID: CM MADs from hns_0's GSI
-# QP reach hns_1's and the RC traffic crosses the wire.
-ipv4() {
-    /usr/bin/ip addr add 192.168.77.1/24 dev "$N0" && /usr/bin/ip link set "$N0" up &&
-        /usr/bin/ip addr add 192.168.77.2/24 dev "$N1" && /usr/bin/ip link set "$N1" up &&
-        /usr/bin/ip neigh replace 192.168.77.2 lladdr "$(cat /sys/class/net/$N1/address)" \
-            dev "$N0" nud permanent &&
-        /usr/bin/ip neigh replace 192.168.77.1 lladdr "$(cat /sys/class/net/$N0/address)" \
-            dev "$N1" nud permanent
-}
-check data2/ipv4-static-neighbours ipv4
+# static entries again (ipv4_pair, lib.sh). The engine routes by GID: CM
+# MADs from hns_0's GSI QP reach hns_1's and the RC traffic crosses the wire.
+check data2/ipv4-static-neighbours ipv4_pair "$N0" "$N1"
 pair data2/rping-0-1 "rping -s -a 192.168.77.2 -C 5 -v" \
     "rping -c -I 192.168.77.1 -a 192.168.77.2 -C 5 -v"
 echo "    server: $(tail -n 1 /tmp/server.out)"

@@ -137,6 +137,20 @@ roce_v2_gid() {
     return 1
 }
 
+# ipv4_pair NDEV0 NDEV1: 192.168.77.1/24 on NDEV0, .2/24 on NDEV1, both up,
+# with static ARP entries both ways (a client bound to .1 routes out of
+# NDEV0, whose frames hns_sim drops, so ARP would never be answered). For
+# rdma_cm between two functions (data2-plan.sh, ulp-plan.sh). /usr/bin/ip:
+# busybox's ip applet cannot add neighbours.
+ipv4_pair() {
+    /usr/bin/ip addr add 192.168.77.1/24 dev "$1" && /usr/bin/ip link set "$1" up &&
+        /usr/bin/ip addr add 192.168.77.2/24 dev "$2" && /usr/bin/ip link set "$2" up &&
+        /usr/bin/ip neigh replace 192.168.77.2 lladdr "$(cat "/sys/class/net/$2/address")" \
+            dev "$1" nud permanent &&
+        /usr/bin/ip neigh replace 192.168.77.1 lladdr "$(cat "/sys/class/net/$1/address")" \
+            dev "$2" nud permanent
+}
+
 plan_exit() {
     [ "$HNS_FAILS" -eq 0 ] && exit 0
     exit 1

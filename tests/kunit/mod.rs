@@ -208,6 +208,11 @@ mod ctx {
     }
 
     #[test]
+    fn frmr_mpt() {
+        assert_eq!(v::check_frmr_mpt(), Ok(()));
+    }
+
+    #[test]
     fn rereg_mpt_writes_the_new_hop() {
         assert_eq!(v::check_rereg_mpt_writes_the_new_hop(), Ok(()));
     }
@@ -411,6 +416,11 @@ mod wqe {
     #[test]
     fn rc_atomic_inline() {
         assert_eq!(v::check_rc_atomic_inline(), Ok(()));
+    }
+
+    #[test]
+    fn rc_frmr() {
+        assert_eq!(v::check_rc_frmr(), Ok(()));
     }
 }
 

@@ -150,6 +150,40 @@ pub fn check_dma_mr_mpt() -> Check {
     )
 }
 
+/// A fast-register MR of nvme-rdma (257 pages, PD 1) on the C driver:
+/// the CREATE_MPT words of the hns-sim trace of `tests/guest/ulp-plan.sh`
+/// (2026-12-03), a FREE entry with remote access and invalidation, fast
+/// registration and a one-hop page list in 16 KiB BT pages at bus address
+/// 0x0884_d000 (the trace's PBL_BA 0x01109a00 in 8-byte units).
+pub fn check_frmr_mpt() -> Check {
+    let want: [u32; 16] = [
+        0x126,
+        0x3,
+        0x21,
+        0,
+        0,
+        0,
+        0,
+        0,
+        0,
+        0x101,
+        0x0110_9a00,
+        0,
+        0,
+        0,
+        0,
+        0,
+    ];
+    let c = frmr_mpt(&FrmrMptParams {
+        pdn: 1,
+        pbl_ba: 0x0110_9a00 << 3,
+        npages: 257,
+        ba_pg_shift: 14,
+        buf_pg_shift: 12,
+    });
+    expect(c.as_le_words().map(u32::from_le) == want, "FRMR MPT words")
+}
+
 /// User MRs of 4 KiB (one page: direct, hop 0), 2 MiB (512 pages, hop 1)
 /// and 64 MiB (16384 pages, hop 2) on PD 1, local write + remote read and
 /// write, against the C driver's CREATE_MPT words (hns-sim trace of

@@ -5,6 +5,7 @@
 //! `tests/guest/dump-plan.sh` on `--driver c` (see there).
 
 use super::{expect, Check};
+use crate::hns_roce_hw_v2::ctx::MrAccess;
 use crate::hns_roce_hw_v2::wqe::*;
 
 /// The SQ doorbell and the owner bit.
@@ -157,6 +158,120 @@ pub fn check_rc_atomic_inline() -> Check {
         rc_wqe(&[0; 16], &p, &[0; 16], 8, 1024) == Err(WqeError::InlineLength),
         "inline over max_inline_data",
     )
+}
+
+/// REG_MR and SEND_WITH_INV as the C driver wrote them for NVMe over RDMA
+/// (`rcwqe` lines of hns-sim's `--dump-data` of `tests/guest/ulp-plan.sh`,
+/// 2026-12-03): nvme-rdma's first two fast registrations on the host's QP 8
+/// (one 4 KiB page each, remote read and write plus local write, keys
+/// 0x301 and 0x302, page lists at 0x0884d000, unsignaled, fresh slots 0
+/// and 8), and nvmet-rdma's SEND_WITH_INV of rkey 0x301 (16 bytes, slot 1
+/// of the target's QP 8).
+const RC_REG_MR: [[u32; 16]; 2] = [
+    [
+        0x8a,
+        0x0884_d000,
+        0,
+        0x400,
+        0,
+        0x301,
+        0x088e_8000,
+        0,
+        1,
+        0x7000,
+        0,
+        0,
+        0,
+        0,
+        0,
+        0,
+    ],
+    [
+        0x8a,
+        0x0884_d000,
+        0,
+        0x1000,
+        0,
+        0x302,
+        0x08f7_2000,
+        0,
+        1,
+        0x7000,
+        0,
+        0,
+        0,
+        0,
+        0,
+        0,
+    ],
+];
+const RC_SEND_INV: [u32; 16] = [
+    0x181,
+    0x10,
+    0x301,
+    0x0100_0000,
+    0,
+    0,
+    0,
+    0,
+    0x10,
+    0x200,
+    0x08dc_7f60,
+    0,
+    0,
+    0,
+    0,
+    0,
+];
+
+/// Fast registration and send with invalidate.
+pub fn check_rc_frmr() -> Check {
+    let rc = |op, sges, signaled| RcSend {
+        op,
+        sges,
+        fence: false,
+        solicited: false,
+        signaled,
+        inline: false,
+        sge_idx: 0,
+        sge_cnt: 0,
+        owner: true,
+    };
+    let access = MrAccess {
+        remote_read: true,
+        remote_write: true,
+        local_write: true,
+        ..MrAccess::default()
+    };
+    for (i, (len, key, iova)) in [(0x400, 0x301, 0x088e_8000), (0x1000, 0x302, 0x08f7_2000)]
+        .into_iter()
+        .enumerate()
+    {
+        let f = FastReg {
+            pbl_ba: 0x0884_d000,
+            npages: 1,
+            page_shift: 12,
+            iova,
+            length: len,
+            key,
+            access,
+        };
+        let w = rc_wqe(&[0; 16], &rc(RcOp::RegMr(f), &[], false), &[], 32, 1024);
+        expect(w.map(|w| w.words) == Ok(RC_REG_MR[i]), "REG_MR")?;
+    }
+    let sge = [Sge {
+        addr: 0x08dc_7f60,
+        len: 0x10,
+        lkey: 0x200,
+    }];
+    let w = rc_wqe(
+        &[0; 16],
+        &rc(RcOp::SendWithInv(0x301), &sge, true),
+        &[],
+        32,
+        1024,
+    );
+    expect(w.map(|w| w.words) == Ok(RC_SEND_INV), "SEND_WITH_INV")
 }
 
 /// The C run's UD WQEs of QP 1.

@@ -190,6 +190,7 @@ impl Engine {
                     why,
                 });
             }
+            self.stats.remote_inv += 1;
         }
         let scattered = if write.is_none() {
             self.scatter(host, mem, d, r, data)

@@ -210,6 +210,11 @@ impl Engine {
                     self.push_cqe(mem, s.tx_cqn, &send_cqe(status::LOC_PROT_ERR));
                     return Step::Failed;
                 }
+                if w.opcode == op::FAST_REG_PMR {
+                    self.stats.reg_mr += 1;
+                } else {
+                    self.stats.local_inv += 1;
+                }
                 if s.sig_all || w.signaled {
                     self.push_cqe(mem, s.tx_cqn, &send_cqe(status::SUCCESS));
                 }
@@ -340,6 +345,9 @@ impl Engine {
         };
         match result {
             Ok(len) => {
+                if w.opcode == op::SEND_WITH_INV {
+                    self.stats.send_inv += 1;
+                }
                 if s.sig_all || w.signaled {
                     let mut c = send_cqe(status::SUCCESS);
                     c.byte_cnt = len;

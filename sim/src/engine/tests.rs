@@ -491,6 +491,14 @@ fn fast_reg_then_write_through_it_then_send_with_invalidate() {
     );
     assert!(w.poll(3));
     assert_eq!(get32(&w.mem, CQ1_BUF + 3 * 64), 0x0003_1383);
+    // The counters of hns-sim.log's data line: one REG_MR, one
+    // SEND_WITH_INV and its remote invalidation (one engine plays both
+    // ends here), no LOCAL_INV.
+    let e = w.eng.stats;
+    assert_eq!(
+        (e.reg_mr, e.local_inv, e.send_inv, e.remote_inv),
+        (1, 0, 1, 1)
+    );
 }
 
 #[test]
@@ -522,6 +530,10 @@ fn local_invalidate_frees_the_key_and_fast_reg_needs_a_free_frmr() {
     assert!(w.poll(2));
     // LOC_PROT_ERR (0x04), SEND (0), WQE 2.
     assert_eq!(get32(&w.mem, CQ1_BUF + 128), 0x0002_0480);
+    // Only what succeeded is counted: v's second REG_MR failed.
+    let e = w.eng.stats;
+    assert_eq!((e.reg_mr, e.local_inv, e.send_inv), (1, 1, 0));
+    assert_eq!((v.eng.stats.reg_mr, v.eng.stats.local_inv), (1, 0));
 }
 
 #[test]

@@ -7,7 +7,7 @@
 
 use hns_host_tests::hns_roce_hw_v2::consts::{
     abn_bit, cap_flag, cmq_op, cq_moder, cq_notify, cqe_size, cqe_status, db_cmd, eq_db_cmd, event,
-    mbox, mpt_shift, pci_rev, recv_op, reg, sge, srq_lim, wqe_inl, wqe_op,
+    frmr, hw_page, mbox, mpt_shift, mpt_st, pci_rev, recv_op, reg, sge, srq_lim, wqe_inl, wqe_op,
 };
 
 /// One numeric constant of a C header.
@@ -250,6 +250,29 @@ fn mpt_shifts_and_cqe_sizes_match_c_header() {
                 && c.name.len() == "HNS_ROCE_V2_CQE_SIZE".len()
         },
         &widen(cqe_size::ALL),
+    );
+}
+
+#[test]
+fn mpt_states_and_frmr_limits_match_c_header() {
+    compare(
+        "hns_roce_hw_v2.h",
+        |c| enum_member(c, "V2_MPT_ST_"),
+        &widen(mpt_st::ALL),
+    );
+    compare(
+        "hns_roce_device.h",
+        |c| define(c, "HNS_ROCE_FRMR_"),
+        &widen(frmr::ALL),
+    );
+    compare(
+        "hns_roce_device.h",
+        |c| {
+            define(c, "HNS_HW_")
+                && c.name.ends_with("PAGE_SHIFT")
+                && !c.name.contains("PAGE_SHIFT_")
+        },
+        &widen(hw_page::ALL),
     );
 }
 

@@ -49,3 +49,8 @@ fn srq_context() {
 fn srq_limit() {
     assert_eq!(v::check_srq_limit(), Ok(()));
 }
+
+#[test]
+fn frmr_mpt() {
+    assert_eq!(v::check_frmr_mpt(), Ok(()));
+}

@@ -4,7 +4,7 @@
 
 use hns_host_tests::field::{Field, Layout};
 use hns_host_tests::hns_roce_hw_v2::fields::{
-    aeqe, ceqe, cqc, cqe, eqc, mpt, qpc, qpcex, rc_send_wqe, srqc, ud_send_wqe,
+    aeqe, ceqe, cqc, cqe, eqc, frmr_seg, mpt, qpc, qpcex, rc_send_wqe, srqc, ud_send_wqe,
 };
 use hns_host_tests::vectors::field as v;
 
@@ -54,7 +54,9 @@ fn header_fields(prefix: &str) -> Vec<(String, u32, u32)> {
     };
     let path = format!("{ksrc}/drivers/infiniband/hw/hns/{header}");
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
-    let marker = format!("{prefix}_FIELD_LOC(");
+    // The FRMR segment's locations use their own macro name.
+    let mac = if prefix == "FRMR" { "FRMR_WQE" } else { prefix };
+    let marker = format!("{mac}_FIELD_LOC(");
     let mut out = Vec::new();
     for line in text.lines() {
         let Some(rest) = line.strip_prefix("#define ") else {
@@ -101,6 +103,11 @@ fn compare<L: Layout>(prefix: &str, rust: &[(&str, Field<L>)]) {
         );
     }
     assert_eq!(c.len(), r.len());
+}
+
+#[test]
+fn frmr_seg_matches_c_header() {
+    compare("FRMR", frmr_seg::ALL);
 }
 
 #[test]

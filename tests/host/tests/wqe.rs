@@ -23,3 +23,8 @@ fn rc_wqes() {
 fn rc_atomic_inline() {
     assert_eq!(v::check_rc_atomic_inline(), Ok(()));
 }
+
+#[test]
+fn rc_frmr() {
+    assert_eq!(v::check_rc_frmr(), Ok(()));
+}

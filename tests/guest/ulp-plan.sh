@@ -1,0 +1,171 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#
+# NVMe over RDMA between the two simulated functions (SIM=2, issue 14): the
+# in-kernel NVMe target (nvmet, nvmet-rdma) with a memory-backed null_blk
+# namespace listens on hns_1's address (192.168.77.2), the in-kernel host
+# (nvme-rdma) connects from hns_0's (192.168.77.1, nvme-cli's -w) with two
+# I/O queues. Through it: a known 64 MiB pattern written with dd and
+# O_DIRECT in 1 MiB blocks (the host's data in fast-registered MRs: REG_MR
+# WQEs on hns_0, RDMA READs by the target, SEND_WITH_INV answers that
+# invalidate the host's rkeys), read back the same way (RDMA WRITEs into
+# the host's MRs) and compared byte for byte, then 4 KiB writes (inline
+# data in the command capsule) read back and compared too; then disconnect
+# and unload everything. Prints the I/O rates (MB/s from the guest clock).
+# The hns-sim counters (REG_MR, LOCAL_INV, SEND_WITH_INV) are printed by
+# scripts/check.sh after the boot. TEST lines are in the group "ulp/..."
+# (C driver) or "ulp-rs/..." (hns_roce_rs).
+#
+#   sh /opt/hns/ulp-plan.sh [DRIVER-MODULE]     (default hns_roce_hw_v2)
+. /opt/hns/lib.sh
+mod=${1:-hns_roce_hw_v2}
+g=ulp
+[ "$mod" = hns_roce_rs ] && g=ulp-rs
+HNS_TIMEOUT=${HNS_TIMEOUT:-300}
+NQN=nqn.2026-12.io.github.hns-roce-rs:ulp
+HOSTNQN=nqn.2014-08.org.nvmexpress:uuid:6e5f0a14-0000-4000-8000-000000000014
+HOSTID=6e5f0a14-0000-4000-8000-000000000014
+CFG=/sys/kernel/config/nvmet
+MIB=${ULP_MIB:-64}
+
+check $g/hns0-active port_state hns_0 PORT_ACTIVE || plan_exit
+check $g/hns1-active port_state hns_1 PORT_ACTIVE || plan_exit
+# The netdev of each function (rdma link: "... netdev ethN").
+netdev() {
+    rdma link show "$1/1" | sed -n 's/.* netdev \([^ ]*\).*/\1/p'
+}
+N0=$(netdev hns_0)
+N1=$(netdev hns_1)
+check $g/ipv4-static-neighbours ipv4_pair "$N0" "$N1" || plan_exit
+echo "    hns_0: $N0 192.168.77.1, hns_1: $N1 192.168.77.2"
+
+# Target: a 1 GiB memory-backed null_blk (pages allocated as written) as
+# namespace 1 of one subsystem, any host allowed, port 1 = RDMA on hns_1's
+# address.
+target_up() {
+    modprobe null_blk nr_devices=1 gb=1 memory_backed=1 &&
+        modprobe nvmet-rdma &&
+        { grep -q " /sys/kernel/config " /proc/mounts ||
+            mount -t configfs configfs /sys/kernel/config; } &&
+        mkdir "$CFG/subsystems/$NQN" &&
+        echo 1 >"$CFG/subsystems/$NQN/attr_allow_any_host" &&
+        mkdir "$CFG/subsystems/$NQN/namespaces/1" &&
+        echo /dev/nullb0 >"$CFG/subsystems/$NQN/namespaces/1/device_path" &&
+        echo 1 >"$CFG/subsystems/$NQN/namespaces/1/enable" &&
+        mkdir "$CFG/ports/1" &&
+        echo rdma >"$CFG/ports/1/addr_trtype" &&
+        echo ipv4 >"$CFG/ports/1/addr_adrfam" &&
+        echo 192.168.77.2 >"$CFG/ports/1/addr_traddr" &&
+        echo 4420 >"$CFG/ports/1/addr_trsvcid" &&
+        ln -s "$CFG/subsystems/$NQN" "$CFG/ports/1/subsystems/$NQN" &&
+        dmesg | grep 'nvmet_rdma: enabling port 1'
+}
+check $g/target-listens target_up || plan_exit
+echo "    $out"
+
+# Host: one CPU, so nr_io_queues (-i) is capped at 1 by nvme-fabrics; one
+# write queue (-W) more gives two I/O queues that both carry traffic
+# (writes on the default queue, reads on the read queue).
+host_up() {
+    modprobe nvme-rdma &&
+        nvme connect -t rdma -a 192.168.77.2 -s 4420 -w 192.168.77.1 -n "$NQN" \
+            -i 2 -W 1 --hostnqn="$HOSTNQN" --hostid="$HOSTID" || return 1
+    lw=0
+    while [ ! -b /dev/nvme0n1 ] && [ $lw -lt 100 ]; do
+        sleep 0.1
+        lw=$((lw + 1))
+    done
+    [ -b /dev/nvme0n1 ] || { echo "no /dev/nvme0n1 after 10 s"; return 1; }
+    echo "$(cat /sys/class/nvme/nvme0/transport) $(cat /sys/class/nvme/nvme0/address)"
+    echo "size: $(($(cat /sys/block/nvme0n1/size) / 2048)) MiB," \
+        "max I/O: $(cat /sys/block/nvme0n1/queue/max_hw_sectors_kb) KiB"
+    dmesg | grep -E 'nvme nvme0: (creating|mapped)'
+}
+check $g/connect host_up || plan_exit
+printf '%s\n' "$out" | sed 's/^/    /'
+check $g/io-queues sh -c "dmesg | grep 'nvme nvme0: creating 2 I/O queues'"
+
+# Which functions carry the queues: the host's RC QPs (admin + 2 I/O) on
+# hns_0, the target's on hns_1 (rdma res: lqpn, peer rqpn, owner).
+qps_per_device() {
+    rdma res show qp | grep 'type RC' | sed 's/^/  /'
+    h=$(rdma res show qp link hns_0/1 | grep -c 'type RC')
+    t=$(rdma res show qp link hns_1/1 | grep -c 'type RC')
+    echo "RC QPs: hns_0 $h, hns_1 $t"
+    [ "$h" -eq 3 ] && [ "$t" -eq 3 ]
+}
+check $g/queues-hns0-to-hns1 qps_per_device
+printf '%s\n' "$out" | sed 's/^/    /'
+
+# The pattern: 1 MiB of seeded pseudo-random bytes repeated, every 512-byte
+# sector stamped with its byte offset (a misplaced block shows where it
+# came from). pattern FILE MIB SEED
+pattern() {
+    python3 - "$@" <<'EOF'
+import array, random, sys
+path, size, seed = sys.argv[1], int(sys.argv[2]) << 20, int(sys.argv[3])
+buf = bytearray(random.Random(seed).randbytes(1 << 20) * (size >> 20))
+memoryview(buf).cast("Q")[::64] = array.array("Q", range(0, size, 512))
+open(path, "wb").write(buf)
+EOF
+}
+now() { cut -d' ' -f1 /proc/uptime; }
+# rate BYTES T0 T1: MB/s (10^6 bytes).
+rate() {
+    awk -v b="$1" -v a="$2" -v z="$3" 'BEGIN { d = z - a; if (d <= 0) d = 0.01;
+        printf "%.1f MB/s (%d bytes in %.2f s)", b / d / 1e6, b, d }'
+}
+check $g/pattern pattern /tmp/pattern "$MIB" 14 || plan_exit
+BYTES=$((MIB << 20))
+
+# timed_dd WHAT DD-ARGS...: dd, then "RATE WHAT <MB/s> ..." for $BYTES.
+timed_dd() {
+    what=$1
+    shift
+    t0=$(now)
+    timeout "$HNS_TIMEOUT" dd "$@" || return 1
+    t1=$(now)
+    echo "RATE $what $(rate $BYTES "$t0" "$t1")"
+}
+check $g/write-${MIB}m-direct timed_dd write if=/tmp/pattern of=/dev/nvme0n1 bs=1M count="$MIB" oflag=direct
+printf '%s\n' "$out" | grep '^RATE' | sed 's/^/    /'
+check $g/read-${MIB}m-direct timed_dd read if=/dev/nvme0n1 of=/tmp/back bs=1M count="$MIB" iflag=direct
+printf '%s\n' "$out" | grep '^RATE' | sed 's/^/    /'
+check $g/compare-${MIB}m cmp /tmp/pattern /tmp/back
+rm -f /tmp/back
+
+# Small writes: 4 KiB each, which the host sends as inline data in the
+# command capsule (no MR, no READ by the target), past the first region;
+# read back in one 1 MiB O_DIRECT read.
+small_io() {
+    pattern /tmp/small 1 15 &&
+        dd if=/tmp/small of=/dev/nvme0n1 bs=4k count=256 seek=$((BYTES / 4096)) oflag=direct &&
+        dd if=/dev/nvme0n1 of=/tmp/small-back bs=1M count=1 skip="$MIB" iflag=direct &&
+        cmp /tmp/small /tmp/small-back
+}
+check $g/inline-writes-4k small_io
+rm -f /tmp/small /tmp/small-back /tmp/pattern
+
+disconnect() {
+    nvme disconnect -n "$NQN" || return 1
+    lw=0
+    while [ -e /dev/nvme0n1 ] && [ $lw -lt 100 ]; do
+        sleep 0.1
+        lw=$((lw + 1))
+    done
+    [ ! -e /dev/nvme0n1 ] || { echo "/dev/nvme0n1 still there after 10 s"; return 1; }
+    rmmod nvme_rdma && rmmod nvme_fabrics && rmmod nvme_core
+}
+check $g/disconnect disconnect
+target_down() {
+    rm "$CFG/ports/1/subsystems/$NQN" &&
+        rmdir "$CFG/ports/1" &&
+        echo 0 >"$CFG/subsystems/$NQN/namespaces/1/enable" &&
+        rmdir "$CFG/subsystems/$NQN/namespaces/1" &&
+        rmdir "$CFG/subsystems/$NQN" &&
+        rmmod nvmet_rdma && rmmod nvmet && rmmod null_blk
+}
+check $g/target-down target_down
+check $g/no-qps-left sh -c "! rdma res show qp | grep 'type RC'"
+check $g/unload sh -c "rmmod $mod && rmmod hns_sim"
+plan_exit
