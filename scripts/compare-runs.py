@@ -13,7 +13,9 @@ Sections (between "HNS-REG-BEGIN <name>" and "HNS-REG-END <name>"):
                         tests with the same outcomes; skip reasons are shown
                         but not compared.
   pyverbs-<module>-<run>  (only with --only) the same for a module's run of
-                        tests/guest/pyverbs-plan.sh (pyverbs-c, pyverbs-rs).
+                        tests/guest/pyverbs-plan.sh (pyverbs-c, pyverbs-rs);
+                        with --match TEXT (before the two logs) only the
+                        tests whose id holds TEXT are compared.
 
 For each section one line "<section>: equal (N lines)" (for pyverbs with
 the count of each outcome, e.g. "14 ok, 9 skip") or, on a difference, a
@@ -106,7 +108,11 @@ def compare(name, c, rs, rs_all):
 def main():
     signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # `| head` is fine
     args = sys.argv[1:]
-    only = None
+    only = match = None
+    # --match TEXT: only the pyverbs tests whose id holds TEXT, in both runs
+    # (a run made with unittest's -k TEXT beside a whole module's run).
+    if len(args) >= 4 and args[-4] == "--match":
+        match, args = args[-3], args[:-4] + args[-2:]
     if len(args) == 4 and args[0] == "--only":
         only, args = args[1], args[2:]
         # pyverbs-<module>-<run>: a module's run of tests/guest/pyverbs-plan.sh.
@@ -121,6 +127,11 @@ def main():
         print(f"compare-runs.py: {e} (did the guest run start?)")
         sys.exit(2)
     rc = 0
+    if match:
+        for runs in (c_all, rs_all):
+            for k in list(runs):
+                if k.startswith("pyverbs-") and not k.endswith("-log"):
+                    runs[k] = [l for l in runs[k] if match in l.split(" ", 1)[0]]
     for name in [only] if only else SECTIONS:
         c = c_all.get(name)
         if not c or any(l.startswith("[hns_0 not registered") for l in c) or \

@@ -19,6 +19,7 @@
 #   sh /opt/hns/pyverbs-plan.sh [c|rs]   (rs: unload the driver at the end)
 #   PYV_MODULES="test_mr" PYV_RUNS=4 sh /opt/hns/pyverbs-plan.sh
 #   PYV_REREG_SLOW=0 ...: without the rereg-pd-slow-restate check
+#   PYV_MODULES="test_srq test_qpex:xrc": test_qpex's tests matching xrc
 . /opt/hns/lib.sh
 DRV=${1:-c}
 PYV_RUNS=${PYV_RUNS:-3}
@@ -37,12 +38,13 @@ check pyverbs/hns0-active port_state hns_0 PORT_ACTIVE || plan_exit
 /usr/bin/ip addr add 192.168.77.1/24 dev eth0 && /usr/bin/ip link set eth0 up
 roce_v2_gid hns_0 >/dev/null
 
-# pyverbs_run MODULE RUN: one process; prints its counts and every line
+# pyverbs_run MODULE RUN [PATTERN]: one process (with PATTERN only the
+# tests unittest's -k PATTERN selects); prints its counts and every line
 # that is not "ok"; status 0 when the run passes (see above).
 pyverbs_run() {
     log=/tmp/pyv-$1-$2.log out=/tmp/pyv-$1-$2.out
     (cd /usr/share/doc/rdma-core/tests &&
-        timeout "$PYV_TIMEOUT" python3 run_tests.py --dev hns_0 -v "$1") >"$log" 2>&1
+        timeout "$PYV_TIMEOUT" python3 run_tests.py --dev hns_0 -v "$1" ${3:+-k "$3"}) >"$log" 2>&1
     prc=$?
     python3 /opt/hns/unittest-outcomes.py <"$log" >"$out"
     n_ok=$(grep -c ' ok$' "$out")
@@ -85,10 +87,13 @@ rereg_slow() {
 }
 [ "${PYV_REREG_SLOW:-1}" = 0 ] || check pyverbs/rereg-pd-slow-restate rereg_slow
 
-for m in $PYV_MODULES; do
+for spec in $PYV_MODULES; do
+    # MODULE, or MODULE:PATTERN for the tests of MODULE matching PATTERN.
+    m=${spec%%:*} k=
+    [ "$spec" = "$m" ] || k=${spec#*:}
     r=1
     while [ "$r" -le "$PYV_RUNS" ]; do
-        check "pyverbs/$m-$r" pyverbs_run "$m" "$r"
+        check "pyverbs/$m-$r" pyverbs_run "$m" "$r" "$k"
         printf '%s\n' "$out" | sed 's/^/    /'
         echo "HNS-REG-BEGIN pyverbs-$m-$r"
         cat "/tmp/pyv-$m-$r.out"
