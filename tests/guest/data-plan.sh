@@ -149,9 +149,10 @@ ulwait() {
 }
 
 # Function resets under traffic (issue 15), RESET_CYCLES times (default 5;
-# e.g. RESET_CYCLES=50 for a longer run outside make check). Each cycle: an
-# `ibv_rc_pingpong -e -n 100000` pair on hns_0, seen passing traffic (the
-# CQs' drv_arm_sn grows), then a function reset through hns_sim (DOWN,
+# e.g. RESET_CYCLES=50 for a longer run outside make check). Each cycle: a
+# pair on hns_0 waiting on completion events, odd cycles
+# `ibv_rc_pingpong -e -n 100000`, even ones `ib_send_bw -e -n 1000000`
+# (perftest), seen passing traffic (the CQs' drv_arm_sn grows), then a function reset through hns_sim (DOWN,
 # UNINIT, INIT, UP, as hclge_reset walks the RoCE client; done when the
 # kernel log has one more "hns-sim: function reset done"). Both processes
 # must end with an error exit within 60 s (the reset unregisters the
@@ -169,14 +170,23 @@ RESET=/sys/module/hns_sim/parameters/reset
 res_count() {
     rdma res show 2>/dev/null | grep -w hns_0 | sed 's/^[0-9]*: //'
 }
-# rst_end FILE STATUS: how an application ended, as "exit STATUS: its last
-# line that is not an address line" (stdout, buffered, comes after stderr).
+# rst_end FILE STATUS: how an application ended, as "exit STATUS: MESSAGE",
+# MESSAGE its last error line (stderr; buffered stdout lands after it),
+# else its last line.
 rst_end() {
-    printf 'exit %s: %s' "$2" "$(grep -v ' address: ' "$1" | tail -n 1 | cut -c1-60)"
+    rmsg=$(grep -iE 'fail|error|couldn|unable' "$1" | tail -n 1)
+    [ -n "$rmsg" ] || rmsg=$(tail -n 1 "$1")
+    printf 'exit %s: %s' "$2" "$(printf '%s' "$rmsg" | cut -c1-60)"
 }
 rst_cycle() {
     rport=$((18540 + rc_i % 40))
-    rcmd="ibv_rc_pingpong -e -d hns_0 -g $GIDX -p $rport -n 100000"
+    if [ $((rc_i % 2)) -eq 1 ]; then
+        rtool=rc_pingpong
+        rcmd="ibv_rc_pingpong -e -d hns_0 -g $GIDX -p $rport -n 100000"
+    else
+        rtool=send_bw
+        rcmd="ib_send_bw -e -d hns_0 -x $GIDX -p $rport -F --no_ddp -n 1000000"
+    fi
     rres0=$(res_count) rinfo=""
     timeout 300 $rcmd >/tmp/rst-server.out 2>&1 &
     rsp=$!
@@ -212,9 +222,9 @@ rst_cycle() {
                 rerr="$rerr; ${rp#*:} exit $ulrc"
             fi
         fi
-        echo "${rp#*:} $rend" >>/tmp/rst-ends
+        echo "$rtool ${rp#*:} $rend" >>/tmp/rst-ends
     done
-    rinfo="events $rs1 -> $rs2, apps done $(($(date +%s) - rt0)) s after the reset write"
+    rinfo="$rtool, events $rs1 -> $rs2, apps done $(($(date +%s) - rt0)) s after the reset write"
     if ! out=$(port_state hns_0 PORT_ACTIVE); then
         rerr="$rerr; $(printf '%s' "$out" | head -n 1)"
         return 1
