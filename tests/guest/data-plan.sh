@@ -9,10 +9,11 @@
 # SRQ attributes and restrack (srq_errors.py)
 # and perftest (send/write/read/atomic bw, write/send/atomic lat), rdma_cm
 # (rping, ucmatose, udaddy) over an IPv4 address on eth0, a WR-API producer
-# paused inside a WQE, flush on ERR, CQ overflow, RNR retries. TEST lines
-# are in the group "data/...".
+# paused inside a WQE, flush on ERR, CQ overflow, RNR retries, function
+# resets under traffic (RESET_CYCLES, default 5), rmmod under traffic.
+# TEST lines are in the group "data/...".
 #
-#   sh /opt/hns/data-plan.sh
+#   [RESET_CYCLES=N] sh /opt/hns/data-plan.sh
 . /opt/hns/lib.sh
 HNS_SERVER_DELAY=${HNS_SERVER_DELAY:-1}
 HNS_TIMEOUT=${HNS_TIMEOUT:-120}
