@@ -493,7 +493,9 @@ ulp_results() {
 
 # --- hns-sim data engine on the C reference driver (SIM=1). -----------------
 # ibv_rc_pingpong on hns_0, loopback to itself: polling, events (-e), small
-# messages (tests/guest/data-plan.sh). Data-path counters in hns-sim.log.
+# messages (tests/guest/data-plan.sh; it ends with 5 function resets under
+# traffic, then an unload under traffic: docs/harness.md "Resets under
+# traffic"). Data-path counters in hns-sim.log.
 if [ -x "$HNS_BUILD/sim-target/release/hns-sim" ] && [ -f "$HNS_BUILD/hns_sim/hns_sim.ko" ]; then
     guest_tests data-c "$RESULTS" tests/guest/data-plan.sh --driver c --sim 1
     grep -h '^hns-sim\[0\]: data:' "$HNS_BUILD/guest/data-c/hns-sim.log" 2>/dev/null | sed 's/^/    /'

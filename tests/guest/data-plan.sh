@@ -9,10 +9,11 @@
 # SRQ attributes and restrack (srq_errors.py)
 # and perftest (send/write/read/atomic bw, write/send/atomic lat), rdma_cm
 # (rping, ucmatose, udaddy) over an IPv4 address on eth0, a WR-API producer
-# paused inside a WQE, flush on ERR, CQ overflow, RNR retries. TEST lines
-# are in the group "data/...".
+# paused inside a WQE, flush on ERR, CQ overflow, RNR retries, function
+# resets under traffic (RESET_CYCLES, default 5), rmmod under traffic.
+# TEST lines are in the group "data/...".
 #
-#   sh /opt/hns/data-plan.sh
+#   [RESET_CYCLES=N] sh /opt/hns/data-plan.sh
 . /opt/hns/lib.sh
 HNS_SERVER_DELAY=${HNS_SERVER_DELAY:-1}
 HNS_TIMEOUT=${HNS_TIMEOUT:-120}
@@ -126,6 +127,148 @@ cm udaddy "udaddy -b 192.168.77.1" "udaddy -s 192.168.77.1"
 # pyverbs (test_qp, test_srq, test_qpex, test_cq, test_cq_events and the
 # rest of rdma-core's suite, three runs each) is tests/guest/pyverbs-plan.sh.
 
+# arm_sn: the CQs' completion events so far (rdma res show cq -dd).
+arm_sn() {
+    rdma -dd res show cq dev hns_0 2>/dev/null |
+        awk '{for (i = 1; i < NF; i++) if ($i == "drv_arm_sn") s += $(i + 1)} END {print s + 0}'
+}
+
+# ulwait PID [SECS]: 0 once PID has ended (its status in $ulrc), 1 after
+# SECS (default 60) seconds.
+ulwait() {
+    for _ in $(seq "${2:-60}"); do
+        if ! kill -0 "$1" 2>/dev/null; then
+            wait "$1"
+            ulrc=$?
+            return 0
+        fi
+        sleep 1
+    done
+    return 1
+}
+
+# Function resets under traffic (issue 15), RESET_CYCLES times (default 5;
+# e.g. RESET_CYCLES=50 for a longer run outside make check). Each cycle: a
+# pair on hns_0 waiting on completion events, odd cycles
+# `ibv_rc_pingpong -e -n 100000`, even ones `ib_send_bw -e -n 1000000`
+# (perftest), seen passing traffic (the CQs' drv_arm_sn grows), then a function reset through hns_sim (DOWN,
+# UNINIT, INIT, UP, as hclge_reset walks the RoCE client; done when the
+# kernel log has one more "hns-sim: function reset done"). Both processes
+# must end with an error exit within 60 s (the reset unregisters the
+# ib_device, which disassociates their contexts: ibv_get_cq_event fails),
+# hns_0 must be PORT_ACTIVE again with a RoCE v2 GID, a fresh
+# `ibv_rc_pingpong -e -n 20` pair must pass and `rdma res show` for hns_0
+# must count what it counted before the cycle (no object left behind; the
+# boot's kmemleak scan looks for the rest). One TEST line: cycles passed,
+# how the applications ended (exit status: last line, counted); a failing
+# cycle prints its detail. Bounded: every wait has a timeout.
+RESET_CYCLES=${RESET_CYCLES:-5}
+RESET=/sys/module/hns_sim/parameters/reset
+# res_count: hns_0's line of `rdma res show` (pd, cq, qp, cm_id, mr, ctx,
+# srq counts).
+res_count() {
+    rdma res show 2>/dev/null | grep -w hns_0 | sed 's/^[0-9]*: //'
+}
+# rst_end FILE STATUS: how an application ended, as "exit STATUS: MESSAGE",
+# MESSAGE its last error line (stderr; buffered stdout lands after it),
+# else its last line.
+rst_end() {
+    rmsg=$(grep -iE 'fail|error|couldn|unable' "$1" | tail -n 1)
+    [ -n "$rmsg" ] || rmsg=$(tail -n 1 "$1")
+    printf 'exit %s: %s' "$2" "$(printf '%s' "$rmsg" | cut -c1-60)"
+}
+rst_cycle() {
+    rport=$((18540 + rc_i % 40))
+    if [ $((rc_i % 2)) -eq 1 ]; then
+        rtool=rc_pingpong
+        rcmd="ibv_rc_pingpong -e -d hns_0 -g $GIDX -p $rport -n 100000"
+    else
+        rtool=send_bw
+        rcmd="ib_send_bw -e -d hns_0 -x $GIDX -p $rport -F --no_ddp -n 1000000"
+    fi
+    rres0=$(res_count) rinfo=""
+    timeout 300 $rcmd >/tmp/rst-server.out 2>&1 &
+    rsp=$!
+    sleep "$HNS_SERVER_DELAY"
+    timeout 300 $rcmd 127.0.0.1 >/tmp/rst-client.out 2>&1 &
+    rcp=$!
+    # Traffic: completion events grow within 15 s.
+    rs1=$(arm_sn) rs2=$rs1 rw=0
+    while [ "$rs2" -le "$rs1" ] && [ $rw -lt 15 ]; do
+        sleep 1
+        rs2=$(arm_sn)
+        rw=$((rw + 1))
+    done
+    rerr=""
+    if ! kill -0 $rsp 2>/dev/null || ! kill -0 $rcp 2>/dev/null || [ "$rs2" -le "$rs1" ]; then
+        rerr="no traffic before the reset (completion events $rs1 -> $rs2)"
+    fi
+    rn0=$(dmesg | grep -c 'hns-sim: function reset done')
+    rt0=$(date +%s)
+    if ! timeout 60 sh -c "echo 1 >$RESET"; then
+        rerr="$rerr; reset write failed"
+    fi
+    rn1=$(dmesg | grep -c 'hns-sim: function reset done')
+    [ "$rn1" -eq $((rn0 + 1)) ] || rerr="$rerr; no 'function reset done' ($rn0 -> $rn1)"
+    for rp in $rsp:server $rcp:client; do
+        if ! ulwait "${rp%%:*}" 60; then
+            kill -9 "${rp%%:*}" 2>/dev/null
+            rerr="$rerr; ${rp#*:} still running 60 s after the reset"
+            rend="hang"
+        else
+            rend=$(rst_end "/tmp/rst-${rp#*:}.out" $ulrc)
+            if [ "$ulrc" -eq 0 ] || [ "$ulrc" -eq 124 ]; then
+                rerr="$rerr; ${rp#*:} exit $ulrc"
+            fi
+        fi
+        echo "$rtool ${rp#*:} $rend" >>/tmp/rst-ends
+    done
+    rinfo="$rtool, events $rs1 -> $rs2, apps done $(($(date +%s) - rt0)) s after the reset write"
+    if ! out=$(port_state hns_0 PORT_ACTIVE); then
+        rerr="$rerr; $(printf '%s' "$out" | head -n 1)"
+        return 1
+    fi
+    if ! GIDX=$(roce_v2_gid hns_0); then
+        rerr="$rerr; no RoCE v2 GID after the reset"
+        return 1
+    fi
+    rport=$((rport + 40))
+    timeout 60 ibv_rc_pingpong -e -d hns_0 -g $GIDX -p $rport -n 20 >/tmp/rst-server.out 2>&1 &
+    rsp=$!
+    sleep "$HNS_SERVER_DELAY"
+    out=$(timeout 60 ibv_rc_pingpong -e -d hns_0 -g $GIDX -p $rport -n 20 127.0.0.1 2>&1)
+    rcrc=$?
+    wait $rsp
+    rsrc=$?
+    [ $rcrc -eq 0 ] && [ $rsrc -eq 0 ] ||
+        rerr="$rerr; fresh pingpong: server exit $rsrc ($(tail -n 1 /tmp/rst-server.out)), client exit $rcrc ($(printf '%s\n' "$out" | tail -n 1))"
+    rres1=$(res_count)
+    [ "$rres1" = "$rres0" ] || rerr="$rerr; rdma res before '$rres0', after '$rres1'"
+    [ -z "$rerr" ]
+}
+rc_i=0 rc_ok=0
+rst_t0=$(date +%s)
+: >/tmp/rst-ends
+while [ $rc_i -lt "$RESET_CYCLES" ]; do
+    rc_i=$((rc_i + 1))
+    if rst_cycle; then
+        rc_ok=$((rc_ok + 1))
+        echo "    cycle $rc_i: $rinfo"
+    else
+        echo "    cycle $rc_i: $rinfo; FAIL$rerr"
+        tail -n 3 /tmp/rst-server.out /tmp/rst-client.out 2>/dev/null | sed 's/^/      /'
+        # Without hns_0 the later cycles cannot run.
+        port_state hns_0 PORT_ACTIVE >/dev/null || break
+    fi
+done
+rst_ends=$(sort /tmp/rst-ends | uniq -c | awk '{$1 = $1 "x"; s = s (NR > 1 ? "; " : "") $0} END {print s}')
+rst_sum="$rc_ok of $RESET_CYCLES cycles in $(($(date +%s) - rst_t0)) s; apps ended: $rst_ends"
+if [ "$rc_ok" -eq "$RESET_CYCLES" ] && [ "$RESET_CYCLES" -gt 0 ]; then
+    report data/reset-under-traffic PASS "$rst_sum"
+else
+    report data/reset-under-traffic FAIL "$rst_sum"
+fi
+
 # rmmod with traffic running. An RC pingpong of 100000 iterations waiting
 # on completion events (-e: ibv_get_cq_event, which ends with an error once
 # the core has disassociated the process's context); while it runs, the
@@ -134,11 +277,6 @@ cm udaddy "udaddy -b 192.168.77.1" "udaddy -s 192.168.77.1"
 # kmemleak reports (run-guest.sh). Without -e a pingpong spins on its CQ in
 # its own memory, which no driver can end: libhns of this kernel has no
 # reset page to look at.
-# arm_sn: the CQs' completion events so far (rdma res show cq -dd).
-arm_sn() {
-    rdma -dd res show cq dev hns_0 2>/dev/null |
-        awk '{for (i = 1; i < NF; i++) if ($i == "drv_arm_sn") s += $(i + 1)} END {print s + 0}'
-}
 ulcmd="ibv_rc_pingpong -e -d hns_0 -g $GIDX -p 18530 -n 100000"
 timeout 300 $ulcmd >/tmp/ul-server.out 2>&1 &
 ulsp=$!
@@ -157,18 +295,6 @@ else
 fi
 ult0=$(date +%s)
 check data/unload-under-traffic timeout 120 rmmod $DRV_MODULE
-# ulwait PID: 0 once PID has ended (its status in $ulrc), 1 after 60 s.
-ulwait() {
-    for _ in $(seq 60); do
-        if ! kill -0 "$1" 2>/dev/null; then
-            wait "$1"
-            ulrc=$?
-            return 0
-        fi
-        sleep 1
-    done
-    return 1
-}
 ulerr="" ulrcs=""
 for ulp in $ulsp $ulcp; do
     if ! ulwait $ulp; then
