@@ -177,15 +177,25 @@ fn user_params(env: &MrEnv<'_>, key: u32, st: &MrState) -> Result<hw_ctx::UserMp
 }
 
 /// Sends CREATE_MPT with `words` for MPT entry `idx`.
+/// A failed mailbox is logged as C's `hns_roce_mr_enable` logs it (one
+/// rate-limited site for every MR type).
 fn create_mpt(env: &MrEnv<'_>, words: &[u32], idx: u32) -> Result {
     let mb = MailboxBuf::new(env.dev)?;
     mb.write_le_words(words)?;
-    env.cmd.mbox(
-        mb.dma(),
-        0,
-        mbox::CREATE_MPT,
-        idx & (env.caps.num_mtpts - 1),
-    )
+    env.cmd
+        .mbox(
+            mb.dma(),
+            0,
+            mbox::CREATE_MPT,
+            idx & (env.caps.num_mtpts - 1),
+        )
+        .inspect_err(|e| {
+            dev_err_ratelimited!(
+                env.cmd.device(),
+                "failed to create mpt, ret = {}.\n",
+                e.to_errno()
+            )
+        })
 }
 
 /// The pinned, DMA-mapped page list of a user MR (`alloc_mr_pbl`).
@@ -219,13 +229,7 @@ pub(crate) fn get_dma_mr(env: &MrEnv<'_>, pdn: u32, access: u32) -> Result<Pin<K
     let slot = MptSlot::take(env)?;
     let key = index_to_key(slot.idx);
     let c = hw_ctx::dma_mr_mpt(pdn, mpt_access(access), key);
-    create_mpt(env, c.as_le_words(), slot.idx).inspect_err(|e| {
-        dev_err!(
-            env.cmd.device(),
-            "failed to create mpt, ret = {}.\n",
-            e.to_errno()
-        )
-    })?;
+    create_mpt(env, c.as_le_words(), slot.idx)?;
     let mr = KBox::pin_init(
         pin_init!(Mr {
             key,
@@ -303,13 +307,7 @@ pub(crate) fn reg_user_mr(env: &MrEnv<'_>, pin: UmemDev<'_>, req: &MrReq) -> Res
         }),
         GFP_KERNEL,
     )?;
-    create_mpt(env, c.as_le_words(), slot.idx).inspect_err(|e| {
-        dev_err!(
-            env.cmd.device(),
-            "failed to create mpt, ret = {}.\n",
-            e.to_errno()
-        )
-    })?;
+    create_mpt(env, c.as_le_words(), slot.idx)?;
     slot.keep();
     Ok(mr)
 }
@@ -386,13 +384,7 @@ pub(crate) fn alloc_mr(
         }),
         GFP_KERNEL,
     )?;
-    create_mpt(env, c.as_le_words(), slot.idx).inspect_err(|e| {
-        dev_err_ratelimited!(
-            env.cmd.device(),
-            "failed to create mpt, ret = {}.\n",
-            e.to_errno()
-        )
-    })?;
+    create_mpt(env, c.as_le_words(), slot.idx)?;
     slot.keep();
     Ok(mr)
 }

@@ -148,9 +148,10 @@ def per_object(lines):
     return objs
 
 
-def unordered(c, rs):
+def counter_diff(c, rs):
+    """Prints the lines one side has more often than the other; whether
+    there were any."""
     from collections import Counter
-    c, rs = mask_tokens(c), mask_tokens(rs)
     cc, cr = Counter(c), Counter(rs)
     bad = False
     for l, n in sorted((cc - cr).items()):
@@ -159,6 +160,12 @@ def unordered(c, rs):
     for l, n in sorted((cr - cc).items()):
         print(f"Rust driver only ({n}x): {l}")
         bad = True
+    return bad
+
+
+def unordered(c, rs):
+    c, rs = mask_tokens(c), mask_tokens(rs)
+    bad = counter_diff(c, rs)
     oc, orr = per_object(c), per_object(rs)
     for k in sorted(set(oc) | set(orr)):
         if oc.get(k) != orr.get(k):
@@ -195,16 +202,7 @@ def only_kind(lines, kind):
 
 
 def multiset(c, rs, kind):
-    from collections import Counter
-    cc, cr = Counter(c), Counter(rs)
-    bad = False
-    for l, n in sorted((cc - cr).items()):
-        print(f"C driver only ({n}x): {l}")
-        bad = True
-    for l, n in sorted((cr - cc).items()):
-        print(f"Rust driver only ({n}x): {l}")
-        bad = True
-    if bad:
+    if counter_diff(c, rs):
         sys.exit(1)
     ctx = sum(1 for l in rs if l.startswith("ctx "))
     print(f"{kind} mailboxes match as multisets ({len(rs)} lines, {ctx} contexts)")
