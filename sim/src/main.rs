@@ -23,8 +23,8 @@ struct Args {
     faults: Vec<fw::Fault>,
     ready_file: Option<String>,
     dump_caps: bool,
-    /// `--dump-data FILE`: SQ WQEs and CQEs as hex words (function 0 in
-    /// FILE, function n in FILE.n).
+    /// `--dump-data FILE`: SQ WQEs, SRQ index entries and WQEs, and CQEs
+    /// as hex words (function 0 in FILE, function n in FILE.n).
     dump_data: Option<String>,
     /// Sleep of an idle pass (0: yield instead).
     idle: Duration,

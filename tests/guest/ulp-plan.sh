@@ -16,11 +16,19 @@
 # scripts/check.sh after the boot. TEST lines are in the group "ulp/..."
 # (C driver) or "ulp-rs/..." (hns_roce_rs).
 #
-#   sh /opt/hns/ulp-plan.sh [DRIVER-MODULE]     (default hns_roce_hw_v2)
+# ULP_SRQ=1 loads nvmet-rdma with use_srq=1: the target's queues then
+# receive through one kernel SRQ of hns_1 (post_srq_recv, receive
+# completions taking their WR ids through the index queue); the plan
+# checks with "rdma res show srq" that the target has one, and its TEST
+# lines are in the group "ulp-srq/..." or "ulp-srq-rs/...".
+#
+#   [ULP_SRQ=1] sh /opt/hns/ulp-plan.sh [DRIVER-MODULE]     (default hns_roce_hw_v2)
 . /opt/hns/lib.sh
 mod=${1:-hns_roce_hw_v2}
+SRQ=${ULP_SRQ:-0}
 g=ulp
-[ "$mod" = hns_roce_rs ] && g=ulp-rs
+[ "$SRQ" = 1 ] && g=ulp-srq
+[ "$mod" = hns_roce_rs ] && g=$g-rs
 HNS_TIMEOUT=${HNS_TIMEOUT:-300}
 NQN=nqn.2026-12.io.github.hns-roce-rs:ulp
 HOSTNQN=nqn.2014-08.org.nvmexpress:uuid:6e5f0a14-0000-4000-8000-000000000014
@@ -44,7 +52,7 @@ echo "    hns_0: $N0 192.168.77.1, hns_1: $N1 192.168.77.2"
 # address.
 target_up() {
     modprobe null_blk nr_devices=1 gb=1 memory_backed=1 &&
-        modprobe nvmet-rdma &&
+        if [ "$SRQ" = 1 ]; then modprobe nvmet-rdma use_srq=1; else modprobe nvmet-rdma; fi &&
         { grep -q " /sys/kernel/config " /proc/mounts ||
             mount -t configfs configfs /sys/kernel/config; } &&
         mkdir "$CFG/subsystems/$NQN" &&
@@ -96,6 +104,21 @@ qps_per_device() {
 }
 check $g/queues-hns0-to-hns1 qps_per_device
 printf '%s\n' "$out" | sed 's/^/    /'
+
+# With use_srq=1 the target (hns_1) receives through kernel SRQs (one per
+# completion vector: hns-sim gives one) and the host (hns_0) has none.
+target_srqs() {
+    rdma res show srq | sed 's/^/  /'
+    rdma res show srq -dd dev hns_1 | sed 's/^/  /'
+    t=$(rdma res show srq dev hns_1 | grep -c 'srqn')
+    h=$(rdma res show srq dev hns_0 | grep -c 'srqn')
+    echo "SRQs: hns_1 $t, hns_0 $h"
+    [ "$t" -ge 1 ] && [ "$h" -eq 0 ]
+}
+if [ "$SRQ" = 1 ]; then
+    check $g/target-uses-srq target_srqs
+    printf '%s\n' "$out" | sed 's/^/    /'
+fi
 
 # The pattern: 1 MiB of seeded pseudo-random bytes repeated, every 512-byte
 # sector stamped with its byte offset (a misplaced block shows where it

@@ -244,7 +244,10 @@ impl Engine {
                     q.rq_ci = ci.wrapping_add(1);
                 }
             }
-            Recv::Srq { srqn, ci, .. } => {
+            Recv::Srq { srqn, ci, wqe } => {
+                if self.dump.is_some() {
+                    self.dump_srq(mem, srqn, ci, wqe);
+                }
                 let Some(s) = self.srqs.get(&srqn) else {
                     return;
                 };
@@ -259,6 +262,30 @@ impl Engine {
                     }
                 }
             }
+        }
+    }
+
+    /// `--dump-data`: the index queue entry `ci` of SRQ `srqn` (one word,
+    /// as the driver wrote it) and the SRQ WQE `wqe` it names (all its
+    /// SGE slots), as the engine takes them.
+    fn dump_srq<M: Dma>(&mut self, mem: &M, srqn: u32, ci: u32, wqe: u32) {
+        let Some(s) = self.srqs.get(&srqn) else {
+            return;
+        };
+        let c = &s.ctx;
+        let mask = (1u32 << c.shift) - 1;
+        let mut e = [0u8; 4];
+        let idx_ok = c.idx.read(mem, u64::from(ci & mask) * 4, &mut e).is_ok();
+        let mut raw = vec![0u8; 16usize << c.rqws];
+        let wqe_ok = c
+            .buf
+            .read(mem, u64::from(wqe) << (4 + c.rqws), &mut raw)
+            .is_ok();
+        if idx_ok {
+            self.dump_words("srqidx", srqn, ci & 0xffff, &e);
+        }
+        if wqe_ok {
+            self.dump_words("srqwqe", srqn, wqe, &raw);
         }
     }
 

@@ -1234,6 +1234,28 @@ fn send_to_an_srq_qp_takes_wqes_in_index_queue_order() {
 }
 
 #[test]
+fn dump_data_writes_each_srq_index_entry_and_wqe_taken() {
+    let mut w = srq_world();
+    let buf = SharedBuf::default();
+    w.eng.dump = Some(Box::new(buf.clone()));
+    w.srq_recv(0, 7, MR_VA);
+    w.post_a(0, 0x1000, &[(1, 4), (8, 0x4443_4241)], true);
+    assert!(w.poll(0));
+    let text = String::from_utf8(buf.0.lock().unwrap().clone()).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    // The index entry (WQE 7), the 16-byte WQE it names (one SGE: 64
+    // bytes, lkey 0x100, MR_VA), then the WQE and both CQEs as before.
+    assert!(lines.contains(&"srqidx 000005 0000 00000007"), "{text}");
+    let wqe = format!(
+        "srqwqe 000005 0007 00000040 00000100 {:08x} {:08x}",
+        MR_VA as u32,
+        (MR_VA >> 32) as u32
+    );
+    assert!(lines.contains(&wqe.as_str()), "{text}");
+    assert_eq!(lines.len(), 5, "{text}");
+}
+
+#[test]
 fn xrc_initiator_sends_into_the_named_srq_of_the_target_domain() {
     let mut w = world();
     // SRQ 5: an XRC SRQ of XRC domain 7 completing on CQ 2.
