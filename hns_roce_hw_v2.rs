@@ -18,6 +18,7 @@ pub mod fields;
 pub mod qpc;
 pub mod regs;
 pub mod scc;
+pub mod srqwqe;
 pub mod wqe;
 
 use crate::cmdq::desc::{chain, flag, CmqData, Desc};

@@ -424,6 +424,27 @@ mod wqe {
     }
 }
 
+/// SRQ encoding: the C driver's SRQ WQEs and index entries, the doorbell.
+#[kunit_tests(hns_roce_rs_srqwqe)]
+mod srqwqe {
+    use crate::vectors::srqwqe as v;
+
+    #[test]
+    fn c_srq_wqes() {
+        assert_eq!(v::check_c_srq_wqes(), Ok(()));
+    }
+
+    #[test]
+    fn srq_wqe_fill() {
+        assert_eq!(v::check_srq_wqe_fill(), Ok(()));
+    }
+
+    #[test]
+    fn idx_and_doorbell() {
+        assert_eq!(v::check_idx_and_doorbell(), Ok(()));
+    }
+}
+
 /// Harness self-test only (scripts/check.sh): a failing KUnit case must fail
 /// the run. Never part of a normal build.
 #[cfg(hns_selftest_kunit_fail)]

@@ -11,6 +11,7 @@ pub mod field;
 pub mod hem;
 pub mod qpc;
 pub mod scc;
+pub mod srqwqe;
 pub mod wqe;
 
 /// Result of one check: `Err` names the first expectation that failed.

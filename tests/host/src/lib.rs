@@ -64,6 +64,9 @@ pub mod hns_roce_hw_v2 {
 
     #[path = "hns_roce_hw_v2/wqe.rs"]
     pub mod wqe;
+
+    #[path = "hns_roce_hw_v2/srqwqe.rs"]
+    pub mod srqwqe;
 }
 
 /// Vectors shared with the KUnit suites.
