@@ -372,6 +372,7 @@ impl IbDev {
             hem: &self.hem,
             caps: &self.caps,
             rev: self.rev,
+            dbs: &self.dbs,
             srqns: &self.srqns,
             table: &self.objs.srqs,
         }
@@ -817,6 +818,14 @@ impl IbDriver for IbDev {
 
     fn query_srq(&self, s: &srq::Srq, a: &mut rdma::SrqAttr) -> Result {
         s.query(&self.srq_env(), a)
+    }
+
+    fn post_srq_recv(
+        &self,
+        s: &srq::Srq,
+        wrs: &mut dyn Iterator<Item = rdma::RecvWr<'_>>,
+    ) -> core::result::Result<(), (usize, Error)> {
+        s.post_recv(&self.srq_env(), wrs)
     }
 
     fn modify_cq(&self, c: &CqRef, count: u16, period: u16) -> Result {

@@ -410,14 +410,19 @@ impl Qp {
         env.check_type(init.qp_type, init.user)?;
         let d = env.cmd.device();
         let c = env.caps;
-        // Kernel QPs on an SRQ (whose receive completions would take WR ids
-        // from the SRQ) are not ported; neither is direct WQE (a doorbell
-        // page per QP mapped to the process). An XRC target comes here as a
-        // kernel QP (the core creates it without udata, for the domain):
-        // as in C it gets a kernel SQ of the size user space asked for.
-        if init.create_flags != 0 || (init.has_srq && !init.user) {
+        // Direct WQE (a doorbell page per QP mapped to the process) is not
+        // ported. An XRC target comes here as a kernel QP (the core creates
+        // it without udata, for the domain): as in C it gets a kernel SQ of
+        // the size user space asked for.
+        if init.create_flags != 0 {
             return Err(EOPNOTSUPP);
         }
+        // A kernel QP on an SRQ takes its receive WR ids from the SRQ's.
+        let srq = if init.has_srq && !init.user {
+            Some(env.objs.srqs.core(init.srqn).ok_or(EINVAL)?)
+        } else {
+            None
+        };
         if init.user && c.flags & cap_flag::DIRECT_WQE != 0 {
             dev_err_ratelimited!(d, "direct WQE of user QPs is not supported yet\n");
             return Err(EOPNOTSUPP);
@@ -548,7 +553,7 @@ impl Qp {
         } else {
             (s.sq_wqe_cnt, s.rq_wqe_cnt)
         };
-        let core = match QpCore::new(qpn, ibqp, init.sq_sig_type == 1, sq_cnt, rq_cnt) {
+        let core = match QpCore::new(qpn, ibqp, init.sq_sig_type == 1, sq_cnt, rq_cnt, srq) {
             Ok(c) => c,
             Err(e) => {
                 env.free_qpn(qpn, gsi);
@@ -671,14 +676,16 @@ impl Qp {
         Ok((rdb, sdb))
     }
 
-    /// Takes this QP's CQEs out of its send and receive CQs.
+    /// Takes this QP's CQEs out of its send and receive CQs; the SRQ WQEs
+    /// of receive CQEs taken out are free again.
     fn clean_cqs(&self, cmd: &Cmd) {
+        let srq = self.core.srq();
         if let Some(c) = &self.send_cq {
-            c.clean(cmd, self.qpn);
+            c.clean(cmd, self.qpn, srq);
         }
         if let Some(c) = &self.recv_cq {
             if self.send_cq.as_ref().map(|s| s.cqn) != Some(c.cqn) {
-                c.clean(cmd, self.qpn);
+                c.clean(cmd, self.qpn, srq);
             }
         }
     }

@@ -8,29 +8,39 @@
 //! (MODIFY_SRQC), QUERY_SRQC; and the SRQ table through which the AEQ
 //! reaches an SRQ's event handler.
 //!
-//! XRC SRQs are the same with their domain and CQ in the context. Kernel
-//! SRQs (and so `post_srq_recv`) are not ported.
+//! XRC SRQs are the same with their domain and CQ in the context.
+//!
+//! Kernel SRQs (`alloc_srq_buf`/`alloc_srq_db` without udata) have their
+//! WQE buffer and index queue in [`KernelMtr`]s and a kernel record
+//! doorbell ([`Db`]); `post_srq_recv` (`hns_roce_v2_post_srq_recv`) takes
+//! the lowest free WQE slot, writes the WQE there and the slot's number
+//! into the next index queue entry, and publishes the producer index. The
+//! WR ids and the slot bitmap are an [`SrqCore`], which the SRQ table
+//! hands to the kernel QPs on the SRQ: their receive completions take the
+//! WR id by the CQE's WQE index and free the slot (`poll_cq`, CQ
+//! cleaning).
 
 use crate::cmdq::{query_context, Cmd, MailboxBuf};
-use crate::db::{UserDb, UserDbPages};
-use crate::hem::mtr::{Region, UserMtr};
+use crate::db::{Db, DbPages, UserDb, UserDbPages};
+use crate::hem::mtr::{KernelMtr, Region, UserMtr};
 use crate::hem::table::HemTables;
 use crate::hem::HemType;
 use crate::hns_roce_hw_v2::caps::Caps;
-use crate::hns_roce_hw_v2::consts::{cap_flag, mbox, sge, srq_lim};
+use crate::hns_roce_hw_v2::consts::{cap_flag, mbox, reg, sge, srq_lim};
 use crate::hns_roce_hw_v2::ctx as hw_ctx;
 use crate::hns_roce_hw_v2::qpc;
+use crate::hns_roce_hw_v2::srqwqe;
 use crate::hw_rev::HwRev;
 use crate::pd::IdSpace;
 use crate::rdma::{
-    IbSrq, ResAttrs, ResRaw, SrqArgs, SrqAttr, SrqEvent, SrqUreq, UmemDev, SRQT_XRC,
+    IbSrq, RecvWr, ResAttrs, ResRaw, SrqArgs, SrqAttr, SrqEvent, SrqUreq, UmemDev, SRQT_XRC,
 };
 use kernel::{
     device::{Bound, Device},
     new_spinlock_irq,
     prelude::*,
     rbtree::{RBTree, RBTreeNode},
-    sync::{Arc, SpinLockIrq},
+    sync::{barrier, Arc, SpinLockIrq},
 };
 
 /// `HNS_ROCE_SRQ_CAP_RECORD_DB` (`enum hns_roce_srq_cap_flags`, uapi): the
@@ -52,6 +62,8 @@ pub(crate) struct SrqEnv<'a> {
     pub(crate) caps: &'a Caps,
     /// Revision of the engine.
     pub(crate) rev: HwRev,
+    /// Record doorbell pages (kernel SRQs).
+    pub(crate) dbs: &'a DbPages,
     /// SRQ numbers.
     pub(crate) srqns: &'a IdSpace,
     /// The SRQ table of the event handlers.
@@ -75,13 +87,149 @@ pub(crate) struct Srq {
     pub(crate) srqn: u32,
     /// WQEs (a power of two).
     wqe_cnt: u32,
-    /// SGEs per WQE (a power of two).
+    /// SGEs per WQE (a power of two), the reserved one included.
     max_gs: u32,
+    /// Reserved SGEs per WQE (1 for a kernel SRQ on HIP08, else 0).
+    rsv_sge: u32,
+    /// Bytes per WQE, as a shift.
+    wqe_shift: u32,
     /// An XRC SRQ's domain (0 for a basic SRQ, as C keeps it).
     xrcdn: u32,
+    queues: Queues,
+}
+
+/// Where an SRQ's WQEs, index queue and record doorbell live.
+enum Queues {
+    /// In the process (libhns writes them).
+    User(KBox<UserQueues>),
+    /// In kernel memory (`post_srq_recv` writes them).
+    Kernel(KBox<KernelQueues>),
+}
+
+/// A user SRQ's queues and record doorbell.
+struct UserQueues {
     wqe: UserMtr,
     idx: UserMtr,
     db: Option<UserDb>,
+}
+
+/// A kernel SRQ's queues, record doorbell and WR ids.
+struct KernelQueues {
+    wqe: KernelMtr,
+    idx: KernelMtr,
+    db: Option<Db>,
+    core: Arc<SrqCore>,
+}
+
+/// The software state of a kernel SRQ's queue (C's `idx_que` bitmap,
+/// head and tail, and `wrid`).
+struct SrqRing {
+    /// WR id of each WQE slot.
+    wrid: KVVec<u64>,
+    /// Slots in use, one bit each.
+    used: KVVec<u64>,
+    /// Producer index (index queue entries written).
+    head: u32,
+    /// WQEs given back by completions and CQ cleaning.
+    tail: u32,
+}
+
+impl SrqRing {
+    /// `hns_roce_srqwq_overflow`: every WQE is posted.
+    fn full(&self, cnt: u32) -> bool {
+        self.head.wrapping_sub(self.tail) >= cnt
+    }
+
+    /// The lowest free slot (`get_srq_wqe_idx` without taking it).
+    fn first_free(&self, cnt: u32) -> Option<u32> {
+        for (i, w) in self.used.iter().enumerate() {
+            if *w != u64::MAX {
+                // CAST: a slot number below `cnt`.
+                let pos = (i * 64) as u32 + w.trailing_ones();
+                return (pos < cnt).then_some(pos);
+            }
+        }
+        None
+    }
+
+    /// Marks slot `i` used or free.
+    fn mark(&mut self, i: u32, used: bool) {
+        // CAST: a slot number.
+        if let Some(w) = self.used.get_mut((i / 64) as usize) {
+            if used {
+                *w |= 1 << (i % 64);
+            } else {
+                *w &= !(1 << (i % 64));
+            }
+        }
+    }
+
+    /// Whether slot `i` is in use.
+    fn is_used(&self, i: u32) -> bool {
+        // CAST: a slot number.
+        self.used
+            .get((i / 64) as usize)
+            .is_some_and(|w| w & (1 << (i % 64)) != 0)
+    }
+}
+
+/// What the CQ poll and CQ cleaning need of a kernel SRQ (no DMA memory):
+/// its WR ids and which WQE slots are in use. Held by the SRQ, the SRQ
+/// table and every QP on the SRQ.
+#[pin_data]
+pub(crate) struct SrqCore {
+    wqe_cnt: u32,
+    /// C's `srq->lock`.
+    #[pin]
+    ring: SpinLockIrq<SrqRing>,
+}
+
+impl SrqCore {
+    fn new(wqe_cnt: u32) -> Result<Arc<Self>> {
+        // CAST: a WQE count.
+        let n = wqe_cnt as usize;
+        let wrid = KVVec::from_elem(0u64, n, GFP_KERNEL)?;
+        let used = KVVec::from_elem(0u64, n.div_ceil(64), GFP_KERNEL)?;
+        Arc::pin_init(
+            pin_init!(SrqCore {
+                wqe_cnt,
+                ring <- new_spinlock_irq!(
+                    SrqRing {
+                        wrid,
+                        used,
+                        head: 0,
+                        tail: 0,
+                    },
+                    "hns_roce_rs srq"
+                ),
+            }),
+            GFP_KERNEL,
+        )
+    }
+
+    /// Gives WQE slot `wqe_idx` back (`hns_roce_free_srq_wqe`, from CQ
+    /// cleaning); a slot number out of range or not in use changes nothing
+    /// (C would clear a bit past its bitmap).
+    pub(crate) fn free(&self, wqe_idx: u32) {
+        let mut r = self.ring.lock();
+        if wqe_idx < self.wqe_cnt && r.is_used(wqe_idx) {
+            r.mark(wqe_idx, false);
+            r.tail = r.tail.wrapping_add(1);
+        }
+    }
+
+    /// The WR id of a receive completion for WQE slot `wqe_idx`, which it
+    /// gives back (`hns_roce_v2_poll_one` for a QP on an SRQ).
+    pub(crate) fn take(&self, wqe_idx: u32) -> u64 {
+        let mut r = self.ring.lock();
+        if wqe_idx >= self.wqe_cnt || !r.is_used(wqe_idx) {
+            return 0;
+        }
+        r.mark(wqe_idx, false);
+        r.tail = r.tail.wrapping_add(1);
+        // CAST: below the WQE count.
+        r.wrid.get(wqe_idx as usize).copied().unwrap_or(0)
+    }
 }
 
 /// An SRQ number taken from the device's space, given back on drop unless
@@ -125,24 +273,27 @@ impl Drop for TableEntry<'_> {
     }
 }
 
-/// The depth and SGEs of a new SRQ (`set_srq_basic_param` for a user SRQ;
-/// libhns reserves no SGE, so `rsv_sge` is 0): `(wqe_cnt, max_gs)`.
+/// The depth and SGEs of a new SRQ (`set_srq_basic_param`):
+/// `(wqe_cnt, max_gs, rsv_sge)`. On HIP08 a user SRQ may have one SGE more
+/// than the firmware says (libhns sizes its WQEs with the reserved one),
+/// while a kernel SRQ reserves one SGE per WQE for the terminator.
 ///
 /// # Errors
 ///
 /// `EINVAL` (logged) for more WQEs than the caps allow, or no or too many
 /// SGEs.
-fn basic_param(env: &SrqEnv<'_>, max_wr: u32, max_sge: u32) -> Result<(u32, u32)> {
+fn basic_param(env: &SrqEnv<'_>, max_wr: u32, max_sge: u32, user: bool) -> Result<(u32, u32, u32)> {
     let c = env.caps;
-    // HIP08 has one SGE more than the firmware says for a user SRQ (libhns
-    // sizes its WQEs with the reserved one).
-    let sge_cap = if env.rev.is_hip08() {
-        c.max_srq_sges
-            .checked_add(1)
-            .and_then(u32::checked_next_power_of_two)
-            .ok_or(EINVAL)?
-    } else {
-        c.max_srq_sges
+    let (sge_cap, rsv_sge) = match (env.rev.is_hip08(), user) {
+        (false, _) => (c.max_srq_sges, 0),
+        (true, true) => (
+            c.max_srq_sges
+                .checked_add(1)
+                .and_then(u32::checked_next_power_of_two)
+                .ok_or(EINVAL)?,
+            0,
+        ),
+        (true, false) => (c.max_srq_sges, 1),
     };
     if max_wr > c.max_srq_wrs || max_sge > sge_cap || max_sge == 0 {
         ibdev_err_ratelimited!(
@@ -157,22 +308,26 @@ fn basic_param(env: &SrqEnv<'_>, max_wr: u32, max_sge: u32) -> Result<(u32, u32)
         .max(srq_lim::MIN_SRQ_WQE_NUM)
         .checked_next_power_of_two()
         .ok_or(EINVAL)?;
-    let max_gs = max_sge.checked_next_power_of_two().ok_or(EINVAL)?;
-    Ok((wqe_cnt, max_gs))
+    let max_gs = (max_sge + rsv_sge)
+        .checked_next_power_of_two()
+        .ok_or(EINVAL)?;
+    Ok((wqe_cnt, max_gs, rsv_sge))
 }
 
 impl Srq {
     /// Creates an SRQ (`hns_roce_create_srq`) as `args` asks, in C's order:
     /// the attributes, the request's copy, the index queue and the WQE
-    /// buffer at the request's `que_addr` and `buf_addr`, the record at
-    /// `db_addr` (if the caps have SRQ record doorbells and the request
-    /// asks), the SRQN, the SRQC table entry and the SRQ table, CREATE_SRQ.
+    /// buffer (a user SRQ's at the request's `que_addr` and `buf_addr`, a
+    /// kernel SRQ's in kernel memory with its WR ids), the record (a user
+    /// SRQ's at `db_addr` if the caps have SRQ record doorbells and the
+    /// request asks; a kernel SRQ's whenever the caps have them), the
+    /// SRQN, the SRQC table entry and the SRQ table, CREATE_SRQ.
     /// `args` gets the depth and SGEs (written back to the core's
     /// attributes), the SRQN and the response's `cap_flags`.
     ///
     /// # Errors
     ///
-    /// `EOPNOTSUPP` for a kernel SRQ; `EINVAL` for bad attributes;
+    /// `EINVAL` for bad attributes;
     /// the errno of the request's copy, of pinning (`ENOMEM`), of the
     /// record (`EFAULT`...), `ENOMEM` without a free SRQN, the errno of the
     /// table or the mailbox. Everything taken is given back.
@@ -183,77 +338,113 @@ impl Srq {
         user: Option<UserSrq<'_>>,
     ) -> Result<KBox<Self>> {
         let c = env.caps;
-        let Some(u) = user else {
-            ibdev_err_ratelimited!(env.cmd, "kernel SRQs are not supported yet\n");
-            return Err(EOPNOTSUPP);
-        };
-        let (wqe_cnt, max_gs) = basic_param(env, args.max_wr, args.max_sge)?;
-        if u.req.copy_ret != 0 {
-            return Err(Error::from_errno(u.req.copy_ret));
+        let (wqe_cnt, max_gs, rsv_sge) =
+            basic_param(env, args.max_wr, args.max_sge, user.is_some())?;
+        if let Some(u) = &user {
+            if u.req.copy_ret != 0 {
+                return Err(Error::from_errno(u.req.copy_ret));
+            }
         }
 
         // CAST: PAGE_SHIFT is 12..16.
         let page_shift = kernel::page::PAGE_SHIFT as u32;
         let cap = u64::from(c.page_size_cap);
         let idx_shift = srq_lim::IDX_QUE_ENTRY_SZ.ilog2();
-        let idx = UserMtr::new(
-            env.dev,
-            u.dev,
-            u.req.que_addr,
-            &[Region {
-                size: qpc::entries_size(wqe_cnt, idx_shift),
-                hop: c.idx_hop_num,
-            }],
-            c.idx_pg.buf + page_shift,
-            c.idx_pg.ba + page_shift,
-            cap,
-        )
-        .inspect_err(|e| {
+        let idx_region = Region {
+            size: qpc::entries_size(wqe_cnt, idx_shift),
+            hop: c.idx_hop_num,
+        };
+        let wqe_bytes = sge::SGE_SIZE
+            .checked_mul(max_gs)
+            .and_then(|b| b.max(sge::SGE_SIZE).checked_next_power_of_two())
+            .ok_or(EINVAL)?;
+        let wqe_shift = wqe_bytes.ilog2();
+        let wqe_region = Region {
+            size: qpc::entries_size(wqe_cnt, wqe_shift),
+            hop: c.srqwqe_hop_num,
+        };
+        let idx_err = |e: &Error| {
             ibdev_err_ratelimited!(
                 env.cmd,
                 "failed to alloc SRQ idx mtr, ret = {}.\n",
                 e.to_errno()
             )
-        })?;
-        let wqe_bytes = sge::SGE_SIZE
-            .checked_mul(max_gs)
-            .and_then(|b| b.max(sge::SGE_SIZE).checked_next_power_of_two())
-            .ok_or(EINVAL)?;
-        let wqe = UserMtr::new(
-            env.dev,
-            u.dev,
-            u.req.buf_addr,
-            &[Region {
-                size: qpc::entries_size(wqe_cnt, wqe_bytes.ilog2()),
-                hop: c.srqwqe_hop_num,
-            }],
-            c.srqwqe_pg.buf + page_shift,
-            c.srqwqe_pg.ba + page_shift,
-            cap,
-        )
-        .inspect_err(|e| {
+        };
+        let wqe_err = |e: &Error| {
             ibdev_err_ratelimited!(
                 env.cmd,
                 "failed to alloc SRQ buf mtr, ret = {}.\n",
                 e.to_errno()
             )
-        })?;
-        let db = if c.flags & cap_flag::SRQ_RECORD_DB != 0
-            && u.req.req_cap_flags & SRQ_CAP_RECORD_DB != 0
-        {
-            Some(u.dbs.map(u.dev, u.req.db_addr)?)
-        } else {
-            None
+        };
+        let queues = match user {
+            Some(u) => {
+                let idx = UserMtr::new(
+                    env.dev,
+                    u.dev,
+                    u.req.que_addr,
+                    &[idx_region],
+                    c.idx_pg.buf + page_shift,
+                    c.idx_pg.ba + page_shift,
+                    cap,
+                )
+                .inspect_err(idx_err)?;
+                let wqe = UserMtr::new(
+                    env.dev,
+                    u.dev,
+                    u.req.buf_addr,
+                    &[wqe_region],
+                    c.srqwqe_pg.buf + page_shift,
+                    c.srqwqe_pg.ba + page_shift,
+                    cap,
+                )
+                .inspect_err(wqe_err)?;
+                let db = if c.flags & cap_flag::SRQ_RECORD_DB != 0
+                    && u.req.req_cap_flags & SRQ_CAP_RECORD_DB != 0
+                {
+                    Some(u.dbs.map(u.dev, u.req.db_addr)?)
+                } else {
+                    None
+                };
+                Queues::User(KBox::new(UserQueues { wqe, idx, db }, GFP_KERNEL)?)
+            }
+            None => {
+                let idx = KernelMtr::with_regions(
+                    env.dev,
+                    &[idx_region],
+                    c.idx_pg.buf + page_shift,
+                    c.idx_pg.ba + page_shift,
+                    cap,
+                )
+                .inspect_err(idx_err)?;
+                let wqe = KernelMtr::with_regions(
+                    env.dev,
+                    &[wqe_region],
+                    c.srqwqe_pg.buf + page_shift,
+                    c.srqwqe_pg.ba + page_shift,
+                    cap,
+                )
+                .inspect_err(wqe_err)?;
+                let core = SrqCore::new(wqe_cnt)?;
+                // A kernel SRQ takes a pair of records (order 1), as C
+                // does; a new record reads 0.
+                let db = if c.flags & cap_flag::SRQ_RECORD_DB != 0 {
+                    Some(env.dbs.alloc(env.dev, 1)?)
+                } else {
+                    None
+                };
+                Queues::Kernel(KBox::new(KernelQueues { wqe, idx, db, core }, GFP_KERNEL)?)
+            }
         };
         let mut srq = KBox::new(
             Srq {
                 srqn: 0,
                 wqe_cnt,
                 max_gs,
+                rsv_sge,
+                wqe_shift,
                 xrcdn: args.xrcdn,
-                wqe,
-                idx,
-                db,
+                queues,
             },
             GFP_KERNEL,
         )?;
@@ -275,9 +466,11 @@ impl Srq {
                     e.to_errno()
                 )
             })?;
-        env.table.insert(srqn.n, ibsrq).inspect_err(|e| {
-            ibdev_err!(env.cmd, "failed to store SRQC, ret = {}.\n", e.to_errno())
-        })?;
+        env.table
+            .insert(srqn.n, ibsrq, srq.core())
+            .inspect_err(|e| {
+                ibdev_err!(env.cmd, "failed to store SRQC, ret = {}.\n", e.to_errno())
+            })?;
         let entry = TableEntry {
             table: env.table,
             srqn: srqn.n,
@@ -287,8 +480,8 @@ impl Srq {
         srqc.keep();
         args.srqn = srqn.keep();
         args.max_wr = wqe_cnt;
-        args.max_sge = max_gs;
-        args.cap_flags = if srq.db.is_some() {
+        args.max_sge = max_gs - rsv_sge;
+        args.cap_flags = if srq.db_dma().is_some() {
             RSP_SRQ_CAP_RECORD_DB
         } else {
             0
@@ -322,21 +515,47 @@ impl Srq {
     ) -> Result<crate::field::Ctx<crate::hns_roce_hw_v2::fields::Srqc, 16>> {
         let c = env.caps;
         let mut wqe_mtts = [0u64; 2];
-        self.wqe.find(0, &mut wqe_mtts).inspect_err(|e| {
-            ibdev_err!(
-                env.cmd,
-                "failed to find mtr for SRQ WQE, ret = {}.\n",
-                e.to_errno()
-            )
-        })?;
         let mut idx_mtts = [0u64; 2];
-        self.idx.find(0, &mut idx_mtts).inspect_err(|e| {
-            ibdev_err!(
-                env.cmd,
-                "failed to find mtr for SRQ idx, ret = {}.\n",
-                e.to_errno()
-            )
-        })?;
+        match &self.queues {
+            Queues::User(u) => {
+                u.wqe.find(0, &mut wqe_mtts).inspect_err(|e| {
+                    ibdev_err!(
+                        env.cmd,
+                        "failed to find mtr for SRQ WQE, ret = {}.\n",
+                        e.to_errno()
+                    )
+                })?;
+                u.idx.find(0, &mut idx_mtts).inspect_err(|e| {
+                    ibdev_err!(
+                        env.cmd,
+                        "failed to find mtr for SRQ idx, ret = {}.\n",
+                        e.to_errno()
+                    )
+                })?;
+            }
+            Queues::Kernel(k) => {
+                wqe_mtts = [k.wqe.page_ba(0), k.wqe.page_ba(1)];
+                idx_mtts = [k.idx.page_ba(0), k.idx.page_ba(1)];
+            }
+        }
+        let (wqe_bt, wqe_ba_pg, wqe_pg, idx_bt, idx_ba_pg, idx_pg) = match &self.queues {
+            Queues::User(u) => (
+                u.wqe.root_ba(),
+                u.wqe.ba_pg_shift(),
+                u.wqe.page_shift(),
+                u.idx.root_ba(),
+                u.idx.ba_pg_shift(),
+                u.idx.page_shift(),
+            ),
+            Queues::Kernel(k) => (
+                k.wqe.root_ba(),
+                k.wqe.ba_pg_shift(),
+                k.wqe.page_shift(),
+                k.idx.root_ba(),
+                k.idx.ba_pg_shift(),
+                k.idx.page_shift(),
+            ),
+        };
         Ok(hw_ctx::srq_context(&hw_ctx::SrqcParams {
             srqn: self.srqn,
             pdn: args.pdn,
@@ -347,22 +566,128 @@ impl Srq {
             max_gs: self.max_gs,
             wqe: hw_ctx::SrqQueue {
                 hop: c.srqwqe_hop_num,
-                ba_pg_shift: self.wqe.ba_pg_shift(),
-                buf_pg_shift: self.wqe.page_shift(),
-                bt_ba: self.wqe.root_ba(),
+                ba_pg_shift: wqe_ba_pg,
+                buf_pg_shift: wqe_pg,
+                bt_ba: wqe_bt,
                 cur: wqe_mtts[0],
                 next: wqe_mtts[1],
             },
             idx: hw_ctx::SrqQueue {
                 hop: c.idx_hop_num,
-                ba_pg_shift: self.idx.ba_pg_shift(),
-                buf_pg_shift: self.idx.page_shift(),
-                bt_ba: self.idx.root_ba(),
+                ba_pg_shift: idx_ba_pg,
+                buf_pg_shift: idx_pg,
+                bt_ba: idx_bt,
                 cur: idx_mtts[0],
                 next: idx_mtts[1],
             },
-            db: self.db.as_ref().map(|r| r.dma),
+            db: self.db_dma(),
         }))
+    }
+
+    /// Bus address of the record doorbell, if the SRQ has one.
+    fn db_dma(&self) -> Option<u64> {
+        match &self.queues {
+            Queues::User(u) => u.db.as_ref().map(|d| d.dma),
+            Queues::Kernel(k) => k.db.as_ref().map(|d| d.dma),
+        }
+    }
+
+    /// A kernel SRQ's WR ids and slots (`None` for a user SRQ).
+    fn core(&self) -> Option<Arc<SrqCore>> {
+        match &self.queues {
+            Queues::User(_) => None,
+            Queues::Kernel(k) => Some(k.core.clone()),
+        }
+    }
+
+    /// Posts receive WRs (`hns_roce_v2_post_srq_recv`): each one into the
+    /// lowest free WQE slot, the slot's number into the next index queue
+    /// entry, then one record doorbell store (or SRQ doorbell) for all.
+    ///
+    /// # Errors
+    ///
+    /// The index of the first WR not posted and `EINVAL` for too many
+    /// SGEs, `ENOMEM` when every WQE is posted, `ENOSPC` without a free
+    /// slot (C's errnos and messages); `EINVAL` for a user SRQ (libhns
+    /// posts those itself) and `EIO` during a reset.
+    pub(crate) fn post_recv(
+        &self,
+        env: &SrqEnv<'_>,
+        wrs: &mut dyn Iterator<Item = RecvWr<'_>>,
+    ) -> core::result::Result<(), (usize, Error)> {
+        let Queues::Kernel(k) = &self.queues else {
+            return Err((0, EINVAL));
+        };
+        let KernelQueues { wqe, idx, db, core } = &**k;
+        if env.cmd.is_reset_down() {
+            return Err((0, EIO));
+        }
+        let cnt = self.wqe_cnt;
+        let max_sge = self.max_gs - self.rsv_sge;
+        let mut r = core.ring.lock();
+        let mut nreq = 0usize;
+        let mut res = Ok(());
+        for wr in wrs {
+            // CAST: at most the caps' SGEs.
+            if wr.sges.len() > max_sge as usize {
+                ibdev_err!(
+                    env.cmd,
+                    "failed to check sge, wr->num_sge = {}, max_sge = {}.\n",
+                    wr.sges.len(),
+                    max_sge
+                );
+                res = Err((nreq, EINVAL));
+                break;
+            }
+            if r.full(cnt) {
+                ibdev_err!(env.cmd, "failed to check srqwq status, srqwq is full.\n");
+                res = Err((nreq, ENOMEM));
+                break;
+            }
+            let Some(slot) = r.first_free(cnt) else {
+                res = Err((nreq, ENOSPC));
+                break;
+            };
+            // CAST: slot offsets fit the buffer.
+            let at = (slot as usize) << self.wqe_shift;
+            let given = wr.sges.iter().map(|g| qpc::DataSeg {
+                len: g.length(),
+                lkey: g.lkey(),
+                addr: g.addr(),
+            });
+            let mut wrote = Ok(());
+            for (i, seg) in srqwqe::srq_wqe_segs(given, self.max_gs, self.rsv_sge).enumerate() {
+                wrote = wqe.write(at + 16 * i, &seg.to_bytes());
+                if wrote.is_err() {
+                    break;
+                }
+            }
+            // CAST: an index queue entry's offset fits the queue.
+            let entry = srqwqe::idx_slot(r.head, cnt) as usize * srqwqe::IDX_ENTRY_BYTES;
+            if let Err(e) = wrote.and_then(|()| idx.write(entry, &srqwqe::idx_entry(slot))) {
+                res = Err((nreq, e));
+                break;
+            }
+            r.mark(slot, true);
+            // CAST: below the WQE count.
+            if let Some(w) = r.wrid.get_mut(slot as usize) {
+                *w = wr.wr_id;
+            }
+            r.head = r.head.wrapping_add(1);
+            nreq += 1;
+        }
+        if nreq > 0 {
+            // The WQEs and index entries reach memory before the engine
+            // learns of them.
+            barrier::dma_mb(barrier::Write);
+            match db {
+                Some(db) => db.set(srqwqe::record(r.head)),
+                None => env
+                    .cmd
+                    .ring_db(srqwqe::srq_doorbell(self.srqn, r.head), reg::DB_SQ_L_0),
+            }
+        }
+        res
     }
 
     /// Destroys the SRQ (`hns_roce_destroy_srq`): DESTROY_SRQ, out of the
@@ -462,7 +787,14 @@ impl Srq {
 pub(crate) struct SrqTable {
     mask: u32,
     #[pin]
-    map: SpinLockIrq<RBTree<u32, IbSrq>>,
+    map: SpinLockIrq<RBTree<u32, TableSrq>>,
+}
+
+/// An SRQ as the table holds it: its `ib_srq` for events and, for a
+/// kernel SRQ, what its QPs' completions need.
+struct TableSrq {
+    ibsrq: IbSrq,
+    core: Option<Arc<SrqCore>>,
 }
 
 impl SrqTable {
@@ -475,15 +807,25 @@ impl SrqTable {
     }
 
     /// Adds SRQ `srqn`.
-    fn insert(&self, srqn: u32, ibsrq: IbSrq) -> Result {
-        let node = RBTreeNode::new(srqn & self.mask, ibsrq, GFP_KERNEL)?;
+    fn insert(&self, srqn: u32, ibsrq: IbSrq, core: Option<Arc<SrqCore>>) -> Result {
+        let node = RBTreeNode::new(srqn & self.mask, TableSrq { ibsrq, core }, GFP_KERNEL)?;
         self.map.lock().insert(node);
         Ok(())
     }
 
-    /// Takes SRQ `srqn` out.
+    /// Takes SRQ `srqn` out; its reference goes after the lock.
     fn remove(&self, srqn: u32) {
-        self.map.lock().remove(&(srqn & self.mask));
+        let old = self.map.lock().remove(&(srqn & self.mask));
+        drop(old);
+    }
+
+    /// The WR ids and slots of kernel SRQ `srqn`, for a kernel QP on it
+    /// (`None` for a user SRQ or an unknown SRQN).
+    pub(crate) fn core(&self, srqn: u32) -> Option<Arc<SrqCore>> {
+        self.map
+            .lock()
+            .get(&(srqn & self.mask))
+            .and_then(|s| s.core.clone())
     }
 
     /// An AEQE for `srqn` (`hns_roce_srq_event`): its event handler, under
@@ -491,7 +833,7 @@ impl SrqTable {
     pub(crate) fn event(&self, cmd: &Cmd, srqn: u32, ev: SrqEvent) {
         let map = self.map.lock();
         match map.get(&(srqn & self.mask)) {
-            Some(s) => s.event(ev),
+            Some(s) => s.ibsrq.event(ev),
             None => dev_warn!(cmd.device(), "Async event for bogus SRQ {:08x}\n", srqn),
         }
     }

@@ -889,6 +889,17 @@ static int hns_shim_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
 			 attr->srq_limit);
 }
 
+static int hns_shim_post_srq_recv(struct ib_srq *ibsrq,
+				  const struct ib_recv_wr *wr,
+				  const struct ib_recv_wr **bad_wr)
+{
+	struct hns_shim_srq *srq = container_of(ibsrq, struct hns_shim_srq,
+						ibsrq);
+
+	return HNS_RS_OP(to_sdev(ibsrq->device), post_srq_recv, srq->rs_srq,
+			 wr, bad_wr);
+}
+
 static int hns_shim_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr)
 {
 	struct hns_shim_srq *srq = container_of(ibsrq, struct hns_shim_srq,
@@ -1583,6 +1594,7 @@ static const struct ib_device_ops hns_shim_srq_ops = {
 	.destroy_srq = hns_shim_destroy_srq,
 	.modify_srq = hns_shim_modify_srq,
 	.query_srq = hns_shim_query_srq,
+	.post_srq_recv = hns_shim_post_srq_recv,
 	.fill_res_srq_entry = hns_shim_fill_res_srq,
 	.fill_res_srq_entry_raw = hns_shim_fill_res_srq_raw,
 

@@ -486,6 +486,8 @@ struct hns_rs_ib_ops {
 	int (*modify_srq)(void *rs, void *srq, bool resize, bool limit,
 		u32 srq_limit);
 	int (*query_srq)(void *rs, void *srq, struct hns_shim_srq_attr *attr);
+	int (*post_srq_recv)(void *rs, void *srq, const struct ib_recv_wr *wr,
+		const struct ib_recv_wr **bad_wr);
 	bool (*reset_down)(void *rs);
 	int (*res_cq)(void *rs, void *cq, struct hns_shim_res *res);
 	int (*res_qp)(void *rs, void *qp, struct hns_shim_res *res);

@@ -17,6 +17,7 @@ use crate::hns_roce_hw_v2::consts::{db_cmd, reg};
 use crate::hns_roce_hw_v2::cqe;
 use crate::qp::post::QpCore;
 use crate::rdma::WcArray;
+use crate::srq::SrqCore;
 use core::sync::atomic::Ordering;
 use kernel::{
     new_spinlock_irq,
@@ -124,8 +125,9 @@ impl Cq {
     }
 
     /// Takes the CQEs of QP `qpn` out of the CQ, moving the later ones of
-    /// other QPs down over them (`hns_roce_v2_cq_clean`).
-    pub(crate) fn clean(&self, cmd: &Cmd, qpn: u32) {
+    /// other QPs down over them (`hns_roce_v2_cq_clean`); the SRQ WQE of
+    /// each receive CQE taken out goes back to `srq`, the QP's kernel SRQ.
+    pub(crate) fn clean(&self, cmd: &Cmd, qpn: u32, srq: Option<&SrqCore>) {
         let _g = self.lock.lock();
         let ci = self.cons_index.load(Ordering::Relaxed);
         let mut prod = ci;
@@ -140,6 +142,12 @@ impl Cq {
             prod = prod.wrapping_sub(1);
             let words = self.cqe_words(prod);
             if cqe::cqe_qpn(&words) == qpn {
+                if let Some(srq) = srq {
+                    let c = cqe::decode(&words);
+                    if !c.is_send() {
+                        srq.free(u32::from(c.wqe_idx));
+                    }
+                }
                 freed += 1;
             } else if freed > 0 {
                 self.move_cqe(prod, prod.wrapping_add(freed));

@@ -19,6 +19,7 @@ use crate::hns_roce_hw_v2::qpc::{qpt, QpState};
 use crate::hns_roce_hw_v2::wqe::{self, RcOp, RcSend, UdAv, UdSend, WqeError};
 use crate::mr::Mr;
 use crate::rdma::{IbQp, OwnedQueue, QpEvent, SendWr, WrOpcode};
+use crate::srq::SrqCore;
 use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use kernel::{
     new_spinlock_irq,
@@ -104,6 +105,8 @@ pub(crate) struct QpCore {
     /// The receive queue (C's `rq.lock`).
     #[pin]
     pub(crate) rq: SpinLockIrq<Wq>,
+    /// The kernel SRQ the QP receives through, if any.
+    srq: Option<Arc<SrqCore>>,
     /// `HNS_ROCE_FLUSH_FLAG`.
     flush_flag: AtomicBool,
     #[pin]
@@ -111,13 +114,15 @@ pub(crate) struct QpCore {
 }
 
 impl QpCore {
-    /// A core for QP `qpn` with `sq`/`rq` WQE counts.
+    /// A core for QP `qpn` with `sq`/`rq` WQE counts, receiving through
+    /// the kernel SRQ `srq` if it has one.
     pub(crate) fn new(
         qpn: u32,
         ibqp: IbQp,
         sig_requested_only: bool,
         sq_cnt: u32,
         rq_cnt: u32,
+        srq: Option<Arc<SrqCore>>,
     ) -> Result<Arc<Self>> {
         let sq = Wq::new(sq_cnt)?;
         let rq = Wq::new(rq_cnt)?;
@@ -132,6 +137,7 @@ impl QpCore {
                 sl: AtomicU32::new(0),
                 sq <- new_spinlock_irq!(sq, "hns_roce_rs sq"),
                 rq <- new_spinlock_irq!(rq, "hns_roce_rs rq"),
+                srq,
                 flush_flag: AtomicBool::new(false),
                 flush <- new_spinlock_irq!(
                     Flush {
@@ -155,6 +161,11 @@ impl QpCore {
         &self.ibqp
     }
 
+    /// The kernel SRQ the QP receives through, if any.
+    pub(crate) fn srq(&self) -> Option<&SrqCore> {
+        self.srq.as_deref()
+    }
+
     /// The WR id of a completion, moving the queue's tail
     /// (`hns_roce_v2_poll_one`).
     pub(crate) fn take_wrid(&self, c: &Completion) -> u64 {
@@ -168,6 +179,9 @@ impl QpCore {
             sq.tail = tail;
             // CAST: masked by the count.
             sq.wrid.get(idx as usize).copied().unwrap_or(0)
+        } else if let Some(srq) = &self.srq {
+            // The CQE names the SRQ's WQE slot; the slot is free again.
+            srq.take(u32::from(c.wqe_idx))
         } else {
             let mut rq = self.rq.lock();
             let cnt = rq.cnt();

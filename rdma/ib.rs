@@ -327,6 +327,13 @@ pub(crate) trait IbDriver: Send + Sync {
     fn modify_srq(&self, srq: &Self::Srq, resize: bool, limit: bool, srq_limit: u32) -> Result;
     /// Fills what `query_srq` answers.
     fn query_srq(&self, srq: &Self::Srq, a: &mut SrqAttr) -> Result;
+    /// Posts receive WRs to a kernel SRQ; on failure the index of the
+    /// first one not posted.
+    fn post_srq_recv(
+        &self,
+        srq: &Self::Srq,
+        wrs: &mut dyn Iterator<Item = RecvWr<'_>>,
+    ) -> core::result::Result<(), (usize, Error)>;
     /// The device is going through a reset (drains cannot post).
     fn reset_down(&self) -> bool;
     /// Changes a CQ's moderation: an event after `count` completions or
@@ -438,6 +445,7 @@ impl<D: IbDriver> IbAdapter<D> {
         destroy_srq: Some(destroy_srq::<D>),
         modify_srq: Some(modify_srq::<D>),
         query_srq: Some(query_srq::<D>),
+        post_srq_recv: Some(post_srq_recv::<D>),
         reset_down: Some(reset_down::<D>),
         res_cq: Some(restrack::res_cq::<D>),
         res_qp: Some(restrack::res_qp::<D>),

@@ -838,6 +838,34 @@ pub(super) unsafe extern "C" fn post_recv<D: IbDriver>(
 ///
 /// # Safety
 ///
+/// `rs` is the device's pointer; `srq` came from `create_srq` and is live;
+/// `wr` is a valid chain of receive WRs for the call; `bad` is valid for
+/// writing.
+pub(super) unsafe extern "C" fn post_srq_recv<D: IbDriver>(
+    rs: *mut c_void,
+    srq: *mut c_void,
+    wr: *const raw::ib_recv_wr,
+    bad: *mut *const raw::ib_recv_wr,
+) -> c_int {
+    // SAFETY: per the function's contract.
+    let (d, s) = unsafe { (drv::<D>(rs), SrqBox::<D>::borrow(srq)) };
+    // SAFETY: the caller's chain is valid for the call.
+    let mut chain = unsafe { RecvChain::new(wr) };
+    match d.post_srq_recv(s, &mut chain) {
+        Ok(()) => 0,
+        Err((n, e)) => {
+            // SAFETY: the caller's chain is valid; `bad` is writable (the
+            // function's contract).
+            unsafe { *bad = nth_wr(wr, n) };
+            e.to_errno()
+        }
+    }
+}
+
+/// Called by the shim's op.
+///
+/// # Safety
+///
 /// `rs` is the device's pointer; `qp` is live; `wr` is a valid chain of
 /// send WRs of the QP's type (`ib_ud_wr` for UD and GSI QPs) for the call;
 /// `bad` is valid for writing.
