@@ -26,7 +26,7 @@ use crate::hem::mtr::{KernelMtr, Region, UserMtr};
 use crate::hem::table::HemTables;
 use crate::hem::HemType;
 use crate::hns_roce_hw_v2::caps::Caps;
-use crate::hns_roce_hw_v2::consts::{cap_flag, mbox, reg, sge, srq_lim};
+use crate::hns_roce_hw_v2::consts::{cap_flag, dev_reg, mbox, sge, srq_lim};
 use crate::hns_roce_hw_v2::ctx as hw_ctx;
 use crate::hns_roce_hw_v2::qpc;
 use crate::hns_roce_hw_v2::srqwqe;
@@ -684,7 +684,7 @@ impl Srq {
                 Some(db) => db.set(srqwqe::record(r.head)),
                 None => env
                     .cmd
-                    .ring_db(srqwqe::srq_doorbell(self.srqn, r.head), reg::DB_SQ_L_0),
+                    .ring_db(srqwqe::srq_doorbell(self.srqn, r.head), dev_reg::SRQ_DB_REG),
             }
         }
         res

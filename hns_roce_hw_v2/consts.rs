@@ -1035,6 +1035,15 @@ pub mod srq_lim {
     ];
 }
 
+/// The SRQ doorbell register of a kernel SRQ without record doorbell (`SRQ_DB_REG`).
+pub mod dev_reg {
+    /// `SRQ_DB_REG`.
+    pub const SRQ_DB_REG: usize = 0x230;
+
+    /// Every constant of the module, by its C name.
+    pub const ALL: &[(&str, usize)] = &[("SRQ_DB_REG", SRQ_DB_REG)];
+}
+
 /// Bits of the abnormal interrupt status and enable registers (`HNS_ROCE_V2_VF_*_S`).
 pub mod abn_bit {
     /// `HNS_ROCE_V2_VF_INT_ST_AEQ_OVERFLOW_S`.

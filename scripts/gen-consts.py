@@ -69,6 +69,8 @@ GROUPS = [
     ("srq_lim", "u32", DEVH, "define", r"HNS_ROCE_(MIN_SRQ_WQE_NUM|IDX_QUE_ENTRY_SZ)",
      ["HNS_ROCE_"],
      "SRQ sizes: the fewest WQEs of an SRQ and the bytes of an index queue entry."),
+    ("dev_reg", "usize", DEVH, "define", r"SRQ_DB_REG", [],
+     "The SRQ doorbell register of a kernel SRQ without record doorbell (`SRQ_DB_REG`)."),
     ("abn_bit", "u32", V2H, "define", r"HNS_ROCE_V2_VF_(INT_ST_AEQ_OVERFLOW|ABN_INT_EN)_S",
      ["HNS_ROCE_V2_VF_"],
      "Bits of the abnormal interrupt status and enable registers (`HNS_ROCE_V2_VF_*_S`)."),

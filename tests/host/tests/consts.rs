@@ -6,8 +6,9 @@
 //! of a group in the header must be in Rust.
 
 use hns_host_tests::hns_roce_hw_v2::consts::{
-    abn_bit, cap_flag, cmq_op, cq_moder, cq_notify, cqe_size, cqe_status, db_cmd, eq_db_cmd, event,
-    frmr, hw_page, mbox, mpt_shift, mpt_st, pci_rev, recv_op, reg, sge, srq_lim, wqe_inl, wqe_op,
+    abn_bit, cap_flag, cmq_op, cq_moder, cq_notify, cqe_size, cqe_status, db_cmd, dev_reg,
+    eq_db_cmd, event, frmr, hw_page, mbox, mpt_shift, mpt_st, pci_rev, recv_op, reg, sge, srq_lim,
+    wqe_inl, wqe_op,
 };
 
 /// One numeric constant of a C header.
@@ -280,6 +281,8 @@ fn mpt_states_and_frmr_limits_match_c_header() {
 fn register_offsets_match_c_header() {
     let all: Vec<(&str, u64)> = reg::ALL.iter().map(|&(n, v)| (n, v as u64)).collect();
     compare("hns_roce_common.h", |c| define(c, "ROCEE_"), &all);
+    let dev: Vec<(&str, u64)> = dev_reg::ALL.iter().map(|&(n, v)| (n, v as u64)).collect();
+    compare("hns_roce_device.h", |c| define(c, "SRQ_DB_REG"), &dev);
 }
 
 #[test]
