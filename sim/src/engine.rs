@@ -411,7 +411,8 @@ pub struct Engine {
     log_budget: u32,
     /// Where log lines go (stderr = hns-sim.log) unless disabled.
     pub quiet: bool,
-    /// `--dump-data`: every SQ WQE taken and every CQE written, as hex
+    /// `--dump-data`: every SQ WQE taken, every SRQ index entry and WQE
+    /// taken, every SRQ doorbell word read and every CQE written, as hex
     /// words (off unless asked for; the control trace is not affected).
     pub dump: Option<Box<dyn std::io::Write + Send>>,
 }
@@ -676,7 +677,12 @@ impl Engine {
         }
         let v = regs.take64(DB_CFG0);
         if v != 0 {
-            self.doorbell(Doorbell::decode(v));
+            let d = Doorbell::decode(v);
+            if d.cmd == wqe::db::SRQ {
+                // `--dump-data`: the SRQ doorbell word as the driver wrote it.
+                self.dump_words("srqdb", d.tag, d.index, &v.to_le_bytes());
+            }
+            self.doorbell(d);
         }
         // A QP that started over in this pass cannot have been rung for
         // its new life yet (that needs RTR and RTS, more mailboxes): what

@@ -1256,6 +1256,40 @@ fn dump_data_writes_each_srq_index_entry_and_wqe_taken() {
 }
 
 #[test]
+fn srq_doorbell_without_record_is_dumped_and_publishes_the_producer_index() {
+    let mut w = srq_world();
+    // SRQ 5 without record doorbell: the producer index comes from the
+    // SRQ doorbell word (SRQN 5, command 2, PI 1).
+    let mut img = srqc_image(0);
+    {
+        let mut words = [0u32; 16];
+        for (i, x) in words.iter_mut().enumerate() {
+            *x = u32::from_ne_bytes(img[4 * i..4 * i + 4].try_into().unwrap());
+        }
+        let mut c: Ctx<Srqc, 16> = Ctx::from_le_words(words);
+        c.clear(srqc::DB_RECORD_EN);
+        c.write(srqc::DB_RECORD_ADDR_L, 0);
+        img = bytes(c.as_le_words());
+    }
+    w.mem.write(SRQC_5, &img).unwrap();
+    let buf = SharedBuf::default();
+    w.eng.dump = Some(Box::new(buf.clone()));
+    w.srq_recv(0, 7, MR_VA);
+    // The record is ignored: nothing is posted yet.
+    w.post_a(0, 0x1000, &[(1, 4), (8, 0x4443_4241)], true);
+    assert!(!w.poll(0));
+    w.regs.0.set(0x0000_0001_0200_0005);
+    assert!(w.poll(1));
+    assert_eq!(get32(&w.mem, CQ2_BUF), 0x0007_00c1);
+    let text = String::from_utf8(buf.0.lock().unwrap().clone()).unwrap();
+    assert!(
+        text.lines()
+            .any(|l| l == "srqdb 000005 0001 02000005 00000001"),
+        "{text}"
+    );
+}
+
+#[test]
 fn xrc_initiator_sends_into_the_named_srq_of_the_target_domain() {
     let mut w = world();
     // SRQ 5: an XRC SRQ of XRC domain 7 completing on CQ 2.
