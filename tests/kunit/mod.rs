@@ -440,6 +440,11 @@ mod srqwqe {
     }
 
     #[test]
+    fn c_srq_doorbells() {
+        assert_eq!(v::check_c_srq_doorbells(), Ok(()));
+    }
+
+    #[test]
     fn idx_and_doorbell() {
         assert_eq!(v::check_idx_and_doorbell(), Ok(()));
     }

@@ -5,7 +5,8 @@
 //! lines `srqwqe`/`srqidx`) in `ULP_SRQ=1 tests/guest/ulp-plan.sh` on
 //! hns_1 (nvmet-rdma with `use_srq=1`: SRQ 0, 1024 WQEs of two segments,
 //! each receive a 64-byte command capsule and a 4 KiB inline data page,
-//! lkey 0x200; boot of 2026-12-03).
+//! lkey 0x200; boot of 2026-12-03), and its SRQ doorbell words in a boot
+//! without SRQ record doorbells.
 
 use super::{expect, Check};
 use crate::hns_roce_hw_v2::qpc::DataSeg;
@@ -118,6 +119,27 @@ pub fn check_srq_wqe_fill() -> Check {
             && w[8..].iter().all(|&x| x == 0xdead_beef),
         "HIP08 terminator, rest untouched",
     )
+}
+
+/// `(producer index, low word, high word)` of SRQ doorbells the C driver
+/// wrote for SRQ 0 when the caps had no `SRQ_RECORD_DB` (hns-sim `--set
+/// cap_flags=0x08077f`, `srqdb` lines of the same plan): the first, the
+/// last, and one past the 1024 WQEs (the index is not masked by the depth).
+const C_SRQ_DBS: [(u32, u32, u32); 3] = [
+    (0x000f, 0x0200_0000, 0x0000_000f),
+    (0x005a, 0x0200_0000, 0x0000_005a),
+    (0x05a3, 0x0200_0000, 0x0000_05a3),
+];
+
+/// The C driver's SRQ doorbell words.
+pub fn check_c_srq_doorbells() -> Check {
+    for (head, lo, hi) in C_SRQ_DBS {
+        expect(
+            srq_doorbell(0, head) == u64::from(lo) | (u64::from(hi) << 32),
+            "C's SRQ doorbell",
+        )?;
+    }
+    Ok(())
 }
 
 /// Index queue entries and the producer index of the doorbells.
