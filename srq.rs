@@ -609,7 +609,8 @@ impl Srq {
     /// The index of the first WR not posted and `EINVAL` for too many
     /// SGEs, `ENOMEM` when every WQE is posted, `ENOSPC` without a free
     /// slot (C's errnos and messages); `EINVAL` for a user SRQ (libhns
-    /// posts those itself) and `EIO` during a reset.
+    /// posts those itself). As in C, a reset does not stop it (the
+    /// doorbell is off then; the memory stays the SRQ's).
     pub(crate) fn post_recv(
         &self,
         env: &SrqEnv<'_>,
@@ -619,9 +620,6 @@ impl Srq {
             return Err((0, EINVAL));
         };
         let KernelQueues { wqe, idx, db, core } = &**k;
-        if env.cmd.is_reset_down() {
-            return Err((0, EIO));
-        }
         let cnt = self.wqe_cnt;
         let max_sge = self.max_gs - self.rsv_sge;
         let mut r = core.ring.lock();
