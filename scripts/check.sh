@@ -511,11 +511,13 @@ if [ -x "$HNS_BUILD/sim-target/release/hns-sim" ] && [ -f "$HNS_BUILD/hns_sim/hn
     # I/O queues, 64 MiB written and read back with O_DIRECT and compared,
     # then disconnect and unload. Two known faults of code that is not ours
     # are counted, not failed (docs/c-driver-findings.md 10 and 11).
-    echo "sh /opt/hns/ulp-plan.sh hns_roce_hw_v2" >"$L/ulp-c.cmd"
+    # ULP_SRQ=1: nvmet-rdma with use_srq=1, so the target's queues share a
+    # kernel SRQ (post_srq_recv, SRQ completions in the kernel poll_cq).
+    echo "ULP_SRQ=1 sh /opt/hns/ulp-plan.sh hns_roce_hw_v2" >"$L/ulp-c.cmd"
     s=$(date +%s)
     HNS_GUEST_KNOWN="hns-map-mr-sg-sleeps nvmet-rdma-port-lockdep" \
         guest_tests ulp-c "$RESULTS" "$L/ulp-c.cmd" --driver c --sim 2 --timeout 600
-    ulp_results ulp-c ulp
+    ulp_results ulp-c ulp-srq
     echo "    ulp-c boot: $(($(date +%s) - s)) s"
     # rdma-core's own pyverbs suite, every applicable module three times
     # in one boot (tests/guest/pyverbs-plan.sh). 419 s on an idle new
@@ -548,11 +550,11 @@ if [ -x "$HNS_BUILD/sim-target/release/hns-sim" ] && [ -f "$HNS_BUILD/module-kun
     # NVMe over RDMA on hns_roce_rs: the same plan; only the nvmet-rdma
     # lockdep report (not the RoCE driver's) may be counted, never C's
     # map_mr_sg fault (docs/c-driver-findings.md 10, 11).
-    echo "sh /opt/hns/ulp-plan.sh hns_roce_rs" >"$L/ulp-rs.cmd"
+    echo "ULP_SRQ=1 sh /opt/hns/ulp-plan.sh hns_roce_rs" >"$L/ulp-rs.cmd"
     s=$(date +%s)
     HNS_GUEST_KNOWN="nvmet-rdma-port-lockdep" \
         guest_tests ulp-rs "$RESULTS" "$L/ulp-rs.cmd" --driver rs --sim 2 --timeout 600
-    ulp_results ulp-rs ulp-rs
+    ulp_results ulp-rs ulp-srq-rs
     echo "    ulp-rs boot: $(($(date +%s) - s)) s"
     # The MR pools' queues connect at once, so MPT numbers and the QPs'
     # pairing differ from run to run: the MPT mailboxes and images of each
@@ -563,7 +565,11 @@ if [ -x "$HNS_BUILD/sim-target/release/hns-sim" ] && [ -f "$HNS_BUILD/module-kun
             "$HNS_BUILD/guest/ulp-c/trace-$i.txt" "$HNS_BUILD/guest/ulp-rs/trace-$i.txt" \
             "$L/trace-ulp-mpt-$i.log"
     done
-    for g in data event data2 ulp; do
+    # The target's kernel SRQ (hns_1): its SRQC mailboxes and image.
+    TRACE_OPTS="--only SRQC" trace_files_equal "equivalence/ulp-srqc-trace-1" \
+        "$HNS_BUILD/guest/ulp-c/trace-1.txt" "$HNS_BUILD/guest/ulp-rs/trace-1.txt" \
+        "$L/trace-ulp-srqc-1.log"
+    for g in data event data2 ulp-srq; do
         if python3 scripts/compare-outcomes.py "$RESULTS" "$g" "$g-rs" >"$L/$g-outcomes.log" 2>&1; then
             result "equivalence/$g-plan-outcomes" PASS "($(tail -n 1 "$L/$g-outcomes.log"))"
         else
