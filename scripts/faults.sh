@@ -41,7 +41,9 @@ for skip in ${FAULTS_SKIP:-}; do
 done
 echo "faults: probe opcodes: $ops"
 rc=0
-for d in c rs; do
+# FAULTS_DRIVERS: the boots to run (default both; the comparison reads the
+# other driver's output of an earlier run from $out and build/guest).
+for d in ${FAULTS_DRIVERS:-c rs}; do
     echo "MBX_FLUSH_EVENTS=${FAULTS_FLUSH_EVENTS:-0} sh /opt/hns/faults-plan.sh $d $ops" >"$out/faults-$d.cmd"
     HNS_GUEST_KMEMLEAK_BY_PLAN=1 bash "$HNS_TOP/scripts/run-guest.sh" --name "faults-$d" --driver $d --sim 1 --timeout 1800 \
         --cmd-file "$out/faults-$d.cmd" >"$out/faults-$d.out" 2>"$out/faults-$d.err" || rc=1
