@@ -348,15 +348,16 @@ pub fn frmr_mpt(p: &FrmrMptParams) -> Ctx<Mpt, 16> {
         mpt::PBL_BA_PG_SZ,
         p.ba_pg_shift.saturating_sub(HW_PAGE_SHIFT),
     );
-    c.write(
-        mpt::PBL_BUF_PG_SZ,
-        p.buf_pg_shift.saturating_sub(HW_PAGE_SHIFT),
+    // No pages yet: PA0/PA1 stay 0.
+    set_mpt_pbl(
+        &mut c,
+        &MptPbl {
+            npages: p.npages,
+            pbl_ba: p.pbl_ba,
+            pages: [0; 2],
+            buf_pg_shift: p.buf_pg_shift,
+        },
     );
-    c.write(mpt::PBL_SIZE, p.npages);
-    let ba = p.pbl_ba >> mpt_shift::PBL_BA_ADDR_S;
-    // CAST: the low and high halves of the shifted address.
-    c.write(mpt::PBL_BA_L, ba as u32);
-    c.write(mpt::PBL_BA_H, (ba >> 32) as u32);
     c
 }
 
