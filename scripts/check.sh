@@ -97,12 +97,17 @@ for f in bindings/shim.c bindings/shim.h sim/guest/hns_sim_glue.c sim/guest/hns_
     step "style/checkpatch-$(basename "$f")" "$L/checkpatch-$(basename "$f").log" \
         perl "$KSRC/scripts/checkpatch.pl" --no-tree --quiet --show-types -f "$f"
 done
-# No warnings allowed in the regular builds either.
-if grep -qE '^warning' "$L/module.log" "$L/module-kunit.log"; then
-    result build/no-warnings FAIL "see $L/module.log"
-else
-    result build/no-warnings PASS
-fi
+# no_warnings TEST LOG...: no compiler warning allowed in the builds' logs.
+no_warnings() {
+    local t=$1
+    shift
+    if grep -qE '^warning' "$@"; then
+        result "$t" FAIL "see $1"
+    else
+        result "$t" PASS
+    fi
+}
+no_warnings build/no-warnings "$L/module.log" "$L/module-kunit.log"
 
 # --- arm64: cross-built test kernel and modules, one boot on `virt`. ---------
 # The arm64 kernel tree is $HNS_CACHE/kbuild-arm64 (its own lock); the
@@ -119,11 +124,7 @@ arm64_build() {
     step arm64/hns_sim-ko "$L/arm64-sim.log" make -s sim ARCH=arm64 || return
     # clippy of the kernel's minimum rustc (1.85) on the module and hns_sim.ko.
     step arm64/clippy-rustc-1.85 "$L/arm64-clippy.log" make -s clippy ARCH=arm64
-    if grep -qE '^warning' "$L/arm64-module.log" "$L/arm64-module-kunit.log"; then
-        result arm64/no-warnings FAIL "see $L/arm64-module.log"
-    else
-        result arm64/no-warnings PASS
-    fi
+    no_warnings arm64/no-warnings "$L/arm64-module.log" "$L/arm64-module-kunit.log"
 }
 
 # arm64_boot: the boot, once arm64_build has built what it needs.
