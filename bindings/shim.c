@@ -771,6 +771,15 @@ void hns_shim_cq_comp(struct ib_cq *ibcq)
 		ibcq->comp_handler(ibcq, ibcq->cq_context);
 }
 
+/*
+ * Whether a teardown may run a CQ's completion handler for its software
+ * completions: it has one and is not polled directly.
+ */
+bool hns_shim_cq_armable(struct ib_cq *ibcq)
+{
+	return ibcq->comp_handler && ibcq->poll_ctx != IB_POLL_DIRECT;
+}
+
 /* IB_EVENT_CQ_ERR to a CQ's owner. */
 void hns_shim_cq_event(struct ib_cq *ibcq)
 {

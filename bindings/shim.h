@@ -402,6 +402,7 @@ int hns_shim_dscp_prio(struct hnae3_handle *h, u8 dscp, u8 *tc_mode,
 struct workqueue_struct *hns_shim_alloc_wq(const char *name);
 void hns_shim_destroy_wq(struct workqueue_struct *wq);
 void hns_shim_cq_comp(struct ib_cq *ibcq);
+bool hns_shim_cq_armable(struct ib_cq *ibcq);
 void hns_shim_cq_event(struct ib_cq *ibcq);
 void hns_shim_qp_event(struct ib_qp *ibqp, enum ib_event_type type);
 void hns_shim_srq_event(struct ib_srq *ibsrq, enum ib_event_type type);
