@@ -792,6 +792,14 @@ impl IbDriver for IbDev {
         self.cmd.is_reset_down()
     }
 
+    fn push_drain_wr(&self, q: &qp::Qp, send: bool, wr_id: u64) -> Result {
+        q.core.push_drain_wr(send, wr_id)
+    }
+
+    fn cq_trigger(&self, c: &CqRef) -> bool {
+        c.0.trigger()
+    }
+
     type Srq = srq::Srq;
 
     fn create_srq(

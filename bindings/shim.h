@@ -490,6 +490,8 @@ struct hns_rs_ib_ops {
 	int (*post_srq_recv)(void *rs, void *srq, const struct ib_recv_wr *wr,
 		const struct ib_recv_wr **bad_wr);
 	bool (*reset_down)(void *rs);
+	int (*push_drain_wr)(void *rs, void *qp, bool send, u64 wr_id);
+	bool (*cq_trigger)(void *rs, void *cq);
 	int (*res_cq)(void *rs, void *cq, struct hns_shim_res *res);
 	int (*res_qp)(void *rs, void *qp, struct hns_shim_res *res);
 	int (*res_mr)(void *rs, void *mr, struct hns_shim_res *res);

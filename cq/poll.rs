@@ -181,6 +181,12 @@ impl Cq {
         }
     }
 
+    /// Marks the CQ's handler as run for a reset's software completions
+    /// (`is_armed`); whether it was already.
+    pub(crate) fn trigger(&self) -> bool {
+        self.is_armed.swap(true, Ordering::AcqRel)
+    }
+
     /// A completion event for this CQ (`hns_roce_cq_completion`).
     fn completion(&self) {
         self.arm_sn.fetch_add(1, Ordering::Relaxed);
@@ -235,8 +241,7 @@ impl CqTable {
     pub(crate) fn handle_device_err(&self, qps: &QpTable) {
         let map = self.map.lock();
         for cq in map.values() {
-            if qps.busy_on(cq.cqn) && cq.ibcq.armable() && !cq.is_armed.swap(true, Ordering::AcqRel)
-            {
+            if qps.busy_on(cq.cqn) && cq.ibcq.armable() && !cq.trigger() {
                 cq.completion();
             }
         }

@@ -191,6 +191,26 @@ impl QpCore {
         n
     }
 
+    /// A drain WR with id `wr_id` into the send (`send`) or receive ring,
+    /// for the software poll of a reset (`hns_roce_push_drain_wr`).
+    ///
+    /// # Errors
+    ///
+    /// `ENOMEM` when the ring is full (or the QP keeps none).
+    pub(crate) fn push_drain_wr(&self, send: bool, wr_id: u64) -> Result {
+        let mut q = if send { self.sq.lock() } else { self.rq.lock() };
+        let cnt = q.cnt();
+        if cnt == 0 || q.overflow(1) {
+            return Err(ENOMEM);
+        }
+        let idx = q.head & (cnt - 1);
+        if let Some(w) = q.wrid.get_mut(idx as usize) {
+            *w = wr_id;
+        }
+        q.head = q.head.wrapping_add(1);
+        Ok(())
+    }
+
     /// Whether the send (`send`) or receive queue has WRs that did not
     /// complete.
     fn outstanding(&self, send: bool) -> bool {
