@@ -390,6 +390,9 @@ pub(crate) struct Cmd {
     dis_db: AtomicBool,
     /// The function is going through a reset (C's state `RST_DOWN`).
     reset_down: AtomicBool,
+    /// The instance is being torn down (C's state `UNINIT`): the engine
+    /// holds no more completions, CQs are polled in software.
+    uninit: AtomicBool,
 }
 
 impl Cmd {
@@ -413,6 +416,7 @@ impl Cmd {
             use_events: AtomicBool::new(false),
             dis_db: AtomicBool::new(false),
             reset_down: AtomicBool::new(false),
+            uninit: AtomicBool::new(false),
         }? Error)
     }
 
@@ -448,6 +452,18 @@ impl Cmd {
     /// Whether the function is going through a reset.
     pub(crate) fn is_reset_down(&self) -> bool {
         self.reset_down.load(Ordering::Acquire)
+    }
+
+    /// The instance is being torn down (`__hns_roce_hw_v2_uninit_instance`
+    /// sets `HNS_ROCE_DEVICE_STATE_UNINIT`): from now on `poll_cq` answers
+    /// from the WR-id rings.
+    pub(crate) fn set_uninit(&self) {
+        self.uninit.store(true, Ordering::Release);
+    }
+
+    /// Whether the instance is being torn down.
+    pub(crate) fn is_uninit(&self) -> bool {
+        self.uninit.load(Ordering::Acquire)
     }
 
     /// The PCI function, for logging.

@@ -26,7 +26,7 @@ use crate::hns_roce_hw_v2::consts::{cap_flag, cqe_size, mbox};
 use crate::hns_roce_hw_v2::ctx as hw_ctx;
 use crate::hns_roce_hw_v2::fields::Cqc;
 use crate::rdma::{CqUreq, IbCq, ResAttrs, ResRaw, UmemDev};
-use core::sync::atomic::{AtomicU32, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use kernel::{
     device::{Bound, Device},
     new_spinlock_irq,
@@ -90,6 +90,9 @@ pub(crate) struct Cq {
     /// Written under `lock`.
     cons_index: AtomicU32,
     arm_sn: AtomicU32,
+    /// C's `is_armed`: a teardown ran (or is about to run) the completion
+    /// handler for the software completions; set once.
+    is_armed: AtomicBool,
     ibcq: IbCq,
     /// C's `hr_cq->lock`: polling, cleaning.
     #[pin]
@@ -255,6 +258,7 @@ impl Cq {
                 db,
                 cons_index: AtomicU32::new(0),
                 arm_sn: AtomicU32::new(1),
+                is_armed: AtomicBool::new(false),
                 ibcq,
                 lock <- new_spinlock_irq!((), "hns_roce_rs cq"),
             }),

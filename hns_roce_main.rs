@@ -488,9 +488,9 @@ impl IbDriver for IbDev {
     }
 
     fn req_notify_cq(&self, c: &CqRef, solicited: bool, _report_missed: bool) -> bool {
-        // During a reset nothing is armed; C reports missed events then
-        // only for the software completions of its UNINIT state, which
-        // this driver does not keep (see docs/driver.md).
+        // During a reset nothing is armed (the doorbells are off); the
+        // outstanding WRs complete in software at UNINIT, whose handlers
+        // run from `uninit_instance`.
         if !self.cmd.is_reset_down() {
             c.0.arm(&self.cmd, solicited);
         }
@@ -792,6 +792,14 @@ impl IbDriver for IbDev {
         self.cmd.is_reset_down()
     }
 
+    fn push_drain_wr(&self, q: &qp::Qp, send: bool, wr_id: u64) -> Result {
+        q.core.push_drain_wr(send, wr_id)
+    }
+
+    fn cq_trigger(&self, c: &CqRef) -> bool {
+        c.0.trigger()
+    }
+
     type Srq = srq::Srq;
 
     fn create_srq(
@@ -956,6 +964,13 @@ impl RoceClient for HnsRoce {
     }
 
     fn uninit_instance(_handle: &Hnae3Handle, inst: KBox<HnsRoceDev>, _reset: bool) {
+        // C's UNINIT state and `hns_roce_handle_device_err`: kernel users
+        // with outstanding WRs get their completion handlers run, and
+        // polls answer flush completions from the WR-id rings, before the
+        // ib_device goes (its clients destroy their QPs then).
+        let objs = &inst.hw.objs;
+        inst.hw.cmd.set_uninit();
+        objs.cqs.handle_device_err(&objs.qps);
         drop(inst);
     }
 

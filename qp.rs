@@ -553,7 +553,12 @@ impl Qp {
         } else {
             (s.sq_wqe_cnt, s.rq_wqe_cnt)
         };
-        let core = match QpCore::new(qpn, ibqp, init.sq_sig_type == 1, sq_cnt, rq_cnt, srq) {
+        let cqns = (
+            send_cq.as_ref().map(|c| c.cqn),
+            recv_cq.as_ref().map(|c| c.cqn),
+        );
+        let sig = init.sq_sig_type == 1;
+        let core = match QpCore::new(qpn, ibqp, sig, (sq_cnt, rq_cnt), srq, cqns) {
             Ok(c) => c,
             Err(e) => {
                 env.free_qpn(qpn, gsi);

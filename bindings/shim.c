@@ -4,6 +4,7 @@
  * this file only adapts C-only interfaces (see shim.h).
  */
 #include <linux/interrupt.h>
+#include <linux/irq_poll.h>
 #include <linux/pci.h>
 #include <linux/random.h>
 #include <linux/ratelimit.h>
@@ -771,6 +772,15 @@ void hns_shim_cq_comp(struct ib_cq *ibcq)
 		ibcq->comp_handler(ibcq, ibcq->cq_context);
 }
 
+/*
+ * Whether a teardown may run a CQ's completion handler for its software
+ * completions: it has one and is not polled directly.
+ */
+bool hns_shim_cq_armable(struct ib_cq *ibcq)
+{
+	return ibcq->comp_handler && ibcq->poll_ctx != IB_POLL_DIRECT;
+}
+
 /* IB_EVENT_CQ_ERR to a CQ's owner. */
 void hns_shim_cq_event(struct ib_cq *ibcq)
 {
@@ -1164,6 +1174,11 @@ int hns_shim_qp_to_err(struct ib_qp *ibqp)
 	return hns_shim_modify_qp(ibqp, &attr, IB_QP_STATE, NULL);
 }
 
+static struct hns_shim_qp *to_shim_qp(struct ib_qp *ibqp)
+{
+	return container_of(ibqp, struct hns_shim_qp, ibqp);
+}
+
 /* A drain WR's completion (hns_roce_v2_drain_rq/sq). */
 struct hns_shim_drain_cqe {
 	struct ib_cqe cqe;
@@ -1182,22 +1197,46 @@ static void hns_shim_drain_done(struct ib_cq *cq, struct ib_wc *wc)
 /*
  * Waits for the drain WR: a CQ polled directly is polled here, 100 ms at a
  * time, until the completion came; otherwise its handler completes it.
+ * During a reset the handler is run here (its software poll completes the
+ * drain WR): if the teardown already ran it, that run is waited for or
+ * cancelled first so that two do not poll at once.
  */
 static void hns_shim_drain_wait(struct ib_cq *cq, struct hns_shim_drain_cqe *d)
 {
+	struct hns_shim_cq *scq = container_of(cq, struct hns_shim_cq, ibcq);
+	struct hns_shim_dev *sdev = to_sdev(cq->device);
+
 	if (cq->poll_ctx == IB_POLL_DIRECT) {
 		while (wait_for_completion_timeout(&d->done, HZ / 10) <= 0)
 			ib_process_cq_direct(cq, -1);
 		return;
+	}
+	if (HNS_RS_OP(sdev, reset_down)) {
+		if (HNS_RS_OP(sdev, cq_trigger, scq->rs_cq)) {
+			switch (cq->poll_ctx) {
+			case IB_POLL_SOFTIRQ:
+				irq_poll_disable(&cq->iop);
+				irq_poll_enable(&cq->iop);
+				break;
+			case IB_POLL_WORKQUEUE:
+			case IB_POLL_UNBOUND_WORKQUEUE:
+				cancel_work_sync(&cq->work);
+				break;
+			default:
+				WARN_ON_ONCE(1);
+			}
+		}
+		if (cq->comp_handler)
+			cq->comp_handler(cq, cq->cq_context);
 	}
 	if (cq->comp_handler)
 		wait_for_completion(&d->done);
 }
 
 /*
- * What both drains do before posting (hns_roce_v2_drain_rq/sq): nothing
- * during a reset, the QP to ERR, the drain WR's completion set up; 0 when
- * the drain WR may be posted.
+ * What both drains do before posting (hns_roce_v2_drain_rq/sq): the QP to
+ * ERR (a failure only counts outside a reset), the drain WR's completion
+ * set up; 0 when the drain WR may be posted.
  */
 static int hns_shim_drain_prepare(struct ib_qp *ibqp,
 				  struct hns_shim_drain_cqe *d, const char *q)
@@ -1205,14 +1244,8 @@ static int hns_shim_drain_prepare(struct ib_qp *ibqp,
 	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
 	int ret;
 
-	if (HNS_RS_OP(to_sdev(ibqp->device), reset_down)) {
-		ibdev_err_ratelimited(ibqp->device,
-				      "drain %s during a reset is not supported yet.\n",
-				      q);
-		return -EBUSY;
-	}
 	ret = ib_modify_qp(ibqp, &attr, IB_QP_STATE);
-	if (ret) {
+	if (ret && !HNS_RS_OP(to_sdev(ibqp->device), reset_down)) {
 		ibdev_err_ratelimited(ibqp->device,
 				      "failed to modify qp during drain %s, ret = %d.\n",
 				      q, ret);
@@ -1233,7 +1266,12 @@ static void hns_shim_drain_rq(struct ib_qp *ibqp)
 	if (hns_shim_drain_prepare(ibqp, &d, "rq"))
 		return;
 	rwr.wr_cqe = &d.cqe;
-	ret = hns_shim_post_recv(ibqp, &rwr, &bad);
+	/* During a reset into the ring, for the software poll. */
+	if (HNS_RS_OP(to_sdev(ibqp->device), reset_down))
+		ret = HNS_RS_OP(to_sdev(ibqp->device), push_drain_wr,
+				to_shim_qp(ibqp)->rs_qp, false, rwr.wr_id);
+	else
+		ret = hns_shim_post_recv(ibqp, &rwr, &bad);
 	if (ret) {
 		ibdev_err_ratelimited(ibqp->device,
 				      "failed to post recv for drain rq, ret = %d.\n",
@@ -1258,7 +1296,12 @@ static void hns_shim_drain_sq(struct ib_qp *ibqp)
 		return;
 	swr.rdma.wr.opcode = IB_WR_RDMA_WRITE;
 	swr.rdma.wr.wr_cqe = &d.cqe;
-	ret = hns_shim_post_send(ibqp, &swr.rdma.wr, &bad);
+	if (HNS_RS_OP(to_sdev(ibqp->device), reset_down))
+		ret = HNS_RS_OP(to_sdev(ibqp->device), push_drain_wr,
+				to_shim_qp(ibqp)->rs_qp, true,
+				swr.rdma.wr.wr_id);
+	else
+		ret = hns_shim_post_send(ibqp, &swr.rdma.wr, &bad);
 	if (ret) {
 		ibdev_err_ratelimited(ibqp->device,
 				      "failed to post send for drain sq, ret = %d.\n",

@@ -402,6 +402,7 @@ int hns_shim_dscp_prio(struct hnae3_handle *h, u8 dscp, u8 *tc_mode,
 struct workqueue_struct *hns_shim_alloc_wq(const char *name);
 void hns_shim_destroy_wq(struct workqueue_struct *wq);
 void hns_shim_cq_comp(struct ib_cq *ibcq);
+bool hns_shim_cq_armable(struct ib_cq *ibcq);
 void hns_shim_cq_event(struct ib_cq *ibcq);
 void hns_shim_qp_event(struct ib_qp *ibqp, enum ib_event_type type);
 void hns_shim_srq_event(struct ib_srq *ibsrq, enum ib_event_type type);
@@ -489,6 +490,8 @@ struct hns_rs_ib_ops {
 	int (*post_srq_recv)(void *rs, void *srq, const struct ib_recv_wr *wr,
 		const struct ib_recv_wr **bad_wr);
 	bool (*reset_down)(void *rs);
+	int (*push_drain_wr)(void *rs, void *qp, bool send, u64 wr_id);
+	bool (*cq_trigger)(void *rs, void *cq);
 	int (*res_cq)(void *rs, void *cq, struct hns_shim_res *res);
 	int (*res_qp)(void *rs, void *qp, struct hns_shim_res *res);
 	int (*res_mr)(void *rs, void *mr, struct hns_shim_res *res);

@@ -15,7 +15,7 @@ use crate::cmdq::Cmd;
 use crate::eq::Objects;
 use crate::hns_roce_hw_v2::consts::{db_cmd, reg};
 use crate::hns_roce_hw_v2::cqe;
-use crate::qp::post::QpCore;
+use crate::qp::post::{QpCore, QpTable};
 use crate::rdma::WcArray;
 use crate::srq::SrqCore;
 use core::sync::atomic::Ordering;
@@ -74,6 +74,12 @@ impl Cq {
     /// (`hns_roce_v2_poll_cq`); how many.
     pub(crate) fn poll(&self, cmd: &Cmd, objs: &Objects, wc: &mut WcArray<'_>) -> usize {
         let _g = self.lock.lock();
+        // In a teardown the engine holds no more completions (C waits for
+        // UNINIT, not RST_DOWN, for that reason): the outstanding WRs
+        // complete in software.
+        if cmd.is_uninit() {
+            return objs.qps.sw_poll(self.cqn, wc);
+        }
         let mut n = 0;
         let mut cur: Option<Arc<QpCore>> = None;
         while n < wc.len() {
@@ -175,6 +181,12 @@ impl Cq {
         }
     }
 
+    /// Marks the CQ's handler as run for a reset's software completions
+    /// (`is_armed`); whether it was already.
+    pub(crate) fn trigger(&self) -> bool {
+        self.is_armed.swap(true, Ordering::AcqRel)
+    }
+
     /// A completion event for this CQ (`hns_roce_cq_completion`).
     fn completion(&self) {
         self.arm_sn.fetch_add(1, Ordering::Relaxed);
@@ -218,6 +230,20 @@ impl CqTable {
         match map.get(&(cqn & self.mask)) {
             Some(cq) => cq.completion(),
             None => dev_warn!(cmd.device(), "completion event for bogus CQ {:#08x}\n", cqn),
+        }
+    }
+
+    /// The teardown's completions (`hns_roce_handle_device_err`): the
+    /// handler of every CQ that has outstanding WRs of a QP in `qps`, a
+    /// completion handler and no direct polling runs once, so that its
+    /// owner polls the software completions. Under the table lock, as a
+    /// CEQE's handler.
+    pub(crate) fn handle_device_err(&self, qps: &QpTable) {
+        let map = self.map.lock();
+        for cq in map.values() {
+            if qps.busy_on(cq.cqn) && cq.ibcq.armable() && !cq.trigger() {
+                cq.completion();
+            }
         }
     }
 

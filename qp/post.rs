@@ -18,7 +18,8 @@ use crate::hns_roce_hw_v2::cqe::{self, Completion};
 use crate::hns_roce_hw_v2::qpc::{qpt, QpState};
 use crate::hns_roce_hw_v2::wqe::{self, RcOp, RcSend, UdAv, UdSend, WqeError};
 use crate::mr::Mr;
-use crate::rdma::{IbQp, OwnedQueue, QpEvent, SendWr, WrOpcode};
+use crate::rdma::wc::{Wc, WcStatus};
+use crate::rdma::{IbQp, OwnedQueue, QpEvent, SendWr, WcArray, WrOpcode};
 use crate::srq::SrqCore;
 use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use kernel::{
@@ -107,6 +108,10 @@ pub(crate) struct QpCore {
     pub(crate) rq: SpinLockIrq<Wq>,
     /// The kernel SRQ the QP receives through, if any.
     srq: Option<Arc<SrqCore>>,
+    /// The CQNs of the send and receive CQs (the CQs' `sq_list` and
+    /// `rq_list` in C), for the software completions of a teardown.
+    send_cqn: Option<u32>,
+    recv_cqn: Option<u32>,
     /// `HNS_ROCE_FLUSH_FLAG`.
     flush_flag: AtomicBool,
     #[pin]
@@ -115,14 +120,15 @@ pub(crate) struct QpCore {
 
 impl QpCore {
     /// A core for QP `qpn` with `sq`/`rq` WQE counts, receiving through
-    /// the kernel SRQ `srq` if it has one.
+    /// the kernel SRQ `srq` if it has one; `cqns` are the CQNs of its send
+    /// and receive CQs.
     pub(crate) fn new(
         qpn: u32,
         ibqp: IbQp,
         sig_requested_only: bool,
-        sq_cnt: u32,
-        rq_cnt: u32,
+        (sq_cnt, rq_cnt): (u32, u32),
         srq: Option<Arc<SrqCore>>,
+        (send_cqn, recv_cqn): (Option<u32>, Option<u32>),
     ) -> Result<Arc<Self>> {
         let sq = Wq::new(sq_cnt)?;
         let rq = Wq::new(rq_cnt)?;
@@ -138,6 +144,8 @@ impl QpCore {
                 sq <- new_spinlock_irq!(sq, "hns_roce_rs sq"),
                 rq <- new_spinlock_irq!(rq, "hns_roce_rs rq"),
                 srq,
+                send_cqn,
+                recv_cqn,
                 flush_flag: AtomicBool::new(false),
                 flush <- new_spinlock_irq!(
                     Flush {
@@ -164,6 +172,50 @@ impl QpCore {
     /// The kernel SRQ the QP receives through, if any.
     pub(crate) fn srq(&self) -> Option<&SrqCore> {
         self.srq.as_deref()
+    }
+
+    /// Software completions (`sw_comp`): `IB_WC_WR_FLUSH_ERR` for the
+    /// outstanding WRs of the send (`send`) or receive queue, from the
+    /// tail on, into `wc` from entry `n` on; the next free entry.
+    fn sw_comp(&self, send: bool, wc: &mut WcArray<'_>, mut n: usize) -> usize {
+        let flushed = Wc::new(WcStatus::WrFlushErr);
+        let mut q = if send { self.sq.lock() } else { self.rq.lock() };
+        while n < wc.len() && q.head != q.tail {
+            let cnt = q.cnt();
+            let idx = q.tail & cnt.wrapping_sub(1);
+            let wr_id = q.wrid.get(idx as usize).copied().unwrap_or(0);
+            wc.set(n, &flushed, wr_id, &self.ibqp);
+            q.tail = q.tail.wrapping_add(1);
+            n += 1;
+        }
+        n
+    }
+
+    /// A drain WR with id `wr_id` into the send (`send`) or receive ring,
+    /// for the software poll of a reset (`hns_roce_push_drain_wr`).
+    ///
+    /// # Errors
+    ///
+    /// `ENOMEM` when the ring is full (or the QP keeps none).
+    pub(crate) fn push_drain_wr(&self, send: bool, wr_id: u64) -> Result {
+        let mut q = if send { self.sq.lock() } else { self.rq.lock() };
+        let cnt = q.cnt();
+        if cnt == 0 || q.overflow(1) {
+            return Err(ENOMEM);
+        }
+        let idx = q.head & (cnt - 1);
+        if let Some(w) = q.wrid.get_mut(idx as usize) {
+            *w = wr_id;
+        }
+        q.head = q.head.wrapping_add(1);
+        Ok(())
+    }
+
+    /// Whether the send (`send`) or receive queue has WRs that did not
+    /// complete.
+    fn outstanding(&self, send: bool) -> bool {
+        let q = if send { self.sq.lock() } else { self.rq.lock() };
+        q.head != q.tail
     }
 
     /// The WR id of a completion, moving the queue's tail
@@ -303,6 +355,37 @@ impl QpTable {
     /// QP `qpn` (`__hns_roce_qp_lookup`).
     pub(crate) fn get(&self, qpn: u32) -> Option<Arc<QpCore>> {
         self.map.lock().get(&(qpn & self.mask)).cloned()
+    }
+
+    /// The software poll of CQ `cqn` during a teardown
+    /// (`hns_roce_v2_sw_poll_cq`): flush completions for the outstanding
+    /// send WRs of the QPs sending to it, then for the outstanding receive
+    /// WRs of those receiving on it without an SRQ; how many. The QPs are
+    /// used under the table lock, so none is destroyed meanwhile.
+    pub(crate) fn sw_poll(&self, cqn: u32, wc: &mut WcArray<'_>) -> usize {
+        let map = self.map.lock();
+        let mut n = 0;
+        for q in map.values().filter(|q| q.send_cqn == Some(cqn)) {
+            n = q.sw_comp(true, wc, n);
+        }
+        for q in map.values() {
+            if q.recv_cqn == Some(cqn) && q.srq.is_none() {
+                n = q.sw_comp(false, wc, n);
+            }
+        }
+        n
+    }
+
+    /// Whether a QP has WRs that did not complete on CQ `cqn`, as
+    /// `hns_roce_handle_device_err` looks: its SQ if `cqn` is its send CQ,
+    /// its RQ (not an SRQ) if `cqn` is its receive CQ.
+    pub(crate) fn busy_on(&self, cqn: u32) -> bool {
+        let map = self.map.lock();
+        let busy = map.values().any(|q| {
+            (q.send_cqn == Some(cqn) && q.outstanding(true))
+                || (q.srq.is_none() && q.recv_cqn == Some(cqn) && q.outstanding(false))
+        });
+        busy
     }
 
     /// A local work-queue error from the AEQ (`hns_roce_flush_cqe`): the

@@ -336,6 +336,17 @@ pub(crate) trait IbDriver: Send + Sync {
     ) -> core::result::Result<(), (usize, Error)>;
     /// The device is going through a reset (drains cannot post).
     fn reset_down(&self) -> bool;
+    /// A drain WR with id `wr_id` into the send (`send`) or receive ring
+    /// of a QP, for the software poll of a reset
+    /// (`hns_roce_push_drain_wr`).
+    ///
+    /// # Errors
+    ///
+    /// `ENOMEM` when the ring is full.
+    fn push_drain_wr(&self, qp: &Self::Qp, send: bool, wr_id: u64) -> Result;
+    /// Marks a CQ's handler as run for a reset's software completions
+    /// (`is_armed`); whether it was already.
+    fn cq_trigger(&self, cq: &Self::Cq) -> bool;
     /// Changes a CQ's moderation: an event after `count` completions or
     /// `period` microseconds.
     fn modify_cq(&self, cq: &Self::Cq, count: u16, period: u16) -> Result;
@@ -447,6 +458,8 @@ impl<D: IbDriver> IbAdapter<D> {
         query_srq: Some(query_srq::<D>),
         post_srq_recv: Some(post_srq_recv::<D>),
         reset_down: Some(reset_down::<D>),
+        push_drain_wr: Some(push_drain_wr::<D>),
+        cq_trigger: Some(cq_trigger::<D>),
         res_cq: Some(restrack::res_cq::<D>),
         res_qp: Some(restrack::res_qp::<D>),
         res_mr: Some(restrack::res_mr::<D>),

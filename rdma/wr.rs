@@ -46,6 +46,13 @@ impl IbCq {
         unsafe { raw::hns_shim_cq_comp(self.0.as_ptr()) }
     }
 
+    /// Whether the CQ has a completion handler and is not polled directly
+    /// (`IB_POLL_DIRECT`): what a teardown may call to flush it.
+    pub(crate) fn armable(&self) -> bool {
+        // SAFETY: the `ib_cq` is live (type invariant).
+        unsafe { raw::hns_shim_cq_armable(self.0.as_ptr()) }
+    }
+
     /// Sends `IB_EVENT_CQ_ERR` to the CQ's event handler.
     pub(crate) fn error_event(&self) {
         // SAFETY: the `ib_cq` is live (type invariant).

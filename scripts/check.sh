@@ -575,7 +575,9 @@ fi
 # --- Kernel data path without user QPs (SIM=1), both drivers. --------------
 # tests/guest/kpath-plan.sh: RDMA CM connections with no QP (REQ, REP, RTU,
 # DREQ, DREP through the kernel GSI QP: post_send UD with GRH, CEQ ->
-# completion handler, poll_cq), then an unload without WARN. ~35 s a boot.
+# completion handler, poll_cq), a function reset that must flush ib_mad's
+# outstanding receive WRs (UNINIT software poll), the CM exchange again,
+# then an unload without WARN. ~40-50 s a boot.
 if [ -x "$HNS_BUILD/sim-target/release/hns-sim" ] && [ -f "$HNS_BUILD/module-kunit/hns_roce_rs.ko" ]; then
     for d in c rs; do
         mod=$([ $d = c ] && echo hns_roce_hw_v2 || echo hns_roce_rs)

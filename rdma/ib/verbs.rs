@@ -899,3 +899,37 @@ pub(super) unsafe extern "C" fn reset_down<D: IbDriver>(rs: *mut c_void) -> bool
     // SAFETY: per the function's contract.
     unsafe { drv::<D>(rs) }.reset_down()
 }
+
+/// Called by the shim's drain during a reset: the drain WR `wr_id` into
+/// the send (`send`) or receive ring of `qp`; 0 or a negative errno.
+///
+/// # Safety
+///
+/// `rs` is the device's pointer and `qp` a pointer `create_qp` returned
+/// that is live.
+pub(super) unsafe extern "C" fn push_drain_wr<D: IbDriver>(
+    rs: *mut c_void,
+    qp: *mut c_void,
+    send: bool,
+    wr_id: u64,
+) -> c_int {
+    // SAFETY: per the function's contract.
+    let (d, q) = unsafe { (drv::<D>(rs), QpBox::<D>::borrow(qp).get_ref()) };
+    match d.push_drain_wr(q, send, wr_id) {
+        Ok(()) => 0,
+        Err(e) => e.to_errno(),
+    }
+}
+
+/// Called by the shim's drain during a reset: marks the CQ's handler as
+/// run; whether it was already.
+///
+/// # Safety
+///
+/// `rs` is the device's pointer and `cq` a pointer `create_cq` returned
+/// that is live.
+pub(super) unsafe extern "C" fn cq_trigger<D: IbDriver>(rs: *mut c_void, cq: *mut c_void) -> bool {
+    // SAFETY: per the function's contract.
+    let (d, cq) = unsafe { (drv::<D>(rs), CqBox::<D>::borrow(cq)) };
+    d.cq_trigger(cq)
+}

@@ -4,8 +4,10 @@
 # The kernel data path without user QPs (either driver, SIM=1): RDMA CM
 # connections without QPs (cm_noqp.py): REQ, REP, RTU, DREQ, DREP through
 # the kernel GSI QP (post_send UD with GRH, CEQ -> completion handler,
-# poll_cq, receive re-posting), then an unload that must leave no WARN or
-# lockdep report. (The test kernel has no ib_umad for a user MAD agent.)
+# poll_cq, receive re-posting), a function reset with kernel receive WRs
+# outstanding (the flush completions of the reset's UNINIT step), the CM
+# exchange again on the new instance, then an unload that must leave no
+# WARN or lockdep report. (The test kernel has no ib_umad for a user MAD agent.)
 # TEST lines are in the group "kpath-rs/..." or "kpath-c/...".
 #
 #   sh /opt/hns/kpath-plan.sh [DRIVER-MODULE]
@@ -19,6 +21,38 @@ GIDX=$(roce_v2_gid hns_0)
 [ -n "$GIDX" ] || { report $g/roce-v2-gid FAIL "no RoCE v2 GID"; plan_exit; }
 /usr/bin/ip addr add 192.168.77.1/24 dev eth0 && /usr/bin/ip link set eth0 up
 check $g/cm-no-qp timeout 60 python3 /opt/hns/cm_noqp.py 192.168.77.1 5
+echo "    $(printf '%s\n' "$out" | tail -n 1)"
+
+# A function reset with kernel work outstanding (issue 15): ib_mad keeps
+# receive WRs posted on the GSI QP, whose CQ it polls from an unbound
+# workqueue (armed, not IB_POLL_DIRECT). At the reset's UNINIT step the
+# driver runs that CQ's completion handler (hns_roce_handle_device_err)
+# and the poll answers IB_WC_WR_FLUSH_ERR for every outstanding WR from
+# the WR-id rings (hns_roce_v2_sw_poll_cq); nothing else completes on an
+# idle device. Counted from the rdma_core:cq_poll trace events ("returned
+# N") between the reset write and its return (the write walks DOWN,
+# UNINIT, INIT, UP; the ib_device's unregistration waits for the work).
+TR=/sys/kernel/tracing
+reset_flush() {
+    { grep -q " $TR " /proc/mounts || mount -t tracefs tracefs $TR; } || return 1
+    echo >$TR/trace && echo 1 >$TR/events/rdma_core/cq_poll/enable || return 1
+    n0=$(dmesg | grep -c 'hns-sim: function reset done')
+    timeout 60 sh -c "echo 1 >/sys/module/hns_sim/parameters/reset" ||
+        echo "reset write failed"
+    echo 0 >$TR/events/rdma_core/cq_poll/enable
+    n1=$(dmesg | grep -c 'hns-sim: function reset done')
+    polls=$(grep -c 'cq_poll:' $TR/trace)
+    flushed=$(sed -n 's/.*cq_poll:.* returned \([0-9]*\).*/\1/p' $TR/trace |
+        awk '{ s += $1 } END { print s + 0 }')
+    echo "flush completions polled in the reset: $flushed ($polls polls)"
+    [ "$n1" -eq $((n0 + 1)) ] || { echo "no 'function reset done' ($n0 -> $n1)"; return 1; }
+    [ "$flushed" -gt 0 ]
+}
+check $g/reset-flushes-kernel-wrs reset_flush
+echo "    $(printf '%s\n' "$out" | grep 'flush completions')"
+# The new instance: the port comes back and the CM exchange passes again.
+check $g/hns0-active-after-reset port_state hns_0 PORT_ACTIVE
+check $g/cm-after-reset timeout 60 python3 /opt/hns/cm_noqp.py 192.168.77.1 5
 echo "    $(printf '%s\n' "$out" | tail -n 1)"
 check $g/unload sh -c "rmmod $mod && rmmod hns_sim"
 plan_exit

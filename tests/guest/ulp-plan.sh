@@ -22,12 +22,27 @@
 # checks with "rdma res show srq" that the target has one, and its TEST
 # lines are in the group "ulp-srq/..." or "ulp-srq-rs/...".
 #
-#   [ULP_SRQ=1] sh /opt/hns/ulp-plan.sh [DRIVER-MODULE]     (default hns_roce_hw_v2)
+# ULP_RESET=1 (issue 15) adds, after the I/O checks, a function reset
+# (hns_sim resets both functions) while dd writes to the namespace: the
+# host's QPs have receive WRs (and maybe sends) outstanding, so the reset's
+# UNINIT step runs their CQs' handlers and the software poll flushes them
+# (hns_roce_handle_device_err, hns_roce_v2_sw_poll_cq); the ib_device's
+# unregistration deletes the controller, whose teardown drains its QPs
+# during the reset (the drain WR into the WR-id ring, completed by the
+# software poll). Checked: the reset write returns with both functions
+# reset, dd ends within 60 s, the controller is gone, no drain failure is
+# logged; then the target is taken down and the driver unloaded as
+# usual. Its TEST lines are in the group "ulp-reset/..." or
+# "ulp-reset-rs/...".
+#
+#   [ULP_SRQ=1] [ULP_RESET=1] sh /opt/hns/ulp-plan.sh [DRIVER-MODULE]     (default hns_roce_hw_v2)
 . /opt/hns/lib.sh
 mod=${1:-hns_roce_hw_v2}
 SRQ=${ULP_SRQ:-0}
+RST=${ULP_RESET:-0}
 g=ulp
 [ "$SRQ" = 1 ] && g=ulp-srq
+[ "$RST" = 1 ] && g=ulp-reset
 [ "$mod" = hns_roce_rs ] && g=$g-rs
 HNS_TIMEOUT=${HNS_TIMEOUT:-300}
 NQN=nqn.2026-12.io.github.hns-roce-rs:ulp
@@ -179,7 +194,46 @@ disconnect() {
     [ ! -e /dev/nvme0n1 ] || { echo "/dev/nvme0n1 still there after 10 s"; return 1; }
     rmmod nvme_rdma && rmmod nvme_fabrics && rmmod nvme_core
 }
-check $g/disconnect disconnect
+# reset_under_io: the ULP_RESET step (see the header).
+reset_under_io() {
+    dd if=/dev/zero of=/dev/nvme0n1 bs=1M count=900 oflag=direct >/tmp/rdd.out 2>&1 &
+    ddp=$!
+    sleep 3
+    kill -0 $ddp 2>/dev/null || { echo "dd ended before the reset: $(tail -n 1 /tmp/rdd.out)"; return 1; }
+    rn0=$(dmesg | grep -c 'hns-sim: function reset done')
+    timeout 120 sh -c "echo 1 >/sys/module/hns_sim/parameters/reset" ||
+        echo "reset write failed or took over 120 s"
+    rn1=$(dmesg | grep -c 'hns-sim: function reset done')
+    echo "function resets done: $((rn1 - rn0))"
+    lw=0
+    while kill -0 $ddp 2>/dev/null && [ $lw -lt 60 ]; do
+        sleep 1
+        lw=$((lw + 1))
+    done
+    if kill -0 $ddp 2>/dev/null; then
+        echo "dd still running 60 s after the reset"
+        kill -9 $ddp
+        return 1
+    fi
+    wait $ddp
+    echo "dd exit $?: $(tail -n 1 /tmp/rdd.out)"
+    lw=0
+    while [ -e /dev/nvme0n1 ] && [ $lw -lt 100 ]; do
+        sleep 0.1
+        lw=$((lw + 1))
+    done
+    dmesg | grep -E 'nvme nvme0|drain' | tail -n 8
+    [ ! -e /dev/nvme0n1 ] || { echo "/dev/nvme0n1 still there 10 s after dd ended"; return 1; }
+    ! dmesg | grep -E 'drain (rq|sq)' || { echo "a drain failed"; return 1; }
+    [ "$rn1" -eq $((rn0 + 2)) ]
+}
+if [ "$RST" = 1 ]; then
+    check $g/reset-under-io reset_under_io
+    printf '%s\n' "$out" | sed 's/^/    /'
+    check $g/host-modules-out sh -c "rmmod nvme_rdma && rmmod nvme_fabrics && rmmod nvme_core"
+else
+    check $g/disconnect disconnect
+fi
 target_down() {
     rm "$CFG/ports/1/subsystems/$NQN" &&
         rmdir "$CFG/ports/1" &&
