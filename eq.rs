@@ -12,19 +12,23 @@
 //! (`hns_roce_ceq_work`; here directly in the interrupt handler, C defers
 //! it to a BH work item).
 
+use crate::cmdq::desc::Desc;
 use crate::cmdq::{Cmd, MailboxBuf};
 use crate::cq::poll::CqTable;
 use crate::field::{Ctx, Layout};
 use crate::hem::mtr::KernelMtr;
 use crate::hns_roce_hw_v2::caps::Caps;
-use crate::hns_roce_hw_v2::consts::{event, mbox, reg};
+use crate::hns_roce_hw_v2::cmq_fields::cmq_req;
+use crate::hns_roce_hw_v2::consts::{cmq_op, event, hw_page, mbox, reg};
 use crate::hns_roce_hw_v2::ctx as hw_ctx;
 use crate::hns_roce_hw_v2::fields::{aeqe, ceqe, Aeqe, Ceqe, Eqc};
 use crate::hns_roce_hw_v2::regs::{VF_ABN_INT_CFG, VF_ABN_INT_EN, VF_ABN_INT_ST, VF_EVENT_INT_EN};
 use crate::qp::post::QpTable;
-use crate::rdma::{Hnae3Handle, IrqHandler, IrqRegistration, OwnedQueue, ResetRequest, SrqEvent};
+use crate::rdma::{
+    BoundDevice, Hnae3Handle, IrqHandler, IrqRegistration, OwnedQueue, ResetRequest, SrqEvent,
+};
 use crate::srq::SrqTable;
-use core::sync::atomic::{AtomicU32, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use kernel::{
     io::{register::Array, Io},
     prelude::*,
@@ -350,11 +354,178 @@ impl IrqHandler for Eq {
     }
 }
 
+/// What the RAM ECC recovery reads back and writes again for each
+/// resource type the engine reports (`fmea_ram_res`, indexed by C's
+/// `enum ecc_resource_type`, which is defined in hns_roce_hw_v2.c and so
+/// not generated): the name C logs and the BT0 read and write mailboxes
+/// (`None` for the GMV table, which the CMQ reprograms).
+const ECC_RES: [(&str, Option<(u8, u8)>); 8] = [
+    (
+        "ECC_RESOURCE_QPC",
+        Some((mbox::READ_QPC_BT0, mbox::WRITE_QPC_BT0)),
+    ),
+    (
+        "ECC_RESOURCE_CQC",
+        Some((mbox::READ_CQC_BT0, mbox::WRITE_CQC_BT0)),
+    ),
+    (
+        "ECC_RESOURCE_MPT",
+        Some((mbox::READ_MPT_BT0, mbox::WRITE_MPT_BT0)),
+    ),
+    (
+        "ECC_RESOURCE_SRQC",
+        Some((mbox::READ_SRQC_BT0, mbox::WRITE_SRQC_BT0)),
+    ),
+    ("ECC_RESOURCE_GMV", None),
+    (
+        "ECC_RESOURCE_QPC_TIMER",
+        Some((mbox::READ_QPC_TIMER_BT0, mbox::WRITE_QPC_TIMER_BT0)),
+    ),
+    (
+        "ECC_RESOURCE_CQC_TIMER",
+        Some((mbox::READ_CQC_TIMER_BT0, mbox::WRITE_CQC_TIMER_BT0)),
+    ),
+    (
+        "ECC_RESOURCE_SCCC",
+        Some((mbox::READ_SCCC_BT0, mbox::WRITE_SCCC_BT0)),
+    ),
+];
+
+/// Index in [`ECC_RES`] of the first resource whose BT0 the engine gives
+/// as an address rather than a page number (`ECC_RESOURCE_QPC_TIMER`: the
+/// two timer tables and the SCCC table).
+const ECC_RES_FIRST_BY_ADDR: usize = 5;
+
+/// The RAM ECC recovery of a HIP09 function (`fmea_ram_ecc_work`): queued
+/// by the abnormal interrupt when it comes without a status bit.
+pub(crate) struct EccRecovery {
+    cmd: Arc<Cmd>,
+    dev: BoundDevice,
+    /// Queued and not yet started: like C's single `ecc_work`, interrupts
+    /// that come meanwhile queue nothing more.
+    pending: AtomicBool,
+}
+
+impl EccRecovery {
+    /// Queues the recovery on `wq` unless it is already queued.
+    fn queue(self: &Arc<Self>, wq: &OwnedQueue) {
+        if self.pending.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let me = self.clone();
+        if wq.spawn(move || me.run()).is_err() {
+            // The queue is gone (teardown): nothing runs.
+            self.pending.store(false, Ordering::Release);
+        }
+    }
+
+    /// `fmea_ram_ecc_work`.
+    fn run(&self) {
+        self.pending.store(false, Ordering::Release);
+        let d = self.cmd.device();
+        let Ok((err, ty, idx)) = self.query() else {
+            dev_err!(d, "failed to query fmea ram ecc.\n");
+            return;
+        };
+        if err == 0 {
+            dev_err!(d, "there is no fmea ram ecc err found.\n");
+            return;
+        }
+        // `fmea_ram_ecc_recover`.
+        // CAST: a resource type, compared with a small table's length.
+        let Some(&(name, ops)) = ECC_RES.get(ty as usize) else {
+            dev_err!(d, "unsupported fmea ram ecc type {}.\n", ty);
+            return;
+        };
+        let r = match ops {
+            None => self.recover_gmv(idx),
+            // CAST: as above.
+            Some((read, write)) => self.recover_bt0(ty as usize, read, write, idx),
+        };
+        if let Err(e) = r {
+            dev_err!(
+                d,
+                "failed to recover {}, index = {}, ret = {}.\n",
+                name,
+                idx,
+                e.to_errno()
+            );
+        }
+    }
+
+    /// `fmea_ram_ecc_query`: QUERY_RAM_ECC's 1-bit error flag, resource
+    /// type and index.
+    fn query(&self) -> Result<(u32, u32, u32)> {
+        let mut q = [Desc::new(cmq_op::QUERY_RAM_ECC, true)];
+        self.cmd.send(&mut q)?;
+        let g = |f| q[0].get(f);
+        Ok((
+            g(cmq_req::QUERY_RAM_ECC_1BIT_ERR),
+            g(cmq_req::QUERY_RAM_ECC_RES_TYPE),
+            g(cmq_req::QUERY_RAM_ECC_TAG),
+        ))
+    }
+
+    /// `fmea_recover_gmv`: reads GMV BT `idx` back through CFG_GMV_BT and
+    /// writes it again.
+    fn recover_gmv(&self, idx: u32) -> Result {
+        let mut q = [Desc::new(cmq_op::CFG_GMV_BT, true)];
+        q[0].data.write(cmq_req::CFG_GMV_BT_IDX, idx);
+        self.cmd.send(&mut q).inspect_err(|e| {
+            dev_err!(
+                self.cmd.device(),
+                "failed to execute cmd to read gmv, ret = {}.\n",
+                e.to_errno()
+            )
+        })?;
+        let lo = q[0].get(cmq_req::CFG_GMV_BT_BA_L);
+        let hi = q[0].get(cmq_req::CFG_GMV_BT_BA_H);
+        let mut w = [Desc::new(cmq_op::CFG_GMV_BT, false)];
+        w[0].data.write(cmq_req::CFG_GMV_BT_BA_L, lo);
+        w[0].data.write(cmq_req::CFG_GMV_BT_BA_H, hi);
+        w[0].data.write(cmq_req::CFG_GMV_BT_IDX, idx);
+        self.cmd.send(&mut w)
+    }
+
+    /// `fmea_recover_others`: reads BT0 of entry `idx` back by mailbox
+    /// (`read`) and writes it again (`write`).
+    fn recover_bt0(&self, ty: usize, read: u8, write: u8, idx: u32) -> Result {
+        let d = self.cmd.device();
+        let mb = MailboxBuf::new(self.dev.get())?;
+        self.cmd.mbox(0, mb.dma(), read, idx).inspect_err(|e| {
+            dev_err!(
+                d,
+                "failed to execute cmd to read fmea ram, ret = {}.\n",
+                e.to_errno()
+            )
+        })?;
+        let mut w = [0u32; 2];
+        mb.read_le_words(&mut w)?;
+        let v = u64::from(u32::from_le(w[0])) | u64::from(u32::from_le(w[1])) << 32;
+        // `fmea_get_ram_res_addr`: a page number but for the timer and
+        // SCCC tables.
+        let addr = if ty >= ECC_RES_FIRST_BY_ADDR {
+            v
+        } else {
+            v << hw_page::PAGE_SHIFT
+        };
+        self.cmd.mbox(addr, 0, write, idx).inspect_err(|e| {
+            dev_err!(
+                d,
+                "failed to execute cmd to write fmea ram, ret = {}.\n",
+                e.to_errno()
+            )
+        })
+    }
+}
+
 /// The abnormal-interrupt vector.
 pub(crate) struct Abnormal {
     cmd: Arc<Cmd>,
+    objs: Arc<Objects>,
     reset: ResetRequest,
-    hip09: bool,
+    /// HIP09's RAM ECC recovery (`None` before HIP09, where C only logs).
+    ecc: Option<Arc<EccRecovery>>,
 }
 
 impl IrqHandler for Abnormal {
@@ -377,13 +548,10 @@ impl IrqHandler for Abnormal {
             self.reset.request();
             regs.write_reg(en.with_enable(true));
             true
-        } else if self.hip09 {
-            // C queues its RAM ECC recovery (`fmea_ram_ecc_work`) here; that
-            // recovery is not ported yet.
-            dev_err_ratelimited!(
-                d,
-                "abnormal interrupt without status: RAM ECC recovery is not supported\n"
-            );
+        } else if let Some(ecc) = &self.ecc {
+            // No status bit on HIP09: a RAM ECC error, recovered from the
+            // IRQ work queue.
+            ecc.queue(&self.objs.wq);
             true
         } else {
             dev_err!(d, "there is no abnormal irq found.\n");
@@ -464,6 +632,20 @@ impl EqTable {
         other: u32,
         hip09: bool,
     ) -> Result {
+        // One recovery for the function (C's `hr_dev->ecc_work`), shared by
+        // its abnormal vectors.
+        let ecc = if hip09 {
+            Some(Arc::new(
+                EccRecovery {
+                    cmd: self.cmd.clone(),
+                    dev: BoundDevice::new(h),
+                    pending: AtomicBool::new(false),
+                },
+                GFP_KERNEL,
+            )?)
+        } else {
+            None
+        };
         for j in 0..other {
             let r = IrqRegistration::new(
                 h.irq_vector(j)?,
@@ -471,10 +653,11 @@ impl EqTable {
                 Arc::new(
                     Abnormal {
                         cmd: self.cmd.clone(),
+                        objs: self.objs.clone(),
                         reset: h.reset_request(
                             h.pci_ident().device == crate::debugfs::DEV_ID_RDMA_DCB_PFC_VF,
                         ),
-                        hip09,
+                        ecc: ecc.clone(),
                     },
                     GFP_KERNEL,
                 )?,

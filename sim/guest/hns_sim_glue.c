@@ -6,6 +6,7 @@
  * client (hns-roce-hw-v2 or hns_roce_rs) gets an hnae3 handle. It contains
  * no device behaviour: that is all in the host-side hns-sim.
  */
+#include <linux/atomic.h>
 #include <linux/etherdevice.h>
 #include <linux/delay.h>
 #include <linux/io.h>
@@ -16,6 +17,7 @@
 #include <linux/netdevice.h>
 #include <linux/pci.h>
 #include <linux/slab.h>
+#include <linux/sysfs.h>
 #include "hnae3.h"
 #include "hns_sim_glue.h"
 
@@ -119,7 +121,44 @@ static bool hns_sim_false(struct hnae3_handle *h)
 	return false;
 }
 
+/*
+ * Reset requests of the RoCE client (an AEQ overflow asks the ae_dev for a
+ * function reset): logged and counted in the reset_requests parameter for
+ * the tests, not carried out (the reset parameter does that).
+ */
+static atomic_t hns_sim_reset_requests = ATOMIC_INIT(0);
+
+static void hns_sim_set_default_reset_request(struct hnae3_ae_dev *ae_dev,
+					      enum hnae3_reset_type rst_type)
+{
+	struct hns_sim_dev *sim = ae_dev->priv;
+
+	dev_info(&sim->pdev->dev, "hns-sim: reset request, type %d\n",
+		 rst_type);
+}
+
+static void hns_sim_reset_event(struct pci_dev *pdev,
+				struct hnae3_handle *handle)
+{
+	atomic_inc(&hns_sim_reset_requests);
+	dev_info(&pdev->dev, "hns-sim: reset event\n");
+}
+
+static int hns_sim_reset_requests_get(char *buf,
+				      const struct kernel_param *kp)
+{
+	return sysfs_emit(buf, "%d\n", atomic_read(&hns_sim_reset_requests));
+}
+
+static const struct kernel_param_ops hns_sim_reset_requests_ops = {
+	.get = hns_sim_reset_requests_get,
+};
+module_param_cb(reset_requests, &hns_sim_reset_requests_ops, NULL, 0444);
+MODULE_PARM_DESC(reset_requests, "reset events the RoCE client asked for");
+
 static const struct hnae3_ae_ops hns_sim_ae_ops = {
+	.set_default_reset_request = hns_sim_set_default_reset_request,
+	.reset_event = hns_sim_reset_event,
 	.init_ae_dev = hns_sim_init_ae_dev,
 	.uninit_ae_dev = hns_sim_uninit_ae_dev,
 	.init_client_instance = hns_sim_init_client_instance,

@@ -61,6 +61,7 @@ pub mod op {
     pub const CLEAR_EXTDB_LIST_INFO: u16 = 0x850d;
     pub const CFG_GMV_TBL: u16 = 0x850f;
     pub const CFG_GMV_BT: u16 = 0x8510;
+    pub const QUERY_RAM_ECC: u16 = 0x8513;
 }
 
 /// Name of an opcode for logs and traces.
@@ -91,6 +92,7 @@ pub fn op_name(o: u16) -> &'static str {
         op::CLEAR_EXTDB_LIST_INFO => "CLEAR_EXTDB_LIST_INFO",
         op::CFG_GMV_TBL => "CFG_GMV_TBL",
         op::CFG_GMV_BT => "CFG_GMV_BT",
+        op::QUERY_RAM_ECC => "QUERY_RAM_ECC",
         _ => "UNKNOWN",
     }
 }

@@ -37,6 +37,18 @@ pub const CTRL_CMD: u64 = 0x20040;
 /// See [`CTRL_SEQ`].
 pub const CTRL_CMD_LEN: usize = 64;
 
+/// `ROCEE_VF_ABN_INT_ST_REG`: the abnormal interrupt's status bits. The
+/// model sets them for an injected abnormal interrupt; the driver's
+/// write-1-to-clear acknowledgement is not modelled (the register is
+/// plain memory and keeps what the driver wrote until the next
+/// injection sets it again).
+pub const VF_ABN_INT_ST: u64 = 0x13004;
+/// `ROCEE_VF_ABN_INT_EN_REG`: bit 0 enables the abnormal interrupt.
+pub const VF_ABN_INT_EN: u64 = 0x13008;
+/// The abnormal interrupt's MSI-X vector: the first of the function's
+/// "other" vectors, which come before the AEQ's and the CEQs'.
+pub const ABN_VECTOR: usize = 0;
+
 /// A function and everything it is wired to.
 pub struct Device<'a> {
     /// Firmware state.
@@ -147,6 +159,9 @@ impl<'a> Device<'a> {
             Ok(()) => {
                 self.fw.post_injected(self.ram);
                 self.raise_irqs();
+                for st in self.fw.take_abnormal() {
+                    self.raise_abnormal(st);
+                }
                 0
             }
             Err(e) => {
@@ -157,6 +172,23 @@ impl<'a> Device<'a> {
         self.bar.write32(CTRL_RESULT, result);
         self.bar.write32(CTRL_ACK, seq);
         true
+    }
+
+    /// An abnormal interrupt as the engine raises it: `st` into
+    /// `VF_ABN_INT_ST`, then the abnormal vector if `VF_ABN_INT_EN`
+    /// enables it (no driver, or one that turned it off, gets nothing).
+    fn raise_abnormal(&mut self, st: u32) {
+        self.bar.write32(VF_ABN_INT_ST, st);
+        if self.bar.read32(VF_ABN_INT_EN) & 1 != 0 {
+            self.fw
+                .trace
+                .note(&format!("abnormal interrupt: status {st:#x} raised"));
+            self.peer.raise(ABN_VECTOR);
+        } else {
+            self.fw.trace.note(&format!(
+                "abnormal interrupt: status {st:#x} not raised (disabled)"
+            ));
+        }
     }
 
     /// Raises the vectors the firmware queued.

@@ -43,6 +43,8 @@ pub mod mb {
     pub const MODIFY_CEQC: u8 = 0x91;
     pub const QUERY_CEQC: u8 = 0x92;
     pub const DESTROY_CEQC: u8 = 0x93;
+    pub const READ_CQC_TIMER_BT0: u8 = 0x27;
+    pub const READ_QPC_TIMER_BT0: u8 = 0x37;
     pub const QUERY_SCCC: u8 = 0xa2;
     pub const READ_SCCC_BT0: u8 = 0xa4;
     pub const WRITE_SCCC_BT0: u8 = 0xa5;
@@ -87,35 +89,56 @@ impl Table {
     }
 }
 
-/// Decodes the BT mailbox commands: (table, WRITE?, step).
-fn bt_cmd(cmd: u8) -> Option<(Table, bool, u32)> {
+/// What a BT mailbox command does with base address table entry 0..2.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum BtOp {
+    /// `WRITE_*_BT<step>`: records an address.
+    Write,
+    /// `READ_*_BT<step>`: returns the recorded address (the RAM ECC
+    /// recovery reads BT0 back before writing it again).
+    Read,
+    /// `DESTROY_*_BT<step>`: forgets it.
+    Destroy,
+}
+
+impl BtOp {
+    fn name(self) -> &'static str {
+        match self {
+            BtOp::Write => "WRITE",
+            BtOp::Read => "READ",
+            BtOp::Destroy => "DESTROY",
+        }
+    }
+}
+
+/// Decodes the BT mailbox commands: (table, operation, step). Of the
+/// reads only BT0's (0x04, 0x14, 0x24, 0x34) exist: 0x16 is CREATE_CQC.
+fn bt_cmd(cmd: u8) -> Option<(Table, BtOp, u32)> {
     let (t, base) = match cmd {
-        0x00..=0x02 | 0x08..=0x0a => (Table::Qpc, 0x00),
-        0x10..=0x12 | 0x18..=0x1a => (Table::Cqc, 0x10),
-        0x20..=0x22 | 0x28..=0x2a => (Table::Mpt, 0x20),
-        0x30..=0x32 | 0x38..=0x3a => (Table::Srqc, 0x30),
-        mb::WRITE_SCCC_BT0 => return Some((Table::Sccc, true, 0)),
-        mb::WRITE_QPC_TIMER_BT0 => return Some((Table::QpcTimer, true, 0)),
-        mb::WRITE_CQC_TIMER_BT0 => return Some((Table::CqcTimer, true, 0)),
+        0x00..=0x02 | 0x04 | 0x08..=0x0a => (Table::Qpc, 0x00),
+        0x10..=0x12 | 0x14 | 0x18..=0x1a => (Table::Cqc, 0x10),
+        0x20..=0x22 | 0x24 | 0x28..=0x2a => (Table::Mpt, 0x20),
+        0x30..=0x32 | 0x34 | 0x38..=0x3a => (Table::Srqc, 0x30),
+        mb::WRITE_SCCC_BT0 => return Some((Table::Sccc, BtOp::Write, 0)),
+        mb::READ_SCCC_BT0 => return Some((Table::Sccc, BtOp::Read, 0)),
+        mb::WRITE_QPC_TIMER_BT0 => return Some((Table::QpcTimer, BtOp::Write, 0)),
+        mb::READ_QPC_TIMER_BT0 => return Some((Table::QpcTimer, BtOp::Read, 0)),
+        mb::WRITE_CQC_TIMER_BT0 => return Some((Table::CqcTimer, BtOp::Write, 0)),
+        mb::READ_CQC_TIMER_BT0 => return Some((Table::CqcTimer, BtOp::Read, 0)),
         _ => return None,
     };
     let rel = cmd - base;
-    Some(if rel >= 8 {
-        (t, false, (rel - 8) as u32)
-    } else {
-        (t, true, rel as u32)
+    Some(match rel {
+        8.. => (t, BtOp::Destroy, (rel - 8) as u32),
+        4.. => (t, BtOp::Read, (rel - 4) as u32),
+        _ => (t, BtOp::Write, rel as u32),
     })
 }
 
 /// Name of a mailbox command for traces.
 pub fn mb_name(cmd: u8) -> String {
-    if let Some((t, write, step)) = bt_cmd(cmd) {
-        return format!(
-            "{}_{}_BT{}",
-            if write { "WRITE" } else { "DESTROY" },
-            t.name(),
-            step
-        );
+    if let Some((t, bop, step)) = bt_cmd(cmd) {
+        return format!("{}_{}_BT{}", bop.name(), t.name(), step);
     }
     match cmd {
         mb::CREATE_MPT => "CREATE_MPT",
@@ -140,7 +163,6 @@ pub fn mb_name(cmd: u8) -> String {
         mb::CREATE_CEQC => "CREATE_CEQC",
         mb::DESTROY_CEQC => "DESTROY_CEQC",
         mb::QUERY_SCCC => "QUERY_SCCC",
-        mb::READ_SCCC_BT0 => "READ_SCCC_BT0",
         _ => "UNKNOWN",
     }
     .to_string()
@@ -234,6 +256,13 @@ pub struct Firmware {
     /// Asynchronous events asked for through the control channel
     /// (`aeq:TYPE:SUB:QUEUE`), posted by [`Firmware::post_injected`].
     injected: Vec<(u8, u8, u32)>,
+    /// Abnormal interrupts asked for through the control channel
+    /// (`abn:STATUS`, `ecc:TYPE:TAG`): the status bits each one sets,
+    /// taken by the device loop ([`Firmware::take_abnormal`]).
+    abnormal: Vec<u32>,
+    /// The 1-bit RAM ECC error the next `QUERY_RAM_ECC` reports
+    /// (`ecc:TYPE:TAG`): resource type and index; reported once.
+    ram_ecc: Option<(u32, u32)>,
     irqs: Vec<usize>,
     gids: BTreeMap<u32, [u32; 5]>,
     gmv_bt: BTreeMap<u32, u64>,
@@ -255,6 +284,15 @@ fn parse_event(s: &str) -> Option<(u8, u8, u32)> {
     it.next().is_none().then_some((ev, sub, queue))
 }
 
+/// `TYPE:TAG` of an `ecc:` control command: the resource type
+/// (`enum ecc_resource_type`) and index the RAM ECC query reports.
+fn parse_ecc(s: &str) -> Option<(u32, u32)> {
+    let mut it = s.split(':').map(crate::caps::parse_num);
+    let ty = u32::try_from(it.next()??).ok()?;
+    let tag = u32::try_from(it.next()??).ok()?;
+    it.next().is_none().then_some((ty, tag))
+}
+
 impl Firmware {
     /// Firmware answering from `caps`.
     pub fn new(caps: Caps, faults: Vec<Fault>, trace: Trace) -> Self {
@@ -265,6 +303,8 @@ impl Firmware {
             mb_status: MB_OK,
             faults,
             injected: Vec::new(),
+            abnormal: Vec::new(),
+            ram_ecc: None,
             irqs: Vec::new(),
             gids: BTreeMap::new(),
             gmv_bt: BTreeMap::new(),
@@ -302,6 +342,13 @@ impl Firmware {
         self.mb_status = MB_OK;
     }
 
+    /// The abnormal interrupts asked for since the last call: the status
+    /// bits of each (0: a RAM ECC error), for the device loop to set in
+    /// `VF_ABN_INT_ST` before raising the abnormal vector.
+    pub fn take_abnormal(&mut self) -> Vec<u32> {
+        std::mem::take(&mut self.abnormal)
+    }
+
     /// MSI-X vectors to raise, in order, since the last call.
     pub fn take_irqs(&mut self) -> Vec<usize> {
         std::mem::take(&mut self.irqs)
@@ -321,6 +368,19 @@ impl Firmware {
         let cmd = cmd.trim();
         if cmd == "clear" {
             self.faults.clear();
+            self.ram_ecc = None;
+        } else if let Some(rest) = cmd.strip_prefix("abn:") {
+            let st = crate::caps::parse_num(rest)
+                .and_then(|v| u32::try_from(v).ok())
+                .ok_or_else(|| format!("control '{cmd}': expected abn:STATUS"))?;
+            self.abnormal.push(st);
+        } else if let Some(rest) = cmd.strip_prefix("ecc:") {
+            let rec =
+                parse_ecc(rest).ok_or_else(|| format!("control '{cmd}': expected ecc:TYPE:TAG"))?;
+            self.ram_ecc = Some(rec);
+            // The engine raises the abnormal interrupt with no status bit
+            // for a RAM ECC error.
+            self.abnormal.push(0);
         } else if let Some(rest) = cmd.strip_prefix("aeq:") {
             self.injected.push(
                 parse_event(rest)
@@ -444,6 +504,28 @@ impl Firmware {
                         hopnum: d[0].get(b + 9, b + 8),
                     };
                 }
+            }
+            op::CFG_GMV_BT if d[0].is_read() => {
+                // The recorded BT address of index CFG_GMV_BT_IDX, as a page
+                // number in BA_L / BA_H (the RAM ECC recovery reads it back
+                // and writes it again).
+                let idx = d[0].data[2];
+                let Some(&ba) = self.gmv_bt.get(&idx) else {
+                    return ret::PARA_ERR;
+                };
+                let pfn = ba >> 12;
+                // CAST: the low and high words of the page number.
+                d[0].data[0] = pfn as u32;
+                d[0].set(51, 32, (pfn >> 32) as u32);
+            }
+            op::QUERY_RAM_ECC => {
+                // 1BIT_ERR, RES_TYPE, TAG in words 0..2; the armed error is
+                // reported once.
+                let (err, ty, tag) = match self.ram_ecc.take() {
+                    Some((ty, tag)) => (1, ty, tag),
+                    None => (0, 0, 0),
+                };
+                d[0].data = [err, ty, tag, 0, 0, 0];
             }
             op::CFG_GMV_BT => {
                 let ba = ((d[0].get(51, 32) as u64) << 32 | d[0].data[0] as u64) << 12;
@@ -781,14 +863,28 @@ impl Firmware {
         inp: u64,
         out: u64,
     ) -> Result<(), String> {
-        if let Some((t, write, step)) = bt_cmd(cmd) {
+        if let Some((t, bop, step)) = bt_cmd(cmd) {
             let tab = &mut self.tables[t as usize];
-            if matches!(t, Table::Sccc | Table::QpcTimer | Table::CqcTimer) {
+            let by_tag = matches!(t, Table::Sccc | Table::QpcTimer | Table::CqcTimer);
+            if bop == BtOp::Read {
+                // The BT0 entry as the engine's RAM holds it, into the
+                // mailbox buffer (64 bits, little endian): the context
+                // tables give the page number, the timer and SCCC tables
+                // the address (`fmea_get_ram_res_addr`).
+                let ba = tab.read_bt0(tag, by_tag).map_err(|e| e.to_string())?;
+                let v = if by_tag { ba } else { ba >> 12 };
+                mem.write(out, &v.to_le_bytes())
+                    .map_err(|e| e.to_string())?;
+                self.trace
+                    .note(&format!("{} BT0 of tag {tag:#x}: {ba:#x}", t.name()));
+                return Ok(());
+            }
+            if by_tag {
                 // Indexed by the tag itself (an L0 index or a page number).
                 tab.l0.insert(tag, inp);
                 return Ok(());
             }
-            let r = if write {
+            let r = if bop == BtOp::Write {
                 tab.write_bt(mem, step, tag, inp)
             } else {
                 tab.destroy_bt(step, tag)
@@ -1188,5 +1284,94 @@ mod tests {
         };
         assert_eq!(words(0), [0x8000_0007, 9]);
         assert_eq!(words(1), [0x8000_0006, 0x12_3456]);
+    }
+
+    #[test]
+    fn control_abnormal_and_ram_ecc() {
+        let mem = VecMem::new(4096);
+        let mut f = fw();
+        assert!(f.control("abn:").is_err(), "status missing");
+        assert!(f.control("abn:0x100000000").is_err(), "status over 32 bits");
+        assert!(f.control("ecc:1").is_err(), "tag missing");
+        assert!(f.control("ecc:1:2:3").is_err(), "too many numbers");
+        assert!(f.take_abnormal().is_empty(), "refused commands do nothing");
+        let mut q = desc(op::QUERY_RAM_ECC, true);
+        f.execute(&mem, std::slice::from_mut(&mut q));
+        assert_eq!(q.retval, ret::SUCCESS);
+        assert_eq!(q.data[..3], [0, 0, 0], "no error armed");
+        f.control("abn:0x1").unwrap();
+        f.control("ecc:2:0x1f").unwrap();
+        // An abnormal interrupt each: the ECC error has no status bit.
+        assert_eq!(f.take_abnormal(), vec![1, 0]);
+        assert!(f.take_abnormal().is_empty());
+        f.execute(&mem, std::slice::from_mut(&mut q));
+        assert_eq!(q.data[..3], [1, 2, 0x1f], "1BIT_ERR, RES_TYPE, TAG");
+        f.execute(&mem, std::slice::from_mut(&mut q));
+        assert_eq!(q.data[..3], [0, 0, 0], "reported once");
+        f.control("ecc:0:5").unwrap();
+        f.control("clear").unwrap();
+        f.execute(&mem, std::slice::from_mut(&mut q));
+        assert_eq!(q.data[0], 0, "clear disarms it");
+    }
+
+    #[test]
+    fn ram_ecc_recovery_reads_and_rewrites_bt0() {
+        let mem = VecMem::new(1 << 20);
+        let mut f = fw();
+        // CQC hop 1 (CFG_BT_ATTR), L0 page at 0x4000.
+        let mut bt = desc(op::CFG_BT_ATTR, false);
+        bt.set(73, 72, 1);
+        f.execute(&mem, std::slice::from_mut(&mut bt));
+        mem.write(0x4000, &0x8000u64.to_le_bytes()).unwrap();
+        assert_eq!(post(&mut f, &mem, 0x10, 3, 0x4000, 0, false), MB_OK);
+        // READ_CQC_BT0 gives the page number of the L0 page.
+        assert_eq!(mb_name(0x14), "READ_CQC_BT0");
+        assert_eq!(post(&mut f, &mem, 0x14, 3, 0, 0x7000, false), MB_OK);
+        assert_eq!(mem.read_u64(0x7000).unwrap(), 0x4);
+        // Written back: the CQC still resolves through it.
+        assert_eq!(post(&mut f, &mem, 0x10, 3, 0x4 << 12, 0, false), MB_OK);
+        assert_eq!(
+            f.table(Table::Cqc).entry_addr(&mem, 3).unwrap(),
+            0x8000 + 3 * 64
+        );
+        // Nothing recorded for the QPC table: the read fails.
+        assert_eq!(mb_name(0x04), "READ_QPC_BT0");
+        assert_eq!(post(&mut f, &mem, 0x04, 3, 0, 0x7000, false), MB_FAIL);
+        // Timer tables are indexed by the tag and read back as addresses.
+        assert_eq!(
+            post(&mut f, &mem, mb::WRITE_QPC_TIMER_BT0, 2, 0x9000, 0, false),
+            MB_OK
+        );
+        assert_eq!(mb_name(mb::READ_QPC_TIMER_BT0), "READ_QPC_TIMER_BT0");
+        assert_eq!(
+            post(&mut f, &mem, mb::READ_QPC_TIMER_BT0, 2, 0, 0x7000, false),
+            MB_OK
+        );
+        assert_eq!(mem.read_u64(0x7000).unwrap(), 0x9000);
+        assert_eq!(mb_name(mb::READ_CQC_TIMER_BT0), "READ_CQC_TIMER_BT0");
+        assert_eq!(mb_name(mb::READ_SCCC_BT0), "READ_SCCC_BT0");
+        assert_eq!(mb_name(0x08), "DESTROY_QPC_BT0");
+        assert_eq!(mb_name(0x22), "WRITE_MPT_BT2");
+    }
+
+    #[test]
+    fn gmv_bt_reads_back_as_a_page_number() {
+        let mem = VecMem::new(4096);
+        let mut f = fw();
+        let mut w = desc(op::CFG_GMV_BT, false);
+        w.data = [0x12345, 0x7, 0, 0, 0, 0];
+        f.execute(&mem, std::slice::from_mut(&mut w));
+        let mut r = desc(op::CFG_GMV_BT, true);
+        r.data[2] = 0;
+        f.execute(&mem, std::slice::from_mut(&mut r));
+        assert_eq!(r.retval, ret::SUCCESS);
+        assert_eq!((r.data[0], r.data[1] & 0xf_ffff), (0x12345, 0x7));
+        // The read did not overwrite the recorded address.
+        f.execute(&mem, std::slice::from_mut(&mut r));
+        assert_eq!(r.data[0], 0x12345);
+        // An index never written is refused.
+        r.data[2] = 1;
+        f.execute(&mem, std::slice::from_mut(&mut r));
+        assert_eq!(r.retval, ret::PARA_ERR);
     }
 }

@@ -174,6 +174,26 @@ impl HemTable {
         Ok(())
     }
 
+    /// The BT0 address a `READ_*_BT0` for `obj` returns: the L0 page (or
+    /// direct chunk) `WRITE_*_BT0` recorded for it; with `by_tag`, the
+    /// entry of the tag itself (timer and SCCC tables).
+    pub fn read_bt0(&self, obj: u32, by_tag: bool) -> Result<u64, HemError> {
+        let key = if by_tag {
+            obj
+        } else {
+            let p = self.pos(obj)?;
+            if self.attr.hopnum == 0 {
+                p.chunk
+            } else {
+                p.l0
+            }
+        };
+        self.l0
+            .get(&key)
+            .copied()
+            .ok_or(HemError::NotMapped { obj, level: 0 })
+    }
+
     /// Records a `DESTROY_*_BT<step>`: forgets the L0 page or direct chunk.
     pub fn destroy_bt(&mut self, step: u32, obj: u32) -> Result<(), HemError> {
         let p = self.pos(obj)?;

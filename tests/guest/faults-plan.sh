@@ -24,7 +24,9 @@
 #
 # Between the clean probe and the unload, tests/guest/mbx_faults.py fails
 # one mailbox command at a time while user space creates, changes and
-# destroys MRs, CQs and QPs, printing "MBX <case> <outcome> | <log>".
+# destroys MRs, CQs and QPs, printing "MBX <case> <outcome> | <log>", then
+# injects AEQ events and abnormal interrupts (abn-* cases). Before the
+# last unload, a RAM ECC recovery is queued just before an rmmod.
 . /opt/hns/lib.sh
 D=$1
 shift
@@ -101,6 +103,12 @@ python3 /opt/hns/mbx_faults.py | sed "s#^TEST mbx/#TEST $G/mbx-#"
 python3 /opt/hns/live_faults.py reset $MOD | sed "s#^TEST live/#TEST $G/live-#"
 python3 /opt/hns/live_faults.py rmmod $MOD | sed "s#^TEST live/#TEST $G/live-#"
 check "$G/probe-after-live-rmmod" clean_probe
+# A RAM ECC error whose recovery is queued just before the unload: the
+# unload drains it (no use after free, no leak), the driver loads again.
+ecc_at_unload() {
+    echo "ecc:5:0" >$FAULT && rmmod $MOD && echo clear >$FAULT && clean_probe
+}
+check "$G/abn-ecc-at-unload" ecc_at_unload
 check "$G/unload" sh -c "rmmod $MOD && rmmod hns_sim"
 # kmemleak: every unreferenced object is a failure but the RDMA core's own
 # leak on a failed first read of the port counters (docs/c-driver-findings.md

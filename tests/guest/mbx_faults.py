@@ -21,6 +21,13 @@ Then each asynchronous event type is injected through hns-sim
 the MBX line of an `ev-*` case gives the async event types user space
 received (`event none` when none) and, for QPs, the state after.
 
+Last, abnormal interrupts (`abn-*` cases): status bits through
+`abn:STATUS` (AEQ overflow, which asks the ae_dev for a reset, unknown
+bits, none: a RAM ECC query with no error) and RAM ECC errors of each
+resource type through `ecc:TYPE:TAG`; the MBX line gives the async events
+user space got, the reset requests hns_sim's ae_dev counted and whether a
+CQ and an MR can be made after.
+
   python3 /opt/hns/mbx_faults.py
 """
 import json
@@ -305,6 +312,80 @@ def events(ctx, pd, cq, keep):
     keep.extend(qps)
 
 
+RESET_REQUESTS = '/sys/module/hns_sim/parameters/reset_requests'
+# Resource types of the RAM ECC query (enum ecc_resource_type).
+ECC_QPC, ECC_CQC, ECC_MPT, ECC_SRQC, ECC_GMV = 0, 1, 2, 3, 4
+ECC_QPC_TIMER, ECC_CQC_TIMER, ECC_SCCC, ECC_COUNT = 5, 6, 7, 8
+
+
+def reset_requests():
+    """The reset events the driver asked hns_sim's ae_dev for."""
+    try:
+        with open(RESET_REQUESTS) as f:
+            return int(f.read())
+    except (OSError, ValueError):
+        return -1
+
+
+def abnormal_case(ctx, pd, fd, name, spec):
+    """Raises an abnormal interrupt through hns-sim (`abn:STATUS`, or
+    `ecc:TYPE:TAG` for a RAM ECC error), prints the async events user
+    space got, the reset requests the driver made, whether a new CQ and
+    MR can be made after, and the kernel log lines."""
+    global fails
+    pace()
+    kernel_log()
+    if spec is None:
+        print(f'MBX {name} event none | no object number in restrack', flush=True)
+        return
+    before = reset_requests()
+    print(f'ARM {name} {spec}', flush=True)
+    arm(spec)
+    got = take_events(ctx, fd, 0.5)
+    # The RAM ECC recovery runs from a work item.
+    time.sleep(0.3)
+    arm('clear')
+    resets = reset_requests() - before
+    after = outcome(lambda: (CQ(ctx, 16).close(), MR(pd, 4096, ACC).close()))
+    ev = ','.join(str(g) for g in got) if got else 'none'
+    print(f'MBX {name} event {ev} reset-requests {resets} after {after} | {kernel_log()}',
+          flush=True)
+    if after != 'ok':
+        fails += 1
+        print(f'TEST mbx/{name}-usable-after FAIL {after}', flush=True)
+    else:
+        print(f'TEST mbx/{name}-usable-after PASS', flush=True)
+
+
+def abnormal(ctx, pd, cq, keep):
+    """Abnormal interrupts: each status bit the drivers know (AEQ
+    overflow) and others, and RAM ECC errors of each resource type on
+    objects of this process (the recovery reads the entry's BT0 back and
+    writes it again)."""
+    fd = async_fd()
+    for name, st in (('aeq-overflow', 0x1), ('unknown-bit', 0x4),
+                     ('aeq-overflow-and-other', 0x3), ('no-status', 0x0)):
+        abnormal_case(ctx, pd, fd, f'abn-{name}', f'abn:{st:#x}')
+    q, qpn = new_number('qp', lambda: rc_qp(pd, cq))
+    keep.append(q)
+    c, cqn = new_number('cq', lambda: CQ(ctx, 16))
+    keep.append(c)
+    s, srqn = new_number('srq',
+                         lambda: SRQ(pd, SrqInitAttr(SrqAttr(max_wr=16, max_sge=1))))
+    keep.append(s)
+    mr = MR(pd, 4096, ACC)
+    keep.append(mr)
+    for name, ty, tag in (('qpc', ECC_QPC, qpn), ('cqc', ECC_CQC, cqn),
+                          ('mpt', ECC_MPT, mr.lkey >> 8), ('srqc', ECC_SRQC, srqn),
+                          ('gmv', ECC_GMV, 0), ('qpc-timer', ECC_QPC_TIMER, 0),
+                          ('cqc-timer', ECC_CQC_TIMER, 0), ('sccc', ECC_SCCC, 0),
+                          ('gmv-unmapped', ECC_GMV, 0x3f),
+                          ('qpc-unmapped', ECC_QPC, 0xfff0),
+                          ('unsupported-type', ECC_COUNT, 0)):
+        spec = None if tag is None else f'ecc:{ty}:{tag:#x}'
+        abnormal_case(ctx, pd, fd, f'abn-ecc-{name}', spec)
+
+
 def main():
     ctx = Context(name='hns_0')
     pd = PD(ctx)
@@ -353,6 +434,7 @@ def main():
     case('srq-query', QUERY_SRQC, srq.query)
     case('srq-destroy', DESTROY_SRQ, srq.close, new_srq)
     events(ctx, pd, cq, keep)
+    abnormal(ctx, pd, cq, keep)
     for o in reversed(keep):
         o.close()
     mr.close()
