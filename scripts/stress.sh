@@ -30,7 +30,8 @@ for d in ${STRESS_DRIVERS:-c rs}; do
         --smp "$smp" --timeout $((limit + 400)) --cmd-file "$out/stress-$d.cmd" \
         >"$out/stress-$d.out" 2>"$out/stress-$d.err"
     grc=$?
-    echo "stress: $d boot took $(($(date +%s) - t0)) s"
+    q=$(sed -n "s/.*guest 'stress-$d' finished in \([0-9]*\)s.*/\1/p" "$out/stress-$d.err")
+    echo "stress: $d boot took $(($(date +%s) - t0)) s (QEMU ${q:-?} s, the rest waiting for the guest lock and packing)"
     grep -h '^TEST ' "$out/stress-$d.out" "$out/stress-$d.err"
     if [ $grc -ne 0 ]; then
         rc=1

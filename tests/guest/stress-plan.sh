@@ -10,9 +10,11 @@
 # For STRESS_TIME seconds (default 60), at the same time:
 # - object churn: tests/guest/stress_objects.py on hns_0 and on hns_1
 #   (PDs, MRs, CQs, SRQs, RC QPs created, connected, used, flushed and
-#   destroyed in random orders, contexts reopened), one process each
-#   running to the deadline and one each restarted after 5-20 rounds that
-#   ends with its objects live (the kernel destroys them at the release);
+#   destroyed in random orders, contexts reopened), two processes per
+#   device: one running to the deadline, one forking children one after
+#   the other that each end after 5-20 rounds with their objects live (the
+#   kernel destroys them at the file's release); the four start first and
+#   the stress window opens once all have imported pyverbs;
 # - traffic from hns_0 to hns_1 through the engine's wire:
 #   `ibv_rc_pingpong` pairs (polling), `ib_send_bw -e` pairs (completion
 #   events) and `rping` pairs (rdma_cm: CM MADs through the kernel's GSI
@@ -77,10 +79,6 @@ res_lines() {
 }
 RES0=$(res_lines)
 
-mkdir -p /tmp/stress
-T0=$(date +%s)
-END=$((T0 + T))
-
 # listening NAME PORT: within 10 s, a server listens on PORT: a TCP
 # socket (pingpong and perftest open theirs once their device side is
 # ready), or for rping (NAME) an rdma_cm ID in state LISTEN.
@@ -141,44 +139,27 @@ traffic() {
     [ $terr -eq 0 ]
 }
 
-# churn NAME DEV GIDX SEED [--abrupt]: stress_objects.py until the
-# deadline (restarted with the next seed while --abrupt); sums its RESULT
-# lines into /tmp/stress/NAME.result.
+# churn NAME DEV GIDX SEED [--abrupt]: stress_objects.py, ready once
+# its imports are done (/tmp/stress/NAME.ready), running from the start
+# (/tmp/stress/go) to the deadline; its RESULT lines summed into
+# /tmp/stress/NAME.result.
 churn() {
-    cn=$1 cdev=$2 cg=$3 cseed=$4 cab=${5:-}
-    cops=0 cerr=0 crounds=0 cstarts=0
-    while [ "$(date +%s)" -lt $END ]; do
-        timeout $((T + 60)) python3 /opt/hns/stress_objects.py "$cdev" "$cg" "$END" "$cseed" $cab \
-            >/tmp/stress/$cn.out 2>&1
-        crc=$?
-        cstarts=$((cstarts + 1))
-        set -- $(sed -n 's/^RESULT ops \([0-9]*\) errors \([0-9]*\) rounds \([0-9]*\)$/\1 \2 \3/p' /tmp/stress/$cn.out)
-        if [ $# -eq 3 ]; then
-            cops=$((cops + $1)) cerr=$((cerr + $2)) crounds=$((crounds + $3))
-        fi
-        if [ $crc -ne 0 ] || [ $# -ne 3 ]; then
-            [ $# -eq 3 ] && [ "$2" -gt 0 ] || cerr=$((cerr + 1))
-            echo "ERROR $cn start $cstarts (seed $cseed): exit $crc"
-            tail -n 8 /tmp/stress/$cn.out | sed 's/^/ERROR   /'
-        fi
-        [ -n "$cab" ] || break
-        cseed=$((cseed + 1000))
-    done
-    echo "RESULT ops $cops errors $cerr rounds $crounds starts $cstarts" >/tmp/stress/$cn.result
-    [ $cerr -eq 0 ]
+    cn=$1
+    timeout $((T + 240)) python3 /opt/hns/stress_objects.py "$2" "$3" \
+        /tmp/stress/$cn.ready /tmp/stress/go "$4" ${5:-} >/tmp/stress/$cn.out 2>&1
+    crc=$?
+    awk -v rc=$crc '/^RESULT ops /{o += $3; e += $5; r += $7; n++}
+        END {if (rc != 0 && e == 0) e = 1
+             printf "RESULT ops %d errors %d rounds %d processes %d (exit %d)\n", o, e, r, n, rc}' \
+        /tmp/stress/$cn.out >/tmp/stress/$cn.result
+    grep -E '^ERROR' /tmp/stress/$cn.out | head -n 12
+    [ $crc -ne 0 ] && tail -n 5 /tmp/stress/$cn.out | sed 's/^/ERROR   /'
+    [ $crc -eq 0 ]
 }
 
-PP="ibv_rc_pingpong -n 200"
-BW="ib_send_bw -e -F --no_ddp -n 500"
-traffic pingpong 19000 200 "$PP -d hns_1 -g $G1" "$PP -d hns_0 -g $G0" \
-    >/tmp/stress/pingpong.log 2>&1 &
-P_PP=$!
-traffic send_bw 19100 500 "$BW -d hns_1 -x $G1" "$BW -d hns_0 -x $G0" \
-    >/tmp/stress/send_bw.log 2>&1 &
-P_BW=$!
-traffic rping 19200 5 "rping -s -a 192.168.77.2 -C 5" \
-    "rping -c -I 192.168.77.1 -a 192.168.77.2 -C 5" >/tmp/stress/rping.log 2>&1 &
-P_RP=$!
+# The churn first: python and pyverbs need a while to start in TCG.
+rm -rf /tmp/stress
+mkdir -p /tmp/stress
 churn churn0 hns_0 "$G0" "$SEED" >/tmp/stress/churn0.log 2>&1 &
 P_C0=$!
 churn churn1 hns_1 "$G1" $((SEED + 1)) >/tmp/stress/churn1.log 2>&1 &
@@ -187,6 +168,29 @@ churn abrupt0 hns_0 "$G0" $((SEED + 2)) --abrupt >/tmp/stress/abrupt0.log 2>&1 &
 P_A0=$!
 churn abrupt1 hns_1 "$G1" $((SEED + 3)) --abrupt >/tmp/stress/abrupt1.log 2>&1 &
 P_A1=$!
+TR=$(date +%s)
+rw=0
+while [ "$(ls /tmp/stress/*.ready 2>/dev/null | wc -l)" -lt 4 ] && [ $rw -lt 1200 ]; do
+    sleep 0.1
+    rw=$((rw + 1))
+done
+report "$G/workers-ready" "$([ $rw -lt 1200 ] && echo PASS || echo FAIL)" \
+    "$(ls /tmp/stress/*.ready 2>/dev/null | wc -l) of 4 churn processes ready after $(($(date +%s) - TR)) s"
+T0=$(date +%s)
+END=$((T0 + T))
+echo "$END" >/tmp/stress/go.tmp && mv /tmp/stress/go.tmp /tmp/stress/go
+
+PP="ibv_rc_pingpong -n 100"
+BW="ib_send_bw -e -F --no_ddp -n 200"
+traffic pingpong 19000 100 "$PP -d hns_1 -g $G1" "$PP -d hns_0 -g $G0" \
+    >/tmp/stress/pingpong.log 2>&1 &
+P_PP=$!
+traffic send_bw 19100 200 "$BW -d hns_1 -x $G1" "$BW -d hns_0 -x $G0" \
+    >/tmp/stress/send_bw.log 2>&1 &
+P_BW=$!
+traffic rping 19200 5 "rping -s -a 192.168.77.2 -C 5" \
+    "rping -c -I 192.168.77.1 -a 192.168.77.2 -C 5" >/tmp/stress/rping.log 2>&1 &
+P_RP=$!
 
 # Every worker must end by itself: by the deadline plus the time its last
 # run may take (60 s at most each).
@@ -194,7 +198,6 @@ hung="" failed=""
 for w in pingpong:$P_PP send_bw:$P_BW rping:$P_RP churn0:$P_C0 churn1:$P_C1 \
     abrupt0:$P_A0 abrupt1:$P_A1; do
     wn=${w%%:*} wp=${w#*:}
-    ww=0
     while kill -0 "$wp" 2>/dev/null && [ "$(date +%s)" -lt $((END + 90)) ]; do
         sleep 1
     done
@@ -212,17 +215,18 @@ ops=0 traffic=0 errors=0
 for wn in pingpong send_bw rping churn0 churn1 abrupt0 abrupt1; do
     r=$(cat /tmp/stress/$wn.result 2>/dev/null)
     echo "    $wn: ${r:-no result}"
-    grep '^ERROR' /tmp/stress/$wn.log 2>/dev/null | head -n 12 | sed 's/^/    /'
-    set -- $r
-    if [ "${1:-}" != RESULT ]; then
+    grep '^ERROR' /tmp/stress/$wn.log 2>/dev/null | head -n 16 | sed 's/^/    /'
+    # field WORD: the number after WORD in the RESULT line.
+    field() { printf '%s\n' "$r" | sed -n "s/.* $1 \([0-9]*\).*/\1/p"; }
+    case "$r" in
+    "RESULT ops "*) ops=$((ops + $(field ops))) ;;
+    "RESULT traffic "*) traffic=$((traffic + $(field traffic))) ;;
+    *)
         errors=$((errors + 1))
         continue
-    fi
-    case "$2" in
-    ops) ops=$((ops + $3)) ;;
-    traffic) traffic=$((traffic + $3)) ;;
+        ;;
     esac
-    errors=$((errors + $5))
+    errors=$((errors + $(field errors)))
 done
 for wn in $hung; do
     errors=$((errors + 1))

@@ -13,16 +13,22 @@ with receives outstanding (flush CQEs), then everything destroyed in a
 random order (pyverbs closes an object's dependents first), or left to
 the context's close. The choices come from SEED only.
 
---abrupt: after a random number of rounds (5 to 20) the process ends
+--abrupt: the work is done by forked children, one after the other
+until the deadline; each ends after a random number of rounds (5 to 20)
 with os._exit() while its objects are live, so the kernel destroys them
-on the file's release (uverbs cleanup racing the other processes); the
-stress plan starts it again until the deadline.
+on the file's release (uverbs cleanup racing the other processes).
 
-Output: one line "RESULT ops N errors E rounds R" (ops: create, destroy,
-modify, post and poll calls that succeeded); each error's first lines as
-"ERROR ...". Exit status 0 when no call failed.
+Python and pyverbs take long to start in a TCG guest under load, so the
+script first imports, then writes "ready" to READY_FILE and waits for
+GO_FILE, which holds the deadline (epoch seconds): every worker runs for
+the whole stress window.
 
-  stress_objects.py DEVICE GID_INDEX DEADLINE(epoch s) SEED [--abrupt]
+Output: one line "RESULT ops N errors E rounds R" per process (ops:
+create, destroy, modify, post and poll calls that succeeded); each
+error's last lines as "ERROR ...". Exit status 0 when no call failed and
+(--abrupt) every child ended with status 0.
+
+  stress_objects.py DEVICE GID_INDEX READY_FILE GO_FILE SEED [--abrupt]
 """
 import os
 import random
@@ -41,9 +47,10 @@ from pyverbs.srq import SRQ, SrqAttr, SrqInitAttr
 from pyverbs.wr import SGE, RecvWR, SendWR
 
 DEV, GIDX = sys.argv[1], int(sys.argv[2])
-DEADLINE, SEED = float(sys.argv[3]), int(sys.argv[4])
-ABRUPT = "--abrupt" in sys.argv[5:]
+READY_FILE, GO_FILE, SEED = sys.argv[3], sys.argv[4], int(sys.argv[5])
+ABRUPT = "--abrupt" in sys.argv[6:]
 rnd = random.Random(SEED)
+DEADLINE = 0.0
 ops = errors = rounds = 0
 ACC = e.IBV_ACCESS_LOCAL_WRITE | e.IBV_ACCESS_REMOTE_WRITE | e.IBV_ACCESS_REMOTE_READ
 
@@ -133,7 +140,9 @@ def one_round(ctx, gr, live, keep):
             op(live.pop().close)
 
 
-def main():
+def churn():
+    """Rounds until the deadline (ABRUPT: until the child's last round,
+    then an exit with the objects live)."""
     global errors, rounds
     gr = None
     ctx = None
@@ -163,12 +172,41 @@ def main():
             ctx = None
         left -= 1
     print(f"RESULT ops {ops} errors {errors} rounds {rounds}", flush=True)
-    if ABRUPT and ctx is not None:
+    if ABRUPT:
         # Objects live: the kernel cleans up at the file's release.
         os._exit(1 if errors else 0)
     if ctx is not None:
         ctx.close()
-    sys.exit(1 if errors else 0)
+    return 1 if errors else 0
 
 
-main()
+def main():
+    """Ready, wait for the start, then churn (ABRUPT: in forked children,
+    one after the other)."""
+    global DEADLINE, rnd
+    with open(READY_FILE, "w") as f:
+        f.write("ready\n")
+    while not os.path.exists(GO_FILE):
+        time.sleep(0.05)
+    time.sleep(0.05)
+    with open(GO_FILE) as f:
+        DEADLINE = float(f.read().split()[0])
+    if not ABRUPT:
+        return churn()
+    bad = 0
+    child = 0
+    while time.time() < DEADLINE:
+        child += 1
+        pid = os.fork()
+        if pid == 0:
+            rnd = random.Random(SEED * 1000 + child)
+            churn()
+        _, status = os.waitpid(pid, 0)
+        if status != 0:
+            bad += 1
+            print(f"ERROR child {child}: wait status {status:#x}", flush=True)
+    print(f"CHILDREN {child} failed {bad}", flush=True)
+    return 1 if bad else 0
+
+
+sys.exit(main())
