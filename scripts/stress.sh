@@ -11,7 +11,8 @@
 # build/stress/. Prints the plan's TEST lines (groups stress-c, stress-rs),
 # run-guest.sh's guest/kernel-log-stress-D line when the console shows a
 # kernel report, one "TEST stress-D/boot FAIL" when a boot failed without
-# a failing line, each boot's time and a "stress: D ops N traffic M
+# a failing line, "TEST sim/stress-D-no-bad-dma" (the engines refused no
+# DMA), each boot's time and a "stress: D ops N traffic M
 # errors E" summary line per driver.
 # Exit status: 1 when a boot or a check failed.
 set -uo pipefail
@@ -39,6 +40,15 @@ for d in ${STRESS_DRIVERS:-c rs}; do
             echo "TEST stress-$d/boot FAIL exit $grc, see $HNS_BUILD/guest/stress-$d/console.log"
     fi
     grep -q ' FAIL' "$out/stress-$d.out" && rc=1
+    # Both engines refused no DMA (as make check's guest_tests).
+    slog=$HNS_BUILD/guest/stress-$d/hns-sim.log
+    dl=$(grep -h '^hns-sim\[[0-9]*\]: data:' "$slog" 2>/dev/null)
+    if [ -n "$dl" ] && ! printf '%s\n' "$dl" | grep -qv ', 0 bad DMA$'; then
+        echo "TEST sim/stress-$d-no-bad-dma PASS"
+    else
+        echo "TEST sim/stress-$d-no-bad-dma FAIL ${dl:-no data line in $slog}" | head -n 1
+        rc=1
+    fi
     s=$(grep -h '^STRESS ops ' "$out/stress-$d.out" | tail -n 1)
     echo "stress: $d ${s#STRESS }"
 done

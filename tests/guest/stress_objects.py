@@ -13,22 +13,24 @@ with receives outstanding (flush CQEs), then everything destroyed in a
 random order (pyverbs closes an object's dependents first), or left to
 the context's close. The choices come from SEED only.
 
---abrupt: the work is done by forked children, one after the other
-until the deadline; each ends after a random number of rounds (5 to 20)
-with os._exit() while its objects are live, so the kernel destroys them
-on the file's release (uverbs cleanup racing the other processes).
+Two lines of work, in forked children: one child runs rounds to the
+deadline and closes everything; beside it, children one after the other
+until the deadline each end after a random number of rounds (5 to 20)
+with os._exit() while their last round's objects are live, so the
+kernel destroys them at the file's release (uverbs cleanup racing the
+other processes).
 
 Python and pyverbs take long to start in a TCG guest under load, so the
 script first imports, then writes "ready" to READY_FILE and waits for
 GO_FILE, which holds the deadline (epoch seconds): every worker runs for
 the whole stress window.
 
-Output: one line "RESULT ops N errors E rounds R" per process (ops:
+Output: one line "RESULT ops N errors E rounds R" per child (ops:
 create, destroy, modify, post and poll calls that succeeded); each
-error's last lines as "ERROR ...". Exit status 0 when no call failed and
-(--abrupt) every child ended with status 0.
+error's last lines as "ERROR ..."; "CHILDREN N failed F" at the end.
+Exit status 0 when every child ended with status 0 (no call failed).
 
-  stress_objects.py DEVICE GID_INDEX READY_FILE GO_FILE SEED [--abrupt]
+  stress_objects.py DEVICE GID_INDEX READY_FILE GO_FILE SEED
 """
 import os
 import random
@@ -48,7 +50,7 @@ from pyverbs.wr import SGE, RecvWR, SendWR
 
 DEV, GIDX = sys.argv[1], int(sys.argv[2])
 READY_FILE, GO_FILE, SEED = sys.argv[3], sys.argv[4], int(sys.argv[5])
-ABRUPT = "--abrupt" in sys.argv[6:]
+ABRUPT = False
 rnd = random.Random(SEED)
 DEADLINE = 0.0
 ops = errors = rounds = 0
@@ -181,9 +183,10 @@ def churn():
 
 
 def main():
-    """Ready, wait for the start, then churn (ABRUPT: in forked children,
-    one after the other)."""
-    global DEADLINE, rnd
+    """Ready, wait for the start, then churn in two forked lines of work:
+    one child to the deadline, and children one after the other that end
+    abruptly."""
+    global ABRUPT, DEADLINE, rnd
     with open(READY_FILE, "w") as f:
         f.write("ready\n")
     while not os.path.exists(GO_FILE):
@@ -191,8 +194,12 @@ def main():
     time.sleep(0.05)
     with open(GO_FILE) as f:
         DEADLINE = float(f.read().split()[0])
-    if not ABRUPT:
-        return churn()
+    sys.stdout.flush()
+    clean = os.fork()
+    if clean == 0:
+        ABRUPT = False
+        os._exit(churn())
+    ABRUPT = True
     bad = 0
     child = 0
     while time.time() < DEADLINE:
@@ -205,7 +212,11 @@ def main():
         if status != 0:
             bad += 1
             print(f"ERROR child {child}: wait status {status:#x}", flush=True)
-    print(f"CHILDREN {child} failed {bad}", flush=True)
+    _, status = os.waitpid(clean, 0)
+    if status != 0:
+        bad += 1
+        print(f"ERROR the child to the deadline: wait status {status:#x}", flush=True)
+    print(f"CHILDREN {child + 1} failed {bad}", flush=True)
     return 1 if bad else 0
 
 
