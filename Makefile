@@ -10,6 +10,7 @@
 #   make bench          perftest over hns-sim (C driver), CPU time of sim and QEMU
 #   make faults         probe fault sweep on both drivers (issue 15), build/faults/report.md
 #   make fuzz           uverbs fuzzer on both drivers, errno tables compared (issue 15), build/fuzz/
+#   make stress         object churn + traffic on 2 vCPUs, both drivers (issue 15), build/stress/
 #   make guest DRIVER=none|c|rs SIM=0 CMD='...'   run CMD in the guest
 #   make modules [KDIR=/path/to/prepared/kernel]  just build hns_roce_rs.ko
 #   make kernel|modules|sim|guest ARCH=arm64      the same, cross-built for arm64
@@ -87,7 +88,7 @@ CMD ?=
 RS_SOURCES = $(shell git ls-files --cached --others --exclude-standard '*.rs' 2>/dev/null || find . -name '*.rs' -not -path './build/*' -not -path '*/target/*')
 
 .PHONY: all setup kernel modules modules-kunit module-variant sim sim-test clippy fmt fmt-check host-test \
-	initramfs guest check demo bench faults fuzz clean help intree-patch intree-build
+	initramfs guest check demo bench faults fuzz stress clean help intree-patch intree-build
 
 all: modules
 
@@ -185,6 +186,11 @@ faults: modules-kunit kernel sim
 # FUZZ_TIME): build/fuzz/report.md.
 fuzz: modules-kunit kernel sim
 	@bash scripts/fuzz.sh
+
+# The SMP stress of issue 15 on both drivers, 2 vCPUs, SIM=2 (STRESS_TIME,
+# STRESS_SEED, STRESS_DRIVERS): build/stress/.
+stress: modules-kunit kernel sim
+	@bash scripts/stress.sh
 
 clean:
 	rm -rf $(HBUILD)
