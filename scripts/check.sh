@@ -790,6 +790,20 @@ fi
 # pyverbs-c ends here at the latest (when the Rust data block did not run).
 pyverbs_c_join
 
+# --- SMP stress (issue 15, scripts/stress.sh; docs/harness.md "SMP stress"):
+# one boot per driver with 2 vCPUs and two devices, 60 s of object churn
+# beside pingpong/send_bw/rping traffic; no process may fail, `rdma res
+# show` must come back to its baseline, nothing may leak, no kernel report.
+# After pyverbs-c's lane 2 has ended, so the two vCPUs have the two cores.
+if [ -x "$HNS_BUILD/sim-target/release/hns-sim" ] && [ -f "$HNS_BUILD/module-kunit/hns_roce_rs.ko" ]; then
+    bash scripts/stress.sh >"$L/stress.log" 2>&1
+    grep -h '^TEST ' "$L/stress.log" | tee -a "$RESULTS"
+    grep -h '^stress: ' "$L/stress.log" | sed 's/^/    /'
+    grep -q '^TEST stress-rs/' "$L/stress.log" || result stress-rs/run FAIL "no TEST line (log: $L/stress.log)"
+else
+    result guest/stress SKIP "hns-sim or the module did not build"
+fi
+
 # --- Harness self-test: each injected fault must make a run fail. ------------
 # selftest_variant VARIANT CFG: a module built with CFG, put through the guest
 # plan (without rxe); status 0 only if the plan reported a failure.
