@@ -48,7 +48,7 @@ exec 9>"$HNS_CACHE/guest.lock"
 flock 9
 
 modules=${HNS_MODULE_DIR:-$HNS_ABUILD/module-kunit}
-rundir=$HNS_BUILD/guest/$name
+rundir=$HNS_RUNS/guest/$name
 rm -rf "$rundir"
 mkdir -p "$rundir/overlay/opt/run/modules"
 
