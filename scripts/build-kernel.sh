@@ -10,6 +10,9 @@ kbuild_env
 
 KSRC=$(kernel_src)
 FRAG=$HNS_TOP/configs/qemu-$HNS_ARCH.config
+# The base fragment, then the variant's (HNS_KASAN=1: configs/kasan-x86_64.config).
+FRAGS=("$FRAG")
+[ -z "$HNS_KFRAGS" ] || FRAGS+=($HNS_KFRAGS)
 mapfile -t ARCH_ARGS < <(kbuild_arch_args)
 if [ -n "$HNS_CROSS" ]; then
     command -v "${HNS_CROSS}gcc" >/dev/null || die "${HNS_CROSS}gcc missing: run 'make setup'"
@@ -47,7 +50,7 @@ verify_config() {
                 bad=1
             fi
         fi
-    done <"$FRAG"
+    done < <(cat "${FRAGS[@]}")
     if [ $bad -ne 0 ]; then
         if ! grep -qx CONFIG_RUST=y "$KOBJ/.config"; then
             log "Rust is not available to the kernel build:"
@@ -59,13 +62,16 @@ verify_config() {
 
 # The x86_64 id is as before (no cross compiler), so its tree is reused.
 [ "$HNS_RUSTC" = rustc ] || [ -x "$HNS_RUSTC" ] || die "$HNS_RUSTC missing: run 'make setup'"
+# A variant adds its fragments and compiler; the base trees' ids are unchanged.
 want=$(cat "$FRAG" "$KSRC/Makefile" <("$HNS_RUSTC" --version) <(echo "$KSRC") \
-    <([ -z "$HNS_CROSS" ] || "${HNS_CROSS}gcc" --version) | sha256sum | cut -c1-16)
+    <([ -z "$HNS_CROSS" ] || "${HNS_CROSS}gcc" --version) \
+    <([ -z "$HNS_KFRAGS" ] || cat $HNS_KFRAGS) <([ -z "$HNS_KCC" ] || "$HNS_KCC" --version) |
+    sha256sum | cut -c1-16)
 have=$(cat "$KOBJ/.hns-config-id" 2>/dev/null || true)
 if [ "$want" != "$have" ] || [ ! -f "$KOBJ/.config" ]; then
     log "configuring kernel in $KOBJ"
     kmake -s allnoconfig >/dev/null
-    KCONFIG_CONFIG=$KOBJ/.config "$KSRC/scripts/kconfig/merge_config.sh" -m -O "$KOBJ" "$KOBJ/.config" "$FRAG" >/dev/null
+    KCONFIG_CONFIG=$KOBJ/.config "$KSRC/scripts/kconfig/merge_config.sh" -m -O "$KOBJ" "$KOBJ/.config" "${FRAGS[@]}" >/dev/null
     kmake -s olddefconfig >/dev/null
     verify_config
     echo "$want" >"$KOBJ/.hns-config-id"

@@ -44,7 +44,25 @@ TOOLS=$HNS_CACHE/tools
 KSRC_ROOT=$HNS_CACHE/src
 # Per-architecture kernel tree, guest userland and kernel-build lock; the
 # x86_64 names are the historical ones.
-if [ "$HNS_ARCH" = x86_64 ]; then
+# HNS_KASAN=1 (make check-kasan, x86_64 only): the KASAN test kernel, a
+# tree, lock and module outputs of its own, so neither tree ever
+# reconfigures or rebuilds the other.
+HNS_KASAN=${HNS_KASAN:-0}
+# Extra config fragments merged after configs/qemu-$ARCH.config, and the C
+# compiler of the kernel tree (empty: the kernel's default, gcc).
+HNS_KFRAGS=""
+HNS_KCC=""
+if [ "$HNS_ARCH" = x86_64 ] && [ "$HNS_KASAN" = 1 ]; then
+    KOBJ=${KOBJ_KASAN:-$HNS_CACHE/kbuild-x86_64-kasan}
+    GUEST_DEBS=$HNS_CACHE/guest-debs
+    GUEST_ROOT=$HNS_CACHE/guest-root
+    KBUILD_LOCK=$HNS_CACHE/kbuild-x86_64-kasan.lock
+    HNS_ABUILD=$HNS_BUILD/kasan
+    HNS_KFRAGS=$HNS_TOP/configs/kasan-x86_64.config
+    HNS_KCC=${HNS_KASAN_CC:-clang-19}
+    # Guest runs and fuzz/faults results of this kernel (not build/guest).
+    HNS_RUNS=$HNS_BUILD/kasan
+elif [ "$HNS_ARCH" = x86_64 ]; then
     KOBJ=${KOBJ:-$HNS_CACHE/kbuild-x86_64}
     GUEST_DEBS=$HNS_CACHE/guest-debs
     GUEST_ROOT=$HNS_CACHE/guest-root
@@ -59,6 +77,10 @@ else
     KBUILD_LOCK=$HNS_CACHE/kbuild-$HNS_ARCH.lock
     HNS_ABUILD=$HNS_BUILD/$HNS_ARCH
 fi
+
+# Where guest runs (guest/NAME) and the fuzz/faults results go: build/
+# except for the KASAN kernel.
+HNS_RUNS=${HNS_RUNS:-$HNS_BUILD}
 
 log() { printf '[hns] %s\n' "$*" >&2; }
 die() { printf '[hns] error: %s\n' "$*" >&2; exit 1; }
@@ -138,4 +160,5 @@ kbuild_arch_args() {
     printf '%s\n' "ARCH=$HNS_ARCH"
     [ -z "$HNS_CROSS" ] || printf '%s\n' "CROSS_COMPILE=$HNS_CROSS"
     [ "$HNS_RUSTC" = rustc ] || printf '%s\n' "RUSTC=$HNS_RUSTC" "HOSTRUSTC=$HNS_RUSTC"
+    [ -z "$HNS_KCC" ] || printf '%s\n' "CC=$HNS_KCC"
 }

@@ -12,11 +12,15 @@
 set -uo pipefail
 . "$(dirname "$0")/common.sh"
 
-out=$HNS_BUILD/faults
+out=$HNS_RUNS/faults
 mkdir -p "$out"
-ref=$HNS_BUILD/guest/regtrace-c/trace-0.txt
+# The probe's opcodes do not depend on the kernel: the KASAN run
+# (HNS_KASAN=1, results in build/kasan/) reuses a normal kernel's trace.
+ref=$HNS_RUNS/guest/regtrace-c/trace-0.txt
+[ -s "$ref" ] || ref=$HNS_BUILD/guest/regtrace-c/trace-0.txt
+[ -s "$ref" ] || ref=$HNS_BUILD/guest/faults-ref/trace-0.txt
 if [ ! -s "$ref" ]; then
-    ref=$HNS_BUILD/guest/faults-ref/trace-0.txt
+    ref=$HNS_RUNS/guest/faults-ref/trace-0.txt
     bash "$HNS_TOP/scripts/run-guest.sh" --name faults-ref --driver c --sim 1 \
         --cmd "rmmod hns_roce_hw_v2 && rmmod hns_sim" >"$out/ref.out" 2>"$out/ref.err" || {
         echo "faults: the reference probe failed, see $out/ref.err"
@@ -50,8 +54,8 @@ for d in ${FAULTS_DRIVERS:-c rs}; do
     grep -h '^TEST ' "$out/faults-$d.out" "$out/faults-$d.err"
 done
 python3 "$HNS_TOP/scripts/compare-faults.py" \
-    "$out/faults-c.out" "$HNS_BUILD/guest/faults-c/trace-0.txt" \
-    "$out/faults-rs.out" "$HNS_BUILD/guest/faults-rs/trace-0.txt" \
+    "$out/faults-c.out" "$HNS_RUNS/guest/faults-c/trace-0.txt" \
+    "$out/faults-rs.out" "$HNS_RUNS/guest/faults-rs/trace-0.txt" \
     "$out/report.md" || rc=1
 grep -q ' FAIL' "$out/faults-c.out" "$out/faults-rs.out" && rc=1
 exit $rc

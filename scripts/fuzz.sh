@@ -6,12 +6,13 @@
 # class (C's are the reference) and prints `equivalence/fuzz PASS|FAIL`.
 # FUZZ_SEED, FUZZ_CALLS, FUZZ_TIME (s), FUZZ_C_BUGS, FUZZ_TRACE reach the
 # fuzzer (see tests/guest/uverbs_fuzz.py); FUZZ_DRIVERS
-# (default "c rs") chooses the boots. Results: build/fuzz/.
+# (default "c rs") chooses the boots. Results: build/fuzz/ (HNS_KASAN=1:
+# build/kasan/fuzz/, on the KASAN kernel).
 # Exit status: 1 when the tables differ or a plan check failed.
 set -uo pipefail
 . "$(dirname "$0")/common.sh"
 
-out=$HNS_BUILD/fuzz
+out=$HNS_RUNS/fuzz
 mkdir -p "$out"
 seed=${FUZZ_SEED:-15}
 calls=${FUZZ_CALLS:-10000}

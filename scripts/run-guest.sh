@@ -56,7 +56,7 @@ fi
 flock 9
 
 modules=${HNS_MODULE_DIR:-$HNS_ABUILD/module-kunit}
-rundir=$HNS_BUILD/guest/$name
+rundir=$HNS_RUNS/guest/$name
 rm -rf "$rundir"
 mkdir -p "$rundir/overlay/opt/run/modules"
 

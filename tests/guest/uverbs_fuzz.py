@@ -12,7 +12,12 @@ udata cut short, made longer (zeros or garbage) or left out, garbage in
 reserved fields, huge and zero counts, unaligned, unmapped, read-only and
 kernel addresses for buffers, doorbells and responses, invalid and
 wrong-type handles, out-of-range attributes, invalid QP state
-transitions, bad access flags, bad command headers. The requests depend
+transitions, bad access flags, bad command headers. The foreign-*
+classes (foreign_reg_mr, foreign_rereg_mr, foreign_cq, foreign_qp_rc,
+foreign_qp_ud, foreign_srq) send otherwise valid requests whose buffer,
+doorbell or response addresses lie in memory a child process maps at a
+fixed address and the fuzzer does not (TEST uverbs-fuzz/foreign-memory
+checks both). The requests depend
 only on the seed, never on an earlier answer, so the same seed sends the
 same requests to both drivers. What a call creates is destroyed at once
 (class cleanup-*; objects a call needs first: prep-*); the fixtures (PD,
@@ -94,6 +99,48 @@ RESP_ADDR = ctypes.addressof(RESP)
 UNMAPPED = 0x1000
 KERNEL = 0xffff888000000000
 NONCANON = 0x8000000000000000
+
+# --- another process's memory ---
+# A child, forked before the device is opened (it holds no uverbs file),
+# maps FOREIGN_PAGES pages at FOREIGN (a fixed address, so the requests
+# do not depend on where the kernel puts mappings), fills them and waits
+# until the fuzzer ends; the fuzzer itself never maps that range. The
+# foreign-* classes point buffers, doorbells and responses there.
+FOREIGN = 0x3f0000000000
+FOREIGN_PAGES = 256
+libc.msync.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+
+
+def mapped_here(addr):
+    """Whether the page at addr is mapped in this process (msync: ENOMEM
+    for an unmapped range)."""
+    return libc.msync(addr, PAGE, 1) == 0
+
+
+def foreign_child():
+    """(pid, pipe to close at the end, whether the child mapped FOREIGN)."""
+    hold_r, hold_w = os.pipe()
+    ready_r, ready_w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(hold_w)
+        os.close(ready_r)
+        # MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE | MAP_POPULATE
+        a = libc.mmap(FOREIGN, FOREIGN_PAGES * PAGE, 3, 0x22 | 0x100000 | 0x8000, -1, 0)
+        ok = a == FOREIGN
+        if ok:
+            ctypes.memset(FOREIGN, 0x5a, FOREIGN_PAGES * PAGE)
+        os.write(ready_w, b"1" if ok else b"0")
+        os.read(hold_r, 1)
+        os._exit(0)
+    os.close(hold_r)
+    os.close(ready_w)
+    ok = os.read(ready_r, 1) == b"1"
+    os.close(ready_r)
+    return pid, hold_w, ok
+
+
+FOREIGN_PID, FOREIGN_HOLD, FOREIGN_OK = foreign_child()
 
 # --- random choices (all drawn from one seeded generator) ---
 rng = random.Random(SEED)
@@ -684,6 +731,65 @@ def c_create_ah():
         destroy("cleanup-ah", DESTROY_AH, h)
 
 
+def foreign_addr():
+    """A page of the child's mapping, sometimes not page aligned."""
+    a = FOREIGN + rng.randrange(0, FOREIGN_PAGES - 64) * PAGE
+    return a + rng.choice([0, 0, 0, 8, 64])
+
+
+def c_foreign():
+    """A valid create (or rereg) whose buffer, doorbell or response
+    address (one or more of them, per the driver's udata) lies in the
+    child's memory; the rest of the request stays valid, but sometimes
+    one generic malformation is added. Class foreign_<kind>."""
+    kind = rng.choice(["reg_mr", "rereg_mr", "cq", "qp_rc", "qp_ud", "srq"])
+    victim = None
+    off, dbi = rng.randrange(0, 64) * PAGE, rng.randrange(8, 64)
+    if kind == "reg_mr":
+        req = req_reg_mr(fixture["pd"], off, rng.choice([PAGE, 2 * PAGE, 16 * PAGE]))
+        fields = [(1, False)]
+    elif kind == "rereg_mr":
+        victim = make(FD, "prep-mr", req_reg_mr(fixture["pd"], 0, PAGE))
+        start = BUF + off
+        # IB_MR_REREG_TRANS (1), with or without PD (2) and access (4).
+        req = Req(REREG_MR, "<QIIQQQII", [0, victim or 0, rng.choice([1, 3, 5, 7]), start,
+                                          PAGE, start, fixture["pd"], ACC_LW], 8)
+        fields = [(3, False)]
+    elif kind == "cq":
+        req = req_create_cq(rng.choice([1, 64, 1000]), off, dbi)
+        fields = [(0, True), (1, True)]
+    elif kind == "srq":
+        req = req_create_srq(fixture["pd"], off, dbi)
+        fields = [(0, True), (1, True), (2, True)]
+    else:
+        qt = RC if kind == "qp_rc" else UD
+        use_srq = qt == RC and chance(0.3)
+        req = req_create_qp(fixture["pd"], fixture["cq"], qt,
+                            fixture["srq"] if use_srq else None, off, dbi)
+        fields = [(0, True), (1, True), (6, True)]
+    picked = [f for f in fields if chance(0.5)] or [rng.choice(fields)]
+    for i, ud in picked:
+        req.set(i, foreign_addr(), udata=ud)
+    # The response in the child's memory too (not for create_cq: C's
+    # unwind of an unwritable CQ response hangs, c-driver-findings 8).
+    if kind != "cq" and chance(0.2):
+        req.resp = foreign_addr()
+    if chance(0.2):
+        mutate_generic(req)
+        if kind == "cq" and req.resp not in (RESP_ADDR, RESP_ADDR + 1) and not C_BUGS:
+            req.resp = RESP_ADDR
+    cls = "foreign_" + kind
+    if kind == "rereg_mr":
+        record(cls, send(FD, req), req)
+        if victim is not None:
+            destroy("cleanup-mr", DEREG_MR, victim)
+        return
+    h = make(FD, cls, req)
+    if h is not None:
+        op = {"reg_mr": DEREG_MR, "cq": DESTROY_CQ, "srq": DESTROY_SRQ}.get(kind, DESTROY_QP)
+        destroy("cleanup-" + kind.split("_")[0], op, h)
+
+
 def new_mr():
     return make(FD, "prep-mr", req_reg_mr(fixture["pd"]))
 
@@ -709,6 +815,10 @@ CLASSES = [
     lambda: c_destroy("destroy_ah", DESTROY_AH,
                       lambda: make(FD, "prep-ah", req_create_ah(fixture["pd"], SGID, DGID)), "pd", 0),
 ]
+# Another process's memory: twice, so it gets about as many calls as the
+# two create_qp classes together.
+if FOREIGN_OK:
+    CLASSES += [c_foreign, c_foreign]
 
 
 def teardown():
@@ -717,6 +827,8 @@ def teardown():
         if fixture.get(key) is not None:
             destroy("cleanup-fixture", op, fixture[key])
     os.close(FD)
+    os.close(FOREIGN_HOLD)
+    os.waitpid(FOREIGN_PID, 0)
 
 
 def fuzz_classes():
@@ -732,6 +844,13 @@ def main():
         teardown()
         return 1
     print(f"TEST {G}/fixtures PASS")
+    # The foreign-* classes need the child's mapping, absent here.
+    if FOREIGN_OK and not mapped_here(FOREIGN):
+        print(f"TEST {G}/foreign-memory PASS child {FOREIGN_PID} maps {FOREIGN:#x}, this process does not")
+    else:
+        print(f"TEST {G}/foreign-memory FAIL child mapped it: {FOREIGN_OK}, "
+              f"mapped here: {mapped_here(FOREIGN)}")
+        fails += 1
     t0 = time.monotonic()
     done = 0
     global CALL_NO
@@ -762,6 +881,9 @@ def main():
         fails += 1
     else:
         print(f"TEST {G}/cleanup PASS")
+    if mapped_here(FOREIGN):
+        print(f"TEST {G}/foreign-unmapped FAIL {FOREIGN:#x} got mapped in the fuzzer")
+        fails += 1
     return 1 if fails else 0
 
 
