@@ -16,8 +16,10 @@ set -uo pipefail
 export HNS_KASAN=1
 . "$(dirname "$0")/common.sh"
 [ "$HNS_ARCH" = x86_64 ] || die "check-kasan is x86_64 only"
+# The project's setup with HNS_KASAN=1 also installs the clang it needs.
+bash "$HNS_TOP/scripts/setup.sh" >&2 || die "setup failed"
 command -v "$HNS_KCC" >/dev/null ||
-    die "$HNS_KCC missing: the KASAN kernel needs clang (apt-get install clang-19, or HNS_KASAN_CC=clang-N)"
+    die "$HNS_KCC missing: the KASAN kernel needs clang (scripts/setup.sh installs clang-19 with HNS_KASAN=1; HNS_KASAN_CC=clang-N for another)"
 
 L=$HNS_RUNS/logs
 mkdir -p "$L"

@@ -18,6 +18,11 @@ flock 6
 host_packages=(flex bison bc libelf-dev libssl-dev cpio qemu-system-x86 busybox-static
     xz-utils zstd dwarves python3 kmod file binutils gcc make rsync
     gcc-aarch64-linux-gnu qemu-system-arm)
+# make check-kasan (HNS_KASAN=1): the KASAN kernel's C side needs clang
+# (docs/harness.md "KASAN run").
+if [ "${HNS_KASAN:-0}" = 1 ]; then
+    host_packages+=("${HNS_KASAN_CC:-clang-19}")
+fi
 
 step_host_packages() {
     local missing=() p
