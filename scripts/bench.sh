@@ -51,5 +51,21 @@ wall=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
         'BEGIN { printf "hns-sim CPU: %.1f s, QEMU CPU: %.1f s\n", s / t, q / t }'
     echo "hns-sim options: ${HNS_SIM_ARGS:-(none)}"
     grep -h 'data:\|^hns-sim: loop:\|SQ WQEs in' "$rundir/hns-sim.log" 2>/dev/null || true
+    # Module size (issue 16): the release build of hns_roce_rs.ko (the
+    # shim linked in) against the C driver's module of the same kernel
+    # and config; every .text*, .rodata* and .data* section counted.
+    rs_ko=$HNS_BUILD/module/hns_roce_rs.ko
+    c_ko=$KOBJ/drivers/infiniband/hw/hns/hns-roce-hw-v2.ko
+    if [ -f "$rs_ko" ] && [ -f "$c_ko" ]; then
+        size -A "$rs_ko" "$c_ko" | awk '
+            /^[^ ]*:$/ || / :$/ { m++ }
+            $1 ~ /^\.text/ { t[m] += $2 } $1 ~ /^\.rodata/ { r[m] += $2 } $1 ~ /^\.data/ { d[m] += $2 }
+            END {
+                printf "module size (bytes) Rust/C: .text %d/%d = %.2f, .rodata %d/%d = %.2f, .data %d/%d = %.2f\n",
+                    t[1], t[2], t[1] / t[2], r[1], r[2], r[1] / r[2], d[1], d[2], d[1] / d[2]
+            }'
+    else
+        echo "module size: $rs_ko or $c_ko missing (make modules, make kernel)"
+    fi
 } | tee "$out/results.txt"
 exit "$rc"
