@@ -43,11 +43,12 @@ fi
 # One guest at a time per lane: later runs wait for the lane's lock. The
 # default lane 1 is what everyone uses; `make check` runs its longest boot
 # (pyverbs-c) in lane 2 beside the others (HNS_GUEST_LANE=2), so at most two
-# guests share the two cores. The initramfs staging directory of the cache
+# guests share the two cores. Lane 3 is for development beside a running
+# make check or check-kasan (three guests on two cores: expect slow boots). The initramfs staging directory of the cache
 # (two builds at once fail with FileExistsError) has a lock of its own.
 mkdir -p "$HNS_CACHE"
 lane=${HNS_GUEST_LANE:-1}
-[[ "$lane" =~ ^[12]$ ]] || die "HNS_GUEST_LANE must be 1 or 2 (got '$lane')"
+[[ "$lane" =~ ^[123]$ ]] || die "HNS_GUEST_LANE must be 1, 2 or 3 (got '$lane')"
 if [ "$lane" = 1 ]; then
     exec 9>"$HNS_CACHE/guest.lock"
 else
@@ -73,6 +74,13 @@ if [ "$sim" -gt 0 ]; then
     # shellcheck disable=SC2086
     "$simbin" ${HNS_SIM_ARGS:-} --dump-caps >"$rundir/overlay/opt/run/caps.txt" ||
         die "hns-sim rejected its arguments: ${HNS_SIM_ARGS:-}"
+fi
+# HNS_GUEST_EXTRA: a directory of files (benchmark programs and modules,
+# make bench) copied to /opt/run/extra/ in the guest.
+if [ -n "${HNS_GUEST_EXTRA:-}" ]; then
+    [ -d "$HNS_GUEST_EXTRA" ] || die "HNS_GUEST_EXTRA=$HNS_GUEST_EXTRA is not a directory"
+    mkdir -p "$rundir/overlay/opt/run/extra"
+    cp -a "$HNS_GUEST_EXTRA"/. "$rundir/overlay/opt/run/extra/"
 fi
 printf '%s\n' "$cmd" >"$rundir/overlay/opt/run/cmd.sh"
 # Where /init writes the command's output: the second 8250 on x86_64, the
