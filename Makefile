@@ -7,7 +7,7 @@
 #
 #   make check          host tests, module (+clippy, rustfmt), one QEMU boot
 #   make demo           build everything, boot, load hns_roce_rs, show it
-#   make bench          perftest over hns-sim (C driver), CPU time of sim and QEMU
+#   make bench          Rust against C, alternating in one boot: build/bench/report.md (issue 16)
 #   make faults         probe fault sweep on both drivers (issue 15), build/faults/report.md
 #   make fuzz           uverbs fuzzer on both drivers, errno tables compared (issue 15), build/fuzz/
 #   make stress         object churn + traffic on 2 vCPUs, both drivers (issue 15), build/stress/
@@ -180,11 +180,13 @@ intree-build: kernel
 demo:
 	@bash scripts/demo.sh
 
-# perftest over hns-sim with the C driver: message rates, latency, and the
-# CPU time of hns-sim and QEMU (build/bench/results.txt). ITERS per bw run.
-ITERS ?= 20000
-bench: sim
-	@bash scripts/bench.sh $(ITERS)
+# Both drivers alternating in one boot (ROUNDS rounds of C, Rust, C): the
+# verbs control path, the kernel post/poll cost, probe/remove, perftest,
+# NVMe over RDMA random reads, module size; build/bench/report.md (+ .svg,
+# .png), docs/benchmarks.md.
+ROUNDS ?= 5
+bench: modules kernel sim
+	@bash scripts/bench.sh $(ROUNDS)
 
 # The probe fault sweep of issue 15 on both drivers (not in `make check`
 # yet): build/faults/report.md.

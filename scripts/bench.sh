@@ -1,33 +1,60 @@
 #!/usr/bin/env bash
 #
-# make bench: perftest over hns-sim (tests/guest/bench-plan.sh) with the C
-# driver, and where the time goes: wall time of the guest, CPU time of
-# hns-sim and of QEMU (sampled from /proc while they run), and hns-sim's
-# data counters. Results: build/bench/results.txt. No pass/fail on numbers.
+# make bench (issue 16): both RoCE drivers, alternating, in one boot on the
+# same hns-sim build (tests/guest/bench-plan.sh: ROUNDS rounds of the slots
+# c, rs, c2), then the report: build/bench/report.md (+ report.svg/.png)
+# from scripts/bench-report.py, Rust/C and C/C per metric with medians and
+# ranges. No pass/fail on numbers; exit status 1 when the boot or a part of
+# the plan failed (the report is still written from what was measured).
 #
-#   scripts/bench.sh [ITERS]        (default 20000 iterations per bw run, 1/100 of it for latency)
+#   scripts/bench.sh [ROUNDS]          (default 5)
 #
-# HNS_SIM_ARGS (e.g. --idle-us 0) reaches hns-sim through run-guest.sh. The
-# engine logs each QP's SQ rate by the host clock when the QP is destroyed
-# (QPs with >= 1000 WQEs), and the loop's time in passes that did work.
+# BENCH_PARTS, BENCH_PROBES, BENCH_NVME_SECONDS, BENCH_BW_ITERS,
+# BENCH_LAT_ITERS reach the plan (see its header). HNS_SIM_ARGS reaches
+# hns-sim through run-guest.sh. The drivers: the release hns_roce_rs.ko
+# (build/module: no KUnit suites run at its insmod) and the test kernel's
+# hns-roce-hw-v2.ko; the programs verbs_bench, rndread and hns_kbench.ko are
+# built into build/bench/extra/ (scripts/bench-build.sh, make bench-kmod).
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
-iters=${1:-20000}
-name=bench
+rounds=${1:-5}
+[[ "$rounds" =~ ^[1-9][0-9]*$ ]] || die "ROUNDS must be a positive number (got '$rounds')"
 out=$HNS_BUILD/bench
 mkdir -p "$out"
-echo "sh /opt/hns/bench-plan.sh $iters" >"$out/bench.cmd"
-rundir=$HNS_BUILD/guest/$name
-tick=$(getconf CLK_TCK)
+rm -f "$out"/report.* "$out/guest.out"
+t_start=$(date +%s)
 
+# Setup with the bench's extras (Debian's matplotlib for the chart, trixie's
+# libibverbs-dev for verbs_bench), then the programs.
+HNS_BENCH=1 bash "$HNS_TOP/scripts/setup.sh" >&2 || die "setup failed"
+bash "$HNS_TOP/scripts/bench-build.sh" >&2 || die "building the benchmark programs failed"
+make -s -C "$HNS_TOP" bench-kmod >&2 || die "building hns_kbench.ko failed"
+t_built=$(date +%s)
+
+# Module size: the release hns_roce_rs.ko (the shim linked in) against the
+# C driver's module of the same kernel and config; every .text*, .rodata*
+# and .data* section.
+rs_ko=$HNS_BUILD/module/hns_roce_rs.ko
+c_ko=$KOBJ/drivers/infiniband/hw/hns/hns-roce-hw-v2.ko
+[ -f "$rs_ko" ] && [ -f "$c_ko" ] || die "$rs_ko or $c_ko missing (make modules, make kernel)"
+size -A "$rs_ko" "$c_ko" | awk '
+    / :$/ { m++ }
+    $1 ~ /^\.text/ { t[m] += $2 } $1 ~ /^\.rodata/ { r[m] += $2 } $1 ~ /^\.data/ { d[m] += $2 }
+    END { printf "SIZE .text %d %d\nSIZE .rodata %d %d\nSIZE .data %d %d\n", t[1], t[2], r[1], r[2], d[1], d[2] }
+' >"$out/sizes.txt"
+
+echo "sh /opt/hns/bench-plan.sh $rounds" >"$out/bench.cmd"
+name=bench
+rundir=$HNS_RUNS/guest/$name
+tick=$(getconf CLK_TCK)
 # cpu_of PID: "utime+stime" in clock ticks, or nothing once it is gone.
 cpu_of() {
     awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null || true
 }
-
 start=$(date +%s.%N)
-bash "$HNS_TOP/scripts/run-guest.sh" --name "$name" --driver c --sim 1 --timeout 1800 \
+HNS_MODULE_DIR=$HNS_BUILD/module HNS_GUEST_EXTRA=$out/extra \
+    bash "$HNS_TOP/scripts/run-guest.sh" --name "$name" --driver none --sim 2 --timeout 3000 \
     --cmd-file "$out/bench.cmd" >"$out/guest.out" 2>"$out/guest.err" &
 guest=$!
 sim_cpu=0 qemu_cpu=0
@@ -36,36 +63,18 @@ while kill -0 "$guest" 2>/dev/null; do
     qpid=$(pgrep -f "^qemu-system-x86_64 .*$rundir/" | head -n 1 || true)
     [ -n "$spid" ] && v=$(cpu_of "$spid") && [ -n "$v" ] && sim_cpu=$v
     [ -n "$qpid" ] && v=$(cpu_of "$qpid") && [ -n "$v" ] && qemu_cpu=$v
-    sleep 0.5
+    sleep 1
 done
 rc=0
 wait "$guest" || rc=$?
-wall=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
+wall=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.0f", b - a }')
 
+/usr/bin/python3 "$HNS_TOP/scripts/bench-report.py" "$out/guest.out" "$out" "$out/sizes.txt" || rc=1
 {
-    echo "# make bench, $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores, QEMU TCG, C driver on hns-sim"
-    echo "# rates from the guest clock: (N - 10) messages over the extra time of an N-iteration run"
-    grep '^BENCH ' "$out/guest.out" || echo "no BENCH lines (guest exit $rc, see $rundir/console.log)"
-    echo "guest wall time: $wall s"
-    awk -v s="$sim_cpu" -v q="$qemu_cpu" -v t="$tick" \
-        'BEGIN { printf "hns-sim CPU: %.1f s, QEMU CPU: %.1f s\n", s / t, q / t }'
-    echo "hns-sim options: ${HNS_SIM_ARGS:-(none)}"
-    grep -h 'data:\|^hns-sim: loop:\|SQ WQEs in' "$rundir/hns-sim.log" 2>/dev/null || true
-    # Module size (issue 16): the release build of hns_roce_rs.ko (the
-    # shim linked in) against the C driver's module of the same kernel
-    # and config; every .text*, .rodata* and .data* section counted.
-    rs_ko=$HNS_BUILD/module/hns_roce_rs.ko
-    c_ko=$KOBJ/drivers/infiniband/hw/hns/hns-roce-hw-v2.ko
-    if [ -f "$rs_ko" ] && [ -f "$c_ko" ]; then
-        size -A "$rs_ko" "$c_ko" | awk '
-            /^[^ ]*:$/ || / :$/ { m++ }
-            $1 ~ /^\.text/ { t[m] += $2 } $1 ~ /^\.rodata/ { r[m] += $2 } $1 ~ /^\.data/ { d[m] += $2 }
-            END {
-                printf "module size (bytes) Rust/C: .text %d/%d = %.2f, .rodata %d/%d = %.2f, .data %d/%d = %.2f\n",
-                    t[1], t[2], t[1] / t[2], r[1], r[2], r[1] / r[2], d[1], d[2], d[1] / d[2]
-            }'
-    else
-        echo "module size: $rs_ko or $c_ko missing (make modules, make kernel)"
-    fi
-} | tee "$out/results.txt"
+    echo
+    echo "Run: $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores, QEMU TCG, 1 vCPU, $rounds rounds;" \
+        "build $((t_built - t_start)) s, boot $wall s (QEMU CPU $((qemu_cpu / tick)) s, hns-sim CPU $((sim_cpu / tick)) s)."
+    grep -h '^BENCH-ERROR\|^BENCH-END' "$out/guest.out" || echo "no BENCH-END line (guest exit $rc, see $rundir/console.log)"
+} | tee -a "$out/report.md"
+grep -q '^BENCH-END errors=0' "$out/guest.out" || rc=1
 exit "$rc"

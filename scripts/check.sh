@@ -116,9 +116,9 @@ no_warnings build/no-warnings "$L/module.log" "$L/module-kunit.log"
 # drivers (compared), ibv_rc_pingpong on the C driver. TEST lines: arm64/...
 # ARCH/HNS_ARCH select arm64 in the scripts and the Makefile (KOBJ from
 # `make check` is the x86_64 tree: the Makefile and common.sh ignore it).
+A64=(env ARCH=arm64 HNS_ARCH=arm64 CROSS_COMPILE=aarch64-linux-gnu-)
 arm64_build() {
-    local a64=(env ARCH=arm64 HNS_ARCH=arm64 CROSS_COMPILE=aarch64-linux-gnu-)
-    step arm64/kernel "$L/arm64-kernel.log" "${a64[@]}" bash scripts/build-kernel.sh || return
+    step arm64/kernel "$L/arm64-kernel.log" "${A64[@]}" bash scripts/build-kernel.sh || return
     step arm64/module "$L/arm64-module.log" make -s modules ARCH=arm64
     step arm64/module-kunit "$L/arm64-module-kunit.log" make -s modules-kunit ARCH=arm64 || return
     step arm64/hns_sim-ko "$L/arm64-sim.log" make -s sim ARCH=arm64 || return
@@ -129,12 +129,11 @@ arm64_build() {
 
 # arm64_boot: the boot, once arm64_build has built what it needs.
 arm64_boot() {
-    local a64=(env ARCH=arm64 HNS_ARCH=arm64 CROSS_COMPILE=aarch64-linux-gnu-)
     local ab=$HNS_BUILD/arm64 s
     s=$(date +%s)
     local out=$L/guest-arm64 res=$L/arm64.results
     : >"$res"
-    "${a64[@]}" HNS_MODULE_DIR="$ab/module-kunit" bash scripts/run-guest.sh --name arm64 \
+    "${A64[@]}" HNS_MODULE_DIR="$ab/module-kunit" bash scripts/run-guest.sh --name arm64 \
         --cmd-file tests/guest/arm64-plan.sh --driver none --sim 1 >"$out.out" 2>"$out.err"
     local grc=$?
     # The plan's own lines are arm64/...; the harness's generic ones for this

@@ -1,73 +1,235 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #
-# Benchmark plan (make bench, SIM=1): perftest on hns_0 looped back to
-# itself, server and client in the guest. Prints one line per run:
+# Benchmark plan (make bench, issue 16; run-guest.sh --driver none --sim 2):
+# both RoCE drivers in the same boot on the same hns-sim, alternating. Each
+# round has three slots, c, rs and c2 (the C driver again: the C/C rows
+# measure the noise of a ratio); odd rounds run them as c rs c2, even
+# rounds as c2 rs c, so a drift over the boot weighs on both C slots alike.
+# In every slot:
 #
-#   BENCH <tool> size=<bytes> iters=<n> <perftest's result columns>
+#   probe     insmod -> hns_0 registered, rmmod (bench_probe.py, BENCH_PROBES
+#             cycles; the driver stays loaded afterwards)
+#   verbs     the verbs control path through libibverbs (verbs_bench)
+#   kpath     ib_post_send/ib_post_recv/ib_poll_cq inside the kernel
+#             (hns_kbench.ko, kverbs on hns_0)
+#   perftest  send/write/read bw and lat on hns_0 looped back to itself
+#   nvme      NVMe over RDMA hns_0 -> hns_1, 4 KiB random reads (rndread)
 #
-# for the host (scripts/bench.sh) to tabulate. Nothing here passes or fails
-# on a number: speed targets are read off the table, not asserted.
+# The programs verbs_bench, rndread and hns_kbench.ko come in /opt/run/extra
+# (scripts/bench.sh builds them; run-guest.sh HNS_GUEST_EXTRA). Every
+# figure is printed as one line
 #
-#   sh /opt/hns/bench-plan.sh [ITERS]
+#   BR <round> <slot> <part>/<metric> <wall_ns> <cpu_ns or ->
+#
+# in nanoseconds per operation (lower is better) for scripts/bench-report.py.
+# Nothing passes or fails on a number; a part that cannot run prints
+# "BENCH-ERROR <round> <slot> <part> <why>" and the plan exits 1 at the end.
+#
+#   sh /opt/hns/bench-plan.sh [ROUNDS]     (default 5)
+#   BENCH_PARTS="probe verbs kpath perftest nvme"  BENCH_PROBES=3
+#   BENCH_NVME_SECONDS=10  BENCH_BW_ITERS=5000  BENCH_LAT_ITERS=1000
 . /opt/hns/lib.sh
-ITERS=${1:-20000}
+ROUNDS=${1:-5}
+PARTS=${BENCH_PARTS:-probe verbs kpath perftest nvme}
+PROBES=${BENCH_PROBES:-3}
+NVME_S=${BENCH_NVME_SECONDS:-10}
+BW_N=${BENCH_BW_ITERS:-5000}
+LAT_N=${BENCH_LAT_ITERS:-1000}
+X=/opt/run/extra
 HNS_SERVER_DELAY=1
-HNS_TIMEOUT=600
+HNS_TIMEOUT=300
+ERRORS=0
 
-port_state hns_0 PORT_ACTIVE || exit 1
-GIDX=$(roce_v2_gid hns_0) || { echo "no RoCE v2 GID"; exit 1; }
+has_part() {
+    case " $PARTS " in *" $1 "*) return 0 ;; esac
+    return 1
+}
+bench_error() {
+    echo "BENCH-ERROR $R $S $1 $2"
+    ERRORS=$((ERRORS + 1))
+}
+# emit PART: the part's "metric wall cpu" lines on stdin, as BR lines.
+emit() {
+    while read -r m w c; do
+        echo "BR $R $S $1/$m $w ${c:--}"
+    done
+}
 
-# See tests/guest/data-plan.sh for --no_ddp and -F. perftest's own numbers
-# are meaningless under TCG (its cycle counter does not calibrate), so each
-# tool runs twice, with 10 and with N iterations, timed by /proc/uptime
-# around the client; the rate is (N - 10) / (t_N - t_10), which leaves the
-# connection setup out.
-now() {
-    cut -d' ' -f1 /proc/uptime
+part_probe() {
+    out=$(python3 /opt/hns/bench_probe.py "$DRV" "$PROBES" 2>&1)
+    rc=$?
+    printf '%s\n' "$out" | sed -n 's/^BP //p' | emit probe
+    [ $rc -eq 0 ] || bench_error probe "$(printf '%s\n' "$out" | grep -v '^BP ' | tail -n 3)"
+    return $rc
 }
-# cpu_ticks: "busy total" of the guest's one CPU from /proc/stat (idle and
-# iowait are not busy), sampled at the scheduler tick.
-cpu_ticks() {
-    awk '/^cpu / { t = 0; for (i = 2; i <= NF; i++) t += $i; print t - $5 - $6, t }' /proc/stat
+
+# verbs_bench: "BENCHV <metric> n=N wall_ns=W cpu_ns=C ..." per metric.
+part_verbs() {
+    [ -x $X/verbs_bench ] || { bench_error verbs "no $X/verbs_bench"; return; }
+    out=$($X/verbs_bench -d hns_0 -x "$GIDX" 2>&1)
+    rc=$?
+    printf '%s\n' "$out" | awk '$1 == "BENCHV" && $3 ~ /^n=/ {
+        w = c = "-"
+        for (i = 3; i <= NF; i++) {
+            if ($i ~ /^wall_ns=/) w = substr($i, 9)
+            if ($i ~ /^cpu_ns=/) c = substr($i, 8)
+        }
+        print $2, w, c
+    }' | emit verbs
+    [ $rc -eq 0 ] || bench_error verbs "exit $rc: $(printf '%s\n' "$out" | grep -v 'n=' | tail -n 2 | tr '\n' ' ')"
 }
-timed() {
-    tool=$1 size=$2 iters=$3 port=$4
-    shift 4
-    c0=$(cpu_ticks)
-    t0=$(now)
-    pair "bench/$tool-$size-$iters" \
-        "$tool -d hns_0 -x $GIDX -p $port -s $size -n $iters -F --no_ddp $*" \
-        "$tool -d hns_0 -x $GIDX -p $port -s $size -n $iters -F --no_ddp $* 127.0.0.1" >/dev/null
-    t1=$(now)
-    c1=$(cpu_ticks)
-    echo "$t0 $t1 $c0 $c1"
+
+# hns_kbench.ko: "BENCHK <metric> n=N ns=M p10=.. p90=.." in the kernel log,
+# then "BENCHK done". Time inside one kverbs call: that is CPU time of the
+# caller as well (it does not sleep), so wall and cpu are the same figure.
+part_kpath() {
+    [ -f $X/hns_kbench.ko ] || { bench_error kpath "no $X/hns_kbench.ko"; return; }
+    dmesg -c >/dev/null
+    if ! insmod $X/hns_kbench.ko dev=hns_0; then
+        bench_error kpath "insmod failed: $(dmesg | grep BENCHK | tail -n 1)"
+        return
+    fi
+    rmmod hns_kbench
+    log=$(dmesg | sed -n 's/.*BENCHK //p')
+    printf '%s\n' "$log" | awk '$2 ~ /^n=/ {
+        for (i = 3; i <= NF; i++) if ($i ~ /^ns=/) v = substr($i, 4)
+        print $1, v, v
+    }' | emit kpath
+    printf '%s\n' "$log" | grep -q '^done' || bench_error kpath "no BENCHK done: $(printf '%s\n' "$log" | tail -n 1)"
 }
-# run TOOL SIZE ITERS PORT [EXTRA...]: one BENCH line; "guest CPU busy" is
-# the share of the N-iteration run's ticks the guest was not idle.
-run() {
-    tool=$1 size=$2 iters=$3 port=$4
-    shift 4
-    short=$(timed "$tool" "$size" 10 "$port" "$@")
-    long=$(timed "$tool" "$size" "$iters" $((port + 1)) "$@")
-    echo "$short $long" | awk -v t="$tool${*:+ $*}" -v s="$size" -v n="$iters" '{
-        d = ($8 - $7) - ($2 - $1)
-        busy = ($12 - $10) == 0 ? 0 : 100 * ($11 - $9) / ($12 - $10)
-        if (d > 0)
-            printf "BENCH %s size=%s iters=%s %.0f msg/s (%.1f us/msg; %.2f s for 10, %.2f s for %s; guest CPU busy %.0f%%)\n",
-                t, s, n, (n - 10) / d, 1e6 * d / (n - 10), $2 - $1, $8 - $7, n, busy
+
+# perftest on hns_0 looped back to itself, 64-byte messages: ns per message
+# from the client's own figures (bw: 1000 / MsgRate[Mpps]; lat: t_typical).
+# The guest clock is the TSC since ACPI (guest/clock-1ms), so perftest
+# calibrates its cycle counter: no -F. No CPU figure (the driver is off the
+# data path; these rows must be equal, a difference is a finding).
+PORT=18700
+part_perftest() {
+    for t in send_bw write_bw read_bw send_lat write_lat read_lat; do
+        case $t in *_bw) n=$BW_N ;; *) n=$LAT_N ;; esac
+        PORT=$((PORT + 1))
+        a="-d hns_0 -x $GIDX -p $PORT -s 64 -n $n --no_ddp"
+        pair "bench/$t" "ib_$t $a" "ib_$t $a 127.0.0.1" >/dev/null
+        row=$(printf '%s\n' "$cout" | grep -E '^ *64 +[0-9]+ ' | tail -n 1)
+        v=$(echo "$row" | awk -v t=$t '{
+            if (t ~ /_bw$/) { if ($5 > 0) printf "%.0f", 1000 / $5 }
+            else printf "%.0f", 1000 * $5 }')
+        if [ -n "$v" ]; then
+            echo "$t $v -" | emit perftest
         else
-            printf "BENCH %s size=%s iters=%s no result (%.2f s vs %.2f s)\n", t, s, n, $2 - $1, $8 - $7
-    }'
+            bench_error perftest "$t: no result row: $(printf '%s\n' "$cout" | tail -n 2 | tr '\n' ' ')"
+        fi
+    done
 }
-run ib_send_bw 64 "$ITERS" 18600
-run ib_send_bw 4096 "$ITERS" 18602
-run ib_write_bw 64 "$ITERS" 18604
-run ib_send_lat 64 $((ITERS / 100)) 18606
-# Completion events instead of busy polling: both processes sleep while
-# they wait, so a message does not wait for the scheduler tick.
-run ib_send_lat 64 $((ITERS / 100)) 18608 -e
-rmmod hns_roce_hw_v2 2>/dev/null
-rmmod hns_roce_rs 2>/dev/null
+
+# NVMe over RDMA (the ulp plan's setup in short): a null_blk namespace
+# behind nvmet-rdma on hns_1, nvme-rdma on hns_0 with one read queue.
+NQN=nqn.2026-12.io.github.hns-roce-rs:bench
+CFG=/sys/kernel/config/nvmet
+nvme_up() {
+    modprobe null_blk nr_devices=1 gb=1 memory_backed=1 && modprobe nvmet-rdma &&
+        { grep -q " /sys/kernel/config " /proc/mounts ||
+            mount -t configfs configfs /sys/kernel/config; } &&
+        mkdir "$CFG/subsystems/$NQN" &&
+        echo 1 >"$CFG/subsystems/$NQN/attr_allow_any_host" &&
+        mkdir "$CFG/subsystems/$NQN/namespaces/1" &&
+        echo /dev/nullb0 >"$CFG/subsystems/$NQN/namespaces/1/device_path" &&
+        echo 1 >"$CFG/subsystems/$NQN/namespaces/1/enable" &&
+        mkdir "$CFG/ports/1" &&
+        echo rdma >"$CFG/ports/1/addr_trtype" &&
+        echo ipv4 >"$CFG/ports/1/addr_adrfam" &&
+        echo 192.168.77.2 >"$CFG/ports/1/addr_traddr" &&
+        echo 4420 >"$CFG/ports/1/addr_trsvcid" &&
+        ln -s "$CFG/subsystems/$NQN" "$CFG/ports/1/subsystems/$NQN" &&
+        modprobe nvme-rdma &&
+        nvme connect -t rdma -a 192.168.77.2 -s 4420 -w 192.168.77.1 -n "$NQN" -i 1 >/dev/null ||
+        return 1
+    lw=0
+    while [ ! -b /dev/nvme0n1 ] && [ $lw -lt 100 ]; do
+        sleep 0.1
+        lw=$((lw + 1))
+    done
+    [ -b /dev/nvme0n1 ]
+}
+nvme_down() {
+    nvme disconnect -n "$NQN" >/dev/null
+    rmmod nvme_rdma nvme_fabrics nvme_core 2>/dev/null
+    rm -f "$CFG/ports/1/subsystems/$NQN"
+    rmdir "$CFG/ports/1" 2>/dev/null
+    echo 0 >"$CFG/subsystems/$NQN/namespaces/1/enable" 2>/dev/null
+    rmdir "$CFG/subsystems/$NQN/namespaces/1" "$CFG/subsystems/$NQN" 2>/dev/null
+    rmmod nvmet_rdma nvmet null_blk 2>/dev/null
+    return 0
+}
+# rndread: "BENCHN iops=I ios=N seconds=S cpu_us_per_io=C ..."; per I/O:
+# wall = 1e9 / IOPS, cpu = the guest's busy time per I/O.
+part_nvme() {
+    [ -x $X/rndread ] || { bench_error nvme "no $X/rndread"; return; }
+    # Addresses once: they stay on hns_sim's netdevs across driver reloads.
+    if [ -z "${N0:-}" ]; then
+        N0=$(rdma link show hns_0/1 | sed -n 's/.* netdev \([^ ]*\).*/\1/p')
+        N1=$(rdma link show hns_1/1 | sed -n 's/.* netdev \([^ ]*\).*/\1/p')
+        ipv4_pair "$N0" "$N1" || { bench_error nvme "ipv4_pair $N0 $N1 failed"; return; }
+    fi
+    if ! nvme_up; then
+        bench_error nvme "setup failed: $(dmesg | tail -n 2 | tr '\n' ' ')"
+        nvme_down
+        return
+    fi
+    out=$($X/rndread /dev/nvme0n1 "$NVME_S" 2>&1)
+    rc=$?
+    printf '%s\n' "$out" | awk '$1 == "BENCHN" {
+        for (i = 2; i <= NF; i++) {
+            split($i, kv, "=")
+            if (kv[1] == "iops" && kv[2] > 0) w = sprintf("%.0f", 1e9 / kv[2])
+            if (kv[1] == "cpu_us_per_io") c = sprintf("%.0f", 1000 * kv[2])
+        }
+        if (w != "") print "randread_4k", w, c
+    }' | emit nvme
+    [ $rc -eq 0 ] || bench_error nvme "rndread exit $rc: $(printf '%s\n' "$out" | tail -n 2 | tr '\n' ' ')"
+    nvme_down
+}
+
+# slot NAME: one driver's turn.
+slot() {
+    S=$1
+    case $S in c2) DRV=c ;; *) DRV=$S ;; esac
+    MOD=$(driver_module $DRV)
+    if has_part probe; then
+        part_probe || return
+    else
+        load_roce $DRV && wait_hns0 || { bench_error load "$(dmesg | tail -n 2 | tr '\n' ' ')"; return; }
+    fi
+    if ! port_state hns_0 PORT_ACTIVE >/dev/null || ! GIDX=$(roce_v2_gid hns_0); then
+        bench_error port "hns_0 not active or no RoCE v2 GID"
+        rmmod $MOD
+        return
+    fi
+    has_part verbs && part_verbs
+    has_part kpath && part_kpath
+    has_part perftest && part_perftest
+    if has_part nvme; then
+        if [ "$SIM" -ge 2 ] && port_state hns_1 PORT_ACTIVE >/dev/null; then
+            part_nvme
+        else
+            bench_error nvme "needs hns_1 (SIM=2)"
+        fi
+    fi
+    rmmod $MOD || bench_error unload "rmmod $MOD failed"
+}
+
+echo "BENCH-BEGIN rounds=$ROUNDS parts=$PARTS probes=$PROBES"
+R=1
+while [ $R -le "$ROUNDS" ]; do
+    if [ $((R % 2)) -eq 1 ]; then order="c rs c2"; else order="c2 rs c"; fi
+    for s in $order; do
+        t0=$(cut -d' ' -f1 /proc/uptime)
+        slot "$s"
+        echo "BENCH-SLOT $R $s $(cut -d' ' -f1 /proc/uptime) $t0"
+    done
+    R=$((R + 1))
+done
 rmmod hns_sim
-plan_exit
+echo "BENCH-END errors=$ERRORS"
+[ "$ERRORS" -eq 0 ]

@@ -30,14 +30,10 @@
 . /opt/hns/lib.sh
 D=$1
 shift
-case "$D" in
-c) MOD=hns_roce_hw_v2 ;;
-rs) MOD=hns_roce_rs ;;
-*)
-    echo "faults-plan.sh: driver must be c or rs (got '$D')"
+MOD=$(driver_module "$D") || {
+    echo "faults-plan.sh: $MOD"
     exit 2
-    ;;
-esac
+}
 G=faults-$D
 FAULT=/sys/module/hns_sim/parameters/fault
 

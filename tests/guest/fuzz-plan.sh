@@ -15,14 +15,10 @@
 # lines renamed into it).
 . /opt/hns/lib.sh
 D=$1
-case "$D" in
-c) MOD=hns_roce_hw_v2 ;;
-rs) MOD=hns_roce_rs ;;
-*)
-    echo "fuzz-plan.sh: driver must be c or rs (got '$D')"
+MOD=$(driver_module "$D") || {
+    echo "fuzz-plan.sh: $MOD"
     exit 2
-    ;;
-esac
+}
 G=fuzz-$D
 
 check "$G/hns0-registered" wait_hns0 || plan_exit

@@ -28,6 +28,19 @@ load_roce() {
     esac
 }
 
+# driver_module D: prints the module name of RoCE driver D (c or rs); for a
+# plan taking the driver as its argument: MOD=$(driver_module "$D") || ...
+driver_module() {
+    case "$1" in
+    c) echo hns_roce_hw_v2 ;;
+    rs) echo hns_roce_rs ;;
+    *)
+        echo "driver must be c or rs (got '$1')"
+        return 2
+        ;;
+    esac
+}
+
 # wait_hns0: hns_0 is listed by libibverbs within 10 s.
 wait_hns0() {
     lw=0

@@ -16,14 +16,10 @@
 DRIVER=none
 [ -f /opt/run/env ] && . /opt/run/env
 D=${1:-$DRIVER}
-case "$D" in
-c) MOD=hns_roce_hw_v2 ;;
-rs) MOD=hns_roce_rs ;;
-*)
-    echo "reset-plan.sh: driver must be c or rs (got '$D')"
+MOD=$(driver_module "$D") || {
+    echo "reset-plan.sh: $MOD"
     exit 2
-    ;;
-esac
+}
 G=reset-$D
 RESET=/sys/module/hns_sim/parameters/reset
 

@@ -30,14 +30,10 @@
 # TEST lines: group stress-c or stress-rs.
 . /opt/hns/lib.sh
 D=$1
-case "$D" in
-c) MOD=hns_roce_hw_v2 ;;
-rs) MOD=hns_roce_rs ;;
-*)
-    echo "stress-plan.sh: driver must be c or rs (got '$D')"
+MOD=$(driver_module "$D") || {
+    echo "stress-plan.sh: $MOD"
     exit 2
-    ;;
-esac
+}
 G=stress-$D
 T=${STRESS_TIME:-60}
 SEED=${STRESS_SEED:-15}
