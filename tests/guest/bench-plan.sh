@@ -28,14 +28,14 @@
 #
 #   sh /opt/hns/bench-plan.sh [ROUNDS]     (default 5)
 #   BENCH_PARTS="probe verbs kpath perftest nvme"  BENCH_PROBES=3
-#   BENCH_NVME_SECONDS=10  BENCH_BW_ITERS=5000  BENCH_LAT_ITERS=1000
+#   BENCH_NVME_SECONDS=10  BENCH_BW_ITERS=5000  BENCH_LAT_ITERS=200
 . /opt/hns/lib.sh
 ROUNDS=${1:-5}
 PARTS=${BENCH_PARTS:-probe verbs kpath perftest nvme}
 PROBES=${BENCH_PROBES:-3}
 NVME_S=${BENCH_NVME_SECONDS:-10}
 BW_N=${BENCH_BW_ITERS:-5000}
-LAT_N=${BENCH_LAT_ITERS:-1000}
+LAT_N=${BENCH_LAT_ITERS:-200}
 X=/opt/run/extra
 HNS_SERVER_DELAY=1
 HNS_TIMEOUT=300
