@@ -36,18 +36,18 @@ cflags=(-O2 -g -Wall -Wextra -Werror -std=gnu11)
 
 # build OUT SRC... -- LDFLAGS...: unless OUT is newer than every input.
 build() {
-    local o=$1 f newer=0
+    local target=$1 f stale=0
     shift
     local srcs=()
     while [ "$1" != -- ]; do srcs+=("$1"); shift; done
     shift
     for f in "${srcs[@]}" "$0" "$dev/.id"; do
-        [ "$o" -nt "$f" ] || newer=1
+        [ "$target" -nt "$f" ] || stale=1
     done
-    [ $newer = 1 ] || return 0
-    log "bench: building $(basename "$o")"
-    "$CC" "${cflags[@]}" -isystem "$dev/usr/include" -o "$o.tmp" "${srcs[@]}" "$@"
-    mv "$o.tmp" "$o"
+    [ $stale = 1 ] || return 0
+    log "bench: building ${target##*/}"
+    "$CC" "${cflags[@]}" -isystem "$dev/usr/include" -o "$target.tmp" "${srcs[@]}" "$@"
+    mv "$target.tmp" "$target"
 }
 
 # libibverbs.so.1's own dependencies (libnl) and trixie's libc are only

@@ -245,9 +245,10 @@ step_guest_debs() {
 # its headers and the .so link are used, unpacked into $HNS_CACHE/bench-dev.
 # Not a guest package (the guest userland's id stays as it is).
 step_bench_dev() {
-    local dest=$HNS_CACHE/bench-dev deb ver
-    deb=$(ls "$GUEST_DEBS"/libibverbs1_*.deb 2>/dev/null | head -n1)
-    [ -n "$deb" ] || die "no libibverbs1 deb in $GUEST_DEBS (guest userland not set up)"
+    local dest=$HNS_CACHE/bench-dev deb ver debs
+    debs=("$GUEST_DEBS"/libibverbs1_*.deb)
+    deb=${debs[0]}
+    [ -f "$deb" ] || die "no libibverbs1 deb in $GUEST_DEBS (guest userland not set up)"
     ver=$(dpkg-deb -f "$deb" Version) || die "cannot read the version of $deb"
     if [ "$(cat "$dest/.id" 2>/dev/null)" = "$ver" ] && [ -f "$dest/usr/include/infiniband/verbs.h" ]; then
         return 0
