@@ -245,9 +245,34 @@ step_guest_debs() {
     echo "$id" >"$root/.id"
 }
 
+# make bench's extra guest programs (HNS_BENCH=1; scripts/bench-build.sh):
+# trixie's libibverbs-dev at the version of the guest's libibverbs1, only
+# its headers and the .so link are used, unpacked into $HNS_CACHE/bench-dev.
+# Not a guest package (the guest userland's id stays as it is).
+step_bench_dev() {
+    local dest=$HNS_CACHE/bench-dev deb ver debs
+    debs=("$GUEST_DEBS"/libibverbs1_*.deb)
+    deb=${debs[0]}
+    [ -f "$deb" ] || die "no libibverbs1 deb in $GUEST_DEBS (guest userland not set up)"
+    ver=$(dpkg-deb -f "$deb" Version) || die "cannot read the version of $deb"
+    if [ "$(cat "$dest/.id" 2>/dev/null)" = "$ver" ] && [ -f "$dest/usr/include/infiniband/verbs.h" ]; then
+        return 0
+    fi
+    log "bench: fetching libibverbs-dev $ver (headers for the guest's libibverbs1)"
+    local dl=$HNS_CACHE/debs/bench-dev
+    rm -rf "$dl" "$dest"
+    fetch_deb libibverbs-dev "$ver" "$dl"
+    mkdir -p "$dest"
+    dpkg -x "$dl"/libibverbs-dev_*.deb "$dest"
+    rm -rf "$dl"
+    [ -f "$dest/usr/include/infiniband/verbs.h" ] || die "libibverbs-dev $ver has no infiniband/verbs.h"
+    echo "$ver" >"$dest/.id"
+}
+
 step_host_packages
 step_private_apt
 step_guest_debs
+if [ "${HNS_BENCH:-0}" = 1 ]; then step_bench_dev; fi
 step_private_apt_arm64
 step_guest_debs arm64
 step_kernel_source
