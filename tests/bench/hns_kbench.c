@@ -591,6 +591,29 @@ static void kb_clock_overhead(struct kb *kb, u32 n)
 		kt, lc);
 }
 
+/*
+ * A reference for drivers that allocate on the hot path: a 64-byte
+ * GFP_ATOMIC kmalloc and its kfree (the test kernel has kmemleak and
+ * lockdep, which make allocations expensive).
+ */
+static void kb_kmalloc_cost(struct kb *kb, u32 n)
+{
+	u64 t0, t1;
+	void *p;
+	u32 i;
+
+	for (i = 0; i < n; i++) {
+		t0 = local_clock();
+		p = kmalloc(KB_MSG, GFP_ATOMIC);
+		kfree(p);
+		t1 = local_clock();
+		kb->t[i] = t1 - t0;
+	}
+	sort(kb->t, n, sizeof(*kb->t), kb_cmp, NULL);
+	pr_info("hns_kbench: kmalloc(64, GFP_ATOMIC) + kfree: median %llu ns, p90 %llu ns\n",
+		kb->t[n / 2], kb->t[n * 90 / 100]);
+}
+
 static int kb_run(struct ib_device *ibdev)
 {
 	const char *step = "alloc";
@@ -614,6 +637,7 @@ static int kb_run(struct ib_device *ibdev)
 		goto out;
 
 	kb_clock_overhead(kb, n);
+	kb_kmalloc_cost(kb, n);
 
 	ret = kb_bench_send(kb, 1, n, &step);
 	if (ret)
