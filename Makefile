@@ -8,6 +8,7 @@
 #   make check          host tests, module (+clippy, rustfmt), one QEMU boot
 #   make demo           build everything, boot, load hns_roce_rs, show it
 #   make bench          Rust against C, alternating in one boot: build/bench/report.md (issue 16)
+#   make bench-kmod     the kernel hot-path benchmark module, build/bench/extra/hns_kbench.ko
 #   make faults         probe fault sweep on both drivers (issue 15), build/faults/report.md
 #   make fuzz           uverbs fuzzer on both drivers, errno tables compared (issue 15), build/fuzz/
 #   make stress         object churn + traffic on 2 vCPUs, both drivers (issue 15), build/stress/
@@ -92,7 +93,7 @@ CMD ?=
 RS_SOURCES = $(shell git ls-files --cached --others --exclude-standard '*.rs' 2>/dev/null || find . -name '*.rs' -not -path './build/*' -not -path '*/target/*')
 
 .PHONY: all setup kernel modules modules-kunit module-variant sim sim-test clippy fmt fmt-check host-test \
-	initramfs guest check check-kasan demo bench faults fuzz stress clean help intree-patch intree-build
+	initramfs guest check check-kasan demo bench bench-kmod faults fuzz stress clean help intree-patch intree-build
 
 all: modules
 
@@ -185,8 +186,16 @@ demo:
 # NVMe over RDMA random reads, module size; build/bench/report.md (+ .svg,
 # .png), docs/benchmarks.md.
 ROUNDS ?= 5
-bench: modules kernel sim
+bench: modules kernel sim bench-kmod
 	@bash scripts/bench.sh $(ROUNDS)
+
+# The kernel hot-path benchmark module (kverbs only, any ib_device;
+# tests/bench/hns_kbench.c) into $(BUILD)/bench/extra/ for HNS_GUEST_EXTRA.
+# Not part of `make check`.
+bench-kmod: $(KDIR_DEP)
+	@mkdir -p $(BUILD)/bench/kmod $(BUILD)/bench/extra
+	$(KLOCK) $(TOOLS_ENV) $(MAKE) -C $(KDIR) $(KARCH) M=$(CURDIR)/tests/bench MO=$(BUILD)/bench/kmod modules
+	cp $(BUILD)/bench/kmod/hns_kbench.ko $(BUILD)/bench/extra/
 
 # The probe fault sweep of issue 15 on both drivers (not in `make check`
 # yet): build/faults/report.md.
