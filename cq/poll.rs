@@ -44,12 +44,9 @@ impl Cq {
 
     /// The first words of CQE `n`.
     fn cqe_words(&self, n: u32) -> [u32; CQE_WORDS] {
-        let off = self.cqe_off(n);
-        let mut w = [0u32; CQE_WORDS];
-        for (i, x) in w.iter_mut().enumerate() {
-            *x = self.mtr.read_word(off, i).unwrap_or(0);
-        }
-        w
+        self.mtr
+            .read_words(self.cqe_off(n))
+            .unwrap_or([0u32; CQE_WORDS])
     }
 
     /// Whether software owns CQE `n` (`get_sw_cqe_v2`).

@@ -270,6 +270,49 @@ impl KernelMtr {
         Ok(())
     }
 
+    /// Stores `words[from..]` as little-endian words at byte offset `off`
+    /// (4-aligned, all in one page: a WQE, an SGE or a CQE never crosses
+    /// one), each with a single 32-bit store and in order. One page lookup
+    /// and one projection for all of them: the WQE of a kernel post takes
+    /// 16 words.
+    ///
+    /// # Errors
+    ///
+    /// `EINVAL` past the end, unaligned, or across a page boundary.
+    pub(crate) fn write_words<const N: usize>(
+        &self,
+        off: usize,
+        words: &[u32; N],
+        from: usize,
+    ) -> Result {
+        let page = self.pages.get(off >> self.page_shift).ok_or(EINVAL)?;
+        let inner = off & ((1usize << self.page_shift) - 1);
+        let end = inner.checked_add(4 * N).ok_or(EINVAL)?;
+        let view = io_project!(page, [try: inner..end]).try_cast::<[u32; N]>()?;
+        for (i, w) in words.iter().enumerate().skip(from) {
+            io_write!(view, [try: i], w.to_le());
+        }
+        Ok(())
+    }
+
+    /// Reads `N` little-endian words at byte offset `off` (4-aligned, all
+    /// in one page), each with a single 32-bit load; `None` past the end,
+    /// unaligned or across a page boundary.
+    pub(crate) fn read_words<const N: usize>(&self, off: usize) -> Option<[u32; N]> {
+        let page = self.pages.get(off >> self.page_shift)?;
+        let inner = off & ((1usize << self.page_shift) - 1);
+        let read = || -> Result<[u32; N]> {
+            let end = inner.checked_add(4 * N).ok_or(EINVAL)?;
+            let view = io_project!(page, [try: inner..end]).try_cast::<[u32; N]>()?;
+            let mut out = [0u32; N];
+            for (i, o) in out.iter_mut().enumerate() {
+                *o = u32::from_le(io_read!(view, [try: i]));
+            }
+            Ok(out)
+        };
+        read().ok()
+    }
+
     /// Reads the little-endian word `word` of the `len`-byte entry at byte
     /// offset `off`; `None` past the end.
     pub(crate) fn read_word(&self, off: usize, word: usize) -> Option<u32> {
@@ -792,6 +835,28 @@ impl Mtr {
         match self {
             Self::Kernel(m) => m.write_word(off, v),
             Self::User(_) => Err(EINVAL),
+        }
+    }
+
+    /// [`KernelMtr::write_words`] on kernel memory (`EINVAL` for user
+    /// memory).
+    pub(crate) fn write_words<const N: usize>(
+        &self,
+        off: usize,
+        words: &[u32; N],
+        from: usize,
+    ) -> Result {
+        match self {
+            Self::Kernel(m) => m.write_words(off, words, from),
+            Self::User(_) => Err(EINVAL),
+        }
+    }
+
+    /// [`KernelMtr::read_words`] on kernel memory (`None` for user memory).
+    pub(crate) fn read_words<const N: usize>(&self, off: usize) -> Option<[u32; N]> {
+        match self {
+            Self::Kernel(m) => m.read_words(off),
+            Self::User(_) => None,
         }
     }
 

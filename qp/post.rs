@@ -500,21 +500,16 @@ impl Qp {
 
     /// The 16 words of SQ WQE `idx` as they are now.
     fn sq_wqe_words(&self, idx: u32) -> [u32; 16] {
-        let off = self.sq_wqe_off(idx);
-        let mut w = [0u32; 16];
-        for (i, x) in w.iter_mut().enumerate() {
-            *x = self.mtr.read_word(off, i).unwrap_or(0);
-        }
-        w
+        self.mtr
+            .read_words(self.sq_wqe_off(idx))
+            .unwrap_or([0u32; 16])
     }
 
     /// Writes a WQE: words 1..16 first, then (after a barrier when the
     /// engine reads the owner bit without a doorbell) word 0.
     fn store_wqe(&self, idx: u32, words: &[u32; 16]) -> Result {
         let off = self.sq_wqe_off(idx);
-        for (i, w) in words.iter().enumerate().skip(1) {
-            self.mtr.write_word(off + 4 * i, *w)?;
-        }
+        self.mtr.write_words(off, words, 1)?;
         if self.owner_db {
             barrier::dma_mb(barrier::Write);
         }
@@ -525,10 +520,7 @@ impl Qp {
     fn store_ext_sge(&self, idx: u32, s: &wqe::Sge) -> Result {
         let off =
             self.sge_offset + ((idx as usize) << crate::hns_roce_hw_v2::consts::sge::SGE_SHIFT);
-        for (i, w) in s.words().iter().enumerate() {
-            self.mtr.write_word(off + 4 * i, *w)?;
-        }
-        Ok(())
+        self.mtr.write_words(off, &s.words(), 0)
     }
 
     /// `set_ud_wqe`.
@@ -552,11 +544,9 @@ impl Qp {
         let Some(ud) = &wr.ud else {
             return Err(EINVAL);
         };
-        let mut sges = KVec::with_capacity(wr.sges.len(), GFP_ATOMIC)?;
-        for s in wqe_sges(wr) {
-            sges.push(s, GFP_ATOMIC)?;
-        }
-        let (valid, msg_len) = wqe::valid_sges(&sges);
+        let sges = SgeList::new(wr)?;
+        let sges = sges.as_slice();
+        let (valid, msg_len) = wqe::valid_sges(sges);
         let mask = self.sizes.sge_cnt.wrapping_sub(1);
         let qkey = if ud.remote_qkey & 0x8000_0000 != 0 {
             self.core.qkey.load(Ordering::Relaxed)
@@ -592,7 +582,7 @@ impl Qp {
         };
         let words = wqe::ud_wqe(&self.sq_wqe_words(idx), &p);
         self.core.sl.store(u32::from(av.sl), Ordering::Relaxed);
-        for e in wqe::ext_sges(&sges, 0, *sge_idx, self.sizes.sge_cnt) {
+        for e in wqe::ext_sges(sges, 0, *sge_idx, self.sizes.sge_cnt) {
             self.store_ext_sge(e.idx, &e.sge)?;
         }
         self.store_wqe(idx, &words)?;
@@ -660,16 +650,14 @@ impl Qp {
                 return Err(EINVAL);
             }
         };
-        let mut sges = KVec::with_capacity(wr.sges.len(), GFP_ATOMIC)?;
-        for s in wqe_sges(wr) {
-            sges.push(s, GFP_ATOMIC)?;
-        }
+        let sges = SgeList::new(wr)?;
+        let sges = sges.as_slice();
         let inline = wr.flags & crate::rdma::SEND_INLINE != 0;
         let mut data = [0u8; 32];
         let n = if inline { wr.inline_data(&mut data) } else { 0 };
         let p = RcSend {
             op,
-            sges: &sges,
+            sges,
             fence: wr.flags & crate::rdma::SEND_FENCE != 0,
             solicited: wr.flags & crate::rdma::SEND_SOLICITED != 0,
             signaled: wr.flags & crate::rdma::SEND_SIGNALED != 0,
@@ -693,7 +681,7 @@ impl Qp {
                 return Err(EINVAL);
             }
             Err(WqeError::InlineLength) => {
-                let (_, len) = wqe::valid_sges(&sges);
+                let (_, len) = wqe::valid_sges(sges);
                 ibdev_err!(
                     &env.cmd,
                     "invalid length of data, data len = {}, max inline len = {}, path mtu = {}.\n",
@@ -711,13 +699,57 @@ impl Qp {
         };
         if w.ext_n > 0 {
             let skip = crate::hns_roce_hw_v2::consts::sge::SGE_IN_WQE as usize;
-            for e in wqe::ext_sges(&sges, skip, *sge_idx, self.sizes.sge_cnt) {
+            for e in wqe::ext_sges(sges, skip, *sge_idx, self.sizes.sge_cnt) {
                 self.store_ext_sge(e.idx, &e.sge)?;
             }
         }
         self.store_wqe(idx, &w.words)?;
         *sge_idx = w.next_sge;
         Ok(())
+    }
+}
+
+/// Segments a send WR can carry without an allocation. Kernel ULPs post
+/// one to a few per WR (NVMe over RDMA: its inline segment count); the C
+/// driver reads them straight from the `ib_send_wr`, so a WR with more
+/// than this many pays for a `GFP_ATOMIC` vector only here. A send WR is
+/// posted in microseconds, and a small allocation with kmemleak and
+/// lockdep on took 50–120 µs (issue 16, `hns_kbench.ko`).
+const STACK_SGES: usize = 16;
+
+/// A send WR's segments in the codec's form: on the stack, or allocated
+/// when there are more than [`STACK_SGES`].
+enum SgeList {
+    /// The first `.1` entries are the WR's.
+    Stack([wqe::Sge; STACK_SGES], usize),
+    /// All of them.
+    Heap(KVec<wqe::Sge>),
+}
+
+impl SgeList {
+    /// The segments of `wr`.
+    fn new(wr: &SendWr<'_, Mr>) -> Result<Self> {
+        let n = wr.sges.len();
+        if n <= STACK_SGES {
+            let mut a = [wqe::Sge::default(); STACK_SGES];
+            for (d, s) in a.iter_mut().zip(wqe_sges(wr)) {
+                *d = s;
+            }
+            return Ok(Self::Stack(a, n));
+        }
+        let mut v = KVec::with_capacity(n, GFP_ATOMIC)?;
+        for s in wqe_sges(wr) {
+            v.push(s, GFP_ATOMIC)?;
+        }
+        Ok(Self::Heap(v))
+    }
+
+    /// The segments, in the WR's order.
+    fn as_slice(&self) -> &[wqe::Sge] {
+        match self {
+            Self::Stack(a, n) => a.get(..*n).unwrap_or(&[]),
+            Self::Heap(v) => v,
+        }
     }
 }
 

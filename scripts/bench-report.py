@@ -49,6 +49,8 @@ def parse(path):
             if len(p) != 6 or p[0] != "BR":
                 continue
             _, rnd, slot, metric, wall, cpu = p
+            if int(rnd) < 1:
+                continue  # the warm-up
             if metric not in order:
                 order.append(metric)
             for kind, v in (("wall", wall), ("cpu", cpu)):

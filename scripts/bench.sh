@@ -44,7 +44,13 @@ size -A "$rs_ko" "$c_ko" | awk '
     END { printf "SIZE .text %d %d\nSIZE .rodata %d %d\nSIZE .data %d %d\n", t[1], t[2], r[1], r[2], d[1], d[2] }
 ' >"$out/sizes.txt"
 
-echo "sh /opt/hns/bench-plan.sh $rounds" >"$out/bench.cmd"
+# The plan's settings travel in its command line (the guest has its own
+# environment).
+vars=""
+for v in BENCH_PARTS BENCH_PROBES BENCH_NVME_SECONDS BENCH_BW_ITERS BENCH_LAT_ITERS BENCH_WARMUP; do
+    [ -n "${!v:-}" ] && vars="$vars $v='${!v}'"
+done
+echo "${vars# } sh /opt/hns/bench-plan.sh $rounds" >"$out/bench.cmd"
 name=bench
 rundir=$HNS_RUNS/guest/$name
 tick=$(getconf CLK_TCK)
