@@ -717,38 +717,47 @@ impl Qp {
 /// lockdep on took 50–120 µs (issue 16, `hns_kbench.ko`).
 const STACK_SGES: usize = 16;
 
-/// A send WR's segments in the codec's form: on the stack, or allocated
-/// when there are more than [`STACK_SGES`].
-enum SgeList {
-    /// The first `.1` entries are the WR's.
-    Stack([wqe::Sge; STACK_SGES], usize),
-    /// All of them.
-    Heap(KVec<wqe::Sge>),
+/// A send WR's segments in the codec's form: in `stack` for up to
+/// [`STACK_SGES`] of them, in `heap` beyond (an empty `KVec` allocates
+/// nothing).
+struct SgeList {
+    /// The first `len` entries are the WR's when `heap` is empty.
+    stack: [wqe::Sge; STACK_SGES],
+    /// How many of `stack` are used.
+    len: usize,
+    /// All of them, for a WR with more than [`STACK_SGES`].
+    heap: KVec<wqe::Sge>,
 }
 
 impl SgeList {
     /// The segments of `wr`.
     fn new(wr: &SendWr<'_, Mr>) -> Result<Self> {
         let n = wr.sges.len();
+        let mut l = Self {
+            stack: [wqe::Sge::default(); STACK_SGES],
+            len: 0,
+            heap: KVec::new(),
+        };
         if n <= STACK_SGES {
-            let mut a = [wqe::Sge::default(); STACK_SGES];
-            for (d, s) in a.iter_mut().zip(wqe_sges(wr)) {
+            for (d, s) in l.stack.iter_mut().zip(wqe_sges(wr)) {
                 *d = s;
             }
-            return Ok(Self::Stack(a, n));
+            l.len = n;
+        } else {
+            l.heap = KVec::with_capacity(n, GFP_ATOMIC)?;
+            for s in wqe_sges(wr) {
+                l.heap.push(s, GFP_ATOMIC)?;
+            }
         }
-        let mut v = KVec::with_capacity(n, GFP_ATOMIC)?;
-        for s in wqe_sges(wr) {
-            v.push(s, GFP_ATOMIC)?;
-        }
-        Ok(Self::Heap(v))
+        Ok(l)
     }
 
     /// The segments, in the WR's order.
     fn as_slice(&self) -> &[wqe::Sge] {
-        match self {
-            Self::Stack(a, n) => a.get(..*n).unwrap_or(&[]),
-            Self::Heap(v) => v,
+        if self.heap.is_empty() {
+            self.stack.get(..self.len).unwrap_or(&[])
+        } else {
+            &self.heap
         }
     }
 }
