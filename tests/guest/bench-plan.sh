@@ -126,22 +126,9 @@ part_perftest() {
 # NVMe over RDMA (the ulp plan's setup in short): a null_blk namespace
 # behind nvmet-rdma on hns_1, nvme-rdma on hns_0 with one read queue.
 NQN=nqn.2026-12.io.github.hns-roce-rs:bench
-CFG=/sys/kernel/config/nvmet
 nvme_up() {
     modprobe null_blk nr_devices=1 gb=1 memory_backed=1 && modprobe nvmet-rdma &&
-        { grep -q " /sys/kernel/config " /proc/mounts ||
-            mount -t configfs configfs /sys/kernel/config; } &&
-        mkdir "$CFG/subsystems/$NQN" &&
-        echo 1 >"$CFG/subsystems/$NQN/attr_allow_any_host" &&
-        mkdir "$CFG/subsystems/$NQN/namespaces/1" &&
-        echo /dev/nullb0 >"$CFG/subsystems/$NQN/namespaces/1/device_path" &&
-        echo 1 >"$CFG/subsystems/$NQN/namespaces/1/enable" &&
-        mkdir "$CFG/ports/1" &&
-        echo rdma >"$CFG/ports/1/addr_trtype" &&
-        echo ipv4 >"$CFG/ports/1/addr_adrfam" &&
-        echo 192.168.77.2 >"$CFG/ports/1/addr_traddr" &&
-        echo 4420 >"$CFG/ports/1/addr_trsvcid" &&
-        ln -s "$CFG/subsystems/$NQN" "$CFG/ports/1/subsystems/$NQN" &&
+        nvmet_export "$NQN" &&
         modprobe nvme-rdma &&
         nvme connect -t rdma -a 192.168.77.2 -s 4420 -w 192.168.77.1 -n "$NQN" -i 1 >/dev/null ||
         return 1
@@ -155,10 +142,7 @@ nvme_up() {
 nvme_down() {
     nvme disconnect -n "$NQN" >/dev/null
     rmmod nvme_rdma nvme_fabrics nvme_core 2>/dev/null
-    rm -f "$CFG/ports/1/subsystems/$NQN"
-    rmdir "$CFG/ports/1" 2>/dev/null
-    echo 0 >"$CFG/subsystems/$NQN/namespaces/1/enable" 2>/dev/null
-    rmdir "$CFG/subsystems/$NQN/namespaces/1" "$CFG/subsystems/$NQN" 2>/dev/null
+    nvmet_unexport "$NQN" 2>/dev/null
     rmmod nvmet_rdma nvmet null_blk 2>/dev/null
     return 0
 }

@@ -164,6 +164,36 @@ ipv4_pair() {
             dev "$2" nud permanent
 }
 
+# nvmet_export NQN: the in-kernel NVMe target (nvmet-rdma and null_blk
+# loaded) exports /dev/nullb0 as namespace 1 of subsystem NQN to any host,
+# on port 1 = RDMA at 192.168.77.2:4420 (hns_1's address, ipv4_pair).
+nvmet_export() {
+    nc=/sys/kernel/config/nvmet
+    { grep -q " /sys/kernel/config " /proc/mounts ||
+        mount -t configfs configfs /sys/kernel/config; } &&
+        mkdir "$nc/subsystems/$1" &&
+        echo 1 >"$nc/subsystems/$1/attr_allow_any_host" &&
+        mkdir "$nc/subsystems/$1/namespaces/1" &&
+        echo /dev/nullb0 >"$nc/subsystems/$1/namespaces/1/device_path" &&
+        echo 1 >"$nc/subsystems/$1/namespaces/1/enable" &&
+        mkdir "$nc/ports/1" &&
+        echo rdma >"$nc/ports/1/addr_trtype" &&
+        echo ipv4 >"$nc/ports/1/addr_adrfam" &&
+        echo 192.168.77.2 >"$nc/ports/1/addr_traddr" &&
+        echo 4420 >"$nc/ports/1/addr_trsvcid" &&
+        ln -s "$nc/subsystems/$1" "$nc/ports/1/subsystems/$1"
+}
+
+# nvmet_unexport NQN: undoes nvmet_export, stopping at the first failure.
+nvmet_unexport() {
+    nc=/sys/kernel/config/nvmet
+    rm "$nc/ports/1/subsystems/$1" &&
+        rmdir "$nc/ports/1" &&
+        echo 0 >"$nc/subsystems/$1/namespaces/1/enable" &&
+        rmdir "$nc/subsystems/$1/namespaces/1" &&
+        rmdir "$nc/subsystems/$1"
+}
+
 plan_exit() {
     [ "$HNS_FAILS" -eq 0 ] && exit 0
     exit 1

@@ -48,7 +48,6 @@ HNS_TIMEOUT=${HNS_TIMEOUT:-300}
 NQN=nqn.2026-12.io.github.hns-roce-rs:ulp
 HOSTNQN=nqn.2014-08.org.nvmexpress:uuid:6e5f0a14-0000-4000-8000-000000000014
 HOSTID=6e5f0a14-0000-4000-8000-000000000014
-CFG=/sys/kernel/config/nvmet
 MIB=${ULP_MIB:-64}
 
 check $g/hns0-active port_state hns_0 PORT_ACTIVE || plan_exit
@@ -68,19 +67,7 @@ echo "    hns_0: $N0 192.168.77.1, hns_1: $N1 192.168.77.2"
 target_up() {
     modprobe null_blk nr_devices=1 gb=1 memory_backed=1 &&
         if [ "$SRQ" = 1 ]; then modprobe nvmet-rdma use_srq=1; else modprobe nvmet-rdma; fi &&
-        { grep -q " /sys/kernel/config " /proc/mounts ||
-            mount -t configfs configfs /sys/kernel/config; } &&
-        mkdir "$CFG/subsystems/$NQN" &&
-        echo 1 >"$CFG/subsystems/$NQN/attr_allow_any_host" &&
-        mkdir "$CFG/subsystems/$NQN/namespaces/1" &&
-        echo /dev/nullb0 >"$CFG/subsystems/$NQN/namespaces/1/device_path" &&
-        echo 1 >"$CFG/subsystems/$NQN/namespaces/1/enable" &&
-        mkdir "$CFG/ports/1" &&
-        echo rdma >"$CFG/ports/1/addr_trtype" &&
-        echo ipv4 >"$CFG/ports/1/addr_adrfam" &&
-        echo 192.168.77.2 >"$CFG/ports/1/addr_traddr" &&
-        echo 4420 >"$CFG/ports/1/addr_trsvcid" &&
-        ln -s "$CFG/subsystems/$NQN" "$CFG/ports/1/subsystems/$NQN" &&
+        nvmet_export "$NQN" &&
         dmesg | grep 'nvmet_rdma: enabling port 1'
 }
 check $g/target-listens target_up || plan_exit
@@ -235,11 +222,7 @@ else
     check $g/disconnect disconnect
 fi
 target_down() {
-    rm "$CFG/ports/1/subsystems/$NQN" &&
-        rmdir "$CFG/ports/1" &&
-        echo 0 >"$CFG/subsystems/$NQN/namespaces/1/enable" &&
-        rmdir "$CFG/subsystems/$NQN/namespaces/1" &&
-        rmdir "$CFG/subsystems/$NQN" &&
+    nvmet_unexport "$NQN" &&
         rmmod nvmet_rdma && rmmod nvmet && rmmod null_blk
 }
 check $g/target-down target_down
