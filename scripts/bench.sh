@@ -59,7 +59,12 @@ cpu_of() {
     awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null || true
 }
 start=$(date +%s.%N)
-HNS_MODULE_DIR=$HNS_BUILD/module HNS_GUEST_EXTRA=$out/extra \
+# The NVMe part meets two known faults of code that is not ours (the C
+# driver's map_mr_sg sleeping under RCU, nvmet-rdma's port lockdep
+# report; docs/c-driver-findings.md 10, 11): counted, not failing the
+# boot, as in make check's NVMe boots. Any other kernel report fails it.
+HNS_GUEST_KNOWN="hns-map-mr-sg-sleeps nvmet-rdma-port-lockdep" \
+    HNS_MODULE_DIR=$HNS_BUILD/module HNS_GUEST_EXTRA=$out/extra \
     bash "$HNS_TOP/scripts/run-guest.sh" --name "$name" --driver none --sim 2 --timeout 3000 \
     --cmd-file "$out/bench.cmd" >"$out/guest.out" 2>"$out/guest.err" &
 guest=$!
@@ -81,6 +86,8 @@ wall=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.0f", b - a }')
     echo "Run: $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores, QEMU TCG, 1 vCPU, $rounds rounds;" \
         "build $((t_built - t_start)) s, boot $wall s (QEMU CPU $((qemu_cpu / tick)) s, hns-sim CPU $((sim_cpu / tick)) s)."
     grep -h '^BENCH-ERROR\|^BENCH-END' "$out/guest.out" || echo "no BENCH-END line (guest exit $rc, see $rundir/console.log)"
+    [ -s "$rundir/known-faults.txt" ] && sed 's/^/known fault (counted, not ours): /' "$rundir/known-faults.txt"
+    [ "$rc" -eq 0 ] || echo "guest exit $rc: see $out/guest.err and $rundir/console.log"
 } | tee -a "$out/report.md"
 grep -q '^BENCH-END errors=0' "$out/guest.out" || rc=1
 exit "$rc"
