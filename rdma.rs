@@ -55,8 +55,8 @@ pub(crate) mod wc;
 mod wr;
 use wr::RecvChain;
 pub(crate) use wr::{
-    IbCq, IbQp, IbSrq, QpEvent, RecvWr, SendChain, SendWr, SrqEvent, WcArray, WrOpcode, SEND_FENCE,
-    SEND_INLINE, SEND_SIGNALED, SEND_SOLICITED,
+    IbCq, IbQp, IbSrq, QpEvent, RecvWr, SendChain, SendWr, Sge, SrqEvent, WcArray, WrOpcode,
+    SEND_FENCE, SEND_INLINE, SEND_SIGNALED, SEND_SOLICITED,
 };
 
 /// Borrows the object behind a `void *` the shim keeps for us, or `None`

@@ -43,10 +43,24 @@ impl Sge {
     }
 }
 
+/// The segments a WQE is built from, read where they are: a slice of
+/// [`Sge`], or a WR's own segment array seen as [`Sge`] values (the
+/// kernel's post path: nothing is copied per WR).
+pub trait SgeSource {
+    /// The segments, in order.
+    fn iter_sges(&self) -> impl Iterator<Item = Sge> + '_;
+}
+
+impl SgeSource for [Sge] {
+    fn iter_sges(&self) -> impl Iterator<Item = Sge> + '_ {
+        self.iter().copied()
+    }
+}
+
 /// `calc_wr_sge_num`: the segments with a non-zero length and their total
 /// length.
-pub fn valid_sges(sges: &[Sge]) -> (u32, u32) {
-    sges.iter()
+pub fn valid_sges<S: SgeSource + ?Sized>(sges: &S) -> (u32, u32) {
+    sges.iter_sges()
         .filter(|s| s.len != 0)
         .fold((0, 0), |(n, l), s| (n + 1, l.wrapping_add(s.len)))
 }
@@ -266,12 +280,11 @@ pub enum WqeError {
 }
 
 /// What an RC send WQE holds (`set_rc_wqe`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct RcSend<'a> {
+pub struct RcSend<'a, S: SgeSource + ?Sized = [Sge]> {
     /// The operation.
     pub op: RcOp,
     /// The WR's segments, all of them (zero-length ones are skipped).
-    pub sges: &'a [Sge],
+    pub sges: &'a S,
     /// `IB_SEND_FENCE` (C writes it into the SO bit).
     pub fence: bool,
     /// `IB_SEND_SOLICITED`.
@@ -300,20 +313,20 @@ pub struct ExtSge {
 /// `set_extend_sge`: the valid segments of `sges` after the first `skip`
 /// valid ones, placed from extended SGE `first` on in an area of `cnt`
 /// entries.
-pub fn ext_sges(
-    sges: &[Sge],
+pub fn ext_sges<S: SgeSource + ?Sized>(
+    sges: &S,
     skip: usize,
     first: u32,
     cnt: u32,
 ) -> impl Iterator<Item = ExtSge> + '_ {
     let mask = cnt.wrapping_sub(1);
-    sges.iter()
+    sges.iter_sges()
         .filter(|s| s.len != 0)
         .skip(skip)
         .zip(0u32..)
         .map(move |(s, i)| ExtSge {
             idx: first.wrapping_add(i) & mask,
-            sge: *s,
+            sge: s,
         })
 }
 
@@ -333,9 +346,9 @@ pub struct RcWqe {
 /// is given as `inline_data` (the bytes the SGEs point at, in order);
 /// only inline data that fits the WQE (`HNS_ROCE_V2_MAX_RC_INL_INN_SZ`)
 /// is supported here, longer inline data is [`WqeError::InlineNoSpace`].
-pub fn rc_wqe(
+pub fn rc_wqe<S: SgeSource + ?Sized>(
     prev: &[u32; 16],
-    p: &RcSend<'_>,
+    p: &RcSend<'_, S>,
     inline_data: &[u8],
     max_inline: u32,
     mtu: u32,
@@ -388,7 +401,7 @@ pub fn rc_wqe(
         if msg_len != sge::ATOMIC_WR_LEN {
             return Err(WqeError::AtomicLength);
         }
-        let first = p.sges.first().copied().unwrap_or_default();
+        let first = p.sges.iter_sges().next().unwrap_or_default();
         w[8..12].copy_from_slice(&first.words());
         let (a, b) = match p.op {
             RcOp::CmpSwap { compare, swap, .. } => (swap, compare),
@@ -440,7 +453,7 @@ pub fn rc_wqe(
         return Ok(out);
     }
     let mut w = c.as_le_words().map(u32::from_le);
-    let given = p.sges.iter().filter(|s| s.len != 0);
+    let given = p.sges.iter_sges().filter(|s| s.len != 0);
     for (slot, s) in given.take(sge::SGE_IN_WQE as usize).enumerate() {
         w[8 + 4 * slot..12 + 4 * slot].copy_from_slice(&s.words());
     }

@@ -544,8 +544,7 @@ impl Qp {
         let Some(ud) = &wr.ud else {
             return Err(EINVAL);
         };
-        let sges = SgeList::new(wr)?;
-        let sges = sges.as_slice();
+        let sges = &WrSges(wr.sges);
         let (valid, msg_len) = wqe::valid_sges(sges);
         let mask = self.sizes.sge_cnt.wrapping_sub(1);
         let qkey = if ud.remote_qkey & 0x8000_0000 != 0 {
@@ -650,8 +649,7 @@ impl Qp {
                 return Err(EINVAL);
             }
         };
-        let sges = SgeList::new(wr)?;
-        let sges = sges.as_slice();
+        let sges = &WrSges(wr.sges);
         let inline = wr.flags & crate::rdma::SEND_INLINE != 0;
         let mut data = [0u8; 32];
         let n = if inline { wr.inline_data(&mut data) } else { 0 };
@@ -709,64 +707,17 @@ impl Qp {
     }
 }
 
-/// Segments a send WR can carry without an allocation. Kernel ULPs post
-/// one to a few per WR (NVMe over RDMA: its inline segment count); the C
-/// driver reads them straight from the `ib_send_wr`, so a WR with more
-/// than this many pays for a `GFP_ATOMIC` vector only here. A send WR is
-/// posted in microseconds, and a small allocation with kmemleak and
-/// lockdep on took 50–120 µs (issue 16, `hns_kbench.ko`).
-const STACK_SGES: usize = 16;
+/// A send WR's segments as the WQE codec reads them: in place, in the
+/// caller's `ib_sge` array, as the C driver does (no copy, no allocation
+/// per WR).
+struct WrSges<'a>(&'a [crate::rdma::Sge]);
 
-/// A send WR's segments in the codec's form: in `stack` for up to
-/// [`STACK_SGES`] of them, in `heap` beyond (an empty `KVec` allocates
-/// nothing).
-struct SgeList {
-    /// The first `len` entries are the WR's when `heap` is empty.
-    stack: [wqe::Sge; STACK_SGES],
-    /// How many of `stack` are used.
-    len: usize,
-    /// All of them, for a WR with more than [`STACK_SGES`].
-    heap: KVec<wqe::Sge>,
-}
-
-impl SgeList {
-    /// The segments of `wr`.
-    fn new(wr: &SendWr<'_, Mr>) -> Result<Self> {
-        let n = wr.sges.len();
-        let mut l = Self {
-            stack: [wqe::Sge::default(); STACK_SGES],
-            len: 0,
-            heap: KVec::new(),
-        };
-        if n <= STACK_SGES {
-            for (d, s) in l.stack.iter_mut().zip(wqe_sges(wr)) {
-                *d = s;
-            }
-            l.len = n;
-        } else {
-            l.heap = KVec::with_capacity(n, GFP_ATOMIC)?;
-            for s in wqe_sges(wr) {
-                l.heap.push(s, GFP_ATOMIC)?;
-            }
-        }
-        Ok(l)
+impl wqe::SgeSource for WrSges<'_> {
+    fn iter_sges(&self) -> impl Iterator<Item = wqe::Sge> + '_ {
+        self.0.iter().map(|s| wqe::Sge {
+            addr: s.addr(),
+            len: s.length(),
+            lkey: s.lkey(),
+        })
     }
-
-    /// The segments, in the WR's order.
-    fn as_slice(&self) -> &[wqe::Sge] {
-        if self.heap.is_empty() {
-            self.stack.get(..self.len).unwrap_or(&[])
-        } else {
-            &self.heap
-        }
-    }
-}
-
-/// The segments of a send WR as the WQE codec takes them.
-fn wqe_sges<'a>(wr: &'a SendWr<'_, Mr>) -> impl Iterator<Item = wqe::Sge> + 'a {
-    wr.sges.iter().map(|s| wqe::Sge {
-        addr: s.addr(),
-        len: s.length(),
-        lkey: s.lkey(),
-    })
 }

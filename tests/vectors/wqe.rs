@@ -83,7 +83,7 @@ const RC_INLINE_FENCE: [u32; 16] = [
 
 /// Atomics and inline data.
 pub fn check_rc_atomic_inline() -> Check {
-    let rc = |op, sges| RcSend {
+    let rc = |op, sges| RcSend::<[Sge]> {
         op,
         sges,
         fence: false,
@@ -226,7 +226,7 @@ const RC_SEND_INV: [u32; 16] = [
 
 /// Fast registration and send with invalidate.
 pub fn check_rc_frmr() -> Check {
-    let rc = |op, sges, signaled| RcSend {
+    let rc = |op, sges, signaled| RcSend::<[Sge]> {
         op,
         sges,
         fence: false,
@@ -330,12 +330,12 @@ pub fn check_c_ud_wqes() -> Check {
         },
     ];
     let mut n = 0;
-    for (e, want) in ext_sges(&sges, 0, 0, 256).zip(GSI_SGE0) {
+    for (e, want) in ext_sges(&sges[..], 0, 0, 256).zip(GSI_SGE0) {
         expect(e.idx == n && e.sge.words() == want, "GSI extended SGEs")?;
         n += 1;
     }
     expect(
-        n == 2 && valid_sges(&sges) == (2, 0x100),
+        n == 2 && valid_sges(&sges[..]) == (2, 0x100),
         "GSI SGE count and length",
     )
 }
@@ -347,7 +347,7 @@ pub fn check_rc_wqes() -> Check {
         len,
         lkey: 0x200,
     };
-    let rc = |op, sges, solicited, sge_idx| RcSend {
+    let rc = |op, sges, solicited, sge_idx| RcSend::<[Sge]> {
         op,
         sges,
         fence: false,
@@ -390,7 +390,7 @@ pub fn check_rc_wqes() -> Check {
         w.map(|w| (w.words, w.ext_n, w.next_sge)) == Ok((RC_WRITE3, 1, 1)),
         "RDMA_WRITE of three SGEs",
     )?;
-    let mut ext = ext_sges(&three, 2, 0, 4);
+    let mut ext = ext_sges(&three[..], 2, 0, 4);
     expect(
         ext.next().map(|e| (e.idx, e.sge.words())) == Some((0, [8, 0x200, 0x24a6_a010, 0]))
             && ext.next().is_none(),
