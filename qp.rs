@@ -737,7 +737,7 @@ impl Qp {
             });
             let mut wrote = Ok(());
             for (i, s) in qpc::rq_wqe_segs(given, max_sge, false).enumerate() {
-                wrote = self.mtr.write(at + 16 * i, &s.to_bytes());
+                wrote = self.mtr.write_words(at + 16 * i, &s.words());
                 if wrote.is_err() {
                     break;
                 }

@@ -655,7 +655,7 @@ impl Srq {
             });
             let mut wrote = Ok(());
             for (i, seg) in srqwqe::srq_wqe_segs(given, self.max_gs, self.rsv_sge).enumerate() {
-                wrote = wqe.write(at + 16 * i, &seg.to_bytes());
+                wrote = wqe.write_words(at + 16 * i, &seg.words());
                 if wrote.is_err() {
                     break;
                 }

@@ -270,45 +270,38 @@ impl KernelMtr {
         Ok(())
     }
 
-    /// Stores `words[from..]` as little-endian words at byte offset `off`
+    /// Copies `words` as little-endian words to byte offset `off`
     /// (4-aligned, all in one page: a WQE, an SGE or a CQE never crosses
-    /// one), each with a single 32-bit store and in order. One page lookup
-    /// and one projection for all of them: the WQE of a kernel post takes
-    /// 16 words.
+    /// one) with one page lookup, one projection and one copy. The copy
+    /// makes no promise about the order or size of its stores: only for
+    /// words the device reads after a later barrier and doorbell or owner
+    /// bit (use [`Self::write_word`] for the word that hands an entry
+    /// over), as the C driver writes a WQE's fields with plain stores.
     ///
     /// # Errors
     ///
     /// `EINVAL` past the end, unaligned, or across a page boundary.
-    pub(crate) fn write_words<const N: usize>(
-        &self,
-        off: usize,
-        words: &[u32; N],
-        from: usize,
-    ) -> Result {
+    pub(crate) fn write_words<const N: usize>(&self, off: usize, words: &[u32; N]) -> Result {
         let page = self.pages.get(off >> self.page_shift).ok_or(EINVAL)?;
         let inner = off & ((1usize << self.page_shift) - 1);
         let end = inner.checked_add(4 * N).ok_or(EINVAL)?;
-        let view = io_project!(page, [try: inner..end]).try_cast::<[u32; N]>()?;
-        for (i, w) in words.iter().enumerate().skip(from) {
-            io_write!(view, [try: i], w.to_le());
-        }
+        io_project!(page, [try: inner..end])
+            .try_cast::<[u32; N]>()?
+            .copy_write(words.map(u32::to_le));
         Ok(())
     }
 
     /// Reads `N` little-endian words at byte offset `off` (4-aligned, all
-    /// in one page), each with a single 32-bit load; `None` past the end,
-    /// unaligned or across a page boundary.
+    /// in one page) with one copy; `None` past the end, unaligned or
+    /// across a page boundary. For entries the device has handed over (its
+    /// owner word read first, then a read barrier) or does not write.
     pub(crate) fn read_words<const N: usize>(&self, off: usize) -> Option<[u32; N]> {
         let page = self.pages.get(off >> self.page_shift)?;
         let inner = off & ((1usize << self.page_shift) - 1);
         let read = || -> Result<[u32; N]> {
             let end = inner.checked_add(4 * N).ok_or(EINVAL)?;
             let view = io_project!(page, [try: inner..end]).try_cast::<[u32; N]>()?;
-            let mut out = [0u32; N];
-            for (i, o) in out.iter_mut().enumerate() {
-                *o = u32::from_le(io_read!(view, [try: i]));
-            }
-            Ok(out)
+            Ok(view.copy_read().map(u32::from_le))
         };
         read().ok()
     }
@@ -840,14 +833,9 @@ impl Mtr {
 
     /// [`KernelMtr::write_words`] on kernel memory (`EINVAL` for user
     /// memory).
-    pub(crate) fn write_words<const N: usize>(
-        &self,
-        off: usize,
-        words: &[u32; N],
-        from: usize,
-    ) -> Result {
+    pub(crate) fn write_words<const N: usize>(&self, off: usize, words: &[u32; N]) -> Result {
         match self {
-            Self::Kernel(m) => m.write_words(off, words, from),
+            Self::Kernel(m) => m.write_words(off, words),
             Self::User(_) => Err(EINVAL),
         }
     }
@@ -857,15 +845,6 @@ impl Mtr {
         match self {
             Self::Kernel(m) => m.read_words(off),
             Self::User(_) => None,
-        }
-    }
-
-    /// Writes `data` at byte `off` of kernel memory (`EINVAL` for user
-    /// memory).
-    pub(crate) fn write(&self, off: usize, data: &[u8]) -> Result {
-        match self {
-            Self::Kernel(m) => m.write(off, data),
-            Self::User(_) => Err(EINVAL),
         }
     }
 }

@@ -509,7 +509,9 @@ impl Qp {
     /// engine reads the owner bit without a doorbell) word 0.
     fn store_wqe(&self, idx: u32, words: &[u32; 16]) -> Result {
         let off = self.sq_wqe_off(idx);
-        self.mtr.write_words(off, words, 1)?;
+        // Words 1..16 in one copy, word 0 (the owner bit) on its own.
+        let rest: [u32; 15] = core::array::from_fn(|i| words.get(i + 1).copied().unwrap_or(0));
+        self.mtr.write_words(off + 4, &rest)?;
         if self.owner_db {
             barrier::dma_mb(barrier::Write);
         }
@@ -520,7 +522,7 @@ impl Qp {
     fn store_ext_sge(&self, idx: u32, s: &wqe::Sge) -> Result {
         let off =
             self.sge_offset + ((idx as usize) << crate::hns_roce_hw_v2::consts::sge::SGE_SHIFT);
-        self.mtr.write_words(off, &s.words(), 0)
+        self.mtr.write_words(off, &s.words())
     }
 
     /// `set_ud_wqe`.

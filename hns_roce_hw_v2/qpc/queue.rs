@@ -242,6 +242,18 @@ impl DataSeg {
         b[8..16].copy_from_slice(&self.addr.to_le_bytes());
         b
     }
+
+    /// The same as four words (host order; word `i` is bytes `4i..4i+4`
+    /// of [`Self::to_bytes`] read little-endian).
+    pub fn words(self) -> [u32; 4] {
+        // CAST: the two halves of the address.
+        [
+            self.len,
+            self.lkey,
+            self.addr as u32,
+            (self.addr >> 32) as u32,
+        ]
+    }
 }
 
 /// The segments of one RQ WQE in order (`fill_recv_sge_to_wqe`): the

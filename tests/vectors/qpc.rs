@@ -446,6 +446,11 @@ pub fn check_rq_wqe() -> Check {
         sges[0].to_bytes() == [0, 1, 0, 0, 0, 1, 0, 0, 0, 0x10, 0, 0, 0, 0, 0, 0],
         "segment bytes",
     )?;
+    // The same 16 bytes read as little-endian words.
+    expect(
+        sges[0].words() == [0x100, 0x100, 0x1000, 0],
+        "segment words",
+    )?;
     expect(
         rq_doorbell(0x12_3456, 0x1_0005) == 0x0000_0005_0112_3456,
         "RQ doorbell",
