@@ -13,7 +13,7 @@ noise of a ratio). SIZES (optional) holds "SIZE <section> <rust> <c>" lines
 reduced to their median first. Then, over the rounds: the median and the
 range (min-max) of each slot's figure, of Rust/C (rs over c of the same
 round) and of C/C (c2 over c). Noise of a metric: the largest |C/C - 1| of
-its rounds. A Rust/C median above 1 + noise is "slower", below 1 - noise
+its rounds, at least 0.02. A Rust/C median above 1 + noise is "slower", below 1 - noise
 "faster", otherwise "equal within noise".
 
 Writes OUTDIR/report.md (printed too) and, when matplotlib can be imported
@@ -77,7 +77,11 @@ def summarise(per_slot):
     out["ratio"] = (statistics.median(ratio), min(ratio), max(ratio)) if ratio else None
     out["noise"] = (statistics.median(noise), min(noise), max(noise)) if noise else None
     out["n"] = len(common)
+    # At least 2 %: a C/C that happened to agree to 0.1 % (the latency rows
+    # are the scheduler tick) must not make 1.001 "slower".
     bound = max((abs(x - 1) for x in noise), default=None)
+    if bound is not None:
+        bound = max(bound, 0.02)
     out["bound"] = bound
     if out["ratio"] is None or bound is None:
         out["verdict"] = "?"
