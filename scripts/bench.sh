@@ -10,7 +10,7 @@
 #   scripts/bench.sh [ROUNDS]          (default 5)
 #
 # BENCH_PARTS, BENCH_PROBES, BENCH_NVME_SECONDS, BENCH_BW_ITERS,
-# BENCH_LAT_ITERS reach the plan (see its header). HNS_SIM_ARGS reaches
+# BENCH_LAT_ITERS, BENCH_WARMUP reach the plan (see its header). HNS_SIM_ARGS reaches
 # hns-sim through run-guest.sh. The drivers: the release hns_roce_rs.ko
 # (build/module: no KUnit suites run at its insmod) and the test kernel's
 # hns-roce-hw-v2.ko; the programs verbs_bench, rndread and hns_kbench.ko are

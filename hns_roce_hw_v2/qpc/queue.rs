@@ -234,17 +234,16 @@ pub struct DataSeg {
 }
 
 impl DataSeg {
-    /// The 16 bytes the engine reads.
+    /// The 16 bytes the engine reads: [`Self::words`] in little-endian.
     pub fn to_bytes(self) -> [u8; 16] {
         let mut b = [0u8; 16];
-        b[0..4].copy_from_slice(&self.len.to_le_bytes());
-        b[4..8].copy_from_slice(&self.lkey.to_le_bytes());
-        b[8..16].copy_from_slice(&self.addr.to_le_bytes());
+        for (d, w) in b.chunks_exact_mut(4).zip(self.words()) {
+            d.copy_from_slice(&w.to_le_bytes());
+        }
         b
     }
 
-    /// The same as four words (host order; word `i` is bytes `4i..4i+4`
-    /// of [`Self::to_bytes`] read little-endian).
+    /// The four words the engine reads (host order).
     pub fn words(self) -> [u32; 4] {
         // CAST: the two halves of the address.
         [

@@ -130,14 +130,8 @@ nvme_up() {
     modprobe null_blk nr_devices=1 gb=1 memory_backed=1 && modprobe nvmet-rdma &&
         nvmet_export "$NQN" &&
         modprobe nvme-rdma &&
-        nvme connect -t rdma -a 192.168.77.2 -s 4420 -w 192.168.77.1 -n "$NQN" -i 1 >/dev/null ||
-        return 1
-    lw=0
-    while [ ! -b /dev/nvme0n1 ] && [ $lw -lt 100 ]; do
-        sleep 0.1
-        lw=$((lw + 1))
-    done
-    [ -b /dev/nvme0n1 ]
+        nvme connect -t rdma -a 192.168.77.2 -s 4420 -w 192.168.77.1 -n "$NQN" -i 1 >/dev/null &&
+        wait_nvme0n1
 }
 nvme_down() {
     nvme disconnect -n "$NQN" >/dev/null
@@ -152,8 +146,8 @@ part_nvme() {
     [ -x $X/rndread ] || { bench_error nvme "no $X/rndread"; return; }
     # Addresses once: they stay on hns_sim's netdevs across driver reloads.
     if [ -z "${N0:-}" ]; then
-        N0=$(rdma link show hns_0/1 | sed -n 's/.* netdev \([^ ]*\).*/\1/p')
-        N1=$(rdma link show hns_1/1 | sed -n 's/.* netdev \([^ ]*\).*/\1/p')
+        N0=$(rdma_netdev hns_0)
+        N1=$(rdma_netdev hns_1)
         ipv4_pair "$N0" "$N1" || { bench_error nvme "ipv4_pair $N0 $N1 failed"; return; }
     fi
     if ! nvme_up; then

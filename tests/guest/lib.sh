@@ -164,6 +164,23 @@ ipv4_pair() {
             dev "$2" nud permanent
 }
 
+# rdma_netdev DEV: the netdev of RDMA device DEV's port 1 (rdma link:
+# "... netdev ethN").
+rdma_netdev() {
+    rdma link show "$1/1" | sed -n 's/.* netdev \([^ ]*\).*/\1/p'
+}
+
+# wait_nvme0n1: /dev/nvme0n1 (an NVMe over RDMA namespace just connected)
+# appears within 10 s; else says so and fails.
+wait_nvme0n1() {
+    lw=0
+    while [ ! -b /dev/nvme0n1 ] && [ $lw -lt 100 ]; do
+        sleep 0.1
+        lw=$((lw + 1))
+    done
+    [ -b /dev/nvme0n1 ] || { echo "no /dev/nvme0n1 after 10 s"; return 1; }
+}
+
 # nvmet_export NQN: the in-kernel NVMe target (nvmet-rdma and null_blk
 # loaded) exports /dev/nullb0 as namespace 1 of subsystem NQN to any host,
 # on port 1 = RDMA at 192.168.77.2:4420 (hns_1's address, ipv4_pair).

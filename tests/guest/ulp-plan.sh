@@ -52,12 +52,8 @@ MIB=${ULP_MIB:-64}
 
 check $g/hns0-active port_state hns_0 PORT_ACTIVE || plan_exit
 check $g/hns1-active port_state hns_1 PORT_ACTIVE || plan_exit
-# The netdev of each function (rdma link: "... netdev ethN").
-netdev() {
-    rdma link show "$1/1" | sed -n 's/.* netdev \([^ ]*\).*/\1/p'
-}
-N0=$(netdev hns_0)
-N1=$(netdev hns_1)
+N0=$(rdma_netdev hns_0)
+N1=$(rdma_netdev hns_1)
 check $g/ipv4-static-neighbours ipv4_pair "$N0" "$N1" || plan_exit
 echo "    hns_0: $N0 192.168.77.1, hns_1: $N1 192.168.77.2"
 
@@ -80,12 +76,7 @@ host_up() {
     modprobe nvme-rdma &&
         nvme connect -t rdma -a 192.168.77.2 -s 4420 -w 192.168.77.1 -n "$NQN" \
             -i 2 -W 1 --hostnqn="$HOSTNQN" --hostid="$HOSTID" || return 1
-    lw=0
-    while [ ! -b /dev/nvme0n1 ] && [ $lw -lt 100 ]; do
-        sleep 0.1
-        lw=$((lw + 1))
-    done
-    [ -b /dev/nvme0n1 ] || { echo "no /dev/nvme0n1 after 10 s"; return 1; }
+    wait_nvme0n1 || return 1
     echo "$(cat /sys/class/nvme/nvme0/transport) $(cat /sys/class/nvme/nvme0/address)"
     echo "size: $(($(cat /sys/block/nvme0n1/size) / 2048)) MiB," \
         "max I/O: $(cat /sys/block/nvme0n1/queue/max_hw_sectors_kb) KiB"
