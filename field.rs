@@ -97,6 +97,12 @@ impl<L: Layout> Field<L> {
     pub const fn mask(self) -> u32 {
         (u32::MAX >> (32 - self.width())) << self.shift()
     }
+
+    /// `word` (the CPU value of the field's word) with the field replaced
+    /// by `v`; bits of `v` above the field width are dropped.
+    pub const fn insert(self, word: u32, v: u32) -> u32 {
+        (word & !self.mask()) | ((v << self.shift()) & self.mask())
+    }
 }
 
 /// A context image in CPU memory: `N` little-endian words.
@@ -198,8 +204,7 @@ impl<L: Layout, const N: usize> Ctx<L, N> {
         // The invariant of `Field<L>` and `N == L::DWORDS` keep the index in
         // range, so the `None` arm is never taken.
         if let Some(w) = self.words.get_mut(f.word()) {
-            let cpu = (u32::from_le(*w) & !f.mask()) | ((v << f.shift()) & f.mask());
-            *w = cpu.to_le();
+            *w = f.insert(u32::from_le(*w), v).to_le();
         }
     }
 

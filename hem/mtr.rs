@@ -26,11 +26,12 @@ use crate::rdma::{cond_resched, Umem, UmemDev};
 use kernel::{
     device::{Bound, Device},
     dma::Coherent,
-    io::{io_project, io_read, io_write, Io},
+    io::{io_project, io_read, io_write, Io, SysMem},
     prelude::*, //
 };
 
 use crate::hns_roce_hw_v2::ctx::HW_PAGE_SHIFT;
+use crate::hns_roce_hw_v2::wqe::WqeSlot;
 
 /// One region of a kernel buffer: its size in bytes and the hop number from
 /// the caps.
@@ -304,6 +305,22 @@ impl KernelMtr {
             Ok(view.copy_read().map(u32::from_le))
         };
         read().ok()
+    }
+
+    /// The `N`-word entry at byte offset `off` (4-aligned, all in one
+    /// page), seen in place for an encoder that edits it word by word: one
+    /// page lookup and one projection for the whole entry.
+    ///
+    /// # Errors
+    ///
+    /// `EINVAL` past the end, unaligned, or across a page boundary.
+    pub(crate) fn entry<const N: usize>(&self, off: usize) -> Result<MtrEntry<'_, N>> {
+        let page = self.pages.get(off >> self.page_shift).ok_or(EINVAL)?;
+        let inner = off & ((1usize << self.page_shift) - 1);
+        let end = inner.checked_add(4 * N).ok_or(EINVAL)?;
+        let view = io_project!(page, [try: inner..end]).try_cast::<[u32; N]>()?;
+        // The CPU view only: the words' bus addresses are not needed.
+        Ok(MtrEntry(view.as_sys_mem()))
     }
 
     /// Reads the little-endian word `word` of the `len`-byte entry at byte
@@ -766,6 +783,32 @@ fn pin_umem(
     })
 }
 
+/// An entry of a kernel buffer (a send WQE slot) in place: each word a
+/// single 32-bit load or store of the DMA memory, so that an encoder
+/// touches only the words the C driver touches
+/// ([`crate::hns_roce_hw_v2::wqe::WqeSlot`]). Stores are plain: the engine
+/// reads them after a later barrier and doorbell, or after the owner word,
+/// which the caller stores last.
+pub(crate) struct MtrEntry<'a, const N: usize>(SysMem<'a, [u32; N]>);
+
+impl<const N: usize> WqeSlot for MtrEntry<'_, N> {
+    #[inline(always)]
+    fn get(&self, i: usize) -> u32 {
+        let read = || -> Result<u32> { Ok(io_read!(self.0, [try: i])) };
+        read().map_or(0, u32::from_le)
+    }
+
+    #[inline(always)]
+    fn set(&mut self, i: usize, v: u32) {
+        let write = || -> Result {
+            io_write!(self.0, [try: i], v.to_le());
+            Ok(())
+        };
+        // Past the entry there is nothing to store (as for an array).
+        let _ = write();
+    }
+}
+
 /// A queue buffer (`hns_roce_mtr`) of either origin: kernel memory the
 /// driver allocated, or the calling process's pinned pages. Kernel code
 /// reads and writes only the first kind; the engine sees both alike.
@@ -836,6 +879,14 @@ impl Mtr {
     pub(crate) fn write_words<const N: usize>(&self, off: usize, words: &[u32; N]) -> Result {
         match self {
             Self::Kernel(m) => m.write_words(off, words),
+            Self::User(_) => Err(EINVAL),
+        }
+    }
+
+    /// [`KernelMtr::entry`] of kernel memory (`EINVAL` for user memory).
+    pub(crate) fn entry<const N: usize>(&self, off: usize) -> Result<MtrEntry<'_, N>> {
+        match self {
+            Self::Kernel(m) => m.entry(off),
             Self::User(_) => Err(EINVAL),
         }
     }

@@ -11,11 +11,11 @@
 //! very words C leaves in memory. The owner bit is part of word 0; the
 //! caller writes the other words first and word 0 last.
 
-use crate::field::Ctx;
+use crate::field::{Ctx, Field, Layout};
 use crate::hns_roce_hw_v2::consts::{sge, wqe_inl, wqe_op};
 use crate::hns_roce_hw_v2::ctx::{MrAccess, HW_PAGE_SHIFT};
 use crate::hns_roce_hw_v2::fields::{
-    frmr_seg, rc_send_wqe as rc, ud_send_wqe as ud, FrmrSeg, RcSendWqe, UdSendWqe,
+    frmr_seg, rc_send_wqe as rc, ud_send_wqe as ud, FrmrSeg, UdSendWqe,
 };
 
 /// One data segment (`struct ib_sge`, as `struct hns_roce_v2_wqe_data_seg`).
@@ -330,6 +330,63 @@ pub fn ext_sges<S: SgeSource + ?Sized>(
         })
 }
 
+/// A send WQE slot the RC encoder edits in place, word by word, as C edits
+/// the ring: only the words C writes are stored, and only the words whose
+/// other bits C keeps are read. Values are in CPU order; the slot keeps
+/// them little-endian. A plain `[u32; 16]` is one (the host tests'); the
+/// kernel's is the slot in the SQ buffer itself.
+pub trait WqeSlot {
+    /// Word `i` as it is now (0 past the end).
+    fn get(&self, i: usize) -> u32;
+    /// Stores `v` as word `i` (nothing past the end).
+    fn set(&mut self, i: usize, v: u32);
+
+    /// Replaces field `f` of its word with `v` (`hr_reg_write` on the
+    /// slot): one read and one store.
+    #[inline(always)]
+    fn put<L: Layout>(&mut self, f: Field<L>, v: u32) {
+        let i = f.word();
+        let w = self.get(i);
+        self.set(i, f.insert(w, v));
+    }
+
+    /// Stores segment `s` as the four words from word `at` on
+    /// (`set_data_seg_v2`).
+    #[inline(always)]
+    fn set_seg(&mut self, at: usize, s: &Sge) {
+        for (k, w) in s.words().into_iter().enumerate() {
+            self.set(at + k, w);
+        }
+    }
+}
+
+impl<const N: usize> WqeSlot for [u32; N] {
+    #[inline]
+    fn get(&self, i: usize) -> u32 {
+        self.as_slice().get(i).copied().unwrap_or(0)
+    }
+
+    #[inline]
+    fn set(&mut self, i: usize, v: u32) {
+        if let Some(w) = self.as_mut_slice().get_mut(i) {
+            *w = v;
+        }
+    }
+}
+
+/// What [`rc_wqe_in`] leaves to its caller: word 0 (opcode, flags, owner
+/// bit), which hands the WQE to the engine and is stored last, and where
+/// the segments beyond the two the WQE holds go.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RcHead {
+    /// Word 0 of the WQE (host order), owner bit included.
+    pub word0: u32,
+    /// Valid segments going to the extended SGE area (from the third on).
+    pub ext_n: u32,
+    /// The QP's next extended SGE index after this WQE.
+    pub next_sge: u32,
+}
+
 /// An encoded RC WQE: its 16 words and where its segments beyond the two
 /// it holds go.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -342,10 +399,8 @@ pub struct RcWqe {
     pub next_sge: u32,
 }
 
-/// Builds an RC send WQE over `prev`, the slot's old words. Inline data
-/// is given as `inline_data` (the bytes the SGEs point at, in order);
-/// only inline data that fits the WQE (`HNS_ROCE_V2_MAX_RC_INL_INN_SZ`)
-/// is supported here, longer inline data is [`WqeError::InlineNoSpace`].
+/// Builds an RC send WQE over `prev`, the slot's old words: [`rc_wqe_in`]
+/// on a copy, with word 0 filled in.
 pub fn rc_wqe<S: SgeSource + ?Sized>(
     prev: &[u32; 16],
     p: &RcSend<'_, S>,
@@ -353,119 +408,125 @@ pub fn rc_wqe<S: SgeSource + ?Sized>(
     max_inline: u32,
     mtu: u32,
 ) -> Result<RcWqe, WqeError> {
+    let mut words = *prev;
+    let h = rc_wqe_in(&mut words, p, inline_data, max_inline, mtu)?;
+    words[0] = h.word0;
+    Ok(RcWqe {
+        words,
+        ext_n: h.ext_n,
+        next_sge: h.next_sge,
+    })
+}
+
+/// Writes an RC send WQE into `slot` in C's order (`set_rc_wqe`), all
+/// words but word 0, which it returns. Inline data is given as
+/// `inline_data` (the bytes the SGEs point at, in order); only inline data
+/// that fits the WQE (`HNS_ROCE_V2_MAX_RC_INL_INN_SZ`) is supported here,
+/// longer inline data is [`WqeError::InlineNoSpace`]. On an error the slot
+/// holds what C would have written by then (word 0 aside), and the WQE is
+/// not posted.
+pub fn rc_wqe_in<W: WqeSlot + ?Sized, S: SgeSource + ?Sized>(
+    slot: &mut W,
+    p: &RcSend<'_, S>,
+    inline_data: &[u8],
+    max_inline: u32,
+    mtu: u32,
+) -> Result<RcHead, WqeError> {
     let (valid, msg_len) = valid_sges(p.sges);
-    let mut w = *prev;
-    w[0] = 0;
-    w[1] = msg_len;
-    w[2] = match p.op {
-        RcOp::SendWithImm(imm) | RcOp::RdmaWriteWithImm { imm, .. } => imm,
-        _ => 0,
-    };
+    slot.set(1, msg_len);
+    slot.set(
+        2,
+        match p.op {
+            RcOp::SendWithImm(imm) | RcOp::RdmaWriteWithImm { imm, .. } => imm,
+            _ => 0,
+        },
+    );
     match p.op {
         RcOp::RdmaRead { rkey, va }
         | RcOp::RdmaWrite { rkey, va }
         | RcOp::RdmaWriteWithImm { rkey, va, .. }
         | RcOp::CmpSwap { rkey, va, .. }
         | RcOp::FetchAdd { rkey, va, .. } => {
-            w[5] = rkey;
+            slot.set(5, rkey);
             // CAST: the two halves of the address.
-            w[6] = va as u32;
-            w[7] = (va >> 32) as u32;
+            slot.set(6, va as u32);
+            slot.set(7, (va >> 32) as u32);
         }
-        RcOp::SendWithInv(rkey) => w[2] = rkey,
-        RcOp::RegMr(f) => set_frmr(&mut w, &f),
+        RcOp::SendWithInv(rkey) => slot.set(2, rkey),
+        RcOp::RegMr(f) => set_frmr(slot, &f),
         RcOp::Send | RcOp::SendWithImm(_) => {}
     }
-    let mut c = Ctx::<RcSendWqe, 16>::from_le_words(w.map(u32::to_le));
-    c.write(rc::OPCODE, p.op.hw_opcode());
-    c.write(rc::SO, u32::from(p.fence));
-    c.write(rc::SE, u32::from(p.solicited));
-    c.write(rc::CQE, u32::from(p.signaled));
+    // Word 0 starts from zero (C clears it before filling the WQE).
+    let mut w0 = rc::OPCODE.insert(0, p.op.hw_opcode());
+    w0 = rc::SO.insert(w0, u32::from(p.fence));
+    w0 = rc::SE.insert(w0, u32::from(p.solicited));
+    w0 = rc::CQE.insert(w0, u32::from(p.signaled));
     let mask = p.sge_cnt.wrapping_sub(1);
-    c.write(rc::MSG_START_SGE_IDX, p.sge_idx & mask);
-    let mut out = RcWqe {
-        words: [0; 16],
+    slot.put(rc::MSG_START_SGE_IDX, p.sge_idx & mask);
+    let mut out = RcHead {
+        word0: 0,
         ext_n: 0,
         next_sge: p.sge_idx,
     };
-    let mut w = c.as_le_words().map(u32::from_le);
-    if let RcOp::RegMr(_) = p.op {
-        // No data segments: the segment after the header is the page
-        // list's, written above.
-        let mut c = Ctx::<RcSendWqe, 16>::from_le_words(w.map(u32::to_le));
-        c.write(rc::OWNER, u32::from(p.owner));
-        out.words = c.as_le_words().map(u32::from_le);
-        return Ok(out);
-    }
     if p.op.is_atomic() {
         if msg_len != sge::ATOMIC_WR_LEN {
             return Err(WqeError::AtomicLength);
         }
         let first = p.sges.iter_sges().next().unwrap_or_default();
-        w[8..12].copy_from_slice(&first.words());
+        slot.set_seg(8, &first);
         let (a, b) = match p.op {
             RcOp::CmpSwap { compare, swap, .. } => (swap, compare),
             RcOp::FetchAdd { add, .. } => (add, 0),
             _ => (0, 0),
         };
         // CAST: the two halves of each operand.
-        w[12] = a as u32;
-        w[13] = (a >> 32) as u32;
-        w[14] = b as u32;
-        w[15] = (b >> 32) as u32;
-        let mut c = Ctx::<RcSendWqe, 16>::from_le_words(w.map(u32::to_le));
-        c.write(rc::SGE_NUM, valid);
-        c.write(rc::OWNER, u32::from(p.owner));
-        out.words = c.as_le_words().map(u32::from_le);
-        return Ok(out);
+        slot.set(12, a as u32);
+        slot.set(13, (a >> 32) as u32);
+        slot.set(14, b as u32);
+        slot.set(15, (b >> 32) as u32);
+        slot.put(rc::SGE_NUM, valid);
+    } else if !matches!(p.op, RcOp::RegMr(_)) {
+        // A REG_MR WQE has no data segments: the segment after its header
+        // is the page list's, written above.
+        w0 = rc::INLINE.insert(w0, u32::from(p.inline));
+        if p.inline {
+            if matches!(p.op, RcOp::RdmaRead { .. }) {
+                return Err(WqeError::InlineRead);
+            }
+            if msg_len > max_inline || msg_len > mtu {
+                return Err(WqeError::InlineLength);
+            }
+            if msg_len > wqe_inl::MAX_RC_INL_INN_SZ {
+                return Err(WqeError::InlineNoSpace);
+            }
+            slot.put(rc::INL_TYPE, 0);
+            set_inline(slot, inline_data);
+        } else {
+            let given = p.sges.iter_sges().filter(|s| s.len != 0);
+            for (k, s) in given.take(sge::SGE_IN_WQE as usize).enumerate() {
+                slot.set_seg(8 + 4 * k, &s);
+            }
+            if valid > sge::SGE_IN_WQE {
+                out.ext_n = valid - sge::SGE_IN_WQE;
+                out.next_sge = p.sge_idx.wrapping_add(out.ext_n);
+            }
+            slot.put(rc::SGE_NUM, valid);
+        }
     }
-    let mut c = Ctx::<RcSendWqe, 16>::from_le_words(w.map(u32::to_le));
-    c.write(rc::INLINE, u32::from(p.inline));
-    if p.inline {
-        if matches!(p.op, RcOp::RdmaRead { .. }) {
-            return Err(WqeError::InlineRead);
-        }
-        if msg_len > max_inline || msg_len > mtu {
-            return Err(WqeError::InlineLength);
-        }
-        if msg_len > wqe_inl::MAX_RC_INL_INN_SZ {
-            return Err(WqeError::InlineNoSpace);
-        }
-        c.clear(rc::INL_TYPE);
-        let mut w = c.as_le_words().map(u32::from_le);
-        let mut bytes = [0u8; 32];
-        for (i, x) in w[8..16].iter().enumerate() {
-            bytes[4 * i..4 * i + 4].copy_from_slice(&x.to_le_bytes());
-        }
-        let n = inline_data.len().min(32);
-        bytes[..n].copy_from_slice(&inline_data[..n]);
-        for (i, x) in w[8..16].iter_mut().enumerate() {
-            *x = u32::from_le_bytes([
-                bytes[4 * i],
-                bytes[4 * i + 1],
-                bytes[4 * i + 2],
-                bytes[4 * i + 3],
-            ]);
-        }
-        let mut c = Ctx::<RcSendWqe, 16>::from_le_words(w.map(u32::to_le));
-        c.write(rc::OWNER, u32::from(p.owner));
-        out.words = c.as_le_words().map(u32::from_le);
-        return Ok(out);
-    }
-    let mut w = c.as_le_words().map(u32::from_le);
-    let given = p.sges.iter_sges().filter(|s| s.len != 0);
-    for (slot, s) in given.take(sge::SGE_IN_WQE as usize).enumerate() {
-        w[8 + 4 * slot..12 + 4 * slot].copy_from_slice(&s.words());
-    }
-    if valid > sge::SGE_IN_WQE {
-        out.ext_n = valid - sge::SGE_IN_WQE;
-        out.next_sge = p.sge_idx.wrapping_add(out.ext_n);
-    }
-    let mut c = Ctx::<RcSendWqe, 16>::from_le_words(w.map(u32::to_le));
-    c.write(rc::SGE_NUM, valid);
-    c.write(rc::OWNER, u32::from(p.owner));
-    out.words = c.as_le_words().map(u32::from_le);
+    out.word0 = rc::OWNER.insert(w0, u32::from(p.owner));
     Ok(out)
+}
+
+/// Copies inline data (at most the 32 bytes of the two segment places)
+/// into the slot from word 8 on, as the bytes lie in memory; the bytes of
+/// a last partial word past the data keep their old value.
+fn set_inline<W: WqeSlot + ?Sized>(slot: &mut W, data: &[u8]) {
+    let data = data.get(..32).unwrap_or(data);
+    for (k, chunk) in data.chunks(4).enumerate() {
+        let mut b = slot.get(8 + k).to_le_bytes();
+        b[..chunk.len()].copy_from_slice(chunk);
+        slot.set(8 + k, u32::from_le_bytes(b));
+    }
 }
 
 /// `set_frmr_seg`: the REG_MR header words (the page list's address in the
@@ -473,16 +534,16 @@ pub fn rc_wqe<S: SgeSource + ?Sized>(
 /// and address where an RDMA WQE has them) and the fast-register segment
 /// in words 8 and 9; bits of word 9 the segment does not define keep their
 /// old value, as in C.
-fn set_frmr(w: &mut [u32; 16], f: &FastReg) {
+fn set_frmr<W: WqeSlot + ?Sized>(w: &mut W, f: &FastReg) {
     // CAST (all): the low and high halves of 64-bit values.
-    w[1] = f.pbl_ba as u32;
-    w[2] = (f.pbl_ba >> 32) as u32;
-    w[3] = f.length as u32;
-    w[4] = (f.length >> 32) as u32;
-    w[5] = f.key;
-    w[6] = f.iova as u32;
-    w[7] = (f.iova >> 32) as u32;
-    let mut s = Ctx::<FrmrSeg, 2>::from_le_words([w[8].to_le(), w[9].to_le()]);
+    w.set(1, f.pbl_ba as u32);
+    w.set(2, (f.pbl_ba >> 32) as u32);
+    w.set(3, f.length as u32);
+    w.set(4, (f.length >> 32) as u32);
+    w.set(5, f.key);
+    w.set(6, f.iova as u32);
+    w.set(7, (f.iova >> 32) as u32);
+    let mut s = Ctx::<FrmrSeg, 2>::from_le_words([w.get(8).to_le(), w.get(9).to_le()]);
     s.write_bool(frmr_seg::BIND_EN, false);
     s.write_bool(frmr_seg::ATOMIC, f.access.remote_atomic);
     s.write_bool(frmr_seg::RR, f.access.remote_read);
@@ -497,8 +558,8 @@ fn set_frmr(w: &mut [u32; 16], f: &FastReg) {
     s.clear(frmr_seg::BLOCK_SIZE);
     s.clear(frmr_seg::ZBVA);
     let seg = s.as_le_words();
-    w[8] = u32::from_le(seg[0]);
-    w[9] = u32::from_le(seg[1]);
+    w.set(8, u32::from_le(seg[0]));
+    w.set(9, u32::from_le(seg[1]));
 }
 
 /// The owner bit of SQ WQE `head` of a queue of `wqe_cnt` entries: the

@@ -16,7 +16,7 @@ use super::{Qp, QpEnv};
 use crate::hns_roce_hw_v2::consts::{event, reg, wqe_op};
 use crate::hns_roce_hw_v2::cqe::{self, Completion};
 use crate::hns_roce_hw_v2::qpc::{qpt, QpState};
-use crate::hns_roce_hw_v2::wqe::{self, RcOp, RcSend, UdAv, UdSend, WqeError};
+use crate::hns_roce_hw_v2::wqe::{self, RcOp, RcSend, UdAv, UdSend, WqeError, WqeSlot};
 use crate::mr::Mr;
 use crate::rdma::wc::{Wc, WcStatus};
 use crate::rdma::{IbQp, OwnedQueue, QpEvent, SendWr, WcArray, WrOpcode};
@@ -510,7 +510,8 @@ impl Qp {
     fn store_wqe(&self, idx: u32, words: &[u32; 16]) -> Result {
         let off = self.sq_wqe_off(idx);
         // Words 1..16 in one copy, word 0 (the owner bit) on its own.
-        let rest: [u32; 15] = core::array::from_fn(|i| words.get(i + 1).copied().unwrap_or(0));
+        let rest: [u32; 15] =
+            core::array::from_fn(|i| words.as_slice().get(i + 1).copied().unwrap_or(0));
         self.mtr.write_words(off + 4, &rest)?;
         if self.owner_db {
             barrier::dma_mb(barrier::Write);
@@ -667,8 +668,11 @@ impl Qp {
             owner,
         };
         let mtu = super::mtu_bytes(self.core.path_mtu.load(Ordering::Relaxed));
-        let r = wqe::rc_wqe(
-            &self.sq_wqe_words(idx),
+        // The slot is edited in place, as C does: only the words C writes
+        // are stored, word 0 (the owner bit) last.
+        let mut slot = self.mtr.entry::<16>(self.sq_wqe_off(idx))?;
+        let r = wqe::rc_wqe_in(
+            &mut slot,
             &p,
             data.get(..n).unwrap_or(&[]),
             self.sizes.max_inline_data,
@@ -703,7 +707,10 @@ impl Qp {
                 self.store_ext_sge(e.idx, &e.sge)?;
             }
         }
-        self.store_wqe(idx, &w.words)?;
+        if self.owner_db {
+            barrier::dma_mb(barrier::Write);
+        }
+        slot.set(0, w.word0);
         *sge_idx = w.next_sge;
         Ok(())
     }
