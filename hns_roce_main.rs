@@ -113,7 +113,7 @@ use kernel::{
 use pd::{Domains, IdSpace};
 use rdma::{
     AddrVec, AhIn, BoundDevice, DevAttr, DscpMap, GidEntry, Hnae3Handle, IbCq, IbDriver, IbParams,
-    IbQp, IbRegistration, PortAttr, RoceClient, SendWr, SqDoorbells, UctxResp, WcArray,
+    IbQp, IbRegistration, PortAttr, RoceClient, SqDoorbells, UctxResp, WcArray,
 };
 
 module! {
@@ -783,7 +783,7 @@ impl IbDriver for IbDev {
     fn post_send(
         &self,
         q: &qp::Qp,
-        wrs: &mut dyn Iterator<Item = SendWr<'_, mr::Mr>>,
+        wrs: rdma::SendChain<'_, mr::Mr>,
     ) -> core::result::Result<(), (usize, Error)> {
         q.post_send(&self.qp_env(), wrs)
     }

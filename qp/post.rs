@@ -420,10 +420,10 @@ impl Qp {
 
     /// `hns_roce_v2_post_send` for a kernel QP. On failure, the index of
     /// the first WR not posted and the error.
-    pub(crate) fn post_send(
+    pub(crate) fn post_send<'w>(
         &self,
         env: &QpEnv<'_>,
-        wrs: &mut dyn Iterator<Item = SendWr<'_, Mr>>,
+        wrs: impl Iterator<Item = SendWr<'w, Mr>>,
     ) -> core::result::Result<(), (usize, Error)> {
         if self.user {
             // libhns posts a user QP's work itself; the kernel keeps no

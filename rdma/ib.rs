@@ -22,7 +22,7 @@
 //! answers (`DevAttr`, `QpAttr`, ...) are the shim's flattened structs.
 
 use super::{
-    raw, restrack, Hnae3Handle, IbCq, IbQp, IbSrq, RecvWr, ResAttrs, ResRaw, SendWr, UmemDev,
+    raw, restrack, Hnae3Handle, IbCq, IbQp, IbSrq, RecvWr, ResAttrs, ResRaw, SendChain, UmemDev,
     UserCtx, WcArray,
 };
 use core::{
@@ -302,10 +302,12 @@ pub(crate) trait IbDriver: Send + Sync {
     /// Whether the QP is UD-like (its send WRs are `ib_ud_wr`s).
     fn qp_is_ud(&self, qp: &Self::Qp) -> bool;
     /// Posts send WRs; on failure the index of the first one not posted.
+    /// The chain is a concrete type, not a `dyn Iterator`: reading a WR
+    /// is inlined into the driver's loop (no indirect call per WR).
     fn post_send(
         &self,
         qp: &Self::Qp,
-        wrs: &mut dyn Iterator<Item = SendWr<'_, Self::Mr>>,
+        wrs: SendChain<'_, Self::Mr>,
     ) -> core::result::Result<(), (usize, Error)>;
     /// A shared receive queue.
     type Srq: Send + Sync;

@@ -878,8 +878,8 @@ pub(super) unsafe extern "C" fn post_send<D: IbDriver>(
     // SAFETY: per the function's contract.
     let (d, q) = unsafe { (drv::<D>(rs), QpBox::<D>::borrow(qp).get_ref()) };
     // SAFETY: the caller's chain is valid for the call and of the QP's type.
-    let mut chain = unsafe { SendChain::new(wr, d.qp_is_ud(q)) };
-    match d.post_send(q, &mut chain) {
+    let chain = unsafe { SendChain::new(wr, d.qp_is_ud(q)) };
+    match d.post_send(q, chain) {
         Ok(()) => 0,
         Err((n, e)) => {
             // SAFETY: the caller's chain is valid; `bad` is writable (the
