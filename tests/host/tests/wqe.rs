@@ -28,3 +28,82 @@ fn rc_atomic_inline() {
 fn rc_frmr() {
     assert_eq!(v::check_rc_frmr(), Ok(()));
 }
+
+/// The RC encoder edits the slot in place as `set_rc_wqe` does: on a slot
+/// full of an old WQE's bits, the words C never writes for a one-segment
+/// SEND (the RDMA words 5..8, the second segment 12..16) and the bits C
+/// leaves alone in the words it edits field by field (word 3 below
+/// SGE_NUM, word 4's INL_TYPE) keep the old bits; every other word is the
+/// one the encoder writes over a zeroed slot (C's own words, checked
+/// against the traces by `rc_wqes`).
+#[test]
+fn rc_in_place_keeps_what_c_keeps() {
+    use hns_host_tests::hns_roce_hw_v2::wqe::*;
+    let sge = [Sge {
+        addr: 0x1234_5000,
+        len: 64,
+        lkey: 0x300,
+    }];
+    let p = RcSend::<[Sge]> {
+        op: RcOp::Send,
+        sges: &sge,
+        fence: false,
+        solicited: false,
+        signaled: true,
+        inline: false,
+        sge_idx: 0,
+        sge_cnt: 0,
+        owner: true,
+    };
+    let old = [0xdead_beef_u32; 16];
+    let clean = rc_wqe(&[0; 16], &p, &[], 32, 1024).expect("SEND encodes");
+    let mut slot = old;
+    let head = rc_wqe_in(&mut slot, &p, &[], 32, 1024).expect("SEND encodes");
+    assert_eq!(head.word0, clean.words[0], "word 0 from zero, stored last");
+    assert_eq!(slot[0], old[0], "word 0 is left to the caller");
+    for i in [5, 6, 7, 12, 13, 14, 15] {
+        assert_eq!(slot[i], old[i], "word {i} is not C's to write");
+    }
+    for i in [1, 2, 8, 9, 10, 11] {
+        assert_eq!(slot[i], clean.words[i], "word {i} written whole");
+    }
+    assert_eq!(slot[3] & 0x00ff_ffff, old[3] & 0x00ff_ffff, "XRC_SRQN kept");
+    assert_eq!(slot[3] >> 24, clean.words[3] >> 24, "SGE_NUM written");
+    assert_eq!(slot[4] >> 31, old[4] >> 31, "INL_TYPE kept");
+    assert_eq!(slot[4] & 0x00ff_ffff, clean.words[4] & 0x00ff_ffff);
+}
+
+/// An RDMA READ with inline data is refused after C has already written
+/// the message length, the key and the remote address into the slot (its
+/// checks come after `set_rc_opcode`); the next WQE in that slot keeps
+/// those words where it does not write its own.
+#[test]
+fn rc_refused_read_leaves_c_partial_words() {
+    use hns_host_tests::hns_roce_hw_v2::wqe::*;
+    let sge = [Sge {
+        addr: 0x1234_5000,
+        len: 8,
+        lkey: 0x300,
+    }];
+    let p = RcSend::<[Sge]> {
+        op: RcOp::RdmaRead {
+            rkey: 0x77,
+            va: 0x1_0000_2000,
+        },
+        sges: &sge,
+        fence: false,
+        solicited: false,
+        signaled: true,
+        inline: true,
+        sge_idx: 0,
+        sge_cnt: 0,
+        owner: true,
+    };
+    let mut slot = [0u32; 16];
+    assert_eq!(
+        rc_wqe_in(&mut slot, &p, &[0; 8], 32, 1024),
+        Err(WqeError::InlineRead)
+    );
+    assert_eq!(&slot[1..3], &[8, 0]);
+    assert_eq!(&slot[5..8], &[0x77, 0x2000, 1]);
+}
