@@ -771,7 +771,7 @@ impl IbDriver for IbDev {
     fn post_recv(
         &self,
         q: &qp::Qp,
-        wrs: &mut dyn Iterator<Item = rdma::RecvWr<'_>>,
+        wrs: rdma::RecvChain<'_>,
     ) -> core::result::Result<(), (usize, Error)> {
         q.post_recv(&self.qp_env(), wrs)
     }
@@ -831,7 +831,7 @@ impl IbDriver for IbDev {
     fn post_srq_recv(
         &self,
         s: &srq::Srq,
-        wrs: &mut dyn Iterator<Item = rdma::RecvWr<'_>>,
+        wrs: rdma::RecvChain<'_>,
     ) -> core::result::Result<(), (usize, Error)> {
         s.post_recv(&self.srq_env(), wrs)
     }

@@ -697,10 +697,10 @@ impl Qp {
 
     /// `hns_roce_v2_post_recv`: writes the WQEs and publishes the new head.
     /// On failure, the index of the first WR not posted and the error.
-    pub(crate) fn post_recv(
+    pub(crate) fn post_recv<'w>(
         &self,
         env: &QpEnv<'_>,
-        wrs: &mut dyn Iterator<Item = RecvWr<'_>>,
+        wrs: impl Iterator<Item = RecvWr<'w>>,
     ) -> core::result::Result<(), (usize, Error)> {
         if env.cmd.is_reset_down() {
             return Err((0, EIO));

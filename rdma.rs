@@ -53,10 +53,10 @@ mod restrack;
 pub(crate) use restrack::{ResAttrs, ResRaw};
 pub(crate) mod wc;
 mod wr;
-use wr::RecvChain;
+
 pub(crate) use wr::{
-    IbCq, IbQp, IbSrq, QpEvent, RecvWr, SendChain, SendWr, Sge, SrqEvent, WcArray, WrOpcode,
-    SEND_FENCE, SEND_INLINE, SEND_SIGNALED, SEND_SOLICITED,
+    IbCq, IbQp, IbSrq, QpEvent, RecvChain, RecvWr, SendChain, SendWr, Sge, SrqEvent, WcArray,
+    WrOpcode, SEND_FENCE, SEND_INLINE, SEND_SIGNALED, SEND_SOLICITED,
 };
 
 /// Borrows the object behind a `void *` the shim keeps for us, or `None`
@@ -103,6 +103,7 @@ impl RateLimit {
     /// Whether a message may be printed now (and counts it). Concurrent
     /// callers may let one message too many through at a window's turn,
     /// which a rate limit can afford.
+    #[inline(never)]
     pub(crate) fn allow(&self) -> bool {
         // SAFETY: `jiffies` is the kernel's tick counter, one aligned word
         // that is only ever read here.

@@ -611,10 +611,10 @@ impl Srq {
     /// slot (C's errnos and messages); `EINVAL` for a user SRQ (libhns
     /// posts those itself). As in C, a reset does not stop it (the
     /// doorbell is off then; the memory stays the SRQ's).
-    pub(crate) fn post_recv(
+    pub(crate) fn post_recv<'w>(
         &self,
         env: &SrqEnv<'_>,
-        wrs: &mut dyn Iterator<Item = RecvWr<'_>>,
+        wrs: impl Iterator<Item = RecvWr<'w>>,
     ) -> core::result::Result<(), (usize, Error)> {
         let Queues::Kernel(k) = &self.queues else {
             return Err((0, EINVAL));

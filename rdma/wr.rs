@@ -617,7 +617,7 @@ pub(crate) struct RecvWr<'a> {
 ///
 /// `cur` is null or points to a valid `ib_recv_wr` whose `next` chain and
 /// SGE arrays stay valid and unchanged for `'a`.
-pub(super) struct RecvChain<'a> {
+pub(crate) struct RecvChain<'a> {
     cur: *const raw::ib_recv_wr,
     _p: core::marker::PhantomData<&'a raw::ib_recv_wr>,
 }

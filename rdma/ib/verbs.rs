@@ -822,8 +822,8 @@ pub(super) unsafe extern "C" fn post_recv<D: IbDriver>(
     // SAFETY: per the function's contract.
     let (d, q) = unsafe { (drv::<D>(rs), QpBox::<D>::borrow(qp).get_ref()) };
     // SAFETY: the caller's chain is valid for the call.
-    let mut chain = unsafe { RecvChain::new(wr) };
-    match d.post_recv(q, &mut chain) {
+    let chain = unsafe { RecvChain::new(wr) };
+    match d.post_recv(q, chain) {
         Ok(()) => 0,
         Err((n, e)) => {
             // SAFETY: the caller's chain is valid; `bad` is writable (the
@@ -850,8 +850,8 @@ pub(super) unsafe extern "C" fn post_srq_recv<D: IbDriver>(
     // SAFETY: per the function's contract.
     let (d, s) = unsafe { (drv::<D>(rs), SrqBox::<D>::borrow(srq)) };
     // SAFETY: the caller's chain is valid for the call.
-    let mut chain = unsafe { RecvChain::new(wr) };
-    match d.post_srq_recv(s, &mut chain) {
+    let chain = unsafe { RecvChain::new(wr) };
+    match d.post_srq_recv(s, chain) {
         Ok(()) => 0,
         Err((n, e)) => {
             // SAFETY: the caller's chain is valid; `bad` is writable (the
