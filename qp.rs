@@ -714,7 +714,7 @@ impl Qp {
         let mut nreq = 0u32;
         let mut res = Ok(());
         for wr in wrs {
-            if rq.head.wrapping_sub(rq.tail).wrapping_add(nreq) >= cnt {
+            if rq.overflow(&self.core.rq_ring, nreq) {
                 res = Err((nreq as usize, ENOMEM));
                 break;
             }
@@ -746,9 +746,7 @@ impl Qp {
                 res = Err((nreq as usize, e));
                 break;
             }
-            if let Some(w) = rq.wrid.get_mut(idx as usize) {
-                *w = wr.wr_id;
-            }
+            self.core.rq_ring.set_wrid(idx, wr.wr_id);
             nreq += 1;
         }
         if nreq > 0 {

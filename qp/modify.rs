@@ -480,7 +480,7 @@ impl Qp {
         if let Some(RqDb::Kernel(db)) = &self.rdb {
             db.set(0);
         }
-        self.core.rq.lock().reset();
-        self.core.sq.lock().reset();
+        self.core.rq.lock().reset(&self.core.rq_ring);
+        self.core.sq.lock().reset(&self.core.sq_ring);
     }
 }
