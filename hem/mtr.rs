@@ -283,12 +283,7 @@ impl KernelMtr {
     ///
     /// `EINVAL` past the end, unaligned, or across a page boundary.
     pub(crate) fn write_words<const N: usize>(&self, off: usize, words: &[u32; N]) -> Result {
-        let page = self.pages.get(off >> self.page_shift).ok_or(EINVAL)?;
-        let inner = off & ((1usize << self.page_shift) - 1);
-        let end = inner.checked_add(4 * N).ok_or(EINVAL)?;
-        io_project!(page, [try: inner..end])
-            .try_cast::<[u32; N]>()?
-            .copy_write(words.map(u32::to_le));
+        self.words_view::<N>(off)?.copy_write(words.map(u32::to_le));
         Ok(())
     }
 
@@ -297,14 +292,8 @@ impl KernelMtr {
     /// across a page boundary. For entries the device has handed over (its
     /// owner word read first, then a read barrier) or does not write.
     pub(crate) fn read_words<const N: usize>(&self, off: usize) -> Option<[u32; N]> {
-        let page = self.pages.get(off >> self.page_shift)?;
-        let inner = off & ((1usize << self.page_shift) - 1);
-        let read = || -> Result<[u32; N]> {
-            let end = inner.checked_add(4 * N).ok_or(EINVAL)?;
-            let view = io_project!(page, [try: inner..end]).try_cast::<[u32; N]>()?;
-            Ok(view.copy_read().map(u32::from_le))
-        };
-        read().ok()
+        let view = self.words_view::<N>(off).ok()?;
+        Some(view.copy_read().map(u32::from_le))
     }
 
     /// The `N`-word entry at byte offset `off` (4-aligned, all in one
@@ -315,12 +304,18 @@ impl KernelMtr {
     ///
     /// `EINVAL` past the end, unaligned, or across a page boundary.
     pub(crate) fn entry<const N: usize>(&self, off: usize) -> Result<MtrEntry<'_, N>> {
+        Ok(MtrEntry(self.words_view(off)?))
+    }
+
+    /// The CPU view of the `N` words at byte offset `off` (4-aligned, all
+    /// in one page): one page lookup, one projection (the words' bus
+    /// addresses are not needed).
+    fn words_view<const N: usize>(&self, off: usize) -> Result<SysMem<'_, [u32; N]>> {
         let page = self.pages.get(off >> self.page_shift).ok_or(EINVAL)?;
         let inner = off & ((1usize << self.page_shift) - 1);
         let end = inner.checked_add(4 * N).ok_or(EINVAL)?;
         let view = io_project!(page, [try: inner..end]).try_cast::<[u32; N]>()?;
-        // The CPU view only: the words' bus addresses are not needed.
-        Ok(MtrEntry(view.as_sys_mem()))
+        Ok(view.as_sys_mem())
     }
 
     /// Reads the little-endian word `word` of the `len`-byte entry at byte

@@ -231,10 +231,11 @@ impl QpCore {
             (self.rq.lock(), &self.rq_ring)
         };
         let mask = ring.cnt().wrapping_sub(1);
-        while n < wc.len() && q.head != ring.tail() {
-            let tail = ring.tail();
+        let mut tail = ring.tail();
+        while n < wc.len() && q.head != tail {
             wc.set(n, &flushed, ring.wrid(tail & mask), &self.ibqp);
-            ring.set_tail(tail.wrapping_add(1));
+            tail = tail.wrapping_add(1);
+            ring.set_tail(tail);
             n += 1;
         }
         n

@@ -29,6 +29,25 @@ fn rc_frmr() {
     assert_eq!(v::check_rc_frmr(), Ok(()));
 }
 
+/// A signaled RC WQE of `op` over `sges`, owner bit 1, no extended SGEs.
+fn signaled<'a>(
+    op: hns_host_tests::hns_roce_hw_v2::wqe::RcOp,
+    sges: &'a [hns_host_tests::hns_roce_hw_v2::wqe::Sge],
+    inline: bool,
+) -> hns_host_tests::hns_roce_hw_v2::wqe::RcSend<'a> {
+    hns_host_tests::hns_roce_hw_v2::wqe::RcSend {
+        op,
+        sges,
+        fence: false,
+        solicited: false,
+        signaled: true,
+        inline,
+        sge_idx: 0,
+        sge_cnt: 0,
+        owner: true,
+    }
+}
+
 /// The RC encoder edits the slot in place as `set_rc_wqe` does: on a slot
 /// full of an old WQE's bits, the words C never writes for a one-segment
 /// SEND (the RDMA words 5..8, the second segment 12..16) and the bits C
@@ -44,17 +63,7 @@ fn rc_in_place_keeps_what_c_keeps() {
         len: 64,
         lkey: 0x300,
     }];
-    let p = RcSend::<[Sge]> {
-        op: RcOp::Send,
-        sges: &sge,
-        fence: false,
-        solicited: false,
-        signaled: true,
-        inline: false,
-        sge_idx: 0,
-        sge_cnt: 0,
-        owner: true,
-    };
+    let p = signaled(RcOp::Send, &sge, false);
     let old = [0xdead_beef_u32; 16];
     let clean = rc_wqe(&[0; 16], &p, &[], 32, 1024).expect("SEND encodes");
     let mut slot = old;
@@ -85,20 +94,14 @@ fn rc_refused_read_leaves_c_partial_words() {
         len: 8,
         lkey: 0x300,
     }];
-    let p = RcSend::<[Sge]> {
-        op: RcOp::RdmaRead {
+    let p = signaled(
+        RcOp::RdmaRead {
             rkey: 0x77,
             va: 0x1_0000_2000,
         },
-        sges: &sge,
-        fence: false,
-        solicited: false,
-        signaled: true,
-        inline: true,
-        sge_idx: 0,
-        sge_cnt: 0,
-        owner: true,
-    };
+        &sge,
+        true,
+    );
     let mut slot = [0u32; 16];
     assert_eq!(
         rc_wqe_in(&mut slot, &p, &[0; 8], 32, 1024),
