@@ -1742,6 +1742,15 @@ u64 hns_shim_block_dma(struct ib_block_iter *biter)
 	return rdma_block_iter_dma_address(biter);
 }
 
+u32 hns_shim_umem_blocks_fill(struct ib_block_iter *biter, u64 *out, u32 n)
+{
+	u32 i = 0;
+
+	while (i < n && __rdma_umem_block_iter_next(biter))
+		out[i++] = rdma_block_iter_dma_address(biter);
+	return i;
+}
+
 u64 hns_shim_umem_first_dma(struct ib_umem *umem)
 {
 	return sg_dma_address(umem->sgt_append.sgt.sgl);

@@ -517,6 +517,8 @@ void hns_shim_umem_blocks_start(struct ib_block_iter *biter,
 				struct ib_umem *umem, unsigned long pgsz);
 bool hns_shim_umem_blocks_next(struct ib_block_iter *biter);
 u64 hns_shim_block_dma(struct ib_block_iter *biter);
+/* Up to @n next block addresses into @out; returns how many (fewer: done). */
+u32 hns_shim_umem_blocks_fill(struct ib_block_iter *biter, u64 *out, u32 n);
 /* Bus address of the first scatterlist entry of the umem. */
 u64 hns_shim_umem_first_dma(struct ib_umem *umem);
 /* The u32 at byte offset (below PAGE_SIZE - 3) of the first pinned page. */

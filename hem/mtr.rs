@@ -57,11 +57,23 @@ fn errno(e: MtrError) -> Error {
 /// bounds-checked 64-bit store through the kernel's coherent I/O view; the
 /// device has not been told about this BT yet).
 fn set_ba(bt: &Coherent<[u64]>, i: u32, ba: u64) -> Result {
+    set_bas(bt, i, &[ba])
+}
+
+/// Stores `bas` (bus addresses) in entries `i..` of BT page `bt`.
+///
+/// # Errors
+///
+/// `EINVAL` if they do not all fit; then nothing is stored.
+fn set_bas(bt: &Coherent<[u64]>, i: u32, bas: &[u64]) -> Result {
     let i = usize::try_from(i)?;
-    if i >= bt.len() {
-        return Err(EINVAL);
+    match i.checked_add(bas.len()) {
+        Some(end) if end <= bt.len() => {}
+        _ => return Err(EINVAL),
     }
-    io_write!(bt, [try: i], ba.to_le());
+    for (k, ba) in (i..).zip(bas) {
+        io_write!(bt, [try: k], ba.to_le());
+    }
     Ok(())
 }
 
@@ -433,6 +445,10 @@ fn get_ba(bt: &Coherent<[u64]>, i: u32) -> Option<u64> {
 const RESCHED_PAGES: u32 = 8192;
 const RESCHED_BTS: u32 = 64;
 
+/// Page addresses taken from the umem in one call when a user MTR is
+/// mapped (on the stack: 512 bytes).
+const MAP_BATCH: usize = 64;
+
 /// The memory of a user MR.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct PblRange {
@@ -621,21 +637,38 @@ impl UserMtr {
         for (j, m) in (0u32..).zip(mid.iter()) {
             set_ba(&root, hem.l1_root(j).ok_or(EINVAL)?, m.dma_address())?;
         }
+        // Run by run (the entries of one BT page that follow each other),
+        // the addresses taken from the umem a batch at a time.
         let count = layout.page_count();
         let mut blocks = umem.dma_blocks(pgsz);
-        for i in 0..count {
-            if i % RESCHED_PAGES == RESCHED_PAGES - 1 {
-                cond_resched();
-            }
-            let Some(ba) = blocks.next() else {
-                dev_err!(dev, "failed to get mtr page {} != {}.\n", i, count);
-                return Err(ENOBUFS);
+        let mut batch = [0u64; MAP_BATCH];
+        let mut i = 0u32;
+        let mut since_resched = 0u32;
+        while i < count {
+            let (at, run) = hem.locate_run(i).ok_or(EINVAL)?;
+            let (bt, first) = match at {
+                BtSlot::Root(j) => (&root, j),
+                BtSlot::L1 { page, slot } => (mid.get(usize::try_from(page)?).ok_or(EINVAL)?, slot),
             };
-            match hem.locate(i).ok_or(EINVAL)? {
-                BtSlot::Root(j) => set_ba(&root, j, ba)?,
-                BtSlot::L1 { page, slot } => {
-                    set_ba(mid.get(usize::try_from(page)?).ok_or(EINVAL)?, slot, ba)?
+            let mut done = 0u32;
+            while done < run {
+                // CAST: MAP_BATCH fits u32.
+                let want = (run - done).min(MAP_BATCH as u32);
+                let got = blocks.fill(batch.get_mut(..usize::try_from(want)?).ok_or(EINVAL)?);
+                // CAST: `got` is at most `want`.
+                let got = got as u32;
+                if got < want {
+                    dev_err!(dev, "failed to get mtr page {} != {}.\n", i + done + got, count);
+                    return Err(ENOBUFS);
                 }
+                set_bas(bt, first + done, batch.get(..usize::try_from(got)?).ok_or(EINVAL)?)?;
+                done += got;
+            }
+            i += run;
+            since_resched += run;
+            if since_resched >= RESCHED_PAGES {
+                since_resched = 0;
+                cond_resched();
             }
         }
         let root_ba = root.dma_address();

@@ -315,18 +315,32 @@ impl HemList {
     /// the bottom BT covering it, at `page - start`); `None` if no region
     /// has the page.
     pub fn locate(&self, page: u32) -> Option<BtSlot> {
+        self.locate_run(page).map(|(slot, _)| slot)
+    }
+
+    /// [`HemList::locate`] of `page`, and how many pages from it on (at
+    /// least 1) have their entries next to each other in the same BT page:
+    /// up to the end of the region, and for a hop-2 region up to the end of
+    /// the L1 page (C's `hns_roce_hem_list_find_mtt` count). Lets a caller
+    /// map a page list run by run, as C's `mtr_map_region` does.
+    pub fn locate_run(&self, page: u32) -> Option<(BtSlot, u32)> {
         let bt = self
             .regions()
             .iter()
             .find(|b| page >= b.region.offset && page - b.region.offset < b.region.count)?;
         let d = page - bt.region.offset;
+        let left = bt.region.count - d;
         if bt.region.hopnum == 1 {
-            return Some(BtSlot::Root(bt.root.checked_add(d)?));
+            return Some((BtSlot::Root(bt.root.checked_add(d)?), left));
         }
-        Some(BtSlot::L1 {
-            page: bt.l1.checked_add(d.checked_div(self.unit)?)?,
-            slot: d.checked_rem(self.unit)?,
-        })
+        let slot = d.checked_rem(self.unit)?;
+        Some((
+            BtSlot::L1 {
+                page: bt.l1.checked_add(d.checked_div(self.unit)?)?,
+                slot,
+            },
+            left.min(self.unit - slot),
+        ))
     }
 
     /// The root entry that points at L1 page `l1` (`setup_middle_bt`:

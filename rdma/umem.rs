@@ -226,6 +226,26 @@ pub(crate) struct DmaBlocks<'a> {
     _u: PhantomData<&'a Umem>,
 }
 
+impl DmaBlocks<'_> {
+    /// Stores the next blocks' bus addresses at the start of `out`, as many
+    /// as there are and fit, in one call into the core; returns how many.
+    /// Fewer than `out.len()` means the blocks are exhausted.
+    pub(crate) fn fill(&mut self, out: &mut [u64]) -> usize {
+        if self.done || out.is_empty() {
+            return 0;
+        }
+        let n = u32::try_from(out.len()).unwrap_or(u32::MAX);
+        // SAFETY: as in `next`; `out` is valid for `n` (at most its length)
+        // writes of u64.
+        let got = unsafe { raw::hns_shim_umem_blocks_fill(&mut self.it, out.as_mut_ptr(), n) };
+        if got < n {
+            self.done = true;
+        }
+        // CAST: `got` is at most `out.len()`.
+        got as usize
+    }
+}
+
 impl Iterator for DmaBlocks<'_> {
     type Item = u64;
 

@@ -1604,6 +1604,17 @@ pub fn check_mtr_multi_l1() -> Check {
     expect(m.hem.locate(1540) == l1(4, 0), "page 1540: L1 4 slot 0")?;
     expect(m.hem.locate(1627) == l1(4, 87), "page 1627: L1 4 slot 87")?;
     expect(m.hem.locate(1628).is_none(), "page 1628: none")?;
+    // Runs (C's find_mtt count: the entries left in the bottom BT that
+    // holds the page): to the end of the L1 page or of the region.
+    let run = |p: u32| m.hem.locate_run(p);
+    expect(run(0) == l1(0, 0).map(|s| (s, 512)), "run at 0: 512")?;
+    expect(run(511) == l1(0, 511).map(|s| (s, 1)), "run at 511: 1")?;
+    expect(run(1024) == l1(2, 0).map(|s| (s, 1)), "run at 1024: SQ's last page")?;
+    expect(run(1025) == Some((BtSlot::Root(3), 3)), "run at 1025: 3 SGE pages")?;
+    expect(run(1027) == Some((BtSlot::Root(5), 1)), "run at 1027: 1")?;
+    expect(run(1540) == l1(4, 0).map(|s| (s, 88)), "run at 1540: 88")?;
+    expect(run(1600) == l1(4, 60).map(|s| (s, 28)), "run at 1600: 28")?;
+    expect(run(1628).is_none(), "run at 1628: none")?;
     // A small unit (BT pages of 64 B, unit 8) with the same shape:
     // [0+10 h2, 10+3 h1, 13+5 h2] -> root ceil(10/8) = 2, 3, ceil(5/8) = 1
     // = 6 <= 8.
