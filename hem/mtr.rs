@@ -658,10 +658,19 @@ impl UserMtr {
                 // CAST: `got` is at most `want`.
                 let got = got as u32;
                 if got < want {
-                    dev_err!(dev, "failed to get mtr page {} != {}.\n", i + done + got, count);
+                    dev_err!(
+                        dev,
+                        "failed to get mtr page {} != {}.\n",
+                        i + done + got,
+                        count
+                    );
                     return Err(ENOBUFS);
                 }
-                set_bas(bt, first + done, batch.get(..usize::try_from(got)?).ok_or(EINVAL)?)?;
+                set_bas(
+                    bt,
+                    first + done,
+                    batch.get(..usize::try_from(got)?).ok_or(EINVAL)?,
+                )?;
                 done += got;
             }
             i += run;

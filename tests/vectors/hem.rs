@@ -1609,8 +1609,14 @@ pub fn check_mtr_multi_l1() -> Check {
     let run = |p: u32| m.hem.locate_run(p);
     expect(run(0) == l1(0, 0).map(|s| (s, 512)), "run at 0: 512")?;
     expect(run(511) == l1(0, 511).map(|s| (s, 1)), "run at 511: 1")?;
-    expect(run(1024) == l1(2, 0).map(|s| (s, 1)), "run at 1024: SQ's last page")?;
-    expect(run(1025) == Some((BtSlot::Root(3), 3)), "run at 1025: 3 SGE pages")?;
+    expect(
+        run(1024) == l1(2, 0).map(|s| (s, 1)),
+        "run at 1024: SQ's last page",
+    )?;
+    expect(
+        run(1025) == Some((BtSlot::Root(3), 3)),
+        "run at 1025: 3 SGE pages",
+    )?;
     expect(run(1027) == Some((BtSlot::Root(5), 1)), "run at 1027: 1")?;
     expect(run(1540) == l1(4, 0).map(|s| (s, 88)), "run at 1540: 88")?;
     expect(run(1600) == l1(4, 60).map(|s| (s, 28)), "run at 1600: 28")?;
