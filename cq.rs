@@ -26,12 +26,13 @@ use crate::hns_roce_hw_v2::consts::{cap_flag, cqe_size, mbox};
 use crate::hns_roce_hw_v2::ctx as hw_ctx;
 use crate::hns_roce_hw_v2::fields::Cqc;
 use crate::rdma::{CqUreq, IbCq, ResAttrs, ResRaw, UmemDev};
+use crate::Ucontext;
 use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use kernel::{
     device::{Bound, Device},
     new_spinlock_irq,
     prelude::*,
-    sync::{Arc, SpinLockIrq}, //
+    sync::{Arc, ArcBorrow, SpinLockIrq}, //
 };
 
 /// The parameters of a CQ.
@@ -47,7 +48,7 @@ pub(crate) struct UserCq<'a> {
     /// Pins the caller's memory.
     pub(crate) dev: UmemDev<'a>,
     /// The user context's record pages.
-    pub(crate) dbs: &'a Arc<UserDbPages>,
+    pub(crate) uctx: ArcBorrow<'a, Ucontext>,
     /// The request as the shim copied it.
     pub(crate) req: &'a CqUreq,
 }
@@ -241,7 +242,7 @@ impl Cq {
             None if has_db => Some(CqDb::Kernel(env.dbs.alloc(env.dev, 1)?)),
             None => None,
             Some(u) if has_db && u.req.outlen >= URESP_CAP_FLAGS_END => {
-                let d = u.dbs.map(u.dev, u.req.db_addr).inspect_err(|e| {
+                let d = UserDbPages::map(u.uctx, u.dev, u.req.db_addr).inspect_err(|e| {
                     ibdev_err!(env.cmd, "failed to alloc CQ db, ret = {}.\n", e.to_errno())
                 })?;
                 cap_flags |= CQ_FLAG_RECORD_DB;

@@ -14,14 +14,17 @@
 //! pins a page of records once, however many queues use records in it, and
 //! unpins it when the last [`UserDb`] in it drops.
 
-use crate::rdma::{Umem, UmemDev};
+use crate::{
+    rdma::{Umem, UmemDev},
+    Ucontext,
+};
 use kernel::{
     device::{Bound, Device},
     dma::Coherent,
     io::io_write,
     new_mutex,
     prelude::*,
-    sync::{Arc, Mutex}, //
+    sync::{Arc, ArcBorrow, Mutex}, //
 };
 
 /// Bytes per record.
@@ -254,7 +257,8 @@ struct UserPage {
 }
 
 /// The record pages of one user context (C: the ucontext's `page_list`
-/// under `page_mutex`).
+/// under `page_mutex`), part of the context's state ([`crate::Ucontext`]),
+/// which each [`UserDb`] holds a reference to.
 #[pin_data]
 pub(crate) struct UserDbPages {
     #[pin]
@@ -263,13 +267,10 @@ pub(crate) struct UserDbPages {
 
 impl UserDbPages {
     /// No page pinned yet.
-    pub(crate) fn new() -> Result<Arc<Self>> {
-        Arc::pin_init(
-            pin_init!(UserDbPages {
-                pages <- new_mutex!(KVec::new()),
-            }),
-            GFP_KERNEL,
-        )
+    pub(crate) fn new() -> impl PinInit<Self> {
+        pin_init!(UserDbPages {
+            pages <- new_mutex!(KVec::new()),
+        })
     }
 
     /// The record at user address `virt` (`hns_roce_db_map_user`): pins
@@ -282,11 +283,15 @@ impl UserDbPages {
     ///
     /// The errno of pinning the page (`EFAULT` for an unmapped address,
     /// `ENOMEM`), or `ENOMEM`.
-    pub(crate) fn map(self: &Arc<Self>, pin: UmemDev<'_>, virt: u64) -> Result<UserDb> {
+    pub(crate) fn map(
+        uctx: ArcBorrow<'_, Ucontext>,
+        pin: UmemDev<'_>,
+        virt: u64,
+    ) -> Result<UserDb> {
         // CAST: PAGE_SIZE is 4 KiB..64 KiB.
         let page_size = kernel::page::PAGE_SIZE as u64;
         let page_virt = virt & !(page_size - 1);
-        let mut pages = self.pages.lock();
+        let mut pages = uctx.dbs.pages.lock();
         let i = match pages.iter().position(|p| p.virt == page_virt) {
             Some(i) => i,
             None => {
@@ -306,8 +311,9 @@ impl UserDbPages {
         let p = pages.get_mut(i).ok_or(EINVAL)?;
         p.users += 1;
         let dma = p.umem.first_page_dma() + (virt - page_virt);
+        drop(pages);
         Ok(UserDb {
-            table: self.clone(),
+            uctx: uctx.into(),
             page_virt,
             // CAST: below PAGE_SIZE.
             offset: (virt - page_virt) as usize,
@@ -320,7 +326,7 @@ impl UserDbPages {
 /// unpins its page if it was the page's last record
 /// (`hns_roce_db_unmap_user`).
 pub(crate) struct UserDb {
-    table: Arc<UserDbPages>,
+    uctx: Arc<Ucontext>,
     page_virt: u64,
     /// Byte offset of the record in its page.
     offset: usize,
@@ -333,7 +339,7 @@ impl UserDb {
     /// the kernel mapping of the pinned page, e.g. the SQ and RQ heads a
     /// user QP is flushed to); 0 if it cannot be read.
     pub(crate) fn read(&self) -> u32 {
-        let pages = self.table.pages.lock();
+        let pages = self.uctx.dbs.pages.lock();
         pages
             .iter()
             .find(|p| p.virt == self.page_virt)
@@ -344,7 +350,7 @@ impl UserDb {
 
 impl Drop for UserDb {
     fn drop(&mut self) {
-        let mut pages = self.table.pages.lock();
+        let mut pages = self.uctx.dbs.pages.lock();
         let Some(i) = pages.iter().position(|p| p.virt == self.page_virt) else {
             return;
         };

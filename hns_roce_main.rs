@@ -401,7 +401,9 @@ impl IbDev {
 }
 
 /// The driver's state of a user context (`struct hns_roce_ucontext`); user
-/// verbs reach it through `rdma::UserCtx::uctx`.
+/// verbs reach it through `rdma::UserCtx::uctx`. One allocation, as C's
+/// context is one: the record doorbells mapped from it hold a reference.
+#[pin_data]
 pub(crate) struct Ucontext {
     /// Its doorbell page (UAR) index.
     pub(crate) uar: u32,
@@ -414,7 +416,8 @@ pub(crate) struct Ucontext {
     pub(crate) config: u32,
     /// Its pinned record-doorbell pages (`page_list`): map SQ/RQ/CQ records
     /// with [`db::UserDbPages::map`].
-    pub(crate) dbs: Arc<db::UserDbPages>,
+    #[pin]
+    pub(crate) dbs: db::UserDbPages,
 }
 
 /// The rdma layer's handle of a CQ.
@@ -447,7 +450,7 @@ impl IbDriver for IbDev {
         })?;
         let ucq = user.as_ref().map(|(u, r)| cq::UserCq {
             dev: u.dev(),
-            dbs: &u.uctx().dbs,
+            uctx: u.uctx(),
             req: r,
         });
         let r = cq::Cq::create(&env, &attr, cqn, depth, cqe_size, ibcq, ucq).and_then(
@@ -598,7 +601,7 @@ impl IbDriver for IbDev {
             .inspect_err(|e| ibdev_err!(&self.cmd, "failed to set gid, ret = {}!\n", e.to_errno()))
     }
 
-    fn alloc_ucontext(&self, req: u32, resp: &mut UctxResp) -> Result<(KBox<Ucontext>, u32, u64)> {
+    fn alloc_ucontext(&self, req: u32, resp: &mut UctxResp) -> Result<(Arc<Ucontext>, u32, u64)> {
         let c = &self.caps;
         resp.qp_tab_size = c.num_qps;
         resp.srq_tab_size = c.num_srqs;
@@ -626,16 +629,15 @@ impl IbDriver for IbDev {
             resp.congest_type = c.cong_cap;
         }
         resp.cqe_size = c.cqe_sz;
-        let dbs = db::UserDbPages::new()?;
         let uar = self.uars.alloc()?;
         let cq_bank = self.cqns.lock().get_bank_for_uctx();
-        let u = KBox::new(
-            Ucontext {
+        let u = Arc::pin_init(
+            pin_init!(Ucontext {
                 uar,
                 cq_bank,
                 config,
-                dbs,
-            },
+                dbs <- db::UserDbPages::new(),
+            }),
             GFP_KERNEL,
         )
         .inspect_err(|_| {
@@ -647,7 +649,7 @@ impl IbDriver for IbDev {
         Ok((u, uar, self.db_bar & page_mask))
     }
 
-    fn dealloc_ucontext(&self, u: KBox<Ucontext>) {
+    fn dealloc_ucontext(&self, u: Arc<Ucontext>) {
         let _ = self.cqns.lock().put_bank_for_uctx(u.cq_bank);
         self.uars.free(u.uar);
     }
@@ -738,7 +740,7 @@ impl IbDriver for IbDev {
         let env = self.qp_env();
         let uqp = user.as_ref().map(|u| qp::UserQp {
             dev: u.dev(),
-            dbs: &u.uctx().dbs,
+            uctx: u.uctx(),
         });
         let q = qp::Qp::create(
             &env,
@@ -810,7 +812,7 @@ impl IbDriver for IbDev {
     ) -> Result<KBox<srq::Srq>> {
         let u = user.as_ref().map(|(u, r)| srq::UserSrq {
             dev: u.dev(),
-            dbs: &u.uctx().dbs,
+            uctx: u.uctx(),
             req: r,
         });
         srq::Srq::create(&self.srq_env(), args, ibsrq, u)

@@ -30,13 +30,14 @@ use crate::hw_rev::HwRev;
 use crate::rdma::{
     DscpMap, IbQp, QpAttr, QpInit, QpQuery, RecvWr, ResAttrs, ResRaw, SqDoorbells, UmemDev,
 };
+use crate::Ucontext;
 use crate::UCTX_EXSGE;
 use core::sync::atomic::Ordering;
 use kernel::{
     device::{Bound, Device},
     new_mutex,
     prelude::*,
-    sync::{Arc, Mutex}, //
+    sync::{Arc, ArcBorrow, Mutex}, //
 };
 use post::QpCore;
 
@@ -117,7 +118,7 @@ pub(crate) struct UserQp<'a> {
     /// Pins the caller's memory.
     pub(crate) dev: UmemDev<'a>,
     /// The user context's record pages.
-    pub(crate) dbs: &'a Arc<UserDbPages>,
+    pub(crate) uctx: ArcBorrow<'a, Ucontext>,
 }
 
 /// The RQ record doorbell: a kernel record, or one in the process.
@@ -652,7 +653,7 @@ impl Qp {
         cap_flags: &mut u64,
     ) -> Result<(Option<RqDb>, Option<UserDb>)> {
         let sdb = if record_db && init.user_sdb && has_sq {
-            let db = u.dbs.map(u.dev, init.sdb_addr).inspect_err(|e| {
+            let db = UserDbPages::map(u.uctx, u.dev, init.sdb_addr).inspect_err(|e| {
                 ibdev_err!(
                     &env.cmd,
                     "failed to map user SQ doorbell, ret = {}.\n",
@@ -666,7 +667,7 @@ impl Qp {
         };
         let rdb = if record_db && init.user_resp && has_rq {
             // On failure `sdb` drops here, unmapping the SQ record.
-            let db = u.dbs.map(u.dev, init.db_addr).inspect_err(|e| {
+            let db = UserDbPages::map(u.uctx, u.dev, init.db_addr).inspect_err(|e| {
                 ibdev_err!(
                     &env.cmd,
                     "failed to map user RQ doorbell, ret = {}.\n",

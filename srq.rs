@@ -35,12 +35,13 @@ use crate::pd::IdSpace;
 use crate::rdma::{
     IbSrq, RecvWr, ResAttrs, ResRaw, SrqArgs, SrqAttr, SrqEvent, SrqUreq, UmemDev, SRQT_XRC,
 };
+use crate::Ucontext;
 use kernel::{
     device::{Bound, Device},
     new_spinlock_irq,
     prelude::*,
     rbtree::{RBTree, RBTreeNode},
-    sync::{barrier, Arc, SpinLockIrq},
+    sync::{barrier, Arc, ArcBorrow, SpinLockIrq},
 };
 
 /// `HNS_ROCE_SRQ_CAP_RECORD_DB` (`enum hns_roce_srq_cap_flags`, uapi): the
@@ -75,7 +76,7 @@ pub(crate) struct UserSrq<'a> {
     /// Pins the caller's memory.
     pub(crate) dev: UmemDev<'a>,
     /// The user context's record pages.
-    pub(crate) dbs: &'a Arc<UserDbPages>,
+    pub(crate) uctx: ArcBorrow<'a, Ucontext>,
     /// The request as the shim copied it.
     pub(crate) req: &'a SrqUreq,
 }
@@ -402,7 +403,7 @@ impl Srq {
                 let db = if c.flags & cap_flag::SRQ_RECORD_DB != 0
                     && u.req.req_cap_flags & SRQ_CAP_RECORD_DB != 0
                 {
-                    Some(u.dbs.map(u.dev, u.req.db_addr)?)
+                    Some(UserDbPages::map(u.uctx, u.dev, u.req.db_addr)?)
                 } else {
                     None
                 };

@@ -194,8 +194,9 @@ pub(crate) trait IbDriver: Send + Sync {
     /// registration attaches the ib_device to it.
     fn ib_log(&self) -> &IbLog;
 
-    /// The driver's state of a user context.
-    type Ucontext: Send + Sync;
+    /// The driver's state of a user context, shared (`Arc`) by the context
+    /// and whatever the driver lets hold on to it.
+    type Ucontext: Send + Sync + 'static;
     /// A completion queue.
     type Cq: Send + Sync;
     /// A CQ of at least `cqe` entries on `vector` for the `ib_cq` `ibcq`:
@@ -230,9 +231,9 @@ pub(crate) trait IbDriver: Send + Sync {
         &self,
         config: u32,
         resp: &mut UctxResp,
-    ) -> Result<(KBox<Self::Ucontext>, u32, u64)>;
+    ) -> Result<(Arc<Self::Ucontext>, u32, u64)>;
     /// Frees what `alloc_ucontext` took.
-    fn dealloc_ucontext(&self, uctx: KBox<Self::Ucontext>);
+    fn dealloc_ucontext(&self, uctx: Arc<Self::Ucontext>);
     /// A protection domain number.
     fn alloc_pd(&self) -> Result<u32>;
     /// Frees a PD number.

@@ -14,7 +14,7 @@
 
 use super::raw;
 use core::{marker::PhantomData, ptr::NonNull};
-use kernel::{error::to_result, prelude::*};
+use kernel::{error::to_result, prelude::*, sync::ArcBorrow};
 
 /// The device a user verb pins memory for, valid for the verb's call.
 ///
@@ -75,12 +75,12 @@ impl UmemDev<'_> {
 /// `IbDriver::Ucontext`).
 pub(crate) struct UserCtx<'a, U> {
     dev: UmemDev<'a>,
-    uctx: &'a U,
+    uctx: ArcBorrow<'a, U>,
 }
 
 impl<'a, U> UserCtx<'a, U> {
     /// Builds the view (rdma.rs does, from what the shim passes).
-    pub(super) fn new(dev: UmemDev<'a>, uctx: &'a U) -> Self {
+    pub(super) fn new(dev: UmemDev<'a>, uctx: ArcBorrow<'a, U>) -> Self {
         Self { dev, uctx }
     }
 
@@ -89,8 +89,9 @@ impl<'a, U> UserCtx<'a, U> {
         self.dev
     }
 
-    /// The driver's state of the user context.
-    pub(crate) fn uctx(&self) -> &'a U {
+    /// The driver's state of the user context; `Arc::from` it for a
+    /// reference of one's own.
+    pub(crate) fn uctx(&self) -> ArcBorrow<'a, U> {
         self.uctx
     }
 }

@@ -19,6 +19,7 @@ use crate::rdma::{
 use kernel::{
     ffi::{c_int, c_uint, c_void},
     prelude::*,
+    sync::Arc,
     types::ForeignOwnable, //
 };
 
@@ -167,7 +168,7 @@ pub(super) unsafe extern "C" fn alloc_ucontext<D: IbDriver>(
 /// `rs` is the device's pointer (see [`drv`]); pointer arguments are valid
 /// for the call as the RDMA core passes them.
 pub(super) unsafe extern "C" fn dealloc_ucontext<D: IbDriver>(rs: *mut c_void, uctx: *mut c_void) {
-    // SAFETY: the pointer owns the box `alloc_ucontext` handed over
+    // SAFETY: the pointer owns the reference `alloc_ucontext` handed over
     // with `into_foreign`; the core calls this once, after every object of
     // the context is gone.
     let b = unsafe { UctxBox::<D>::from_foreign(uctx) };
@@ -176,7 +177,7 @@ pub(super) unsafe extern "C" fn dealloc_ucontext<D: IbDriver>(rs: *mut c_void, u
 }
 
 /// How a user context is owned while the shim holds it.
-pub(in crate::rdma) type UctxBox<D> = KBox<<D as IbDriver>::Ucontext>;
+pub(in crate::rdma) type UctxBox<D> = Arc<<D as IbDriver>::Ucontext>;
 
 /// The view of a user verb's caller: the device and the user context.
 ///
