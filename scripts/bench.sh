@@ -83,6 +83,28 @@ wait "$guest" || rc=$?
 wall=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.0f", b - a }')
 
 /usr/bin/python3 "$HNS_TOP/scripts/bench-report.py" "$out/guest.out" "$out" "$out/sizes.txt" || rc=1
+# The plan's alloc part: kernel allocations per verbs op, one row per
+# metric, C beside Rust (counts, no rounds).
+if grep -q '^BA ' "$out/guest.out"; then
+    {
+        echo
+        echo "### Kernel allocations per verbs op (part alloc: kmem trace events of the caller)"
+        echo
+        echo "| metric | kmalloc C | kmalloc Rust | kmem_cache C | kmem_cache Rust | pages C | pages Rust |"
+        echo "|---|---|---|---|---|---|---|"
+        awk '$1 == "BA" {
+            v[$3 " " $2] = $4 " " $5 " " $6
+            if (!($3 in seen)) { seen[$3] = 1; order[++n] = $3 }
+        }
+        END {
+            for (i = 1; i <= n; i++) {
+                m = order[i]
+                split(v[m " c"], c, " "); split(v[m " rs"], r, " ")
+                printf "| %s | %s | %s | %s | %s | %s | %s |\n", m, c[1], r[1], c[2], r[2], c[3], r[3]
+            }
+        }' "$out/guest.out"
+    } | tee -a "$out/report.md"
+fi
 {
     echo
     echo "Run: $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores, QEMU TCG, 1 vCPU, $rounds rounds;" \

@@ -16,6 +16,12 @@
 #   perftest  send/write/read bw and lat on hns_0 looped back to itself
 #   nvme      NVMe over RDMA hns_0 -> hns_1, 4 KiB random reads (rndread)
 #
+# and once per driver after the rounds (counts, not times):
+#
+#   alloc     kernel allocations per verbs op (verbs_bench under the kmem
+#             trace events of its own process), printed as
+#             "BA <driver> <metric> <kmalloc> <kmem_cache> <pages>"
+#
 # The programs verbs_bench, rndread and hns_kbench.ko come in /opt/run/extra
 # (scripts/bench.sh builds them; run-guest.sh HNS_GUEST_EXTRA). Every
 # figure is printed as one line
@@ -27,11 +33,11 @@
 # "BENCH-ERROR <round> <slot> <part> <why>" and the plan exits 1 at the end.
 #
 #   sh /opt/hns/bench-plan.sh [ROUNDS]     (default 5)
-#   BENCH_PARTS="probe verbs kpath perftest nvme"  BENCH_PROBES=3
+#   BENCH_PARTS="probe verbs kpath perftest nvme alloc"  BENCH_PROBES=3
 #   BENCH_NVME_SECONDS=10  BENCH_BW_ITERS=5000  BENCH_LAT_ITERS=200  BENCH_WARMUP=1
 . /opt/hns/lib.sh
 ROUNDS=${1:-5}
-PARTS=${BENCH_PARTS:-probe verbs kpath perftest nvme}
+PARTS=${BENCH_PARTS:-probe verbs kpath perftest nvme alloc}
 PROBES=${BENCH_PROBES:-3}
 NVME_S=${BENCH_NVME_SECONDS:-10}
 BW_N=${BENCH_BW_ITERS:-5000}
@@ -169,6 +175,38 @@ part_nvme() {
     nvme_down
 }
 
+# Allocations per verbs op: the kmem trace events (kmalloc,
+# kmem_cache_alloc, mm_page_alloc) of the verbs_bench process alone
+# (set_event_pid), for a run of N + 1 ops minus a run of 1 op (device
+# open, set-up and teardown cancel out), over N. A count, so one run per
+# driver is enough; what varies is the user buffer's physical layout (the
+# umem's scatterlist pages of the 256 MiB MR). kmem_cache counts include the
+# debug kernel's own bookkeeping (kmemleak's object per allocation).
+ALLOC_METRICS="open_close_device alloc_dealloc_pd create_destroy_cq_1024 create_destroy_rc_qp modify_rc_qp_chain reg_dereg_mr_4k reg_dereg_mr_2m reg_dereg_mr_256m create_destroy_srq"
+TR=/sys/kernel/tracing
+# alloc_run METRIC N: "kmalloc kmem_cache pages" of N ops of METRIC.
+alloc_run() {
+    echo >$TR/trace
+    for e in kmalloc kmem_cache_alloc mm_page_alloc; do echo 1 >$TR/events/kmem/$e/enable; done
+    sh -c "echo \$\$ >$TR/set_event_pid; exec $X/verbs_bench -d hns_0 -x $GIDX -w 0 -m $1 -N $1=$2" \
+        >/dev/null 2>&1 || echo "alloc_run: verbs_bench $1 failed" >&2
+    echo 0 >$TR/events/kmem/enable
+    echo >$TR/set_event_pid
+    awk '/ kmalloc:/ { a++ } / kmem_cache_alloc:/ { b++ } / mm_page_alloc:/ { c++ }
+        END { print a + 0, b + 0, c + 0 }' $TR/trace
+}
+part_alloc() {
+    [ -d $TR/events/kmem ] || mount -t tracefs nodev $TR 2>/dev/null
+    [ -d $TR/events/kmem ] || { bench_error alloc "no kmem trace events"; return; }
+    echo 16384 >$TR/buffer_size_kb
+    for m in $ALLOC_METRICS; do
+        case $m in *256m) n=2 ;; *) n=5 ;; esac
+        one=$(alloc_run $m 1) more=$(alloc_run $m $((n + 1)))
+        echo "$one $more" | awk -v d=$DRV -v m=$m -v n=$n '{
+            printf "BA %s %s %.1f %.1f %.1f\n", d, m, ($4 - $1) / n, ($5 - $2) / n, ($6 - $3) / n }'
+    done
+}
+
 # slot NAME: one driver's turn.
 slot() {
     S=$1
@@ -217,6 +255,19 @@ while [ $R -le "$ROUNDS" ]; do
     done
     R=$((R + 1))
 done
+if has_part alloc; then
+    R=A
+    for S in c rs; do
+        DRV=$S
+        MOD=$(driver_module $DRV)
+        if load_roce $DRV && wait_hns0 && port_state hns_0 PORT_ACTIVE >/dev/null && GIDX=$(roce_v2_gid hns_0); then
+            part_alloc
+        else
+            bench_error alloc "$DRV: hns_0 not ready"
+        fi
+        rmmod $MOD || bench_error unload "rmmod $MOD failed"
+    done
+fi
 rmmod hns_sim
 echo "BENCH-END errors=$ERRORS"
 [ "$ERRORS" -eq 0 ]
