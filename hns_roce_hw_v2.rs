@@ -15,6 +15,7 @@ pub mod ctx;
 // Stays at the top level: hns-sim (`sim/src/lib.rs`) compiles it by path too.
 #[path = "hw_v2_fields.rs"]
 pub mod fields;
+pub mod gid;
 pub mod qpc;
 pub mod regs;
 pub mod scc;

@@ -571,6 +571,17 @@ impl IbDriver for IbDev {
     }
 
     fn set_gid(&self, index: u32, entry: Option<GidEntry<'_>>) -> Result {
+        let failed =
+            |e: &Error| ibdev_err!(&self.cmd, "failed to set gid, ret = {}!\n", e.to_errno());
+        if !self.rev.is_hip09() {
+            // HIP08: the SGID table, one entry per command.
+            let mut d = chain::<1>(cmq_op::CFG_SGID_TB, false);
+            let (ty, gid) = entry
+                .as_ref()
+                .map_or((0, None), |e| (e.ty as u32, Some(e.gid)));
+            hns_roce_hw_v2::gid::write_sgid_tb(&mut d[0].data, index, ty, gid);
+            return self.cmd.send(&mut d).inspect_err(failed);
+        }
         let mut d = chain::<2>(cmq_op::CFG_GMV_TBL, false);
         let (gid, ty, vlan, mac) = match &entry {
             Some(e) => (*e.gid, e.ty as u32, e.vlan_id, *e.mac),
@@ -596,9 +607,7 @@ impl IbDriver for IbDev {
             u32::from(u16::from_ne_bytes([mac[4], mac[5]])),
         );
         d[1].data.write(gmv_tb_b::GMV_TB_B_SGID_IDX, index);
-        self.cmd
-            .send(&mut d)
-            .inspect_err(|e| ibdev_err!(&self.cmd, "failed to set gid, ret = {}!\n", e.to_errno()))
+        self.cmd.send(&mut d).inspect_err(failed)
     }
 
     fn alloc_ucontext(&self, req: u32, resp: &mut UctxResp) -> Result<(Arc<Ucontext>, u32, u64)> {

@@ -62,6 +62,11 @@ mod cmq {
     fn chain() {
         assert_eq!(v::check_chain(), Ok(()));
     }
+
+    #[test]
+    fn sgid_tb() {
+        assert_eq!(v::check_sgid_tb(), Ok(()));
+    }
 }
 
 /// HEM page-size arithmetic, the context-table manager's plans and the BT

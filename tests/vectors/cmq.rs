@@ -76,3 +76,43 @@ pub fn check_retval_errno() -> Check {
     }
     expect(retval_errno(0xffff) == 5, "unknown return codes are EIO")
 }
+
+/// HIP08's CFG_SGID_TB payloads as the C driver sent them on hns-sim's
+/// HIP08 personality (trace of 2026-12-04, the port's link-local GID of
+/// MAC 02:19:e5:00:03:00 at index 0 as RoCE v1 and index 1 as RoCE v2).
+pub fn check_sgid_tb() -> Check {
+    use crate::hns_roce_hw_v2::gid::write_sgid_tb;
+    let gid: [u8; 16] = [
+        0xfe, 0x80, 0, 0, 0, 0, 0, 0, 0x00, 0x19, 0xe5, 0xff, 0xfe, 0x00, 0x03, 0x00,
+    ];
+    let mut d = Desc::new(cmq_op::CFG_SGID_TB, false);
+    write_sgid_tb(&mut d.data, 0, 0, Some(&gid));
+    let w = d.to_le_words();
+    let trace0 = [0x0000_0000, 0x0000_80fe, 0, 0xffe5_1900, 0x0003_00fe, 0];
+    expect(
+        w[2..].iter().map(|x| u32::from_le(*x)).eq(trace0),
+        "index 0, RoCE v1: the C driver's words",
+    )?;
+    let mut d = Desc::new(cmq_op::CFG_SGID_TB, false);
+    write_sgid_tb(&mut d.data, 1, 2, Some(&gid));
+    let w = d.to_le_words();
+    let trace1 = [0x0000_0001, 0x0000_80fe, 0, 0xffe5_1900, 0x0003_00fe, 2];
+    expect(
+        w[2..].iter().map(|x| u32::from_le(*x)).eq(trace1),
+        "index 1, RoCE v2 IPv6: the C driver's words",
+    )?;
+    expect(
+        u32::from_le(w[0]) == 0x0001_8500,
+        "opcode 0x8500, flag WR (a write: IN only)",
+    )?;
+    let mut d = Desc::new(cmq_op::CFG_SGID_TB, false);
+    write_sgid_tb(&mut d.data, 5, 0, None);
+    let w = d.to_le_words();
+    expect(
+        w[2..]
+            .iter()
+            .map(|x| u32::from_le(*x))
+            .eq([5, 0, 0, 0, 0, 0]),
+        "a deleted entry: index only",
+    )
+}

@@ -50,6 +50,9 @@ pub mod hns_roce_hw_v2 {
     #[path = "hns_roce_hw_v2/cmq_fields.rs"]
     pub mod cmq_fields;
 
+    #[path = "hns_roce_hw_v2/gid.rs"]
+    pub mod gid;
+
     #[path = "hns_roce_hw_v2/ctx.rs"]
     pub mod ctx;
 

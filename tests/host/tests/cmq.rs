@@ -18,3 +18,8 @@ fn retval_errno() {
 fn chain() {
     assert_eq!(v::check_chain(), Ok(()));
 }
+
+#[test]
+fn sgid_tb() {
+    assert_eq!(v::check_sgid_tb(), Ok(()));
+}
