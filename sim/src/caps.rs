@@ -432,13 +432,16 @@ impl Caps {
     /// no GMV table (GIDs go through CFG_SGID_TB); no flag of a HIP09-only
     /// feature (XRC, CQE inline, SRQ record doorbell). MW stays off as in
     /// the HIP09 table: the engine has no memory windows. `hw_version`
-    /// 0x120 follows the HIP09 default's pattern (a real HIP08's value:
-    /// not checked).
+    /// 0x100: the kernel passes it to user space as `hw_ver`, and libhns
+    /// (rdma-core 56.1, the guest's) takes its HIP08 paths (reserved RQ
+    /// and SRQ SGE) only for exactly 0x100, as 0x130 (the HIP09 default)
+    /// is its HIP09 value (what a real HIP08 firmware reports: not
+    /// checked).
     pub fn hip08() -> Self {
         use flag::*;
         Caps {
             pci_revision: REVISION_HIP08,
-            hw_version: 0x120,
+            hw_version: 0x100,
             qpc_sz: 256,
             cqe_sz: 32,
             sccc_sz: 32,
@@ -522,6 +525,8 @@ mod tests {
         assert!(c.is_hip08());
         assert_eq!(c.pci_revision, 0x21);
         assert_eq!((c.qpc_sz, c.cqe_sz, c.gmv_bt_num), (256, 32, 0));
+        // libhns' HNS_ROCE_HW_VER2, which it compares hw_ver with.
+        assert_eq!(c.hw_version, 0x100);
         for bit in [6, 7, 12, 19, 22] {
             assert_eq!(c.cap_flags & 1 << bit, 0, "flag bit {bit}");
         }
