@@ -154,10 +154,12 @@ impl Engine {
         } else {
             None
         };
-        if let Some((rkey, va)) = write {
-            if !d.rwe {
-                return rerr("remote write not enabled on the QP".into());
-            }
+        if write.is_some() && !d.rwe {
+            return rerr("remote write not enabled on the QP".into());
+        }
+        // The key and range of a write that places data.
+        let placed = write.filter(|_| !(data.is_empty() && host.zero_length_write_skips_rkey()));
+        if let Some((rkey, va)) = placed {
             let span = Span {
                 key: rkey,
                 va,
