@@ -158,14 +158,6 @@ pub trait Host {
     /// Writes an AEQE (`event` type, `sub` type, queue number) and queues
     /// the AEQ's vector.
     fn post_event<M: Dma>(&mut self, mem: &M, event: u8, sub: u8, queue: u32);
-    /// Whether the responder executes an RDMA WRITE of length 0 without
-    /// looking at its rkey and address (IBA C9-88: nothing is placed).
-    /// The HIP08 personality says so (its driver's free-MR loopback
-    /// writes carry rkey 0); the HIP09 default keeps checking the key as
-    /// it always did.
-    fn zero_length_write_skips_rkey(&self) -> bool {
-        false
-    }
 }
 
 /// Asynchronous event types (`enum hns_roce_event`) the engine raises.

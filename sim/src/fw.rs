@@ -1107,10 +1107,6 @@ impl Host for Firmware {
     fn owns_gid(&self, gid: &[u8; 16]) -> bool {
         self.gids.keys().any(|&i| self.gid(i).as_ref() == Some(gid))
     }
-
-    fn zero_length_write_skips_rkey(&self) -> bool {
-        self.caps.is_hip08()
-    }
 }
 
 /// `new = (old & mask) | (ctx & !mask)`: a mask bit 0 takes the bit from
@@ -1607,8 +1603,6 @@ mod tests {
         }
         // The GMV table write was not taken.
         assert_eq!(f.gid_count(), 0);
-        // The engine places nothing for a zero-length write (free MR).
-        assert!(crate::engine::Host::zero_length_write_skips_rkey(&f));
         // The HIP08 table reports no GMV BTs: QUERY_PF_RES
         // FUNC_RES_B_GMV_BT_NUM (176..168 of the second descriptor).
         let mut d = [desc(op::QUERY_PF_RES, true), desc(op::QUERY_PF_RES, true)];
@@ -1642,7 +1636,6 @@ mod tests {
         }
         assert_eq!(f.stats.unknown, 5);
         assert_eq!(f.gid_count(), 0);
-        assert!(!crate::engine::Host::zero_length_write_skips_rkey(&f));
         // ...and its own are answered as before.
         let mut d = desc(op::QUERY_FUNC_INFO, true);
         f.execute(&mem, std::slice::from_mut(&mut d));

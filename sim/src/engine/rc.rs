@@ -154,12 +154,10 @@ impl Engine {
         } else {
             None
         };
-        if write.is_some() && !d.rwe {
-            return rerr("remote write not enabled on the QP".into());
-        }
-        // The key and range of a write that places data.
-        let placed = write.filter(|_| !(data.is_empty() && host.zero_length_write_skips_rkey()));
-        if let Some((rkey, va)) = placed {
+        if let Some((rkey, va)) = write {
+            if !d.rwe {
+                return rerr("remote write not enabled on the QP".into());
+            }
             let span = Span {
                 key: rkey,
                 va,

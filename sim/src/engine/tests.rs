@@ -21,8 +21,6 @@ struct FakeHost {
     /// what the guest could see when the event arrived.
     probe: Option<u64>,
     at_event: Vec<u32>,
-    /// What `zero_length_write_skips_rkey` answers (the HIP08 personality).
-    skip_zero_len_rkey: bool,
 }
 
 /// The GID of the test worlds' device 0.
@@ -58,9 +56,6 @@ impl Host for FakeHost {
     }
     fn owns_gid(&self, gid: &[u8; 16]) -> bool {
         self.gid(0).as_ref() == Some(gid)
-    }
-    fn zero_length_write_skips_rkey(&self) -> bool {
-        self.skip_zero_len_rkey
     }
 }
 
@@ -644,39 +639,6 @@ fn rdma_write_with_imm_and_bad_rkey() {
     w.post_a(2, 0x03, &[(1, 0)], true);
     assert!(!w.poll(2));
     assert_eq!(w.eng.sq_ci(8), Some(2));
-}
-
-/// The free-MR loopback write of the C driver's HIP08 paths
-/// (`free_mr_post_send_lp_wqe`): an RDMA WRITE (opcode 0x03) of length 0
-/// with no SGE, rkey 0 and address 0.
-fn post_zero_length_write(w: &World, idx: u32) {
-    w.post_a(idx, 0x03, &[(1, 0), (5, 0), (6, 0), (7, 0)], true);
-}
-
-#[test]
-fn zero_length_write_skips_the_rkey_on_hip08_only() {
-    // HIP08 personality: IBA C9-88, nothing to place, no key to check;
-    // the requester's CQE has status 0 (bits 15..8) and no event is raised.
-    let mut w = world();
-    w.host.skip_zero_len_rkey = true;
-    post_zero_length_write(&w, 0);
-    assert!(w.poll(0));
-    let cqe = get32(&w.mem, CQ1_BUF);
-    assert_eq!(cqe & 0x80, 0x80, "a CQE was written");
-    assert_eq!(cqe >> 8 & 0xff, 0, "status success");
-    assert_eq!(cqe & 0x1f, 0x03, "opcode RDMA WRITE");
-    assert!(w.host.aeqes.is_empty());
-    // The QP goes on: the next one completes as well.
-    post_zero_length_write(&w, 1);
-    assert!(w.poll(1));
-    assert_eq!(get32(&w.mem, CQ1_BUF + 64) >> 8 & 0xff, 0);
-    // The HIP09 default checks rkey 0 as before: no valid MPT, so
-    // REM_ACCESS_ERR (0x13) and LOCAL_WQ_ACCESS_ERROR (0x07) on QP 9.
-    let mut w = world();
-    post_zero_length_write(&w, 0);
-    assert!(w.poll(0));
-    assert_eq!(get32(&w.mem, CQ1_BUF) >> 8 & 0xff, 0x13);
-    assert_eq!(w.host.aeqes, vec![(0x07, 0, 9)]);
 }
 
 #[test]
