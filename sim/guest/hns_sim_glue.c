@@ -23,7 +23,9 @@
 
 #define HNS_SIM_VENDOR 0x19e5
 #define HNS_SIM_DEVICE 0xa222
-#define HNS_SIM_REVISION 0x30
+/* HIP09, unless the model says otherwise (below). */
+#define HNS_SIM_DEFAULT_REVISION 0x30
+#define HNS_SIM_REVISION_HIP08 0x21
 #define HNS_SIM_BAR 2
 /* Keep in sync with sim/src/mem.rs MEM_BASE_OFFSET. */
 #define HNS_SIM_MEM_BASE_OFFSET (16u << 20)
@@ -33,6 +35,14 @@
 #define HNS_SIM_CTRL_RESULT 0x20008
 #define HNS_SIM_CTRL_CMD 0x20040
 #define HNS_SIM_CTRL_CMD_LEN 64
+/*
+ * The model's identity, written before the guest runs; keep in sync with
+ * sim/src/device.rs IDENT_*. The magic word tells it from an older model,
+ * which leaves both words 0.
+ */
+#define HNS_SIM_IDENT_MAGIC 0x20010
+#define HNS_SIM_IDENT_REVISION 0x20014
+#define HNS_SIM_IDENT_MAGIC_VALUE 0x44495348 /* "HSID" */
 /* How long the model may take to answer a control command. */
 #define HNS_SIM_CTRL_TIMEOUT_US 2000000
 
@@ -323,6 +333,17 @@ static const struct net_device_ops hns_sim_netdev_ops = {
 	.ndo_set_mac_address = eth_mac_addr,
 };
 
+/*
+ * The PCI revision the model gives this function (hns-sim --personality):
+ * 0x21 makes the RoCE drivers take their HIP08 paths.
+ */
+static u8 hns_sim_revision(void __iomem *bar)
+{
+	if (ioread32(bar + HNS_SIM_IDENT_MAGIC) != HNS_SIM_IDENT_MAGIC_VALUE)
+		return HNS_SIM_DEFAULT_REVISION;
+	return ioread32(bar + HNS_SIM_IDENT_REVISION) & 0xff;
+}
+
 int hns_sim_glue_init(void)
 {
 	hnae3_register_ae_algo(&hns_sim_ae_algo);
@@ -361,13 +382,16 @@ int hns_sim_glue_attach(struct pci_dev *pdev, void *ae_dev_space,
 		goto err_free;
 	}
 
-	/* From now on the function is an HNS3 RoCE PF of a HIP09. */
+	/*
+	 * From now on the function is an HNS3 RoCE PF of the engine the
+	 * model presents: a HIP09 by default, a HIP08 with revision 0x21.
+	 */
 	sim->orig_vendor = pdev->vendor;
 	sim->orig_device = pdev->device;
 	sim->orig_revision = pdev->revision;
 	pdev->vendor = HNS_SIM_VENDOR;
 	pdev->device = HNS_SIM_DEVICE;
-	pdev->revision = HNS_SIM_REVISION;
+	pdev->revision = hns_sim_revision(sim->bar);
 
 	sim->netdev = alloc_etherdev(sizeof(struct hns_sim_dev *));
 	if (!sim->netdev) {
@@ -409,7 +433,9 @@ int hns_sim_glue_attach(struct pci_dev *pdev, void *ae_dev_space,
 		}
 	}
 	mutex_unlock(&hns_sim_devs_lock);
-	dev_info(&pdev->dev, "hns-sim: HIP09 RoCE function, netdev %s, %u vectors\n",
+	dev_info(&pdev->dev, "hns-sim: %s RoCE function, netdev %s, %u vectors\n",
+		 pdev->revision == HNS_SIM_DEFAULT_REVISION ? "HIP09" :
+		 pdev->revision == HNS_SIM_REVISION_HIP08 ? "HIP08" : "unknown-revision",
 		 netdev_name(sim->netdev), num_vectors);
 	return 0;
 

@@ -2,6 +2,9 @@
 
 //! The capability table the firmware reports: one struct with the defaults
 //! of a HIP09 PF, optionally overridden by a `key = value` config file.
+//! [`Caps::hip08`] is the HIP08 personality (`--personality hip08`): the
+//! PCI revision the guest glue gives the function and the caps a HIP08
+//! engine reports differ, and the firmware answers HIP08's command set.
 //!
 //! Values are what the hardware reports, so exponents stay exponents (the
 //! driver computes `1 << x`); the comments say which.
@@ -42,9 +45,18 @@ pub mod flag {
     pub const SRQ_RECORD_DB: u32 = 1 << 22;
 }
 
+/// PCI revision of a HIP08 function (`PCI_REVISION_ID_HIP08`).
+pub const REVISION_HIP08: u8 = 0x21;
+/// PCI revision of a HIP09 function (`PCI_REVISION_ID_HIP09`).
+pub const REVISION_HIP09: u8 = 0x30;
+
 /// Everything the firmware reports about the function.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Caps {
+    /// PCI revision the guest glue gives the function (it reads it from
+    /// BAR2, `device::IDENT_REVISION`): 0x30 HIP09, 0x21 HIP08. The
+    /// firmware's command set follows it ([`Caps::is_hip08`]).
+    pub pci_revision: u8,
     /// ROCEE hardware version (QUERY_HW_VER), reported as `hw_ver`.
     pub hw_version: u16,
     /// Vendor id reported by QUERY_HW_VER.
@@ -193,6 +205,7 @@ impl Default for Caps {
     fn default() -> Self {
         use flag::*;
         Caps {
+            pci_revision: REVISION_HIP09,
             hw_version: 0x130,
             vendor_id: 0x19e5,
             fw_ver: 0x0001_0000,
@@ -305,6 +318,7 @@ macro_rules! caps_keys {
 }
 
 caps_keys!(
+    pci_revision,
     hw_version,
     vendor_id,
     fw_ver,
@@ -411,6 +425,55 @@ impl Caps {
         Ok(rest)
     }
 
+    /// The HIP08 personality: a HIP09 PF's table changed where a HIP08
+    /// engine differs, as the C driver's HIP08 paths read it. Revision
+    /// 0x21; 256-byte QPCs, 32-byte CQEs and 32-byte SCC contexts, which
+    /// the driver takes from here (it sends no CFG_ENTRY_SIZE on HIP08);
+    /// no GMV table (GIDs go through CFG_SGID_TB); no flag of a HIP09-only
+    /// feature (XRC, CQE inline, SRQ record doorbell). MW stays off as in
+    /// the HIP09 table: the engine has no memory windows. `hw_version`
+    /// 0x100: the kernel passes it to user space as `hw_ver`, and libhns
+    /// (rdma-core 56.1, the guest's) takes its HIP08 paths (reserved RQ
+    /// and SRQ SGE) only for exactly 0x100, as 0x130 (the HIP09 default)
+    /// is its HIP09 value (what a real HIP08 firmware reports: not
+    /// checked).
+    pub fn hip08() -> Self {
+        use flag::*;
+        Caps {
+            pci_revision: REVISION_HIP08,
+            hw_version: 0x100,
+            qpc_sz: 256,
+            cqe_sz: 32,
+            sccc_sz: 32,
+            gmv_bt_num: 0,
+            cap_flags: REREG_MR
+                | ROCE_V1_V2
+                | RQ_INLINE
+                | CQ_RECORD_DB
+                | QP_RECORD_DB
+                | SRQ
+                | FRMR
+                | QP_FLOW_CTRL
+                | ATOMIC,
+            ..Caps::default()
+        }
+    }
+
+    /// The caps of a named personality: `hip09` (the default) or `hip08`.
+    pub fn personality(name: &str) -> Result<Self, String> {
+        match name {
+            "hip09" => Ok(Caps::default()),
+            "hip08" => Ok(Caps::hip08()),
+            _ => Err(format!("unknown personality '{name}' (hip08 or hip09)")),
+        }
+    }
+
+    /// Whether the function is a HIP08 one: the firmware then answers the
+    /// commands of the C driver's HIP08 paths and refuses HIP09-only ones.
+    pub fn is_hip08(&self) -> bool {
+        self.pci_revision == REVISION_HIP08
+    }
+
     /// Number of QPs.
     pub fn num_qps(&self) -> u32 {
         1 << self.num_qps_log
@@ -451,6 +514,35 @@ mod tests {
         assert!(c.apply_config("bogus = 1").is_err());
         assert!(c.apply_config("max_mtu = 300").is_err());
         assert!(c.apply_config("max_mtu 3").is_err());
+    }
+
+    #[test]
+    fn hip08_personality_has_the_hip08_sizes_and_no_hip09_flags() {
+        // PCI_REVISION_ID_HIP08 0x21, HNS_ROCE_V2_QPC_SZ 256 and
+        // HNS_ROCE_V2_CQE_SIZE 32 (hns_roce_device.h); flag bits XRC 6,
+        // CQE_INLINE 19, SRQ_RECORD_DB 22, DIRECT_WQE 12, MW 7.
+        let c = Caps::personality("hip08").unwrap();
+        assert!(c.is_hip08());
+        assert_eq!(c.pci_revision, 0x21);
+        assert_eq!((c.qpc_sz, c.cqe_sz, c.gmv_bt_num), (256, 32, 0));
+        // libhns' HNS_ROCE_HW_VER2, which it compares hw_ver with.
+        assert_eq!(c.hw_version, 0x100);
+        for bit in [6, 7, 12, 19, 22] {
+            assert_eq!(c.cap_flags & 1 << bit, 0, "flag bit {bit}");
+        }
+        // QP_FLOW_CTRL (9) stays: HIP08 QP creation clears the SCC context.
+        assert_ne!(c.cap_flags & 1 << 9, 0);
+        // The default is the HIP09 PF, and stays so.
+        let d = Caps::personality("hip09").unwrap();
+        assert_eq!(d, Caps::default());
+        assert!(!d.is_hip08());
+        assert_eq!((d.pci_revision, d.qpc_sz, d.cqe_sz), (0x30, 512, 64));
+        assert!(Caps::personality("hip07").is_err());
+        // The revision is a key like any other (config files, --set).
+        let mut e = Caps::default();
+        e.apply_config("pci_revision = 0x21").unwrap();
+        assert!(e.is_hip08());
+        assert!(e.dump().contains("pci_revision = 0x21\n"));
     }
 
     #[test]

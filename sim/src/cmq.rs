@@ -58,6 +58,9 @@ pub mod op {
     pub const QUERY_MB_ST: u16 = 0x8505;
     pub const CFG_BT_ATTR: u16 = 0x8506;
     pub const FUNC_CLEAR: u16 = 0x8508;
+    pub const CLR_SCCC: u16 = 0x8509;
+    pub const QUERY_SCCC: u16 = 0x850a;
+    pub const RESET_SCCC: u16 = 0x850b;
     pub const CLEAR_EXTDB_LIST_INFO: u16 = 0x850d;
     pub const CFG_GMV_TBL: u16 = 0x850f;
     pub const CFG_GMV_BT: u16 = 0x8510;
@@ -89,6 +92,9 @@ pub fn op_name(o: u16) -> &'static str {
         op::QUERY_MB_ST => "QUERY_MB_ST",
         op::CFG_BT_ATTR => "CFG_BT_ATTR",
         op::FUNC_CLEAR => "FUNC_CLEAR",
+        op::CLR_SCCC => "CLR_SCCC",
+        op::QUERY_SCCC => "QUERY_SCCC",
+        op::RESET_SCCC => "RESET_SCCC",
         op::CLEAR_EXTDB_LIST_INFO => "CLEAR_EXTDB_LIST_INFO",
         op::CFG_GMV_TBL => "CFG_GMV_TBL",
         op::CFG_GMV_BT => "CFG_GMV_BT",

@@ -37,6 +37,24 @@ pub const CTRL_CMD: u64 = 0x20040;
 /// See [`CTRL_SEQ`].
 pub const CTRL_CMD_LEN: usize = 64;
 
+/// The function's identity for the guest glue, beside the control
+/// channel: [`IDENT_MAGIC`] (the value [`IDENT_MAGIC_VALUE`], so that a
+/// glue facing an older model, which leaves the word 0, keeps its HIP09
+/// default) and the PCI revision the glue relabels the function with in
+/// the low byte of [`IDENT_REVISION`]. Written once, before QEMU connects
+/// ([`write_identity`]).
+pub const IDENT_MAGIC: u64 = 0x20010;
+/// See [`IDENT_MAGIC`].
+pub const IDENT_REVISION: u64 = 0x20014;
+/// "HSID" as a little-endian word: the identity words are valid.
+pub const IDENT_MAGIC_VALUE: u32 = 0x4449_5348;
+
+/// Writes the function's identity ([`IDENT_MAGIC`]) for `caps` into BAR2.
+pub fn write_identity(bar: &Bar, caps: &crate::caps::Caps) {
+    bar.write32(IDENT_REVISION, caps.pci_revision.into());
+    bar.write32(IDENT_MAGIC, IDENT_MAGIC_VALUE);
+}
+
 /// `ROCEE_VF_ABN_INT_ST_REG`: the abnormal interrupt's status bits. The
 /// model sets them for an injected abnormal interrupt; the driver's
 /// write-1-to-clear acknowledgement is not modelled (the register is
@@ -389,8 +407,26 @@ pub fn poll_all(devs: &mut [Device<'_>]) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::{new_ring_ready, read_ctrl_cmd, ring_state, RingState, CTRL_CMD};
+    use super::{new_ring_ready, read_ctrl_cmd, ring_state, write_identity, RingState, CTRL_CMD};
+    use crate::caps::Caps;
     use crate::mem::Bar;
+
+    #[test]
+    fn identity_words_carry_the_revision() {
+        // The glue (hns_sim_glue.c) reads "HSID" at 0x20010 and the PCI
+        // revision at 0x20014; PCI_REVISION_ID_HIP08 is 0x21, HIP09 0x30.
+        let (bar, _f) = Bar::new("hns-sim-test-ident").unwrap();
+        assert_eq!(bar.read32(0x20010), 0, "nothing before the model writes it");
+        write_identity(&bar, &Caps::default());
+        assert_eq!(bar.read32(0x20010).to_le_bytes(), *b"HSID");
+        assert_eq!(bar.read32(0x20014), 0x30);
+        write_identity(&bar, &Caps::hip08());
+        assert_eq!(bar.read32(0x20014), 0x21);
+        // The control channel's words are not touched.
+        for off in [0x20000, 0x20004, 0x20008, 0x20040] {
+            assert_eq!(bar.read32(off), 0);
+        }
+    }
 
     #[test]
     fn control_command_is_read_up_to_its_nul() {

@@ -264,7 +264,15 @@ pub struct Firmware {
     /// (`ecc:TYPE:TAG`): resource type and index; reported once.
     ram_ecc: Option<(u32, u32)>,
     irqs: Vec<usize>,
+    /// GIDs by table index: four GID words as the driver sends them and
+    /// a word with the GID type in bits 1..0 (CFG_GMV_TBL on HIP09,
+    /// CFG_SGID_TB on HIP08).
     gids: BTreeMap<u32, [u32; 5]>,
+    /// Source MACs by table index (CFG_SMAC_TB, HIP08).
+    smacs: BTreeMap<u32, [u8; 6]>,
+    /// The SCC context clear flag of HIP08's QP creation: RESET_SCCC
+    /// lowers it, CLR_SCCC (done at once) raises it, QUERY_SCCC reads it.
+    sccc_clr_done: bool,
     gmv_bt: BTreeMap<u32, u64>,
     /// Counters.
     pub stats: Stats,
@@ -307,6 +315,8 @@ impl Firmware {
             ram_ecc: None,
             irqs: Vec::new(),
             gids: BTreeMap::new(),
+            smacs: BTreeMap::new(),
+            sccc_clr_done: false,
             gmv_bt: BTreeMap::new(),
             stats: Stats::default(),
             trace,
@@ -338,6 +348,8 @@ impl Firmware {
         self.ctx_events.clear();
         self.ctx_events.push(CtxEvent::Reset);
         self.gids.clear();
+        self.smacs.clear();
+        self.sccc_clr_done = false;
         self.gmv_bt.clear();
         self.mb_status = MB_OK;
     }
@@ -444,6 +456,11 @@ impl Firmware {
 
     fn dispatch(&mut self, mem: &impl Dma, d: &mut [Desc]) -> u16 {
         let c = self.caps.clone();
+        if c.is_hip08() {
+            if let Some(rv) = self.dispatch_hip08(mem, d) {
+                return rv;
+            }
+        }
         match d[0].opcode {
             op::QUERY_HW_VER => {
                 d[0].data = [0; 6];
@@ -582,6 +599,74 @@ impl Firmware {
             }
         }
         ret::SUCCESS
+    }
+
+    /// The commands whose answer differs on a HIP08 function: the GID and
+    /// MAC tables and the SCC context clear of QP creation, which only
+    /// HIP08 has, and the HIP09-only commands, which a HIP08 firmware
+    /// does not know (NOT_EXIST, counted as unknown). `None`: answered as
+    /// on HIP09.
+    fn dispatch_hip08(&mut self, mem: &impl Dma, d: &mut [Desc]) -> Option<u16> {
+        let opcode = d[0].opcode;
+        match opcode {
+            op::QUERY_FUNC_INFO
+            | op::CFG_ENTRY_SIZE
+            | op::CFG_GMV_TBL
+            | op::CFG_GMV_BT
+            | op::QUERY_RAM_ECC => {
+                self.stats.unknown += 1;
+                self.trace.note(&format!(
+                    "HIP08: opcode {opcode:#06x} {} is HIP09-only: answered NOT_EXIST",
+                    op_name(opcode)
+                ));
+                return Some(ret::NOT_EXIST);
+            }
+            op::CFG_SGID_TB => {
+                // Word 0 bits 7..0 the table index, words 1..4 the GID,
+                // word 5 bits 1..0 its type (struct hns_roce_cfg_sgid_tb).
+                let idx = d[0].get(7, 0);
+                let g = [
+                    d[0].data[1],
+                    d[0].data[2],
+                    d[0].data[3],
+                    d[0].data[4],
+                    d[0].get(161, 160),
+                ];
+                if g[..4].iter().all(|w| *w == 0) {
+                    self.gids.remove(&idx);
+                } else {
+                    self.gids.insert(idx, g);
+                }
+            }
+            op::CFG_SMAC_TB => {
+                // Word 0 bits 7..0 the index (the port), word 1 MAC bytes
+                // 0..3, word 2 bits 15..0 bytes 4..5.
+                let mut mac = [0u8; 6];
+                mac[..4].copy_from_slice(&d[0].data[1].to_le_bytes());
+                // CAST: the 16-bit field.
+                mac[4..].copy_from_slice(&(d[0].get(79, 64) as u16).to_le_bytes());
+                self.smacs.insert(d[0].get(7, 0), mac);
+            }
+            op::RESET_SCCC => self.sccc_clr_done = false,
+            op::CLR_SCCC => {
+                // Word 0: the QPN whose SCC context is cleared; the clear
+                // is done at once.
+                let qpn = d[0].data[0];
+                if let Err(e) = self.context_clear(mem, Table::Sccc, qpn) {
+                    // A QPN whose SCCC page the driver has not mapped has
+                    // nothing to clear in the model.
+                    self.trace
+                        .note(&format!("CLR_SCCC: SCCC of QP {qpn:#x} not cleared: {e}"));
+                }
+                self.sccc_clr_done = true;
+            }
+            op::QUERY_SCCC => {
+                // Word 0: the clear-done flag.
+                d[0].data = [u32::from(self.sccc_clr_done), 0, 0, 0, 0, 0];
+            }
+            _ => return None,
+        }
+        Some(ret::SUCCESS)
     }
 
     fn query_caps(&mut self, d: &mut [Desc]) -> u16 {
@@ -968,9 +1053,21 @@ impl Firmware {
         self.eqs.values()
     }
 
-    /// GIDs programmed through CFG_GMV_TBL, by index.
+    /// GIDs programmed through CFG_GMV_TBL (CFG_SGID_TB on HIP08), by
+    /// index.
     pub fn gid_count(&self) -> usize {
         self.gids.len()
+    }
+
+    /// The GID type the driver gave table entry `idx` (0 RoCE v1, 1 RoCE
+    /// v2 IPv4, 2 RoCE v2 IPv6).
+    pub fn gid_type(&self, idx: u32) -> Option<u32> {
+        self.gids.get(&idx).map(|g| g[4] & 3)
+    }
+
+    /// The source MAC of table index `idx` (CFG_SMAC_TB, HIP08).
+    pub fn smac(&self, idx: u32) -> Option<[u8; 6]> {
+        self.smacs.get(&idx).copied()
     }
 }
 
@@ -997,7 +1094,8 @@ impl Host for Firmware {
     }
 
     fn gid(&self, idx: u32) -> Option<[u8; 16]> {
-        // CFG_GMV_TBL carries the GID bytes as they are in memory.
+        // CFG_GMV_TBL and CFG_SGID_TB carry the GID bytes as they are in
+        // memory.
         let g = self.gids.get(&idx)?;
         let mut out = [0u8; 16];
         for (i, w) in g[..4].iter().enumerate() {
@@ -1373,5 +1471,181 @@ mod tests {
         r.data[2] = 1;
         f.execute(&mem, std::slice::from_mut(&mut r));
         assert_eq!(r.retval, ret::PARA_ERR);
+    }
+
+    fn fw_hip08() -> Firmware {
+        Firmware::new(Caps::hip08(), vec![], Trace::discard())
+    }
+
+    /// CFG_SGID_TB as `config_sgid_table` fills it (struct
+    /// hns_roce_cfg_sgid_tb): index in bits 7..0 of word 0, the GID's
+    /// bytes as four little-endian words 1..4, the type in bits 161..160.
+    fn sgid_tb(idx: u32, gid: &[u8; 16], ty: u32) -> Desc {
+        let mut d = desc(op::CFG_SGID_TB, false);
+        d.data[0] = idx;
+        for i in 0..4 {
+            d.data[1 + i] = u32::from_le_bytes(gid[4 * i..4 * i + 4].try_into().unwrap());
+        }
+        d.data[5] = ty;
+        d
+    }
+
+    #[test]
+    fn hip08_sgid_table_fills_the_gid_map_the_engine_routes_by() {
+        use crate::engine::Host;
+        let mem = VecMem::new(4096);
+        let mut f = fw_hip08();
+        // fe80::219:e5ff:fe00:300, RoCE v2 IPv6 (GID_TYPE_FLAG_ROCE_V2_IPV6 = 2).
+        let gid = [
+            0xfe, 0x80, 0, 0, 0, 0, 0, 0, 0x00, 0x19, 0xe5, 0xff, 0xfe, 0x00, 0x03, 0x00,
+        ];
+        let mut d = sgid_tb(1, &gid, 2);
+        f.execute(&mem, std::slice::from_mut(&mut d));
+        assert_eq!(d.retval, ret::SUCCESS);
+        assert_eq!(f.gid_count(), 1);
+        assert_eq!(f.gid(1), Some(gid));
+        assert_eq!(f.gid_type(1), Some(2));
+        assert!(f.owns_gid(&gid));
+        assert_eq!(f.gid(0), None);
+        // Index 255 (the field's 8 bits), RoCE v1 (type 0).
+        let mut d = sgid_tb(255, &[0x11; 16], 0);
+        f.execute(&mem, std::slice::from_mut(&mut d));
+        assert_eq!(f.gid(255), Some([0x11; 16]));
+        assert_eq!(f.gid_type(255), Some(0));
+        // A delete is the all-zero GID.
+        let mut d = sgid_tb(1, &[0; 16], 0);
+        f.execute(&mem, std::slice::from_mut(&mut d));
+        assert_eq!(d.retval, ret::SUCCESS);
+        assert_eq!(f.gid(1), None);
+        assert!(!f.owns_gid(&gid));
+        assert_eq!(f.gid_count(), 1);
+        assert_eq!(f.stats.unknown, 0);
+    }
+
+    #[test]
+    fn hip08_smac_table_records_the_mac_per_index() {
+        let mem = VecMem::new(4096);
+        let mut f = fw_hip08();
+        // struct hns_roce_cfg_smac_tb: index bits 7..0, MAC bytes 0..3 in
+        // word 1, bytes 4..5 in bits 79..64.
+        let mac = [0x02, 0x19, 0xe5, 0x00, 0x03, 0x00];
+        let mut d = desc(op::CFG_SMAC_TB, false);
+        d.data[0] = 0;
+        d.data[1] = u32::from_le_bytes(mac[..4].try_into().unwrap());
+        d.data[2] = u16::from_le_bytes([mac[4], mac[5]]) as u32;
+        f.execute(&mem, std::slice::from_mut(&mut d));
+        assert_eq!(d.retval, ret::SUCCESS);
+        assert_eq!(f.smac(0), Some(mac));
+        assert_eq!(f.smac(1), None);
+    }
+
+    #[test]
+    fn hip08_sccc_clear_is_reset_cleared_and_queried() {
+        let mem = VecMem::new(1 << 16);
+        let mut f = fw_hip08();
+        // CFG_BT_ATTR: SCCC hop 1 (CFG_BT_ATTR_SCCC_HOPNUM, bits 137..136),
+        // 4 KiB pages; L0 page 0x4000 whose slot 0 is the chunk at 0x8000.
+        let mut bt = desc(op::CFG_BT_ATTR, false);
+        bt.set(137, 136, 1);
+        f.execute(&mem, std::slice::from_mut(&mut bt));
+        mem.write(0x4000, &0x8000u64.to_le_bytes()).unwrap();
+        assert_eq!(
+            post(&mut f, &mem, mb::WRITE_SCCC_BT0, 0, 0x4000, 0, false),
+            MB_OK
+        );
+        mem.write(0x8000, &[0xa5; 4096]).unwrap();
+        let query = |f: &mut Firmware| {
+            let mut q = desc(op::QUERY_SCCC, true);
+            f.execute(&mem, std::slice::from_mut(&mut q));
+            assert_eq!(q.retval, ret::SUCCESS);
+            q.data[0]
+        };
+        // hns_roce_v2_qp_flow_control_init: RESET_SCCC, CLR_SCCC with the
+        // QPN in word 0 (struct hns_roce_sccc_clr), then QUERY_SCCC until
+        // clr_done (word 0, struct hns_roce_sccc_clr_done) is set.
+        let mut r = desc(op::RESET_SCCC, false);
+        f.execute(&mem, std::slice::from_mut(&mut r));
+        assert_eq!(r.retval, ret::SUCCESS);
+        assert_eq!(query(&mut f), 0, "not cleared since the reset");
+        let mut c = desc(op::CLR_SCCC, false);
+        c.data[0] = 3;
+        f.execute(&mem, std::slice::from_mut(&mut c));
+        assert_eq!(c.retval, ret::SUCCESS);
+        assert_eq!(query(&mut f), 1);
+        // QP 3's 32-byte SCC context is zeroed, its neighbours are not.
+        let mut b = [0u8; 128];
+        mem.read(0x8000 + 2 * 32, &mut b).unwrap();
+        assert!(b[..32].iter().all(|&x| x == 0xa5));
+        assert!(b[32..64].iter().all(|&x| x == 0));
+        assert!(b[64..].iter().all(|&x| x == 0xa5));
+        // A QPN whose SCCC chunk is not mapped: nothing to clear, done.
+        f.execute(&mem, std::slice::from_mut(&mut r));
+        c.data[0] = 200;
+        f.execute(&mem, std::slice::from_mut(&mut c));
+        assert_eq!(c.retval, ret::SUCCESS);
+        assert_eq!(query(&mut f), 1);
+        assert_eq!(f.stats.unknown, 0);
+    }
+
+    #[test]
+    fn hip08_refuses_the_hip09_only_commands() {
+        let mem = VecMem::new(4096);
+        let mut f = fw_hip08();
+        for (n, o) in [0x8407u16, 0x8409, 0x850f, 0x8510, 0x8513]
+            .into_iter()
+            .enumerate()
+        {
+            let mut d = [desc(o, false), desc(o, false)];
+            d[0].flag |= flag::NEXT;
+            f.execute(&mem, &mut d);
+            assert_eq!(d[0].retval, ret::NOT_EXIST, "opcode {o:#x}");
+            assert_eq!(f.stats.unknown, n as u64 + 1);
+        }
+        // The GMV table write was not taken.
+        assert_eq!(f.gid_count(), 0);
+        // The HIP08 table reports no GMV BTs: QUERY_PF_RES
+        // FUNC_RES_B_GMV_BT_NUM (176..168 of the second descriptor).
+        let mut d = [desc(op::QUERY_PF_RES, true), desc(op::QUERY_PF_RES, true)];
+        d[0].flag |= flag::NEXT;
+        f.execute(&mem, &mut d);
+        assert_eq!(d[1].retval, ret::SUCCESS);
+        assert_eq!(d[1].get(176, 168), 0);
+        // The 5-descriptor caps query of HIP08 (no caps_f): QPC size in
+        // caps_b bytes 8..9, CQE size in caps_a byte 23.
+        let mut d: Vec<Desc> = (0..5).map(|_| desc(op::QUERY_PF_CAPS_NUM, true)).collect();
+        for x in d.iter_mut().take(4) {
+            x.flag |= flag::NEXT;
+        }
+        f.execute(&mem, &mut d);
+        assert_eq!(d[0].retval, ret::SUCCESS);
+        assert_eq!(d[1].data[2] & 0xffff, 256);
+        assert_eq!(d[0].data[5] >> 24, 32);
+    }
+
+    #[test]
+    fn hip09_default_keeps_its_command_set() {
+        let mem = VecMem::new(4096);
+        let mut f = fw();
+        // The HIP08-only commands are unknown to the default (HIP09) model...
+        for o in [0x8500u16, 0x8501, 0x8509, 0x850a, 0x850b] {
+            let mut d = desc(o, false);
+            d.data[0] = 1;
+            d.data[1] = 0x1234;
+            f.execute(&mem, std::slice::from_mut(&mut d));
+            assert_eq!(d.retval, ret::NOT_EXIST, "opcode {o:#x}");
+        }
+        assert_eq!(f.stats.unknown, 5);
+        assert_eq!(f.gid_count(), 0);
+        // ...and its own are answered as before.
+        let mut d = desc(op::QUERY_FUNC_INFO, true);
+        f.execute(&mem, std::slice::from_mut(&mut d));
+        assert_eq!((d.retval, d.data[0]), (ret::SUCCESS, 1));
+        let mut g = [desc(op::CFG_GMV_TBL, false), desc(op::CFG_GMV_TBL, false)];
+        g[0].flag |= flag::NEXT;
+        g[0].data[0] = 0xfe80;
+        g[1].set(71, 64, 4);
+        f.execute(&mem, &mut g);
+        assert_eq!(g[0].retval, ret::SUCCESS);
+        assert_eq!(f.gid_count(), 1);
     }
 }

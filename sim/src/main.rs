@@ -36,11 +36,12 @@ struct Args {
 fn usage() -> ! {
     eprintln!(
         "usage: hns-sim --socket PATH [--socket PATH ...] --ram FILE [--ram-base ADDR] --out DIR\n\
-         \x20              [--vectors N] [--config FILE] [--fault OPCODE:RETVAL|timeout[:once|always]]\n\
+         \x20              [--personality hip09|hip08] [--vectors N] [--config FILE]\n\
+         \x20              [--fault OPCODE:RETVAL|timeout[:once|always]]\n\
          \x20              [--fault mbx:CMD:STATUS[:once|always]]\n\
          \x20              [--set KEY=VALUE] [--ready FILE] [--idle-us N] [--spin-ms N]\n\
          \x20              [--dump-data FILE]\n\
-         \x20      hns-sim --dump-caps"
+         \x20      hns-sim [--personality P] [--config FILE] [--set KEY=VALUE] --dump-caps"
     );
     std::process::exit(2);
 }
@@ -78,6 +79,14 @@ fn parse_args() -> Result<Args, String> {
             "--ram-base" => a.ram_base = parse_u64(&val()?).ok_or("bad --ram-base")?,
             "--out" => a.out = val()?,
             "--vectors" => a.vectors = val()?.parse().map_err(|_| "bad --vectors".to_string())?,
+            "--personality" => {
+                // A new base table: it would silently undo earlier
+                // --config/--set values, so it has to come first.
+                if a.caps != caps::Caps::default() {
+                    return Err("--personality must come before --config and --set".into());
+                }
+                a.caps = caps::Caps::personality(&val()?)?;
+            }
             "--config" => {
                 let path = val()?;
                 let text = std::fs::read_to_string(&path).map_err(|e| format!("{path}: {e}"))?;
@@ -124,6 +133,9 @@ fn serve(listeners: &[UnixListener], a: &Args) -> Result<Vec<fw::Stats>, String>
     for (n, l) in listeners.iter().enumerate() {
         let (bar, bar_file) =
             mem::Bar::new(&format!("hns-sim-bar2-{n}")).map_err(|e| format!("BAR2: {e}"))?;
+        // The revision the glue relabels the function with, in place
+        // before QEMU (and so the guest) can see the BAR.
+        device::write_identity(&bar, &a.caps);
         let peer =
             ivshmem::Peer::accept(l, &bar_file, a.vectors).map_err(|e| format!("accept: {e}"))?;
         eprintln!("hns-sim[{n}]: QEMU connected, {} vectors", peer.vectors());
