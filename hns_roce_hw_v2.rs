@@ -337,6 +337,18 @@ impl LinkTable {
     }
 }
 
+/// Writes the MAC of physical port `port` into HIP08's SMAC table
+/// (`hns_roce_v2_set_mac`).
+///
+/// # Errors
+///
+/// The command's errno.
+pub(crate) fn set_mac(cmd: &Cmd, port: u32, mac: &[u8; 6]) -> Result {
+    let mut d = [Desc::new(cmq_op::CFG_SMAC_TB, false)];
+    gid::write_smac_tb(&mut d[0].data, port, mac);
+    cmd.send(&mut d)
+}
+
 /// The first step of `hns_roce_v2_init`: the engine's extended doorbell
 /// state is cleared before use. A failure here does not clear the
 /// function (C's `hns_roce_v2_init` skips its function clear on this path).

@@ -265,6 +265,9 @@ pub(crate) struct IbDev {
     sq_db: Option<SqDoorbells>,
     /// The NIC's DSCP-to-priority map, for RoCE v2 address vectors.
     dscp: DscpMap,
+    /// Serialises HIP08's QP flow control init (`scc_mutex`).
+    #[pin]
+    scc: Mutex<()>,
 }
 
 impl IbDev {
@@ -305,6 +308,7 @@ impl IbDev {
                     None
                 },
                 dscp: h.dscp_map(),
+                scc <- new_mutex!(()),
             }? Error),
             GFP_KERNEL,
         )?;
@@ -350,6 +354,7 @@ impl IbDev {
             objs: &self.objs,
             sq_db: self.sq_db.as_ref(),
             dscp: &self.dscp,
+            scc: &self.scc,
         }
     }
 
@@ -763,6 +768,11 @@ impl IbDriver for IbDev {
             q.destroy(&env);
             return Err(e);
         }
+        // After the QP is stored, as C; its failure undoes the creation.
+        if let Err(e) = env.flow_control_init(q.qpn) {
+            q.destroy(&env);
+            return Err(e);
+        }
         let n = q.qpn;
         Ok((q, n))
     }
@@ -949,6 +959,19 @@ impl RoceClient for HnsRoce {
                 frmr: c.flags & cap_flag::FRMR != 0,
             };
             IbRegistration::register(handle, ib, &p)
+        });
+        // HIP08 keeps the port's MAC in its SMAC table, written once the
+        // device is registered (`hns_roce_setup_mtu_mac`); a failure
+        // unregisters it again.
+        let reg = reg.and_then(|reg| {
+            if hw.profile.rev.is_hip09() {
+                return Ok(reg);
+            }
+            hns_roce_hw_v2::set_mac(&hw.cmd, 0, &handle.netdev_mac())
+                .map(|()| reg)
+                .inspect_err(|_| {
+                    dev_err!(handle.device(), "setup_mtu_mac failed!\n");
+                })
         });
         let reg = match reg {
             Ok(reg) => reg,

@@ -14,6 +14,7 @@
 //! destroyed (only IRRL and TRRL are): the chunks stay until the function
 //! goes, so a destroy sends no context-table mailbox.
 
+mod flow_ctrl;
 mod modify;
 pub(crate) mod post;
 
@@ -194,6 +195,8 @@ pub(crate) struct QpEnv<'a> {
     pub(crate) objs: &'a crate::eq::Objects,
     /// HIP09 kernel SQ doorbells (`mem_base`); `None`: the shared register.
     pub(crate) sq_db: Option<&'a SqDoorbells>,
+    /// One QP flow control init at a time (C's `scc_mutex`).
+    pub(crate) scc: &'a Mutex<()>,
 }
 
 /// `to_hr_qp_type`.

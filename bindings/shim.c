@@ -157,6 +157,11 @@ void hns_shim_request_reset(struct hnae3_handle *h, bool vf)
 		ops->reset_event(h->pdev, NULL);
 }
 
+void hns_shim_netdev_mac(struct hnae3_handle *h, u8 *mac)
+{
+	ether_addr_copy(mac, h->rinfo.netdev->dev_addr);
+}
+
 int hns_shim_dscp_prio(struct hnae3_handle *h, u8 dscp, u8 *tc_mode,
 		       u8 *priority)
 {

@@ -399,6 +399,8 @@ void hns_shim_request_reset(struct hnae3_handle *h, bool vf);
  */
 int hns_shim_dscp_prio(struct hnae3_handle *h, u8 dscp, u8 *tc_mode,
 		       u8 *priority);
+/* The MAC address of the function's netdev. */
+void hns_shim_netdev_mac(struct hnae3_handle *h, u8 *mac);
 struct workqueue_struct *hns_shim_alloc_wq(const char *name);
 void hns_shim_destroy_wq(struct workqueue_struct *wq);
 void hns_shim_cq_comp(struct ib_cq *ibcq);

@@ -201,6 +201,15 @@ impl Hnae3Handle {
         DscpMap { h: self.0.get() }
     }
 
+    /// The MAC address of the function's netdev (`rinfo.netdev->dev_addr`).
+    pub(crate) fn netdev_mac(&self) -> [u8; 6] {
+        let mut mac = [0u8; 6];
+        // SAFETY: the handle is valid (type invariant) and a RoCE client's
+        // handle has its netdev; `mac` is valid for 6 bytes.
+        unsafe { raw::hns_shim_netdev_mac(self.0.get(), mac.as_mut_ptr()) };
+        mac
+    }
+
     /// The client's per-function pointer (`priv`).
     fn priv_ptr(&self) -> *mut c_void {
         // SAFETY: the handle is valid (type invariant); `priv` belongs to

@@ -67,6 +67,11 @@ mod cmq {
     fn sgid_tb() {
         assert_eq!(v::check_sgid_tb(), Ok(()));
     }
+
+    #[test]
+    fn smac_tb() {
+        assert_eq!(v::check_smac_tb(), Ok(()));
+    }
 }
 
 /// HEM page-size arithmetic, the context-table manager's plans and the BT

@@ -116,3 +116,18 @@ pub fn check_sgid_tb() -> Check {
         "a deleted entry: index only",
     )
 }
+
+/// HIP08's CFG_SMAC_TB payload as the C driver sent it at registration on
+/// hns-sim's HIP08 personality (port 0, MAC 02:19:e5:00:03:00).
+pub fn check_smac_tb() -> Check {
+    use crate::hns_roce_hw_v2::gid::write_smac_tb;
+    let mut d = Desc::new(cmq_op::CFG_SMAC_TB, false);
+    write_smac_tb(&mut d.data, 0, &[0x02, 0x19, 0xe5, 0x00, 0x03, 0x00]);
+    let w = d.to_le_words();
+    expect(u32::from_le(w[0]) == 0x0001_8501, "opcode 0x8501, a write")?;
+    let trace = [0, 0x00e5_1902, 0x0000_0003, 0, 0, 0];
+    expect(
+        w[2..].iter().map(|x| u32::from_le(*x)).eq(trace),
+        "port 0: the C driver's words",
+    )
+}

@@ -23,3 +23,8 @@ fn chain() {
 fn sgid_tb() {
     assert_eq!(v::check_sgid_tb(), Ok(()));
 }
+
+#[test]
+fn smac_tb() {
+    assert_eq!(v::check_smac_tb(), Ok(()));
+}
