@@ -750,6 +750,39 @@ else
     result guest/data-rs SKIP "hns-sim or the module did not build"
 fi
 
+# --- The HIP08 personality on both drivers (issue 18). ------------------------
+# hns-sim --personality hip08 (PCI revision 0x21, HIP08 caps and firmware
+# commands: docs/hns-sim.md): tests/guest/hip08-plan.sh on C (which
+# validates the model) and on Rust, one boot each; the outcomes and
+# `ibv_devinfo -v` must be equal. The Rust driver lacks C's free-MR
+# resources (docs/hip08-vf-inventory.md), so the traces are not compared.
+if [ -x "$HNS_BUILD/sim-target/release/hns-sim" ] && [ -f "$HNS_BUILD/module-kunit/hns_roce_rs.ko" ]; then
+    for d in c rs; do
+        echo "sh /opt/hns/hip08-plan.sh $d" >"$L/hip08-$d.cmd"
+        rn=
+        [ $d = rs ] && rn='s#^TEST hip08/#TEST hip08-rs/#'
+        s=$(date +%s)
+        HNS_SIM_ARGS="--personality hip08" GT_RENAME="$rn" \
+            guest_tests "hip08-$d" "$RESULTS" "$L/hip08-$d.cmd" --driver none --sim 1
+        echo "    hip08-$d boot: $(($(date +%s) - s)) s"
+    done
+    if python3 scripts/compare-outcomes.py "$RESULTS" hip08 hip08-rs >"$L/hip08-outcomes.log" 2>&1; then
+        result "equivalence/hip08-plan-outcomes" PASS "($(tail -n 1 "$L/hip08-outcomes.log"))"
+    else
+        result "equivalence/hip08-plan-outcomes" FAIL "(log: $L/hip08-outcomes.log)"
+        sed 's/^/    /' "$L/hip08-outcomes.log" | head -n 40
+    fi
+    if python3 scripts/compare-runs.py --only devinfo "$HNS_BUILD/guest/hip08-c/output.log" \
+        "$HNS_BUILD/guest/hip08-rs/output.log" >"$L/hip08-devinfo.log" 2>&1; then
+        result "equivalence/hip08-devinfo" PASS "($(head -n 1 "$L/hip08-devinfo.log"))"
+    else
+        result "equivalence/hip08-devinfo" FAIL "(log: $L/hip08-devinfo.log)"
+        head -n 40 "$L/hip08-devinfo.log" | sed 's/^/    /'
+    fi
+else
+    result guest/hip08-c SKIP "hns-sim or the module did not build"
+fi
+
 # --- User RC/UD QPs on both drivers (SIM=1). ---------------------------------
 # tests/guest/uqp-plan.sh: ibv_rc_pingpong, ibv_ud_pingpong, ibv_xsrq_pingpong,
 # qp_states.py (QP states, query_qp), xrc_objects.py (XRC domain, SRQ, QPs)

@@ -1,0 +1,56 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#
+# A lean plan for hns-sim's HIP08 personality (issue 18; run-guest.sh with
+# HNS_SIM_ARGS="--personality hip08", --driver none, SIM=1): the driver
+# given as argument is loaded, `ibv_devinfo -v` is printed between
+# HNS-REG-BEGIN/END devinfo (make check compares C's with Rust's),
+# then ibv_rc_pingpong (plain, -e, -s 64), ibv_srq_pingpong and ib_write_bw
+# loopback on hns_0, the refusal of a user UD QP (libhns does not create
+# UD QPs on HIP08, hw_ver 0x100), and the unload. TEST lines in the group
+# "hip08/...".
+#
+#   sh /opt/hns/hip08-plan.sh c|rs
+. /opt/hns/lib.sh
+HNS_SERVER_DELAY=${HNS_SERVER_DELAY:-3}
+HNS_TIMEOUT=${HNS_TIMEOUT:-120}
+d=${1:-rs}
+MOD=$(driver_module "$d") || exit 2
+check hip08/load load_roce "$d"
+check hip08/hns0 wait_hns0 || plan_exit
+check hip08/hns0-active port_state hns_0 PORT_ACTIVE || plan_exit
+GIDX=$(roce_v2_gid hns_0)
+if [ -n "$GIDX" ]; then
+    report hip08/roce-v2-gid PASS "index $GIDX"
+else
+    report hip08/roce-v2-gid FAIL "no RoCE v2 GID on hns_0"
+    plan_exit
+fi
+echo "HNS-REG-BEGIN devinfo"
+ibv_devinfo -v -d hns_0 2>&1
+echo "[ibv_devinfo exit $?]"
+echo "HNS-REG-END devinfo"
+
+pingpong() {
+    tool=$1 tname=$2 port=$3
+    shift 3
+    pair "hip08/$tname" \
+        "$tool -d hns_0 -g $GIDX -p $port -n 10 $*" \
+        "$tool -d hns_0 -g $GIDX -p $port -n 10 $* 127.0.0.1"
+}
+pingpong ibv_rc_pingpong rc-pingpong 18515
+pingpong ibv_rc_pingpong rc-pingpong-events 18516 -e
+pingpong ibv_rc_pingpong rc-pingpong-small 18517 -s 64
+pingpong ibv_srq_pingpong srq-pingpong 18518
+pair hip08/write-bw "ib_write_bw -d hns_0 -x $GIDX -p 18600 -n 200 --no_ddp" \
+    "ib_write_bw -d hns_0 -x $GIDX -p 18600 -n 200 --no_ddp 127.0.0.1"
+# No user UD QP on HIP08: ibv_ud_pingpong stops at its QP.
+out=$(timeout 60 ibv_ud_pingpong -d hns_0 -g "$GIDX" -p 18519 -s 512 -n 1 127.0.0.1 2>&1)
+rc=$?
+if [ $rc -ne 0 ] && printf '%s\n' "$out" | grep -q "Couldn't create QP"; then
+    report hip08/ud-qp-refused PASS
+else
+    report hip08/ud-qp-refused FAIL "exit $rc: $(printf '%s\n' "$out" | tail -n 2 | tr '\n' ' ')"
+fi
+check hip08/unload rmmod "$MOD"
+plan_exit
