@@ -249,6 +249,7 @@ impl QpEnv<'_> {
                 self.rev.is_hip09()
             },
             user_sq: user.then_some((init.log_sq_bb_count, init.log_sq_stride)),
+            hip08: self.rev.is_hip08(),
             max_wqes: c.max_wqes,
             min_wqes: c.min_wqes,
             max_sq_sg: c.max_sq_sg,
@@ -586,7 +587,7 @@ impl Qp {
         }
         init.cap_flags = cap_flags;
         init.max_recv_wr = s.rq_wqe_cnt;
-        init.max_recv_sge = s.rq_max_gs;
+        init.max_recv_sge = s.rq_max_gs - s.rq_rsv_sge;
         init.max_inline_data = s.max_inline_data;
         let qp_init = pin_init!(Qp {
             qpn,
@@ -712,7 +713,8 @@ impl Qp {
         if self.soft_state() == QpState::Reset || self.user {
             return Err((0, EINVAL));
         }
-        let max_sge = self.sizes.rq_max_gs as usize;
+        let max_sge = (self.sizes.rq_max_gs - self.sizes.rq_rsv_sge) as usize;
+        let rsv = self.sizes.rq_rsv_sge != 0;
         let cnt = self.sizes.rq_wqe_cnt;
         let mut rq = self.core.rq.lock();
         let mut nreq = 0u32;
@@ -740,7 +742,7 @@ impl Qp {
                 addr: g.addr(),
             });
             let mut wrote = Ok(());
-            for (i, s) in qpc::rq_wqe_segs(given, max_sge, false).enumerate() {
+            for (i, s) in qpc::rq_wqe_segs(given, max_sge, rsv).enumerate() {
                 wrote = self.mtr.write_words(at + 16 * i, &s.words());
                 if wrote.is_err() {
                     break;
@@ -785,7 +787,7 @@ impl Qp {
         let mut soft = self.soft.lock();
         let s = &self.sizes;
         q.max_recv_wr = s.rq_wqe_cnt;
-        q.max_recv_sge = s.rq_max_gs;
+        q.max_recv_sge = s.rq_max_gs - s.rq_rsv_sge;
         q.max_inline_data = s.max_inline_data;
         q.max_send_wr = s.sq_wqe_cnt;
         q.max_send_sge = s.sq_max_gs;

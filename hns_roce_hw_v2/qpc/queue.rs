@@ -26,8 +26,12 @@ pub struct QueueSizes {
     pub rq_wqe_cnt: u32,
     /// Log2 of the RQ WQE size.
     pub rq_wqe_shift: u32,
-    /// SGEs per RQ WQE.
+    /// SGEs per RQ WQE, the reserved one included.
     pub rq_max_gs: u32,
+    /// RQ SGEs per WQE reserved for the terminator (`rq.rsv_sge`: 1 for a
+    /// kernel QP on HIP08, else 0); the QP's users get `rq_max_gs` minus
+    /// these.
+    pub rq_rsv_sge: u32,
     /// Inline data the SQ takes.
     pub max_inline_data: u32,
 }
@@ -55,6 +59,11 @@ pub struct QueueRequest {
     /// A user QP's SQ as libhns laid it out: `(log_sq_bb_count,
     /// log_sq_stride)` of `hns_roce_ib_create_qp`; `None` for a kernel QP.
     pub user_sq: Option<(u8, u8)>,
+    /// The engine is a HIP08 (`proc_rq_sge`): a kernel QP reserves one RQ
+    /// SGE per WQE for the terminator, a user QP may ask for one SGE more
+    /// than `max_rq_sg` (rounded up to a power of two: libhns reserves it
+    /// itself).
+    pub hip08: bool,
     /// `caps.max_wqes`, `min_wqes`, `max_sq_sg`, `max_rq_sg`,
     /// `max_sq_inline`, `max_sq_desc_sz`, `max_rq_desc_sz`.
     pub max_wqes: u32,
@@ -95,13 +104,24 @@ pub enum QueueError {
 /// Smallest SQ WQE of a user QP, log2 (`HNS_ROCE_IB_MIN_SQ_STRIDE`).
 const MIN_SQ_STRIDE: u8 = 6;
 
-/// Sizes the queues of a QP on HIP09 (no reserved RQ SGE):
-/// `set_rq_size`, then `set_kernel_sq_size` or `set_user_sq_size`, both
-/// with `set_ext_sge_param`.
+/// Sizes the queues of a QP: `set_rq_size` (with `proc_rq_sge`), then
+/// `set_kernel_sq_size` or `set_user_sq_size`, both with
+/// `set_ext_sge_param`.
 pub fn queue_sizes(r: &QueueRequest) -> Result<QueueSizes, QueueError> {
     let mut s = QueueSizes::default();
     if r.has_rq {
-        if r.max_recv_wr == 0 || r.max_recv_wr > r.max_wqes || r.max_recv_sge > r.max_rq_sg {
+        let (max_rq_sg, rsv) = match (r.hip08, r.user_sq.is_some()) {
+            (false, _) => (r.max_rq_sg, 0),
+            (true, true) => (
+                r.max_rq_sg
+                    .checked_add(1)
+                    .and_then(u32::checked_next_power_of_two)
+                    .ok_or(QueueError::RqConfig)?,
+                0,
+            ),
+            (true, false) => (r.max_rq_sg, 1),
+        };
+        if r.max_recv_wr == 0 || r.max_recv_wr > r.max_wqes || r.max_recv_sge > max_rq_sg {
             return Err(QueueError::RqConfig);
         }
         let cnt = r
@@ -115,8 +135,10 @@ pub fn queue_sizes(r: &QueueRequest) -> Result<QueueSizes, QueueError> {
         s.rq_max_gs = r
             .max_recv_sge
             .max(1)
-            .checked_next_power_of_two()
+            .checked_add(rsv)
+            .and_then(u32::checked_next_power_of_two)
             .ok_or(QueueError::RqConfig)?;
+        s.rq_rsv_sge = rsv;
         s.rq_wqe_shift = log2(r.max_rq_desc_sz.saturating_mul(s.rq_max_gs));
         s.rq_wqe_cnt = cnt;
     }

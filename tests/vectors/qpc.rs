@@ -301,6 +301,7 @@ pub fn check_queue_sizes() -> Check {
         ud: true,
         exsge: true,
         user_sq: None,
+        hip08: false,
         max_wqes: 0x8000,
         min_wqes: 64,
         max_sq_sg: 64,
@@ -320,6 +321,7 @@ pub fn check_queue_sizes() -> Check {
             rq_wqe_cnt: 512,
             rq_wqe_shift: 4,
             rq_max_gs: 1,
+            rq_rsv_sge: 0,
             max_inline_data: 32,
         },
         "GSI queue sizes",
@@ -331,6 +333,45 @@ pub fn check_queue_sizes() -> Check {
     expect(
         entries_shift(256, SGE_SHIFT) == 8 && entries_shift(3, SGE_SHIFT) == 8,
         "SGE shift",
+    )?;
+    // HIP08 (`proc_rq_sge`): the MAD layer's GSI QP reserves one RQ SGE
+    // for the terminator. The C driver's QPC of that QP on hns-sim's HIP08
+    // personality has RQWS 1 (two SGEs per RQ WQE) for one asked.
+    let h08 = QueueRequest {
+        hip08: true,
+        exsge: false,
+        ..req
+    };
+    let s = queue_sizes(&h08).map_err(|_| "HIP08 GSI sizes refused")?;
+    expect(
+        s.rq_max_gs == 2 && s.rq_rsv_sge == 1 && s.rq_wqe_shift == 5,
+        "HIP08 kernel QP: 2 RQ SGEs, 1 reserved, 32-byte RQ WQEs",
+    )?;
+    // A HIP08 user QP may ask for one SGE more than the caps (64 -> 128 by
+    // the rounding), and reserves none itself.
+    let h08u = QueueRequest {
+        user_sq: Some((3, 6)),
+        max_recv_sge: 65,
+        ..h08
+    };
+    let s = queue_sizes(&h08u).map_err(|_| "HIP08 user 65 RQ SGEs refused")?;
+    expect(
+        s.rq_max_gs == 128 && s.rq_rsv_sge == 0,
+        "HIP08 user QP: 65 SGEs round to 128, none reserved",
+    )?;
+    expect(
+        queue_sizes(&QueueRequest {
+            max_recv_sge: 129,
+            ..h08u
+        }) == Err(QueueError::RqConfig),
+        "HIP08 user QP: 129 RQ SGEs refused",
+    )?;
+    expect(
+        queue_sizes(&QueueRequest {
+            max_recv_sge: 65,
+            ..req
+        }) == Err(QueueError::RqConfig),
+        "HIP09: 65 RQ SGEs refused",
     )?;
     // RC: two SGEs fit in the WQE; three need one extended SGE rounded to
     // one, and the extended area is still at least a page.
@@ -365,6 +406,7 @@ pub fn check_queue_sizes() -> Check {
     // bytes to the largest WQE (64 here).
     let user = |count, stride| QueueRequest {
         user_sq: Some((count, stride)),
+        hip08: false,
         max_send_wr: 0,
         ..req
     };
