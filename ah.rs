@@ -12,7 +12,7 @@
 use crate::hns_roce_hw_v2::caps::Caps;
 use crate::hns_roce_hw_v2::ctx::flow_label_to_udp_sport;
 use crate::hw_rev::HwRev;
-use crate::rdma::{AddrVec, AhIn, DscpMap};
+use crate::rdma::{AddrVec, AhIn, DscpMap, VLAN_N_VID};
 use kernel::{device::Device, prelude::*};
 
 /// Highest service level (`MAX_SERVICE_LEVEL`).
@@ -40,7 +40,8 @@ pub(crate) struct AhEnv<'a> {
 /// # Errors
 ///
 /// `EOPNOTSUPP` for a user AH on HIP08, `EINVAL` for a service level the
-/// engine does not have, or the errno of the DSCP lookup.
+/// engine does not have, the errno of the DSCP lookup, or on HIP08 that of
+/// reading the source GID's VLAN.
 pub(crate) fn create_ah(env: &AhEnv<'_>, req: &AhIn, av: &mut AddrVec) -> Result {
     if env.rev.is_hip08() && req.user != 0 {
         return Err(EOPNOTSUPP);
@@ -82,6 +83,14 @@ pub(crate) fn create_ah(env: &AhEnv<'_>, req: &AhIn, av: &mut AddrVec) -> Result
     }
     av.dgid = req.dgid;
     av.mac = req.dmac;
+    // HIP08 takes the VLAN from the address vector (the UD WQE's fields).
+    if env.rev.is_hip08() {
+        if req.l2_ret != 0 {
+            return Err(Error::from_errno(req.l2_ret));
+        }
+        av.vlan_id = req.vlan_id;
+        av.vlan_en = u8::from(req.vlan_id < VLAN_N_VID);
+    }
     Ok(())
 }
 

@@ -126,6 +126,10 @@ pub(crate) fn modify_qp_is_ok(cur: u32, next: u32, qp_type: u32, mask: u32) -> b
     unsafe { raw::ib_modify_qp_is_ok(cur, next, qp_type, mask) }
 }
 
+/// VLAN ids from here on are no VLAN (`VLAN_N_VID`).
+// CAST: 4096 fits u16.
+pub(crate) const VLAN_N_VID: u16 = raw::HNS_SHIM_VLAN_N_VID as u16;
+
 /// `IB_ACCESS_LOCAL_WRITE`.
 pub(crate) const ACCESS_LOCAL_WRITE: u32 = raw::ib_access_flags_IB_ACCESS_LOCAL_WRITE;
 /// `IB_ACCESS_REMOTE_WRITE`.

@@ -297,6 +297,8 @@ static int hns_shim_create_ah(struct ib_ah *ibah,
 	memcpy(in.dmac, attr->roce.dmac, ETH_ALEN);
 	in.random_sport = get_random_u32_inclusive(IB_ROCE_UDP_ENCAP_VALID_PORT_MIN,
 						   IB_ROCE_UDP_ENCAP_VALID_PORT_MAX);
+	in.vlan_id = 0xffff;
+	in.l2_ret = rdma_read_gid_l2_fields(grh->sgid_attr, &in.vlan_id, NULL);
 
 	ret = HNS_RS_OP(sdev, create_ah, &in, &ah->av);
 	if (ret)

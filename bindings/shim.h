@@ -144,6 +144,11 @@ struct hns_shim_ah_in {
 	u8 dgid[16];
 	u8 dmac[6];
 	u16 random_sport;
+	/* The source GID's VLAN (rdma_read_gid_l2_fields: 0xffff for none)
+	 * and that call's return value.
+	 */
+	u16 vlan_id;
+	int l2_ret;
 };
 
 /* The software address vector of an AH (struct hns_roce_av). */
@@ -414,6 +419,8 @@ const struct hns_shim_av *hns_shim_ah_av(struct ib_ah *ibah);
 void *hns_shim_mr_rs(struct ib_mr *ibmr);
 
 /* --- resource tracking (rdma res show) ----------------------------------- */
+/* VLAN ids from here on are none (the kernel's VLAN_N_VID). */
+#define HNS_SHIM_VLAN_N_VID VLAN_N_VID
 #define HNS_SHIM_RES_ATTRS 6
 /* Largest raw image: the QPC of HIP09 (512 bytes) and its SCC context. */
 #define HNS_SHIM_RES_RAW_MAX (512 + 64)

@@ -7,7 +7,8 @@
 # HNS-REG-BEGIN/END devinfo (make check compares C's with Rust's),
 # then ibv_rc_pingpong (plain, -e, -s 64), ibv_srq_pingpong and ib_write_bw
 # loopback on hns_0, the refusal of a user UD QP (libhns does not create
-# UD QPs on HIP08, hw_ver 0x100), and the unload. TEST lines in the group
+# UD QPs on HIP08, hw_ver 0x100), rping and ucmatose (rdma_cm: MADs
+# through the kernel GSI QP), and the unload. TEST lines in the group
 # "hip08/...".
 #
 #   sh /opt/hns/hip08-plan.sh c|rs
@@ -52,5 +53,10 @@ if [ $rc -ne 0 ] && printf '%s\n' "$out" | grep -q "Couldn't create QP"; then
 else
     report hip08/ud-qp-refused FAIL "exit $rc: $(printf '%s\n' "$out" | tail -n 2 | tr '\n' ' ')"
 fi
+# rdma_cm over an IPv4 address on eth0: the CM MADs go through the kernel's
+# GSI QP with kernel AHs (HIP08: the AH's VLAN in the UD WQE).
+/usr/bin/ip addr add 192.168.77.1/24 dev eth0 && /usr/bin/ip link set eth0 up
+pair hip08/rping "rping -s -a 192.168.77.1 -C 5 -v" "rping -c -a 192.168.77.1 -C 5 -v"
+pair hip08/ucmatose "ucmatose -b 192.168.77.1" "ucmatose -s 192.168.77.1"
 check hip08/unload rmmod "$MOD"
 plan_exit
