@@ -268,6 +268,10 @@ pub(crate) struct IbDev {
     /// Serialises HIP08's QP flow control init (`scc_mutex`).
     #[pin]
     scc: Mutex<()>,
+    /// The MAC last written to HIP08's SMAC table (`dev_addr`; zero until
+    /// the first write).
+    #[pin]
+    dev_addr: Mutex<[u8; 6]>,
 }
 
 impl IbDev {
@@ -309,6 +313,7 @@ impl IbDev {
                 },
                 dscp: h.dscp_map(),
                 scc <- new_mutex!(()),
+                dev_addr <- new_mutex!([0; 6]),
             }? Error),
             GFP_KERNEL,
         )?;
@@ -341,6 +346,24 @@ fn qp_banks(c: &Caps) -> Result<bitmap::QpBanks<KVec<u64>>> {
 }
 
 impl IbDev {
+    /// Keeps the port's MAC in HIP08's SMAC table (`hns_roce_set_mac`):
+    /// written when it differs from the last one written; nothing on HIP09.
+    ///
+    /// # Errors
+    ///
+    /// The command's errno.
+    fn set_mac(&self, mac: &[u8; 6]) -> Result {
+        if self.rev.is_hip09() {
+            return Ok(());
+        }
+        let mut last = self.dev_addr.lock();
+        if *last == *mac {
+            return Ok(());
+        }
+        *last = *mac;
+        hns_roce_hw_v2::set_mac(&self.cmd, 0, mac)
+    }
+
     fn qp_env(&self) -> qp::QpEnv<'_> {
         qp::QpEnv {
             cmd: &self.cmd,
@@ -613,6 +636,10 @@ impl IbDriver for IbDev {
         );
         d[1].data.write(gmv_tb_b::GMV_TB_B_SGID_IDX, index);
         self.cmd.send(&mut d).inspect_err(failed)
+    }
+
+    fn netdev_mac(&self, mac: &[u8; 6]) -> Result {
+        self.set_mac(mac)
     }
 
     fn alloc_ucontext(&self, req: u32, resp: &mut UctxResp) -> Result<(Arc<Ucontext>, u32, u64)> {
@@ -948,6 +975,7 @@ impl RoceClient for HnsRoce {
         let mut records = None;
         let reg = IbDev::new(handle, &hw).and_then(|ib| {
             records = Some(ib.dbs.records());
+            let ib2 = ib.clone();
             let c = &hw.profile.caps;
             let p = IbParams {
                 num_comp_vectors: c.num_comp_vectors,
@@ -958,20 +986,18 @@ impl RoceClient for HnsRoce {
                 hw_stats: hw.profile.rev.is_hip09(),
                 frmr: c.flags & cap_flag::FRMR != 0,
             };
-            IbRegistration::register(handle, ib, &p)
-        });
-        // HIP08 keeps the port's MAC in its SMAC table, written once the
-        // device is registered (`hns_roce_setup_mtu_mac`); a failure
-        // unregisters it again.
-        let reg = reg.and_then(|reg| {
-            if hw.profile.rev.is_hip09() {
-                return Ok(reg);
-            }
-            hns_roce_hw_v2::set_mac(&hw.cmd, 0, &handle.netdev_mac())
-                .map(|()| reg)
-                .inspect_err(|_| {
-                    dev_err!(handle.device(), "setup_mtu_mac failed!\n");
-                })
+            let reg = IbRegistration::register(handle, ib, &p)?;
+            // HIP08 keeps the port's MAC in its SMAC table, written once
+            // the device is registered (`hns_roce_setup_mtu_mac`) and again
+            // when the netdev's address changes (the notifier); a failure
+            // of either unregisters the device again.
+            ib2.set_mac(&handle.netdev_mac()).inspect_err(|_| {
+                dev_err!(handle.device(), "setup_mtu_mac failed!\n");
+            })?;
+            reg.watch_netdev().inspect_err(|_| {
+                dev_err!(handle.device(), "register_netdevice_notifier failed!\n");
+            })?;
+            Ok(reg)
         });
         let reg = match reg {
             Ok(reg) => reg,

@@ -214,6 +214,9 @@ struct hns_shim_dev {
 	const struct hns_rs_ib_ops *ops;
 	spinlock_t sm_lock;
 	bool udp_encap;
+	struct net_device *netdev;
+	struct notifier_block nb;
+	bool watching;
 };
 
 static struct hns_shim_dev *to_sdev(struct ib_device *ibdev)
@@ -1698,10 +1701,56 @@ int hns_shim_register_ibdev(struct ib_device *ibdev,
 	ib_set_device_ops(ibdev, &hns_shim_dev_ops);
 	dma_set_max_seg_size(reg->parent, SZ_2G);
 
+	to_sdev(ibdev)->netdev = reg->netdev;
 	ret = ib_device_set_netdev(ibdev, reg->netdev, 1);
 	if (ret)
 		return ret;
 	return ib_register_device(ibdev, "hns_%d", reg->parent);
+}
+
+static int hns_shim_netdev_event(struct notifier_block *nb,
+				 unsigned long event, void *ptr)
+{
+	struct hns_shim_dev *sdev = container_of(nb, struct hns_shim_dev, nb);
+	struct net_device *dev = netdev_notifier_info_to_dev(ptr);
+
+	if (dev != sdev->netdev)
+		return NOTIFY_DONE;
+	switch (event) {
+	case NETDEV_REGISTER:
+	case NETDEV_CHANGEADDR:
+	case NETDEV_UP:
+	case NETDEV_CHANGE:
+		HNS_RS_OP(sdev, netdev_mac, dev->dev_addr);
+		break;
+	default:
+		break;
+	}
+	return NOTIFY_DONE;
+}
+
+int hns_shim_watch_netdev(struct ib_device *ibdev)
+{
+	struct hns_shim_dev *sdev = to_sdev(ibdev);
+	int ret;
+
+	if (sdev->watching)
+		return 0;
+	sdev->nb.notifier_call = hns_shim_netdev_event;
+	ret = register_netdevice_notifier(&sdev->nb);
+	if (!ret)
+		sdev->watching = true;
+	return ret;
+}
+
+void hns_shim_unwatch_netdev(struct ib_device *ibdev)
+{
+	struct hns_shim_dev *sdev = to_sdev(ibdev);
+
+	if (!sdev->watching)
+		return;
+	unregister_netdevice_notifier(&sdev->nb);
+	sdev->watching = false;
 }
 
 void hns_shim_port_state_event(struct ib_device *ibdev,

@@ -404,6 +404,11 @@ void hns_shim_request_reset(struct hnae3_handle *h, bool vf);
  */
 int hns_shim_dscp_prio(struct hnae3_handle *h, u8 dscp, u8 *tc_mode,
 		       u8 *priority);
+/* A netdevice notifier for the registered device's netdev (the driver's
+ * netdev_mac op); registered at most once, unregistered before the device.
+ */
+int hns_shim_watch_netdev(struct ib_device *ibdev);
+void hns_shim_unwatch_netdev(struct ib_device *ibdev);
 /* The MAC address of the function's netdev. */
 void hns_shim_netdev_mac(struct hnae3_handle *h, u8 *mac);
 struct workqueue_struct *hns_shim_alloc_wq(const char *name);
@@ -449,6 +454,10 @@ struct hns_rs_ib_ops {
 	void (*fw_ver)(void *rs, u64 *fw_ver);
 	int (*set_gid)(void *rs, u32 index, const u8 *gid, bool roce_v2,
 		u16 vlan_id, const u8 *mac);
+	/* The port's netdev was registered, came up, changed, or changed
+	 * its address: its MAC now.
+	 */
+	int (*netdev_mac)(void *rs, const u8 *mac);
 	int (*alloc_ucontext)(void *rs, u32 config_in, u32 *uar_index,
 		u64 *uar_addr, struct hns_shim_uctx_resp *resp, void **uctx);
 	void (*dealloc_ucontext)(void *rs, void *uctx);

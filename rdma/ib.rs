@@ -30,7 +30,7 @@ use core::{
     marker::PhantomData,
     sync::atomic::{AtomicBool, AtomicPtr, AtomicUsize, Ordering},
 };
-use kernel::{device::Device, ffi::c_void, prelude::*, sync::Arc};
+use kernel::{device::Device, error::to_result, ffi::c_void, prelude::*, sync::Arc};
 
 // The entry points the shim calls.
 pub(super) mod verbs;
@@ -225,6 +225,9 @@ pub(crate) trait IbDriver: Send + Sync {
     fn fw_ver(&self) -> u64;
     /// Writes GID `index` (`None`: clears it).
     fn set_gid(&self, index: u32, entry: Option<GidEntry<'_>>) -> Result;
+    /// The port's netdev has MAC `mac` (it was registered, came up,
+    /// changed, or changed its address; see [`IbRegistration::watch_netdev`]).
+    fn netdev_mac(&self, mac: &[u8; 6]) -> Result;
     /// A user context: the answer to libhns, and `(state, uar index,
     /// doorbell page bus address)`.
     fn alloc_ucontext(
@@ -433,6 +436,7 @@ impl<D: IbDriver> IbAdapter<D> {
         query_port: Some(query_port::<D>),
         fw_ver: Some(fw_ver::<D>),
         set_gid: Some(set_gid::<D>),
+        netdev_mac: Some(netdev_mac::<D>),
         alloc_ucontext: Some(alloc_ucontext::<D>),
         dealloc_ucontext: Some(dealloc_ucontext::<D>),
         alloc_pd: Some(alloc_pd::<D>),
@@ -578,8 +582,26 @@ impl<D: IbDriver> IbRegistration<D> {
     }
 }
 
+impl<D: IbDriver> IbRegistration<D> {
+    /// Reports the port's netdev events to [`IbDriver::netdev_mac`] from
+    /// now on, until the registration drops (a netdevice notifier, as C's
+    /// `iboe.nb`). Calling it again does nothing.
+    ///
+    /// # Errors
+    ///
+    /// The errno of `register_netdevice_notifier`.
+    pub(crate) fn watch_netdev(&self) -> Result {
+        // SAFETY: registered (type invariant); the notifier is removed in
+        // `drop` before the device goes.
+        to_result(unsafe { raw::hns_shim_watch_netdev(self.ibdev) })
+    }
+}
+
 impl<D: IbDriver> Drop for IbRegistration<D> {
     fn drop(&mut self) {
+        // SAFETY: registered (type invariant); no netdev event reaches the
+        // driver once this returns (C unregisters its notifier first too).
+        unsafe { raw::hns_shim_unwatch_netdev(self.ibdev) };
         // SAFETY: registered (type invariant); unregistering waits for every
         // user, after which nobody calls the ops with `rs` any more.
         unsafe { raw::hns_shim_unregister_ibdev(self.ibdev) };

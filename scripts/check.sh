@@ -753,9 +753,11 @@ fi
 # --- The HIP08 personality on both drivers (issue 18). ------------------------
 # hns-sim --personality hip08 (PCI revision 0x21, HIP08 caps and firmware
 # commands: docs/hns-sim.md): tests/guest/hip08-plan.sh on C (which
-# validates the model) and on Rust, one boot each; the outcomes and
-# `ibv_devinfo -v` must be equal. The Rust driver lacks C's free-MR
-# resources (docs/hip08-vf-inventory.md), so the traces are not compared.
+# validates the model) and on Rust, one boot each; the outcomes,
+# `ibv_devinfo -v` and the SGID/SMAC table commands must be equal. The
+# Rust driver lacks C's free-MR resources (docs/hip08-vf-inventory.md),
+# which shift every later QP, CQ and PD number, so the whole traces are
+# not compared yet.
 if [ -x "$HNS_BUILD/sim-target/release/hns-sim" ] && [ -f "$HNS_BUILD/module-kunit/hns_roce_rs.ko" ]; then
     for d in c rs; do
         echo "sh /opt/hns/hip08-plan.sh $d" >"$L/hip08-$d.cmd"
@@ -771,6 +773,17 @@ if [ -x "$HNS_BUILD/sim-target/release/hns-sim" ] && [ -f "$HNS_BUILD/module-kun
     else
         result "equivalence/hip08-plan-outcomes" FAIL "(log: $L/hip08-outcomes.log)"
         sed 's/^/    /' "$L/hip08-outcomes.log" | head -n 40
+    fi
+    # The SGID and SMAC table commands (GIDs added and deleted, the MAC at
+    # registration and after the plan's MAC change) in order.
+    for d in c rs; do
+        grep -E '^cmq > op=(8500|8501) ' "$HNS_BUILD/guest/hip08-$d/trace-0.txt" >"$L/hip08-gid-mac-$d.txt" 2>/dev/null
+    done
+    if [ -s "$L/hip08-gid-mac-c.txt" ] && cmp -s "$L/hip08-gid-mac-c.txt" "$L/hip08-gid-mac-rs.txt"; then
+        result "equivalence/hip08-sgid-smac-trace" PASS "($(wc -l <"$L/hip08-gid-mac-c.txt") CFG_SGID_TB/CFG_SMAC_TB commands equal)"
+    else
+        result "equivalence/hip08-sgid-smac-trace" FAIL "(C: $L/hip08-gid-mac-c.txt, Rust: $L/hip08-gid-mac-rs.txt)"
+        diff "$L/hip08-gid-mac-c.txt" "$L/hip08-gid-mac-rs.txt" | head -n 20 | sed 's/^/    /'
     fi
     if python3 scripts/compare-runs.py --only devinfo "$HNS_BUILD/guest/hip08-c/output.log" \
         "$HNS_BUILD/guest/hip08-rs/output.log" >"$L/hip08-devinfo.log" 2>&1; then

@@ -198,6 +198,18 @@ unsafe fn user_ctx<'a, D: IbDriver>(
     Some(UserCtx::new(dev, u))
 }
 
+/// Called by the shim's netdevice notifier.
+///
+/// # Safety
+///
+/// `rs` is the device's pointer (see [`drv`]); `mac` points to the
+/// netdev's 6-byte address for the call.
+pub(super) unsafe extern "C" fn netdev_mac<D: IbDriver>(rs: *mut c_void, mac: *const u8) -> c_int {
+    // SAFETY: per the function's contract.
+    let (d, mac) = unsafe { (drv::<D>(rs), &*mac.cast::<[u8; 6]>()) };
+    errno(d.netdev_mac(mac))
+}
+
 /// Called by the shim's op.
 ///
 /// # Safety

@@ -8,8 +8,8 @@
 # then ibv_rc_pingpong (plain, -e, -s 64), ibv_srq_pingpong and ib_write_bw
 # loopback on hns_0, the refusal of a user UD QP (libhns does not create
 # UD QPs on HIP08, hw_ver 0x100), rping and ucmatose (rdma_cm: MADs
-# through the kernel GSI QP), and the unload. TEST lines in the group
-# "hip08/...".
+# through the kernel GSI QP), a MAC change of the netdev, and the unload.
+# TEST lines in the group "hip08/...".
 #
 #   sh /opt/hns/hip08-plan.sh c|rs
 . /opt/hns/lib.sh
@@ -58,5 +58,16 @@ fi
 /usr/bin/ip addr add 192.168.77.1/24 dev eth0 && /usr/bin/ip link set eth0 up
 pair hip08/rping "rping -s -a 192.168.77.1 -C 5 -v" "rping -c -a 192.168.77.1 -C 5 -v"
 pair hip08/ucmatose "ucmatose -b 192.168.77.1" "ucmatose -s 192.168.77.1"
+# A new MAC on the netdev: both drivers write it to the SMAC table (the
+# netdevice notifier: NETDEV_CHANGEADDR, then NETDEV_UP with the same
+# address, which writes nothing); make check compares the
+# CFG_SMAC_TB commands of the two traces.
+mac_now() {
+    /usr/bin/ip link set dev eth0 down &&
+        /usr/bin/ip link set dev eth0 address 02:19:e5:00:03:42 &&
+        /usr/bin/ip link set dev eth0 up &&
+        sleep 1 && grep -qx 02:19:e5:00:03:42 /sys/class/net/eth0/address
+}
+check hip08/mac-change mac_now
 check hip08/unload rmmod "$MOD"
 plan_exit
