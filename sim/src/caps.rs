@@ -439,6 +439,7 @@ impl Caps {
     /// checked).
     pub fn hip08() -> Self {
         use flag::*;
+        let hip09 = Caps::default();
         Caps {
             pci_revision: REVISION_HIP08,
             hw_version: 0x100,
@@ -446,16 +447,8 @@ impl Caps {
             cqe_sz: 32,
             sccc_sz: 32,
             gmv_bt_num: 0,
-            cap_flags: REREG_MR
-                | ROCE_V1_V2
-                | RQ_INLINE
-                | CQ_RECORD_DB
-                | QP_RECORD_DB
-                | SRQ
-                | FRMR
-                | QP_FLOW_CTRL
-                | ATOMIC,
-            ..Caps::default()
+            cap_flags: hip09.cap_flags & !(XRC | CQE_INLINE | SRQ_RECORD_DB),
+            ..hip09
         }
     }
 

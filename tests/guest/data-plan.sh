@@ -20,13 +20,7 @@ HNS_TIMEOUT=${HNS_TIMEOUT:-120}
 
 check data/hns0-active port_state hns_0 PORT_ACTIVE || plan_exit
 
-GIDX=$(roce_v2_gid hns_0)
-if [ -n "$GIDX" ]; then
-    report data/roce-v2-gid PASS "index $GIDX: $(cat /sys/class/infiniband/hns_0/ports/1/gids/$GIDX)"
-else
-    report data/roce-v2-gid FAIL "no RoCE v2 GID on hns_0 after 10 s"
-    plan_exit
-fi
+need_roce_v2_gid data
 
 # pingpong TOOL NAME PORT EXTRA: server and client on hns_0; both print
 # their summary lines ("... bytes in ... seconds = ...", "... iters in ...").

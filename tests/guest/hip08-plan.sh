@@ -20,13 +20,7 @@ MOD=$(driver_module "$d") || exit 2
 check hip08/load load_roce "$d"
 check hip08/hns0 wait_hns0 || plan_exit
 check hip08/hns0-active port_state hns_0 PORT_ACTIVE || plan_exit
-GIDX=$(roce_v2_gid hns_0)
-if [ -n "$GIDX" ]; then
-    report hip08/roce-v2-gid PASS "index $GIDX"
-else
-    report hip08/roce-v2-gid FAIL "no RoCE v2 GID on hns_0"
-    plan_exit
-fi
+need_roce_v2_gid hip08
 echo "HNS-REG-BEGIN devinfo"
 ibv_devinfo -v -d hns_0 2>&1
 echo "[ibv_devinfo exit $?]"

@@ -211,6 +211,19 @@ nvmet_unexport() {
         rmdir "$nc/subsystems/$1"
 }
 
+# need_roce_v2_gid GROUP: GIDX becomes the index of hns_0's first RoCE v2
+# GID (reported as GROUP/roce-v2-gid); without one the check fails and the
+# plan ends.
+need_roce_v2_gid() {
+    GIDX=$(roce_v2_gid hns_0)
+    if [ -n "$GIDX" ]; then
+        report "$1/roce-v2-gid" PASS "index $GIDX: $(cat /sys/class/infiniband/hns_0/ports/1/gids/$GIDX)"
+    else
+        report "$1/roce-v2-gid" FAIL "no RoCE v2 GID on hns_0 after 10 s"
+        plan_exit
+    fi
+}
+
 plan_exit() {
     [ "$HNS_FAILS" -eq 0 ] && exit 0
     exit 1
