@@ -8,7 +8,8 @@
 # then ibv_rc_pingpong (plain, -e, -s 64), ibv_srq_pingpong and ib_write_bw
 # loopback on hns_0, the refusal of a user UD QP (libhns does not create
 # UD QPs on HIP08, hw_ver 0x100), rping and ucmatose (rdma_cm: MADs
-# through the kernel GSI QP), a MAC change of the netdev, and the unload.
+# through the kernel GSI QP), a MAC change of the netdev, on Rust ten
+# reloads, and the unload.
 # TEST lines in the group "hip08/...".
 #
 #   sh /opt/hns/hip08-plan.sh c|rs
@@ -63,5 +64,7 @@ mac_now() {
         sleep 1 && grep -qx 02:19:e5:00:03:42 /sys/class/net/eth0/address
 }
 check hip08/mac-change mac_now
+# Ten reloads of the Rust driver on HIP08 (as reg-rs does on HIP09).
+[ "$d" = rs ] && check hip08/reload-x10 reload_cycles rs 10
 check hip08/unload rmmod "$MOD"
 plan_exit

@@ -211,6 +211,27 @@ nvmet_unexport() {
         rmdir "$nc/subsystems/$1"
 }
 
+# reload_cycles D N [WAIT]: N unload/load cycles of RoCE driver D, hns_0
+# gone after each rmmod and back after each load (WAIT, default
+# wait_hns0) and usable (ibv_devinfo). The kernel log (WARN, lockdep,
+# kmemleak at the end of the run) is checked by run-guest.sh on the host.
+reload_cycles() {
+    rmod=$(driver_module "$1") || return 2
+    rcn=0
+    while [ $rcn -lt "$2" ]; do
+        rmmod "$rmod" || { echo "cycle $rcn: rmmod $rmod failed"; return 1; }
+        if [ -e /sys/class/infiniband/hns_0 ] || ibv_devices 2>/dev/null | grep -qw hns_0; then
+            echo "cycle $rcn: hns_0 still listed after rmmod"
+            return 1
+        fi
+        load_roce "$1" || { echo "cycle $rcn: loading $rmod failed"; return 1; }
+        "${3:-wait_hns0}" || { echo "cycle $rcn: no hns_0 after reload"; return 1; }
+        timeout 60 ibv_devinfo -d hns_0 >/dev/null 2>&1 ||
+            { echo "cycle $rcn: ibv_devinfo -d hns_0 failed"; return 1; }
+        rcn=$((rcn + 1))
+    done
+}
+
 # need_roce_v2_gid GROUP: GIDX becomes the index of hns_0's first RoCE v2
 # GID (reported as GROUP/roce-v2-gid); without one the check fails and the
 # plan ends.

@@ -181,23 +181,11 @@ ctx.close()'
     # driver, hns_0 gone after each rmmod and back after each load (and
     # usable: ibv_devinfo). The kernel log (WARN, lockdep, kmemleak at the
     # end of the run) is checked by run-guest.sh on the host.
-    reload_cycles() {
+    reg_reload_cycles() {
         [ $REGISTERED = 1 ] || { echo "not run: hns_0 never registered"; return 1; }
-        rcn=0
-        while [ $rcn -lt "$REG_CYCLES" ]; do
-            rmmod $MOD || { echo "cycle $rcn: rmmod $MOD failed"; return 1; }
-            if [ -e /sys/class/infiniband/hns_0 ] || ibv_devices 2>/dev/null | grep -qw hns_0; then
-                echo "cycle $rcn: hns_0 still listed after rmmod"
-                return 1
-            fi
-            load_roce "$D" || { echo "cycle $rcn: loading $MOD failed"; return 1; }
-            has_hns0 || { echo "cycle $rcn: no hns_0 after reload"; return 1; }
-            timeout 60 ibv_devinfo -d hns_0 >/dev/null 2>&1 ||
-                { echo "cycle $rcn: ibv_devinfo -d hns_0 failed"; return 1; }
-            rcn=$((rcn + 1))
-        done
+        reload_cycles "$D" "$REG_CYCLES" has_hns0
     }
-    [ "$REG_CYCLES" -gt 0 ] && check "$G/reload-x$REG_CYCLES" reload_cycles
+    [ "$REG_CYCLES" -gt 0 ] && check "$G/reload-x$REG_CYCLES" reg_reload_cycles
 fi
 
 check "$G/final-unload" sh -c "rmmod $MOD && rmmod hns_sim"
