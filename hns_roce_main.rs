@@ -14,7 +14,7 @@
 //! here; the verbs of an object delegate to that object's file (`pd.rs`,
 //! `ah.rs`, `mr.rs`, `cq.rs`, `qp.rs`, `srq.rs`).
 
-use crate::hns_roce_hw_v2::cmq_fields::{gmv_tb_a, gmv_tb_b};
+use crate::hns_roce_hw_v2::gid;
 use kernel::prelude::*;
 
 /// `dev_err!`, at most at the kernel's default rate (a limit per call
@@ -99,9 +99,8 @@ pub mod vectors;
 #[path = "tests/kunit/mod.rs"]
 mod kunit;
 
-use cmdq::desc::{chain, flag, CmqData};
+use cmdq::desc::{chain, flag};
 use cmdq::Cmd;
-use field::Field;
 use hem::table::HemTables;
 use hns_roce_hw_v2::caps::Caps;
 use hns_roce_hw_v2::consts::{cap_flag, cmq_op};
@@ -216,17 +215,6 @@ const MAX_CQ_PERIOD_HIP08: u32 = 65;
 /// Hardware counters (`HNS_ROCE_HW_CNT_TOTAL`) and counters per descriptor.
 const HW_CNT_TOTAL: usize = 22;
 const CNT_PER_DESC: usize = 3;
-
-/// The GID words of the first descriptor.
-const GMV_A_SGID: [Field<CmqData>; 4] = [
-    Field::new(31, 0),
-    Field::new(63, 32),
-    Field::new(95, 64),
-    Field::new(127, 96),
-];
-
-/// VLAN ids from here on mean "no VLAN" (`VLAN_CFI_MASK`).
-const VLAN_CFI_MASK: u16 = 0x1000;
 
 /// What the verbs of one ib_device need: the command interface, the caps
 /// and the number spaces.
@@ -607,34 +595,16 @@ impl IbDriver for IbDev {
             let (ty, gid) = entry
                 .as_ref()
                 .map_or((0, None), |e| (e.ty as u32, Some(e.gid)));
-            hns_roce_hw_v2::gid::write_sgid_tb(&mut d[0].data, index, ty, gid);
+            gid::write_sgid_tb(&mut d[0].data, index, ty, gid);
             return self.cmd.send(&mut d).inspect_err(failed);
         }
         let mut d = chain::<2>(cmq_op::CFG_GMV_TBL, false);
-        let (gid, ty, vlan, mac) = match &entry {
-            Some(e) => (*e.gid, e.ty as u32, e.vlan_id, *e.mac),
-            None => ([0; 16], 0, VLAN_CFI_MASK, [0; 6]),
+        let (ty, gid, vlan, mac) = match &entry {
+            Some(e) => (e.ty as u32, Some(e.gid), e.vlan_id, *e.mac),
+            None => (0, None, gid::VLAN_CFI_MASK, [0; 6]),
         };
-        for (f, b) in GMV_A_SGID.iter().zip(gid.chunks_exact(4)) {
-            d[0].data
-                .write(*f, u32::from_le_bytes([b[0], b[1], b[2], b[3]]));
-        }
-        d[0].data.write(gmv_tb_a::GMV_TB_A_VF_SGID_TYPE, ty);
-        d[0].data.write(
-            gmv_tb_a::GMV_TB_A_VF_VLAN_EN,
-            u32::from(vlan < VLAN_CFI_MASK),
-        );
-        d[0].data
-            .write(gmv_tb_a::GMV_TB_A_VF_VLAN_ID, u32::from(vlan));
-        d[1].data.write(
-            gmv_tb_b::VF_SMAC_L,
-            u32::from_ne_bytes([mac[0], mac[1], mac[2], mac[3]]),
-        );
-        d[1].data.write(
-            gmv_tb_b::GMV_TB_B_SMAC_H,
-            u32::from(u16::from_ne_bytes([mac[4], mac[5]])),
-        );
-        d[1].data.write(gmv_tb_b::GMV_TB_B_SGID_IDX, index);
+        let [a, b] = &mut d;
+        gid::write_gmv_tb(&mut a.data, &mut b.data, index, ty, gid, vlan, &mac);
         self.cmd.send(&mut d).inspect_err(failed)
     }
 
@@ -975,7 +945,8 @@ impl RoceClient for HnsRoce {
         let mut records = None;
         let reg = IbDev::new(handle, &hw).and_then(|ib| {
             records = Some(ib.dbs.records());
-            let ib2 = ib.clone();
+            // The registration takes `ib`; its MAC is written after.
+            let for_mac = ib.clone();
             let c = &hw.profile.caps;
             let p = IbParams {
                 num_comp_vectors: c.num_comp_vectors,
@@ -991,7 +962,7 @@ impl RoceClient for HnsRoce {
             // the device is registered (`hns_roce_setup_mtu_mac`) and again
             // when the netdev's address changes (the notifier); a failure
             // of either unregisters the device again.
-            ib2.set_mac(&handle.netdev_mac()).inspect_err(|_| {
+            for_mac.set_mac(&handle.netdev_mac()).inspect_err(|_| {
                 dev_err!(handle.device(), "setup_mtu_mac failed!\n");
             })?;
             reg.watch_netdev().inspect_err(|_| {

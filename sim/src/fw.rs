@@ -560,11 +560,7 @@ impl Firmware {
                     d[0].data[3],
                     d[0].data[4],
                 ];
-                if g[..4].iter().all(|w| *w == 0) {
-                    self.gids.remove(&idx);
-                } else {
-                    self.gids.insert(idx, g);
-                }
+                self.set_gid(idx, g);
             }
             op::QUERY_COUNTER => {
                 // 22 counters, three per descriptor, all zero; the chain's
@@ -601,6 +597,16 @@ impl Firmware {
         ret::SUCCESS
     }
 
+    /// Stores GID table entry `idx` (four GID words and the type word), or
+    /// removes it when the GID is all zero (how both drivers delete one).
+    fn set_gid(&mut self, idx: u32, g: [u32; 5]) {
+        if g[..4].iter().all(|w| *w == 0) {
+            self.gids.remove(&idx);
+        } else {
+            self.gids.insert(idx, g);
+        }
+    }
+
     /// The commands whose answer differs on a HIP08 function: the GID and
     /// MAC tables and the SCC context clear of QP creation, which only
     /// HIP08 has, and the HIP09-only commands, which a HIP08 firmware
@@ -632,11 +638,7 @@ impl Firmware {
                     d[0].data[4],
                     d[0].get(161, 160),
                 ];
-                if g[..4].iter().all(|w| *w == 0) {
-                    self.gids.remove(&idx);
-                } else {
-                    self.gids.insert(idx, g);
-                }
+                self.set_gid(idx, g);
             }
             op::CFG_SMAC_TB => {
                 // Word 0 bits 7..0 the index (the port), word 1 MAC bytes

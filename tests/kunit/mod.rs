@@ -72,6 +72,11 @@ mod cmq {
     fn smac_tb() {
         assert_eq!(v::check_smac_tb(), Ok(()));
     }
+
+    #[test]
+    fn gmv_tb() {
+        assert_eq!(v::check_gmv_tb(), Ok(()));
+    }
 }
 
 /// HEM page-size arithmetic, the context-table manager's plans and the BT

@@ -131,3 +131,51 @@ pub fn check_smac_tb() -> Check {
         "port 0: the C driver's words",
     )
 }
+
+/// HIP09's CFG_GMV_TBL payloads as the C driver sent them on hns-sim's
+/// default personality (trace of 2026-12-04, `reg-c`: the link-local GID of
+/// MAC 02:19:e5:00:03:00 at index 0 as RoCE v1 and index 1 as RoCE v2 IPv6,
+/// no VLAN, then index 0 deleted).
+pub fn check_gmv_tb() -> Check {
+    use crate::hns_roce_hw_v2::gid::{write_gmv_tb, VLAN_CFI_MASK};
+    let gid: [u8; 16] = [
+        0xfe, 0x80, 0, 0, 0, 0, 0, 0, 0x00, 0x19, 0xe5, 0xff, 0xfe, 0x00, 0x03, 0x00,
+    ];
+    let mac = [0x02, 0x19, 0xe5, 0x00, 0x03, 0x00];
+    let words = |index, ty, gid, vlan, mac: &[u8; 6]| {
+        let mut a = Desc::new(cmq_op::CFG_GMV_TBL, false);
+        let mut b = Desc::new(cmq_op::CFG_GMV_TBL, false);
+        write_gmv_tb(&mut a.data, &mut b.data, index, ty, gid, vlan, mac);
+        let host = |d: &Desc| {
+            let w = d.to_le_words();
+            let mut out = [0u32; 6];
+            for (o, x) in out.iter_mut().zip(&w[2..]) {
+                *o = u32::from_le(*x);
+            }
+            out
+        };
+        (host(&a), host(&b))
+    };
+    // rdma_read_gid_l2_fields gives 0xffff without a VLAN; the 12-bit field
+    // keeps 0xfff.
+    expect(
+        words(0, 0, Some(&gid), 0xffff, &mac)
+            == (
+                [0x0000_80fe, 0, 0xffe5_1900, 0x0003_00fe, 0x0fff_0000, 0],
+                [0x00e5_1902, 0x0000_0003, 0, 0, 0, 0],
+            ),
+        "index 0, RoCE v1: the C driver's words",
+    )?;
+    expect(
+        words(1, 2, Some(&gid), 0xffff, &mac)
+            == (
+                [0x0000_80fe, 0, 0xffe5_1900, 0x0003_00fe, 0x0fff_0002, 0],
+                [0x00e5_1902, 0x0000_0003, 1, 0, 0, 0],
+            ),
+        "index 1, RoCE v2 IPv6: the C driver's words",
+    )?;
+    expect(
+        words(0, 0, None, VLAN_CFI_MASK, &[0; 6]) == ([0; 6], [0; 6]),
+        "index 0 deleted: all zero",
+    )
+}

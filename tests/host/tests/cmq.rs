@@ -28,3 +28,8 @@ fn sgid_tb() {
 fn smac_tb() {
     assert_eq!(v::check_smac_tb(), Ok(()));
 }
+
+#[test]
+fn gmv_tb() {
+    assert_eq!(v::check_gmv_tb(), Ok(()));
+}
