@@ -587,7 +587,7 @@ impl Qp {
         }
         init.cap_flags = cap_flags;
         init.max_recv_wr = s.rq_wqe_cnt;
-        init.max_recv_sge = s.rq_max_gs - s.rq_rsv_sge;
+        init.max_recv_sge = s.rq_usable_sge();
         init.max_inline_data = s.max_inline_data;
         let qp_init = pin_init!(Qp {
             qpn,
@@ -713,7 +713,7 @@ impl Qp {
         if self.soft_state() == QpState::Reset || self.user {
             return Err((0, EINVAL));
         }
-        let max_sge = (self.sizes.rq_max_gs - self.sizes.rq_rsv_sge) as usize;
+        let max_sge = self.sizes.rq_usable_sge() as usize;
         let rsv = self.sizes.rq_rsv_sge != 0;
         let cnt = self.sizes.rq_wqe_cnt;
         let mut rq = self.core.rq.lock();
@@ -787,7 +787,7 @@ impl Qp {
         let mut soft = self.soft.lock();
         let s = &self.sizes;
         q.max_recv_wr = s.rq_wqe_cnt;
-        q.max_recv_sge = s.rq_max_gs - s.rq_rsv_sge;
+        q.max_recv_sge = s.rq_usable_sge();
         q.max_inline_data = s.max_inline_data;
         q.max_send_wr = s.sq_wqe_cnt;
         q.max_send_sge = s.sq_max_gs;

@@ -1788,16 +1788,6 @@ void hns_shim_umem_blocks_start(struct ib_block_iter *biter,
 	__rdma_umem_block_iter_start(biter, umem, pgsz);
 }
 
-bool hns_shim_umem_blocks_next(struct ib_block_iter *biter)
-{
-	return __rdma_umem_block_iter_next(biter);
-}
-
-u64 hns_shim_block_dma(struct ib_block_iter *biter)
-{
-	return rdma_block_iter_dma_address(biter);
-}
-
 u32 hns_shim_umem_blocks_fill(struct ib_block_iter *biter, u64 *out, u32 n)
 {
 	u32 i = 0;

@@ -530,11 +530,9 @@ struct ib_block_iter;
 /* ib_umem_get_va: 0 and the umem in *umem, or the errno. */
 int hns_shim_umem_get(struct ib_device *ibdev, u64 addr, size_t size,
 		      int access, struct ib_umem **umem);
-/* rdma_umem_for_each_dma_block, as start / next / address. */
+/* rdma_umem_for_each_dma_block, as start, then batches of addresses. */
 void hns_shim_umem_blocks_start(struct ib_block_iter *biter,
 				struct ib_umem *umem, unsigned long pgsz);
-bool hns_shim_umem_blocks_next(struct ib_block_iter *biter);
-u64 hns_shim_block_dma(struct ib_block_iter *biter);
 /* Up to @n next block addresses into @out; returns how many (fewer: done). */
 u32 hns_shim_umem_blocks_fill(struct ib_block_iter *biter, u64 *out, u32 n);
 /* Bus address of the first scatterlist entry of the umem. */

@@ -580,9 +580,7 @@ impl<D: IbDriver> IbRegistration<D> {
         // SAFETY: registered (type invariant).
         unsafe { raw::hns_shim_disassociate_mmaps(self.ibdev) }
     }
-}
 
-impl<D: IbDriver> IbRegistration<D> {
     /// Reports the port's netdev events to [`IbDriver::netdev_mac`] from
     /// now on, until the registration drops (a netdevice notifier, as C's
     /// `iboe.nb`). Calling it again does nothing.

@@ -236,7 +236,8 @@ impl DmaBlocks<'_> {
             return 0;
         }
         let n = u32::try_from(out.len()).unwrap_or(u32::MAX);
-        // SAFETY: as in `next`; `out` is valid for `n` (at most its length)
+        // SAFETY: `it` was started on a umem that outlives `'a` and holds no
+        // pointer into itself; `out` is valid for `n` (at most its length)
         // writes of u64.
         let got = unsafe { raw::hns_shim_umem_blocks_fill(&mut self.it, out.as_mut_ptr(), n) };
         if got < n {
@@ -251,18 +252,8 @@ impl Iterator for DmaBlocks<'_> {
     type Item = u64;
 
     fn next(&mut self) -> Option<u64> {
-        if self.done {
-            return None;
-        }
-        // SAFETY: `it` was started on a umem that outlives `'a` and holds
-        // no pointer into itself.
-        if unsafe { raw::hns_shim_umem_blocks_next(&mut self.it) } {
-            // SAFETY: as above; the iterator stands on a block.
-            Some(unsafe { raw::hns_shim_block_dma(&mut self.it) })
-        } else {
-            self.done = true;
-            None
-        }
+        let mut one = [0u64];
+        (self.fill(&mut one) == 1).then_some(one[0])
     }
 }
 

@@ -36,6 +36,14 @@ pub struct QueueSizes {
     pub max_inline_data: u32,
 }
 
+impl QueueSizes {
+    /// SGEs a receive WR may have: `rq_max_gs` without the reserved ones
+    /// (what the core is told as `max_recv_sge`).
+    pub fn rq_usable_sge(&self) -> u32 {
+        self.rq_max_gs - self.rq_rsv_sge
+    }
+}
+
 /// The requested capacities and the device limits that size a QP.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct QueueRequest {
