@@ -133,6 +133,12 @@ impl Cmq {
         self.initializing = false;
     }
 
+    /// Whether the bring-up (or a reset's re-init) is still running: C's
+    /// instance or reset state INIT.
+    pub(crate) fn is_initializing(&self) -> bool {
+        self.initializing
+    }
+
     /// Stores descriptor words `w` (already little-endian) in ring slot
     /// `idx`, word 0 first, one 32-bit store each.
     fn write_slot(&self, idx: u32, w: &[u32; DESC_WORDS]) -> Result {

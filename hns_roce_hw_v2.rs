@@ -430,18 +430,48 @@ impl Drop for EventMode {
     }
 }
 
-/// The HIP08/HIP09 engine of one function.
+/// What `hw_init` sets up once the HEM tables exist and HIP08's free-MR
+/// objects were made (`hns_roce_v2_init` after `free_mr_init`): the
+/// extended doorbell state cleared, the GMV and timer chunks, the link
+/// table.
 ///
-/// Built in dependency order by [`HwV2::new`]; torn down by dropping it,
-/// fields in declaration order: the function is cleared first, then the
-/// link table and the HEM tables go (their commands no longer reach the
-/// cleared engine, as in C), mailboxes go back to polling and the EQs are
-/// removed. A bring-up that fails part-way unwinds the fields built so far
-/// in reverse order, which is the same sequence.
-#[pin_data]
-pub(crate) struct HwV2 {
+/// Torn down by dropping it, before [`HwV2`]: the function is cleared
+/// first, then the link table goes (`hns_roce_v2_exit`). A failure part-way
+/// unwinds the same way; as in C, the function is cleared on the way back
+/// only once the extended doorbell state was.
+pub(crate) struct HwInit {
     _cleared: FunctionClear,
     _link: LinkTable,
+}
+
+impl HwInit {
+    /// Runs the rest of `hw_init` on `hw`.
+    ///
+    /// # Errors
+    ///
+    /// The errno of the failed command or allocation.
+    pub(crate) fn new(h: &Hnae3Handle, hw: &HwV2) -> Result<Self> {
+        let failed = |_: &Error| dev_err!(h.device(), "hw_init failed!\n");
+        clear_extdb(&hw.cmd).inspect_err(failed)?;
+        let cleared = FunctionClear(hw.cmd.clone());
+        let link = hw_init(h, &hw.cmd, &hw.hem, &hw.profile.caps, hw.profile.func_num)
+            .inspect_err(failed)?;
+        Ok(Self {
+            _cleared: cleared,
+            _link: link,
+        })
+    }
+}
+
+/// The HIP08/HIP09 engine of one function up to its HEM tables.
+///
+/// Built in dependency order by [`HwV2::new`]; torn down by dropping it
+/// (after [`HwInit`]), fields in declaration order: the HEM tables go,
+/// mailboxes go back to polling and the EQs are removed. A bring-up that
+/// fails part-way unwinds the fields built so far in reverse order, which
+/// is the same sequence.
+#[pin_data]
+pub(crate) struct HwV2 {
     /// The context tables.
     pub(crate) hem: Arc<HemTables>,
     _events: EventMode,
@@ -457,7 +487,7 @@ pub(crate) struct HwV2 {
 impl HwV2 {
     /// Sets up the command queue, runs the PF profile, creates the event
     /// queues, switches mailboxes to event mode, then builds the HEM tables
-    /// and runs `hw_init` (`hns_roce_init` up to the ib_device).
+    /// (`hns_roce_init` up to `hw_init`, which is [`HwInit`]).
     pub(crate) fn new(h: &Hnae3Handle, rev: HwRev) -> impl Init<Self, Error> + '_ {
         try_init!(HwV2 {
             cmd: {
@@ -491,15 +521,6 @@ impl HwV2 {
                 .inspect_err(|_| {
                     dev_err!(h.device(), "init HEM(Hardware Entry Memory) failed!\n")
                 })?,
-            // As in C, the function is cleared on the way back only once
-            // the extended doorbell state was: a failure before leaves the
-            // engine uncleared and the EQs are destroyed by mailbox.
-            _: {
-                clear_extdb(cmd).inspect_err(|_| dev_err!(h.device(), "hw_init failed!\n"))?;
-            },
-            _cleared: FunctionClear(cmd.clone()),
-            _link: hw_init(h, cmd, hem, &profile.caps, profile.func_num)
-                .inspect_err(|_| dev_err!(h.device(), "hw_init failed!\n"))?,
         }? Error)
     }
 }

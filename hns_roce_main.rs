@@ -194,7 +194,25 @@ pub(crate) struct HnsRoceDev {
     // Held for its `Drop` (removes the directory).
     _dbgfs: Option<debugfs::DevDebugfs>,
     ib: IbRegistration<IbDev>,
+    // Held for its `Drop` (`hns_roce_v2_exit`).
+    _engine: Engine,
     hw: KBox<hns_roce_hw_v2::HwV2>,
+}
+
+/// What `hw_init` built, torn down in C's `hw_exit` order: the free-MR
+/// objects, then the function clear and the link table.
+struct Engine {
+    _free_mr: FreeMrGuard,
+    _init: hns_roce_hw_v2::HwInit,
+}
+
+/// Destroys HIP08's free-MR objects when dropped (none on HIP09).
+struct FreeMrGuard(Arc<IbDev>);
+
+impl Drop for FreeMrGuard {
+    fn drop(&mut self) {
+        self.0.exit_free_mr();
+    }
 }
 
 /// `alloc_ucontext` configuration bits (`hns-abi.h`), request and answer:
@@ -260,6 +278,9 @@ pub(crate) struct IbDev {
     /// the first write).
     #[pin]
     dev_addr: Mutex<[u8; 6]>,
+    /// HIP08's free-MR QPs (C's `free_mr` and its mutex, held for a round).
+    #[pin]
+    free_mr: Mutex<Option<qp::free_mr::FreeMr>>,
 }
 
 impl IbDev {
@@ -302,6 +323,7 @@ impl IbDev {
                 dscp: h.dscp_map(),
                 scc <- new_mutex!(()),
                 dev_addr <- new_mutex!([0; 6]),
+                free_mr <- new_mutex!(None),
             }? Error),
             GFP_KERNEL,
         )?;
@@ -352,7 +374,162 @@ impl IbDev {
         hns_roce_hw_v2::set_mac(&self.cmd, 0, mac)
     }
 
-    fn qp_env(&self) -> qp::QpEnv<'_> {
+    /// The command interface (for messages).
+    pub(crate) fn cmd(&self) -> &Cmd {
+        &self.cmd
+    }
+
+    /// Creates HIP08's free-MR objects (`free_mr_init`, the first step of
+    /// C's `hw_init`); nothing on HIP09.
+    ///
+    /// # Errors
+    ///
+    /// The errno of the failed creation or modify; nothing is left.
+    fn init_free_mr(&self) -> Result {
+        if self.rev.is_hip09() {
+            return Ok(());
+        }
+        let fm = qp::free_mr::FreeMr::new(self)
+            .inspect_err(|_| dev_err!(self.cmd.device(), "failed to init free mr!\n"))?;
+        *self.free_mr.lock() = Some(fm);
+        Ok(())
+    }
+
+    /// Destroys HIP08's free-MR objects (`free_mr_exit`).
+    fn exit_free_mr(&self) {
+        let fm = self.free_mr.lock().take();
+        if let Some(fm) = fm {
+            fm.destroy(self);
+        }
+    }
+
+    /// A free-MR round before an MR goes (`hns_roce_v2_dereg_mr`): only
+    /// when the function is up, not while it is brought up, reset or
+    /// removed.
+    fn free_mr_round(&self) {
+        if self.cmd.is_uninit() || self.cmd.with_cmq(|q| q.is_initializing()) {
+            return;
+        }
+        let fm = self.free_mr.lock();
+        if let Some(fm) = fm.as_ref() {
+            fm.round(&self.qp_env());
+        }
+    }
+
+    /// A PD number for the free-MR objects.
+    pub(crate) fn reserved_pd(&self) -> Result<u32> {
+        self.domains.alloc_pd()
+    }
+
+    /// Gives a PD number of [`IbDev::reserved_pd`] back.
+    pub(crate) fn drop_reserved_pd(&self, pdn: u32) {
+        self.domains.dealloc_pd(pdn)
+    }
+
+    /// A kernel CQ of `cqe` entries on vector 0 that only the driver polls.
+    pub(crate) fn reserved_cq(&self, cqe: u32) -> Result<Arc<cq::Cq>> {
+        self.new_cq(cqe, 0, IbCq::reserved(), None).map(|(c, _)| c)
+    }
+
+    /// Destroys a CQ of [`IbDev::reserved_cq`].
+    pub(crate) fn drop_reserved_cq(&self, c: &Arc<cq::Cq>) {
+        self.drop_cq(c)
+    }
+
+    /// A kernel QP of the driver's own, on `cq`.
+    pub(crate) fn reserved_qp(
+        &self,
+        init: &mut rdma::QpInit,
+        cq: Arc<cq::Cq>,
+    ) -> Result<Pin<KBox<qp::Qp>>> {
+        self.new_qp(init, Some(cq.clone()), Some(cq), IbQp::reserved(), None)
+    }
+
+    /// `hns_roce_create_cq`: the CQN, the CQ and its table entry.
+    fn new_cq(
+        &self,
+        cqe: u32,
+        vector: u32,
+        ibcq: IbCq,
+        user: Option<(rdma::UserCtx<'_, Ucontext>, &rdma::CqUreq)>,
+    ) -> Result<(Arc<cq::Cq>, rdma::CqOut)> {
+        let env = self.cq_env();
+        let attr = cq::CqAttr { cqe, vector };
+        let (depth, cqe_size) = cq::Cq::check(&env, &attr, user.as_ref().map(|u| u.1))?;
+        // Kernel CQs take bank 0 on HIP09, the least loaded one on HIP08;
+        // a user CQ its context's bank on HIP09.
+        let bank = user.as_ref().map(|u| u.0.uctx().cq_bank);
+        let cqn = self.cqns.lock().alloc(bank).map_err(|e| {
+            ibdev_err!(&self.cmd, "failed to alloc CQN, ret = {:?}.\n", e);
+            ENOSPC
+        })?;
+        let ucq = user.as_ref().map(|(u, r)| cq::UserCq {
+            dev: u.dev(),
+            uctx: u.uctx(),
+            req: r,
+        });
+        let r = cq::Cq::create(&env, &attr, cqn, depth, cqe_size, ibcq, ucq).and_then(
+            |(c, cap_flags)| {
+                if let Err(e) = self.objs.cqs.insert(c.clone()) {
+                    c.destroy(&env);
+                    return Err(e);
+                }
+                Ok((c, cap_flags))
+            },
+        );
+        match r {
+            Ok((c, cap_flags)) => Ok((
+                c,
+                rdma::CqOut {
+                    depth,
+                    cqn,
+                    cap_flags,
+                },
+            )),
+            Err(e) => {
+                let _ = self.cqns.lock().free(cqn);
+                Err(e)
+            }
+        }
+    }
+
+    /// `hns_roce_destroy_cq`.
+    fn drop_cq(&self, c: &cq::Cq) {
+        let cqn = c.cqn;
+        // No event handler reaches the CQ once it is out of the table.
+        self.objs.cqs.remove(cqn);
+        c.destroy(&self.cq_env());
+        let _ = self.cqns.lock().free(cqn);
+    }
+
+    /// `hns_roce_create_qp`: the QP, its table entry, its flow control.
+    fn new_qp(
+        &self,
+        init: &mut rdma::QpInit,
+        send_cq: Option<Arc<cq::Cq>>,
+        recv_cq: Option<Arc<cq::Cq>>,
+        ibqp: IbQp,
+        user: Option<rdma::UserCtx<'_, Ucontext>>,
+    ) -> Result<Pin<KBox<qp::Qp>>> {
+        let env = self.qp_env();
+        let uqp = user.as_ref().map(|u| qp::UserQp {
+            dev: u.dev(),
+            uctx: u.uctx(),
+        });
+        let q = qp::Qp::create(&env, init, send_cq, recv_cq, ibqp, uqp)?;
+        if let Err(e) = self.objs.qps.insert(q.core.clone()) {
+            q.destroy(&env);
+            return Err(e);
+        }
+        // After the QP is stored, as C; its failure undoes the creation.
+        if let Err(e) = env.flow_control_init(q.qpn) {
+            q.destroy(&env);
+            return Err(e);
+        }
+        Ok(q)
+    }
+
+    pub(crate) fn qp_env(&self) -> qp::QpEnv<'_> {
         qp::QpEnv {
             cmd: &self.cmd,
             dev: self.dev.get(),
@@ -454,52 +631,18 @@ impl IbDriver for IbDev {
         ibcq: IbCq,
         user: Option<(rdma::UserCtx<'_, Ucontext>, &rdma::CqUreq)>,
     ) -> Result<(KBox<CqRef>, rdma::CqOut)> {
-        let env = self.cq_env();
-        let attr = cq::CqAttr { cqe, vector };
-        let (depth, cqe_size) = cq::Cq::check(&env, &attr, user.as_ref().map(|u| u.1))?;
-        // Kernel CQs take bank 0 on HIP09, the least loaded one on HIP08;
-        // a user CQ its context's bank on HIP09.
-        let bank = user.as_ref().map(|u| u.0.uctx().cq_bank);
-        let cqn = self.cqns.lock().alloc(bank).map_err(|e| {
-            ibdev_err!(&self.cmd, "failed to alloc CQN, ret = {:?}.\n", e);
-            ENOSPC
-        })?;
-        let ucq = user.as_ref().map(|(u, r)| cq::UserCq {
-            dev: u.dev(),
-            uctx: u.uctx(),
-            req: r,
-        });
-        let r = cq::Cq::create(&env, &attr, cqn, depth, cqe_size, ibcq, ucq).and_then(
-            |(c, cap_flags)| {
-                if let Err(e) = self.objs.cqs.insert(c.clone()) {
-                    c.destroy(&env);
-                    return Err(e);
-                }
-                Ok((c, cap_flags))
-            },
-        );
-        match r {
-            Ok((c, cap_flags)) => Ok((
-                KBox::new(CqRef(c), GFP_KERNEL)?,
-                rdma::CqOut {
-                    depth,
-                    cqn,
-                    cap_flags,
-                },
-            )),
+        let (c, out) = self.new_cq(cqe, vector, ibcq, user)?;
+        match KBox::new(CqRef(c.clone()), GFP_KERNEL) {
+            Ok(b) => Ok((b, out)),
             Err(e) => {
-                let _ = self.cqns.lock().free(cqn);
-                Err(e)
+                self.drop_cq(&c);
+                Err(e.into())
             }
         }
     }
 
     fn destroy_cq(&self, c: KBox<CqRef>) {
-        let cqn = c.0.cqn;
-        // No event handler reaches the CQ once it is out of the table.
-        self.objs.cqs.remove(cqn);
-        c.0.destroy(&self.cq_env());
-        let _ = self.cqns.lock().free(cqn);
+        self.drop_cq(&c.0)
     }
 
     fn poll_cq(&self, c: &CqRef, wc: &mut WcArray<'_>) -> usize {
@@ -708,6 +851,9 @@ impl IbDriver for IbDev {
     }
 
     fn dereg_mr(&self, m: Pin<KBox<mr::Mr>>) {
+        if self.rev.is_hip08() {
+            self.free_mr_round();
+        }
         mr::dereg_mr(&self.mr_env(), m)
     }
 
@@ -748,28 +894,13 @@ impl IbDriver for IbDev {
         ibqp: IbQp,
         user: Option<rdma::UserCtx<'_, Ucontext>>,
     ) -> Result<(Pin<KBox<qp::Qp>>, u32)> {
-        let env = self.qp_env();
-        let uqp = user.as_ref().map(|u| qp::UserQp {
-            dev: u.dev(),
-            uctx: u.uctx(),
-        });
-        let q = qp::Qp::create(
-            &env,
+        let q = self.new_qp(
             init,
             send_cq.map(|c| c.0.clone()),
             recv_cq.map(|c| c.0.clone()),
             ibqp,
-            uqp,
+            user,
         )?;
-        if let Err(e) = self.objs.qps.insert(q.core.clone()) {
-            q.destroy(&env);
-            return Err(e);
-        }
-        // After the QP is stored, as C; its failure undoes the creation.
-        if let Err(e) = env.flow_control_init(q.qpn) {
-            q.destroy(&env);
-            return Err(e);
-        }
         let n = q.qpn;
         Ok((q, n))
     }
@@ -945,6 +1076,15 @@ impl RoceClient for HnsRoce {
         let mut records = None;
         let reg = IbDev::new(handle, &hw).and_then(|ib| {
             records = Some(ib.dbs.records());
+            // The rest of C's `hw_init`: the free-MR objects first, then
+            // the engine's own steps.
+            ib.init_free_mr()
+                .inspect_err(|_| dev_err!(handle.device(), "hw_init failed!\n"))?;
+            let free_mr = FreeMrGuard(ib.clone());
+            let engine = Engine {
+                _init: hns_roce_hw_v2::HwInit::new(handle, &hw)?,
+                _free_mr: free_mr,
+            };
             // The registration takes `ib`; its MAC is written after.
             let for_mac = ib.clone();
             let c = &hw.profile.caps;
@@ -968,10 +1108,10 @@ impl RoceClient for HnsRoce {
             reg.watch_netdev().inspect_err(|_| {
                 dev_err!(handle.device(), "register_netdevice_notifier failed!\n");
             })?;
-            Ok(reg)
+            Ok((reg, engine))
         });
-        let reg = match reg {
-            Ok(reg) => reg,
+        let (reg, engine) = match reg {
+            Ok(r) => r,
             Err(e) => {
                 // `hw` unwinds through its `Drop` first: C prints after
                 // `hns_roce_init` undid what it built.
@@ -988,6 +1128,7 @@ impl RoceClient for HnsRoce {
             HnsRoceDev {
                 _dbgfs: dbgfs,
                 ib: reg,
+                _engine: engine,
                 hw,
             },
             GFP_KERNEL,

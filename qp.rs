@@ -15,6 +15,7 @@
 //! goes, so a destroy sends no context-table mailbox.
 
 mod flow_ctrl;
+pub(crate) mod free_mr;
 mod modify;
 pub(crate) mod post;
 

@@ -1060,3 +1060,41 @@ pub mod abn_bit {
         ("HNS_ROCE_V2_VF_ABN_INT_EN_S", ABN_INT_EN_S),
     ];
 }
+
+/// HIP08's free-MR loopback QPs: how many, their queue sizes, PSN, retry count and ACK timeout, and how long a round waits for their completions (ms).
+pub mod free_mr {
+    /// `HNS_ROCE_FREE_MR_USED_CQE_NUM`.
+    pub const CQE_NUM: u32 = 128;
+    /// `HNS_ROCE_FREE_MR_USED_QP_NUM`.
+    pub const QP_NUM: u32 = 0x8;
+    /// `HNS_ROCE_FREE_MR_USED_PSN`.
+    pub const PSN: u32 = 0x0808;
+    /// `HNS_ROCE_FREE_MR_USED_QP_RETRY_CNT`.
+    pub const QP_RETRY_CNT: u32 = 0x7;
+    /// `HNS_ROCE_FREE_MR_USED_QP_TIMEOUT`.
+    pub const QP_TIMEOUT: u32 = 0x12;
+    /// `HNS_ROCE_FREE_MR_USED_SQWQE_NUM`.
+    pub const SQWQE_NUM: u32 = 128;
+    /// `HNS_ROCE_FREE_MR_USED_SQSGE_NUM`.
+    pub const SQSGE_NUM: u32 = 0x2;
+    /// `HNS_ROCE_FREE_MR_USED_RQWQE_NUM`.
+    pub const RQWQE_NUM: u32 = 128;
+    /// `HNS_ROCE_FREE_MR_USED_RQSGE_NUM`.
+    pub const RQSGE_NUM: u32 = 0x2;
+    /// `HNS_ROCE_V2_FREE_MR_TIMEOUT`.
+    pub const TIMEOUT: u32 = 4500;
+
+    /// Every constant of the module, by its C name.
+    pub const ALL: &[(&str, u32)] = &[
+        ("HNS_ROCE_FREE_MR_USED_CQE_NUM", CQE_NUM),
+        ("HNS_ROCE_FREE_MR_USED_QP_NUM", QP_NUM),
+        ("HNS_ROCE_FREE_MR_USED_PSN", PSN),
+        ("HNS_ROCE_FREE_MR_USED_QP_RETRY_CNT", QP_RETRY_CNT),
+        ("HNS_ROCE_FREE_MR_USED_QP_TIMEOUT", QP_TIMEOUT),
+        ("HNS_ROCE_FREE_MR_USED_SQWQE_NUM", SQWQE_NUM),
+        ("HNS_ROCE_FREE_MR_USED_SQSGE_NUM", SQSGE_NUM),
+        ("HNS_ROCE_FREE_MR_USED_RQWQE_NUM", RQWQE_NUM),
+        ("HNS_ROCE_FREE_MR_USED_RQSGE_NUM", RQSGE_NUM),
+        ("HNS_ROCE_V2_FREE_MR_TIMEOUT", TIMEOUT),
+    ];
+}

@@ -25,7 +25,7 @@ mod path;
 #[path = "qpc/queue.rs"]
 mod queue;
 pub use path::{
-    calc_flow_label, gid_type, max_sl, set_path, tclass, udp_sport, CongError, CongFields,
+    calc_flow_label, gid_type, max_sl, set_path, set_sl, tclass, udp_sport, CongError, CongFields,
     CongType, PathParams,
 };
 pub use queue::{

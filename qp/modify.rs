@@ -300,7 +300,12 @@ impl Qp {
             irrl_ba,
             trrl_ba,
             sig_type: self.sq_sig_type,
-            lbi: qpc::loopback_indicator(env.rev, a.dmac, a.dmac_local),
+            // C's `loop_idc`, set around the free-MR QPs' move to RTR.
+            lbi: if self.core.ibqp().is_reserved() {
+                Some(1)
+            } else {
+                qpc::loopback_indicator(env.rev, a.dmac, a.dmac_local)
+            },
             dest_qpn: (a.mask & attr::DEST_QPN != 0).then_some(a.dest_qp_num),
             dmac: a.dmac,
             mtu_enum: (a.mask & attr::PATH_MTU != 0).then_some(mtu),
@@ -383,16 +388,7 @@ impl Qp {
                 soft.sl = u32::from(soft.priority);
             }
         }
-        let max = qpc::max_sl(c.sl_num);
-        if soft.sl > max {
-            ibdev_err_ratelimited!(
-                &env.cmd,
-                "failed to set SL({}). Shouldn't be larger than {}.\n",
-                soft.sl,
-                max
-            );
-            return Err(EINVAL);
-        }
+        check_sl(env, soft.sl)?;
         Ok(qpc::PathParams {
             vlan_id,
             hip08: env.rev.is_hip08(),
@@ -416,7 +412,13 @@ impl Qp {
         soft: &mut Soft,
     ) -> Result {
         let m = a.mask;
-        if m & attr::AV != 0 {
+        if m & attr::AV != 0 && self.core.ibqp().is_reserved() {
+            // A free-MR QP loops back to itself: only its SL is set.
+            let sl = u32::from(a.sl);
+            check_sl(env, sl)?;
+            qpc::set_sl(img, sl);
+            soft.sl = sl;
+        } else if m & attr::AV != 0 {
             let p = self.path(env, a, soft)?;
             qpc::set_path(img, &p);
         }
@@ -483,4 +485,19 @@ impl Qp {
         self.core.rq.lock().reset(&self.core.rq_ring);
         self.core.sq.lock().reset(&self.core.sq_ring);
     }
+}
+
+/// `check_sl_valid`: `sl` within the engine's service levels.
+fn check_sl(env: &QpEnv<'_>, sl: u32) -> Result {
+    let max = qpc::max_sl(env.caps.sl_num);
+    if sl > max {
+        ibdev_err_ratelimited!(
+            &env.cmd,
+            "failed to set SL({}). Shouldn't be larger than {}.\n",
+            sl,
+            max
+        );
+        return Err(EINVAL);
+    }
+    Ok(())
 }

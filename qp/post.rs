@@ -302,9 +302,10 @@ impl QpCore {
     }
 
     /// Queues the move of the QP to ERR on `wq` (`flush_cqe`): once until
-    /// it ran, never after `stop_flush`.
+    /// it ran, never after `stop_flush`. A reserved QP only keeps the
+    /// request: its owner moves it ([`QpCore::take_flush`]).
     pub(crate) fn flush(self: &Arc<Self>, wq: &OwnedQueue) {
-        if self.flush_flag.swap(true, Ordering::AcqRel) {
+        if self.flush_flag.swap(true, Ordering::AcqRel) || self.ibqp.is_reserved() {
             return;
         }
         let mut f = self.flush.lock();
@@ -317,6 +318,11 @@ impl QpCore {
         } else {
             self.flush_flag.store(false, Ordering::Release);
         }
+    }
+
+    /// Takes the move to ERR asked for a reserved QP, if one was.
+    pub(crate) fn take_flush(&self) -> bool {
+        self.flush_flag.swap(false, Ordering::AcqRel)
     }
 
     /// Forgets a flush asked for and not yet done: the QP went to RESET,

@@ -13,15 +13,18 @@ use super::wc::{Wc, WcOpcode, WcStatus};
 use core::ptr::NonNull;
 use kernel::prelude::*;
 
-/// The `struct ib_cq` of a CQ, for its completion and event handlers.
+/// The `struct ib_cq` of a CQ, for its completion and event handlers; or
+/// none, for a CQ the driver keeps for itself (C's free-MR CQ, which no
+/// handler is set on).
 ///
 /// # Invariants
 ///
-/// Points to the live `ib_cq` of a CQ of this driver. The holder uses the
-/// handle only while that CQ exists: the driver stops every use (removes
-/// the CQ from the CQ table, under its lock) before `destroy_cq` returns.
+/// When not `None`, points to the live `ib_cq` of a CQ of this driver. The
+/// holder uses the handle only while that CQ exists: the driver stops
+/// every use (removes the CQ from the CQ table, under its lock) before
+/// `destroy_cq` returns.
 #[derive(Clone, Copy)]
-pub(crate) struct IbCq(NonNull<raw::ib_cq>);
+pub(crate) struct IbCq(Option<NonNull<raw::ib_cq>>);
 
 // SAFETY: the handle is a pointer the RDMA core allows to be used from any
 // context (completion handlers run in interrupt context).
@@ -37,26 +40,39 @@ impl IbCq {
     /// `p` is the `ib_cq` of the CQ being created, and the caller keeps
     /// the type invariant.
     pub(crate) unsafe fn new(p: *mut raw::ib_cq) -> Option<Self> {
-        NonNull::new(p).map(Self)
+        NonNull::new(p).map(|p| Self(Some(p)))
+    }
+
+    /// The handle of a CQ the driver creates for itself: it has no
+    /// handlers, and nobody is told of its completions or errors.
+    pub(crate) fn reserved() -> Self {
+        Self(None)
     }
 
     /// Calls the CQ's completion handler (`hns_roce_cq_completion`).
     pub(crate) fn completion(&self) {
-        // SAFETY: the `ib_cq` is live (type invariant).
-        unsafe { raw::hns_shim_cq_comp(self.0.as_ptr()) }
+        if let Some(p) = self.0 {
+            // SAFETY: the `ib_cq` is live (type invariant).
+            unsafe { raw::hns_shim_cq_comp(p.as_ptr()) }
+        }
     }
 
     /// Whether the CQ has a completion handler and is not polled directly
     /// (`IB_POLL_DIRECT`): what a teardown may call to flush it.
     pub(crate) fn armable(&self) -> bool {
-        // SAFETY: the `ib_cq` is live (type invariant).
-        unsafe { raw::hns_shim_cq_armable(self.0.as_ptr()) }
+        match self.0 {
+            // SAFETY: the `ib_cq` is live (type invariant).
+            Some(p) => unsafe { raw::hns_shim_cq_armable(p.as_ptr()) },
+            None => false,
+        }
     }
 
     /// Sends `IB_EVENT_CQ_ERR` to the CQ's event handler.
     pub(crate) fn error_event(&self) {
-        // SAFETY: the `ib_cq` is live (type invariant).
-        unsafe { raw::hns_shim_cq_event(self.0.as_ptr()) }
+        if let Some(p) = self.0 {
+            // SAFETY: the `ib_cq` is live (type invariant).
+            unsafe { raw::hns_shim_cq_event(p.as_ptr()) }
+        }
     }
 }
 
@@ -144,15 +160,16 @@ impl QpEvent {
 }
 
 /// The `struct ib_qp` of a QP, for completions (`wc->qp`), events and the
-/// deferred move to ERR.
+/// deferred move to ERR; or none, for a QP the driver keeps for itself
+/// (C's free-MR QPs: no event handler, moved to ERR by their owner).
 ///
 /// # Invariants
 ///
-/// Points to the live `ib_qp` of a kernel QP of this driver; the driver
-/// stops every use (QP table entry removed under its lock, pending flush
-/// work finished) before `destroy_qp` returns.
+/// When not `None`, points to the live `ib_qp` of a kernel QP of this
+/// driver; the driver stops every use (QP table entry removed under its
+/// lock, pending flush work finished) before `destroy_qp` returns.
 #[derive(Clone, Copy)]
-pub(crate) struct IbQp(NonNull<raw::ib_qp>);
+pub(crate) struct IbQp(Option<NonNull<raw::ib_qp>>);
 
 // SAFETY: as for `IbCq`.
 unsafe impl Send for IbQp {}
@@ -167,21 +184,35 @@ impl IbQp {
     /// `p` is the `ib_qp` of the QP being created, and the caller keeps
     /// the type invariant.
     pub(crate) unsafe fn new(p: *mut raw::ib_qp) -> Option<Self> {
-        NonNull::new(p).map(Self)
+        NonNull::new(p).map(|p| Self(Some(p)))
+    }
+
+    /// The handle of a QP the driver creates for itself.
+    pub(crate) fn reserved() -> Self {
+        Self(None)
+    }
+
+    /// Whether this is a QP the driver keeps for itself.
+    pub(crate) fn is_reserved(&self) -> bool {
+        self.0.is_none()
     }
 
     /// Sends `ev` to the QP's event handler, if it has one.
     pub(crate) fn event(&self, ev: QpEvent) {
-        // SAFETY: the `ib_qp` is live (type invariant).
-        unsafe { raw::hns_shim_qp_event(self.0.as_ptr(), ev.raw()) }
+        if let Some(p) = self.0 {
+            // SAFETY: the `ib_qp` is live (type invariant).
+            unsafe { raw::hns_shim_qp_event(p.as_ptr(), ev.raw()) }
+        }
     }
 
     /// Moves the QP to ERR through the driver's own modify (the C
-    /// driver's `flush_work_handle`); may sleep.
+    /// driver's `flush_work_handle`); may sleep. A reserved QP has no
+    /// `ib_qp` to go through: `EINVAL`.
     pub(crate) fn modify_to_err(&self) -> Result {
+        let p = self.0.ok_or(EINVAL)?;
         // SAFETY: the `ib_qp` is live (type invariant); called from
         // process context.
-        let r = unsafe { raw::hns_shim_qp_to_err(self.0.as_ptr()) };
+        let r = unsafe { raw::hns_shim_qp_to_err(p.as_ptr()) };
         if r == 0 {
             Ok(())
         } else {
@@ -468,6 +499,25 @@ pub(crate) struct WcArray<'a> {
     _p: core::marker::PhantomData<&'a mut raw::ib_wc>,
 }
 
+/// A `struct ib_wc` array of the driver's own, for polling a CQ nobody
+/// else polls (C's on-stack array of the free-MR round).
+pub(crate) struct WcBuf<const N: usize>([raw::ib_wc; N]);
+
+impl<const N: usize> WcBuf<N> {
+    /// `N` zeroed entries.
+    pub(crate) fn new() -> Self {
+        // SAFETY: an all-zero `ib_wc` is valid (integers, null pointers).
+        Self(unsafe { core::mem::zeroed() })
+    }
+
+    /// The first `n` entries (at most `N`) as a poll's array.
+    pub(crate) fn array(&mut self, n: usize) -> WcArray<'_> {
+        // SAFETY: `min(n, N)` entries of `self`, writable while the
+        // returned array borrows it.
+        unsafe { WcArray::new(self.0.as_mut_ptr(), n.min(N)) }
+    }
+}
+
 impl WcArray<'_> {
     /// The array at `wc` of `n` entries.
     ///
@@ -512,7 +562,7 @@ impl WcArray<'_> {
         }
         wc.vendor_err = c.vendor_err;
         wc.byte_len = c.byte_len.unwrap_or(0);
-        wc.qp = qp.0.as_ptr();
+        wc.qp = qp.0.map_or(core::ptr::null_mut(), |p| p.as_ptr());
         // SAFETY: writing the 4-byte members of the `ex` union.
         unsafe {
             if c.flags.with_imm {

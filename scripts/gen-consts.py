@@ -74,6 +74,8 @@ GROUPS = [
     ("abn_bit", "u32", V2H, "define", r"HNS_ROCE_V2_VF_(INT_ST_AEQ_OVERFLOW|ABN_INT_EN)_S",
      ["HNS_ROCE_V2_VF_"],
      "Bits of the abnormal interrupt status and enable registers (`HNS_ROCE_V2_VF_*_S`)."),
+    ("free_mr", "u32", V2H, "define", r"HNS_ROCE_(V2_)?FREE_MR_\w+", ["HNS_ROCE_V2_FREE_MR_", "HNS_ROCE_FREE_MR_USED_"],
+     "HIP08's free-MR loopback QPs: how many, their queue sizes, PSN, retry count and ACK timeout, and how long a round waits for their completions (ms)."),
 ]
 
 

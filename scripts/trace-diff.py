@@ -7,7 +7,8 @@ CEQC` lines), found by name (`*_BA_*`, `*_ADDR_*`, `PA0/PA1`, VAs) in the
 generated field maps (`hw_v2_fields.rs`). Two runs of the same driver and
 workload normalise to the same trace. Notes (`# ...`) are ignored.
 
-  trace-diff.py --full [--mask-psn] [--unordered] C_TRACE RS_TRACE
+  trace-diff.py --full [--mask-psn] [--mask-flow] [--collapse-repeats] [--mask-tokens]
+                [--unordered] C_TRACE RS_TRACE
   trace-diff.py --full --only KIND C_TRACE RS_TRACE
 
 The traces must be equal; prints a unified diff and exits 1 on a difference.
@@ -15,6 +16,21 @@ The traces must be equal; prints a unified diff and exits 1 on a difference.
 name ends in PSN, PSN_L or PSN_H): rdma-core's pingpongs and perftest pick their start
 PSNs at random (lrand48 seeded from pid and time), so two runs of the same
 workload differ there and nowhere else.
+--mask-flow also masks the QPC's flow label and UDP source port (FL,
+UDPSPN): rdma_cm derives the flow label of its QPs from the connection's
+ports, which are random.
+--collapse-repeats drops a MODIFY_QPC (the POST_MB, the mailbox, its
+context and answer, the QUERY_MB_ST polls after it) whose mailbox and
+context equal those of the previous mailbox of the same QP: it changes
+nothing. HIP08's free-MR QPs get such
+repeats, as many as their flush requests happened not to coincide (an
+error CQE and an error event of the same round; on the C driver each
+request runs on the workqueue when it gets to it), a number that varies
+from run to run on either driver; an rdma_cm QP can get two equal moves
+to ERR (rdma_disconnect, then the peer's) or one.
+--mask-tokens masks mailbox tokens (and the tags of chunk releases, see
+--unordered) in an ordered comparison: for a window cut out of a run,
+whose tokens count every mailbox posted before it.
 --unordered is for workloads of several processes at once (a pingpong's
 server and client), whose commands interleave differently from run to run:
 mailbox tokens are masked, the traces must hold the same lines the same
@@ -65,6 +81,7 @@ def address_fields(name_re=ADDR_NAME):
 
 ADDR_FIELDS = address_fields()
 PSN_FIELDS = address_fields(re.compile(r"PSN(_[LH])?$"))
+FLOW_FIELDS = address_fields(re.compile(r"^(FL|UDPSPN)$"))
 # The GSI QP's DMAC: the MAD layer brings QP1 to RTR with an attribute it
 # kmallocs without an address vector, and the C driver copies the never
 # written `ah_attr.roce.dmac` into the QPC anyway (docs/c-driver-findings.md
@@ -80,6 +97,7 @@ def mask_ctx(line):
     words = [int(w, 16) for w in parts[3:]]
     for mod, base in CTX_LAYOUTS[parts[1]]:
         fields = ADDR_FIELDS.get(mod, []) + (PSN_FIELDS.get(mod, []) if MASK_PSN else [])
+        fields = fields + (FLOW_FIELDS.get(mod, []) if MASK_FLOW else [])
         if parts[1] == "QPC" and parts[2] == GSI_TAG:
             fields = fields + GSI_FIELDS.get(mod, [])
         for h, l in fields:
@@ -107,6 +125,40 @@ def report(want, rs):
 
 
 MASK_PSN = False
+MASK_FLOW = False
+
+
+def collapse_repeats(lines):
+    """The lines without MODIFY_QPC blocks equal to the previous mailbox
+    block of the same QP (see --collapse-repeats). Tokens are compared
+    masked."""
+    def key(block):
+        # The mailbox and its context: how often QUERY_MB_ST polled for
+        # it is timing.
+        return [re.sub(r"token=[0-9a-f]+", "token=T", l) for l in block
+                if l.startswith(("mbx ", "ctx "))]
+    out, last, i = [], {}, 0
+    while i < len(lines):
+        if not lines[i].startswith("cmq > op=8504 "):
+            out.append(lines[i])
+            i += 1
+            continue
+        j = i + 1
+        while j < len(lines) and not lines[j].startswith("cmq > op=") or \
+                j < len(lines) and lines[j].startswith("cmq > op=8505 "):
+            j += 1
+        block = lines[i:j]
+        tag = next((m.groups() for l in block
+                    for m in [re.match(r"mbx > cmd=\w+ (\w+) tag=(\w+)", l)] if m), None)
+        k = key(block)
+        if tag and tag[0] == "MODIFY_QPC" and last.get(tag[1]) == k:
+            i = j
+            continue
+        if tag:
+            last[tag[1]] = k
+        out.extend(block)
+        i = j
+    return out
 
 
 def mask_tokens(lines):
@@ -209,11 +261,20 @@ def multiset(c, rs, kind):
 
 
 def main():
-    global MASK_PSN
+    global MASK_PSN, MASK_FLOW
     args = sys.argv[1:]
     if "--mask-psn" in args:
         MASK_PSN = True
         args.remove("--mask-psn")
+    if "--mask-flow" in args:
+        MASK_FLOW = True
+        args.remove("--mask-flow")
+    collapse = "--collapse-repeats" in args
+    if collapse:
+        args.remove("--collapse-repeats")
+    mask_tok = "--mask-tokens" in args
+    if mask_tok:
+        args.remove("--mask-tokens")
     unord = "--unordered" in args
     if unord:
         args.remove("--unordered")
@@ -227,6 +288,10 @@ def main():
     if len(args) != 3 or args[0] != "--full":
         sys.exit(__doc__)
     c, rs = load(args[1]), load(args[2])
+    if collapse:
+        c, rs = collapse_repeats(c), collapse_repeats(rs)
+    if mask_tok:
+        c, rs = mask_tokens(c), mask_tokens(rs)
     if kind:
         multiset(only_kind(c, kind), only_kind(rs, kind), kind)
         return

@@ -171,6 +171,13 @@ pub fn max_sl(sl_num: u32) -> u32 {
     MAX_SERVICE_LEVEL.min(sl_num.saturating_sub(1))
 }
 
+/// `IB_QP_AV` of a free-MR QP, which loops back to itself: the service
+/// level alone.
+pub fn set_sl(img: &mut QpcImage, sl: u32) {
+    img.ctx.write(qpc::SL, sl);
+    img.mask.clear(qpc::SL);
+}
+
 /// `IB_QP_AV`: the path fields of the context.
 pub fn set_path(img: &mut QpcImage, p: &PathParams) {
     let (c, m) = (&mut img.ctx, &mut img.mask);

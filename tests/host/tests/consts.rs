@@ -7,8 +7,8 @@
 
 use hns_host_tests::hns_roce_hw_v2::consts::{
     abn_bit, cap_flag, cmq_op, cq_moder, cq_notify, cqe_size, cqe_status, db_cmd, dev_reg,
-    eq_db_cmd, event, frmr, hw_page, mbox, mpt_shift, mpt_st, pci_rev, recv_op, reg, sge, srq_lim,
-    wqe_inl, wqe_op,
+    eq_db_cmd, event, free_mr, frmr, hw_page, mbox, mpt_shift, mpt_st, pci_rev, recv_op, reg, sge,
+    srq_lim, wqe_inl, wqe_op,
 };
 
 /// One numeric constant of a C header.
@@ -341,6 +341,11 @@ fn data_path_codes_match_c_header() {
         "hns_roce_hw_v2.h",
         |c| c.name == "HNS_ROCE_CLOCK_ADJUST" || c.name == "HNS_ROCE_MAX_CQ_PERIOD_HIP08",
         &widen(cq_moder::ALL),
+    );
+    compare(
+        "hns_roce_hw_v2.h",
+        |c| c.name.starts_with("HNS_ROCE_FREE_MR_USED_") || c.name == "HNS_ROCE_V2_FREE_MR_TIMEOUT",
+        &widen(free_mr::ALL),
     );
 }
 
