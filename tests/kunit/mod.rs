@@ -299,6 +299,11 @@ mod qpc {
     }
 
     #[test]
+    fn free_mr_modifies() {
+        assert_eq!(v::check_free_mr_modifies(), Ok(()));
+    }
+
+    #[test]
     fn ud_user_modifies() {
         assert_eq!(v::check_ud_user_modifies(), Ok(()));
     }

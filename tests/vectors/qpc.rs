@@ -1112,3 +1112,235 @@ pub fn check_xrc_init_modifies() -> Check {
     let (c, _) = posted(&img);
     expect(c[15] == 0x2a, "XRC domain in QKEY_XRCD")
 }
+
+// HIP08's free-MR QP 8 (SL 0) on hns-sim's HIP08 personality: the C
+// driver's three MODIFY_QPC mailboxes at probe (`# ctx QPC-in` and
+// `QPC-mask tag=000008` of a `hip08-c` trace; 256-byte QPC, no extension).
+// Inputs read off the words: WQE buffer root BT `0x7f2e00 << 3`, SQ and RQ
+// hop 2, no extended SGE, 4 KiB pages; RQ pages `0x3f93`/`0x3f94 << 12`;
+// TRRL `0x90 << 20 | 0x4600 << 4`; IRRL `0x240200 << 6`; SQ page
+// `0x3f91 << 12`; CQN 0.
+/// Free-MR QP 8: INIT->INIT context (the QP is in RESET: no queue geometry).
+const FMR_INIT_CTX: &[(usize, u32)] = &[(14, 0x20000000), (18, 0x04000000)];
+
+/// Free-MR QP 8: Its mask (words not listed: all ones).
+const FMR_INIT_MASK: &[(usize, u32)] = &[
+    (0, 0xfffffff8),
+    (3, 0x000000ff),
+    (14, 0x1fffffff),
+    (18, 0xd1ffffff),
+    (19, 0xff000000),
+    (26, 0xfffffffe),
+    (62, 0xff000000),
+];
+
+/// Free-MR QP 8: INIT->RTR context: loopback (LBI), SL 0, PD 0.
+const FMR_RTR_CTX: &[(usize, u32)] = &[
+    (1, 0x007f2e00),
+    (2, 0x40000000),
+    (4, 0x00000002),
+    (5, 0x10000000),
+    (6, 0x04000000),
+    (13, 0x20000008),
+    (14, 0x40000000),
+    (18, 0x04000000),
+    (19, 0x08000000),
+    (21, 0x00003f93),
+    (24, 0x00003f94),
+    (26, 0x00080800),
+    (32, 0x46000000),
+    (33, 0x00000090),
+    (37, 0x00000807),
+    (41, 0x00c00000),
+    (42, 0x00000002),
+    (50, 0x00240200),
+    (51, 0x10000000),
+];
+
+/// Free-MR QP 8: Its mask.
+const FMR_RTR_MASK: &[(usize, u32)] = &[
+    (1, 0x00000000),
+    (2, 0x80000000),
+    (3, 0xffffff00),
+    (4, 0xfffffff0),
+    (5, 0x0fffffff),
+    (6, 0xfb0fffff),
+    (11, 0x00000000),
+    (12, 0xffff0000),
+    (13, 0x0f000000),
+    (14, 0x1fffffff),
+    (18, 0xd1ffffff),
+    (19, 0x07ffffff),
+    (21, 0x00000000),
+    (22, 0xfff00000),
+    (23, 0xff000000),
+    (24, 0x00000000),
+    (25, 0xfff00000),
+    (26, 0x00000086),
+    (27, 0x00000000),
+    (32, 0x00000000),
+    (33, 0x00000000),
+    (34, 0xfffff000),
+    (37, 0xff000000),
+    (41, 0xff3fffff),
+    (42, 0xffffffc0),
+    (50, 0x00000000),
+    (51, 0xec000000),
+    (62, 0xfeffffff),
+];
+
+/// Free-MR QP 8: RTR->RTS context.
+const FMR_RTS_CTX: &[(usize, u32)] = &[
+    (6, 0xe0000000),
+    (14, 0x60000000),
+    (40, 0x00003f91),
+    (42, 0x00080800),
+    (48, 0x00080800),
+    (52, 0xe7000000),
+    (54, 0x08080000),
+    (55, 0x00080800),
+    (56, 0x00003f91),
+    (60, 0x00000808),
+];
+
+/// Free-MR QP 8: Its mask.
+const FMR_RTS_MASK: &[(usize, u32)] = &[
+    (6, 0x07ffffff),
+    (14, 0x1fffffff),
+    (26, 0xfffffffe),
+    (40, 0x00000000),
+    (41, 0xfff00000),
+    (42, 0x000000ff),
+    (44, 0x00000000),
+    (45, 0xfff00000),
+    (48, 0x00000000),
+    (52, 0x00ffffff),
+    (54, 0x00000000),
+    (55, 0x00000000),
+    (56, 0x00000000),
+    (57, 0xf0000000),
+    (59, 0x0000ff00),
+    (60, 0xc0000000),
+    (61, 0xe1000000),
+];
+
+/// The context and mask words of a 256-byte (HIP08) MODIFY_QPC.
+fn posted_hip08(img: &QpcImage) -> ([u32; 128], [u32; 128]) {
+    let (words, n) = img.mailbox_words(256);
+    let half = n / 2;
+    let mut ctx = [0u32; 128];
+    let mut mask = [u32::MAX; 128];
+    for i in 0..half {
+        ctx[i] = u32::from_le(words[i]);
+        mask[i] = u32::from_le(words[half + i]);
+    }
+    (ctx, mask)
+}
+
+/// The free-MR QP's modifies as `qp/free_mr.rs` asks for them (INIT->INIT
+/// on a RESET QP with REMOTE_WRITE; RTR with the SL alone and the loopback
+/// indicator; RTS with the free-MR PSN, retry count and timeout) give the
+/// C driver's words.
+pub fn check_free_mr_modifies() -> Check {
+    let init = InitParams {
+        serv_type: serv::RC,
+        pdn: 0,
+        rq_max_gs: 2,
+        sge_cnt: 0,
+        sq_wqe_cnt: 128,
+        rq_wqe_cnt: 128,
+        rq_record_db: true,
+        rdb_dma: 0,
+        owner_db: false,
+        rx_cqn: 0,
+        tx_cqn: 0,
+        srqn: None,
+        xrcdn: None,
+        v3: false,
+        stash: false,
+    };
+    // IB_ACCESS_REMOTE_WRITE.
+    let remote_write = 1 << 1;
+    let mut img = QpcImage::new();
+    init_to_init(&mut img, &init);
+    opt_fields(
+        &mut img,
+        &OptParams {
+            access: Some((remote_write, 0)),
+            ..Default::default()
+        },
+    );
+    finish(&mut img, QpState::Init, false);
+    let (c, m) = posted_hip08(&img);
+    expect(exactly(&c, FMR_INIT_CTX, 0), "free-MR INIT->INIT context")?;
+    expect(
+        exactly(&m, FMR_INIT_MASK, u32::MAX),
+        "free-MR INIT->INIT mask",
+    )?;
+
+    let mut img = QpcImage::new();
+    init_to_rtr(
+        &mut img,
+        &RtrParams {
+            buf: WqeBufParams {
+                wqe_sge_ba: 0x007f_2e00 << 3,
+                sq_hop: 2,
+                sge_hop: 0,
+                rq_hop: 2,
+                ba_pg_shift: 12,
+                buf_pg_shift: 12,
+                rq_cur_blk: 0x3f93 << 12,
+                rq_nxt_blk: Some(0x3f94 << 12),
+            },
+            irrl_ba: 0x0024_0200 << 6,
+            trrl_ba: (0x90 << 20) | (0x4600 << 4),
+            sig_type: 0,
+            lbi: Some(1),
+            dest_qpn: Some(8),
+            dmac: [0; 6],
+            mtu_enum: Some(1),
+            mtu_bytes: 256,
+            window_cong: false,
+            max_ack_req_msg_len: 0,
+            rq_inline: None,
+            cqe_inline: None,
+        },
+    );
+    set_sl(&mut img, 0);
+    opt_fields(
+        &mut img,
+        &OptParams {
+            rq_psn: Some(0x808),
+            max_dest_rd_atomic: Some(0),
+            access: Some((remote_write, 0)),
+            // HIP08 forces the 10 ns timer.
+            min_rnr_timer: Some(1),
+            ..Default::default()
+        },
+    );
+    finish(&mut img, QpState::Rtr, false);
+    let (c, m) = posted_hip08(&img);
+    expect(exactly(&c, FMR_RTR_CTX, 0), "free-MR INIT->RTR context")?;
+    expect(
+        exactly(&m, FMR_RTR_MASK, u32::MAX),
+        "free-MR INIT->RTR mask",
+    )?;
+
+    let mut img = QpcImage::new();
+    rtr_to_rts(&mut img, 0x3f91 << 12, 0);
+    opt_fields(
+        &mut img,
+        &OptParams {
+            timeout: ack_timeout(HwRev::HIP08, 0x12),
+            retry_cnt: Some(7),
+            rnr_retry: Some(0),
+            sq_psn: Some(0x808),
+            max_rd_atomic: Some(0),
+            ..Default::default()
+        },
+    );
+    finish(&mut img, QpState::Rts, false);
+    let (c, m) = posted_hip08(&img);
+    expect(exactly(&c, FMR_RTS_CTX, 0), "free-MR RTR->RTS context")?;
+    expect(exactly(&m, FMR_RTS_MASK, u32::MAX), "free-MR RTR->RTS mask")
+}
