@@ -29,13 +29,13 @@ use crate::field::Field;
 use crate::hem::table::HemTables;
 use crate::hem::HemType;
 use crate::hns_roce_hw_v2::caps::{
-    alloc_vf_res_cmd, apply_func_caps, apply_pf_res, apply_timer_res, entry_size_cmd,
+    alloc_vf_res_cmd, apply_func_caps, apply_pf_res, apply_timer_res, apply_vf_res, entry_size_cmd,
     parse_pf_caps, set_bt_cmd, Caps, CapsError, EntrySize,
 };
 use crate::hns_roce_hw_v2::cmq_fields::{
     cmq_req, func_clear, query_fw_info, query_version, vf_switch,
 };
-use crate::hns_roce_hw_v2::consts::cmq_op;
+use crate::hns_roce_hw_v2::consts::{cap_flag, cmq_op};
 use crate::hw_rev::HwRev;
 use crate::rdma::Hnae3Handle;
 use kernel::{
@@ -85,14 +85,13 @@ pub(crate) struct Profile {
     pub(crate) caps: Caps,
     /// Revision of the engine.
     pub(crate) rev: HwRev,
+    /// A virtual function (C's `is_vf`: the DCB/PFC VF's PCI ID).
+    pub(crate) is_vf: bool,
 }
 
 /// The profile queries of bring-up.
-fn profile(h: &Hnae3Handle, cmd: &Cmd, rev: HwRev) -> Result<Profile> {
-    // C's message for a failed step: "failed to <what>, ret = <errno>."
-    let failed = |what: &'static str| {
-        move |e: &Error| dev_err!(h.device(), "failed to {}, ret = {}.\n", what, e.to_errno())
-    };
+fn profile(h: &Hnae3Handle, cmd: &Cmd, rev: HwRev, is_vf: bool) -> Result<Profile> {
+    let failed = |what: &'static str| failed(h, what);
     let mut d = [Desc::new(cmq_op::QUERY_HW_VER, true)];
     cmd.send(&mut d)
         .inspect_err(failed("query hardware info"))?;
@@ -104,6 +103,88 @@ fn profile(h: &Hnae3Handle, cmd: &Cmd, rev: HwRev) -> Result<Profile> {
         .inspect_err(failed("query firmware info"))?;
     let fw_ver = d[0].get(query_fw_info::FW_VER);
 
+    let (func_num, cong_tmpl_id, caps) = if is_vf {
+        vf_profile(h, cmd, rev)?
+    } else {
+        pf_profile(h, cmd, rev)?
+    };
+    Ok(Profile {
+        rev,
+        is_vf,
+        hw_rev,
+        fw_ver,
+        func_num,
+        cong_tmpl_id,
+        caps,
+    })
+}
+
+/// C's message for a failed step: "failed to <what>, ret = <errno>."
+fn failed<'a>(h: &'a Hnae3Handle, what: &'static str) -> impl Fn(&Error) + 'a {
+    move |e: &Error| dev_err!(h.device(), "failed to {}, ret = {}.\n", what, e.to_errno())
+}
+
+/// The capability query (`hns_roce_query_caps`): QUERY_PF_CAPS_NUM, or
+/// QUERY_VF_CAPS_NUM on a VF; five descriptors on HIP08, six later.
+fn query_caps(h: &Hnae3Handle, cmd: &Cmd, rev: HwRev, is_vf: bool) -> Result<Caps> {
+    let op = if is_vf {
+        cmq_op::QUERY_VF_CAPS_NUM
+    } else {
+        cmq_op::QUERY_PF_CAPS_NUM
+    };
+    let (mut d5, mut d6);
+    let d: &mut [Desc] = if rev.is_hip08() {
+        d5 = chain::<5>(op, true);
+        &mut d5
+    } else {
+        d6 = chain::<6>(op, true);
+        &mut d6
+    };
+    cmd.send(d)?;
+    // CAST: PAGE_SIZE is 4 KiB or 64 KiB.
+    let mut caps = parse_pf_caps(d, kernel::page::PAGE_SIZE as u32).map_err(|e| bad_caps(h, e))?;
+    // A VF never bonds.
+    if is_vf {
+        caps.flags &= !cap_flag::BOND;
+    }
+    Ok(caps)
+}
+
+/// A capability answer that does not decode.
+fn bad_caps(h: &Hnae3Handle, e: CapsError) -> Error {
+    dev_err!(h.device(), "cannot decode the capabilities: {:?}\n", e);
+    EINVAL
+}
+
+/// CFG_BT_ATTR (`hns_roce_v2_set_bt`).
+fn set_bt(cmd: &Cmd, caps: &Caps) -> Result {
+    // CAST: PAGE_SHIFT is 12..16.
+    let mut d = [set_bt_cmd(caps, kernel::page::PAGE_SHIFT as u32 - 12)];
+    cmd.send(&mut d)
+}
+
+/// A VF's profile (`hns_roce_v2_vf_profile`): one function, its caps and
+/// resources, the BT attributes; nothing the PF configures for the
+/// engine. Returns the function count, the congestion template base and
+/// the caps.
+fn vf_profile(h: &Hnae3Handle, cmd: &Cmd, rev: HwRev) -> Result<(u32, u32, Caps)> {
+    let mut caps = query_caps(h, cmd, rev, true).inspect_err(failed(h, "query VF caps"))?;
+    let mut d = chain::<2>(cmq_op::QUERY_VF_RES, true);
+    cmd.send(&mut d)
+        .inspect_err(failed(h, "load vf res caps"))
+        .inspect_err(failed(h, "query VF resource"))?;
+    apply_vf_res(&mut caps, &d).map_err(|e| bad_caps(h, e))?;
+    // CAST: PAGE_SIZE is small.
+    apply_func_caps(&mut caps, rev, 1, h.num_vectors(), kernel::page::PAGE_SIZE as u32);
+    set_bt(cmd, &caps).inspect_err(failed(h, "config VF BA table"))?;
+    Ok((1, 0, caps))
+}
+
+/// A PF's profile (`hns_roce_v2_pf_profile`): the functions, the global
+/// parameters, the switch parameters and resources of every function,
+/// the caps, the BT attributes and entry sizes.
+fn pf_profile(h: &Hnae3Handle, cmd: &Cmd, rev: HwRev) -> Result<(u32, u32, Caps)> {
+    let failed = |what: &'static str| failed(h, what);
     let (func_num, cong_tmpl_id) = if rev.is_hip08() {
         (1, 0)
     } else {
@@ -142,28 +223,8 @@ fn profile(h: &Hnae3Handle, cmd: &Cmd, rev: HwRev) -> Result<Profile> {
         cmd.send(&mut d).inspect_err(failed("set switch param"))?;
     }
 
-    let bad = |e: CapsError| {
-        dev_err!(h.device(), "cannot decode the capabilities: {:?}\n", e);
-        EINVAL
-    };
-    // HIP08 answers five descriptors, HIP09 six.
-    let (mut d5, mut d6);
-    let d: &mut [Desc] = if rev.is_hip08() {
-        d5 = chain::<5>(cmq_op::QUERY_PF_CAPS_NUM, true);
-        &mut d5
-    } else {
-        d6 = chain::<6>(cmq_op::QUERY_PF_CAPS_NUM, true);
-        &mut d6
-    };
-    cmd.send(d).inspect_err(|e| {
-        dev_err!(
-            h.device(),
-            "failed to query PF caps, ret = {}.\n",
-            e.to_errno()
-        )
-    })?;
-    // CAST: PAGE_SIZE is 4 KiB or 64 KiB.
-    let mut caps = parse_pf_caps(d, kernel::page::PAGE_SIZE as u32).map_err(bad)?;
+    let bad = |e: CapsError| bad_caps(h, e);
+    let mut caps = query_caps(h, cmd, rev, false).inspect_err(failed("query PF caps"))?;
     let mut d = chain::<2>(cmq_op::QUERY_PF_RES, true);
     cmd.send(&mut d)
         .inspect_err(failed("load pf res caps"))
@@ -191,14 +252,7 @@ fn profile(h: &Hnae3Handle, cmd: &Cmd, rev: HwRev) -> Result<Profile> {
             })
             .inspect_err(failed("alloc vf resource"))?;
     }
-    let mut d = [set_bt_cmd(&caps, kernel::page::PAGE_SHIFT as u32 - 12)];
-    cmd.send(&mut d).inspect_err(|e| {
-        dev_err!(
-            h.device(),
-            "failed to config BA table, ret = {}.\n",
-            e.to_errno()
-        )
-    })?;
+    set_bt(cmd, &caps).inspect_err(failed("config BA table"))?;
     if rev.is_hip09() {
         let mut d = [entry_size_cmd(EntrySize::Qpc, caps.qpc_sz)];
         cmd.send(&mut d).inspect_err(|e| {
@@ -218,24 +272,16 @@ fn profile(h: &Hnae3Handle, cmd: &Cmd, rev: HwRev) -> Result<Profile> {
         })?;
     }
 
-    Ok(Profile {
-        rev,
-        hw_rev,
-        fw_ver,
-        func_num,
-        cong_tmpl_id,
-        caps,
-    })
+    Ok((func_num, cong_tmpl_id, caps))
 }
 
-/// FUNC_CLEAR for function 0: write, wait, then poll until the firmware
-/// reports it done (`__hns_roce_function_clear`). Once done, the queue sends
-/// nothing more (the C driver's `is_reset`).
-fn function_clear(cmd: &Cmd) {
-    if cmd.with_cmq(|q| q.is_fatal()) {
-        return;
-    }
+/// FUNC_CLEAR for function `vf` (0: this one): write, wait, then poll
+/// until the firmware reports it done (`__hns_roce_function_clear`). Once
+/// function 0 is, the queue sends nothing more (the C driver's
+/// `is_reset`).
+fn function_clear(cmd: &Cmd, vf: u32) {
     let mut d = [Desc::new(cmq_op::FUNC_CLEAR, false)];
+    d[0].data.write(func_clear::RST_FUNCID_EN, vf);
     if let Err(e) = cmd.send(&mut d) {
         dev_err!(
             cmd.device(),
@@ -256,6 +302,7 @@ fn function_clear(cmd: &Cmd) {
     let done = read_poll_timeout(
         || {
             let mut d = [Desc::new(cmq_op::FUNC_CLEAR, true)];
+            d[0].data.write(func_clear::RST_FUNCID_EN, vf);
             let r = cmd.send(&mut d);
             last_err.set(r.as_ref().err().copied());
             Ok(r.is_ok() && d[0].get(func_clear::FUNC_CLEAR_RST_FUN_DONE) != 0)
@@ -265,7 +312,9 @@ fn function_clear(cmd: &Cmd) {
         Delta::from_millis(i64::from(FUNC_CLEAR_TIMEOUT_MS - FUNC_CLEAR_POLL_MS)),
     );
     if done.is_ok() {
-        cmd.with_cmq(|q| q.set_cleared());
+        if vf == 0 {
+            cmd.with_cmq(|q| q.set_cleared());
+        }
         return;
     }
     if let Some(e) = last_err.get() {
@@ -371,8 +420,11 @@ fn hw_init(
     hem: &HemTables,
     caps: &Caps,
     func_num: u32,
-) -> Result<LinkTable> {
+    is_vf: bool,
+) -> Result<Option<LinkTable>> {
     let dev = h.bound_device();
+    // A VF takes the GMV chunks only: the timers and the link table are
+    // the PF's.
     let gets = [
         (HemType::Gmv, caps.gmv_entry_num, ""),
         (
@@ -386,8 +438,9 @@ fn hw_init(
             "CQC Timer get failed\n",
         ),
     ];
+    let gets = if is_vf { &gets[..1] } else { &gets[..] };
     // HIP08 has no GMV table (no chunk to take: C's loop does not run).
-    for (ty, n, msg) in gets.into_iter().filter(|g| g.1 > 0) {
+    for &(ty, n, msg) in gets.iter().filter(|g| g.1 > 0) {
         let t = hem.table(ty)?;
         for i in 0..n {
             if let Err(e) = t.get(dev, i) {
@@ -398,19 +451,52 @@ fn hw_init(
             }
         }
     }
+    if is_vf {
+        return Ok(None);
+    }
     LinkTable::new(dev, cmd, caps, func_num)
+        .map(Some)
         .inspect_err(|e| dev_err!(h.device(), "failed to init llm, ret = {}.\n", e.to_errno()))
 }
 
 /// Clears the function when dropped (`FUNC_CLEAR`; later commands and
 /// mailboxes are answered without reaching the engine, as after C's
 /// `hns_roce_function_clear`).
-struct FunctionClear(Arc<Cmd>);
+/// Clears the PF's functions (each VF's last, `func_num - 1` down to 0)
+/// or the VF itself when dropped (`hns_roce_function_clear`).
+struct FunctionClear {
+    cmd: Arc<Cmd>,
+    func_num: u32,
+}
 
 impl Drop for FunctionClear {
     fn drop(&mut self) {
-        function_clear(&self.0);
+        if self.cmd.with_cmq(|q| q.is_fatal()) {
+            return;
+        }
+        for vf in (0..self.func_num).rev() {
+            function_clear(&self.cmd, vf);
+            if vf == 0 {
+                continue;
+            }
+            if let Err(e) = free_vf_resource(&self.cmd, vf) {
+                ibdev_err!(
+                    &self.cmd,
+                    "failed to free vf resource, vf_id = {}, ret = {}.\n",
+                    vf,
+                    e.to_errno()
+                );
+            }
+        }
     }
+}
+
+/// Gives a VF's context resources back (`hns_roce_free_vf_resource`):
+/// ALLOC_VF_RES naming the VF and nothing else.
+fn free_vf_resource(cmd: &Cmd, vf: u32) -> Result {
+    let mut d = chain::<2>(cmq_op::ALLOC_VF_RES, false);
+    d[0].data.write(cmq_req::FUNC_RES_A_VF_ID, vf);
+    cmd.send(&mut d)
 }
 
 /// Mailboxes in event mode while this exists (`hns_roce_cmd_use_events`);
@@ -441,7 +527,7 @@ impl Drop for EventMode {
 /// only once the extended doorbell state was.
 pub(crate) struct HwInit {
     _cleared: FunctionClear,
-    _link: LinkTable,
+    _link: Option<LinkTable>,
 }
 
 impl HwInit {
@@ -453,9 +539,12 @@ impl HwInit {
     pub(crate) fn new(h: &Hnae3Handle, hw: &HwV2) -> Result<Self> {
         let failed = |_: &Error| dev_err!(h.device(), "hw_init failed!\n");
         clear_extdb(&hw.cmd).inspect_err(failed)?;
-        let cleared = FunctionClear(hw.cmd.clone());
-        let link = hw_init(h, &hw.cmd, &hw.hem, &hw.profile.caps, hw.profile.func_num)
-            .inspect_err(failed)?;
+        let p = &hw.profile;
+        let cleared = FunctionClear {
+            cmd: hw.cmd.clone(),
+            func_num: p.func_num,
+        };
+        let link = hw_init(h, &hw.cmd, &hw.hem, &p.caps, p.func_num, p.is_vf).inspect_err(failed)?;
         Ok(Self {
             _cleared: cleared,
             _link: link,
@@ -488,14 +577,14 @@ impl HwV2 {
     /// Sets up the command queue, runs the PF profile, creates the event
     /// queues, switches mailboxes to event mode, then builds the HEM tables
     /// (`hns_roce_init` up to `hw_init`, which is [`HwInit`]).
-    pub(crate) fn new(h: &Hnae3Handle, rev: HwRev) -> impl Init<Self, Error> + '_ {
+    pub(crate) fn new(h: &Hnae3Handle, rev: HwRev, is_vf: bool) -> impl Init<Self, Error> + '_ {
         try_init!(HwV2 {
             cmd: {
                 let regs = h.reg_window()?;
                 let cmq = Cmq::new(h.bound_device(), regs.io())?;
                 Arc::pin_init(Cmd::new(regs, h.device().into(), cmq), GFP_KERNEL)?
             },
-            profile: profile(h, cmd, rev)
+            profile: profile(h, cmd, rev, is_vf)
                 .inspect_err(|_| dev_err!(h.device(), "get RoCE engine profile failed!\n"))?,
             // The C driver prints nothing here; the summary is for dynamic
             // debug.

@@ -136,7 +136,8 @@ module! {
 const PCI_VENDOR_ID_HUAWEI: u16 = 0x19e5;
 
 /// RoCE-capable HNS3 functions, as in the C driver's PCI table. The flag
-/// marks the DCB/PFC VF, which has RoCE only from HIP09 on.
+/// (C's `driver_data`) marks the DCB/PFC VF, which has RoCE only from
+/// HIP09 on.
 const HNS_ROCE_PCI_IDS: &[(u16, bool)] = &[
     (0xa222, false),
     (0xa223, false),
@@ -185,6 +186,13 @@ fn is_roce_function(id: rdma::PciIdent) -> bool {
         && HNS_ROCE_PCI_IDS.iter().any(|&(dev, hip09_only)| {
             dev == id.device && !(hip09_only && HwRev::from_pci(id.revision).is_hip08())
         })
+}
+
+/// Whether the function is a VF (C's `is_vf`, the PCI table's flag).
+fn is_vf(id: rdma::PciIdent) -> bool {
+    HNS_ROCE_PCI_IDS
+        .iter()
+        .any(|&(dev, vf)| vf && dev == id.device)
 }
 
 /// The driver's state for one RoCE function, torn down by dropping it:
@@ -1066,7 +1074,7 @@ impl RoceClient for HnsRoce {
             e
         };
         let hw = KBox::try_init(
-            hns_roce_hw_v2::HwV2::new(handle, HwRev::from_pci(id.revision)),
+            hns_roce_hw_v2::HwV2::new(handle, HwRev::from_pci(id.revision), is_vf(id)),
             GFP_KERNEL,
         )
         .map_err(|e| {
@@ -1094,7 +1102,8 @@ impl RoceClient for HnsRoce {
                 udp_encap: c.flags & cap_flag::ROCE_V1_V2 != 0,
                 xrc: c.flags & cap_flag::XRC != 0,
                 srq: c.flags & cap_flag::SRQ != 0,
-                hw_stats: hw.profile.rev.is_hip09(),
+                // No hardware counters on HIP08 or on a VF.
+                hw_stats: hw.profile.rev.is_hip09() && !hw.profile.is_vf,
                 frmr: c.flags & cap_flag::FRMR != 0,
             };
             let reg = IbRegistration::register(handle, ib, &p)?;

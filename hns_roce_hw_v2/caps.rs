@@ -282,6 +282,17 @@ pub fn parse_pf_caps(d: &[Desc], page_size: u32) -> Result<Caps, CapsError> {
 
 /// Adds the QUERY_PF_RES answer, shared among `func_num` functions.
 pub fn apply_pf_res(caps: &mut Caps, d: &[Desc], func_num: u32) -> Result<(), CapsError> {
+    apply_func_res(caps, d, func_num, false)
+}
+
+/// Adds a VF's QUERY_VF_RES answer (`load_func_res_caps` of a VF): its
+/// own counts, not divided, with the service levels and GMV BT count at
+/// the VF's positions.
+pub fn apply_vf_res(caps: &mut Caps, d: &[Desc]) -> Result<(), CapsError> {
+    apply_func_res(caps, d, 1, true)
+}
+
+fn apply_func_res(caps: &mut Caps, d: &[Desc], func_num: u32, vf: bool) -> Result<(), CapsError> {
     let [a, b, ..] = d else {
         return Err(CapsError::TooFewDescriptors);
     };
@@ -296,8 +307,13 @@ pub fn apply_pf_res(caps: &mut Caps, d: &[Desc], func_num: u32) -> Result<(), Ca
     caps.smac_bt_num = b.get(cmq_req::FUNC_RES_B_SMAC_NUM) / func_num;
     caps.sgid_bt_num = b.get(cmq_req::FUNC_RES_B_SGID_NUM) / func_num;
     caps.sccc_bt_num = b.get(cmq_req::FUNC_RES_B_SCCC_BT_NUM) / func_num;
-    caps.sl_num = b.get(cmq_req::FUNC_RES_B_QID_NUM) / func_num;
-    caps.gmv_bt_num = b.get(cmq_req::FUNC_RES_B_GMV_BT_NUM) / func_num;
+    let (qid, gmv) = if vf {
+        (cmq_req::FUNC_RES_V_QID_NUM, cmq_req::FUNC_RES_V_GMV_BT_NUM)
+    } else {
+        (cmq_req::FUNC_RES_B_QID_NUM, cmq_req::FUNC_RES_B_GMV_BT_NUM)
+    };
+    caps.sl_num = b.get(qid) / func_num;
+    caps.gmv_bt_num = b.get(gmv) / func_num;
     Ok(())
 }
 
