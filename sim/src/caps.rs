@@ -647,6 +647,41 @@ mod tests {
     }
 
     #[test]
+    fn vf_personality_is_a_hip09_vf_with_its_share() {
+        // HNAE3_DEV_ID_RDMA_DCB_PFC_VF 0xa22f (hnae3.h), a HIP09 revision.
+        let v = Caps::personality("vf").unwrap();
+        assert_eq!(Caps::personality("hip09-vf").unwrap(), v);
+        assert!(v.is_vf() && !v.is_hip08());
+        assert_eq!((v.pci_device, v.pci_revision), (0xa22f, 0x30));
+        assert_eq!((v.qpc_timer_num, v.cqc_timer_num, v.func_num), (0, 0, 1));
+        assert_eq!((v.qpc_bt_num, v.qid_num, v.gmv_bt_num), (4, 4, 1));
+        assert_eq!(v.bt_divisor(), 1);
+        let d = Caps::default();
+        assert!(!d.is_vf());
+        assert_eq!((d.pci_device, d.vf_id), (0xa222, 0));
+        // The list of a PF and its VFs.
+        let mut t = vec![Caps::default(), Caps::vf()];
+        wire_functions(&mut t);
+        assert_eq!((t[0].func_num, t[0].bt_divisor()), (2, 2));
+        assert_eq!((t[1].vf_id, t[1].qpc_bt_num), (1, 4));
+        let mut t = vec![Caps::default(), Caps::vf(), Caps::vf()];
+        wire_functions(&mut t);
+        assert_eq!(t[0].func_num, 3);
+        assert_eq!((t[1].vf_id, t[2].vf_id), (1, 2));
+        // 8 / 3 BTs, 2 / 3 GMV BTs: what load_func_res_caps computes.
+        assert_eq!((t[2].qpc_bt_num, t[2].gmv_bt_num), (2, 0));
+        // Without a VF nothing changes.
+        let mut t = vec![Caps::default(), Caps::hip08()];
+        wire_functions(&mut t);
+        assert_eq!(t, vec![Caps::default(), Caps::hip08()]);
+        // The keys are keys like any other.
+        let mut e = Caps::default();
+        e.apply_config("pci_device = 0xa22f\nvf_id = 1").unwrap();
+        assert!(e.is_vf());
+        assert!(e.dump().contains("pci_device = 0xa22f\nvf_id = 0x1\n"));
+    }
+
+    #[test]
     fn dump_round_trips() {
         let c = Caps {
             num_ceqs: 3,

@@ -1890,6 +1890,210 @@ mod tests {
         assert_eq!(d[0].data[5] >> 24, 32);
     }
 
+    fn fw_vf() -> Firmware {
+        Firmware::new(Caps::vf(), vec![], Trace::discard())
+    }
+
+    /// A command of `n` descriptors chained by NEXT.
+    fn chain(o: u16, read: bool, n: usize) -> Vec<Desc> {
+        let mut d: Vec<Desc> = (0..n).map(|_| desc(o, read)).collect();
+        for x in d.iter_mut().take(n - 1) {
+            x.flag |= flag::NEXT;
+        }
+        d
+    }
+
+    #[test]
+    fn vf_answers_the_vf_queries_at_the_c_field_positions() {
+        let mem = VecMem::new(4096);
+        let mut f = fw_vf();
+        // QUERY_VF_CAPS_NUM (0x8410): the PF's 6-descriptor layout;
+        // PF_CAPS_C_NUM_QPS 147..128 of caps_c, caps_a byte 0 = 1.
+        let mut d = chain(op::QUERY_VF_CAPS_NUM, true, 6);
+        f.execute(&mem, &mut d);
+        assert_eq!(d[0].retval, ret::SUCCESS);
+        assert_eq!(d[2].get(147, 128), 8);
+        assert_eq!(d[0].data[0] & 0xff, 1);
+        // No timer tables on a VF: caps_a bytes 12..15 (the timer counts).
+        assert_eq!(d[0].data[3], 0);
+        // QUERY_VF_RES (0x850e), hns_roce_hw_v2.h: FUNC_RES_A_QPC_BT_NUM
+        // 59..48, _SRQC_ 89..80, _CQC_ 121..112, _MPT_ 153..144, _EQC_
+        // 185..176; FUNC_RES_V_QID_NUM 115..112, FUNC_RES_B_SCCC_BT_NUM
+        // 145..137, FUNC_RES_V_GMV_BT_NUM 184..176: the VF's share of the
+        // PF's totals (8 BTs, 8 QIDs, 2 GMV BTs) with one VF.
+        let mut d = chain(op::QUERY_VF_RES, true, 2);
+        f.execute(&mem, &mut d);
+        assert_eq!(d[1].retval, ret::SUCCESS);
+        assert_eq!(d[0].data[1] >> 16 & 0xfff, 4);
+        assert_eq!(d[0].data[2] >> 16 & 0x3ff, 4);
+        assert_eq!(d[0].data[3] >> 16 & 0x3ff, 4);
+        assert_eq!(d[0].data[4] >> 16 & 0x3ff, 4);
+        assert_eq!(d[0].data[5] >> 16 & 0x3ff, 4);
+        assert_eq!(d[1].data[3] >> 16 & 0xf, 4);
+        assert_eq!(d[1].data[4] >> 9 & 0x1ff, 4);
+        assert_eq!(d[1].data[5] >> 16 & 0x1ff, 1);
+        // Nothing at the PF positions of QID (122..112: bits 116..122 of
+        // the 11-bit field) and GMV (176..168: its low byte).
+        assert_eq!(d[1].data[3] >> 20 & 0x7f, 0);
+        assert_eq!(d[1].data[5] >> 8 & 0xff, 0);
+        assert_eq!(FuncRes::read(&d), FuncRes::of_caps(&Caps::vf()));
+        // The VF still answers what it sends as a PF would.
+        for o in [op::QUERY_HW_VER, op::QUERY_FW_VER, op::CFG_BT_ATTR] {
+            let mut d = desc(o, o != op::CFG_BT_ATTR);
+            f.execute(&mem, std::slice::from_mut(&mut d));
+            assert_eq!(d.retval, ret::SUCCESS, "opcode {o:#x}");
+        }
+        assert_eq!(f.stats.unknown, 0);
+        // Its tables have its share of L0 BTs, not divided again.
+        assert_eq!(f.table(Table::Qpc).bt_num, 4);
+    }
+
+    #[test]
+    fn vf_refuses_the_pf_only_commands() {
+        let mem = VecMem::new(1 << 16);
+        let mut f = fw_vf();
+        let pf_only = [
+            op::QUERY_FUNC_INFO,
+            op::CFG_GLOBAL_PARAM,
+            op::SWITCH_PARAMETER_CFG,
+            op::QUERY_PF_CAPS_NUM,
+            op::QUERY_PF_RES,
+            op::QUERY_PF_TIMER_RES,
+            op::ALLOC_VF_RES,
+            op::CFG_ENTRY_SIZE,
+            op::CFG_EXT_LLM,
+            op::QUERY_COUNTER,
+        ];
+        for (n, o) in pf_only.into_iter().enumerate() {
+            let mut d = chain(o, false, 2);
+            f.execute(&mem, &mut d);
+            assert_eq!(d[0].retval, ret::NOT_EXIST, "opcode {o:#x}");
+            assert_eq!(f.stats.unknown, n as u64 + 1);
+        }
+        // No timer tables: WRITE_QPC_TIMER_BT0 (0x33) and
+        // WRITE_CQC_TIMER_BT0 (0x23) fail.
+        assert_eq!(post(&mut f, &mem, 0x33, 0, 0x1000, 0, false), MB_FAIL);
+        assert_eq!(post(&mut f, &mem, 0x23, 0, 0x1000, 0, false), MB_FAIL);
+        // FUNC_CLEAR of itself (the VF's driver sends function 0).
+        let mut d = desc(op::FUNC_CLEAR, false);
+        f.execute(&mem, std::slice::from_mut(&mut d));
+        assert_eq!(d.retval, ret::SUCCESS);
+        assert_eq!(f.stats.func_clears, 1);
+        let mut d = desc(op::FUNC_CLEAR, true);
+        f.execute(&mem, std::slice::from_mut(&mut d));
+        assert_eq!(d.get(32, 32), 1);
+        // A PF does not know the VF queries.
+        let mut p = fw();
+        let mut d = chain(op::QUERY_VF_RES, true, 2);
+        p.execute(&mem, &mut d);
+        assert_eq!(d[0].retval, ret::NOT_EXIST);
+        let mut d = chain(op::QUERY_VF_CAPS_NUM, true, 6);
+        p.execute(&mem, &mut d);
+        assert_eq!(d[0].retval, ret::NOT_EXIST);
+    }
+
+    #[test]
+    fn pf_with_a_vf_allocates_and_clears_it_by_function_id() {
+        let mem = VecMem::new(4096);
+        let mut f = Firmware::new(
+            Caps {
+                func_num: 2,
+                ..Caps::default()
+            },
+            vec![],
+            Trace::discard(),
+        );
+        // QUERY_FUNC_INFO: own_func_num in word 0.
+        let mut d = desc(op::QUERY_FUNC_INFO, true);
+        f.execute(&mem, std::slice::from_mut(&mut d));
+        assert_eq!(d.data[0], 2);
+        // The PF's tables: its share of the totals QUERY_PF_RES reports.
+        assert_eq!(f.table(Table::Qpc).bt_num, 4);
+        assert_eq!(f.table(Table::Sccc).bt_num, 4);
+        // SWITCH_PARAMETER_CFG: VF_SWITCH_VF_ID 42..35.
+        for (vf, rv) in [(0, ret::SUCCESS), (1, ret::SUCCESS), (2, ret::PARA_ERR)] {
+            let mut d = desc(op::SWITCH_PARAMETER_CFG, true);
+            d.set(42, 35, vf);
+            f.execute(&mem, std::slice::from_mut(&mut d));
+            assert_eq!(d.retval, rv, "function {vf}");
+        }
+        // ALLOC_VF_RES of function 1 as config_vf_hem_resource writes it
+        // (FUNC_RES_A_VF_ID 7..0, counts and BT indexes).
+        let give = FuncRes {
+            qpc: 4,
+            srqc: 4,
+            cqc: 4,
+            mpt: 4,
+            eqc: 4,
+            qid: 4,
+            sccc: 4,
+            gmv: 1,
+        };
+        let mut d = chain(op::ALLOC_VF_RES, false, 2);
+        d[0].set(7, 0, 1);
+        give.write(&mut d);
+        d[0].set(42, 32, 4); // FUNC_RES_A_QPC_BT_IDX
+        f.execute(&mem, &mut d);
+        assert_eq!(d[0].retval, ret::SUCCESS);
+        assert_eq!(f.func_res.get(&1), Some(&give));
+        assert_eq!(f.take_func_events(), vec![FuncEvent::Alloc(1, give)]);
+        // ... and what the VF's QUERY_VF_RES then answers equals it.
+        assert_eq!(FuncRes::of_caps(&Caps::vf()), give);
+        // Function 2 does not exist.
+        let mut d = chain(op::ALLOC_VF_RES, false, 2);
+        d[0].set(7, 0, 2);
+        f.execute(&mem, &mut d);
+        assert_eq!(d[0].retval, ret::PARA_ERR);
+        // CFG_BT_ATTR, then FUNC_CLEAR of function 1 (rst_funcid_en, word
+        // 0): handed on, the PF's own state stays.
+        let mut d = desc(op::CFG_BT_ATTR, false);
+        d.set(9, 8, 1);
+        f.execute(&mem, std::slice::from_mut(&mut d));
+        let mut d = desc(op::FUNC_CLEAR, false);
+        d.data[0] = 1;
+        f.execute(&mem, std::slice::from_mut(&mut d));
+        assert_eq!(d.retval, ret::SUCCESS);
+        assert_eq!(f.table(Table::Qpc).attr.hopnum, 1);
+        assert_eq!(f.take_func_events(), vec![FuncEvent::Clear(1)]);
+        let mut d = desc(op::FUNC_CLEAR, true);
+        d.data[0] = 1;
+        f.execute(&mem, std::slice::from_mut(&mut d));
+        assert_eq!(d.get(32, 32), 1);
+        // Its resources released: ALLOC_VF_RES with only the function id.
+        let mut d = chain(op::ALLOC_VF_RES, false, 2);
+        d[0].set(7, 0, 1);
+        f.execute(&mem, &mut d);
+        assert_eq!(f.func_res.get(&1), None);
+        assert_eq!(f.take_func_events(), vec![FuncEvent::Free(1)]);
+        // FUNC_CLEAR of function 0 clears the PF itself; 2 is refused.
+        let mut d = desc(op::FUNC_CLEAR, false);
+        f.execute(&mem, std::slice::from_mut(&mut d));
+        assert_eq!(f.table(Table::Qpc).attr.hopnum, 0);
+        assert!(f.take_func_events().is_empty());
+        let mut d = desc(op::FUNC_CLEAR, false);
+        d.data[0] = 2;
+        f.execute(&mem, std::slice::from_mut(&mut d));
+        assert_eq!(d.retval, ret::PARA_ERR);
+        assert_eq!(f.stats.func_clears, 2);
+    }
+
+    #[test]
+    fn vf_is_cleared_by_its_pf() {
+        let mem = VecMem::new(4096);
+        let mut f = fw_vf();
+        let mut d = desc(op::CFG_BT_ATTR, false);
+        d.set(9, 8, 1);
+        f.execute(&mem, std::slice::from_mut(&mut d));
+        assert_eq!(f.table(Table::Qpc).attr.hopnum, 1);
+        f.from_pf(&FuncEvent::Alloc(1, FuncRes::of_caps(&Caps::vf())));
+        assert!(f.pf_alloc.is_some());
+        f.from_pf(&FuncEvent::Clear(1));
+        assert_eq!(f.table(Table::Qpc).attr.hopnum, 0);
+        assert_eq!((f.stats.pf_clears, f.stats.func_clears), (1, 0));
+        f.from_pf(&FuncEvent::Free(1));
+        assert!(f.pf_alloc.is_none());
+    }
+
     #[test]
     fn hip09_default_keeps_its_command_set() {
         let mem = VecMem::new(4096);

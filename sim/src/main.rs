@@ -295,7 +295,7 @@ fn main() {
                     s.unknown,
                     s.func_clears,
                     if s.pf_clears > 0 {
-                        format!(" ({} by the PF)", s.pf_clears)
+                        format!(", {} clears by its PF", s.pf_clears)
                     } else {
                         String::new()
                     }
