@@ -101,6 +101,10 @@ echo "HNS-REG-BEGIN devinfo-pf"
 ibv_devinfo -v -d hns_0 2>&1
 echo "[ibv_devinfo exit $?]"
 echo "HNS-REG-END devinfo-pf"
+# What the caps tables imply (tests/guest/sim-devinfo.py: the VF's own
+# table, caps-1.txt; the PF's with its function count).
+python3 /opt/hns/sim-devinfo.py /opt/run/caps-1.txt hns_1 vf/devinfo || HNS_FAILS=$((HNS_FAILS + 1))
+python3 /opt/hns/sim-devinfo.py /opt/run/caps.txt hns_0 vf/devinfo-pf || HNS_FAILS=$((HNS_FAILS + 1))
 check vf/no-hw-counters-on-vf hw_counters hns_1 no
 echo "$out" | sed 's/^/    /'
 check vf/hw-counters-on-pf hw_counters hns_0 yes
