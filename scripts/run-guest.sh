@@ -75,6 +75,13 @@ if [ "$sim" -gt 0 ]; then
     # shellcheck disable=SC2086
     "$simbin" ${HNS_SIM_ARGS:-} --dump-caps >"$rundir/overlay/opt/run/caps.txt" ||
         die "hns-sim rejected its arguments: ${HNS_SIM_ARGS:-}"
+    # Every other device's table too (a --personality list gives each
+    # device its own: hip09,vf): caps-<i>.txt.
+    for i in $(seq 1 $((sim - 1))); do
+        # shellcheck disable=SC2086
+        "$simbin" ${HNS_SIM_ARGS:-} --dump-caps-device "$i" >"$rundir/overlay/opt/run/caps-$i.txt" ||
+            die "hns-sim rejected its arguments: ${HNS_SIM_ARGS:-}"
+    done
 fi
 # HNS_GUEST_EXTRA: a directory of files (benchmark programs and modules,
 # make bench) copied to /opt/run/extra/ in the guest.

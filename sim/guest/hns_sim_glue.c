@@ -23,6 +23,8 @@
 
 #define HNS_SIM_VENDOR 0x19e5
 #define HNS_SIM_DEVICE 0xa222
+/* HNAE3_DEV_ID_RDMA_DCB_PFC_VF: the RoCE drivers' is_vf */
+#define HNS_SIM_DEVICE_VF 0xa22f
 /* HIP09, unless the model says otherwise (below). */
 #define HNS_SIM_DEFAULT_REVISION 0x30
 #define HNS_SIM_REVISION_HIP08 0x21
@@ -38,10 +40,12 @@
 /*
  * The model's identity, written before the guest runs; keep in sync with
  * sim/src/device.rs IDENT_*. The magic word tells it from an older model,
- * which leaves both words 0.
+ * which leaves every word 0; a model without the VF personality leaves the
+ * device word 0 (then 0xa222).
  */
 #define HNS_SIM_IDENT_MAGIC 0x20010
 #define HNS_SIM_IDENT_REVISION 0x20014
+#define HNS_SIM_IDENT_DEVICE 0x20018
 #define HNS_SIM_IDENT_MAGIC_VALUE 0x44495348 /* "HSID" */
 /* How long the model may take to answer a control command. */
 #define HNS_SIM_CTRL_TIMEOUT_US 2000000
@@ -65,6 +69,7 @@ static DEFINE_MUTEX(hns_sim_devs_lock);
 
 static const struct pci_device_id hns_sim_ae_ids[] = {
 	{ PCI_DEVICE(HNS_SIM_VENDOR, HNS_SIM_DEVICE) },
+	{ PCI_DEVICE(HNS_SIM_VENDOR, HNS_SIM_DEVICE_VF) },
 	{ }
 };
 
@@ -344,6 +349,20 @@ static u8 hns_sim_revision(void __iomem *bar)
 	return ioread32(bar + HNS_SIM_IDENT_REVISION) & 0xff;
 }
 
+/*
+ * The PCI device ID the model gives this function (hns-sim --personality
+ * vf): 0xa22f makes it a VF for the RoCE drivers' PCI tables.
+ */
+static u16 hns_sim_device(void __iomem *bar)
+{
+	u16 device;
+
+	if (ioread32(bar + HNS_SIM_IDENT_MAGIC) != HNS_SIM_IDENT_MAGIC_VALUE)
+		return HNS_SIM_DEVICE;
+	device = ioread32(bar + HNS_SIM_IDENT_DEVICE) & 0xffff;
+	return device ? device : HNS_SIM_DEVICE;
+}
+
 int hns_sim_glue_init(void)
 {
 	hnae3_register_ae_algo(&hns_sim_ae_algo);
@@ -383,14 +402,15 @@ int hns_sim_glue_attach(struct pci_dev *pdev, void *ae_dev_space,
 	}
 
 	/*
-	 * From now on the function is an HNS3 RoCE PF of the engine the
-	 * model presents: a HIP09 by default, a HIP08 with revision 0x21.
+	 * From now on the function is an HNS3 RoCE function of the engine
+	 * the model presents: a HIP09 PF by default, a HIP08 with revision
+	 * 0x21, a HIP09 VF with device 0xa22f.
 	 */
 	sim->orig_vendor = pdev->vendor;
 	sim->orig_device = pdev->device;
 	sim->orig_revision = pdev->revision;
 	pdev->vendor = HNS_SIM_VENDOR;
-	pdev->device = HNS_SIM_DEVICE;
+	pdev->device = hns_sim_device(sim->bar);
 	pdev->revision = hns_sim_revision(sim->bar);
 
 	sim->netdev = alloc_etherdev(sizeof(struct hns_sim_dev *));
@@ -433,9 +453,10 @@ int hns_sim_glue_attach(struct pci_dev *pdev, void *ae_dev_space,
 		}
 	}
 	mutex_unlock(&hns_sim_devs_lock);
-	dev_info(&pdev->dev, "hns-sim: %s RoCE function, netdev %s, %u vectors\n",
+	dev_info(&pdev->dev, "hns-sim: %s%s RoCE function, netdev %s, %u vectors\n",
 		 pdev->revision == HNS_SIM_DEFAULT_REVISION ? "HIP09" :
 		 pdev->revision == HNS_SIM_REVISION_HIP08 ? "HIP08" : "unknown-revision",
+		 pdev->device == HNS_SIM_DEVICE_VF ? " VF" : "",
 		 netdev_name(sim->netdev), num_vectors);
 	return 0;
 

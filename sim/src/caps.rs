@@ -49,6 +49,11 @@ pub mod flag {
 pub const REVISION_HIP08: u8 = 0x21;
 /// PCI revision of a HIP09 function (`PCI_REVISION_ID_HIP09`).
 pub const REVISION_HIP09: u8 = 0x30;
+/// PCI device ID of the PF the glue presents (`HNAE3_DEV_ID_200G_RDMA`).
+pub const DEVICE_PF: u16 = 0xa222;
+/// PCI device ID of a RoCE VF (`HNAE3_DEV_ID_RDMA_DCB_PFC_VF`): the C
+/// driver's PCI table gives it a non-zero `driver_data`, its `is_vf`.
+pub const DEVICE_VF: u16 = 0xa22f;
 
 /// Everything the firmware reports about the function.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -57,6 +62,15 @@ pub struct Caps {
     /// BAR2, `device::IDENT_REVISION`): 0x30 HIP09, 0x21 HIP08. The
     /// firmware's command set follows it ([`Caps::is_hip08`]).
     pub pci_revision: u8,
+    /// PCI device ID the guest glue gives the function (it reads it from
+    /// BAR2, `device::IDENT_DEVICE`): 0xa222 a PF, 0xa22f a VF. The
+    /// firmware's command set follows it ([`Caps::is_vf`]).
+    pub pci_device: u16,
+    /// The function's number in its PF's function space (the `vf_id` of
+    /// ALLOC_VF_RES, SWITCH_PARAMETER_CFG and FUNC_CLEAR): 0 for a PF,
+    /// 1.. for its VFs in device order (set by hns-sim's `--personality`
+    /// list).
+    pub vf_id: u32,
     /// ROCEE hardware version (QUERY_HW_VER), reported as `hw_ver`.
     pub hw_version: u16,
     /// Vendor id reported by QUERY_HW_VER.
@@ -206,6 +220,8 @@ impl Default for Caps {
         use flag::*;
         Caps {
             pci_revision: REVISION_HIP09,
+            pci_device: DEVICE_PF,
+            vf_id: 0,
             hw_version: 0x130,
             vendor_id: 0x19e5,
             fw_ver: 0x0001_0000,
@@ -319,6 +335,8 @@ macro_rules! caps_keys {
 
 caps_keys!(
     pci_revision,
+    pci_device,
+    vf_id,
     hw_version,
     vendor_id,
     fw_ver,
@@ -452,12 +470,76 @@ impl Caps {
         }
     }
 
-    /// The caps of a named personality: `hip09` (the default) or `hip08`.
+    /// The VF personality: a HIP09 virtual function (PCI device 0xa22f,
+    /// revision 0x30) beside a HIP09 PF. The C driver's VF profile asks
+    /// for the caps with QUERY_VF_CAPS_NUM and for its resources with
+    /// QUERY_VF_RES, which it does not divide (the PF divides its own
+    /// totals by its function count and gives every function that share
+    /// with ALLOC_VF_RES). So a VF's `*_bt_num`, `qid_num` and
+    /// `gmv_bt_num` are its share: here the PF defaults' halves (one PF,
+    /// one VF); hns-sim's `--personality` list derives them from the
+    /// PF's table and function count. A VF has no timer tables (no
+    /// QUERY_PF_TIMER_RES, no timer chunks: `qpc_timer_num` and
+    /// `cqc_timer_num` 0) and no functions of its own (`func_num` 1).
+    /// Everything else is the HIP09 PF's: `qpc_sz`, `cqe_sz` and
+    /// `sccc_sz` are not even read by a VF (it takes the HIP09 sizes from
+    /// `apply_func_caps`, which equal the table's), and the objects a VF
+    /// may create are counted per function (256 QPs, ...) as on the PF.
+    pub fn vf() -> Self {
+        let pf = Caps::default();
+        let mut vf = Caps {
+            pci_device: DEVICE_VF,
+            vf_id: 1,
+            qpc_timer_num: 0,
+            cqc_timer_num: 0,
+            ..pf.clone()
+        };
+        vf.take_share_of(&pf, 2);
+        vf
+    }
+
+    /// Sets this VF's resource counts to its share of `pf`'s totals when
+    /// the PF has `func_num` functions, as the C PF driver computes it
+    /// (`load_func_res_caps`: each count divided by `func_num`) and hands
+    /// it out with ALLOC_VF_RES.
+    pub fn take_share_of(&mut self, pf: &Caps, func_num: u32) {
+        let n = func_num.max(1);
+        self.qpc_bt_num = pf.qpc_bt_num / n;
+        self.srqc_bt_num = pf.srqc_bt_num / n;
+        self.cqc_bt_num = pf.cqc_bt_num / n;
+        self.mpt_bt_num = pf.mpt_bt_num / n;
+        self.eqc_bt_num = pf.eqc_bt_num / n;
+        self.qid_num = pf.qid_num / n;
+        self.sccc_bt_num = pf.sccc_bt_num / n;
+        self.gmv_bt_num = pf.gmv_bt_num / n;
+    }
+
+    /// The caps of a named personality: `hip09` (the default), `hip08`, or
+    /// `vf` (also `hip09-vf`).
     pub fn personality(name: &str) -> Result<Self, String> {
         match name {
             "hip09" => Ok(Caps::default()),
             "hip08" => Ok(Caps::hip08()),
-            _ => Err(format!("unknown personality '{name}' (hip08 or hip09)")),
+            "vf" | "hip09-vf" => Ok(Caps::vf()),
+            _ => Err(format!("unknown personality '{name}' (hip09, hip08 or vf)")),
+        }
+    }
+
+    /// Whether the function is a VF: the firmware then answers the VF
+    /// queries (QUERY_VF_CAPS_NUM, QUERY_VF_RES) and refuses the PF-only
+    /// commands.
+    pub fn is_vf(&self) -> bool {
+        self.pci_device == DEVICE_VF
+    }
+
+    /// The number of functions whose L0 BTs the driver of this function
+    /// shares out: a PF divides its totals by `func_num`, a VF's counts
+    /// are its share already.
+    pub fn bt_divisor(&self) -> u32 {
+        if self.is_vf() {
+            1
+        } else {
+            self.func_num.max(1)
         }
     }
 
@@ -475,6 +557,32 @@ impl Caps {
     /// MSI-X vectors the driver will use.
     pub fn vectors_needed(&self) -> u32 {
         self.num_other_vectors as u32 + self.num_aeq_vectors as u32 + self.num_ceqs
+    }
+}
+
+/// Wires the functions of a `--personality` list: the VFs belong to the
+/// list's first PF. They are numbered 1.. in device order (`vf_id`); the
+/// PF reports 1 + the number of VFs as `func_num` (QUERY_FUNC_INFO) unless
+/// a config already raised it; every VF's resource counts become its share
+/// of the PF's totals (`take_share_of`). A list without a VF, or without a
+/// PF, is left as it is.
+pub fn wire_functions(tables: &mut [Caps]) {
+    let Some(pf) = tables.iter().position(|c| !c.is_vf()) else {
+        return;
+    };
+    let vfs = tables.iter().filter(|c| c.is_vf()).count() as u32;
+    if vfs == 0 {
+        return;
+    }
+    if tables[pf].func_num <= 1 {
+        tables[pf].func_num = 1 + vfs;
+    }
+    let pf_caps = tables[pf].clone();
+    let mut id = 0;
+    for c in tables.iter_mut().filter(|c| c.is_vf()) {
+        id += 1;
+        c.vf_id = id;
+        c.take_share_of(&pf_caps, pf_caps.func_num);
     }
 }
 
@@ -536,6 +644,41 @@ mod tests {
         e.apply_config("pci_revision = 0x21").unwrap();
         assert!(e.is_hip08());
         assert!(e.dump().contains("pci_revision = 0x21\n"));
+    }
+
+    #[test]
+    fn vf_personality_is_a_hip09_vf_with_its_share() {
+        // HNAE3_DEV_ID_RDMA_DCB_PFC_VF 0xa22f (hnae3.h), a HIP09 revision.
+        let v = Caps::personality("vf").unwrap();
+        assert_eq!(Caps::personality("hip09-vf").unwrap(), v);
+        assert!(v.is_vf() && !v.is_hip08());
+        assert_eq!((v.pci_device, v.pci_revision), (0xa22f, 0x30));
+        assert_eq!((v.qpc_timer_num, v.cqc_timer_num, v.func_num), (0, 0, 1));
+        assert_eq!((v.qpc_bt_num, v.qid_num, v.gmv_bt_num), (4, 4, 1));
+        assert_eq!(v.bt_divisor(), 1);
+        let d = Caps::default();
+        assert!(!d.is_vf());
+        assert_eq!((d.pci_device, d.vf_id), (0xa222, 0));
+        // The list of a PF and its VFs.
+        let mut t = vec![Caps::default(), Caps::vf()];
+        wire_functions(&mut t);
+        assert_eq!((t[0].func_num, t[0].bt_divisor()), (2, 2));
+        assert_eq!((t[1].vf_id, t[1].qpc_bt_num), (1, 4));
+        let mut t = vec![Caps::default(), Caps::vf(), Caps::vf()];
+        wire_functions(&mut t);
+        assert_eq!(t[0].func_num, 3);
+        assert_eq!((t[1].vf_id, t[2].vf_id), (1, 2));
+        // 8 / 3 BTs, 2 / 3 GMV BTs: what load_func_res_caps computes.
+        assert_eq!((t[2].qpc_bt_num, t[2].gmv_bt_num), (2, 0));
+        // Without a VF nothing changes.
+        let mut t = vec![Caps::default(), Caps::hip08()];
+        wire_functions(&mut t);
+        assert_eq!(t, vec![Caps::default(), Caps::hip08()]);
+        // The keys are keys like any other.
+        let mut e = Caps::default();
+        e.apply_config("pci_device = 0xa22f\nvf_id = 1").unwrap();
+        assert!(e.is_vf());
+        assert!(e.dump().contains("pci_device = 0xa22f\nvf_id = 0x1\n"));
     }
 
     #[test]

@@ -52,6 +52,7 @@ pub mod op {
     pub const QUERY_FUNC_INFO: u16 = 0x8407;
     pub const QUERY_PF_CAPS_NUM: u16 = 0x8408;
     pub const CFG_ENTRY_SIZE: u16 = 0x8409;
+    pub const QUERY_VF_CAPS_NUM: u16 = 0x8410;
     pub const CFG_SGID_TB: u16 = 0x8500;
     pub const CFG_SMAC_TB: u16 = 0x8501;
     pub const POST_MB: u16 = 0x8504;
@@ -62,6 +63,7 @@ pub mod op {
     pub const QUERY_SCCC: u16 = 0x850a;
     pub const RESET_SCCC: u16 = 0x850b;
     pub const CLEAR_EXTDB_LIST_INFO: u16 = 0x850d;
+    pub const QUERY_VF_RES: u16 = 0x850e;
     pub const CFG_GMV_TBL: u16 = 0x850f;
     pub const CFG_GMV_BT: u16 = 0x8510;
     pub const QUERY_RAM_ECC: u16 = 0x8513;
@@ -86,6 +88,7 @@ pub fn op_name(o: u16) -> &'static str {
         op::QUERY_FUNC_INFO => "QUERY_FUNC_INFO",
         op::QUERY_PF_CAPS_NUM => "QUERY_PF_CAPS_NUM",
         op::CFG_ENTRY_SIZE => "CFG_ENTRY_SIZE",
+        op::QUERY_VF_CAPS_NUM => "QUERY_VF_CAPS_NUM",
         op::CFG_SGID_TB => "CFG_SGID_TB",
         op::CFG_SMAC_TB => "CFG_SMAC_TB",
         op::POST_MB => "POST_MB",
@@ -96,6 +99,7 @@ pub fn op_name(o: u16) -> &'static str {
         op::QUERY_SCCC => "QUERY_SCCC",
         op::RESET_SCCC => "RESET_SCCC",
         op::CLEAR_EXTDB_LIST_INFO => "CLEAR_EXTDB_LIST_INFO",
+        op::QUERY_VF_RES => "QUERY_VF_RES",
         op::CFG_GMV_TBL => "CFG_GMV_TBL",
         op::CFG_GMV_BT => "CFG_GMV_BT",
         op::QUERY_RAM_ECC => "QUERY_RAM_ECC",

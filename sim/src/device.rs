@@ -41,17 +41,22 @@ pub const CTRL_CMD_LEN: usize = 64;
 /// channel: [`IDENT_MAGIC`] (the value [`IDENT_MAGIC_VALUE`], so that a
 /// glue facing an older model, which leaves the word 0, keeps its HIP09
 /// default) and the PCI revision the glue relabels the function with in
-/// the low byte of [`IDENT_REVISION`]. Written once, before QEMU connects
-/// ([`write_identity`]).
+/// the low byte of [`IDENT_REVISION`]; since the VF personality also the
+/// PCI device ID in the low half of [`IDENT_DEVICE`] (0xa222 PF, 0xa22f
+/// VF; a glue that finds 0 there, an older model's, keeps 0xa222).
+/// Written once, before QEMU connects ([`write_identity`]).
 pub const IDENT_MAGIC: u64 = 0x20010;
 /// See [`IDENT_MAGIC`].
 pub const IDENT_REVISION: u64 = 0x20014;
+/// See [`IDENT_MAGIC`].
+pub const IDENT_DEVICE: u64 = 0x20018;
 /// "HSID" as a little-endian word: the identity words are valid.
 pub const IDENT_MAGIC_VALUE: u32 = 0x4449_5348;
 
 /// Writes the function's identity ([`IDENT_MAGIC`]) for `caps` into BAR2.
 pub fn write_identity(bar: &Bar, caps: &crate::caps::Caps) {
     bar.write32(IDENT_REVISION, caps.pci_revision.into());
+    bar.write32(IDENT_DEVICE, caps.pci_device.into());
     bar.write32(IDENT_MAGIC, IDENT_MAGIC_VALUE);
 }
 
@@ -389,6 +394,27 @@ impl Wire<GuestRam> for Others<'_, '_> {
     }
 }
 
+/// Hands what a PF's commands did to its other functions (FUNC_CLEAR,
+/// ALLOC_VF_RES of a function id > 0) to the VFs presenting them: the VF
+/// device whose `vf_id` is the function id. A function no device
+/// presents is noted in the PF's trace.
+pub fn deliver_func_events<'a>(pf: &mut Device<'a>, others: &mut Others<'_, 'a>) {
+    for ev in pf.fw.take_func_events() {
+        let f = ev.func();
+        match others
+            .before
+            .iter_mut()
+            .chain(others.after.iter_mut())
+            .find(|d| d.fw.caps.is_vf() && d.fw.caps.vf_id == f)
+        {
+            Some(vf) => vf.fw.from_pf(&ev),
+            None => pf.fw.trace.note(&format!(
+                "function {f}: no device presents it ({ev:?} not delivered)"
+            )),
+        }
+    }
+}
+
 /// Polls every device once (CMQ, then data with the others as the wire);
 /// returns whether any had work.
 pub fn poll_all(devs: &mut [Device<'_>]) -> bool {
@@ -398,9 +424,11 @@ pub fn poll_all(devs: &mut [Device<'_>]) -> bool {
         let Some((me, after)) = rest.split_first_mut() else {
             break;
         };
+        let mut others = Others { before, after };
         did |= me.poll_ctrl();
         did |= me.poll_cmq();
-        did |= me.poll_data(&mut Others { before, after });
+        deliver_func_events(me, &mut others);
+        did |= me.poll_data(&mut others);
     }
     did
 }
@@ -420,8 +448,14 @@ mod tests {
         write_identity(&bar, &Caps::default());
         assert_eq!(bar.read32(0x20010).to_le_bytes(), *b"HSID");
         assert_eq!(bar.read32(0x20014), 0x30);
+        assert_eq!(bar.read32(0x20018), 0xa222);
         write_identity(&bar, &Caps::hip08());
         assert_eq!(bar.read32(0x20014), 0x21);
+        assert_eq!(bar.read32(0x20018), 0xa222);
+        // The VF: HNAE3_DEV_ID_RDMA_DCB_PFC_VF, a HIP09 revision.
+        write_identity(&bar, &Caps::vf());
+        assert_eq!(bar.read32(0x20014), 0x30);
+        assert_eq!(bar.read32(0x20018), 0xa22f);
         // The control channel's words are not touched.
         for off in [0x20000, 0x20004, 0x20008, 0x20040] {
             assert_eq!(bar.read32(off), 0);

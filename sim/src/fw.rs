@@ -17,6 +17,104 @@ use crate::mem::Dma;
 use crate::trace::Trace;
 use std::collections::BTreeMap;
 
+/// The resource counts ALLOC_VF_RES gives one function and QUERY_VF_RES
+/// reports to a VF (`FUNC_RES_*` in `hns_roce_hw_v2.h`; the BT indexes
+/// of ALLOC_VF_RES are the firmware's own business and not kept).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FuncRes {
+    /// QPC L0 BTs.
+    pub qpc: u32,
+    /// SRQC L0 BTs.
+    pub srqc: u32,
+    /// CQC L0 BTs.
+    pub cqc: u32,
+    /// MPT L0 BTs.
+    pub mpt: u32,
+    /// EQC L0 BTs.
+    pub eqc: u32,
+    /// Scheduling queues (service levels).
+    pub qid: u32,
+    /// SCCC L0 BTs.
+    pub sccc: u32,
+    /// GMV BTs.
+    pub gmv: u32,
+}
+
+impl FuncRes {
+    /// The counts of `caps` (a VF's table holds its share).
+    pub fn of_caps(c: &Caps) -> Self {
+        FuncRes {
+            qpc: c.qpc_bt_num,
+            srqc: c.srqc_bt_num,
+            cqc: c.cqc_bt_num,
+            mpt: c.mpt_bt_num,
+            eqc: c.eqc_bt_num,
+            qid: c.qid_num,
+            sccc: c.sccc_bt_num,
+            gmv: c.gmv_bt_num,
+        }
+    }
+
+    /// Reads the two descriptors of ALLOC_VF_RES / QUERY_VF_RES: A
+    /// `FUNC_RES_A_*_BT_NUM`, B `FUNC_RES_V_QID_NUM` (115..112),
+    /// `FUNC_RES_B_SCCC_BT_NUM`, `FUNC_RES_V_GMV_BT_NUM` (184..176): the
+    /// positions a HIP09 PF writes in ALLOC_VF_RES and a VF reads.
+    pub fn read(d: &[Desc]) -> Self {
+        FuncRes {
+            qpc: d[0].get(59, 48),
+            srqc: d[0].get(89, 80),
+            cqc: d[0].get(121, 112),
+            mpt: d[0].get(153, 144),
+            eqc: d[0].get(185, 176),
+            qid: d[1].get(115, 112),
+            sccc: d[1].get(145, 137),
+            gmv: d[1].get(184, 176),
+        }
+    }
+
+    /// Writes the counts at the positions [`FuncRes::read`] reads.
+    pub fn write(&self, d: &mut [Desc]) {
+        d[0].set(59, 48, self.qpc);
+        d[0].set(89, 80, self.srqc);
+        d[0].set(121, 112, self.cqc);
+        d[0].set(153, 144, self.mpt);
+        d[0].set(185, 176, self.eqc);
+        d[1].set(115, 112, self.qid);
+        d[1].set(145, 137, self.sccc);
+        d[1].set(184, 176, self.gmv);
+    }
+
+    fn describe(&self) -> String {
+        format!(
+            "qpc {} srqc {} cqc {} mpt {} eqc {} qid {} sccc {} gmv {}",
+            self.qpc, self.srqc, self.cqc, self.mpt, self.eqc, self.qid, self.sccc, self.gmv
+        )
+    }
+}
+
+/// What a PF's command did to another of its functions, for the device
+/// loop to hand to the device presenting that function
+/// ([`Firmware::take_func_events`], [`Firmware::from_pf`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FuncEvent {
+    /// FUNC_CLEAR of function `.0` (> 0).
+    Clear(u32),
+    /// ALLOC_VF_RES gave function `.0` these resources.
+    Alloc(u32, FuncRes),
+    /// ALLOC_VF_RES with nothing but the function id: its resources are
+    /// released (`hns_roce_free_vf_resource`).
+    Free(u32),
+}
+
+impl FuncEvent {
+    /// The function it is for.
+    pub fn func(&self) -> u32 {
+        match *self {
+            FuncEvent::Clear(f) | FuncEvent::Alloc(f, _) | FuncEvent::Free(f) => f,
+        }
+    }
+}
+
 /// Mailbox commands (`hns_roce_cmd.h`).
 pub mod mb {
     #![allow(missing_docs)]
@@ -241,8 +339,10 @@ pub struct Stats {
     pub mailbox_failures: u64,
     /// Commands with an unknown opcode.
     pub unknown: u64,
-    /// FUNC_CLEAR commands.
+    /// FUNC_CLEAR commands (a PF's of its other functions included).
     pub func_clears: u64,
+    /// Clears of this function (a VF) by its PF's FUNC_CLEAR.
+    pub pf_clears: u64,
 }
 
 /// Firmware state of one function.
@@ -274,6 +374,13 @@ pub struct Firmware {
     /// lowers it, CLR_SCCC (done at once) raises it, QUERY_SCCC reads it.
     sccc_clr_done: bool,
     gmv_bt: BTreeMap<u32, u64>,
+    /// PF: the resources ALLOC_VF_RES gave each function, by function id.
+    pub func_res: BTreeMap<u32, FuncRes>,
+    /// PF: commands that act on another function, for the device loop.
+    func_events: Vec<FuncEvent>,
+    /// VF: what its PF's ALLOC_VF_RES gave it (not what QUERY_VF_RES
+    /// answers, which is the VF's table; a difference is noted).
+    pub pf_alloc: Option<FuncRes>,
     /// Counters.
     pub stats: Stats,
     /// Trace of every descriptor and mailbox.
@@ -318,6 +425,9 @@ impl Firmware {
             smacs: BTreeMap::new(),
             sccc_clr_done: false,
             gmv_bt: BTreeMap::new(),
+            func_res: BTreeMap::new(),
+            func_events: Vec::new(),
+            pf_alloc: None,
             stats: Stats::default(),
             trace,
             ctx_events: Vec::new(),
@@ -328,12 +438,15 @@ impl Firmware {
 
     fn reset_tables(&mut self) {
         let c = &self.caps;
+        // A PF's driver divides the totals QUERY_PF_RES reports by its
+        // function count: its L0 BTs are its share.
+        let n = c.bt_divisor();
         let sizes = [
-            (c.qpc_sz as u32, c.qpc_bt_num),
-            (c.srqc_entry_sz as u32, c.srqc_bt_num),
-            (c.cqc_entry_sz as u32, c.cqc_bt_num),
-            (c.mtpt_entry_sz as u32, c.mpt_bt_num),
-            (c.sccc_sz as u32, c.sccc_bt_num),
+            (c.qpc_sz as u32, c.qpc_bt_num / n),
+            (c.srqc_entry_sz as u32, c.srqc_bt_num / n),
+            (c.cqc_entry_sz as u32, c.cqc_bt_num / n),
+            (c.mtpt_entry_sz as u32, c.mpt_bt_num / n),
+            (c.sccc_sz as u32, c.sccc_bt_num / n),
             (4096, 1),
             (4096, 1),
         ];
@@ -364,6 +477,47 @@ impl Firmware {
     /// MSI-X vectors to raise, in order, since the last call.
     pub fn take_irqs(&mut self) -> Vec<usize> {
         std::mem::take(&mut self.irqs)
+    }
+
+    /// PF: what its last commands did to its other functions (FUNC_CLEAR
+    /// and ALLOC_VF_RES of a function id > 0), for the device loop to
+    /// hand to the devices presenting them ([`Firmware::from_pf`]).
+    pub fn take_func_events(&mut self) -> Vec<FuncEvent> {
+        std::mem::take(&mut self.func_events)
+    }
+
+    /// VF: carries out what its PF did to it. A FUNC_CLEAR clears the
+    /// function's state (HEM BTs, EQs, GIDs: as its own FUNC_CLEAR);
+    /// ALLOC_VF_RES is recorded and compared with the VF's table, which
+    /// is what QUERY_VF_RES answers; a release is noted.
+    pub fn from_pf(&mut self, ev: &FuncEvent) {
+        match *ev {
+            FuncEvent::Clear(f) => {
+                self.trace.note(&format!(
+                    "FUNC_CLEAR of function {f} by the PF: state cleared"
+                ));
+                self.stats.pf_clears += 1;
+                self.reset_tables();
+            }
+            FuncEvent::Alloc(f, res) => {
+                let own = FuncRes::of_caps(&self.caps);
+                let cmp = if res == own {
+                    "as this VF's QUERY_VF_RES answers".to_string()
+                } else {
+                    format!("QUERY_VF_RES answers {}", own.describe())
+                };
+                self.trace.note(&format!(
+                    "ALLOC_VF_RES of function {f} by the PF: {} ({cmp})",
+                    res.describe()
+                ));
+                self.pf_alloc = Some(res);
+            }
+            FuncEvent::Free(f) => {
+                self.trace
+                    .note(&format!("ALLOC_VF_RES of function {f} by the PF: released"));
+                self.pf_alloc = None;
+            }
+        }
     }
 
     /// The table `t` (for tests and the data engine).
@@ -461,6 +615,11 @@ impl Firmware {
                 return rv;
             }
         }
+        if c.is_vf() {
+            if let Some(rv) = self.dispatch_vf(d) {
+                return rv;
+            }
+        }
         match d[0].opcode {
             op::QUERY_HW_VER => {
                 d[0].data = [0; 6];
@@ -469,8 +628,8 @@ impl Firmware {
             }
             op::QUERY_FW_VER => d[0].data = [c.fw_ver, 0, 0, 0, 0, 0],
             op::QUERY_FUNC_INFO => d[0].data = [c.func_num, 0, 0, 0, 0, 0],
+            op::ALLOC_VF_RES => return self.alloc_vf_res(d),
             op::CFG_GLOBAL_PARAM
-            | op::ALLOC_VF_RES
             | op::CLEAR_EXTDB_LIST_INFO
             | op::CFG_EXT_LLM
             | op::CFG_ENTRY_SIZE => {
@@ -484,6 +643,15 @@ impl Firmware {
                 }
             }
             op::SWITCH_PARAMETER_CFG => {
+                // VF_SWITCH_VF_ID (42..35): a function of this PF.
+                let vf = d[0].get(42, 35);
+                if vf >= c.func_num.max(1) {
+                    self.trace.note(&format!(
+                        "SWITCH_PARAMETER_CFG of function {vf}: not a function of this PF ({} functions)",
+                        c.func_num
+                    ));
+                    return ret::PARA_ERR;
+                }
                 // A read returns the current parameters (none set); the
                 // driver writes them back modified.
                 if d[0].is_read() {
@@ -575,12 +743,28 @@ impl Firmware {
                 }
             }
             op::FUNC_CLEAR => {
+                // rst_funcid_en (word 0): the function to clear, 0 = this
+                // one (a VF knows only itself: its driver sends 0).
+                let func = d[0].data[0];
+                if func >= c.func_num.max(1) {
+                    self.trace.note(&format!(
+                        "FUNC_CLEAR of function {func}: not a function of this PF ({} functions)",
+                        c.func_num
+                    ));
+                    return ret::PARA_ERR;
+                }
                 if d[0].is_read() {
                     // Done at once.
                     d[0].set(32, 32, 1);
                 } else {
                     self.stats.func_clears += 1;
-                    self.reset_tables();
+                    if func == 0 {
+                        self.reset_tables();
+                    } else {
+                        // Another function of this PF: the device loop
+                        // clears the device presenting it.
+                        self.func_events.push(FuncEvent::Clear(func));
+                    }
                 }
             }
             op::QUERY_MB_ST => {
@@ -669,6 +853,85 @@ impl Firmware {
             _ => return None,
         }
         Some(ret::SUCCESS)
+    }
+
+    /// ALLOC_VF_RES (PF): records what each function gets; a descriptor
+    /// pair with nothing but `FUNC_RES_A_VF_ID` releases the function's
+    /// resources (`hns_roce_free_vf_resource`). What it does to a VF (id
+    /// > 0) goes to the device presenting it as a [`FuncEvent`].
+    fn alloc_vf_res(&mut self, d: &mut [Desc]) -> u16 {
+        if d.len() < 2 {
+            return ret::PARA_ERR;
+        }
+        let func = d[0].get(7, 0);
+        let funcs = self.caps.func_num.max(1);
+        if func >= funcs {
+            self.trace.note(&format!(
+                "ALLOC_VF_RES of function {func}: not a function of this PF ({funcs} functions)"
+            ));
+            return ret::PARA_ERR;
+        }
+        let res = FuncRes::read(d);
+        let ev = if res == FuncRes::default() {
+            self.func_res.remove(&func);
+            FuncEvent::Free(func)
+        } else {
+            self.func_res.insert(func, res);
+            FuncEvent::Alloc(func, res)
+        };
+        if funcs > 1 {
+            // Only with VFs: a lone PF's trace stays as it was.
+            let what = match ev {
+                FuncEvent::Alloc(_, r) => r.describe(),
+                _ => "released".to_string(),
+            };
+            self.trace
+                .note(&format!("ALLOC_VF_RES: function {func}: {what}"));
+        }
+        if func > 0 {
+            self.func_events.push(ev);
+        }
+        ret::SUCCESS
+    }
+
+    /// The VF personality (`Caps::is_vf`): the VF's queries, and the
+    /// PF-only commands, which a VF's firmware refuses (NOT_EXIST,
+    /// counted as unknown, with a trace note). `None`: answered as on the
+    /// PF (QUERY_HW_VER, QUERY_FW_VER, CFG_BT_ATTR, CLEAR_EXTDB_LIST_INFO,
+    /// the GMV commands, FUNC_CLEAR of itself, the mailbox).
+    fn dispatch_vf(&mut self, d: &mut [Desc]) -> Option<u16> {
+        let opcode = d[0].opcode;
+        match opcode {
+            op::QUERY_FUNC_INFO
+            | op::CFG_GLOBAL_PARAM
+            | op::SWITCH_PARAMETER_CFG
+            | op::QUERY_PF_CAPS_NUM
+            | op::QUERY_PF_RES
+            | op::QUERY_PF_TIMER_RES
+            | op::ALLOC_VF_RES
+            | op::CFG_ENTRY_SIZE
+            | op::CFG_EXT_LLM
+            | op::QUERY_COUNTER => {
+                self.stats.unknown += 1;
+                self.trace.note(&format!(
+                    "VF: opcode {opcode:#06x} {} is PF-only: answered NOT_EXIST",
+                    op_name(opcode)
+                ));
+                Some(ret::NOT_EXIST)
+            }
+            // The PF's caps layout (6 descriptors).
+            op::QUERY_VF_CAPS_NUM => Some(self.query_caps(d)),
+            op::QUERY_VF_RES => {
+                if d.len() < 2 {
+                    return Some(ret::PARA_ERR);
+                }
+                d[0].data = [0; 6];
+                d[1].data = [0; 6];
+                FuncRes::of_caps(&self.caps).write(d);
+                Some(ret::SUCCESS)
+            }
+            _ => None,
+        }
     }
 
     fn query_caps(&mut self, d: &mut [Desc]) -> u16 {
@@ -951,6 +1214,9 @@ impl Firmware {
         out: u64,
     ) -> Result<(), String> {
         if let Some((t, bop, step)) = bt_cmd(cmd) {
+            if self.caps.is_vf() && matches!(t, Table::QpcTimer | Table::CqcTimer) {
+                return Err(format!("a VF has no {} table", t.name()));
+            }
             let tab = &mut self.tables[t as usize];
             let by_tag = matches!(t, Table::Sccc | Table::QpcTimer | Table::CqcTimer);
             if bop == BtOp::Read {
@@ -1622,6 +1888,210 @@ mod tests {
         assert_eq!(d[0].retval, ret::SUCCESS);
         assert_eq!(d[1].data[2] & 0xffff, 256);
         assert_eq!(d[0].data[5] >> 24, 32);
+    }
+
+    fn fw_vf() -> Firmware {
+        Firmware::new(Caps::vf(), vec![], Trace::discard())
+    }
+
+    /// A command of `n` descriptors chained by NEXT.
+    fn chain(o: u16, read: bool, n: usize) -> Vec<Desc> {
+        let mut d: Vec<Desc> = (0..n).map(|_| desc(o, read)).collect();
+        for x in d.iter_mut().take(n - 1) {
+            x.flag |= flag::NEXT;
+        }
+        d
+    }
+
+    #[test]
+    fn vf_answers_the_vf_queries_at_the_c_field_positions() {
+        let mem = VecMem::new(4096);
+        let mut f = fw_vf();
+        // QUERY_VF_CAPS_NUM (0x8410): the PF's 6-descriptor layout;
+        // PF_CAPS_C_NUM_QPS 147..128 of caps_c, caps_a byte 0 = 1.
+        let mut d = chain(op::QUERY_VF_CAPS_NUM, true, 6);
+        f.execute(&mem, &mut d);
+        assert_eq!(d[0].retval, ret::SUCCESS);
+        assert_eq!(d[2].get(147, 128), 8);
+        assert_eq!(d[0].data[0] & 0xff, 1);
+        // No timer tables on a VF: caps_a bytes 12..15 (the timer counts).
+        assert_eq!(d[0].data[3], 0);
+        // QUERY_VF_RES (0x850e), hns_roce_hw_v2.h: FUNC_RES_A_QPC_BT_NUM
+        // 59..48, _SRQC_ 89..80, _CQC_ 121..112, _MPT_ 153..144, _EQC_
+        // 185..176; FUNC_RES_V_QID_NUM 115..112, FUNC_RES_B_SCCC_BT_NUM
+        // 145..137, FUNC_RES_V_GMV_BT_NUM 184..176: the VF's share of the
+        // PF's totals (8 BTs, 8 QIDs, 2 GMV BTs) with one VF.
+        let mut d = chain(op::QUERY_VF_RES, true, 2);
+        f.execute(&mem, &mut d);
+        assert_eq!(d[1].retval, ret::SUCCESS);
+        assert_eq!(d[0].data[1] >> 16 & 0xfff, 4);
+        assert_eq!(d[0].data[2] >> 16 & 0x3ff, 4);
+        assert_eq!(d[0].data[3] >> 16 & 0x3ff, 4);
+        assert_eq!(d[0].data[4] >> 16 & 0x3ff, 4);
+        assert_eq!(d[0].data[5] >> 16 & 0x3ff, 4);
+        assert_eq!(d[1].data[3] >> 16 & 0xf, 4);
+        assert_eq!(d[1].data[4] >> 9 & 0x1ff, 4);
+        assert_eq!(d[1].data[5] >> 16 & 0x1ff, 1);
+        // Nothing at the PF positions of QID (122..112: bits 116..122 of
+        // the 11-bit field) and GMV (176..168: its low byte).
+        assert_eq!(d[1].data[3] >> 20 & 0x7f, 0);
+        assert_eq!(d[1].data[5] >> 8 & 0xff, 0);
+        assert_eq!(FuncRes::read(&d), FuncRes::of_caps(&Caps::vf()));
+        // The VF still answers what it sends as a PF would.
+        for o in [op::QUERY_HW_VER, op::QUERY_FW_VER, op::CFG_BT_ATTR] {
+            let mut d = desc(o, o != op::CFG_BT_ATTR);
+            f.execute(&mem, std::slice::from_mut(&mut d));
+            assert_eq!(d.retval, ret::SUCCESS, "opcode {o:#x}");
+        }
+        assert_eq!(f.stats.unknown, 0);
+        // Its tables have its share of L0 BTs, not divided again.
+        assert_eq!(f.table(Table::Qpc).bt_num, 4);
+    }
+
+    #[test]
+    fn vf_refuses_the_pf_only_commands() {
+        let mem = VecMem::new(1 << 16);
+        let mut f = fw_vf();
+        let pf_only = [
+            op::QUERY_FUNC_INFO,
+            op::CFG_GLOBAL_PARAM,
+            op::SWITCH_PARAMETER_CFG,
+            op::QUERY_PF_CAPS_NUM,
+            op::QUERY_PF_RES,
+            op::QUERY_PF_TIMER_RES,
+            op::ALLOC_VF_RES,
+            op::CFG_ENTRY_SIZE,
+            op::CFG_EXT_LLM,
+            op::QUERY_COUNTER,
+        ];
+        for (n, o) in pf_only.into_iter().enumerate() {
+            let mut d = chain(o, false, 2);
+            f.execute(&mem, &mut d);
+            assert_eq!(d[0].retval, ret::NOT_EXIST, "opcode {o:#x}");
+            assert_eq!(f.stats.unknown, n as u64 + 1);
+        }
+        // No timer tables: WRITE_QPC_TIMER_BT0 (0x33) and
+        // WRITE_CQC_TIMER_BT0 (0x23) fail.
+        assert_eq!(post(&mut f, &mem, 0x33, 0, 0x1000, 0, false), MB_FAIL);
+        assert_eq!(post(&mut f, &mem, 0x23, 0, 0x1000, 0, false), MB_FAIL);
+        // FUNC_CLEAR of itself (the VF's driver sends function 0).
+        let mut d = desc(op::FUNC_CLEAR, false);
+        f.execute(&mem, std::slice::from_mut(&mut d));
+        assert_eq!(d.retval, ret::SUCCESS);
+        assert_eq!(f.stats.func_clears, 1);
+        let mut d = desc(op::FUNC_CLEAR, true);
+        f.execute(&mem, std::slice::from_mut(&mut d));
+        assert_eq!(d.get(32, 32), 1);
+        // A PF does not know the VF queries.
+        let mut p = fw();
+        let mut d = chain(op::QUERY_VF_RES, true, 2);
+        p.execute(&mem, &mut d);
+        assert_eq!(d[0].retval, ret::NOT_EXIST);
+        let mut d = chain(op::QUERY_VF_CAPS_NUM, true, 6);
+        p.execute(&mem, &mut d);
+        assert_eq!(d[0].retval, ret::NOT_EXIST);
+    }
+
+    #[test]
+    fn pf_with_a_vf_allocates_and_clears_it_by_function_id() {
+        let mem = VecMem::new(4096);
+        let mut f = Firmware::new(
+            Caps {
+                func_num: 2,
+                ..Caps::default()
+            },
+            vec![],
+            Trace::discard(),
+        );
+        // QUERY_FUNC_INFO: own_func_num in word 0.
+        let mut d = desc(op::QUERY_FUNC_INFO, true);
+        f.execute(&mem, std::slice::from_mut(&mut d));
+        assert_eq!(d.data[0], 2);
+        // The PF's tables: its share of the totals QUERY_PF_RES reports.
+        assert_eq!(f.table(Table::Qpc).bt_num, 4);
+        assert_eq!(f.table(Table::Sccc).bt_num, 4);
+        // SWITCH_PARAMETER_CFG: VF_SWITCH_VF_ID 42..35.
+        for (vf, rv) in [(0, ret::SUCCESS), (1, ret::SUCCESS), (2, ret::PARA_ERR)] {
+            let mut d = desc(op::SWITCH_PARAMETER_CFG, true);
+            d.set(42, 35, vf);
+            f.execute(&mem, std::slice::from_mut(&mut d));
+            assert_eq!(d.retval, rv, "function {vf}");
+        }
+        // ALLOC_VF_RES of function 1 as config_vf_hem_resource writes it
+        // (FUNC_RES_A_VF_ID 7..0, counts and BT indexes).
+        let give = FuncRes {
+            qpc: 4,
+            srqc: 4,
+            cqc: 4,
+            mpt: 4,
+            eqc: 4,
+            qid: 4,
+            sccc: 4,
+            gmv: 1,
+        };
+        let mut d = chain(op::ALLOC_VF_RES, false, 2);
+        d[0].set(7, 0, 1);
+        give.write(&mut d);
+        d[0].set(42, 32, 4); // FUNC_RES_A_QPC_BT_IDX
+        f.execute(&mem, &mut d);
+        assert_eq!(d[0].retval, ret::SUCCESS);
+        assert_eq!(f.func_res.get(&1), Some(&give));
+        assert_eq!(f.take_func_events(), vec![FuncEvent::Alloc(1, give)]);
+        // ... and what the VF's QUERY_VF_RES then answers equals it.
+        assert_eq!(FuncRes::of_caps(&Caps::vf()), give);
+        // Function 2 does not exist.
+        let mut d = chain(op::ALLOC_VF_RES, false, 2);
+        d[0].set(7, 0, 2);
+        f.execute(&mem, &mut d);
+        assert_eq!(d[0].retval, ret::PARA_ERR);
+        // CFG_BT_ATTR, then FUNC_CLEAR of function 1 (rst_funcid_en, word
+        // 0): handed on, the PF's own state stays.
+        let mut d = desc(op::CFG_BT_ATTR, false);
+        d.set(9, 8, 1);
+        f.execute(&mem, std::slice::from_mut(&mut d));
+        let mut d = desc(op::FUNC_CLEAR, false);
+        d.data[0] = 1;
+        f.execute(&mem, std::slice::from_mut(&mut d));
+        assert_eq!(d.retval, ret::SUCCESS);
+        assert_eq!(f.table(Table::Qpc).attr.hopnum, 1);
+        assert_eq!(f.take_func_events(), vec![FuncEvent::Clear(1)]);
+        let mut d = desc(op::FUNC_CLEAR, true);
+        d.data[0] = 1;
+        f.execute(&mem, std::slice::from_mut(&mut d));
+        assert_eq!(d.get(32, 32), 1);
+        // Its resources released: ALLOC_VF_RES with only the function id.
+        let mut d = chain(op::ALLOC_VF_RES, false, 2);
+        d[0].set(7, 0, 1);
+        f.execute(&mem, &mut d);
+        assert_eq!(f.func_res.get(&1), None);
+        assert_eq!(f.take_func_events(), vec![FuncEvent::Free(1)]);
+        // FUNC_CLEAR of function 0 clears the PF itself; 2 is refused.
+        let mut d = desc(op::FUNC_CLEAR, false);
+        f.execute(&mem, std::slice::from_mut(&mut d));
+        assert_eq!(f.table(Table::Qpc).attr.hopnum, 0);
+        assert!(f.take_func_events().is_empty());
+        let mut d = desc(op::FUNC_CLEAR, false);
+        d.data[0] = 2;
+        f.execute(&mem, std::slice::from_mut(&mut d));
+        assert_eq!(d.retval, ret::PARA_ERR);
+        assert_eq!(f.stats.func_clears, 2);
+    }
+
+    #[test]
+    fn vf_is_cleared_by_its_pf() {
+        let mem = VecMem::new(4096);
+        let mut f = fw_vf();
+        let mut d = desc(op::CFG_BT_ATTR, false);
+        d.set(9, 8, 1);
+        f.execute(&mem, std::slice::from_mut(&mut d));
+        assert_eq!(f.table(Table::Qpc).attr.hopnum, 1);
+        f.from_pf(&FuncEvent::Alloc(1, FuncRes::of_caps(&Caps::vf())));
+        assert!(f.pf_alloc.is_some());
+        f.from_pf(&FuncEvent::Clear(1));
+        assert_eq!(f.table(Table::Qpc).attr.hopnum, 0);
+        assert_eq!((f.stats.pf_clears, f.stats.func_clears), (1, 0));
+        f.from_pf(&FuncEvent::Free(1));
+        assert!(f.pf_alloc.is_none());
     }
 
     #[test]

@@ -19,10 +19,14 @@ struct Args {
     ram_base: u64,
     out: String,
     vectors: usize,
-    caps: caps::Caps,
+    /// The caps table of each device (`--personality A,B,...`): device n
+    /// has table n, devices past the list the last table.
+    caps: Vec<caps::Caps>,
     faults: Vec<fw::Fault>,
     ready_file: Option<String>,
-    dump_caps: bool,
+    /// `--dump-caps`: print device 0's table; `--dump-caps-device N`:
+    /// device N's.
+    dump_caps: Option<usize>,
     /// `--dump-data FILE`: SQ WQEs, SRQ index entries and WQEs, and CQEs
     /// as hex words (function 0 in FILE, function n in FILE.n).
     dump_data: Option<String>,
@@ -36,12 +40,15 @@ struct Args {
 fn usage() -> ! {
     eprintln!(
         "usage: hns-sim --socket PATH [--socket PATH ...] --ram FILE [--ram-base ADDR] --out DIR\n\
-         \x20              [--personality hip09|hip08] [--vectors N] [--config FILE]\n\
+         \x20              [--personality P[,P...]] [--vectors N] [--config FILE]\n\
          \x20              [--fault OPCODE:RETVAL|timeout[:once|always]]\n\
          \x20              [--fault mbx:CMD:STATUS[:once|always]]\n\
          \x20              [--set KEY=VALUE] [--ready FILE] [--idle-us N] [--spin-ms N]\n\
          \x20              [--dump-data FILE]\n\
-         \x20      hns-sim [--personality P] [--config FILE] [--set KEY=VALUE] --dump-caps"
+         \x20      hns-sim [--personality P[,P...]] [--config FILE] [--set KEY=VALUE]\n\
+         \x20              --dump-caps | --dump-caps-device N\n\
+         \x20      P: hip09 (default), hip08, vf (a HIP09 VF of the list's first PF); one per\n\
+         \x20         device, devices past the list take its last entry"
     );
     std::process::exit(2);
 }
@@ -62,10 +69,10 @@ fn parse_args() -> Result<Args, String> {
         ram_base: 0,
         out: ".".into(),
         vectors: 8,
-        caps: caps::Caps::default(),
+        caps: vec![caps::Caps::default()],
         faults: vec![],
         ready_file: None,
-        dump_caps: false,
+        dump_caps: None,
         dump_data: None,
         idle: Duration::from_micros(100),
         spin: Duration::from_millis(20),
@@ -80,24 +87,33 @@ fn parse_args() -> Result<Args, String> {
             "--out" => a.out = val()?,
             "--vectors" => a.vectors = val()?.parse().map_err(|_| "bad --vectors".to_string())?,
             "--personality" => {
-                // A new base table: it would silently undo earlier
+                // New base tables: they would silently undo earlier
                 // --config/--set values, so it has to come first.
-                if a.caps != caps::Caps::default() {
+                if a.caps != [caps::Caps::default()] {
                     return Err("--personality must come before --config and --set".into());
                 }
-                a.caps = caps::Caps::personality(&val()?)?;
+                a.caps = val()?
+                    .split(',')
+                    .map(|p| caps::Caps::personality(p.trim()))
+                    .collect::<Result<_, _>>()?;
             }
             "--config" => {
                 let path = val()?;
                 let text = std::fs::read_to_string(&path).map_err(|e| format!("{path}: {e}"))?;
-                for (_, v) in a.caps.apply_config(&text)? {
+                let mut rest = vec![];
+                for c in a.caps.iter_mut() {
+                    rest = c.apply_config(&text)?;
+                }
+                for (_, v) in rest {
                     a.faults.push(fw::Fault::parse(&v)?);
                 }
             }
             "--set" => {
                 let kv = val()?;
                 let (key, v) = kv.split_once('=').ok_or("--set wants KEY=VALUE")?;
-                a.caps.set(key.trim(), v.trim())?;
+                for c in a.caps.iter_mut() {
+                    c.set(key.trim(), v.trim())?;
+                }
             }
             "--fault" => a.faults.push(fw::Fault::parse(&val()?)?),
             "--ready" => a.ready_file = Some(val()?),
@@ -109,20 +125,35 @@ fn parse_args() -> Result<Args, String> {
                 let ms: u64 = val()?.parse().map_err(|_| "bad --spin-ms".to_string())?;
                 a.spin = Duration::from_millis(ms);
             }
-            "--dump-caps" => a.dump_caps = true,
+            "--dump-caps" => a.dump_caps = Some(0),
+            "--dump-caps-device" => {
+                a.dump_caps = Some(
+                    val()?
+                        .parse()
+                        .map_err(|_| "bad --dump-caps-device".to_string())?,
+                )
+            }
             "--dump-data" => a.dump_data = Some(val()?),
             _ => usage(),
         }
     }
-    if a.dump_caps {
+    caps::wire_functions(&mut a.caps);
+    if let Some(n) = a.dump_caps {
         // The caps after --config/--set, in config-file syntax.
-        print!("{}", a.caps.dump());
+        print!("{}", a.caps_of(n).dump());
         std::process::exit(0);
     }
     if a.sockets.is_empty() || a.ram.is_empty() {
         usage();
     }
     Ok(a)
+}
+
+impl Args {
+    /// The caps table of device `n`.
+    fn caps_of(&self, n: usize) -> &caps::Caps {
+        &self.caps[n.min(self.caps.len() - 1)]
+    }
 }
 
 /// Serves every function from one thread (the engine's wire between
@@ -135,7 +166,7 @@ fn serve(listeners: &[UnixListener], a: &Args) -> Result<Vec<fw::Stats>, String>
             mem::Bar::new(&format!("hns-sim-bar2-{n}")).map_err(|e| format!("BAR2: {e}"))?;
         // The revision the glue relabels the function with, in place
         // before QEMU (and so the guest) can see the BAR.
-        device::write_identity(&bar, &a.caps);
+        device::write_identity(&bar, a.caps_of(n));
         let peer =
             ivshmem::Peer::accept(l, &bar_file, a.vectors).map_err(|e| format!("accept: {e}"))?;
         eprintln!("hns-sim[{n}]: QEMU connected, {} vectors", peer.vectors());
@@ -147,7 +178,7 @@ fn serve(listeners: &[UnixListener], a: &Args) -> Result<Vec<fw::Stats>, String>
     for (n, (bar, peer)) in bars.iter().zip(&peers).enumerate() {
         let trace = trace::Trace::to_file(&format!("{}/trace-{n}.txt", a.out), "")
             .map_err(|e| format!("trace: {e}"))?;
-        let firmware = fw::Firmware::new(a.caps.clone(), a.faults.clone(), trace);
+        let firmware = fw::Firmware::new(a.caps_of(n).clone(), a.faults.clone(), trace);
         let mut dev = device::Device::new(firmware, bar, &ram, peer);
         if let Some(f) = &a.dump_data {
             let path = if n == 0 {
@@ -257,8 +288,17 @@ fn main() {
         Ok(all) => {
             for (n, s) in all.iter().enumerate() {
                 eprintln!(
-                    "hns-sim[{n}]: done: {} commands, {} mailboxes ({} failed), {} unknown, {} function clears",
-                    s.commands, s.mailboxes, s.mailbox_failures, s.unknown, s.func_clears
+                    "hns-sim[{n}]: done: {} commands, {} mailboxes ({} failed), {} unknown, {} function clears{}",
+                    s.commands,
+                    s.mailboxes,
+                    s.mailbox_failures,
+                    s.unknown,
+                    s.func_clears,
+                    if s.pf_clears > 0 {
+                        format!(", {} clears by its PF", s.pf_clears)
+                    } else {
+                        String::new()
+                    }
                 );
             }
         }

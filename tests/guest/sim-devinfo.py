@@ -3,12 +3,16 @@
 """Compare `ibv_devinfo -v` of an hns device with the caps table hns-sim
 reported (`hns-sim --dump-caps` output). The expected values are derived
 here from the caps, independently of the driver under test. Prints one TEST
-line per attribute; exit status 1 on any mismatch."""
+line per attribute (group devinfo/, or the third argument); exit status 1
+on any mismatch.
+
+    sim-devinfo.py CAPS_FILE [DEV [GROUP]]"""
 import re
 import subprocess
 import sys
 
 caps_file, dev = sys.argv[1], sys.argv[2] if len(sys.argv) > 2 else "hns_0"
+group = sys.argv[3] if len(sys.argv) > 3 else "devinfo"
 caps = {}
 for line in open(caps_file):
     k, v = line.split("=")
@@ -22,9 +26,13 @@ for line in out.splitlines():
         info[m.group(1).strip()] = m.group(2).strip()
 
 flag = caps["cap_flags"]
+# A VF (PCI device 0xa22f) reports its own share of the BTs; a PF with VFs
+# (func_num > 1) divides its totals by func_num (load_func_res_caps).
+device = caps.get("pci_device", 0xA222)
+funcs = 1 if device == 0xA22F else max(1, caps.get("func_num", 1))
 expect = {
     "vendor_id": "0x19e5",
-    "vendor_part_id": str(0xA222),
+    "vendor_part_id": str(device),
     "hw_ver": hex(caps["hw_version"]),
     "max_qp": str(1 << caps["num_qps_log"]),
     "max_qp_wr": str(1 << caps["sq_depth_log"]),
@@ -44,21 +52,21 @@ expect = {
     "state": "PORT_ACTIVE (4)",
     "link_layer": "Ethernet",
     "max_mtu": {1: "256 (1)", 2: "512 (2)", 3: "1024 (3)", 4: "2048 (4)", 5: "4096 (5)"}[caps["max_mtu"]],
-    "gid_tbl_len": str(min(256, caps["gmv_bt_num"] * 128)),
+    "gid_tbl_len": str(min(256, caps["gmv_bt_num"] // funcs * 128)),
     "fw_ver": "%d.%d.%03d" % (caps["fw_ver"] >> 32 & 0xffff, caps["fw_ver"] >> 16 & 0xffff, caps["fw_ver"] & 0xffff),
 }
 fails = 0
 for k, v in expect.items():
     got = info.get(k)
     if got == v:
-        print(f"TEST devinfo/{k} PASS")
+        print(f"TEST {group}/{k} PASS")
     else:
         fails += 1
-        print(f"TEST devinfo/{k} FAIL expected '{v}', got '{got}'")
+        print(f"TEST {group}/{k} FAIL expected '{v}', got '{got}'")
 xrc = "XRC" in out.split("device_cap_flags:", 1)[1].split("max_sge", 1)[0]
 if xrc == bool(flag & (1 << 6)):
-    print("TEST devinfo/xrc-cap PASS")
+    print(f"TEST {group}/xrc-cap PASS")
 else:
     fails += 1
-    print(f"TEST devinfo/xrc-cap FAIL XRC listed: {xrc}")
+    print(f"TEST {group}/xrc-cap FAIL XRC listed: {xrc}")
 sys.exit(1 if fails else 0)
