@@ -175,7 +175,13 @@ fn vf_profile(h: &Hnae3Handle, cmd: &Cmd, rev: HwRev) -> Result<(u32, u32, Caps)
         .inspect_err(failed(h, "query VF resource"))?;
     apply_vf_res(&mut caps, &d).map_err(|e| bad_caps(h, e))?;
     // CAST: PAGE_SIZE is small.
-    apply_func_caps(&mut caps, rev, 1, h.num_vectors(), kernel::page::PAGE_SIZE as u32);
+    apply_func_caps(
+        &mut caps,
+        rev,
+        1,
+        h.num_vectors(),
+        kernel::page::PAGE_SIZE as u32,
+    );
     set_bt(cmd, &caps).inspect_err(failed(h, "config VF BA table"))?;
     Ok((1, 0, caps))
 }
@@ -544,7 +550,8 @@ impl HwInit {
             cmd: hw.cmd.clone(),
             func_num: p.func_num,
         };
-        let link = hw_init(h, &hw.cmd, &hw.hem, &p.caps, p.func_num, p.is_vf).inspect_err(failed)?;
+        let link =
+            hw_init(h, &hw.cmd, &hw.hem, &p.caps, p.func_num, p.is_vf).inspect_err(failed)?;
         Ok(Self {
             _cleared: cleared,
             _link: link,

@@ -311,6 +311,11 @@ impl HemTables {
             let Some(cfg) = TableCfg::from_caps(caps, ty, shift) else {
                 continue;
             };
+            // A table of no objects (a VF's timers: C makes it empty and
+            // never takes a chunk of it) is not made.
+            if cfg.num_obj == 0 {
+                continue;
+            }
             let geom = TableGeom::new(&cfg).ok_or_else(|| {
                 pr_err!("invalid HEM table config for {:?}\n", ty);
                 EINVAL

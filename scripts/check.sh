@@ -830,6 +830,61 @@ else
     result guest/hip08-c SKIP "hns-sim or the module did not build"
 fi
 
+# --- A HIP09 PF with a VF on both drivers (issue 18). -------------------------
+# hns-sim --personality hip09,vf (device 1 a VF of device 0: PCI device
+# 0xa22f, QUERY_VF_CAPS_NUM/QUERY_VF_RES; docs/hns-sim.md "VF personality"):
+# tests/guest/vf-plan.sh on C (which validates the model) and on Rust,
+# one boot each; the outcomes and `ibv_devinfo -v` of the VF and the PF
+# must be equal, and the traces: the VF's (trace-1) in two windows the
+# plan's GID marks cut (CFG_GMV_TBL of 192.168.78.2, before ib_write_bw,
+# and of 192.168.79.2, after it; the second window ends at the VF's
+# first removal), the PF's (trace-0) up to its first removal's end.
+if [ -x "$HNS_BUILD/sim-target/release/hns-sim" ] && [ -f "$HNS_BUILD/module-kunit/hns_roce_rs.ko" ]; then
+    for d in c rs; do
+        echo "sh /opt/hns/vf-plan.sh $d" >"$L/vf-$d.cmd"
+        rn=
+        [ $d = rs ] && rn='s#^TEST vf/#TEST vf-rs/#'
+        s=$(date +%s)
+        HNS_SIM_ARGS="--personality hip09,vf" GT_RENAME="$rn" \
+            guest_tests "vf-$d" "$RESULTS" "$L/vf-$d.cmd" --driver none --sim 2
+        echo "    vf-$d boot: $(($(date +%s) - s)) s"
+    done
+    if python3 scripts/compare-outcomes.py "$RESULTS" vf vf-rs >"$L/vf-outcomes.log" 2>&1; then
+        result "equivalence/vf-plan-outcomes" PASS "($(tail -n 1 "$L/vf-outcomes.log"))"
+    else
+        result "equivalence/vf-plan-outcomes" FAIL "(log: $L/vf-outcomes.log)"
+        sed 's/^/    /' "$L/vf-outcomes.log" | head -n 40
+    fi
+    for w in devinfo devinfo-pf; do
+        if python3 scripts/compare-runs.py --only "$w" "$HNS_BUILD/guest/vf-c/output.log" \
+            "$HNS_BUILD/guest/vf-rs/output.log" >"$L/vf-$w.log" 2>&1; then
+            result "equivalence/vf-$w" PASS "($(head -n 1 "$L/vf-$w.log"))"
+        else
+            result "equivalence/vf-$w" FAIL "(log: $L/vf-$w.log)"
+            head -n 40 "$L/vf-$w.log" | sed 's/^/    /'
+        fi
+    done
+    for d in c rs; do
+        t=$HNS_BUILD/guest/vf-$d/trace-1.txt
+        awk '/024ea8c0/ { exit } { print }' "$t" >"$L/vfw-work-$d.txt" 2>/dev/null
+        awk -v last="$(grep -n '024fa8c0' "$t" 2>/dev/null | tail -n 1 | cut -d: -f1)" \
+            'last == "" { exit } /^cmq > op=8000 / { h++; if (h == 2) exit } NR > last + 1 { print }' \
+            "$t" >"$L/vfw-end-$d.txt" 2>/dev/null
+        awk '/^cmq > op=8000 / { h++; if (h == 2) exit } { print }' \
+            "$HNS_BUILD/guest/vf-$d/trace-0.txt" >"$L/vfw-pf-$d.txt" 2>/dev/null
+    done
+    for w in work end pf; do
+        if [ -s "$L/vfw-$w-c.txt" ] && [ -s "$L/vfw-$w-rs.txt" ]; then
+            TRACE_OPTS="--mask-psn --mask-flow --collapse-repeats --unordered" trace_files_equal \
+                "equivalence/vf-trace-$w" "$L/vfw-$w-c.txt" "$L/vfw-$w-rs.txt" "$L/vfw-$w-trace.log"
+        else
+            result "equivalence/vf-trace-$w" FAIL "(the $w window is empty in a trace: $L/vfw-$w-*.txt)"
+        fi
+    done
+else
+    result guest/vf-c SKIP "hns-sim or the module did not build"
+fi
+
 # --- User RC/UD QPs on both drivers (SIM=1). ---------------------------------
 # tests/guest/uqp-plan.sh: ibv_rc_pingpong, ibv_ud_pingpong, ibv_xsrq_pingpong,
 # qp_states.py (QP states, query_qp), xrc_objects.py (XRC domain, SRQ, QPs)

@@ -7,6 +7,8 @@ Usage: compare-runs.py [--only SECTION] C_OUTPUT RS_OUTPUT
 Sections (between "HNS-REG-BEGIN <name>" and "HNS-REG-END <name>"):
 
   devinfo               `ibv_devinfo -v -d hns_0`: the text must be identical.
+  devinfo-pf            (only with --only) the same for the PF of vf-plan.sh,
+                        whose `devinfo` is the VF's.
   pyverbs-test_device   per-test outcomes of pyverbs test_device and test_pd
   pyverbs-test_pd       ("<test id> <ok|skip|fail|error|...>"): the same
   pyverbs-test_addr     (AH create/query/destroy)
@@ -32,6 +34,8 @@ import signal
 import sys
 
 SECTIONS = ["devinfo", "pyverbs-test_device", "pyverbs-test_pd", "pyverbs-test_addr"]
+# Sections compared only when asked for by name.
+EXTRA = ["devinfo-pf"]
 
 
 def sections(path):
@@ -116,8 +120,8 @@ def main():
     if len(args) == 4 and args[0] == "--only":
         only, args = args[1], args[2:]
         # pyverbs-<module>-<run>: a module's run of tests/guest/pyverbs-plan.sh.
-        if only not in SECTIONS and not only.startswith("pyverbs-test_"):
-            sys.exit(f"compare-runs.py: unknown section {only} (one of {', '.join(SECTIONS)}, "
+        if only not in SECTIONS + EXTRA and not only.startswith("pyverbs-test_"):
+            sys.exit(f"compare-runs.py: unknown section {only} (one of {', '.join(SECTIONS + EXTRA)}, "
                      "or pyverbs-<module>-<run>)")
     if len(args) != 2:
         sys.exit(__doc__)
@@ -135,7 +139,7 @@ def main():
     for name in [only] if only else SECTIONS:
         c = c_all.get(name)
         if not c or any(l.startswith("[hns_0 not registered") for l in c) or \
-                (name == "devinfo" and c[-1] != "[ibv_devinfo exit 0]"):
+                (name.startswith("devinfo") and c[-1] != "[ibv_devinfo exit 0]"):
             print(f"{name}: the C run has no {name} results ({args[0]}): no reference")
             for l in (c or [])[-5:]:
                 print("    " + l)

@@ -9,13 +9,19 @@
 # HNS-REG-BEGIN/END devinfo (the PF's as devinfo-pf); the VF must have no
 # hardware counters (the C driver sets none on a VF) while the PF has
 # them; then on the VF: ibv_rc_pingpong (loopback on hns_1), ib_write_bw
-# (loopback), rping over an IPv4 address on the VF's netdev, and
-# ibv_rc_pingpong between the PF (client) and the VF (server). The unload
+# (loopback) between two trace marks, rping over an IPv4 address on the
+# VF's netdev, and ibv_rc_pingpong between the PF (client) and the VF
+# (server). The marks are IPv4 addresses added to the VF's netdev
+# (192.168.78.2 before ib_write_bw, 192.168.79.2 after): their RoCE GIDs
+# reach the VF's trace as CFG_GMV_TBL commands, and make check compares
+# the two drivers' VF traces before the first and after the second,
+# leaving out perftest's server and client, which create their objects in
+# an order that varies from run to run. The unload
 # goes VF first (its PCI function unbound from hns_sim, as SR-IOV removes
 # VFs before their PF), then the driver (the PF clears function 1 and
 # releases its resources, then itself) and hns_sim; hns_sim and the
 # driver are then loaded again (both functions register after the PF's
-# clear) and unloaded the same way.
+# clear) and unloaded the same way; on Rust ten more such cycles.
 # TEST lines in the group "vf/...".
 #
 #   sh /opt/hns/vf-plan.sh c|rs
@@ -113,16 +119,32 @@ echo "$out" | sed 's/^/    /'
 pair vf/rc-pingpong \
     "ibv_rc_pingpong -d hns_1 -g $GIDX -p 18515 -n 10" \
     "ibv_rc_pingpong -d hns_1 -g $GIDX -p 18515 -n 10 127.0.0.1"
+# mark IP: IP added to the VF's netdev, its RoCE GID in hns_1's table
+# within 10 s (so its commands are done when the next step starts).
+mark() {
+    /usr/bin/ip addr add "$1/24" dev "$N1" && /usr/bin/ip link set "$N1" up || return 1
+    hex=$(printf '%02x%02x:%02x%02x' $(echo "$1" | tr . ' '))
+    lw=0
+    while [ $lw -lt 100 ]; do
+        cat /sys/class/infiniband/hns_1/ports/1/gids/* 2>/dev/null | grep -q "ffff:$hex$" && return 0
+        sleep 0.1
+        lw=$((lw + 1))
+    done
+    echo "no GID for $1 on hns_1"
+    return 1
+}
+N1=$(rdma_netdev hns_1)
+N0=$(rdma_netdev hns_0)
+check vf/mark-1 mark 192.168.78.2
 pair vf/write-bw \
     "ib_write_bw -d hns_1 -x $GIDX -p 18600 -n 200 -F --no_ddp" \
     "ib_write_bw -d hns_1 -x $GIDX -p 18600 -n 200 -F --no_ddp 127.0.0.1"
 echo "    server: $(perf_rows </tmp/server.out)"
 echo "    client: $(printf '%s\n' "$cout" | perf_rows)"
+check vf/mark-2 mark 192.168.79.2
 
 # rdma_cm over an IPv4 address on the VF's netdev (the destination is
 # local: the CM MADs go through the VF's GSI QP to itself).
-N1=$(rdma_netdev hns_1)
-N0=$(rdma_netdev hns_0)
 echo "    netdevs: hns_0 $N0, hns_1 $N1"
 check vf/ipv4 sh -c "/usr/bin/ip addr add 192.168.77.2/24 dev $N1 && /usr/bin/ip link set $N1 up"
 pair vf/rping "rping -s -a 192.168.77.2 -C 5 -v" "rping -c -a 192.168.77.2 -C 5 -v"
@@ -156,4 +178,13 @@ reprobe() {
 }
 check vf/reprobe reprobe
 check vf/unload-again unload_vf_first
+# Ten more cycles on Rust (as reg-rs and hip08-rs).
+cycles() {
+    i=0
+    while [ $i -lt "$1" ]; do
+        reprobe && unload_vf_first || { echo "cycle $i failed"; return 1; }
+        i=$((i + 1))
+    done
+}
+[ "$d" = rs ] && check vf/reload-x10 cycles 10
 plan_exit
