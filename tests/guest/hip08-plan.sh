@@ -4,7 +4,8 @@
 # A lean plan for hns-sim's HIP08 personality (issue 18; run-guest.sh with
 # HNS_SIM_ARGS="--personality hip08", --driver none, SIM=1): the driver
 # given as argument is loaded, `ibv_devinfo -v` is printed between
-# HNS-REG-BEGIN/END devinfo (make check compares C's with Rust's),
+# HNS-REG-BEGIN/END devinfo (make check compares C's with Rust's) and
+# checked against the caps table (sim-devinfo.py),
 # then ibv_rc_pingpong (plain, -e, -s 64) and ibv_srq_pingpong loopback
 # on hns_0, the refusal of a user UD QP (libhns does not create UD QPs on
 # HIP08, hw_ver 0x100), rping and ucmatose (rdma_cm: MADs through the
@@ -30,6 +31,9 @@ echo "HNS-REG-BEGIN devinfo"
 ibv_devinfo -v -d hns_0 2>&1
 echo "[ibv_devinfo exit $?]"
 echo "HNS-REG-END devinfo"
+# What the caps table implies (sim-devinfo.py derives it from the caps,
+# independently of the driver).
+python3 /opt/hns/sim-devinfo.py /opt/run/caps.txt hns_0 hip08/devinfo || HNS_FAILS=$((HNS_FAILS + 1))
 
 pingpong() {
     tool=$1 tname=$2 port=$3
