@@ -109,20 +109,8 @@ impl FreeMr {
         };
         let mut left = 0usize;
         for q in self.qps.iter() {
-            let wr = SendWr::<Mr> {
-                wr_id: 0,
-                opcode: WrOpcode::RdmaWrite,
-                flags: 0,
-                sges: &[],
-                imm: 0,
-                invalidate_rkey: 0,
-                remote_addr: 0,
-                rkey: 0,
-                compare_add: 0,
-                swap: 0,
-                ud: None,
-                reg: None,
-            };
+            // Unsignaled in the WR, signaled by the QP (all WRs are).
+            let wr = SendWr::<Mr>::new(0, WrOpcode::RdmaWrite);
             if let Err((_, e)) = q.post_send(env, core::iter::once(wr)) {
                 ibdev_err_ratelimited!(
                     env.cmd,

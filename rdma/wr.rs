@@ -330,6 +330,24 @@ pub(crate) struct SendWr<'a, M> {
 }
 
 impl<M> SendWr<'_, M> {
+    /// A WR of `opcode` with no flag, data, address, key or destination.
+    pub(crate) fn new(wr_id: u64, opcode: WrOpcode) -> Self {
+        Self {
+            wr_id,
+            opcode,
+            flags: 0,
+            sges: &[],
+            imm: 0,
+            invalidate_rkey: 0,
+            remote_addr: 0,
+            rkey: 0,
+            compare_add: 0,
+            swap: 0,
+            ud: None,
+            reg: None,
+        }
+    }
+
     /// Copies the inline data the SGEs point at into `out` (at most its
     /// length); how many bytes were copied.
     pub(crate) fn inline_data(&self, out: &mut [u8]) -> usize {
@@ -411,19 +429,12 @@ impl<'a, M: 'a> Iterator for SendChain<'a, M> {
         // SAFETY: both union members are 4 bytes.
         let ex = unsafe { *wr.ex.invalidate_rkey.as_ref() };
         let mut out = SendWr {
-            wr_id,
-            opcode,
             // CAST: flag bits.
             flags: wr.send_flags as u32,
             sges,
             imm: u32::from_be(ex),
             invalidate_rkey: ex,
-            remote_addr: 0,
-            rkey: 0,
-            compare_add: 0,
-            swap: 0,
-            ud: None,
-            reg: None,
+            ..SendWr::new(wr_id, opcode)
         };
         if self.ud {
             // SAFETY: a UD QP's WRs are `ib_ud_wr`s (type invariant), whose

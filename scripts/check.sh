@@ -750,6 +750,40 @@ else
     result guest/data-rs SKIP "hns-sim or the module did not build"
 fi
 
+# personality_boots G SIM_ARGS SIMS DEVINFO...: tests/guest/G-plan.sh
+# booted on C and on Rust with hns-sim's HNS_SIM_ARGS=SIM_ARGS and SIMS
+# devices (guests G-c, G-rs; TEST groups G/ and G-rs/), then
+# equivalence/G-plan-outcomes and, per output section DEVINFO (devinfo,
+# devinfo-pf), equivalence/G-DEVINFO (the text identical).
+personality_boots() {
+    local g=$1 args=$2 sims=$3 d rn s w
+    shift 3
+    for d in c rs; do
+        echo "sh /opt/hns/$g-plan.sh $d" >"$L/$g-$d.cmd"
+        rn=
+        [ $d = rs ] && rn="s#^TEST $g/#TEST $g-rs/#"
+        s=$(date +%s)
+        HNS_SIM_ARGS="$args" GT_RENAME="$rn" \
+            guest_tests "$g-$d" "$RESULTS" "$L/$g-$d.cmd" --driver none --sim "$sims"
+        echo "    $g-$d boot: $(($(date +%s) - s)) s"
+    done
+    if python3 scripts/compare-outcomes.py "$RESULTS" "$g" "$g-rs" >"$L/$g-outcomes.log" 2>&1; then
+        result "equivalence/$g-plan-outcomes" PASS "($(tail -n 1 "$L/$g-outcomes.log"))"
+    else
+        result "equivalence/$g-plan-outcomes" FAIL "(log: $L/$g-outcomes.log)"
+        sed 's/^/    /' "$L/$g-outcomes.log" | head -n 40
+    fi
+    for w in "$@"; do
+        if python3 scripts/compare-runs.py --only "$w" "$HNS_BUILD/guest/$g-c/output.log" \
+            "$HNS_BUILD/guest/$g-rs/output.log" >"$L/$g-$w.log" 2>&1; then
+            result "equivalence/$g-$w" PASS "($(head -n 1 "$L/$g-$w.log"))"
+        else
+            result "equivalence/$g-$w" FAIL "(log: $L/$g-$w.log)"
+            head -n 40 "$L/$g-$w.log" | sed 's/^/    /'
+        fi
+    done
+}
+
 # --- The HIP08 personality on both drivers (issue 18). ------------------------
 # hns-sim --personality hip08 (PCI revision 0x21, HIP08 caps and firmware
 # commands: docs/hns-sim.md): tests/guest/hip08-plan.sh on C (which
@@ -757,21 +791,7 @@ fi
 # `ibv_devinfo -v`, the SGID/SMAC table commands and the traces (probe
 # with the free-MR objects, the workload, the removal) must be equal.
 if [ -x "$HNS_BUILD/sim-target/release/hns-sim" ] && [ -f "$HNS_BUILD/module-kunit/hns_roce_rs.ko" ]; then
-    for d in c rs; do
-        echo "sh /opt/hns/hip08-plan.sh $d" >"$L/hip08-$d.cmd"
-        rn=
-        [ $d = rs ] && rn='s#^TEST hip08/#TEST hip08-rs/#'
-        s=$(date +%s)
-        HNS_SIM_ARGS="--personality hip08" GT_RENAME="$rn" \
-            guest_tests "hip08-$d" "$RESULTS" "$L/hip08-$d.cmd" --driver none --sim 1
-        echo "    hip08-$d boot: $(($(date +%s) - s)) s"
-    done
-    if python3 scripts/compare-outcomes.py "$RESULTS" hip08 hip08-rs >"$L/hip08-outcomes.log" 2>&1; then
-        result "equivalence/hip08-plan-outcomes" PASS "($(tail -n 1 "$L/hip08-outcomes.log"))"
-    else
-        result "equivalence/hip08-plan-outcomes" FAIL "(log: $L/hip08-outcomes.log)"
-        sed 's/^/    /' "$L/hip08-outcomes.log" | head -n 40
-    fi
+    personality_boots hip08 "--personality hip08" 1 devinfo
     # The SGID and SMAC table commands (GIDs added and deleted, the MAC at
     # registration and after the plan's MAC change) in order; the Rust
     # run's reload cycles come after them and repeat the registration's,
@@ -819,13 +839,6 @@ if [ -x "$HNS_BUILD/sim-target/release/hns-sim" ] && [ -f "$HNS_BUILD/module-kun
     hip08_window equivalence/hip08-workload-trace work \
         "--mask-psn --mask-flow --collapse-repeats --unordered"
     hip08_window equivalence/hip08-remove-trace remove "--collapse-repeats --mask-tokens"
-    if python3 scripts/compare-runs.py --only devinfo "$HNS_BUILD/guest/hip08-c/output.log" \
-        "$HNS_BUILD/guest/hip08-rs/output.log" >"$L/hip08-devinfo.log" 2>&1; then
-        result "equivalence/hip08-devinfo" PASS "($(head -n 1 "$L/hip08-devinfo.log"))"
-    else
-        result "equivalence/hip08-devinfo" FAIL "(log: $L/hip08-devinfo.log)"
-        head -n 40 "$L/hip08-devinfo.log" | sed 's/^/    /'
-    fi
 else
     result guest/hip08-c SKIP "hns-sim or the module did not build"
 fi
@@ -840,30 +853,7 @@ fi
 # and of 192.168.79.2, after it; the second window ends at the VF's
 # first removal), the PF's (trace-0) up to its first removal's end.
 if [ -x "$HNS_BUILD/sim-target/release/hns-sim" ] && [ -f "$HNS_BUILD/module-kunit/hns_roce_rs.ko" ]; then
-    for d in c rs; do
-        echo "sh /opt/hns/vf-plan.sh $d" >"$L/vf-$d.cmd"
-        rn=
-        [ $d = rs ] && rn='s#^TEST vf/#TEST vf-rs/#'
-        s=$(date +%s)
-        HNS_SIM_ARGS="--personality hip09,vf" GT_RENAME="$rn" \
-            guest_tests "vf-$d" "$RESULTS" "$L/vf-$d.cmd" --driver none --sim 2
-        echo "    vf-$d boot: $(($(date +%s) - s)) s"
-    done
-    if python3 scripts/compare-outcomes.py "$RESULTS" vf vf-rs >"$L/vf-outcomes.log" 2>&1; then
-        result "equivalence/vf-plan-outcomes" PASS "($(tail -n 1 "$L/vf-outcomes.log"))"
-    else
-        result "equivalence/vf-plan-outcomes" FAIL "(log: $L/vf-outcomes.log)"
-        sed 's/^/    /' "$L/vf-outcomes.log" | head -n 40
-    fi
-    for w in devinfo devinfo-pf; do
-        if python3 scripts/compare-runs.py --only "$w" "$HNS_BUILD/guest/vf-c/output.log" \
-            "$HNS_BUILD/guest/vf-rs/output.log" >"$L/vf-$w.log" 2>&1; then
-            result "equivalence/vf-$w" PASS "($(head -n 1 "$L/vf-$w.log"))"
-        else
-            result "equivalence/vf-$w" FAIL "(log: $L/vf-$w.log)"
-            head -n 40 "$L/vf-$w.log" | sed 's/^/    /'
-        fi
-    done
+    personality_boots vf "--personality hip09,vf" 2 devinfo devinfo-pf
     for d in c rs; do
         t=$HNS_BUILD/guest/vf-$d/trace-1.txt
         awk '/024ea8c0/ { exit } { print }' "$t" >"$L/vfw-work-$d.txt" 2>/dev/null

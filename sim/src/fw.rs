@@ -771,14 +771,17 @@ impl Firmware {
                 d[0].data = [self.mb_status as u32, 0, 0, 0, 0, 0];
             }
             op::POST_MB => self.post_mailbox(mem, &d[0]),
-            other => {
-                self.stats.unknown += 1;
-                self.trace
-                    .note(&format!("unknown opcode {other:#06x}: answered NOT_EXIST"));
-                return ret::NOT_EXIST;
-            }
+            other => return self.refuse(&format!("unknown opcode {other:#06x}")),
         }
         ret::SUCCESS
+    }
+
+    /// Refuses a command this function does not know: NOT_EXIST, counted
+    /// as unknown, with a trace note `<why>: answered NOT_EXIST`.
+    fn refuse(&mut self, why: &str) -> u16 {
+        self.stats.unknown += 1;
+        self.trace.note(&format!("{why}: answered NOT_EXIST"));
+        ret::NOT_EXIST
     }
 
     /// Stores GID table entry `idx` (four GID words and the type word), or
@@ -804,12 +807,10 @@ impl Firmware {
             | op::CFG_GMV_TBL
             | op::CFG_GMV_BT
             | op::QUERY_RAM_ECC => {
-                self.stats.unknown += 1;
-                self.trace.note(&format!(
-                    "HIP08: opcode {opcode:#06x} {} is HIP09-only: answered NOT_EXIST",
+                return Some(self.refuse(&format!(
+                    "HIP08: opcode {opcode:#06x} {} is HIP09-only",
                     op_name(opcode)
-                ));
-                return Some(ret::NOT_EXIST);
+                )));
             }
             op::CFG_SGID_TB => {
                 // Word 0 bits 7..0 the table index, words 1..4 the GID,
@@ -911,14 +912,10 @@ impl Firmware {
             | op::ALLOC_VF_RES
             | op::CFG_ENTRY_SIZE
             | op::CFG_EXT_LLM
-            | op::QUERY_COUNTER => {
-                self.stats.unknown += 1;
-                self.trace.note(&format!(
-                    "VF: opcode {opcode:#06x} {} is PF-only: answered NOT_EXIST",
-                    op_name(opcode)
-                ));
-                Some(ret::NOT_EXIST)
-            }
+            | op::QUERY_COUNTER => Some(self.refuse(&format!(
+                "VF: opcode {opcode:#06x} {} is PF-only",
+                op_name(opcode)
+            ))),
             // The PF's caps layout (6 descriptors).
             op::QUERY_VF_CAPS_NUM => Some(self.query_caps(d)),
             op::QUERY_VF_RES => {
