@@ -235,10 +235,11 @@ static int hns_sim_stop(struct net_device *nd)
 /*
  * A function reset as hclge_reset() walks the RoCE client through it:
  * DOWN, UNINIT, (the hardware reset: nothing to do for the model, which
- * sees the client re-initialise its command queue), INIT, UP. A failing
- * step is logged and ends the sequence, as hclge does.
+ * sees the client re-initialise its command queue), INIT, UP. steps[from]
+ * up to steps[to - 1] are run: 0..2 takes the function down, 2..4 brings
+ * it back. A failing step is logged and ends the sequence, as hclge does.
  */
-static int hns_sim_reset_one(struct hns_sim_dev *sim)
+static int hns_sim_reset_steps(struct hns_sim_dev *sim, int from, int to)
 {
 	static const enum hnae3_reset_notify_type steps[] = {
 		HNAE3_DOWN_CLIENT, HNAE3_UNINIT_CLIENT, HNAE3_INIT_CLIENT,
@@ -249,7 +250,7 @@ static int hns_sim_reset_one(struct hns_sim_dev *sim)
 
 	if (!sim->roce_inited || !client || !client->ops->reset_notify)
 		return 0;
-	for (i = 0; i < ARRAY_SIZE(steps); i++) {
+	for (i = from; i < to; i++) {
 		ret = client->ops->reset_notify(&sim->roce, steps[i]);
 		if (ret) {
 			dev_err(&sim->pdev->dev,
@@ -258,21 +259,40 @@ static int hns_sim_reset_one(struct hns_sim_dev *sim)
 			return ret;
 		}
 	}
-	dev_info(&sim->pdev->dev, "hns-sim: function reset done\n");
+	if (to == ARRAY_SIZE(steps))
+		dev_info(&sim->pdev->dev, "hns-sim: function reset done\n");
 	return 0;
 }
 
-/* Writing anything to /sys/module/hns_sim/parameters/reset resets every
- * attached function.
+/*
+ * Writing "f<index>" (f0, f1, ...: the attach order, which is the model's
+ * device order) to /sys/module/hns_sim/parameters/reset resets that
+ * function alone (a VF's own reset, as hclgevf does it); writing anything
+ * else resets every attached function: all go down in reverse attach
+ * order (a PF's VFs before it, so that the PF's function clear of its VFs
+ * at UNINIT meets no live VF), then all come back in attach order (the
+ * PF gives its VFs their resources before they ask for them).
  */
 static int hns_sim_reset_set(const char *val, const struct kernel_param *kp)
 {
+	unsigned int one;
 	int i, ret = 0;
 
 	mutex_lock(&hns_sim_devs_lock);
+	if (val[0] == 'f' && !kstrtouint(val + 1, 10, &one)) {
+		if (one < HNS_SIM_MAX_DEVS && hns_sim_devs[one])
+			ret = hns_sim_reset_steps(hns_sim_devs[one], 0, 4);
+		else
+			ret = -ENODEV;
+		goto out;
+	}
+	for (i = HNS_SIM_MAX_DEVS - 1; i >= 0 && !ret; i--)
+		if (hns_sim_devs[i])
+			ret = hns_sim_reset_steps(hns_sim_devs[i], 0, 2);
 	for (i = 0; i < HNS_SIM_MAX_DEVS && !ret; i++)
 		if (hns_sim_devs[i])
-			ret = hns_sim_reset_one(hns_sim_devs[i]);
+			ret = hns_sim_reset_steps(hns_sim_devs[i], 2, 4);
+out:
 	mutex_unlock(&hns_sim_devs_lock);
 	return ret;
 }
@@ -281,7 +301,7 @@ static const struct kernel_param_ops hns_sim_reset_ops = {
 	.set = hns_sim_reset_set,
 };
 module_param_cb(reset, &hns_sim_reset_ops, NULL, 0200);
-MODULE_PARM_DESC(reset, "write to reset every attached function");
+MODULE_PARM_DESC(reset, "write f<index> to reset that function, anything else to reset all");
 
 /* Hands one control command to the model behind sim and waits for its
  * answer: 0, -EINVAL if the model refused it, -ETIMEDOUT without answer.

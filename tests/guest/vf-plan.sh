@@ -21,7 +21,8 @@
 # VFs before their PF), then the driver (the PF clears function 1 and
 # releases its resources, then itself) and hns_sim; hns_sim and the
 # driver are then loaded again (both functions register after the PF's
-# clear) and unloaded the same way; on Rust ten more such cycles.
+# clear), the VF reset alone, then both functions, and unloaded the same
+# way; on Rust ten more such cycles.
 # TEST lines in the group "vf/...".
 #
 #   sh /opt/hns/vf-plan.sh c|rs
@@ -177,6 +178,30 @@ reprobe() {
         port_state hns_1 PORT_ACTIVE && timeout 60 ibv_devinfo -d hns_1 >/dev/null
 }
 check vf/reprobe reprobe
+
+# Resets (hns_sim's reset parameter): the VF's own ("f1": DOWN, UNINIT,
+# INIT, UP of the VF's RoCE client), then both functions (the VF goes
+# down before the PF, whose UNINIT clears function 1; the PF comes back
+# first); after each, both ports active and a pingpong on the VF.
+reset_to() {
+    n=$(dmesg | grep -c 'hns-sim: function reset done')
+    echo "$1" >/sys/module/hns_sim/parameters/reset || return 1
+    [ "$(dmesg | grep -c 'hns-sim: function reset done')" -eq $((n + $2)) ] || {
+        echo "not $2 more 'function reset done' in the kernel log"
+        return 1
+    }
+    port_state hns_1 PORT_ACTIVE && port_state hns_0 PORT_ACTIVE
+}
+vf_pingpong() {
+    g=$(roce_v2_gid hns_1) || { echo "no RoCE v2 GID on hns_1"; return 1; }
+    timeout 60 ibv_rc_pingpong -d hns_1 -g "$g" -p "$1" -n 10 >/tmp/server.out 2>&1 &
+    sleep "$HNS_SERVER_DELAY"
+    timeout 60 ibv_rc_pingpong -d hns_1 -g "$g" -p "$1" -n 10 127.0.0.1 && wait $!
+}
+check vf/reset-vf reset_to f1 1
+check vf/pingpong-after-reset-vf vf_pingpong 18517
+check vf/reset-all reset_to all 2
+check vf/pingpong-after-reset-all vf_pingpong 18519
 check vf/unload-again unload_vf_first
 # Ten more cycles on Rust (as reg-rs and hip08-rs).
 cycles() {
