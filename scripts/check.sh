@@ -875,6 +875,49 @@ else
     result guest/vf-c SKIP "hns-sim or the module did not build"
 fi
 
+# --- HIP09 options on (issue 19, first part). ---------------------------------
+# hns-sim with STASH (bit 17), SDI_MODE (14) and LIMIT_BANK (23) added to
+# the default cap flags (0x48077f, which has CQE_INLINE): uqp-plan.sh
+# (user RC/UD/XRC pingpongs, QP states, XRC objects, unload) on both
+# drivers, one boot each; the outcomes and the traces must be equal, and
+# the C driver's contexts must carry the stash bits (CQC_STASH,
+# QPCEX_STASH), or the flags did not reach the drivers.
+CAPSX_FLAGS=0xca477f
+if [ -x "$HNS_BUILD/sim-target/release/hns-sim" ] && [ -f "$HNS_BUILD/module-kunit/hns_roce_rs.ko" ]; then
+    for d in c rs; do
+        echo "sh /opt/hns/uqp-plan.sh $d" >"$L/capsx-$d.cmd"
+        s=$(date +%s)
+        HNS_SIM_ARGS="--set cap_flags=$CAPSX_FLAGS" GT_RENAME="s#^TEST uqp-$d/#TEST capsx-$d/#" \
+            guest_tests "capsx-$d" "$RESULTS" "$L/capsx-$d.cmd" --driver $d --sim 1
+        echo "    capsx-$d boot: $(($(date +%s) - s)) s"
+    done
+    if python3 scripts/compare-outcomes.py "$RESULTS" capsx-c capsx-rs >"$L/capsx-outcomes.log" 2>&1; then
+        result "equivalence/capsx-plan-outcomes" PASS "($(tail -n 1 "$L/capsx-outcomes.log"))"
+    else
+        result "equivalence/capsx-plan-outcomes" FAIL "(log: $L/capsx-outcomes.log)"
+        sed 's/^/    /' "$L/capsx-outcomes.log" | head -n 40
+    fi
+    TRACE_OPTS="--mask-psn --unordered" trace_equal equivalence/capsx-trace capsx-c capsx-rs
+    # CQC word 1 bit 31 (CQC_STASH), QPCEX word 2 bit 18 (QPCEX_STASH).
+    stash=$(python3 -c '
+import sys
+c = q = 0
+for l in open(sys.argv[1]):
+    p = l.split()
+    if p[:2] == ["ctx", "CQC"] and int(p[4], 16) >> 31 & 1:
+        c += 1
+    if p[:2] == ["ctx", "QPC"] and len(p) > 69 and int(p[69], 16) >> 18 & 1:
+        q += 1
+print(c, q)' "$HNS_BUILD/guest/capsx-c/trace-0.txt" 2>/dev/null)
+    if [ "${stash% *}" -gt 0 ] 2>/dev/null && [ "${stash#* }" -gt 0 ]; then
+        result sim/capsx-stash-in-contexts PASS "(CQC, QPC contexts with STASH: $stash)"
+    else
+        result sim/capsx-stash-in-contexts FAIL "(CQC, QPC contexts with STASH: ${stash:-none})"
+    fi
+else
+    result guest/capsx-c SKIP "hns-sim or the module did not build"
+fi
+
 # --- User RC/UD QPs on both drivers (SIM=1). ---------------------------------
 # tests/guest/uqp-plan.sh: ibv_rc_pingpong, ibv_ud_pingpong, ibv_xsrq_pingpong,
 # qp_states.py (QP states, query_qp), xrc_objects.py (XRC domain, SRQ, QPs)
