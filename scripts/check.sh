@@ -877,17 +877,20 @@ fi
 
 # --- HIP09 options on (issue 19, first part). ---------------------------------
 # hns-sim with STASH (bit 17), SDI_MODE (14) and LIMIT_BANK (23) added to
-# the default cap flags (0x48077f, which has CQE_INLINE): uqp-plan.sh
-# (user RC/UD/XRC pingpongs, QP states, XRC objects, unload) on both
-# drivers, one boot each; the outcomes and the traces must be equal, and
-# the C driver's contexts must carry the stash bits (CQC_STASH,
-# QPCEX_STASH), or the flags did not reach the drivers.
+# the default cap flags (0x48077f, which has CQE_INLINE): capsx-plan.sh
+# (uqp-plan.sh: user RC/UD/XRC pingpongs, QP states, XRC objects, unload;
+# then an ib_send_bw pair and pyverbs' test_qpex) on both drivers, one
+# boot each; the outcomes must be equal, the traces of the uqp-plan.sh
+# part (up to the reload) too, and the C driver's contexts must carry
+# the stash bits (CQC_STASH, QPCEX_STASH), or the flags did not reach
+# the drivers.
 CAPSX_FLAGS=0xca477f
 if [ -x "$HNS_BUILD/sim-target/release/hns-sim" ] && [ -f "$HNS_BUILD/module-kunit/hns_roce_rs.ko" ]; then
     for d in c rs; do
-        echo "sh /opt/hns/uqp-plan.sh $d" >"$L/capsx-$d.cmd"
+        echo "sh /opt/hns/capsx-plan.sh $d" >"$L/capsx-$d.cmd"
         s=$(date +%s)
-        HNS_SIM_ARGS="--set cap_flags=$CAPSX_FLAGS" GT_RENAME="s#^TEST uqp-$d/#TEST capsx-$d/#" \
+        HNS_SIM_ARGS="--set cap_flags=$CAPSX_FLAGS" \
+            GT_RENAME="s#^TEST uqp-$d/#TEST capsx-$d/#;s#^TEST pyverbs/#TEST capsx-$d/pyverbs-#" \
             guest_tests "capsx-$d" "$RESULTS" "$L/capsx-$d.cmd" --driver $d --sim 1
         echo "    capsx-$d boot: $(($(date +%s) - s)) s"
     done
@@ -897,7 +900,25 @@ if [ -x "$HNS_BUILD/sim-target/release/hns-sim" ] && [ -f "$HNS_BUILD/module-kun
         result "equivalence/capsx-plan-outcomes" FAIL "(log: $L/capsx-outcomes.log)"
         sed 's/^/    /' "$L/capsx-outcomes.log" | head -n 40
     fi
-    TRACE_OPTS="--mask-psn --unordered" trace_equal equivalence/capsx-trace capsx-c capsx-rs
+    for d in c rs; do
+        awk '/^cmq > op=8000 / { h++; if (h == 2) exit } { print }' \
+            "$HNS_BUILD/guest/capsx-$d/trace-0.txt" >"$L/capsx-uqp-$d.txt" 2>/dev/null
+    done
+    if [ -s "$L/capsx-uqp-c.txt" ] && [ -s "$L/capsx-uqp-rs.txt" ]; then
+        TRACE_OPTS="--mask-psn --unordered" trace_files_equal equivalence/capsx-trace \
+            "$L/capsx-uqp-c.txt" "$L/capsx-uqp-rs.txt" "$L/capsx-trace.log"
+    else
+        result equivalence/capsx-trace FAIL "(no trace: $L/capsx-uqp-*.txt)"
+    fi
+    # test_qpex per test (scripts/compare-runs.py: the same outcome and skip
+    # reason on Rust for every test of the C run, which must pass).
+    if python3 scripts/compare-runs.py --only pyverbs-test_qpex-1 "$HNS_BUILD/guest/capsx-c/output.log" \
+        "$HNS_BUILD/guest/capsx-rs/output.log" >"$L/capsx-qpex.log" 2>&1; then
+        result equivalence/capsx-pyverbs-test_qpex PASS "($(head -n 1 "$L/capsx-qpex.log"))"
+    else
+        result equivalence/capsx-pyverbs-test_qpex FAIL "(log: $L/capsx-qpex.log)"
+        head -n 20 "$L/capsx-qpex.log" | sed 's/^/    /'
+    fi
     # CQC word 1 bit 31 (CQC_STASH), QPCEX word 2 bit 18 (QPCEX_STASH).
     stash=$(python3 -c '
 import sys

@@ -1,0 +1,44 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#
+# The lean traffic plan for the HIP09 option flags (issue 19; make check's
+# capsx boots run it with STASH, SDI_MODE and LIMIT_BANK on): uqp-plan.sh
+# (user RC/UD/XRC pingpongs, QP states, XRC objects, unload; its trace is
+# compared), then hns_sim and the driver again for an ib_send_bw pair and
+# one run of pyverbs' test_qpex (outcomes compared, per test), then the
+# unload. TEST lines in the group "uqp-<driver>/" as uqp-plan.sh's, and
+# pyverbs-plan.sh's "pyverbs/test_qpex-1".
+#
+#   sh /opt/hns/capsx-plan.sh c|rs
+. /opt/hns/lib.sh
+HNS_SERVER_DELAY=${HNS_SERVER_DELAY:-3}
+HNS_TIMEOUT=${HNS_TIMEOUT:-120}
+d=${1:-rs}
+g=uqp-$d
+MOD=$(driver_module "$d") || exit 2
+
+sh /opt/hns/uqp-plan.sh "$d"
+
+reload() {
+    insmod /opt/run/modules/hns_sim.ko && load_roce "$d" && port_state hns_0 PORT_ACTIVE
+}
+check "$g/reload" reload || plan_exit
+GIDX=$(roce_v2_gid hns_0)
+if [ -z "$GIDX" ]; then
+    report "$g/roce-v2-gid-again" FAIL "no RoCE v2 GID on hns_0 after 10 s"
+    plan_exit
+fi
+perf_pair "$g/send-bw" \
+    "ib_send_bw -d hns_0 -x $GIDX -p 18520 -n 50 -F --no_ddp" \
+    "ib_send_bw -d hns_0 -x $GIDX -p 18520 -n 50 -F --no_ddp 127.0.0.1"
+PYV_MODULES=test_qpex PYV_RUNS=1 PYV_REREG_SLOW=0 sh /opt/hns/pyverbs-plan.sh "$d"
+# pyverbs-plan.sh unloads the Rust driver and hns_sim itself.
+unload_rest() {
+    for m in "$MOD" hns_sim; do
+        if lsmod | grep -q "^$m "; then
+            rmmod "$m" || return 1
+        fi
+    done
+}
+check "$g/unload-again" unload_rest
+plan_exit
