@@ -465,11 +465,10 @@ fn hw_init(
         .inspect_err(|e| dev_err!(h.device(), "failed to init llm, ret = {}.\n", e.to_errno()))
 }
 
-/// Clears the function when dropped (`FUNC_CLEAR`; later commands and
-/// mailboxes are answered without reaching the engine, as after C's
-/// `hns_roce_function_clear`).
-/// Clears the PF's functions (each VF's last, `func_num - 1` down to 0)
-/// or the VF itself when dropped (`hns_roce_function_clear`).
+/// Clears the function when dropped (`hns_roce_function_clear`): a PF its
+/// functions, `func_num - 1` down to 0 (each VF's resources freed after
+/// its clear), a VF itself. Once function 0 is cleared, later commands and
+/// mailboxes are answered without reaching the engine.
 struct FunctionClear {
     cmd: Arc<Cmd>,
     func_num: u32,
@@ -581,7 +580,7 @@ pub(crate) struct HwV2 {
 }
 
 impl HwV2 {
-    /// Sets up the command queue, runs the PF profile, creates the event
+    /// Sets up the command queue, runs the PF or VF profile, creates the event
     /// queues, switches mailboxes to event mode, then builds the HEM tables
     /// (`hns_roce_init` up to `hw_init`, which is [`HwInit`]).
     pub(crate) fn new(h: &Hnae3Handle, rev: HwRev, is_vf: bool) -> impl Init<Self, Error> + '_ {

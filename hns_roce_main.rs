@@ -439,11 +439,6 @@ impl IbDev {
         self.new_cq(cqe, 0, IbCq::reserved(), None).map(|(c, _)| c)
     }
 
-    /// Destroys a CQ of [`IbDev::reserved_cq`].
-    pub(crate) fn drop_reserved_cq(&self, c: &Arc<cq::Cq>) {
-        self.drop_cq(c)
-    }
-
     /// A kernel QP of the driver's own, on `cq`.
     pub(crate) fn reserved_qp(
         &self,
@@ -501,8 +496,8 @@ impl IbDev {
         }
     }
 
-    /// `hns_roce_destroy_cq`.
-    fn drop_cq(&self, c: &cq::Cq) {
+    /// `hns_roce_destroy_cq`: out of the table, the CQ, its number.
+    pub(crate) fn drop_cq(&self, c: &cq::Cq) {
         let cqn = c.cqn;
         // No event handler reaches the CQ once it is out of the table.
         self.objs.cqs.remove(cqn);

@@ -44,10 +44,12 @@ impl FreeMr {
     /// Creates the PD, the CQ and the QPs and connects each QP to itself
     /// (`free_mr_init`). On failure what was made is destroyed again.
     pub(crate) fn new(dev: &IbDev) -> Result<Self> {
+        // The vector before the PD: nothing to give back if it fails.
+        let qps = KVec::with_capacity(QP_NUM, GFP_KERNEL)?;
         let mut fm = FreeMr {
             pdn: dev.reserved_pd()?,
             cq: None,
-            qps: KVec::with_capacity(QP_NUM, GFP_KERNEL)?,
+            qps,
         };
         match fm.populate(dev) {
             Ok(()) => Ok(fm),
@@ -96,7 +98,7 @@ impl FreeMr {
             q.destroy(&env);
         }
         if let Some(cq) = self.cq.take() {
-            dev.drop_reserved_cq(&cq);
+            dev.drop_cq(&cq);
         }
         dev.drop_reserved_pd(self.pdn);
     }

@@ -366,6 +366,18 @@ trace_equal() {
         "$L/trace-$2-vs-$3.log" "${4:-}"
 }
 
+# window_equal TEST PREFIX OPTIONS: the trace pieces $L/PREFIX-c.txt and
+# $L/PREFIX-rs.txt (windows cut out of a C and a Rust boot's traces)
+# compared with trace-diff.py's OPTIONS; a piece missing or empty on
+# either side (its marks were not in the trace) fails.
+window_equal() {
+    if [ -s "$L/$2-c.txt" ] && [ -s "$L/$2-rs.txt" ]; then
+        TRACE_OPTS="$3" trace_files_equal "$1" "$L/$2-c.txt" "$L/$2-rs.txt" "$L/$2-trace.log"
+    else
+        result "$1" FAIL "(the window is empty in a trace: $L/$2-*.txt)"
+    fi
+}
+
 # trace_files_equal TEST TRACE_A TRACE_B LOG [WHAT]: the same for two trace
 # files (pieces of one boot's trace, as the arm64 boot has).
 trace_files_equal() {
@@ -823,22 +835,11 @@ if [ -x "$HNS_BUILD/sim-target/release/hns-sim" ] && [ -f "$HNS_BUILD/module-kun
         awk '/^cmq > op=8000 / { h++; if (h == 2) exit } m >= 3 { print } /^cmq < op=8501 / { m++ }' \
             "$HNS_BUILD/guest/hip08-$d/trace-0.txt" >"$L/hip08-remove-$d.txt" 2>/dev/null
     done
-    # hip08_window TEST WINDOW OPTIONS: the window of both traces compared
-    # with trace-diff.py's OPTIONS; a window missing on either side (no
-    # marker in the trace) fails.
-    hip08_window() {
-        if [ -s "$L/hip08-$2-c.txt" ] && [ -s "$L/hip08-$2-rs.txt" ]; then
-            TRACE_OPTS="$3" trace_files_equal "$1" "$L/hip08-$2-c.txt" "$L/hip08-$2-rs.txt" \
-                "$L/hip08-$2-trace.log"
-        else
-            result "$1" FAIL "(the $2 window is empty in a trace: $L/hip08-$2-*.txt)"
-        fi
-    }
     # The probe, up to the registration's MAC, in order.
-    hip08_window equivalence/hip08-probe-trace probe ""
-    hip08_window equivalence/hip08-workload-trace work \
+    window_equal equivalence/hip08-probe-trace hip08-probe ""
+    window_equal equivalence/hip08-workload-trace hip08-work \
         "--mask-psn --mask-flow --collapse-repeats --unordered"
-    hip08_window equivalence/hip08-remove-trace remove "--collapse-repeats --mask-tokens"
+    window_equal equivalence/hip08-remove-trace hip08-remove "--collapse-repeats --mask-tokens"
 else
     result guest/hip08-c SKIP "hns-sim or the module did not build"
 fi
@@ -864,12 +865,8 @@ if [ -x "$HNS_BUILD/sim-target/release/hns-sim" ] && [ -f "$HNS_BUILD/module-kun
             "$HNS_BUILD/guest/vf-$d/trace-0.txt" >"$L/vfw-pf-$d.txt" 2>/dev/null
     done
     for w in work end pf; do
-        if [ -s "$L/vfw-$w-c.txt" ] && [ -s "$L/vfw-$w-rs.txt" ]; then
-            TRACE_OPTS="--mask-psn --mask-flow --collapse-repeats --unordered" trace_files_equal \
-                "equivalence/vf-trace-$w" "$L/vfw-$w-c.txt" "$L/vfw-$w-rs.txt" "$L/vfw-$w-trace.log"
-        else
-            result "equivalence/vf-trace-$w" FAIL "(the $w window is empty in a trace: $L/vfw-$w-*.txt)"
-        fi
+        window_equal "equivalence/vf-trace-$w" "vfw-$w" \
+            "--mask-psn --mask-flow --collapse-repeats --unordered"
     done
 else
     result guest/vf-c SKIP "hns-sim or the module did not build"
@@ -904,12 +901,7 @@ if [ -x "$HNS_BUILD/sim-target/release/hns-sim" ] && [ -f "$HNS_BUILD/module-kun
         awk '/^cmq > op=8000 / { h++; if (h == 2) exit } { print }' \
             "$HNS_BUILD/guest/capsx-$d/trace-0.txt" >"$L/capsx-uqp-$d.txt" 2>/dev/null
     done
-    if [ -s "$L/capsx-uqp-c.txt" ] && [ -s "$L/capsx-uqp-rs.txt" ]; then
-        TRACE_OPTS="--mask-psn --unordered" trace_files_equal equivalence/capsx-trace \
-            "$L/capsx-uqp-c.txt" "$L/capsx-uqp-rs.txt" "$L/capsx-trace.log"
-    else
-        result equivalence/capsx-trace FAIL "(no trace: $L/capsx-uqp-*.txt)"
-    fi
+    window_equal equivalence/capsx-trace capsx-uqp "--mask-psn --unordered"
     # test_qpex per test (scripts/compare-runs.py: the same outcome and skip
     # reason on Rust for every test of the C run, which must pass).
     if python3 scripts/compare-runs.py --only pyverbs-test_qpex-1 "$HNS_BUILD/guest/capsx-c/output.log" \

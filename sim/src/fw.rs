@@ -74,14 +74,28 @@ impl FuncRes {
 
     /// Writes the counts at the positions [`FuncRes::read`] reads.
     pub fn write(&self, d: &mut [Desc]) {
+        self.write_common(d);
+        d[1].set(115, 112, self.qid);
+        d[1].set(184, 176, self.gmv);
+    }
+
+    /// Writes the counts of a QUERY_PF_RES answer: the QID and GMV BT
+    /// counts at the PF's positions (`FUNC_RES_B_QID_NUM` 122..112,
+    /// `FUNC_RES_B_GMV_BT_NUM` 176..168).
+    pub fn write_pf(&self, d: &mut [Desc]) {
+        self.write_common(d);
+        d[1].set(122, 112, self.qid);
+        d[1].set(176, 168, self.gmv);
+    }
+
+    /// The counts at the same positions for a PF and a VF.
+    fn write_common(&self, d: &mut [Desc]) {
         d[0].set(59, 48, self.qpc);
         d[0].set(89, 80, self.srqc);
         d[0].set(121, 112, self.cqc);
         d[0].set(153, 144, self.mpt);
         d[0].set(185, 176, self.eqc);
-        d[1].set(115, 112, self.qid);
         d[1].set(145, 137, self.sccc);
-        d[1].set(184, 176, self.gmv);
     }
 
     fn describe(&self) -> String {
@@ -666,14 +680,7 @@ impl Firmware {
                 }
                 d[0].data = [0; 6];
                 d[1].data = [0; 6];
-                d[0].set(59, 48, c.qpc_bt_num);
-                d[0].set(89, 80, c.srqc_bt_num);
-                d[0].set(121, 112, c.cqc_bt_num);
-                d[0].set(153, 144, c.mpt_bt_num);
-                d[0].set(185, 176, c.eqc_bt_num);
-                d[1].set(122, 112, c.qid_num);
-                d[1].set(145, 137, c.sccc_bt_num);
-                d[1].set(176, 168, c.gmv_bt_num);
+                FuncRes::of_caps(&c).write_pf(d);
             }
             op::QUERY_PF_TIMER_RES => {
                 d[0].data = [0; 6];

@@ -23,11 +23,7 @@ reload() {
     insmod /opt/run/modules/hns_sim.ko && load_roce "$d" && port_state hns_0 PORT_ACTIVE
 }
 check "$g/reload" reload || plan_exit
-GIDX=$(roce_v2_gid hns_0)
-if [ -z "$GIDX" ]; then
-    report "$g/roce-v2-gid-again" FAIL "no RoCE v2 GID on hns_0 after 10 s"
-    plan_exit
-fi
+need_roce_v2_gid "$g"
 perf_pair "$g/send-bw" \
     "ib_send_bw -d hns_0 -x $GIDX -p 18520 -n 50 -F --no_ddp" \
     "ib_send_bw -d hns_0 -x $GIDX -p 18520 -n 50 -F --no_ddp 127.0.0.1"
