@@ -47,6 +47,11 @@ summary() {
     p=$(grep -c ' PASS' "$RESULTS")
     f=$(grep -c ' FAIL' "$RESULTS")
     s=$(grep -c ' SKIP' "$RESULTS")
+    # CI keeps only the tail of the output: name the failures again here.
+    if [ "$f" -ne 0 ]; then
+        echo "failed:"
+        grep ' FAIL' "$RESULTS" | cut -c1-300 | sed 's/^/  /'
+    fi
     echo "check finished in $(($(date +%s) - t0)) s"
     echo "$p passed, $f failed, $s skipped"
     [ "$f" -eq 0 ]
