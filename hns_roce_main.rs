@@ -259,6 +259,8 @@ pub(crate) struct IbDev {
     cong_tmpl_id: u32,
     /// Bus address of the doorbell BAR, mapped by user contexts.
     db_bar: u64,
+    /// Bus address of the direct WQE pages (0 without direct WQE).
+    dwqe_page: u64,
     #[pin]
     domains: Domains,
     #[pin]
@@ -309,6 +311,12 @@ impl IbDev {
                 rev: hw.profile.rev,
                 cong_tmpl_id: hw.profile.cong_tmpl_id,
                 db_bar: h.bar_start(2),
+                // The direct WQE pages are BAR 4's (C's `dwqe_page`).
+                dwqe_page: if c.flags & cap_flag::DIRECT_WQE != 0 {
+                    h.bar_start(4)
+                } else {
+                    0
+                },
                 domains <- Domains::new(c)?,
                 uars <- IdSpace::new("uar id", c.reserved_uars, c.num_uars)?,
                 mrs <- IdSpace::new("id for MR key", c.reserved_mrws, c.num_mtpts)?,
@@ -518,6 +526,7 @@ impl IbDev {
         let uqp = user.as_ref().map(|u| qp::UserQp {
             dev: u.dev(),
             uctx: u.uctx(),
+            mmap: u.mmap(),
         });
         let q = qp::Qp::create(&env, init, send_cq, recv_cq, ibqp, uqp)?;
         if let Err(e) = self.objs.qps.insert(q.core.clone()) {
@@ -544,6 +553,7 @@ impl IbDev {
             qpns: &self.qpns,
             objs: &self.objs,
             sq_db: self.sq_db.as_ref(),
+            dwqe_page: self.dwqe_page,
             dscp: &self.dscp,
             scc: &self.scc,
         }

@@ -30,7 +30,8 @@ use crate::hns_roce_hw_v2::consts::{cap_flag, mbox, reg};
 use crate::hns_roce_hw_v2::qpc::{self as qpc, qpt, QpState, QueueError, QueueRequest, QueueSizes};
 use crate::hw_rev::HwRev;
 use crate::rdma::{
-    DscpMap, IbQp, QpAttr, QpInit, QpQuery, RecvWr, ResAttrs, ResRaw, SqDoorbells, UmemDev,
+    DscpMap, IbQp, MmapCtx, MmapEntry, QpAttr, QpInit, QpQuery, RecvWr, ResAttrs, ResRaw,
+    SqDoorbells, UmemDev,
 };
 use crate::Ucontext;
 use crate::UCTX_EXSGE;
@@ -109,6 +110,8 @@ mod qp_cap {
     pub(super) const SQ_RECORD_DB: u64 = 1 << 1;
     /// Owner-bit doorbell mode.
     pub(super) const OWNER_DB: u64 = 1 << 2;
+    /// Single WQEs are pushed into the QP's page (`dwqe_mmap_key`).
+    pub(super) const DIRECT_WQE: u64 = 1 << 5;
 }
 
 /// `HNS_ROCE_CREATE_QP_MASK_CONGEST_TYPE` of the request's `comp_mask`.
@@ -121,6 +124,8 @@ pub(crate) struct UserQp<'a> {
     pub(crate) dev: UmemDev<'a>,
     /// The user context's record pages.
     pub(crate) uctx: ArcBorrow<'a, Ucontext>,
+    /// Offers the direct WQE page to the process.
+    pub(crate) mmap: Option<MmapCtx<'a>>,
 }
 
 /// The RQ record doorbell: a kernel record, or one in the process.
@@ -158,6 +163,10 @@ pub(crate) struct Qp {
     sge_offset: usize,
     rq_offset: usize,
     owner_db: bool,
+    /// A single WQE is pushed whole into the QP's doorbell page.
+    pub(crate) dwqe: bool,
+    /// A user QP's direct WQE page, offered to the process.
+    _dwqe_page: Option<MmapEntry>,
     mtr: Mtr,
     rdb: Option<RqDb>,
     /// A user QP's SQ record doorbell.
@@ -196,6 +205,9 @@ pub(crate) struct QpEnv<'a> {
     pub(crate) objs: &'a crate::eq::Objects,
     /// HIP09 kernel SQ doorbells (`mem_base`); `None`: the shared register.
     pub(crate) sq_db: Option<&'a SqDoorbells>,
+    /// Bus address of QP 0's direct WQE page (BAR 4), with the engine's
+    /// direct WQE.
+    pub(crate) dwqe_page: u64,
     /// One QP flow control init at a time (C's `scc_mutex`).
     pub(crate) scc: &'a Mutex<()>,
 }
@@ -414,12 +426,10 @@ impl Qp {
         user: Option<UserQp<'_>>,
     ) -> Result<Pin<KBox<Self>>> {
         env.check_type(init.qp_type, init.user)?;
-        let d = env.cmd.device();
         let c = env.caps;
-        // Direct WQE (a doorbell page per QP mapped to the process) is not
-        // ported. An XRC target comes here as a kernel QP (the core creates
-        // it without udata, for the domain): as in C it gets a kernel SQ of
-        // the size user space asked for.
+        // An XRC target comes here as a kernel QP (the core creates it
+        // without udata, for the domain): as in C it gets a kernel SQ of the
+        // size user space asked for.
         if init.create_flags != 0 {
             return Err(EOPNOTSUPP);
         }
@@ -429,10 +439,6 @@ impl Qp {
         } else {
             None
         };
-        if init.user && c.flags & cap_flag::DIRECT_WQE != 0 {
-            dev_err_ratelimited!(d, "direct WQE of user QPs is not supported yet\n");
-            return Err(EOPNOTSUPP);
-        }
         if init.user != user.is_some() {
             return Err(EINVAL);
         }
@@ -534,12 +540,21 @@ impl Qp {
 
         let record_db = c.flags & cap_flag::QP_RECORD_DB != 0;
         let owner_db = c.flags & cap_flag::SDI_MODE != 0;
-        let mut cap_flags = if owner_db { qp_cap::OWNER_DB } else { 0 };
+        // Every QP takes direct WQE when the engine has it, as C does.
+        let dwqe = c.flags & cap_flag::DIRECT_WQE != 0;
+        let mut cap_flags = if dwqe { qp_cap::DIRECT_WQE } else { 0 };
+        if owner_db {
+            cap_flags |= qp_cap::OWNER_DB;
+        }
         let dbs = match &user {
-            None => Self::kernel_db(env, record_db && has_rq).map(|r| (r, None)),
-            Some(u) => Self::user_dbs(env, init, u, record_db, has_sq, has_rq, &mut cap_flags),
+            None => Self::kernel_db(env, record_db && has_rq).map(|r| (r, None, None)),
+            Some(u) => Self::dwqe_page(env, u, qpn, dwqe).and_then(|page| {
+                // On failure `page` drops here, withdrawing the page.
+                Self::user_dbs(env, init, u, record_db, has_sq, has_rq, &mut cap_flags)
+                    .map(|(r, s)| (r, s, page))
+            }),
         };
-        let (rdb, sdb) = match dbs {
+        let (rdb, sdb, dwqe_entry) = match dbs {
             Ok(x) => x,
             Err(e) => {
                 ibdev_err!(
@@ -587,6 +602,7 @@ impl Qp {
             init.max_send_wr = s.sq_wqe_cnt;
         }
         init.cap_flags = cap_flags;
+        init.dwqe_mmap_key = dwqe_entry.as_ref().map_or(0, MmapEntry::key);
         init.max_recv_wr = s.rq_wqe_cnt;
         init.max_recv_sge = s.rq_usable_sge();
         init.max_inline_data = s.max_inline_data;
@@ -605,6 +621,8 @@ impl Qp {
             sge_offset: sq_size,
             rq_offset: sq_size + sge_size,
             owner_db,
+            dwqe,
+            _dwqe_page: dwqe_entry,
             mtr,
             rdb,
             sdb,
@@ -641,6 +659,35 @@ impl Qp {
                     e.to_errno()
                 );
                 Err(e)
+            }
+        }
+    }
+
+    /// `qp_mmap_entry`: a user QP's direct WQE page (64 KiB of BAR 4 per
+    /// QPN), offered to the process when the engine has direct WQE.
+    fn dwqe_page(
+        env: &QpEnv<'_>,
+        u: &UserQp<'_>,
+        qpn: u32,
+        dwqe: bool,
+    ) -> Result<Option<MmapEntry>> {
+        if !dwqe {
+            return Ok(None);
+        }
+        let size = crate::hns_roce_hw_v2::consts::sge::DWQE_SIZE;
+        let addr = u64::from(qpn)
+            .checked_mul(u64::from(size))
+            .and_then(|off| env.dwqe_page.checked_add(off));
+        let page = match (u.mmap, addr) {
+            // CAST: 64 KiB.
+            (Some(m), Some(a)) => m.insert_io(a, size as usize).ok(),
+            _ => None,
+        };
+        match page {
+            Some(p) => Ok(Some(p)),
+            None => {
+                ibdev_err!(&env.cmd, "failed to get dwqe mmap entry.\n");
+                Err(ENOMEM)
             }
         }
     }

@@ -48,7 +48,7 @@ pub(crate) use ib::{
 mod layout;
 pub(crate) use layout::check_layout;
 mod umem;
-pub(crate) use umem::{cond_resched, Umem, UmemDev, UserCtx};
+pub(crate) use umem::{cond_resched, MmapCtx, MmapEntry, Umem, UmemDev, UserCtx};
 mod restrack;
 pub(crate) use restrack::{ResAttrs, ResRaw};
 pub(crate) mod wc;

@@ -587,6 +587,31 @@ static void hns_shim_mmap_free(struct rdma_user_mmap_entry *rdma_entry)
 	kfree(container_of(rdma_entry, struct hns_shim_mmap, rdma_entry));
 }
 
+struct rdma_user_mmap_entry *hns_shim_mmap_insert(struct ib_ucontext *uctx,
+						  u64 address, size_t len,
+						  u64 *key)
+{
+	struct hns_shim_mmap *entry;
+
+	entry = kzalloc_obj(*entry);
+	if (!entry)
+		return NULL;
+	entry->address = address;
+	/* Offset 0 belongs to the context's doorbell page. */
+	if (rdma_user_mmap_entry_insert_range(uctx, &entry->rdma_entry, len, 1,
+					      U32_MAX)) {
+		kfree(entry);
+		return NULL;
+	}
+	*key = rdma_user_mmap_get_offset(&entry->rdma_entry);
+	return &entry->rdma_entry;
+}
+
+void hns_shim_mmap_remove(struct rdma_user_mmap_entry *entry)
+{
+	rdma_user_mmap_entry_remove(entry);
+}
+
 static void hns_shim_disassociate_ucontext(struct ib_ucontext *uctx)
 {
 }
@@ -955,7 +980,7 @@ static int hns_shim_create_qp(struct ib_qp *ibqp,
 	struct hns_roce_ib_create_qp_resp resp = {};
 	struct hns_roce_ib_create_qp ucmd = {};
 	struct hns_shim_qp_init in = {};
-	struct hns_shim_uctx *uctx;
+	struct hns_shim_uctx *uctx = NULL;
 	u32 qpn = 0;
 	int ret;
 
@@ -996,7 +1021,8 @@ static int hns_shim_create_qp(struct ib_qp *ibqp,
 	if (init_attr->xrcd)
 		in.xrcdn = hns_shim_xrcd_xrcdn(init_attr->xrcd);
 	ret = HNS_RS_OP(to_sdev(ibqp->device), create_qp, ibqp,
-			udata ? hns_shim_udata_uctx(udata) : NULL, &in,
+			udata ? hns_shim_udata_uctx(udata) : NULL,
+			udata ? &uctx->ibuctx : NULL, &in,
 			hns_shim_rs_cq(init_attr->send_cq),
 			hns_shim_rs_cq(init_attr->recv_cq), &qp->rs_qp, &qpn);
 	if (ret)
@@ -1008,6 +1034,7 @@ static int hns_shim_create_qp(struct ib_qp *ibqp,
 	ibqp->qp_num = qpn;
 	if (udata) {
 		resp.cap_flags = in.cap_flags;
+		resp.dwqe_mmap_key = in.dwqe_mmap_key;
 		ret = ib_respond_udata(udata, resp);
 		if (ret) {
 			HNS_RS_OP(to_sdev(ibqp->device), destroy_qp, qp->rs_qp);

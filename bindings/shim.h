@@ -232,6 +232,10 @@ struct hns_shim_qp_init {
 	u64 comp_mask;
 	u64 cong_type_flags;
 	u64 cap_flags;
+	/* With HNS_ROCE_QP_CAP_DIRECT_WQE in cap_flags: the mmap offset of
+	 * the QP's direct WQE page.
+	 */
+	u64 dwqe_mmap_key;
 };
 
 /* The struct ib_qp_attr fields of a modify, and what only the core and the
@@ -487,8 +491,8 @@ struct hns_rs_ib_ops {
 	int (*create_ah)(void *rs, const struct hns_shim_ah_in *in,
 		struct hns_shim_av *av);
 	int (*create_qp)(void *rs, struct ib_qp *ibqp, void *uctx,
-		struct hns_shim_qp_init *init, void *send_cq, void *recv_cq,
-		void **qp, u32 *qpn);
+		struct ib_ucontext *ibuctx, struct hns_shim_qp_init *init,
+		void *send_cq, void *recv_cq, void **qp, u32 *qpn);
 	int (*modify_qp)(void *rs, void *qp,
 		const struct hns_shim_qp_attr *attr,
 		struct hns_shim_qp_modify_resp *resp);
@@ -527,6 +531,15 @@ struct hns_rs_ib_ops {
 struct ib_umem;
 struct ib_block_iter;
 
+/*
+ * A device range of @len bytes at bus @address the process may map, at an
+ * mmap offset past the doorbell page's (returned in *key); NULL when out of
+ * memory or offsets. hns_shim_mmap_remove withdraws it.
+ */
+struct rdma_user_mmap_entry *hns_shim_mmap_insert(struct ib_ucontext *uctx,
+						  u64 address, size_t len,
+						  u64 *key);
+void hns_shim_mmap_remove(struct rdma_user_mmap_entry *entry);
 /* ib_umem_get_va: 0 and the umem in *umem, or the errno. */
 int hns_shim_umem_get(struct ib_device *ibdev, u64 addr, size_t size,
 		      int access, struct ib_umem **umem);

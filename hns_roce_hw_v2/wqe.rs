@@ -568,6 +568,17 @@ pub fn owner_bit(head: u32, wqe_cnt: u32) -> bool {
     head & wqe_cnt == 0
 }
 
+/// Word 0 of a send WQE pushed as a direct WQE (`write_dwqe`): `w0` with
+/// the direct-WQE flag, the service level split over its two fields and
+/// the SQ producer index after the post (the doorbell's PI). RC and UD
+/// WQEs share these positions.
+pub fn dwqe_word0(w0: u32, sl: u32, head: u32) -> u32 {
+    let w = rc::FLAG.insert(w0, 1);
+    let w = rc::DB_SL_L.insert(w, sl);
+    let w = rc::DB_SL_H.insert(w, sl >> 2);
+    rc::WQE_INDEX.insert(w, head)
+}
+
 /// The SQ doorbell (`update_sq_db`): QPN, SQ command, producer index, SL.
 pub fn sq_doorbell(qpn: u32, head: u32, sl: u32) -> u64 {
     use crate::hns_roce_hw_v2::consts::db_cmd;

@@ -542,10 +542,33 @@ impl Qp {
             } else {
                 // The WQEs reach memory before the engine learns of them.
                 barrier::dma_mb(barrier::Write);
-                let db = wqe::sq_doorbell(self.qpn, sq.head, core.sl.load(Ordering::Relaxed));
+                let sl = core.sl.load(Ordering::Relaxed);
                 match env.sq_db {
-                    Some(w) => env.cmd.ring_with(|| w.write64(db, self.qpn)),
-                    None => env.cmd.ring_db(db, reg::DB_SQ_L_0),
+                    // A single WQE on a direct-WQE QP is pushed whole into
+                    // the QP's page, and its word 0 (flag, SL, index) is
+                    // changed in the buffer too, as C's `write_dwqe` does.
+                    Some(w) if self.dwqe && nreq == 1 && res.is_ok() => {
+                        let idx = sq.head.wrapping_sub(1) & (cnt - 1);
+                        let mut words = self.sq_wqe_words(idx);
+                        words[0] = wqe::dwqe_word0(words[0], sl, sq.head);
+                        // A buffer the engine cannot read back gets the
+                        // doorbell alone (the words pushed are the
+                        // buffer's, so the two stay equal).
+                        if self.mtr.write_word(self.sq_wqe_off(idx), words[0]).is_ok() {
+                            env.cmd.ring_with(|| w.write512(&words, self.qpn));
+                        } else {
+                            let db = wqe::sq_doorbell(self.qpn, sq.head, sl);
+                            env.cmd.ring_with(|| w.write64(db, self.qpn));
+                        }
+                    }
+                    Some(w) => {
+                        let db = wqe::sq_doorbell(self.qpn, sq.head, sl);
+                        env.cmd.ring_with(|| w.write64(db, self.qpn));
+                    }
+                    None => {
+                        let db = wqe::sq_doorbell(self.qpn, sq.head, sl);
+                        env.cmd.ring_db(db, reg::DB_SQ_L_0);
+                    }
                 }
             }
         }

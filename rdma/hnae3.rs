@@ -310,6 +310,28 @@ impl SqDoorbells {
         // report it to.
         let _ = io.try_write64(v, off);
     }
+
+    /// Pushes a whole send WQE (its first 64 bytes, `words` as the CPU
+    /// sees them) into QP `qpn`'s page: eight relaxed 64-bit writes in
+    /// ascending order, as a direct WQE is written. A QPN past the window
+    /// is ignored.
+    pub(crate) fn write512(&self, words: &[u32; 16], qpn: u32) {
+        let Some(base) = (qpn as usize).checked_mul(self.stride) else {
+            return;
+        };
+        // SAFETY: mapped while `self` exists (type invariant).
+        let io: Mmio<'_, Region> = unsafe { Mmio::from_raw(self.window) };
+        let io = io.relaxed();
+        for (i, pair) in words.chunks_exact(2).enumerate() {
+            if let [lo, hi] = *pair {
+                // The memory image: the word at the lower address is the
+                // low half of the little-endian qword.
+                let v = u64::from(lo) | (u64::from(hi) << 32);
+                // Bounds are checked by the accessor (see `write64`).
+                let _ = io.try_write64(v, base + 8 * i);
+            }
+        }
+    }
 }
 
 /// The function's register window, kept by the per-function state so that

@@ -70,18 +70,115 @@ impl UmemDev<'_> {
     }
 }
 
-/// A user verb's view of its caller: the device to pin memory for and the
+/// The caller's `ib_ucontext`, through which device pages are offered to
+/// the process for `mmap`.
+///
+/// # Invariants
+///
+/// `uctx` is the live user context of the uverbs command being run; it
+/// outlives `'a` and every object the command creates (the core destroys
+/// a context's objects before the context).
+#[derive(Clone, Copy)]
+pub(crate) struct MmapCtx<'a> {
+    uctx: NonNull<raw::ib_ucontext>,
+    _p: PhantomData<&'a raw::ib_ucontext>,
+}
+
+impl MmapCtx<'_> {
+    /// Wraps the context a uverbs command runs in.
+    ///
+    /// # Safety
+    ///
+    /// `uctx` is null or the live `ib_ucontext` of the running uverbs
+    /// command.
+    pub(super) unsafe fn from_raw(uctx: *mut raw::ib_ucontext) -> Option<Self> {
+        // INVARIANT: per the function's contract.
+        NonNull::new(uctx).map(|uctx| Self {
+            uctx,
+            _p: PhantomData,
+        })
+    }
+
+    /// Offers `len` bytes of device memory at bus address `address` to the
+    /// process, at an mmap offset after the doorbell page's
+    /// (`rdma_user_mmap_entry_insert_range` from page 1).
+    ///
+    /// # Errors
+    ///
+    /// `ENOMEM`: out of memory or of offsets.
+    pub(crate) fn insert_io(&self, address: u64, len: usize) -> Result<MmapEntry> {
+        let mut key = 0u64;
+        // SAFETY: a live context (type invariant); `key` is a live local.
+        let e = unsafe { raw::hns_shim_mmap_insert(self.uctx.as_ptr(), address, len, &mut key) };
+        // INVARIANT: a non-null entry was inserted for us alone.
+        NonNull::new(e)
+            .map(|entry| MmapEntry { entry, key })
+            .ok_or(ENOMEM)
+    }
+}
+
+/// Device memory the process may map; withdrawn when this drops
+/// (`rdma_user_mmap_entry_remove`; mappings made already stay until the
+/// process unmaps them or the device is disassociated).
+///
+/// # Invariants
+///
+/// `entry` was inserted by [`MmapCtx::insert_io`] and only this value
+/// removes it.
+pub(crate) struct MmapEntry {
+    entry: NonNull<raw::rdma_user_mmap_entry>,
+    key: u64,
+}
+
+// SAFETY: the entry is reference-counted by the RDMA core, which removes
+// entries from any task (context teardown); this value only removes it.
+unsafe impl Send for MmapEntry {}
+// SAFETY: `&MmapEntry` only reads `key`.
+unsafe impl Sync for MmapEntry {}
+
+impl MmapEntry {
+    /// The mmap offset the process passes to `mmap`.
+    pub(crate) fn key(&self) -> u64 {
+        self.key
+    }
+}
+
+impl Drop for MmapEntry {
+    fn drop(&mut self) {
+        // SAFETY: inserted and not yet removed (type invariant).
+        unsafe { raw::hns_shim_mmap_remove(self.entry.as_ptr()) }
+    }
+}
+
+/// A user verb's view of its caller: the device to pin memory for, the
 /// driver's state of the caller's user context (`U`, the driver's
-/// `IbDriver::Ucontext`).
+/// `IbDriver::Ucontext`) and, for the verbs that map device pages, the
+/// context itself.
 pub(crate) struct UserCtx<'a, U> {
     dev: UmemDev<'a>,
     uctx: ArcBorrow<'a, U>,
+    mmap: Option<MmapCtx<'a>>,
 }
 
 impl<'a, U> UserCtx<'a, U> {
     /// Builds the view (rdma.rs does, from what the shim passes).
     pub(super) fn new(dev: UmemDev<'a>, uctx: ArcBorrow<'a, U>) -> Self {
-        Self { dev, uctx }
+        Self {
+            dev,
+            uctx,
+            mmap: None,
+        }
+    }
+
+    /// The view with the context to offer device pages through.
+    pub(super) fn with_mmap(self, mmap: Option<MmapCtx<'a>>) -> Self {
+        Self { mmap, ..self }
+    }
+
+    /// Offers device pages to the process; `None` in verbs whose shim
+    /// does not pass the context.
+    pub(crate) fn mmap(&self) -> Option<MmapCtx<'a>> {
+        self.mmap
     }
 
     /// Pins user memory (see [`UmemDev::pin`]).

@@ -14,7 +14,7 @@ use super::{
 };
 use crate::rdma::wr::nth_wr;
 use crate::rdma::{
-    raw, try_borrow, IbCq, IbQp, IbSrq, RecvChain, SendChain, UmemDev, UserCtx, WcArray,
+    raw, try_borrow, IbCq, IbQp, IbSrq, MmapCtx, RecvChain, SendChain, UmemDev, UserCtx, WcArray,
 };
 use kernel::{
     ffi::{c_int, c_uint, c_void},
@@ -712,12 +712,13 @@ pub(in crate::rdma) type QpBox<D> = Pin<KBox<<D as IbDriver>::Qp>>;
 /// outlive the QP (the RDMA core holds references on them); `ibqp` is the
 /// `ib_qp` being created on the registered device. For a user QP
 /// (`init.user`), `uctx` is the caller's context from
-/// `alloc_ucontext`, in the uverbs command of its process; for a
-/// kernel QP `uctx` is null.
+/// `alloc_ucontext` and `ibuctx` its `ib_ucontext`, in the uverbs command
+/// of its process; for a kernel QP both are null.
 pub(super) unsafe extern "C" fn create_qp<D: IbDriver>(
     rs: *mut c_void,
     ibqp: *mut raw::ib_qp,
     uctx: *mut c_void,
+    ibuctx: *mut raw::ib_ucontext,
     init: *mut QpInit,
     send_cq: *mut c_void,
     recv_cq: *mut c_void,
@@ -730,7 +731,9 @@ pub(super) unsafe extern "C" fn create_qp<D: IbDriver>(
         // SAFETY: per the function's contract (`ibqp` is the QP being
         // created on the registered device).
         match unsafe { user_ctx::<D>((*ibqp).device, uctx) } {
-            Some(u) => Some(u),
+            // SAFETY: `ibuctx` is the command's context (the function's
+            // contract).
+            Some(u) => Some(u.with_mmap(unsafe { MmapCtx::from_raw(ibuctx) })),
             None => return EINVAL.to_errno(),
         }
     } else {
