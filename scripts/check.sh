@@ -810,18 +810,30 @@ personality_boots() {
 if [ -x "$HNS_BUILD/sim-target/release/hns-sim" ] && [ -f "$HNS_BUILD/module-kunit/hns_roce_rs.ko" ]; then
     personality_boots hip08 "--personality hip08" 1 devinfo
     # The SGID and SMAC table commands (GIDs added and deleted, the MAC at
-    # registration and after the plan's MAC change) in order; the Rust
-    # run's reload cycles come after them and repeat the registration's,
-    # so its first as many commands as C's run has are compared.
-    for d in c rs; do
-        grep -E '^cmq > op=(8500|8501) ' "$HNS_BUILD/guest/hip08-$d/trace-0.txt" >"$L/hip08-gid-mac-$d.txt" 2>/dev/null
+    # registration and after the plan's MAC changes), each table's in
+    # order; the Rust run's reload cycles come after them and repeat the
+    # registration's, so its first as many commands as C's run has are
+    # compared. The two tables are compared apart: the driver writes the
+    # SMAC from its netdev notifier while the core rewrites the GIDs from
+    # its own work item, so which comes first after a MAC change is timing
+    # on both drivers (docs/c-driver-findings.md 15).
+    gm_ok=1 gm_n=""
+    for op in 8500 8501; do
+        for d in c rs; do
+            grep -E "^cmq > op=$op " "$HNS_BUILD/guest/hip08-$d/trace-0.txt" >"$L/hip08-gid-mac-$op-$d.txt" 2>/dev/null
+        done
+        head -n "$(wc -l <"$L/hip08-gid-mac-$op-c.txt")" "$L/hip08-gid-mac-$op-rs.txt" >"$L/hip08-gid-mac-$op-rs-head.txt"
+        if [ -s "$L/hip08-gid-mac-$op-c.txt" ] && cmp -s "$L/hip08-gid-mac-$op-c.txt" "$L/hip08-gid-mac-$op-rs-head.txt"; then
+            gm_n="$gm_n $op: $(wc -l <"$L/hip08-gid-mac-$op-c.txt")"
+        else
+            gm_ok=0
+            diff "$L/hip08-gid-mac-$op-c.txt" "$L/hip08-gid-mac-$op-rs-head.txt" | head -n 20 | sed 's/^/    /'
+        fi
     done
-    head -n "$(wc -l <"$L/hip08-gid-mac-c.txt")" "$L/hip08-gid-mac-rs.txt" >"$L/hip08-gid-mac-rs-head.txt"
-    if [ -s "$L/hip08-gid-mac-c.txt" ] && cmp -s "$L/hip08-gid-mac-c.txt" "$L/hip08-gid-mac-rs-head.txt"; then
-        result "equivalence/hip08-sgid-smac-trace" PASS "($(wc -l <"$L/hip08-gid-mac-c.txt") CFG_SGID_TB/CFG_SMAC_TB commands equal)"
+    if [ $gm_ok = 1 ]; then
+        result "equivalence/hip08-sgid-smac-trace" PASS "(CFG_SGID_TB/CFG_SMAC_TB commands equal,$gm_n)"
     else
-        result "equivalence/hip08-sgid-smac-trace" FAIL "(C: $L/hip08-gid-mac-c.txt, Rust: $L/hip08-gid-mac-rs.txt)"
-        diff "$L/hip08-gid-mac-c.txt" "$L/hip08-gid-mac-rs-head.txt" | head -n 20 | sed 's/^/    /'
+        result "equivalence/hip08-sgid-smac-trace" FAIL "(C: $L/hip08-gid-mac-*-c.txt, Rust: $L/hip08-gid-mac-*-rs.txt)"
     fi
     # The traces in two windows the plan's MAC changes mark (their
     # CFG_SMAC_TB answers, the 2nd and 3rd of a run): up to the first, the
@@ -831,13 +843,16 @@ if [ -x "$HNS_BUILD/sim-target/release/hns-sim" ] && [ -f "$HNS_BUILD/module-kun
     # Between them is ib_write_bw, whose server and client create their
     # objects in a varying order (as in uqp-plan.sh). rdma_cm's flow
     # labels come from random ports, the pingpongs' PSNs are random, and
-    # repeated equal moves to ERR are timing (trace-diff.py's doc).
+    # repeated equal moves to ERR are timing (trace-diff.py's doc). The
+    # GID rewrites after a MAC change may fall on either side of its mark
+    # (see above): the workload and removal windows leave CFG_SGID_TB out
+    # (hip08-sgid-smac-trace compares it).
     for d in c rs; do
         awk '{ print } /^cmq < op=8501 / { exit }' \
             "$HNS_BUILD/guest/hip08-$d/trace-0.txt" >"$L/hip08-probe-$d.txt" 2>/dev/null
-        awk '/^cmq < op=8501 / { n++; if (n == 2) { print; exit } } { print }' \
+        awk '/^cmq < op=8501 / { n++; if (n == 2) { print; exit } } !/^cmq [<>] op=8500 / { print }' \
             "$HNS_BUILD/guest/hip08-$d/trace-0.txt" >"$L/hip08-work-$d.txt" 2>/dev/null
-        awk '/^cmq > op=8000 / { h++; if (h == 2) exit } m >= 3 { print } /^cmq < op=8501 / { m++ }' \
+        awk '/^cmq > op=8000 / { h++; if (h == 2) exit } m >= 3 && !/^cmq [<>] op=8500 / { print } /^cmq < op=8501 / { m++ }' \
             "$HNS_BUILD/guest/hip08-$d/trace-0.txt" >"$L/hip08-remove-$d.txt" 2>/dev/null
     done
     # The probe, up to the registration's MAC, in order.
