@@ -21,13 +21,14 @@
 //!   of the WQE at the model's consumer index must be valid too. A WQE
 //!   past the last doorbell seen is taken only when its owner bit is
 //!   valid and its bytes have not changed for [`STABLE`] (the periodic
-//!   scan of every QP in RTS, the backstop for lost doorbells). That delay is long on purpose: libhns'
-//!   `ibv_wr_*` API (perftest's post path) sets the owner bit *first*
-//!   (`ibv_wr_rdma_write` etc.) and writes length, inline data and SGEs
-//!   after it, up to `ibv_wr_complete`'s doorbell; a producer preempted in
-//!   between (one guest CPU shared by two busy-polling processes: a
-//!   scheduler tick is 4 ms) leaves a valid owner bit on a half-written
-//!   WQE. Real hardware never looks past the doorbell.
+//!   scan of every QP in RTS, the backstop for lost doorbells). That
+//!   delay is long on purpose: libhns' `ibv_wr_*` API (perftest's post
+//!   path) sets the owner bit *first* (`ibv_wr_rdma_write` etc.) and
+//!   writes length, inline data and SGEs after it, up to
+//!   `ibv_wr_complete`'s doorbell; a producer preempted in between (one
+//!   guest CPU shared by two busy-polling processes: a scheduler tick is
+//!   4 ms) leaves a valid owner bit on a half-written WQE. Real hardware
+//!   never looks past the doorbell.
 //! - RQ producer index: the record doorbell in driver memory (address in
 //!   the QPC), else the last RQ doorbell seen.
 //! - CQ consumer index: the record doorbell (address in the CQC), else the
@@ -114,6 +115,7 @@ pub const DWQE_BYTES: usize = 64;
 fn dwqe_page(qpn: u32) -> Option<u64> {
     (u64::from(qpn) < DWQE_PAGES).then(|| DWQE_BASE + u64::from(qpn) * DWQE_SIZE)
 }
+
 /// How long a WQE past the last SQ doorbell must keep a valid owner bit
 /// and the same bytes before the scan takes it: far above a guest
 /// scheduler slice (4 ms ticks at HZ=250), so a producer preempted between
