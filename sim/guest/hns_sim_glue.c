@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * C half of hns_sim.ko: presents a bound ivshmem-doorbell function as an
- * HNS3 RoCE function. It relabels the pci_dev, creates the port's
- * net_device and registers a minimal hnae3 ae_algo/ae_dev so that a RoCE
- * client (hns-roce-hw-v2 or hns_roce_rs) gets an hnae3 handle. It contains
- * no device behaviour: that is all in the host-side hns-sim.
+ * HNS3 RoCE function. It relabels the pci_dev (and gives it a BAR4 for
+ * direct WQE), creates the port's net_device and registers a minimal hnae3
+ * ae_algo/ae_dev so that a RoCE client (hns-roce-hw-v2 or hns_roce_rs)
+ * gets an hnae3 handle. It contains no device behaviour: that is all in
+ * the host-side hns-sim.
  */
 #include <linux/atomic.h>
 #include <linux/etherdevice.h>
@@ -31,6 +32,8 @@
 #define HNS_SIM_BAR 2
 /* Keep in sync with sim/src/mem.rs MEM_BASE_OFFSET. */
 #define HNS_SIM_MEM_BASE_OFFSET (16u << 20)
+/* The BAR an HNS3 function's RoCE driver maps direct WQE pages from. */
+#define HNS_SIM_DWQE_BAR 4
 /* The control channel; keep in sync with sim/src/device.rs CTRL_*. */
 #define HNS_SIM_CTRL_SEQ 0x20000
 #define HNS_SIM_CTRL_ACK 0x20004
@@ -60,6 +63,7 @@ struct hns_sim_dev {
 	bool roce_inited;
 	u16 orig_vendor, orig_device;
 	u8 orig_revision;
+	struct resource orig_dwqe_bar;
 };
 
 /* The attached functions, for the reset and fault triggers. */
@@ -383,6 +387,40 @@ static u16 hns_sim_device(void __iomem *bar)
 	return device ? device : HNS_SIM_DEVICE;
 }
 
+/*
+ * An HNS3 function's BAR4 is its "mem" BAR: hclge hands its RoCE half to
+ * the client as roce_mem_base (64 KiB per QPN), and with DIRECT_WQE the
+ * RoCE drivers map the page of a user QP from pci_resource_start(pdev, 4)
+ * + qpn * 64 KiB. The ivshmem function has no BAR4, so the window of BAR2
+ * that is roce_mem_base here stands in for it. The resource is not
+ * inserted into the resource tree (no parent): nothing requests or
+ * releases it, and detach puts the original (empty) one back.
+ */
+static void hns_sim_set_dwqe_bar(struct hns_sim_dev *sim)
+{
+	struct pci_dev *pdev = sim->pdev;
+	struct resource *res = &pdev->resource[HNS_SIM_DWQE_BAR];
+
+	sim->orig_dwqe_bar = *res;
+	memset(res, 0, sizeof(*res));
+	res->name = pci_name(pdev);
+	res->start = pci_resource_start(pdev, HNS_SIM_BAR) +
+		     HNS_SIM_MEM_BASE_OFFSET;
+	res->end = pci_resource_end(pdev, HNS_SIM_BAR);
+	res->flags = pci_resource_flags(pdev, HNS_SIM_BAR);
+}
+
+/* Gives the function back its identity and its BAR4 as they were. */
+static void hns_sim_restore_pdev(struct hns_sim_dev *sim)
+{
+	struct pci_dev *pdev = sim->pdev;
+
+	pdev->vendor = sim->orig_vendor;
+	pdev->device = sim->orig_device;
+	pdev->revision = sim->orig_revision;
+	pdev->resource[HNS_SIM_DWQE_BAR] = sim->orig_dwqe_bar;
+}
+
 int hns_sim_glue_init(void)
 {
 	hnae3_register_ae_algo(&hns_sim_ae_algo);
@@ -415,6 +453,14 @@ int hns_sim_glue_attach(struct pci_dev *pdev, void *ae_dev_space,
 		return -ENOMEM;
 	sim->pdev = pdev;
 	sim->num_vectors = num_vectors;
+	/* roce_mem_base and the BAR4 stand-in must lie inside BAR2. */
+	if (pci_resource_len(pdev, HNS_SIM_BAR) <= HNS_SIM_MEM_BASE_OFFSET) {
+		dev_err(&pdev->dev, "hns-sim: BAR%d of %llu bytes has no mem_base window\n",
+			HNS_SIM_BAR,
+			(unsigned long long)pci_resource_len(pdev, HNS_SIM_BAR));
+		ret = -ENODEV;
+		goto err_free;
+	}
 	sim->bar = pci_iomap(pdev, HNS_SIM_BAR, 0);
 	if (!sim->bar) {
 		ret = -ENOMEM;
@@ -432,6 +478,7 @@ int hns_sim_glue_attach(struct pci_dev *pdev, void *ae_dev_space,
 	pdev->vendor = HNS_SIM_VENDOR;
 	pdev->device = hns_sim_device(sim->bar);
 	pdev->revision = hns_sim_revision(sim->bar);
+	hns_sim_set_dwqe_bar(sim);
 
 	sim->netdev = alloc_etherdev(sizeof(struct hns_sim_dev *));
 	if (!sim->netdev) {
@@ -485,9 +532,7 @@ err_unregister:
 err_netdev:
 	free_netdev(sim->netdev);
 err_unmap:
-	pdev->vendor = sim->orig_vendor;
-	pdev->device = sim->orig_device;
-	pdev->revision = sim->orig_revision;
+	hns_sim_restore_pdev(sim);
 	pci_iounmap(pdev, sim->bar);
 err_free:
 	kfree(sim);
@@ -514,9 +559,7 @@ void hns_sim_glue_detach(struct pci_dev *pdev)
 	/* Give the function back as the ivshmem device it is, so a new
 	 * hns_sim instance can bind it again.
 	 */
-	pdev->vendor = sim->orig_vendor;
-	pdev->device = sim->orig_device;
-	pdev->revision = sim->orig_revision;
+	hns_sim_restore_pdev(sim);
 	pci_iounmap(pdev, sim->bar);
 	kfree(sim);
 }

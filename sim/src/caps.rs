@@ -554,6 +554,36 @@ impl Caps {
         1 << self.num_qps_log
     }
 
+    /// Refuses a table the model cannot serve. DIRECT_WQE (flag bit 12)
+    /// needs a HIP09 function, whose drivers push WQEs into the QP's own
+    /// page of BAR2's `mem_base` window (HIP08 kernel QPs ring the shared
+    /// register 0x230, which a 64-byte push would run over), and a page
+    /// there for every QPN (a QPN past the window would give the user
+    /// mapping of its page memory past the end of BAR2).
+    pub fn check(&self) -> Result<(), String> {
+        if self.cap_flags & flag::DIRECT_WQE == 0 {
+            return Ok(());
+        }
+        if self.is_hip08() {
+            return Err(format!(
+                "caps: DIRECT_WQE (cap_flags bit 12, {:#x}) is a HIP09 feature; \
+                 the HIP08 personality (pci_revision {:#x}) cannot offer it",
+                self.cap_flags, self.pci_revision
+            ));
+        }
+        let pages = crate::engine::DWQE_PAGES;
+        let qps = 1u64.checked_shl(self.num_qps_log).unwrap_or(u64::MAX);
+        if qps > pages {
+            return Err(format!(
+                "caps: DIRECT_WQE (cap_flags bit 12) needs a 64 KiB page per QPN \
+                 in BAR2's mem_base window, which has {pages}: num_qps_log {} \
+                 ({qps} QPs) is too many",
+                self.num_qps_log
+            ));
+        }
+        Ok(())
+    }
+
     /// MSI-X vectors the driver will use.
     pub fn vectors_needed(&self) -> u32 {
         self.num_other_vectors as u32 + self.num_aeq_vectors as u32 + self.num_ceqs
@@ -679,6 +709,43 @@ mod tests {
         e.apply_config("pci_device = 0xa22f\nvf_id = 1").unwrap();
         assert!(e.is_vf());
         assert!(e.dump().contains("pci_device = 0xa22f\nvf_id = 0x1\n"));
+    }
+
+    #[test]
+    fn direct_wqe_only_on_hip09_with_a_page_per_qpn() {
+        let dwqe = |mut c: Caps| {
+            c.cap_flags |= flag::DIRECT_WQE;
+            c
+        };
+        // Off by default, and every default table passes.
+        for c in [Caps::default(), Caps::hip08(), Caps::vf()] {
+            assert_eq!(c.cap_flags & flag::DIRECT_WQE, 0);
+            assert_eq!(c.check(), Ok(()));
+        }
+        // On: fine for a HIP09 PF or VF with 256 QPs (0x48177f).
+        let c = dwqe(Caps::default());
+        assert_eq!(c.cap_flags, 0x48_177f);
+        assert_eq!(c.check(), Ok(()));
+        assert_eq!(dwqe(Caps::vf()).check(), Ok(()));
+        let mut fewer = dwqe(Caps::default());
+        fewer.set("num_qps_log", "7").unwrap();
+        assert_eq!(fewer.check(), Ok(()));
+        // Refused with the HIP08 personality (also when set after it).
+        let e = dwqe(Caps::hip08()).check().unwrap_err();
+        assert!(e.contains("HIP08") && e.contains("bit 12"), "{e}");
+        let mut h = Caps::hip08();
+        h.set("cap_flags", "0x48177f").unwrap();
+        assert!(h.check().is_err());
+        // Refused when a QPN would have no page: 512 QPs, and absurd logs.
+        let mut big = dwqe(Caps::default());
+        big.set("num_qps_log", "9").unwrap();
+        let e = big.check().unwrap_err();
+        assert!(e.contains("256") && e.contains("512 QPs"), "{e}");
+        big.set("num_qps_log", "200").unwrap();
+        assert!(big.check().is_err());
+        // Without the flag, 512 QPs stay allowed.
+        big.cap_flags &= !flag::DIRECT_WQE;
+        assert_eq!(big.check(), Ok(()));
     }
 
     #[test]

@@ -13,17 +13,22 @@
 //! ring nor a new ring equal to the old value for nothing):
 //! - SQ: a doorbell (the shared word, or a kernel QP's own word in the
 //!   `mem_base` window) tells which QP to look at and up to which index
-//!   the WQEs are complete; the owner bit of the WQE at the model's
-//!   consumer index must be valid too. A WQE past the last doorbell seen
-//!   is taken only when its owner bit is valid and its bytes have not
-//!   changed for [`STABLE`] (the periodic scan of every QP in RTS, the
-//!   backstop for lost doorbells). That delay is long on purpose: libhns'
-//!   `ibv_wr_*` API (perftest's post path) sets the owner bit *first*
-//!   (`ibv_wr_rdma_write` etc.) and writes length, inline data and SGEs
-//!   after it, up to `ibv_wr_complete`'s doorbell; a producer preempted in
-//!   between (one guest CPU shared by two busy-polling processes: a
-//!   scheduler tick is 4 ms) leaves a valid owner bit on a half-written
-//!   WQE. Real hardware never looks past the doorbell.
+//!   the WQEs are complete. A direct WQE (DIRECT_WQE, cap bit 12: the
+//!   driver pushes a one-WQE post's first 64 bytes into the QP's page of
+//!   that window, `FLAG` set in the first qword) counts as the SQ doorbell
+//!   of that page's QP; the WQE still runs from the SQ buffer, and the
+//!   pushed bytes are compared with it afterwards (`Push`). The owner bit
+//!   of the WQE at the model's consumer index must be valid too. A WQE
+//!   past the last doorbell seen is taken only when its owner bit is
+//!   valid and its bytes have not changed for [`STABLE`] (the periodic
+//!   scan of every QP in RTS, the backstop for lost doorbells). That
+//!   delay is long on purpose: libhns' `ibv_wr_*` API (perftest's post
+//!   path) sets the owner bit *first* (`ibv_wr_rdma_write` etc.) and
+//!   writes length, inline data and SGEs after it, up to
+//!   `ibv_wr_complete`'s doorbell; a producer preempted in between (one
+//!   guest CPU shared by two busy-polling processes: a scheduler tick is
+//!   4 ms) leaves a valid owner bit on a half-written WQE. Real hardware
+//!   never looks past the doorbell.
 //! - RQ producer index: the record doorbell in driver memory (address in
 //!   the QPC), else the last RQ doorbell seen.
 //! - CQ consumer index: the record doorbell (address in the CQC), else the
@@ -46,8 +51,8 @@ use crate::hw_v2_fields::{cqc, qpc, srqc, Cqc, Qpc, Srqc};
 use crate::live::{Extent, LiveDma, Owner};
 use crate::mem::Dma;
 use crate::wqe::{
-    self, op, rop, status, Cqe, DataSeg, Doorbell, FrmrWqe, RcWqe, UdWqe, SGE_SIZE, SQ_WQE_HDR,
-    SQ_WQE_SIZE,
+    self, op, rop, status, Cqe, DataSeg, DirectWqe, Doorbell, FrmrWqe, RcWqe, UdWqe, SGE_SIZE,
+    SQ_WQE_HDR, SQ_WQE_SIZE,
 };
 use crate::xlate::{
     self, Access, KeyError, MptEntry, Mtr, Region, XlateError, MPT_ST_FREE, MPT_ST_VALID,
@@ -99,6 +104,18 @@ pub const DB_CFG0: u64 = 0x230;
 pub const DWQE_BASE: u64 = crate::mem::MEM_BASE_OFFSET;
 /// Bytes per QPN in the `mem_base` window (`HNS_ROCE_DWQE_SIZE`).
 pub const DWQE_SIZE: u64 = 65536;
+/// QPNs whose page fits the `mem_base` window (256): the kernel doorbell
+/// words the engine reads, and the QPs a DIRECT_WQE function may have.
+pub const DWQE_PAGES: u64 = (crate::mem::BAR_SIZE - DWQE_BASE) / DWQE_SIZE;
+/// Bytes of a direct WQE (`hns_roce_write512`: eight 64-bit stores).
+pub const DWQE_BYTES: usize = 64;
+
+/// Offset in BAR2 of the page of `qpn` in the `mem_base` window, if it
+/// has one.
+fn dwqe_page(qpn: u32) -> Option<u64> {
+    (u64::from(qpn) < DWQE_PAGES).then(|| DWQE_BASE + u64::from(qpn) * DWQE_SIZE)
+}
+
 /// How long a WQE past the last SQ doorbell must keep a valid owner bit
 /// and the same bytes before the scan takes it: far above a guest
 /// scheduler slice (4 ms ticks at HZ=250), so a producer preempted between
@@ -184,11 +201,18 @@ pub trait Regs {
     /// Takes the 64-bit doorbell word at `off` of BAR2: its value, 0 left
     /// behind (0 = nothing rung since the last take).
     fn take64(&self, off: u64) -> u64;
+    /// Reads the 64-bit word at `off` of BAR2 and leaves it there (the
+    /// qwords of a direct WQE after the first, and whether the first has
+    /// been written again).
+    fn peek64(&self, off: u64) -> u64;
 }
 
 impl Regs for crate::mem::Bar {
     fn take64(&self, off: u64) -> u64 {
         crate::mem::Bar::take64(self, off)
+    }
+    fn peek64(&self, off: u64) -> u64 {
+        crate::mem::Bar::peek64(self, off)
     }
 }
 
@@ -216,6 +240,40 @@ pub mod tst {
     pub const UD: u32 = 3;
     /// XRC (initiator or target, `XRC_QP_TYPE`).
     pub const XRC: u32 = 5;
+}
+
+/// A direct WQE taken from a QP's page, until its bytes are compared
+/// with the WQE the engine executed for it. The model takes the first
+/// qword (the ring) as soon as it sees it; the pusher's other seven
+/// stores may land later, so the comparison waits for the WQE to run and
+/// then for the page to hold the rest, at most [`STABLE`].
+#[derive(Clone, Debug)]
+struct Push {
+    /// `WQE_INDEX`: the producer index it rang; its WQE is `pi - 1`.
+    pi: u32,
+    /// The SL it carried (for the log).
+    sl: u8,
+    /// The first qword, as taken.
+    qword0: u64,
+    /// When it was taken.
+    at: Instant,
+    /// The first 64 bytes of SQ WQE `pi - 1` as the engine took it for
+    /// execution.
+    wqe: Option<[u8; DWQE_BYTES]>,
+}
+
+/// What a direct WQE's bytes turned out to be.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum PushCheck {
+    /// Still waiting (its WQE has not run, or the page is being written).
+    Open,
+    /// The page held the executed WQE's first 64 bytes.
+    Checked,
+    /// The page was written again (a newer push or doorbell) before the
+    /// bytes could be compared.
+    Superseded,
+    /// The page held other bytes.
+    Mismatched,
 }
 
 /// Engine state of one QP.
@@ -259,6 +317,8 @@ struct Qp {
     stopped: bool,
     /// Something asked to look at this QP now.
     kick: bool,
+    /// The last direct WQE taken from the QP's page, until compared.
+    push: Option<Push>,
     /// SQ WQEs executed since the QP was (re)started, and the host times
     /// of the first and the last (the rate line at its reset).
     done: u64,
@@ -358,6 +418,16 @@ pub struct EngineStats {
     pub send_inv: u64,
     /// Keys invalidated by this device as the responder of a SEND_WITH_INV.
     pub remote_inv: u64,
+    /// Direct WQEs taken (first qwords with `FLAG` in a QP's page).
+    pub direct_wqes: u64,
+    /// Direct WQEs whose 64 bytes equal those of the WQE executed for them.
+    pub dwqe_checked: u64,
+    /// Direct WQEs whose page was written again before the comparison, or
+    /// replaced by a newer one before their WQE ran.
+    pub dwqe_superseded: u64,
+    /// Direct WQEs whose page held other bytes than their WQE (0 unless the
+    /// driver or the model is wrong).
+    pub dwqe_mismatched: u64,
     /// Writes into guest memory refused because the live object they were
     /// for does not map the target (`live.rs`); 0 unless the model is wrong.
     pub bad_dma: u64,
@@ -457,7 +527,7 @@ impl Engine {
         for ev in host.take_ctx_events() {
             self.apply_event(host, mem, ev);
         }
-        self.read_doorbells(regs);
+        self.read_doorbells(regs, now);
         let scan = self
             .last_scan
             .is_none_or(|t| now.duration_since(t) >= SCAN_PERIOD);
@@ -479,6 +549,7 @@ impl Engine {
         for qpn in qpns {
             did |= self.run_sq(host, mem, wire, qpn, now);
         }
+        self.check_pushes(regs, now);
         let errs: Vec<u32> = self
             .qps
             .iter()
@@ -668,10 +739,11 @@ impl Engine {
         }
     }
 
-    /// Reads the shared doorbell word and the kernel SQ doorbell pages.
-    fn read_doorbells<R: Regs>(&mut self, regs: &R) {
+    /// Reads the shared doorbell word and the first qword of the QPs'
+    /// pages in the `mem_base` window (kernel SQ doorbells, direct WQEs).
+    fn read_doorbells<R: Regs>(&mut self, regs: &R, now: Instant) {
         if std::mem::take(&mut self.stale_dwqe) {
-            for qpn in 0..(crate::mem::BAR_SIZE - DWQE_BASE) / DWQE_SIZE {
+            for qpn in 0..DWQE_PAGES {
                 regs.take64(DWQE_BASE + qpn * DWQE_SIZE);
             }
         }
@@ -688,23 +760,140 @@ impl Engine {
         // its new life yet (that needs RTR and RTS, more mailboxes): what
         // its kernel doorbell word holds belongs to the previous life.
         for (&qpn, q) in self.qps.iter_mut() {
-            if std::mem::take(&mut q.old_ring)
-                && u64::from(qpn) * DWQE_SIZE < crate::mem::BAR_SIZE - DWQE_BASE
-            {
-                regs.take64(DWQE_BASE + u64::from(qpn) * DWQE_SIZE);
+            if let (true, Some(off)) = (std::mem::take(&mut q.old_ring), dwqe_page(qpn)) {
+                regs.take64(off);
             }
         }
-        let kernel: Vec<u32> = self
+        let pages: Vec<(u32, u64)> = self
             .qps
             .iter()
             .filter(|(_, q)| q.ctx.state >= qps::INIT && q.ctx.state <= qps::SQD)
-            .map(|(n, _)| *n)
-            .filter(|n| u64::from(*n) * DWQE_SIZE < crate::mem::BAR_SIZE - DWQE_BASE)
+            .filter_map(|(&n, _)| Some((n, dwqe_page(n)?)))
             .collect();
-        for qpn in kernel {
-            let v = regs.take64(DWQE_BASE + u64::from(qpn) * DWQE_SIZE);
-            if v != 0 {
-                self.doorbell(Doorbell::decode(v));
+        for (qpn, off) in pages {
+            let v = regs.take64(off);
+            if v == 0 {
+                continue;
+            }
+            match DirectWqe::decode(v) {
+                Some(d) => self.direct_wqe(regs, qpn, v, d, now),
+                None => {
+                    // The page's first qword was written again: a direct
+                    // WQE before it is compared now or never.
+                    self.settle_push(regs, qpn, now, true);
+                    self.doorbell(Doorbell::decode(v));
+                }
+            }
+        }
+    }
+
+    /// A direct WQE in the page of `qpn` (first qword `v`): the SQ
+    /// doorbell of that QP with the pushed producer index (the tag is the
+    /// page). An older push of the QP not compared yet is settled first:
+    /// its page is being rewritten.
+    fn direct_wqe<R: Regs>(&mut self, regs: &R, qpn: u32, v: u64, d: DirectWqe, now: Instant) {
+        self.stats.direct_wqes += 1;
+        self.settle_push(regs, qpn, now, true);
+        if let Some(q) = self.qps.get_mut(&qpn) {
+            q.sq_db = Some(d.pi);
+            q.kick = true;
+            q.push = Some(Push {
+                pi: d.pi,
+                sl: d.sl,
+                qword0: v,
+                at: now,
+                wqe: None,
+            });
+        }
+        self.kick_blocked();
+    }
+
+    /// Compares every direct WQE whose WQE has run with its page.
+    fn check_pushes<R: Regs>(&mut self, regs: &R, now: Instant) {
+        let ran: Vec<u32> = self
+            .qps
+            .iter()
+            .filter(|(_, q)| q.push.as_ref().is_some_and(|p| p.wqe.is_some()))
+            .map(|(n, _)| *n)
+            .collect();
+        for qpn in ran {
+            self.settle_push(regs, qpn, now, false);
+        }
+    }
+
+    /// Compares the direct WQE of `qpn` with the page it came from, if it
+    /// can be decided now, and counts the outcome. `replaced`: a newer
+    /// ring has been taken from the page, so there is nothing to wait for.
+    fn settle_push<R: Regs>(&mut self, regs: &R, qpn: u32, now: Instant, replaced: bool) {
+        let (Some(q), Some(off)) = (self.qps.get_mut(&qpn), dwqe_page(qpn)) else {
+            return;
+        };
+        let Some(p) = q.push.take() else {
+            return;
+        };
+        // The page as the pusher left it: the first qword as taken, the
+        // other seven as they are now.
+        let mut page = [0u8; DWQE_BYTES];
+        for (i, b) in page.chunks_exact_mut(8).enumerate() {
+            let w = if i == 0 {
+                p.qword0
+            } else {
+                regs.peek64(off + 8 * i as u64)
+            };
+            b.copy_from_slice(&w.to_le_bytes());
+        }
+        let outcome = match &p.wqe {
+            None if replaced => PushCheck::Superseded,
+            None => PushCheck::Open,
+            Some(w) if *w == page => PushCheck::Checked,
+            Some(_) if replaced || regs.peek64(off) != 0 => PushCheck::Superseded,
+            Some(w) if w[..8] != page[..8] || now.duration_since(p.at) >= STABLE => {
+                PushCheck::Mismatched
+            }
+            Some(_) => PushCheck::Open,
+        };
+        if outcome == PushCheck::Open {
+            q.push = Some(p);
+            return;
+        }
+        match outcome {
+            PushCheck::Checked => self.stats.dwqe_checked += 1,
+            PushCheck::Superseded => self.stats.dwqe_superseded += 1,
+            _ => {
+                self.stats.dwqe_mismatched += 1;
+                let wqe = p.wqe.map(|w| dump_line("sq", qpn, p.pi, &w));
+                self.log(&format!(
+                    "QP {qpn:#x}: direct WQE (PI {:#x}, SL {}) differs from its SQ WQE: {} / {}",
+                    p.pi,
+                    p.sl,
+                    dump_line("page", qpn, p.pi, &page),
+                    wqe.unwrap_or_default()
+                ));
+            }
+        }
+        // `--dump-data`: the page as compared.
+        self.dump_words("dwqe", qpn, p.pi, &page);
+    }
+
+    /// Notes that SQ WQE `idx` of `qpn` is taken for execution, its bytes
+    /// `raw`:
+    /// the WQE of the QP's direct WQE if that rang `idx + 1`.
+    fn ran_for_push(&mut self, qpn: u32, idx: u32, raw: &[u8; SQ_WQE_SIZE]) {
+        let Some(p) = self.qps.get_mut(&qpn).and_then(|q| q.push.as_mut()) else {
+            return;
+        };
+        if p.wqe.is_none() && idx.wrapping_add(1) & 0xffff == p.pi {
+            let mut w = [0u8; DWQE_BYTES];
+            w.copy_from_slice(&raw[..DWQE_BYTES]);
+            p.wqe = Some(w);
+        }
+    }
+
+    /// Anything blocked on a receive WQE or CQ space may go on.
+    fn kick_blocked(&mut self) {
+        for q in self.qps.values_mut() {
+            if q.blocked.is_some() {
+                q.kick = true;
             }
         }
     }
@@ -741,12 +930,7 @@ impl Engine {
             }
             _ => {}
         }
-        // Anything blocked on a receive WQE or CQ space may go on.
-        for q in self.qps.values_mut() {
-            if q.blocked.is_some() {
-                q.kick = true;
-            }
-        }
+        self.kick_blocked();
     }
 
     /// Whether CQ `cqn` is known (tests).

@@ -138,6 +138,15 @@ fn parse_args() -> Result<Args, String> {
         }
     }
     caps::wire_functions(&mut a.caps);
+    for (n, c) in a.caps.iter().enumerate() {
+        c.check().map_err(|e| {
+            if a.caps.len() > 1 {
+                format!("personality {} (device {n}): {e}", n + 1)
+            } else {
+                e
+            }
+        })?;
+    }
     if let Some(n) = a.dump_caps {
         // The caps after --config/--set, in config-file syntax.
         print!("{}", a.caps_of(n).dump());
@@ -242,7 +251,7 @@ fn serve(listeners: &[UnixListener], a: &Args) -> Result<Vec<fw::Stats>, String>
         }
         let e = dev.engine.stats;
         eprintln!(
-            "hns-sim[{n}]: data: {} WQEs, {} CQEs ({} errors), {} CEQEs, {} doorbells, {} WQEs found by the scan, {} messages to other devices, {} REG_MR, {} LOCAL_INV, {} SEND_WITH_INV ({} remote invalidations), {} bad DMA",
+            "hns-sim[{n}]: data: {} WQEs, {} CQEs ({} errors), {} CEQEs, {} doorbells, {} WQEs found by the scan, {} messages to other devices, {} REG_MR, {} LOCAL_INV, {} SEND_WITH_INV ({} remote invalidations), {} direct WQEs ({} checked, {} superseded, {} mismatched), {} bad DMA",
             e.wqes,
             e.cqes,
             e.errors,
@@ -254,6 +263,10 @@ fn serve(listeners: &[UnixListener], a: &Args) -> Result<Vec<fw::Stats>, String>
             e.local_inv,
             e.send_inv,
             e.remote_inv,
+            e.direct_wqes,
+            e.dwqe_checked,
+            e.dwqe_superseded,
+            e.dwqe_mismatched,
             e.bad_dma
         );
         stats.push(dev.fw.stats);

@@ -169,6 +169,18 @@ impl Bar {
         let word = unsafe { &*self.map.ptr().add(off as usize).cast::<AtomicU64>() };
         u64::from_le(word.swap(0, Ordering::SeqCst))
     }
+
+    /// Reads the 64-bit word at `off` without taking it (the rest of a
+    /// direct WQE in a QP's page). Unaligned or out-of-range offsets read
+    /// as 0.
+    pub fn peek64(&self, off: u64) -> u64 {
+        if off + 8 > self.map.len() as u64 || !off.is_multiple_of(8) {
+            return 0;
+        }
+        // SAFETY: as in `take64`.
+        let word = unsafe { &*self.map.ptr().add(off as usize).cast::<AtomicU64>() };
+        u64::from_le(word.load(Ordering::SeqCst))
+    }
 }
 
 /// Plain memory for tests, addressed from 0.

@@ -465,6 +465,38 @@ impl Doorbell {
     }
 }
 
+/// The first qword of a direct WQE: a HIP09 QP's SQ WQE pushed (64
+/// bytes) into the QP's own page of the `mem_base` window instead of a
+/// doorbell (`write_dwqe` in the C driver and libhns). The driver sets
+/// `FLAG` (dw0 bit 31), which a doorbell word never has (its bit 31 is
+/// `DB_FLAG`, left 0), `WQE_INDEX` (dw0 30:15) to the producer index after
+/// the post, and the QP's SL in `DB_SL_L` (dw0 6:5) and `DB_SL_H` (dw0
+/// 14:13); the rest of the WQE is as in the SQ buffer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DirectWqe {
+    /// `WQE_INDEX`: the SQ producer index (16 bits), what a doorbell's PI is.
+    pub pi: u32,
+    /// The service level, `DB_SL_H` << 2 | `DB_SL_L` (4 bits).
+    pub sl: u8,
+}
+
+impl DirectWqe {
+    /// `RC_SEND_WQE_FLAG`: dw0 bit 31.
+    pub const FLAG: u64 = 1 << 31;
+
+    /// Decodes the first qword of a QP's page: `None` for a doorbell word
+    /// (bit 31 of dw0 clear).
+    pub fn decode(v: u64) -> Option<Self> {
+        if v & Self::FLAG == 0 {
+            return None;
+        }
+        Some(DirectWqe {
+            pi: (v >> 15) as u32 & 0xffff,
+            sl: ((v >> 5) & 3 | ((v >> 13) & 3) << 2) as u8,
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -631,5 +663,30 @@ mod tests {
         // CQ arm: cqn 3, cmd 4, CI 0x10_0005 (24 bits), notify/sn above.
         let d = Doorbell::decode(0x0310_0005_0400_0003);
         assert_eq!((d.tag, d.cmd, d.index), (3, db::CQ_NOTIFY, 0x10_0005));
+    }
+
+    #[test]
+    fn direct_wqe_first_qword() {
+        // write_dwqe on an RC SEND (opcode 0), owner 1, signaled: FLAG,
+        // WQE_INDEX 0x1234 (bits 30:15), SL 0b1110 split as DB_SL_L = 0b10
+        // (6:5) and DB_SL_H = 0b11 (14:13); msg_len 0x40 in dw1.
+        let dw0: u32 = 1 << 31 | 0x1234 << 15 | 0b11 << 13 | 0x100 | 0x80 | 0b10 << 5;
+        let v = u64::from(dw0) | 0x40 << 32;
+        assert_eq!(
+            DirectWqe::decode(v),
+            Some(DirectWqe {
+                pi: 0x1234,
+                sl: 0b1110
+            })
+        );
+        // The highest index and SL 15 use every bit of their fields.
+        let all = u64::from(1u32 << 31 | 0xffff << 15 | 3 << 13 | 3 << 5);
+        assert_eq!(
+            DirectWqe::decode(all),
+            Some(DirectWqe { pi: 0xffff, sl: 15 })
+        );
+        // A doorbell word (DB_FLAG clear) is not one, whatever its PI.
+        assert_eq!(DirectWqe::decode(0xffff_ffff_7fff_ffff), None);
+        assert_eq!(DirectWqe::decode(0x0000_0102_0000_000b), None);
     }
 }

@@ -77,6 +77,7 @@ impl Engine {
                     }
                 }
             }
+            self.ran_for_push(qpn, idx, &raw);
             if self.dump.is_some() {
                 // The extended SGEs of the WQE too (UD keeps all its SGEs
                 // there, RC from the third on).

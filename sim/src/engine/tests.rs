@@ -76,6 +76,13 @@ impl Regs for FakeRegs {
             self.1.borrow_mut().remove(&off).unwrap_or(0)
         }
     }
+    fn peek64(&self, off: u64) -> u64 {
+        if off == DB_CFG0 {
+            self.0.get()
+        } else {
+            self.1.borrow().get(&off).copied().unwrap_or(0)
+        }
+    }
 }
 
 fn put64(m: &VecMem, a: u64, v: u64) {
@@ -1808,4 +1815,250 @@ fn dump_data_writes_each_wqe_taken_and_each_cqe_written() {
         true,
     );
     assert!(w2.poll(0));
+}
+
+/// QP A's page in the `mem_base` window.
+const PAGE_A: u64 = DWQE_BASE + 8 * DWQE_SIZE;
+
+impl World {
+    /// Posts SQ WQE `idx` of QP A as a one-WQE post with direct WQE, as
+    /// `write_dwqe` does: FLAG, SL `sl` and WQE_INDEX `idx + 1` set in the
+    /// buffer's dw0, then the first `qwords` of its 64 bytes pushed into
+    /// QP A's page (the rest of the push comes with [`World::push_rest`]).
+    /// Returns the 64 bytes.
+    fn push_a(
+        &self,
+        idx: u32,
+        dw0: u32,
+        words: &[(usize, u32)],
+        sl: u32,
+        qwords: usize,
+    ) -> Vec<u8> {
+        self.post_a(idx, dw0, words, false);
+        let at = SQ_A + 64 * u64::from(idx);
+        let w0 =
+            get32(&self.mem, at) | 1 << 31 | (idx + 1) << 15 | (sl & 3) << 5 | (sl >> 2 & 3) << 13;
+        put32(&self.mem, at, w0);
+        let mut b = vec![0u8; 64];
+        self.mem.read(at, &mut b).unwrap();
+        self.push_rest(&b, 0, qwords);
+        b
+    }
+
+    /// Stores qwords `from..to` of the 64 bytes `b` into QP A's page.
+    fn push_rest(&self, b: &[u8], from: usize, to: usize) {
+        for i in from..to {
+            let mut q = [0u8; 8];
+            q.copy_from_slice(&b[8 * i..8 * i + 8]);
+            self.regs
+                .1
+                .borrow_mut()
+                .insert(PAGE_A + 8 * i as u64, u64::from_le_bytes(q));
+        }
+    }
+
+    /// The direct WQE counters: taken, checked, superseded, mismatched.
+    fn dwqe(&self) -> (u64, u64, u64, u64) {
+        let s = &self.eng.stats;
+        (
+            s.direct_wqes,
+            s.dwqe_checked,
+            s.dwqe_superseded,
+            s.dwqe_mismatched,
+        )
+    }
+}
+
+/// An inline SEND of "ABCD" (dw0 opcode SEND, inline; msg_len 4; data at
+/// byte 32).
+const SEND_ABCD: (u32, [(usize, u32); 2]) = (0x1000, [(1, 4), (8, 0x4443_4241)]);
+
+#[test]
+fn a_direct_wqe_rings_the_sq_of_its_page_and_is_checked() {
+    let mut w = world();
+    w.recv_b(0, 64, 0x100, MR_VA);
+    w.push_a(0, SEND_ABCD.0, &SEND_ABCD.1, 0b1101, 8);
+    // Executed in the first pass: the page was the doorbell, not the scan.
+    assert!(w.poll(0));
+    assert_eq!(w.eng.sq_ci(8), Some(1));
+    assert_eq!(w.eng.stats.scan_found, 0);
+    assert_eq!(w.eng.stats.doorbells, 0);
+    assert_eq!(w.dwqe(), (1, 1, 0, 0));
+    let mut got = [0u8; 4];
+    w.mem.read(MR_P0, &mut got).unwrap();
+    assert_eq!(&got, b"ABCD");
+    // The first qword was taken, the rest of the page left as it was.
+    assert!(!w.regs.1.borrow().contains_key(&PAGE_A));
+    assert!(w.regs.1.borrow().contains_key(&(PAGE_A + 8)));
+    // A plain doorbell word in the same page is still a doorbell (tag in
+    // the word, no FLAG): WQE 1 runs by it, nothing counted as direct.
+    w.recv_b(1, 64, 0x100, MR_VA + 64);
+    w.post_a(1, SEND_ABCD.0, &SEND_ABCD.1, false);
+    w.regs.1.borrow_mut().insert(PAGE_A, 2u64 << 32 | 8);
+    assert!(w.poll(1));
+    assert_eq!(w.eng.sq_ci(8), Some(2));
+    assert_eq!(w.eng.stats.doorbells, 1);
+    assert_eq!(w.dwqe(), (1, 1, 0, 0));
+    assert_eq!(w.eng.stats.scan_found, 0);
+}
+
+#[test]
+fn a_direct_wqe_for_another_index_only_rings() {
+    // A push whose index is past its WQE (the producer rang 2 with the
+    // WQE of slot 1 pushed, slot 0 posted before without a doorbell):
+    // both run at once, and the push is compared with WQE 1.
+    let mut w = world();
+    w.recv_b(0, 64, 0x100, MR_VA);
+    w.recv_b(1, 64, 0x100, MR_VA + 64);
+    w.post_a(0, SEND_ABCD.0, &SEND_ABCD.1, false);
+    w.push_a(1, SEND_ABCD.0, &SEND_ABCD.1, 0, 8);
+    assert!(w.poll(0));
+    assert_eq!(w.eng.sq_ci(8), Some(2));
+    assert_eq!(w.dwqe(), (1, 1, 0, 0));
+}
+
+#[test]
+fn a_torn_push_runs_at_once_and_is_checked_when_the_rest_lands() {
+    let mut w = world();
+    w.recv_b(0, 64, 0x100, MR_VA);
+    w.recv_b(1, 64, 0x100, MR_VA + 64);
+    // A first push, complete: the page keeps its qwords 1..7.
+    w.push_a(0, SEND_ABCD.0, &SEND_ABCD.1, 0, 8);
+    assert!(w.poll(0));
+    assert_eq!(w.dwqe(), (1, 1, 0, 0));
+    // The second: only its first qword has landed, 1..7 are the first
+    // push's (another message: "EFGH").
+    let b = w.push_a(1, 0x1000, &[(1, 4), (8, 0x4847_4645)], 0, 1);
+    assert!(w.poll(1));
+    assert_eq!(w.eng.sq_ci(8), Some(2));
+    let mut got = [0u8; 4];
+    w.mem.read(MR_P0 + 64, &mut got).unwrap();
+    assert_eq!(&got, b"EFGH");
+    // Not decided while the rest may still come.
+    assert!(!w.poll(50));
+    assert_eq!(w.dwqe(), (2, 1, 0, 0));
+    // It comes: checked.
+    w.push_rest(&b, 1, 8);
+    assert!(!w.poll(60));
+    assert_eq!(w.dwqe(), (2, 2, 0, 0));
+}
+
+#[test]
+fn a_push_whose_rest_never_matches_is_a_mismatch() {
+    let mut w = world();
+    w.recv_b(0, 64, 0x100, MR_VA);
+    let mut b = w.push_a(0, SEND_ABCD.0, &SEND_ABCD.1, 0, 8);
+    // The page's inline data differs from the buffer's.
+    b[32] ^= 0xff;
+    w.push_rest(&b, 4, 5);
+    assert!(w.poll(0));
+    assert_eq!(w.eng.sq_ci(8), Some(1));
+    assert_eq!(w.dwqe(), (1, 0, 0, 0));
+    assert!(!w.poll(99));
+    assert_eq!(w.dwqe(), (1, 0, 0, 0));
+    // STABLE after the push: counted.
+    assert!(!w.poll(100));
+    assert_eq!(w.dwqe(), (1, 0, 0, 1));
+    // A first qword other than the buffer's is one at once.
+    w.recv_b(1, 64, 0x100, MR_VA + 64);
+    w.push_a(1, SEND_ABCD.0, &SEND_ABCD.1, 0, 8);
+    let w0 = get32(&w.mem, SQ_A + 64);
+    put32(&w.mem, SQ_A + 64, w0 ^ 1 << 9);
+    assert!(w.poll(101));
+    assert_eq!(w.dwqe(), (2, 0, 0, 2));
+}
+
+#[test]
+fn a_push_replaced_by_a_newer_one_is_superseded() {
+    let mut w = world();
+    w.recv_b(0, 64, 0x100, MR_VA);
+    w.recv_b(1, 64, 0x100, MR_VA + 64);
+    w.recv_b(2, 64, 0x100, MR_VA + 128);
+    // Push 1, torn (qword 0 only), runs.
+    w.push_a(0, SEND_ABCD.0, &SEND_ABCD.1, 0, 1);
+    assert!(w.poll(0));
+    assert_eq!(w.dwqe(), (1, 0, 0, 0));
+    // Push 2 starts before push 1's rest is seen: its first qword is in
+    // the page again, push 1 cannot be compared any more.
+    let b = w.push_a(1, 0x1000, &[(1, 4), (8, 0x4847_4645)], 0, 1);
+    // Its inline data differs from push 1's, so the page (1..7 zero or
+    // push 2's) can never match push 1.
+    w.push_rest(&b, 1, 3);
+    assert!(w.poll(1));
+    assert_eq!(w.eng.sq_ci(8), Some(2));
+    assert_eq!(w.dwqe(), (2, 0, 1, 0));
+    // A push whose first qword is rewritten before the model compares
+    // it (the next push or doorbell is already there): superseded too.
+    w.push_rest(&b, 3, 8);
+    assert!(!w.poll(2));
+    assert_eq!(w.dwqe(), (2, 1, 1, 0));
+    w.push_a(2, 0x1000, &[(1, 4), (8, 0x4c4b_4a49)], 0, 1);
+    w.recv_b(3, 64, 0x100, MR_VA + 192);
+    // Taken and run in this pass; by the comparison the producer has
+    // rung again (a doorbell word for PI 3, not taken yet).
+    assert!(w.poll(3));
+    w.regs.1.borrow_mut().insert(PAGE_A, 3u64 << 32 | 8);
+    let (n, ..) = w.dwqe();
+    assert_eq!(n, 3);
+    assert!(!w.poll(4));
+    assert_eq!(w.dwqe(), (3, 1, 2, 0));
+}
+
+#[test]
+fn a_push_into_a_qp_in_err_is_dropped_at_its_restart() {
+    let mut w = world();
+    w.recv_b(0, 64, 0x100, MR_VA);
+    assert!(!w.poll(0));
+    // QP A in ERR: libhns (or the kernel) pushes anyway; the page of a QP
+    // outside INIT..SQD is not read.
+    qp_a_to_err(&mut w, 0, 0);
+    assert!(!w.poll(1));
+    w.push_a(0, SEND_ABCD.0, &SEND_ABCD.1, 0, 8);
+    assert!(!w.poll(2));
+    assert_eq!(w.dwqe(), (0, 0, 0, 0));
+    assert!(w.regs.1.borrow().contains_key(&PAGE_A));
+    // RESET, INIT, RTR, RTS: the old push is taken unread at the
+    // restart, and does not ring the new life.
+    let mut was = qps::ERR;
+    for (t, st) in [
+        (10, qps::RESET),
+        (11, qps::INIT),
+        (12, qps::RTR),
+        (13, qps::RTS),
+    ] {
+        modify_a(&mut w, was, st);
+        assert!(!w.poll(t));
+        was = st;
+    }
+    assert!(!w.regs.1.borrow().contains_key(&PAGE_A));
+    assert_eq!(w.dwqe(), (0, 0, 0, 0));
+    assert_eq!(w.eng.stats.doorbells, 0);
+    assert_eq!(w.eng.sq_ci(8), Some(0));
+    // The old WQE 0 is stale: not run by the scan either.
+    assert!(!w.poll(500));
+    assert_eq!(w.eng.sq_ci(8), Some(0));
+    // A new push of the new life runs and is checked.
+    w.push_a(0, 0x1000, &[(1, 4), (8, 0x4847_4645)], 0, 8);
+    assert!(w.poll(501));
+    assert_eq!(w.eng.sq_ci(8), Some(1));
+    assert_eq!(w.dwqe(), (1, 1, 0, 0));
+}
+
+#[test]
+fn dump_data_writes_each_direct_wqe_as_compared() {
+    let mut w = world();
+    let buf = SharedBuf::default();
+    w.eng.dump = Some(Box::new(buf.clone()));
+    w.recv_b(0, 64, 0x100, MR_VA);
+    w.push_a(0, SEND_ABCD.0, &SEND_ABCD.1, 3, 8);
+    assert!(w.poll(0));
+    let text = String::from_utf8(buf.0.lock().unwrap().clone()).unwrap();
+    let line = text.lines().find(|l| l.starts_with("dwqe ")).unwrap_or("");
+    // dw0: SEND, inline, owner, SL 3 (bits 6:5), WQE_INDEX 1, FLAG.
+    assert_eq!(
+        line,
+        "dwqe 000008 0001 800090e0 00000004 00000000 00000000 00000000 00000000 \
+         00000000 00000000 44434241 00000000 00000000 00000000 00000000 00000000 \
+         00000000 00000000"
+    );
 }
