@@ -185,6 +185,34 @@ arm64_boot() {
     echo "    arm64 boot: $(($(date +%s) - s)) s"
 }
 
+# arm64_dwqe: direct WQE on user QPs (issue 19), which libhns pushes right
+# on arm64 only (docs/c-driver-findings.md 15): tests/guest/dwqe-plan.sh
+# with cap bit 12, one boot per driver. The outcomes must be equal, the
+# traces up to the plan's reload too (perftest comes after it), and
+# hns-sim must have taken pushes from each driver with no mismatch.
+arm64_dwqe() {
+    local ab=$HNS_BUILD/arm64 d s
+    for d in c rs; do
+        s=$(date +%s)
+        echo "sh /opt/hns/dwqe-plan.sh $d" >"$L/dwqe-$d.cmd"
+        # (A64's variables, set for a shell function.)
+        ARCH=arm64 HNS_ARCH=arm64 CROSS_COMPILE=aarch64-linux-gnu- HNS_MODULE_DIR="$ab/module-kunit" \
+            HNS_SIM_ARGS="--set cap_flags=$DWQE_FLAGS" \
+            guest_tests "dwqe-$d" "$RESULTS" "$L/dwqe-$d.cmd" --driver $d --sim 1
+        dwqe_counts "sim/dwqe-$d-pushes" "$HNS_BUILD/guest/dwqe-$d/hns-sim.log"
+        echo "    dwqe-$d boot (arm64): $(($(date +%s) - s)) s"
+        awk '/^cmq > op=8000 / { h++; if (h == 2) exit } { print }' \
+            "$HNS_BUILD/guest/dwqe-$d/trace-0.txt" >"$L/dwqe-$d.txt" 2>/dev/null
+    done
+    if python3 scripts/compare-outcomes.py "$RESULTS" dwqe-c dwqe-rs >"$L/dwqe-outcomes.log" 2>&1; then
+        result "equivalence/dwqe-outcomes" PASS "($(tail -n 1 "$L/dwqe-outcomes.log"))"
+    else
+        result "equivalence/dwqe-outcomes" FAIL "(log: $L/dwqe-outcomes.log)"
+        sed 's/^/    /' "$L/dwqe-outcomes.log" | head -n 40
+    fi
+    window_equal equivalence/dwqe-trace dwqe "--mask-psn --mask-flow --collapse-repeats --unordered"
+}
+
 # --- Background builds. The in-tree build (x86_64): the patch of
 # scripts/intree-patch.sh applied to a copy of the cached 7.3 source,
 # INFINIBAND_HNS_RS=m, hns_roce_rs.ko built by the kernel's Kbuild in a tree
@@ -604,6 +632,50 @@ else
     result guest/kpath SKIP "module or hns-sim did not build"
 fi
 
+# dwqe_counts TEST SIMLOG: the run's pushes were direct WQEs the engine took
+# (hns-sim's data line: "N direct WQEs (N checked, N superseded, N
+# mismatched)"): at least one, none mismatched.
+dwqe_counts() {
+    local dl n m
+    dl=$(grep -h '^hns-sim\[0\]: data:' "$2" 2>/dev/null | grep -oE '[0-9]+ direct WQEs \([^)]*\)')
+    n=$(printf '%s\n' "$dl" | sed -nE 's/^([0-9]+) direct.*/\1/p')
+    m=$(printf '%s\n' "$dl" | sed -nE 's/.* ([0-9]+) mismatched.*/\1/p')
+    if [ "${n:-0}" -gt 0 ] && [ "${m:-1}" = 0 ]; then
+        result "$1" PASS "($dl)"
+    else
+        result "$1" FAIL "(${dl:-no direct WQE count in $2})"
+    fi
+}
+
+# --- Direct WQE on kernel QPs (issue 19): kpath-plan.sh with cap bit 12. ------
+# Every single-WR post of the GSI QP is pushed whole into the QP's 64 KiB
+# page (C's write_dwqe); the outcomes and traces must be equal, and hns-sim
+# must have taken pushes from each driver with no mismatch against the SQ
+# buffer. User QPs with direct WQE run on the arm64 guest (dwqe-plan.sh at
+# the end): x86_64 libhns 56.1 cannot push (docs/c-driver-findings.md 15).
+DWQE_FLAGS=0x48177f
+if [ -x "$HNS_BUILD/sim-target/release/hns-sim" ] && [ -f "$HNS_BUILD/module-kunit/hns_roce_rs.ko" ]; then
+    for d in c rs; do
+        mod=$([ $d = c ] && echo hns_roce_hw_v2 || echo hns_roce_rs)
+        echo "sh /opt/hns/kpath-plan.sh $mod" >"$L/kpath-dwqe-$d.cmd"
+        HNS_SIM_ARGS="--set cap_flags=$DWQE_FLAGS" GT_RENAME="s#^TEST kpath-$d/#TEST kpath-dwqe-$d/#" \
+            guest_tests "kpath-dwqe-$d" "$RESULTS" "$L/kpath-dwqe-$d.cmd" --driver $d --sim 1
+        dwqe_counts "sim/kpath-dwqe-$d-pushes" "$HNS_BUILD/guest/kpath-dwqe-$d/hns-sim.log"
+    done
+    if python3 scripts/compare-outcomes.py "$RESULTS" kpath-dwqe-c kpath-dwqe-rs >"$L/kpath-dwqe-outcomes.log" 2>&1; then
+        result "equivalence/kpath-dwqe-outcomes" PASS "($(tail -n 1 "$L/kpath-dwqe-outcomes.log"))"
+    else
+        result "equivalence/kpath-dwqe-outcomes" FAIL "(log: $L/kpath-dwqe-outcomes.log)"
+        sed 's/^/    /' "$L/kpath-dwqe-outcomes.log" | head -n 40
+    fi
+    for d in c rs; do
+        cp "$HNS_BUILD/guest/kpath-dwqe-$d/trace-0.txt" "$L/kpath-dwqe-$d.txt" 2>/dev/null
+    done
+    window_equal equivalence/kpath-dwqe-trace kpath-dwqe "--mask-psn --unordered"
+else
+    result guest/kpath-dwqe SKIP "module or hns-sim did not build"
+fi
+
 # ulp_results RUN GROUP: after a ulp-plan.sh boot, its I/O rates, hns-sim's
 # data lines, a check of the fast-registration traffic (REG_MR on hns_0,
 # the host; SEND_WITH_INV from hns_1, the target; each one a remote
@@ -816,7 +888,7 @@ if [ -x "$HNS_BUILD/sim-target/release/hns-sim" ] && [ -f "$HNS_BUILD/module-kun
     # compared. The two tables are compared apart: the driver writes the
     # SMAC from its netdev notifier while the core rewrites the GIDs from
     # its own work item, so which comes first after a MAC change is timing
-    # on both drivers (docs/c-driver-findings.md 15).
+    # on both drivers (docs/c-driver-findings.md 16).
     gm_ok=1 gm_n=""
     for op in 8500 8501; do
         for d in c rs; do
@@ -1043,6 +1115,7 @@ if grep -qE '^TEST arm64/(kernel|module-kunit|hns_sim-ko) FAIL' "$BG_RESULTS"; t
     result arm64/guest SKIP "an arm64 build failed (above)"
 else
     arm64_boot
+    arm64_dwqe
 fi
 
 summary

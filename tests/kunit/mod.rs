@@ -424,6 +424,11 @@ mod wqe {
     }
 
     #[test]
+    fn dwqe_word0() {
+        assert_eq!(v::check_dwqe_word0(), Ok(()));
+    }
+
+    #[test]
     fn c_ud_wqes() {
         assert_eq!(v::check_c_ud_wqes(), Ok(()));
     }

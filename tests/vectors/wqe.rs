@@ -26,6 +26,26 @@ pub fn check_doorbell_and_owner() -> Check {
     )
 }
 
+/// Word 0 of GSI WQEs the C driver pushed as direct WQEs (`dwqe` lines of
+/// hns-sim's `--dump-data` of `tests/guest/kpath-plan.sh` on `--driver c`
+/// with cap flags 0x48177f, session 33): the SQ producer index after the
+/// post and the word pushed. Before the push the word was the UD builder's
+/// 0x00000180 (owner, CQE; `GSI_WQE0`), SL 0.
+const C_DWQE_WORD0: [(u32, u32); 3] = [(1, 0x8000_8180), (2, 0x8001_0180), (0x19, 0x800c_8180)];
+
+/// Direct WQE word 0: flag, index and SL over the builder's word.
+pub fn check_dwqe_word0() -> Check {
+    for (head, pushed) in C_DWQE_WORD0 {
+        expect(
+            dwqe_word0(GSI_WQE0[0], 0, head) == pushed,
+            "GSI direct WQE word 0 as C pushed it",
+        )?;
+    }
+    // The SL fields' positions come from the header (the generated
+    // fields' host test); the C runs had SL 0 only.
+    Ok(())
+}
+
 /// QP 1's first two UD WQEs as the C driver wrote them (CM MADs of rping:
 /// 24 + 232 bytes in two SGEs with lkey 0x100, to QP 1 of the own GID
 /// `::ffff:192.168.77.1`, GID index 3, UDP source port 0xc8e1, flow label

@@ -10,6 +10,11 @@ fn doorbell_and_owner() {
 }
 
 #[test]
+fn dwqe_word0() {
+    assert_eq!(v::check_dwqe_word0(), Ok(()));
+}
+
+#[test]
 fn c_ud_wqes() {
     assert_eq!(v::check_c_ud_wqes(), Ok(()));
 }
