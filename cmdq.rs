@@ -448,6 +448,11 @@ impl Cmd {
         }
     }
 
+    /// Doorbells are not rung (a reset is under way).
+    pub(crate) fn doorbells_off(&self) -> bool {
+        self.dis_db.load(Ordering::Acquire)
+    }
+
     /// The function goes down for a reset (`hns_roce_hw_v2_reset_notify_down`):
     /// doorbells stop and new work requests are refused.
     pub(crate) fn set_reset_down(&self) {

@@ -768,6 +768,10 @@ impl IbDriver for IbDev {
         self.set_mac(mac)
     }
 
+    fn doorbells_off(&self) -> bool {
+        self.cmd.doorbells_off()
+    }
+
     fn alloc_ucontext(&self, req: u32, resp: &mut UctxResp) -> Result<(Arc<Ucontext>, u32, u64)> {
         let c = &self.caps;
         resp.qp_tab_size = c.num_qps;

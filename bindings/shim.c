@@ -571,6 +571,8 @@ static int hns_shim_mmap(struct ib_ucontext *uctx, struct vm_area_struct *vma)
 	struct hns_shim_mmap *entry;
 	int ret;
 
+	if (HNS_RS_OP(to_sdev(uctx->device), doorbells_off))
+		return -EPERM;
 	rdma_entry = rdma_user_mmap_entry_get_pgoff(uctx, vma->vm_pgoff);
 	if (!rdma_entry)
 		return -EINVAL;

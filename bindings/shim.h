@@ -462,6 +462,8 @@ struct hns_rs_ib_ops {
 	 * its address: its MAC now.
 	 */
 	int (*netdev_mac)(void *rs, const u8 *mac);
+	/* Doorbells are off (a reset): user mappings are refused. */
+	bool (*doorbells_off)(void *rs);
 	int (*alloc_ucontext)(void *rs, u32 config_in, u32 *uar_index,
 		u64 *uar_addr, struct hns_shim_uctx_resp *resp, void **uctx);
 	void (*dealloc_ucontext)(void *rs, void *uctx);

@@ -228,6 +228,9 @@ pub(crate) trait IbDriver: Send + Sync {
     /// The port's netdev has MAC `mac` (it was registered, came up,
     /// changed, or changed its address; see [`IbRegistration::watch_netdev`]).
     fn netdev_mac(&self, mac: &[u8; 6]) -> Result;
+    /// Doorbells are off for a reset (C's `dis_db`): `mmap` of the
+    /// doorbell and direct WQE pages is refused with `EPERM`.
+    fn doorbells_off(&self) -> bool;
     /// A user context: the answer to libhns, and `(state, uar index,
     /// doorbell page bus address)`.
     fn alloc_ucontext(
@@ -437,6 +440,7 @@ impl<D: IbDriver> IbAdapter<D> {
         fw_ver: Some(fw_ver::<D>),
         set_gid: Some(set_gid::<D>),
         netdev_mac: Some(netdev_mac::<D>),
+        doorbells_off: Some(doorbells_off::<D>),
         alloc_ucontext: Some(alloc_ucontext::<D>),
         dealloc_ucontext: Some(dealloc_ucontext::<D>),
         alloc_pd: Some(alloc_pd::<D>),

@@ -210,6 +210,16 @@ pub(super) unsafe extern "C" fn netdev_mac<D: IbDriver>(rs: *mut c_void, mac: *c
     errno(d.netdev_mac(mac))
 }
 
+/// Called by the shim's mmap.
+///
+/// # Safety
+///
+/// `rs` is the device's pointer (see [`drv`]).
+pub(super) unsafe extern "C" fn doorbells_off<D: IbDriver>(rs: *mut c_void) -> bool {
+    // SAFETY: per the function's contract.
+    unsafe { drv::<D>(rs) }.doorbells_off()
+}
+
 /// Called by the shim's op.
 ///
 /// # Safety
