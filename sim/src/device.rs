@@ -4,6 +4,7 @@
 //! BAR2, hands command chains to the firmware and raises the MSI-X vectors
 //! it asks for.
 
+use crate::bond::{self, Port};
 use crate::cmq::{Desc, DESC_SIZE};
 use crate::engine::{Engine, Host, Request, Response, Wire};
 use crate::fw::Firmware;
@@ -50,6 +51,14 @@ pub const IDENT_MAGIC: u64 = 0x20010;
 pub const IDENT_REVISION: u64 = 0x20014;
 /// See [`IDENT_MAGIC`].
 pub const IDENT_DEVICE: u64 = 0x20018;
+/// The function's place on PCI, written by the guest glue when it
+/// attaches (the model only reads it): bit 31 set (the word is valid),
+/// the bus number in bits 15..8 and `devfn` (slot << 3 | function) in
+/// bits 7..0. The bond commands' masks are bits of the function number
+/// and bonds are per bus ([`crate::bond`]). A word without bit 31 (no
+/// glue yet, or one that does not write it) stands for bus 0 and the
+/// device's index as the function number.
+pub const IDENT_PCI: u64 = 0x2001c;
 /// "HSID" as a little-endian word: the identity words are valid.
 pub const IDENT_MAGIC_VALUE: u32 = 0x4449_5348;
 
@@ -167,6 +176,13 @@ impl<'a> Device<'a> {
             ring: None,
             fresh: false,
         }
+    }
+
+    /// Takes the function's PCI location from [`IDENT_PCI`] (`index`: the
+    /// device's place in the process, for a word never written).
+    pub fn sync_loc(&mut self, index: usize) {
+        self.fw.loc = crate::bond::PciLoc::from_ident(self.bar.read32(IDENT_PCI))
+            .unwrap_or_else(|| crate::bond::PciLoc::by_index(index));
     }
 
     /// Carries out a new command of the control channel, if the guest
@@ -364,9 +380,20 @@ pub struct Others<'d, 'a> {
     pub before: &'d mut [Device<'a>],
     /// Devices after it.
     pub after: &'d mut [Device<'a>],
+    /// The polling device's port: where its messages leave.
+    pub from: Port,
 }
 
 impl<'a> Others<'_, 'a> {
+    fn get_ref(&self, dev: usize) -> Option<&Device<'a>> {
+        let n = self.before.len();
+        if dev < n {
+            self.before.get(dev)
+        } else {
+            self.after.get(dev - n)
+        }
+    }
+
     fn get(&mut self, dev: usize) -> Option<&mut Device<'a>> {
         let n = self.before.len();
         if dev < n {
@@ -383,6 +410,29 @@ impl Wire<GuestRam> for Others<'_, '_> {
             .iter()
             .chain(self.after.iter())
             .position(|d| d.fw.owns_gid(gid))
+    }
+
+    fn path(&self, qpn: u32, dev: usize) -> Result<(), String> {
+        let Some(to) = self.get_ref(dev) else {
+            return Ok(());
+        };
+        let port = |d: &Device<'_>| Port {
+            loc: d.fw.loc,
+            up: d.fw.port_up,
+        };
+        let to_port = port(to);
+        // Every device of the process shares one chip.
+        let chip = to.fw.chip.borrow();
+        if chip.bonds.is_empty() && self.from.up && to_port.up {
+            return Ok(());
+        }
+        let ports: Vec<Port> = self
+            .before
+            .iter()
+            .chain(self.after.iter())
+            .map(port)
+            .collect();
+        bond::path(&chip, &ports, self.from, to_port, qpn)
     }
 
     fn respond(&mut self, dev: usize, mem: &GuestRam, req: &Request) -> Response {
@@ -424,7 +474,16 @@ pub fn poll_all(devs: &mut [Device<'_>]) -> bool {
         let Some((me, after)) = rest.split_first_mut() else {
             break;
         };
-        let mut others = Others { before, after };
+        me.sync_loc(i);
+        let from = Port {
+            loc: me.fw.loc,
+            up: me.fw.port_up,
+        };
+        let mut others = Others {
+            before,
+            after,
+            from,
+        };
         did |= me.poll_ctrl();
         did |= me.poll_cmq();
         deliver_func_events(me, &mut others);

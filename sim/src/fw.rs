@@ -6,6 +6,7 @@
 //! It is independent of how descriptors arrive (see `device.rs`), so the
 //! unit tests drive it with plain memory.
 
+use crate::bond::{Bond, BondCmd, BondInfo, Chip, PciLoc, MODE_1};
 use crate::caps::Caps;
 use crate::cmq::{flag, op, op_name, ret, Desc};
 use crate::engine::{qps, CtxEvent, Host};
@@ -15,7 +16,9 @@ use crate::hem::{BtAttr, HemTable};
 use crate::hw_v2_fields::{qpc, Qpc};
 use crate::mem::Dma;
 use crate::trace::Trace;
+use std::cell::RefCell;
 use std::collections::BTreeMap;
+use std::rc::Rc;
 
 /// The resource counts ALLOC_VF_RES gives one function and QUERY_VF_RES
 /// reports to a VF (`FUNC_RES_*` in `hns_roce_hw_v2.h`; the BT indexes
@@ -401,6 +404,16 @@ pub struct Firmware {
     pub trace: Trace,
     /// Context changes for the data engine (drained by it).
     ctx_events: Vec<CtxEvent>,
+    /// Where the function sits on PCI (the glue's identity word, else
+    /// bus 0 and the device index: `Device::sync_loc`); bond commands
+    /// and masks use its function number.
+    pub loc: PciLoc,
+    /// The function's Ethernet port: up unless the `link:down` control
+    /// command took it down. The engine's routing reads it.
+    pub port_up: bool,
+    /// The chip this function is on: the bond table, shared by the
+    /// functions of one process (`main.rs`; a lone firmware has its own).
+    pub chip: Rc<RefCell<Chip>>,
 }
 
 /// `TYPE:SUBTYPE:QUEUE` of an `aeq:` control command: event type and
@@ -445,6 +458,9 @@ impl Firmware {
             stats: Stats::default(),
             trace,
             ctx_events: Vec::new(),
+            loc: PciLoc::default(),
+            port_up: true,
+            chip: Rc::default(),
         };
         fw.reset_tables();
         fw
@@ -561,6 +577,13 @@ impl Firmware {
             // The engine raises the abnormal interrupt with no status bit
             // for a RAM ECC error.
             self.abnormal.push(0);
+        } else if let Some(rest) = cmd.strip_prefix("link:") {
+            // The function's port, as hclge's link poll would see it.
+            self.port_up = match rest {
+                "up" => true,
+                "down" => false,
+                _ => return Err(format!("control '{cmd}': expected link:up or link:down")),
+            };
         } else if let Some(rest) = cmd.strip_prefix("aeq:") {
             self.injected.push(
                 parse_event(rest)
@@ -778,9 +801,108 @@ impl Firmware {
                 d[0].data = [self.mb_status as u32, 0, 0, 0, 0, 0];
             }
             op::POST_MB => self.post_mailbox(mem, &d[0]),
+            op::SET_BOND_INFO | op::CLEAR_BOND_INFO | op::CHANGE_ACTIVE_PORT
+                if c.cap_flags & crate::caps::flag::BOND != 0 && !c.is_vf() =>
+            {
+                return self.bond_cmd(&d[0]);
+            }
             other => return self.refuse(&format!("unknown opcode {other:#06x}")),
         }
         ret::SUCCESS
+    }
+
+    /// SET_BOND_INFO, CHANGE_ACTIVE_PORT, CLEAR_BOND_INFO from a PF with
+    /// the BOND cap: the payload (`struct hns_roce_bond_info`) goes into
+    /// the chip's bond table under this function's bus and the bond id,
+    /// with this function as the bond's main one. The real firmware's
+    /// checks are unknown; the model refuses (PARA_ERR) only a bond id
+    /// over 1 and a hash policy over 2, and notes in the trace what looks
+    /// wrong but the C driver may send (it only warns about some).
+    fn bond_cmd(&mut self, d: &Desc) -> u16 {
+        let cmd = match d.opcode {
+            op::SET_BOND_INFO => BondCmd::Set,
+            op::CHANGE_ACTIVE_PORT => BondCmd::Change,
+            _ => BondCmd::Clear,
+        };
+        let info = BondInfo::from_words(&d.data);
+        let me = self.loc;
+        let id = info.bond_id;
+        let key = (me.bus, id);
+        let head = format!("bond {id}: {} from function {} (bus {:#04x})", cmd.name(), me.func(), me.bus);
+        let mut notes = Vec::new();
+        let mut chip = self.chip.borrow_mut();
+        let rv = if id > 1 || (cmd != BondCmd::Clear && info.hash > 2) {
+            chip.counts.entry(key).or_default().refused += 1;
+            let why = if id > 1 { "bond id over 1" } else { "hash policy over 2" };
+            notes.push(format!("{head}: {}: {why}: answered PARA_ERR", info.describe()));
+            ret::PARA_ERR
+        } else if cmd == BondCmd::Clear {
+            chip.counts.entry(key).or_default().clear += 1;
+            match chip.bonds.remove(&key) {
+                Some(b) if b.main != me => notes.push(format!(
+                    "{head}: cleared (set by function {})",
+                    b.main.func()
+                )),
+                Some(_) => notes.push(format!("{head}: cleared")),
+                None => notes.push(format!("{head}: check: no such bond")),
+            }
+            ret::SUCCESS
+        } else {
+            notes.push(format!("{head}: {}", info.describe()));
+            let check = |s: String| format!("bond {id}: check: {s}");
+            let f = me.func();
+            if info.slave_mask & 1 << f == 0 {
+                notes.push(check(format!(
+                    "main function {f} not in slaves {:#x}",
+                    info.slave_mask
+                )));
+            }
+            if info.active_mask & !info.slave_mask != 0 {
+                notes.push(check(format!(
+                    "active {:#x} not within slaves {:#x}",
+                    info.active_mask, info.slave_mask
+                )));
+            }
+            if info.active_cnt != info.active_mask.count_ones() {
+                notes.push(check(format!(
+                    "active count {} but active mask {:#x}",
+                    info.active_cnt, info.active_mask
+                )));
+            }
+            if info.mode == MODE_1 && info.active_cnt != 1 {
+                notes.push(check(format!(
+                    "mode 1 with {} active slaves",
+                    info.active_cnt
+                )));
+            }
+            if info.mode > 1 {
+                notes.push(check(format!("unknown mode {:#x} (routed as 2/4)", info.mode)));
+            }
+            if info.mode == MODE_1 && info.hash != 0 {
+                notes.push(check(format!("hash policy {} in mode 1", info.hash)));
+            }
+            let old = chip.bonds.insert(key, Bond { info, main: me });
+            match old {
+                None if cmd == BondCmd::Change => notes.push(check("no SET before".into())),
+                Some(b) if b.main != me => notes.push(format!(
+                    "bond {id}: main function now {f} (was {})",
+                    b.main.func()
+                )),
+                _ => {}
+            }
+            let c = chip.counts.entry(key).or_default();
+            if cmd == BondCmd::Set {
+                c.set += 1;
+            } else {
+                c.change += 1;
+            }
+            ret::SUCCESS
+        };
+        drop(chip);
+        for n in notes {
+            self.trace.note(&n);
+        }
+        rv
     }
 
     /// Refuses a command this function does not know: NOT_EXIST, counted
