@@ -174,9 +174,7 @@ impl Bond {
             return None;
         }
         let pick = if self.info.mode == MODE_1 { 0 } else { qpn % n };
-        (0..8u8)
-            .filter(|b| active & 1 << b != 0)
-            .nth(pick as usize)
+        (0..8u8).filter(|b| active & 1 << b != 0).nth(pick as usize)
     }
 }
 
@@ -290,7 +288,10 @@ mod tests {
     use super::*;
 
     fn loc(f: u8) -> PciLoc {
-        PciLoc { bus: 0, devfn: 3 << 3 | f }
+        PciLoc {
+            bus: 0,
+            devfn: 3 << 3 | f,
+        }
     }
 
     #[test]
@@ -309,7 +310,10 @@ mod tests {
         // active_slave_cnt, active_slave_mask, slave_mask, hash_policy.
         let w = [0, 0, 1, 0x1, 0x3, 0];
         let i = BondInfo::from_words(&w);
-        assert_eq!((i.mode, i.active_cnt, i.active_mask, i.slave_mask), (MODE_1, 1, 1, 3));
+        assert_eq!(
+            (i.mode, i.active_cnt, i.active_mask, i.slave_mask),
+            (MODE_1, 1, 1, 3)
+        );
         assert_eq!(i.to_words(), w);
         assert_eq!(i.describe(), "mode 1 slaves 0x3 active 0x1 (1) hash -");
         let x = BondInfo::from_words(&[1, 1, 2, 0x3, 0x3, 1]);
@@ -334,13 +338,23 @@ mod tests {
     #[test]
     fn unbonded_path_needs_both_ports() {
         let chip = Chip::default();
-        let a = Port { loc: loc(0), up: true };
-        let b = Port { loc: loc(1), up: true };
+        let a = Port {
+            loc: loc(0),
+            up: true,
+        };
+        let b = Port {
+            loc: loc(1),
+            up: true,
+        };
         assert_eq!(path(&chip, &[], a, b, 8), Ok(()));
         let down = Port { up: false, ..a };
-        assert!(path(&chip, &[], down, b, 8).unwrap_err().contains("port of 00:03.0"));
+        assert!(path(&chip, &[], down, b, 8)
+            .unwrap_err()
+            .contains("port of 00:03.0"));
         let down = Port { up: false, ..b };
-        assert!(path(&chip, &[], a, down, 8).unwrap_err().contains("peer 00:03.1"));
+        assert!(path(&chip, &[], a, down, 8)
+            .unwrap_err()
+            .contains("peer 00:03.1"));
     }
 
     #[test]
@@ -355,16 +369,29 @@ mod tests {
                 main: loc(0),
             },
         );
-        let main = Port { loc: loc(0), up: false };
-        let slave = Port { loc: loc(1), up: true };
-        let peer = Port { loc: loc(2), up: true };
+        let main = Port {
+            loc: loc(0),
+            up: false,
+        };
+        let slave = Port {
+            loc: loc(1),
+            up: true,
+        };
+        let peer = Port {
+            loc: loc(2),
+            up: true,
+        };
         // The main's own port is down but the active one (1) is up.
         assert_eq!(path(&chip, &[main, slave, peer], main, peer, 8), Ok(()));
         // And the peer reaches the bond through the slave's port.
         assert_eq!(path(&chip, &[main, slave, peer], peer, main, 8), Ok(()));
         let slave_down = Port { up: false, ..slave };
         let all = [main, slave_down, peer];
-        assert!(path(&chip, &all, main, peer, 8).unwrap_err().contains("function 1"));
-        assert!(path(&chip, &all, peer, main, 8).unwrap_err().contains("every port"));
+        assert!(path(&chip, &all, main, peer, 8)
+            .unwrap_err()
+            .contains("function 1"));
+        assert!(path(&chip, &all, peer, main, 8)
+            .unwrap_err()
+            .contains("every port"));
     }
 }

@@ -152,6 +152,12 @@ pub fn read_ctrl_cmd(bar: &Bar) -> String {
     String::from_utf8_lossy(&bytes[..end]).into_owned()
 }
 
+/// The PCI location in [`IDENT_PCI`], or for a word the glue never wrote
+/// bus 0 and function `index` (the device's place in the process).
+pub fn read_loc(bar: &Bar, index: usize) -> bond::PciLoc {
+    bond::PciLoc::from_ident(bar.read32(IDENT_PCI)).unwrap_or_else(|| bond::PciLoc::by_index(index))
+}
+
 /// Classifies a poll (`last`: the CI the model wrote last).
 pub fn ring_state(last: Option<u32>, ci: u32, pi: u32) -> RingState {
     match last {
@@ -181,8 +187,7 @@ impl<'a> Device<'a> {
     /// Takes the function's PCI location from [`IDENT_PCI`] (`index`: the
     /// device's place in the process, for a word never written).
     pub fn sync_loc(&mut self, index: usize) {
-        self.fw.loc = crate::bond::PciLoc::from_ident(self.bar.read32(IDENT_PCI))
-            .unwrap_or_else(|| crate::bond::PciLoc::by_index(index));
+        self.fw.loc = read_loc(self.bar, index);
     }
 
     /// Carries out a new command of the control channel, if the guest
@@ -416,23 +421,8 @@ impl Wire<GuestRam> for Others<'_, '_> {
         let Some(to) = self.get_ref(dev) else {
             return Ok(());
         };
-        let port = |d: &Device<'_>| Port {
-            loc: d.fw.loc,
-            up: d.fw.port_up,
-        };
-        let to_port = port(to);
-        // Every device of the process shares one chip.
-        let chip = to.fw.chip.borrow();
-        if chip.bonds.is_empty() && self.from.up && to_port.up {
-            return Ok(());
-        }
-        let ports: Vec<Port> = self
-            .before
-            .iter()
-            .chain(self.after.iter())
-            .map(port)
-            .collect();
-        bond::path(&chip, &ports, self.from, to_port, qpn)
+        let all = self.before.iter().chain(self.after.iter()).map(|d| &d.fw);
+        fw_path(self.from, &to.fw, all, qpn)
     }
 
     fn respond(&mut self, dev: usize, mem: &GuestRam, req: &Request) -> Response {
@@ -442,6 +432,29 @@ impl Wire<GuestRam> for Others<'_, '_> {
             None => Response::NotReady,
         }
     }
+}
+
+/// The routing rule ([`bond::path`]) for a message of QP `qpn` leaving a
+/// function with port `from` for the function `to`, `all` being the other
+/// functions of the process (`to` may be among them). Every function of
+/// a process shares one chip (`to`'s is taken); with no bond and both
+/// ports up it answers at once, as before ports existed.
+pub fn fw_path<'f>(
+    from: Port,
+    to: &Firmware,
+    all: impl Iterator<Item = &'f Firmware>,
+    qpn: u32,
+) -> Result<(), String> {
+    let port = |f: &Firmware| Port {
+        loc: f.loc,
+        up: f.port_up,
+    };
+    let chip = to.chip.borrow();
+    if chip.bonds.is_empty() && from.up && to.port_up {
+        return Ok(());
+    }
+    let ports: Vec<Port> = all.map(port).collect();
+    bond::path(&chip, &ports, from, port(to), qpn)
 }
 
 /// Hands what a PF's commands did to its other functions (FUNC_CLEAR,
@@ -494,7 +507,9 @@ pub fn poll_all(devs: &mut [Device<'_>]) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::{new_ring_ready, read_ctrl_cmd, ring_state, write_identity, RingState, CTRL_CMD};
+    use super::{
+        new_ring_ready, read_ctrl_cmd, read_loc, ring_state, write_identity, RingState, CTRL_CMD,
+    };
     use crate::caps::Caps;
     use crate::mem::Bar;
 
@@ -519,6 +534,24 @@ mod tests {
         for off in [0x20000, 0x20004, 0x20008, 0x20040] {
             assert_eq!(bar.read32(off), 0);
         }
+    }
+
+    #[test]
+    fn pci_identity_word_is_read_not_written() {
+        // The glue writes bit 31 | bus << 8 | devfn at 0x2001c when it
+        // attaches; the model's own identity words leave it alone.
+        let (bar, _f) = Bar::new("hns-sim-test-pci").unwrap();
+        write_identity(&bar, &Caps::default());
+        assert_eq!(bar.read32(0x2001c), 0);
+        let l = read_loc(&bar, 2);
+        assert_eq!((l.bus, l.devfn, l.func()), (0, 2, 2), "default: the index");
+        // 0000:00:03.1 (devfn 0x19).
+        bar.write32(0x2001c, 1 << 31 | 0x19);
+        let l = read_loc(&bar, 2);
+        assert_eq!((l.bus, l.devfn, l.func()), (0, 0x19, 1));
+        bar.write32(0x2001c, 1 << 31 | 0x1 << 8 | 0x20);
+        let l = read_loc(&bar, 0);
+        assert_eq!((l.bus, l.func()), (1, 0));
     }
 
     #[test]
