@@ -557,7 +557,9 @@ impl Firmware {
 
     /// Carries out a command of the control channel (what the guest wrote
     /// to `/sys/module/hns_sim/parameters/fault`): a fault in `--fault`'s
-    /// syntax, armed from now on, or `clear`, which disarms every fault.
+    /// syntax, armed from now on, or `clear`, which disarms every fault;
+    /// also `abn:`, `ecc:`, `aeq:` injections and `link:up`/`link:down`
+    /// (the function's port, [`Firmware::port_up`]).
     /// The trace notes it, so that a run's trace shows where each fault
     /// was armed.
     pub fn control(&mut self, cmd: &str) -> Result<(), String> {

@@ -412,6 +412,9 @@ impl Engine {
             "QP {:#x}: destination QP {:#x} not ready, retries exceeded",
             s.qpn, s.dqpn
         ));
+        // A stall by a down port ends here too (a new stall of this QPN,
+        // e.g. after it is re-created, counts again).
+        self.link_blocked.remove(&s.qpn);
         self.push_cqe(
             mem,
             s.tx_cqn,

@@ -2277,6 +2277,10 @@ fn down_port_stall_ends_in_retry_exceeded() {
     assert_eq!(get32(&w.mem, CQ1_BUF), 0x0000_1580);
     assert_eq!(w.eng.stats.link_stalls, 1);
     assert_eq!(w.eng.stats.errors, 1);
+    assert!(
+        w.eng.link_blocked.is_empty(),
+        "the stall ended with the WQE"
+    );
 }
 
 #[test]
