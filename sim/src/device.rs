@@ -509,6 +509,7 @@ pub fn poll_all(devs: &mut [Device<'_>]) -> bool {
 mod tests {
     use super::{
         new_ring_ready, read_ctrl_cmd, read_loc, ring_state, write_identity, RingState, CTRL_CMD,
+        CTRL_CMD_LEN,
     };
     use crate::caps::Caps;
     use crate::mem::Bar;
@@ -552,6 +553,127 @@ mod tests {
         bar.write32(0x2001c, 1 << 31 | 0x1 << 8 | 0x20);
         let l = read_loc(&bar, 0);
         assert_eq!((l.bus, l.func()), (1, 0));
+    }
+
+    /// Writes `cmd` into the control channel and bumps its sequence.
+    fn ctrl(bar: &Bar, cmd: &str) {
+        let mut b = cmd.as_bytes().to_vec();
+        b.resize(CTRL_CMD_LEN, 0);
+        for (i, w) in b.chunks(4).enumerate() {
+            bar.write32(
+                CTRL_CMD + 4 * i as u64,
+                u32::from_le_bytes(w.try_into().unwrap()),
+            );
+        }
+        bar.write32(super::CTRL_SEQ, bar.read32(super::CTRL_SEQ) + 1);
+    }
+
+    #[test]
+    fn bond_commands_and_links_through_the_device_loop() {
+        // Three functions of one process as main.rs wires them: one
+        // chip, BOND cap; functions 00:03.0 and 00:03.1 from the glue's
+        // identity word, the third without it (function = index 2).
+        use super::{poll_all, Device, Others, CMQ_BASEADDR_L, CMQ_DEPTH, CMQ_PI, IDENT_PCI};
+        use crate::bond::{Chip, Port};
+        use crate::cmq::{flag, op, ret, Desc, DESC_SIZE};
+        use crate::engine::Wire;
+        use crate::fw::Firmware;
+        use crate::ivshmem::Peer;
+        use crate::mem::{Dma, GuestRam};
+        use crate::trace::Trace;
+        use std::os::unix::net::{UnixListener, UnixStream};
+        let dir =
+            std::env::temp_dir().join(format!("hns-sim-test-bondloop-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let ram_path = dir.join("ram");
+        std::fs::File::create(&ram_path)
+            .unwrap()
+            .set_len(1 << 20)
+            .unwrap();
+        let ram = GuestRam::open(ram_path.to_str().unwrap(), 0).unwrap();
+        let mut bars = vec![];
+        let mut peers = vec![];
+        let mut clients = vec![];
+        for i in 0..3 {
+            let (bar, file) = Bar::new(&format!("hns-sim-test-bondloop-{i}")).unwrap();
+            let sock = dir.join(format!("s{i}"));
+            let l = UnixListener::bind(&sock).unwrap();
+            clients.push(UnixStream::connect(&sock).unwrap());
+            peers.push(Peer::accept(&l, &file, 1).unwrap());
+            bars.push(bar);
+        }
+        bars[0].write32(IDENT_PCI, 1 << 31 | 3 << 3);
+        bars[1].write32(IDENT_PCI, 1 << 31 | 3 << 3 | 1);
+        let chip = std::rc::Rc::new(std::cell::RefCell::new(Chip::default()));
+        let mut devs: Vec<Device<'_>> = (0..3)
+            .map(|i| {
+                let mut c = Caps::default();
+                c.cap_flags |= crate::caps::flag::BOND;
+                let mut f = Firmware::new(c, vec![], Trace::discard());
+                f.chip = chip.clone();
+                Device::new(f, &bars[i], &ram, &peers[i])
+            })
+            .collect();
+        poll_all(&mut devs);
+        let funcs: Vec<u8> = devs.iter().map(|d| d.fw.loc.func()).collect();
+        assert_eq!(funcs, [0, 1, 2]);
+        assert_eq!(devs[1].fw.loc.devfn, 0x19);
+        assert_eq!(devs[2].fw.loc.devfn, 2, "no identity word: the index");
+        // Function 1 (the main after a switch_main_dev, say) sends
+        // SET_BOND_INFO on its CMQ ring at 0x1000 (8 descriptors): mode 1,
+        // slaves 0x3, function 0 active.
+        let b1 = &bars[1];
+        b1.write32(CMQ_BASEADDR_L, 0x1000);
+        b1.write32(CMQ_DEPTH, 1);
+        poll_all(&mut devs);
+        let mut d = Desc {
+            opcode: op::SET_BOND_INFO,
+            flag: flag::IN,
+            ..Default::default()
+        };
+        d.data = [0, 0, 1, 0x1, 0x3, 0];
+        ram.write(0x1000, &d.to_bytes()).unwrap();
+        b1.write32(CMQ_PI, 1);
+        assert!(poll_all(&mut devs));
+        let mut raw = [0u8; DESC_SIZE];
+        ram.read(0x1000, &mut raw).unwrap();
+        assert_eq!(Desc::from_bytes(&raw).retval, ret::SUCCESS);
+        assert_eq!(chip.borrow().bonds[&(0, 0)].main.devfn, 0x19);
+        // Function 0's port goes down through the control channel.
+        ctrl(&bars[0], "link:down");
+        poll_all(&mut devs);
+        assert_eq!(bars[0].read32(super::CTRL_RESULT), 0);
+        assert!(!devs[0].fw.port_up);
+        ctrl(&bars[0], "link:sideways");
+        poll_all(&mut devs);
+        assert_eq!(bars[0].read32(super::CTRL_RESULT), 1, "refused");
+        // The wire as device 2 (function 2) sees it: the bond (device 1)
+        // is reachable through function 1's port; the other way the
+        // bond's egress is function 0's port, which is down.
+        let port = |d: &Device<'_>| Port {
+            loc: d.fw.loc,
+            up: d.fw.port_up,
+        };
+        let (before, rest) = devs.split_at_mut(2);
+        let from = port(&rest[0]);
+        let w = Others {
+            before,
+            after: &mut [],
+            from,
+        };
+        assert_eq!(w.path(8, 1), Ok(()));
+        let (before, rest) = devs.split_at_mut(1);
+        let (me, after) = rest.split_first_mut().unwrap();
+        let from = port(me);
+        let w = Others {
+            before,
+            after,
+            from,
+        };
+        assert!(w.path(8, 1).unwrap_err().contains("function 0"));
+        drop(devs);
+        drop(clients);
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]
