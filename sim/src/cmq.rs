@@ -67,6 +67,9 @@ pub mod op {
     pub const CFG_GMV_TBL: u16 = 0x850f;
     pub const CFG_GMV_BT: u16 = 0x8510;
     pub const QUERY_RAM_ECC: u16 = 0x8513;
+    pub const SET_BOND_INFO: u16 = 0x8601;
+    pub const CLEAR_BOND_INFO: u16 = 0x8602;
+    pub const CHANGE_ACTIVE_PORT: u16 = 0x8603;
 }
 
 /// Name of an opcode for logs and traces.
@@ -103,6 +106,9 @@ pub fn op_name(o: u16) -> &'static str {
         op::CFG_GMV_TBL => "CFG_GMV_TBL",
         op::CFG_GMV_BT => "CFG_GMV_BT",
         op::QUERY_RAM_ECC => "QUERY_RAM_ECC",
+        op::SET_BOND_INFO => "SET_BOND_INFO",
+        op::CLEAR_BOND_INFO => "CLEAR_BOND_INFO",
+        op::CHANGE_ACTIVE_PORT => "CHANGE_ACTIVE_PORT",
         _ => "UNKNOWN",
     }
 }

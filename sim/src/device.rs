@@ -4,6 +4,7 @@
 //! BAR2, hands command chains to the firmware and raises the MSI-X vectors
 //! it asks for.
 
+use crate::bond::{self, Port};
 use crate::cmq::{Desc, DESC_SIZE};
 use crate::engine::{Engine, Host, Request, Response, Wire};
 use crate::fw::Firmware;
@@ -50,6 +51,14 @@ pub const IDENT_MAGIC: u64 = 0x20010;
 pub const IDENT_REVISION: u64 = 0x20014;
 /// See [`IDENT_MAGIC`].
 pub const IDENT_DEVICE: u64 = 0x20018;
+/// The function's place on PCI, written by the guest glue when it
+/// attaches (the model only reads it): bit 31 set (the word is valid),
+/// the bus number in bits 15..8 and `devfn` (slot << 3 | function) in
+/// bits 7..0. The bond commands' masks are bits of the function number
+/// and bonds are per bus ([`crate::bond`]). A word without bit 31 (no
+/// glue yet, or one that does not write it) stands for bus 0 and the
+/// device's index as the function number.
+pub const IDENT_PCI: u64 = 0x2001c;
 /// "HSID" as a little-endian word: the identity words are valid.
 pub const IDENT_MAGIC_VALUE: u32 = 0x4449_5348;
 
@@ -143,6 +152,12 @@ pub fn read_ctrl_cmd(bar: &Bar) -> String {
     String::from_utf8_lossy(&bytes[..end]).into_owned()
 }
 
+/// The PCI location in [`IDENT_PCI`], or for a word the glue never wrote
+/// bus 0 and function `index` (the device's place in the process).
+pub fn read_loc(bar: &Bar, index: usize) -> bond::PciLoc {
+    bond::PciLoc::from_ident(bar.read32(IDENT_PCI)).unwrap_or_else(|| bond::PciLoc::by_index(index))
+}
+
 /// Classifies a poll (`last`: the CI the model wrote last).
 pub fn ring_state(last: Option<u32>, ci: u32, pi: u32) -> RingState {
     match last {
@@ -167,6 +182,12 @@ impl<'a> Device<'a> {
             ring: None,
             fresh: false,
         }
+    }
+
+    /// Takes the function's PCI location from [`IDENT_PCI`] (`index`: the
+    /// device's place in the process, for a word never written).
+    pub fn sync_loc(&mut self, index: usize) {
+        self.fw.loc = read_loc(self.bar, index);
     }
 
     /// Carries out a new command of the control channel, if the guest
@@ -364,9 +385,20 @@ pub struct Others<'d, 'a> {
     pub before: &'d mut [Device<'a>],
     /// Devices after it.
     pub after: &'d mut [Device<'a>],
+    /// The polling device's port: where its messages leave.
+    pub from: Port,
 }
 
 impl<'a> Others<'_, 'a> {
+    fn get_ref(&self, dev: usize) -> Option<&Device<'a>> {
+        let n = self.before.len();
+        if dev < n {
+            self.before.get(dev)
+        } else {
+            self.after.get(dev - n)
+        }
+    }
+
     fn get(&mut self, dev: usize) -> Option<&mut Device<'a>> {
         let n = self.before.len();
         if dev < n {
@@ -385,6 +417,14 @@ impl Wire<GuestRam> for Others<'_, '_> {
             .position(|d| d.fw.owns_gid(gid))
     }
 
+    fn path(&self, qpn: u32, dev: usize) -> Result<(), String> {
+        let Some(to) = self.get_ref(dev) else {
+            return Ok(());
+        };
+        let all = self.before.iter().chain(self.after.iter()).map(|d| &d.fw);
+        fw_path(self.from, &to.fw, all, qpn)
+    }
+
     fn respond(&mut self, dev: usize, mem: &GuestRam, req: &Request) -> Response {
         match self.get(dev) {
             // Its CQEs' events go out at that device's next poll.
@@ -392,6 +432,29 @@ impl Wire<GuestRam> for Others<'_, '_> {
             None => Response::NotReady,
         }
     }
+}
+
+/// The routing rule ([`bond::path`]) for a message of QP `qpn` leaving a
+/// function with port `from` for the function `to`, `all` being the other
+/// functions of the process (`to` may be among them). Every function of
+/// a process shares one chip (`to`'s is taken); with no bond and both
+/// ports up it answers at once, as before ports existed.
+pub fn fw_path<'f>(
+    from: Port,
+    to: &Firmware,
+    all: impl Iterator<Item = &'f Firmware>,
+    qpn: u32,
+) -> Result<(), String> {
+    let port = |f: &Firmware| Port {
+        loc: f.loc,
+        up: f.port_up,
+    };
+    let chip = to.chip.borrow();
+    if chip.bonds.is_empty() && from.up && to.port_up {
+        return Ok(());
+    }
+    let ports: Vec<Port> = all.map(port).collect();
+    bond::path(&chip, &ports, from, port(to), qpn)
 }
 
 /// Hands what a PF's commands did to its other functions (FUNC_CLEAR,
@@ -424,7 +487,16 @@ pub fn poll_all(devs: &mut [Device<'_>]) -> bool {
         let Some((me, after)) = rest.split_first_mut() else {
             break;
         };
-        let mut others = Others { before, after };
+        me.sync_loc(i);
+        let from = Port {
+            loc: me.fw.loc,
+            up: me.fw.port_up,
+        };
+        let mut others = Others {
+            before,
+            after,
+            from,
+        };
         did |= me.poll_ctrl();
         did |= me.poll_cmq();
         deliver_func_events(me, &mut others);
@@ -435,7 +507,10 @@ pub fn poll_all(devs: &mut [Device<'_>]) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::{new_ring_ready, read_ctrl_cmd, ring_state, write_identity, RingState, CTRL_CMD};
+    use super::{
+        new_ring_ready, read_ctrl_cmd, read_loc, ring_state, write_identity, RingState, CTRL_CMD,
+        CTRL_CMD_LEN,
+    };
     use crate::caps::Caps;
     use crate::mem::Bar;
 
@@ -460,6 +535,145 @@ mod tests {
         for off in [0x20000, 0x20004, 0x20008, 0x20040] {
             assert_eq!(bar.read32(off), 0);
         }
+    }
+
+    #[test]
+    fn pci_identity_word_is_read_not_written() {
+        // The glue writes bit 31 | bus << 8 | devfn at 0x2001c when it
+        // attaches; the model's own identity words leave it alone.
+        let (bar, _f) = Bar::new("hns-sim-test-pci").unwrap();
+        write_identity(&bar, &Caps::default());
+        assert_eq!(bar.read32(0x2001c), 0);
+        let l = read_loc(&bar, 2);
+        assert_eq!((l.bus, l.devfn, l.func()), (0, 2, 2), "default: the index");
+        // 0000:00:03.1 (devfn 0x19).
+        bar.write32(0x2001c, 1 << 31 | 0x19);
+        let l = read_loc(&bar, 2);
+        assert_eq!((l.bus, l.devfn, l.func()), (0, 0x19, 1));
+        bar.write32(0x2001c, 1 << 31 | 0x1 << 8 | 0x20);
+        let l = read_loc(&bar, 0);
+        assert_eq!((l.bus, l.func()), (1, 0));
+    }
+
+    /// Writes `cmd` into the control channel and bumps its sequence.
+    fn ctrl(bar: &Bar, cmd: &str) {
+        let mut b = cmd.as_bytes().to_vec();
+        b.resize(CTRL_CMD_LEN, 0);
+        for (i, w) in b.chunks(4).enumerate() {
+            bar.write32(
+                CTRL_CMD + 4 * i as u64,
+                u32::from_le_bytes(w.try_into().unwrap()),
+            );
+        }
+        bar.write32(super::CTRL_SEQ, bar.read32(super::CTRL_SEQ) + 1);
+    }
+
+    #[test]
+    fn bond_commands_and_links_through_the_device_loop() {
+        // Three functions of one process as main.rs wires them: one
+        // chip, BOND cap; functions 00:03.0 and 00:03.1 from the glue's
+        // identity word, the third without it (function = index 2).
+        use super::{poll_all, Device, Others, CMQ_BASEADDR_L, CMQ_DEPTH, CMQ_PI, IDENT_PCI};
+        use crate::bond::{Chip, Port};
+        use crate::cmq::{flag, op, ret, Desc, DESC_SIZE};
+        use crate::engine::Wire;
+        use crate::fw::Firmware;
+        use crate::ivshmem::Peer;
+        use crate::mem::{Dma, GuestRam};
+        use crate::trace::Trace;
+        use std::os::unix::net::{UnixListener, UnixStream};
+        let dir =
+            std::env::temp_dir().join(format!("hns-sim-test-bondloop-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let ram_path = dir.join("ram");
+        std::fs::File::create(&ram_path)
+            .unwrap()
+            .set_len(1 << 20)
+            .unwrap();
+        let ram = GuestRam::open(ram_path.to_str().unwrap(), 0).unwrap();
+        let mut bars = vec![];
+        let mut peers = vec![];
+        let mut clients = vec![];
+        for i in 0..3 {
+            let (bar, file) = Bar::new(&format!("hns-sim-test-bondloop-{i}")).unwrap();
+            let sock = dir.join(format!("s{i}"));
+            let l = UnixListener::bind(&sock).unwrap();
+            clients.push(UnixStream::connect(&sock).unwrap());
+            peers.push(Peer::accept(&l, &file, 1).unwrap());
+            bars.push(bar);
+        }
+        bars[0].write32(IDENT_PCI, 1 << 31 | 3 << 3);
+        bars[1].write32(IDENT_PCI, 1 << 31 | 3 << 3 | 1);
+        let chip = std::rc::Rc::new(std::cell::RefCell::new(Chip::default()));
+        let mut devs: Vec<Device<'_>> = (0..3)
+            .map(|i| {
+                let mut c = Caps::default();
+                c.cap_flags |= crate::caps::flag::BOND;
+                let mut f = Firmware::new(c, vec![], Trace::discard());
+                f.chip = chip.clone();
+                Device::new(f, &bars[i], &ram, &peers[i])
+            })
+            .collect();
+        poll_all(&mut devs);
+        let funcs: Vec<u8> = devs.iter().map(|d| d.fw.loc.func()).collect();
+        assert_eq!(funcs, [0, 1, 2]);
+        assert_eq!(devs[1].fw.loc.devfn, 0x19);
+        assert_eq!(devs[2].fw.loc.devfn, 2, "no identity word: the index");
+        // Function 1 (the main after a switch_main_dev, say) sends
+        // SET_BOND_INFO on its CMQ ring at 0x1000 (8 descriptors): mode 1,
+        // slaves 0x3, function 0 active.
+        let b1 = &bars[1];
+        b1.write32(CMQ_BASEADDR_L, 0x1000);
+        b1.write32(CMQ_DEPTH, 1);
+        poll_all(&mut devs);
+        let mut d = Desc {
+            opcode: op::SET_BOND_INFO,
+            flag: flag::IN,
+            ..Default::default()
+        };
+        d.data = [0, 0, 1, 0x1, 0x3, 0];
+        ram.write(0x1000, &d.to_bytes()).unwrap();
+        b1.write32(CMQ_PI, 1);
+        assert!(poll_all(&mut devs));
+        let mut raw = [0u8; DESC_SIZE];
+        ram.read(0x1000, &mut raw).unwrap();
+        assert_eq!(Desc::from_bytes(&raw).retval, ret::SUCCESS);
+        assert_eq!(chip.borrow().bonds[&(0, 0)].main.devfn, 0x19);
+        // Function 0's port goes down through the control channel.
+        ctrl(&bars[0], "link:down");
+        poll_all(&mut devs);
+        assert_eq!(bars[0].read32(super::CTRL_RESULT), 0);
+        assert!(!devs[0].fw.port_up);
+        ctrl(&bars[0], "link:sideways");
+        poll_all(&mut devs);
+        assert_eq!(bars[0].read32(super::CTRL_RESULT), 1, "refused");
+        // The wire as device 2 (function 2) sees it: the bond (device 1)
+        // is reachable through function 1's port; the other way the
+        // bond's egress is function 0's port, which is down.
+        let port = |d: &Device<'_>| Port {
+            loc: d.fw.loc,
+            up: d.fw.port_up,
+        };
+        let (before, rest) = devs.split_at_mut(2);
+        let from = port(&rest[0]);
+        let w = Others {
+            before,
+            after: &mut [],
+            from,
+        };
+        assert_eq!(w.path(8, 1), Ok(()));
+        let (before, rest) = devs.split_at_mut(1);
+        let (me, after) = rest.split_first_mut().unwrap();
+        let from = port(me);
+        let w = Others {
+            before,
+            after,
+            from,
+        };
+        assert!(w.path(8, 1).unwrap_err().contains("function 0"));
+        drop(devs);
+        drop(clients);
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

@@ -428,6 +428,11 @@ pub struct EngineStats {
     /// Direct WQEs whose page held other bytes than their WQE (0 unless the
     /// driver or the model is wrong).
     pub dwqe_mismatched: u64,
+    /// RC QPs that began waiting because a port on the way to their
+    /// destination was down (`bond::path`; once per stall).
+    pub link_stalls: u64,
+    /// UD datagrams dropped because a port on the way was down.
+    pub link_drops: u64,
     /// Writes into guest memory refused because the live object they were
     /// for does not map the target (`live.rs`); 0 unless the model is wrong.
     pub bad_dma: u64,
@@ -466,6 +471,9 @@ pub struct Engine {
     /// at once).
     resp_event_lead: Duration,
     last_scan: Option<Instant>,
+    /// RC requesters waiting because a port on their path is down
+    /// (counted in [`EngineStats::link_stalls`] when they start waiting).
+    link_blocked: BTreeSet<u32>,
     /// A function reset came: the kernel doorbell words of the `mem_base`
     /// window still hold the last rings of the QPs it forgot; take them
     /// all before a new QP with one of those QPNs can see its

@@ -6,6 +6,7 @@
 //! It is independent of how descriptors arrive (see `device.rs`), so the
 //! unit tests drive it with plain memory.
 
+use crate::bond::{Bond, BondCmd, BondInfo, Chip, PciLoc, MODE_1};
 use crate::caps::Caps;
 use crate::cmq::{flag, op, op_name, ret, Desc};
 use crate::engine::{qps, CtxEvent, Host};
@@ -15,7 +16,9 @@ use crate::hem::{BtAttr, HemTable};
 use crate::hw_v2_fields::{qpc, Qpc};
 use crate::mem::Dma;
 use crate::trace::Trace;
+use std::cell::RefCell;
 use std::collections::BTreeMap;
+use std::rc::Rc;
 
 /// The resource counts ALLOC_VF_RES gives one function and QUERY_VF_RES
 /// reports to a VF (`FUNC_RES_*` in `hns_roce_hw_v2.h`; the BT indexes
@@ -401,6 +404,16 @@ pub struct Firmware {
     pub trace: Trace,
     /// Context changes for the data engine (drained by it).
     ctx_events: Vec<CtxEvent>,
+    /// Where the function sits on PCI (the glue's identity word, else
+    /// bus 0 and the device index: `Device::sync_loc`); bond commands
+    /// and masks use its function number.
+    pub loc: PciLoc,
+    /// The function's Ethernet port: up unless the `link:down` control
+    /// command took it down. The engine's routing reads it.
+    pub port_up: bool,
+    /// The chip this function is on: the bond table, shared by the
+    /// functions of one process (`main.rs`; a lone firmware has its own).
+    pub chip: Rc<RefCell<Chip>>,
 }
 
 /// `TYPE:SUBTYPE:QUEUE` of an `aeq:` control command: event type and
@@ -445,6 +458,9 @@ impl Firmware {
             stats: Stats::default(),
             trace,
             ctx_events: Vec::new(),
+            loc: PciLoc::default(),
+            port_up: true,
+            chip: Rc::default(),
         };
         fw.reset_tables();
         fw
@@ -541,7 +557,9 @@ impl Firmware {
 
     /// Carries out a command of the control channel (what the guest wrote
     /// to `/sys/module/hns_sim/parameters/fault`): a fault in `--fault`'s
-    /// syntax, armed from now on, or `clear`, which disarms every fault.
+    /// syntax, armed from now on, or `clear`, which disarms every fault;
+    /// also `abn:`, `ecc:`, `aeq:` injections and `link:up`/`link:down`
+    /// (the function's port, [`Firmware::port_up`]).
     /// The trace notes it, so that a run's trace shows where each fault
     /// was armed.
     pub fn control(&mut self, cmd: &str) -> Result<(), String> {
@@ -561,6 +579,13 @@ impl Firmware {
             // The engine raises the abnormal interrupt with no status bit
             // for a RAM ECC error.
             self.abnormal.push(0);
+        } else if let Some(rest) = cmd.strip_prefix("link:") {
+            // The function's port, as hclge's link poll would see it.
+            self.port_up = match rest {
+                "up" => true,
+                "down" => false,
+                _ => return Err(format!("control '{cmd}': expected link:up or link:down")),
+            };
         } else if let Some(rest) = cmd.strip_prefix("aeq:") {
             self.injected.push(
                 parse_event(rest)
@@ -778,9 +803,123 @@ impl Firmware {
                 d[0].data = [self.mb_status as u32, 0, 0, 0, 0, 0];
             }
             op::POST_MB => self.post_mailbox(mem, &d[0]),
+            op::SET_BOND_INFO | op::CLEAR_BOND_INFO | op::CHANGE_ACTIVE_PORT
+                if c.cap_flags & crate::caps::flag::BOND != 0 && !c.is_vf() =>
+            {
+                return self.bond_cmd(&d[0]);
+            }
             other => return self.refuse(&format!("unknown opcode {other:#06x}")),
         }
         ret::SUCCESS
+    }
+
+    /// SET_BOND_INFO, CHANGE_ACTIVE_PORT, CLEAR_BOND_INFO from a PF with
+    /// the BOND cap: the payload (`struct hns_roce_bond_info`) goes into
+    /// the chip's bond table under this function's bus and the bond id,
+    /// with this function as the bond's main one. The real firmware's
+    /// checks are unknown; the model refuses (PARA_ERR) only a bond id
+    /// over 1 and a hash policy over 2, and notes in the trace what looks
+    /// wrong but the C driver may send (it only warns about some).
+    fn bond_cmd(&mut self, d: &Desc) -> u16 {
+        let cmd = match d.opcode {
+            op::SET_BOND_INFO => BondCmd::Set,
+            op::CHANGE_ACTIVE_PORT => BondCmd::Change,
+            _ => BondCmd::Clear,
+        };
+        let info = BondInfo::from_words(&d.data);
+        let me = self.loc;
+        let id = info.bond_id;
+        let key = (me.bus, id);
+        let head = format!(
+            "bond {id}: {} from function {} (bus {:#04x})",
+            cmd.name(),
+            me.func(),
+            me.bus
+        );
+        let mut notes = Vec::new();
+        let mut chip = self.chip.borrow_mut();
+        let rv = if id > 1 || (cmd != BondCmd::Clear && info.hash > 2) {
+            chip.counts.entry(key).or_default().refused += 1;
+            let why = if id > 1 {
+                "bond id over 1"
+            } else {
+                "hash policy over 2"
+            };
+            notes.push(format!(
+                "{head}: {}: {why}: answered PARA_ERR",
+                info.describe()
+            ));
+            ret::PARA_ERR
+        } else if cmd == BondCmd::Clear {
+            chip.counts.entry(key).or_default().clear += 1;
+            match chip.bonds.remove(&key) {
+                Some(b) if b.main != me => notes.push(format!(
+                    "{head}: cleared (set by function {})",
+                    b.main.func()
+                )),
+                Some(_) => notes.push(format!("{head}: cleared")),
+                None => notes.push(format!("{head}: check: no such bond")),
+            }
+            ret::SUCCESS
+        } else {
+            notes.push(format!("{head}: {}", info.describe()));
+            let check = |s: String| format!("bond {id}: check: {s}");
+            let f = me.func();
+            if info.slave_mask & 1 << f == 0 {
+                notes.push(check(format!(
+                    "main function {f} not in slaves {:#x}",
+                    info.slave_mask
+                )));
+            }
+            if info.active_mask & !info.slave_mask != 0 {
+                notes.push(check(format!(
+                    "active {:#x} not within slaves {:#x}",
+                    info.active_mask, info.slave_mask
+                )));
+            }
+            if info.active_cnt != info.active_mask.count_ones() {
+                notes.push(check(format!(
+                    "active count {} but active mask {:#x}",
+                    info.active_cnt, info.active_mask
+                )));
+            }
+            if info.mode == MODE_1 && info.active_cnt != 1 {
+                notes.push(check(format!(
+                    "mode 1 with {} active slaves",
+                    info.active_cnt
+                )));
+            }
+            if info.mode > 1 {
+                notes.push(check(format!(
+                    "unknown mode {:#x} (routed as 2/4)",
+                    info.mode
+                )));
+            }
+            if info.mode == MODE_1 && info.hash != 0 {
+                notes.push(check(format!("hash policy {} in mode 1", info.hash)));
+            }
+            let old = chip.bonds.insert(key, Bond { info, main: me });
+            match old {
+                None if cmd == BondCmd::Change => notes.push(check("no SET before".into())),
+                Some(b) if b.main != me => notes.push(format!(
+                    "bond {id}: main function now {f} (was {})",
+                    b.main.func()
+                )),
+                _ => {}
+            }
+            let c = chip.counts.entry(key).or_default();
+            if cmd == BondCmd::Set {
+                c.set += 1;
+            } else {
+                c.change += 1;
+            }
+            ret::SUCCESS
+        };
+        drop(chip);
+        for n in notes {
+            self.trace.note(&n);
+        }
+        rv
     }
 
     /// Refuses a command this function does not know: NOT_EXIST, counted
@@ -2123,5 +2262,230 @@ mod tests {
         f.execute(&mem, &mut g);
         assert_eq!(g[0].retval, ret::SUCCESS);
         assert_eq!(f.gid_count(), 1);
+    }
+
+    /// A HIP09 PF with the BOND cap (bit 21) at function `func` of bus 0
+    /// slot 3, tracing into `trace` (a file name under the temp dir).
+    fn fw_bond(func: u8, trace: &str) -> (Firmware, std::path::PathBuf) {
+        let mut c = Caps::default();
+        c.cap_flags |= crate::caps::flag::BOND;
+        let path =
+            std::env::temp_dir().join(format!("hns-sim-test-{trace}-{}", std::process::id()));
+        let t = Trace::to_file(path.to_str().unwrap(), "").unwrap();
+        let mut f = Firmware::new(c, vec![], t);
+        f.loc = PciLoc {
+            bus: 0,
+            devfn: 3 << 3 | func,
+        };
+        (f, path)
+    }
+
+    /// The descriptor `hns_roce_cmd_bond` sends: opcode, a write (no WR
+    /// flag), the six words of `struct hns_roce_bond_info` in data[0..6].
+    fn bond_desc(opcode: u16, words: [u32; 6]) -> Desc {
+        let mut d = desc(opcode, false);
+        d.data = words;
+        d
+    }
+
+    fn notes(f: &mut Firmware, path: &std::path::Path) -> Vec<String> {
+        f.trace.flush();
+        let text = std::fs::read_to_string(path).unwrap();
+        text.lines()
+            .filter_map(|l| l.strip_prefix("# "))
+            .map(str::to_string)
+            .collect()
+    }
+
+    #[test]
+    fn bond_commands_are_not_exist_without_the_cap_or_on_a_vf() {
+        let mem = VecMem::new(4096);
+        for mut f in [fw(), fw_vf()] {
+            for o in [
+                op::SET_BOND_INFO,
+                op::CLEAR_BOND_INFO,
+                op::CHANGE_ACTIVE_PORT,
+            ] {
+                let mut d = bond_desc(o, [0, 0, 1, 1, 3, 0]);
+                f.execute(&mem, std::slice::from_mut(&mut d));
+                assert_eq!(d.retval, ret::NOT_EXIST, "opcode {o:#x}");
+            }
+            assert_eq!(f.stats.unknown, 3);
+            assert!(f.chip.borrow().bonds.is_empty());
+        }
+        // A VF with the bit in its table still refuses (C clears the cap
+        // on a VF).
+        let mut c = Caps::vf();
+        c.cap_flags |= crate::caps::flag::BOND;
+        let mut f = Firmware::new(c, vec![], Trace::discard());
+        let mut d = bond_desc(op::SET_BOND_INFO, [0, 0, 1, 1, 3, 0]);
+        f.execute(&mem, std::slice::from_mut(&mut d));
+        assert_eq!(d.retval, ret::NOT_EXIST);
+    }
+
+    #[test]
+    fn bond_set_change_clear_in_c_layout() {
+        let mem = VecMem::new(4096);
+        let (mut f, path) = fw_bond(0, "bond-cmds");
+        // set_bond of an active-backup pair, functions 0 and 1, function 0
+        // active: bond_id 0, BOND_MODE_1 (0), cnt 1, active 0x1, slaves
+        // 0x3, hash 0.
+        let mut d = bond_desc(op::SET_BOND_INFO, [0, 0, 1, 0x1, 0x3, 0]);
+        f.execute(&mem, std::slice::from_mut(&mut d));
+        assert_eq!(d.retval, ret::SUCCESS);
+        assert_eq!(d.flag & flag::OUT, flag::OUT);
+        {
+            let chip = f.chip.borrow();
+            let b = chip.bonds[&(0, 0)];
+            assert_eq!(b.info.to_words(), [0, 0, 1, 0x1, 0x3, 0]);
+            assert_eq!(b.main, f.loc);
+        }
+        // The failover: function 1 active.
+        let mut d = bond_desc(op::CHANGE_ACTIVE_PORT, [0, 0, 1, 0x2, 0x3, 0]);
+        f.execute(&mem, std::slice::from_mut(&mut d));
+        assert_eq!(d.retval, ret::SUCCESS);
+        assert_eq!(f.chip.borrow().bonds[&(0, 0)].info.active_mask, 0x2);
+        // CLEAR carries the bond id only.
+        let mut d = bond_desc(op::CLEAR_BOND_INFO, [0, 0, 0, 0, 0, 0]);
+        f.execute(&mem, std::slice::from_mut(&mut d));
+        assert_eq!(d.retval, ret::SUCCESS);
+        assert!(f.chip.borrow().bonds.is_empty());
+        let c = f.chip.borrow().counts[&(0, 0)];
+        assert_eq!((c.set, c.change, c.clear, c.refused), (1, 1, 1, 0));
+        assert_eq!(f.stats.unknown, 0);
+        assert_eq!(
+            notes(&mut f, &path),
+            [
+                "bond 0: SET from function 0 (bus 0x00): mode 1 slaves 0x3 active 0x1 (1) hash -",
+                "bond 0: CHANGE_ACTIVE_PORT from function 0 (bus 0x00): mode 1 slaves 0x3 active 0x2 (1) hash -",
+                "bond 0: CLEAR from function 0 (bus 0x00): cleared",
+            ]
+        );
+        // The summary hns-sim.log gets.
+        assert_eq!(
+            f.chip.borrow().summary(),
+            ["bond 0 (bus 0x00): 1 SET, 1 CHANGE_ACTIVE_PORT, 1 CLEAR, 0 refused; cleared"]
+        );
+        let _ = std::fs::remove_file(path);
+    }
+
+    #[test]
+    fn bond_checks_are_notes_and_two_are_para_err() {
+        let mem = VecMem::new(4096);
+        let (mut f, path) = fw_bond(2, "bond-checks");
+        // balance-xor, layer3+4 (BOND_MODE_2_4 = 1, BOND_HASH_L34 = 1),
+        // from function 2 which is not a slave; active 0x4 outside the
+        // slaves; count 1 for two active bits.
+        let mut d = bond_desc(op::SET_BOND_INFO, [1, 1, 1, 0x5, 0x3, 1]);
+        f.execute(&mem, std::slice::from_mut(&mut d));
+        assert_eq!(d.retval, ret::SUCCESS, "checks are notes");
+        // Mode 1 with two active slaves: C only warns, so do we.
+        let mut d = bond_desc(op::CHANGE_ACTIVE_PORT, [0, 0, 2, 0x3, 0x3, 0]);
+        f.execute(&mem, std::slice::from_mut(&mut d));
+        assert_eq!(d.retval, ret::SUCCESS);
+        // Bond id 2 and hash 3: PARA_ERR, not recorded.
+        let mut d = bond_desc(op::SET_BOND_INFO, [2, 0, 1, 0x1, 0x3, 0]);
+        f.execute(&mem, std::slice::from_mut(&mut d));
+        assert_eq!(d.retval, ret::PARA_ERR);
+        let mut d = bond_desc(op::SET_BOND_INFO, [0, 1, 1, 0x1, 0x3, 3]);
+        f.execute(&mem, std::slice::from_mut(&mut d));
+        assert_eq!(d.retval, ret::PARA_ERR);
+        // CLEAR of a bond nobody set: noted, answered.
+        let mut d = bond_desc(op::CLEAR_BOND_INFO, [0, 0, 0, 0, 0, 0]);
+        f.execute(&mem, std::slice::from_mut(&mut d));
+        assert_eq!(d.retval, ret::SUCCESS);
+        let mut d = bond_desc(op::CLEAR_BOND_INFO, [0, 0, 0, 0, 0, 0]);
+        f.execute(&mem, std::slice::from_mut(&mut d));
+        assert_eq!(d.retval, ret::SUCCESS);
+        assert_eq!(f.chip.borrow().bonds.len(), 1, "bond 1 stays");
+        assert_eq!(f.chip.borrow().counts[&(0, 0)].refused, 1);
+        assert_eq!(f.chip.borrow().counts[&(0, 2)].refused, 1);
+        assert_eq!(
+            notes(&mut f, &path),
+            [
+                "bond 1: SET from function 2 (bus 0x00): mode 2/4 slaves 0x3 active 0x5 (1) hash L34",
+                "bond 1: check: main function 2 not in slaves 0x3",
+                "bond 1: check: active 0x5 not within slaves 0x3",
+                "bond 1: check: active count 1 but active mask 0x5",
+                "bond 0: CHANGE_ACTIVE_PORT from function 2 (bus 0x00): mode 1 slaves 0x3 active 0x3 (2) hash -",
+                "bond 0: check: main function 2 not in slaves 0x3",
+                "bond 0: check: mode 1 with 2 active slaves",
+                "bond 0: check: no SET before",
+                "bond 2: SET from function 2 (bus 0x00): mode 1 slaves 0x3 active 0x1 (1) hash -: bond id over 1: answered PARA_ERR",
+                "bond 0: SET from function 2 (bus 0x00): mode 2/4 slaves 0x3 active 0x1 (1) hash ?: hash policy over 2: answered PARA_ERR",
+                "bond 0: CLEAR from function 2 (bus 0x00): cleared",
+                "bond 0: CLEAR from function 2 (bus 0x00): check: no such bond",
+            ]
+        );
+        let _ = std::fs::remove_file(path);
+    }
+
+    #[test]
+    fn bond_table_is_shared_by_the_functions_of_a_chip() {
+        // Function 0 sets the bond, the main moves to function 1
+        // (switch_main_dev), which changes and clears it; a function on
+        // another bus has a bond 0 of its own.
+        let mem = VecMem::new(4096);
+        let (mut f0, p0) = fw_bond(0, "bond-share-0");
+        let (mut f1, p1) = fw_bond(1, "bond-share-1");
+        let (mut g, p2) = fw_bond(0, "bond-share-2");
+        g.loc.bus = 1;
+        f1.chip = f0.chip.clone();
+        g.chip = f0.chip.clone();
+        let mut d = bond_desc(op::SET_BOND_INFO, [0, 0, 1, 0x1, 0x3, 0]);
+        f0.execute(&mem, std::slice::from_mut(&mut d));
+        let mut d = bond_desc(op::SET_BOND_INFO, [0, 1, 2, 0x3, 0x3, 2]);
+        g.execute(&mem, std::slice::from_mut(&mut d));
+        assert_eq!(f0.chip.borrow().bonds.len(), 2);
+        let mut d = bond_desc(op::CHANGE_ACTIVE_PORT, [0, 0, 1, 0x2, 0x2, 0]);
+        f1.execute(&mem, std::slice::from_mut(&mut d));
+        assert_eq!(d.retval, ret::SUCCESS);
+        {
+            let chip = f0.chip.borrow();
+            assert_eq!(chip.bonds[&(0, 0)].main, f1.loc);
+            assert!(chip.bond_of_main(f0.loc).is_none());
+            assert_eq!(chip.bonds[&(1, 0)].info.hash, 2);
+        }
+        let mut d = bond_desc(op::CLEAR_BOND_INFO, [0; 6]);
+        f1.execute(&mem, std::slice::from_mut(&mut d));
+        assert_eq!(d.retval, ret::SUCCESS);
+        let chip = f0.chip.borrow();
+        assert_eq!(chip.bonds.keys().copied().collect::<Vec<_>>(), [(1, 0)]);
+        assert_eq!(
+            chip.summary(),
+            [
+                "bond 0 (bus 0x00): 1 SET, 1 CHANGE_ACTIVE_PORT, 1 CLEAR, 0 refused; cleared",
+                "bond 0 (bus 0x01): 1 SET, 0 CHANGE_ACTIVE_PORT, 0 CLEAR, 0 refused; main function 0, mode 2/4 slaves 0x3 active 0x3 (2) hash L23",
+            ]
+        );
+        drop(chip);
+        assert_eq!(
+            notes(&mut f1, &p1),
+            [
+                "bond 0: CHANGE_ACTIVE_PORT from function 1 (bus 0x00): mode 1 slaves 0x2 active 0x2 (1) hash -",
+                "bond 0: main function now 1 (was 0)",
+                "bond 0: CLEAR from function 1 (bus 0x00): cleared",
+            ]
+        );
+        for p in [p0, p1, p2] {
+            let _ = std::fs::remove_file(p);
+        }
+    }
+
+    #[test]
+    fn link_control_sets_the_port() {
+        let mut f = fw();
+        assert!(f.port_up, "up by default");
+        f.control("link:down").unwrap();
+        assert!(!f.port_up);
+        f.control("link:up\n").unwrap();
+        assert!(f.port_up);
+        assert!(f.control("link:sideways").is_err());
+        assert!(f.control("link:").is_err());
+        assert!(f.port_up);
+        // `clear` disarms faults, not the link.
+        f.control("link:down").unwrap();
+        f.control("clear").unwrap();
+        assert!(!f.port_up);
     }
 }

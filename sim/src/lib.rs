@@ -8,6 +8,7 @@ pub mod field;
 #[path = "../../hw_v2_fields.rs"]
 pub mod hw_v2_fields;
 
+pub mod bond;
 pub mod caps;
 pub mod cmq;
 pub mod device;

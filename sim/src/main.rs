@@ -7,7 +7,7 @@
 //! MSI-X eventfds, read guest memory through the shared RAM file, and model
 //! the firmware (CMQ, mailbox, HEM, EQs). See docs/hns-sim.md.
 
-use hns_sim::{caps, device, fw, ivshmem, mem, trace};
+use hns_sim::{bond, caps, device, fw, ivshmem, mem, trace};
 use std::io::{Read, Write};
 use std::os::unix::net::UnixListener;
 use std::time::{Duration, Instant};
@@ -184,10 +184,13 @@ fn serve(listeners: &[UnixListener], a: &Args) -> Result<Vec<fw::Stats>, String>
     }
     let ram = mem::GuestRam::open(&a.ram, a.ram_base).map_err(|e| format!("{}: {e}", a.ram))?;
     let mut devs = vec![];
+    // One chip: the bond table every function of the process shares.
+    let chip = std::rc::Rc::new(std::cell::RefCell::new(bond::Chip::default()));
     for (n, (bar, peer)) in bars.iter().zip(&peers).enumerate() {
         let trace = trace::Trace::to_file(&format!("{}/trace-{n}.txt", a.out), "")
             .map_err(|e| format!("trace: {e}"))?;
-        let firmware = fw::Firmware::new(a.caps_of(n).clone(), a.faults.clone(), trace);
+        let mut firmware = fw::Firmware::new(a.caps_of(n).clone(), a.faults.clone(), trace);
+        firmware.chip = chip.clone();
         let mut dev = device::Device::new(firmware, bar, &ram, peer);
         if let Some(f) = &a.dump_data {
             let path = if n == 0 {
@@ -251,7 +254,7 @@ fn serve(listeners: &[UnixListener], a: &Args) -> Result<Vec<fw::Stats>, String>
         }
         let e = dev.engine.stats;
         eprintln!(
-            "hns-sim[{n}]: data: {} WQEs, {} CQEs ({} errors), {} CEQEs, {} doorbells, {} WQEs found by the scan, {} messages to other devices, {} REG_MR, {} LOCAL_INV, {} SEND_WITH_INV ({} remote invalidations), {} direct WQEs ({} checked, {} superseded, {} mismatched), {} bad DMA",
+            "hns-sim[{n}]: data: {} WQEs, {} CQEs ({} errors), {} CEQEs, {} doorbells, {} WQEs found by the scan, {} messages to other devices, {} REG_MR, {} LOCAL_INV, {} SEND_WITH_INV ({} remote invalidations), {} direct WQEs ({} checked, {} superseded, {} mismatched), {} stalls by a down port, {} UD drops by a down port, {} bad DMA",
             e.wqes,
             e.cqes,
             e.errors,
@@ -267,9 +270,14 @@ fn serve(listeners: &[UnixListener], a: &Args) -> Result<Vec<fw::Stats>, String>
             e.dwqe_checked,
             e.dwqe_superseded,
             e.dwqe_mismatched,
+            e.link_stalls,
+            e.link_drops,
             e.bad_dma
         );
         stats.push(dev.fw.stats);
+    }
+    for line in chip.borrow().summary() {
+        eprintln!("hns-sim: {line}");
     }
     Ok(stats)
 }

@@ -157,6 +157,11 @@ impl Engine {
     ) -> Response {
         if !host.owns_gid(dgid) {
             if let Some(dev) = wire.route(dgid) {
+                if let Err(why) = wire.path(req.sqpn, dev) {
+                    self.link_down(req, &why);
+                    return Response::NotReady;
+                }
+                self.link_blocked.remove(&req.sqpn);
                 let r = wire.respond(dev, mem, req);
                 if !matches!(r, Response::Wait | Response::NotReady) {
                     self.stats.wire += 1;
@@ -165,6 +170,19 @@ impl Engine {
             }
         }
         self.respond(host, mem, req)
+    }
+
+    /// A message that cannot leave because a port on its path is down:
+    /// RC waits as for a destination not ready (counted once per stall
+    /// of a QP), UD is dropped (counted per datagram).
+    fn link_down(&mut self, req: &Request, why: &str) {
+        if matches!(req.op, Op::Ud(_)) {
+            self.stats.link_drops += 1;
+            self.log(&format!("UD QP {:#x}: {why}: datagram dropped", req.sqpn));
+        } else if self.link_blocked.insert(req.sqpn) {
+            self.stats.link_stalls += 1;
+            self.log(&format!("QP {:#x}: {why}: waiting", req.sqpn));
+        }
     }
 
     /// Executes one RC WQE of `s` at SQ index `idx`: the requester's part
@@ -394,6 +412,9 @@ impl Engine {
             "QP {:#x}: destination QP {:#x} not ready, retries exceeded",
             s.qpn, s.dqpn
         ));
+        // A stall by a down port ends here too (a new stall of this QPN,
+        // e.g. after it is re-created, counts again).
+        self.link_blocked.remove(&s.qpn);
         self.push_cqe(
             mem,
             s.tx_cqn,

@@ -2062,3 +2062,268 @@ fn dump_data_writes_each_direct_wqe_as_compared() {
          00000000 00000000"
     );
 }
+
+/// A wire to one other device owning [`GID_1`], whose ports and bonds
+/// decide with `path` (the routing rule of `bond::path` over firmware
+/// states): answered by `peer` when there is one.
+struct LinkWire<'x> {
+    peer: Option<(&'x mut Engine, &'x mut FakeHost)>,
+    path: &'x dyn Fn(u32) -> Result<(), String>,
+}
+
+impl Wire<VecMem> for LinkWire<'_> {
+    fn route(&self, gid: &[u8; 16]) -> Option<usize> {
+        (gid == &GID_1).then_some(0)
+    }
+    fn respond(&mut self, _dev: usize, mem: &VecMem, req: &Request) -> Response {
+        match self.peer.as_mut() {
+            Some((e, h)) => e.respond(&mut **h, mem, req),
+            None => panic!("a message went past a down port: {req:?}"),
+        }
+    }
+    fn path(&self, qpn: u32, _dev: usize) -> Result<(), String> {
+        (self.path)(qpn)
+    }
+}
+
+/// Firmware for the routing only (ports, PCI location, the shared bond
+/// table): function `func` of bus 0 slot 3, with the BOND cap.
+fn link_fw(func: u8) -> crate::fw::Firmware {
+    let mut c = crate::caps::Caps::default();
+    c.cap_flags |= crate::caps::flag::BOND;
+    let mut f = crate::fw::Firmware::new(c, vec![], crate::trace::Trace::discard());
+    f.loc = crate::bond::PciLoc {
+        bus: 0,
+        devfn: 3 << 3 | func,
+    };
+    f
+}
+
+fn port_of(f: &crate::fw::Firmware) -> crate::bond::Port {
+    crate::bond::Port {
+        loc: f.loc,
+        up: f.port_up,
+    }
+}
+
+/// Sends a bond command (`hns_roce_cmd_bond`'s descriptor) from `f`.
+fn bond_cmd(f: &mut crate::fw::Firmware, mem: &VecMem, opcode: u16, words: [u32; 6]) {
+    let mut d = crate::cmq::Desc {
+        opcode,
+        flag: crate::cmq::flag::IN,
+        ..Default::default()
+    };
+    d.data = words;
+    f.execute(mem, std::slice::from_mut(&mut d));
+    assert_eq!(d.retval, crate::cmq::ret::SUCCESS);
+}
+
+#[test]
+fn down_port_stalls_rc_until_change_active_port() {
+    // Device 0 (QP 8) is the main function 0 of an active-backup bond of
+    // functions 0 and 1; device 1 (QP 9, GID_1) a plain peer, function 2.
+    let w = world();
+    let mut a = FakeHost::default();
+    let mut b = FakeHost {
+        gid: Some(GID_1),
+        ..FakeHost::default()
+    };
+    for (k, v) in &w.host.ctx {
+        if *k != (Table::Qpc as u32, 9) && *k != (Table::Cqc as u32, 2) {
+            a.ctx.insert(*k, *v);
+        }
+        if *k != (Table::Qpc as u32, 8) && *k != (Table::Cqc as u32, 1) {
+            b.ctx.insert(*k, *v);
+        }
+    }
+    a.events = vec![
+        CtxEvent::Cq(1),
+        CtxEvent::Mpt(1),
+        CtxEvent::Mpt(2),
+        CtxEvent::Qp(8),
+    ];
+    b.events = vec![
+        CtxEvent::Cq(2),
+        CtxEvent::Mpt(1),
+        CtxEvent::Mpt(2),
+        CtxEvent::Qp(9),
+    ];
+    w.mem.write(QPC_A + 28, &GID_1).unwrap();
+    let mut e0 = Engine {
+        quiet: true,
+        ..Engine::new()
+    };
+    let mut e1 = Engine {
+        quiet: true,
+        ..Engine::new()
+    };
+    let idle = FakeRegs::new();
+    let t0 = w.t0;
+    e1.poll(&mut b, &w.mem, &idle, &mut NoWire, t0);
+    let mut f0 = link_fw(0);
+    let mut f1 = link_fw(1);
+    let mut f2 = link_fw(2);
+    f1.chip = f0.chip.clone();
+    f2.chip = f0.chip.clone();
+    bond_cmd(
+        &mut f0,
+        &w.mem,
+        crate::cmq::op::SET_BOND_INFO,
+        [0, 0, 1, 0x1, 0x3, 0],
+    );
+    // The active slave's port (function 0's) goes down.
+    f0.control("link:down").unwrap();
+    w.recv_b(0, 64, 0x100, MR_VA + 0x40);
+    w.post_a(
+        0,
+        0x1000,
+        &[(1, 8), (8, 0x6463_6261), (9, 0x6867_6665)],
+        true,
+    );
+    for ms in [0, 1, 2] {
+        let p = |q| crate::device::fw_path(port_of(&f0), &f2, [&f1, &f2].into_iter(), q);
+        let mut wire = LinkWire {
+            peer: Some((&mut e1, &mut b)),
+            path: &p,
+        };
+        e0.poll(
+            &mut a,
+            &w.mem,
+            &w.regs,
+            &mut wire,
+            t0 + Duration::from_millis(ms),
+        );
+        assert_eq!(e0.sq_ci(8), Some(0), "waits at {ms} ms");
+    }
+    assert_eq!(e0.stats.link_stalls, 1, "one stall, however many tries");
+    assert_eq!(e0.stats.wire, 0);
+    assert_eq!(get32(&w.mem, CQ1_BUF), 0, "no completion yet");
+    // The driver's CHANGE_ACTIVE_PORT: function 1 active. The main's own
+    // port stays down; its traffic leaves through function 1's.
+    bond_cmd(
+        &mut f0,
+        &w.mem,
+        crate::cmq::op::CHANGE_ACTIVE_PORT,
+        [0, 0, 1, 0x2, 0x3, 0],
+    );
+    let p = |q| crate::device::fw_path(port_of(&f0), &f2, [&f1, &f2].into_iter(), q);
+    let mut wire = LinkWire {
+        peer: Some((&mut e1, &mut b)),
+        path: &p,
+    };
+    assert!(e0.poll(
+        &mut a,
+        &w.mem,
+        &w.regs,
+        &mut wire,
+        t0 + Duration::from_millis(3)
+    ));
+    assert_eq!(e0.sq_ci(8), Some(1));
+    let mut got = [0u8; 8];
+    w.mem.read(MR_P0 + 0x40, &mut got).unwrap();
+    assert_eq!(&got, b"abcdefgh");
+    assert_eq!(get32(&w.mem, CQ1_BUF), 0x0000_0080, "send CQE, success");
+    assert_eq!(e0.stats.wire, 1);
+    // Back the other way: the peer reaches the bond through any up
+    // slave port; with function 1's down too, not at all.
+    let to_bond = crate::device::fw_path(port_of(&f2), &f0, [&f0, &f1].into_iter(), 9);
+    assert_eq!(to_bond, Ok(()));
+    f1.control("link:down").unwrap();
+    let to_bond = crate::device::fw_path(port_of(&f2), &f0, [&f0, &f1].into_iter(), 9);
+    assert!(to_bond.unwrap_err().contains("every port of bond 0"));
+    // A CLEAR makes function 0 a plain function again: its own port.
+    bond_cmd(&mut f0, &w.mem, crate::cmq::op::CLEAR_BOND_INFO, [0; 6]);
+    let out = crate::device::fw_path(port_of(&f0), &f2, [&f1, &f2].into_iter(), 8);
+    assert!(out.unwrap_err().contains("port of 00:03.0 down"));
+}
+
+#[test]
+fn down_port_stall_ends_in_retry_exceeded() {
+    // QP 8 sends to GID_1 and its own port is down for good: the WQE
+    // waits, then completes RETRY_EXC_ERR after DEST_WAIT, as for a
+    // destination QP that never becomes ready.
+    let mut w = world();
+    w.mem.write(QPC_A + 28, &GID_1).unwrap();
+    let mut f = link_fw(0);
+    f.control("link:down").unwrap();
+    let peer = link_fw(1);
+    let p = |q| crate::device::fw_path(port_of(&f), &peer, std::iter::once(&peer), q);
+    w.post_a(
+        0,
+        0x1000,
+        &[(1, 8), (8, 0x6463_6261), (9, 0x6867_6665)],
+        true,
+    );
+    let t0 = w.t0;
+    let mut wire = LinkWire {
+        peer: None,
+        path: &p,
+    };
+    w.eng.poll(&mut w.host, &w.mem, &w.regs, &mut wire, t0);
+    assert_eq!(w.eng.sq_ci(8), Some(0));
+    assert_eq!(get32(&w.mem, CQ1_BUF), 0);
+    let mut wire = LinkWire {
+        peer: None,
+        path: &p,
+    };
+    assert!(w.eng.poll(
+        &mut w.host,
+        &w.mem,
+        &w.regs,
+        &mut wire,
+        t0 + DEST_WAIT + Duration::from_millis(1)
+    ));
+    // SEND (0) | owner, status RETRY_EXC_ERR in bits 15..8.
+    assert_eq!(get32(&w.mem, CQ1_BUF), 0x0000_1580);
+    assert_eq!(w.eng.stats.link_stalls, 1);
+    assert_eq!(w.eng.stats.errors, 1);
+    assert!(
+        w.eng.link_blocked.is_empty(),
+        "the stall ended with the WQE"
+    );
+}
+
+#[test]
+fn down_port_drops_ud_datagrams() {
+    // QPs 8 and 9 as UD; the datagram for GID_1 meets a down peer port:
+    // dropped, the sender completes as on a wire, nothing received.
+    let mut w = world();
+    let ud = |dqpn, root, db, rx, tx| {
+        qpc_with(dqpn, root, db, rx, tx, |c| {
+            c.write(qpc::TST, tst::UD);
+            c.write(qpc::QKEY_XRCD, 0x1111);
+        })
+    };
+    w.mem.write(QPC_A, &ud(9, ROOT_A, RQ_DB_A, 1, 1)).unwrap();
+    w.mem.write(QPC_B, &ud(8, ROOT_B, RQ_DB_B, 2, 2)).unwrap();
+    w.recv_b(0, 0x100, 0x100, MR_VA + 0x40);
+    let f = link_fw(0);
+    let mut peer = link_fw(1);
+    peer.control("link:down").unwrap();
+    let p = |q| crate::device::fw_path(port_of(&f), &peer, std::iter::once(&peer), q);
+    let gid = |i: usize| u32::from_le_bytes([GID_1[i], GID_1[i + 1], GID_1[i + 2], GID_1[i + 3]]);
+    let words = [
+        (1, 7 | 0x6261 << 16),
+        (3, 0x63 << 24),
+        (4, 0x66_6564),
+        (5, 0x67),
+        (6, 0x1111),
+        (7, 9),
+        (12, gid(0)),
+        (13, gid(4)),
+        (14, gid(8)),
+        (15, gid(12)),
+    ];
+    w.post_a(0, 1 << 12 | 1 << 8, &words, true);
+    let t0 = w.t0;
+    let mut wire = LinkWire {
+        peer: None,
+        path: &p,
+    };
+    assert!(w.eng.poll(&mut w.host, &w.mem, &w.regs, &mut wire, t0));
+    assert_eq!(w.eng.sq_ci(8), Some(1));
+    assert_eq!(get32(&w.mem, CQ1_BUF), 0x0000_0080, "sender: success");
+    assert_eq!(get32(&w.mem, CQ2_BUF), 0, "nothing received");
+    assert_eq!(w.eng.stats.link_drops, 1);
+    assert_eq!(w.eng.stats.link_stalls, 0);
+}

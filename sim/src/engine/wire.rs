@@ -131,6 +131,12 @@ pub trait Wire<M: Dma> {
     fn route(&self, gid: &[u8; 16]) -> Option<usize>;
     /// Device `dev` responds to `req`.
     fn respond(&mut self, dev: usize, mem: &M, req: &Request) -> Response;
+    /// Whether a message of QP `qpn` can go from this device to device
+    /// `dev` (ports up, bonds: `bond::path`); `Err` says which port is
+    /// down. By default every port is up.
+    fn path(&self, _qpn: u32, _dev: usize) -> Result<(), String> {
+        Ok(())
+    }
 }
 
 /// No other device.
