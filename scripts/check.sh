@@ -197,7 +197,7 @@ arm64_dwqe() {
         echo "sh /opt/hns/dwqe-plan.sh $d" >"$L/dwqe-$d.cmd"
         # (A64's variables, set for a shell function.)
         ARCH=arm64 HNS_ARCH=arm64 CROSS_COMPILE=aarch64-linux-gnu- HNS_MODULE_DIR="$ab/module-kunit" \
-            HNS_SIM_ARGS="--set cap_flags=$DWQE_FLAGS" \
+            HNS_SIM_ARGS="--set cap_flags=$DWQE_FLAGS" GT_RENAME="s#^TEST pyverbs/#TEST dwqe-$d/pyverbs-#" \
             guest_tests "dwqe-$d" "$RESULTS" "$L/dwqe-$d.cmd" --driver $d --sim 1
         dwqe_counts "sim/dwqe-$d-pushes" "$HNS_BUILD/guest/dwqe-$d/hns-sim.log"
         echo "    dwqe-$d boot (arm64): $(($(date +%s) - s)) s"
@@ -210,7 +210,14 @@ arm64_dwqe() {
         result "equivalence/dwqe-outcomes" FAIL "(log: $L/dwqe-outcomes.log)"
         sed 's/^/    /' "$L/dwqe-outcomes.log" | head -n 40
     fi
-    window_equal equivalence/dwqe-trace dwqe "--mask-psn --mask-flow --collapse-repeats --unordered"
+    window_equal equivalence/dwqe-trace dwqe "--mask-psn --mask-flow --mask-pgsz --collapse-repeats --unordered"
+    if python3 scripts/compare-runs.py --only pyverbs-test_qpex-1 "$HNS_BUILD/guest/dwqe-c/output.log" \
+        "$HNS_BUILD/guest/dwqe-rs/output.log" >"$L/dwqe-qpex.log" 2>&1; then
+        result equivalence/dwqe-pyverbs-test_qpex PASS "($(head -n 1 "$L/dwqe-qpex.log"))"
+    else
+        result equivalence/dwqe-pyverbs-test_qpex FAIL "(log: $L/dwqe-qpex.log)"
+        head -n 20 "$L/dwqe-qpex.log" | sed 's/^/    /'
+    fi
 }
 
 # --- Background builds. The in-tree build (x86_64): the patch of

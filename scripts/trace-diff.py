@@ -7,7 +7,7 @@ CEQC` lines), found by name (`*_BA_*`, `*_ADDR_*`, `PA0/PA1`, VAs) in the
 generated field maps (`hw_v2_fields.rs`). Two runs of the same driver and
 workload normalise to the same trace. Notes (`# ...`) are ignored.
 
-  trace-diff.py --full [--mask-psn] [--mask-flow] [--collapse-repeats] [--mask-tokens]
+  trace-diff.py --full [--mask-psn] [--mask-flow] [--mask-pgsz] [--collapse-repeats] [--mask-tokens]
                 [--unordered] C_TRACE RS_TRACE
   trace-diff.py --full --only KIND C_TRACE RS_TRACE
 
@@ -19,6 +19,12 @@ workload differ there and nowhere else.
 --mask-flow also masks the QPC's flow label and UDP source port (FL,
 UDPSPN): rdma_cm derives the flow label of its QPs from the connection's
 ports, which are random.
+--mask-pgsz also masks the MPT's buffer page size (PBL_BUF_PG_SZ): for a
+user MR both drivers take the largest page size the pinned pages allow
+(ib_umem_find_best_pgsz), so an MR of two pages the kernel happened to
+give physically contiguous and aligned gets 8 KiB pages in one run and
+4 KiB in another (rping's 64-byte buffers across a page boundary, seen
+on the arm64 guest).
 --collapse-repeats drops a MODIFY_QPC (the POST_MB, the mailbox, its
 context and answer, the QUERY_MB_ST polls after it) whose mailbox and
 context equal those of the previous mailbox of the same QP: it changes
@@ -82,6 +88,7 @@ def address_fields(name_re=ADDR_NAME):
 ADDR_FIELDS = address_fields()
 PSN_FIELDS = address_fields(re.compile(r"PSN(_[LH])?$"))
 FLOW_FIELDS = address_fields(re.compile(r"^(FL|UDPSPN)$"))
+PGSZ_FIELDS = {"mpt": address_fields(re.compile(r"^PBL_BUF_PG_SZ$")).get("mpt", [])}
 # The GSI QP's DMAC: the MAD layer brings QP1 to RTR with an attribute it
 # kmallocs without an address vector, and the C driver copies the never
 # written `ah_attr.roce.dmac` into the QPC anyway (docs/c-driver-findings.md
@@ -98,6 +105,7 @@ def mask_ctx(line):
     for mod, base in CTX_LAYOUTS[parts[1]]:
         fields = ADDR_FIELDS.get(mod, []) + (PSN_FIELDS.get(mod, []) if MASK_PSN else [])
         fields = fields + (FLOW_FIELDS.get(mod, []) if MASK_FLOW else [])
+        fields = fields + (PGSZ_FIELDS.get(mod, []) if MASK_PGSZ else [])
         if parts[1] == "QPC" and parts[2] == GSI_TAG:
             fields = fields + GSI_FIELDS.get(mod, [])
         for h, l in fields:
@@ -126,6 +134,7 @@ def report(want, rs):
 
 MASK_PSN = False
 MASK_FLOW = False
+MASK_PGSZ = False
 
 
 def collapse_repeats(lines):
@@ -261,8 +270,11 @@ def multiset(c, rs, kind):
 
 
 def main():
-    global MASK_PSN, MASK_FLOW
+    global MASK_PSN, MASK_FLOW, MASK_PGSZ
     args = sys.argv[1:]
+    if "--mask-pgsz" in args:
+        MASK_PGSZ = True
+        args.remove("--mask-pgsz")
     if "--mask-psn" in args:
         MASK_PSN = True
         args.remove("--mask-psn")

@@ -10,8 +10,9 @@
 # ibv_xsrq_pingpong (libibverbs' post_send) and rping (user QPs, and the
 # CM's MADs through the kernel GSI QP, whose posts are direct WQEs too),
 # the driver unloaded and loaded again, an ib_send_bw pair (the WR API's
-# wr_complete), then the driver and hns_sim unloaded. TEST lines in the
-# group "dwqe-<driver>/".
+# wr_complete) and one run of pyverbs' test_qpex (issue 19's lean plan),
+# then the driver and hns_sim unloaded. TEST lines in the group
+# "dwqe-<driver>/", and pyverbs-plan.sh's "pyverbs/test_qpex-1".
 #
 #   sh /opt/hns/dwqe-plan.sh c|rs
 . /opt/hns/lib.sh
@@ -46,8 +47,14 @@ check "$g/hns0-active-again" port_state hns_0 PORT_ACTIVE || plan_exit
 perf_pair "$g/send-bw" \
     "ib_send_bw -d hns_0 -x $GIDX -p 18520 -n 50 -F --no_ddp" \
     "ib_send_bw -d hns_0 -x $GIDX -p 18520 -n 50 -F --no_ddp 127.0.0.1"
-unload() {
-    rmmod "$MOD" && rmmod hns_sim
+PYV_MODULES=test_qpex PYV_RUNS=1 PYV_REREG_SLOW=0 sh /opt/hns/pyverbs-plan.sh "$d"
+# pyverbs-plan.sh unloads the driver and hns_sim itself.
+unload_rest() {
+    for m in "$MOD" hns_sim; do
+        if lsmod | grep -q "^$m "; then
+            rmmod "$m" || return 1
+        fi
+    done
 }
-check "$g/unload-again" unload
+check "$g/unload-again" unload_rest
 plan_exit
