@@ -204,20 +204,9 @@ arm64_dwqe() {
         awk '/^cmq > op=8000 / { h++; if (h == 2) exit } { print }' \
             "$HNS_BUILD/guest/dwqe-$d/trace-0.txt" >"$L/dwqe-$d.txt" 2>/dev/null
     done
-    if python3 scripts/compare-outcomes.py "$RESULTS" dwqe-c dwqe-rs >"$L/dwqe-outcomes.log" 2>&1; then
-        result "equivalence/dwqe-outcomes" PASS "($(tail -n 1 "$L/dwqe-outcomes.log"))"
-    else
-        result "equivalence/dwqe-outcomes" FAIL "(log: $L/dwqe-outcomes.log)"
-        sed 's/^/    /' "$L/dwqe-outcomes.log" | head -n 40
-    fi
+    outcomes_equal equivalence/dwqe-outcomes dwqe-c dwqe-rs
     window_equal equivalence/dwqe-trace dwqe "--mask-psn --mask-flow --mask-pgsz --collapse-repeats --unordered"
-    if python3 scripts/compare-runs.py --only pyverbs-test_qpex-1 "$HNS_BUILD/guest/dwqe-c/output.log" \
-        "$HNS_BUILD/guest/dwqe-rs/output.log" >"$L/dwqe-qpex.log" 2>&1; then
-        result equivalence/dwqe-pyverbs-test_qpex PASS "($(head -n 1 "$L/dwqe-qpex.log"))"
-    else
-        result equivalence/dwqe-pyverbs-test_qpex FAIL "(log: $L/dwqe-qpex.log)"
-        head -n 20 "$L/dwqe-qpex.log" | sed 's/^/    /'
-    fi
+    qpex_equal equivalence/dwqe-pyverbs-test_qpex dwqe-c dwqe-rs
 }
 
 # --- Background builds. The in-tree build (x86_64): the patch of
@@ -410,6 +399,32 @@ trace_equal() {
 # $L/PREFIX-rs.txt (windows cut out of a C and a Rust boot's traces)
 # compared with trace-diff.py's OPTIONS; a piece missing or empty on
 # either side (its marks were not in the trace) fails.
+# outcomes_equal TEST C_GROUP RS_GROUP: every check the C run passed passes
+# on Rust (scripts/compare-outcomes.py; log $L/TEST's last part.log).
+outcomes_equal() {
+    local log=$L/${1##*/}.log
+    if python3 scripts/compare-outcomes.py "$RESULTS" "$2" "$3" >"$log" 2>&1; then
+        result "$1" PASS "($(tail -n 1 "$log"))"
+    else
+        result "$1" FAIL "(log: $log)"
+        sed 's/^/    /' "$log" | head -n 40
+    fi
+}
+
+# qpex_equal TEST C_BOOT RS_BOOT: pyverbs test_qpex's one run in the two
+# boots' output, per test (scripts/compare-runs.py: the same outcome and
+# skip reason on Rust for every test of the C run, which must pass).
+qpex_equal() {
+    local log=$L/${1##*/}.log
+    if python3 scripts/compare-runs.py --only pyverbs-test_qpex-1 "$HNS_BUILD/guest/$2/output.log" \
+        "$HNS_BUILD/guest/$3/output.log" >"$log" 2>&1; then
+        result "$1" PASS "($(head -n 1 "$log"))"
+    else
+        result "$1" FAIL "(log: $log)"
+        head -n 20 "$log" | sed 's/^/    /'
+    fi
+}
+
 window_equal() {
     if [ -s "$L/$2-c.txt" ] && [ -s "$L/$2-rs.txt" ]; then
         TRACE_OPTS="$3" trace_files_equal "$1" "$L/$2-c.txt" "$L/$2-rs.txt" "$L/$2-trace.log"
@@ -669,12 +684,7 @@ if [ -x "$HNS_BUILD/sim-target/release/hns-sim" ] && [ -f "$HNS_BUILD/module-kun
             guest_tests "kpath-dwqe-$d" "$RESULTS" "$L/kpath-dwqe-$d.cmd" --driver $d --sim 1
         dwqe_counts "sim/kpath-dwqe-$d-pushes" "$HNS_BUILD/guest/kpath-dwqe-$d/hns-sim.log"
     done
-    if python3 scripts/compare-outcomes.py "$RESULTS" kpath-dwqe-c kpath-dwqe-rs >"$L/kpath-dwqe-outcomes.log" 2>&1; then
-        result "equivalence/kpath-dwqe-outcomes" PASS "($(tail -n 1 "$L/kpath-dwqe-outcomes.log"))"
-    else
-        result "equivalence/kpath-dwqe-outcomes" FAIL "(log: $L/kpath-dwqe-outcomes.log)"
-        sed 's/^/    /' "$L/kpath-dwqe-outcomes.log" | head -n 40
-    fi
+    outcomes_equal equivalence/kpath-dwqe-outcomes kpath-dwqe-c kpath-dwqe-rs
     for d in c rs; do
         cp "$HNS_BUILD/guest/kpath-dwqe-$d/trace-0.txt" "$L/kpath-dwqe-$d.txt" 2>/dev/null
     done
@@ -761,7 +771,7 @@ fi
 # their TEST lines are renamed data-rs/, event-rs/, data2-rs/. Then every
 # check that passed on C must pass on Rust, the XRC lines (ibv_xsrq_pingpong)
 # included: no line is SKIP on Rust any more (outcomes side by side in
-# $L/data-outcomes.log).
+# $L/data-plan-outcomes.log).
 if [ -x "$HNS_BUILD/sim-target/release/hns-sim" ] && [ -f "$HNS_BUILD/module-kunit/hns_roce_rs.ko" ]; then
     GT_RENAME='s#^TEST data/#TEST data-rs/#' \
         guest_tests data-rs "$RESULTS" tests/guest/data-plan.sh --driver rs --sim 1
@@ -812,12 +822,7 @@ if [ -x "$HNS_BUILD/sim-target/release/hns-sim" ] && [ -f "$HNS_BUILD/module-kun
         echo "    ulp-reset-$d boot: $(($(date +%s) - s)) s"
     done
     for g in data event data2 ulp-srq ulp-reset; do
-        if python3 scripts/compare-outcomes.py "$RESULTS" "$g" "$g-rs" >"$L/$g-outcomes.log" 2>&1; then
-            result "equivalence/$g-plan-outcomes" PASS "($(tail -n 1 "$L/$g-outcomes.log"))"
-        else
-            result "equivalence/$g-plan-outcomes" FAIL "(log: $L/$g-outcomes.log)"
-            sed 's/^/    /' "$L/$g-outcomes.log" | head -n 40
-        fi
+        outcomes_equal "equivalence/$g-plan-outcomes" "$g" "$g-rs"
     done
     # pyverbs on hns_roce_rs, lean (pyverbs-rs): once each, test_srq and
     # the XRC tests of the other modules (unittest -k xrc: test_qpex,
@@ -863,12 +868,7 @@ personality_boots() {
             guest_tests "$g-$d" "$RESULTS" "$L/$g-$d.cmd" --driver none --sim "$sims"
         echo "    $g-$d boot: $(($(date +%s) - s)) s"
     done
-    if python3 scripts/compare-outcomes.py "$RESULTS" "$g" "$g-rs" >"$L/$g-outcomes.log" 2>&1; then
-        result "equivalence/$g-plan-outcomes" PASS "($(tail -n 1 "$L/$g-outcomes.log"))"
-    else
-        result "equivalence/$g-plan-outcomes" FAIL "(log: $L/$g-outcomes.log)"
-        sed 's/^/    /' "$L/$g-outcomes.log" | head -n 40
-    fi
+    outcomes_equal "equivalence/$g-plan-outcomes" "$g" "$g-rs"
     for w in "$@"; do
         if python3 scripts/compare-runs.py --only "$w" "$HNS_BUILD/guest/$g-c/output.log" \
             "$HNS_BUILD/guest/$g-rs/output.log" >"$L/$g-$w.log" 2>&1; then
@@ -990,26 +990,13 @@ if [ -x "$HNS_BUILD/sim-target/release/hns-sim" ] && [ -f "$HNS_BUILD/module-kun
             guest_tests "capsx-$d" "$RESULTS" "$L/capsx-$d.cmd" --driver $d --sim 1
         echo "    capsx-$d boot: $(($(date +%s) - s)) s"
     done
-    if python3 scripts/compare-outcomes.py "$RESULTS" capsx-c capsx-rs >"$L/capsx-outcomes.log" 2>&1; then
-        result "equivalence/capsx-plan-outcomes" PASS "($(tail -n 1 "$L/capsx-outcomes.log"))"
-    else
-        result "equivalence/capsx-plan-outcomes" FAIL "(log: $L/capsx-outcomes.log)"
-        sed 's/^/    /' "$L/capsx-outcomes.log" | head -n 40
-    fi
+    outcomes_equal equivalence/capsx-plan-outcomes capsx-c capsx-rs
     for d in c rs; do
         awk '/^cmq > op=8000 / { h++; if (h == 2) exit } { print }' \
             "$HNS_BUILD/guest/capsx-$d/trace-0.txt" >"$L/capsx-uqp-$d.txt" 2>/dev/null
     done
     window_equal equivalence/capsx-trace capsx-uqp "--mask-psn --unordered"
-    # test_qpex per test (scripts/compare-runs.py: the same outcome and skip
-    # reason on Rust for every test of the C run, which must pass).
-    if python3 scripts/compare-runs.py --only pyverbs-test_qpex-1 "$HNS_BUILD/guest/capsx-c/output.log" \
-        "$HNS_BUILD/guest/capsx-rs/output.log" >"$L/capsx-qpex.log" 2>&1; then
-        result equivalence/capsx-pyverbs-test_qpex PASS "($(head -n 1 "$L/capsx-qpex.log"))"
-    else
-        result equivalence/capsx-pyverbs-test_qpex FAIL "(log: $L/capsx-qpex.log)"
-        head -n 20 "$L/capsx-qpex.log" | sed 's/^/    /'
-    fi
+    qpex_equal equivalence/capsx-pyverbs-test_qpex capsx-c capsx-rs
     # CQC word 1 bit 31 (CQC_STASH), QPCEX word 2 bit 18 (QPCEX_STASH).
     stash=$(python3 -c '
 import sys

@@ -24,17 +24,5 @@ reload() {
 }
 check "$g/reload" reload || plan_exit
 need_roce_v2_gid "$g"
-perf_pair "$g/send-bw" \
-    "ib_send_bw -d hns_0 -x $GIDX -p 18520 -n 50 -F --no_ddp" \
-    "ib_send_bw -d hns_0 -x $GIDX -p 18520 -n 50 -F --no_ddp 127.0.0.1"
-PYV_MODULES=test_qpex PYV_RUNS=1 PYV_REREG_SLOW=0 sh /opt/hns/pyverbs-plan.sh "$d"
-# pyverbs-plan.sh unloads the Rust driver and hns_sim itself.
-unload_rest() {
-    for m in "$MOD" hns_sim; do
-        if lsmod | grep -q "^$m "; then
-            rmmod "$m" || return 1
-        fi
-    done
-}
-check "$g/unload-again" unload_rest
+send_bw_and_qpex "$g" "$d"
 plan_exit

@@ -28,15 +28,7 @@ nd=$(rdma_netdev hns_0)
 /usr/bin/ip link set "${nd:-eth0}" up
 check "$g/hns0-active" port_state hns_0 PORT_ACTIVE || plan_exit
 need_roce_v2_gid "$g"
-pair "$g/rc-pingpong" \
-    "ibv_rc_pingpong -d hns_0 -g $GIDX -p 18515 -n 10" \
-    "ibv_rc_pingpong -d hns_0 -g $GIDX -p 18515 -n 10 127.0.0.1"
-pair "$g/ud-pingpong" \
-    "ibv_ud_pingpong -d hns_0 -g $GIDX -p 18518 -n 10 -s 512" \
-    "ibv_ud_pingpong -d hns_0 -g $GIDX -p 18518 -n 10 -s 512 127.0.0.1"
-pair "$g/xsrq-pingpong" \
-    "ibv_xsrq_pingpong -d hns_0 -g $GIDX -p 18526 -n 10" \
-    "ibv_xsrq_pingpong -d hns_0 -g $GIDX -p 18526 -n 10 127.0.0.1"
+user_pingpongs "$g"
 pair "$g/rping" "rping -s -a 192.168.77.1 -C 5 -v" "rping -c -a 192.168.77.1 -C 5 -v"
 # The driver is loaded again for the perftest pair: its server and client
 # number their objects in a varying order, so make check compares the
@@ -44,17 +36,5 @@ pair "$g/rping" "rping -s -a 192.168.77.1 -C 5 -v" "rping -c -a 192.168.77.1 -C 
 check "$g/unload" rmmod "$MOD"
 check "$g/reload" load_roce "$d" || plan_exit
 check "$g/hns0-active-again" port_state hns_0 PORT_ACTIVE || plan_exit
-perf_pair "$g/send-bw" \
-    "ib_send_bw -d hns_0 -x $GIDX -p 18520 -n 50 -F --no_ddp" \
-    "ib_send_bw -d hns_0 -x $GIDX -p 18520 -n 50 -F --no_ddp 127.0.0.1"
-PYV_MODULES=test_qpex PYV_RUNS=1 PYV_REREG_SLOW=0 sh /opt/hns/pyverbs-plan.sh "$d"
-# pyverbs-plan.sh unloads the driver and hns_sim itself.
-unload_rest() {
-    for m in "$MOD" hns_sim; do
-        if lsmod | grep -q "^$m "; then
-            rmmod "$m" || return 1
-        fi
-    done
-}
-check "$g/unload-again" unload_rest
+send_bw_and_qpex "$g" "$d"
 plan_exit

@@ -245,6 +245,44 @@ need_roce_v2_gid() {
     fi
 }
 
+# user_pingpongs GROUP: ibv_rc_pingpong, ibv_ud_pingpong (512 bytes: the
+# port MTU is 1024 with the netdev's 1500) and ibv_xsrq_pingpong (XRC_INI
+# QPs sending into XRC SRQs behind XRC_TGT QPs, which the RDMA core creates
+# as kernel QPs of the XRC domain), each looped back on hns_0 with GID
+# index $GIDX, 10 iterations.
+user_pingpongs() {
+    pair "$1/rc-pingpong" \
+        "ibv_rc_pingpong -d hns_0 -g $GIDX -p 18515 -n 10" \
+        "ibv_rc_pingpong -d hns_0 -g $GIDX -p 18515 -n 10 127.0.0.1"
+    pair "$1/ud-pingpong" \
+        "ibv_ud_pingpong -d hns_0 -g $GIDX -p 18518 -n 10 -s 512" \
+        "ibv_ud_pingpong -d hns_0 -g $GIDX -p 18518 -n 10 -s 512 127.0.0.1"
+    pair "$1/xsrq-pingpong" \
+        "ibv_xsrq_pingpong -d hns_0 -g $GIDX -p 18526 -n 10" \
+        "ibv_xsrq_pingpong -d hns_0 -g $GIDX -p 18526 -n 10 127.0.0.1"
+}
+
+# send_bw_and_qpex GROUP D: an ib_send_bw pair on hns_0 ($GIDX), then one
+# run of pyverbs' test_qpex through pyverbs-plan.sh (which unloads the
+# driver D and hns_sim itself), then GROUP/unload-again: whatever is still
+# loaded goes.
+send_bw_and_qpex() {
+    perf_pair "$1/send-bw" \
+        "ib_send_bw -d hns_0 -x $GIDX -p 18520 -n 50 -F --no_ddp" \
+        "ib_send_bw -d hns_0 -x $GIDX -p 18520 -n 50 -F --no_ddp 127.0.0.1"
+    PYV_MODULES=test_qpex PYV_RUNS=1 PYV_REREG_SLOW=0 sh /opt/hns/pyverbs-plan.sh "$2"
+    check "$1/unload-again" unload_left "$(driver_module "$2")" hns_sim
+}
+
+# unload_left MODULE...: rmmod each module still loaded, in order.
+unload_left() {
+    for m in "$@"; do
+        if lsmod | grep -q "^$m "; then
+            rmmod "$m" || return 1
+        fi
+    done
+}
+
 plan_exit() {
     [ "$HNS_FAILS" -eq 0 ] && exit 0
     exit 1

@@ -27,18 +27,7 @@ if [ -z "$GIDX" ]; then
     plan_exit
 fi
 
-pair "$g/rc-pingpong" \
-    "ibv_rc_pingpong -d hns_0 -g $GIDX -p 18515 -n 10" \
-    "ibv_rc_pingpong -d hns_0 -g $GIDX -p 18515 -n 10 127.0.0.1"
-# UD: the message must fit the port MTU (1024 with the netdev's 1500).
-pair "$g/ud-pingpong" \
-    "ibv_ud_pingpong -d hns_0 -g $GIDX -p 18518 -n 10 -s 512" \
-    "ibv_ud_pingpong -d hns_0 -g $GIDX -p 18518 -n 10 -s 512 127.0.0.1"
-# XRC: ibv_xsrq_pingpong's XRC_INI QPs send into XRC SRQs behind XRC_TGT
-# QPs (which the RDMA core creates as kernel QPs of the XRC domain).
-pair "$g/xsrq-pingpong" \
-    "ibv_xsrq_pingpong -d hns_0 -g $GIDX -p 18526 -n 10" \
-    "ibv_xsrq_pingpong -d hns_0 -g $GIDX -p 18526 -n 10 127.0.0.1"
+user_pingpongs "$g"
 # ib_send_bw (perftest, --no_ddp -F) passed on both drivers too, but its
 # server and client create their objects in a varying order even with the
 # delay (QPN 0x18/0x1a, MR keys 2/3 swapped in one of four runs), which
