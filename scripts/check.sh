@@ -395,10 +395,6 @@ trace_equal() {
         "$L/trace-$2-vs-$3.log" "${4:-}"
 }
 
-# window_equal TEST PREFIX OPTIONS: the trace pieces $L/PREFIX-c.txt and
-# $L/PREFIX-rs.txt (windows cut out of a C and a Rust boot's traces)
-# compared with trace-diff.py's OPTIONS; a piece missing or empty on
-# either side (its marks were not in the trace) fails.
 # outcomes_equal TEST C_GROUP RS_GROUP: every check the C run passed passes
 # on Rust (scripts/compare-outcomes.py; log $L/TEST's last part.log).
 outcomes_equal() {
@@ -425,6 +421,10 @@ qpex_equal() {
     fi
 }
 
+# window_equal TEST PREFIX OPTIONS: the trace pieces $L/PREFIX-c.txt and
+# $L/PREFIX-rs.txt (windows cut out of a C and a Rust boot's traces)
+# compared with trace-diff.py's OPTIONS; a piece missing or empty on
+# either side (its marks were not in the trace) fails.
 window_equal() {
     if [ -s "$L/$2-c.txt" ] && [ -s "$L/$2-rs.txt" ]; then
         TRACE_OPTS="$3" trace_files_equal "$1" "$L/$2-c.txt" "$L/$2-rs.txt" "$L/$2-trace.log"
