@@ -1509,12 +1509,10 @@ impl Wire<VecMem> for TestWire<'_> {
     }
 }
 
-#[test]
-fn two_devices_deliver_by_destination_gid() {
-    // The world split in two devices on one guest memory: device 0
-    // has QP 8 (CQ 1), device 1 (GID_1) has QP 9 (CQ 2); QP 8's QPC
-    // names GID_1 as its DGID (bytes 28..44).
-    let w = world();
+/// The world split in two devices on one guest memory: device 0 has QP 8
+/// (CQ 1), device 1 (GID_1) has QP 9 (CQ 2); QP 8's QPC names GID_1 as its
+/// DGID (bytes 28..44). Their hosts and (quiet) engines.
+fn split_world(w: &World) -> (FakeHost, FakeHost, Engine, Engine) {
     let mut a = FakeHost::default();
     let mut b = FakeHost {
         gid: Some(GID_1),
@@ -1543,14 +1541,17 @@ fn two_devices_deliver_by_destination_gid() {
         CtxEvent::Qp(9),
     ];
     w.mem.write(QPC_A + 28, &GID_1).unwrap();
-    let mut e0 = Engine {
+    let quiet = || Engine {
         quiet: true,
         ..Engine::new()
     };
-    let mut e1 = Engine {
-        quiet: true,
-        ..Engine::new()
-    };
+    (a, b, quiet(), quiet())
+}
+
+#[test]
+fn two_devices_deliver_by_destination_gid() {
+    let w = world();
+    let (mut a, mut b, mut e0, mut e1) = split_world(&w);
     let idle = FakeRegs::new();
     let t0 = w.t0;
     e1.poll(&mut b, &w.mem, &idle, &mut NoWire, t0);
@@ -2123,40 +2124,7 @@ fn down_port_stalls_rc_until_change_active_port() {
     // Device 0 (QP 8) is the main function 0 of an active-backup bond of
     // functions 0 and 1; device 1 (QP 9, GID_1) a plain peer, function 2.
     let w = world();
-    let mut a = FakeHost::default();
-    let mut b = FakeHost {
-        gid: Some(GID_1),
-        ..FakeHost::default()
-    };
-    for (k, v) in &w.host.ctx {
-        if *k != (Table::Qpc as u32, 9) && *k != (Table::Cqc as u32, 2) {
-            a.ctx.insert(*k, *v);
-        }
-        if *k != (Table::Qpc as u32, 8) && *k != (Table::Cqc as u32, 1) {
-            b.ctx.insert(*k, *v);
-        }
-    }
-    a.events = vec![
-        CtxEvent::Cq(1),
-        CtxEvent::Mpt(1),
-        CtxEvent::Mpt(2),
-        CtxEvent::Qp(8),
-    ];
-    b.events = vec![
-        CtxEvent::Cq(2),
-        CtxEvent::Mpt(1),
-        CtxEvent::Mpt(2),
-        CtxEvent::Qp(9),
-    ];
-    w.mem.write(QPC_A + 28, &GID_1).unwrap();
-    let mut e0 = Engine {
-        quiet: true,
-        ..Engine::new()
-    };
-    let mut e1 = Engine {
-        quiet: true,
-        ..Engine::new()
-    };
+    let (mut a, mut b, mut e0, mut e1) = split_world(&w);
     let idle = FakeRegs::new();
     let t0 = w.t0;
     e1.poll(&mut b, &w.mem, &idle, &mut NoWire, t0);
