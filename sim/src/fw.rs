@@ -2280,11 +2280,13 @@ mod tests {
         (f, path)
     }
 
-    /// The descriptor `hns_roce_cmd_bond` sends: opcode, a write (no WR
-    /// flag), the six words of `struct hns_roce_bond_info` in data[0..6].
-    fn bond_desc(opcode: u16, words: [u32; 6]) -> Desc {
+    /// Executes on `f` the descriptor `hns_roce_cmd_bond` sends: opcode, a
+    /// write (no WR flag), the six words of `struct hns_roce_bond_info` in
+    /// data[0..6]; the descriptor as answered.
+    fn run_bond(f: &mut Firmware, mem: &VecMem, opcode: u16, words: [u32; 6]) -> Desc {
         let mut d = desc(opcode, false);
         d.data = words;
+        f.execute(mem, std::slice::from_mut(&mut d));
         d
     }
 
@@ -2306,8 +2308,7 @@ mod tests {
                 op::CLEAR_BOND_INFO,
                 op::CHANGE_ACTIVE_PORT,
             ] {
-                let mut d = bond_desc(o, [0, 0, 1, 1, 3, 0]);
-                f.execute(&mem, std::slice::from_mut(&mut d));
+                let d = run_bond(&mut f, &mem, o, [0, 0, 1, 1, 3, 0]);
                 assert_eq!(d.retval, ret::NOT_EXIST, "opcode {o:#x}");
             }
             assert_eq!(f.stats.unknown, 3);
@@ -2318,8 +2319,7 @@ mod tests {
         let mut c = Caps::vf();
         c.cap_flags |= crate::caps::flag::BOND;
         let mut f = Firmware::new(c, vec![], Trace::discard());
-        let mut d = bond_desc(op::SET_BOND_INFO, [0, 0, 1, 1, 3, 0]);
-        f.execute(&mem, std::slice::from_mut(&mut d));
+        let d = run_bond(&mut f, &mem, op::SET_BOND_INFO, [0, 0, 1, 1, 3, 0]);
         assert_eq!(d.retval, ret::NOT_EXIST);
     }
 
@@ -2330,8 +2330,7 @@ mod tests {
         // set_bond of an active-backup pair, functions 0 and 1, function 0
         // active: bond_id 0, BOND_MODE_1 (0), cnt 1, active 0x1, slaves
         // 0x3, hash 0.
-        let mut d = bond_desc(op::SET_BOND_INFO, [0, 0, 1, 0x1, 0x3, 0]);
-        f.execute(&mem, std::slice::from_mut(&mut d));
+        let d = run_bond(&mut f, &mem, op::SET_BOND_INFO, [0, 0, 1, 0x1, 0x3, 0]);
         assert_eq!(d.retval, ret::SUCCESS);
         assert_eq!(d.flag & flag::OUT, flag::OUT);
         {
@@ -2341,13 +2340,11 @@ mod tests {
             assert_eq!(b.main, f.loc);
         }
         // The failover: function 1 active.
-        let mut d = bond_desc(op::CHANGE_ACTIVE_PORT, [0, 0, 1, 0x2, 0x3, 0]);
-        f.execute(&mem, std::slice::from_mut(&mut d));
+        let d = run_bond(&mut f, &mem, op::CHANGE_ACTIVE_PORT, [0, 0, 1, 0x2, 0x3, 0]);
         assert_eq!(d.retval, ret::SUCCESS);
         assert_eq!(f.chip.borrow().bonds[&(0, 0)].info.active_mask, 0x2);
         // CLEAR carries the bond id only.
-        let mut d = bond_desc(op::CLEAR_BOND_INFO, [0, 0, 0, 0, 0, 0]);
-        f.execute(&mem, std::slice::from_mut(&mut d));
+        let d = run_bond(&mut f, &mem, op::CLEAR_BOND_INFO, [0, 0, 0, 0, 0, 0]);
         assert_eq!(d.retval, ret::SUCCESS);
         assert!(f.chip.borrow().bonds.is_empty());
         let c = f.chip.borrow().counts[&(0, 0)];
@@ -2376,26 +2373,20 @@ mod tests {
         // balance-xor, layer3+4 (BOND_MODE_2_4 = 1, BOND_HASH_L34 = 1),
         // from function 2 which is not a slave; active 0x4 outside the
         // slaves; count 1 for two active bits.
-        let mut d = bond_desc(op::SET_BOND_INFO, [1, 1, 1, 0x5, 0x3, 1]);
-        f.execute(&mem, std::slice::from_mut(&mut d));
+        let d = run_bond(&mut f, &mem, op::SET_BOND_INFO, [1, 1, 1, 0x5, 0x3, 1]);
         assert_eq!(d.retval, ret::SUCCESS, "checks are notes");
         // Mode 1 with two active slaves: C only warns, so do we.
-        let mut d = bond_desc(op::CHANGE_ACTIVE_PORT, [0, 0, 2, 0x3, 0x3, 0]);
-        f.execute(&mem, std::slice::from_mut(&mut d));
+        let d = run_bond(&mut f, &mem, op::CHANGE_ACTIVE_PORT, [0, 0, 2, 0x3, 0x3, 0]);
         assert_eq!(d.retval, ret::SUCCESS);
         // Bond id 2 and hash 3: PARA_ERR, not recorded.
-        let mut d = bond_desc(op::SET_BOND_INFO, [2, 0, 1, 0x1, 0x3, 0]);
-        f.execute(&mem, std::slice::from_mut(&mut d));
+        let d = run_bond(&mut f, &mem, op::SET_BOND_INFO, [2, 0, 1, 0x1, 0x3, 0]);
         assert_eq!(d.retval, ret::PARA_ERR);
-        let mut d = bond_desc(op::SET_BOND_INFO, [0, 1, 1, 0x1, 0x3, 3]);
-        f.execute(&mem, std::slice::from_mut(&mut d));
+        let d = run_bond(&mut f, &mem, op::SET_BOND_INFO, [0, 1, 1, 0x1, 0x3, 3]);
         assert_eq!(d.retval, ret::PARA_ERR);
         // CLEAR of a bond nobody set: noted, answered.
-        let mut d = bond_desc(op::CLEAR_BOND_INFO, [0, 0, 0, 0, 0, 0]);
-        f.execute(&mem, std::slice::from_mut(&mut d));
+        let d = run_bond(&mut f, &mem, op::CLEAR_BOND_INFO, [0, 0, 0, 0, 0, 0]);
         assert_eq!(d.retval, ret::SUCCESS);
-        let mut d = bond_desc(op::CLEAR_BOND_INFO, [0, 0, 0, 0, 0, 0]);
-        f.execute(&mem, std::slice::from_mut(&mut d));
+        let d = run_bond(&mut f, &mem, op::CLEAR_BOND_INFO, [0, 0, 0, 0, 0, 0]);
         assert_eq!(d.retval, ret::SUCCESS);
         assert_eq!(f.chip.borrow().bonds.len(), 1, "bond 1 stays");
         assert_eq!(f.chip.borrow().counts[&(0, 0)].refused, 1);
@@ -2432,13 +2423,15 @@ mod tests {
         g.loc.bus = 1;
         f1.chip = f0.chip.clone();
         g.chip = f0.chip.clone();
-        let mut d = bond_desc(op::SET_BOND_INFO, [0, 0, 1, 0x1, 0x3, 0]);
-        f0.execute(&mem, std::slice::from_mut(&mut d));
-        let mut d = bond_desc(op::SET_BOND_INFO, [0, 1, 2, 0x3, 0x3, 2]);
-        g.execute(&mem, std::slice::from_mut(&mut d));
+        run_bond(&mut f0, &mem, op::SET_BOND_INFO, [0, 0, 1, 0x1, 0x3, 0]);
+        run_bond(&mut g, &mem, op::SET_BOND_INFO, [0, 1, 2, 0x3, 0x3, 2]);
         assert_eq!(f0.chip.borrow().bonds.len(), 2);
-        let mut d = bond_desc(op::CHANGE_ACTIVE_PORT, [0, 0, 1, 0x2, 0x2, 0]);
-        f1.execute(&mem, std::slice::from_mut(&mut d));
+        let d = run_bond(
+            &mut f1,
+            &mem,
+            op::CHANGE_ACTIVE_PORT,
+            [0, 0, 1, 0x2, 0x2, 0],
+        );
         assert_eq!(d.retval, ret::SUCCESS);
         {
             let chip = f0.chip.borrow();
@@ -2446,8 +2439,7 @@ mod tests {
             assert!(chip.bond_of_main(f0.loc).is_none());
             assert_eq!(chip.bonds[&(1, 0)].info.hash, 2);
         }
-        let mut d = bond_desc(op::CLEAR_BOND_INFO, [0; 6]);
-        f1.execute(&mem, std::slice::from_mut(&mut d));
+        let d = run_bond(&mut f1, &mem, op::CLEAR_BOND_INFO, [0; 6]);
         assert_eq!(d.retval, ret::SUCCESS);
         let chip = f0.chip.borrow();
         assert_eq!(chip.bonds.keys().copied().collect::<Vec<_>>(), [(1, 0)]);
