@@ -685,10 +685,7 @@ if [ -x "$HNS_BUILD/sim-target/release/hns-sim" ] && [ -f "$HNS_BUILD/module-kun
         dwqe_counts "sim/kpath-dwqe-$d-pushes" "$HNS_BUILD/guest/kpath-dwqe-$d/hns-sim.log"
     done
     outcomes_equal equivalence/kpath-dwqe-outcomes kpath-dwqe-c kpath-dwqe-rs
-    for d in c rs; do
-        cp "$HNS_BUILD/guest/kpath-dwqe-$d/trace-0.txt" "$L/kpath-dwqe-$d.txt" 2>/dev/null
-    done
-    window_equal equivalence/kpath-dwqe-trace kpath-dwqe "--mask-psn --unordered"
+    TRACE_OPTS="--mask-psn --unordered" trace_equal equivalence/kpath-dwqe-trace kpath-dwqe-c kpath-dwqe-rs
 else
     result guest/kpath-dwqe SKIP "module or hns-sim did not build"
 fi
