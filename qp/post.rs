@@ -543,36 +543,42 @@ impl Qp {
                 // The WQEs reach memory before the engine learns of them.
                 barrier::dma_mb(barrier::Write);
                 let sl = core.sl.load(Ordering::Relaxed);
+                let db = wqe::sq_doorbell(self.qpn, sq.head, sl);
                 match env.sq_db {
-                    // A single WQE on a direct-WQE QP is pushed whole into
-                    // the QP's page, and its word 0 (flag, SL, index) is
-                    // changed in the buffer too, as C's `write_dwqe` does.
-                    Some(w) if self.dwqe && nreq == 1 && res.is_ok() => {
-                        let idx = sq.head.wrapping_sub(1) & (cnt - 1);
-                        let mut words = self.sq_wqe_words(idx);
-                        words[0] = wqe::dwqe_word0(words[0], sl, sq.head);
-                        // A buffer the engine cannot read back gets the
-                        // doorbell alone (the words pushed are the
-                        // buffer's, so the two stay equal).
-                        if self.mtr.write_word(self.sq_wqe_off(idx), words[0]).is_ok() {
-                            env.cmd.ring_with(|| w.write512(&words, self.qpn));
-                        } else {
-                            let db = wqe::sq_doorbell(self.qpn, sq.head, sl);
-                            env.cmd.ring_with(|| w.write64(db, self.qpn));
-                        }
-                    }
                     Some(w) => {
-                        let db = wqe::sq_doorbell(self.qpn, sq.head, sl);
-                        env.cmd.ring_with(|| w.write64(db, self.qpn));
+                        // A single WQE on a direct-WQE QP is pushed whole
+                        // into the QP's page instead of the doorbell.
+                        let push = if self.dwqe && nreq == 1 && res.is_ok() {
+                            self.dwqe_image(sq.head, sl)
+                        } else {
+                            None
+                        };
+                        env.cmd.ring_with(|| match push {
+                            Some(words) => w.write512(&words, self.qpn),
+                            None => w.write64(db, self.qpn),
+                        });
                     }
-                    None => {
-                        let db = wqe::sq_doorbell(self.qpn, sq.head, sl);
-                        env.cmd.ring_db(db, reg::DB_SQ_L_0);
-                    }
+                    None => env.cmd.ring_db(db, reg::DB_SQ_L_0),
                 }
             }
         }
         res
+    }
+
+    /// The direct WQE of the one WQE just posted (`head` is the SQ head
+    /// after it): the buffer's 64 bytes with the flag, SL and index in
+    /// word 0, which is changed in the buffer too, as C's `write_dwqe`
+    /// does. `None` when word 0 cannot be written back (the doorbell is
+    /// rung then, so the engine never sees a push that differs from the
+    /// buffer).
+    fn dwqe_image(&self, head: u32, sl: u32) -> Option<[u32; 16]> {
+        let idx = head.wrapping_sub(1) & (self.core.sq_ring.cnt() - 1);
+        let mut words = self.sq_wqe_words(idx);
+        words[0] = wqe::dwqe_word0(words[0], sl, head);
+        self.mtr
+            .write_word(self.sq_wqe_off(idx), words[0])
+            .ok()
+            .map(|()| words)
     }
 
     /// Byte offset of SQ WQE `idx`.
