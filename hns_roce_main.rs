@@ -75,6 +75,7 @@ macro_rules! ibdev_warn_ratelimited {
 
 mod ah;
 pub mod bitmap;
+pub mod bond;
 pub mod cmdq;
 mod cq;
 mod db;

@@ -645,3 +645,31 @@ pub mod pf_caps_e {
         ("AEQ_PERIOD", AEQ_PERIOD),
     ];
 }
+
+/// Fields of the SET_BOND_INFO, CHANGE_ACTIVE_PORT and CLEAR_BOND_INFO payload, `struct hns_roce_bond_info`.
+pub mod bond_info {
+    use super::*;
+
+    /// Bits 31..=0.
+    pub const BOND_ID: Field<CmqData> = Field::new(31, 0);
+    /// Bits 63..=32.
+    pub const BOND_MODE: Field<CmqData> = Field::new(63, 32);
+    /// Bits 95..=64.
+    pub const ACTIVE_SLAVE_CNT: Field<CmqData> = Field::new(95, 64);
+    /// Bits 127..=96.
+    pub const ACTIVE_SLAVE_MASK: Field<CmqData> = Field::new(127, 96);
+    /// Bits 159..=128.
+    pub const SLAVE_MASK: Field<CmqData> = Field::new(159, 128);
+    /// Bits 191..=160.
+    pub const HASH_POLICY: Field<CmqData> = Field::new(191, 160);
+
+    /// Every field, by its C name, for table-driven checks.
+    pub const ALL: &[(&str, Field<CmqData>)] = &[
+        ("BOND_ID", BOND_ID),
+        ("BOND_MODE", BOND_MODE),
+        ("ACTIVE_SLAVE_CNT", ACTIVE_SLAVE_CNT),
+        ("ACTIVE_SLAVE_MASK", ACTIVE_SLAVE_MASK),
+        ("SLAVE_MASK", SLAVE_MASK),
+        ("HASH_POLICY", HASH_POLICY),
+    ];
+}

@@ -55,6 +55,7 @@ CMQ_LAYOUTS = [
     ("PF_CAPS_C", "pf_caps_c", "hns_roce_query_pf_caps_c", "QUERY_PF_CAPS_NUM, third descriptor"),
     ("PF_CAPS_D", "pf_caps_d", "hns_roce_query_pf_caps_d", "QUERY_PF_CAPS_NUM, fourth descriptor"),
     ("PF_CAPS_E", "pf_caps_e", "hns_roce_query_pf_caps_e", "QUERY_PF_CAPS_NUM, fifth descriptor"),
+    (None, "bond_info", "hns_roce_bond_info", "SET_BOND_INFO, CHANGE_ACTIVE_PORT and CLEAR_BOND_INFO payload"),
 ]
 
 

@@ -20,6 +20,9 @@ pub mod hem;
 #[path = "../../../bitmap.rs"]
 pub mod bitmap;
 
+#[path = "../../../bond.rs"]
+pub mod bond;
+
 /// The `core` part of the rdma layer: work completions.
 #[path = "../../.."]
 pub mod rdma {

@@ -137,6 +137,7 @@ fn cmq_payload_fields_match_c_header() {
     check(None, "hns_roce_query_pf_caps_a", pf_caps_a::ALL);
     check(None, "hns_roce_query_pf_caps_b", pf_caps_b::ALL);
     check(None, "hns_roce_query_pf_caps_f", pf_caps_f::ALL);
+    check(None, "hns_roce_bond_info", bond_info::ALL);
 }
 
 #[test]
