@@ -495,9 +495,9 @@ impl Cmd {
                 return e.err;
             }
             if let Some((from, to)) = e.moved {
-                dev_warn!(self.dev, "CMDQ move tail from {} to {}.\n", from, to);
+                hdev_warn!(self.dev, "CMDQ move tail from {} to {}.\n", from, to);
             }
-            dev_err!(
+            hdev_err!(
                 self.dev,
                 "Cmdq IO error, opcode = {:#x}, return = {}.\n",
                 e.opcode,
@@ -534,7 +534,7 @@ impl Cmd {
         .map(|done| done.unwrap_or(0))
         .inspect_err(|e| {
             if *e == ETIMEDOUT {
-                dev_err!(self.dev, "failed to wait mbox status {:#x}\n", status.get());
+                hdev_err!(self.dev, "failed to wait mbox status {:#x}\n", status.get());
             }
         })
     }
@@ -550,7 +550,7 @@ impl Cmd {
         event: bool,
     ) -> Result {
         self.wait_mbox_idle(GO_BIT_TIMEOUT_MS).inspect_err(|e| {
-            dev_err!(
+            hdev_err!(
                 self.dev,
                 "failed to check post mbox status = 0x0, ret = {}.\n",
                 e.to_errno()
@@ -570,7 +570,7 @@ impl Cmd {
             d[0].data.write(*f, w);
         }
         self.send(&mut d).inspect_err(|e| {
-            dev_err!(
+            hdev_err!(
                 self.dev,
                 "failed to post mailbox, ret = {}.\n",
                 e.to_errno()
@@ -600,7 +600,7 @@ impl Cmd {
         let _g = self.poll.lock();
         self.post(in_param, out_param, cmd, tag, POLL_TOKEN, false)
             .inspect_err(|e| {
-                dev_err!(
+                hdev_err!(
                     self.dev,
                     "failed to post mailbox {:#x} in poll mode, ret = {}.\n",
                     cmd,
@@ -611,7 +611,7 @@ impl Cmd {
             Ok(MB_ST_COMPLETE_SUCC) => Ok(()),
             Ok(_) => Err(EBUSY),
             Err(e) => {
-                dev_err!(
+                hdev_err!(
                     self.dev,
                     "failed to check mbox status = 0x0, ret = {}.\n",
                     e.to_errno()
@@ -657,7 +657,7 @@ impl Cmd {
         done.reinit();
         let ret = match self.post(in_param, out_param, cmd, tag, token, true) {
             Err(e) => {
-                dev_err!(
+                hdev_err!(
                     self.dev,
                     "failed to post mailbox {:#x} in event mode, ret = {}.\n",
                     cmd,
@@ -666,7 +666,7 @@ impl Cmd {
                 Err(e)
             }
             Ok(()) if !done.wait_ms(CMD_TIMEOUT_MS) => {
-                dev_err!(
+                hdev_err!(
                     self.dev,
                     "[cmd] token {:#x} mailbox {:#x} timeout.\n",
                     token,
@@ -677,7 +677,7 @@ impl Cmd {
             Ok(()) => match slot.result.load(Ordering::Acquire) {
                 0 => Ok(()),
                 r => {
-                    dev_err!(
+                    hdev_err!(
                         self.dev,
                         "[cmd] token {:#x} mailbox {:#x} error {}.\n",
                         token,
@@ -701,7 +701,7 @@ impl Cmd {
         };
         let expected = slot.token.load(Ordering::Acquire);
         if u32::from(token) != expected {
-            dev_err!(
+            hdev_err!(
                 self.dev,
                 "[cmd] invalid ae token {:#x}, context token is {:#x}.\n",
                 token,

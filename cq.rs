@@ -371,7 +371,7 @@ impl Cq {
         // C logs this unlimited; userspace can repeat it at will.
         static RS: crate::rdma::RateLimit = crate::rdma::RateLimit::new();
         if capped && RS.allow() {
-            dev_info!(
+            hdev_info!(
                 env.cmd.device(),
                 "cq_period({}) reached the upper limit, adjusted to 65.\n",
                 period

@@ -190,7 +190,7 @@ impl Eq {
             hop,
         )
         .inspect_err(|e| {
-            dev_err!(
+            hdev_err!(
                 h.device(),
                 "failed to alloc EQE mtr, err {}\n",
                 e.to_errno()
@@ -208,7 +208,7 @@ impl Eq {
         };
         mbox.write_le_words(eq.context(hop).as_le_words())?;
         cmd.mbox(mbox.dma(), 0, op, eqn).inspect_err(|_| {
-            dev_err!(h.device(), "[mailbox cmd] create eqc failed.\n");
+            hdev_err!(h.device(), "[mailbox cmd] create eqc failed.\n");
         })?;
         Ok(eq)
     }
@@ -236,7 +236,7 @@ impl Eq {
             Kind::Aeq => mbox::DESTROY_AEQC,
         };
         if self.cmd.mbox(0, 0, op, self.eqn & EQN_MASK).is_err() {
-            dev_err!(
+            hdev_err!(
                 self.cmd.device(),
                 "[mailbox cmd] destroy eqc({}) failed.\n",
                 self.eqn
@@ -328,7 +328,7 @@ impl Eq {
                     .wq
                     .spawn(move || aeqe_work(&cmd, &objs, event, sub, queue));
                 if r.is_err() {
-                    dev_err!(self.cmd.device(), "no memory for AEQE {:#x} work\n", event);
+                    hdev_err!(self.cmd.device(), "no memory for AEQE {:#x} work\n", event);
                 }
             }
         }) > 0
@@ -424,17 +424,17 @@ impl EccRecovery {
         self.pending.store(false, Ordering::Release);
         let d = self.cmd.device();
         let Ok((err, ty, idx)) = self.query() else {
-            dev_err!(d, "failed to query fmea ram ecc.\n");
+            hdev_err!(d, "failed to query fmea ram ecc.\n");
             return;
         };
         if err == 0 {
-            dev_err!(d, "there is no fmea ram ecc err found.\n");
+            hdev_err!(d, "there is no fmea ram ecc err found.\n");
             return;
         }
         // `fmea_ram_ecc_recover`.
         // CAST: a resource type, compared with a small table's length.
         let Some(&(name, ops)) = ECC_RES.get(ty as usize) else {
-            dev_err!(d, "unsupported fmea ram ecc type {}.\n", ty);
+            hdev_err!(d, "unsupported fmea ram ecc type {}.\n", ty);
             return;
         };
         let r = match ops {
@@ -443,7 +443,7 @@ impl EccRecovery {
             Some((read, write)) => self.recover_bt0(ty as usize, read, write, idx),
         };
         if let Err(e) = r {
-            dev_err!(
+            hdev_err!(
                 d,
                 "failed to recover {}, index = {}, ret = {}.\n",
                 name,
@@ -472,7 +472,7 @@ impl EccRecovery {
         let mut q = [Desc::new(cmq_op::CFG_GMV_BT, true)];
         q[0].data.write(cmq_req::CFG_GMV_BT_IDX, idx);
         self.cmd.send(&mut q).inspect_err(|e| {
-            dev_err!(
+            hdev_err!(
                 self.cmd.device(),
                 "failed to execute cmd to read gmv, ret = {}.\n",
                 e.to_errno()
@@ -493,7 +493,7 @@ impl EccRecovery {
         let d = self.cmd.device();
         let mb = MailboxBuf::new(self.dev.get())?;
         self.cmd.mbox(0, mb.dma(), read, idx).inspect_err(|e| {
-            dev_err!(
+            hdev_err!(
                 d,
                 "failed to execute cmd to read fmea ram, ret = {}.\n",
                 e.to_errno()
@@ -510,7 +510,7 @@ impl EccRecovery {
             v << hw_page::PAGE_SHIFT
         };
         self.cmd.mbox(addr, 0, write, idx).inspect_err(|e| {
-            dev_err!(
+            hdev_err!(
                 d,
                 "failed to execute cmd to write fmea ram, ret = {}.\n",
                 e.to_errno()
@@ -537,10 +537,10 @@ impl IrqHandler for Abnormal {
         if u32::from(st) != 0 {
             // `abnormal_interrupt_basic`.
             if !st.aeq_overflow() {
-                dev_err!(d, "there is no basic abn irq found.\n");
+                hdev_err!(d, "there is no basic abn irq found.\n");
                 return false;
             }
-            dev_err!(d, "AEQ overflow!\n");
+            hdev_err!(d, "AEQ overflow!\n");
             let en = regs.read(VF_ABN_INT_EN);
             // Acknowledge the status bit, ask the ae_dev for a function
             // reset, keep the interrupt enabled.
@@ -554,7 +554,7 @@ impl IrqHandler for Abnormal {
             ecc.queue(&self.objs.wq);
             true
         } else {
-            dev_err!(d, "there is no abnormal irq found.\n");
+            hdev_err!(d, "there is no abnormal irq found.\n");
             false
         }
     }
@@ -614,11 +614,11 @@ impl EqTable {
         for i in 0..eq_num {
             let kind = if i < comp { Kind::Ceq } else { Kind::Aeq };
             let eq = Eq::create(h, cmd, objs, caps, i, kind)
-                .inspect_err(|_| dev_err!(h.device(), "failed to create eq.\n"))?;
+                .inspect_err(|_| hdev_err!(h.device(), "failed to create eq.\n"))?;
             t.eqs.push(Arc::new(eq, GFP_KERNEL)?, GFP_KERNEL)?;
         }
         t.request_irqs(h, comp, aeq, other, hip09)
-            .inspect_err(|_| dev_err!(h.device(), "failed to request irq.\n"))?;
+            .inspect_err(|_| hdev_err!(h.device(), "failed to request irq.\n"))?;
         t.int_enable(true);
         t.enabled = true;
         Ok(t)
@@ -663,7 +663,7 @@ impl EqTable {
                 )?,
             );
             self.abn_irqs.push(
-                r.inspect_err(|_| dev_err!(h.device(), "request irq error!\n"))?,
+                r.inspect_err(|_| hdev_err!(h.device(), "request irq error!\n"))?,
                 GFP_KERNEL,
             )?;
         }
@@ -678,7 +678,7 @@ impl EqTable {
                 (other + i - comp, irq_name(h, "aeq", i - comp)?)
             };
             let r = IrqRegistration::new(h.irq_vector(vec)?, name, eq.clone())
-                .inspect_err(|_| dev_err!(h.device(), "request irq error!\n"))?;
+                .inspect_err(|_| hdev_err!(h.device(), "request irq error!\n"))?;
             self.irqs.push(r, GFP_KERNEL)?;
         }
         Ok(())

@@ -121,7 +121,7 @@ fn profile(h: &Hnae3Handle, cmd: &Cmd, rev: HwRev, is_vf: bool) -> Result<Profil
 
 /// C's message for a failed step: "failed to <what>, ret = <errno>."
 fn failed<'a>(h: &'a Hnae3Handle, what: &'static str) -> impl Fn(&Error) + 'a {
-    move |e: &Error| dev_err!(h.device(), "failed to {}, ret = {}.\n", what, e.to_errno())
+    move |e: &Error| hdev_err!(h.device(), "failed to {}, ret = {}.\n", what, e.to_errno())
 }
 
 /// The capability query (`hns_roce_query_caps`): QUERY_PF_CAPS_NUM, or
@@ -152,7 +152,7 @@ fn query_caps(h: &Hnae3Handle, cmd: &Cmd, rev: HwRev, is_vf: bool) -> Result<Cap
 
 /// A capability answer that does not decode.
 fn bad_caps(h: &Hnae3Handle, e: CapsError) -> Error {
-    dev_err!(h.device(), "cannot decode the capabilities: {:?}\n", e);
+    hdev_err!(h.device(), "cannot decode the capabilities: {:?}\n", e);
     EINVAL
 }
 
@@ -202,7 +202,7 @@ fn pf_profile(h: &Hnae3Handle, cmd: &Cmd, rev: HwRev) -> Result<(u32, u32, Caps)
         )
     };
     if func_num == 0 {
-        dev_err!(h.device(), "firmware reports no functions\n");
+        hdev_err!(h.device(), "firmware reports no functions\n");
         return Err(EINVAL);
     }
 
@@ -249,7 +249,7 @@ fn pf_profile(h: &Hnae3Handle, cmd: &Cmd, rev: HwRev) -> Result<(u32, u32, Caps)
         let mut d = alloc_vf_res_cmd(&caps, vf, rev);
         cmd.send(&mut d)
             .inspect_err(|e| {
-                dev_err!(
+                hdev_err!(
                     h.device(),
                     "failed to config vf-{} hem res, ret = {}.\n",
                     vf,
@@ -262,7 +262,7 @@ fn pf_profile(h: &Hnae3Handle, cmd: &Cmd, rev: HwRev) -> Result<(u32, u32, Caps)
     if rev.is_hip09() {
         let mut d = [entry_size_cmd(EntrySize::Qpc, caps.qpc_sz)];
         cmd.send(&mut d).inspect_err(|e| {
-            dev_err!(
+            hdev_err!(
                 h.device(),
                 "failed to cfg qpc sz, ret = {}.\n",
                 e.to_errno()
@@ -270,7 +270,7 @@ fn pf_profile(h: &Hnae3Handle, cmd: &Cmd, rev: HwRev) -> Result<(u32, u32, Caps)
         })?;
         let mut d = [entry_size_cmd(EntrySize::Sccc, caps.sccc_sz)];
         cmd.send(&mut d).inspect_err(|e| {
-            dev_err!(
+            hdev_err!(
                 h.device(),
                 "failed to cfg sccc sz, ret = {}.\n",
                 e.to_errno()
@@ -289,12 +289,12 @@ fn function_clear(cmd: &Cmd, vf: u32) {
     let mut d = [Desc::new(cmq_op::FUNC_CLEAR, false)];
     d[0].data.write(func_clear::RST_FUNCID_EN, vf);
     if let Err(e) = cmd.send(&mut d) {
-        dev_err!(
+        hdev_err!(
             cmd.device(),
             "func clear write failed, ret = {}.\n",
             e.to_errno()
         );
-        dev_warn!(cmd.device(), "func clear failed.\n");
+        hdev_warn!(cmd.device(), "func clear failed.\n");
         return;
     }
     // As C: the first wait, then a poll every FUNC_CLEAR_POLL_MS, each
@@ -324,13 +324,13 @@ fn function_clear(cmd: &Cmd, vf: u32) {
         return;
     }
     if let Some(e) = last_err.get() {
-        dev_warn!(
+        hdev_warn!(
             cmd.device(),
             "func clear read failed, ret = {}.\n",
             e.to_errno()
         );
     }
-    dev_warn!(cmd.device(), "func clear failed.\n");
+    hdev_warn!(cmd.device(), "func clear failed.\n");
 }
 
 /// The extended link-list memory the engine queues work in
@@ -451,7 +451,7 @@ fn hw_init(
         for i in 0..n {
             if let Err(e) = t.get(dev, i) {
                 if !msg.is_empty() {
-                    dev_err!(h.device(), "{}", msg);
+                    hdev_err!(h.device(), "{}", msg);
                 }
                 return Err(e);
             }
@@ -462,7 +462,7 @@ fn hw_init(
     }
     LinkTable::new(dev, cmd, caps, func_num)
         .map(Some)
-        .inspect_err(|e| dev_err!(h.device(), "failed to init llm, ret = {}.\n", e.to_errno()))
+        .inspect_err(|e| hdev_err!(h.device(), "failed to init llm, ret = {}.\n", e.to_errno()))
 }
 
 /// Clears the function when dropped (`hns_roce_function_clear`): a PF its
@@ -542,7 +542,7 @@ impl HwInit {
     ///
     /// The errno of the failed command or allocation.
     pub(crate) fn new(h: &Hnae3Handle, hw: &HwV2) -> Result<Self> {
-        let failed = |_: &Error| dev_err!(h.device(), "hw_init failed!\n");
+        let failed = |_: &Error| hdev_err!(h.device(), "hw_init failed!\n");
         clear_extdb(&hw.cmd).inspect_err(failed)?;
         let p = &hw.profile;
         let cleared = FunctionClear {
@@ -591,7 +591,7 @@ impl HwV2 {
                 Arc::pin_init(Cmd::new(regs, h.device().into(), cmq), GFP_KERNEL)?
             },
             profile: profile(h, cmd, rev, is_vf)
-                .inspect_err(|_| dev_err!(h.device(), "get RoCE engine profile failed!\n"))?,
+                .inspect_err(|_| hdev_err!(h.device(), "get RoCE engine profile failed!\n"))?,
             // The C driver prints nothing here; the summary is for dynamic
             // debug.
             _: {
@@ -609,12 +609,12 @@ impl HwV2 {
             },
             objs: Objects::new(&profile.caps)?,
             _eqs: EqTable::new(h, cmd, objs, &profile.caps, profile.rev.is_hip09())
-                .inspect_err(|_| dev_err!(h.device(), "eq init failed!\n"))?,
+                .inspect_err(|_| hdev_err!(h.device(), "eq init failed!\n"))?,
             _events: EventMode::new(cmd),
             hem: HemTables::new(cmd, &profile.caps)
                 .and_then(|hem| Ok(Arc::new(hem, GFP_KERNEL)?))
                 .inspect_err(|_| {
-                    dev_err!(h.device(), "init HEM(Hardware Entry Memory) failed!\n")
+                    hdev_err!(h.device(), "init HEM(Hardware Entry Memory) failed!\n")
                 })?,
         }? Error)
     }

@@ -17,15 +17,39 @@
 use crate::hns_roce_hw_v2::gid;
 use kernel::prelude::*;
 
-/// `dev_err!`, at most at the kernel's default rate (a limit per call
+/// `hdev_err!`, at most at the kernel's default rate (a limit per call
 /// site, as C's `dev_err_ratelimited`): for errors userspace can trigger.
 macro_rules! dev_err_ratelimited {
     ($dev:expr, $($f:tt)*) => {{
         static RS: $crate::rdma::RateLimit = $crate::rdma::RateLimit::new();
         if RS.allow() {
-            kernel::dev_err!($dev, $($f)*);
+            hdev_err!($dev, $($f)*);
         }
     }};
+}
+
+/// `dev_err()`: what the kernel crate's `hdev_err!` prints, through one
+/// out-of-line function ([`rdma::dev_log`]) instead of an inlined
+/// `printk` at each of the ≈ 80 sites (the prelude's name cannot be
+/// shadowed, hence the `h`).
+macro_rules! hdev_err {
+    ($dev:expr, $($f:tt)*) => {
+        $crate::rdma::dev_log($crate::rdma::LogLevel::Err, $dev.as_ref(), kernel::prelude::fmt!($($f)*))
+    };
+}
+
+/// `dev_warn()`, as [`hdev_err!`].
+macro_rules! hdev_warn {
+    ($dev:expr, $($f:tt)*) => {
+        $crate::rdma::dev_log($crate::rdma::LogLevel::Warn, $dev.as_ref(), kernel::prelude::fmt!($($f)*))
+    };
+}
+
+/// `dev_info()`, as [`hdev_err!`].
+macro_rules! hdev_info {
+    ($dev:expr, $($f:tt)*) => {
+        $crate::rdma::dev_log($crate::rdma::LogLevel::Info, $dev.as_ref(), kernel::prelude::fmt!($($f)*))
+    };
 }
 
 /// `ibdev_err()`: prints against the ib_device of the `&Cmd` given (the
@@ -407,7 +431,7 @@ impl IbDev {
             return Ok(());
         }
         let fm = qp::free_mr::FreeMr::new(self)
-            .inspect_err(|_| dev_err!(self.cmd.device(), "failed to init free mr!\n"))?;
+            .inspect_err(|_| hdev_err!(self.cmd.device(), "failed to init free mr!\n"))?;
         *self.free_mr.lock() = Some(fm);
         Ok(())
     }
@@ -1074,9 +1098,9 @@ impl RoceClient for HnsRoce {
         }
         // C's two lines: the first once the engine's init failed and undid
         // what it built, the second once the instance is freed.
-        let engine_failed = || dev_err!(handle.device(), "RoCE Engine init failed!\n");
+        let engine_failed = || hdev_err!(handle.device(), "RoCE Engine init failed!\n");
         let instance_failed = |e: Error| {
-            dev_err!(
+            hdev_err!(
                 handle.device(),
                 "RoCE instance init failed! ret = {}\n",
                 e.to_errno()
@@ -1097,7 +1121,7 @@ impl RoceClient for HnsRoce {
             // The rest of C's `hw_init`: the free-MR objects first, then
             // the engine's own steps.
             ib.init_free_mr()
-                .inspect_err(|_| dev_err!(handle.device(), "hw_init failed!\n"))?;
+                .inspect_err(|_| hdev_err!(handle.device(), "hw_init failed!\n"))?;
             let free_mr = FreeMrGuard(ib.clone());
             let engine = Engine {
                 _init: hns_roce_hw_v2::HwInit::new(handle, &hw)?,
@@ -1122,10 +1146,10 @@ impl RoceClient for HnsRoce {
             // when the netdev's address changes (the notifier); a failure
             // of either unregisters the device again.
             for_mac.set_mac(&handle.netdev_mac()).inspect_err(|_| {
-                dev_err!(handle.device(), "setup_mtu_mac failed!\n");
+                hdev_err!(handle.device(), "setup_mtu_mac failed!\n");
             })?;
             reg.watch_netdev().inspect_err(|_| {
-                dev_err!(handle.device(), "register_netdevice_notifier failed!\n");
+                hdev_err!(handle.device(), "register_netdevice_notifier failed!\n");
             })?;
             Ok((reg, engine))
         });

@@ -333,7 +333,7 @@ pub(crate) fn alloc_mr(
         return Err(EINVAL);
     }
     if max_num_sg > frmr::MAX_PA {
-        dev_err!(
+        hdev_err!(
             env.cmd.device(),
             "max_num_sg larger than {}\n",
             frmr::MAX_PA

@@ -342,18 +342,18 @@ impl QpEnv<'_> {
             .hem
             .table(HemType::Qpc)?
             .get_ref(self.dev, qpn)
-            .inspect_err(|_| dev_err!(d, "failed to get QPC table\n"))?;
+            .inspect_err(|_| hdev_err!(d, "failed to get QPC table\n"))?;
         let irrl = self
             .hem
             .table(HemType::Irrl)?
             .get_ref(self.dev, qpn)
-            .inspect_err(|_| dev_err!(d, "failed to get IRRL table\n"))?;
+            .inspect_err(|_| hdev_err!(d, "failed to get IRRL table\n"))?;
         let trrl = if self.caps.trrl_entry_sz != 0 {
             Some(
                 self.hem
                     .table(HemType::Trrl)?
                     .get_ref(self.dev, qpn)
-                    .inspect_err(|_| dev_err!(d, "failed to get TRRL table\n"))?,
+                    .inspect_err(|_| hdev_err!(d, "failed to get TRRL table\n"))?,
             )
         } else {
             None
@@ -363,7 +363,7 @@ impl QpEnv<'_> {
                 self.hem
                     .table(HemType::Sccc)
                     .and_then(|t| t.get_ref(self.dev, qpn))
-                    .inspect_err(|_| dev_err!(d, "failed to get SCC CTX table\n"))?,
+                    .inspect_err(|_| hdev_err!(d, "failed to get SCC CTX table\n"))?,
             )
         } else {
             None

@@ -833,7 +833,7 @@ impl SrqTable {
         let map = self.map.lock();
         match map.get(&(srqn & self.mask)) {
             Some(s) => s.ibsrq.event(ev),
-            None => dev_warn!(cmd.device(), "Async event for bogus SRQ {:08x}\n", srqn),
+            None => hdev_warn!(cmd.device(), "Async event for bogus SRQ {:08x}\n", srqn),
         }
     }
 }

@@ -226,7 +226,7 @@ impl CqTable {
         let map = self.map.lock();
         match map.get(&(cqn & self.mask)) {
             Some(cq) => cq.completion(),
-            None => dev_warn!(cmd.device(), "completion event for bogus CQ {:#08x}\n", cqn),
+            None => hdev_warn!(cmd.device(), "completion event for bogus CQ {:#08x}\n", cqn),
         }
     }
 
@@ -249,7 +249,7 @@ impl CqTable {
         let map = self.map.lock();
         match map.get(&(cqn & self.mask)) {
             Some(cq) => cq.ibcq.error_event(),
-            None => dev_warn!(cmd.device(), "async event for bogus CQ {:#08x}\n", cqn),
+            None => hdev_warn!(cmd.device(), "async event for bogus CQ {:#08x}\n", cqn),
         }
     }
 }

@@ -561,7 +561,7 @@ impl UserMtr {
             crate::hem::num_dma_blocks(umem.iova(), umem.length(), pgsz),
             ba_pg_shift,
         ) else {
-            dev_err!(dev, "failed to calculate a valid hopnum.\n");
+            hdev_err!(dev, "failed to calculate a valid hopnum.\n");
             return Err(EINVAL);
         };
         let attrs = [RegionAttr {
@@ -599,9 +599,9 @@ impl UserMtr {
         let layout = UserMtrLayout::new(attrs, page_shift, ba_pg_shift, page_size_cap, pbl, &shape)
             .map_err(|e| {
                 if e == MtrError::NoBufs {
-                    dev_err!(dev, "failed to get mtr page.\n");
+                    hdev_err!(dev, "failed to get mtr page.\n");
                 } else {
-                    dev_err!(
+                    hdev_err!(
                         dev,
                         "failed to alloc mtr mtt, ret = {}.\n",
                         errno(e).to_errno()
@@ -658,7 +658,7 @@ impl UserMtr {
                 // CAST: `got` is at most `want`.
                 let got = got as u32;
                 if got < want {
-                    dev_err!(
+                    hdev_err!(
                         dev,
                         "failed to get mtr page {} != {}.\n",
                         i + done + got,
@@ -810,8 +810,8 @@ fn pin_umem(
     access: u32,
 ) -> Result<Umem> {
     pin.pin(addr, size, access).map_err(|e| {
-        dev_err!(dev, "failed to get umem, ret = {}.\n", e.to_errno());
-        dev_err!(
+        hdev_err!(dev, "failed to get umem, ret = {}.\n", e.to_errno());
+        hdev_err!(
             dev,
             "failed to alloc mtr bufs, ret = {}.\n",
             ENOMEM.to_errno()

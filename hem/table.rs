@@ -190,11 +190,11 @@ impl HemTable {
                 };
                 if let Err(e) = self.write(dev, &mem, w) {
                     if is_last_step(g.hop_num, step) {
-                        dev_err!(self.cmd.device(), "set HEM step last failed!\n");
+                        hdev_err!(self.cmd.device(), "set HEM step last failed!\n");
                     } else {
-                        dev_err!(self.cmd.device(), "set HEM step {} failed!\n", step);
+                        hdev_err!(self.cmd.device(), "set HEM step {} failed!\n", step);
                     }
-                    dev_err!(self.cmd.device(), "set HEM address to HW failed!\n");
+                    hdev_err!(self.cmd.device(), "set HEM address to HW failed!\n");
                     return Err(e);
                 }
             }
@@ -254,7 +254,7 @@ impl HemTable {
         let Some(plan) = plan else { return };
         for w in plan.writes.iter() {
             if self.write(dev, &mem, w).is_err() {
-                dev_warn!(
+                hdev_warn!(
                     self.cmd.device(),
                     "failed to clear HEM of {:?}\n",
                     self.geom.ty

@@ -160,7 +160,7 @@ impl FreeMr {
                 };
                 let mut resp = QpModifyResp::default();
                 if let Err(e) = q.modify(env, &err, &mut resp) {
-                    dev_err!(
+                    hdev_err!(
                         env.cmd.device(),
                         "modify QP to error state failed({}) during CQE flush\n",
                         e.to_errno()

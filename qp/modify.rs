@@ -265,7 +265,7 @@ impl Qp {
                 .ok()
                 .and_then(|t| t.find(self.qpn))
                 .ok_or_else(|| {
-                    dev_err!(d, "failed to find qp {}_table.\n", name);
+                    hdev_err!(d, "failed to find qp {}_table.\n", name);
                     EINVAL
                 })
         };

@@ -456,7 +456,7 @@ impl QpTable {
                 q.state.store(QpState::Err as u32, Ordering::Relaxed);
                 q.flush(wq);
             }
-            None => dev_warn!(dev, "async event for bogus QP {:08x}\n", qpn),
+            None => hdev_warn!(dev, "async event for bogus QP {:08x}\n", qpn),
         }
     }
 
@@ -466,7 +466,7 @@ impl QpTable {
         let map = self.map.lock();
         match map.get(&(qpn & self.mask)) {
             Some(q) => q.event(ev),
-            None => dev_warn!(dev, "async event for bogus QP {:08x}\n", qpn),
+            None => hdev_warn!(dev, "async event for bogus QP {:08x}\n", qpn),
         }
     }
 }

@@ -530,7 +530,7 @@ impl<C: RoceClient> ClientAdapter<C> {
                 if unsafe { raw::hns_shim_rst_direct_test(handle) } {
                     return 0;
                 }
-                dev_info!(h.device(), "In reset process RoCE client uninit.\n");
+                hdev_info!(h.device(), "In reset process RoCE client uninit.\n");
                 kernel::time::delay::fsleep(kernel::time::Delta::from_millis(RST_UNINIT_DELAY_MS));
                 Self::detach(h, false);
                 0
@@ -540,13 +540,13 @@ impl<C: RoceClient> ClientAdapter<C> {
                 if unsafe { raw::hns_shim_rst_direct_test_and_clear(handle) } {
                     return 0;
                 }
-                dev_info!(h.device(), "In reset process RoCE client reinit.\n");
+                hdev_info!(h.device(), "In reset process RoCE client reinit.\n");
                 // `priv` is null since the UNINIT step.
                 let ret = Self::attach(h);
                 if ret != 0 {
-                    dev_err!(h.device(), "In reset process RoCE reinit failed {}.\n", ret);
+                    hdev_err!(h.device(), "In reset process RoCE reinit failed {}.\n", ret);
                 } else {
-                    dev_info!(h.device(), "reset done, RoCE client reinit finished.\n");
+                    hdev_info!(h.device(), "reset done, RoCE client reinit finished.\n");
                 }
                 ret
             }

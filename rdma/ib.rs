@@ -100,6 +100,19 @@ pub(crate) enum LogLevel {
     Info,
 }
 
+/// Prints `args` at `level` against `dev` (`dev_err()`, `dev_warn()`,
+/// `dev_info()`). Never inlined: the crate's `dev_*!` macros call this one
+/// copy instead of the kernel crate's generic `Device::pr_*`, which was
+/// inlined at every site.
+#[inline(never)]
+pub(crate) fn dev_log(level: LogLevel, dev: &Device, args: fmt::Arguments<'_>) {
+    match level {
+        LogLevel::Err => dev.pr_err(args),
+        LogLevel::Warn => dev.pr_warn(args),
+        LogLevel::Info => dev.pr_info(args),
+    }
+}
+
 /// Where a driver's messages about its ib_device go: `ibdev_err()` and
 /// friends (`<driver> <PCI name> hns_N: ...`) while the device is
 /// registered; before, what the C driver's `ibdev_*` print for an
@@ -148,11 +161,7 @@ impl IbLog {
                 )
             };
         } else if p.is_null() {
-            match level {
-                LogLevel::Err => dev_err!(dev, "{}", args),
-                LogLevel::Warn => dev_warn!(dev, "{}", args),
-                LogLevel::Info => dev_info!(dev, "{}", args),
-            }
+            dev_log(level, dev, args);
         } else {
             let f = match level {
                 LogLevel::Err => raw::ibdev_err,
@@ -562,7 +571,7 @@ impl<D: IbDriver> IbRegistration<D> {
             drv.ib_log().detach();
             // SAFETY: allocated above, never registered.
             unsafe { raw::hns_shim_dealloc_ibdev(ibdev) };
-            dev_err!(h.device(), "ib_register_device failed!\n");
+            hdev_err!(h.device(), "ib_register_device failed!\n");
             return Err(Error::from_errno(ret));
         }
         // INVARIANT: allocated with `rs` = `drv` and registered.
