@@ -31,6 +31,10 @@ use crate::cmdq::desc::Payload;
 use crate::hns_roce_hw_v2::cmq_fields::bond_info;
 use crate::hns_roce_hw_v2::consts::cmq_op;
 
+#[cfg(CONFIG_RUST)]
+#[path = "bond/groups.rs"]
+pub(crate) mod groups;
+
 /// Functions a bond can have (`ROCE_BOND_FUNC_MAX`): member indexes are
 /// PCI function numbers, so only functions 0..=3 of a die can bond.
 pub const FUNC_MAX: usize = 4;
@@ -272,6 +276,8 @@ pub struct Group<N, H> {
     /// The function of the main device (the one the commands go through,
     /// and the one registered as the bonded device).
     pub main: Option<u8>,
+    /// The main device's handle.
+    pub main_handle: Option<H>,
     /// State.
     pub state: State,
     /// The upper could be bonded at the last event or work.
@@ -303,6 +309,7 @@ impl<N: Copy + PartialEq, H: Copy + PartialEq> Group<N, H> {
             bus,
             upper: None,
             main: None,
+            main_handle: None,
             state: State::NotAttached,
             ready: false,
             slave_map: 0,
@@ -453,6 +460,7 @@ impl<N: Copy + PartialEq, H: Copy + PartialEq> Group<N, H> {
             let Some(h) = ev.hns else { return false };
             self.upper = Some(ev.upper);
             self.main = Some(h.func);
+            self.main_handle = Some(h.handle);
             self.state = State::NotBonded;
             self.ready = false;
         }
@@ -522,11 +530,41 @@ impl<N: Copy + PartialEq, H: Copy + PartialEq> Group<N, H> {
     pub fn detach(&mut self) {
         self.upper = None;
         self.main = None;
+        self.main_handle = None;
         self.ready = false;
         self.state = State::NotAttached;
         self.slave_map = 0;
         self.netdevs = [None; FUNC_MAX];
         self.handles = [None; FUNC_MAX];
+    }
+
+    /// Forgets every trace of handle `h` (its function left the hnae3
+    /// core): its member slot and, if it was the main device, the main.
+    pub fn forget_handle(&mut self, h: H) {
+        for i in 0..FUNC_MAX {
+            if self.handles[i] == Some(h) {
+                self.forget(i);
+            }
+        }
+        if self.main_handle == Some(h) {
+            self.main = None;
+            self.main_handle = None;
+        }
+    }
+
+    /// Makes member `i` the main device (`None`: there is none).
+    pub fn set_main(&mut self, i: Option<usize>) {
+        // CAST: member indexes are below FUNC_MAX = 4.
+        self.main = i.map(|i| i as u8);
+        self.main_handle = i.and_then(|i| self.handles.get(i).copied().flatten());
+    }
+
+    /// The members' net devices in member order, with their index.
+    pub fn member_netdevs(&self) -> impl Iterator<Item = (usize, N)> + '_ {
+        self.netdevs
+            .iter()
+            .enumerate()
+            .filter_map(|(i, n)| n.map(|n| (i, n)))
     }
 
     /// Forgets member `i` (its net device and handle), as a member that

@@ -136,8 +136,9 @@ use kernel::{
 };
 use pd::{Domains, IdSpace};
 use rdma::{
-    AddrVec, AhIn, BoundDevice, DevAttr, DscpMap, GidEntry, Hnae3Handle, IbCq, IbDriver, IbParams,
-    IbQp, IbRegistration, PortAttr, RoceClient, SqDoorbells, UctxResp, WcArray,
+    AddrVec, AhIn, BoundDevice, Clients, DevAttr, DscpMap, GidEntry, Hnae3Handle, IbCq, IbDriver,
+    IbParams, IbQp, IbRegistration, NetDev, PortAttr, RoceClient, SqDoorbells, UctxResp, Uninit,
+    WcArray,
 };
 
 module! {
@@ -177,6 +178,8 @@ const HNS_ROCE_PCI_IDS: &[(u16, bool)] = &[
 /// the debugfs directory.
 struct HnsRoce {
     _client: rdma::ClientRegistration<HnsRoce>,
+    // After the client: the bond groups go once no function is left.
+    _bonds: bond::groups::Registry,
     _debugfs: debugfs::Root,
 }
 
@@ -187,12 +190,14 @@ impl kernel::Module for HnsRoce {
         kernel::warn_on!(true);
         rdma::check_layout()?;
         let debugfs = debugfs::Root::create();
+        let bonds = bond::groups::Registry::new();
         let client = rdma::ClientRegistration::register()
             .inspect_err(|e| pr_err!("hnae3 client registration failed: {:?}\n", e))?;
         // The C driver says nothing on load and unload: dynamic debug only.
         pr_debug!("registered hnae3 RoCE client\n");
         Ok(HnsRoce {
             _client: client,
+            _bonds: bonds,
             _debugfs: debugfs,
         })
     }
@@ -286,6 +291,8 @@ pub(crate) struct IbDev {
     db_bar: u64,
     /// Bus address of the direct WQE pages (0 without direct WQE).
     dwqe_page: u64,
+    /// The PCI bus (the die), for the bond groups.
+    bus: u8,
     #[pin]
     domains: Domains,
     #[pin]
@@ -337,6 +344,7 @@ impl IbDev {
                 cong_tmpl_id: hw.profile.cong_tmpl_id,
                 db_bar: h.bar_start(2),
                 // The direct WQE pages are BAR 4's (C's `dwqe_page`).
+                bus: h.bus_func().0,
                 dwqe_page: if c.flags & cap_flag::DIRECT_WQE != 0 {
                     h.bar_start(4)
                 } else {
@@ -797,6 +805,13 @@ impl IbDriver for IbDev {
         self.cmd.doorbells_off()
     }
 
+    fn bond_upper(&self, ndev: NetDev) -> Option<NetDev> {
+        if self.caps.flags & cap_flag::BOND == 0 {
+            return None;
+        }
+        bond::groups::upper_of_port(self.bus, ndev)
+    }
+
     fn alloc_ucontext(&self, req: u32, resp: &mut UctxResp) -> Result<(Arc<Ucontext>, u32, u64)> {
         let c = &self.caps;
         resp.qp_tab_size = c.num_qps;
@@ -1139,6 +1154,21 @@ impl RoceClient for HnsRoce {
                 // No hardware counters on HIP08 or on a VF.
                 hw_stats: hw.profile.rev.is_hip09() && !hw.profile.is_vf,
                 frmr: c.flags & cap_flag::FRMR != 0,
+                bond_cap: c.flags & cap_flag::BOND != 0,
+                vf: hw.profile.is_vf,
+                bond: if c.flags & cap_flag::BOND != 0 {
+                    bond::groups::alloc_groups(handle, &hw.cmd).inspect_err(|e| {
+                        hdev_err!(
+                            handle.device(),
+                            "failed to alloc bond_grp for bus {}, ret = {}\n",
+                            handle.bus_func().0,
+                            e.to_errno()
+                        );
+                    })?;
+                    bond::groups::reg_params(handle)
+                } else {
+                    None
+                },
             };
             let reg = IbRegistration::register(handle, ib, &p)?;
             // HIP08 keeps the port's MAC in its SMAC table, written once
@@ -1178,7 +1208,18 @@ impl RoceClient for HnsRoce {
         )?))
     }
 
-    fn uninit_instance(_handle: &Hnae3Handle, inst: KBox<HnsRoceDev>, _reset: bool) {
+    fn uninit_instance(
+        cl: &mut Clients<'_, Self>,
+        handle: &Hnae3Handle,
+        inst: KBox<HnsRoceDev>,
+        how: Uninit,
+    ) {
+        // The hnae3 core removing a bonded device: the other members come
+        // back first (`hns_roce_unregister_bond_cleanup`).
+        if matches!(how, Uninit::Remove { .. }) && inst.hw.profile.caps.flags & cap_flag::BOND != 0
+        {
+            bond::groups::unregister_cleanup(cl, handle, &inst);
+        }
         // C's UNINIT state and `hns_roce_handle_device_err`: kernel users
         // with outstanding WRs get their completion handlers run, and
         // polls answer flush completions from the WR-id rings, before the
@@ -1195,6 +1236,11 @@ impl RoceClient for HnsRoce {
         if up {
             return;
         }
+        // A bonded port's state is the upper's, not this link's.
+        let bonded = inst.is_some_and(|i| i.hw.profile.caps.flags & cap_flag::BOND != 0);
+        if bonded && bond::groups::claims(handle) {
+            return;
+        }
         if let Some(reg) = inst.map(|i| &i.ib) {
             reg.port_state_event(handle);
         }
@@ -1203,5 +1249,17 @@ impl RoceClient for HnsRoce {
     fn reset_down(_handle: &Hnae3Handle, inst: &HnsRoceDev) {
         inst.hw.cmd.set_reset_down();
         inst.ib.disassociate_mmaps();
+    }
+
+    fn suspend(handle: &Hnae3Handle) {
+        bond::groups::suspend(handle);
+    }
+
+    fn resume(handle: &Hnae3Handle) {
+        bond::groups::resume(handle);
+    }
+
+    fn removed(handle: &Hnae3Handle) {
+        bond::groups::forget(handle);
     }
 }

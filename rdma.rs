@@ -30,10 +30,17 @@ use kernel::{ffi::c_void, types::ForeignOwnable};
 #[path = "bindings/mod.rs"]
 mod raw;
 
+mod bond;
+pub(crate) use bond::{
+    link as bond_link, master_upper, slave as bond_slave, slaves as bond_slaves, BondEvent,
+    BondHandler, BondHooks, HandleRef, NetDev, LAG_HASH_L2, LAG_HASH_L23, LAG_HASH_L34,
+    LAG_HASH_NONE, LAG_TX_ACTIVEBACKUP, LAG_TX_HASH,
+};
+
 mod hnae3;
 pub(crate) use hnae3::{
-    BoundDevice, ClientRegistration, DscpMap, Hnae3Handle, PciIdent, RegWindow, Regs, ResetRequest,
-    RoceClient, SqDoorbells, REG_WINDOW,
+    BoundDevice, ClientRegistration, Clients, DscpMap, Hnae3Handle, PciIdent, RegWindow, Regs,
+    ResetRequest, RoceClient, SqDoorbells, Uninit, REG_WINDOW,
 };
 mod irq;
 pub(crate) use irq::{Event, IrqHandler, IrqRegistration, OwnedQueue};

@@ -217,6 +217,9 @@ struct hns_shim_dev {
 	struct net_device *netdev;
 	struct notifier_block nb;
 	bool watching;
+	struct hnae3_handle *handle;
+	bool bond_cap;
+	bool vf;
 };
 
 static struct hns_shim_dev *to_sdev(struct ib_device *ibdev)
@@ -383,7 +386,7 @@ static int hns_shim_query_port(struct ib_device *ibdev, u32 port_num,
 			       struct ib_port_attr *props)
 {
 	struct hns_shim_port_attr a = {};
-	struct net_device *ndev;
+	struct net_device *ndev, *upper;
 	int ret;
 
 	ret = ib_get_eth_speed(ibdev, port_num, &props->active_speed,
@@ -397,7 +400,9 @@ static int hns_shim_query_port(struct ib_device *ibdev, u32 port_num,
 		return -EINVAL;
 	}
 	a.ndev_mtu = iboe_get_mtu(ndev->mtu);
-	a.ndev_state = ib_get_curr_port_state(ndev);
+	upper = to_sdev(ibdev)->bond_cap ?
+		HNS_RS_OP(to_sdev(ibdev), bond_upper, ndev) : NULL;
+	a.ndev_state = ib_get_curr_port_state(upper ? upper : ndev);
 	dev_put(ndev);
 
 	HNS_RS_OP(to_sdev(ibdev), query_port, port_num, &a);
@@ -1731,10 +1736,45 @@ int hns_shim_register_ibdev(struct ib_device *ibdev,
 	dma_set_max_seg_size(reg->parent, SZ_2G);
 
 	to_sdev(ibdev)->netdev = reg->netdev;
+	to_sdev(ibdev)->handle = reg->handle;
+	to_sdev(ibdev)->bond_cap = reg->bond_cap;
+	to_sdev(ibdev)->vf = reg->vf;
+	if (reg->bond_upper) {
+		ret = hns_shim_bond_set_netdev(ibdev, reg->bond_upper,
+					       reg->bond_ab, reg->bond_active);
+		if (ret)
+			return ret;
+		return ib_register_device(ibdev, "hns_bond_%d", reg->parent);
+	}
 	ret = ib_device_set_netdev(ibdev, reg->netdev, 1);
 	if (ret)
 		return ret;
 	return ib_register_device(ibdev, "hns_%d", reg->parent);
+}
+
+/* A LAG master's state as the port's: PORT_ERR or PORT_ACTIVE when it
+ * changes. Like the C driver this keeps the last state in port_data[0]
+ * (its 0-based port index), a slot the RDMA core does not use.
+ */
+static void hns_shim_lag_port_event(struct ib_device *ibdev,
+				    struct net_device *dev)
+{
+	enum ib_port_state st = ib_get_curr_port_state(dev);
+	struct ib_event ev = {};
+
+	write_lock_irq(&ibdev->cache_lock);
+	if (ibdev->port_data[0].cache.last_port_state == st) {
+		write_unlock_irq(&ibdev->cache_lock);
+		return;
+	}
+	ibdev->port_data[0].cache.last_port_state = st;
+	write_unlock_irq(&ibdev->cache_lock);
+
+	ev.event = st == IB_PORT_DOWN ? IB_EVENT_PORT_ERR :
+					IB_EVENT_PORT_ACTIVE;
+	ev.device = ibdev;
+	ev.element.port_num = 1;
+	ib_dispatch_event(&ev);
 }
 
 static int hns_shim_netdev_event(struct notifier_block *nb,
@@ -1742,15 +1782,26 @@ static int hns_shim_netdev_event(struct notifier_block *nb,
 {
 	struct hns_shim_dev *sdev = container_of(nb, struct hns_shim_dev, nb);
 	struct net_device *dev = netdev_notifier_info_to_dev(ptr);
+	struct net_device *upper;
 
-	if (dev != sdev->netdev)
+	/* A bonded port follows the bond's upper device. */
+	upper = sdev->bond_cap ? HNS_RS_OP(sdev, bond_upper, sdev->netdev) :
+				 NULL;
+	if (dev != (upper ? upper : sdev->netdev))
 		return NOTIFY_DONE;
 	switch (event) {
 	case NETDEV_REGISTER:
 	case NETDEV_CHANGEADDR:
+		HNS_RS_OP(sdev, netdev_mac, dev->dev_addr);
+		break;
 	case NETDEV_UP:
 	case NETDEV_CHANGE:
-		HNS_RS_OP(sdev, netdev_mac, dev->dev_addr);
+		if (HNS_RS_OP(sdev, netdev_mac, dev->dev_addr))
+			break;
+		fallthrough;
+	case NETDEV_DOWN:
+		if (netif_is_lag_master(dev))
+			hns_shim_lag_port_event(&sdev->ibdev, dev);
 		break;
 	default:
 		break;
@@ -1786,6 +1837,197 @@ void hns_shim_port_state_event(struct ib_device *ibdev,
 			       struct hnae3_handle *h)
 {
 	ib_dispatch_port_state_event(ibdev, h->rinfo.netdev);
+}
+
+/* --- RoCE bonding ----------------------------------------------------------
+ * The kernel objects a Rust bond group works with (see shim.h).
+ */
+#include <net/bonding.h>
+#include <net/lag.h>
+
+struct hns_shim_bond_grp {
+	struct notifier_block nb;
+	struct delayed_work work;
+	void *ctx;
+	hns_shim_bond_ev_cb ev;
+	hns_shim_bond_work_cb work_fn;
+};
+
+static int hns_shim_bond_event(struct notifier_block *nb, unsigned long event,
+			       void *ptr)
+{
+	struct hns_shim_bond_grp *g =
+		container_of(nb, struct hns_shim_bond_grp, nb);
+	struct net_device *dev = netdev_notifier_info_to_dev(ptr);
+	struct netdev_notifier_changeupper_info *info = ptr;
+	struct netdev_lag_upper_info *lag;
+	struct hns_shim_bond_ev ev = { .dev = dev };
+
+	switch (event) {
+	case NETDEV_CHANGEUPPER:
+		ev.upper = info->upper_dev;
+		if (!ev.upper)
+			return NOTIFY_DONE;
+		ev.linking = info->linking;
+		ev.lag_master = netif_is_lag_master(ev.upper);
+		ev.unregistering = dev->reg_state >= NETREG_UNREGISTERING;
+		lag = info->upper_info;
+		if (info->linking && lag) {
+			ev.has_info = true;
+			ev.tx_type = lag->tx_type;
+			ev.hash_type = lag->hash_type;
+		}
+		break;
+	case NETDEV_CHANGELOWERSTATE:
+		ev.lower_state = true;
+		ev.lag_port = netif_is_lag_port(dev);
+		break;
+	default:
+		return NOTIFY_DONE;
+	}
+	if (g->ev(g->ctx, &ev))
+		schedule_delayed_work(&g->work, HZ);
+	return NOTIFY_DONE;
+}
+
+static void hns_shim_bond_work(struct work_struct *work)
+{
+	struct hns_shim_bond_grp *g =
+		container_of(to_delayed_work(work), struct hns_shim_bond_grp,
+			     work);
+
+	g->work_fn(g->ctx);
+}
+
+struct hns_shim_bond_grp *hns_shim_bond_grp_alloc(void *ctx,
+						  hns_shim_bond_ev_cb ev,
+						  hns_shim_bond_work_cb work)
+{
+	struct hns_shim_bond_grp *g = kzalloc_obj(*g);
+
+	if (!g)
+		return NULL;
+	g->nb.notifier_call = hns_shim_bond_event;
+	INIT_DELAYED_WORK(&g->work, hns_shim_bond_work);
+	g->ctx = ctx;
+	g->ev = ev;
+	g->work_fn = work;
+	return g;
+}
+
+int hns_shim_bond_grp_register(struct hns_shim_bond_grp *g)
+{
+	return register_netdevice_notifier(&g->nb);
+}
+
+void hns_shim_bond_grp_unregister(struct hns_shim_bond_grp *g)
+{
+	unregister_netdevice_notifier(&g->nb);
+}
+
+void hns_shim_bond_grp_cancel(struct hns_shim_bond_grp *g, bool sync)
+{
+	if (sync)
+		cancel_delayed_work_sync(&g->work);
+	else
+		cancel_delayed_work(&g->work);
+}
+
+void hns_shim_bond_grp_free(struct hns_shim_bond_grp *g)
+{
+	kfree(g);
+}
+
+void hns_shim_bond_dev(struct net_device *dev, struct hns_shim_bond_slave *out)
+{
+	struct ib_device *ibdev = ib_device_get_by_netdev(dev, RDMA_DRIVER_HNS);
+	struct hns_shim_dev *sdev;
+	struct pci_dev *pdev;
+
+	memset(out, 0, sizeof(*out));
+	out->dev = dev;
+	if (!ibdev)
+		return;
+	/* Only this module's devices: the C driver has the same driver id. */
+	if (ibdev->ops.owner == THIS_MODULE && to_sdev(ibdev)->handle) {
+		sdev = to_sdev(ibdev);
+		pdev = sdev->handle->pdev;
+		out->handle = sdev->handle;
+		out->func = PCI_FUNC(pdev->devfn);
+		out->bus = pdev->bus->number;
+		out->bond_cap = sdev->bond_cap;
+		out->vf = sdev->vf || pci_num_vf(pdev) > 0;
+	}
+	ib_device_put(ibdev);
+}
+
+int hns_shim_bond_slaves(struct net_device *upper,
+			 struct hns_shim_bond_slave *out, int max)
+{
+	struct net_device *dev;
+	int n = 0;
+
+	rcu_read_lock();
+	for_each_netdev_in_bond_rcu(upper, dev) {
+		if (n < max)
+			hns_shim_bond_dev(dev, &out[n]);
+		n++;
+	}
+	rcu_read_unlock();
+	return n;
+}
+
+struct net_device *hns_shim_master_upper(struct net_device *dev)
+{
+	struct net_device *upper;
+
+	rcu_read_lock();
+	upper = netdev_master_upper_dev_get_rcu(dev);
+	rcu_read_unlock();
+	return upper;
+}
+
+void hns_shim_bond_link(struct net_device *dev, bool *txable,
+			bool *port_active)
+{
+	*txable = net_lag_port_dev_txable(dev);
+	*port_active = ib_get_curr_port_state(dev) == IB_PORT_ACTIVE;
+}
+
+int hns_shim_bond_set_netdev(struct ib_device *ibdev,
+			     struct net_device *upper, bool ab,
+			     struct net_device *active)
+{
+	struct hns_shim_dev *sdev = to_sdev(ibdev);
+	struct net_device *old;
+	int ret = 0;
+
+	/* Unlike the C driver, a team master is not read as a bond. */
+	if (ab && upper && netif_is_bond_master(upper)) {
+		rcu_read_lock();
+		active = bond_option_active_slave_get_rcu(netdev_priv(upper));
+		rcu_read_unlock();
+	}
+	if (!active)
+		active = sdev->netdev;
+
+	old = ib_device_get_netdev(ibdev, 1);
+	if (old == active)
+		goto out;
+	ret = ib_device_set_netdev(ibdev, active, 1);
+	if (ret) {
+		dev_err(&sdev->handle->pdev->dev,
+			"failed to set netdev for bond.\n");
+		goto out;
+	}
+	if (ab) {
+		if (old)
+			roce_del_all_netdev_gids(ibdev, 1, old);
+		rdma_roce_rescan_port(ibdev, 1);
+	}
+out:
+	dev_put(old);
+	return ret;
 }
 
 void hns_shim_disassociate_mmaps(struct ib_device *ibdev)

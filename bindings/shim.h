@@ -172,6 +172,19 @@ struct hns_shim_av {
 struct hns_shim_reg {
 	struct device *parent;
 	struct net_device *netdev;
+	/* The function, its bond capability and whether it is a VF (what
+	 * another function's bond group reads of this device).
+	 */
+	struct hnae3_handle *handle;
+	bool bond_cap;
+	bool vf;
+	/* Registers as the bonded device "hns_bond_%d" of this upper, its
+	 * port on the bond's active slave (see hns_shim_bond_set_netdev),
+	 * instead of "hns_%d" on netdev.
+	 */
+	struct net_device *bond_upper;
+	bool bond_ab;
+	struct net_device *bond_active;
 	u32 num_comp_vectors;
 	u32 local_dma_lkey;
 	bool udp_encap;
@@ -415,6 +428,80 @@ int hns_shim_watch_netdev(struct ib_device *ibdev);
 void hns_shim_unwatch_netdev(struct ib_device *ibdev);
 /* The MAC address of the function's netdev. */
 void hns_shim_netdev_mac(struct hnae3_handle *h, u8 *mac);
+
+/*
+ * RoCE bonding: the kernel objects of hns_roce_bond.c. A bond group's
+ * netdevice notifier forwards CHANGEUPPER and CHANGELOWERSTATE, decoded,
+ * to cb(ctx, ev), under RTNL. Net device pointers handed to Rust are for
+ * comparison and for passing back while the device is known to live (as
+ * the C driver keeps them), never dereferenced by Rust.
+ */
+struct hns_shim_bond_ev {
+	struct net_device *dev;
+	/* CHANGEUPPER: the upper, linking or not, netif_is_lag_master(upper),
+	 * dev being unregistered, and the LAG settings of a linking event
+	 * (enum netdev_lag_tx_type, enum netdev_lag_hash).
+	 */
+	struct net_device *upper;
+	bool linking;
+	bool lag_master;
+	bool unregistering;
+	bool has_info;
+	u32 tx_type;
+	u32 hash_type;
+	/* CHANGELOWERSTATE: netif_is_lag_port(dev). */
+	bool lower_state;
+	bool lag_port;
+};
+
+/* A bond group's kernel objects: the notifier, whose events go to ev (true:
+ * run the group's work in a second, as schedule_delayed_work(HZ)), and the
+ * delayed work, which calls work. Both get ctx.
+ */
+typedef bool (*hns_shim_bond_ev_cb)(void *ctx,
+				    const struct hns_shim_bond_ev *ev);
+typedef void (*hns_shim_bond_work_cb)(void *ctx);
+struct hns_shim_bond_grp;
+struct hns_shim_bond_grp *hns_shim_bond_grp_alloc(void *ctx,
+						  hns_shim_bond_ev_cb ev,
+						  hns_shim_bond_work_cb work);
+int hns_shim_bond_grp_register(struct hns_shim_bond_grp *g);
+void hns_shim_bond_grp_unregister(struct hns_shim_bond_grp *g);
+/* Cancels the pending work; sync: and waits for a running one. */
+void hns_shim_bond_grp_cancel(struct hns_shim_bond_grp *g, bool sync);
+/* Frees g: unregistered, no work pending or running. */
+void hns_shim_bond_grp_free(struct hns_shim_bond_grp *g);
+
+/* A net device and the hns_roce_rs device on it, if any (handle NULL:
+ * none). vf: a VF, or a PF with VFs enabled.
+ */
+struct hns_shim_bond_slave {
+	struct net_device *dev;
+	struct hnae3_handle *handle;
+	u8 func;
+	u8 bus;
+	bool bond_cap;
+	bool vf;
+};
+
+/* The first max lower devices of upper, filled in; returns how many there
+ * are (more than max when some were left out).
+ */
+int hns_shim_bond_slaves(struct net_device *upper,
+			 struct hns_shim_bond_slave *out, int max);
+void hns_shim_bond_dev(struct net_device *dev, struct hns_shim_bond_slave *out);
+/* The master upper device of dev, or NULL (no reference is kept). */
+struct net_device *hns_shim_master_upper(struct net_device *dev);
+/* net_lag_port_dev_txable() and ib_get_curr_port_state() == ACTIVE. */
+void hns_shim_bond_link(struct net_device *dev, bool *txable,
+			bool *port_active);
+/* Points the port at the bond's active slave: in active-backup the bonding
+ * driver's (the old netdev's GIDs then go and the port is rescanned),
+ * else active; the function's own netdev when there is none.
+ */
+int hns_shim_bond_set_netdev(struct ib_device *ibdev,
+			     struct net_device *upper, bool ab,
+			     struct net_device *active);
 struct workqueue_struct *hns_shim_alloc_wq(const char *name);
 void hns_shim_destroy_wq(struct workqueue_struct *wq);
 void hns_shim_cq_comp(struct ib_cq *ibcq);
@@ -464,6 +551,11 @@ struct hns_rs_ib_ops {
 	int (*netdev_mac)(void *rs, const u8 *mac);
 	/* Doorbells are off (a reset): user mappings are refused. */
 	bool (*doorbells_off)(void *rs);
+	/* The upper device of the bond group that claims the port's netdev
+	 * ndev, or NULL: the port then follows the upper (its state, its
+	 * netdev events). For comparison and ib_get_curr_port_state only.
+	 */
+	struct net_device *(*bond_upper)(void *rs, struct net_device *ndev);
 	int (*alloc_ucontext)(void *rs, u32 config_in, u32 *uar_index,
 		u64 *uar_addr, struct hns_shim_uctx_resp *resp, void **uctx);
 	void (*dealloc_ucontext)(void *rs, void *uctx);

@@ -14,7 +14,7 @@
 //! valid until its `uninit_instance` returns, and the driver drops them
 //! there.
 
-use super::{raw, try_borrow};
+use super::{raw, try_borrow, HandleRef, NetDev};
 use core::marker::PhantomData;
 use kernel::{
     device::{Bound, Device},
@@ -63,6 +63,35 @@ impl Hnae3Handle {
     /// The raw handle, for the shim's calls.
     pub(super) fn as_raw(&self) -> *mut raw::hnae3_handle {
         self.0.get()
+    }
+
+    /// The function's net device, as an identity.
+    pub(crate) fn netdev_ref(&self) -> Option<NetDev> {
+        NetDev::from_raw(self.netdev().cast())
+    }
+
+    /// The handle's identity, kept by a driver's bond group.
+    pub(crate) fn handle_ref(&self) -> HandleRef {
+        HandleRef(self.as_raw())
+    }
+
+    /// The hnae3 core has a client on the handle (`handle->client`; the
+    /// NIC driver clears it once it tore the client's instance down).
+    pub(crate) fn has_client(&self) -> bool {
+        // SAFETY: the handle is valid (type invariant); `client` is written
+        // by the NIC driver under the hnae3 lock, read here as C does.
+        !unsafe { core::ptr::read_volatile(&raw const (*self.as_raw()).client) }.is_null()
+    }
+
+    /// The PCI bus (the die) and function number of the function.
+    pub(crate) fn bus_func(&self) -> (u8, u8) {
+        // SAFETY: `pdev` and its bus are valid while the handle is.
+        let (bus, devfn) = unsafe {
+            let pdev = self.pdev();
+            ((*(*pdev).bus).number, (*pdev).devfn)
+        };
+        // CAST: PCI_FUNC is the low 3 bits.
+        (bus, (devfn & 7) as u8)
     }
 
     /// The function's `struct pci_dev`.
@@ -396,20 +425,131 @@ impl ResetNotify {
 /// The per-function state the driver returns from `init_instance` is kept
 /// by this layer in the handle's `priv` and handed back on the other calls;
 /// the driver never touches `priv` itself.
-pub(crate) trait RoceClient {
+///
+/// Every callback runs under one module-wide client lock, which a driver
+/// may also take ([`Clients::with`]) to bring other functions' instances
+/// up or down itself (RoCE bonding does). [`RoceClient::suspend`] and
+/// [`RoceClient::resume`] run outside it, around the teardowns the hnae3
+/// core asks for, so that the driver can wait there for its own work that
+/// takes the lock.
+pub(crate) trait RoceClient: Sized + 'static {
     /// Per-function state.
     type Instance: Send + Sync;
     /// A function appeared: `Ok(None)` declines it (not a RoCE function
     /// this driver handles), `Ok(Some(_))` attaches.
     fn init_instance(handle: &Hnae3Handle) -> Result<Option<KBox<Self::Instance>>>;
-    /// The function goes away (`reset` is set when it is being reset).
-    fn uninit_instance(handle: &Hnae3Handle, inst: KBox<Self::Instance>, reset: bool);
+    /// The function's instance goes away, for the reason `how`; `cl` may
+    /// bring other functions up meanwhile.
+    fn uninit_instance(
+        cl: &mut Clients<'_, Self>,
+        handle: &Hnae3Handle,
+        inst: KBox<Self::Instance>,
+        how: Uninit,
+    );
     /// The port link went up or down.
     fn link_status_change(handle: &Hnae3Handle, inst: Option<&Self::Instance>, up: bool);
     /// The function is about to be reset: stop touching the hardware. The
     /// layer then tears the instance down with `uninit_instance` and builds
     /// a new one with `init_instance` (`hns_roce_hw_v2_reset_notify`).
     fn reset_down(handle: &Hnae3Handle, inst: &Self::Instance);
+    /// Before the hnae3 core's uninit of a function and before a reset,
+    /// outside the client lock.
+    fn suspend(_handle: &Hnae3Handle) {}
+    /// After the uninit, or once the reset brought the function back (or
+    /// found nothing to bring back), outside the client lock.
+    fn resume(_handle: &Hnae3Handle) {}
+    /// The hnae3 core removed the function (its instance, if any, is torn
+    /// down): the handle is not to be used any more. Under the client lock.
+    fn removed(_handle: &Hnae3Handle) {}
+}
+
+/// Why an instance goes away.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Uninit {
+    /// The hnae3 core removes the function (`reset`: as part of a reset
+    /// of the NIC).
+    Remove {
+        /// The NIC is being reset.
+        reset: bool,
+    },
+    /// The function is reset (the UNINIT step of a reset).
+    Reset,
+    /// The driver takes the function down itself ([`Clients::detach`]).
+    Driver,
+}
+
+kernel::sync::global_lock! {
+    // SAFETY: initialised in `ClientRegistration::register`, before the
+    // client is registered and so before any callback can take it.
+    unsafe(uninit) static CLIENT_LOCK: Mutex<()> = ();
+}
+
+kernel::sync::global_lock! {
+    // SAFETY: as for `CLIENT_LOCK`.
+    //
+    // Held while a handle's `priv` changes and while the link callback
+    // borrows it: that callback comes under RTNL (the NIC's `ndo_stop`),
+    // which the client lock's holders take inside it, so it cannot take
+    // the client lock. Nothing is taken inside this lock but what the link
+    // callback does.
+    unsafe(uninit) static PRIV_LOCK: Mutex<()> = ();
+}
+
+/// What [`Clients`] is generic over: a lifetime and the driver.
+type ClientsMarker<'a, C> = (&'a (), fn() -> C);
+
+/// The client lock, held: what may attach, detach and borrow the
+/// instances of driver `C`'s functions.
+pub(crate) struct Clients<'a, C: RoceClient> {
+    _guard: kernel::sync::lock::GlobalGuard<CLIENT_LOCK>,
+    _c: PhantomData<ClientsMarker<'a, C>>,
+}
+
+impl<C: RoceClient> Clients<'_, C> {
+    /// Runs `f` with the client lock held.
+    pub(crate) fn with<R>(f: impl FnOnce(&mut Clients<'_, C>) -> R) -> R {
+        let mut cl = Clients {
+            _guard: CLIENT_LOCK.lock(),
+            _c: PhantomData,
+        };
+        f(&mut cl)
+    }
+
+    /// The handle behind `h`, if it is still one of the hnae3 core's (a
+    /// function the client was ever attached to; the driver forgets its
+    /// handles when their function is removed, see [`Uninit::Remove`]).
+    fn handle(h: HandleRef) -> &'static Hnae3Handle {
+        // SAFETY: the driver keeps a `HandleRef` only while its function is
+        // registered with the hnae3 core: it drops it in `uninit_instance`
+        // with `Uninit::Remove`.
+        unsafe { Hnae3Handle::from_raw(h.0) }
+    }
+
+    /// The state of the function behind `h`, if the driver is attached
+    /// to it.
+    pub(crate) fn instance(&self, h: HandleRef) -> Option<&C::Instance> {
+        ClientAdapter::<C>::instance(Self::handle(h))
+    }
+
+    /// Brings the function behind `h` up (`init_instance`), unless it is
+    /// up or the hnae3 core took the client away from it; true if it is up
+    /// afterwards. A failure is the driver's to report.
+    pub(crate) fn attach(&mut self, h: HandleRef) -> bool {
+        let handle = Self::handle(h);
+        if ClientAdapter::<C>::instance(handle).is_some() {
+            return true;
+        }
+        if !handle.has_client() {
+            return false;
+        }
+        ClientAdapter::<C>::attach(handle) == 0 && ClientAdapter::<C>::instance(handle).is_some()
+    }
+
+    /// Takes the function behind `h` down (`uninit_instance` with
+    /// [`Uninit::Driver`]) if it is up.
+    pub(crate) fn detach(&mut self, h: HandleRef) {
+        ClientAdapter::<C>::detach(self, Self::handle(h), Uninit::Driver);
+    }
 }
 
 /// How long the hardware gets before the instance is torn down for a
@@ -438,8 +578,9 @@ impl<C: RoceClient> ClientAdapter<C> {
     ///
     /// `priv` of a handle of this client is only written by
     /// [`Self::attach`] and [`Self::detach`], so it holds null or a
-    /// `KBox<C::Instance>` handed over with `into_foreign`; the hnae3 core
-    /// serialises the client callbacks, so `detach` cannot take it back
+    /// `KBox<C::Instance>` handed over with `into_foreign`. Both run under
+    /// the client lock and write `priv` under the priv lock; every caller
+    /// of this holds one of the two: `detach` cannot take the box back
     /// while the borrow lives.
     fn instance(h: &Hnae3Handle) -> Option<&C::Instance> {
         // SAFETY: null or a live box from `into_foreign`, not taken back
@@ -451,7 +592,9 @@ impl<C: RoceClient> ClientAdapter<C> {
     fn attach(h: &Hnae3Handle) -> c_int {
         match C::init_instance(h) {
             Ok(inst) => {
-                h.replace_priv(inst.map_or(core::ptr::null_mut(), KBox::into_foreign));
+                let p = inst.map_or(core::ptr::null_mut(), KBox::into_foreign);
+                let _g = PRIV_LOCK.lock();
+                h.replace_priv(p);
                 0
             }
             Err(e) => e.to_errno(),
@@ -460,8 +603,11 @@ impl<C: RoceClient> ClientAdapter<C> {
 
     /// Takes the driver's state of a function out of `priv` and tears it
     /// down.
-    fn detach(h: &Hnae3Handle, reset: bool) {
-        let p = h.replace_priv(core::ptr::null_mut());
+    fn detach(cl: &mut Clients<'_, C>, h: &Hnae3Handle, how: Uninit) {
+        let p = {
+            let _g = PRIV_LOCK.lock();
+            h.replace_priv(core::ptr::null_mut())
+        };
         if p.is_null() {
             return;
         }
@@ -469,7 +615,7 @@ impl<C: RoceClient> ClientAdapter<C> {
         // of a non-null `priv`, see `instance`) and was just detached from
         // the handle, so this is its only owner.
         let inst = unsafe { KBox::<C::Instance>::from_foreign(p) };
-        C::uninit_instance(h, inst, reset);
+        C::uninit_instance(cl, h, inst, how);
     }
 
     /// The shim's `init_instance`.
@@ -479,7 +625,8 @@ impl<C: RoceClient> ClientAdapter<C> {
     /// Called by the hnae3 core with a valid handle whose `pdev` is bound.
     unsafe extern "C" fn init_instance(handle: *mut raw::hnae3_handle) -> c_int {
         // SAFETY: guaranteed by the hnae3 core (see above).
-        Self::attach(unsafe { Hnae3Handle::from_raw(handle) })
+        let h = unsafe { Hnae3Handle::from_raw(handle) };
+        Clients::<C>::with(|_| Self::attach(h))
     }
 
     /// The shim's `uninit_instance`.
@@ -489,7 +636,13 @@ impl<C: RoceClient> ClientAdapter<C> {
     /// As for [`Self::init_instance`].
     unsafe extern "C" fn uninit_instance(handle: *mut raw::hnae3_handle, reset: bool) {
         // SAFETY: guaranteed by the hnae3 core.
-        Self::detach(unsafe { Hnae3Handle::from_raw(handle) }, reset)
+        let h = unsafe { Hnae3Handle::from_raw(handle) };
+        C::suspend(h);
+        Clients::<C>::with(|cl| {
+            Self::detach(cl, h, Uninit::Remove { reset });
+            C::removed(h);
+        });
+        C::resume(h);
     }
 
     /// The shim's `link_status_change`.
@@ -500,6 +653,7 @@ impl<C: RoceClient> ClientAdapter<C> {
     unsafe extern "C" fn link_status_change(handle: *mut raw::hnae3_handle, up: bool) {
         // SAFETY: guaranteed by the hnae3 core.
         let h = unsafe { Hnae3Handle::from_raw(handle) };
+        let _g = PRIV_LOCK.lock();
         C::link_status_change(h, Self::instance(h), up);
     }
 
@@ -517,12 +671,15 @@ impl<C: RoceClient> ClientAdapter<C> {
         let h = unsafe { Hnae3Handle::from_raw(handle) };
         match ResetNotify::from_raw(what) {
             ResetNotify::Down => {
-                let inst = Self::instance(h);
-                // SAFETY: a valid handle; `rinfo.state` is the client's.
-                unsafe { raw::hns_shim_rst_direct_set(handle, inst.is_none()) };
-                if let Some(i) = inst {
-                    C::reset_down(h, i);
-                }
+                C::suspend(h);
+                Clients::<C>::with(|_| {
+                    let inst = Self::instance(h);
+                    // SAFETY: a valid handle; `rinfo.state` is the client's.
+                    unsafe { raw::hns_shim_rst_direct_set(handle, inst.is_none()) };
+                    if let Some(i) = inst {
+                        C::reset_down(h, i);
+                    }
+                });
                 0
             }
             ResetNotify::Uninit => {
@@ -532,22 +689,24 @@ impl<C: RoceClient> ClientAdapter<C> {
                 }
                 hdev_info!(h.device(), "In reset process RoCE client uninit.\n");
                 kernel::time::delay::fsleep(kernel::time::Delta::from_millis(RST_UNINIT_DELAY_MS));
-                Self::detach(h, false);
+                Clients::<C>::with(|cl| Self::detach(cl, h, Uninit::Reset));
                 0
             }
             ResetNotify::Init => {
                 // SAFETY: a valid handle; `rinfo.state` is the client's.
                 if unsafe { raw::hns_shim_rst_direct_test_and_clear(handle) } {
+                    C::resume(h);
                     return 0;
                 }
                 hdev_info!(h.device(), "In reset process RoCE client reinit.\n");
                 // `priv` is null since the UNINIT step.
-                let ret = Self::attach(h);
+                let ret = Clients::<C>::with(|_| Self::attach(h));
                 if ret != 0 {
                     hdev_err!(h.device(), "In reset process RoCE reinit failed {}.\n", ret);
                 } else {
                     hdev_info!(h.device(), "reset done, RoCE client reinit finished.\n");
                 }
+                C::resume(h);
                 ret
             }
             ResetNotify::Up | ResetNotify::Other(_) => 0,
@@ -569,6 +728,12 @@ impl<C: RoceClient> ClientRegistration<C> {
     /// Registers the RoCE client. The hnae3 core calls `init_instance` for
     /// every function that already exists before this returns.
     pub(crate) fn register() -> Result<Self> {
+        // SAFETY: called once, at module init (the module holds at most one
+        // registration), before any callback can take the lock.
+        unsafe {
+            CLIENT_LOCK.init();
+            PRIV_LOCK.init();
+        }
         // SAFETY: the callback table is static; the shim's client is
         // registered once here and unregistered in `drop`.
         to_result(unsafe { raw::hns_shim_register_client(ClientAdapter::<C>::ops()) })?;

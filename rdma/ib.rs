@@ -22,8 +22,8 @@
 //! answers (`DevAttr`, `QpAttr`, ...) are the shim's flattened structs.
 
 use super::{
-    raw, restrack, Hnae3Handle, IbCq, IbQp, IbSrq, RecvChain, ResAttrs, ResRaw, SendChain, UmemDev,
-    UserCtx, WcArray,
+    raw, restrack, Hnae3Handle, IbCq, IbQp, IbSrq, NetDev, RecvChain, ResAttrs, ResRaw, SendChain,
+    UmemDev, UserCtx, WcArray,
 };
 use core::{
     fmt,
@@ -240,6 +240,10 @@ pub(crate) trait IbDriver: Send + Sync {
     /// Doorbells are off for a reset (C's `dis_db`): `mmap` of the
     /// doorbell and direct WQE pages is refused with `EPERM`.
     fn doorbells_off(&self) -> bool;
+    /// The upper device of the bond group that claims the port's netdev
+    /// `ndev`, if any: the port then follows it (its state, its netdev
+    /// events).
+    fn bond_upper(&self, ndev: NetDev) -> Option<NetDev>;
     /// A user context: the answer to libhns, and `(state, uar index,
     /// doorbell page bus address)`.
     fn alloc_ucontext(
@@ -450,6 +454,7 @@ impl<D: IbDriver> IbAdapter<D> {
         set_gid: Some(set_gid::<D>),
         netdev_mac: Some(netdev_mac::<D>),
         doorbells_off: Some(doorbells_off::<D>),
+        bond_upper: Some(bond_upper::<D>),
         alloc_ucontext: Some(alloc_ucontext::<D>),
         dealloc_ucontext: Some(dealloc_ucontext::<D>),
         alloc_pd: Some(alloc_pd::<D>),
@@ -515,6 +520,14 @@ pub(crate) struct IbParams {
     pub(crate) hw_stats: bool,
     /// Fast-register MRs supported.
     pub(crate) frmr: bool,
+    /// The engine can bond (what another function's bond group reads of
+    /// this device).
+    pub(crate) bond_cap: bool,
+    /// A VF.
+    pub(crate) vf: bool,
+    /// Register as the bonded device `hns_bond_%d` of this upper: `(upper,
+    /// active-backup, the active slave of a hashing bond)`.
+    pub(crate) bond: Option<(NetDev, bool, Option<NetDev>)>,
 }
 
 /// A registered ib_device of driver `D`; dropping it unregisters and
@@ -536,7 +549,8 @@ unsafe impl<D: IbDriver> Send for IbRegistration<D> {}
 unsafe impl<D: IbDriver> Sync for IbRegistration<D> {}
 
 impl<D: IbDriver> IbRegistration<D> {
-    /// Allocates and registers `hns_%d` for the function behind `h`.
+    /// Allocates and registers `hns_%d` (`hns_bond_%d` with
+    /// [`IbParams::bond`]) for the function behind `h`.
     pub(crate) fn register(h: &Hnae3Handle, drv: Arc<D>, p: &IbParams) -> Result<Self> {
         let netdev = h.netdev();
         if netdev.is_null() {
@@ -563,6 +577,17 @@ impl<D: IbDriver> IbRegistration<D> {
             srq: p.srq,
             hw_stats: p.hw_stats,
             frmr: p.frmr,
+            handle: h.as_raw(),
+            bond_cap: p.bond_cap,
+            vf: p.vf,
+            bond_upper: p
+                .bond
+                .map_or(core::ptr::null_mut(), |b| b.0.as_raw().cast()),
+            bond_ab: p.bond.is_some_and(|b| b.1),
+            bond_active: p
+                .bond
+                .and_then(|b| b.2)
+                .map_or(core::ptr::null_mut(), |a| a.as_raw().cast()),
         };
         drv.ib_log().attach(ibdev);
         // SAFETY: `ibdev` is freshly allocated; `reg` points to live objects.
@@ -605,6 +630,34 @@ impl<D: IbDriver> IbRegistration<D> {
         // SAFETY: registered (type invariant); the notifier is removed in
         // `drop` before the device goes.
         to_result(unsafe { raw::hns_shim_watch_netdev(self.ibdev) })
+    }
+}
+
+impl<D: IbDriver> IbRegistration<D> {
+    /// Points the port at the bond's active slave (`hns_roce_set_bond_netdev`):
+    /// in active-backup the bonding driver's active slave of `upper` (the
+    /// old netdev's GIDs are then deleted and the port rescanned), else
+    /// `active`; the function's own netdev when there is none.
+    ///
+    /// # Errors
+    ///
+    /// The errno of `ib_device_set_netdev`.
+    pub(crate) fn bond_set_netdev(
+        &self,
+        upper: NetDev,
+        ab: bool,
+        active: Option<NetDev>,
+    ) -> Result {
+        // SAFETY: registered (type invariant); `upper` and `active` are
+        // live net devices (the group's upper and a member's netdev).
+        to_result(unsafe {
+            raw::hns_shim_bond_set_netdev(
+                self.ibdev,
+                upper.as_raw().cast(),
+                ab,
+                active.map_or(core::ptr::null_mut(), |a| a.as_raw().cast()),
+            )
+        })
     }
 }
 

@@ -14,7 +14,8 @@ use super::{
 };
 use crate::rdma::wr::nth_wr;
 use crate::rdma::{
-    raw, try_borrow, IbCq, IbQp, IbSrq, MmapCtx, RecvChain, SendChain, UmemDev, UserCtx, WcArray,
+    raw, try_borrow, IbCq, IbQp, IbSrq, MmapCtx, NetDev, RecvChain, SendChain, UmemDev, UserCtx,
+    WcArray,
 };
 use kernel::{
     ffi::{c_int, c_uint, c_void},
@@ -208,6 +209,23 @@ pub(super) unsafe extern "C" fn netdev_mac<D: IbDriver>(rs: *mut c_void, mac: *c
     // SAFETY: per the function's contract.
     let (d, mac) = unsafe { (drv::<D>(rs), &*mac.cast::<[u8; 6]>()) };
     errno(d.netdev_mac(mac))
+}
+
+/// Called by the shim's `query_port` and netdev notifier of a device with
+/// the bond capability.
+///
+/// # Safety
+///
+/// `rs` is the device's pointer (see [`drv`]); `ndev` a live net device.
+pub(super) unsafe extern "C" fn bond_upper<D: IbDriver>(
+    rs: *mut c_void,
+    ndev: *mut kernel::bindings::net_device,
+) -> *mut kernel::bindings::net_device {
+    // SAFETY: per the function's contract.
+    let d = unsafe { drv::<D>(rs) };
+    NetDev::from_raw(ndev.cast())
+        .and_then(|n| d.bond_upper(n))
+        .map_or(core::ptr::null_mut(), |u| u.as_raw().cast())
 }
 
 /// Called by the shim's mmap.

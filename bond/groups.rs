@@ -1,0 +1,700 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+
+//! The kernel part of RoCE bonding (`hns_roce_bond.c`): every die's bond
+//! groups, what their notifications and work do, and the hooks of a
+//! function's life cycle.
+//!
+//! A die (PCI bus) gets its two groups when its first function with the
+//! bond capability registers; they live until the module goes. A group's
+//! bookkeeping ([`Group`]) is under its own lock, as C's `bond_mutex`;
+//! its notifier and delayed work are [`BondHooks`].
+//!
+//! Locks, in the only order they are taken: the hnae3 client lock
+//! ([`Clients`], held by the work and by every client callback), RTNL
+//! (registration, notifiers), the registry ([`DIES`]), one group's lock.
+//! The suspend lock ([`BOND_PM`]) is taken outside the client lock and
+//! holds RTNL inside (unregistering a notifier). No lock is held across a
+//! call that takes one before it: the work drops a group's lock before it
+//! brings a function up or down, and the registry is never held while a
+//! notifier is (un)registered.
+//!
+//! Where C reads a pointer it may not have (the main device in the work's
+//! log line, in `hns_roce_clear_bond`), this skips the step instead.
+
+use super::{
+    Cmd, Die, Group, HashType, HnsDev, LinkState, Slave, State, TxType, UpperEvent, UpperInfo,
+    WorkStep, FUNC_MAX, NUM_MAX,
+};
+use crate::cmdq::{desc::Desc, Cmd as CmdQ};
+use crate::rdma::{
+    self, BondEvent, BondHandler, BondHooks, Clients, HandleRef, Hnae3Handle, NetDev,
+};
+use crate::{HnsRoce, HnsRoceDev};
+use kernel::{new_mutex, prelude::*, sync::Arc, sync::Mutex};
+
+/// A group's bookkeeping with net devices and handles as identities.
+type G = Group<NetDev, HandleRef>;
+
+/// One bond group.
+#[pin_data]
+pub(crate) struct BondGroup {
+    bus: u8,
+    id: u8,
+    #[pin]
+    state: Mutex<G>,
+}
+
+/// A die's ids, suspend count and groups.
+struct DieEntry {
+    bus: u8,
+    die: Die,
+    groups: KVec<(Arc<BondGroup>, Arc<BondHooks<BondGroup>>)>,
+}
+
+kernel::sync::global_lock! {
+    // SAFETY: initialised by `init` at module load, before the hnae3
+    // client is registered (nothing can take it before).
+    unsafe(uninit) static DIES: Mutex<KVec<DieEntry>> = KVec::new();
+}
+
+kernel::sync::global_lock! {
+    // SAFETY: as for `DIES`.
+    unsafe(uninit) static BOND_PM: Mutex<()> = ();
+}
+
+/// The registry of the module's bond groups: made at module load, before
+/// the hnae3 client registers; dropping it, after the client is gone,
+/// drops every die's groups (`hns_roce_dealloc_bond_grp`): their notifiers
+/// are unregistered and their work waited for.
+pub(crate) struct Registry(());
+
+impl Registry {
+    /// Prepares the registry. Called once, by the module's init.
+    pub(crate) fn new() -> Self {
+        // SAFETY: called once, before the client registration (see the
+        // statics): nothing can take the locks before.
+        unsafe {
+            DIES.init();
+            BOND_PM.init();
+        }
+        Registry(())
+    }
+}
+
+impl Drop for Registry {
+    fn drop(&mut self) {
+        let all = core::mem::take(&mut *DIES.lock());
+        drop(all);
+    }
+}
+
+/// The groups of die `bus`, in id order.
+fn groups_of(bus: u8) -> KVec<(Arc<BondGroup>, Arc<BondHooks<BondGroup>>)> {
+    let dies = DIES.lock();
+    let mut out = KVec::new();
+    if let Some(d) = dies.iter().find(|d| d.bus == bus) {
+        for g in d.groups.iter() {
+            // Two entries at most: a failed push leaves a group out, as a
+            // group the lookup does not find.
+            let _ = out.push((g.0.clone(), g.1.clone()), GFP_KERNEL);
+        }
+    }
+    out
+}
+
+/// The group of die `bus` that claims `dev` (`hns_roce_get_bond_grp`).
+fn find(bus: u8, dev: NetDev) -> Option<Arc<BondGroup>> {
+    let upper = rdma::master_upper(dev);
+    groups_of(bus)
+        .into_iter()
+        .map(|(g, _)| g)
+        .find(|g| g.state.lock().claims(dev, upper))
+}
+
+/// The hooks of group `id` of die `bus`.
+fn hooks_of(bus: u8, id: u8) -> Option<Arc<BondHooks<BondGroup>>> {
+    groups_of(bus)
+        .into_iter()
+        .find(|(g, _)| g.id == id)
+        .map(|(_, h)| h)
+}
+
+/// The function's own net device.
+fn own_netdev(h: &Hnae3Handle) -> Option<NetDev> {
+    h.netdev_ref()
+}
+
+/// Creates the two groups of the handle's die unless it has them
+/// (`hns_roce_alloc_bond_grp`).
+pub(crate) fn alloc_groups(h: &Hnae3Handle, cmd: &CmdQ) -> Result {
+    let (bus, _) = h.bus_func();
+    if DIES.lock().iter().any(|d| d.bus == bus) {
+        return Ok(());
+    }
+    let mut die = Die::default();
+    let mut groups = KVec::with_capacity(NUM_MAX, GFP_KERNEL)?;
+    for _ in 0..NUM_MAX {
+        let id = die.alloc_id().ok_or(ENOSPC).inspect_err(|e| {
+            hdev_err!(
+                h.device(),
+                "failed to alloc bond ID, ret = {}.\n",
+                e.to_errno()
+            );
+        })?;
+        let group = Group::new(id, bus);
+        let g = Arc::pin_init(
+            pin_init!(BondGroup {
+                bus,
+                id,
+                state <- new_mutex!(group),
+            }),
+            GFP_KERNEL,
+        )?;
+        let hooks = Arc::new(BondHooks::new(g.clone())?, GFP_KERNEL)?;
+        hooks.register().inspect_err(|e| {
+            ibdev_err!(cmd, "failed to register bond nb, ret = {}.\n", e.to_errno());
+        })?;
+        groups.push((g, hooks), GFP_KERNEL)?;
+    }
+    DIES.lock()
+        .push(DieEntry { bus, die, groups }, GFP_KERNEL)?;
+    Ok(())
+}
+
+/// The group that claims the function's net device, if any.
+fn group_of(h: &Hnae3Handle) -> Option<Arc<BondGroup>> {
+    let (bus, _) = h.bus_func();
+    find(bus, own_netdev(h)?)
+}
+
+/// What the function registers as: `Some((upper, active-backup, active
+/// slave))` when its group is bonded (`hns_roce_bond_is_active`, then the
+/// port's netdev of `hns_roce_bond_init`). C also sends SET_BOND_INFO
+/// again here when the function comes back from a reset; not done yet.
+pub(crate) fn reg_params(h: &Hnae3Handle) -> Option<(NetDev, bool, Option<NetDev>)> {
+    let g = group_of(h)?;
+    let s = g.state.lock();
+    if !s.is_active() {
+        return None;
+    }
+    let upper = s.upper?;
+    Some((upper, s.tx == TxType::ActiveBackup, hash_active(&s)))
+}
+
+/// The first member whose port is up, the port's netdev of a hashing bond.
+fn hash_active(s: &G) -> Option<NetDev> {
+    s.member_netdevs()
+        .map(|(_, n)| n)
+        .find(|n| rdma::bond_link(*n).1)
+}
+
+/// The upper device the port follows when its netdev `ndev` belongs to a
+/// group of die `bus`.
+pub(crate) fn upper_of_port(bus: u8, ndev: NetDev) -> Option<NetDev> {
+    find(bus, ndev).and_then(|g| g.state.lock().upper)
+}
+
+/// Whether a group claims the function (a bonded function's link changes
+/// are the upper's business).
+pub(crate) fn claims(h: &Hnae3Handle) -> bool {
+    group_of(h).is_some()
+}
+
+/// Takes the die's notifiers down and waits for their work, the first of
+/// nested calls (`hns_roce_bond_suspend`).
+pub(crate) fn suspend(h: &Hnae3Handle) {
+    let (bus, _) = h.bus_func();
+    let _pm = BOND_PM.lock();
+    let first = {
+        let mut dies = DIES.lock();
+        let Some(d) = dies.iter_mut().find(|d| d.bus == bus) else {
+            return;
+        };
+        d.die.suspend()
+    };
+    if first {
+        for (_, hooks) in groups_of(bus) {
+            hooks.suspend();
+        }
+    }
+}
+
+/// Puts the die's notifiers back, the last of nested calls
+/// (`hns_roce_bond_resume`).
+pub(crate) fn resume(h: &Hnae3Handle) {
+    let (bus, _) = h.bus_func();
+    let _pm = BOND_PM.lock();
+    let last = {
+        let mut dies = DIES.lock();
+        let Some(d) = dies.iter_mut().find(|d| d.bus == bus) else {
+            return;
+        };
+        d.die.resume()
+    };
+    if last {
+        for (g, hooks) in groups_of(bus) {
+            if let Err(e) = hooks.register() {
+                hdev_err!(
+                    h.device(),
+                    "failed to resume bond notifier(bus_num = {}, id = {}), ret = {}.\n",
+                    bus,
+                    g.id,
+                    e.to_errno()
+                );
+            }
+        }
+    }
+}
+
+/// The function left the hnae3 core: no group may keep its handle.
+pub(crate) fn forget(h: &Hnae3Handle) {
+    let (bus, _) = h.bus_func();
+    for (g, _) in groups_of(bus) {
+        g.state.lock().forget_handle(h.handle_ref());
+    }
+}
+
+/// The unregistration of a bonded device by the hnae3 core
+/// (`hns_roce_unregister_bond_cleanup`): the other members come back as
+/// plain devices, then CLEAR_BOND_INFO, through `inst` if it is the main.
+pub(crate) fn unregister_cleanup(
+    cl: &mut Clients<'_, HnsRoce>,
+    h: &Hnae3Handle,
+    inst: &HnsRoceDev,
+) {
+    let Some(g) = group_of(h) else { return };
+    let own = own_netdev(h);
+    let others: KVec<HandleRef> = {
+        let mut s = g.state.lock();
+        s.state = State::NotBonded;
+        let mut v = KVec::new();
+        for (i, n) in s.member_netdevs() {
+            if Some(n) != own {
+                if let Some(hr) = s.handles[i] {
+                    // Four at most: a failed push leaves one down.
+                    let _ = v.push(hr, GFP_KERNEL);
+                }
+            }
+        }
+        v
+    };
+    for hr in others {
+        cl.attach(hr);
+    }
+    let via = (g.state.lock().main_handle == Some(h.handle_ref())).then(|| &*inst.hw.cmd);
+    g.cleanup(cl, via);
+}
+
+impl BondGroup {
+    /// The main device's command queue.
+    fn main_cmd<'a>(&self, cl: &'a Clients<'_, HnsRoce>) -> Option<&'a CmdQ> {
+        let h = self.state.lock().main_handle?;
+        cl.instance(h).map(|i| &*i.hw.cmd)
+    }
+
+    /// Sends `cmd` through the main device, or through `via`
+    /// (`hns_roce_cmd_bond`).
+    fn send(&self, cl: &Clients<'_, HnsRoce>, via: Option<&CmdQ>, cmd: Cmd) -> Result {
+        let q = via.or_else(|| self.main_cmd(cl)).ok_or(EIO)?;
+        let mut d = [Desc::new(cmd.opcode(), false)];
+        let (odd, active) = {
+            let s = self.state.lock();
+            (s.write_cmd(cmd, &mut d[0].data), s.active_num)
+        };
+        if odd {
+            ibdev_warn!(q, "active slave cnt({}) in Mode 1 is invalid.\n", active);
+        }
+        q.send(&mut d).inspect_err(|e| {
+            ibdev_err!(
+                q,
+                "cmq bond type({}) failed, ret = {}.\n",
+                cmd.as_c(),
+                e.to_errno()
+            );
+        })
+    }
+
+    /// Recomputes the active slaves from the members' links.
+    fn update_active(&self) {
+        let mut s = self.state.lock();
+        let links: [Option<NetDev>; FUNC_MAX] = s.netdevs;
+        s.update_active(|i| {
+            let (txable, port_active) = links[i].map_or((false, false), rdma::bond_link);
+            LinkState {
+                txable,
+                port_active,
+            }
+        });
+    }
+
+    /// CLEAR_BOND_INFO if there is a main device, then detach
+    /// (`hns_roce_cleanup_bond`).
+    fn cleanup(&self, cl: &Clients<'_, HnsRoce>, via: Option<&CmdQ>) {
+        let q = via.or_else(|| self.main_cmd(cl));
+        match self.send(cl, q, Cmd::Clear) {
+            Err(e) => pr_err!(
+                "HNS RoCE Bonding: failed to clear RoCE bond, ret = {}.\n",
+                e.to_errno()
+            ),
+            Ok(()) => {
+                if let Some(q) = q {
+                    ibdev_info!(q, "RoCE clear bond finished!\n");
+                }
+            }
+        }
+        if let Some(hooks) = hooks_of(self.bus, self.id) {
+            hooks.cancel();
+        }
+        self.state.lock().detach();
+    }
+
+    /// Takes member `i` down if it is up (`hns_roce_slave_uninit`).
+    fn slave_uninit(&self, cl: &mut Clients<'_, HnsRoce>, i: usize) {
+        let h = self.state.lock().handles.get(i).copied().flatten();
+        if let Some(h) = h {
+            cl.detach(h);
+        }
+    }
+
+    /// Brings member `i` up (`hns_roce_slave_init`); with `switch`, member
+    /// `i` being the main first hands the main role to another member.
+    /// True if it is up.
+    fn slave_init(&self, cl: &mut Clients<'_, HnsRoce>, i: usize, switch: bool) -> bool {
+        if switch {
+            let main = self.state.lock().main.map(usize::from);
+            if main == Some(i) && self.switch_main(cl, i).is_err() {
+                return false;
+            }
+        }
+        let h = self.state.lock().handles.get(i).copied().flatten();
+        let Some(h) = h else { return false };
+        if cl.instance(h).is_some() {
+            return true;
+        }
+        if switch {
+            // Not to come up as a member of the bond.
+            self.state.lock().netdevs[i] = None;
+        }
+        let up = cl.attach(h);
+        if !up {
+            pr_err!("HNS RoCE Bonding: failed to init slave {}.\n", i);
+        }
+        up
+    }
+
+    /// Makes another member the main device (`switch_main_dev`).
+    fn switch_main(&self, cl: &mut Clients<'_, HnsRoce>, main: usize) -> Result {
+        self.state.lock().set_main(None);
+        self.slave_uninit(cl, main);
+        for i in 0..FUNC_MAX {
+            let member = {
+                let s = self.state.lock();
+                s.slave_map & (1 << i) != 0 && s.netdevs[i].is_some()
+            };
+            if !member {
+                continue;
+            }
+            self.slave_uninit(cl, i);
+            if self.slave_init(cl, i, false) {
+                self.state.lock().set_main(Some(i));
+                return Ok(());
+            }
+        }
+        Err(ENODEV)
+    }
+
+    /// Bonds the members (`hns_roce_set_bond`).
+    fn set_bond(&self, cl: &mut Clients<'_, HnsRoce>) {
+        let members: KVec<usize> = {
+            let s = self.state.lock();
+            let mut v = KVec::new();
+            for i in s.slaves() {
+                let _ = v.push(i, GFP_KERNEL);
+            }
+            v
+        };
+        for &i in members.iter().rev() {
+            self.slave_uninit(cl, i);
+        }
+        {
+            let mut s = self.state.lock();
+            s.state = State::IsBonded;
+            s.set_main(None);
+        }
+        let main = members
+            .iter()
+            .copied()
+            .find(|&i| self.slave_init(cl, i, false));
+        self.state.lock().set_main(main);
+        let ret = match main {
+            None => Err(ENODEV),
+            Some(_) => {
+                self.update_active();
+                self.send(cl, None, Cmd::Set)
+            }
+        };
+        match ret {
+            Err(e) => {
+                pr_err!(
+                    "HNS RoCE Bonding: failed to set RoCE bond, ret = {}.\n",
+                    e.to_errno()
+                );
+                self.cleanup(cl, None);
+            }
+            Ok(()) => {
+                if let Some(q) = self.main_cmd(cl) {
+                    ibdev_info!(q, "RoCE set bond finished!\n");
+                }
+            }
+        }
+    }
+
+    /// Brings the members back as plain devices and clears the bond
+    /// (`hns_roce_clear_bond`).
+    fn clear_bond(&self, cl: &mut Clients<'_, HnsRoce>) {
+        let (state, main) = {
+            let s = self.state.lock();
+            (s.state, s.main.map(usize::from))
+        };
+        if state != State::NotBonded {
+            {
+                let mut s = self.state.lock();
+                s.state = State::NotBonded;
+                s.set_main(None);
+            }
+            if let Some(m) = main {
+                self.slave_uninit(cl, m);
+            }
+            for i in 0..FUNC_MAX {
+                if self.slave_init(cl, i, false) {
+                    self.state.lock().set_main(Some(i));
+                }
+            }
+        }
+        self.cleanup(cl, None);
+    }
+
+    /// Sends the new active slaves (`hns_roce_slave_changestate`).
+    fn change_state(&self, cl: &mut Clients<'_, HnsRoce>) {
+        self.update_active();
+        let ret = self.send(cl, None, Cmd::Change);
+        self.state.lock().settle(State::SlaveChangeState);
+        let Some(q) = self.main_cmd(cl) else { return };
+        match ret {
+            Err(e) => ibdev_err!(
+                q,
+                "failed to change RoCE bond slave state, ret = {}.\n",
+                e.to_errno()
+            ),
+            Ok(()) => ibdev_info!(q, "RoCE slave changestate finished!\n"),
+        }
+    }
+
+    /// Takes joining members down, brings leaving ones back and sends the
+    /// new masks (`hns_roce_slave_change_num`).
+    fn change_num(&self, cl: &mut Clients<'_, HnsRoce>) {
+        let mut ret = Ok(());
+        for i in 0..FUNC_MAX {
+            let (slave, main) = {
+                let s = self.state.lock();
+                (s.slave_map & (1 << i) != 0, s.main.map(usize::from))
+            };
+            if slave {
+                if main != Some(i) {
+                    self.slave_uninit(cl, i);
+                }
+                continue;
+            }
+            self.slave_init(cl, i, true);
+            let mut s = self.state.lock();
+            if s.main.is_none() {
+                ret = Err(ENODEV);
+                break;
+            }
+            s.forget(i);
+        }
+        if ret.is_ok() {
+            self.update_active();
+            ret = self.send(cl, None, Cmd::Change);
+        }
+        match ret {
+            Err(e) => {
+                pr_err!(
+                    "HNS RoCE Bonding: failed to change RoCE bond slave num, ret = {}.\n",
+                    e.to_errno()
+                );
+                self.cleanup(cl, None);
+            }
+            Ok(()) => {
+                self.state.lock().settle(State::SlaveChangeNum);
+                if let Some(q) = self.main_cmd(cl) {
+                    ibdev_info!(q, "RoCE slave change num finished!\n");
+                }
+            }
+        }
+    }
+
+    /// Points the main device's port at the active slave
+    /// (`hns_roce_set_bond_netdev`).
+    fn set_netdev(&self, cl: &Clients<'_, HnsRoce>) {
+        let (main, upper, ab, active) = {
+            let s = self.state.lock();
+            (
+                s.main_handle,
+                s.upper,
+                s.tx == TxType::ActiveBackup,
+                hash_active(&s),
+            )
+        };
+        let (Some(main), Some(upper)) = (main, upper) else {
+            return;
+        };
+        if let Some(inst) = cl.instance(main) {
+            // The shim reports a failure ("failed to set netdev for bond.").
+            let _ = inst.ib.bond_set_netdev(upper, ab, active);
+        }
+    }
+
+    /// The upper's lower devices as the bookkeeping reads them.
+    fn read_slaves(upper: NetDev) -> KVec<Slave<NetDev, HandleRef>> {
+        let mut raw = KVec::new();
+        let n = rdma::bond_slaves(upper, &mut raw).unwrap_or(0);
+        let mut out = KVec::new();
+        for s in raw.iter() {
+            let hns = s.hns.map(|(handle, func, bus, bond_cap, vf)| HnsDev {
+                handle,
+                func,
+                bus,
+                bond_cap,
+                vf,
+            });
+            let _ = out.push(Slave { netdev: s.dev, hns }, GFP_KERNEL);
+        }
+        // An upper with more lower devices than were read has too many to
+        // bond: one more entry that cannot bond says so.
+        if n > raw.len() {
+            let _ = out.push(
+                Slave {
+                    netdev: upper,
+                    hns: None,
+                },
+                GFP_KERNEL,
+            );
+        }
+        out
+    }
+
+    /// The group's work (`hns_roce_bond_work`), with the client lock held.
+    fn run(&self, cl: &mut Clients<'_, HnsRoce>) {
+        let Some(upper) = self.state.lock().upper else {
+            return;
+        };
+        let slaves = Self::read_slaves(upper);
+        let (step, ready, state) = {
+            let mut s = self.state.lock();
+            let state = s.state;
+            let step = s.work_begin(&slaves);
+            (step, s.ready, state)
+        };
+        if let Some(q) = self.main_cmd(cl) {
+            ibdev_info!(
+                q,
+                "bond work: bond_ready - {}, bond_state - {}.\n",
+                u32::from(ready),
+                state.as_c()
+            );
+        }
+        match step {
+            WorkStep::Clear => self.clear_bond(cl),
+            WorkStep::Set => self.set_bond(cl),
+            WorkStep::ChangeState => {
+                self.change_state(cl);
+                self.set_netdev(cl);
+            }
+            WorkStep::ChangeNum => {
+                self.change_num(cl);
+                self.set_netdev(cl);
+            }
+            WorkStep::Nothing => {}
+        }
+    }
+}
+
+/// A LAG transmit type as the bookkeeping names it.
+fn tx_type(raw: u32) -> TxType {
+    match raw {
+        rdma::LAG_TX_ACTIVEBACKUP => TxType::ActiveBackup,
+        rdma::LAG_TX_HASH => TxType::Hash,
+        _ => TxType::Other,
+    }
+}
+
+/// A LAG hash as the bookkeeping names it.
+fn hash_type(raw: u32) -> HashType {
+    match raw {
+        rdma::LAG_HASH_NONE => HashType::None,
+        rdma::LAG_HASH_L2 => HashType::L2,
+        rdma::LAG_HASH_L34 => HashType::L34,
+        rdma::LAG_HASH_L23 => HashType::L23,
+        _ => HashType::Other,
+    }
+}
+
+impl BondHandler for BondGroup {
+    fn event(&self, ev: &BondEvent) -> bool {
+        match *ev {
+            BondEvent::Upper {
+                dev,
+                upper,
+                linking,
+                lag_master,
+                unregistering,
+                info,
+            } => {
+                if !lag_master {
+                    return false;
+                }
+                let hns = rdma::bond_slave(dev)
+                    .hns
+                    .map(|(handle, func, bus, bond_cap, vf)| HnsDev {
+                        handle,
+                        func,
+                        bus,
+                        bond_cap,
+                        vf,
+                    });
+                let other_group =
+                    hns.is_some_and(|h| find(h.bus, dev).is_some_and(|g| g.id != self.id));
+                let slaves = Self::read_slaves(upper);
+                let info = info.map(|(t, h)| UpperInfo {
+                    tx: tx_type(t),
+                    hash: hash_type(h),
+                });
+                self.state.lock().upper_event(&UpperEvent {
+                    netdev: dev,
+                    hns,
+                    upper,
+                    lag_master,
+                    linking,
+                    info,
+                    unregistering,
+                    other_group,
+                    slaves: &slaves,
+                })
+            }
+            BondEvent::LowerState { dev, lag_port } => {
+                if !lag_port {
+                    return false;
+                }
+                if find(self.bus, dev).is_none_or(|g| g.id != self.id) {
+                    return false;
+                }
+                self.state.lock().lowerstate_event()
+            }
+        }
+    }
+
+    fn work(&self) {
+        Clients::<HnsRoce>::with(|cl| self.run(cl));
+    }
+}
