@@ -1106,7 +1106,7 @@ impl IbDriver for IbDev {
 impl RoceClient for HnsRoce {
     type Instance = HnsRoceDev;
 
-    fn init_instance(handle: &Hnae3Handle) -> Result<Option<KBox<HnsRoceDev>>> {
+    fn init_instance(handle: &Hnae3Handle, reset: bool) -> Result<Option<KBox<HnsRoceDev>>> {
         let id = handle.pci_ident();
         if !is_roce_function(id) {
             return Ok(None);
@@ -1165,7 +1165,16 @@ impl RoceClient for HnsRoce {
                             e.to_errno()
                         );
                     })?;
-                    bond::groups::reg_params(handle)
+                    bond::groups::reg_params(handle, reset.then_some(&*hw.cmd)).inspect_err(
+                        |e| {
+                            hdev_err!(
+                                handle.device(),
+                                "failed to recover RoCE bond, ret = {}.\n",
+                                e.to_errno()
+                            );
+                            hdev_err!(handle.device(), "failed to init bond!\n");
+                        },
+                    )?
                 } else {
                     None
                 },

@@ -169,16 +169,36 @@ fn group_of(h: &Hnae3Handle) -> Option<Arc<BondGroup>> {
 
 /// What the function registers as: `Some((upper, active-backup, active
 /// slave))` when its group is bonded (`hns_roce_bond_is_active`, then the
-/// port's netdev of `hns_roce_bond_init`). C also sends SET_BOND_INFO
-/// again here when the function comes back from a reset; not done yet.
-pub(crate) fn reg_params(h: &Hnae3Handle) -> Option<(NetDev, bool, Option<NetDev>)> {
-    let g = group_of(h)?;
-    let s = g.state.lock();
-    if !s.is_active() {
-        return None;
+/// port's netdev of `hns_roce_bond_init`). A function coming back from a
+/// reset (`recover`: its command queue) first becomes the main device again
+/// and sends SET_BOND_INFO (`hns_roce_recover_bond`).
+///
+/// # Errors
+///
+/// The errno of the SET_BOND_INFO of a recovery.
+pub(crate) fn reg_params(
+    h: &Hnae3Handle,
+    recover: Option<&CmdQ>,
+) -> Result<Option<(NetDev, bool, Option<NetDev>)>> {
+    let Some(g) = group_of(h) else {
+        return Ok(None);
+    };
+    if !g.state.lock().is_active() {
+        return Ok(None);
     }
-    let upper = s.upper?;
-    Some((upper, s.tx == TxType::ActiveBackup, hash_active(&s)))
+    if let Some(q) = recover {
+        {
+            let (_, func) = h.bus_func();
+            let mut s = g.state.lock();
+            s.main = Some(func);
+            s.main_handle = Some(h.handle_ref());
+        }
+        g.update_active();
+        g.send_via(q, Cmd::Set)?;
+    }
+    let s = g.state.lock();
+    Ok(s.upper
+        .map(|u| (u, s.tx == TxType::ActiveBackup, hash_active(&s))))
 }
 
 /// The first member whose port is up, the port's netdev of a hashing bond.
@@ -296,6 +316,11 @@ impl BondGroup {
     /// (`hns_roce_cmd_bond`).
     fn send(&self, cl: &Clients<'_, HnsRoce>, via: Option<&CmdQ>, cmd: Cmd) -> Result {
         let q = via.or_else(|| self.main_cmd(cl)).ok_or(EIO)?;
+        self.send_via(q, cmd)
+    }
+
+    /// Sends `cmd` through `q`.
+    fn send_via(&self, q: &CmdQ, cmd: Cmd) -> Result {
         let mut d = [Desc::new(cmd.opcode(), false)];
         let (odd, active) = {
             let s = self.state.lock();

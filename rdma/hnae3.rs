@@ -435,9 +435,10 @@ impl ResetNotify {
 pub(crate) trait RoceClient: Sized + 'static {
     /// Per-function state.
     type Instance: Send + Sync;
-    /// A function appeared: `Ok(None)` declines it (not a RoCE function
-    /// this driver handles), `Ok(Some(_))` attaches.
-    fn init_instance(handle: &Hnae3Handle) -> Result<Option<KBox<Self::Instance>>>;
+    /// A function appeared (`reset`: came back from a reset): `Ok(None)`
+    /// declines it (not a RoCE function this driver handles), `Ok(Some(_))`
+    /// attaches.
+    fn init_instance(handle: &Hnae3Handle, reset: bool) -> Result<Option<KBox<Self::Instance>>>;
     /// The function's instance goes away, for the reason `how`; `cl` may
     /// bring other functions up meanwhile.
     fn uninit_instance(
@@ -542,7 +543,8 @@ impl<C: RoceClient> Clients<'_, C> {
         if !handle.has_client() {
             return false;
         }
-        ClientAdapter::<C>::attach(handle) == 0 && ClientAdapter::<C>::instance(handle).is_some()
+        ClientAdapter::<C>::attach(handle, false) == 0
+            && ClientAdapter::<C>::instance(handle).is_some()
     }
 
     /// Takes the function behind `h` down (`uninit_instance` with
@@ -589,8 +591,8 @@ impl<C: RoceClient> ClientAdapter<C> {
     }
 
     /// Builds the driver's state of a function and keeps it in `priv`.
-    fn attach(h: &Hnae3Handle) -> c_int {
-        match C::init_instance(h) {
+    fn attach(h: &Hnae3Handle, reset: bool) -> c_int {
+        match C::init_instance(h, reset) {
             Ok(inst) => {
                 let p = inst.map_or(core::ptr::null_mut(), KBox::into_foreign);
                 let _g = PRIV_LOCK.lock();
@@ -626,7 +628,7 @@ impl<C: RoceClient> ClientAdapter<C> {
     unsafe extern "C" fn init_instance(handle: *mut raw::hnae3_handle) -> c_int {
         // SAFETY: guaranteed by the hnae3 core (see above).
         let h = unsafe { Hnae3Handle::from_raw(handle) };
-        Clients::<C>::with(|_| Self::attach(h))
+        Clients::<C>::with(|_| Self::attach(h, false))
     }
 
     /// The shim's `uninit_instance`.
@@ -700,7 +702,7 @@ impl<C: RoceClient> ClientAdapter<C> {
                 }
                 hdev_info!(h.device(), "In reset process RoCE client reinit.\n");
                 // `priv` is null since the UNINIT step.
-                let ret = Clients::<C>::with(|_| Self::attach(h));
+                let ret = Clients::<C>::with(|_| Self::attach(h, true));
                 if ret != 0 {
                     hdev_err!(h.device(), "In reset process RoCE reinit failed {}.\n", ret);
                 } else {
