@@ -66,7 +66,8 @@ elif [ "$HNS_ARCH" = x86_64 ]; then
     KOBJ=${KOBJ:-$HNS_CACHE/kbuild-x86_64}
     GUEST_DEBS=$HNS_CACHE/guest-debs
     GUEST_ROOT=$HNS_CACHE/guest-root
-    KBUILD_LOCK=$HNS_CACHE/kbuild.lock
+    # A private tree (KOBJ=...) may have a lock of its own (KBUILD_LOCK=...).
+    KBUILD_LOCK=${KBUILD_LOCK:-$HNS_CACHE/kbuild.lock}
     # Our build outputs (modules, guest runs) for this architecture.
     HNS_ABUILD=$HNS_BUILD
 else

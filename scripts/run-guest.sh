@@ -141,10 +141,30 @@ if [ "$sim" -gt 0 ]; then
     machine=(-machine "$mtype,memory-backend=ram" -m "$mem"
         -object "memory-backend-file,id=ram,size=$mem,mem-path=$ramfile,share=on")
     simargs=(--ram "$ramfile" --ram-base "$ram_base" --out "$rundir" --vectors 8 --ready "$rundir/sim.ready")
+    # HNS_SIM_PCI="SLOT.FN ...": the PCI address of each device (one per
+    # --sim device, in order), e.g. "3.0 3.1 4.0" for two functions of
+    # one slot (bonding: the RoCE drivers index bond members by PCI
+    # function number) and a third device. A slot whose function 0 is
+    # followed by others gets multifunction=on. Default: QEMU's choice,
+    # each device function 0 of its own slot.
+    # shellcheck disable=SC2206
+    pcis=(${HNS_SIM_PCI:-})
+    if [ ${#pcis[@]} -gt 0 ] && [ ${#pcis[@]} -ne "$sim" ]; then
+        die "HNS_SIM_PCI='${HNS_SIM_PCI:-}' names ${#pcis[@]} addresses for $sim devices"
+    fi
     for i in $(seq 0 $((sim - 1))); do
         simargs+=(--socket "$rundir/sim-$i.sock")
+        addr=""
+        if [ ${#pcis[@]} -gt 0 ]; then
+            p=${pcis[$i]}
+            [[ "$p" =~ ^([0-9a-f]{1,2})\.([0-7])$ ]] || die "HNS_SIM_PCI: '$p' is not SLOT.FN"
+            addr=",addr=0x$p"
+            if [ "${BASH_REMATCH[2]}" = 0 ] && [[ " ${pcis[*]} " =~ \ ${BASH_REMATCH[1]}\.[1-7]\  ]]; then
+                addr+=",multifunction=on"
+            fi
+        fi
         simdev+=(-chardev "socket,path=$rundir/sim-$i.sock,id=iv$i"
-            -device "ivshmem-doorbell,chardev=iv$i,vectors=8")
+            -device "ivshmem-doorbell,chardev=iv$i,vectors=8$addr")
     done
     # shellcheck disable=SC2206
     extra=(${HNS_SIM_ARGS:-})

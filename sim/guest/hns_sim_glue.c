@@ -50,6 +50,13 @@
 #define HNS_SIM_IDENT_REVISION 0x20014
 #define HNS_SIM_IDENT_DEVICE 0x20018
 #define HNS_SIM_IDENT_MAGIC_VALUE 0x44495348 /* "HSID" */
+/*
+ * The function's PCI location, written by the glue at attach for the
+ * model (bond masks are PCI function bits); keep in sync with
+ * sim/src/device.rs IDENT_PCI. Bit 31: the word is valid.
+ */
+#define HNS_SIM_IDENT_PCI 0x2001c
+#define HNS_SIM_IDENT_PCI_VALID BIT(31)
 /* How long the model may take to answer a control command. */
 #define HNS_SIM_CTRL_TIMEOUT_US 2000000
 
@@ -60,7 +67,17 @@ struct hns_sim_dev {
 	struct net_device *netdev;
 	void __iomem *bar;
 	unsigned int num_vectors;
+	/*
+	 * The RoCE client's instance is registered (hclge's
+	 * HCLGE_STATE_ROCE_REGISTERED): set when init_instance succeeded with
+	 * a device (a client that declined has no priv), cleared at uninit.
+	 * The C driver's bond code tears a member's instance down and builds
+	 * it again behind the glue's back (handle->priv NULL meanwhile); the
+	 * client ops check their own state, as with hclge.
+	 */
 	bool roce_inited;
+	/* The model's port is down (the link parameter). */
+	bool link_down;
 	u16 orig_vendor, orig_device;
 	u8 orig_revision;
 	struct resource orig_dwqe_bar;
@@ -126,6 +143,13 @@ static void hns_sim_uninit_client_instance(struct hnae3_client *client,
 	if (client->type != HNAE3_CLIENT_ROCE || !sim->roce_inited)
 		return;
 	client->ops->uninit_instance(&sim->roce, false);
+	/*
+	 * As hclge_uninit_client_instance: the handle has no client any
+	 * more. The C driver's bond code refuses to re-init a member whose
+	 * handle has no client (hns_roce_bond_init_client), e.g. when the
+	 * bond's main function is unregistered after this one at rmmod.
+	 */
+	sim->roce.client = NULL;
 	sim->roce_inited = false;
 	hnae3_set_client_init_flag(client, ae_dev, 0);
 }
@@ -222,9 +246,14 @@ static void hns_sim_link_notify(struct net_device *nd, bool up)
 
 static int hns_sim_open(struct net_device *nd)
 {
-	netif_carrier_on(nd);
+	struct hns_sim_dev *sim = *(struct hns_sim_dev **)netdev_priv(nd);
+	bool up = !sim || !READ_ONCE(sim->link_down);
+
+	/* No carrier while the model's port is down (the link parameter). */
+	if (up)
+		netif_carrier_on(nd);
 	netif_start_queue(nd);
-	hns_sim_link_notify(nd, true);
+	hns_sim_link_notify(nd, up);
 	return 0;
 }
 
@@ -354,6 +383,74 @@ static const struct kernel_param_ops hns_sim_fault_ops = {
 module_param_cb(fault, &hns_sim_fault_ops, NULL, 0200);
 MODULE_PARM_DESC(fault, "write a fault to arm it in the model, or clear");
 
+/*
+ * Writing "f<index>:down" or "f<index>:up" to
+ * /sys/module/hns_sim/parameters/link takes that function's port down or
+ * up as a cable would: the model's port first (control command link:down
+ * or link:up, so the engine stops or resumes carrying its traffic), then
+ * what hclge's link poll does when the MAC link changes
+ * (hclge_update_link_status): the NIC side's carrier (hns3's
+ * link_status_change; only while the netdev is open) and the RoCE
+ * client's link_status_change.
+ */
+static int hns_sim_link_set(const char *val, const struct kernel_param *kp)
+{
+	size_t len = strcspn(val, "\n");
+	struct hns_sim_dev *sim;
+	const char *cmd;
+	char buf[16];
+	unsigned int one;
+	char *colon;
+	bool up;
+	int ret;
+
+	if (len >= sizeof(buf) || val[0] != 'f')
+		return -EINVAL;
+	memcpy(buf, val, len);
+	buf[len] = '\0';
+	colon = strchr(buf, ':');
+	if (!colon)
+		return -EINVAL;
+	*colon = '\0';
+	if (!strcmp(colon + 1, "up"))
+		up = true;
+	else if (!strcmp(colon + 1, "down"))
+		up = false;
+	else
+		return -EINVAL;
+	if (kstrtouint(buf + 1, 10, &one) || one >= HNS_SIM_MAX_DEVS)
+		return -EINVAL;
+
+	mutex_lock(&hns_sim_devs_lock);
+	sim = hns_sim_devs[one];
+	if (!sim) {
+		ret = -ENODEV;
+		goto out;
+	}
+	cmd = up ? "link:up" : "link:down";
+	ret = hns_sim_control_one(sim, cmd, strlen(cmd));
+	if (ret)
+		goto out;
+	WRITE_ONCE(sim->link_down, !up);
+	if (!up)
+		netif_carrier_off(sim->netdev);
+	else if (netif_running(sim->netdev))
+		netif_carrier_on(sim->netdev);
+	if (sim->roce_inited && sim->roce.client &&
+	    sim->roce.client->ops->link_status_change)
+		sim->roce.client->ops->link_status_change(&sim->roce, up);
+	dev_info(&sim->pdev->dev, "hns-sim: link %s\n", up ? "up" : "down");
+out:
+	mutex_unlock(&hns_sim_devs_lock);
+	return ret;
+}
+
+static const struct kernel_param_ops hns_sim_link_ops = {
+	.set = hns_sim_link_set,
+};
+module_param_cb(link, &hns_sim_link_ops, NULL, 0200);
+MODULE_PARM_DESC(link, "write f<index>:down or f<index>:up to take that function's port down or up");
+
 static const struct net_device_ops hns_sim_netdev_ops = {
 	.ndo_open = hns_sim_open,
 	.ndo_stop = hns_sim_stop,
@@ -479,6 +576,9 @@ int hns_sim_glue_attach(struct pci_dev *pdev, void *ae_dev_space,
 	pdev->device = hns_sim_device(sim->bar);
 	pdev->revision = hns_sim_revision(sim->bar);
 	hns_sim_set_dwqe_bar(sim);
+	/* Where the function sits, for the model's bond masks. */
+	iowrite32(HNS_SIM_IDENT_PCI_VALID | pdev->bus->number << 8 | pdev->devfn,
+		  sim->bar + HNS_SIM_IDENT_PCI);
 
 	sim->netdev = alloc_etherdev(sizeof(struct hns_sim_dev *));
 	if (!sim->netdev) {
