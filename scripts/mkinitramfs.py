@@ -36,6 +36,9 @@ else:
     KOBJ = os.environ.get("KOBJ", os.path.join(CACHE, "kbuild-x86_64"))
     TRIPLET = "x86_64-linux-gnu"
     OUTDIR = os.path.join(CACHE, "initramfs")
+# HNS_INITRAMFS_DIR: a cache of one's own (a private kernel tree, KOBJ=...,
+# whose base image would otherwise replace the shared one).
+OUTDIR = os.environ.get("HNS_INITRAMFS_DIR") or OUTDIR
 LIBDIRS = [f"usr/lib/{TRIPLET}", "usr/lib", "usr/lib64"]
 # The applet list comes from running busybox, which the host can only do
 # for its own architecture: the x86_64 userland's busybox is the same trixie

@@ -1,0 +1,196 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#
+# RoCE bonding (issue 19, docs/bonding-plan.md section 5) on three hns-sim
+# functions: f0 and f1 are functions 0 and 1 of one PCI slot (the RoCE
+# driver indexes bond members by PCI function number), f2 sits in a slot
+# of its own and stays a plain hns_2, the peer. The model needs the BOND
+# cap (bit 21). The driver is loaded before the plan runs (as init.sh
+# does), so its netdev notifiers see the bond being built.
+#
+#   HNS_GUEST_LANE=3 HNS_SIM_PCI="3.0 3.1 4.0" \
+#   HNS_SIM_ARGS="--set cap_flags=0x68077f" \
+#   scripts/run-guest.sh --driver c --sim 3 --name bond-c \
+#       --cmd "sh /opt/hns/bond-plan.sh c"
+#
+# 1. active-backup bond0 of f0's and f1's netdevs (miimon 100): the driver
+#    tears both RoCE devices down and registers f0 again as hns_bond_0
+#    (SET_BOND_INFO); hns_2 stays.
+# 2. IPv4 on bond0 and f2's netdev (static neighbours), RC ping-pong
+#    hns_2 <-> hns_bond_0 over the IPv4 GIDs; in the middle of a long run
+#    f0's port goes down (the glue's link parameter: the model's port and
+#    the carrier): bonding fails over to f1, the driver sends
+#    CHANGE_ACTIVE_PORT and moves the port to f1's netdev, and the run
+#    completes (the model holds f0's traffic until then). f0 up again:
+#    f1 stays active, traffic still flows.
+# 3. bond0 deleted: CLEAR_BOND_INFO, hns_0 and hns_1 back; unload.
+# TEST lines are in the group "bond-<c|rs>/...". The host side (the
+# commands in the model's trace, its stall counter) is for the caller:
+# hns-sim.log and trace-0.txt of the run.
+. /opt/hns/lib.sh
+D=${1:-$DRIVER}
+MOD=$(driver_module "$D") || { echo "$MOD"; exit 2; }
+G=bond-$D
+IP=/usr/bin/ip
+HNS_SERVER_DELAY=${HNS_SERVER_DELAY:-1}
+
+# wait_for SECONDS CMD...: CMD succeeds within SECONDS (polled every
+# 0.2 s); else the last output of CMD.
+wait_for() {
+    wf_n=$(($1 * 5))
+    shift
+    while [ "$wf_n" -gt 0 ]; do
+        wf_out=$("$@" 2>&1) && return 0
+        sleep 0.2
+        wf_n=$((wf_n - 1))
+    done
+    echo "not within the time: $*"
+    printf '%s\n' "$wf_out"
+    return 1
+}
+
+# has_rdma DEV / no_rdma DEV: RDMA device DEV is (not) registered.
+has_rdma() { rdma link show | grep -q "^link $1/"; }
+no_rdma() { ! rdma link show | grep -q "^link $1/"; }
+# netdev_is DEV NDEV: DEV's port 1 has netdev NDEV.
+netdev_is() {
+    nd=$(rdma_netdev "$1")
+    [ "$nd" = "$2" ] || { echo "$1: netdev '$nd', expected $2"; rdma link show; return 1; }
+}
+# pci_fn NDEV FN: NDEV is PCI function 00:0FN (e.g. 03.1).
+pci_fn() {
+    p=$(basename "$(readlink "/sys/class/net/$1/device")")
+    [ "$p" = "0000:00:$2" ] || { echo "$1 is $p, expected 0000:00:$2"; return 1; }
+}
+# active_slave NDEV: /proc/net/bonding/bond0 names NDEV as active.
+active_slave() {
+    grep -q "^Currently Active Slave: $1\$" /proc/net/bonding/bond0 ||
+        { cat /proc/net/bonding/bond0; return 1; }
+}
+# klog TEXT: the kernel log has TEXT.
+klog() { dmesg | grep -q "$1" || { echo "no '$1' in the kernel log"; return 1; }; }
+# klog_count TEXT N: the kernel log has TEXT at least N times.
+klog_count() {
+    kc=$(dmesg | grep -c "$1")
+    [ "$kc" -ge "$2" ] || { echo "'$1' $kc times in the kernel log, expected >= $2"; return 1; }
+}
+# ipv4_gid DEV HEX: prints the index of DEV's RoCE v2 GID ::ffff:<HEX>
+# (e.g. c0a8:4d01) within 10 s.
+ipv4_gid() {
+    lw=0
+    lp=/sys/class/infiniband/$1/ports/1
+    while [ $lw -lt 50 ]; do
+        for lt in "$lp"/gid_attrs/types/*; do
+            li=${lt##*/}
+            [ "$(cat "$lt" 2>/dev/null)" = "RoCE v2" ] || continue
+            [ "$(cat "$lp/gids/$li" 2>/dev/null)" = "0000:0000:0000:0000:0000:ffff:$2" ] || continue
+            echo "$li"
+            return 0
+        done
+        sleep 0.2
+        lw=$((lw + 1))
+    done
+    return 1
+}
+
+# --- the three functions ---------------------------------------------------
+three() { has_rdma hns_0 && has_rdma hns_1 && has_rdma hns_2; }
+check "$G/three-devices" wait_for 10 three || plan_exit
+N0=$(rdma_netdev hns_0)
+N1=$(rdma_netdev hns_1)
+N2=$(rdma_netdev hns_2)
+echo "    hns_0 $N0, hns_1 $N1, hns_2 $N2"
+check "$G/pci-function-f0" pci_fn "$N0" 03.0 &&
+    check "$G/pci-function-f1" pci_fn "$N1" 03.1 &&
+    check "$G/pci-function-f2" pci_fn "$N2" 04.0 || plan_exit
+
+# --- 1. active-backup bond of f0 + f1 -------------------------------------------
+check "$G/modprobe-bonding" modprobe bonding || plan_exit
+make_bond() {
+    $IP link add bond0 type bond mode "$1" miimon 100 ${2:+xmit_hash_policy $2} &&
+        $IP link set bond0 up &&
+        $IP link set "$N0" down && $IP link set "$N0" master bond0 &&
+        $IP link set "$N1" down && $IP link set "$N1" master bond0
+}
+check "$G/ab-enslave" make_bond active-backup || plan_exit
+check "$G/ab-hns-bond-0" wait_for 20 has_rdma hns_bond_0 || plan_exit
+check "$G/ab-members-gone" sh -c "! rdma link show | grep -qE '^link hns_[01]/'"
+check "$G/ab-peer-stays" has_rdma hns_2
+check "$G/ab-netdev-f0" netdev_is hns_bond_0 "$N0"
+check "$G/ab-set-bond-logged" wait_for 10 klog "RoCE set bond finished"
+check "$G/ab-active-f0" active_slave "$N0"
+rdma link show | sed 's/^/    /'
+
+# --- 2. RC traffic hns_2 <-> hns_bond_0, failover in the middle -----------------
+check "$G/ipv4" ipv4_pair bond0 "$N2" || plan_exit
+check "$G/bond-active" port_state hns_bond_0 PORT_ACTIVE
+GB=$(ipv4_gid hns_bond_0 c0a8:4d01)
+G2=$(ipv4_gid hns_2 c0a8:4d02)
+if [ -z "$GB" ] || [ -z "$G2" ]; then
+    report "$G/ipv4-gids" FAIL "hns_bond_0: '$GB', hns_2: '$G2'"
+    for d in hns_bond_0 hns_2; do
+        grep -H . /sys/class/infiniband/$d/ports/1/gids/* 2>/dev/null | grep -v ':0000:0000:0000:0000:0000:0000:0000:0000$' | sed 's/^/    /'
+    done
+    plan_exit
+fi
+report "$G/ipv4-gids" PASS "hns_bond_0 index $GB ($(cat /sys/class/infiniband/hns_bond_0/ports/1/gid_attrs/ndevs/$GB)), hns_2 index $G2"
+
+pair "$G/rc-pingpong-before" \
+    "ibv_rc_pingpong -d hns_bond_0 -g $GB -p 18700 -n 10" \
+    "ibv_rc_pingpong -d hns_2 -g $G2 -p 18700 -n 10 127.0.0.1"
+
+# A long run (completion events, so the pingpongs leave the CPU to the
+# bond work): f0 goes down 2 s after the client started.
+PPN=${BOND_PP_ITERS:-300}
+timeout 120 ibv_rc_pingpong -d hns_bond_0 -g "$GB" -p 18701 -n "$PPN" -e >/tmp/server.out 2>&1 &
+spid=$!
+sleep 1
+timeout 120 ibv_rc_pingpong -d hns_2 -g "$G2" -p 18701 -n "$PPN" -e 127.0.0.1 >/tmp/client.out 2>&1 &
+cpid=$!
+sleep 2
+if kill -0 $cpid 2>/dev/null && kill -0 $spid 2>/dev/null; then
+    report "$G/failover-run-in-flight" PASS "$PPN iterations, both sides running at link down"
+else
+    report "$G/failover-run-in-flight" FAIL "the run ended before the link went down (raise BOND_PP_ITERS)"
+fi
+t0=$(date +%s)
+check "$G/f0-link-down" sh -c 'echo f0:down >/sys/module/hns_sim/parameters/link'
+wait $cpid
+crc=$?
+wait $spid
+src=$?
+t1=$(date +%s)
+if [ $crc -eq 0 ] && [ $src -eq 0 ]; then
+    report "$G/failover-rc-pingpong" PASS "completed $((t1 - t0)) s after the link went down"
+else
+    report "$G/failover-rc-pingpong" FAIL "server exit $src, client exit $crc"
+fi
+echo "    server: $(grep -E 'iters in' /tmp/server.out | tr '\n' ' ')"
+echo "    client: $(grep -E 'iters in' /tmp/client.out | tr '\n' ' ')"
+[ $crc -eq 0 ] && [ $src -eq 0 ] || { tail -n 8 /tmp/server.out /tmp/client.out | sed 's/^/    /'; }
+check "$G/failover-active-f1" active_slave "$N1"
+check "$G/failover-changestate-logged" wait_for 10 klog "RoCE slave changestate finished"
+check "$G/failover-netdev-f1" wait_for 10 netdev_is hns_bond_0 "$N1"
+check "$G/failover-bond-active" port_state hns_bond_0 PORT_ACTIVE
+
+# f0 back: bonding keeps f1 active (no primary); the driver sends
+# CHANGE_ACTIVE_PORT again (the lower state changed), traffic as before.
+ncs=$(dmesg | grep -c "RoCE slave changestate finished")
+check "$G/f0-link-up" sh -c 'echo f0:up >/sys/module/hns_sim/parameters/link'
+check "$G/f0-up-changestate-logged" wait_for 10 klog_count "RoCE slave changestate finished" $((ncs + 1))
+check "$G/f0-up-active-still-f1" active_slave "$N1"
+check "$G/f0-up-netdev-f1" netdev_is hns_bond_0 "$N1"
+GB2=$(ipv4_gid hns_bond_0 c0a8:4d01)
+pair "$G/rc-pingpong-after" \
+    "ibv_rc_pingpong -d hns_bond_0 -g $GB2 -p 18702 -n 10" \
+    "ibv_rc_pingpong -d hns_2 -g $G2 -p 18702 -n 10 127.0.0.1"
+
+# --- 3. bond gone, unload -------------------------------------------------------
+check "$G/del-bond0" $IP link del bond0
+members() { has_rdma hns_0 && has_rdma hns_1; }
+check "$G/unbonded-members-back" wait_for 20 members
+check "$G/unbonded-no-bond-dev" no_rdma hns_bond_0
+check "$G/clear-bond-logged" klog "RoCE clear bond finished"
+rdma link show | sed 's/^/    /'
+check "$G/final-unload" sh -c "rmmod $MOD && rmmod hns_sim"
+plan_exit
