@@ -53,6 +53,8 @@ echo "    table: $(grep -h 'hns-sim: bond ' "$run/hns-sim.log" | tr '\n' ' ')"
 # CHANGE_ACTIVE_PORT at least once.
 stalls=$(grep -h -o '[0-9]* stalls by a down port' "$run/hns-sim.log" | awk '{s += $1} END {print s + 0}')
 if [ "$stalls" -gt 0 ]; then t stalls-by-down-port PASS "$stalls"; else t stalls-by-down-port FAIL "0: the failover never held traffic"; fi
+unowned=$(grep -h -o '[0-9]* stalls for a GID no device owns' "$run/hns-sim.log" | awk '{s += $1} END {print s + 0}')
+echo "    stalls for a GID no device owns: $unowned"
 dl=$(grep -h '^hns-sim\[[0-9]*\]: data:' "$run/hns-sim.log")
 if [ -z "$dl" ]; then
     t no-bad-dma FAIL "no data line"

@@ -425,6 +425,10 @@ impl Wire<GuestRam> for Others<'_, '_> {
         fw_path(self.from, &to.fw, all, qpn)
     }
 
+    fn others(&self) -> bool {
+        !self.before.is_empty() || !self.after.is_empty()
+    }
+
     fn respond(&mut self, dev: usize, mem: &GuestRam, req: &Request) -> Response {
         match self.get(dev) {
             // Its CQEs' events go out at that device's next poll.

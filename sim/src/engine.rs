@@ -433,6 +433,11 @@ pub struct EngineStats {
     pub link_stalls: u64,
     /// UD datagrams dropped because a port on the way was down.
     pub link_drops: u64,
+    /// RC QPs that began waiting because no device owned their DGID
+    /// (several devices; once per stall).
+    pub unowned_stalls: u64,
+    /// UD datagrams dropped because no device owned their DGID.
+    pub unowned_drops: u64,
     /// Writes into guest memory refused because the live object they were
     /// for does not map the target (`live.rs`); 0 unless the model is wrong.
     pub bad_dma: u64,

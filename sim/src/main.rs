@@ -254,7 +254,7 @@ fn serve(listeners: &[UnixListener], a: &Args) -> Result<Vec<fw::Stats>, String>
         }
         let e = dev.engine.stats;
         eprintln!(
-            "hns-sim[{n}]: data: {} WQEs, {} CQEs ({} errors), {} CEQEs, {} doorbells, {} WQEs found by the scan, {} messages to other devices, {} REG_MR, {} LOCAL_INV, {} SEND_WITH_INV ({} remote invalidations), {} direct WQEs ({} checked, {} superseded, {} mismatched), {} stalls by a down port, {} UD drops by a down port, {} bad DMA",
+            "hns-sim[{n}]: data: {} WQEs, {} CQEs ({} errors), {} CEQEs, {} doorbells, {} WQEs found by the scan, {} messages to other devices, {} REG_MR, {} LOCAL_INV, {} SEND_WITH_INV ({} remote invalidations), {} direct WQEs ({} checked, {} superseded, {} mismatched), {} stalls by a down port, {} UD drops by a down port, {} stalls for a GID no device owns, {} UD drops for a GID no device owns, {} bad DMA",
             e.wqes,
             e.cqes,
             e.errors,
@@ -272,6 +272,8 @@ fn serve(listeners: &[UnixListener], a: &Args) -> Result<Vec<fw::Stats>, String>
             e.dwqe_mismatched,
             e.link_stalls,
             e.link_drops,
+            e.unowned_stalls,
+            e.unowned_drops,
             e.bad_dma
         );
         stats.push(dev.fw.stats);

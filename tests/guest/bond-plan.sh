@@ -105,7 +105,8 @@ check "$G/pci-function-f0" pci_fn "$N0" 03.0 &&
     check "$G/pci-function-f2" pci_fn "$N2" 04.0 || plan_exit
 
 # --- 1. active-backup bond of f0 + f1 -------------------------------------------
-check "$G/modprobe-bonding" modprobe bonding || plan_exit
+# max_bonds=0: no default bond0 (the plan makes its own).
+check "$G/modprobe-bonding" modprobe bonding max_bonds=0 || plan_exit
 make_bond() {
     $IP link add bond0 type bond mode "$1" miimon 100 ${2:+xmit_hash_policy $2} &&
         $IP link set bond0 up &&
@@ -141,7 +142,7 @@ pair "$G/rc-pingpong-before" \
 
 # A long run (completion events, so the pingpongs leave the CPU to the
 # bond work): f0 goes down 2 s after the client started.
-PPN=${BOND_PP_ITERS:-300}
+PPN=${BOND_PP_ITERS:-8000}
 timeout 120 ibv_rc_pingpong -d hns_bond_0 -g "$GB" -p 18701 -n "$PPN" -e >/tmp/server.out 2>&1 &
 spid=$!
 sleep 1

@@ -168,8 +168,31 @@ impl Engine {
                 }
                 return r;
             }
+            if wire.others() {
+                self.unowned(req, dgid);
+                return Response::NotReady;
+            }
         }
         self.respond(host, mem, req)
+    }
+
+    /// A message for a GID no device of the wire owns (several devices):
+    /// nobody answers. RC waits as for a destination not ready (counted
+    /// once per stall of a QP; it ends when a device owns the GID again,
+    /// or in RETRY_EXC_ERR after `DEST_WAIT`), UD is dropped.
+    fn unowned(&mut self, req: &Request, dgid: &[u8; 16]) {
+        let gid: Vec<String> = dgid
+            .chunks(2)
+            .map(|c| format!("{:02x}{:02x}", c[0], c[1]))
+            .collect();
+        let why = format!("no device owns DGID {}", gid.join(":"));
+        if matches!(req.op, Op::Ud(_)) {
+            self.stats.unowned_drops += 1;
+            self.log(&format!("UD QP {:#x}: {why}: datagram dropped", req.sqpn));
+        } else if self.link_blocked.insert(req.sqpn) {
+            self.stats.unowned_stalls += 1;
+            self.log(&format!("QP {:#x}: {why}: waiting", req.sqpn));
+        }
     }
 
     /// A message that cannot leave because a port on its path is down:

@@ -1615,6 +1615,80 @@ fn two_devices_deliver_by_destination_gid() {
     assert_eq!(e0.stats.cqes, 1);
 }
 
+/// [`TestWire`] with other devices on it, as `device::Others` of a
+/// process serving several functions.
+struct CrowdedWire<'x>(TestWire<'x>);
+
+impl Wire<VecMem> for CrowdedWire<'_> {
+    fn route(&self, gid: &[u8; 16]) -> Option<usize> {
+        self.0.route(gid)
+    }
+    fn respond(&mut self, dev: usize, mem: &VecMem, req: &Request) -> Response {
+        self.0.respond(dev, mem, req)
+    }
+    fn others(&self) -> bool {
+        true
+    }
+}
+
+#[test]
+fn unowned_dgid_waits_on_a_wire_of_several_devices() {
+    // Device 1's GID entry is gone for a moment (an active-backup bond's
+    // failover: the RDMA core removes the bond's GIDs from the failed
+    // port before the driver moves the port): QP 8's SEND to GID_1 is
+    // not delivered locally (device 0 does not own GID_1), it waits, and
+    // goes over the wire once device 1 owns GID_1 again.
+    let w = world();
+    let (mut a, mut b, mut e0, mut e1) = split_world(&w);
+    b.gid = None;
+    let idle = FakeRegs::new();
+    let t0 = w.t0;
+    e1.poll(&mut b, &w.mem, &idle, &mut NoWire, t0);
+    w.recv_b(0, 64, 0x100, MR_VA + 0x40);
+    w.post_a(
+        0,
+        0x1000,
+        &[(1, 8), (8, 0x6463_6261), (9, 0x6867_6665)],
+        true,
+    );
+    for ms in 0..2 {
+        let mut wire = CrowdedWire(TestWire {
+            eng: &mut e1,
+            host: &mut b,
+        });
+        e0.poll(
+            &mut a,
+            &w.mem,
+            &w.regs,
+            &mut wire,
+            t0 + Duration::from_millis(ms),
+        );
+        assert_eq!(e0.sq_ci(8), Some(0), "waiting");
+    }
+    assert_eq!(e0.stats.unowned_stalls, 1, "one stall, however many tries");
+    assert_eq!(e0.stats.wire, 0);
+    assert_eq!(get32(&w.mem, CQ1_BUF), 0, "no completion yet");
+    b.gid = Some(GID_1);
+    let mut wire = CrowdedWire(TestWire {
+        eng: &mut e1,
+        host: &mut b,
+    });
+    assert!(e0.poll(
+        &mut a,
+        &w.mem,
+        &w.regs,
+        &mut wire,
+        t0 + Duration::from_millis(2)
+    ));
+    assert_eq!(e0.sq_ci(8), Some(1));
+    let mut got = [0u8; 8];
+    w.mem.read(MR_P0 + 0x40, &mut got).unwrap();
+    assert_eq!(&got, b"abcdefgh");
+    assert_eq!(get32(&w.mem, CQ1_BUF), 0x0000_0080, "send CQE, success");
+    assert_eq!(e0.stats.wire, 1);
+    assert!(e0.link_blocked.is_empty(), "the stall ended");
+}
+
 #[test]
 fn gsi_qp_takes_datagrams_of_any_qkey_with_the_grh() {
     // The responder half of a MAD (QP1 to QP1, as ib_mad sends with

@@ -137,6 +137,15 @@ pub trait Wire<M: Dma> {
     fn path(&self, _qpn: u32, _dev: usize) -> Result<(), String> {
         Ok(())
     }
+    /// Whether the wire has devices besides the sending one. A message for
+    /// a GID no device owns is then lost on the wire (an RC requester
+    /// waits, a datagram is dropped) instead of delivered locally: with a
+    /// bond, the GIDs of the bond's upper device are removed from the
+    /// failed port and come back on the new one a moment later. By default
+    /// (and for one device) there is no other device.
+    fn others(&self) -> bool {
+        false
+    }
 }
 
 /// No other device.
