@@ -246,17 +246,25 @@ pub struct Port {
 /// function any up port of its slaves. `Err` says which port is down.
 /// A function the bond masks name but no device presents counts as down.
 pub fn path(chip: &Chip, ports: &[Port], from: Port, to: Port, qpn: u32) -> Result<(), String> {
-    let up = |bus: u8, func: u8| {
-        ports
-            .iter()
-            .chain([&from, &to])
-            .find(|p| p.loc.bus == bus && p.loc.func() == func)
+    // Function `func` of the bond whose main function is at `main`: the
+    // device with that function number in the main's slot, else one
+    // elsewhere on the bus. (The chip has one device per bus, so the
+    // bus and the function number name a port; the guest may put
+    // another device, a peer that is no member, at function 0 of
+    // another slot of the same bus.)
+    let up = |main: PciLoc, func: u8| {
+        let on_bus = |p: &&Port| p.loc.bus == main.bus && p.loc.func() == func;
+        let all = || ports.iter().chain([&from, &to]);
+        all()
+            .filter(on_bus)
+            .find(|p| p.loc.devfn >> 3 == main.devfn >> 3)
+            .or_else(|| all().find(on_bus))
             .is_some_and(|p| p.up)
     };
     match chip.bond_of_main(from.loc) {
         Some(b) => match b.egress(qpn) {
             None => return Err(format!("bond {} has no active port", b.info.bond_id)),
-            Some(f) if !up(from.loc.bus, f) => {
+            Some(f) if !up(from.loc, f) => {
                 return Err(format!(
                     "bond {} egress port (function {f}) down",
                     b.info.bond_id
@@ -270,7 +278,7 @@ pub fn path(chip: &Chip, ports: &[Port], from: Port, to: Port, qpn: u32) -> Resu
     match chip.bond_of_main(to.loc) {
         Some(b) => {
             let slaves = b.info.slave_mask & 0xff;
-            if !(0..8u8).any(|f| slaves & 1 << f != 0 && up(to.loc.bus, f)) {
+            if !(0..8u8).any(|f| slaves & 1 << f != 0 && up(to.loc, f)) {
                 return Err(format!(
                     "every port of bond {} (peer {}) down",
                     b.info.bond_id, to.loc
@@ -391,6 +399,50 @@ mod tests {
             .unwrap_err()
             .contains("function 1"));
         assert!(path(&chip, &all, peer, main, 8)
+            .unwrap_err()
+            .contains("every port"));
+    }
+
+    #[test]
+    fn a_peer_at_function_0_of_another_slot_is_no_member() {
+        // The guest layout of bond-plan.sh: members 00:03.0 (main) and
+        // 00:03.1, the peer at 00:04.0, function 0 like the main. With
+        // the main's port down and still active (before the failover)
+        // its egress is down, whatever the peer's port.
+        let mut chip = Chip::default();
+        chip.bonds.insert(
+            (0, 0),
+            Bond {
+                info: BondInfo::from_words(&[0, MODE_1, 1, 0x1, 0x3, 0]),
+                main: loc(0),
+            },
+        );
+        let main = Port {
+            loc: loc(0),
+            up: false,
+        };
+        let slave = Port {
+            loc: loc(1),
+            up: true,
+        };
+        let peer = Port {
+            loc: PciLoc {
+                bus: 0,
+                devfn: 4 << 3,
+            },
+            up: true,
+        };
+        // `ports` as the wire gives them: the devices other than the
+        // sender, in device order.
+        assert!(path(&chip, &[slave, peer], main, peer, 8)
+            .unwrap_err()
+            .contains("egress port (function 0) down"));
+        // The peer still reaches the bond through 00:03.1.
+        assert_eq!(path(&chip, &[main, slave], peer, main, 8), Ok(()));
+        // With 00:03.1 down too, the peer's own up port (function 0 of
+        // slot 4) does not count as one of the bond's.
+        let slave_down = Port { up: false, ..slave };
+        assert!(path(&chip, &[slave_down, main], peer, main, 8)
             .unwrap_err()
             .contains("every port"));
     }
