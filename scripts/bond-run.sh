@@ -33,12 +33,23 @@ t() {
 # bond_note NAME REGEX: a "# bond" note of any device's trace matches.
 bond_note() {
     local hit
-    hit=$(grep -h -m1 -E "^# bond $2" "$run"/trace-*.txt 2>/dev/null)
+    hit=$(grep -h -E "^# bond $2" "$run"/trace-*.txt 2>/dev/null | head -n 1)
     if [ -n "$hit" ]; then t "$1" PASS "$hit"; else t "$1" FAIL "no '# bond $2' in $run/trace-*.txt"; fi
 }
 bond_note trace-set-ab '0: SET from function 0 \(bus 0x00\): mode 1 slaves 0x3 active 0x1 \(1\) hash -$'
 bond_note trace-change-active-f1 '0: CHANGE_ACTIVE_PORT from function 0 \(bus 0x00\): mode 1 slaves 0x3 active 0x2 \(1\) hash -$'
 bond_note trace-clear '0: CLEAR from function [0-9] \(bus 0x00\): cleared'
+bond_note trace-set-xor-l34 '0: SET from function 0 \(bus 0x00\): mode 2/4 slaves 0x3 active 0x3 \(2\) hash L34$'
+bond_note trace-change-xor-f1 '0: CHANGE_ACTIVE_PORT from function 0 \(bus 0x00\): mode 2/4 slaves 0x3 active 0x2 \(1\) hash L34$'
+bond_note trace-change-xor-both '0: CHANGE_ACTIVE_PORT from function 0 \(bus 0x00\): mode 2/4 slaves 0x3 active 0x3 \(2\) hash L34$'
+# Three bonds made (active-backup, balance-xor, again after a slave left)
+# and three ended (del bond0, nomaster, rmmod while bonded).
+table=$(grep -h 'hns-sim: bond 0 (bus 0x00):' "$run/hns-sim.log")
+if [[ "$table" =~ :\ 3\ SET,\ [0-9]+\ CHANGE_ACTIVE_PORT,\ 3\ CLEAR,\ 0\ refused\;\ cleared$ ]]; then
+    t bond-table PASS "${table#hns-sim: }"
+else
+    t bond-table FAIL "${table:-no bond table line in $run/hns-sim.log}"
+fi
 checks=$(grep -h -E '^# bond [0-9]+: .*check:' "$run"/trace-*.txt 2>/dev/null | sort | uniq -c)
 if [ -z "$checks" ]; then
     t trace-no-check-notes PASS
@@ -47,7 +58,6 @@ else
 fi
 echo "    bond notes:"
 grep -h -E '^# bond |^# control: link' "$run"/trace-*.txt 2>/dev/null | sed 's/^/    /'
-echo "    table: $(grep -h 'hns-sim: bond ' "$run/hns-sim.log" | tr '\n' ' ')"
 
 # The stall counter: bond_hns_0's traffic to hns_2 waited for the
 # CHANGE_ACTIVE_PORT at least once.

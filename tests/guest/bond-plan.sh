@@ -21,12 +21,21 @@
 #    f0's port goes down (the glue's link parameter: the model's port and
 #    the carrier): bonding fails over to f1, the driver sends
 #    CHANGE_ACTIVE_PORT and moves the port to f1's netdev, and the run
-#    completes (the model holds f0's traffic until then). f0 up again:
-#    f1 stays active, traffic still flows.
-# 3. bond0 deleted: CLEAR_BOND_INFO, hns_0 and hns_1 back; unload.
+#    completes (the model holds the traffic that needs f0's port, or the
+#    bond's GID while the RDMA core moves it, until then). f0 up again:
+#    f1 stays active, traffic still flows. bond0 deleted: CLEAR_BOND_INFO,
+#    hns_0 and hns_1 back.
+# 3. The same with balance-xor, xmit_hash_policy layer3+4 (bond_mode
+#    BOND_MODE_2_4, hash L34, both slaves active; f1 alone after f0 goes
+#    down, both again after it comes back).
+# 5. f1 leaves the bond (nomaster: with two slaves that ends the bond,
+#    CLEAR), joins again (SET), and the driver is unloaded while bonded
+#    (CLEAR from the main's unregistration); kernel log checked by the
+#    host as for every run.
+# (Step 4 of the plan, a reset while bonded, is not here yet.)
 # TEST lines are in the group "bond-<c|rs>/...". The host side (the
-# commands in the model's trace, its stall counter) is for the caller:
-# hns-sim.log and trace-0.txt of the run.
+# commands in the model's trace, its bond table, the stall counters, bad
+# DMA) is checked by scripts/bond-run.sh, which also boots this plan.
 . /opt/hns/lib.sh
 D=${1:-$DRIVER}
 MOD=$(driver_module "$D") || { echo "$MOD"; exit 2; }
@@ -140,37 +149,44 @@ pair "$G/rc-pingpong-before" \
     "ibv_rc_pingpong -d hns_bond_0 -g $GB -p 18700 -n 10" \
     "ibv_rc_pingpong -d hns_2 -g $G2 -p 18700 -n 10 127.0.0.1"
 
-# A long run (completion events, so the pingpongs leave the CPU to the
-# bond work): f0 goes down 2 s after the client started.
+# failover_run T PORT: a long RC ping-pong (completion events, so the
+# pingpongs leave the CPU to the bond work) between hns_2 and hns_bond_0
+# (GID index $GB) on TCP port PORT; f0's port goes down 2 s after the
+# client started. TEST lines T-run-in-flight, T-rc-pingpong.
 PPN=${BOND_PP_ITERS:-8000}
-timeout 120 ibv_rc_pingpong -d hns_bond_0 -g "$GB" -p 18701 -n "$PPN" -e >/tmp/server.out 2>&1 &
-spid=$!
-sleep 1
-timeout 120 ibv_rc_pingpong -d hns_2 -g "$G2" -p 18701 -n "$PPN" -e 127.0.0.1 >/tmp/client.out 2>&1 &
-cpid=$!
-sleep 2
-if kill -0 $cpid 2>/dev/null && kill -0 $spid 2>/dev/null; then
-    report "$G/failover-run-in-flight" PASS "$PPN iterations, both sides running at link down"
-else
-    report "$G/failover-run-in-flight" FAIL "the run ended before the link went down (raise BOND_PP_ITERS)"
-fi
-t0=$(date +%s)
-check "$G/f0-link-down" sh -c 'echo f0:down >/sys/module/hns_sim/parameters/link'
-wait $cpid
-crc=$?
-wait $spid
-src=$?
-t1=$(date +%s)
-if [ $crc -eq 0 ] && [ $src -eq 0 ]; then
-    report "$G/failover-rc-pingpong" PASS "completed $((t1 - t0)) s after the link went down"
-else
-    report "$G/failover-rc-pingpong" FAIL "server exit $src, client exit $crc"
-fi
-echo "    server: $(grep -E 'iters in' /tmp/server.out | tr '\n' ' ')"
-echo "    client: $(grep -E 'iters in' /tmp/client.out | tr '\n' ' ')"
-[ $crc -eq 0 ] && [ $src -eq 0 ] || { tail -n 8 /tmp/server.out /tmp/client.out | sed 's/^/    /'; }
+failover_run() {
+    timeout 120 ibv_rc_pingpong -d hns_bond_0 -g "$GB" -p "$2" -n "$PPN" -e >/tmp/server.out 2>&1 &
+    spid=$!
+    sleep 1
+    timeout 120 ibv_rc_pingpong -d hns_2 -g "$G2" -p "$2" -n "$PPN" -e 127.0.0.1 >/tmp/client.out 2>&1 &
+    cpid=$!
+    sleep 2
+    if kill -0 $cpid 2>/dev/null && kill -0 $spid 2>/dev/null; then
+        report "$1-run-in-flight" PASS "$PPN iterations, both sides running at link down"
+    else
+        report "$1-run-in-flight" FAIL "the run ended before the link went down (raise BOND_PP_ITERS)"
+    fi
+    t0=$(date +%s)
+    check "$1-f0-link-down" sh -c 'echo f0:down >/sys/module/hns_sim/parameters/link'
+    wait $cpid
+    crc=$?
+    wait $spid
+    src=$?
+    t1=$(date +%s)
+    if [ $crc -eq 0 ] && [ $src -eq 0 ]; then
+        report "$1-rc-pingpong" PASS "completed $((t1 - t0)) s after the link went down"
+    else
+        report "$1-rc-pingpong" FAIL "server exit $src, client exit $crc"
+    fi
+    echo "    server: $(grep -E 'iters in' /tmp/server.out | tr '\n' ' ')"
+    echo "    client: $(grep -E 'iters in' /tmp/client.out | tr '\n' ' ')"
+    [ $crc -eq 0 ] && [ $src -eq 0 ] || { tail -n 8 /tmp/server.out /tmp/client.out | sed 's/^/    /'; }
+}
+
+ncs=$(dmesg | grep -c "RoCE slave changestate finished")
+failover_run "$G/failover" 18701
 check "$G/failover-active-f1" active_slave "$N1"
-check "$G/failover-changestate-logged" wait_for 10 klog "RoCE slave changestate finished"
+check "$G/failover-changestate-logged" wait_for 10 klog_count "RoCE slave changestate finished" $((ncs + 1))
 check "$G/failover-netdev-f1" wait_for 10 netdev_is hns_bond_0 "$N1"
 check "$G/failover-bond-active" port_state hns_bond_0 PORT_ACTIVE
 
@@ -181,17 +197,71 @@ check "$G/f0-link-up" sh -c 'echo f0:up >/sys/module/hns_sim/parameters/link'
 check "$G/f0-up-changestate-logged" wait_for 10 klog_count "RoCE slave changestate finished" $((ncs + 1))
 check "$G/f0-up-active-still-f1" active_slave "$N1"
 check "$G/f0-up-netdev-f1" netdev_is hns_bond_0 "$N1"
-GB2=$(ipv4_gid hns_bond_0 c0a8:4d01)
+GB=$(ipv4_gid hns_bond_0 c0a8:4d01)
 pair "$G/rc-pingpong-after" \
-    "ibv_rc_pingpong -d hns_bond_0 -g $GB2 -p 18702 -n 10" \
+    "ibv_rc_pingpong -d hns_bond_0 -g $GB -p 18702 -n 10" \
     "ibv_rc_pingpong -d hns_2 -g $G2 -p 18702 -n 10 127.0.0.1"
 
-# --- 3. bond gone, unload -------------------------------------------------------
-check "$G/del-bond0" $IP link del bond0
+# --- bond gone ---------------------------------------------------------------
 members() { has_rdma hns_0 && has_rdma hns_1; }
-check "$G/unbonded-members-back" wait_for 20 members
-check "$G/unbonded-no-bond-dev" no_rdma hns_bond_0
-check "$G/clear-bond-logged" klog "RoCE clear bond finished"
-rdma link show | sed 's/^/    /'
-check "$G/final-unload" sh -c "rmmod $MOD && rmmod hns_sim"
+# unbonded T N: after the bond's end, hns_0 and hns_1 are back (the C
+# driver's clear_bond re-inits both), no hns_bond_0, the N-th "RoCE clear
+# bond finished".
+unbonded() {
+    check "$1-members-back" wait_for 20 members
+    check "$1-no-bond-dev" no_rdma hns_bond_0
+    check "$1-clear-logged" wait_for 10 klog_count "RoCE clear bond finished" "$2"
+    rdma link show | sed 's/^/    /'
+}
+check "$G/del-bond0" $IP link del bond0
+unbonded "$G/unbonded" 1
+
+# --- 3. balance-xor, layer3+4 --------------------------------------------------
+# SET with bond_mode 1 (BOND_MODE_2_4), hash_policy 1 (L34), both slaves
+# active; f0 down: CHANGE_ACTIVE_PORT with f1 alone, traffic held by the
+# model (when the QP's egress was f0) until then; f0 up: both again.
+check "$G/xor-enslave" make_bond balance-xor layer3+4 || plan_exit
+check "$G/xor-hns-bond-0" wait_for 20 has_rdma hns_bond_0 || plan_exit
+check "$G/xor-set-bond-logged" wait_for 10 klog_count "RoCE set bond finished" 2
+bond_ipv4() {
+    $IP addr add 192.168.77.1/24 dev bond0 &&
+        $IP neigh replace 192.168.77.2 lladdr "$(cat "/sys/class/net/$N2/address")" \
+            dev bond0 nud permanent &&
+        $IP neigh replace 192.168.77.1 lladdr "$(cat /sys/class/net/bond0/address)" \
+            dev "$N2" nud permanent
+}
+check "$G/xor-ipv4" bond_ipv4
+check "$G/xor-bond-active" port_state hns_bond_0 PORT_ACTIVE
+GB=$(ipv4_gid hns_bond_0 c0a8:4d01)
+if [ -n "$GB" ]; then
+    report "$G/xor-ipv4-gid" PASS "hns_bond_0 index $GB"
+    ncs=$(dmesg | grep -c "RoCE slave changestate finished")
+    failover_run "$G/xor-failover" 18703
+    check "$G/xor-failover-changestate-logged" wait_for 10 klog_count "RoCE slave changestate finished" $((ncs + 1))
+    check "$G/xor-failover-netdev-f1" wait_for 10 netdev_is hns_bond_0 "$N1"
+    ncs=$(dmesg | grep -c "RoCE slave changestate finished")
+    check "$G/xor-f0-link-up" sh -c 'echo f0:up >/sys/module/hns_sim/parameters/link'
+    check "$G/xor-f0-up-changestate-logged" wait_for 10 klog_count "RoCE slave changestate finished" $((ncs + 1))
+    pair "$G/xor-rc-pingpong-after" \
+        "ibv_rc_pingpong -d hns_bond_0 -g $GB -p 18704 -n 10" \
+        "ibv_rc_pingpong -d hns_2 -g $G2 -p 18704 -n 10 127.0.0.1"
+else
+    report "$G/xor-ipv4-gid" FAIL "no RoCE v2 GID ::ffff:192.168.77.1 on hns_bond_0"
+fi
+
+# --- 5. a slave leaves; the bond again; rmmod while bonded ---------------------
+# With two slaves, one leaving ends the bond (C: fewer than two slaves is
+# no bond, clear_bond), so this is a CLEAR, not a CHANGE_ACTIVE_PORT of a
+# smaller bond.
+check "$G/nomaster-f1" $IP link set "$N1" nomaster
+unbonded "$G/nomaster" 2
+check "$G/reenslave-f1" sh -c "$IP link set $N1 down && $IP link set $N1 master bond0"
+check "$G/rebond-hns-bond-0" wait_for 20 has_rdma hns_bond_0
+check "$G/rebond-set-bond-logged" wait_for 10 klog_count "RoCE set bond finished" 3
+# The driver goes while bonded: the main's unregistration re-inits f1
+# (hns_bond_cleanup) and sends CLEAR_BOND_INFO, then everything goes.
+check "$G/rmmod-bonded" rmmod "$MOD"
+check "$G/rmmod-bonded-clear-logged" klog_count "RoCE clear bond finished" 3
+check "$G/rmmod-bonded-no-rdma" sh -c '[ -z "$(rdma link show)" ] || { rdma link show; exit 1; }'
+check "$G/final-unload" sh -c "$IP link del bond0 && rmmod hns_sim"
 plan_exit
