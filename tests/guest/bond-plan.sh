@@ -32,7 +32,8 @@
 #    CLEAR), joins again (SET), and the driver is unloaded while bonded
 #    (CLEAR from the main's unregistration); kernel log checked by the
 #    host as for every run.
-# (Step 4 of the plan, a reset while bonded, is not here yet.)
+# 4. (after step 2, before bond0 is deleted) a reset of f0, the bond's
+#    main function: SET_BOND_INFO again from its re-init, traffic again.
 # TEST lines are in the group "bond-<c|rs>/...". The host side (the
 # commands in the model's trace, its bond table, the stall counters, bad
 # DMA) is checked by scripts/bond-run.sh, which also boots this plan.
@@ -201,6 +202,22 @@ GB=$(ipv4_gid hns_bond_0 c0a8:4d01)
 pair "$G/rc-pingpong-after" \
     "ibv_rc_pingpong -d hns_bond_0 -g $GB -p 18702 -n 10" \
     "ibv_rc_pingpong -d hns_2 -g $G2 -p 18702 -n 10 127.0.0.1"
+
+# --- 4. reset of the bond's main function ----------------------------------------
+# DOWN/UNINIT/INIT/UP of f0 alone (the glue's reset parameter, as hclge
+# walks the client through a function reset): hns_bond_0 goes and comes
+# back, its init sends SET_BOND_INFO again (recover_bond; f1 is the
+# active slave by now); traffic again.
+nrs=$(dmesg | grep -c "reset done, RoCE client reinit finished")
+check "$G/reset-f0" sh -c 'echo f0 >/sys/module/hns_sim/parameters/reset'
+check "$G/reset-reinit-logged" klog_count "reset done, RoCE client reinit finished" $((nrs + 1))
+check "$G/reset-hns-bond-0" wait_for 10 has_rdma hns_bond_0
+check "$G/reset-netdev-f1" wait_for 10 netdev_is hns_bond_0 "$N1"
+check "$G/reset-bond-active" port_state hns_bond_0 PORT_ACTIVE
+GB=$(ipv4_gid hns_bond_0 c0a8:4d01)
+pair "$G/reset-rc-pingpong" \
+    "ibv_rc_pingpong -d hns_bond_0 -g $GB -p 18705 -n 10" \
+    "ibv_rc_pingpong -d hns_2 -g $G2 -p 18705 -n 10 127.0.0.1"
 
 # --- bond gone ---------------------------------------------------------------
 members() { has_rdma hns_0 && has_rdma hns_1; }
