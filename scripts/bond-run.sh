@@ -14,10 +14,10 @@ set -uo pipefail
 d=${1:?usage: bond-run.sh c|rs [NAME]}
 name=${2:-bond-$d}
 # Default caps (0x48077f) plus HNS_ROCE_CAP_FLAG_BOND (bit 21).
-export HNS_SIM_PCI="3.0 3.1 4.0"
+export HNS_SIM_PCI="3.0 3.1 3.2 4.0"
 export HNS_SIM_ARGS="${HNS_SIM_ARGS:-} --set cap_flags=0x68077f"
 start=$(date +%s)
-bash "$HNS_TOP/scripts/run-guest.sh" --driver "$d" --sim 3 --name "$name" \
+bash "$HNS_TOP/scripts/run-guest.sh" --driver "$d" --sim 4 --name "$name" \
     --timeout "${HNS_GUEST_TIMEOUT:-600}" --cmd "sh /opt/hns/bond-plan.sh $d"
 grc=$?
 echo "bond-run: guest exit $grc after $(($(date +%s) - start)) s"
@@ -40,6 +40,7 @@ bond_note trace-set-ab '0: SET from function 0 \(bus 0x00\): mode 1 slaves 0x3 a
 bond_note trace-change-active-f1 '0: CHANGE_ACTIVE_PORT from function 0 \(bus 0x00\): mode 1 slaves 0x3 active 0x2 \(1\) hash -$'
 bond_note trace-clear '0: CLEAR from function [0-9] \(bus 0x00\): cleared'
 bond_note trace-set-after-reset '0: SET from function 0 \(bus 0x00\): mode 1 slaves 0x3 active 0x2 \(1\) hash -$'
+bond_note trace-change-join-f2 '0: CHANGE_ACTIVE_PORT from function 0 \(bus 0x00\): mode 2/4 slaves 0x7 active 0x7 \(3\) hash L34$'
 bond_note trace-set-xor-l34 '0: SET from function 0 \(bus 0x00\): mode 2/4 slaves 0x3 active 0x3 \(2\) hash L34$'
 bond_note trace-change-xor-f1 '0: CHANGE_ACTIVE_PORT from function 0 \(bus 0x00\): mode 2/4 slaves 0x3 active 0x2 \(1\) hash L34$'
 bond_note trace-change-xor-both '0: CHANGE_ACTIVE_PORT from function 0 \(bus 0x00\): mode 2/4 slaves 0x3 active 0x3 \(2\) hash L34$'
@@ -61,7 +62,7 @@ fi
 echo "    bond notes:"
 grep -h -E '^# bond |^# control: link' "$run"/trace-*.txt 2>/dev/null | sed 's/^/    /'
 
-# The stall counter: bond_hns_0's traffic to hns_2 waited for the
+# The stall counter: hns_bond_0's traffic to hns_3 waited for the
 # CHANGE_ACTIVE_PORT at least once.
 stalls=$(grep -h -o '[0-9]* stalls by a down port' "$run/hns-sim.log" | awk '{s += $1} END {print s + 0}')
 if [ "$stalls" -gt 0 ]; then t stalls-by-down-port PASS "$stalls"; else t stalls-by-down-port FAIL "0: the failover never held traffic"; fi

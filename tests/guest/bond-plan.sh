@@ -1,23 +1,23 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #
-# RoCE bonding (issue 19, docs/bonding-plan.md section 5) on three hns-sim
-# functions: f0 and f1 are functions 0 and 1 of one PCI slot (the RoCE
-# driver indexes bond members by PCI function number), f2 sits in a slot
-# of its own and stays a plain hns_2, the peer. The model needs the BOND
+# RoCE bonding (issue 19, docs/bonding-plan.md section 5) on four hns-sim
+# functions: f0, f1 and f2 are functions 0, 1 and 2 of one PCI slot (the
+# RoCE driver indexes bond members by PCI function number), f3 sits in a
+# slot of its own and stays a plain hns_3, the peer. The model needs the BOND
 # cap (bit 21). The driver is loaded before the plan runs (as init.sh
 # does), so its netdev notifiers see the bond being built.
 #
-#   HNS_GUEST_LANE=3 HNS_SIM_PCI="3.0 3.1 4.0" \
+#   HNS_GUEST_LANE=3 HNS_SIM_PCI="3.0 3.1 3.2 4.0" \
 #   HNS_SIM_ARGS="--set cap_flags=0x68077f" \
-#   scripts/run-guest.sh --driver c --sim 3 --name bond-c \
+#   scripts/run-guest.sh --driver c --sim 4 --name bond-c \
 #       --cmd "sh /opt/hns/bond-plan.sh c"
 #
 # 1. active-backup bond0 of f0's and f1's netdevs (miimon 100): the driver
 #    tears both RoCE devices down and registers f0 again as hns_bond_0
-#    (SET_BOND_INFO); hns_2 stays.
-# 2. IPv4 on bond0 and f2's netdev (static neighbours), RC ping-pong
-#    hns_2 <-> hns_bond_0 over the IPv4 GIDs; in the middle of a long run
+#    (SET_BOND_INFO); hns_3 stays.
+# 2. IPv4 on bond0 and f3's netdev (static neighbours), RC ping-pong
+#    hns_3 <-> hns_bond_0 over the IPv4 GIDs; in the middle of a long run
 #    f0's port goes down (the glue's link parameter: the model's port and
 #    the carrier): bonding fails over to f1, the driver sends
 #    CHANGE_ACTIVE_PORT and moves the port to f1's netdev, and the run
@@ -28,8 +28,11 @@
 # 3. The same with balance-xor, xmit_hash_policy layer3+4 (bond_mode
 #    BOND_MODE_2_4, hash L34, both slaves active; f1 alone after f0 goes
 #    down, both again after it comes back).
-# 5. f1 leaves the bond (nomaster: with two slaves that ends the bond,
-#    CLEAR), joins again (SET), and the driver is unloaded while bonded
+# 5. f2 joins the balance-xor bond and leaves it again (each a
+#    CHANGE_ACTIVE_PORT with the new slave mask: the joining function's
+#    RoCE device goes, the leaving one's comes back); f1 leaves (nomaster:
+#    with two slaves that ends the bond, CLEAR), joins again (SET), and
+#    the driver is unloaded while bonded
 #    (CLEAR from the main's unregistration); kernel log checked by the
 #    host as for every run.
 # 4. (after step 2, before bond0 is deleted) a reset of f0, the bond's
@@ -103,16 +106,18 @@ ipv4_gid() {
     return 1
 }
 
-# --- the three functions ---------------------------------------------------
-three() { has_rdma hns_0 && has_rdma hns_1 && has_rdma hns_2; }
-check "$G/three-devices" wait_for 10 three || plan_exit
+# --- the four functions ------------------------------------------------------
+four() { has_rdma hns_0 && has_rdma hns_1 && has_rdma hns_2 && has_rdma hns_3; }
+check "$G/four-devices" wait_for 10 four || plan_exit
 N0=$(rdma_netdev hns_0)
 N1=$(rdma_netdev hns_1)
-N2=$(rdma_netdev hns_2)
-echo "    hns_0 $N0, hns_1 $N1, hns_2 $N2"
+NX=$(rdma_netdev hns_2)
+NP=$(rdma_netdev hns_3)
+echo "    hns_0 $N0, hns_1 $N1, hns_2 $NX, hns_3 $NP"
 check "$G/pci-function-f0" pci_fn "$N0" 03.0 &&
     check "$G/pci-function-f1" pci_fn "$N1" 03.1 &&
-    check "$G/pci-function-f2" pci_fn "$N2" 04.0 || plan_exit
+    check "$G/pci-function-f2" pci_fn "$NX" 03.2 &&
+    check "$G/pci-function-f3" pci_fn "$NP" 04.0 || plan_exit
 
 # --- 1. active-backup bond of f0 + f1 -------------------------------------------
 # max_bonds=0: no default bond0 (the plan makes its own).
@@ -126,32 +131,32 @@ make_bond() {
 check "$G/ab-enslave" make_bond active-backup || plan_exit
 check "$G/ab-hns-bond-0" wait_for 20 has_rdma hns_bond_0 || plan_exit
 check "$G/ab-members-gone" sh -c "! rdma link show | grep -qE '^link hns_[01]/'"
-check "$G/ab-peer-stays" has_rdma hns_2
+check "$G/ab-others-stay" sh -c 'rdma link show | grep -q "^link hns_2/" && rdma link show | grep -q "^link hns_3/"'
 check "$G/ab-netdev-f0" netdev_is hns_bond_0 "$N0"
 check "$G/ab-set-bond-logged" wait_for 10 klog "RoCE set bond finished"
 check "$G/ab-active-f0" active_slave "$N0"
 rdma link show | sed 's/^/    /'
 
-# --- 2. RC traffic hns_2 <-> hns_bond_0, failover in the middle -----------------
-check "$G/ipv4" ipv4_pair bond0 "$N2" || plan_exit
+# --- 2. RC traffic hns_3 <-> hns_bond_0, failover in the middle -----------------
+check "$G/ipv4" ipv4_pair bond0 "$NP" || plan_exit
 check "$G/bond-active" port_state hns_bond_0 PORT_ACTIVE
 GB=$(ipv4_gid hns_bond_0 c0a8:4d01)
-G2=$(ipv4_gid hns_2 c0a8:4d02)
-if [ -z "$GB" ] || [ -z "$G2" ]; then
-    report "$G/ipv4-gids" FAIL "hns_bond_0: '$GB', hns_2: '$G2'"
-    for d in hns_bond_0 hns_2; do
+GP=$(ipv4_gid hns_3 c0a8:4d02)
+if [ -z "$GB" ] || [ -z "$GP" ]; then
+    report "$G/ipv4-gids" FAIL "hns_bond_0: '$GB', hns_3: '$GP'"
+    for d in hns_bond_0 hns_3; do
         grep -H . /sys/class/infiniband/$d/ports/1/gids/* 2>/dev/null | grep -v ':0000:0000:0000:0000:0000:0000:0000:0000$' | sed 's/^/    /'
     done
     plan_exit
 fi
-report "$G/ipv4-gids" PASS "hns_bond_0 index $GB ($(cat /sys/class/infiniband/hns_bond_0/ports/1/gid_attrs/ndevs/$GB)), hns_2 index $G2"
+report "$G/ipv4-gids" PASS "hns_bond_0 index $GB ($(cat /sys/class/infiniband/hns_bond_0/ports/1/gid_attrs/ndevs/$GB)), hns_3 index $GP"
 
 pair "$G/rc-pingpong-before" \
     "ibv_rc_pingpong -d hns_bond_0 -g $GB -p 18700 -n 10" \
-    "ibv_rc_pingpong -d hns_2 -g $G2 -p 18700 -n 10 127.0.0.1"
+    "ibv_rc_pingpong -d hns_3 -g $GP -p 18700 -n 10 127.0.0.1"
 
 # failover_run T PORT: a long RC ping-pong (completion events, so the
-# pingpongs leave the CPU to the bond work) between hns_2 and hns_bond_0
+# pingpongs leave the CPU to the bond work) between hns_3 and hns_bond_0
 # (GID index $GB) on TCP port PORT; f0's port goes down 2 s after the
 # client started. TEST lines T-run-in-flight, T-rc-pingpong.
 PPN=${BOND_PP_ITERS:-8000}
@@ -159,7 +164,7 @@ failover_run() {
     timeout 120 ibv_rc_pingpong -d hns_bond_0 -g "$GB" -p "$2" -n "$PPN" -e >/tmp/server.out 2>&1 &
     spid=$!
     sleep 1
-    timeout 120 ibv_rc_pingpong -d hns_2 -g "$G2" -p "$2" -n "$PPN" -e 127.0.0.1 >/tmp/client.out 2>&1 &
+    timeout 120 ibv_rc_pingpong -d hns_3 -g "$GP" -p "$2" -n "$PPN" -e 127.0.0.1 >/tmp/client.out 2>&1 &
     cpid=$!
     sleep 2
     if kill -0 $cpid 2>/dev/null && kill -0 $spid 2>/dev/null; then
@@ -201,7 +206,7 @@ check "$G/f0-up-netdev-f1" netdev_is hns_bond_0 "$N1"
 GB=$(ipv4_gid hns_bond_0 c0a8:4d01)
 pair "$G/rc-pingpong-after" \
     "ibv_rc_pingpong -d hns_bond_0 -g $GB -p 18702 -n 10" \
-    "ibv_rc_pingpong -d hns_2 -g $G2 -p 18702 -n 10 127.0.0.1"
+    "ibv_rc_pingpong -d hns_3 -g $GP -p 18702 -n 10 127.0.0.1"
 
 # --- 4. reset of the bond's main function ----------------------------------------
 # DOWN/UNINIT/INIT/UP of f0 alone (the glue's reset parameter, as hclge
@@ -217,10 +222,12 @@ check "$G/reset-bond-active" port_state hns_bond_0 PORT_ACTIVE
 GB=$(ipv4_gid hns_bond_0 c0a8:4d01)
 pair "$G/reset-rc-pingpong" \
     "ibv_rc_pingpong -d hns_bond_0 -g $GB -p 18705 -n 10" \
-    "ibv_rc_pingpong -d hns_2 -g $G2 -p 18705 -n 10 127.0.0.1"
+    "ibv_rc_pingpong -d hns_3 -g $GP -p 18705 -n 10 127.0.0.1"
 
 # --- bond gone ---------------------------------------------------------------
-members() { has_rdma hns_0 && has_rdma hns_1; }
+# plain NDEV: a plain RDMA device (hns_N, not the bond's) has netdev NDEV.
+plain() { rdma link show | grep -qE "^link hns_[0-9]+/1 .*netdev $1( |\$)"; }
+members() { plain "$N0" && plain "$N1"; }
 # unbonded T N: after the bond's end, hns_0 and hns_1 are back (the C
 # driver's clear_bond re-inits both), no hns_bond_0, the N-th "RoCE clear
 # bond finished".
@@ -242,10 +249,10 @@ check "$G/xor-hns-bond-0" wait_for 20 has_rdma hns_bond_0 || plan_exit
 check "$G/xor-set-bond-logged" wait_for 10 klog_count "RoCE set bond finished" 2
 bond_ipv4() {
     $IP addr add 192.168.77.1/24 dev bond0 &&
-        $IP neigh replace 192.168.77.2 lladdr "$(cat "/sys/class/net/$N2/address")" \
+        $IP neigh replace 192.168.77.2 lladdr "$(cat "/sys/class/net/$NP/address")" \
             dev bond0 nud permanent &&
         $IP neigh replace 192.168.77.1 lladdr "$(cat /sys/class/net/bond0/address)" \
-            dev "$N2" nud permanent
+            dev "$NP" nud permanent
 }
 check "$G/xor-ipv4" bond_ipv4
 check "$G/xor-bond-active" port_state hns_bond_0 PORT_ACTIVE
@@ -261,12 +268,27 @@ if [ -n "$GB" ]; then
     check "$G/xor-f0-up-changestate-logged" wait_for 10 klog_count "RoCE slave changestate finished" $((ncs + 1))
     pair "$G/xor-rc-pingpong-after" \
         "ibv_rc_pingpong -d hns_bond_0 -g $GB -p 18704 -n 10" \
-        "ibv_rc_pingpong -d hns_2 -g $G2 -p 18704 -n 10 127.0.0.1"
+        "ibv_rc_pingpong -d hns_3 -g $GP -p 18704 -n 10 127.0.0.1"
 else
     report "$G/xor-ipv4-gid" FAIL "no RoCE v2 GID ::ffff:192.168.77.1 on hns_bond_0"
 fi
 
-# --- 5. a slave leaves; the bond again; rmmod while bonded ---------------------
+# --- 5. a third slave joins and leaves; a slave leaves; the bond again; rmmod --
+ncn=$(dmesg | grep -c "RoCE slave change num finished")
+check "$G/join-f2" sh -c "$IP link set $NX down && $IP link set $NX master bond0"
+check "$G/join-change-num-logged" wait_for 10 klog_count "RoCE slave change num finished" $((ncn + 1))
+check "$G/join-f2-plain-gone" sh -c "! rdma link show | grep -qE '^link hns_[0-9]+/1 .*netdev $NX( |\$)'"
+check "$G/join-bond-stays" has_rdma hns_bond_0
+check "$G/join-bond-active" port_state hns_bond_0 PORT_ACTIVE
+check "$G/leave-f2" $IP link set "$NX" nomaster
+check "$G/leave-change-num-logged" wait_for 10 klog_count "RoCE slave change num finished" $((ncn + 2))
+check "$G/leave-f2-plain-back" wait_for 10 plain "$NX"
+check "$G/leave-bond-stays" has_rdma hns_bond_0
+rdma link show | sed 's/^/    /'
+GB=$(ipv4_gid hns_bond_0 c0a8:4d01)
+pair "$G/leave-rc-pingpong" \
+    "ibv_rc_pingpong -d hns_bond_0 -g $GB -p 18706 -n 10" \
+    "ibv_rc_pingpong -d hns_3 -g $GP -p 18706 -n 10 127.0.0.1"
 # With two slaves, one leaving ends the bond (C: fewer than two slaves is
 # no bond, clear_bond), so this is a CLEAR, not a CHANGE_ACTIVE_PORT of a
 # smaller bond.
