@@ -1067,6 +1067,45 @@ else
     result guest/stress SKIP "hns-sim or the module did not build"
 fi
 
+# --- RoCE bonding (issue 19; docs/bonding-plan.md, docs/harness.md "RoCE
+# bonding"): tests/guest/bond-plan.sh through scripts/bond-run.sh on both
+# drivers: four functions (3.0 3.1 3.2 bonded, 4.0 the peer) with the bond
+# capability, active-backup and balance-xor bonds with RC traffic across a
+# slave's link going down, a reset of the main, a third slave joining and
+# leaving, nomaster, rmmod while bonded. Each run's host-side checks (the
+# model's bond notes, table, stalls, bad DMA), the same outcomes on Rust,
+# and the same bond commands (SET/CHANGE_ACTIVE_PORT/CLEAR with their
+# payloads, and the model's notes) from every function on both drivers.
+# After pyverbs-c's lane 2 has ended: a CMQ answered late under load
+# changes which function comes back first.
+bond_cmds() { grep -E '^(cmq > op=860[123] |# bond )' "$1" 2>/dev/null; }
+if [ -x "$HNS_BUILD/sim-target/release/hns-sim" ] && [ -f "$HNS_BUILD/module-kunit/hns_roce_rs.ko" ]; then
+    for d in c rs; do
+        bash scripts/bond-run.sh $d bond-$d >"$L/bond-$d.log" 2>&1
+        grep -h '^TEST ' "$L/bond-$d.log" | tee -a "$RESULTS"
+        grep -h '^bond-run: ' "$L/bond-$d.log" | sed 's/^/    /'
+        grep -q "^TEST bond-$d-host/" "$L/bond-$d.log" ||
+            result "bond-$d-host/run" FAIL "no TEST line (log: $L/bond-$d.log)"
+    done
+    outcomes_equal equivalence/bond-outcomes bond-c bond-rs
+    outcomes_equal equivalence/bond-host-outcomes bond-c-host bond-rs-host
+    n=0 differ=""
+    for f in "$HNS_BUILD"/guest/bond-c/trace-*.txt; do
+        b=${f##*/}
+        n=$((n + $(bond_cmds "$f" | grep -c '^cmq ')))
+        diff <(bond_cmds "$f") <(bond_cmds "$HNS_BUILD/guest/bond-rs/$b") >"$L/bond-cmds-$b.diff" ||
+            differ="$differ $b"
+    done
+    if [ "$n" -gt 0 ] && [ -z "$differ" ]; then
+        result equivalence/bond-commands PASS "($n bond commands, equal on every function)"
+    else
+        result equivalence/bond-commands FAIL "($n bond commands in the C run; differ in:${differ:- none} ($L/bond-cmds-*.diff))"
+        for b in $differ; do head -n 10 "$L/bond-cmds-$b.diff" | sed 's/^/    /'; done
+    fi
+else
+    result guest/bond SKIP "hns-sim or the module did not build"
+fi
+
 # --- Harness self-test: each injected fault must make a run fail. ------------
 # selftest_variant VARIANT CFG: a module built with CFG, put through the guest
 # plan (without rxe); status 0 only if the plan reported a failure.

@@ -43,7 +43,7 @@ mod field {
     }
 }
 
-/// The command queue descriptor codec.
+/// The command queue descriptor codec and command payloads.
 #[kunit_tests(hns_roce_rs_cmq)]
 mod cmq {
     use crate::vectors::cmq as v;
@@ -76,6 +76,11 @@ mod cmq {
     #[test]
     fn gmv_tb() {
         assert_eq!(v::check_gmv_tb(), Ok(()));
+    }
+
+    #[test]
+    fn bond_payloads() {
+        assert_eq!(crate::vectors::bond::check_payloads(), Ok(()));
     }
 }
 

@@ -3,6 +3,7 @@
 //! Test vectors shared by the host tests and the KUnit suites (`core` only).
 
 pub mod bitmap;
+pub mod bond;
 pub mod caps;
 pub mod cmq;
 pub mod cqe;

@@ -7,6 +7,7 @@
 
 use hns_host_tests::bond::*;
 use hns_host_tests::cmdq::desc::Payload;
+use hns_host_tests::vectors::bond as v;
 use hns_sim::bond::{BondInfo, MODE_1, MODE_2_4};
 
 /// Net devices are numbers here, handles too.
@@ -399,4 +400,9 @@ fn die_ids_and_suspend_count() {
         [Cmd::Set, Cmd::Change, Cmd::Clear].map(Cmd::as_c),
         [0, 1, 2]
     );
+}
+
+#[test]
+fn payloads_as_the_c_driver_sent_them() {
+    assert_eq!(v::check_payloads(), Ok(()));
 }
