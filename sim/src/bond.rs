@@ -365,15 +365,15 @@ mod tests {
             .contains("peer 00:03.1"));
     }
 
-    #[test]
-    fn bonded_main_sends_through_the_active_slave() {
-        // Functions 0 and 1 bonded (main 0, active 1 after a failover),
-        // function 2 a plain peer on the same bus.
+    /// An active-backup bond of functions 0 (main, its port down) and 1
+    /// (its port up) on bus 0, `active` the active-slave mask; and the two
+    /// ports.
+    fn ab_bond_of_two(active: u32) -> (Chip, Port, Port) {
         let mut chip = Chip::default();
         chip.bonds.insert(
             (0, 0),
             Bond {
-                info: BondInfo::from_words(&[0, MODE_1, 1, 0x2, 0x3, 0]),
+                info: BondInfo::from_words(&[0, MODE_1, 1, active, 0x3, 0]),
                 main: loc(0),
             },
         );
@@ -385,6 +385,14 @@ mod tests {
             loc: loc(1),
             up: true,
         };
+        (chip, main, slave)
+    }
+
+    #[test]
+    fn bonded_main_sends_through_the_active_slave() {
+        // Functions 0 and 1 bonded (main 0, active 1 after a failover),
+        // function 2 a plain peer on the same bus.
+        let (chip, main, slave) = ab_bond_of_two(0x2);
         let peer = Port {
             loc: loc(2),
             up: true,
@@ -409,22 +417,7 @@ mod tests {
         // 00:03.1, the peer at 00:04.0, function 0 like the main. With
         // the main's port down and still active (before the failover)
         // its egress is down, whatever the peer's port.
-        let mut chip = Chip::default();
-        chip.bonds.insert(
-            (0, 0),
-            Bond {
-                info: BondInfo::from_words(&[0, MODE_1, 1, 0x1, 0x3, 0]),
-                main: loc(0),
-            },
-        );
-        let main = Port {
-            loc: loc(0),
-            up: false,
-        };
-        let slave = Port {
-            loc: loc(1),
-            up: true,
-        };
+        let (chip, main, slave) = ab_bond_of_two(0x1);
         let peer = Port {
             loc: PciLoc {
                 bus: 0,
