@@ -41,14 +41,15 @@ bond_note trace-change-active-f1 '0: CHANGE_ACTIVE_PORT from function 0 \(bus 0x
 bond_note trace-clear '0: CLEAR from function [0-9] \(bus 0x00\): cleared'
 bond_note trace-set-after-reset '0: SET from function 0 \(bus 0x00\): mode 1 slaves 0x3 active 0x2 \(1\) hash -$'
 bond_note trace-change-join-f2 '0: CHANGE_ACTIVE_PORT from function 0 \(bus 0x00\): mode 2/4 slaves 0x7 active 0x7 \(3\) hash L34$'
+bond_note trace-set-lacp-l2 '0: SET from function 0 \(bus 0x00\): mode 2/4 slaves 0x3 active 0x3 \(2\) hash L2$'
 bond_note trace-set-xor-l34 '0: SET from function 0 \(bus 0x00\): mode 2/4 slaves 0x3 active 0x3 \(2\) hash L34$'
 bond_note trace-change-xor-f1 '0: CHANGE_ACTIVE_PORT from function 0 \(bus 0x00\): mode 2/4 slaves 0x3 active 0x2 \(1\) hash L34$'
 bond_note trace-change-xor-both '0: CHANGE_ACTIVE_PORT from function 0 \(bus 0x00\): mode 2/4 slaves 0x3 active 0x3 \(2\) hash L34$'
-# Four SETs (active-backup, its recovery after the reset, balance-xor,
-# again after a slave left) and three CLEARs (del bond0, nomaster, rmmod
-# while bonded).
+# Five SETs (active-backup, its recovery after the reset, 802.3ad,
+# balance-xor, again after a slave left) and four CLEARs (del bond0 twice,
+# nomaster, rmmod while bonded).
 table=$(grep -h 'hns-sim: bond 0 (bus 0x00):' "$run/hns-sim.log")
-if [[ "$table" =~ :\ 4\ SET,\ [0-9]+\ CHANGE_ACTIVE_PORT,\ 3\ CLEAR,\ 0\ refused\;\ cleared$ ]]; then
+if [[ "$table" =~ :\ 5\ SET,\ [0-9]+\ CHANGE_ACTIVE_PORT,\ 4\ CLEAR,\ 0\ refused\;\ cleared$ ]]; then
     t bond-table PASS "${table#hns-sim: }"
 else
     t bond-table FAIL "${table:-no bond table line in $run/hns-sim.log}"

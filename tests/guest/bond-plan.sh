@@ -25,7 +25,9 @@
 #    bond's GID while the RDMA core moves it, until then). f0 up again:
 #    f1 stays active, traffic still flows. bond0 deleted: CLEAR_BOND_INFO,
 #    hns_0 and hns_1 back.
-# 3. The same with balance-xor, xmit_hash_policy layer3+4 (bond_mode
+# 3a. 802.3ad (layer2 hash, no LACP partner): SET with bond_mode
+#    BOND_MODE_2_4, hash L2, both slaves active; bond0 deleted: CLEAR.
+# 3. The same as 2 with balance-xor, xmit_hash_policy layer3+4 (bond_mode
 #    BOND_MODE_2_4, hash L34, both slaves active; f1 alone after f0 goes
 #    down, both again after it comes back).
 # 5. f2 joins the balance-xor bond and leaves it again (each a
@@ -240,13 +242,26 @@ unbonded() {
 check "$G/del-bond0" $IP link del bond0
 unbonded "$G/unbonded" 1
 
+# --- 3a. 802.3ad ------------------------------------------------------------
+# The bonding driver reports mode 4 as a hashing bond, as balance-xor
+# (NETDEV_LAG_TX_TYPE_HASH; xmit_hash_policy layer2: hash L2). No LACP
+# partner answers here, so each slave stays an aggregator of its own with
+# its carrier up: SET with bond_mode BOND_MODE_2_4, hash_policy 0 (L2),
+# both slaves active; then the bond goes (CLEAR).
+check "$G/lacp-enslave" make_bond 802.3ad layer2 || plan_exit
+check "$G/lacp-hns-bond-0" wait_for 20 has_rdma hns_bond_0 || plan_exit
+check "$G/lacp-set-bond-logged" wait_for 10 klog_count "RoCE set bond finished" 2
+check "$G/lacp-members-gone" sh -c "! rdma link show | grep -qE '^link hns_[01]/'"
+check "$G/lacp-del-bond0" $IP link del bond0
+unbonded "$G/lacp-unbonded" 2
+
 # --- 3. balance-xor, layer3+4 --------------------------------------------------
 # SET with bond_mode 1 (BOND_MODE_2_4), hash_policy 1 (L34), both slaves
 # active; f0 down: CHANGE_ACTIVE_PORT with f1 alone, traffic held by the
 # model (when the QP's egress was f0) until then; f0 up: both again.
 check "$G/xor-enslave" make_bond balance-xor layer3+4 || plan_exit
 check "$G/xor-hns-bond-0" wait_for 20 has_rdma hns_bond_0 || plan_exit
-check "$G/xor-set-bond-logged" wait_for 10 klog_count "RoCE set bond finished" 2
+check "$G/xor-set-bond-logged" wait_for 10 klog_count "RoCE set bond finished" 3
 bond_ipv4() {
     $IP addr add 192.168.77.1/24 dev bond0 &&
         $IP neigh replace 192.168.77.2 lladdr "$(cat "/sys/class/net/$NP/address")" \
@@ -293,14 +308,14 @@ pair "$G/leave-rc-pingpong" \
 # no bond, clear_bond), so this is a CLEAR, not a CHANGE_ACTIVE_PORT of a
 # smaller bond.
 check "$G/nomaster-f1" $IP link set "$N1" nomaster
-unbonded "$G/nomaster" 2
+unbonded "$G/nomaster" 3
 check "$G/reenslave-f1" sh -c "$IP link set $N1 down && $IP link set $N1 master bond0"
 check "$G/rebond-hns-bond-0" wait_for 20 has_rdma hns_bond_0
-check "$G/rebond-set-bond-logged" wait_for 10 klog_count "RoCE set bond finished" 3
+check "$G/rebond-set-bond-logged" wait_for 10 klog_count "RoCE set bond finished" 4
 # The driver goes while bonded: the main's unregistration re-inits f1
 # (hns_bond_cleanup) and sends CLEAR_BOND_INFO, then everything goes.
 check "$G/rmmod-bonded" rmmod "$MOD"
-check "$G/rmmod-bonded-clear-logged" klog_count "RoCE clear bond finished" 3
+check "$G/rmmod-bonded-clear-logged" klog_count "RoCE clear bond finished" 4
 check "$G/rmmod-bonded-no-rdma" sh -c '[ -z "$(rdma link show)" ] || { rdma link show; exit 1; }'
 check "$G/final-unload" sh -c "$IP link del bond0 && rmmod hns_sim"
 plan_exit

@@ -4,9 +4,9 @@
 //!
 //! The words are the `cmq > op=860x` descriptors of `hns-roce-hw-v2.ko` in
 //! the hns-sim traces of `scripts/bond-run.sh c` (session 34): an
-//! active-backup bond of functions 0 and 1, its failover to function 1, a
-//! balance-xor layer 3+4 bond, its failover, a third slave (function 2),
-//! and the clear. The driver's bookkeeping must give the same words for
+//! active-backup bond of functions 0 and 1, its failover to function 1, an
+//! 802.3ad layer 2 bond, a balance-xor layer 3+4 bond, its failover, a
+//! third slave (function 2), and the clear. The driver's bookkeeping must give the same words for
 //! the same bond.
 
 use super::{expect, Check};
@@ -17,7 +17,7 @@ use crate::cmdq::desc::Payload;
 type Vector = (Cmd, TxType, HashType, u32, u32, [u32; 6]);
 
 /// The C driver's descriptors.
-const C_BOND: [Vector; 7] = [
+const C_BOND: [Vector; 8] = [
     (
         Cmd::Set,
         TxType::ActiveBackup,
@@ -41,6 +41,14 @@ const C_BOND: [Vector; 7] = [
         0x3,
         0x2,
         [0, 0, 1, 2, 3, 0],
+    ),
+    (
+        Cmd::Set,
+        TxType::Hash,
+        HashType::L2,
+        0x3,
+        0x3,
+        [0, 1, 2, 3, 3, 0],
     ),
     (
         Cmd::Set,
