@@ -33,7 +33,7 @@ mod raw;
 mod bond;
 pub(crate) use bond::{
     link as bond_link, master_upper, slave as bond_slave, slaves as bond_slaves, BondEvent,
-    BondHandler, BondHooks, HandleRef, NetDev, LAG_HASH_L2, LAG_HASH_L23, LAG_HASH_L34,
+    BondHandler, BondHooks, BondSlave, HandleRef, NetDev, LAG_HASH_L2, LAG_HASH_L23, LAG_HASH_L34,
     LAG_HASH_NONE, LAG_TX_ACTIVEBACKUP, LAG_TX_HASH,
 };
 

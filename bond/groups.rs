@@ -586,14 +586,13 @@ impl BondGroup {
         let n = rdma::bond_slaves(upper, &mut raw).unwrap_or(0);
         let mut out = KVec::new();
         for s in raw.iter() {
-            let hns = s.hns.map(|(handle, func, bus, bond_cap, vf)| HnsDev {
-                handle,
-                func,
-                bus,
-                bond_cap,
-                vf,
-            });
-            let _ = out.push(Slave { netdev: s.dev, hns }, GFP_KERNEL);
+            let _ = out.push(
+                Slave {
+                    netdev: s.dev,
+                    hns: hns_dev(s),
+                },
+                GFP_KERNEL,
+            );
         }
         // An upper with more lower devices than were read has too many to
         // bond: one more entry that cannot bond says so.
@@ -645,6 +644,17 @@ impl BondGroup {
     }
 }
 
+/// This driver's device on a lower device, as the bookkeeping reads it.
+fn hns_dev(s: &rdma::BondSlave) -> Option<HnsDev<HandleRef>> {
+    s.hns.map(|(handle, func, bus, bond_cap, vf)| HnsDev {
+        handle,
+        func,
+        bus,
+        bond_cap,
+        vf,
+    })
+}
+
 /// A LAG transmit type as the bookkeeping names it.
 fn tx_type(raw: u32) -> TxType {
     match raw {
@@ -679,15 +689,7 @@ impl BondHandler for BondGroup {
                 if !lag_master {
                     return false;
                 }
-                let hns = rdma::bond_slave(dev)
-                    .hns
-                    .map(|(handle, func, bus, bond_cap, vf)| HnsDev {
-                        handle,
-                        func,
-                        bus,
-                        bond_cap,
-                        vf,
-                    });
+                let hns = hns_dev(&rdma::bond_slave(dev));
                 let other_group =
                     hns.is_some_and(|h| find(h.bus, dev).is_some_and(|g| g.id != self.id));
                 let slaves = Self::read_slaves(upper);
