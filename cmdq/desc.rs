@@ -44,6 +44,14 @@ pub struct Desc {
 }
 
 impl Desc {
+    /// An all-zero descriptor (no opcode, no flags).
+    pub const ZERO: Desc = Desc {
+        opcode: 0,
+        flag: 0,
+        retval: 0,
+        data: Payload::zeroed(),
+    };
+
     /// A zeroed descriptor for `opcode`: `IN`, plus `WR` for a read
     /// (`hns_roce_cmq_setup_basic_desc`).
     pub fn new(opcode: u16, read: bool) -> Self {
@@ -87,13 +95,22 @@ impl Desc {
 /// A command of `N` descriptors for `opcode` (each set up as [`Desc::new`]
 /// does), chained with NEXT on all but the last.
 pub fn chain<const N: usize>(opcode: u16, read: bool) -> [Desc; N] {
-    core::array::from_fn(|i| {
-        let mut d = Desc::new(opcode, read);
-        if i + 1 < N {
+    let mut descs = [const { Desc::ZERO }; N];
+    set_chain(&mut descs, opcode, read);
+    descs
+}
+
+/// Sets up `descs` as [`chain`] returns them. One copy for every length:
+/// [`chain`] is instantiated per length and stays a few instructions.
+#[inline(never)]
+fn set_chain(descs: &mut [Desc], opcode: u16, read: bool) {
+    let last = descs.len().saturating_sub(1);
+    for (i, d) in descs.iter_mut().enumerate() {
+        *d = Desc::new(opcode, read);
+        if i < last {
             d.flag |= flag::NEXT;
         }
-        d
-    })
+    }
 }
 
 /// The errno for a firmware return code (`hns_roce_cmd_err_convert_errno`),
