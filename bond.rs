@@ -599,18 +599,6 @@ impl<N: Copy + PartialEq, H: Copy + PartialEq> Group<N, H> {
     }
 }
 
-/// Finds the group of `netdev` among a die's groups
-/// (`hns_roce_get_bond_grp`).
-pub fn find_group<N: Copy + PartialEq, H: Copy + PartialEq>(
-    groups: &[Option<Group<N, H>>],
-    netdev: N,
-    upper_of: Option<N>,
-) -> Option<usize> {
-    groups
-        .iter()
-        .position(|g| g.as_ref().is_some_and(|g| g.claims(netdev, upper_of)))
-}
-
 /// A die's bond ids and suspend count (`struct hns_roce_die_info`
 /// without the groups).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

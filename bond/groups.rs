@@ -88,15 +88,27 @@ impl Drop for Registry {
     }
 }
 
+/// A die's groups with their hooks, as the registry holds them.
+type DieGroups = KVec<(Arc<BondGroup>, Arc<BondHooks<BondGroup>>)>;
+
 /// The groups of die `bus`, in id order.
-fn groups_of(bus: u8) -> KVec<(Arc<BondGroup>, Arc<BondHooks<BondGroup>>)> {
-    let dies = DIES.lock();
+fn groups_of(bus: u8) -> DieGroups {
+    die_step(bus, |_| true)
+}
+
+/// Runs `step` on die `bus`'s ids and suspend count and, when it returns
+/// true, gives the die's groups, in id order: one hold of the registry for
+/// both. Nothing for a die without groups.
+fn die_step(bus: u8, step: impl FnOnce(&mut Die) -> bool) -> DieGroups {
+    let mut dies = DIES.lock();
     let mut out = KVec::new();
-    if let Some(d) = dies.iter().find(|d| d.bus == bus) {
-        for g in d.groups.iter() {
-            // Two entries at most: a failed push leaves a group out, as a
-            // group the lookup does not find.
-            let _ = out.push((g.0.clone(), g.1.clone()), GFP_KERNEL);
+    if let Some(d) = dies.iter_mut().find(|d| d.bus == bus) {
+        if step(&mut d.die) {
+            for g in d.groups.iter() {
+                // Two entries at most: a failed push leaves a group out, as
+                // a group the lookup does not find.
+                let _ = out.push((g.0.clone(), g.1.clone()), GFP_KERNEL);
+            }
         }
     }
     out
@@ -225,17 +237,8 @@ pub(crate) fn claims(h: &Hnae3Handle) -> bool {
 pub(crate) fn suspend(h: &Hnae3Handle) {
     let (bus, _) = h.bus_func();
     let _pm = BOND_PM.lock();
-    let first = {
-        let mut dies = DIES.lock();
-        let Some(d) = dies.iter_mut().find(|d| d.bus == bus) else {
-            return;
-        };
-        d.die.suspend()
-    };
-    if first {
-        for (_, hooks) in groups_of(bus) {
-            hooks.suspend();
-        }
+    for (_, hooks) in die_step(bus, Die::suspend) {
+        hooks.suspend();
     }
 }
 
@@ -244,24 +247,15 @@ pub(crate) fn suspend(h: &Hnae3Handle) {
 pub(crate) fn resume(h: &Hnae3Handle) {
     let (bus, _) = h.bus_func();
     let _pm = BOND_PM.lock();
-    let last = {
-        let mut dies = DIES.lock();
-        let Some(d) = dies.iter_mut().find(|d| d.bus == bus) else {
-            return;
-        };
-        d.die.resume()
-    };
-    if last {
-        for (g, hooks) in groups_of(bus) {
-            if let Err(e) = hooks.register() {
-                hdev_err!(
-                    h.device(),
-                    "failed to resume bond notifier(bus_num = {}, id = {}), ret = {}.\n",
-                    bus,
-                    g.id,
-                    e.to_errno()
-                );
-            }
+    for (g, hooks) in die_step(bus, Die::resume) {
+        if let Err(e) = hooks.register() {
+            hdev_err!(
+                h.device(),
+                "failed to resume bond notifier(bus_num = {}, id = {}), ret = {}.\n",
+                bus,
+                g.id,
+                e.to_errno()
+            );
         }
     }
 }

@@ -1631,6 +1631,17 @@ impl Wire<VecMem> for CrowdedWire<'_> {
     }
 }
 
+/// QP 8's 8-byte SEND of `post_a` went over the wire once and landed in
+/// device 1's receive buffer, with a successful send CQE on device 0.
+fn assert_sent_over_the_wire(w: &World, e0: &Engine) {
+    assert_eq!(e0.sq_ci(8), Some(1));
+    let mut got = [0u8; 8];
+    w.mem.read(MR_P0 + 0x40, &mut got).unwrap();
+    assert_eq!(&got, b"abcdefgh");
+    assert_eq!(get32(&w.mem, CQ1_BUF), 0x0000_0080, "send CQE, success");
+    assert_eq!(e0.stats.wire, 1);
+}
+
 #[test]
 fn unowned_dgid_waits_on_a_wire_of_several_devices() {
     // Device 1's GID entry is gone for a moment (an active-backup bond's
@@ -1680,12 +1691,7 @@ fn unowned_dgid_waits_on_a_wire_of_several_devices() {
         &mut wire,
         t0 + Duration::from_millis(2)
     ));
-    assert_eq!(e0.sq_ci(8), Some(1));
-    let mut got = [0u8; 8];
-    w.mem.read(MR_P0 + 0x40, &mut got).unwrap();
-    assert_eq!(&got, b"abcdefgh");
-    assert_eq!(get32(&w.mem, CQ1_BUF), 0x0000_0080, "send CQE, success");
-    assert_eq!(e0.stats.wire, 1);
+    assert_sent_over_the_wire(&w, &e0);
     assert!(e0.link_blocked.is_empty(), "the stall ended");
 }
 
@@ -2260,12 +2266,7 @@ fn down_port_stalls_rc_until_change_active_port() {
         &mut wire,
         t0 + Duration::from_millis(3)
     ));
-    assert_eq!(e0.sq_ci(8), Some(1));
-    let mut got = [0u8; 8];
-    w.mem.read(MR_P0 + 0x40, &mut got).unwrap();
-    assert_eq!(&got, b"abcdefgh");
-    assert_eq!(get32(&w.mem, CQ1_BUF), 0x0000_0080, "send CQE, success");
-    assert_eq!(e0.stats.wire, 1);
+    assert_sent_over_the_wire(&w, &e0);
     // Back the other way: the peer reaches the bond through any up
     // slave port; with function 1's down too, not at all.
     let to_bond = crate::device::fw_path(port_of(&f2), &f0, [&f0, &f1].into_iter(), 9);

@@ -343,19 +343,18 @@ fn an_unregistering_slave_is_forgotten() {
 }
 
 #[test]
-fn claims_and_find_group() {
+fn claims_members_and_the_upper_it_follows() {
     let (f0, f1) = (hns(0), hns(1));
     let mut g0 = G::new(0, 0);
     let both = [f0, f1];
     g0.upper_event(&link(&f1, AB, &both));
-    let groups = [Some(g0.clone()), Some(G::new(1, 0))];
     // Before the work, the group knows its upper, not yet its members.
-    assert_eq!(find_group(&groups, f0.netdev, Some(BOND0)), Some(0));
-    assert_eq!(find_group(&groups, f0.netdev, None), None);
+    assert!(g0.claims(f0.netdev, Some(BOND0)));
+    assert!(!g0.claims(f0.netdev, None));
+    assert!(!G::new(1, 0).claims(f0.netdev, Some(BOND0)));
     g0.work_begin(&both);
-    let groups = [Some(g0), None];
-    assert_eq!(find_group(&groups, f0.netdev, None), Some(0));
-    assert_eq!(find_group(&groups, 77, Some(200)), None);
+    assert!(g0.claims(f0.netdev, None));
+    assert!(!g0.claims(77, Some(200)));
 }
 
 #[test]
