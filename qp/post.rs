@@ -617,7 +617,7 @@ impl Qp {
     /// `set_ud_wqe`. Inlined into [`Qp::post_send`], its one caller: the
     /// WR the chain reads is then never stored whole, and no call is made
     /// per WR (left to itself the compiler stopped inlining it once
-    /// `post_send` grew, and `post_send_16` took 1.9x C's time).
+    /// `post_send` grew, and `post_send_16` took 1.4-2.0x C's time).
     #[inline(always)]
     fn write_ud_wqe(
         &self,
@@ -687,7 +687,7 @@ impl Qp {
     /// `set_rc_wqe`. Inlined into [`Qp::post_send`], its one caller: the
     /// WR the chain reads is then never stored whole, and no call is made
     /// per WR (left to itself the compiler stopped inlining it once
-    /// `post_send` grew, and `post_send_16` took 1.9x C's time).
+    /// `post_send` grew, and `post_send_16` took 1.4-2.0x C's time).
     #[inline(always)]
     fn write_rc_wqe(
         &self,
