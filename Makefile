@@ -9,6 +9,7 @@
 #   make demo           build everything, boot, load hns_roce_rs, show it
 #   make bench          Rust against C, alternating in one boot: build/bench/report.md (issue 16)
 #   make bench-kmod     the kernel hot-path benchmark module, build/bench/extra/hns_kbench.ko
+#   make size-attr      where the module's .text goes, build/size/attr.txt (issue 16)
 #   make faults         probe fault sweep on both drivers (issue 15), build/faults/report.md
 #   make fuzz           uverbs fuzzer on both drivers, errno tables compared (issue 15), build/fuzz/
 #   make stress         object churn + traffic on 2 vCPUs, both drivers (issue 15), build/stress/
@@ -93,12 +94,12 @@ CMD ?=
 RS_SOURCES = $(shell git ls-files --cached --others --exclude-standard '*.rs' 2>/dev/null || find . -name '*.rs' -not -path './build/*' -not -path '*/target/*')
 
 .PHONY: all setup kernel modules modules-kunit module-variant sim sim-test clippy fmt fmt-check host-test \
-	initramfs guest check check-kasan demo bench bench-kmod faults fuzz stress clean help intree-patch intree-build
+	initramfs guest check check-kasan demo bench bench-kmod size-attr faults fuzz stress clean help intree-patch intree-build
 
 all: modules
 
 help:
-	@sed -n '3,17p' Makefile
+	@sed -n '3,/^$$/p' Makefile
 
 setup:
 	@bash scripts/setup.sh
@@ -188,6 +189,24 @@ demo:
 ROUNDS ?= 5
 bench: modules kernel sim bench-kmod
 	@bash scripts/bench.sh $(ROUNDS)
+
+# Where the module's .text goes (issue 16, docs/benchmarks.md): the crate
+# built again with debug info (the same .text as the release build, which
+# is checked) and its instructions given to their inline chains by
+# scripts/size-attr.py. Not part of `make check`.
+size-attr: modules
+	@mkdir -p $(BUILD)/module-dbg $(BUILD)/size
+	$(KMAKE) MO=$(BUILD)/module-dbg KRUSTFLAGS=-Cdebuginfo=1 modules
+	@rel=$$(size -A $(BUILD)/module/hns_roce_main.o | awk '$$1 == ".text" { print $$2 }'); \
+	dbg=$$(size -A $(BUILD)/module-dbg/hns_roce_main.o | awk '$$1 == ".text" { print $$2 }'); \
+	if [ "$$rel" != "$$dbg" ]; then \
+		echo "size-attr: .text differs with debug info ($$rel release, $$dbg debug)" >&2; exit 1; \
+	fi
+	@for f in hns_roce_rs.ko hns_roce_main.o bindings/shim.o; do \
+		size -A $(BUILD)/module/$$f | awk -v f=$$f '$$1 ~ /^\.text/ { t += $$2 } END { printf "%-16s .text %d\n", f, t }'; \
+	done >$(BUILD)/size/attr.txt
+	python3 scripts/size-attr.py $(BUILD)/module-dbg/hns_roce_main.o $(CURDIR) >>$(BUILD)/size/attr.txt
+	@echo "size-attr: $(BUILD)/size/attr.txt"
 
 # The kernel hot-path benchmark module (kverbs only, any ib_device;
 # tests/bench/hns_kbench.c) into $(BUILD)/bench/extra/ for HNS_GUEST_EXTRA.

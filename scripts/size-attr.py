@@ -1,0 +1,173 @@
+#!/usr/bin/env python3
+"""Where the Rust module's .text goes (issue 16, docs/benchmarks.md).
+
+Reads the crate's object from a build with debug info (`make size-attr`
+builds it with KRUSTFLAGS=-Cdebuginfo=1, whose .text is the release
+build's byte for byte), gives every instruction's bytes to its inline
+chain (GNU objdump for the instructions, GNU addr2line -i for the chains)
+and prints:
+
+  functions   the largest symbols (what `nm -S` shows, callees with one
+              caller already inside them);
+  files       bytes by the innermost frame that is a source file of the
+              project (lines of `core` or the kernel crate inlined into a
+              function of ours count for the file that called them);
+  library     code of `core`, the kernel crate and pin-init inlined where
+              our code calls it, by the library function our line called
+              (inner generic arguments shown as `<..>`), with the number of
+              call sites;
+  spread      functions inlined into several symbols: bytes in all, the
+              number of symbols, and the bytes outside the largest copy
+              (an upper bound on what keeping it out of line could save;
+              each call site keeps its call and error path, so the real
+              saving is usually far smaller, see docs/benchmarks.md).
+
+  size-attr.py [--top N] OBJECT [PROJECT_DIR]
+"""
+
+import collections
+import os
+import re
+import subprocess
+import sys
+
+
+def usage():
+    sys.exit(__doc__.strip().splitlines()[-1].strip())
+
+
+def instructions(obj):
+    """Start address of each instruction of .text, and its length."""
+    out = subprocess.run(
+        ["objdump", "-d", "--no-show-raw-insn", "--section=.text", obj],
+        capture_output=True, text=True, check=True).stdout
+    addrs = sorted({int(m.group(1), 16)
+                    for m in re.finditer(r"^\s*([0-9a-f]+):\s", out, re.M)})
+    end = text_size(obj)
+    return [(a, (addrs[i + 1] if i + 1 < len(addrs) else end) - a)
+            for i, a in enumerate(addrs)]
+
+
+def text_size(obj):
+    out = subprocess.run(["size", "-A", obj], capture_output=True, text=True,
+                         check=True).stdout
+    for line in out.splitlines():
+        f = line.split()
+        if f and f[0] == ".text":
+            return int(f[1])
+    sys.exit(f"size-attr: no .text in {obj}")
+
+
+def chains(obj, addrs):
+    """Inline chain per address, innermost first: (function, file, line)."""
+    out = subprocess.run(
+        ["addr2line", "-a", "-i", "-f", "-C", "-e", obj],
+        input="\n".join(hex(a) for a in addrs), capture_output=True,
+        text=True, check=True).stdout.splitlines()
+    res = {}
+    cur = None
+    i = 0
+    while i < len(out):
+        line = out[i]
+        if re.fullmatch(r"0x[0-9a-f]+", line):
+            cur = int(line, 16)
+            res[cur] = []
+            i += 1
+            continue
+        fn = line
+        loc = out[i + 1] if i + 1 < len(out) else "??:0"
+        path, _, ln = loc.rpartition(":")
+        ln = ln.split()[0] if ln else "0"
+        res[cur].append((fn, path, int(ln) if ln.isdigit() else 0))
+        i += 2
+    return res
+
+
+def short_name(name):
+    """`name` with generic arguments below the first level shown as `<..>`
+    (`<kernel::alloc::kvec::Vec<..>>::push`); all drop glue as one name."""
+    if name.startswith("core::ptr::drop_in_place"):
+        return "core::ptr::drop_in_place (drop glue, all types)"
+    out, depth = [], 0
+    for ch in name:
+        if ch == "<":
+            depth += 1
+            if depth == 2:
+                out.append("<..>")
+        if depth <= 1:
+            out.append(ch)
+        if ch == ">":
+            depth -= 1
+    return "".join(out)
+
+
+def main():
+    args = sys.argv[1:]
+    top = 25
+    if args[:1] == ["--top"]:
+        if len(args) < 2 or not args[1].isdigit():
+            usage()
+        top = int(args[1])
+        args = args[2:]
+    if not 1 <= len(args) <= 2:
+        usage()
+    obj = args[0]
+    proj = os.path.realpath(args[1] if len(args) > 1 else
+                            os.path.join(os.path.dirname(__file__), ".."))
+    insns = instructions(obj)
+    ch = chains(obj, [a for a, _ in insns])
+
+    def ours(path):
+        return os.path.realpath(path).startswith(proj + os.sep) \
+            if path and path != "??" else False
+
+    total = sum(n for _, n in insns)
+    funcs = collections.Counter()
+    files = collections.Counter()
+    lib = collections.Counter()
+    lib_sites = collections.defaultdict(set)
+    spread = collections.defaultdict(collections.Counter)
+    for a, n in insns:
+        c = ch.get(a) or [("??", "??", 0)]
+        outer = c[-1][0]
+        funcs[outer] += n
+        mine = [i for i, (_, p, _) in enumerate(c) if ours(p)]
+        if mine:
+            i = mine[0]
+            files[os.path.relpath(os.path.realpath(c[i][1]), proj)] += n
+            if i > 0:
+                name = short_name(c[i - 1][0])
+                lib[name] += n
+                lib_sites[name].add((c[i][1], c[i][2]))
+        else:
+            files["(no frame of the project)"] += n
+        seen = set()
+        for fn, _, _ in c[:-1]:
+            if fn not in seen:
+                seen.add(fn)
+                spread[fn][outer] += n
+
+    print(f".text of {obj}: {total} bytes in {len(insns)} instructions")
+    print(f"\n== functions (largest {top})")
+    for fn, n in funcs.most_common(top):
+        print(f"{n:8} {fn[:150]}")
+    print(f"\n== files (innermost frame of {proj})")
+    for f, n in files.most_common():
+        print(f"{n:8} {f}")
+    print(f"\n== library code inlined at our call sites (largest {top})")
+    for name, n in lib.most_common(top):
+        print(f"{n:8} {len(lib_sites[name]):4} sites  {name[:140]}")
+    print(f"\n== inlined into several symbols (largest {top} outside the "
+          "largest copy)")
+    rows = []
+    for fn, per in spread.items():
+        if len(per) > 1:
+            rows.append((sum(per.values()) - max(per.values()),
+                         sum(per.values()), len(per), fn))
+    rows.sort(reverse=True)
+    for extra, n, k, fn in rows[:top]:
+        print(f"{extra:8} {n:8} {k:4} symbols  {fn[:130]}")
+
+
+if __name__ == "__main__":
+    main()
