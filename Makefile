@@ -197,15 +197,8 @@ bench: modules kernel sim bench-kmod
 size-attr: modules
 	@mkdir -p $(BUILD)/module-dbg $(BUILD)/size
 	$(KMAKE) MO=$(BUILD)/module-dbg KRUSTFLAGS=-Cdebuginfo=1 modules
-	@rel=$$(size -A $(BUILD)/module/hns_roce_main.o | awk '$$1 == ".text" { print $$2 }'); \
-	dbg=$$(size -A $(BUILD)/module-dbg/hns_roce_main.o | awk '$$1 == ".text" { print $$2 }'); \
-	if [ "$$rel" != "$$dbg" ]; then \
-		echo "size-attr: .text differs with debug info ($$rel release, $$dbg debug)" >&2; exit 1; \
-	fi
-	@for f in hns_roce_rs.ko hns_roce_main.o bindings/shim.o; do \
-		size -A $(BUILD)/module/$$f | awk -v f=$$f '$$1 ~ /^\.text/ { t += $$2 } END { printf "%-16s .text %d\n", f, t }'; \
-	done >$(BUILD)/size/attr.txt
-	python3 scripts/size-attr.py $(BUILD)/module-dbg/hns_roce_main.o $(CURDIR) >>$(BUILD)/size/attr.txt
+	python3 scripts/size-attr.py --release $(BUILD)/module $(BUILD)/module-dbg/hns_roce_main.o \
+		$(CURDIR) >$(BUILD)/size/attr.txt
 	@echo "size-attr: $(BUILD)/size/attr.txt"
 
 # The kernel hot-path benchmark module (kverbs only, any ib_device;

@@ -22,10 +22,15 @@ and prints:
               each call site keeps its call and error path, so the real
               saving is usually far smaller, see docs/benchmarks.md).
 
-  size-attr.py [--top N] OBJECT [PROJECT_DIR]
+With --release DIR (the release build's output directory), the .text
+of OBJECT must equal that of DIR's object of the same name, and the
+.text of the release module, crate and shim is printed first.
+
+  size-attr.py [--top N] [--release DIR] OBJECT [PROJECT_DIR]
 """
 
 import collections
+import functools
 import os
 import re
 import subprocess
@@ -43,19 +48,45 @@ def instructions(obj):
         capture_output=True, text=True, check=True).stdout
     addrs = sorted({int(m.group(1), 16)
                     for m in re.finditer(r"^\s*([0-9a-f]+):\s", out, re.M)})
-    end = text_size(obj)
+    end = sections(obj).get(".text")
+    if end is None:
+        sys.exit(f"size-attr: no .text in {obj}")
     return [(a, (addrs[i + 1] if i + 1 < len(addrs) else end) - a)
             for i, a in enumerate(addrs)]
 
 
-def text_size(obj):
+def sections(obj):
+    """Section name to size, as `size -A` prints them."""
     out = subprocess.run(["size", "-A", obj], capture_output=True, text=True,
                          check=True).stdout
+    res = {}
     for line in out.splitlines():
         f = line.split()
-        if f and f[0] == ".text":
-            return int(f[1])
-    sys.exit(f"size-attr: no .text in {obj}")
+        if len(f) >= 2 and f[0].startswith(".") and f[1].isdigit():
+            res[f[0]] = int(f[1])
+    return res
+
+
+def text_total(obj):
+    """Every .text* section of `obj`, as `make bench` counts them."""
+    return sum(n for name, n in sections(obj).items()
+               if name.startswith(".text"))
+
+
+# The release build's pieces whose .text is printed with --release.
+RELEASE_PIECES = ("hns_roce_rs.ko", "hns_roce_main.o", "bindings/shim.o")
+
+
+def check_release(obj, release):
+    """Exits unless `obj` has the .text of its release twin; prints the
+    release module's pieces."""
+    twin = os.path.join(release, os.path.basename(obj))
+    dbg, rel = sections(obj).get(".text"), sections(twin).get(".text")
+    if dbg != rel:
+        sys.exit(f"size-attr: .text differs with debug info ({rel} in "
+                 f"{twin}, {dbg} in {obj})")
+    for piece in RELEASE_PIECES:
+        print(f"{piece:16} .text {text_total(os.path.join(release, piece))}")
 
 
 def chains(obj, addrs):
@@ -104,22 +135,36 @@ def short_name(name):
 def main():
     args = sys.argv[1:]
     top = 25
-    if args[:1] == ["--top"]:
-        if len(args) < 2 or not args[1].isdigit():
+    release = None
+    while args[:1] in (["--top"], ["--release"]):
+        if len(args) < 2:
             usage()
-        top = int(args[1])
+        if args[0] == "--top":
+            if not args[1].isdigit():
+                usage()
+            top = int(args[1])
+        else:
+            release = args[1]
         args = args[2:]
     if not 1 <= len(args) <= 2:
         usage()
     obj = args[0]
     proj = os.path.realpath(args[1] if len(args) > 1 else
                             os.path.join(os.path.dirname(__file__), ".."))
+    if release:
+        check_release(obj, release)
     insns = instructions(obj)
     ch = chains(obj, [a for a, _ in insns])
 
-    def ours(path):
-        return os.path.realpath(path).startswith(proj + os.sep) \
-            if path and path != "??" else False
+    # A few hundred distinct paths over ~10^5 frames: resolve each once.
+    @functools.lru_cache(maxsize=None)
+    def project_path(path):
+        """`path` relative to the project, or None outside it."""
+        if not path or path == "??":
+            return None
+        real = os.path.realpath(path)
+        return os.path.relpath(real, proj) \
+            if real.startswith(proj + os.sep) else None
 
     total = sum(n for _, n in insns)
     funcs = collections.Counter()
@@ -131,10 +176,10 @@ def main():
         c = ch.get(a) or [("??", "??", 0)]
         outer = c[-1][0]
         funcs[outer] += n
-        mine = [i for i, (_, p, _) in enumerate(c) if ours(p)]
+        mine = [i for i, (_, p, _) in enumerate(c) if project_path(p)]
         if mine:
             i = mine[0]
-            files[os.path.relpath(os.path.realpath(c[i][1]), proj)] += n
+            files[project_path(c[i][1])] += n
             if i > 0:
                 name = short_name(c[i - 1][0])
                 lib[name] += n
