@@ -64,7 +64,7 @@ mod wr;
 
 pub(crate) use wr::{
     IbCq, IbQp, IbSrq, QpEvent, RecvChain, RecvWr, SendChain, SendWr, Sge, SrqEvent, WcArray,
-    WcBuf, WrOpcode, SEND_FENCE, SEND_INLINE, SEND_SIGNALED, SEND_SOLICITED,
+    WcBuf, WrOpcode, ZeroWrite, SEND_FENCE, SEND_INLINE, SEND_SIGNALED, SEND_SOLICITED,
 };
 
 /// Borrows the object behind a `void *` the shim keeps for us, or `None`

@@ -19,7 +19,7 @@ use crate::cq::Cq;
 use crate::hns_roce_hw_v2::consts::free_mr as fmr;
 use crate::hns_roce_hw_v2::qpc::{qpt, QpState};
 use crate::mr::Mr;
-use crate::rdma::{QpAttr, QpInit, QpModifyResp, SendWr, WcBuf, WrOpcode, ACCESS_REMOTE_WRITE};
+use crate::rdma::{QpAttr, QpInit, QpModifyResp, WcBuf, ZeroWrite, ACCESS_REMOTE_WRITE};
 use crate::IbDev;
 use kernel::{
     prelude::*,
@@ -112,8 +112,8 @@ impl FreeMr {
         let mut left = 0usize;
         for q in self.qps.iter() {
             // Unsignaled in the WR, signaled by the QP (all WRs are).
-            let wr = SendWr::<Mr>::new(0, WrOpcode::RdmaWrite);
-            if let Err((_, e)) = q.post_send(env, core::iter::once(wr)) {
+            let wr = ZeroWrite::new();
+            if let Err((_, e)) = q.post_send(env, wr.as_chain::<Mr>()) {
                 ibdev_err_ratelimited!(
                     env.cmd,
                     "failed to post wqe for free mr, ret = {}.\n",

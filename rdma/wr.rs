@@ -499,6 +499,29 @@ impl<'a, M: 'a> Iterator for SendChain<'a, M> {
     }
 }
 
+/// The one WR of a free-MR round (C's on-stack `ib_rdma_wr`): a
+/// zero-length RDMA WRITE with WR id 0, no flag, SGE, address or key,
+/// built by the driver and walked as a chain of one. Going through
+/// [`SendChain`] keeps a single copy of the send path in the module.
+pub(crate) struct ZeroWrite(raw::ib_rdma_wr);
+
+impl ZeroWrite {
+    /// The WR.
+    pub(crate) fn new() -> Self {
+        // SAFETY: an all-zero `ib_rdma_wr` is valid (integers, null
+        // pointers); it reads as opcode 0, `IB_WR_RDMA_WRITE`, with a null
+        // `next` and no SGE.
+        Self(unsafe { core::mem::zeroed() })
+    }
+
+    /// The chain of this one WR, of an RC QP.
+    pub(crate) fn as_chain<M>(&self) -> SendChain<'_, M> {
+        // SAFETY: `self.0.wr` heads a valid chain of one RDMA WR inside its
+        // `ib_rdma_wr`, with no SGE or MR, borrowed for the chain's life.
+        unsafe { SendChain::new(&self.0.wr, false) }
+    }
+}
+
 /// The caller's `struct ib_wc` array of a `poll_cq`.
 ///
 /// # Invariants
