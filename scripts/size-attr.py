@@ -16,6 +16,10 @@ and prints:
               our code calls it, by the library function our line called
               (inner generic arguments shown as `<..>`), with the number of
               call sites;
+  origin      bytes by where the innermost frame's source is: the project,
+              the kernel crate (with pin-init), `core` called from the
+              kernel crate, `core` called from the project, `core`
+              functions of their own;
   spread      functions inlined into several symbols: bytes in all, the
               number of symbols, and the bytes outside the largest copy
               (an upper bound on what keeping it out of line could save;
@@ -132,6 +136,17 @@ def short_name(name):
     return "".join(out)
 
 
+def origin(path, project_path):
+    """Which library `path` (a frame's source) belongs to."""
+    if project_path(path):
+        return "project"
+    if "/rust/kernel/" in path or "/pin-init/" in path:
+        return "kernel crate"
+    if "/library/core/" in path:
+        return "core"
+    return "other"
+
+
 def main():
     args = sys.argv[1:]
     top = 25
@@ -172,8 +187,16 @@ def main():
     lib = collections.Counter()
     lib_sites = collections.defaultdict(set)
     spread = collections.defaultdict(collections.Counter)
+    origins = collections.Counter()
     for a, n in insns:
         c = ch.get(a) or [("??", "??", 0)]
+        kinds = [origin(p, project_path) for _, p, _ in c]
+        if kinds[0] == "core":
+            caller = next((k for k in kinds if k != "core"), None)
+            origins[f"core, called from the {caller}" if caller
+                    else "core, out of line"] += n
+        else:
+            origins[kinds[0]] += n
         outer = c[-1][0]
         funcs[outer] += n
         mine = [i for i, (_, p, _) in enumerate(c) if project_path(p)]
@@ -202,6 +225,9 @@ def main():
     print(f"\n== library code inlined at our call sites (largest {top})")
     for name, n in lib.most_common(top):
         print(f"{n:8} {len(lib_sites[name]):4} sites  {name[:140]}")
+    print("\n== origin (the innermost frame's source)")
+    for k, n in origins.most_common():
+        print(f"{n:8} {100 * n / total:5.1f} %  {k}")
     print(f"\n== inlined into several symbols (largest {top} outside the "
           "largest copy)")
     rows = []
