@@ -552,8 +552,8 @@ impl Cmd {
         self.wait_mbox_idle(GO_BIT_TIMEOUT_MS).inspect_err(|e| {
             hdev_err!(
                 self.dev,
-                "failed to check post mbox status = 0x0, ret = {}.\n",
-                e.to_errno()
+                "failed to check post mbox status = 0x0",
+                ret = e.to_errno()
             )
         })?;
         let mut d = [Desc::new(cmq_op::POST_MB, false)];
@@ -569,13 +569,8 @@ impl Cmd {
         for (f, w) in POST_MB_WORDS.iter().zip(words) {
             d[0].data.write(*f, w);
         }
-        self.send(&mut d).inspect_err(|e| {
-            hdev_err!(
-                self.dev,
-                "failed to post mailbox, ret = {}.\n",
-                e.to_errno()
-            )
-        })
+        self.send(&mut d)
+            .inspect_err(|e| hdev_err!(self.dev, "failed to post mailbox", ret = e.to_errno()))
     }
 
     /// Runs mailbox command `cmd` on object `tag` (`hns_roce_cmd_mbox`):
@@ -613,8 +608,8 @@ impl Cmd {
             Err(e) => {
                 hdev_err!(
                     self.dev,
-                    "failed to check mbox status = 0x0, ret = {}.\n",
-                    e.to_errno()
+                    "failed to check mbox status = 0x0",
+                    ret = e.to_errno()
                 );
                 Err(e)
             }

@@ -231,8 +231,8 @@ impl Cq {
             .map(Mtr::User),
         }
         .inspect_err(|e| {
-            ibdev_err!(env.cmd, "failed to alloc CQ mtr, ret = {}.\n", e.to_errno());
-            ibdev_err!(env.cmd, "failed to alloc CQ buf, ret = {}.\n", e.to_errno());
+            ibdev_err!(env.cmd, "failed to alloc CQ mtr", ret = e.to_errno());
+            ibdev_err!(env.cmd, "failed to alloc CQ buf", ret = e.to_errno());
         })?;
         let has_db = c.flags & cap_flag::CQ_RECORD_DB != 0;
         let mut cap_flags = 0;
@@ -243,7 +243,7 @@ impl Cq {
             None => None,
             Some(u) if has_db && u.req.outlen >= URESP_CAP_FLAGS_END => {
                 let d = UserDbPages::map(u.uctx, u.dev, u.req.db_addr).inspect_err(|e| {
-                    ibdev_err!(env.cmd, "failed to alloc CQ db, ret = {}.\n", e.to_errno())
+                    ibdev_err!(env.cmd, "failed to alloc CQ db", ret = e.to_errno())
                 })?;
                 cap_flags |= CQ_FLAG_RECORD_DB;
                 Some(CqDb::User(d))
@@ -272,7 +272,7 @@ impl Cq {
             }
             Mtr::User(m) => {
                 m.find(0, &mut mtts).inspect_err(|e| {
-                    ibdev_err!(env.cmd, "failed to find CQ mtr, ret = {}.\n", e.to_errno())
+                    ibdev_err!(env.cmd, "failed to find CQ mtr", ret = e.to_errno())
                 })?;
             }
         }
@@ -308,11 +308,7 @@ impl Cq {
             Ok(cqc)
         };
         let cqc = alloc().inspect_err(|e| {
-            ibdev_err!(
-                env.cmd,
-                "failed to alloc CQ context, ret = {}.\n",
-                e.to_errno()
-            )
+            ibdev_err!(env.cmd, "failed to alloc CQ context", ret = e.to_errno())
         })?;
         // The CQ holds the context reference; `destroy` puts it.
         cqc.keep();
@@ -387,8 +383,8 @@ impl Cq {
             .inspect_err(|e| {
                 ibdev_err_ratelimited!(
                     env.cmd,
-                    "failed to process cmd when modifying CQ, ret = {}.\n",
-                    e.to_errno()
+                    "failed to process cmd when modifying CQ",
+                    ret = e.to_errno()
                 )
             })
     }
@@ -412,8 +408,8 @@ impl Cq {
             |e| {
                 ibdev_err_ratelimited!(
                     env.cmd,
-                    "failed to process cmd when querying CQ, ret = {}.\n",
-                    e.to_errno()
+                    "failed to process cmd when querying CQ",
+                    ret = e.to_errno()
                 )
             },
         )?;

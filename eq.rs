@@ -474,8 +474,8 @@ impl EccRecovery {
         self.cmd.send(&mut q).inspect_err(|e| {
             hdev_err!(
                 self.cmd.device(),
-                "failed to execute cmd to read gmv, ret = {}.\n",
-                e.to_errno()
+                "failed to execute cmd to read gmv",
+                ret = e.to_errno()
             )
         })?;
         let lo = q[0].get(cmq_req::CFG_GMV_BT_BA_L);
@@ -495,8 +495,8 @@ impl EccRecovery {
         self.cmd.mbox(0, mb.dma(), read, idx).inspect_err(|e| {
             hdev_err!(
                 d,
-                "failed to execute cmd to read fmea ram, ret = {}.\n",
-                e.to_errno()
+                "failed to execute cmd to read fmea ram",
+                ret = e.to_errno()
             )
         })?;
         let mut w = [0u32; 2];
@@ -512,8 +512,8 @@ impl EccRecovery {
         self.cmd.mbox(addr, 0, write, idx).inspect_err(|e| {
             hdev_err!(
                 d,
-                "failed to execute cmd to write fmea ram, ret = {}.\n",
-                e.to_errno()
+                "failed to execute cmd to write fmea ram",
+                ret = e.to_errno()
             )
         })
     }

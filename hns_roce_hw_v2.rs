@@ -268,21 +268,11 @@ fn pf_profile(h: &Hnae3Handle, cmd: &Cmd, rev: HwRev) -> Result<(u32, u32, Caps)
     set_bt(cmd, &caps).inspect_err(failed("config BA table"))?;
     if rev.is_hip09() {
         let mut d = [entry_size_cmd(EntrySize::Qpc, caps.qpc_sz)];
-        cmd.send(&mut d).inspect_err(|e| {
-            hdev_err!(
-                h.device(),
-                "failed to cfg qpc sz, ret = {}.\n",
-                e.to_errno()
-            )
-        })?;
+        cmd.send(&mut d)
+            .inspect_err(|e| hdev_err!(h.device(), "failed to cfg qpc sz", ret = e.to_errno()))?;
         let mut d = [entry_size_cmd(EntrySize::Sccc, caps.sccc_sz)];
-        cmd.send(&mut d).inspect_err(|e| {
-            hdev_err!(
-                h.device(),
-                "failed to cfg sccc sz, ret = {}.\n",
-                e.to_errno()
-            )
-        })?;
+        cmd.send(&mut d)
+            .inspect_err(|e| hdev_err!(h.device(), "failed to cfg sccc sz", ret = e.to_errno()))?;
     }
 
     Ok((func_num, cong_tmpl_id, caps))
@@ -296,11 +286,7 @@ fn function_clear(cmd: &Cmd, vf: u32) {
     let mut d = [Desc::new(cmq_op::FUNC_CLEAR, false)];
     d[0].data.write(func_clear::RST_FUNCID_EN, vf);
     if let Err(e) = cmd.send(&mut d) {
-        hdev_err!(
-            cmd.device(),
-            "func clear write failed, ret = {}.\n",
-            e.to_errno()
-        );
+        hdev_err!(cmd.device(), "func clear write failed", ret = e.to_errno());
         hdev_warn!(cmd.device(), "func clear failed.\n");
         return;
     }
@@ -331,11 +317,7 @@ fn function_clear(cmd: &Cmd, vf: u32) {
         return;
     }
     if let Some(e) = last_err.get() {
-        hdev_warn!(
-            cmd.device(),
-            "func clear read failed, ret = {}.\n",
-            e.to_errno()
-        );
+        hdev_warn!(cmd.device(), "func clear read failed", ret = e.to_errno());
     }
     hdev_warn!(cmd.device(), "func clear failed.\n");
 }
@@ -419,8 +401,8 @@ fn clear_extdb(cmd: &Cmd) -> Result {
     cmd.send(&mut d).inspect_err(|e| {
         ibdev_err!(
             cmd,
-            "failed to clear extended doorbell info, ret = {}.\n",
-            e.to_errno()
+            "failed to clear extended doorbell info",
+            ret = e.to_errno()
         )
     })
 }
@@ -469,7 +451,7 @@ fn hw_init(
     }
     LinkTable::new(dev, cmd, caps, func_num)
         .map(Some)
-        .inspect_err(|e| hdev_err!(h.device(), "failed to init llm, ret = {}.\n", e.to_errno()))
+        .inspect_err(|e| hdev_err!(h.device(), "failed to init llm", ret = e.to_errno()))
 }
 
 /// Clears the function when dropped (`hns_roce_function_clear`): a PF its

@@ -31,8 +31,13 @@ macro_rules! dev_err_ratelimited {
 /// `dev_err()`: what the kernel crate's `hdev_err!` prints, through one
 /// out-of-line function ([`rdma::dev_log`]) instead of an inlined
 /// `printk` at each of the ≈ 80 sites (the prelude's name cannot be
-/// shadowed, hence the `h`).
+/// shadowed, hence the `h`). `hdev_err!(dev, "<what>", ret = <errno>)`
+/// prints C's `"<what>, ret = <errno>.\n"` with the formatting done once,
+/// in [`rdma::dev_log_ret`]; the `ibdev_*!` macros have the same form.
 macro_rules! hdev_err {
+    ($dev:expr, $what:literal, ret = $ret:expr) => {
+        $crate::rdma::dev_log_ret($crate::rdma::LogLevel::Err, $dev.as_ref(), $what, $ret)
+    };
     ($dev:expr, $($f:tt)*) => {
         $crate::rdma::dev_log($crate::rdma::LogLevel::Err, $dev.as_ref(), kernel::prelude::fmt!($($f)*))
     };
@@ -40,6 +45,9 @@ macro_rules! hdev_err {
 
 /// `dev_warn()`, as [`hdev_err!`].
 macro_rules! hdev_warn {
+    ($dev:expr, $what:literal, ret = $ret:expr) => {
+        $crate::rdma::dev_log_ret($crate::rdma::LogLevel::Warn, $dev.as_ref(), $what, $ret)
+    };
     ($dev:expr, $($f:tt)*) => {
         $crate::rdma::dev_log($crate::rdma::LogLevel::Warn, $dev.as_ref(), kernel::prelude::fmt!($($f)*))
     };
@@ -47,6 +55,9 @@ macro_rules! hdev_warn {
 
 /// `dev_info()`, as [`hdev_err!`].
 macro_rules! hdev_info {
+    ($dev:expr, $what:literal, ret = $ret:expr) => {
+        $crate::rdma::dev_log_ret($crate::rdma::LogLevel::Info, $dev.as_ref(), $what, $ret)
+    };
     ($dev:expr, $($f:tt)*) => {
         $crate::rdma::dev_log($crate::rdma::LogLevel::Info, $dev.as_ref(), kernel::prelude::fmt!($($f)*))
     };
@@ -55,6 +66,10 @@ macro_rules! hdev_info {
 /// `ibdev_err()`: prints against the ib_device of the `&Cmd` given (the
 /// PCI device before registration and after).
 macro_rules! ibdev_err {
+    ($cmd:expr, $what:literal, ret = $ret:expr) => {{
+        let c: &$crate::cmdq::Cmd = $cmd;
+        c.ib_log().print_ret($crate::rdma::LogLevel::Err, c.device(), $what, $ret);
+    }};
     ($cmd:expr, $($f:tt)*) => {{
         let c: &$crate::cmdq::Cmd = $cmd;
         c.ib_log().print($crate::rdma::LogLevel::Err, c.device(), format_args!($($f)*));
@@ -63,6 +78,10 @@ macro_rules! ibdev_err {
 
 /// `ibdev_warn()`, as [`ibdev_err!`].
 macro_rules! ibdev_warn {
+    ($cmd:expr, $what:literal, ret = $ret:expr) => {{
+        let c: &$crate::cmdq::Cmd = $cmd;
+        c.ib_log().print_ret($crate::rdma::LogLevel::Warn, c.device(), $what, $ret);
+    }};
     ($cmd:expr, $($f:tt)*) => {{
         let c: &$crate::cmdq::Cmd = $cmd;
         c.ib_log().print($crate::rdma::LogLevel::Warn, c.device(), format_args!($($f)*));
@@ -71,6 +90,10 @@ macro_rules! ibdev_warn {
 
 /// `ibdev_info()`, as [`ibdev_err!`].
 macro_rules! ibdev_info {
+    ($cmd:expr, $what:literal, ret = $ret:expr) => {{
+        let c: &$crate::cmdq::Cmd = $cmd;
+        c.ib_log().print_ret($crate::rdma::LogLevel::Info, c.device(), $what, $ret);
+    }};
     ($cmd:expr, $($f:tt)*) => {{
         let c: &$crate::cmdq::Cmd = $cmd;
         c.ib_log().print($crate::rdma::LogLevel::Info, c.device(), format_args!($($f)*));
@@ -1088,13 +1111,9 @@ impl IbDriver for IbDev {
     fn query_counters(&self, values: &mut [u64]) -> Result<usize> {
         const DESCS: usize = HW_CNT_TOTAL.div_ceil(CNT_PER_DESC);
         let mut d = chain::<DESCS>(cmq_op::QUERY_COUNTER, true);
-        self.cmd.send(&mut d).inspect_err(|e| {
-            ibdev_err!(
-                &self.cmd,
-                "failed to get counter, ret = {}.\n",
-                e.to_errno()
-            )
-        })?;
+        self.cmd
+            .send(&mut d)
+            .inspect_err(|e| ibdev_err!(&self.cmd, "failed to get counter", ret = e.to_errno()))?;
         let mut n = 0;
         for (i, v) in values.iter_mut().enumerate().take(HW_CNT_TOTAL) {
             let bd = i / CNT_PER_DESC;
@@ -1176,8 +1195,8 @@ impl RoceClient for HnsRoce {
                         |e| {
                             hdev_err!(
                                 handle.device(),
-                                "failed to recover RoCE bond, ret = {}.\n",
-                                e.to_errno()
+                                "failed to recover RoCE bond",
+                                ret = e.to_errno()
                             );
                             hdev_err!(handle.device(), "failed to init bond!\n");
                         },

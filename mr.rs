@@ -122,7 +122,7 @@ impl<'a> MptSlot<'a> {
             }
         };
         if let Err(e) = table.get(env.dev, idx) {
-            ibdev_err!(env.cmd, "failed to alloc mtpt, ret = {}.\n", e.to_errno());
+            ibdev_err!(env.cmd, "failed to alloc mtpt", ret = e.to_errno());
             env.ids.free(idx);
             return Err(e);
         }
@@ -150,9 +150,7 @@ fn mpt_pbl(env: &MrEnv<'_>, pbl: &UserMtr) -> Result<MptPbl> {
     let mut pages = [0u64; 2];
     let n = usize::try_from(pbl.page_count())?.min(pages.len());
     pbl.find(0, pages.get_mut(..n).ok_or(EINVAL)?)
-        .inspect_err(|e| {
-            ibdev_err!(env.cmd, "failed to find PBL mtr, ret = {}.\n", e.to_errno())
-        })?;
+        .inspect_err(|e| ibdev_err!(env.cmd, "failed to find PBL mtr", ret = e.to_errno()))?;
     Ok(MptPbl {
         npages: pbl.page_count(),
         pbl_ba: pbl.root_ba(),
@@ -190,11 +188,7 @@ fn create_mpt(env: &MrEnv<'_>, words: &[u32], idx: u32) -> Result {
             idx & (env.caps.num_mtpts - 1),
         )
         .inspect_err(|e| {
-            dev_err_ratelimited!(
-                env.cmd.device(),
-                "failed to create mpt, ret = {}.\n",
-                e.to_errno()
-            )
+            dev_err_ratelimited!(env.cmd.device(), "failed to create mpt", ret = e.to_errno())
         })
 }
 
@@ -209,13 +203,7 @@ fn alloc_pbl(env: &MrEnv<'_>, pin: UmemDev<'_>, mr: &PblRange) -> Result<UserMtr
         env.caps.pbl_pg.ba + page_shift,
         u64::from(env.caps.page_size_cap),
     )
-    .inspect_err(|e| {
-        ibdev_err!(
-            env.cmd,
-            "failed to alloc pbl mtr, ret = {}.\n",
-            e.to_errno()
-        )
-    })
+    .inspect_err(|e| ibdev_err!(env.cmd, "failed to alloc pbl mtr", ret = e.to_errno()))
 }
 
 /// A DMA MR on PD `pdn` with `access` (`IB_ACCESS_*`): MR key, MPT table
@@ -295,10 +283,10 @@ pub(crate) fn reg_user_mr(env: &MrEnv<'_>, pin: UmemDev<'_>, req: &MrReq) -> Res
         )?),
         enabled: true,
     };
-    let c =
-        hw_ctx::user_mr_mpt(&user_params(env, key, &st).inspect_err(|e| {
-            ibdev_err!(env.cmd, "failed to write mtpt, ret = {}.\n", e.to_errno())
-        })?);
+    let c = hw_ctx::user_mr_mpt(
+        &user_params(env, key, &st)
+            .inspect_err(|e| ibdev_err!(env.cmd, "failed to write mtpt", ret = e.to_errno()))?,
+    );
     let mr = KBox::pin_init(
         pin_init!(Mr {
             key,
@@ -351,13 +339,7 @@ pub(crate) fn alloc_mr(
         page_shift,
         env.caps.pbl_pg.ba + page_shift,
     )
-    .inspect_err(|e| {
-        ibdev_err!(
-            env.cmd,
-            "failed to alloc pbl mtr, ret = {}.\n",
-            e.to_errno()
-        )
-    })?;
+    .inspect_err(|e| ibdev_err!(env.cmd, "failed to alloc pbl mtr", ret = e.to_errno()))?;
     let c = hw_ctx::frmr_mpt(&hw_ctx::FrmrMptParams {
         pdn,
         pbl_ba: pbl.root_ba(),
@@ -416,7 +398,7 @@ pub(crate) fn rereg_user_mr(env: &MrEnv<'_>, mr: &Mr, pin: UmemDev<'_>, req: &Mr
     mb.read_le_words(&mut words)?;
     let old = Ctx::<Mpt, 16>::from_le_words(words);
     if let Err(e) = env.cmd.mbox(0, 0, mbox::DESTROY_MPT, idx) {
-        ibdev_warn_ratelimited!(env.cmd, "failed to destroy MPT, ret = {}.\n", e.to_errno());
+        ibdev_warn_ratelimited!(env.cmd, "failed to destroy MPT", ret = e.to_errno());
     }
     st.enabled = false;
     st.iova = req.iova;
@@ -445,9 +427,7 @@ pub(crate) fn rereg_user_mr(env: &MrEnv<'_>, mr: &Mr, pin: UmemDev<'_>, req: &Mr
                     access: st.access,
                 },
             )
-            .inspect_err(|e| {
-                ibdev_err!(env.cmd, "failed to alloc mr PBL, ret = {}.\n", e.to_errno())
-            })?,
+            .inspect_err(|e| ibdev_err!(env.cmd, "failed to alloc mr PBL", ret = e.to_errno()))?,
         );
     }
     let params = if what.trans {
@@ -463,11 +443,11 @@ pub(crate) fn rereg_user_mr(env: &MrEnv<'_>, mr: &Mr, pin: UmemDev<'_>, req: &Mr
             ..Default::default()
         })
     }
-    .inspect_err(|e| ibdev_err!(env.cmd, "failed to write mtpt, ret = {}.\n", e.to_errno()))?;
+    .inspect_err(|e| ibdev_err!(env.cmd, "failed to write mtpt", ret = e.to_errno()))?;
     let c = hw_ctx::rereg_mpt(&old, what, &params);
     mb.write_le_words(c.as_le_words())?;
     if let Err(e) = env.cmd.mbox(mb.dma(), 0, mbox::CREATE_MPT, idx) {
-        ibdev_err_ratelimited!(env.cmd, "failed to create MPT, ret = {}.\n", e.to_errno());
+        ibdev_err_ratelimited!(env.cmd, "failed to create MPT", ret = e.to_errno());
         return Err(e);
     }
     st.enabled = true;
@@ -486,11 +466,7 @@ pub(crate) fn dereg_mr(env: &MrEnv<'_>, mr: Pin<KBox<Mr>>) {
                 .cmd
                 .mbox(0, 0, mbox::DESTROY_MPT, idx & (env.caps.num_mtpts - 1))
             {
-                ibdev_warn_ratelimited!(
-                    env.cmd,
-                    "failed to destroy mpt, ret = {}.\n",
-                    e.to_errno()
-                );
+                ibdev_warn_ratelimited!(env.cmd, "failed to destroy mpt", ret = e.to_errno());
             }
         }
         st.pbl.take()
@@ -610,8 +586,8 @@ impl Mr {
         query_context(env.cmd, env.dev, mbox::QUERY_MPT, idx, &mut words).inspect_err(|e| {
             ibdev_err_ratelimited!(
                 env.cmd,
-                "failed to process cmd when querying MPT, ret = {}.\n",
-                e.to_errno()
+                "failed to process cmd when querying MPT",
+                ret = e.to_errno()
             )
         })?;
         r.push_words(&words)

@@ -275,11 +275,7 @@ impl QpEnv<'_> {
         // C validates the user's request between its RQ and SQ checks.
         if init.copy_ret != 0 && !matches!(sizes, Err(QueueError::RqConfig | QueueError::RqDepth)) {
             let e = Error::from_errno(init.copy_ret);
-            ibdev_err!(
-                &self.cmd,
-                "failed to set QP param, ret = {}.\n",
-                e.to_errno()
-            );
+            ibdev_err!(&self.cmd, "failed to set QP param", ret = e.to_errno());
             return Err(e);
         }
         sizes.map_err(|e| {
@@ -316,20 +312,20 @@ impl QpEnv<'_> {
             let r = EINVAL.to_errno();
             match e {
                 QueueError::RqConfig | QueueError::RqDepth => {
-                    ibdev_err!(&self.cmd, "failed to set user RQ size, ret = {}.\n", r)
+                    ibdev_err!(&self.cmd, "failed to set user RQ size", ret = r)
                 }
                 QueueError::SqConfig | QueueError::SqDepth => {
-                    ibdev_err!(&self.cmd, "failed to set kernel SQ size, ret = {}.\n", r)
+                    ibdev_err!(&self.cmd, "failed to set kernel SQ size", ret = r)
                 }
                 QueueError::UserSqStride | QueueError::UserSqSge => {
-                    ibdev_err!(&self.cmd, "failed to check user SQ size, ret = {}.\n", r);
-                    ibdev_err!(&self.cmd, "failed to set user SQ size, ret = {}.\n", r)
+                    ibdev_err!(&self.cmd, "failed to check user SQ size", ret = r);
+                    ibdev_err!(&self.cmd, "failed to set user SQ size", ret = r)
                 }
                 QueueError::UserSqCount => {
-                    ibdev_err!(&self.cmd, "failed to set user SQ size, ret = {}.\n", r)
+                    ibdev_err!(&self.cmd, "failed to set user SQ size", ret = r)
                 }
             }
-            ibdev_err!(&self.cmd, "failed to set QP param, ret = {}.\n", r);
+            ibdev_err!(&self.cmd, "failed to set QP param", ret = r);
             EINVAL
         })
     }
@@ -450,11 +446,7 @@ impl Qp {
                         qpc::CongError::Invalid => EINVAL,
                         qpc::CongError::NotSupported => EOPNOTSUPP,
                     };
-                    ibdev_err!(
-                        &env.cmd,
-                        "failed to set QP param, ret = {}.\n",
-                        e.to_errno()
-                    );
+                    ibdev_err!(&env.cmd, "failed to set QP param", ret = e.to_errno());
                     e
                 },
             )?
@@ -508,16 +500,8 @@ impl Qp {
             .map(Mtr::User),
         }
         .inspect_err(|e| {
-            ibdev_err!(
-                &env.cmd,
-                "failed to create WQE mtr, ret = {}.\n",
-                e.to_errno()
-            );
-            ibdev_err!(
-                &env.cmd,
-                "failed to alloc QP buffer, ret = {}.\n",
-                e.to_errno()
-            );
+            ibdev_err!(&env.cmd, "failed to create WQE mtr", ret = e.to_errno());
+            ibdev_err!(&env.cmd, "failed to alloc QP buffer", ret = e.to_errno());
         })?;
 
         let qpn = if gsi {
@@ -529,11 +513,7 @@ impl Qp {
                 ext_sge: init.max_send_sge > 2 || init.qp_type == qpt::UD,
             };
             env.qpns.lock().alloc(req).map_err(|_| {
-                ibdev_err!(
-                    &env.cmd,
-                    "failed to alloc QPN, ret = {}.\n",
-                    ENOSPC.to_errno()
-                );
+                ibdev_err!(&env.cmd, "failed to alloc QPN", ret = ENOSPC.to_errno());
                 ENOSPC
             })?
         };
@@ -557,11 +537,7 @@ impl Qp {
         let (rdb, sdb, dwqe_entry) = match dbs {
             Ok(x) => x,
             Err(e) => {
-                ibdev_err!(
-                    &env.cmd,
-                    "failed to alloc QP doorbell, ret = {}.\n",
-                    e.to_errno()
-                );
+                ibdev_err!(&env.cmd, "failed to alloc QP doorbell", ret = e.to_errno());
                 env.free_qpn(qpn, gsi);
                 return Err(e);
             }
@@ -587,11 +563,7 @@ impl Qp {
             }
         };
         if let Err(e) = env.get_contexts(qpn) {
-            ibdev_err!(
-                &env.cmd,
-                "failed to alloc QP context, ret = {}.\n",
-                e.to_errno()
-            );
+            ibdev_err!(&env.cmd, "failed to alloc QP context", ret = e.to_errno());
             env.free_qpn(qpn, gsi);
             return Err(e);
         }
@@ -655,8 +627,8 @@ impl Qp {
             Err(e) => {
                 ibdev_err!(
                     env.cmd,
-                    "failed to alloc kernel RQ doorbell, ret = {}.\n",
-                    e.to_errno()
+                    "failed to alloc kernel RQ doorbell",
+                    ret = e.to_errno()
                 );
                 Err(e)
             }
@@ -708,8 +680,8 @@ impl Qp {
             let db = UserDbPages::map(u.uctx, u.dev, init.sdb_addr).inspect_err(|e| {
                 ibdev_err!(
                     &env.cmd,
-                    "failed to map user SQ doorbell, ret = {}.\n",
-                    e.to_errno()
+                    "failed to map user SQ doorbell",
+                    ret = e.to_errno()
                 )
             })?;
             *cap_flags |= qp_cap::SQ_RECORD_DB;
@@ -722,8 +694,8 @@ impl Qp {
             let db = UserDbPages::map(u.uctx, u.dev, init.db_addr).inspect_err(|e| {
                 ibdev_err!(
                     &env.cmd,
-                    "failed to map user RQ doorbell, ret = {}.\n",
-                    e.to_errno()
+                    "failed to map user RQ doorbell",
+                    ret = e.to_errno()
                 )
             })?;
             *cap_flags |= qp_cap::RQ_RECORD_DB;
@@ -851,7 +823,7 @@ impl Qp {
             Ok(())
         });
         if let Err(e) = r {
-            ibdev_err_ratelimited!(&env.cmd, "failed to query QPC, ret = {}.\n", e.to_errno());
+            ibdev_err_ratelimited!(&env.cmd, "failed to query QPC", ret = e.to_errno());
             return Err(EINVAL);
         }
         let ctx = crate::field::Ctx::from_le_words(words);
@@ -918,7 +890,7 @@ impl Qp {
         if env.caps.flags & cap_flag::QP_FLOW_CTRL != 0 && self.cong_type != qpc::CongType::Dip {
             if let Err(e) = query_context(env.cmd, env.dev, mbox::QUERY_SCCC, self.qpn, &mut sccc) {
                 sccc = [0; SCCC_WORDS];
-                ibdev_warn_ratelimited!(env.cmd, "failed to query SCCC, ret = {}.\n", e.to_errno());
+                ibdev_warn_ratelimited!(env.cmd, "failed to query SCCC", ret = e.to_errno());
             }
         }
         r.push_words(&sccc)
@@ -937,8 +909,8 @@ impl Qp {
                 if let Err(e) = self.hw_modify(env, &mut soft, &a, cur, QpState::Reset) {
                     ibdev_err_ratelimited!(
                         env.cmd,
-                        "failed to modify QP to RST, ret = {}.\n",
-                        e.to_errno()
+                        "failed to modify QP to RST",
+                        ret = e.to_errno()
                     );
                     ibdev_err_ratelimited!(
                         env.cmd,

@@ -46,9 +46,9 @@ mod irq;
 pub(crate) use irq::{Event, IrqHandler, IrqRegistration, OwnedQueue};
 mod ib;
 pub(crate) use ib::{
-    dev_log, AddrVec, AhIn, CqOut, CqUreq, DevAttr, GidEntry, IbDriver, IbLog, IbParams,
-    IbRegistration, LogLevel, MrReq, PortAttr, QpAttr, QpInit, QpModifyResp, QpQuery, SrqArgs,
-    SrqAttr, SrqUreq, UctxResp, DEVICE_MEM_MGT_EXTENSIONS, DEVICE_PORT_ACTIVE_EVENT,
+    dev_log, dev_log_ret, AddrVec, AhIn, CqOut, CqUreq, DevAttr, GidEntry, IbDriver, IbLog,
+    IbParams, IbRegistration, LogLevel, MrReq, PortAttr, QpAttr, QpInit, QpModifyResp, QpQuery,
+    SrqArgs, SrqAttr, SrqUreq, UctxResp, DEVICE_MEM_MGT_EXTENSIONS, DEVICE_PORT_ACTIVE_EVENT,
     DEVICE_RC_RNR_NAK_GEN, DEVICE_XRC, MR_REREG_ACCESS, MR_REREG_PD, MR_REREG_TRANS,
     MR_TYPE_MEM_REG, MTU_256, PORT_ACTIVE, PORT_PHYS_STATE_DISABLED, PORT_PHYS_STATE_LINK_UP,
     SRQT_XRC,

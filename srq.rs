@@ -365,18 +365,10 @@ impl Srq {
             hop: c.srqwqe_hop_num,
         };
         let idx_err = |e: &Error| {
-            ibdev_err_ratelimited!(
-                env.cmd,
-                "failed to alloc SRQ idx mtr, ret = {}.\n",
-                e.to_errno()
-            )
+            ibdev_err_ratelimited!(env.cmd, "failed to alloc SRQ idx mtr", ret = e.to_errno())
         };
         let wqe_err = |e: &Error| {
-            ibdev_err_ratelimited!(
-                env.cmd,
-                "failed to alloc SRQ buf mtr, ret = {}.\n",
-                e.to_errno()
-            )
+            ibdev_err_ratelimited!(env.cmd, "failed to alloc SRQ buf mtr", ret = e.to_errno())
         };
         let queues = match user {
             Some(u) => {
@@ -460,18 +452,10 @@ impl Srq {
             .hem
             .table(HemType::Srqc)?
             .get_ref(env.dev, srqn.n)
-            .inspect_err(|e| {
-                ibdev_err!(
-                    env.cmd,
-                    "failed to get SRQC table, ret = {}.\n",
-                    e.to_errno()
-                )
-            })?;
+            .inspect_err(|e| ibdev_err!(env.cmd, "failed to get SRQC table", ret = e.to_errno()))?;
         env.table
             .insert(srqn.n, ibsrq, srq.core())
-            .inspect_err(|e| {
-                ibdev_err!(env.cmd, "failed to store SRQC, ret = {}.\n", e.to_errno())
-            })?;
+            .inspect_err(|e| ibdev_err!(env.cmd, "failed to store SRQC", ret = e.to_errno()))?;
         let entry = TableEntry {
             table: env.table,
             srqn: srqn.n,
@@ -502,7 +486,7 @@ impl Srq {
         env.cmd
             .mbox(mb.dma(), 0, mbox::CREATE_SRQ, self.srqn)
             .inspect_err(|e| {
-                ibdev_err_ratelimited!(env.cmd, "failed to config SRQC, ret = {}.\n", e.to_errno())
+                ibdev_err_ratelimited!(env.cmd, "failed to config SRQC", ret = e.to_errno())
             })
     }
 
@@ -522,15 +506,15 @@ impl Srq {
                 u.wqe.find(0, &mut wqe_mtts).inspect_err(|e| {
                     ibdev_err!(
                         env.cmd,
-                        "failed to find mtr for SRQ WQE, ret = {}.\n",
-                        e.to_errno()
+                        "failed to find mtr for SRQ WQE",
+                        ret = e.to_errno()
                     )
                 })?;
                 u.idx.find(0, &mut idx_mtts).inspect_err(|e| {
                     ibdev_err!(
                         env.cmd,
-                        "failed to find mtr for SRQ idx, ret = {}.\n",
-                        e.to_errno()
+                        "failed to find mtr for SRQ idx",
+                        ret = e.to_errno()
                     )
                 })?;
             }
@@ -736,8 +720,8 @@ impl Srq {
             .inspect_err(|e| {
                 ibdev_err_ratelimited!(
                     env.cmd,
-                    "failed to handle cmd of modifying SRQ, ret = {}.\n",
-                    e.to_errno()
+                    "failed to handle cmd of modifying SRQ",
+                    ret = e.to_errno()
                 )
             })
     }
@@ -750,8 +734,8 @@ impl Srq {
             |e| {
                 ibdev_err_ratelimited!(
                     env.cmd,
-                    "failed to process cmd of querying SRQ, ret = {}.\n",
-                    e.to_errno()
+                    "failed to process cmd of querying SRQ",
+                    ret = e.to_errno()
                 )
             },
         )?;

@@ -147,11 +147,7 @@ pub(crate) fn alloc_groups(h: &Hnae3Handle, cmd: &CmdQ) -> Result {
     let mut groups = KVec::with_capacity(NUM_MAX, GFP_KERNEL)?;
     for _ in 0..NUM_MAX {
         let id = die.alloc_id().ok_or(ENOSPC).inspect_err(|e| {
-            hdev_err!(
-                h.device(),
-                "failed to alloc bond ID, ret = {}.\n",
-                e.to_errno()
-            );
+            hdev_err!(h.device(), "failed to alloc bond ID", ret = e.to_errno());
         })?;
         let group = Group::new(id, bus);
         let g = Arc::pin_init(
@@ -164,7 +160,7 @@ pub(crate) fn alloc_groups(h: &Hnae3Handle, cmd: &CmdQ) -> Result {
         )?;
         let hooks = Arc::new(BondHooks::new(g.clone())?, GFP_KERNEL)?;
         hooks.register().inspect_err(|e| {
-            ibdev_err!(cmd, "failed to register bond nb, ret = {}.\n", e.to_errno());
+            ibdev_err!(cmd, "failed to register bond nb", ret = e.to_errno());
         })?;
         groups.push((g, hooks), GFP_KERNEL)?;
     }
@@ -502,8 +498,8 @@ impl BondGroup {
         match ret {
             Err(e) => ibdev_err!(
                 q,
-                "failed to change RoCE bond slave state, ret = {}.\n",
-                e.to_errno()
+                "failed to change RoCE bond slave state",
+                ret = e.to_errno()
             ),
             Ok(()) => ibdev_info!(q, "RoCE slave changestate finished!\n"),
         }

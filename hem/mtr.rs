@@ -601,11 +601,7 @@ impl UserMtr {
                 if e == MtrError::NoBufs {
                     hdev_err!(dev, "failed to get mtr page.\n");
                 } else {
-                    hdev_err!(
-                        dev,
-                        "failed to alloc mtr mtt, ret = {}.\n",
-                        errno(e).to_errno()
-                    );
+                    hdev_err!(dev, "failed to alloc mtr mtt", ret = errno(e).to_errno());
                 }
                 errno(e)
             })?;
@@ -810,12 +806,8 @@ fn pin_umem(
     access: u32,
 ) -> Result<Umem> {
     pin.pin(addr, size, access).map_err(|e| {
-        hdev_err!(dev, "failed to get umem, ret = {}.\n", e.to_errno());
-        hdev_err!(
-            dev,
-            "failed to alloc mtr bufs, ret = {}.\n",
-            ENOMEM.to_errno()
-        );
+        hdev_err!(dev, "failed to get umem", ret = e.to_errno());
+        hdev_err!(dev, "failed to alloc mtr bufs", ret = ENOMEM.to_errno());
         ENOMEM
     })
 }

@@ -38,22 +38,14 @@ impl QpEnv<'_> {
         }
         let _one_at_a_time = self.scc.lock();
         let mut d = [Desc::new(cmq_op::RESET_SCCC, false)];
-        self.cmd.send(&mut d).inspect_err(|e| {
-            ibdev_err!(
-                self.cmd,
-                "failed to reset SCC ctx, ret = {}.\n",
-                e.to_errno()
-            )
-        })?;
+        self.cmd
+            .send(&mut d)
+            .inspect_err(|e| ibdev_err!(self.cmd, "failed to reset SCC ctx", ret = e.to_errno()))?;
         let mut d = [Desc::new(cmq_op::CLR_SCCC, false)];
         d[0].data.write(SCCC_CLR_QPN, qpn);
-        self.cmd.send(&mut d).inspect_err(|e| {
-            ibdev_err!(
-                self.cmd,
-                "failed to clear SCC ctx, ret = {}.\n",
-                e.to_errno()
-            )
-        })?;
+        self.cmd
+            .send(&mut d)
+            .inspect_err(|e| ibdev_err!(self.cmd, "failed to clear SCC ctx", ret = e.to_errno()))?;
         for _ in 0..=SCC_CLR_DONE_CNT {
             let mut d = [Desc::new(cmq_op::QUERY_SCCC, true)];
             self.cmd.send(&mut d).inspect_err(|e| {

@@ -116,8 +116,8 @@ impl FreeMr {
             if let Err((_, e)) = q.post_send(env, wr.as_chain::<Mr>()) {
                 ibdev_err_ratelimited!(
                     env.cmd,
-                    "failed to post wqe for free mr, ret = {}.\n",
-                    e.to_errno()
+                    "failed to post wqe for free mr",
+                    ret = e.to_errno()
                 );
                 ibdev_err_ratelimited!(
                     env.cmd,
@@ -189,11 +189,7 @@ impl Qp {
         let mut soft = self.soft.lock();
         self.hw_modify(env, &mut soft, &a, QpState::Init, QpState::Init)
             .inspect_err(|e| {
-                ibdev_err_ratelimited!(
-                    env.cmd,
-                    "failed to modify qp to init, ret = {}.\n",
-                    e.to_errno()
-                )
+                ibdev_err_ratelimited!(env.cmd, "failed to modify qp to init", ret = e.to_errno())
             })?;
         a.mask = attr::STATE
             | attr::AV
@@ -210,11 +206,7 @@ impl Qp {
         a.rq_psn = fmr::PSN;
         self.hw_modify(env, &mut soft, &a, QpState::Init, QpState::Rtr)
             .inspect_err(|e| {
-                ibdev_err!(
-                    env.cmd,
-                    "failed to modify qp to rtr, ret = {}.\n",
-                    e.to_errno()
-                )
+                ibdev_err!(env.cmd, "failed to modify qp to rtr", ret = e.to_errno())
             })?;
         a.mask = attr::STATE
             | attr::SQ_PSN
@@ -227,12 +219,6 @@ impl Qp {
         a.retry_cnt = fmr::QP_RETRY_CNT;
         a.timeout = fmr::QP_TIMEOUT;
         self.hw_modify(env, &mut soft, &a, QpState::Rtr, QpState::Rts)
-            .inspect_err(|e| {
-                ibdev_err!(
-                    env.cmd,
-                    "failed to modify qp to rts, ret = {}.\n",
-                    e.to_errno()
-                )
-            })
+            .inspect_err(|e| ibdev_err!(env.cmd, "failed to modify qp to rts", ret = e.to_errno()))
     }
 }

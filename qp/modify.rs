@@ -139,7 +139,7 @@ impl Qp {
             env.cmd.mbox(mb.dma(), 0, mbox::MODIFY_QPC, self.qpn)
         });
         if let Err(e) = r {
-            ibdev_err_ratelimited!(&env.cmd, "failed to modify QP, ret = {}.\n", e.to_errno());
+            ibdev_err_ratelimited!(&env.cmd, "failed to modify QP", ret = e.to_errno());
             return Err(e);
         }
         soft.state = new;
@@ -185,11 +185,7 @@ impl Qp {
             (Init, Init) => qpc::init_to_init(img, &self.init_params(env)),
             (Init, Rtr) => {
                 let p = self.rtr_params(env, a).inspect_err(|e| {
-                    ibdev_err!(
-                        &env.cmd,
-                        "failed to config rq buf, ret = {}.\n",
-                        e.to_errno()
-                    )
+                    ibdev_err!(&env.cmd, "failed to config rq buf", ret = e.to_errno())
                 })?;
                 qpc::init_to_rtr(img, &p);
             }
@@ -376,11 +372,7 @@ impl Qp {
                 }
                 Err(e) if e == EOPNOTSUPP => {}
                 Err(e) => {
-                    ibdev_err_ratelimited!(
-                        &env.cmd,
-                        "failed to get dscp, ret = {}.\n",
-                        e.to_errno()
-                    );
+                    ibdev_err_ratelimited!(&env.cmd, "failed to get dscp", ret = e.to_errno());
                     return Err(e);
                 }
             }
