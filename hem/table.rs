@@ -157,22 +157,23 @@ impl HemTable {
         }
         let g = &self.geom;
         // CAST: BT and chunk sizes are u32 byte counts.
-        let mut new = KVec::<HemAddr>::new();
+        // What this call allocated, in order (L0, L1, chunk), for the undo.
+        let mut new: [Option<HemAddr>; 3] = [None; 3];
         let r = (|| -> Result {
             if let Some(i) = plan.alloc_l0 {
                 let p = Coherent::<u64>::zeroed_slice(dev, g.bt_chunk_num as usize, GFP_KERNEL)?;
                 *mem.l0.get_mut(i as usize).ok_or(EINVAL)? = Some(p);
-                new.push(HemAddr::L0(i), GFP_KERNEL)?;
+                new[0] = Some(HemAddr::L0(i));
             }
             if let Some(i) = plan.alloc_l1 {
                 let p = Coherent::<u64>::zeroed_slice(dev, g.bt_chunk_num as usize, GFP_KERNEL)?;
                 *mem.l1.get_mut(i as usize).ok_or(EINVAL)? = Some(p);
-                new.push(HemAddr::L1(i), GFP_KERNEL)?;
+                new[1] = Some(HemAddr::L1(i));
             }
             if let Some(i) = plan.alloc_chunk {
                 let c = Coherent::<u8>::zeroed_slice(dev, g.chunk_size as usize, GFP_KERNEL)?;
                 *mem.chunks.get_mut(i as usize).ok_or(EINVAL)? = Some(Chunk { mem: c, refs: 1 });
-                new.push(HemAddr::Chunk(i), GFP_KERNEL)?;
+                new[2] = Some(HemAddr::Chunk(i));
             }
             for l in plan.links.iter() {
                 let target = mem.dma(l.target).ok_or(EINVAL)?;
@@ -202,7 +203,7 @@ impl HemTable {
         })();
         if let Err(e) = r {
             // Undo in reverse: chunk, then L1, then L0.
-            for a in new.iter().rev() {
+            for a in new.iter().rev().flatten() {
                 mem.free(*a);
             }
             return Err(e);
