@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """The report of make bench (issue 16): Rust/C per metric, from the guest's lines.
 
-    bench-report.py GUEST_OUTPUT OUTDIR [SIZES]
+    bench-report.py GUEST_OUTPUT OUTDIR [SIZES [BOOT_OUTPUT...]]
 
 GUEST_OUTPUT holds the bench plan's lines (tests/guest/bench-plan.sh):
 
@@ -15,6 +15,13 @@ range (min-max) of each slot's figure, of Rust/C (rs over c of the same
 round) and of C/C (c2 over c). Noise of a metric: the largest |C/C - 1| of
 its rounds, at least 0.02. A Rust/C median above 1 + noise is "slower", below 1 - noise
 "faster", otherwise "equal within noise".
+
+BOOT_OUTPUTs are the outputs of further boots of the same plan (make bench
+runs the kpath part alone in BENCH_KPATH_BOOTS more boots): for every
+metric in them, the report adds each boot's Rust/C median and verdict
+(GUEST_OUTPUT is boot 1) and a verdict across boots, "slower" or "faster"
+only when every boot says so. A per-call ratio differs more between boots
+than the C/C noise of one boot shows (docs/benchmarks.md, session 37).
 
 Writes OUTDIR/report.md (printed too) and, when matplotlib can be imported
 (Debian's python3-matplotlib, installed by `HNS_BENCH=1 scripts/setup.sh`;
@@ -119,6 +126,49 @@ def table(kind, data, order):
     return rows, summary
 
 
+def boots_table(paths):
+    """Per metric of the later boots: each boot's Rust/C (wall) and verdict,
+    and the verdict across the boots."""
+    per_boot = []
+    for path in paths:
+        data, order = parse(path)
+        per_boot.append((data, order))
+    metrics = []
+    for _, order in per_boot[1:]:
+        metrics += [m for m in order if m not in metrics]
+    if not metrics:
+        return []
+    n = len(per_boot)
+    rows = ["## Across boots (wall)", "",
+            "Rust/C median (and the boot's verdict) per boot; boot 1 is the table above. "
+            "Across boots: slower or faster only when every boot says so.", "",
+            "| metric | " + " | ".join(f"boot {i + 1}" for i in range(n)) + " | across boots |",
+            "|---|" + "---|" * (n + 1)]
+    for m in metrics:
+        cells, verdicts = [], []
+        for data, _ in per_boot:
+            s = summarise(data[("wall", m)]) if ("wall", m) in data else None
+            if s is None or s["ratio"] is None:
+                cells.append("-")
+                continue
+            cells.append(f"{ratio_s(s['ratio'][0])} ({s['verdict']})")
+            verdicts.append(s["verdict"])
+        if len(verdicts) < n:
+            across = "? (a boot is missing)"
+        elif all(v == "slower" for v in verdicts):
+            across = "slower"
+        elif all(v == "faster" for v in verdicts):
+            across = "faster"
+        elif "slower" in verdicts or "faster" in verdicts:
+            k = sum(v == "slower" for v in verdicts)
+            f = sum(v == "faster" for v in verdicts)
+            across = f"not consistent (slower in {k}, faster in {f} of {n})"
+        else:
+            across = "equal within noise"
+        rows.append(f"| {m} | " + " | ".join(cells) + f" | {across} |")
+    return rows + [""]
+
+
 def chart(outdir, panels):
     try:
         import matplotlib
@@ -154,6 +204,7 @@ def chart(outdir, panels):
 def main():
     src, outdir = sys.argv[1], sys.argv[2]
     sizes = sys.argv[3] if len(sys.argv) > 3 else None
+    boots = sys.argv[4:]
     data, order = parse(src)
     if not order:
         print(f"no BR lines in {src}")
@@ -167,6 +218,8 @@ def main():
         rows, summary = table(kind, data, order)
         lines += [f"## {title}", ""] + rows + [""]
         panels.append((title, summary))
+    if boots:
+        lines += boots_table([src] + boots)
     if sizes and os.path.exists(sizes):
         lines += ["## Module size (bytes)", "", "| section | Rust | C | Rust/C |", "|---|---|---|---|"]
         with open(sizes) as f:
