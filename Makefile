@@ -9,7 +9,8 @@
 #   make demo           build everything, boot, load hns_roce_rs, show it
 #   make bench          Rust against C, alternating in one boot: build/bench/report.md (issue 16)
 #   make bench-kmod     the kernel hot-path benchmark module, build/bench/extra/hns_kbench.ko
-#   make size-attr      where the module's .text goes, build/size/attr.txt (issue 16)
+#   make size-attr      where the module's .text goes, build/size/attr.txt (issue 16;
+#                       FUNC=text: by line for the symbols named so)
 #   make faults         probe fault sweep on both drivers (issue 15), build/faults/report.md
 #   make fuzz           uverbs fuzzer on both drivers, errno tables compared (issue 15), build/fuzz/
 #   make stress         object churn + traffic on 2 vCPUs, both drivers (issue 15), build/stress/
@@ -193,13 +194,16 @@ bench: modules kernel sim bench-kmod
 # Where the module's .text goes (issue 16, docs/benchmarks.md): the crate
 # built again with debug info (the same .text as the release build, which
 # is checked) and its instructions given to their inline chains by
-# scripts/size-attr.py. Not part of `make check`.
+# scripts/size-attr.py. FUNC=text: also the bytes, by source line and by
+# inlined function, of the symbols whose name contains the text. Not part
+# of `make check`.
 size-attr: modules
 	@mkdir -p $(BUILD)/module-dbg $(BUILD)/size
 	$(KMAKE) MO=$(BUILD)/module-dbg KRUSTFLAGS=-Cdebuginfo=1 modules
 	python3 scripts/size-attr.py --release $(BUILD)/module $(BUILD)/module-dbg/hns_roce_main.o \
 		$(CURDIR) >$(BUILD)/size/attr.txt
 	@echo "size-attr: $(BUILD)/size/attr.txt"
+	$(if $(FUNC),python3 scripts/size-attr.py --func '$(FUNC)' $(BUILD)/module-dbg/hns_roce_main.o $(CURDIR))
 
 # The kernel hot-path benchmark module (kverbs only, any ib_device;
 # tests/bench/hns_kbench.c) into $(BUILD)/bench/extra/ for HNS_GUEST_EXTRA.

@@ -14,9 +14,9 @@
 # BENCH_KPATH_BOOTS (default 2) more boots run its kpath part alone.
 # HNS_SIM_ARGS reaches hns-sim through run-guest.sh. The drivers: the
 # release hns_roce_rs.ko (build/module: no KUnit suites run at its insmod)
-# and the test kernel's
-# hns-roce-hw-v2.ko; the programs verbs_bench, rndread and hns_kbench.ko are
-# built into build/bench/extra/ (scripts/bench-build.sh, make bench-kmod).
+# and the test kernel's hns-roce-hw-v2.ko; the programs verbs_bench,
+# rndread and hns_kbench.ko are built into build/bench/extra/
+# (scripts/bench-build.sh, make bench-kmod).
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 

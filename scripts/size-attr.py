@@ -30,7 +30,12 @@ With --release DIR (the release build's output directory), the .text
 of OBJECT must equal that of DIR's object of the same name, and the
 .text of the release module, crate and shim is printed first.
 
-  size-attr.py [--top N] [--release DIR] OBJECT [PROJECT_DIR]
+With --func TEXT, only the symbols whose name contains TEXT: their bytes
+by source line (the innermost frame of the project; `core` and kernel
+crate code inlined there counts for that line) and by the function
+inlined directly into the symbol. `make size-attr FUNC=new_cq` prints it.
+
+  size-attr.py [--top N] [--release DIR] [--func TEXT] OBJECT [PROJECT_DIR]
 """
 
 import collections
@@ -147,17 +152,51 @@ def origin(path, project_path):
     return "other"
 
 
+def by_line(insns, ch, func, project_path, top):
+    """The --func report: the bytes of the symbols matching `func`."""
+    lines = collections.Counter()
+    direct = collections.Counter()
+    syms = collections.Counter()
+    for a, n in insns:
+        c = ch.get(a) or [("??", "??", 0)]
+        if func not in c[-1][0]:
+            continue
+        syms[c[-1][0]] += n
+        mine = [(p, ln) for _, p, ln in c if project_path(p)]
+        if mine:
+            p, ln = mine[0]
+            lines[f"{project_path(p)}:{ln}"] += n
+        else:
+            lines["(no frame of the project) " + short_name(c[0][0])[:80]] += n
+        direct[short_name(c[-2][0])[:120] if len(c) > 1 else "(the symbol's own lines)"] += n
+    if not syms:
+        sys.exit(f"size-attr: no symbol contains '{func}'")
+    print(f"== symbols containing '{func}'")
+    for fn, n in syms.most_common():
+        print(f"{n:8} {fn[:150]}")
+    print(f"\n== by source line (largest {top}; line 0: no line, compiler glue)")
+    for k, n in lines.most_common(top):
+        print(f"{n:8} {k}")
+    print(f"\n== by the function inlined into the symbol (largest {top})")
+    for k, n in direct.most_common(top):
+        print(f"{n:8} {k}")
+    return 0
+
+
 def main():
     args = sys.argv[1:]
     top = 25
     release = None
-    while args[:1] in (["--top"], ["--release"]):
+    func = None
+    while args[:1] in (["--top"], ["--release"], ["--func"]):
         if len(args) < 2:
             usage()
         if args[0] == "--top":
             if not args[1].isdigit():
                 usage()
             top = int(args[1])
+        elif args[0] == "--func":
+            func = args[1]
         else:
             release = args[1]
         args = args[2:]
@@ -180,6 +219,9 @@ def main():
         real = os.path.realpath(path)
         return os.path.relpath(real, proj) \
             if real.startswith(proj + os.sep) else None
+
+    if func is not None:
+        return by_line(insns, ch, func, project_path, top)
 
     total = sum(n for _, n in insns)
     funcs = collections.Counter()
@@ -241,4 +283,4 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())
