@@ -274,21 +274,20 @@ pub(crate) fn unregister_cleanup(
 ) {
     let Some(g) = group_of(h) else { return };
     let own = own_netdev(h);
-    let others: KVec<HandleRef> = {
+    let others: [Option<HandleRef>; FUNC_MAX] = {
         let mut s = g.state.lock();
         s.state = State::NotBonded;
-        let mut v = KVec::new();
+        let mut v = [None; FUNC_MAX];
         for (i, n) in s.member_netdevs() {
             if Some(n) != own {
-                if let Some(hr) = s.handles[i] {
-                    // Four at most: a failed push leaves one down.
-                    let _ = v.push(hr, GFP_KERNEL);
+                if let Some(slot) = v.get_mut(i) {
+                    *slot = s.handles[i];
                 }
             }
         }
         v
     };
-    for hr in others {
+    for hr in others.into_iter().flatten() {
         cl.attach(hr);
     }
     let via = (g.state.lock().main_handle == Some(h.handle_ref())).then(|| &*inst.hw.cmd);
@@ -420,15 +419,15 @@ impl BondGroup {
 
     /// Bonds the members (`hns_roce_set_bond`).
     fn set_bond(&self, cl: &mut Clients<'_, HnsRoce>) {
-        let members: KVec<usize> = {
+        let members: [Option<usize>; FUNC_MAX] = {
             let s = self.state.lock();
-            let mut v = KVec::new();
-            for i in s.slaves() {
-                let _ = v.push(i, GFP_KERNEL);
+            let mut v = [None; FUNC_MAX];
+            for (slot, i) in v.iter_mut().zip(s.slaves()) {
+                *slot = Some(i);
             }
             v
         };
-        for &i in members.iter().rev() {
+        for &i in members.iter().rev().flatten() {
             self.slave_uninit(cl, i);
         }
         {
@@ -438,6 +437,7 @@ impl BondGroup {
         }
         let main = members
             .iter()
+            .flatten()
             .copied()
             .find(|&i| self.slave_init(cl, i, false));
         self.state.lock().set_main(main);
