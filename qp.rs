@@ -467,22 +467,27 @@ impl Qp {
         let sq_size = qpc::entries_size(s.sq_wqe_cnt, s.sq_wqe_shift);
         let sge_size = qpc::entries_size(s.sge_cnt, qpc::SGE_SHIFT);
         let rq_size = qpc::entries_size(s.rq_wqe_cnt, s.rq_wqe_shift);
-        let mut regions = KVec::new();
+        let mut all = [Region { size: 0, hop: 0 }; 3];
+        let mut n = 0;
         for (size, hop) in [
             (sq_size, c.wqe_sq_hop_num),
             (sge_size, c.wqe_sge_hop_num),
             (rq_size, c.wqe_rq_hop_num),
         ] {
             if size > 0 {
-                regions.push(Region { size, hop }, GFP_KERNEL)?;
+                if let Some(r) = all.get_mut(n) {
+                    *r = Region { size, hop };
+                    n += 1;
+                }
             }
         }
+        let regions = all.get(..n).unwrap_or(&[]);
         // CAST: PAGE_SHIFT is 12..16.
         let page_shift = kernel::page::PAGE_SHIFT as u32;
         let mtr = match &user {
             None => KernelMtr::with_regions(
                 env.dev,
-                &regions,
+                regions,
                 12,
                 page_shift,
                 u64::from(c.page_size_cap),
@@ -492,7 +497,7 @@ impl Qp {
                 env.dev,
                 u.dev,
                 init.buf_addr,
-                &regions,
+                regions,
                 12,
                 page_shift,
                 u64::from(c.page_size_cap),

@@ -146,17 +146,8 @@ impl KernelMtr {
         ba_pg_shift: u32,
         page_size_cap: u64,
     ) -> Result<Self> {
-        if regions.len() > MAX_BT_REGION {
-            return Err(EINVAL);
-        }
-        let mut attrs = [RegionAttr::default(); MAX_BT_REGION];
-        for (a, r) in attrs.iter_mut().zip(regions) {
-            *a = RegionAttr {
-                size: u64::try_from(r.size)?,
-                hop: r.hop,
-            };
-        }
-        let attrs = attrs.get(..regions.len()).ok_or(EINVAL)?;
+        let all = attrs_of(regions)?;
+        let attrs = all.get(..regions.len()).ok_or(EINVAL)?;
         let layout =
             MtrLayout::new(attrs, page_shift, ba_pg_shift, page_size_cap).map_err(errno)?;
         let hem = &layout.hem;
@@ -514,7 +505,8 @@ impl UserMtr {
         ba_pg_shift: u32,
         page_size_cap: u64,
     ) -> Result<Self> {
-        let attrs = attrs_of(regions)?;
+        let all = attrs_of(regions)?;
+        let attrs = all.get(..regions.len()).ok_or(EINVAL)?;
         let total = attrs
             .iter()
             .try_fold(0u64, |s, a| s.checked_add(a.size))
@@ -523,7 +515,7 @@ impl UserMtr {
         Self::build(
             dev,
             umem,
-            &attrs,
+            attrs,
             page_shift,
             ba_pg_shift,
             page_size_cap,
@@ -778,22 +770,20 @@ impl UserMtr {
     }
 }
 
-/// The [`RegionAttr`]s of `regions`.
-fn attrs_of(regions: &[Region]) -> Result<KVec<RegionAttr>> {
+/// The [`RegionAttr`]s of `regions` (at most [`MAX_BT_REGION`], else
+/// `EINVAL`), in the first `regions.len()` entries.
+fn attrs_of(regions: &[Region]) -> Result<[RegionAttr; MAX_BT_REGION]> {
     if regions.len() > MAX_BT_REGION {
         return Err(EINVAL);
     }
-    let mut v = KVec::with_capacity(regions.len(), GFP_KERNEL)?;
-    for r in regions {
-        v.push(
-            RegionAttr {
-                size: u64::try_from(r.size)?,
-                hop: r.hop,
-            },
-            GFP_KERNEL,
-        )?;
+    let mut attrs = [RegionAttr::default(); MAX_BT_REGION];
+    for (a, r) in attrs.iter_mut().zip(regions) {
+        *a = RegionAttr {
+            size: u64::try_from(r.size)?,
+            hop: r.hop,
+        };
     }
-    Ok(v)
+    Ok(attrs)
 }
 
 /// Pins the user buffer (`mtr_alloc_bufs` with udata): any failure is
