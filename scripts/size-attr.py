@@ -171,16 +171,17 @@ def by_line(insns, ch, func, project_path, top):
         direct[short_name(c[-2][0])[:120] if len(c) > 1 else "(the symbol's own lines)"] += n
     if not syms:
         sys.exit(f"size-attr: no symbol contains '{func}'")
-    print(f"== symbols containing '{func}'")
-    for fn, n in syms.most_common():
-        print(f"{n:8} {fn[:150]}")
-    print(f"\n== by source line (largest {top}; line 0: no line, compiler glue)")
-    for k, n in lines.most_common(top):
-        print(f"{n:8} {k}")
-    print(f"\n== by the function inlined into the symbol (largest {top})")
-    for k, n in direct.most_common(top):
-        print(f"{n:8} {k}")
+    show(f"symbols containing '{func}'", syms, None, first=True)
+    show(f"by source line (largest {top}; line 0: no line, compiler glue)", lines, top)
+    show(f"by the function inlined into the symbol (largest {top})", direct, top)
     return 0
+
+
+def show(title, counter, top, first=False):
+    """Prints a table: bytes and name, largest first (`top` rows, or all)."""
+    print(("" if first else "\n") + f"== {title}")
+    for k, n in counter.most_common(top):
+        print(f"{n:8} {k[:150]}")
 
 
 def main():
@@ -258,12 +259,8 @@ def main():
                 spread[fn][outer] += n
 
     print(f".text of {obj}: {total} bytes in {len(insns)} instructions")
-    print(f"\n== functions (largest {top})")
-    for fn, n in funcs.most_common(top):
-        print(f"{n:8} {fn[:150]}")
-    print(f"\n== files (innermost frame of {proj})")
-    for f, n in files.most_common():
-        print(f"{n:8} {f}")
+    show(f"functions (largest {top})", funcs, top)
+    show(f"files (innermost frame of {proj})", files, None)
     print(f"\n== library code inlined at our call sites (largest {top})")
     for name, n in lib.most_common(top):
         print(f"{n:8} {len(lib_sites[name]):4} sites  {name[:140]}")
