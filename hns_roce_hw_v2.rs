@@ -94,13 +94,13 @@ fn profile(h: &Hnae3Handle, cmd: &Cmd, rev: HwRev, is_vf: bool) -> Result<Profil
     let failed = |what: &'static str| failed(h, what);
     let mut d = [Desc::new(cmq_op::QUERY_HW_VER, true)];
     cmd.send(&mut d)
-        .inspect_err(failed("query hardware info"))?;
+        .inspect_err(failed("failed to query hardware info"))?;
     // CAST: a 16-bit field.
     let hw_rev = d[0].get(query_version::ROCEE_HW_VERSION) as u16;
 
     let mut d = [Desc::new(cmq_op::QUERY_FW_VER, true)];
     cmd.send(&mut d)
-        .inspect_err(failed("query firmware info"))?;
+        .inspect_err(failed("failed to query firmware info"))?;
     let fw_ver = d[0].get(query_fw_info::FW_VER);
 
     let (func_num, cong_tmpl_id, caps) = if is_vf {
@@ -119,16 +119,13 @@ fn profile(h: &Hnae3Handle, cmd: &Cmd, rev: HwRev, is_vf: bool) -> Result<Profil
     })
 }
 
-/// C's message for a failed step: "failed to <what>, ret = <errno>."
+/// C's message for a failed step, `"<what>, ret = <errno>."`, printed by
+/// the crate's one formatter of that form ([`crate::rdma::dev_log_ret`],
+/// the `ret =` form of `hdev_err!`, which takes a literal).
 fn failed<'a>(h: &'a Hnae3Handle, what: &'static str) -> impl Fn(&Error) + 'a {
-    move |e: &Error| log_failed(h, what, e)
-}
-
-/// Prints [`failed`]'s message. Never inlined: the bring-up steps share
-/// this one copy of the formatting (inlined, ≈ 60 bytes a step).
-#[inline(never)]
-fn log_failed(h: &Hnae3Handle, what: &str, e: &Error) {
-    hdev_err!(h.device(), "failed to {}, ret = {}.\n", what, e.to_errno());
+    move |e: &Error| {
+        crate::rdma::dev_log_ret(crate::rdma::LogLevel::Err, h.device(), what, e.to_errno())
+    }
 }
 
 /// The capability query (`hns_roce_query_caps`): QUERY_PF_CAPS_NUM, or
@@ -175,11 +172,12 @@ fn set_bt(cmd: &Cmd, caps: &Caps) -> Result {
 /// engine. Returns the function count, the congestion template base and
 /// the caps.
 fn vf_profile(h: &Hnae3Handle, cmd: &Cmd, rev: HwRev) -> Result<(u32, u32, Caps)> {
-    let mut caps = query_caps(h, cmd, rev, true).inspect_err(failed(h, "query VF caps"))?;
+    let mut caps =
+        query_caps(h, cmd, rev, true).inspect_err(failed(h, "failed to query VF caps"))?;
     let mut d = chain::<2>(cmq_op::QUERY_VF_RES, true);
     cmd.send(&mut d)
-        .inspect_err(failed(h, "load vf res caps"))
-        .inspect_err(failed(h, "query VF resource"))?;
+        .inspect_err(failed(h, "failed to load vf res caps"))
+        .inspect_err(failed(h, "failed to query VF resource"))?;
     apply_vf_res(&mut caps, &d).map_err(|e| bad_caps(h, e))?;
     // CAST: PAGE_SIZE is small.
     apply_func_caps(
@@ -189,7 +187,7 @@ fn vf_profile(h: &Hnae3Handle, cmd: &Cmd, rev: HwRev) -> Result<(u32, u32, Caps)
         h.num_vectors(),
         kernel::page::PAGE_SIZE as u32,
     );
-    set_bt(cmd, &caps).inspect_err(failed(h, "config VF BA table"))?;
+    set_bt(cmd, &caps).inspect_err(failed(h, "failed to config VF BA table"))?;
     Ok((1, 0, caps))
 }
 
@@ -202,7 +200,8 @@ fn pf_profile(h: &Hnae3Handle, cmd: &Cmd, rev: HwRev) -> Result<(u32, u32, Caps)
         (1, 0)
     } else {
         let mut d = [Desc::new(cmq_op::QUERY_FUNC_INFO, true)];
-        cmd.send(&mut d).inspect_err(failed("query func info"))?;
+        cmd.send(&mut d)
+            .inspect_err(failed("failed to query func info"))?;
         (
             d[0].get(FUNC_INFO_OWN_FUNC_NUM),
             d[0].get(FUNC_INFO_OWN_MAC_ID),
@@ -221,32 +220,34 @@ fn pf_profile(h: &Hnae3Handle, cmd: &Cmd, rev: HwRev) -> Result<(u32, u32, Caps)
     d[0].data
         .write(cmq_req::CFG_GLOBAL_PARAM_UDP_PORT, ROCE_V2_UDP_DPORT);
     cmd.send(&mut d)
-        .inspect_err(failed("config global param"))?;
+        .inspect_err(failed("failed to config global param"))?;
 
     for vf in 0..func_num {
         let mut d = [Desc::new(cmq_op::SWITCH_PARAMETER_CFG, true)];
         d[0].data.enable(VF_SWITCH_ROCEE_SEL);
         d[0].data.write(vf_switch::VF_SWITCH_VF_ID, vf);
-        cmd.send(&mut d).inspect_err(failed("set switch param"))?;
+        cmd.send(&mut d)
+            .inspect_err(failed("failed to set switch param"))?;
         // Write back what the firmware returned, with loopback allowed.
         d[0].flag = flag::IN;
         d[0].data.enable(vf_switch::VF_SWITCH_ALW_LPBK);
         d[0].data.clear(vf_switch::VF_SWITCH_ALW_LCL_LPBK);
         d[0].data.enable(vf_switch::VF_SWITCH_ALW_DST_OVRD);
-        cmd.send(&mut d).inspect_err(failed("set switch param"))?;
+        cmd.send(&mut d)
+            .inspect_err(failed("failed to set switch param"))?;
     }
 
     let bad = |e: CapsError| bad_caps(h, e);
-    let mut caps = query_caps(h, cmd, rev, false).inspect_err(failed("query PF caps"))?;
+    let mut caps = query_caps(h, cmd, rev, false).inspect_err(failed("failed to query PF caps"))?;
     let mut d = chain::<2>(cmq_op::QUERY_PF_RES, true);
     cmd.send(&mut d)
-        .inspect_err(failed("load pf res caps"))
-        .inspect_err(failed("query pf resource"))?;
+        .inspect_err(failed("failed to load pf res caps"))
+        .inspect_err(failed("failed to query pf resource"))?;
     apply_pf_res(&mut caps, &d, func_num).map_err(bad)?;
     let mut d = [Desc::new(cmq_op::QUERY_PF_TIMER_RES, true)];
     cmd.send(&mut d)
-        .inspect_err(failed("load pf timer resource"))
-        .inspect_err(failed("query pf resource"))?;
+        .inspect_err(failed("failed to load pf timer resource"))
+        .inspect_err(failed("failed to query pf resource"))?;
     apply_timer_res(&mut caps, &d[0]);
 
     // CAST: PAGE_SIZE and PAGE_SHIFT are small.
@@ -263,9 +264,9 @@ fn pf_profile(h: &Hnae3Handle, cmd: &Cmd, rev: HwRev) -> Result<(u32, u32, Caps)
                     e.to_errno()
                 )
             })
-            .inspect_err(failed("alloc vf resource"))?;
+            .inspect_err(failed("failed to alloc vf resource"))?;
     }
-    set_bt(cmd, &caps).inspect_err(failed("config BA table"))?;
+    set_bt(cmd, &caps).inspect_err(failed("failed to config BA table"))?;
     if rev.is_hip09() {
         let mut d = [entry_size_cmd(EntrySize::Qpc, caps.qpc_sz)];
         cmd.send(&mut d)
