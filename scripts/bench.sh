@@ -24,7 +24,7 @@ rounds=${1:-5}
 [[ "$rounds" =~ ^[1-9][0-9]*$ ]] || die "ROUNDS must be a positive number (got '$rounds')"
 out=$HNS_BUILD/bench
 mkdir -p "$out"
-rm -f "$out"/report.* "$out/guest.out"
+rm -f "$out"/report.* "$out"/guest.out "$out"/guest-k*.out "$out"/guest-k*.err
 t_start=$(date +%s)
 
 # Setup with the bench's extras (Debian's matplotlib for the chart, trixie's
@@ -60,17 +60,21 @@ tick=$(getconf CLK_TCK)
 cpu_of() {
     awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null || true
 }
-start=$(date +%s.%N)
-# Known faults of code that is not ours: the C driver's map_mr_sg sleeping
-# under RCU (the NVMe part), nvmet-rdma's port lockdep report, the C
-# driver's QP-table lock inversion at its exit once a kernel CQ was polled
-# in softirq (docs/c-driver-findings.md 10, 11, 2): counted, not failing
-# the boot, as in make check's NVMe and reset boots.
+# bench_boot NAME CMDFILE OUT TIMEOUT: one boot of the plan, its output in
+# OUT.out and OUT.err. Known faults of code that is not ours: the C
+# driver's map_mr_sg sleeping under RCU (the NVMe part), nvmet-rdma's port
+# lockdep report, the C driver's QP-table lock inversion at its exit once a
+# kernel CQ was polled in softirq (docs/c-driver-findings.md 10, 11, 2):
+# counted, not failing the boot, as in make check's NVMe and reset boots.
 # Any other kernel report fails it.
-HNS_GUEST_KNOWN="hns-map-mr-sg-sleeps nvmet-rdma-port-lockdep hns-cq-xa-irq-inversion" \
-    HNS_MODULE_DIR=$HNS_BUILD/module HNS_GUEST_EXTRA=$out/extra \
-    bash "$HNS_TOP/scripts/run-guest.sh" --name "$name" --driver none --sim 2 --timeout 3000 \
-    --cmd-file "$out/bench.cmd" >"$out/guest.out" 2>"$out/guest.err" &
+bench_boot() {
+    HNS_GUEST_KNOWN="hns-map-mr-sg-sleeps nvmet-rdma-port-lockdep hns-cq-xa-irq-inversion" \
+        HNS_MODULE_DIR=$HNS_BUILD/module HNS_GUEST_EXTRA=$out/extra \
+        bash "$HNS_TOP/scripts/run-guest.sh" --name "$1" --driver none --sim 2 --timeout "$4" \
+        --cmd-file "$2" >"$3.out" 2>"$3.err"
+}
+start=$(date +%s.%N)
+bench_boot "$name" "$out/bench.cmd" "$out/guest" 3000 &
 guest=$!
 sim_cpu=0 qemu_cpu=0
 while kill -0 "$guest" 2>/dev/null; do
@@ -93,14 +97,11 @@ kboots=${BENCH_KPATH_BOOTS:-2}
 case " ${BENCH_PARTS:-kpath} " in *" kpath "*) ;; *) kboots=0 ;; esac
 boot_outs=()
 kwall=0
+kvars=$(echo "$vars" | sed "s/BENCH_PARTS='[^']*'//")
 for i in $(seq 1 "$kboots"); do
-    kvars=$(echo "$vars" | sed "s/BENCH_PARTS='[^']*'//")
     echo "${kvars# } BENCH_PARTS='kpath' sh /opt/hns/bench-plan.sh $rounds" >"$out/bench-k$i.cmd"
     ks=$(date +%s)
-    HNS_GUEST_KNOWN="hns-map-mr-sg-sleeps nvmet-rdma-port-lockdep hns-cq-xa-irq-inversion" \
-        HNS_MODULE_DIR=$HNS_BUILD/module HNS_GUEST_EXTRA=$out/extra \
-        bash "$HNS_TOP/scripts/run-guest.sh" --name "bench-k$i" --driver none --sim 2 --timeout 1200 \
-        --cmd-file "$out/bench-k$i.cmd" >"$out/guest-k$i.out" 2>"$out/guest-k$i.err" || rc=1
+    bench_boot "bench-k$i" "$out/bench-k$i.cmd" "$out/guest-k$i" 1200 || rc=1
     kwall=$((kwall + $(date +%s) - ks))
     grep -q '^BENCH-END errors=0' "$out/guest-k$i.out" || rc=1
     boot_outs+=("$out/guest-k$i.out")
