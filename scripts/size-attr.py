@@ -152,6 +152,12 @@ def origin(path, project_path):
     return "other"
 
 
+def innermost_own(chain, project_path):
+    """Index in `chain` of the innermost frame in a project file, or None."""
+    return next((i for i, (_, p, _) in enumerate(chain) if project_path(p)),
+                None)
+
+
 def by_line(insns, ch, func, project_path, top):
     """The --func report: the bytes of the symbols matching `func`."""
     lines = collections.Counter()
@@ -162,10 +168,9 @@ def by_line(insns, ch, func, project_path, top):
         if func not in c[-1][0]:
             continue
         syms[c[-1][0]] += n
-        mine = [(p, ln) for _, p, ln in c if project_path(p)]
-        if mine:
-            p, ln = mine[0]
-            lines[f"{project_path(p)}:{ln}"] += n
+        i = innermost_own(c, project_path)
+        if i is not None:
+            lines[f"{project_path(c[i][1])}:{c[i][2]}"] += n
         else:
             lines["(no frame of the project) " + short_name(c[0][0])[:80]] += n
         direct[short_name(c[-2][0])[:120] if len(c) > 1 else "(the symbol's own lines)"] += n
@@ -242,9 +247,8 @@ def main():
             origins[kinds[0]] += n
         outer = c[-1][0]
         funcs[outer] += n
-        mine = [i for i, (_, p, _) in enumerate(c) if project_path(p)]
-        if mine:
-            i = mine[0]
+        i = innermost_own(c, project_path)
+        if i is not None:
             files[project_path(c[i][1])] += n
             if i > 0:
                 name = short_name(c[i - 1][0])
