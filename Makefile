@@ -8,6 +8,7 @@
 #   make check          host tests, module (+clippy, rustfmt), one QEMU boot
 #   make demo           build everything, boot, load hns_roce_rs, show it
 #   make bench          Rust against C, alternating in one boot: build/bench/report.md (issue 16)
+#   make call-count     instructions per kverbs call, C against Rust: build/callcount/report.md
 #   make bench-kmod     the kernel hot-path benchmark module, build/bench/extra/hns_kbench.ko
 #   make size-attr      where the module's .text goes, build/size/attr.txt (issue 16;
 #                       FUNC=text: by line for the symbols named so)
@@ -95,7 +96,7 @@ CMD ?=
 RS_SOURCES = $(shell git ls-files --cached --others --exclude-standard '*.rs' 2>/dev/null || find . -name '*.rs' -not -path './build/*' -not -path '*/target/*')
 
 .PHONY: all setup kernel modules modules-kunit module-variant sim sim-test clippy fmt fmt-check host-test \
-	initramfs guest check check-kasan demo bench bench-kmod size-attr faults fuzz stress clean help intree-patch intree-build
+	initramfs guest check check-kasan demo bench bench-kmod call-count size-attr faults fuzz stress clean help intree-patch intree-build
 
 all: modules
 
@@ -190,6 +191,12 @@ demo:
 ROUNDS ?= 5
 bench: modules kernel sim bench-kmod
 	@bash scripts/bench.sh $(ROUNDS)
+
+# The instructions one post_send, post_recv and empty poll_cq execute in
+# each driver, single-stepped through QEMU's gdb stub (issue 16,
+# docs/benchmarks.md); build/callcount/report.md.
+call-count: modules kernel sim bench-kmod
+	@bash scripts/call-count.sh $(SAMPLES)
 
 # Where the module's .text goes (issue 16, docs/benchmarks.md): the crate
 # built again with debug info (the same .text as the release build, which

@@ -179,10 +179,17 @@ if [ "$sim" -gt 0 ]; then
         sleep 0.05
     done
 fi
+# HNS_GUEST_GDB=PORT: QEMU's gdb stub on 127.0.0.1:PORT, the guest running
+# (make call-count attaches to it; scripts/call-count.sh).
+gdbstub=()
+if [ -n "${HNS_GUEST_GDB:-}" ]; then
+    [[ "$HNS_GUEST_GDB" =~ ^[0-9]+$ ]] || die "HNS_GUEST_GDB must be a port number (got '$HNS_GUEST_GDB')"
+    gdbstub=(-gdb "tcp:127.0.0.1:$HNS_GUEST_GDB")
+fi
 start=$(date +%s)
 set +e
 timeout --foreground -k 5 "$timeout" "$qemu" \
-    "${machine[@]}" "${cpu[@]}" -smp "$smp" "${simdev[@]}" \
+    "${machine[@]}" "${cpu[@]}" -smp "$smp" "${simdev[@]}" "${gdbstub[@]}" \
     -display none -monitor none -no-reboot -nic none \
     -kernel "$kernel" -initrd "$rundir/initrd.img" \
     -append "console=$console panic=-1 rdinit=/init loglevel=7 printk.devkmsg=on" \

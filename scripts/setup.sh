@@ -23,10 +23,11 @@ host_packages=(flex bison bc libelf-dev libssl-dev cpio qemu-system-x86 busybox-
 if [ "${HNS_KASAN:-0}" = 1 ]; then
     host_packages+=("${HNS_KASAN_CC:-clang-19}")
 fi
-# make bench (HNS_BENCH=1): the report's chart is drawn with Debian's
-# matplotlib, run by Debian's own python3 (docs/benchmarks.md).
+# make bench and make call-count (HNS_BENCH=1): the report's chart is drawn
+# with Debian's matplotlib, run by Debian's own python3; call-count steps
+# the guest with Debian's gdb (docs/benchmarks.md).
 if [ "${HNS_BENCH:-0}" = 1 ]; then
-    host_packages+=(python3-matplotlib)
+    host_packages+=(python3-matplotlib gdb)
 fi
 
 step_host_packages() {

@@ -1,0 +1,332 @@
+#!/usr/bin/env python3
+"""Count the instructions one kverbs call executes in either RoCE driver.
+
+make call-count (issue 16, docs/benchmarks.md). No profiler runs in this
+guest (no ftrace in the test kernel, no TCG plugins in this QEMU), but
+QEMU's gdb stub single-steps the guest, with interrupts and timers masked
+while it steps. So this script, run inside gdb (`gdb -batch -x`), attaches
+to the guest of tests/guest/callcount-plan.sh and, for each driver:
+
+- stops at ksys_sync, where the plan has printed the driver's module
+  symbols and the addresses of its post_send, post_recv and poll_cq ops;
+- breaks on those ops while hns_kbench.ko runs, and single-steps whole
+  calls from the op's first instruction to its return to the caller:
+  post_send and post_recv of one WR (the WR's `next` is NULL), poll_cq
+  that returns 0 (an empty CQ: the benchmark's poll_cq_empty);
+- writes every traced call's instruction addresses to traces.json.
+
+Then (also `call-count.py --report DIR` outside gdb) report.md: per op,
+the instructions of each traced call for C and Rust, and the instructions
+per function (self, i.e. where the program counter was), with how many of
+them touch memory, are locked, or change the interrupt flag: the
+instructions that cost most under TCG.
+
+Settings (environment): CC_PORT (gdb stub port), CC_OUTPUT (the guest's
+output file), CC_SYSMAP (the kernel's System.map), CC_OUT (result
+directory), CC_SKIP (qualifying calls skipped first, default 3), CC_CALLS
+(calls traced per op, default 3).
+"""
+
+import bisect
+import collections
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+
+OPS = ("post_send", "post_recv", "poll_cq")
+MODULES = {"c": "hns_roce_hw_v2", "rs": "hns_roce_rs"}
+STEP_LIMIT = 200000
+
+
+def load_sysmap(path):
+    """The kernel's text symbols from System.map: [(addr, name)]."""
+    syms = []
+    with open(path) as f:
+        for line in f:
+            p = line.split()
+            if len(p) >= 3 and p[1] in "tTwW":
+                syms.append((int(p[0], 16), p[2]))
+    return syms
+
+
+class Symbols:
+    """Address -> function name, from sorted (addr, name) pairs."""
+
+    def __init__(self, pairs):
+        pairs = sorted(pairs)
+        self.addrs = [a for a, _ in pairs]
+        self.names = [n for _, n in pairs]
+
+    def name(self, addr):
+        i = bisect.bisect_right(self.addrs, addr) - 1
+        return self.names[i] if i >= 0 else "?"
+
+
+def demangle(names):
+    """Rust v0 symbols through binutils' c++filt (one process for all),
+    the crate hash left out."""
+    names = list(names)
+    if not names:
+        return {}
+    r = subprocess.run(["c++filt"], input="\n".join(names), capture_output=True, text=True)
+    out = r.stdout.split("\n") if r.returncode == 0 else names
+    return {n: re.sub(r"\[[0-9a-f]+\]", "", d) for n, d in zip(names, out)}
+
+
+# --- inside gdb ---------------------------------------------------------
+
+
+def gdb_main():
+    import gdb  # noqa: only present inside gdb
+
+    port = os.environ["CC_PORT"]
+    output = os.environ["CC_OUTPUT"]
+    outdir = os.environ["CC_OUT"]
+    skip = int(os.environ.get("CC_SKIP", "3"))
+    ncalls = int(os.environ.get("CC_CALLS", "3"))
+    sysmap = load_sysmap(os.environ["CC_SYSMAP"])
+    ksys_sync = next(a for a, n in sysmap if n == "ksys_sync")
+
+    def reg(r):
+        return int(gdb.parse_and_eval(f"(unsigned long)${r}")) & (2**64 - 1)
+
+    def u64(addr):
+        mem = gdb.selected_inferior().read_memory(addr, 8)
+        return int.from_bytes(bytes(mem), "little")
+
+    def log(msg):
+        print(f"call-count: {msg}", flush=True)
+
+    gdb.execute("set pagination off")
+    gdb.execute("set confirm off")
+    gdb.execute("set suppress-cli-notifications on")
+    gdb.execute("set architecture i386:x86-64")
+    deadline = time.time() + 900
+    while True:
+        try:
+            gdb.execute(f"target remote 127.0.0.1:{port}", to_string=True)
+            break
+        except gdb.error:
+            if time.time() > deadline:
+                raise
+            time.sleep(0.2)
+    log("attached")
+    gdb.execute(f"break *{ksys_sync:#x}", to_string=True)
+
+    result = {"drivers": {}}
+    seen_markers = 0
+    driver = None
+    ops = {}
+    op_bps = []
+    counts = {}
+    empty_cq = False
+
+    def trace_call():
+        sp0 = reg("rsp")
+        ret = u64(sp0)
+        pcs = []
+        while True:
+            pc = reg("pc")
+            if pc == ret and reg("rsp") == sp0 + 8:
+                break
+            pcs.append(pc)
+            if len(pcs) > STEP_LIMIT:
+                raise RuntimeError("no return after %d steps" % STEP_LIMIT)
+            gdb.execute("stepi", to_string=True)
+        return pcs, reg("rax")
+
+    def run_to_return():
+        sp0 = reg("rsp")
+        ret = u64(sp0)
+        while True:
+            b = gdb.Breakpoint(f"*{ret:#x}", internal=True, temporary=True)
+            gdb.execute("continue", to_string=True)
+            if b.is_valid():
+                b.delete()
+            if reg("pc") == ret and reg("rsp") == sp0 + 8:
+                return reg("rax")
+
+    def disassemble(pcs):
+        text = {}
+        for pc in sorted(set(pcs)):
+            s = gdb.execute(f"x/i {pc:#x}", to_string=True)
+            text[pc] = s.split(":", 1)[1].strip() if ":" in s else s.strip()
+        return text
+
+    while True:
+        try:
+            gdb.execute("continue", to_string=True)
+        except gdb.error as e:
+            log(f"target gone: {e}")
+            break
+        pc = reg("pc")
+        if pc == ksys_sync:
+            with open(output, errors="replace") as f:
+                lines = f.read().splitlines()
+            markers = [ln.split()[1] for ln in lines if ln.startswith("CC-SYNC ")]
+            if len(markers) <= seen_markers:
+                continue
+            seen_markers = len(markers)
+            mark = markers[-1]
+            for b in op_bps:
+                b.delete()
+            op_bps = []
+            if mark == "end":
+                log("end marker: detaching")
+                break
+            driver = mark
+            opsline = [ln for ln in lines if ln.startswith(f"CC-OPS {driver} ")][-1].split()
+            ops = {int(a, 16): op for a, op in zip(opsline[2:], OPS) if int(a, 16)}
+            if len(ops) != len(OPS):
+                log(f"{driver}: op addresses missing: {opsline}")
+            tag = "[%s]" % MODULES[driver]
+            syms = [(int(ln.split()[1], 16), ln.split()[3]) for ln in lines
+                    if ln.startswith("CC-SYM ") and ln.split()[-1] == tag]
+            result["drivers"][driver] = {"syms": syms, "calls": {op: [] for op in OPS}}
+            counts = {op: 0 for op in OPS}
+            for a in ops:
+                op_bps.append(gdb.Breakpoint(f"*{a:#x}", internal=True))
+            log(f"{driver}: breakpoints on {', '.join(ops.values())}")
+            continue
+        op = ops.get(pc)
+        if op is None:
+            continue
+        calls = result["drivers"][driver]["calls"][op]
+        if len(calls) >= ncalls:
+            continue
+        if op != "poll_cq" and u64(reg("rsi")) != 0:
+            continue  # a chain of WRs: not the single-WR call
+        counts[op] += 1
+        if counts[op] <= skip:
+            continue
+        if op == "poll_cq" and not empty_cq:
+            # Not known to be empty: let this call run to its return and
+            # trace the next one if it returned 0 (the benchmark polls an
+            # empty CQ many times in a row).
+            empty_cq = run_to_return() == 0
+            continue
+        pcs, rax = trace_call()
+        if op == "poll_cq" and rax != 0:
+            empty_cq = False
+            continue
+        calls.append({"ret": rax, "pcs": pcs, "insn": {f"{k:#x}": v for k, v in disassemble(pcs).items()}})
+        log(f"{driver} {op}: call traced, {len(pcs)} instructions, returned {rax:#x}")
+        if all(len(c) >= ncalls for c in result["drivers"][driver]["calls"].values()):
+            for b in op_bps:
+                b.delete()
+            op_bps = []
+            log(f"{driver}: all ops traced")
+    try:
+        gdb.execute("detach", to_string=True)
+    except gdb.error:
+        pass
+    os.makedirs(outdir, exist_ok=True)
+    with open(os.path.join(outdir, "traces.json"), "w") as f:
+        json.dump(result, f)
+    report(outdir, result, sysmap)
+
+
+# --- the report ---------------------------------------------------------
+
+PREFIXES = ("lock", "rep", "repz", "repe", "repnz", "repne", "notrack", "bnd", "data16")
+MEM_MNEM = re.compile(r"^(push|pop|call|ret|movs|stos|lods|cmps|scas|enter|leave)")
+
+
+def kind(text):
+    """The costly kinds of an instruction (AT&T syntax, as gdb prints it)."""
+    words = text.split()
+    k = set()
+    while words and words[0] in PREFIXES:
+        if words[0] == "lock":
+            k.add("lock")
+        words = words[1:]
+    if not words:
+        return k
+    mnem, operands = words[0], " ".join(words[1:])
+    if "(" in operands or re.search(r"%[c-gs]s:", operands) or MEM_MNEM.match(mnem):
+        k.add("mem")
+    if mnem in ("cli", "sti") or mnem.startswith(("pushf", "popf")):
+        k.add("irq")
+    if mnem.startswith("call"):
+        k.add("call")
+    return k
+
+
+def summarise(drv, calls, sysmap):
+    """Per traced call: totals; per function: median self instructions."""
+    syms = Symbols(sysmap + [tuple(s) for s in drv["syms"]])
+    per_call = []
+    funcs = collections.defaultdict(list)
+    for c in calls:
+        insn = {int(k, 16): v for k, v in c["insn"].items()}
+        tot = collections.Counter()
+        fn = collections.Counter()
+        for pc in c["pcs"]:
+            tot["insn"] += 1
+            for k in kind(insn.get(pc, "")):
+                tot[k] += 1
+            fn[syms.name(pc)] += 1
+        per_call.append(tot)
+        for name in set(fn) | set(funcs):
+            funcs[name].append(fn.get(name, 0))
+    return per_call, funcs
+
+
+def median(v):
+    v = sorted(v)
+    return v[len(v) // 2] if v else 0
+
+
+def report(outdir, result, sysmap):
+    lines = ["# Instructions per kverbs call (make call-count)", "",
+             "Single-stepped in the guest by QEMU's gdb stub (scripts/call-count.py): every",
+             "instruction from the driver op's first to its return, interrupts masked.",
+             "`mem`: instructions with a memory operand (push, pop, call and ret included);",
+             "`lock`: locked read-modify-writes; `irq`: cli/sti/pushf/popf; `call`: calls.", ""]
+    names = set()
+    summ = {}
+    for d, drv in result["drivers"].items():
+        for op in OPS:
+            summ[(d, op)] = summarise(drv, drv["calls"][op], sysmap)
+            names |= set(summ[(d, op)][1])
+    dm = demangle(names)
+    for op in OPS:
+        what = {"post_send": "post_send of one WR", "post_recv": "post_recv of one WR",
+                "poll_cq": "poll_cq of an empty CQ (returned 0)"}[op]
+        lines += [f"## {what}", "", "| driver | calls | insn | mem | lock | irq | call |",
+                  "|---|---|---|---|---|---|---|"]
+        for d in result["drivers"]:
+            per_call, _ = summ[(d, op)]
+            if not per_call:
+                lines.append(f"| {d} | 0 | | | | | |")
+                continue
+            cols = ["/".join(str(c[k]) for c in per_call) for k in ("insn", "mem", "lock", "irq", "call")]
+            lines.append(f"| {d} | {len(per_call)} | " + " | ".join(cols) + " |")
+        lines += ["", "Instructions per function (self; median over the traced calls):", "",
+                  "| function | " + " | ".join(result["drivers"]) + " |",
+                  "|---|" + "---|" * len(result["drivers"])]
+        rows = collections.defaultdict(dict)
+        for d in result["drivers"]:
+            for name, v in summ[(d, op)][1].items():
+                rows[dm.get(name, name)][d] = median(v)
+        for name, v in sorted(rows.items(), key=lambda kv: -max(kv[1].values())):
+            if max(v.values()) == 0:
+                continue
+            lines.append(f"| `{name}` | " + " | ".join(str(v.get(d, "")) for d in result["drivers"]) + " |")
+        lines.append("")
+    text = "\n".join(lines) + "\n"
+    with open(os.path.join(outdir, "report.md"), "w") as f:
+        f.write(text)
+    print(text)
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 4 and sys.argv[1] == "--report":
+        with open(os.path.join(sys.argv[2], "traces.json")) as f:
+            res = json.load(f)
+        report(sys.argv[2], res, load_sysmap(sys.argv[3]))
+    else:
+        gdb_main()
