@@ -255,6 +255,16 @@ def kind(text):
     return k
 
 
+# The kernel's lock debugging (lockdep, the debug spinlock, irq-flag
+# tracing) that this test kernel (PROVE_LOCKING) runs inside every lock
+# and unlock, and a production kernel does not.
+LOCK_DEBUG = re.compile(
+    r"^((__)?lock_acquire|(__)?lock_release|lock_is_held_type|mark_lock|mark_held_locks"
+    r"|match_held_lock|find_held_lock|lockdep_\w+|trace_hardirqs_\w+|rcu_is_watching"
+    r"|debug_lockdep_rcu_enabled|do_raw_spin_(un)?lock|hlock_class|validate_chain"
+    r"|check_\w+|__bfs\w*|lock_chain_\w+|debug_spin_\w+)$")
+
+
 def summarise(drv, calls, sysmap):
     """Per traced call: totals; per function: median self instructions."""
     syms = Symbols(sysmap + [tuple(s) for s in drv["syms"]])
@@ -266,6 +276,8 @@ def summarise(drv, calls, sysmap):
         fn = collections.Counter()
         for pc in c["pcs"]:
             tot["insn"] += 1
+            if not LOCK_DEBUG.match(syms.name(pc)):
+                tot["nodebug"] += 1
             for k in kind(insn.get(pc, "")):
                 tot[k] += 1
             fn[syms.name(pc)] += 1
@@ -285,7 +297,9 @@ def report(outdir, result, sysmap):
              "Single-stepped in the guest by QEMU's gdb stub (scripts/call-count.py): every",
              "instruction from the driver op's first to its return, interrupts masked.",
              "`mem`: instructions with a memory operand (push, pop, call and ret included);",
-             "`lock`: locked read-modify-writes; `irq`: cli/sti/pushf/popf; `call`: calls.", ""]
+             "`lock`: locked read-modify-writes; `irq`: cli/sti/pushf/popf; `call`: calls.",
+             "`no lockdep`: the instructions outside the kernel's lock debugging (lockdep,",
+             "the debug spinlock, irq-flag tracing: what a production kernel would run).", ""]
     names = set()
     summ = {}
     for d, drv in result["drivers"].items():
@@ -296,14 +310,14 @@ def report(outdir, result, sysmap):
     for op in OPS:
         what = {"post_send": "post_send of one WR", "post_recv": "post_recv of one WR",
                 "poll_cq": "poll_cq of an empty CQ (returned 0)"}[op]
-        lines += [f"## {what}", "", "| driver | calls | insn | mem | lock | irq | call |",
-                  "|---|---|---|---|---|---|---|"]
+        lines += [f"## {what}", "", "| driver | calls | insn | no lockdep | mem | lock | irq | call |",
+                  "|---|---|---|---|---|---|---|---|"]
         for d in result["drivers"]:
             per_call, _ = summ[(d, op)]
             if not per_call:
-                lines.append(f"| {d} | 0 | | | | | |")
+                lines.append(f"| {d} | 0 | | | | | | |")
                 continue
-            cols = ["/".join(str(c[k]) for c in per_call) for k in ("insn", "mem", "lock", "irq", "call")]
+            cols = ["/".join(str(c[k]) for c in per_call) for k in ("insn", "nodebug", "mem", "lock", "irq", "call")]
             lines.append(f"| {d} | {len(per_call)} | " + " | ".join(cols) + " |")
         lines += ["", "Instructions per function (self; median over the traced calls):", "",
                   "| function | " + " | ".join(result["drivers"]) + " |",
