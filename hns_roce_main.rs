@@ -618,6 +618,16 @@ impl IbDev {
         }
     }
 
+    /// What posting work needs of the device, built inline at each post.
+    fn post_env(&self) -> qp::PostEnv<'_> {
+        qp::PostEnv {
+            cmd: &self.cmd,
+            objs: &self.objs,
+            sq_db: self.sq_db.as_ref(),
+            rev: self.rev,
+        }
+    }
+
     fn cq_env(&self) -> cq::CqEnv<'_> {
         cq::CqEnv {
             cmd: &self.cmd,
@@ -1009,7 +1019,7 @@ impl IbDriver for IbDev {
         q: &qp::Qp,
         wrs: rdma::RecvChain<'_>,
     ) -> core::result::Result<(), (usize, Error)> {
-        q.post_recv(&self.qp_env(), wrs)
+        q.post_recv(&self.post_env(), wrs)
     }
 
     fn qp_is_ud(&self, q: &qp::Qp) -> bool {
@@ -1021,7 +1031,7 @@ impl IbDriver for IbDev {
         q: &qp::Qp,
         wrs: rdma::SendChain<'_, mr::Mr>,
     ) -> core::result::Result<(), (usize, Error)> {
-        q.post_send(&self.qp_env(), wrs)
+        q.post_send(&self.post_env(), wrs)
     }
 
     fn reset_down(&self) -> bool {

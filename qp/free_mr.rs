@@ -113,7 +113,7 @@ impl FreeMr {
         for q in self.qps.iter() {
             // Unsignaled in the WR, signaled by the QP (all WRs are).
             let wr = ZeroWrite::new();
-            if let Err((_, e)) = q.post_send(env, wr.as_chain::<Mr>()) {
+            if let Err((_, e)) = q.post_send(&env.post(), wr.as_chain::<Mr>()) {
                 ibdev_err_ratelimited!(
                     env.cmd,
                     "failed to post wqe for free mr",

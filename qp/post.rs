@@ -12,7 +12,7 @@
 //! `qp_table_xa` shares one with `dip_xa`, and lockdep reports the mix of
 //! hard-IRQ and IRQs-on uses at unload (see docs/driver.md).
 
-use super::{Qp, QpEnv};
+use super::{PostEnv, Qp};
 use crate::hns_roce_hw_v2::consts::{event, reg, wqe_op};
 use crate::hns_roce_hw_v2::cqe::{self, Completion};
 use crate::hns_roce_hw_v2::qpc::{qpt, QpState};
@@ -482,7 +482,7 @@ impl Qp {
     /// the first WR not posted and the error.
     pub(crate) fn post_send<'w>(
         &self,
-        env: &QpEnv<'_>,
+        env: &PostEnv<'_>,
         wrs: impl Iterator<Item = SendWr<'w, Mr>>,
     ) -> core::result::Result<(), (usize, Error)> {
         if self.user {
@@ -621,7 +621,7 @@ impl Qp {
     #[inline(always)]
     fn write_ud_wqe(
         &self,
-        env: &QpEnv<'_>,
+        env: &PostEnv<'_>,
         wr: &SendWr<'_, Mr>,
         idx: u32,
         owner: bool,
@@ -691,7 +691,7 @@ impl Qp {
     #[inline(always)]
     fn write_rc_wqe(
         &self,
-        env: &QpEnv<'_>,
+        env: &PostEnv<'_>,
         wr: &SendWr<'_, Mr>,
         idx: u32,
         owner: bool,
