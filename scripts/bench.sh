@@ -11,7 +11,8 @@
 #
 # BENCH_PARTS, BENCH_PROBES, BENCH_NVME_SECONDS, BENCH_BW_ITERS,
 # BENCH_LAT_ITERS, BENCH_WARMUP reach the plan (see its header);
-# BENCH_KPATH_BOOTS (default 2) more boots run its kpath part alone.
+# BENCH_KPATH_BOOTS (default 2) more boots run its kpath part alone;
+# BENCH_CALLCOUNT=0 skips the instruction counts (scripts/call-count.sh).
 # HNS_SIM_ARGS reaches hns-sim through run-guest.sh. The drivers: the
 # release hns_roce_rs.ko (build/module: no KUnit suites run at its insmod)
 # and the test kernel's hns-roce-hw-v2.ko; the programs verbs_bench,
@@ -94,7 +95,8 @@ wall=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.0f", b - a }')
 # judges those rows across boots. About 70 s a boot.
 kboots=${BENCH_KPATH_BOOTS:-2}
 [[ "$kboots" =~ ^[0-9]+$ ]] || die "BENCH_KPATH_BOOTS must be a number (got '$kboots')"
-case " ${BENCH_PARTS:-kpath} " in *" kpath "*) ;; *) kboots=0 ;; esac
+kpath=1
+case " ${BENCH_PARTS:-kpath} " in *" kpath "*) ;; *) kpath=0 kboots=0 ;; esac
 boot_outs=()
 kwall=0
 kvars=$(echo "$vars" | sed "s/BENCH_PARTS='[^']*'//")
@@ -106,6 +108,18 @@ for i in $(seq 1 "$kboots"); do
     grep -q '^BENCH-END errors=0' "$out/guest-k$i.out" || rc=1
     boot_outs+=("$out/guest-k$i.out")
 done
+
+# The same calls counted instead of timed (scripts/call-count.sh: one more
+# boot, about 2 min; BENCH_CALLCOUNT=0: none): the instructions of one
+# post_send, post_recv and empty poll_cq in each driver, which the timing
+# noise of TCG does not touch.
+ccwall=0
+[ "${BENCH_CALLCOUNT:-1}" = 1 ] || kpath=0
+if [ "$kpath" = 1 ]; then
+    cs=$(date +%s)
+    bash "$HNS_TOP/scripts/call-count.sh" >"$out/callcount.out" 2>&1 || rc=1
+    ccwall=$(($(date +%s) - cs))
+fi
 
 /usr/bin/python3 "$HNS_TOP/scripts/bench-report.py" "$out/guest.out" "$out" "$out/sizes.txt" \
     "${boot_outs[@]}" || rc=1
@@ -131,11 +145,24 @@ if grep -q '^BA ' "$out/guest.out"; then
         }' "$out/guest.out"
     } | tee -a "$out/report.md"
 fi
+if [ "$kpath" = 1 ]; then
+    {
+        echo
+        echo "### Instructions per kverbs call (make call-count: counted, not timed)"
+        echo
+        if [ -f "$HNS_BUILD/callcount/summary.md" ]; then
+            cat "$HNS_BUILD/callcount/summary.md"
+            echo "Per function: build/callcount/report.md."
+        else
+            echo "call-count failed: see $out/callcount.out."
+        fi
+    } | tee -a "$out/report.md"
+fi
 {
     echo
     echo "Run: $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores, QEMU TCG, 1 vCPU, $rounds rounds;" \
         "build $((t_built - t_start)) s, boot $wall s (QEMU CPU $((qemu_cpu / tick)) s, hns-sim CPU $((sim_cpu / tick)) s);" \
-        "$kboots more kpath boots, $kwall s."
+        "$kboots more kpath boots, $kwall s; call-count $ccwall s."
     grep -h '^BENCH-ERROR\|^BENCH-END' "$out/guest.out" || echo "no BENCH-END line (guest exit $rc, see $rundir/console.log)"
     for f in "${boot_outs[@]}"; do
         grep -h '^BENCH-ERROR\|^BENCH-END' "$f" | sed "s|^|$(basename "$f" .out): |" || echo "no BENCH-END line in $f"

@@ -307,6 +307,19 @@ def report(outdir, result, sysmap):
             summ[(d, op)] = summarise(drv, drv["calls"][op], sysmap)
             names |= set(summ[(d, op)][1])
     dm = demangle(names)
+    summary = ["| call | C insn | Rust insn | Rust/C | C no lockdep | Rust no lockdep | Rust/C |",
+               "|---|---|---|---|---|---|---|"]
+    for op in OPS:
+        if not all(summ.get((d, op), ([],))[0] for d in MODULES):
+            summary.append(f"| {op} | not traced in both drivers | | | | | |")
+            continue
+        c, r = ([median([x[k] for x in summ[(d, op)][0]]) for k in ("insn", "nodebug")] for d in MODULES)
+        summary.append(f"| {op} | {c[0]} | {r[0]} | {r[0] / c[0]:.2f} | {c[1]} | {r[1]} | {r[1] / c[1]:.2f} |")
+    summary.append("")
+    with open(os.path.join(outdir, "summary.md"), "w") as f:
+        f.write("\n".join(summary) + "\n")
+    lines += ["Medians over the traced calls (post_send and post_recv of one WR, poll_cq",
+              "of an empty CQ):", ""] + summary
     for op in OPS:
         what = {"post_send": "post_send of one WR", "post_recv": "post_recv of one WR",
                 "poll_cq": "poll_cq of an empty CQ (returned 0)"}[op]

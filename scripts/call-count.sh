@@ -6,7 +6,8 @@
 # tests/guest/callcount-plan.sh loads each driver and runs hns_kbench.ko
 # with a few samples; gdb traces post_send and post_recv of one WR and an
 # empty poll_cq, CC_CALLS calls of each (default 3) after CC_SKIP (default
-# 3). Writes build/callcount/report.md and traces.json. Counts, not time:
+# 3). Writes build/callcount/report.md, summary.md (make bench appends it
+# to its report) and traces.json. Counts, not time:
 # the same for the same code and path, whatever the machine's load.
 #
 #   scripts/call-count.sh [SAMPLES]          (hns_kbench samples, default 12)
@@ -17,7 +18,7 @@ samples=${1:-12}
 [[ "$samples" =~ ^[1-9][0-9]*$ ]] || die "SAMPLES must be a positive number (got '$samples')"
 out=$HNS_BUILD/callcount
 mkdir -p "$out"
-rm -f "$out"/report.md "$out"/traces.json "$out"/guest.* "$out"/gdb.log
+rm -f "$out"/report.md "$out"/summary.md "$out"/traces.json "$out"/guest.* "$out"/gdb.log
 HNS_BENCH=1 bash "$HNS_TOP/scripts/setup.sh" >&2 || die "setup failed"
 [ -f "$HNS_BUILD/bench/extra/hns_kbench.ko" ] || die "hns_kbench.ko missing (make bench-kmod)"
 name=callcount
