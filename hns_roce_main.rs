@@ -1079,7 +1079,7 @@ impl IbDriver for IbDev {
         s: &srq::Srq,
         wrs: rdma::RecvChain<'_>,
     ) -> core::result::Result<(), (usize, Error)> {
-        s.post_recv(&self.srq_env(), wrs)
+        s.post_recv(&self.cmd, wrs)
     }
 
     fn modify_cq(&self, c: &CqRef, count: u16, period: u16) -> Result {

@@ -598,7 +598,7 @@ impl Srq {
     /// doorbell is off then; the memory stays the SRQ's).
     pub(crate) fn post_recv<'w>(
         &self,
-        env: &SrqEnv<'_>,
+        cmd: &Cmd,
         wrs: impl Iterator<Item = RecvWr<'w>>,
     ) -> core::result::Result<(), (usize, Error)> {
         let Queues::Kernel(k) = &self.queues else {
@@ -614,7 +614,7 @@ impl Srq {
             // CAST: at most the caps' SGEs.
             if wr.sges.len() > max_sge as usize {
                 ibdev_err!(
-                    env.cmd,
+                    cmd,
                     "failed to check sge, wr->num_sge = {}, max_sge = {}.\n",
                     wr.sges.len(),
                     max_sge
@@ -623,7 +623,7 @@ impl Srq {
                 break;
             }
             if r.full(cnt) {
-                ibdev_err!(env.cmd, "failed to check srqwq status, srqwq is full.\n");
+                ibdev_err!(cmd, "failed to check srqwq status, srqwq is full.\n");
                 res = Err((nreq, ENOMEM));
                 break;
             }
@@ -665,9 +665,7 @@ impl Srq {
             barrier::dma_mb(barrier::Write);
             match db {
                 Some(db) => db.set(srqwqe::record(r.head)),
-                None => env
-                    .cmd
-                    .ring_db(srqwqe::srq_doorbell(self.srqn, r.head), dev_reg::SRQ_DB_REG),
+                None => cmd.ring_db(srqwqe::srq_doorbell(self.srqn, r.head), dev_reg::SRQ_DB_REG),
             }
         }
         res
