@@ -11,12 +11,14 @@ to the guest of tests/guest/callcount-plan.sh and, for each driver:
   symbols and the addresses of its post_send, post_recv and poll_cq ops;
 - breaks on those ops while hns_kbench.ko runs, and single-steps whole
   calls from the op's first instruction to its return to the caller:
-  post_send and post_recv of one WR (the WR's `next` is NULL), poll_cq
-  that returns 0 (an empty CQ: the benchmark's poll_cq_empty);
+  post_send and post_recv of one WR and of a chain of 16, poll_cq that
+  returns 0 (an empty CQ: the benchmark's poll_cq_empty) and poll_cq that
+  returns 16 CQEs;
 - writes every traced call's instruction addresses to traces.json.
 
-Then (also `call-count.py --report DIR` outside gdb) report.md: per op,
-the instructions of each traced call for C and Rust, and the instructions
+Then (also `call-count.py --report DIR SYSTEM.MAP` outside gdb) report.md
+and summary.md: per kind of call, the instructions of each traced call for
+C and Rust (per WR or CQE for the calls of 16), and the instructions
 per function (self, i.e. where the program counter was), with how many of
 them touch memory, are locked, or change the interrupt flag: the
 instructions that cost most under TCG.
@@ -37,6 +39,13 @@ import sys
 import time
 
 OPS = ("post_send", "post_recv", "poll_cq")
+# What is traced: the benchmark's single calls, and its calls of WRS WRs
+# or CQEs (reported per WR or CQE as well).
+WRS = 16
+KINDS = ("post_send_1", "post_send_16", "post_recv_1", "post_recv_16", "poll_cq_empty", "poll_cq_16")
+# Polls traced and thrown away (neither empty nor WRS CQEs) before giving
+# up on poll_cq_16.
+MAX_DISCARDS = 20
 MODULES = {"c": "hns_roce_hw_v2", "rs": "hns_roce_rs"}
 STEP_LIMIT = 200000
 
@@ -123,6 +132,7 @@ def gdb_main():
     op_bps = []
     counts = {}
     empty_cq = False
+    discards = 0
 
     def trace_call():
         sp0 = reg("rsp")
@@ -137,6 +147,14 @@ def gdb_main():
                 raise RuntimeError("no return after %d steps" % STEP_LIMIT)
             gdb.execute("stepi", to_string=True)
         return pcs, reg("rax")
+
+    def chain_len(wr):
+        """The length of a WR chain, counted up to WRS + 1."""
+        n = 0
+        while wr and n <= WRS:
+            n += 1
+            wr = u64(wr)  # `next` is the first member of both WR types
+        return n
 
     def run_to_return():
         sp0 = reg("rsp")
@@ -185,8 +203,9 @@ def gdb_main():
             tag = "[%s]" % MODULES[driver]
             syms = [(int(ln.split()[1], 16), ln.split()[3]) for ln in lines
                     if ln.startswith("CC-SYM ") and ln.split()[-1] == tag]
-            result["drivers"][driver] = {"syms": syms, "calls": {op: [] for op in OPS}}
-            counts = {op: 0 for op in OPS}
+            result["drivers"][driver] = {"syms": syms, "calls": {k: [] for k in KINDS}}
+            counts = {k: 0 for k in KINDS}
+            discards = 0
             for a in ops:
                 op_bps.append(gdb.Breakpoint(f"*{a:#x}", internal=True))
             log(f"{driver}: breakpoints on {', '.join(ops.values())}")
@@ -194,31 +213,43 @@ def gdb_main():
         op = ops.get(pc)
         if op is None:
             continue
-        calls = result["drivers"][driver]["calls"][op]
-        if len(calls) >= ncalls:
-            continue
-        if op != "poll_cq" and u64(reg("rsi")) != 0:
-            continue  # a chain of WRs: not the single-WR call
-        counts[op] += 1
-        if counts[op] <= skip:
-            continue
-        if op == "poll_cq" and not empty_cq:
-            # Not known to be empty: let this call run to its return and
-            # trace the next one if it returned 0 (the benchmark polls an
-            # empty CQ many times in a row).
-            empty_cq = run_to_return() == 0
-            continue
-        pcs, rax = trace_call()
-        if op == "poll_cq" and rax != 0:
-            empty_cq = False
-            continue
-        calls.append({"ret": rax, "pcs": pcs, "insn": {f"{k:#x}": v for k, v in disassemble(pcs).items()}})
-        log(f"{driver} {op}: call traced, {len(pcs)} instructions, returned {rax:#x}")
-        if all(len(c) >= ncalls for c in result["drivers"][driver]["calls"].values()):
+        got = result["drivers"][driver]["calls"]
+
+        def need(kind):
+            return kind in got and len(got[kind]) < ncalls
+
+        if op != "poll_cq":
+            kind = f"{op}_{chain_len(reg('rsi'))}"
+            if not need(kind):
+                continue  # a chain of another length, or enough of these
+            counts[kind] += 1
+            if counts[kind] <= skip:
+                continue
+            pcs, rax = trace_call()
+        else:
+            # The benchmark polls 16 CQEs after its post_recv phases: trace
+            # every poll from then on, keep those that returned 16.
+            late = not need("post_recv_16") and need("poll_cq_16") and discards < MAX_DISCARDS
+            if not (empty_cq and need("poll_cq_empty")) and not late:
+                if need("poll_cq_empty"):
+                    # Let it run and trace the next poll if this one
+                    # found the CQ empty (the benchmark polls an empty CQ
+                    # many times in a row).
+                    empty_cq = run_to_return() == 0
+                continue
+            pcs, rax = trace_call()
+            empty_cq = rax == 0
+            kind = {0: "poll_cq_empty", WRS: "poll_cq_16"}.get(rax)
+            if kind is None or not need(kind):
+                discards += 1
+                continue
+        got[kind].append({"ret": rax, "pcs": pcs, "insn": {f"{k:#x}": v for k, v in disassemble(pcs).items()}})
+        log(f"{driver} {kind}: call traced, {len(pcs)} instructions, returned {rax:#x}")
+        if all(len(c) >= ncalls for c in got.values()):
             for b in op_bps:
                 b.delete()
             op_bps = []
-            log(f"{driver}: all ops traced")
+            log(f"{driver}: all calls traced")
     try:
         gdb.execute("detach", to_string=True)
     except gdb.error:
@@ -303,30 +334,35 @@ def report(outdir, result, sysmap):
     names = set()
     summ = {}
     for d, drv in result["drivers"].items():
-        for op in OPS:
-            summ[(d, op)] = summarise(drv, drv["calls"][op], sysmap)
-            names |= set(summ[(d, op)][1])
+        for kind in KINDS:
+            summ[(d, kind)] = summarise(drv, drv["calls"].get(kind, []), sysmap)
+            names |= set(summ[(d, kind)][1])
     dm = demangle(names)
     summary = ["| call | C insn | Rust insn | Rust/C | C no lockdep | Rust no lockdep | Rust/C |",
                "|---|---|---|---|---|---|---|"]
-    for op in OPS:
-        if not all(summ.get((d, op), ([],))[0] for d in MODULES):
-            summary.append(f"| {op} | not traced in both drivers | | | | | |")
+    for kind in KINDS:
+        if not all(summ.get((d, kind), ([],))[0] for d in MODULES):
+            summary.append(f"| {kind} | not traced in both drivers | | | | | |")
             continue
-        c, r = ([median([x[k] for x in summ[(d, op)][0]]) for k in ("insn", "nodebug")] for d in MODULES)
-        summary.append(f"| {op} | {c[0]} | {r[0]} | {r[0] / c[0]:.2f} | {c[1]} | {r[1]} | {r[1] / c[1]:.2f} |")
+        c, r = ([median([x[k] for x in summ[(d, kind)][0]]) for k in ("insn", "nodebug")] for d in MODULES)
+        per = WRS if kind.endswith(f"_{WRS}") else 1
+        unit = f" (per {'CQE' if kind.startswith('poll') else 'WR'})" if per > 1 else ""
+        summary.append(f"| {kind}{unit} | {c[0] / per:.0f} | {r[0] / per:.0f} | {r[0] / c[0]:.2f} "
+                       f"| {c[1] / per:.0f} | {r[1] / per:.0f} | {r[1] / c[1]:.2f} |")
     summary.append("")
     with open(os.path.join(outdir, "summary.md"), "w") as f:
         f.write("\n".join(summary) + "\n")
-    lines += ["Medians over the traced calls (post_send and post_recv of one WR, poll_cq",
-              "of an empty CQ):", ""] + summary
-    for op in OPS:
-        what = {"post_send": "post_send of one WR", "post_recv": "post_recv of one WR",
-                "poll_cq": "poll_cq of an empty CQ (returned 0)"}[op]
+    lines += [f"Medians over the traced calls; the calls of {WRS} WRs or CQEs divided by {WRS}:", ""] + summary
+    for kind in KINDS:
+        what = {"post_send_1": "post_send of one WR", "post_recv_1": "post_recv of one WR",
+                "post_send_16": f"post_send of a chain of {WRS} WRs",
+                "post_recv_16": f"post_recv of a chain of {WRS} WRs",
+                "poll_cq_empty": "poll_cq of an empty CQ (returned 0)",
+                "poll_cq_16": f"poll_cq that returned {WRS} CQEs"}[kind]
         lines += [f"## {what}", "", "| driver | calls | insn | no lockdep | mem | lock | irq | call |",
                   "|---|---|---|---|---|---|---|---|"]
         for d in result["drivers"]:
-            per_call, _ = summ[(d, op)]
+            per_call, _ = summ[(d, kind)]
             if not per_call:
                 lines.append(f"| {d} | 0 | | | | | | |")
                 continue
@@ -337,7 +373,7 @@ def report(outdir, result, sysmap):
                   "|---|" + "---|" * len(result["drivers"])]
         rows = collections.defaultdict(dict)
         for d in result["drivers"]:
-            for name, v in summ[(d, op)][1].items():
+            for name, v in summ[(d, kind)][1].items():
                 rows[dm.get(name, name)][d] = median(v)
         for name, v in sorted(rows.items(), key=lambda kv: -max(kv[1].values())):
             if max(v.values()) == 0:
