@@ -110,9 +110,9 @@ for i in $(seq 1 "$kboots"); do
 done
 
 # The same calls counted instead of timed (scripts/call-count.sh: one more
-# boot, about 2 min; BENCH_CALLCOUNT=0: none): the instructions of one
-# post_send, post_recv and empty poll_cq in each driver, which the timing
-# noise of TCG does not touch.
+# boot, about 7.5 min; BENCH_CALLCOUNT=0: none): the instructions of
+# post_send and post_recv of 1 and 16 WRs and of poll_cq of 0 and 16 CQEs
+# in each driver, which the timing noise of TCG does not touch.
 ccwall=0
 [ "${BENCH_CALLCOUNT:-1}" = 1 ] || kpath=0
 if [ "$kpath" = 1 ]; then
