@@ -192,9 +192,9 @@ ROUNDS ?= 5
 bench: modules kernel sim bench-kmod
 	@bash scripts/bench.sh $(ROUNDS)
 
-# The instructions one post_send, post_recv and empty poll_cq execute in
-# each driver, single-stepped through QEMU's gdb stub (issue 16,
-# docs/benchmarks.md); build/callcount/report.md.
+# The instructions of post_send and post_recv of 1 and 16 WRs and of
+# poll_cq of 0 and 16 CQEs in each driver, single-stepped through QEMU's
+# gdb stub (issue 16, docs/benchmarks.md); build/callcount/report.md.
 call-count: modules kernel sim bench-kmod
 	@bash scripts/call-count.sh $(SAMPLES)
 

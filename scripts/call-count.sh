@@ -6,9 +6,10 @@
 # tests/guest/callcount-plan.sh loads each driver and runs hns_kbench.ko
 # with a few samples; gdb traces post_send and post_recv of one WR and of
 # 16, an empty poll_cq and one returning 16 CQEs, CC_CALLS calls of each
-# (default 3; the posts after CC_SKIP, default 3). Writes build/callcount/report.md, summary.md (make bench appends it
-# to its report) and traces.json. Counts, not time:
-# the same for the same code and path, whatever the machine's load.
+# (default 3; the posts after CC_SKIP, default 3). Writes
+# build/callcount/report.md, summary.md (make bench appends it to its
+# report) and traces.json. Counts, not time: the same for the same code
+# and path, whatever the machine's load.
 #
 #   scripts/call-count.sh [SAMPLES]          (hns_kbench samples, default 12)
 set -euo pipefail
