@@ -25,8 +25,8 @@ instructions that cost most under TCG.
 
 Settings (environment): CC_PORT (gdb stub port), CC_OUTPUT (the guest's
 output file), CC_SYSMAP (the kernel's System.map), CC_OUT (result
-directory), CC_SKIP (qualifying calls skipped first, default 3), CC_CALLS
-(calls traced per op, default 3).
+directory), CC_SKIP (posts of each kind skipped first, default 3), CC_CALLS
+(calls traced per kind, default 3).
 """
 
 import bisect
