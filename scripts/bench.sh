@@ -95,8 +95,8 @@ wall=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.0f", b - a }')
 # judges those rows across boots. About 70 s a boot.
 kboots=${BENCH_KPATH_BOOTS:-2}
 [[ "$kboots" =~ ^[0-9]+$ ]] || die "BENCH_KPATH_BOOTS must be a number (got '$kboots')"
-kpath=1
-case " ${BENCH_PARTS:-kpath} " in *" kpath "*) ;; *) kpath=0 kboots=0 ;; esac
+count_calls=${BENCH_CALLCOUNT:-1}
+case " ${BENCH_PARTS:-kpath} " in *" kpath "*) ;; *) count_calls=0 kboots=0 ;; esac
 boot_outs=()
 kwall=0
 kvars=$(echo "$vars" | sed "s/BENCH_PARTS='[^']*'//")
@@ -114,8 +114,7 @@ done
 # post_send and post_recv of 1 and 16 WRs and of poll_cq of 0 and 16 CQEs
 # in each driver, which the timing noise of TCG does not touch.
 ccwall=0
-[ "${BENCH_CALLCOUNT:-1}" = 1 ] || kpath=0
-if [ "$kpath" = 1 ]; then
+if [ "$count_calls" = 1 ]; then
     cs=$(date +%s)
     bash "$HNS_TOP/scripts/call-count.sh" >"$out/callcount.out" 2>&1 || rc=1
     ccwall=$(($(date +%s) - cs))
@@ -145,7 +144,7 @@ if grep -q '^BA ' "$out/guest.out"; then
         }' "$out/guest.out"
     } | tee -a "$out/report.md"
 fi
-if [ "$kpath" = 1 ]; then
+if [ "$count_calls" = 1 ]; then
     {
         echo
         echo "### Instructions per kverbs call (make call-count: counted, not timed)"

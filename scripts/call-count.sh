@@ -38,5 +38,11 @@ wait "$guest" || rc=1
 grep '^CC-ERROR' "$out/guest.out" >&2 && rc=1
 grep -q '^CC-END' "$out/guest.out" || { echo "call-count: the plan did not finish (see $rundir/console.log)" >&2; rc=1; }
 [ -f "$out/report.md" ] || { echo "call-count: no report (see $out/gdb.log)" >&2; rc=1; }
+# A kind of call missing in either driver (gdb missed the plan's sync
+# stop, or the benchmark did not make such a call) is a failure too.
+if grep -q 'not traced' "$out/summary.md" 2>/dev/null; then
+    echo "call-count: some calls were not traced in both drivers (see $out/gdb.log)" >&2
+    rc=1
+fi
 [ -f "$out/report.md" ] && cat "$out/report.md"
 exit $rc
