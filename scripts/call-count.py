@@ -293,7 +293,7 @@ LOCK_DEBUG = re.compile(
     r"^((__)?lock_acquire|(__)?lock_release|lock_is_held_type|mark_lock|mark_held_locks"
     r"|match_held_lock|find_held_lock|lockdep_\w+|trace_hardirqs_\w+|rcu_is_watching"
     r"|debug_lockdep_rcu_enabled|do_raw_spin_(un)?lock|hlock_class|validate_chain"
-    r"|check_\w+|__bfs\w*|lock_chain_\w+|debug_spin_\w+)$")
+    r"|check_\w+|__bfs\w*|lock_chain_\w+|debug_spin_\w+|rcu_lockdep_\w+|rcu_read_lock_held\w*)$")
 
 
 def summarise(drv, calls, sysmap):
