@@ -300,21 +300,24 @@ def summarise(drv, calls, sysmap):
     """Per traced call: totals; per function: median self instructions."""
     syms = Symbols(sysmap + [tuple(s) for s in drv["syms"]])
     per_call = []
-    funcs = collections.defaultdict(list)
+    per_fn = []
     for c in calls:
         insn = {int(k, 16): v for k, v in c["insn"].items()}
         tot = collections.Counter()
         fn = collections.Counter()
         for pc in c["pcs"]:
+            name = syms.name(pc)
             tot["insn"] += 1
-            if not LOCK_DEBUG.match(syms.name(pc)):
+            if not LOCK_DEBUG.match(name):
                 tot["nodebug"] += 1
             for k in kind(insn.get(pc, "")):
                 tot[k] += 1
-            fn[syms.name(pc)] += 1
+            fn[name] += 1
         per_call.append(tot)
-        for name in set(fn) | set(funcs):
-            funcs[name].append(fn.get(name, 0))
+        per_fn.append(fn)
+    # Every function gets one figure per call, 0 where a call did not run it.
+    names = set().union(*per_fn) if per_fn else set()
+    funcs = {name: [fn[name] for fn in per_fn] for name in names}
     return per_call, funcs
 
 
@@ -375,7 +378,7 @@ def report(outdir, result, sysmap):
         for d in result["drivers"]:
             for name, v in summ[(d, kind)][1].items():
                 rows[dm.get(name, name)][d] = median(v)
-        for name, v in sorted(rows.items(), key=lambda kv: -max(kv[1].values())):
+        for name, v in sorted(rows.items(), key=lambda kv: (-max(kv[1].values()), kv[0])):
             if max(v.values()) == 0:
                 continue
             lines.append(f"| `{name}` | " + " | ".join(str(v.get(d, "")) for d in result["drivers"]) + " |")
