@@ -98,6 +98,11 @@ impl<L: Layout> Field<L> {
         (u32::MAX >> (32 - self.width())) << self.shift()
     }
 
+    /// The field's value in `word` (the CPU value of the field's word).
+    pub const fn extract(self, word: u32) -> u32 {
+        (word & self.mask()) >> self.shift()
+    }
+
     /// `word` (the CPU value of the field's word) with the field replaced
     /// by `v`; bits of `v` above the field width are dropped.
     pub const fn insert(self, word: u32, v: u32) -> u32 {
@@ -190,7 +195,7 @@ impl<L: Layout, const N: usize> Ctx<L, N> {
 
     /// Reads `f` (`hr_reg_read`).
     pub fn read(&self, f: Field<L>) -> u32 {
-        (self.word(f.word()) & f.mask()) >> f.shift()
+        f.extract(self.word(f.word()))
     }
 
     /// Reads a one-bit field as a boolean.

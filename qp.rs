@@ -787,7 +787,10 @@ impl Qp {
                 break;
             }
             let idx = rq.head.wrapping_add(nreq) & (cnt - 1);
-            let at = self.rq_offset + ((idx as usize) << self.sizes.rq_wqe_shift);
+            // Wrapping: the buffer's page lookup checks the offsets.
+            let at = self
+                .rq_offset
+                .wrapping_add((idx as usize).wrapping_shl(self.sizes.rq_wqe_shift));
             let given = wr.sges.iter().map(|g| qpc::DataSeg {
                 len: g.length(),
                 lkey: g.lkey(),
@@ -795,7 +798,9 @@ impl Qp {
             });
             let mut wrote = Ok(());
             for (i, s) in qpc::rq_wqe_segs(given, max_sge, rsv).enumerate() {
-                wrote = self.mtr.write_words(at + 16 * i, &s.words());
+                wrote = self
+                    .mtr
+                    .write_words(at.wrapping_add(i.wrapping_mul(16)), &s.words());
                 if wrote.is_err() {
                     break;
                 }

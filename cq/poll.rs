@@ -13,8 +13,10 @@
 use super::Cq;
 use crate::cmdq::Cmd;
 use crate::eq::Objects;
+use crate::hem::mtr::MtrEntry;
 use crate::hns_roce_hw_v2::consts::{db_cmd, reg};
 use crate::hns_roce_hw_v2::cqe;
+use crate::hns_roce_hw_v2::wqe::WqeSlot;
 use crate::qp::post::{QpCore, QpTable};
 use crate::rdma::WcArray;
 use crate::srq::SrqCore;
@@ -36,24 +38,28 @@ fn ci_doorbell(cqn: u32, ci: u32) -> u64 {
 }
 
 impl Cq {
-    /// Byte offset of CQE `n`.
+    /// Byte offset of CQE `n`. Wrapping arithmetic: the buffer's page
+    /// lookup checks the offset, so no overflow check is needed here.
     fn cqe_off(&self, n: u32) -> usize {
-        // CAST: index times entry size fits the buffer.
-        ((n & (self.depth - 1)) * self.cqe_size) as usize
+        // CAST: a u32 offset widened to usize.
+        (n & self.depth.wrapping_sub(1)).wrapping_mul(self.cqe_size) as usize
     }
 
-    /// The first words of CQE `n`.
+    /// CQE `n` in place if software owns it (`get_sw_cqe_v2`): one page
+    /// lookup for the owner word and, once the caller has put a read
+    /// barrier after it, the other words.
+    #[inline]
+    fn sw_cqe(&self, n: u32) -> Option<MtrEntry<'_, CQE_WORDS>> {
+        let e = self.mtr.entry::<CQE_WORDS>(self.cqe_off(n)).ok()?;
+        cqe::sw_owns(e.get(0), n, self.depth).then_some(e)
+    }
+
+    /// The first words of CQE `n`, owned or not (CQ cleaning reads back
+    /// entries whose owner word it already checked).
     fn cqe_words(&self, n: u32) -> [u32; CQE_WORDS] {
         self.mtr
             .read_words(self.cqe_off(n))
             .unwrap_or([0u32; CQE_WORDS])
-    }
-
-    /// Whether software owns CQE `n` (`get_sw_cqe_v2`).
-    fn sw_owns(&self, n: u32) -> bool {
-        self.mtr
-            .read_word(self.cqe_off(n), 0)
-            .is_some_and(|w0| cqe::sw_owns(w0, n, self.depth))
     }
 
     /// Tells the engine how far software consumed (`update_cq_db`).
@@ -81,13 +87,13 @@ impl Cq {
         let mut cur: Option<Arc<QpCore>> = None;
         while n < wc.len() {
             let ci = self.cons_index.load(Ordering::Relaxed);
-            if !self.sw_owns(ci) {
+            let Some(e) = self.sw_cqe(ci) else {
                 break;
-            }
+            };
             self.cons_index.store(ci.wrapping_add(1), Ordering::Relaxed);
             // The entry's other words only after its owner bit.
             barrier::dma_mb(barrier::Read);
-            let words = self.cqe_words(ci);
+            let words = e.read_all();
             let c = cqe::decode(&words);
             let qp = match cur.take() {
                 Some(q) if q.qpn() == c.qpn => q,
@@ -134,7 +140,7 @@ impl Cq {
         let _g = self.lock.lock();
         let ci = self.cons_index.load(Ordering::Relaxed);
         let mut prod = ci;
-        while self.sw_owns(prod) {
+        while self.sw_cqe(prod).is_some() {
             if prod.wrapping_sub(ci) > self.depth - 1 {
                 break;
             }

@@ -241,6 +241,17 @@ impl KernelMtr {
         Ok(())
     }
 
+    /// The buffer page holding byte `off` and the offset inside it; `None`
+    /// past the end. The shifts wrap instead of checking for overflow (on
+    /// the hot paths): `with_regions` made sure `1 << page_shift` fits a
+    /// `usize`, and the page lookup is bounds-checked whatever the shift.
+    #[inline(always)]
+    fn page_of(&self, off: usize) -> Option<(&Coherent<[u8]>, usize)> {
+        let page = self.pages.get(off.wrapping_shr(self.page_shift))?;
+        let mask = 1usize.wrapping_shl(self.page_shift).wrapping_sub(1);
+        Some((page, off & mask))
+    }
+
     /// Buffer page size exponent.
     pub(crate) fn page_shift(&self) -> u32 {
         self.page_shift
@@ -262,8 +273,7 @@ impl KernelMtr {
         if off % 4 != 0 {
             return Err(EINVAL);
         }
-        let page = self.pages.get(off >> self.page_shift).ok_or(EINVAL)?;
-        let inner = off & ((1usize << self.page_shift) - 1);
+        let (page, inner) = self.page_of(off).ok_or(EINVAL)?;
         if inner + 4 > page.len() {
             return Err(EINVAL);
         }
@@ -314,8 +324,7 @@ impl KernelMtr {
     /// in one page): one page lookup, one projection (the words' bus
     /// addresses are not needed).
     fn words_view<const N: usize>(&self, off: usize) -> Result<SysMem<'_, [u32; N]>> {
-        let page = self.pages.get(off >> self.page_shift).ok_or(EINVAL)?;
-        let inner = off & ((1usize << self.page_shift) - 1);
+        let (page, inner) = self.page_of(off).ok_or(EINVAL)?;
         let end = inner.checked_add(4 * N).ok_or(EINVAL)?;
         let view = io_project!(page, [try: inner..end]).try_cast::<[u32; N]>()?;
         Ok(view.as_sys_mem())
@@ -325,8 +334,7 @@ impl KernelMtr {
     /// offset `off`; `None` past the end.
     pub(crate) fn read_word(&self, off: usize, word: usize) -> Option<u32> {
         let at = off.checked_add(word.checked_mul(4)?)?;
-        let page = self.pages.get(at >> self.page_shift)?;
-        let inner = at & ((1usize << self.page_shift) - 1);
+        let (page, inner) = self.page_of(at)?;
         // One 32-bit load of a word the device writes (see `write_word`).
         let read = || -> Result<u32> {
             let end = inner.checked_add(4).ok_or(EINVAL)?;
@@ -809,6 +817,16 @@ fn pin_umem(
 /// reads them after a later barrier and doorbell, or after the owner word,
 /// which the caller stores last.
 pub(crate) struct MtrEntry<'a, const N: usize>(SysMem<'a, [u32; N]>);
+
+impl<const N: usize> MtrEntry<'_, N> {
+    /// All `N` words, copied out in one go (no single-copy atomicity): for
+    /// an entry the device handed over, after its owner word and a read
+    /// barrier.
+    #[inline(always)]
+    pub(crate) fn read_all(&self) -> [u32; N] {
+        self.0.copy_read().map(u32::from_le)
+    }
+}
 
 impl<const N: usize> WqeSlot for MtrEntry<'_, N> {
     #[inline(always)]

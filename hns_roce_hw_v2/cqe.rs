@@ -8,7 +8,7 @@
 //! The 32-byte and 64-byte CQE share the first 32 bytes; nothing past them
 //! is read.
 
-use crate::field::Ctx;
+use crate::field::Field;
 use crate::hns_roce_hw_v2::consts::{cqe_status as st, recv_op, wqe_op};
 use crate::hns_roce_hw_v2::fields::{cqe, Cqe};
 pub use crate::rdma::wc::{RecvAttrs, Wc, WcFlags, WcOpcode, WcStatus};
@@ -73,9 +73,7 @@ pub fn recv_wc_opcode(hw: u32) -> Option<WcOpcode> {
 /// index `ci` of a CQ of `depth` entries (`get_sw_cqe_v2`): its owner bit
 /// differs from the wrap parity of `ci`.
 pub fn sw_owns(word0: u32, ci: u32, depth: u32) -> bool {
-    let mut w = [0u32; 16];
-    w[0] = word0.to_le();
-    let owner = Ctx::<Cqe, 16>::from_le_words(w).read_bool(cqe::OWNER);
+    let owner = cqe::OWNER.extract(word0) != 0;
     owner != (ci & depth != 0)
 }
 
@@ -105,11 +103,25 @@ impl Completion {
     }
 }
 
-/// Decodes a CQE from its first eight little-endian words.
+/// The first eight words of a CQE (CPU values), read field by field in
+/// place: every field the driver reads lies in them.
+struct Head<'a>(&'a [u32; 8]);
+
+impl Head<'_> {
+    /// Reads `f`; 0 for a field past the eight words.
+    fn read(&self, f: Field<Cqe>) -> u32 {
+        self.0.get(f.word()).map_or(0, |w| f.extract(*w))
+    }
+
+    /// Reads a one-bit field as a boolean.
+    fn read_bool(&self, f: Field<Cqe>) -> bool {
+        self.read(f) != 0
+    }
+}
+
+/// Decodes a CQE from its first eight words (CPU values).
 pub fn decode(words: &[u32; 8]) -> Completion {
-    let mut w = [0u32; 16];
-    w[..8].copy_from_slice(words);
-    let c = Ctx::<Cqe, 16>::from_le_words(w.map(u32::to_le));
+    let c = Head(words);
     let hw_op = c.read(cqe::OPCODE);
     let is_send = !c.read_bool(cqe::S_R);
     let hw_status = c.read(cqe::STATUS);
@@ -186,9 +198,7 @@ pub fn sq_tail(tail: u32, wqe_idx: u16, wqe_cnt: u32, sig_requested_only: bool) 
 
 /// Whether a CQE of `qpn` (its `LCL_QPN`) belongs to the QP being cleaned.
 pub fn cqe_qpn(words: &[u32; 8]) -> u32 {
-    let mut w = [0u32; 16];
-    w[..8].copy_from_slice(words);
-    Ctx::<Cqe, 16>::from_le_words(w.map(u32::to_le)).read(cqe::LCL_QPN)
+    Head(words).read(cqe::LCL_QPN)
 }
 
 /// Word 0 of a CQE moved to another slot by `__hns_roce_v2_cq_clean`: the

@@ -581,9 +581,10 @@ impl Qp {
             .map(|()| words)
     }
 
-    /// Byte offset of SQ WQE `idx`.
+    /// Byte offset of SQ WQE `idx`. The shift wraps instead of checking
+    /// for overflow: the buffer's page lookup checks the offset.
     fn sq_wqe_off(&self, idx: u32) -> usize {
-        (idx as usize) << self.sizes.sq_wqe_shift
+        (idx as usize).wrapping_shl(self.sizes.sq_wqe_shift)
     }
 
     /// The 16 words of SQ WQE `idx` as they are now.
