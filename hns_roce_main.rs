@@ -151,7 +151,7 @@ use cmdq::desc::{chain, flag};
 use cmdq::Cmd;
 use hem::table::HemTables;
 use hns_roce_hw_v2::caps::Caps;
-use hns_roce_hw_v2::consts::{cap_flag, cmq_op};
+use hns_roce_hw_v2::consts::{cap_flag, cmq_op, msg};
 use hw_rev::HwRev;
 use kernel::{
     new_mutex,
@@ -283,8 +283,6 @@ pub(crate) const UCTX_EXSGE: u32 = 1 << 0;
 pub(crate) const UCTX_RQ_INLINE: u32 = 1 << 1;
 /// CQE inline (see [`UCTX_EXSGE`]).
 pub(crate) const UCTX_CQE_INLINE: u32 = 1 << 2;
-/// Largest message (`HNS_ROCE_MAX_MSG_LEN`).
-const MAX_MSG_LEN: u32 = 0x8000_0000;
 /// Fast-register page list limit (`HNS_ROCE_FRMR_MAX_PA`).
 const FRMR_MAX_PA: u32 = 512;
 /// CQ moderation limits.
@@ -808,7 +806,7 @@ impl IbDriver for IbDev {
             rdma::PORT_PHYS_STATE_DISABLED
         };
         a.gid_tbl_len = self.caps.gid_table_len;
-        a.max_msg_sz = MAX_MSG_LEN;
+        a.max_msg_sz = msg::MAX_MSG_LEN;
     }
 
     fn fw_ver(&self) -> u64 {

@@ -998,6 +998,29 @@ pub mod sge {
     ];
 }
 
+/// The largest message the engine carries (`HNS_ROCE_MAX_MSG_LEN`).
+pub mod msg {
+    /// `HNS_ROCE_MAX_MSG_LEN`.
+    pub const MAX_MSG_LEN: u32 = 0x80000000;
+
+    /// Every constant of the module, by its C name.
+    pub const ALL: &[(&str, u32)] = &[("HNS_ROCE_MAX_MSG_LEN", MAX_MSG_LEN)];
+}
+
+/// The reserved SGE that ends an RQ or SRQ WQE early (`HNS_ROCE_INVALID_*`).
+pub mod inv_sge {
+    /// `HNS_ROCE_INVALID_LKEY`.
+    pub const LKEY: u32 = 0x0;
+    /// `HNS_ROCE_INVALID_SGE_LENGTH`.
+    pub const SGE_LENGTH: u32 = 0x80000000;
+
+    /// Every constant of the module, by its C name.
+    pub const ALL: &[(&str, u32)] = &[
+        ("HNS_ROCE_INVALID_LKEY", LKEY),
+        ("HNS_ROCE_INVALID_SGE_LENGTH", SGE_LENGTH),
+    ];
+}
+
 /// Inline data kept inside an RC WQE (`HNS_ROCE_V2_MAX_RC_INL_INN_SZ`).
 pub mod wqe_inl {
     /// `HNS_ROCE_V2_MAX_RC_INL_INN_SZ`.

@@ -7,6 +7,7 @@
 //! `qpc.rs`.
 
 use super::{log2, HW_PAGE_SHIFT};
+use crate::hns_roce_hw_v2::consts::inv_sge;
 
 /// Queue sizes of a kernel QP (`set_rq_size`, `set_kernel_sq_size`,
 /// `set_ext_sge_param` on HIP09 with extended SGEs).
@@ -332,8 +333,8 @@ impl<I: Iterator<Item = DataSeg>> Iterator for RqWqeSegs<I> {
             }
             self.rsv_done = true;
             return Some(DataSeg {
-                len: 0x8000_0000,
-                lkey: 0,
+                len: inv_sge::SGE_LENGTH,
+                lkey: inv_sge::LKEY,
                 addr: 0,
             });
         }

@@ -7,8 +7,8 @@
 
 use hns_host_tests::hns_roce_hw_v2::consts::{
     abn_bit, cap_flag, cmq_op, cq_moder, cq_notify, cqe_size, cqe_status, db_cmd, dev_reg,
-    eq_db_cmd, event, free_mr, frmr, hw_page, mbox, mpt_shift, mpt_st, pci_rev, recv_op, reg, sge,
-    srq_lim, wqe_inl, wqe_op,
+    eq_db_cmd, event, free_mr, frmr, hw_page, inv_sge, mbox, mpt_shift, mpt_st, msg, pci_rev,
+    recv_op, reg, sge, srq_lim, wqe_inl, wqe_op,
 };
 
 /// One numeric constant of a C header.
@@ -328,6 +328,16 @@ fn data_path_codes_match_c_header() {
         "hns_roce_hw_v2.h",
         |c| define(c, "HNS_ROCE_V2_MAX_RC_INL_INN_SZ"),
         &widen(wqe_inl::ALL),
+    );
+    compare(
+        "hns_roce_device.h",
+        |c| define(c, "HNS_ROCE_MAX_MSG_LEN"),
+        &widen(msg::ALL),
+    );
+    compare(
+        "hns_roce_hw_v2.h",
+        |c| define(c, "HNS_ROCE_INVALID_"),
+        &widen(inv_sge::ALL),
     );
     compare(
         "hns_roce_hw_v2.h",
