@@ -424,7 +424,8 @@ pub fn rc_wqe<S: SgeSource + ?Sized>(
 /// that fits the WQE (`HNS_ROCE_V2_MAX_RC_INL_INN_SZ`) is supported here,
 /// longer inline data is [`WqeError::InlineNoSpace`]. On an error the slot
 /// holds what C would have written by then (word 0 aside), and the WQE is
-/// not posted.
+/// not posted. `mtu` (the path MTU in bytes) bounds inline data and is not
+/// read for other WRs.
 pub fn rc_wqe_in<W: WqeSlot + ?Sized, S: SgeSource + ?Sized>(
     slot: &mut W,
     p: &RcSend<'_, S>,

@@ -764,7 +764,12 @@ impl Qp {
             sge_cnt: self.sizes.sge_cnt,
             owner,
         };
-        let mtu = super::mtu_bytes(self.core.path_mtu.load(Ordering::Relaxed));
+        // Only inline data is checked against the path MTU.
+        let mtu = if inline {
+            super::mtu_bytes(self.core.path_mtu.load(Ordering::Relaxed))
+        } else {
+            0
+        };
         // The slot is edited in place, as C does: only the words C writes
         // are stored, word 0 (the owner bit) last.
         let mut slot = self.mtr.entry::<16>(self.sq_wqe_off(idx))?;
