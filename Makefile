@@ -9,6 +9,7 @@
 #   make demo           build everything, boot, load hns_roce_rs, show it
 #   make bench          Rust against C, alternating in one boot: build/bench/report.md (issue 16)
 #   make call-count     instructions per kverbs call, C against Rust: build/callcount/report.md
+#   make call-lines KIND=post_send_16   one traced Rust call of call-count by source line
 #   make bench-kmod     the kernel hot-path benchmark module, build/bench/extra/hns_kbench.ko
 #   make size-attr      where the module's .text goes, build/size/attr.txt (issue 16;
 #                       FUNC=text: by line for the symbols named so)
@@ -96,7 +97,7 @@ CMD ?=
 RS_SOURCES = $(shell git ls-files --cached --others --exclude-standard '*.rs' 2>/dev/null || find . -name '*.rs' -not -path './build/*' -not -path '*/target/*')
 
 .PHONY: all setup kernel modules modules-kunit module-variant sim sim-test clippy fmt fmt-check host-test \
-	initramfs guest check check-kasan demo bench bench-kmod call-count size-attr faults fuzz stress clean help intree-patch intree-build
+	initramfs guest check check-kasan demo bench bench-kmod call-count call-lines size-attr faults fuzz stress clean help intree-patch intree-build
 
 all: modules
 
@@ -211,6 +212,15 @@ size-attr: modules
 		$(CURDIR) >$(BUILD)/size/attr.txt
 	@echo "size-attr: $(BUILD)/size/attr.txt"
 	$(if $(FUNC),python3 scripts/size-attr.py --func '$(FUNC)' $(BUILD)/module-dbg/hns_roce_main.o $(CURDIR))
+
+# One traced Rust call of the last `make call-count` by source line
+# (scripts/call-lines.py, issue 16): KIND=post_send_1, post_send_16,
+# post_recv_1, post_recv_16, poll_cq_empty or poll_cq_16. Needs the
+# debug-info build of size-attr of the same source.
+KIND ?= post_send_16
+call-lines: size-attr
+	@python3 scripts/call-lines.py $(BUILD)/callcount/traces.json $(KIND) \
+		$(BUILD)/module-dbg/hns_roce_main.o
 
 # The kernel hot-path benchmark module (kverbs only, any ib_device;
 # tests/bench/hns_kbench.c) into $(BUILD)/bench/extra/ for HNS_GUEST_EXTRA.
