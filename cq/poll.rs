@@ -75,6 +75,9 @@ impl Cq {
 
     /// Polls up to `wc.len()` completions into `wc`
     /// (`hns_roce_v2_poll_cq`); how many.
+    ///
+    /// An empty CQ, the usual answer to a busy poll, is answered here in a
+    /// small frame; the CQEs are taken by [`Cq::poll_owned`], out of line.
     pub(crate) fn poll(&self, cmd: &Cmd, objs: &Objects, wc: &mut WcArray<'_>) -> usize {
         let _g = self.lock.lock();
         // In a teardown the engine holds no more completions (C waits for
@@ -83,13 +86,32 @@ impl Cq {
         if cmd.is_uninit() {
             return objs.qps.sw_poll(self.cqn, wc);
         }
+        if wc.len() == 0 {
+            return 0;
+        }
+        let ci = self.cons_index.load(Ordering::Relaxed);
+        match self.sw_cqe(ci) {
+            Some(first) => self.poll_owned(cmd, objs, wc, first, ci),
+            None => 0,
+        }
+    }
+
+    /// The loop of [`Cq::poll`], under the CQ lock: CQE `ci`, which
+    /// software owns (`first`), and the owned ones after it, up to
+    /// `wc.len()`.
+    #[inline(never)]
+    fn poll_owned(
+        &self,
+        cmd: &Cmd,
+        objs: &Objects,
+        wc: &mut WcArray<'_>,
+        first: MtrEntry<'_, CQE_WORDS>,
+        ci: u32,
+    ) -> usize {
         let mut n = 0;
         let mut cur: Option<Arc<QpCore>> = None;
-        while n < wc.len() {
-            let ci = self.cons_index.load(Ordering::Relaxed);
-            let Some(e) = self.sw_cqe(ci) else {
-                break;
-            };
+        let mut next = Some((first, ci));
+        while let Some((e, ci)) = next.take() {
             self.cons_index.store(ci.wrapping_add(1), Ordering::Relaxed);
             // The entry's other words only after its owner bit.
             barrier::dma_mb(barrier::Read);
@@ -121,6 +143,10 @@ impl Cq {
             }
             cur = Some(qp);
             n += 1;
+            if n < wc.len() {
+                let ci = ci.wrapping_add(1);
+                next = self.sw_cqe(ci).map(|e| (e, ci));
+            }
         }
         if n > 0 {
             self.update_ci(cmd);

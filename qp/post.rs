@@ -422,6 +422,7 @@ impl QpTable {
     /// send WRs of the QPs sending to it, then for the outstanding receive
     /// WRs of those receiving on it without an SRQ; how many. The QPs are
     /// used under the table lock, so none is destroyed meanwhile.
+    #[cold]
     pub(crate) fn sw_poll(&self, cqn: u32, wc: &mut WcArray<'_>) -> usize {
         let map = self.map.lock();
         let mut n = 0;
