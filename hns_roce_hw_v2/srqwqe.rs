@@ -10,6 +10,7 @@
 
 use crate::hns_roce_hw_v2::consts::db_cmd;
 use crate::hns_roce_hw_v2::qpc::{rq_wqe_segs, DataSeg, RqWqeSegs};
+use core::iter::FusedIterator;
 
 /// Bytes of one index queue entry (`HNS_ROCE_IDX_QUE_ENTRY_SZ`).
 pub const IDX_ENTRY_BYTES: usize = 4;
@@ -20,7 +21,7 @@ pub const IDX_ENTRY_BYTES: usize = 4;
 /// (`rsv_sge` 1) the reserved terminator and nothing after it (C leaves
 /// the rest of the slot as it was), else zeroed segments up to `max_gs`.
 /// The caller checks first that `sges` has at most `max_gs - rsv_sge`.
-pub fn srq_wqe_segs<I: Iterator<Item = DataSeg>>(
+pub fn srq_wqe_segs<I: FusedIterator<Item = DataSeg>>(
     sges: I,
     max_gs: u32,
     rsv_sge: u32,

@@ -8,6 +8,7 @@
 
 use super::{log2, HW_PAGE_SHIFT};
 use crate::hns_roce_hw_v2::consts::inv_sge;
+use core::iter::FusedIterator;
 
 /// Queue sizes of a kernel QP (`set_rq_size`, `set_kernel_sq_size`,
 /// `set_ext_sge_param` on HIP09 with extended SGEs).
@@ -288,8 +289,9 @@ impl DataSeg {
 
 /// The segments of one RQ WQE in order (`fill_recv_sge_to_wqe`): the
 /// SGEs that have a length, then the reserved terminator (HIP08: `rsv`) or
-/// zeros up to `max_sge` segments.
-pub fn rq_wqe_segs<I: Iterator<Item = DataSeg>>(
+/// zeros up to `max_sge` segments. `sges` is fused (once it has ended it
+/// stays ended), as slice iterators and their adapters are.
+pub fn rq_wqe_segs<I: FusedIterator<Item = DataSeg>>(
     sges: I,
     max_sge: usize,
     rsv: bool,
@@ -299,39 +301,32 @@ pub fn rq_wqe_segs<I: Iterator<Item = DataSeg>>(
         n: 0,
         max_sge,
         rsv,
-        given_done: false,
-        rsv_done: false,
     }
 }
 
 /// Iterator of [`rq_wqe_segs`].
 pub struct RqWqeSegs<I> {
     sges: I,
+    /// Segments given so far.
     n: usize,
+    /// Segments to fill with zeros up to; 0 once the terminator is out.
     max_sge: usize,
+    /// The terminator is still to come.
     rsv: bool,
-    given_done: bool,
-    rsv_done: bool,
 }
 
-impl<I: Iterator<Item = DataSeg>> Iterator for RqWqeSegs<I> {
+impl<I: FusedIterator<Item = DataSeg>> Iterator for RqWqeSegs<I> {
     type Item = DataSeg;
 
     fn next(&mut self) -> Option<DataSeg> {
-        if !self.given_done {
-            for s in self.sges.by_ref() {
-                if s.len != 0 {
-                    self.n += 1;
-                    return Some(s);
-                }
-            }
-            self.given_done = true;
+        if let Some(s) = self.sges.find(|s| s.len != 0) {
+            self.n += 1;
+            return Some(s);
         }
         if self.rsv {
-            if self.rsv_done {
-                return None;
-            }
-            self.rsv_done = true;
+            // One terminator, and nothing after it.
+            self.rsv = false;
+            self.max_sge = 0;
             return Some(DataSeg {
                 len: inv_sge::SGE_LENGTH,
                 lkey: inv_sge::LKEY,
