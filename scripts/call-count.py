@@ -69,9 +69,14 @@ class Symbols:
         self.addrs = [a for a, _ in pairs]
         self.names = [n for _, n in pairs]
 
-    def name(self, addr):
+    def lookup(self, addr):
+        """(start address, name) of the function holding `addr`, or
+        (None, "?") below the first."""
         i = bisect.bisect_right(self.addrs, addr) - 1
-        return self.names[i] if i >= 0 else "?"
+        return (self.addrs[i], self.names[i]) if i >= 0 else (None, "?")
+
+    def name(self, addr):
+        return self.lookup(addr)[1]
 
 
 def demangle(names):

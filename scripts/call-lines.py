@@ -16,7 +16,6 @@ function.
 Usage: call-lines.py TRACES.JSON KIND DEBUG_OBJECT [ROWS]
 """
 
-import bisect
 import collections
 import importlib.util
 import json
@@ -37,15 +36,21 @@ def symbol_values(obj):
     return vals
 
 
+def script(name):
+    """One of the scripts beside this one, loaded as a module (their file
+    names have hyphens; neither runs anything when loaded)."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), name + ".py")
+    spec = importlib.util.spec_from_file_location(name.replace("-", "_"), path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
 def innermost_lines(obj, addrs):
     """The innermost (file:line, function) of each address, through
     size-attr.py's addr2line reading."""
-    spec = importlib.util.spec_from_file_location(
-        "size_attr", os.path.join(os.path.dirname(os.path.abspath(__file__)), "size-attr.py"))
-    size_attr = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(size_attr)
     res = {}
-    for addr, chain in size_attr.chains(obj, addrs).items():
+    for addr, chain in script("size-attr").chains(obj, addrs).items():
         if chain:
             func, path, line = chain[0]
             res[addr] = (f"{os.path.basename(path)}:{line or '?'}", func)
@@ -60,8 +65,8 @@ def main():
     with open(traces) as f:
         rs = json.load(f)["drivers"]["rs"]
     calls = rs["calls"].get(kind) or sys.exit(f"call-lines: no traced Rust call of {kind}")
-    syms = sorted((a, n) for a, n in rs["syms"])
-    starts = [a for a, _ in syms]
+    call_count = script("call-count")
+    syms = call_count.Symbols(tuple(s) for s in rs["syms"])
     vals = symbol_values(obj)
     # The last traced call: the first of a kind may carry one-off work
     # (lockdep registering a lock class, outside the module anyway).
@@ -69,18 +74,17 @@ def main():
     count = collections.Counter()
     outside = 0
     for pc in call["pcs"]:
-        i = bisect.bisect_right(starts, pc) - 1
-        name = syms[i][1] if i >= 0 else None
+        start, name = syms.lookup(pc)
         if name not in vals:
             outside += 1
             continue
-        count[vals[name] + pc - syms[i][0]] += 1
+        count[vals[name] + pc - start] += 1
     where = innermost_lines(obj, sorted(count))
     by_line = collections.Counter()
     for addr, n in count.items():
         loc, func = where.get(addr, ("?", "?"))
         by_line[(loc, func)] += n
-    per = 16 if kind.endswith("_16") else 1
+    per = call_count.WRS if kind.endswith(f"_{call_count.WRS}") else 1
     total = sum(count.values())
     print(f"{kind}: {total} instructions in the Rust object ({total / per:.1f} per "
           f"{'WR or CQE' if per > 1 else 'call'}), {outside} outside it (shim, kernel)")
