@@ -26,7 +26,7 @@ use crate::hem::mtr::{KernelMtr, Mtr, Region, UserMtr};
 use crate::hem::table::HemTables;
 use crate::hem::HemType;
 use crate::hns_roce_hw_v2::caps::Caps;
-use crate::hns_roce_hw_v2::consts::{cap_flag, mbox, reg};
+use crate::hns_roce_hw_v2::consts::{cap_flag, mbox, reg, sge};
 use crate::hns_roce_hw_v2::qpc::{self as qpc, qpt, QpState, QueueError, QueueRequest, QueueSizes};
 use crate::hw_rev::HwRev;
 use crate::rdma::{
@@ -798,9 +798,9 @@ impl Qp {
             });
             let mut wrote = Ok(());
             for (i, s) in qpc::rq_wqe_segs(given, max_sge, rsv).enumerate() {
-                wrote = self
-                    .mtr
-                    .write_words(at.wrapping_add(i.wrapping_mul(16)), &s.words());
+                // CAST: a 16-byte segment size widens losslessly.
+                let seg = i.wrapping_mul(sge::SGE_SIZE as usize);
+                wrote = self.mtr.write_words(at.wrapping_add(seg), &s.words());
                 if wrote.is_err() {
                     break;
                 }
