@@ -93,10 +93,12 @@ pair() {
         report "$name" PASS
     else
         report "$name" FAIL "server exit $src, client exit $crc"
+        # 40 lines: a program's stderr (unbuffered) comes before its
+        # buffered stdout, so an error message sits above a long header.
         echo "    --- server:"
-        tail -n 15 /tmp/server.out | sed 's/^/    /'
+        tail -n 40 /tmp/server.out | sed 's/^/    /'
         echo "    --- client:"
-        printf '%s\n' "$cout" | tail -n 15 | sed 's/^/    /'
+        printf '%s\n' "$cout" | tail -n 40 | sed 's/^/    /'
     fi
 }
 
