@@ -301,9 +301,35 @@ LOCK_DEBUG = re.compile(
     r"|check_\w+|__bfs\w*|lock_chain_\w+|debug_spin_\w+|rcu_lockdep_\w+|rcu_read_lock_held\w*)$")
 
 
+# The spinlock itself (what a production kernel runs to take and drop the
+# queue's lock), and the kernel crate's lock helpers.
+LOCK = re.compile(r"^(_raw_spin_\w+|rust_helper_spin_\w+|rust_helper_raw_spin_\w+)$")
+# The Rust driver's C/Rust boundary: the shim's op, which calls the
+# driver's entry point in `rdma::ib::verbs` through `hns_rs_ib_ops`.
+BOUNDARY = re.compile(r"^hns_shim_\w+$|rdma2ib5verbs")
+# Where a call's instructions go, in report order.
+BUCKETS = ("driver", "boundary", "spinlock", "other kernel", "lock debugging")
+
+
+def bucket(name, module):
+    """The part of the call a function belongs to (BUCKETS); `module` holds
+    the names of the driver module's functions."""
+    if LOCK_DEBUG.match(name):
+        return "lock debugging"
+    if LOCK.match(name):
+        return "spinlock"
+    if BOUNDARY.search(name):
+        return "boundary"
+    if name in module:
+        return "driver"
+    return "other kernel"
+
+
 def summarise(drv, calls, sysmap):
-    """Per traced call: totals; per function: median self instructions."""
+    """Per traced call: totals (with one count per BUCKETS entry); per
+    function: median self instructions."""
     syms = Symbols(sysmap + [tuple(s) for s in drv["syms"]])
+    module = {s[1] for s in drv["syms"]}
     per_call = []
     per_fn = []
     for c in calls:
@@ -313,6 +339,7 @@ def summarise(drv, calls, sysmap):
         for pc in c["pcs"]:
             name = syms.name(pc)
             tot["insn"] += 1
+            tot[bucket(name, module)] += 1
             if not LOCK_DEBUG.match(name):
                 tot["nodebug"] += 1
             for k in kind(insn.get(pc, "")):
@@ -361,6 +388,22 @@ def report(outdir, result, sysmap):
     with open(os.path.join(outdir, "summary.md"), "w") as f:
         f.write("\n".join(summary) + "\n")
     lines += [f"Medians over the traced calls; the calls of {WRS} WRs or CQEs divided by {WRS}:", ""] + summary
+    lines += ["Where they go (medians, C / Rust, per WR or CQE for the calls of 16): `driver`, the",
+              "module's own functions (the Rust shim's op and entry point excepted); `boundary`, the",
+              "shim's op and the Rust entry point it calls (`rdma::ib::verbs`); `spinlock`, the lock",
+              "and the kernel crate's lock helpers; `other kernel`, the rest outside lock debugging;",
+              "`lock debugging` as above.", "",
+              "| call | " + " | ".join(BUCKETS) + " |", "|---|" + "---|" * len(BUCKETS)]
+    for kind in KINDS:
+        if not all(summ.get((d, kind), ([],))[0] for d in MODULES):
+            continue
+        per = WRS if kind.endswith(f"_{WRS}") else 1
+        cells = []
+        for b in BUCKETS:
+            c, r = (median([x[b] for x in summ[(d, kind)][0]]) / per for d in MODULES)
+            cells.append(f"{c:.0f} / {r:.0f}")
+        lines.append(f"| {kind} | " + " | ".join(cells) + " |")
+    lines.append("")
     for kind in KINDS:
         what = {"post_send_1": "post_send of one WR", "post_recv_1": "post_recv of one WR",
                 "post_send_16": f"post_send of a chain of {WRS} WRs",
