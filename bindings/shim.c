@@ -208,20 +208,6 @@ unsigned int hns_shim_irq_vector(struct hnae3_handle *handle, unsigned int i)
 #include <rdma/uverbs_ioctl.h>
 #include <rdma/hns-abi.h>
 
-struct hns_shim_dev {
-	struct ib_device ibdev;
-	void *rs;
-	const struct hns_rs_ib_ops *ops;
-	spinlock_t sm_lock;
-	bool udp_encap;
-	struct net_device *netdev;
-	struct notifier_block nb;
-	bool watching;
-	struct hnae3_handle *handle;
-	bool bond_cap;
-	bool vf;
-};
-
 static struct hns_shim_dev *to_sdev(struct ib_device *ibdev)
 {
 	return container_of(ibdev, struct hns_shim_dev, ibdev);
@@ -253,25 +239,6 @@ struct hns_shim_xrcd {
 	u32 xrcdn;
 };
 
-/* A CQ: the Rust CQ behind `rs_cq`, its number for the XRC SRQs on it. */
-struct hns_shim_cq {
-	struct ib_cq ibcq;
-	void *rs_cq;
-	u32 cqn;
-};
-
-/* A QP: the Rust QP behind `rs_qp`. */
-struct hns_shim_qp {
-	struct ib_qp ibqp;
-	void *rs_qp;
-};
-
-/* An SRQ: the Rust SRQ behind `rs_srq`, its number for the QPs on it. */
-struct hns_shim_srq {
-	struct ib_srq ibsrq;
-	void *rs_srq;
-	u32 srqn;
-};
 
 struct hns_shim_ah {
 	struct ib_ah ibah;
@@ -790,23 +757,6 @@ static int hns_shim_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 	return 0;
 }
 
-static int hns_shim_poll_cq(struct ib_cq *ibcq, int n, struct ib_wc *wc)
-{
-	struct hns_shim_cq *cq = container_of(ibcq, struct hns_shim_cq, ibcq);
-
-	return HNS_RS_OP(to_sdev(ibcq->device), poll_cq, cq->rs_cq, n, wc);
-}
-
-static int hns_shim_req_notify_cq(struct ib_cq *ibcq,
-				  enum ib_cq_notify_flags flags)
-{
-	struct hns_shim_cq *cq = container_of(ibcq, struct hns_shim_cq, ibcq);
-
-	return HNS_RS_OP(to_sdev(ibcq->device), req_notify_cq, cq->rs_cq,
-			 (flags & IB_CQ_SOLICITED_MASK) == IB_CQ_SOLICITED,
-			 flags & IB_CQ_REPORT_MISSED_EVENTS);
-}
-
 /* Completion handler of a CQ, from the CEQ interrupt. */
 void hns_shim_cq_comp(struct ib_cq *ibcq)
 {
@@ -939,17 +889,6 @@ static int hns_shim_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
 	return HNS_RS_OP(to_sdev(ibsrq->device), modify_srq, srq->rs_srq,
 			 mask & IB_SRQ_MAX_WR, mask & IB_SRQ_LIMIT,
 			 attr->srq_limit);
-}
-
-static int hns_shim_post_srq_recv(struct ib_srq *ibsrq,
-				  const struct ib_recv_wr *wr,
-				  const struct ib_recv_wr **bad_wr)
-{
-	struct hns_shim_srq *srq = container_of(ibsrq, struct hns_shim_srq,
-						ibsrq);
-
-	return HNS_RS_OP(to_sdev(ibsrq->device), post_srq_recv, srq->rs_srq,
-			 wr, bad_wr);
 }
 
 static int hns_shim_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr)
@@ -1192,24 +1131,6 @@ static int hns_shim_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	return 0;
 }
 
-static int hns_shim_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
-			      const struct ib_recv_wr **bad_wr)
-{
-	struct hns_shim_qp *qp = container_of(ibqp, struct hns_shim_qp, ibqp);
-
-	return HNS_RS_OP(to_sdev(ibqp->device), post_recv, qp->rs_qp, wr,
-			 bad_wr);
-}
-
-static int hns_shim_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
-			      const struct ib_send_wr **bad_wr)
-{
-	struct hns_shim_qp *qp = container_of(ibqp, struct hns_shim_qp, ibqp);
-
-	return HNS_RS_OP(to_sdev(ibqp->device), post_send, qp->rs_qp, wr,
-			 bad_wr);
-}
-
 /* The move to ERR of a QP whose work must be flushed (deferred work). */
 int hns_shim_qp_to_err(struct ib_qp *ibqp)
 {
@@ -1315,7 +1236,7 @@ static void hns_shim_drain_rq(struct ib_qp *ibqp)
 		ret = HNS_RS_OP(to_sdev(ibqp->device), push_drain_wr,
 				to_shim_qp(ibqp)->rs_qp, false, rwr.wr_id);
 	else
-		ret = hns_shim_post_recv(ibqp, &rwr, &bad);
+		ret = ibqp->device->ops.post_recv(ibqp, &rwr, &bad);
 	if (ret) {
 		ibdev_err_ratelimited(ibqp->device,
 				      "failed to post recv for drain rq, ret = %d.\n",
@@ -1345,7 +1266,7 @@ static void hns_shim_drain_sq(struct ib_qp *ibqp)
 				to_shim_qp(ibqp)->rs_qp, true,
 				swr.rdma.wr.wr_id);
 	else
-		ret = hns_shim_post_send(ibqp, &swr.rdma.wr, &bad);
+		ret = ibqp->device->ops.post_send(ibqp, &swr.rdma.wr, &bad);
 	if (ret) {
 		ibdev_err_ratelimited(ibqp->device,
 				      "failed to post send for drain sq, ret = %d.\n",
@@ -1635,15 +1556,11 @@ static const struct ib_device_ops hns_shim_dev_ops = {
 
 	.create_cq = hns_shim_create_cq,
 	.destroy_cq = hns_shim_destroy_cq,
-	.poll_cq = hns_shim_poll_cq,
-	.req_notify_cq = hns_shim_req_notify_cq,
 	.modify_cq = hns_shim_modify_cq,
 	.create_qp = hns_shim_create_qp,
 	.modify_qp = hns_shim_modify_qp,
 	.destroy_qp = hns_shim_destroy_qp,
 	.query_qp = hns_shim_query_qp,
-	.post_send = hns_shim_post_send,
-	.post_recv = hns_shim_post_recv,
 	.drain_rq = hns_shim_drain_rq,
 	.drain_sq = hns_shim_drain_sq,
 	.get_dma_mr = hns_shim_get_dma_mr,
@@ -1681,7 +1598,6 @@ static const struct ib_device_ops hns_shim_srq_ops = {
 	.destroy_srq = hns_shim_destroy_srq,
 	.modify_srq = hns_shim_modify_srq,
 	.query_srq = hns_shim_query_srq,
-	.post_srq_recv = hns_shim_post_srq_recv,
 	.fill_res_srq_entry = hns_shim_fill_res_srq,
 	.fill_res_srq_entry_raw = hns_shim_fill_res_srq_raw,
 
@@ -1724,8 +1640,14 @@ int hns_shim_register_ibdev(struct ib_device *ibdev,
 	ibdev->num_comp_vectors = reg->num_comp_vectors;
 	addrconf_addr_eui48((u8 *)&ibdev->node_guid, reg->netdev->dev_addr);
 
-	if (reg->srq)
+	/* The driver's data-path ops go first (the core keeps the first op
+	 * it is given of each name).
+	 */
+	ib_set_device_ops(ibdev, to_sdev(ibdev)->ops->datapath);
+	if (reg->srq) {
+		ib_set_device_ops(ibdev, to_sdev(ibdev)->ops->srq_datapath);
 		ib_set_device_ops(ibdev, &hns_shim_srq_ops);
+	}
 	if (reg->xrc)
 		ib_set_device_ops(ibdev, &hns_shim_xrcd_ops);
 	if (reg->hw_stats)

@@ -69,6 +69,47 @@ u64 hns_shim_bar_start(struct hnae3_handle *handle, int bar);
 bool hns_rs_irq(void *cookie);
 
 /* --- ib_device ---------------------------------------------------------- */
+#include <rdma/ib_verbs.h>
+
+/*
+ * The shim's containers of the RDMA core's objects. The Rust side keeps its
+ * state behind the `rs` pointers; the data-path ops (hns_rs_ib_ops'
+ * `datapath`) reach it from the core's object through these.
+ */
+struct hns_shim_dev {
+	struct ib_device ibdev;
+	void *rs;
+	const struct hns_rs_ib_ops *ops;
+	spinlock_t sm_lock;
+	bool udp_encap;
+	struct net_device *netdev;
+	struct notifier_block nb;
+	bool watching;
+	struct hnae3_handle *handle;
+	bool bond_cap;
+	bool vf;
+};
+
+/* A CQ: the Rust CQ behind `rs_cq`, its number for the XRC SRQs on it. */
+struct hns_shim_cq {
+	struct ib_cq ibcq;
+	void *rs_cq;
+	u32 cqn;
+};
+
+/* A QP: the Rust QP behind `rs_qp`. */
+struct hns_shim_qp {
+	struct ib_qp ibqp;
+	void *rs_qp;
+};
+
+/* An SRQ: the Rust SRQ behind `rs_srq`, its number for the QPs on it. */
+struct hns_shim_srq {
+	struct ib_srq ibsrq;
+	void *rs_srq;
+	u32 srqn;
+};
+
 struct ib_device;
 struct ib_device_attr;
 struct ib_port_attr;
@@ -540,6 +581,13 @@ struct hns_shim_res {
  * calls these for every decision.
  */
 struct hns_rs_ib_ops {
+	/* The data path, called by the RDMA core without the shim:
+	 * post_send, post_recv, poll_cq and req_notify_cq, and the SRQ's
+	 * post_srq_recv (set only with SRQs). They find the driver's objects
+	 * through the containers below.
+	 */
+	const struct ib_device_ops *datapath;
+	const struct ib_device_ops *srq_datapath;
 	void (*query_device)(void *rs, struct hns_shim_dev_attr *attr);
 	void (*query_port)(void *rs, u32 port, struct hns_shim_port_attr *attr);
 	void (*fw_ver)(void *rs, u64 *fw_ver);
@@ -568,10 +616,7 @@ struct hns_rs_ib_ops {
 		const struct hns_shim_cq_ureq *ureq,
 		struct hns_shim_cq_args *args, void **cq);
 	void (*destroy_cq)(void *rs, void *cq);
-	int (*poll_cq)(void *rs, void *cq, int n, struct ib_wc *wc);
 	int (*modify_cq)(void *rs, void *cq, u16 count, u16 period);
-	int (*req_notify_cq)(void *rs, void *cq, bool solicited,
-		bool report_missed);
 	int (*get_dma_mr)(void *rs, u32 pdn, u32 access, void **mr, u32 *key);
 	int (*reg_user_mr)(void *rs, struct ib_device *ibdev,
 		const struct hns_shim_mr_req *req, void **mr, u32 *key);
@@ -592,10 +637,6 @@ struct hns_rs_ib_ops {
 		struct hns_shim_qp_modify_resp *resp);
 	void (*destroy_qp)(void *rs, void *qp);
 	int (*query_qp)(void *rs, void *qp, struct hns_shim_qp_query *q);
-	int (*post_recv)(void *rs, void *qp, const struct ib_recv_wr *wr,
-		const struct ib_recv_wr **bad_wr);
-	int (*post_send)(void *rs, void *qp, const struct ib_send_wr *wr,
-		const struct ib_send_wr **bad_wr);
 	int (*create_srq)(void *rs, struct ib_srq *ibsrq, void *uctx,
 		const struct hns_shim_srq_ureq *ureq,
 		struct hns_shim_srq_args *args, void **srq);
@@ -603,8 +644,6 @@ struct hns_rs_ib_ops {
 	int (*modify_srq)(void *rs, void *srq, bool resize, bool limit,
 		u32 srq_limit);
 	int (*query_srq)(void *rs, void *srq, struct hns_shim_srq_attr *attr);
-	int (*post_srq_recv)(void *rs, void *srq, const struct ib_recv_wr *wr,
-		const struct ib_recv_wr **bad_wr);
 	bool (*reset_down)(void *rs);
 	int (*push_drain_wr)(void *rs, void *qp, bool send, u64 wr_id);
 	bool (*cq_trigger)(void *rs, void *cq);

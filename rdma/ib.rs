@@ -9,7 +9,10 @@
 //! the core objects that embed the driver's: `ib_cq`, `ib_qp`, `ib_srq`, `ib_mr`,
 //! ...), adapts the RDMA core's calling conventions, and calls the driver
 //! through a table of entry points, `hns_rs_ib_ops`, built here for each
-//! driver type ([`IbAdapter`]). Each entry point turns the raw pointers
+//! driver type ([`IbAdapter`]); the data-path verbs (posts, polls, CQ
+//! arming) are `ib_device_ops` of their own that the core calls without the
+//! shim, finding the driver's objects through the shim's containers. Each
+//! entry point turns the raw pointers
 //! back into the driver's types: the device state (the `Arc` the
 //! registration holds), and the objects the create verbs handed over with
 //! `ForeignOwnable::into_foreign`, taken back exactly once by the
@@ -468,7 +471,30 @@ pub(super) struct IbAdapter<D>(PhantomData<fn() -> D>);
 
 impl<D: IbDriver> IbAdapter<D> {
     /// The entry points, each instantiated for `D`.
+    /// The data-path ops the RDMA core calls directly (no shim function
+    /// between it and the driver: these are the calls made per WR and per
+    /// poll).
+    const DATAPATH: raw::ib_device_ops = raw::ib_device_ops {
+        post_send: Some(post_send::<D>),
+        post_recv: Some(post_recv::<D>),
+        poll_cq: Some(poll_cq::<D>),
+        req_notify_cq: Some(req_notify_cq::<D>),
+        // SAFETY: every other field of `ib_device_ops` is an optional
+        // function pointer, a number or a pointer, for which zero means
+        // "not set".
+        ..unsafe { core::mem::zeroed() }
+    };
+
+    /// The SRQ's data-path op, set only on devices with SRQs.
+    const SRQ_DATAPATH: raw::ib_device_ops = raw::ib_device_ops {
+        post_srq_recv: Some(post_srq_recv::<D>),
+        // SAFETY: as for `DATAPATH`.
+        ..unsafe { core::mem::zeroed() }
+    };
+
     const OPS: raw::hns_rs_ib_ops = raw::hns_rs_ib_ops {
+        datapath: &Self::DATAPATH,
+        srq_datapath: &Self::SRQ_DATAPATH,
         query_device: Some(query_device::<D>),
         query_port: Some(query_port::<D>),
         fw_ver: Some(fw_ver::<D>),
@@ -485,9 +511,7 @@ impl<D: IbDriver> IbAdapter<D> {
         query_counters: Some(query_counters::<D>),
         create_cq: Some(create_cq::<D>),
         destroy_cq: Some(destroy_cq::<D>),
-        poll_cq: Some(poll_cq::<D>),
         modify_cq: Some(modify_cq::<D>),
-        req_notify_cq: Some(req_notify_cq::<D>),
         get_dma_mr: Some(get_dma_mr::<D>),
         reg_user_mr: Some(reg_user_mr::<D>),
         rereg_user_mr: Some(rereg_user_mr::<D>),
@@ -499,13 +523,10 @@ impl<D: IbDriver> IbAdapter<D> {
         modify_qp: Some(modify_qp::<D>),
         destroy_qp: Some(destroy_qp::<D>),
         query_qp: Some(query_qp::<D>),
-        post_recv: Some(post_recv::<D>),
-        post_send: Some(post_send::<D>),
         create_srq: Some(create_srq::<D>),
         destroy_srq: Some(destroy_srq::<D>),
         modify_srq: Some(modify_srq::<D>),
         query_srq: Some(query_srq::<D>),
-        post_srq_recv: Some(post_srq_recv::<D>),
         reset_down: Some(reset_down::<D>),
         push_drain_wr: Some(push_drain_wr::<D>),
         cq_trigger: Some(cq_trigger::<D>),

@@ -36,6 +36,21 @@ pub(in crate::rdma) unsafe fn drv<'a, D: IbDriver>(rs: *mut c_void) -> &'a D {
     unsafe { &*rs.cast::<D>() }
 }
 
+/// The driver state of the device an RDMA core object belongs to: the `rs`
+/// of the shim's container of `dev`. For the data-path ops, which the core
+/// calls without the shim.
+///
+/// # Safety
+///
+/// `dev` is this driver's registered device (the `ibdev` of a
+/// `hns_shim_dev`), with the contract of [`drv`] for its `rs`.
+#[inline(always)]
+unsafe fn dev_drv<'a, D: IbDriver>(dev: *mut raw::ib_device) -> &'a D {
+    // SAFETY: per the function's contract, `dev` is the `ibdev` field of a
+    // live `hns_shim_dev`, whose `rs` is the registration's pointer.
+    unsafe { drv::<D>((*kernel::container_of!(dev, raw::hns_shim_dev, ibdev)).rs) }
+}
+
 /// Converts a result to the C convention.
 fn errno(r: Result) -> c_int {
     match r {
@@ -573,20 +588,36 @@ pub(super) unsafe extern "C" fn destroy_cq<D: IbDriver>(rs: *mut c_void, cq: *mu
     unsafe { drv::<D>(rs) }.destroy_cq(b)
 }
 
-/// Called by the shim's op.
+/// The `rs_cq` of a CQ of this driver.
 ///
 /// # Safety
 ///
-/// `rs` is the device's pointer; `cq` came from `create_cq` and
-/// is live; `wc` points to `n` writable entries.
+/// `ibcq` is the `ibcq` of a live `hns_shim_cq` whose `rs_cq` `create_cq`
+/// set (every CQ of this driver's device once the core has it).
+#[inline(always)]
+unsafe fn cq_rs(ibcq: *mut raw::ib_cq) -> *mut c_void {
+    // SAFETY: per the function's contract.
+    unsafe { (*kernel::container_of!(ibcq, raw::hns_shim_cq, ibcq)).rs_cq }
+}
+
+/// The RDMA core's `poll_cq` (hns_rs_ib_ops' `datapath`).
+///
+/// # Safety
+///
+/// `ibcq` is a live CQ of this driver's registered device; `wc` points to
+/// `n` writable entries.
 pub(super) unsafe extern "C" fn poll_cq<D: IbDriver>(
-    rs: *mut c_void,
-    cq: *mut c_void,
+    ibcq: *mut raw::ib_cq,
     n: c_int,
     wc: *mut raw::ib_wc,
 ) -> c_int {
     // SAFETY: per the function's contract.
-    let (d, cq) = unsafe { (drv::<D>(rs), CqBox::<D>::borrow(cq)) };
+    let (d, cq) = unsafe {
+        (
+            dev_drv::<D>((*ibcq).device),
+            CqBox::<D>::borrow(cq_rs(ibcq)),
+        )
+    };
     if wc.is_null() {
         return 0;
     }
@@ -615,19 +646,25 @@ pub(super) unsafe extern "C" fn modify_cq<D: IbDriver>(
     errno(d.modify_cq(cq, count, period))
 }
 
-/// Called by the shim's op.
+/// The RDMA core's `req_notify_cq` (hns_rs_ib_ops' `datapath`).
 ///
 /// # Safety
 ///
-/// As for `poll_cq`.
+/// `ibcq` is a live CQ of this driver's registered device.
 pub(super) unsafe extern "C" fn req_notify_cq<D: IbDriver>(
-    rs: *mut c_void,
-    cq: *mut c_void,
-    solicited: bool,
-    report_missed: bool,
+    ibcq: *mut raw::ib_cq,
+    flags: raw::ib_cq_notify_flags,
 ) -> c_int {
     // SAFETY: per the function's contract.
-    let (d, cq) = unsafe { (drv::<D>(rs), CqBox::<D>::borrow(cq)) };
+    let (d, cq) = unsafe {
+        (
+            dev_drv::<D>((*ibcq).device),
+            CqBox::<D>::borrow(cq_rs(ibcq)),
+        )
+    };
+    let solicited = flags & raw::ib_cq_notify_flags_IB_CQ_SOLICITED_MASK
+        == raw::ib_cq_notify_flags_IB_CQ_SOLICITED;
+    let report_missed = flags & raw::ib_cq_notify_flags_IB_CQ_REPORT_MISSED_EVENTS != 0;
     c_int::from(d.req_notify_cq(cq, solicited, report_missed))
 }
 
@@ -851,20 +888,36 @@ pub(super) unsafe extern "C" fn destroy_qp<D: IbDriver>(rs: *mut c_void, qp: *mu
     unsafe { drv::<D>(rs) }.destroy_qp(b)
 }
 
-/// Called by the shim's op.
+/// The `rs_qp` of a QP of this driver.
 ///
 /// # Safety
 ///
-/// `rs` is the device's pointer; `qp` is live; `wr` is a valid chain of
-/// receive WRs for the call; `bad` is valid for writing.
+/// `ibqp` is the `ibqp` of a live `hns_shim_qp` whose `rs_qp` `create_qp`
+/// set (every QP of this driver's device once the core has it).
+#[inline(always)]
+unsafe fn qp_rs(ibqp: *mut raw::ib_qp) -> *mut c_void {
+    // SAFETY: per the function's contract.
+    unsafe { (*kernel::container_of!(ibqp, raw::hns_shim_qp, ibqp)).rs_qp }
+}
+
+/// The RDMA core's `post_recv` (hns_rs_ib_ops' `datapath`).
+///
+/// # Safety
+///
+/// `ibqp` is a live QP of this driver's registered device; `wr` is a valid
+/// chain of receive WRs for the call; `bad` is valid for writing.
 pub(super) unsafe extern "C" fn post_recv<D: IbDriver>(
-    rs: *mut c_void,
-    qp: *mut c_void,
+    ibqp: *mut raw::ib_qp,
     wr: *const raw::ib_recv_wr,
     bad: *mut *const raw::ib_recv_wr,
 ) -> c_int {
     // SAFETY: per the function's contract.
-    let (d, q) = unsafe { (drv::<D>(rs), QpBox::<D>::borrow(qp).get_ref()) };
+    let (d, q) = unsafe {
+        (
+            dev_drv::<D>((*ibqp).device),
+            QpBox::<D>::borrow(qp_rs(ibqp)).get_ref(),
+        )
+    };
     // SAFETY: the caller's chain is valid for the call.
     let chain = unsafe { RecvChain::new(wr) };
     match d.post_recv(q, chain) {
@@ -878,21 +931,23 @@ pub(super) unsafe extern "C" fn post_recv<D: IbDriver>(
     }
 }
 
-/// Called by the shim's op.
+/// The RDMA core's `post_srq_recv` (hns_rs_ib_ops' `srq_datapath`).
 ///
 /// # Safety
 ///
-/// `rs` is the device's pointer; `srq` came from `create_srq` and is live;
-/// `wr` is a valid chain of receive WRs for the call; `bad` is valid for
-/// writing.
+/// `ibsrq` is a live SRQ of this driver's registered device (the `ibsrq`
+/// of a `hns_shim_srq` whose `rs_srq` `create_srq` set); `wr` is a valid
+/// chain of receive WRs for the call; `bad` is valid for writing.
 pub(super) unsafe extern "C" fn post_srq_recv<D: IbDriver>(
-    rs: *mut c_void,
-    srq: *mut c_void,
+    ibsrq: *mut raw::ib_srq,
     wr: *const raw::ib_recv_wr,
     bad: *mut *const raw::ib_recv_wr,
 ) -> c_int {
     // SAFETY: per the function's contract.
-    let (d, s) = unsafe { (drv::<D>(rs), SrqBox::<D>::borrow(srq)) };
+    let (d, s) = unsafe {
+        let srq = (*kernel::container_of!(ibsrq, raw::hns_shim_srq, ibsrq)).rs_srq;
+        (dev_drv::<D>((*ibsrq).device), SrqBox::<D>::borrow(srq))
+    };
     // SAFETY: the caller's chain is valid for the call.
     let chain = unsafe { RecvChain::new(wr) };
     match d.post_srq_recv(s, chain) {
@@ -906,21 +961,25 @@ pub(super) unsafe extern "C" fn post_srq_recv<D: IbDriver>(
     }
 }
 
-/// Called by the shim's op.
+/// The RDMA core's `post_send` (hns_rs_ib_ops' `datapath`).
 ///
 /// # Safety
 ///
-/// `rs` is the device's pointer; `qp` is live; `wr` is a valid chain of
-/// send WRs of the QP's type (`ib_ud_wr` for UD and GSI QPs) for the call;
-/// `bad` is valid for writing.
+/// `ibqp` is a live QP of this driver's registered device; `wr` is a valid
+/// chain of send WRs of the QP's type (`ib_ud_wr` for UD and GSI QPs) for
+/// the call; `bad` is valid for writing.
 pub(super) unsafe extern "C" fn post_send<D: IbDriver>(
-    rs: *mut c_void,
-    qp: *mut c_void,
+    ibqp: *mut raw::ib_qp,
     wr: *const raw::ib_send_wr,
     bad: *mut *const raw::ib_send_wr,
 ) -> c_int {
     // SAFETY: per the function's contract.
-    let (d, q) = unsafe { (drv::<D>(rs), QpBox::<D>::borrow(qp).get_ref()) };
+    let (d, q) = unsafe {
+        (
+            dev_drv::<D>((*ibqp).device),
+            QpBox::<D>::borrow(qp_rs(ibqp)).get_ref(),
+        )
+    };
     // SAFETY: the caller's chain is valid for the call and of the QP's type.
     let chain = unsafe { SendChain::new(wr, d.qp_is_ud(q)) };
     match d.post_send(q, chain) {

@@ -33,11 +33,14 @@ for DRV in c rs; do
     grep "\[$MOD\]" /proc/kallsyms | sed 's/^/CC-SYM /'
     case $DRV in
     c) ops="hns_roce_v2_post_send hns_roce_v2_post_recv hns_roce_v2_poll_cq" ;;
-    rs) ops="hns_shim_post_send hns_shim_post_recv hns_shim_poll_cq" ;;
+    # The Rust ops are the rdma layer's generic entry points, which the
+    # RDMA core calls directly: found by a piece of their mangled names.
+    rs) ops="5verbs9post_send 5verbs9post_recv 5verbs7poll_cq" ;;
     esac
     line="CC-OPS $DRV"
     for f in $ops; do
-        a=$(awk -v f="$f" '$3 == f { print $1; exit }' /proc/kallsyms)
+        a=$(awk -v f="$f" -v m="[$MOD]" \
+            '$3 == f || ($4 == m && index($3, f)) { print $1; exit }' /proc/kallsyms)
         line="$line ${a:-0}"
     done
     echo "$line"
