@@ -110,6 +110,35 @@ impl<L: Layout> Field<L> {
     }
 }
 
+/// The first words of an entry of layout `L`, already in CPU order, read
+/// field by field in place: for a decoder that needs only the entry's head
+/// (a CQE's first eight words, say) and should not copy it into a whole
+/// [`Ctx`].
+pub struct Head<'a, L> {
+    words: &'a [u32],
+    _layout: PhantomData<L>,
+}
+
+impl<'a, L: Layout> Head<'a, L> {
+    /// A view of `words`, the entry's first words (CPU values).
+    pub const fn new(words: &'a [u32]) -> Self {
+        Head {
+            words,
+            _layout: PhantomData,
+        }
+    }
+
+    /// Reads `f`; 0 for a field past the words given.
+    pub fn read(&self, f: Field<L>) -> u32 {
+        self.words.get(f.word()).map_or(0, |w| f.extract(*w))
+    }
+
+    /// Reads a one-bit field as a boolean.
+    pub fn read_bool(&self, f: Field<L>) -> bool {
+        self.read(f) != 0
+    }
+}
+
 /// A context image in CPU memory: `N` little-endian words.
 #[repr(transparent)]
 pub struct Ctx<L, const N: usize> {

@@ -8,7 +8,7 @@
 //! The 32-byte and 64-byte CQE share the first 32 bytes; nothing past them
 //! is read.
 
-use crate::field::Field;
+use crate::field::Head;
 use crate::hns_roce_hw_v2::consts::{cqe_status as st, recv_op, wqe_op};
 use crate::hns_roce_hw_v2::fields::{cqe, Cqe};
 pub use crate::rdma::wc::{RecvAttrs, Wc, WcFlags, WcOpcode, WcStatus};
@@ -103,28 +103,13 @@ impl Completion {
     }
 }
 
-/// The first eight words of a CQE (CPU values), read field by field in
-/// place: every field the driver reads lies in them.
-struct Head<'a>(&'a [u32; 8]);
-
-impl Head<'_> {
-    /// Reads `f`; 0 for a field past the eight words.
-    fn read(&self, f: Field<Cqe>) -> u32 {
-        self.0.get(f.word()).map_or(0, |w| f.extract(*w))
-    }
-
-    /// Reads a one-bit field as a boolean.
-    fn read_bool(&self, f: Field<Cqe>) -> bool {
-        self.read(f) != 0
-    }
-}
-
 /// Decodes a CQE from its first eight words (CPU values). Inline: in the
 /// poll loop the compiler then keeps the fields it needs in registers
 /// instead of building the whole `Completion` in memory.
 #[inline(always)]
 pub fn decode(words: &[u32; 8]) -> Completion {
-    let c = Head(words);
+    // Every field the driver reads lies in the first eight words.
+    let c = Head::<Cqe>::new(words);
     let hw_op = c.read(cqe::OPCODE);
     let is_send = !c.read_bool(cqe::S_R);
     let hw_status = c.read(cqe::STATUS);
@@ -201,7 +186,7 @@ pub fn sq_tail(tail: u32, wqe_idx: u16, wqe_cnt: u32, sig_requested_only: bool) 
 
 /// Whether a CQE of `qpn` (its `LCL_QPN`) belongs to the QP being cleaned.
 pub fn cqe_qpn(words: &[u32; 8]) -> u32 {
-    Head(words).read(cqe::LCL_QPN)
+    Head::<Cqe>::new(words).read(cqe::LCL_QPN)
 }
 
 /// Word 0 of a CQE moved to another slot by `__hns_roce_v2_cq_clean`: the

@@ -41,6 +41,11 @@ mod field {
     fn cqc_image() {
         assert_eq!(v::check_cqc_image(), Ok(()));
     }
+
+    #[test]
+    fn head() {
+        assert_eq!(v::check_head(), Ok(()));
+    }
 }
 
 /// The command queue descriptor codec and command payloads.

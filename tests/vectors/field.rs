@@ -9,7 +9,7 @@
 //! under test.
 
 use super::{expect, Check};
-use crate::field::{Ctx, Field, Layout};
+use crate::field::{Ctx, Field, Head, Layout};
 use crate::hns_roce_hw_v2::fields::{cqc, mpt, qpc, Cqc, Mpt, Qpc};
 
 /// A small two-word layout for the generic cases.
@@ -174,6 +174,26 @@ pub fn check_cqc_image() -> Check {
     expect(c.word(1) == 0x0800_0042, "CQC word1 is 0x08000042")
 }
 
+/// `Head` reads fields from the words it is given, in CPU order, and 0
+/// for a field past them.
+pub fn check_head() -> Check {
+    let words = [0x1234_5678u32, 0xdead_beef];
+    let byte1 = Field::<Two>::new(15, 8);
+    let high = Field::<Two>::new(63, 48);
+    let bit0 = Field::<Two>::new(32, 32);
+    let full = Head::<Two>::new(&words);
+    expect(
+        full.read(byte1) == 0x56,
+        "bits 15..8 of 0x12345678 are 0x56",
+    )?;
+    expect(full.read(high) == 0xdead, "bits 63..48 are 0xdead")?;
+    expect(full.read_bool(bit0), "bit 32 of 0xdeadbeef is set")?;
+    let first = Head::<Two>::new(&words[..1]);
+    expect(first.read(byte1) == 0x56, "a field of word 0 from one word")?;
+    expect(first.read(high) == 0, "a field past the words reads 0")?;
+    expect(!first.read_bool(bit0), "a bit past the words reads false")
+}
+
 /// A check function.
 pub type CheckFn = fn() -> Check;
 
@@ -185,4 +205,5 @@ pub const ALL: &[(&str, CheckFn)] = &[
     ("little_endian_storage", check_little_endian_storage),
     ("real_positions", check_real_positions),
     ("cqc_image", check_cqc_image),
+    ("head", check_head),
 ];

@@ -39,8 +39,13 @@ fn cqc_image() {
 }
 
 #[test]
+fn head() {
+    assert_eq!(v::check_head(), Ok(()));
+}
+
+#[test]
 fn vector_list_is_complete() {
-    assert_eq!(v::ALL.len(), 6, "a vector was added without a host test");
+    assert_eq!(v::ALL.len(), 7, "a vector was added without a host test");
 }
 
 /// Every `PREFIX_FIELD_LOC(h, l)` definition in the C header, in order.
