@@ -304,8 +304,9 @@ LOCK_DEBUG = re.compile(
 # The spinlock itself (what a production kernel runs to take and drop the
 # queue's lock), and the kernel crate's lock helpers.
 LOCK = re.compile(r"^(_raw_spin_\w+|rust_helper_spin_\w+|rust_helper_raw_spin_\w+)$")
-# The Rust driver's C/Rust boundary: the shim's op, which calls the
-# driver's entry point in `rdma::ib::verbs` through `hns_rs_ib_ops`.
+# The Rust driver's C/Rust boundary: the rdma layer's entry points in
+# `rdma::ib::verbs` (the data-path ops the RDMA core calls directly since
+# session 40) and any shim function in front of one.
 BOUNDARY = re.compile(r"^hns_shim_\w+$|rdma2ib5verbs")
 # Where a call's instructions go, in report order.
 BUCKETS = ("driver", "boundary", "spinlock", "other kernel", "lock debugging")
@@ -389,10 +390,10 @@ def report(outdir, result, sysmap):
         f.write("\n".join(summary) + "\n")
     lines += [f"Medians over the traced calls; the calls of {WRS} WRs or CQEs divided by {WRS}:", ""] + summary
     lines += ["Where they go (medians, C / Rust, per WR or CQE for the calls of 16): `driver`, the",
-              "module's own functions (the Rust shim's op and entry point excepted); `boundary`, the",
-              "shim's op and the Rust entry point it calls (`rdma::ib::verbs`); `spinlock`, the lock",
-              "and the kernel crate's lock helpers; `other kernel`, the rest outside lock debugging;",
-              "`lock debugging` as above.", "",
+              "module's own functions but the boundary; `boundary`, the Rust driver's C/Rust",
+              "crossing (a shim function where the op has one, and the rdma layer's entry point in",
+              "`rdma::ib::verbs`); `spinlock`, the lock and the kernel crate's lock helpers; `other",
+              "kernel`, the rest outside lock debugging; `lock debugging` as above.", "",
               "| call | " + " | ".join(BUCKETS) + " |", "|---|" + "---|" * len(BUCKETS)]
     for kind in KINDS:
         if not all(summ.get((d, kind), ([],))[0] for d in MODULES):
