@@ -470,7 +470,6 @@ pub(crate) type QpQuery = raw::hns_shim_qp_query;
 pub(super) struct IbAdapter<D>(PhantomData<fn() -> D>);
 
 impl<D: IbDriver> IbAdapter<D> {
-    /// The entry points, each instantiated for `D`.
     /// The data-path ops the RDMA core calls directly (no shim function
     /// between it and the driver: these are the calls made per WR and per
     /// poll).
@@ -492,6 +491,7 @@ impl<D: IbDriver> IbAdapter<D> {
         ..unsafe { core::mem::zeroed() }
     };
 
+    /// The entry points, each instantiated for `D`.
     const OPS: raw::hns_rs_ib_ops = raw::hns_rs_ib_ops {
         datapath: &Self::DATAPATH,
         srq_datapath: &Self::SRQ_DATAPATH,
