@@ -198,7 +198,8 @@ unsigned int hns_shim_irq_vector(struct hnae3_handle *handle, unsigned int i)
  * Containers of the RDMA core objects. The Rust side keeps its state behind
  * `rs` and numbers (pdn, uar index) in these; the ops below adapt the core's
  * calling conventions and call the driver's hns_rs_ib_ops for every
- * decision.
+ * decision. The data-path ops are the driver's own (hns_rs_ib_ops'
+ * `datapath`), with the containers they read in shim.h.
  */
 #include <linux/if_vlan.h>
 #include <net/addrconf.h>
@@ -238,7 +239,6 @@ struct hns_shim_xrcd {
 	struct ib_xrcd ibxrcd;
 	u32 xrcdn;
 };
-
 
 struct hns_shim_ah {
 	struct ib_ah ibah;
