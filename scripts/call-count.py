@@ -43,6 +43,13 @@ OPS = ("post_send", "post_recv", "poll_cq")
 # or CQEs (reported per WR or CQE as well).
 WRS = 16
 KINDS = ("post_send_1", "post_send_16", "post_recv_1", "post_recv_16", "poll_cq_empty", "poll_cq_16")
+
+
+def divisor(kind):
+    """What a call of `kind` is divided by in the reports: WRS for the
+    calls of WRS WRs or CQEs, else 1."""
+    return WRS if kind.endswith(f"_{WRS}") else 1
+
 # Polls traced and thrown away (neither empty nor WRS CQEs) before giving
 # up on poll_cq_16.
 MAX_DISCARDS = 20
@@ -376,35 +383,31 @@ def report(outdir, result, sysmap):
     dm = demangle(names)
     summary = ["| call | C insn | Rust insn | Rust/C | C no lockdep | Rust no lockdep | Rust/C |",
                "|---|---|---|---|---|---|---|"]
+    parts = ["| call | " + " | ".join(BUCKETS) + " |", "|---|" + "---|" * len(BUCKETS)]
     for kind in KINDS:
         if not all(summ.get((d, kind), ([],))[0] for d in MODULES):
             summary.append(f"| {kind} | not traced in both drivers | | | | | |")
             continue
+        per = divisor(kind)
         c, r = ([median([x[k] for x in summ[(d, kind)][0]]) for k in ("insn", "nodebug")] for d in MODULES)
-        per = WRS if kind.endswith(f"_{WRS}") else 1
         unit = f" (per {'CQE' if kind.startswith('poll') else 'WR'})" if per > 1 else ""
         summary.append(f"| {kind}{unit} | {c[0] / per:.0f} | {r[0] / per:.0f} | {r[0] / c[0]:.2f} "
                        f"| {c[1] / per:.0f} | {r[1] / per:.0f} | {r[1] / c[1]:.2f} |")
+        cells = []
+        for b in BUCKETS:
+            cb, rb = (median([x[b] for x in summ[(d, kind)][0]]) / per for d in MODULES)
+            cells.append(f"{cb:.0f} / {rb:.0f}")
+        parts.append(f"| {kind} | " + " | ".join(cells) + " |")
     summary.append("")
     with open(os.path.join(outdir, "summary.md"), "w") as f:
         f.write("\n".join(summary) + "\n")
     lines += [f"Medians over the traced calls; the calls of {WRS} WRs or CQEs divided by {WRS}:", ""] + summary
-    lines += ["Where they go (medians, C / Rust, per WR or CQE for the calls of 16): `driver`, the",
+    lines += [f"Where they go (medians, C / Rust, per WR or CQE for the calls of {WRS}): `driver`, the",
               "module's own functions but the boundary; `boundary`, the Rust driver's C/Rust",
               "crossing (a shim function where the op has one, and the rdma layer's entry point in",
               "`rdma::ib::verbs`); `spinlock`, the lock and the kernel crate's lock helpers; `other",
-              "kernel`, the rest outside lock debugging; `lock debugging` as above.", "",
-              "| call | " + " | ".join(BUCKETS) + " |", "|---|" + "---|" * len(BUCKETS)]
-    for kind in KINDS:
-        if not all(summ.get((d, kind), ([],))[0] for d in MODULES):
-            continue
-        per = WRS if kind.endswith(f"_{WRS}") else 1
-        cells = []
-        for b in BUCKETS:
-            c, r = (median([x[b] for x in summ[(d, kind)][0]]) / per for d in MODULES)
-            cells.append(f"{c:.0f} / {r:.0f}")
-        lines.append(f"| {kind} | " + " | ".join(cells) + " |")
-    lines.append("")
+              "kernel`, the rest outside lock debugging; `lock debugging` as above.", ""]
+    lines += parts + [""]
     for kind in KINDS:
         what = {"post_send_1": "post_send of one WR", "post_recv_1": "post_recv of one WR",
                 "post_send_16": f"post_send of a chain of {WRS} WRs",

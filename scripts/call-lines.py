@@ -84,7 +84,7 @@ def main():
     for addr, n in count.items():
         loc, func = where.get(addr, ("?", "?"))
         by_line[(loc, func)] += n
-    per = call_count.WRS if kind.endswith(f"_{call_count.WRS}") else 1
+    per = call_count.divisor(kind)
     total = sum(count.values())
     print(f"{kind}: {total} instructions in the Rust object ({total / per:.1f} per "
           f"{'WR or CQE' if per > 1 else 'call'}), {outside} outside it (shim, kernel)")
