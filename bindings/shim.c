@@ -42,6 +42,21 @@ void hns_shim_get_layout(struct hns_shim_layout *l)
 	l->ib_pd_size = sizeof(struct ib_pd);
 	l->ib_cq_size = sizeof(struct ib_cq);
 	l->ib_qp_size = sizeof(struct ib_qp);
+	l->ib_device_ops_size = sizeof(const struct ib_device_ops);
+	l->ib_device_ops_post_send = offsetof(const struct ib_device_ops, post_send);
+	l->ib_device_ops_post_recv = offsetof(const struct ib_device_ops, post_recv);
+	l->ib_device_ops_post_srq_recv =
+		offsetof(const struct ib_device_ops, post_srq_recv);
+	l->ib_device_ops_poll_cq = offsetof(const struct ib_device_ops, poll_cq);
+	l->ib_device_ops_req_notify_cq =
+		offsetof(const struct ib_device_ops, req_notify_cq);
+	l->ib_cq_device = offsetof(struct ib_cq, device);
+	l->ib_qp_device = offsetof(struct ib_qp, device);
+	l->ib_srq_device = offsetof(struct ib_srq, device);
+	l->shim_dev_rs = offsetof(struct hns_shim_dev, rs);
+	l->shim_cq_rs_cq = offsetof(struct hns_shim_cq, rs_cq);
+	l->shim_qp_rs_qp = offsetof(struct hns_shim_qp, rs_qp);
+	l->shim_srq_rs_srq = offsetof(struct hns_shim_srq, rs_srq);
 }
 
 /* The Rust side's client callbacks, set while the client is registered. */

@@ -34,6 +34,20 @@ struct hns_shim_layout {
 	u32 ib_pd_size;
 	u32 ib_cq_size;
 	u32 ib_qp_size;
+	/* What the data-path ops (built in Rust, called by the core) rely on. */
+	u32 ib_device_ops_size;
+	u32 ib_device_ops_post_send;
+	u32 ib_device_ops_post_recv;
+	u32 ib_device_ops_post_srq_recv;
+	u32 ib_device_ops_poll_cq;
+	u32 ib_device_ops_req_notify_cq;
+	u32 ib_cq_device;
+	u32 ib_qp_device;
+	u32 ib_srq_device;
+	u32 shim_dev_rs;
+	u32 shim_cq_rs_cq;
+	u32 shim_qp_rs_qp;
+	u32 shim_srq_rs_srq;
 };
 
 void hns_shim_get_layout(struct hns_shim_layout *l);

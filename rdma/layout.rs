@@ -30,8 +30,9 @@ pub(crate) fn check_layout() -> Result {
     // SAFETY: `l` is a valid, writable `hns_shim_layout`.
     unsafe { raw::hns_shim_get_layout(&mut l) };
     use raw::{
-        hnae3_client, hnae3_handle, hnae3_roce_private_info as roce_info, ib_cq, ib_device, ib_pd,
-        ib_qp, ib_udata,
+        hnae3_client, hnae3_handle, hnae3_roce_private_info as roce_info, hns_shim_cq,
+        hns_shim_dev, hns_shim_qp, hns_shim_srq, ib_cq, ib_device, ib_device_ops, ib_pd, ib_qp,
+        ib_srq, ib_udata,
     };
     let items = [
         LayoutItem {
@@ -123,6 +124,71 @@ pub(crate) fn check_layout() -> Result {
             name: "sizeof(ib_qp)",
             c: l.ib_qp_size,
             rust: size_of::<ib_qp>(),
+        },
+        LayoutItem {
+            name: "sizeof(ib_device_ops)",
+            c: l.ib_device_ops_size,
+            rust: size_of::<ib_device_ops>(),
+        },
+        LayoutItem {
+            name: "ib_device_ops.post_send",
+            c: l.ib_device_ops_post_send,
+            rust: offset_of!(ib_device_ops, post_send),
+        },
+        LayoutItem {
+            name: "ib_device_ops.post_recv",
+            c: l.ib_device_ops_post_recv,
+            rust: offset_of!(ib_device_ops, post_recv),
+        },
+        LayoutItem {
+            name: "ib_device_ops.post_srq_recv",
+            c: l.ib_device_ops_post_srq_recv,
+            rust: offset_of!(ib_device_ops, post_srq_recv),
+        },
+        LayoutItem {
+            name: "ib_device_ops.poll_cq",
+            c: l.ib_device_ops_poll_cq,
+            rust: offset_of!(ib_device_ops, poll_cq),
+        },
+        LayoutItem {
+            name: "ib_device_ops.req_notify_cq",
+            c: l.ib_device_ops_req_notify_cq,
+            rust: offset_of!(ib_device_ops, req_notify_cq),
+        },
+        LayoutItem {
+            name: "ib_cq.device",
+            c: l.ib_cq_device,
+            rust: offset_of!(ib_cq, device),
+        },
+        LayoutItem {
+            name: "ib_qp.device",
+            c: l.ib_qp_device,
+            rust: offset_of!(ib_qp, device),
+        },
+        LayoutItem {
+            name: "ib_srq.device",
+            c: l.ib_srq_device,
+            rust: offset_of!(ib_srq, device),
+        },
+        LayoutItem {
+            name: "hns_shim_dev.rs",
+            c: l.shim_dev_rs,
+            rust: offset_of!(hns_shim_dev, rs),
+        },
+        LayoutItem {
+            name: "hns_shim_cq.rs_cq",
+            c: l.shim_cq_rs_cq,
+            rust: offset_of!(hns_shim_cq, rs_cq),
+        },
+        LayoutItem {
+            name: "hns_shim_qp.rs_qp",
+            c: l.shim_qp_rs_qp,
+            rust: offset_of!(hns_shim_qp, rs_qp),
+        },
+        LayoutItem {
+            name: "hns_shim_srq.rs_srq",
+            c: l.shim_srq_rs_srq,
+            rust: offset_of!(hns_shim_srq, rs_srq),
         },
     ];
     let mut bad = 0;
