@@ -752,8 +752,15 @@ impl Qp {
         };
         let sges = &WrSges(wr.sges);
         let inline = wr.flags & crate::rdma::SEND_INLINE != 0;
-        let mut data = [0u8; 32];
-        let n = if inline { wr.inline_data(&mut data) } else { 0 };
+        // The inline buffer exists (and is zeroed) only for inline WRs.
+        let mut buf;
+        let data: &[u8] = if inline {
+            buf = [0u8; 32];
+            let n = wr.inline_data(&mut buf);
+            buf.get(..n).unwrap_or(&[])
+        } else {
+            &[]
+        };
         let p = RcSend {
             op,
             sges,
@@ -774,13 +781,7 @@ impl Qp {
         // The slot is edited in place, as C does: only the words C writes
         // are stored, word 0 (the owner bit) last.
         let mut slot = self.mtr.entry::<16>(self.sq_wqe_off(idx))?;
-        let r = wqe::rc_wqe_in(
-            &mut slot,
-            &p,
-            data.get(..n).unwrap_or(&[]),
-            self.sizes.max_inline_data,
-            mtu,
-        );
+        let r = wqe::rc_wqe_in(&mut slot, &p, data, self.sizes.max_inline_data, mtu);
         let w = match r {
             Ok(w) => w,
             Err(WqeError::InlineRead) => {
