@@ -752,7 +752,8 @@ impl Qp {
         };
         let sges = &WrSges(wr.sges);
         let inline = wr.flags & crate::rdma::SEND_INLINE != 0;
-        // The inline buffer exists (and is zeroed) only for inline WRs.
+        // The inline buffer is zeroed and filled only for inline WRs (its
+        // stack slot is there either way).
         let mut buf;
         let data: &[u8] = if inline {
             buf = [0u8; 32];
