@@ -21,12 +21,8 @@ import os
 import sys
 import time
 
-SYSFS = "/sys/class/infiniband/hns_0"
-LOAD = {
-    "c": ["modprobe", "hns-roce-hw-v2"],
-    "rs": ["insmod", "/opt/run/modules/hns_roce_rs.ko"],
-}
-UNLOAD = {"c": ["rmmod", "hns_roce_hw_v2"], "rs": ["rmmod", "hns_roce_rs"]}
+# The same commands and sysfs name as the bench's probe part.
+from bench_probe import LOAD, SYSFS, UNLOAD
 
 
 def run(argv):
