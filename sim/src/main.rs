@@ -35,6 +35,9 @@ struct Args {
     /// How long after the last pass that did work the loop keeps polling
     /// without sleeping.
     spin: Duration,
+    /// `--trace-time`: each trace line starts with the microseconds since
+    /// the model started (a diagnostic; such traces are not compared).
+    trace_time: bool,
 }
 
 fn usage() -> ! {
@@ -44,7 +47,7 @@ fn usage() -> ! {
          \x20              [--fault OPCODE:RETVAL|timeout[:once|always]]\n\
          \x20              [--fault mbx:CMD:STATUS[:once|always]]\n\
          \x20              [--set KEY=VALUE] [--ready FILE] [--idle-us N] [--spin-ms N]\n\
-         \x20              [--dump-data FILE]\n\
+         \x20              [--dump-data FILE] [--trace-time]\n\
          \x20      hns-sim [--personality P[,P...]] [--config FILE] [--set KEY=VALUE]\n\
          \x20              --dump-caps | --dump-caps-device N\n\
          \x20      P: hip09 (default), hip08, vf (a HIP09 VF of the list's first PF); one per\n\
@@ -76,6 +79,7 @@ fn parse_args() -> Result<Args, String> {
         dump_data: None,
         idle: Duration::from_micros(100),
         spin: Duration::from_millis(20),
+        trace_time: false,
     };
     let mut it = std::env::args().skip(1);
     while let Some(k) = it.next() {
@@ -134,6 +138,7 @@ fn parse_args() -> Result<Args, String> {
                 )
             }
             "--dump-data" => a.dump_data = Some(val()?),
+            "--trace-time" => a.trace_time = true,
             _ => usage(),
         }
     }
@@ -186,9 +191,13 @@ fn serve(listeners: &[UnixListener], a: &Args) -> Result<Vec<fw::Stats>, String>
     let mut devs = vec![];
     // One chip: the bond table every function of the process shares.
     let chip = std::rc::Rc::new(std::cell::RefCell::new(bond::Chip::default()));
+    let epoch = Instant::now();
     for (n, (bar, peer)) in bars.iter().zip(&peers).enumerate() {
-        let trace = trace::Trace::to_file(&format!("{}/trace-{n}.txt", a.out), "")
+        let mut trace = trace::Trace::to_file(&format!("{}/trace-{n}.txt", a.out), "")
             .map_err(|e| format!("trace: {e}"))?;
+        if a.trace_time {
+            trace.time_from(epoch);
+        }
         let mut firmware = fw::Firmware::new(a.caps_of(n).clone(), a.faults.clone(), trace);
         firmware.chip = chip.clone();
         let mut dev = device::Device::new(firmware, bar, &ram, peer);

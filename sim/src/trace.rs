@@ -7,11 +7,15 @@
 use crate::cmq::{op, op_name, Desc};
 use std::fs::File;
 use std::io::{BufWriter, Write};
+use std::time::Instant;
 
 /// Where trace lines go.
 pub struct Trace {
     out: Option<BufWriter<File>>,
     prefix: String,
+    /// When set, each line starts with `[µs] `, the time since this
+    /// instant (`--trace-time`).
+    epoch: Option<Instant>,
 }
 
 /// Payload words that carry DMA addresses, per opcode and descriptor.
@@ -31,6 +35,7 @@ impl Trace {
         Ok(Trace {
             out: Some(BufWriter::new(File::create(path)?)),
             prefix: prefix.to_string(),
+            epoch: None,
         })
     }
 
@@ -39,12 +44,23 @@ impl Trace {
         Trace {
             out: None,
             prefix: String::new(),
+            epoch: None,
         }
+    }
+
+    /// Starts every later line with the microseconds since `epoch`, in
+    /// brackets: where the time between commands goes
+    /// (`scripts/trace-gaps.py`). Such a trace is not one to compare.
+    pub fn time_from(&mut self, epoch: Instant) {
+        self.epoch = Some(epoch);
     }
 
     fn line(&mut self, s: &str) {
         if let Some(o) = self.out.as_mut() {
-            let _ = writeln!(o, "{}{}", self.prefix, s);
+            let _ = match self.epoch {
+                Some(e) => writeln!(o, "[{}] {}{}", e.elapsed().as_micros(), self.prefix, s),
+                None => writeln!(o, "{}{}", self.prefix, s),
+            };
         }
     }
 
