@@ -13,6 +13,8 @@
 #   make bench-kmod     the kernel hot-path benchmark module, build/bench/extra/hns_kbench.ko
 #   make size-attr      where the module's .text goes, build/size/attr.txt (issue 16;
 #                       FUNC=text: by line for the symbols named so)
+#   make kprof WHAT=unload|load   CPU of rmmod/insmod by kernel function, C against Rust,
+#                       build/kprof/WHAT.txt (issue 16)
 #   make faults         probe fault sweep on both drivers (issue 15), build/faults/report.md
 #   make fuzz           uverbs fuzzer on both drivers, errno tables compared (issue 15), build/fuzz/
 #   make stress         object churn + traffic on 2 vCPUs, both drivers (issue 15), build/stress/
@@ -97,7 +99,7 @@ CMD ?=
 RS_SOURCES = $(shell git ls-files --cached --others --exclude-standard '*.rs' 2>/dev/null || find . -name '*.rs' -not -path './build/*' -not -path '*/target/*')
 
 .PHONY: all setup kernel modules modules-kunit module-variant sim sim-test clippy fmt fmt-check host-test \
-	initramfs guest check check-kasan demo bench bench-kmod call-count call-lines size-attr faults fuzz stress clean help intree-patch intree-build
+	initramfs guest check check-kasan demo bench bench-kmod call-count call-lines size-attr kprof faults fuzz stress clean help intree-patch intree-build
 
 all: modules
 
@@ -221,6 +223,20 @@ KIND ?= post_send_16
 call-lines: size-attr
 	@python3 scripts/call-lines.py $(BUILD)/callcount/traces.json $(KIND) \
 		$(BUILD)/module-dbg/hns_roce_main.o
+
+# Where the CPU time of unloading (WHAT=unload) or loading (WHAT=load) each
+# driver goes, by kernel function: tests/guest/kprof.py, a sampling profile
+# of the rmmod/insmod process in one `--sim 2` boot, KPROF_ROUNDS cycles
+# per driver (default 30, about 90 s of boot). build/kprof/WHAT.txt; the
+# guest's whole output in build/kprof/WHAT.log. Not part of `make check`.
+WHAT ?= unload
+kprof: modules kernel sim
+	@mkdir -p $(BUILD)/kprof
+	HNS_MODULE_DIR=$(BUILD)/module bash scripts/run-guest.sh --name kprof --driver none --sim 2 \
+		--timeout 1400 --cmd 'python3 /opt/hns/kprof.py $(WHAT) $(or $(KPROF_ROUNDS),30)' \
+		>$(BUILD)/kprof/$(WHAT).log 2>&1
+	@grep '^KP' $(BUILD)/kprof/$(WHAT).log >$(BUILD)/kprof/$(WHAT).txt
+	@echo "kprof: $(BUILD)/kprof/$(WHAT).txt"
 
 # The kernel hot-path benchmark module (kverbs only, any ib_device;
 # tests/bench/hns_kbench.c) into $(BUILD)/bench/extra/ for HNS_GUEST_EXTRA.
