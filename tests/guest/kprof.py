@@ -20,6 +20,7 @@ driver the CPU time by leaf function, by function on the chain
 functions whose inclusive time differs most between the two drivers. Boot with the release module (HNS_MODULE_DIR=build/module)
 and hns_sim's devices (`--sim 2`).
 """
+import bisect
 import collections
 import ctypes
 import mmap
@@ -109,8 +110,6 @@ class Symbols:
     """/proc/kallsyms as it is now: text symbols by address."""
 
     def __init__(self):
-        import bisect
-        self._bisect = bisect.bisect_right
         syms = []
         with open("/proc/kallsyms") as f:
             for line in f:
@@ -126,7 +125,7 @@ class Symbols:
 
     def name(self, ip):
         """(function, module) of ip."""
-        i = self._bisect(self.addrs, ip) - 1
+        i = bisect.bisect_right(self.addrs, ip) - 1
         if i < 0:
             return ("?", "")
         _, name, mod = self.syms[i]
