@@ -21,8 +21,9 @@ In `dev` mode each cycle starts and ends by writing `clear` to hns_sim's
 `fault` parameter, which the model notes in every function's trace (`#
 control: clear`): with hns-sim's `--trace-time`, scripts/trace-gaps.py
 splits the trace into cycles there, and the end marker times the part of
-the remove that sends the model nothing (after the function clear). Boot with the release module
-(HNS_MODULE_DIR=build/module): the KUnit build runs its suites at insmod.
+the remove that sends the model nothing (after the function clear). Boot
+with the release module (HNS_MODULE_DIR=build/module): the KUnit build
+runs its suites at insmod.
 """
 import os
 import sys
