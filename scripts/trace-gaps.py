@@ -3,14 +3,14 @@
 """Where the time between a driver's commands goes, C against Rust (issue
 16, a diagnostic: no plan runs it).
 
-    scripts/trace-gaps.py [--top N] [--from KEY] TRACE [ORDER]
+    scripts/trace-gaps.py [--top N] [--from J] TRACE [ORDER]
 
 TRACE is one function's hns-sim trace written with `--trace-time` (each
 line `[µs] ...`) by a boot that ran tests/guest/probe_cpu.py in `dev` mode:
 its cycles start and end at `# control: clear` (the end is kept as the
 cycle's last line: the time after its last command) and load and unload
-the drivers in ORDER (default `c,rs`, repeated). Each cycle's lines are aligned with the
-first C cycle's by their command (`cmq > op=...`, `mbx < cmd=...`: the
+the drivers in ORDER (default `c,rs`, repeated). Each cycle's lines are
+aligned with the first C cycle's by their command (`cmq > op=...`, `mbx < cmd=...`: the
 first three words; contexts and notes are left out), and each line gets
 the time since the line before it: the model answers within one of its
 passes, so a gap ending at a `>` line is the guest's time between the
@@ -82,9 +82,9 @@ def main():
     for d in order:
         for c in by_drv[d]:
             keys = [k for k, _, _ in c]
-            sm = difflib.SequenceMatcher(None, refkeys, keys, autojunk=False)
+            blocks = difflib.SequenceMatcher(None, refkeys, keys, autojunk=False).get_matching_blocks()
             matched = 0
-            for blk in sm.get_matching_blocks():
+            for blk in blocks:
                 for n in range(blk.size):
                     j, i = blk.a + n, blk.b + n
                     matched += 1
@@ -93,7 +93,7 @@ def main():
             unmatched[d] += len(c) - matched
             totals[d].append(c[-1][1] - c[0][1])
             if a.start is not None:
-                hit = [blk.b + a.start - blk.a for blk in sm.get_matching_blocks()
+                hit = [blk.b + a.start - blk.a for blk in blocks
                        if blk.a <= a.start < blk.a + blk.size]
                 if hit:
                     tails[d].append(c[-1][1] - c[hit[0]][1])
@@ -108,8 +108,8 @@ def main():
         return
     x, y = order[0], order[1]
     rows = []
-    for j, (k, _, text) in enumerate(ref):
-        if gaps[x][j] and gaps[y][j] and j > 0:
+    for j in range(1, len(ref)):
+        if gaps[x][j] and gaps[y][j]:
             mx, my = statistics.median(gaps[x][j]), statistics.median(gaps[y][j])
             rows.append((my - mx, j, mx, my))
     rows.sort(reverse=True)
@@ -118,14 +118,12 @@ def main():
     if a.start is not None:
         print(f", after #{a.start}: {sum(r[0] for r in rows if r[1] > a.start) / 1000:.1f} ms", end="")
     print()
-    print(f"\nlargest differences ({y} - {x}), µs; the gap ends at the line shown:")
-    for diff, j, mx, my in rows[: a.top]:
-        print(f"{diff:+9.0f}  {x} {mx:8.0f}  {y} {my:8.0f}  #{j:4d}  after: {ref[j - 1][2][:60]}")
-        print(f"{'':45}  at:    {ref[j][2][:60]}")
-    print(f"\nlargest differences ({x} - {y}):")
-    for diff, j, mx, my in sorted(rows)[: min(5, a.top)]:
-        print(f"{diff:+9.0f}  {x} {mx:8.0f}  {y} {my:8.0f}  #{j:4d}  after: {ref[j - 1][2][:60]}")
-        print(f"{'':45}  at:    {ref[j][2][:60]}")
+    for title, part in ((f"{y} - {x}), µs; the gap ends at the line shown:", rows[: a.top]),
+                        (f"{x} - {y}):", sorted(rows)[: min(5, a.top)])):
+        print(f"\nlargest differences ({title}")
+        for diff, j, mx, my in part:
+            print(f"{diff:+9.0f}  {x} {mx:8.0f}  {y} {my:8.0f}  #{j:4d}  after: {ref[j - 1][2][:60]}")
+            print(f"{'':45}  at:    {ref[j][2][:60]}")
 
 
 if __name__ == "__main__":

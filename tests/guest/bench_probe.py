@@ -40,17 +40,23 @@ def run(argv):
     return os.waitstatus_to_exitcode(status), int((ru.ru_utime + ru.ru_stime) * 1e9)
 
 
+def wait_sysfs(present, argv, t0):
+    """Waits for SYSFS to be present (or gone), polling every ms; exits if
+    it is not 30 s after t0 (monotonic ns, when argv was started)."""
+    deadline = t0 + 30 * 10**9
+    while os.path.exists(SYSFS) != present:
+        if time.monotonic_ns() > deadline:
+            sys.exit(f"{SYSFS} {'absent' if present else 'present'} 30 s after {' '.join(argv)}")
+        time.sleep(0.001)
+
+
 def timed(argv, present):
     """Runs argv and waits for SYSFS to be present (or gone); (wall, cpu) in ns."""
     t0 = time.monotonic_ns()
     rc, cpu = run(argv)
     if rc != 0:
         sys.exit(f"{' '.join(argv)}: exit {rc}")
-    deadline = t0 + 30 * 10**9
-    while os.path.exists(SYSFS) != present:
-        if time.monotonic_ns() > deadline:
-            sys.exit(f"{SYSFS} {'absent' if present else 'present'} 30 s after {' '.join(argv)}")
-        time.sleep(0.001)
+    wait_sysfs(present, argv, t0)
     return time.monotonic_ns() - t0, cpu
 
 

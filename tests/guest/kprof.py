@@ -17,8 +17,9 @@ is, and each function's time is its share of the samples times the
 process's CPU time (wait4). Each round profiles C, then Rust. Prints per
 driver the CPU time by leaf function, by function on the chain
 (inclusive) and with the driver's module on the chain; then the
-functions whose inclusive time differs most between the two drivers. Boot with the release module (HNS_MODULE_DIR=build/module)
-and hns_sim's devices (`--sim 2`).
+functions whose inclusive time differs most between the two drivers.
+Boot with the release module (HNS_MODULE_DIR=build/module) and hns_sim's
+devices (`--sim 2`): `make kprof`.
 """
 import bisect
 import collections
@@ -29,7 +30,7 @@ import struct
 import sys
 import time
 
-from bench_probe import LOAD, SYSFS, UNLOAD
+from bench_probe import LOAD, UNLOAD, wait_sysfs
 
 MODULE = {"c": "hns_roce_hw_v2", "rs": "hns_roce_rs"}
 NR_PERF_EVENT_OPEN = 298  # x86_64
@@ -154,22 +155,16 @@ def short(name):
     return "rs::" + "::".join(ids[-2:]) if ids else name
 
 
-def wait_sysfs(present):
-    deadline = time.monotonic() + 30
-    while os.path.exists(SYSFS) != present:
-        if time.monotonic() > deadline:
-            sys.exit(f"{SYSFS} {'absent' if present else 'present'} after 30 s")
-        time.sleep(0.001)
-
-
 def unthrottle(period_us):
     """Lets every sample through: the kernel lowers the sample rate when
     sampling takes long, which it does under TCG."""
-    with open("/proc/sys/kernel/perf_event_max_sample_rate", "w") as f:
-        f.write(str(max(1000, 2 * 1000000 // period_us)))
-    # After the rate: the kernel refuses a new rate once this is 0.
-    with open("/proc/sys/kernel/perf_cpu_time_max_percent", "w") as f:
-        f.write("0")
+    # The kernel refuses a new rate while the percentage is 0 (or 100), as
+    # an earlier run in the same boot leaves it: back to its default first.
+    for name, value in (("perf_cpu_time_max_percent", "25"),
+                        ("perf_event_max_sample_rate", str(max(1000, 2 * 1000000 // period_us))),
+                        ("perf_cpu_time_max_percent", "0")):
+        with open(f"/proc/sys/kernel/{name}", "w") as f:
+            f.write(value)
 
 
 def main():
@@ -187,25 +182,23 @@ def main():
     lost = {d: 0 for d in drivers}
     for _ in range(rounds):
         for d in drivers:
+            # The driver's symbols are read while it is loaded: after a
+            # profiled load, before a profiled unload.
             if what == "load":
                 rc, c, samples, lo = profile(LOAD[d], period_us * 1000)
-                wait_sysfs(True)
-                syms = Symbols()
-                argv = UNLOAD[d]
             else:
                 rc = os.spawnvp(os.P_WAIT, LOAD[d][0], LOAD[d])
-                if rc != 0:
-                    sys.exit(f"{' '.join(LOAD[d])}: exit {rc}")
-                wait_sysfs(True)
-                syms = Symbols()
-                rc, c, samples, lo = profile(UNLOAD[d], period_us * 1000)
-                argv = None
             if rc != 0:
-                sys.exit(f"{what} of {d}: exit {rc}")
-            if argv:
-                if os.spawnvp(os.P_WAIT, argv[0], argv) != 0:
-                    sys.exit(f"{' '.join(argv)} failed")
-            wait_sysfs(False)
+                sys.exit(f"{' '.join(LOAD[d])}: exit {rc}")
+            wait_sysfs(True, LOAD[d], time.monotonic_ns())
+            syms = Symbols()
+            if what == "unload":
+                rc, c, samples, lo = profile(UNLOAD[d], period_us * 1000)
+            else:
+                rc = os.spawnvp(os.P_WAIT, UNLOAD[d][0], UNLOAD[d])
+            if rc != 0:
+                sys.exit(f"{' '.join(UNLOAD[d])}: exit {rc}")
+            wait_sysfs(False, UNLOAD[d], time.monotonic_ns())
             cpu[d].append(c)
             lost[d] += lo
             for ip, chain in samples:
@@ -237,12 +230,12 @@ def main():
             print(f"KP {d}   {k * ms[d]:7.2f}  {fmt(n)}")
     keys = set(incl["c"]) | set(incl["rs"])
     diff = sorted((incl["rs"][k] * ms["rs"] - incl["c"][k] * ms["c"], k) for k in keys)
-    print("KP inclusive, rs - c, ms a cycle (largest first):")
-    for v, k in diff[::-1][:30]:
-        print(f"KP   {v:+7.2f}  c {incl['c'][k] * ms['c']:7.2f}  rs {incl['rs'][k] * ms['rs']:7.2f}  {fmt(k)}")
-    print("KP inclusive, c - rs:")
-    for v, k in diff[:20]:
-        print(f"KP   {v:+7.2f}  c {incl['c'][k] * ms['c']:7.2f}  rs {incl['rs'][k] * ms['rs']:7.2f}  {fmt(k)}")
+    for title, rows in (("rs - c, ms a cycle (largest first)", diff[::-1][:30]),
+                        ("c - rs", diff[:20])):
+        print(f"KP inclusive, {title}:")
+        for v, k in rows:
+            print(f"KP   {v:+7.2f}  c {incl['c'][k] * ms['c']:7.2f}  "
+                  f"rs {incl['rs'][k] * ms['rs']:7.2f}  {fmt(k)}")
 
 
 if __name__ == "__main__":

@@ -30,7 +30,7 @@ import sys
 import time
 
 # The same commands and sysfs name as the bench's probe part.
-from bench_probe import LOAD, SYSFS, UNLOAD
+from bench_probe import LOAD, UNLOAD, wait_sysfs
 
 
 def run(argv):
@@ -71,11 +71,7 @@ def main():
             if rc != 0:
                 sys.exit(f"{' '.join(LOAD[drv])}: exit {rc}")
             if mode == "dev":
-                deadline = time.monotonic() + 30
-                while not os.path.exists(SYSFS):
-                    if time.monotonic() > deadline:
-                        sys.exit(f"{SYSFS} absent 30 s after {' '.join(LOAD[drv])}")
-                    time.sleep(0.001)
+                wait_sysfs(True, LOAD[drv], time.monotonic_ns())
             time.sleep(settle / 1000)
             irq0, t0 = interrupts(), time.monotonic_ns()
             rc, unload, uv = run(UNLOAD[drv])
