@@ -155,6 +155,19 @@ def short(name):
     return "rs::" + "::".join(ids[-2:]) if ids else name
 
 
+def step(argv, profiled, present, period_ns):
+    """Runs argv, under the profiler if `profiled`, and waits for SYSFS to
+    be present (or gone); the profile's (CPU µs, samples, lost), or None."""
+    if profiled:
+        rc, *prof = profile(argv, period_ns)
+    else:
+        rc, prof = os.spawnvp(os.P_WAIT, argv[0], argv), None
+    if rc != 0:
+        sys.exit(f"{' '.join(argv)}: exit {rc}")
+    wait_sysfs(present, argv, time.monotonic_ns())
+    return prof
+
+
 def unthrottle(period_us):
     """Lets every sample through: the kernel lowers the sample rate when
     sampling takes long, which it does under TCG."""
@@ -184,21 +197,9 @@ def main():
         for d in drivers:
             # The driver's symbols are read while it is loaded: after a
             # profiled load, before a profiled unload.
-            if what == "load":
-                rc, c, samples, lo = profile(LOAD[d], period_us * 1000)
-            else:
-                rc = os.spawnvp(os.P_WAIT, LOAD[d][0], LOAD[d])
-            if rc != 0:
-                sys.exit(f"{' '.join(LOAD[d])}: exit {rc}")
-            wait_sysfs(True, LOAD[d], time.monotonic_ns())
+            p = step(LOAD[d], what == "load", True, period_us * 1000)
             syms = Symbols()
-            if what == "unload":
-                rc, c, samples, lo = profile(UNLOAD[d], period_us * 1000)
-            else:
-                rc = os.spawnvp(os.P_WAIT, UNLOAD[d][0], UNLOAD[d])
-            if rc != 0:
-                sys.exit(f"{' '.join(UNLOAD[d])}: exit {rc}")
-            wait_sysfs(False, UNLOAD[d], time.monotonic_ns())
+            c, samples, lo = step(UNLOAD[d], what == "unload", False, period_us * 1000) or p
             cpu[d].append(c)
             lost[d] += lo
             for ip, chain in samples:
