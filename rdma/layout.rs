@@ -8,15 +8,160 @@
 //! the same structures must agree, or the module refuses to load.
 
 use super::raw;
-use core::mem::{offset_of, size_of};
+use core::mem::{align_of, offset_of, size_of};
 use kernel::prelude::*;
+use raw::{
+    hnae3_client, hnae3_handle, hnae3_roce_private_info as roce_info, hns_shim_cq, hns_shim_dev,
+    hns_shim_qp, hns_shim_srq, ib_cq, ib_device, ib_device_ops, ib_pd, ib_qp, ib_srq, ib_udata,
+};
 
-/// One size or offset seen by C and by Rust.
+/// One size or offset seen by C and by Rust: its name, the index of the C
+/// compiler's value among the `u32`s of `hns_shim_layout`, and the
+/// bindings' value. All three are constants: the table is data, not code.
 struct LayoutItem {
     name: &'static str,
-    c: u32,
+    c_at: usize,
     rust: usize,
 }
+
+/// An entry of [`ITEMS`]: `$c` is the field of `hns_shim_layout` that
+/// holds the C compiler's view of `$rust`.
+macro_rules! item {
+    ($name:literal, $c:ident, $rust:expr) => {
+        LayoutItem {
+            name: $name,
+            c_at: offset_of!(raw::hns_shim_layout, $c) / size_of::<u32>(),
+            rust: $rust,
+        }
+    };
+}
+
+/// Number of `u32`s in `hns_shim_layout`.
+const WORDS: usize = size_of::<raw::hns_shim_layout>() / size_of::<u32>();
+
+// `hns_shim_layout` is `u32`s only (bindings/shim.h): `[u32; WORDS]` has
+// its size and alignment.
+const _: () = assert!(size_of::<raw::hns_shim_layout>() == WORDS * size_of::<u32>());
+const _: () = assert!(align_of::<raw::hns_shim_layout>() == align_of::<u32>());
+
+/// What the driver dereferences, as the bindings see it.
+static ITEMS: [LayoutItem; 31] = [
+    item!(
+        "sizeof(hnae3_handle)",
+        hnae3_handle_size,
+        size_of::<hnae3_handle>()
+    ),
+    item!(
+        "hnae3_handle.pdev",
+        hnae3_handle_pdev,
+        offset_of!(hnae3_handle, pdev)
+    ),
+    item!(
+        "hnae3_handle.rinfo",
+        hnae3_handle_rinfo,
+        offset_of!(hnae3_handle, __bindgen_anon_1.rinfo)
+    ),
+    item!(
+        "hnae3_handle.client",
+        hnae3_handle_client,
+        offset_of!(hnae3_handle, client)
+    ),
+    item!(
+        "sizeof(hnae3_roce_private_info)",
+        hnae3_roce_info_size,
+        size_of::<roce_info>()
+    ),
+    item!(
+        "rinfo.netdev",
+        hnae3_roce_info_netdev,
+        offset_of!(roce_info, netdev)
+    ),
+    item!(
+        "rinfo.roce_io_base",
+        hnae3_roce_info_roce_io_base,
+        offset_of!(roce_info, roce_io_base)
+    ),
+    item!(
+        "rinfo.roce_mem_base",
+        hnae3_roce_info_roce_mem_base,
+        offset_of!(roce_info, roce_mem_base)
+    ),
+    item!(
+        "rinfo.base_vector",
+        hnae3_roce_info_base_vector,
+        offset_of!(roce_info, base_vector)
+    ),
+    item!(
+        "rinfo.num_vectors",
+        hnae3_roce_info_num_vectors,
+        offset_of!(roce_info, num_vectors)
+    ),
+    item!(
+        "sizeof(hnae3_client)",
+        hnae3_client_size,
+        size_of::<hnae3_client>()
+    ),
+    item!("sizeof(ib_device)", ib_device_size, size_of::<ib_device>()),
+    item!(
+        "ib_device.dev",
+        ib_device_dev,
+        offset_of!(ib_device, __bindgen_anon_1.dev)
+    ),
+    item!("ib_device.ops", ib_device_ops, offset_of!(ib_device, ops)),
+    item!("sizeof(ib_udata)", ib_udata_size, size_of::<ib_udata>()),
+    item!("sizeof(ib_pd)", ib_pd_size, size_of::<ib_pd>()),
+    item!("sizeof(ib_cq)", ib_cq_size, size_of::<ib_cq>()),
+    item!("sizeof(ib_qp)", ib_qp_size, size_of::<ib_qp>()),
+    item!(
+        "sizeof(ib_device_ops)",
+        ib_device_ops_size,
+        size_of::<ib_device_ops>()
+    ),
+    item!(
+        "ib_device_ops.post_send",
+        ib_device_ops_post_send,
+        offset_of!(ib_device_ops, post_send)
+    ),
+    item!(
+        "ib_device_ops.post_recv",
+        ib_device_ops_post_recv,
+        offset_of!(ib_device_ops, post_recv)
+    ),
+    item!(
+        "ib_device_ops.post_srq_recv",
+        ib_device_ops_post_srq_recv,
+        offset_of!(ib_device_ops, post_srq_recv)
+    ),
+    item!(
+        "ib_device_ops.poll_cq",
+        ib_device_ops_poll_cq,
+        offset_of!(ib_device_ops, poll_cq)
+    ),
+    item!(
+        "ib_device_ops.req_notify_cq",
+        ib_device_ops_req_notify_cq,
+        offset_of!(ib_device_ops, req_notify_cq)
+    ),
+    item!("ib_cq.device", ib_cq_device, offset_of!(ib_cq, device)),
+    item!("ib_qp.device", ib_qp_device, offset_of!(ib_qp, device)),
+    item!("ib_srq.device", ib_srq_device, offset_of!(ib_srq, device)),
+    item!("hns_shim_dev.rs", shim_dev_rs, offset_of!(hns_shim_dev, rs)),
+    item!(
+        "hns_shim_cq.rs_cq",
+        shim_cq_rs_cq,
+        offset_of!(hns_shim_cq, rs_cq)
+    ),
+    item!(
+        "hns_shim_qp.rs_qp",
+        shim_qp_rs_qp,
+        offset_of!(hns_shim_qp, rs_qp)
+    ),
+    item!(
+        "hns_shim_srq.rs_srq",
+        shim_srq_rs_srq,
+        offset_of!(hns_shim_srq, rs_srq)
+    ),
+];
 
 /// Compares the shim's (C compiler's) view of the structures this driver
 /// dereferences with the generated bindings' view.
@@ -26,179 +171,19 @@ struct LayoutItem {
 /// `EINVAL` on any difference, after logging each one: the bindings were
 /// generated for another configuration or by a mismatched libclang.
 pub(crate) fn check_layout() -> Result {
-    let mut l = raw::hns_shim_layout::default();
-    // SAFETY: `l` is a valid, writable `hns_shim_layout`.
-    unsafe { raw::hns_shim_get_layout(&mut l) };
-    use raw::{
-        hnae3_client, hnae3_handle, hnae3_roce_private_info as roce_info, hns_shim_cq,
-        hns_shim_dev, hns_shim_qp, hns_shim_srq, ib_cq, ib_device, ib_device_ops, ib_pd, ib_qp,
-        ib_srq, ib_udata,
-    };
-    let items = [
-        LayoutItem {
-            name: "sizeof(hnae3_handle)",
-            c: l.hnae3_handle_size,
-            rust: size_of::<hnae3_handle>(),
-        },
-        LayoutItem {
-            name: "hnae3_handle.pdev",
-            c: l.hnae3_handle_pdev,
-            rust: offset_of!(hnae3_handle, pdev),
-        },
-        LayoutItem {
-            name: "hnae3_handle.rinfo",
-            c: l.hnae3_handle_rinfo,
-            rust: offset_of!(hnae3_handle, __bindgen_anon_1.rinfo),
-        },
-        LayoutItem {
-            name: "hnae3_handle.client",
-            c: l.hnae3_handle_client,
-            rust: offset_of!(hnae3_handle, client),
-        },
-        LayoutItem {
-            name: "sizeof(hnae3_roce_private_info)",
-            c: l.hnae3_roce_info_size,
-            rust: size_of::<roce_info>(),
-        },
-        LayoutItem {
-            name: "rinfo.netdev",
-            c: l.hnae3_roce_info_netdev,
-            rust: offset_of!(roce_info, netdev),
-        },
-        LayoutItem {
-            name: "rinfo.roce_io_base",
-            c: l.hnae3_roce_info_roce_io_base,
-            rust: offset_of!(roce_info, roce_io_base),
-        },
-        LayoutItem {
-            name: "rinfo.roce_mem_base",
-            c: l.hnae3_roce_info_roce_mem_base,
-            rust: offset_of!(roce_info, roce_mem_base),
-        },
-        LayoutItem {
-            name: "rinfo.base_vector",
-            c: l.hnae3_roce_info_base_vector,
-            rust: offset_of!(roce_info, base_vector),
-        },
-        LayoutItem {
-            name: "rinfo.num_vectors",
-            c: l.hnae3_roce_info_num_vectors,
-            rust: offset_of!(roce_info, num_vectors),
-        },
-        LayoutItem {
-            name: "sizeof(hnae3_client)",
-            c: l.hnae3_client_size,
-            rust: size_of::<hnae3_client>(),
-        },
-        LayoutItem {
-            name: "sizeof(ib_device)",
-            c: l.ib_device_size,
-            rust: size_of::<ib_device>(),
-        },
-        LayoutItem {
-            name: "ib_device.dev",
-            c: l.ib_device_dev,
-            rust: offset_of!(ib_device, __bindgen_anon_1.dev),
-        },
-        LayoutItem {
-            name: "ib_device.ops",
-            c: l.ib_device_ops,
-            rust: offset_of!(ib_device, ops),
-        },
-        LayoutItem {
-            name: "sizeof(ib_udata)",
-            c: l.ib_udata_size,
-            rust: size_of::<ib_udata>(),
-        },
-        LayoutItem {
-            name: "sizeof(ib_pd)",
-            c: l.ib_pd_size,
-            rust: size_of::<ib_pd>(),
-        },
-        LayoutItem {
-            name: "sizeof(ib_cq)",
-            c: l.ib_cq_size,
-            rust: size_of::<ib_cq>(),
-        },
-        LayoutItem {
-            name: "sizeof(ib_qp)",
-            c: l.ib_qp_size,
-            rust: size_of::<ib_qp>(),
-        },
-        LayoutItem {
-            name: "sizeof(ib_device_ops)",
-            c: l.ib_device_ops_size,
-            rust: size_of::<ib_device_ops>(),
-        },
-        LayoutItem {
-            name: "ib_device_ops.post_send",
-            c: l.ib_device_ops_post_send,
-            rust: offset_of!(ib_device_ops, post_send),
-        },
-        LayoutItem {
-            name: "ib_device_ops.post_recv",
-            c: l.ib_device_ops_post_recv,
-            rust: offset_of!(ib_device_ops, post_recv),
-        },
-        LayoutItem {
-            name: "ib_device_ops.post_srq_recv",
-            c: l.ib_device_ops_post_srq_recv,
-            rust: offset_of!(ib_device_ops, post_srq_recv),
-        },
-        LayoutItem {
-            name: "ib_device_ops.poll_cq",
-            c: l.ib_device_ops_poll_cq,
-            rust: offset_of!(ib_device_ops, poll_cq),
-        },
-        LayoutItem {
-            name: "ib_device_ops.req_notify_cq",
-            c: l.ib_device_ops_req_notify_cq,
-            rust: offset_of!(ib_device_ops, req_notify_cq),
-        },
-        LayoutItem {
-            name: "ib_cq.device",
-            c: l.ib_cq_device,
-            rust: offset_of!(ib_cq, device),
-        },
-        LayoutItem {
-            name: "ib_qp.device",
-            c: l.ib_qp_device,
-            rust: offset_of!(ib_qp, device),
-        },
-        LayoutItem {
-            name: "ib_srq.device",
-            c: l.ib_srq_device,
-            rust: offset_of!(ib_srq, device),
-        },
-        LayoutItem {
-            name: "hns_shim_dev.rs",
-            c: l.shim_dev_rs,
-            rust: offset_of!(hns_shim_dev, rs),
-        },
-        LayoutItem {
-            name: "hns_shim_cq.rs_cq",
-            c: l.shim_cq_rs_cq,
-            rust: offset_of!(hns_shim_cq, rs_cq),
-        },
-        LayoutItem {
-            name: "hns_shim_qp.rs_qp",
-            c: l.shim_qp_rs_qp,
-            rust: offset_of!(hns_shim_qp, rs_qp),
-        },
-        LayoutItem {
-            name: "hns_shim_srq.rs_srq",
-            c: l.shim_srq_rs_srq,
-            rust: offset_of!(hns_shim_srq, rs_srq),
-        },
-    ];
+    let mut c = [0u32; WORDS];
+    // SAFETY: `c` has the size and alignment of `hns_shim_layout`
+    // (asserted above) and is writable; the shim stores integers into it.
+    unsafe { raw::hns_shim_get_layout(c.as_mut_ptr().cast()) };
     let mut bad = 0;
-    for it in &items {
+    for it in &ITEMS {
+        let cv = c.get(it.c_at).copied().unwrap_or(u32::MAX);
         // CAST: sizes and offsets of these structs fit in 32 bits.
-        if it.c as usize != it.rust {
+        if cv as usize != it.rust {
             pr_err!(
                 "layout mismatch: {} is {} in C, {} in Rust\n",
                 it.name,
-                it.c,
+                cv,
                 it.rust
             );
             bad += 1;
