@@ -21,7 +21,7 @@ use crate::hns_roce_hw_v2::consts::cmq_op;
 use crate::hns_roce_hw_v2::regs::{
     TX_CMQ_BASEADDR_H, TX_CMQ_BASEADDR_L, TX_CMQ_CI, TX_CMQ_DEPTH, TX_CMQ_PI,
 };
-use crate::rdma::{Event, IbLog, RegWindow, Regs};
+use crate::rdma::{Event, IbLog, LogLevel, RegWindow, Regs};
 use core::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, AtomicU64, Ordering};
 use kernel::{
     device::{Bound, Device},
@@ -482,9 +482,24 @@ impl Cmd {
         &self.dev
     }
 
-    /// The ib_device's log (`ibdev_err!` and friends print through it).
+    /// The ib_device's log.
     pub(crate) fn ib_log(&self) -> &IbLog {
         &self.log
+    }
+
+    /// [`IbLog::print`] of this function's log: what every `ibdev_*!`
+    /// site calls. Out of line, so that a site does not load the log and
+    /// the device itself.
+    #[inline(never)]
+    pub(crate) fn ib_print(&self, level: LogLevel, args: core::fmt::Arguments<'_>) {
+        self.log.print(level, &self.dev, args)
+    }
+
+    /// [`IbLog::print_ret`] of this function's log (the `ret =` form of the
+    /// `ibdev_*!` macros), out of line as [`Cmd::ib_print`].
+    #[inline(never)]
+    pub(crate) fn ib_print_ret(&self, level: LogLevel, what: &str, ret: i32) {
+        self.log.print_ret(level, &self.dev, what, ret)
     }
 
     /// Sends one command and logs a failure as the C driver does.

@@ -68,11 +68,11 @@ macro_rules! hdev_info {
 macro_rules! ibdev_err {
     ($cmd:expr, $what:literal, ret = $ret:expr) => {{
         let c: &$crate::cmdq::Cmd = $cmd;
-        c.ib_log().print_ret($crate::rdma::LogLevel::Err, c.device(), $what, $ret);
+        c.ib_print_ret($crate::rdma::LogLevel::Err, $what, $ret);
     }};
     ($cmd:expr, $($f:tt)*) => {{
         let c: &$crate::cmdq::Cmd = $cmd;
-        c.ib_log().print($crate::rdma::LogLevel::Err, c.device(), format_args!($($f)*));
+        c.ib_print($crate::rdma::LogLevel::Err, format_args!($($f)*));
     }};
 }
 
@@ -80,11 +80,11 @@ macro_rules! ibdev_err {
 macro_rules! ibdev_warn {
     ($cmd:expr, $what:literal, ret = $ret:expr) => {{
         let c: &$crate::cmdq::Cmd = $cmd;
-        c.ib_log().print_ret($crate::rdma::LogLevel::Warn, c.device(), $what, $ret);
+        c.ib_print_ret($crate::rdma::LogLevel::Warn, $what, $ret);
     }};
     ($cmd:expr, $($f:tt)*) => {{
         let c: &$crate::cmdq::Cmd = $cmd;
-        c.ib_log().print($crate::rdma::LogLevel::Warn, c.device(), format_args!($($f)*));
+        c.ib_print($crate::rdma::LogLevel::Warn, format_args!($($f)*));
     }};
 }
 
@@ -92,11 +92,11 @@ macro_rules! ibdev_warn {
 macro_rules! ibdev_info {
     ($cmd:expr, $what:literal, ret = $ret:expr) => {{
         let c: &$crate::cmdq::Cmd = $cmd;
-        c.ib_log().print_ret($crate::rdma::LogLevel::Info, c.device(), $what, $ret);
+        c.ib_print_ret($crate::rdma::LogLevel::Info, $what, $ret);
     }};
     ($cmd:expr, $($f:tt)*) => {{
         let c: &$crate::cmdq::Cmd = $cmd;
-        c.ib_log().print($crate::rdma::LogLevel::Info, c.device(), format_args!($($f)*));
+        c.ib_print($crate::rdma::LogLevel::Info, format_args!($($f)*));
     }};
 }
 
