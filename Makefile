@@ -10,6 +10,7 @@
 #   make bench          Rust against C, alternating in one boot: build/bench/report.md (issue 16)
 #   make call-count     instructions per kverbs call, C against Rust: build/callcount/report.md
 #   make call-lines KIND=post_send_16   one traced Rust call of call-count by source line
+#   make call-stack     stack-slot accesses of call-count's traced calls, C against Rust
 #   make bench-kmod     the kernel hot-path benchmark module, build/bench/extra/hns_kbench.ko
 #   make size-attr      where the module's .text goes, build/size/attr.txt (issue 16;
 #                       FUNC=text: by line for the symbols named so)
@@ -99,7 +100,7 @@ CMD ?=
 RS_SOURCES = $(shell git ls-files --cached --others --exclude-standard '*.rs' 2>/dev/null || find . -name '*.rs' -not -path './build/*' -not -path '*/target/*')
 
 .PHONY: all setup kernel modules modules-kunit module-variant sim sim-test clippy fmt fmt-check host-test \
-	initramfs guest check check-kasan demo bench bench-kmod call-count call-lines size-attr kprof faults fuzz stress clean help intree-patch intree-build
+	initramfs guest check check-kasan demo bench bench-kmod call-count call-lines call-stack size-attr kprof faults fuzz stress clean help intree-patch intree-build
 
 all: modules
 
@@ -223,6 +224,13 @@ KIND ?= post_send_16
 call-lines: size-attr
 	@python3 scripts/call-lines.py $(BUILD)/callcount/traces.json $(KIND) \
 		$(BUILD)/module-dbg/hns_roce_main.o
+
+# Stack traffic of every traced call of the last `make call-count`, C
+# against Rust (scripts/call-stack.py, issue 16): instructions in each
+# driver's module and how many of them use a stack slot. No boot.
+call-stack:
+	@python3 scripts/call-stack.py $(BUILD)/callcount/traces.json \
+		$(KOBJ)/drivers/infiniband/hw/hns/hns-roce-hw-v2.ko $(BUILD)/module/hns_roce_rs.ko
 
 # Where the CPU time of unloading (WHAT=unload) or loading (WHAT=load) each
 # driver goes, by kernel function: tests/guest/kprof.py, a sampling profile

@@ -44,8 +44,10 @@ const WORDS: usize = size_of::<raw::hns_shim_layout>() / size_of::<u32>();
 const _: () = assert!(size_of::<raw::hns_shim_layout>() == WORDS * size_of::<u32>());
 const _: () = assert!(align_of::<raw::hns_shim_layout>() == align_of::<u32>());
 
-/// What the driver dereferences, as the bindings see it.
-static ITEMS: [LayoutItem; 31] = [
+/// What the driver dereferences, as the bindings see it: one entry per
+/// `u32` of `hns_shim_layout` (the array's length), so a value added to
+/// the shim without an entry here does not compile.
+static ITEMS: [LayoutItem; WORDS] = [
     item!(
         "sizeof(hnae3_handle)",
         hnae3_handle_size,

@@ -124,7 +124,7 @@ part_perftest() {
         if [ -n "$v" ]; then
             echo "$t $v -" | emit perftest
         else
-            bench_error perftest "$t: no result row: $(printf '%s\n' "$cout" | tail -n 2 | tr '\n' ' ')"
+            bench_error perftest "$t: no result row (server exit $src, client exit $crc): client: $(printf '%s\n' "$cout" | tail -n 2 | tr '\n' ' ') server: $(tail -n 2 /tmp/server.out | tr '\n' ' ')"
         fi
     done
 }
