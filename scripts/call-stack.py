@@ -19,17 +19,7 @@ import json
 import os
 import re
 import runpy
-import subprocess
 import sys
-
-
-def disassembly(obj):
-    """Address -> instruction text of OBJ's .text."""
-    out = subprocess.run(
-        ["objdump", "-d", "--no-show-raw-insn", "--section=.text", obj],
-        capture_output=True, text=True, check=True).stdout
-    return {int(m.group(1), 16): m.group(2)
-            for m in re.finditer(r"^\s*([0-9a-f]+):\s+(.*)$", out, re.M)}
 
 
 STACK = re.compile(r"\(%rsp\)")
@@ -56,10 +46,12 @@ def main():
     if len(sys.argv) != 4:
         sys.exit(__doc__.strip().splitlines()[-1])
     traces, c_mod, rs_mod = sys.argv[1:]
-    # call-lines.py's helpers (its `script` loads call-count.py).
-    lines = runpy.run_path(os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                        "call-lines.py"))
+    # The helpers of call-lines.py (its `script` loads call-count.py) and
+    # size-attr.py (the disassembly).
+    here = os.path.dirname(os.path.abspath(__file__))
+    lines = runpy.run_path(os.path.join(here, "call-lines.py"))
     call_count = lines["script"]("call-count")
+    disassembly = runpy.run_path(os.path.join(here, "size-attr.py"))["disassembly"]
     with open(traces) as f:
         drivers = json.load(f)["drivers"]
     rows = {}

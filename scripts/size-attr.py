@@ -50,13 +50,19 @@ def usage():
     sys.exit(__doc__.strip().splitlines()[-1].strip())
 
 
-def instructions(obj):
-    """Start address of each instruction of .text, and its length."""
+def disassembly(obj):
+    """Start address of each instruction of .text, and its text (GNU
+    objdump, AT&T syntax)."""
     out = subprocess.run(
         ["objdump", "-d", "--no-show-raw-insn", "--section=.text", obj],
         capture_output=True, text=True, check=True).stdout
-    addrs = sorted({int(m.group(1), 16)
-                    for m in re.finditer(r"^\s*([0-9a-f]+):\s", out, re.M)})
+    return {int(m.group(1), 16): m.group(2)
+            for m in re.finditer(r"^\s*([0-9a-f]+):[ \t]*(.*)$", out, re.M)}
+
+
+def instructions(obj):
+    """Start address of each instruction of .text, and its length."""
+    addrs = sorted(disassembly(obj))
     end = sections(obj).get(".text")
     if end is None:
         sys.exit(f"size-attr: no .text in {obj}")
