@@ -34,10 +34,12 @@ UNLOAD = {"c": ["rmmod", "hns_roce_hw_v2"], "rs": ["rmmod", "hns_roce_rs"]}
 
 
 def run(argv):
-    """Runs argv; returns (exit status, CPU ns of the process)."""
+    """Runs argv; returns (exit status, CPU ns of the process, its
+    voluntary context switches)."""
     pid = os.posix_spawnp(argv[0], argv, os.environ)
     _, status, ru = os.wait4(pid, 0)
-    return os.waitstatus_to_exitcode(status), int((ru.ru_utime + ru.ru_stime) * 1e9)
+    return (os.waitstatus_to_exitcode(status), int((ru.ru_utime + ru.ru_stime) * 1e9),
+            ru.ru_nvcsw)
 
 
 def wait_sysfs(present, argv, t0):
@@ -53,7 +55,7 @@ def wait_sysfs(present, argv, t0):
 def timed(argv, present):
     """Runs argv and waits for SYSFS to be present (or gone); (wall, cpu) in ns."""
     t0 = time.monotonic_ns()
-    rc, cpu = run(argv)
+    rc, cpu, _ = run(argv)
     if rc != 0:
         sys.exit(f"{' '.join(argv)}: exit {rc}")
     wait_sysfs(present, argv, t0)

@@ -30,15 +30,7 @@ import sys
 import time
 
 # The same commands and sysfs name as the bench's probe part.
-from bench_probe import LOAD, UNLOAD, wait_sysfs
-
-
-def run(argv):
-    """Runs argv; (exit status, CPU µs, voluntary context switches)."""
-    pid = os.posix_spawnp(argv[0], argv, os.environ)
-    _, status, ru = os.wait4(pid, 0)
-    cpu = int((ru.ru_utime + ru.ru_stime) * 1e6)
-    return os.waitstatus_to_exitcode(status), cpu, ru.ru_nvcsw
+from bench_probe import LOAD, UNLOAD, run, wait_sysfs
 
 
 FAULT = "/sys/module/hns_sim/parameters/fault"
@@ -80,7 +72,7 @@ def main():
                 sys.exit(f"{' '.join(UNLOAD[drv])}: exit {rc}")
             mark(mode)
             print(
-                f"PC {mode} {drv} load_us={load} unload_us={unload} vcsw={lv},{uv} "
+                f"PC {mode} {drv} load_us={load // 1000} unload_us={unload // 1000} vcsw={lv},{uv} "
                 f"unload_wall_us={wall} irqs={irqs}",
                 flush=True,
             )
