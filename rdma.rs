@@ -22,7 +22,8 @@
 //! - `wc`: work completions in plain Rust (`core` only), what a driver
 //!   decodes its completion entries into;
 //! - `restrack`: what `rdma res show` prints;
-//! - `layout`: the load-time check of the bindings against the kernel.
+//! - `layout`: the load-time check of the bindings against the kernel;
+//! - `lock`: the data path's spinlock, `spin_lock_irqsave` as in C.
 
 use core::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 use kernel::{ffi::c_void, types::ForeignOwnable};
@@ -55,6 +56,8 @@ pub(crate) use ib::{
 };
 mod layout;
 pub(crate) use layout::check_layout;
+mod lock;
+pub(crate) use lock::{new_spinlock_irqsave, SpinLockIrqSave};
 mod umem;
 pub(crate) use umem::{cond_resched, MmapCtx, MmapEntry, Umem, UmemDev, UserCtx};
 mod restrack;

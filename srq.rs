@@ -33,15 +33,15 @@ use crate::hns_roce_hw_v2::srqwqe;
 use crate::hw_rev::HwRev;
 use crate::pd::IdSpace;
 use crate::rdma::{
-    IbSrq, RecvWr, ResAttrs, ResRaw, SrqArgs, SrqAttr, SrqEvent, SrqUreq, UmemDev, SRQT_XRC,
+    new_spinlock_irqsave, IbSrq, RecvWr, ResAttrs, ResRaw, SpinLockIrqSave, SrqArgs, SrqAttr,
+    SrqEvent, SrqUreq, UmemDev, SRQT_XRC,
 };
 use crate::Ucontext;
 use kernel::{
     device::{Bound, Device},
-    new_spinlock_irq,
     prelude::*,
     rbtree::{RBTree, RBTreeNode},
-    sync::{barrier, Arc, ArcBorrow, SpinLockIrq},
+    sync::{barrier, Arc, ArcBorrow},
 };
 
 /// `HNS_ROCE_SRQ_CAP_RECORD_DB` (`enum hns_roce_srq_cap_flags`, uapi): the
@@ -182,7 +182,7 @@ pub(crate) struct SrqCore {
     wqe_cnt: u32,
     /// C's `srq->lock`.
     #[pin]
-    ring: SpinLockIrq<SrqRing>,
+    ring: SpinLockIrqSave<SrqRing>,
 }
 
 impl SrqCore {
@@ -194,7 +194,7 @@ impl SrqCore {
         Arc::pin_init(
             pin_init!(SrqCore {
                 wqe_cnt,
-                ring <- new_spinlock_irq!(
+                ring <- new_spinlock_irqsave!(
                     SrqRing {
                         wrid,
                         used,
@@ -768,7 +768,7 @@ impl Srq {
 pub(crate) struct SrqTable {
     mask: u32,
     #[pin]
-    map: SpinLockIrq<RBTree<u32, TableSrq>>,
+    map: SpinLockIrqSave<RBTree<u32, TableSrq>>,
 }
 
 /// An SRQ as the table holds it: its `ib_srq` for events and, for a
@@ -783,7 +783,7 @@ impl SrqTable {
     pub(crate) fn new(num_srqs: u32) -> impl PinInit<Self> {
         pin_init!(SrqTable {
             mask: num_srqs.wrapping_sub(1),
-            map <- new_spinlock_irq!(RBTree::new(), "hns_roce_rs srq_table"),
+            map <- new_spinlock_irqsave!(RBTree::new(), "hns_roce_rs srq_table"),
         })
     }
 

@@ -82,6 +82,16 @@ u64 hns_shim_bar_start(struct hnae3_handle *handle, int bar);
 /* Implemented in Rust (rdma/irq.rs). */
 bool hns_rs_irq(void *cookie);
 
+/*
+ * spin_lock_irqsave() and its release for rdma/lock.rs: the macros pick the
+ * kernel's out-of-line or inlined lock per configuration, so Rust reaches
+ * them through these two functions.
+ */
+#include <linux/spinlock_types.h>
+unsigned long hns_shim_spin_lock_irqsave(spinlock_t *lock);
+bool hns_shim_spin_trylock_irqsave(spinlock_t *lock, unsigned long *flags);
+void hns_shim_spin_unlock_irqrestore(spinlock_t *lock, unsigned long flags);
+
 /* --- ib_device ---------------------------------------------------------- */
 #include <rdma/ib_verbs.h>
 

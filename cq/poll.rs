@@ -18,14 +18,13 @@ use crate::hns_roce_hw_v2::consts::{db_cmd, reg};
 use crate::hns_roce_hw_v2::cqe;
 use crate::hns_roce_hw_v2::wqe::WqeSlot;
 use crate::qp::post::{QpCore, QpTable};
-use crate::rdma::WcArray;
+use crate::rdma::{new_spinlock_irqsave, SpinLockIrqSave, WcArray};
 use crate::srq::SrqCore;
 use core::sync::atomic::Ordering;
 use kernel::{
-    new_spinlock_irq,
     prelude::*,
     rbtree::{RBTree, RBTreeNode},
-    sync::{barrier, Arc, SpinLockIrq}, //
+    sync::{barrier, Arc}, //
 };
 
 /// The CQE words `decode` reads (the first 32 bytes).
@@ -228,7 +227,7 @@ impl Cq {
 pub(crate) struct CqTable {
     mask: u32,
     #[pin]
-    map: SpinLockIrq<RBTree<u32, Arc<Cq>>>,
+    map: SpinLockIrqSave<RBTree<u32, Arc<Cq>>>,
 }
 
 impl CqTable {
@@ -236,7 +235,7 @@ impl CqTable {
     pub(crate) fn new(num_cqs: u32) -> impl PinInit<Self> {
         pin_init!(CqTable {
             mask: num_cqs.wrapping_sub(1),
-            map <- new_spinlock_irq!(RBTree::new(), "hns_roce_rs cq_table"),
+            map <- new_spinlock_irqsave!(RBTree::new(), "hns_roce_rs cq_table"),
         })
     }
 

@@ -19,14 +19,15 @@ use crate::hns_roce_hw_v2::qpc::{qpt, QpState};
 use crate::hns_roce_hw_v2::wqe::{self, RcOp, RcSend, UdAv, UdSend, WqeError, WqeSlot};
 use crate::mr::Mr;
 use crate::rdma::wc::{Wc, WcStatus};
-use crate::rdma::{IbQp, OwnedQueue, QpEvent, SendWr, WcArray, WrOpcode};
+use crate::rdma::{
+    new_spinlock_irqsave, IbQp, OwnedQueue, QpEvent, SendWr, SpinLockIrqSave, WcArray, WrOpcode,
+};
 use crate::srq::SrqCore;
 use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use kernel::{
-    new_spinlock_irq,
     prelude::*,
     rbtree::{RBTree, RBTreeNode},
-    sync::{barrier, Arc, SpinLockIrq},
+    sync::{barrier, Arc},
     time::{delay::fsleep, Delta}, //
 };
 
@@ -142,10 +143,10 @@ pub(crate) struct QpCore {
     sl: AtomicU32,
     /// The send queue (C's `sq.lock`).
     #[pin]
-    pub(crate) sq: SpinLockIrq<Wq>,
+    pub(crate) sq: SpinLockIrqSave<Wq>,
     /// The receive queue (C's `rq.lock`).
     #[pin]
-    pub(crate) rq: SpinLockIrq<Wq>,
+    pub(crate) rq: SpinLockIrqSave<Wq>,
     /// The send queue's tail and WR ids.
     pub(crate) sq_ring: Ring,
     /// The receive queue's tail and WR ids.
@@ -159,7 +160,7 @@ pub(crate) struct QpCore {
     /// `HNS_ROCE_FLUSH_FLAG`.
     flush_flag: AtomicBool,
     #[pin]
-    flush: SpinLockIrq<Flush>,
+    flush: SpinLockIrqSave<Flush>,
 }
 
 impl QpCore {
@@ -185,15 +186,15 @@ impl QpCore {
                 qkey: AtomicU32::new(0),
                 path_mtu: AtomicU32::new(0),
                 sl: AtomicU32::new(0),
-                sq <- new_spinlock_irq!(Wq::new(), "hns_roce_rs sq"),
-                rq <- new_spinlock_irq!(Wq::new(), "hns_roce_rs rq"),
+                sq <- new_spinlock_irqsave!(Wq::new(), "hns_roce_rs sq"),
+                rq <- new_spinlock_irqsave!(Wq::new(), "hns_roce_rs rq"),
                 sq_ring,
                 rq_ring,
                 srq,
                 send_cqn,
                 recv_cqn,
                 flush_flag: AtomicBool::new(false),
-                flush <- new_spinlock_irq!(
+                flush <- new_spinlock_irqsave!(
                     Flush {
                         stopped: false,
                         pending: 0
@@ -387,7 +388,7 @@ impl QpCore {
 pub(crate) struct QpTable {
     mask: u32,
     #[pin]
-    map: SpinLockIrq<RBTree<u32, Arc<QpCore>>>,
+    map: SpinLockIrqSave<RBTree<u32, Arc<QpCore>>>,
 }
 
 impl QpTable {
@@ -395,7 +396,7 @@ impl QpTable {
     pub(crate) fn new(num_qps: u32) -> impl PinInit<Self> {
         pin_init!(QpTable {
             mask: num_qps.wrapping_sub(1),
-            map <- new_spinlock_irq!(RBTree::new(), "hns_roce_rs qp_table"),
+            map <- new_spinlock_irqsave!(RBTree::new(), "hns_roce_rs qp_table"),
         })
     }
 
