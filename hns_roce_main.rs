@@ -729,6 +729,7 @@ impl IbDriver for IbDev {
         self.drop_cq(&c.0)
     }
 
+    #[inline(always)]
     fn poll_cq(&self, c: &CqRef, wc: &mut WcArray<'_>) -> usize {
         c.0.poll(&self.cmd, &self.objs, wc)
     }
@@ -1012,6 +1013,7 @@ impl IbDriver for IbDev {
         q.query(&self.qp_env(), out)
     }
 
+    #[inline(always)]
     fn post_recv(
         &self,
         q: &qp::Qp,

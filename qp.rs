@@ -754,6 +754,8 @@ impl Qp {
 
     /// `hns_roce_v2_post_recv`: writes the WQEs and publishes the new head.
     /// On failure, the index of the first WR not posted and the error.
+    /// Inlined into the RDMA core's entry point, its one caller.
+    #[inline(always)]
     pub(crate) fn post_recv<'w>(
         &self,
         env: &PostEnv<'_>,

@@ -57,6 +57,8 @@ pub(crate) use ib::{
 mod layout;
 pub(crate) use layout::check_layout;
 mod lock;
+#[cfg(hns_kunit)]
+pub(crate) use lock::irqs_disabled;
 pub(crate) use lock::{new_spinlock_irqsave, SpinLockIrqSave};
 mod umem;
 pub(crate) use umem::{cond_resched, MmapCtx, MmapEntry, Umem, UmemDev, UserCtx};

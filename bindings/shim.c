@@ -182,6 +182,11 @@ void hns_shim_spin_unlock_irqrestore(spinlock_t *lock, unsigned long flags)
 	spin_unlock_irqrestore(lock, flags);
 }
 
+bool hns_shim_irqs_disabled(void)
+{
+	return irqs_disabled();
+}
+
 /* A function (or VF) reset asked of the ae_dev, as on an AEQ overflow. */
 void hns_shim_request_reset(struct hnae3_handle *h, bool vf)
 {

@@ -91,6 +91,8 @@ bool hns_rs_irq(void *cookie);
 unsigned long hns_shim_spin_lock_irqsave(spinlock_t *lock);
 bool hns_shim_spin_trylock_irqsave(spinlock_t *lock, unsigned long *flags);
 void hns_shim_spin_unlock_irqrestore(spinlock_t *lock, unsigned long flags);
+/* Whether this CPU runs with interrupts disabled (the lock's KUnit case). */
+bool hns_shim_irqs_disabled(void);
 
 /* --- ib_device ---------------------------------------------------------- */
 #include <rdma/ib_verbs.h>

@@ -77,6 +77,9 @@ impl Cq {
     ///
     /// An empty CQ, the usual answer to a busy poll, is answered here in a
     /// small frame; the CQEs are taken by [`Cq::poll_owned`], out of line.
+    /// Inlined into the RDMA core's entry point, its one caller, which
+    /// then makes no call of its own before the lock (as C's op).
+    #[inline(always)]
     pub(crate) fn poll(&self, cmd: &Cmd, objs: &Objects, wc: &mut WcArray<'_>) -> usize {
         let _g = self.lock.lock();
         // In a teardown the engine holds no more completions (C waits for

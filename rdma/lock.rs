@@ -88,3 +88,11 @@ unsafe impl Backend for IrqSaveBackend {
         // a guard any other way: the lock is held by construction.
     }
 }
+
+/// Whether this CPU runs with interrupts disabled (`irqs_disabled()`), for
+/// the KUnit case of [`SpinLockIrqSave`].
+#[cfg(hns_kunit)]
+pub(crate) fn irqs_disabled() -> bool {
+    // SAFETY: reads this CPU's interrupt flag; no precondition.
+    unsafe { raw::hns_shim_irqs_disabled() }
+}

@@ -485,6 +485,41 @@ mod srqwqe {
     }
 }
 
+/// The data path's spinlock (`rdma/lock.rs`): interrupts off while it is
+/// held, the state before it restored on release (nested locks included,
+/// where `spin_lock_irq` would turn them on too early), and `try_lock`.
+#[kunit_tests(hns_roce_rs_lock)]
+mod lock {
+    use crate::rdma::{irqs_disabled, new_spinlock_irqsave};
+    use kernel::prelude::*;
+
+    #[test]
+    fn irqsave_nesting_and_try_lock() -> Result {
+        let outer = KBox::pin_init(new_spinlock_irqsave!(0u32, "kunit outer"), GFP_KERNEL)?;
+        let inner = KBox::pin_init(new_spinlock_irqsave!(0u32, "kunit inner"), GFP_KERNEL)?;
+        assert!(!irqs_disabled());
+        {
+            let mut o = outer.lock();
+            assert!(irqs_disabled());
+            *o += 1;
+            {
+                let mut i = inner.lock();
+                *i += 1;
+                assert!(inner.try_lock().is_none());
+            }
+            // Released inside the outer lock: still off.
+            assert!(irqs_disabled());
+            let took = inner.try_lock().map(|mut i| *i += 1);
+            assert!(took.is_some());
+            assert!(irqs_disabled());
+        }
+        assert!(!irqs_disabled());
+        assert_eq!((*outer.lock(), *inner.lock()), (1, 2));
+        assert!(!irqs_disabled());
+        Ok(())
+    }
+}
+
 /// Harness self-test only (scripts/check.sh): a failing KUnit case must fail
 /// the run. Never part of a normal build.
 #[cfg(hns_selftest_kunit_fail)]
