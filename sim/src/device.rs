@@ -266,6 +266,12 @@ impl<'a> Device<'a> {
     /// was any work.
     pub fn poll_cmq(&mut self) -> bool {
         let units = self.bar.read32(CMQ_DEPTH);
+        self.poll_cmq_seen(units)
+    }
+
+    /// [`Device::poll_cmq`] with the depth register as read at the start
+    /// of the poll (`units`).
+    fn poll_cmq_seen(&mut self, units: u32) -> bool {
         if units != 0 {
             // The driver (re)initialised the ring: it writes the base
             // address, then the depth, then CI and PI. Whatever was stalled
@@ -282,6 +288,16 @@ impl<'a> Device<'a> {
         };
         let pi = self.bar.read32(CMQ_PI);
         let mut ci = self.bar.read32(CMQ_CI);
+        // The driver writes the depth before CI and PI. A depth that came
+        // after the read above means CI and PI may already be the new
+        // ring's while `ring` is still the old one, whose memory the old
+        // driver freed: running them there executes whatever now lies in
+        // it (seen in `make bench`: ≈ 150 descriptors of kernel data
+        // answered, CI left at 101, and the C driver's first command on
+        // its new ring timed out). The next poll switches rings.
+        if self.bar.read32(CMQ_DEPTH) != 0 {
+            return true;
+        }
         if self.fresh {
             let posted = pi != 0 && pi <= depth && {
                 let mut raw = [0u8; DESC_SIZE];
@@ -677,6 +693,89 @@ mod tests {
         assert!(w.path(8, 1).unwrap_err().contains("function 0"));
         drop(devs);
         drop(clients);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn reinit_between_the_depth_read_and_pi_runs_nothing_of_the_old_ring() {
+        use super::{Device, CMQ_BASEADDR_L, CMQ_CI, CMQ_DEPTH, CMQ_PI};
+        use crate::cmq::{flag, op, ret, Desc, DESC_SIZE};
+        use crate::fw::Firmware;
+        use crate::ivshmem::Peer;
+        use crate::mem::{Dma, GuestRam};
+        use crate::trace::Trace;
+        use std::os::unix::net::{UnixListener, UnixStream};
+        let dir = std::env::temp_dir().join(format!("hns-sim-test-reinit-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let ram_path = dir.join("ram");
+        std::fs::File::create(&ram_path)
+            .unwrap()
+            .set_len(1 << 20)
+            .unwrap();
+        let ram = GuestRam::open(ram_path.to_str().unwrap(), 0).unwrap();
+        let (bar, file) = Bar::new("hns-sim-test-reinit").unwrap();
+        let sock = dir.join("s");
+        let l = UnixListener::bind(&sock).unwrap();
+        let client = UnixStream::connect(&sock).unwrap();
+        let peer = Peer::accept(&l, &file, 1).unwrap();
+        let mut dev = Device::new(
+            Firmware::new(Caps::default(), vec![], Trace::discard()),
+            &bar,
+            &ram,
+            &peer,
+        );
+        let cmd = |opcode| {
+            Desc {
+                opcode,
+                flag: flag::IN,
+                ..Default::default()
+            }
+            .to_bytes()
+        };
+        let answer = |at| {
+            let mut raw = [0u8; DESC_SIZE];
+            ram.read(at, &mut raw).unwrap();
+            Desc::from_bytes(&raw)
+        };
+        // The old driver's ring at 0x1000 (8 descriptors): two commands,
+        // both answered (CI 2).
+        bar.write32(CMQ_BASEADDR_L, 0x1000);
+        bar.write32(CMQ_DEPTH, 1);
+        bar.write32(CMQ_CI, 0);
+        bar.write32(CMQ_PI, 0);
+        dev.poll_cmq();
+        for i in 0..2u64 {
+            ram.write(0x1000 + i * DESC_SIZE as u64, &cmd(op::QUERY_HW_VER))
+                .unwrap();
+        }
+        bar.write32(CMQ_PI, 2);
+        assert!(dev.poll_cmq());
+        assert_eq!(bar.read32(CMQ_CI), 2);
+        // Its memory is freed and reused; a new driver reads the depth
+        // register... (the model's read, before the driver's writes)
+        let seen = bar.read32(CMQ_DEPTH);
+        ram.write(0x1000, &cmd(op::QUERY_FW_VER)).unwrap();
+        // ...then initialises its ring at 0x2000 and posts its first
+        // command, all before the model reads CI and PI.
+        bar.write32(CMQ_BASEADDR_L, 0x2000);
+        bar.write32(CMQ_DEPTH, 1);
+        bar.write32(CMQ_CI, 0);
+        bar.write32(CMQ_PI, 0);
+        ram.write(0x2000, &cmd(op::QUERY_HW_VER)).unwrap();
+        bar.write32(CMQ_PI, 1);
+        dev.poll_cmq_seen(seen);
+        assert_eq!(bar.read32(CMQ_CI), 0, "nothing ran");
+        assert_ne!(
+            answer(0x1000).flag & flag::OUT,
+            flag::OUT,
+            "old slot untouched"
+        );
+        // The next poll takes the new ring and answers its command.
+        assert!(dev.poll_cmq());
+        assert_eq!(bar.read32(CMQ_CI), 1);
+        assert_eq!(answer(0x2000).retval, ret::SUCCESS);
+        drop(dev);
+        drop(client);
         let _ = std::fs::remove_dir_all(&dir);
     }
 
