@@ -588,6 +588,56 @@ mod tests {
         bar.write32(super::CTRL_SEQ, bar.read32(super::CTRL_SEQ) + 1);
     }
 
+    /// What `n` devices of one process need, as main.rs sets them up: a
+    /// 1 MiB guest RAM file, and per device a BAR and the QEMU side of its
+    /// interrupt socket. Dropped: the clients close, the directory goes.
+    struct Rig {
+        dir: std::path::PathBuf,
+        ram: crate::mem::GuestRam,
+        bars: Vec<Bar>,
+        peers: Vec<crate::ivshmem::Peer>,
+        clients: Vec<std::os::unix::net::UnixStream>,
+    }
+
+    impl Rig {
+        fn new(tag: &str, n: usize) -> Self {
+            use std::os::unix::net::{UnixListener, UnixStream};
+            let dir =
+                std::env::temp_dir().join(format!("hns-sim-test-{tag}-{}", std::process::id()));
+            std::fs::create_dir_all(&dir).unwrap();
+            let ram_path = dir.join("ram");
+            std::fs::File::create(&ram_path)
+                .unwrap()
+                .set_len(1 << 20)
+                .unwrap();
+            let ram = crate::mem::GuestRam::open(ram_path.to_str().unwrap(), 0).unwrap();
+            let mut rig = Rig {
+                dir,
+                ram,
+                bars: vec![],
+                peers: vec![],
+                clients: vec![],
+            };
+            for i in 0..n {
+                let (bar, file) = Bar::new(&format!("hns-sim-test-{tag}-{i}")).unwrap();
+                let sock = rig.dir.join(format!("s{i}"));
+                let l = UnixListener::bind(&sock).unwrap();
+                rig.clients.push(UnixStream::connect(&sock).unwrap());
+                rig.peers
+                    .push(crate::ivshmem::Peer::accept(&l, &file, 1).unwrap());
+                rig.bars.push(bar);
+            }
+            rig
+        }
+    }
+
+    impl Drop for Rig {
+        fn drop(&mut self) {
+            self.clients.clear();
+            let _ = std::fs::remove_dir_all(&self.dir);
+        }
+    }
+
     #[test]
     fn bond_commands_and_links_through_the_device_loop() {
         // Three functions of one process as main.rs wires them: one
@@ -598,30 +648,10 @@ mod tests {
         use crate::cmq::{flag, op, ret, Desc, DESC_SIZE};
         use crate::engine::Wire;
         use crate::fw::Firmware;
-        use crate::ivshmem::Peer;
-        use crate::mem::{Dma, GuestRam};
+        use crate::mem::Dma;
         use crate::trace::Trace;
-        use std::os::unix::net::{UnixListener, UnixStream};
-        let dir =
-            std::env::temp_dir().join(format!("hns-sim-test-bondloop-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let ram_path = dir.join("ram");
-        std::fs::File::create(&ram_path)
-            .unwrap()
-            .set_len(1 << 20)
-            .unwrap();
-        let ram = GuestRam::open(ram_path.to_str().unwrap(), 0).unwrap();
-        let mut bars = vec![];
-        let mut peers = vec![];
-        let mut clients = vec![];
-        for i in 0..3 {
-            let (bar, file) = Bar::new(&format!("hns-sim-test-bondloop-{i}")).unwrap();
-            let sock = dir.join(format!("s{i}"));
-            let l = UnixListener::bind(&sock).unwrap();
-            clients.push(UnixStream::connect(&sock).unwrap());
-            peers.push(Peer::accept(&l, &file, 1).unwrap());
-            bars.push(bar);
-        }
+        let rig = Rig::new("bondloop", 3);
+        let (ram, bars, peers) = (&rig.ram, &rig.bars, &rig.peers);
         bars[0].write32(IDENT_PCI, 1 << 31 | 3 << 3);
         bars[1].write32(IDENT_PCI, 1 << 31 | 3 << 3 | 1);
         let chip = std::rc::Rc::new(std::cell::RefCell::new(Chip::default()));
@@ -631,7 +661,7 @@ mod tests {
                 c.cap_flags |= crate::caps::flag::BOND;
                 let mut f = Firmware::new(c, vec![], Trace::discard());
                 f.chip = chip.clone();
-                Device::new(f, &bars[i], &ram, &peers[i])
+                Device::new(f, &bars[i], ram, &peers[i])
             })
             .collect();
         poll_all(&mut devs);
@@ -692,8 +722,6 @@ mod tests {
         };
         assert!(w.path(8, 1).unwrap_err().contains("function 0"));
         drop(devs);
-        drop(clients);
-        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]
@@ -701,28 +729,15 @@ mod tests {
         use super::{Device, CMQ_BASEADDR_L, CMQ_CI, CMQ_DEPTH, CMQ_PI};
         use crate::cmq::{flag, op, ret, Desc, DESC_SIZE};
         use crate::fw::Firmware;
-        use crate::ivshmem::Peer;
-        use crate::mem::{Dma, GuestRam};
+        use crate::mem::Dma;
         use crate::trace::Trace;
-        use std::os::unix::net::{UnixListener, UnixStream};
-        let dir = std::env::temp_dir().join(format!("hns-sim-test-reinit-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let ram_path = dir.join("ram");
-        std::fs::File::create(&ram_path)
-            .unwrap()
-            .set_len(1 << 20)
-            .unwrap();
-        let ram = GuestRam::open(ram_path.to_str().unwrap(), 0).unwrap();
-        let (bar, file) = Bar::new("hns-sim-test-reinit").unwrap();
-        let sock = dir.join("s");
-        let l = UnixListener::bind(&sock).unwrap();
-        let client = UnixStream::connect(&sock).unwrap();
-        let peer = Peer::accept(&l, &file, 1).unwrap();
+        let rig = Rig::new("reinit", 1);
+        let (ram, bar) = (&rig.ram, &rig.bars[0]);
         let mut dev = Device::new(
             Firmware::new(Caps::default(), vec![], Trace::discard()),
-            &bar,
-            &ram,
-            &peer,
+            bar,
+            ram,
+            &rig.peers[0],
         );
         let cmd = |opcode| {
             Desc {
@@ -774,9 +789,6 @@ mod tests {
         assert!(dev.poll_cmq());
         assert_eq!(bar.read32(CMQ_CI), 1);
         assert_eq!(answer(0x2000).retval, ret::SUCCESS);
-        drop(dev);
-        drop(client);
-        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]
