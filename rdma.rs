@@ -23,7 +23,8 @@
 //!   decodes its completion entries into;
 //! - `restrack`: what `rdma res show` prints;
 //! - `layout`: the load-time check of the bindings against the kernel;
-//! - `lock`: the data path's spinlock, `spin_lock_irqsave` as in C.
+//! - `lock`: the driver's interrupt-safe spinlock, `spin_lock_irqsave` as
+//!   in C.
 
 use core::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 use kernel::{ffi::c_void, types::ForeignOwnable};

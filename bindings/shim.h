@@ -83,9 +83,9 @@ u64 hns_shim_bar_start(struct hnae3_handle *handle, int bar);
 bool hns_rs_irq(void *cookie);
 
 /*
- * spin_lock_irqsave() and its release for rdma/lock.rs: the macros pick the
- * kernel's out-of-line or inlined lock per configuration, so Rust reaches
- * them through these two functions.
+ * spin_lock_irqsave(), its trylock and its release for rdma/lock.rs: the
+ * macros pick the kernel's out-of-line or inlined lock per configuration,
+ * so Rust reaches them through these functions.
  */
 #include <linux/spinlock_types.h>
 unsigned long hns_shim_spin_lock_irqsave(spinlock_t *lock);
