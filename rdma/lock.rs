@@ -22,7 +22,10 @@
 //! release, inside the kernel's lock functions.
 
 use super::raw;
-use kernel::{ffi::c_ulong, sync::lock::Backend};
+use kernel::{
+    ffi::c_ulong,
+    sync::lock::{spinlock::SpinLockBackend, Backend},
+};
 
 /// A `spinlock_t` taken with interrupts saved and disabled.
 pub(crate) type SpinLockIrqSave<T> = kernel::sync::lock::Lock<T, IrqSaveBackend>;
@@ -56,9 +59,9 @@ unsafe impl Backend for IrqSaveBackend {
         name: *const kernel::ffi::c_char,
         key: *mut kernel::bindings::lock_class_key,
     ) {
-        // SAFETY: the caller passes a lock that is valid for writes and a
-        // name and key that live for ever (`Backend::init`'s contract).
-        unsafe { kernel::bindings::__spin_lock_init(ptr, name, key) }
+        // SAFETY: the same lock, as the kernel crate's spinlock initialises
+        // it, under the same contract (`Backend::init`'s, passed on).
+        unsafe { <SpinLockBackend as Backend>::init(ptr, name, key) }
     }
 
     #[inline]

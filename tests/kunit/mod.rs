@@ -485,7 +485,7 @@ mod srqwqe {
     }
 }
 
-/// The data path's spinlock (`rdma/lock.rs`): interrupts off while it is
+/// The driver's interrupt-safe spinlock (`rdma/lock.rs`): interrupts off while it is
 /// held, the state before it restored on release (nested locks included,
 /// where `spin_lock_irq` would turn them on too early), and `try_lock`.
 #[kunit_tests(hns_roce_rs_lock)]
