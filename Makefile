@@ -14,6 +14,8 @@
 #   make bench-kmod     the kernel hot-path benchmark module, build/bench/extra/hns_kbench.ko
 #   make size-attr      where the module's .text goes, build/size/attr.txt (issue 16;
 #                       FUNC=text: by line for the symbols named so)
+#   make size-floor     the module's .text without messages, at -Copt-level=s, without
+#                       overflow checks, against 1.3x C: build/size/floor.md (issue 16)
 #   make kprof WHAT=unload|load   CPU of rmmod/insmod by kernel function, C against Rust,
 #                       build/kprof/WHAT.txt (issue 16)
 #   make faults         probe fault sweep on both drivers (issue 15), build/faults/report.md
@@ -100,7 +102,7 @@ CMD ?=
 RS_SOURCES = $(shell git ls-files --cached --others --exclude-standard '*.rs' 2>/dev/null || find . -name '*.rs' -not -path './build/*' -not -path '*/target/*')
 
 .PHONY: all setup kernel modules modules-kunit module-variant sim sim-test clippy fmt fmt-check host-test \
-	initramfs guest check check-kasan demo bench bench-kmod call-count call-lines call-stack size-attr kprof faults fuzz stress clean help intree-patch intree-build
+	initramfs guest check check-kasan demo bench bench-kmod call-count call-lines call-stack size-attr size-floor kprof faults fuzz stress clean help intree-patch intree-build
 
 all: modules
 
@@ -215,6 +217,25 @@ size-attr: modules
 		$(CURDIR) >$(BUILD)/size/attr.txt
 	@echo "size-attr: $(BUILD)/size/attr.txt"
 	$(if $(FUNC),python3 scripts/size-attr.py --func '$(FUNC)' $(BUILD)/module-dbg/hns_roce_main.o $(CURDIR))
+
+# How far the module's .text is from 1.3x the C module's whatever the
+# source's messages and the compiler's settings (issue 16,
+# docs/benchmarks.md): the same source built three more times, each step
+# on top of the one before: every hdev_*!/ibdev_*! message compiled to
+# nothing (--cfg hns_no_msg), then -Copt-level=s, then -Coverflow-checks=off.
+# These modules measure; none is meant to be loaded. Not part of `make check`.
+FLOOR := $(BUILD)/size-floor
+size-floor: modules
+	@mkdir -p $(FLOOR)/no-msg $(FLOOR)/no-msg-os $(FLOOR)/no-msg-os-noovf $(BUILD)/size
+	$(KMAKE) MO=$(FLOOR)/no-msg HNS_CFG=hns_no_msg modules
+	$(KMAKE) MO=$(FLOOR)/no-msg-os HNS_CFG=hns_no_msg KRUSTFLAGS=-Copt-level=s modules
+	$(KMAKE) MO=$(FLOOR)/no-msg-os-noovf HNS_CFG=hns_no_msg \
+		KRUSTFLAGS="-Copt-level=s -Coverflow-checks=off" modules
+	python3 scripts/size-floor.py $(KOBJ)/drivers/infiniband/hw/hns/hns-roce-hw-v2.ko \
+		"as is=$(BUILD)/module" "messages compiled out=$(FLOOR)/no-msg" \
+		"and -Copt-level=s=$(FLOOR)/no-msg-os" \
+		"and -Coverflow-checks=off=$(FLOOR)/no-msg-os-noovf" >$(BUILD)/size/floor.md
+	@cat $(BUILD)/size/floor.md
 
 # One traced Rust call of the last `make call-count` by source line
 # (scripts/call-lines.py, issue 16): KIND=post_send_1, post_send_16,

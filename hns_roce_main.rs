@@ -17,6 +17,12 @@
 use crate::hns_roce_hw_v2::gid;
 use kernel::prelude::*;
 
+/// Whether the message macros below print. `false` only in the measuring
+/// builds of `make size-floor` (`--cfg hns_no_msg`), which compile every
+/// message site to nothing to show what the module's size would be without
+/// them (docs/benchmarks.md); such a module is never loaded.
+pub(crate) const MESSAGES: bool = !cfg!(hns_no_msg);
+
 /// `hdev_err!`, at most at the kernel's default rate (a limit per call
 /// site, as C's `dev_err_ratelimited`): for errors userspace can trigger.
 macro_rules! dev_err_ratelimited {
@@ -36,30 +42,42 @@ macro_rules! dev_err_ratelimited {
 /// in [`rdma::dev_log_ret`]; the `ibdev_*!` macros have the same form.
 macro_rules! hdev_err {
     ($dev:expr, $what:literal, ret = $ret:expr) => {
-        $crate::rdma::dev_log_ret($crate::rdma::LogLevel::Err, $dev.as_ref(), $what, $ret)
+        if $crate::MESSAGES {
+            $crate::rdma::dev_log_ret($crate::rdma::LogLevel::Err, $dev.as_ref(), $what, $ret)
+        }
     };
     ($dev:expr, $($f:tt)*) => {
-        $crate::rdma::dev_log($crate::rdma::LogLevel::Err, $dev.as_ref(), kernel::prelude::fmt!($($f)*))
+        if $crate::MESSAGES {
+            $crate::rdma::dev_log($crate::rdma::LogLevel::Err, $dev.as_ref(), kernel::prelude::fmt!($($f)*))
+        }
     };
 }
 
 /// `dev_warn()`, as [`hdev_err!`].
 macro_rules! hdev_warn {
     ($dev:expr, $what:literal, ret = $ret:expr) => {
-        $crate::rdma::dev_log_ret($crate::rdma::LogLevel::Warn, $dev.as_ref(), $what, $ret)
+        if $crate::MESSAGES {
+            $crate::rdma::dev_log_ret($crate::rdma::LogLevel::Warn, $dev.as_ref(), $what, $ret)
+        }
     };
     ($dev:expr, $($f:tt)*) => {
-        $crate::rdma::dev_log($crate::rdma::LogLevel::Warn, $dev.as_ref(), kernel::prelude::fmt!($($f)*))
+        if $crate::MESSAGES {
+            $crate::rdma::dev_log($crate::rdma::LogLevel::Warn, $dev.as_ref(), kernel::prelude::fmt!($($f)*))
+        }
     };
 }
 
 /// `dev_info()`, as [`hdev_err!`].
 macro_rules! hdev_info {
     ($dev:expr, $what:literal, ret = $ret:expr) => {
-        $crate::rdma::dev_log_ret($crate::rdma::LogLevel::Info, $dev.as_ref(), $what, $ret)
+        if $crate::MESSAGES {
+            $crate::rdma::dev_log_ret($crate::rdma::LogLevel::Info, $dev.as_ref(), $what, $ret)
+        }
     };
     ($dev:expr, $($f:tt)*) => {
-        $crate::rdma::dev_log($crate::rdma::LogLevel::Info, $dev.as_ref(), kernel::prelude::fmt!($($f)*))
+        if $crate::MESSAGES {
+            $crate::rdma::dev_log($crate::rdma::LogLevel::Info, $dev.as_ref(), kernel::prelude::fmt!($($f)*))
+        }
     };
 }
 
@@ -68,11 +86,15 @@ macro_rules! hdev_info {
 macro_rules! ibdev_err {
     ($cmd:expr, $what:literal, ret = $ret:expr) => {{
         let c: &$crate::cmdq::Cmd = $cmd;
-        c.ib_print_ret($crate::rdma::LogLevel::Err, $what, $ret);
+        if $crate::MESSAGES {
+            c.ib_print_ret($crate::rdma::LogLevel::Err, $what, $ret);
+        }
     }};
     ($cmd:expr, $($f:tt)*) => {{
         let c: &$crate::cmdq::Cmd = $cmd;
-        c.ib_print($crate::rdma::LogLevel::Err, format_args!($($f)*));
+        if $crate::MESSAGES {
+            c.ib_print($crate::rdma::LogLevel::Err, format_args!($($f)*));
+        }
     }};
 }
 
@@ -80,11 +102,15 @@ macro_rules! ibdev_err {
 macro_rules! ibdev_warn {
     ($cmd:expr, $what:literal, ret = $ret:expr) => {{
         let c: &$crate::cmdq::Cmd = $cmd;
-        c.ib_print_ret($crate::rdma::LogLevel::Warn, $what, $ret);
+        if $crate::MESSAGES {
+            c.ib_print_ret($crate::rdma::LogLevel::Warn, $what, $ret);
+        }
     }};
     ($cmd:expr, $($f:tt)*) => {{
         let c: &$crate::cmdq::Cmd = $cmd;
-        c.ib_print($crate::rdma::LogLevel::Warn, format_args!($($f)*));
+        if $crate::MESSAGES {
+            c.ib_print($crate::rdma::LogLevel::Warn, format_args!($($f)*));
+        }
     }};
 }
 
@@ -92,11 +118,15 @@ macro_rules! ibdev_warn {
 macro_rules! ibdev_info {
     ($cmd:expr, $what:literal, ret = $ret:expr) => {{
         let c: &$crate::cmdq::Cmd = $cmd;
-        c.ib_print_ret($crate::rdma::LogLevel::Info, $what, $ret);
+        if $crate::MESSAGES {
+            c.ib_print_ret($crate::rdma::LogLevel::Info, $what, $ret);
+        }
     }};
     ($cmd:expr, $($f:tt)*) => {{
         let c: &$crate::cmdq::Cmd = $cmd;
-        c.ib_print($crate::rdma::LogLevel::Info, format_args!($($f)*));
+        if $crate::MESSAGES {
+            c.ib_print($crate::rdma::LogLevel::Info, format_args!($($f)*));
+        }
     }};
 }
 
