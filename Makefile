@@ -223,7 +223,9 @@ size-attr: modules
 # docs/benchmarks.md): the same source built three more times, each step
 # on top of the one before: every hdev_*!/ibdev_*! message compiled to
 # nothing (--cfg hns_no_msg), then -Copt-level=s, then -Coverflow-checks=off.
-# These modules measure; none is meant to be loaded. Not part of `make check`.
+# These modules measure; none is meant to be loaded (the -Os builds draw
+# objtool's "falls through" warnings on core functions). Not part of
+# `make check`.
 FLOOR := $(BUILD)/size-floor
 size-floor: modules
 	@mkdir -p $(FLOOR)/no-msg $(FLOOR)/no-msg-os $(FLOOR)/no-msg-os-noovf $(BUILD)/size
