@@ -38,7 +38,7 @@ def main(argv):
     limit = int(c * TARGET)
     print(f"C module `{os.path.basename(c_ko)}`: .text {c} bytes; "
           f"{TARGET}x C = {limit} bytes.\n")
-    print("| build | .text of the .ko | crate | shim | x C | above 1.3x C |")
+    print(f"| build | .text of the .ko | crate | shim | x C | above {TARGET}x C |")
     print("|---|---|---|---|---|---|")
     for arg in argv[2:]:
         label, d = arg.rsplit("=", 1)

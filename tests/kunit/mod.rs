@@ -485,9 +485,10 @@ mod srqwqe {
     }
 }
 
-/// The driver's interrupt-safe spinlock (`rdma/lock.rs`): interrupts off while it is
-/// held, the state before it restored on release (nested locks included,
-/// where `spin_lock_irq` would turn them on too early), and `try_lock`.
+/// The driver's interrupt-safe spinlock (`rdma/lock.rs`): interrupts off
+/// while it is held, the state before it restored on release (nested locks
+/// included, where `spin_lock_irq` would turn them on too early), and
+/// `try_lock`.
 #[kunit_tests(hns_roce_rs_lock)]
 mod lock {
     use crate::rdma::{irqs_disabled, new_spinlock_irqsave};
