@@ -41,42 +41,29 @@ macro_rules! dev_err_ratelimited {
 /// prints C's `"<what>, ret = <errno>.\n"` with the formatting done once,
 /// in [`rdma::dev_log_ret`]; the `ibdev_*!` macros have the same form.
 macro_rules! hdev_err {
-    ($dev:expr, $what:literal, ret = $ret:expr) => {
-        if $crate::MESSAGES {
-            $crate::rdma::dev_log_ret($crate::rdma::LogLevel::Err, $dev.as_ref(), $what, $ret)
-        }
-    };
-    ($dev:expr, $($f:tt)*) => {
-        if $crate::MESSAGES {
-            $crate::rdma::dev_log($crate::rdma::LogLevel::Err, $dev.as_ref(), kernel::prelude::fmt!($($f)*))
-        }
-    };
+    ($($t:tt)*) => { hdev_log!(Err, $($t)*) };
 }
 
 /// `dev_warn()`, as [`hdev_err!`].
 macro_rules! hdev_warn {
-    ($dev:expr, $what:literal, ret = $ret:expr) => {
-        if $crate::MESSAGES {
-            $crate::rdma::dev_log_ret($crate::rdma::LogLevel::Warn, $dev.as_ref(), $what, $ret)
-        }
-    };
-    ($dev:expr, $($f:tt)*) => {
-        if $crate::MESSAGES {
-            $crate::rdma::dev_log($crate::rdma::LogLevel::Warn, $dev.as_ref(), kernel::prelude::fmt!($($f)*))
-        }
-    };
+    ($($t:tt)*) => { hdev_log!(Warn, $($t)*) };
 }
 
 /// `dev_info()`, as [`hdev_err!`].
 macro_rules! hdev_info {
-    ($dev:expr, $what:literal, ret = $ret:expr) => {
+    ($($t:tt)*) => { hdev_log!(Info, $($t)*) };
+}
+
+/// The `hdev_*!` macros at the [`rdma::LogLevel`] named first.
+macro_rules! hdev_log {
+    ($level:ident, $dev:expr, $what:literal, ret = $ret:expr) => {
         if $crate::MESSAGES {
-            $crate::rdma::dev_log_ret($crate::rdma::LogLevel::Info, $dev.as_ref(), $what, $ret)
+            $crate::rdma::dev_log_ret($crate::rdma::LogLevel::$level, $dev.as_ref(), $what, $ret)
         }
     };
-    ($dev:expr, $($f:tt)*) => {
+    ($level:ident, $dev:expr, $($f:tt)*) => {
         if $crate::MESSAGES {
-            $crate::rdma::dev_log($crate::rdma::LogLevel::Info, $dev.as_ref(), kernel::prelude::fmt!($($f)*))
+            $crate::rdma::dev_log($crate::rdma::LogLevel::$level, $dev.as_ref(), kernel::prelude::fmt!($($f)*))
         }
     };
 }
@@ -84,48 +71,31 @@ macro_rules! hdev_info {
 /// `ibdev_err()`: prints against the ib_device of the `&Cmd` given (the
 /// PCI device before registration and after).
 macro_rules! ibdev_err {
-    ($cmd:expr, $what:literal, ret = $ret:expr) => {{
-        let c: &$crate::cmdq::Cmd = $cmd;
-        if $crate::MESSAGES {
-            c.ib_print_ret($crate::rdma::LogLevel::Err, $what, $ret);
-        }
-    }};
-    ($cmd:expr, $($f:tt)*) => {{
-        let c: &$crate::cmdq::Cmd = $cmd;
-        if $crate::MESSAGES {
-            c.ib_print($crate::rdma::LogLevel::Err, format_args!($($f)*));
-        }
-    }};
+    ($($t:tt)*) => { ibdev_log!(Err, $($t)*) };
 }
 
 /// `ibdev_warn()`, as [`ibdev_err!`].
 macro_rules! ibdev_warn {
-    ($cmd:expr, $what:literal, ret = $ret:expr) => {{
-        let c: &$crate::cmdq::Cmd = $cmd;
-        if $crate::MESSAGES {
-            c.ib_print_ret($crate::rdma::LogLevel::Warn, $what, $ret);
-        }
-    }};
-    ($cmd:expr, $($f:tt)*) => {{
-        let c: &$crate::cmdq::Cmd = $cmd;
-        if $crate::MESSAGES {
-            c.ib_print($crate::rdma::LogLevel::Warn, format_args!($($f)*));
-        }
-    }};
+    ($($t:tt)*) => { ibdev_log!(Warn, $($t)*) };
 }
 
 /// `ibdev_info()`, as [`ibdev_err!`].
 macro_rules! ibdev_info {
-    ($cmd:expr, $what:literal, ret = $ret:expr) => {{
+    ($($t:tt)*) => { ibdev_log!(Info, $($t)*) };
+}
+
+/// The `ibdev_*!` macros at the [`rdma::LogLevel`] named first.
+macro_rules! ibdev_log {
+    ($level:ident, $cmd:expr, $what:literal, ret = $ret:expr) => {{
         let c: &$crate::cmdq::Cmd = $cmd;
         if $crate::MESSAGES {
-            c.ib_print_ret($crate::rdma::LogLevel::Info, $what, $ret);
+            c.ib_print_ret($crate::rdma::LogLevel::$level, $what, $ret);
         }
     }};
-    ($cmd:expr, $($f:tt)*) => {{
+    ($level:ident, $cmd:expr, $($f:tt)*) => {{
         let c: &$crate::cmdq::Cmd = $cmd;
         if $crate::MESSAGES {
-            c.ib_print($crate::rdma::LogLevel::Info, format_args!($($f)*));
+            c.ib_print($crate::rdma::LogLevel::$level, format_args!($($f)*));
         }
     }};
 }
