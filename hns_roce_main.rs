@@ -170,16 +170,17 @@ module! {
     authors: ["hns-roce-rs developers"],
     description: "HiSilicon HNS RoCE driver (HIP08/HIP09), Rust implementation",
     license: "Dual BSD/GPL",
-    alias: [
-        "pci:v000019E5d0000A222sv*sd*bc*sc*i*",
-        "pci:v000019E5d0000A223sv*sd*bc*sc*i*",
-        "pci:v000019E5d0000A224sv*sd*bc*sc*i*",
-        "pci:v000019E5d0000A225sv*sd*bc*sc*i*",
-        "pci:v000019E5d0000A226sv*sd*bc*sc*i*",
-        "pci:v000019E5d0000A228sv*sd*bc*sc*i*",
-        "pci:v000019E5d0000A22Fsv*sd*bc*sc*i*",
-    ],
 }
+
+// No PCI aliases: the C driver carries them and udev loads it for every
+// RoCE function. This module is loaded on purpose (docs/deploy.md), since
+// hnae3 serves one RoCE client and two would fight over the functions.
+
+/// The C driver of the same functions, which this module refuses to let
+/// start while it is the hnae3 RoCE client (hnae3 would accept its client
+/// as a no-op, and its unload would then tear down this module's
+/// instances).
+const C_DRIVER: &CStr = c"hns_roce_hw_v2";
 
 /// PCI vendor ID of HiSilicon.
 const PCI_VENDOR_ID_HUAWEI: u16 = 0x19e5;
@@ -1306,5 +1307,13 @@ impl RoceClient for HnsRoce {
 
     fn removed(handle: &Hnae3Handle) {
         bond::groups::forget(handle);
+    }
+
+    fn module_coming(name: &CStr) -> Result {
+        if name != C_DRIVER {
+            return Ok(());
+        }
+        pr_err!("refusing to load hns_roce_hw_v2: hns_roce_rs is the hnae3 RoCE client (unload it first)\n");
+        Err(EBUSY)
     }
 }

@@ -5,6 +5,7 @@
  */
 #include <linux/interrupt.h>
 #include <linux/irq_poll.h>
+#include <linux/module.h>
 #include <linux/pci.h>
 #include <linux/random.h>
 #include <linux/ratelimit.h>
@@ -98,20 +99,47 @@ static struct hnae3_client hns_shim_client = {
 	.ops = &hns_shim_client_ops,
 };
 
+/* Asks the Rust side about every module that is about to start. */
+static int hns_shim_module_notify(struct notifier_block *nb,
+				  unsigned long state, void *data)
+{
+	struct module *mod = data;
+
+	if (state != MODULE_STATE_COMING)
+		return NOTIFY_DONE;
+	return notifier_from_errno(hns_shim_rs_client->module_coming(mod->name));
+}
+
+static struct notifier_block hns_shim_module_nb = {
+	.notifier_call = hns_shim_module_notify,
+};
+
 int hns_shim_register_client(const struct hns_rs_client_ops *ops)
 {
 	int ret;
 
 	hns_shim_rs_client = ops;
+	/* Before the client: a rival that starts meanwhile is asked about. */
+	register_module_notifier(&hns_shim_module_nb);
+	/*
+	 * hnae3 keeps one client per type and returns 0 without adding a
+	 * second one: only a node on its list means the client took the slot.
+	 */
+	INIT_LIST_HEAD(&hns_shim_client.node);
 	ret = hnae3_register_client(&hns_shim_client);
-	if (ret)
+	if (!ret && list_empty(&hns_shim_client.node))
+		ret = -EBUSY;
+	if (ret) {
+		unregister_module_notifier(&hns_shim_module_nb);
 		hns_shim_rs_client = NULL;
+	}
 	return ret;
 }
 
 void hns_shim_unregister_client(void)
 {
 	hnae3_unregister_client(&hns_shim_client);
+	unregister_module_notifier(&hns_shim_module_nb);
 	hns_shim_rs_client = NULL;
 }
 

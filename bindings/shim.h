@@ -60,9 +60,14 @@ struct hns_rs_client_ops {
 	void (*uninit_instance)(struct hnae3_handle *handle, bool reset);
 	void (*link_status_change)(struct hnae3_handle *handle, bool up);
 	int (*reset_notify)(struct hnae3_handle *handle, int type);
+	/* A module is about to start: 0, or the errno that refuses it. */
+	int (*module_coming)(const char *name);
 };
 
-/* Registers the RoCE client; its callbacks go to ops until unregistered. */
+/*
+ * Registers the RoCE client; its callbacks go to ops until unregistered.
+ * -EBUSY: hnae3 already has a RoCE client (it keeps one per type).
+ */
 int hns_shim_register_client(const struct hns_rs_client_ops *ops);
 void hns_shim_unregister_client(void);
 

@@ -19,7 +19,7 @@ use core::marker::PhantomData;
 use kernel::{
     device::{Bound, Device},
     error::to_result,
-    ffi::{c_int, c_void},
+    ffi::{c_char, c_int, c_void},
     io::{Io, Mmio, MmioRaw, Region},
     prelude::*,
     sync::aref::ARef,
@@ -462,6 +462,11 @@ pub(crate) trait RoceClient: Sized + 'static {
     /// The hnae3 core removed the function (its instance, if any, is torn
     /// down): the handle is not to be used any more. Under the client lock.
     fn removed(_handle: &Hnae3Handle) {}
+    /// Module `name` is about to start while the client is registered:
+    /// an error refuses it (a rival client of the same functions).
+    fn module_coming(_name: &CStr) -> Result {
+        Ok(())
+    }
 }
 
 /// Why an instance goes away.
@@ -569,6 +574,7 @@ impl<C: RoceClient> ClientAdapter<C> {
         uninit_instance: Some(Self::uninit_instance),
         link_status_change: Some(Self::link_status_change),
         reset_notify: Some(Self::reset_notify),
+        module_coming: Some(Self::module_coming),
     };
 
     /// [`Self::OPS`] as a static reference.
@@ -659,6 +665,21 @@ impl<C: RoceClient> ClientAdapter<C> {
         C::link_status_change(h, Self::instance(h), up);
     }
 
+    /// The shim's `module_coming`: [`RoceClient::module_coming`].
+    ///
+    /// # Safety
+    ///
+    /// `name` is a NUL-terminated string valid for the call (the starting
+    /// module's name, from the module notifier).
+    unsafe extern "C" fn module_coming(name: *const c_char) -> c_int {
+        // SAFETY: per the function's contract.
+        let name = unsafe { CStr::from_char_ptr(name) };
+        match C::module_coming(name) {
+            Ok(()) => 0,
+            Err(e) => e.to_errno(),
+        }
+    }
+
     /// The shim's `reset_notify`, with the enum passed as an integer: the
     /// reset sequence of `hns_roce_hw_v2_reset_notify`. A function the
     /// driver was not attached to when the reset began is marked (the
@@ -738,7 +759,12 @@ impl<C: RoceClient> ClientRegistration<C> {
         }
         // SAFETY: the callback table is static; the shim's client is
         // registered once here and unregistered in `drop`.
-        to_result(unsafe { raw::hns_shim_register_client(ClientAdapter::<C>::ops()) })?;
+        to_result(unsafe { raw::hns_shim_register_client(ClientAdapter::<C>::ops()) })
+            .inspect_err(|e| {
+                if *e == EBUSY {
+                    pr_err!("another hnae3 RoCE client drives the functions; unload it first\n");
+                }
+            })?;
         // INVARIANT: registration succeeded.
         Ok(Self(PhantomData))
     }

@@ -5,7 +5,8 @@
 # hns-sim started with --fault 0x8408:2:once): a probe that fails on the
 # injected QUERY_PF_CAPS_NUM error, a clean re-probe, ibv_devinfo against
 # the caps table, rdma link, object create/destroy through libhns, pyverbs
-# test_device/test_pd, and three unload/reload cycles.
+# test_device/test_pd, hns_roce_rs and the C driver refusing each other,
+# and three unload/reload cycles.
 . /opt/hns/lib.sh
 SIMKO=/opt/run/modules/hns_sim.ko
 
@@ -44,6 +45,40 @@ for m in test_device test_pd; do
         printf '%s\n' "$out" | grep -E 'FAIL:|ERROR:|Error' | head -n 20 | sed 's/^/    /'
     fi
 done
+
+# One RoCE driver at a time: hnae3 serves one RoCE client, so with the C
+# driver attached hns_roce_rs must refuse to load, and with hns_roce_rs
+# attached the C driver must be refused; each time one hns_0, the refusal
+# in the kernel log, and clean unloads (a second client used to be taken
+# as a no-op, and its unload tore down the first one's instances).
+RSKO=/opt/run/modules/hns_roce_rs.ko
+one_hns0() {
+    n=$(rdma dev show | grep -c ' hns_')
+    [ "$n" = 1 ] || { echo "$n hns devices"; return 1; }
+}
+rs_beside_c() {
+    dmesg -c >/dev/null
+    if insmod $RSKO; then
+        echo "hns_roce_rs loaded beside the C driver"
+        rmmod hns_roce_rs
+        return 1
+    fi
+    dmesg | grep 'another hnae3 RoCE client drives the functions' || return 1
+    ! grep -q '^hns_roce_rs ' /proc/modules && one_hns0
+}
+check sim/one-driver-rs-refused-beside-c rs_beside_c
+c_beside_rs() {
+    rmmod hns_roce_hw_v2 && insmod $RSKO && has_hns0 || return 1
+    dmesg -c >/dev/null
+    if modprobe hns-roce-hw-v2; then
+        echo "hns_roce_hw_v2 loaded beside hns_roce_rs"
+        return 1
+    fi
+    dmesg | grep 'refusing to load hns_roce_hw_v2' || return 1
+    ! grep -q '^hns_roce_hw_v2 ' /proc/modules && one_hns0 || return 1
+    rmmod hns_roce_rs && modprobe hns-roce-hw-v2 && has_hns0
+}
+check sim/one-driver-c-refused-beside-rs c_beside_rs
 
 reload() {
     n=0
