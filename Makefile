@@ -5,27 +5,43 @@
 # host tests, the QEMU guest and the checks. Everything downloaded or built
 # for the harness lives in $(HNS_CACHE); build outputs of this tree in build/.
 #
-#   make check          host tests, module (+clippy, rustfmt), one QEMU boot
-#   make demo           build everything, boot, load hns_roce_rs, show it
-#   make bench          Rust against C, alternating in one boot: build/bench/report.md (issue 16)
-#   make call-count     instructions per kverbs call, C against Rust: build/callcount/report.md
-#   make call-lines KIND=post_send_16   one traced Rust call of call-count by source line
-#   make call-stack     stack-slot accesses of call-count's traced calls, C against Rust
-#   make bench-kmod     the kernel hot-path benchmark module, build/bench/extra/hns_kbench.ko
-#   make size-attr      where the module's .text goes, build/size/attr.txt (issue 16;
-#                       FUNC=text: by line for the symbols named so)
-#   make size-floor     the module's .text without messages, at -Copt-level=s, without
-#                       overflow checks, against 1.3x C: build/size/floor.md (issue 16)
-#   make kprof WHAT=unload|load   CPU of rmmod/insmod by kernel function, C against Rust,
-#                       build/kprof/WHAT.txt (issue 16)
-#   make faults         probe fault sweep on both drivers (issue 15), build/faults/report.md
-#   make fuzz           uverbs fuzzer on both drivers, errno tables compared (issue 15), build/fuzz/
-#   make stress         object churn + traffic on 2 vCPUs, both drivers (issue 15), build/stress/
-#   make check-kasan    fuzzer + fault sweep on both drivers on a KASAN kernel (issue 15), build/kasan/
-#   make guest DRIVER=none|c|rs SIM=0 CMD='...'   run CMD in the guest
-#   make modules [KDIR=/path/to/prepared/kernel]  just build hns_roce_rs.ko
+#   make check          every test (= .ci/run): host tests, builds, style, the QEMU boots
+#                       of both drivers compared; ends with "N passed, N failed"
+#   make demo           build, boot, load hns_roce_rs on hns-sim and show it working
+#   make guest DRIVER=none|c|rs SIM=0 CMD='...'   run CMD in a QEMU guest
+#   make help           this list
+#
+#   Builds:
+#   make setup          fetch the toolchain, kernel source and guest userland into $(HNS_CACHE)
+#   make kernel         the pinned 7.3 test kernel (incremental)
+#   make modules [KDIR=/path/to/prepared/kernel]  the release module, build/module/hns_roce_rs.ko
+#   make modules-kunit  the test build (KUnit suites run at insmod)
+#   make module-variant VARIANT=name HNS_CFG='cfg ...'  a test build with extra cfgs
+#   make clippy         clippy with the kernel's lint set (module, glue, hns-sim)
+#   make fmt | fmt-check   rustfmt the Rust sources, or check them
+#   make sim | sim-test    hns-sim and hns_sim.ko; hns-sim's unit tests
+#   make host-test      the core-only code's tests on the host (cargo test)
+#   make initramfs      the guest's base initramfs
+#   make intree-patch [KSRC=/path/to/linux-7.3] [PATCH_OUT=file]  the in-tree patch
+#   make intree-build   that patch applied to the cached source and built by Kbuild
 #   make kernel|modules|sim|guest ARCH=arm64      the same, cross-built for arm64
-#   make intree-patch [KSRC=/path/to/linux-7.3]   patch adding drivers/infiniband/hw/hns_rs
+#   make clean          remove build/
+#
+#   One part of make check on its own:
+#   make faults         fault sweep on both drivers, build/faults/report.md
+#   make fuzz           uverbs fuzzer on both drivers, errno tables compared, build/fuzz/
+#
+#   Longer runs, not part of make check:
+#   make stress         object churn and traffic on 2 vCPUs, both drivers, build/stress/
+#   make check-kasan    fuzzer and fault sweep on a KASAN kernel, build/kasan/
+#   make bench          Rust against C, alternating in one boot, build/bench/report.md
+#   make bench-kmod     the kernel hot-path benchmark module
+#   make call-count     instructions per kverbs call, C against Rust, build/callcount/
+#   make call-lines KIND=post_send_16   one traced Rust call of call-count by source line
+#   make call-stack     stack-slot accesses of call-count's traced calls
+#   make kprof WHAT=unload|load   CPU of rmmod/insmod by kernel function, build/kprof/
+#   make size-attr      where the module's .text goes, build/size/attr.txt
+#   make size-floor     the module's .text without messages and at -Os, build/size/floor.md
 
 HNS_CACHE ?= $(HOME)/.cache/hns-roce-rs
 export HNS_CACHE
