@@ -45,22 +45,29 @@
 
 HNS_CACHE ?= $(HOME)/.cache/hns-roce-rs
 export HNS_CACHE
-# ARCH=x86_64 (default) or arm64: the test kernel, modules and guest are
-# per architecture; arm64 is cross-built (CROSS_COMPILE=aarch64-linux-gnu-,
-# Debian's gcc-aarch64-linux-gnu) into its own kernel tree and build/arm64/.
-ARCH ?= x86_64
+# ARCH=x86_64 or arm64 (default: the host's): the test kernel, modules and
+# guest are per architecture. On an x86_64 host arm64 is cross-built
+# (CROSS_COMPILE=aarch64-linux-gnu-, Debian's gcc-aarch64-linux-gnu) into
+# its own kernel tree and build/arm64/; on an arm64 host it is native.
+HOST_ARCH := $(patsubst aarch64,arm64,$(shell uname -m))
+ARCH ?= $(HOST_ARCH)
 ifneq ($(filter arm64 aarch64,$(ARCH)),)
 override ARCH := arm64
+KOBJ_DEFAULT := $(HNS_CACHE)/kbuild-arm64
+KLOCKFILE := $(HNS_CACHE)/kbuild-arm64.lock
+ifeq ($(HOST_ARCH),arm64)
+CROSS_COMPILE ?=
+KRUSTC :=
+else
 ifneq ($(origin CROSS_COMPILE),command line)
 CROSS_COMPILE := aarch64-linux-gnu-
 endif
-KOBJ_DEFAULT := $(HNS_CACHE)/kbuild-arm64
-KLOCKFILE := $(HNS_CACHE)/kbuild-arm64.lock
-# arm64 is built with the kernel's minimum rustc (1.85, bookworm's rustc-web,
+# Cross-built with the kernel's minimum rustc (1.85, bookworm's rustc-web,
 # fetched by setup into the cache), also as the proc-macro host compiler;
 # `make clippy ARCH=arm64` uses its clippy-driver.
 KRUSTC := RUSTC=$(HNS_CACHE)/rustc-1.85/bin/rustc HOSTRUSTC=$(HNS_CACHE)/rustc-1.85/bin/rustc \
 	CLIPPY_DRIVER=$(HNS_CACHE)/rustc-1.85/bin/clippy-driver
+endif
 BUILD := $(CURDIR)/build/arm64
 else ifneq ($(filter x86_64 x86 amd64,$(ARCH)),)
 override ARCH := x86_64
@@ -102,8 +109,13 @@ TOOLS_ENV = PATH="$(HNS_CACHE)/tools/bin:$$PATH" \
 	LIBCLANG_PATH="$${LIBCLANG_PATH:-$$(cat $(HNS_CACHE)/libclang.path 2>/dev/null)}"
 # Builds against the test kernel take $(HNS_CACHE)/kbuild.lock (arm64:
 # kbuild-arm64.lock), as the kernel build does (scripts/build-kernel.sh): one
-# at a time per kernel tree. ARCH/CROSS_COMPILE reach every kernel make.
+# at a time per kernel tree. A KDIR of the user's own needs no lock (and no
+# cache). ARCH/CROSS_COMPILE reach every kernel make.
+ifeq ($(KDIR_DEP),kernel)
 KLOCK = flock $(KLOCKFILE) env
+else
+KLOCK = env
+endif
 # KCC: the C compiler of the kernel tree when it is not the default (the
 # KASAN tree of `make check-kasan` is built with clang).
 KCC ?=
@@ -131,8 +143,17 @@ setup:
 kernel: setup
 	@bash scripts/build-kernel.sh
 
+# A KDIR of the user's own: the tree must be a Rust-enabled build tree and
+# bindgen must be found, else say what to do before Kbuild fails obscurely.
+KDIR_CHECK = $(if $(KDIR_DEP),,@$(TOOLS_ENV) sh -c '\
+	grep -qs "^CONFIG_RUST=y" "$(KDIR)/.config" || { \
+	echo "error: $(KDIR) is not a kernel build tree with CONFIG_RUST=y (docs/deploy.md)" >&2; exit 1; }; \
+	command -v bindgen >/dev/null || { \
+	echo "error: bindgen not found: run make setup, or install bindgen-cli 0.73.2 and libclang (docs/deploy.md)" >&2; exit 1; }')
+
 # Release build of the module (no KUnit suites).
 modules: $(KDIR_DEP)
+	$(KDIR_CHECK)
 	@mkdir -p $(BUILD)/module
 	$(KMAKE) MO=$(BUILD)/module modules
 
