@@ -62,11 +62,13 @@ else
 ifneq ($(origin CROSS_COMPILE),command line)
 CROSS_COMPILE := aarch64-linux-gnu-
 endif
-# Cross-built with the kernel's minimum rustc (1.85, bookworm's rustc-web,
-# fetched by setup into the cache), also as the proc-macro host compiler;
-# `make clippy ARCH=arm64` uses its clippy-driver.
-KRUSTC := RUSTC=$(HNS_CACHE)/rustc-1.85/bin/rustc HOSTRUSTC=$(HNS_CACHE)/rustc-1.85/bin/rustc \
-	CLIPPY_DRIVER=$(HNS_CACHE)/rustc-1.85/bin/clippy-driver
+# The cached arm64 test kernel is cross-built with the kernel's minimum
+# rustc (1.85, bookworm's rustc-web, fetched by setup into the cache), also
+# as the proc-macro host compiler; `make clippy ARCH=arm64` uses its
+# clippy-driver. A KDIR of the user's own takes the rustc on PATH.
+KRUSTC = $(if $(KDIR_DEP),RUSTC=$(HNS_CACHE)/rustc-1.85/bin/rustc \
+	HOSTRUSTC=$(HNS_CACHE)/rustc-1.85/bin/rustc \
+	CLIPPY_DRIVER=$(HNS_CACHE)/rustc-1.85/bin/clippy-driver)
 endif
 BUILD := $(CURDIR)/build/arm64
 else ifneq ($(filter x86_64 x86 amd64,$(ARCH)),)
