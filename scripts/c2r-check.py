@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 """Check docs/c-to-rust.md against the Rust sources and the C driver.
 
-usage: c2r-check.py KSRC [DOC] [--uncovered]
+usage: c2r-check.py KSRC [DOC]
 
 Fails (exit 1, one line per fault) when the map
   - names a Rust or shim file that does not exist (`qp/post.rs`,
@@ -26,10 +26,11 @@ Fails (exit 1, one line per fault) when the map
     or a function named after "not yet" in a cell) while another row
     names Rust code for that same function.
 
---uncovered also lists the C driver's functions the map never names (not a
-failure: a help for keeping the map complete).
+  - never names a function (or op table) defined in a C file of the
+    driver.
 """
 
+import fnmatch
 import os
 import re
 import sys
@@ -111,11 +112,13 @@ class RustFile:
         for line in lines:
             m = RUST_ITEM.match(line)
             if m:
-                self.items.add(m.group(2))
-                for kind, name, _ in stack:
-                    if kind in ("impl", "trait") and m.group(1) == "fn":
+                # Top-level items only; a method is named with its type.
+                if depth == 0:
+                    self.items.add(m.group(2))
+                for kind, name, d in stack:
+                    if kind in ("impl", "trait") and m.group(1) == "fn" and depth == d + 1:
                         self.methods.setdefault(name, set()).add(m.group(2))
-                    if kind == "mod":
+                    if kind == "mod" and depth == d + 1:
                         self.mods.setdefault(name, set()).add(m.group(2))
             for kind, name, d in stack:
                 if kind == "enum" and depth == d + 1:
@@ -266,7 +269,6 @@ def split_row(line):
 
 def main():
     args = [a for a in sys.argv[1:] if not a.startswith("--")]
-    uncovered = "--uncovered" in sys.argv
     if not args:
         print(__doc__)
         return 2
@@ -305,12 +307,23 @@ def main():
 
     faults = []
 
+    docname = os.path.relpath(doc, TOP) if os.path.abspath(doc).startswith(TOP + os.sep) else doc
+
     def fault(ln, msg):
-        faults.append(f"docs/c-to-rust.md:{ln}: {msg}")
+        faults.append(f"{docname}:{ln}: {msg}")
 
     def resolve_in(rel, parts):
-        """parts after the file: [item] or [Type, method] or [mod, item]."""
+        """parts after the file: [item] or [Type, method] or [mod, item];
+        a last part with `*` matches any name of that place."""
         rf = rust(rel)
+        if "*" in parts[-1]:
+            pat = parts[-1]
+            if len(parts) == 1:
+                return bool(fnmatch.filter(rf.items, pat))
+            if len(parts) == 2:
+                return bool(fnmatch.filter(rf.methods.get(parts[0], ()), pat) or
+                            fnmatch.filter(rf.mods.get(parts[0], ()), pat))
+            return False
         if len(parts) == 1:
             return parts[0] in rf.items or parts[0] in rf.methods
         if len(parts) == 2:
@@ -364,6 +377,8 @@ def main():
                 elif not os.path.exists(os.path.join(TOP, span)):
                     fault(ln, f"`{span}`: no such file")
                 continue
+            # `file.rs::Type::{a, b}` names several items.
+            span = re.sub(r"\{([^}]*)\}", lambda m: "{" + m.group(1).replace(" ", "") + "}", span)
             if "::" not in span or " " in span or "(" in span:
                 continue
             for name in expand(span):
@@ -398,10 +413,8 @@ def main():
             cells = split_row(line)
             if len(cells) >= 3:
                 rows.append((ln, section_c, cells))
-        elif line.startswith("| `") and section_c is None and "hns_roce_hw_v2.c" in text:
-            pass
 
-    # Section of hns_roce_hw_v2.c subsections keep section_c from the "##".
+    # The "###" areas of hns_roce_hw_v2.c keep the file of their "##".
     ported = {}  # C name -> line of a row naming Rust code for it
     notyet = []  # (line, C name)
     for ln, cfile, cells in rows:
@@ -436,14 +449,13 @@ def main():
         if name in ported and ported[name] != ln:
             fault(ln, f"says not yet of C `{name}`, which line {ported[name]} maps to Rust code")
 
-    if uncovered:
-        named = set(re.findall(r"[A-Za-z_]\w*", text))
-        for cfile in sorted(cfiles):
-            if not cfile.endswith(".c"):
-                continue
-            miss = sorted((l[0], n) for n, l in cfiles[cfile].items() if n not in named)
-            for l, n in miss:
-                print(f"uncovered: {cfile}:{l} {n}")
+    # Every function of the C files is named somewhere in the map.
+    named = set(re.findall(r"[A-Za-z_]\w*", text))
+    for cfile in sorted(cfiles):
+        if not cfile.endswith(".c"):
+            continue
+        for l, n in sorted((l[0], n) for n, l in cfiles[cfile].items() if n not in named):
+            faults.append(f"{cfile}:{l}: C `{n}` is named nowhere in the map")
 
     for f in faults:
         print(f)
