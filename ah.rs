@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 
 //! Address handles (`hns_roce_ah.c`): the software address vector of an AH,
 //! user or kernel, from what the RDMA core resolved (GID, MAC, DSCP).

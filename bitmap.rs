@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 
 //! Index allocators (`core` only): the IDA ranges and the QP/CQ bank
 //! allocators of the C driver.

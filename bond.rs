@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+// SPDX-License-Identifier: GPL-2.0
 
 //! RoCE bonding (link aggregation of two to four functions of one die):
 //! the bookkeeping and the firmware command, `core` only.

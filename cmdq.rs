@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 
 //! The command queue (CMQ): the ring of descriptors through which the driver
 //! talks to the RoCE engine's firmware.

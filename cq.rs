@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+// SPDX-License-Identifier: GPL-2.0
 
 //! Completion queues (`hns_roce_create_cq`): CQE buffer, record doorbell,
 //! CQ number, CQC. A kernel CQ has its buffer in kernel pages and its

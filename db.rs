@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+// SPDX-License-Identifier: GPL-2.0
 
 //! Record doorbells of kernel queues (`hns_roce_alloc_db`): 4-byte records
 //! in shared DMA pages the engine reads producer/consumer indexes from.

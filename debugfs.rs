@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+// SPDX-License-Identifier: GPL-2.0
 
 //! debugfs of the driver (`hns_roce_debugfs.c`).
 //!

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 
 //! Event queues: the completion EQs (one per completion vector) and the
 //! asynchronous EQ, their contexts, interrupts and doorbells

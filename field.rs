@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+
 //! Bit fields inside little-endian hardware contexts.
 //!
 //! Every HNS hardware context (QPC, CQC, SRQC, MPT, EQC, WQEs and CQEs) is an

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 
 //! Hardware entry memory (HEM) arithmetic (`core` only): hop numbers and
 //! the page sizes of the context tables, as the C driver computes them in

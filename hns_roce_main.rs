@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 
 //! HiSilicon HNS RoCE driver for HIP08/HIP09 (Kunpeng), in Rust.
 //!
@@ -169,7 +169,7 @@ module! {
     name: "hns_roce_rs",
     authors: ["hns-roce-rs developers"],
     description: "HiSilicon HNS RoCE driver (HIP08/HIP09), Rust implementation",
-    license: "Dual BSD/GPL",
+    license: "GPL",
 }
 
 // No PCI aliases: the C driver carries them and udev loads it for every

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+// SPDX-License-Identifier: GPL-2.0
 
 //! Memory regions (`hns_roce_mr.c`): the DMA MR of kernel users
 //! (`hns_roce_get_dma_mr`), user MRs (`hns_roce_reg_user_mr`), their

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 
 //! Number spaces of the simple objects: protection domains, XRC domains,
 //! user access regions (doorbell pages) and MR keys, allocated like the C

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+// SPDX-License-Identifier: GPL-2.0
 
 //! Queue pairs (`hns_roce_create_qp`, `hns_roce_modify_qp`,
 //! `hns_roce_v2_destroy_qp`, `hns_roce_v2_post_recv`, `hns_roce_v2_query_qp`):

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+// SPDX-License-Identifier: GPL-2.0
 
 //! Shared receive queues (`hns_roce_srq.c` and the SRQ verbs of
 //! `hns_roce_hw_v2.c`): user SRQs whose WQE buffer, index queue and record

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+// SPDX-License-Identifier: GPL-2.0
 /*
  * C shim of hns_roce_rs. Everything that decides something lives in Rust;
  * this file only adapts C-only interfaces (see shim.h).

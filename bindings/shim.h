@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The thin C side of hns_roce_rs: what Rust cannot or must not do itself
  * (hnae3 client registration, ops tables with enum-typed callbacks, static

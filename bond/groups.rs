@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+// SPDX-License-Identifier: GPL-2.0
 
 //! The kernel part of RoCE bonding (`hns_roce_bond.c`): every die's bond
 //! groups, what their notifications and work do, and the hooks of a

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 
 //! Command queue descriptors (`core` only): the 32-byte descriptor, its
 //! flags and the firmware return codes (the opcodes are in `hns_roce_hw_v2::consts`).

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 
 //! Kernel CQ polling (`hns_roce_v2_poll_cq`), the consumer-index doorbell,
 //! CQ cleaning (`__hns_roce_v2_cq_clean`) and the CQ table the completion

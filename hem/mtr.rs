@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 
 //! Memory translate regions (MTR) of kernel buffers: a buffer made of
 //! hardware pages plus the base-address table (BT) the engine walks to find

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 
 //! MTR layout arithmetic (`core` only): where the pages of a buffer of up
 //! to three regions sit in its base-address tables. The regions in pages

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 
 //! The HEM context tables in kernel memory (`hns_roce_table_get/put`):
 //! refcounted chunks, the L0/L1 base-address pages that point to them, and

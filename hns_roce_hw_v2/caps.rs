@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 
 //! Decoding the capability queries of HIP08/HIP09 (`core` only):
 //! QUERY_PF_CAPS_NUM, QUERY_PF_RES and QUERY_PF_TIMER_RES, with the same

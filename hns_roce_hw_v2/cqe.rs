@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 
 //! CQE decoding (`core` only): which entries software owns, and what the
 //! C driver's `hns_roce_v2_poll_one` reads out of one (`fill_send_wc`,

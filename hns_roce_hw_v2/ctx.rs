@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 
 //! Hardware context images and doorbell words of the HIP08/HIP09 engine
 //! (`core` only): what `config_eqc`, `hns_roce_v2_write_cqc`,

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 
 //! QP context images for MODIFY_QPC (`core` only), as
 //! `hns_roce_v2_modify_qp` builds them: a context and a mask of the same

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 
 //! Typed registers of the RoCE engine's window, for the kernel crate's
 //! `register!`/[`Io`](kernel::io::Io) accessors: the CMQ ring registers and

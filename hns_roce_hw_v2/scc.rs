@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+// SPDX-License-Identifier: GPL-2.0
 
 //! Congestion control (SCC) algorithm parameters of the HIP09 engine
 //! (`core` only).

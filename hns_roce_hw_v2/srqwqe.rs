@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 
 //! SRQ encoding (`core` only): what `hns_roce_v2_post_srq_recv` writes for
 //! a kernel SRQ. A receive WR becomes a WQE in a free slot of the WQE

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 
 //! Send WQE encoding (`core` only): the UD and RC send WQEs of the C
 //! driver's `hns_roce_v2_post_send` (`set_ud_wqe`, `set_rc_wqe` and their

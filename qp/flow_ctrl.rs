@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 
 //! QP flow control on HIP08 (`hns_roce_v2_qp_flow_control_init`): every new
 //! QP's congestion control (SCC) context is cleared by the firmware before

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 
 //! HIP08's free-MR workaround (the C driver's `free_mr_*` and
 //! `hns_roce_v2_dereg_mr`): a PD, a CQ and eight RC QPs, one per service

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 
 //! Modifying a QP (`hns_roce_modify_qp`, `hns_roce_v2_modify_qp`): the
 //! attribute checks, the state transitions and the QPC fields each one

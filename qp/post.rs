@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 
 //! The data path of kernel QPs: `post_send` (`hns_roce_v2_post_send`), the
 //! work-queue state polling reads WR ids from, the deferred move to ERR

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+// SPDX-License-Identifier: GPL-2.0+
 
 //! RoCE bonding: the kernel objects a bond group works with.
 //!

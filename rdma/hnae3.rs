@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 
 //! The hnae3 RoCE client: how the HNS3 NIC driver hands a function's RoCE
 //! engine to this driver.

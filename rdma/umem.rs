@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 
 //! User memory pinned for the device: a safe [`Umem`] over `struct ib_umem`
 //! (`ib_umem_get_va`, `ib_umem_release` on drop, `ib_umem_find_best_pgsz`,

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 
 //! The rdma layer's data-path views: the `ib_cq`/`ib_qp`/`ib_srq` handles
 //! the event and completion paths call back through, the `struct

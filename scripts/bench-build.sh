@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #
 # Build the guest's extra benchmark programs into $HNS_BUILD/bench/extra/:
 #

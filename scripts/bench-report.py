@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 """The report of make bench (issue 16): Rust/C per metric, from the guest's lines.
 
     bench-report.py GUEST_OUTPUT OUTDIR [SIZES [BOOT_OUTPUT...]]

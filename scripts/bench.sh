@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #
 # make bench (issue 16): both RoCE drivers, alternating, in one boot on the
 # same hns-sim build (tests/guest/bench-plan.sh: ROUNDS rounds of the slots

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #
 # Boots tests/guest/bond-plan.sh (RoCE bonding, issue 19) and checks the
 # host side of the run: the bond commands in the model's trace, the

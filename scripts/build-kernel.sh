@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #
 # Build the pinned test kernel out of tree in $KOBJ: allnoconfig + the
 # configs/qemu-$ARCH.config fragment, verified after olddefconfig, then an

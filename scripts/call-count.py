@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 """Count the instructions one kverbs call executes in either RoCE driver.
 
 make call-count (issue 16, docs/benchmarks.md). No profiler runs in this

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #
 # make call-count (issue 16): the instructions one kverbs call executes in
 # the C driver and in the Rust driver, counted by single-stepping the guest

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 """Where one traced Rust kverbs call spends its instructions, by source line.
 
 make call-lines KIND=<kind> (issue 16, docs/benchmarks.md). Reads the

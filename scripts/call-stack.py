@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 """How much of each traced kverbs call is stack traffic, C against Rust.
 
 For the last traced call of every kind in `make call-count`'s traces

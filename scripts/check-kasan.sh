@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #
 # make check-kasan (issue 15): the uverbs fuzzer (scripts/fuzz.sh) and the
 # probe/runtime fault sweep (scripts/faults.sh) on both drivers, on a KASAN

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #
 # `make check`: setup, host tests, module builds (release, KUnit, clippy),
 # rustfmt, the harness self-test and one QEMU boot running KUnit, module
@@ -113,6 +114,17 @@ no_warnings() {
     fi
 }
 no_warnings build/no-warnings "$L/module.log" "$L/module-kunit.log"
+# The C-to-Rust map names only Rust items and C lines that exist, and each
+# check fails on a planted fault (a wrong function name; a Rust file whose
+# SPDX line differs from the licence mapping).
+step docs/c-to-rust-names "$L/c2r.log" python3 scripts/c2r-check.py "$KSRC"
+sed 's/`cmdq.rs::Cmd::mbox`/`cmdq.rs::Cmd::mbox_planted`/' docs/c-to-rust.md >"$L/c2r-planted.md"
+step docs/c-to-rust-check-fails-on-planted-name "$L/c2r-planted.log" \
+    bash -c '! python3 scripts/c2r-check.py "$1" "$2" && grep -q mbox_planted "$3"' _ \
+    "$KSRC" "$L/c2r-planted.md" "$L/c2r-planted.log"
+step licences/spdx-follows-c "$L/licences.log" python3 scripts/licence-check.py "$KSRC"
+step licences/check-fails-on-planted-spdx "$L/licences-planted.log" \
+    python3 scripts/licence-check.py "$KSRC" --self-test
 
 # --- arm64: cross-built test kernel and modules, one boot on `virt`. ---------
 # The arm64 kernel tree is $HNS_CACHE/kbuild-arm64 (its own lock); the

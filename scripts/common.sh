@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 # shellcheck shell=bash
 #
 # Shared definitions for the hns-roce-rs harness scripts: cache layout, pinned

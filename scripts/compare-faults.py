@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 """Compare the probe fault sweeps of the C and the Rust driver
 (tests/guest/faults-plan.sh, run by scripts/faults.sh).
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 """Compare the uverbs fuzzer's errno tables of the C and the Rust driver
 (tests/guest/uverbs_fuzz.py through tests/guest/fuzz-plan.sh, run by
 scripts/fuzz.sh).

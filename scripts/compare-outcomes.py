@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 """Compare the outcomes of one guest plan run on the C driver and on Rust.
 
 Usage: compare-outcomes.py RESULTS C_GROUP RS_GROUP

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 """Compare two runs of tests/guest/reg-plan.sh: the C driver's and the Rust
 driver's output.log (build/guest/<name>/output.log).
 

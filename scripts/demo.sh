@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #
 # `make demo`: build everything, boot the guest with one simulated HIP09
 # function (hns-sim), load hns_roce_rs and show what a user would look at:

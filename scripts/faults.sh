@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #
 # make faults: the probe fault sweep of issue 15 on both drivers. The CMQ
 # opcodes of a C probe are taken from a C probe's hns-sim trace (the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #
 # make fuzz: the uverbs fuzzer of issue 15 (tests/guest/uverbs_fuzz.py) on
 # both drivers, one boot each (SIM=1, tests/guest/fuzz-plan.sh), with the

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 """Generate hns_roce_hw_v2/consts.rs: the HIP08/HIP09 hardware constants.
 
 Capability flags, mailbox and CMQ opcodes, event types, doorbell commands,
@@ -162,7 +163,7 @@ def main():
     hdrs = {h: open(f"{ksrc}/drivers/infiniband/hw/hns/{h}").read()
             for h in (DEVH, V2H, CMDH, COMH)}
     out = [
-        "// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause",
+        "// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB",
         "",
         "//! Hardware constants of the HIP08/HIP09 RoCE engines, defined once.",
         "//!",

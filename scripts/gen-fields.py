@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 """Generate hw_v2_fields.rs: the HIP08/HIP09 context field locations.
 
 The locations are hardware facts published in the C driver's header
@@ -102,7 +103,7 @@ def struct_members(text, cstruct):
 def main_cmq(ksrc):
     text = open(f"{ksrc}/drivers/infiniband/hw/hns/{V2H}").read()
     out = [
-        "// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause",
+        "// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB",
         "",
         "//! Field locations in the payloads of the HIP08/HIP09 CMQ commands.",
         "//!",
@@ -149,7 +150,7 @@ def main():
         return main_cmq(ksrc)
     hdrs = {h: open(f"{ksrc}/drivers/infiniband/hw/hns/{h}").read() for h in (V2H, DEVH)}
     out = [
-        "// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause",
+        "// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB",
         "",
         "//! Field locations of the HIP08/HIP09 hardware contexts.",
         "//!",

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #
 # Check the in-tree route (x86_64): apply the patch of scripts/intree-patch.sh
 # to a copy of the cached 7.3 source and build hns_roce_rs.ko through the

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #
 # Produce a patch that adds hns_roce_rs to a Linux 7.3 source tree as an
 # in-tree driver: drivers/infiniband/hw/hns_rs/ (the module's sources, its

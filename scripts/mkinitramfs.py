@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 """Build the guest's base initramfs from the cached trixie userland.
 
 The image holds busybox, the rdma-core tools (ibverbs-utils, rdmacm-utils,

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 """Print the MODIFY_QPC mailboxes of one QP from an hns-sim trace as Rust
 test-vector tables (for tests/vectors/qpc.rs).
 

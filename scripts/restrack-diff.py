@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 """Compare what `rdma res show {cq,qp,mr,srq}` printed on the C driver and on
 hns_roce_rs (tests/guest/restrack.py's "HNS-RESTRACK TAG KIND MODE JSON"
 lines in two guest logs).

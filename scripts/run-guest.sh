@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #
 # Boot the test kernel in QEMU (TCG), load a driver, run a command in the
 # guest and report. The command's output (second serial port) is printed on

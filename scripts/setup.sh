@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #
 # Idempotent setup of everything the harness needs, all under $HNS_CACHE:
 # host build packages (apt-get), the Linux 7.3 source and the matching Debian

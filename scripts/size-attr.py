@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 """Where the Rust module's .text goes (issue 16, docs/benchmarks.md).
 
 Reads the crate's object from a build with debug info (`make size-attr`

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 """The Rust module's .text in several builds against the C module's, and
 how far each is from the 1.3x target of issue 16 (`make size-floor`,
 docs/benchmarks.md).

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #
 # make stress: the SMP stress of issue 15 (tests/guest/stress-plan.sh) on
 # both drivers, one boot each with 2 vCPUs (--smp 2) and two simulated

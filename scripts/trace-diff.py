@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 """Compare the hns-sim traces of the C driver and the Rust driver.
 
 DMA addresses are normalised: the ones hns-sim marks with `@`, and the

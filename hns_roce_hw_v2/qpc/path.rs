@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 
 //! The path fields of a QP context (`core` only): what `IB_QP_AV` writes
 //! (`hns_roce_v2_set_path`), with the source GID type, the traffic class,

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 
 //! The queues of a QP (`core` only): the SQ, RQ and extended SGE sizes
 //! (`set_rq_size`, `set_kernel_sq_size`/`set_user_sq_size`,
