@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 #
-# make call-count (issue 16): the instructions one kverbs call executes in
+# make call-count: the instructions one kverbs call executes in
 # the C driver and in the Rust driver, counted by single-stepping the guest
 # through QEMU's gdb stub (scripts/call-count.py, in gdb). One boot, SIM=1:
 # tests/guest/callcount-plan.sh loads each driver and runs hns_kbench.ko

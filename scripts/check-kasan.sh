@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 #
-# make check-kasan (issue 15): the uverbs fuzzer (scripts/fuzz.sh) and the
+# make check-kasan: the uverbs fuzzer (scripts/fuzz.sh) and the
 # probe/runtime fault sweep (scripts/faults.sh) on both drivers, on a KASAN
 # test kernel of its own: configs/qemu-x86_64.config +
 # configs/kasan-x86_64.config, built with clang in

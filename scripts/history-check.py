@@ -1,0 +1,224 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#
+# The reference docs and the code comments say what is true now; the
+# history of how it got there lives in git. This check fails when README.md,
+# a docs/*.md file or a comment in the driver, hns-sim or harness sources
+# carries a run log or work history:
+#
+#   - an ISO date (2026-12-03) or a spelled-out date (3 December 2026),
+#     "since <date>";
+#   - "session N", "issue N" / "issue #N", "work period";
+#   - a commit hash in prose: 7 to 40 lowercase hex digits with at least one
+#     digit and one letter, standing alone (not after 0x, not part of a
+#     longer word, path or hex run).
+#
+# Comments are the text after // or in /* */ blocks (Rust, C), after # (shell,
+# Python, Makefile, Kbuild). Only files git tracks are read.
+#
+#   history-check.py [--root DIR]     exit 1 and one line per finding
+#   history-check.py --selftest       plant history in a copy, expect failure
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+MONTHS = (r"(?:January|February|March|April|May|June|July|August|September|"
+          r"October|November|December)")
+PATTERNS = [
+    ("ISO date", re.compile(r"(?<![\w.-])(?:19|20)\d\d-(?:0[1-9]|1[0-2])-(?:0[1-9]|[12]\d|3[01])(?![\w-])")),
+    ("date", re.compile(r"\b\d{1,2} " + MONTHS + r",? \d{4}\b|\b" + MONTHS + r" \d{1,2},? \d{4}\b")),
+    ("since <date>", re.compile(r"\bsince (?:(?:19|20)\d\d\b|" + MONTHS + r"\b)", re.I)),
+    ("numbered session", re.compile(r"\bsessions? #?\d+", re.I)),
+    ("issue number", re.compile(r"\bissues? #?\d+", re.I)),
+    ("work period", re.compile(r"\bwork[- ]periods?\b", re.I)),
+]
+# A bare hex word: not after 0x or a word/path character, not before one.
+HEX = re.compile(r"(?<![\w/.:@#$%+-])[0-9a-f]{7,40}(?![\w/:@-]|\.\w)")
+
+# Files that cannot be cleaned yet. Each entry must say why; an entry that
+# no longer matches anything is reported so the list only shrinks.
+ALLOW = {
+    # path: "not yet cleaned: <reason>"
+}
+
+DOC_GLOBS = ("README.md",)
+CODE_EXT = {".rs": "c", ".c": "c", ".h": "c", ".sh": "sh", ".py": "sh"}
+CODE_NAMES = {"Makefile": "sh", "Kbuild": "sh", "Kconfig": "sh"}
+
+
+def tracked(root):
+    out = subprocess.run(["git", "-C", root, "ls-files", "-z"], capture_output=True, check=True)
+    return [p for p in out.stdout.decode().split("\0") if p]
+
+
+def kind(path):
+    base = os.path.basename(path)
+    if path in DOC_GLOBS or (path.startswith("docs/") and path.endswith(".md")):
+        return "doc"
+    if base in CODE_NAMES:
+        return CODE_NAMES[base]
+    return CODE_EXT.get(os.path.splitext(base)[1])
+
+
+def c_comments(text):
+    """Yield (lineno, comment text) of // and /* */ comments, outside strings."""
+    in_block = False
+    for n, line in enumerate(text.split("\n"), 1):
+        out = []
+        i = 0
+        in_str = None
+        while i < len(line):
+            if in_block:
+                j = line.find("*/", i)
+                if j < 0:
+                    out.append(line[i:])
+                    break
+                out.append(line[i:j])
+                in_block = False
+                i = j + 2
+                continue
+            c = line[i]
+            if in_str:
+                if c == "\\":
+                    i += 2
+                    continue
+                if c == in_str:
+                    in_str = None
+            elif c == '"':
+                in_str = c
+            elif line.startswith("//", i):
+                out.append(line[i + 2:])
+                break
+            elif line.startswith("/*", i):
+                in_block = True
+                i += 2
+                continue
+            i += 1
+        if out:
+            yield n, " ".join(out)
+
+
+def sh_comments(text):
+    """Yield (lineno, text) of # comments: whole-line ones and ' # ...' tails."""
+    for n, line in enumerate(text.split("\n"), 1):
+        s = line.lstrip()
+        if s.startswith("#!"):
+            continue
+        if s.startswith("#"):
+            yield n, s[1:]
+            continue
+        m = re.search(r"\s#\s(.*)$", line)
+        if m and line.count('"') % 2 == 0 and line.count("'") % 2 == 0:
+            yield n, m.group(1)
+
+
+def doc_lines(text):
+    for n, line in enumerate(text.split("\n"), 1):
+        yield n, line
+
+
+# A word of a hex dump (register or WQE words quoted from a trace):
+# 8 or more hex digits, at least one of them a digit.
+DUMP_WORD = re.compile(r"[0-9a-f]*\d[0-9a-f]*")
+
+
+def hashes(text):
+    """Yield the hex words of TEXT that read as commit hashes: not the words
+    of a hex dump (a hex word of 8+ digits next to another one)."""
+    for m in HEX.finditer(text):
+        w = m.group(0)
+        if not (re.search(r"\d", w) and re.search(r"[a-f]", w)):
+            continue
+        before = text[:m.start()].rstrip(" `").split()
+        after = text[m.end():].lstrip(" `").split()
+        near = [t.strip("`,.;:()") for t in before[-1:] + after[:1]]
+        if len(w) >= 8 and any(len(t) >= 8 and DUMP_WORD.fullmatch(t) for t in near):
+            continue
+        yield w
+
+
+def findings(root, files=None):
+    found = []
+    for path in files if files is not None else tracked(root):
+        k = kind(path)
+        if k is None or path in ALLOW:
+            continue
+        try:
+            with open(os.path.join(root, path), encoding="utf-8") as f:
+                text = f.read()
+        except (OSError, UnicodeDecodeError):
+            continue
+        lines = {"doc": doc_lines, "c": c_comments, "sh": sh_comments}[k](text)
+        for n, line in lines:
+            for what, pat in PATTERNS:
+                m = pat.search(line)
+                if m:
+                    found.append(f"{path}:{n}: {what} '{m.group(0)}': {line.strip()[:160]}")
+            for w in hashes(line):
+                found.append(f"{path}:{n}: commit hash '{w}': {line.strip()[:160]}")
+    return found
+
+
+def check(root):
+    found = findings(root)
+    for f in found:
+        print(f)
+    stale = [p for p in ALLOW if not os.path.exists(os.path.join(root, p))]
+    for p in stale:
+        print(f"{p}: in the allowlist but gone: drop it from ALLOW")
+    for p, why in ALLOW.items():
+        print(f"note: {p} not checked ({why})")
+    if found or stale:
+        print(f"{len(found)} line(s) carry work history: say what is true now, "
+              "leave the history to git")
+        return 1
+    return 0
+
+
+PLANTED = [
+    ("docs/harness.md", "Work period 12 made the boot 30 s faster.\n"),
+    ("README.md", "| 2026-12-03 | make check | 2432 s | 1587 passed |\n"),
+    ("hns_roce_main.rs", "// Reordered in session 34 (see 4f3c2a1).\n"),
+]
+
+
+def selftest(root):
+    """Copy the checked files, plant history lines, expect each flagged."""
+    with tempfile.TemporaryDirectory() as tmp:
+        files = [p for p in tracked(root) if kind(p) is not None]
+        for p in files:
+            dst = os.path.join(tmp, p)
+            os.makedirs(os.path.dirname(dst), exist_ok=True)
+            shutil.copyfile(os.path.join(root, p), dst)
+        before = set(findings(tmp, files))
+        for p, line in PLANTED:
+            with open(os.path.join(tmp, p), "a", encoding="utf-8") as f:
+                f.write(line)
+        new = [f for f in findings(tmp, files) if f not in before]
+        for f in new:
+            print(f)
+        missing = [line.strip() for p, line in PLANTED
+                   if not any(f.startswith(p + ":") and line.strip()[:40] in f for f in new)]
+        if missing:
+            for line in missing:
+                print(f"not flagged: {line}")
+            return 1
+        print(f"all {len(PLANTED)} planted lines flagged ({len(new)} findings)")
+        return 0
+
+
+def main():
+    args = sys.argv[1:]
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    if "--root" in args:
+        root = args[args.index("--root") + 1]
+    if "--selftest" in args:
+        return selftest(root)
+    return check(root)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
