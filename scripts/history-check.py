@@ -6,9 +6,10 @@
 # a docs/*.md file or a comment in the driver, hns-sim or harness sources
 # carries a run log or work history:
 #
-#   - an ISO date (2026-12-03) or a spelled-out date (3 December 2026),
-#     "since <date>";
-#   - "session N", "issue N" / "issue #N", "work period";
+#   - an ISO date (YYYY-MM-DD) or a spelled-out one (day, month name,
+#     year), "since <date>";
+#   - a numbered session or issue ("session N", "issue N", "issue #N"),
+#     or a named period of work;
 #   - a commit hash in prose: 7 to 40 lowercase hex digits with at least one
 #     digit and one letter, standing alone (not after 0x, not part of a
 #     longer word, path or hex run).
