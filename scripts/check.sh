@@ -113,6 +113,13 @@ no_warnings() {
     fi
 }
 no_warnings build/no-warnings "$L/module.log" "$L/module-kunit.log"
+# README, docs/*.md and the code comments say what is true now; run logs
+# and work history (dates, numbered sessions and issues, commit hashes)
+# belong in git. The self-test plants such lines in a copy and needs the
+# check to fail on them.
+step docs/no-work-history "$L/history-check.log" python3 scripts/history-check.py
+step docs/history-check-fails-on-planted-line "$L/history-check-selftest.log" \
+    python3 scripts/history-check.py --selftest
 
 # --- arm64: cross-built test kernel and modules, one boot on `virt`. ---------
 # The arm64 kernel tree is $HNS_CACHE/kbuild-arm64 (its own lock); the
@@ -1068,7 +1075,7 @@ else
     result guest/stress SKIP "hns-sim or the module did not build"
 fi
 
-# --- RoCE bonding (docs/bonding-plan.md, docs/harness.md "RoCE
+# --- RoCE bonding (docs/driver.md, docs/harness.md "RoCE
 # bonding"): tests/guest/bond-plan.sh through scripts/bond-run.sh on both
 # drivers: four functions (3.0 3.1 3.2 bonded, 4.0 the peer) with the bond
 # capability, active-backup and balance-xor bonds with RC traffic across a

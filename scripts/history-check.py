@@ -39,11 +39,40 @@ PATTERNS = [
 # A bare hex word: not after 0x or a word/path character, not before one.
 HEX = re.compile(r"(?<![\w/.:@#$%+-])[0-9a-f]{7,40}(?![\w/:@-]|\.\w)")
 
-# Files that cannot be cleaned yet. Each entry must say why; an entry that
-# no longer matches anything is reported so the list only shrinks.
+# What cannot be cleaned yet: a whole file ("path") or one section of a
+# Markdown file ("path#heading": from that "## heading" line to the next
+# "## " line). Each entry says why. An entry that covers no finding any
+# more is reported, so that the list only shrinks.
 ALLOW = {
-    # path: "not yet cleaned: <reason>"
+    "docs/c-to-rust.md": "not yet cleaned: rewritten by the c-to-rust update",
+    "docs/harness.md#uverbs fuzzer": "not yet cleaned: the section is rewritten with the fuzzer",
 }
+
+
+def allow_key(path, sections, n):
+    """The ALLOW entry that covers line N of PATH, or None (SECTIONS: the
+    "## " headings of PATH as (line number, text); an entry's heading
+    matches a section whose heading starts with it)."""
+    if path in ALLOW:
+        return path
+    head = None
+    for start, text in sections:
+        if start > n:
+            break
+        head = text
+    if head is None:
+        return None
+    for key in ALLOW:
+        kpath, _, khead = key.partition("#")
+        if kpath == path and khead and head.startswith(khead):
+            return key
+    return None
+
+
+def md_sections(text):
+    """(line number, heading text) of each "## " heading."""
+    return [(n, line[3:].strip()) for n, line in enumerate(text.split("\n"), 1)
+            if line.startswith("## ")]
 
 DOC_GLOBS = ("README.md",)
 CODE_EXT = {".rs": "c", ".c": "c", ".h": "c", ".sh": "sh", ".py": "sh"}
@@ -141,37 +170,56 @@ def hashes(text):
         yield w
 
 
-def findings(root, files=None):
+def findings(root, files=None, skipped=None):
+    """The lines carrying work history, as "path:line: what: text"; the
+    ALLOW entries that covered one are added to SKIPPED."""
     found = []
     for path in files if files is not None else tracked(root):
         k = kind(path)
-        if k is None or path in ALLOW:
+        if k is None:
             continue
         try:
             with open(os.path.join(root, path), encoding="utf-8") as f:
                 text = f.read()
         except (OSError, UnicodeDecodeError):
             continue
+        sections = md_sections(text) if k == "doc" else []
         lines = {"doc": doc_lines, "c": c_comments, "sh": sh_comments}[k](text)
         for n, line in lines:
-            for what, pat in PATTERNS:
-                m = pat.search(line)
-                if m:
-                    found.append(f"{path}:{n}: {what} '{m.group(0)}': {line.strip()[:160]}")
-            for w in hashes(line):
-                found.append(f"{path}:{n}: commit hash '{w}': {line.strip()[:160]}")
+            key = allow_key(path, sections, n)
+            if key is not None:
+                if skipped is not None and line_findings(line):
+                    skipped.add(key)
+                continue
+            for what, hit in line_findings(line):
+                found.append(f"{path}:{n}: {what} '{hit}': {line.strip()[:160]}")
     return found
 
 
+def line_findings(line):
+    """(what, matched text) of each piece of work history in LINE."""
+    out = []
+    for what, pat in PATTERNS:
+        m = pat.search(line)
+        if m:
+            out.append((what, m.group(0)))
+    out += [("commit hash", w) for w in hashes(line)]
+    return out
+
+
 def check(root):
-    found = findings(root)
+    skipped = set()
+    found = findings(root, skipped=skipped)
     for f in found:
         print(f)
-    stale = [p for p in ALLOW if not os.path.exists(os.path.join(root, p))]
+    stale = [p for p in ALLOW if not os.path.exists(os.path.join(root, p.split("#")[0]))]
     for p in stale:
         print(f"{p}: in the allowlist but gone: drop it from ALLOW")
     for p, why in ALLOW.items():
-        print(f"note: {p} not checked ({why})")
+        if p in skipped:
+            print(f"note: {p} not checked ({why})")
+        elif p not in stale:
+            print(f"note: {p} is clean now: drop it from ALLOW")
     if found or stale:
         print(f"{len(found)} line(s) carry work history: say what is true now, "
               "leave the history to git")
@@ -179,35 +227,39 @@ def check(root):
     return 0
 
 
+# (file, line appended, text of the finding it must give)
 PLANTED = [
-    ("docs/harness.md", "Work period 12 made the boot 30 s faster.\n"),
-    ("README.md", "| 2026-12-03 | make check | 2432 s | 1587 passed |\n"),
-    ("hns_roce_main.rs", "// Reordered in session 34 (see 4f3c2a1).\n"),
+    ("docs/harness.md", "Work period 12 made the boot 30 s faster.\n", "Work period 12"),
+    ("README.md", "| 2026-12-03 | make check | 2432 s | 1587 passed |\n", "2026-12-03 | make check"),
+    ("hns_roce_main.rs", "// Reordered in session 34 (see 4f3c2a1).\n", "Reordered in session 34"),
 ]
 
 
 def selftest(root):
-    """Copy the checked files, plant history lines, expect each flagged."""
+    """Copy the checked files, plant a work-period reference, a dated run
+    line and a code comment with a session and a hash; the check must fail
+    and name each planted line."""
     with tempfile.TemporaryDirectory() as tmp:
         files = [p for p in tracked(root) if kind(p) is not None]
         for p in files:
             dst = os.path.join(tmp, p)
             os.makedirs(os.path.dirname(dst), exist_ok=True)
             shutil.copyfile(os.path.join(root, p), dst)
-        before = set(findings(tmp, files))
-        for p, line in PLANTED:
+        for p, line, _ in PLANTED:
             with open(os.path.join(tmp, p), "a", encoding="utf-8") as f:
                 f.write(line)
-        new = [f for f in findings(tmp, files) if f not in before]
-        for f in new:
+        found = findings(tmp, files)
+        for f in found:
             print(f)
-        missing = [line.strip() for p, line in PLANTED
-                   if not any(f.startswith(p + ":") and line.strip()[:40] in f for f in new)]
-        if missing:
-            for line in missing:
-                print(f"not flagged: {line}")
+        missing = [line.strip() for p, line, needle in PLANTED
+                   if not any(f.startswith(p + ":") and needle in f for f in found)]
+        for line in missing:
+            print(f"not flagged: {line}")
+        if not found or missing:
+            print("FAIL: the check passes a tree with work history planted in it")
             return 1
-        print(f"all {len(PLANTED)} planted lines flagged ({len(new)} findings)")
+        print(f"the check fails on the planted copy: {len(found)} finding(s), "
+              f"all {len(PLANTED)} planted lines among them")
         return 0
 
 
