@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Count the instructions one kverbs call executes in either RoCE driver.
 
-make call-count (issue 16, docs/benchmarks.md). No profiler runs in this
+make call-count (docs/benchmarks.md). No profiler runs in this
 guest (no ftrace in the test kernel, no TCG plugins in this QEMU), but
 QEMU's gdb stub single-steps the guest, with interrupts and timers masked
 while it steps. So this script, run inside gdb (`gdb -batch -x`), attaches

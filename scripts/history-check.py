@@ -15,7 +15,7 @@
 #     longer word, path or hex run).
 #
 # Comments are the text after // or in /* */ blocks (Rust, C), after # (shell,
-# Python, Makefile, Kbuild). Only files git tracks are read.
+# Python, Makefile, Kbuild) and Python's triple-quoted strings (docstrings). Only files git tracks are read.
 #
 #   history-check.py [--root DIR]     exit 1 and one line per finding
 #   history-check.py --selftest       plant history in a copy, expect failure
@@ -75,7 +75,7 @@ def md_sections(text):
             if line.startswith("## ")]
 
 DOC_GLOBS = ("README.md",)
-CODE_EXT = {".rs": "c", ".c": "c", ".h": "c", ".sh": "sh", ".py": "sh"}
+CODE_EXT = {".rs": "c", ".c": "c", ".h": "c", ".sh": "sh", ".py": "py"}
 CODE_NAMES = {"Makefile": "sh", "Kbuild": "sh", "Kconfig": "sh"}
 
 
@@ -145,6 +145,21 @@ def sh_comments(text):
             yield n, m.group(1)
 
 
+def py_comments(text):
+    """Yield (lineno, text) of # comments and of the lines of triple-quoted
+    strings (docstrings)."""
+    in_doc = False
+    for n, line in enumerate(text.split("\n"), 1):
+        quotes = line.count('"""') + line.count("'''")
+        if in_doc or quotes:
+            yield n, line
+            if quotes % 2:
+                in_doc = not in_doc
+            continue
+        for m, c in sh_comments(line):
+            yield n, c
+
+
 def doc_lines(text):
     for n, line in enumerate(text.split("\n"), 1):
         yield n, line
@@ -184,7 +199,7 @@ def findings(root, files=None, skipped=None):
         except (OSError, UnicodeDecodeError):
             continue
         sections = md_sections(text) if k == "doc" else []
-        lines = {"doc": doc_lines, "c": c_comments, "sh": sh_comments}[k](text)
+        lines = {"doc": doc_lines, "c": c_comments, "sh": sh_comments, "py": py_comments}[k](text)
         for n, line in lines:
             key = allow_key(path, sections, n)
             if key is not None:
@@ -236,7 +251,7 @@ PLANTED = [
 
 
 def selftest(root):
-    """Copy the checked files, plant a work-period reference, a dated run
+    """Copy the checked files, plant a reference to a period of work, a dated run
     line and a code comment with a session and a hash; the check must fail
     and name each planted line."""
     with tempfile.TemporaryDirectory() as tmp:
