@@ -172,10 +172,14 @@ DUMP_WORD = re.compile(r"[0-9a-f]*\d[0-9a-f]*")
 
 def hashes(text):
     """Yield the hex words of TEXT that read as commit hashes: not the words
-    of a hex dump (a hex word of 8+ digits next to another one)."""
+    of a hex dump (a hex word of 8+ digits next to another one), not a
+    64- or 128-bit value as a kernel log prints it (16 or 32 digits, or
+    starting with 0000 or ffff: addresses, register contents)."""
     for m in HEX.finditer(text):
         w = m.group(0)
         if not (re.search(r"\d", w) and re.search(r"[a-f]", w)):
+            continue
+        if len(w) in (16, 32) or w.startswith(("0000", "ffff")):
             continue
         before = text[:m.start()].rstrip(" `").split()
         after = text[m.end():].lstrip(" `").split()
