@@ -210,7 +210,7 @@ check:
 	@bash scripts/check.sh
 
 # The fuzzer and the fault sweep on both drivers on a KASAN test kernel of
-# its own (issue 15; not part of `make check`, see docs/harness.md).
+# its own (not part of `make check`, see docs/harness.md).
 check-kasan:
 	@bash scripts/check-kasan.sh
 
@@ -239,11 +239,11 @@ bench: modules kernel sim bench-kmod
 
 # The instructions of post_send and post_recv of 1 and 16 WRs and of
 # poll_cq of 0 and 16 CQEs in each driver, single-stepped through QEMU's
-# gdb stub (issue 16, docs/benchmarks.md); build/callcount/report.md.
+# gdb stub (docs/benchmarks.md); build/callcount/report.md.
 call-count: modules kernel sim bench-kmod
 	@bash scripts/call-count.sh $(SAMPLES)
 
-# Where the module's .text goes (issue 16, docs/benchmarks.md): the crate
+# Where the module's .text goes (docs/benchmarks.md): the crate
 # built again with debug info (the same .text as the release build, which
 # is checked) and its instructions given to their inline chains by
 # scripts/size-attr.py. FUNC=text: also the bytes, by source line and by
@@ -258,8 +258,8 @@ size-attr: modules
 	$(if $(FUNC),python3 scripts/size-attr.py --func '$(FUNC)' $(BUILD)/module-dbg/hns_roce_main.o $(CURDIR))
 
 # How far the module's .text is from 1.3x the C module's whatever the
-# source's messages and the compiler's settings (issue 16,
-# docs/benchmarks.md): the same source built three more times, each step
+# source's messages and the compiler's settings
+# (docs/benchmarks.md): the same source built three more times, each step
 # on top of the one before: every hdev_*!/ibdev_*! message compiled to
 # nothing (--cfg hns_no_msg), then -Copt-level=s, then -Coverflow-checks=off.
 # These modules measure; none is meant to be loaded (the -Os builds draw
@@ -279,7 +279,7 @@ size-floor: modules
 	@cat $(BUILD)/size/floor.md
 
 # One traced Rust call of the last `make call-count` by source line
-# (scripts/call-lines.py, issue 16): KIND=post_send_1, post_send_16,
+# (scripts/call-lines.py): KIND=post_send_1, post_send_16,
 # post_recv_1, post_recv_16, poll_cq_empty or poll_cq_16. Needs the
 # debug-info build of size-attr of the same source.
 KIND ?= post_send_16
@@ -288,7 +288,7 @@ call-lines: size-attr
 		$(BUILD)/module-dbg/hns_roce_main.o
 
 # Stack traffic of every traced call of the last `make call-count`, C
-# against Rust (scripts/call-stack.py, issue 16): instructions in each
+# against Rust (scripts/call-stack.py): instructions in each
 # driver's module and how many of them use a stack slot. No boot.
 call-stack:
 	@python3 scripts/call-stack.py $(BUILD)/callcount/traces.json \
@@ -316,17 +316,17 @@ bench-kmod: $(KDIR_DEP)
 	$(KLOCK) $(TOOLS_ENV) $(MAKE) -C $(KDIR) $(KARCH) M=$(CURDIR)/tests/bench MO=$(BUILD)/bench/kmod modules
 	cp $(BUILD)/bench/kmod/hns_kbench.ko $(BUILD)/bench/extra/
 
-# The probe fault sweep of issue 15 on both drivers (not in `make check`
-# yet): build/faults/report.md.
+# The probe fault sweep on both drivers, alone (make check runs it too):
+# build/faults/report.md.
 faults: modules-kunit kernel sim
 	@bash scripts/faults.sh
 
-# The uverbs fuzzer of issue 15 on both drivers (FUZZ_SEED, FUZZ_CALLS,
+# The uverbs fuzzer on both drivers (FUZZ_SEED, FUZZ_CALLS,
 # FUZZ_TIME): build/fuzz/report.md.
 fuzz: modules-kunit kernel sim
 	@bash scripts/fuzz.sh
 
-# The SMP stress of issue 15 on both drivers, 2 vCPUs, SIM=2 (STRESS_TIME,
+# The SMP stress on both drivers, 2 vCPUs, SIM=2 (STRESS_TIME,
 # STRESS_SEED, STRESS_DRIVERS): build/stress/.
 stress: modules-kunit kernel sim
 	@bash scripts/stress.sh

@@ -597,7 +597,7 @@ impl IbDev {
     }
 
     /// What `qp.rs` needs of the device. Never inlined: a dozen verbs build
-    /// it, and its copies cost ≈ 1.5 KB of `.text` (issue 16).
+    /// it, and its copies cost ≈ 1.5 KB of `.text`.
     #[inline(never)]
     pub(crate) fn qp_env(&self) -> qp::QpEnv<'_> {
         qp::QpEnv {

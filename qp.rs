@@ -227,7 +227,7 @@ impl<'a> QpEnv<'a> {
 /// What `post_send` and `post_recv` need of the device: four fields, built
 /// at each call without a call of its own (`QpEnv` has thirteen; building
 /// it took 44 instructions of a 564-instruction `post_send`, counted by
-/// `make call-count`, issue 16).
+/// `make call-count`).
 pub(crate) struct PostEnv<'a> {
     /// Commands.
     pub(crate) cmd: &'a Cmd,

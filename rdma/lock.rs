@@ -7,7 +7,7 @@
 //! C header: [`include/linux/spinlock.h`](srctree/include/linux/spinlock.h).
 //!
 //! The kernel crate's `SpinLockIrq` differs from C's lock in two ways that
-//! cost every post and poll (docs/benchmarks.md, "Session 44"):
+//! cost every post and poll (docs/benchmarks.md, "The lock"):
 //!
 //! - it disables interrupts through the counted `spin_lock_irq_disable`,
 //!   13 instructions more per lock-unlock pair than `spin_lock_irqsave`;

@@ -302,7 +302,7 @@ impl Umem {
     pub(crate) fn check_rereg(&self, flags: u32, access: u32) -> Result {
         // The core takes C `int`s: the same bits, as C's callers pass them
         // (access flags with bit 31 set are the core's to refuse, not
-        // EINVAL here: the uverbs fuzzer's rereg_mr, issue 15).
+        // EINVAL here, as the uverbs fuzzer's rereg_mr checks).
         let flags = i32::from_ne_bytes(flags.to_ne_bytes());
         let access = i32::from_ne_bytes(access.to_ne_bytes());
         // SAFETY: a live umem (type invariant).

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-"""The report of make bench (issue 16): Rust/C per metric, from the guest's lines.
+"""The report of make bench: Rust/C per metric, from the guest's lines.
 
     bench-report.py GUEST_OUTPUT OUTDIR [SIZES [BOOT_OUTPUT...]]
 
@@ -22,7 +22,7 @@ runs the kpath part alone in BENCH_KPATH_BOOTS more boots): for every
 metric in them, the report adds each boot's Rust/C median and verdict
 (GUEST_OUTPUT is boot 1) and a verdict across boots, "slower" or "faster"
 only when every boot says so. A per-call ratio differs more between boots
-than the C/C noise of one boot shows (docs/benchmarks.md, session 37).
+than the C/C noise of one boot shows (docs/benchmarks.md).
 
 Writes OUTDIR/report.md (printed too) and, when matplotlib can be imported
 (Debian's python3-matplotlib, installed by `HNS_BENCH=1 scripts/setup.sh`;

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #
-# make bench (issue 16): both RoCE drivers, alternating, in one boot on the
+# make bench: both RoCE drivers, alternating, in one boot on the
 # same hns-sim build (tests/guest/bench-plan.sh: ROUNDS rounds of the slots
 # c, rs, c2), then the report: build/bench/report.md (+ report.svg/.png)
 # from scripts/bench-report.py, Rust/C and C/C per metric with medians and
@@ -92,7 +92,7 @@ wall=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.0f", b - a }')
 
 # The kernel hot path again, alone, in BENCH_KPATH_BOOTS more boots (default
 # 2; 0: none): its per-call Rust/C moves more between boots than one boot's
-# C/C noise shows (docs/benchmarks.md, session 37), so the report also
+# C/C noise shows (docs/benchmarks.md), so the report also
 # judges those rows across boots. About 70 s a boot.
 kboots=${BENCH_KPATH_BOOTS:-2}
 [[ "$kboots" =~ ^[0-9]+$ ]] || die "BENCH_KPATH_BOOTS must be a number (got '$kboots')"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #
-# Boots tests/guest/bond-plan.sh (RoCE bonding, issue 19) and checks the
+# Boots tests/guest/bond-plan.sh (RoCE bonding) and checks the
 # host side of the run: the bond commands in the model's trace, the
 # model's bond table summary, the stall counter and bad DMA. Prints the
 # guest's TEST lines, then its own ("TEST bond-<d>-host/..."). Not part of

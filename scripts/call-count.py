@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 """Count the instructions one kverbs call executes in either RoCE driver.
 
-make call-count (issue 16, docs/benchmarks.md). No profiler runs in this
+make call-count (docs/benchmarks.md). No profiler runs in this
 guest (no ftrace in the test kernel, no TCG plugins in this QEMU), but
 QEMU's gdb stub single-steps the guest, with interrupts and timers masked
 while it steps. So this script, run inside gdb (`gdb -batch -x`), attaches
@@ -311,13 +311,13 @@ LOCK_DEBUG = re.compile(
 
 # The spinlock itself (what a production kernel runs to take and drop the
 # queue's lock), the kernel crate's lock helpers and the shim's
-# (rdma/lock.rs, session 44).
+# (rdma/lock.rs).
 LOCK = re.compile(r"^(_raw_spin_\w+|rust_helper_spin_\w+|rust_helper_raw_spin_\w+|hns_shim_spin_\w+)$")
 # The Rust driver's C/Rust boundary: the rdma layer's entry points in
-# `rdma::ib::verbs` (the data-path ops the RDMA core calls directly since
-# session 40) and any shim function in front of one. An entry point counts
-# what the compiler inlined into it: since session 44, all of post_recv and
-# poll_cq, whose driver column is then (nearly) empty.
+# `rdma::ib::verbs` (the data-path ops the RDMA core calls directly) and any
+# shim function in front of one. An entry point counts what the compiler
+# inlined into it: all of post_recv and poll_cq, whose driver column is
+# then (nearly) empty.
 BOUNDARY = re.compile(r"^hns_shim_\w+$|rdma2ib5verbs")
 # Where a call's instructions go, in report order.
 BUCKETS = ("driver", "boundary", "spinlock", "other kernel", "lock debugging")

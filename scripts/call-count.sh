@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #
-# make call-count (issue 16): the instructions one kverbs call executes in
+# make call-count: the instructions one kverbs call executes in
 # the C driver and in the Rust driver, counted by single-stepping the guest
 # through QEMU's gdb stub (scripts/call-count.py, in gdb). One boot, SIM=1:
 # tests/guest/callcount-plan.sh loads each driver and runs hns_kbench.ko

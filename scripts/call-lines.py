@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 """Where one traced Rust kverbs call spends its instructions, by source line.
 
-make call-lines KIND=<kind> (issue 16, docs/benchmarks.md). Reads the
+make call-lines KIND=<kind> (docs/benchmarks.md). Reads the
 traces of the last `make call-count` (build/callcount/traces.json), keeps
 the Rust driver's instructions of one traced call of KIND (post_send_1,
 post_send_16, post_recv_1, post_recv_16, poll_cq_empty, poll_cq_16), moves

@@ -11,7 +11,7 @@ operand other than push and pop: values the compiler keeps in stack slots
 (spilled registers, locals in memory). Neither build keeps a frame
 pointer (ORC), so every stack slot is addressed through %rsp. The modules
 must be the ones call-count traced. Prints a Markdown table; counts, not
-time (docs/benchmarks.md, "Session 43").
+time (docs/benchmarks.md, "The kernel hot path").
 
 Usage: call-stack.py TRACES.JSON C_MODULE RUST_MODULE
 """

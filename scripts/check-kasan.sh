@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #
-# make check-kasan (issue 15): the uverbs fuzzer (scripts/fuzz.sh) and the
+# make check-kasan: the uverbs fuzzer (scripts/fuzz.sh) and the
 # probe/runtime fault sweep (scripts/faults.sh) on both drivers, on a KASAN
 # test kernel of its own: configs/qemu-x86_64.config +
 # configs/kasan-x86_64.config, built with clang in

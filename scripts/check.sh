@@ -125,6 +125,13 @@ step docs/c-to-rust-check-fails-on-planted-name "$L/c2r-planted.log" \
 step licences/spdx-follows-c "$L/licences.log" python3 scripts/licence-check.py "$KSRC"
 step licences/check-fails-on-planted-spdx "$L/licences-planted.log" \
     python3 scripts/licence-check.py "$KSRC" --self-test
+# README, docs/*.md and the code comments say what is true now; run logs
+# and work history (dates, numbered sessions and issues, commit hashes)
+# belong in git. The self-test plants such lines in a copy and needs the
+# check to fail on them.
+step docs/no-work-history "$L/history-check.log" python3 scripts/history-check.py
+step docs/history-check-fails-on-planted-line "$L/history-check-selftest.log" \
+    python3 scripts/history-check.py --selftest
 
 # --- arm64: cross-built test kernel and modules, one boot on `virt`. ---------
 # The arm64 kernel tree is $HNS_CACHE/kbuild-arm64 (its own lock); the
@@ -197,7 +204,7 @@ arm64_boot() {
     echo "    arm64 boot: $(($(date +%s) - s)) s"
 }
 
-# arm64_dwqe: direct WQE on user QPs (issue 19), which libhns pushes right
+# arm64_dwqe: direct WQE on user QPs, which libhns pushes right
 # on arm64 only (docs/c-driver-findings.md 15): tests/guest/dwqe-plan.sh
 # with cap bit 12, one boot per driver. The outcomes must be equal, the
 # traces up to the plan's reload too (perftest comes after it), and
@@ -622,7 +629,7 @@ if [ -x "$HNS_BUILD/sim-target/release/hns-sim" ] && [ -f "$HNS_BUILD/module-kun
     done
     trace_equal equivalence/reset-trace reset-c reset-rs
 
-    # Fault sweeps (issue 15, scripts/faults.sh; docs/harness.md): every
+    # Fault sweeps (scripts/faults.sh; docs/harness.md): every
     # CMQ opcode of the probe failed once by an error answer and once by
     # no answer, then runtime mailbox faults under user verbs, one boot
     # per driver through hns_sim's control channel. Outcome (registered or
@@ -639,7 +646,7 @@ if [ -x "$HNS_BUILD/sim-target/release/hns-sim" ] && [ -f "$HNS_BUILD/module-kun
         grep -E '^!! |faults alike' "$L/faults.log" | head -n 30 | cut -c1-300 | sed 's/^/    /'
     fi
 
-    # The uverbs fuzzer (issue 15, scripts/fuzz.sh; docs/harness.md): 10 000
+    # The uverbs fuzzer (scripts/fuzz.sh; docs/harness.md): 10 000
     # malformed uverbs write() commands per driver from the same seed; the
     # errno table of every call class must be the C driver's
     # (equivalence/fuzz), the boots clean (no WARN, no leak).
@@ -682,7 +689,7 @@ dwqe_counts() {
     fi
 }
 
-# --- Direct WQE on kernel QPs (issue 19): kpath-plan.sh with cap bit 12. ------
+# --- Direct WQE on kernel QPs: kpath-plan.sh with cap bit 12. -------------
 # Every single-WR post of the GSI QP is pushed whole into the QP's 64 KiB
 # page (C's write_dwqe); the outcomes and traces must be equal, and hns-sim
 # must have taken pushes from each driver with no mismatch against the SQ
@@ -814,8 +821,8 @@ if [ -x "$HNS_BUILD/sim-target/release/hns-sim" ] && [ -f "$HNS_BUILD/module-kun
     TRACE_OPTS="--only SRQC" trace_files_equal "equivalence/ulp-srqc-trace-1" \
         "$HNS_BUILD/guest/ulp-c/trace-1.txt" "$HNS_BUILD/guest/ulp-rs/trace-1.txt" \
         "$L/trace-ulp-srqc-1.log"
-    # A function reset while dd writes to the NVMe namespace (ULP_RESET=1,
-    # issue 15): the reset's UNINIT flushes the host QPs' outstanding WRs in
+    # A function reset while dd writes to the NVMe namespace (ULP_RESET=1):
+    # the reset's UNINIT flushes the host QPs' outstanding WRs in
     # software (hns_roce_handle_device_err, the UNINIT poll), the
     # controller is deleted with its QPs drained during the reset, dd ends.
     # C's run also shows its CQ/xarray irq lock inversion at the reset
@@ -890,7 +897,7 @@ personality_boots() {
     done
 }
 
-# --- The HIP08 personality on both drivers (issue 18). ------------------------
+# --- The HIP08 personality on both drivers. ---------------------------------
 # hns-sim --personality hip08 (PCI revision 0x21, HIP08 caps and firmware
 # commands: docs/hns-sim.md): tests/guest/hip08-plan.sh on C (which
 # validates the model) and on Rust, one boot each; the outcomes,
@@ -953,7 +960,7 @@ else
     result guest/hip08-c SKIP "hns-sim or the module did not build"
 fi
 
-# --- A HIP09 PF with a VF on both drivers (issue 18). -------------------------
+# --- A HIP09 PF with a VF on both drivers. ----------------------------------
 # hns-sim --personality hip09,vf (device 1 a VF of device 0: PCI device
 # 0xa22f, QUERY_VF_CAPS_NUM/QUERY_VF_RES; docs/hns-sim.md "VF personality"):
 # tests/guest/vf-plan.sh on C (which validates the model) and on Rust,
@@ -981,7 +988,7 @@ else
     result guest/vf-c SKIP "hns-sim or the module did not build"
 fi
 
-# --- HIP09 options on (issue 19, first part). ---------------------------------
+# --- HIP09 options on. ------------------------------------------------------
 # hns-sim with STASH (bit 17), SDI_MODE (14) and LIMIT_BANK (23) added to
 # the default cap flags (0x48077f, which has CQE_INLINE): capsx-plan.sh
 # (uqp-plan.sh: user RC/UD/XRC pingpongs, QP states, XRC objects, unload;
@@ -1066,7 +1073,7 @@ fi
 # pyverbs-c ends here at the latest (when the Rust data block did not run).
 pyverbs_c_join
 
-# --- SMP stress (issue 15, scripts/stress.sh; docs/harness.md "SMP stress"):
+# --- SMP stress (scripts/stress.sh; docs/harness.md "SMP stress"):
 # one boot per driver with 2 vCPUs and two devices, 60 s of object churn
 # beside pingpong/send_bw/rping traffic; no process may fail, `rdma res
 # show` must come back to its baseline, nothing may leak, no kernel report.
@@ -1080,7 +1087,7 @@ else
     result guest/stress SKIP "hns-sim or the module did not build"
 fi
 
-# --- RoCE bonding (issue 19; docs/bonding-plan.md, docs/harness.md "RoCE
+# --- RoCE bonding (docs/driver.md, docs/harness.md "RoCE
 # bonding"): tests/guest/bond-plan.sh through scripts/bond-run.sh on both
 # drivers: four functions (3.0 3.1 3.2 bonded, 4.0 the peer) with the bond
 # capability, active-backup and balance-xor bonds with RC traffic across a

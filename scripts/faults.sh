@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #
-# make faults: the probe fault sweep of issue 15 on both drivers. The CMQ
+# make faults: the probe fault sweep on both drivers. The CMQ
 # opcodes of a C probe are taken from a C probe's hns-sim trace (the
 # registration trace of `make check` when present, else one boot that only
 # probes); then tests/guest/faults-plan.sh arms each one twice (error

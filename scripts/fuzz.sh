@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #
-# make fuzz: the uverbs fuzzer of issue 15 (tests/guest/uverbs_fuzz.py) on
+# make fuzz: the uverbs fuzzer (tests/guest/uverbs_fuzz.py) on
 # both drivers, one boot each (SIM=1, tests/guest/fuzz-plan.sh), with the
 # same seed; scripts/compare-fuzz.py compares the errno tables per call
 # class (C's are the reference) and prints `equivalence/fuzz PASS|FAIL`.

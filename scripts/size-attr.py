@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-"""Where the Rust module's .text goes (issue 16, docs/benchmarks.md).
+"""Where the Rust module's .text goes (docs/benchmarks.md).
 
 Reads the crate's object from a build with debug info (`make size-attr`
 builds it with KRUSTFLAGS=-Cdebuginfo=1, whose .text is the release

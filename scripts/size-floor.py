@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 """The Rust module's .text in several builds against the C module's, and
-how far each is from the 1.3x target of issue 16 (`make size-floor`,
+how far each is from the 1.3x target (`make size-floor`,
 docs/benchmarks.md).
 
 Each BUILD is LABEL=DIR, DIR a module build's output directory (MO=):

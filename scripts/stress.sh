@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #
-# make stress: the SMP stress of issue 15 (tests/guest/stress-plan.sh) on
+# make stress: the SMP stress (tests/guest/stress-plan.sh) on
 # both drivers, one boot each with 2 vCPUs (--smp 2) and two simulated
 # devices (SIM=2): object churn on hns_0 and hns_1 while pingpong,
 # send_bw and rping pairs pass traffic from hns_0 to hns_1, for

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * hns_kbench: kernel hot-path benchmark of an RDMA driver (issue 16).
+ * hns_kbench: kernel hot-path benchmark of an RDMA driver.
  *
  * Uses kernel verbs only, so the same module measures any ib_device: the
  * C driver's hns_0 (hns-roce-hw-v2) and the Rust driver's (hns_roce_rs).

@@ -45,7 +45,7 @@
  * warm-up, the untimed parts, teardown): "verbs_bench: <metric>: <s> s in
  * all", and modify_rc_qp_chain's GID index, GID and path MTU.
  *
- * Cost on hns-sim under TCG (2026-12-03, 2 busy host cores): one op is
+ * Cost on hns-sim under TCG (2 busy host cores): one op is
  * 1-5 ms (PD, device), 3-150 ms (CQ, QP, SRQ, MR, modify chain; the CMQ is
  * polled by the guest CPU while hns-sim answers, so host load shows up as
  * guest CPU time), 60-135 ms for 256 MiB; the whole program 35-90 s.

@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #
-# Benchmark plan (make bench, issue 16; run-guest.sh --driver none --sim 2):
+# Benchmark plan (make bench; run-guest.sh --driver none --sim 2):
 # both RoCE drivers in the same boot on the same hns-sim, alternating. Each
 # round has three slots, c, rs and c2 (the C driver again: the C/C rows
 # measure the noise of a ratio); odd rounds run them as c rs c2, even

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-"""Probe and remove times of a RoCE driver (make bench, issue 16).
+"""Probe and remove times of a RoCE driver (make bench).
 
     python3 /opt/hns/bench_probe.py c|rs CYCLES
 

@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #
-# RoCE bonding (issue 19, docs/bonding-plan.md section 5) on four hns-sim
+# RoCE bonding (docs/harness.md "RoCE bonding") on four hns-sim
 # functions: f0, f1 and f2 are functions 0, 1 and 2 of one PCI slot (the
 # RoCE driver indexes bond members by PCI function number), f3 sits in a
 # slot of its own and stays a plain hns_3, the peer. The model needs the BOND

@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #
-# make call-count (issue 16): the guest side of counting the instructions
+# make call-count: the guest side of counting the instructions
 # one kverbs call executes in either driver. For each driver (C, then Rust):
 # load it, print the module symbols of the RoCE driver ("CC-SYM ADDR TYPE
 # NAME") and the addresses of its ib_device ops post_send, post_recv and

@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #
-# The lean traffic plan for the HIP09 option flags (issue 19; make check's
+# The lean traffic plan for the HIP09 option flags (make check's
 # capsx boots run it with STASH, SDI_MODE and LIMIT_BANK on): uqp-plan.sh
 # (user RC/UD/XRC pingpongs, QP states, XRC objects, unload; its trace is
 # compared), then hns_sim and the driver again for an ib_send_bw pair and

@@ -38,7 +38,7 @@ c_cycle() {
 }
 check module/c-load-unload c_cycle
 
-# The guest clock (issue 16): the clocksource must resolve a millisecond.
+# The guest clock: the clocksource must resolve a millisecond.
 # CLOCK_MONOTONIC read in a loop until 1 ms has passed; the first reading
 # past it must be at most 10 % late (median of 21 tries: a host preemption
 # makes a single try late). refined-jiffies (4 ms steps) fails this.

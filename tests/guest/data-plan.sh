@@ -141,7 +141,7 @@ ulwait() {
     return 1
 }
 
-# Function resets under traffic (issue 15), RESET_CYCLES times (default 5;
+# Function resets under traffic, RESET_CYCLES times (default 5;
 # e.g. RESET_CYCLES=50 for a longer run outside make check). Each cycle: a
 # pair on hns_0 waiting on completion events, odd cycles
 # `ibv_rc_pingpong -e -n 100000`, even ones `ib_send_bw -e -n 1000000`

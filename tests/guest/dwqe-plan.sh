@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #
-# The lean traffic plan for direct WQE (HIP09 cap bit 12, issue 19) on user
+# The lean traffic plan for direct WQE (HIP09 cap bit 12) on user
 # QPs: make check's arm64 dwqe boots run it with hns-sim's cap flags plus
 # DIRECT_WQE, one boot per driver. libhns maps each QP's 64 KiB page of
 # BAR 4 and pushes every single-WR post into it whole; the x86_64 build of
@@ -10,7 +10,7 @@
 # ibv_xsrq_pingpong (libibverbs' post_send) and rping (user QPs, and the
 # CM's MADs through the kernel GSI QP, whose posts are direct WQEs too),
 # the driver unloaded and loaded again, an ib_send_bw pair (the WR API's
-# wr_complete) and one run of pyverbs' test_qpex (issue 19's lean plan),
+# wr_complete) and one run of pyverbs' test_qpex (the lean plan),
 # then the driver and hns_sim unloaded. TEST lines in the group
 # "dwqe-<driver>/", and pyverbs-plan.sh's "pyverbs/test_qpex-1".
 #

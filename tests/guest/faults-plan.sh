@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #
-# Probe fault sweep (issue 15), run once per driver with SIM=1 by
+# Probe fault sweep, run once per driver with SIM=1 by
 # scripts/faults.sh (`make faults`):
 #
 #   sh /opt/hns/faults-plan.sh c|rs OPCODE...

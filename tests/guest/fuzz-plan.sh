@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #
-# The uverbs fuzzer (issue 15), run once per driver with SIM=1 by
+# The uverbs fuzzer, run once per driver with SIM=1 by
 # scripts/fuzz.sh (`make fuzz`); run-guest.sh --driver c|rs has loaded
 # hns_sim and the driver:
 #

@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #
-# A lean plan for hns-sim's HIP08 personality (issue 18; run-guest.sh with
+# A lean plan for hns-sim's HIP08 personality (run-guest.sh with
 # HNS_SIM_ARGS="--personality hip08", --driver none, SIM=1): the driver
 # given as argument is loaded, `ibv_devinfo -v` is printed between
 # HNS-REG-BEGIN/END devinfo (make check compares C's with Rust's) and

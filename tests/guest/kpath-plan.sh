@@ -23,7 +23,7 @@ GIDX=$(roce_v2_gid hns_0)
 check $g/cm-no-qp timeout 60 python3 /opt/hns/cm_noqp.py 192.168.77.1 5
 echo "    $(printf '%s\n' "$out" | tail -n 1)"
 
-# A function reset with kernel work outstanding (issue 15): ib_mad keeps
+# A function reset with kernel work outstanding: ib_mad keeps
 # receive WRs posted on the GSI QP, whose CQ it polls from an unbound
 # workqueue (armed, not IB_POLL_DIRECT). At the reset's UNINIT step the
 # driver runs that CQ's completion handler (hns_roce_handle_device_err)

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 """Where the CPU time of loading or unloading each RoCE driver goes, by
-kernel function (issue 16, a diagnostic for `make bench`'s probe/remove
+kernel function (a diagnostic for `make bench`'s probe/remove
 CPU row; not part of any plan).
 
     python3 /opt/hns/kprof.py load|unload ROUNDS [PERIOD_US]

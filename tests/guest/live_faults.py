@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 """A function reset, then the driver's unload, while a process holds a
-device context with live objects (issue 15), run by faults-plan.sh on
+device context with live objects, run by faults-plan.sh on
 either driver with hns_0 registered.
 
 The process makes a PD, a CQ, an MR, an RC QP in INIT and an SRQ, then

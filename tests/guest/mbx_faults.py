@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-"""Runtime mailbox faults and asynchronous events (issue 15), run by
+"""Runtime mailbox faults and asynchronous events, run by
 faults-plan.sh on either driver with hns_0 registered.
 
 For each case one mailbox command is armed to fail once in hns-sim

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-"""CPU time of loading and unloading each RoCE driver (issue 16, a
+"""CPU time of loading and unloading each RoCE driver (a
 diagnostic for `make bench`'s probe/remove CPU row; not part of any plan).
 
     python3 /opt/hns/probe_cpu.py dev|nodev ROUNDS SETTLE_MS

@@ -49,7 +49,7 @@ if [ "$D" = rs ]; then
 fi
 
 # A fault armed while the guest runs (hns_sim's control channel, which the
-# fault sweeps of issue 15 build on): the next probe fails at
+# fault sweeps build on): the next probe fails at
 # QUERY_PF_CAPS_NUM (0x8408) and registers nothing, the one after it works;
 # a malformed fault is refused.
 FAULT=/sys/module/hns_sim/parameters/fault

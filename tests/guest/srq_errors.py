@@ -7,7 +7,7 @@ resize (not supported), a limit above the depth, a valid limit read back,
 `rdma res show srq` (-dd, and the first words of the raw SRQC). Some
 refusals may come from libhns before the kernel sees them; either way the
 driver must answer as C does. EXPECT holds the lines the C driver printed
-on hns-sim's default caps (guest boots of 2026-12-03, C and Rust alike).
+on hns-sim's default caps (C and Rust alike).
 Usage: srq_errors.py   (exit 0 when the lines are EXPECT's)"""
 import json
 import subprocess

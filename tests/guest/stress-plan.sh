@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #
-# SMP stress (issue 15), one boot per driver with 2 vCPUs and SIM=2
+# SMP stress, one boot per driver with 2 vCPUs and SIM=2
 # (scripts/stress.sh, `make stress`); run-guest.sh --driver c|rs --smp 2
 # has loaded hns_sim and the driver:
 #

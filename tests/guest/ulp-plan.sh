@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #
-# NVMe over RDMA between the two simulated functions (SIM=2, issue 14): the
+# NVMe over RDMA between the two simulated functions (SIM=2): the
 # in-kernel NVMe target (nvmet, nvmet-rdma) with a memory-backed null_blk
 # namespace listens on hns_1's address (192.168.77.2), the in-kernel host
 # (nvme-rdma) connects from hns_0's (192.168.77.1, nvme-cli's -w) with two
@@ -22,7 +22,7 @@
 # checks with "rdma res show srq" that the target has one, and its TEST
 # lines are in the group "ulp-srq/..." or "ulp-srq-rs/...".
 #
-# ULP_RESET=1 (issue 15) adds, after the I/O checks, a function reset
+# ULP_RESET=1 adds, after the I/O checks, a function reset
 # (hns_sim resets both functions) while dd writes to the namespace: the
 # host's QPs have receive WRs (and maybe sends) outstanding, so the reset's
 # UNINIT step runs their CQs' handlers and the software poll flushes them

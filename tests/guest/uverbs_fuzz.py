@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-"""The uverbs fuzzer of issue 15: malformed create/modify/destroy requests
+"""The uverbs fuzzer: malformed create/modify/destroy requests
 through the legacy write() interface of /dev/infiniband/uverbsN
 (struct ib_uverbs_cmd_hdr + the command + the driver's udata,
 include/uapi/rdma/ib_user_verbs.h and hns-abi.h), for every object the

@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #
-# A plan for hns-sim's VF personality (issue 18; run-guest.sh with
+# A plan for hns-sim's VF personality (run-guest.sh with
 # HNS_SIM_ARGS="--personality hip09,vf", --driver none, --sim 2): device 0
 # is a HIP09 PF (hns_0), device 1 a HIP09 VF of it (PCI device 0xa22f,
 # hns_1). The driver given as argument is loaded; both functions must

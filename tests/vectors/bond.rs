@@ -3,7 +3,7 @@
 //! RoCE bonding command payloads as the C driver sent them.
 //!
 //! The words are the `cmq > op=860x` descriptors of `hns-roce-hw-v2.ko` in
-//! the hns-sim traces of `scripts/bond-run.sh c` (session 34): an
+//! the hns-sim traces of `scripts/bond-run.sh c`: an
 //! active-backup bond of functions 0 and 1, its failover to function 1, an
 //! 802.3ad layer 2 bond, a balance-xor layer 3+4 bond, its failover, a
 //! third slave (function 2), and the clear. The driver's bookkeeping must give the same words for

@@ -78,7 +78,7 @@ pub fn check_retval_errno() -> Check {
 }
 
 /// HIP08's CFG_SGID_TB payloads as the C driver sent them on hns-sim's
-/// HIP08 personality (trace of 2026-12-04, the port's link-local GID of
+/// HIP08 personality (its trace: the port's link-local GID of
 /// MAC 02:19:e5:00:03:00 at index 0 as RoCE v1 and index 1 as RoCE v2).
 pub fn check_sgid_tb() -> Check {
     use crate::hns_roce_hw_v2::gid::write_sgid_tb;
@@ -133,7 +133,7 @@ pub fn check_smac_tb() -> Check {
 }
 
 /// HIP09's CFG_GMV_TBL payloads as the C driver sent them on hns-sim's
-/// default personality (trace of 2026-12-04, `reg-c`: the link-local GID of
+/// default personality (the trace of `reg-c`: the link-local GID of
 /// MAC 02:19:e5:00:03:00 at index 0 as RoCE v1 and index 1 as RoCE v2 IPv6,
 /// no VLAN, then index 0 deleted).
 pub fn check_gmv_tb() -> Check {

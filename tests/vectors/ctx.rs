@@ -151,8 +151,8 @@ pub fn check_dma_mr_mpt() -> Check {
 }
 
 /// A fast-register MR of nvme-rdma (257 pages, PD 1) on the C driver:
-/// the CREATE_MPT words of the hns-sim trace of `tests/guest/ulp-plan.sh`
-/// (2026-12-03), a FREE entry with remote access and invalidation, fast
+/// the CREATE_MPT words of the hns-sim trace of `tests/guest/ulp-plan.sh`:
+/// a FREE entry with remote access and invalidation, fast
 /// registration and a one-hop page list in 16 KiB BT pages at bus address
 /// 0x0884_d000 (the trace's PBL_BA 0x01109a00 in 8-byte units).
 pub fn check_frmr_mpt() -> Check {
@@ -187,7 +187,7 @@ pub fn check_frmr_mpt() -> Check {
 /// User MRs of 4 KiB (one page: direct, hop 0), 2 MiB (512 pages, hop 1)
 /// and 64 MiB (16384 pages, hop 2) on PD 1, local write + remote read and
 /// write, against the C driver's CREATE_MPT words (hns-sim trace of
-/// tests/guest/user-objects.py, 2026-12-01). Inputs read off those words:
+/// tests/guest/user-objects.py). Inputs read off those words:
 /// PBL_BA in 8-byte units, PA0/PA1 in 64-byte units.
 pub fn check_user_mr_mpt() -> Check {
     let access = MrAccess {

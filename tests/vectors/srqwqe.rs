@@ -5,7 +5,7 @@
 //! lines `srqwqe`/`srqidx`) in `ULP_SRQ=1 tests/guest/ulp-plan.sh` on
 //! hns_1 (nvmet-rdma with `use_srq=1`: SRQ 0, 1024 WQEs of two segments,
 //! each receive a 64-byte command capsule and a 4 KiB inline data page,
-//! lkey 0x200; boot of 2026-12-03), and its SRQ doorbell words in a boot
+//! lkey 0x200), and its SRQ doorbell words in a boot
 //! without SRQ record doorbells.
 
 use super::{expect, Check};

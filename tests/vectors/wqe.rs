@@ -28,7 +28,7 @@ pub fn check_doorbell_and_owner() -> Check {
 
 /// Word 0 of GSI WQEs the C driver pushed as direct WQEs (`dwqe` lines of
 /// hns-sim's `--dump-data` of `tests/guest/kpath-plan.sh` on `--driver c`
-/// with cap flags 0x48177f, session 33): the SQ producer index after the
+/// with cap flags 0x48177f): the SQ producer index after the
 /// post and the word pushed. Before the push the word was the UD builder's
 /// 0x00000180 (owner, CQE; `GSI_WQE0`), SL 0.
 const C_DWQE_WORD0: [(u32, u32); 3] = [(1, 0x8000_8180), (2, 0x8001_0180), (0x19, 0x800c_8180)];
@@ -181,8 +181,8 @@ pub fn check_rc_atomic_inline() -> Check {
 }
 
 /// REG_MR and SEND_WITH_INV as the C driver wrote them for NVMe over RDMA
-/// (`rcwqe` lines of hns-sim's `--dump-data` of `tests/guest/ulp-plan.sh`,
-/// 2026-12-03): nvme-rdma's first two fast registrations on the host's QP 8
+/// (`rcwqe` lines of hns-sim's `--dump-data` of `tests/guest/ulp-plan.sh`):
+/// nvme-rdma's first two fast registrations on the host's QP 8
 /// (one 4 KiB page each, remote read and write plus local write, keys
 /// 0x301 and 0x302, page lists at 0x0884d000, unsignaled, fresh slots 0
 /// and 8), and nvmet-rdma's SEND_WITH_INV of rkey 0x301 (16 bytes, slot 1
