@@ -133,6 +133,25 @@ step docs/no-work-history "$L/history-check.log" python3 scripts/history-check.p
 step docs/history-check-fails-on-planted-line "$L/history-check-selftest.log" \
     python3 scripts/history-check.py --selftest
 
+# The deploy guide's out-of-tree route as a user who skipped `make setup`
+# meets it (an empty cache, nothing but the system's PATH): a KDIR that is
+# not a Rust-enabled build tree, and a missing bindgen, each stop
+# `make modules` with a line that says what to do, before Kbuild runs.
+deploy_refuses() {
+    local d=$L/deploy-$1 want=$2 kdir=$3
+    rm -rf "$d" && mkdir -p "$d/kdir" && echo '# CONFIG_RUST is not set' >"$d/kdir/.config"
+    if env PATH=/usr/sbin:/usr/bin:/sbin:/bin make -s modules KDIR="$kdir" HNS_CACHE="$d/cache" >"$d/out" 2>&1; then
+        echo "make modules succeeded"
+        return 1
+    fi
+    cat "$d/out"
+    grep -q "$want" "$d/out" && [ ! -e "$d/cache" ]
+}
+step deploy/modules-without-rust-tree-says-why "$L/deploy-norust.log" \
+    deploy_refuses norust 'is not a kernel build tree with CONFIG_RUST=y' "$L/deploy-norust/kdir"
+step deploy/modules-without-bindgen-says-why "$L/deploy-nobindgen.log" \
+    deploy_refuses nobindgen 'bindgen not found: run make setup' "$KOBJ"
+
 # --- arm64: cross-built test kernel and modules, one boot on `virt`. ---------
 # The arm64 kernel tree is $HNS_CACHE/kbuild-arm64 (its own lock); the
 # modules go to build/arm64/. One lean boot (tests/guest/arm64-plan.sh,

@@ -64,8 +64,11 @@ if ! cmp -s "$IOBJ/.config.new" "$IOBJ/.config.base" 2>/dev/null || [ ! -f "$IOB
     mv "$IOBJ/.config.new" "$IOBJ/.config.base"
 fi
 rm -f "$IOBJ/.config.new"
-grep -qx 'CONFIG_INFINIBAND_HNS_RS=m' "$IOBJ/.config" ||
+if ! grep -qx 'CONFIG_INFINIBAND_HNS_RS=m' "$IOBJ/.config"; then
+    grep -qx 'CONFIG_RUST=y' "$IOBJ/.config" ||
+        die "CONFIG_RUST is off, so olddefconfig dropped INFINIBAND_HNS_RS (it depends on RUST): enable RUST first"
     die "CONFIG_INFINIBAND_HNS_RS=m did not survive olddefconfig: $(grep -E 'INFINIBAND_HNS_RS' "$IOBJ/.config" || echo absent)"
+fi
 
 log "in-tree build in $IOBJ"
 if ! kmake modules_prepare >"$IOBJ/prepare.log" 2>&1; then
