@@ -22,6 +22,7 @@
 #   make fuzz           uverbs fuzzer on both drivers, errno tables compared (issue 15), build/fuzz/
 #   make stress         object churn + traffic on 2 vCPUs, both drivers (issue 15), build/stress/
 #   make check-kasan    fuzzer + fault sweep on both drivers on a KASAN kernel (issue 15), build/kasan/
+#   make check-kcfi     Rust's indirect-call paths on a kCFI (CONFIG_CFI) kernel, build/kcfi/
 #   make guest DRIVER=none|c|rs SIM=0 CMD='...'   run CMD in the guest
 #   make modules [KDIR=/path/to/prepared/kernel]  just build hns_roce_rs.ko
 #   make kernel|modules|sim|guest ARCH=arm64      the same, cross-built for arm64
@@ -102,7 +103,7 @@ CMD ?=
 RS_SOURCES = $(shell git ls-files --cached --others --exclude-standard '*.rs' 2>/dev/null || find . -name '*.rs' -not -path './build/*' -not -path '*/target/*')
 
 .PHONY: all setup kernel modules modules-kunit module-variant sim sim-test clippy fmt fmt-check host-test \
-	initramfs guest check check-kasan demo bench bench-kmod call-count call-lines call-stack size-attr size-floor kprof faults fuzz stress clean help intree-patch intree-build
+	initramfs guest check check-kasan check-kcfi demo bench bench-kmod call-count call-lines call-stack size-attr size-floor kprof faults fuzz stress clean help intree-patch intree-build
 
 all: modules
 
@@ -174,6 +175,12 @@ check:
 # its own (issue 15; not part of `make check`, see docs/harness.md).
 check-kasan:
 	@bash scripts/check-kasan.sh
+
+# Plans through the ops the RDMA core, the hnae3 core and the netdev
+# notifier chain call indirectly, on Rust, on a kCFI test kernel of its own
+# (not part of `make check`, see docs/harness.md "kCFI run").
+check-kcfi:
+	@bash scripts/check-kcfi.sh
 
 # In-tree route: a patch adding the driver as drivers/infiniband/hw/hns_rs
 # (INFINIBAND_HNS_RS) to a 7.3 tree (default: the cached source), written to
