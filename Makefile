@@ -34,6 +34,7 @@
 #   Longer runs, not part of make check:
 #   make stress         object churn and traffic on 2 vCPUs, both drivers, build/stress/
 #   make check-kasan    fuzzer and fault sweep on a KASAN kernel, build/kasan/
+#   make check-kcfi     Rust's indirect-call paths on a kCFI (CONFIG_CFI) kernel, build/kcfi/
 #   make bench          Rust against C, alternating in one boot, build/bench/report.md
 #   make bench-kmod     the kernel hot-path benchmark module
 #   make call-count     instructions per kverbs call, C against Rust, build/callcount/
@@ -132,7 +133,7 @@ CMD ?=
 RS_SOURCES = $(shell git ls-files --cached --others --exclude-standard '*.rs' 2>/dev/null || find . -name '*.rs' -not -path './build/*' -not -path '*/target/*')
 
 .PHONY: all setup kernel modules modules-kunit module-variant sim sim-test clippy fmt fmt-check host-test \
-	initramfs guest check check-kasan demo bench bench-kmod call-count call-lines call-stack size-attr size-floor kprof faults fuzz stress clean help intree-patch intree-build
+	initramfs guest check check-kasan check-kcfi demo bench bench-kmod call-count call-lines call-stack size-attr size-floor kprof faults fuzz stress clean help intree-patch intree-build
 
 all: modules
 
@@ -213,6 +214,12 @@ check:
 # its own (not part of `make check`, see docs/harness.md).
 check-kasan:
 	@bash scripts/check-kasan.sh
+
+# Plans through the ops the RDMA core, the hnae3 core and the netdev
+# notifier chain call indirectly, on Rust, on a kCFI test kernel of its own
+# (not part of `make check`, see docs/harness.md "kCFI run").
+check-kcfi:
+	@bash scripts/check-kcfi.sh
 
 # In-tree route: a patch adding the driver as drivers/infiniband/hw/hns_rs
 # (INFINIBAND_HNS_RS) to a 7.3 tree (default: the cached source), written to

@@ -49,8 +49,6 @@ void hns_shim_get_layout(struct hns_shim_layout *l)
 	l->ib_device_ops_post_srq_recv =
 		offsetof(const struct ib_device_ops, post_srq_recv);
 	l->ib_device_ops_poll_cq = offsetof(const struct ib_device_ops, poll_cq);
-	l->ib_device_ops_req_notify_cq =
-		offsetof(const struct ib_device_ops, req_notify_cq);
 	l->ib_cq_device = offsetof(struct ib_cq, device);
 	l->ib_qp_device = offsetof(struct ib_qp, device);
 	l->ib_srq_device = offsetof(struct ib_srq, device);
@@ -1598,6 +1596,15 @@ static int hns_shim_fill_res_srq_raw(struct sk_buff *msg, struct ib_srq *ibsrq)
 				buf);
 }
 
+/* The enum argument is why this trampoline exists (kCFI typing, as for
+ * reset_notify): the driver's function takes the flags as an integer.
+ */
+static int hns_shim_req_notify_cq(struct ib_cq *ibcq,
+				  enum ib_cq_notify_flags flags)
+{
+	return to_sdev(ibcq->device)->ops->req_notify_cq(ibcq, (u32)flags);
+}
+
 static const struct ib_device_ops hns_shim_dev_ops = {
 	.owner = THIS_MODULE,
 	.driver_id = RDMA_DRIVER_HNS,
@@ -1605,6 +1612,7 @@ static const struct ib_device_ops hns_shim_dev_ops = {
 	.uverbs_no_driver_id_binding = 1,
 
 	.get_dev_fw_str = hns_shim_fw_str,
+	.req_notify_cq = hns_shim_req_notify_cq,
 	.create_ah = hns_shim_create_ah,
 	.create_user_ah = hns_shim_create_ah,
 	.destroy_ah = hns_shim_destroy_ah,

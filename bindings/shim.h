@@ -40,7 +40,6 @@ struct hns_shim_layout {
 	u32 ib_device_ops_post_recv;
 	u32 ib_device_ops_post_srq_recv;
 	u32 ib_device_ops_poll_cq;
-	u32 ib_device_ops_req_notify_cq;
 	u32 ib_cq_device;
 	u32 ib_qp_device;
 	u32 ib_srq_device;
@@ -613,12 +612,17 @@ struct hns_shim_res {
  */
 struct hns_rs_ib_ops {
 	/* The data path, called by the RDMA core without the shim:
-	 * post_send, post_recv, poll_cq and req_notify_cq, and the SRQ's
-	 * post_srq_recv (set only with SRQs). They find the driver's objects
-	 * through the containers below.
+	 * post_send, post_recv and poll_cq, and the SRQ's post_srq_recv (set
+	 * only with SRQs). They find the driver's objects through the
+	 * containers below.
 	 */
 	const struct ib_device_ops *datapath;
 	const struct ib_device_ops *srq_datapath;
+	/* The core's req_notify_cq through a shim function: its prototype has
+	 * an enum, whose kCFI type no Rust function can have; flags is that
+	 * enum's value.
+	 */
+	int (*req_notify_cq)(struct ib_cq *ibcq, u32 flags);
 	void (*query_device)(void *rs, struct hns_shim_dev_attr *attr);
 	void (*query_port)(void *rs, u32 port, struct hns_shim_port_attr *attr);
 	void (*fw_ver)(void *rs, u64 *fw_ver);

@@ -48,7 +48,7 @@ pub(crate) struct BondGroup {
 struct DieEntry {
     bus: u8,
     die: Die,
-    groups: KVec<(Arc<BondGroup>, Arc<BondHooks<BondGroup>>)>,
+    groups: DieGroups,
 }
 
 kernel::sync::global_lock! {
@@ -66,6 +66,15 @@ kernel::sync::global_lock! {
 /// the hnae3 client registers; dropping it, after the client is gone,
 /// drops every die's groups (`hns_roce_dealloc_bond_grp`): their notifiers
 /// are unregistered and their work waited for.
+///
+/// The registry holds the only lasting strong reference to each group's
+/// [`BondHooks`]: the notifier and the work look groups up ([`groups_of`])
+/// without their hooks, and cancel their work through the registry
+/// ([`cancel_work`]). Suspend and resume borrow the hooks with the suspend
+/// lock held ([`with_die_hooks`]), which the registry's drop takes too. So
+/// the hooks are always dropped here, in module-unload process context,
+/// where unregistering the notifier may take RTNL and waiting for the work
+/// cannot wait for itself.
 pub(crate) struct Registry(());
 
 impl Registry {
@@ -83,35 +92,76 @@ impl Registry {
 
 impl Drop for Registry {
     fn drop(&mut self) {
+        #[cfg(hns_kunit)]
+        unload_race::registry_drop_begins();
+        // No suspend or resume holds hooks while this one is held.
+        let pm = BOND_PM.lock();
         let all = core::mem::take(&mut *DIES.lock());
         drop(all);
+        #[cfg(hns_kunit)]
+        unload_race::registry_dropped();
+        drop(pm);
     }
 }
 
 /// A die's groups with their hooks, as the registry holds them.
 type DieGroups = KVec<(Arc<BondGroup>, Arc<BondHooks<BondGroup>>)>;
 
-/// The groups of die `bus`, in id order.
-fn groups_of(bus: u8) -> DieGroups {
-    die_step(bus, |_| true)
+/// The groups of die `bus`, in id order, without their hooks: what the
+/// notifier and the work may hold.
+fn groups_of(bus: u8) -> KVec<Arc<BondGroup>> {
+    let mut out = KVec::new();
+    if let Some(d) = DIES.lock().iter().find(|d| d.bus == bus) {
+        for (g, _) in d.groups.iter() {
+            // Two entries at most: a failed push leaves a group out, as a
+            // group the lookup does not find.
+            let _ = out.push(g.clone(), GFP_KERNEL);
+        }
+    }
+    #[cfg(hns_kunit)]
+    unload_race::after_lookup();
+    out
 }
 
-/// Runs `step` on die `bus`'s ids and suspend count and, when it returns
-/// true, gives the die's groups, in id order: one hold of the registry for
-/// both. Nothing for a die without groups.
-fn die_step(bus: u8, step: impl FnOnce(&mut Die) -> bool) -> DieGroups {
-    let mut dies = DIES.lock();
-    let mut out = KVec::new();
-    if let Some(d) = dies.iter_mut().find(|d| d.bus == bus) {
+/// Runs `step` on die `bus`'s ids and suspend count (one hold of the
+/// registry) and, when it returns true, `f` on each of the die's groups
+/// and its hooks, in id order, with the suspend lock held and the registry
+/// released (`f` may take RTNL). The hooks borrowed here are released
+/// before the suspend lock.
+fn with_die_hooks(
+    bus: u8,
+    step: impl FnOnce(&mut Die) -> bool,
+    mut f: impl FnMut(&BondGroup, &BondHooks<BondGroup>),
+) {
+    let pm = BOND_PM.lock();
+    let mut held: DieGroups = KVec::new();
+    if let Some(d) = DIES.lock().iter_mut().find(|d| d.bus == bus) {
         if step(&mut d.die) {
-            for g in d.groups.iter() {
-                // Two entries at most: a failed push leaves a group out, as
-                // a group the lookup does not find.
-                let _ = out.push((g.0.clone(), g.1.clone()), GFP_KERNEL);
+            for (g, h) in d.groups.iter() {
+                // As in `groups_of`.
+                let _ = held.push((g.clone(), h.clone()), GFP_KERNEL);
             }
         }
     }
-    out
+    for (g, h) in held.iter() {
+        f(g, h);
+    }
+    drop(held);
+    drop(pm);
+}
+
+/// Cancels pending work of group `id` of die `bus` without waiting
+/// (`cancel_delayed_work`), under the registry: no reference to the hooks
+/// leaves it, so the caller (the work itself, possibly) never drops them.
+fn cancel_work(bus: u8, id: u8) {
+    let dies = DIES.lock();
+    let hooks = dies
+        .iter()
+        .find(|d| d.bus == bus)
+        .and_then(|d| d.groups.iter().find(|(g, _)| g.id == id));
+    if let Some((_, h)) = hooks {
+        h.cancel();
+    }
 }
 
 /// The group of die `bus` that claims `dev` (`hns_roce_get_bond_grp`).
@@ -119,16 +169,7 @@ fn find(bus: u8, dev: NetDev) -> Option<Arc<BondGroup>> {
     let upper = rdma::master_upper(dev);
     groups_of(bus)
         .into_iter()
-        .map(|(g, _)| g)
         .find(|g| g.state.lock().claims(dev, upper))
-}
-
-/// The hooks of group `id` of die `bus`.
-fn hooks_of(bus: u8, id: u8) -> Option<Arc<BondHooks<BondGroup>>> {
-    groups_of(bus)
-        .into_iter()
-        .find(|(g, _)| g.id == id)
-        .map(|(_, h)| h)
 }
 
 /// The function's own net device.
@@ -232,18 +273,14 @@ pub(crate) fn claims(h: &Hnae3Handle) -> bool {
 /// nested calls (`hns_roce_bond_suspend`).
 pub(crate) fn suspend(h: &Hnae3Handle) {
     let (bus, _) = h.bus_func();
-    let _pm = BOND_PM.lock();
-    for (_, hooks) in die_step(bus, Die::suspend) {
-        hooks.suspend();
-    }
+    with_die_hooks(bus, Die::suspend, |_, hooks| hooks.suspend());
 }
 
 /// Puts the die's notifiers back, the last of nested calls
 /// (`hns_roce_bond_resume`).
 pub(crate) fn resume(h: &Hnae3Handle) {
     let (bus, _) = h.bus_func();
-    let _pm = BOND_PM.lock();
-    for (g, hooks) in die_step(bus, Die::resume) {
+    with_die_hooks(bus, Die::resume, |g, hooks| {
         if let Err(e) = hooks.register() {
             hdev_err!(
                 h.device(),
@@ -253,13 +290,13 @@ pub(crate) fn resume(h: &Hnae3Handle) {
                 e.to_errno()
             );
         }
-    }
+    });
 }
 
 /// The function left the hnae3 core: no group may keep its handle.
 pub(crate) fn forget(h: &Hnae3Handle) {
     let (bus, _) = h.bus_func();
-    for (g, _) in groups_of(bus) {
+    for g in groups_of(bus) {
         g.state.lock().forget_handle(h.handle_ref());
     }
 }
@@ -356,9 +393,7 @@ impl BondGroup {
                 }
             }
         }
-        if let Some(hooks) = hooks_of(self.bus, self.id) {
-            hooks.cancel();
-        }
+        cancel_work(self.bus, self.id);
         self.state.lock().detach();
     }
 
@@ -713,5 +748,67 @@ impl BondHandler for BondGroup {
 
     fn work(&self) {
         Clients::<HnsRoce>::with(|cl| self.run(cl));
+    }
+}
+
+/// Test build only: makes module unload meet a notifier call inside a
+/// group lookup, the order in which a lookup that kept a strong reference
+/// to the group's hooks would drop their last one in the notifier (with
+/// RTNL held: unregistering it needs RTNL) or in the work (which would
+/// then wait for itself).
+///
+/// Armed only where the module has bond groups (a function with the bond
+/// capability registered; only the bonding plan has one). The registry's
+/// drop then announces itself in the kernel log and waits, up to 10 s,
+/// for a lookup; the first lookup made from then on waits, up to 3 s,
+/// until the registry has dropped its groups. With the hooks owned by the
+/// registry alone, that drop waits for the notifier (RTNL) and the lookup
+/// times out; nothing else changes.
+#[cfg(hns_kunit)]
+mod unload_race {
+    use super::DIES;
+    use core::sync::atomic::{AtomicBool, Ordering};
+    use kernel::prelude::*;
+    use kernel::time::{delay::fsleep, Delta};
+
+    /// The registry's drop has begun in a module with bond groups.
+    static UNLOADING: AtomicBool = AtomicBool::new(false);
+    /// A lookup is held (or was: only the first is).
+    static HELD: AtomicBool = AtomicBool::new(false);
+    /// The registry has dropped its groups.
+    static DROPPED: AtomicBool = AtomicBool::new(false);
+
+    /// Polls `done` every 50 ms, at most `ms` milliseconds.
+    fn wait(done: &AtomicBool, ms: u32) {
+        for _ in 0..ms / 50 {
+            if done.load(Ordering::Acquire) {
+                return;
+            }
+            fsleep(Delta::from_millis(50));
+        }
+    }
+
+    /// The registry's drop begins (no lock held).
+    pub(super) fn registry_drop_begins() {
+        if DIES.lock().is_empty() {
+            return;
+        }
+        UNLOADING.store(true, Ordering::Release);
+        pr_info!("bond registry: unloading, waiting for a lookup (test build)\n");
+        wait(&HELD, 10_000);
+    }
+
+    /// A group lookup is done; its result is still held.
+    pub(super) fn after_lookup() {
+        if !UNLOADING.load(Ordering::Acquire) || HELD.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        pr_info!("bond registry: lookup during unload, held (test build)\n");
+        wait(&DROPPED, 3_000);
+    }
+
+    /// The registry has dropped its groups.
+    pub(super) fn registry_dropped() {
+        DROPPED.store(true, Ordering::Release);
     }
 }

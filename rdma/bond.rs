@@ -181,6 +181,11 @@ pub(crate) trait BondHandler: Send + Sync + 'static {
 /// A bond group's notifier and delayed work, calling `T`; dropping it
 /// unregisters the notifier, waits for the work and frees both.
 ///
+/// So it must be dropped in process context, with RTNL not held, and
+/// neither from its notifier nor from its work: its owner keeps the strong
+/// references out of `T`'s reach (the callbacks get a borrow of `T`, never
+/// of the hooks).
+///
 /// # Invariants
 ///
 /// `g` is a live shim group whose context is `ctx`, an `Arc<T>` from

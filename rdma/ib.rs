@@ -477,7 +477,6 @@ impl<D: IbDriver> IbAdapter<D> {
         post_send: Some(post_send::<D>),
         post_recv: Some(post_recv::<D>),
         poll_cq: Some(poll_cq::<D>),
-        req_notify_cq: Some(req_notify_cq::<D>),
         // SAFETY: every other field of `ib_device_ops` is an optional
         // function pointer, a number or a pointer, for which zero means
         // "not set".
@@ -495,6 +494,7 @@ impl<D: IbDriver> IbAdapter<D> {
     const OPS: raw::hns_rs_ib_ops = raw::hns_rs_ib_ops {
         datapath: &Self::DATAPATH,
         srq_datapath: &Self::SRQ_DATAPATH,
+        req_notify_cq: Some(req_notify_cq::<D>),
         query_device: Some(query_device::<D>),
         query_port: Some(query_port::<D>),
         fw_ver: Some(fw_ver::<D>),

@@ -103,6 +103,10 @@ for f in bindings/shim.c bindings/shim.h sim/guest/hns_sim_glue.c sim/guest/hns_
     step "style/checkpatch-$(basename "$f")" "$L/checkpatch-$(basename "$f").log" \
         perl "$KSRC/scripts/checkpatch.pl" --no-tree --quiet --show-types -f "$f"
 done
+# kCFI typing: every Rust function the C side calls through a pointer has
+# the pointer's C prototype, parameter by parameter (an enum parameter needs
+# a C trampoline). Static, no kernel built with CONFIG_CFI_CLANG needed.
+step style/kcfi-prototypes "$L/kcfi.log" python3 scripts/kcfi-check.py "$KSRC"
 # no_warnings TEST LOG...: no compiler warning allowed in the builds' logs.
 no_warnings() {
     local t=$1

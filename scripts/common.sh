@@ -49,6 +49,9 @@ KSRC_ROOT=$HNS_CACHE/src
 # tree, lock and module outputs of its own, so neither tree ever
 # reconfigures or rebuilds the other.
 HNS_KASAN=${HNS_KASAN:-0}
+# HNS_KCFI=1 (make check-kcfi, x86_64 only): the kCFI test kernel, likewise
+# a tree, lock and outputs of its own.
+HNS_KCFI=${HNS_KCFI:-0}
 # Extra config fragments merged after configs/qemu-$ARCH.config, and the C
 # compiler of the kernel tree (empty: the kernel's default, gcc).
 HNS_KFRAGS=""
@@ -63,6 +66,15 @@ if [ "$HNS_ARCH" = x86_64 ] && [ "$HNS_KASAN" = 1 ]; then
     HNS_KCC=${HNS_KASAN_CC:-clang-19}
     # Guest runs and fuzz/faults results of this kernel (not build/guest).
     HNS_RUNS=$HNS_BUILD/kasan
+elif [ "$HNS_ARCH" = x86_64 ] && [ "$HNS_KCFI" = 1 ]; then
+    KOBJ=${KOBJ_KCFI:-$HNS_CACHE/kbuild-x86_64-kcfi}
+    GUEST_DEBS=$HNS_CACHE/guest-debs
+    GUEST_ROOT=$HNS_CACHE/guest-root
+    KBUILD_LOCK=$HNS_CACHE/kbuild-x86_64-kcfi.lock
+    HNS_ABUILD=$HNS_BUILD/kcfi
+    HNS_KFRAGS=$HNS_TOP/configs/kcfi-x86_64.config
+    HNS_KCC=${HNS_KCFI_CC:-clang-19}
+    HNS_RUNS=$HNS_BUILD/kcfi
 elif [ "$HNS_ARCH" = x86_64 ]; then
     KOBJ=${KOBJ:-$HNS_CACHE/kbuild-x86_64}
     GUEST_DEBS=$HNS_CACHE/guest-debs

@@ -646,14 +646,15 @@ pub(super) unsafe extern "C" fn modify_cq<D: IbDriver>(
     errno(d.modify_cq(cq, count, period))
 }
 
-/// The RDMA core's `req_notify_cq` (hns_rs_ib_ops' `datapath`).
+/// The RDMA core's `req_notify_cq`, through the shim's function (the
+/// core's prototype names an enum, `flags` here is its value).
 ///
 /// # Safety
 ///
 /// `ibcq` is a live CQ of this driver's registered device.
 pub(super) unsafe extern "C" fn req_notify_cq<D: IbDriver>(
     ibcq: *mut raw::ib_cq,
-    flags: raw::ib_cq_notify_flags,
+    flags: u32,
 ) -> c_int {
     // SAFETY: per the function's contract.
     let (d, cq) = unsafe {

@@ -35,8 +35,9 @@
 #    RoCE device goes, the leaving one's comes back); f1 leaves (nomaster:
 #    with two slaves that ends the bond, CLEAR), joins again (SET), and
 #    the driver is unloaded while bonded
-#    (CLEAR from the main's unregistration); kernel log checked by the
-#    host as for every run.
+#    (CLEAR from the main's unregistration) with f0's link going down
+#    meanwhile (a notifier call meeting the unload), RTNL free afterwards;
+#    kernel log checked by the host as for every run.
 # 4. (after step 2, before bond0 is deleted) a reset of f0, the bond's
 #    main function: SET_BOND_INFO again from its re-init, traffic again.
 # TEST lines are in the group "bond-<c|rs>/...". The host side (the
@@ -314,7 +315,30 @@ check "$G/rebond-hns-bond-0" wait_for 20 has_rdma hns_bond_0
 check "$G/rebond-set-bond-logged" wait_for 10 klog_count "RoCE set bond finished" 4
 # The driver goes while bonded: the main's unregistration re-inits f1
 # (hns_bond_cleanup) and sends CLEAR_BOND_INFO, then everything goes.
-check "$G/rmmod-bonded" rmmod "$MOD"
+# Meanwhile f0's link goes down, so that a bond notifier call (the
+# slave's CHANGELOWERSTATE) meets the end of the unload. Rust's test
+# build makes the two meet: its bond registry, once the hnae3 client is
+# gone, announces itself and waits for a notifier's group lookup, and the
+# lookup waits until the registry has dropped its groups. A lookup that
+# held the groups' hooks would drop them in the notifier with RTNL held
+# (self-deadlock, lockdep's recursive locking report); with the registry
+# owning them, the unload waits for the notifier. After the unload RTNL
+# must be free. C (no such build) gets the link change after its unload,
+# so that both send the same bond commands.
+if [ "$D" = rs ]; then
+    rmmod "$MOD" >/tmp/rmmod.out 2>&1 &
+    rmpid=$!
+    check "$G/rmmod-registry-waits" wait_for 60 klog "bond registry: unloading, waiting for a lookup"
+    check "$G/rmmod-f0-link-down" sh -c 'echo f0:down >/sys/module/hns_sim/parameters/link'
+    wait $rmpid
+    rmrc=$?
+    [ $rmrc -eq 0 ] && report "$G/rmmod-bonded" PASS || report "$G/rmmod-bonded" FAIL "exit $rmrc: $(cat /tmp/rmmod.out)"
+    check "$G/rmmod-lookup-held" klog "bond registry: lookup during unload, held"
+else
+    check "$G/rmmod-bonded" rmmod "$MOD"
+    check "$G/rmmod-f0-link-down" sh -c 'echo f0:down >/sys/module/hns_sim/parameters/link'
+fi
+check "$G/rmmod-rtnl-free" timeout 20 $IP link set bond0 down
 check "$G/rmmod-bonded-clear-logged" klog_count "RoCE clear bond finished" 4
 check "$G/rmmod-bonded-no-rdma" sh -c '[ -z "$(rdma link show)" ] || { rdma link show; exit 1; }'
 check "$G/final-unload" sh -c "$IP link del bond0 && rmmod hns_sim"
