@@ -267,6 +267,11 @@ bg_start=$(($(date +%s) - t0))
     renice -n 19 "$BASHPID" >/dev/null
     RESULTS=$BG_RESULTS
     step intree/patch-applies-and-builds "$L/intree.log" bash scripts/intree-build.sh
+    # The same route with CONFIG_RUST off must stop and say why
+    # (docs/deploy.md: olddefconfig drops INFINIBAND_HNS_RS silently).
+    step intree/rust-off-says-why "$L/intree-norust.log" bash -c \
+        'out=$(HNS_INTREE_RUST_OFF=1 bash scripts/intree-build.sh 2>&1) && { echo "built with CONFIG_RUST off"; exit 1; }
+        echo "$out"; grep -q "CONFIG_RUST is off" <<<"$out"'
     arm64_build
     date +%s >"$L/bg.end"
 ) >"$L/bg.out" 2>&1 &

@@ -54,12 +54,17 @@ for f in drivers/infiniband/Kconfig drivers/infiniband/hw/Makefile; do
 done
 (cd "$COPY" && patch -p1 -s --no-backup-if-mismatch <"$PATCH") || die "the in-tree patch does not apply"
 
+# HNS_INTREE_RUST_OFF=1: the same route on a .config with CONFIG_RUST off
+# (a tree of its own), which must stop at the config check saying so.
+RUST_OFF=${HNS_INTREE_RUST_OFF:-0}
+[ "$RUST_OFF" = 1 ] && IOBJ=$HNS_CACHE/kbuild-intree-norust
 mkdir -p "$IOBJ"
 kmake() { make -C "$COPY" O="$IOBJ" ARCH=x86_64 -j"$JOBS" "$@"; }
 cp "$XOBJ/.config" "$IOBJ/.config.new"
 if ! cmp -s "$IOBJ/.config.new" "$IOBJ/.config.base" 2>/dev/null || [ ! -f "$IOBJ/.config" ]; then
     cp "$IOBJ/.config.new" "$IOBJ/.config"
     "$COPY/scripts/config" --file "$IOBJ/.config" -m INFINIBAND_HNS_RS
+    [ "$RUST_OFF" = 1 ] && "$COPY/scripts/config" --file "$IOBJ/.config" -d RUST
     kmake -s olddefconfig >/dev/null
     mv "$IOBJ/.config.new" "$IOBJ/.config.base"
 fi
