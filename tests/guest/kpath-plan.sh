@@ -70,8 +70,10 @@ xrc_post() {
     [ -f $X/xrc_post.ko ] || { echo "no $X/xrc_post.ko (make ktest-kmod)"; return 1; }
     cdrv=0
     [ "$mod" = hns_roce_rs ] || cdrv=1
-    insmod $X/xrc_post.ko dev=hns_0 cdrv=$cdrv || return 1
-    rmmod xrc_post || return 1
+    # A bounded wait: after an oops in the module's init the insmod may
+    # never return, and the plan must still end (the unload fails then).
+    timeout 120 insmod $X/xrc_post.ko dev=hns_0 cdrv=$cdrv || return 1
+    timeout 60 rmmod xrc_post || return 1
     dmesg | grep 'XRCPOST '
     dmesg | grep -q 'XRCPOST done$'
 }
