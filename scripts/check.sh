@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 #
-# `make check`: setup, host tests, module builds (release, KUnit, clippy),
-# rustfmt, the harness self-test and one QEMU boot running KUnit, module
+# `make check`: setup, host tests, module builds (release, KUnit, clippy,
+# the kernel test modules of tests/ktest), rustfmt, the harness self-test
+# and one QEMU boot running KUnit, module
 # load/unload cycles and the rxe sanity plan (and the hns-sim boots after it),
 # the in-tree build (scripts/intree-build.sh) and the arm64 builds (kernel
 # and modules cross-built with rustc 1.85) in the background beside the
