@@ -24,6 +24,7 @@
 #   make initramfs      the guest's base initramfs
 #   make intree-patch [KSRC=/path/to/linux-7.3] [PATCH_OUT=file]  the in-tree patch
 #   make intree-build   that patch applied to the cached source and built by Kbuild
+#   make ktest-kmod     the kernel test modules of tests/ktest/, build/ktest/extra/
 #   make kernel|modules|sim|guest ARCH=arm64      the same, cross-built for arm64
 #   make clean          remove build/
 #
@@ -134,6 +135,7 @@ RS_SOURCES = $(shell git ls-files --cached --others --exclude-standard '*.rs' 2>
 
 .PHONY: all setup kernel modules modules-kunit module-variant sim sim-test clippy fmt fmt-check host-test \
 	initramfs guest check check-kasan check-kcfi demo bench bench-kmod call-count call-lines call-stack size-attr size-floor kprof faults fuzz stress clean help intree-patch intree-build
+#   make ktest-kmod     the kernel test modules of tests/ktest/, build/ktest/extra/
 
 all: modules
 
@@ -325,6 +327,7 @@ bench-kmod: $(KDIR_DEP)
 
 # The probe fault sweep on both drivers, alone (make check runs it too):
 # build/faults/report.md.
+#   make ktest-kmod     the kernel test modules of tests/ktest/, build/ktest/extra/
 faults: modules-kunit kernel sim
 	@bash scripts/faults.sh
 

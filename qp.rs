@@ -767,6 +767,13 @@ impl Qp {
         if self.soft_state() == QpState::Reset || self.user {
             return Err((0, EINVAL));
         }
+        // An XRC target has no receive queue and no receive CQ (where C
+        // oopses on the CQ's lock); other QPs without a receive queue (an
+        // SRQ, an XRC initiator, no receive WRs) answer C's ENOMEM from the
+        // empty ring below.
+        if self.qp_type == qpt::XRC_TGT {
+            return Err((0, EOPNOTSUPP));
+        }
         let max_sge = self.sizes.rq_usable_sge() as usize;
         let rsv = self.sizes.rq_rsv_sge != 0;
         let cnt = self.sizes.rq_wqe_cnt;

@@ -474,10 +474,18 @@ impl QpTable {
 }
 
 impl Qp {
-    /// Whether the QP's send WRs are UD ones (every type but RC; the C
-    /// driver's `post_send` treats them alike).
+    /// Whether the QP's send WRs are UD ones (`ib_ud_wr`s): UD and GSI QPs.
+    /// The C driver's `post_send` reads every non-RC QP's WRs so, XRC
+    /// ones included (docs/c-driver-findings.md).
     pub(crate) fn is_ud(&self) -> bool {
-        self.qp_type != qpt::RC
+        matches!(self.qp_type, qpt::UD | qpt::GSI)
+    }
+
+    /// Whether a kernel caller can post send WRs on the QP. An XRC target
+    /// has no send queue of its own; an XRC initiator's WQE needs the
+    /// remote XRC SRQ number, which a kernel `ib_send_wr` cannot carry.
+    fn takes_send_wrs(&self) -> bool {
+        matches!(self.qp_type, qpt::RC | qpt::UD | qpt::GSI)
     }
 
     /// `hns_roce_v2_post_send` for a kernel QP. On failure, the index of
@@ -500,6 +508,18 @@ impl Qp {
         }
         if env.cmd.is_reset_down() {
             return Err((0, EIO));
+        }
+        // Refused before any WR is read: no WR layout belongs to such a QP
+        // (C reads its WRs as UD ones and follows their AH pointer). Not
+        // ENOMEM, which would tell the caller to retry once WRs complete:
+        // none ever will.
+        if !self.takes_send_wrs() {
+            dev_err_ratelimited!(
+                env.cmd.device(),
+                "post_send on a QP of type {} is not supported\n",
+                self.qp_type
+            );
+            return Err((0, EOPNOTSUPP));
         }
         let ring = &core.sq_ring;
         let cnt = ring.cnt();

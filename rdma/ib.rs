@@ -346,7 +346,8 @@ pub(crate) trait IbDriver: Send + Sync {
         qp: &Self::Qp,
         wrs: RecvChain<'_>,
     ) -> core::result::Result<(), (usize, Error)>;
-    /// Whether the QP is UD-like (its send WRs are `ib_ud_wr`s).
+    /// Whether the QP is a UD or GSI one, whose send WRs are `ib_ud_wr`s
+    /// (no other type's are: the chain reads an AH only when this is true).
     fn qp_is_ud(&self, qp: &Self::Qp) -> bool;
     /// Posts send WRs; on failure the index of the first one not posted.
     /// The chain is a concrete type, not a `dyn Iterator`: reading a WR

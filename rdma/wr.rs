@@ -374,14 +374,17 @@ impl<M> SendWr<'_, M> {
     }
 }
 
-/// Walks a chain of `struct ib_send_wr` of a QP of type `ud` or not.
+/// Walks a chain of `struct ib_send_wr` of a UD or GSI QP (`ud`) or of
+/// another type.
 ///
 /// # Invariants
 ///
-/// `cur` is null or points to a valid `ib_send_wr` (inside an `ib_ud_wr`
-/// for a UD or GSI QP, an `ib_rdma_wr`/`ib_atomic_wr`/`ib_reg_wr` for those
-/// opcodes) whose chain, SGE arrays, AHs and MRs stay valid for `'a`; the
-/// MRs of this driver hold an `M`.
+/// `cur` is null or points to a valid `ib_send_wr` whose chain, SGE arrays,
+/// AHs and MRs stay valid for `'a`. When `ud` is set the QP is a UD or GSI
+/// one: every WR is inside an `ib_ud_wr`, and a SEND or SEND_WITH_IMM names
+/// a live AH of this device. Otherwise an RDMA, atomic or REG_MR WR is
+/// inside an `ib_rdma_wr`, `ib_atomic_wr` or `ib_reg_wr`. The MRs of this
+/// driver hold an `M`.
 pub(crate) struct SendChain<'a, M> {
     cur: *const raw::ib_send_wr,
     ud: bool,
@@ -437,19 +440,26 @@ impl<'a, M: 'a> Iterator for SendChain<'a, M> {
             ..SendWr::new(wr_id, opcode)
         };
         if self.ud {
-            // SAFETY: a UD QP's WRs are `ib_ud_wr`s (type invariant), whose
-            // first member is the `ib_send_wr`.
-            let u = unsafe { &*p.cast::<raw::ib_ud_wr>() };
-            // SAFETY: a WR of a UD QP names a live AH of this device.
-            let av = unsafe { raw::hns_shim_ah_av(u.ah) };
-            if !av.is_null() {
-                out.ud = Some(UdWr {
-                    // SAFETY: non-null: the AH's address vector, plain
-                    // data that may be copied bit for bit.
-                    av: unsafe { av.read() },
-                    remote_qpn: u.remote_qpn,
-                    remote_qkey: u.remote_qkey,
-                });
+            // The destination is read only for the opcodes a UD QP sends
+            // (the driver refuses the others): a WR it turns away is never
+            // followed past its `ib_send_wr`.
+            if matches!(opcode, WrOpcode::Send | WrOpcode::SendWithImm) {
+                // SAFETY: `ud` is set only for a UD or GSI QP, whose WRs
+                // are `ib_ud_wr`s with the `ib_send_wr` first (type
+                // invariant).
+                let u = unsafe { &*p.cast::<raw::ib_ud_wr>() };
+                // SAFETY: a SEND of a UD or GSI QP names a live AH of this
+                // device (type invariant); the shim only offsets it.
+                let av = unsafe { raw::hns_shim_ah_av(u.ah) };
+                if !av.is_null() {
+                    out.ud = Some(UdWr {
+                        // SAFETY: non-null: the live AH's address vector,
+                        // plain data that may be copied bit for bit.
+                        av: unsafe { av.read() },
+                        remote_qpn: u.remote_qpn,
+                        remote_qkey: u.remote_qkey,
+                    });
+                }
             }
         } else {
             match opcode {

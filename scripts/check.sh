@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #
-# `make check`: setup, host tests, module builds (release, KUnit, clippy),
-# rustfmt, the harness self-test and one QEMU boot running KUnit, module
+# `make check`: setup, host tests, module builds (release, KUnit, clippy,
+# the kernel test modules of tests/ktest), rustfmt, the harness self-test
+# and one QEMU boot running KUnit, module
 # load/unload cycles and the rxe sanity plan (and the hns-sim boots after it),
 # the in-tree build (scripts/intree-build.sh) and the arm64 builds (kernel
 # and modules cross-built with rustc 1.85) in the background beside the
@@ -94,11 +95,13 @@ step build/sim "$L/sim-build.log" make -s sim
 # --- Module builds and style. ----------------------------------------------
 step build/module "$L/module.log" make -s modules
 step build/module-kunit "$L/module-kunit.log" make -s modules-kunit
+step build/ktest-kmod "$L/ktest-kmod.log" make -s ktest-kmod
 step build/clippy "$L/clippy.log" make -s clippy
 step style/rustfmt "$L/rustfmt.log" make -s fmt-check
 # The C files (the shim, the sim's guest glue): kernel style, no error or
 # warning from the tree's own checkpatch.
-for f in bindings/shim.c bindings/shim.h sim/guest/hns_sim_glue.c sim/guest/hns_sim_glue.h; do
+for f in bindings/shim.c bindings/shim.h sim/guest/hns_sim_glue.c sim/guest/hns_sim_glue.h \
+    tests/ktest/*.c; do
     # checkpatch exits non-zero on any ERROR or WARNING.
     step "style/checkpatch-$(basename "$f")" "$L/checkpatch-$(basename "$f").log" \
         perl "$KSRC/scripts/checkpatch.pl" --no-tree --quiet --show-types -f "$f"
@@ -686,17 +689,26 @@ else
     result equivalence/registration SKIP "hns-sim or the module did not build"
 fi
 
+# ktest_extra: the directory of the kernel test modules (make ktest-kmod)
+# for HNS_GUEST_EXTRA, or nothing when it was not built (the plan then
+# fails its module check).
+ktest_extra() {
+    [ -d "$HNS_BUILD/ktest/extra" ] && echo "$HNS_BUILD/ktest/extra"
+}
+
 # --- Kernel data path without user QPs (SIM=1), both drivers. --------------
 # tests/guest/kpath-plan.sh: RDMA CM connections with no QP (REQ, REP, RTU,
 # DREQ, DREP through the kernel GSI QP: post_send UD with GRH, CEQ ->
 # completion handler, poll_cq), a function reset that must flush ib_mad's
 # outstanding receive WRs (UNINIT software poll), the CM exchange again,
-# then an unload without WARN. ~40-50 s a boot.
+# then kernel posts on XRC and UD QPs (tests/ktest/xrc_post.ko; the calls
+# the C driver faults on are SKIP lines on C), then an unload without
+# WARN. ~40-50 s a boot.
 if [ -x "$HNS_BUILD/sim-target/release/hns-sim" ] && [ -f "$HNS_BUILD/module-kunit/hns_roce_rs.ko" ]; then
     for d in c rs; do
         mod=$([ $d = c ] && echo hns_roce_hw_v2 || echo hns_roce_rs)
         echo "sh /opt/hns/kpath-plan.sh $mod" >"$L/kpath-$d.cmd"
-        guest_tests "kpath-$d" "$RESULTS" "$L/kpath-$d.cmd" --driver $d --sim 1
+        HNS_GUEST_EXTRA=$(ktest_extra) guest_tests "kpath-$d" "$RESULTS" "$L/kpath-$d.cmd" --driver $d --sim 1
     done
 else
     result guest/kpath SKIP "module or hns-sim did not build"
@@ -729,7 +741,7 @@ if [ -x "$HNS_BUILD/sim-target/release/hns-sim" ] && [ -f "$HNS_BUILD/module-kun
         mod=$([ $d = c ] && echo hns_roce_hw_v2 || echo hns_roce_rs)
         echo "sh /opt/hns/kpath-plan.sh $mod" >"$L/kpath-dwqe-$d.cmd"
         HNS_SIM_ARGS="--set cap_flags=$DWQE_FLAGS" GT_RENAME="s#^TEST kpath-$d/#TEST kpath-dwqe-$d/#" \
-            guest_tests "kpath-dwqe-$d" "$RESULTS" "$L/kpath-dwqe-$d.cmd" --driver $d --sim 1
+            HNS_GUEST_EXTRA=$(ktest_extra) guest_tests "kpath-dwqe-$d" "$RESULTS" "$L/kpath-dwqe-$d.cmd" --driver $d --sim 1
         dwqe_counts "sim/kpath-dwqe-$d-pushes" "$HNS_BUILD/guest/kpath-dwqe-$d/hns-sim.log"
     done
     outcomes_equal equivalence/kpath-dwqe-outcomes kpath-dwqe-c kpath-dwqe-rs

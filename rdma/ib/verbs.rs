@@ -981,7 +981,10 @@ pub(super) unsafe extern "C" fn post_send<D: IbDriver>(
             QpBox::<D>::borrow(qp_rs(ibqp)).get_ref(),
         )
     };
-    // SAFETY: the caller's chain is valid for the call and of the QP's type.
+    // SAFETY: the caller's chain is valid for the call; `qp_is_ud` is true
+    // only for UD and GSI QPs, whose WRs the core's contract makes
+    // `ib_ud_wr`s (a SEND naming a live AH of this device), and the opcode
+    // names the container of the other WRs.
     let chain = unsafe { SendChain::new(wr, d.qp_is_ud(q)) };
     match d.post_send(q, chain) {
         Ok(()) => 0,

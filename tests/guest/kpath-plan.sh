@@ -6,7 +6,8 @@
 # the kernel GSI QP (post_send UD with GRH, CEQ -> completion handler,
 # poll_cq, receive re-posting), a function reset with kernel receive WRs
 # outstanding (the flush completions of the reset's UNINIT step), the CM
-# exchange again on the new instance, then an unload that must leave no
+# exchange again on the new instance, kernel posts on XRC and UD QPs from
+# a test module (xrc_post.ko, below), then an unload that must leave no
 # WARN or lockdep report. (The test kernel has no ib_umad for a user MAD agent.)
 # TEST lines are in the group "kpath-rs/..." or "kpath-c/...".
 #
@@ -54,5 +55,47 @@ echo "    $(printf '%s\n' "$out" | grep 'flush completions')"
 check $g/hns0-active-after-reset port_state hns_0 PORT_ACTIVE
 check $g/cm-after-reset timeout 60 python3 /opt/hns/cm_noqp.py 192.168.77.1 5
 echo "    $(printf '%s\n' "$out" | tail -n 1)"
+
+# Kernel posts on QPs whose WRs carry no UD part (tests/ktest/xrc_post.c,
+# built by make ktest-kmod, in /opt/run/extra): an XRC target and an XRC
+# initiator in RTS refuse post_send (EOPNOTSUPP) without reading the WR's
+# poison AH pointer, the target refuses post_recv (EOPNOTSUPP), the
+# initiator answers C's ENOMEM; a UD QP refuses an RDMA WRITE (EINVAL)
+# without reading its poison AH, and its SEND through a real AH to itself
+# completes. A driver that follows the poison pointer oopses here. On C
+# the module leaves out the calls C faults or WARNs on
+# (docs/c-driver-findings.md 20): SKIP lines on C, FAIL on Rust.
+X=/opt/run/extra
+xrc_post() {
+    [ -f $X/xrc_post.ko ] || { echo "no $X/xrc_post.ko (make ktest-kmod)"; return 1; }
+    cdrv=0
+    [ "$mod" = hns_roce_rs ] || cdrv=1
+    # A bounded wait: after an oops in the module's init the insmod may
+    # never return, and the plan must still end (the unload fails then).
+    timeout 120 insmod $X/xrc_post.ko dev=hns_0 cdrv=$cdrv || return 1
+    timeout 60 rmmod xrc_post || return 1
+    dmesg | grep 'XRCPOST '
+    dmesg | grep -q 'XRCPOST done$'
+}
+check $g/ktest-xrc-module xrc_post
+# case, return value, index of *bad_wr (-1: NULL)
+for c in "xrc-tgt-post-send-reset -22 0" "xrc-tgt-post-send -95 0" \
+    "xrc-tgt-post-recv -95 0" "xrc-ini-post-send -95 0" "xrc-ini-post-recv -12 0" \
+    "ud-post-write-poison-ah -22 0" "ud-post-recv 0 -1" "ud-post-send 0 -1" \
+    "ud-completions 0 -1"; do
+    set -- $c
+    got=$(dmesg | sed -n "s/.*XRCPOST $1 //p" | tail -n 1)
+    case "$got" in
+    "$2 $3") report $g/ktest-$1 PASS ;;
+    skip\ *)
+        if [ "$mod" = hns_roce_rs ]; then
+            report $g/ktest-$1 FAIL "left out on Rust"
+        else
+            report $g/ktest-$1 SKIP "${got#skip }"
+        fi
+        ;;
+    *) report $g/ktest-$1 FAIL "got '${got:-nothing}', want '$2 $3'" ;;
+    esac
+done
 check $g/unload sh -c "rmmod $mod && rmmod hns_sim"
 plan_exit
