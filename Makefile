@@ -134,8 +134,7 @@ CMD ?=
 RS_SOURCES = $(shell git ls-files --cached --others --exclude-standard '*.rs' 2>/dev/null || find . -name '*.rs' -not -path './build/*' -not -path '*/target/*')
 
 .PHONY: all setup kernel modules modules-kunit module-variant sim sim-test clippy fmt fmt-check host-test \
-	initramfs guest check check-kasan check-kcfi demo bench bench-kmod call-count call-lines call-stack size-attr size-floor kprof faults fuzz stress clean help intree-patch intree-build
-#   make ktest-kmod     the kernel test modules of tests/ktest/, build/ktest/extra/
+	initramfs guest check check-kasan check-kcfi demo bench bench-kmod ktest-kmod call-count call-lines call-stack size-attr size-floor kprof faults fuzz stress clean help intree-patch intree-build
 
 all: modules
 
@@ -325,9 +324,18 @@ bench-kmod: $(KDIR_DEP)
 	$(KLOCK) $(TOOLS_ENV) $(MAKE) -C $(KDIR) $(KARCH) M=$(CURDIR)/tests/bench MO=$(BUILD)/bench/kmod modules
 	cp $(BUILD)/bench/kmod/hns_kbench.ko $(BUILD)/bench/extra/
 
+# The kernel test modules (kverbs only, either driver; tests/ktest/) into
+# $(BUILD)/ktest/extra/, which make check hands to the kpath boots as
+# HNS_GUEST_EXTRA. The old .ko files go first: the directory holds exactly
+# what tests/ktest/Kbuild builds.
+ktest-kmod: $(KDIR_DEP)
+	@rm -rf $(BUILD)/ktest/extra
+	@mkdir -p $(BUILD)/ktest/kmod $(BUILD)/ktest/extra
+	$(KLOCK) $(TOOLS_ENV) $(MAKE) -C $(KDIR) $(KARCH) M=$(CURDIR)/tests/ktest MO=$(BUILD)/ktest/kmod modules
+	cp $(BUILD)/ktest/kmod/*.ko $(BUILD)/ktest/extra/
+
 # The probe fault sweep on both drivers, alone (make check runs it too):
 # build/faults/report.md.
-#   make ktest-kmod     the kernel test modules of tests/ktest/, build/ktest/extra/
 faults: modules-kunit kernel sim
 	@bash scripts/faults.sh
 
