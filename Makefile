@@ -12,6 +12,7 @@
 #   make call-lines KIND=post_send_16   one traced Rust call of call-count by source line
 #   make call-stack     stack-slot accesses of call-count's traced calls, C against Rust
 #   make bench-kmod     the kernel hot-path benchmark module, build/bench/extra/hns_kbench.ko
+#   make ktest          the kernel test modules (tests/ktest/), build/ktest/*.ko
 #   make size-attr      where the module's .text goes, build/size/attr.txt (issue 16;
 #                       FUNC=text: by line for the symbols named so)
 #   make size-floor     the module's .text without messages, at -Copt-level=s, without
@@ -102,7 +103,7 @@ CMD ?=
 RS_SOURCES = $(shell git ls-files --cached --others --exclude-standard '*.rs' 2>/dev/null || find . -name '*.rs' -not -path './build/*' -not -path '*/target/*')
 
 .PHONY: all setup kernel modules modules-kunit module-variant sim sim-test clippy fmt fmt-check host-test \
-	initramfs guest check check-kasan demo bench bench-kmod call-count call-lines call-stack size-attr size-floor kprof faults fuzz stress clean help intree-patch intree-build
+	initramfs guest check check-kasan demo bench bench-kmod ktest call-count call-lines call-stack size-attr size-floor kprof faults fuzz stress clean help intree-patch intree-build
 
 all: modules
 
@@ -276,6 +277,14 @@ bench-kmod: $(KDIR_DEP)
 	@mkdir -p $(BUILD)/bench/kmod $(BUILD)/bench/extra
 	$(KLOCK) $(TOOLS_ENV) $(MAKE) -C $(KDIR) $(KARCH) M=$(CURDIR)/tests/bench MO=$(BUILD)/bench/kmod modules
 	cp $(BUILD)/bench/kmod/hns_kbench.ko $(BUILD)/bench/extra/
+
+# The kernel test modules (kernel verbs ULPs, tests/ktest/Kbuild) into
+# $(BUILD)/ktest/, which scripts/run-guest.sh copies into the guest's
+# /opt/run/ktest/ (tests/guest/kpath-plan.sh loads them). Part of `make check`.
+ktest: $(KDIR_DEP)
+	@mkdir -p $(BUILD)/ktest/kmod
+	$(KLOCK) $(TOOLS_ENV) $(MAKE) -C $(KDIR) $(KARCH) M=$(CURDIR)/tests/ktest MO=$(BUILD)/ktest/kmod modules
+	cp $(BUILD)/ktest/kmod/*.ko $(BUILD)/ktest/
 
 # The probe fault sweep of issue 15 on both drivers (not in `make check`
 # yet): build/faults/report.md.

@@ -93,11 +93,14 @@ step build/sim "$L/sim-build.log" make -s sim
 # --- Module builds and style. ----------------------------------------------
 step build/module "$L/module.log" make -s modules
 step build/module-kunit "$L/module-kunit.log" make -s modules-kunit
+# The kernel test modules the kpath boots load (tests/ktest/).
+step build/ktest "$L/ktest.log" make -s ktest
 step build/clippy "$L/clippy.log" make -s clippy
 step style/rustfmt "$L/rustfmt.log" make -s fmt-check
 # The C files (the shim, the sim's guest glue): kernel style, no error or
 # warning from the tree's own checkpatch.
-for f in bindings/shim.c bindings/shim.h sim/guest/hns_sim_glue.c sim/guest/hns_sim_glue.h; do
+for f in bindings/shim.c bindings/shim.h sim/guest/hns_sim_glue.c sim/guest/hns_sim_glue.h \
+    tests/ktest/cq_event_poll.c; do
     # checkpatch exits non-zero on any ERROR or WARNING.
     step "style/checkpatch-$(basename "$f")" "$L/checkpatch-$(basename "$f").log" \
         perl "$KSRC/scripts/checkpatch.pl" --no-tree --quiet --show-types -f "$f"
