@@ -305,6 +305,8 @@ static int cep_loopback(struct cep *c)
 	return atomic_read(&cep_bad) ? -EIO : 0;
 }
 
+static struct ib_client cep_client;
+
 static int cep_add(struct ib_device *ibdev)
 {
 	struct ib_qp_init_attr init = {};
@@ -376,7 +378,7 @@ static int cep_add(struct ib_device *ibdev)
 		dev_name(&ibdev->dev), c->qp->qp_num, ret,
 		atomic_read(&cep_comp_calls));
 	/* The objects stay (whatever the outcome) for the injected events. */
-	ib_set_client_data(ibdev, NULL, c);
+	ib_set_client_data(ibdev, &cep_client, c);
 	return 0;
 err:
 	pr_info("cq_event_poll: %s failed: %d\n", step, ret);
