@@ -24,7 +24,7 @@
 #   make initramfs      the guest's base initramfs
 #   make intree-patch [KSRC=/path/to/linux-7.3] [PATCH_OUT=file]  the in-tree patch
 #   make intree-build   that patch applied to the cached source and built by Kbuild
-#   make ktest-kmod     the kernel test modules of tests/ktest/, build/ktest/extra/
+#   make ktest-kmod     the kernel test modules of tests/ktest/, build/ktest/*.ko
 #   make kernel|modules|sim|guest ARCH=arm64      the same, cross-built for arm64
 #   make clean          remove build/
 #
@@ -324,15 +324,15 @@ bench-kmod: $(KDIR_DEP)
 	$(KLOCK) $(TOOLS_ENV) $(MAKE) -C $(KDIR) $(KARCH) M=$(CURDIR)/tests/bench MO=$(BUILD)/bench/kmod modules
 	cp $(BUILD)/bench/kmod/hns_kbench.ko $(BUILD)/bench/extra/
 
-# The kernel test modules (kverbs only, either driver; tests/ktest/) into
-# $(BUILD)/ktest/extra/, which make check hands to the kpath boots as
-# HNS_GUEST_EXTRA. The old .ko files go first: the directory holds exactly
+# The kernel test modules (kernel verbs, either driver; tests/ktest/) into
+# $(BUILD)/ktest/, which scripts/run-guest.sh copies into every guest's
+# /opt/run/ktest/. The old .ko files go first: the directory holds exactly
 # what tests/ktest/Kbuild builds.
 ktest-kmod: $(KDIR_DEP)
-	@rm -rf $(BUILD)/ktest/extra
-	@mkdir -p $(BUILD)/ktest/kmod $(BUILD)/ktest/extra
+	@rm -f $(BUILD)/ktest/*.ko
+	@mkdir -p $(BUILD)/ktest/kmod
 	$(KLOCK) $(TOOLS_ENV) $(MAKE) -C $(KDIR) $(KARCH) M=$(CURDIR)/tests/ktest MO=$(BUILD)/ktest/kmod modules
-	cp $(BUILD)/ktest/kmod/*.ko $(BUILD)/ktest/extra/
+	cp $(BUILD)/ktest/kmod/*.ko $(BUILD)/ktest/
 
 # The probe fault sweep on both drivers, alone (make check runs it too):
 # build/faults/report.md.

@@ -129,6 +129,7 @@ mod db;
 mod debugfs;
 mod eq;
 mod mr;
+mod objtable;
 mod pd;
 mod qp;
 mod srq;
@@ -499,7 +500,10 @@ impl IbDev {
 
     /// A kernel CQ of `cqe` entries on vector 0 that only the driver polls.
     pub(crate) fn reserved_cq(&self, cqe: u32) -> Result<Arc<cq::Cq>> {
-        self.new_cq(cqe, 0, IbCq::reserved(), None).map(|(c, _)| c)
+        let (c, _) = self.new_cq(cqe, 0, IbCq::reserved(), None)?;
+        // Complete as it is: the driver's own, no `ib_cq` to wait for.
+        self.objs.cqs.publish(c.cqn);
+        Ok(c)
     }
 
     /// A kernel QP of the driver's own, on `cq`.
@@ -508,10 +512,13 @@ impl IbDev {
         init: &mut rdma::QpInit,
         cq: Arc<cq::Cq>,
     ) -> Result<Pin<KBox<qp::Qp>>> {
-        self.new_qp(init, Some(cq.clone()), Some(cq), IbQp::reserved(), None)
+        let q = self.new_qp(init, Some(cq.clone()), Some(cq), IbQp::reserved(), None)?;
+        self.objs.qps.publish(q.qpn);
+        Ok(q)
     }
 
-    /// `hns_roce_create_cq`: the CQN, the CQ and its table entry.
+    /// `hns_roce_create_cq`: the CQN, the CQ and its table entry, which
+    /// events reach once the CQ is published (`publish_cq`).
     fn new_cq(
         &self,
         cqe: u32,
@@ -562,13 +569,15 @@ impl IbDev {
     /// `hns_roce_destroy_cq`: out of the table, the CQ, its number.
     pub(crate) fn drop_cq(&self, c: &cq::Cq) {
         let cqn = c.cqn;
-        // No event handler reaches the CQ once it is out of the table.
+        // No event handler reaches the CQ once it is out of the table, and
+        // none still runs on it when `remove` returns.
         self.objs.cqs.remove(cqn);
         c.destroy(&self.cq_env());
         let _ = self.cqns.lock().free(cqn);
     }
 
-    /// `hns_roce_create_qp`: the QP, its table entry, its flow control.
+    /// `hns_roce_create_qp`: the QP, its table entry (reached by events
+    /// once published, `publish_qp`), its flow control.
     fn new_qp(
         &self,
         init: &mut rdma::QpInit,
@@ -724,6 +733,10 @@ impl IbDriver for IbDev {
                 Err(e.into())
             }
         }
+    }
+
+    fn publish_cq(&self, c: &CqRef) {
+        self.objs.cqs.publish(c.0.cqn);
     }
 
     fn destroy_cq(&self, c: KBox<CqRef>) {
@@ -1006,6 +1019,14 @@ impl IbDriver for IbDev {
         q.modify(&self.qp_env(), a, r)
     }
 
+    fn publish_qp(&self, q: &qp::Qp) {
+        self.objs.qps.publish(q.qpn);
+    }
+
+    fn quiesce_qp(&self, q: &qp::Qp) {
+        q.core.stop_flush();
+    }
+
     fn destroy_qp(&self, q: Pin<KBox<qp::Qp>>) {
         q.destroy(&self.qp_env())
     }
@@ -1061,6 +1082,10 @@ impl IbDriver for IbDev {
             req: r,
         });
         srq::Srq::create(&self.srq_env(), args, ibsrq, u)
+    }
+
+    fn publish_srq(&self, s: &srq::Srq) {
+        self.objs.srqs.publish(s.srqn);
     }
 
     fn destroy_srq(&self, s: KBox<srq::Srq>) {

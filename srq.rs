@@ -31,6 +31,7 @@ use crate::hns_roce_hw_v2::ctx as hw_ctx;
 use crate::hns_roce_hw_v2::qpc;
 use crate::hns_roce_hw_v2::srqwqe;
 use crate::hw_rev::HwRev;
+use crate::objtable::ObjTable;
 use crate::pd::IdSpace;
 use crate::rdma::{
     new_spinlock_irqsave, IbSrq, RecvWr, ResAttrs, ResRaw, SpinLockIrqSave, SrqArgs, SrqAttr,
@@ -40,7 +41,7 @@ use crate::Ucontext;
 use kernel::{
     device::{Bound, Device},
     prelude::*,
-    rbtree::{RBTree, RBTreeNode},
+    rbtree::RBTree,
     sync::{barrier, Arc, ArcBorrow},
 };
 
@@ -766,9 +767,8 @@ impl Srq {
 /// The SRQs of a device by SRQN, for the event handler (C's `srq_table.xa`).
 #[pin_data]
 pub(crate) struct SrqTable {
-    mask: u32,
     #[pin]
-    map: SpinLockIrqSave<RBTree<u32, TableSrq>>,
+    t: ObjTable<TableSrq>,
 }
 
 /// An SRQ as the table holds it: its `ib_srq` for events and, for a
@@ -782,40 +782,41 @@ impl SrqTable {
     /// An empty table for `num_srqs` (a power of two, or 0) SRQs.
     pub(crate) fn new(num_srqs: u32) -> impl PinInit<Self> {
         pin_init!(SrqTable {
-            mask: num_srqs.wrapping_sub(1),
-            map <- new_spinlock_irqsave!(RBTree::new(), "hns_roce_rs srq_table"),
+            t <- ObjTable::new(
+                num_srqs,
+                new_spinlock_irqsave!(RBTree::new(), "hns_roce_rs srq_table")
+            ),
         })
     }
 
-    /// Adds SRQ `srqn`.
+    /// Adds SRQ `srqn`, not yet reachable by events.
     fn insert(&self, srqn: u32, ibsrq: IbSrq, core: Option<Arc<SrqCore>>) -> Result {
-        let node = RBTreeNode::new(srqn & self.mask, TableSrq { ibsrq, core }, GFP_KERNEL)?;
-        self.map.lock().insert(node);
-        Ok(())
+        let s = Arc::new(TableSrq { ibsrq, core }, GFP_KERNEL)?;
+        self.t.insert(srqn, s)
     }
 
-    /// Takes SRQ `srqn` out; its reference goes after the lock.
+    /// Makes SRQ `srqn` reachable: the core knows it.
+    pub(crate) fn publish(&self, srqn: u32) {
+        self.t.publish(srqn)
+    }
+
+    /// Takes SRQ `srqn` out and waits for the event handlers running on
+    /// it.
     fn remove(&self, srqn: u32) {
-        let old = self.map.lock().remove(&(srqn & self.mask));
-        drop(old);
+        self.t.remove(srqn)
     }
 
     /// The WR ids and slots of kernel SRQ `srqn`, for a kernel QP on it
     /// (`None` for a user SRQ or an unknown SRQN).
     pub(crate) fn core(&self, srqn: u32) -> Option<Arc<SrqCore>> {
-        self.map
-            .lock()
-            .get(&(srqn & self.mask))
-            .and_then(|s| s.core.clone())
+        self.t.get(srqn).and_then(|s| s.core.clone())
     }
 
-    /// An AEQE for `srqn` (`hns_roce_srq_event`): its event handler, under
-    /// the table lock.
+    /// An AEQE for `srqn` (`hns_roce_srq_event`): its event handler,
+    /// without the table lock.
     pub(crate) fn event(&self, cmd: &Cmd, srqn: u32, ev: SrqEvent) {
-        let map = self.map.lock();
-        match map.get(&(srqn & self.mask)) {
-            Some(s) => s.ibsrq.event(ev),
-            None => hdev_warn!(cmd.device(), "Async event for bogus SRQ {:08x}\n", srqn),
+        if self.t.with(srqn, |s| s.ibsrq.event(ev)).is_none() {
+            hdev_warn!(cmd.device(), "Async event for bogus SRQ {:08x}\n", srqn);
         }
     }
 }

@@ -4,11 +4,11 @@
 //! CQ cleaning (`__hns_roce_v2_cq_clean`) and the CQ table the completion
 //! and asynchronous event handlers look CQs up in.
 //!
-//! The CQ table is a red-black tree under an IRQ-disabling spinlock of its
-//! own lock class. Handlers use a CQ only while they hold that lock, and
-//! `destroy_cq` takes the CQ out of the table under it first: a CEQE or
-//! AEQE that arrives for a CQ being destroyed finds nothing (the C driver
-//! gets the same from `xa_erase` + `synchronize_irq` + a refcount).
+//! The CQ table is an [`ObjTable`] with a lock class of its own: a handler
+//! runs the consumer's handler without the lock, holding a counted
+//! reference, and `destroy_cq` takes the CQ out of the table first and
+//! waits for those references (C: `xa_erase`, `synchronize_irq` and the
+//! refcount's completion): a CEQE or AEQE that arrives later finds nothing.
 
 use super::Cq;
 use crate::cmdq::Cmd;
@@ -17,13 +17,14 @@ use crate::hem::mtr::MtrEntry;
 use crate::hns_roce_hw_v2::consts::{db_cmd, reg};
 use crate::hns_roce_hw_v2::cqe;
 use crate::hns_roce_hw_v2::wqe::WqeSlot;
+use crate::objtable::ObjTable;
 use crate::qp::post::{QpCore, QpTable};
-use crate::rdma::{new_spinlock_irqsave, SpinLockIrqSave, WcArray};
+use crate::rdma::{new_spinlock_irqsave, WcArray};
 use crate::srq::SrqCore;
 use core::sync::atomic::Ordering;
 use kernel::{
     prelude::*,
-    rbtree::{RBTree, RBTreeNode},
+    rbtree::RBTree,
     sync::{barrier, Arc}, //
 };
 
@@ -228,62 +229,62 @@ impl Cq {
 /// The CQs of a device by CQN, for the event handlers.
 #[pin_data]
 pub(crate) struct CqTable {
-    mask: u32,
     #[pin]
-    map: SpinLockIrqSave<RBTree<u32, Arc<Cq>>>,
+    t: ObjTable<Cq>,
 }
 
 impl CqTable {
     /// An empty table for `num_cqs` (a power of two) CQs.
     pub(crate) fn new(num_cqs: u32) -> impl PinInit<Self> {
         pin_init!(CqTable {
-            mask: num_cqs.wrapping_sub(1),
-            map <- new_spinlock_irqsave!(RBTree::new(), "hns_roce_rs cq_table"),
+            t <- ObjTable::new(
+                num_cqs,
+                new_spinlock_irqsave!(RBTree::new(), "hns_roce_rs cq_table")
+            ),
         })
     }
 
-    /// Adds a CQ (after CREATE_CQC).
+    /// Adds a CQ (after CREATE_CQC), not yet reachable by events.
     pub(crate) fn insert(&self, cq: Arc<Cq>) -> Result {
-        let node = RBTreeNode::new(cq.cqn & self.mask, cq, GFP_KERNEL)?;
-        self.map.lock().insert(node);
-        Ok(())
+        self.t.insert(cq.cqn, cq)
     }
 
-    /// Takes CQ `cqn` out; the reference is dropped after the lock.
+    /// Makes CQ `cqn` reachable: the core knows it.
+    pub(crate) fn publish(&self, cqn: u32) {
+        self.t.publish(cqn)
+    }
+
+    /// Takes CQ `cqn` out and waits for the handlers running on it; the
+    /// caller keeps a reference, so the last one never goes in a handler.
     pub(crate) fn remove(&self, cqn: u32) {
-        let old = self.map.lock().remove(&(cqn & self.mask));
-        drop(old);
+        self.t.remove(cqn)
     }
 
-    /// A CEQE for `cqn`: its completion handler, under the table lock.
+    /// A CEQE for `cqn`: its completion handler, without the table lock.
     pub(crate) fn completion(&self, cmd: &Cmd, cqn: u32) {
-        let map = self.map.lock();
-        match map.get(&(cqn & self.mask)) {
-            Some(cq) => cq.completion(),
-            None => hdev_warn!(cmd.device(), "completion event for bogus CQ {:#08x}\n", cqn),
+        if self.t.with(cqn, Cq::completion).is_none() {
+            hdev_warn!(cmd.device(), "completion event for bogus CQ {:#08x}\n", cqn);
         }
     }
 
     /// The teardown's completions (`hns_roce_handle_device_err`): the
     /// handler of every CQ that has outstanding WRs of a QP in `qps`, a
     /// completion handler and no direct polling runs once, so that its
-    /// owner polls the software completions. Under the table lock, as a
-    /// CEQE's handler.
+    /// owner polls the software completions. Each CQ as a CEQE's handler
+    /// has it, without the table lock.
     pub(crate) fn handle_device_err(&self, qps: &QpTable) {
-        let map = self.map.lock();
-        for cq in map.values() {
+        self.t.for_each(|cq| {
             if qps.busy_on(cq.cqn) && cq.ibcq.armable() && !cq.trigger() {
                 cq.completion();
             }
-        }
+        });
     }
 
-    /// An AEQE for `cqn` (`hns_roce_cq_event`): `IB_EVENT_CQ_ERR`.
+    /// An AEQE for `cqn` (`hns_roce_cq_event`): `IB_EVENT_CQ_ERR`, without
+    /// the table lock.
     pub(crate) fn event(&self, cmd: &Cmd, cqn: u32) {
-        let map = self.map.lock();
-        match map.get(&(cqn & self.mask)) {
-            Some(cq) => cq.ibcq.error_event(),
-            None => hdev_warn!(cmd.device(), "async event for bogus CQ {:#08x}\n", cqn),
+        if self.t.with(cqn, |cq| cq.ibcq.error_event()).is_none() {
+            hdev_warn!(cmd.device(), "async event for bogus CQ {:#08x}\n", cqn);
         }
     }
 }

@@ -8,9 +8,12 @@
 //! [`QpCore`] is the part of a QP those paths share: WR-id rings, heads and
 //! tails, the state, and the handle of its `ib_qp`. It holds no DMA memory
 //! and no CQ (the WQE buffer and the CQ references stay in the `Qp`), so
-//! its last reference may go anywhere, an interrupt handler included. The QP table has its own lock class: the C driver's
+//! its last reference may go anywhere, an interrupt handler included. The
+//! QP table (an [`ObjTable`]) has its own lock class: the C driver's
 //! `qp_table_xa` shares one with `dip_xa`, and lockdep reports the mix of
-//! hard-IRQ and IRQs-on uses at unload (see docs/driver.md).
+//! hard-IRQ and IRQs-on uses at unload (see docs/driver.md). QP events
+//! reach the consumer's handler without that lock, the QP held by a
+//! counted reference its destruction waits for.
 
 use super::{PostEnv, Qp};
 use crate::hns_roce_hw_v2::consts::{event, reg, wqe_op};
@@ -18,6 +21,7 @@ use crate::hns_roce_hw_v2::cqe::{self, Completion};
 use crate::hns_roce_hw_v2::qpc::{qpt, QpState};
 use crate::hns_roce_hw_v2::wqe::{self, RcOp, RcSend, UdAv, UdSend, WqeError, WqeSlot};
 use crate::mr::Mr;
+use crate::objtable::ObjTable;
 use crate::rdma::wc::{Wc, WcStatus};
 use crate::rdma::{
     new_spinlock_irqsave, IbQp, OwnedQueue, QpEvent, SendWr, SpinLockIrqSave, WcArray, WrOpcode,
@@ -26,7 +30,7 @@ use crate::srq::SrqCore;
 use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use kernel::{
     prelude::*,
-    rbtree::{RBTree, RBTreeNode},
+    rbtree::RBTree,
     sync::{barrier, Arc},
     time::{delay::fsleep, Delta}, //
 };
@@ -386,36 +390,40 @@ impl QpCore {
 /// The QPs of a device by QPN.
 #[pin_data]
 pub(crate) struct QpTable {
-    mask: u32,
     #[pin]
-    map: SpinLockIrqSave<RBTree<u32, Arc<QpCore>>>,
+    t: ObjTable<QpCore>,
 }
 
 impl QpTable {
     /// An empty table for `num_qps` (a power of two) QPs.
     pub(crate) fn new(num_qps: u32) -> impl PinInit<Self> {
         pin_init!(QpTable {
-            mask: num_qps.wrapping_sub(1),
-            map <- new_spinlock_irqsave!(RBTree::new(), "hns_roce_rs qp_table"),
+            t <- ObjTable::new(
+                num_qps,
+                new_spinlock_irqsave!(RBTree::new(), "hns_roce_rs qp_table")
+            ),
         })
     }
 
-    /// Adds a QP (`hns_roce_qp_store`).
+    /// Adds a QP (`hns_roce_qp_store`), not yet reachable by events.
     pub(crate) fn insert(&self, q: Arc<QpCore>) -> Result {
-        let node = RBTreeNode::new(q.qpn & self.mask, q, GFP_KERNEL)?;
-        self.map.lock().insert(node);
-        Ok(())
+        self.t.insert(q.qpn, q)
     }
 
-    /// Takes QP `qpn` out (`hns_roce_qp_remove`).
+    /// Makes QP `qpn` reachable: the core knows it.
+    pub(crate) fn publish(&self, qpn: u32) {
+        self.t.publish(qpn)
+    }
+
+    /// Takes QP `qpn` out (`hns_roce_qp_remove`) and waits for the event
+    /// handlers running on it.
     pub(crate) fn remove(&self, qpn: u32) {
-        let old = self.map.lock().remove(&(qpn & self.mask));
-        drop(old);
+        self.t.remove(qpn)
     }
 
     /// QP `qpn` (`__hns_roce_qp_lookup`).
     pub(crate) fn get(&self, qpn: u32) -> Option<Arc<QpCore>> {
-        self.map.lock().get(&(qpn & self.mask)).cloned()
+        self.t.get(qpn)
     }
 
     /// The software poll of CQ `cqn` during a teardown
@@ -425,29 +433,30 @@ impl QpTable {
     /// used under the table lock, so none is destroyed meanwhile.
     #[cold]
     pub(crate) fn sw_poll(&self, cqn: u32, wc: &mut WcArray<'_>) -> usize {
-        let map = self.map.lock();
-        let mut n = 0;
-        for q in map.values().filter(|q| q.send_cqn == Some(cqn)) {
-            n = q.sw_comp(true, wc, n);
-        }
-        for q in map.values() {
-            if q.recv_cqn == Some(cqn) && q.srq.is_none() {
-                n = q.sw_comp(false, wc, n);
+        self.t.locked(|qps| {
+            let mut n = 0;
+            for q in qps.iter().filter(|q| q.send_cqn == Some(cqn)) {
+                n = q.sw_comp(true, wc, n);
             }
-        }
-        n
+            for q in qps.iter() {
+                if q.recv_cqn == Some(cqn) && q.srq.is_none() {
+                    n = q.sw_comp(false, wc, n);
+                }
+            }
+            n
+        })
     }
 
     /// Whether a QP has WRs that did not complete on CQ `cqn`, as
     /// `hns_roce_handle_device_err` looks: its SQ if `cqn` is its send CQ,
     /// its RQ (not an SRQ) if `cqn` is its receive CQ.
     pub(crate) fn busy_on(&self, cqn: u32) -> bool {
-        let map = self.map.lock();
-        let busy = map.values().any(|q| {
-            (q.send_cqn == Some(cqn) && q.outstanding(true))
-                || (q.srq.is_none() && q.recv_cqn == Some(cqn) && q.outstanding(false))
-        });
-        busy
+        self.t.locked(|qps| {
+            qps.iter().any(|q| {
+                (q.send_cqn == Some(cqn) && q.outstanding(true))
+                    || (q.srq.is_none() && q.recv_cqn == Some(cqn) && q.outstanding(false))
+            })
+        })
     }
 
     /// A local work-queue error from the AEQ (`hns_roce_flush_cqe`): the
@@ -462,13 +471,12 @@ impl QpTable {
         }
     }
 
-    /// An asynchronous QP event (`hns_roce_qp_event`), delivered under the
-    /// table lock so that the QP cannot be destroyed meanwhile.
+    /// An asynchronous QP event (`hns_roce_qp_event`): the consumer's
+    /// handler runs without the table lock, the QP kept by a reference
+    /// that its destruction waits for.
     pub(crate) fn event(&self, dev: &kernel::device::Device, qpn: u32, ev: u32) {
-        let map = self.map.lock();
-        match map.get(&(qpn & self.mask)) {
-            Some(q) => q.event(ev),
-            None => hdev_warn!(dev, "async event for bogus QP {:08x}\n", qpn),
+        if self.t.with(qpn, |q| q.event(ev)).is_none() {
+            hdev_warn!(dev, "async event for bogus QP {:08x}\n", qpn);
         }
     }
 }

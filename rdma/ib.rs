@@ -243,6 +243,9 @@ pub(crate) trait IbDriver: Send + Sync {
         ibcq: IbCq,
         user: Option<(UserCtx<'_, Self::Ucontext>, &CqUreq)>,
     ) -> Result<(KBox<Self::Cq>, CqOut)>;
+    /// Makes a new CQ reachable by the event handlers, once its `ib_cq`
+    /// leads to it: until then an event for its number reaches no one.
+    fn publish_cq(&self, cq: &Self::Cq);
     /// Destroys a CQ.
     fn destroy_cq(&self, cq: KBox<Self::Cq>);
     /// Polls completions into `wc`; how many.
@@ -333,9 +336,16 @@ pub(crate) trait IbDriver: Send + Sync {
         ibqp: IbQp,
         user: Option<UserCtx<'_, Self::Ucontext>>,
     ) -> Result<(Pin<KBox<Self::Qp>>, u32)>;
+    /// Makes a new QP reachable by the event handlers, as
+    /// [`IbDriver::publish_cq`].
+    fn publish_qp(&self, qp: &Self::Qp);
     /// Applies a modify; fills what a user modify answers.
     fn modify_qp(&self, qp: &Self::Qp, attr: &QpAttr, resp: &mut QpModifyResp) -> Result;
-    /// Destroys a QP.
+    /// Stops the QP's deferred work (the flush's move to ERR, which uses
+    /// the QP through its `ib_qp`) and waits for it, before the QP is
+    /// taken back for [`IbDriver::destroy_qp`].
+    fn quiesce_qp(&self, qp: &Self::Qp);
+    /// Destroys a QP, after [`IbDriver::quiesce_qp`].
     fn destroy_qp(&self, qp: Pin<KBox<Self::Qp>>);
     /// Fills what `query_qp` answers.
     fn query_qp(&self, qp: &Self::Qp, q: &mut QpQuery) -> Result;
@@ -370,6 +380,9 @@ pub(crate) trait IbDriver: Send + Sync {
         ibsrq: IbSrq,
         user: Option<(UserCtx<'_, Self::Ucontext>, &SrqUreq)>,
     ) -> Result<KBox<Self::Srq>>;
+    /// Makes a new SRQ reachable by the event handlers, as
+    /// [`IbDriver::publish_cq`].
+    fn publish_srq(&self, srq: &Self::Srq);
     /// Destroys an SRQ.
     fn destroy_srq(&self, srq: KBox<Self::Srq>);
     /// Modifies an SRQ: `resize` (`IB_SRQ_MAX_WR`) asks for a new depth,

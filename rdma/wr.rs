@@ -21,8 +21,8 @@ use kernel::prelude::*;
 ///
 /// When not `None`, points to the live `ib_cq` of a CQ of this driver. The
 /// holder uses the handle only while that CQ exists: the driver stops
-/// every use (removes the CQ from the CQ table, under its lock) before
-/// `destroy_cq` returns.
+/// every use (takes the CQ out of the CQ table and waits until no event
+/// handler holds it) before `destroy_cq` returns.
 #[derive(Clone, Copy)]
 pub(crate) struct IbCq(Option<NonNull<raw::ib_cq>>);
 
@@ -90,8 +90,8 @@ pub(crate) enum SrqEvent {
 /// # Invariants
 ///
 /// Points to the live `ib_srq` of an SRQ of this driver; the driver stops
-/// every use (takes the SRQ out of its SRQ table, under the table's lock)
-/// before `destroy_srq` returns.
+/// every use (takes the SRQ out of its SRQ table and waits until no event
+/// handler holds it) before `destroy_srq` returns.
 #[derive(Clone, Copy)]
 pub(crate) struct IbSrq(NonNull<raw::ib_srq>);
 
@@ -166,8 +166,9 @@ impl QpEvent {
 /// # Invariants
 ///
 /// When not `None`, points to the live `ib_qp` of a kernel QP of this
-/// driver; the driver stops every use (QP table entry removed under its
-/// lock, pending flush work finished) before `destroy_qp` returns.
+/// driver; the driver stops every use (pending flush work finished, QP
+/// table entry removed and no event handler holding it) before
+/// `destroy_qp` returns.
 #[derive(Clone, Copy)]
 pub(crate) struct IbQp(Option<NonNull<raw::ib_qp>>);
 

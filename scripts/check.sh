@@ -95,6 +95,7 @@ step build/sim "$L/sim-build.log" make -s sim
 # --- Module builds and style. ----------------------------------------------
 step build/module "$L/module.log" make -s modules
 step build/module-kunit "$L/module-kunit.log" make -s modules-kunit
+# The kernel test modules the kpath boots load (tests/ktest/).
 step build/ktest-kmod "$L/ktest-kmod.log" make -s ktest-kmod
 step build/clippy "$L/clippy.log" make -s clippy
 step style/rustfmt "$L/rustfmt.log" make -s fmt-check
@@ -689,11 +690,18 @@ else
     result equivalence/registration SKIP "hns-sim or the module did not build"
 fi
 
-# ktest_extra: the directory of the kernel test modules (make ktest-kmod)
-# for HNS_GUEST_EXTRA, or nothing when it was not built (the plan then
-# fails its module check).
-ktest_extra() {
-    [ -d "$HNS_BUILD/ktest/extra" ] && echo "$HNS_BUILD/ktest/extra"
+# known_fault_results RUN GROUP: one line per known fault the run counted
+# (run-guest.sh HNS_GUEST_KNOWN): SKIP with the count, PASS when not seen.
+known_fault_results() {
+    local run=$1 grp=$2 n c d
+    [ -f "$HNS_BUILD/guest/$run/known-faults.txt" ] || return 0
+    while read -r n c d; do
+        if [ "$c" -eq 0 ]; then
+            result "$grp/known-fault-$n" PASS "(not seen)"
+        else
+            result "$grp/known-fault-$n" SKIP "$c kernel report(s) of this known fault left out of guest/kernel-log-$run ($d)"
+        fi
+    done <"$HNS_BUILD/guest/$run/known-faults.txt"
 }
 
 # --- Kernel data path without user QPs (SIM=1), both drivers. --------------
@@ -708,7 +716,12 @@ if [ -x "$HNS_BUILD/sim-target/release/hns-sim" ] && [ -f "$HNS_BUILD/module-kun
     for d in c rs; do
         mod=$([ $d = c ] && echo hns_roce_hw_v2 || echo hns_roce_rs)
         echo "sh /opt/hns/kpath-plan.sh $mod" >"$L/kpath-$d.cmd"
-        HNS_GUEST_EXTRA=$(ktest_extra) guest_tests "kpath-$d" "$RESULTS" "$L/kpath-$d.cmd" --driver $d --sim 1
+        # The kernel ULP (tests/ktest/cq_event_poll.c) polls its CQ from C's
+        # CEQ work, in softirq, which brings out C's CQ/xarray irq lock
+        # inversion at the reset (docs/c-driver-findings.md 2): counted.
+        HNS_GUEST_KNOWN=$([ $d = c ] && echo hns-cq-xa-irq-inversion) \
+            guest_tests "kpath-$d" "$RESULTS" "$L/kpath-$d.cmd" --driver $d --sim 1
+        known_fault_results "kpath-$d" "kpath-$d"
     done
 else
     result guest/kpath SKIP "module or hns-sim did not build"
@@ -741,7 +754,9 @@ if [ -x "$HNS_BUILD/sim-target/release/hns-sim" ] && [ -f "$HNS_BUILD/module-kun
         mod=$([ $d = c ] && echo hns_roce_hw_v2 || echo hns_roce_rs)
         echo "sh /opt/hns/kpath-plan.sh $mod" >"$L/kpath-dwqe-$d.cmd"
         HNS_SIM_ARGS="--set cap_flags=$DWQE_FLAGS" GT_RENAME="s#^TEST kpath-$d/#TEST kpath-dwqe-$d/#" \
-            HNS_GUEST_EXTRA=$(ktest_extra) guest_tests "kpath-dwqe-$d" "$RESULTS" "$L/kpath-dwqe-$d.cmd" --driver $d --sim 1
+            HNS_GUEST_KNOWN=$([ $d = c ] && echo hns-cq-xa-irq-inversion) \
+            guest_tests "kpath-dwqe-$d" "$RESULTS" "$L/kpath-dwqe-$d.cmd" --driver $d --sim 1
+        known_fault_results "kpath-dwqe-$d" "kpath-dwqe-$d"
         dwqe_counts "sim/kpath-dwqe-$d-pushes" "$HNS_BUILD/guest/kpath-dwqe-$d/hns-sim.log"
     done
     outcomes_equal equivalence/kpath-dwqe-outcomes kpath-dwqe-c kpath-dwqe-rs
@@ -776,19 +791,6 @@ ulp_results() {
     known_fault_results "$run" "$grp"
 }
 
-# known_fault_results RUN GROUP: one line per known fault the run counted
-# (run-guest.sh HNS_GUEST_KNOWN): SKIP with the count, PASS when not seen.
-known_fault_results() {
-    local run=$1 grp=$2 n c d
-    [ -f "$HNS_BUILD/guest/$run/known-faults.txt" ] || return 0
-    while read -r n c d; do
-        if [ "$c" -eq 0 ]; then
-            result "$grp/known-fault-$n" PASS "(not seen)"
-        else
-            result "$grp/known-fault-$n" SKIP "$c kernel report(s) of this known fault left out of guest/kernel-log-$run ($d)"
-        fi
-    done <"$HNS_BUILD/guest/$run/known-faults.txt"
-}
 
 # --- hns-sim data engine on the C reference driver (SIM=1). -----------------
 # ibv_rc_pingpong on hns_0, loopback to itself: polling, events (-e), small

@@ -84,6 +84,11 @@ if [ "$sim" -gt 0 ]; then
             die "hns-sim rejected its arguments: ${HNS_SIM_ARGS:-}"
     done
 fi
+# The kernel test modules (make ktest) go to /opt/run/ktest/ when built.
+if compgen -G "$HNS_ABUILD/ktest/*.ko" >/dev/null; then
+    mkdir -p "$rundir/overlay/opt/run/ktest"
+    cp "$HNS_ABUILD"/ktest/*.ko "$rundir/overlay/opt/run/ktest/"
+fi
 # HNS_GUEST_EXTRA: a directory of files (benchmark programs and modules,
 # make bench) copied to /opt/run/extra/ in the guest.
 if [ -n "${HNS_GUEST_EXTRA:-}" ]; then

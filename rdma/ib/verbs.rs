@@ -560,11 +560,19 @@ pub(super) unsafe extern "C" fn create_cq<D: IbDriver>(
         return EINVAL.to_errno();
     };
     // SAFETY: per the function's contract.
-    match unsafe { drv::<D>(rs) }.create_cq(args.cqe, args.vector, ibcq, user) {
+    let d = unsafe { drv::<D>(rs) };
+    match d.create_cq(args.cqe, args.vector, ibcq, user) {
         Ok((b, o)) => {
-            // SAFETY: valid for writing; the box is taken back with
+            let raw = CqBox::<D>::into_foreign(b);
+            // SAFETY: valid for writing (the function's contract): the
+            // container's `rs_cq`. The box is taken back with
             // `from_foreign` in `destroy_cq`.
-            unsafe { *cq = CqBox::<D>::into_foreign(b) };
+            unsafe { *cq = raw };
+            // Only now does the `ib_cq` lead to the CQ: events may reach
+            // it from here on.
+            // SAFETY: `raw` is the box handed over just above, live until
+            // `destroy_cq`.
+            d.publish_cq(unsafe { CqBox::<D>::borrow(raw) });
             args.depth = o.depth;
             args.cqn = o.cqn;
             args.cap_flags = o.cap_flags;
@@ -708,11 +716,17 @@ pub(super) unsafe extern "C" fn create_srq<D: IbDriver>(
         return EINVAL.to_errno();
     };
     // SAFETY: per the function's contract.
-    match unsafe { drv::<D>(rs) }.create_srq(args, ibsrq, user) {
+    let d = unsafe { drv::<D>(rs) };
+    match d.create_srq(args, ibsrq, user) {
         Ok(b) => {
-            // SAFETY: valid for writing; the box is taken back with
+            let raw = SrqBox::<D>::into_foreign(b);
+            // SAFETY: valid for writing (the function's contract): the
+            // container's `rs_srq`. The box is taken back with
             // `from_foreign` in `destroy_srq`.
-            unsafe { *srq = SrqBox::<D>::into_foreign(b) };
+            unsafe { *srq = raw };
+            // SAFETY: `raw` is the box handed over just above, live until
+            // `destroy_srq`.
+            d.publish_srq(unsafe { SrqBox::<D>::borrow(raw) });
             0
         }
         Err(e) => e.to_errno(),
@@ -824,11 +838,15 @@ pub(super) unsafe extern "C" fn create_qp<D: IbDriver>(
             // The pinned box is taken back with `from_foreign` in
             // `destroy_qp`.
             let raw = b.into_foreign();
-            // SAFETY: valid for writing (the function's contract).
+            // SAFETY: valid for writing (the function's contract): `qp`
+            // is the container's `rs_qp`.
             unsafe {
                 *qp = raw;
                 *qpn = n;
             }
+            // SAFETY: `raw` is the box handed over just above, live until
+            // `destroy_qp`.
+            d.publish_qp(unsafe { QpBox::<D>::borrow(raw) }.get_ref());
             0
         }
         Err(e) => e.to_errno(),
@@ -882,11 +900,17 @@ pub(super) unsafe extern "C" fn query_qp<D: IbDriver>(
 /// `rs` is the device's pointer; `qp` came from `create_qp` and is
 /// not used after this call.
 pub(super) unsafe extern "C" fn destroy_qp<D: IbDriver>(rs: *mut c_void, qp: *mut c_void) {
-    // SAFETY: the pointer owns the pinned box `create_qp` handed over
-    // with `into_foreign`.
-    let b = unsafe { QpBox::<D>::from_foreign(qp) };
     // SAFETY: per the function's contract.
-    unsafe { drv::<D>(rs) }.destroy_qp(b)
+    let d = unsafe { drv::<D>(rs) };
+    // The flush work borrows the QP through its `ib_qp` until it is
+    // stopped: only then is the box taken back.
+    // SAFETY: `qp` is the live box from `create_qp`; the borrow ends
+    // before `from_foreign` below.
+    d.quiesce_qp(unsafe { QpBox::<D>::borrow(qp) }.get_ref());
+    // SAFETY: the pointer owns the pinned box `create_qp` handed over
+    // with `into_foreign`, and no flush work borrows it any more.
+    let b = unsafe { QpBox::<D>::from_foreign(qp) };
+    d.destroy_qp(b)
 }
 
 /// The `rs_qp` of a QP of this driver.

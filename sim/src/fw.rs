@@ -390,6 +390,10 @@ pub struct Firmware {
     /// The SCC context clear flag of HIP08's QP creation: RESET_SCCC
     /// lowers it, CLR_SCCC (done at once) raises it, QUERY_SCCC reads it.
     sccc_clr_done: bool,
+    /// QUERY_SCCC answers still to say "not done" whatever the flag
+    /// (`sccc-busy:N`): a slow clear, which keeps the driver in HIP08's
+    /// QP creation for N polls (tests widen a race window with it).
+    sccc_busy: u32,
     gmv_bt: BTreeMap<u32, u64>,
     /// PF: the resources ALLOC_VF_RES gave each function, by function id.
     pub func_res: BTreeMap<u32, FuncRes>,
@@ -451,6 +455,7 @@ impl Firmware {
             gids: BTreeMap::new(),
             smacs: BTreeMap::new(),
             sccc_clr_done: false,
+            sccc_busy: 0,
             gmv_bt: BTreeMap::new(),
             func_res: BTreeMap::new(),
             func_events: Vec::new(),
@@ -558,7 +563,8 @@ impl Firmware {
     /// Carries out a command of the control channel (what the guest wrote
     /// to `/sys/module/hns_sim/parameters/fault`): a fault in `--fault`'s
     /// syntax, armed from now on, or `clear`, which disarms every fault;
-    /// also `abn:`, `ecc:`, `aeq:` injections and `link:up`/`link:down`
+    /// also `abn:`, `ecc:`, `aeq:` injections, `sccc-busy:N` (the next N
+    /// QUERY_SCCC answers say not done) and `link:up`/`link:down`
     /// (the function's port, [`Firmware::port_up`]).
     /// The trace notes it, so that a run's trace shows where each fault
     /// was armed.
@@ -567,6 +573,11 @@ impl Firmware {
         if cmd == "clear" {
             self.faults.clear();
             self.ram_ecc = None;
+            self.sccc_busy = 0;
+        } else if let Some(rest) = cmd.strip_prefix("sccc-busy:") {
+            self.sccc_busy = crate::caps::parse_num(rest)
+                .and_then(|v| u32::try_from(v).ok())
+                .ok_or_else(|| format!("control '{cmd}': expected sccc-busy:N"))?;
         } else if let Some(rest) = cmd.strip_prefix("abn:") {
             let st = crate::caps::parse_num(rest)
                 .and_then(|v| u32::try_from(v).ok())
@@ -994,8 +1005,11 @@ impl Firmware {
                 self.sccc_clr_done = true;
             }
             op::QUERY_SCCC => {
-                // Word 0: the clear-done flag.
-                d[0].data = [u32::from(self.sccc_clr_done), 0, 0, 0, 0, 0];
+                // Word 0: the clear-done flag, held down while a slow
+                // clear was asked for.
+                let done = self.sccc_clr_done && self.sccc_busy == 0;
+                self.sccc_busy = self.sccc_busy.saturating_sub(1);
+                d[0].data = [u32::from(done), 0, 0, 0, 0, 0];
             }
             _ => return None,
         }
@@ -1983,6 +1997,13 @@ mod tests {
         f.execute(&mem, std::slice::from_mut(&mut c));
         assert_eq!(c.retval, ret::SUCCESS);
         assert_eq!(query(&mut f), 1);
+        // A slow clear: the next two queries say not done, the third done.
+        f.control("sccc-busy:2").unwrap();
+        assert_eq!((query(&mut f), query(&mut f), query(&mut f)), (0, 0, 1));
+        assert!(f.control("sccc-busy:x").is_err());
+        f.control("sccc-busy:5").unwrap();
+        f.control("clear").unwrap();
+        assert_eq!(query(&mut f), 1, "clear forgets a slow clear");
         // QP 3's 32-byte SCC context is zeroed, its neighbours are not.
         let mut b = [0u8; 128];
         mem.read(0x8000 + 2 * 32, &mut b).unwrap();

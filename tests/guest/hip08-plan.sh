@@ -9,7 +9,8 @@
 # then ibv_rc_pingpong (plain, -e, -s 64) and ibv_srq_pingpong loopback
 # on hns_0, the refusal of a user UD QP (libhns does not create UD QPs on
 # HIP08, hw_ver 0x100), rping and ucmatose (rdma_cm: MADs through the
-# kernel GSI QP), a MAC change of the netdev, ib_write_bw, a second MAC
+# kernel GSI QP), a MAC change of the netdev, events for a QP number
+# while a new QP takes it (qp_create_race.py), ib_write_bw, a second MAC
 # change, on Rust ten reloads, and the unload.
 # The two MAC changes mark the trace (CFG_SMAC_TB): make check compares
 # the two drivers' traces before the first and after the second, leaving
@@ -70,6 +71,11 @@ mac_now() {
         sleep 1 && grep -qx "$1" /sys/class/net/eth0/address
 }
 check hip08/mac-change mac_now 02:19:e5:00:03:42
+# Events for a QP number while a new QP takes it (qp_create_race.py):
+# hns-sim holds HIP08's SCC clear busy inside create_qp, and a second
+# process injects flush events for the number meanwhile. Between the MAC
+# changes: its objects stay out of the compared trace windows.
+check hip08/qp-create-event-race python3 /opt/hns/qp_create_race.py 3
 # -F as in every other correctness pair: without it perftest exits 1
 # ("Can't produce a report") whenever its cycle-counter calibration fails,
 # which a loaded TCG host makes happen now and then (docs/harness.md).

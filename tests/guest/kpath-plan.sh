@@ -8,7 +8,10 @@
 # outstanding (the flush completions of the reset's UNINIT step), the CM
 # exchange again on the new instance, kernel posts on XRC and UD QPs from
 # a test module (xrc_post.ko, below), then an unload that must leave no
-# WARN or lockdep report. (The test kernel has no ib_umad for a user MAD agent.)
+# WARN or lockdep report. Before the reset, a kernel ULP polls its CQ from
+# the driver's completion and event handlers (tests/ktest/cq_event_poll.c).
+# Both test modules are built by `make ktest-kmod`. (The test kernel has no
+# ib_umad for a user MAD agent.)
 # TEST lines are in the group "kpath-rs/..." or "kpath-c/...".
 #
 #   sh /opt/hns/kpath-plan.sh [DRIVER-MODULE]
@@ -23,6 +26,73 @@ GIDX=$(roce_v2_gid hns_0)
 /usr/bin/ip addr add 192.168.77.1/24 dev eth0 && /usr/bin/ip link set eth0 up
 check $g/cm-no-qp timeout 60 python3 /opt/hns/cm_noqp.py 192.168.77.1 5
 echo "    $(printf '%s\n' "$out" | tail -n 1)"
+
+# A kernel ULP using its objects from the driver's callbacks
+# (tests/ktest/cq_event_poll.c): its CQ's completion handler polls and
+# re-arms the CQ, its QP's event handler sends to itself and polls the CQ
+# (finding CQEs, whose QP the poll looks up), its CQ's event handler polls
+# the CQ; the events are injected through hns-sim (COMM_EST on its QP,
+# CQ_ACCESS_ERROR on its CQ). The driver must hold none of its locks while
+# a consumer's handler runs: each case fails on a new WARN, BUG or lockdep
+# report in the kernel log, a handler's failed poll or a missing event.
+KT=/sys/module/cq_event_poll/parameters
+FAULT=/sys/module/hns_sim/parameters/fault
+kreports() {
+    dmesg | grep -cE 'WARNING:|BUG:|possible (circular|recursive)|inconsistent lock state|blocked for more than'
+}
+# ulp_case EXPECT: the handlers' counters and the kernel log after a case.
+ulp_case() {
+    [ "$(cat $KT/poll_errors)" -eq 0 ] || { echo "poll errors: $(cat $KT/poll_errors)"; return 1; }
+    [ "$(cat $KT/bad)" -eq 0 ] || { echo "unsuccessful completions: $(cat $KT/bad)"; return 1; }
+    [ "$(kreports)" -eq "$KR0" ] || { dmesg | tail -n 30; return 1; }
+}
+# wait_param P N: the module's counter P reaches N within 10 s.
+wait_param() {
+    i=0
+    while [ "$(cat $KT/$1)" -lt "$2" ]; do
+        i=$((i + 1))
+        [ $i -le 100 ] || { echo "$1 = $(cat $KT/$1), expected >= $2"; return 1; }
+        sleep 0.1
+    done
+}
+ulp_comp() {
+    insmod /opt/run/ktest/cq_event_poll.ko || return 1
+    echo "loopback $(cat $KT/result), QP $(cat $KT/qpn)," \
+        "$(cat $KT/comp_calls) completion handler calls, $(cat $KT/polled) polled"
+    [ "$(cat $KT/result)" -eq 0 ] && ulp_case
+}
+ulp_qp_event() {
+    qpn=$(cat $KT/qpn)
+    [ "$qpn" -ge 0 ] || { echo "no QP"; return 1; }
+    echo "aeq:0x3:0:$qpn" >$FAULT || return 1
+    # Its own two completions plus the loopback's, all polled.
+    wait_param qp_events 1 && wait_param polled 4 && ulp_case
+}
+# The CQN of the module's CQ: restrack's id of the CQ named by the module,
+# then word 1 of its raw CQC (as mbx_faults.py reads it).
+ulp_cqn() {
+    python3 -c '
+import json, subprocess
+def res(*a):
+    out = subprocess.run(["rdma", "res", "show", "cq", *a, "-j"],
+                         capture_output=True, text=True).stdout
+    return json.loads(out or "[]")
+ids = [o["cqn"] for o in res() if "cq_event_poll" in str(o.get("comm", ""))]
+raw = [o.get("data") for o in res("dev", "hns_0", "cqn", str(ids[0]), "-r")] if len(ids) == 1 else []
+print(int.from_bytes(bytes(raw[0][4:8]), "little") & 0xffffff if len(raw) == 1 else -1)'
+}
+ulp_cq_event() {
+    cqn=$(ulp_cqn)
+    [ "${cqn:--1}" -ge 0 ] || { echo "no CQN for the module's CQ"; return 1; }
+    echo "aeq:0xb:0:$cqn" >$FAULT || return 1
+    wait_param cq_events 1 && ulp_case
+}
+KR0=$(kreports)
+if check $g/ulp-comp-handler-polls ulp_comp; then
+    check $g/ulp-qp-event-polls ulp_qp_event
+    check $g/ulp-cq-event-polls ulp_cq_event
+fi
+check $g/ulp-unload rmmod cq_event_poll
 
 # A function reset with kernel work outstanding: ib_mad keeps
 # receive WRs posted on the GSI QP, whose CQ it polls from an unbound
@@ -57,7 +127,7 @@ check $g/cm-after-reset timeout 60 python3 /opt/hns/cm_noqp.py 192.168.77.1 5
 echo "    $(printf '%s\n' "$out" | tail -n 1)"
 
 # Kernel posts on QPs whose WRs carry no UD part (tests/ktest/xrc_post.c,
-# built by make ktest-kmod, in /opt/run/extra): an XRC target and an XRC
+# built by make ktest-kmod, in /opt/run/ktest): an XRC target and an XRC
 # initiator in RTS refuse post_send (EOPNOTSUPP) without reading the WR's
 # poison AH pointer, the target refuses post_recv (EOPNOTSUPP), the
 # initiator answers C's ENOMEM; a UD QP refuses an RDMA WRITE (EINVAL)
@@ -65,7 +135,7 @@ echo "    $(printf '%s\n' "$out" | tail -n 1)"
 # completes. A driver that follows the poison pointer oopses here. On C
 # the module leaves out the calls C faults or WARNs on
 # (docs/c-driver-findings.md 20): SKIP lines on C, FAIL on Rust.
-X=/opt/run/extra
+X=/opt/run/ktest
 xrc_post() {
     [ -f $X/xrc_post.ko ] || { echo "no $X/xrc_post.ko (make ktest-kmod)"; return 1; }
     cdrv=0

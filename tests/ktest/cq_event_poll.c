@@ -1,0 +1,425 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * cq_event_poll: a kernel ULP that uses its objects from inside the
+ * driver's callbacks, as the verbs contract allows (and as the C driver
+ * permits): its CQ's completion handler polls the CQ and re-arms it, and
+ * its QP's and CQ's asynchronous event handlers poll the CQ. A driver that
+ * runs these handlers under its own object-table locks deadlocks or gets
+ * a lockdep report here (the CQ poll takes the QP table lock under the CQ
+ * lock to find the QP of a CQE).
+ *
+ * The QP event handler also posts a receive and a SEND to itself and polls
+ * 50 ms later, so that its poll finds CQEs (and looks their QP up).
+ *
+ * An ib_client whose add callback, for the device named by the parameter
+ * "dev" (default "hns_0"), sets up a PD, a CQ (ib_create_cq with both
+ * handlers, armed) and an RC QP connected to itself (as hns_kbench), then
+ * posts one receive and one SEND and waits up to 10 s for the completion
+ * handler to poll both completions. The objects stay until the client is
+ * removed (rmmod), so that the test plan can inject asynchronous events
+ * for them through hns-sim meanwhile:
+ *   aeq:0x3:0:<qpn>        (COMM_EST on the QP: the QP event handler)
+ *   aeq:0xb:0:<cqn>        (CQ_ACCESS_ERROR: the CQ event handler)
+ *
+ * Read-only parameters: result (0 once both completions were polled by
+ * the handler, else a negative errno; -ENODEV without the device), qpn,
+ * comp_calls, polled (successful completions polled by any handler),
+ * bad (unsuccessful ones), qp_events, cq_events, poll_errors (negative
+ * returns of ib_poll_cq or ib_req_notify_cq in a handler).
+ *
+ * Build: make ktest (build/ktest/cq_event_poll.ko); run by
+ * tests/guest/kpath-plan.sh.
+ */
+
+#include <linux/module.h>
+#include <linux/slab.h>
+#include <linux/delay.h>
+#include <linux/wait.h>
+#include <linux/etherdevice.h>
+#include <rdma/ib_verbs.h>
+#include <rdma/ib_cache.h>
+
+#define CEP_DEPTH	16
+#define CEP_MSG		64
+#define CEP_RECV_OFF	2048
+#define CEP_WC		4
+
+static char *dev = "hns_0";
+module_param(dev, charp, 0444);
+MODULE_PARM_DESC(dev, "name of the ib_device to use (default hns_0)");
+
+static int cep_result = -ENODEV;
+module_param_named(result, cep_result, int, 0444);
+MODULE_PARM_DESC(result, "0 once the completion handler polled the loopback's completions");
+
+static int cep_qpn = -1;
+module_param_named(qpn, cep_qpn, int, 0444);
+MODULE_PARM_DESC(qpn, "number of the test's QP");
+
+static atomic_t cep_comp_calls, cep_polled, cep_bad, cep_qp_events;
+static atomic_t cep_cq_events, cep_poll_errors;
+
+static int cep_get_atomic(char *buf, const struct kernel_param *kp)
+{
+	return sysfs_emit(buf, "%d\n", atomic_read((atomic_t *)kp->arg));
+}
+
+static const struct kernel_param_ops cep_atomic_ops = {
+	.get = cep_get_atomic,
+};
+
+module_param_cb(comp_calls, &cep_atomic_ops, &cep_comp_calls, 0444);
+module_param_cb(polled, &cep_atomic_ops, &cep_polled, 0444);
+module_param_cb(bad, &cep_atomic_ops, &cep_bad, 0444);
+module_param_cb(qp_events, &cep_atomic_ops, &cep_qp_events, 0444);
+module_param_cb(cq_events, &cep_atomic_ops, &cep_cq_events, 0444);
+module_param_cb(poll_errors, &cep_atomic_ops, &cep_poll_errors, 0444);
+
+struct cep {
+	struct ib_device *ibdev;
+	u32 port;
+	struct ib_pd *pd;
+	struct ib_cq *cq;
+	struct ib_qp *qp;
+	void *buf;
+	u64 dma;
+	bool mapped;
+	wait_queue_head_t wq;
+};
+
+/* Polls the CQ empty, counting what it finds. */
+static void cep_poll(struct cep *c)
+{
+	struct ib_wc wc[CEP_WC];
+	int n, i;
+
+	do {
+		n = ib_poll_cq(c->cq, CEP_WC, wc);
+		if (n < 0) {
+			atomic_inc(&cep_poll_errors);
+			return;
+		}
+		for (i = 0; i < n; i++) {
+			if (wc[i].status == IB_WC_SUCCESS)
+				atomic_inc(&cep_polled);
+			else
+				atomic_inc(&cep_bad);
+		}
+	} while (n > 0);
+}
+
+/* The completion handler: poll, re-arm, poll what came in between. */
+static void cep_comp(struct ib_cq *cq, void *ctx)
+{
+	struct cep *c = ctx;
+	int ret;
+
+	atomic_inc(&cep_comp_calls);
+	cep_poll(c);
+	ret = ib_req_notify_cq(cq, IB_CQ_NEXT_COMP | IB_CQ_REPORT_MISSED_EVENTS);
+	if (ret < 0)
+		atomic_inc(&cep_poll_errors);
+	else if (ret > 0)
+		cep_poll(c);
+	wake_up(&c->wq);
+}
+
+static void cep_cq_event(struct ib_event *ev, void *ctx)
+{
+	struct cep *c = ctx;
+
+	cep_poll(c);
+	pr_info("cq_event_poll: CQ event %s, CQ polled\n",
+		ib_event_msg(ev->event));
+	atomic_inc(&cep_cq_events);
+	wake_up(&c->wq);
+}
+
+static int cep_post_pair(struct cep *c);
+
+/*
+ * The QP event handler sends to itself once more and polls after the
+ * completions had time to arrive: the poll then looks the QP up for its
+ * CQEs, from inside the driver's event delivery.
+ */
+static void cep_qp_event(struct ib_event *ev, void *ctx)
+{
+	struct cep *c = ctx;
+
+	if (cep_post_pair(c))
+		atomic_inc(&cep_poll_errors);
+	mdelay(50);
+	cep_poll(c);
+	pr_info("cq_event_poll: QP event %s, CQ polled\n",
+		ib_event_msg(ev->event));
+	atomic_inc(&cep_qp_events);
+	wake_up(&c->wq);
+}
+
+/* The port's first non-zero RoCE v2 GID (waits up to 10 s for it). */
+static const struct ib_gid_attr *cep_find_gid(struct cep *c, int len)
+{
+	const struct ib_gid_attr *attr;
+	int tries, i;
+
+	for (tries = 0; tries < 100; tries++) {
+		for (i = 0; i < len; i++) {
+			attr = rdma_get_gid_attr(c->ibdev, c->port, i);
+			if (IS_ERR(attr))
+				continue;
+			if (attr->gid_type == IB_GID_TYPE_ROCE_UDP_ENCAP &&
+			    !rdma_is_zero_gid(&attr->gid))
+				return attr;
+			rdma_put_gid_attr(attr);
+		}
+		msleep(100);
+	}
+	return ERR_PTR(-ENOENT);
+}
+
+/* The RC QP to RTS, connected to itself. */
+static int cep_connect(struct cep *c)
+{
+	const struct ib_gid_attr *gattr;
+	struct ib_port_attr pattr;
+	struct ib_qp_attr attr;
+	union ib_gid gid;
+	u8 mac[ETH_ALEN];
+	u16 vlan;
+	int ret, i;
+
+	for (i = 0; i < 100; i++) {
+		ret = ib_query_port(c->ibdev, c->port, &pattr);
+		if (ret)
+			return ret;
+		if (pattr.state == IB_PORT_ACTIVE)
+			break;
+		msleep(100);
+	}
+	if (pattr.state != IB_PORT_ACTIVE)
+		return -ENETDOWN;
+	gattr = cep_find_gid(c, pattr.gid_tbl_len);
+	if (IS_ERR(gattr))
+		return PTR_ERR(gattr);
+	gid = gattr->gid;
+	ret = rdma_read_gid_l2_fields(gattr, &vlan, mac);
+	if (ret)
+		goto out;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.qp_state = IB_QPS_INIT;
+	attr.port_num = c->port;
+	ret = ib_modify_qp(c->qp, &attr, IB_QP_STATE | IB_QP_PKEY_INDEX |
+			   IB_QP_PORT | IB_QP_ACCESS_FLAGS);
+	if (ret)
+		goto out;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.qp_state = IB_QPS_RTR;
+	attr.path_mtu = min_t(enum ib_mtu, pattr.active_mtu, IB_MTU_1024);
+	attr.dest_qp_num = c->qp->qp_num;
+	attr.max_dest_rd_atomic = 1;
+	attr.min_rnr_timer = 12;
+	attr.ah_attr.type = rdma_ah_find_type(c->ibdev, c->port);
+	rdma_ah_set_port_num(&attr.ah_attr, c->port);
+	rdma_ah_set_grh(&attr.ah_attr, &gid, 0, gattr->index, 64, 0);
+	memcpy(attr.ah_attr.roce.dmac, mac, ETH_ALEN);
+	ret = ib_modify_qp(c->qp, &attr, IB_QP_STATE | IB_QP_AV |
+			   IB_QP_PATH_MTU | IB_QP_DEST_QPN | IB_QP_RQ_PSN |
+			   IB_QP_MAX_DEST_RD_ATOMIC | IB_QP_MIN_RNR_TIMER);
+	if (ret)
+		goto out;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.qp_state = IB_QPS_RTS;
+	attr.timeout = 14;
+	attr.retry_cnt = 7;
+	attr.rnr_retry = 7;
+	attr.max_rd_atomic = 1;
+	ret = ib_modify_qp(c->qp, &attr, IB_QP_STATE | IB_QP_TIMEOUT |
+			   IB_QP_RETRY_CNT | IB_QP_RNR_RETRY | IB_QP_SQ_PSN |
+			   IB_QP_MAX_QP_RD_ATOMIC);
+out:
+	rdma_put_gid_attr(gattr);
+	return ret;
+}
+
+static void cep_teardown(struct cep *c)
+{
+	if (c->qp)
+		ib_destroy_qp(c->qp);
+	if (c->cq)
+		ib_destroy_cq(c->cq);
+	if (c->mapped)
+		ib_dma_unmap_single(c->ibdev, c->dma, PAGE_SIZE,
+				    DMA_BIDIRECTIONAL);
+	kfree(c->buf);
+	if (c->pd)
+		ib_dealloc_pd(c->pd);
+	kfree(c);
+}
+
+/* One receive and one SEND to itself. */
+static int cep_post_pair(struct cep *c)
+{
+	struct ib_sge ssge = {
+		.addr = c->dma,
+		.length = CEP_MSG,
+		.lkey = c->pd->local_dma_lkey,
+	};
+	struct ib_sge rsge = {
+		.addr = c->dma + CEP_RECV_OFF,
+		.length = CEP_MSG,
+		.lkey = c->pd->local_dma_lkey,
+	};
+	struct ib_recv_wr rwr = { .wr_id = 1, .sg_list = &rsge, .num_sge = 1 };
+	struct ib_send_wr swr = {
+		.wr_id = 2,
+		.sg_list = &ssge,
+		.num_sge = 1,
+		.opcode = IB_WR_SEND,
+		.send_flags = IB_SEND_SIGNALED,
+	};
+	int ret;
+
+	ret = ib_post_recv(c->qp, &rwr, NULL);
+	if (ret)
+		return ret;
+	return ib_post_send(c->qp, &swr, NULL);
+}
+
+/* A receive and a SEND to itself; both completions polled by the handler. */
+static int cep_loopback(struct cep *c)
+{
+	int ret;
+
+	ret = ib_req_notify_cq(c->cq, IB_CQ_NEXT_COMP);
+	if (ret < 0)
+		return ret;
+	ret = cep_post_pair(c);
+	if (ret)
+		return ret;
+	if (!wait_event_timeout(c->wq, atomic_read(&cep_polled) +
+				atomic_read(&cep_bad) >= 2, 10 * HZ))
+		return -ETIMEDOUT;
+	return atomic_read(&cep_bad) ? -EIO : 0;
+}
+
+static struct ib_client cep_client;
+
+static int cep_add(struct ib_device *ibdev)
+{
+	struct ib_qp_init_attr init = {};
+	struct ib_cq_init_attr cattr = { .cqe = 2 * CEP_DEPTH };
+	const char *step = "alloc";
+	struct cep *c;
+	int ret;
+
+	if (strcmp(dev_name(&ibdev->dev), dev))
+		return -EOPNOTSUPP;
+	c = kzalloc_obj(*c);
+	if (!c) {
+		cep_result = -ENOMEM;
+		return -ENOMEM;
+	}
+	c->ibdev = ibdev;
+	c->port = rdma_start_port(ibdev);
+	init_waitqueue_head(&c->wq);
+
+	step = "alloc_pd";
+	c->pd = ib_alloc_pd(ibdev, 0);
+	if (IS_ERR(c->pd)) {
+		ret = PTR_ERR(c->pd);
+		c->pd = NULL;
+		goto err;
+	}
+	step = "create_cq";
+	c->cq = ib_create_cq(ibdev, cep_comp, cep_cq_event, c, &cattr);
+	if (IS_ERR(c->cq)) {
+		ret = PTR_ERR(c->cq);
+		c->cq = NULL;
+		goto err;
+	}
+	step = "create_qp";
+	init.event_handler = cep_qp_event;
+	init.qp_context = c;
+	init.send_cq = c->cq;
+	init.recv_cq = c->cq;
+	init.sq_sig_type = IB_SIGNAL_ALL_WR;
+	init.qp_type = IB_QPT_RC;
+	init.cap.max_send_wr = CEP_DEPTH;
+	init.cap.max_recv_wr = CEP_DEPTH;
+	init.cap.max_send_sge = 1;
+	init.cap.max_recv_sge = 1;
+	c->qp = ib_create_qp(c->pd, &init);
+	if (IS_ERR(c->qp)) {
+		ret = PTR_ERR(c->qp);
+		c->qp = NULL;
+		goto err;
+	}
+	step = "dma_map";
+	ret = -ENOMEM;
+	c->buf = kzalloc(PAGE_SIZE, GFP_KERNEL);
+	if (!c->buf)
+		goto err;
+	c->dma = ib_dma_map_single(ibdev, c->buf, PAGE_SIZE, DMA_BIDIRECTIONAL);
+	if (ib_dma_mapping_error(ibdev, c->dma))
+		goto err;
+	c->mapped = true;
+	step = "connect";
+	ret = cep_connect(c);
+	if (ret)
+		goto err;
+	cep_qpn = c->qp->qp_num;
+	step = "loopback";
+	ret = cep_loopback(c);
+	cep_result = ret;
+	pr_info("cq_event_poll: %s: QP %u, loopback %d, %d completion handler calls\n",
+		dev_name(&ibdev->dev), c->qp->qp_num, ret,
+		atomic_read(&cep_comp_calls));
+	/* The objects stay (whatever the outcome) for the injected events. */
+	ib_set_client_data(ibdev, &cep_client, c);
+	return 0;
+err:
+	pr_info("cq_event_poll: %s failed: %d\n", step, ret);
+	cep_result = ret;
+	cep_teardown(c);
+	return ret;
+}
+
+static void cep_remove(struct ib_device *ibdev, void *data)
+{
+	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
+	struct cep *c = data;
+
+	if (!c)
+		return;
+	/* Whatever did not complete is flushed and polled first. */
+	if (!ib_modify_qp(c->qp, &attr, IB_QP_STATE))
+		msleep(100);
+	cep_poll(c);
+	cep_teardown(c);
+}
+
+static struct ib_client cep_client = {
+	.name = "cq_event_poll",
+	.add = cep_add,
+	.remove = cep_remove,
+};
+
+static int __init cep_init(void)
+{
+	return ib_register_client(&cep_client);
+}
+
+static void __exit cep_exit(void)
+{
+	ib_unregister_client(&cep_client);
+}
+
+module_init(cep_init);
+module_exit(cep_exit);
+
+MODULE_DESCRIPTION("Kernel ULP test: CQ polled from the driver's completion and event handlers");
+MODULE_AUTHOR("hns-roce-rs");
+MODULE_LICENSE("Dual BSD/GPL");
