@@ -294,7 +294,8 @@ pub enum FaultMode {
 
 /// An injected failure: answer CMQ `opcode` with `retval`, or not at all;
 /// or (`mailbox`) complete mailbox command `opcode` with status `retval`
-/// without executing it.
+/// without executing it, or (`late`) execute it and hold its completion
+/// event back.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Fault {
     /// The CMQ opcode or mailbox command to fail.
@@ -305,20 +306,46 @@ pub struct Fault {
     pub retval: u16,
     /// Never answer (the driver's CMQ wait times out).
     pub silent: bool,
+    /// A mailbox: run it, but post its completion event only when the
+    /// driver posts the next mailbox on the same token slot (after the
+    /// driver's wait for it timed out): a late event with a stale token.
+    pub late: bool,
+    /// A mailbox: only the one for this tag (object number: the EQN of
+    /// CREATE_*EQC) matches.
+    pub tag: Option<u32>,
     /// Once or always.
     pub mode: FaultMode,
 }
 
+/// Event-mode mailbox slots of the driver (`CMD_MAX_NUM`): the slot of a
+/// token is the token modulo this.
+const MB_SLOTS: u16 = 32;
+
 impl Fault {
     /// Parses `OPCODE:RETVAL[:once|always]` (numbers decimal or 0x hex);
     /// RETVAL `timeout` leaves the command unanswered. `mbx:CMD:STATUS[:…]`
-    /// completes mailbox command CMD with STATUS instead of running it.
+    /// completes mailbox command CMD with STATUS instead of running it;
+    /// STATUS `late` runs it and holds its event back (see
+    /// [`Fault::late`]). A mailbox fault may end in `:tag=N`: only the
+    /// command for object N matches.
     pub fn parse(s: &str) -> Result<Self, String> {
         let (mailbox, rest) = match s.strip_prefix("mbx:") {
             Some(r) => (true, r),
             None => (false, s),
         };
-        let mut it = rest.split(':');
+        let mut parts: Vec<&str> = rest.split(':').collect();
+        let tag = match parts.last().and_then(|p| p.strip_prefix("tag=")) {
+            Some(t) if mailbox => {
+                let t = crate::caps::parse_num(t)
+                    .and_then(|v| u32::try_from(v).ok())
+                    .ok_or_else(|| format!("fault '{s}': bad tag"))?;
+                parts.pop();
+                Some(t)
+            }
+            Some(_) => return Err(format!("fault '{s}': only a mailbox fault takes a tag")),
+            None => None,
+        };
+        let mut it = parts.into_iter();
         let num = |x: Option<&str>| {
             x.and_then(crate::caps::parse_num)
                 .ok_or_else(|| format!("fault '{s}': expected OPCODE:RETVAL|timeout[:once|always]"))
@@ -329,17 +356,26 @@ impl Fault {
         if silent && mailbox {
             return Err(format!("fault '{s}': a mailbox fault needs a status"));
         }
-        let retval = if silent { 0 } else { num(rv)? as u16 };
+        let late = rv == Some("late");
+        if late && !mailbox {
+            return Err(format!("fault '{s}': only a mailbox event can be late"));
+        }
+        let retval = if silent || late { 0 } else { num(rv)? as u16 };
         let mode = match it.next() {
             None | Some("always") => FaultMode::Always,
             Some("once") => FaultMode::Once,
             Some(m) => return Err(format!("fault '{s}': unknown mode '{m}'")),
         };
+        if it.next().is_some() {
+            return Err(format!("fault '{s}': trailing fields"));
+        }
         Ok(Fault {
             opcode,
             mailbox,
             retval,
             silent,
+            late,
+            tag,
             mode,
         })
     }
@@ -360,6 +396,13 @@ pub struct Stats {
     pub func_clears: u64,
     /// Clears of this function (a VF) by its PF's FUNC_CLEAR.
     pub pf_clears: u64,
+    /// CREATE_*EQC for an EQ number whose context was still live: the
+    /// driver freed (or forgot) an EQ without DESTROY_*EQC, and the
+    /// engine would have kept writing EQEs into its pages. `make check`
+    /// wants 0.
+    pub stale_eqcs: u64,
+    /// Mailbox events posted late ([`Fault::late`]).
+    pub late_events: u64,
 }
 
 /// Firmware state of one function.
@@ -370,6 +413,9 @@ pub struct Firmware {
     eqs: BTreeMap<u32, Eq>,
     mb_status: u8,
     faults: Vec<Fault>,
+    /// The completion event a `late` fault held back: token, status and
+    /// out_param, posted when the driver posts a mailbox on the same slot.
+    late: Option<(u16, u8, u64)>,
     /// Asynchronous events asked for through the control channel
     /// (`aeq:TYPE:SUB:QUEUE`), posted by [`Firmware::post_injected`].
     injected: Vec<(u8, u8, u32)>,
@@ -444,6 +490,7 @@ impl Firmware {
             eqs: BTreeMap::new(),
             mb_status: MB_OK,
             faults,
+            late: None,
             injected: Vec::new(),
             abnormal: Vec::new(),
             ram_ecc: None,
@@ -567,6 +614,7 @@ impl Firmware {
         if cmd == "clear" {
             self.faults.clear();
             self.ram_ecc = None;
+            self.late = None;
         } else if let Some(rest) = cmd.strip_prefix("abn:") {
             let st = crate::caps::parse_num(rest)
                 .and_then(|v| u32::try_from(v).ok())
@@ -1189,11 +1237,27 @@ impl Firmware {
         self.stats.mailboxes += 1;
         self.trace
             .mbx_in(cmd, &mb_name(cmd), tag, in_param, out_param, event, token);
-        let injected = self
-            .faults
-            .iter()
-            .position(|f| f.mailbox && f.opcode == u16::from(cmd));
-        let status = if let Some(i) = injected {
+        if event {
+            self.post_late(mem, token);
+        }
+        let injected = self.faults.iter().position(|f| {
+            f.mailbox && f.opcode == u16::from(cmd) && f.tag.is_none_or(|t| t == tag)
+        });
+        let mut hold = false;
+        let status = if let Some(i) = injected.filter(|&i| self.faults[i].late) {
+            if self.faults[i].mode == FaultMode::Once {
+                self.faults.remove(i);
+            }
+            hold = event;
+            self.trace.note(&format!(
+                "fault: mailbox {:#04x} {} tag {:#x} token {:#x}: event held back",
+                cmd,
+                mb_name(cmd),
+                tag,
+                token
+            ));
+            self.run_mailbox(mem, cmd, tag, in_param, out_param)
+        } else if let Some(i) = injected {
             let f = self.faults[i];
             if f.mode == FaultMode::Once {
                 self.faults.remove(i);
@@ -1207,39 +1271,70 @@ impl Firmware {
             ));
             f.retval as u8
         } else {
-            match self.mailbox(mem, cmd, tag, in_param, out_param) {
-                Ok(()) => {
-                    match cmd {
-                        mb::MODIFY_QPC => self.ctx_events.push(CtxEvent::Qp(tag)),
-                        mb::CREATE_CQC | mb::MODIFY_CQC | mb::DESTROY_CQC => {
-                            self.ctx_events.push(CtxEvent::Cq(tag))
-                        }
-                        mb::CREATE_SRQ | mb::MODIFY_SRQC | mb::DESTROY_SRQ => {
-                            self.ctx_events.push(CtxEvent::Srq(tag))
-                        }
-                        mb::CREATE_MPT | mb::DESTROY_MPT => {
-                            self.ctx_events.push(CtxEvent::Mpt(tag))
-                        }
-                        _ => {}
-                    }
-                    MB_OK
-                }
-                Err(e) => {
-                    self.stats.mailbox_failures += 1;
-                    self.trace.note(&format!(
-                        "mailbox {:#04x} {} tag {:#x} failed: {e}",
-                        cmd,
-                        mb_name(cmd),
-                        tag
-                    ));
-                    MB_FAIL
-                }
-            }
+            self.run_mailbox(mem, cmd, tag, in_param, out_param)
         };
         self.trace.mbx_out(cmd, tag, status);
         self.mb_status = status;
-        if event {
+        if hold {
+            self.late = Some((token, status, out_param));
+        } else if event {
             self.post_aeqe(mem, &mb_aeqe(token, status, out_param));
+        }
+    }
+
+    /// Posts the event a `late` fault held back if `token`, the token of a
+    /// mailbox being posted, names the same slot: the driver's wait for
+    /// the held one has ended, and it re-used the slot.
+    fn post_late(&mut self, mem: &impl Dma, token: u16) {
+        let Some((old, status, out)) = self.late else {
+            return;
+        };
+        if old % MB_SLOTS != token % MB_SLOTS {
+            return;
+        }
+        self.late = None;
+        self.stats.late_events += 1;
+        self.trace.note(&format!(
+            "late mailbox event: token {old:#x} posted before token {token:#x}"
+        ));
+        self.post_aeqe(mem, &mb_aeqe(old, status, out));
+    }
+
+    /// Runs a mailbox command: its status, and the context change for the
+    /// data engine.
+    fn run_mailbox(
+        &mut self,
+        mem: &impl Dma,
+        cmd: u8,
+        tag: u32,
+        in_param: u64,
+        out_param: u64,
+    ) -> u8 {
+        match self.mailbox(mem, cmd, tag, in_param, out_param) {
+            Ok(()) => {
+                match cmd {
+                    mb::MODIFY_QPC => self.ctx_events.push(CtxEvent::Qp(tag)),
+                    mb::CREATE_CQC | mb::MODIFY_CQC | mb::DESTROY_CQC => {
+                        self.ctx_events.push(CtxEvent::Cq(tag))
+                    }
+                    mb::CREATE_SRQ | mb::MODIFY_SRQC | mb::DESTROY_SRQ => {
+                        self.ctx_events.push(CtxEvent::Srq(tag))
+                    }
+                    mb::CREATE_MPT | mb::DESTROY_MPT => self.ctx_events.push(CtxEvent::Mpt(tag)),
+                    _ => {}
+                }
+                MB_OK
+            }
+            Err(e) => {
+                self.stats.mailbox_failures += 1;
+                self.trace.note(&format!(
+                    "mailbox {:#04x} {} tag {:#x} failed: {e}",
+                    cmd,
+                    mb_name(cmd),
+                    tag
+                ));
+                MB_FAIL
+            }
         }
     }
 
@@ -1395,7 +1490,16 @@ impl Firmware {
                 let eq = Eq::from_context(tag, cmd == mb::CREATE_AEQC, &c);
                 self.trace
                     .ctx(if eq.is_aeq { "AEQC" } else { "CEQC" }, tag, &raw);
-                self.eqs.insert(tag, eq);
+                if let Some(old) = self.eqs.insert(tag, eq) {
+                    // The engine takes the new context as a hardware EQ
+                    // would; the old one was never destroyed, and its
+                    // pages may be anything of the guest's by now.
+                    self.stats.stale_eqcs += 1;
+                    self.trace.note(&format!(
+                        "stale EQ context: EQ {tag} created again while live (root {:#x}): never destroyed",
+                        old.root
+                    ));
+                }
                 Ok(())
             }
             mb::DESTROY_CEQC | mb::DESTROY_AEQC => self
