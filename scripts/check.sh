@@ -261,6 +261,7 @@ guest_tests() {
         else
             echo "TEST sim/$name-no-bad-dma PASS" | tee -a "$res"
         fi
+        sim_no_stale_eqc "sim/$name-no-stale-eqc" "$slog" | tee -a "$res"
     fi
 }
 

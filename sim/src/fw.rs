@@ -1816,6 +1816,95 @@ mod tests {
         assert_eq!(post(&mut f, &mem, 0x23, 0, 0x1000, 0, false), MB_OK);
     }
 
+    /// Posts mailbox `cmd` for `tag` in event mode with `token`.
+    fn post_event(f: &mut Firmware, mem: &VecMem, cmd: u8, tag: u32, token: u16) {
+        let mut d = desc(op::POST_MB, false);
+        d.data = [
+            0,
+            0,
+            0x3000,
+            0,
+            tag << 8 | cmd as u32,
+            1 << 16 | token as u32,
+        ];
+        f.execute(mem, std::slice::from_mut(&mut d));
+        assert_eq!(d.retval, 0);
+    }
+
+    /// The token of AEQE `n` of the AEQ of [`create_aeq`].
+    fn aeqe_token(mem: &VecMem, n: u64) -> u16 {
+        mem.read_u32(0x2000 + 64 * n + 12).unwrap() as u16
+    }
+
+    #[test]
+    fn mailbox_fault_by_tag() {
+        let m = Fault::parse("mbx:0x80:0x11:once:tag=1").unwrap();
+        assert_eq!((m.opcode, m.tag, m.mode), (0x80, Some(1), FaultMode::Once));
+        assert_eq!(Fault::parse("mbx:0x90:0x11:tag=0x2").unwrap().tag, Some(2));
+        assert_eq!(Fault::parse("mbx:0x90:0x11").unwrap().tag, None);
+        assert!(
+            Fault::parse("0x8408:2:tag=1").is_err(),
+            "CMQ faults have no tag"
+        );
+        assert!(Fault::parse("mbx:0x90:0x11:once:tag=x").is_err());
+        assert!(Fault::parse("mbx:0x90:0x11:once:1").is_err());
+        let mem = VecMem::new(1 << 16);
+        let mut f = Firmware::new(Caps::default(), vec![], Trace::discard());
+        f.control("mbx:0x23:0x11:once:tag=5").unwrap();
+        assert_eq!(
+            post(&mut f, &mem, 0x23, 4, 0x1000, 0, false),
+            MB_OK,
+            "another tag"
+        );
+        assert_eq!(post(&mut f, &mem, 0x23, 5, 0x1000, 0, false), 0x11);
+        assert_eq!(post(&mut f, &mem, 0x23, 5, 0x1000, 0, false), MB_OK, "once");
+    }
+
+    #[test]
+    fn eq_context_created_over_a_live_one_is_counted() {
+        let mem = VecMem::new(1 << 16);
+        let mut f = fw();
+        create_aeq(&mut f, &mem);
+        assert_eq!(f.stats.stale_eqcs, 0);
+        assert_eq!(post(&mut f, &mem, mb::DESTROY_AEQC, 1, 0, 0, false), MB_OK);
+        create_aeq(&mut f, &mem);
+        assert_eq!(f.stats.stale_eqcs, 0, "destroyed before");
+        create_aeq(&mut f, &mem);
+        assert_eq!(f.stats.stale_eqcs, 1, "still live");
+        // FUNC_CLEAR drops the function's contexts (the C driver sends no
+        // DESTROY after it).
+        let mut d = desc(op::FUNC_CLEAR, false);
+        f.execute(&mem, std::slice::from_mut(&mut d));
+        create_aeq(&mut f, &mem);
+        assert_eq!(f.stats.stale_eqcs, 1);
+    }
+
+    #[test]
+    fn late_mailbox_event_comes_before_the_next_on_its_slot() {
+        let mem = VecMem::new(1 << 16);
+        let mut f = fw();
+        create_aeq(&mut f, &mem);
+        f.take_irqs();
+        assert!(
+            Fault::parse("0x8408:late").is_err(),
+            "a CMQ command has no event"
+        );
+        f.control("mbx:0x42:late:once").unwrap();
+        // QUERY_QPC of QP 0 fails in this bare model (no QPC table): the
+        // status is what the late event carries.
+        post_event(&mut f, &mem, mb::QUERY_QPC, 0, 7);
+        assert!(f.take_irqs().is_empty(), "held back");
+        post_event(&mut f, &mem, mb::QUERY_QPC, 0, 8);
+        assert_eq!(f.take_irqs().len(), 1, "another slot: its own event only");
+        assert_eq!(aeqe_token(&mem, 0), 8);
+        post_event(&mut f, &mem, mb::QUERY_QPC, 0, 7 + 32);
+        assert_eq!(f.take_irqs().len(), 2, "the late event, then its own");
+        assert_eq!((aeqe_token(&mem, 1), aeqe_token(&mem, 2)), (7, 39));
+        assert_eq!(f.stats.late_events, 1);
+        post_event(&mut f, &mem, mb::QUERY_QPC, 0, 7 + 64);
+        assert_eq!(f.take_irqs().len(), 1, "once");
+    }
+
     /// Creates AEQ 1: 64-byte EQEs, hop 0, depth 16 at 0x2000 (EQC staged
     /// at 0x1000).
     fn create_aeq(f: &mut Firmware, mem: &VecMem) {
