@@ -23,9 +23,7 @@ use crate::hns_roce_hw_v2::consts::cmq_op;
 use crate::hns_roce_hw_v2::regs::{
     TX_CMQ_BASEADDR_H, TX_CMQ_BASEADDR_L, TX_CMQ_CI, TX_CMQ_DEPTH, TX_CMQ_PI,
 };
-use crate::rdma::{
-    new_spinlock_irqsave, Event, IbLog, LogLevel, RegWindow, Regs, SpinLockIrqSave,
-};
+use crate::rdma::{new_spinlock_irqsave, Event, IbLog, LogLevel, RegWindow, Regs, SpinLockIrqSave};
 use core::sync::atomic::{AtomicBool, Ordering};
 use kernel::{
     device::{Bound, Device},
@@ -669,11 +667,11 @@ impl Cmd {
 
     fn mbox_wait(&self, in_param: u64, out_param: u64, cmd: u8, tag: u32) -> Result {
         let i = self.take_slot();
-        let (Some(slot), Some(done)) = (self.tokens.get(i), self.done.get(i)) else {
+        let (Some(state), Some(done)) = (self.tokens.get(i), self.done.get(i)) else {
             self.put_slot(i);
             return Err(EINVAL);
         };
-        let token = slot::arm(slot, done);
+        let token = slot::arm(state, done);
         let ret = match self.post(in_param, out_param, cmd, tag, u32::from(token), true) {
             Err(e) => {
                 hdev_err!(
@@ -693,7 +691,7 @@ impl Cmd {
                 );
                 Err(EBUSY)
             }
-            Ok(()) => match slot.with(|s| s.result()) {
+            Ok(()) => match state.with(|s| s.result()) {
                 0 => Ok(()),
                 r => {
                     hdev_err!(
@@ -715,7 +713,7 @@ impl Cmd {
     /// interrupt context.
     pub(crate) fn event(&self, token: u16, status: u8, out_param: u64) {
         let i = slot::slot_of(token);
-        let (Some(slot), Some(done)) = (self.tokens.get(i), self.done.get(i)) else {
+        let (Some(state), Some(done)) = (self.tokens.get(i), self.done.get(i)) else {
             return;
         };
         let r = if u32::from(status) == MB_ST_COMPLETE_SUCC {
@@ -723,7 +721,7 @@ impl Cmd {
         } else {
             EIO.to_errno()
         };
-        if let Err(expected) = slot::event(slot, done, token, r, out_param) {
+        if let Err(expected) = slot::event(state, done, token, r, out_param) {
             hdev_err!(
                 self.dev,
                 "[cmd] invalid ae token {:#x}, context token is {:#x}.\n",

@@ -10,12 +10,13 @@
 
 use super::{expect, Check};
 use crate::cmdq::slot::{arm, event, Done, SlotLock, TokenState, MAX_CMDS};
-use core::cell::{Cell, RefCell};
+use core::cell::Cell;
 
 /// One slot: its locked state, its completion's count and the next
 /// waiter's re-arm, which an event's `complete` can set off.
 struct Model {
-    state: RefCell<TokenState>,
+    /// The locked state (a copy is worked on while the lock is held).
+    state: Cell<TokenState>,
     held: Cell<bool>,
     /// `struct completion`'s `done` count.
     done: Cell<u32>,
@@ -32,7 +33,7 @@ struct Model {
 impl Model {
     fn new(slot: u16) -> Self {
         Self {
-            state: RefCell::new(TokenState::new(slot)),
+            state: Cell::new(TokenState::new(slot)),
             held: Cell::new(false),
             done: Cell::new(0),
             arm_in_complete: Cell::new(false),
@@ -42,14 +43,16 @@ impl Model {
     }
 
     fn token(&self) -> u16 {
-        self.state.borrow().token()
+        self.state.get().token()
     }
 }
 
 impl SlotLock for Model {
     fn with<R>(&self, f: impl FnOnce(&mut TokenState) -> R) -> R {
         self.held.set(true);
-        let r = f(&mut self.state.borrow_mut());
+        let mut s = self.state.get();
+        let r = f(&mut s);
+        self.state.set(s);
         self.held.set(false);
         if self.arm_pending.replace(false) {
             // The waiter that was spinning on the lock gets it now.
@@ -72,7 +75,7 @@ impl Done for Model {
                 self.new_token.set(Some(arm(self, self)));
             }
         }
-        self.done.set(self.done.get() + 1);
+        self.done.set(self.done.get().wrapping_add(1));
     }
 }
 
@@ -85,8 +88,11 @@ pub fn check_event_completes_its_waiter() -> Check {
     expect(m.done.get() == 0, "armed: not done")?;
     expect(event(&m, &m, t, -5, 0x1234) == Ok(()), "own event accepted")?;
     expect(m.done.get() == 1, "own event completes")?;
-    let s = *m.state.borrow();
-    expect(s.result() == -5 && s.out_param() == 0x1234, "result recorded")?;
+    let s = m.state.get();
+    expect(
+        s.result() == -5 && s.out_param() == 0x1234,
+        "result recorded",
+    )?;
     let w = Model::new(31);
     let mut t = 0;
     for _ in 0..(0x10000 / MAX_CMDS) {
@@ -117,7 +123,10 @@ pub fn check_stale_event_is_refused() -> Check {
 pub fn check_late_event_before_rearm_is_forgotten() -> Check {
     let m = Model::new(0);
     let old = arm(&m, &m);
-    expect(event(&m, &m, old, 0, 0) == Ok(()), "late event, token still current")?;
+    expect(
+        event(&m, &m, old, 0, 0) == Ok(()),
+        "late event, token still current",
+    )?;
     let new = arm(&m, &m);
     expect(new != old && m.done.get() == 0, "re-armed: not done")?;
     Ok(())
@@ -135,9 +144,15 @@ pub fn check_late_event_racing_rearm_completes_no_new_waiter() -> Check {
     m.arm_in_complete.set(true);
     let r = event(&m, &m, old, 0, 0);
     let new = m.new_token.get();
-    expect(r == Ok(()), "the late event passed the check for its waiter")?;
+    expect(
+        r == Ok(()),
+        "the late event passed the check for its waiter",
+    )?;
     expect(new.is_some(), "the next waiter re-armed the slot meanwhile")?;
-    expect(new == Some(m.token()), "the slot has the new waiter's token")?;
+    expect(
+        new == Some(m.token()),
+        "the slot has the new waiter's token",
+    )?;
     expect(
         m.done.get() == 0,
         "the new waiter is not completed by the late event",
