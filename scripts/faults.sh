@@ -53,7 +53,7 @@ for d in ${FAULTS_DRIVERS:-c rs}; do
         --cmd-file "$out/faults-$d.cmd" >"$out/faults-$d.out" 2>"$out/faults-$d.err" || rc=1
     # The model's count of EQ contexts created again while live (a driver
     # freed an EQ without DESTROY_*EQC): a line of the plan's group.
-    sim_no_stale_eqc "faults-$d" "$HNS_RUNS/guest/faults-$d/hns-sim.log" >>"$out/faults-$d.out"
+    sim_no_stale_eqc "faults-$d/sim-no-stale-eqc" "$HNS_RUNS/guest/faults-$d/hns-sim.log" >>"$out/faults-$d.out"
     grep -h '^TEST ' "$out/faults-$d.out" "$out/faults-$d.err"
 done
 python3 "$HNS_TOP/scripts/compare-faults.py" \

@@ -411,6 +411,14 @@ pub struct Firmware {
     pub caps: Caps,
     tables: [HemTable; 7],
     eqs: BTreeMap<u32, Eq>,
+    /// For each live EQ, [`Firmware::cmq_stalls`] when it was created.
+    eq_born: BTreeMap<u32, u64>,
+    /// CMQ commands left unanswered by a `timeout` fault so far. A driver
+    /// whose command queue timed out during its probe takes the queue for
+    /// dead and sends nothing more (C's `HNS_ROCE_CMDQ_STATE_FATAL_ERR`),
+    /// not even the DESTROY_*EQC of its error path: the EQ contexts it
+    /// leaves then wait for a reset, they are not its fault.
+    cmq_stalls: u64,
     mb_status: u8,
     faults: Vec<Fault>,
     /// The completion event a `late` fault held back: token, status and
@@ -488,6 +496,8 @@ impl Firmware {
             caps,
             tables: Default::default(),
             eqs: BTreeMap::new(),
+            eq_born: BTreeMap::new(),
+            cmq_stalls: 0,
             mb_status: MB_OK,
             faults,
             late: None,
@@ -535,6 +545,7 @@ impl Firmware {
             };
         }
         self.eqs.clear();
+        self.eq_born.clear();
         self.ctx_events.clear();
         self.ctx_events.push(CtxEvent::Reset);
         self.gids.clear();
@@ -668,6 +679,7 @@ impl Firmware {
                 self.faults.remove(i);
             }
             if f.silent {
+                self.cmq_stalls += 1;
                 self.trace.note(&format!(
                     "fault: {:#06x} {} not answered",
                     opcode,
@@ -1490,23 +1502,33 @@ impl Firmware {
                 let eq = Eq::from_context(tag, cmd == mb::CREATE_AEQC, &c);
                 self.trace
                     .ctx(if eq.is_aeq { "AEQC" } else { "CEQC" }, tag, &raw);
+                let born = self.eq_born.insert(tag, self.cmq_stalls);
                 if let Some(old) = self.eqs.insert(tag, eq) {
                     // The engine takes the new context as a hardware EQ
                     // would; the old one was never destroyed, and its
                     // pages may be anything of the guest's by now.
-                    self.stats.stale_eqcs += 1;
-                    self.trace.note(&format!(
-                        "stale EQ context: EQ {tag} created again while live (root {:#x}): never destroyed",
-                        old.root
-                    ));
+                    if born == Some(self.cmq_stalls) {
+                        self.stats.stale_eqcs += 1;
+                        self.trace.note(&format!(
+                            "stale EQ context: EQ {tag} created again while live (root {:#x}): never destroyed",
+                            old.root
+                        ));
+                    } else {
+                        self.trace.note(&format!(
+                            "EQ {tag} created again over a context left behind a CMQ timeout (root {:#x})",
+                            old.root
+                        ));
+                    }
                 }
                 Ok(())
             }
-            mb::DESTROY_CEQC | mb::DESTROY_AEQC => self
-                .eqs
-                .remove(&tag)
-                .map(|_| ())
-                .ok_or_else(|| format!("EQ {tag} does not exist")),
+            mb::DESTROY_CEQC | mb::DESTROY_AEQC => {
+                self.eq_born.remove(&tag);
+                self.eqs
+                    .remove(&tag)
+                    .map(|_| ())
+                    .ok_or_else(|| format!("EQ {tag} does not exist"))
+            }
             mb::MODIFY_CEQC | mb::MODIFY_AEQC => {
                 let old = self
                     .eqs
@@ -1877,6 +1899,15 @@ mod tests {
         f.execute(&mem, std::slice::from_mut(&mut d));
         create_aeq(&mut f, &mem);
         assert_eq!(f.stats.stale_eqcs, 1);
+        // A CMQ command left unanswered: the driver takes its queue for
+        // dead and cannot destroy what it created; not counted.
+        f.control("0x850d:timeout:once").unwrap();
+        let mut d = desc(0x850d, false);
+        assert!(!f.execute(&mem, std::slice::from_mut(&mut d)));
+        create_aeq(&mut f, &mem);
+        assert_eq!(f.stats.stale_eqcs, 1, "left behind a CMQ timeout");
+        create_aeq(&mut f, &mem);
+        assert_eq!(f.stats.stale_eqcs, 2, "created after the timeout");
     }
 
     #[test]
