@@ -49,7 +49,7 @@ pub(crate) struct Objects {
     #[pin]
     pub(crate) srqs: SrqTable,
     /// Event and flush work (`irq_workq`); destroyed, after the
-    /// interrupts, by `EqTable::cleanup`.
+    /// interrupts, by `EqTable`'s `Drop`.
     pub(crate) wq: OwnedQueue,
 }
 
