@@ -14,15 +14,17 @@
 //! of one of 32 slots (event mode, once the EQs exist).
 
 pub mod desc;
+pub mod slot;
 
 use crate::cmdq::desc::{retval_errno, CmqData, Desc, CSQ_DESC_NUM};
+use crate::cmdq::slot::{Done, SlotLock, TokenState, MAX_CMDS};
 use crate::field::Field;
 use crate::hns_roce_hw_v2::consts::cmq_op;
 use crate::hns_roce_hw_v2::regs::{
     TX_CMQ_BASEADDR_H, TX_CMQ_BASEADDR_L, TX_CMQ_CI, TX_CMQ_DEPTH, TX_CMQ_PI,
 };
-use crate::rdma::{Event, IbLog, LogLevel, RegWindow, Regs};
-use core::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, AtomicU64, Ordering};
+use crate::rdma::{new_spinlock_irqsave, Event, IbLog, LogLevel, RegWindow, Regs, SpinLockIrqSave};
+use core::sync::atomic::{AtomicBool, Ordering};
 use kernel::{
     device::{Bound, Device},
     dma::Coherent,
@@ -270,8 +272,6 @@ impl Cmq {
 pub(crate) const MAILBOX_SIZE: usize = 4096;
 /// Token of a polled mailbox.
 const POLL_TOKEN: u32 = 0xffff;
-/// Mailbox slots in event mode (`CMD_MAX_NUM`).
-const MAX_CMDS: usize = 32;
 /// How long a mailbox may take, in ms (`HNS_ROCE_CMD_TIMEOUT_MSECS`).
 const CMD_TIMEOUT_MS: u32 = 10000;
 /// How long to wait for the mailbox to become free, in ms.
@@ -356,12 +356,20 @@ pub(crate) fn query_context(
     Ok(())
 }
 
-/// One event-mode mailbox slot. The token and the result are atomics so
-/// the AEQ handler never takes a lock.
-struct TokenSlot {
-    token: AtomicU32,
-    result: AtomicI32,
-    out_param: AtomicU64,
+impl SlotLock for SpinLockIrqSave<TokenState> {
+    fn with<R>(&self, f: impl FnOnce(&mut TokenState) -> R) -> R {
+        f(&mut self.lock())
+    }
+}
+
+impl Done for Event {
+    fn rearm(&self) {
+        self.reinit();
+    }
+
+    fn complete(&self) {
+        Event::complete(self);
+    }
 }
 
 /// Which slots are free.
@@ -388,7 +396,11 @@ pub(crate) struct Cmd {
     slots: Mutex<SlotState>,
     #[pin]
     slot_freed: CondVar,
-    tokens: [TokenSlot; MAX_CMDS],
+    /// Each event-mode slot's token and result, under a lock that the
+    /// waiter's re-arm and the AEQ handler's completion both take
+    /// (`slot::arm`, `slot::event`).
+    #[pin]
+    tokens: [SpinLockIrqSave<TokenState>; MAX_CMDS],
     #[pin]
     done: [Event; MAX_CMDS],
     use_events: AtomicBool,
@@ -413,10 +425,8 @@ impl Cmd {
             slots <- new_mutex!(SlotState { free_head: 0, busy: 0, in_flight: 0 }),
             slot_freed <- new_condvar!(),
             // CAST: slot indexes are below 32.
-            tokens: core::array::from_fn(|i| TokenSlot {
-                token: AtomicU32::new(i as u32),
-                result: AtomicI32::new(0),
-                out_param: AtomicU64::new(0),
+            tokens <- pin_init::pin_init_array_from_fn(|i| {
+                new_spinlock_irqsave!(TokenState::new(i as u16), "hns_roce_rs mbox slot")
             }),
             done <- pin_init::pin_init_array_from_fn(|_| Event::new()),
             use_events: AtomicBool::new(false),
@@ -657,15 +667,12 @@ impl Cmd {
 
     fn mbox_wait(&self, in_param: u64, out_param: u64, cmd: u8, tag: u32) -> Result {
         let i = self.take_slot();
-        let (Some(slot), Some(done)) = (self.tokens.get(i), self.done.get(i)) else {
+        let (Some(state), Some(done)) = (self.tokens.get(i), self.done.get(i)) else {
             self.put_slot(i);
             return Err(EINVAL);
         };
-        // CAST: MAX_CMDS is 32; tokens are 16 bits on the wire.
-        let token = (slot.token.load(Ordering::Relaxed) + MAX_CMDS as u32) & 0xffff;
-        slot.token.store(token, Ordering::Release);
-        done.reinit();
-        let ret = match self.post(in_param, out_param, cmd, tag, token, true) {
+        let token = slot::arm(state, done);
+        let ret = match self.post(in_param, out_param, cmd, tag, u32::from(token), true) {
             Err(e) => {
                 hdev_err!(
                     self.dev,
@@ -684,7 +691,7 @@ impl Cmd {
                 );
                 Err(EBUSY)
             }
-            Ok(()) => match slot.result.load(Ordering::Acquire) {
+            Ok(()) => match state.with(|s| s.result()) {
                 0 => Ok(()),
                 r => {
                     hdev_err!(
@@ -705,28 +712,23 @@ impl Cmd {
     /// A mailbox completion from the AEQ (`hns_roce_cmd_event`); called in
     /// interrupt context.
     pub(crate) fn event(&self, token: u16, status: u8, out_param: u64) {
-        let i = usize::from(token) % MAX_CMDS;
-        let (Some(slot), Some(done)) = (self.tokens.get(i), self.done.get(i)) else {
+        let i = slot::slot_of(token);
+        let (Some(state), Some(done)) = (self.tokens.get(i), self.done.get(i)) else {
             return;
         };
-        let expected = slot.token.load(Ordering::Acquire);
-        if u32::from(token) != expected {
+        let r = if u32::from(status) == MB_ST_COMPLETE_SUCC {
+            0
+        } else {
+            EIO.to_errno()
+        };
+        if let Err(expected) = slot::event(state, done, token, r, out_param) {
             hdev_err!(
                 self.dev,
                 "[cmd] invalid ae token {:#x}, context token is {:#x}.\n",
                 token,
                 expected
             );
-            return;
         }
-        let r = if u32::from(status) == MB_ST_COMPLETE_SUCC {
-            0
-        } else {
-            EIO.to_errno()
-        };
-        slot.result.store(r, Ordering::Release);
-        slot.out_param.store(out_param, Ordering::Relaxed);
-        done.complete();
     }
 
     /// Switches mailboxes to event mode (the AEQ must be running).

@@ -49,7 +49,7 @@ pub(crate) struct Objects {
     #[pin]
     pub(crate) srqs: SrqTable,
     /// Event and flush work (`irq_workq`); destroyed, after the
-    /// interrupts, by `EqTable::cleanup`.
+    /// interrupts, by `EqTable`'s `Drop`.
     pub(crate) wq: OwnedQueue,
 }
 
@@ -153,6 +153,9 @@ pub(crate) struct Eq {
     cons_index: AtomicU32,
     mtr: KernelMtr,
     objs: Arc<Objects>,
+    /// The engine holds a context for this EQ (CREATE_*EQC succeeded):
+    /// `Drop` destroys it before the EQE buffer it points to is freed.
+    created: bool,
 }
 
 impl Eq {
@@ -196,7 +199,7 @@ impl Eq {
                 e.to_errno()
             )
         })?;
-        let eq = Eq {
+        let mut eq = Eq {
             cmd: cmd.clone(),
             eqn,
             kind,
@@ -205,11 +208,13 @@ impl Eq {
             cons_index: AtomicU32::new(0),
             mtr,
             objs: objs.clone(),
+            created: false,
         };
         mbox.write_le_words(eq.context(hop).as_le_words())?;
         cmd.mbox(mbox.dma(), 0, op, eqn).inspect_err(|_| {
             hdev_err!(h.device(), "[mailbox cmd] create eqc failed.\n");
         })?;
+        eq.created = true;
         Ok(eq)
     }
 
@@ -229,7 +234,7 @@ impl Eq {
     }
 
     /// Destroys the context (`hns_roce_v2_destroy_eqc`); the buffer goes
-    /// with `self`.
+    /// with `self`, after `Drop` has called this.
     fn destroy(&self) {
         let op = match self.kind {
             Kind::Ceq => mbox::DESTROY_CEQC,
@@ -342,6 +347,17 @@ impl Eq {
             self.objs.cqs.completion(&self.cmd, cqn);
         });
         true
+    }
+}
+
+impl Drop for Eq {
+    /// Runs when the last reference goes, which is after the EQ's
+    /// interrupt was freed (the registration holds one): the engine stops
+    /// writing EQEs before the buffer is freed with the fields.
+    fn drop(&mut self) {
+        if self.created {
+            self.destroy();
+        }
     }
 }
 
@@ -565,9 +581,10 @@ pub(crate) struct EqTable {
     cmd: Arc<Cmd>,
     objs: Arc<Objects>,
     eq_num: u32,
-    /// Set once `new` has enabled the interrupts: only such a table is
-    /// torn down by `Drop` (a failed `new` leaves its EQ contexts alone, as
-    /// `hns_roce_v2_init_eq_table`'s error path does).
+    /// Set once `new` has enabled the interrupts, which `Drop` then
+    /// disables. Whether or not it is set, `Drop` frees what `new` got and
+    /// destroys every EQ context `new` created (as the error path of
+    /// `hns_roce_v2_init_eq_table` does).
     enabled: bool,
     // Declared before `eqs`: interrupts are freed before the queues go.
     abn_irqs: KVec<IrqRegistration<Abnormal>>,
@@ -702,19 +719,26 @@ impl EqTable {
 }
 
 impl Drop for EqTable {
-    /// Disables and frees the interrupts, then destroys the EQ contexts
-    /// (`hns_roce_v2_cleanup_eq_table`).
+    /// Disables and frees the interrupts, drains the work queue, then
+    /// destroys the EQ contexts and frees their buffers
+    /// (`hns_roce_v2_cleanup_eq_table`; for a table `new` gave up on, its
+    /// error path).
     fn drop(&mut self) {
-        if !self.enabled {
-            return;
+        if self.enabled {
+            self.int_enable(false);
         }
-        self.int_enable(false);
         self.irqs.clear();
         self.abn_irqs.clear();
-        // No interrupt and no verb queues work any more.
+        // No interrupt and no verb queues work any more (a failed `new`
+        // registered no device).
         self.objs.wq.destroy();
-        for eq in self.eqs.iter() {
-            eq.destroy();
+        // The table holds the last reference of each EQ now: dropping it
+        // destroys the context, then frees the buffer. A torn-down table
+        // goes in creation order, a failed `new` in reverse, as in C.
+        if self.enabled {
+            self.eqs.clear();
+        } else {
+            while self.eqs.pop().is_some() {}
         }
     }
 }

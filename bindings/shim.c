@@ -241,6 +241,20 @@ int hns_shim_dscp_prio(struct hnae3_handle *h, u8 dscp, u8 *tc_mode,
 	return ops->get_dscp_prio(h, dscp, tc_mode, priority);
 }
 
+/*
+ * reinit_completion() under the completion's wait-queue lock, which every
+ * complete() takes: the count is never cleared in the middle of an
+ * increment.
+ */
+void hns_shim_reinit_completion(struct completion *x)
+{
+	unsigned long flags;
+
+	raw_spin_lock_irqsave(&x->wait.lock, flags);
+	reinit_completion(x);
+	raw_spin_unlock_irqrestore(&x->wait.lock, flags);
+}
+
 /* The driver's ordered workqueue for event and flush work (irq_workq). */
 struct workqueue_struct *hns_shim_alloc_wq(const char *name)
 {

@@ -573,6 +573,7 @@ void hns_shim_bond_link(struct net_device *dev, bool *txable,
 int hns_shim_bond_set_netdev(struct ib_device *ibdev,
 			     struct net_device *upper, bool ab,
 			     struct net_device *active);
+void hns_shim_reinit_completion(struct completion *x);
 struct workqueue_struct *hns_shim_alloc_wq(const char *name);
 void hns_shim_destroy_wq(struct workqueue_struct *wq);
 void hns_shim_cq_comp(struct ib_cq *ibcq);

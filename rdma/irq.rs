@@ -45,12 +45,15 @@ impl Event {
         })
     }
 
-    /// Re-arms the event. Only for the owner of the event, while nobody
-    /// waits on it.
+    /// Re-arms the event: not signalled, whatever signalled it before
+    /// (`reinit_completion`, taken under the completion's own lock so that
+    /// it never races a `complete` in the middle of its update). Which
+    /// signal the next wait sees is the caller's to order: a signal meant
+    /// for the previous wait must not come after this.
     pub(crate) fn reinit(&self) {
-        // SAFETY: a valid completion with no waiter (the only waiter is the
-        // caller).
-        unsafe { kernel::bindings::init_completion(self.inner.get()) };
+        // SAFETY: a valid, initialised completion; the shim only clears its
+        // count under its wait-queue lock.
+        unsafe { raw::hns_shim_reinit_completion(self.inner.get()) };
     }
 
     /// Signals one waiter.

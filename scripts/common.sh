@@ -149,6 +149,23 @@ papt_newest() {
 }
 
 # Where the unpacked kernel source lives (set by setup.sh).
+# sim_no_stale_eqc TEST LOG: "TEST <TEST> PASS|FAIL" from the done lines of
+# an hns-sim.log: every function must report 0 stale EQ contexts (an EQ
+# context created again while live: its driver freed the EQ's pages
+# without DESTROY_*EQC; sim/src/fw.rs).
+sim_no_stale_eqc() {
+    local dl
+    dl=$(grep -h '^hns-sim\[[0-9]*\]: done:' "$2" 2>/dev/null)
+    if [ -z "$dl" ]; then
+        echo "TEST $1 FAIL no done line in $2"
+    elif printf '%s\n' "$dl" | grep -qv ', 0 stale EQ contexts'; then
+        echo "TEST $1 FAIL $(printf '%s\n' "$dl" | grep -v ', 0 stale EQ contexts' | head -n 2 | tr '\n' ' ')"
+        grep -h 'stale EQ context:' "${2%/*}"/trace-*.txt 2>/dev/null | head -n 5 | sed 's/^/    /'
+    else
+        echo "TEST $1 PASS"
+    fi
+}
+
 kernel_src() {
     local f=$HNS_CACHE/kernel-src.path
     [ -f "$f" ] || die "kernel source not set up; run 'make setup'"

@@ -52,6 +52,9 @@ for d in ${FAULTS_DRIVERS:-c rs}; do
     echo "MBX_FLUSH_EVENTS=${FAULTS_FLUSH_EVENTS:-0} sh /opt/hns/faults-plan.sh $d $ops" >"$out/faults-$d.cmd"
     HNS_GUEST_KMEMLEAK_BY_PLAN=1 bash "$HNS_TOP/scripts/run-guest.sh" --name "faults-$d" --driver $d --sim 1 --timeout 1800 \
         --cmd-file "$out/faults-$d.cmd" >"$out/faults-$d.out" 2>"$out/faults-$d.err" || rc=1
+    # The model's count of EQ contexts created again while live (a driver
+    # freed an EQ without DESTROY_*EQC): a line of the plan's group.
+    sim_no_stale_eqc "faults-$d/sim-no-stale-eqc" "$HNS_RUNS/guest/faults-$d/hns-sim.log" >>"$out/faults-$d.out"
     grep -h '^TEST ' "$out/faults-$d.out" "$out/faults-$d.err"
 done
 python3 "$HNS_TOP/scripts/compare-faults.py" \

@@ -294,7 +294,8 @@ pub enum FaultMode {
 
 /// An injected failure: answer CMQ `opcode` with `retval`, or not at all;
 /// or (`mailbox`) complete mailbox command `opcode` with status `retval`
-/// without executing it.
+/// without executing it, or (`late`) execute it and hold its completion
+/// event back.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Fault {
     /// The CMQ opcode or mailbox command to fail.
@@ -305,20 +306,46 @@ pub struct Fault {
     pub retval: u16,
     /// Never answer (the driver's CMQ wait times out).
     pub silent: bool,
+    /// A mailbox: run it, but post its completion event only when the
+    /// driver posts the next mailbox on the same token slot (after the
+    /// driver's wait for it timed out): a late event with a stale token.
+    pub late: bool,
+    /// A mailbox: only the one for this tag (object number: the EQN of
+    /// CREATE_*EQC) matches.
+    pub tag: Option<u32>,
     /// Once or always.
     pub mode: FaultMode,
 }
 
+/// Event-mode mailbox slots of the driver (`CMD_MAX_NUM`): the slot of a
+/// token is the token modulo this.
+const MB_SLOTS: u16 = 32;
+
 impl Fault {
     /// Parses `OPCODE:RETVAL[:once|always]` (numbers decimal or 0x hex);
     /// RETVAL `timeout` leaves the command unanswered. `mbx:CMD:STATUS[:…]`
-    /// completes mailbox command CMD with STATUS instead of running it.
+    /// completes mailbox command CMD with STATUS instead of running it;
+    /// STATUS `late` runs it and holds its event back (see
+    /// [`Fault::late`]). A mailbox fault may end in `:tag=N`: only the
+    /// command for object N matches.
     pub fn parse(s: &str) -> Result<Self, String> {
         let (mailbox, rest) = match s.strip_prefix("mbx:") {
             Some(r) => (true, r),
             None => (false, s),
         };
-        let mut it = rest.split(':');
+        let mut parts: Vec<&str> = rest.split(':').collect();
+        let tag = match parts.last().and_then(|p| p.strip_prefix("tag=")) {
+            Some(t) if mailbox => {
+                let t = crate::caps::parse_num(t)
+                    .and_then(|v| u32::try_from(v).ok())
+                    .ok_or_else(|| format!("fault '{s}': bad tag"))?;
+                parts.pop();
+                Some(t)
+            }
+            Some(_) => return Err(format!("fault '{s}': only a mailbox fault takes a tag")),
+            None => None,
+        };
+        let mut it = parts.into_iter();
         let num = |x: Option<&str>| {
             x.and_then(crate::caps::parse_num)
                 .ok_or_else(|| format!("fault '{s}': expected OPCODE:RETVAL|timeout[:once|always]"))
@@ -329,17 +356,26 @@ impl Fault {
         if silent && mailbox {
             return Err(format!("fault '{s}': a mailbox fault needs a status"));
         }
-        let retval = if silent { 0 } else { num(rv)? as u16 };
+        let late = rv == Some("late");
+        if late && !mailbox {
+            return Err(format!("fault '{s}': only a mailbox event can be late"));
+        }
+        let retval = if silent || late { 0 } else { num(rv)? as u16 };
         let mode = match it.next() {
             None | Some("always") => FaultMode::Always,
             Some("once") => FaultMode::Once,
             Some(m) => return Err(format!("fault '{s}': unknown mode '{m}'")),
         };
+        if it.next().is_some() {
+            return Err(format!("fault '{s}': trailing fields"));
+        }
         Ok(Fault {
             opcode,
             mailbox,
             retval,
             silent,
+            late,
+            tag,
             mode,
         })
     }
@@ -360,6 +396,13 @@ pub struct Stats {
     pub func_clears: u64,
     /// Clears of this function (a VF) by its PF's FUNC_CLEAR.
     pub pf_clears: u64,
+    /// CREATE_*EQC for an EQ number whose context was still live: the
+    /// driver freed (or forgot) an EQ without DESTROY_*EQC, and the
+    /// engine would have kept writing EQEs into its pages. `make check`
+    /// wants 0.
+    pub stale_eqcs: u64,
+    /// Mailbox events posted late ([`Fault::late`]).
+    pub late_events: u64,
 }
 
 /// Firmware state of one function.
@@ -368,8 +411,19 @@ pub struct Firmware {
     pub caps: Caps,
     tables: [HemTable; 7],
     eqs: BTreeMap<u32, Eq>,
+    /// For each live EQ, [`Firmware::cmq_stalls`] when it was created.
+    eq_born: BTreeMap<u32, u64>,
+    /// CMQ commands left unanswered by a `timeout` fault so far. A driver
+    /// whose command queue timed out during its probe takes the queue for
+    /// dead and sends nothing more (C's `HNS_ROCE_CMDQ_STATE_FATAL_ERR`),
+    /// not even the DESTROY_*EQC of its error path: the EQ contexts it
+    /// leaves then wait for a reset, they are not its fault.
+    cmq_stalls: u64,
     mb_status: u8,
     faults: Vec<Fault>,
+    /// The completion event a `late` fault held back: token, status and
+    /// out_param, posted when the driver posts a mailbox on the same slot.
+    late: Option<(u16, u8, u64)>,
     /// Asynchronous events asked for through the control channel
     /// (`aeq:TYPE:SUB:QUEUE`), posted by [`Firmware::post_injected`].
     injected: Vec<(u8, u8, u32)>,
@@ -446,8 +500,11 @@ impl Firmware {
             caps,
             tables: Default::default(),
             eqs: BTreeMap::new(),
+            eq_born: BTreeMap::new(),
+            cmq_stalls: 0,
             mb_status: MB_OK,
             faults,
+            late: None,
             injected: Vec::new(),
             abnormal: Vec::new(),
             ram_ecc: None,
@@ -493,6 +550,7 @@ impl Firmware {
             };
         }
         self.eqs.clear();
+        self.eq_born.clear();
         self.ctx_events.clear();
         self.ctx_events.push(CtxEvent::Reset);
         self.gids.clear();
@@ -574,6 +632,7 @@ impl Firmware {
             self.faults.clear();
             self.ram_ecc = None;
             self.sccc_busy = 0;
+            self.late = None;
         } else if let Some(rest) = cmd.strip_prefix("sccc-busy:") {
             self.sccc_busy = crate::caps::parse_num(rest)
                 .and_then(|v| u32::try_from(v).ok())
@@ -631,6 +690,7 @@ impl Firmware {
                 self.faults.remove(i);
             }
             if f.silent {
+                self.cmq_stalls += 1;
                 self.trace.note(&format!(
                     "fault: {:#06x} {} not answered",
                     opcode,
@@ -1203,11 +1263,27 @@ impl Firmware {
         self.stats.mailboxes += 1;
         self.trace
             .mbx_in(cmd, &mb_name(cmd), tag, in_param, out_param, event, token);
-        let injected = self
-            .faults
-            .iter()
-            .position(|f| f.mailbox && f.opcode == u16::from(cmd));
-        let status = if let Some(i) = injected {
+        if event {
+            self.post_late(mem, token);
+        }
+        let injected = self.faults.iter().position(|f| {
+            f.mailbox && f.opcode == u16::from(cmd) && f.tag.is_none_or(|t| t == tag)
+        });
+        let mut hold = false;
+        let status = if let Some(i) = injected.filter(|&i| self.faults[i].late) {
+            if self.faults[i].mode == FaultMode::Once {
+                self.faults.remove(i);
+            }
+            hold = event;
+            self.trace.note(&format!(
+                "fault: mailbox {:#04x} {} tag {:#x} token {:#x}: event held back",
+                cmd,
+                mb_name(cmd),
+                tag,
+                token
+            ));
+            self.run_mailbox(mem, cmd, tag, in_param, out_param)
+        } else if let Some(i) = injected {
             let f = self.faults[i];
             if f.mode == FaultMode::Once {
                 self.faults.remove(i);
@@ -1221,39 +1297,70 @@ impl Firmware {
             ));
             f.retval as u8
         } else {
-            match self.mailbox(mem, cmd, tag, in_param, out_param) {
-                Ok(()) => {
-                    match cmd {
-                        mb::MODIFY_QPC => self.ctx_events.push(CtxEvent::Qp(tag)),
-                        mb::CREATE_CQC | mb::MODIFY_CQC | mb::DESTROY_CQC => {
-                            self.ctx_events.push(CtxEvent::Cq(tag))
-                        }
-                        mb::CREATE_SRQ | mb::MODIFY_SRQC | mb::DESTROY_SRQ => {
-                            self.ctx_events.push(CtxEvent::Srq(tag))
-                        }
-                        mb::CREATE_MPT | mb::DESTROY_MPT => {
-                            self.ctx_events.push(CtxEvent::Mpt(tag))
-                        }
-                        _ => {}
-                    }
-                    MB_OK
-                }
-                Err(e) => {
-                    self.stats.mailbox_failures += 1;
-                    self.trace.note(&format!(
-                        "mailbox {:#04x} {} tag {:#x} failed: {e}",
-                        cmd,
-                        mb_name(cmd),
-                        tag
-                    ));
-                    MB_FAIL
-                }
-            }
+            self.run_mailbox(mem, cmd, tag, in_param, out_param)
         };
         self.trace.mbx_out(cmd, tag, status);
         self.mb_status = status;
-        if event {
+        if hold {
+            self.late = Some((token, status, out_param));
+        } else if event {
             self.post_aeqe(mem, &mb_aeqe(token, status, out_param));
+        }
+    }
+
+    /// Posts the event a `late` fault held back if `token`, the token of a
+    /// mailbox being posted, names the same slot: the driver's wait for
+    /// the held one has ended, and it re-used the slot.
+    fn post_late(&mut self, mem: &impl Dma, token: u16) {
+        let Some((old, status, out)) = self.late else {
+            return;
+        };
+        if old % MB_SLOTS != token % MB_SLOTS {
+            return;
+        }
+        self.late = None;
+        self.stats.late_events += 1;
+        self.trace.note(&format!(
+            "late mailbox event: token {old:#x} posted before token {token:#x}"
+        ));
+        self.post_aeqe(mem, &mb_aeqe(old, status, out));
+    }
+
+    /// Runs a mailbox command: its status, and the context change for the
+    /// data engine.
+    fn run_mailbox(
+        &mut self,
+        mem: &impl Dma,
+        cmd: u8,
+        tag: u32,
+        in_param: u64,
+        out_param: u64,
+    ) -> u8 {
+        match self.mailbox(mem, cmd, tag, in_param, out_param) {
+            Ok(()) => {
+                match cmd {
+                    mb::MODIFY_QPC => self.ctx_events.push(CtxEvent::Qp(tag)),
+                    mb::CREATE_CQC | mb::MODIFY_CQC | mb::DESTROY_CQC => {
+                        self.ctx_events.push(CtxEvent::Cq(tag))
+                    }
+                    mb::CREATE_SRQ | mb::MODIFY_SRQC | mb::DESTROY_SRQ => {
+                        self.ctx_events.push(CtxEvent::Srq(tag))
+                    }
+                    mb::CREATE_MPT | mb::DESTROY_MPT => self.ctx_events.push(CtxEvent::Mpt(tag)),
+                    _ => {}
+                }
+                MB_OK
+            }
+            Err(e) => {
+                self.stats.mailbox_failures += 1;
+                self.trace.note(&format!(
+                    "mailbox {:#04x} {} tag {:#x} failed: {e}",
+                    cmd,
+                    mb_name(cmd),
+                    tag
+                ));
+                MB_FAIL
+            }
         }
     }
 
@@ -1409,14 +1516,33 @@ impl Firmware {
                 let eq = Eq::from_context(tag, cmd == mb::CREATE_AEQC, &c);
                 self.trace
                     .ctx(if eq.is_aeq { "AEQC" } else { "CEQC" }, tag, &raw);
-                self.eqs.insert(tag, eq);
+                let born = self.eq_born.insert(tag, self.cmq_stalls);
+                if let Some(old) = self.eqs.insert(tag, eq) {
+                    // The engine takes the new context as a hardware EQ
+                    // would; the old one was never destroyed, and its
+                    // pages may be anything of the guest's by now.
+                    if born == Some(self.cmq_stalls) {
+                        self.stats.stale_eqcs += 1;
+                        self.trace.note(&format!(
+                            "stale EQ context: EQ {tag} created again while live (root {:#x}): never destroyed",
+                            old.root
+                        ));
+                    } else {
+                        self.trace.note(&format!(
+                            "EQ {tag} created again over a context left behind a CMQ timeout (root {:#x})",
+                            old.root
+                        ));
+                    }
+                }
                 Ok(())
             }
-            mb::DESTROY_CEQC | mb::DESTROY_AEQC => self
-                .eqs
-                .remove(&tag)
-                .map(|_| ())
-                .ok_or_else(|| format!("EQ {tag} does not exist")),
+            mb::DESTROY_CEQC | mb::DESTROY_AEQC => {
+                self.eq_born.remove(&tag);
+                self.eqs
+                    .remove(&tag)
+                    .map(|_| ())
+                    .ok_or_else(|| format!("EQ {tag} does not exist"))
+            }
             mb::MODIFY_CEQC | mb::MODIFY_AEQC => {
                 let old = self
                     .eqs
@@ -1724,6 +1850,104 @@ mod tests {
             Trace::discard(),
         );
         assert_eq!(post(&mut f, &mem, 0x23, 0, 0x1000, 0, false), MB_OK);
+    }
+
+    /// Posts mailbox `cmd` for `tag` in event mode with `token`.
+    fn post_event(f: &mut Firmware, mem: &VecMem, cmd: u8, tag: u32, token: u16) {
+        let mut d = desc(op::POST_MB, false);
+        d.data = [
+            0,
+            0,
+            0x3000,
+            0,
+            tag << 8 | cmd as u32,
+            1 << 16 | token as u32,
+        ];
+        f.execute(mem, std::slice::from_mut(&mut d));
+        assert_eq!(d.retval, 0);
+    }
+
+    /// The token of AEQE `n` of the AEQ of [`create_aeq`].
+    fn aeqe_token(mem: &VecMem, n: u64) -> u16 {
+        mem.read_u32(0x2000 + 64 * n + 12).unwrap() as u16
+    }
+
+    #[test]
+    fn mailbox_fault_by_tag() {
+        let m = Fault::parse("mbx:0x80:0x11:once:tag=1").unwrap();
+        assert_eq!((m.opcode, m.tag, m.mode), (0x80, Some(1), FaultMode::Once));
+        assert_eq!(Fault::parse("mbx:0x90:0x11:tag=0x2").unwrap().tag, Some(2));
+        assert_eq!(Fault::parse("mbx:0x90:0x11").unwrap().tag, None);
+        assert!(
+            Fault::parse("0x8408:2:tag=1").is_err(),
+            "CMQ faults have no tag"
+        );
+        assert!(Fault::parse("mbx:0x90:0x11:once:tag=x").is_err());
+        assert!(Fault::parse("mbx:0x90:0x11:once:1").is_err());
+        let mem = VecMem::new(1 << 16);
+        let mut f = Firmware::new(Caps::default(), vec![], Trace::discard());
+        f.control("mbx:0x23:0x11:once:tag=5").unwrap();
+        assert_eq!(
+            post(&mut f, &mem, 0x23, 4, 0x1000, 0, false),
+            MB_OK,
+            "another tag"
+        );
+        assert_eq!(post(&mut f, &mem, 0x23, 5, 0x1000, 0, false), 0x11);
+        assert_eq!(post(&mut f, &mem, 0x23, 5, 0x1000, 0, false), MB_OK, "once");
+    }
+
+    #[test]
+    fn eq_context_created_over_a_live_one_is_counted() {
+        let mem = VecMem::new(1 << 16);
+        let mut f = fw();
+        create_aeq(&mut f, &mem);
+        assert_eq!(f.stats.stale_eqcs, 0);
+        assert_eq!(post(&mut f, &mem, mb::DESTROY_AEQC, 1, 0, 0, false), MB_OK);
+        create_aeq(&mut f, &mem);
+        assert_eq!(f.stats.stale_eqcs, 0, "destroyed before");
+        create_aeq(&mut f, &mem);
+        assert_eq!(f.stats.stale_eqcs, 1, "still live");
+        // FUNC_CLEAR drops the function's contexts (the C driver sends no
+        // DESTROY after it).
+        let mut d = desc(op::FUNC_CLEAR, false);
+        f.execute(&mem, std::slice::from_mut(&mut d));
+        create_aeq(&mut f, &mem);
+        assert_eq!(f.stats.stale_eqcs, 1);
+        // A CMQ command left unanswered: the driver takes its queue for
+        // dead and cannot destroy what it created; not counted.
+        f.control("0x850d:timeout:once").unwrap();
+        let mut d = desc(0x850d, false);
+        assert!(!f.execute(&mem, std::slice::from_mut(&mut d)));
+        create_aeq(&mut f, &mem);
+        assert_eq!(f.stats.stale_eqcs, 1, "left behind a CMQ timeout");
+        create_aeq(&mut f, &mem);
+        assert_eq!(f.stats.stale_eqcs, 2, "created after the timeout");
+    }
+
+    #[test]
+    fn late_mailbox_event_comes_before_the_next_on_its_slot() {
+        let mem = VecMem::new(1 << 16);
+        let mut f = fw();
+        create_aeq(&mut f, &mem);
+        f.take_irqs();
+        assert!(
+            Fault::parse("0x8408:late").is_err(),
+            "a CMQ command has no event"
+        );
+        f.control("mbx:0x42:late:once").unwrap();
+        // QUERY_QPC of QP 0 fails in this bare model (no QPC table): the
+        // status is what the late event carries.
+        post_event(&mut f, &mem, mb::QUERY_QPC, 0, 7);
+        assert!(f.take_irqs().is_empty(), "held back");
+        post_event(&mut f, &mem, mb::QUERY_QPC, 0, 8);
+        assert_eq!(f.take_irqs().len(), 1, "another slot: its own event only");
+        assert_eq!(aeqe_token(&mem, 0), 8);
+        post_event(&mut f, &mem, mb::QUERY_QPC, 0, 7 + 32);
+        assert_eq!(f.take_irqs().len(), 2, "the late event, then its own");
+        assert_eq!((aeqe_token(&mem, 1), aeqe_token(&mem, 2)), (7, 39));
+        assert_eq!(f.stats.late_events, 1);
+        post_event(&mut f, &mem, mb::QUERY_QPC, 0, 7 + 64);
+        assert_eq!(f.take_irqs().len(), 1, "once");
     }
 
     /// Creates AEQ 1: 64-byte EQEs, hop 0, depth 16 at 0x2000 (EQC staged

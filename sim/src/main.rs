@@ -320,12 +320,14 @@ fn main() {
         Ok(all) => {
             for (n, s) in all.iter().enumerate() {
                 eprintln!(
-                    "hns-sim[{n}]: done: {} commands, {} mailboxes ({} failed), {} unknown, {} function clears{}",
+                    "hns-sim[{n}]: done: {} commands, {} mailboxes ({} failed), {} unknown, {} function clears, {} late mailbox events, {} stale EQ contexts{}",
                     s.commands,
                     s.mailboxes,
                     s.mailbox_failures,
                     s.unknown,
                     s.func_clears,
+                    s.late_events,
+                    s.stale_eqcs,
                     if s.pf_clears > 0 {
                         format!(", {} clears by its PF", s.pf_clears)
                     } else {

@@ -83,6 +83,24 @@ for op in "$@"; do
     sweep_one "$op" err "0x$op:6:once"
     sweep_one "$op" timeout "0x$op:timeout:once"
 done
+# The EQ contexts: CREATE_CEQC (0x90) of each CEQ, then CREATE_AEQC (0x80)
+# of each AEQ (EQNs in that order, from the model's caps) completed with
+# status 0x11 in turn. The driver must destroy the contexts it created
+# before (the model counts one created again over a live one: "stale EQ
+# contexts" in hns-sim.log, checked by scripts/faults.sh). FAULT lines
+# "mbx-CMD-tagN err".
+cap() {
+    v=$(sed -n "s/^$1 = //p" /opt/run/caps.txt)
+    echo $((${v:-0}))
+}
+ceqs=$(cap num_ceqs)
+eqs=$((ceqs + $(cap num_aeq_vectors)))
+n=0
+while [ $n -lt $eqs ]; do
+    if [ $n -lt $ceqs ]; then c=0x90; else c=0x80; fi
+    sweep_one "mbx-$c-tag$n" err "mbx:$c:0x11:once:tag=$n"
+    n=$((n + 1))
+done
 
 clean_probe() {
     load_roce "$D" || return 1

@@ -15,6 +15,11 @@ driver recovered, nothing half-made stays in its way). What is left must
 be undone by destroying the objects; the plan's kmemleak scan and the
 driver's unload after it check that nothing leaked.
 
+A late mailbox event (`late-event`): a QUERY_QPC whose completion hns-sim
+holds back until the driver posts the next mailbox on the same token slot;
+the driver's wait times out, and the late event must complete none of the
+queries after it.
+
 Then each asynchronous event type is injected through hns-sim
 (`aeq:TYPE:0:QUEUE`) for a QP, CQ or SRQ of this process (numbers from
 `rdma res`), for numbers no object has, and for the device-wide kinds;
@@ -56,6 +61,9 @@ CREATE_CQC, DESTROY_CQC = 0x16, 0x17
 MODIFY_QPC, QUERY_QPC = 0x41, 0x42
 CREATE_SRQ, MODIFY_SRQC, QUERY_SRQC, DESTROY_SRQ = 0x70, 0x72, 0x73, 0x74
 STATUS = 0x11
+# Event-mode mailbox slots (CMD_MAX_NUM): a slot is used again after this
+# many mailboxes.
+MAX_CMDS = 32
 # Each failing mailbox prints through rate-limited call sites (ten lines
 # per site in a five-second window, in both drivers). So that the lines do
 # not depend on how fast a driver runs the cases, a pause longer than the
@@ -136,6 +144,40 @@ def to_init(qp):
     a.qp_access_flags = e.IBV_ACCESS_REMOTE_WRITE
     qp.modify(a, e.IBV_QP_STATE | e.IBV_QP_PKEY_INDEX | e.IBV_QP_PORT |
               e.IBV_QP_ACCESS_FLAGS)
+
+
+def late_event(pd, cq):
+    """A mailbox completion that comes after the driver stopped waiting:
+    hns-sim runs a QUERY_QPC but holds its event back (`mbx:0x42:late:once`)
+    until the driver posts a mailbox on the same token slot, then posts it
+    just before that mailbox's own event. The first query times out (the
+    driver's 10 s wait); the late event carries a token the slot no longer
+    has and must complete nothing: each of the next MAX_CMDS + 1 queries
+    (through the slot again) must return the QP's own state, INIT."""
+    global fails
+    pace()
+    qp = rc_qp(pd, cq)
+    to_init(qp)
+    kernel_log()
+    spec = f'mbx:{QUERY_QPC:#x}:late:once'
+    print(f'ARM late-event {spec}', flush=True)
+    arm(spec)
+    res = outcome(lambda: qp.query(e.IBV_QP_STATE))
+    states = []
+    for _ in range(MAX_CMDS + 1):
+        try:
+            states.append(qp.query(e.IBV_QP_STATE)[0].qp_state)
+        except PyverbsError as ex:
+            states.append(f'error {ex}')
+    arm('clear')
+    print(f'MBX late-event {res} | {kernel_log()}', flush=True)
+    wrong = [(i, st) for i, st in enumerate(states) if st != e.IBV_QPS_INIT]
+    if wrong:
+        fails += 1
+        print(f'TEST mbx/late-event-next-queries FAIL {wrong[:3]}', flush=True)
+    else:
+        print(f'TEST mbx/late-event-next-queries PASS ({len(states)} queries)', flush=True)
+    qp.close()
 
 
 # Asynchronous events (enum hns_roce_event) injected through hns-sim's
@@ -433,6 +475,7 @@ def main():
     case('srq-modify', MODIFY_SRQC, lambda: srq_limit(srq, 4))
     case('srq-query', QUERY_SRQC, srq.query)
     case('srq-destroy', DESTROY_SRQ, srq.close, new_srq)
+    late_event(pd, cq)
     events(ctx, pd, cq, keep)
     abnormal(ctx, pd, cq, keep)
     for o in reversed(keep):

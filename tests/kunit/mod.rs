@@ -48,6 +48,36 @@ mod field {
     }
 }
 
+/// The mailbox slots' token protocol: a late event never completes the
+/// slot's next waiter.
+#[kunit_tests(hns_roce_rs_mbox_slot)]
+mod mbox_slot {
+    use crate::vectors::mbox_slot as v;
+
+    #[test]
+    fn event_completes_its_waiter() {
+        assert_eq!(v::check_event_completes_its_waiter(), Ok(()));
+    }
+
+    #[test]
+    fn stale_event_is_refused() {
+        assert_eq!(v::check_stale_event_is_refused(), Ok(()));
+    }
+
+    #[test]
+    fn late_event_before_rearm_is_forgotten() {
+        assert_eq!(v::check_late_event_before_rearm_is_forgotten(), Ok(()));
+    }
+
+    #[test]
+    fn late_event_racing_rearm_completes_no_new_waiter() {
+        assert_eq!(
+            v::check_late_event_racing_rearm_completes_no_new_waiter(),
+            Ok(())
+        );
+    }
+}
+
 /// The command queue descriptor codec and command payloads.
 #[kunit_tests(hns_roce_rs_cmq)]
 mod cmq {

@@ -10,6 +10,7 @@ pub mod cqe;
 pub mod ctx;
 pub mod field;
 pub mod hem;
+pub mod mbox_slot;
 pub mod qpc;
 pub mod scc;
 pub mod srqwqe;

@@ -30,11 +30,15 @@ pub mod rdma {
     pub mod wc;
 }
 
-/// The `core` part of the command queue: the descriptor codec.
+/// The `core` parts of the command queue: the descriptor codec and the
+/// mailbox slots' token protocol.
 #[path = "../../.."]
 pub mod cmdq {
     #[path = "cmdq/desc.rs"]
     pub mod desc;
+
+    #[path = "cmdq/slot.rs"]
+    pub mod slot;
 }
 
 /// The `core` parts of the HIP08/HIP09 engine: constants, field maps, caps,
