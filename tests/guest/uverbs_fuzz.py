@@ -17,9 +17,38 @@ classes (foreign_reg_mr, foreign_rereg_mr, foreign_cq, foreign_qp_rc,
 foreign_qp_ud, foreign_srq) send otherwise valid requests whose buffer,
 doorbell or response addresses lie in memory a child process maps at a
 fixed address and the fuzzer does not (TEST uverbs-fuzz/foreign-memory
-checks both). The requests depend
-only on the seed, never on an earlier answer, so the same seed sends the
-same requests to both drivers. What a call creates is destroyed at once
+checks both).
+
+Beyond the legacy writes, what else user space reaches:
+- ioctl_* classes: methods through RDMA_VERBS_IOCTL (struct
+  ib_uverbs_ioctl_hdr + ib_uverbs_attr array, ib_user_ioctl_cmds.h):
+  CQ_CREATE, QP_CREATE of every type (ioctl_create_qp_rc, _ud, _xrc_ini,
+  _xrc_tgt, _other), REG_MR, REG_DMABUF_MR, QUERY_MR, ADVISE_MR,
+  DM_MR_REG, DM_ALLOC, the COUNTERS methods, QP_ATTACH_COMP_CNTR,
+  ASYNC_EVENT_ALLOC, the device queries, the destroy methods. Valid
+  bundles, and bundles with unknown attribute ids (mandatory or not),
+  mandatory attributes left out, attributes twice, wrong lengths, bad
+  pointers for PTR_IN/PTR_OUT, unknown attribute flags, reserved fields,
+  a wrong header (length, count, driver id, object, method), and the
+  driver's udata (UVERBS_ATTR_UHW_IN/OUT) malformed as in the writes;
+- XRC: open_xrcd (without and with a file, O_CREAT/O_EXCL, bad fds),
+  close_xrcd (in use, closed, wrong), create_xsrq of every SRQ type,
+  open_qp, create_qp_xrc_ini, create_qp_xrc_tgt, create_qp_other (UC,
+  raw packet, unknown types), on objects in every state: the fixtures, a
+  handle destroyed just before the request (prep-stale), wrong handles;
+  query_qp and alloc_mw;
+- mmap_* classes: mmap of the uverbs file at the context's doorbell page
+  (offset 0), at a fresh QP's direct-WQE key (hns_roce_ib_create_qp_resp;
+  make fuzz runs hns-sim with direct WQE on), after its destroy_qp, held
+  across destroy_qp, on another context, at offsets nobody handed out, on
+  a file without a context, with wrong lengths, MAP_PRIVATE, PROT_EXEC,
+  mprotect of a read-only mapping (mmap_mprotect), the file closed under
+  a mapping (mmap_close_fd). A mapping is unmapped at once; nothing is
+  read or written through it. key-dwqe counts the keys handed out.
+
+The requests depend only on the seed, never on an earlier answer (but
+the handles and the direct-WQE key the driver returned), so the same
+seed sends the same requests to both drivers. What a call creates is destroyed at once
 (class cleanup-*; objects a call needs first: prep-*); the fixtures (PD,
 CQ, MR, SRQ, RC and UD QP) at the
 end.
@@ -29,6 +58,9 @@ end.
 FUZZ_C_BUGS=1 also sends the create_cq requests that hang the C driver
 (docs/c-driver-findings.md 8); FUZZ_TRACE=class,... prints every call of
 those classes ("CALL <n> <class> <errno> <request hex>").
+
+FUZZ_C_BUGS=1 also sends ioctl CQ_CREATE with an unwritable
+UVERBS_ATTR_UHW_OUT (the same C hang).
 
 Output: "FUZZ <class> calls N errno {errno: count, ...}" per class (0 =
 success), "FUZZ total calls N classes M", and TEST lines (group
@@ -802,7 +834,7 @@ libc.ioctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_void_p]
 libc.ioctl.restype = ctypes.c_int
 F_MAND, F_VALID_OUT = 1, 2
 UHW_IN, UHW_OUT = 0x1000, 0x1001
-RDMA_DRIVER_HNS = 9
+RDMA_DRIVER_HNS = 12  # enum rdma_driver_id (IRDMA shares I40IW's 9)
 # enum uverbs_default_objects
 (O_DEVICE, O_PD, O_COMP_CHANNEL, O_CQ, O_QP, O_SRQ, O_AH, O_MR, O_MW, O_FLOW,
  O_XRCD, O_RWQ_IND_TBL, O_WQ, O_FLOW_ACTION, O_DM, O_COUNTERS,
@@ -1087,7 +1119,7 @@ def ireq_create_qp(qt, off, dbi, use_srq=False):
     attrs = [A(0, "idr")]
     if qt == XRC_TGT:
         attrs.append(A(1, "idr", xfix["xrcd"]))
-        cap = [0, 0, 0, 0, 0]
+        cap = [64, 0, 1, 0, 0]
     else:
         attrs += [A(2, "idr", fixture["pd"]), A(4, "idr", fixture["cq"])]
         cap = [16, 16, 1, 1, 0]
@@ -1348,7 +1380,7 @@ def c_ioctl_destroy():
 
 
 # --- XRC: domains, XRC SRQs, opening a target QP, QPs of every type ---
-OPEN_XRCD, CLOSE_XRCD, CREATE_XSRQ, OPEN_QP = 36, 37, 38, 39
+OPEN_XRCD, CLOSE_XRCD, CREATE_XSRQ, OPEN_QP = 37, 38, 39, 40
 QUERY_QP, ALLOC_MW, DEALLOC_MW = 25, 14, 16
 O_CREAT, O_EXCL = 0o100, 0o200
 XRCD_FILE = "/tmp/uverbs-fuzz-xrcd"
@@ -1375,7 +1407,10 @@ def req_create_qp_any(qt, off=0, dbi=0, use_srq=False):
                         off, dbi)
     req.core[12] = qt
     if qt == XRC_TGT:
-        req.core[2:11] = [xfix["xrcd"], 0, 0, 0, 0, 0, 0, 0, 0]
+        # The core creates a target without udata, and the driver sizes
+        # a kernel SQ from max_send_wr (c-driver-findings 12): libhns
+        # sends its minimum of 64.
+        req.core[2:11] = [xfix["xrcd"], 0, 0, 0, 64, 0, 1, 0, 0]
         req.core[13] = 0
     elif qt == XRC_INI:
         req.core[4] = req.core[5] = 0
@@ -1387,6 +1422,8 @@ def req_create_qp_any(qt, off=0, dbi=0, use_srq=False):
 def xrc_fixtures():
     """An XRC domain (no file), an XRC SRQ and an XRC target QP on it."""
     xfix["xrcd"] = make(FD, "fixture", req_open_xrcd())
+    if xfix["xrcd"] is None:
+        return False
     xfix["xsrq"] = make(FD, "fixture", req_create_xsrq(1, xfix["xrcd"] or 0, fixture["cq"],
                                                        200 * PAGE, 40))
     xfix["xtgt"] = make(FD, "fixture", req_create_qp_any(XRC_TGT, 300 * PAGE, 41))
@@ -1518,7 +1555,7 @@ def c_query_qp():
     handles; the response short or misplaced."""
     name = rng.choice(["rc", "ud", "xtgt"])
     h = xfix["xtgt"] if name == "xtgt" else fixture[name]
-    req = Req(QUERY_QP, "<QII", [0, h, rng.choice([0, M_STATE, 0x1fffff, 0xffffffff])], 120)
+    req = Req(QUERY_QP, "<QII", [0, h, rng.choice([0, M_STATE, 0x1fffff, 0xffffffff])], 128)
     fuzz(req, [m_core(1, lambda: stale_or(h)), m_core(2, lambda: rng.getrandbits(32))],
          valid_p=0.3)
     record("query_qp", send(FD, req), req)
@@ -1590,8 +1627,10 @@ def c_mmap_db():
     executable with mprotect (class mmap_mprotect)."""
     length, prot, flags = bad_map_args(1)
     then = None
-    if prot == PROT_R and chance(0.5):
-        then = mprotect_to(rng.choice([PROT_R | PROT_W, PROT_R | PROT_X, PROT_W]))
+    if chance(0.3):
+        prot = PROT_R
+        then = mprotect_to(rng.choice([PROT_R | PROT_W, PROT_R | PROT_X, PROT_W,
+                                       PROT_R | PROT_W | PROT_X]))
     try_mmap("mmap_db", FD, length, prot, flags, rng.choice([0, 0, 0, 1]), then)
 
 
