@@ -879,6 +879,7 @@ class IReq:
         self.obj, self.meth, self.attrs = obj, meth, list(attrs)
         self.driver_id, self.res1, self.res2 = RDMA_DRIVER_HNS, 0, 0
         self.length = self.num = None
+        self.packed = b""
 
     def attr(self, aid):
         for a in self.attrs:
@@ -930,10 +931,19 @@ class IReq:
 
 def send_ioctl(fd, req):
     """Returns 0 or the errno of the ioctl."""
-    req.pack()
+    req.packed = req.pack()
     if libc.ioctl(fd, RDMA_VERBS_IOCTL, IOC) == 0:
         return 0
     return ctypes.get_errno()
+
+
+def itrace(req):
+    """Header and attributes in hex, then each "in" payload (id:hex)."""
+    # What was sent: packing again would overwrite the handles the
+    # kernel wrote back into the attributes.
+    hexed = req.packed.hex()
+    return hexed + " " + " ".join(f"{a.aid:#x}:{a.payload().hex()}"
+                                  for a in req.attrs if a.kind == "in")
 
 
 def in_arena(addr):
@@ -1052,7 +1062,7 @@ def icall(cls, req, handle_aid=0, fd=None):
     data word) or None."""
     err = send_ioctl(FD if fd is None else fd, req)
     if cls in TRACE:
-        print(f"CALL {CALL_NO} {cls} {err} {req.pack().hex()}")
+        print(f"CALL {CALL_NO} {cls} {err} {itrace(req)}")
     record(cls, err)
     if err:
         return None
@@ -1332,7 +1342,7 @@ def c_ioctl_objects():
     ifuzz(req, muts, valid_p=0.3)
     err = send_ioctl(FD, req)
     if cls in TRACE:
-        print(f"CALL {CALL_NO} {cls} {err} {req.pack().hex()}")
+        print(f"CALL {CALL_NO} {cls} {err} {itrace(req)}")
     record(cls, err)
     if err == 0:
         a = req.attr(0)
