@@ -1438,7 +1438,16 @@ def xrc_fixtures():
                                                        200 * PAGE, 40))
     xfix["xtgt"] = make(FD, "fixture", req_create_qp_any(XRC_TGT, 300 * PAGE, 41))
     xfix["xtgtn"] = resp_u32(1) if xfix["xtgt"] is not None else 0
-    return None not in xfix.values()
+    if None in xfix.values():
+        return False
+    # One valid QP_CREATE of a target on the XRC SRQ each run (class
+    # ioctl_create_qp_xrc_tgt_srq): C creates it; Rust refused it once.
+    req = ireq_create_qp(XRC_TGT, 320 * PAGE, 45)
+    req.attrs.append(A(3, "idr", xfix["xsrq"]))
+    h = icall("ioctl_create_qp_xrc_tgt_srq", req)
+    if h is not None:
+        destroy("cleanup-qp", DESTROY_QP, h)
+    return True
 
 
 def stale(kind):
