@@ -456,8 +456,10 @@ impl Qp {
         if init.create_flags != 0 {
             return Err(EOPNOTSUPP);
         }
-        // A kernel QP on an SRQ takes its receive WR ids from the SRQ's.
-        let srq = if init.has_srq && !init.user {
+        // A kernel QP on an SRQ takes its receive WR ids from the SRQ's. An
+        // XRC target's SRQ is an XRC SRQ of the domain's user (C takes it
+        // too): its completions are never polled here, so no kernel SRQ.
+        let srq = if init.has_srq && !init.user && init.qp_type != qpt::XRC_TGT {
             Some(env.objs.srqs.core(init.srqn).ok_or(EINVAL)?)
         } else {
             None

@@ -680,7 +680,8 @@ if [ -x "$HNS_BUILD/sim-target/release/hns-sim" ] && [ -f "$HNS_BUILD/module-kun
     fi
 
     # The uverbs fuzzer (scripts/fuzz.sh; docs/harness.md): 10 000
-    # malformed uverbs write() commands per driver from the same seed; the
+    # malformed uverbs calls per driver from the same seed (legacy writes,
+    # ioctl method bundles, XRC writes, mmap of the uverbs file); the
     # errno table of every call class must be the C driver's
     # (equivalence/fuzz), the boots clean (no WARN, no leak).
     bash scripts/fuzz.sh >"$L/fuzz.log" 2>&1
