@@ -11,7 +11,8 @@ kbuild_env
 
 KSRC=$(kernel_src)
 FRAG=$HNS_TOP/configs/qemu-$HNS_ARCH.config
-# The base fragment, then the variant's (HNS_KASAN=1: configs/kasan-x86_64.config).
+# The base fragment, then the variant's (HNS_KASAN=1 or HNS_KCFI=1: the
+# KASAN and kCFI fragments, scripts/common.sh).
 FRAGS=("$FRAG")
 [ -z "$HNS_KFRAGS" ] || FRAGS+=($HNS_KFRAGS)
 mapfile -t ARCH_ARGS < <(kbuild_arch_args)

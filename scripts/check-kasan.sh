@@ -20,7 +20,7 @@ export HNS_KASAN=1
 # The project's setup with HNS_KASAN=1 also installs the clang it needs.
 bash "$HNS_TOP/scripts/setup.sh" >&2 || die "setup failed"
 command -v "$HNS_KCC" >/dev/null ||
-    die "$HNS_KCC missing: the KASAN kernel needs clang (scripts/setup.sh installs clang-19 with HNS_KASAN=1; HNS_KASAN_CC=clang-N for another)"
+    die "$HNS_KCC missing: the KASAN kernel needs clang (scripts/setup.sh installs clang-19 with HNS_KASAN=1; HNS_HARD_CC=clang-N for another)"
 
 L=$HNS_RUNS/logs
 mkdir -p "$L"

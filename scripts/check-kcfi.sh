@@ -30,7 +30,7 @@ export HNS_KCFI=1
 [ "$HNS_ARCH" = x86_64 ] || die "check-kcfi is x86_64 only"
 bash "$HNS_TOP/scripts/setup.sh" >&2 || die "setup failed"
 command -v "$HNS_KCC" >/dev/null ||
-    die "$HNS_KCC missing: the kCFI kernel needs clang (scripts/setup.sh installs clang-19 with HNS_KCFI=1; HNS_KCFI_CC=clang-N for another)"
+    die "$HNS_KCC missing: the kCFI kernel needs clang (scripts/setup.sh installs clang-19 with HNS_KCFI=1; HNS_HARD_CC=clang-N for another)"
 
 L=$HNS_RUNS/logs
 mkdir -p "$L"

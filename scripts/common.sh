@@ -45,36 +45,31 @@ TOOLS=$HNS_CACHE/tools
 KSRC_ROOT=$HNS_CACHE/src
 # Per-architecture kernel tree, guest userland and kernel-build lock; the
 # x86_64 names are the historical ones.
-# HNS_KASAN=1 (make check-kasan, x86_64 only): the KASAN test kernel, a
-# tree, lock and module outputs of its own, so neither tree ever
-# reconfigures or rebuilds the other.
+# HNS_KASAN=1 (make check-kasan) and HNS_KCFI=1 (make check-kcfi), x86_64
+# only: the hardened test kernel, one clang tree with KASAN and kCFI both
+# (configs/kasan-x86_64.config + configs/kcfi-x86_64.config), a lock of its
+# own, so neither it nor the normal tree ever reconfigures or rebuilds the
+# other. Each target keeps its own module and run outputs.
 HNS_KASAN=${HNS_KASAN:-0}
-# HNS_KCFI=1 (make check-kcfi, x86_64 only): the kCFI test kernel, likewise
-# a tree, lock and outputs of its own.
 HNS_KCFI=${HNS_KCFI:-0}
 # Extra config fragments merged after configs/qemu-$ARCH.config, and the C
 # compiler of the kernel tree (empty: the kernel's default, gcc).
 HNS_KFRAGS=""
 HNS_KCC=""
-if [ "$HNS_ARCH" = x86_64 ] && [ "$HNS_KASAN" = 1 ]; then
-    KOBJ=${KOBJ_KASAN:-$HNS_CACHE/kbuild-x86_64-kasan}
+if [ "$HNS_ARCH" = x86_64 ] && { [ "$HNS_KASAN" = 1 ] || [ "$HNS_KCFI" = 1 ]; }; then
+    KOBJ=${KOBJ_HARD:-$HNS_CACHE/kbuild-x86_64-hard}
     GUEST_DEBS=$HNS_CACHE/guest-debs
     GUEST_ROOT=$HNS_CACHE/guest-root
-    KBUILD_LOCK=$HNS_CACHE/kbuild-x86_64-kasan.lock
-    HNS_ABUILD=$HNS_BUILD/kasan
-    HNS_KFRAGS=$HNS_TOP/configs/kasan-x86_64.config
-    HNS_KCC=${HNS_KASAN_CC:-clang-19}
-    # Guest runs and fuzz/faults results of this kernel (not build/guest).
-    HNS_RUNS=$HNS_BUILD/kasan
-elif [ "$HNS_ARCH" = x86_64 ] && [ "$HNS_KCFI" = 1 ]; then
-    KOBJ=${KOBJ_KCFI:-$HNS_CACHE/kbuild-x86_64-kcfi}
-    GUEST_DEBS=$HNS_CACHE/guest-debs
-    GUEST_ROOT=$HNS_CACHE/guest-root
-    KBUILD_LOCK=$HNS_CACHE/kbuild-x86_64-kcfi.lock
-    HNS_ABUILD=$HNS_BUILD/kcfi
-    HNS_KFRAGS=$HNS_TOP/configs/kcfi-x86_64.config
-    HNS_KCC=${HNS_KCFI_CC:-clang-19}
-    HNS_RUNS=$HNS_BUILD/kcfi
+    KBUILD_LOCK=$HNS_CACHE/kbuild-x86_64-hard.lock
+    HNS_KFRAGS="$HNS_TOP/configs/kasan-x86_64.config $HNS_TOP/configs/kcfi-x86_64.config"
+    HNS_KCC=${HNS_HARD_CC:-clang-19}
+    # Modules, guest runs and results of this kernel (not build/guest).
+    if [ "$HNS_KASAN" = 1 ]; then
+        HNS_ABUILD=$HNS_BUILD/kasan
+    else
+        HNS_ABUILD=$HNS_BUILD/kcfi
+    fi
+    HNS_RUNS=$HNS_ABUILD
 elif [ "$HNS_ARCH" = x86_64 ]; then
     KOBJ=${KOBJ:-$HNS_CACHE/kbuild-x86_64}
     GUEST_DEBS=$HNS_CACHE/guest-debs

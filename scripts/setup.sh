@@ -22,11 +22,11 @@ host_packages=(flex bison bc libelf-dev libssl-dev cpio qemu-system-x86 busybox-
 # make check-kasan (HNS_KASAN=1): the KASAN kernel's C side needs clang
 # (docs/harness.md "KASAN run").
 if [ "${HNS_KASAN:-0}" = 1 ]; then
-    host_packages+=("${HNS_KASAN_CC:-clang-19}")
+    host_packages+=("${HNS_HARD_CC:-clang-19}")
 fi
 # make check-kcfi (HNS_KCFI=1): -fsanitize=kcfi is clang's.
 if [ "${HNS_KCFI:-0}" = 1 ]; then
-    host_packages+=("${HNS_KCFI_CC:-clang-19}")
+    host_packages+=("${HNS_HARD_CC:-clang-19}")
 fi
 # make bench and make call-count (HNS_BENCH=1): the report's chart is drawn
 # with Debian's matplotlib, run by Debian's own python3; call-count steps
