@@ -53,7 +53,12 @@ seed sends the same requests to both drivers. What a call creates is destroyed a
 CQ, MR, SRQ, RC and UD QP) at the
 end.
 
-  FUZZ_SEED=N FUZZ_CALLS=N FUZZ_TIME=S python3 uverbs_fuzz.py [DEVICE]
+  FUZZ_SEED=N FUZZ_CALLS=N FUZZ_TIME=S [FUZZ_GROUPS=G,...] python3 uverbs_fuzz.py [DEVICE]
+
+FUZZ_GROUPS draws the calls from the named groups only: legacy (the
+create/modify/destroy writes and the foreign-memory classes), ioctl, xrc,
+mmap; the default is all four. "FUZZ group G calls N" counts the calls
+drawn from each.
 
 FUZZ_C_BUGS=1 also sends the create_cq requests that hang the C driver
 (docs/c-driver-findings.md 8); FUZZ_TRACE=class,... prints every call of
@@ -1743,7 +1748,7 @@ def c_mmap_close():
         libc.munmap(a, length)
 
 
-CLASSES = [
+LEGACY = [
     c_get_context, c_alloc_pd,
     lambda: c_destroy("dealloc_pd", DEALLOC_PD,
                       lambda: make(FD, "prep-pd", req_alloc_pd()), "pd", 0),
@@ -1767,15 +1772,27 @@ CLASSES = [
 # Another process's memory: twice, so it gets about as many calls as the
 # two create_qp classes together.
 if FOREIGN_OK:
-    CLASSES += [c_foreign, c_foreign]
+    LEGACY += [c_foreign, c_foreign]
 # The ioctl methods, XRC and the other writes, mmap: a group's entries
 # decide its share of the calls (ioctl_create_qp twice: it covers every
 # QP type; create_qp_xrc and mmap_dwqe twice for the same reason).
-CLASSES += [c_ioctl_create_cq, c_ioctl_create_qp, c_ioctl_create_qp, c_ioctl_reg_mr,
-            c_ioctl_mr_other, c_ioctl_objects, c_ioctl_destroy]
-CLASSES += [c_open_xrcd, c_close_xrcd, c_create_xsrq, c_open_qp, c_create_qp_xrc,
-            c_create_qp_xrc, c_query_qp, c_alloc_mw]
-CLASSES += [c_mmap_db, c_mmap_badoff, c_mmap_dwqe, c_mmap_dwqe, c_mmap_close]
+GROUPS = {
+    "legacy": LEGACY,
+    "ioctl": [c_ioctl_create_cq, c_ioctl_create_qp, c_ioctl_create_qp, c_ioctl_reg_mr,
+              c_ioctl_mr_other, c_ioctl_objects, c_ioctl_destroy],
+    "xrc": [c_open_xrcd, c_close_xrcd, c_create_xsrq, c_open_qp, c_create_qp_xrc,
+            c_create_qp_xrc, c_query_qp, c_alloc_mw],
+    "mmap": [c_mmap_db, c_mmap_badoff, c_mmap_dwqe, c_mmap_dwqe, c_mmap_close],
+}
+# FUZZ_GROUPS=ioctl,xrc,mmap draws from those groups only (a long run of
+# the newer classes, as make check-kasan's); default: all of them.
+GROUP_NAMES = [g for g in os.environ.get("FUZZ_GROUPS", "").split(",") if g] or list(GROUPS)
+if any(g not in GROUPS for g in GROUP_NAMES):
+    sys.exit(f"uverbs_fuzz.py: FUZZ_GROUPS={GROUP_NAMES}: groups are {','.join(GROUPS)}")
+CLASSES = [c for g in GROUP_NAMES for c in GROUPS[g]]
+# Calls drawn per group (an entry may record under more than one class).
+ENTRY_GROUP = {id(c): g for g in GROUP_NAMES for c in GROUPS[g]}
+GROUP_CALLS = {g: 0 for g in GROUP_NAMES}
 
 
 def teardown():
@@ -1799,6 +1816,7 @@ def fuzz_classes():
 
 
 def main():
+    print(f"FUZZ groups {','.join(GROUP_NAMES)}", flush=True)
     print(f"FUZZ seed {SEED} calls {CALLS} time-limit {TIME_LIMIT:g}s device {DEV}", flush=True)
     fails = 0
     if not fixtures():
@@ -1819,7 +1837,9 @@ def main():
     global CALL_NO
     for done in range(1, CALLS + 1):
         CALL_NO = done
-        rng.choice(CLASSES)()
+        entry = rng.choice(CLASSES)
+        GROUP_CALLS[ENTRY_GROUP[id(entry)]] += 1
+        entry()
         if time.monotonic() - t0 > TIME_LIMIT:
             print(f"FUZZ stopped: time limit {TIME_LIMIT:g}s reached after {done} of {CALLS} calls",
                   flush=True)
@@ -1832,6 +1852,8 @@ def main():
         print(f"FUZZ {cls} calls {sum(c.values())} errno {{{table}}}")
     total = sum(sum(counts[k].values()) for k in fuzz_classes())
     print(f"FUZZ total calls {total} classes {len(fuzz_classes())} ({elapsed:.0f} s)")
+    for g in GROUP_NAMES:
+        print(f"FUZZ group {g} calls {GROUP_CALLS[g]}")
     if done < CALLS:
         print(f"TEST {G}/all-calls FAIL {done} of {CALLS} within {TIME_LIMIT:g}s")
         fails += 1
