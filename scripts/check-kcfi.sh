@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #
-# make check-kcfi: the Rust driver's indirect-call paths on a kCFI test
-# kernel of its own: configs/qemu-x86_64.config +
-# configs/kcfi-x86_64.config (CONFIG_CFI, permissive), built with clang in
-# $HNS_CACHE/kbuild-x86_64-kcfi under its own lock; hns_roce_rs.ko (with
+# make check-kcfi: the Rust driver's indirect-call paths on the hardened
+# test kernel (shared with make check-kasan): configs/qemu-x86_64.config +
+# configs/kasan-x86_64.config + configs/kcfi-x86_64.config (CONFIG_CFI,
+# permissive), built with clang in $HNS_CACHE/kbuild-x86_64-hard under its
+# own lock; hns_roce_rs.ko (with
 # its KUnit suites) and hns_sim.ko are built against it into build/kcfi/,
 # guest runs go to build/kcfi/guest/. Every function pointer the RDMA core,
 # the hnae3 core, the netdev notifier chain, the workqueue and the IRQ core
@@ -23,7 +24,7 @@
 #
 # Prints the TEST lines of the boots and `TEST kcfi/summary PASS|FAIL ...`;
 # exit status 1 on any failure. Not part of `make check` (the kernel is a
-# full clang build, about 25-50 min on two cores).
+# full clang build of its own).
 set -uo pipefail
 export HNS_KCFI=1
 . "$(dirname "$0")/common.sh"
