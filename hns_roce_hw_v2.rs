@@ -1,11 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 
-//! HIP08/HIP09 backend: the firmware conversation of bring-up.
+//! HIP08/HIP09 backend: bring-up and teardown of one function's engine.
 //!
-//! So far: command queue set-up, the whole `hns_roce_v2_profile` of a PF
-//! (queries, derived caps and HEM page sizes, ALLOC_VF_RES, CFG_BT_ATTR,
-//! CFG_ENTRY_SIZE: same commands, order and payloads as the C driver), and
-//! the function clear that leaves the engine clean.
+//! [`HwV2`] sets up the command queue, runs the PF or VF profile
+//! (`hns_roce_v2_profile`: the capability queries, derived caps and HEM
+//! page sizes, ALLOC_VF_RES, CFG_BT_ATTR, CFG_ENTRY_SIZE, in the C
+//! driver's order and with its payloads), creates the event queues,
+//! switches mailboxes to event mode and builds the HEM tables; [`HwInit`]
+//! is the rest of `hns_roce_v2_init` (extended doorbell state, GMV and
+//! timer chunks, the link table) and the function clear that leaves the
+//! engine clean when it is dropped. The context encoders and decoders of
+//! the data path live in the submodules (`ctx`, `qpc`, `wqe`, `srqwqe`,
+//! `cqe`, `gid`, `scc`), the register window in `regs`, the constants in
+//! `consts`.
 
 pub mod caps;
 pub mod cmq_fields;
