@@ -9,7 +9,8 @@
 # test kernel: configs/qemu-x86_64.config + configs/kasan-x86_64.config +
 # configs/kcfi-x86_64.config, built with clang in
 # $HNS_CACHE/kbuild-x86_64-hard under its own lock; hns_roce_rs.ko (with
-# its KUnit suites) and hns_sim.ko are built against it into build/kasan/,
+# its KUnit suites), hns_sim.ko and the kernel test modules (tests/ktest/)
+# are built against it into build/kasan/,
 # guest runs and results go to build/kasan/. The normal kernel tree and
 # build/module* are not touched. Any KASAN (or other kernel) report fails
 # the boot that shows it (scripts/run-guest.sh, the plans).
@@ -35,7 +36,7 @@ bash "$HNS_TOP/scripts/build-kernel.sh" 2>&1 | tee "$L/kernel.log" | grep -v '^ 
 t1=$(date +%s)
 # The modules against the KASAN tree, into build/kasan/ (KDIR given: make
 # does not build the normal kernel; KCC: the tree's compiler).
-make -s -C "$HNS_TOP" modules-kunit sim KDIR="$KOBJ" KLOCKFILE="$KBUILD_LOCK" \
+make -s -C "$HNS_TOP" modules-kunit sim ktest-kmod KDIR="$KOBJ" KLOCKFILE="$KBUILD_LOCK" \
     BUILD="$HNS_ABUILD" KCC="$HNS_KCC" >"$L/modules.log" 2>&1 || {
     tail -n 40 "$L/modules.log" >&2
     die "module build against the KASAN kernel failed (log: $L/modules.log)"

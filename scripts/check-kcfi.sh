@@ -6,7 +6,8 @@
 # configs/kasan-x86_64.config + configs/kcfi-x86_64.config (CONFIG_CFI,
 # permissive), built with clang in $HNS_CACHE/kbuild-x86_64-hard under its
 # own lock; hns_roce_rs.ko (with
-# its KUnit suites) and hns_sim.ko are built against it into build/kcfi/,
+# its KUnit suites), hns_sim.ko and the kernel test modules (tests/ktest/)
+# are built against it into build/kcfi/,
 # guest runs go to build/kcfi/guest/. Every function pointer the RDMA core,
 # the hnae3 core, the netdev notifier chain, the workqueue and the IRQ core
 # call into the Rust module is reached by one of the boots below; a type
@@ -41,7 +42,7 @@ bash "$HNS_TOP/scripts/build-kernel.sh" 2>&1 | tee "$L/kernel.log" | grep -v '^ 
 grep -qx 'CONFIG_CFI=y' "$KOBJ/.config" && grep -qx 'CONFIG_RUST=y' "$KOBJ/.config" ||
     die "the kCFI tree has no CONFIG_CFI=y or no CONFIG_RUST=y ($KOBJ/.config)"
 t1=$(date +%s)
-make -s -C "$HNS_TOP" modules-kunit sim KDIR="$KOBJ" KLOCKFILE="$KBUILD_LOCK" \
+make -s -C "$HNS_TOP" modules-kunit sim ktest-kmod KDIR="$KOBJ" KLOCKFILE="$KBUILD_LOCK" \
     BUILD="$HNS_ABUILD" KCC="$HNS_KCC" >"$L/modules.log" 2>&1 || {
     tail -n 40 "$L/modules.log" >&2
     die "module build against the kCFI kernel failed (log: $L/modules.log)"
