@@ -61,7 +61,10 @@ boot() {
 }
 boot kpath "sh /opt/hns/kpath-plan.sh hns_roce_rs" --sim 1
 boot data "sh /opt/hns/data-plan.sh" --sim 1
-boot ulp "ULP_SRQ=1 sh /opt/hns/ulp-plan.sh hns_roce_rs" --sim 2 --timeout 600
+# The NVMe target's own lockdep report at the port's removal (known fault
+# nvmet-rdma-port-lockdep, docs/c-driver-findings.md) is counted, as in
+# make check's ulp boots.
+HNS_GUEST_KNOWN="nvmet-rdma-port-lockdep" boot ulp "ULP_SRQ=1 sh /opt/hns/ulp-plan.sh hns_roce_rs" --sim 2 --timeout 600
 bash "$HNS_TOP/scripts/bond-run.sh" rs kcfi-bond >"$L/bond.log" 2>&1 || rc=1
 grep -h '^TEST ' "$L/bond.log"
 t3=$(date +%s)
