@@ -24,7 +24,7 @@ text ("text OFF") or init text ("init OFF"). This script:
 
 Usage:
   coverage-report.py --ko build/module-cov/hns_roce_rs.ko [--out report.md]
-                     [--write-docs docs/coverage.md] DUMP_OR_DIR...
+                     [--write-docs docs/coverage.md] [--show REGEX] DUMP_OR_DIR...
   coverage-report.py --selftest
 A directory argument stands for every */coverage.txt under it. Exit status
 1 when a dump does not match the .ko (an offset that is no block, an
@@ -394,9 +394,15 @@ def rel(path, top):
     return path[len(top) + 1:] if path and path.startswith(top + "/") else path
 
 
+# Module paths of the KUnit suites and their vectors (tests/kunit,
+# tests/vectors) inside the crate.
+TEST_PATHS = ("hns_roce_main::kunit::", "hns_roce_main::vectors::")
+
+
 def kind(func, top):
-    """driver-rs, driver-c, test (tests/), other (generic code of the kernel
-    crate or core instantiated in the module), or None (no source)."""
+    """driver-rs, driver-c, test (tests/, or a driver generic instantiated
+    for the suites), other (generic code of the kernel crate or core
+    instantiated in the module), or None (no source)."""
     f = func.file
     if f is None:
         return None
@@ -405,7 +411,13 @@ def kind(func, top):
         return "other"
     if r.startswith("tests/"):
         return "test"
-    return "driver-c" if r.endswith((".c", ".h")) else "driver-rs"
+    if r.endswith((".c", ".h")):
+        return "driver-c"
+    # A driver generic instantiated only for the suites (a KUnit closure
+    # or vector type as its parameter) is test code.
+    if any(t in demangle(func.name) for t in TEST_PATHS):
+        return "test"
+    return "driver-rs"
 
 
 def analyse(ko, offs, anchors, top):
@@ -491,7 +503,7 @@ def summary(rows, kinds, top):
     return (f_hit, len(fs), len(l_hit), len(l_all), b_hit, b_all)
 
 
-def render(ko, files, notes, res, top, docs=False):
+def render(ko, files, notes, res, top, docs=False, what=""):
     rows = res["rows"]
     out = []
     if docs:
@@ -499,7 +511,8 @@ def render(ko, files, notes, res, top, docs=False):
                 "What `make check` and `make fuzz` reach of the driver, measured by "
                 "`make coverage` (docs/harness.md, \"Coverage\"); this file is written by "
                 "`scripts/coverage-report.py --write-docs`. Lines are counted at block "
-                "entry: a line is reached when a basic block holding its code was entered.", ""]
+                "entry: a line is reached when a basic block holding its code was entered.", "",
+                f"Measured on: {what} ({len(files)} instrumented boots).", ""]
     else:
         out += [f"# Coverage of {os.path.basename(ko)}", "",
                 f"{len(files)} dump(s) merged; .ko {rel(os.path.abspath(ko), top)}.", ""]
@@ -507,7 +520,7 @@ def render(ko, files, notes, res, top, docs=False):
             "|---|---|---|---|"]
     for label, kinds in (("Rust (driver)", {"driver-rs"}), ("C shim", {"driver-c"}),
                          ("driver, both", {"driver-rs", "driver-c"}),
-                         ("KUnit suites (tests/)", {"test"}),
+                         ("KUnit suites, and driver generics instantiated only for them", {"test"}),
                          ("generic kernel-crate/core code in the module", {"other"})):
         fh, fa, lh, la, bh, ba = summary(rows, kinds, top)
         out.append(f"| {label} | {fh} / {fa} ({pct(fh, fa)}) | {lh} / {la} ({pct(lh, la)}) "
@@ -673,6 +686,9 @@ def main():
     ap.add_argument("--out", default=os.path.join(TOP, "build/coverage/report.md"))
     ap.add_argument("--write-docs", metavar="MD", help="also write the docs version to MD")
     ap.add_argument("--top", default=TOP, help="source tree the .ko was built from")
+    ap.add_argument("--what", default="the boots given", help="what ran, for --write-docs")
+    ap.add_argument("--show", metavar="REGEX",
+                    help="also print the blocks reached of each function whose name matches")
     ap.add_argument("--selftest", action="store_true")
     ap.add_argument("dumps", nargs="*")
     a = ap.parse_args()
@@ -693,8 +709,14 @@ def main():
     open(a.out, "w").write(text)
     print(text.split("\n## ")[0].rstrip())
     print(f"report: {a.out}")
+    if a.show:
+        for r in res["rows"]:
+            name = demangle(r["func"].name)
+            if re.search(a.show, name):
+                print(f"{r['hit']:4d} / {r['blocks']:<4d} blocks  {name}")
     if a.write_docs:
-        open(a.write_docs, "w").write(render(a.ko, files, notes, res, a.top.rstrip("/"), docs=True))
+        open(a.write_docs, "w").write(render(a.ko, files, notes, res, a.top.rstrip("/"), docs=True,
+                                             what=a.what))
         print(f"docs: {a.write_docs}")
     return 0
 

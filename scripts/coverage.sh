@@ -45,7 +45,12 @@ kpath)
 *) die "COVERAGE_RUN must be check, fuzz or kpath (got '$run')" ;;
 esac
 echo "coverage: the $run run took $(($(date +%s) - t0)) s"
+case "$run" in
+check) what="all of \`make check\` (the fuzzer's boots included)" ;;
+fuzz) what="\`make fuzz\` on the Rust driver (${FUZZ_CALLS:-10000} calls)" ;;
+kpath) what="the kernel data-path plan (one boot)" ;;
+esac
 docs=()
-[ "${COVERAGE_DOCS:-0}" = 1 ] && docs=(--write-docs "$HNS_TOP/docs/coverage.md")
+[ "${COVERAGE_DOCS:-0}" = 1 ] && docs=(--write-docs "$HNS_TOP/docs/coverage.md" --what "$what")
 python3 scripts/coverage-report.py --ko "$HNS_BUILD/module-cov/hns_roce_rs.ko" \
     --out "$out/report.md" "${docs[@]}" "$HNS_BUILD/guest"
