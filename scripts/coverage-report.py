@@ -39,6 +39,7 @@ import struct
 import subprocess
 import sys
 import tempfile
+import types
 
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 COV_FN = "__sanitizer_cov_trace_pc"
@@ -118,7 +119,7 @@ def read_objdump(ko):
     """The functions of the .ko's executable sections, in address order."""
     out = subprocess.run(["objdump", "-dlr", "--no-show-raw-insn", ko], capture_output=True,
                          text=True, check=True).stdout
-    funcs, cur, sec, loc, last = [], None, None, None, ""
+    funcs, cur, sec, loc, last, src_fn = [], None, None, None, "", None
     for line in out.splitlines():
         m = SEC_RE.match(line)
         if m:
@@ -128,7 +129,7 @@ def read_objdump(ko):
         if m:
             cur = Func(sec, m.group(2), int(m.group(1), 16))
             funcs.append(cur)
-            loc = None
+            loc, src_fn = None, cur.name
             continue
         if cur is None:
             continue
@@ -144,30 +145,45 @@ def read_objdump(ko):
         m = INSN_RE.match(line)
         if m:
             last = line.split("\t", 1)[1].strip() if "\t" in line else ""
-            cur.insns.append((int(m.group(1), 16), loc))
+            cur.insns.append((int(m.group(1), 16), loc, src_fn))
             if cur.file is None and loc:
                 cur.file = loc[0]
             continue
+        if line.endswith("():"):
+            # objdump -l: the (innermost inlined) function of what follows.
+            src_fn = line[:-3]
+            continue
         m = LOC_RE.match(line)
-        if m and not line.endswith("():"):
+        if m:
             loc = (m.group(1), int(m.group(2))) if int(m.group(2)) else None
     return funcs
 
 
 def block_lines(func):
     """{return address: set of (file, line)} of the function's blocks."""
+    return block_map(func, 1)
+
+
+def block_srcfns(func):
+    """{return address: set of source functions (linkage names, inlined
+    ones included) with an instruction in the block}."""
+    return block_map(func, 2)
+
+
+def block_map(func, what):
     out = {b: set() for b in func.blocks}
     if not func.blocks:
         return out
     calls = sorted(func.blocks)
     j = 0
-    for addr, loc in func.insns:
+    for insn in func.insns:
+        addr, val = insn[0], insn[what]
         # The block whose call instruction (5 bytes before its return
         # address) is the last at or before addr; the first block before.
         while j + 1 < len(calls) and calls[j + 1] - 5 <= addr:
             j += 1
-        if loc:
-            out[calls[j]].add(loc)
+        if val:
+            out[calls[j]].add(val)
     return out
 
 
@@ -473,7 +489,27 @@ def analyse(ko, offs, anchors, top):
         lines_hit = set().union(*(bl[b] for b in hit)) if hit else set()
         rows.append({"func": fn, "kind": k, "blocks": len(fn.blocks), "hit": len(hit),
                      "lines": lines_all, "lines_hit": lines_hit})
-    return {"rows": rows, "errors": errors, "uninstrumented":
+    # Source functions, those inlined everywhere included: reached when
+    # an instruction of theirs lies in a reached block.
+    srcfns = {}
+    for fn in funcs:
+        if not fn.blocks:
+            continue
+        hit = reached.get(fn.key(), set())
+        first = {}
+        for _a, loc, name in fn.insns:
+            if name and loc and name not in first:
+                first[name] = loc[0]
+        for b, names in block_srcfns(fn).items():
+            for n in names:
+                e = srcfns.setdefault(n, types.SimpleNamespace(name=n, file=None,
+                                                               blocks=0, hit=0))
+                e.file = e.file or first.get(n)
+                e.blocks += 1
+                e.hit += 1 if b in hit else 0
+    src_rows = [{"func": e, "kind": kind(e, top), "blocks": e.blocks, "hit": e.hit}
+                for e in srcfns.values()]
+    return {"rows": rows, "src_rows": src_rows, "errors": errors, "uninstrumented":
             [f for f in funcs if not f.blocks and f.sec in layout and f.insns]}
 
 
@@ -516,14 +552,18 @@ def render(ko, files, notes, res, top, docs=False, what=""):
     else:
         out += [f"# Coverage of {os.path.basename(ko)}", "",
                 f"{len(files)} dump(s) merged; .ko {rel(os.path.abspath(ko), top)}.", ""]
-    out += ["| code | functions reached | lines reached | blocks reached |",
-            "|---|---|---|---|"]
+    out += ["| code | functions reached | source functions reached (inlined too) "
+            "| lines reached | blocks reached |",
+            "|---|---|---|---|---|"]
     for label, kinds in (("Rust (driver)", {"driver-rs"}), ("C shim", {"driver-c"}),
                          ("driver, both", {"driver-rs", "driver-c"}),
                          ("KUnit suites, and driver generics instantiated only for them", {"test"}),
                          ("generic kernel-crate/core code in the module", {"other"})):
         fh, fa, lh, la, bh, ba = summary(rows, kinds, top)
-        out.append(f"| {label} | {fh} / {fa} ({pct(fh, fa)}) | {lh} / {la} ({pct(lh, la)}) "
+        sr = [r for r in res["src_rows"] if r["kind"] in kinds]
+        sh = sum(1 for r in sr if r["hit"])
+        out.append(f"| {label} | {fh} / {fa} ({pct(fh, fa)}) | {sh} / {len(sr)} "
+                   f"({pct(sh, len(sr))}) | {lh} / {la} ({pct(lh, la)}) "
                    f"| {bh} / {ba} ({pct(bh, ba)}) |")
     out.append("")
     if not docs:
@@ -534,7 +574,7 @@ def render(ko, files, notes, res, top, docs=False, what=""):
                     ", ".join(demangle(f.name) for f in res["uninstrumented"][:10]), ""]
     # Per file, driver code.
     per = collections.defaultdict(lambda: [0, 0, set(), set()])
-    for r in rows:
+    for r in res["src_rows"]:
         if r["kind"] not in ("driver-rs", "driver-c"):
             continue
         p = per[rel(r["func"].file, top)]
@@ -547,13 +587,16 @@ def render(ko, files, notes, res, top, docs=False, what=""):
                 per[f][3].add(loc)
                 if loc in r["lines_hit"]:
                     per[f][2].add(loc)
-    out += ["## By file (driver)", "", "| file | functions | lines |", "|---|---|---|"]
+    out += ["## By file (driver)", "", "Source functions (inlined ones included) and lines.", "",
+            "| file | functions | lines |", "|---|---|---|"]
     for f in sorted(per):
         fh, fa, lh, la = per[f][0], per[f][1], len(per[f][2]), len(per[f][3])
         out.append(f"| `{f}` | {fh} / {fa} ({pct(fh, fa)}) | {lh} / {la} ({pct(lh, la)}) |")
-    out += ["", "## Functions nothing reached (driver)", ""]
+    out += ["", "## Functions nothing reached (driver)", "",
+            "Source functions, inlined ones included (a generic once per instantiation); "
+            "by the file of their code.", ""]
     miss = collections.defaultdict(list)
-    for r in rows:
+    for r in res["src_rows"]:
         if r["kind"] in ("driver-rs", "driver-c") and not r["hit"]:
             miss[rel(r["func"].file, top)].append(demangle(r["func"].name))
     if not miss:
@@ -663,6 +706,9 @@ def selftest():
         ml = {ln for _f, ln in by["miss"]["lines"]}
         check(lineno["MISS-LINE"] in ml and not by["miss"]["lines_hit"],
               "miss's marked line has code and is not reached")
+        src = {r["func"].name: r["hit"] > 0 for r in res["src_rows"]}
+        check(src.get("hit") and src.get("setup") and src.get("miss") is False,
+              f"source functions: hit and setup reached, miss not {src}")
         fh, fa, lh, la, _bh, _ba = summary(res["rows"], {"driver-c"}, d)
         check((fh, fa) == (2, 3) and 0 < lh < la, f"summary: functions {fh}/{fa}, lines {lh}/{la}")
         # Planted faults the mapping must refuse.
