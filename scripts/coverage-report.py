@@ -510,7 +510,8 @@ def analyse(ko, offs, anchors, top):
     src_rows = [{"func": e, "kind": kind(e, top), "blocks": e.blocks, "hit": e.hit}
                 for e in srcfns.values()]
     return {"rows": rows, "src_rows": src_rows, "errors": errors, "uninstrumented":
-            [f for f in funcs if not f.blocks and f.sec in layout and f.insns]}
+            [f for f in funcs if not f.blocks and f.sec in layout and f.insns
+                               and not f.name.startswith(".")]}
 
 
 def pct(a, b):
