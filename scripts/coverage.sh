@@ -23,9 +23,11 @@ cd "$HNS_TOP"
     die "coverage build missing: run 'make module-cov'"
 out=$HNS_BUILD/coverage
 mkdir -p "$out"
-# Only this run's dumps are merged.
-find "$HNS_BUILD/guest" -name coverage.txt -delete 2>/dev/null
-export HNS_COVERAGE=1
+# Only this run's dumps are merged: run-guest.sh keeps each boot's in
+# build/coverage/dumps/NAME.PID/ (a boot name may come twice in a run).
+rm -rf "$out/dumps"
+mkdir -p "$out/dumps"
+export HNS_COVERAGE=1 HNS_COVERAGE_OUT=$out/dumps
 run=${COVERAGE_RUN:-check}
 t0=$(date +%s)
 case "$run" in
@@ -53,4 +55,4 @@ esac
 docs=()
 [ "${COVERAGE_DOCS:-0}" = 1 ] && docs=(--write-docs "$HNS_TOP/docs/coverage.md" --what "$what")
 python3 scripts/coverage-report.py --ko "$HNS_BUILD/module-cov/hns_roce_rs.ko" \
-    --out "$out/report.md" "${docs[@]}" "$HNS_BUILD/guest"
+    --out "$out/report.md" "${docs[@]}" "$out/dumps"

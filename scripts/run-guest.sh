@@ -246,6 +246,12 @@ if [ "$cov" = 1 ]; then
         sed -n '/^HNS-COV-BEGIN$/,/^HNS-COV-END$/p' | sed '1d;$d' >"$rundir/coverage.part"
     if grep -q '^HNS-COV-END$' <(tr -d '\r' <"$rundir/coverage.raw"); then
         mv "$rundir/coverage.part" "$rundir/coverage.txt"
+        # HNS_COVERAGE_OUT (scripts/coverage.sh): every boot's dump kept
+        # apart, as a later boot of the same name replaces its directory.
+        if [ -n "${HNS_COVERAGE_OUT:-}" ]; then
+            mkdir -p "$HNS_COVERAGE_OUT/$name.$$"
+            cp "$rundir/coverage.txt" "$HNS_COVERAGE_OUT/$name.$$/"
+        fi
         log "coverage: $(grep -c '^text \|^init ' "$rundir/coverage.txt") blocks of hns_roce_rs in $name"
     else
         rm -f "$rundir/coverage.part"
