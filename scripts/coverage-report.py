@@ -549,7 +549,7 @@ def render(ko, files, notes, res, top, docs=False, what=""):
                 "`make coverage` (docs/harness.md, \"Coverage\"); this file is written by "
                 "`scripts/coverage-report.py --write-docs`. Lines are counted at block "
                 "entry: a line is reached when a basic block holding its code was entered.", "",
-                f"Measured on: {what} ({len(files)} instrumented boots).", ""]
+                f"Measured on: {what}; {len(files)} instrumented boot(s) merged.", ""]
     else:
         out += [f"# Coverage of {os.path.basename(ko)}", "",
                 f"{len(files)} dump(s) merged; .ko {rel(os.path.abspath(ko), top)}.", ""]
