@@ -16,11 +16,12 @@
 #   make kernel         the pinned 7.3 test kernel (incremental)
 #   make modules [KDIR=/path/to/prepared/kernel]  the release module, build/module/hns_roce_rs.ko
 #   make modules-kunit  the test build (KUnit suites run at insmod)
+#   make module-cov     the test build with basic-block coverage and its collector, build/module-cov/
 #   make module-variant VARIANT=name HNS_CFG='cfg ...'  a test build with extra cfgs
 #   make clippy         clippy with the kernel's lint set (module, glue, hns-sim)
 #   make fmt | fmt-check   rustfmt the Rust sources, or check them
 #   make sim | sim-test    hns-sim and hns_sim.ko; hns-sim's unit tests
-#   make host-test      the core-only code's tests on the host (cargo test)
+#   make host-test      the core-only code's tests on the host (cargo test), coverage-report's self-test
 #   make initramfs      the guest's base initramfs
 #   make intree-patch [KSRC=/path/to/linux-7.3] [PATCH_OUT=file]  the in-tree patch
 #   make intree-build   that patch applied to the cached source and built by Kbuild
@@ -31,6 +32,8 @@
 #   One part of make check on its own:
 #   make faults         fault sweep on both drivers, build/faults/report.md
 #   make fuzz           uverbs fuzzer on both drivers, errno tables compared, build/fuzz/
+#   make coverage       what make check (COVERAGE_RUN=check|fuzz|kpath) reaches of the
+#                       driver, by function and line, build/coverage/report.md
 #
 #   Longer runs, not part of make check:
 #   make stress         object churn and traffic on 2 vCPUs, both drivers, build/stress/
@@ -133,7 +136,7 @@ CMD ?=
 
 RS_SOURCES = $(shell git ls-files --cached --others --exclude-standard '*.rs' 2>/dev/null || find . -name '*.rs' -not -path './build/*' -not -path '*/target/*')
 
-.PHONY: all setup kernel modules modules-kunit module-variant sim sim-test clippy fmt fmt-check host-test \
+.PHONY: all setup kernel modules modules-kunit module-cov coverage module-variant sim sim-test clippy fmt fmt-check host-test \
 	initramfs guest check check-kasan check-kcfi demo bench bench-kmod ktest-kmod call-count call-lines call-stack size-attr size-floor kprof faults fuzz stress clean help intree-patch intree-build
 
 all: modules
@@ -172,6 +175,16 @@ module-variant: $(KDIR_DEP)
 	@mkdir -p $(BUILD)/module-$(VARIANT)
 	$(KMAKE) MO=$(BUILD)/module-$(VARIANT) HNS_KUNIT=y HNS_CFG="$(HNS_CFG)" modules
 
+# Coverage build (docs/harness.md "Coverage"): the KUnit test build with
+# every basic block instrumented (Kbuild HNS_COVERAGE) and line tables,
+# plus the collector module tests/cov/hns_cov.ko, in $(BUILD)/module-cov.
+module-cov: $(KDIR_DEP)
+	@mkdir -p $(BUILD)/module-cov $(BUILD)/cov-kmod
+	$(KLOCK) $(TOOLS_ENV) $(MAKE) -C $(KDIR) $(KARCH) M=$(CURDIR)/tests/cov MO=$(BUILD)/cov-kmod modules
+	$(KMAKE) MO=$(BUILD)/module-cov HNS_KUNIT=y HNS_COVERAGE=1 \
+		KBUILD_EXTRA_SYMBOLS=$(BUILD)/cov-kmod/Module.symvers modules
+	cp $(BUILD)/cov-kmod/hns_cov.ko $(BUILD)/module-cov/
+
 # clippy with the kernel's lint set (module and guest glue) and cargo clippy
 # for hns-sim; any warning fails the build.
 clippy: $(KDIR_DEP)
@@ -197,6 +210,7 @@ fmt-check:
 
 host-test: setup
 	cd tests/host && HNS_KSRC="$$(cat $(HNS_CACHE)/kernel-src.path)" cargo test
+	python3 scripts/coverage-report.py --selftest
 
 initramfs: kernel
 	@python3 scripts/mkinitramfs.py
@@ -343,6 +357,13 @@ faults: modules-kunit kernel sim
 # FUZZ_TIME): build/fuzz/report.md.
 fuzz: modules-kunit kernel sim
 	@bash scripts/fuzz.sh
+
+# Coverage of the driver (docs/harness.md, "Coverage"): the boots of
+# COVERAGE_RUN (check, the default; fuzz; kpath) with the coverage build,
+# then scripts/coverage-report.py: build/coverage/report.md
+# (COVERAGE_DOCS=1: docs/coverage.md too). Not part of `make check`.
+coverage: module-cov modules-kunit kernel sim ktest-kmod
+	@bash scripts/coverage.sh
 
 # The SMP stress on both drivers, 2 vCPUs, SIM=2 (STRESS_TIME,
 # STRESS_SEED, STRESS_DRIVERS): build/stress/.

@@ -102,7 +102,7 @@ step style/rustfmt "$L/rustfmt.log" make -s fmt-check
 # The C files (the shim, the sim's guest glue): kernel style, no error or
 # warning from the tree's own checkpatch.
 for f in bindings/shim.c bindings/shim.h sim/guest/hns_sim_glue.c sim/guest/hns_sim_glue.h \
-    tests/ktest/*.c; do
+    tests/ktest/*.c tests/cov/hns_cov.c; do
     # checkpatch exits non-zero on any ERROR or WARNING.
     step "style/checkpatch-$(basename "$f")" "$L/checkpatch-$(basename "$f").log" \
         perl "$KSRC/scripts/checkpatch.pl" --no-tree --quiet --show-types -f "$f"
@@ -130,6 +130,10 @@ sed 's/`cmdq.rs::Cmd::mbox`/`cmdq.rs::Cmd::mbox_planted`/' docs/c-to-rust.md >"$
 step docs/c-to-rust-check-fails-on-planted-name "$L/c2r-planted.log" \
     bash -c '! python3 scripts/c2r-check.py "$1" "$2" && grep -q mbox_planted "$3"' _ \
     "$KSRC" "$L/c2r-planted.md" "$L/c2r-planted.log"
+# make coverage's mapping of recorded blocks to functions and lines, on a
+# tiny object built as the shim is; it must also refuse a planted offset
+# that is no block and an anchor its section layout contradicts.
+step coverage/report-mapping "$L/coverage-selftest.log" python3 scripts/coverage-report.py --selftest
 step licences/spdx-follows-c "$L/licences.log" python3 scripts/licence-check.py "$KSRC"
 step licences/check-fails-on-planted-spdx "$L/licences-planted.log" \
     python3 scripts/licence-check.py "$KSRC" --self-test

@@ -63,6 +63,28 @@ rundir=$HNS_RUNS/guest/$name
 rm -rf "$rundir"
 mkdir -p "$rundir/overlay/opt/run/modules"
 
+# HNS_COVERAGE=1 (make coverage, docs/harness.md "Coverage"): a boot that
+# would load the test build (build/module-kunit) loads the coverage build
+# (build/module-cov: the same KUnit build with every basic block
+# instrumented, and the collector hns_cov.ko, which /init loads first);
+# /init dumps the collector's offsets on a third serial port at the end,
+# kept as coverage.txt in the run's directory. Boots of other builds (the
+# release module, the self-test variants) and arm64 boots are not measured.
+cov=0
+if [ "${HNS_COVERAGE:-0}" = 1 ]; then
+    covdir=$HNS_ABUILD/module-cov
+    if [ "$HNS_ARCH" != x86_64 ]; then
+        log "coverage: $name is not measured (x86_64 only)"
+    elif [ "$(realpath -m "$modules")" = "$(realpath -m "$HNS_ABUILD/module-kunit")" ]; then
+        [ -f "$covdir/hns_roce_rs.ko" ] && [ -f "$covdir/hns_cov.ko" ] ||
+            die "$covdir: coverage build missing: run 'make module-cov'"
+        modules=$covdir
+        cov=1
+    else
+        log "coverage: $name loads $modules, not the test build: not measured"
+    fi
+fi
+
 base=$(flock "$HNS_CACHE/initramfs.lock" env HNS_ARCH="$HNS_ARCH" KOBJ="$KOBJ" python3 "$HNS_TOP/scripts/mkinitramfs.py")
 if [ "$driver" = rs ] && [ ! -f "$modules/hns_roce_rs.ko" ]; then
     die "$modules/hns_roce_rs.ko missing: run 'make modules-kunit'"
@@ -102,6 +124,7 @@ printf '%s\n' "$cmd" >"$rundir/overlay/opt/run/cmd.sh"
 out_dev=/dev/ttyS1
 [ "$HNS_ARCH" = arm64 ] && out_dev=/dev/hvc0
 printf 'DRIVER=%s\nSIM=%s\nHNS_OUT=%s\n' "$driver" "$sim" "$out_dev" >"$rundir/overlay/opt/run/env"
+[ "$cov" = 0 ] || echo HNS_COV=1 >>"$rundir/overlay/opt/run/env"
 python3 "$HNS_TOP/scripts/mkinitramfs.py" --pack "$rundir/overlay" "$rundir/overlay.cpio.gz"
 cat "$base" "$rundir/overlay.cpio.gz" >"$rundir/initrd.img"
 
@@ -124,6 +147,8 @@ else
     console=ttyS0,115200
     outchan=(-serial "file:$rundir/output.raw")
 fi
+covchan=()
+[ "$cov" = 0 ] || covchan=(-serial "file:$rundir/coverage.raw")
 [ -f "$kernel" ] || die "$kernel missing: run 'make kernel ARCH=$HNS_ARCH'"
 : >"$rundir/console.log"
 : >"$rundir/output.raw"
@@ -199,7 +224,7 @@ timeout --foreground -k 5 "$timeout" "$qemu" \
     -display none -monitor none -no-reboot -nic none \
     -kernel "$kernel" -initrd "$rundir/initrd.img" \
     -append "console=$console panic=-1 rdinit=/init loglevel=7 printk.devkmsg=on" \
-    -serial "file:$rundir/console.log" "${outchan[@]}" \
+    -serial "file:$rundir/console.log" "${outchan[@]}" "${covchan[@]}" \
     </dev/null >"$rundir/qemu.log" 2>&1
 qrc=$?
 set -e
@@ -215,6 +240,24 @@ if [ -n "$simpid" ]; then
 fi
 elapsed=$(($(date +%s) - start))
 tr -d '\r' <"$rundir/output.raw" >"$rundir/output.log"
+if [ "$cov" = 1 ]; then
+    # Only a complete dump counts (a boot that hung or panicked has none).
+    tr -d '\r' <"$rundir/coverage.raw" |
+        sed -n '/^HNS-COV-BEGIN$/,/^HNS-COV-END$/p' | sed '1d;$d' >"$rundir/coverage.part"
+    if grep -q '^HNS-COV-END$' <(tr -d '\r' <"$rundir/coverage.raw"); then
+        mv "$rundir/coverage.part" "$rundir/coverage.txt"
+        # HNS_COVERAGE_OUT (scripts/coverage.sh): every boot's dump kept
+        # apart, as a later boot of the same name replaces its directory.
+        if [ -n "${HNS_COVERAGE_OUT:-}" ]; then
+            mkdir -p "$HNS_COVERAGE_OUT/$name.$$"
+            cp "$rundir/coverage.txt" "$HNS_COVERAGE_OUT/$name.$$/"
+        fi
+        log "coverage: $(grep -c '^text \|^init ' "$rundir/coverage.txt") blocks of hns_roce_rs in $name"
+    else
+        rm -f "$rundir/coverage.part"
+        log "coverage: $name left no dump (it did not reach the end)"
+    fi
+fi
 
 # The command's output, between the sentinels.
 sed -n '/^HNS-GUEST-BEGIN$/,/^HNS-GUEST-END rc=/p' "$rundir/output.log" | sed '1d;/^HNS-GUEST-END rc=/d'

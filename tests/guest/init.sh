@@ -25,6 +25,7 @@ hostname hns-guest
 DRIVER=none
 SIM=0
 HNS_OUT=
+HNS_COV=0
 [ -f /opt/run/env ] && . /opt/run/env
 
 OUT=${HNS_OUT:-/dev/ttyS1}
@@ -32,6 +33,12 @@ stty -F "$OUT" raw -echo 2>/dev/null
 
 finish() {
     rc=$1
+    # A coverage run (HNS_COV=1, make coverage): the collector's offsets,
+    # every load of the driver in this boot, on the third serial port.
+    if [ "${HNS_COV:-0}" = 1 ]; then
+        stty -F /dev/ttyS2 raw -echo 2>/dev/null
+        { echo HNS-COV-BEGIN; cat /sys/kernel/debug/hns_cov/offsets; echo HNS-COV-END; } >/dev/ttyS2
+    fi
     # kmemleak only reports objects older than a few seconds: scan, wait,
     # scan again. Reports land in the kernel log, which the host checks.
     if [ -w /sys/kernel/debug/kmemleak ]; then
@@ -63,6 +70,11 @@ load_driver() {
 
 {
     echo "HNS-GUEST-BEGIN"
+    # The coverage build of the driver needs the collector before it loads.
+    if [ "${HNS_COV:-0}" = 1 ] && ! insmod /opt/run/modules/hns_cov.ko; then
+        echo "TEST guest/load-hns-cov FAIL"
+        finish 125
+    fi
     if ! load_driver; then
         echo "TEST guest/load-driver-$DRIVER FAIL"
         finish 125
