@@ -858,11 +858,8 @@ impl IbDriver for IbDev {
         self.cmd.doorbells_off()
     }
 
-    fn bond_upper(&self, ndev: NetDev) -> Option<NetDev> {
-        if self.caps.flags & cap_flag::BOND == 0 {
-            return None;
-        }
-        bond::groups::upper_of_port(self.bus, ndev)
+    fn bond_follows(&self, ndev: NetDev, upper: NetDev) -> bool {
+        self.caps.flags & cap_flag::BOND != 0 && bond::groups::follows(self.bus, ndev, upper)
     }
 
     fn alloc_ucontext(&self, req: u32, resp: &mut UctxResp) -> Result<(Arc<Ucontext>, u32, u64)> {

@@ -432,6 +432,31 @@ static int hns_shim_query_device(struct ib_device *ibdev,
 	return 0;
 }
 
+/*
+ * The bond upper device a bonded port follows, with a reference the caller
+ * puts: the current master of the port's netdev, read under RCU, if the
+ * bond group that claims the port follows it. Never the group's own record
+ * of its upper, which outlives the device when a bond is deleted before the
+ * group's work has detached it.
+ */
+static struct net_device *hns_shim_followed_upper(struct hns_shim_dev *sdev,
+						  struct net_device *ndev)
+{
+	struct net_device *upper;
+
+	if (!sdev->bond_cap)
+		return NULL;
+	rcu_read_lock();
+	upper = netdev_master_upper_dev_get_rcu(ndev);
+	dev_hold(upper);
+	rcu_read_unlock();
+	if (upper && !HNS_RS_OP(sdev, bond_follows, ndev, upper)) {
+		dev_put(upper);
+		upper = NULL;
+	}
+	return upper;
+}
+
 static int hns_shim_query_port(struct ib_device *ibdev, u32 port_num,
 			       struct ib_port_attr *props)
 {
@@ -450,9 +475,9 @@ static int hns_shim_query_port(struct ib_device *ibdev, u32 port_num,
 		return -EINVAL;
 	}
 	a.ndev_mtu = iboe_get_mtu(ndev->mtu);
-	upper = to_sdev(ibdev)->bond_cap ?
-		HNS_RS_OP(to_sdev(ibdev), bond_upper, ndev) : NULL;
+	upper = hns_shim_followed_upper(to_sdev(ibdev), ndev);
 	a.ndev_state = ib_get_curr_port_state(upper ? upper : ndev);
+	dev_put(upper);
 	dev_put(ndev);
 
 	HNS_RS_OP(to_sdev(ibdev), query_port, port_num, &a);
@@ -1797,12 +1822,13 @@ static int hns_shim_netdev_event(struct notifier_block *nb,
 {
 	struct hns_shim_dev *sdev = container_of(nb, struct hns_shim_dev, nb);
 	struct net_device *dev = netdev_notifier_info_to_dev(ptr);
-	struct net_device *upper;
+	struct net_device *upper, *port_dev;
 
 	/* A bonded port follows the bond's upper device. */
-	upper = sdev->bond_cap ? HNS_RS_OP(sdev, bond_upper, sdev->netdev) :
-				 NULL;
-	if (dev != (upper ? upper : sdev->netdev))
+	upper = hns_shim_followed_upper(sdev, sdev->netdev);
+	port_dev = upper ? upper : sdev->netdev;
+	dev_put(upper);
+	if (dev != port_dev)
 		return NOTIFY_DONE;
 	switch (event) {
 	case NETDEV_REGISTER:

@@ -639,7 +639,8 @@ struct hns_rs_ib_ops {
 	 * ndev, or NULL: the port then follows the upper (its state, its
 	 * netdev events). For comparison and ib_get_curr_port_state only.
 	 */
-	struct net_device *(*bond_upper)(void *rs, struct net_device *ndev);
+	bool (*bond_follows)(void *rs, struct net_device *ndev,
+			     struct net_device *upper);
 	int (*alloc_ucontext)(void *rs, u32 config_in, u32 *uar_index,
 		u64 *uar_addr, struct hns_shim_uctx_resp *resp, void **uctx);
 	void (*dealloc_ucontext)(void *rs, void *uctx);

@@ -257,10 +257,11 @@ fn hash_active(s: &G) -> Option<NetDev> {
         .find(|n| rdma::bond_link(*n).1)
 }
 
-/// The upper device the port follows when its netdev `ndev` belongs to a
-/// group of die `bus`.
-pub(crate) fn upper_of_port(bus: u8, ndev: NetDev) -> Option<NetDev> {
-    find(bus, ndev).and_then(|g| g.state.lock().upper)
+/// Whether the group of die `bus` that claims the port's netdev `ndev`
+/// follows `upper` (identities only: the group's record of its upper is
+/// never dereferenced here).
+pub(crate) fn follows(bus: u8, ndev: NetDev, upper: NetDev) -> bool {
+    find(bus, ndev).is_some_and(|g| g.state.lock().upper == Some(upper))
 }
 
 /// Whether a group claims the function (a bonded function's link changes

@@ -267,10 +267,11 @@ pub(crate) trait IbDriver: Send + Sync {
     /// Doorbells are off for a reset (C's `dis_db`): `mmap` of the
     /// doorbell and direct WQE pages is refused with `EPERM`.
     fn doorbells_off(&self) -> bool;
-    /// The upper device of the bond group that claims the port's netdev
-    /// `ndev`, if any: the port then follows it (its state, its netdev
-    /// events).
-    fn bond_upper(&self, ndev: NetDev) -> Option<NetDev>;
+    /// Whether the bond group that claims the port's netdev `ndev` follows
+    /// `upper` (`ndev`'s master, which the shim holds a reference on): the
+    /// port then follows it (its state, its netdev events). Compares
+    /// identities only.
+    fn bond_follows(&self, ndev: NetDev, upper: NetDev) -> bool;
     /// A user context: the answer to libhns, and `(state, uar index,
     /// doorbell page bus address)`.
     fn alloc_ucontext(
@@ -515,7 +516,7 @@ impl<D: IbDriver> IbAdapter<D> {
         set_gid: Some(set_gid::<D>),
         netdev_mac: Some(netdev_mac::<D>),
         doorbells_off: Some(doorbells_off::<D>),
-        bond_upper: Some(bond_upper::<D>),
+        bond_follows: Some(bond_follows::<D>),
         alloc_ucontext: Some(alloc_ucontext::<D>),
         dealloc_ucontext: Some(dealloc_ucontext::<D>),
         alloc_pd: Some(alloc_pd::<D>),

@@ -231,16 +231,22 @@ pub(super) unsafe extern "C" fn netdev_mac<D: IbDriver>(rs: *mut c_void, mac: *c
 ///
 /// # Safety
 ///
-/// `rs` is the device's pointer (see [`drv`]); `ndev` a live net device.
-pub(super) unsafe extern "C" fn bond_upper<D: IbDriver>(
+/// `rs` is the device's pointer (see [`drv`]); `ndev` and `upper` live net
+/// devices (the shim holds references on both).
+pub(super) unsafe extern "C" fn bond_follows<D: IbDriver>(
     rs: *mut c_void,
     ndev: *mut kernel::bindings::net_device,
-) -> *mut kernel::bindings::net_device {
+    upper: *mut kernel::bindings::net_device,
+) -> bool {
     // SAFETY: per the function's contract.
     let d = unsafe { drv::<D>(rs) };
-    NetDev::from_raw(ndev.cast())
-        .and_then(|n| d.bond_upper(n))
-        .map_or(core::ptr::null_mut(), |u| u.as_raw().cast())
+    match (
+        NetDev::from_raw(ndev.cast()),
+        NetDev::from_raw(upper.cast()),
+    ) {
+        (Some(n), Some(u)) => d.bond_follows(n, u),
+        _ => false,
+    }
 }
 
 /// Called by the shim's mmap.
