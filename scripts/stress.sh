@@ -19,14 +19,15 @@
 set -uo pipefail
 . "$(dirname "$0")/common.sh"
 
-out=$HNS_BUILD/stress
+out=$HNS_RUNS/stress
 mkdir -p "$out"
 limit=${STRESS_TIME:-60}
 seed=${STRESS_SEED:-15}
 smp=${STRESS_SMP:-2}
+race=${RACE_TIME:-15}
 rc=0
 for d in ${STRESS_DRIVERS:-c rs}; do
-    echo "STRESS_TIME=$limit STRESS_SEED=$seed STRESS_CPUS=$smp sh /opt/hns/stress-plan.sh $d" >"$out/stress-$d.cmd"
+    echo "STRESS_TIME=$limit STRESS_SEED=$seed STRESS_CPUS=$smp RACE_TIME=$race sh /opt/hns/stress-plan.sh $d" >"$out/stress-$d.cmd"
     t0=$(date +%s)
     bash "$HNS_TOP/scripts/run-guest.sh" --name "stress-$d" --driver "$d" --sim 2 \
         --smp "$smp" --timeout $((limit + 400)) --cmd-file "$out/stress-$d.cmd" \
@@ -38,17 +39,29 @@ for d in ${STRESS_DRIVERS:-c rs}; do
     if [ $grc -ne 0 ]; then
         rc=1
         grep -q ' FAIL' "$out/stress-$d.out" "$out/stress-$d.err" ||
-            echo "TEST stress-$d/boot FAIL exit $grc, see $HNS_BUILD/guest/stress-$d/console.log"
+            echo "TEST stress-$d/boot FAIL exit $grc, see $HNS_RUNS/guest/stress-$d/console.log"
     fi
     grep -q ' FAIL' "$out/stress-$d.out" && rc=1
     # Both engines refused no DMA (as make check's guest_tests).
-    slog=$HNS_BUILD/guest/stress-$d/hns-sim.log
+    slog=$HNS_RUNS/guest/stress-$d/hns-sim.log
     dl=$(grep -h '^hns-sim\[[0-9]*\]: data:' "$slog" 2>/dev/null)
     if [ -n "$dl" ] && ! printf '%s\n' "$dl" | grep -qv ', 0 bad DMA$'; then
         echo "TEST sim/stress-$d-no-bad-dma PASS"
     else
         echo "TEST sim/stress-$d-no-bad-dma FAIL ${dl:-no data line in $slog}" | head -n 1
         rc=1
+    fi
+    # The race phase's event storm happened: hns-sim's count of the
+    # events it posted, over both devices.
+    if [ "$race" -gt 0 ]; then
+        se=$(sed -n 's/^hns-sim\[[0-9]*\]: done: .*, \([0-9]*\) storm events.*/\1/p' "$slog" 2>/dev/null |
+            awk '{s += $1; n++} END {if (n) print s}')
+        if [ "${se:-0}" -gt 0 ]; then
+            echo "TEST sim/stress-$d-storm-events PASS $se events"
+        else
+            echo "TEST sim/stress-$d-storm-events FAIL ${se:-no done line in $slog}"
+            rc=1
+        fi
     fi
     s=$(grep -h '^STRESS ops ' "$out/stress-$d.out" | tail -n 1)
     echo "stress: $d ${s#STRESS }"
