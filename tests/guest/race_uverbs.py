@@ -13,7 +13,7 @@ parent, after a random pause of 0 to 20 ms, destroys the QP, the SRQ, the
 CQ and the PD. The uverbs core serialises the two: a call on a handle
 that is being destroyed or gone fails with an errno, a destroy of an
 object in use fails with EBUSY and is tried again (up to 2 s). The child
-ends when every call of a pass failed (all handles gone), or after 2 s,
+ends when every call of a pass failed (all handles gone), or after 1 s,
 with os._exit (pyverbs' destructors would destroy the parent's objects).
 
 Python and pyverbs take long to start in a loaded TCG guest, so the
@@ -53,7 +53,7 @@ def child(pd, cq, srq, qp, wfd):
     """The child's loop on the parent's handles; writes "ok refused" to
     WFD and ends with os._exit."""
     ok = refused = 0
-    end = time.time() + 2
+    end = time.time() + 1
     calls = [
         lambda: qp.query(e.IBV_QP_STATE),
         lambda: qp.modify(QPAttr(qp_state=e.IBV_QPS_ERR), e.IBV_QP_STATE),

@@ -24,7 +24,7 @@
 # `rdma res show` counts what it counted before (hns_0 and hns_1), the
 # driver and hns_sim unload, kmemleak finds nothing, the kernel log has no
 # WARN, BUG or lockdep report (run-guest.sh fails the boot on those too).
-# Then the race phase, RACE_TIME seconds (default 15; 0 leaves it out)
+# Then the race phase, RACE_TIME seconds (default 10; 0 leaves it out)
 # with hns-sim's event storm on (storm:N: an event for the object's number
 # before and after the completion of every create and destroy mailbox of
 # a CQ, QP or SRQ): tests/ktest/race.ko on hns_0 (kernel threads racing
@@ -48,7 +48,7 @@ G=stress-$D
 T=${STRESS_TIME:-60}
 SEED=${STRESS_SEED:-15}
 CPUS=${STRESS_CPUS:-2}
-RT=${RACE_TIME:-15}
+RT=${RACE_TIME:-10}
 
 # The guest has the vCPUs asked for (ACPI: the PVH boot's MP table lists
 # only the boot CPU) and a real clocksource.
@@ -267,11 +267,17 @@ race_phase() {
     done
     TRACE0=$(date +%s)
     echo $((TRACE0 + RT)) >/tmp/stress/race-go.tmp && mv /tmp/stress/race-go.tmp /tmp/stress/race-go
-    insmod $X/race.ko dev=hns_0 seconds="$RT" workers=2 >/tmp/stress/race_ktest.out 2>&1 &
+    echo "RACE go $(date +%s.%N | cut -c1-14) (uptime $(cut -d' ' -f1 /proc/uptime))"
+    (
+        insmod $X/race.ko dev=hns_0 seconds="$RT" workers=2
+        r=$?
+        echo "RACE ktest ended $(date +%s.%N | cut -c1-14)" >/tmp/stress/race_ktest.time
+        exit $r
+    ) >/tmp/stress/race_ktest.out 2>&1 &
     P_RK=$!
     rw=0
-    while kill -0 $P_RK 2>/dev/null && [ $rw -lt $((RT + 120)) ]; do
-        sleep 1
+    while kill -0 $P_RK 2>/dev/null && [ $rw -lt $((4 * RT + 480)) ]; do
+        sleep 0.25
         rw=$((rw + 1))
     done
     if kill -0 $P_RK 2>/dev/null; then
@@ -279,6 +285,7 @@ race_phase() {
     else
         wait $P_RK
         krc=$?
+        cat /tmp/stress/race_ktest.time 2>/dev/null
         P=/sys/module/race/parameters
         k=""
         for n in result rounds posts post_refused comp_calls polled flushed other_status \
@@ -305,8 +312,8 @@ race_phase() {
         check "$G/race-ktest-unload" rmmod race
     fi
     rw=0
-    while kill -0 "$P_RU" 2>/dev/null && [ $rw -lt $((RT + 90)) ]; do
-        sleep 1
+    while kill -0 "$P_RU" 2>/dev/null && [ $rw -lt $((4 * RT + 360)) ]; do
+        sleep 0.25
         rw=$((rw + 1))
     done
     if kill -0 "$P_RU" 2>/dev/null; then
@@ -316,6 +323,7 @@ race_phase() {
     else
         wait "$P_RU"
         urc=$?
+        echo "RACE uverbs ended by $(date +%s.%N | cut -c1-14)"
         u=$(awk '/^RESULT rounds /{r += $3; o += $5; f += $7; b += $9; e += $11; n++}
             END {printf "rounds %d ok %d refused %d busy %d errors %d workers %d", r, o, f, b, e, n}' \
             /tmp/stress/race_uverbs.out)
@@ -374,10 +382,35 @@ if [ -w /sys/kernel/debug/kmemleak ]; then
 else
     report "$G/kmemleak" SKIP "no kmemleak in this kernel"
 fi
-if dmesg | grep -qE 'WARNING:|BUG:|Oops|Call Trace:|KFENCE:|UBSAN:|possible circular|possible recursive|inconsistent lock|suspicious RCU'; then
-    report "$G/kernel-log" FAIL "a kernel report during the stress (see the console log)"
-    dmesg | grep -E -A8 'WARNING:|BUG:|Oops|possible circular|possible recursive|inconsistent lock|suspicious RCU' | head -n 40 | sed 's/^/    /'
+# On C, the known report of docs/c-driver-findings.md 2 (the irq lock
+# inversion between hr_cq->lock, softirq-safe once a completion handler
+# polls from C's CEQ work as race.ko's does, and the QP table's xarray
+# class at hns_roce_v2_exit) is left out here as run-guest.sh's
+# HNS_GUEST_KNOWN=hns-cq-xa-irq-inversion leaves it out of the console
+# check (scripts/stress.sh counts it, a SKIP line); every other report
+# stays.
+dmesg >/tmp/stress/dmesg.txt
+if [ "$D" = c ]; then
+    awk '/WARNING: possible irq lock inversion dependency detected/ {blk = 1; b = ""}
+        blk {b = b $0 "\n"; if (/<\/TASK>/) {blk = 0
+                if (b ~ /\(&hr_cq->lock\)/ && b ~ /hns_roce_v2_exit\+0x/) known++
+                else printf "%s", b}
+            next}
+        {print}
+        END {print "known " known + 0 > "/tmp/stress/dmesg.known"}' \
+        /tmp/stress/dmesg.txt >/tmp/stress/dmesg.rest
 else
+    cp /tmp/stress/dmesg.txt /tmp/stress/dmesg.rest
+    echo "known 0" >/tmp/stress/dmesg.known
+fi
+KNOWN=$(cat /tmp/stress/dmesg.known)
+BADRE='WARNING:|BUG:|Oops|Call Trace:|KFENCE:|UBSAN:|possible circular|possible recursive|inconsistent lock|suspicious RCU'
+if grep -qE "$BADRE" /tmp/stress/dmesg.rest; then
+    report "$G/kernel-log" FAIL "a kernel report during the stress (see the console log)"
+    grep -E -A8 "$BADRE" /tmp/stress/dmesg.rest | head -n 40 | sed 's/^/    /'
+elif [ "$KNOWN" = "known 0" ]; then
     report "$G/kernel-log" PASS
+else
+    report "$G/kernel-log" PASS "no report but the $KNOWN of docs/c-driver-findings.md 2 (hns-cq-xa-irq-inversion)"
 fi
 plan_exit

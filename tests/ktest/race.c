@@ -41,6 +41,8 @@
 #include <rdma/ib_cache.h>
 
 #define RACE_DEPTH	16
+/* Room for every WR the QPs can have outstanding, as the driver rounds them. */
+#define RACE_CQE	1024
 #define RACE_MSG	64
 #define RACE_RECV_OFF	2048
 #define RACE_WC		8
@@ -391,7 +393,7 @@ static void race_destroy_qp(int id, struct ib_qp **qp)
 /* One round; false once a step failed. */
 static bool race_round(struct race_worker *w)
 {
-	struct ib_cq_init_attr cattr = { .cqe = 4 * RACE_DEPTH };
+	struct ib_cq_init_attr cattr = { .cqe = RACE_CQE };
 	struct ib_srq_init_attr sattr = {
 		.event_handler = race_srq_event,
 		.attr = { .max_wr = RACE_DEPTH, .max_sge = 1 },
@@ -547,6 +549,7 @@ static int race_run(struct race_dev *rd)
 		w->mapped = true;
 	}
 	rd->end = jiffies + seconds * HZ;
+	pr_info("race: %s: %d worker pairs for %d s\n", dev, n, seconds);
 	for (i = 0; i < n; i++) {
 		struct race_worker *w = &ws[i];
 
