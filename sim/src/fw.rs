@@ -2212,10 +2212,7 @@ mod tests {
         mem.write(0x6000, &[0u8; 64]).unwrap();
         f.control("storm:2").unwrap();
         // A mailbox that is not a create or destroy takes no storm.
-        assert_eq!(
-            post(&mut f, &mem, mb::QUERY_CQC, 3, 0, 0x7000, true),
-            MB_OK
-        );
+        assert_eq!(post(&mut f, &mem, mb::QUERY_CQC, 3, 0, 0x7000, true), MB_OK);
         f.take_irqs();
         assert_eq!(f.stats.storm_events, 0);
         assert_eq!(

@@ -267,11 +267,11 @@ race_phase() {
     done
     TRACE0=$(date +%s)
     echo $((TRACE0 + RT)) >/tmp/stress/race-go.tmp && mv /tmp/stress/race-go.tmp /tmp/stress/race-go
-    echo "RACE go $(date +%s.%N | cut -c1-14) (uptime $(cut -d' ' -f1 /proc/uptime))"
+    echo "RACE go at uptime $(cut -d' ' -f1 /proc/uptime)"
     (
         insmod $X/race.ko dev=hns_0 seconds="$RT" workers=2
         r=$?
-        echo "RACE ktest ended $(date +%s.%N | cut -c1-14)" >/tmp/stress/race_ktest.time
+        echo "RACE ktest ended at uptime $(cut -d' ' -f1 /proc/uptime)" >/tmp/stress/race_ktest.time
         exit $r
     ) >/tmp/stress/race_ktest.out 2>&1 &
     P_RK=$!
@@ -323,7 +323,7 @@ race_phase() {
     else
         wait "$P_RU"
         urc=$?
-        echo "RACE uverbs ended by $(date +%s.%N | cut -c1-14)"
+        echo "RACE uverbs ended by uptime $(cut -d' ' -f1 /proc/uptime)"
         u=$(awk '/^RESULT rounds /{r += $3; o += $5; f += $7; b += $9; e += $11; n++}
             END {printf "rounds %d ok %d refused %d busy %d errors %d workers %d", r, o, f, b, e, n}' \
             /tmp/stress/race_uverbs.out)

@@ -34,6 +34,7 @@
 #include <linux/slab.h>
 #include <linux/delay.h>
 #include <linux/kthread.h>
+#include <linux/ktime.h>
 #include <linux/random.h>
 #include <linux/wait.h>
 #include <linux/etherdevice.h>
@@ -98,7 +99,8 @@ struct race_dev {
 	int gid_index;
 	u8 mac[ETH_ALEN];
 	enum ib_mtu mtu;
-	unsigned long end;
+	/* The rounds' deadline (ktime_get(): jiffies lag behind in a loaded TCG guest). */
+	ktime_t end;
 };
 
 /* One round's objects. */
@@ -496,7 +498,7 @@ static int race_owner(void *arg)
 	int bad = 0;
 
 	/* A few failed rounds in a row end the worker (a broken device). */
-	while (time_before(jiffies, w->rd->end) && bad < 5) {
+	while (ktime_before(ktime_get(), w->rd->end) && bad < 5) {
 		if (race_round(w))
 			bad = 0;
 		else
@@ -548,7 +550,7 @@ static int race_run(struct race_dev *rd)
 		}
 		w->mapped = true;
 	}
-	rd->end = jiffies + seconds * HZ;
+	rd->end = ktime_add_ms(ktime_get(), seconds * MSEC_PER_SEC);
 	pr_info("race: %s: %d worker pairs for %d s\n", dev, n, seconds);
 	for (i = 0; i < n; i++) {
 		struct race_worker *w = &ws[i];
