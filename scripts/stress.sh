@@ -78,7 +78,7 @@ for d in ${STRESS_DRIVERS:-c rs}; do
         if [ "${se:-0}" -gt 0 ]; then
             echo "TEST sim/stress-$d-storm-events PASS $se events"
         else
-            echo "TEST sim/stress-$d-storm-events FAIL ${se:+$se events: the storm posted nothing}${se:-no done line in $slog}"
+            echo "TEST sim/stress-$d-storm-events FAIL ${se:-no done line in $slog}${se:+ events: the storm posted nothing}"
             rc=1
         fi
     fi
