@@ -20,9 +20,12 @@ Python and pyverbs take long to start in a loaded TCG guest, so the
 script imports, writes "ready" to READY_FILE and waits for GO_FILE, which
 holds the deadline (epoch seconds).
 
-Output: one line "RESULT rounds R ok N refused F busy B errors E" per
-worker (ok: the child's calls that succeeded; refused: the child's calls
-that failed with an errno because the parent destroyed the object;
+Output: one line "RESULT rounds R raced C ok N refused F busy B errors E"
+per worker (raced: rounds whose child ended because every call of a pass
+failed, the parent having destroyed the objects under it, not because its
+time ran out; ok: the child's calls that succeeded; refused: the child's
+calls that failed with an errno (a line "REFUSED CALL:ERRNO=COUNT ..."
+before it names them);
 busy: destroys the parent tried again on EBUSY; errors: anything else,
 a destroy that never succeeded, a child that did not end), each error as
 "ERROR ...". Exit status 0 when no worker had an error.
@@ -50,35 +53,42 @@ CAP = dict(max_send_wr=8, max_recv_wr=8, max_send_sge=1, max_recv_sge=1)
 
 
 def child(pd, cq, srq, qp, wfd):
-    """The child's loop on the parent's handles; writes "ok refused" to
-    WFD and ends with os._exit."""
-    ok = refused = 0
+    """The child's loop on the parent's handles; writes "ok refused gone
+    NAME:ERRNO,..." to WFD and ends with os._exit. gone: 1 when it ended
+    because every call of a pass failed (the parent destroyed the objects
+    under it), 0 when its time ran out."""
+    ok = refused = gone = 0
+    why = {}
     end = time.time() + 1
     calls = [
-        lambda: qp.query(e.IBV_QP_STATE),
-        lambda: qp.modify(QPAttr(qp_state=e.IBV_QPS_ERR), e.IBV_QP_STATE),
-        lambda: srq.query(),
-        lambda: srq.modify(SrqAttr(srq_limit=4), e.IBV_SRQ_LIMIT),
-        lambda: QP(pd, QPInitAttr(qp_type=e.IBV_QPT_RC, scq=cq, rcq=cq,
-                                  cap=QPCap(**CAP))).close(),
+        ("query_qp", lambda: qp.query(e.IBV_QP_STATE)),
+        ("modify_qp", lambda: qp.modify(QPAttr(qp_state=e.IBV_QPS_ERR), e.IBV_QP_STATE)),
+        ("query_srq", lambda: srq.query()),
+        ("modify_srq", lambda: srq.modify(SrqAttr(srq_limit=4), e.IBV_SRQ_LIMIT)),
+        ("create_qp", lambda: QP(pd, QPInitAttr(qp_type=e.IBV_QPT_RC, scq=cq, rcq=cq,
+                                                cap=QPCap(**CAP))).close()),
     ]
     rc = 0
     try:
         while time.time() < end:
             failed = 0
-            for c in calls:
+            for name, c in calls:
                 try:
                     c()
                     ok += 1
-                except (PyverbsRDMAError, PyverbsError):
+                except (PyverbsRDMAError, PyverbsError) as ex:
                     refused += 1
                     failed += 1
+                    k = f"{name}:{getattr(ex, 'error_code', '?')}"
+                    why[k] = why.get(k, 0) + 1
             if failed == len(calls):
+                gone = 1
                 break
     except Exception:
         traceback.print_exc()
         rc = 1
-    os.write(wfd, f"{ok} {refused}\n".encode())
+    w = ",".join(f"{k}={v}" for k, v in sorted(why.items())) or "-"
+    os.write(wfd, f"{ok} {refused} {gone} {w}\n".encode())
     os._exit(rc)
 
 
@@ -128,20 +138,25 @@ def one_round(ctx, rnd, st):
         st["errors"] += 1
         print("ERROR child did not end within 30 s", flush=True)
         status = 0
-    out = os.read(r, 100).decode().split()
+    out = os.read(r, 4096).decode().split()
     os.close(r)
-    if status != 0 or len(out) != 2:
+    if status != 0 or len(out) != 4:
         st["errors"] += 1
         print(f"ERROR child status {status} output {out}", flush=True)
         return
     st["ok"] += int(out[0])
     st["refused"] += int(out[1])
+    st["raced"] += int(out[2])
     st["rounds"] += 1
+    if out[3] != "-":
+        for kv in out[3].split(","):
+            k, v = kv.split("=")
+            st["why"][k] = st["why"].get(k, 0) + int(v)
 
 
 def worker(n, deadline):
     rnd = random.Random(SEED * 100 + n)
-    st = dict(rounds=0, ok=0, refused=0, busy=0, errors=0)
+    st = dict(rounds=0, raced=0, ok=0, refused=0, busy=0, errors=0, why={})
     try:
         ctx = Context(name=DEV)
         while time.time() < deadline:
@@ -151,8 +166,10 @@ def worker(n, deadline):
         st["errors"] += 1
         for line in traceback.format_exc().splitlines()[-4:]:
             print(f"ERROR {line}", flush=True)
-    print("RESULT rounds {rounds} ok {ok} refused {refused} busy {busy} errors {errors}"
-          .format(**st), flush=True)
+    print("REFUSED " + (" ".join(f"{k}={v}" for k, v in sorted(st["why"].items())) or "-"),
+          flush=True)
+    print("RESULT rounds {rounds} raced {raced} ok {ok} refused {refused} busy {busy} "
+          "errors {errors}".format(**st), flush=True)
     os._exit(1 if st["errors"] else 0)
 
 

@@ -324,12 +324,13 @@ race_phase() {
         wait "$P_RU"
         urc=$?
         echo "RACE uverbs ended by uptime $(cut -d' ' -f1 /proc/uptime)"
-        u=$(awk '/^RESULT rounds /{r += $3; o += $5; f += $7; b += $9; e += $11; n++}
-            END {printf "rounds %d ok %d refused %d busy %d errors %d workers %d", r, o, f, b, e, n}' \
+        u=$(awk '/^RESULT rounds /{r += $3; c += $5; o += $7; f += $9; b += $11; e += $13; n++}
+            END {printf "rounds %d raced %d ok %d refused %d busy %d errors %d workers %d", r, c, o, f, b, e, n}' \
             /tmp/stress/race_uverbs.out)
+        grep '^REFUSED' /tmp/stress/race_uverbs.out | sed 's/^/    /'
         if [ $urc -eq 0 ] && [ "$(field2 " $u" errors)" = 0 ] && [ "$(field2 " $u" workers)" = 2 ] &&
             [ "$(field2 " $u" rounds)" -gt 0 ] && [ "$(field2 " $u" ok)" -gt 0 ] &&
-            [ "$(field2 " $u" refused)" -gt 0 ]; then
+            [ "$(field2 " $u" raced)" -gt 0 ]; then
             report "$G/race-uverbs" PASS "$u"
         else
             report "$G/race-uverbs" FAIL "exit $urc; $u"
