@@ -367,7 +367,7 @@ coverage: module-cov modules-kunit kernel sim ktest-kmod
 
 # The SMP stress on both drivers, 2 vCPUs, SIM=2 (STRESS_TIME,
 # STRESS_SEED, STRESS_DRIVERS): build/stress/.
-stress: modules-kunit kernel sim
+stress: modules-kunit kernel sim ktest-kmod
 	@bash scripts/stress.sh
 
 clean:

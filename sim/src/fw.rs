@@ -13,7 +13,7 @@ use crate::engine::{qps, CtxEvent, Host};
 use crate::eq::{mb_aeqe, Eq};
 use crate::field::Ctx;
 use crate::hem::{BtAttr, HemTable};
-use crate::hw_v2_fields::{qpc, Qpc};
+use crate::hw_v2_fields::{cqc, qpc, Cqc, Qpc};
 use crate::mem::Dma;
 use crate::trace::Trace;
 use std::cell::RefCell;
@@ -403,6 +403,29 @@ pub struct Stats {
     pub stale_eqcs: u64,
     /// Mailbox events posted late ([`Fault::late`]).
     pub late_events: u64,
+    /// Events posted by the event storm ([`Firmware::storm`]): CEQEs for
+    /// CQs, AEQEs for QPs and SRQs, around their create and destroy
+    /// mailboxes.
+    pub storm_events: u64,
+}
+
+/// The asynchronous event the storm posts for a QP: COMM_EST, which both
+/// drivers deliver to the QP's event handler (after looking the QP up by
+/// number) and nothing else.
+pub const STORM_QP_EVENT: u8 = 0x03;
+/// The asynchronous event the storm posts for an SRQ: SRQ_LIMIT_REACH,
+/// delivered to the SRQ's event handler after the look-up.
+pub const STORM_SRQ_EVENT: u8 = 0x08;
+
+/// The object a create or destroy mailbox is for, as the storm sees it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum StormTarget {
+    /// A CQ: a CEQE on this completion EQ.
+    Cq { cqn: u32, ceqn: u32 },
+    /// A QP: a COMM_EST AEQE.
+    Qp(u32),
+    /// An SRQ: an SRQ_LIMIT_REACH AEQE.
+    Srq(u32),
 }
 
 /// Firmware state of one function.
@@ -448,6 +471,13 @@ pub struct Firmware {
     /// (`sccc-busy:N`): a slow clear, which keeps the driver in HIP08's
     /// QP creation for N polls (tests widen a race window with it).
     sccc_busy: u32,
+    /// Create and destroy mailboxes of CQs, QPs and SRQs still to get an
+    /// event storm (`storm:N`, `storm:off`): for each, one event for the
+    /// object's number posted before the mailbox's completion and one
+    /// after it ([`Stats::storm_events`] counts them). QPs have no create
+    /// or destroy mailbox of their own: their first MODIFY_QPC out of
+    /// RESET and the MODIFY_QPC back to RESET stand for them.
+    storm: u32,
     gmv_bt: BTreeMap<u32, u64>,
     /// PF: the resources ALLOC_VF_RES gave each function, by function id.
     pub func_res: BTreeMap<u32, FuncRes>,
@@ -513,6 +543,7 @@ impl Firmware {
             smacs: BTreeMap::new(),
             sccc_clr_done: false,
             sccc_busy: 0,
+            storm: 0,
             gmv_bt: BTreeMap::new(),
             func_res: BTreeMap::new(),
             func_events: Vec::new(),
@@ -622,7 +653,9 @@ impl Firmware {
     /// to `/sys/module/hns_sim/parameters/fault`): a fault in `--fault`'s
     /// syntax, armed from now on, or `clear`, which disarms every fault;
     /// also `abn:`, `ecc:`, `aeq:` injections, `sccc-busy:N` (the next N
-    /// QUERY_SCCC answers say not done) and `link:up`/`link:down`
+    /// QUERY_SCCC answers say not done), `storm:N` / `storm:off` (events
+    /// around the next N create and destroy mailboxes of CQs, QPs and
+    /// SRQs, [`Firmware::storm`]) and `link:up`/`link:down`
     /// (the function's port, [`Firmware::port_up`]).
     /// The trace notes it, so that a run's trace shows where each fault
     /// was armed.
@@ -632,7 +665,16 @@ impl Firmware {
             self.faults.clear();
             self.ram_ecc = None;
             self.sccc_busy = 0;
+            self.storm = 0;
             self.late = None;
+        } else if let Some(rest) = cmd.strip_prefix("storm:") {
+            self.storm = if rest == "off" {
+                0
+            } else {
+                crate::caps::parse_num(rest)
+                    .and_then(|v| u32::try_from(v).ok())
+                    .ok_or_else(|| format!("control '{cmd}': expected storm:N or storm:off"))?
+            };
         } else if let Some(rest) = cmd.strip_prefix("sccc-busy:") {
             self.sccc_busy = crate::caps::parse_num(rest)
                 .and_then(|v| u32::try_from(v).ok())
@@ -1270,6 +1312,7 @@ impl Firmware {
             f.mailbox && f.opcode == u16::from(cmd) && f.tag.is_none_or(|t| t == tag)
         });
         let mut hold = false;
+        let storm_before = self.storm_probe(mem, cmd, tag);
         let status = if let Some(i) = injected.filter(|&i| self.faults[i].late) {
             if self.faults[i].mode == FaultMode::Once {
                 self.faults.remove(i);
@@ -1301,11 +1344,117 @@ impl Firmware {
         };
         self.trace.mbx_out(cmd, tag, status);
         self.mb_status = status;
+        let storm = if status == MB_OK && !hold {
+            self.storm_target(mem, cmd, tag, storm_before)
+        } else {
+            None
+        };
+        if let Some(t) = storm {
+            self.storm -= 1;
+            self.trace.note(&format!(
+                "storm: {t:?}: events before and after {} of tag {tag:#x} ({} mailboxes left)",
+                mb_name(cmd),
+                self.storm
+            ));
+            self.post_storm(mem, t);
+        }
         if hold {
             self.late = Some((token, status, out_param));
         } else if event {
             self.post_aeqe(mem, &mb_aeqe(token, status, out_param));
         }
+        if let Some(t) = storm {
+            self.post_storm(mem, t);
+        }
+    }
+
+    /// What the storm needs to know of object `tag` before mailbox `cmd`
+    /// runs: a QP's state (MODIFY_QPC) or the CEQ of a CQ
+    /// (DESTROY_CQC clears the context). None when no storm is on.
+    fn storm_probe(&self, mem: &impl Dma, cmd: u8, tag: u32) -> Option<u32> {
+        if self.storm == 0 {
+            return None;
+        }
+        match cmd {
+            mb::MODIFY_QPC => self.qp_state(mem, tag),
+            mb::DESTROY_CQC => self.cq_ceqn(mem, tag),
+            _ => None,
+        }
+    }
+
+    /// The object a successful mailbox `cmd` for `tag` created or
+    /// destroyed, if the storm is on and it is one (`before`: what
+    /// [`Firmware::storm_probe`] read).
+    fn storm_target(
+        &self,
+        mem: &impl Dma,
+        cmd: u8,
+        tag: u32,
+        before: Option<u32>,
+    ) -> Option<StormTarget> {
+        if self.storm == 0 {
+            return None;
+        }
+        match cmd {
+            mb::CREATE_CQC => Some(StormTarget::Cq {
+                cqn: tag,
+                ceqn: self.cq_ceqn(mem, tag).unwrap_or(0),
+            }),
+            mb::DESTROY_CQC => Some(StormTarget::Cq {
+                cqn: tag,
+                ceqn: before.unwrap_or(0),
+            }),
+            mb::CREATE_SRQ | mb::DESTROY_SRQ => Some(StormTarget::Srq(tag)),
+            mb::MODIFY_QPC => {
+                let was = before?;
+                let is = self.qp_state(mem, tag)?;
+                let create = was == qps::RESET && is != qps::RESET;
+                let destroy = was != qps::RESET && is == qps::RESET;
+                (create || destroy).then_some(StormTarget::Qp(tag))
+            }
+            _ => None,
+        }
+    }
+
+    /// Posts one storm event for `t` and counts it. A CQ's CEQE goes to
+    /// the CEQ its context names, or the first CEQ when that one does not
+    /// exist.
+    fn post_storm(&mut self, mem: &impl Dma, t: StormTarget) {
+        self.stats.storm_events += 1;
+        match t {
+            StormTarget::Cq { cqn, ceqn } => {
+                let ceqn = if self.eqs.get(&ceqn).is_some_and(|e| !e.is_aeq) {
+                    ceqn
+                } else {
+                    match self.eqs.values().find(|e| !e.is_aeq) {
+                        Some(e) => e.eqn,
+                        None => {
+                            self.trace.note("storm: CEQE dropped: no CEQ");
+                            return;
+                        }
+                    }
+                };
+                self.post_ceqe(mem, ceqn, cqn);
+            }
+            StormTarget::Qp(qpn) => Host::post_event(self, mem, STORM_QP_EVENT, 0, qpn),
+            StormTarget::Srq(srqn) => Host::post_event(self, mem, STORM_SRQ_EVENT, 0, srqn),
+        }
+    }
+
+    /// The state field of QP `qpn`'s context in the driver's QPC table.
+    fn qp_state(&self, mem: &impl Dma, qpn: u32) -> Option<u32> {
+        let (at, sz) = self.entry(mem, Table::Qpc, qpn).ok()?;
+        let mut buf = vec![0u8; sz.max(256)];
+        mem.read(at, &mut buf[..sz]).ok()?;
+        Some(Ctx::<Qpc, 64>::from_bytes(&buf).read(qpc::QP_ST))
+    }
+
+    /// The CEQ number in CQ `cqn`'s context.
+    fn cq_ceqn(&self, mem: &impl Dma, cqn: u32) -> Option<u32> {
+        let (at, sz) = self.entry(mem, Table::Cqc, cqn).ok()?;
+        let mut buf = vec![0u8; sz.max(64)];
+        mem.read(at, &mut buf[..sz]).ok()?;
+        Some(Ctx::<Cqc, 16>::from_bytes(&buf[..64]).read(cqc::CEQN))
     }
 
     /// Posts the event a `late` fault held back if `token`, the token of a
@@ -2012,6 +2161,119 @@ mod tests {
             post(&mut f, &mem, mb::CREATE_CQC, 600, 0x6000, 0, false),
             MB_FAIL
         );
+    }
+
+    #[test]
+    fn storm_control_parses() {
+        let mut f = fw();
+        f.control("storm:3").unwrap();
+        assert_eq!(f.storm, 3);
+        f.control("storm:off").unwrap();
+        assert_eq!(f.storm, 0);
+        f.control("storm:0x10").unwrap();
+        assert_eq!(f.storm, 16);
+        f.control("clear").unwrap();
+        assert_eq!(f.storm, 0, "clear ends the storm");
+        assert!(f.control("storm:").is_err());
+        assert!(f.control("storm:x").is_err());
+        assert!(f.control("storm:-1").is_err());
+        assert!(f.control("storm:0x100000000").is_err());
+    }
+
+    #[test]
+    fn storm_posts_around_cq_create_and_destroy() {
+        let mem = VecMem::new(1 << 20);
+        let mut f = fw();
+        let mut bt = desc(op::CFG_BT_ATTR, false);
+        bt.set(73, 72, 1);
+        f.execute(&mem, std::slice::from_mut(&mut bt));
+        create_aeq(&mut f, &mem);
+        // CEQ 0: 16 entries of 64 B at 0xa000.
+        let mut eqc: Ctx<crate::hw_v2_fields::Eqc, 16> = Ctx::zeroed();
+        use crate::hw_v2_fields::eqc as e;
+        eqc.write(e::SHIFT, 4);
+        eqc.write(e::EQE_SIZE, 1);
+        eqc.write(e::EQE_BA_L, 0xa000 >> 3);
+        let img: Vec<u8> = eqc
+            .as_le_words()
+            .iter()
+            .flat_map(|w| w.to_ne_bytes())
+            .collect();
+        mem.write(0x1000, &img).unwrap();
+        assert_eq!(
+            post(&mut f, &mem, mb::CREATE_CEQC, 0, 0x1000, 0, false),
+            MB_OK
+        );
+        mem.write(0x4000, &0x8000u64.to_le_bytes()).unwrap();
+        assert_eq!(post(&mut f, &mem, 0x10, 3, 0x4000, 0, false), MB_OK);
+        assert_eq!(post(&mut f, &mem, 0x11, 3, 0x8000, 0, false), MB_OK);
+        f.take_irqs();
+        // A CQC naming CEQ 0.
+        mem.write(0x6000, &[0u8; 64]).unwrap();
+        f.control("storm:2").unwrap();
+        // A mailbox that is not a create or destroy takes no storm.
+        assert_eq!(post(&mut f, &mem, mb::QUERY_CQC, 3, 0, 0x7000, true), MB_OK);
+        f.take_irqs();
+        assert_eq!(f.stats.storm_events, 0);
+        assert_eq!(
+            post(&mut f, &mem, mb::CREATE_CQC, 3, 0x6000, 0, true),
+            MB_OK
+        );
+        // CEQ 0's vector (other 1 + AEQ 1 + 0), the mailbox's AEQE, the
+        // CEQ again.
+        assert_eq!(f.take_irqs(), vec![2, 1, 2]);
+        assert_eq!(f.stats.storm_events, 2);
+        for i in 0..2u64 {
+            assert_eq!(
+                mem.read_u32(0xa000 + 64 * i).unwrap(),
+                0x8000_0003,
+                "CEQE {i}: CQN 3, owner bit"
+            );
+        }
+        assert_eq!(post(&mut f, &mem, mb::DESTROY_CQC, 3, 0, 0, true), MB_OK);
+        assert_eq!(f.take_irqs(), vec![2, 1, 2]);
+        assert_eq!(f.stats.storm_events, 4);
+        // Two mailboxes had their storm: the third gets none.
+        assert_eq!(
+            post(&mut f, &mem, mb::CREATE_CQC, 3, 0x6000, 0, true),
+            MB_OK
+        );
+        assert_eq!(f.take_irqs(), vec![1]);
+        assert_eq!(f.stats.storm_events, 4);
+        // A failed create gets none either (CQN 600 is not mapped).
+        f.control("storm:1").unwrap();
+        assert_eq!(
+            post(&mut f, &mem, mb::CREATE_CQC, 600, 0x6000, 0, true),
+            MB_FAIL
+        );
+        assert_eq!(f.take_irqs(), vec![1]);
+        assert_eq!((f.stats.storm_events, f.storm), (4, 1));
+    }
+
+    #[test]
+    fn storm_posts_srq_and_qp_aeqes() {
+        let mem = VecMem::new(1 << 16);
+        let mut f = fw();
+        create_aeq(&mut f, &mem);
+        f.take_irqs();
+        f.control("storm:1").unwrap();
+        let t = f.storm_target(&mem, mb::CREATE_SRQ, 0x21, None).unwrap();
+        assert_eq!(t, StormTarget::Srq(0x21));
+        f.post_storm(&mem, t);
+        f.post_storm(&mem, StormTarget::Qp(0x45));
+        let w = |i: u64| {
+            (
+                mem.read_u32(0x2000 + 64 * i).unwrap() & 0xff,
+                mem.read_u32(0x2004 + 64 * i).unwrap() & 0xff_ffff,
+            )
+        };
+        assert_eq!(w(0), (u32::from(STORM_SRQ_EVENT), 0x21));
+        assert_eq!(w(1), (u32::from(STORM_QP_EVENT), 0x45));
+        assert_eq!(f.take_irqs(), vec![1, 1]);
+        // A QP's create is its first MODIFY_QPC out of RESET, its destroy
+        // the one back to RESET; nothing else of MODIFY_QPC.
+        assert_eq!(f.storm_target(&mem, mb::MODIFY_QPC, 5, None), None);
+        assert_eq!(f.storm_target(&mem, mb::QUERY_QPC, 5, Some(0)), None);
     }
 
     #[test]

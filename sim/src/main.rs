@@ -320,7 +320,7 @@ fn main() {
         Ok(all) => {
             for (n, s) in all.iter().enumerate() {
                 eprintln!(
-                    "hns-sim[{n}]: done: {} commands, {} mailboxes ({} failed), {} unknown, {} function clears, {} late mailbox events, {} stale EQ contexts{}",
+                    "hns-sim[{n}]: done: {} commands, {} mailboxes ({} failed), {} unknown, {} function clears, {} late mailbox events, {} stale EQ contexts, {} storm events{}",
                     s.commands,
                     s.mailboxes,
                     s.mailbox_failures,
@@ -328,6 +328,7 @@ fn main() {
                     s.func_clears,
                     s.late_events,
                     s.stale_eqcs,
+                    s.storm_events,
                     if s.pf_clears > 0 {
                         format!(", {} clears by its PF", s.pf_clears)
                     } else {

@@ -24,6 +24,16 @@
 # `rdma res show` counts what it counted before (hns_0 and hns_1), the
 # driver and hns_sim unload, kmemleak finds nothing, the kernel log has no
 # WARN, BUG or lockdep report (run-guest.sh fails the boot on those too).
+# Then the race phase, RACE_TIME seconds (default 10; 0 leaves it out)
+# with hns-sim's event storm on (storm:N: an event for the object's number
+# before and after the completion of every create and destroy mailbox of
+# a CQ, QP or SRQ): tests/ktest/race.ko on hns_0 (kernel threads racing
+# modify to ERR against posts, destroy against the completion handler,
+# event handlers that poll, numbers reused) beside
+# tests/guest/race_uverbs.py on hns_0 (a forked child's query, modify and
+# create on the parent's handles while the parent destroys them); the
+# python processes start with the stress window, so their start-up
+# overlaps it.
 # One summary line "STRESS ops N traffic M errors E" (ops: verbs calls of
 # the churn; traffic: pingpong iterations + send_bw messages + rping
 # iterations; errors: failed calls and runs, hung processes).
@@ -38,6 +48,7 @@ G=stress-$D
 T=${STRESS_TIME:-60}
 SEED=${STRESS_SEED:-15}
 CPUS=${STRESS_CPUS:-2}
+RT=${RACE_TIME:-10}
 
 # The guest has the vCPUs asked for (ACPI: the PVH boot's MP table lists
 # only the boot CPU) and a real clocksource.
@@ -172,6 +183,13 @@ report "$G/workers-ready" "$([ $rw -lt 1200 ] && echo PASS || echo FAIL)" \
 T0=$(date +%s)
 END=$((T0 + T))
 echo "$END" >/tmp/stress/go.tmp && mv /tmp/stress/go.tmp /tmp/stress/go
+# The race phase's user-space part imports pyverbs now, and waits for its
+# own start (/tmp/stress/race-go).
+if [ "$RT" -gt 0 ]; then
+    timeout $((T + RT + 400)) python3 /opt/hns/race_uverbs.py hns_0 /tmp/stress/race.ready \
+        /tmp/stress/race-go "$SEED" 2 >/tmp/stress/race_uverbs.out 2>&1 &
+    P_RU=$!
+fi
 
 PP="ibv_rc_pingpong -n 100"
 BW="ib_send_bw -e -F --no_ddp -n 200"
@@ -231,6 +249,102 @@ fi
 [ "$ops" -gt 0 ] || errors=$((errors + 1))
 [ "$traffic" -gt 0 ] || errors=$((errors + 1))
 
+# field2 LINE WORD: the number after WORD in LINE.
+field2() { printf '%s\n' "$1" | sed -n "s/.* $2 \([0-9-]*\).*/\1/p"; }
+# race_phase: the storm on, race.ko and race_uverbs.py for RT seconds, the
+# storm off; TEST lines race-ktest, race-ktest-events, race-uverbs.
+race_phase() {
+    F=/sys/module/hns_sim/parameters/fault
+    X=/opt/run/ktest
+    if ! echo storm:1000000 >$F; then
+        report "$G/race-storm-on" FAIL "hns_sim refused storm:1000000"
+        return
+    fi
+    rw=0
+    while [ ! -f /tmp/stress/race.ready ] && [ $rw -lt 600 ]; do
+        sleep 0.1
+        rw=$((rw + 1))
+    done
+    TRACE0=$(date +%s)
+    echo $((TRACE0 + RT)) >/tmp/stress/race-go.tmp && mv /tmp/stress/race-go.tmp /tmp/stress/race-go
+    echo "RACE go at uptime $(cut -d' ' -f1 /proc/uptime)"
+    (
+        insmod $X/race.ko dev=hns_0 seconds="$RT" workers=2
+        r=$?
+        echo "RACE ktest ended at uptime $(cut -d' ' -f1 /proc/uptime)" >/tmp/stress/race_ktest.time
+        exit $r
+    ) >/tmp/stress/race_ktest.out 2>&1 &
+    P_RK=$!
+    rw=0
+    while kill -0 $P_RK 2>/dev/null && [ $rw -lt $((4 * RT + 480)) ]; do
+        sleep 0.25
+        rw=$((rw + 1))
+    done
+    if kill -0 $P_RK 2>/dev/null; then
+        report "$G/race-ktest" FAIL "insmod race.ko still running $((RT + 120)) s after its start"
+    else
+        wait $P_RK
+        krc=$?
+        cat /tmp/stress/race_ktest.time 2>/dev/null
+        P=/sys/module/race/parameters
+        k=""
+        for n in result rounds posts post_refused comp_calls polled flushed other_status \
+            qp_events cq_events srq_events failures; do
+            k="$k $n $(cat $P/$n 2>/dev/null || echo -)"
+        done
+        k=${k# }
+        if [ $krc -eq 0 ] && [ "$(field2 " $k" result)" = 0 ] &&
+            [ "$(field2 " $k" failures)" = 0 ] && [ "$(field2 " $k" rounds)" -gt 0 ] &&
+            [ "$(field2 " $k" posts)" -gt 0 ] && [ "$(field2 " $k" comp_calls)" -gt 0 ]; then
+            report "$G/race-ktest" PASS "$k"
+        else
+            report "$G/race-ktest" FAIL "insmod exit $krc; $k"
+            cat /tmp/stress/race_ktest.out | head -n 5 | sed 's/^/    /'
+            dmesg | grep 'race: ' | head -n 10 | sed 's/^/    /'
+        fi
+        # The storm reached the handlers: the QPs' and SRQs' events.
+        if [ "$(field2 " $k" qp_events)" -gt 0 ] 2>/dev/null &&
+            [ "$(field2 " $k" srq_events)" -gt 0 ] 2>/dev/null; then
+            report "$G/race-ktest-events" PASS "qp_events $(field2 " $k" qp_events) srq_events $(field2 " $k" srq_events)"
+        else
+            report "$G/race-ktest-events" FAIL "no storm event reached a handler: $k"
+        fi
+        check "$G/race-ktest-unload" rmmod race
+    fi
+    rw=0
+    while kill -0 "$P_RU" 2>/dev/null && [ $rw -lt $((4 * RT + 360)) ]; do
+        sleep 0.25
+        rw=$((rw + 1))
+    done
+    if kill -0 "$P_RU" 2>/dev/null; then
+        pkill -9 -P "$P_RU" 2>/dev/null
+        kill -9 "$P_RU" 2>/dev/null
+        report "$G/race-uverbs" FAIL "race_uverbs.py still running $((RT + 90)) s after the start"
+    else
+        wait "$P_RU"
+        urc=$?
+        echo "RACE uverbs ended by uptime $(cut -d' ' -f1 /proc/uptime)"
+        u=$(awk '/^RESULT rounds /{r += $3; c += $5; o += $7; f += $9; b += $11; e += $13; n++}
+            END {printf "rounds %d raced %d ok %d refused %d busy %d errors %d workers %d", r, c, o, f, b, e, n}' \
+            /tmp/stress/race_uverbs.out)
+        grep '^REFUSED' /tmp/stress/race_uverbs.out | sed 's/^/    /'
+        if [ $urc -eq 0 ] && [ "$(field2 " $u" errors)" = 0 ] && [ "$(field2 " $u" workers)" = 2 ] &&
+            [ "$(field2 " $u" rounds)" -gt 0 ] && [ "$(field2 " $u" ok)" -gt 0 ] &&
+            [ "$(field2 " $u" raced)" -gt 0 ]; then
+            report "$G/race-uverbs" PASS "$u"
+        else
+            report "$G/race-uverbs" FAIL "exit $urc; $u"
+            grep -E '^ERROR' /tmp/stress/race_uverbs.out | head -n 12 | sed 's/^/    /'
+            tail -n 4 /tmp/stress/race_uverbs.out | sed 's/^/    /'
+        fi
+    fi
+    echo storm:off >$F
+    echo "RACE took $(($(date +%s) - TRACE0)) s"
+}
+if [ "$RT" -gt 0 ]; then
+    race_phase
+fi
+
 # Objects: what the kernel counted before (the released files' cleanup is
 # synchronous, but give the last exits a moment).
 rw=0
@@ -269,10 +383,35 @@ if [ -w /sys/kernel/debug/kmemleak ]; then
 else
     report "$G/kmemleak" SKIP "no kmemleak in this kernel"
 fi
-if dmesg | grep -qE 'WARNING:|BUG:|Oops|Call Trace:|KFENCE:|UBSAN:|possible circular|possible recursive|inconsistent lock|suspicious RCU'; then
-    report "$G/kernel-log" FAIL "a kernel report during the stress (see the console log)"
-    dmesg | grep -E -A8 'WARNING:|BUG:|Oops|possible circular|possible recursive|inconsistent lock|suspicious RCU' | head -n 40 | sed 's/^/    /'
+# On C, the known report of docs/c-driver-findings.md 2 (the irq lock
+# inversion between hr_cq->lock, softirq-safe once a completion handler
+# polls from C's CEQ work as race.ko's does, and the QP table's xarray
+# class at hns_roce_v2_exit) is left out here as run-guest.sh's
+# HNS_GUEST_KNOWN=hns-cq-xa-irq-inversion leaves it out of the console
+# check (scripts/stress.sh counts it, a SKIP line); every other report
+# stays.
+dmesg >/tmp/stress/dmesg.txt
+if [ "$D" = c ]; then
+    awk '/WARNING: possible irq lock inversion dependency detected/ {blk = 1; b = ""}
+        blk {b = b $0 "\n"; if (/<\/TASK>/) {blk = 0
+                if (b ~ /\(&hr_cq->lock\)/ && b ~ /hns_roce_v2_exit\+0x/) known++
+                else printf "%s", b}
+            next}
+        {print}
+        END {print "known " known + 0 > "/tmp/stress/dmesg.known"}' \
+        /tmp/stress/dmesg.txt >/tmp/stress/dmesg.rest
 else
+    cp /tmp/stress/dmesg.txt /tmp/stress/dmesg.rest
+    echo "known 0" >/tmp/stress/dmesg.known
+fi
+KNOWN=$(cat /tmp/stress/dmesg.known)
+BADRE='WARNING:|BUG:|Oops|Call Trace:|KFENCE:|UBSAN:|possible circular|possible recursive|inconsistent lock|suspicious RCU'
+if grep -qE "$BADRE" /tmp/stress/dmesg.rest; then
+    report "$G/kernel-log" FAIL "a kernel report during the stress (see the console log)"
+    grep -E -A8 "$BADRE" /tmp/stress/dmesg.rest | head -n 40 | sed 's/^/    /'
+elif [ "$KNOWN" = "known 0" ]; then
     report "$G/kernel-log" PASS
+else
+    report "$G/kernel-log" PASS "no report but the $KNOWN of docs/c-driver-findings.md 2 (hns-cq-xa-irq-inversion)"
 fi
 plan_exit
