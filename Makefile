@@ -176,12 +176,14 @@ module-variant: $(KDIR_DEP)
 	$(KMAKE) MO=$(BUILD)/module-$(VARIANT) HNS_KUNIT=y HNS_CFG="$(HNS_CFG)" modules
 
 # Coverage build (docs/harness.md "Coverage"): the KUnit test build with
-# every basic block instrumented (Kbuild HNS_COVERAGE) and line tables,
-# plus the collector module tests/cov/hns_cov.ko, in $(BUILD)/module-cov.
+# every basic block instrumented (Kbuild HNS_COV_BUILD; not HNS_COVERAGE,
+# which make coverage exports to its boots, so the other module builds of
+# its make check run would see it) and line tables, plus the collector
+# module tests/cov/hns_cov.ko, in $(BUILD)/module-cov.
 module-cov: $(KDIR_DEP)
 	@mkdir -p $(BUILD)/module-cov $(BUILD)/cov-kmod
 	$(KLOCK) $(TOOLS_ENV) $(MAKE) -C $(KDIR) $(KARCH) M=$(CURDIR)/tests/cov MO=$(BUILD)/cov-kmod modules
-	$(KMAKE) MO=$(BUILD)/module-cov HNS_KUNIT=y HNS_COVERAGE=1 \
+	$(KMAKE) MO=$(BUILD)/module-cov HNS_KUNIT=y HNS_COV_BUILD=1 \
 		KBUILD_EXTRA_SYMBOLS=$(BUILD)/cov-kmod/Module.symvers modules
 	cp $(BUILD)/cov-kmod/hns_cov.ko $(BUILD)/module-cov/
 
