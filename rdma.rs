@@ -35,8 +35,8 @@ mod raw;
 mod bond;
 pub(crate) use bond::{
     link as bond_link, master_upper, slave as bond_slave, slaves as bond_slaves, BondEvent,
-    BondHandler, BondHooks, BondSlave, HandleRef, NetDev, LAG_HASH_L2, LAG_HASH_L23, LAG_HASH_L34,
-    LAG_HASH_NONE, LAG_TX_ACTIVEBACKUP, LAG_TX_HASH,
+    BondHandler, BondHooks, BondSlave, HandleRef, HeldUpper, NetDev, LAG_HASH_L2, LAG_HASH_L23,
+    LAG_HASH_L34, LAG_HASH_NONE, LAG_TX_ACTIVEBACKUP, LAG_TX_HASH,
 };
 
 mod hnae3;

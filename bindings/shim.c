@@ -2018,6 +2018,27 @@ int hns_shim_bond_slaves(struct net_device *upper,
 	return n;
 }
 
+struct net_device *hns_shim_hold_master_of(struct net_device *upper,
+					   struct net_device *const *via,
+					   int n)
+{
+	struct net_device *found = NULL;
+	int i;
+
+	rcu_read_lock();
+	for (i = 0; i < n && !found; i++)
+		if (netdev_master_upper_dev_get_rcu(via[i]) == upper)
+			found = upper;
+	dev_hold(found);
+	rcu_read_unlock();
+	return found;
+}
+
+void hns_shim_dev_put(struct net_device *dev)
+{
+	dev_put(dev);
+}
+
 struct net_device *hns_shim_master_upper(struct net_device *dev)
 {
 	struct net_device *upper;

@@ -561,6 +561,16 @@ struct hns_shim_bond_slave {
 int hns_shim_bond_slaves(struct net_device *upper,
 			 struct hns_shim_bond_slave *out, int max);
 void hns_shim_bond_dev(struct net_device *dev, struct hns_shim_bond_slave *out);
+/* upper with a reference, if it is still the master of one of the n
+ * devices via (which the caller knows to live); NULL otherwise. A bond
+ * group's record of its upper outlives the device when the bond is deleted
+ * before the group's work detaches it: the work reads the upper only
+ * through such a reference.
+ */
+struct net_device *hns_shim_hold_master_of(struct net_device *upper,
+					   struct net_device *const *via,
+					   int n);
+void hns_shim_dev_put(struct net_device *dev);
 /* The master upper device of dev, or NULL (no reference is kept). */
 struct net_device *hns_shim_master_upper(struct net_device *dev);
 /* net_lag_port_dev_txable() and ib_get_curr_port_state() == ACTIVE. */

@@ -636,10 +636,28 @@ impl BondGroup {
 
     /// The group's work (`hns_roce_bond_work`), with the client lock held.
     fn run(&self, cl: &mut Clients<'_, HnsRoce>) {
-        let Some(upper) = self.state.lock().upper else {
+        let mut members = [None; FUNC_MAX];
+        let Some(upper) = ({
+            let s = self.state.lock();
+            for ((_, n), m) in s.member_netdevs().zip(members.iter_mut()) {
+                *m = Some(n);
+            }
+            s.upper
+        }) else {
             return;
         };
-        let slaves = Self::read_slaves(upper);
+        let mut live = KVec::<NetDev>::new();
+        for n in members.iter().flatten() {
+            let _ = live.push(*n, GFP_KERNEL);
+        }
+        // The upper is read only through a reference taken while it is
+        // still a member's master, held for the whole work: a bond deleted
+        // before this work ran has no lower devices left to read (the
+        // work then clears the bond, as with a bond left by its slaves).
+        let held = rdma::HeldUpper::of(upper, &live);
+        let slaves = held
+            .as_ref()
+            .map_or_else(KVec::new, |h| Self::read_slaves(h.dev()));
         let (step, ready, state) = {
             let mut s = self.state.lock();
             let state = s.state;

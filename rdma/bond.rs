@@ -84,9 +84,9 @@ pub(crate) const MAX_SLAVES: usize = 5;
 pub(crate) fn slaves(upper: NetDev, out: &mut KVec<BondSlave>) -> Result<usize> {
     let mut raw_out: [raw::hns_shim_bond_slave; MAX_SLAVES] =
         core::array::from_fn(|_| Default::default());
-    // SAFETY: `upper` is a live net device (the group's upper, unlinked
-    // only under RTNL after the events that detach the group); the array
-    // has `MAX_SLAVES` entries.
+    // SAFETY: `upper` is a live net device (the upper of the event being
+    // handled, under RTNL, or one a [`HeldUpper`] holds); the array has
+    // `MAX_SLAVES` entries.
     let n = unsafe {
         raw::hns_shim_bond_slaves(
             upper.as_raw().cast(),
@@ -103,6 +103,46 @@ pub(crate) fn slaves(upper: NetDev, out: &mut KVec<BondSlave>) -> Result<usize> 
         }
     }
     Ok(n)
+}
+
+/// A reference on a bond group's upper device, taken while the upper is
+/// still the master of one of the group's members; the upper is then
+/// readable (lower devices, active slave) until this is dropped.
+pub(crate) struct HeldUpper(NetDev);
+
+impl HeldUpper {
+    /// `upper` with a reference, if it is the master of one of `members`
+    /// (the group's members' net devices, which live while they are
+    /// members); `None` when none has it as its master any more (the bond
+    /// was deleted or the members left it).
+    pub(crate) fn of(upper: NetDev, members: &[NetDev]) -> Option<Self> {
+        let mut via = [core::ptr::null_mut(); MAX_SLAVES];
+        let n = members.len().min(via.len());
+        for (v, m) in via.iter_mut().zip(members) {
+            *v = m.as_raw().cast();
+        }
+        // SAFETY: the `n` first entries of `via` are live net devices (see
+        // above); `upper` is only compared with their masters under RCU
+        // before the shim takes its reference.
+        let p = unsafe {
+            // CAST: at most `MAX_SLAVES` entries.
+            raw::hns_shim_hold_master_of(upper.as_raw().cast(), via.as_ptr(), n as i32)
+        };
+        // INVARIANT: a non-null answer carries a reference this value owns.
+        NetDev::from_raw(p.cast()).map(Self)
+    }
+
+    /// The upper device.
+    pub(crate) fn dev(&self) -> NetDev {
+        self.0
+    }
+}
+
+impl Drop for HeldUpper {
+    fn drop(&mut self) {
+        // SAFETY: the reference `of` took (type invariant).
+        unsafe { raw::hns_shim_dev_put(self.0.as_raw().cast()) };
+    }
 }
 
 /// What is known of this driver's device on `dev`.
