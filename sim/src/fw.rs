@@ -294,8 +294,8 @@ pub enum FaultMode {
 
 /// An injected failure: answer CMQ `opcode` with `retval`, or not at all;
 /// or (`mailbox`) complete mailbox command `opcode` with status `retval`
-/// without executing it, or (`late`) execute it and hold its completion
-/// event back.
+/// without executing it, or (`late`, `hold`) execute it and hold its
+/// completion event back.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Fault {
     /// The CMQ opcode or mailbox command to fail.
@@ -310,6 +310,10 @@ pub struct Fault {
     /// driver posts the next mailbox on the same token slot (after the
     /// driver's wait for it timed out): a late event with a stale token.
     pub late: bool,
+    /// A mailbox: run it, but post its completion event only when the
+    /// control command `release` comes (the driver's wait goes on
+    /// meanwhile: tests widen the window of a verb that waits for it).
+    pub hold: bool,
     /// A mailbox: only the one for this tag (object number: the EQN of
     /// CREATE_*EQC) matches.
     pub tag: Option<u32>,
@@ -326,7 +330,7 @@ impl Fault {
     /// RETVAL `timeout` leaves the command unanswered. `mbx:CMD:STATUS[:…]`
     /// completes mailbox command CMD with STATUS instead of running it;
     /// STATUS `late` runs it and holds its event back (see
-    /// [`Fault::late`]). A mailbox fault may end in `:tag=N`: only the
+    /// [`Fault::late`]), `hold` until `release` (see [`Fault::hold`]). A mailbox fault may end in `:tag=N`: only the
     /// command for object N matches.
     pub fn parse(s: &str) -> Result<Self, String> {
         let (mailbox, rest) = match s.strip_prefix("mbx:") {
@@ -360,7 +364,15 @@ impl Fault {
         if late && !mailbox {
             return Err(format!("fault '{s}': only a mailbox event can be late"));
         }
-        let retval = if silent || late { 0 } else { num(rv)? as u16 };
+        let hold = rv == Some("hold");
+        if hold && !mailbox {
+            return Err(format!("fault '{s}': only a mailbox event can be held"));
+        }
+        let retval = if silent || late || hold {
+            0
+        } else {
+            num(rv)? as u16
+        };
         let mode = match it.next() {
             None | Some("always") => FaultMode::Always,
             Some("once") => FaultMode::Once,
@@ -375,6 +387,7 @@ impl Fault {
             retval,
             silent,
             late,
+            hold,
             tag,
             mode,
         })
@@ -424,6 +437,14 @@ pub struct Firmware {
     /// The completion event a `late` fault held back: token, status and
     /// out_param, posted when the driver posts a mailbox on the same slot.
     late: Option<(u16, u8, u64)>,
+    /// Completion events `hold` faults held back (token, status,
+    /// out_param), and those the `release` control command let go, which
+    /// [`Firmware::post_injected`] posts.
+    held: Vec<(u16, u8, u64)>,
+    released: Vec<(u16, u8, u64)>,
+    /// Completion events asked for through the control channel
+    /// (`ceq:CQN`), posted into CEQ 0 by [`Firmware::post_injected`].
+    injected_ceqes: Vec<u32>,
     /// Asynchronous events asked for through the control channel
     /// (`aeq:TYPE:SUB:QUEUE`), posted by [`Firmware::post_injected`].
     injected: Vec<(u8, u8, u32)>,
@@ -505,6 +526,9 @@ impl Firmware {
             mb_status: MB_OK,
             faults,
             late: None,
+            held: Vec::new(),
+            released: Vec::new(),
+            injected_ceqes: Vec::new(),
             injected: Vec::new(),
             abnormal: Vec::new(),
             ram_ecc: None,
@@ -558,6 +582,8 @@ impl Firmware {
         self.sccc_clr_done = false;
         self.gmv_bt.clear();
         self.mb_status = MB_OK;
+        self.held.clear();
+        self.released.clear();
     }
 
     /// The abnormal interrupts asked for since the last call: the status
@@ -621,7 +647,8 @@ impl Firmware {
     /// Carries out a command of the control channel (what the guest wrote
     /// to `/sys/module/hns_sim/parameters/fault`): a fault in `--fault`'s
     /// syntax, armed from now on, or `clear`, which disarms every fault;
-    /// also `abn:`, `ecc:`, `aeq:` injections, `sccc-busy:N` (the next N
+    /// also `abn:`, `ecc:`, `aeq:` and `ceq:CQN` injections, `release`
+    /// (the events of `hold` faults), `sccc-busy:N` (the next N
     /// QUERY_SCCC answers say not done) and `link:up`/`link:down`
     /// (the function's port, [`Firmware::port_up`]).
     /// The trace notes it, so that a run's trace shows where each fault
@@ -633,6 +660,16 @@ impl Firmware {
             self.ram_ecc = None;
             self.sccc_busy = 0;
             self.late = None;
+            self.released.append(&mut self.held);
+        } else if cmd == "release" {
+            self.released.append(&mut self.held);
+        } else if let Some(rest) = cmd.strip_prefix("ceq:") {
+            self.injected_ceqes.push(
+                crate::caps::parse_num(rest)
+                    .and_then(|v| u32::try_from(v).ok())
+                    .filter(|q| *q < 1 << 24)
+                    .ok_or_else(|| format!("control '{cmd}': expected ceq:CQN"))?,
+            );
         } else if let Some(rest) = cmd.strip_prefix("sccc-busy:") {
             self.sccc_busy = crate::caps::parse_num(rest)
                 .and_then(|v| u32::try_from(v).ok())
@@ -1270,38 +1307,43 @@ impl Firmware {
             f.mailbox && f.opcode == u16::from(cmd) && f.tag.is_none_or(|t| t == tag)
         });
         let mut hold = false;
-        let status = if let Some(i) = injected.filter(|&i| self.faults[i].late) {
-            if self.faults[i].mode == FaultMode::Once {
-                self.faults.remove(i);
-            }
-            hold = event;
-            self.trace.note(&format!(
-                "fault: mailbox {:#04x} {} tag {:#x} token {:#x}: event held back",
-                cmd,
-                mb_name(cmd),
-                tag,
-                token
-            ));
-            self.run_mailbox(mem, cmd, tag, in_param, out_param)
-        } else if let Some(i) = injected {
-            let f = self.faults[i];
-            if f.mode == FaultMode::Once {
-                self.faults.remove(i);
-            }
-            self.trace.note(&format!(
-                "fault: mailbox {:#04x} {} tag {:#x} completed with status {}",
-                cmd,
-                mb_name(cmd),
-                tag,
-                f.retval
-            ));
-            f.retval as u8
-        } else {
-            self.run_mailbox(mem, cmd, tag, in_param, out_param)
-        };
+        let mut until_release = false;
+        let status =
+            if let Some(i) = injected.filter(|&i| self.faults[i].late || self.faults[i].hold) {
+                until_release = self.faults[i].hold;
+                if self.faults[i].mode == FaultMode::Once {
+                    self.faults.remove(i);
+                }
+                hold = event;
+                self.trace.note(&format!(
+                    "fault: mailbox {:#04x} {} tag {:#x} token {:#x}: event held back",
+                    cmd,
+                    mb_name(cmd),
+                    tag,
+                    token
+                ));
+                self.run_mailbox(mem, cmd, tag, in_param, out_param)
+            } else if let Some(i) = injected {
+                let f = self.faults[i];
+                if f.mode == FaultMode::Once {
+                    self.faults.remove(i);
+                }
+                self.trace.note(&format!(
+                    "fault: mailbox {:#04x} {} tag {:#x} completed with status {}",
+                    cmd,
+                    mb_name(cmd),
+                    tag,
+                    f.retval
+                ));
+                f.retval as u8
+            } else {
+                self.run_mailbox(mem, cmd, tag, in_param, out_param)
+            };
         self.trace.mbx_out(cmd, tag, status);
         self.mb_status = status;
-        if hold {
+        if hold && until_release {
+            self.held.push((token, status, out_param));
+        } else if hold {
             self.late = Some((token, status, out_param));
         } else if event {
             self.post_aeqe(mem, &mb_aeqe(token, status, out_param));
@@ -1368,6 +1410,15 @@ impl Firmware {
     /// channel (an AEQE each, as if the engine had raised it; nothing else
     /// of the engine's state changes).
     pub fn post_injected(&mut self, mem: &impl Dma) {
+        for (token, status, out) in std::mem::take(&mut self.released) {
+            self.trace
+                .note(&format!("held mailbox event: token {token:#x} released"));
+            self.post_aeqe(mem, &mb_aeqe(token, status, out));
+        }
+        for cqn in std::mem::take(&mut self.injected_ceqes) {
+            self.trace.note(&format!("CEQE for CQ {cqn:#x} injected"));
+            self.post_ceqe(mem, 0, cqn);
+        }
         for (ev, sub, queue) in std::mem::take(&mut self.injected) {
             self.trace
                 .note(&format!("event: {ev:#04x}:{sub}:{queue:#x} injected"));
@@ -1948,6 +1999,54 @@ mod tests {
         assert_eq!(f.stats.late_events, 1);
         post_event(&mut f, &mem, mb::QUERY_QPC, 0, 7 + 64);
         assert_eq!(f.take_irqs().len(), 1, "once");
+    }
+
+    #[test]
+    fn held_mailbox_event_comes_at_release() {
+        let mem = VecMem::new(1 << 16);
+        let mut f = fw();
+        create_aeq(&mut f, &mem);
+        f.take_irqs();
+        assert!(
+            Fault::parse("0x8408:hold").is_err(),
+            "a CMQ command has no event"
+        );
+        f.control("mbx:0x42:hold:once").unwrap();
+        post_event(&mut f, &mem, mb::QUERY_QPC, 0, 7);
+        assert!(f.take_irqs().is_empty(), "held back");
+        post_event(&mut f, &mem, mb::QUERY_QPC, 0, 7 + 32);
+        assert_eq!(
+            f.take_irqs().len(),
+            1,
+            "not let go by the next on its slot, once"
+        );
+        assert_eq!(aeqe_token(&mem, 0), 39);
+        f.control("release").unwrap();
+        assert!(f.take_irqs().is_empty(), "posted when the loop says so");
+        f.post_injected(&mem);
+        assert_eq!(f.take_irqs().len(), 1, "released");
+        assert_eq!(aeqe_token(&mem, 1), 7);
+        f.control("release").unwrap();
+        f.post_injected(&mem);
+        assert!(f.take_irqs().is_empty(), "released once");
+        f.control("mbx:0x42:hold").unwrap();
+        post_event(&mut f, &mem, mb::QUERY_QPC, 0, 9);
+        f.control("clear").unwrap();
+        f.post_injected(&mem);
+        assert_eq!(f.take_irqs().len(), 1, "clear lets held events go too");
+        assert_eq!(aeqe_token(&mem, 2), 9);
+    }
+
+    #[test]
+    fn control_injects_ceqes() {
+        let mut f = fw();
+        assert!(f.control("ceq:").is_err());
+        assert!(f.control("ceq:0x1000000").is_err(), "over 24 bits");
+        f.control("ceq:0x12").unwrap();
+        assert_eq!(f.injected_ceqes, [0x12]);
+        let mem = VecMem::new(4096);
+        f.post_injected(&mem);
+        assert!(f.injected_ceqes.is_empty(), "each injection once");
     }
 
     /// Creates AEQ 1: 64-byte EQEs, hop 0, depth 16 at 0x2000 (EQC staged
