@@ -926,8 +926,10 @@ personality_boots() {
         [ $d = rs ] && rn="s#^TEST $g/#TEST $g-rs/#"
         s=$(date +%s)
         HNS_SIM_ARGS="$args" GT_RENAME="$rn" \
+            HNS_GUEST_KNOWN=$([ $d = c ] && echo "${PB_KNOWN_C:-}") \
             guest_tests "$g-$d" "$RESULTS" "$L/$g-$d.cmd" --driver none --sim "$sims"
         echo "    $g-$d boot: $(($(date +%s) - s)) s"
+        [ $d = c ] && [ -n "${PB_KNOWN_C:-}" ] && known_fault_results "$g-$d" "$g-c"
     done
     outcomes_equal "equivalence/$g-plan-outcomes" "$g" "$g-rs"
     for w in "$@"; do
@@ -948,7 +950,9 @@ personality_boots() {
 # `ibv_devinfo -v`, the SGID/SMAC table commands and the traces (probe
 # with the free-MR objects, the workload, the removal) must be equal.
 if [ -x "$HNS_BUILD/sim-target/release/hns-sim" ] && [ -f "$HNS_BUILD/module-kunit/hns_roce_rs.ko" ]; then
-    personality_boots hip08 "--personality hip08" 1 devinfo
+    # hip08/cq-create-event-race brings out C's CQ refcount WARN
+    # (docs/c-driver-findings.md 21): counted.
+    PB_KNOWN_C=hns-cq-event-refcount-zero personality_boots hip08 "--personality hip08" 1 devinfo
     # The SGID and SMAC table commands (GIDs added and deleted, the MAC at
     # registration and after the plan's MAC changes), each table's in
     # order; the Rust run's reload cycles come after them and repeat the
@@ -1000,6 +1004,37 @@ if [ -x "$HNS_BUILD/sim-target/release/hns-sim" ] && [ -f "$HNS_BUILD/module-kun
     window_equal equivalence/hip08-workload-trace hip08-work \
         "--mask-psn --mask-flow --collapse-repeats --unordered"
     window_equal equivalence/hip08-remove-trace hip08-remove "--collapse-repeats --mask-tokens"
+    # hip08/qp-destroy-during-flush-work only tests something if the
+    # MODIFY_QPC hns-sim held was the flush work's: in the trace, after
+    # each round's hold and event, the first MODIFY_QPC of the QP is the
+    # held one and the destroy's own comes after it, before the round's
+    # clear.
+    for d in c rs; do
+        if fr=$(python3 - "$HNS_BUILD/guest/hip08-$d/trace-0.txt" <<'EOF_PY'
+import re, sys
+good = rounds = 0
+armed = on = False
+for line in open(sys.argv[1], errors='replace'):
+    if line.startswith('# control: mbx:0x41:hold:once'):
+        armed = True
+    elif armed and line.startswith('# control: aeq:0x7:0:'):
+        qpn, armed, on, n, held = int(line.split(':')[-1], 16), False, True, 0, False
+    elif on and line.startswith('mbx > cmd=41 ') and f'tag={qpn:06x} ' in line:
+        n += 1
+    elif on and n == 1 and re.match(rf'# fault: mailbox 0x41 \S+ tag {qpn:#x} .*held back', line):
+        held = True
+    elif on and line.startswith('# control: clear'):
+        rounds, on = rounds + 1, False
+        good += held and n >= 2
+print(f'{good} of {rounds} rounds')
+sys.exit(0 if rounds and good == rounds else 1)
+EOF_PY
+        ); then
+            result "trace/hip08-$d-destroy-during-flush-work-held" PASS "(the flush work's MODIFY_QPC held, then the destroy's: $fr)"
+        else
+            result "trace/hip08-$d-destroy-during-flush-work-held" FAIL "(the held MODIFY_QPC was not the flush work's: $fr)"
+        fi
+    done
 else
     result guest/hip08-c SKIP "hns-sim or the module did not build"
 fi
