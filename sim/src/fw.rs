@@ -694,10 +694,17 @@ impl Firmware {
                 _ => return Err(format!("control '{cmd}': expected link:up or link:down")),
             };
         } else if let Some(rest) = cmd.strip_prefix("aeq:") {
-            self.injected.push(
-                parse_event(rest)
-                    .ok_or_else(|| format!("control '{cmd}': expected aeq:TYPE:SUBTYPE:QUEUE"))?,
-            );
+            // QUEUE may be a list (Q1,Q2,...): one AEQE each, all written
+            // before the interrupt, so that one pass of the driver's AEQ
+            // handler finds them together.
+            let (head, queues) = rest.rsplit_once(':').unwrap_or((rest, ""));
+            let mut evs = Vec::new();
+            for q in queues.split(',') {
+                evs.push(parse_event(&format!("{head}:{q}")).ok_or_else(|| {
+                    format!("control '{cmd}': expected aeq:TYPE:SUBTYPE:QUEUE[,QUEUE...]")
+                })?);
+            }
+            self.injected.extend(evs);
         } else {
             self.faults.push(Fault::parse(cmd)?);
         }
@@ -1847,6 +1854,21 @@ mod tests {
         assert_eq!((w0 & 0xff, (w0 >> 8) & 0xff, w1 & 0xff_ffff), (5, 0, 0x12));
         f.post_injected(&mem);
         assert!(f.take_irqs().is_empty(), "each injection once");
+    }
+
+    #[test]
+    fn control_injects_a_list_of_aeqes_at_once() {
+        let mem = VecMem::new(1 << 16);
+        let mut f = fw();
+        create_aeq(&mut f, &mem);
+        f.take_irqs();
+        assert!(f.control("aeq:0x7:0:0x12,").is_err(), "empty queue");
+        assert!(f.control("aeq:0x7:0:0x12,x").is_err());
+        f.control("aeq:0x7:0:0x12,0x13").unwrap();
+        f.post_injected(&mem);
+        assert_eq!(f.take_irqs().len(), 2);
+        let q = |i: u64| mem.read_u32(0x2004 + 64 * i).unwrap() & 0xff_ffff;
+        assert_eq!((q(0), q(1)), (0x12, 0x13), "both written, in order");
     }
 
     #[test]
