@@ -256,6 +256,7 @@ def main():
     rounds = int(sys.argv[2]) if len(sys.argv) > 2 else 2
     driver = sys.argv[3] if len(sys.argv) > 3 else 'rs'
     r0 = len(reports())
+    t_start = time.monotonic()
     ctx = Context(name='hns_0')
     pd = PD(ctx)
     if mode == 'cq':
@@ -287,8 +288,8 @@ def main():
     new = reports()[r0:]
     for line in new:
         print(f'kernel: {line}', flush=True)
-    print(f'{mode}: {rounds} rounds, {summary}, {len(new)} new kernel reports',
-          flush=True)
+    print(f'{mode}: {rounds} rounds, {summary}, {len(new)} new kernel reports '
+          f'({time.monotonic() - t_start:.1f} s)', flush=True)
     if good and not new:
         return 0
     if driver == 'c' and mode == 'cq' and new and ok and inside == rounds and all(
