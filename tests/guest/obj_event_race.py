@@ -226,24 +226,25 @@ def destroy_flush(ctx, pd, rounds):
     ok, inside, waited = True, 0, 0
     for r in range(rounds):
         qa, qb = qp_in_init(), qp_in_init()
+        na, nb = qa.qp_num, qb.qp_num
         arm(f'mbx:{MB_MODIFY_QPC:#x}:hold:once')
         # One interrupt finds both events: A's flush work takes the held
         # MODIFY_QPC and keeps the driver's ordered work queue busy, B's
         # flush work waits behind it, not started.
-        arm(f'aeq:{EV_LOCAL_WQ_ACCESS:#x}:0:{qa.qp_num:#x},{qb.qp_num:#x}')
+        arm(f'aeq:{EV_LOCAL_WQ_ACCESS:#x}:0:{na:#x},{nb:#x}')
         time.sleep(0.1)
         res, took, was_in = with_helper([], 0.3, qb.close)
         arm('clear')
         if isinstance(res, Exception):
-            print(f'round {r}: QP {qb.qp_num:#x}: destroy failed: {res}', flush=True)
+            print(f'round {r}: QP {nb:#x}: destroy failed: {res}', flush=True)
             ok = False
             continue
         inside += was_in
         waited += took >= 0.3
         qa.close()
         q2 = QP(pd, QPInitAttr(qp_type=e.IBV_QPT_RC, scq=cq, rcq=cq, cap=cap))
-        print(f'round {r}: QP {qb.qp_num:#x} destroyed while its flush work waited behind '
-              f'{qa.qp_num:#x}\'s: {1000 * took:.0f} ms, slept in the kernel until the '
+        print(f'round {r}: QP {nb:#x} destroyed while its flush work waited behind '
+              f'{na:#x}\'s: {1000 * took:.0f} ms, slept in the kernel until the '
               f'release: {was_in}; next QP {q2.qp_num:#x}', flush=True)
         q2.close()
     mr.close()
