@@ -7,8 +7,9 @@ hns-sim's `mbx:CMD:hold:once` runs the next mailbox CMD but holds its
 completion event until the control command `release`: the verb that sent
 it sleeps in the driver's mailbox wait meanwhile. A second process waits
 until this one sleeps inside the kernel (its state S or D inside a system
-call: nothing else in these verbs sleeps), does its part, checks this
-one still sleeps there, and releases the mailbox.
+call: nothing else in these verbs sleeps), does its part and releases the
+mailbox; the verb must return only after the release (so the part was
+done while it slept).
 
   cq   Holds CREATE_CQC (0x16) of a user CQ while CQ_OVERFLOW events
        (`aeq:0xc:0:CQN`) and CEQEs (`ceq:CQN`) for the number the CQ takes
@@ -141,42 +142,51 @@ def foresee(kind, make):
     return 2 * nb - na
 
 
-def helper(parent, specs, stop_after):
+def helper(parent, specs, stop_after, out):
     """Child: once PARENT sleeps in the kernel, writes SPECS (a few times
-    each, 10 ms apart), checks it still sleeps, releases the held
-    mailbox after STOP_AFTER s; exits 0 if all was done while the parent
-    slept, 1 otherwise."""
+    each, 10 ms apart), releases the held mailbox after STOP_AFTER s and
+    writes the release's time (monotonic) to OUT; exits 1 if the parent
+    was never seen sleeping."""
     t_end = time.monotonic() + 10
+    seen = True
     while not sleeping_in_kernel(parent):
         if time.monotonic() > t_end:
-            arm('release')
-            os._exit(1)
+            seen = False
+            break
         time.sleep(0.005)
-    for _ in range(3):
-        for s in specs:
-            arm(s)
-        time.sleep(0.01)
-    time.sleep(0.05)
-    inside = sleeping_in_kernel(parent)
-    time.sleep(stop_after)
+    if seen:
+        for _ in range(3):
+            for s in specs:
+                arm(s)
+            time.sleep(0.01)
+        time.sleep(0.05 + stop_after)
+    t_rel = time.monotonic()
     arm('release')
-    os._exit(0 if inside else 1)
+    os.write(out, f'{t_rel:.6f}'.encode())
+    os._exit(0 if seen else 1)
 
 
 def with_helper(specs, stop_after, verb):
     """Runs VERB while the helper injects SPECS; returns (result or the
-    exception, seconds VERB took, whether the injections fell inside)."""
+    exception, seconds VERB took, whether VERB returned only after the
+    release, the injections made while it slept)."""
+    r, w = os.pipe()
     pid = os.fork()
     if pid == 0:
-        helper(os.getppid(), specs, stop_after)
+        os.close(r)
+        helper(os.getppid(), specs, stop_after, w)
+    os.close(w)
     t0 = time.monotonic()
     try:
         res = verb()
     except Exception as ex:  # the caller says what failed
         res = ex
-    took = time.monotonic() - t0
+    t1 = time.monotonic()
     _, st = os.waitpid(pid, 0)
-    return res, took, os.WEXITSTATUS(st) == 0
+    data = os.read(r, 64)
+    os.close(r)
+    t_rel = float(data) if data else float('inf')
+    return res, t1 - t0, os.WEXITSTATUS(st) == 0 and t1 >= t_rel
 
 
 def create_race(kind, mb, specs_for, make, rounds):
