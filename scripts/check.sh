@@ -930,8 +930,10 @@ personality_boots() {
         [ $d = rs ] && rn="s#^TEST $g/#TEST $g-rs/#"
         s=$(date +%s)
         HNS_SIM_ARGS="$args" GT_RENAME="$rn" \
+            HNS_GUEST_KNOWN=$([ $d = c ] && echo "${PB_KNOWN_C:-}") \
             guest_tests "$g-$d" "$RESULTS" "$L/$g-$d.cmd" --driver none --sim "$sims"
         echo "    $g-$d boot: $(($(date +%s) - s)) s"
+        [ $d = c ] && [ -n "${PB_KNOWN_C:-}" ] && known_fault_results "$g-$d" "$g-c"
     done
     outcomes_equal "equivalence/$g-plan-outcomes" "$g" "$g-rs"
     for w in "$@"; do
@@ -952,7 +954,9 @@ personality_boots() {
 # `ibv_devinfo -v`, the SGID/SMAC table commands and the traces (probe
 # with the free-MR objects, the workload, the removal) must be equal.
 if [ -x "$HNS_BUILD/sim-target/release/hns-sim" ] && [ -f "$HNS_BUILD/module-kunit/hns_roce_rs.ko" ]; then
-    personality_boots hip08 "--personality hip08" 1 devinfo
+    # hip08/cq-create-event-race brings out C's CQ refcount WARN
+    # (docs/c-driver-findings.md 21): counted.
+    PB_KNOWN_C=hns-cq-event-refcount-zero personality_boots hip08 "--personality hip08" 1 devinfo
     # The SGID and SMAC table commands (GIDs added and deleted, the MAC at
     # registration and after the plan's MAC changes), each table's in
     # order; the Rust run's reload cycles come after them and repeat the
@@ -1004,6 +1008,40 @@ if [ -x "$HNS_BUILD/sim-target/release/hns-sim" ] && [ -f "$HNS_BUILD/module-kun
     window_equal equivalence/hip08-workload-trace hip08-work \
         "--mask-psn --mask-flow --collapse-repeats --unordered"
     window_equal equivalence/hip08-remove-trace hip08-remove "--collapse-repeats --mask-tokens"
+    # hip08/qp-destroy-during-flush-work only tests something if the
+    # MODIFY_QPC hns-sim held was A's flush work's and B's flush work ran
+    # after the release, while B's destroy waited: in the trace, after
+    # each round's hold and events, the held MODIFY_QPC is A's, and one of
+    # B's follows the release before the round's clear.
+    for d in c rs; do
+        if fr=$(python3 - "$HNS_BUILD/guest/hip08-$d/trace-0.txt" <<'EOF_PY'
+import re, sys
+good = rounds = 0
+armed = on = False
+for line in open(sys.argv[1], errors='replace'):
+    if line.startswith('# control: mbx:0x41:hold:once'):
+        armed = True
+    elif armed and line.startswith('# control: aeq:0x7:0:') and ',' in line:
+        a, b = (int(x, 16) for x in line.split(':')[-1].split(','))
+        armed, on, held, released, b_after = False, True, False, False, False
+    elif on and re.match(rf'# fault: mailbox 0x41 \S+ tag {a:#x} .*held back', line):
+        held = True
+    elif on and line.startswith('# held mailbox event'):
+        released = True
+    elif on and released and line.startswith('mbx > cmd=41 ') and f'tag={b:06x} ' in line:
+        b_after = True
+    elif on and line.startswith('# control: clear'):
+        rounds, on = rounds + 1, False
+        good += held and b_after
+print(f'{good} of {rounds} rounds')
+sys.exit(0 if rounds and good == rounds else 1)
+EOF_PY
+        ); then
+            result "trace/hip08-$d-destroy-during-flush-work-held" PASS "(A's flush work held, B's ran after the release: $fr)"
+        else
+            result "trace/hip08-$d-destroy-during-flush-work-held" FAIL "(not A's flush work held and B's after the release: $fr)"
+        fi
+    done
 else
     result guest/hip08-c SKIP "hns-sim or the module did not build"
 fi

@@ -294,8 +294,8 @@ pub enum FaultMode {
 
 /// An injected failure: answer CMQ `opcode` with `retval`, or not at all;
 /// or (`mailbox`) complete mailbox command `opcode` with status `retval`
-/// without executing it, or (`late`) execute it and hold its completion
-/// event back.
+/// without executing it, or (`late`, `hold`) execute it and hold its
+/// completion event back.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Fault {
     /// The CMQ opcode or mailbox command to fail.
@@ -310,6 +310,10 @@ pub struct Fault {
     /// driver posts the next mailbox on the same token slot (after the
     /// driver's wait for it timed out): a late event with a stale token.
     pub late: bool,
+    /// A mailbox: run it, but post its completion event only when the
+    /// control command `release` comes (the driver's wait goes on
+    /// meanwhile: tests widen the window of a verb that waits for it).
+    pub hold: bool,
     /// A mailbox: only the one for this tag (object number: the EQN of
     /// CREATE_*EQC) matches.
     pub tag: Option<u32>,
@@ -326,7 +330,7 @@ impl Fault {
     /// RETVAL `timeout` leaves the command unanswered. `mbx:CMD:STATUS[:…]`
     /// completes mailbox command CMD with STATUS instead of running it;
     /// STATUS `late` runs it and holds its event back (see
-    /// [`Fault::late`]). A mailbox fault may end in `:tag=N`: only the
+    /// [`Fault::late`]), `hold` until `release` (see [`Fault::hold`]). A mailbox fault may end in `:tag=N`: only the
     /// command for object N matches.
     pub fn parse(s: &str) -> Result<Self, String> {
         let (mailbox, rest) = match s.strip_prefix("mbx:") {
@@ -360,7 +364,15 @@ impl Fault {
         if late && !mailbox {
             return Err(format!("fault '{s}': only a mailbox event can be late"));
         }
-        let retval = if silent || late { 0 } else { num(rv)? as u16 };
+        let hold = rv == Some("hold");
+        if hold && !mailbox {
+            return Err(format!("fault '{s}': only a mailbox event can be held"));
+        }
+        let retval = if silent || late || hold {
+            0
+        } else {
+            num(rv)? as u16
+        };
         let mode = match it.next() {
             None | Some("always") => FaultMode::Always,
             Some("once") => FaultMode::Once,
@@ -375,6 +387,7 @@ impl Fault {
             retval,
             silent,
             late,
+            hold,
             tag,
             mode,
         })
@@ -447,6 +460,14 @@ pub struct Firmware {
     /// The completion event a `late` fault held back: token, status and
     /// out_param, posted when the driver posts a mailbox on the same slot.
     late: Option<(u16, u8, u64)>,
+    /// Completion events `hold` faults held back (token, status,
+    /// out_param), and those the `release` control command let go, which
+    /// [`Firmware::post_injected`] posts.
+    held: Vec<(u16, u8, u64)>,
+    released: Vec<(u16, u8, u64)>,
+    /// Completion events asked for through the control channel
+    /// (`ceq:CQN`), posted into CEQ 0 by [`Firmware::post_injected`].
+    injected_ceqes: Vec<u32>,
     /// Asynchronous events asked for through the control channel
     /// (`aeq:TYPE:SUB:QUEUE`), posted by [`Firmware::post_injected`].
     injected: Vec<(u8, u8, u32)>,
@@ -535,6 +556,9 @@ impl Firmware {
             mb_status: MB_OK,
             faults,
             late: None,
+            held: Vec::new(),
+            released: Vec::new(),
+            injected_ceqes: Vec::new(),
             injected: Vec::new(),
             abnormal: Vec::new(),
             ram_ecc: None,
@@ -589,6 +613,8 @@ impl Firmware {
         self.sccc_clr_done = false;
         self.gmv_bt.clear();
         self.mb_status = MB_OK;
+        self.held.clear();
+        self.released.clear();
     }
 
     /// The abnormal interrupts asked for since the last call: the status
@@ -652,7 +678,8 @@ impl Firmware {
     /// Carries out a command of the control channel (what the guest wrote
     /// to `/sys/module/hns_sim/parameters/fault`): a fault in `--fault`'s
     /// syntax, armed from now on, or `clear`, which disarms every fault;
-    /// also `abn:`, `ecc:`, `aeq:` injections, `sccc-busy:N` (the next N
+    /// also `abn:`, `ecc:`, `aeq:` and `ceq:CQN` injections, `release`
+    /// (the events of `hold` faults), `sccc-busy:N` (the next N
     /// QUERY_SCCC answers say not done), `storm:N` / `storm:off` (events
     /// around the next N create and destroy mailboxes of CQs, QPs and
     /// SRQs, [`Firmware::storm`]) and `link:up`/`link:down`
@@ -667,6 +694,7 @@ impl Firmware {
             self.sccc_busy = 0;
             self.storm = 0;
             self.late = None;
+            self.released.append(&mut self.held);
         } else if let Some(rest) = cmd.strip_prefix("storm:") {
             self.storm = if rest == "off" {
                 0
@@ -675,6 +703,15 @@ impl Firmware {
                     .and_then(|v| u32::try_from(v).ok())
                     .ok_or_else(|| format!("control '{cmd}': expected storm:N or storm:off"))?
             };
+        } else if cmd == "release" {
+            self.released.append(&mut self.held);
+        } else if let Some(rest) = cmd.strip_prefix("ceq:") {
+            self.injected_ceqes.push(
+                crate::caps::parse_num(rest)
+                    .and_then(|v| u32::try_from(v).ok())
+                    .filter(|q| *q < 1 << 24)
+                    .ok_or_else(|| format!("control '{cmd}': expected ceq:CQN"))?,
+            );
         } else if let Some(rest) = cmd.strip_prefix("sccc-busy:") {
             self.sccc_busy = crate::caps::parse_num(rest)
                 .and_then(|v| u32::try_from(v).ok())
@@ -699,10 +736,17 @@ impl Firmware {
                 _ => return Err(format!("control '{cmd}': expected link:up or link:down")),
             };
         } else if let Some(rest) = cmd.strip_prefix("aeq:") {
-            self.injected.push(
-                parse_event(rest)
-                    .ok_or_else(|| format!("control '{cmd}': expected aeq:TYPE:SUBTYPE:QUEUE"))?,
-            );
+            // QUEUE may be a list (Q1,Q2,...): one AEQE each, all written
+            // before the interrupt, so that one pass of the driver's AEQ
+            // handler finds them together.
+            let (head, queues) = rest.rsplit_once(':').unwrap_or((rest, ""));
+            let mut evs = Vec::new();
+            for q in queues.split(',') {
+                evs.push(parse_event(&format!("{head}:{q}")).ok_or_else(|| {
+                    format!("control '{cmd}': expected aeq:TYPE:SUBTYPE:QUEUE[,QUEUE...]")
+                })?);
+            }
+            self.injected.extend(evs);
         } else {
             self.faults.push(Fault::parse(cmd)?);
         }
@@ -1312,36 +1356,39 @@ impl Firmware {
             f.mailbox && f.opcode == u16::from(cmd) && f.tag.is_none_or(|t| t == tag)
         });
         let mut hold = false;
+        let mut until_release = false;
         let storm_before = self.storm_probe(mem, cmd, tag);
-        let status = if let Some(i) = injected.filter(|&i| self.faults[i].late) {
-            if self.faults[i].mode == FaultMode::Once {
-                self.faults.remove(i);
-            }
-            hold = event;
-            self.trace.note(&format!(
-                "fault: mailbox {:#04x} {} tag {:#x} token {:#x}: event held back",
-                cmd,
-                mb_name(cmd),
-                tag,
-                token
-            ));
-            self.run_mailbox(mem, cmd, tag, in_param, out_param)
-        } else if let Some(i) = injected {
-            let f = self.faults[i];
-            if f.mode == FaultMode::Once {
-                self.faults.remove(i);
-            }
-            self.trace.note(&format!(
-                "fault: mailbox {:#04x} {} tag {:#x} completed with status {}",
-                cmd,
-                mb_name(cmd),
-                tag,
-                f.retval
-            ));
-            f.retval as u8
-        } else {
-            self.run_mailbox(mem, cmd, tag, in_param, out_param)
-        };
+        let status =
+            if let Some(i) = injected.filter(|&i| self.faults[i].late || self.faults[i].hold) {
+                until_release = self.faults[i].hold;
+                if self.faults[i].mode == FaultMode::Once {
+                    self.faults.remove(i);
+                }
+                hold = event;
+                self.trace.note(&format!(
+                    "fault: mailbox {:#04x} {} tag {:#x} token {:#x}: event held back",
+                    cmd,
+                    mb_name(cmd),
+                    tag,
+                    token
+                ));
+                self.run_mailbox(mem, cmd, tag, in_param, out_param)
+            } else if let Some(i) = injected {
+                let f = self.faults[i];
+                if f.mode == FaultMode::Once {
+                    self.faults.remove(i);
+                }
+                self.trace.note(&format!(
+                    "fault: mailbox {:#04x} {} tag {:#x} completed with status {}",
+                    cmd,
+                    mb_name(cmd),
+                    tag,
+                    f.retval
+                ));
+                f.retval as u8
+            } else {
+                self.run_mailbox(mem, cmd, tag, in_param, out_param)
+            };
         self.trace.mbx_out(cmd, tag, status);
         self.mb_status = status;
         let storm = if status == MB_OK && !hold {
@@ -1358,7 +1405,9 @@ impl Firmware {
             ));
             self.post_storm(mem, t);
         }
-        if hold {
+        if hold && until_release {
+            self.held.push((token, status, out_param));
+        } else if hold {
             self.late = Some((token, status, out_param));
         } else if event {
             self.post_aeqe(mem, &mb_aeqe(token, status, out_param));
@@ -1517,6 +1566,15 @@ impl Firmware {
     /// channel (an AEQE each, as if the engine had raised it; nothing else
     /// of the engine's state changes).
     pub fn post_injected(&mut self, mem: &impl Dma) {
+        for (token, status, out) in std::mem::take(&mut self.released) {
+            self.trace
+                .note(&format!("held mailbox event: token {token:#x} released"));
+            self.post_aeqe(mem, &mb_aeqe(token, status, out));
+        }
+        for cqn in std::mem::take(&mut self.injected_ceqes) {
+            self.trace.note(&format!("CEQE for CQ {cqn:#x} injected"));
+            self.post_ceqe(mem, 0, cqn);
+        }
         for (ev, sub, queue) in std::mem::take(&mut self.injected) {
             self.trace
                 .note(&format!("event: {ev:#04x}:{sub}:{queue:#x} injected"));
@@ -1948,6 +2006,21 @@ mod tests {
     }
 
     #[test]
+    fn control_injects_a_list_of_aeqes_at_once() {
+        let mem = VecMem::new(1 << 16);
+        let mut f = fw();
+        create_aeq(&mut f, &mem);
+        f.take_irqs();
+        assert!(f.control("aeq:0x7:0:0x12,").is_err(), "empty queue");
+        assert!(f.control("aeq:0x7:0:0x12,x").is_err());
+        f.control("aeq:0x7:0:0x12,0x13").unwrap();
+        f.post_injected(&mem);
+        assert_eq!(f.take_irqs().len(), 2);
+        let q = |i: u64| mem.read_u32(0x2004 + 64 * i).unwrap() & 0xff_ffff;
+        assert_eq!((q(0), q(1)), (0x12, 0x13), "both written, in order");
+    }
+
+    #[test]
     fn mask_merge() {
         let old = [0xffu8, 0x00, 0xaa];
         let ctx = [0x00u8, 0xff, 0x55];
@@ -2097,6 +2170,54 @@ mod tests {
         assert_eq!(f.stats.late_events, 1);
         post_event(&mut f, &mem, mb::QUERY_QPC, 0, 7 + 64);
         assert_eq!(f.take_irqs().len(), 1, "once");
+    }
+
+    #[test]
+    fn held_mailbox_event_comes_at_release() {
+        let mem = VecMem::new(1 << 16);
+        let mut f = fw();
+        create_aeq(&mut f, &mem);
+        f.take_irqs();
+        assert!(
+            Fault::parse("0x8408:hold").is_err(),
+            "a CMQ command has no event"
+        );
+        f.control("mbx:0x42:hold:once").unwrap();
+        post_event(&mut f, &mem, mb::QUERY_QPC, 0, 7);
+        assert!(f.take_irqs().is_empty(), "held back");
+        post_event(&mut f, &mem, mb::QUERY_QPC, 0, 7 + 32);
+        assert_eq!(
+            f.take_irqs().len(),
+            1,
+            "not let go by the next on its slot, once"
+        );
+        assert_eq!(aeqe_token(&mem, 0), 39);
+        f.control("release").unwrap();
+        assert!(f.take_irqs().is_empty(), "posted when the loop says so");
+        f.post_injected(&mem);
+        assert_eq!(f.take_irqs().len(), 1, "released");
+        assert_eq!(aeqe_token(&mem, 1), 7);
+        f.control("release").unwrap();
+        f.post_injected(&mem);
+        assert!(f.take_irqs().is_empty(), "released once");
+        f.control("mbx:0x42:hold").unwrap();
+        post_event(&mut f, &mem, mb::QUERY_QPC, 0, 9);
+        f.control("clear").unwrap();
+        f.post_injected(&mem);
+        assert_eq!(f.take_irqs().len(), 1, "clear lets held events go too");
+        assert_eq!(aeqe_token(&mem, 2), 9);
+    }
+
+    #[test]
+    fn control_injects_ceqes() {
+        let mut f = fw();
+        assert!(f.control("ceq:").is_err());
+        assert!(f.control("ceq:0x1000000").is_err(), "over 24 bits");
+        f.control("ceq:0x12").unwrap();
+        assert_eq!(f.injected_ceqes, [0x12]);
+        let mem = VecMem::new(4096);
+        f.post_injected(&mem);
+        assert!(f.injected_ceqes.is_empty(), "each injection once");
     }
 
     /// Creates AEQ 1: 64-byte EQEs, hop 0, depth 16 at 0x2000 (EQC staged
