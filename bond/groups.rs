@@ -637,18 +637,25 @@ impl BondGroup {
     /// The group's work (`hns_roce_bond_work`), with the client lock held.
     fn run(&self, cl: &mut Clients<'_, HnsRoce>) {
         let mut members = [None; FUNC_MAX];
-        let Some(upper) = ({
+        let (upper, main) = {
             let s = self.state.lock();
             for ((_, n), m) in s.member_netdevs().zip(members.iter_mut()) {
                 *m = Some(n);
             }
-            s.upper
-        }) else {
+            (s.upper, s.main_handle)
+        };
+        let Some(upper) = upper else {
             return;
         };
+        // The members the group knows, and the main device, which the
+        // event that attached the group recorded before any work filled
+        // the members in.
         let mut live = KVec::<NetDev>::new();
-        for n in members.iter().flatten() {
-            let _ = live.push(*n, GFP_KERNEL);
+        let main_netdev = main.and_then(|h| cl.netdev(h));
+        for n in Iterator::chain(members.iter().flatten(), main_netdev.as_ref()) {
+            if !live.contains(n) {
+                let _ = live.push(*n, GFP_KERNEL);
+            }
         }
         // The upper is read only through a reference taken while it is
         // still a member's master, held for the whole work: a bond deleted

@@ -531,6 +531,11 @@ impl<C: RoceClient> Clients<'_, C> {
         unsafe { Hnae3Handle::from_raw(h.0) }
     }
 
+    /// The net device of the function behind `h`, as an identity.
+    pub(crate) fn netdev(&self, h: HandleRef) -> Option<NetDev> {
+        Self::handle(h).netdev_ref()
+    }
+
     /// The state of the function behind `h`, if the driver is attached
     /// to it.
     pub(crate) fn instance(&self, h: HandleRef) -> Option<&C::Instance> {
