@@ -1974,6 +1974,11 @@ void hns_shim_bond_grp_cancel(struct hns_shim_bond_grp *g, bool sync)
 		cancel_delayed_work(&g->work);
 }
 
+void hns_shim_bond_grp_queue(struct hns_shim_bond_grp *g)
+{
+	schedule_delayed_work(&g->work, 0);
+}
+
 void hns_shim_bond_grp_free(struct hns_shim_bond_grp *g)
 {
 	kfree(g);

@@ -540,6 +540,8 @@ int hns_shim_bond_grp_register(struct hns_shim_bond_grp *g);
 void hns_shim_bond_grp_unregister(struct hns_shim_bond_grp *g);
 /* Cancels the pending work; sync: and waits for a running one. */
 void hns_shim_bond_grp_cancel(struct hns_shim_bond_grp *g, bool sync);
+/* Queues the work to run now (the test build's unload race only). */
+void hns_shim_bond_grp_queue(struct hns_shim_bond_grp *g);
 /* Frees g: unregistered, no work pending or running. */
 void hns_shim_bond_grp_free(struct hns_shim_bond_grp *g);
 

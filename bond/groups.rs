@@ -110,6 +110,14 @@ type DieGroups = KVec<(Arc<BondGroup>, Arc<BondHooks<BondGroup>>)>;
 /// The groups of die `bus`, in id order, without their hooks: what the
 /// notifier and the work may hold.
 fn groups_of(bus: u8) -> KVec<Arc<BondGroup>> {
+    let out = die_groups(bus);
+    #[cfg(hns_kunit)]
+    unload_race::after_lookup();
+    out
+}
+
+/// The lookup of [`groups_of`] without the test build's hook.
+fn die_groups(bus: u8) -> KVec<Arc<BondGroup>> {
     let mut out = KVec::new();
     if let Some(d) = DIES.lock().iter().find(|d| d.bus == bus) {
         for (g, _) in d.groups.iter() {
@@ -118,8 +126,6 @@ fn groups_of(bus: u8) -> KVec<Arc<BondGroup>> {
             let _ = out.push(g.clone(), GFP_KERNEL);
         }
     }
-    #[cfg(hns_kunit)]
-    unload_race::after_lookup();
     out
 }
 
@@ -773,45 +779,66 @@ impl BondHandler for BondGroup {
     }
 
     fn work(&self) {
+        #[cfg(hns_kunit)]
+        unload_race::work_lookup(self);
         Clients::<HnsRoce>::with(|cl| self.run(cl));
     }
 }
 
-/// Test build only: makes module unload meet a notifier call inside a
-/// group lookup, the order in which a lookup that kept a strong reference
-/// to the group's hooks would drop their last one in the notifier (with
-/// RTNL held: unregistering it needs RTNL) or in the work (which would
-/// then wait for itself).
+/// Test build only: makes module unload meet a notifier call and then a
+/// work item, each inside a group lookup: the orders in which a lookup that
+/// kept a strong reference to the group's hooks would drop their last one
+/// in the notifier (with RTNL held: unregistering it needs RTNL) or in the
+/// work (whose drop of the hooks then waits for the work itself).
 ///
 /// Armed only where the module has bond groups (a function with the bond
 /// capability registered; only the bonding plan has one). The registry's
 /// drop then announces itself in the kernel log and waits, up to 10 s,
 /// for a lookup; the first lookup made from then on waits, up to 3 s,
-/// until the registry has dropped its groups. With the hooks owned by the
-/// registry alone, that drop waits for the notifier (RTNL) and the lookup
-/// times out; nothing else changes.
+/// until the registry has dropped its groups. Next the drop queues every
+/// group's work (the functions' uninit cancelled it) and waits, up to
+/// 10 s, for the first of them to look its own group up; that work holds
+/// the result, up to 3 s, until the registry has dropped its groups, and
+/// logs its release. The registry, once it has dropped its groups, waits
+/// up to 5 s for that release. With the hooks owned by the registry alone,
+/// the drop waits for the notifier (RTNL) and for the work
+/// (`cancel_delayed_work_sync`): both lookups time out and the work's is
+/// released before the groups are gone; nothing else changes.
+///
+/// With `--cfg hns_plant_work_hooks` (a planted fault for the harness to
+/// catch) the work's lookup returns its group's hooks, as the lookup did
+/// before the registry owned them: the work then drops their last
+/// reference and waits for itself, and its release is never logged.
 #[cfg(hns_kunit)]
 mod unload_race {
-    use super::DIES;
+    use super::{BondGroup, DIES};
     use core::sync::atomic::{AtomicBool, Ordering};
-    use kernel::prelude::*;
     use kernel::time::{delay::fsleep, Delta};
+    use kernel::{prelude::*, sync::Arc};
 
     /// The registry's drop has begun in a module with bond groups.
     static UNLOADING: AtomicBool = AtomicBool::new(false);
     /// A lookup is held (or was: only the first is).
     static HELD: AtomicBool = AtomicBool::new(false);
+    /// The registry's drop has queued the groups' work.
+    static WORK_QUEUED: AtomicBool = AtomicBool::new(false);
+    /// A work item's lookup is held (or was: only the first is).
+    static WORK_HELD: AtomicBool = AtomicBool::new(false);
+    /// That work item has released its lookup.
+    static WORK_RELEASED: AtomicBool = AtomicBool::new(false);
     /// The registry has dropped its groups.
     static DROPPED: AtomicBool = AtomicBool::new(false);
 
-    /// Polls `done` every 50 ms, at most `ms` milliseconds.
-    fn wait(done: &AtomicBool, ms: u32) {
+    /// Polls `done` every 50 ms, at most `ms` milliseconds; whether it
+    /// came.
+    fn wait(done: &AtomicBool, ms: u32) -> bool {
         for _ in 0..ms / 50 {
             if done.load(Ordering::Acquire) {
-                return;
+                return true;
             }
             fsleep(Delta::from_millis(50));
         }
+        done.load(Ordering::Acquire)
     }
 
     /// The registry's drop begins (no lock held).
@@ -822,6 +849,13 @@ mod unload_race {
         UNLOADING.store(true, Ordering::Release);
         pr_info!("bond registry: unloading, waiting for a lookup (test build)\n");
         wait(&HELD, 10_000);
+        WORK_QUEUED.store(true, Ordering::Release);
+        for d in DIES.lock().iter() {
+            for (_, h) in d.groups.iter() {
+                h.queue();
+            }
+        }
+        wait(&WORK_HELD, 10_000);
     }
 
     /// A group lookup is done; its result is still held.
@@ -833,8 +867,45 @@ mod unload_race {
         wait(&DROPPED, 3_000);
     }
 
+    /// The work's lookup of its own group: the group alone.
+    #[cfg(not(hns_plant_work_hooks))]
+    fn own_group(g: &BondGroup) -> Option<Arc<BondGroup>> {
+        super::die_groups(g.bus).into_iter().find(|x| x.id == g.id)
+    }
+
+    /// Planted fault: the work's lookup of its own group's hooks, a strong
+    /// reference the work drops.
+    #[cfg(hns_plant_work_hooks)]
+    fn own_group(g: &BondGroup) -> Option<Arc<super::BondHooks<BondGroup>>> {
+        DIES.lock()
+            .iter()
+            .find(|d| d.bus == g.bus)
+            .and_then(|d| d.groups.iter().find(|(x, _)| x.id == g.id))
+            .map(|(_, h)| h.clone())
+    }
+
+    /// The work of group `g` begins (no lock held): the first once the
+    /// registry's drop has queued it looks its group up and holds it.
+    pub(super) fn work_lookup(g: &BondGroup) {
+        if !WORK_QUEUED.load(Ordering::Acquire) || WORK_HELD.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let held = own_group(g);
+        pr_info!(
+            "bond registry: work lookup during unload, held (test build, group {})\n",
+            g.id
+        );
+        wait(&DROPPED, 3_000);
+        drop(held);
+        pr_info!("bond registry: work lookup released (test build)\n");
+        WORK_RELEASED.store(true, Ordering::Release);
+    }
+
     /// The registry has dropped its groups.
     pub(super) fn registry_dropped() {
         DROPPED.store(true, Ordering::Release);
+        if WORK_HELD.load(Ordering::Acquire) && !wait(&WORK_RELEASED, 5_000) {
+            pr_info!("bond registry: work lookup not released (test build)\n");
+        }
     }
 }

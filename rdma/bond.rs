@@ -297,6 +297,14 @@ impl<T: BondHandler> BondHooks<T> {
         unsafe { raw::hns_shim_bond_grp_cancel(self.g, false) };
     }
 
+    /// Queues the work to run now; the test build's unload race uses it
+    /// to have a work item running while the module unloads.
+    #[cfg(hns_kunit)]
+    pub(crate) fn queue(&self) {
+        // SAFETY: a live group (type invariant).
+        unsafe { raw::hns_shim_bond_grp_queue(self.g) };
+    }
+
     /// The notifier callback.
     ///
     /// # Safety

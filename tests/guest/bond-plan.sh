@@ -322,9 +322,17 @@ check "$G/rebond-set-bond-logged" wait_for 10 klog_count "RoCE set bond finished
 # lookup waits until the registry has dropped its groups. A lookup that
 # held the groups' hooks would drop them in the notifier with RTNL held
 # (self-deadlock, lockdep's recursive locking report); with the registry
-# owning them, the unload waits for the notifier. After the unload RTNL
+# owning them, the unload waits for the notifier. Then the registry queues
+# the groups' work (the functions' uninit cancelled it) and waits for a
+# work item's lookup of its own group, which waits in turn until the
+# registry has dropped its groups. A lookup that held the group's hooks
+# would drop them in the work, whose drop then waits for the work itself
+# (hang, lockdep's recursive locking report) and never logs the release;
+# with the registry owning them, the unload waits for the work, which
+# logs its release before the registry is done. After the unload RTNL
 # must be free. C (no such build) gets the link change after its unload,
-# so that both send the same bond commands.
+# so that both send the same bond commands; the registry's lines are
+# Rust's only.
 if [ "$D" = rs ]; then
     rmmod "$MOD" >/tmp/rmmod.out 2>&1 &
     rmpid=$!
@@ -334,6 +342,13 @@ if [ "$D" = rs ]; then
     rmrc=$?
     [ $rmrc -eq 0 ] && report "$G/rmmod-bonded" PASS || report "$G/rmmod-bonded" FAIL "exit $rmrc: $(cat /tmp/rmmod.out)"
     check "$G/rmmod-lookup-held" klog "bond registry: lookup during unload, held"
+    check "$G/rmmod-work-lookup-held" klog "bond registry: work lookup during unload, held"
+    # released before the registry was done (else it logs "not released").
+    work_released() {
+        klog "bond registry: work lookup released" &&
+            ! klog "bond registry: work lookup not released" >/dev/null
+    }
+    check "$G/rmmod-work-lookup-released" work_released
 else
     check "$G/rmmod-bonded" rmmod "$MOD"
     check "$G/rmmod-f0-link-down" sh -c 'echo f0:down >/sys/module/hns_sim/parameters/link'
