@@ -102,7 +102,7 @@ step style/rustfmt "$L/rustfmt.log" make -s fmt-check
 # The C files (the shim, the sim's guest glue): kernel style, no error or
 # warning from the tree's own checkpatch.
 for f in bindings/shim.c bindings/shim.h sim/guest/hns_sim_glue.c sim/guest/hns_sim_glue.h \
-    tests/ktest/*.c tests/cov/hns_cov.c; do
+    tests/ktest/*.c tests/ktest/ktest.h tests/cov/hns_cov.c; do
     # checkpatch exits non-zero on any ERROR or WARNING.
     step "style/checkpatch-$(basename "$f")" "$L/checkpatch-$(basename "$f").log" \
         perl "$KSRC/scripts/checkpatch.pl" --no-tree --quiet --show-types -f "$f"

@@ -38,6 +38,7 @@
 #include <linux/etherdevice.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/ib_cache.h>
+#include "ktest.h"
 
 #define CEP_DEPTH	16
 #define CEP_MSG		64
@@ -59,21 +60,12 @@ MODULE_PARM_DESC(qpn, "number of the test's QP");
 static atomic_t cep_comp_calls, cep_polled, cep_bad, cep_qp_events;
 static atomic_t cep_cq_events, cep_poll_errors;
 
-static int cep_get_atomic(char *buf, const struct kernel_param *kp)
-{
-	return sysfs_emit(buf, "%d\n", atomic_read((atomic_t *)kp->arg));
-}
-
-static const struct kernel_param_ops cep_atomic_ops = {
-	.get = cep_get_atomic,
-};
-
-module_param_cb(comp_calls, &cep_atomic_ops, &cep_comp_calls, 0444);
-module_param_cb(polled, &cep_atomic_ops, &cep_polled, 0444);
-module_param_cb(bad, &cep_atomic_ops, &cep_bad, 0444);
-module_param_cb(qp_events, &cep_atomic_ops, &cep_qp_events, 0444);
-module_param_cb(cq_events, &cep_atomic_ops, &cep_cq_events, 0444);
-module_param_cb(poll_errors, &cep_atomic_ops, &cep_poll_errors, 0444);
+KTEST_COUNTER(comp_calls, cep_comp_calls);
+KTEST_COUNTER(polled, cep_polled);
+KTEST_COUNTER(bad, cep_bad);
+KTEST_COUNTER(qp_events, cep_qp_events);
+KTEST_COUNTER(cq_events, cep_cq_events);
+KTEST_COUNTER(poll_errors, cep_poll_errors);
 
 struct cep {
 	struct ib_device *ibdev;

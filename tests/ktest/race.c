@@ -40,6 +40,7 @@
 #include <linux/etherdevice.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/ib_cache.h>
+#include "ktest.h"
 
 #define RACE_DEPTH	16
 /* Room for every WR the QPs can have outstanding, as the driver rounds them. */
@@ -69,26 +70,17 @@ static atomic_t race_rounds, race_posts, race_post_refused, race_comp_calls;
 static atomic_t race_polled, race_flushed, race_other, race_qp_events;
 static atomic_t race_cq_events, race_srq_events, race_failures;
 
-static int race_get_atomic(char *buf, const struct kernel_param *kp)
-{
-	return sysfs_emit(buf, "%d\n", atomic_read((atomic_t *)kp->arg));
-}
-
-static const struct kernel_param_ops race_atomic_ops = {
-	.get = race_get_atomic,
-};
-
-module_param_cb(rounds, &race_atomic_ops, &race_rounds, 0444);
-module_param_cb(posts, &race_atomic_ops, &race_posts, 0444);
-module_param_cb(post_refused, &race_atomic_ops, &race_post_refused, 0444);
-module_param_cb(comp_calls, &race_atomic_ops, &race_comp_calls, 0444);
-module_param_cb(polled, &race_atomic_ops, &race_polled, 0444);
-module_param_cb(flushed, &race_atomic_ops, &race_flushed, 0444);
-module_param_cb(other_status, &race_atomic_ops, &race_other, 0444);
-module_param_cb(qp_events, &race_atomic_ops, &race_qp_events, 0444);
-module_param_cb(cq_events, &race_atomic_ops, &race_cq_events, 0444);
-module_param_cb(srq_events, &race_atomic_ops, &race_srq_events, 0444);
-module_param_cb(failures, &race_atomic_ops, &race_failures, 0444);
+KTEST_COUNTER(rounds, race_rounds);
+KTEST_COUNTER(posts, race_posts);
+KTEST_COUNTER(post_refused, race_post_refused);
+KTEST_COUNTER(comp_calls, race_comp_calls);
+KTEST_COUNTER(polled, race_polled);
+KTEST_COUNTER(flushed, race_flushed);
+KTEST_COUNTER(other_status, race_other);
+KTEST_COUNTER(qp_events, race_qp_events);
+KTEST_COUNTER(cq_events, race_cq_events);
+KTEST_COUNTER(srq_events, race_srq_events);
+KTEST_COUNTER(failures, race_failures);
 
 /* What every round of every worker shares. */
 struct race_dev {
