@@ -1824,7 +1824,12 @@ static int hns_shim_netdev_event(struct notifier_block *nb,
 	struct net_device *dev = netdev_notifier_info_to_dev(ptr);
 	struct net_device *upper, *port_dev;
 
-	/* A bonded port follows the bond's upper device. */
+	/*
+	 * A bonded port follows the bond's upper device, a LAG master: the
+	 * events of any other device are not the port's.
+	 */
+	if (dev != sdev->netdev && !netif_is_lag_master(dev))
+		return NOTIFY_DONE;
 	upper = hns_shim_followed_upper(sdev, sdev->netdev);
 	port_dev = upper ? upper : sdev->netdev;
 	dev_put(upper);

@@ -642,32 +642,25 @@ impl BondGroup {
 
     /// The group's work (`hns_roce_bond_work`), with the client lock held.
     fn run(&self, cl: &mut Clients<'_, HnsRoce>) {
-        let mut members = [None; FUNC_MAX];
-        let (upper, main) = {
+        let (upper, main, members) = {
             let s = self.state.lock();
-            for ((_, n), m) in s.member_netdevs().zip(members.iter_mut()) {
-                *m = Some(n);
-            }
-            (s.upper, s.main_handle)
+            (s.upper, s.main_handle, s.netdevs)
         };
         let Some(upper) = upper else {
             return;
         };
-        // The members the group knows, and the main device, which the
-        // event that attached the group recorded before any work filled
-        // the members in.
-        let mut live = KVec::<NetDev>::new();
-        let main_netdev = main.and_then(|h| cl.netdev(h));
-        for n in Iterator::chain(members.iter().flatten(), main_netdev.as_ref()) {
-            if !live.contains(n) {
-                let _ = live.push(*n, GFP_KERNEL);
-            }
-        }
         // The upper is read only through a reference taken while it is
-        // still a member's master, held for the whole work: a bond deleted
-        // before this work ran has no lower devices left to read (the
-        // work then clears the bond, as with a bond left by its slaves).
-        let held = rdma::HeldUpper::of(upper, &live);
+        // still the master of the members the group knows or of the main
+        // device (which the event that attached the group recorded before
+        // any work filled the members in), held for the whole work: a bond
+        // deleted before this work ran has no lower devices left to read
+        // (the work then clears the bond, as with a bond left by its
+        // slaves).
+        let main_netdev = main.and_then(|h| cl.netdev(h));
+        let held = rdma::HeldUpper::of(
+            upper,
+            Iterator::chain(members.into_iter().flatten(), main_netdev),
+        );
         let slaves = held
             .as_ref()
             .map_or_else(KVec::new, |h| Self::read_slaves(h.dev()));

@@ -113,13 +113,15 @@ pub(crate) struct HeldUpper(NetDev);
 impl HeldUpper {
     /// `upper` with a reference, if it is the master of one of `members`
     /// (the group's members' net devices, which live while they are
-    /// members); `None` when none has it as its master any more (the bond
-    /// was deleted or the members left it).
-    pub(crate) fn of(upper: NetDev, members: &[NetDev]) -> Option<Self> {
+    /// members; the first [`MAX_SLAVES`] are looked at); `None` when none
+    /// has it as its master any more (the bond was deleted or the members
+    /// left it).
+    pub(crate) fn of(upper: NetDev, members: impl IntoIterator<Item = NetDev>) -> Option<Self> {
         let mut via = [core::ptr::null_mut(); MAX_SLAVES];
-        let n = members.len().min(via.len());
+        let mut n: usize = 0;
         for (v, m) in via.iter_mut().zip(members) {
             *v = m.as_raw().cast();
+            n += 1;
         }
         // SAFETY: the `n` first entries of `via` are live net devices (see
         // above); `upper` is only compared with their masters under RCU
