@@ -206,31 +206,9 @@ static int cep_connect(struct cep *c)
 	if (ret)
 		goto out;
 
-	memset(&attr, 0, sizeof(attr));
-	attr.qp_state = IB_QPS_RTR;
-	attr.path_mtu = min_t(enum ib_mtu, pattr.active_mtu, IB_MTU_1024);
-	attr.dest_qp_num = c->qp->qp_num;
-	attr.max_dest_rd_atomic = 1;
-	attr.min_rnr_timer = 12;
-	attr.ah_attr.type = rdma_ah_find_type(c->ibdev, c->port);
-	rdma_ah_set_port_num(&attr.ah_attr, c->port);
-	rdma_ah_set_grh(&attr.ah_attr, &gid, 0, gattr->index, 64, 0);
-	memcpy(attr.ah_attr.roce.dmac, mac, ETH_ALEN);
-	ret = ib_modify_qp(c->qp, &attr, IB_QP_STATE | IB_QP_AV |
-			   IB_QP_PATH_MTU | IB_QP_DEST_QPN | IB_QP_RQ_PSN |
-			   IB_QP_MAX_DEST_RD_ATOMIC | IB_QP_MIN_RNR_TIMER);
-	if (ret)
-		goto out;
-
-	memset(&attr, 0, sizeof(attr));
-	attr.qp_state = IB_QPS_RTS;
-	attr.timeout = 14;
-	attr.retry_cnt = 7;
-	attr.rnr_retry = 7;
-	attr.max_rd_atomic = 1;
-	ret = ib_modify_qp(c->qp, &attr, IB_QP_STATE | IB_QP_TIMEOUT |
-			   IB_QP_RETRY_CNT | IB_QP_RNR_RETRY | IB_QP_SQ_PSN |
-			   IB_QP_MAX_QP_RD_ATOMIC);
+	ret = ktest_connect_self(c->qp, c->port,
+				 min_t(enum ib_mtu, pattr.active_mtu, IB_MTU_1024),
+				 &gid, gattr->index, mac);
 out:
 	rdma_put_gid_attr(gattr);
 	return ret;

@@ -242,36 +242,13 @@ static int race_to_init(struct race_dev *rd, struct ib_qp *qp)
 /* The RC QP to RTS, connected to itself. */
 static int race_connect(struct race_dev *rd, struct ib_qp *qp)
 {
-	struct ib_qp_attr attr;
 	int ret;
 
 	ret = race_to_init(rd, qp);
 	if (ret)
 		return ret;
-	memset(&attr, 0, sizeof(attr));
-	attr.qp_state = IB_QPS_RTR;
-	attr.path_mtu = rd->mtu;
-	attr.dest_qp_num = qp->qp_num;
-	attr.max_dest_rd_atomic = 1;
-	attr.min_rnr_timer = 12;
-	attr.ah_attr.type = rdma_ah_find_type(rd->ibdev, rd->port);
-	rdma_ah_set_port_num(&attr.ah_attr, rd->port);
-	rdma_ah_set_grh(&attr.ah_attr, &rd->gid, 0, rd->gid_index, 64, 0);
-	memcpy(attr.ah_attr.roce.dmac, rd->mac, ETH_ALEN);
-	ret = ib_modify_qp(qp, &attr, IB_QP_STATE | IB_QP_AV |
-			   IB_QP_PATH_MTU | IB_QP_DEST_QPN | IB_QP_RQ_PSN |
-			   IB_QP_MAX_DEST_RD_ATOMIC | IB_QP_MIN_RNR_TIMER);
-	if (ret)
-		return ret;
-	memset(&attr, 0, sizeof(attr));
-	attr.qp_state = IB_QPS_RTS;
-	attr.timeout = 14;
-	attr.retry_cnt = 7;
-	attr.rnr_retry = 7;
-	attr.max_rd_atomic = 1;
-	return ib_modify_qp(qp, &attr, IB_QP_STATE | IB_QP_TIMEOUT |
-			    IB_QP_RETRY_CNT | IB_QP_RNR_RETRY | IB_QP_SQ_PSN |
-			    IB_QP_MAX_QP_RD_ATOMIC);
+	return ktest_connect_self(qp, rd->port, rd->mtu, &rd->gid,
+				  rd->gid_index, rd->mac);
 }
 
 /* One receive and one SEND on the QP; 0 when both were accepted. */
