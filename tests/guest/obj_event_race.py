@@ -59,6 +59,7 @@ from pyverbs.pd import PD
 from pyverbs.qp import QP, QPAttr, QPCap, QPInitAttr
 from pyverbs.srq import SRQ, SrqAttr, SrqInitAttr
 from pyverbs.wr import SGE, RecvWR
+from mbx_faults import async_fd
 
 FAULT = '/sys/module/hns_sim/parameters/fault'
 REPORTS = re.compile(r'WARNING:|BUG:|Oops|possible (circular|recursive)|'
@@ -93,17 +94,6 @@ def sleeping_in_kernel(pid):
     except OSError:
         return False
     return state in ('S', 'D') and bool(sc) and sc[0] not in ('running', '-1')
-
-
-def async_fd():
-    """This process's uverbs async event file."""
-    for fd in os.listdir('/proc/self/fd'):
-        try:
-            if os.readlink(f'/proc/self/fd/{fd}') == 'anon_inode:[infinibandevent]':
-                return int(fd)
-        except OSError:
-            pass
-    return None
 
 
 def numbers(kind):

@@ -1789,9 +1789,8 @@ GROUPS = {
 GROUP_NAMES = [g for g in os.environ.get("FUZZ_GROUPS", "").split(",") if g] or list(GROUPS)
 if any(g not in GROUPS for g in GROUP_NAMES):
     sys.exit(f"uverbs_fuzz.py: FUZZ_GROUPS={GROUP_NAMES}: groups are {','.join(GROUPS)}")
-CLASSES = [c for g in GROUP_NAMES for c in GROUPS[g]]
-# Calls drawn per group (an entry may record under more than one class).
-ENTRY_GROUP = {id(c): g for g in GROUP_NAMES for c in GROUPS[g]}
+# Each entry with its group, so the draw can count calls per group.
+CLASSES = [(g, c) for g in GROUP_NAMES for c in GROUPS[g]]
 GROUP_CALLS = {g: 0 for g in GROUP_NAMES}
 
 
@@ -1837,8 +1836,8 @@ def main():
     global CALL_NO
     for done in range(1, CALLS + 1):
         CALL_NO = done
-        entry = rng.choice(CLASSES)
-        GROUP_CALLS[ENTRY_GROUP[id(entry)]] += 1
+        group, entry = rng.choice(CLASSES)
+        GROUP_CALLS[group] += 1
         entry()
         if time.monotonic() - t0 > TIME_LIMIT:
             print(f"FUZZ stopped: time limit {TIME_LIMIT:g}s reached after {done} of {CALLS} calls",
