@@ -59,9 +59,10 @@ from pyverbs.pd import PD
 from pyverbs.qp import QP, QPAttr, QPCap, QPInitAttr
 from pyverbs.srq import SRQ, SrqAttr, SrqInitAttr
 from pyverbs.wr import SGE, RecvWR
-from mbx_faults import async_fd
+from mbx_faults import FAULT, CREATE_CQC, CREATE_SRQ, MODIFY_QPC, async_fd
+from mbx_faults import EV_SRQ_LIMIT, EV_CQ_OVERFLOW
+from mbx_faults import EV_ACCESS as EV_LOCAL_WQ_ACCESS
 
-FAULT = '/sys/module/hns_sim/parameters/fault'
 REPORTS = re.compile(r'WARNING:|BUG:|Oops|possible (circular|recursive)|'
                      r'inconsistent lock state|general protection|refcount_t:')
 # C's WARNs for CQ events during CREATE_CQC (refcount_inc on 0, then the
@@ -70,8 +71,6 @@ REPORTS = re.compile(r'WARNING:|BUG:|Oops|possible (circular|recursive)|'
 KNOWN_C_CQ = re.compile(r'refcount_t: (addition on 0|underflow); use-after-free|'
                         r'refcount_t: saturated; leaking memory|'
                         r'WARNING: .* refcount_warn_saturate')
-MB_CREATE_CQC, MB_MODIFY_QPC, MB_CREATE_SRQ = 0x16, 0x41, 0x70
-EV_LOCAL_WQ_ACCESS, EV_SRQ_LIMIT, EV_CQ_OVERFLOW = 0x07, 0x08, 0x0c
 
 
 def arm(spec):
@@ -227,7 +226,7 @@ def destroy_flush(ctx, pd, rounds):
     for r in range(rounds):
         qa, qb = qp_in_init(), qp_in_init()
         na, nb = qa.qp_num, qb.qp_num
-        arm(f'mbx:{MB_MODIFY_QPC:#x}:hold:once')
+        arm(f'mbx:{MODIFY_QPC:#x}:hold:once')
         # One interrupt finds both events: A's flush work takes the held
         # MODIFY_QPC and keeps the driver's ordered work queue busy, B's
         # flush work waits behind it, not started.
@@ -262,7 +261,7 @@ def main():
     pd = PD(ctx)
     if mode == 'cq':
         ok, foreseen, inside, events = create_race(
-            'cq', MB_CREATE_CQC,
+            'cq', CREATE_CQC,
             lambda n: [f'aeq:{EV_CQ_OVERFLOW:#x}:0:{n:#x}', f'ceq:{n:#x}'],
             lambda: CQ(ctx, 16), rounds)
         good = ok and foreseen == rounds and inside == rounds and not events
@@ -270,7 +269,7 @@ def main():
                    f'async events for the new CQ in {events}')
     elif mode == 'srq':
         ok, foreseen, inside, events = create_race(
-            'srq', MB_CREATE_SRQ,
+            'srq', CREATE_SRQ,
             lambda n: [f'aeq:{EV_SRQ_LIMIT:#x}:0:{n:#x}'],
             lambda: SRQ(pd, SrqInitAttr(SrqAttr(max_wr=4, max_sge=1))), rounds)
         good = ok and foreseen == rounds and inside == rounds and not events
