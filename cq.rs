@@ -19,7 +19,7 @@ pub(crate) mod poll;
 use crate::cmdq::{query_context, Cmd, MailboxBuf};
 use crate::db::{Db, DbPages, UserDb, UserDbPages};
 use crate::field::Ctx;
-use crate::hem::mtr::{KernelMtr, Mtr, Region, UserMtr};
+use crate::hem::mtr::{KernelMtr, Mtr, Region, UserBuf, UserMtr};
 use crate::hem::table::{HemRef, HemTables};
 use crate::hem::{HemType, HOP_NUM_0};
 use crate::hns_roce_hw_v2::consts::{cap_flag, cqe_size, mbox};
@@ -217,8 +217,11 @@ impl Cq {
             .map(Mtr::Kernel),
             Some(u) => UserMtr::new(
                 env.dev,
-                u.dev,
-                u.req.buf_addr,
+                UserBuf {
+                    pin: u.dev,
+                    addr: u.req.buf_addr,
+                    device_writes: true,
+                },
                 &[Region {
                     size,
                     hop: c.cqe_hop_num,

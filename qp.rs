@@ -22,7 +22,7 @@ pub(crate) mod post;
 use crate::cmdq::{query_context, Cmd, MailboxBuf};
 use crate::cq::Cq;
 use crate::db::{Db, DbPages, UserDb, UserDbPages};
-use crate::hem::mtr::{KernelMtr, Mtr, Region, UserMtr};
+use crate::hem::mtr::{KernelMtr, Mtr, Region, UserBuf, UserMtr};
 use crate::hem::table::HemTables;
 use crate::hem::HemType;
 use crate::hns_roce_hw_v2::caps::Caps;
@@ -524,8 +524,11 @@ impl Qp {
             .map(Mtr::Kernel),
             Some(u) => UserMtr::new(
                 env.dev,
-                u.dev,
-                init.buf_addr,
+                UserBuf {
+                    pin: u.dev,
+                    addr: init.buf_addr,
+                    device_writes: false,
+                },
                 regions,
                 12,
                 page_shift,

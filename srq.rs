@@ -22,7 +22,7 @@
 
 use crate::cmdq::{query_context, Cmd, MailboxBuf};
 use crate::db::{Db, DbPages, UserDb, UserDbPages};
-use crate::hem::mtr::{KernelMtr, Region, UserMtr};
+use crate::hem::mtr::{KernelMtr, Region, UserBuf, UserMtr};
 use crate::hem::table::HemTables;
 use crate::hem::HemType;
 use crate::hns_roce_hw_v2::caps::Caps;
@@ -375,8 +375,11 @@ impl Srq {
             Some(u) => {
                 let idx = UserMtr::new(
                     env.dev,
-                    u.dev,
-                    u.req.que_addr,
+                    UserBuf {
+                        pin: u.dev,
+                        addr: u.req.que_addr,
+                        device_writes: false,
+                    },
                     &[idx_region],
                     c.idx_pg.buf + page_shift,
                     c.idx_pg.ba + page_shift,
@@ -385,8 +388,11 @@ impl Srq {
                 .inspect_err(idx_err)?;
                 let wqe = UserMtr::new(
                     env.dev,
-                    u.dev,
-                    u.req.buf_addr,
+                    UserBuf {
+                        pin: u.dev,
+                        addr: u.req.buf_addr,
+                        device_writes: false,
+                    },
                     &[wqe_region],
                     c.srqwqe_pg.buf + page_shift,
                     c.srqwqe_pg.ba + page_shift,

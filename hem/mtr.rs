@@ -22,7 +22,7 @@
 use crate::hem::{
     best_hop_num, BtSlot, MtrError, MtrLayout, RegionAttr, UmemShape, UserMtrLayout, MAX_BT_REGION,
 };
-use crate::rdma::{cond_resched, Umem, UmemDev};
+use crate::rdma::{cond_resched, Umem, UmemDev, ACCESS_LOCAL_WRITE};
 use kernel::{
     device::{Bound, Device},
     dma::Coherent,
@@ -461,6 +461,22 @@ pub(crate) struct PblRange {
     pub(crate) access: u32,
 }
 
+/// Where a user queue buffer is ([`UserMtr::new`]) and whether the engine
+/// writes into it.
+#[derive(Clone, Copy)]
+pub(crate) struct UserBuf<'a> {
+    /// The device the calling process pins its memory for.
+    pub(crate) pin: UmemDev<'a>,
+    /// The buffer's user address.
+    pub(crate) addr: u64,
+    /// The engine writes the buffer (a CQ's CQEs): it is pinned writable
+    /// (`IB_ACCESS_LOCAL_WRITE`), so memory the process may only read (a
+    /// read-only mapping of a file, say) is refused instead of written by
+    /// DMA, and the pages are dirtied when unpinned. Buffers the engine
+    /// only reads (WQEs, SRQ indices) are pinned read-only, as in C.
+    pub(crate) device_writes: bool,
+}
+
 /// A user buffer (pinned process memory) and its BT levels: C's
 /// `struct hns_roce_mtr` with a umem.
 ///
@@ -506,8 +522,7 @@ impl UserMtr {
     /// as C logs it.
     pub(crate) fn new(
         dev: &Device<Bound>,
-        pin: UmemDev<'_>,
-        addr: u64,
+        buf: UserBuf<'_>,
         regions: &[Region],
         page_shift: u32,
         ba_pg_shift: u32,
@@ -519,7 +534,12 @@ impl UserMtr {
             .iter()
             .try_fold(0u64, |s, a| s.checked_add(a.size))
             .ok_or(EINVAL)?;
-        let umem = pin_umem(dev, pin, addr, total, 0)?;
+        let access = if buf.device_writes {
+            ACCESS_LOCAL_WRITE
+        } else {
+            0
+        };
+        let umem = pin_umem(dev, buf.pin, buf.addr, total, access)?;
         Self::build(
             dev,
             umem,

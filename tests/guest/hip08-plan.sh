@@ -12,7 +12,8 @@
 # kernel GSI QP), a MAC change of the netdev, events for a QP number
 # while a new QP takes it (qp_create_race.py), for a CQ and an SRQ while
 # they are created and a QP destroyed while its flush work runs
-# (obj_event_race.py), ib_write_bw, a second MAC
+# (obj_event_race.py), a CQ on a read-only buffer refused (cq_pin.py),
+# ib_write_bw, a second MAC
 # change, on Rust ten reloads, and the unload.
 # The two MAC changes mark the trace (CFG_SMAC_TB): make check compares
 # the two drivers' traces before the first and after the second, leaving
@@ -82,21 +83,36 @@ check hip08/qp-create-event-race python3 /opt/hns/qp_create_race.py 3
 # waits for its MODIFY_QPC (obj_event_race.py: hns-sim holds the mailbox's
 # completion event until released). Its lines are printed; exit 3 is C's
 # known CQ refcount WARN, a SKIP naming the finding.
-race() {
-    name=$1
-    shift
-    out=$(timeout "$HNS_TIMEOUT" python3 /opt/hns/obj_event_race.py "$@" 2>&1)
+# known_c NAME WHY CMD...: CMD's last lines printed; exit 0 PASS, 3 a C
+# fault the script recognised (SKIP WHY), anything else FAIL.
+known_c() {
+    name=$1 why=$2
+    shift 2
+    out=$(timeout "$HNS_TIMEOUT" "$@" 2>&1)
     rc=$?
     printf '%s\n' "$out" | tail -n 12 | sed 's/^/    /'
     case $rc in
     0) report "$name" PASS ;;
-    3) report "$name" SKIP "C's CQ refcount WARN (docs/c-driver-findings.md 21)" ;;
+    3) report "$name" SKIP "$why" ;;
     *) report "$name" FAIL "exit $rc" ;;
     esac
+}
+race() {
+    name=$1
+    shift
+    known_c "$name" "C's CQ refcount WARN (docs/c-driver-findings.md 21)" \
+        python3 /opt/hns/obj_event_race.py "$@"
 }
 race hip08/cq-create-event-race cq 2 "$d"
 race hip08/srq-create-event-race srq 2 "$d"
 race hip08/qp-destroy-during-flush-work qp-destroy-flush 2 "$d"
+# A user CQ buffer (the engine writes its CQEs) is pinned writable: a
+# read-only file mapping is refused with ENOMEM (cq_pin.py); C pins it
+# read-only and takes it. Between the MAC changes: the CQs C makes stay
+# out of the compared trace windows.
+known_c hip08/cq-buffer-pinned-writable \
+    "C pins CQ buffers read-only (docs/c-driver-findings.md 24)" \
+    python3 /opt/hns/cq_pin.py hns_0 "$d"
 # -F as in every other correctness pair: without it perftest exits 1
 # ("Can't produce a report") whenever its cycle-counter calibration fails,
 # which a loaded TCG host makes happen now and then (docs/harness.md).
