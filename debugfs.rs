@@ -17,9 +17,9 @@
 //! `db_records` (not in C) reads how many record doorbells the function has
 //! handed out and not got back.
 //!
-//! `sw_stat/sw_stat` (mode 0400 in C) shows the function's software event
-//! and error counters ([`crate::dfx`]: EQEs, commands, mailboxes, failed
-//! verbs), in C's names, order and format.
+//! `sw_stat/sw_stat` (mode 0400, as C's) shows the function's software
+//! event and error counters ([`crate::dfx`]: EQEs, commands, mailboxes,
+//! failed verbs), in C's names, order and format.
 //!
 //! Nothing here reaches the bindings: the directories and files are the
 //! kernel crate's `debugfs` API. The parameter tables are `hns_roce_hw_v2/scc.rs`.
