@@ -18,6 +18,7 @@ pub mod slot;
 
 use crate::cmdq::desc::{retval_errno, CmqData, Desc, CSQ_DESC_NUM};
 use crate::cmdq::slot::{Done, SlotLock, TokenState, MAX_CMDS};
+use crate::dfx::{DfxCnt, SwStat};
 use crate::field::Field;
 use crate::hns_roce_hw_v2::consts::cmq_op;
 use crate::hns_roce_hw_v2::regs::{
@@ -173,7 +174,13 @@ impl Cmq {
     ///
     /// `EAGAIN` if the firmware did not answer within 30 ms, `EIO` once
     /// the queue is marked fatal, else the errno of a non-zero return code.
-    pub(crate) fn send(&mut self, regs: Regs<'_>, descs: &mut [Desc]) -> Result<(), CmqError> {
+    /// Each attempt counts in `stat` (`cmds`, and `cmds_err` if it failed).
+    pub(crate) fn send(
+        &mut self,
+        regs: Regs<'_>,
+        descs: &mut [Desc],
+        stat: &SwStat,
+    ) -> Result<(), CmqError> {
         let opcode = descs.first().map_or(0, |d| d.opcode);
         let fail = |err| CmqError {
             opcode,
@@ -202,6 +209,8 @@ impl Cmq {
         loop {
             tries -= 1;
             let r = self.send_once(regs, descs);
+            stat.inc(DfxCnt::Cmds);
+            stat.inc_if(DfxCnt::CmdsErr, r.is_err());
             match r {
                 Err(CmqError { err, .. }) if err == ETIME && tries > 0 => {
                     udelay(Delta::from_micros(i64::from(POST_MB_RETRY_GAP_MS) * 1000));
@@ -411,6 +420,8 @@ pub(crate) struct Cmd {
     /// The instance is being torn down (C's state `UNINIT`): the engine
     /// holds no more completions, CQs are polled in software.
     uninit: AtomicBool,
+    /// The function's software counters (debugfs `sw_stat`).
+    stat: SwStat,
 }
 
 impl Cmd {
@@ -433,6 +444,7 @@ impl Cmd {
             dis_db: AtomicBool::new(false),
             reset_down: AtomicBool::new(false),
             uninit: AtomicBool::new(false),
+            stat: SwStat::new(),
         }? Error)
     }
 
@@ -487,6 +499,11 @@ impl Cmd {
         self.uninit.load(Ordering::Acquire)
     }
 
+    /// The function's software counters.
+    pub(crate) fn sw_stat(&self) -> &SwStat {
+        &self.stat
+    }
+
     /// The PCI function, for logging.
     pub(crate) fn device(&self) -> &Device {
         &self.dev
@@ -514,7 +531,7 @@ impl Cmd {
 
     /// Sends one command and logs a failure as the C driver does.
     pub(crate) fn send(&self, d: &mut [Desc]) -> Result {
-        let r = self.cmq.lock().send(self.regs.io(), d);
+        let r = self.cmq.lock().send(self.regs.io(), d, &self.stat);
         r.map_err(|e| {
             if e.unsent {
                 return e.err;
@@ -595,6 +612,7 @@ impl Cmd {
             d[0].data.write(*f, w);
         }
         self.send(&mut d)
+            .inspect(|()| self.stat.inc(DfxCnt::MbxPosted))
             .inspect_err(|e| hdev_err!(self.dev, "failed to post mailbox", ret = e.to_errno()))
     }
 
@@ -628,7 +646,10 @@ impl Cmd {
                 )
             })?;
         match self.wait_mbox_idle(CMD_TIMEOUT_MS) {
-            Ok(MB_ST_COMPLETE_SUCC) => Ok(()),
+            Ok(MB_ST_COMPLETE_SUCC) => {
+                self.stat.inc(DfxCnt::MbxPolled);
+                Ok(())
+            }
             Ok(_) => Err(EBUSY),
             Err(e) => {
                 hdev_err!(
@@ -721,7 +742,9 @@ impl Cmd {
         } else {
             EIO.to_errno()
         };
-        if let Err(expected) = slot::event(state, done, token, r, out_param) {
+        let ev = slot::event(state, done, token, r, out_param);
+        self.stat.inc_if(DfxCnt::MbxEvent, ev.is_ok());
+        if let Err(expected) = ev {
             hdev_err!(
                 self.dev,
                 "[cmd] invalid ae token {:#x}, context token is {:#x}.\n",

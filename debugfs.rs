@@ -17,9 +17,9 @@
 //! `db_records` (not in C) reads how many record doorbells the function has
 //! handed out and not got back.
 //!
-//! The C driver also has `sw_stat/sw_stat`, its software event and error
-//! counters (`dfx_cnt`: EQEs, commands, mailboxes, failed verbs). This driver
-//! keeps no such counters, so there is no `sw_stat`.
+//! `sw_stat/sw_stat` (mode 0400, as C's) shows the function's software
+//! event and error counters ([`crate::dfx`]: EQEs, commands, mailboxes,
+//! failed verbs), in C's names, order and format.
 //!
 //! Nothing here reaches the bindings: the directories and files are the
 //! kernel crate's `debugfs` API. The parameter tables are `hns_roce_hw_v2/scc.rs`.
@@ -238,8 +238,15 @@ fn store(p: &ParamFile, r: &mut UserSliceReader) -> Result {
     r
 }
 
+/// Read of `sw_stat/sw_stat` (`sw_stat_debugfs_show`).
+fn show_sw_stat(cmd: &Arc<Cmd>, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+    cmd.sw_stat().show(f)
+}
+
 /// What the files of one function's directory point to.
 struct Files {
+    /// The function's command interface, whose counters `sw_stat` shows.
+    cmd: Arc<Cmd>,
     /// One entry per parameter file, grouped by algorithm.
     params: KVec<ParamFile>,
     /// The record doorbells of the function, for `db_records`.
@@ -264,9 +271,11 @@ fn param_files(scc: &Arc<Scc>, cong_cap: u32) -> Result<KVec<ParamFile>> {
     Ok(v)
 }
 
-/// Fills the directory of a function: one subdirectory per algorithm that
-/// has files.
+/// Fills the directory of a function: `sw_stat/`, then one subdirectory
+/// per algorithm that has files.
 fn populate<'data>(files: &'data Files, dir: &ScopedDir<'data, '_>) {
+    dir.dir(c"sw_stat")
+        .read_callback_file(c"sw_stat", &files.cmd, &show_sw_stat);
     if let Some(db) = &files.db {
         dir.read_callback_file(c"db_records", db, &show_db_records);
     }
@@ -312,7 +321,12 @@ impl DevDebugfs {
                 params = param_files(&scc, caps.cong_cap).unwrap_or_else(|_| KVec::new());
             }
         }
-        let init = root.scope(Files { params, db }, h.pci_name(), populate);
+        let files = Files {
+            cmd: cmd.clone(),
+            params,
+            db,
+        };
+        let init = root.scope(files, h.pci_name(), populate);
         KBox::pin_init(init, GFP_KERNEL)
             .ok()
             .map(|s| DevDebugfs { _scope: s })

@@ -15,6 +15,7 @@
 use crate::cmdq::desc::Desc;
 use crate::cmdq::{Cmd, MailboxBuf};
 use crate::cq::poll::CqTable;
+use crate::dfx::DfxCnt;
 use crate::field::{Ctx, Layout};
 use crate::hem::mtr::KernelMtr;
 use crate::hns_roce_hw_v2::caps::Caps;
@@ -336,6 +337,7 @@ impl Eq {
                     hdev_err!(self.cmd.device(), "no memory for AEQE {:#x} work\n", event);
                 }
             }
+            self.cmd.sw_stat().inc(DfxCnt::Aeqe);
         }) > 0
     }
 
@@ -345,6 +347,7 @@ impl Eq {
         self.drain(self.entries, |off| {
             let cqn = self.entry::<Ceqe>(off, 1).read(ceqe::CQN);
             self.objs.cqs.completion(&self.cmd, cqn);
+            self.cmd.sw_stat().inc(DfxCnt::Ceqe);
         });
         true
     }

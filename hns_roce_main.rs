@@ -134,6 +134,7 @@ mod pd;
 mod qp;
 mod srq;
 
+pub mod dfx;
 pub mod field;
 pub mod hem;
 pub mod hns_roce_hw_v2;
@@ -856,6 +857,10 @@ impl IbDriver for IbDev {
 
     fn doorbells_off(&self) -> bool {
         self.cmd.doorbells_off()
+    }
+
+    fn count_err(&self, c: dfx::DfxCnt) {
+        self.cmd.sw_stat().inc(c);
     }
 
     fn bond_follows(&self, ndev: NetDev, upper: NetDev) -> bool {

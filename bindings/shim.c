@@ -300,6 +300,20 @@ static struct hns_shim_dev *to_sdev(struct ib_device *ibdev)
 /* Calls the driver's op on the device's state. */
 #define HNS_RS_OP(sdev, op, ...) ((sdev)->ops->op((sdev)->rs, ##__VA_ARGS__))
 
+/*
+ * The verbs whose failures the driver counts (debugfs sw_stat) enter
+ * through the wrappers named *_counted: each calls the op and counts a
+ * failure in the counter HNS_SHIM_DFX_*, whatever failed (the shim's own
+ * checks and copies included, as C counts every failure of these verbs).
+ */
+static int hns_shim_count_err(struct ib_device *ibdev, int ret, u32 cnt)
+{
+	if (ret)
+		HNS_RS_OP(container_of(ibdev, struct hns_shim_dev, ibdev),
+			  count_err, cnt);
+	return ret;
+}
+
 struct hns_shim_uctx {
 	struct ib_ucontext ibuctx;
 	struct rdma_user_mmap_entry *db_entry;
@@ -1239,12 +1253,21 @@ static int hns_shim_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	return 0;
 }
 
+static int hns_shim_modify_qp_counted(struct ib_qp *ibqp,
+				      struct ib_qp_attr *attr, int mask,
+				      struct ib_udata *udata)
+{
+	return hns_shim_count_err(ibqp->device,
+				  hns_shim_modify_qp(ibqp, attr, mask, udata),
+				  HNS_SHIM_DFX_QP_MODIFY_ERR);
+}
+
 /* The move to ERR of a QP whose work must be flushed (deferred work). */
 int hns_shim_qp_to_err(struct ib_qp *ibqp)
 {
 	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
 
-	return hns_shim_modify_qp(ibqp, &attr, IB_QP_STATE, NULL);
+	return hns_shim_modify_qp_counted(ibqp, &attr, IB_QP_STATE, NULL);
 }
 
 static struct hns_shim_qp *to_shim_qp(struct ib_qp *ibqp)
@@ -1644,6 +1667,114 @@ static int hns_shim_req_notify_cq(struct ib_cq *ibcq,
 	return to_sdev(ibcq->device)->ops->req_notify_cq(ibcq, (u32)flags);
 }
 
+static int hns_shim_create_ah_counted(struct ib_ah *ibah,
+				      struct rdma_ah_init_attr *init_attr,
+				      struct ib_udata *udata)
+{
+	return hns_shim_count_err(ibah->device,
+				  hns_shim_create_ah(ibah, init_attr, udata),
+				  HNS_SHIM_DFX_AH_CREATE_ERR);
+}
+
+static int hns_shim_alloc_ucontext_counted(struct ib_ucontext *uctx,
+					   struct ib_udata *udata)
+{
+	return hns_shim_count_err(uctx->device,
+				  hns_shim_alloc_ucontext(uctx, udata),
+				  HNS_SHIM_DFX_UCTX_ALLOC_ERR);
+}
+
+static int hns_shim_mmap_counted(struct ib_ucontext *uctx,
+				 struct vm_area_struct *vma)
+{
+	return hns_shim_count_err(uctx->device, hns_shim_mmap(uctx, vma),
+				  HNS_SHIM_DFX_MMAP_ERR);
+}
+
+static int hns_shim_alloc_xrcd_counted(struct ib_xrcd *ibxrcd,
+				       struct ib_udata *udata)
+{
+	return hns_shim_count_err(ibxrcd->device,
+				  hns_shim_alloc_xrcd(ibxrcd, udata),
+				  HNS_SHIM_DFX_XRCD_ALLOC_ERR);
+}
+
+static int hns_shim_create_cq_counted(struct ib_cq *ibcq,
+				      const struct ib_cq_init_attr *attr,
+				      struct uverbs_attr_bundle *attrs)
+{
+	return hns_shim_count_err(ibcq->device,
+				  hns_shim_create_cq(ibcq, attr, attrs),
+				  HNS_SHIM_DFX_CQ_CREATE_ERR);
+}
+
+static int hns_shim_modify_cq_counted(struct ib_cq *ibcq, u16 count,
+				      u16 period)
+{
+	return hns_shim_count_err(ibcq->device,
+				  hns_shim_modify_cq(ibcq, count, period),
+				  HNS_SHIM_DFX_CQ_MODIFY_ERR);
+}
+
+static int hns_shim_create_qp_counted(struct ib_qp *ibqp,
+				      struct ib_qp_init_attr *init_attr,
+				      struct ib_udata *udata)
+{
+	return hns_shim_count_err(ibqp->device,
+				  hns_shim_create_qp(ibqp, init_attr, udata),
+				  HNS_SHIM_DFX_QP_CREATE_ERR);
+}
+
+static int hns_shim_create_srq_counted(struct ib_srq *ibsrq,
+				       struct ib_srq_init_attr *init_attr,
+				       struct ib_udata *udata)
+{
+	return hns_shim_count_err(ibsrq->device,
+				  hns_shim_create_srq(ibsrq, init_attr, udata),
+				  HNS_SHIM_DFX_SRQ_CREATE_ERR);
+}
+
+static int hns_shim_modify_srq_counted(struct ib_srq *ibsrq,
+				       struct ib_srq_attr *attr,
+				       enum ib_srq_attr_mask mask,
+				       struct ib_udata *udata)
+{
+	return hns_shim_count_err(ibsrq->device,
+				  hns_shim_modify_srq(ibsrq, attr, mask, udata),
+				  HNS_SHIM_DFX_SRQ_MODIFY_ERR);
+}
+
+static struct ib_mr *hns_shim_reg_user_mr_counted(struct ib_pd *pd, u64 start,
+						  u64 length, u64 virt_addr,
+						  int access_flags,
+						  struct ib_dmah *dmah,
+						  struct ib_udata *udata)
+{
+	struct ib_mr *mr = hns_shim_reg_user_mr(pd, start, length, virt_addr,
+						access_flags, dmah, udata);
+
+	hns_shim_count_err(pd->device, PTR_ERR_OR_ZERO(mr),
+			   HNS_SHIM_DFX_MR_REG_ERR);
+	return mr;
+}
+
+static struct ib_mr *hns_shim_rereg_user_mr_counted(struct ib_mr *ibmr,
+						    int flags, u64 start,
+						    u64 length, u64 virt_addr,
+						    int access_flags,
+						    struct ib_pd *pd,
+						    struct ib_udata *udata)
+{
+	struct ib_device *ibdev = ibmr->device;
+	struct ib_mr *mr = hns_shim_rereg_user_mr(ibmr, flags, start, length,
+						  virt_addr, access_flags, pd,
+						  udata);
+
+	hns_shim_count_err(ibdev, PTR_ERR_OR_ZERO(mr),
+			   HNS_SHIM_DFX_MR_REREG_ERR);
+	return mr;
+}
+
 static const struct ib_device_ops hns_shim_dev_ops = {
 	.owner = THIS_MODULE,
 	.driver_id = RDMA_DRIVER_HNS,
@@ -1652,38 +1783,38 @@ static const struct ib_device_ops hns_shim_dev_ops = {
 
 	.get_dev_fw_str = hns_shim_fw_str,
 	.req_notify_cq = hns_shim_req_notify_cq,
-	.create_ah = hns_shim_create_ah,
-	.create_user_ah = hns_shim_create_ah,
+	.create_ah = hns_shim_create_ah_counted,
+	.create_user_ah = hns_shim_create_ah_counted,
 	.destroy_ah = hns_shim_destroy_ah,
 	.query_ah = hns_shim_query_ah,
 	.add_gid = hns_shim_add_gid,
 	.del_gid = hns_shim_del_gid,
 	.alloc_pd = hns_shim_alloc_pd,
 	.dealloc_pd = hns_shim_dealloc_pd,
-	.alloc_ucontext = hns_shim_alloc_ucontext,
+	.alloc_ucontext = hns_shim_alloc_ucontext_counted,
 	.dealloc_ucontext = hns_shim_dealloc_ucontext,
 	.disassociate_ucontext = hns_shim_disassociate_ucontext,
 	.get_link_layer = hns_shim_link_layer,
 	.get_port_immutable = hns_shim_port_immutable,
-	.mmap = hns_shim_mmap,
+	.mmap = hns_shim_mmap_counted,
 	.mmap_free = hns_shim_mmap_free,
 	.modify_device = hns_shim_modify_device,
 	.query_device = hns_shim_query_device,
 	.query_pkey = hns_shim_query_pkey,
 	.query_port = hns_shim_query_port,
 
-	.create_cq = hns_shim_create_cq,
+	.create_cq = hns_shim_create_cq_counted,
 	.destroy_cq = hns_shim_destroy_cq,
-	.modify_cq = hns_shim_modify_cq,
-	.create_qp = hns_shim_create_qp,
-	.modify_qp = hns_shim_modify_qp,
+	.modify_cq = hns_shim_modify_cq_counted,
+	.create_qp = hns_shim_create_qp_counted,
+	.modify_qp = hns_shim_modify_qp_counted,
 	.destroy_qp = hns_shim_destroy_qp,
 	.query_qp = hns_shim_query_qp,
 	.drain_rq = hns_shim_drain_rq,
 	.drain_sq = hns_shim_drain_sq,
 	.get_dma_mr = hns_shim_get_dma_mr,
-	.reg_user_mr = hns_shim_reg_user_mr,
-	.rereg_user_mr = hns_shim_rereg_user_mr,
+	.reg_user_mr = hns_shim_reg_user_mr_counted,
+	.rereg_user_mr = hns_shim_rereg_user_mr_counted,
 	.dereg_mr = hns_shim_dereg_mr,
 	.fill_res_cq_entry = hns_shim_fill_res_cq,
 	.fill_res_cq_entry_raw = hns_shim_fill_res_cq_raw,
@@ -1700,7 +1831,7 @@ static const struct ib_device_ops hns_shim_dev_ops = {
 };
 
 static const struct ib_device_ops hns_shim_xrcd_ops = {
-	.alloc_xrcd = hns_shim_alloc_xrcd,
+	.alloc_xrcd = hns_shim_alloc_xrcd_counted,
 	.dealloc_xrcd = hns_shim_dealloc_xrcd,
 
 	INIT_RDMA_OBJ_SIZE(ib_xrcd, hns_shim_xrcd, ibxrcd),
@@ -1712,9 +1843,9 @@ static const struct ib_device_ops hns_shim_frmr_ops = {
 };
 
 static const struct ib_device_ops hns_shim_srq_ops = {
-	.create_srq = hns_shim_create_srq,
+	.create_srq = hns_shim_create_srq_counted,
 	.destroy_srq = hns_shim_destroy_srq,
-	.modify_srq = hns_shim_modify_srq,
+	.modify_srq = hns_shim_modify_srq_counted,
 	.query_srq = hns_shim_query_srq,
 	.fill_res_srq_entry = hns_shim_fill_res_srq,
 	.fill_res_srq_entry_raw = hns_shim_fill_res_srq_raw,

@@ -618,6 +618,22 @@ struct hns_shim_res {
 	} attr[HNS_SHIM_RES_ATTRS];
 };
 
+/* The failed verbs the driver's software counters count (debugfs sw_stat;
+ * positions in the driver's list of counters, checked against it in Rust).
+ */
+#define HNS_SHIM_DFX_QP_CREATE_ERR 7
+#define HNS_SHIM_DFX_QP_MODIFY_ERR 8
+#define HNS_SHIM_DFX_CQ_CREATE_ERR 9
+#define HNS_SHIM_DFX_CQ_MODIFY_ERR 10
+#define HNS_SHIM_DFX_SRQ_CREATE_ERR 11
+#define HNS_SHIM_DFX_SRQ_MODIFY_ERR 12
+#define HNS_SHIM_DFX_XRCD_ALLOC_ERR 13
+#define HNS_SHIM_DFX_MR_REG_ERR 14
+#define HNS_SHIM_DFX_MR_REREG_ERR 15
+#define HNS_SHIM_DFX_AH_CREATE_ERR 16
+#define HNS_SHIM_DFX_MMAP_ERR 17
+#define HNS_SHIM_DFX_UCTX_ALLOC_ERR 18
+
 /* The verbs and queries of an ib_device, implemented in Rust; rs is the
  * driver state given to hns_shim_alloc_ibdev, the object pointers what the
  * create calls returned. The shim adapts the RDMA core's conventions and
@@ -647,6 +663,8 @@ struct hns_rs_ib_ops {
 	int (*netdev_mac)(void *rs, const u8 *mac);
 	/* Doorbells are off (a reset): user mappings are refused. */
 	bool (*doorbells_off)(void *rs);
+	/* A verb failed: count it in software counter cnt (HNS_SHIM_DFX_*). */
+	void (*count_err)(void *rs, u32 cnt);
 	/* The upper device of the bond group that claims the port's netdev
 	 * ndev, or NULL: the port then follows the upper (its state, its
 	 * netdev events). For comparison and ib_get_curr_port_state only.

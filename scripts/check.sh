@@ -18,7 +18,7 @@ RESULTS=$HNS_BUILD/check/results.txt
 mkdir -p "$HNS_BUILD/check"
 : >"$RESULTS"
 # Suites the module must run at insmod; a missing one fails.
-EXPECTED_SUITES="hns_roce_rs_field hns_roce_rs_cmq hns_roce_rs_mbox_slot hns_roce_rs_hem hns_roce_rs_caps hns_roce_rs_bitmap hns_roce_rs_ctx hns_roce_rs_qpc hns_roce_rs_scc hns_roce_rs_cqe hns_roce_rs_wqe"
+EXPECTED_SUITES="hns_roce_rs_field hns_roce_rs_cmq hns_roce_rs_mbox_slot hns_roce_rs_hem hns_roce_rs_caps hns_roce_rs_bitmap hns_roce_rs_ctx hns_roce_rs_qpc hns_roce_rs_scc hns_roce_rs_cqe hns_roce_rs_wqe hns_roce_rs_dfx"
 KSRC=""
 t0=$(date +%s)
 
@@ -656,6 +656,25 @@ if [ -x "$HNS_BUILD/sim-target/release/hns-sim" ] && [ -f "$HNS_BUILD/module-kun
     trace_equal equivalence/user-objects-trace user-objects-c user-objects-rs
     # rdma res show -dd / -r of those MRs and CQs (and the kernel's objects).
     restrack_equal equivalence/restrack-user-objects user-objects-c user-objects-rs
+    # debugfs sw_stat/sw_stat after that workload (user-objects.py prints
+    # it last): the same 19 counters on both drivers, and the ones the
+    # workload moves (EQEs, commands, mailboxes polled in the probe and
+    # completed by events, the refused MR, CQs and mmap) not zero.
+    sw() { sed -n '/^HNS-SWSTAT-BEGIN/,/^HNS-SWSTAT-END/{/^HNS-SWSTAT-/d;p}' "$HNS_BUILD/guest/$1/output.log" 2>/dev/null; }
+    swc=$(sw user-objects-c) swr=$(sw user-objects-rs)
+    swn=$(printf '%s\n' "$swc" | grep -c ' --- ')
+    swzero=$(printf '%s\n' "$swc" | awk '$1 ~ /^(aeqe|cmds|posted_mbx|polled_mbx|mbx_event|mr_reg_err|cq_create_err|mmap_err)$/ && $3 == 0 { printf " %s", $1 }')
+    if [ "$swn" -ne 19 ]; then
+        result equivalence/user-objects-sw-stat FAIL "(C run: $swn counters, want 19; $HNS_BUILD/guest/user-objects-c/output.log)"
+    elif [ "$swc" != "$swr" ]; then
+        diff <(printf '%s\n' "$swc") <(printf '%s\n' "$swr") >"$L/user-objects-sw-stat.diff"
+        result equivalence/user-objects-sw-stat FAIL "C vs Rust differ (log: $L/user-objects-sw-stat.diff)"
+        head -n 40 "$L/user-objects-sw-stat.diff" | sed 's/^/    /'
+    elif [ -n "$swzero" ]; then
+        result equivalence/user-objects-sw-stat FAIL "(equal, but zero on both:$swzero)"
+    else
+        result equivalence/user-objects-sw-stat PASS "($swn counters equal; $(printf '%s\n' "$swc" | awk '$3 != 0 { printf "%s%s %s", s, $1, $3; s = ", " }'))"
+    fi
 
     # Link down/up and a function reset (hns_sim walks the RoCE client
     # through DOWN, UNINIT, INIT, UP as hclge does): both drivers come back

@@ -12,6 +12,7 @@ use super::{
     AddrVec, AhIn, CqUreq, DevAttr, GidEntry, IbDriver, MrReq, PortAttr, QpAttr, QpInit,
     QpModifyResp, QpQuery, SgidType, SrqArgs, SrqAttr, SrqUreq, UctxResp,
 };
+use crate::dfx::DfxCnt;
 use crate::rdma::wr::nth_wr;
 use crate::rdma::{
     raw, try_borrow, IbCq, IbQp, IbSrq, MmapCtx, NetDev, RecvChain, SendChain, UmemDev, UserCtx,
@@ -257,6 +258,43 @@ pub(super) unsafe extern "C" fn bond_follows<D: IbDriver>(
 pub(super) unsafe extern "C" fn doorbells_off<D: IbDriver>(rs: *mut c_void) -> bool {
     // SAFETY: per the function's contract.
     unsafe { drv::<D>(rs) }.doorbells_off()
+}
+
+// The shim's numbers of the counted verbs are the counters' positions.
+const _: () = {
+    use DfxCnt::*;
+    let pairs = [
+        (raw::HNS_SHIM_DFX_QP_CREATE_ERR, QpCreateErr),
+        (raw::HNS_SHIM_DFX_QP_MODIFY_ERR, QpModifyErr),
+        (raw::HNS_SHIM_DFX_CQ_CREATE_ERR, CqCreateErr),
+        (raw::HNS_SHIM_DFX_CQ_MODIFY_ERR, CqModifyErr),
+        (raw::HNS_SHIM_DFX_SRQ_CREATE_ERR, SrqCreateErr),
+        (raw::HNS_SHIM_DFX_SRQ_MODIFY_ERR, SrqModifyErr),
+        (raw::HNS_SHIM_DFX_XRCD_ALLOC_ERR, XrcdAllocErr),
+        (raw::HNS_SHIM_DFX_MR_REG_ERR, MrRegErr),
+        (raw::HNS_SHIM_DFX_MR_REREG_ERR, MrReregErr),
+        (raw::HNS_SHIM_DFX_AH_CREATE_ERR, AhCreateErr),
+        (raw::HNS_SHIM_DFX_MMAP_ERR, MmapErr),
+        (raw::HNS_SHIM_DFX_UCTX_ALLOC_ERR, UctxAllocErr),
+    ];
+    let mut i = 0;
+    while i < pairs.len() {
+        assert!(pairs[i].0 == pairs[i].1 as u32);
+        i += 1;
+    }
+};
+
+/// Called by the shim's counted verbs when they fail.
+///
+/// # Safety
+///
+/// `rs` is the device's pointer (see [`drv`]).
+pub(super) unsafe extern "C" fn count_err<D: IbDriver>(rs: *mut c_void, cnt: u32) {
+    // SAFETY: per the function's contract.
+    let d = unsafe { drv::<D>(rs) };
+    if let Some(c) = DfxCnt::from_index(cnt) {
+        d.count_err(c);
+    }
 }
 
 /// Called by the shim's op.

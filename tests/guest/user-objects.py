@@ -10,7 +10,11 @@ any failed.
 libhns always asks for the CQE size its context was given (64 B on HIP09),
 so the last part speaks the uverbs write ABI itself: its own context, CQs
 with 32 B and 64 B CQEs, one without the cqe_size field (32 B), one with a
-size the driver must refuse (EINVAL), record doorbells sharing a page.
+size the driver must refuse (EINVAL), record doorbells sharing a page,
+and an mmap of an offset the context never handed out (EINVAL). At the
+end the driver's software counters (debugfs sw_stat/sw_stat) are printed
+between HNS-SWSTAT-BEGIN and HNS-SWSTAT-END: scripts/check.sh compares the
+two drivers' (equivalence/user-objects-sw-stat).
 Usage: user-objects.py [DEVICE [GROUP]]  (TEST lines: "TEST GROUP/<step>",
 GROUP defaults to user-objects)"""
 import ctypes
@@ -141,6 +145,9 @@ node = os.path.basename(glob.glob(
 fd = os.open(f"/dev/infiniband/{node}", os.O_RDWR)
 # hns_roce_ib_alloc_ucontext {config, reserved}; answer: core 8 + hns 32.
 step("raw-context", lambda: uverbs(fd, CMD_GET_CONTEXT, struct.pack("<II", 0, 0), 40))
+# No mmap entry at page 4096 of the context: EINVAL, one mmap_err.
+step("raw-mmap-unknown-offset-einval",
+     lambda: expect_errno(errno.EINVAL, lambda: mmap.mmap(fd, PAGE, offset=4096 * PAGE)))
 bufs = [mmap.mmap(-1, 2 * PAGE) for _ in range(3)]
 dbpage = mmap.mmap(-1, PAGE)
 
@@ -205,4 +212,11 @@ for h in handles:
         step(f"raw-destroy-cq-{h}",
              lambda h=h: uverbs(fd, CMD_DESTROY_CQ, struct.pack("<II", h, 0), 8))
 os.close(fd)
+
+# The software counters after the workload (none if the file is missing).
+print("HNS-SWSTAT-BEGIN")
+for f in sorted(glob.glob("/sys/kernel/debug/hns_roce/*/sw_stat/sw_stat")):
+    with open(f) as sw:
+        sys.stdout.write(sw.read())
+print("HNS-SWSTAT-END")
 sys.exit(1 if fails else 0)

@@ -78,6 +78,22 @@ mod mbox_slot {
     }
 }
 
+/// The software counters and the text of debugfs `sw_stat`.
+#[kunit_tests(hns_roce_rs_dfx)]
+mod dfx {
+    use crate::vectors::dfx as v;
+
+    #[test]
+    fn text_is_the_c_drivers() {
+        assert_eq!(v::check_text(), Ok(()));
+    }
+
+    #[test]
+    fn positions() {
+        assert_eq!(v::check_positions(), Ok(()));
+    }
+}
+
 /// The command queue descriptor codec and command payloads.
 #[kunit_tests(hns_roce_rs_cmq)]
 mod cmq {
