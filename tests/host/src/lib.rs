@@ -23,6 +23,9 @@ pub mod bitmap;
 #[path = "../../../bond.rs"]
 pub mod bond;
 
+#[path = "../../../dip.rs"]
+pub mod dip;
+
 /// The `core` part of the rdma layer: work completions.
 #[path = "../../.."]
 pub mod rdma {
