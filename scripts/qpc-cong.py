@@ -7,10 +7,13 @@
 The trace is cut in parts at each driver load (a `cmq > op=8000`
 header). For each part it prints one line: how many QPC contexts
 in RTR (as MODIFY_QPC stored them) select each algorithm, with the
-template id they name (QPC_CONG_ALGO_TMPL_ID), how many distinct DIP
-context indices the DIP ones name, and how many of hns-sim's notes on the
-congestion fields (an algorithm the caps do not offer, a DIP context past
-the QPN space or shared by two destinations) it holds. Two drivers that
+template id they name (QPC_CONG_ALGO_TMPL_ID), whether every DIP context
+index is the QPN of a DIP QP of the part (the drivers key DIP contexts by
+the QPN that added them; how many there are depends on which QP of a
+perftest pair reaches RTR first, so they are not counted), and how many
+of hns-sim's notes on the congestion fields (an algorithm the caps do not
+offer, a DIP context past the QPN space or shared by two destinations)
+it holds. Two drivers that
 write the same fields print the same lines; make check's capsx boots
 compare them and want every algorithm of the hnsdv part and no notes.
 """
@@ -33,7 +36,7 @@ def parts(path):
     cur, out = None, []
     for line in open(path, errors="replace"):
         if line.startswith("cmq > op=8000 "):
-            cur = {"alg": {}, "dip": set(), "notes": 0}
+            cur = {"alg": {}, "dip": set(), "dipqp": set(), "notes": 0}
             out.append(cur)
             continue
         if cur is None:
@@ -52,6 +55,7 @@ def parts(path):
         cur["alg"][key] = cur["alg"].get(key, 0) + 1
         if a == 3:
             cur["dip"].add(w[64] >> 3 & 0xfffff)
+            cur["dipqp"].add(int(p[2].split("=")[1], 16))
     return out
 
 
@@ -60,7 +64,8 @@ def main():
     for i, r in enumerate(res):
         algs = " ".join(f"{n}(tmpl {t}):{c}" for (n, t), c in sorted(r["alg"].items()))
         print(f"part {i + 1}: RTR contexts {algs or 'none'}; "
-              f"DIP contexts {len(r['dip'])}; notes {r['notes']}")
+              f"DIP indices are DIP QPNs: {'yes' if r['dip'] <= r['dipqp'] else 'no'}; "
+              f"notes {r['notes']}")
 
 
 if __name__ == "__main__":
