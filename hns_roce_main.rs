@@ -127,6 +127,7 @@ pub mod cmdq;
 mod cq;
 mod db;
 mod debugfs;
+pub mod dip;
 mod eq;
 mod mr;
 mod objtable;
@@ -340,6 +341,9 @@ pub(crate) struct IbDev {
     /// Serialises HIP08's QP flow control init (`scc_mutex`).
     #[pin]
     scc: Mutex<()>,
+    /// The DIP congestion contexts (`qp_table.dip_xa`).
+    #[pin]
+    dips: qp::DipTable,
     /// The MAC last written to HIP08's SMAC table (`dev_addr`; zero until
     /// the first write).
     #[pin]
@@ -395,6 +399,7 @@ impl IbDev {
                 },
                 dscp: h.dscp_map(),
                 scc <- new_mutex!(()),
+                dips <- new_mutex!(KVec::new()),
                 dev_addr <- new_mutex!([0; 6]),
                 free_mr <- new_mutex!(None),
             }? Error),
@@ -624,6 +629,7 @@ impl IbDev {
             dwqe_page: self.dwqe_page,
             dscp: &self.dscp,
             scc: &self.scc,
+            dips: &self.dips,
         }
     }
 

@@ -22,6 +22,7 @@ pub(crate) mod post;
 use crate::cmdq::{query_context, Cmd, MailboxBuf};
 use crate::cq::Cq;
 use crate::db::{Db, DbPages, UserDb, UserDbPages};
+use crate::dip::{self, DipEntry};
 use crate::hem::mtr::{KernelMtr, Mtr, Region, UserBuf, UserMtr};
 use crate::hem::table::HemTables;
 use crate::hem::HemType;
@@ -99,6 +100,9 @@ struct Soft {
     /// TC mapping mode and priority the NIC gave for the path's DSCP.
     tc_mode: u8,
     priority: u8,
+    /// The DIP context a DIP QP's address vector took (C's `hr_qp->dip`),
+    /// released at destroy.
+    dip: Option<u32>,
 }
 
 /// `enum hns_roce_qp_cap_flags` (uapi): what a user QP's `cap_flags`
@@ -210,6 +214,33 @@ pub(crate) struct QpEnv<'a> {
     pub(crate) dwqe_page: u64,
     /// One QP flow control init at a time (C's `scc_mutex`).
     pub(crate) scc: &'a Mutex<()>,
+    /// The DIP congestion contexts.
+    pub(crate) dips: &'a DipTable,
+}
+
+/// The DIP congestion contexts of the device (C's `qp_table.dip_xa`, see
+/// `dip.rs`): entries sorted by index, under a lock of their own (taken
+/// only by QP modify, destroy and `rdma res`, all in process context; no
+/// other lock is taken under it). The entries go with the device.
+pub(crate) type DipTable = Mutex<KVec<DipEntry>>;
+
+/// Takes a reference on the DIP context of `dgid` for the QP `qpn`
+/// (`alloc_dip_entry` and `get_dip_ctx_idx`): adds the QP's own unused
+/// entry first if the table has none yet, then shares or claims one.
+fn dip_get(table: &DipTable, qpn: u32, dgid: &[u8; dip::GID_LEN]) -> Result<u32> {
+    let mut t = table.lock();
+    if let Err(pos) = dip::slot(&t, qpn) {
+        t.push(DipEntry::unused(qpn), GFP_KERNEL)?;
+        t[pos..].rotate_right(1);
+    }
+    // With the QP's own entry in the table one entry is always unused
+    // (every in-use entry has a live QP, each QP has its own entry).
+    dip::get(&mut t, dgid).ok_or(ENOSPC)
+}
+
+/// Drops a QP's reference on the DIP context `idx` (`put_dip_ctx_idx`).
+fn dip_put(table: &DipTable, idx: u32) {
+    dip::put(&mut table.lock(), idx);
 }
 
 impl<'a> QpEnv<'a> {
@@ -645,6 +676,7 @@ impl Qp {
                 sl: 0,
                 tc_mode: 0,
                 priority: 0,
+                dip: None,
             }),
         });
         match slot.write_pin_init(qp_init) {
@@ -925,10 +957,10 @@ impl Qp {
     /// The QP context and its congestion control context read back for
     /// `rdma res show qp -r` (`hns_roce_fill_res_qp_entry_raw`): QUERY_QPC
     /// (`qpc_sz` bytes of a 512-byte image), then QUERY_SCCC if the engine
-    /// has per-QP flow control. A DIP QP's SCC context is its DIP entry's,
-    /// and this driver has no DIP entries (a DIP address vector is
-    /// refused), so it stays zero, as C leaves it without one; so does
-    /// one whose query fails (only warned about, as in C).
+    /// has per-QP flow control. A DIP QP's SCC context is its DIP
+    /// context's (the index is a QPN); one without a DIP context yet (no
+    /// address vector) reads as zero, as in C; so does one whose query
+    /// fails (only warned about, as in C).
     pub(crate) fn res_raw(&self, env: &QpEnv<'_>, r: &mut ResRaw<'_>) -> Result {
         const QPC_WORDS: usize = 2 * qpc::QPC_HALF_DWORDS;
         const SCCC_WORDS: usize = 16;
@@ -938,8 +970,13 @@ impl Qp {
         query_context(env.cmd, env.dev, mbox::QUERY_QPC, self.qpn, &mut qpc[..n])?;
         r.push_words(&qpc)?;
         let mut sccc = [0u32; SCCC_WORDS];
-        if env.caps.flags & cap_flag::QP_FLOW_CTRL != 0 && self.cong_type != qpc::CongType::Dip {
-            if let Err(e) = query_context(env.cmd, env.dev, mbox::QUERY_SCCC, self.qpn, &mut sccc) {
+        let sccn = if self.cong_type == qpc::CongType::Dip {
+            self.soft.lock().dip
+        } else {
+            Some(self.qpn)
+        };
+        if let (true, Some(sccn)) = (env.caps.flags & cap_flag::QP_FLOW_CTRL != 0, sccn) {
+            if let Err(e) = query_context(env.cmd, env.dev, mbox::QUERY_SCCC, sccn, &mut sccc) {
                 sccc = [0; SCCC_WORDS];
                 ibdev_warn_ratelimited!(env.cmd, "failed to query SCCC", ret = e.to_errno());
             }
@@ -971,6 +1008,10 @@ impl Qp {
                         e.to_errno()
                     );
                 }
+            }
+            // The DIP context is released whatever the move to RESET did.
+            if let Some(i) = soft.dip.take() {
+                dip_put(env.dips, i);
             }
         }
         // A kernel QP's CQEs go (the GSI QP was not moved to RESET).

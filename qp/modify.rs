@@ -324,7 +324,6 @@ impl Qp {
     /// and `hns_roce_set_sl`); records the service level and TC mode the
     /// user modify answers, as C does even when the modify fails later.
     fn path(&self, env: &QpEnv<'_>, a: &QpAttr, soft: &mut Soft) -> Result<qpc::PathParams> {
-        let d = env.cmd.device();
         let c = env.caps;
         if a.av_grh && a.l2_ret != 0 {
             return Err(Error::from_errno(a.l2_ret));
@@ -352,15 +351,25 @@ impl Qp {
         };
         let cong = if env.rev.is_hip08() || gt == qpc::gid_type::ROCE {
             None
-        } else if self.cong_type == qpc::CongType::Dip {
-            // The per-destination-IP context table is not ported.
-            dev_err_ratelimited!(d, "DIP congestion control is not supported yet\n");
-            return Err(EOPNOTSUPP);
         } else {
+            let dip_idx = if self.cong_type == qpc::CongType::Dip {
+                let idx = super::dip_get(env.dips, self.qpn, &a.dgid).inspect_err(|e| {
+                    ibdev_err!(&env.cmd, "failed to fill cong field", ret = e.to_errno());
+                })?;
+                // A QP given an address vector again holds the new context
+                // only (C keeps counting the old one, which then never
+                // becomes unused).
+                if let Some(old) = soft.dip.replace(idx) {
+                    super::dip_put(env.dips, old);
+                }
+                Some(idx)
+            } else {
+                None
+            };
             Some(qpc::CongFields {
                 ty: self.cong_type,
                 tmpl_base: env.cong_tmpl_id,
-                dip_idx: None,
+                dip_idx,
             })
         };
         soft.sl = u32::from(a.sl);

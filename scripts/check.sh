@@ -18,7 +18,7 @@ RESULTS=$HNS_BUILD/check/results.txt
 mkdir -p "$HNS_BUILD/check"
 : >"$RESULTS"
 # Suites the module must run at insmod; a missing one fails.
-EXPECTED_SUITES="hns_roce_rs_field hns_roce_rs_cmq hns_roce_rs_mbox_slot hns_roce_rs_hem hns_roce_rs_caps hns_roce_rs_bitmap hns_roce_rs_ctx hns_roce_rs_qpc hns_roce_rs_scc hns_roce_rs_cqe hns_roce_rs_wqe hns_roce_rs_dfx"
+EXPECTED_SUITES="hns_roce_rs_field hns_roce_rs_cmq hns_roce_rs_mbox_slot hns_roce_rs_hem hns_roce_rs_caps hns_roce_rs_bitmap hns_roce_rs_ctx hns_roce_rs_qpc hns_roce_rs_scc hns_roce_rs_cqe hns_roce_rs_wqe hns_roce_rs_dfx hns_roce_rs_dip"
 KSRC=""
 t0=$(date +%s)
 
@@ -1101,13 +1101,21 @@ fi
 # boot each; the outcomes must be equal, the traces of the uqp-plan.sh
 # part (up to the reload) too, and the C driver's contexts must carry
 # the stash bits (CQC_STASH, QPCEX_STASH), or the flags did not reach
-# the drivers.
+# the drivers. The caps offer every congestion control algorithm (cong_cap
+# 0xf) with DIP the default (default_alg 3): the uqp-plan.sh part runs its
+# RC and XRC QPs with DIP contexts, the ib_write_bw pairs after the reload
+# ask for each algorithm through hnsdv_create_qp; scripts/qpc-cong.py
+# reads the algorithms of the RTR contexts per part of the trace, which
+# must be equal on both drivers, with DIP in the first part, all four in
+# the second, every DIP index a DIP QP's QPN and no hns-sim note on the
+# fields (capsx-cong-fields).
 CAPSX_FLAGS=0xca477f
+CAPSX_CONG="--set cong_cap=15 --set default_alg=3"
 if [ -x "$HNS_BUILD/sim-target/release/hns-sim" ] && [ -f "$HNS_BUILD/module-kunit/hns_roce_rs.ko" ]; then
     for d in c rs; do
         echo "sh /opt/hns/capsx-plan.sh $d" >"$L/capsx-$d.cmd"
         s=$(date +%s)
-        HNS_SIM_ARGS="--set cap_flags=$CAPSX_FLAGS" \
+        HNS_SIM_ARGS="--set cap_flags=$CAPSX_FLAGS $CAPSX_CONG" \
             GT_RENAME="s#^TEST uqp-$d/#TEST capsx-$d/#;s#^TEST pyverbs/#TEST capsx-$d/pyverbs-#" \
             guest_tests "capsx-$d" "$RESULTS" "$L/capsx-$d.cmd" --driver $d --sim 1
         echo "    capsx-$d boot: $(($(date +%s) - s)) s"
@@ -1134,6 +1142,22 @@ print(c, q)' "$HNS_BUILD/guest/capsx-c/trace-0.txt" 2>/dev/null)
         result sim/capsx-stash-in-contexts PASS "(CQC, QPC contexts with STASH: $stash)"
     else
         result sim/capsx-stash-in-contexts FAIL "(CQC, QPC contexts with STASH: ${stash:-none})"
+    fi
+    for d in c rs; do
+        python3 scripts/qpc-cong.py "$HNS_BUILD/guest/capsx-$d/trace-0.txt" \
+            >"$L/capsx-cong-$d.txt" 2>&1
+    done
+    cong_c=$(cat "$L/capsx-cong-c.txt")
+    if ! cmp -s "$L/capsx-cong-c.txt" "$L/capsx-cong-rs.txt"; then
+        result equivalence/capsx-cong-fields FAIL "(c: $cong_c; rs: $(cat "$L/capsx-cong-rs.txt"))"
+    elif printf '%s\n' "$cong_c" | grep -q "notes [1-9]\|DIP QPNs: no"; then
+        result equivalence/capsx-cong-fields FAIL "(hns-sim notes on the fields or DIP indices of no DIP QP: $cong_c)"
+    elif printf '%s\n' "$cong_c" | sed -n 1p | grep -q "DIP(tmpl" &&
+        printf '%s\n' "$cong_c" | sed -n 2p | grep "DCQCN(tmpl" | grep "LDCP(tmpl" |
+        grep "HC3(tmpl" | grep -q "DIP(tmpl"; then
+        result equivalence/capsx-cong-fields PASS "($(printf '%s\n' "$cong_c" | tr '\n' ' '))"
+    else
+        result equivalence/capsx-cong-fields FAIL "(algorithms missing: $cong_c)"
     fi
 else
     result guest/capsx-c SKIP "hns-sim or the module did not build"

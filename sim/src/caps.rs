@@ -554,13 +554,24 @@ impl Caps {
         1 << self.num_qps_log
     }
 
-    /// Refuses a table the model cannot serve. DIRECT_WQE (flag bit 12)
+    /// Refuses a table the model cannot serve. `cong_cap` may carry any
+    /// of its four algorithm bits and `default_alg` any value of its six
+    /// (the driver takes what it finds), no more. DIRECT_WQE (flag bit 12)
     /// needs a HIP09 function, whose drivers push WQEs into the QP's own
     /// page of BAR2's `mem_base` window (HIP08 kernel QPs ring the shared
     /// register 0x230, which a 64-byte push would run over), and a page
     /// there for every QPN (a QPN past the window would give the user
     /// mapping of its page memory past the end of BAR2).
     pub fn check(&self) -> Result<(), String> {
+        // The widths of PF_CAPS_D_CONG_CAP and PF_CAPS_D_DEFAULT_ALG: a
+        // larger value would reach the driver cut short.
+        if self.cong_cap > 0xf || self.default_alg > 0x3f {
+            return Err(format!(
+                "caps: cong_cap {:#x} (4 bits: DCQCN, LDCP, HC3, DIP) or default_alg {:#x} \
+                 (6 bits) too large",
+                self.cong_cap, self.default_alg
+            ));
+        }
         if self.cap_flags & flag::DIRECT_WQE == 0 {
             return Ok(());
         }
@@ -628,6 +639,19 @@ mod tests {
         assert_eq!(c.cap_flags >> 12, (1 << 7) | (1 << 10));
         assert_eq!(c.cap_flags & flag::DIRECT_WQE, 0);
         assert_eq!(c.cap_flags & flag::BOND, 0);
+    }
+
+    #[test]
+    fn congestion_caps_fit_their_fields() {
+        let mut c = Caps::default();
+        c.set("cong_cap", "15").unwrap();
+        c.set("default_alg", "3").unwrap();
+        assert_eq!(c.check(), Ok(()));
+        c.cong_cap = 0x10;
+        assert!(c.check().is_err());
+        c.cong_cap = 0xf;
+        c.default_alg = 0x40;
+        assert!(c.check().is_err());
     }
 
     #[test]

@@ -9,6 +9,7 @@
 use crate::bond::{Bond, BondCmd, BondInfo, Chip, PciLoc, MODE_1};
 use crate::caps::Caps;
 use crate::cmq::{flag, op, op_name, ret, Desc};
+use crate::cong::CongCheck;
 use crate::engine::{qps, CtxEvent, Host};
 use crate::eq::{mb_aeqe, Eq};
 use crate::field::Ctx;
@@ -446,6 +447,8 @@ pub struct Firmware {
     /// The reported capabilities.
     pub caps: Caps,
     tables: [HemTable; 7],
+    /// The congestion control fields of the QPs' contexts.
+    cong: CongCheck,
     eqs: BTreeMap<u32, Eq>,
     /// For each live EQ, [`Firmware::cmq_stalls`] when it was created.
     eq_born: BTreeMap<u32, u64>,
@@ -565,6 +568,7 @@ impl Firmware {
             irqs: Vec::new(),
             gids: BTreeMap::new(),
             smacs: BTreeMap::new(),
+            cong: CongCheck::default(),
             sccc_clr_done: false,
             sccc_busy: 0,
             storm: 0,
@@ -584,6 +588,7 @@ impl Firmware {
     }
 
     fn reset_tables(&mut self) {
+        self.cong.clear();
         let c = &self.caps;
         // A PF's driver divides the totals QUERY_PF_RES reports by its
         // function count: its L0 BTs are its share.
@@ -1782,6 +1787,9 @@ impl Firmware {
             mb::CREATE_SRQ => self.context_rw(mem, Table::Srqc, tag, inp),
             mb::MODIFY_QPC => {
                 let (old, new) = self.context_merge(mem, Table::Qpc, tag, inp)?;
+                for n in self.cong.modify(&self.caps, tag, &new) {
+                    self.trace.note(&n);
+                }
                 // The engine reads the QPC when it next polls, by which time
                 // more modifies may have happened (RESET, INIT, RTR, RTS in
                 // a row): tell it here that the QP starts over.

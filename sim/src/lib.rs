@@ -11,6 +11,7 @@ pub mod hw_v2_fields;
 pub mod bond;
 pub mod caps;
 pub mod cmq;
+pub mod cong;
 pub mod device;
 pub mod engine;
 pub mod eq;

@@ -370,6 +370,22 @@ mod qpc {
     }
 }
 
+/// The DIP congestion context table.
+#[kunit_tests(hns_roce_rs_dip)]
+mod dip {
+    use crate::vectors::dip as v;
+
+    #[test]
+    fn sharing() {
+        assert_eq!(v::check_dip_sharing(), Ok(()));
+    }
+
+    #[test]
+    fn full() {
+        assert_eq!(v::check_dip_full(), Ok(()));
+    }
+}
+
 /// The id and bank allocators.
 #[kunit_tests(hns_roce_rs_bitmap)]
 mod bitmap {

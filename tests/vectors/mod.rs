@@ -9,6 +9,7 @@ pub mod cmq;
 pub mod cqe;
 pub mod ctx;
 pub mod dfx;
+pub mod dip;
 pub mod field;
 pub mod hem;
 pub mod mbox_slot;

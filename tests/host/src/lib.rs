@@ -26,6 +26,9 @@ pub mod bond;
 #[path = "../../../dfx.rs"]
 pub mod dfx;
 
+#[path = "../../../dip.rs"]
+pub mod dip;
+
 /// The `core` part of the rdma layer: work completions.
 #[path = "../../.."]
 pub mod rdma {
