@@ -740,10 +740,10 @@ void hns_shim_cond_resched(void);
 /* Words a WQE event records at most: 64 SGEs of 16 bytes. */
 #define HNS_SHIM_TRACE_WQE_WORDS 256
 
-/* hns_rs_trace_mr.type: the C driver's MR types, in its order. */
+/* hns_rs_trace_mr.type: the C driver's MR type numbers. */
 #define HNS_SHIM_TRACE_MR_MR 0
 #define HNS_SHIM_TRACE_MR_FRMR 1
-#define HNS_SHIM_TRACE_MR_DMA 2
+#define HNS_SHIM_TRACE_MR_DMA 3
 
 /* What the hns_mr event records of an MR being enabled. */
 struct hns_rs_trace_mr {
