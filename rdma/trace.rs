@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0+
 
 //! The `hns_roce` trace events (`bindings/hns_roce_trace.h`, instantiated
 //! in `bindings/trace.c`): the C driver's ten events under the same names,
