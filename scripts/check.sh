@@ -1154,6 +1154,9 @@ if [ -x "$HNS_BUILD/sim-target/release/hns-sim" ] && [ -f "$HNS_BUILD/module-kun
     TRACE_OPTS="--mask-psn --unordered" trace_equal equivalence/user-qp-trace uqp-c uqp-rs
     # rdma res show -dd / -r of qp_states.py's RC and UD QPs and its CQ.
     restrack_equal equivalence/restrack-qp-states uqp-c uqp-rs
+    # The hns_roce trace events of qp_states.py: its buffers, MR and moves
+    # to ERR (user MRs' I/O addresses masked).
+    events_equal equivalence/trace-events-qp-states --events uqp-c uqp-rs
     # qp_states.py prints every step's outcome and query_qp: same text.
     qs() { sed -n '/^HNS-QPSTATES-BEGIN/,/^HNS-QPSTATES-END/{/^HNS-RESTRACK /d;p}' "$HNS_BUILD/guest/$1/output.log"; }
     if [ -n "$(qs uqp-c)" ] && diff <(qs uqp-c) <(qs uqp-rs) >"$L/qp-states.diff"; then

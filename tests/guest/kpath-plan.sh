@@ -126,9 +126,9 @@ reset_flush() {
 # and of the CM exchange after it as TRACEEV lines (event name and text):
 # the host compares both with the other driver's
 # (scripts/trace-events-diff.py; addresses and WR ids masked there).
-HE=$TR/events/hns_roce
 trace_event_dirs() {
     { grep -q " $TR " /proc/mounts || mount -t tracefs tracefs $TR; } || return 1
+    HE=$HNS_TE
     for e in hns_sq_wqe hns_rq_wqe hns_srq_wqe hns_sq_flush_cqe hns_rq_flush_cqe \
         hns_ae_info hns_mr hns_buf_attr hns_cmdq_req hns_cmdq_resp; do
         [ -f $HE/$e/format ] || { echo "no $HE/$e/format"; return 1; }
@@ -139,26 +139,15 @@ trace_event_dirs() {
 }
 check $g/trace-event-dirs trace_event_dirs
 printf '%s\n' "$out" | grep '^TRACEFMT '
-# Room for the window's events (each WQE event holds 1 KiB of words).
-echo 8192 >$TR/buffer_size_kb
-echo 1 >$HE/enable
+hns_events_on
 check $g/reset-flushes-kernel-wrs reset_flush
 echo "    $(printf '%s\n' "$out" | grep 'flush completions')"
 # The new instance: the port comes back and the CM exchange passes again.
 check $g/hns0-active-after-reset port_state hns_0 PORT_ACTIVE
 check $g/cm-after-reset timeout 60 python3 /opt/hns/cm_noqp.py 192.168.77.1 5
 echo "    $(printf '%s\n' "$out" | tail -n 1)"
-echo 0 >$HE/enable
-# trace_events: every event of the window, without task, CPU, flags and
-# time stamp; at least one of each kind the window must hold.
-trace_events() {
-    sed -n 's/^.*: \(hns_[a-z_]*\): /TRACEEV \1: /p' $TR/trace >/tmp/hns-events.txt
-    echo "$(wc -l </tmp/hns-events.txt) events"
-    for e in hns_sq_wqe hns_rq_wqe hns_ae_info hns_mr hns_buf_attr hns_cmdq_req hns_cmdq_resp; do
-        grep -q "^TRACEEV $e: " /tmp/hns-events.txt || { echo "no $e event"; return 1; }
-    done
-}
-check $g/trace-events trace_events
+check $g/trace-events hns_events hns_sq_wqe hns_rq_wqe hns_ae_info hns_mr hns_buf_attr \
+    hns_cmdq_req hns_cmdq_resp
 echo "    $(printf '%s\n' "$out" | grep ' events$')"
 cat /tmp/hns-events.txt
 
