@@ -786,6 +786,7 @@ if [ -x "$HNS_BUILD/sim-target/release/hns-sim" ] && [ -f "$HNS_BUILD/module-kun
     done
     outcomes_equal equivalence/kpath-dwqe-outcomes kpath-dwqe-c kpath-dwqe-rs
     TRACE_OPTS="--mask-psn --unordered" trace_equal equivalence/kpath-dwqe-trace kpath-dwqe-c kpath-dwqe-rs
+    events_equal equivalence/kpath-dwqe-trace-events --events kpath-dwqe-c kpath-dwqe-rs
 else
     result guest/kpath-dwqe SKIP "module or hns-sim did not build"
 fi
