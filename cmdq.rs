@@ -24,7 +24,9 @@ use crate::hns_roce_hw_v2::consts::cmq_op;
 use crate::hns_roce_hw_v2::regs::{
     TX_CMQ_BASEADDR_H, TX_CMQ_BASEADDR_L, TX_CMQ_CI, TX_CMQ_DEPTH, TX_CMQ_PI,
 };
-use crate::rdma::{new_spinlock_irqsave, Event, IbLog, LogLevel, RegWindow, Regs, SpinLockIrqSave};
+use crate::rdma::{
+    new_spinlock_irqsave, trace, Event, IbLog, LogLevel, RegWindow, Regs, SpinLockIrqSave,
+};
 use core::sync::atomic::{AtomicBool, Ordering};
 use kernel::{
     device::{Bound, Device},
@@ -80,6 +82,8 @@ impl From<CmqError> for Error {
 /// `head < CSQ_DESC_NUM`, and `ring` holds `CSQ_DESC_NUM * DESC_WORDS` words.
 pub(crate) struct Cmq {
     ring: Coherent<[u32]>,
+    /// The PCI function, whose name the trace events carry.
+    dev: ARef<Device>,
     head: u32,
     fatal: bool,
     cleared: bool,
@@ -102,6 +106,7 @@ impl Cmq {
         // INVARIANT: head 0, ring of the full size.
         Ok(Cmq {
             ring,
+            dev: ARef::from(&**dev),
             head: 0,
             fatal: false,
             cleared: false,
@@ -220,6 +225,12 @@ impl Cmq {
         }
     }
 
+    /// The `hns_cmdq_req` (`resp` false) or `hns_cmdq_resp` event of `d`.
+    fn trace_desc(&self, resp: bool, d: &Desc) {
+        let data = core::array::from_fn(|i| d.data.word(i));
+        trace::cmdq(resp, &self.dev, d.opcode, d.flag, d.retval, &data);
+    }
+
     /// One attempt of [`Cmq::send`].
     fn send_once(&mut self, regs: Regs<'_>, descs: &mut [Desc]) -> Result<(), CmqError> {
         let opcode = descs.first().map_or(0, |d| d.opcode);
@@ -236,6 +247,7 @@ impl Cmq {
         };
         let start = self.head;
         for d in descs.iter() {
+            self.trace_desc(false, d);
             self.write_slot(self.head, &d.to_le_words()).map_err(fail)?;
             // INVARIANT: wraps below `CSQ_DESC_NUM`.
             self.head = (self.head + 1) % CSQ_DESC_NUM;
@@ -268,6 +280,7 @@ impl Cmq {
         for d in descs.iter_mut() {
             let w = self.read_slot(idx).map_err(fail)?;
             *d = Desc::from_le_words(&w);
+            self.trace_desc(true, d);
             if d.retval != 0 {
                 ret = Err(fail(Error::from_errno(-retval_errno(d.retval))));
             }

@@ -212,7 +212,7 @@ impl Cq {
                 size,
                 c.cqe_pg.buf + page_shift,
                 c.cqe_pg.ba + page_shift,
-                hop,
+                c.cqe_hop_num,
             )
             .map(Mtr::Kernel),
             Some(u) => UserMtr::new(

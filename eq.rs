@@ -26,7 +26,8 @@ use crate::hns_roce_hw_v2::fields::{aeqe, ceqe, Aeqe, Ceqe, Eqc};
 use crate::hns_roce_hw_v2::regs::{VF_ABN_INT_CFG, VF_ABN_INT_EN, VF_ABN_INT_ST, VF_EVENT_INT_EN};
 use crate::qp::post::QpTable;
 use crate::rdma::{
-    BoundDevice, Hnae3Handle, IrqHandler, IrqRegistration, OwnedQueue, ResetRequest, SrqEvent,
+    trace, BoundDevice, Hnae3Handle, IrqHandler, IrqRegistration, OwnedQueue, ResetRequest,
+    SrqEvent,
 };
 use crate::srq::SrqTable;
 use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
@@ -336,6 +337,10 @@ impl Eq {
                 if r.is_err() {
                     hdev_err!(self.cmd.device(), "no memory for AEQE {:#x} work\n", event);
                 }
+            }
+            if trace::enabled(trace::Costly::AeInfo) {
+                let all: [u32; 16] = core::array::from_fn(|i| e.word(i));
+                trace::ae(event, all.get(..words).unwrap_or(&all));
             }
             self.cmd.sw_stat().inc(DfxCnt::Aeqe);
         }) > 0

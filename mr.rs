@@ -25,7 +25,7 @@
 
 use crate::cmdq::{query_context, Cmd, MailboxBuf};
 use crate::field::Ctx;
-use crate::hem::mtr::{FrmrPbl, PblRange, UserMtr};
+use crate::hem::mtr::{trace_buf_attr, FrmrPbl, PblRange, Region, UserMtr};
 use crate::hem::table::{HemTable, HemTables};
 use crate::hem::HemType;
 use crate::hns_roce_hw_v2::caps::Caps;
@@ -34,7 +34,7 @@ use crate::hns_roce_hw_v2::ctx::{self as hw_ctx, index_to_key, key_to_index, Mpt
 use crate::hns_roce_hw_v2::fields::Mpt;
 use crate::hns_roce_hw_v2::wqe::FastReg;
 use crate::pd::IdSpace;
-use crate::rdma::{self, MrReq, ResAttrs, ResRaw, UmemDev};
+use crate::rdma::{self, trace, MrReq, ResAttrs, ResRaw, UmemDev};
 use core::sync::atomic::{AtomicU32, Ordering};
 use kernel::{
     device::{Bound, Device},
@@ -145,6 +145,10 @@ impl Drop for MptSlot<'_> {
     }
 }
 
+/// Hop number of a fast-register MR's page list (one BT level, as
+/// [`FrmrPbl`] builds it).
+const FRMR_PBL_HOP: u32 = 1;
+
 /// The page-list part of a user MR's MPT entry (`set_mtpt_pbl`).
 fn mpt_pbl(env: &MrEnv<'_>, pbl: &UserMtr) -> Result<MptPbl> {
     let mut pages = [0u64; 2];
@@ -196,6 +200,13 @@ fn create_mpt(env: &MrEnv<'_>, words: &[u32], idx: u32) -> Result {
 fn alloc_pbl(env: &MrEnv<'_>, pin: UmemDev<'_>, mr: &PblRange) -> Result<UserMtr> {
     // CAST: PAGE_SHIFT is 12..16.
     let page_shift = kernel::page::PAGE_SHIFT as u32;
+    // CAST: the event's size is C's `unsigned int`, as `size_t` truncated.
+    let size = mr.length as usize;
+    let region = Region {
+        size,
+        hop: env.caps.pbl_hop_num,
+    };
+    trace_buf_attr(&[region], env.caps.pbl_pg.buf + page_shift, false);
     UserMtr::new_pbl(
         env.dev,
         pin,
@@ -217,6 +228,12 @@ pub(crate) fn get_dma_mr(env: &MrEnv<'_>, pdn: u32, access: u32) -> Result<Pin<K
     let slot = MptSlot::take(env)?;
     let key = index_to_key(slot.idx);
     let c = hw_ctx::dma_mr_mpt(pdn, mpt_access(access), key);
+    trace::mr(&trace::MrTrace {
+        key,
+        pd: pdn,
+        type_: trace::MR_TYPE_DMA,
+        ..Default::default()
+    });
     create_mpt(env, c.as_le_words(), slot.idx)?;
     let mr = KBox::pin_init(
         pin_init!(Mr {
@@ -283,6 +300,18 @@ pub(crate) fn reg_user_mr(env: &MrEnv<'_>, pin: UmemDev<'_>, req: &MrReq) -> Res
         )?),
         enabled: true,
     };
+    if let Some(pbl) = &st.pbl {
+        trace::mr(&trace::MrTrace {
+            iova,
+            size: length,
+            key,
+            pd: pdn,
+            pbl_hop_num: pbl.hop(0),
+            npages: pbl.page_count(),
+            type_: trace::MR_TYPE_MR,
+            enabled: 0,
+        });
+    }
     let c = hw_ctx::user_mr_mpt(
         &user_params(env, key, &st)
             .inspect_err(|e| ibdev_err!(env.cmd, "failed to write mtpt", ret = e.to_errno()))?,
@@ -333,6 +362,12 @@ pub(crate) fn alloc_mr(
     let size = u64::from(max_num_sg) << page_shift;
     let slot = MptSlot::take(env)?;
     let key = index_to_key(slot.idx);
+    // CAST: as C's `size_t` region size.
+    let region = Region {
+        size: size as usize,
+        hop: FRMR_PBL_HOP,
+    };
+    trace_buf_attr(&[region], page_shift, true);
     let pbl = FrmrPbl::new(
         env.dev,
         max_num_sg,
@@ -340,6 +375,15 @@ pub(crate) fn alloc_mr(
         env.caps.pbl_pg.ba + page_shift,
     )
     .inspect_err(|e| ibdev_err!(env.cmd, "failed to alloc pbl mtr", ret = e.to_errno()))?;
+    trace::mr(&trace::MrTrace {
+        size,
+        key,
+        pd: pdn,
+        pbl_hop_num: FRMR_PBL_HOP,
+        npages: pbl.capacity(),
+        type_: trace::MR_TYPE_FRMR,
+        ..Default::default()
+    });
     let c = hw_ctx::frmr_mpt(&hw_ctx::FrmrMptParams {
         pdn,
         pbl_ba: pbl.root_ba(),

@@ -31,7 +31,7 @@ use crate::hns_roce_hw_v2::consts::{cap_flag, mbox, reg, sge};
 use crate::hns_roce_hw_v2::qpc::{self as qpc, qpt, QpState, QueueError, QueueRequest, QueueSizes};
 use crate::hw_rev::HwRev;
 use crate::rdma::{
-    DscpMap, IbQp, MmapCtx, MmapEntry, QpAttr, QpInit, QpQuery, RecvWr, ResAttrs, ResRaw,
+    trace, DscpMap, IbQp, MmapCtx, MmapEntry, QpAttr, QpInit, QpQuery, RecvWr, ResAttrs, ResRaw,
     SqDoorbells, UmemDev,
 };
 use crate::Ucontext;
@@ -817,6 +817,7 @@ impl Qp {
         let mut rq = self.core.rq.lock();
         let mut nreq = 0u32;
         let mut res = Ok(());
+        let traced = trace::enabled(trace::Costly::RqWqe);
         for wr in wrs {
             if rq.overflow(&self.core.rq_ring, nreq) {
                 res = Err((nreq as usize, ENOMEM));
@@ -854,6 +855,11 @@ impl Qp {
             if let Err(e) = wrote {
                 res = Err((nreq as usize, e));
                 break;
+            }
+            if traced {
+                let bytes = 1u32.wrapping_shl(self.sizes.rq_wqe_shift);
+                self.mtr
+                    .trace_wqe(trace::Queue::Rq, self.qpn, idx, at, bytes, wr.wr_id);
             }
             self.core.rq_ring.set_wrid(idx, wr.wr_id);
             nreq += 1;

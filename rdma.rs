@@ -24,7 +24,8 @@
 //! - `restrack`: what `rdma res show` prints;
 //! - `layout`: the load-time check of the bindings against the kernel;
 //! - `lock`: the driver's interrupt-safe spinlock, `spin_lock_irqsave` as
-//!   in C.
+//!   in C;
+//! - `trace`: the `hns_roce` trace events (C tracepoints of the shim).
 
 use core::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 use kernel::{ffi::c_void, types::ForeignOwnable};
@@ -65,6 +66,7 @@ mod umem;
 pub(crate) use umem::{cond_resched, MmapCtx, MmapEntry, Umem, UmemDev, UserCtx};
 mod restrack;
 pub(crate) use restrack::{ResAttrs, ResRaw};
+pub(crate) mod trace;
 pub(crate) mod wc;
 mod wr;
 

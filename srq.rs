@@ -34,8 +34,8 @@ use crate::hw_rev::HwRev;
 use crate::objtable::ObjTable;
 use crate::pd::IdSpace;
 use crate::rdma::{
-    new_spinlock_irqsave, IbSrq, RecvWr, ResAttrs, ResRaw, SpinLockIrqSave, SrqArgs, SrqAttr,
-    SrqEvent, SrqUreq, UmemDev, SRQT_XRC,
+    new_spinlock_irqsave, trace, IbSrq, RecvWr, ResAttrs, ResRaw, SpinLockIrqSave, SrqArgs,
+    SrqAttr, SrqEvent, SrqUreq, UmemDev, SRQT_XRC,
 };
 use crate::Ucontext;
 use kernel::{
@@ -617,6 +617,7 @@ impl Srq {
         let mut r = core.ring.lock();
         let mut nreq = 0usize;
         let mut res = Ok(());
+        let traced = trace::enabled(trace::Costly::SrqWqe);
         for wr in wrs {
             // CAST: at most the caps' SGEs.
             if wr.sges.len() > max_sge as usize {
@@ -662,6 +663,10 @@ impl Srq {
             // CAST: below the WQE count.
             if let Some(w) = r.wrid.get_mut(slot as usize) {
                 *w = wr.wr_id;
+            }
+            if traced {
+                let bytes = 1u32.wrapping_shl(self.wqe_shift);
+                wqe.trace_wqe(trace::Queue::Srq, self.srqn, slot, at, bytes, wr.wr_id);
             }
             r.head = r.head.wrapping_add(1);
             nreq += 1;

@@ -22,7 +22,7 @@
 use crate::hem::{
     best_hop_num, BtSlot, MtrError, MtrLayout, RegionAttr, UmemShape, UserMtrLayout, MAX_BT_REGION,
 };
-use crate::rdma::{cond_resched, Umem, UmemDev, ACCESS_LOCAL_WRITE};
+use crate::rdma::{cond_resched, trace, Umem, UmemDev, ACCESS_LOCAL_WRITE};
 use kernel::{
     device::{Bound, Device},
     dma::Coherent,
@@ -41,6 +41,19 @@ pub(crate) struct Region {
     pub(crate) size: usize,
     /// Hop number from the caps (`caps.wqe_sq_hop_num` and the like).
     pub(crate) hop: u32,
+}
+
+/// The `hns_buf_attr` event of a buffer of `regions` (the hop numbers as
+/// the caps give them) in pages of `1 << page_shift` bytes, as
+/// `hns_roce_mtr_create` emits it on entry; `mtt_only` for a page list
+/// without a buffer of its own.
+pub(crate) fn trace_buf_attr(regions: &[Region], page_shift: u32, mtt_only: bool) {
+    let mut r = [(0u32, 0i32); MAX_BT_REGION];
+    for (t, g) in r.iter_mut().zip(regions) {
+        // CAST: the event's fields are C's `unsigned int` and `int`.
+        *t = (g.size as u32, g.hop as i32);
+    }
+    trace::buf_attr(r.get(..regions.len()).unwrap_or(&r), page_shift, mtt_only);
 }
 
 /// The C errno of a layout error.
@@ -106,7 +119,8 @@ impl KernelMtr {
     /// # Errors
     ///
     /// As [`KernelMtr::with_regions`]: `EINVAL` for hop 0 or 3 (not needed
-    /// yet), `ERANGE` if the root does not fit one BT page, `ENOMEM`.
+    /// yet), `ERANGE` if the root does not fit one BT page, `ENOMEM`. Hop
+    /// `HOP_NUM_0` counts as 0 (the event records it as given).
     pub(crate) fn new(
         dev: &Device<Bound>,
         size: usize,
@@ -115,7 +129,10 @@ impl KernelMtr {
         hop: u32,
     ) -> Result<Self> {
         let cap = 1u64.checked_shl(ba_pg_shift).ok_or(EINVAL)?;
-        Self::with_regions(
+        trace_buf_attr(&[Region { size, hop }], page_shift, false);
+        // Hop 0 as the caps spell it is no BT level at all.
+        let hop = if hop == crate::hem::HOP_NUM_0 { 0 } else { hop };
+        Self::build(
             dev,
             &[Region { size, hop }],
             page_shift.max(HW_PAGE_SHIFT),
@@ -140,6 +157,18 @@ impl KernelMtr {
     /// the root; `ENOBUFS` if the regions are not whole pages and the
     /// buffer C would allocate for their total is short of pages; `ENOMEM`.
     pub(crate) fn with_regions(
+        dev: &Device<Bound>,
+        regions: &[Region],
+        page_shift: u32,
+        ba_pg_shift: u32,
+        page_size_cap: u64,
+    ) -> Result<Self> {
+        trace_buf_attr(regions, page_shift, false);
+        Self::build(dev, regions, page_shift, ba_pg_shift, page_size_cap)
+    }
+
+    /// [`KernelMtr::with_regions`] without its trace event.
+    fn build(
         dev: &Device<Bound>,
         regions: &[Region],
         page_shift: u32,
@@ -343,6 +372,40 @@ impl KernelMtr {
         };
         read().ok().map(u32::from_le)
     }
+
+    /// Emits the `hns_*_wqe` event of the `bytes`-long entry (whole
+    /// 16-byte segments, in one page) at byte `off`: WQE `idx` of queue
+    /// `qpn` for WR `wr_id`. Reads at most the event's words; out of line,
+    /// for when the event is on.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn trace_wqe(
+        &self,
+        queue: trace::Queue,
+        qpn: u32,
+        idx: u32,
+        off: usize,
+        bytes: u32,
+        wr_id: u64,
+    ) {
+        let mut w = [0u32; trace::WQE_WORDS];
+        // CAST: a WQE's size fits `usize`.
+        let n = (bytes as usize / 4).min(w.len());
+        for (k, seg) in w.chunks_exact_mut(4).take(n / 4).enumerate() {
+            match self.read_words::<4>(off.wrapping_add(16 * k)) {
+                Some(v) => seg.copy_from_slice(&v),
+                None => break,
+            }
+        }
+        trace::wqe(
+            queue,
+            qpn,
+            idx,
+            w.as_slice().get(..n).unwrap_or(&[]),
+            bytes,
+            wr_id,
+        );
+    }
 }
 
 /// The page list of a fast-register MR (`alloc_mr_pbl` for `MR_TYPE_FRMR`,
@@ -528,6 +591,7 @@ impl UserMtr {
         ba_pg_shift: u32,
         page_size_cap: u64,
     ) -> Result<Self> {
+        trace_buf_attr(regions, page_shift, false);
         let all = attrs_of(regions)?;
         let attrs = all.get(..regions.len()).ok_or(EINVAL)?;
         let total = attrs
@@ -945,6 +1009,22 @@ impl Mtr {
         match self {
             Self::Kernel(m) => m.entry(off),
             Self::User(_) => Err(EINVAL),
+        }
+    }
+
+    /// [`KernelMtr::trace_wqe`] on kernel memory (nothing for user memory,
+    /// whose WQEs libhns writes).
+    pub(crate) fn trace_wqe(
+        &self,
+        queue: trace::Queue,
+        qpn: u32,
+        idx: u32,
+        off: usize,
+        bytes: u32,
+        wr_id: u64,
+    ) {
+        if let Self::Kernel(m) = self {
+            m.trace_wqe(queue, qpn, idx, off, bytes, wr_id);
         }
     }
 

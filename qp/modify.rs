@@ -13,7 +13,7 @@ use crate::cmdq::{Cmd, MailboxBuf};
 use crate::hem::HemType;
 use crate::hns_roce_hw_v2::consts::{cap_flag, mbox};
 use crate::hns_roce_hw_v2::qpc::{self as qpc, qpt, QpState, QpcImage};
-use crate::rdma::{QpAttr, QpModifyResp};
+use crate::rdma::{trace, QpAttr, QpModifyResp};
 use crate::{UCTX_CQE_INLINE, UCTX_RQ_INLINE};
 use core::sync::atomic::Ordering;
 use kernel::prelude::*;
@@ -118,13 +118,16 @@ impl Qp {
         if new == QpState::Err && self.qp_type != qpt::XRC_TGT {
             let sq_head = {
                 let sq = self.core.sq.lock();
+                trace::flush(trace::Queue::Sq, self.qpn, sq.head);
                 self.core
                     .state
                     .store(QpState::Err as u32, Ordering::Relaxed);
                 sq.head
             };
             let rq_head = if self.srqn.is_none() && self.qp_type != qpt::XRC_INI {
-                Some(self.core.rq.lock().head)
+                let rq = self.core.rq.lock();
+                trace::flush(trace::Queue::Rq, self.qpn, rq.head);
+                Some(rq.head)
             } else {
                 None
             };

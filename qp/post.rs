@@ -24,7 +24,8 @@ use crate::mr::Mr;
 use crate::objtable::ObjTable;
 use crate::rdma::wc::{Wc, WcStatus};
 use crate::rdma::{
-    new_spinlock_irqsave, IbQp, OwnedQueue, QpEvent, SendWr, SpinLockIrqSave, WcArray, WrOpcode,
+    new_spinlock_irqsave, trace, IbQp, OwnedQueue, QpEvent, SendWr, SpinLockIrqSave, WcArray,
+    WrOpcode,
 };
 use crate::srq::SrqCore;
 use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
@@ -534,6 +535,7 @@ impl Qp {
         let mut sge_idx = sq.next_sge;
         let mut nreq = 0u32;
         let mut res = Ok(());
+        let traced = trace::enabled(trace::Costly::SqWqe);
         for wr in wrs {
             if sq.overflow(ring, nreq) {
                 res = Err((nreq as usize, ENOMEM));
@@ -557,6 +559,12 @@ impl Qp {
             } else {
                 self.write_ud_wqe(env, &wr, idx, owner, &mut sge_idx)
             };
+            if traced {
+                let bytes = 1u32.wrapping_shl(self.sizes.sq_wqe_shift);
+                let off = self.sq_wqe_off(idx);
+                self.mtr
+                    .trace_wqe(trace::Queue::Sq, self.qpn, idx, off, bytes, wr.wr_id);
+            }
             if let Err(e) = r {
                 res = Err((nreq as usize, e));
                 break;

@@ -101,8 +101,8 @@ step build/clippy "$L/clippy.log" make -s clippy
 step style/rustfmt "$L/rustfmt.log" make -s fmt-check
 # The C files (the shim, the sim's guest glue): kernel style, no error or
 # warning from the tree's own checkpatch.
-for f in bindings/shim.c bindings/shim.h sim/guest/hns_sim_glue.c sim/guest/hns_sim_glue.h \
-    tests/ktest/*.c tests/ktest/ktest.h tests/cov/hns_cov.c; do
+for f in bindings/shim.c bindings/shim.h bindings/trace.c bindings/hns_roce_trace.h \
+    sim/guest/hns_sim_glue.c sim/guest/hns_sim_glue.h tests/ktest/*.c tests/ktest/ktest.h tests/cov/hns_cov.c; do
     # checkpatch exits non-zero on any ERROR or WARNING.
     step "style/checkpatch-$(basename "$f")" "$L/checkpatch-$(basename "$f").log" \
         perl "$KSRC/scripts/checkpatch.pl" --no-tree --quiet --show-types -f "$f"
@@ -729,11 +729,26 @@ known_fault_results() {
     done <"$HNS_BUILD/guest/$run/known-faults.txt"
 }
 
+# events_equal TEST MODE C_RUN RS_RUN: the hns_roce trace events the two
+# boots printed (scripts/trace-events-diff.py MODE: --formats, the ten
+# format files; --events, the window's events with addresses masked).
+events_equal() {
+    local log=$L/${1##*/}.log
+    if python3 scripts/trace-events-diff.py "$2" "$HNS_BUILD/guest/$3/output.log" \
+        "$HNS_BUILD/guest/$4/output.log" >"$log" 2>&1; then
+        result "$1" PASS "($(tail -n 1 "$log"))"
+    else
+        result "$1" FAIL "C vs Rust trace events differ (log: $log):"
+        head -n 40 "$log" | sed 's/^/    /'
+    fi
+}
+
 # --- Kernel data path without user QPs (SIM=1), both drivers. --------------
 # tests/guest/kpath-plan.sh: RDMA CM connections with no QP (REQ, REP, RTU,
 # DREQ, DREP through the kernel GSI QP: post_send UD with GRH, CEQ ->
 # completion handler, poll_cq), a function reset that must flush ib_mad's
-# outstanding receive WRs (UNINIT software poll), the CM exchange again,
+# outstanding receive WRs (UNINIT software poll), the CM exchange again
+# (with the hns_roce trace events on from the reset to here),
 # then kernel posts on XRC and UD QPs (tests/ktest/xrc_post.ko; the calls
 # the C driver faults on are SKIP lines on C), then an unload without
 # WARN. ~40-50 s a boot.
@@ -748,6 +763,10 @@ if [ -x "$HNS_BUILD/sim-target/release/hns-sim" ] && [ -f "$HNS_BUILD/module-kun
             guest_tests "kpath-$d" "$RESULTS" "$L/kpath-$d.cmd" --driver $d --sim 1
         known_fault_results "kpath-$d" "kpath-$d"
     done
+    # The hns_roce trace events: the same format files on both drivers, and
+    # the same events over the reset and the CM exchange after it.
+    events_equal equivalence/trace-event-formats --formats kpath-c kpath-rs
+    events_equal equivalence/trace-events --events kpath-c kpath-rs
 else
     result guest/kpath SKIP "module or hns-sim did not build"
 fi
@@ -786,6 +805,7 @@ if [ -x "$HNS_BUILD/sim-target/release/hns-sim" ] && [ -f "$HNS_BUILD/module-kun
     done
     outcomes_equal equivalence/kpath-dwqe-outcomes kpath-dwqe-c kpath-dwqe-rs
     TRACE_OPTS="--mask-psn --unordered" trace_equal equivalence/kpath-dwqe-trace kpath-dwqe-c kpath-dwqe-rs
+    events_equal equivalence/kpath-dwqe-trace-events --events kpath-dwqe-c kpath-dwqe-rs
 else
     result guest/kpath-dwqe SKIP "module or hns-sim did not build"
 fi
@@ -1178,6 +1198,9 @@ if [ -x "$HNS_BUILD/sim-target/release/hns-sim" ] && [ -f "$HNS_BUILD/module-kun
     TRACE_OPTS="--mask-psn --unordered" trace_equal equivalence/user-qp-trace uqp-c uqp-rs
     # rdma res show -dd / -r of qp_states.py's RC and UD QPs and its CQ.
     restrack_equal equivalence/restrack-qp-states uqp-c uqp-rs
+    # The hns_roce trace events of qp_states.py: its buffers, MR and moves
+    # to ERR (user MRs' I/O addresses masked).
+    events_equal equivalence/trace-events-qp-states --events uqp-c uqp-rs
     # qp_states.py prints every step's outcome and query_qp: same text.
     qs() { sed -n '/^HNS-QPSTATES-BEGIN/,/^HNS-QPSTATES-END/{/^HNS-RESTRACK /d;p}' "$HNS_BUILD/guest/$1/output.log"; }
     if [ -n "$(qs uqp-c)" ] && diff <(qs uqp-c) <(qs uqp-rs) >"$L/qp-states.diff"; then

@@ -119,12 +119,37 @@ reset_flush() {
     [ "$n1" -eq $((n0 + 1)) ] || { echo "no 'function reset done' ($n0 -> $n1)"; return 1; }
     [ "$flushed" -gt 0 ]
 }
+
+# The hns_roce trace events (the C driver's ten, hns_roce_trace.h): each
+# event's directory and format file, printed as TRACEFMT lines (without the
+# ID, which differs from boot to boot), then the events of the reset below
+# and of the CM exchange after it as TRACEEV lines (event name and text):
+# the host compares both with the other driver's
+# (scripts/trace-events-diff.py; addresses and WR ids masked there).
+trace_event_dirs() {
+    { grep -q " $TR " /proc/mounts || mount -t tracefs tracefs $TR; } || return 1
+    HE=$HNS_TE
+    for e in hns_sq_wqe hns_rq_wqe hns_srq_wqe hns_sq_flush_cqe hns_rq_flush_cqe \
+        hns_ae_info hns_mr hns_buf_attr hns_cmdq_req hns_cmdq_resp; do
+        [ -f $HE/$e/format ] || { echo "no $HE/$e/format"; return 1; }
+        grep -v '^ID:' $HE/$e/format | sed "s/^/TRACEFMT $e /"
+    done
+    n=$(ls $HE | grep -c '^hns_')
+    [ "$n" -eq 10 ] || { echo "$n event directories in $HE, want 10"; return 1; }
+}
+check $g/trace-event-dirs trace_event_dirs
+printf '%s\n' "$out" | grep '^TRACEFMT '
+hns_events_on
 check $g/reset-flushes-kernel-wrs reset_flush
 echo "    $(printf '%s\n' "$out" | grep 'flush completions')"
 # The new instance: the port comes back and the CM exchange passes again.
 check $g/hns0-active-after-reset port_state hns_0 PORT_ACTIVE
 check $g/cm-after-reset timeout 60 python3 /opt/hns/cm_noqp.py 192.168.77.1 5
 echo "    $(printf '%s\n' "$out" | tail -n 1)"
+check $g/trace-events hns_events hns_sq_wqe hns_rq_wqe hns_ae_info hns_mr hns_buf_attr \
+    hns_cmdq_req hns_cmdq_resp
+echo "    $(printf '%s\n' "$out" | grep ' events$')"
+cat /tmp/hns-events.txt
 
 # Kernel posts on QPs whose WRs carry no UD part (tests/ktest/xrc_post.c,
 # built by make ktest-kmod, in /opt/run/ktest): an XRC target and an XRC

@@ -285,6 +285,29 @@ unload_left() {
     done
 }
 
+# The hns_roce trace events (the C driver's ten, hns_roce_trace.h), for
+# plans whose events the host compares between the drivers
+# (scripts/trace-events-diff.py).
+HNS_TR=/sys/kernel/tracing
+HNS_TE=$HNS_TR/events/hns_roce
+# hns_events_on: tracefs mounted, room for a window's events (each WQE
+# event holds 1 KiB of words), the buffer emptied, the events on.
+hns_events_on() {
+    { grep -q " $HNS_TR " /proc/mounts || mount -t tracefs tracefs $HNS_TR; } || return 1
+    echo 8192 >$HNS_TR/buffer_size_kb && echo >$HNS_TR/trace && echo 1 >$HNS_TE/enable
+}
+# hns_events KIND...: the events off, the window's events without task,
+# CPU, flags and time stamp into /tmp/hns-events.txt as TRACEEV lines; at
+# least one event of each KIND (hns_mr, ...).
+hns_events() {
+    echo 0 >$HNS_TE/enable || return 1
+    sed -n 's/^.*: \(hns_[a-z_]*\): /TRACEEV \1: /p' $HNS_TR/trace >/tmp/hns-events.txt
+    echo "$(wc -l </tmp/hns-events.txt) events"
+    for e in "$@"; do
+        grep -q "^TRACEEV $e: " /tmp/hns-events.txt || { echo "no $e event"; return 1; }
+    done
+}
+
 plan_exit() {
     [ "$HNS_FAILS" -eq 0 ] && exit 0
     exit 1

@@ -40,12 +40,20 @@ if [ "${HNS_UQP_PERF:-0}" = 1 ]; then
 fi
 
 # One process: QP states, address vector, query_qp, a refused RTS->SQD.
-# Its output is printed between markers for the host to compare.
+# Its output is printed between markers for the host to compare. The
+# hns_roce trace events are on meanwhile (its CQ, QP and MR buffers, the MR,
+# the moves to ERR): TRACEEV lines the host compares with the other
+# driver's (scripts/trace-events-diff.py).
+hns_events_on
 echo "HNS-QPSTATES-BEGIN"
 timeout "$HNS_TIMEOUT" python3 /opt/hns/qp_states.py "$GIDX" 2>&1
 qrc=$?
 echo "HNS-QPSTATES-END"
 if [ $qrc -eq 0 ]; then report "$g/qp-states" PASS; else report "$g/qp-states" FAIL "exit $qrc"; fi
+check "$g/trace-events" hns_events hns_mr hns_buf_attr hns_sq_flush_cqe hns_rq_flush_cqe \
+    hns_cmdq_req hns_cmdq_resp
+echo "    $(printf '%s\n' "$out" | grep ' events$')"
+cat /tmp/hns-events.txt
 
 # One process: XRC domain, XRC SRQ, XRC_TGT and XRC_INI QPs, one SEND,
 # restrack of them (SRQs included); printed between markers as above.
