@@ -40,7 +40,7 @@
 #   sh /opt/hns/bench-plan.sh [ROUNDS]     (default 5)
 #   BENCH_PARTS="probe verbs kpath perftest nvme ceq alloc"  BENCH_PROBES=3
 #   BENCH_NVME_SECONDS=10  BENCH_BW_ITERS=5000  BENCH_LAT_ITERS=200  BENCH_WARMUP=1
-#   BENCH_CEQ_ITERS=2000 (ib_send_bw -e messages of part ceq)
+#   BENCH_CEQ_ITERS=1000 (ib_send_bw -e messages of part ceq)
 . /opt/hns/lib.sh
 ROUNDS=${1:-5}
 PARTS=${BENCH_PARTS:-probe verbs kpath perftest nvme ceq alloc}
@@ -48,7 +48,7 @@ PROBES=${BENCH_PROBES:-3}
 NVME_S=${BENCH_NVME_SECONDS:-10}
 BW_N=${BENCH_BW_ITERS:-5000}
 LAT_N=${BENCH_LAT_ITERS:-200}
-CEQ_N=${BENCH_CEQ_ITERS:-2000}
+CEQ_N=${BENCH_CEQ_ITERS:-1000}
 X=/opt/run/extra
 HNS_SERVER_DELAY=1
 HNS_TIMEOUT=300
