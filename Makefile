@@ -255,8 +255,9 @@ demo:
 
 # Both drivers alternating in one boot (ROUNDS rounds of C, Rust, C): the
 # verbs control path, the kernel post/poll cost, probe/remove, perftest,
-# NVMe over RDMA random reads, module size; build/bench/report.md (+ .svg,
-# .png), docs/benchmarks.md.
+# NVMe over RDMA random reads, the completion interrupt, module size;
+# build/bench/report.md (+ .svg, .png), docs/benchmarks.md.
+# `make bench ROUNDS=3 BENCH_PARTS=ceq`: the completion interrupt alone.
 ROUNDS ?= 5
 bench: modules kernel sim bench-kmod
 	@bash scripts/bench.sh $(ROUNDS)

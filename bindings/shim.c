@@ -10,6 +10,7 @@
 #include <linux/random.h>
 #include <linux/ratelimit.h>
 #include <linux/stddef.h>
+#include <linux/workqueue.h>
 #include <rdma/ib_umem.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/iter.h>
@@ -154,6 +155,62 @@ int hns_shim_request_irq(unsigned int irq, const char *name, void *cookie)
 void hns_shim_free_irq(unsigned int irq, void *cookie)
 {
 	free_irq(irq, cookie);
+}
+
+/*
+ * An interrupt whose handler runs as a BH work item on system_bh_wq (the
+ * CEQs, as hns_roce_v2_ceq_int and hns_roce_ceq_work): the hard interrupt
+ * only queues the work, which calls hns_rs_irq(cookie) in softirq context.
+ * A work item never runs on two CPUs at once, so the handler does not nest.
+ */
+struct hns_shim_bh_irq {
+	struct work_struct work;
+	void *cookie;
+};
+
+static void hns_shim_ceq_work(struct work_struct *work)
+{
+	struct hns_shim_bh_irq *b = container_of(work, struct hns_shim_bh_irq, work);
+
+	hns_rs_irq(b->cookie);
+}
+
+static irqreturn_t hns_shim_bh_irq(int irq, void *dev_id)
+{
+	struct hns_shim_bh_irq *b = dev_id;
+
+	queue_work(system_bh_wq, &b->work);
+	return IRQ_HANDLED;
+}
+
+int hns_shim_request_bh_irq(unsigned int irq, const char *name, void *cookie,
+			    void **bh)
+{
+	struct hns_shim_bh_irq *b;
+	int ret;
+
+	b = kzalloc_obj(*b);
+	if (!b)
+		return -ENOMEM;
+	INIT_WORK(&b->work, hns_shim_ceq_work);
+	b->cookie = cookie;
+	ret = request_irq(irq, hns_shim_bh_irq, 0, name, b);
+	if (ret) {
+		kfree(b);
+		return ret;
+	}
+	*bh = b;
+	return 0;
+}
+
+/* Frees the line, then cancels the work or waits for its run to end. */
+void hns_shim_free_bh_irq(unsigned int irq, void *bh)
+{
+	struct hns_shim_bh_irq *b = bh;
+
+	free_irq(irq, b);
+	cancel_work_sync(&b->work);
+	kfree(b);
 }
 
 /* The RoCE client's bit in rinfo.state: the function was not attached when

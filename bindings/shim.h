@@ -76,6 +76,14 @@ void hns_shim_unregister_client(void);
  */
 int hns_shim_request_irq(unsigned int irq, const char *name, void *cookie);
 void hns_shim_free_irq(unsigned int irq, void *cookie);
+/*
+ * The same, the handler run as BH work on system_bh_wq (the hard interrupt
+ * queues it); *bh is the line's dev_id for hns_shim_free_bh_irq, which
+ * frees the line and then cancels the work or waits for its run.
+ */
+int hns_shim_request_bh_irq(unsigned int irq, const char *name, void *cookie,
+			    void **bh);
+void hns_shim_free_bh_irq(unsigned int irq, void *bh);
 unsigned int hns_shim_irq_vector(struct hnae3_handle *handle, unsigned int i);
 void hns_shim_rst_direct_set(struct hnae3_handle *h, bool on);
 bool hns_shim_rst_direct_test(struct hnae3_handle *h);

@@ -93,12 +93,13 @@ unsafe fn irq_trampoline<T: IrqHandler>(data: *const c_void) -> bool {
     unsafe { &*data.cast::<T>() }.handle()
 }
 
-/// Called by the shim's interrupt handler.
+/// Called by the shim's interrupt handler or its BH work.
 ///
 /// # Safety
 ///
 /// `cookie` is the cookie an [`IrqRegistration`] passed to
-/// `hns_shim_request_irq`; the registration outlives the irq.
+/// `hns_shim_request_irq` or `hns_shim_request_bh_irq`; the registration
+/// outlives the irq and the work.
 #[no_mangle]
 unsafe extern "C" fn hns_rs_irq(cookie: *mut c_void) -> bool {
     // SAFETY: per the function's contract the cookie is a live `IrqCookie`.
@@ -111,18 +112,34 @@ unsafe extern "C" fn hns_rs_irq(cookie: *mut c_void) -> bool {
 ///
 /// # Invariants
 ///
-/// `irq` is requested with `cookie` as dev_id, and `cookie.data` is the
-/// pointer of `handler`.
+/// `cookie.data` is the pointer of `handler`. If `bh` is null, `irq` is
+/// requested with `cookie` as dev_id (the handler runs in the hard
+/// interrupt); otherwise `bh` is what `hns_shim_request_bh_irq` gave for
+/// `irq` and `cookie` (the handler runs as BH work).
 pub(crate) struct IrqRegistration<T: IrqHandler> {
     irq: u32,
     cookie: KBox<IrqCookie>,
+    bh: *mut c_void,
     _handler: Arc<T>,
     _name: CString,
 }
 
 impl<T: IrqHandler> IrqRegistration<T> {
-    /// Requests `irq` (named `name` in /proc/interrupts) for `handler`.
+    /// Requests `irq` (named `name` in /proc/interrupts) for `handler`,
+    /// which runs in the hard interrupt.
     pub(crate) fn new(irq: u32, name: CString, handler: Arc<T>) -> Result<Self> {
+        Self::request(irq, name, handler, false)
+    }
+
+    /// Requests `irq` for `handler`, which runs as a BH work item on
+    /// `system_bh_wq`: the hard interrupt only queues it (the CEQs,
+    /// `hns_roce_v2_ceq_int`). Dropping the registration frees the line,
+    /// then cancels the work or waits for its run to end.
+    pub(crate) fn new_bh(irq: u32, name: CString, handler: Arc<T>) -> Result<Self> {
+        Self::request(irq, name, handler, true)
+    }
+
+    fn request(irq: u32, name: CString, handler: Arc<T>, in_bh: bool) -> Result<Self> {
         let cookie = KBox::new(
             IrqCookie {
                 call: irq_trampoline::<T>,
@@ -131,15 +148,32 @@ impl<T: IrqHandler> IrqRegistration<T> {
             GFP_KERNEL,
         )?;
         let dev_id: *const IrqCookie = &*cookie;
-        // SAFETY: `name` and `cookie` live in the registration, which frees
-        // the irq before dropping them.
-        to_result(unsafe {
-            raw::hns_shim_request_irq(irq, name.as_char_ptr(), dev_id.cast_mut().cast())
-        })?;
-        // INVARIANT: requested with this cookie, which points to `handler`.
+        let mut bh = core::ptr::null_mut();
+        if in_bh {
+            // SAFETY: `name` and `cookie` live in the registration, which
+            // frees the irq and ends the work before dropping them; `bh` is
+            // valid for writing.
+            to_result(unsafe {
+                raw::hns_shim_request_bh_irq(
+                    irq,
+                    name.as_char_ptr(),
+                    dev_id.cast_mut().cast(),
+                    &mut bh,
+                )
+            })?;
+        } else {
+            // SAFETY: `name` and `cookie` live in the registration, which
+            // frees the irq before dropping them.
+            to_result(unsafe {
+                raw::hns_shim_request_irq(irq, name.as_char_ptr(), dev_id.cast_mut().cast())
+            })?;
+        }
+        // INVARIANT: requested with this cookie, which points to `handler`,
+        // and `bh` as the shim gave it (null for a hard-interrupt handler).
         Ok(Self {
             irq,
             cookie,
+            bh,
             _handler: handler,
             _name: name,
         })
@@ -148,14 +182,22 @@ impl<T: IrqHandler> IrqRegistration<T> {
 
 impl<T: IrqHandler> Drop for IrqRegistration<T> {
     fn drop(&mut self) {
-        let dev_id: *const IrqCookie = &*self.cookie;
-        // SAFETY: requested with this cookie (type invariant); `free_irq`
-        // waits for a running handler to finish.
-        unsafe { raw::hns_shim_free_irq(self.irq, dev_id.cast_mut().cast()) };
+        if self.bh.is_null() {
+            let dev_id: *const IrqCookie = &*self.cookie;
+            // SAFETY: requested with this cookie (type invariant);
+            // `free_irq` waits for a running handler to finish.
+            unsafe { raw::hns_shim_free_irq(self.irq, dev_id.cast_mut().cast()) };
+        } else {
+            // SAFETY: `bh` is the shim's registration of `irq` (type
+            // invariant), freed once here; it returns after the line is
+            // free and no run of the work is pending or running.
+            unsafe { raw::hns_shim_free_bh_irq(self.irq, self.bh) };
+        }
     }
 }
 
-// SAFETY: the cookie only points to the `Arc<T>`'s data, which is `Sync`.
+// SAFETY: the cookie only points to the `Arc<T>`'s data, which is `Sync`;
+// `bh` is only handed back to the shim, from any thread.
 unsafe impl<T: IrqHandler> Send for IrqRegistration<T> {}
 // SAFETY: as above.
 unsafe impl<T: IrqHandler> Sync for IrqRegistration<T> {}

@@ -9,7 +9,8 @@ GUEST_OUTPUT holds the bench plan's lines (tests/guest/bench-plan.sh):
     BR <round> <slot> <part>/<metric> <wall_ns> <cpu_ns or ->
 
 slots c, rs and c2 (the C driver twice per round: the C/C rows are the
-noise of a ratio). SIZES (optional) holds "SIZE <section> <rust> <c>" lines
+noise of a ratio). A metric only one driver has (part ceq's bh_*: the C
+driver's CEQ work) gets its figures and "one driver only". SIZES (optional) holds "SIZE <section> <rust> <c>" lines
 (bytes). Per slot and round, several lines of one metric (probe cycles) are
 reduced to their median first. Then, over the rounds: the median and the
 range (min-max) of each slot's figure, of Rust/C (rs over c of the same
@@ -110,6 +111,16 @@ def ratio_s(x):
     return f"{x:.3f}"
 
 
+def one_driver_row(m, per_slot):
+    """A metric only one driver has (the C driver's CEQ BH work): its
+    figures, "(none)" for the other."""
+    cells = []
+    for slot in ("c", "rs"):
+        rounds = [statistics.median(v) for v in per_slot.get(slot, {}).values()]
+        cells.append(rng((statistics.median(rounds), min(rounds), max(rounds))) if rounds else "(none)")
+    return f"| {m} | {cells[0]} | {cells[1]} | | | | one driver only |"
+
+
 def table(kind, data, order):
     rows = [f"| metric | C | Rust | Rust/C | C/C (noise) | rounds | verdict |",
             "|---|---|---|---|---|---|---|"]
@@ -119,7 +130,7 @@ def table(kind, data, order):
             continue
         s = summarise(data[(kind, m)])
         if s is None:
-            rows.append(f"| {m} | (missing slot) | | | | | |")
+            rows.append(one_driver_row(m, data[(kind, m)]))
             continue
         summary.append((m, s))
         rows.append(f"| {m} | {rng(s['c'])} | {rng(s['rs'])} | {rng(s['ratio'], ratio_s)} | "

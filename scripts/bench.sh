@@ -11,7 +11,9 @@
 #   scripts/bench.sh [ROUNDS]          (default 5)
 #
 # BENCH_PARTS, BENCH_PROBES, BENCH_NVME_SECONDS, BENCH_BW_ITERS,
-# BENCH_LAT_ITERS, BENCH_WARMUP reach the plan (see its header);
+# BENCH_LAT_ITERS, BENCH_WARMUP, BENCH_CEQ_ITERS reach the plan (see its
+# header); BENCH_PARTS=ceq runs the completion-interrupt part alone (no
+# kpath boots, no call counts: one boot of about 6-8 min for 3 rounds);
 # BENCH_KPATH_BOOTS (default 2) more boots run its kpath part alone;
 # BENCH_CALLCOUNT=0 skips the instruction counts (scripts/call-count.sh).
 # HNS_SIM_ARGS reaches hns-sim through run-guest.sh. The drivers: the
@@ -51,7 +53,7 @@ size -A "$rs_ko" "$c_ko" | awk '
 # The plan's settings travel in its command line (the guest has its own
 # environment).
 vars=""
-for v in BENCH_PARTS BENCH_PROBES BENCH_NVME_SECONDS BENCH_BW_ITERS BENCH_LAT_ITERS BENCH_WARMUP; do
+for v in BENCH_PARTS BENCH_PROBES BENCH_NVME_SECONDS BENCH_BW_ITERS BENCH_LAT_ITERS BENCH_WARMUP BENCH_CEQ_ITERS; do
     [ -n "${!v:-}" ] && vars="$vars $v='${!v}'"
 done
 echo "${vars# } sh /opt/hns/bench-plan.sh $rounds" >"$out/bench.cmd"

@@ -15,6 +15,11 @@
 #             (hns_kbench.ko, kverbs on hns_0)
 #   perftest  send/write/read bw and lat on hns_0 looped back to itself
 #   nvme      NVMe over RDMA hns_0 -> hns_1, 4 KiB random reads (rndread)
+#   ceq       the completion interrupt: each CEQ hard interrupt's duration,
+#             the C driver's CEQ work (a BH work item) and the time from the
+#             interrupt to the ULP's completion handler, from trace events,
+#             under ib_send_bw and ib_send_lat with completion events (-e);
+#             and those two perftest figures (ceq_trace.py)
 #
 # and once per driver after the rounds (counts, not times):
 #
@@ -33,15 +38,17 @@
 # "BENCH-ERROR <round> <slot> <part> <why>" and the plan exits 1 at the end.
 #
 #   sh /opt/hns/bench-plan.sh [ROUNDS]     (default 5)
-#   BENCH_PARTS="probe verbs kpath perftest nvme alloc"  BENCH_PROBES=3
+#   BENCH_PARTS="probe verbs kpath perftest nvme ceq alloc"  BENCH_PROBES=3
 #   BENCH_NVME_SECONDS=10  BENCH_BW_ITERS=5000  BENCH_LAT_ITERS=200  BENCH_WARMUP=1
+#   BENCH_CEQ_ITERS=1000 (ib_send_bw -e messages of part ceq)
 . /opt/hns/lib.sh
 ROUNDS=${1:-5}
-PARTS=${BENCH_PARTS:-probe verbs kpath perftest nvme alloc}
+PARTS=${BENCH_PARTS:-probe verbs kpath perftest nvme ceq alloc}
 PROBES=${BENCH_PROBES:-3}
 NVME_S=${BENCH_NVME_SECONDS:-10}
 BW_N=${BENCH_BW_ITERS:-5000}
 LAT_N=${BENCH_LAT_ITERS:-200}
+CEQ_N=${BENCH_CEQ_ITERS:-1000}
 X=/opt/run/extra
 HNS_SERVER_DELAY=1
 HNS_TIMEOUT=300
@@ -127,6 +134,79 @@ part_perftest() {
             bench_error perftest "$t: no result row (server exit $src, client exit $crc): client: $(printf '%s\n' "$cout" | tail -n 2 | tr '\n' ' ') server: $(tail -n 2 /tmp/server.out | tr '\n' ' ')"
         fi
     done
+}
+
+# The completion interrupt (part ceq). The trace clock is x86-tsc (the
+# ns clocks print whole microseconds), converted with the kernel's refined
+# TSC calibration, read from the log before any part clears it.
+TSC_MHZ=$(dmesg | sed -n 's/.*tsc: Refined TSC clocksource calibration: \([0-9.]*\) MHz.*/\1/p' | tail -n 1)
+CEQ_EVENTS="irq/irq_handler_entry irq/irq_handler_exit workqueue/workqueue_execute_start workqueue/workqueue_execute_end sched/sched_waking"
+# ceq_trace on|off: the events of ceq_trace.py, the IRQ events filtered to
+# the CEQ vectors of /proc/interrupts (hns-<pci>-ceq-<n>, both devices),
+# sched_waking to the perftest processes.
+ceq_trace() {
+    if [ "$1" = off ]; then
+        echo 0 >$TR/tracing_on
+        for e in $CEQ_EVENTS; do
+            echo 0 >$TR/events/$e/enable
+            echo 0 >$TR/events/$e/filter
+        done
+        echo local >$TR/trace_clock
+        echo 1 >$TR/tracing_on
+        return
+    fi
+    f=$(awk '$NF ~ /^hns-.*-ceq-[0-9]+$/ { sub(":", "", $1); printf "%sirq == %s", s, $1; s = " || " }' /proc/interrupts)
+    [ -n "$f" ] || return 1
+    echo 0 >$TR/tracing_on
+    echo x86-tsc >$TR/trace_clock
+    echo 16384 >$TR/buffer_size_kb
+    echo "$f" >$TR/events/irq/irq_handler_entry/filter
+    echo "$f" >$TR/events/irq/irq_handler_exit/filter
+    echo 'comm ~ "ib_send_*"' >$TR/events/sched/sched_waking/filter
+    for e in $CEQ_EVENTS; do echo 1 >$TR/events/$e/enable; done
+    echo >$TR/trace
+    echo 1 >$TR/tracing_on
+}
+# ceq_run TEST ITERS: ib_TEST with completion events under the trace; the
+# perftest figure (ns per message or t_typical) in $v, ceq_trace.py's lines
+# of the interrupts it caused in $figs.
+ceq_run() {
+    PORT=$((PORT + 1))
+    a="-d hns_0 -x $GIDX -p $PORT -s 64 -n $2 -e --no_ddp"
+    ceq_trace on || { bench_error ceq "no CEQ vector in /proc/interrupts"; return 1; }
+    pair "bench/ceq_$1" "ib_$1 $a" "ib_$1 $a 127.0.0.1" >/dev/null
+    echo 0 >$TR/tracing_on
+    figs=$(python3 /opt/hns/ceq_trace.py "$TSC_MHZ" $TR/trace 2>&1)
+    frc=$?
+    ceq_trace off
+    row=$(printf '%s\n' "$cout" | grep -E '^ *64 +[0-9]+ ' | tail -n 1)
+    v=$(echo "$row" | awk -v t=$1 '{
+        if (t ~ /_bw$/) { if ($5 > 0) printf "%.0f", 1000 / $5 }
+        else printf "%.0f", 1000 * $5 }')
+    if [ -z "$v" ]; then
+        bench_error ceq "$1 -e: no result row (server exit $src, client exit $crc): client: $(printf '%s\n' "$cout" | tail -n 2 | tr '\n' ' ')"
+        return 1
+    fi
+    [ $frc -eq 0 ] || { bench_error ceq "$1 -e: no CEQ interrupt in the trace: $(printf '%s\n' "$figs" | tail -n 2 | tr '\n' ' ')"; return 1; }
+    echo "BENCH-CEQ $R $S $1 $(printf '%s\n' "$figs" | grep '^CEQN')"
+}
+# Interrupt and BH times (irq_*, bh_*, total_*) under ib_send_bw -e, a
+# completion event per message or batch; the time to the ULP's handler
+# (wake_*) and the latency under ib_send_lat -e, one event per message.
+# BR metrics ceq/<figure>_<p50|p99|max> (the C driver alone has bh_*) and
+# ceq/send_bw_ev, ceq/send_lat_ev (as part perftest's figures).
+part_ceq() {
+    [ -d $TR/events/irq ] || mount -t tracefs nodev $TR 2>/dev/null
+    [ -d $TR/events/irq ] || { bench_error ceq "no irq trace events"; return; }
+    [ -n "$TSC_MHZ" ] || { bench_error ceq "no refined TSC calibration in the kernel log"; return; }
+    if ceq_run send_bw "$CEQ_N"; then
+        echo "send_bw_ev $v" | emit ceq
+        printf '%s\n' "$figs" | grep -E '^(irq|bh|total)_' | emit ceq
+    fi
+    if ceq_run send_lat "$LAT_N"; then
+        echo "send_lat_ev $v" | emit ceq
+        printf '%s\n' "$figs" | grep -E '^wake_' | emit ceq
+    fi
 }
 
 # NVMe over RDMA (the ulp plan's setup in short): a null_blk namespace
@@ -232,6 +312,7 @@ slot() {
             bench_error nvme "needs hns_1 (SIM=2)"
         fi
     fi
+    has_part ceq && part_ceq
     rmmod $MOD || bench_error unload "rmmod $MOD failed"
 }
 

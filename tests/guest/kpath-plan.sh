@@ -87,8 +87,17 @@ ulp_cq_event() {
     echo "aeq:0xb:0:$cqn" >$FAULT || return 1
     wait_param cq_events 1 && ulp_case
 }
+# ulp_comp_bh: every completion handler call so far came from a CEQE and
+# ran in softirq context, none in the hard interrupt (C's CEQ walk is a BH
+# work item, the Rust driver's too).
+ulp_comp_bh() {
+    n=$(cat $KT/comp_calls) h=$(cat $KT/hardirq_calls) s=$(cat $KT/softirq_calls)
+    echo "$n completion handler calls: $h in a hard interrupt, $s in softirq"
+    [ "$n" -gt 0 ] && [ "$h" -eq 0 ] && [ "$s" -eq "$n" ]
+}
 KR0=$(kreports)
 if check $g/ulp-comp-handler-polls ulp_comp; then
+    check $g/ulp-comp-handler-in-bh ulp_comp_bh
     check $g/ulp-qp-event-polls ulp_qp_event
     check $g/ulp-cq-event-polls ulp_cq_event
 fi

@@ -25,7 +25,9 @@
  * the handler, else a negative errno; -ENODEV without the device), qpn,
  * comp_calls, polled (successful completions polled by any handler),
  * bad (unsuccessful ones), qp_events, cq_events, poll_errors (negative
- * returns of ib_poll_cq or ib_req_notify_cq in a handler).
+ * returns of ib_poll_cq or ib_req_notify_cq in a handler), hardirq_calls
+ * and softirq_calls (completion handler calls in a hard interrupt, and
+ * in softirq context: the C driver calls it from the CEQ's BH work).
  *
  * Build: make ktest (build/ktest/cq_event_poll.ko); run by
  * tests/guest/kpath-plan.sh.
@@ -59,6 +61,7 @@ MODULE_PARM_DESC(qpn, "number of the test's QP");
 
 static atomic_t cep_comp_calls, cep_polled, cep_bad, cep_qp_events;
 static atomic_t cep_cq_events, cep_poll_errors;
+static atomic_t cep_hardirq_calls, cep_softirq_calls;
 
 KTEST_COUNTER(comp_calls, cep_comp_calls);
 KTEST_COUNTER(polled, cep_polled);
@@ -66,6 +69,8 @@ KTEST_COUNTER(bad, cep_bad);
 KTEST_COUNTER(qp_events, cep_qp_events);
 KTEST_COUNTER(cq_events, cep_cq_events);
 KTEST_COUNTER(poll_errors, cep_poll_errors);
+KTEST_COUNTER(hardirq_calls, cep_hardirq_calls);
+KTEST_COUNTER(softirq_calls, cep_softirq_calls);
 
 struct cep {
 	struct ib_device *ibdev;
@@ -107,6 +112,10 @@ static void cep_comp(struct ib_cq *cq, void *ctx)
 	int ret;
 
 	atomic_inc(&cep_comp_calls);
+	if (in_hardirq())
+		atomic_inc(&cep_hardirq_calls);
+	else if (in_serving_softirq())
+		atomic_inc(&cep_softirq_calls);
 	cep_poll(c);
 	ret = ib_req_notify_cq(cq, IB_CQ_NEXT_COMP | IB_CQ_REPORT_MISSED_EVENTS);
 	if (ret < 0)
