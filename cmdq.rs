@@ -487,6 +487,12 @@ impl Cmd {
         self.uninit.load(Ordering::Acquire)
     }
 
+    /// Whether the function is down, for a reset or a teardown (C's
+    /// `state >= HNS_ROCE_DEVICE_STATE_RST_DOWN`).
+    pub(crate) fn is_down(&self) -> bool {
+        self.is_reset_down() || self.is_uninit()
+    }
+
     /// The PCI function, for logging.
     pub(crate) fn device(&self) -> &Device {
         &self.dev

@@ -748,13 +748,17 @@ impl IbDriver for IbDev {
         c.0.poll(&self.cmd, &self.objs, wc)
     }
 
-    fn req_notify_cq(&self, c: &CqRef, solicited: bool, _report_missed: bool) -> bool {
-        // During a reset nothing is armed (the doorbells are off); the
-        // outstanding WRs complete in software at UNINIT, whose handlers
-        // run from `uninit_instance`.
-        if !self.cmd.is_reset_down() {
-            c.0.arm(&self.cmd, solicited);
+    fn req_notify_cq(&self, c: &CqRef, solicited: bool, report_missed: bool) -> bool {
+        // While the function is down nothing is armed (the doorbells are
+        // off): the outstanding WRs complete in software at UNINIT, whose
+        // handlers run from `uninit_instance`. A caller that asks for
+        // missed events hears whether this CQ still owes such completions
+        // (`left_sw_wc`), so that it polls them instead of waiting for an
+        // event that never comes.
+        if self.cmd.is_down() {
+            return report_missed && self.objs.qps.busy_on(c.0.cqn);
         }
+        c.0.arm(&self.cmd, solicited);
         false
     }
 

@@ -448,8 +448,8 @@ impl QpTable {
     }
 
     /// Whether a QP has WRs that did not complete on CQ `cqn`, as
-    /// `hns_roce_handle_device_err` looks: its SQ if `cqn` is its send CQ,
-    /// its RQ (not an SRQ) if `cqn` is its receive CQ.
+    /// `hns_roce_handle_device_err` and `left_sw_wc` look: its SQ if `cqn`
+    /// is its send CQ, its RQ (not an SRQ) if `cqn` is its receive CQ.
     pub(crate) fn busy_on(&self, cqn: u32) -> bool {
         self.t.locked(|qps| {
             qps.iter().any(|q| {

@@ -9,7 +9,9 @@
 # exchange again on the new instance, kernel posts on XRC and UD QPs from
 # a test module (xrc_post.ko, below), then an unload that must leave no
 # WARN or lockdep report. Before the reset, a kernel ULP polls its CQ from
-# the driver's completion and event handlers (tests/ktest/cq_event_poll.c).
+# the driver's completion and event handlers (tests/ktest/cq_event_poll.c);
+# it keeps receives outstanding through the reset and checks the driver's
+# answer to IB_CQ_REPORT_MISSED_EVENTS while the device is down.
 # Both test modules are built by `make ktest-kmod`. (The test kernel has no
 # ib_umad for a user MAD agent.)
 # TEST lines are in the group "kpath-rs/..." or "kpath-c/...".
@@ -88,11 +90,14 @@ ulp_cq_event() {
     wait_param cq_events 1 && ulp_case
 }
 KR0=$(kreports)
+ULP_PENDING=4
+ulp=0
 if check $g/ulp-comp-handler-polls ulp_comp; then
     check $g/ulp-qp-event-polls ulp_qp_event
     check $g/ulp-cq-event-polls ulp_cq_event
+    # Receives nothing consumes, for the reset below (ulp_reset_notify).
+    check $g/ulp-pending-receives sh -c "echo $ULP_PENDING >$KT/pending" && ulp=1
 fi
-check $g/ulp-unload rmmod cq_event_poll
 
 # A function reset with kernel work outstanding: ib_mad keeps
 # receive WRs posted on the GSI QP, whose CQ it polls from an unbound
@@ -121,6 +126,22 @@ reset_flush() {
 }
 check $g/reset-flushes-kernel-wrs reset_flush
 echo "    $(printf '%s\n' "$out" | grep 'flush completions')"
+# The ULP's CQ had ULP_PENDING receives outstanding at the reset: its
+# completion handler ran at UNINIT and, before polling, asked for the
+# solicited event with IB_CQ_REPORT_MISSED_EVENTS. The device is down, so
+# nothing is armed: the driver answers 1 while software completions are
+# owed to the CQ (C's left_sw_wc), 0 once they are polled.
+ulp_reset_notify() {
+    echo "notify before the poll $(cat $KT/missed), after it $(cat $KT/missed_after)," \
+        "$(cat $KT/flushed) flush completions polled"
+    [ "$(cat $KT/flushed)" -eq "$ULP_PENDING" ] && [ "$(cat $KT/missed)" -eq 1 ] &&
+        [ "$(cat $KT/missed_after)" -eq 0 ] && [ "$(cat $KT/poll_errors)" -eq 0 ]
+}
+if [ $ulp = 1 ]; then
+    check $g/ulp-reset-notify-missed ulp_reset_notify
+    echo "    $(printf '%s\n' "$out" | grep 'notify before')"
+fi
+check $g/ulp-unload rmmod cq_event_poll
 # The new instance: the port comes back and the CM exchange passes again.
 check $g/hns0-active-after-reset port_state hns_0 PORT_ACTIVE
 check $g/cm-after-reset timeout 60 python3 /opt/hns/cm_noqp.py 192.168.77.1 5
