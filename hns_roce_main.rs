@@ -862,6 +862,13 @@ impl IbDriver for IbDev {
         self.cmd.doorbells_off()
     }
 
+    fn active(&self) -> bool {
+        // Registered but not (or no longer) taking contexts: during the
+        // registration's last steps, from a reset's DOWN step on, in a
+        // teardown. The caller may try again on the device's next life.
+        self.cmd.is_active()
+    }
+
     fn bond_follows(&self, ndev: NetDev, upper: NetDev) -> bool {
         self.caps.flags & cap_flag::BOND != 0 && bond::groups::follows(self.bus, ndev, upper)
     }
@@ -1265,6 +1272,7 @@ impl RoceClient for HnsRoce {
                 return Err(instance_failed(e));
             }
         };
+        hw.cmd.set_active();
         let dbgfs = debugfs::DevDebugfs::register(handle, &hw.cmd, &hw.profile.caps, records);
         // The instance is up (C's `HNS_ROCE_STATE_INITED`, set after the
         // debugfs parameters are read): a timeout no longer kills the queue.

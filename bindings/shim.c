@@ -594,6 +594,8 @@ static int hns_shim_alloc_ucontext(struct ib_ucontext *uctx,
 	u64 addr = 0;
 	int ret;
 
+	if (!HNS_RS_OP(to_sdev(uctx->device), active))
+		return -EAGAIN;
 	ret = ib_copy_validate_udata_in(udata, ucmd, reserved);
 	if (ret)
 		return ret;

@@ -647,6 +647,10 @@ struct hns_rs_ib_ops {
 	int (*netdev_mac)(void *rs, const u8 *mac);
 	/* Doorbells are off (a reset): user mappings are refused. */
 	bool (*doorbells_off)(void *rs);
+	/* The device takes user contexts (C's active): alloc_ucontext
+	 * answers -EAGAIN otherwise.
+	 */
+	bool (*active)(void *rs);
 	/* The upper device of the bond group that claims the port's netdev
 	 * ndev, or NULL: the port then follows the upper (its state, its
 	 * netdev events). For comparison and ib_get_curr_port_state only.

@@ -267,6 +267,10 @@ pub(crate) trait IbDriver: Send + Sync {
     /// Doorbells are off for a reset (C's `dis_db`): `mmap` of the
     /// doorbell and direct WQE pages is refused with `EPERM`.
     fn doorbells_off(&self) -> bool;
+    /// Whether the device takes user contexts (C's `active`):
+    /// `alloc_ucontext` answers `EAGAIN` before the shim reads the
+    /// request otherwise.
+    fn active(&self) -> bool;
     /// Whether the bond group that claims the port's netdev `ndev` follows
     /// `upper` (`ndev`'s master, which the shim holds a reference on): the
     /// port then follows it (its state, its netdev events). Compares
@@ -516,6 +520,7 @@ impl<D: IbDriver> IbAdapter<D> {
         set_gid: Some(set_gid::<D>),
         netdev_mac: Some(netdev_mac::<D>),
         doorbells_off: Some(doorbells_off::<D>),
+        active: Some(active::<D>),
         bond_follows: Some(bond_follows::<D>),
         alloc_ucontext: Some(alloc_ucontext::<D>),
         dealloc_ucontext: Some(dealloc_ucontext::<D>),
