@@ -1224,6 +1224,7 @@ impl RoceClient for HnsRoce {
                 // No hardware counters on HIP08 or on a VF.
                 hw_stats: hw.profile.rev.is_hip09() && !hw.profile.is_vf,
                 frmr: c.flags & cap_flag::FRMR != 0,
+                rereg: c.flags & cap_flag::REREG_MR != 0,
                 bond_cap: c.flags & cap_flag::BOND != 0,
                 vf: hw.profile.is_vf,
                 bond: if c.flags & cap_flag::BOND != 0 {

@@ -263,6 +263,7 @@ struct hns_shim_reg {
 	bool srq;
 	bool hw_stats;
 	bool frmr;
+	bool rereg;
 };
 
 /* What alloc_ucontext answers (struct hns_roce_ib_alloc_ucontext_resp). */

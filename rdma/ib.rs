@@ -582,6 +582,8 @@ pub(crate) struct IbParams {
     pub(crate) hw_stats: bool,
     /// Fast-register MRs supported.
     pub(crate) frmr: bool,
+    /// User MRs can be re-registered (`rereg_user_mr` offered).
+    pub(crate) rereg: bool,
     /// The engine can bond (what another function's bond group reads of
     /// this device).
     pub(crate) bond_cap: bool,
@@ -639,6 +641,7 @@ impl<D: IbDriver> IbRegistration<D> {
             srq: p.srq,
             hw_stats: p.hw_stats,
             frmr: p.frmr,
+            rereg: p.rereg,
             handle: h.as_raw(),
             bond_cap: p.bond_cap,
             vf: p.vf,
