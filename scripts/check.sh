@@ -716,8 +716,9 @@ known_fault_results() {
 # completion handler, poll_cq), a function reset that must flush ib_mad's
 # outstanding receive WRs (UNINIT software poll), the CM exchange again,
 # then kernel posts on XRC and UD QPs (tests/ktest/xrc_post.ko; the calls
-# the C driver faults on are SKIP lines on C), then an unload without
-# WARN. ~40-50 s a boot.
+# the C driver faults on are SKIP lines on C) and RC inline data in the
+# extended SGE area (tests/ktest/inline_post.ko; the cases C gets wrong
+# are SKIP lines on C), then an unload without WARN. ~40-50 s a boot.
 if [ -x "$HNS_BUILD/sim-target/release/hns-sim" ] && [ -f "$HNS_BUILD/module-kunit/hns_roce_rs.ko" ]; then
     for d in c rs; do
         mod=$([ $d = c ] && echo hns_roce_hw_v2 || echo hns_roce_rs)
