@@ -435,6 +435,8 @@ pub(crate) struct Cmd {
     uninit: AtomicBool,
     /// The function's software counters (debugfs `sw_stat`).
     stat: SwStat,
+    /// The device is registered and takes user contexts (C's `active`).
+    active: AtomicBool,
 }
 
 impl Cmd {
@@ -458,6 +460,7 @@ impl Cmd {
             reset_down: AtomicBool::new(false),
             uninit: AtomicBool::new(false),
             stat: SwStat::new(),
+            active: AtomicBool::new(false),
         }? Error)
     }
 
@@ -491,6 +494,7 @@ impl Cmd {
     /// The function goes down for a reset (`hns_roce_hw_v2_reset_notify_down`):
     /// doorbells stop and new work requests are refused.
     pub(crate) fn set_reset_down(&self) {
+        self.active.store(false, Ordering::Release);
         self.dis_db.store(true, Ordering::Release);
         self.reset_down.store(true, Ordering::Release);
     }
@@ -504,7 +508,20 @@ impl Cmd {
     /// sets `HNS_ROCE_DEVICE_STATE_UNINIT`): from now on `poll_cq` answers
     /// from the WR-id rings.
     pub(crate) fn set_uninit(&self) {
+        self.active.store(false, Ordering::Release);
         self.uninit.store(true, Ordering::Release);
+    }
+
+    /// The device is registered, its MAC written and its netdev watched
+    /// (the end of `hns_roce_register_device`): user contexts may open.
+    pub(crate) fn set_active(&self) {
+        self.active.store(true, Ordering::Release);
+    }
+
+    /// Whether user contexts may open: not before the registration ends,
+    /// not from a reset's DOWN step or a teardown on.
+    pub(crate) fn is_active(&self) -> bool {
+        self.active.load(Ordering::Acquire)
     }
 
     /// Whether the instance is being torn down.
@@ -515,6 +532,12 @@ impl Cmd {
     /// The function's software counters.
     pub(crate) fn sw_stat(&self) -> &SwStat {
         &self.stat
+    }
+
+    /// Whether the function is down, for a reset or a teardown (C's
+    /// `state >= HNS_ROCE_DEVICE_STATE_RST_DOWN`).
+    pub(crate) fn is_down(&self) -> bool {
+        self.is_reset_down() || self.is_uninit()
     }
 
     /// The PCI function, for logging.

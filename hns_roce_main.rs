@@ -755,13 +755,17 @@ impl IbDriver for IbDev {
         c.0.poll(&self.cmd, &self.objs, wc)
     }
 
-    fn req_notify_cq(&self, c: &CqRef, solicited: bool, _report_missed: bool) -> bool {
-        // During a reset nothing is armed (the doorbells are off); the
-        // outstanding WRs complete in software at UNINIT, whose handlers
-        // run from `uninit_instance`.
-        if !self.cmd.is_reset_down() {
-            c.0.arm(&self.cmd, solicited);
+    fn req_notify_cq(&self, c: &CqRef, solicited: bool, report_missed: bool) -> bool {
+        // While the function is down nothing is armed (the doorbells are
+        // off): the outstanding WRs complete in software at UNINIT, whose
+        // handlers run from `uninit_instance`. A caller that asks for
+        // missed events hears whether this CQ still owes such completions
+        // (`left_sw_wc`), so that it polls them instead of waiting for an
+        // event that never comes.
+        if self.cmd.is_down() {
+            return report_missed && self.objs.qps.busy_on(c.0.cqn);
         }
+        c.0.arm(&self.cmd, solicited);
         false
     }
 
@@ -867,6 +871,13 @@ impl IbDriver for IbDev {
 
     fn count_err(&self, c: dfx::DfxCnt) {
         self.cmd.sw_stat().inc(c);
+    }
+
+    fn active(&self) -> bool {
+        // Registered but not (or no longer) taking contexts: during the
+        // registration's last steps, from a reset's DOWN step on, in a
+        // teardown. The caller may try again on the device's next life.
+        self.cmd.is_active()
     }
 
     fn bond_follows(&self, ndev: NetDev, upper: NetDev) -> bool {
@@ -1224,6 +1235,7 @@ impl RoceClient for HnsRoce {
                 // No hardware counters on HIP08 or on a VF.
                 hw_stats: hw.profile.rev.is_hip09() && !hw.profile.is_vf,
                 frmr: c.flags & cap_flag::FRMR != 0,
+                rereg: c.flags & cap_flag::REREG_MR != 0,
                 bond_cap: c.flags & cap_flag::BOND != 0,
                 vf: hw.profile.is_vf,
                 bond: if c.flags & cap_flag::BOND != 0 {
@@ -1272,6 +1284,7 @@ impl RoceClient for HnsRoce {
                 return Err(instance_failed(e));
             }
         };
+        hw.cmd.set_active();
         let dbgfs = debugfs::DevDebugfs::register(handle, &hw.cmd, &hw.profile.caps, records);
         // The instance is up (C's `HNS_ROCE_STATE_INITED`, set after the
         // debugfs parameters are read): a timeout no longer kills the queue.

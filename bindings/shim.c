@@ -665,6 +665,8 @@ static int hns_shim_alloc_ucontext(struct ib_ucontext *uctx,
 	u64 addr = 0;
 	int ret;
 
+	if (!HNS_RS_OP(to_sdev(uctx->device), active))
+		return -EAGAIN;
 	ret = ib_copy_validate_udata_in(udata, ucmd, reserved);
 	if (ret)
 		return ret;
@@ -1871,7 +1873,6 @@ static const struct ib_device_ops hns_shim_dev_ops = {
 	.drain_sq = hns_shim_drain_sq,
 	.get_dma_mr = hns_shim_get_dma_mr,
 	.reg_user_mr = hns_shim_reg_user_mr_counted,
-	.rereg_user_mr = hns_shim_rereg_user_mr_counted,
 	.dereg_mr = hns_shim_dereg_mr,
 	.fill_res_cq_entry = hns_shim_fill_res_cq,
 	.fill_res_cq_entry_raw = hns_shim_fill_res_cq_raw,
@@ -1892,6 +1893,11 @@ static const struct ib_device_ops hns_shim_xrcd_ops = {
 	.dealloc_xrcd = hns_shim_dealloc_xrcd,
 
 	INIT_RDMA_OBJ_SIZE(ib_xrcd, hns_shim_xrcd, ibxrcd),
+};
+
+/* Re-registration, offered with the REREG_MR capability only. */
+static const struct ib_device_ops hns_shim_mr_ops = {
+	.rereg_user_mr = hns_shim_rereg_user_mr_counted,
 };
 
 static const struct ib_device_ops hns_shim_frmr_ops = {
@@ -1958,6 +1964,8 @@ int hns_shim_register_ibdev(struct ib_device *ibdev,
 		ib_set_device_ops(ibdev, &hns_shim_xrcd_ops);
 	if (reg->hw_stats)
 		ib_set_device_ops(ibdev, &hns_shim_hw_stats_ops);
+	if (reg->rereg)
+		ib_set_device_ops(ibdev, &hns_shim_mr_ops);
 	if (reg->frmr)
 		ib_set_device_ops(ibdev, &hns_shim_frmr_ops);
 	ib_set_device_ops(ibdev, &hns_shim_dev_ops);

@@ -271,6 +271,7 @@ struct hns_shim_reg {
 	bool srq;
 	bool hw_stats;
 	bool frmr;
+	bool rereg;
 };
 
 /* What alloc_ucontext answers (struct hns_roce_ib_alloc_ucontext_resp). */
@@ -673,6 +674,10 @@ struct hns_rs_ib_ops {
 	bool (*doorbells_off)(void *rs);
 	/* A verb failed: count it in software counter cnt (HNS_SHIM_DFX_*). */
 	void (*count_err)(void *rs, u32 cnt);
+	/* The device takes user contexts (C's active): alloc_ucontext
+	 * answers -EAGAIN otherwise.
+	 */
+	bool (*active)(void *rs);
 	/* The upper device of the bond group that claims the port's netdev
 	 * ndev, or NULL: the port then follows the upper (its state, its
 	 * netdev events). For comparison and ib_get_curr_port_state only.

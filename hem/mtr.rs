@@ -1004,6 +1004,14 @@ impl Mtr {
         }
     }
 
+    /// [`KernelMtr::write`] on kernel memory (`EINVAL` for user memory).
+    pub(crate) fn write(&self, offset: usize, data: &[u8]) -> Result {
+        match self {
+            Self::Kernel(m) => m.write(offset, data),
+            Self::User(_) => Err(EINVAL),
+        }
+    }
+
     /// [`KernelMtr::entry`] of kernel memory (`EINVAL` for user memory).
     pub(crate) fn entry<const N: usize>(&self, off: usize) -> Result<MtrEntry<'_, N>> {
         match self {

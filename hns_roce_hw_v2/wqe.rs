@@ -275,8 +275,6 @@ pub enum WqeError {
     InlineRead,
     /// Inline data longer than the QP allows or the path MTU.
     InlineLength,
-    /// Inline data that does not fit the extended SGE space.
-    InlineNoSpace,
 }
 
 /// What an RC send WQE holds (`set_rc_wqe`).
@@ -385,6 +383,10 @@ pub struct RcHead {
     pub ext_n: u32,
     /// The QP's next extended SGE index after this WQE.
     pub next_sge: u32,
+    /// Extended SGEs (16 bytes each) the caller fills with the inline
+    /// data, from the WQE's start index on and wrapping round the area,
+    /// when it is too long for the WQE (`INL_TYPE` set); else 0.
+    pub inline_ext: u32,
 }
 
 /// An encoded RC WQE: its 16 words and where its segments beyond the two
@@ -419,10 +421,13 @@ pub fn rc_wqe<S: SgeSource + ?Sized>(
 }
 
 /// Writes an RC send WQE into `slot` in C's order (`set_rc_wqe`), all
-/// words but word 0, which it returns. Inline data is given as
-/// `inline_data` (the bytes the SGEs point at, in order); only inline data
-/// that fits the WQE (`HNS_ROCE_V2_MAX_RC_INL_INN_SZ`) is supported here,
-/// longer inline data is [`WqeError::InlineNoSpace`]. On an error the slot
+/// words but word 0, which it returns. Inline data that fits the WQE
+/// (`HNS_ROCE_V2_MAX_RC_INL_INN_SZ`) is given as `inline_data` (the bytes
+/// the SGEs point at, in order) and copied into it; longer inline data
+/// goes to the extended SGE area, which the caller fills
+/// ([`RcHead::inline_ext`] SGEs: the length rounded up to whole SGEs, as
+/// libhns counts them, so that the next WQE's SGEs start after the data);
+/// `inline_data` is not read then. On an error the slot
 /// holds what C would have written by then (word 0 aside), and the WQE is
 /// not posted. `mtu` (the path MTU in bytes) bounds inline data and is not
 /// read for other WRs.
@@ -468,6 +473,7 @@ pub fn rc_wqe_in<W: WqeSlot + ?Sized, S: SgeSource + ?Sized>(
         word0: 0,
         ext_n: 0,
         next_sge: p.sge_idx,
+        inline_ext: 0,
     };
     if p.op.is_atomic() {
         if msg_len != sge::ATOMIC_WR_LEN {
@@ -498,10 +504,14 @@ pub fn rc_wqe_in<W: WqeSlot + ?Sized, S: SgeSource + ?Sized>(
                 return Err(WqeError::InlineLength);
             }
             if msg_len > wqe_inl::MAX_RC_INL_INN_SZ {
-                return Err(WqeError::InlineNoSpace);
+                slot.put(rc::INL_TYPE, 1);
+                out.inline_ext = msg_len.div_ceil(sge::SGE_SIZE);
+                slot.put(rc::SGE_NUM, out.inline_ext);
+                out.next_sge = p.sge_idx.wrapping_add(out.inline_ext);
+            } else {
+                slot.put(rc::INL_TYPE, 0);
+                set_inline(slot, inline_data);
             }
-            slot.put(rc::INL_TYPE, 0);
-            set_inline(slot, inline_data);
         } else {
             let given = p.sges.iter_sges().filter(|s| s.len != 0);
             for (k, s) in given.take(sge::SGE_IN_WQE as usize).enumerate() {

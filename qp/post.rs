@@ -16,7 +16,7 @@
 //! counted reference its destruction waits for.
 
 use super::{PostEnv, Qp};
-use crate::hns_roce_hw_v2::consts::{event, reg, wqe_op};
+use crate::hns_roce_hw_v2::consts::{event, reg, sge, wqe_inl, wqe_op};
 use crate::hns_roce_hw_v2::cqe::{self, Completion};
 use crate::hns_roce_hw_v2::qpc::{qpt, QpState};
 use crate::hns_roce_hw_v2::wqe::{self, RcOp, RcSend, UdAv, UdSend, WqeError, WqeSlot};
@@ -449,8 +449,8 @@ impl QpTable {
     }
 
     /// Whether a QP has WRs that did not complete on CQ `cqn`, as
-    /// `hns_roce_handle_device_err` looks: its SQ if `cqn` is its send CQ,
-    /// its RQ (not an SRQ) if `cqn` is its receive CQ.
+    /// `hns_roce_handle_device_err` and `left_sw_wc` look: its SQ if `cqn`
+    /// is its send CQ, its RQ (not an SRQ) if `cqn` is its receive CQ.
     pub(crate) fn busy_on(&self, cqn: u32) -> bool {
         self.t.locked(|qps| {
             qps.iter().any(|q| {
@@ -653,6 +653,43 @@ impl Qp {
         self.mtr.write_words(off, &s.words())
     }
 
+    /// Inline data too long for the WQE (`fill_ext_sge_inl_data`): the
+    /// bytes of `wr`'s segments one after the other in the extended SGE
+    /// area from SGE `start` on, wrapping from the area's end to its start
+    /// (the engine reads them so); the space past the data in the last
+    /// SGE is left as it is. C's offsets and counts are not followed
+    /// (docs/c-driver-findings.md 3).
+    ///
+    /// # Errors
+    ///
+    /// `EINVAL` when the data is longer than the QP's extended SGEs hold.
+    #[cold]
+    fn store_ext_inline(&self, env: &PostEnv<'_>, wr: &SendWr<'_, Mr>, start: u32) -> Result {
+        let (_, len) = wqe::valid_sges(&WrSges(wr.sges));
+        let sge_size = sge::SGE_SIZE;
+        if len > self.sizes.sq_ext_sge_cnt.saturating_mul(sge_size) {
+            ibdev_err!(&env.cmd, "no enough extended sge space for inline data.\n");
+            return Err(EINVAL);
+        }
+        // CAST (all): u32 sizes and indexes widen to usize.
+        let area = self.sizes.sge_cnt as usize * sge_size as usize;
+        let mask = self.sizes.sge_cnt.wrapping_sub(1);
+        let mut pos = (start & mask) as usize * sge_size as usize;
+        for mut seg in wr.inline_segments() {
+            while !seg.is_empty() {
+                let n = seg.len().min(area.saturating_sub(pos));
+                if n == 0 {
+                    return Err(EINVAL);
+                }
+                let (now, later) = seg.split_at(n);
+                self.mtr.write(self.sge_offset + pos, now)?;
+                pos = (pos + n) % area;
+                seg = later;
+            }
+        }
+        Ok(())
+    }
+
     /// `set_ud_wqe`. Inlined into [`Qp::post_send`], its one caller: the
     /// WR the chain reads is then never stored whole, and no call is made
     /// per WR (left to itself the compiler stopped inlining it once
@@ -793,7 +830,7 @@ impl Qp {
         // stack slot is there either way).
         let mut buf;
         let data: &[u8] = if inline {
-            buf = [0u8; 32];
+            buf = [0u8; wqe_inl::MAX_RC_INL_INN_SZ as usize];
             let n = wr.inline_data(&mut buf);
             buf.get(..n).unwrap_or(&[])
         } else {
@@ -837,12 +874,11 @@ impl Qp {
                 );
                 return Err(EINVAL);
             }
-            Err(WqeError::InlineNoSpace) => {
-                dev_err_ratelimited!(d, "inline data in extended SGEs is not supported yet\n");
-                return Err(EOPNOTSUPP);
-            }
             Err(WqeError::AtomicLength) => return Err(EINVAL),
         };
+        if w.inline_ext > 0 {
+            self.store_ext_inline(env, wr, *sge_idx)?;
+        }
         if w.ext_n > 0 {
             let skip = crate::hns_roce_hw_v2::consts::sge::SGE_IN_WQE as usize;
             for e in wqe::ext_sges(sges, skip, *sge_idx, self.sizes.sge_cnt) {

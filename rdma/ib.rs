@@ -269,6 +269,10 @@ pub(crate) trait IbDriver: Send + Sync {
     fn doorbells_off(&self) -> bool;
     /// A verb whose failures the driver counts failed (`c` names which).
     fn count_err(&self, c: crate::dfx::DfxCnt);
+    /// Whether the device takes user contexts (C's `active`):
+    /// `alloc_ucontext` answers `EAGAIN` before the shim reads the
+    /// request otherwise.
+    fn active(&self) -> bool;
     /// Whether the bond group that claims the port's netdev `ndev` follows
     /// `upper` (`ndev`'s master, which the shim holds a reference on): the
     /// port then follows it (its state, its netdev events). Compares
@@ -519,6 +523,7 @@ impl<D: IbDriver> IbAdapter<D> {
         netdev_mac: Some(netdev_mac::<D>),
         doorbells_off: Some(doorbells_off::<D>),
         count_err: Some(count_err::<D>),
+        active: Some(active::<D>),
         bond_follows: Some(bond_follows::<D>),
         alloc_ucontext: Some(alloc_ucontext::<D>),
         dealloc_ucontext: Some(dealloc_ucontext::<D>),
@@ -580,6 +585,8 @@ pub(crate) struct IbParams {
     pub(crate) hw_stats: bool,
     /// Fast-register MRs supported.
     pub(crate) frmr: bool,
+    /// User MRs can be re-registered (`rereg_user_mr` offered).
+    pub(crate) rereg: bool,
     /// The engine can bond (what another function's bond group reads of
     /// this device).
     pub(crate) bond_cap: bool,
@@ -637,6 +644,7 @@ impl<D: IbDriver> IbRegistration<D> {
             srq: p.srq,
             hw_stats: p.hw_stats,
             frmr: p.frmr,
+            rereg: p.rereg,
             handle: h.as_raw(),
             bond_cap: p.bond_cap,
             vf: p.vf,

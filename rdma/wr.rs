@@ -349,6 +349,28 @@ impl<M> SendWr<'_, M> {
         }
     }
 
+    /// The inline data of an `IB_SEND_INLINE` WR, one slice per segment
+    /// that holds bytes, in order (none for a WR without the flag).
+    pub(crate) fn inline_segments(&self) -> impl Iterator<Item = &[u8]> + '_ {
+        let sges = if self.flags & SEND_INLINE != 0 {
+            self.sges
+        } else {
+            &[]
+        };
+        sges.iter().filter_map(|s| {
+            // CAST: a u32 length fits usize; an address the caller gave as u64.
+            let (len, src) = (s.length() as usize, s.addr() as usize as *const u8);
+            if src.is_null() || len == 0 {
+                return None;
+            }
+            // SAFETY: for `IB_SEND_INLINE` the RDMA core's contract is that
+            // the SGE addresses are kernel virtual addresses of `length`
+            // readable bytes, valid for the duration of the post, which
+            // the borrow of the WR does not outlive.
+            Some(unsafe { core::slice::from_raw_parts(src, len) })
+        })
+    }
+
     /// Copies the inline data the SGEs point at into `out` (at most its
     /// length); how many bytes were copied.
     pub(crate) fn inline_data(&self, out: &mut [u8]) -> usize {

@@ -297,6 +297,16 @@ pub(super) unsafe extern "C" fn count_err<D: IbDriver>(rs: *mut c_void, cnt: u32
     }
 }
 
+/// Called by the shim's alloc_ucontext.
+///
+/// # Safety
+///
+/// `rs` is the device's pointer (see [`drv`]).
+pub(super) unsafe extern "C" fn active<D: IbDriver>(rs: *mut c_void) -> bool {
+    // SAFETY: per the function's contract.
+    unsafe { drv::<D>(rs) }.active()
+}
+
 /// Called by the shim's op.
 ///
 /// # Safety

@@ -48,6 +48,37 @@ if [ "$D" = rs ]; then
     check "$G/reset-log" sh -c "dmesg | grep -q 'reset done, RoCE client reinit finished.'"
 fi
 
+# A reset in two halves (hns_sim's "down", then "up"): between hclge's
+# DOWN step and the UNINIT after the hardware reset, hns_0 is still
+# registered but takes no user context: GET_CONTEXT fails with EAGAIN
+# (C's `active` check in alloc_ucontext), and works again after the reset.
+# Through the legacy write command: the ioctl method's error path leaks
+# the caller's task reference in this kernel's RDMA core (restrack), on
+# either driver.
+context_while_down() {
+    echo down >$RESET || return 1
+    got=$(python3 -c '
+import ctypes, errno, glob, os, struct
+node = glob.glob("/sys/class/infiniband/hns_0/device/infiniband_verbs/uverbs*")
+fd = os.open("/dev/infiniband/" + os.path.basename(node[0]), os.O_RDWR)
+# GET_CONTEXT (0): the response pointer, hns_roce_ib_alloc_ucontext;
+# answer: core 8 + hns 32 bytes.
+resp = ctypes.create_string_buffer(40)
+body = struct.pack("<QII", ctypes.addressof(resp), 0, 0)
+try:
+    os.write(fd, struct.pack("<IHH", 0, (8 + len(body)) // 4, 40 // 4) + body)
+    print("context opened")
+except OSError as x:
+    print("context refused:", errno.errorcode.get(x.errno, x.errno))
+os.close(fd)' 2>&1)
+    echo "while down: $got"
+    echo up >$RESET || return 1
+    [ "$got" = "context refused: EAGAIN" ]
+}
+check "$G/context-while-down" context_while_down
+echo "    $(printf '%s\n' "$out" | grep 'while down')"
+check "$G/registered-after-split-reset" port_state hns_0 PORT_ACTIVE
+
 # A fault armed while the guest runs (hns_sim's control channel, which the
 # fault sweeps build on): the next probe fails at
 # QUERY_PF_CAPS_NUM (0x8408) and registers nothing, the one after it works;

@@ -29,6 +29,19 @@
  * and softirq_calls (completion handler calls in a hard interrupt, and
  * in softirq context: the C driver calls it from the CEQ's BH work).
  *
+ * Writing N to the parameter "pending" posts N receives that nothing
+ * will consume and arms the CQ: a function reset then has to complete
+ * them in software (IB_WC_WR_FLUSH_ERR) and run the CQ's completion
+ * handler. From then on the handler asks, before it polls, for the
+ * solicited event with IB_CQ_REPORT_MISSED_EVENTS: the device is down,
+ * nothing can be armed, and the driver must answer 1 while software
+ * completions are owed to the CQ. The answers of the handler call that
+ * polled flush completions are read-only parameters too: missed (before
+ * the poll, 1 expected), missed_after (the re-arm after it, 0 expected:
+ * nothing is owed any more), flushed (flush completions polled). Only
+ * the first device the client meets is used: after a reset the new
+ * instance is left alone.
+ *
  * Build: make ktest (build/ktest/cq_event_poll.ko); run by
  * tests/guest/kpath-plan.sh.
  */
@@ -60,8 +73,22 @@ module_param_named(qpn, cep_qpn, int, 0444);
 MODULE_PARM_DESC(qpn, "number of the test's QP");
 
 static atomic_t cep_comp_calls, cep_polled, cep_bad, cep_qp_events;
-static atomic_t cep_cq_events, cep_poll_errors;
+static atomic_t cep_cq_events, cep_poll_errors, cep_flushed;
 static atomic_t cep_hardirq_calls, cep_softirq_calls;
+
+static int cep_missed = -1;
+module_param_named(missed, cep_missed, int, 0444);
+MODULE_PARM_DESC(missed, "req_notify_cq(SOLICITED | REPORT_MISSED_EVENTS) before the flush poll");
+
+static int cep_missed_after = -1;
+module_param_named(missed_after, cep_missed_after, int, 0444);
+MODULE_PARM_DESC(missed_after, "req_notify_cq(NEXT_COMP | REPORT_MISSED_EVENTS) after the flush poll");
+
+/* Set once the receives of "pending" are posted. */
+static bool cep_pending_mode;
+/* The device in use, and whether one was taken. */
+static struct cep *cep_live;
+static bool cep_taken;
 
 KTEST_COUNTER(comp_calls, cep_comp_calls);
 KTEST_COUNTER(polled, cep_polled);
@@ -71,6 +98,7 @@ KTEST_COUNTER(cq_events, cep_cq_events);
 KTEST_COUNTER(poll_errors, cep_poll_errors);
 KTEST_COUNTER(hardirq_calls, cep_hardirq_calls);
 KTEST_COUNTER(softirq_calls, cep_softirq_calls);
+KTEST_COUNTER(flushed, cep_flushed);
 
 struct cep {
 	struct ib_device *ibdev;
@@ -84,31 +112,43 @@ struct cep {
 	wait_queue_head_t wq;
 };
 
-/* Polls the CQ empty, counting what it finds. */
-static void cep_poll(struct cep *c)
+/*
+ * Polls the CQ empty, counting what it finds; how many flush completions
+ * of the "pending" receives it found.
+ */
+static int cep_poll(struct cep *c)
 {
 	struct ib_wc wc[CEP_WC];
-	int n, i;
+	int n, i, flushed = 0;
 
 	do {
 		n = ib_poll_cq(c->cq, CEP_WC, wc);
 		if (n < 0) {
 			atomic_inc(&cep_poll_errors);
-			return;
+			break;
 		}
 		for (i = 0; i < n; i++) {
 			if (wc[i].status == IB_WC_SUCCESS)
 				atomic_inc(&cep_polled);
+			else if (READ_ONCE(cep_pending_mode) &&
+				 wc[i].status == IB_WC_WR_FLUSH_ERR)
+				flushed++;
 			else
 				atomic_inc(&cep_bad);
 		}
 	} while (n > 0);
+	atomic_add(flushed, &cep_flushed);
+	return flushed;
 }
 
-/* The completion handler: poll, re-arm, poll what came in between. */
+/*
+ * The completion handler: poll, re-arm, poll what came in between. With
+ * receives pending, it first asks for missed events (see above).
+ */
 static void cep_comp(struct ib_cq *cq, void *ctx)
 {
 	struct cep *c = ctx;
+	int before = 0;
 	int ret;
 
 	atomic_inc(&cep_comp_calls);
@@ -116,8 +156,18 @@ static void cep_comp(struct ib_cq *cq, void *ctx)
 		atomic_inc(&cep_hardirq_calls);
 	else if (in_serving_softirq())
 		atomic_inc(&cep_softirq_calls);
-	cep_poll(c);
-	ret = ib_req_notify_cq(cq, IB_CQ_NEXT_COMP | IB_CQ_REPORT_MISSED_EVENTS);
+	if (READ_ONCE(cep_pending_mode))
+		before = ib_req_notify_cq(cq, IB_CQ_SOLICITED |
+					  IB_CQ_REPORT_MISSED_EVENTS);
+	if (cep_poll(c) > 0) {
+		cep_missed = before;
+		ret = ib_req_notify_cq(cq, IB_CQ_NEXT_COMP |
+				       IB_CQ_REPORT_MISSED_EVENTS);
+		cep_missed_after = ret;
+	} else {
+		ret = ib_req_notify_cq(cq, IB_CQ_NEXT_COMP |
+				       IB_CQ_REPORT_MISSED_EVENTS);
+	}
 	if (ret < 0)
 		atomic_inc(&cep_poll_errors);
 	else if (ret > 0)
@@ -294,8 +344,9 @@ static int cep_add(struct ib_device *ibdev)
 	struct cep *c;
 	int ret;
 
-	if (strcmp(dev_name(&ibdev->dev), dev))
+	if (strcmp(dev_name(&ibdev->dev), dev) || cep_taken)
 		return -EOPNOTSUPP;
+	cep_taken = true;
 	c = kzalloc_obj(*c);
 	if (!c) {
 		cep_result = -ENOMEM;
@@ -358,6 +409,7 @@ static int cep_add(struct ib_device *ibdev)
 		atomic_read(&cep_comp_calls));
 	/* The objects stay (whatever the outcome) for the injected events. */
 	ib_set_client_data(ibdev, &cep_client, c);
+	WRITE_ONCE(cep_live, c);
 	return 0;
 err:
 	pr_info("cq_event_poll: %s failed: %d\n", step, ret);
@@ -373,12 +425,47 @@ static void cep_remove(struct ib_device *ibdev, void *data)
 
 	if (!c)
 		return;
+	WRITE_ONCE(cep_live, NULL);
 	/* Whatever did not complete is flushed and polled first. */
 	if (!ib_modify_qp(c->qp, &attr, IB_QP_STATE))
 		msleep(100);
 	cep_poll(c);
 	cep_teardown(c);
 }
+
+/* "pending": N receives nothing will consume, then the CQ armed. */
+static int cep_pending_set(const char *val, const struct kernel_param *kp)
+{
+	struct cep *c = READ_ONCE(cep_live);
+	struct ib_sge sge;
+	struct ib_recv_wr wr = { .sg_list = &sge, .num_sge = 1 };
+	unsigned int n, i;
+	int ret;
+
+	ret = kstrtouint(val, 0, &n);
+	if (ret)
+		return ret;
+	if (!c)
+		return -ENODEV;
+	sge.addr = c->dma + CEP_RECV_OFF;
+	sge.length = CEP_MSG;
+	sge.lkey = c->pd->local_dma_lkey;
+	WRITE_ONCE(cep_pending_mode, true);
+	for (i = 0; i < n; i++) {
+		wr.wr_id = 100 + i;
+		ret = ib_post_recv(c->qp, &wr, NULL);
+		if (ret)
+			return ret;
+	}
+	ret = ib_req_notify_cq(c->cq, IB_CQ_NEXT_COMP);
+	return ret < 0 ? ret : 0;
+}
+
+static const struct kernel_param_ops cep_pending_ops = {
+	.set = cep_pending_set,
+};
+module_param_cb(pending, &cep_pending_ops, NULL, 0200);
+MODULE_PARM_DESC(pending, "post N receives nothing consumes and arm the CQ");
 
 static struct ib_client cep_client = {
 	.name = "cq_event_poll",

@@ -48,7 +48,16 @@ impl Engine {
         };
         if w.inline {
             if w.inline_ext {
-                // Contiguous in the extended SGE ring from start_sge, wrapping.
+                // Contiguous in the extended SGE ring from start_sge,
+                // wrapping. The engine fetches the WQE's SGE_NUM extended
+                // SGEs with it: the data must lie in them (libhns counts
+                // the length in whole SGEs, rounded up).
+                if len > w.sge_num as usize * SGE_SIZE {
+                    return Err(loc(
+                        status::LOC_LEN_ERR,
+                        format!("inline data of {len} bytes in {} extended SGEs", w.sge_num),
+                    ));
+                }
                 let mut done = 0usize;
                 let mut idx = w.start_sge;
                 while done < len {

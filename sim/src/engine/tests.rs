@@ -1830,6 +1830,52 @@ fn ud_inline_in_the_wqe_and_in_the_extended_sge_ring() {
     assert_eq!(get32(&w.mem, CQ2_BUF + 128), 0);
 }
 
+#[test]
+fn rc_inline_in_the_extended_sge_ring_lies_in_its_sge_num_sges() {
+    // QP 8 (A) with a 4-entry extended SGE ring (SGE_SHIFT 2,
+    // SGE_HOP_NUM 1: buffer page 1, i.e. RQ_A).
+    let mut w = world();
+    let qpc = qpc_with(9, ROOT_A, RQ_DB_A, 1, 1, |c| {
+        c.write(qpc::SGE_SHIFT, 2);
+        c.write(qpc::SGE_HOP_NUM, 1);
+    });
+    w.mem.write(QPC_A, &qpc).unwrap();
+    w.recv_b(0, 0x100, 0x100, MR_VA + 0x40);
+    w.recv_b(1, 0x100, 0x100, MR_VA + 0x140);
+    // SEND of 40 inline bytes: INLINE (dw0 12) | CQE (8); msg_len 40;
+    // SGE_NUM 3 (dw3 31:24); INL_TYPE (dw4 31), MSG_START_SGE_IDX 3:
+    // the bytes contiguous from SGE 3, wrapping to SGEs 0 and 1.
+    let text: Vec<u8> = (0..40u8).map(|i| b'0' + i).collect();
+    w.mem.write(RQ_A + 48, &text[..16]).unwrap();
+    w.mem.write(RQ_A, &text[16..]).unwrap();
+    w.post_a(
+        0,
+        1 << 12 | 1 << 8,
+        &[(1, 40), (3, 3 << 24), (4, 1 << 31 | 3)],
+        true,
+    );
+    assert!(w.poll(0));
+    let mut got = [0u8; 40];
+    w.mem.read(MR_P0 + 0x40, &mut got).unwrap();
+    assert_eq!(&got[..], &text[..]);
+    assert_eq!(get32(&w.mem, CQ1_BUF), 0x0000_0080);
+    assert_eq!(get32(&w.mem, CQ2_BUF + 16), 40);
+    // The same 40 bytes counted as 2 SGEs (the length divided by 16,
+    // rounded down): the data does not lie in the SGEs the WQE names,
+    // LOC_LEN_ERR (0x01), nothing delivered.
+    w.post_a(
+        1,
+        1 << 12 | 1 << 8,
+        &[(1, 40), (3, 2 << 24), (4, 1 << 31 | 2)],
+        true,
+    );
+    assert!(w.poll(1));
+    assert_eq!(get32(&w.mem, CQ1_BUF + 64), 0x0001_0180);
+    let mut got = [0u8; 40];
+    w.mem.read(MR_P0 + 0x140, &mut got).unwrap();
+    assert_eq!(got, [0u8; 40]);
+}
+
 /// A `Write` into a shared buffer (the `--dump-data` tests).
 #[derive(Clone, Default)]
 struct SharedBuf(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);

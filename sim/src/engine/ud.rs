@@ -49,7 +49,8 @@ pub fn grh(h: &mut [u8], w: &UdWqe, sgid: &[u8; 16], len: usize) -> u8 {
 /// as libhns' `set_ud_inl` lays it out: up to [`wqe::UD_INL_INN_SZ`] bytes
 /// in the WQE (`INLINE_TYPE` 0), else (`INLINE_TYPE` 1) contiguous in the
 /// extended SGE ring from `MSG_START_SGE_IDX`, wrapping at its end
-/// (`fill_ext_sge_inl_data`).
+/// (`fill_ext_sge_inl_data`), inside the WQE's `SGE_NUM` extended SGEs
+/// (which the engine fetches with the WQE).
 fn ud_inline<M: Dma>(mem: &M, s: &QpCtx, w: &UdWqe, out: &mut [u8]) -> Result<(), (u8, String)> {
     if !w.inline_ext {
         let src = w.inner.get(..out.len()).ok_or_else(|| {
@@ -60,6 +61,16 @@ fn ud_inline<M: Dma>(mem: &M, s: &QpCtx, w: &UdWqe, out: &mut [u8]) -> Result<()
         })?;
         out.copy_from_slice(src);
         return Ok(());
+    }
+    if out.len() > w.sge_num as usize * SGE_SIZE {
+        return Err((
+            status::LOC_LEN_ERR,
+            format!(
+                "inline data of {} bytes in {} extended SGEs",
+                out.len(),
+                w.sge_num
+            ),
+        ));
     }
     let mut idx = w.start_sge;
     for c in out.chunks_mut(SGE_SIZE) {

@@ -115,3 +115,37 @@ fn rc_refused_read_leaves_c_partial_words() {
     assert_eq!(&slot[1..3], &[8, 0]);
     assert_eq!(&slot[5..8], &[0x77, 0x2000, 1]);
 }
+
+/// Inline data longer than the WQE holds (40 bytes in segments of 7 and
+/// 33, extended SGE index 253 of 256): `INL_TYPE` set, `SGE_NUM` the
+/// length in 16-byte SGEs rounded up (3, as libhns counts them, where C's
+/// kernel driver counts 2), the start index masked, the next WQE's SGEs
+/// after the data (unmasked), and nothing copied into the WQE.
+#[test]
+fn rc_inline_in_extended_sges() {
+    use hns_host_tests::hns_roce_hw_v2::wqe::*;
+    let sges = [
+        Sge {
+            addr: 0x1000,
+            len: 7,
+            lkey: 0,
+        },
+        Sge {
+            addr: 0x2000,
+            len: 33,
+            lkey: 0,
+        },
+    ];
+    let mut p = signaled(RcOp::Send, &sges, true);
+    p.sge_idx = 509;
+    p.sge_cnt = 256;
+    let mut slot = [0u32; 16];
+    let head = rc_wqe_in(&mut slot, &p, &[0xab; 32], 256, 1024).expect("inline SEND encodes");
+    assert_eq!(head.inline_ext, 3);
+    assert_eq!(head.next_sge, 512);
+    assert_eq!(slot[1], 40, "msg_len");
+    assert_eq!(slot[3] >> 24, 3, "SGE_NUM");
+    assert_eq!(slot[4], 1 << 31 | 253, "INL_TYPE, MSG_START_SGE_IDX");
+    assert_eq!(&slot[8..16], &[0; 8], "no data in the WQE");
+    assert_ne!(head.word0 & 1 << 12, 0, "INLINE");
+}
