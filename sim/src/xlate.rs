@@ -27,7 +27,8 @@ pub enum XlateError {
         /// Byte offset in the buffer.
         offset: u64,
     },
-    /// A hop-0 region next to BT-mapped regions, or a hop above 3.
+    /// A hop-0 region next to BT-mapped regions whose context gives no
+    /// current block address, or a hop above 3.
     Unsupported,
     /// A BT entry holds 0.
     EmptyEntry,
@@ -75,6 +76,12 @@ pub struct Region {
     pub size: u64,
     /// Hop number as written in the context (0 = no BT).
     pub hop: u32,
+    /// Where a hop-0 region starts in an MTR whose other regions have BTs
+    /// (the context's current block address of the region: the driver
+    /// keeps such a region's page list in a BT the engine is not told
+    /// about, so the region is read contiguously from its first page); 0
+    /// when the context has none.
+    pub base: u64,
 }
 
 /// A buffer described by a root BT.
@@ -140,13 +147,12 @@ impl Mtr {
                         let l2 = self.entry(mem, l1, (page / unit) % unit)?;
                         self.entry(mem, l2, page % unit)?
                     }
+                    // No BT the engine knows: contiguous from the region's
+                    // current block.
+                    0 if r.base != 0 => return Ok(r.base + rel),
                     _ => return Err(XlateError::Unsupported),
                 };
                 return Ok(base + inner);
-            }
-            if r.hop == 0 && r.size > 0 {
-                // C gives such a region a BT outside the root; not modelled.
-                return Err(XlateError::Unsupported);
             }
             start += r.size;
             root_idx += self.root_entries(r.hop, pages);
@@ -457,6 +463,7 @@ impl MptEntry {
             regions: vec![Region {
                 size: self.npages.max(1) * pg,
                 hop: self.pbl_hop,
+                base: 0,
             }],
         };
         pbl.addr(mem, page * pg).map_err(KeyError::Xlate)
@@ -501,9 +508,21 @@ mod tests {
             ba_shift: 12,
             buf_shift: 12,
             regions: vec![
-                Region { size: 8192, hop: 2 },
-                Region { size: 4096, hop: 1 },
-                Region { size: 4096, hop: 2 },
+                Region {
+                    size: 8192,
+                    hop: 2,
+                    base: 0,
+                },
+                Region {
+                    size: 4096,
+                    hop: 1,
+                    base: 0,
+                },
+                Region {
+                    size: 4096,
+                    hop: 2,
+                    base: 0,
+                },
             ],
         };
         // SQ WQE 0 and 65 (second page, slot 1).
@@ -526,13 +545,57 @@ mod tests {
     }
 
     #[test]
+    fn hop0_region_beside_bt_regions() {
+        // SQ hop 3 (root[0] -> L1 -> L2 -> page), SGE hop 0 (no root
+        // entry: contiguous from its current block), RQ hop 1 (root[1]).
+        let mem = VecMem::new(1 << 20);
+        let (root, l1, l2) = (0x1000u64, 0x2000u64, 0x3000u64);
+        put(&mem, root, l1);
+        put(&mem, root + 8, 0xb000);
+        put(&mem, l1, l2);
+        put(&mem, l2, 0x5000);
+        let mut m = Mtr {
+            root,
+            ba_shift: 12,
+            buf_shift: 12,
+            regions: vec![
+                Region {
+                    size: 4096,
+                    hop: 3,
+                    base: 0,
+                },
+                Region {
+                    size: 4096,
+                    hop: 0,
+                    base: 0x9000,
+                },
+                Region {
+                    size: 4096,
+                    hop: 1,
+                    base: 0,
+                },
+            ],
+        };
+        assert_eq!(m.addr(&mem, 64).unwrap(), 0x5000 + 64);
+        assert_eq!(m.addr(&mem, 4096 + 48).unwrap(), 0x9000 + 48);
+        assert_eq!(m.addr(&mem, 8192 + 16).unwrap(), 0xb000 + 16);
+        // No current block in the context: not translatable.
+        m.regions[1].base = 0;
+        assert_eq!(m.addr(&mem, 4096), Err(XlateError::Unsupported));
+    }
+
+    #[test]
     fn direct_and_hop3() {
         let mem = VecMem::new(1 << 20);
         let d = Mtr {
             root: 0x4000,
             ba_shift: 12,
             buf_shift: 12,
-            regions: vec![Region { size: 8192, hop: 0 }],
+            regions: vec![Region {
+                size: 8192,
+                hop: 0,
+                base: 0,
+            }],
         };
         assert_eq!(d.addr(&mem, 5000).unwrap(), 0x4000 + 5000);
         // Hop 3 with 4 KiB BT pages (512 entries): page 512*512 + 513 =
@@ -548,6 +611,7 @@ mod tests {
             regions: vec![Region {
                 size: 1 << 40,
                 hop: 3,
+                base: 0,
             }],
         };
         let page = 512u64 * 512 + 513;
