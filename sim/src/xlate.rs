@@ -472,10 +472,65 @@ impl MptEntry {
     /// Every page of the MR (`PBL_SIZE` of them, at most `limit`): the
     /// memory the MR maps, for the engine's live-DMA bookkeeping. Pages
     /// that cannot be translated are left out.
+    ///
+    /// The same pages [`MptEntry::page`] gives one by one, but each BT page
+    /// is read once: a user MR of hop 3 has millions of pages, and this runs
+    /// inside the mailbox command that made the MPT.
     pub fn all_pages(&self, mem: &impl Dma, limit: u64) -> Vec<u64> {
-        (0..self.npages.min(limit))
-            .filter_map(|p| self.page(mem, p).ok())
-            .collect()
+        let n = self.npages.min(limit);
+        let first = if self.inner_pa { n.min(2) } else { 0 };
+        let mut out: Vec<u64> = (0..first).filter_map(|p| self.page(mem, p).ok()).collect();
+        if first >= n || self.page(mem, first).is_err() && self.pbl_hop == 0 {
+            return out;
+        }
+        let unit = (1u64 << self.pbl_ba_shift) / 8;
+        let hop = self.pbl_hop;
+        let reach = match hop {
+            0 => 1,
+            h => (0..h).fold(1u64, |p, _| p.saturating_mul(unit)),
+        };
+        if self.npages > reach || hop > 3 {
+            return out;
+        }
+        if hop == 0 {
+            out.extend((first..n).map(|p| self.pa0 + (p << self.buf_shift)));
+            return out;
+        }
+        // Per level, the BT page read last: its address and entries.
+        let mut cache: [(u64, Vec<u64>); 3] = Default::default();
+        let mut entry = |lvl: usize, bt: u64, i: u64| -> Option<u64> {
+            let (at, ents) = &mut cache[lvl];
+            if *at != bt || ents.is_empty() {
+                let mut b = vec![0u8; (unit * 8) as usize];
+                *ents = match mem.read(bt, &mut b) {
+                    Ok(()) => b
+                        .chunks_exact(8)
+                        .map(|c| u64::from_le_bytes(c.try_into().unwrap_or([0; 8])))
+                        .collect(),
+                    // Past the end of guest RAM (a short root): one entry.
+                    Err(_) => return mem.read_u64(bt + 8 * i).ok().filter(|&v| v != 0),
+                };
+                *at = bt;
+            }
+            ents.get(i as usize).copied().filter(|&v| v != 0)
+        };
+        'pages: for p in first..n {
+            let mut bt = self.pbl_ba;
+            for lvl in 0..hop {
+                let span = (lvl + 1..hop).fold(1u64, |s, _| s * unit);
+                let i = if lvl == 0 {
+                    p / span
+                } else {
+                    (p / span) % unit
+                };
+                match entry(lvl as usize, bt, i) {
+                    Some(v) => bt = v,
+                    None => continue 'pages,
+                }
+            }
+            out.push(bt);
+        }
+        out
     }
 }
 
@@ -542,6 +597,44 @@ mod tests {
         let mut b = [0u8; 4];
         m.read(&mem, 4094, &mut b).unwrap();
         assert_eq!(b, [1, 2, 3, 4]);
+    }
+
+    #[test]
+    fn all_pages_walks_hop3_as_page_does() {
+        // 4 KiB BT pages (512 entries): 512 * 512 + 3 pages of hop 3, the
+        // pages' addresses made up from their index.
+        let mem = VecMem::new(8 << 20);
+        let (root, unit) = (0x1000u64, 512u64);
+        let n = unit * unit + 3;
+        let mut next_bt = 0x2000u64;
+        let mut l1 = [0u64; 2];
+        for (j, l) in l1.iter_mut().enumerate() {
+            *l = next_bt;
+            next_bt += 0x1000;
+            put(&mem, root + 8 * j as u64, *l);
+        }
+        let mut l2_of = std::collections::HashMap::new();
+        for p in 0..n {
+            let k = p / unit;
+            let l2 = *l2_of.entry(k).or_insert_with(|| {
+                let a = next_bt;
+                next_bt += 0x1000;
+                put(&mem, l1[(k / unit) as usize] + 8 * (k % unit), a);
+                a
+            });
+            put(&mem, l2 + 8 * (p % unit), 0x1_0000_0000 + (p << 12));
+        }
+        let mut b = [0u8; 64];
+        let mut c = mpt_ctx(&b);
+        c.write(mpt::PBL_HOP_NUM, 3);
+        c.write(mpt::PBL_SIZE, n as u32);
+        c.write(mpt::PBL_BA_L, (root >> 3) as u32);
+        mpt_store(&c, &mut b);
+        let m = MptEntry::from_bytes(&b);
+        let want: Vec<u64> = (0..n).filter_map(|p| m.page(&mem, p).ok()).collect();
+        assert_eq!(want.len() as u64, n);
+        assert_eq!(m.all_pages(&mem, u64::MAX), want);
+        assert_eq!(m.all_pages(&mem, 5), want[..5].to_vec());
     }
 
     #[test]
