@@ -270,8 +270,8 @@ pub(crate) fn get_dma_mr(env: &MrEnv<'_>, pdn: u32, access: u32) -> Result<Pin<K
 /// # Errors
 ///
 /// As [`get_dma_mr`]; `ENOMEM` if the memory cannot be pinned, `EINVAL`
-/// if no page size fits or the MR needs hop 3 (beyond 16 GiB of 4 KiB
-/// pages). Everything taken is given back.
+/// if no page size fits or the MR needs more than hop 3 (beyond 32 TiB
+/// of 4 KiB pages with 16 KiB BT pages). Everything taken is given back.
 pub(crate) fn reg_user_mr(env: &MrEnv<'_>, pin: UmemDev<'_>, req: &MrReq) -> Result<Pin<KBox<Mr>>> {
     let MrReq {
         pdn,

@@ -9,15 +9,17 @@
 //! hop number, as `hns_roce_mtr_create` builds it on HIP09: one DMA
 //! allocation per buffer page, a root BT whose entries go region after
 //! region, holding the page addresses of a hop-1 region directly and the
-//! addresses of the L1 BT pages of a hop-2 region, which list its pages. The
+//! addresses of the L1 BT pages of a hop-2 or hop-3 region (which list its
+//! pages, or for hop 3 its L2 BT pages, which list its pages); a hop-0
+//! region next to others has its pages in a BT of its own. The
 //! arithmetic (region pages, BT page size, which entry holds which page) is
 //! `hem.rs`'s [`MtrLayout`]; this file allocates and fills what it says.
 //!
 //! [`UserMtr`] is the same for memory a process pinned (`hns_roce_mtr_create`
 //! with udata): a [`Umem`] instead of kernel pages, the BTs over its DMA
 //! blocks, direct addressing (hop 0) for a one-page MR, and the adaptive
-//! page size and hop number of a user MR's page list (PBL). Hop 3 (C: MRs
-//! beyond 16 GiB of 4 KiB pages with 16 KiB BT pages) is not supported.
+//! page size and hop number of a user MR's page list (PBL), hop 3 for MRs
+//! beyond 16 GiB of 4 KiB pages with 16 KiB BT pages.
 
 use crate::hem::{
     best_hop_num, BtSlot, MtrError, MtrLayout, RegionAttr, UmemShape, UserMtrLayout, MAX_BT_REGION,
@@ -97,13 +99,13 @@ fn set_bas(bt: &Coherent<[u64]>, i: u32, bas: &[u64]) -> Result {
 /// `pages` holds the buffer pages of all regions in order, each of
 /// `1 << page_shift` bytes. Their addresses are in the BTs where the
 /// layout's [`crate::hem::HemList::locate`] says: `root` entry `i` for
-/// [`BtSlot::Root`], entry `slot` of `mid[page]` for [`BtSlot::L1`]; root
-/// entry [`crate::hem::HemList::l1_root`]`(j)` holds `mid[j]`'s address.
-/// Every BT page has `1 << ba_pg_shift` bytes, the root as many entries as
-/// it uses.
+/// [`BtSlot::Root`], entry `slot` of `mid[page]` for [`BtSlot::L1`]; the
+/// entry [`crate::hem::HemList::parent`]`(j)` names holds `mid[j]`'s
+/// address. `mid[j]` has [`crate::hem::HemList::bt_entries`]`(j)` entries,
+/// the root as many as it uses.
 pub(crate) struct KernelMtr {
     pages: KVec<Coherent<[u8]>>,
-    /// The L1 BT pages of the hop-2 regions, region after region.
+    /// The BT pages below the root, region after region.
     _mid: KVec<Coherent<[u64]>>,
     root: Coherent<[u64]>,
     page_shift: u32,
@@ -118,9 +120,10 @@ impl KernelMtr {
     ///
     /// # Errors
     ///
-    /// As [`KernelMtr::with_regions`]: `EINVAL` for hop 0 or 3 (not needed
-    /// yet), `ERANGE` if the root does not fit one BT page, `ENOMEM`. Hop
-    /// `HOP_NUM_0` counts as 0 (the event records it as given).
+    /// As [`KernelMtr::with_regions`]: `EINVAL` for hop 0 (direct, not
+    /// supported) or above 3, `ERANGE` if the root does not fit one BT
+    /// page, `ENOMEM`. Hop `HOP_NUM_0` counts as 0 (the event records it
+    /// as given).
     pub(crate) fn new(
         dev: &Device<Bound>,
         size: usize,
@@ -151,8 +154,8 @@ impl KernelMtr {
     /// # Errors
     ///
     /// `EINVAL` for no region or more than three, a page shift below 12, a
-    /// region with pages and hop 0/0xff or 3 (not needed yet: C gives hop-0
-    /// regions a BT outside the root, and no caller uses hop 3), or no
+    /// region with pages and a hop above 3, every region of hop 0 or 0xff
+    /// (C's direct mode, one contiguous allocation: not supported), or no
     /// pages at all; `ERANGE` if no BT page size of `page_size_cap` holds
     /// the root; `ENOBUFS` if the regions are not whole pages and the
     /// buffer C would allocate for their total is short of pages; `ENOMEM`.
@@ -180,27 +183,16 @@ impl KernelMtr {
         let layout =
             MtrLayout::new(attrs, page_shift, ba_pg_shift, page_size_cap).map_err(errno)?;
         let hem = &layout.hem;
-        let unit = usize::try_from(hem.unit)?;
         let page = 1usize.checked_shl(page_shift).ok_or(EINVAL)?;
 
         let root = Coherent::<u64>::zeroed_slice(dev, usize::try_from(hem.root_len)?, GFP_KERNEL)?;
-        let mut mid = KVec::with_capacity(usize::try_from(hem.l1_len)?, GFP_KERNEL)?;
-        for j in 0..hem.l1_len {
-            let m = Coherent::<u64>::zeroed_slice(dev, unit, GFP_KERNEL)?;
-            set_ba(&root, hem.l1_root(j).ok_or(EINVAL)?, m.dma_address())?;
-            mid.push(m, GFP_KERNEL)?;
-        }
+        let mid = alloc_bts(dev, hem)?;
+        link_bts(hem, &root, &mid)?;
         let mut pages = KVec::with_capacity(usize::try_from(hem.page_count)?, GFP_KERNEL)?;
         for i in 0..hem.page_count {
             let p = Coherent::<u8>::zeroed_slice(dev, page, GFP_KERNEL)?;
-            match hem.locate(i).ok_or(EINVAL)? {
-                BtSlot::Root(j) => set_ba(&root, j, p.dma_address())?,
-                BtSlot::L1 { page: l1, slot } => set_ba(
-                    mid.get(usize::try_from(l1)?).ok_or(EINVAL)?,
-                    slot,
-                    p.dma_address(),
-                )?,
-            }
+            let (bt, slot) = bt_slot(&root, &mid, hem.locate(i).ok_or(EINVAL)?)?;
+            set_ba(bt, slot, p.dma_address())?;
             pages.push(p, GFP_KERNEL)?;
         }
         // INVARIANT: every page allocated in order and listed where the
@@ -494,6 +486,53 @@ impl FrmrPbl {
     }
 }
 
+/// Allocates the BT pages below the root of `hem`, page `j` with
+/// [`crate::hem::HemList::bt_entries`]`(j)` entries, zeroed (C's
+/// `hem_list_alloc_mid_bt` and, for a hop-0 region, `alloc_fake_root_bt`).
+fn alloc_bts(dev: &Device<Bound>, hem: &crate::hem::HemList) -> Result<KVec<Coherent<[u64]>>> {
+    let mut mid = KVec::with_capacity(usize::try_from(hem.l1_len)?, GFP_KERNEL)?;
+    for j in 0..hem.l1_len {
+        if j % RESCHED_BTS == RESCHED_BTS - 1 {
+            cond_resched();
+        }
+        let n = usize::try_from(hem.bt_entries(j).ok_or(EINVAL)?)?;
+        mid.push(
+            Coherent::<u64>::zeroed_slice(dev, n, GFP_KERNEL)?,
+            GFP_KERNEL,
+        )?;
+    }
+    Ok(mid)
+}
+
+/// Stores the address of every BT page of `mid` in its parent's entry
+/// (`setup_middle_bt` for the pages the root points at, the link to the L1
+/// page for a hop-3 L2 page); a hop-0 region's BT has none.
+fn link_bts(
+    hem: &crate::hem::HemList,
+    root: &Coherent<[u64]>,
+    mid: &KVec<Coherent<[u64]>>,
+) -> Result {
+    for (j, m) in (0u32..).zip(mid.iter()) {
+        if let Some(at) = hem.parent(j) {
+            let (bt, slot) = bt_slot(root, mid, at)?;
+            set_ba(bt, slot, m.dma_address())?;
+        }
+    }
+    Ok(())
+}
+
+/// The BT page and entry `at` names: the root, or page `page` of `mid`.
+fn bt_slot<'a>(
+    root: &'a Coherent<[u64]>,
+    mid: &'a KVec<Coherent<[u64]>>,
+    at: BtSlot,
+) -> Result<(&'a Coherent<[u64]>, u32)> {
+    match at {
+        BtSlot::Root(j) => Ok((root, j)),
+        BtSlot::L1 { page, slot } => Ok((mid.get(usize::try_from(page)?).ok_or(EINVAL)?, slot)),
+    }
+}
+
 /// Reads entry `i` of the BT page `bt` (little-endian); `None` past its end.
 fn get_ba(bt: &Coherent<[u64]>, i: u32) -> Option<u64> {
     let i = usize::try_from(i).ok()?;
@@ -574,12 +613,12 @@ impl UserMtr {
     /// builds their BTs (`hns_roce_mtr_create` with udata, not a PBL):
     /// pages of `1 << page_shift` bytes (at least 4 KiB), BT pages of
     /// `1 << ba_pg_shift` bytes growing within `page_size_cap`, hop numbers
-    /// from the caps in `regions` (1 or 2; hop 0 for a one-page buffer).
+    /// from the caps in `regions` (1 to 3; 0 for a one-page buffer).
     ///
     /// # Errors
     ///
     /// `ENOMEM` if the memory cannot be pinned (whatever the core said, as
-    /// C's `mtr_alloc_bufs`); `EINVAL` for bad attributes or hop 3;
+    /// C's `mtr_alloc_bufs`); `EINVAL` for bad attributes or a hop above 3;
     /// `ERANGE` if no BT page size holds the root; `ENOBUFS` if the umem
     /// has fewer pages than the regions; `ENOMEM`. Each failure is logged
     /// as C logs it.
@@ -702,21 +741,9 @@ impl UserMtr {
             });
         }
         let hem = &layout.hem;
-        let unit = usize::try_from(hem.unit)?;
-        let mut mid = KVec::with_capacity(usize::try_from(hem.l1_len)?, GFP_KERNEL)?;
-        for j in 0..hem.l1_len {
-            if j % RESCHED_BTS == RESCHED_BTS - 1 {
-                cond_resched();
-            }
-            mid.push(
-                Coherent::<u64>::zeroed_slice(dev, unit, GFP_KERNEL)?,
-                GFP_KERNEL,
-            )?;
-        }
+        let mid = alloc_bts(dev, hem)?;
         let root = Coherent::<u64>::zeroed_slice(dev, usize::try_from(hem.root_len)?, GFP_KERNEL)?;
-        for (j, m) in (0u32..).zip(mid.iter()) {
-            set_ba(&root, hem.l1_root(j).ok_or(EINVAL)?, m.dma_address())?;
-        }
+        link_bts(hem, &root, &mid)?;
         // Run by run (the entries of one BT page that follow each other),
         // the addresses taken from the umem a batch at a time.
         let count = layout.page_count();
@@ -726,10 +753,7 @@ impl UserMtr {
         let mut since_resched = 0u32;
         while i < count {
             let (at, run) = hem.locate_run(i).ok_or(EINVAL)?;
-            let (bt, first) = match at {
-                BtSlot::Root(j) => (&root, j),
-                BtSlot::L1 { page, slot } => (mid.get(usize::try_from(page)?).ok_or(EINVAL)?, slot),
-            };
+            let (bt, first) = bt_slot(&root, &mid, at)?;
             let mut done = 0u32;
             while done < run {
                 // CAST: MAP_BATCH fits u32.
@@ -823,10 +847,9 @@ impl UserMtr {
 
     /// The BT entry of buffer page `page`.
     fn entry(&self, page: u32) -> Option<u64> {
-        match self.layout.hem.locate(page)? {
-            BtSlot::Root(j) => get_ba(self.root.as_ref()?, j),
-            BtSlot::L1 { page: l1, slot } => get_ba(self.mid.get(usize::try_from(l1).ok()?)?, slot),
-        }
+        let root = self.root.as_ref()?;
+        let (bt, slot) = bt_slot(root, &self.mid, self.layout.hem.locate(page)?).ok()?;
+        get_ba(bt, slot)
     }
 
     /// Buffer page size exponent (`hem_cfg.buf_pg_shift`).

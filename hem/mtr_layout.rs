@@ -20,9 +20,13 @@ use super::{hw_hopnum, BA_BYTE_LEN, HOP_NUM_0, HW_PAGE_SIZE};
 //
 // A region of hop 1 keeps its page addresses in the root BT itself (C's
 // "fake root bt" shares the root page); a region of hop 2 has one root entry
-// per L1 BT page, each L1 page listing `unit` buffer pages. The root entries
-// go region after region. L1 pages are numbered here across the whole MTR,
-// region after region, in the order of their root entries.
+// per L1 BT page, each L1 page listing `unit` buffer pages; a region of hop
+// 3 has one root entry per L1 page, each listing `unit` L2 pages, each
+// listing `unit` buffer pages; a region of hop 0 next to regions of other
+// hops gets a BT of its own that no entry points at. The root entries go
+// region after region. The BT pages below the root are numbered here
+// across the whole MTR, region after region (a hop-3 region's L1 pages,
+// then its L2 pages).
 
 /// Most regions of one MTR (`HNS_ROCE_MAX_BT_REGION`).
 pub const MAX_BT_REGION: usize = 3;
@@ -34,7 +38,7 @@ const HW_PAGE_SHIFT: u32 = HW_PAGE_SIZE.trailing_zeros();
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum MtrError {
     /// `-EINVAL`: bad attributes (region count, page shift, a hop number
-    /// the C driver rejects or this port does not support yet).
+    /// the C driver rejects, a direct kernel buffer).
     Inval,
     /// `-ENOBUFS`: the root BT needs more than one BT page of entries
     /// (`alloc_root_hem`), or the kernel buffer has fewer pages than the
@@ -197,23 +201,29 @@ pub struct RegionBt {
     /// Its first root entry (`setup_root_hem`'s `total` when it gets
     /// there).
     pub root: u32,
-    /// Its root entries: `count` for hop 1, the L1 pages for hop 2, none for
-    /// an empty region.
+    /// Its root entries: `count` for hop 1, the L1 pages for hop 2 and 3,
+    /// none for hop 0 or an empty region.
     pub root_len: u32,
-    /// Its first L1 page in the MTR's numbering.
+    /// Its first BT page below the root in the MTR's numbering.
     pub l1: u32,
-    /// Its L1 pages (`DIV_ROUND_UP(count, unit)` for hop 2, else 0).
+    /// Its BT pages below the root: for hop 2 its L1 pages
+    /// (`DIV_ROUND_UP(count, unit)`); for hop 3 its `root_len` L1 pages,
+    /// then its L2 pages (`DIV_ROUND_UP(count, unit)`); for hop 0 the one
+    /// BT of `count` entries C gives it outside the root
+    /// (`alloc_fake_root_bt`); else 0.
     pub l1_len: u32,
 }
 
-/// The BT entry that holds a buffer page's address.
+/// The BT entry that holds a buffer page's (or a BT page's) address.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum BtSlot {
     /// Entry `i` of the root BT (a hop-1 region).
     Root(u32),
-    /// Entry `slot` of L1 page `page` (a hop-2 region).
+    /// Entry `slot` of BT page `page` below the root (the L1 page of a
+    /// hop-2 region, an L1 or L2 page of a hop-3 region, the own BT of a
+    /// hop-0 region).
     L1 {
-        /// The L1 page in the MTR's numbering.
+        /// The BT page in the MTR's numbering.
         page: u32,
         /// The entry in it.
         slot: u32,
@@ -222,8 +232,9 @@ pub enum BtSlot {
 
 /// The BT pages of an MTR (`struct hns_roce_hem_list` as
 /// `hns_roce_hem_list_request` builds it): one root BT of `root_len`
-/// entries (C allocates exactly that many) and `l1_len` L1 BT pages of
-/// `unit` entries.
+/// entries (C allocates exactly that many) and `l1_len` BT pages below it,
+/// each of `unit` entries except a hop-0 region's, which has one entry per
+/// page of the region ([`HemList::bt_entries`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct HemList {
     /// BT page shift.
@@ -232,7 +243,7 @@ pub struct HemList {
     pub unit: u32,
     /// Entries of the root BT (`hns_roce_hem_list_calc_root_ba`).
     pub root_len: u32,
-    /// L1 BT pages of all regions.
+    /// BT pages below the root, all regions.
     pub l1_len: u32,
     /// Buffer pages of all regions.
     pub page_count: u32,
@@ -243,17 +254,22 @@ pub struct HemList {
 impl HemList {
     /// The BT layout of `regions` with BT pages of `1 << ba_pg_shift`
     /// bytes (`hns_roce_hem_list_request`: `hem_list_alloc_mid_bt` per
-    /// `unit` pages of each hop-2 region, then `alloc_root_hem` and
-    /// `setup_root_hem` with `alloc_fake_root_bt` / `setup_middle_bt`).
+    /// `unit` pages of each hop-2 or hop-3 region, then `alloc_root_hem`
+    /// and `setup_root_hem` with `alloc_fake_root_bt` / `setup_middle_bt`).
+    /// A hop-3 region has an L1 page per `unit * unit` pages, linked from
+    /// the root, and an L2 page per `unit` pages, linked from entry
+    /// `k % unit` of L1 page `k / unit`. A hop-0 region (in an MTR with a
+    /// region of another hop) takes no root entry: its pages go to a BT of
+    /// their own that nothing links (the engine finds such a region from
+    /// the context's current block address).
     ///
     /// # Errors
     ///
     /// [`MtrError::Inval`] for more than [`MAX_BT_REGION`] regions, a BT
-    /// page shift outside 3..=31, or a region with pages and hop 0 or 3 and
-    /// up (C gives a hop-0 region a BT of its own outside the root and
-    /// supports hop 3; no caller needs either yet); [`MtrError::NoMem`] if
-    /// the root has no entry and [`MtrError::NoBufs`] if it needs more than
-    /// `unit` (`alloc_root_hem`).
+    /// page shift outside 3..=31, or a region with pages and a hop above
+    /// 3 (`hem_list_alloc_mid_bt`); [`MtrError::NoMem`] if the root has no
+    /// entry and [`MtrError::NoBufs`] if it needs more than `unit`
+    /// (`alloc_root_hem`).
     pub fn request(regions: &[BufRegion], ba_pg_shift: u32) -> Result<HemList, MtrError> {
         if regions.len() > MAX_BT_REGION || !(3..=31).contains(&ba_pg_shift) {
             return Err(MtrError::Inval);
@@ -261,7 +277,7 @@ impl HemList {
         let unit = (1u32 << ba_pg_shift) / 8;
         if regions
             .iter()
-            .any(|r| r.count > 0 && !(1..=2).contains(&r.hopnum))
+            .any(|r| r.count > 0 && r.hopnum > MAX_HOP_NUM)
         {
             return Err(MtrError::Inval);
         }
@@ -278,15 +294,23 @@ impl HemList {
             len: regions.len(),
             ..HemList::default()
         };
+        let up = |n: u32, d: u64| -> Result<u32, MtrError> {
+            u32::try_from(u64::from(n).div_ceil(d)).map_err(|_| MtrError::Inval)
+        };
         let (mut root, mut l1) = (0u32, 0u32);
         for (bt, r) in out.items.iter_mut().zip(regions) {
             let (root_n, l1_n) = match (r.count, r.hopnum) {
                 (0, _) => (0, 0),
+                (_, 0) => (0, 1),
                 (n, 1) => (n, 0),
-                (n, _) => {
-                    let l1_n = n.checked_div(unit).ok_or(MtrError::Inval)?
-                        + u32::from(n.checked_rem(unit).ok_or(MtrError::Inval)? != 0);
+                (n, 2) => {
+                    let l1_n = up(n, u64::from(unit))?;
                     (l1_n, l1_n)
+                }
+                (n, _) => {
+                    let top = up(n, u64::from(unit) * u64::from(unit))?;
+                    let l2 = up(n, u64::from(unit))?;
+                    (top, top.checked_add(l2).ok_or(MtrError::Inval)?)
                 }
             };
             *bt = RegionBt {
@@ -320,9 +344,10 @@ impl HemList {
 
     /// [`HemList::locate`] of `page`, and how many pages from it on (at
     /// least 1) have their entries next to each other in the same BT page:
-    /// up to the end of the region, and for a hop-2 region up to the end of
-    /// the L1 page (C's `hns_roce_hem_list_find_mtt` count). Lets a caller
-    /// map a page list run by run, as C's `mtr_map_region` does.
+    /// up to the end of the region, and for a hop-2 or hop-3 region up to
+    /// the end of the bottom BT page (C's `hns_roce_hem_list_find_mtt`
+    /// count). Lets a caller map a page list run by run, as C's
+    /// `mtr_map_region` does.
     pub fn locate_run(&self, page: u32) -> Option<(BtSlot, u32)> {
         let bt = self
             .regions()
@@ -330,27 +355,82 @@ impl HemList {
             .find(|b| page >= b.region.offset && page - b.region.offset < b.region.count)?;
         let d = page - bt.region.offset;
         let left = bt.region.count - d;
-        if bt.region.hopnum == 1 {
-            return Some((BtSlot::Root(bt.root.checked_add(d)?), left));
+        match bt.region.hopnum {
+            0 => Some((
+                BtSlot::L1 {
+                    page: bt.l1,
+                    slot: d,
+                },
+                left,
+            )),
+            1 => Some((BtSlot::Root(bt.root.checked_add(d)?), left)),
+            hop => {
+                // Hop 3: the L2 pages come after the region's L1 pages.
+                let first = if hop == 2 {
+                    bt.l1
+                } else {
+                    bt.l1.checked_add(bt.root_len)?
+                };
+                let slot = d.checked_rem(self.unit)?;
+                Some((
+                    BtSlot::L1 {
+                        page: first.checked_add(d.checked_div(self.unit)?)?,
+                        slot,
+                    },
+                    left.min(self.unit - slot),
+                ))
+            }
         }
-        let slot = d.checked_rem(self.unit)?;
-        Some((
-            BtSlot::L1 {
-                page: bt.l1.checked_add(d.checked_div(self.unit)?)?,
-                slot,
-            },
-            left.min(self.unit - slot),
-        ))
     }
 
-    /// The root entry that points at L1 page `l1` (`setup_middle_bt`:
-    /// `(start - r->offset) / unit` after the region's first entry).
-    pub fn l1_root(&self, l1: u32) -> Option<u32> {
-        let bt = self
-            .regions()
+    /// The region BT page `page` (below the root) belongs to.
+    fn region_of_bt(&self, page: u32) -> Option<&RegionBt> {
+        self.regions()
             .iter()
-            .find(|b| l1 >= b.l1 && l1 - b.l1 < b.l1_len)?;
-        bt.root.checked_add(l1 - bt.l1)
+            .find(|b| page >= b.l1 && page - b.l1 < b.l1_len)
+    }
+
+    /// The entry that holds the address of BT page `page` (below the
+    /// root): a root entry for the L1 pages of hop 2 and 3
+    /// (`setup_middle_bt`: `(start - r->offset) / step` after the region's
+    /// first entry), an entry of its L1 page for a hop-3 L2 page
+    /// (`hem_list_alloc_mid_bt`'s link to the parent); `None` for a hop-0
+    /// region's BT, which nothing links, or no such page.
+    pub fn parent(&self, page: u32) -> Option<BtSlot> {
+        let bt = self.region_of_bt(page)?;
+        let k = page - bt.l1;
+        match bt.region.hopnum {
+            2 | 3 if k < bt.root_len => Some(BtSlot::Root(bt.root.checked_add(k)?)),
+            3 => {
+                let l2 = k - bt.root_len;
+                Some(BtSlot::L1 {
+                    page: bt.l1.checked_add(l2.checked_div(self.unit)?)?,
+                    slot: l2.checked_rem(self.unit)?,
+                })
+            }
+            _ => None,
+        }
+    }
+
+    /// The root entry that points at BT page `l1` ([`HemList::parent`]
+    /// when that is the root).
+    pub fn l1_root(&self, l1: u32) -> Option<u32> {
+        match self.parent(l1)? {
+            BtSlot::Root(i) => Some(i),
+            BtSlot::L1 { .. } => None,
+        }
+    }
+
+    /// Entries of BT page `page` below the root: `unit`, or the region's
+    /// page count for a hop-0 region's BT (`alloc_fake_root_bt` allocates
+    /// `count` entries); `None` for no such page.
+    pub fn bt_entries(&self, page: u32) -> Option<u32> {
+        let bt = self.region_of_bt(page)?;
+        Some(if bt.region.hopnum == 0 {
+            bt.region.count
+        } else {
+            self.unit
+        })
     }
 }
 
@@ -374,8 +454,8 @@ impl MtrLayout {
     /// # Errors
     ///
     /// As [`init_buf_cfg`] and [`HemList::request`]; [`MtrError::Inval`]
-    /// also for a buffer without pages or without a region of hop 1 or 2
-    /// (C's direct mode, not needed yet); [`MtrError::Range`] if no BT page
+    /// also for a buffer without pages or with every region of hop 0 (C's
+    /// direct mode: one contiguous allocation, not supported); [`MtrError::Range`] if no BT page
     /// size fits; [`MtrError::NoBufs`] if the buffer is short of pages (the
     /// regions are not multiples of the page size).
     pub fn new(
@@ -565,8 +645,8 @@ impl UserMtrLayout {
     ///
     /// # Errors
     ///
-    /// As [`init_user_buf_cfg`] and [`HemList::request`] (hop 3 is not
-    /// supported: `Inval`); [`MtrError::Inval`] for direct addressing of
+    /// As [`init_user_buf_cfg`] and [`HemList::request`];
+    /// [`MtrError::Inval`] for direct addressing of
     /// more than one region (C splits the buffer into 4 KiB pages then, no
     /// caller needs it yet) or of more than one page (C checks the pages
     /// are contiguous); [`MtrError::Range`] if no BT page size fits;

@@ -993,10 +993,16 @@ personality_boots() {
 # validates the model) and on Rust, one boot each; the outcomes,
 # `ibv_devinfo -v`, the SGID/SMAC table commands and the traces (probe
 # with the free-MR objects, the workload, the removal) must be equal.
+# The buffers' hop numbers the C driver takes from the caps, changed from
+# the defaults (2 for all but the extended SGE's 1) so that the plan's
+# buffers need hop 3 (CQEs, SRQ WQEs and indexes, SQs) and hop 0 (the
+# extended SGEs: a BT outside the root, the engine reading the region from
+# the QPC's current block address) beside hop 1 (RQs).
+HIP08_HOPS="--set pbl_hop_num=3 --set sqwqe_hop_num=3 --set ex_sge_hop_num=0 --set rqwqe_hop_num=1"
 if [ -x "$HNS_BUILD/sim-target/release/hns-sim" ] && [ -f "$HNS_BUILD/module-kunit/hns_roce_rs.ko" ]; then
     # hip08/cq-create-event-race brings out C's CQ refcount WARN
     # (docs/c-driver-findings.md 21): counted.
-    PB_KNOWN_C=hns-cq-event-refcount-zero personality_boots hip08 "--personality hip08" 1 devinfo
+    PB_KNOWN_C=hns-cq-event-refcount-zero personality_boots hip08 "--personality hip08 $HIP08_HOPS" 1 devinfo
     # The SGID and SMAC table commands (GIDs added and deleted, the MAC at
     # registration and after the plan's MAC changes), each table's in
     # order; the Rust run's reload cycles come after them and repeat the

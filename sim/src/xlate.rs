@@ -27,7 +27,8 @@ pub enum XlateError {
         /// Byte offset in the buffer.
         offset: u64,
     },
-    /// A hop-0 region next to BT-mapped regions, or a hop above 3.
+    /// A hop-0 region next to BT-mapped regions whose context gives no
+    /// current block address, or a hop above 3.
     Unsupported,
     /// A BT entry holds 0.
     EmptyEntry,
@@ -75,6 +76,12 @@ pub struct Region {
     pub size: u64,
     /// Hop number as written in the context (0 = no BT).
     pub hop: u32,
+    /// Where a hop-0 region starts in an MTR whose other regions have BTs
+    /// (the context's current block address of the region: the driver
+    /// keeps such a region's page list in a BT the engine is not told
+    /// about, so the region is read contiguously from its first page); 0
+    /// when the context has none.
+    pub base: u64,
 }
 
 /// A buffer described by a root BT.
@@ -140,13 +147,12 @@ impl Mtr {
                         let l2 = self.entry(mem, l1, (page / unit) % unit)?;
                         self.entry(mem, l2, page % unit)?
                     }
+                    // No BT the engine knows: contiguous from the region's
+                    // current block.
+                    0 if r.base != 0 => return Ok(r.base + rel),
                     _ => return Err(XlateError::Unsupported),
                 };
                 return Ok(base + inner);
-            }
-            if r.hop == 0 && r.size > 0 {
-                // C gives such a region a BT outside the root; not modelled.
-                return Err(XlateError::Unsupported);
             }
             start += r.size;
             root_idx += self.root_entries(r.hop, pages);
@@ -457,6 +463,7 @@ impl MptEntry {
             regions: vec![Region {
                 size: self.npages.max(1) * pg,
                 hop: self.pbl_hop,
+                base: 0,
             }],
         };
         pbl.addr(mem, page * pg).map_err(KeyError::Xlate)
@@ -465,10 +472,65 @@ impl MptEntry {
     /// Every page of the MR (`PBL_SIZE` of them, at most `limit`): the
     /// memory the MR maps, for the engine's live-DMA bookkeeping. Pages
     /// that cannot be translated are left out.
+    ///
+    /// The same pages [`MptEntry::page`] gives one by one, but each BT page
+    /// is read once: a user MR of hop 3 has millions of pages, and this runs
+    /// inside the mailbox command that made the MPT.
     pub fn all_pages(&self, mem: &impl Dma, limit: u64) -> Vec<u64> {
-        (0..self.npages.min(limit))
-            .filter_map(|p| self.page(mem, p).ok())
-            .collect()
+        let n = self.npages.min(limit);
+        let first = if self.inner_pa { n.min(2) } else { 0 };
+        let mut out: Vec<u64> = (0..first).filter_map(|p| self.page(mem, p).ok()).collect();
+        if first >= n || self.page(mem, first).is_err() && self.pbl_hop == 0 {
+            return out;
+        }
+        let unit = (1u64 << self.pbl_ba_shift) / 8;
+        let hop = self.pbl_hop;
+        let reach = match hop {
+            0 => 1,
+            h => (0..h).fold(1u64, |p, _| p.saturating_mul(unit)),
+        };
+        if self.npages > reach || hop > 3 {
+            return out;
+        }
+        if hop == 0 {
+            out.extend((first..n).map(|p| self.pa0 + (p << self.buf_shift)));
+            return out;
+        }
+        // Per level, the BT page read last: its address and entries.
+        let mut cache: [(u64, Vec<u64>); 3] = Default::default();
+        let mut entry = |lvl: usize, bt: u64, i: u64| -> Option<u64> {
+            let (at, ents) = &mut cache[lvl];
+            if *at != bt || ents.is_empty() {
+                let mut b = vec![0u8; (unit * 8) as usize];
+                *ents = match mem.read(bt, &mut b) {
+                    Ok(()) => b
+                        .chunks_exact(8)
+                        .map(|c| u64::from_le_bytes(c.try_into().unwrap_or([0; 8])))
+                        .collect(),
+                    // Past the end of guest RAM (a short root): one entry.
+                    Err(_) => return mem.read_u64(bt + 8 * i).ok().filter(|&v| v != 0),
+                };
+                *at = bt;
+            }
+            ents.get(i as usize).copied().filter(|&v| v != 0)
+        };
+        'pages: for p in first..n {
+            let mut bt = self.pbl_ba;
+            for lvl in 0..hop {
+                let span = (lvl + 1..hop).fold(1u64, |s, _| s * unit);
+                let i = if lvl == 0 {
+                    p / span
+                } else {
+                    (p / span) % unit
+                };
+                match entry(lvl as usize, bt, i) {
+                    Some(v) => bt = v,
+                    None => continue 'pages,
+                }
+            }
+            out.push(bt);
+        }
+        out
     }
 }
 
@@ -501,9 +563,21 @@ mod tests {
             ba_shift: 12,
             buf_shift: 12,
             regions: vec![
-                Region { size: 8192, hop: 2 },
-                Region { size: 4096, hop: 1 },
-                Region { size: 4096, hop: 2 },
+                Region {
+                    size: 8192,
+                    hop: 2,
+                    base: 0,
+                },
+                Region {
+                    size: 4096,
+                    hop: 1,
+                    base: 0,
+                },
+                Region {
+                    size: 4096,
+                    hop: 2,
+                    base: 0,
+                },
             ],
         };
         // SQ WQE 0 and 65 (second page, slot 1).
@@ -526,13 +600,95 @@ mod tests {
     }
 
     #[test]
+    fn all_pages_walks_hop3_as_page_does() {
+        // 4 KiB BT pages (512 entries): 512 * 512 + 3 pages of hop 3, the
+        // pages' addresses made up from their index.
+        let mem = VecMem::new(8 << 20);
+        let (root, unit) = (0x1000u64, 512u64);
+        let n = unit * unit + 3;
+        let mut next_bt = 0x2000u64;
+        let mut l1 = [0u64; 2];
+        for (j, l) in l1.iter_mut().enumerate() {
+            *l = next_bt;
+            next_bt += 0x1000;
+            put(&mem, root + 8 * j as u64, *l);
+        }
+        let mut l2_of = std::collections::HashMap::new();
+        for p in 0..n {
+            let k = p / unit;
+            let l2 = *l2_of.entry(k).or_insert_with(|| {
+                let a = next_bt;
+                next_bt += 0x1000;
+                put(&mem, l1[(k / unit) as usize] + 8 * (k % unit), a);
+                a
+            });
+            put(&mem, l2 + 8 * (p % unit), 0x1_0000_0000 + (p << 12));
+        }
+        let mut b = [0u8; 64];
+        let mut c = mpt_ctx(&b);
+        c.write(mpt::PBL_HOP_NUM, 3);
+        c.write(mpt::PBL_SIZE, n as u32);
+        c.write(mpt::PBL_BA_L, (root >> 3) as u32);
+        mpt_store(&c, &mut b);
+        let m = MptEntry::from_bytes(&b);
+        let want: Vec<u64> = (0..n).filter_map(|p| m.page(&mem, p).ok()).collect();
+        assert_eq!(want.len() as u64, n);
+        assert_eq!(m.all_pages(&mem, u64::MAX), want);
+        assert_eq!(m.all_pages(&mem, 5), want[..5].to_vec());
+    }
+
+    #[test]
+    fn hop0_region_beside_bt_regions() {
+        // SQ hop 3 (root[0] -> L1 -> L2 -> page), SGE hop 0 (no root
+        // entry: contiguous from its current block), RQ hop 1 (root[1]).
+        let mem = VecMem::new(1 << 20);
+        let (root, l1, l2) = (0x1000u64, 0x2000u64, 0x3000u64);
+        put(&mem, root, l1);
+        put(&mem, root + 8, 0xb000);
+        put(&mem, l1, l2);
+        put(&mem, l2, 0x5000);
+        let mut m = Mtr {
+            root,
+            ba_shift: 12,
+            buf_shift: 12,
+            regions: vec![
+                Region {
+                    size: 4096,
+                    hop: 3,
+                    base: 0,
+                },
+                Region {
+                    size: 4096,
+                    hop: 0,
+                    base: 0x9000,
+                },
+                Region {
+                    size: 4096,
+                    hop: 1,
+                    base: 0,
+                },
+            ],
+        };
+        assert_eq!(m.addr(&mem, 64).unwrap(), 0x5000 + 64);
+        assert_eq!(m.addr(&mem, 4096 + 48).unwrap(), 0x9000 + 48);
+        assert_eq!(m.addr(&mem, 8192 + 16).unwrap(), 0xb000 + 16);
+        // No current block in the context: not translatable.
+        m.regions[1].base = 0;
+        assert_eq!(m.addr(&mem, 4096), Err(XlateError::Unsupported));
+    }
+
+    #[test]
     fn direct_and_hop3() {
         let mem = VecMem::new(1 << 20);
         let d = Mtr {
             root: 0x4000,
             ba_shift: 12,
             buf_shift: 12,
-            regions: vec![Region { size: 8192, hop: 0 }],
+            regions: vec![Region {
+                size: 8192,
+                hop: 0,
+                base: 0,
+            }],
         };
         assert_eq!(d.addr(&mem, 5000).unwrap(), 0x4000 + 5000);
         // Hop 3 with 4 KiB BT pages (512 entries): page 512*512 + 513 =
@@ -548,6 +704,7 @@ mod tests {
             regions: vec![Region {
                 size: 1 << 40,
                 hop: 3,
+                base: 0,
             }],
         };
         let page = 512u64 * 512 + 513;

@@ -8,8 +8,9 @@
 # checked against the caps table (sim-devinfo.py),
 # then ibv_rc_pingpong (plain, -e, -s 64) and ibv_srq_pingpong loopback
 # on hns_0, the refusal of a user UD QP (libhns does not create UD QPs on
-# HIP08, hw_ver 0x100), rping and ucmatose (rdma_cm: MADs through the
-# kernel GSI QP), a MAC change of the netdev, events for a QP number
+# HIP08, hw_ver 0x100), a user MR of hop 3 sent from (mr_hop3.py), rping
+# and ucmatose (rdma_cm: MADs through the kernel GSI QP), a MAC change of
+# the netdev, events for a QP number
 # while a new QP takes it (qp_create_race.py), for a CQ and an SRQ while
 # they are created and a QP destroyed while its flush work runs
 # (obj_event_race.py), a CQ on a read-only buffer refused (cq_pin.py),
@@ -58,6 +59,14 @@ if [ $rc -ne 0 ] && printf '%s\n' "$out" | grep -q "Couldn't create QP"; then
 else
     report hip08/ud-qp-refused FAIL "exit $rc: $(printf '%s\n' "$out" | tail -n 2 | tr '\n' ' ')"
 fi
+# A user MR whose page list needs hop 3 (16 GiB and a page: one 16 MiB
+# memfd mapped 1025 times), sent from at two of its pages: make
+# check's hip08 boots also set the buffers' hop caps (CQE, SRQ WQE and
+# index hop 3; SQ hop 3, extended SGE hop 0, RQ hop 1), which every QP,
+# CQ and SRQ of the plan takes. Before rdma_cm: the flush its MRs'
+# deregistrations start on HIP08's free-MR QPs is over before the MAC
+# change marks the end of the compared trace.
+check hip08/mr-hop3 python3 /opt/hns/mr_hop3.py "$GIDX"
 # rdma_cm over an IPv4 address on eth0: the CM MADs go through the kernel's
 # GSI QP with kernel AHs (HIP08: the AH's VLAN in the UD WQE).
 /usr/bin/ip addr add 192.168.77.1/24 dev eth0 && /usr/bin/ip link set eth0 up
@@ -73,6 +82,11 @@ mac_now() {
         /usr/bin/ip link set dev eth0 up &&
         sleep 1 && grep -qx "$1" /sys/class/net/eth0/address
 }
+# The free-MR QPs' moves to ERR that the last deregistrations queued run
+# from a work queue; let them end before the MAC change closes the
+# compared workload window, or one run has them inside it and another
+# not.
+sleep 2
 check hip08/mac-change mac_now 02:19:e5:00:03:42
 # Events for a QP number while a new QP takes it (qp_create_race.py):
 # hns-sim holds HIP08's SCC clear busy inside create_qp, and a second

@@ -1798,19 +1798,20 @@ pub fn check_mtr_regions_and_hops() -> Check {
         init_buf_cfg(&[attr(4096, 1)], 11) == Err(MtrError::Inval),
         "page shift 11: EINVAL",
     )?;
-    // Hops not supported (yet): 0xff or 0 with pages, 3.
+    // Hops: above 3 rejected (hem_list_alloc_mid_bt), every region of hop
+    // 0 (direct kernel buffer) not supported.
     expect(
-        MtrLayout::new(&[attr(8192, 2), attr(4096, HOP_NUM_0)], 12, 12, CAP_ALL)
-            == Err(MtrError::Inval),
-        "hop 0xff region with pages: EINVAL",
-    )?;
-    expect(
-        MtrLayout::new(&[attr(8192, 3)], 12, 12, CAP_ALL) == Err(MtrError::Inval),
-        "hop 3: EINVAL",
+        MtrLayout::new(&[attr(8192, 4)], 12, 12, CAP_ALL) == Err(MtrError::Inval),
+        "hop 4: EINVAL",
     )?;
     expect(
         MtrLayout::new(&[attr(8192, 0)], 12, 12, CAP_ALL) == Err(MtrError::Inval),
         "direct mode: EINVAL",
+    )?;
+    expect(
+        MtrLayout::new(&[attr(8192, HOP_NUM_0), attr(4096, 0)], 12, 12, CAP_ALL)
+            == Err(MtrError::Inval),
+        "direct mode (0xff): EINVAL",
     )?;
     expect(
         MtrLayout::new(&[attr(0, 2)], 12, 12, CAP_ALL) == Err(MtrError::Inval),
@@ -1913,5 +1914,116 @@ pub fn check_user_mtr() -> Check {
     expect(
         UserMtrLayout::new(&[attr(0x2000, 0)], 12, 14, CAP_SIM, true, &u) == Err(MtrError::Inval),
         "direct, 2 pages: EINVAL",
+    )
+}
+
+/// A kernel QP buffer with hop 3, hop 0 and hop 1 regions (hns-sim's
+/// hip08 boot caps: wqe_sq_hop_num 3, wqe_sge_hop_num 0, wqe_rq_hop_num
+/// 1), worked out from `hns_roce_hem_list_request`: the SQ's L1 page in
+/// root[0] (`setup_middle_bt`, step `unit * unit`), its L2 page in the L1
+/// page's entry 0 (`hem_list_alloc_mid_bt`'s link), the SGE pages in a BT
+/// of their own that takes no root entry (`alloc_fake_root_bt` with hop
+/// 0), the RQ pages in root[1..].
+pub fn check_mtr_hop3_hop0() -> Check {
+    // SQ 8 KiB (2 pages), SGE 4 KiB (1 page), RQ 8 KiB (2 pages).
+    let attrs = [attr(8192, 3), attr(4096, 0), attr(8192, 1)];
+    let regions = init_buf_cfg(&attrs, 12).map_err(|_| "hop 3/0/1 regions")?;
+    let want = [br(0, 2, 3), br(2, 1, 0), br(3, 2, 1)];
+    expect(regions.as_slice() == want, "hop 3/0/1 regions")?;
+    // Root: SQ ceil(2 / 512^2) = 1, SGE none, RQ 2.
+    expect(calc_root_ba(&want, 512) == 3, "hop 3/0/1: 3 root entries")?;
+    expect(
+        best_bt_pg_sz(&want, 12, CAP_SIM) == Some(12),
+        "hop 3/0/1: BT pages stay 4 KiB",
+    )?;
+    let m = MtrLayout::new(&attrs, 12, 12, CAP_SIM).map_err(|_| "hop 3/0/1 layout")?;
+    let h = &m.hem;
+    // BT pages: SQ L1 #0, SQ L2 #1, SGE's own BT #2.
+    expect(
+        h.root_len == 3 && h.l1_len == 3 && h.page_count == 5,
+        "hop 3/0/1: 3 root entries, 3 BT pages, 5 pages",
+    )?;
+    expect(
+        h.regions()
+            == [
+                rbt(want[0], 0, 1, 0, 2),
+                rbt(want[1], 1, 0, 2, 1),
+                rbt(want[2], 1, 2, 3, 0),
+            ],
+        "hop 3/0/1: region BTs",
+    )?;
+    expect(h.parent(0) == Some(BtSlot::Root(0)), "SQ L1 in root[0]")?;
+    expect(h.parent(1) == l1(0, 0), "SQ L2 in L1 entry 0")?;
+    expect(h.parent(2).is_none(), "SGE BT linked nowhere")?;
+    expect(h.l1_root(1).is_none(), "SQ L2 not in the root")?;
+    expect(
+        h.bt_entries(0) == Some(512) && h.bt_entries(1) == Some(512) && h.bt_entries(2) == Some(1),
+        "BT entries: unit, unit, the SGE's page count",
+    )?;
+    expect(h.bt_entries(3).is_none(), "no 4th BT page")?;
+    expect(
+        h.locate_run(0) == Some((BtSlot::L1 { page: 1, slot: 0 }, 2)),
+        "SQ page 0: L2 slot 0",
+    )?;
+    expect(h.locate(1) == l1(1, 1), "SQ page 1: L2 slot 1")?;
+    expect(
+        h.locate_run(2) == Some((BtSlot::L1 { page: 2, slot: 0 }, 1)),
+        "SGE page: own BT",
+    )?;
+    expect(h.locate(3) == Some(BtSlot::Root(1)), "RQ page 0: root[1]")?;
+    expect(h.locate(4) == Some(BtSlot::Root(2)), "RQ page 1: root[2]")?;
+    expect(h.locate(5).is_none(), "no page 5")
+}
+
+/// A hop-3 region across L1 and L2 page boundaries (a user MR of 16 GiB
+/// and one 4 KiB page with 16 KiB BT pages: 2048 entries each), from
+/// `hem_list_alloc_mid_bt`: L1 page `j` covers pages `j * 2048^2..`, L2
+/// page `k` pages `k * 2048..`, linked from entry `k % 2048` of L1 page
+/// `k / 2048`.
+pub fn check_mtr_hop3_mr() -> Check {
+    let pages = 2048 * 2048 + 1;
+    expect(best_hop_num(pages, 14) == Some(3), "16 GiB + 4 KiB: hop 3")?;
+    // CAST: fits u32.
+    let n = pages as u32;
+    let h = HemList::request(&[br(0, n, 3)], 14).map_err(|_| "hop 3 MR")?;
+    // 2 L1 pages, 2049 L2 pages.
+    expect(
+        h.unit == 2048 && h.root_len == 2 && h.l1_len == 2 + 2049,
+        "hop 3 MR: 2 root entries, 2 L1 and 2049 L2 pages",
+    )?;
+    expect(h.parent(1) == Some(BtSlot::Root(1)), "L1 #1 in root[1]")?;
+    expect(h.parent(2) == l1(0, 0), "L2 #0 in L1 #0 entry 0")?;
+    expect(
+        h.parent(2 + 2047) == l1(0, 2047),
+        "L2 #2047 in L1 #0 entry 2047",
+    )?;
+    expect(h.parent(2 + 2048) == l1(1, 0), "L2 #2048 in L1 #1 entry 0")?;
+    expect(h.parent(2 + 2049).is_none(), "no L2 #2049")?;
+    expect(
+        h.locate_run(2048 * 2048)
+            == Some((
+                BtSlot::L1 {
+                    page: 2 + 2048,
+                    slot: 0,
+                },
+                1,
+            )),
+        "last page: L2 #2048 slot 0, run 1",
+    )?;
+    expect(
+        h.locate_run(2048 * 1024 + 5)
+            == Some((
+                BtSlot::L1 {
+                    page: 2 + 1024,
+                    slot: 5,
+                },
+                2043,
+            )),
+        "page 2048 * 1024 + 5: L2 #1024 slot 5, run to the L2 page's end",
+    )?;
+    // The most pages a region can have take 1024 of the 2048 root entries.
+    expect(
+        calc_root_ba(&[br(0, u32::MAX, 3)], 2048) == 1024,
+        "u32::MAX pages: 1024 L1 pages",
     )
 }

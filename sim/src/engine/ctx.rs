@@ -98,6 +98,8 @@ impl QpCtx {
         };
         let root =
             u64::from(c.read(qpc::WQE_SGE_BA_L)) << 3 | u64::from(c.read(qpc::WQE_SGE_BA_H)) << 35;
+        // A region's current block: its first page's address >> 12.
+        let blk = |l, h| (u64::from(c.read(l)) | u64::from(c.read(h)) << 32) << 12;
         let rq_db = (u64::from(c.read(qpc::RQ_DB_RECORD_ADDR_L)) << 1)
             | u64::from(c.read(qpc::RQ_DB_RECORD_ADDR_H)) << 32;
         QpCtx {
@@ -117,14 +119,17 @@ impl QpCtx {
                     Region {
                         size: sq_size,
                         hop: c.read(qpc::SQ_HOP_NUM),
+                        base: blk(qpc::SQ_CUR_BLK_ADDR_L, qpc::SQ_CUR_BLK_ADDR_H),
                     },
                     Region {
                         size: sge_size,
                         hop: c.read(qpc::SGE_HOP_NUM),
+                        base: blk(qpc::SQ_CUR_SGE_BLK_ADDR_L, qpc::SQ_CUR_SGE_BLK_ADDR_H),
                     },
                     Region {
                         size: rq_size,
                         hop: rq_hop,
+                        base: blk(qpc::RQ_CUR_BLK_ADDR_L, qpc::RQ_CUR_BLK_ADDR_H),
                     },
                 ],
             },
@@ -214,6 +219,7 @@ impl CqCtx {
                 regions: vec![Region {
                     size: align4k(u64::from(depth) * u64::from(cqe_size)),
                     hop: c.read(cqc::CQE_HOP_NUM),
+                    base: 0,
                 }],
             },
             ceqn: c.read(cqc::CEQN),
@@ -273,6 +279,7 @@ impl SrqCtx {
                 regions: vec![Region {
                     size: align4k((1u64 << shift) << (4 + rqws)),
                     hop: c.read(srqc::WQE_HOP_NUM),
+                    base: 0,
                 }],
             },
             idx: Mtr {
@@ -282,6 +289,7 @@ impl SrqCtx {
                 regions: vec![Region {
                     size: align4k((1u64 << shift) * 4),
                     hop: c.read(srqc::IDX_HOP_NUM),
+                    base: 0,
                 }],
             },
             db: c.read_bool(srqc::DB_RECORD_EN).then_some(db),

@@ -30,6 +30,13 @@ impl Engine {
             live.forget(o);
         } else if m.pa {
             live.set(o, Extent::Any);
+        } else if !(m.lw || m.rw || m.atomic) {
+            // Nothing is written through an MR without write access (the
+            // key checks refuse it first): no pages to record. Saves
+            // walking a read-only MR of millions of pages inside its
+            // CREATE_MPT, longer than the driver waits for the next
+            // command.
+            live.set_pages(o, m.buf_shift, []);
         } else {
             live.set_pages(o, m.buf_shift, m.all_pages(mem, MAX_TRACKED_PAGES));
         }

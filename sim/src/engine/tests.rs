@@ -315,9 +315,23 @@ fn qpc_decode_builds_the_three_region_buffer() {
     assert_eq!((q.tst, q.state, q.pd, q.dqpn), (tst::RC, qps::RTS, 3, 9));
     assert_eq!(q.buf.root, ROOT_A);
     // 64 x 64 B SQ = 4 KiB, no ext SGE, 64 x 16 B RQ aligned to 4 KiB.
-    assert_eq!(q.buf.regions[0], Region { size: 4096, hop: 1 });
+    assert_eq!(
+        q.buf.regions[0],
+        Region {
+            size: 4096,
+            hop: 1,
+            base: 0
+        }
+    );
     assert_eq!(q.buf.regions[1].size, 0);
-    assert_eq!(q.buf.regions[2], Region { size: 4096, hop: 1 });
+    assert_eq!(
+        q.buf.regions[2],
+        Region {
+            size: 4096,
+            hop: 1,
+            base: 0
+        }
+    );
     assert_eq!((q.sge_off, q.rq_off), (4096, 4096));
     assert_eq!(q.rq_db, Some(RQ_DB_A));
     assert_eq!(q.sq_wqe_off(65), 64);
@@ -1180,8 +1194,22 @@ fn srqc_decode() {
         (SRQ_WQE_ROOT, SRQ_IDX_ROOT, Some(SRQ_DB))
     );
     // 16 x 16 B WQEs and 16 x 4 B index entries, each one 4 KiB page.
-    assert_eq!(c.buf.regions, vec![Region { size: 4096, hop: 1 }]);
-    assert_eq!(c.idx.regions, vec![Region { size: 4096, hop: 1 }]);
+    assert_eq!(
+        c.buf.regions,
+        vec![Region {
+            size: 4096,
+            hop: 1,
+            base: 0
+        }]
+    );
+    assert_eq!(
+        c.idx.regions,
+        vec![Region {
+            size: 4096,
+            hop: 1,
+            base: 0
+        }]
+    );
     assert!(!c.xrc);
     assert_eq!(SrqCtx::from_bytes(5, &[0u8; 64]), None);
 }

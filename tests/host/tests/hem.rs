@@ -138,6 +138,16 @@ fn mtr_gsi_qp() {
 }
 
 #[test]
+fn mtr_hop3_hop0() {
+    assert_eq!(v::check_mtr_hop3_hop0(), Ok(()));
+}
+
+#[test]
+fn mtr_hop3_mr() {
+    assert_eq!(v::check_mtr_hop3_mr(), Ok(()));
+}
+
+#[test]
 fn mtr_multi_l1() {
     assert_eq!(v::check_mtr_multi_l1(), Ok(()));
 }
