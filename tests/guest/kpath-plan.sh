@@ -191,18 +191,21 @@ cat /tmp/hns-events.txt
 # the module leaves out the calls C faults or WARNs on
 # (docs/c-driver-findings.md 20): SKIP lines on C, FAIL on Rust.
 X=/opt/run/ktest
-xrc_post() {
-    [ -f $X/xrc_post.ko ] || { echo "no $X/xrc_post.ko (make ktest-kmod)"; return 1; }
+# ktest_cases MODULE TAG: loads tests/ktest's MODULE on hns_0 (cdrv=1 on
+# the C driver: the module leaves out what C gets wrong), unloads it and
+# prints its TAG lines; fails unless it printed "TAG done".
+ktest_cases() {
+    [ -f $X/$1.ko ] || { echo "no $X/$1.ko (make ktest-kmod)"; return 1; }
     cdrv=0
     [ "$mod" = hns_roce_rs ] || cdrv=1
     # A bounded wait: after an oops in the module's init the insmod may
     # never return, and the plan must still end (the unload fails then).
-    timeout 120 insmod $X/xrc_post.ko dev=hns_0 cdrv=$cdrv || return 1
-    timeout 60 rmmod xrc_post || return 1
-    dmesg | grep 'XRCPOST '
-    dmesg | grep -q 'XRCPOST done$'
+    timeout 120 insmod $X/$1.ko dev=hns_0 cdrv=$cdrv || return 1
+    timeout 60 rmmod "$1" || return 1
+    dmesg | grep "$2 "
+    dmesg | grep -q "$2 done\$"
 }
-check $g/ktest-xrc-module xrc_post
+check $g/ktest-xrc-module ktest_cases xrc_post XRCPOST
 # case, return value, index of *bad_wr (-1: NULL)
 for c in "xrc-tgt-post-send-reset -22 0" "xrc-tgt-post-send -95 0" \
     "xrc-tgt-post-recv -95 0" "xrc-ini-post-send -95 0" "xrc-ini-post-recv -12 0" \
@@ -249,16 +252,7 @@ echo "    $(printf '%s\n' "$out" | tr -s ' ' | paste -sd ',' -)"
 # (docs/c-driver-findings.md 3): on C the module is loaded with cdrv=1,
 # which leaves out the WRs of the cases C gets wrong (their QPs are still
 # made, so that the traces compare): SKIP lines on C, FAIL on Rust.
-inline_post() {
-    [ -f $X/inline_post.ko ] || { echo "no $X/inline_post.ko (make ktest-kmod)"; return 1; }
-    cdrv=0
-    [ "$mod" = hns_roce_rs ] || cdrv=1
-    timeout 120 insmod $X/inline_post.ko dev=hns_0 cdrv=$cdrv || return 1
-    timeout 60 rmmod inline_post || return 1
-    dmesg | grep 'INLPOST '
-    dmesg | grep -q 'INLPOST done$'
-}
-check $g/inline-module inline_post
+check $g/inline-module ktest_cases inline_post INLPOST
 echo "    $(dmesg | grep 'INLPOST max_inline')"
 for c in send-33 send-64 send-segs-200 send-max write-100 send-wrap; do
     got=$(dmesg | sed -n "s/.*INLPOST $c //p" | tail -n 1)
