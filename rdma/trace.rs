@@ -82,7 +82,7 @@ pub(crate) fn ae(event: u32, words: &[u32]) {
 pub(crate) type MrTrace = raw::hns_rs_trace_mr;
 
 /// [`MrTrace::type_`] of a memory region (user MR).
-// CAST: the C driver's enum values, 0..2.
+// CAST: the C driver's enum values (0, 1 and 3) fit i32.
 pub(crate) const MR_TYPE_MR: i32 = raw::HNS_SHIM_TRACE_MR_MR as i32;
 /// [`MrTrace::type_`] of a fast-register MR.
 pub(crate) const MR_TYPE_FRMR: i32 = raw::HNS_SHIM_TRACE_MR_FRMR as i32;
