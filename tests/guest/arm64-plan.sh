@@ -59,11 +59,38 @@ gids_settled() {
     return 1
 }
 
+# why_unregistered: the driver's last kernel log line, for the FAIL line
+# (CI keeps the failure lines of a run, not the plan's output).
+why_unregistered() {
+    dmesg | grep -E 'hns|roce|Cmdq' | grep -v 'speed is unknown' | tail -n 1 | cut -c1-200
+}
+
+# c_probe_again_if_starved: the C driver is the oracle here, not under
+# test. A CMQ command that hns-sim answers after C's 30 ms wait (the host
+# gave the model no CPU in time, docs/harness.md "Host load") fails C's
+# probe with -EAGAIN and a "Cmdq IO error" line. Then, and only then, the
+# C driver is loaded once more, and an HNS-C-REPROBE line tells the host to
+# compare the second C probe's trace. Any other failure stays a failure.
+c_probe_again_if_starved() {
+    has_hns0 >/dev/null && return 0
+    err=$(dmesg | grep -m 1 'Cmdq IO error')
+    [ -n "$err" ] || return 0
+    echo "HNS-C-REPROBE $err"
+    rmmod hns_roce_hw_v2
+    dmesg -c >/dev/null
+    modprobe hns-roce-hw-v2
+}
+
 # devinfo PART: registration check and the devinfo section of PART.
 devinfo() {
     echo "HNS-PART $1"
     reg=0
-    check "arm64/$1-hns0-registered" has_hns0 && reg=1
+    if has_hns0; then
+        reg=1
+        report "arm64/$1-hns0-registered" PASS ${2:+"($2)"}
+    else
+        report "arm64/$1-hns0-registered" FAIL "not in 20 s; kernel: $(why_unregistered)"
+    fi
     [ $reg = 1 ] && gids_settled
     echo "HNS-REG-BEGIN devinfo"
     if [ $reg = 1 ]; then
@@ -82,7 +109,13 @@ kunit_load() {
 }
 
 check arm64/c-load modprobe hns-roce-hw-v2
-devinfo c
+c_probe_again_if_starved >/tmp/reprobe.out 2>&1
+cat /tmp/reprobe.out
+if grep -q '^HNS-C-REPROBE' /tmp/reprobe.out; then
+    devinfo c "second probe: the first hit a CMQ timeout under host load"
+else
+    devinfo c
+fi
 check arm64/c-unload rmmod hns_roce_hw_v2
 
 check arm64/rs-kunit-load kunit_load
