@@ -443,8 +443,39 @@ impl QpEnv<'_> {
         }
     }
 
+    /// Gives `qpn` back. A number that is not taken is refused by the
+    /// allocator, which has nothing else to undo: the QP being torn down
+    /// or not created owns no other state keyed by it here.
     fn free_qpn(&self, qpn: u32, gsi: bool) {
-        let _ = self.qpns.lock().free(qpn, gsi);
+        if self.qpns.lock().free(qpn, gsi).is_err() {
+            ibdev_warn!(self.cmd, "QPN {:#x} was not allocated\n", qpn);
+        }
+    }
+}
+
+/// A QPN taken for a QP under construction: it goes back to the allocator
+/// when the guard drops, unless [`QpnGuard::keep`] hands it to the QP
+/// (whose destroy gives it back). So no error path of `try_create` frees
+/// it by hand.
+struct QpnGuard<'a, 'b> {
+    env: &'a QpEnv<'b>,
+    qpn: u32,
+    gsi: bool,
+}
+
+impl QpnGuard<'_, '_> {
+    /// The number, now the QP's.
+    fn keep(self) -> u32 {
+        let qpn = self.qpn;
+        // Nothing else in the guard needs dropping.
+        core::mem::forget(self);
+        qpn
+    }
+}
+
+impl Drop for QpnGuard<'_, '_> {
+    fn drop(&mut self) {
+        self.env.free_qpn(self.qpn, self.gsi);
     }
 }
 
@@ -572,18 +603,22 @@ impl Qp {
             ibdev_err!(&env.cmd, "failed to alloc QP buffer", ret = e.to_errno());
         })?;
 
-        let qpn = if gsi {
-            crate::bitmap::GSI_QPN
-        } else {
-            let req = crate::bitmap::QpnRequest {
-                gsi: false,
-                send_cqn: send_cq.as_ref().map(|c| c.cqn),
-                ext_sge: init.max_send_sge > 2 || init.qp_type == qpt::UD,
-            };
-            env.qpns.lock().alloc(req).map_err(|_| {
-                ibdev_err!(&env.cmd, "failed to alloc QPN", ret = ENOSPC.to_errno());
-                ENOSPC
-            })?
+        let qpn = QpnGuard {
+            env,
+            qpn: if gsi {
+                crate::bitmap::GSI_QPN
+            } else {
+                let req = crate::bitmap::QpnRequest {
+                    gsi: false,
+                    send_cqn: send_cq.as_ref().map(|c| c.cqn),
+                    ext_sge: init.max_send_sge > 2 || init.qp_type == qpt::UD,
+                };
+                env.qpns.lock().alloc(req).map_err(|_| {
+                    ibdev_err!(&env.cmd, "failed to alloc QPN", ret = ENOSPC.to_errno());
+                    ENOSPC
+                })?
+            },
+            gsi,
         };
 
         let record_db = c.flags & cap_flag::QP_RECORD_DB != 0;
@@ -596,7 +631,7 @@ impl Qp {
         }
         let dbs = match &user {
             None => Self::kernel_db(env, record_db && has_rq).map(|r| (r, None, None)),
-            Some(u) => Self::dwqe_page(env, u, qpn, dwqe).and_then(|page| {
+            Some(u) => Self::dwqe_page(env, u, qpn.qpn, dwqe).and_then(|page| {
                 // On failure `page` drops here, withdrawing the page.
                 Self::user_dbs(env, init, u, record_db, has_sq, has_rq, &mut cap_flags)
                     .map(|(r, s)| (r, s, page))
@@ -606,7 +641,6 @@ impl Qp {
             Ok(x) => x,
             Err(e) => {
                 ibdev_err!(&env.cmd, "failed to alloc QP doorbell", ret = e.to_errno());
-                env.free_qpn(qpn, gsi);
                 return Err(e);
             }
         };
@@ -623,18 +657,12 @@ impl Qp {
             recv_cq.as_ref().map(|c| c.cqn),
         );
         let sig = init.sq_sig_type == 1;
-        let core = match QpCore::new(qpn, ibqp, sig, (sq_cnt, rq_cnt), srq, cqns) {
-            Ok(c) => c,
-            Err(e) => {
-                env.free_qpn(qpn, gsi);
-                return Err(e);
-            }
-        };
-        if let Err(e) = env.get_contexts(qpn) {
-            ibdev_err!(&env.cmd, "failed to alloc QP context", ret = e.to_errno());
-            env.free_qpn(qpn, gsi);
-            return Err(e);
-        }
+        let core = QpCore::new(qpn.qpn, ibqp, sig, (sq_cnt, rq_cnt), srq, cqns)?;
+        env.get_contexts(qpn.qpn).inspect_err(|e| {
+            ibdev_err!(&env.cmd, "failed to alloc QP context", ret = e.to_errno())
+        })?;
+        // Nothing below fails: the QP owns the number from here.
+        let qpn = qpn.keep();
 
         // A kernel QP's send depth is what it got; a user QP's stays what
         // was asked (libhns sized its queue itself).
