@@ -525,7 +525,7 @@ impl Qp {
         // The WQE buffer: SQ, extended SGEs, RQ, each a region when not
         // empty.
         let sq_size = qpc::entries_size(s.sq_wqe_cnt, s.sq_wqe_shift);
-        let sge_size = qpc::entries_size(s.sge_cnt, qpc::SGE_SHIFT);
+        let sge_size = qpc::entries_size(s.sge_cnt, sge::SGE_SHIFT);
         let rq_size = qpc::entries_size(s.rq_wqe_cnt, s.rq_wqe_shift);
         let mut all = [Region { size: 0, hop: 0 }; 3];
         let mut n = 0;

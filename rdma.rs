@@ -21,6 +21,7 @@
 //! - `wr`: work requests, the `ib_wc` array, the `ib_cq`/`ib_qp` handles;
 //! - `wc`: work completions in plain Rust (`core` only), what a driver
 //!   decodes its completion entries into;
+//! - `access`: the MR and QP access flags in plain Rust (`core` only);
 //! - `restrack`: what `rdma res show` prints;
 //! - `layout`: the load-time check of the bindings against the kernel;
 //! - `lock`: the driver's interrupt-safe spinlock, `spin_lock_irqsave` as
@@ -66,6 +67,7 @@ mod umem;
 pub(crate) use umem::{cond_resched, MmapCtx, MmapEntry, Umem, UmemDev, UserCtx};
 mod restrack;
 pub(crate) use restrack::{ResAttrs, ResRaw};
+pub(crate) mod access;
 pub(crate) mod trace;
 pub(crate) mod wc;
 mod wr;
@@ -146,11 +148,11 @@ pub(crate) fn modify_qp_is_ok(cur: u32, next: u32, qp_type: u32, mask: u32) -> b
 // CAST: 4096 fits u16.
 pub(crate) const VLAN_N_VID: u16 = raw::HNS_SHIM_VLAN_N_VID as u16;
 
-/// `IB_ACCESS_LOCAL_WRITE`.
-pub(crate) const ACCESS_LOCAL_WRITE: u32 = raw::ib_access_flags_IB_ACCESS_LOCAL_WRITE;
-/// `IB_ACCESS_REMOTE_WRITE`.
-pub(crate) const ACCESS_REMOTE_WRITE: u32 = raw::ib_access_flags_IB_ACCESS_REMOTE_WRITE;
-/// `IB_ACCESS_REMOTE_READ`.
-pub(crate) const ACCESS_REMOTE_READ: u32 = raw::ib_access_flags_IB_ACCESS_REMOTE_READ;
-/// `IB_ACCESS_REMOTE_ATOMIC`.
-pub(crate) const ACCESS_REMOTE_ATOMIC: u32 = raw::ib_access_flags_IB_ACCESS_REMOTE_ATOMIC;
+pub(crate) use access::{
+    ACCESS_LOCAL_WRITE, ACCESS_REMOTE_ATOMIC, ACCESS_REMOTE_READ, ACCESS_REMOTE_WRITE,
+};
+// The access flags are the RDMA core's, bit for bit.
+const _: () = assert!(ACCESS_LOCAL_WRITE == raw::ib_access_flags_IB_ACCESS_LOCAL_WRITE);
+const _: () = assert!(ACCESS_REMOTE_WRITE == raw::ib_access_flags_IB_ACCESS_REMOTE_WRITE);
+const _: () = assert!(ACCESS_REMOTE_READ == raw::ib_access_flags_IB_ACCESS_REMOTE_READ);
+const _: () = assert!(ACCESS_REMOTE_ATOMIC == raw::ib_access_flags_IB_ACCESS_REMOTE_ATOMIC);
