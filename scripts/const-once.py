@@ -78,6 +78,8 @@ ALLOW = {
 }
 
 IDENT = r"[A-Za-z_][A-Za-z0-9_]*"
+RAW = re.compile(r'b?r(#*)"')
+CHAR = re.compile(r"'(\\u\{[0-9a-fA-F]+\}|\\.|[^\\'])'")
 
 
 def blank(text):
@@ -109,10 +111,10 @@ def blank(text):
                     j += 1
             wipe(i, j)
             i = j
-        elif re.match(r'b?r(#*)"', text[i:i + 40]) and (i == 0 or not re.match(r"\w", text[i - 1])):
-            m = re.match(r'b?r(#*)"', text[i:])
+        elif c in "br" and RAW.match(text, i) and (i == 0 or not (text[i - 1].isalnum() or text[i - 1] == "_")):
+            m = RAW.match(text, i)
             end = '"' + m.group(1)
-            j = text.find(end, i + m.end())
+            j = text.find(end, m.end())
             j = n if j < 0 else j + len(end)
             wipe(i + 1, j)
             i = j
@@ -124,10 +126,10 @@ def blank(text):
             i = j + 1
         elif c == "'":
             # A char literal ('a', '\n', '\u{..}'), not a lifetime ('a).
-            m = re.match(r"'(\\u\{[0-9a-fA-F]+\}|\\.|[^\\'])'", text[i:])
+            m = CHAR.match(text, i)
             if m:
-                wipe(i + 1, i + m.end() - 1)
-                i += m.end()
+                wipe(i + 1, m.end() - 1)
+                i = m.end()
             else:
                 i += 1
         else:
@@ -231,8 +233,8 @@ def defs_of(rel, src):
             i += 1
             stmt = i
             continue
-        m = DEF.match(text, i)
-        prev = text[:i].rstrip()[-1:]
+        m = DEF.match(text, i) if c in "pcs" else None
+        prev = text[:i].rstrip()[-1:] if m else ""
         if m and (not prev or prev in ";{}]") and (i == 0 or not re.match(r"\w", text[i - 1])):
             kind, name = m.group(1), m.group(2)
             # The value: up to the `;` outside brackets.
