@@ -11,16 +11,10 @@
 
 use crate::hns_roce_hw_v2::caps::Caps;
 use crate::hns_roce_hw_v2::ctx::flow_label_to_udp_sport;
+use crate::hns_roce_hw_v2::qpc::max_sl;
 use crate::hw_rev::HwRev;
-use crate::rdma::{AddrVec, AhIn, DscpMap, VLAN_N_VID};
+use crate::rdma::{AddrVec, AhIn, DscpMap, RATE_10_GBPS, TC_MAP_MODE_DSCP, VLAN_N_VID};
 use kernel::{device::Device, prelude::*};
-
-/// Highest service level (`MAX_SERVICE_LEVEL`).
-const MAX_SERVICE_LEVEL: u32 = 7;
-/// `IB_RATE_10_GBPS`, what a non-zero static rate becomes.
-const IB_RATE_10_GBPS: u8 = 3;
-/// `HNAE3_TC_MAP_MODE_DSCP`: the NIC maps DSCP to priority.
-pub(crate) const TC_MAP_MODE_DSCP: u8 = 1;
 
 /// What creating an AH needs from the device.
 pub(crate) struct AhEnv<'a> {
@@ -54,7 +48,8 @@ pub(crate) fn create_ah(env: &AhEnv<'_>, req: &AhIn, av: &mut AddrVec) -> Result
     av.port = req.port;
     av.gid_index = req.sgid_index;
     if req.static_rate != 0 {
-        av.stat_rate = IB_RATE_10_GBPS;
+        // A non-zero static rate becomes 10 Gb/s.
+        av.stat_rate = RATE_10_GBPS;
     }
     av.hop_limit = req.hop_limit;
     av.flowlabel = req.flow_label;
@@ -96,7 +91,7 @@ pub(crate) fn create_ah(env: &AhEnv<'_>, req: &AhIn, av: &mut AddrVec) -> Result
 
 /// Whether `sl` fits the engine's service levels (`check_sl_valid`).
 fn sl_valid(env: &AhEnv<'_>, sl: u8) -> bool {
-    let max = MAX_SERVICE_LEVEL.min(env.caps.sl_num.saturating_sub(1));
+    let max = max_sl(env.caps.sl_num);
     if u32::from(sl) > max {
         dev_err_ratelimited!(
             env.dev,

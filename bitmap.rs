@@ -25,7 +25,7 @@
 //! `base + i`, where `base` is the lowest id the allocator can hand out, so
 //! reserved ids take no storage.
 
-use crate::hns_roce_hw_v2::consts::cap_flag;
+use crate::hns_roce_hw_v2::consts::{cap_flag, sge::SGE_IN_WQE};
 use crate::hw_rev::HwRev;
 use core::borrow::BorrowMut;
 
@@ -55,8 +55,6 @@ pub const VALID_CQ_BANK_MASK_LIMIT: u8 = 0x9;
 /// [`cap_flag::LIMIT_BANK`] (`VALID_EXT_SGE_QP_BANK_MASK_LIMIT`: banks 1
 /// and 6).
 pub const VALID_EXT_SGE_QP_BANK_MASK_LIMIT: u8 = 0x42;
-/// SGEs that fit in the WQE itself (`HNS_ROCE_SGE_IN_WQE`).
-pub const SGE_IN_WQE: u32 = 2;
 /// The QPN every GSI QP gets (`alloc_qpn`: `num = 1`); it is never taken
 /// from or returned to a bank.
 pub const GSI_QPN: u32 = 1;

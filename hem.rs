@@ -43,7 +43,7 @@ pub use mtr_layout::{
 };
 
 use crate::hns_roce_hw_v2::caps::Caps;
-use crate::hns_roce_hw_v2::consts::{cap_flag, mbox};
+use crate::hns_roce_hw_v2::consts::{cap_flag, hw_page, mbox};
 
 /// The hop number meaning "chunks addressed directly, no BT level"
 /// (`HNS_ROCE_HOP_NUM_0`).
@@ -51,7 +51,7 @@ pub const HOP_NUM_0: u32 = 0xff;
 /// Bytes per base address in a BT page.
 pub const BA_BYTE_LEN: u64 = 8;
 /// The hardware page size (`HNS_HW_PAGE_SIZE`) GMV BT indexes count in.
-pub const HW_PAGE_SIZE: u32 = 4096;
+pub const HW_PAGE_SIZE: u32 = 1 << hw_page::PAGE_SHIFT;
 
 /// HEM table types (`enum hns_roce_hem_type`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]

@@ -45,49 +45,8 @@ use kernel::{
 };
 use post::QpCore;
 
-/// `enum ib_qp_attr_mask` bits the driver reads.
-pub(crate) mod attr {
-    /// New state.
-    pub(crate) const STATE: u32 = 1 << 0;
-    /// Current state asserted by the caller.
-    pub(crate) const CUR_STATE: u32 = 1 << 1;
-    /// Access flags.
-    pub(crate) const ACCESS_FLAGS: u32 = 1 << 3;
-    /// P_Key index.
-    pub(crate) const PKEY_INDEX: u32 = 1 << 4;
-    /// Port.
-    pub(crate) const PORT: u32 = 1 << 5;
-    /// Q_Key.
-    pub(crate) const QKEY: u32 = 1 << 6;
-    /// Address vector.
-    pub(crate) const AV: u32 = 1 << 7;
-    /// Path MTU.
-    pub(crate) const PATH_MTU: u32 = 1 << 8;
-    /// ACK timeout.
-    pub(crate) const TIMEOUT: u32 = 1 << 9;
-    /// Retry count.
-    pub(crate) const RETRY_CNT: u32 = 1 << 10;
-    /// RNR retry count.
-    pub(crate) const RNR_RETRY: u32 = 1 << 11;
-    /// Receive PSN.
-    pub(crate) const RQ_PSN: u32 = 1 << 12;
-    /// Initiator depth.
-    pub(crate) const MAX_QP_RD_ATOMIC: u32 = 1 << 13;
-    /// Alternate path (refused).
-    pub(crate) const ALT_PATH: u32 = 1 << 14;
-    /// Path migration state (refused at RTR→RTS).
-    pub(crate) const PATH_MIG_STATE: u32 = 1 << 18;
-    /// RNR timer.
-    pub(crate) const MIN_RNR_TIMER: u32 = 1 << 15;
-    /// Send PSN.
-    pub(crate) const SQ_PSN: u32 = 1 << 16;
-    /// Responder resources.
-    pub(crate) const MAX_DEST_RD_ATOMIC: u32 = 1 << 17;
-    /// Destination QPN.
-    pub(crate) const DEST_QPN: u32 = 1 << 20;
-    /// Every standard attribute (`IB_QP_ATTR_STANDARD_BITS`).
-    pub(crate) const STANDARD: u32 = (1 << 21) - 1;
-}
+/// `enum ib_qp_attr_mask` bits the driver reads, under a short name.
+pub(crate) use crate::rdma::qp_attr as attr;
 
 /// State changed by `modify_qp` (C's fields under `hr_qp->mutex`).
 struct Soft {
@@ -556,7 +515,7 @@ impl Qp {
         // The WQE buffer: SQ, extended SGEs, RQ, each a region when not
         // empty.
         let sq_size = qpc::entries_size(s.sq_wqe_cnt, s.sq_wqe_shift);
-        let sge_size = qpc::entries_size(s.sge_cnt, qpc::SGE_SHIFT);
+        let sge_size = qpc::entries_size(s.sge_cnt, sge::SGE_SHIFT);
         let rq_size = qpc::entries_size(s.rq_wqe_cnt, s.rq_wqe_shift);
         let mut all = [Region { size: 0, hop: 0 }; 3];
         let mut n = 0;

@@ -21,6 +21,7 @@
 //! - `wr`: work requests, the `ib_wc` array, the `ib_cq`/`ib_qp` handles;
 //! - `wc`: work completions in plain Rust (`core` only), what a driver
 //!   decodes its completion entries into;
+//! - `access`: the MR and QP access flags in plain Rust (`core` only);
 //! - `restrack`: what `rdma res show` prints;
 //! - `layout`: the load-time check of the bindings against the kernel;
 //! - `lock`: the driver's interrupt-safe spinlock, `spin_lock_irqsave` as
@@ -66,6 +67,7 @@ mod umem;
 pub(crate) use umem::{cond_resched, MmapCtx, MmapEntry, Umem, UmemDev, UserCtx};
 mod restrack;
 pub(crate) use restrack::{ResAttrs, ResRaw};
+pub(crate) mod access;
 pub(crate) mod trace;
 pub(crate) mod wc;
 mod wr;
@@ -146,11 +148,65 @@ pub(crate) fn modify_qp_is_ok(cur: u32, next: u32, qp_type: u32, mask: u32) -> b
 // CAST: 4096 fits u16.
 pub(crate) const VLAN_N_VID: u16 = raw::HNS_SHIM_VLAN_N_VID as u16;
 
-/// `IB_ACCESS_LOCAL_WRITE`.
-pub(crate) const ACCESS_LOCAL_WRITE: u32 = raw::ib_access_flags_IB_ACCESS_LOCAL_WRITE;
-/// `IB_ACCESS_REMOTE_WRITE`.
-pub(crate) const ACCESS_REMOTE_WRITE: u32 = raw::ib_access_flags_IB_ACCESS_REMOTE_WRITE;
-/// `IB_ACCESS_REMOTE_READ`.
-pub(crate) const ACCESS_REMOTE_READ: u32 = raw::ib_access_flags_IB_ACCESS_REMOTE_READ;
-/// `IB_ACCESS_REMOTE_ATOMIC`.
-pub(crate) const ACCESS_REMOTE_ATOMIC: u32 = raw::ib_access_flags_IB_ACCESS_REMOTE_ATOMIC;
+pub(crate) use access::{
+    ACCESS_LOCAL_WRITE, ACCESS_REMOTE_ATOMIC, ACCESS_REMOTE_READ, ACCESS_REMOTE_WRITE,
+};
+// The access flags are the RDMA core's, bit for bit.
+const _: () = assert!(ACCESS_LOCAL_WRITE == raw::ib_access_flags_IB_ACCESS_LOCAL_WRITE);
+const _: () = assert!(ACCESS_REMOTE_WRITE == raw::ib_access_flags_IB_ACCESS_REMOTE_WRITE);
+const _: () = assert!(ACCESS_REMOTE_READ == raw::ib_access_flags_IB_ACCESS_REMOTE_READ);
+const _: () = assert!(ACCESS_REMOTE_ATOMIC == raw::ib_access_flags_IB_ACCESS_REMOTE_ATOMIC);
+
+/// `IB_RATE_10_GBPS`.
+// CAST: `enum ib_rate` ends at 25, it fits u8.
+pub(crate) const RATE_10_GBPS: u8 = raw::ib_rate_IB_RATE_10_GBPS as u8;
+/// `HNAE3_TC_MAP_MODE_DSCP`: the NIC maps DSCP to priority.
+// CAST: `enum hnae3_tc_map_mode` has two members, 0 and 1.
+pub(crate) const TC_MAP_MODE_DSCP: u8 = raw::hnae3_tc_map_mode_HNAE3_TC_MAP_MODE_DSCP as u8;
+
+/// `enum ib_qp_attr_mask`: the bits of a modify_qp's attribute mask the
+/// driver reads.
+pub(crate) mod qp_attr {
+    use super::raw;
+
+    /// New state.
+    pub(crate) const STATE: u32 = raw::ib_qp_attr_mask_IB_QP_STATE;
+    /// Current state asserted by the caller.
+    pub(crate) const CUR_STATE: u32 = raw::ib_qp_attr_mask_IB_QP_CUR_STATE;
+    /// Access flags.
+    pub(crate) const ACCESS_FLAGS: u32 = raw::ib_qp_attr_mask_IB_QP_ACCESS_FLAGS;
+    /// P_Key index.
+    pub(crate) const PKEY_INDEX: u32 = raw::ib_qp_attr_mask_IB_QP_PKEY_INDEX;
+    /// Port.
+    pub(crate) const PORT: u32 = raw::ib_qp_attr_mask_IB_QP_PORT;
+    /// Q_Key.
+    pub(crate) const QKEY: u32 = raw::ib_qp_attr_mask_IB_QP_QKEY;
+    /// Address vector.
+    pub(crate) const AV: u32 = raw::ib_qp_attr_mask_IB_QP_AV;
+    /// Path MTU.
+    pub(crate) const PATH_MTU: u32 = raw::ib_qp_attr_mask_IB_QP_PATH_MTU;
+    /// ACK timeout.
+    pub(crate) const TIMEOUT: u32 = raw::ib_qp_attr_mask_IB_QP_TIMEOUT;
+    /// Retry count.
+    pub(crate) const RETRY_CNT: u32 = raw::ib_qp_attr_mask_IB_QP_RETRY_CNT;
+    /// RNR retry count.
+    pub(crate) const RNR_RETRY: u32 = raw::ib_qp_attr_mask_IB_QP_RNR_RETRY;
+    /// Receive PSN.
+    pub(crate) const RQ_PSN: u32 = raw::ib_qp_attr_mask_IB_QP_RQ_PSN;
+    /// Initiator depth.
+    pub(crate) const MAX_QP_RD_ATOMIC: u32 = raw::ib_qp_attr_mask_IB_QP_MAX_QP_RD_ATOMIC;
+    /// Alternate path (refused).
+    pub(crate) const ALT_PATH: u32 = raw::ib_qp_attr_mask_IB_QP_ALT_PATH;
+    /// Path migration state (refused at RTR→RTS).
+    pub(crate) const PATH_MIG_STATE: u32 = raw::ib_qp_attr_mask_IB_QP_PATH_MIG_STATE;
+    /// RNR timer.
+    pub(crate) const MIN_RNR_TIMER: u32 = raw::ib_qp_attr_mask_IB_QP_MIN_RNR_TIMER;
+    /// Send PSN.
+    pub(crate) const SQ_PSN: u32 = raw::ib_qp_attr_mask_IB_QP_SQ_PSN;
+    /// Responder resources.
+    pub(crate) const MAX_DEST_RD_ATOMIC: u32 = raw::ib_qp_attr_mask_IB_QP_MAX_DEST_RD_ATOMIC;
+    /// Destination QPN.
+    pub(crate) const DEST_QPN: u32 = raw::ib_qp_attr_mask_IB_QP_DEST_QPN;
+    /// Every standard attribute (`IB_QP_ATTR_STANDARD_BITS`).
+    pub(crate) const STANDARD: u32 = raw::ib_qp_attr_mask_IB_QP_ATTR_STANDARD_BITS;
+}

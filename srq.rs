@@ -653,8 +653,9 @@ impl Srq {
                     break;
                 }
             }
-            // CAST: an index queue entry's offset fits the queue.
-            let entry = srqwqe::idx_slot(r.head, cnt) as usize * srqwqe::IDX_ENTRY_BYTES;
+            // CAST: an index queue entry's offset fits the queue; the
+            // entry size is 4.
+            let entry = srqwqe::idx_slot(r.head, cnt) as usize * srq_lim::IDX_QUE_ENTRY_SZ as usize;
             if let Err(e) = wrote.and_then(|()| idx.write(entry, &srqwqe::idx_entry(slot))) {
                 res = Err((nreq, e));
                 break;

@@ -32,7 +32,7 @@ use kernel::{
     prelude::*, //
 };
 
-use crate::hns_roce_hw_v2::ctx::HW_PAGE_SHIFT;
+use crate::hns_roce_hw_v2::consts::hw_page::PAGE_SHIFT as HW_PAGE_SHIFT;
 use crate::hns_roce_hw_v2::wqe::WqeSlot;
 
 /// One region of a kernel buffer: its size in bytes and the hop number from
@@ -817,7 +817,7 @@ impl UserMtr {
         }
         let l = &self.layout;
         if l.direct {
-            let start = offset >> crate::hem::HW_PAGE_SIZE.trailing_zeros();
+            let start = offset >> HW_PAGE_SHIFT;
             let regions = l.regions.as_slice();
             if out.len() > regions.len() {
                 return Err(EINVAL);
@@ -825,8 +825,7 @@ impl UserMtr {
             let mut n = 0;
             for r in regions.iter().filter(|r| u64::from(r.offset) >= start) {
                 let Some(slot) = out.get_mut(n) else { break };
-                *slot = self.root_ba
-                    + (u64::from(r.offset) << crate::hem::HW_PAGE_SIZE.trailing_zeros());
+                *slot = self.root_ba + (u64::from(r.offset) << HW_PAGE_SHIFT);
                 n += 1;
             }
             return if n == 0 { Err(ENOENT) } else { Ok(()) };

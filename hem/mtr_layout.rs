@@ -10,6 +10,7 @@
 //! Re-exported by `hem.rs`, so the items keep their `crate::hem::` paths.
 
 use super::{hw_hopnum, BA_BYTE_LEN, HOP_NUM_0, HW_PAGE_SIZE};
+use crate::hns_roce_hw_v2::consts::hw_page::PAGE_SHIFT as HW_PAGE_SHIFT;
 
 // ---------------------------------------------------------------------------
 // Multi-region MTRs: the BT layout of a kernel buffer made of up to three
@@ -30,9 +31,6 @@ use super::{hw_hopnum, BA_BYTE_LEN, HOP_NUM_0, HW_PAGE_SIZE};
 
 /// Most regions of one MTR (`HNS_ROCE_MAX_BT_REGION`).
 pub const MAX_BT_REGION: usize = 3;
-
-/// The smallest buffer page the hardware addresses (`HNS_HW_PAGE_SHIFT`).
-const HW_PAGE_SHIFT: u32 = HW_PAGE_SIZE.trailing_zeros();
 
 /// Why an MTR layout cannot be built, named by the C driver's errno.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -7,7 +7,7 @@
 
 use crate::cmdq::desc::{chain, CmqData, Desc};
 use crate::field::Field;
-use crate::hem::{calc_pg_sz, hw_hopnum, HemType, PgSz, HOP_NUM_0};
+use crate::hem::{calc_pg_sz, hw_hopnum, HemType, PgSz, HOP_NUM_0, HW_PAGE_SIZE};
 use crate::hns_roce_hw_v2::cmq_fields::{
     cmq_req, pf_caps_a, pf_caps_b, pf_caps_c, pf_caps_d, pf_caps_e, pf_caps_f,
 };
@@ -329,8 +329,6 @@ const MTT_ENTRY_SZ: u32 = 64;
 const PBL_HOP_NUM: u32 = 2;
 /// SRQ WQE and index segments (`HNS_ROCE_V2_MAX_SRQWQE_SEGS`, `..._IDX_SEGS`).
 const MAX_SEGS: u32 = 0x100_0000;
-/// Hardware page size.
-const HW_PAGE_SIZE: u32 = 4096;
 /// Largest useful GID table (sgid_index is a u8).
 const MAX_GID_TBL_LEN: u32 = 256;
 /// MR PBL BT pages of 16 KiB (`HNS_ROCE_BA_PG_SZ_SUPPORTED_16K`).

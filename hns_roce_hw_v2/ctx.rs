@@ -7,12 +7,11 @@
 //! can check them against the words the C driver produced.
 
 use crate::field::Ctx;
-use crate::hns_roce_hw_v2::consts::{cq_moder, db_cmd, eq_db_cmd, hw_page, mpt_shift, mpt_st};
+use crate::hns_roce_hw_v2::consts::hw_page::PAGE_SHIFT as HW_PAGE_SHIFT;
+use crate::hns_roce_hw_v2::consts::{cq_moder, db_cmd, eq_db_cmd, mpt_shift, mpt_st};
 use crate::hns_roce_hw_v2::fields::{cqc, eqc, mpt, srqc, Cqc, Eqc, Mpt, Srqc};
 use crate::hw_rev::HwRev;
 
-/// Smallest page the hardware addresses (`HNS_HW_PAGE_SHIFT`).
-pub const HW_PAGE_SHIFT: u32 = hw_page::PAGE_SHIFT;
 /// EQ state: valid.
 const EQ_STATE_VALID: u32 = 1;
 /// EQ arm state: always armed.

@@ -14,9 +14,11 @@
 //! driver's numbers.
 
 use crate::field::Ctx;
-use crate::hns_roce_hw_v2::consts::{cap_flag, db_cmd};
+use crate::hns_roce_hw_v2::consts::hw_page::PAGE_SHIFT as HW_PAGE_SHIFT;
+use crate::hns_roce_hw_v2::consts::{cap_flag, db_cmd, sge::SGE_SHIFT};
 use crate::hns_roce_hw_v2::fields::{qpc, qpcex, Qpc, QpcEx};
 use crate::hw_rev::HwRev;
+use crate::rdma::access::{ACCESS_REMOTE_ATOMIC, ACCESS_REMOTE_READ, ACCESS_REMOTE_WRITE};
 
 // The parts in files of their own (explicit paths: tests/host includes this
 // file by path).
@@ -37,8 +39,6 @@ pub use queue::{
 pub const QPC_HALF_DWORDS: usize = 64;
 /// QPC size of HIP09 (`HNS_ROCE_V3_QPC_SZ`); HIP08's is half of it.
 pub const V3_QPC_SZ: u32 = 512;
-/// Smallest hardware page (`HNS_HW_PAGE_SHIFT`).
-const HW_PAGE_SHIFT: u32 = 12;
 
 /// `enum ib_qp_state`; the QPC's `QP_ST` uses the same numbers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -99,13 +99,6 @@ pub mod serv {
     /// XRC initiator or target.
     pub const XRC: u32 = 5;
 }
-
-/// `IB_ACCESS_REMOTE_WRITE`, `_READ`, `_ATOMIC` (uapi values).
-pub const ACCESS_REMOTE_WRITE: u32 = 1 << 1;
-/// See [`ACCESS_REMOTE_WRITE`].
-pub const ACCESS_REMOTE_READ: u32 = 1 << 2;
-/// See [`ACCESS_REMOTE_WRITE`].
-pub const ACCESS_REMOTE_ATOMIC: u32 = 1 << 3;
 
 /// A context and its mask.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -279,9 +272,6 @@ pub fn init_to_init(img: &mut QpcImage, p: &InitParams) {
         m.clear(qpc::SRQN);
     }
 }
-
-/// Shift of an extended SGE entry (`HNS_ROCE_SGE_SHIFT`).
-pub const SGE_SHIFT: u32 = 4;
 
 /// The WQE buffer as INIT→RTR describes it (`config_qp_rq_buf`).
 #[derive(Clone, Copy, Debug, Default)]

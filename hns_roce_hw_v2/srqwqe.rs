@@ -8,12 +8,9 @@
 //! producer index is published through the record doorbell or, without
 //! one, the SRQ doorbell word.
 
-use crate::hns_roce_hw_v2::consts::db_cmd;
+use crate::hns_roce_hw_v2::consts::{db_cmd, srq_lim};
 use crate::hns_roce_hw_v2::qpc::{rq_wqe_segs, DataSeg, RqWqeSegs};
 use core::iter::FusedIterator;
-
-/// Bytes of one index queue entry (`HNS_ROCE_IDX_QUE_ENTRY_SZ`).
-pub const IDX_ENTRY_BYTES: usize = 4;
 
 /// The data segments of the SRQ WQE of `sges`, in slot order
 /// (`fill_recv_sge_to_wqe` for an SRQ of `max_gs` segments per WQE of which
@@ -31,8 +28,10 @@ pub fn srq_wqe_segs<I: FusedIterator<Item = DataSeg>>(
 }
 
 /// The index queue entry that names WQE slot `wqe_idx` (`fill_wqe_idx`):
-/// the slot number, little-endian.
-pub fn idx_entry(wqe_idx: u32) -> [u8; IDX_ENTRY_BYTES] {
+/// the slot number, little-endian, in an entry of
+/// [`srq_lim::IDX_QUE_ENTRY_SZ`] bytes (the return type holds both to 4).
+// CAST: 4 fits usize.
+pub fn idx_entry(wqe_idx: u32) -> [u8; srq_lim::IDX_QUE_ENTRY_SZ as usize] {
     wqe_idx.to_le_bytes()
 }
 

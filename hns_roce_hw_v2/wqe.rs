@@ -12,8 +12,9 @@
 //! caller writes the other words first and word 0 last.
 
 use crate::field::{Ctx, Field, Layout};
+use crate::hns_roce_hw_v2::consts::hw_page::PAGE_SHIFT as HW_PAGE_SHIFT;
 use crate::hns_roce_hw_v2::consts::{sge, wqe_inl, wqe_op};
-use crate::hns_roce_hw_v2::ctx::{MrAccess, HW_PAGE_SHIFT};
+use crate::hns_roce_hw_v2::ctx::MrAccess;
 use crate::hns_roce_hw_v2::fields::{
     frmr_seg, rc_send_wqe as rc, ud_send_wqe as ud, FrmrSeg, UdSendWqe,
 };

@@ -19,7 +19,7 @@ use crate::cq::Cq;
 use crate::hns_roce_hw_v2::consts::free_mr as fmr;
 use crate::hns_roce_hw_v2::qpc::{qpt, QpState};
 use crate::mr::Mr;
-use crate::rdma::{QpAttr, QpInit, QpModifyResp, WcBuf, ZeroWrite, ACCESS_REMOTE_WRITE};
+use crate::rdma::{QpAttr, QpInit, QpModifyResp, WcBuf, ZeroWrite, ACCESS_REMOTE_WRITE, MTU_256};
 use crate::IbDev;
 use kernel::{
     prelude::*,
@@ -29,8 +29,6 @@ use kernel::{
 
 /// How many QPs (and completions per round): one per service level.
 const QP_NUM: usize = fmr::QP_NUM as usize;
-/// `IB_MTU_256`.
-const MTU_256: u32 = 1;
 
 /// The reserved objects (`struct hns_roce_v2_free_mr`; its mutex is the
 /// one the device keeps this in).

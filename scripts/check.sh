@@ -111,6 +111,12 @@ done
 # the pointer's C prototype, parameter by parameter (an enum parameter needs
 # a C trampoline). Static, no kernel built with CONFIG_CFI_CLANG needed.
 step style/kcfi-prototypes "$L/kcfi.log" python3 scripts/kcfi-check.py "$KSRC"
+# Every constant of the driver is defined once (the generated field maps
+# aside); the self-test plants a duplicate of each kind the check knows in
+# a copy of the tree and needs all of them reported.
+step style/constants-defined-once "$L/const-once.log" python3 scripts/const-once.py
+step style/constants-check-fails-on-planted-duplicate "$L/const-once-selftest.log" \
+    python3 scripts/const-once.py --self-test
 # no_warnings TEST LOG...: no compiler warning allowed in the builds' logs.
 no_warnings() {
     local t=$1

@@ -18,8 +18,12 @@
 //!   word 0 `0x43`: TST 3 (UD) and SGE_SHIFT 8 (256 extended SGEs).
 
 use super::{expect, Check};
+use crate::hns_roce_hw_v2::consts::sge::SGE_SHIFT;
 use crate::hns_roce_hw_v2::qpc::*;
 use crate::hw_rev::HwRev;
+use crate::rdma::access::{
+    ACCESS_LOCAL_WRITE, ACCESS_REMOTE_ATOMIC, ACCESS_REMOTE_READ, ACCESS_REMOTE_WRITE,
+};
 
 /// Non-zero words of the merged QPC after RESET→INIT.
 const AFTER_INIT: &[(usize, u32)] = &[
@@ -1063,7 +1067,7 @@ pub fn check_xrc_init_modifies() -> Check {
     opt_fields(
         &mut img,
         &OptParams {
-            access: Some((ACCESS_REMOTE_WRITE | 1, 0)),
+            access: Some((ACCESS_REMOTE_WRITE | ACCESS_LOCAL_WRITE, 0)),
             ..Default::default()
         },
     );

@@ -29,9 +29,12 @@ pub mod dfx;
 #[path = "../../../dip.rs"]
 pub mod dip;
 
-/// The `core` part of the rdma layer: work completions.
+/// The `core` parts of the rdma layer: work completions, access flags.
 #[path = "../../.."]
 pub mod rdma {
+    #[path = "rdma/access.rs"]
+    pub mod access;
+
     #[path = "rdma/wc.rs"]
     pub mod wc;
 }
