@@ -6,10 +6,10 @@
 //! and bonding events the HNS3 NIC driver forwards. [`HnsRoceDev`] is the
 //! state of one function, torn down by dropping it.
 
+use crate::device::IbDev;
 use crate::hns_roce_hw_v2::consts::cap_flag;
 use crate::hw_rev::HwRev;
 use crate::rdma::{self, Clients, Hnae3Handle, IbParams, IbRegistration, RoceClient, Uninit};
-use crate::IbDev;
 use crate::{bond, debugfs, hns_roce_hw_v2, HnsRoce};
 use kernel::{prelude::*, sync::Arc};
 
