@@ -9,8 +9,8 @@
 //! This file keeps the module, its registrations and the list of the
 //! driver's files. The hnae3 client (bring-up of the engine, then
 //! registration of the ib_device `hns_N`, teardown, link and reset events)
-//! is `client.rs`; the ib_device, [`IbDev`] and its verbs, `device.rs`;
-//! the message macros `print.rs`.
+//! is `client.rs`; the ib_device ([`IbDev`]) is `device.rs`, its verbs
+//! `device/verbs.rs`; the message macros are `print.rs`.
 
 use kernel::prelude::*;
 
