@@ -18,6 +18,7 @@ pub(crate) mod poll;
 
 use crate::cmdq::{query_context, Cmd, MailboxBuf};
 use crate::db::{Db, DbPages, UserDb, UserDbPages};
+use crate::device::Ucontext;
 use crate::field::Ctx;
 use crate::hem::mtr::{KernelMtr, Mtr, Region, UserBuf, UserMtr};
 use crate::hem::table::{HemRef, HemTables};
@@ -26,7 +27,6 @@ use crate::hns_roce_hw_v2::consts::{cap_flag, cqe_size, mbox};
 use crate::hns_roce_hw_v2::ctx as hw_ctx;
 use crate::hns_roce_hw_v2::fields::Cqc;
 use crate::rdma::{new_spinlock_irqsave, CqUreq, IbCq, ResAttrs, ResRaw, SpinLockIrqSave, UmemDev};
-use crate::Ucontext;
 use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use kernel::{
     device::{Bound, Device},

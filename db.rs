@@ -15,8 +15,8 @@
 //! unpins it when the last [`UserDb`] in it drops.
 
 use crate::{
+    device::Ucontext,
     rdma::{Umem, UmemDev},
-    Ucontext,
 };
 use kernel::{
     device::{Bound, Device},
@@ -257,7 +257,7 @@ struct UserPage {
 }
 
 /// The record pages of one user context (C: the ucontext's `page_list`
-/// under `page_mutex`), part of the context's state ([`crate::Ucontext`]),
+/// under `page_mutex`), part of the context's state ([`crate::device::Ucontext`]),
 /// which each [`UserDb`] holds a reference to.
 #[pin_data]
 pub(crate) struct UserDbPages {

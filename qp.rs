@@ -22,6 +22,7 @@ pub(crate) mod post;
 use crate::cmdq::{query_context, Cmd, MailboxBuf};
 use crate::cq::Cq;
 use crate::db::{Db, DbPages, UserDb, UserDbPages};
+use crate::device::{Ucontext, UCTX_EXSGE};
 use crate::dip::{self, DipEntry};
 use crate::hem::mtr::{KernelMtr, Mtr, Region, UserBuf, UserMtr};
 use crate::hem::table::HemTables;
@@ -34,8 +35,6 @@ use crate::rdma::{
     trace, DscpMap, IbQp, MmapCtx, MmapEntry, QpAttr, QpInit, QpQuery, RecvWr, ResAttrs, ResRaw,
     SqDoorbells, UmemDev,
 };
-use crate::Ucontext;
-use crate::UCTX_EXSGE;
 use core::sync::atomic::Ordering;
 use kernel::{
     device::{Bound, Device},

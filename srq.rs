@@ -22,6 +22,7 @@
 
 use crate::cmdq::{query_context, Cmd, MailboxBuf};
 use crate::db::{Db, DbPages, UserDb, UserDbPages};
+use crate::device::Ucontext;
 use crate::hem::mtr::{KernelMtr, Region, UserBuf, UserMtr};
 use crate::hem::table::HemTables;
 use crate::hem::HemType;
@@ -37,7 +38,6 @@ use crate::rdma::{
     new_spinlock_irqsave, trace, IbSrq, RecvWr, ResAttrs, ResRaw, SpinLockIrqSave, SrqArgs,
     SrqAttr, SrqEvent, SrqUreq, UmemDev, SRQT_XRC,
 };
-use crate::Ucontext;
 use kernel::{
     device::{Bound, Device},
     prelude::*,

@@ -29,7 +29,7 @@ use crate::cmdq::{desc::Desc, Cmd as CmdQ};
 use crate::rdma::{
     self, BondEvent, BondHandler, BondHooks, Clients, HandleRef, Hnae3Handle, NetDev,
 };
-use crate::{HnsRoce, HnsRoceDev};
+use crate::{client::HnsRoceDev, HnsRoce};
 use kernel::{new_mutex, prelude::*, sync::Arc, sync::Mutex};
 
 /// A group's bookkeeping with net devices and handles as identities.

@@ -16,11 +16,11 @@
 
 use super::{attr, Qp, QpEnv};
 use crate::cq::Cq;
+use crate::device::IbDev;
 use crate::hns_roce_hw_v2::consts::free_mr as fmr;
 use crate::hns_roce_hw_v2::qpc::{qpt, QpState};
 use crate::mr::Mr;
 use crate::rdma::{QpAttr, QpInit, QpModifyResp, WcBuf, ZeroWrite, ACCESS_REMOTE_WRITE, MTU_256};
-use crate::IbDev;
 use kernel::{
     prelude::*,
     sync::Arc,

@@ -9,11 +9,11 @@
 
 use super::{attr, mtu_bytes, serv_type, Qp, QpEnv, RqDb, Soft};
 use crate::cmdq::{Cmd, MailboxBuf};
+use crate::device::{UCTX_CQE_INLINE, UCTX_RQ_INLINE};
 use crate::hem::HemType;
 use crate::hns_roce_hw_v2::consts::{cap_flag, mbox};
 use crate::hns_roce_hw_v2::qpc::{self as qpc, qpt, QpState, QpcImage};
 use crate::rdma::{trace, QpAttr, QpModifyResp, TC_MAP_MODE_DSCP};
-use crate::{UCTX_CQE_INLINE, UCTX_RQ_INLINE};
 use core::sync::atomic::Ordering;
 use kernel::prelude::*;
 
