@@ -23,8 +23,6 @@
 //!   decodes its completion entries into;
 //! - `restrack`: what `rdma res show` prints;
 //! - `layout`: the load-time check of the bindings against the kernel;
-//! - `lock`: the driver's interrupt-safe spinlock, `spin_lock_irqsave` as
-//!   in C;
 //! - `trace`: the `hns_roce` trace events (C tracepoints of the shim).
 
 use core::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
@@ -46,6 +44,8 @@ pub(crate) use hnae3::{
     ResetRequest, RoceClient, SqDoorbells, Uninit, REG_WINDOW,
 };
 mod irq;
+#[cfg(hns_kunit)]
+pub(crate) use irq::irqs_disabled;
 pub(crate) use irq::{Event, IrqHandler, IrqRegistration, OwnedQueue};
 mod ib;
 pub(crate) use ib::{
@@ -58,10 +58,9 @@ pub(crate) use ib::{
 };
 mod layout;
 pub(crate) use layout::check_layout;
-mod lock;
-#[cfg(hns_kunit)]
-pub(crate) use lock::irqs_disabled;
-pub(crate) use lock::{new_spinlock_irqsave, SpinLockIrqSave};
+// The data path's and the object tables' locks are the kernel crate's
+// `SpinLockIrq` (see `docs/driver.md`, "Lock classes").
+pub(crate) use kernel::sync::{new_spinlock_irq, SpinLockIrq};
 mod umem;
 pub(crate) use umem::{cond_resched, MmapCtx, MmapEntry, Umem, UmemDev, UserCtx};
 mod restrack;

@@ -70,6 +70,14 @@ impl Event {
     }
 }
 
+/// Whether this CPU runs with interrupts disabled (`irqs_disabled()`), for
+/// the KUnit case of the driver's `SpinLockIrq` locks.
+#[cfg(hns_kunit)]
+pub(crate) fn irqs_disabled() -> bool {
+    // SAFETY: reads this CPU's interrupt flag; no precondition.
+    unsafe { raw::hns_shim_irqs_disabled() }
+}
+
 /// What an interrupt does.
 pub(crate) trait IrqHandler: Send + Sync {
     /// Handles one interrupt; whether it was ours.
