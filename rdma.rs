@@ -120,6 +120,10 @@ impl RateLimit {
     /// which a rate limit can afford.
     #[inline(never)]
     pub(crate) fn allow(&self) -> bool {
+        // The kernel crate has no reader of the tick counter (only the
+        // `Jiffies` type and `msecs_to_jiffies`), and `Instant<Monotonic>`
+        // would be another clock than the `jiffies` C's `__ratelimit`
+        // windows are counted in, so the word is read here.
         // SAFETY: `jiffies` is the kernel's tick counter, one aligned word
         // that is only ever read here.
         let now = unsafe { core::ptr::read_volatile(&raw const kernel::bindings::jiffies) };
