@@ -23,6 +23,13 @@ use kernel::{
 
 /// A one-shot event a thread waits on and an interrupt handler signals
 /// (`struct completion`).
+///
+/// The kernel crate's `sync::Completion` is the same C object but offers
+/// only `complete_all` (done for every later wait too, until re-armed),
+/// an untimed `wait_for_completion` and no re-arming: a mailbox slot is
+/// signalled once per command (`complete`), waited on with the command's
+/// timeout (`wait_for_completion_timeout`) and re-armed for the next
+/// command (`reinit_completion`), so the slot keeps this type.
 #[pin_data]
 pub(crate) struct Event {
     #[pin]
