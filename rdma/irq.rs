@@ -221,6 +221,14 @@ unsafe impl<T: IrqHandler> Sync for IrqRegistration<T> {}
 /// items it runs are drained when it is destroyed, so none runs after the
 /// device is gone.
 ///
+/// The kernel crate's workqueue module has no owned queue: its `Queue` is
+/// only ever borrowed (`Queue::from_raw`, the system queues), with no
+/// allocation or `destroy_workqueue`. So the queue is allocated and
+/// destroyed through the shim, and [`OwnedQueue::spawn`] borrows it as a
+/// `Queue` for `try_spawn`. The pointer is atomic because teardown destroys
+/// the queue through a shared reference at its point in the remove order,
+/// before the owner is dropped.
+///
 /// # Invariants
 ///
 /// `wq` is null or a workqueue from `hns_shim_alloc_wq` not yet destroyed.
