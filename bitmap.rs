@@ -24,6 +24,20 @@
 //! Bit `i` of the storage (word `i / 64`, bit `i % 64`) stands for the id
 //! `base + i`, where `base` is the lowest id the allocator can hand out, so
 //! reserved ids take no storage.
+//!
+//! Why not the kernel crate's allocator: the kernel crate has no binding of
+//! `struct ida`, and its `id_pool::IdPool` would hand out the same order
+//! (`find_unused_id(min)` is the lowest clear bit from `min` on, as
+//! `ida_alloc_range`) only behind a bound check of our own (its capacity is
+//! rounded up to at least 64 ids, so ids above `max` come back), and it
+//! cannot tell a double free (`release_id` clears silently; C's `ida_free`
+//! warns, and `pd.rs` logs it from [`BitmapError::NotAllocated`]). Above
+//! all it lives in the kernel crate (a `BitmapVec` allocated with
+//! `kmalloc`), so the allocation order the equivalence traces compare (QPN,
+//! CQN, PD, MTPT and SRQ numbers) could no longer be host-tested against
+//! vectors from C's traces (`tests/vectors/bitmap.rs`), and the bank
+//! allocators, which share these word helpers, would keep a second
+//! implementation anyway.
 
 use crate::hns_roce_hw_v2::consts::{cap_flag, sge::SGE_IN_WQE};
 use crate::hw_rev::HwRev;

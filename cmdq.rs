@@ -24,9 +24,7 @@ use crate::hns_roce_hw_v2::consts::cmq_op;
 use crate::hns_roce_hw_v2::regs::{
     TX_CMQ_BASEADDR_H, TX_CMQ_BASEADDR_L, TX_CMQ_CI, TX_CMQ_DEPTH, TX_CMQ_PI,
 };
-use crate::rdma::{
-    new_spinlock_irqsave, trace, Event, IbLog, LogLevel, RegWindow, Regs, SpinLockIrqSave,
-};
+use crate::rdma::{new_spinlock_irq, trace, Event, IbLog, LogLevel, RegWindow, Regs, SpinLockIrq};
 use core::sync::atomic::{AtomicBool, Ordering};
 use kernel::{
     device::{Bound, Device},
@@ -378,7 +376,7 @@ pub(crate) fn query_context(
     Ok(())
 }
 
-impl SlotLock for SpinLockIrqSave<TokenState> {
+impl SlotLock for SpinLockIrq<TokenState> {
     fn with<R>(&self, f: impl FnOnce(&mut TokenState) -> R) -> R {
         f(&mut self.lock())
     }
@@ -422,7 +420,7 @@ pub(crate) struct Cmd {
     /// waiter's re-arm and the AEQ handler's completion both take
     /// (`slot::arm`, `slot::event`).
     #[pin]
-    tokens: [SpinLockIrqSave<TokenState>; MAX_CMDS],
+    tokens: [SpinLockIrq<TokenState>; MAX_CMDS],
     #[pin]
     done: [Event; MAX_CMDS],
     use_events: AtomicBool,
@@ -452,7 +450,7 @@ impl Cmd {
             slot_freed <- new_condvar!(),
             // CAST: slot indexes are below 32.
             tokens <- pin_init::pin_init_array_from_fn(|i| {
-                new_spinlock_irqsave!(TokenState::new(i as u16), "hns_roce_rs mbox slot")
+                new_spinlock_irq!(TokenState::new(i as u16), "hns_roce_rs mbox slot")
             }),
             done <- pin_init::pin_init_array_from_fn(|_| Event::new()),
             use_events: AtomicBool::new(false),

@@ -26,7 +26,7 @@ use crate::hem::{HemType, HOP_NUM_0};
 use crate::hns_roce_hw_v2::consts::{cap_flag, cqe_size, mbox};
 use crate::hns_roce_hw_v2::ctx as hw_ctx;
 use crate::hns_roce_hw_v2::fields::Cqc;
-use crate::rdma::{new_spinlock_irqsave, CqUreq, IbCq, ResAttrs, ResRaw, SpinLockIrqSave, UmemDev};
+use crate::rdma::{new_spinlock_irq, CqUreq, IbCq, ResAttrs, ResRaw, SpinLockIrq, UmemDev};
 use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use kernel::{
     device::{Bound, Device},
@@ -96,7 +96,7 @@ pub(crate) struct Cq {
     ibcq: IbCq,
     /// C's `hr_cq->lock`: polling, cleaning.
     #[pin]
-    lock: SpinLockIrqSave<()>,
+    lock: SpinLockIrq<()>,
 }
 
 /// What creating and destroying a CQ needs from the device.
@@ -263,7 +263,7 @@ impl Cq {
                 arm_sn: AtomicU32::new(1),
                 is_armed: AtomicBool::new(false),
                 ibcq,
-                lock <- new_spinlock_irqsave!((), "hns_roce_rs cq"),
+                lock <- new_spinlock_irq!((), "hns_roce_rs cq"),
             }),
             GFP_KERNEL,
         )?;

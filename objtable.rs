@@ -19,7 +19,7 @@
 //! consumer reached by an early event (a late CEQE or AEQE for a number
 //! just reused) finds a whole object.
 
-use crate::rdma::SpinLockIrqSave;
+use crate::rdma::SpinLockIrq;
 use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use kernel::{
     prelude::*,
@@ -64,7 +64,7 @@ pub(crate) type SlotMap<T> = RBTree<u32, Slot<T>>;
 pub(crate) struct ObjTable<T> {
     mask: u32,
     #[pin]
-    map: SpinLockIrqSave<SlotMap<T>>,
+    map: SpinLockIrq<SlotMap<T>>,
 }
 
 /// The entries of a table while its lock is held ([`ObjTable::locked`]).
@@ -79,12 +79,9 @@ impl<'a, T> Locked<'a, T> {
 
 impl<T: Send + Sync> ObjTable<T> {
     /// An empty table for `num` (a power of two, or 0) objects. `map` is
-    /// the lock's initialiser (`new_spinlock_irqsave!` with an empty
+    /// the lock's initialiser (`new_spinlock_irq!` with an empty
     /// tree), so that each table has a lock class of its own.
-    pub(crate) fn new(
-        num: u32,
-        map: impl PinInit<SpinLockIrqSave<SlotMap<T>>>,
-    ) -> impl PinInit<Self> {
+    pub(crate) fn new(num: u32, map: impl PinInit<SpinLockIrq<SlotMap<T>>>) -> impl PinInit<Self> {
         pin_init!(ObjTable {
             mask: num.wrapping_sub(1),
             map <- map,

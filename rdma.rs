@@ -24,8 +24,6 @@
 //! - `access`: the MR and QP access flags in plain Rust (`core` only);
 //! - `restrack`: what `rdma res show` prints;
 //! - `layout`: the load-time check of the bindings against the kernel;
-//! - `lock`: the driver's interrupt-safe spinlock, `spin_lock_irqsave` as
-//!   in C;
 //! - `trace`: the `hns_roce` trace events (C tracepoints of the shim).
 
 use core::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
@@ -47,6 +45,8 @@ pub(crate) use hnae3::{
     ResetRequest, RoceClient, SqDoorbells, Uninit, REG_WINDOW,
 };
 mod irq;
+#[cfg(hns_kunit)]
+pub(crate) use irq::irqs_disabled;
 pub(crate) use irq::{Event, IrqHandler, IrqRegistration, OwnedQueue};
 mod ib;
 pub(crate) use ib::{
@@ -59,10 +59,9 @@ pub(crate) use ib::{
 };
 mod layout;
 pub(crate) use layout::check_layout;
-mod lock;
-#[cfg(hns_kunit)]
-pub(crate) use lock::irqs_disabled;
-pub(crate) use lock::{new_spinlock_irqsave, SpinLockIrqSave};
+// The data path's and the object tables' locks are the kernel crate's
+// `SpinLockIrq` (see `docs/driver.md`, "Lock classes").
+pub(crate) use kernel::sync::{new_spinlock_irq, SpinLockIrq};
 mod umem;
 pub(crate) use umem::{cond_resched, MmapCtx, MmapEntry, Umem, UmemDev, UserCtx};
 mod restrack;
@@ -123,6 +122,10 @@ impl RateLimit {
     /// which a rate limit can afford.
     #[inline(never)]
     pub(crate) fn allow(&self) -> bool {
+        // The kernel crate has no reader of the tick counter (only the
+        // `Jiffies` type and `msecs_to_jiffies`), and `Instant<Monotonic>`
+        // would be another clock than the `jiffies` C's `__ratelimit`
+        // windows are counted in, so the word is read here.
         // SAFETY: `jiffies` is the kernel's tick counter, one aligned word
         // that is only ever read here.
         let now = unsafe { core::ptr::read_volatile(&raw const kernel::bindings::jiffies) };

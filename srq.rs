@@ -35,8 +35,8 @@ use crate::hw_rev::HwRev;
 use crate::objtable::ObjTable;
 use crate::pd::IdSpace;
 use crate::rdma::{
-    new_spinlock_irqsave, trace, IbSrq, RecvWr, ResAttrs, ResRaw, SpinLockIrqSave, SrqArgs,
-    SrqAttr, SrqEvent, SrqUreq, UmemDev, SRQT_XRC,
+    new_spinlock_irq, trace, IbSrq, RecvWr, ResAttrs, ResRaw, SpinLockIrq, SrqArgs, SrqAttr,
+    SrqEvent, SrqUreq, UmemDev, SRQT_XRC,
 };
 use kernel::{
     device::{Bound, Device},
@@ -183,7 +183,7 @@ pub(crate) struct SrqCore {
     wqe_cnt: u32,
     /// C's `srq->lock`.
     #[pin]
-    ring: SpinLockIrqSave<SrqRing>,
+    ring: SpinLockIrq<SrqRing>,
 }
 
 impl SrqCore {
@@ -195,7 +195,7 @@ impl SrqCore {
         Arc::pin_init(
             pin_init!(SrqCore {
                 wqe_cnt,
-                ring <- new_spinlock_irqsave!(
+                ring <- new_spinlock_irq!(
                     SrqRing {
                         wrid,
                         used,
@@ -796,7 +796,7 @@ impl SrqTable {
         pin_init!(SrqTable {
             t <- ObjTable::new(
                 num_srqs,
-                new_spinlock_irqsave!(RBTree::new(), "hns_roce_rs srq_table")
+                new_spinlock_irq!(RBTree::new(), "hns_roce_rs srq_table")
             ),
         })
     }

@@ -242,29 +242,6 @@ u64 hns_shim_bar_start(struct hnae3_handle *handle, int bar)
 	return pci_resource_start(handle->pdev, bar);
 }
 
-unsigned long hns_shim_spin_lock_irqsave(spinlock_t *lock)
-{
-	unsigned long flags;
-
-	spin_lock_irqsave(lock, flags);
-	return flags;
-}
-
-bool hns_shim_spin_trylock_irqsave(spinlock_t *lock, unsigned long *flags)
-{
-	unsigned long f;
-
-	if (!spin_trylock_irqsave(lock, f))
-		return false;
-	*flags = f;
-	return true;
-}
-
-void hns_shim_spin_unlock_irqrestore(spinlock_t *lock, unsigned long flags)
-{
-	spin_unlock_irqrestore(lock, flags);
-}
-
 bool hns_shim_irqs_disabled(void)
 {
 	return irqs_disabled();

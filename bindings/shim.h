@@ -94,16 +94,7 @@ u64 hns_shim_bar_start(struct hnae3_handle *handle, int bar);
 /* Implemented in Rust (rdma/irq.rs). */
 bool hns_rs_irq(void *cookie);
 
-/*
- * spin_lock_irqsave(), its trylock and its release for rdma/lock.rs: the
- * macros pick the kernel's out-of-line or inlined lock per configuration,
- * so Rust reaches them through these functions.
- */
-#include <linux/spinlock_types.h>
-unsigned long hns_shim_spin_lock_irqsave(spinlock_t *lock);
-bool hns_shim_spin_trylock_irqsave(spinlock_t *lock, unsigned long *flags);
-void hns_shim_spin_unlock_irqrestore(spinlock_t *lock, unsigned long flags);
-/* Whether this CPU runs with interrupts disabled (the lock's KUnit case). */
+/* Whether this CPU runs with interrupts disabled (the locks' KUnit case). */
 bool hns_shim_irqs_disabled(void);
 
 /* --- ib_device ---------------------------------------------------------- */

@@ -19,7 +19,7 @@ use crate::hns_roce_hw_v2::cqe;
 use crate::hns_roce_hw_v2::wqe::WqeSlot;
 use crate::objtable::ObjTable;
 use crate::qp::post::{QpCore, QpTable};
-use crate::rdma::{new_spinlock_irqsave, WcArray};
+use crate::rdma::{new_spinlock_irq, WcArray};
 use crate::srq::SrqCore;
 use core::sync::atomic::Ordering;
 use kernel::{
@@ -239,7 +239,7 @@ impl CqTable {
         pin_init!(CqTable {
             t <- ObjTable::new(
                 num_cqs,
-                new_spinlock_irqsave!(RBTree::new(), "hns_roce_rs cq_table")
+                new_spinlock_irq!(RBTree::new(), "hns_roce_rs cq_table")
             ),
         })
     }

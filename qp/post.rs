@@ -24,8 +24,7 @@ use crate::mr::Mr;
 use crate::objtable::ObjTable;
 use crate::rdma::wc::{Wc, WcStatus};
 use crate::rdma::{
-    new_spinlock_irqsave, trace, IbQp, OwnedQueue, QpEvent, SendWr, SpinLockIrqSave, WcArray,
-    WrOpcode,
+    new_spinlock_irq, trace, IbQp, OwnedQueue, QpEvent, SendWr, SpinLockIrq, WcArray, WrOpcode,
 };
 use crate::srq::SrqCore;
 use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
@@ -148,10 +147,10 @@ pub(crate) struct QpCore {
     sl: AtomicU32,
     /// The send queue (C's `sq.lock`).
     #[pin]
-    pub(crate) sq: SpinLockIrqSave<Wq>,
+    pub(crate) sq: SpinLockIrq<Wq>,
     /// The receive queue (C's `rq.lock`).
     #[pin]
-    pub(crate) rq: SpinLockIrqSave<Wq>,
+    pub(crate) rq: SpinLockIrq<Wq>,
     /// The send queue's tail and WR ids.
     pub(crate) sq_ring: Ring,
     /// The receive queue's tail and WR ids.
@@ -165,7 +164,7 @@ pub(crate) struct QpCore {
     /// `HNS_ROCE_FLUSH_FLAG`.
     flush_flag: AtomicBool,
     #[pin]
-    flush: SpinLockIrqSave<Flush>,
+    flush: SpinLockIrq<Flush>,
 }
 
 impl QpCore {
@@ -191,15 +190,15 @@ impl QpCore {
                 qkey: AtomicU32::new(0),
                 path_mtu: AtomicU32::new(0),
                 sl: AtomicU32::new(0),
-                sq <- new_spinlock_irqsave!(Wq::new(), "hns_roce_rs sq"),
-                rq <- new_spinlock_irqsave!(Wq::new(), "hns_roce_rs rq"),
+                sq <- new_spinlock_irq!(Wq::new(), "hns_roce_rs sq"),
+                rq <- new_spinlock_irq!(Wq::new(), "hns_roce_rs rq"),
                 sq_ring,
                 rq_ring,
                 srq,
                 send_cqn,
                 recv_cqn,
                 flush_flag: AtomicBool::new(false),
-                flush <- new_spinlock_irqsave!(
+                flush <- new_spinlock_irq!(
                     Flush {
                         stopped: false,
                         pending: 0
@@ -401,7 +400,7 @@ impl QpTable {
         pin_init!(QpTable {
             t <- ObjTable::new(
                 num_qps,
-                new_spinlock_irqsave!(RBTree::new(), "hns_roce_rs qp_table")
+                new_spinlock_irq!(RBTree::new(), "hns_roce_rs qp_table")
             ),
         })
     }

@@ -23,6 +23,13 @@ use kernel::{
 
 /// A one-shot event a thread waits on and an interrupt handler signals
 /// (`struct completion`).
+///
+/// The kernel crate's `sync::Completion` is the same C object but offers
+/// only `complete_all` (done for every later wait too, until re-armed),
+/// an untimed `wait_for_completion` and no re-arming: a mailbox slot is
+/// signalled once per command (`complete`), waited on with the command's
+/// timeout (`wait_for_completion_timeout`) and re-armed for the next
+/// command (`reinit_completion`), so the slot keeps this type.
 #[pin_data]
 pub(crate) struct Event {
     #[pin]
@@ -68,6 +75,14 @@ impl Event {
         // SAFETY: a valid completion; we are in process context.
         unsafe { kernel::bindings::wait_for_completion_timeout(self.inner.get(), j) != 0 }
     }
+}
+
+/// Whether this CPU runs with interrupts disabled (`irqs_disabled()`), for
+/// the KUnit case of the driver's `SpinLockIrq` locks.
+#[cfg(hns_kunit)]
+pub(crate) fn irqs_disabled() -> bool {
+    // SAFETY: reads this CPU's interrupt flag; no precondition.
+    unsafe { raw::hns_shim_irqs_disabled() }
 }
 
 /// What an interrupt does.
@@ -205,6 +220,14 @@ unsafe impl<T: IrqHandler> Sync for IrqRegistration<T> {}
 /// An ordered workqueue of the driver's own (C's `irq_workq`): the work
 /// items it runs are drained when it is destroyed, so none runs after the
 /// device is gone.
+///
+/// The kernel crate's workqueue module has no owned queue: its `Queue` is
+/// only ever borrowed (`Queue::from_raw`, the system queues), with no
+/// allocation or `destroy_workqueue`. So the queue is allocated and
+/// destroyed through the shim, and [`OwnedQueue::spawn`] borrows it as a
+/// `Queue` for `try_spawn`. The pointer is atomic because teardown destroys
+/// the queue through a shared reference at its point in the remove order,
+/// before the owner is dropped.
 ///
 /// # Invariants
 ///

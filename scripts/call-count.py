@@ -310,8 +310,8 @@ LOCK_DEBUG = re.compile(
 
 
 # The spinlock itself (what a production kernel runs to take and drop the
-# queue's lock), the kernel crate's lock helpers and the shim's
-# (rdma/lock.rs).
+# queue's lock), the kernel crate's lock helpers (`SpinLockIrq`) and
+# the shim's.
 LOCK = re.compile(r"^(_raw_spin_\w+|rust_helper_spin_\w+|rust_helper_raw_spin_\w+|hns_shim_spin_\w+)$")
 # The Rust driver's C/Rust boundary: the rdma layer's entry points in
 # `rdma::ib::verbs` (the data-path ops the RDMA core calls directly) and any

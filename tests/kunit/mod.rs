@@ -557,19 +557,20 @@ mod srqwqe {
     }
 }
 
-/// The driver's interrupt-safe spinlock (`rdma/lock.rs`): interrupts off
-/// while it is held, the state before it restored on release (nested locks
-/// included, where `spin_lock_irq` would turn them on too early), and
-/// `try_lock`.
+/// The driver's interrupt-safe spinlock, the kernel crate's `SpinLockIrq`:
+/// interrupts off while any such lock is held and on again only when the
+/// last is released, in whatever order the guards go (an irqsave lock would
+/// restore the outer lock's saved state, interrupts on, while the inner is
+/// still held), and `try_lock`.
 #[kunit_tests(hns_roce_rs_lock)]
 mod lock {
-    use crate::rdma::{irqs_disabled, new_spinlock_irqsave};
+    use crate::rdma::{irqs_disabled, new_spinlock_irq};
     use kernel::prelude::*;
 
     #[test]
-    fn irqsave_nesting_and_try_lock() -> Result {
-        let outer = KBox::pin_init(new_spinlock_irqsave!(0u32, "kunit outer"), GFP_KERNEL)?;
-        let inner = KBox::pin_init(new_spinlock_irqsave!(0u32, "kunit inner"), GFP_KERNEL)?;
+    fn irq_nesting_and_try_lock() -> Result {
+        let outer = KBox::pin_init(new_spinlock_irq!(0u32, "kunit outer"), GFP_KERNEL)?;
+        let inner = KBox::pin_init(new_spinlock_irq!(0u32, "kunit inner"), GFP_KERNEL)?;
         assert!(!irqs_disabled());
         {
             let mut o = outer.lock();
@@ -586,6 +587,13 @@ mod lock {
             assert!(took.is_some());
             assert!(irqs_disabled());
         }
+        assert!(!irqs_disabled());
+        // Outer released first: the inner lock still holds interrupts off.
+        let o = outer.lock();
+        let i = inner.lock();
+        drop(o);
+        assert!(irqs_disabled());
+        drop(i);
         assert!(!irqs_disabled());
         assert_eq!((*outer.lock(), *inner.lock()), (1, 2));
         assert!(!irqs_disabled());
