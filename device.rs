@@ -25,6 +25,7 @@ use kernel::{
     new_mutex,
     prelude::*,
     sync::{Arc, Mutex},
+    types::ScopeGuard,
 };
 
 /// `alloc_ucontext` configuration bits (`hns-abi.h`), request and answer:
@@ -285,37 +286,47 @@ impl IbDev {
         // Kernel CQs take bank 0 on HIP09, the least loaded one on HIP08;
         // a user CQ its context's bank on HIP09.
         let bank = user.as_ref().map(|u| u.0.uctx().cq_bank);
-        let cqn = self.cqns.lock().alloc(bank).map_err(|e| {
-            ibdev_err!(&self.cmd, "failed to alloc CQN, ret = {:?}.\n", e);
-            ENOSPC
-        })?;
+        // Each guard undoes its step if a later one fails: the CQ is
+        // destroyed, then its number goes back.
+        let cqn = ScopeGuard::new_with_data(
+            self.cqns.lock().alloc(bank).map_err(|e| {
+                ibdev_err!(&self.cmd, "failed to alloc CQN, ret = {:?}.\n", e);
+                ENOSPC
+            })?,
+            |n| self.free_cqn(n),
+        );
         let ucq = user.as_ref().map(|(u, r)| cq::UserCq {
             dev: u.dev(),
             uctx: u.uctx(),
             req: r,
         });
-        let r = cq::Cq::create(&env, &attr, cqn, depth, cqe_size, ibcq, ucq).and_then(
-            |(c, cap_flags)| {
-                if let Err(e) = self.objs.cqs.insert(c.clone()) {
-                    c.destroy(&env);
-                    return Err(e);
-                }
-                Ok((c, cap_flags))
+        let (c, cap_flags) = cq::Cq::create(&env, &attr, *cqn, depth, cqe_size, ibcq, ucq)?;
+        let c = ScopeGuard::new_with_data(c, |c| c.destroy(&env));
+        self.objs.cqs.insert((*c).clone())?;
+        let c = c.dismiss();
+        Ok((
+            c,
+            rdma::CqOut {
+                depth,
+                cqn: cqn.dismiss(),
+                cap_flags,
             },
-        );
-        match r {
-            Ok((c, cap_flags)) => Ok((
-                c,
-                rdma::CqOut {
-                    depth,
-                    cqn,
-                    cap_flags,
-                },
-            )),
-            Err(e) => {
-                let _ = self.cqns.lock().free(cqn);
-                Err(e)
-            }
+        ))
+    }
+
+    /// Gives `cqn` back; a number that is not taken is refused by the
+    /// allocator and logged (nothing else is keyed by it).
+    fn free_cqn(&self, cqn: u32) {
+        if self.cqns.lock().free(cqn).is_err() {
+            ibdev_warn!(&self.cmd, "CQN {:#x} was not allocated\n", cqn);
+        }
+    }
+
+    /// One user context fewer on `bank` (HIP09's CQ bank balance); a
+    /// count already at 0 is refused by the allocator and logged.
+    pub(crate) fn put_cq_bank(&self, bank: u8) {
+        if self.cqns.lock().put_bank_for_uctx(bank).is_err() {
+            ibdev_warn!(&self.cmd, "CQ bank {} has no user context to put\n", bank);
         }
     }
 
@@ -326,7 +337,7 @@ impl IbDev {
         // none still runs on it when `remove` returns.
         self.objs.cqs.remove(cqn);
         c.destroy(&self.cq_env());
-        let _ = self.cqns.lock().free(cqn);
+        self.free_cqn(cqn);
     }
 
     /// `hns_roce_create_qp`: the QP, its table entry (reached by events
@@ -345,17 +356,15 @@ impl IbDev {
             uctx: u.uctx(),
             mmap: u.mmap(),
         });
-        let q = qp::Qp::create(&env, init, send_cq, recv_cq, ibqp, uqp)?;
-        if let Err(e) = self.objs.qps.insert(q.core.clone()) {
-            q.destroy(&env);
-            return Err(e);
-        }
+        // Destroyed (and out of the table) if a later step fails.
+        let q = ScopeGuard::new_with_data(
+            qp::Qp::create(&env, init, send_cq, recv_cq, ibqp, uqp)?,
+            |q| q.destroy(&env),
+        );
+        self.objs.qps.insert(q.core.clone())?;
         // After the QP is stored, as C; its failure undoes the creation.
-        if let Err(e) = env.flow_control_init(q.qpn) {
-            q.destroy(&env);
-            return Err(e);
-        }
-        Ok(q)
+        env.flow_control_init(q.qpn)?;
+        Ok(q.dismiss())
     }
 
     /// What `qp.rs` needs of the device. Never inlined: a dozen verbs build

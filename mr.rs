@@ -40,7 +40,8 @@ use kernel::{
     device::{Bound, Device},
     new_mutex,
     prelude::*,
-    sync::Mutex, //
+    sync::Mutex,
+    types::ScopeGuard, //
 };
 
 /// What registering and deregistering an MR needs from the device.
@@ -113,20 +114,17 @@ struct MptSlot<'a> {
 impl<'a> MptSlot<'a> {
     /// `alloc_mr_key`: an index, then its MPT table entry.
     fn take(env: &'a MrEnv<'a>) -> Result<Self> {
-        let idx = env.ids.alloc()?;
-        let table = match env.hem.table(HemType::Mtpt) {
-            Ok(t) => t,
-            Err(e) => {
-                env.ids.free(idx);
-                return Err(e);
-            }
-        };
-        if let Err(e) = table.get(env.dev, idx) {
-            ibdev_err!(env.cmd, "failed to alloc mtpt", ret = e.to_errno());
-            env.ids.free(idx);
-            return Err(e);
-        }
-        Ok(Self { env, table, idx })
+        // The index goes back if its table entry cannot be had.
+        let idx = ScopeGuard::new_with_data(env.ids.alloc()?, |i| env.ids.free(i));
+        let table = env.hem.table(HemType::Mtpt)?;
+        table
+            .get(env.dev, *idx)
+            .inspect_err(|e| ibdev_err!(env.cmd, "failed to alloc mtpt", ret = e.to_errno()))?;
+        Ok(Self {
+            env,
+            table,
+            idx: idx.dismiss(),
+        })
     }
 
     /// The index now belongs to an MR, which gives it back in

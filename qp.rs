@@ -40,7 +40,8 @@ use kernel::{
     device::{Bound, Device},
     new_mutex,
     prelude::*,
-    sync::{Arc, ArcBorrow, Mutex}, //
+    sync::{Arc, ArcBorrow, Mutex},
+    types::ScopeGuard, //
 };
 use post::QpCore;
 
@@ -411,32 +412,6 @@ impl QpEnv<'_> {
     }
 }
 
-/// A QPN taken for a QP under construction: it goes back to the allocator
-/// when the guard drops, unless [`QpnGuard::keep`] hands it to the QP
-/// (whose destroy gives it back). So no error path of `try_create` frees
-/// it by hand.
-struct QpnGuard<'a, 'b> {
-    env: &'a QpEnv<'b>,
-    qpn: u32,
-    gsi: bool,
-}
-
-impl QpnGuard<'_, '_> {
-    /// The number, now the QP's.
-    fn keep(self) -> u32 {
-        let qpn = self.qpn;
-        // Nothing else in the guard needs dropping.
-        core::mem::forget(self);
-        qpn
-    }
-}
-
-impl Drop for QpnGuard<'_, '_> {
-    fn drop(&mut self) {
-        self.env.free_qpn(self.qpn, self.gsi);
-    }
-}
-
 impl Qp {
     /// Creates a QP (`hns_roce_create_qp_common`): a kernel QP, or with
     /// `user` one of libhns.
@@ -561,9 +536,10 @@ impl Qp {
             ibdev_err!(&env.cmd, "failed to alloc QP buffer", ret = e.to_errno());
         })?;
 
-        let qpn = QpnGuard {
-            env,
-            qpn: if gsi {
+        // The QPN goes back when creation fails from here on; the QP owns
+        // it once `dismiss`ed below (its destroy gives it back).
+        let qpn = ScopeGuard::new_with_data(
+            if gsi {
                 crate::bitmap::GSI_QPN
             } else {
                 let req = crate::bitmap::QpnRequest {
@@ -576,8 +552,8 @@ impl Qp {
                     ENOSPC
                 })?
             },
-            gsi,
-        };
+            |n| env.free_qpn(n, gsi),
+        );
 
         let record_db = c.flags & cap_flag::QP_RECORD_DB != 0;
         let owner_db = c.flags & cap_flag::SDI_MODE != 0;
@@ -589,7 +565,7 @@ impl Qp {
         }
         let dbs = match &user {
             None => Self::kernel_db(env, record_db && has_rq).map(|r| (r, None, None)),
-            Some(u) => Self::dwqe_page(env, u, qpn.qpn, dwqe).and_then(|page| {
+            Some(u) => Self::dwqe_page(env, u, *qpn, dwqe).and_then(|page| {
                 // On failure `page` drops here, withdrawing the page.
                 Self::user_dbs(env, init, u, record_db, has_sq, has_rq, &mut cap_flags)
                     .map(|(r, s)| (r, s, page))
@@ -615,12 +591,12 @@ impl Qp {
             recv_cq.as_ref().map(|c| c.cqn),
         );
         let sig = init.sq_sig_type == 1;
-        let core = QpCore::new(qpn.qpn, ibqp, sig, (sq_cnt, rq_cnt), srq, cqns)?;
-        env.get_contexts(qpn.qpn).inspect_err(|e| {
+        let core = QpCore::new(*qpn, ibqp, sig, (sq_cnt, rq_cnt), srq, cqns)?;
+        env.get_contexts(*qpn).inspect_err(|e| {
             ibdev_err!(&env.cmd, "failed to alloc QP context", ret = e.to_errno())
         })?;
         // Nothing below fails: the QP owns the number from here.
-        let qpn = qpn.keep();
+        let qpn = qpn.dismiss();
 
         // A kernel QP's send depth is what it got; a user QP's stays what
         // was asked (libhns sized its queue itself).

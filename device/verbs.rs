@@ -19,7 +19,7 @@ use crate::rdma::{
     WcArray,
 };
 use crate::{ah, bond, db, dfx, mr, qp, srq};
-use kernel::{prelude::*, sync::Arc};
+use kernel::{prelude::*, sync::Arc, types::ScopeGuard};
 
 impl IbDriver for IbDev {
     type Ucontext = Ucontext;
@@ -216,28 +216,30 @@ impl IbDriver for IbDev {
             resp.congest_type = c.cong_cap;
         }
         resp.cqe_size = c.cqe_sz;
-        let uar = self.uars.alloc()?;
-        let cq_bank = self.cqns.lock().get_bank_for_uctx();
+        // Both go back (bank first) if the context cannot be made.
+        let uar = ScopeGuard::new_with_data(self.uars.alloc()?, |u| self.uars.free(u));
+        let cq_bank = ScopeGuard::new_with_data(self.cqns.lock().get_bank_for_uctx(), |b| {
+            self.put_cq_bank(b)
+        });
+        let (uar_idx, bank) = (*uar, *cq_bank);
         let u = Arc::pin_init(
             pin_init!(Ucontext {
-                uar,
-                cq_bank,
+                uar: uar_idx,
+                cq_bank: bank,
                 config,
                 dbs <- db::UserDbPages::new(),
             }),
             GFP_KERNEL,
-        )
-        .inspect_err(|_| {
-            let _ = self.cqns.lock().put_bank_for_uctx(cq_bank);
-            self.uars.free(uar);
-        })?;
+        )?;
+        cq_bank.dismiss();
+        let uar = uar.dismiss();
         // CAST: PAGE_SIZE is a power of two.
         let page_mask = !(kernel::page::PAGE_SIZE as u64 - 1);
         Ok((u, uar, self.db_bar & page_mask))
     }
 
     fn dealloc_ucontext(&self, u: Arc<Ucontext>) {
-        let _ = self.cqns.lock().put_bank_for_uctx(u.cq_bank);
+        self.put_cq_bank(u.cq_bank);
         self.uars.free(u.uar);
     }
 

@@ -24,7 +24,8 @@ use crate::rdma::{QpAttr, QpInit, QpModifyResp, WcBuf, ZeroWrite, ACCESS_REMOTE_
 use kernel::{
     prelude::*,
     sync::Arc,
-    time::{Delta, Instant, Monotonic}, //
+    time::{Delta, Instant, Monotonic},
+    types::ScopeGuard, //
 };
 
 /// How many QPs (and completions per round): one per service level.
@@ -44,18 +45,17 @@ impl FreeMr {
     pub(crate) fn new(dev: &IbDev) -> Result<Self> {
         // The vector before the PD: nothing to give back if it fails.
         let qps = KVec::with_capacity(QP_NUM, GFP_KERNEL)?;
-        let mut fm = FreeMr {
-            pdn: dev.reserved_pd()?,
-            cq: None,
-            qps,
-        };
-        match fm.populate(dev) {
-            Ok(()) => Ok(fm),
-            Err(e) => {
-                fm.destroy(dev);
-                Err(e)
-            }
-        }
+        // What `populate` made goes if it fails half way.
+        let mut fm = ScopeGuard::new_with_data(
+            FreeMr {
+                pdn: dev.reserved_pd()?,
+                cq: None,
+                qps,
+            },
+            |fm| fm.destroy(dev),
+        );
+        fm.populate(dev)?;
+        Ok(fm.dismiss())
     }
 
     fn populate(&mut self, dev: &IbDev) -> Result {
