@@ -154,14 +154,49 @@ static void hns_sim_uninit_client_instance(struct hnae3_client *client,
 	hnae3_set_client_init_flag(client, ae_dev, 0);
 }
 
+/*
+ * The four reset queries a RoCE client asks hclge, answered from module
+ * parameters so that a test can put every function in one of the states
+ * hclge reports during a reset (all "no reset" by default): reset_cnt is
+ * the count of finished hardware resets (hclge_ae_dev_reset_cnt),
+ * hw_reset_stat a hardware reset under way (hclge_get_hw_reset_stat),
+ * cmdq_stat the NIC's command queue disabled by one (hclge_get_cmdq_stat)
+ * and sw_resetting the NIC's reset task running (hclge_ae_dev_resetting).
+ */
+static ulong hns_sim_reset_cnt_val;
+module_param_named(reset_cnt, hns_sim_reset_cnt_val, ulong, 0644);
+MODULE_PARM_DESC(reset_cnt, "hardware resets done, as ae_dev_reset_cnt answers");
+
+static bool hns_sim_hw_reset_stat;
+module_param_named(hw_reset_stat, hns_sim_hw_reset_stat, bool, 0644);
+MODULE_PARM_DESC(hw_reset_stat, "a hardware reset is under way (get_hw_reset_stat)");
+
+static bool hns_sim_cmdq_stat;
+module_param_named(cmdq_stat, hns_sim_cmdq_stat, bool, 0644);
+MODULE_PARM_DESC(cmdq_stat, "the command queue is disabled by a reset (get_cmdq_stat)");
+
+static bool hns_sim_sw_resetting;
+module_param_named(sw_resetting, hns_sim_sw_resetting, bool, 0644);
+MODULE_PARM_DESC(sw_resetting, "the reset task is running (ae_dev_resetting)");
+
 static unsigned long hns_sim_reset_cnt(struct hnae3_handle *h)
 {
-	return 0;
+	return READ_ONCE(hns_sim_reset_cnt_val);
 }
 
-static bool hns_sim_false(struct hnae3_handle *h)
+static bool hns_sim_get_hw_reset_stat(struct hnae3_handle *h)
 {
-	return false;
+	return READ_ONCE(hns_sim_hw_reset_stat);
+}
+
+static bool hns_sim_get_cmdq_stat(struct hnae3_handle *h)
+{
+	return READ_ONCE(hns_sim_cmdq_stat);
+}
+
+static bool hns_sim_resetting(struct hnae3_handle *h)
+{
+	return READ_ONCE(hns_sim_sw_resetting);
 }
 
 /*
@@ -207,9 +242,9 @@ static const struct hnae3_ae_ops hns_sim_ae_ops = {
 	.init_client_instance = hns_sim_init_client_instance,
 	.uninit_client_instance = hns_sim_uninit_client_instance,
 	.ae_dev_reset_cnt = hns_sim_reset_cnt,
-	.get_cmdq_stat = hns_sim_false,
-	.ae_dev_resetting = hns_sim_false,
-	.get_hw_reset_stat = hns_sim_false,
+	.get_cmdq_stat = hns_sim_get_cmdq_stat,
+	.ae_dev_resetting = hns_sim_resetting,
+	.get_hw_reset_stat = hns_sim_get_hw_reset_stat,
 };
 
 static struct hnae3_ae_algo hns_sim_ae_algo = {
