@@ -694,17 +694,17 @@ if [ -x "$HNS_BUILD/sim-target/release/hns-sim" ] && [ -f "$HNS_BUILD/module-kun
     # The reset states hclge reports (reset-plan.sh init-while-resetting,
     # mbox-in-reset): each outcome the C run printed, the same on Rust.
     rsto() {
-        grep -aE '^ +(loaded while resetting|hw_reset_stat|cmdq_stat|after cmdq_stat|reset_cnt|unload after the reset):' \
+        grep -aE '^ +(loaded while resetting|hw_reset_stat|cmdq_stat|after cmdq_stat|new context after cmdq_stat|reset_cnt|unload after the reset):' \
             "$HNS_BUILD/guest/$1/output.log" 2>/dev/null | sort -u
     }
     rstc=$(rsto reset-c) rstr=$(rsto reset-rs)
-    if [ "$(printf '%s\n' "$rstc" | grep -c .)" -ne 6 ]; then
-        result equivalence/reset-state FAIL "(C run: $(printf '%s\n' "$rstc" | grep -c .) outcome lines, want 6)"
+    if [ "$(printf '%s\n' "$rstc" | grep -c .)" -ne 7 ]; then
+        result equivalence/reset-state FAIL "(C run: $(printf '%s\n' "$rstc" | grep -c .) outcome lines, want 7)"
     elif [ "$rstc" != "$rstr" ]; then
         result equivalence/reset-state FAIL "C vs Rust differ:"
         diff <(printf '%s\n' "$rstc") <(printf '%s\n' "$rstr") | sed 's/^/    /'
     else
-        result equivalence/reset-state PASS "(6 outcomes equal)"
+        result equivalence/reset-state PASS "(7 outcomes equal)"
     fi
 
     # Fault sweeps (scripts/faults.sh; docs/harness.md): every

@@ -109,7 +109,8 @@ echo "    $(printf '%s\n' "$out" | grep 'while resetting')"
 # while: a hardware reset runs (hw_reset_stat: mailboxes still go, only
 # doorbells stop), the NIC's command queue is stopped by a reset (cmdq_stat:
 # refused with EBUSY after a second's wait for the reset to end), after
-# that (created), and after a finished hardware reset (reset_cnt one up:
+# that (created; doorbells stay disabled, so a new user context cannot map
+# its doorbell page and is refused), and after a finished hardware reset (reset_cnt one up:
 # created without a mailbox, nothing is sent any more, so that the unload
 # clears the function by "func clear success after reset."). Then the
 # driver is loaded again and hns_0 works.
@@ -136,6 +137,11 @@ put("cmdq_stat", 1)
 q2 = cq("cmdq_stat")
 put("cmdq_stat", 0)
 q3 = cq("after cmdq_stat")
+try:
+    d.Context(name="hns_0").close()
+    print("new context after cmdq_stat: opened")
+except Exception as e:
+    print("new context after cmdq_stat: refused", getattr(e, "error_code", e))
 n = int(open(P + "reset_cnt").read())
 put("reset_cnt", n + 1)
 q4 = cq("reset_cnt")
@@ -154,6 +160,7 @@ ctx.close()' 2>&1)
     [ "$got" = "hw_reset_stat: created
 cmdq_stat: refused 16
 after cmdq_stat: created
+new context after cmdq_stat: refused 1
 reset_cnt: created" ] && [ $cleared = yes ]
 }
 check "$G/mbox-in-reset" mbox_in_reset
