@@ -344,22 +344,25 @@ static int hns_sim_reset_steps(struct hns_sim_dev *sim, int from, int to)
  * "down" and "up" split a reset of every attached function in two: "down"
  * runs the DOWN step alone, as hclge does before it waits for the
  * hardware reset, so that a test can use the devices in that state;
- * "up" runs the rest (UNINIT, INIT, UP).
+ * "up" runs the rest (UNINIT, INIT, UP). "up" splits in two in turn:
+ * "uninit" runs UNINIT alone and "init" the rest (INIT, UP), so that a
+ * test can change what the reset queries answer before the re-init.
  */
 static int hns_sim_reset_set(const char *val, const struct kernel_param *kp)
 {
 	bool down = sysfs_streq(val, "down"), up = sysfs_streq(val, "up");
+	bool uninit = sysfs_streq(val, "uninit"), init = sysfs_streq(val, "init");
 	unsigned int one;
 	int i, ret = 0;
 
 	mutex_lock(&hns_sim_devs_lock);
-	if (down || up) {
-		for (i = HNS_SIM_MAX_DEVS - 1; i >= 0 && !ret; i--)
+	if (down || up || uninit || init) {
+		for (i = HNS_SIM_MAX_DEVS - 1; i >= 0 && !ret && !init; i--)
 			if (hns_sim_devs[i])
 				ret = hns_sim_reset_steps(hns_sim_devs[i],
-							  up ? 1 : 0,
-							  up ? 2 : 1);
-		for (i = 0; i < HNS_SIM_MAX_DEVS && !ret && up; i++)
+							  down ? 0 : 1,
+							  down ? 1 : 2);
+		for (i = 0; i < HNS_SIM_MAX_DEVS && !ret && (up || init); i++)
 			if (hns_sim_devs[i])
 				ret = hns_sim_reset_steps(hns_sim_devs[i], 2, 4);
 		goto out;
@@ -386,7 +389,7 @@ static const struct kernel_param_ops hns_sim_reset_ops = {
 	.set = hns_sim_reset_set,
 };
 module_param_cb(reset, &hns_sim_reset_ops, NULL, 0200);
-MODULE_PARM_DESC(reset, "write f<index> to reset that function, down/up for the two halves of a reset of all, anything else to reset all");
+MODULE_PARM_DESC(reset, "write f<index> to reset that function, down/up for the two halves of a reset of all (up: uninit/init), anything else to reset all");
 
 /* Hands one control command to the model behind sim and waits for its
  * answer: 0, -EINVAL if the model refused it, -ETIMEDOUT without answer.

@@ -173,6 +173,29 @@ c.CQ(ctx, 8).close()
 pd.close()
 ctx.close()'
 
+# A reset whose re-init runs while the NIC still reports the hardware
+# reset (hw_reset_stat set between hns_sim's "uninit" and "init" steps):
+# the re-init succeeds (commands and mailboxes still go) but rings none of
+# its doorbells (ib_mad arming its CQs): make check compares the doorbells
+# hns-sim counted in the C and Rust runs (equivalence/reset-state).
+reinit_in_hw_reset() {
+    echo down >$RESET || return 1
+    echo uninit >$RESET || return 1
+    echo 1 >$P/hw_reset_stat || return 1
+    echo init >$RESET
+    r=$?
+    echo 0 >$P/hw_reset_stat
+    [ $r -eq 0 ]
+}
+check "$G/reinit-in-hw-reset" reinit_in_hw_reset
+check "$G/context-after-hw-reset" python3 -c '
+import pyverbs.device as d, pyverbs.pd as p, pyverbs.cq as c
+ctx = d.Context(name="hns_0")
+pd = p.PD(ctx)
+c.CQ(ctx, 8).close()
+pd.close()
+ctx.close()'
+
 # A fault armed while the guest runs (hns_sim's control channel, which the
 # fault sweeps build on): the next probe fails at
 # QUERY_PF_CAPS_NUM (0x8408) and registers nothing, the one after it works;
