@@ -24,7 +24,9 @@ use crate::hns_roce_hw_v2::consts::cmq_op;
 use crate::hns_roce_hw_v2::regs::{
     TX_CMQ_BASEADDR_H, TX_CMQ_BASEADDR_L, TX_CMQ_CI, TX_CMQ_DEPTH, TX_CMQ_PI,
 };
-use crate::rdma::{new_spinlock_irq, trace, Event, IbLog, LogLevel, RegWindow, Regs, SpinLockIrq};
+use crate::rdma::{
+    new_spinlock_irq, trace, Event, IbLog, LogLevel, RegWindow, Regs, ResetInfo, SpinLockIrq,
+};
 use core::sync::atomic::{AtomicBool, Ordering};
 use kernel::{
     device::{Bound, Device},
@@ -313,6 +315,28 @@ const POST_MB_WORDS: [Field<CmqData>; 6] = [
 ];
 /// Completion status meaning success.
 const MB_ST_COMPLETE_SUCC: u32 = 1;
+/// The completion status a mailbox wait reports when a reset made the
+/// mailbox unavailable (every status bit set: not success).
+const MB_ST_COMPLETE_ALL: u32 = 0xff;
+/// How long a command waits for a reset the NIC's stopped command queue
+/// announces to finish, and how often it looks (`HW_RESET_TIMEOUT_US`,
+/// `HW_RESET_SLEEP_US`).
+const HW_RESET_WAIT_MS: i64 = 1000;
+const HW_RESET_POLL_MS: i64 = 1;
+
+/// What the reset checks allow a command or mailbox
+/// (`v2_chk_mbox_is_avail`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Gate {
+    /// No reset: send it.
+    Open,
+    /// A reset took the hardware's state away: skip it and report
+    /// success, there is nothing left to change.
+    Done,
+    /// A reset is under way, or came while the function was being brought
+    /// up: refuse it with `EBUSY`.
+    Busy,
+}
 
 /// A DMA buffer a mailbox command reads a context from or writes one to.
 pub(crate) struct MailboxBuf {
@@ -435,11 +459,24 @@ pub(crate) struct Cmd {
     stat: SwStat,
     /// The device is registered and takes user contexts (C's `active`).
     active: AtomicBool,
+    /// The NIC's reset state.
+    rst: ResetInfo,
+    /// The NIC's count of finished hardware resets when this instance
+    /// started (C's `reset_cnt`): a different count means a reset wiped
+    /// the hardware since.
+    reset_cnt: kernel::ffi::c_ulong,
 }
 
 impl Cmd {
-    /// Wraps a ready CMQ; mailboxes start in poll mode.
-    pub(crate) fn new(regs: RegWindow, dev: ARef<Device>, cmq: Cmq) -> impl PinInit<Self, Error> {
+    /// Wraps a ready CMQ; mailboxes start in poll mode. `rst` is the
+    /// function's reset state, whose count of hardware resets is taken now.
+    pub(crate) fn new(
+        regs: RegWindow,
+        dev: ARef<Device>,
+        cmq: Cmq,
+        rst: ResetInfo,
+    ) -> impl PinInit<Self, Error> {
+        let reset_cnt = rst.reset_cnt();
         try_pin_init!(Self {
             regs,
             dev,
@@ -459,6 +496,8 @@ impl Cmd {
             uninit: AtomicBool::new(false),
             stat: SwStat::new(),
             active: AtomicBool::new(false),
+            rst,
+            reset_cnt,
         }? Error)
     }
 
@@ -467,21 +506,98 @@ impl Cmd {
         self.regs.io()
     }
 
+    /// Whether a doorbell may be rung now: not once doorbells are
+    /// disabled, nor while the NIC reports a hardware reset (the engine
+    /// would take the write for a new one's state).
+    fn may_ring(&self) -> bool {
+        !self.dis_db.load(Ordering::Acquire) && !self.rst.hw_resetting()
+    }
+
     /// Rings a doorbell with one 64-bit write (`hns_roce_write64`), unless
-    /// doorbells are disabled.
+    /// doorbells are disabled or a hardware reset is under way.
     pub(crate) fn ring_db(&self, v: u64, off: usize) {
-        if !self.dis_db.load(Ordering::Acquire) {
+        if self.may_ring() {
             self.regs.write64(v, off);
         }
     }
 
     /// Rings a doorbell outside the register window (the HIP09 kernel SQ
-    /// doorbells of `mem_base`) through `ring`, unless doorbells are
-    /// disabled.
+    /// doorbells of `mem_base`, or a direct WQE) through `ring`, under the
+    /// same conditions as [`Cmd::ring_db`].
     pub(crate) fn ring_with(&self, ring: impl FnOnce()) {
-        if !self.dis_db.load(Ordering::Acquire) {
+        if self.may_ring() {
             ring();
         }
+    }
+
+    /// Whether the NIC reports a hardware reset under way.
+    pub(crate) fn hw_resetting(&self) -> bool {
+        self.rst.hw_resetting()
+    }
+
+    /// Whether the NIC has finished a hardware reset since this instance
+    /// started.
+    pub(crate) fn reset_since_init(&self) -> bool {
+        self.rst.reset_cnt() != self.reset_cnt
+    }
+
+    /// Whether the NIC's reset task is running.
+    pub(crate) fn sw_resetting(&self) -> bool {
+        self.rst.sw_resetting()
+    }
+
+    /// Whether `init_instance` (not a reset's re-init) is running.
+    pub(crate) fn instance_initializing(&self) -> bool {
+        self.rst.instance_initializing()
+    }
+
+    /// Stops doorbells: a reset is under way or done.
+    pub(crate) fn disable_doorbells(&self) {
+        self.dis_db.store(true, Ordering::Release);
+    }
+
+    /// The reset checks made before a command or mailbox and after a
+    /// failed one (`v2_chk_mbox_is_avail` and `check_aedev_reset_status`),
+    /// on the queue `q` (locked). Once the hardware is known to have been
+    /// reset (the queue is cleared), nothing is sent again. A finished
+    /// hardware reset clears the queue; a stopped NIC command queue waits
+    /// up to a second for the reset it announces to finish; the NIC's
+    /// reset task running refuses the commands of `init_instance`. Each of
+    /// them stops doorbells.
+    fn gate(&self, q: &mut Cmq) -> Gate {
+        if q.is_cleared() {
+            return Gate::Done;
+        }
+        let init = self.rst.initializing();
+        let busy_if_init = if init { Gate::Busy } else { Gate::Done };
+        if self.reset_since_init() {
+            self.disable_doorbells();
+            q.set_cleared();
+            return busy_if_init;
+        }
+        if self.rst.cmdq_stopped() {
+            self.disable_doorbells();
+            let finished = read_poll_timeout(
+                || Ok(self.rst.reset_cnt()),
+                |n| *n > self.reset_cnt,
+                Delta::from_millis(HW_RESET_POLL_MS),
+                Delta::from_millis(HW_RESET_WAIT_MS),
+            )
+            .is_ok();
+            if !finished {
+                return Gate::Busy;
+            }
+            q.set_cleared();
+            return busy_if_init;
+        }
+        if self.rst.sw_resetting() && self.rst.instance_initializing() {
+            self.disable_doorbells();
+            if self.reset_since_init() {
+                q.set_cleared();
+            }
+            return Gate::Busy;
+        }
+        Gate::Open
     }
 
     /// Doorbells are not rung (a reset is under way).
@@ -563,10 +679,22 @@ impl Cmd {
         self.log.print_ret(level, &self.dev, what, ret)
     }
 
-    /// Sends one command and logs a failure as the C driver does.
+    /// Sends one command and logs a failure as the C driver does
+    /// (`hns_roce_cmq_send`). The reset checks ([`Cmd::gate`]) come before
+    /// it and again after a failure: a command the reset makes pointless
+    /// reports success unsent (or its failure as success), one it refuses
+    /// `EBUSY`.
     pub(crate) fn send(&self, d: &mut [Desc]) -> Result {
-        let r = self.cmq.lock().send(self.regs.io(), d, &self.stat);
-        r.map_err(|e| {
+        let mut q = self.cmq.lock();
+        if q.is_fatal() {
+            return Err(EIO);
+        }
+        match self.gate(&mut q) {
+            Gate::Open => {}
+            Gate::Done => return Ok(()),
+            Gate::Busy => return Err(EBUSY),
+        }
+        let r = q.send(self.regs.io(), d, &self.stat).map_err(|e| {
             if e.unsent {
                 return e.err;
             }
@@ -580,7 +708,21 @@ impl Cmd {
                 e.err.to_errno()
             );
             e.err
-        })
+        });
+        if r.is_err() {
+            match self.gate(&mut q) {
+                Gate::Open => {}
+                Gate::Done => return Ok(()),
+                Gate::Busy => return Err(EBUSY),
+            }
+        }
+        r
+    }
+
+    /// The reset checks alone, for a mailbox (`hns_roce_cmd_mbox`).
+    fn mbox_gate(&self) -> Gate {
+        let mut q = self.cmq.lock();
+        self.gate(&mut q)
     }
 
     /// Runs `f` on the CMQ itself (fatal/cleared state).
@@ -595,6 +737,12 @@ impl Cmd {
         let status = core::cell::Cell::new(0);
         read_poll_timeout(
             || {
+                // A reset made the mailbox unavailable: nothing runs in
+                // it any more; report every status bit, not success.
+                if self.mbox_gate() != Gate::Open {
+                    status.set(0);
+                    return Ok(Some(MB_ST_COMPLETE_ALL));
+                }
                 let mut d = [Desc::new(cmq_op::QUERY_MB_ST, true)];
                 let r = self.send(&mut d);
                 if self.cmq.lock().is_fatal() {
@@ -656,10 +804,15 @@ impl Cmd {
     /// # Errors
     ///
     /// `EBUSY` on a timeout or a failed completion in poll mode, `EIO` on a
-    /// failed completion in event mode, or the CMQ's errno.
+    /// failed completion in event mode, or the CMQ's errno. While a reset
+    /// is under way the command is not posted: success once the hardware
+    /// was reset, `EBUSY` while waiting for it or while bringing the
+    /// function up (see [`Cmd::gate`]).
     pub(crate) fn mbox(&self, in_param: u64, out_param: u64, cmd: u8, tag: u32) -> Result {
-        if self.cmq.lock().is_cleared() {
-            return Ok(());
+        match self.mbox_gate() {
+            Gate::Open => {}
+            Gate::Done => return Ok(()),
+            Gate::Busy => return Err(EBUSY),
         }
         if self.use_events.load(Ordering::Acquire) {
             self.mbox_wait(in_param, out_param, cmd, tag)

@@ -286,48 +286,112 @@ fn pf_profile(h: &Hnae3Handle, cmd: &Cmd, rev: HwRev) -> Result<(u32, u32, Caps)
     Ok((func_num, cong_tmpl_id, caps))
 }
 
+/// How long a function clear waits for a reset to finish, and how often
+/// it looks, in ms (`HNS_ROCE_V2_HW_RST_TIMEOUT`,
+/// `HNS_ROCE_V2_HW_RST_COMPLETION_WAIT`).
+const FUNC_CLEAR_RST_TIMEOUT_MS: u32 = 1000;
+const FUNC_CLEAR_RST_POLL_MS: u32 = 20;
+
+/// Whether the NIC reports a reset, finished since the instance started or
+/// under way (`check_device_is_in_reset`).
+fn in_reset(cmd: &Cmd) -> bool {
+    cmd.reset_since_init() || cmd.hw_resetting() || cmd.sw_resetting()
+}
+
 /// FUNC_CLEAR for function `vf` (0: this one): write, wait, then poll
 /// until the firmware reports it done (`__hns_roce_function_clear`). Once
 /// function 0 is, the queue sends nothing more (the C driver's
-/// `is_reset`).
+/// `is_reset`). A reset the NIC reports stops it: the reset clears the
+/// function instead (see [`function_clear_failed`]).
 fn function_clear(cmd: &Cmd, vf: u32) {
-    let mut d = [Desc::new(cmq_op::FUNC_CLEAR, false)];
-    d[0].data.write(func_clear::RST_FUNCID_EN, vf);
-    if let Err(e) = cmd.send(&mut d) {
-        hdev_err!(cmd.device(), "func clear write failed", ret = e.to_errno());
-        hdev_warn!(cmd.device(), "func clear failed.\n");
-        return;
-    }
-    // As C: the first wait, then a poll every FUNC_CLEAR_POLL_MS, each
-    // query after its wait (hence the first poll interval slept here).
-    // CAST: 40 ms fits `i64`.
-    fsleep(Delta::from_millis(
-        FUNC_CLEAR_FIRST_WAIT_MS as i64 + i64::from(FUNC_CLEAR_POLL_MS),
-    ));
-    // The last query's error, for the message on timeout.
-    let last_err = core::cell::Cell::new(None);
-    let done = read_poll_timeout(
-        || {
+    // The last command's error, and whether it was the write.
+    let mut last_err = None;
+    let mut write_failed = false;
+    'clear: {
+        if in_reset(cmd) {
+            break 'clear;
+        }
+        let mut d = [Desc::new(cmq_op::FUNC_CLEAR, false)];
+        d[0].data.write(func_clear::RST_FUNCID_EN, vf);
+        if let Err(e) = cmd.send(&mut d) {
+            hdev_err!(cmd.device(), "func clear write failed", ret = e.to_errno());
+            last_err = Some(e);
+            write_failed = true;
+            break 'clear;
+        }
+        // CAST: 40 ms fits `i64`.
+        fsleep(Delta::from_millis(FUNC_CLEAR_FIRST_WAIT_MS as i64));
+        let mut left = FUNC_CLEAR_TIMEOUT_MS;
+        while left > 0 {
+            if in_reset(cmd) {
+                break 'clear;
+            }
+            fsleep(Delta::from_millis(i64::from(FUNC_CLEAR_POLL_MS)));
+            left = left.saturating_sub(FUNC_CLEAR_POLL_MS);
             let mut d = [Desc::new(cmq_op::FUNC_CLEAR, true)];
             d[0].data.write(func_clear::RST_FUNCID_EN, vf);
             let r = cmd.send(&mut d);
-            last_err.set(r.as_ref().err().copied());
-            Ok(r.is_ok() && d[0].get(func_clear::FUNC_CLEAR_RST_FUN_DONE) != 0)
-        },
-        |done| *done,
-        Delta::from_millis(i64::from(FUNC_CLEAR_POLL_MS)),
-        Delta::from_millis(i64::from(FUNC_CLEAR_TIMEOUT_MS - FUNC_CLEAR_POLL_MS)),
-    );
-    if done.is_ok() {
-        if vf == 0 {
-            cmd.with_cmq(|q| q.set_cleared());
+            last_err = r.err();
+            if r.is_ok() && d[0].get(func_clear::FUNC_CLEAR_RST_FUN_DONE) != 0 {
+                if vf == 0 {
+                    cmd.with_cmq(|q| q.set_cleared());
+                }
+                return;
+            }
         }
+    }
+    function_clear_failed(cmd, last_err, write_failed);
+}
+
+/// A function clear that did not complete (`hns_roce_func_clr_rst_proc`):
+/// a reset the NIC finished since the instance started cleared the
+/// function; one under way is waited for (up to a second) and clears it
+/// when it ends; otherwise the clear failed.
+fn function_clear_failed(cmd: &Cmd, last_err: Option<Error>, write_failed: bool) {
+    let dev = cmd.device();
+    if cmd.reset_since_init() {
+        cmd.disable_doorbells();
+        cmd.with_cmq(|q| q.set_cleared());
+        hdev_info!(dev, "func clear success after reset.\n");
         return;
     }
-    if let Some(e) = last_err.get() {
-        hdev_warn!(cmd.device(), "func clear read failed", ret = e.to_errno());
+    // Waits for `ended`, which clears the function; `what` says how.
+    let wait_for = |ended: &dyn Fn() -> bool, done: &str, failed: &str| {
+        cmd.disable_doorbells();
+        hdev_warn!(dev, "func clear is pending, device in resetting state.\n");
+        let r = read_poll_timeout(
+            || Ok(ended()),
+            |e| *e,
+            Delta::from_millis(i64::from(FUNC_CLEAR_RST_POLL_MS)),
+            Delta::from_millis(i64::from(FUNC_CLEAR_RST_TIMEOUT_MS)),
+        );
+        if r.is_ok() {
+            cmd.with_cmq(|q| q.set_cleared());
+            hdev_info!(dev, "{}", done);
+        } else {
+            hdev_warn!(dev, "{}", failed);
+        }
+    };
+    if cmd.hw_resetting() {
+        wait_for(
+            &|| !cmd.hw_resetting(),
+            "func clear success after reset.\n",
+            "func clear failed.\n",
+        );
+        return;
     }
-    hdev_warn!(cmd.device(), "func clear failed.\n");
+    if cmd.sw_resetting() && cmd.instance_initializing() {
+        wait_for(
+            &|| cmd.reset_since_init(),
+            "func clear success after sw reset\n",
+            "func clear failed because of unfinished sw reset\n",
+        );
+        return;
+    }
+    if let (Some(e), false) = (last_err, write_failed) {
+        hdev_warn!(dev, "func clear read failed", ret = e.to_errno());
+    }
+    hdev_warn!(dev, "func clear failed.\n");
 }
 
 /// The extended link-list memory the engine queues work in
@@ -585,7 +649,10 @@ impl HwV2 {
             cmd: {
                 let regs = h.reg_window()?;
                 let cmq = Cmq::new(h.bound_device(), regs.io())?;
-                Arc::pin_init(Cmd::new(regs, h.device().into(), cmq), GFP_KERNEL)?
+                Arc::pin_init(
+                    Cmd::new(regs, h.device().into(), cmq, h.reset_info()),
+                    GFP_KERNEL,
+                )?
             },
             profile: profile(h, cmd, rev, is_vf)
                 .inspect_err(|_| hdev_err!(h.device(), "get RoCE engine profile failed!\n"))?,

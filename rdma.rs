@@ -42,7 +42,7 @@ pub(crate) use bond::{
 mod hnae3;
 pub(crate) use hnae3::{
     BoundDevice, ClientRegistration, Clients, DscpMap, Hnae3Handle, PciIdent, RegWindow, Regs,
-    ResetRequest, RoceClient, SqDoorbells, Uninit, REG_WINDOW,
+    ResetInfo, ResetRequest, RoceClient, SqDoorbells, Uninit, REG_WINDOW,
 };
 mod irq;
 #[cfg(hns_kunit)]

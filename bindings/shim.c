@@ -260,6 +260,26 @@ void hns_shim_request_reset(struct hnae3_handle *h, bool vf)
 		ops->reset_event(h->pdev, NULL);
 }
 
+unsigned long hns_shim_reset_cnt(struct hnae3_handle *h)
+{
+	return h->ae_algo->ops->ae_dev_reset_cnt(h);
+}
+
+bool hns_shim_hw_reset_stat(struct hnae3_handle *h)
+{
+	return h->ae_algo->ops->get_hw_reset_stat(h);
+}
+
+bool hns_shim_cmdq_stat(struct hnae3_handle *h)
+{
+	return h->ae_algo->ops->get_cmdq_stat(h);
+}
+
+bool hns_shim_resetting(struct hnae3_handle *h)
+{
+	return h->ae_algo->ops->ae_dev_resetting(h);
+}
+
 void hns_shim_netdev_mac(struct hnae3_handle *h, u8 *mac)
 {
 	ether_addr_copy(mac, h->rinfo.netdev->dev_addr);

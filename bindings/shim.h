@@ -486,6 +486,14 @@ u32 hns_shim_ucontext_uar(struct ib_ucontext *uctx);
 u32 hns_shim_pd_pdn(struct ib_pd *pd);
 u32 hns_shim_xrcd_xrcdn(struct ib_xrcd *xrcd);
 void hns_shim_request_reset(struct hnae3_handle *h, bool vf);
+/* The ae_dev's answers about resets (ae_algo->ops): finished hardware
+ * resets, a hardware reset under way, the NIC's command queue stopped by
+ * one, the NIC's reset task running.
+ */
+unsigned long hns_shim_reset_cnt(struct hnae3_handle *h);
+bool hns_shim_hw_reset_stat(struct hnae3_handle *h);
+bool hns_shim_cmdq_stat(struct hnae3_handle *h);
+bool hns_shim_resetting(struct hnae3_handle *h);
 /* The NIC's traffic-class mode and priority of a DSCP value
  * (ae_algo->ops->get_dscp_prio): 0, -EOPNOTSUPP when the NIC has no such
  * map, or its error.

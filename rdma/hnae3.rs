@@ -19,7 +19,7 @@ use core::marker::PhantomData;
 use kernel::{
     device::{Bound, Device},
     error::to_result,
-    ffi::{c_char, c_int, c_void},
+    ffi::{c_char, c_int, c_ulong, c_void},
     io::{Io, Mmio, MmioRaw, Region},
     prelude::*,
     sync::aref::ARef,
@@ -277,6 +277,188 @@ impl ResetRequest {
     pub(crate) fn request(&self) {
         // SAFETY: valid handle (type invariant).
         unsafe { raw::hns_shim_request_reset(self.h, self.vf) }
+    }
+}
+
+/// Where the RoCE client is in bringing a function up or down, as it keeps
+/// it in the handle (`rinfo.instance_state`, C's `hns_roce_instance_state`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum InstanceState {
+    /// Not attached.
+    NonInit,
+    /// `init_instance` is running (or declined the function).
+    Init,
+    /// Attached.
+    Inited,
+    /// `uninit_instance` is running.
+    Uninit,
+    /// The bond code is taking the function down.
+    BondUninit,
+}
+
+impl InstanceState {
+    /// The value in `rinfo.instance_state`.
+    const fn raw(self) -> c_ulong {
+        match self {
+            Self::NonInit => 0,
+            Self::Init => 1,
+            Self::Inited => 2,
+            Self::Uninit => 3,
+            Self::BondUninit => 4,
+        }
+    }
+}
+
+/// Which step of a reset the RoCE client last went through, as it keeps it
+/// in the handle (`rinfo.reset_state`, C's `hns_roce_reset_state`; 0 until
+/// the first reset).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ResetStage {
+    /// The DOWN step.
+    Down,
+    /// The UNINIT step.
+    Uninit,
+    /// The INIT step is running.
+    Init,
+    /// The INIT step ended (or had nothing to do).
+    Inited,
+}
+
+impl ResetStage {
+    /// The value in `rinfo.reset_state` (1, "before down", is not used
+    /// by the hns RoCE drivers).
+    const fn raw(self) -> c_ulong {
+        match self {
+            Self::Down => 2,
+            Self::Uninit => 3,
+            Self::Init => 4,
+            Self::Inited => 5,
+        }
+    }
+}
+
+impl Hnae3Handle {
+    /// What the handle says about resets, to be kept by the instance (see
+    /// [`ResetInfo`]).
+    pub(crate) fn reset_info(&self) -> ResetInfo {
+        // INVARIANT: the handle of the function whose instance holds it.
+        ResetInfo { h: self.0.get() }
+    }
+
+    /// Records where the client is with this function
+    /// (`rinfo.instance_state`).
+    fn set_instance_state(&self, st: InstanceState) {
+        // SAFETY: the handle is valid (type invariant); for a RoCE client
+        // handle the union holds `rinfo`, whose state words are the
+        // client's. The callbacks that write them are serialised by the
+        // hnae3 core; readers on other threads read the word whole.
+        unsafe {
+            core::ptr::write_volatile(
+                &raw mut (*self.0.get())
+                    .__bindgen_anon_1
+                    .rinfo
+                    .as_mut()
+                    .instance_state,
+                st.raw(),
+            )
+        }
+    }
+
+    /// Records the reset step the client is in (`rinfo.reset_state`).
+    fn set_reset_stage(&self, st: ResetStage) {
+        // SAFETY: as in `set_instance_state`.
+        unsafe {
+            core::ptr::write_volatile(
+                &raw mut (*self.0.get()).__bindgen_anon_1.rinfo.as_mut().reset_state,
+                st.raw(),
+            )
+        }
+    }
+
+    /// Whether the client is attached (`rinfo.instance_state` INITED).
+    fn is_inited(&self) -> bool {
+        self.reset_info().instance_state() == InstanceState::Inited.raw()
+    }
+}
+
+/// The ae_dev's answers about resets (`ae_dev_reset_cnt`,
+/// `get_hw_reset_stat`, `get_cmdq_stat`, `ae_dev_resetting`) and the
+/// client's own reset bookkeeping in the handle, for the checks the driver
+/// makes before it talks to the hardware.
+///
+/// # Invariants
+///
+/// `h` is a RoCE client handle that stays valid while the holder exists:
+/// the instance holds it (its command interface), and it is dropped in
+/// `uninit_instance`.
+pub(crate) struct ResetInfo {
+    h: *mut raw::hnae3_handle,
+}
+
+// SAFETY: the handle pointer may be used from any context; the ae_dev's
+// reset queries only read its state and are called from interrupt context
+// by the C driver too (doorbells of the EQ handlers).
+unsafe impl Send for ResetInfo {}
+// SAFETY: as above.
+unsafe impl Sync for ResetInfo {}
+
+impl ResetInfo {
+    /// How many hardware resets the NIC has finished.
+    pub(crate) fn reset_cnt(&self) -> c_ulong {
+        // SAFETY: valid handle (type invariant).
+        unsafe { raw::hns_shim_reset_cnt(self.h) }
+    }
+
+    /// A hardware reset is under way.
+    pub(crate) fn hw_resetting(&self) -> bool {
+        // SAFETY: valid handle (type invariant).
+        unsafe { raw::hns_shim_hw_reset_stat(self.h) }
+    }
+
+    /// The NIC's command queue is stopped by a reset.
+    pub(crate) fn cmdq_stopped(&self) -> bool {
+        // SAFETY: valid handle (type invariant).
+        unsafe { raw::hns_shim_cmdq_stat(self.h) }
+    }
+
+    /// The NIC's reset task is running.
+    pub(crate) fn sw_resetting(&self) -> bool {
+        // SAFETY: valid handle (type invariant).
+        unsafe { raw::hns_shim_resetting(self.h) }
+    }
+
+    /// The raw `rinfo.instance_state`.
+    fn instance_state(&self) -> c_ulong {
+        // SAFETY: valid handle (type invariant) whose union holds `rinfo`;
+        // see `Hnae3Handle::set_instance_state`.
+        unsafe {
+            core::ptr::read_volatile(
+                &raw const (*self.h).__bindgen_anon_1.rinfo.as_ref().instance_state,
+            )
+        }
+    }
+
+    /// The raw `rinfo.reset_state`.
+    fn reset_stage(&self) -> c_ulong {
+        // SAFETY: as in `instance_state`.
+        unsafe {
+            core::ptr::read_volatile(
+                &raw const (*self.h).__bindgen_anon_1.rinfo.as_ref().reset_state,
+            )
+        }
+    }
+
+    /// The client is bringing the function up: its `init_instance` or the
+    /// INIT step of a reset is running. A reset seen then makes commands
+    /// fail rather than pass unsent.
+    pub(crate) fn initializing(&self) -> bool {
+        self.instance_state() == InstanceState::Init.raw()
+            || self.reset_stage() == ResetStage::Init.raw()
+    }
+
+    /// `init_instance` (not a reset's re-init) is running.
+    pub(crate) fn instance_initializing(&self) -> bool {
+        self.instance_state() == InstanceState::Init.raw()
     }
 }
 
@@ -553,14 +735,14 @@ impl<C: RoceClient> Clients<'_, C> {
         if !handle.has_client() {
             return false;
         }
-        ClientAdapter::<C>::attach(handle, false) == 0
+        ClientAdapter::<C>::init_checked(handle) == 0
             && ClientAdapter::<C>::instance(handle).is_some()
     }
 
     /// Takes the function behind `h` down (`uninit_instance` with
     /// [`Uninit::Driver`]) if it is up.
     pub(crate) fn detach(&mut self, h: HandleRef) {
-        ClientAdapter::<C>::detach(self, Self::handle(h), Uninit::Driver);
+        ClientAdapter::<C>::detach_inited(self, Self::handle(h), Uninit::Driver);
     }
 }
 
@@ -614,6 +796,56 @@ impl<C: RoceClient> ClientAdapter<C> {
         }
     }
 
+    /// Brings a function up outside a reset, as `hns_roce_hw_v2_init_instance`
+    /// does: refused with `EBUSY` while the NIC reports a reset (before
+    /// starting, or when a failure may have come from one), with
+    /// `rinfo.instance_state` INIT while it runs and INITED once attached.
+    /// A declined function stays INIT, as in C.
+    fn init_checked(h: &Hnae3Handle) -> c_int {
+        let rst = h.reset_info();
+        h.set_instance_state(InstanceState::Init);
+        let busy = || {
+            hdev_err!(
+                h.device(),
+                "Device is busy in resetting state.\nplease retry later.\n"
+            );
+            EBUSY.to_errno()
+        };
+        if rst.sw_resetting() || rst.hw_resetting() {
+            h.set_instance_state(InstanceState::NonInit);
+            return busy();
+        }
+        let ret = Self::attach(h, false);
+        if ret != 0 {
+            h.set_instance_state(InstanceState::NonInit);
+            if rst.sw_resetting() || rst.hw_resetting() {
+                return busy();
+            }
+            return ret;
+        }
+        if Self::instance(h).is_some() {
+            h.set_instance_state(InstanceState::Inited);
+        }
+        0
+    }
+
+    /// Takes an attached function down (`how` is not [`Uninit::Reset`]),
+    /// with `rinfo.instance_state` UNINIT (BOND_UNINIT when the driver
+    /// does it) while it runs and NON_INIT after; a function not attached
+    /// is left alone.
+    fn detach_inited(cl: &mut Clients<'_, C>, h: &Hnae3Handle, how: Uninit) {
+        if !h.is_inited() {
+            return;
+        }
+        h.set_instance_state(if how == Uninit::Driver {
+            InstanceState::BondUninit
+        } else {
+            InstanceState::Uninit
+        });
+        Self::detach(cl, h, how);
+        h.set_instance_state(InstanceState::NonInit);
+    }
+
     /// Takes the driver's state of a function out of `priv` and tears it
     /// down.
     fn detach(cl: &mut Clients<'_, C>, h: &Hnae3Handle, how: Uninit) {
@@ -639,7 +871,7 @@ impl<C: RoceClient> ClientAdapter<C> {
     unsafe extern "C" fn init_instance(handle: *mut raw::hnae3_handle) -> c_int {
         // SAFETY: guaranteed by the hnae3 core (see above).
         let h = unsafe { Hnae3Handle::from_raw(handle) };
-        Clients::<C>::with(|_| Self::attach(h, false))
+        Clients::<C>::with(|_| Self::init_checked(h))
     }
 
     /// The shim's `uninit_instance`.
@@ -652,7 +884,7 @@ impl<C: RoceClient> ClientAdapter<C> {
         let h = unsafe { Hnae3Handle::from_raw(handle) };
         C::suspend(h);
         Clients::<C>::with(|cl| {
-            Self::detach(cl, h, Uninit::Remove { reset });
+            Self::detach_inited(cl, h, Uninit::Remove { reset });
             C::removed(h);
         });
         C::resume(h);
@@ -705,6 +937,7 @@ impl<C: RoceClient> ClientAdapter<C> {
                     // SAFETY: a valid handle; `rinfo.state` is the client's.
                     unsafe { raw::hns_shim_rst_direct_set(handle, inst.is_none()) };
                     if let Some(i) = inst {
+                        h.set_reset_stage(ResetStage::Down);
                         C::reset_down(h, i);
                     }
                 });
@@ -715,6 +948,7 @@ impl<C: RoceClient> ClientAdapter<C> {
                 if unsafe { raw::hns_shim_rst_direct_test(handle) } {
                     return 0;
                 }
+                h.set_reset_stage(ResetStage::Uninit);
                 hdev_info!(h.device(), "In reset process RoCE client uninit.\n");
                 kernel::time::delay::fsleep(kernel::time::Delta::from_millis(RST_UNINIT_DELAY_MS));
                 Clients::<C>::with(|cl| Self::detach(cl, h, Uninit::Reset));
@@ -723,15 +957,18 @@ impl<C: RoceClient> ClientAdapter<C> {
             ResetNotify::Init => {
                 // SAFETY: a valid handle; `rinfo.state` is the client's.
                 if unsafe { raw::hns_shim_rst_direct_test_and_clear(handle) } {
+                    h.set_reset_stage(ResetStage::Inited);
                     C::resume(h);
                     return 0;
                 }
+                h.set_reset_stage(ResetStage::Init);
                 hdev_info!(h.device(), "In reset process RoCE client reinit.\n");
                 // `priv` is null since the UNINIT step.
                 let ret = Clients::<C>::with(|_| Self::attach(h, true));
                 if ret != 0 {
                     hdev_err!(h.device(), "In reset process RoCE reinit failed {}.\n", ret);
                 } else {
+                    h.set_reset_stage(ResetStage::Inited);
                     hdev_info!(h.device(), "reset done, RoCE client reinit finished.\n");
                 }
                 C::resume(h);

@@ -697,6 +697,24 @@ if [ -x "$HNS_BUILD/sim-target/release/hns-sim" ] && [ -f "$HNS_BUILD/module-kun
         guest_tests "reset-$d" "$RESULTS" "$L/reset-$d.cmd" --driver $d --sim 1
     done
     trace_equal equivalence/reset-trace reset-c reset-rs
+    # The reset states hclge reports (reset-plan.sh init-while-resetting,
+    # mbox-in-reset, reinit-in-hw-reset): each outcome the C run printed,
+    # and the doorbells hns-sim counted (none rung by the re-init during
+    # the hardware reset), the same on Rust.
+    rsto() {
+        grep -aE '^ +(loaded while resetting|hw_reset_stat|cmdq_stat|after cmdq_stat|new context after cmdq_stat|reset_cnt|unload after the reset):' \
+            "$HNS_BUILD/guest/$1/output.log" 2>/dev/null | sort -u
+        grep -aoE 'data: .*, [0-9]+ doorbells' "$HNS_BUILD/guest/$1/hns-sim.log" 2>/dev/null | grep -oE '[0-9]+ doorbells'
+    }
+    rstc=$(rsto reset-c) rstr=$(rsto reset-rs)
+    if [ "$(printf '%s\n' "$rstc" | grep -c .)" -ne 8 ]; then
+        result equivalence/reset-state FAIL "(C run: $(printf '%s\n' "$rstc" | grep -c .) outcome lines, want 8)"
+    elif [ "$rstc" != "$rstr" ]; then
+        result equivalence/reset-state FAIL "C vs Rust differ:"
+        diff <(printf '%s\n' "$rstc") <(printf '%s\n' "$rstr") | sed 's/^/    /'
+    else
+        result equivalence/reset-state PASS "(7 outcomes and the doorbell count equal: $(printf '%s\n' "$rstc" | tail -n 1))"
+    fi
 
     # Fault sweeps (scripts/faults.sh; docs/harness.md): every
     # CMQ opcode of the probe failed once by an error answer and once by

@@ -154,14 +154,49 @@ static void hns_sim_uninit_client_instance(struct hnae3_client *client,
 	hnae3_set_client_init_flag(client, ae_dev, 0);
 }
 
+/*
+ * The four reset queries a RoCE client asks hclge, answered from module
+ * parameters so that a test can put every function in one of the states
+ * hclge reports during a reset (all "no reset" by default): reset_cnt is
+ * the count of finished hardware resets (hclge_ae_dev_reset_cnt),
+ * hw_reset_stat a hardware reset under way (hclge_get_hw_reset_stat),
+ * cmdq_stat the NIC's command queue disabled by one (hclge_get_cmdq_stat)
+ * and sw_resetting the NIC's reset task running (hclge_ae_dev_resetting).
+ */
+static ulong hns_sim_reset_cnt_val;
+module_param_named(reset_cnt, hns_sim_reset_cnt_val, ulong, 0644);
+MODULE_PARM_DESC(reset_cnt, "hardware resets done, as ae_dev_reset_cnt answers");
+
+static bool hns_sim_hw_reset_stat;
+module_param_named(hw_reset_stat, hns_sim_hw_reset_stat, bool, 0644);
+MODULE_PARM_DESC(hw_reset_stat, "a hardware reset is under way (get_hw_reset_stat)");
+
+static bool hns_sim_cmdq_stat;
+module_param_named(cmdq_stat, hns_sim_cmdq_stat, bool, 0644);
+MODULE_PARM_DESC(cmdq_stat, "the command queue is disabled by a reset (get_cmdq_stat)");
+
+static bool hns_sim_sw_resetting;
+module_param_named(sw_resetting, hns_sim_sw_resetting, bool, 0644);
+MODULE_PARM_DESC(sw_resetting, "the reset task is running (ae_dev_resetting)");
+
 static unsigned long hns_sim_reset_cnt(struct hnae3_handle *h)
 {
-	return 0;
+	return READ_ONCE(hns_sim_reset_cnt_val);
 }
 
-static bool hns_sim_false(struct hnae3_handle *h)
+static bool hns_sim_get_hw_reset_stat(struct hnae3_handle *h)
 {
-	return false;
+	return READ_ONCE(hns_sim_hw_reset_stat);
+}
+
+static bool hns_sim_get_cmdq_stat(struct hnae3_handle *h)
+{
+	return READ_ONCE(hns_sim_cmdq_stat);
+}
+
+static bool hns_sim_resetting(struct hnae3_handle *h)
+{
+	return READ_ONCE(hns_sim_sw_resetting);
 }
 
 /*
@@ -207,9 +242,9 @@ static const struct hnae3_ae_ops hns_sim_ae_ops = {
 	.init_client_instance = hns_sim_init_client_instance,
 	.uninit_client_instance = hns_sim_uninit_client_instance,
 	.ae_dev_reset_cnt = hns_sim_reset_cnt,
-	.get_cmdq_stat = hns_sim_false,
-	.ae_dev_resetting = hns_sim_false,
-	.get_hw_reset_stat = hns_sim_false,
+	.get_cmdq_stat = hns_sim_get_cmdq_stat,
+	.ae_dev_resetting = hns_sim_resetting,
+	.get_hw_reset_stat = hns_sim_get_hw_reset_stat,
 };
 
 static struct hnae3_ae_algo hns_sim_ae_algo = {
@@ -309,22 +344,25 @@ static int hns_sim_reset_steps(struct hns_sim_dev *sim, int from, int to)
  * "down" and "up" split a reset of every attached function in two: "down"
  * runs the DOWN step alone, as hclge does before it waits for the
  * hardware reset, so that a test can use the devices in that state;
- * "up" runs the rest (UNINIT, INIT, UP).
+ * "up" runs the rest (UNINIT, INIT, UP). "up" splits in two in turn:
+ * "uninit" runs UNINIT alone and "init" the rest (INIT, UP), so that a
+ * test can change what the reset queries answer before the re-init.
  */
 static int hns_sim_reset_set(const char *val, const struct kernel_param *kp)
 {
 	bool down = sysfs_streq(val, "down"), up = sysfs_streq(val, "up");
+	bool uninit = sysfs_streq(val, "uninit"), init = sysfs_streq(val, "init");
 	unsigned int one;
 	int i, ret = 0;
 
 	mutex_lock(&hns_sim_devs_lock);
-	if (down || up) {
-		for (i = HNS_SIM_MAX_DEVS - 1; i >= 0 && !ret; i--)
+	if (down || up || uninit || init) {
+		for (i = HNS_SIM_MAX_DEVS - 1; i >= 0 && !ret && !init; i--)
 			if (hns_sim_devs[i])
 				ret = hns_sim_reset_steps(hns_sim_devs[i],
-							  up ? 1 : 0,
-							  up ? 2 : 1);
-		for (i = 0; i < HNS_SIM_MAX_DEVS && !ret && up; i++)
+							  down ? 0 : 1,
+							  down ? 1 : 2);
+		for (i = 0; i < HNS_SIM_MAX_DEVS && !ret && (up || init); i++)
 			if (hns_sim_devs[i])
 				ret = hns_sim_reset_steps(hns_sim_devs[i], 2, 4);
 		goto out;
@@ -351,7 +389,7 @@ static const struct kernel_param_ops hns_sim_reset_ops = {
 	.set = hns_sim_reset_set,
 };
 module_param_cb(reset, &hns_sim_reset_ops, NULL, 0200);
-MODULE_PARM_DESC(reset, "write f<index> to reset that function, down/up for the two halves of a reset of all, anything else to reset all");
+MODULE_PARM_DESC(reset, "write f<index> to reset that function, down/up for the two halves of a reset of all (up: uninit/init), anything else to reset all");
 
 /* Hands one control command to the model behind sim and waits for its
  * answer: 0, -EINVAL if the model refused it, -ETIMEDOUT without answer.

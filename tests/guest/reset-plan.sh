@@ -9,8 +9,9 @@
 # With hns_0 registered: the port goes down and up (hns_sim tells the RoCE
 # client, as hclge does: link_status_change), ibv_devinfo follows; then a
 # function reset (hns_sim walks the client through DOWN, UNINIT, INIT, UP as
-# hclge_reset does): hns_0 comes back and works; a fault armed at run time
-# fails the next probe; then both modules go.
+# hclge_reset does): hns_0 comes back and works; the driver under the
+# reset states hclge reports (init refused, mailboxes refused or skipped);
+# a fault armed at run time fails the next probe; then both modules go.
 # TEST lines are in the group "reset-c/..." or "reset-rs/...".
 . /opt/hns/lib.sh
 DRIVER=none
@@ -78,6 +79,122 @@ os.close(fd)' 2>&1)
 check "$G/context-while-down" context_while_down
 echo "    $(printf '%s\n' "$out" | grep 'while down')"
 check "$G/registered-after-split-reset" port_state hns_0 PORT_ACTIVE
+
+# What hclge answers about resets (hns_sim's reset_cnt, hw_reset_stat,
+# cmdq_stat and sw_resetting parameters) and what the driver does with it.
+# Loaded while the NIC's reset task runs, the driver refuses the function
+# (init_instance: EBUSY, "Device is busy in resetting state"): no hns_0,
+# no command in the trace; loaded again once it ended, hns_0 is back.
+P=/sys/module/hns_sim/parameters
+init_while_resetting() {
+    rmmod $MOD || return 1
+    echo 1 >$P/sw_resetting || return 1
+    load_roce "$D"
+    sleep 1
+    reg=no
+    ibv_devices 2>/dev/null | grep -qw hns_0 && reg=yes
+    busy=no
+    dmesg | grep -q 'Device is busy in resetting state' && busy=yes
+    echo 0 >$P/sw_resetting
+    rmmod $MOD
+    load_roce "$D" || return 1
+    wait_hns0 || return 1
+    echo "loaded while resetting: hns_0 registered $reg, busy message $busy"
+    [ $reg = no ] && [ $busy = yes ]
+}
+check "$G/init-while-resetting" init_while_resetting
+echo "    $(printf '%s\n' "$out" | grep 'while resetting')"
+
+# With hns_0 up and a user context open, a CQ (one CREATE_CQC mailbox)
+# while: a hardware reset runs (hw_reset_stat: mailboxes still go, only
+# doorbells stop), the NIC's command queue is stopped by a reset (cmdq_stat:
+# refused with EBUSY after a second's wait for the reset to end), after
+# that (created; doorbells stay disabled, so a new user context cannot map
+# its doorbell page and is refused), and after a finished hardware reset (reset_cnt one up:
+# created without a mailbox, nothing is sent any more, so that the unload
+# clears the function by "func clear success after reset."). Then the
+# driver is loaded again and hns_0 works.
+mbox_in_reset() {
+    got=$(python3 -c '
+import pyverbs.device as d, pyverbs.pd as p, pyverbs.cq as c
+P = "/sys/module/hns_sim/parameters/"
+def put(k, v):
+    with open(P + k, "w") as f:
+        f.write(str(v))
+def cq(what):
+    try:
+        q = c.CQ(ctx, 8)
+        print(what + ": created")
+        return q
+    except Exception as e:
+        print(what + ": refused", getattr(e, "error_code", e))
+ctx = d.Context(name="hns_0")
+pd = p.PD(ctx)
+put("hw_reset_stat", 1)
+q1 = cq("hw_reset_stat")
+put("hw_reset_stat", 0)
+put("cmdq_stat", 1)
+q2 = cq("cmdq_stat")
+put("cmdq_stat", 0)
+q3 = cq("after cmdq_stat")
+try:
+    d.Context(name="hns_0").close()
+    print("new context after cmdq_stat: opened")
+except Exception as e:
+    print("new context after cmdq_stat: refused", getattr(e, "error_code", e))
+n = int(open(P + "reset_cnt").read())
+put("reset_cnt", n + 1)
+q4 = cq("reset_cnt")
+for q in (q1, q2, q3, q4):
+    if q:
+        q.close()
+pd.close()
+ctx.close()' 2>&1)
+    printf '%s\n' "$got"
+    rmmod $MOD || return 1
+    cleared=no
+    dmesg | grep -q 'func clear success after reset' && cleared=yes
+    echo "unload after the reset: func clear success after reset $cleared"
+    load_roce "$D" || return 1
+    wait_hns0 || return 1
+    [ "$got" = "hw_reset_stat: created
+cmdq_stat: refused 16
+after cmdq_stat: created
+new context after cmdq_stat: refused 1
+reset_cnt: created" ] && [ $cleared = yes ]
+}
+check "$G/mbox-in-reset" mbox_in_reset
+printf '%s\n' "$out" | sed 's/^/    /'
+check "$G/context-after-reset-state" python3 -c '
+import pyverbs.device as d, pyverbs.pd as p, pyverbs.cq as c
+ctx = d.Context(name="hns_0")
+pd = p.PD(ctx)
+c.CQ(ctx, 8).close()
+pd.close()
+ctx.close()'
+
+# A reset whose re-init runs while the NIC still reports the hardware
+# reset (hw_reset_stat set between hns_sim's "uninit" and "init" steps):
+# the re-init succeeds (commands and mailboxes still go) but rings none of
+# its doorbells (ib_mad arming its CQs): make check compares the doorbells
+# hns-sim counted in the C and Rust runs (equivalence/reset-state).
+reinit_in_hw_reset() {
+    echo down >$RESET || return 1
+    echo uninit >$RESET || return 1
+    echo 1 >$P/hw_reset_stat || return 1
+    echo init >$RESET
+    r=$?
+    echo 0 >$P/hw_reset_stat
+    [ $r -eq 0 ]
+}
+check "$G/reinit-in-hw-reset" reinit_in_hw_reset
+check "$G/context-after-hw-reset" python3 -c '
+import pyverbs.device as d, pyverbs.pd as p, pyverbs.cq as c
+ctx = d.Context(name="hns_0")
+pd = p.PD(ctx)
+c.CQ(ctx, 8).close()
+pd.close()
+ctx.close()'
 
 # A fault armed while the guest runs (hns_sim's control channel, which the
 # fault sweeps build on): the next probe fails at
