@@ -34,6 +34,9 @@ pub(crate) const UCTX_EXSGE: u32 = 1 << 0;
 pub(crate) const UCTX_RQ_INLINE: u32 = 1 << 1;
 /// CQE inline (see [`UCTX_EXSGE`]).
 pub(crate) const UCTX_CQE_INLINE: u32 = 1 << 2;
+/// The port's one P_Key (C's `PKEY_ID`): the full-membership default;
+/// its table has that one entry.
+pub(crate) const PKEY_ID: u16 = 0xffff;
 /// CQ moderation limits (HIP08's period is `cq_moder::MAX_CQ_PERIOD_HIP08`).
 const MAX_CQ_COUNT: u32 = 0xffff;
 const MAX_CQ_PERIOD: u32 = 0xffff;

@@ -534,11 +534,9 @@ static int hns_shim_query_port(struct ib_device *ibdev, u32 port_num,
 	props->state = a.state;
 	props->phys_state = a.phys_state;
 	props->gid_tbl_len = a.gid_tbl_len;
-	props->port_cap_flags = IB_PORT_CM_SUP | IB_PORT_REINIT_SUP |
-				IB_PORT_VENDOR_CLASS_SUP |
-				IB_PORT_BOOT_MGMT_SUP;
+	props->port_cap_flags = a.port_cap_flags;
 	props->max_msg_sz = a.max_msg_sz;
-	props->pkey_tbl_len = 1;
+	props->pkey_tbl_len = a.pkey_tbl_len;
 	return 0;
 }
 
@@ -553,10 +551,8 @@ static int hns_shim_port_immutable(struct ib_device *ibdev, u32 port_num,
 		return ret;
 	immutable->pkey_tbl_len = attr.pkey_tbl_len;
 	immutable->gid_tbl_len = attr.gid_tbl_len;
-	immutable->max_mad_size = IB_MGMT_MAD_SIZE;
-	immutable->core_cap_flags = RDMA_CORE_PORT_IBA_ROCE;
-	if (to_sdev(ibdev)->udp_encap)
-		immutable->core_cap_flags |= RDMA_CORE_PORT_IBA_ROCE_UDP_ENCAP;
+	immutable->max_mad_size = to_sdev(ibdev)->max_mad_size;
+	immutable->core_cap_flags = to_sdev(ibdev)->core_cap_flags;
 	return 0;
 }
 
@@ -571,7 +567,7 @@ static int hns_shim_query_pkey(struct ib_device *ibdev, u32 port, u16 index,
 {
 	if (index > 0)
 		return -EINVAL;
-	*pkey = 0xffff;
+	*pkey = to_sdev(ibdev)->pkey;
 	return 0;
 }
 
@@ -1921,7 +1917,9 @@ int hns_shim_register_ibdev(struct ib_device *ibdev,
 {
 	int ret;
 
-	to_sdev(ibdev)->udp_encap = reg->udp_encap;
+	to_sdev(ibdev)->core_cap_flags = reg->core_cap_flags;
+	to_sdev(ibdev)->max_mad_size = reg->max_mad_size;
+	to_sdev(ibdev)->pkey = reg->pkey;
 	ibdev->node_type = RDMA_NODE_IB_CA;
 	ibdev->dev.parent = reg->parent;
 	ibdev->phys_port_cnt = 1;

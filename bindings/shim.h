@@ -110,7 +110,9 @@ struct hns_shim_dev {
 	void *rs;
 	const struct hns_rs_ib_ops *ops;
 	spinlock_t sm_lock;
-	bool udp_encap;
+	u32 core_cap_flags;
+	u32 max_mad_size;
+	u16 pkey;
 	struct net_device *netdev;
 	struct notifier_block nb;
 	bool watching;
@@ -198,6 +200,8 @@ struct hns_shim_port_attr {
 	u32 phys_state;
 	u32 gid_tbl_len;
 	u32 max_msg_sz;
+	u32 port_cap_flags;
+	u32 pkey_tbl_len;
 };
 
 /* What create_ah reads from the attributes (the shim fills it). */
@@ -257,7 +261,12 @@ struct hns_shim_reg {
 	struct net_device *bond_active;
 	u32 num_comp_vectors;
 	u32 local_dma_lkey;
-	bool udp_encap;
+	/* What get_port_immutable and query_pkey answer (the port's fixed
+	 * capabilities, its one P_Key).
+	 */
+	u32 core_cap_flags;
+	u32 max_mad_size;
+	u16 pkey;
 	bool xrc;
 	bool srq;
 	bool hw_stats;

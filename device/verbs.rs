@@ -137,6 +137,12 @@ impl IbDriver for IbDev {
         };
         a.gid_tbl_len = self.caps.gid_table_len;
         a.max_msg_sz = msg::MAX_MSG_LEN;
+        a.port_cap_flags = rdma::PORT_CM_SUP
+            | rdma::PORT_REINIT_SUP
+            | rdma::PORT_VENDOR_CLASS_SUP
+            | rdma::PORT_BOOT_MGMT_SUP;
+        // One P_Key, `PKEY_ID`.
+        a.pkey_tbl_len = 1;
     }
 
     fn fw_ver(&self) -> u64 {

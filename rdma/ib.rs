@@ -575,8 +575,13 @@ pub(crate) struct IbParams {
     pub(crate) num_comp_vectors: u32,
     /// The reserved lkey of local DMA.
     pub(crate) local_dma_lkey: u32,
-    /// RoCE v2 (UDP encapsulation) supported.
-    pub(crate) udp_encap: bool,
+    /// The port's core capabilities (`RDMA_CORE_PORT_*`, what
+    /// `get_port_immutable` answers).
+    pub(crate) core_cap_flags: u32,
+    /// The largest MAD the port takes.
+    pub(crate) max_mad_size: u32,
+    /// The port's one P_Key (`query_pkey` of index 0).
+    pub(crate) pkey: u16,
     /// XRC domains supported.
     pub(crate) xrc: bool,
     /// SRQs supported.
@@ -639,7 +644,9 @@ impl<D: IbDriver> IbRegistration<D> {
             netdev: netdev.cast(),
             num_comp_vectors: p.num_comp_vectors,
             local_dma_lkey: p.local_dma_lkey,
-            udp_encap: p.udp_encap,
+            core_cap_flags: p.core_cap_flags,
+            max_mad_size: p.max_mad_size,
+            pkey: p.pkey,
             xrc: p.xrc,
             srq: p.srq,
             hw_stats: p.hw_stats,
@@ -745,6 +752,21 @@ impl<D: IbDriver> Drop for IbRegistration<D> {
 
 /// `IB_MTU_256`.
 pub(crate) const MTU_256: u32 = raw::ib_mtu_IB_MTU_256;
+/// `IB_PORT_CM_SUP`.
+pub(crate) const PORT_CM_SUP: u32 = raw::ib_port_capability_mask_bits_IB_PORT_CM_SUP;
+/// `IB_PORT_REINIT_SUP`.
+pub(crate) const PORT_REINIT_SUP: u32 = raw::ib_port_capability_mask_bits_IB_PORT_REINIT_SUP;
+/// `IB_PORT_VENDOR_CLASS_SUP`.
+pub(crate) const PORT_VENDOR_CLASS_SUP: u32 =
+    raw::ib_port_capability_mask_bits_IB_PORT_VENDOR_CLASS_SUP;
+/// `IB_PORT_BOOT_MGMT_SUP`.
+pub(crate) const PORT_BOOT_MGMT_SUP: u32 = raw::ib_port_capability_mask_bits_IB_PORT_BOOT_MGMT_SUP;
+/// `RDMA_CORE_PORT_IBA_ROCE`.
+pub(crate) const CORE_PORT_IBA_ROCE: u32 = raw::RDMA_CORE_PORT_IBA_ROCE;
+/// `RDMA_CORE_PORT_IBA_ROCE_UDP_ENCAP`.
+pub(crate) const CORE_PORT_IBA_ROCE_UDP_ENCAP: u32 = raw::RDMA_CORE_PORT_IBA_ROCE_UDP_ENCAP;
+/// `IB_MGMT_MAD_SIZE`.
+pub(crate) const MGMT_MAD_SIZE: u32 = raw::IB_MGMT_MAD_SIZE;
 /// `IB_PORT_ACTIVE`.
 pub(crate) const PORT_ACTIVE: u32 = raw::ib_port_state_IB_PORT_ACTIVE;
 /// `IB_PORT_PHYS_STATE_LINK_UP`.
