@@ -144,7 +144,8 @@ impl RoceClient for HnsRoce {
                 xrc: c.flags & cap_flag::XRC != 0,
                 srq: c.flags & cap_flag::SRQ != 0,
                 // No hardware counters on HIP08 or on a VF.
-                hw_stats: hw.profile.rev.is_hip09() && !hw.profile.is_vf,
+                hw_stats: (hw.profile.rev.is_hip09() && !hw.profile.is_vf)
+                    .then(|| crate::device::HW_STATS.table()),
                 frmr: c.flags & cap_flag::FRMR != 0,
                 rereg: c.flags & cap_flag::REREG_MR != 0,
                 bond_cap: c.flags & cap_flag::BOND != 0,

@@ -804,21 +804,6 @@ u32 hns_shim_xrcd_xrcdn(struct ib_xrcd *ibxrcd)
 	return container_of(ibxrcd, struct hns_shim_xrcd, ibxrcd)->xrcdn;
 }
 
-/* Counter names, in the order QUERY_COUNTER returns them. */
-static const struct rdma_stat_desc hns_shim_stats[] = {
-	{ .name = "rx_rc_pkt" }, { .name = "rx_uc_pkt" },
-	{ .name = "rx_ud_pkt" }, { .name = "rx_xrc_pkt" },
-	{ .name = "rx_pkt" }, { .name = "rx_err_pkt" },
-	{ .name = "rx_cnp_pkt" }, { .name = "tx_rc_pkt" },
-	{ .name = "tx_uc_pkt" }, { .name = "tx_ud_pkt" },
-	{ .name = "tx_xrc_pkt" }, { .name = "tx_pkt" },
-	{ .name = "tx_err_pkt" }, { .name = "tx_cnp_pkt" },
-	{ .name = "trp_get_mpt_err_pkt" }, { .name = "trp_get_irrl_err_pkt" },
-	{ .name = "ecn_doorbell" }, { .name = "rx_buffer" },
-	{ .name = "trp_rx_sof" }, { .name = "cq_cqe" },
-	{ .name = "cq_poe" }, { .name = "cq_notify" },
-};
-
 static struct rdma_hw_stats *hns_shim_alloc_port_stats(struct ib_device *ibdev,
 							u32 port_num)
 {
@@ -826,8 +811,8 @@ static struct rdma_hw_stats *hns_shim_alloc_port_stats(struct ib_device *ibdev,
 		ibdev_err(ibdev, "invalid port num.\n");
 		return NULL;
 	}
-	return rdma_alloc_hw_stats_struct(hns_shim_stats,
-					  ARRAY_SIZE(hns_shim_stats),
+	return rdma_alloc_hw_stats_struct(to_sdev(ibdev)->stats,
+					  to_sdev(ibdev)->num_stats,
 					  RDMA_HW_STATS_DEFAULT_LIFESPAN);
 }
 
@@ -842,7 +827,7 @@ static int hns_shim_get_hw_stats(struct ib_device *ibdev,
 	if (port > 1)
 		return -EINVAL;
 	ret = HNS_RS_OP(to_sdev(ibdev), query_counters, stats->value,
-			ARRAY_SIZE(hns_shim_stats));
+			stats->num_counters);
 	if (ret < 0)
 		ibdev_err(ibdev, "failed to query hw counter, ret = %d\n", ret);
 	return ret;
@@ -1920,6 +1905,8 @@ int hns_shim_register_ibdev(struct ib_device *ibdev,
 	to_sdev(ibdev)->core_cap_flags = reg->core_cap_flags;
 	to_sdev(ibdev)->max_mad_size = reg->max_mad_size;
 	to_sdev(ibdev)->pkey = reg->pkey;
+	to_sdev(ibdev)->stats = reg->stats;
+	to_sdev(ibdev)->num_stats = reg->num_stats;
 	ibdev->node_type = RDMA_NODE_IB_CA;
 	ibdev->dev.parent = reg->parent;
 	ibdev->phys_port_cnt = 1;
@@ -1937,7 +1924,7 @@ int hns_shim_register_ibdev(struct ib_device *ibdev,
 	}
 	if (reg->xrc)
 		ib_set_device_ops(ibdev, &hns_shim_xrcd_ops);
-	if (reg->hw_stats)
+	if (reg->num_stats)
 		ib_set_device_ops(ibdev, &hns_shim_hw_stats_ops);
 	if (reg->rereg)
 		ib_set_device_ops(ibdev, &hns_shim_mr_ops);

@@ -113,6 +113,8 @@ struct hns_shim_dev {
 	u32 core_cap_flags;
 	u32 max_mad_size;
 	u16 pkey;
+	const struct rdma_stat_desc *stats;
+	u32 num_stats;
 	struct net_device *netdev;
 	struct notifier_block nb;
 	bool watching;
@@ -269,7 +271,9 @@ struct hns_shim_reg {
 	u16 pkey;
 	bool xrc;
 	bool srq;
-	bool hw_stats;
+	/* The hardware counters (NULL and 0: none), static. */
+	const struct rdma_stat_desc *stats;
+	u32 num_stats;
 	bool frmr;
 	bool rereg;
 };

@@ -586,8 +586,8 @@ pub(crate) struct IbParams {
     pub(crate) xrc: bool,
     /// SRQs supported.
     pub(crate) srq: bool,
-    /// Hardware counters exposed.
-    pub(crate) hw_stats: bool,
+    /// The hardware counters exposed (`rdma statistic`), if any.
+    pub(crate) hw_stats: Option<StatTable>,
     /// Fast-register MRs supported.
     pub(crate) frmr: bool,
     /// User MRs can be re-registered (`rereg_user_mr` offered).
@@ -601,6 +601,47 @@ pub(crate) struct IbParams {
     /// active-backup, the active slave of a hashing bond)`.
     pub(crate) bond: Option<(NetDev, bool, Option<NetDev>)>,
 }
+
+/// The descriptions of `N` hardware counters (`struct rdma_stat_desc`),
+/// built at compile time from their names: a `static` of them outlives
+/// every device whose counters they describe, as the RDMA core needs.
+pub(crate) struct StatDescs<const N: usize>([raw::rdma_stat_desc; N]);
+
+// SAFETY: never written after construction; the names it points to are
+// `'static` C strings and its `priv_` pointers are null.
+unsafe impl<const N: usize> Sync for StatDescs<N> {}
+
+impl<const N: usize> StatDescs<N> {
+    /// The descriptions of the counters named `names` (`N` of them: the
+    /// table's length is the caller's count), in that order, with no
+    /// flags.
+    pub(crate) const fn new(names: &[&'static CStr]) -> Self {
+        let mut d = [raw::rdma_stat_desc {
+            name: core::ptr::null(),
+            flags: 0,
+            priv_: core::ptr::null(),
+        }; N];
+        let mut i = 0;
+        while i < N && i < names.len() {
+            // `as_char_ptr` is no `const fn`; the cast gives the kernel's
+            // (unsigned) `char` all the same.
+            #[allow(clippy::disallowed_methods)]
+            let name = names[i].as_ptr().cast();
+            d[i].name = name;
+            i += 1;
+        }
+        Self(d)
+    }
+
+    /// The table to register (see [`IbParams::hw_stats`]).
+    pub(crate) const fn table(&'static self) -> StatTable {
+        StatTable(&self.0)
+    }
+}
+
+/// A static table of counter descriptions (see [`StatDescs`]).
+#[derive(Clone, Copy)]
+pub(crate) struct StatTable(&'static [raw::rdma_stat_desc]);
 
 /// A registered ib_device of driver `D`; dropping it unregisters and
 /// frees it.
@@ -649,7 +690,9 @@ impl<D: IbDriver> IbRegistration<D> {
             pkey: p.pkey,
             xrc: p.xrc,
             srq: p.srq,
-            hw_stats: p.hw_stats,
+            stats: p.hw_stats.map_or(core::ptr::null(), |t| t.0.as_ptr()),
+            // CAST: a table of a few dozen counters.
+            num_stats: p.hw_stats.map_or(0, |t| t.0.len() as u32),
             frmr: p.frmr,
             rereg: p.rereg,
             handle: h.as_raw(),
