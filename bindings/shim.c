@@ -1950,28 +1950,28 @@ int hns_shim_register_ibdev(struct ib_device *ibdev,
 	return ib_register_device(ibdev, "hns_%d", reg->parent);
 }
 
-/* A LAG master's state as the port's: PORT_ERR or PORT_ACTIVE when it
- * changes. Like the C driver this keeps the last state in port_data[0]
- * (its 0-based port index), a slot the RDMA core does not use.
- */
-static void hns_shim_lag_port_event(struct ib_device *ibdev,
-				    struct net_device *dev)
+bool hns_shim_swap_last_port_state(struct ib_device *ibdev, u32 state)
 {
-	enum ib_port_state st = ib_get_curr_port_state(dev);
-	struct ib_event ev = {};
+	bool changed;
 
+	/* port_data is indexed by the 0-based port here, as in the C driver:
+	 * a slot the RDMA core does not use for port 1.
+	 */
 	write_lock_irq(&ibdev->cache_lock);
-	if (ibdev->port_data[0].cache.last_port_state == st) {
-		write_unlock_irq(&ibdev->cache_lock);
-		return;
-	}
-	ibdev->port_data[0].cache.last_port_state = st;
+	changed = ibdev->port_data[0].cache.last_port_state != state;
+	ibdev->port_data[0].cache.last_port_state = state;
 	write_unlock_irq(&ibdev->cache_lock);
+	return changed;
+}
 
-	ev.event = st == IB_PORT_DOWN ? IB_EVENT_PORT_ERR :
-					IB_EVENT_PORT_ACTIVE;
-	ev.device = ibdev;
-	ev.element.port_num = 1;
+void hns_shim_dispatch_port_event(struct ib_device *ibdev, u32 event)
+{
+	struct ib_event ev = {
+		.event = event,
+		.device = ibdev,
+		.element.port_num = 1,
+	};
+
 	ib_dispatch_event(&ev);
 }
 
@@ -1980,36 +1980,21 @@ static int hns_shim_netdev_event(struct notifier_block *nb,
 {
 	struct hns_shim_dev *sdev = container_of(nb, struct hns_shim_dev, nb);
 	struct net_device *dev = netdev_notifier_info_to_dev(ptr);
-	struct net_device *upper, *port_dev;
+	struct hns_shim_netdev_ev ev = {
+		.event = event,
+		.ours = dev == sdev->netdev,
+		.lag_master = netif_is_lag_master(dev),
+		.state = ib_get_curr_port_state(dev),
+		.addr = dev->dev_addr,
+	};
+	struct net_device *upper = NULL;
 
-	/*
-	 * A bonded port follows the bond's upper device, a LAG master: the
-	 * events of any other device are not the port's.
-	 */
-	if (dev != sdev->netdev && !netif_is_lag_master(dev))
-		return NOTIFY_DONE;
-	upper = hns_shim_followed_upper(sdev, sdev->netdev);
-	port_dev = upper ? upper : sdev->netdev;
+	if (ev.ours || ev.lag_master)
+		upper = hns_shim_followed_upper(sdev, sdev->netdev);
+	ev.bonded = upper;
+	ev.upper = upper && dev == upper;
 	dev_put(upper);
-	if (dev != port_dev)
-		return NOTIFY_DONE;
-	switch (event) {
-	case NETDEV_REGISTER:
-	case NETDEV_CHANGEADDR:
-		HNS_RS_OP(sdev, netdev_mac, dev->dev_addr);
-		break;
-	case NETDEV_UP:
-	case NETDEV_CHANGE:
-		if (HNS_RS_OP(sdev, netdev_mac, dev->dev_addr))
-			break;
-		fallthrough;
-	case NETDEV_DOWN:
-		if (netif_is_lag_master(dev))
-			hns_shim_lag_port_event(&sdev->ibdev, dev);
-		break;
-	default:
-		break;
-	}
+	HNS_RS_OP(sdev, netdev_event, &sdev->ibdev, &ev);
 	return NOTIFY_DONE;
 }
 
