@@ -131,11 +131,21 @@ impl RoceClient for HnsRoce {
             let p = IbParams {
                 num_comp_vectors: c.num_comp_vectors,
                 local_dma_lkey: c.reserved_lkey,
-                udp_encap: c.flags & cap_flag::ROCE_V1_V2 != 0,
+                // RoCE, and RoCE v2 (UDP encapsulation) if the engine
+                // does both versions.
+                core_cap_flags: rdma::CORE_PORT_IBA_ROCE
+                    | if c.flags & cap_flag::ROCE_V1_V2 != 0 {
+                        rdma::CORE_PORT_IBA_ROCE_UDP_ENCAP
+                    } else {
+                        0
+                    },
+                max_mad_size: rdma::MGMT_MAD_SIZE,
+                pkey: crate::device::PKEY_ID,
                 xrc: c.flags & cap_flag::XRC != 0,
                 srq: c.flags & cap_flag::SRQ != 0,
                 // No hardware counters on HIP08 or on a VF.
-                hw_stats: hw.profile.rev.is_hip09() && !hw.profile.is_vf,
+                hw_stats: (hw.profile.rev.is_hip09() && !hw.profile.is_vf)
+                    .then(|| crate::device::HW_STATS.table()),
                 frmr: c.flags & cap_flag::FRMR != 0,
                 rereg: c.flags & cap_flag::REREG_MR != 0,
                 bond_cap: c.flags & cap_flag::BOND != 0,

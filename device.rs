@@ -35,12 +35,46 @@ pub(crate) const UCTX_EXSGE: u32 = 1 << 0;
 pub(crate) const UCTX_RQ_INLINE: u32 = 1 << 1;
 /// CQE inline (see [`UCTX_EXSGE`]).
 pub(crate) const UCTX_CQE_INLINE: u32 = 1 << 2;
+/// The port's one P_Key (C's `PKEY_ID`): the full-membership default;
+/// its table has that one entry.
+pub(crate) const PKEY_ID: u16 = 0xffff;
 /// CQ moderation limits (HIP08's period is `cq_moder::MAX_CQ_PERIOD_HIP08`).
 const MAX_CQ_COUNT: u32 = 0xffff;
 const MAX_CQ_PERIOD: u32 = 0xffff;
-/// Hardware counters (`HNS_ROCE_HW_CNT_TOTAL`) and counters per descriptor.
-const HW_CNT_TOTAL: usize = 22;
+/// The hardware counters' names (C's `hns_roce_port_stats_descs`), in
+/// the order QUERY_COUNTER returns them; their number is C's
+/// `HNS_ROCE_HW_CNT_TOTAL`.
+const HW_CNT_NAMES: &[&CStr] = &[
+    c"rx_rc_pkt",
+    c"rx_uc_pkt",
+    c"rx_ud_pkt",
+    c"rx_xrc_pkt",
+    c"rx_pkt",
+    c"rx_err_pkt",
+    c"rx_cnp_pkt",
+    c"tx_rc_pkt",
+    c"tx_uc_pkt",
+    c"tx_ud_pkt",
+    c"tx_xrc_pkt",
+    c"tx_pkt",
+    c"tx_err_pkt",
+    c"tx_cnp_pkt",
+    c"trp_get_mpt_err_pkt",
+    c"trp_get_irrl_err_pkt",
+    c"ecn_doorbell",
+    c"rx_buffer",
+    c"trp_rx_sof",
+    c"cq_cqe",
+    c"cq_poe",
+    c"cq_notify",
+];
+/// How many hardware counters there are.
+const HW_CNT_TOTAL: usize = HW_CNT_NAMES.len();
+/// Counters per QUERY_COUNTER descriptor.
 const CNT_PER_DESC: usize = 3;
+/// The hardware counters' descriptions, registered on devices that have
+/// them.
+pub(crate) static HW_STATS: rdma::StatDescs<HW_CNT_TOTAL> = rdma::StatDescs::new(HW_CNT_NAMES);
 
 /// What the verbs of one ib_device need: the command interface, the caps
 /// and the number spaces.

@@ -51,11 +51,14 @@ pub(crate) use irq::{Event, IrqHandler, IrqRegistration, OwnedQueue};
 mod ib;
 pub(crate) use ib::{
     dev_log, dev_log_ret, AddrVec, AhIn, CqOut, CqUreq, DevAttr, GidEntry, IbDriver, IbLog,
-    IbParams, IbRegistration, LogLevel, MrReq, PortAttr, QpAttr, QpInit, QpModifyResp, QpQuery,
-    SrqArgs, SrqAttr, SrqUreq, UctxResp, DEVICE_MEM_MGT_EXTENSIONS, DEVICE_PORT_ACTIVE_EVENT,
-    DEVICE_RC_RNR_NAK_GEN, DEVICE_XRC, MR_REREG_ACCESS, MR_REREG_PD, MR_REREG_TRANS,
-    MR_TYPE_MEM_REG, MTU_256, PORT_ACTIVE, PORT_PHYS_STATE_DISABLED, PORT_PHYS_STATE_LINK_UP,
-    SRQT_XRC,
+    IbParams, IbRegistration, LogLevel, MrReq, NetdevEvent, PortAttr, PortEvents, QpAttr, QpInit,
+    QpModifyResp, QpQuery, SrqArgs, SrqAttr, SrqUreq, StatDescs, UctxResp, CORE_PORT_IBA_ROCE,
+    CORE_PORT_IBA_ROCE_UDP_ENCAP, DEVICE_MEM_MGT_EXTENSIONS, DEVICE_PORT_ACTIVE_EVENT,
+    DEVICE_RC_RNR_NAK_GEN, DEVICE_XRC, EVENT_PORT_ACTIVE, EVENT_PORT_ERR, MGMT_MAD_SIZE,
+    MR_REREG_ACCESS, MR_REREG_PD, MR_REREG_TRANS, MR_TYPE_MEM_REG, MTU_256, NETDEV_CHANGE,
+    NETDEV_CHANGEADDR, NETDEV_DOWN, NETDEV_REGISTER, NETDEV_UP, PORT_ACTIVE, PORT_BOOT_MGMT_SUP,
+    PORT_CM_SUP, PORT_DOWN, PORT_PHYS_STATE_DISABLED, PORT_PHYS_STATE_LINK_UP, PORT_REINIT_SUP,
+    PORT_VENDOR_CLASS_SUP, SRQT_XRC,
 };
 mod layout;
 pub(crate) use layout::check_layout;

@@ -554,11 +554,9 @@ static int hns_shim_query_port(struct ib_device *ibdev, u32 port_num,
 	props->state = a.state;
 	props->phys_state = a.phys_state;
 	props->gid_tbl_len = a.gid_tbl_len;
-	props->port_cap_flags = IB_PORT_CM_SUP | IB_PORT_REINIT_SUP |
-				IB_PORT_VENDOR_CLASS_SUP |
-				IB_PORT_BOOT_MGMT_SUP;
+	props->port_cap_flags = a.port_cap_flags;
 	props->max_msg_sz = a.max_msg_sz;
-	props->pkey_tbl_len = 1;
+	props->pkey_tbl_len = a.pkey_tbl_len;
 	return 0;
 }
 
@@ -573,10 +571,8 @@ static int hns_shim_port_immutable(struct ib_device *ibdev, u32 port_num,
 		return ret;
 	immutable->pkey_tbl_len = attr.pkey_tbl_len;
 	immutable->gid_tbl_len = attr.gid_tbl_len;
-	immutable->max_mad_size = IB_MGMT_MAD_SIZE;
-	immutable->core_cap_flags = RDMA_CORE_PORT_IBA_ROCE;
-	if (to_sdev(ibdev)->udp_encap)
-		immutable->core_cap_flags |= RDMA_CORE_PORT_IBA_ROCE_UDP_ENCAP;
+	immutable->max_mad_size = to_sdev(ibdev)->max_mad_size;
+	immutable->core_cap_flags = to_sdev(ibdev)->core_cap_flags;
 	return 0;
 }
 
@@ -591,7 +587,7 @@ static int hns_shim_query_pkey(struct ib_device *ibdev, u32 port, u16 index,
 {
 	if (index > 0)
 		return -EINVAL;
-	*pkey = 0xffff;
+	*pkey = to_sdev(ibdev)->pkey;
 	return 0;
 }
 
@@ -828,21 +824,6 @@ u32 hns_shim_xrcd_xrcdn(struct ib_xrcd *ibxrcd)
 	return container_of(ibxrcd, struct hns_shim_xrcd, ibxrcd)->xrcdn;
 }
 
-/* Counter names, in the order QUERY_COUNTER returns them. */
-static const struct rdma_stat_desc hns_shim_stats[] = {
-	{ .name = "rx_rc_pkt" }, { .name = "rx_uc_pkt" },
-	{ .name = "rx_ud_pkt" }, { .name = "rx_xrc_pkt" },
-	{ .name = "rx_pkt" }, { .name = "rx_err_pkt" },
-	{ .name = "rx_cnp_pkt" }, { .name = "tx_rc_pkt" },
-	{ .name = "tx_uc_pkt" }, { .name = "tx_ud_pkt" },
-	{ .name = "tx_xrc_pkt" }, { .name = "tx_pkt" },
-	{ .name = "tx_err_pkt" }, { .name = "tx_cnp_pkt" },
-	{ .name = "trp_get_mpt_err_pkt" }, { .name = "trp_get_irrl_err_pkt" },
-	{ .name = "ecn_doorbell" }, { .name = "rx_buffer" },
-	{ .name = "trp_rx_sof" }, { .name = "cq_cqe" },
-	{ .name = "cq_poe" }, { .name = "cq_notify" },
-};
-
 static struct rdma_hw_stats *hns_shim_alloc_port_stats(struct ib_device *ibdev,
 							u32 port_num)
 {
@@ -850,8 +831,8 @@ static struct rdma_hw_stats *hns_shim_alloc_port_stats(struct ib_device *ibdev,
 		ibdev_err(ibdev, "invalid port num.\n");
 		return NULL;
 	}
-	return rdma_alloc_hw_stats_struct(hns_shim_stats,
-					  ARRAY_SIZE(hns_shim_stats),
+	return rdma_alloc_hw_stats_struct(to_sdev(ibdev)->stats,
+					  to_sdev(ibdev)->num_stats,
 					  RDMA_HW_STATS_DEFAULT_LIFESPAN);
 }
 
@@ -866,7 +847,7 @@ static int hns_shim_get_hw_stats(struct ib_device *ibdev,
 	if (port > 1)
 		return -EINVAL;
 	ret = HNS_RS_OP(to_sdev(ibdev), query_counters, stats->value,
-			ARRAY_SIZE(hns_shim_stats));
+			stats->num_counters);
 	if (ret < 0)
 		ibdev_err(ibdev, "failed to query hw counter, ret = %d\n", ret);
 	return ret;
@@ -1941,7 +1922,11 @@ int hns_shim_register_ibdev(struct ib_device *ibdev,
 {
 	int ret;
 
-	to_sdev(ibdev)->udp_encap = reg->udp_encap;
+	to_sdev(ibdev)->core_cap_flags = reg->core_cap_flags;
+	to_sdev(ibdev)->max_mad_size = reg->max_mad_size;
+	to_sdev(ibdev)->pkey = reg->pkey;
+	to_sdev(ibdev)->stats = reg->stats;
+	to_sdev(ibdev)->num_stats = reg->num_stats;
 	ibdev->node_type = RDMA_NODE_IB_CA;
 	ibdev->dev.parent = reg->parent;
 	ibdev->phys_port_cnt = 1;
@@ -1959,7 +1944,7 @@ int hns_shim_register_ibdev(struct ib_device *ibdev,
 	}
 	if (reg->xrc)
 		ib_set_device_ops(ibdev, &hns_shim_xrcd_ops);
-	if (reg->hw_stats)
+	if (reg->num_stats)
 		ib_set_device_ops(ibdev, &hns_shim_hw_stats_ops);
 	if (reg->rereg)
 		ib_set_device_ops(ibdev, &hns_shim_mr_ops);
@@ -1985,28 +1970,28 @@ int hns_shim_register_ibdev(struct ib_device *ibdev,
 	return ib_register_device(ibdev, "hns_%d", reg->parent);
 }
 
-/* A LAG master's state as the port's: PORT_ERR or PORT_ACTIVE when it
- * changes. Like the C driver this keeps the last state in port_data[0]
- * (its 0-based port index), a slot the RDMA core does not use.
- */
-static void hns_shim_lag_port_event(struct ib_device *ibdev,
-				    struct net_device *dev)
+bool hns_shim_swap_last_port_state(struct ib_device *ibdev, u32 state)
 {
-	enum ib_port_state st = ib_get_curr_port_state(dev);
-	struct ib_event ev = {};
+	bool changed;
 
+	/* port_data is indexed by the 0-based port here, as in the C driver:
+	 * a slot the RDMA core does not use for port 1.
+	 */
 	write_lock_irq(&ibdev->cache_lock);
-	if (ibdev->port_data[0].cache.last_port_state == st) {
-		write_unlock_irq(&ibdev->cache_lock);
-		return;
-	}
-	ibdev->port_data[0].cache.last_port_state = st;
+	changed = ibdev->port_data[0].cache.last_port_state != state;
+	ibdev->port_data[0].cache.last_port_state = state;
 	write_unlock_irq(&ibdev->cache_lock);
+	return changed;
+}
 
-	ev.event = st == IB_PORT_DOWN ? IB_EVENT_PORT_ERR :
-					IB_EVENT_PORT_ACTIVE;
-	ev.device = ibdev;
-	ev.element.port_num = 1;
+void hns_shim_dispatch_port_event(struct ib_device *ibdev, u32 event)
+{
+	struct ib_event ev = {
+		.event = event,
+		.device = ibdev,
+		.element.port_num = 1,
+	};
+
 	ib_dispatch_event(&ev);
 }
 
@@ -2015,36 +2000,21 @@ static int hns_shim_netdev_event(struct notifier_block *nb,
 {
 	struct hns_shim_dev *sdev = container_of(nb, struct hns_shim_dev, nb);
 	struct net_device *dev = netdev_notifier_info_to_dev(ptr);
-	struct net_device *upper, *port_dev;
+	struct hns_shim_netdev_ev ev = {
+		.event = event,
+		.ours = dev == sdev->netdev,
+		.lag_master = netif_is_lag_master(dev),
+		.state = ib_get_curr_port_state(dev),
+		.addr = dev->dev_addr,
+	};
+	struct net_device *upper = NULL;
 
-	/*
-	 * A bonded port follows the bond's upper device, a LAG master: the
-	 * events of any other device are not the port's.
-	 */
-	if (dev != sdev->netdev && !netif_is_lag_master(dev))
-		return NOTIFY_DONE;
-	upper = hns_shim_followed_upper(sdev, sdev->netdev);
-	port_dev = upper ? upper : sdev->netdev;
+	if (ev.ours || ev.lag_master)
+		upper = hns_shim_followed_upper(sdev, sdev->netdev);
+	ev.bonded = upper;
+	ev.upper = upper && dev == upper;
 	dev_put(upper);
-	if (dev != port_dev)
-		return NOTIFY_DONE;
-	switch (event) {
-	case NETDEV_REGISTER:
-	case NETDEV_CHANGEADDR:
-		HNS_RS_OP(sdev, netdev_mac, dev->dev_addr);
-		break;
-	case NETDEV_UP:
-	case NETDEV_CHANGE:
-		if (HNS_RS_OP(sdev, netdev_mac, dev->dev_addr))
-			break;
-		fallthrough;
-	case NETDEV_DOWN:
-		if (netif_is_lag_master(dev))
-			hns_shim_lag_port_event(&sdev->ibdev, dev);
-		break;
-	default:
-		break;
-	}
+	HNS_RS_OP(sdev, netdev_event, &sdev->ibdev, &ev);
 	return NOTIFY_DONE;
 }
 

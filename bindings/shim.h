@@ -110,7 +110,11 @@ struct hns_shim_dev {
 	void *rs;
 	const struct hns_rs_ib_ops *ops;
 	spinlock_t sm_lock;
-	bool udp_encap;
+	u32 core_cap_flags;
+	u32 max_mad_size;
+	u16 pkey;
+	const struct rdma_stat_desc *stats;
+	u32 num_stats;
 	struct net_device *netdev;
 	struct notifier_block nb;
 	bool watching;
@@ -198,7 +202,33 @@ struct hns_shim_port_attr {
 	u32 phys_state;
 	u32 gid_tbl_len;
 	u32 max_msg_sz;
+	u32 port_cap_flags;
+	u32 pkey_tbl_len;
 };
+
+/* A netdev event as the netdevice notifier sees it: the event
+ * (NETDEV_*), whether the device is the port's own netdev, whether the
+ * port follows a bond upper and whether the device is that upper (both
+ * looked up only for the port's netdev or a LAG master, as nothing else
+ * can be either), whether it is a LAG master, its port state
+ * (ib_get_curr_port_state) and its address.
+ */
+struct hns_shim_netdev_ev {
+	u32 event;
+	bool ours;
+	bool bonded;
+	bool upper;
+	bool lag_master;
+	u32 state;
+	const u8 *addr;
+};
+
+/* Records state as the port's last LAG state (kept where the C driver
+ * keeps it, port_data[0].cache, under cache_lock): whether it changed.
+ */
+bool hns_shim_swap_last_port_state(struct ib_device *ibdev, u32 state);
+/* Dispatches an event (an enum ib_event_type) on port 1. */
+void hns_shim_dispatch_port_event(struct ib_device *ibdev, u32 event);
 
 /* What create_ah reads from the attributes (the shim fills it). */
 struct hns_shim_ah_in {
@@ -257,10 +287,17 @@ struct hns_shim_reg {
 	struct net_device *bond_active;
 	u32 num_comp_vectors;
 	u32 local_dma_lkey;
-	bool udp_encap;
+	/* What get_port_immutable and query_pkey answer (the port's fixed
+	 * capabilities, its one P_Key).
+	 */
+	u32 core_cap_flags;
+	u32 max_mad_size;
+	u16 pkey;
 	bool xrc;
 	bool srq;
-	bool hw_stats;
+	/* The hardware counters (NULL and 0: none), static. */
+	const struct rdma_stat_desc *stats;
+	u32 num_stats;
 	bool frmr;
 	bool rereg;
 };
@@ -665,10 +702,12 @@ struct hns_rs_ib_ops {
 	void (*fw_ver)(void *rs, u64 *fw_ver);
 	int (*set_gid)(void *rs, u32 index, const u8 *gid, bool roce_v2,
 		u16 vlan_id, const u8 *mac);
-	/* The port's netdev was registered, came up, changed, or changed
-	 * its address: its MAC now.
+	/* A netdev event (see struct hns_shim_netdev_ev): the driver decides
+	 * whether it is the port's and what follows (its MAC, a LAG port
+	 * event through the helpers below).
 	 */
-	int (*netdev_mac)(void *rs, const u8 *mac);
+	void (*netdev_event)(void *rs, struct ib_device *ibdev,
+			     const struct hns_shim_netdev_ev *ev);
 	/* Doorbells are off (a reset): user mappings are refused. */
 	bool (*doorbells_off)(void *rs);
 	/* A verb failed: count it in software counter cnt (HNS_SHIM_DFX_*). */

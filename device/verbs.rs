@@ -15,8 +15,8 @@ use crate::cmdq::desc::{chain, flag};
 use crate::hns_roce_hw_v2::consts::{cap_flag, cmq_op, msg};
 use crate::hns_roce_hw_v2::gid;
 use crate::rdma::{
-    self, AddrVec, AhIn, DevAttr, GidEntry, IbCq, IbDriver, IbQp, NetDev, PortAttr, UctxResp,
-    WcArray,
+    self, AddrVec, AhIn, DevAttr, GidEntry, IbCq, IbDriver, IbQp, NetDev, NetdevEvent, PortAttr,
+    PortEvents, UctxResp, WcArray,
 };
 use crate::{ah, bond, db, dfx, mr, qp, srq};
 use kernel::{prelude::*, sync::Arc, types::ScopeGuard};
@@ -137,6 +137,12 @@ impl IbDriver for IbDev {
         };
         a.gid_tbl_len = self.caps.gid_table_len;
         a.max_msg_sz = msg::MAX_MSG_LEN;
+        a.port_cap_flags = rdma::PORT_CM_SUP
+            | rdma::PORT_REINIT_SUP
+            | rdma::PORT_VENDOR_CLASS_SUP
+            | rdma::PORT_BOOT_MGMT_SUP;
+        // One P_Key, `PKEY_ID`.
+        a.pkey_tbl_len = 1;
     }
 
     fn fw_ver(&self) -> u64 {
@@ -165,8 +171,25 @@ impl IbDriver for IbDev {
         self.cmd.send(&mut d).inspect_err(failed)
     }
 
-    fn netdev_mac(&self, mac: &[u8; 6]) -> Result {
-        self.set_mac(mac)
+    fn netdev_event(&self, ev: &NetdevEvent<'_>, port: &PortEvents<'_>) {
+        // A bonded port follows the bond's upper device: only its events
+        // are the port's then; otherwise only the port's own netdev's.
+        if !(if ev.bonded() { ev.upper() } else { ev.ours() }) {
+            return;
+        }
+        match ev.cmd() {
+            rdma::NETDEV_REGISTER | rdma::NETDEV_CHANGEADDR => {
+                // A failure is logged by `set_mac`; the event stands.
+                let _ = self.set_mac(ev.addr());
+            }
+            rdma::NETDEV_UP | rdma::NETDEV_CHANGE => {
+                if self.set_mac(ev.addr()).is_ok() {
+                    lag_port_event(ev, port);
+                }
+            }
+            rdma::NETDEV_DOWN => lag_port_event(ev, port),
+            _ => {}
+        }
     }
 
     fn doorbells_off(&self) -> bool {
@@ -488,4 +511,18 @@ impl IbDriver for IbDev {
         }
         Ok(n)
     }
+}
+
+/// A LAG master the port follows reports its state as the port's: port
+/// error when it went down, port active otherwise, each only when the
+/// state differs from the last one reported (C's `handle_en_event`).
+fn lag_port_event(ev: &NetdevEvent<'_>, port: &PortEvents<'_>) {
+    if !ev.lag_master() || !port.swap_last_state(ev.state()) {
+        return;
+    }
+    port.dispatch(if ev.state() == rdma::PORT_DOWN {
+        rdma::EVENT_PORT_ERR
+    } else {
+        rdma::EVENT_PORT_ACTIVE
+    });
 }

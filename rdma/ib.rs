@@ -261,9 +261,10 @@ pub(crate) trait IbDriver: Send + Sync {
     fn fw_ver(&self) -> u64;
     /// Writes GID `index` (`None`: clears it).
     fn set_gid(&self, index: u32, entry: Option<GidEntry<'_>>) -> Result;
-    /// The port's netdev has MAC `mac` (it was registered, came up,
-    /// changed, or changed its address; see [`IbRegistration::watch_netdev`]).
-    fn netdev_mac(&self, mac: &[u8; 6]) -> Result;
+    /// A netdev event (see [`IbRegistration::watch_netdev`]): whether it
+    /// is the port's and what it changes (the MAC the port uses, the state
+    /// a LAG port reports through `port`).
+    fn netdev_event(&self, ev: &NetdevEvent<'_>, port: &PortEvents<'_>);
     /// Doorbells are off for a reset (C's `dis_db`): `mmap` of the
     /// doorbell and direct WQE pages is refused with `EPERM`.
     fn doorbells_off(&self) -> bool;
@@ -520,7 +521,7 @@ impl<D: IbDriver> IbAdapter<D> {
         query_port: Some(query_port::<D>),
         fw_ver: Some(fw_ver::<D>),
         set_gid: Some(set_gid::<D>),
-        netdev_mac: Some(netdev_mac::<D>),
+        netdev_event: Some(netdev_event::<D>),
         doorbells_off: Some(doorbells_off::<D>),
         count_err: Some(count_err::<D>),
         active: Some(active::<D>),
@@ -575,14 +576,19 @@ pub(crate) struct IbParams {
     pub(crate) num_comp_vectors: u32,
     /// The reserved lkey of local DMA.
     pub(crate) local_dma_lkey: u32,
-    /// RoCE v2 (UDP encapsulation) supported.
-    pub(crate) udp_encap: bool,
+    /// The port's core capabilities (`RDMA_CORE_PORT_*`, what
+    /// `get_port_immutable` answers).
+    pub(crate) core_cap_flags: u32,
+    /// The largest MAD the port takes.
+    pub(crate) max_mad_size: u32,
+    /// The port's one P_Key (`query_pkey` of index 0).
+    pub(crate) pkey: u16,
     /// XRC domains supported.
     pub(crate) xrc: bool,
     /// SRQs supported.
     pub(crate) srq: bool,
-    /// Hardware counters exposed.
-    pub(crate) hw_stats: bool,
+    /// The hardware counters exposed (`rdma statistic`), if any.
+    pub(crate) hw_stats: Option<StatTable>,
     /// Fast-register MRs supported.
     pub(crate) frmr: bool,
     /// User MRs can be re-registered (`rereg_user_mr` offered).
@@ -596,6 +602,141 @@ pub(crate) struct IbParams {
     /// active-backup, the active slave of a hashing bond)`.
     pub(crate) bond: Option<(NetDev, bool, Option<NetDev>)>,
 }
+
+/// A netdev event as the shim's notifier saw it.
+///
+/// # Invariants
+///
+/// `addr` of the inner record points to the device's address
+/// (`MAX_ADDR_LEN` bytes), valid for `'a`.
+pub(crate) struct NetdevEvent<'a>(&'a raw::hns_shim_netdev_ev);
+
+impl<'a> NetdevEvent<'a> {
+    /// Wraps the shim's record.
+    ///
+    /// # Safety
+    ///
+    /// `ev.addr` points to the device's `dev_addr` for `'a`.
+    pub(super) unsafe fn new(ev: &'a raw::hns_shim_netdev_ev) -> Self {
+        // INVARIANT: per the function's contract.
+        Self(ev)
+    }
+
+    /// What happened (`NETDEV_*`).
+    pub(crate) fn cmd(&self) -> u32 {
+        self.0.event
+    }
+
+    /// The device is the port's own netdev.
+    pub(crate) fn ours(&self) -> bool {
+        self.0.ours
+    }
+
+    /// The port follows a bond's upper device.
+    pub(crate) fn bonded(&self) -> bool {
+        self.0.bonded
+    }
+
+    /// The device is the bond upper the port follows.
+    pub(crate) fn upper(&self) -> bool {
+        self.0.upper
+    }
+
+    /// The device is a LAG master (`netif_is_lag_master`).
+    pub(crate) fn lag_master(&self) -> bool {
+        self.0.lag_master
+    }
+
+    /// The device's state as a port's (`enum ib_port_state`).
+    pub(crate) fn state(&self) -> u32 {
+        self.0.state
+    }
+
+    /// The device's MAC address.
+    pub(crate) fn addr(&self) -> &'a [u8; 6] {
+        // SAFETY: the address has `MAX_ADDR_LEN` (more than 6) bytes and
+        // lives for `'a` (type invariant).
+        unsafe { &*self.0.addr.cast::<[u8; 6]>() }
+    }
+}
+
+/// The port's LAG state record and its events, during a netdev event.
+///
+/// # Invariants
+///
+/// `ibdev` is a registered device, for `'a`.
+pub(crate) struct PortEvents<'a> {
+    ibdev: *mut raw::ib_device,
+    _p: PhantomData<&'a raw::ib_device>,
+}
+
+impl PortEvents<'_> {
+    /// The port events of `ibdev`.
+    ///
+    /// # Safety
+    ///
+    /// `ibdev` is registered for the lifetime chosen.
+    pub(super) unsafe fn new(ibdev: *mut raw::ib_device) -> Self {
+        // INVARIANT: per the function's contract.
+        Self {
+            ibdev,
+            _p: PhantomData,
+        }
+    }
+
+    /// Records `state` as the port's last LAG state: whether it changed.
+    pub(crate) fn swap_last_state(&self, state: u32) -> bool {
+        // SAFETY: registered (type invariant).
+        unsafe { raw::hns_shim_swap_last_port_state(self.ibdev, state) }
+    }
+
+    /// Dispatches port event `event` (`enum ib_event_type`) on port 1.
+    pub(crate) fn dispatch(&self, event: u32) {
+        // SAFETY: registered (type invariant).
+        unsafe { raw::hns_shim_dispatch_port_event(self.ibdev, event) }
+    }
+}
+
+/// The descriptions of `N` hardware counters (`struct rdma_stat_desc`),
+/// built at compile time from their names: a `static` of them outlives
+/// every device whose counters they describe, as the RDMA core needs.
+pub(crate) struct StatDescs<const N: usize>([raw::rdma_stat_desc; N]);
+
+// SAFETY: never written after construction; the names it points to are
+// `'static` C strings and its `priv_` pointers are null.
+unsafe impl<const N: usize> Sync for StatDescs<N> {}
+
+impl<const N: usize> StatDescs<N> {
+    /// The descriptions of the counters named `names` (`N` of them: the
+    /// table's length is the caller's count), in that order, with no
+    /// flags.
+    pub(crate) const fn new(names: &[&'static CStr]) -> Self {
+        let mut d = [raw::rdma_stat_desc {
+            name: core::ptr::null(),
+            flags: 0,
+            priv_: core::ptr::null(),
+        }; N];
+        let mut i = 0;
+        while i < N && i < names.len() {
+            // `as_char_ptr` is no `const fn`; the cast gives the kernel's
+            // (unsigned) `char` all the same.
+            #[allow(clippy::disallowed_methods)]
+            let name = names[i].as_ptr().cast();
+            d[i].name = name;
+            i += 1;
+        }
+        Self(d)
+    }
+
+    /// The table to register (see [`IbParams::hw_stats`]).
+    pub(crate) const fn table(&'static self) -> StatTable {
+        StatTable(&self.0)
+    }
+}
+
+/// A static table of counter descriptions (see [`StatDescs`]).
+#[derive(Clone, Copy)]
+pub(crate) struct StatTable(&'static [raw::rdma_stat_desc]);
 
 /// A registered ib_device of driver `D`; dropping it unregisters and
 /// frees it.
@@ -639,10 +780,14 @@ impl<D: IbDriver> IbRegistration<D> {
             netdev: netdev.cast(),
             num_comp_vectors: p.num_comp_vectors,
             local_dma_lkey: p.local_dma_lkey,
-            udp_encap: p.udp_encap,
+            core_cap_flags: p.core_cap_flags,
+            max_mad_size: p.max_mad_size,
+            pkey: p.pkey,
             xrc: p.xrc,
             srq: p.srq,
-            hw_stats: p.hw_stats,
+            stats: p.hw_stats.map_or(core::ptr::null(), |t| t.0.as_ptr()),
+            // CAST: a table of a few dozen counters.
+            num_stats: p.hw_stats.map_or(0, |t| t.0.len() as u32),
             frmr: p.frmr,
             rereg: p.rereg,
             handle: h.as_raw(),
@@ -687,7 +832,7 @@ impl<D: IbDriver> IbRegistration<D> {
         unsafe { raw::hns_shim_disassociate_mmaps(self.ibdev) }
     }
 
-    /// Reports the port's netdev events to [`IbDriver::netdev_mac`] from
+    /// Reports every netdev event to [`IbDriver::netdev_event`] from
     /// now on, until the registration drops (a netdevice notifier, as C's
     /// `iboe.nb`). Calling it again does nothing.
     ///
@@ -745,6 +890,37 @@ impl<D: IbDriver> Drop for IbRegistration<D> {
 
 /// `IB_MTU_256`.
 pub(crate) const MTU_256: u32 = raw::ib_mtu_IB_MTU_256;
+/// `IB_PORT_CM_SUP`.
+pub(crate) const PORT_CM_SUP: u32 = raw::ib_port_capability_mask_bits_IB_PORT_CM_SUP;
+/// `IB_PORT_REINIT_SUP`.
+pub(crate) const PORT_REINIT_SUP: u32 = raw::ib_port_capability_mask_bits_IB_PORT_REINIT_SUP;
+/// `IB_PORT_VENDOR_CLASS_SUP`.
+pub(crate) const PORT_VENDOR_CLASS_SUP: u32 =
+    raw::ib_port_capability_mask_bits_IB_PORT_VENDOR_CLASS_SUP;
+/// `IB_PORT_BOOT_MGMT_SUP`.
+pub(crate) const PORT_BOOT_MGMT_SUP: u32 = raw::ib_port_capability_mask_bits_IB_PORT_BOOT_MGMT_SUP;
+/// `RDMA_CORE_PORT_IBA_ROCE`.
+pub(crate) const CORE_PORT_IBA_ROCE: u32 = raw::RDMA_CORE_PORT_IBA_ROCE;
+/// `RDMA_CORE_PORT_IBA_ROCE_UDP_ENCAP`.
+pub(crate) const CORE_PORT_IBA_ROCE_UDP_ENCAP: u32 = raw::RDMA_CORE_PORT_IBA_ROCE_UDP_ENCAP;
+/// `IB_MGMT_MAD_SIZE`.
+pub(crate) const MGMT_MAD_SIZE: u32 = raw::IB_MGMT_MAD_SIZE;
+/// `IB_PORT_DOWN`.
+pub(crate) const PORT_DOWN: u32 = raw::ib_port_state_IB_PORT_DOWN;
+/// `IB_EVENT_PORT_ERR`.
+pub(crate) const EVENT_PORT_ERR: u32 = raw::ib_event_type_IB_EVENT_PORT_ERR;
+/// `IB_EVENT_PORT_ACTIVE`.
+pub(crate) const EVENT_PORT_ACTIVE: u32 = raw::ib_event_type_IB_EVENT_PORT_ACTIVE;
+/// `NETDEV_UP`.
+pub(crate) const NETDEV_UP: u32 = raw::netdev_cmd_NETDEV_UP;
+/// `NETDEV_DOWN`.
+pub(crate) const NETDEV_DOWN: u32 = raw::netdev_cmd_NETDEV_DOWN;
+/// `NETDEV_CHANGE`.
+pub(crate) const NETDEV_CHANGE: u32 = raw::netdev_cmd_NETDEV_CHANGE;
+/// `NETDEV_REGISTER`.
+pub(crate) const NETDEV_REGISTER: u32 = raw::netdev_cmd_NETDEV_REGISTER;
+/// `NETDEV_CHANGEADDR`.
+pub(crate) const NETDEV_CHANGEADDR: u32 = raw::netdev_cmd_NETDEV_CHANGEADDR;
 /// `IB_PORT_ACTIVE`.
 pub(crate) const PORT_ACTIVE: u32 = raw::ib_port_state_IB_PORT_ACTIVE;
 /// `IB_PORT_PHYS_STATE_LINK_UP`.

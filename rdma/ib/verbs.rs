@@ -9,8 +9,8 @@
 //! [`ForeignOwnable::into_foreign`].
 
 use super::{
-    AddrVec, AhIn, CqUreq, DevAttr, GidEntry, IbDriver, MrReq, PortAttr, QpAttr, QpInit,
-    QpModifyResp, QpQuery, SgidType, SrqArgs, SrqAttr, SrqUreq, UctxResp,
+    AddrVec, AhIn, CqUreq, DevAttr, GidEntry, IbDriver, MrReq, NetdevEvent, PortAttr, PortEvents,
+    QpAttr, QpInit, QpModifyResp, QpQuery, SgidType, SrqArgs, SrqAttr, SrqUreq, UctxResp,
 };
 use crate::dfx::DfxCnt;
 use crate::rdma::wr::nth_wr;
@@ -215,16 +215,20 @@ unsafe fn user_ctx<'a, D: IbDriver>(
     Some(UserCtx::new(dev, u))
 }
 
-/// Called by the shim's netdevice notifier.
+/// Called by the shim's netdevice notifier for every netdev event.
 ///
 /// # Safety
 ///
-/// `rs` is the device's pointer (see [`drv`]); `mac` points to the
-/// netdev's 6-byte address for the call.
-pub(super) unsafe extern "C" fn netdev_mac<D: IbDriver>(rs: *mut c_void, mac: *const u8) -> c_int {
+/// `rs` is the device's pointer (see [`drv`]); `ibdev` is the registered
+/// device; `ev` and the address it points to are valid for the call.
+pub(super) unsafe extern "C" fn netdev_event<D: IbDriver>(
+    rs: *mut c_void,
+    ibdev: *mut raw::ib_device,
+    ev: *const raw::hns_shim_netdev_ev,
+) {
     // SAFETY: per the function's contract.
-    let (d, mac) = unsafe { (drv::<D>(rs), &*mac.cast::<[u8; 6]>()) };
-    errno(d.netdev_mac(mac))
+    let (d, ev, port) = unsafe { (drv::<D>(rs), NetdevEvent::new(&*ev), PortEvents::new(ibdev)) };
+    d.netdev_event(&ev, &port);
 }
 
 /// Called by the shim's `query_port` and netdev notifier of a device with
