@@ -8,12 +8,14 @@
 //! with context and mask (address vector included), receive WQEs, CQ
 //! cleaning at RESET and destroy; `post_send`, the WR-id rings and the QP
 //! table are in `qp/post.rs`, the modify (state transitions, the QPC
-//! fields of each, the address vector) in `qp/modify.rs`.
+//! fields of each, the address vector) in `qp/modify.rs`, the drain of a
+//! queue in `qp/drain.rs`.
 //!
 //! As in C, a QP's QPC and SCCC table references are not dropped when it is
 //! destroyed (only IRRL and TRRL are): the chunks stay until the function
 //! goes, so a destroy sends no context-table mailbox.
 
+pub(crate) mod drain;
 mod flow_ctrl;
 pub(crate) mod free_mr;
 mod modify;

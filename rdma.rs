@@ -16,7 +16,8 @@
 //!   resources it lends (register window, SQ doorbells, reset requests);
 //! - `irq`: interrupt lines, completions, the driver's workqueue;
 //! - `ib`: the ib_device registration and the verbs (`ib/verbs.rs`: the
-//!   entry points the shim calls);
+//!   entry points the shim calls; `ib/drain.rs`: the drain ops and their
+//!   steps);
 //! - `umem`: user memory and the user context of a verb;
 //! - `wr`: work requests, the `ib_wc` array, the `ib_cq`/`ib_qp` handles;
 //! - `wc`: work completions in plain Rust (`core` only), what a driver
@@ -50,7 +51,7 @@ pub(crate) use irq::irqs_disabled;
 pub(crate) use irq::{Event, IrqHandler, IrqRegistration, OwnedQueue};
 mod ib;
 pub(crate) use ib::{
-    dev_log, dev_log_ret, AddrVec, AhIn, CqOut, CqUreq, DevAttr, GidEntry, IbDriver, IbLog,
+    dev_log, dev_log_ret, AddrVec, AhIn, CqOut, CqUreq, DevAttr, Drain, GidEntry, IbDriver, IbLog,
     IbParams, IbRegistration, LogLevel, MrReq, NetdevEvent, PortAttr, PortEvents, QpAttr, QpInit,
     QpModifyResp, QpQuery, SrqArgs, SrqAttr, SrqUreq, StatDescs, UctxResp, CORE_PORT_IBA_ROCE,
     CORE_PORT_IBA_ROCE_UDP_ENCAP, DEVICE_MEM_MGT_EXTENSIONS, DEVICE_PORT_ACTIVE_EVENT,

@@ -50,6 +50,8 @@ void hns_shim_get_layout(struct hns_shim_layout *l)
 	l->ib_device_ops_post_srq_recv =
 		offsetof(const struct ib_device_ops, post_srq_recv);
 	l->ib_device_ops_poll_cq = offsetof(const struct ib_device_ops, poll_cq);
+	l->ib_device_ops_drain_sq = offsetof(const struct ib_device_ops, drain_sq);
+	l->ib_device_ops_drain_rq = offsetof(const struct ib_device_ops, drain_rq);
 	l->ib_cq_device = offsetof(struct ib_cq, device);
 	l->ib_qp_device = offsetof(struct ib_qp, device);
 	l->ib_srq_device = offsetof(struct ib_srq, device);
@@ -916,7 +918,10 @@ static int hns_shim_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 	return 0;
 }
 
-/* Completion handler of a CQ, from the CEQ interrupt. */
+/*
+ * Completion handler of a CQ: from the CEQ interrupt, the teardown's
+ * software completions and a drain during a reset.
+ */
 void hns_shim_cq_comp(struct ib_cq *ibcq)
 {
 	if (ibcq->comp_handler)
@@ -1306,144 +1311,6 @@ int hns_shim_qp_to_err(struct ib_qp *ibqp)
 
 	return hns_shim_modify_qp_counted(ibqp, &attr, IB_QP_STATE, NULL);
 }
-
-static struct hns_shim_qp *to_shim_qp(struct ib_qp *ibqp)
-{
-	return container_of(ibqp, struct hns_shim_qp, ibqp);
-}
-
-/* A drain WR's completion (hns_roce_v2_drain_rq/sq). */
-struct hns_shim_drain_cqe {
-	struct ib_cqe cqe;
-	struct completion done;
-};
-
-static void hns_shim_drain_done(struct ib_cq *cq, struct ib_wc *wc)
-{
-	struct hns_shim_drain_cqe *d = container_of(wc->wr_cqe,
-						    struct hns_shim_drain_cqe,
-						    cqe);
-
-	complete(&d->done);
-}
-
-/*
- * Waits for the drain WR: a CQ polled directly is polled here, 100 ms at a
- * time, until the completion came; otherwise its handler completes it.
- * During a reset the handler is run here (its software poll completes the
- * drain WR): if the teardown already ran it, that run is waited for or
- * cancelled first so that two do not poll at once.
- */
-static void hns_shim_drain_wait(struct ib_cq *cq, struct hns_shim_drain_cqe *d)
-{
-	struct hns_shim_cq *scq = container_of(cq, struct hns_shim_cq, ibcq);
-	struct hns_shim_dev *sdev = to_sdev(cq->device);
-
-	if (cq->poll_ctx == IB_POLL_DIRECT) {
-		while (wait_for_completion_timeout(&d->done, HZ / 10) <= 0)
-			ib_process_cq_direct(cq, -1);
-		return;
-	}
-	if (HNS_RS_OP(sdev, reset_down)) {
-		if (HNS_RS_OP(sdev, cq_trigger, scq->rs_cq)) {
-			switch (cq->poll_ctx) {
-			case IB_POLL_SOFTIRQ:
-				irq_poll_disable(&cq->iop);
-				irq_poll_enable(&cq->iop);
-				break;
-			case IB_POLL_WORKQUEUE:
-			case IB_POLL_UNBOUND_WORKQUEUE:
-				cancel_work_sync(&cq->work);
-				break;
-			default:
-				WARN_ON_ONCE(1);
-			}
-		}
-		if (cq->comp_handler)
-			cq->comp_handler(cq, cq->cq_context);
-	}
-	if (cq->comp_handler)
-		wait_for_completion(&d->done);
-}
-
-/*
- * What both drains do before posting (hns_roce_v2_drain_rq/sq): the QP to
- * ERR (a failure only counts outside a reset), the drain WR's completion
- * set up; 0 when the drain WR may be posted.
- */
-static int hns_shim_drain_prepare(struct ib_qp *ibqp,
-				  struct hns_shim_drain_cqe *d, const char *q)
-{
-	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
-	int ret;
-
-	ret = ib_modify_qp(ibqp, &attr, IB_QP_STATE);
-	if (ret && !HNS_RS_OP(to_sdev(ibqp->device), reset_down)) {
-		ibdev_err_ratelimited(ibqp->device,
-				      "failed to modify qp during drain %s, ret = %d.\n",
-				      q, ret);
-		return ret;
-	}
-	d->cqe.done = hns_shim_drain_done;
-	init_completion(&d->done);
-	return 0;
-}
-
-static void hns_shim_drain_rq(struct ib_qp *ibqp)
-{
-	struct hns_shim_drain_cqe d = {};
-	const struct ib_recv_wr *bad;
-	struct ib_recv_wr rwr = {};
-	int ret;
-
-	if (hns_shim_drain_prepare(ibqp, &d, "rq"))
-		return;
-	rwr.wr_cqe = &d.cqe;
-	/* During a reset into the ring, for the software poll. */
-	if (HNS_RS_OP(to_sdev(ibqp->device), reset_down))
-		ret = HNS_RS_OP(to_sdev(ibqp->device), push_drain_wr,
-				to_shim_qp(ibqp)->rs_qp, false, rwr.wr_id);
-	else
-		ret = ibqp->device->ops.post_recv(ibqp, &rwr, &bad);
-	if (ret) {
-		ibdev_err_ratelimited(ibqp->device,
-				      "failed to post recv for drain rq, ret = %d.\n",
-				      ret);
-		return;
-	}
-	hns_shim_drain_wait(ibqp->recv_cq, &d);
-}
-
-static void hns_shim_drain_sq(struct ib_qp *ibqp)
-{
-	struct hns_shim_drain_cqe d = {};
-	const struct ib_send_wr *bad;
-	/* Large enough for a UD QP's reading of it as an ib_ud_wr. */
-	union {
-		struct ib_rdma_wr rdma;
-		struct ib_ud_wr ud;
-	} swr = {};
-	int ret;
-
-	if (hns_shim_drain_prepare(ibqp, &d, "sq"))
-		return;
-	swr.rdma.wr.opcode = IB_WR_RDMA_WRITE;
-	swr.rdma.wr.wr_cqe = &d.cqe;
-	if (HNS_RS_OP(to_sdev(ibqp->device), reset_down))
-		ret = HNS_RS_OP(to_sdev(ibqp->device), push_drain_wr,
-				to_shim_qp(ibqp)->rs_qp, true,
-				swr.rdma.wr.wr_id);
-	else
-		ret = ibqp->device->ops.post_send(ibqp, &swr.rdma.wr, &bad);
-	if (ret) {
-		ibdev_err_ratelimited(ibqp->device,
-				      "failed to post send for drain sq, ret = %d.\n",
-				      ret);
-		return;
-	}
-	hns_shim_drain_wait(ibqp->send_cq, &d);
-}
-
 
 /* An MR: the Rust MR behind `rs_mr`. */
 struct hns_shim_mr {
@@ -1847,8 +1714,6 @@ static const struct ib_device_ops hns_shim_dev_ops = {
 	.modify_qp = hns_shim_modify_qp_counted,
 	.destroy_qp = hns_shim_destroy_qp,
 	.query_qp = hns_shim_query_qp,
-	.drain_rq = hns_shim_drain_rq,
-	.drain_sq = hns_shim_drain_sq,
 	.get_dma_mr = hns_shim_get_dma_mr,
 	.reg_user_mr = hns_shim_reg_user_mr_counted,
 	.dereg_mr = hns_shim_dereg_mr,

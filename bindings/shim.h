@@ -34,12 +34,16 @@ struct hns_shim_layout {
 	u32 ib_pd_size;
 	u32 ib_cq_size;
 	u32 ib_qp_size;
-	/* What the data-path ops (built in Rust, called by the core) rely on. */
+	/* What the data-path and drain ops (built in Rust, called by the core)
+	 * rely on.
+	 */
 	u32 ib_device_ops_size;
 	u32 ib_device_ops_post_send;
 	u32 ib_device_ops_post_recv;
 	u32 ib_device_ops_post_srq_recv;
 	u32 ib_device_ops_poll_cq;
+	u32 ib_device_ops_drain_sq;
+	u32 ib_device_ops_drain_rq;
 	u32 ib_cq_device;
 	u32 ib_qp_device;
 	u32 ib_srq_device;
@@ -686,9 +690,9 @@ struct hns_shim_res {
  */
 struct hns_rs_ib_ops {
 	/* The data path, called by the RDMA core without the shim:
-	 * post_send, post_recv and poll_cq, and the SRQ's post_srq_recv (set
-	 * only with SRQs). They find the driver's objects through the
-	 * containers below.
+	 * post_send, post_recv, poll_cq, drain_sq and drain_rq, and the SRQ's
+	 * post_srq_recv (set only with SRQs). They find the driver's objects
+	 * through the containers below.
 	 */
 	const struct ib_device_ops *datapath;
 	const struct ib_device_ops *srq_datapath;
@@ -762,9 +766,6 @@ struct hns_rs_ib_ops {
 	int (*modify_srq)(void *rs, void *srq, bool resize, bool limit,
 		u32 srq_limit);
 	int (*query_srq)(void *rs, void *srq, struct hns_shim_srq_attr *attr);
-	bool (*reset_down)(void *rs);
-	int (*push_drain_wr)(void *rs, void *qp, bool send, u64 wr_id);
-	bool (*cq_trigger)(void *rs, void *cq);
 	int (*res_cq)(void *rs, void *cq, struct hns_shim_res *res);
 	int (*res_qp)(void *rs, void *qp, struct hns_shim_res *res);
 	int (*res_mr)(void *rs, void *mr, struct hns_shim_res *res);

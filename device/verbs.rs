@@ -404,16 +404,8 @@ impl IbDriver for IbDev {
         q.post_send(&self.post_env(), wrs)
     }
 
-    fn reset_down(&self) -> bool {
-        self.cmd.is_reset_down()
-    }
-
-    fn push_drain_wr(&self, q: &qp::Qp, send: bool, wr_id: u64) -> Result {
-        q.core.push_drain_wr(send, wr_id)
-    }
-
-    fn cq_trigger(&self, c: &CqRef) -> bool {
-        c.0.trigger()
+    fn drain(&self, q: &qp::Qp, d: &rdma::Drain<'_, Self>) {
+        qp::drain::drain(&self.cmd, q, d, |c: &CqRef| c.0.trigger())
     }
 
     type Srq = srq::Srq;

@@ -38,6 +38,9 @@ use kernel::{device::Device, error::to_result, ffi::c_void, prelude::*, sync::Ar
 // The entry points the shim calls.
 pub(super) mod verbs;
 use verbs::*;
+// The drain ops and the steps a driver's drain is made of.
+mod drain;
+pub(crate) use drain::Drain;
 
 /// What `query_device` reports (plain data, filled by the driver).
 pub(crate) type DevAttr = raw::hns_shim_dev_attr;
@@ -405,19 +408,13 @@ pub(crate) trait IbDriver: Send + Sync {
         srq: &Self::Srq,
         wrs: RecvChain<'_>,
     ) -> core::result::Result<(), (usize, Error)>;
-    /// The device is going through a reset (drains cannot post).
-    fn reset_down(&self) -> bool;
-    /// A drain WR with id `wr_id` into the send (`send`) or receive ring
-    /// of a QP, for the software poll of a reset
-    /// (`hns_roce_push_drain_wr`).
-    ///
-    /// # Errors
-    ///
-    /// `ENOMEM` when the ring is full.
-    fn push_drain_wr(&self, qp: &Self::Qp, send: bool, wr_id: u64) -> Result;
-    /// Marks a CQ's handler as run for a reset's software completions
-    /// (`is_armed`); whether it was already.
-    fn cq_trigger(&self, cq: &Self::Cq) -> bool;
+    /// Drains one queue of a QP (`drain_sq`, `drain_rq`): `d` has the
+    /// steps (move to ERR, post or push the drain WR, poll or run the CQ,
+    /// wait), which the driver calls in its order. A drain WR the driver
+    /// posted and did not wait for is waited for after this returns.
+    fn drain(&self, qp: &Self::Qp, d: &Drain<'_, Self>)
+    where
+        Self: Sized;
     /// Changes a CQ's moderation: an event after `count` completions or
     /// `period` microseconds.
     fn modify_cq(&self, cq: &Self::Cq, count: u16, period: u16) -> Result;
@@ -492,13 +489,16 @@ pub(crate) type QpQuery = raw::hns_shim_qp_query;
 pub(super) struct IbAdapter<D>(PhantomData<fn() -> D>);
 
 impl<D: IbDriver> IbAdapter<D> {
-    /// The data-path ops the RDMA core calls directly (no shim function
-    /// between it and the driver: these are the calls made per WR and per
-    /// poll).
+    /// The ops the RDMA core calls directly, with no shim function between
+    /// it and the driver: the data path (the calls made per WR and per
+    /// poll) and the drains (which post on that path and need no C: the
+    /// drain WR's `done` is Rust's too).
     const DATAPATH: raw::ib_device_ops = raw::ib_device_ops {
         post_send: Some(post_send::<D>),
         post_recv: Some(post_recv::<D>),
         poll_cq: Some(poll_cq::<D>),
+        drain_sq: Some(drain::drain_sq::<D>),
+        drain_rq: Some(drain::drain_rq::<D>),
         // SAFETY: every other field of `ib_device_ops` is an optional
         // function pointer, a number or a pointer, for which zero means
         // "not set".
@@ -551,9 +551,6 @@ impl<D: IbDriver> IbAdapter<D> {
         destroy_srq: Some(destroy_srq::<D>),
         modify_srq: Some(modify_srq::<D>),
         query_srq: Some(query_srq::<D>),
-        reset_down: Some(reset_down::<D>),
-        push_drain_wr: Some(push_drain_wr::<D>),
-        cq_trigger: Some(cq_trigger::<D>),
         res_cq: Some(restrack::res_cq::<D>),
         res_qp: Some(restrack::res_qp::<D>),
         res_mr: Some(restrack::res_mr::<D>),

@@ -8,8 +8,8 @@
 //! An [`IrqRegistration`] requests a line for any [`IrqHandler`]; the shim's
 //! handler calls back into [`hns_rs_irq`] with a cookie that names the
 //! handler's type-erased entry point. [`Event`] wraps a `struct completion`
-//! (what a mailbox waiter sleeps on), [`OwnedQueue`] an ordered workqueue
-//! that is drained before it goes.
+//! (what a mailbox waiter and a QP drain sleep on), [`OwnedQueue`] an
+//! ordered workqueue that is drained before it goes.
 
 use super::raw;
 use kernel::{
@@ -67,6 +67,13 @@ impl Event {
     pub(crate) fn complete(&self) {
         // SAFETY: a valid completion; `complete` may run in any context.
         unsafe { kernel::bindings::complete(self.inner.get()) };
+    }
+
+    /// Waits until the event came (`wait_for_completion`, not
+    /// interruptible).
+    pub(crate) fn wait(&self) {
+        // SAFETY: a valid completion; we are in process context.
+        unsafe { kernel::bindings::wait_for_completion(self.inner.get()) }
     }
 
     /// Waits up to `ms` milliseconds; whether the event came.

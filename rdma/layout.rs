@@ -139,6 +139,16 @@ static ITEMS: [LayoutItem; WORDS] = [
         ib_device_ops_poll_cq,
         offset_of!(ib_device_ops, poll_cq)
     ),
+    item!(
+        "ib_device_ops.drain_sq",
+        ib_device_ops_drain_sq,
+        offset_of!(ib_device_ops, drain_sq)
+    ),
+    item!(
+        "ib_device_ops.drain_rq",
+        ib_device_ops_drain_rq,
+        offset_of!(ib_device_ops, drain_rq)
+    ),
     item!("ib_cq.device", ib_cq_device, offset_of!(ib_cq, device)),
     item!("ib_qp.device", ib_qp_device, offset_of!(ib_qp, device)),
     item!("ib_srq.device", ib_srq_device, offset_of!(ib_srq, device)),

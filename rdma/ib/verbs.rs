@@ -46,7 +46,7 @@ pub(in crate::rdma) unsafe fn drv<'a, D: IbDriver>(rs: *mut c_void) -> &'a D {
 /// `dev` is this driver's registered device (the `ibdev` of a
 /// `hns_shim_dev`), with the contract of [`drv`] for its `rs`.
 #[inline(always)]
-unsafe fn dev_drv<'a, D: IbDriver>(dev: *mut raw::ib_device) -> &'a D {
+pub(super) unsafe fn dev_drv<'a, D: IbDriver>(dev: *mut raw::ib_device) -> &'a D {
     // SAFETY: per the function's contract, `dev` is the `ibdev` field of a
     // live `hns_shim_dev`, whose `rs` is the registration's pointer.
     unsafe { drv::<D>((*kernel::container_of!(dev, raw::hns_shim_dev, ibdev)).rs) }
@@ -661,7 +661,7 @@ pub(super) unsafe extern "C" fn destroy_cq<D: IbDriver>(rs: *mut c_void, cq: *mu
 /// `ibcq` is the `ibcq` of a live `hns_shim_cq` whose `rs_cq` `create_cq`
 /// set (every CQ of this driver's device once the core has it).
 #[inline(always)]
-unsafe fn cq_rs(ibcq: *mut raw::ib_cq) -> *mut c_void {
+pub(super) unsafe fn cq_rs(ibcq: *mut raw::ib_cq) -> *mut c_void {
     // SAFETY: per the function's contract.
     unsafe { (*kernel::container_of!(ibcq, raw::hns_shim_cq, ibcq)).rs_cq }
 }
@@ -982,7 +982,7 @@ pub(super) unsafe extern "C" fn destroy_qp<D: IbDriver>(rs: *mut c_void, qp: *mu
 /// `ibqp` is the `ibqp` of a live `hns_shim_qp` whose `rs_qp` `create_qp`
 /// set (every QP of this driver's device once the core has it).
 #[inline(always)]
-unsafe fn qp_rs(ibqp: *mut raw::ib_qp) -> *mut c_void {
+pub(super) unsafe fn qp_rs(ibqp: *mut raw::ib_qp) -> *mut c_void {
     // SAFETY: per the function's contract.
     unsafe { (*kernel::container_of!(ibqp, raw::hns_shim_qp, ibqp)).rs_qp }
 }
@@ -1081,48 +1081,4 @@ pub(super) unsafe extern "C" fn post_send<D: IbDriver>(
             e.to_errno()
         }
     }
-}
-
-/// Called by the shim's drain: whether the device is going through a reset.
-///
-/// # Safety
-///
-/// `rs` is the device's pointer.
-pub(super) unsafe extern "C" fn reset_down<D: IbDriver>(rs: *mut c_void) -> bool {
-    // SAFETY: per the function's contract.
-    unsafe { drv::<D>(rs) }.reset_down()
-}
-
-/// Called by the shim's drain during a reset: the drain WR `wr_id` into
-/// the send (`send`) or receive ring of `qp`; 0 or a negative errno.
-///
-/// # Safety
-///
-/// `rs` is the device's pointer and `qp` a pointer `create_qp` returned
-/// that is live.
-pub(super) unsafe extern "C" fn push_drain_wr<D: IbDriver>(
-    rs: *mut c_void,
-    qp: *mut c_void,
-    send: bool,
-    wr_id: u64,
-) -> c_int {
-    // SAFETY: per the function's contract.
-    let (d, q) = unsafe { (drv::<D>(rs), QpBox::<D>::borrow(qp).get_ref()) };
-    match d.push_drain_wr(q, send, wr_id) {
-        Ok(()) => 0,
-        Err(e) => e.to_errno(),
-    }
-}
-
-/// Called by the shim's drain during a reset: marks the CQ's handler as
-/// run; whether it was already.
-///
-/// # Safety
-///
-/// `rs` is the device's pointer and `cq` a pointer `create_cq` returned
-/// that is live.
-pub(super) unsafe extern "C" fn cq_trigger<D: IbDriver>(rs: *mut c_void, cq: *mut c_void) -> bool {
-    // SAFETY: per the function's contract.
-    let (d, cq) = unsafe { (drv::<D>(rs), CqBox::<D>::borrow(cq)) };
-    d.cq_trigger(cq)
 }
