@@ -687,8 +687,11 @@ impl Firmware {
     /// (the events of `hold` faults), `sccc-busy:N` (the next N
     /// QUERY_SCCC answers say not done), `storm:N` / `storm:off` (events
     /// around the next N create and destroy mailboxes of CQs, QPs and
-    /// SRQs, [`Firmware::storm`]) and `link:up`/`link:down`
-    /// (the function's port, [`Firmware::port_up`]).
+    /// SRQs, [`Firmware::storm`]), `link:up`/`link:down`
+    /// (the function's port, [`Firmware::port_up`]) and `hw-reset`: a
+    /// hardware reset of the function has happened (its contexts and HEM
+    /// tables are gone, as after FUNC_CLEAR; the driver, told by the NIC's
+    /// reset count, sends no FUNC_CLEAR of its own).
     /// The trace notes it, so that a run's trace shows where each fault
     /// was armed.
     pub fn control(&mut self, cmd: &str) -> Result<(), String> {
@@ -710,6 +713,8 @@ impl Firmware {
             };
         } else if cmd == "release" {
             self.released.append(&mut self.held);
+        } else if cmd == "hw-reset" {
+            self.reset_tables();
         } else if let Some(rest) = cmd.strip_prefix("ceq:") {
             self.injected_ceqes.push(
                 crate::caps::parse_num(rest)
@@ -1964,6 +1969,21 @@ mod tests {
         let m = Fault::parse("mbx:0x23:0x11:once").unwrap();
         assert!(m.mailbox && m.opcode == 0x23 && m.retval == 0x11);
         assert!(Fault::parse("mbx:0x23:timeout").is_err());
+    }
+
+    #[test]
+    fn hw_reset_control_drops_the_eq_contexts() {
+        // An EQ created, then a hardware reset reported by the control
+        // channel: the next CREATE of that EQ is not over a live context.
+        let mem = VecMem::new(1 << 16);
+        let mut f = fw();
+        create_aeq(&mut f, &mem);
+        f.control("hw-reset").unwrap();
+        create_aeq(&mut f, &mem);
+        assert_eq!(f.stats.stale_eqcs, 0);
+        // Without it, the same sequence counts one.
+        create_aeq(&mut f, &mem);
+        assert_eq!(f.stats.stale_eqcs, 1);
     }
 
     #[test]

@@ -112,7 +112,9 @@ echo "    $(printf '%s\n' "$out" | grep 'while resetting')"
 # that (created; doorbells stay disabled, so a new user context cannot map
 # its doorbell page and is refused), and after a finished hardware reset (reset_cnt one up:
 # created without a mailbox, nothing is sent any more, so that the unload
-# clears the function by "func clear success after reset."). Then the
+# clears the function by "func clear success after reset."; the model is
+# told of that reset by its `hw-reset` control command, which clears the
+# function as the hardware reset would). Then the
 # driver is loaded again and hns_0 works.
 mbox_in_reset() {
     got=$(python3 -c '
@@ -144,6 +146,7 @@ except Exception as e:
     print("new context after cmdq_stat: refused", getattr(e, "error_code", e))
 n = int(open(P + "reset_cnt").read())
 put("reset_cnt", n + 1)
+put("fault", "hw-reset")
 q4 = cq("reset_cnt")
 for q in (q1, q2, q3, q4):
     if q:
