@@ -547,10 +547,22 @@ if [ -x "$HNS_BUILD/sim-target/release/hns-sim" ] && [ -f "$HNS_BUILD/module-kun
     # The normaliser the C-vs-Rust diffs rely on: two runs of the C driver
     # with the same workload (objects through libhns, then unload) must give
     # the same trace once DMA addresses are masked.
+    # The C driver is the oracle here: a run whose probe a CMQ timeout
+    # under host load failed (docs/harness.md "Host load") is run once
+    # more, and said; any other failure fails the line.
     for i in 1 2; do
-        bash scripts/run-guest.sh --driver c --sim 1 --name "c-run$i" --cmd \
-            'python3 /opt/hns/sim-objects.py >/dev/null && rmmod hns_roce_hw_v2 && rmmod hns_sim' \
-            >"$L/c-run$i.log" 2>&1 || result "trace/c-run$i" FAIL "see $L/c-run$i.log"
+        for try in 1 2; do
+            bash scripts/run-guest.sh --driver c --sim 1 --name "c-run$i" --cmd \
+                'python3 /opt/hns/sim-objects.py >/dev/null && rmmod hns_roce_hw_v2 && rmmod hns_sim' \
+                >"$L/c-run$i.log" 2>&1 && break
+            cmqerr=$(grep -m 1 'Cmdq IO error' "$HNS_BUILD/guest/c-run$i/console.log" 2>/dev/null)
+            if [ "$try" = 1 ] && [ -n "$cmqerr" ]; then
+                echo "    c-run$i: run again after a CMQ timeout: $cmqerr"
+                continue
+            fi
+            result "trace/c-run$i" FAIL "see $L/c-run$i.log"
+            break
+        done
     done
     trace_equal trace/normalised-c-runs-equal c-run1 c-run2 "two C runs differ after normalisation"
 
