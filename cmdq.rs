@@ -338,6 +338,18 @@ enum Gate {
     Busy,
 }
 
+impl Gate {
+    /// What a command the gate stops reports (success for [`Gate::Done`],
+    /// `EBUSY` for [`Gate::Busy`]); `None` when it may be sent.
+    fn stopped(self) -> Option<Result> {
+        match self {
+            Gate::Open => None,
+            Gate::Done => Some(Ok(())),
+            Gate::Busy => Some(Err(EBUSY)),
+        }
+    }
+}
+
 /// A DMA buffer a mailbox command reads a context from or writes one to.
 pub(crate) struct MailboxBuf {
     buf: Coherent<[u32]>,
@@ -689,10 +701,8 @@ impl Cmd {
         if q.is_fatal() {
             return Err(EIO);
         }
-        match self.gate(&mut q) {
-            Gate::Open => {}
-            Gate::Done => return Ok(()),
-            Gate::Busy => return Err(EBUSY),
+        if let Some(r) = self.gate(&mut q).stopped() {
+            return r;
         }
         let r = q.send(self.regs.io(), d, &self.stat).map_err(|e| {
             if e.unsent {
@@ -710,10 +720,8 @@ impl Cmd {
             e.err
         });
         if r.is_err() {
-            match self.gate(&mut q) {
-                Gate::Open => {}
-                Gate::Done => return Ok(()),
-                Gate::Busy => return Err(EBUSY),
+            if let Some(r) = self.gate(&mut q).stopped() {
+                return r;
             }
         }
         r
@@ -809,10 +817,8 @@ impl Cmd {
     /// was reset, `EBUSY` while waiting for it or while bringing the
     /// function up (see [`Cmd::gate`]).
     pub(crate) fn mbox(&self, in_param: u64, out_param: u64, cmd: u8, tag: u32) -> Result {
-        match self.mbox_gate() {
-            Gate::Open => {}
-            Gate::Done => return Ok(()),
-            Gate::Busy => return Err(EBUSY),
+        if let Some(r) = self.mbox_gate().stopped() {
+            return r;
         }
         if self.use_events.load(Ordering::Acquire) {
             self.mbox_wait(in_param, out_param, cmd, tag)
