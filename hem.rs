@@ -87,6 +87,22 @@ impl HemType {
         HemType::Gmv,
     ];
 
+    /// The tables in the order the driver's teardown releases what they
+    /// still hold (`hns_roce_cleanup_hem`): SRQC, CQC, the timers, SCCC,
+    /// TRRL, GMV, IRRL, QPC, MTPT.
+    pub const CLEANUP_ORDER: [HemType; 10] = [
+        HemType::Srqc,
+        HemType::Cqc,
+        HemType::QpcTimer,
+        HemType::CqcTimer,
+        HemType::Sccc,
+        HemType::Trrl,
+        HemType::Gmv,
+        HemType::Irrl,
+        HemType::Qpc,
+        HemType::Mtpt,
+    ];
+
     /// Types from MTT on are buffers addressed through per-object BT trees
     /// rather than context tables programmed by mailbox.
     pub fn is_buffer(self) -> bool {

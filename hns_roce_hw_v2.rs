@@ -675,7 +675,7 @@ impl HwV2 {
             _eqs: EqTable::new(h, cmd, objs, &profile.caps, profile.rev.is_hip09())
                 .inspect_err(|_| hdev_err!(h.device(), "eq init failed!\n"))?,
             _events: EventMode::new(cmd),
-            hem: HemTables::new(cmd, &profile.caps)
+            hem: HemTables::new(h.bound_device(), cmd, &profile.caps)
                 .and_then(|hem| Ok(Arc::new(hem, GFP_KERNEL)?))
                 .inspect_err(|_| {
                     hdev_err!(h.device(), "init HEM(Hardware Entry Memory) failed!\n")

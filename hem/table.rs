@@ -96,6 +96,15 @@ fn nones<T>(len: u32) -> Result<KVec<Option<T>>> {
     Ok(v)
 }
 
+/// Where a mailbox write's out-parameter buffer comes from: a fresh one
+/// per command while the device is at hand (C's mailbox pool), or one kept
+/// for the teardown, which runs where no bound device is.
+#[derive(Clone, Copy)]
+enum Out<'a> {
+    Fresh(&'a Device<Bound>),
+    Kept(&'a MailboxBuf),
+}
+
 /// One context table.
 #[pin_data]
 pub(crate) struct HemTable {
@@ -121,12 +130,17 @@ impl HemTable {
     }
 
     /// Carries out one hardware write of a plan.
-    fn write(&self, dev: &Device<Bound>, mem: &Mem, w: &HwWrite) -> Result {
+    fn write(&self, out: Out<'_>, mem: &Mem, w: &HwWrite) -> Result {
         match *w {
             HwWrite::Mailbox { cmd, tag, base, .. } => {
                 let ba = base.and_then(|b| mem.dma(b)).unwrap_or(0);
-                let scratch = MailboxBuf::new(dev)?;
-                self.cmd.mbox(ba, scratch.dma(), cmd, tag)
+                match out {
+                    Out::Fresh(dev) => {
+                        let scratch = MailboxBuf::new(dev)?;
+                        self.cmd.mbox(ba, scratch.dma(), cmd, tag)
+                    }
+                    Out::Kept(buf) => self.cmd.mbox(ba, buf.dma(), cmd, tag),
+                }
             }
             HwWrite::GmvBt { idx, base, .. } => {
                 let ba = base.and_then(|b| mem.dma(b)).unwrap_or(0) >> 12;
@@ -189,7 +203,7 @@ impl HemTable {
                 let step = match *w {
                     HwWrite::Mailbox { step, .. } | HwWrite::GmvBt { step, .. } => step,
                 };
-                if let Err(e) = self.write(dev, &mem, w) {
+                if let Err(e) = self.write(Out::Fresh(dev), &mem, w) {
                     if is_last_step(g.hop_num, step) {
                         hdev_err!(self.cmd.device(), "set HEM step last failed!\n");
                     } else {
@@ -248,13 +262,39 @@ impl HemTable {
             Some(Some(_)) => {}
             _ => return,
         }
+        self.release(&mut mem, Out::Fresh(dev), obj);
+    }
+
+    /// Releases every chunk still held, whatever its count, as the
+    /// driver's teardown does (`hns_roce_cleanup_*hem_table`): each chunk
+    /// through the put of its first object, so the engine is told to
+    /// forget the chunks the driver never puts (QPC entries stay until the
+    /// end). Once the function was cleared those mailboxes are answered
+    /// without reaching the engine (`Cmd::mbox`); after a clear that did
+    /// not complete they go out, as C's do.
+    fn release_all(&self, out: &MailboxBuf) {
+        let mut mem = self.mem.lock();
+        for buf in 0..self.geom.num_hem {
+            // CAST: chunk indexes are u32 counts.
+            if !matches!(mem.chunks.get(buf as usize), Some(Some(_))) {
+                continue;
+            }
+            if let Some(obj) = self.geom.chunk_first_obj(buf) {
+                self.release(&mut mem, Out::Kept(out), obj);
+            }
+        }
+    }
+
+    /// The last put of `obj`'s chunk: the engine's pointers cleared, the
+    /// chunk and the BT pages it alone used freed.
+    fn release(&self, mem: &mut Mem, out: Out<'_>, obj: u32) {
         let plan = {
             let m = &*mem;
             self.geom.put_plan(obj, |a| m.exists(a))
         };
         let Some(plan) = plan else { return };
         for w in plan.writes.iter() {
-            if self.write(dev, &mem, w).is_err() {
+            if self.write(out, mem, w).is_err() {
                 hdev_warn!(
                     self.cmd.device(),
                     "failed to clear HEM of {:?}\n",
@@ -296,14 +336,17 @@ impl Drop for HemRef<'_> {
     }
 }
 
-/// The context tables of a function (`hns_roce_init_hem`).
+/// The context tables of a function (`hns_roce_init_hem`); dropping them
+/// releases what they still hold ([`HemType::CLEANUP_ORDER`]).
 pub(crate) struct HemTables {
     tables: KVec<(HemType, Pin<KBox<HemTable>>)>,
+    /// The out-parameter buffer of the teardown's clears.
+    teardown_out: MailboxBuf,
 }
 
 impl HemTables {
     /// Every table the caps ask for, empty.
-    pub(crate) fn new(cmd: &Arc<Cmd>, caps: &Caps) -> Result<Self> {
+    pub(crate) fn new(dev: &Device<Bound>, cmd: &Arc<Cmd>, caps: &Caps) -> Result<Self> {
         // CAST: PAGE_SHIFT is 12..16.
         let shift = kernel::page::PAGE_SHIFT as u32;
         let mut tables = KVec::new();
@@ -324,7 +367,10 @@ impl HemTables {
             let t = KBox::pin_init(HemTable::new(cmd.clone(), geom)?, GFP_KERNEL)?;
             tables.push((ty, t), GFP_KERNEL)?;
         }
-        Ok(Self { tables })
+        Ok(Self {
+            tables,
+            teardown_out: MailboxBuf::new(dev)?,
+        })
     }
 
     /// The table of type `ty`.
@@ -334,5 +380,15 @@ impl HemTables {
             .find(|(t, _)| *t == ty)
             .map(|(_, t)| &**t)
             .ok_or(EINVAL)
+    }
+}
+
+impl Drop for HemTables {
+    fn drop(&mut self) {
+        for ty in HemType::CLEANUP_ORDER {
+            if let Ok(t) = self.table(ty) {
+                t.release_all(&self.teardown_out);
+            }
+        }
     }
 }

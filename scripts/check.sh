@@ -709,6 +709,23 @@ if [ -x "$HNS_BUILD/sim-target/release/hns-sim" ] && [ -f "$HNS_BUILD/module-kun
         guest_tests "reset-$d" "$RESULTS" "$L/reset-$d.cmd" --driver $d --sim 1
     done
     trace_equal equivalence/reset-trace reset-c reset-rs
+    # The last unload's FUNC_CLEAR fails (reset-plan.sh
+    # unload-clear-failed): the DESTROY_*_BT mailboxes sent after it (the
+    # HEM cleanup of the chunks still held), in order with their tags, must
+    # be equal and not none.
+    hemclr() {
+        awk '/^cmq > op=8508 FUNC_CLEAR/ { n = NR; out = "" }
+             /^mbx > cmd=.. DESTROY_[A-Z]+_BT[0-9]/ && n { out = out $4 "/" $5 " " }
+             END { print out }' "$HNS_BUILD/guest/$1/trace-0.txt" 2>/dev/null
+    }
+    hcc=$(hemclr reset-c) hcr=$(hemclr reset-rs)
+    if [ -z "${hcc% }" ]; then
+        result equivalence/hem-cleanup-after-failed-clear FAIL "(no DESTROY_*_BT after the C run's last FUNC_CLEAR)"
+    elif [ "$hcc" != "$hcr" ]; then
+        result equivalence/hem-cleanup-after-failed-clear FAIL "(C: $hcc; Rust: ${hcr:-none})"
+    else
+        result equivalence/hem-cleanup-after-failed-clear PASS "($hcc)"
+    fi
     # The reset states hclge reports (reset-plan.sh init-while-resetting,
     # mbox-in-reset, reinit-in-hw-reset): each outcome the C run printed,
     # and the doorbells hns-sim counted (none rung by the re-init during

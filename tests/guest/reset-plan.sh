@@ -216,5 +216,20 @@ runtime_fault() {
 }
 check "$G/runtime-fault" runtime_fault
 check "$G/runtime-fault-refused" sh -c "! echo bogus 2>/dev/null >$FAULT"
-check "$G/unload" sh -c "rmmod $MOD && rmmod hns_sim"
+# The last unload with FUNC_CLEAR's write failing (0x8508, CMQ return 6,
+# EINVAL): the function is not cleared, so the context BTs the driver
+# still holds (QPC chunks, never put while the device lives) are destroyed
+# by mailbox at the HEM cleanup, and the EQs too; make check compares the
+# DESTROY_*_BT mailboxes after that FUNC_CLEAR in the two traces
+# (equivalence/hem-cleanup-after-failed-clear) besides the whole trace.
+unload_clear_failed() {
+    echo 0x8508:6:once >$FAULT || return 1
+    rmmod $MOD || return 1
+    dmesg | tail -n 40 | grep -q "func clear failed" || {
+        echo "no 'func clear failed' line after the unload"
+        return 1
+    }
+}
+check "$G/unload-clear-failed" unload_clear_failed
+check "$G/unload" rmmod hns_sim
 plan_exit
