@@ -7,10 +7,12 @@
 //!
 //! This is the only module that touches `bindings::` items or shim functions;
 //! the rest of the driver sees safe types. The raw module is private here, so
-//! the rule is enforced by visibility. Nothing in it names the driver's
-//! types: the hnae3 client and the ib_device are generic over the traits the
-//! driver implements ([`RoceClient`], [`IbDriver`]), so the layer could serve
-//! another RDMA driver. Its parts, by concern:
+//! the rule is enforced by visibility. It names one type of the driver's,
+//! the software counter names (`IbDriver::count_err` takes a
+//! `crate::dfx::DfxCnt`); otherwise the hnae3 client and the ib_device are
+//! generic over the traits the driver implements ([`RoceClient`],
+//! [`IbDriver`]). `docs/rdma-layer.md` is the guide for another driver. Its
+//! parts, by concern:
 //!
 //! - `hnae3`: the hnae3 RoCE client, the function's handle and the
 //!   resources it lends (register window, SQ doorbells, reset requests);
