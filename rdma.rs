@@ -7,12 +7,11 @@
 //!
 //! This is the only module that touches `bindings::` items or shim functions;
 //! the rest of the driver sees safe types. The raw module is private here, so
-//! the rule is enforced by visibility. It names one type of the driver's,
-//! the software counter names (`IbDriver::count_err` takes a
-//! `crate::dfx::DfxCnt`); otherwise the hnae3 client and the ib_device are
-//! generic over the traits the driver implements ([`RoceClient`],
-//! [`IbDriver`]). `docs/rdma-layer.md` is the guide for another driver. Its
-//! parts, by concern:
+//! the rule is enforced by visibility. Nothing in it names the driver's
+//! types: the hnae3 client and the ib_device are generic over the traits the
+//! driver implements ([`RoceClient`], [`IbDriver`]), so the layer could serve
+//! another RDMA driver (`docs/rdma-layer.md` is the guide). Its parts, by
+//! concern:
 //!
 //! - `hnae3`: the hnae3 RoCE client, the function's handle and the
 //!   resources it lends (register window, SQ doorbells, reset requests);
@@ -53,15 +52,15 @@ pub(crate) use irq::irqs_disabled;
 pub(crate) use irq::{Event, IrqHandler, IrqRegistration, OwnedQueue};
 mod ib;
 pub(crate) use ib::{
-    dev_log, dev_log_ret, AddrVec, AhIn, CqOut, CqUreq, DevAttr, Drain, GidEntry, IbDriver, IbLog,
-    IbParams, IbRegistration, LogLevel, MrReq, NetdevEvent, PortAttr, PortEvents, QpAttr, QpInit,
-    QpModifyResp, QpQuery, SrqArgs, SrqAttr, SrqUreq, StatDescs, UctxResp, CORE_PORT_IBA_ROCE,
-    CORE_PORT_IBA_ROCE_UDP_ENCAP, DEVICE_MEM_MGT_EXTENSIONS, DEVICE_PORT_ACTIVE_EVENT,
-    DEVICE_RC_RNR_NAK_GEN, DEVICE_XRC, EVENT_PORT_ACTIVE, EVENT_PORT_ERR, MGMT_MAD_SIZE,
-    MR_REREG_ACCESS, MR_REREG_PD, MR_REREG_TRANS, MR_TYPE_MEM_REG, MTU_256, NETDEV_CHANGE,
-    NETDEV_CHANGEADDR, NETDEV_DOWN, NETDEV_REGISTER, NETDEV_UP, PORT_ACTIVE, PORT_BOOT_MGMT_SUP,
-    PORT_CM_SUP, PORT_DOWN, PORT_PHYS_STATE_DISABLED, PORT_PHYS_STATE_LINK_UP, PORT_REINIT_SUP,
-    PORT_VENDOR_CLASS_SUP, SRQT_XRC,
+    dev_log, dev_log_ret, AddrVec, AhIn, CqOut, CqUreq, DevAttr, Drain, FailedVerb, GidEntry,
+    IbDriver, IbLog, IbParams, IbRegistration, LogLevel, MrReq, NetdevEvent, PortAttr, PortEvents,
+    QpAttr, QpInit, QpModifyResp, QpQuery, SrqArgs, SrqAttr, SrqUreq, StatDescs, UctxResp,
+    CORE_PORT_IBA_ROCE, CORE_PORT_IBA_ROCE_UDP_ENCAP, DEVICE_MEM_MGT_EXTENSIONS,
+    DEVICE_PORT_ACTIVE_EVENT, DEVICE_RC_RNR_NAK_GEN, DEVICE_XRC, EVENT_PORT_ACTIVE, EVENT_PORT_ERR,
+    MGMT_MAD_SIZE, MR_REREG_ACCESS, MR_REREG_PD, MR_REREG_TRANS, MR_TYPE_MEM_REG, MTU_256,
+    NETDEV_CHANGE, NETDEV_CHANGEADDR, NETDEV_DOWN, NETDEV_REGISTER, NETDEV_UP, PORT_ACTIVE,
+    PORT_BOOT_MGMT_SUP, PORT_CM_SUP, PORT_DOWN, PORT_PHYS_STATE_DISABLED, PORT_PHYS_STATE_LINK_UP,
+    PORT_REINIT_SUP, PORT_VENDOR_CLASS_SUP, SRQT_XRC,
 };
 mod layout;
 pub(crate) use layout::check_layout;

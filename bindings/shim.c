@@ -358,15 +358,15 @@ static struct hns_shim_dev *to_sdev(struct ib_device *ibdev)
 
 /*
  * The verbs whose failures the driver counts (debugfs sw_stat) enter
- * through the wrappers named *_counted: each calls the op and counts a
- * failure in the counter HNS_SHIM_DFX_*, whatever failed (the shim's own
- * checks and copies included, as C counts every failure of these verbs).
+ * through the wrappers named *_counted: each calls the op and reports a
+ * failure as HNS_SHIM_VERB_*, whatever failed (the shim's own checks and
+ * copies included, as C counts every failure of these verbs).
  */
-static int hns_shim_count_err(struct ib_device *ibdev, int ret, u32 cnt)
+static int hns_shim_count_err(struct ib_device *ibdev, int ret, u32 verb)
 {
 	if (ret)
 		HNS_RS_OP(container_of(ibdev, struct hns_shim_dev, ibdev),
-			  count_err, cnt);
+			  verb_failed, verb);
 	return ret;
 }
 
@@ -1301,7 +1301,7 @@ static int hns_shim_modify_qp_counted(struct ib_qp *ibqp,
 {
 	return hns_shim_count_err(ibqp->device,
 				  hns_shim_modify_qp(ibqp, attr, mask, udata),
-				  HNS_SHIM_DFX_QP_MODIFY_ERR);
+				  HNS_SHIM_VERB_QP_MODIFY);
 }
 
 /* The move to ERR of a QP whose work must be flushed (deferred work). */
@@ -1577,7 +1577,7 @@ static int hns_shim_create_ah_counted(struct ib_ah *ibah,
 {
 	return hns_shim_count_err(ibah->device,
 				  hns_shim_create_ah(ibah, init_attr, udata),
-				  HNS_SHIM_DFX_AH_CREATE_ERR);
+				  HNS_SHIM_VERB_AH_CREATE);
 }
 
 static int hns_shim_alloc_ucontext_counted(struct ib_ucontext *uctx,
@@ -1585,14 +1585,14 @@ static int hns_shim_alloc_ucontext_counted(struct ib_ucontext *uctx,
 {
 	return hns_shim_count_err(uctx->device,
 				  hns_shim_alloc_ucontext(uctx, udata),
-				  HNS_SHIM_DFX_UCTX_ALLOC_ERR);
+				  HNS_SHIM_VERB_UCTX_ALLOC);
 }
 
 static int hns_shim_mmap_counted(struct ib_ucontext *uctx,
 				 struct vm_area_struct *vma)
 {
 	return hns_shim_count_err(uctx->device, hns_shim_mmap(uctx, vma),
-				  HNS_SHIM_DFX_MMAP_ERR);
+				  HNS_SHIM_VERB_MMAP);
 }
 
 static int hns_shim_alloc_xrcd_counted(struct ib_xrcd *ibxrcd,
@@ -1600,7 +1600,7 @@ static int hns_shim_alloc_xrcd_counted(struct ib_xrcd *ibxrcd,
 {
 	return hns_shim_count_err(ibxrcd->device,
 				  hns_shim_alloc_xrcd(ibxrcd, udata),
-				  HNS_SHIM_DFX_XRCD_ALLOC_ERR);
+				  HNS_SHIM_VERB_XRCD_ALLOC);
 }
 
 static int hns_shim_create_cq_counted(struct ib_cq *ibcq,
@@ -1609,7 +1609,7 @@ static int hns_shim_create_cq_counted(struct ib_cq *ibcq,
 {
 	return hns_shim_count_err(ibcq->device,
 				  hns_shim_create_cq(ibcq, attr, attrs),
-				  HNS_SHIM_DFX_CQ_CREATE_ERR);
+				  HNS_SHIM_VERB_CQ_CREATE);
 }
 
 static int hns_shim_modify_cq_counted(struct ib_cq *ibcq, u16 count,
@@ -1617,7 +1617,7 @@ static int hns_shim_modify_cq_counted(struct ib_cq *ibcq, u16 count,
 {
 	return hns_shim_count_err(ibcq->device,
 				  hns_shim_modify_cq(ibcq, count, period),
-				  HNS_SHIM_DFX_CQ_MODIFY_ERR);
+				  HNS_SHIM_VERB_CQ_MODIFY);
 }
 
 static int hns_shim_create_qp_counted(struct ib_qp *ibqp,
@@ -1626,7 +1626,7 @@ static int hns_shim_create_qp_counted(struct ib_qp *ibqp,
 {
 	return hns_shim_count_err(ibqp->device,
 				  hns_shim_create_qp(ibqp, init_attr, udata),
-				  HNS_SHIM_DFX_QP_CREATE_ERR);
+				  HNS_SHIM_VERB_QP_CREATE);
 }
 
 static int hns_shim_create_srq_counted(struct ib_srq *ibsrq,
@@ -1635,7 +1635,7 @@ static int hns_shim_create_srq_counted(struct ib_srq *ibsrq,
 {
 	return hns_shim_count_err(ibsrq->device,
 				  hns_shim_create_srq(ibsrq, init_attr, udata),
-				  HNS_SHIM_DFX_SRQ_CREATE_ERR);
+				  HNS_SHIM_VERB_SRQ_CREATE);
 }
 
 static int hns_shim_modify_srq_counted(struct ib_srq *ibsrq,
@@ -1645,7 +1645,7 @@ static int hns_shim_modify_srq_counted(struct ib_srq *ibsrq,
 {
 	return hns_shim_count_err(ibsrq->device,
 				  hns_shim_modify_srq(ibsrq, attr, mask, udata),
-				  HNS_SHIM_DFX_SRQ_MODIFY_ERR);
+				  HNS_SHIM_VERB_SRQ_MODIFY);
 }
 
 static struct ib_mr *hns_shim_reg_user_mr_counted(struct ib_pd *pd, u64 start,
@@ -1658,7 +1658,7 @@ static struct ib_mr *hns_shim_reg_user_mr_counted(struct ib_pd *pd, u64 start,
 						access_flags, dmah, udata);
 
 	hns_shim_count_err(pd->device, PTR_ERR_OR_ZERO(mr),
-			   HNS_SHIM_DFX_MR_REG_ERR);
+			   HNS_SHIM_VERB_MR_REG);
 	return mr;
 }
 
@@ -1675,7 +1675,7 @@ static struct ib_mr *hns_shim_rereg_user_mr_counted(struct ib_mr *ibmr,
 						  udata);
 
 	hns_shim_count_err(ibdev, PTR_ERR_OR_ZERO(mr),
-			   HNS_SHIM_DFX_MR_REREG_ERR);
+			   HNS_SHIM_VERB_MR_REREG);
 	return mr;
 }
 

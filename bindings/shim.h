@@ -667,21 +667,21 @@ struct hns_shim_res {
 	} attr[HNS_SHIM_RES_ATTRS];
 };
 
-/* The failed verbs the driver's software counters count (debugfs sw_stat;
- * positions in the driver's list of counters, checked against it in Rust).
+/* The verbs whose failures the shim reports to the driver (verb_failed),
+ * whatever part of the verb failed.
  */
-#define HNS_SHIM_DFX_QP_CREATE_ERR 7
-#define HNS_SHIM_DFX_QP_MODIFY_ERR 8
-#define HNS_SHIM_DFX_CQ_CREATE_ERR 9
-#define HNS_SHIM_DFX_CQ_MODIFY_ERR 10
-#define HNS_SHIM_DFX_SRQ_CREATE_ERR 11
-#define HNS_SHIM_DFX_SRQ_MODIFY_ERR 12
-#define HNS_SHIM_DFX_XRCD_ALLOC_ERR 13
-#define HNS_SHIM_DFX_MR_REG_ERR 14
-#define HNS_SHIM_DFX_MR_REREG_ERR 15
-#define HNS_SHIM_DFX_AH_CREATE_ERR 16
-#define HNS_SHIM_DFX_MMAP_ERR 17
-#define HNS_SHIM_DFX_UCTX_ALLOC_ERR 18
+#define HNS_SHIM_VERB_QP_CREATE 0
+#define HNS_SHIM_VERB_QP_MODIFY 1
+#define HNS_SHIM_VERB_CQ_CREATE 2
+#define HNS_SHIM_VERB_CQ_MODIFY 3
+#define HNS_SHIM_VERB_SRQ_CREATE 4
+#define HNS_SHIM_VERB_SRQ_MODIFY 5
+#define HNS_SHIM_VERB_XRCD_ALLOC 6
+#define HNS_SHIM_VERB_MR_REG 7
+#define HNS_SHIM_VERB_MR_REREG 8
+#define HNS_SHIM_VERB_AH_CREATE 9
+#define HNS_SHIM_VERB_MMAP 10
+#define HNS_SHIM_VERB_UCTX_ALLOC 11
 
 /* The verbs and queries of an ib_device, implemented in Rust; rs is the
  * driver state given to hns_shim_alloc_ibdev, the object pointers what the
@@ -715,7 +715,7 @@ struct hns_rs_ib_ops {
 	/* Doorbells are off (a reset): user mappings are refused. */
 	bool (*doorbells_off)(void *rs);
 	/* A verb failed: count it in software counter cnt (HNS_SHIM_DFX_*). */
-	void (*count_err)(void *rs, u32 cnt);
+	void (*verb_failed)(void *rs, u32 verb);
 	/* The device takes user contexts (C's active): alloc_ucontext
 	 * answers -EAGAIN otherwise.
 	 */

@@ -15,8 +15,8 @@ use crate::cmdq::desc::{chain, flag};
 use crate::hns_roce_hw_v2::consts::{cap_flag, cmq_op, msg};
 use crate::hns_roce_hw_v2::gid;
 use crate::rdma::{
-    self, AddrVec, AhIn, DevAttr, GidEntry, IbCq, IbDriver, IbQp, NetDev, NetdevEvent, PortAttr,
-    PortEvents, UctxResp, WcArray,
+    self, AddrVec, AhIn, DevAttr, FailedVerb, GidEntry, IbCq, IbDriver, IbQp, NetDev, NetdevEvent,
+    PortAttr, PortEvents, UctxResp, WcArray,
 };
 use crate::{ah, bond, db, dfx, mr, qp, srq};
 use kernel::{prelude::*, sync::Arc, types::ScopeGuard};
@@ -196,8 +196,22 @@ impl IbDriver for IbDev {
         self.cmd.doorbells_off()
     }
 
-    fn count_err(&self, c: dfx::DfxCnt) {
-        self.cmd.sw_stat().inc(c);
+    fn verb_failed(&self, v: FailedVerb) {
+        use dfx::DfxCnt::*;
+        self.cmd.sw_stat().inc(match v {
+            FailedVerb::CreateQp => QpCreateErr,
+            FailedVerb::ModifyQp => QpModifyErr,
+            FailedVerb::CreateCq => CqCreateErr,
+            FailedVerb::ModifyCq => CqModifyErr,
+            FailedVerb::CreateSrq => SrqCreateErr,
+            FailedVerb::ModifySrq => SrqModifyErr,
+            FailedVerb::AllocXrcd => XrcdAllocErr,
+            FailedVerb::RegUserMr => MrRegErr,
+            FailedVerb::ReregUserMr => MrReregErr,
+            FailedVerb::CreateAh => AhCreateErr,
+            FailedVerb::Mmap => MmapErr,
+            FailedVerb::AllocUcontext => UctxAllocErr,
+        });
     }
 
     fn active(&self) -> bool {

@@ -225,6 +225,58 @@ impl IbLog {
     }
 }
 
+/// The verbs whose failures the layer reports ([`IbDriver::verb_failed`]),
+/// for drivers that count them (C's software counters).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum FailedVerb {
+    /// `create_qp`.
+    CreateQp,
+    /// `modify_qp`.
+    ModifyQp,
+    /// `create_cq`.
+    CreateCq,
+    /// `modify_cq`.
+    ModifyCq,
+    /// `create_srq`.
+    CreateSrq,
+    /// `modify_srq`.
+    ModifySrq,
+    /// `alloc_xrcd`.
+    AllocXrcd,
+    /// `reg_user_mr`.
+    RegUserMr,
+    /// `rereg_user_mr`.
+    ReregUserMr,
+    /// `create_ah`.
+    CreateAh,
+    /// `mmap`.
+    Mmap,
+    /// `alloc_ucontext`.
+    AllocUcontext,
+}
+
+impl FailedVerb {
+    /// The shim's number of a verb (`HNS_SHIM_VERB_*`).
+    fn from_raw(n: u32) -> Option<Self> {
+        use FailedVerb::*;
+        Some(match n {
+            raw::HNS_SHIM_VERB_QP_CREATE => CreateQp,
+            raw::HNS_SHIM_VERB_QP_MODIFY => ModifyQp,
+            raw::HNS_SHIM_VERB_CQ_CREATE => CreateCq,
+            raw::HNS_SHIM_VERB_CQ_MODIFY => ModifyCq,
+            raw::HNS_SHIM_VERB_SRQ_CREATE => CreateSrq,
+            raw::HNS_SHIM_VERB_SRQ_MODIFY => ModifySrq,
+            raw::HNS_SHIM_VERB_XRCD_ALLOC => AllocXrcd,
+            raw::HNS_SHIM_VERB_MR_REG => RegUserMr,
+            raw::HNS_SHIM_VERB_MR_REREG => ReregUserMr,
+            raw::HNS_SHIM_VERB_AH_CREATE => CreateAh,
+            raw::HNS_SHIM_VERB_MMAP => Mmap,
+            raw::HNS_SHIM_VERB_UCTX_ALLOC => AllocUcontext,
+            _ => return None,
+        })
+    }
+}
+
 pub(crate) trait IbDriver: Send + Sync {
     /// Where the driver prints its messages about the device; the
     /// registration attaches the ib_device to it.
@@ -271,8 +323,9 @@ pub(crate) trait IbDriver: Send + Sync {
     /// Doorbells are off for a reset (C's `dis_db`): `mmap` of the
     /// doorbell and direct WQE pages is refused with `EPERM`.
     fn doorbells_off(&self) -> bool;
-    /// A verb whose failures the driver counts failed (`c` names which).
-    fn count_err(&self, c: crate::dfx::DfxCnt);
+    /// One of the verbs the layer reports failures of failed, whatever
+    /// part of it (the shim's copies and checks included).
+    fn verb_failed(&self, v: FailedVerb);
     /// Whether the device takes user contexts (C's `active`):
     /// `alloc_ucontext` answers `EAGAIN` before the shim reads the
     /// request otherwise.
@@ -523,7 +576,7 @@ impl<D: IbDriver> IbAdapter<D> {
         set_gid: Some(set_gid::<D>),
         netdev_event: Some(netdev_event::<D>),
         doorbells_off: Some(doorbells_off::<D>),
-        count_err: Some(count_err::<D>),
+        verb_failed: Some(verb_failed::<D>),
         active: Some(active::<D>),
         bond_follows: Some(bond_follows::<D>),
         alloc_ucontext: Some(alloc_ucontext::<D>),

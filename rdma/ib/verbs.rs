@@ -9,10 +9,10 @@
 //! [`ForeignOwnable::into_foreign`].
 
 use super::{
-    AddrVec, AhIn, CqUreq, DevAttr, GidEntry, IbDriver, MrReq, NetdevEvent, PortAttr, PortEvents,
-    QpAttr, QpInit, QpModifyResp, QpQuery, SgidType, SrqArgs, SrqAttr, SrqUreq, UctxResp,
+    AddrVec, AhIn, CqUreq, DevAttr, FailedVerb, GidEntry, IbDriver, MrReq, NetdevEvent, PortAttr,
+    PortEvents, QpAttr, QpInit, QpModifyResp, QpQuery, SgidType, SrqArgs, SrqAttr, SrqUreq,
+    UctxResp,
 };
-use crate::dfx::DfxCnt;
 use crate::rdma::wr::nth_wr;
 use crate::rdma::{
     raw, try_borrow, IbCq, IbQp, IbSrq, MmapCtx, NetDev, RecvChain, SendChain, UmemDev, UserCtx,
@@ -264,40 +264,16 @@ pub(super) unsafe extern "C" fn doorbells_off<D: IbDriver>(rs: *mut c_void) -> b
     unsafe { drv::<D>(rs) }.doorbells_off()
 }
 
-// The shim's numbers of the counted verbs are the counters' positions.
-const _: () = {
-    use DfxCnt::*;
-    let pairs = [
-        (raw::HNS_SHIM_DFX_QP_CREATE_ERR, QpCreateErr),
-        (raw::HNS_SHIM_DFX_QP_MODIFY_ERR, QpModifyErr),
-        (raw::HNS_SHIM_DFX_CQ_CREATE_ERR, CqCreateErr),
-        (raw::HNS_SHIM_DFX_CQ_MODIFY_ERR, CqModifyErr),
-        (raw::HNS_SHIM_DFX_SRQ_CREATE_ERR, SrqCreateErr),
-        (raw::HNS_SHIM_DFX_SRQ_MODIFY_ERR, SrqModifyErr),
-        (raw::HNS_SHIM_DFX_XRCD_ALLOC_ERR, XrcdAllocErr),
-        (raw::HNS_SHIM_DFX_MR_REG_ERR, MrRegErr),
-        (raw::HNS_SHIM_DFX_MR_REREG_ERR, MrReregErr),
-        (raw::HNS_SHIM_DFX_AH_CREATE_ERR, AhCreateErr),
-        (raw::HNS_SHIM_DFX_MMAP_ERR, MmapErr),
-        (raw::HNS_SHIM_DFX_UCTX_ALLOC_ERR, UctxAllocErr),
-    ];
-    let mut i = 0;
-    while i < pairs.len() {
-        assert!(pairs[i].0 == pairs[i].1 as u32);
-        i += 1;
-    }
-};
-
 /// Called by the shim's counted verbs when they fail.
 ///
 /// # Safety
 ///
 /// `rs` is the device's pointer (see [`drv`]).
-pub(super) unsafe extern "C" fn count_err<D: IbDriver>(rs: *mut c_void, cnt: u32) {
+pub(super) unsafe extern "C" fn verb_failed<D: IbDriver>(rs: *mut c_void, verb: u32) {
     // SAFETY: per the function's contract.
     let d = unsafe { drv::<D>(rs) };
-    if let Some(c) = DfxCnt::from_index(cnt) {
-        d.count_err(c);
+    if let Some(v) = FailedVerb::from_raw(verb) {
+        d.verb_failed(v);
     }
 }
 
