@@ -673,7 +673,7 @@ impl EqTable {
             Some(Arc::new(
                 EccRecovery {
                     cmd: self.cmd.clone(),
-                    dev: BoundDevice::new(h),
+                    dev: BoundDevice::new(h.bound_device()),
                     pending: AtomicBool::new(false),
                 },
                 GFP_KERNEL,

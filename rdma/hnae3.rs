@@ -139,9 +139,19 @@ pub(crate) type Regs<'a> = Mmio<'a, Region<REG_WINDOW>>;
 impl Hnae3Handle {
     /// The PCI function's `struct device`, bound to the hnae3 ae_dev
     /// driver: what DMA allocations are made against.
+    ///
+    /// The kernel crate gives a `&Device<Bound>` to a bus driver only for
+    /// the scope of a callback in which the bus keeps the device bound
+    /// (`probe`, or a `Devres` access). The function is bound to the hnae3
+    /// ae_dev driver, not to this one; the scope that proves it bound here
+    /// is the hnae3 client callback, which a `&Hnae3Handle` stands for:
+    /// the reference returned lives no longer than that borrow.
     pub(crate) fn bound_device(&self) -> &Device<Bound> {
-        // SAFETY: by the type invariant the function stays bound for as
-        // long as `self` is borrowed.
+        // SAFETY: the function stays bound for as long as `self` is
+        // borrowed (type invariant: references are made only inside the
+        // hnae3 client callbacks, which the hnae3 core calls while the
+        // ae_dev, and so its PCI function, is registered and bound), and
+        // the result borrows `self`.
         unsafe { self.device().as_bound() }
     }
 
@@ -1073,25 +1083,36 @@ impl<C: RoceClient> Drop for ClientRegistration<C> {
 }
 
 /// The PCI function's device, bound, kept by the per-function state for DMA
-/// allocations made in verbs.
+/// allocations made in verbs, where no hnae3 callback is under way to prove
+/// it bound.
+///
+/// It is made only from a `&Device<Bound>` (in practice
+/// [`Hnae3Handle::bound_device`], so inside a hnae3 client callback): it
+/// cannot be made for a device that is not bound at that time. It is
+/// neither `Clone` nor `Copy`, and [`BoundDevice::get`] lends the bound
+/// device for no longer than the holder is borrowed.
 ///
 /// # Invariants
 ///
-/// The function stays bound to the hnae3 ae_dev driver while this exists:
-/// the driver drops every holder in `uninit_instance`, which the hnae3 core
-/// calls before unbinding.
+/// The device was bound when this was made, and stays bound while this
+/// exists: every holder is part of the per-function state, which the
+/// driver drops in `uninit_instance`, and the hnae3 core calls that before
+/// it unbinds the function.
 pub(crate) struct BoundDevice(ARef<Device>);
 
 impl BoundDevice {
-    /// The device of `h`.
-    pub(crate) fn new(h: &Hnae3Handle) -> Self {
-        // INVARIANT: bound while the handle is attached (see above).
-        Self(h.device().into())
+    /// Keeps `dev`, which the caller proves bound now.
+    pub(crate) fn new(dev: &Device<Bound>) -> Self {
+        let d: &Device = dev;
+        // INVARIANT: bound now (the argument's type); the holder is dropped
+        // in `uninit_instance` (see above).
+        Self(d.into())
     }
 
-    /// The bound device.
+    /// The bound device, for as long as `self` is borrowed.
     pub(crate) fn get(&self) -> &Device<Bound> {
-        // SAFETY: bound while `self` exists (type invariant).
+        // SAFETY: bound while `self` exists (type invariant), and the
+        // result borrows `self`.
         unsafe { self.0.as_bound() }
     }
 }
