@@ -25,7 +25,8 @@ use crate::hns_roce_hw_v2::regs::{
     TX_CMQ_BASEADDR_H, TX_CMQ_BASEADDR_L, TX_CMQ_CI, TX_CMQ_DEPTH, TX_CMQ_PI,
 };
 use crate::rdma::{
-    new_spinlock_irq, trace, Event, IbLog, LogLevel, RegWindow, Regs, ResetInfo, SpinLockIrq,
+    new_spinlock_irq, trace, DbOffset, Event, IbLog, LogLevel, RegWindow, Regs, ResetInfo,
+    SpinLockIrq,
 };
 use core::sync::atomic::{AtomicBool, Ordering};
 use kernel::{
@@ -527,7 +528,7 @@ impl Cmd {
 
     /// Rings a doorbell with one 64-bit write (`hns_roce_write64`), unless
     /// doorbells are disabled or a hardware reset is under way.
-    pub(crate) fn ring_db(&self, v: u64, off: usize) {
+    pub(crate) fn ring_db(&self, v: u64, off: DbOffset) {
         if self.may_ring() {
             self.regs.write64(v, off);
         }

@@ -143,7 +143,7 @@ impl IbDev {
         let dev = Arc::pin_init(
             try_pin_init!(IbDev {
                 cmd: hw.cmd.clone(),
-                dev: BoundDevice::new(h),
+                dev: BoundDevice::new(h.bound_device()),
                 hem,
                 caps: c.clone(),
                 fw_ver: u64::from(hw.profile.fw_ver),

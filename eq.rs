@@ -33,8 +33,8 @@ use crate::hns_roce_hw_v2::fields::{aeqe, ceqe, Aeqe, Ceqe, Eqc};
 use crate::hns_roce_hw_v2::regs::{VF_ABN_INT_CFG, VF_ABN_INT_EN, VF_ABN_INT_ST, VF_EVENT_INT_EN};
 use crate::qp::post::QpTable;
 use crate::rdma::{
-    trace, BoundDevice, Hnae3Handle, IrqHandler, IrqRegistration, OwnedQueue, ResetRequest,
-    SrqEvent,
+    trace, BoundDevice, DbOffset, Hnae3Handle, IrqHandler, IrqRegistration, OwnedQueue,
+    ResetRequest, SrqEvent,
 };
 use crate::srq::SrqTable;
 use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
@@ -304,7 +304,8 @@ impl Eq {
     /// Tells the engine how far software consumed (`update_eq_db`).
     fn update_db(&self, ci: u32) {
         let v = hw_ctx::eq_doorbell(self.kind == Kind::Aeq, self.eqn, ci);
-        self.cmd.ring_db(v, reg::VF_EQ_DB_CFG0);
+        self.cmd
+            .ring_db(v, DbOffset::new::<{ reg::VF_EQ_DB_CFG0 }>());
     }
 
     /// AEQ interrupt (`hns_roce_v2_aeq_int`).
@@ -672,7 +673,7 @@ impl EqTable {
             Some(Arc::new(
                 EccRecovery {
                     cmd: self.cmd.clone(),
-                    dev: BoundDevice::new(h),
+                    dev: BoundDevice::new(h.bound_device()),
                     pending: AtomicBool::new(false),
                 },
                 GFP_KERNEL,

@@ -24,6 +24,7 @@ mod client;
 pub mod cmdq;
 mod cq;
 mod db;
+pub mod dbwin;
 mod debugfs;
 mod device;
 pub mod dip;

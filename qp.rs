@@ -34,8 +34,8 @@ use crate::hns_roce_hw_v2::consts::{cap_flag, mbox, reg, sge};
 use crate::hns_roce_hw_v2::qpc::{self as qpc, qpt, QpState, QueueError, QueueRequest, QueueSizes};
 use crate::hw_rev::HwRev;
 use crate::rdma::{
-    trace, DscpMap, IbQp, MmapCtx, MmapEntry, QpAttr, QpInit, QpQuery, RecvWr, ResAttrs, ResRaw,
-    SqDoorbells, UmemDev,
+    trace, DbOffset, DscpMap, IbQp, MmapCtx, MmapEntry, QpAttr, QpInit, QpQuery, RecvWr, ResAttrs,
+    ResRaw, SqDoorbells, UmemDev,
 };
 use core::sync::atomic::Ordering;
 use kernel::{
@@ -841,9 +841,10 @@ impl Qp {
                 Some(RqDb::Kernel(db)) => db.set(rq.head & 0xffff),
                 // post_recv is never called on a user QP (checked above).
                 Some(RqDb::User(_)) => {}
-                None => env
-                    .cmd
-                    .ring_db(qpc::rq_doorbell(self.qpn, rq.head), reg::DB_SQ_L_0),
+                None => env.cmd.ring_db(
+                    qpc::rq_doorbell(self.qpn, rq.head),
+                    DbOffset::new::<{ reg::DB_SQ_L_0 }>(),
+                ),
             }
         }
         res

@@ -35,8 +35,8 @@ use crate::hw_rev::HwRev;
 use crate::objtable::ObjTable;
 use crate::pd::IdSpace;
 use crate::rdma::{
-    new_spinlock_irq, trace, IbSrq, RecvWr, ResAttrs, ResRaw, SpinLockIrq, SrqArgs, SrqAttr,
-    SrqEvent, SrqUreq, UmemDev, SRQT_XRC,
+    new_spinlock_irq, trace, DbOffset, IbSrq, RecvWr, ResAttrs, ResRaw, SpinLockIrq, SrqArgs,
+    SrqAttr, SrqEvent, SrqUreq, UmemDev, SRQT_XRC,
 };
 use kernel::{
     device::{Bound, Device},
@@ -678,7 +678,10 @@ impl Srq {
             barrier::dma_mb(barrier::Write);
             match db {
                 Some(db) => db.set(srqwqe::record(r.head)),
-                None => cmd.ring_db(srqwqe::srq_doorbell(self.srqn, r.head), dev_reg::SRQ_DB_REG),
+                None => cmd.ring_db(
+                    srqwqe::srq_doorbell(self.srqn, r.head),
+                    DbOffset::new::<{ dev_reg::SRQ_DB_REG }>(),
+                ),
             }
         }
         res

@@ -19,7 +19,7 @@ use crate::hns_roce_hw_v2::cqe;
 use crate::hns_roce_hw_v2::wqe::WqeSlot;
 use crate::objtable::ObjTable;
 use crate::qp::post::{QpCore, QpTable};
-use crate::rdma::{new_spinlock_irq, WcArray};
+use crate::rdma::{new_spinlock_irq, DbOffset, WcArray};
 use crate::srq::SrqCore;
 use core::sync::atomic::Ordering;
 use kernel::{
@@ -69,7 +69,10 @@ impl Cq {
             Some(super::CqDb::Kernel(db)) => db.set(ci & 0xff_ffff),
             // A user CQ's consumer index is libhns's to write.
             Some(super::CqDb::User(_)) => {}
-            None => cmd.ring_db(ci_doorbell(self.cqn, ci), reg::DB_SQ_L_0),
+            None => cmd.ring_db(
+                ci_doorbell(self.cqn, ci),
+                DbOffset::new::<{ reg::DB_SQ_L_0 }>(),
+            ),
         }
     }
 
@@ -159,7 +162,10 @@ impl Cq {
 
     /// Arms the CQ (`hns_roce_v2_req_notify_cq`).
     pub(crate) fn arm(&self, cmd: &Cmd, solicited: bool) {
-        cmd.ring_db(self.notify_db(solicited), reg::DB_SQ_L_0);
+        cmd.ring_db(
+            self.notify_db(solicited),
+            DbOffset::new::<{ reg::DB_SQ_L_0 }>(),
+        );
     }
 
     /// Takes the CQEs of QP `qpn` out of the CQ, moving the later ones of

@@ -24,7 +24,8 @@ use crate::mr::Mr;
 use crate::objtable::ObjTable;
 use crate::rdma::wc::{Wc, WcStatus};
 use crate::rdma::{
-    new_spinlock_irq, trace, IbQp, OwnedQueue, QpEvent, SendWr, SpinLockIrq, WcArray, WrOpcode,
+    new_spinlock_irq, trace, DbOffset, IbQp, OwnedQueue, QpEvent, SendWr, SpinLockIrq, WcArray,
+    WrOpcode,
 };
 use crate::srq::SrqCore;
 use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
@@ -517,6 +518,14 @@ impl Qp {
         if env.cmd.is_reset_down() {
             return Err((0, EIO));
         }
+        // The QP's page of the HIP09 doorbell window, checked once here so
+        // that the doorbell writes below cannot miss the window. QPNs come
+        // from the function's QPN range, which the window covers, so no
+        // QP of this driver is refused here.
+        let sq_db = match env.sq_db {
+            Some(w) => Some(w.slot(self.qpn).ok_or((0, EINVAL))?),
+            None => None,
+        };
         // Refused before any WR is read: no WR layout belongs to such a QP
         // (C reads its WRs as UD ones and follows their AH pointer). Not
         // ENOMEM, which would tell the caller to retry once WRs complete:
@@ -581,7 +590,7 @@ impl Qp {
                 barrier::dma_mb(barrier::Write);
                 let sl = core.sl.load(Ordering::Relaxed);
                 let db = wqe::sq_doorbell(self.qpn, sq.head, sl);
-                match env.sq_db {
+                match sq_db {
                     Some(w) => {
                         // A single WQE on a direct-WQE QP is pushed whole
                         // into the QP's page instead of the doorbell.
@@ -591,11 +600,11 @@ impl Qp {
                             None
                         };
                         env.cmd.ring_with(|| match push {
-                            Some(words) => w.write512(&words, self.qpn),
-                            None => w.write64(db, self.qpn),
+                            Some(words) => w.write512(&words),
+                            None => w.write64(db),
                         });
                     }
-                    None => env.cmd.ring_db(db, reg::DB_SQ_L_0),
+                    None => env.cmd.ring_db(db, DbOffset::new::<{ reg::DB_SQ_L_0 }>()),
                 }
             }
         }

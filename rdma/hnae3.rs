@@ -15,6 +15,7 @@
 //! there.
 
 use super::{raw, try_borrow, HandleRef, NetDev};
+use crate::dbwin;
 use core::marker::PhantomData;
 use kernel::{
     device::{Bound, Device},
@@ -130,9 +131,7 @@ impl Hnae3Handle {
     }
 }
 
-/// Bytes of the register window the driver touches (up to the per-EQ
-/// interrupt enable registers at 0x1300c + 4 * n).
-pub(crate) const REG_WINDOW: usize = 0x14000;
+pub(crate) use crate::dbwin::REG_WINDOW;
 
 /// The function's register window (`rinfo.roce_io_base`).
 pub(crate) type Regs<'a> = Mmio<'a, Region<REG_WINDOW>>;
@@ -140,9 +139,19 @@ pub(crate) type Regs<'a> = Mmio<'a, Region<REG_WINDOW>>;
 impl Hnae3Handle {
     /// The PCI function's `struct device`, bound to the hnae3 ae_dev
     /// driver: what DMA allocations are made against.
+    ///
+    /// The kernel crate gives a `&Device<Bound>` to a bus driver only for
+    /// the scope of a callback in which the bus keeps the device bound
+    /// (`probe`, or a `Devres` access). The function is bound to the hnae3
+    /// ae_dev driver, not to this one; the scope that proves it bound here
+    /// is the hnae3 client callback, which a `&Hnae3Handle` stands for:
+    /// the reference returned lives no longer than that borrow.
     pub(crate) fn bound_device(&self) -> &Device<Bound> {
-        // SAFETY: by the type invariant the function stays bound for as
-        // long as `self` is borrowed.
+        // SAFETY: the function stays bound for as long as `self` is
+        // borrowed (type invariant: references are made only inside the
+        // hnae3 client callbacks, which the hnae3 core calls while the
+        // ae_dev, and so its PCI function, is registered and bound), and
+        // the result borrows `self`.
         unsafe { self.device().as_bound() }
     }
 
@@ -159,10 +168,11 @@ impl Hnae3Handle {
         // SAFETY: the handle is valid (type invariant); for a RoCE client
         // handle the union holds `rinfo`.
         let base = unsafe { (*self.0.get()).__bindgen_anon_1.rinfo.as_ref().roce_io_base };
-        if base.is_null() {
+        if base.is_null() || base as usize % dbwin::DB_BYTES != 0 {
             return Err(ENODEV);
         }
-        // INVARIANT: the window of a bound RoCE function.
+        // INVARIANT: the window of a bound RoCE function, 8-aligned (an
+        // `ioremap` is page-aligned).
         Ok(RegWindow(MmioRaw::new_region(base as usize, REG_WINDOW)?))
     }
 
@@ -201,12 +211,17 @@ impl Hnae3Handle {
                 .as_ref()
                 .roce_mem_base
         };
-        if base.is_null() || stride == 0 || stride % 8 != 0 {
+        if base.is_null()
+            || base as usize % dbwin::DB_BYTES != 0
+            || stride % dbwin::DB_BYTES != 0
+            || stride < DWQE_BYTES
+        {
             return None;
         }
         let len = (num_qps as usize).checked_mul(stride)?;
         // INVARIANT: the window the hnae3 driver mapped for this function,
-        // one stride per QP (the C driver writes there for every QPN).
+        // one stride per QP (the C driver writes there for every QPN);
+        // base and stride checked above.
         Some(SqDoorbells {
             window: MmioRaw::new_region(base as usize, len).ok()?,
             stride,
@@ -501,47 +516,89 @@ impl DscpMap {
 ///
 /// `window` is mapped I/O memory of the function while its hnae3 handle is
 /// attached to this client; every holder is dropped in `uninit_instance`.
-/// `stride` is a non-zero multiple of 8.
+/// Its base is 8-aligned, and `stride` is a non-zero multiple of 8 not
+/// smaller than a direct WQE.
 pub(crate) struct SqDoorbells {
     window: MmioRaw<Region>,
     stride: usize,
 }
 
+/// Bytes of a direct WQE: the first 64 bytes of a send WQE.
+const DWQE_BYTES: usize = 64;
+
 impl SqDoorbells {
-    /// Rings QP `qpn`'s SQ doorbell with `v` (one 64-bit write). A QPN past
-    /// the window is ignored.
-    pub(crate) fn write64(&self, v: u64, qpn: u32) {
-        let Some(off) = (qpn as usize).checked_mul(self.stride) else {
-            return;
-        };
-        // SAFETY: mapped while `self` exists (type invariant).
-        let io: Mmio<'_, Region> = unsafe { Mmio::from_raw(self.window) };
-        // Bounds and alignment are checked by the accessor; a QPN outside
-        // the window is the caller's bug, and a doorbell has no one to
-        // report it to.
-        let _ = io.try_write64(v, off);
+    /// QP `qpn`'s page of the window, if the whole of it that the driver
+    /// writes (a direct WQE) lies inside the window.
+    pub(crate) fn slot(&self, qpn: u32) -> Option<SqDb<'_>> {
+        let off = dbwin::page_at(qpn, self.stride, DWQE_BYTES, self.window.size())?;
+        // INVARIANT: `page_at` checked the bounds; the base and the stride
+        // are 8-aligned (type invariant of `SqDoorbells`).
+        Some(SqDb { w: self, off })
+    }
+}
+
+/// One QP's page of the SQ doorbell window.
+///
+/// # Invariants
+///
+/// `off` is 8-aligned, and `off + 64` is at most the size of `w`'s window.
+#[derive(Clone, Copy)]
+pub(crate) struct SqDb<'a> {
+    w: &'a SqDoorbells,
+    off: usize,
+}
+
+impl SqDb<'_> {
+    /// The 64-bit word at byte `off + 8 * i` of the page, `i` below 8.
+    fn word(&self, i: usize) -> Mmio<'_, u64> {
+        let addr = self.w.window.addr() + self.off + dbwin::DB_BYTES * (i % 8);
+        // SAFETY: the window is mapped while `self.w` exists (invariant of
+        // `SqDoorbells`); the word is 8-aligned and inside it (invariant
+        // of `SqDb`, and `i % 8` keeps it in the page's first 64 bytes).
+        unsafe { Mmio::from_raw(MmioRaw::new(addr)) }
+    }
+
+    /// Rings the QP's SQ doorbell with `v` (one 64-bit write).
+    pub(crate) fn write64(&self, v: u64) {
+        self.word(0).write_val(v);
     }
 
     /// Pushes a whole send WQE (its first 64 bytes, `words` as the CPU
-    /// sees them) into QP `qpn`'s page: eight relaxed 64-bit writes in
-    /// ascending order, as a direct WQE is written. A QPN past the window
-    /// is ignored.
-    pub(crate) fn write512(&self, words: &[u32; 16], qpn: u32) {
-        let Some(base) = (qpn as usize).checked_mul(self.stride) else {
-            return;
-        };
-        // SAFETY: mapped while `self` exists (type invariant).
-        let io: Mmio<'_, Region> = unsafe { Mmio::from_raw(self.window) };
-        let io = io.relaxed();
+    /// sees them) into the QP's page: eight relaxed 64-bit writes in
+    /// ascending order, as a direct WQE is written.
+    pub(crate) fn write512(&self, words: &[u32; 16]) {
         for (i, pair) in words.chunks_exact(2).enumerate() {
             if let [lo, hi] = *pair {
                 // The memory image: the word at the lower address is the
                 // low half of the little-endian qword.
                 let v = u64::from(lo) | (u64::from(hi) << 32);
-                // Bounds are checked by the accessor (see `write64`).
-                let _ = io.try_write64(v, base + 8 * i);
+                self.word(i).relaxed().write_val(v);
             }
         }
+    }
+}
+
+/// A doorbell register of the register window.
+///
+/// # Invariants
+///
+/// The offset is 8-aligned and its 64-bit word lies inside `REG_WINDOW`:
+/// checked when the build evaluates [`DbOffset::new`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct DbOffset(usize);
+
+impl DbOffset {
+    /// The doorbell at byte `OFF` of the window; an offset outside it or
+    /// not 8-aligned fails the build.
+    pub(crate) const fn new<const OFF: usize>() -> Self {
+        kernel::const_assert!(dbwin::db_fits(OFF, REG_WINDOW));
+        // INVARIANT: checked above, at build time.
+        Self(OFF)
+    }
+
+    /// The byte offset.
+    pub(crate) const fn get(self) -> usize {
+        self.0
     }
 }
 
@@ -550,8 +607,8 @@ impl SqDoorbells {
 ///
 /// # Invariants
 ///
-/// Maps `REG_WINDOW` bytes of the function's BAR. It stays mapped while the
-/// hnae3 handle it came from is attached to this client: the driver drops
+/// Maps `REG_WINDOW` bytes of the function's BAR, from an 8-aligned base.
+/// It stays mapped while the hnae3 handle it came from is attached to this client: the driver drops
 /// every holder of a window in `uninit_instance`. It is neither `Clone`
 /// nor `Copy`: it has one owner (the command interface), from which the
 /// rest of the driver borrows the registers.
@@ -567,10 +624,15 @@ impl RegWindow {
     /// One 64-bit write, as doorbells need: the engine must see both
     /// halves at once. `Io::write64` checks at build time that the access
     /// is aligned to the region type's 4-byte minimum, which an 8-byte
-    /// access is not, so this is the runtime-checked `try_write64`; an
-    /// offset outside the window or not 8-aligned is ignored.
-    pub(crate) fn write64(&self, v: u64, off: usize) {
-        let _ = self.io().try_write64(v, off);
+    /// access is not; the doorbell's word is written as a `u64` view
+    /// instead, which [`DbOffset`] proves inside the window.
+    pub(crate) fn write64(&self, v: u64, off: DbOffset) {
+        let addr = self.0.addr() + off.get();
+        // SAFETY: the window is mapped while `self` exists and its base is
+        // 8-aligned (type invariant); the word is 8-aligned and inside it
+        // (invariant of `DbOffset`).
+        let db: Mmio<'_, u64> = unsafe { Mmio::from_raw(MmioRaw::new(addr)) };
+        db.write_val(v);
     }
 }
 
@@ -1021,25 +1083,36 @@ impl<C: RoceClient> Drop for ClientRegistration<C> {
 }
 
 /// The PCI function's device, bound, kept by the per-function state for DMA
-/// allocations made in verbs.
+/// allocations made in verbs, where no hnae3 callback is under way to prove
+/// it bound.
+///
+/// It is made only from a `&Device<Bound>` (in practice
+/// [`Hnae3Handle::bound_device`], so inside a hnae3 client callback): it
+/// cannot be made for a device that is not bound at that time. It is
+/// neither `Clone` nor `Copy`, and [`BoundDevice::get`] lends the bound
+/// device for no longer than the holder is borrowed.
 ///
 /// # Invariants
 ///
-/// The function stays bound to the hnae3 ae_dev driver while this exists:
-/// the driver drops every holder in `uninit_instance`, which the hnae3 core
-/// calls before unbinding.
+/// The device was bound when this was made, and stays bound while this
+/// exists: every holder is part of the per-function state, which the
+/// driver drops in `uninit_instance`, and the hnae3 core calls that before
+/// it unbinds the function.
 pub(crate) struct BoundDevice(ARef<Device>);
 
 impl BoundDevice {
-    /// The device of `h`.
-    pub(crate) fn new(h: &Hnae3Handle) -> Self {
-        // INVARIANT: bound while the handle is attached (see above).
-        Self(h.device().into())
+    /// Keeps `dev`, which the caller proves bound now.
+    pub(crate) fn new(dev: &Device<Bound>) -> Self {
+        let d: &Device = dev;
+        // INVARIANT: bound now (the argument's type); the holder is dropped
+        // in `uninit_instance` (see above).
+        Self(d.into())
     }
 
-    /// The bound device.
+    /// The bound device, for as long as `self` is borrowed.
     pub(crate) fn get(&self) -> &Device<Bound> {
-        // SAFETY: bound while `self` exists (type invariant).
+        // SAFETY: bound while `self` exists (type invariant), and the
+        // result borrows `self`.
         unsafe { self.0.as_bound() }
     }
 }

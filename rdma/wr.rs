@@ -17,13 +17,18 @@ use kernel::prelude::*;
 /// none, for a CQ the driver keeps for itself (C's free-MR CQ, which no
 /// handler is set on).
 ///
+/// There is one handle per CQ, made at `create_cq` and moved into the
+/// driver's CQ object: it is neither `Clone` nor `Copy`, so the rest of
+/// the driver reaches it only as `&IbCq` borrowed from that object, and a
+/// borrow cannot outlive the object it came from. Keeping a handle past
+/// its CQ (a copy in another object, a `'static` borrow) does not build.
+///
 /// # Invariants
 ///
-/// When not `None`, points to the live `ib_cq` of a CQ of this driver. The
-/// holder uses the handle only while that CQ exists: the driver stops
-/// every use (takes the CQ out of the CQ table and waits until no event
-/// handler holds it) before `destroy_cq` returns.
-#[derive(Clone, Copy)]
+/// When not `None`, points to the live `ib_cq` of a CQ of this driver
+/// while the driver's CQ object that owns the handle exists: the driver
+/// stops every use of that object (takes the CQ out of the CQ table and
+/// waits until no event handler holds it) before `destroy_cq` returns.
 pub(crate) struct IbCq(Option<NonNull<raw::ib_cq>>);
 
 // SAFETY: the handle is a pointer the RDMA core allows to be used from any
@@ -87,12 +92,14 @@ pub(crate) enum SrqEvent {
 
 /// The `struct ib_srq` of an SRQ, for its asynchronous events.
 ///
+/// One per SRQ, owned by the driver's SRQ table entry and reached only as
+/// a borrow of it, as [`IbCq`] is.
+///
 /// # Invariants
 ///
 /// Points to the live `ib_srq` of an SRQ of this driver; the driver stops
 /// every use (takes the SRQ out of its SRQ table and waits until no event
 /// handler holds it) before `destroy_srq` returns.
-#[derive(Clone, Copy)]
 pub(crate) struct IbSrq(NonNull<raw::ib_srq>);
 
 // SAFETY: as for `IbCq`.
@@ -163,13 +170,15 @@ impl QpEvent {
 /// deferred move to ERR; or none, for a QP the driver keeps for itself
 /// (C's free-MR QPs: no event handler, moved to ERR by their owner).
 ///
+/// One per QP, owned by the driver's QP core and reached only as a borrow
+/// of it, as [`IbCq`] is.
+///
 /// # Invariants
 ///
 /// When not `None`, points to the live `ib_qp` of a kernel QP of this
 /// driver; the driver stops every use (pending flush work finished, QP
 /// table entry removed and no event handler holding it) before
 /// `destroy_qp` returns.
-#[derive(Clone, Copy)]
 pub(crate) struct IbQp(Option<NonNull<raw::ib_qp>>);
 
 // SAFETY: as for `IbCq`.

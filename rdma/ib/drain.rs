@@ -77,6 +77,8 @@ unsafe extern "C" fn drain_done(_cq: *mut raw::ib_cq, wc: *mut raw::ib_wc) {
 /// CQ of the queue being drained (the QP's `send_cq` or `recv_cq`), which
 /// the QP keeps alive; `cqe` lives until the entry point that built this
 /// drain returns, which it does not while a posted WR's `done` can run.
+/// Only that entry point makes one, and it lends it to the driver as
+/// `&Drain<'a, D>`: the pointers are used for no longer than `'a`.
 pub(crate) struct Drain<'a, D> {
     ibqp: NonNull<raw::ib_qp>,
     ibcq: NonNull<raw::ib_cq>,

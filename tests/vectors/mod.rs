@@ -8,6 +8,7 @@ pub mod caps;
 pub mod cmq;
 pub mod cqe;
 pub mod ctx;
+pub mod dbwin;
 pub mod dfx;
 pub mod dip;
 pub mod field;

@@ -29,6 +29,9 @@ pub mod dfx;
 #[path = "../../../dip.rs"]
 pub mod dip;
 
+#[path = "../../../dbwin.rs"]
+pub mod dbwin;
+
 /// The `core` parts of the rdma layer: work completions, access flags.
 #[path = "../../.."]
 pub mod rdma {
