@@ -82,7 +82,7 @@ impl Objects {
 /// An AEQE's work (`hns_roce_irq_work_handle`): the event to its object,
 /// then the log line of `dump_aeqe_log`.
 fn aeqe_work(cmd: &Cmd, objs: &Objects, ev: u32, sub: u32, queue: u32) {
-    let d = cmd.device();
+    let d = cmd.state().device();
     match ev {
         event::PATH_MIG
         | event::PATH_MIG_FAILED
@@ -252,7 +252,7 @@ impl Eq {
         };
         if self.cmd.mbox(0, 0, op, self.eqn & EQN_MASK).is_err() {
             hdev_err!(
-                self.cmd.device(),
+                self.cmd.state().device(),
                 "[mailbox cmd] destroy eqc({}) failed.\n",
                 self.eqn
             );
@@ -304,7 +304,7 @@ impl Eq {
     /// Tells the engine how far software consumed (`update_eq_db`).
     fn update_db(&self, ci: u32) {
         let v = hw_ctx::eq_doorbell(self.kind == Kind::Aeq, self.eqn, ci);
-        self.cmd.ring_db(v, reg::VF_EQ_DB_CFG0);
+        self.cmd.state().ring_db(v, reg::VF_EQ_DB_CFG0);
     }
 
     /// AEQ interrupt (`hns_roce_v2_aeq_int`).
@@ -325,7 +325,7 @@ impl Eq {
             ) {
                 self.objs
                     .qps
-                    .flush_event(self.cmd.device(), &self.objs.wq, queue);
+                    .flush_event(self.cmd.state().device(), &self.objs.wq, queue);
             }
             if event == event::MB {
                 // `event.cmd` of `struct hns_roce_aeqe`: out_param in words
@@ -334,7 +334,7 @@ impl Eq {
                 let w3 = e.word(3);
                 // CAST: token and status are the low bytes of word 3.
                 self.cmd
-                    .event((w3 & 0xffff) as u16, ((w3 >> 16) & 0xff) as u8, out);
+                    .mbox_event((w3 & 0xffff) as u16, ((w3 >> 16) & 0xff) as u8, out);
             } else {
                 // The rest of the work runs in process context.
                 let (cmd, objs) = (self.cmd.clone(), self.objs.clone());
@@ -343,14 +343,14 @@ impl Eq {
                     .wq
                     .spawn(move || aeqe_work(&cmd, &objs, event, sub, queue));
                 if r.is_err() {
-                    hdev_err!(self.cmd.device(), "no memory for AEQE {:#x} work\n", event);
+                    hdev_err!(self.cmd.state().device(), "no memory for AEQE {:#x} work\n", event);
                 }
             }
             if trace::enabled(trace::Costly::AeInfo) {
                 let all: [u32; 16] = core::array::from_fn(|i| e.word(i));
                 trace::ae(event, all.get(..words).unwrap_or(&all));
             }
-            self.cmd.sw_stat().inc(DfxCnt::Aeqe);
+            self.cmd.state().sw_stat().inc(DfxCnt::Aeqe);
         }) > 0
     }
 
@@ -361,7 +361,7 @@ impl Eq {
         self.drain(self.entries, |off| {
             let cqn = self.entry::<Ceqe>(off, 1).read(ceqe::CQN);
             self.objs.cqs.completion(&self.cmd, cqn);
-            self.cmd.sw_stat().inc(DfxCnt::Ceqe);
+            self.cmd.state().sw_stat().inc(DfxCnt::Ceqe);
         });
         true
     }
@@ -455,7 +455,7 @@ impl EccRecovery {
     /// `fmea_ram_ecc_work`.
     fn run(&self) {
         self.pending.store(false, Ordering::Release);
-        let d = self.cmd.device();
+        let d = self.cmd.state().device();
         let Ok((err, ty, idx)) = self.query() else {
             hdev_err!(d, "failed to query fmea ram ecc.\n");
             return;
@@ -506,7 +506,7 @@ impl EccRecovery {
         q[0].data.write(cmq_req::CFG_GMV_BT_IDX, idx);
         self.cmd.send(&mut q).inspect_err(|e| {
             hdev_err!(
-                self.cmd.device(),
+                self.cmd.state().device(),
                 "failed to execute cmd to read gmv",
                 ret = e.to_errno()
             )
@@ -523,7 +523,7 @@ impl EccRecovery {
     /// `fmea_recover_others`: reads BT0 of entry `idx` back by mailbox
     /// (`read`) and writes it again (`write`).
     fn recover_bt0(&self, ty: usize, read: u8, write: u8, idx: u32) -> Result {
-        let d = self.cmd.device();
+        let d = self.cmd.state().device();
         let mb = MailboxBuf::new(self.dev.get())?;
         self.cmd.mbox(0, mb.dma(), read, idx).inspect_err(|e| {
             hdev_err!(
@@ -564,8 +564,8 @@ pub(crate) struct Abnormal {
 impl IrqHandler for Abnormal {
     /// `hns_roce_v2_msix_interrupt_abn`.
     fn handle(&self) -> bool {
-        let regs = self.cmd.regs();
-        let d = self.cmd.device();
+        let regs = self.cmd.state().regs();
+        let d = self.cmd.state().device();
         let st = regs.read(VF_ABN_INT_ST);
         if u32::from(st) != 0 {
             // `abnormal_interrupt_basic`.
@@ -725,7 +725,7 @@ impl EqTable {
 
     /// Enables or disables the EQ and abnormal interrupts.
     fn int_enable(&self, on: bool) {
-        let regs = self.cmd.regs();
+        let regs = self.cmd.state().regs();
         let v = u32::from(on);
         // CAST: a handful of EQs.
         for i in 0..self.eq_num as usize {

@@ -190,7 +190,7 @@ fn create_mpt(env: &MrEnv<'_>, words: &[u32], idx: u32) -> Result {
             idx & (env.caps.num_mtpts - 1),
         )
         .inspect_err(|e| {
-            dev_err_ratelimited!(env.cmd.device(), "failed to create mpt", ret = e.to_errno())
+            dev_err_ratelimited!(env.cmd.state().device(), "failed to create mpt", ret = e.to_errno())
         })
 }
 
@@ -349,7 +349,7 @@ pub(crate) fn alloc_mr(
     }
     if max_num_sg > frmr::MAX_PA {
         hdev_err!(
-            env.cmd.device(),
+            env.cmd.state().device(),
             "max_num_sg larger than {}\n",
             frmr::MAX_PA
         );

@@ -678,7 +678,7 @@ impl Srq {
             barrier::dma_mb(barrier::Write);
             match db {
                 Some(db) => db.set(srqwqe::record(r.head)),
-                None => cmd.ring_db(srqwqe::srq_doorbell(self.srqn, r.head), dev_reg::SRQ_DB_REG),
+                None => cmd.state().ring_db(srqwqe::srq_doorbell(self.srqn, r.head), dev_reg::SRQ_DB_REG),
             }
         }
         res
@@ -690,7 +690,7 @@ impl Srq {
     pub(crate) fn destroy(self: KBox<Self>, env: &SrqEnv<'_>) {
         if let Err(e) = env.cmd.mbox(0, 0, mbox::DESTROY_SRQ, self.srqn) {
             dev_err_ratelimited!(
-                env.cmd.device(),
+                env.cmd.state().device(),
                 "DESTROY_SRQ failed ({}) for SRQN {:06x}\n",
                 e.to_errno(),
                 self.srqn
@@ -828,7 +828,7 @@ impl SrqTable {
     /// without the table lock.
     pub(crate) fn event(&self, cmd: &Cmd, srqn: u32, ev: SrqEvent) {
         if self.t.with(srqn, |s| s.ibsrq.event(ev)).is_none() {
-            hdev_warn!(cmd.device(), "Async event for bogus SRQ {:08x}\n", srqn);
+            hdev_warn!(cmd.state().device(), "Async event for bogus SRQ {:08x}\n", srqn);
         }
     }
 }

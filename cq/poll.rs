@@ -69,7 +69,7 @@ impl Cq {
             Some(super::CqDb::Kernel(db)) => db.set(ci & 0xff_ffff),
             // A user CQ's consumer index is libhns's to write.
             Some(super::CqDb::User(_)) => {}
-            None => cmd.ring_db(ci_doorbell(self.cqn, ci), reg::DB_SQ_L_0),
+            None => cmd.state().ring_db(ci_doorbell(self.cqn, ci), reg::DB_SQ_L_0),
         }
     }
 
@@ -86,7 +86,7 @@ impl Cq {
         // In a teardown the engine holds no more completions (C waits for
         // UNINIT, not RST_DOWN, for that reason): the outstanding WRs
         // complete in software.
-        if cmd.is_uninit() {
+        if cmd.state().is_uninit() {
             return objs.qps.sw_poll(self.cqn, wc);
         }
         if wc.len() == 0 {
@@ -139,7 +139,7 @@ impl Cq {
             wc.set(n, &c.wc, wr_id, qp.ibqp());
             if c.wc.is_error() {
                 ibdev_err_ratelimited!(cmd, "error cqe status {:#x}:\n", c.hw_status);
-                dev_dbg!(cmd.device(), "CQE {:08x?}\n", words);
+                dev_dbg!(cmd.state().device(), "CQE {:08x?}\n", words);
             }
             if c.flush_qp {
                 qp.flush(&objs.wq);
@@ -159,7 +159,7 @@ impl Cq {
 
     /// Arms the CQ (`hns_roce_v2_req_notify_cq`).
     pub(crate) fn arm(&self, cmd: &Cmd, solicited: bool) {
-        cmd.ring_db(self.notify_db(solicited), reg::DB_SQ_L_0);
+        cmd.state().ring_db(self.notify_db(solicited), reg::DB_SQ_L_0);
     }
 
     /// Takes the CQEs of QP `qpn` out of the CQ, moving the later ones of
@@ -263,7 +263,7 @@ impl CqTable {
     /// A CEQE for `cqn`: its completion handler, without the table lock.
     pub(crate) fn completion(&self, cmd: &Cmd, cqn: u32) {
         if self.t.with(cqn, Cq::completion).is_none() {
-            hdev_warn!(cmd.device(), "completion event for bogus CQ {:#08x}\n", cqn);
+            hdev_warn!(cmd.state().device(), "completion event for bogus CQ {:#08x}\n", cqn);
         }
     }
 
@@ -284,7 +284,7 @@ impl CqTable {
     /// the table lock.
     pub(crate) fn event(&self, cmd: &Cmd, cqn: u32) {
         if self.t.with(cqn, |cq| cq.ibcq.error_event()).is_none() {
-            hdev_warn!(cmd.device(), "async event for bogus CQ {:#08x}\n", cqn);
+            hdev_warn!(cmd.state().device(), "async event for bogus CQ {:#08x}\n", cqn);
         }
     }
 }

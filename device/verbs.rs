@@ -26,7 +26,7 @@ impl IbDriver for IbDev {
     type Cq = CqRef;
 
     fn ib_log(&self) -> &rdma::IbLog {
-        self.cmd.ib_log()
+        self.cmd.state().ib_log()
     }
 
     fn create_cq(
@@ -66,7 +66,7 @@ impl IbDriver for IbDev {
         // missed events hears whether this CQ still owes such completions
         // (`left_sw_wc`), so that it polls them instead of waiting for an
         // event that never comes.
-        if self.cmd.is_down() {
+        if self.cmd.state().is_down() {
             return report_missed && self.objs.qps.busy_on(c.0.cqn);
         }
         c.0.arm(&self.cmd, solicited);
@@ -151,7 +151,7 @@ impl IbDriver for IbDev {
 
     fn set_gid(&self, index: u32, entry: Option<GidEntry<'_>>) -> Result {
         let failed =
-            |e: &Error| ibdev_err!(&self.cmd, "failed to set gid, ret = {}!\n", e.to_errno());
+            |e: &Error| ibdev_err!(self.cmd.state(), "failed to set gid, ret = {}!\n", e.to_errno());
         if !self.rev.is_hip09() {
             // HIP08: the SGID table, one entry per command.
             let mut d = chain::<1>(cmq_op::CFG_SGID_TB, false);
@@ -193,18 +193,18 @@ impl IbDriver for IbDev {
     }
 
     fn doorbells_off(&self) -> bool {
-        self.cmd.doorbells_off()
+        self.cmd.state().doorbells_off()
     }
 
     fn count_err(&self, c: dfx::DfxCnt) {
-        self.cmd.sw_stat().inc(c);
+        self.cmd.state().sw_stat().inc(c);
     }
 
     fn active(&self) -> bool {
         // Registered but not (or no longer) taking contexts: during the
         // registration's last steps, from a reset's DOWN step on, in a
         // teardown. The caller may try again on the device's next life.
-        self.cmd.is_active()
+        self.cmd.state().is_active()
     }
 
     fn bond_follows(&self, ndev: NetDev, upper: NetDev) -> bool {
@@ -489,7 +489,7 @@ impl IbDriver for IbDev {
         let mut d = chain::<DESCS>(cmq_op::QUERY_COUNTER, true);
         self.cmd
             .send(&mut d)
-            .inspect_err(|e| ibdev_err!(&self.cmd, "failed to get counter", ret = e.to_errno()))?;
+            .inspect_err(|e| ibdev_err!(self.cmd.state(), "failed to get counter", ret = e.to_errno()))?;
         let mut n = 0;
         for (i, v) in values.iter_mut().enumerate().take(HW_CNT_TOTAL) {
             let bd = i / CNT_PER_DESC;

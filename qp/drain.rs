@@ -34,7 +34,7 @@ pub(crate) fn drain<D: IbDriver>(
 ) {
     let send = d.send();
     if let Err(e) = d.to_err() {
-        if !cmd.is_reset_down() {
+        if !cmd.state().is_reset_down() {
             if send {
                 ibdev_err_ratelimited!(
                     cmd,
@@ -51,7 +51,7 @@ pub(crate) fn drain<D: IbDriver>(
             return;
         }
     }
-    let posted = if cmd.is_reset_down() {
+    let posted = if cmd.state().is_reset_down() {
         d.push(|wr_id| q.core.push_drain_wr(send, wr_id))
     } else {
         d.post()
@@ -68,7 +68,7 @@ pub(crate) fn drain<D: IbDriver>(
         d.poll_until_done(DIRECT_POLL_MS);
         return;
     }
-    if cmd.is_reset_down() {
+    if cmd.state().is_reset_down() {
         if cq_ran(d.cq()) {
             d.stop_handler();
         }

@@ -159,7 +159,7 @@ impl FreeMr {
                 let mut resp = QpModifyResp::default();
                 if let Err(e) = q.modify(env, &err, &mut resp) {
                     hdev_err!(
-                        env.cmd.device(),
+                        env.cmd.state().device(),
                         "modify QP to error state failed({}) during CQE flush\n",
                         e.to_errno()
                     );

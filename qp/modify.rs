@@ -244,7 +244,7 @@ impl Qp {
 
     /// `modify_qp_init_to_rtr`'s inputs.
     fn rtr_params(&self, env: &QpEnv<'_>, a: &QpAttr) -> Result<qpc::RtrParams> {
-        let d = env.cmd.device();
+        let d = env.cmd.state().device();
         let c = env.caps;
         let rq_cur = self.mtr.find(self.rq_offset);
         if self.sizes.rq_wqe_cnt != 0 && rq_cur.is_none() {

@@ -514,7 +514,7 @@ impl Qp {
         if matches!(state, QpState::Reset | QpState::Init | QpState::Rtr) {
             return Err((0, EINVAL));
         }
-        if env.cmd.is_reset_down() {
+        if env.cmd.state().is_reset_down() {
             return Err((0, EIO));
         }
         // Refused before any WR is read: no WR layout belongs to such a QP
@@ -523,7 +523,7 @@ impl Qp {
         // none ever will.
         if !self.takes_send_wrs() {
             dev_err_ratelimited!(
-                env.cmd.device(),
+                env.cmd.state().device(),
                 "post_send on a QP of type {} is not supported\n",
                 self.qp_type
             );
@@ -590,12 +590,12 @@ impl Qp {
                         } else {
                             None
                         };
-                        env.cmd.ring_with(|| match push {
+                        env.cmd.state().ring_with(|| match push {
                             Some(words) => w.write512(&words, self.qpn),
                             None => w.write64(db, self.qpn),
                         });
                     }
-                    None => env.cmd.ring_db(db, reg::DB_SQ_L_0),
+                    None => env.cmd.state().ring_db(db, reg::DB_SQ_L_0),
                 }
             }
         }
@@ -702,7 +702,7 @@ impl Qp {
         owner: bool,
         sge_idx: &mut u32,
     ) -> Result {
-        let d = env.cmd.device();
+        let d = env.cmd.state().device();
         let opcode = match wr.opcode {
             WrOpcode::Send => wqe_op::SEND,
             WrOpcode::SendWithImm => wqe_op::SEND_WITH_IMM,
@@ -772,7 +772,7 @@ impl Qp {
         owner: bool,
         sge_idx: &mut u32,
     ) -> Result {
-        let d = env.cmd.device();
+        let d = env.cmd.state().device();
         let op = match wr.opcode {
             WrOpcode::Send => RcOp::Send,
             WrOpcode::SendWithImm => RcOp::SendWithImm(wr.imm),
