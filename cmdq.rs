@@ -504,7 +504,6 @@ impl Cmd {
     pub(crate) fn mbox_event(&self, token: u16, status: u8, out_param: u64) {
         self.mailbox.event(&self.state, token, status, out_param)
     }
-
 }
 
 impl AsRef<DevState> for Cmd {

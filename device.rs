@@ -360,7 +360,11 @@ impl IbDev {
     /// count already at 0 is refused by the allocator and logged.
     pub(crate) fn put_cq_bank(&self, bank: u8) {
         if self.cqns.lock().put_bank_for_uctx(bank).is_err() {
-            ibdev_warn!(self.cmd.state(), "CQ bank {} has no user context to put\n", bank);
+            ibdev_warn!(
+                self.cmd.state(),
+                "CQ bank {} has no user context to put\n",
+                bank
+            );
         }
     }
 

@@ -20,7 +20,7 @@
 //! the hard interrupt for soft lockups under heavy CEQE load.
 
 use crate::cmdq::desc::Desc;
-use crate::cmdq::{Cmd, MailboxBuf};
+use crate::cmdq::{Cmd, DevState, MailboxBuf};
 use crate::cq::poll::CqTable;
 use crate::dfx::DfxCnt;
 use crate::field::{Ctx, Layout};
@@ -81,8 +81,8 @@ impl Objects {
 
 /// An AEQE's work (`hns_roce_irq_work_handle`): the event to its object,
 /// then the log line of `dump_aeqe_log`.
-fn aeqe_work(cmd: &Cmd, objs: &Objects, ev: u32, sub: u32, queue: u32) {
-    let d = cmd.state().device();
+fn aeqe_work(st: &DevState, objs: &Objects, ev: u32, sub: u32, queue: u32) {
+    let d = st.device();
     match ev {
         event::PATH_MIG
         | event::PATH_MIG_FAILED
@@ -94,45 +94,41 @@ fn aeqe_work(cmd: &Cmd, objs: &Objects, ev: u32, sub: u32, queue: u32) {
         | event::LOCAL_WQ_ACCESS_ERROR
         | event::XRCD_VIOLATION
         | event::INVALID_XRCETH => objs.qps.event(d, queue, ev),
-        event::SRQ_LIMIT_REACH => objs.srqs.event(cmd, queue, SrqEvent::LimitReached),
-        event::SRQ_CATAS_ERROR => objs.srqs.event(cmd, queue, SrqEvent::Err),
-        event::CQ_ACCESS_ERROR | event::CQ_OVERFLOW => objs.cqs.event(cmd, queue),
+        event::SRQ_LIMIT_REACH => objs.srqs.event(st, queue, SrqEvent::LimitReached),
+        event::SRQ_CATAS_ERROR => objs.srqs.event(st, queue, SrqEvent::Err),
+        event::CQ_ACCESS_ERROR | event::CQ_OVERFLOW => objs.cqs.event(st, queue),
         _ => {}
     }
     match ev {
-        event::PATH_MIG => ibdev_info!(&cmd, "path migrated succeeded.\n"),
-        event::PATH_MIG_FAILED => ibdev_warn!(&cmd, "path migration failed.\n"),
+        event::PATH_MIG => ibdev_info!(st, "path migrated succeeded.\n"),
+        event::PATH_MIG_FAILED => ibdev_warn!(st, "path migration failed.\n"),
         event::COMM_EST | event::MB => {}
         event::SQ_DRAINED => dev_dbg!(d, "send queue drained.\n"),
         event::WQ_CATAS_ERROR => ibdev_err!(
-            &cmd,
+            st,
             "local work queue {:#x} catast error, sub_event type is: {}\n",
             queue,
             sub
         ),
         event::INV_REQ_LOCAL_WQ_ERROR => {
-            ibdev_err!(
-                &cmd,
-                "invalid request local work queue {:#x} error.\n",
-                queue
-            )
+            ibdev_err!(st, "invalid request local work queue {:#x} error.\n", queue)
         }
         event::LOCAL_WQ_ACCESS_ERROR => ibdev_err!(
-            &cmd,
+            st,
             "local access violation work queue {:#x} error, sub_event type is: {}\n",
             queue,
             sub
         ),
         event::SRQ_LIMIT_REACH => dev_dbg!(d, "SRQ limit reach.\n"),
         event::SRQ_LAST_WQE_REACH => dev_dbg!(d, "SRQ last wqe reach.\n"),
-        event::SRQ_CATAS_ERROR => ibdev_err!(&cmd, "SRQ catas error.\n"),
-        event::CQ_ACCESS_ERROR => ibdev_err!(&cmd, "CQ {:#x} access err.\n", queue),
-        event::CQ_OVERFLOW => ibdev_warn!(&cmd, "CQ {:#x} overflow\n", queue),
-        event::DB_OVERFLOW => ibdev_warn!(&cmd, "DB overflow.\n"),
-        event::FLR => ibdev_warn!(&cmd, "function level reset.\n"),
-        event::XRCD_VIOLATION => ibdev_err!(&cmd, "xrc domain violation error.\n"),
-        event::INVALID_XRCETH => ibdev_err!(&cmd, "invalid xrceth error.\n"),
-        _ => ibdev_info!(&cmd, "Undefined event {}.\n", ev),
+        event::SRQ_CATAS_ERROR => ibdev_err!(st, "SRQ catas error.\n"),
+        event::CQ_ACCESS_ERROR => ibdev_err!(st, "CQ {:#x} access err.\n", queue),
+        event::CQ_OVERFLOW => ibdev_warn!(st, "CQ {:#x} overflow\n", queue),
+        event::DB_OVERFLOW => ibdev_warn!(st, "DB overflow.\n"),
+        event::FLR => ibdev_warn!(st, "function level reset.\n"),
+        event::XRCD_VIOLATION => ibdev_err!(st, "xrc domain violation error.\n"),
+        event::INVALID_XRCETH => ibdev_err!(st, "invalid xrceth error.\n"),
+        _ => ibdev_info!(st, "Undefined event {}.\n", ev),
     }
 }
 
@@ -341,9 +337,13 @@ impl Eq {
                 let r = self
                     .objs
                     .wq
-                    .spawn(move || aeqe_work(&cmd, &objs, event, sub, queue));
+                    .spawn(move || aeqe_work(cmd.state(), &objs, event, sub, queue));
                 if r.is_err() {
-                    hdev_err!(self.cmd.state().device(), "no memory for AEQE {:#x} work\n", event);
+                    hdev_err!(
+                        self.cmd.state().device(),
+                        "no memory for AEQE {:#x} work\n",
+                        event
+                    );
                 }
             }
             if trace::enabled(trace::Costly::AeInfo) {
@@ -360,7 +360,7 @@ impl Eq {
     fn ceq_int(&self) -> bool {
         self.drain(self.entries, |off| {
             let cqn = self.entry::<Ceqe>(off, 1).read(ceqe::CQN);
-            self.objs.cqs.completion(&self.cmd, cqn);
+            self.objs.cqs.completion(self.cmd.state(), cqn);
             self.cmd.state().sw_stat().inc(DfxCnt::Ceqe);
         });
         true

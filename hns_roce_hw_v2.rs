@@ -314,7 +314,11 @@ fn function_clear(cmd: &Cmd, vf: u32) {
         let mut d = [Desc::new(cmq_op::FUNC_CLEAR, false)];
         d[0].data.write(func_clear::RST_FUNCID_EN, vf);
         if let Err(e) = cmd.send(&mut d) {
-            hdev_err!(cmd.state().device(), "func clear write failed", ret = e.to_errno());
+            hdev_err!(
+                cmd.state().device(),
+                "func clear write failed",
+                ret = e.to_errno()
+            );
             last_err = Some(e);
             write_failed = true;
             break 'clear;

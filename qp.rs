@@ -21,7 +21,7 @@ pub(crate) mod free_mr;
 mod modify;
 pub(crate) mod post;
 
-use crate::cmdq::{query_context, Cmd, MailboxBuf};
+use crate::cmdq::{query_context, Cmd, DevState, MailboxBuf};
 use crate::cq::Cq;
 use crate::db::{Db, DbPages, UserDb, UserDbPages};
 use crate::device::{Ucontext, UCTX_EXSGE};
@@ -294,7 +294,11 @@ impl QpEnv<'_> {
         // C validates the user's request between its RQ and SQ checks.
         if init.copy_ret != 0 && !matches!(sizes, Err(QueueError::RqConfig | QueueError::RqDepth)) {
             let e = Error::from_errno(init.copy_ret);
-            ibdev_err!(self.cmd.state(), "failed to set QP param", ret = e.to_errno());
+            ibdev_err!(
+                self.cmd.state(),
+                "failed to set QP param",
+                ret = e.to_errno()
+            );
             return Err(e);
         }
         sizes.map_err(|e| {
@@ -306,7 +310,11 @@ impl QpEnv<'_> {
                     init.max_recv_sge
                 ),
                 QueueError::RqDepth => {
-                    ibdev_err!(self.cmd.state(), "rq depth {} too large\n", init.max_recv_wr)
+                    ibdev_err!(
+                        self.cmd.state(),
+                        "rq depth {} too large\n",
+                        init.max_recv_wr
+                    )
                 }
                 QueueError::SqConfig => {
                     ibdev_err!(self.cmd.state(), "failed to check SQ WR or SGE num.\n")
@@ -741,14 +749,14 @@ impl Qp {
 
     /// Takes this QP's CQEs out of its send and receive CQs; the SRQ WQEs
     /// of receive CQEs taken out are free again.
-    fn clean_cqs(&self, cmd: &Cmd) {
+    fn clean_cqs(&self, st: &DevState) {
         let srq = self.core.srq();
         if let Some(c) = &self.send_cq {
-            c.clean(cmd, self.qpn, srq);
+            c.clean(st, self.qpn, srq);
         }
         if let Some(c) = &self.recv_cq {
             if self.send_cq.as_ref().map(|s| s.cqn) != Some(c.cqn) {
-                c.clean(cmd, self.qpn, srq);
+                c.clean(st, self.qpn, srq);
             }
         }
     }
@@ -987,7 +995,7 @@ impl Qp {
         }
         // A kernel QP's CQEs go (the GSI QP was not moved to RESET).
         if !self.user {
-            self.clean_cqs(env.cmd);
+            self.clean_cqs(env.cmd.state());
         }
         env.objs.qps.remove(self.qpn);
         env.put_contexts(self.qpn);

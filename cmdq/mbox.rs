@@ -232,7 +232,11 @@ impl Mailbox {
         .map(|done| done.unwrap_or(0))
         .inspect_err(|e| {
             if *e == ETIMEDOUT {
-                hdev_err!(st.device(), "failed to wait mbox status {:#x}\n", status.get());
+                hdev_err!(
+                    st.device(),
+                    "failed to wait mbox status {:#x}\n",
+                    status.get()
+                );
             }
         })
     }
@@ -240,13 +244,14 @@ impl Mailbox {
     /// Posts one mailbox on `ring` after waiting for the mailbox to be
     /// free; `words` is its POST_MB payload ([`post_words`]).
     fn post(&self, ring: &Ring, st: &DevState, words: [u32; 6]) -> Result {
-        self.wait_idle(ring, st, GO_BIT_TIMEOUT_MS).inspect_err(|e| {
-            hdev_err!(
-                st.device(),
-                "failed to check post mbox status = 0x0",
-                ret = e.to_errno()
-            )
-        })?;
+        self.wait_idle(ring, st, GO_BIT_TIMEOUT_MS)
+            .inspect_err(|e| {
+                hdev_err!(
+                    st.device(),
+                    "failed to check post mbox status = 0x0",
+                    ret = e.to_errno()
+                )
+            })?;
         let mut d = [Desc::new(cmq_op::POST_MB, false)];
         for (f, w) in POST_MB_WORDS.iter().zip(words) {
             d[0].data.write(*f, w);
@@ -297,15 +302,19 @@ impl Mailbox {
         tag: u32,
     ) -> Result {
         let _g = self.poll.lock();
-        self.post(ring, st, post_words(in_param, out_param, cmd, tag, POLL_TOKEN, false))
-            .inspect_err(|e| {
-                hdev_err!(
-                    st.device(),
-                    "failed to post mailbox {:#x} in poll mode, ret = {}.\n",
-                    cmd,
-                    e.to_errno()
-                )
-            })?;
+        self.post(
+            ring,
+            st,
+            post_words(in_param, out_param, cmd, tag, POLL_TOKEN, false),
+        )
+        .inspect_err(|e| {
+            hdev_err!(
+                st.device(),
+                "failed to post mailbox {:#x} in poll mode, ret = {}.\n",
+                cmd,
+                e.to_errno()
+            )
+        })?;
         match self.wait_idle(ring, st, CMD_TIMEOUT_MS) {
             Ok(MB_ST_COMPLETE_SUCC) => {
                 st.sw_stat().inc(DfxCnt::MbxPolled);

@@ -56,7 +56,7 @@ impl IbDriver for IbDev {
 
     #[inline(always)]
     fn poll_cq(&self, c: &CqRef, wc: &mut WcArray<'_>) -> usize {
-        c.0.poll(&self.cmd, &self.objs, wc)
+        c.0.poll(self.cmd.state(), &self.objs, wc)
     }
 
     fn req_notify_cq(&self, c: &CqRef, solicited: bool, report_missed: bool) -> bool {
@@ -69,7 +69,7 @@ impl IbDriver for IbDev {
         if self.cmd.state().is_down() {
             return report_missed && self.objs.qps.busy_on(c.0.cqn);
         }
-        c.0.arm(&self.cmd, solicited);
+        c.0.arm(self.cmd.state(), solicited);
         false
     }
 
@@ -150,8 +150,13 @@ impl IbDriver for IbDev {
     }
 
     fn set_gid(&self, index: u32, entry: Option<GidEntry<'_>>) -> Result {
-        let failed =
-            |e: &Error| ibdev_err!(self.cmd.state(), "failed to set gid, ret = {}!\n", e.to_errno());
+        let failed = |e: &Error| {
+            ibdev_err!(
+                self.cmd.state(),
+                "failed to set gid, ret = {}!\n",
+                e.to_errno()
+            )
+        };
         if !self.rev.is_hip09() {
             // HIP08: the SGID table, one entry per command.
             let mut d = chain::<1>(cmq_op::CFG_SGID_TB, false);
@@ -339,7 +344,7 @@ impl IbDriver for IbDev {
     }
 
     fn map_mr_sg_end(&self, m: &mr::Mr, n: i32, page_size: u32) -> i32 {
-        m.map_sg_end(&self.cmd, n, page_size)
+        m.map_sg_end(self.cmd.state(), n, page_size)
     }
 
     type Qp = qp::Qp;
@@ -405,7 +410,7 @@ impl IbDriver for IbDev {
     }
 
     fn drain(&self, q: &qp::Qp, d: &rdma::Drain<'_, Self>) {
-        qp::drain::drain(&self.cmd, q, d, |c: &CqRef| c.0.trigger())
+        qp::drain::drain(self.cmd.state(), q, d, |c: &CqRef| c.0.trigger())
     }
 
     type Srq = srq::Srq;
@@ -445,7 +450,7 @@ impl IbDriver for IbDev {
         s: &srq::Srq,
         wrs: rdma::RecvChain<'_>,
     ) -> core::result::Result<(), (usize, Error)> {
-        s.post_recv(&self.cmd, wrs)
+        s.post_recv(self.cmd.state(), wrs)
     }
 
     fn modify_cq(&self, c: &CqRef, count: u16, period: u16) -> Result {
@@ -487,9 +492,13 @@ impl IbDriver for IbDev {
     fn query_counters(&self, values: &mut [u64]) -> Result<usize> {
         const DESCS: usize = HW_CNT_TOTAL.div_ceil(CNT_PER_DESC);
         let mut d = chain::<DESCS>(cmq_op::QUERY_COUNTER, true);
-        self.cmd
-            .send(&mut d)
-            .inspect_err(|e| ibdev_err!(self.cmd.state(), "failed to get counter", ret = e.to_errno()))?;
+        self.cmd.send(&mut d).inspect_err(|e| {
+            ibdev_err!(
+                self.cmd.state(),
+                "failed to get counter",
+                ret = e.to_errno()
+            )
+        })?;
         let mut n = 0;
         for (i, v) in values.iter_mut().enumerate().take(HW_CNT_TOTAL) {
             let bd = i / CNT_PER_DESC;

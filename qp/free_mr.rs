@@ -133,7 +133,7 @@ impl FreeMr {
         let start = Instant::<Monotonic>::now();
         let mut wc = WcBuf::<QP_NUM>::new();
         while left > 0 {
-            let n = cq.poll(env.cmd, env.objs, &mut wc.array(left));
+            let n = cq.poll(env.cmd.state(), env.objs, &mut wc.array(left));
             self.move_flushed(env);
             if start.elapsed() > Delta::from_millis(i64::from(fmr::TIMEOUT)) {
                 ibdev_err_ratelimited!(
