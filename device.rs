@@ -8,7 +8,7 @@
 //! each object file gets, and [`Ucontext`]. Its `IbDriver` implementation,
 //! the verbs the rdma layer calls, is `device/verbs.rs`.
 
-use crate::cmdq::Cmd;
+use crate::cmdq::{Cmd, DevState};
 use crate::hem::table::HemTables;
 use crate::hns_roce_hw_v2::caps::Caps;
 use crate::hns_roce_hw_v2::consts::{
@@ -234,9 +234,9 @@ impl IbDev {
         hns_roce_hw_v2::set_mac(&self.cmd, 0, mac)
     }
 
-    /// The command interface (for messages).
-    pub(crate) fn cmd(&self) -> &Cmd {
-        &self.cmd
+    /// The function's state (for messages).
+    pub(crate) fn state(&self) -> &DevState {
+        self.cmd.state()
     }
 
     /// Creates HIP08's free-MR objects (`free_mr_init`, the first step of

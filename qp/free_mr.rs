@@ -60,7 +60,7 @@ impl FreeMr {
 
     fn populate(&mut self, dev: &IbDev) -> Result {
         let cq = dev.reserved_cq(fmr::CQE_NUM).inspect_err(|_| {
-            ibdev_err!(dev.cmd(), "failed to create cq for free mr.\n");
+            ibdev_err!(dev.state(), "failed to create cq for free mr.\n");
         })?;
         self.cq = Some(cq.clone());
         for _ in 0..QP_NUM {
@@ -77,7 +77,7 @@ impl FreeMr {
             };
             let q = dev
                 .reserved_qp(&mut init, cq.clone())
-                .inspect_err(|_| ibdev_err!(dev.cmd(), "failed to create qp for free mr.\n"))?;
+                .inspect_err(|_| ibdev_err!(dev.state(), "failed to create qp for free mr.\n"))?;
             self.qps.push(q, GFP_KERNEL)?;
         }
         let env = dev.qp_env();
