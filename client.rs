@@ -196,11 +196,11 @@ impl RoceClient for HnsRoce {
                 return Err(instance_failed(e));
             }
         };
-        hw.cmd.set_active();
+        hw.cmd.state().set_active();
         let dbgfs = debugfs::DevDebugfs::register(handle, &hw.cmd, &hw.profile.caps, records);
         // The instance is up (C's `HNS_ROCE_STATE_INITED`, set after the
         // debugfs parameters are read): a timeout no longer kills the queue.
-        hw.cmd.with_cmq(|q| q.init_done());
+        hw.cmd.ring().with_cmq(|q| q.init_done());
         Ok(Some(KBox::new(
             HnsRoceDev {
                 _dbgfs: dbgfs,
@@ -229,7 +229,7 @@ impl RoceClient for HnsRoce {
         // polls answer flush completions from the WR-id rings, before the
         // ib_device goes (its clients destroy their QPs then).
         let objs = &inst.hw.objs;
-        inst.hw.cmd.set_uninit();
+        inst.hw.cmd.state().set_uninit();
         objs.cqs.handle_device_err(&objs.qps);
         drop(inst);
     }
@@ -251,7 +251,7 @@ impl RoceClient for HnsRoce {
     }
 
     fn reset_down(_handle: &Hnae3Handle, inst: &HnsRoceDev) {
-        inst.hw.cmd.set_reset_down();
+        inst.hw.cmd.state().set_reset_down();
         inst.ib.disassociate_mmaps();
     }
 

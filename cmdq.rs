@@ -8,27 +8,28 @@
 //! driver busy-waits up to 30 ms (35 ms for POST_MB) for the firmware to move
 //! the consumer index to it; answers are read back from the ring slots.
 //!
-//! On top of the ring sits the mailbox ([`Cmd::mbox`]): context commands
-//! posted with POST_MB, completed either by polling QUERY_MB_ST (poll mode,
-//! during bring-up) or by a mailbox event on the AEQ that carries the token
-//! of one of 32 slots (event mode, once the EQs exist).
+//! Three types share the work, and [`Cmd`] composes them for the device:
+//! the function's [`DevState`] (registers, doorbell and reset flags, log,
+//! counters; [`state`]), the command [`Ring`] (the [`Cmq`] under its lock and
+//! the reset checks around each command) and the [`Mailbox`] posted on that
+//! ring ([`mbox`]). The ring and the mailbox keep no pointer to the state:
+//! each operation is given it, so none of them owns more than its job.
 
 pub mod desc;
+pub mod mbox;
 pub mod slot;
+pub mod state;
 
-use crate::cmdq::desc::{retval_errno, CmqData, Desc, CSQ_DESC_NUM};
-use crate::cmdq::slot::{Done, SlotLock, TokenState, MAX_CMDS};
+pub(crate) use mbox::{query_context, Mailbox, MailboxBuf};
+pub(crate) use state::DevState;
+
+use crate::cmdq::desc::{retval_errno, Desc, CSQ_DESC_NUM};
 use crate::dfx::{DfxCnt, SwStat};
-use crate::field::Field;
 use crate::hns_roce_hw_v2::consts::cmq_op;
 use crate::hns_roce_hw_v2::regs::{
     TX_CMQ_BASEADDR_H, TX_CMQ_BASEADDR_L, TX_CMQ_CI, TX_CMQ_DEPTH, TX_CMQ_PI,
 };
-use crate::rdma::{
-    new_spinlock_irq, trace, DbOffset, Event, IbLog, LogLevel, RegWindow, Regs, ResetInfo,
-    SpinLockIrq,
-};
-use core::sync::atomic::{AtomicBool, Ordering};
+use crate::rdma::{trace, RegWindow, Regs, ResetInfo};
 use kernel::{
     device::{Bound, Device},
     dma::Coherent,
@@ -37,10 +38,9 @@ use kernel::{
         poll::{read_poll_timeout, read_poll_timeout_atomic},
         Io,
     },
-    new_condvar,
     new_mutex,
     prelude::*,
-    sync::{aref::ARef, CondVar, Mutex},
+    sync::{aref::ARef, Mutex},
     time::{delay::udelay, Delta}, //
 };
 
@@ -291,40 +291,11 @@ impl Cmq {
     }
 }
 
-/// Bytes of a mailbox buffer (`HNS_ROCE_MAILBOX_SIZE`).
-pub(crate) const MAILBOX_SIZE: usize = 4096;
-/// Token of a polled mailbox.
-const POLL_TOKEN: u32 = 0xffff;
-/// How long a mailbox may take, in ms (`HNS_ROCE_CMD_TIMEOUT_MSECS`).
-const CMD_TIMEOUT_MS: u32 = 10000;
-/// How long to wait for the mailbox to become free, in ms.
-const GO_BIT_TIMEOUT_MS: u32 = 10000;
-/// QUERY_MB_ST: a mailbox is being executed.
-const MB_ST_HW_RUN: u32 = 1 << 31;
-/// QUERY_MB_ST: completion status of the last mailbox.
-const MB_ST_COMPLETE: Field<CmqData> = Field::new(7, 0);
-/// QUERY_MB_ST: the whole status word.
-const MB_ST_WORD: Field<CmqData> = Field::new(31, 0);
-/// POST_MB: the six payload words (in, out, cmd/tag, token/event).
-const POST_MB_WORDS: [Field<CmqData>; 6] = [
-    Field::new(31, 0),
-    Field::new(63, 32),
-    Field::new(95, 64),
-    Field::new(127, 96),
-    Field::new(159, 128),
-    Field::new(191, 160),
-];
-/// Completion status meaning success.
-const MB_ST_COMPLETE_SUCC: u32 = 1;
-/// The completion status a mailbox wait reports when a reset made the
-/// mailbox unavailable (every status bit set: not success).
-const MB_ST_COMPLETE_ALL: u32 = 0xff;
 /// How long a command waits for a reset the NIC's stopped command queue
 /// announces to finish, and how often it looks (`HW_RESET_TIMEOUT_US`,
 /// `HW_RESET_SLEEP_US`).
 const HW_RESET_WAIT_MS: i64 = 1000;
 const HW_RESET_POLL_MS: i64 = 1;
-
 /// What the reset checks allow a command or mailbox
 /// (`v2_chk_mbox_is_avail`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -351,222 +322,23 @@ impl Gate {
     }
 }
 
-/// A DMA buffer a mailbox command reads a context from or writes one to.
-pub(crate) struct MailboxBuf {
-    buf: Coherent<[u32]>,
-}
-
-impl MailboxBuf {
-    /// A zeroed 4 KiB mailbox buffer.
-    pub(crate) fn new(dev: &Device<Bound>) -> Result<Self> {
-        Ok(Self {
-            buf: Coherent::<u32>::zeroed_slice(dev, MAILBOX_SIZE / 4, GFP_KERNEL)?,
-        })
-    }
-
-    /// Its bus address.
-    pub(crate) fn dma(&self) -> u64 {
-        self.buf.dma_address()
-    }
-
-    /// Copies `words` (already little-endian) to the start of the buffer,
-    /// one 32-bit store per word in order.
-    ///
-    /// # Errors
-    ///
-    /// `ERANGE` if `words` is longer than the buffer (nothing past its end
-    /// is written).
-    pub(crate) fn write_le_words(&self, words: &[u32]) -> Result {
-        for (i, w) in words.iter().enumerate() {
-            io_write!(&self.buf, [try: i], *w);
-        }
-        Ok(())
-    }
-
-    /// Copies the start of the buffer (little-endian words, as a QUERY
-    /// mailbox left them) into `words`, one 32-bit load per word.
-    ///
-    /// # Errors
-    ///
-    /// `ERANGE` if `words` is longer than the buffer.
-    pub(crate) fn read_le_words(&self, words: &mut [u32]) -> Result {
-        for (i, w) in words.iter_mut().enumerate() {
-            *w = io_read!(&self.buf, [try: i]);
-        }
-        Ok(())
-    }
-}
-
-/// Reads a context back from the engine: the QUERY mailbox `op` for
-/// object `tag` (the `hns_roce_v2_query_*` functions), its first
-/// `words.len()` words into `words` (as [`MailboxBuf::read_le_words`]).
-pub(crate) fn query_context(
-    cmd: &Cmd,
-    dev: &Device<Bound>,
-    op: u8,
-    tag: u32,
-    words: &mut [u32],
-) -> Result {
-    let mb = MailboxBuf::new(dev)?;
-    cmd.mbox(0, mb.dma(), op, tag)?;
-    mb.read_le_words(words)?;
-    Ok(())
-}
-
-impl SlotLock for SpinLockIrq<TokenState> {
-    fn with<R>(&self, f: impl FnOnce(&mut TokenState) -> R) -> R {
-        f(&mut self.lock())
-    }
-}
-
-impl Done for Event {
-    fn rearm(&self) {
-        self.reinit();
-    }
-
-    fn complete(&self) {
-        Event::complete(self);
-    }
-}
-
-/// Which slots are free.
-struct SlotState {
-    free_head: usize,
-    busy: u32,
-    in_flight: usize,
-}
-
-/// The command interface of one function: the CMQ and the mailbox on it.
+/// The command ring of one function: the [`Cmq`] under its lock, with the
+/// reset checks made around each command.
+///
+/// Every operation is given the function's [`DevState`]: its registers,
+/// its reset state (for the checks) and its counters.
 #[pin_data]
-pub(crate) struct Cmd {
-    regs: RegWindow,
-    dev: ARef<Device>,
-    /// The ib_device's log, for the messages the C driver prints with
-    /// `ibdev_*` (see `ibdev_err!`).
-    log: IbLog,
+pub(crate) struct Ring {
     #[pin]
     cmq: Mutex<Cmq>,
-    /// Serialises polled mailboxes (post + wait), like the C `poll_sem`.
-    #[pin]
-    poll: Mutex<()>,
-    #[pin]
-    slots: Mutex<SlotState>,
-    #[pin]
-    slot_freed: CondVar,
-    /// Each event-mode slot's token and result, under a lock that the
-    /// waiter's re-arm and the AEQ handler's completion both take
-    /// (`slot::arm`, `slot::event`).
-    #[pin]
-    tokens: [SpinLockIrq<TokenState>; MAX_CMDS],
-    #[pin]
-    done: [Event; MAX_CMDS],
-    use_events: AtomicBool,
-    /// Doorbells are not rung (C's `dis_db`).
-    dis_db: AtomicBool,
-    /// The function is going through a reset (C's state `RST_DOWN`).
-    reset_down: AtomicBool,
-    /// The instance is being torn down (C's state `UNINIT`): the engine
-    /// holds no more completions, CQs are polled in software.
-    uninit: AtomicBool,
-    /// The function's software counters (debugfs `sw_stat`).
-    stat: SwStat,
-    /// The device is registered and takes user contexts (C's `active`).
-    active: AtomicBool,
-    /// The NIC's reset state.
-    rst: ResetInfo,
-    /// The NIC's count of finished hardware resets when this instance
-    /// started (C's `reset_cnt`): a different count means a reset wiped
-    /// the hardware since.
-    reset_cnt: kernel::ffi::c_ulong,
 }
 
-impl Cmd {
-    /// Wraps a ready CMQ; mailboxes start in poll mode. `rst` is the
-    /// function's reset state, whose count of hardware resets is taken now.
-    pub(crate) fn new(
-        regs: RegWindow,
-        dev: ARef<Device>,
-        cmq: Cmq,
-        rst: ResetInfo,
-    ) -> impl PinInit<Self, Error> {
-        let reset_cnt = rst.reset_cnt();
-        try_pin_init!(Self {
-            regs,
-            dev,
-            log: IbLog::new(),
+impl Ring {
+    /// Wraps a ready CMQ.
+    pub(crate) fn new(cmq: Cmq) -> impl PinInit<Self> {
+        pin_init!(Self {
             cmq <- new_mutex!(cmq),
-            poll <- new_mutex!(()),
-            slots <- new_mutex!(SlotState { free_head: 0, busy: 0, in_flight: 0 }),
-            slot_freed <- new_condvar!(),
-            // CAST: slot indexes are below 32.
-            tokens <- pin_init::pin_init_array_from_fn(|i| {
-                new_spinlock_irq!(TokenState::new(i as u16), "hns_roce_rs mbox slot")
-            }),
-            done <- pin_init::pin_init_array_from_fn(|_| Event::new()),
-            use_events: AtomicBool::new(false),
-            dis_db: AtomicBool::new(false),
-            reset_down: AtomicBool::new(false),
-            uninit: AtomicBool::new(false),
-            stat: SwStat::new(),
-            active: AtomicBool::new(false),
-            rst,
-            reset_cnt,
-        }? Error)
-    }
-
-    /// The function's registers.
-    pub(crate) fn regs(&self) -> Regs<'_> {
-        self.regs.io()
-    }
-
-    /// Whether a doorbell may be rung now: not once doorbells are
-    /// disabled, nor while the NIC reports a hardware reset (the engine
-    /// would take the write for a new one's state).
-    fn may_ring(&self) -> bool {
-        !self.dis_db.load(Ordering::Acquire) && !self.rst.hw_resetting()
-    }
-
-    /// Rings a doorbell with one 64-bit write (`hns_roce_write64`), unless
-    /// doorbells are disabled or a hardware reset is under way.
-    pub(crate) fn ring_db(&self, v: u64, off: DbOffset) {
-        if self.may_ring() {
-            self.regs.write64(v, off);
-        }
-    }
-
-    /// Rings a doorbell outside the register window (the HIP09 kernel SQ
-    /// doorbells of `mem_base`, or a direct WQE) through `ring`, under the
-    /// same conditions as [`Cmd::ring_db`].
-    pub(crate) fn ring_with(&self, ring: impl FnOnce()) {
-        if self.may_ring() {
-            ring();
-        }
-    }
-
-    /// Whether the NIC reports a hardware reset under way.
-    pub(crate) fn hw_resetting(&self) -> bool {
-        self.rst.hw_resetting()
-    }
-
-    /// Whether the NIC has finished a hardware reset since this instance
-    /// started.
-    pub(crate) fn reset_since_init(&self) -> bool {
-        self.rst.reset_cnt() != self.reset_cnt
-    }
-
-    /// Whether the NIC's reset task is running.
-    pub(crate) fn sw_resetting(&self) -> bool {
-        self.rst.sw_resetting()
-    }
-
-    /// Whether `init_instance` (not a reset's re-init) is running.
-    pub(crate) fn instance_initializing(&self) -> bool {
-        self.rst.instance_initializing()
-    }
-
-    /// Stops doorbells: a reset is under way or done.
-    pub(crate) fn disable_doorbells(&self) {
-        self.dis_db.store(true, Ordering::Release);
+        })
     }
 
     /// The reset checks made before a command or mailbox and after a
@@ -577,22 +349,23 @@ impl Cmd {
     /// up to a second for the reset it announces to finish; the NIC's
     /// reset task running refuses the commands of `init_instance`. Each of
     /// them stops doorbells.
-    fn gate(&self, q: &mut Cmq) -> Gate {
+    fn gate(st: &DevState, q: &mut Cmq) -> Gate {
         if q.is_cleared() {
             return Gate::Done;
         }
-        let init = self.rst.initializing();
+        let rst = st.reset_info();
+        let init = rst.initializing();
         let busy_if_init = if init { Gate::Busy } else { Gate::Done };
-        if self.reset_since_init() {
-            self.disable_doorbells();
+        if st.reset_since_init() {
+            st.disable_doorbells();
             q.set_cleared();
             return busy_if_init;
         }
-        if self.rst.cmdq_stopped() {
-            self.disable_doorbells();
+        if rst.cmdq_stopped() {
+            st.disable_doorbells();
             let finished = read_poll_timeout(
-                || Ok(self.rst.reset_cnt()),
-                |n| *n > self.reset_cnt,
+                || Ok(rst.reset_cnt()),
+                |n| *n > st.reset_cnt_at_init(),
                 Delta::from_millis(HW_RESET_POLL_MS),
                 Delta::from_millis(HW_RESET_WAIT_MS),
             )
@@ -603,9 +376,9 @@ impl Cmd {
             q.set_cleared();
             return busy_if_init;
         }
-        if self.rst.sw_resetting() && self.rst.instance_initializing() {
-            self.disable_doorbells();
-            if self.reset_since_init() {
+        if rst.sw_resetting() && rst.instance_initializing() {
+            st.disable_doorbells();
+            if st.reset_since_init() {
                 q.set_cleared();
             }
             return Gate::Busy;
@@ -613,107 +386,28 @@ impl Cmd {
         Gate::Open
     }
 
-    /// Doorbells are not rung (a reset is under way).
-    pub(crate) fn doorbells_off(&self) -> bool {
-        self.dis_db.load(Ordering::Acquire)
-    }
-
-    /// The function goes down for a reset (`hns_roce_hw_v2_reset_notify_down`):
-    /// doorbells stop and new work requests are refused.
-    pub(crate) fn set_reset_down(&self) {
-        self.active.store(false, Ordering::Release);
-        self.dis_db.store(true, Ordering::Release);
-        self.reset_down.store(true, Ordering::Release);
-    }
-
-    /// Whether the function is going through a reset.
-    pub(crate) fn is_reset_down(&self) -> bool {
-        self.reset_down.load(Ordering::Acquire)
-    }
-
-    /// The instance is being torn down (`__hns_roce_hw_v2_uninit_instance`
-    /// sets `HNS_ROCE_DEVICE_STATE_UNINIT`): from now on `poll_cq` answers
-    /// from the WR-id rings.
-    pub(crate) fn set_uninit(&self) {
-        self.active.store(false, Ordering::Release);
-        self.uninit.store(true, Ordering::Release);
-    }
-
-    /// The device is registered, its MAC written and its netdev watched
-    /// (the end of `hns_roce_register_device`): user contexts may open.
-    pub(crate) fn set_active(&self) {
-        self.active.store(true, Ordering::Release);
-    }
-
-    /// Whether user contexts may open: not before the registration ends,
-    /// not from a reset's DOWN step or a teardown on.
-    pub(crate) fn is_active(&self) -> bool {
-        self.active.load(Ordering::Acquire)
-    }
-
-    /// Whether the instance is being torn down.
-    pub(crate) fn is_uninit(&self) -> bool {
-        self.uninit.load(Ordering::Acquire)
-    }
-
-    /// The function's software counters.
-    pub(crate) fn sw_stat(&self) -> &SwStat {
-        &self.stat
-    }
-
-    /// Whether the function is down, for a reset or a teardown (C's
-    /// `state >= HNS_ROCE_DEVICE_STATE_RST_DOWN`).
-    pub(crate) fn is_down(&self) -> bool {
-        self.is_reset_down() || self.is_uninit()
-    }
-
-    /// The PCI function, for logging.
-    pub(crate) fn device(&self) -> &Device {
-        &self.dev
-    }
-
-    /// The ib_device's log.
-    pub(crate) fn ib_log(&self) -> &IbLog {
-        &self.log
-    }
-
-    /// [`IbLog::print`] of this function's log: what every `ibdev_*!`
-    /// site calls. Out of line, so that a site does not load the log and
-    /// the device itself.
-    #[inline(never)]
-    pub(crate) fn ib_print(&self, level: LogLevel, args: core::fmt::Arguments<'_>) {
-        self.log.print(level, &self.dev, args)
-    }
-
-    /// [`IbLog::print_ret`] of this function's log (the `ret =` form of the
-    /// `ibdev_*!` macros), out of line as [`Cmd::ib_print`].
-    #[inline(never)]
-    pub(crate) fn ib_print_ret(&self, level: LogLevel, what: &str, ret: i32) {
-        self.log.print_ret(level, &self.dev, what, ret)
-    }
-
     /// Sends one command and logs a failure as the C driver does
-    /// (`hns_roce_cmq_send`). The reset checks ([`Cmd::gate`]) come before
+    /// (`hns_roce_cmq_send`). The reset checks ([`Ring::gate`]) come before
     /// it and again after a failure: a command the reset makes pointless
     /// reports success unsent (or its failure as success), one it refuses
     /// `EBUSY`.
-    pub(crate) fn send(&self, d: &mut [Desc]) -> Result {
+    pub(crate) fn send(&self, st: &DevState, d: &mut [Desc]) -> Result {
         let mut q = self.cmq.lock();
         if q.is_fatal() {
             return Err(EIO);
         }
-        if let Some(r) = self.gate(&mut q).stopped() {
+        if let Some(r) = Self::gate(st, &mut q).stopped() {
             return r;
         }
-        let r = q.send(self.regs.io(), d, &self.stat).map_err(|e| {
+        let r = q.send(st.regs(), d, st.sw_stat()).map_err(|e| {
             if e.unsent {
                 return e.err;
             }
             if let Some((from, to)) = e.moved {
-                hdev_warn!(self.dev, "CMDQ move tail from {} to {}.\n", from, to);
+                hdev_warn!(st.device(), "CMDQ move tail from {} to {}.\n", from, to);
             }
             hdev_err!(
-                self.dev,
+                st.device(),
                 "Cmdq IO error, opcode = {:#x}, return = {}.\n",
                 e.opcode,
                 e.err.to_errno()
@@ -721,7 +415,7 @@ impl Cmd {
             e.err
         });
         if r.is_err() {
-            if let Some(r) = self.gate(&mut q).stopped() {
+            if let Some(r) = Self::gate(st, &mut q).stopped() {
                 return r;
             }
         }
@@ -729,232 +423,91 @@ impl Cmd {
     }
 
     /// The reset checks alone, for a mailbox (`hns_roce_cmd_mbox`).
-    fn mbox_gate(&self) -> Gate {
+    fn gate_now(&self, st: &DevState) -> Gate {
         let mut q = self.cmq.lock();
-        self.gate(&mut q)
+        Self::gate(st, &mut q)
+    }
+
+    /// Whether the queue was marked fatal.
+    fn is_fatal(&self) -> bool {
+        self.cmq.lock().is_fatal()
     }
 
     /// Runs `f` on the CMQ itself (fatal/cleared state).
     pub(crate) fn with_cmq<R>(&self, f: impl FnOnce(&mut Cmq) -> R) -> R {
         f(&mut self.cmq.lock())
     }
+}
 
-    /// Polls QUERY_MB_ST until no mailbox runs (`v2_wait_mbox_complete`);
-    /// the completion status of the last one.
-    fn wait_mbox_idle(&self, timeout_ms: u32) -> Result<u32> {
-        // The last status read, for the message on timeout.
-        let status = core::cell::Cell::new(0);
-        read_poll_timeout(
-            || {
-                // A reset made the mailbox unavailable: nothing runs in
-                // it any more; report every status bit, not success.
-                if self.mbox_gate() != Gate::Open {
-                    status.set(0);
-                    return Ok(Some(MB_ST_COMPLETE_ALL));
-                }
-                let mut d = [Desc::new(cmq_op::QUERY_MB_ST, true)];
-                let r = self.send(&mut d);
-                if self.cmq.lock().is_fatal() {
-                    return Err(EIO);
-                }
-                status.set(if r.is_ok() { d[0].get(MB_ST_WORD) } else { 0 });
-                Ok(r.is_ok().then(|| d[0].get(MB_ST_COMPLETE)))
-            },
-            |done| done.is_some() && status.get() & MB_ST_HW_RUN == 0,
-            Delta::from_micros(10),
-            Delta::from_millis(i64::from(timeout_ms)),
-        )
-        .map(|done| done.unwrap_or(0))
-        .inspect_err(|e| {
-            if *e == ETIMEDOUT {
-                hdev_err!(self.dev, "failed to wait mbox status {:#x}\n", status.get());
-            }
-        })
+/// The command interface of one function as the device composes it: its
+/// [`DevState`], the command [`Ring`] and the [`Mailbox`] posted on that
+/// ring.
+///
+/// Shared (`Arc`) with the interrupt handlers, the HEM tables and debugfs.
+/// Code that only needs the state (doorbells, messages, counters, the
+/// lifecycle flags) takes [`Cmd::state`]; sending commands and mailboxes
+/// needs the ring and the state together, which is what [`Cmd::send`] and
+/// [`Cmd::mbox`] pass on.
+#[pin_data]
+pub(crate) struct Cmd {
+    state: DevState,
+    #[pin]
+    ring: Ring,
+    #[pin]
+    mailbox: Mailbox,
+}
+
+impl Cmd {
+    /// Composes the state of a function with its ready CMQ; mailboxes
+    /// start in poll mode. `rst` is the function's reset state, whose count
+    /// of hardware resets is taken now.
+    pub(crate) fn new(
+        regs: RegWindow,
+        dev: ARef<Device>,
+        cmq: Cmq,
+        rst: ResetInfo,
+    ) -> impl PinInit<Self, Error> {
+        try_pin_init!(Self {
+            state: DevState::new(regs, dev, rst),
+            ring <- Ring::new(cmq),
+            mailbox <- Mailbox::new(),
+        }? Error)
     }
 
-    /// Posts one mailbox after waiting for the mailbox to be free.
-    fn post(
-        &self,
-        in_param: u64,
-        out_param: u64,
-        cmd: u8,
-        tag: u32,
-        token: u32,
-        event: bool,
-    ) -> Result {
-        self.wait_mbox_idle(GO_BIT_TIMEOUT_MS).inspect_err(|e| {
-            hdev_err!(
-                self.dev,
-                "failed to check post mbox status = 0x0",
-                ret = e.to_errno()
-            )
-        })?;
-        let mut d = [Desc::new(cmq_op::POST_MB, false)];
-        // CAST: the halves of the 64-bit addresses.
-        let words = [
-            in_param as u32,
-            (in_param >> 32) as u32,
-            out_param as u32,
-            (out_param >> 32) as u32,
-            (tag << 8) | u32::from(cmd),
-            (u32::from(event) << 16) | token,
-        ];
-        for (f, w) in POST_MB_WORDS.iter().zip(words) {
-            d[0].data.write(*f, w);
-        }
-        self.send(&mut d)
-            .inspect(|()| self.stat.inc(DfxCnt::MbxPosted))
-            .inspect_err(|e| hdev_err!(self.dev, "failed to post mailbox", ret = e.to_errno()))
+    /// The function's state: doorbells, lifecycle, reset, counters, log.
+    pub(crate) fn state(&self) -> &DevState {
+        &self.state
     }
 
-    /// Runs mailbox command `cmd` on object `tag` (`hns_roce_cmd_mbox`):
-    /// `in_param`/`out_param` are DMA addresses of context buffers (or 0).
-    ///
-    /// # Errors
-    ///
-    /// `EBUSY` on a timeout or a failed completion in poll mode, `EIO` on a
-    /// failed completion in event mode, or the CMQ's errno. While a reset
-    /// is under way the command is not posted: success once the hardware
-    /// was reset, `EBUSY` while waiting for it or while bringing the
-    /// function up (see [`Cmd::gate`]).
+    /// The command ring.
+    pub(crate) fn ring(&self) -> &Ring {
+        &self.ring
+    }
+
+    /// The mailbox.
+    pub(crate) fn mailbox(&self) -> &Mailbox {
+        &self.mailbox
+    }
+
+    /// [`Ring::send`] on this function's ring and state.
+    pub(crate) fn send(&self, d: &mut [Desc]) -> Result {
+        self.ring.send(&self.state, d)
+    }
+
+    /// [`Mailbox::run`] on this function's mailbox, ring and state.
     pub(crate) fn mbox(&self, in_param: u64, out_param: u64, cmd: u8, tag: u32) -> Result {
-        if let Some(r) = self.mbox_gate().stopped() {
-            return r;
-        }
-        if self.use_events.load(Ordering::Acquire) {
-            self.mbox_wait(in_param, out_param, cmd, tag)
-        } else {
-            self.mbox_poll(in_param, out_param, cmd, tag)
-        }
+        self.mailbox
+            .run(&self.ring, &self.state, in_param, out_param, cmd, tag)
     }
 
-    fn mbox_poll(&self, in_param: u64, out_param: u64, cmd: u8, tag: u32) -> Result {
-        let _g = self.poll.lock();
-        self.post(in_param, out_param, cmd, tag, POLL_TOKEN, false)
-            .inspect_err(|e| {
-                hdev_err!(
-                    self.dev,
-                    "failed to post mailbox {:#x} in poll mode, ret = {}.\n",
-                    cmd,
-                    e.to_errno()
-                )
-            })?;
-        match self.wait_mbox_idle(CMD_TIMEOUT_MS) {
-            Ok(MB_ST_COMPLETE_SUCC) => {
-                self.stat.inc(DfxCnt::MbxPolled);
-                Ok(())
-            }
-            Ok(_) => Err(EBUSY),
-            Err(e) => {
-                hdev_err!(
-                    self.dev,
-                    "failed to check mbox status = 0x0",
-                    ret = e.to_errno()
-                );
-                Err(e)
-            }
-        }
+    /// [`Mailbox::event`] for this function (AEQ interrupt context).
+    pub(crate) fn mbox_event(&self, token: u16, status: u8, out_param: u64) {
+        self.mailbox.event(&self.state, token, status, out_param)
     }
+}
 
-    /// Takes a free slot, waiting while all 32 are in flight.
-    fn take_slot(&self) -> usize {
-        let mut s = self.slots.lock();
-        while s.in_flight >= MAX_CMDS {
-            self.slot_freed.wait(&mut s);
-        }
-        let mut i = s.free_head;
-        while s.busy & (1 << i) != 0 {
-            i = (i + 1) % MAX_CMDS;
-        }
-        s.free_head = (i + 1) % MAX_CMDS;
-        s.busy |= 1 << i;
-        s.in_flight += 1;
-        i
-    }
-
-    fn put_slot(&self, i: usize) {
-        let mut s = self.slots.lock();
-        s.busy &= !(1 << i);
-        s.in_flight -= 1;
-        drop(s);
-        self.slot_freed.notify_one();
-    }
-
-    fn mbox_wait(&self, in_param: u64, out_param: u64, cmd: u8, tag: u32) -> Result {
-        let i = self.take_slot();
-        let (Some(state), Some(done)) = (self.tokens.get(i), self.done.get(i)) else {
-            self.put_slot(i);
-            return Err(EINVAL);
-        };
-        let token = slot::arm(state, done);
-        let ret = match self.post(in_param, out_param, cmd, tag, u32::from(token), true) {
-            Err(e) => {
-                hdev_err!(
-                    self.dev,
-                    "failed to post mailbox {:#x} in event mode, ret = {}.\n",
-                    cmd,
-                    e.to_errno()
-                );
-                Err(e)
-            }
-            Ok(()) if !done.wait_ms(CMD_TIMEOUT_MS) => {
-                hdev_err!(
-                    self.dev,
-                    "[cmd] token {:#x} mailbox {:#x} timeout.\n",
-                    token,
-                    cmd
-                );
-                Err(EBUSY)
-            }
-            Ok(()) => match state.with(|s| s.result()) {
-                0 => Ok(()),
-                r => {
-                    hdev_err!(
-                        self.dev,
-                        "[cmd] token {:#x} mailbox {:#x} error {}.\n",
-                        token,
-                        cmd,
-                        r
-                    );
-                    Err(Error::from_errno(r))
-                }
-            },
-        };
-        self.put_slot(i);
-        ret
-    }
-
-    /// A mailbox completion from the AEQ (`hns_roce_cmd_event`); called in
-    /// interrupt context.
-    pub(crate) fn event(&self, token: u16, status: u8, out_param: u64) {
-        let i = slot::slot_of(token);
-        let (Some(state), Some(done)) = (self.tokens.get(i), self.done.get(i)) else {
-            return;
-        };
-        let r = if u32::from(status) == MB_ST_COMPLETE_SUCC {
-            0
-        } else {
-            EIO.to_errno()
-        };
-        let ev = slot::event(state, done, token, r, out_param);
-        self.stat.inc_if(DfxCnt::MbxEvent, ev.is_ok());
-        if let Err(expected) = ev {
-            hdev_err!(
-                self.dev,
-                "[cmd] invalid ae token {:#x}, context token is {:#x}.\n",
-                token,
-                expected
-            );
-        }
-    }
-
-    /// Switches mailboxes to event mode (the AEQ must be running).
-    pub(crate) fn use_events(&self) {
-        self.use_events.store(true, Ordering::Release);
-    }
-
-    /// Back to poll mode, for teardown.
-    pub(crate) fn use_polling(&self) {
-        self.use_events.store(false, Ordering::Release);
+impl AsRef<DevState> for Cmd {
+    fn as_ref(&self) -> &DevState {
+        &self.state
     }
 }

@@ -349,7 +349,7 @@ impl Cq {
     pub(crate) fn destroy(&self, env: &CqEnv<'_>) {
         if let Err(e) = env.cmd.mbox(0, 0, mbox::DESTROY_CQC, self.cqn) {
             dev_err_ratelimited!(
-                env.cmd.device(),
+                env.cmd.state().device(),
                 "DESTROY_CQ failed ({}) for CQN {:06x}\n",
                 e.to_errno(),
                 self.cqn
@@ -370,7 +370,7 @@ impl Cq {
         static RS: crate::rdma::RateLimit = crate::rdma::RateLimit::new();
         if capped && RS.allow() {
             hdev_info!(
-                env.cmd.device(),
+                env.cmd.state().device(),
                 "cq_period({}) reached the upper limit, adjusted to 65.\n",
                 period
             );

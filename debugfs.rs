@@ -149,7 +149,7 @@ impl Scc {
         let mut d = [Desc::new(algo.opcode(), true)];
         self.cmd.send(&mut d).inspect_err(|e| {
             ibdev_err_ratelimited!(
-                &self.cmd,
+                self.cmd.state(),
                 "failed to query scc param, opcode: {:#x}, ret = {}.\n",
                 algo.opcode(),
                 e.to_errno()
@@ -166,7 +166,7 @@ impl Scc {
         d[0].data = p.to_payload();
         self.cmd.send(&mut d).inspect_err(|e| {
             ibdev_err_ratelimited!(
-                &self.cmd,
+                self.cmd.state(),
                 "failed to configure scc param, opcode: {:#x}, ret = {}.\n",
                 algo.opcode(),
                 e.to_errno()
@@ -181,7 +181,7 @@ impl Scc {
             if let Err(e) = self.query(algo) {
                 if e != EOPNOTSUPP {
                     ibdev_warn_ratelimited!(
-                        &self.cmd,
+                        self.cmd.state(),
                         "failed to get default parameters of scc algo {}, ret = {}.\n",
                         algo.index(),
                         e.to_errno()
@@ -240,7 +240,7 @@ fn store(p: &ParamFile, r: &mut UserSliceReader) -> Result {
 
 /// Read of `sw_stat/sw_stat` (`sw_stat_debugfs_show`).
 fn show_sw_stat(cmd: &Arc<Cmd>, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-    cmd.sw_stat().show(f)
+    cmd.state().sw_stat().show(f)
 }
 
 /// What the files of one function's directory point to.

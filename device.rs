@@ -8,7 +8,7 @@
 //! each object file gets, and [`Ucontext`]. Its `IbDriver` implementation,
 //! the verbs the rdma layer calls, is `device/verbs.rs`.
 
-use crate::cmdq::Cmd;
+use crate::cmdq::{Cmd, DevState};
 use crate::hem::table::HemTables;
 use crate::hns_roce_hw_v2::caps::Caps;
 use crate::hns_roce_hw_v2::consts::{
@@ -234,9 +234,9 @@ impl IbDev {
         hns_roce_hw_v2::set_mac(&self.cmd, 0, mac)
     }
 
-    /// The command interface (for messages).
-    pub(crate) fn cmd(&self) -> &Cmd {
-        &self.cmd
+    /// The function's state (for messages).
+    pub(crate) fn state(&self) -> &DevState {
+        self.cmd.state()
     }
 
     /// Creates HIP08's free-MR objects (`free_mr_init`, the first step of
@@ -250,7 +250,7 @@ impl IbDev {
             return Ok(());
         }
         let fm = qp::free_mr::FreeMr::new(self)
-            .inspect_err(|_| hdev_err!(self.cmd.device(), "failed to init free mr!\n"))?;
+            .inspect_err(|_| hdev_err!(self.cmd.state().device(), "failed to init free mr!\n"))?;
         *self.free_mr.lock() = Some(fm);
         Ok(())
     }
@@ -267,7 +267,7 @@ impl IbDev {
     /// when the function is up, not while it is brought up, reset or
     /// removed.
     fn free_mr_round(&self) {
-        if self.cmd.is_uninit() || self.cmd.with_cmq(|q| q.is_initializing()) {
+        if self.cmd.state().is_uninit() || self.cmd.ring().with_cmq(|q| q.is_initializing()) {
             return;
         }
         let fm = self.free_mr.lock();
@@ -324,7 +324,7 @@ impl IbDev {
         // destroyed, then its number goes back.
         let cqn = ScopeGuard::new_with_data(
             self.cqns.lock().alloc(bank).map_err(|e| {
-                ibdev_err!(&self.cmd, "failed to alloc CQN, ret = {:?}.\n", e);
+                ibdev_err!(self.cmd.state(), "failed to alloc CQN, ret = {:?}.\n", e);
                 ENOSPC
             })?,
             |n| self.free_cqn(n),
@@ -352,7 +352,7 @@ impl IbDev {
     /// allocator and logged (nothing else is keyed by it).
     fn free_cqn(&self, cqn: u32) {
         if self.cqns.lock().free(cqn).is_err() {
-            ibdev_warn!(&self.cmd, "CQN {:#x} was not allocated\n", cqn);
+            ibdev_warn!(self.cmd.state(), "CQN {:#x} was not allocated\n", cqn);
         }
     }
 
@@ -360,7 +360,11 @@ impl IbDev {
     /// count already at 0 is refused by the allocator and logged.
     pub(crate) fn put_cq_bank(&self, bank: u8) {
         if self.cqns.lock().put_bank_for_uctx(bank).is_err() {
-            ibdev_warn!(&self.cmd, "CQ bank {} has no user context to put\n", bank);
+            ibdev_warn!(
+                self.cmd.state(),
+                "CQ bank {} has no user context to put\n",
+                bank
+            );
         }
     }
 
@@ -463,7 +467,7 @@ impl IbDev {
     /// What `ah.rs` needs of the device.
     fn ah_env(&self) -> ah::AhEnv<'_> {
         ah::AhEnv {
-            dev: self.cmd.device(),
+            dev: self.cmd.state().device(),
             caps: &self.caps,
             rev: self.rev,
             dscp: &self.dscp,

@@ -9,7 +9,7 @@
 //! failed, mailboxes posted, polled to completion and completed by an
 //! event, and the failures of the verbs C counts (at the shim's op, where
 //! the RDMA core enters the driver). A function's counters live as long as
-//! its command interface: a reset's re-init starts from zero, as C frees
+//! its state (`cmdq::DevState`): a reset's re-init starts from zero, as C frees
 //! and allocates `dfx_cnt` with the instance.
 //!
 //! `core` only: the host tests build this file.

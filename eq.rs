@@ -20,7 +20,7 @@
 //! the hard interrupt for soft lockups under heavy CEQE load.
 
 use crate::cmdq::desc::Desc;
-use crate::cmdq::{Cmd, MailboxBuf};
+use crate::cmdq::{Cmd, DevState, MailboxBuf};
 use crate::cq::poll::CqTable;
 use crate::dfx::DfxCnt;
 use crate::field::{Ctx, Layout};
@@ -81,8 +81,8 @@ impl Objects {
 
 /// An AEQE's work (`hns_roce_irq_work_handle`): the event to its object,
 /// then the log line of `dump_aeqe_log`.
-fn aeqe_work(cmd: &Cmd, objs: &Objects, ev: u32, sub: u32, queue: u32) {
-    let d = cmd.device();
+fn aeqe_work(st: &DevState, objs: &Objects, ev: u32, sub: u32, queue: u32) {
+    let d = st.device();
     match ev {
         event::PATH_MIG
         | event::PATH_MIG_FAILED
@@ -94,45 +94,41 @@ fn aeqe_work(cmd: &Cmd, objs: &Objects, ev: u32, sub: u32, queue: u32) {
         | event::LOCAL_WQ_ACCESS_ERROR
         | event::XRCD_VIOLATION
         | event::INVALID_XRCETH => objs.qps.event(d, queue, ev),
-        event::SRQ_LIMIT_REACH => objs.srqs.event(cmd, queue, SrqEvent::LimitReached),
-        event::SRQ_CATAS_ERROR => objs.srqs.event(cmd, queue, SrqEvent::Err),
-        event::CQ_ACCESS_ERROR | event::CQ_OVERFLOW => objs.cqs.event(cmd, queue),
+        event::SRQ_LIMIT_REACH => objs.srqs.event(st, queue, SrqEvent::LimitReached),
+        event::SRQ_CATAS_ERROR => objs.srqs.event(st, queue, SrqEvent::Err),
+        event::CQ_ACCESS_ERROR | event::CQ_OVERFLOW => objs.cqs.event(st, queue),
         _ => {}
     }
     match ev {
-        event::PATH_MIG => ibdev_info!(&cmd, "path migrated succeeded.\n"),
-        event::PATH_MIG_FAILED => ibdev_warn!(&cmd, "path migration failed.\n"),
+        event::PATH_MIG => ibdev_info!(st, "path migrated succeeded.\n"),
+        event::PATH_MIG_FAILED => ibdev_warn!(st, "path migration failed.\n"),
         event::COMM_EST | event::MB => {}
         event::SQ_DRAINED => dev_dbg!(d, "send queue drained.\n"),
         event::WQ_CATAS_ERROR => ibdev_err!(
-            &cmd,
+            st,
             "local work queue {:#x} catast error, sub_event type is: {}\n",
             queue,
             sub
         ),
         event::INV_REQ_LOCAL_WQ_ERROR => {
-            ibdev_err!(
-                &cmd,
-                "invalid request local work queue {:#x} error.\n",
-                queue
-            )
+            ibdev_err!(st, "invalid request local work queue {:#x} error.\n", queue)
         }
         event::LOCAL_WQ_ACCESS_ERROR => ibdev_err!(
-            &cmd,
+            st,
             "local access violation work queue {:#x} error, sub_event type is: {}\n",
             queue,
             sub
         ),
         event::SRQ_LIMIT_REACH => dev_dbg!(d, "SRQ limit reach.\n"),
         event::SRQ_LAST_WQE_REACH => dev_dbg!(d, "SRQ last wqe reach.\n"),
-        event::SRQ_CATAS_ERROR => ibdev_err!(&cmd, "SRQ catas error.\n"),
-        event::CQ_ACCESS_ERROR => ibdev_err!(&cmd, "CQ {:#x} access err.\n", queue),
-        event::CQ_OVERFLOW => ibdev_warn!(&cmd, "CQ {:#x} overflow\n", queue),
-        event::DB_OVERFLOW => ibdev_warn!(&cmd, "DB overflow.\n"),
-        event::FLR => ibdev_warn!(&cmd, "function level reset.\n"),
-        event::XRCD_VIOLATION => ibdev_err!(&cmd, "xrc domain violation error.\n"),
-        event::INVALID_XRCETH => ibdev_err!(&cmd, "invalid xrceth error.\n"),
-        _ => ibdev_info!(&cmd, "Undefined event {}.\n", ev),
+        event::SRQ_CATAS_ERROR => ibdev_err!(st, "SRQ catas error.\n"),
+        event::CQ_ACCESS_ERROR => ibdev_err!(st, "CQ {:#x} access err.\n", queue),
+        event::CQ_OVERFLOW => ibdev_warn!(st, "CQ {:#x} overflow\n", queue),
+        event::DB_OVERFLOW => ibdev_warn!(st, "DB overflow.\n"),
+        event::FLR => ibdev_warn!(st, "function level reset.\n"),
+        event::XRCD_VIOLATION => ibdev_err!(st, "xrc domain violation error.\n"),
+        event::INVALID_XRCETH => ibdev_err!(st, "invalid xrceth error.\n"),
+        _ => ibdev_info!(st, "Undefined event {}.\n", ev),
     }
 }
 
@@ -252,7 +248,7 @@ impl Eq {
         };
         if self.cmd.mbox(0, 0, op, self.eqn & EQN_MASK).is_err() {
             hdev_err!(
-                self.cmd.device(),
+                self.cmd.state().device(),
                 "[mailbox cmd] destroy eqc({}) failed.\n",
                 self.eqn
             );
@@ -305,6 +301,7 @@ impl Eq {
     fn update_db(&self, ci: u32) {
         let v = hw_ctx::eq_doorbell(self.kind == Kind::Aeq, self.eqn, ci);
         self.cmd
+            .state()
             .ring_db(v, DbOffset::new::<{ reg::VF_EQ_DB_CFG0 }>());
     }
 
@@ -326,7 +323,7 @@ impl Eq {
             ) {
                 self.objs
                     .qps
-                    .flush_event(self.cmd.device(), &self.objs.wq, queue);
+                    .flush_event(self.cmd.state().device(), &self.objs.wq, queue);
             }
             if event == event::MB {
                 // `event.cmd` of `struct hns_roce_aeqe`: out_param in words
@@ -335,23 +332,27 @@ impl Eq {
                 let w3 = e.word(3);
                 // CAST: token and status are the low bytes of word 3.
                 self.cmd
-                    .event((w3 & 0xffff) as u16, ((w3 >> 16) & 0xff) as u8, out);
+                    .mbox_event((w3 & 0xffff) as u16, ((w3 >> 16) & 0xff) as u8, out);
             } else {
                 // The rest of the work runs in process context.
                 let (cmd, objs) = (self.cmd.clone(), self.objs.clone());
                 let r = self
                     .objs
                     .wq
-                    .spawn(move || aeqe_work(&cmd, &objs, event, sub, queue));
+                    .spawn(move || aeqe_work(cmd.state(), &objs, event, sub, queue));
                 if r.is_err() {
-                    hdev_err!(self.cmd.device(), "no memory for AEQE {:#x} work\n", event);
+                    hdev_err!(
+                        self.cmd.state().device(),
+                        "no memory for AEQE {:#x} work\n",
+                        event
+                    );
                 }
             }
             if trace::enabled(trace::Costly::AeInfo) {
                 let all: [u32; 16] = core::array::from_fn(|i| e.word(i));
                 trace::ae(event, all.get(..words).unwrap_or(&all));
             }
-            self.cmd.sw_stat().inc(DfxCnt::Aeqe);
+            self.cmd.state().sw_stat().inc(DfxCnt::Aeqe);
         }) > 0
     }
 
@@ -361,8 +362,8 @@ impl Eq {
     fn ceq_int(&self) -> bool {
         self.drain(self.entries, |off| {
             let cqn = self.entry::<Ceqe>(off, 1).read(ceqe::CQN);
-            self.objs.cqs.completion(&self.cmd, cqn);
-            self.cmd.sw_stat().inc(DfxCnt::Ceqe);
+            self.objs.cqs.completion(self.cmd.state(), cqn);
+            self.cmd.state().sw_stat().inc(DfxCnt::Ceqe);
         });
         true
     }
@@ -456,7 +457,7 @@ impl EccRecovery {
     /// `fmea_ram_ecc_work`.
     fn run(&self) {
         self.pending.store(false, Ordering::Release);
-        let d = self.cmd.device();
+        let d = self.cmd.state().device();
         let Ok((err, ty, idx)) = self.query() else {
             hdev_err!(d, "failed to query fmea ram ecc.\n");
             return;
@@ -507,7 +508,7 @@ impl EccRecovery {
         q[0].data.write(cmq_req::CFG_GMV_BT_IDX, idx);
         self.cmd.send(&mut q).inspect_err(|e| {
             hdev_err!(
-                self.cmd.device(),
+                self.cmd.state().device(),
                 "failed to execute cmd to read gmv",
                 ret = e.to_errno()
             )
@@ -524,7 +525,7 @@ impl EccRecovery {
     /// `fmea_recover_others`: reads BT0 of entry `idx` back by mailbox
     /// (`read`) and writes it again (`write`).
     fn recover_bt0(&self, ty: usize, read: u8, write: u8, idx: u32) -> Result {
-        let d = self.cmd.device();
+        let d = self.cmd.state().device();
         let mb = MailboxBuf::new(self.dev.get())?;
         self.cmd.mbox(0, mb.dma(), read, idx).inspect_err(|e| {
             hdev_err!(
@@ -565,8 +566,8 @@ pub(crate) struct Abnormal {
 impl IrqHandler for Abnormal {
     /// `hns_roce_v2_msix_interrupt_abn`.
     fn handle(&self) -> bool {
-        let regs = self.cmd.regs();
-        let d = self.cmd.device();
+        let regs = self.cmd.state().regs();
+        let d = self.cmd.state().device();
         let st = regs.read(VF_ABN_INT_ST);
         if u32::from(st) != 0 {
             // `abnormal_interrupt_basic`.
@@ -726,7 +727,7 @@ impl EqTable {
 
     /// Enables or disables the EQ and abnormal interrupts.
     fn int_enable(&self, on: bool) {
-        let regs = self.cmd.regs();
+        let regs = self.cmd.state().regs();
         let v = u32::from(on);
         // CAST: a handful of EQs.
         for i in 0..self.eq_num as usize {

@@ -295,7 +295,7 @@ const FUNC_CLEAR_RST_POLL_MS: u32 = 20;
 /// Whether the NIC reports a reset, finished since the instance started or
 /// under way (`check_device_is_in_reset`).
 fn in_reset(cmd: &Cmd) -> bool {
-    cmd.reset_since_init() || cmd.hw_resetting() || cmd.sw_resetting()
+    cmd.state().reset_since_init() || cmd.state().hw_resetting() || cmd.state().sw_resetting()
 }
 
 /// FUNC_CLEAR for function `vf` (0: this one): write, wait, then poll
@@ -314,7 +314,11 @@ fn function_clear(cmd: &Cmd, vf: u32) {
         let mut d = [Desc::new(cmq_op::FUNC_CLEAR, false)];
         d[0].data.write(func_clear::RST_FUNCID_EN, vf);
         if let Err(e) = cmd.send(&mut d) {
-            hdev_err!(cmd.device(), "func clear write failed", ret = e.to_errno());
+            hdev_err!(
+                cmd.state().device(),
+                "func clear write failed",
+                ret = e.to_errno()
+            );
             last_err = Some(e);
             write_failed = true;
             break 'clear;
@@ -334,7 +338,7 @@ fn function_clear(cmd: &Cmd, vf: u32) {
             last_err = r.err();
             if r.is_ok() && d[0].get(func_clear::FUNC_CLEAR_RST_FUN_DONE) != 0 {
                 if vf == 0 {
-                    cmd.with_cmq(|q| q.set_cleared());
+                    cmd.ring().with_cmq(|q| q.set_cleared());
                 }
                 return;
             }
@@ -348,16 +352,16 @@ fn function_clear(cmd: &Cmd, vf: u32) {
 /// function; one under way is waited for (up to a second) and clears it
 /// when it ends; otherwise the clear failed.
 fn function_clear_failed(cmd: &Cmd, last_err: Option<Error>, write_failed: bool) {
-    let dev = cmd.device();
-    if cmd.reset_since_init() {
-        cmd.disable_doorbells();
-        cmd.with_cmq(|q| q.set_cleared());
+    let dev = cmd.state().device();
+    if cmd.state().reset_since_init() {
+        cmd.state().disable_doorbells();
+        cmd.ring().with_cmq(|q| q.set_cleared());
         hdev_info!(dev, "func clear success after reset.\n");
         return;
     }
     // Waits for `ended`, which clears the function; `what` says how.
     let wait_for = |ended: &dyn Fn() -> bool, done: &str, failed: &str| {
-        cmd.disable_doorbells();
+        cmd.state().disable_doorbells();
         hdev_warn!(dev, "func clear is pending, device in resetting state.\n");
         let r = read_poll_timeout(
             || Ok(ended()),
@@ -366,23 +370,23 @@ fn function_clear_failed(cmd: &Cmd, last_err: Option<Error>, write_failed: bool)
             Delta::from_millis(i64::from(FUNC_CLEAR_RST_TIMEOUT_MS)),
         );
         if r.is_ok() {
-            cmd.with_cmq(|q| q.set_cleared());
+            cmd.ring().with_cmq(|q| q.set_cleared());
             hdev_info!(dev, "{}", done);
         } else {
             hdev_warn!(dev, "{}", failed);
         }
     };
-    if cmd.hw_resetting() {
+    if cmd.state().hw_resetting() {
         wait_for(
-            &|| !cmd.hw_resetting(),
+            &|| !cmd.state().hw_resetting(),
             "func clear success after reset.\n",
             "func clear failed.\n",
         );
         return;
     }
-    if cmd.sw_resetting() && cmd.instance_initializing() {
+    if cmd.state().sw_resetting() && cmd.state().instance_initializing() {
         wait_for(
-            &|| cmd.reset_since_init(),
+            &|| cmd.state().reset_since_init(),
             "func clear success after sw reset\n",
             "func clear failed because of unfinished sw reset\n",
         );
@@ -537,7 +541,7 @@ struct FunctionClear {
 
 impl Drop for FunctionClear {
     fn drop(&mut self) {
-        if self.cmd.with_cmq(|q| q.is_fatal()) {
+        if self.cmd.ring().with_cmq(|q| q.is_fatal()) {
             return;
         }
         for vf in (0..self.func_num).rev() {
@@ -547,7 +551,7 @@ impl Drop for FunctionClear {
             }
             if let Err(e) = free_vf_resource(&self.cmd, vf) {
                 ibdev_err!(
-                    &self.cmd,
+                    self.cmd.state(),
                     "failed to free vf resource, vf_id = {}, ret = {}.\n",
                     vf,
                     e.to_errno()
@@ -571,14 +575,14 @@ struct EventMode(Arc<Cmd>);
 
 impl EventMode {
     fn new(cmd: &Arc<Cmd>) -> Self {
-        cmd.use_events();
+        cmd.mailbox().use_events();
         Self(cmd.clone())
     }
 }
 
 impl Drop for EventMode {
     fn drop(&mut self) {
-        self.0.use_polling();
+        self.0.mailbox().use_polling();
     }
 }
 

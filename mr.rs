@@ -23,7 +23,7 @@
 //! writes the new page list's hop number and BT page size into the MPT
 //! entry; C keeps the old ones (`docs/c-driver-findings.md`, finding 1).
 
-use crate::cmdq::{query_context, Cmd, MailboxBuf};
+use crate::cmdq::{query_context, Cmd, DevState, MailboxBuf};
 use crate::field::Ctx;
 use crate::hem::mtr::{trace_buf_attr, FrmrPbl, PblRange, Region, UserMtr};
 use crate::hem::table::{HemTable, HemTables};
@@ -190,7 +190,11 @@ fn create_mpt(env: &MrEnv<'_>, words: &[u32], idx: u32) -> Result {
             idx & (env.caps.num_mtpts - 1),
         )
         .inspect_err(|e| {
-            dev_err_ratelimited!(env.cmd.device(), "failed to create mpt", ret = e.to_errno())
+            dev_err_ratelimited!(
+                env.cmd.state().device(),
+                "failed to create mpt",
+                ret = e.to_errno()
+            )
         })
 }
 
@@ -349,7 +353,7 @@ pub(crate) fn alloc_mr(
     }
     if max_num_sg > frmr::MAX_PA {
         hdev_err!(
-            env.cmd.device(),
+            env.cmd.state().device(),
             "max_num_sg larger than {}\n",
             frmr::MAX_PA
         );
@@ -563,13 +567,13 @@ impl Mr {
 
     /// Ends a mapping `ib_sg_to_pages` answered `n` for: C's message when
     /// nothing was mapped, else the page size is the mapping's. Returns `n`.
-    pub(crate) fn map_sg_end(&self, cmd: &Cmd, n: i32, page_size: u32) -> i32 {
+    pub(crate) fn map_sg_end(&self, st: &DevState, n: i32, page_size: u32) -> i32 {
         let Some(f) = self.frmr.as_ref() else {
             return 0;
         };
         if n < 1 {
             ibdev_err!(
-                cmd,
+                st,
                 "failed to store sg pages {} {}, cnt = {}.\n",
                 f.npages.load(Ordering::Relaxed),
                 f.pbl.capacity(),

@@ -58,8 +58,10 @@ macro_rules! hdev_log {
     };
 }
 
-/// `ibdev_err()`: prints against the ib_device of the `&Cmd` given (the
-/// PCI device before registration and after).
+/// `ibdev_err()`: prints against the ib_device of the function whose
+/// [`crate::cmdq::DevState`] is given, directly or through anything that
+/// holds one (`AsRef`, such as the whole [`crate::cmdq::Cmd`]); before
+/// registration and after, against the PCI device.
 macro_rules! ibdev_err {
     ($($t:tt)*) => { ibdev_log!(Err, $($t)*) };
 }
@@ -76,14 +78,14 @@ macro_rules! ibdev_info {
 
 /// The `ibdev_*!` macros at the [`crate::rdma::LogLevel`] named first.
 macro_rules! ibdev_log {
-    ($level:ident, $cmd:expr, $what:literal, ret = $ret:expr) => {{
-        let c: &$crate::cmdq::Cmd = $cmd;
+    ($level:ident, $st:expr, $what:literal, ret = $ret:expr) => {{
+        let c: &$crate::cmdq::DevState = ::core::convert::AsRef::as_ref($st);
         if $crate::print::MESSAGES {
             c.ib_print_ret($crate::rdma::LogLevel::$level, $what, $ret);
         }
     }};
-    ($level:ident, $cmd:expr, $($f:tt)*) => {{
-        let c: &$crate::cmdq::Cmd = $cmd;
+    ($level:ident, $st:expr, $($f:tt)*) => {{
+        let c: &$crate::cmdq::DevState = ::core::convert::AsRef::as_ref($st);
         if $crate::print::MESSAGES {
             c.ib_print($crate::rdma::LogLevel::$level, format_args!($($f)*));
         }

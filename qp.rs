@@ -21,7 +21,7 @@ pub(crate) mod free_mr;
 mod modify;
 pub(crate) mod post;
 
-use crate::cmdq::{query_context, Cmd, MailboxBuf};
+use crate::cmdq::{query_context, Cmd, DevState, MailboxBuf};
 use crate::cq::Cq;
 use crate::db::{Db, DbPages, UserDb, UserDbPages};
 use crate::device::{Ucontext, UCTX_EXSGE};
@@ -253,7 +253,7 @@ impl QpEnv<'_> {
     fn check_type(&self, ty: u32, user: bool) -> Result {
         let hip08_user_ud = ty == qpt::UD && user && self.rev.is_hip08();
         if !qpc::qp_type_supported(ty, self.caps.flags) || hip08_user_ud {
-            ibdev_err!(&self.cmd, "not support QP type {}\n", ty);
+            ibdev_err!(self.cmd.state(), "not support QP type {}\n", ty);
             return Err(EOPNOTSUPP);
         }
         Ok(())
@@ -294,7 +294,11 @@ impl QpEnv<'_> {
         // C validates the user's request between its RQ and SQ checks.
         if init.copy_ret != 0 && !matches!(sizes, Err(QueueError::RqConfig | QueueError::RqDepth)) {
             let e = Error::from_errno(init.copy_ret);
-            ibdev_err!(&self.cmd, "failed to set QP param", ret = e.to_errno());
+            ibdev_err!(
+                self.cmd.state(),
+                "failed to set QP param",
+                ret = e.to_errno()
+            );
             return Err(e);
         }
         sizes.map_err(|e| {
@@ -306,10 +310,14 @@ impl QpEnv<'_> {
                     init.max_recv_sge
                 ),
                 QueueError::RqDepth => {
-                    ibdev_err!(&self.cmd, "rq depth {} too large\n", init.max_recv_wr)
+                    ibdev_err!(
+                        self.cmd.state(),
+                        "rq depth {} too large\n",
+                        init.max_recv_wr
+                    )
                 }
                 QueueError::SqConfig => {
-                    ibdev_err!(&self.cmd, "failed to check SQ WR or SGE num.\n")
+                    ibdev_err!(self.cmd.state(), "failed to check SQ WR or SGE num.\n")
                 }
                 QueueError::SqDepth => ibdev_err!(
                     &self.cmd,
@@ -318,7 +326,7 @@ impl QpEnv<'_> {
                 ),
                 QueueError::UserSqCount => {}
                 QueueError::UserSqStride => {
-                    ibdev_err!(&self.cmd, "failed to check SQ stride size.\n")
+                    ibdev_err!(self.cmd.state(), "failed to check SQ stride size.\n")
                 }
                 QueueError::UserSqSge => {
                     ibdev_err!(
@@ -331,20 +339,20 @@ impl QpEnv<'_> {
             let r = EINVAL.to_errno();
             match e {
                 QueueError::RqConfig | QueueError::RqDepth => {
-                    ibdev_err!(&self.cmd, "failed to set user RQ size", ret = r)
+                    ibdev_err!(self.cmd.state(), "failed to set user RQ size", ret = r)
                 }
                 QueueError::SqConfig | QueueError::SqDepth => {
-                    ibdev_err!(&self.cmd, "failed to set kernel SQ size", ret = r)
+                    ibdev_err!(self.cmd.state(), "failed to set kernel SQ size", ret = r)
                 }
                 QueueError::UserSqStride | QueueError::UserSqSge => {
-                    ibdev_err!(&self.cmd, "failed to check user SQ size", ret = r);
-                    ibdev_err!(&self.cmd, "failed to set user SQ size", ret = r)
+                    ibdev_err!(self.cmd.state(), "failed to check user SQ size", ret = r);
+                    ibdev_err!(self.cmd.state(), "failed to set user SQ size", ret = r)
                 }
                 QueueError::UserSqCount => {
-                    ibdev_err!(&self.cmd, "failed to set user SQ size", ret = r)
+                    ibdev_err!(self.cmd.state(), "failed to set user SQ size", ret = r)
                 }
             }
-            ibdev_err!(&self.cmd, "failed to set QP param", ret = r);
+            ibdev_err!(self.cmd.state(), "failed to set QP param", ret = r);
             EINVAL
         })
     }
@@ -352,7 +360,7 @@ impl QpEnv<'_> {
     /// `alloc_qpc`: QPC, IRRL, TRRL and SCCC references for `qpn`; on an
     /// error the ones already taken go back (in reverse, as guards drop).
     fn get_contexts(&self, qpn: u32) -> Result {
-        let d = self.cmd.device();
+        let d = self.cmd.state().device();
         let qpc = self
             .hem
             .table(HemType::Qpc)?
@@ -741,14 +749,14 @@ impl Qp {
 
     /// Takes this QP's CQEs out of its send and receive CQs; the SRQ WQEs
     /// of receive CQEs taken out are free again.
-    fn clean_cqs(&self, cmd: &Cmd) {
+    fn clean_cqs(&self, st: &DevState) {
         let srq = self.core.srq();
         if let Some(c) = &self.send_cq {
-            c.clean(cmd, self.qpn, srq);
+            c.clean(st, self.qpn, srq);
         }
         if let Some(c) = &self.recv_cq {
             if self.send_cq.as_ref().map(|s| s.cqn) != Some(c.cqn) {
-                c.clean(cmd, self.qpn, srq);
+                c.clean(st, self.qpn, srq);
             }
         }
     }
@@ -762,7 +770,7 @@ impl Qp {
         env: &PostEnv<'_>,
         wrs: impl Iterator<Item = RecvWr<'w>>,
     ) -> core::result::Result<(), (usize, Error)> {
-        if env.cmd.is_reset_down() {
+        if env.cmd.state().is_reset_down() {
             return Err((0, EIO));
         }
         if self.soft_state() == QpState::Reset || self.user {
@@ -841,7 +849,7 @@ impl Qp {
                 Some(RqDb::Kernel(db)) => db.set(rq.head & 0xffff),
                 // post_recv is never called on a user QP (checked above).
                 Some(RqDb::User(_)) => {}
-                None => env.cmd.ring_db(
+                None => env.cmd.state().ring_db(
                     qpc::rq_doorbell(self.qpn, rq.head),
                     DbOffset::new::<{ reg::DB_SQ_L_0 }>(),
                 ),
@@ -987,7 +995,7 @@ impl Qp {
         }
         // A kernel QP's CQEs go (the GSI QP was not moved to RESET).
         if !self.user {
-            self.clean_cqs(env.cmd);
+            self.clean_cqs(env.cmd.state());
         }
         env.objs.qps.remove(self.qpn);
         env.put_contexts(self.qpn);

@@ -20,7 +20,7 @@
 //! WR id by the CQE's WQE index and free the slot (`poll_cq`, CQ
 //! cleaning).
 
-use crate::cmdq::{query_context, Cmd, MailboxBuf};
+use crate::cmdq::{query_context, Cmd, DevState, MailboxBuf};
 use crate::db::{Db, DbPages, UserDb, UserDbPages};
 use crate::device::Ucontext;
 use crate::hem::mtr::{KernelMtr, Region, UserBuf, UserMtr};
@@ -605,7 +605,7 @@ impl Srq {
     /// doorbell is off then; the memory stays the SRQ's).
     pub(crate) fn post_recv<'w>(
         &self,
-        cmd: &Cmd,
+        st: &DevState,
         wrs: impl Iterator<Item = RecvWr<'w>>,
     ) -> core::result::Result<(), (usize, Error)> {
         let Queues::Kernel(k) = &self.queues else {
@@ -622,7 +622,7 @@ impl Srq {
             // CAST: at most the caps' SGEs.
             if wr.sges.len() > max_sge as usize {
                 ibdev_err!(
-                    cmd,
+                    st,
                     "failed to check sge, wr->num_sge = {}, max_sge = {}.\n",
                     wr.sges.len(),
                     max_sge
@@ -631,7 +631,7 @@ impl Srq {
                 break;
             }
             if r.full(cnt) {
-                ibdev_err!(cmd, "failed to check srqwq status, srqwq is full.\n");
+                ibdev_err!(st, "failed to check srqwq status, srqwq is full.\n");
                 res = Err((nreq, ENOMEM));
                 break;
             }
@@ -678,7 +678,7 @@ impl Srq {
             barrier::dma_mb(barrier::Write);
             match db {
                 Some(db) => db.set(srqwqe::record(r.head)),
-                None => cmd.ring_db(
+                None => st.ring_db(
                     srqwqe::srq_doorbell(self.srqn, r.head),
                     DbOffset::new::<{ dev_reg::SRQ_DB_REG }>(),
                 ),
@@ -693,7 +693,7 @@ impl Srq {
     pub(crate) fn destroy(self: KBox<Self>, env: &SrqEnv<'_>) {
         if let Err(e) = env.cmd.mbox(0, 0, mbox::DESTROY_SRQ, self.srqn) {
             dev_err_ratelimited!(
-                env.cmd.device(),
+                env.cmd.state().device(),
                 "DESTROY_SRQ failed ({}) for SRQN {:06x}\n",
                 e.to_errno(),
                 self.srqn
@@ -829,9 +829,9 @@ impl SrqTable {
 
     /// An AEQE for `srqn` (`hns_roce_srq_event`): its event handler,
     /// without the table lock.
-    pub(crate) fn event(&self, cmd: &Cmd, srqn: u32, ev: SrqEvent) {
+    pub(crate) fn event(&self, st: &DevState, srqn: u32, ev: SrqEvent) {
         if self.t.with(srqn, |s| s.ibsrq.event(ev)).is_none() {
-            hdev_warn!(cmd.device(), "Async event for bogus SRQ {:08x}\n", srqn);
+            hdev_warn!(st.device(), "Async event for bogus SRQ {:08x}\n", srqn);
         }
     }
 }

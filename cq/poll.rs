@@ -11,7 +11,7 @@
 //! refcount's completion): a CEQE or AEQE that arrives later finds nothing.
 
 use super::Cq;
-use crate::cmdq::Cmd;
+use crate::cmdq::DevState;
 use crate::eq::Objects;
 use crate::hem::mtr::MtrEntry;
 use crate::hns_roce_hw_v2::consts::{db_cmd, reg};
@@ -63,13 +63,13 @@ impl Cq {
     }
 
     /// Tells the engine how far software consumed (`update_cq_db`).
-    fn update_ci(&self, cmd: &Cmd) {
+    fn update_ci(&self, st: &DevState) {
         let ci = self.cons_index.load(Ordering::Relaxed);
         match &self.db {
             Some(super::CqDb::Kernel(db)) => db.set(ci & 0xff_ffff),
             // A user CQ's consumer index is libhns's to write.
             Some(super::CqDb::User(_)) => {}
-            None => cmd.ring_db(
+            None => st.ring_db(
                 ci_doorbell(self.cqn, ci),
                 DbOffset::new::<{ reg::DB_SQ_L_0 }>(),
             ),
@@ -84,12 +84,12 @@ impl Cq {
     /// Inlined into the RDMA core's entry point, its one caller, which
     /// then makes no call of its own before the lock (as C's op).
     #[inline(always)]
-    pub(crate) fn poll(&self, cmd: &Cmd, objs: &Objects, wc: &mut WcArray<'_>) -> usize {
+    pub(crate) fn poll(&self, st: &DevState, objs: &Objects, wc: &mut WcArray<'_>) -> usize {
         let _g = self.lock.lock();
         // In a teardown the engine holds no more completions (C waits for
         // UNINIT, not RST_DOWN, for that reason): the outstanding WRs
         // complete in software.
-        if cmd.is_uninit() {
+        if st.is_uninit() {
             return objs.qps.sw_poll(self.cqn, wc);
         }
         if wc.len() == 0 {
@@ -97,7 +97,7 @@ impl Cq {
         }
         let ci = self.cons_index.load(Ordering::Relaxed);
         match self.sw_cqe(ci) {
-            Some(first) => self.poll_owned(cmd, objs, wc, first, ci),
+            Some(first) => self.poll_owned(st, objs, wc, first, ci),
             None => 0,
         }
     }
@@ -108,7 +108,7 @@ impl Cq {
     #[inline(never)]
     fn poll_owned(
         &self,
-        cmd: &Cmd,
+        st: &DevState,
         objs: &Objects,
         wc: &mut WcArray<'_>,
         first: MtrEntry<'_, CQE_WORDS>,
@@ -129,7 +129,7 @@ impl Cq {
                     Some(q) => q,
                     None => {
                         ibdev_err!(
-                            cmd,
+                            st,
                             "CQ {:06x} with entry for unknown QPN {:06x}\n",
                             self.cqn,
                             c.qpn
@@ -141,8 +141,8 @@ impl Cq {
             let wr_id = qp.take_wrid(&c);
             wc.set(n, &c.wc, wr_id, qp.ibqp());
             if c.wc.is_error() {
-                ibdev_err_ratelimited!(cmd, "error cqe status {:#x}:\n", c.hw_status);
-                dev_dbg!(cmd.device(), "CQE {:08x?}\n", words);
+                ibdev_err_ratelimited!(st, "error cqe status {:#x}:\n", c.hw_status);
+                dev_dbg!(st.device(), "CQE {:08x?}\n", words);
             }
             if c.flush_qp {
                 qp.flush(&objs.wq);
@@ -155,14 +155,14 @@ impl Cq {
             }
         }
         if n > 0 {
-            self.update_ci(cmd);
+            self.update_ci(st);
         }
         n
     }
 
     /// Arms the CQ (`hns_roce_v2_req_notify_cq`).
-    pub(crate) fn arm(&self, cmd: &Cmd, solicited: bool) {
-        cmd.ring_db(
+    pub(crate) fn arm(&self, st: &DevState, solicited: bool) {
+        st.ring_db(
             self.notify_db(solicited),
             DbOffset::new::<{ reg::DB_SQ_L_0 }>(),
         );
@@ -171,7 +171,7 @@ impl Cq {
     /// Takes the CQEs of QP `qpn` out of the CQ, moving the later ones of
     /// other QPs down over them (`hns_roce_v2_cq_clean`); the SRQ WQE of
     /// each receive CQE taken out goes back to `srq`, the QP's kernel SRQ.
-    pub(crate) fn clean(&self, cmd: &Cmd, qpn: u32, srq: Option<&SrqCore>) {
+    pub(crate) fn clean(&self, st: &DevState, qpn: u32, srq: Option<&SrqCore>) {
         let _g = self.lock.lock();
         let ci = self.cons_index.load(Ordering::Relaxed);
         let mut prod = ci;
@@ -200,7 +200,7 @@ impl Cq {
         if freed > 0 {
             self.cons_index
                 .store(ci.wrapping_add(freed), Ordering::Relaxed);
-            self.update_ci(cmd);
+            self.update_ci(st);
         }
     }
 
@@ -267,9 +267,9 @@ impl CqTable {
     }
 
     /// A CEQE for `cqn`: its completion handler, without the table lock.
-    pub(crate) fn completion(&self, cmd: &Cmd, cqn: u32) {
+    pub(crate) fn completion(&self, st: &DevState, cqn: u32) {
         if self.t.with(cqn, Cq::completion).is_none() {
-            hdev_warn!(cmd.device(), "completion event for bogus CQ {:#08x}\n", cqn);
+            hdev_warn!(st.device(), "completion event for bogus CQ {:#08x}\n", cqn);
         }
     }
 
@@ -288,9 +288,9 @@ impl CqTable {
 
     /// An AEQE for `cqn` (`hns_roce_cq_event`): `IB_EVENT_CQ_ERR`, without
     /// the table lock.
-    pub(crate) fn event(&self, cmd: &Cmd, cqn: u32) {
+    pub(crate) fn event(&self, st: &DevState, cqn: u32) {
         if self.t.with(cqn, |cq| cq.ibcq.error_event()).is_none() {
-            hdev_warn!(cmd.device(), "async event for bogus CQ {:#08x}\n", cqn);
+            hdev_warn!(st.device(), "async event for bogus CQ {:#08x}\n", cqn);
         }
     }
 }

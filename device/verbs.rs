@@ -26,7 +26,7 @@ impl IbDriver for IbDev {
     type Cq = CqRef;
 
     fn ib_log(&self) -> &rdma::IbLog {
-        self.cmd.ib_log()
+        self.cmd.state().ib_log()
     }
 
     fn create_cq(
@@ -56,7 +56,7 @@ impl IbDriver for IbDev {
 
     #[inline(always)]
     fn poll_cq(&self, c: &CqRef, wc: &mut WcArray<'_>) -> usize {
-        c.0.poll(&self.cmd, &self.objs, wc)
+        c.0.poll(self.cmd.state(), &self.objs, wc)
     }
 
     fn req_notify_cq(&self, c: &CqRef, solicited: bool, report_missed: bool) -> bool {
@@ -66,10 +66,10 @@ impl IbDriver for IbDev {
         // missed events hears whether this CQ still owes such completions
         // (`left_sw_wc`), so that it polls them instead of waiting for an
         // event that never comes.
-        if self.cmd.is_down() {
+        if self.cmd.state().is_down() {
             return report_missed && self.objs.qps.busy_on(c.0.cqn);
         }
-        c.0.arm(&self.cmd, solicited);
+        c.0.arm(self.cmd.state(), solicited);
         false
     }
 
@@ -150,8 +150,13 @@ impl IbDriver for IbDev {
     }
 
     fn set_gid(&self, index: u32, entry: Option<GidEntry<'_>>) -> Result {
-        let failed =
-            |e: &Error| ibdev_err!(&self.cmd, "failed to set gid, ret = {}!\n", e.to_errno());
+        let failed = |e: &Error| {
+            ibdev_err!(
+                self.cmd.state(),
+                "failed to set gid, ret = {}!\n",
+                e.to_errno()
+            )
+        };
         if !self.rev.is_hip09() {
             // HIP08: the SGID table, one entry per command.
             let mut d = chain::<1>(cmq_op::CFG_SGID_TB, false);
@@ -193,12 +198,12 @@ impl IbDriver for IbDev {
     }
 
     fn doorbells_off(&self) -> bool {
-        self.cmd.doorbells_off()
+        self.cmd.state().doorbells_off()
     }
 
     fn verb_failed(&self, v: FailedVerb) {
         use dfx::DfxCnt::*;
-        self.cmd.sw_stat().inc(match v {
+        self.cmd.state().sw_stat().inc(match v {
             FailedVerb::CreateQp => QpCreateErr,
             FailedVerb::ModifyQp => QpModifyErr,
             FailedVerb::CreateCq => CqCreateErr,
@@ -218,7 +223,7 @@ impl IbDriver for IbDev {
         // Registered but not (or no longer) taking contexts: during the
         // registration's last steps, from a reset's DOWN step on, in a
         // teardown. The caller may try again on the device's next life.
-        self.cmd.is_active()
+        self.cmd.state().is_active()
     }
 
     fn bond_follows(&self, ndev: NetDev, upper: NetDev) -> bool {
@@ -353,7 +358,7 @@ impl IbDriver for IbDev {
     }
 
     fn map_mr_sg_end(&self, m: &mr::Mr, n: i32, page_size: u32) -> i32 {
-        m.map_sg_end(&self.cmd, n, page_size)
+        m.map_sg_end(self.cmd.state(), n, page_size)
     }
 
     type Qp = qp::Qp;
@@ -419,7 +424,7 @@ impl IbDriver for IbDev {
     }
 
     fn drain(&self, q: &qp::Qp, d: &rdma::Drain<'_, Self>) {
-        qp::drain::drain(&self.cmd, q, d, |c: &CqRef| c.0.trigger())
+        qp::drain::drain(self.cmd.state(), q, d, |c: &CqRef| c.0.trigger())
     }
 
     type Srq = srq::Srq;
@@ -459,7 +464,7 @@ impl IbDriver for IbDev {
         s: &srq::Srq,
         wrs: rdma::RecvChain<'_>,
     ) -> core::result::Result<(), (usize, Error)> {
-        s.post_recv(&self.cmd, wrs)
+        s.post_recv(self.cmd.state(), wrs)
     }
 
     fn modify_cq(&self, c: &CqRef, count: u16, period: u16) -> Result {
@@ -501,9 +506,13 @@ impl IbDriver for IbDev {
     fn query_counters(&self, values: &mut [u64]) -> Result<usize> {
         const DESCS: usize = HW_CNT_TOTAL.div_ceil(CNT_PER_DESC);
         let mut d = chain::<DESCS>(cmq_op::QUERY_COUNTER, true);
-        self.cmd
-            .send(&mut d)
-            .inspect_err(|e| ibdev_err!(&self.cmd, "failed to get counter", ret = e.to_errno()))?;
+        self.cmd.send(&mut d).inspect_err(|e| {
+            ibdev_err!(
+                self.cmd.state(),
+                "failed to get counter",
+                ret = e.to_errno()
+            )
+        })?;
         let mut n = 0;
         for (i, v) in values.iter_mut().enumerate().take(HW_CNT_TOTAL) {
             let bd = i / CNT_PER_DESC;

@@ -205,11 +205,11 @@ impl HemTable {
                 };
                 if let Err(e) = self.write(Out::Fresh(dev), &mem, w) {
                     if is_last_step(g.hop_num, step) {
-                        hdev_err!(self.cmd.device(), "set HEM step last failed!\n");
+                        hdev_err!(self.cmd.state().device(), "set HEM step last failed!\n");
                     } else {
-                        hdev_err!(self.cmd.device(), "set HEM step {} failed!\n", step);
+                        hdev_err!(self.cmd.state().device(), "set HEM step {} failed!\n", step);
                     }
-                    hdev_err!(self.cmd.device(), "set HEM address to HW failed!\n");
+                    hdev_err!(self.cmd.state().device(), "set HEM address to HW failed!\n");
                     return Err(e);
                 }
             }
@@ -296,7 +296,7 @@ impl HemTable {
         for w in plan.writes.iter() {
             if self.write(out, mem, w).is_err() {
                 hdev_warn!(
-                    self.cmd.device(),
+                    self.cmd.state().device(),
                     "failed to clear HEM of {:?}\n",
                     self.geom.ty
                 );

@@ -16,7 +16,7 @@
 //! [`DIRECT_POLL_MS`], until the drain WR's completion came.
 
 use super::Qp;
-use crate::cmdq::Cmd;
+use crate::cmdq::DevState;
 use crate::rdma::{Drain, IbDriver};
 
 /// How long a drain waits for its WR's completion before it polls a
@@ -27,23 +27,23 @@ const DIRECT_POLL_MS: u32 = 100;
 /// handler as run for a reset's software completions and says whether it
 /// already was (the CQ's `is_armed`).
 pub(crate) fn drain<D: IbDriver>(
-    cmd: &Cmd,
+    st: &DevState,
     q: &Qp,
     d: &Drain<'_, D>,
     cq_ran: impl FnOnce(&D::Cq) -> bool,
 ) {
     let send = d.send();
     if let Err(e) = d.to_err() {
-        if !cmd.is_reset_down() {
+        if !st.is_reset_down() {
             if send {
                 ibdev_err_ratelimited!(
-                    cmd,
+                    st,
                     "failed to modify qp during drain sq",
                     ret = e.to_errno()
                 );
             } else {
                 ibdev_err_ratelimited!(
-                    cmd,
+                    st,
                     "failed to modify qp during drain rq",
                     ret = e.to_errno()
                 );
@@ -51,16 +51,16 @@ pub(crate) fn drain<D: IbDriver>(
             return;
         }
     }
-    let posted = if cmd.is_reset_down() {
+    let posted = if st.is_reset_down() {
         d.push(|wr_id| q.core.push_drain_wr(send, wr_id))
     } else {
         d.post()
     };
     if let Err(e) = posted {
         if send {
-            ibdev_err_ratelimited!(cmd, "failed to post send for drain sq", ret = e.to_errno());
+            ibdev_err_ratelimited!(st, "failed to post send for drain sq", ret = e.to_errno());
         } else {
-            ibdev_err_ratelimited!(cmd, "failed to post recv for drain rq", ret = e.to_errno());
+            ibdev_err_ratelimited!(st, "failed to post recv for drain rq", ret = e.to_errno());
         }
         return;
     }
@@ -68,7 +68,7 @@ pub(crate) fn drain<D: IbDriver>(
         d.poll_until_done(DIRECT_POLL_MS);
         return;
     }
-    if cmd.is_reset_down() {
+    if st.is_reset_down() {
         if cq_ran(d.cq()) {
             d.stop_handler();
         }

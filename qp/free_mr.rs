@@ -60,7 +60,7 @@ impl FreeMr {
 
     fn populate(&mut self, dev: &IbDev) -> Result {
         let cq = dev.reserved_cq(fmr::CQE_NUM).inspect_err(|_| {
-            ibdev_err!(dev.cmd(), "failed to create cq for free mr.\n");
+            ibdev_err!(dev.state(), "failed to create cq for free mr.\n");
         })?;
         self.cq = Some(cq.clone());
         for _ in 0..QP_NUM {
@@ -77,7 +77,7 @@ impl FreeMr {
             };
             let q = dev
                 .reserved_qp(&mut init, cq.clone())
-                .inspect_err(|_| ibdev_err!(dev.cmd(), "failed to create qp for free mr.\n"))?;
+                .inspect_err(|_| ibdev_err!(dev.state(), "failed to create qp for free mr.\n"))?;
             self.qps.push(q, GFP_KERNEL)?;
         }
         let env = dev.qp_env();
@@ -133,7 +133,7 @@ impl FreeMr {
         let start = Instant::<Monotonic>::now();
         let mut wc = WcBuf::<QP_NUM>::new();
         while left > 0 {
-            let n = cq.poll(env.cmd, env.objs, &mut wc.array(left));
+            let n = cq.poll(env.cmd.state(), env.objs, &mut wc.array(left));
             self.move_flushed(env);
             if start.elapsed() > Delta::from_millis(i64::from(fmr::TIMEOUT)) {
                 ibdev_err_ratelimited!(
@@ -159,7 +159,7 @@ impl FreeMr {
                 let mut resp = QpModifyResp::default();
                 if let Err(e) = q.modify(env, &err, &mut resp) {
                     hdev_err!(
-                        env.cmd.device(),
+                        env.cmd.state().device(),
                         "modify QP to error state failed({}) during CQE flush\n",
                         e.to_errno()
                     );

@@ -8,7 +8,7 @@
 //! RESET. The QP itself and its create, query and destroy are in `qp.rs`.
 
 use super::{attr, mtu_bytes, serv_type, Qp, QpEnv, RqDb, Soft};
-use crate::cmdq::{Cmd, MailboxBuf};
+use crate::cmdq::{DevState, MailboxBuf};
 use crate::device::{UCTX_CQE_INLINE, UCTX_RQ_INLINE};
 use crate::hem::HemType;
 use crate::hns_roce_hw_v2::consts::{cap_flag, mbox};
@@ -163,7 +163,7 @@ impl Qp {
             // ERR (C lets it: docs/c-driver-findings.md, finding 4).
             self.core.cancel_flush();
             if !self.user {
-                self.clear(env.cmd);
+                self.clear(env.cmd.state());
             }
         }
         Ok(())
@@ -244,7 +244,7 @@ impl Qp {
 
     /// `modify_qp_init_to_rtr`'s inputs.
     fn rtr_params(&self, env: &QpEnv<'_>, a: &QpAttr) -> Result<qpc::RtrParams> {
-        let d = env.cmd.device();
+        let d = env.cmd.state().device();
         let c = env.caps;
         let rq_cur = self.mtr.find(self.rq_offset);
         if self.sizes.rq_wqe_cnt != 0 && rq_cur.is_none() {
@@ -480,8 +480,8 @@ impl Qp {
 
     /// `clear_qp` after a kernel QP's move to RESET: the QP's CQEs leave
     /// its CQs, the queues start over.
-    fn clear(&self, cmd: &Cmd) {
-        self.clean_cqs(cmd);
+    fn clear(&self, st: &DevState) {
+        self.clean_cqs(st);
         if let Some(RqDb::Kernel(db)) = &self.rdb {
             db.set(0);
         }

@@ -515,7 +515,7 @@ impl Qp {
         if matches!(state, QpState::Reset | QpState::Init | QpState::Rtr) {
             return Err((0, EINVAL));
         }
-        if env.cmd.is_reset_down() {
+        if env.cmd.state().is_reset_down() {
             return Err((0, EIO));
         }
         // The QP's page of the HIP09 doorbell window, checked once here so
@@ -532,7 +532,7 @@ impl Qp {
         // none ever will.
         if !self.takes_send_wrs() {
             dev_err_ratelimited!(
-                env.cmd.device(),
+                env.cmd.state().device(),
                 "post_send on a QP of type {} is not supported\n",
                 self.qp_type
             );
@@ -599,12 +599,15 @@ impl Qp {
                         } else {
                             None
                         };
-                        env.cmd.ring_with(|| match push {
+                        env.cmd.state().ring_with(|| match push {
                             Some(words) => w.write512(&words),
                             None => w.write64(db),
                         });
                     }
-                    None => env.cmd.ring_db(db, DbOffset::new::<{ reg::DB_SQ_L_0 }>()),
+                    None => env
+                        .cmd
+                        .state()
+                        .ring_db(db, DbOffset::new::<{ reg::DB_SQ_L_0 }>()),
                 }
             }
         }
@@ -711,7 +714,7 @@ impl Qp {
         owner: bool,
         sge_idx: &mut u32,
     ) -> Result {
-        let d = env.cmd.device();
+        let d = env.cmd.state().device();
         let opcode = match wr.opcode {
             WrOpcode::Send => wqe_op::SEND,
             WrOpcode::SendWithImm => wqe_op::SEND_WITH_IMM,
@@ -781,7 +784,7 @@ impl Qp {
         owner: bool,
         sge_idx: &mut u32,
     ) -> Result {
-        let d = env.cmd.device();
+        let d = env.cmd.state().device();
         let op = match wr.opcode {
             WrOpcode::Send => RcOp::Send,
             WrOpcode::SendWithImm => RcOp::SendWithImm(wr.imm),

@@ -404,7 +404,7 @@ impl Hnae3Handle {
 /// # Invariants
 ///
 /// `h` is a RoCE client handle that stays valid while the holder exists:
-/// the instance holds it (its command interface), and it is dropped in
+/// the instance holds it (its device state, `cmdq::DevState`), and it is dropped in
 /// `uninit_instance`.
 pub(crate) struct ResetInfo {
     h: *mut raw::hnae3_handle,
@@ -610,7 +610,7 @@ impl DbOffset {
 /// Maps `REG_WINDOW` bytes of the function's BAR, from an 8-aligned base.
 /// It stays mapped while the hnae3 handle it came from is attached to this client: the driver drops
 /// every holder of a window in `uninit_instance`. It is neither `Clone`
-/// nor `Copy`: it has one owner (the command interface), from which the
+/// nor `Copy`: it has one owner (the function's `cmdq::DevState`), from which the
 /// rest of the driver borrows the registers.
 pub(crate) struct RegWindow(MmioRaw<Region<REG_WINDOW>>);
 
