@@ -193,6 +193,7 @@ module-cov: $(KDIR_DEP)
 # driver's constants: one definition each.
 clippy: $(KDIR_DEP)
 	python3 scripts/const-once.py --quiet
+	python3 scripts/shim-review.py
 	@mkdir -p $(BUILD)/module-clippy $(BUILD)/hns_sim-clippy
 	$(KMAKE) MO=$(BUILD)/module-clippy HNS_KUNIT=y CLIPPY=1 KRUSTFLAGS=-Dwarnings modules
 	$(KLOCK) $(TOOLS_ENV) $(MAKE) -C $(KDIR) $(KARCH) M=$(CURDIR)/sim/guest MO=$(BUILD)/hns_sim-clippy CLIPPY=1 KRUSTFLAGS=-Dwarnings modules

@@ -117,6 +117,12 @@ step style/kcfi-prototypes "$L/kcfi.log" python3 scripts/kcfi-check.py "$KSRC"
 step style/constants-defined-once "$L/const-once.log" python3 scripts/const-once.py
 step style/constants-check-fails-on-planted-duplicate "$L/const-once-selftest.log" \
     python3 scripts/const-once.py --self-test
+# Every function of the C shim has a row in docs/rdma-layer.md saying why
+# it is C; the self-test plants a function without a row and a row without
+# a function and needs both reported.
+step style/shim-functions-reviewed "$L/shim-review.log" python3 scripts/shim-review.py
+step style/shim-review-fails-on-planted-function "$L/shim-review-selftest.log" \
+    python3 scripts/shim-review.py --self-test
 # no_warnings TEST LOG...: no compiler warning allowed in the builds' logs.
 no_warnings() {
     local t=$1
