@@ -32,11 +32,6 @@ pub(crate) struct UData<'a> {
     _call: PhantomData<&'a raw::ib_udata>,
 }
 
-/// User memory is checked and copied in pieces that never cross a multiple
-/// of this many bytes, so a fault hits a whole piece and a non-zero byte in
-/// front of a fault is seen first, as C's word-wise `check_zeroed_user`.
-const PIECE: usize = 64;
-
 impl<'a> UData<'a> {
     /// The udata at `p`, or `None` for a kernel verb (null).
     ///
@@ -68,23 +63,20 @@ impl<'a> UData<'a> {
         self.raw().outlen
     }
 
-    /// Fails unless the `len` user bytes at `addr` are zero: `-EOPNOTSUPP`
-    /// at a non-zero byte, `-EFAULT` at a fault before one.
-    fn check_zero(mut addr: usize, mut len: usize) -> Result {
-        let mut buf = [0u8; PIECE];
-        while len > 0 {
-            let n = len.min(PIECE - addr % PIECE);
-            let piece = &mut buf[..n];
-            UserSlice::new(UserPtr::from_addr(addr), n)
-                .reader()
-                .read_slice(piece)?;
-            if piece.iter().any(|&b| b != 0) {
-                return Err(EOPNOTSUPP);
-            }
-            addr += n;
-            len -= n;
+    /// Fails unless the `len` user bytes at `addr` are zero, as
+    /// `copy_struct_from_user` checks a tail (with the kernel's own
+    /// `check_zeroed_user`): `-EOPNOTSUPP` (C's `-E2BIG`, which
+    /// `_ib_copy_validate_udata_in` turns into it) at a non-zero byte,
+    /// `-EFAULT` when the range is not user memory or faults first.
+    fn check_zero(addr: *const c_void, len: usize) -> Result {
+        // SAFETY: `check_zeroed_user` takes any user address and length:
+        // it checks the range and reads it with fault handling.
+        let r = unsafe { kernel::bindings::check_zeroed_user(addr, len) };
+        match r {
+            0 => Err(EOPNOTSUPP),
+            r if r < 0 => Err(Error::from_errno(r)),
+            _ => Ok(()),
         }
-        Ok(())
     }
 
     /// The request, as `ib_copy_validate_udata_in(udata, req, end_member)`:
@@ -92,14 +84,13 @@ impl<'a> UData<'a> {
     /// request has a non-zero byte past `T`, members it lacks zero.
     pub(crate) fn read_in<T: UdataIn + FromBytes + AsBytes>(&self) -> Result<T> {
         let plan = uabi::in_plan(self.inlen(), size_of::<T>(), T::MIN).map_err(|_| EINVAL)?;
-        // CAST: a user address.
-        let base = self.raw().inbuf as usize;
+        let inbuf = self.raw().inbuf;
         if plan.tail > 0 {
-            Self::check_zero(base.wrapping_add(size_of::<T>()), plan.tail)?;
+            Self::check_zero(inbuf.wrapping_byte_add(size_of::<T>()), plan.tail)?;
         }
         let mut req = T::default();
         let head = req.as_bytes_mut().get_mut(..plan.head).ok_or(EINVAL)?;
-        UserSlice::new(UserPtr::from_addr(base), plan.head)
+        UserSlice::new(UserPtr::from_ptr(inbuf.cast_mut()), plan.head)
             .reader()
             .read_slice(head)?;
         Ok(req)
@@ -124,10 +115,10 @@ impl<'a> UData<'a> {
         let out = self.raw().outbuf.cast::<c_void>();
         let mut w = UserSlice::new(UserPtr::from_ptr(out), self.outlen()).writer();
         w.write_slice(resp.as_bytes().get(..plan.copy).ok_or(EINVAL)?)?;
-        let zeros = [0u8; PIECE];
+        let zeros = [0u8; 64];
         let mut left = plan.clear;
         while left > 0 {
-            let n = left.min(PIECE);
+            let n = left.min(zeros.len());
             w.write_slice(&zeros[..n])?;
             left -= n;
         }
