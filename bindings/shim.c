@@ -453,11 +453,9 @@ static int hns_shim_query_device(struct ib_device *ibdev,
 	struct hns_shim_dev_attr a = {};
 	int ret;
 
-	ret = ib_no_udata_io(uhw);
+	ret = HNS_RS_OP(to_sdev(ibdev), query_device, uhw, &a);
 	if (ret)
 		return ret;
-
-	HNS_RS_OP(to_sdev(ibdev), query_device, &a);
 	props->fw_ver = a.fw_ver;
 	props->sys_image_guid = ibdev->node_guid;
 	props->max_mr_size = a.max_mr_size;

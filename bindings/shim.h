@@ -659,7 +659,11 @@ struct hns_rs_ib_ops {
 	 * enum's value.
 	 */
 	int (*req_notify_cq)(struct ib_cq *ibcq, u32 flags);
-	void (*query_device)(void *rs, struct hns_shim_dev_attr *attr);
+	/* uhw (NULL from the kernel): the driver has no request and an empty
+	 * answer, which it checks and writes first.
+	 */
+	int (*query_device)(void *rs, struct ib_udata *uhw,
+		struct hns_shim_dev_attr *attr);
 	void (*query_port)(void *rs, u32 port, struct hns_shim_port_attr *attr);
 	void (*fw_ver)(void *rs, u64 *fw_ver);
 	int (*set_gid)(void *rs, u32 index, const u8 *gid, bool roce_v2,

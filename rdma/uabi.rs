@@ -257,6 +257,13 @@ pub(crate) struct CreateAhResp {
 
 impl UdataOut for CreateAhResp {}
 
+/// The answer of a verb that has none (`ib_respond_empty_udata`): the
+/// buffer is only zeroed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Empty;
+
+impl UdataOut for Empty {}
+
 /// Why a request is refused before any byte of it is read.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum InError {

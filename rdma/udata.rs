@@ -96,6 +96,17 @@ impl<'a> UData<'a> {
         Ok(req)
     }
 
+    /// No request and an empty answer, as `ib_no_udata_io`: a request must
+    /// be all zeros (`ib_is_udata_in_empty`: `-EOPNOTSUPP`, `-EFAULT`),
+    /// then the response buffer is zeroed (`ib_respond_empty_udata`).
+    pub(crate) fn no_io(&self) -> Result {
+        let plan = uabi::in_plan(self.inlen(), 0, 0).map_err(|_| EINVAL)?;
+        if plan.tail > 0 {
+            Self::check_zero(self.raw().inbuf, plan.tail)?;
+        }
+        self.respond(&uabi::Empty)
+    }
+
     /// The `comp_mask` check that `ib_copy_validate_udata_in_cm` adds to
     /// [`Self::read_in`]: `-EOPNOTSUPP` for a bit outside `valid`. Apart,
     /// because C's copy has filled the request when this check refuses it
@@ -208,6 +219,9 @@ uapi_type!(
     raw::hns_roce_ib_alloc_ucontext,
     [config: u32, reserved: u32]
 );
+// SAFETY: no bytes at all.
+unsafe impl AsBytes for uabi::Empty {}
+
 uapi_type!(uabi::AllocPdResp, raw::hns_roce_ib_alloc_pd_resp, [pdn: u32]);
 uapi_type!(
     uabi::CreateAhResp,

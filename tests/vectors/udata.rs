@@ -100,5 +100,7 @@ pub fn check_out_rules() -> Check {
     expect(out_plan(16, 8) == p(8, 0), "cut")?;
     expect(out_plan(16, 16) == p(16, 0), "exact")?;
     expect(out_plan(16, 40) == p(16, 24), "padded")?;
+    // `ib_respond_empty_udata`: no answer, the buffer zeroed.
+    expect(resp_len::<uabi::Empty>() == 0, "no answer")?;
     expect(out_plan(0, 8) == p(0, 8), "empty response")
 }
