@@ -26,7 +26,7 @@ use crate::hem::{HemType, HOP_NUM_0};
 use crate::hns_roce_hw_v2::consts::{cap_flag, cqe_size, mbox};
 use crate::hns_roce_hw_v2::ctx as hw_ctx;
 use crate::hns_roce_hw_v2::fields::Cqc;
-use crate::rdma::{new_spinlock_irq, CqUreq, IbCq, ResAttrs, ResRaw, SpinLockIrq, UmemDev};
+use crate::rdma::{new_spinlock_irq, uabi, CqUreq, IbCq, ResAttrs, ResRaw, SpinLockIrq, UmemDev};
 use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use kernel::{
     device::{Bound, Device},
@@ -48,17 +48,17 @@ pub(crate) struct UserCq<'a> {
     pub(crate) dev: UmemDev<'a>,
     /// The user context's record pages.
     pub(crate) uctx: ArcBorrow<'a, Ucontext>,
-    /// The request as the shim copied it.
+    /// The request as read from the udata.
     pub(crate) req: &'a CqUreq,
 }
 
 /// `HNS_ROCE_CQ_FLAG_RECORD_DB` (`enum hns_roce_cq_cap_flags`, uapi).
 pub(crate) const CQ_FLAG_RECORD_DB: u64 = 1 << 0;
 /// Bytes of `struct hns_roce_ib_create_cq` up to the end of `cqe_size`.
-const UCMD_CQE_SIZE_END: u32 = 20;
+const UCMD_CQE_SIZE_END: u32 = uabi::CreateCq::CQE_SIZE_END;
 /// Bytes of `struct hns_roce_ib_create_cq_resp` up to the end of
 /// `cap_flags`.
-const URESP_CAP_FLAGS_END: u32 = 16;
+const URESP_CAP_FLAGS_END: u32 = uabi::CreateCqResp::CAP_FLAGS_END;
 
 /// The record doorbell.
 enum CqDb {

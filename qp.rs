@@ -33,6 +33,7 @@ use crate::hns_roce_hw_v2::caps::Caps;
 use crate::hns_roce_hw_v2::consts::{cap_flag, mbox, reg, sge};
 use crate::hns_roce_hw_v2::qpc::{self as qpc, qpt, QpState, QueueError, QueueRequest, QueueSizes};
 use crate::hw_rev::HwRev;
+use crate::rdma::uabi::CREATE_QP_MASK_CONGEST_TYPE;
 use crate::rdma::{
     trace, DbOffset, DscpMap, IbQp, MmapCtx, MmapEntry, QpAttr, QpInit, QpQuery, RecvWr, ResAttrs,
     ResRaw, SqDoorbells, UmemDev,
@@ -78,9 +79,6 @@ mod qp_cap {
     /// Single WQEs are pushed into the QP's page (`dwqe_mmap_key`).
     pub(super) const DIRECT_WQE: u64 = 1 << 5;
 }
-
-/// `HNS_ROCE_CREATE_QP_MASK_CONGEST_TYPE` of the request's `comp_mask`.
-const CREATE_QP_MASK_CONGEST_TYPE: u64 = 1 << 0;
 
 /// What a user QP is created with besides its request: the caller's
 /// device (to pin its memory) and its context's record pages.

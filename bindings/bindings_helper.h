@@ -8,5 +8,6 @@
 #include <rdma/ib_umem.h>
 #include <rdma/iter.h>
 #include <rdma/uverbs_ioctl.h>
+#include <rdma/hns-abi.h>
 #include "hnae3.h"
 #include "shim.h"

@@ -346,7 +346,6 @@ unsigned int hns_shim_irq_vector(struct hnae3_handle *handle, unsigned int i)
 #include <rdma/ib_cache.h>
 #include <rdma/ib_mad.h>
 #include <rdma/uverbs_ioctl.h>
-#include <rdma/hns-abi.h>
 
 static struct hns_shim_dev *to_sdev(struct ib_device *ibdev)
 {
@@ -406,9 +405,7 @@ static int hns_shim_create_ah(struct ib_ah *ibah,
 	struct rdma_ah_attr *attr = init_attr->ah_attr;
 	const struct ib_global_route *grh = rdma_ah_read_grh(attr);
 	struct hns_shim_dev *sdev = to_sdev(ibah->device);
-	struct hns_roce_ib_create_ah_resp resp = {};
 	struct hns_shim_ah_in in = {};
-	int ret;
 
 	in.port = rdma_ah_get_port_num(attr);
 	in.sgid_index = grh->sgid_index;
@@ -426,16 +423,7 @@ static int hns_shim_create_ah(struct ib_ah *ibah,
 	in.vlan_id = 0xffff;
 	in.l2_ret = rdma_read_gid_l2_fields(grh->sgid_attr, &in.vlan_id, NULL);
 
-	ret = HNS_RS_OP(sdev, create_ah, &in, &ah->av);
-	if (ret)
-		return ret;
-	if (udata) {
-		resp.priority = ah->av.sl;
-		resp.tc_mode = ah->av.tc_mode;
-		memcpy(resp.dmac, ah->av.mac, ETH_ALEN);
-		ret = ib_respond_udata(udata, resp);
-	}
-	return ret;
+	return HNS_RS_OP(sdev, create_ah, &in, udata, &ah->av);
 }
 
 static int hns_shim_query_ah(struct ib_ah *ibah, struct rdma_ah_attr *attr)
@@ -465,11 +453,9 @@ static int hns_shim_query_device(struct ib_device *ibdev,
 	struct hns_shim_dev_attr a = {};
 	int ret;
 
-	ret = ib_no_udata_io(uhw);
+	ret = HNS_RS_OP(to_sdev(ibdev), query_device, uhw, &a);
 	if (ret)
 		return ret;
-
-	HNS_RS_OP(to_sdev(ibdev), query_device, &a);
 	props->fw_ver = a.fw_ver;
 	props->sys_image_guid = ibdev->node_guid;
 	props->max_mr_size = a.max_mr_size;
@@ -653,54 +639,43 @@ static int hns_shim_alloc_ucontext(struct ib_ucontext *uctx,
 {
 	struct hns_shim_uctx *ctx = container_of(uctx, struct hns_shim_uctx,
 						 ibuctx);
-	struct hns_roce_ib_alloc_ucontext_resp resp = {};
-	struct hns_roce_ib_alloc_ucontext ucmd;
-	struct hns_shim_uctx_resp r = {};
+
+	return HNS_RS_OP(to_sdev(uctx->device), alloc_ucontext, uctx, udata,
+			 &ctx->uar_index, &ctx->config, &ctx->rs_uctx);
+}
+
+/*
+ * The doorbell page of a new user context: at pgoff 0, the offset libhns
+ * maps.
+ */
+int hns_shim_uctx_db_insert(struct ib_ucontext *uctx, u64 address)
+{
+	struct hns_shim_uctx *ctx = container_of(uctx, struct hns_shim_uctx,
+						 ibuctx);
 	struct hns_shim_mmap *entry;
-	u64 addr = 0;
 	int ret;
 
-	if (!HNS_RS_OP(to_sdev(uctx->device), active))
-		return -EAGAIN;
-	ret = ib_copy_validate_udata_in(udata, ucmd, reserved);
-	if (ret)
-		return ret;
-	ret = HNS_RS_OP(to_sdev(uctx->device), alloc_ucontext, ucmd.config,
-			&ctx->uar_index, &addr, &r, &ctx->rs_uctx);
-	if (ret)
-		return ret;
-	ctx->config = r.config;
-
-	ret = -ENOMEM;
 	entry = kzalloc_obj(*entry);
 	if (!entry)
-		goto err_uar;
-	entry->address = addr;
-	/* The doorbell page must be at pgoff 0: libhns maps offset 0. */
+		return -ENOMEM;
+	entry->address = address;
 	ret = rdma_user_mmap_entry_insert_exact(uctx, &entry->rdma_entry,
 						PAGE_SIZE, 0);
 	if (ret) {
 		kfree(entry);
-		goto err_uar;
+		return ret;
 	}
 	ctx->db_entry = &entry->rdma_entry;
-
-	resp.qp_tab_size = r.qp_tab_size;
-	resp.srq_tab_size = r.srq_tab_size;
-	resp.cqe_size = r.cqe_size;
-	resp.config = r.config;
-	resp.max_inline_data = r.max_inline_data;
-	resp.congest_type = r.congest_type;
-	ret = ib_respond_udata(udata, resp);
-	if (ret)
-		goto err_entry;
 	return 0;
+}
 
-err_entry:
+void hns_shim_uctx_db_remove(struct ib_ucontext *uctx)
+{
+	struct hns_shim_uctx *ctx = container_of(uctx, struct hns_shim_uctx,
+						 ibuctx);
+
 	rdma_user_mmap_entry_remove(ctx->db_entry);
-err_uar:
-	HNS_RS_OP(to_sdev(uctx->device), dealloc_ucontext, ctx->rs_uctx);
-	return ret;
+	ctx->db_entry = NULL;
 }
 
 static void hns_shim_dealloc_ucontext(struct ib_ucontext *uctx)
@@ -769,20 +744,8 @@ static void hns_shim_disassociate_ucontext(struct ib_ucontext *uctx)
 static int hns_shim_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 {
 	struct hns_shim_pd *pd = container_of(ibpd, struct hns_shim_pd, ibpd);
-	struct hns_shim_dev *sdev = to_sdev(ibpd->device);
-	int ret;
 
-	ret = HNS_RS_OP(sdev, alloc_pd, &pd->pdn);
-	if (ret)
-		return ret;
-	if (udata) {
-		struct hns_roce_ib_alloc_pd_resp resp = { .pdn = pd->pdn };
-
-		ret = ib_respond_udata(udata, resp);
-		if (ret)
-			HNS_RS_OP(sdev, dealloc_pd, pd->pdn);
-	}
-	return ret;
+	return HNS_RS_OP(to_sdev(ibpd->device), alloc_pd, udata, &pd->pdn);
 }
 
 static int hns_shim_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
@@ -862,10 +825,8 @@ static void *hns_shim_udata_uctx(struct ib_udata *udata)
 }
 
 /*
- * A kernel CQ, or a user CQ (libhns: struct hns_roce_ib_create_cq in,
- * hns_roce_ib_create_cq_resp out). The request is copied here and checked
- * in Rust in the C driver's order; the response goes out after the CQ
- * exists, and a failed copy destroys it again.
+ * A kernel CQ, or a user CQ: the driver reads libhns's request from the
+ * udata and answers in it.
  */
 static int hns_shim_create_cq(struct ib_cq *ibcq,
 			      const struct ib_cq_init_attr *attr,
@@ -873,9 +834,6 @@ static int hns_shim_create_cq(struct ib_cq *ibcq,
 {
 	struct hns_shim_cq *cq = container_of(ibcq, struct hns_shim_cq, ibcq);
 	struct ib_udata *udata = attrs ? &attrs->driver_udata : NULL;
-	struct hns_roce_ib_create_cq_resp resp = {};
-	struct hns_roce_ib_create_cq ucmd = {};
-	struct hns_shim_cq_ureq ureq = {};
 	struct hns_shim_cq_args args = {
 		.cqe = attr->cqe,
 		.vector = attr->comp_vector,
@@ -885,29 +843,14 @@ static int hns_shim_create_cq(struct ib_cq *ibcq,
 
 	if (attr->flags)
 		return -EOPNOTSUPP;
-	if (udata) {
-		ureq.copy_ret = ib_copy_validate_udata_in(udata, ucmd, db_addr);
-		ureq.inlen = udata->inlen;
-		ureq.outlen = udata->outlen;
-		ureq.buf_addr = ucmd.buf_addr;
-		ureq.db_addr = ucmd.db_addr;
-		ureq.cqe_size = ucmd.cqe_size;
-	}
 	ret = HNS_RS_OP(sdev, create_cq, ibcq,
 			udata ? hns_shim_udata_uctx(udata) : NULL,
-			udata ? &ureq : NULL, &args, &cq->rs_cq);
+			udata, &args, &cq->rs_cq);
 	if (ret)
 		return ret;
 	cq->cqn = args.cqn;
 	ibcq->cqe = args.depth - 1;
-	if (udata) {
-		resp.cqn = args.cqn;
-		resp.cap_flags = args.cap_flags;
-		ret = ib_respond_udata(udata, resp);
-		if (ret)
-			HNS_RS_OP(sdev, destroy_cq, cq->rs_cq);
-	}
-	return ret;
+	return 0;
 }
 
 static int hns_shim_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
@@ -977,10 +920,8 @@ void hns_shim_srq_event(struct ib_srq *ibsrq, enum ib_event_type type)
 }
 
 /*
- * An SRQ (libhns: struct hns_roce_ib_create_srq in,
- * hns_roce_ib_create_srq_resp out). As for CQs, the request is copied here
- * and checked in Rust in the C driver's order; a failed response copy
- * destroys the SRQ again.
+ * An SRQ: as for CQs, the driver reads libhns's request from the udata and
+ * answers in it.
  */
 static int hns_shim_create_srq(struct ib_srq *ibsrq,
 			       struct ib_srq_init_attr *init_attr,
@@ -989,9 +930,6 @@ static int hns_shim_create_srq(struct ib_srq *ibsrq,
 	struct hns_shim_srq *srq = container_of(ibsrq, struct hns_shim_srq,
 						ibsrq);
 	struct hns_shim_dev *sdev = to_sdev(ibsrq->device);
-	struct hns_roce_ib_create_srq_resp resp = {};
-	struct hns_roce_ib_create_srq ucmd = {};
-	struct hns_shim_srq_ureq ureq = {};
 	struct hns_shim_srq_args args = {
 		.srq_type = init_attr->srq_type,
 		.pdn = hns_shim_pd_pdn(ibsrq->pd),
@@ -1005,33 +943,16 @@ static int hns_shim_create_srq(struct ib_srq *ibsrq,
 	if (ib_srq_has_cq(init_attr->srq_type))
 		args.cqn = container_of(init_attr->ext.cq, struct hns_shim_cq,
 					ibcq)->cqn;
-	if (udata) {
-		ureq.copy_ret = ib_copy_validate_udata_in(udata, ucmd,
-							  que_addr);
-		ureq.inlen = udata->inlen;
-		ureq.outlen = udata->outlen;
-		ureq.buf_addr = ucmd.buf_addr;
-		ureq.db_addr = ucmd.db_addr;
-		ureq.que_addr = ucmd.que_addr;
-		ureq.req_cap_flags = ucmd.req_cap_flags;
-	}
 	ret = HNS_RS_OP(sdev, create_srq, ibsrq,
 			udata ? hns_shim_udata_uctx(udata) : NULL,
-			udata ? &ureq : NULL, &args, &srq->rs_srq);
+			udata, &args, &srq->rs_srq);
 	if (ret)
 		return ret;
 	srq->srqn = args.srqn;
 	init_attr->attr.max_wr = args.max_wr;
 	init_attr->attr.max_sge = args.max_sge;
 	init_attr->attr.srq_limit = 0;
-	if (udata) {
-		resp.srqn = args.srqn;
-		resp.cap_flags = args.cap_flags;
-		ret = ib_respond_udata(udata, resp);
-		if (ret)
-			HNS_RS_OP(sdev, destroy_srq, srq->rs_srq);
-	}
-	return ret;
+	return 0;
 }
 
 static int hns_shim_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata)
@@ -1087,31 +1008,15 @@ static int hns_shim_create_qp(struct ib_qp *ibqp,
 			      struct ib_udata *udata)
 {
 	struct hns_shim_qp *qp = container_of(ibqp, struct hns_shim_qp, ibqp);
-	struct hns_roce_ib_create_qp_resp resp = {};
-	struct hns_roce_ib_create_qp ucmd = {};
 	struct hns_shim_qp_init in = {};
 	struct hns_shim_uctx *uctx = NULL;
 	u32 qpn = 0;
 	int ret;
 
 	if (udata) {
-		in.copy_ret = ib_copy_validate_udata_in_cm(udata, ucmd, reserved,
-							   HNS_ROCE_CREATE_QP_MASK_CONGEST_TYPE);
 		uctx = rdma_udata_to_drv_context(udata, struct hns_shim_uctx,
 						 ibuctx);
-		in.user = true;
-		in.user_resp = udata->outlen >=
-			       offsetofend(typeof(resp), cap_flags);
-		in.user_sdb = in.user_resp &&
-			      udata->inlen >= offsetofend(typeof(ucmd), sdb_addr);
 		in.uctx_config = uctx->config;
-		in.log_sq_bb_count = ucmd.log_sq_bb_count;
-		in.log_sq_stride = ucmd.log_sq_stride;
-		in.buf_addr = ucmd.buf_addr;
-		in.db_addr = ucmd.db_addr;
-		in.sdb_addr = ucmd.sdb_addr;
-		in.comp_mask = ucmd.comp_mask;
-		in.cong_type_flags = ucmd.cong_type_flags;
 	}
 	in.qp_type = init_attr->qp_type;
 	in.port = init_attr->port_num;
@@ -1132,7 +1037,7 @@ static int hns_shim_create_qp(struct ib_qp *ibqp,
 		in.xrcdn = hns_shim_xrcd_xrcdn(init_attr->xrcd);
 	ret = HNS_RS_OP(to_sdev(ibqp->device), create_qp, ibqp,
 			udata ? hns_shim_udata_uctx(udata) : NULL,
-			udata ? &uctx->ibuctx : NULL, &in,
+			udata ? &uctx->ibuctx : NULL, udata, &in,
 			hns_shim_rs_cq(init_attr->send_cq),
 			hns_shim_rs_cq(init_attr->recv_cq), &qp->rs_qp, &qpn);
 	if (ret)
@@ -1142,15 +1047,6 @@ static int hns_shim_create_qp(struct ib_qp *ibqp,
 	init_attr->cap.max_recv_sge = in.max_recv_sge;
 	init_attr->cap.max_inline_data = in.max_inline_data;
 	ibqp->qp_num = qpn;
-	if (udata) {
-		resp.cap_flags = in.cap_flags;
-		resp.dwqe_mmap_key = in.dwqe_mmap_key;
-		ret = ib_respond_udata(udata, resp);
-		if (ret) {
-			HNS_RS_OP(to_sdev(ibqp->device), destroy_qp, qp->rs_qp);
-			return ret;
-		}
-	}
 	return 0;
 }
 
@@ -1183,11 +1079,8 @@ static int hns_shim_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 {
 	struct hns_shim_qp *qp = container_of(ibqp, struct hns_shim_qp, ibqp);
 	struct hns_shim_dev *sdev = to_sdev(ibqp->device);
-	struct hns_shim_qp_modify_resp r = {};
-	struct hns_roce_ib_modify_qp_resp resp = {};
 	struct hns_shim_qp_attr a = {};
 	struct net_device *ndev;
-	int ret;
 
 	a.mask = mask;
 	a.qp_state = attr->qp_state;
@@ -1220,12 +1113,7 @@ static int hns_shim_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 							  ndev->dev_addr);
 		dev_put(ndev);
 	}
-	ret = HNS_RS_OP(sdev, modify_qp, qp->rs_qp, &a, &r);
-	if (ret || !r.valid || !udata || !udata->outlen)
-		return ret;
-	resp.tc_mode = r.tc_mode;
-	resp.priority = r.priority;
-	return ib_respond_udata(udata, resp);
+	return HNS_RS_OP(sdev, modify_qp, qp->rs_qp, &a, udata);
 }
 
 static int hns_shim_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,

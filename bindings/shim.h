@@ -306,16 +306,6 @@ struct hns_shim_reg {
 	bool rereg;
 };
 
-/* What alloc_ucontext answers (struct hns_roce_ib_alloc_ucontext_resp). */
-struct hns_shim_uctx_resp {
-	u32 qp_tab_size;
-	u32 cqe_size;
-	u32 srq_tab_size;
-	u32 config;
-	u32 max_inline_data;
-	u32 congest_type;
-};
-
 /* A kernel QP request (struct ib_qp_init_attr); the capacities come back
  * updated to what the QP got.
  */
@@ -336,9 +326,9 @@ struct hns_shim_qp_init {
 	u32 srqn;
 	/* The XRC domain's number when has_xrcd (XRC targets). */
 	u32 xrcdn;
-	/* A user QP: libhns's request (struct hns_roce_ib_create_qp), what
-	 * the udata lengths allow, the user context's config; cap_flags is
-	 * the answer (HNS_ROCE_QP_CAP_*).
+	/* A user QP: the user context's config (the shim's), then what the
+	 * rdma layer read from the udata (struct hns_roce_ib_create_qp) and
+	 * what its lengths allow; cap_flags is the answer (HNS_ROCE_QP_CAP_*).
 	 */
 	bool user;
 	bool user_sdb;
@@ -406,13 +396,6 @@ struct hns_shim_qp_attr {
 	u32 uctx_config;
 };
 
-/* What a user modify answers (struct hns_roce_ib_modify_qp_resp). */
-struct hns_shim_qp_modify_resp {
-	bool valid;	/* false: nothing to answer (RESET to RESET) */
-	u8 tc_mode;
-	u8 priority;
-};
-
 /* What query_qp answers (filled by the driver); the path fields only with
  * queried set (the QP was not in RESET), the GRH ones only with grh.
  */
@@ -446,18 +429,6 @@ struct hns_shim_qp_query {
 	u32 sq_sig_type;
 };
 
-/* A user CQ request (struct hns_roce_ib_create_cq) as the shim copied it:
- * the copy's result, the udata lengths, the fields.
- */
-struct hns_shim_cq_ureq {
-	int copy_ret;
-	u32 inlen;
-	u32 outlen;
-	u64 buf_addr;
-	u64 db_addr;
-	u32 cqe_size;
-};
-
 /* A CQ request (cqe, vector) and what the new CQ tells the core and
  * userspace (depth, cqn, cap_flags).
  */
@@ -467,19 +438,6 @@ struct hns_shim_cq_args {
 	u32 depth;
 	u32 cqn;
 	u64 cap_flags;
-};
-
-/* A user SRQ request (struct hns_roce_ib_create_srq) as the shim copied
- * it: the copy's result, the udata lengths, the fields.
- */
-struct hns_shim_srq_ureq {
-	int copy_ret;
-	u32 inlen;
-	u32 outlen;
-	u64 buf_addr;
-	u64 db_addr;
-	u64 que_addr;
-	u32 req_cap_flags;
 };
 
 /* An SRQ request (type, PD, depth and SGEs asked for) and what the new SRQ
@@ -701,7 +659,11 @@ struct hns_rs_ib_ops {
 	 * enum's value.
 	 */
 	int (*req_notify_cq)(struct ib_cq *ibcq, u32 flags);
-	void (*query_device)(void *rs, struct hns_shim_dev_attr *attr);
+	/* uhw (NULL from the kernel): the driver has no request and an empty
+	 * answer, which it checks and writes first.
+	 */
+	int (*query_device)(void *rs, struct ib_udata *uhw,
+		struct hns_shim_dev_attr *attr);
 	void (*query_port)(void *rs, u32 port, struct hns_shim_port_attr *attr);
 	void (*fw_ver)(void *rs, u64 *fw_ver);
 	int (*set_gid)(void *rs, u32 index, const u8 *gid, bool roce_v2,
@@ -716,26 +678,31 @@ struct hns_rs_ib_ops {
 	bool (*doorbells_off)(void *rs);
 	/* A verb failed: count it in software counter cnt (HNS_SHIM_DFX_*). */
 	void (*verb_failed)(void *rs, u32 verb);
-	/* The device takes user contexts (C's active): alloc_ucontext
-	 * answers -EAGAIN otherwise.
-	 */
-	bool (*active)(void *rs);
 	/* The upper device of the bond group that claims the port's netdev
 	 * ndev, or NULL: the port then follows the upper (its state, its
 	 * netdev events). For comparison and ib_get_curr_port_state only.
 	 */
 	bool (*bond_follows)(void *rs, struct net_device *ndev,
 			     struct net_device *upper);
-	int (*alloc_ucontext)(void *rs, u32 config_in, u32 *uar_index,
-		u64 *uar_addr, struct hns_shim_uctx_resp *resp, void **uctx);
+	/* The driver reads libhns's request from udata, maps the doorbell
+	 * page (hns_shim_uctx_db_insert) and answers in udata.
+	 */
+	int (*alloc_ucontext)(void *rs, struct ib_ucontext *ibuctx,
+		struct ib_udata *udata, u32 *uar_index, u32 *config,
+		void **uctx);
 	void (*dealloc_ucontext)(void *rs, void *uctx);
-	int (*alloc_pd)(void *rs, u32 *pdn);
+	/* With udata (a user PD), the driver answers in it. */
+	int (*alloc_pd)(void *rs, struct ib_udata *udata, u32 *pdn);
 	void (*dealloc_pd)(void *rs, u32 pdn);
 	int (*alloc_xrcd)(void *rs, u32 *xrcdn);
 	void (*dealloc_xrcd)(void *rs, u32 xrcdn);
 	int (*query_counters)(void *rs, u64 *values, u32 num);
+	/* For create_cq, create_srq, create_qp, modify_qp and create_ah, a
+	 * udata (NULL for kernel verbs) carries libhns's request, which the
+	 * driver reads, and its answer, which the driver writes.
+	 */
 	int (*create_cq)(void *rs, struct ib_cq *ibcq, void *uctx,
-		const struct hns_shim_cq_ureq *ureq,
+		struct ib_udata *udata,
 		struct hns_shim_cq_args *args, void **cq);
 	void (*destroy_cq)(void *rs, void *cq);
 	int (*modify_cq)(void *rs, void *cq, u16 count, u16 period);
@@ -750,17 +717,17 @@ struct hns_rs_ib_ops {
 	int (*map_mr_sg)(void *rs, struct ib_mr *ibmr, void *mr,
 		struct scatterlist *sg, int sg_nents, unsigned int *sg_offset);
 	int (*create_ah)(void *rs, const struct hns_shim_ah_in *in,
-		struct hns_shim_av *av);
+		struct ib_udata *udata, struct hns_shim_av *av);
 	int (*create_qp)(void *rs, struct ib_qp *ibqp, void *uctx,
-		struct ib_ucontext *ibuctx, struct hns_shim_qp_init *init,
+		struct ib_ucontext *ibuctx, struct ib_udata *udata,
+		struct hns_shim_qp_init *init,
 		void *send_cq, void *recv_cq, void **qp, u32 *qpn);
 	int (*modify_qp)(void *rs, void *qp,
-		const struct hns_shim_qp_attr *attr,
-		struct hns_shim_qp_modify_resp *resp);
+		const struct hns_shim_qp_attr *attr, struct ib_udata *udata);
 	void (*destroy_qp)(void *rs, void *qp);
 	int (*query_qp)(void *rs, void *qp, struct hns_shim_qp_query *q);
 	int (*create_srq)(void *rs, struct ib_srq *ibsrq, void *uctx,
-		const struct hns_shim_srq_ureq *ureq,
+		struct ib_udata *udata,
 		struct hns_shim_srq_args *args, void **srq);
 	void (*destroy_srq)(void *rs, void *srq);
 	int (*modify_srq)(void *rs, void *srq, bool resize, bool limit,
@@ -792,6 +759,11 @@ struct rdma_user_mmap_entry *hns_shim_mmap_insert(struct ib_ucontext *uctx,
 						  u64 address, size_t len,
 						  u64 *key);
 void hns_shim_mmap_remove(struct rdma_user_mmap_entry *entry);
+/* The doorbell page of a new user context, at bus @address: mapped at
+ * offset 0 (0 or the errno); hns_shim_uctx_db_remove withdraws it.
+ */
+int hns_shim_uctx_db_insert(struct ib_ucontext *uctx, u64 address);
+void hns_shim_uctx_db_remove(struct ib_ucontext *uctx);
 /* ib_umem_get_va: 0 and the umem in *umem, or the errno. */
 int hns_shim_umem_get(struct ib_device *ibdev, u64 addr, size_t size,
 		      int access, struct ib_umem **umem);

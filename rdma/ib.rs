@@ -48,8 +48,23 @@ pub(crate) type DevAttr = raw::hns_shim_dev_attr;
 /// 0 if none fits) and `ndev_state` (`enum ib_port_state`) are the
 /// netdev's, the driver fills the rest.
 pub(crate) type PortAttr = raw::hns_shim_port_attr;
-/// The answer of `alloc_ucontext` (plain data, filled by the driver).
-pub(crate) type UctxResp = raw::hns_shim_uctx_resp;
+/// The answer of `alloc_ucontext` (`struct hns_roce_ib_alloc_ucontext_resp`),
+/// filled by the driver.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct UctxResp {
+    /// QPs a context may number.
+    pub(crate) qp_tab_size: u32,
+    /// The CQE size.
+    pub(crate) cqe_size: u32,
+    /// SRQs a context may number.
+    pub(crate) srq_tab_size: u32,
+    /// `HNS_ROCE_RSP_*_FLAGS` granted: also the context's config.
+    pub(crate) config: u32,
+    /// The inline data limit.
+    pub(crate) max_inline_data: u32,
+    /// The congestion types the device has (the uapi keeps 8 bits).
+    pub(crate) congest_type: u32,
+}
 
 /// What `create_ah` was asked for (plain data, read by the shim).
 pub(crate) type AhIn = raw::hns_shim_ah_in;
@@ -489,9 +504,24 @@ pub(crate) trait IbDriver: Send + Sync {
     fn res_mr_raw(&self, mr: &Self::Mr, r: &mut ResRaw<'_>) -> Result;
 }
 
-/// A user CQ request (`struct hns_roce_ib_create_cq`) as the shim copied
-/// it, with the result of the copy and the udata lengths.
-pub(crate) type CqUreq = raw::hns_shim_cq_ureq;
+/// A user CQ request (`struct hns_roce_ib_create_cq`) as read from the
+/// udata, with the result of reading it and the udata lengths.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct CqUreq {
+    /// What reading the request returned (0 or a negative errno): the
+    /// driver reports it where C does.
+    pub(crate) copy_ret: i32,
+    /// The request's length (saturated to `u32`).
+    pub(crate) inlen: u32,
+    /// The response buffer's length (saturated to `u32`).
+    pub(crate) outlen: u32,
+    /// The CQE buffer's user address.
+    pub(crate) buf_addr: u64,
+    /// The record doorbell's user address.
+    pub(crate) db_addr: u64,
+    /// The CQE size asked for.
+    pub(crate) cqe_size: u32,
+}
 
 /// What a new CQ tells the core and libhns.
 #[derive(Clone, Copy, Debug, Default)]
@@ -504,9 +534,22 @@ pub(crate) struct CqOut {
     pub(crate) cap_flags: u64,
 }
 
-/// A user SRQ request (`struct hns_roce_ib_create_srq`) as the shim copied
-/// it, with the result of the copy and the udata lengths.
-pub(crate) type SrqUreq = raw::hns_shim_srq_ureq;
+/// A user SRQ request (`struct hns_roce_ib_create_srq`) as read from the
+/// udata, with the result of reading it.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct SrqUreq {
+    /// What reading the request returned (0 or a negative errno): the
+    /// driver reports it where C does.
+    pub(crate) copy_ret: i32,
+    /// The WQE buffer's user address.
+    pub(crate) buf_addr: u64,
+    /// The record doorbell's user address.
+    pub(crate) db_addr: u64,
+    /// The index queue's user address.
+    pub(crate) que_addr: u64,
+    /// `HNS_ROCE_SRQ_CAP_*` asked for.
+    pub(crate) req_cap_flags: u32,
+}
 /// An SRQ request and what the new SRQ tells the core and libhns.
 pub(crate) type SrqArgs = raw::hns_shim_srq_args;
 /// What `query_srq` answers (plain data, filled by the driver).
@@ -533,8 +576,17 @@ pub(crate) const MR_TYPE_MEM_REG: u32 = raw::ib_mr_type_IB_MR_TYPE_MEM_REG;
 pub(crate) type QpInit = raw::hns_shim_qp_init;
 /// The attributes of a modify (`struct ib_qp_attr`, flattened by the shim).
 pub(crate) type QpAttr = raw::hns_shim_qp_attr;
-/// What a user modify answers (plain data, filled by the driver).
-pub(crate) type QpModifyResp = raw::hns_shim_qp_modify_resp;
+/// What a user modify answers (`struct hns_roce_ib_modify_qp_resp`),
+/// filled by the driver.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct QpModifyResp {
+    /// Whether there is an answer (a RESET to RESET modify has none).
+    pub(crate) valid: bool,
+    /// The path's traffic class mode.
+    pub(crate) tc_mode: u8,
+    /// The path's priority.
+    pub(crate) priority: u8,
+}
 /// What `query_qp` answers (plain data, filled by the driver).
 pub(crate) type QpQuery = raw::hns_shim_qp_query;
 
@@ -577,7 +629,6 @@ impl<D: IbDriver> IbAdapter<D> {
         netdev_event: Some(netdev_event::<D>),
         doorbells_off: Some(doorbells_off::<D>),
         verb_failed: Some(verb_failed::<D>),
-        active: Some(active::<D>),
         bond_follows: Some(bond_follows::<D>),
         alloc_ucontext: Some(alloc_ucontext::<D>),
         dealloc_ucontext: Some(dealloc_ucontext::<D>),

@@ -15,8 +15,8 @@ use super::{
 };
 use crate::rdma::wr::nth_wr;
 use crate::rdma::{
-    raw, try_borrow, IbCq, IbQp, IbSrq, MmapCtx, NetDev, RecvChain, SendChain, UmemDev, UserCtx,
-    WcArray,
+    raw, try_borrow, uabi, IbCq, IbQp, IbSrq, MmapCtx, NetDev, RecvChain, SendChain, UData,
+    UmemDev, UserCtx, WcArray,
 };
 use kernel::{
     ffi::{c_int, c_uint, c_void},
@@ -60,6 +60,12 @@ fn errno(r: Result) -> c_int {
     }
 }
 
+/// A udata length as the driver's request types keep it: saturated to
+/// `u32`, which keeps every comparison with a struct length.
+fn len32(n: usize) -> u32 {
+    u32::try_from(n).unwrap_or(u32::MAX)
+}
+
 /// The C convention for a result carrying a number: store it in `out` and
 /// return 0, or return the errno.
 ///
@@ -82,11 +88,24 @@ unsafe fn errno_out(r: Result<u32>, out: *mut u32) -> c_int {
 /// # Safety
 ///
 /// `rs` is the device's pointer (see [`drv`]); pointer arguments are valid
-/// for the call as the RDMA core passes them.
-pub(super) unsafe extern "C" fn query_device<D: IbDriver>(rs: *mut c_void, a: *mut DevAttr) {
+/// for the call as the RDMA core passes them; `uhw` is null (a kernel
+/// query) or the command's udata, which must carry no request and gets an
+/// empty answer (`ib_no_udata_io`) before anything is queried.
+pub(super) unsafe extern "C" fn query_device<D: IbDriver>(
+    rs: *mut c_void,
+    uhw: *mut raw::ib_udata,
+    a: *mut DevAttr,
+) -> c_int {
+    // SAFETY: null or the command's udata (the function's contract).
+    if let Some(u) = unsafe { UData::from_raw(uhw) } {
+        if let Err(e) = u.no_io() {
+            return e.to_errno();
+        }
+    }
     // SAFETY: called by the shim's op with the device's `rs` and a valid,
     // exclusive attribute struct.
-    unsafe { drv::<D>(rs).query_device(&mut *a) }
+    unsafe { drv::<D>(rs).query_device(&mut *a) };
+    0
 }
 
 /// Called by the shim's op.
@@ -147,35 +166,73 @@ pub(super) unsafe extern "C" fn set_gid<D: IbDriver>(
     errno(d.set_gid(index, entry))
 }
 
-/// Called by the shim's op.
+/// Called by the shim's op: a user context for libhns's request in
+/// `udata` (`struct hns_roce_ib_alloc_ucontext`), its doorbell page mapped
+/// at offset 0, answered in `udata` (`struct
+/// hns_roce_ib_alloc_ucontext_resp`); `-EAGAIN` while the device takes no
+/// contexts. Nothing is left behind on failure.
 ///
 /// # Safety
 ///
-/// `rs` is the device's pointer (see [`drv`]); pointer arguments are valid
-/// for the call as the RDMA core passes them.
+/// `rs` is the device's pointer (see [`drv`]); `ibuctx` is the context
+/// being allocated and `udata` the command's, in the uverbs command of its
+/// process; the out pointers are valid for writing.
 pub(super) unsafe extern "C" fn alloc_ucontext<D: IbDriver>(
     rs: *mut c_void,
-    config: u32,
+    ibuctx: *mut raw::ib_ucontext,
+    udata: *mut raw::ib_udata,
     uar: *mut u32,
-    addr: *mut u64,
-    resp: *mut UctxResp,
+    config: *mut u32,
     uctx: *mut *mut c_void,
 ) -> c_int {
-    // SAFETY: as above; the out pointers are valid for writing.
-    let (d, resp) = unsafe { (drv::<D>(rs), &mut *resp) };
-    match d.alloc_ucontext(config, resp) {
-        Ok((b, u, a)) => {
-            // SAFETY: valid for writing (see above); the box is taken back
-            // with `from_foreign` in `dealloc_ucontext`.
-            unsafe {
-                *uctx = UctxBox::<D>::into_foreign(b);
-                *uar = u;
-                *addr = a;
-            }
-            0
-        }
-        Err(e) => e.to_errno(),
+    // SAFETY: per the function's contract.
+    let d = unsafe { drv::<D>(rs) };
+    if !d.active() {
+        return EAGAIN.to_errno();
     }
+    // SAFETY: the command's udata (the function's contract).
+    let Some(udata) = (unsafe { UData::from_raw(udata) }) else {
+        return EINVAL.to_errno();
+    };
+    let req = match udata.read_in::<uabi::AllocUcontext>() {
+        Ok(r) => r,
+        Err(e) => return e.to_errno(),
+    };
+    let mut resp = UctxResp::default();
+    let (b, u, addr) = match d.alloc_ucontext(req.config, &mut resp) {
+        Ok(v) => v,
+        Err(e) => return e.to_errno(),
+    };
+    // SAFETY: the context being allocated (the function's contract).
+    let ret = unsafe { raw::hns_shim_uctx_db_insert(ibuctx, addr) };
+    if ret != 0 {
+        d.dealloc_ucontext(b);
+        return ret;
+    }
+    let answer = uabi::AllocUcontextResp {
+        qp_tab_size: resp.qp_tab_size,
+        cqe_size: resp.cqe_size,
+        srq_tab_size: resp.srq_tab_size,
+        config: resp.config,
+        max_inline_data: resp.max_inline_data,
+        // CAST: the uapi member is 8 bits, as C's assignment keeps.
+        congest_type: resp.congest_type as u8,
+        ..Default::default()
+    };
+    if let Err(e) = udata.respond(&answer) {
+        // SAFETY: the page `hns_shim_uctx_db_insert` mapped just above.
+        unsafe { raw::hns_shim_uctx_db_remove(ibuctx) };
+        d.dealloc_ucontext(b);
+        return e.to_errno();
+    }
+    // SAFETY: valid for writing (the function's contract); the box is
+    // taken back with `from_foreign` in `dealloc_ucontext`.
+    unsafe {
+        *uctx = UctxBox::<D>::into_foreign(b);
+        *uar = u;
+        *config = resp.config;
+    }
+    0
 }
 
 /// Called by the shim's op.
@@ -277,25 +334,32 @@ pub(super) unsafe extern "C" fn verb_failed<D: IbDriver>(rs: *mut c_void, verb: 
     }
 }
 
-/// Called by the shim's alloc_ucontext.
-///
-/// # Safety
-///
-/// `rs` is the device's pointer (see [`drv`]).
-pub(super) unsafe extern "C" fn active<D: IbDriver>(rs: *mut c_void) -> bool {
-    // SAFETY: per the function's contract.
-    unsafe { drv::<D>(rs) }.active()
-}
-
 /// Called by the shim's op.
 ///
 /// # Safety
 ///
 /// `rs` is the device's pointer (see [`drv`]); pointer arguments are valid
 /// for the call as the RDMA core passes them.
-pub(super) unsafe extern "C" fn alloc_pd<D: IbDriver>(rs: *mut c_void, pdn: *mut u32) -> c_int {
+/// With `udata` (a user PD, the command's), the PD number is answered in
+/// it (`struct hns_roce_ib_alloc_pd_resp`); a failed answer frees the PD.
+pub(super) unsafe extern "C" fn alloc_pd<D: IbDriver>(
+    rs: *mut c_void,
+    udata: *mut raw::ib_udata,
+    pdn: *mut u32,
+) -> c_int {
     // SAFETY: per the function's contract.
-    unsafe { errno_out(drv::<D>(rs).alloc_pd(), pdn) }
+    let (d, udata) = unsafe { (drv::<D>(rs), UData::from_raw(udata)) };
+    let r = d.alloc_pd().and_then(|n| {
+        if let Some(u) = &udata {
+            if let Err(e) = u.respond(&uabi::AllocPdResp { pdn: n }) {
+                d.dealloc_pd(n);
+                return Err(e);
+            }
+        }
+        Ok(n)
+    });
+    // SAFETY: per the function's contract.
+    unsafe { errno_out(r, pdn) }
 }
 
 /// Called by the shim's op.
@@ -357,15 +421,25 @@ pub(super) unsafe extern "C" fn query_counters<D: IbDriver>(
 /// # Safety
 ///
 /// `rs` is the device's pointer (see [`drv`]); `req` and `av` are valid for
-/// the call.
+/// the call; `udata` is null (a kernel AH) or the command's, in which the
+/// address vector's MAC, priority and TC mode are answered
+/// (`struct hns_roce_ib_create_ah_resp`).
 pub(super) unsafe extern "C" fn create_ah<D: IbDriver>(
     rs: *mut c_void,
     req: *const AhIn,
+    udata: *mut raw::ib_udata,
     av: *mut AddrVec,
 ) -> c_int {
     // SAFETY: per the function's contract.
-    let (d, req, av) = unsafe { (drv::<D>(rs), &*req, &mut *av) };
-    errno(d.create_ah(req, av))
+    let (d, req, av, udata) = unsafe { (drv::<D>(rs), &*req, &mut *av, UData::from_raw(udata)) };
+    errno(d.create_ah(req, av).and_then(|()| match &udata {
+        Some(u) => u.respond(&uabi::CreateAhResp {
+            dmac: av.mac,
+            priority: av.sl,
+            tc_mode: av.tc_mode,
+        }),
+        None => Ok(()),
+    }))
 }
 
 /// Called by the shim's op.
@@ -564,14 +638,16 @@ pub(in crate::rdma) type CqBox<D> = KBox<<D as IbDriver>::Cq>;
 ///
 /// `rs` is the device's pointer (see [`drv`]); `ibcq` is the `ib_cq` being
 /// created on the registered device; `args` is valid for reading and
-/// writing, `cq` for writing. For a user CQ, `ureq` is the copied request
-/// and `uctx` the caller's context from `alloc_ucontext`, in the
-/// uverbs command of its process; for a kernel CQ `ureq` is null.
+/// writing, `cq` for writing. For a user CQ, `udata` is the command's
+/// udata and `uctx` the caller's context from `alloc_ucontext`, in the
+/// uverbs command of its process; for a kernel CQ `udata` is null. A user
+/// CQ is answered in the udata (`struct hns_roce_ib_create_cq_resp`); a
+/// failed answer destroys it again.
 pub(super) unsafe extern "C" fn create_cq<D: IbDriver>(
     rs: *mut c_void,
     ibcq: *mut raw::ib_cq,
     uctx: *mut c_void,
-    ureq: *const CqUreq,
+    udata: *mut raw::ib_udata,
     args: *mut raw::hns_shim_cq_args,
     cq: *mut *mut c_void,
 ) -> c_int {
@@ -579,13 +655,15 @@ pub(super) unsafe extern "C" fn create_cq<D: IbDriver>(
     let args = unsafe { &mut *args };
     // SAFETY: the `ib_cq` being created (the function's contract).
     let ibdev = unsafe { (*ibcq).device };
-    // SAFETY: per the function's contract: a user CQ comes with its
-    // context and request, a kernel CQ with neither.
-    let user = unsafe { ureq.as_ref() }.and_then(|r| {
-        // SAFETY: as above.
+    // SAFETY: null or the command's udata (the function's contract).
+    let udata = unsafe { UData::from_raw(udata) };
+    let ureq = udata.as_ref().map(cq_ureq);
+    let user = ureq.as_ref().and_then(|r| {
+        // SAFETY: per the function's contract: a user CQ comes with its
+        // context and udata, a kernel CQ with neither.
         unsafe { user_ctx::<D>(ibdev, uctx) }.map(|u| (u, r))
     });
-    if !ureq.is_null() && user.is_none() {
+    if udata.is_some() && user.is_none() {
         return EINVAL.to_errno();
     }
     // SAFETY: the `ib_cq` being created; the driver drops every use of it
@@ -610,10 +688,80 @@ pub(super) unsafe extern "C" fn create_cq<D: IbDriver>(
             args.depth = o.depth;
             args.cqn = o.cqn;
             args.cap_flags = o.cap_flags;
+            if let Some(u) = &udata {
+                let resp = uabi::CreateCqResp {
+                    cqn: o.cqn.into(),
+                    cap_flags: o.cap_flags,
+                };
+                if let Err(e) = u.respond(&resp) {
+                    // SAFETY: `raw` is the box handed over above; after an
+                    // error the shim does not use `rs_cq`.
+                    d.destroy_cq(unsafe { CqBox::<D>::from_foreign(raw) });
+                    return e.to_errno();
+                }
+            }
             0
         }
         Err(e) => e.to_errno(),
     }
+}
+
+/// A user CQ request read from `u` (`ib_copy_validate_udata_in` up to
+/// `db_addr`), with the result and the udata lengths.
+fn cq_ureq(u: &UData<'_>) -> CqUreq {
+    let (copy_ret, r) = match u.read_in::<uabi::CreateCq>() {
+        Ok(r) => (0, r),
+        Err(e) => (e.to_errno(), uabi::CreateCq::default()),
+    };
+    CqUreq {
+        copy_ret,
+        inlen: len32(u.inlen()),
+        outlen: len32(u.outlen()),
+        buf_addr: r.buf_addr,
+        db_addr: r.db_addr,
+        cqe_size: r.cqe_size,
+    }
+}
+
+/// A user SRQ request read from `u` (`ib_copy_validate_udata_in` up to
+/// `que_addr`), with the result.
+fn srq_ureq(u: &UData<'_>) -> SrqUreq {
+    let (copy_ret, r) = match u.read_in::<uabi::CreateSrq>() {
+        Ok(r) => (0, r),
+        Err(e) => (e.to_errno(), uabi::CreateSrq::default()),
+    };
+    SrqUreq {
+        copy_ret,
+        buf_addr: r.buf_addr,
+        db_addr: r.db_addr,
+        que_addr: r.que_addr,
+        req_cap_flags: r.req_cap_flags,
+    }
+}
+
+/// Fills the user part of `init` from `u`: the request
+/// (`ib_copy_validate_udata_in_cm` up to `reserved`, with the congestion
+/// type bit; a request refused only for its `comp_mask` keeps its members,
+/// as C's copy does) and what the lengths allow.
+fn qp_ureq(u: &UData<'_>, init: &mut QpInit) {
+    let (copy_ret, r) = match u.read_in::<uabi::CreateQp>() {
+        Ok(r) => (
+            errno(UData::check_cm(&r, uabi::CREATE_QP_MASK_CONGEST_TYPE)),
+            r,
+        ),
+        Err(e) => (e.to_errno(), uabi::CreateQp::default()),
+    };
+    init.user = true;
+    init.copy_ret = copy_ret;
+    init.user_resp = u.outlen() >= uabi::CreateQpResp::CAP_FLAGS_END;
+    init.user_sdb = init.user_resp && u.inlen() >= uabi::CreateQp::SDB_END;
+    init.log_sq_bb_count = r.log_sq_bb_count;
+    init.log_sq_stride = r.log_sq_stride;
+    init.buf_addr = r.buf_addr;
+    init.db_addr = r.db_addr;
+    init.sdb_addr = r.sdb_addr;
+    init.comp_mask = r.comp_mask;
+    init.cong_type_flags = r.cong_type_flags;
 }
 
 /// Called by the shim's op.
@@ -720,14 +868,17 @@ pub(in crate::rdma) type SrqBox<D> = KBox<<D as IbDriver>::Srq>;
 ///
 /// `rs` is the device's pointer (see [`drv`]); `ibsrq` is the `ib_srq`
 /// being created on the registered device; `args` is valid for reading
-/// and writing, `srq` for writing. For a user SRQ, `ureq` is the copied
-/// request and `uctx` the caller's context from `alloc_ucontext`, in the
-/// uverbs command of its process; for a kernel SRQ `ureq` is null.
+/// and writing, `srq` for writing. For a user SRQ, `udata` is the
+/// command's udata and `uctx` the caller's context from `alloc_ucontext`,
+/// in the uverbs command of its process; for a kernel SRQ `udata` is null.
+/// A user SRQ is answered in the udata
+/// (`struct hns_roce_ib_create_srq_resp`); a failed answer destroys it
+/// again.
 pub(super) unsafe extern "C" fn create_srq<D: IbDriver>(
     rs: *mut c_void,
     ibsrq: *mut raw::ib_srq,
     uctx: *mut c_void,
-    ureq: *const SrqUreq,
+    udata: *mut raw::ib_udata,
     args: *mut SrqArgs,
     srq: *mut *mut c_void,
 ) -> c_int {
@@ -735,13 +886,15 @@ pub(super) unsafe extern "C" fn create_srq<D: IbDriver>(
     let args = unsafe { &mut *args };
     // SAFETY: the `ib_srq` being created (the function's contract).
     let ibdev = unsafe { (*ibsrq).device };
-    // SAFETY: per the function's contract: a user SRQ comes with its
-    // context and request, a kernel SRQ with neither.
-    let user = unsafe { ureq.as_ref() }.and_then(|r| {
-        // SAFETY: as above.
+    // SAFETY: null or the command's udata (the function's contract).
+    let udata = unsafe { UData::from_raw(udata) };
+    let ureq = udata.as_ref().map(srq_ureq);
+    let user = ureq.as_ref().and_then(|r| {
+        // SAFETY: per the function's contract: a user SRQ comes with its
+        // context and udata, a kernel SRQ with neither.
         unsafe { user_ctx::<D>(ibdev, uctx) }.map(|u| (u, r))
     });
-    if !ureq.is_null() && user.is_none() {
+    if udata.is_some() && user.is_none() {
         return EINVAL.to_errno();
     }
     // SAFETY: the `ib_srq` being created; the driver drops every use of it
@@ -761,6 +914,18 @@ pub(super) unsafe extern "C" fn create_srq<D: IbDriver>(
             // SAFETY: `raw` is the box handed over just above, live until
             // `destroy_srq`.
             d.publish_srq(unsafe { SrqBox::<D>::borrow(raw) });
+            if let Some(u) = &udata {
+                let resp = uabi::CreateSrqResp {
+                    srqn: args.srqn,
+                    cap_flags: args.cap_flags,
+                };
+                if let Err(e) = u.respond(&resp) {
+                    // SAFETY: `raw` is the box handed over above; after an
+                    // error the shim does not use `rs_srq`.
+                    d.destroy_srq(unsafe { SrqBox::<D>::from_foreign(raw) });
+                    return e.to_errno();
+                }
+            }
             0
         }
         Err(e) => e.to_errno(),
@@ -824,15 +989,18 @@ pub(in crate::rdma) type QpBox<D> = Pin<KBox<<D as IbDriver>::Qp>>;
 /// `rs` is the device's pointer; `init`, `qp` and `qpn` are valid for the
 /// call; `send_cq`/`recv_cq` are null or CQs from `create_cq` that
 /// outlive the QP (the RDMA core holds references on them); `ibqp` is the
-/// `ib_qp` being created on the registered device. For a user QP
-/// (`init.user`), `uctx` is the caller's context from
+/// `ib_qp` being created on the registered device. For a user QP,
+/// `udata` is the command's udata, `uctx` the caller's context from
 /// `alloc_ucontext` and `ibuctx` its `ib_ucontext`, in the uverbs command
-/// of its process; for a kernel QP both are null.
+/// of its process; for a kernel QP all three are null. A user QP is
+/// answered in the udata (`struct hns_roce_ib_create_qp_resp`); a failed
+/// answer destroys it again.
 pub(super) unsafe extern "C" fn create_qp<D: IbDriver>(
     rs: *mut c_void,
     ibqp: *mut raw::ib_qp,
     uctx: *mut c_void,
     ibuctx: *mut raw::ib_ucontext,
+    udata: *mut raw::ib_udata,
     init: *mut QpInit,
     send_cq: *mut c_void,
     recv_cq: *mut c_void,
@@ -840,7 +1008,10 @@ pub(super) unsafe extern "C" fn create_qp<D: IbDriver>(
     qpn: *mut u32,
 ) -> c_int {
     // SAFETY: per the function's contract.
-    let (d, init) = unsafe { (drv::<D>(rs), &mut *init) };
+    let (d, init, udata) = unsafe { (drv::<D>(rs), &mut *init, UData::from_raw(udata)) };
+    if let Some(u) = &udata {
+        qp_ureq(u, init);
+    }
     let user = if init.user {
         // SAFETY: per the function's contract (`ibqp` is the QP being
         // created on the registered device).
@@ -881,6 +1052,18 @@ pub(super) unsafe extern "C" fn create_qp<D: IbDriver>(
             // SAFETY: `raw` is the box handed over just above, live until
             // `destroy_qp`.
             d.publish_qp(unsafe { QpBox::<D>::borrow(raw) }.get_ref());
+            if let Some(u) = &udata {
+                let resp = uabi::CreateQpResp {
+                    cap_flags: init.cap_flags,
+                    dwqe_mmap_key: init.dwqe_mmap_key,
+                };
+                if let Err(e) = u.respond(&resp) {
+                    // SAFETY: `raw` is the box handed over above, live; after
+                    // an error the shim does not use `rs_qp`.
+                    unsafe { destroy_qp::<D>(rs, raw) };
+                    return e.to_errno();
+                }
+            }
             0
         }
         Err(e) => e.to_errno(),
@@ -892,23 +1075,33 @@ pub(super) unsafe extern "C" fn create_qp<D: IbDriver>(
 /// # Safety
 ///
 /// `rs` is the device's pointer; `qp` came from `create_qp` and is
-/// live; `attr` and `resp` are valid for the call.
+/// live; `attr` is valid for the call; `udata` is null (a kernel modify)
+/// or the command's. A user modify with a response buffer is answered in
+/// it (`struct hns_roce_ib_modify_qp_resp`) when the driver has an answer.
 pub(super) unsafe extern "C" fn modify_qp<D: IbDriver>(
     rs: *mut c_void,
     qp: *mut c_void,
     attr: *const QpAttr,
-    resp: *mut QpModifyResp,
+    udata: *mut raw::ib_udata,
 ) -> c_int {
     // SAFETY: per the function's contract.
-    let (d, qp, a, r) = unsafe {
+    let (d, qp, a, udata) = unsafe {
         (
             drv::<D>(rs),
             QpBox::<D>::borrow(qp).get_ref(),
             &*attr,
-            &mut *resp,
+            UData::from_raw(udata),
         )
     };
-    errno(d.modify_qp(qp, a, r))
+    let mut r = QpModifyResp::default();
+    errno(d.modify_qp(qp, a, &mut r).and_then(|()| match &udata {
+        Some(u) if r.valid && u.outlen() > 0 => u.respond(&uabi::ModifyQpResp {
+            tc_mode: r.tc_mode,
+            priority: r.priority,
+            ..Default::default()
+        }),
+        _ => Ok(()),
+    }))
 }
 
 /// Called by the shim's op.

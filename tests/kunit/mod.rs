@@ -613,3 +613,24 @@ mod selftest {
         assert_eq!(v::check_write_read(), Err("deliberate failure"));
     }
 }
+
+/// The udata length rules and the user ABI's lengths.
+#[kunit_tests(hns_roce_rs_udata)]
+mod udata {
+    use crate::vectors::udata as v;
+
+    #[test]
+    fn abi_lengths() {
+        assert_eq!(v::check_abi_lengths(), Ok(()));
+    }
+
+    #[test]
+    fn in_rules() {
+        assert_eq!(v::check_in_rules(), Ok(()));
+    }
+
+    #[test]
+    fn out_rules() {
+        assert_eq!(v::check_out_rules(), Ok(()));
+    }
+}

@@ -17,6 +17,7 @@ pub mod mbox_slot;
 pub mod qpc;
 pub mod scc;
 pub mod srqwqe;
+pub mod udata;
 pub mod wqe;
 
 /// Result of one check: `Err` names the first expectation that failed.

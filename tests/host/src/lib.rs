@@ -32,7 +32,8 @@ pub mod dip;
 #[path = "../../../dbwin.rs"]
 pub mod dbwin;
 
-/// The `core` parts of the rdma layer: work completions, access flags.
+/// The `core` parts of the rdma layer: work completions, access flags,
+/// the user ABI and the udata length rules.
 #[path = "../../.."]
 pub mod rdma {
     #[path = "rdma/access.rs"]
@@ -40,6 +41,9 @@ pub mod rdma {
 
     #[path = "rdma/wc.rs"]
     pub mod wc;
+
+    #[path = "rdma/uabi.rs"]
+    pub mod uabi;
 }
 
 /// The `core` parts of the command queue: the descriptor codec and the
