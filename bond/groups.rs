@@ -815,13 +815,13 @@ impl BondHandler for BondGroup {
 /// capability registered; only the bonding plan has one). The registry's
 /// drop then announces itself in the kernel log and waits, up to 10 s,
 /// for a lookup; the first lookup made from then on waits, up to 3 s,
-/// until the registry has dropped its groups. Next the drop queues every
+/// until the registry has dropped its groups. Next the teardown queues every
 /// group's work (the functions' uninit cancelled it) and waits, up to
 /// 10 s, for the first of them to look its own group up; that work holds
 /// the result, up to 3 s, until the registry has dropped its groups, and
 /// logs its release. The registry, once it has dropped its groups, waits
 /// up to 5 s for that release. With the hooks owned by the registry alone,
-/// the drop waits for the notifier (RTNL) and for the work
+/// the teardown waits for the notifier (RTNL) and for the work
 /// (`cancel_delayed_work_sync`): both lookups time out and the work's is
 /// released before the groups are gone; nothing else changes.
 ///
@@ -866,7 +866,7 @@ mod unload_race {
         done.load(Ordering::Acquire)
     }
 
-    /// The registry's drop begins (no lock held).
+    /// The registry's teardown begins (no lock held).
     pub(super) fn registry_drop_begins(reg: &Registry) {
         if reg.dies.lock().is_empty() {
             return;
@@ -918,7 +918,7 @@ mod unload_race {
     }
 
     /// The work of group `g` begins (no lock held): the first once the
-    /// registry's drop has queued it looks its group up and holds it.
+    /// registry's teardown has queued it looks its group up and holds it.
     pub(super) fn work_lookup(g: &BondGroup) {
         let f = &g.client.bonds.race;
         if !f.work_queued.load(Ordering::Acquire) || f.work_held.swap(true, Ordering::AcqRel) {
