@@ -19,7 +19,8 @@
 #   make module-cov     the test build with basic-block coverage and its collector, build/module-cov/
 #   make module-variant VARIANT=name HNS_CFG='cfg ...'  a test build with extra cfgs
 #   make clippy         clippy with the kernel's lint set (module, glue, hns-sim),
-#                       and every constant defined once (scripts/const-once.py)
+#                       and every constant defined once (scripts/const-once.py),
+#                       no static state outside the module object (scripts/no-static.py)
 #   make fmt | fmt-check   rustfmt the Rust sources, or check them
 #   make sim | sim-test    hns-sim and hns_sim.ko; hns-sim's unit tests
 #   make host-test      the core-only code's tests on the host (cargo test), coverage-report's self-test
@@ -193,6 +194,7 @@ module-cov: $(KDIR_DEP)
 # driver's constants: one definition each.
 clippy: $(KDIR_DEP)
 	python3 scripts/const-once.py --quiet
+	python3 scripts/no-static.py --quiet
 	python3 scripts/shim-review.py
 	@mkdir -p $(BUILD)/module-clippy $(BUILD)/hns_sim-clippy
 	$(KMAKE) MO=$(BUILD)/module-clippy HNS_KUNIT=y CLIPPY=1 KRUSTFLAGS=-Dwarnings modules

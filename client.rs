@@ -2,15 +2,19 @@
 
 //! The hnae3 RoCE client (C's `hns_roce_hw_v2_client`): which functions
 //! are RoCE functions, the bring-up of one (the engine, then the ib_device
-//! `hns_N`: [`HnsRoce::init_instance`]), its teardown, and the link, reset
-//! and bonding events the HNS3 NIC driver forwards. [`HnsRoceDev`] is the
-//! state of one function, torn down by dropping it.
+//! `hns_N`: [`Driver::init_instance`]), its teardown, and the link, reset
+//! and bonding events the HNS3 NIC driver forwards. [`Driver`] is the
+//! module's state, which the client's registration keeps and hands to
+//! every callback; [`HnsRoceDev`] is the state of one function, torn down
+//! by dropping it.
 
 use crate::device::IbDev;
 use crate::hns_roce_hw_v2::consts::cap_flag;
 use crate::hw_rev::HwRev;
-use crate::rdma::{self, Clients, Hnae3Handle, IbParams, IbRegistration, RoceClient, Uninit};
-use crate::{bond, debugfs, hns_roce_hw_v2, HnsRoce};
+use crate::rdma::{
+    self, ClientRef, Clients, Hnae3Handle, IbParams, IbRegistration, RoceClient, Uninit,
+};
+use crate::{bond, debugfs, hns_roce_hw_v2};
 use kernel::{prelude::*, sync::Arc};
 
 // No PCI aliases: the C driver carries them and udev loads it for every
@@ -86,10 +90,42 @@ impl Drop for FreeMrGuard {
     }
 }
 
-impl RoceClient for HnsRoce {
+/// The module's state: what the C driver keeps in globals (the bond
+/// groups of every die, the debugfs root). Fields drop in declaration
+/// order, so the (by then empty) bond registry goes before the debugfs
+/// directory, as C's module exit cleans up.
+#[pin_data]
+pub(crate) struct Driver {
+    /// Every die's bond groups.
+    #[pin]
+    pub(crate) bonds: bond::groups::Registry,
+    /// `<debugfs>/hns_roce`.
+    pub(crate) debugfs: debugfs::Root,
+}
+
+/// The driver's state as the client's registration keeps it, with the
+/// client's locks.
+pub(crate) type HnsClient = rdma::Client<Driver>;
+
+impl Driver {
+    /// The module's state at load: the debugfs root first, then an empty
+    /// bond registry.
+    pub(crate) fn new() -> impl PinInit<Self, Error> {
+        try_pin_init!(Driver {
+            debugfs: debugfs::Root::create(),
+            bonds <- bond::groups::Registry::new(),
+        }? Error)
+    }
+}
+
+impl RoceClient for Driver {
     type Instance = HnsRoceDev;
 
-    fn init_instance(handle: &Hnae3Handle, reset: bool) -> Result<Option<KBox<HnsRoceDev>>> {
+    fn init_instance(
+        this: ClientRef<'_, Self>,
+        handle: &Hnae3Handle,
+        reset: bool,
+    ) -> Result<Option<KBox<HnsRoceDev>>> {
         let id = handle.pci_ident();
         if !is_roce_function(id) {
             return Ok(None);
@@ -114,7 +150,7 @@ impl RoceClient for HnsRoce {
             instance_failed(e)
         })?;
         let mut records = None;
-        let reg = IbDev::new(handle, &hw).and_then(|ib| {
+        let reg = IbDev::new(handle, &hw, this.into()).and_then(|ib| {
             records = Some(ib.dbs.records());
             // The rest of C's `hw_init`: the free-MR objects first, then
             // the engine's own steps.
@@ -151,7 +187,7 @@ impl RoceClient for HnsRoce {
                 bond_cap: c.flags & cap_flag::BOND != 0,
                 vf: hw.profile.is_vf,
                 bond: if c.flags & cap_flag::BOND != 0 {
-                    bond::groups::alloc_groups(handle, &hw.cmd).inspect_err(|e| {
+                    bond::groups::alloc_groups(this, handle, &hw.cmd).inspect_err(|e| {
                         hdev_err!(
                             handle.device(),
                             "failed to alloc bond_grp for bus {}, ret = {}\n",
@@ -159,16 +195,15 @@ impl RoceClient for HnsRoce {
                             e.to_errno()
                         );
                     })?;
-                    bond::groups::reg_params(handle, reset.then_some(&*hw.cmd)).inspect_err(
-                        |e| {
+                    bond::groups::reg_params(&this.bonds, handle, reset.then_some(&*hw.cmd))
+                        .inspect_err(|e| {
                             hdev_err!(
                                 handle.device(),
                                 "failed to recover RoCE bond",
                                 ret = e.to_errno()
                             );
                             hdev_err!(handle.device(), "failed to init bond!\n");
-                        },
-                    )?
+                        })?
                 } else {
                     None
                 },
@@ -197,7 +232,13 @@ impl RoceClient for HnsRoce {
             }
         };
         hw.cmd.state().set_active();
-        let dbgfs = debugfs::DevDebugfs::register(handle, &hw.cmd, &hw.profile.caps, records);
+        let dbgfs = debugfs::DevDebugfs::register(
+            &this.debugfs,
+            handle,
+            &hw.cmd,
+            &hw.profile.caps,
+            records,
+        );
         // The instance is up (C's `HNS_ROCE_STATE_INITED`, set after the
         // debugfs parameters are read): a timeout no longer kills the queue.
         hw.cmd.ring().with_cmq(|q| q.init_done());
@@ -213,6 +254,7 @@ impl RoceClient for HnsRoce {
     }
 
     fn uninit_instance(
+        &self,
         cl: &mut Clients<'_, Self>,
         handle: &Hnae3Handle,
         inst: KBox<HnsRoceDev>,
@@ -234,7 +276,7 @@ impl RoceClient for HnsRoce {
         drop(inst);
     }
 
-    fn link_status_change(handle: &Hnae3Handle, inst: Option<&HnsRoceDev>, up: bool) {
+    fn link_status_change(&self, handle: &Hnae3Handle, inst: Option<&HnsRoceDev>, up: bool) {
         // Only a link going down is reported; the RDMA core's netdev
         // notifier reports it as well and drops the duplicate.
         if up {
@@ -242,7 +284,7 @@ impl RoceClient for HnsRoce {
         }
         // A bonded port's state is the upper's, not this link's.
         let bonded = inst.is_some_and(|i| i.hw.profile.caps.flags & cap_flag::BOND != 0);
-        if bonded && bond::groups::claims(handle) {
+        if bonded && bond::groups::claims(&self.bonds, handle) {
             return;
         }
         if let Some(reg) = inst.map(|i| &i.ib) {
@@ -250,24 +292,28 @@ impl RoceClient for HnsRoce {
         }
     }
 
-    fn reset_down(_handle: &Hnae3Handle, inst: &HnsRoceDev) {
+    fn reset_down(&self, _handle: &Hnae3Handle, inst: &HnsRoceDev) {
         inst.hw.cmd.state().set_reset_down();
         inst.ib.disassociate_mmaps();
     }
 
-    fn suspend(handle: &Hnae3Handle) {
-        bond::groups::suspend(handle);
+    fn suspend(&self, handle: &Hnae3Handle) {
+        bond::groups::suspend(&self.bonds, handle);
     }
 
-    fn resume(handle: &Hnae3Handle) {
-        bond::groups::resume(handle);
+    fn resume(&self, handle: &Hnae3Handle) {
+        bond::groups::resume(&self.bonds, handle);
     }
 
-    fn removed(handle: &Hnae3Handle) {
-        bond::groups::forget(handle);
+    fn removed(&self, handle: &Hnae3Handle) {
+        bond::groups::forget(&self.bonds, handle);
     }
 
-    fn module_coming(name: &CStr) -> Result {
+    fn unregistered(&self) {
+        self.bonds.teardown();
+    }
+
+    fn module_coming(&self, name: &CStr) -> Result {
         if name != C_DRIVER {
             return Ok(());
         }

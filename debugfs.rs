@@ -32,12 +32,11 @@ use crate::hns_roce_hw_v2::consts::cap_flag;
 use crate::hns_roce_hw_v2::scc::{kstrtou32, Algo, ParamAttr, Params};
 use crate::hw_rev::HwRev;
 use crate::rdma::Hnae3Handle;
-use core::sync::atomic::{AtomicBool, Ordering};
 use kernel::{
     debugfs::{Dir, Scope, ScopedDir},
     fmt, new_mutex,
     prelude::*,
-    sync::{global_lock, Arc, Mutex},
+    sync::{Arc, Mutex},
     uaccess::UserSliceReader,
 };
 
@@ -47,57 +46,23 @@ pub(crate) const DEV_ID_RDMA_DCB_PFC_VF: u16 = 0xa22f;
 /// A write must be shorter than this many bytes (the C driver's buffer).
 const WRITE_BUF: usize = 16;
 
-global_lock! {
-    // SAFETY: `Root::create` initialises the lock, once (guarded by
-    // `ROOT_INIT`), and only then sets `ROOT_READY`; nothing locks it while
-    // `ROOT_READY` is unset.
-    unsafe(uninit) static ROOT: Mutex<Option<Dir>> = None;
-}
-
-/// Set by the one `Root::create` that initialises `ROOT`.
-static ROOT_INIT: AtomicBool = AtomicBool::new(false);
-/// `ROOT` is initialised and may be locked.
-static ROOT_READY: AtomicBool = AtomicBool::new(false);
-
-/// The module's directory `hns_roce` (`hns_roce_init_debugfs`); dropping it
-/// removes the directory (`hns_roce_cleanup_debugfs`).
+/// The module's directory `hns_roce` (`hns_roce_init_debugfs`), part of
+/// the module's state; dropping it removes the directory
+/// (`hns_roce_cleanup_debugfs`).
 pub(crate) struct Root {
-    /// This value created the directory.
-    owner: bool,
+    /// The directory (the kernel's debugfs API gives a directory that does
+    /// nothing when debugfs refuses it).
+    dir: Dir,
 }
 
 impl Root {
     /// Creates `<debugfs>/hns_roce`. Like C, a debugfs failure is not an
     /// error: the functions then get no directory.
     pub(crate) fn create() -> Self {
-        if ROOT_INIT.swap(true, Ordering::AcqRel) {
-            return Root { owner: false };
-        }
-        // SAFETY: `ROOT_INIT` was unset, so this is the one call of `init`,
-        // and nothing has locked `ROOT` yet (`ROOT_READY` is unset).
-        unsafe { ROOT.init() };
-        *ROOT.lock() = Some(Dir::new(c"hns_roce"));
-        ROOT_READY.store(true, Ordering::Release);
-        Root { owner: true }
-    }
-}
-
-impl Drop for Root {
-    fn drop(&mut self) {
-        if self.owner {
-            let dir = ROOT.lock().take();
-            ROOT_READY.store(false, Ordering::Release);
-            drop(dir);
+        Root {
+            dir: Dir::new(c"hns_roce"),
         }
     }
-}
-
-/// A handle to `hns_roce`, if the module created it.
-fn root_dir() -> Option<Dir> {
-    if !ROOT_READY.load(Ordering::Acquire) {
-        return None;
-    }
-    ROOT.lock().clone()
 }
 
 /// The parameter blocks of one function (`hr_dev->scc_param`) and the
@@ -304,12 +269,12 @@ impl DevDebugfs {
     /// registered. Like C, failures only leave parts out: `None` if not even
     /// the directory could be made.
     pub(crate) fn register(
+        root: &Root,
         h: &Hnae3Handle,
         cmd: &Arc<Cmd>,
         caps: &Caps,
         db: Option<DbRecords>,
     ) -> Option<Self> {
-        let root = root_dir()?;
         let id = h.pci_ident();
         let cc = HwRev::from_pci(id.revision) > HwRev::HIP08
             && caps.flags & cap_flag::QP_FLOW_CTRL != 0
@@ -326,7 +291,7 @@ impl DevDebugfs {
             params,
             db,
         };
-        let init = root.scope(files, h.pci_name(), populate);
+        let init = root.dir.scope(files, h.pci_name(), populate);
         KBox::pin_init(init, GFP_KERNEL)
             .ok()
             .map(|s| DevDebugfs { _scope: s })

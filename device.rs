@@ -97,6 +97,8 @@ pub(crate) struct IbDev {
     dwqe_page: u64,
     /// The PCI bus (the die), for the bond groups.
     bus: u8,
+    /// The module's state: the bond groups this device's port may follow.
+    client: Arc<crate::client::HnsClient>,
     #[pin]
     domains: Domains,
     #[pin]
@@ -136,7 +138,11 @@ pub(crate) struct IbDev {
 impl IbDev {
     /// The device state of function `h`, whose engine `hw` is up (C's
     /// `hns_roce_setup_hca`).
-    pub(crate) fn new(h: &Hnae3Handle, hw: &hns_roce_hw_v2::HwV2) -> Result<Arc<Self>> {
+    pub(crate) fn new(
+        h: &Hnae3Handle,
+        hw: &hns_roce_hw_v2::HwV2,
+        client: Arc<crate::client::HnsClient>,
+    ) -> Result<Arc<Self>> {
         let c = &hw.profile.caps;
         let id = h.pci_ident();
         let hem = hw.hem.clone();
@@ -155,6 +161,7 @@ impl IbDev {
                 db_bar: h.bar_start(2),
                 // The direct WQE pages are BAR 4's (C's `dwqe_page`).
                 bus: h.bus_func().0,
+                client,
                 dwqe_page: if c.flags & cap_flag::DIRECT_WQE != 0 {
                     h.bar_start(4)
                 } else {

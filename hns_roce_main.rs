@@ -58,13 +58,12 @@ module! {
     license: "GPL",
 }
 
-/// The module: holds the hnae3 client registration and, dropped after it,
-/// the debugfs directory.
+/// The module: holds the hnae3 client registration, which holds the
+/// module's state ([`client::Driver`]: the bond groups, the debugfs
+/// directory) and hands it to every callback. No driver state lives in a
+/// `static` (scripts/no-static.py).
 struct HnsRoce {
-    _client: rdma::ClientRegistration<HnsRoce>,
-    // After the client: the bond groups go once no function is left.
-    _bonds: bond::groups::Registry,
-    _debugfs: debugfs::Root,
+    _client: rdma::ClientRegistration<client::Driver>,
 }
 
 impl kernel::Module for HnsRoce {
@@ -73,17 +72,11 @@ impl kernel::Module for HnsRoce {
         #[cfg(hns_selftest_warn)]
         kernel::warn_on!(true);
         rdma::check_layout()?;
-        let debugfs = debugfs::Root::create();
-        let bonds = bond::groups::Registry::new();
-        let client = rdma::ClientRegistration::register()
+        let client = rdma::ClientRegistration::register(client::Driver::new())
             .inspect_err(|e| pr_err!("hnae3 client registration failed: {:?}\n", e))?;
         // The C driver says nothing on load and unload: dynamic debug only.
         pr_debug!("registered hnae3 RoCE client\n");
-        Ok(HnsRoce {
-            _client: client,
-            _bonds: bonds,
-            _debugfs: debugfs,
-        })
+        Ok(HnsRoce { _client: client })
     }
 }
 

@@ -43,8 +43,9 @@ pub(crate) use bond::{
 
 mod hnae3;
 pub(crate) use hnae3::{
-    BoundDevice, ClientRegistration, Clients, DbOffset, DscpMap, Hnae3Handle, PciIdent, RegWindow,
-    Regs, ResetInfo, ResetRequest, RoceClient, SqDoorbells, Uninit, REG_WINDOW,
+    BoundDevice, Client, ClientRef, ClientRegistration, Clients, DbOffset, DscpMap, Hnae3Handle,
+    PciIdent, RegWindow, Regs, ResetInfo, ResetRequest, RoceClient, SqDoorbells, Uninit,
+    REG_WINDOW,
 };
 mod irq;
 #[cfg(hns_kunit)]

@@ -61,30 +61,36 @@ void hns_shim_get_layout(struct hns_shim_layout *l)
 	l->shim_srq_rs_srq = offsetof(struct hns_shim_srq, rs_srq);
 }
 
-/* The Rust side's client callbacks, set while the client is registered. */
+/*
+ * The Rust side's client callbacks and the context they get back (the
+ * registration's state), set while the client is registered: hnae3 keeps
+ * one client per type, and its callbacks carry no context of their own.
+ */
 static const struct hns_rs_client_ops *hns_shim_rs_client;
+static const void *hns_shim_rs_ctx;
 
 static int hns_shim_init_instance(struct hnae3_handle *handle)
 {
-	return hns_shim_rs_client->init_instance(handle);
+	return hns_shim_rs_client->init_instance(hns_shim_rs_ctx, handle);
 }
 
 static void hns_shim_uninit_instance(struct hnae3_handle *handle, bool reset)
 {
-	hns_shim_rs_client->uninit_instance(handle, reset);
+	hns_shim_rs_client->uninit_instance(hns_shim_rs_ctx, handle, reset);
 }
 
 static void hns_shim_link_status_change(struct hnae3_handle *handle,
 					bool state)
 {
-	hns_shim_rs_client->link_status_change(handle, state);
+	hns_shim_rs_client->link_status_change(hns_shim_rs_ctx, handle, state);
 }
 
 /* The enum argument is why this trampoline exists (KCFI typing). */
 static int hns_shim_reset_notify(struct hnae3_handle *handle,
 				 enum hnae3_reset_notify_type type)
 {
-	return hns_shim_rs_client->reset_notify(handle, (int)type);
+	return hns_shim_rs_client->reset_notify(hns_shim_rs_ctx, handle,
+						 (int)type);
 }
 
 static const struct hnae3_client_ops hns_shim_client_ops = {
@@ -108,18 +114,21 @@ static int hns_shim_module_notify(struct notifier_block *nb,
 
 	if (state != MODULE_STATE_COMING)
 		return NOTIFY_DONE;
-	return notifier_from_errno(hns_shim_rs_client->module_coming(mod->name));
+	return notifier_from_errno(hns_shim_rs_client->module_coming(hns_shim_rs_ctx,
+								       mod->name));
 }
 
 static struct notifier_block hns_shim_module_nb = {
 	.notifier_call = hns_shim_module_notify,
 };
 
-int hns_shim_register_client(const struct hns_rs_client_ops *ops)
+int hns_shim_register_client(const struct hns_rs_client_ops *ops,
+			     const void *ctx)
 {
 	int ret;
 
 	hns_shim_rs_client = ops;
+	hns_shim_rs_ctx = ctx;
 	/* Before the client: a rival that starts meanwhile is asked about. */
 	register_module_notifier(&hns_shim_module_nb);
 	/*
@@ -133,6 +142,7 @@ int hns_shim_register_client(const struct hns_rs_client_ops *ops)
 	if (ret) {
 		unregister_module_notifier(&hns_shim_module_nb);
 		hns_shim_rs_client = NULL;
+		hns_shim_rs_ctx = NULL;
 	}
 	return ret;
 }
@@ -142,6 +152,7 @@ void hns_shim_unregister_client(void)
 	hnae3_unregister_client(&hns_shim_client);
 	unregister_module_notifier(&hns_shim_module_nb);
 	hns_shim_rs_client = NULL;
+	hns_shim_rs_ctx = NULL;
 }
 
 static irqreturn_t hns_shim_irq(int irq, void *cookie)

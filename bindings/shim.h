@@ -55,23 +55,29 @@ struct hns_shim_layout {
 
 void hns_shim_get_layout(struct hns_shim_layout *l);
 
-/* hnae3 RoCE client: the Rust side's entry points, one table per module.
+/* hnae3 RoCE client: the Rust side's entry points, one table per module;
+ * each gets back the ctx given at registration.
  * reset_notify gets the hnae3_reset_notify_type as an int.
  */
 struct hns_rs_client_ops {
-	int (*init_instance)(struct hnae3_handle *handle);
-	void (*uninit_instance)(struct hnae3_handle *handle, bool reset);
-	void (*link_status_change)(struct hnae3_handle *handle, bool up);
-	int (*reset_notify)(struct hnae3_handle *handle, int type);
+	int (*init_instance)(const void *ctx, struct hnae3_handle *handle);
+	void (*uninit_instance)(const void *ctx, struct hnae3_handle *handle,
+				bool reset);
+	void (*link_status_change)(const void *ctx,
+				   struct hnae3_handle *handle, bool up);
+	int (*reset_notify)(const void *ctx, struct hnae3_handle *handle,
+			    int type);
 	/* A module is about to start: 0, or the errno that refuses it. */
-	int (*module_coming)(const char *name);
+	int (*module_coming)(const void *ctx, const char *name);
 };
 
 /*
- * Registers the RoCE client; its callbacks go to ops until unregistered.
- * -EBUSY: hnae3 already has a RoCE client (it keeps one per type).
+ * Registers the RoCE client; its callbacks go to ops, with ctx, until
+ * unregistered. -EBUSY: hnae3 already has a RoCE client (it keeps one per
+ * type).
  */
-int hns_shim_register_client(const struct hns_rs_client_ops *ops);
+int hns_shim_register_client(const struct hns_rs_client_ops *ops,
+			     const void *ctx);
 void hns_shim_unregister_client(void);
 
 /*

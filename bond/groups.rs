@@ -11,8 +11,9 @@
 //!
 //! Locks, in the only order they are taken: the hnae3 client lock
 //! ([`Clients`], held by the work and by every client callback), RTNL
-//! (registration, notifiers), the registry ([`DIES`]), one group's lock.
-//! The suspend lock ([`BOND_PM`]) is taken outside the client lock and
+//! (registration, notifiers), the registry ([`Registry`]'s list of dies),
+//! one group's lock. The suspend lock (the registry's `pm`) is taken
+//! outside the client lock and
 //! holds RTNL inside (unregistering a notifier). No lock is held across a
 //! call that takes one before it: the work drops a group's lock before it
 //! brings a function up or down, and the registry is never held while a
@@ -25,11 +26,12 @@ use super::{
     Cmd, Die, Group, HashType, HnsDev, LinkState, Slave, State, TxType, UpperEvent, UpperInfo,
     WorkStep, FUNC_MAX, NUM_MAX,
 };
+use crate::client::{Driver, HnsClient, HnsRoceDev};
 use crate::cmdq::{desc::Desc, Cmd as CmdQ};
+use crate::rdma::ClientRef;
 use crate::rdma::{
     self, BondEvent, BondHandler, BondHooks, Clients, HandleRef, Hnae3Handle, NetDev,
 };
-use crate::{client::HnsRoceDev, HnsRoce};
 use kernel::{new_mutex, prelude::*, sync::Arc, sync::Mutex};
 
 /// A group's bookkeeping with net devices and handles as identities.
@@ -42,6 +44,11 @@ pub(crate) struct BondGroup {
     id: u8,
     #[pin]
     state: Mutex<G>,
+    /// The module's state: its client lock for the work, its registry for
+    /// the lookups of the notifier and the work. A reference back to the
+    /// registry that holds the group, let go of when the registry drops
+    /// its groups ([`Registry::teardown`]).
+    client: Arc<HnsClient>,
 }
 
 /// A die's ids, suspend count and groups.
@@ -51,132 +58,146 @@ struct DieEntry {
     groups: DieGroups,
 }
 
-kernel::sync::global_lock! {
-    // SAFETY: initialised by `init` at module load, before the hnae3
-    // client is registered (nothing can take it before).
-    unsafe(uninit) static DIES: Mutex<KVec<DieEntry>> = KVec::new();
-}
-
-kernel::sync::global_lock! {
-    // SAFETY: as for `DIES`.
-    unsafe(uninit) static BOND_PM: Mutex<()> = ();
-}
-
-/// The registry of the module's bond groups: made at module load, before
-/// the hnae3 client registers; dropping it, after the client is gone,
-/// drops every die's groups (`hns_roce_dealloc_bond_grp`): their notifiers
-/// are unregistered and their work waited for.
+/// The registry of the module's bond groups, part of the module's state
+/// ([`Driver`]): made at module load, before the hnae3 client registers;
+/// once the client is gone, [`Registry::teardown`] drops every die's groups
+/// (`hns_roce_dealloc_bond_grp`): their notifiers are unregistered and
+/// their work waited for.
 ///
 /// The registry holds the only lasting strong reference to each group's
-/// [`BondHooks`]: the notifier and the work look groups up ([`groups_of`])
-/// without their hooks, and cancel their work through the registry
-/// ([`cancel_work`]). Suspend and resume borrow the hooks with the suspend
-/// lock held ([`with_die_hooks`]), which the registry's drop takes too. So
-/// the hooks are always dropped here, in module-unload process context,
-/// where unregistering the notifier may take RTNL and waiting for the work
+/// [`BondHooks`]: the notifier and the work look groups up
+/// ([`Registry::groups_of`]) without their hooks, and cancel their work
+/// through the registry ([`Registry::cancel_work`]). Suspend and resume
+/// borrow the hooks with the suspend lock held
+/// ([`Registry::with_die_hooks`]), which the teardown takes too. So the
+/// hooks are always dropped there, in module-unload process context, where
+/// unregistering the notifier may take RTNL and waiting for the work
 /// cannot wait for itself.
-pub(crate) struct Registry(());
-
-impl Registry {
-    /// Prepares the registry. Called once, by the module's init.
-    pub(crate) fn new() -> Self {
-        // SAFETY: called once, before the client registration (see the
-        // statics): nothing can take the locks before.
-        unsafe {
-            DIES.init();
-            BOND_PM.init();
-        }
-        Registry(())
-    }
+#[pin_data]
+pub(crate) struct Registry {
+    /// Every die's ids, suspend count and groups.
+    #[pin]
+    dies: Mutex<KVec<DieEntry>>,
+    /// The suspend lock: suspend, resume and the teardown.
+    #[pin]
+    pm: Mutex<()>,
+    /// Test build only: the state of the unload-race hooks.
+    race: RaceFlags,
 }
 
-impl Drop for Registry {
-    fn drop(&mut self) {
+/// The unload-race hooks' state (test build); nothing otherwise.
+#[cfg(hns_kunit)]
+type RaceFlags = unload_race::Flags;
+/// The unload-race hooks' state (test build); nothing otherwise.
+#[cfg(not(hns_kunit))]
+type RaceFlags = ();
+
+impl Registry {
+    /// An empty registry.
+    pub(crate) fn new() -> impl PinInit<Self> {
+        pin_init!(Registry {
+            dies <- new_mutex!(KVec::new()),
+            pm <- new_mutex!(()),
+            race: RaceFlags::default(),
+        })
+    }
+
+    /// Drops every die's groups, once the client is unregistered: the
+    /// groups' references back to the module's state go with them.
+    pub(crate) fn teardown(&self) {
         #[cfg(hns_kunit)]
-        unload_race::registry_drop_begins();
+        unload_race::registry_drop_begins(self);
         // No suspend or resume holds hooks while this one is held.
-        let pm = BOND_PM.lock();
-        let all = core::mem::take(&mut *DIES.lock());
+        let pm = self.pm.lock();
+        let all = core::mem::take(&mut *self.dies.lock());
         drop(all);
         #[cfg(hns_kunit)]
-        unload_race::registry_dropped();
+        unload_race::registry_dropped(&self.race);
         drop(pm);
+    }
+
+    /// The groups of die `bus`, in id order, without their hooks: what the
+    /// notifier and the work may hold.
+    fn groups_of(&self, bus: u8) -> KVec<Arc<BondGroup>> {
+        let out = self.die_groups(bus);
+        #[cfg(hns_kunit)]
+        unload_race::after_lookup(&self.race);
+        out
+    }
+
+    /// The lookup of [`Registry::groups_of`] without the test build's hook.
+    fn die_groups(&self, bus: u8) -> KVec<Arc<BondGroup>> {
+        let mut out = KVec::new();
+        if let Some(d) = self.dies.lock().iter().find(|d| d.bus == bus) {
+            for (g, _) in d.groups.iter() {
+                // Two entries at most: a failed push leaves a group out, as
+                // a group the lookup does not find.
+                let _ = out.push(g.clone(), GFP_KERNEL);
+            }
+        }
+        out
+    }
+
+    /// Runs `step` on die `bus`'s ids and suspend count (one hold of the
+    /// registry) and, when it returns true, `f` on each of the die's groups
+    /// and its hooks, in id order, with the suspend lock held and the
+    /// registry released (`f` may take RTNL). The hooks borrowed here are
+    /// released before the suspend lock.
+    fn with_die_hooks(
+        &self,
+        bus: u8,
+        step: impl FnOnce(&mut Die) -> bool,
+        mut f: impl FnMut(&BondGroup, &BondHooks<BondGroup>),
+    ) {
+        let pm = self.pm.lock();
+        let mut held: DieGroups = KVec::new();
+        if let Some(d) = self.dies.lock().iter_mut().find(|d| d.bus == bus) {
+            if step(&mut d.die) {
+                for (g, h) in d.groups.iter() {
+                    // As in `groups_of`.
+                    let _ = held.push((g.clone(), h.clone()), GFP_KERNEL);
+                }
+            }
+        }
+        for (g, h) in held.iter() {
+            f(g, h);
+        }
+        drop(held);
+        drop(pm);
+    }
+
+    /// Cancels pending work of group `id` of die `bus` without waiting
+    /// (`cancel_delayed_work`), under the registry: no reference to the
+    /// hooks leaves it, so the caller (the work itself, possibly) never
+    /// drops them.
+    fn cancel_work(&self, bus: u8, id: u8) {
+        let dies = self.dies.lock();
+        let hooks = dies
+            .iter()
+            .find(|d| d.bus == bus)
+            .and_then(|d| d.groups.iter().find(|(g, _)| g.id == id));
+        if let Some((_, h)) = hooks {
+            h.cancel();
+        }
+    }
+
+    /// The group of die `bus` that claims `dev` (`hns_roce_get_bond_grp`).
+    fn find(&self, bus: u8, dev: NetDev) -> Option<Arc<BondGroup>> {
+        let upper = rdma::master_upper(dev);
+        self.groups_of(bus)
+            .into_iter()
+            .find(|g| g.state.lock().claims(dev, upper))
+    }
+
+    /// The group that claims the function's net device, if any.
+    fn group_of(&self, h: &Hnae3Handle) -> Option<Arc<BondGroup>> {
+        let (bus, _) = h.bus_func();
+        self.find(bus, own_netdev(h)?)
     }
 }
 
 /// A die's groups with their hooks, as the registry holds them.
 type DieGroups = KVec<(Arc<BondGroup>, Arc<BondHooks<BondGroup>>)>;
-
-/// The groups of die `bus`, in id order, without their hooks: what the
-/// notifier and the work may hold.
-fn groups_of(bus: u8) -> KVec<Arc<BondGroup>> {
-    let out = die_groups(bus);
-    #[cfg(hns_kunit)]
-    unload_race::after_lookup();
-    out
-}
-
-/// The lookup of [`groups_of`] without the test build's hook.
-fn die_groups(bus: u8) -> KVec<Arc<BondGroup>> {
-    let mut out = KVec::new();
-    if let Some(d) = DIES.lock().iter().find(|d| d.bus == bus) {
-        for (g, _) in d.groups.iter() {
-            // Two entries at most: a failed push leaves a group out, as a
-            // group the lookup does not find.
-            let _ = out.push(g.clone(), GFP_KERNEL);
-        }
-    }
-    out
-}
-
-/// Runs `step` on die `bus`'s ids and suspend count (one hold of the
-/// registry) and, when it returns true, `f` on each of the die's groups
-/// and its hooks, in id order, with the suspend lock held and the registry
-/// released (`f` may take RTNL). The hooks borrowed here are released
-/// before the suspend lock.
-fn with_die_hooks(
-    bus: u8,
-    step: impl FnOnce(&mut Die) -> bool,
-    mut f: impl FnMut(&BondGroup, &BondHooks<BondGroup>),
-) {
-    let pm = BOND_PM.lock();
-    let mut held: DieGroups = KVec::new();
-    if let Some(d) = DIES.lock().iter_mut().find(|d| d.bus == bus) {
-        if step(&mut d.die) {
-            for (g, h) in d.groups.iter() {
-                // As in `groups_of`.
-                let _ = held.push((g.clone(), h.clone()), GFP_KERNEL);
-            }
-        }
-    }
-    for (g, h) in held.iter() {
-        f(g, h);
-    }
-    drop(held);
-    drop(pm);
-}
-
-/// Cancels pending work of group `id` of die `bus` without waiting
-/// (`cancel_delayed_work`), under the registry: no reference to the hooks
-/// leaves it, so the caller (the work itself, possibly) never drops them.
-fn cancel_work(bus: u8, id: u8) {
-    let dies = DIES.lock();
-    let hooks = dies
-        .iter()
-        .find(|d| d.bus == bus)
-        .and_then(|d| d.groups.iter().find(|(g, _)| g.id == id));
-    if let Some((_, h)) = hooks {
-        h.cancel();
-    }
-}
-
-/// The group of die `bus` that claims `dev` (`hns_roce_get_bond_grp`).
-fn find(bus: u8, dev: NetDev) -> Option<Arc<BondGroup>> {
-    let upper = rdma::master_upper(dev);
-    groups_of(bus)
-        .into_iter()
-        .find(|g| g.state.lock().claims(dev, upper))
-}
 
 /// The function's own net device.
 fn own_netdev(h: &Hnae3Handle) -> Option<NetDev> {
@@ -185,9 +206,10 @@ fn own_netdev(h: &Hnae3Handle) -> Option<NetDev> {
 
 /// Creates the two groups of the handle's die unless it has them
 /// (`hns_roce_alloc_bond_grp`).
-pub(crate) fn alloc_groups(h: &Hnae3Handle, cmd: &CmdQ) -> Result {
+pub(crate) fn alloc_groups(client: ClientRef<'_, Driver>, h: &Hnae3Handle, cmd: &CmdQ) -> Result {
+    let reg = &client.bonds;
     let (bus, _) = h.bus_func();
-    if DIES.lock().iter().any(|d| d.bus == bus) {
+    if reg.dies.lock().iter().any(|d| d.bus == bus) {
         return Ok(());
     }
     let mut die = Die::default();
@@ -202,6 +224,7 @@ pub(crate) fn alloc_groups(h: &Hnae3Handle, cmd: &CmdQ) -> Result {
                 bus,
                 id,
                 state <- new_mutex!(group),
+                client: client.into(),
             }),
             GFP_KERNEL,
         )?;
@@ -211,15 +234,10 @@ pub(crate) fn alloc_groups(h: &Hnae3Handle, cmd: &CmdQ) -> Result {
         })?;
         groups.push((g, hooks), GFP_KERNEL)?;
     }
-    DIES.lock()
+    reg.dies
+        .lock()
         .push(DieEntry { bus, die, groups }, GFP_KERNEL)?;
     Ok(())
-}
-
-/// The group that claims the function's net device, if any.
-fn group_of(h: &Hnae3Handle) -> Option<Arc<BondGroup>> {
-    let (bus, _) = h.bus_func();
-    find(bus, own_netdev(h)?)
 }
 
 /// What the function registers as: `Some((upper, active-backup, active
@@ -232,10 +250,11 @@ fn group_of(h: &Hnae3Handle) -> Option<Arc<BondGroup>> {
 ///
 /// The errno of the SET_BOND_INFO of a recovery.
 pub(crate) fn reg_params(
+    reg: &Registry,
     h: &Hnae3Handle,
     recover: Option<&CmdQ>,
 ) -> Result<Option<(NetDev, bool, Option<NetDev>)>> {
-    let Some(g) = group_of(h) else {
+    let Some(g) = reg.group_of(h) else {
         return Ok(None);
     };
     if !g.state.lock().is_active() {
@@ -266,28 +285,29 @@ fn hash_active(s: &G) -> Option<NetDev> {
 /// Whether the group of die `bus` that claims the port's netdev `ndev`
 /// follows `upper` (identities only: the group's record of its upper is
 /// never dereferenced here).
-pub(crate) fn follows(bus: u8, ndev: NetDev, upper: NetDev) -> bool {
-    find(bus, ndev).is_some_and(|g| g.state.lock().upper == Some(upper))
+pub(crate) fn follows(reg: &Registry, bus: u8, ndev: NetDev, upper: NetDev) -> bool {
+    reg.find(bus, ndev)
+        .is_some_and(|g| g.state.lock().upper == Some(upper))
 }
 
 /// Whether a group claims the function (a bonded function's link changes
 /// are the upper's business).
-pub(crate) fn claims(h: &Hnae3Handle) -> bool {
-    group_of(h).is_some()
+pub(crate) fn claims(reg: &Registry, h: &Hnae3Handle) -> bool {
+    reg.group_of(h).is_some()
 }
 
 /// Takes the die's notifiers down and waits for their work, the first of
 /// nested calls (`hns_roce_bond_suspend`).
-pub(crate) fn suspend(h: &Hnae3Handle) {
+pub(crate) fn suspend(reg: &Registry, h: &Hnae3Handle) {
     let (bus, _) = h.bus_func();
-    with_die_hooks(bus, Die::suspend, |_, hooks| hooks.suspend());
+    reg.with_die_hooks(bus, Die::suspend, |_, hooks| hooks.suspend());
 }
 
 /// Puts the die's notifiers back, the last of nested calls
 /// (`hns_roce_bond_resume`).
-pub(crate) fn resume(h: &Hnae3Handle) {
+pub(crate) fn resume(reg: &Registry, h: &Hnae3Handle) {
     let (bus, _) = h.bus_func();
-    with_die_hooks(bus, Die::resume, |g, hooks| {
+    reg.with_die_hooks(bus, Die::resume, |g, hooks| {
         if let Err(e) = hooks.register() {
             hdev_err!(
                 h.device(),
@@ -301,9 +321,9 @@ pub(crate) fn resume(h: &Hnae3Handle) {
 }
 
 /// The function left the hnae3 core: no group may keep its handle.
-pub(crate) fn forget(h: &Hnae3Handle) {
+pub(crate) fn forget(reg: &Registry, h: &Hnae3Handle) {
     let (bus, _) = h.bus_func();
-    for g in groups_of(bus) {
+    for g in reg.groups_of(bus) {
         g.state.lock().forget_handle(h.handle_ref());
     }
 }
@@ -311,12 +331,10 @@ pub(crate) fn forget(h: &Hnae3Handle) {
 /// The unregistration of a bonded device by the hnae3 core
 /// (`hns_roce_unregister_bond_cleanup`): the other members come back as
 /// plain devices, then CLEAR_BOND_INFO, through `inst` if it is the main.
-pub(crate) fn unregister_cleanup(
-    cl: &mut Clients<'_, HnsRoce>,
-    h: &Hnae3Handle,
-    inst: &HnsRoceDev,
-) {
-    let Some(g) = group_of(h) else { return };
+pub(crate) fn unregister_cleanup(cl: &mut Clients<'_, Driver>, h: &Hnae3Handle, inst: &HnsRoceDev) {
+    let Some(g) = cl.driver().bonds.group_of(h) else {
+        return;
+    };
     let own = own_netdev(h);
     let others: [Option<HandleRef>; FUNC_MAX] = {
         let mut s = g.state.lock();
@@ -340,14 +358,14 @@ pub(crate) fn unregister_cleanup(
 
 impl BondGroup {
     /// The main device's command queue.
-    fn main_cmd<'a>(&self, cl: &'a Clients<'_, HnsRoce>) -> Option<&'a CmdQ> {
+    fn main_cmd<'a>(&self, cl: &'a Clients<'_, Driver>) -> Option<&'a CmdQ> {
         let h = self.state.lock().main_handle?;
         cl.instance(h).map(|i| &*i.hw.cmd)
     }
 
     /// Sends `cmd` through the main device, or through `via`
     /// (`hns_roce_cmd_bond`).
-    fn send(&self, cl: &Clients<'_, HnsRoce>, via: Option<&CmdQ>, cmd: Cmd) -> Result {
+    fn send(&self, cl: &Clients<'_, Driver>, via: Option<&CmdQ>, cmd: Cmd) -> Result {
         let q = via.or_else(|| self.main_cmd(cl)).ok_or(EIO)?;
         self.send_via(q, cmd)
     }
@@ -387,7 +405,7 @@ impl BondGroup {
 
     /// CLEAR_BOND_INFO if there is a main device, then detach
     /// (`hns_roce_cleanup_bond`).
-    fn cleanup(&self, cl: &Clients<'_, HnsRoce>, via: Option<&CmdQ>) {
+    fn cleanup(&self, cl: &Clients<'_, Driver>, via: Option<&CmdQ>) {
         let q = via.or_else(|| self.main_cmd(cl));
         match self.send(cl, q, Cmd::Clear) {
             Err(e) => pr_err!(
@@ -400,12 +418,12 @@ impl BondGroup {
                 }
             }
         }
-        cancel_work(self.bus, self.id);
+        self.client.bonds.cancel_work(self.bus, self.id);
         self.state.lock().detach();
     }
 
     /// Takes member `i` down if it is up (`hns_roce_slave_uninit`).
-    fn slave_uninit(&self, cl: &mut Clients<'_, HnsRoce>, i: usize) {
+    fn slave_uninit(&self, cl: &mut Clients<'_, Driver>, i: usize) {
         let h = self.state.lock().handles.get(i).copied().flatten();
         if let Some(h) = h {
             cl.detach(h);
@@ -415,7 +433,7 @@ impl BondGroup {
     /// Brings member `i` up (`hns_roce_slave_init`); with `switch`, member
     /// `i` being the main first hands the main role to another member.
     /// True if it is up.
-    fn slave_init(&self, cl: &mut Clients<'_, HnsRoce>, i: usize, switch: bool) -> bool {
+    fn slave_init(&self, cl: &mut Clients<'_, Driver>, i: usize, switch: bool) -> bool {
         if switch {
             let main = self.state.lock().main.map(usize::from);
             if main == Some(i) && self.switch_main(cl, i).is_err() {
@@ -439,7 +457,7 @@ impl BondGroup {
     }
 
     /// Makes another member the main device (`switch_main_dev`).
-    fn switch_main(&self, cl: &mut Clients<'_, HnsRoce>, main: usize) -> Result {
+    fn switch_main(&self, cl: &mut Clients<'_, Driver>, main: usize) -> Result {
         self.state.lock().set_main(None);
         self.slave_uninit(cl, main);
         for i in 0..FUNC_MAX {
@@ -460,7 +478,7 @@ impl BondGroup {
     }
 
     /// Bonds the members (`hns_roce_set_bond`).
-    fn set_bond(&self, cl: &mut Clients<'_, HnsRoce>) {
+    fn set_bond(&self, cl: &mut Clients<'_, Driver>) {
         let members: [Option<usize>; FUNC_MAX] = {
             let s = self.state.lock();
             let mut v = [None; FUNC_MAX];
@@ -508,7 +526,7 @@ impl BondGroup {
 
     /// Brings the members back as plain devices and clears the bond
     /// (`hns_roce_clear_bond`).
-    fn clear_bond(&self, cl: &mut Clients<'_, HnsRoce>) {
+    fn clear_bond(&self, cl: &mut Clients<'_, Driver>) {
         let (state, main) = {
             let s = self.state.lock();
             (s.state, s.main.map(usize::from))
@@ -532,7 +550,7 @@ impl BondGroup {
     }
 
     /// Sends the new active slaves (`hns_roce_slave_changestate`).
-    fn change_state(&self, cl: &mut Clients<'_, HnsRoce>) {
+    fn change_state(&self, cl: &mut Clients<'_, Driver>) {
         self.update_active();
         let ret = self.send(cl, None, Cmd::Change);
         self.state.lock().settle(State::SlaveChangeState);
@@ -549,7 +567,7 @@ impl BondGroup {
 
     /// Takes joining members down, brings leaving ones back and sends the
     /// new masks (`hns_roce_slave_change_num`).
-    fn change_num(&self, cl: &mut Clients<'_, HnsRoce>) {
+    fn change_num(&self, cl: &mut Clients<'_, Driver>) {
         let mut ret = Ok(());
         for i in 0..FUNC_MAX {
             let (slave, main) = {
@@ -593,7 +611,7 @@ impl BondGroup {
 
     /// Points the main device's port at the active slave
     /// (`hns_roce_set_bond_netdev`).
-    fn set_netdev(&self, cl: &Clients<'_, HnsRoce>) {
+    fn set_netdev(&self, cl: &Clients<'_, Driver>) {
         let (main, upper, ab, active) = {
             let s = self.state.lock();
             (
@@ -641,7 +659,7 @@ impl BondGroup {
     }
 
     /// The group's work (`hns_roce_bond_work`), with the client lock held.
-    fn run(&self, cl: &mut Clients<'_, HnsRoce>) {
+    fn run(&self, cl: &mut Clients<'_, Driver>) {
         let (upper, main, members) = {
             let s = self.state.lock();
             (s.upper, s.main_handle, s.netdevs)
@@ -740,8 +758,12 @@ impl BondHandler for BondGroup {
                     return false;
                 }
                 let hns = hns_dev(&rdma::bond_slave(dev));
-                let other_group =
-                    hns.is_some_and(|h| find(h.bus, dev).is_some_and(|g| g.id != self.id));
+                let other_group = hns.is_some_and(|h| {
+                    self.client
+                        .bonds
+                        .find(h.bus, dev)
+                        .is_some_and(|g| g.id != self.id)
+                });
                 let slaves = Self::read_slaves(upper);
                 let info = info.map(|(t, h)| UpperInfo {
                     tx: tx_type(t),
@@ -763,7 +785,12 @@ impl BondHandler for BondGroup {
                 if !lag_port {
                     return false;
                 }
-                if find(self.bus, dev).is_none_or(|g| g.id != self.id) {
+                if self
+                    .client
+                    .bonds
+                    .find(self.bus, dev)
+                    .is_none_or(|g| g.id != self.id)
+                {
                     return false;
                 }
                 self.state.lock().lowerstate_event()
@@ -774,7 +801,7 @@ impl BondHandler for BondGroup {
     fn work(&self) {
         #[cfg(hns_kunit)]
         unload_race::work_lookup(self);
-        Clients::<HnsRoce>::with(|cl| self.run(cl));
+        Clients::with(self.client.as_arc_borrow(), |cl| self.run(cl));
     }
 }
 
@@ -788,13 +815,13 @@ impl BondHandler for BondGroup {
 /// capability registered; only the bonding plan has one). The registry's
 /// drop then announces itself in the kernel log and waits, up to 10 s,
 /// for a lookup; the first lookup made from then on waits, up to 3 s,
-/// until the registry has dropped its groups. Next the drop queues every
+/// until the registry has dropped its groups. Next the teardown queues every
 /// group's work (the functions' uninit cancelled it) and waits, up to
 /// 10 s, for the first of them to look its own group up; that work holds
 /// the result, up to 3 s, until the registry has dropped its groups, and
 /// logs its release. The registry, once it has dropped its groups, waits
 /// up to 5 s for that release. With the hooks owned by the registry alone,
-/// the drop waits for the notifier (RTNL) and for the work
+/// the teardown waits for the notifier (RTNL) and for the work
 /// (`cancel_delayed_work_sync`): both lookups time out and the work's is
 /// released before the groups are gone; nothing else changes.
 ///
@@ -804,23 +831,28 @@ impl BondHandler for BondGroup {
 /// reference and waits for itself, and its release is never logged.
 #[cfg(hns_kunit)]
 mod unload_race {
-    use super::{BondGroup, DIES};
+    use super::{BondGroup, Registry};
     use core::sync::atomic::{AtomicBool, Ordering};
     use kernel::time::{delay::fsleep, Delta};
     use kernel::{prelude::*, sync::Arc};
 
-    /// The registry's drop has begun in a module with bond groups.
-    static UNLOADING: AtomicBool = AtomicBool::new(false);
-    /// A lookup is held (or was: only the first is).
-    static HELD: AtomicBool = AtomicBool::new(false);
-    /// The registry's drop has queued the groups' work.
-    static WORK_QUEUED: AtomicBool = AtomicBool::new(false);
-    /// A work item's lookup is held (or was: only the first is).
-    static WORK_HELD: AtomicBool = AtomicBool::new(false);
-    /// That work item has released its lookup.
-    static WORK_RELEASED: AtomicBool = AtomicBool::new(false);
-    /// The registry has dropped its groups.
-    static DROPPED: AtomicBool = AtomicBool::new(false);
+    /// Where the registry's teardown, the lookups and the work stand;
+    /// part of the registry, so that each module load starts afresh.
+    #[derive(Default)]
+    pub(super) struct Flags {
+        /// The registry's teardown has begun in a module with bond groups.
+        unloading: AtomicBool,
+        /// A lookup is held (or was: only the first is).
+        held: AtomicBool,
+        /// The registry's teardown has queued the groups' work.
+        work_queued: AtomicBool,
+        /// A work item's lookup is held (or was: only the first is).
+        work_held: AtomicBool,
+        /// That work item has released its lookup.
+        work_released: AtomicBool,
+        /// The registry has dropped its groups.
+        dropped: AtomicBool,
+    }
 
     /// Polls `done` every 50 ms, at most `ms` milliseconds; whether it
     /// came.
@@ -834,43 +866,51 @@ mod unload_race {
         done.load(Ordering::Acquire)
     }
 
-    /// The registry's drop begins (no lock held).
-    pub(super) fn registry_drop_begins() {
-        if DIES.lock().is_empty() {
+    /// The registry's teardown begins (no lock held).
+    pub(super) fn registry_drop_begins(reg: &Registry) {
+        if reg.dies.lock().is_empty() {
             return;
         }
-        UNLOADING.store(true, Ordering::Release);
+        let f = &reg.race;
+        f.unloading.store(true, Ordering::Release);
         pr_info!("bond registry: unloading, waiting for a lookup (test build)\n");
-        wait(&HELD, 10_000);
-        WORK_QUEUED.store(true, Ordering::Release);
-        for d in DIES.lock().iter() {
+        wait(&f.held, 10_000);
+        f.work_queued.store(true, Ordering::Release);
+        for d in reg.dies.lock().iter() {
             for (_, h) in d.groups.iter() {
                 h.queue();
             }
         }
-        wait(&WORK_HELD, 10_000);
+        wait(&f.work_held, 10_000);
     }
 
     /// A group lookup is done; its result is still held.
-    pub(super) fn after_lookup() {
-        if !UNLOADING.load(Ordering::Acquire) || HELD.swap(true, Ordering::AcqRel) {
+    pub(super) fn after_lookup(f: &Flags) {
+        if !f.unloading.load(Ordering::Acquire) || f.held.swap(true, Ordering::AcqRel) {
             return;
         }
         pr_info!("bond registry: lookup during unload, held (test build)\n");
-        wait(&DROPPED, 3_000);
+        wait(&f.dropped, 3_000);
     }
 
     /// The work's lookup of its own group: the group alone.
     #[cfg(not(hns_plant_work_hooks))]
     fn own_group(g: &BondGroup) -> Option<Arc<BondGroup>> {
-        super::die_groups(g.bus).into_iter().find(|x| x.id == g.id)
+        g.client
+            .bonds
+            .die_groups(g.bus)
+            .into_iter()
+            .find(|x| x.id == g.id)
     }
 
     /// Planted fault: the work's lookup of its own group's hooks, a strong
     /// reference the work drops.
     #[cfg(hns_plant_work_hooks)]
     fn own_group(g: &BondGroup) -> Option<Arc<super::BondHooks<BondGroup>>> {
-        DIES.lock()
+        g.client
+            .bonds
+            .dies
+            .lock()
             .iter()
             .find(|d| d.bus == g.bus)
             .and_then(|d| d.groups.iter().find(|(x, _)| x.id == g.id))
@@ -878,9 +918,10 @@ mod unload_race {
     }
 
     /// The work of group `g` begins (no lock held): the first once the
-    /// registry's drop has queued it looks its group up and holds it.
+    /// registry's teardown has queued it looks its group up and holds it.
     pub(super) fn work_lookup(g: &BondGroup) {
-        if !WORK_QUEUED.load(Ordering::Acquire) || WORK_HELD.swap(true, Ordering::AcqRel) {
+        let f = &g.client.bonds.race;
+        if !f.work_queued.load(Ordering::Acquire) || f.work_held.swap(true, Ordering::AcqRel) {
             return;
         }
         let held = own_group(g);
@@ -888,16 +929,16 @@ mod unload_race {
             "bond registry: work lookup during unload, held (test build, group {})\n",
             g.id
         );
-        wait(&DROPPED, 3_000);
+        wait(&f.dropped, 3_000);
         drop(held);
         pr_info!("bond registry: work lookup released (test build)\n");
-        WORK_RELEASED.store(true, Ordering::Release);
+        f.work_released.store(true, Ordering::Release);
     }
 
     /// The registry has dropped its groups.
-    pub(super) fn registry_dropped() {
-        DROPPED.store(true, Ordering::Release);
-        if WORK_HELD.load(Ordering::Acquire) && !wait(&WORK_RELEASED, 5_000) {
+    pub(super) fn registry_dropped(f: &Flags) {
+        f.dropped.store(true, Ordering::Release);
+        if f.work_held.load(Ordering::Acquire) && !wait(&f.work_released, 5_000) {
             pr_info!("bond registry: work lookup not released (test build)\n");
         }
     }

@@ -227,7 +227,8 @@ impl IbDriver for IbDev {
     }
 
     fn bond_follows(&self, ndev: NetDev, upper: NetDev) -> bool {
-        self.caps.flags & cap_flag::BOND != 0 && bond::groups::follows(self.bus, ndev, upper)
+        self.caps.flags & cap_flag::BOND != 0
+            && bond::groups::follows(&self.client.bonds, self.bus, ndev, upper)
     }
 
     fn alloc_ucontext(&self, req: u32, resp: &mut UctxResp) -> Result<(Arc<Ucontext>, u32, u64)> {

@@ -22,8 +22,13 @@ use kernel::{
     error::to_result,
     ffi::{c_char, c_int, c_ulong, c_void},
     io::{Io, Mmio, MmioRaw, Region},
+    new_mutex,
     prelude::*,
-    sync::aref::ARef,
+    sync::{
+        aref::ARef,
+        lock::{mutex::MutexBackend, Guard},
+        Arc, ArcBorrow, Mutex,
+    },
     types::{ForeignOwnable, Opaque}, //
 };
 
@@ -670,47 +675,61 @@ impl ResetNotify {
 /// by this layer in the handle's `priv` and handed back on the other calls;
 /// the driver never touches `priv` itself.
 ///
-/// Every callback runs under one module-wide client lock, which a driver
-/// may also take ([`Clients::with`]) to bring other functions' instances
-/// up or down itself (RoCE bonding does). [`RoceClient::suspend`] and
+/// The implementing type is the driver's module-wide state: the
+/// registration keeps it in a [`Client`] beside the client's locks, and
+/// every callback gets it back, as `this` (the hnae3 core's callbacks carry
+/// no context; the shim hands back the one given at registration).
+///
+/// Every callback runs under the client lock, which a driver may also take
+/// ([`Clients::with`]) to bring other functions' instances up or down
+/// itself (RoCE bonding does). [`RoceClient::suspend`] and
 /// [`RoceClient::resume`] run outside it, around the teardowns the hnae3
 /// core asks for, so that the driver can wait there for its own work that
 /// takes the lock.
-pub(crate) trait RoceClient: Sized + 'static {
+pub(crate) trait RoceClient: Sized + Send + Sync + 'static {
     /// Per-function state.
     type Instance: Send + Sync;
     /// A function appeared (`reset`: came back from a reset): `Ok(None)`
     /// declines it (not a RoCE function this driver handles), `Ok(Some(_))`
     /// attaches.
-    fn init_instance(handle: &Hnae3Handle, reset: bool) -> Result<Option<KBox<Self::Instance>>>;
+    fn init_instance(
+        this: ClientRef<'_, Self>,
+        handle: &Hnae3Handle,
+        reset: bool,
+    ) -> Result<Option<KBox<Self::Instance>>>;
     /// The function's instance goes away, for the reason `how`; `cl` may
     /// bring other functions up meanwhile.
     fn uninit_instance(
+        &self,
         cl: &mut Clients<'_, Self>,
         handle: &Hnae3Handle,
         inst: KBox<Self::Instance>,
         how: Uninit,
     );
     /// The port link went up or down.
-    fn link_status_change(handle: &Hnae3Handle, inst: Option<&Self::Instance>, up: bool);
+    fn link_status_change(&self, handle: &Hnae3Handle, inst: Option<&Self::Instance>, up: bool);
     /// The function is about to be reset: stop touching the hardware. The
     /// layer then tears the instance down with `uninit_instance` and builds
     /// a new one with `init_instance` (`hns_roce_hw_v2_reset_notify`).
-    fn reset_down(handle: &Hnae3Handle, inst: &Self::Instance);
+    fn reset_down(&self, handle: &Hnae3Handle, inst: &Self::Instance);
     /// Before the hnae3 core's uninit of a function and before a reset,
     /// outside the client lock.
-    fn suspend(_handle: &Hnae3Handle) {}
+    fn suspend(&self, _handle: &Hnae3Handle) {}
     /// After the uninit, or once the reset brought the function back (or
     /// found nothing to bring back), outside the client lock.
-    fn resume(_handle: &Hnae3Handle) {}
+    fn resume(&self, _handle: &Hnae3Handle) {}
     /// The hnae3 core removed the function (its instance, if any, is torn
     /// down): the handle is not to be used any more. Under the client lock.
-    fn removed(_handle: &Hnae3Handle) {}
+    fn removed(&self, _handle: &Hnae3Handle) {}
     /// Module `name` is about to start while the client is registered:
     /// an error refuses it (a rival client of the same functions).
-    fn module_coming(_name: &CStr) -> Result {
+    fn module_coming(&self, _name: &CStr) -> Result {
         Ok(())
     }
+    /// The client is unregistered (no callback runs any more): drop what
+    /// refers back to the [`Client`], so that the registration's reference
+    /// is its last.
+    fn unregistered(&self) {}
 }
 
 /// Why an instance goes away.
@@ -728,39 +747,53 @@ pub(crate) enum Uninit {
     Driver,
 }
 
-kernel::sync::global_lock! {
-    // SAFETY: initialised in `ClientRegistration::register`, before the
-    // client is registered and so before any callback can take it.
-    unsafe(uninit) static CLIENT_LOCK: Mutex<()> = ();
+/// The module-wide state of a registered client: the driver's `C` and the
+/// client's two locks. The [`ClientRegistration`] holds it while the
+/// client is registered; the driver's work that runs outside a callback
+/// (RoCE bonding's notifier and work) holds it too, and lets go of it in
+/// [`RoceClient::unregistered`].
+#[pin_data]
+pub(crate) struct Client<C: RoceClient> {
+    /// Taken by every callback but the link one and by [`Clients::with`].
+    #[pin]
+    client_lock: Mutex<()>,
+    /// Held while a handle's `priv` changes and while the link callback
+    /// borrows it: that callback comes under RTNL (the NIC's `ndo_stop`),
+    /// which the client lock's holders take inside it, so it cannot take
+    /// the client lock. Nothing is taken inside this lock but what the link
+    /// callback does.
+    #[pin]
+    priv_lock: Mutex<()>,
+    /// The driver's state.
+    #[pin]
+    drv: C,
 }
 
-kernel::sync::global_lock! {
-    // SAFETY: as for `CLIENT_LOCK`.
-    //
-    // Held while a handle's `priv` changes and while the link callback
-    // borrows it: that callback comes under RTNL (the NIC's `ndo_stop`),
-    // which the client lock's holders take inside it, so it cannot take
-    // the client lock. Nothing is taken inside this lock but what the link
-    // callback does.
-    unsafe(uninit) static PRIV_LOCK: Mutex<()> = ();
+impl<C: RoceClient> core::ops::Deref for Client<C> {
+    type Target = C;
+
+    fn deref(&self) -> &C {
+        &self.drv
+    }
 }
 
-/// What [`Clients`] is generic over: a lifetime and the driver.
-type ClientsMarker<'a, C> = (&'a (), fn() -> C);
+/// A borrowed [`Client`], as a callback gets it: it can be kept
+/// (`.into()` makes an `Arc`).
+pub(crate) type ClientRef<'a, C> = ArcBorrow<'a, Client<C>>;
 
 /// The client lock, held: what may attach, detach and borrow the
 /// instances of driver `C`'s functions.
 pub(crate) struct Clients<'a, C: RoceClient> {
-    _guard: kernel::sync::lock::GlobalGuard<CLIENT_LOCK>,
-    _c: PhantomData<ClientsMarker<'a, C>>,
+    _guard: Guard<'a, (), MutexBackend>,
+    client: ClientRef<'a, C>,
 }
 
 impl<C: RoceClient> Clients<'_, C> {
-    /// Runs `f` with the client lock held.
-    pub(crate) fn with<R>(f: impl FnOnce(&mut Clients<'_, C>) -> R) -> R {
+    /// Runs `f` with the client lock of `client` held.
+    pub(crate) fn with<R>(client: ClientRef<'_, C>, f: impl FnOnce(&mut Clients<'_, C>) -> R) -> R {
         let mut cl = Clients {
-            _guard: CLIENT_LOCK.lock(),
-            _c: PhantomData,
+            _guard: client.client_lock.lock(),
+            client,
         };
         f(&mut cl)
     }
@@ -786,6 +819,11 @@ impl<C: RoceClient> Clients<'_, C> {
         ClientAdapter::<C>::instance(Self::handle(h))
     }
 
+    /// The driver's state.
+    pub(crate) fn driver(&self) -> &C {
+        &self.client.drv
+    }
+
     /// Brings the function behind `h` up (`init_instance`), unless it is
     /// up or the hnae3 core took the client away from it; true if it is up
     /// afterwards. A failure is the driver's to report.
@@ -797,7 +835,7 @@ impl<C: RoceClient> Clients<'_, C> {
         if !handle.has_client() {
             return false;
         }
-        ClientAdapter::<C>::init_checked(handle) == 0
+        ClientAdapter::<C>::init_checked(self.client, handle) == 0
             && ClientAdapter::<C>::instance(handle).is_some()
     }
 
@@ -846,11 +884,11 @@ impl<C: RoceClient> ClientAdapter<C> {
     }
 
     /// Builds the driver's state of a function and keeps it in `priv`.
-    fn attach(h: &Hnae3Handle, reset: bool) -> c_int {
-        match C::init_instance(h, reset) {
+    fn attach(client: ClientRef<'_, C>, h: &Hnae3Handle, reset: bool) -> c_int {
+        match C::init_instance(client, h, reset) {
             Ok(inst) => {
                 let p = inst.map_or(core::ptr::null_mut(), KBox::into_foreign);
-                let _g = PRIV_LOCK.lock();
+                let _g = client.priv_lock.lock();
                 h.replace_priv(p);
                 0
             }
@@ -863,7 +901,7 @@ impl<C: RoceClient> ClientAdapter<C> {
     /// starting, or when a failure may have come from one), with
     /// `rinfo.instance_state` INIT while it runs and INITED once attached.
     /// A declined function stays INIT, as in C.
-    fn init_checked(h: &Hnae3Handle) -> c_int {
+    fn init_checked(client: ClientRef<'_, C>, h: &Hnae3Handle) -> c_int {
         let rst = h.reset_info();
         h.set_instance_state(InstanceState::Init);
         let busy = || {
@@ -877,7 +915,7 @@ impl<C: RoceClient> ClientAdapter<C> {
             h.set_instance_state(InstanceState::NonInit);
             return busy();
         }
-        let ret = Self::attach(h, false);
+        let ret = Self::attach(client, h, false);
         if ret != 0 {
             h.set_instance_state(InstanceState::NonInit);
             if rst.sw_resetting() || rst.hw_resetting() {
@@ -912,7 +950,7 @@ impl<C: RoceClient> ClientAdapter<C> {
     /// down.
     fn detach(cl: &mut Clients<'_, C>, h: &Hnae3Handle, how: Uninit) {
         let p = {
-            let _g = PRIV_LOCK.lock();
+            let _g = cl.client.priv_lock.lock();
             h.replace_priv(core::ptr::null_mut())
         };
         if p.is_null() {
@@ -922,18 +960,37 @@ impl<C: RoceClient> ClientAdapter<C> {
         // of a non-null `priv`, see `instance`) and was just detached from
         // the handle, so this is its only owner.
         let inst = unsafe { KBox::<C::Instance>::from_foreign(p) };
-        C::uninit_instance(cl, h, inst, how);
+        let client = cl.client;
+        client.drv.uninit_instance(cl, h, inst, how);
+    }
+
+    /// The [`Client`] behind the shim's `ctx`.
+    ///
+    /// # Safety
+    ///
+    /// `ctx` is the one a [`ClientRegistration<C>`] registered, and the
+    /// client is registered for the returned borrow's lifetime.
+    unsafe fn client<'a>(ctx: *const c_void) -> ClientRef<'a, C> {
+        // SAFETY: `ctx` is `Arc::as_ptr` of the registration's `Arc`, which
+        // the registration holds until the client is unregistered (per the
+        // function's contract); no `UniqueArc` of it exists.
+        unsafe { ArcBorrow::from_raw(ctx.cast::<Client<C>>()) }
     }
 
     /// The shim's `init_instance`.
     ///
     /// # Safety
     ///
-    /// Called by the hnae3 core with a valid handle whose `pdev` is bound.
-    unsafe extern "C" fn init_instance(handle: *mut raw::hnae3_handle) -> c_int {
-        // SAFETY: guaranteed by the hnae3 core (see above).
-        let h = unsafe { Hnae3Handle::from_raw(handle) };
-        Clients::<C>::with(|_| Self::init_checked(h))
+    /// Called by the hnae3 core with a valid handle whose `pdev` is bound,
+    /// through the shim with the `ctx` of the registration, while the
+    /// client is registered.
+    unsafe extern "C" fn init_instance(
+        ctx: *const c_void,
+        handle: *mut raw::hnae3_handle,
+    ) -> c_int {
+        // SAFETY: guaranteed by the caller (see above).
+        let (client, h) = unsafe { (Self::client(ctx), Hnae3Handle::from_raw(handle)) };
+        Clients::with(client, |_| Self::init_checked(client, h))
     }
 
     /// The shim's `uninit_instance`.
@@ -941,15 +998,19 @@ impl<C: RoceClient> ClientAdapter<C> {
     /// # Safety
     ///
     /// As for [`Self::init_instance`].
-    unsafe extern "C" fn uninit_instance(handle: *mut raw::hnae3_handle, reset: bool) {
-        // SAFETY: guaranteed by the hnae3 core.
-        let h = unsafe { Hnae3Handle::from_raw(handle) };
-        C::suspend(h);
-        Clients::<C>::with(|cl| {
+    unsafe extern "C" fn uninit_instance(
+        ctx: *const c_void,
+        handle: *mut raw::hnae3_handle,
+        reset: bool,
+    ) {
+        // SAFETY: guaranteed by the caller.
+        let (client, h) = unsafe { (Self::client(ctx), Hnae3Handle::from_raw(handle)) };
+        client.drv.suspend(h);
+        Clients::with(client, |cl| {
             Self::detach_inited(cl, h, Uninit::Remove { reset });
-            C::removed(h);
+            client.drv.removed(h);
         });
-        C::resume(h);
+        client.drv.resume(h);
     }
 
     /// The shim's `link_status_change`.
@@ -957,11 +1018,15 @@ impl<C: RoceClient> ClientAdapter<C> {
     /// # Safety
     ///
     /// As for [`Self::init_instance`].
-    unsafe extern "C" fn link_status_change(handle: *mut raw::hnae3_handle, up: bool) {
-        // SAFETY: guaranteed by the hnae3 core.
-        let h = unsafe { Hnae3Handle::from_raw(handle) };
-        let _g = PRIV_LOCK.lock();
-        C::link_status_change(h, Self::instance(h), up);
+    unsafe extern "C" fn link_status_change(
+        ctx: *const c_void,
+        handle: *mut raw::hnae3_handle,
+        up: bool,
+    ) {
+        // SAFETY: guaranteed by the caller.
+        let (client, h) = unsafe { (Self::client(ctx), Hnae3Handle::from_raw(handle)) };
+        let _g = client.priv_lock.lock();
+        client.drv.link_status_change(h, Self::instance(h), up);
     }
 
     /// The shim's `module_coming`: [`RoceClient::module_coming`].
@@ -969,11 +1034,12 @@ impl<C: RoceClient> ClientAdapter<C> {
     /// # Safety
     ///
     /// `name` is a NUL-terminated string valid for the call (the starting
-    /// module's name, from the module notifier).
-    unsafe extern "C" fn module_coming(name: *const c_char) -> c_int {
+    /// module's name, from the module notifier); `ctx` is as for
+    /// [`Self::init_instance`].
+    unsafe extern "C" fn module_coming(ctx: *const c_void, name: *const c_char) -> c_int {
         // SAFETY: per the function's contract.
-        let name = unsafe { CStr::from_char_ptr(name) };
-        match C::module_coming(name) {
+        let (client, name) = unsafe { (Self::client(ctx), CStr::from_char_ptr(name)) };
+        match client.drv.module_coming(name) {
             Ok(()) => 0,
             Err(e) => e.to_errno(),
         }
@@ -988,19 +1054,23 @@ impl<C: RoceClient> ClientAdapter<C> {
     /// # Safety
     ///
     /// As for [`Self::init_instance`].
-    unsafe extern "C" fn reset_notify(handle: *mut raw::hnae3_handle, what: c_int) -> c_int {
-        // SAFETY: guaranteed by the hnae3 core.
-        let h = unsafe { Hnae3Handle::from_raw(handle) };
+    unsafe extern "C" fn reset_notify(
+        ctx: *const c_void,
+        handle: *mut raw::hnae3_handle,
+        what: c_int,
+    ) -> c_int {
+        // SAFETY: guaranteed by the caller.
+        let (client, h) = unsafe { (Self::client(ctx), Hnae3Handle::from_raw(handle)) };
         match ResetNotify::from_raw(what) {
             ResetNotify::Down => {
-                C::suspend(h);
-                Clients::<C>::with(|_| {
+                client.drv.suspend(h);
+                Clients::with(client, |_| {
                     let inst = Self::instance(h);
                     // SAFETY: a valid handle; `rinfo.state` is the client's.
                     unsafe { raw::hns_shim_rst_direct_set(handle, inst.is_none()) };
                     if let Some(i) = inst {
                         h.set_reset_stage(ResetStage::Down);
-                        C::reset_down(h, i);
+                        client.drv.reset_down(h, i);
                     }
                 });
                 0
@@ -1013,27 +1083,27 @@ impl<C: RoceClient> ClientAdapter<C> {
                 h.set_reset_stage(ResetStage::Uninit);
                 hdev_info!(h.device(), "In reset process RoCE client uninit.\n");
                 kernel::time::delay::fsleep(kernel::time::Delta::from_millis(RST_UNINIT_DELAY_MS));
-                Clients::<C>::with(|cl| Self::detach(cl, h, Uninit::Reset));
+                Clients::with(client, |cl| Self::detach(cl, h, Uninit::Reset));
                 0
             }
             ResetNotify::Init => {
                 // SAFETY: a valid handle; `rinfo.state` is the client's.
                 if unsafe { raw::hns_shim_rst_direct_test_and_clear(handle) } {
                     h.set_reset_stage(ResetStage::Inited);
-                    C::resume(h);
+                    client.drv.resume(h);
                     return 0;
                 }
                 h.set_reset_stage(ResetStage::Init);
                 hdev_info!(h.device(), "In reset process RoCE client reinit.\n");
                 // `priv` is null since the UNINIT step.
-                let ret = Clients::<C>::with(|_| Self::attach(h, true));
+                let ret = Clients::with(client, |_| Self::attach(client, h, true));
                 if ret != 0 {
                     hdev_err!(h.device(), "In reset process RoCE reinit failed {}.\n", ret);
                 } else {
                     h.set_reset_stage(ResetStage::Inited);
                     hdev_info!(h.device(), "reset done, RoCE client reinit finished.\n");
                 }
-                C::resume(h);
+                client.drv.resume(h);
                 ret
             }
             ResetNotify::Up | ResetNotify::Other(_) => 0,
@@ -1041,36 +1111,47 @@ impl<C: RoceClient> ClientAdapter<C> {
     }
 }
 
-/// The registered hnae3 RoCE client of driver `C`; dropping it
-/// unregisters. The shim has one client, so a module holds at most one
-/// registration.
+/// The registered hnae3 RoCE client of driver `C`, with the driver's
+/// module-wide state; dropping it unregisters, then lets the driver drop
+/// what refers back to its state ([`RoceClient::unregistered`]). The shim
+/// has one client, so a module holds at most one registration.
 ///
 /// # Invariants
 ///
 /// The shim's client is registered with the hnae3 core, its callbacks
-/// routed to `C`, while this exists.
-pub(crate) struct ClientRegistration<C: RoceClient>(PhantomData<fn() -> C>);
+/// routed to `C` with `Arc::as_ptr` of `client` as their context, while
+/// this exists.
+pub(crate) struct ClientRegistration<C: RoceClient> {
+    client: Arc<Client<C>>,
+}
 
 impl<C: RoceClient> ClientRegistration<C> {
-    /// Registers the RoCE client. The hnae3 core calls `init_instance` for
-    /// every function that already exists before this returns.
-    pub(crate) fn register() -> Result<Self> {
-        // SAFETY: called once, at module init (the module holds at most one
-        // registration), before any callback can take the lock.
-        unsafe {
-            CLIENT_LOCK.init();
-            PRIV_LOCK.init();
-        }
-        // SAFETY: the callback table is static; the shim's client is
-        // registered once here and unregistered in `drop`.
-        to_result(unsafe { raw::hns_shim_register_client(ClientAdapter::<C>::ops()) })
+    /// Builds the driver's state with `drv` and registers the RoCE client.
+    /// The hnae3 core calls `init_instance` for every function that already
+    /// exists before this returns.
+    pub(crate) fn register(drv: impl PinInit<C, Error>) -> Result<Self> {
+        let client = Arc::pin_init(
+            try_pin_init!(Client {
+                client_lock <- new_mutex!(()),
+                priv_lock <- new_mutex!(()),
+                drv <- drv,
+            }? Error),
+            GFP_KERNEL,
+        )?;
+        let ctx = Arc::as_ptr(&client).cast::<c_void>();
+        // SAFETY: the callback table is static; `ctx` stays valid while the
+        // client is registered, since `client` is held until `drop`
+        // unregisters; the shim's client is registered once here and
+        // unregistered in `drop`.
+        to_result(unsafe { raw::hns_shim_register_client(ClientAdapter::<C>::ops(), ctx) })
             .inspect_err(|e| {
+                client.drv.unregistered();
                 if *e == EBUSY {
                     pr_err!("another hnae3 RoCE client drives the functions; unload it first\n");
                 }
             })?;
-        // INVARIANT: registration succeeded.
-        Ok(Self(PhantomData))
+        // INVARIANT: registration succeeded with `client` as the context.
+        Ok(Self { client })
     }
 }
 
@@ -1079,6 +1160,7 @@ impl<C: RoceClient> Drop for ClientRegistration<C> {
         // SAFETY: registered by `register` (type invariant); the hnae3 core
         // calls `uninit_instance` for every instance before returning.
         unsafe { raw::hns_shim_unregister_client() };
+        self.client.drv.unregistered();
     }
 }
 

@@ -123,6 +123,11 @@ step style/constants-check-fails-on-planted-duplicate "$L/const-once-selftest.lo
 step style/shim-functions-reviewed "$L/shim-review.log" python3 scripts/shim-review.py
 step style/shim-review-fails-on-planted-function "$L/shim-review-selftest.log" \
     python3 scripts/shim-review.py --self-test
+# No driver state in statics: the module object owns it; the self-test
+# plants a static and a global lock in a copy and needs both reported.
+step style/no-static-state "$L/no-static.log" python3 scripts/no-static.py
+step style/no-static-check-fails-on-planted-static "$L/no-static-selftest.log" \
+    python3 scripts/no-static.py --self-test
 # no_warnings TEST LOG...: no compiler warning allowed in the builds' logs.
 no_warnings() {
     local t=$1
