@@ -143,9 +143,9 @@ no_warnings build/no-warnings "$L/module.log" "$L/module-kunit.log"
 # check fails on a planted fault (a wrong function name; a Rust file whose
 # SPDX line differs from the licence mapping).
 step docs/c-to-rust-names "$L/c2r.log" python3 scripts/c2r-check.py "$KSRC"
-sed 's/`cmdq.rs::Cmd::mbox`/`cmdq.rs::Cmd::mbox_planted`/' docs/c-to-rust.md >"$L/c2r-planted.md"
+sed 's/`hem\/table.rs::HemTables`/`hem\/table.rs::HemTables_planted`/' docs/c-to-rust.md >"$L/c2r-planted.md"
 step docs/c-to-rust-check-fails-on-planted-name "$L/c2r-planted.log" \
-    bash -c '! python3 scripts/c2r-check.py "$1" "$2" && grep -q mbox_planted "$3"' _ \
+    bash -c '! python3 scripts/c2r-check.py "$1" "$2" && grep -q HemTables_planted "$3"' _ \
     "$KSRC" "$L/c2r-planted.md" "$L/c2r-planted.log"
 # make coverage's mapping of recorded blocks to functions and lines, on a
 # tiny object built as the shim is; it must also refuse a planted offset
