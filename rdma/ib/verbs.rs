@@ -22,6 +22,7 @@ use kernel::{
     ffi::{c_int, c_uint, c_void},
     prelude::*,
     sync::Arc,
+    transmute::{AsBytes, FromBytes},
     types::ForeignOwnable, //
 };
 
@@ -706,13 +707,23 @@ pub(super) unsafe extern "C" fn create_cq<D: IbDriver>(
     }
 }
 
+/// A request read from `u` whose copy error the driver returns at the
+/// point of C's order of checks where C's copy fails: the copy's errno (0
+/// when it worked) and the request, all zero when the copy failed.
+fn read_deferred<T>(u: &UData<'_>) -> (c_int, T)
+where
+    T: uabi::UdataIn + FromBytes + AsBytes,
+{
+    match u.read_in::<T>() {
+        Ok(r) => (0, r),
+        Err(e) => (e.to_errno(), T::default()),
+    }
+}
+
 /// A user CQ request read from `u` (`ib_copy_validate_udata_in` up to
 /// `db_addr`), with the result and the udata lengths.
 fn cq_ureq(u: &UData<'_>) -> CqUreq {
-    let (copy_ret, r) = match u.read_in::<uabi::CreateCq>() {
-        Ok(r) => (0, r),
-        Err(e) => (e.to_errno(), uabi::CreateCq::default()),
-    };
+    let (copy_ret, r) = read_deferred::<uabi::CreateCq>(u);
     CqUreq {
         copy_ret,
         inlen: len32(u.inlen()),
@@ -726,10 +737,7 @@ fn cq_ureq(u: &UData<'_>) -> CqUreq {
 /// A user SRQ request read from `u` (`ib_copy_validate_udata_in` up to
 /// `que_addr`), with the result.
 fn srq_ureq(u: &UData<'_>) -> SrqUreq {
-    let (copy_ret, r) = match u.read_in::<uabi::CreateSrq>() {
-        Ok(r) => (0, r),
-        Err(e) => (e.to_errno(), uabi::CreateSrq::default()),
-    };
+    let (copy_ret, r) = read_deferred::<uabi::CreateSrq>(u);
     SrqUreq {
         copy_ret,
         buf_addr: r.buf_addr,
@@ -744,12 +752,12 @@ fn srq_ureq(u: &UData<'_>) -> SrqUreq {
 /// type bit; a request refused only for its `comp_mask` keeps its members,
 /// as C's copy does) and what the lengths allow.
 fn qp_ureq(u: &UData<'_>, init: &mut QpInit) {
-    let (copy_ret, r) = match u.read_in::<uabi::CreateQp>() {
-        Ok(r) => (
+    let (copy_ret, r) = match read_deferred::<uabi::CreateQp>(u) {
+        (0, r) => (
             errno(UData::check_cm(&r, uabi::CREATE_QP_MASK_CONGEST_TYPE)),
             r,
         ),
-        Err(e) => (e.to_errno(), uabi::CreateQp::default()),
+        failed => failed,
     };
     init.user = true;
     init.copy_ret = copy_ret;
