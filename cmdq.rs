@@ -20,7 +20,7 @@ pub mod mbox;
 pub mod slot;
 pub mod state;
 
-pub(crate) use mbox::{query_context, Mailbox, MailboxBuf};
+pub(crate) use mbox::{query_context, Mailbox, MailboxBuf, MboxCmd};
 pub(crate) use state::DevState;
 
 use crate::cmdq::desc::{retval_errno, Desc, CSQ_DESC_NUM};
@@ -496,8 +496,13 @@ impl Cmd {
 
     /// [`Mailbox::run`] on this function's mailbox, ring and state.
     pub(crate) fn mbox(&self, in_param: u64, out_param: u64, cmd: u8, tag: u32) -> Result {
-        self.mailbox
-            .run(&self.ring, &self.state, in_param, out_param, cmd, tag)
+        let c = MboxCmd {
+            in_param,
+            out_param,
+            cmd,
+            tag,
+        };
+        self.mailbox.run(&self.ring, &self.state, c)
     }
 
     /// [`Mailbox::event`] for this function (AEQ interrupt context).

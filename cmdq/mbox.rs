@@ -122,26 +122,35 @@ pub(crate) fn query_context(
     Ok(())
 }
 
-/// The six POST_MB payload words of mailbox `cmd` on object `tag`: the
-/// in and out buffer addresses, the command and tag, the token and whether
-/// its completion comes as an event.
-fn post_words(
-    in_param: u64,
-    out_param: u64,
-    cmd: u8,
-    tag: u32,
-    token: u32,
-    event: bool,
-) -> [u32; 6] {
-    // CAST: the halves of the 64-bit addresses.
-    [
-        in_param as u32,
-        (in_param >> 32) as u32,
-        out_param as u32,
-        (out_param >> 32) as u32,
-        (tag << 8) | u32::from(cmd),
-        (u32::from(event) << 16) | token,
-    ]
+/// One mailbox command: `cmd` on object `tag`, with the DMA addresses of
+/// its input and output context buffers (or 0).
+#[derive(Clone, Copy)]
+pub(crate) struct MboxCmd {
+    /// The input buffer's address.
+    pub(crate) in_param: u64,
+    /// The output buffer's address.
+    pub(crate) out_param: u64,
+    /// The mailbox opcode.
+    pub(crate) cmd: u8,
+    /// The object (its number) the command is about.
+    pub(crate) tag: u32,
+}
+
+impl MboxCmd {
+    /// The six POST_MB payload words: the in and out buffer addresses,
+    /// the command and tag, `token` and whether the completion comes as an
+    /// event.
+    fn words(self, token: u32, event: bool) -> [u32; 6] {
+        // CAST: the halves of the 64-bit addresses.
+        [
+            self.in_param as u32,
+            (self.in_param >> 32) as u32,
+            self.out_param as u32,
+            (self.out_param >> 32) as u32,
+            (self.tag << 8) | u32::from(self.cmd),
+            (u32::from(event) << 16) | token,
+        ]
+    }
 }
 
 impl SlotLock for SpinLockIrq<TokenState> {
@@ -242,7 +251,7 @@ impl Mailbox {
     }
 
     /// Posts one mailbox on `ring` after waiting for the mailbox to be
-    /// free; `words` is its POST_MB payload ([`post_words`]).
+    /// free; `words` is its POST_MB payload ([`MboxCmd::words`]).
     fn post(&self, ring: &Ring, st: &DevState, words: [u32; 6]) -> Result {
         self.wait_idle(ring, st, GO_BIT_TIMEOUT_MS)
             .inspect_err(|e| {
@@ -261,9 +270,7 @@ impl Mailbox {
             .inspect_err(|e| hdev_err!(st.device(), "failed to post mailbox", ret = e.to_errno()))
     }
 
-    /// Runs mailbox command `cmd` on object `tag` over `ring`
-    /// (`hns_roce_cmd_mbox`): `in_param`/`out_param` are DMA addresses of
-    /// context buffers (or 0).
+    /// Runs mailbox command `c` over `ring` (`hns_roce_cmd_mbox`).
     ///
     /// # Errors
     ///
@@ -272,49 +279,29 @@ impl Mailbox {
     /// is under way the command is not posted: success once the hardware
     /// was reset, `EBUSY` while waiting for it or while bringing the
     /// function up (see [`Ring::gate_now`]).
-    pub(crate) fn run(
-        &self,
-        ring: &Ring,
-        st: &DevState,
-        in_param: u64,
-        out_param: u64,
-        cmd: u8,
-        tag: u32,
-    ) -> Result {
+    pub(crate) fn run(&self, ring: &Ring, st: &DevState, c: MboxCmd) -> Result {
         if let Some(r) = ring.gate_now(st).stopped() {
             return r;
         }
         if self.use_events.load(Ordering::Acquire) {
-            self.run_event(ring, st, in_param, out_param, cmd, tag)
+            self.run_event(ring, st, c)
         } else {
-            self.run_poll(ring, st, in_param, out_param, cmd, tag)
+            self.run_poll(ring, st, c)
         }
     }
 
     /// A mailbox in poll mode (`hns_roce_cmd_mbox_poll`).
-    fn run_poll(
-        &self,
-        ring: &Ring,
-        st: &DevState,
-        in_param: u64,
-        out_param: u64,
-        cmd: u8,
-        tag: u32,
-    ) -> Result {
+    fn run_poll(&self, ring: &Ring, st: &DevState, c: MboxCmd) -> Result {
         let _g = self.poll.lock();
-        self.post(
-            ring,
-            st,
-            post_words(in_param, out_param, cmd, tag, POLL_TOKEN, false),
-        )
-        .inspect_err(|e| {
-            hdev_err!(
-                st.device(),
-                "failed to post mailbox {:#x} in poll mode, ret = {}.\n",
-                cmd,
-                e.to_errno()
-            )
-        })?;
+        self.post(ring, st, c.words(POLL_TOKEN, false))
+            .inspect_err(|e| {
+                hdev_err!(
+                    st.device(),
+                    "failed to post mailbox {:#x} in poll mode, ret = {}.\n",
+                    c.cmd,
+                    e.to_errno()
+                )
+            })?;
         match self.wait_idle(ring, st, CMD_TIMEOUT_MS) {
             Ok(MB_ST_COMPLETE_SUCC) => {
                 st.sw_stat().inc(DfxCnt::MbxPolled);
@@ -359,28 +346,20 @@ impl Mailbox {
 
     /// A mailbox in event mode (`hns_roce_cmd_mbox_wait`): posted with a
     /// slot's token, completed by [`Mailbox::event`].
-    fn run_event(
-        &self,
-        ring: &Ring,
-        st: &DevState,
-        in_param: u64,
-        out_param: u64,
-        cmd: u8,
-        tag: u32,
-    ) -> Result {
+    fn run_event(&self, ring: &Ring, st: &DevState, c: MboxCmd) -> Result {
         let i = self.take_slot();
         let (Some(state), Some(done)) = (self.tokens.get(i), self.done.get(i)) else {
             self.put_slot(i);
             return Err(EINVAL);
         };
         let token = slot::arm(state, done);
-        let words = post_words(in_param, out_param, cmd, tag, u32::from(token), true);
+        let words = c.words(u32::from(token), true);
         let ret = match self.post(ring, st, words) {
             Err(e) => {
                 hdev_err!(
                     st.device(),
                     "failed to post mailbox {:#x} in event mode, ret = {}.\n",
-                    cmd,
+                    c.cmd,
                     e.to_errno()
                 );
                 Err(e)
@@ -390,7 +369,7 @@ impl Mailbox {
                     st.device(),
                     "[cmd] token {:#x} mailbox {:#x} timeout.\n",
                     token,
-                    cmd
+                    c.cmd
                 );
                 Err(EBUSY)
             }
@@ -401,7 +380,7 @@ impl Mailbox {
                         st.device(),
                         "[cmd] token {:#x} mailbox {:#x} error {}.\n",
                         token,
-                        cmd,
+                        c.cmd,
                         r
                     );
                     Err(Error::from_errno(r))
