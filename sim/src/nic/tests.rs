@@ -323,6 +323,9 @@ fn head_follows_the_tail_round_the_ring_and_rst_rdy_is_left() {
         assert_eq!(retval(&r), 0, "command {i}");
     }
     assert_eq!(h.ntu, 5, "wrapped");
+    let ran: Vec<u16> = h.cmq.fw.counts.keys().copied().collect();
+    assert_eq!(ran, [op::QUERY_LINK_STATUS], "nothing past the ring's end ran");
+    assert_eq!(h.cmq.fw.counts[&op::QUERY_LINK_STATUS], DESC_NUM + 5);
     assert_eq!(h.bar.read32(reg::CSQ_DEPTH), DESC_NUM >> 3 | SW_RST_RDY);
     // A chain across the end of the ring.
     while h.ntu != DESC_NUM - 2 {
