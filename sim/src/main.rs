@@ -220,7 +220,10 @@ fn serve(listeners: &[UnixListener], a: &Args) -> Result<Vec<fw::Stats>, String>
         }
         devs.push(dev);
     }
-    let mut nics = nic::attach(a.nic, &a.out, bars.len())?;
+    let roce_vectors: Vec<u16> = (0..bars.len())
+        .map(|n| u16::try_from(a.caps_of(n).vectors_needed()).unwrap_or(u16::MAX))
+        .collect();
+    let mut nics = nic::attach(a.nic, &a.out, &roce_vectors)?;
     let mut idle_since = Instant::now();
     let mut last_check = Instant::now();
     let started = Instant::now();

@@ -44,6 +44,13 @@ pub const RESET_RCB_B: u8 = 1;
 /// (`HCLGE_CFG_RESET_FUNC_B`).
 pub const RESET_FUNC_B: u8 = 7;
 
+/// The error-status descriptor counts of QUERY_MSIX_INT_STS_BD_NUM and
+/// QUERY_RAS_INT_STS_BD_NUM: the least hclge accepts
+/// (`HCLGE_MPF_*_INT_MIN_BD_NUM`, `HCLGE_PF_*_INT_MIN_BD_NUM`).
+pub const ERR_MPF_BD_NUM: u32 = 10;
+/// See [`ERR_MPF_BD_NUM`].
+pub const ERR_PF_BD_NUM: u32 = 4;
+
 /// The `resp_code` of the MAC_VLAN table commands: the entry is missing
 /// (lookup, remove); 0 is found/done.
 pub const MAC_VLAN_MISS: u8 = 1;
@@ -218,6 +225,20 @@ impl NicFw {
         };
         let opcode = first.opcode;
         *self.counts.entry(opcode).or_default() += 1;
+        if op::is_special(opcode) {
+            // Statistics and error-status reads: every counter 0, every
+            // error clear (the descriptors after the first are all
+            // payload); a clear (a write) is left as sent.
+            if descs[0].is_read() {
+                descs[0].data = [0; 6];
+                for d in &mut descs[1..] {
+                    *d = Desc::default();
+                }
+            }
+            descs[0].flag |= flag::OUT;
+            descs[0].retval = ret::SUCCESS;
+            return;
+        }
         let rv = self.answer(opcode, descs);
         for d in descs.iter_mut() {
             d.flag |= flag::OUT;
@@ -338,6 +359,24 @@ impl NicFw {
                 if p[2] & (1 << RESET_RCB_B) != 0 {
                     p[8] = RCB_RESET_SUCCESS;
                 }
+            }
+            op::QUERY_MSIX_INT_STS_BD_NUM | op::QUERY_RAS_INT_STS_BD_NUM => {
+                // hclge_query_bd_num: data[0] main-PF descriptors, data[1]
+                // PF descriptors, each at least hclge_err.h's minimum.
+                p = [0; 24];
+                put32(&mut p, 0, ERR_MPF_BD_NUM);
+                put32(&mut p, 4, ERR_PF_BD_NUM);
+            }
+            op::QUERY_VF_RST_RDY => {
+                // struct hclge_pf_rst_sync_cmd: all_vf_ready bit 0 (no VF
+                // is modelled, so none is pending).
+                p = [0; 24];
+                p[0] = 1;
+            }
+            op::RESET_TQP_QUEUE if read => {
+                // struct hclge_reset_tqp_queue_cmd: tqp_id 0 (left),
+                // reset_req 2, ready_to_reset 3 bit 0.
+                p[3] = 1;
             }
             op::MAC_VLAN_ADD | op::MAC_VLAN_REMOVE => {
                 return self.mac_vlan(opcode, descs);

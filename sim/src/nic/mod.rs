@@ -162,7 +162,11 @@ impl NicCmq {
         let tail = bar.read32(reg::CSQ_TAIL);
         let mut head = bar.read32(reg::CSQ_HEAD);
         if self.fresh {
-            let posted = tail != 0 && tail <= depth && Self::slot_used(mem, base, tail - 1);
+            // Posted: the first command's first descriptor, at the head,
+            // is written (the descriptors after a statistics command's
+            // first are zeroed payload, so the slot before the tail
+            // cannot tell).
+            let posted = tail != 0 && head < depth && Self::slot_used(mem, base, head);
             if !new_ring_ready(head, tail, posted) || bar.read32(reg::CSQ_TAIL) != tail {
                 return false;
             }
@@ -191,9 +195,13 @@ impl NicCmq {
             return true;
         }
         while head != tail {
-            // One command: descriptors chained by NEXT, ending at the tail.
+            // One command: descriptors chained by NEXT, ending at the tail;
+            // a special opcode's command is everything up to the tail (one
+            // hclge_comm_cmd_send: the driver moves the tail once per call
+            // and waits for the head before the next).
             let mut chain = Vec::new();
             let mut idx = head;
+            let mut special = false;
             loop {
                 let mut raw = [0u8; DESC_SIZE];
                 let at = base + idx as u64 * DESC_SIZE as u64;
@@ -204,9 +212,12 @@ impl NicCmq {
                     return true;
                 }
                 let d = Desc::from_bytes(&raw);
+                if chain.is_empty() {
+                    special = op::is_special(d.opcode);
+                }
                 chain.push((idx, d));
                 idx = (idx + 1) % depth;
-                if !d.has_next() || idx == tail {
+                if (!special && !d.has_next()) || idx == tail {
                     break;
                 }
             }
@@ -246,21 +257,25 @@ impl NicCmq {
     }
 }
 
-/// The NIC command queues of `n` devices for `mode`: none when off, so a
-/// boot without `--set nic=hclge` reads and writes nothing in BAR2
-/// 0x27000.. and writes no NIC trace. Device n traces to
-/// `OUT/nic-trace-n.txt`.
-pub fn attach(mode: Mode, out: &str, n: usize) -> Result<Vec<Option<NicCmq>>, String> {
-    (0..n)
-        .map(|i| match mode {
+/// The NIC command queues for `mode` of the devices whose RoCE engines
+/// use `roce_vectors[i]` MSI-X vectors each (QUERY_PF_RSRC reports them
+/// after the NIC's): none when off, so a boot without `--set nic=hclge`
+/// reads and writes nothing in BAR2 0x27000.. and writes no NIC trace.
+/// Device i traces to `OUT/nic-trace-i.txt`.
+pub fn attach(mode: Mode, out: &str, roce_vectors: &[u16]) -> Result<Vec<Option<NicCmq>>, String> {
+    roce_vectors
+        .iter()
+        .enumerate()
+        .map(|(i, &roce)| match mode {
             Mode::Off => Ok(None),
             Mode::Hclge => {
                 let trace = Trace::to_file(&format!("{out}/nic-trace-{i}.txt"), "")
                     .map_err(|e| format!("NIC trace: {e}"))?;
-                Ok(Some(NicCmq::new(
-                    fw::NicFw::new(fw::NicCfg::default()),
-                    trace,
-                )))
+                let cfg = fw::NicCfg {
+                    roce_vectors: roce,
+                    ..fw::NicCfg::default()
+                };
+                Ok(Some(NicCmq::new(fw::NicFw::new(cfg), trace)))
             }
         })
         .collect()

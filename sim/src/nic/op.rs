@@ -404,3 +404,26 @@ pub fn name(o: u16) -> &'static str {
         .find(|(v, _)| *v == o)
         .map_or("UNKNOWN", |(_, n)| n)
 }
+
+/// The opcodes whose command spans every descriptor hclge sends with it,
+/// only the first carrying a header (`spec_opcode` of
+/// hclge_comm_cmd.c): the rest are payload, without opcode, flags or
+/// NEXT, and the return code is the first descriptor's.
+pub const SPECIAL: &[u16] = &[
+    STATS_64_BIT,
+    STATS_32_BIT,
+    STATS_MAC,
+    STATS_MAC_ALL,
+    QUERY_32_BIT_REG,
+    QUERY_64_BIT_REG,
+    QUERY_CLEAR_MPF_RAS_INT,
+    QUERY_CLEAR_PF_RAS_INT,
+    QUERY_CLEAR_ALL_MPF_MSIX_INT,
+    QUERY_CLEAR_ALL_PF_MSIX_INT,
+    QUERY_ALL_ERR_INFO,
+];
+
+/// Whether `o` is one of [`SPECIAL`].
+pub fn is_special(o: u16) -> bool {
+    SPECIAL.contains(&o)
+}

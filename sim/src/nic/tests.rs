@@ -279,6 +279,55 @@ fn ring_to_vector_and_rcb_reset() {
 }
 
 #[test]
+fn error_bd_counts_vf_reset_ready_and_tqp_reset_status() {
+    let mut h = Hclge::new("errbd", NicCfg::default());
+    // hclge_query_bd_num: data[0] (main PF) >= 10, data[1] (PF) >= 4,
+    // for both the MSI-X and the RAS status (hclge_err.h).
+    for o in [op::QUERY_MSIX_INT_STS_BD_NUM, op::QUERY_RAS_INT_STS_BD_NUM] {
+        let r = h.send1(desc(o, F_READ, &[]));
+        assert_eq!(retval(&r), 0);
+        assert!(le32(&r, 8) >= 10 && le32(&r, 12) >= 4, "{o:#x}");
+    }
+    // hclge_func_reset_sync_vf: all_vf_ready bit 0 of byte 0.
+    let r = h.send1(desc(op::QUERY_VF_RST_RDY, F_READ, &[]));
+    assert_eq!(r[8] & 1, 1);
+    // hclge_get_reset_status: ready_to_reset bit 0 of byte 3, tqp_id kept.
+    let r = h.send1(desc(op::RESET_TQP_QUEUE, F_READ, &[(0, &[2, 0])]));
+    assert_eq!((le16(&r, 8), r[8 + 3] & 1), (2, 1));
+}
+
+#[test]
+fn stats_mac_all_is_one_command_of_headerless_descriptors() {
+    let mut h = Hclge::new("stats", NicCfg::default());
+    // hclge_mac_update_stats_complete: reg_num / 4 + 1 descriptors, only
+    // the first set up (no NEXT anywhere), the rest kzalloc'd; hclge
+    // adds every 64-bit word from the first's payload on as a counter.
+    let n = 105 / 4 + 1;
+    let mut ds = vec![desc(op::STATS_MAC_ALL, F_READ, &[])];
+    ds.resize(n, [0u8; 32]);
+    let r = h.send(&ds);
+    assert_eq!(h.cmq.fw.counts[&op::STATS_MAC_ALL], 1);
+    assert_eq!(h.cmq.fw.counts.len(), 1, "no opcode-0 commands");
+    assert_eq!(retval(&r[0]), 0, "the first descriptor's retval");
+    assert!(r[0][8..].iter().all(|&x| x == 0));
+    assert!(
+        r[1..].iter().all(|b| b.iter().all(|&x| x == 0)),
+        "counters 0"
+    );
+    // hclge_clear_hw_msix_error: a write of 10 descriptors, the payload
+    // 0xff (clear everything), answered on the first, the rest left.
+    let mut ds = vec![desc(
+        op::QUERY_CLEAR_ALL_MPF_MSIX_INT,
+        F_WRITE,
+        &[(0, &[0xff; 24])],
+    )];
+    ds.resize(10, [0xff; 32]);
+    let r = h.send(&ds);
+    assert_eq!(retval(&r[0]), 0);
+    assert!(r[1..].iter().all(|b| b.iter().all(|&x| x == 0xff)));
+}
+
+#[test]
 fn mac_vlan_table_lookup_add_remove() {
     let mut h = Hclge::new("mac", NicCfg::default());
     // struct hclge_mac_vlan_tbl_entry_cmd: flags 0, resp_code 1,
@@ -324,7 +373,11 @@ fn head_follows_the_tail_round_the_ring_and_rst_rdy_is_left() {
     }
     assert_eq!(h.ntu, 5, "wrapped");
     let ran: Vec<u16> = h.cmq.fw.counts.keys().copied().collect();
-    assert_eq!(ran, [op::QUERY_LINK_STATUS], "nothing past the ring's end ran");
+    assert_eq!(
+        ran,
+        [op::QUERY_LINK_STATUS],
+        "nothing past the ring's end ran"
+    );
     assert_eq!(h.cmq.fw.counts[&op::QUERY_LINK_STATUS], DESC_NUM + 5);
     assert_eq!(h.bar.read32(reg::CSQ_DEPTH), DESC_NUM >> 3 | SW_RST_RDY);
     // A chain across the end of the ring.
@@ -428,4 +481,23 @@ fn opcodes_match_hclge_comm_cmd_h() {
         op::ALL.len(),
         "no opcode of ours is missing from the header"
     );
+}
+
+#[test]
+fn attach_is_nothing_when_off_and_reports_the_roce_vectors_when_on() {
+    let dir = std::env::temp_dir().join(format!("hns-sim-test-nic-attach-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = dir.to_str().unwrap();
+    let off = super::attach(Mode::Off, out, &[10, 10]).unwrap();
+    assert!(off.iter().all(Option::is_none));
+    assert!(!dir.join("nic-trace-0.txt").exists(), "no trace when off");
+    let mut on = super::attach(Mode::Hclge, out, &[10, 3]).unwrap();
+    assert!(dir.join("nic-trace-1.txt").exists());
+    let q = on[1].take().unwrap();
+    assert_eq!(q.fw.cfg.roce_vectors, 3);
+    // QUERY_PF_RSRC's pf_intr_vector_number_roce (payload 8) is that count.
+    let mut h = Hclge::new("attach", q.fw.cfg.clone());
+    let r = h.send1(desc(op::QUERY_PF_RSRC, F_READ, &[]));
+    assert_eq!(le16(&r, 8 + 8), 3);
+    let _ = std::fs::remove_dir_all(&dir);
 }
