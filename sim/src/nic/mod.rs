@@ -107,6 +107,11 @@ pub struct NicCmq {
     fresh: bool,
     /// The head the model wrote last (see [`ring_state`]).
     last_head: Option<u32>,
+    /// What the model wrote back into each slot of the ring, so that a
+    /// slot still holding an answered command is told from a new one:
+    /// hclge re-initialises the queue on the same memory after a reset
+    /// without clearing it.
+    answered: std::collections::HashMap<u32, [u8; DESC_SIZE]>,
 }
 
 /// What [`NicCmq::poll`] read of the ring registers: base address and
@@ -127,6 +132,7 @@ impl NicCmq {
             ring: None,
             fresh: false,
             last_head: None,
+            answered: std::collections::HashMap::new(),
         }
     }
 
@@ -137,13 +143,16 @@ impl NicCmq {
         self.last_head = Some(v);
     }
 
-    /// Whether the slot `idx` of the ring at `base` holds a descriptor
-    /// (a ring the driver just allocated is zeroed).
-    fn slot_used<M: Dma>(mem: &M, base: u64, idx: u32) -> bool {
+    /// Whether the slot `idx` of the ring at `base` holds a command the
+    /// driver posted and the model has not answered: not zero (a ring the
+    /// driver just allocated is zeroed) and not what the model wrote back
+    /// there.
+    fn slot_posted<M: Dma>(&self, mem: &M, base: u64, idx: u32) -> bool {
         let mut raw = [0u8; DESC_SIZE];
         mem.read(base + idx as u64 * DESC_SIZE as u64, &mut raw)
             .is_ok()
             && raw.iter().any(|&b| b != 0)
+            && self.answered.get(&idx) != Some(&raw)
     }
 
     /// Answers every command between head and tail; returns whether there
@@ -158,6 +167,7 @@ impl NicCmq {
         if self.ring != Some((base, depth)) {
             self.ring = Some((base, depth));
             self.fresh = true;
+            self.answered.clear();
         }
         let tail = bar.read32(reg::CSQ_TAIL);
         let mut head = bar.read32(reg::CSQ_HEAD);
@@ -166,7 +176,7 @@ impl NicCmq {
             // is written (the descriptors after a statistics command's
             // first are zeroed payload, so the slot before the tail
             // cannot tell).
-            let posted = tail != 0 && head < depth && Self::slot_used(mem, base, head);
+            let posted = tail != 0 && head < depth && self.slot_posted(mem, base, head);
             if !new_ring_ready(head, tail, posted) || bar.read32(reg::CSQ_TAIL) != tail {
                 return false;
             }
@@ -174,7 +184,7 @@ impl NicCmq {
             self.last_head = Some(head);
         }
         let mut state = ring_state(self.last_head, head, tail);
-        if state == RingState::MidInit && head < depth && Self::slot_used(mem, base, head) {
+        if state == RingState::MidInit && head < depth && self.slot_posted(mem, base, head) {
             // The driver re-initialised the ring and its first command
             // landed on the old head value.
             state = RingState::Reinit;
@@ -230,7 +240,9 @@ impl NicCmq {
                 self.trace_desc('<', d, i);
             }
             for ((i, _), d) in chain.iter().zip(&descs) {
-                let _ = mem.write(base + *i as u64 * DESC_SIZE as u64, &d.to_bytes());
+                let raw = d.to_bytes();
+                let _ = mem.write(base + *i as u64 * DESC_SIZE as u64, &raw);
+                self.answered.insert(*i, raw);
             }
             head = idx;
         }

@@ -501,3 +501,33 @@ fn attach_is_nothing_when_off_and_reports_the_roce_vectors_when_on() {
     assert_eq!(le16(&r, 8 + 8), 3);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn reinit_caught_between_its_head_and_tail_writes_reruns_nothing() {
+    let mut h = Hclge::new("midinit", NicCfg::default());
+    for _ in 0..5 {
+        h.send1(desc(op::QUERY_LINK_STATUS, F_READ, &[]));
+    }
+    // A reset's hclge_comm_cmd_init on the same (unzeroed) ring: the
+    // model polls after the head = 0 write, before tail = 0: the tail
+    // still says 5 and slots 0..5 hold the answered commands.
+    h.bar.write32(reg::CSQ_HEAD, 0);
+    assert!(!h.cmq.poll(&h.bar, &h.mem), "waits");
+    assert_eq!(h.cmq.fw.counts[&op::QUERY_LINK_STATUS], 5, "nothing re-run");
+    assert_eq!(h.bar.read32(reg::CSQ_HEAD), 0, "the driver's head kept");
+    // tail = 0, then the first command: the new life runs from slot 0.
+    h.bar.write32(reg::CSQ_TAIL, 0);
+    h.ntu = 0;
+    let r = h.send1(desc(op::QUERY_FW_VER, F_READ, &[]));
+    assert_eq!(retval(&r), 0);
+    assert_eq!(h.cmq.fw.counts[&op::QUERY_LINK_STATUS], 5);
+    // The same race when the driver's first command already sits in slot
+    // 0 while the tail still holds the old value it will overwrite: here
+    // the old tail equals the new one (1), the slot's bytes are new.
+    h.bar.write32(reg::CSQ_HEAD, 0);
+    h.bar.write32(reg::CSQ_TAIL, 0);
+    h.ntu = 0;
+    let r = h.send1(desc(op::QUERY_FW_VER, F_READ, &[]));
+    assert_eq!(retval(&r), 0);
+    assert_eq!(h.cmq.fw.counts[&op::QUERY_FW_VER], 2);
+}
