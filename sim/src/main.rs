@@ -54,7 +54,8 @@ fn usage() -> ! {
          \x20      hns-sim [--personality P[,P...]] [--config FILE] [--set KEY=VALUE]\n\
          \x20              --dump-caps | --dump-caps-device N\n\
          \x20      P: hip09 (default), hip08, vf (a HIP09 VF of the list's first PF); one per\n\
-         \x20         device, devices past the list take its last entry"
+         \x20         device, devices past the list take its last entry\n\
+         \x20      --set nic=hclge: also model hclge's NIC command queue (BAR2 0x27000)"
     );
     std::process::exit(2);
 }

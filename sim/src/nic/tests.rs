@@ -531,3 +531,81 @@ fn reinit_caught_between_its_head_and_tail_writes_reruns_nothing() {
     assert_eq!(retval(&r), 0);
     assert_eq!(h.cmq.fw.counts[&op::QUERY_FW_VER], 2);
 }
+
+#[test]
+fn probe_client_init_and_link_up_in_hclges_order_all_succeed() {
+    // The sends of hclge_init_ae_dev (V3), the NIC client's init and
+    // hns3_nic_net_open as (opcode, query?, descriptors, NEXT-chained?):
+    // every one answered, the head caught up, the return code hclge reads
+    // (the last descriptor's; the first's for STATS_MAC_ALL) 0.
+    let sends: &[(u16, bool, usize, bool)] = &[
+        (op::QUERY_FW_VER, true, 1, false),
+        (op::IMP_COMPAT_CFG, false, 1, false),
+        (op::CLEAR_HW_RESOURCE, false, 1, false),
+        (op::QUERY_FUNC_STATUS, true, 1, false),
+        (op::QUERY_PF_RSRC, true, 1, false),
+        (op::QUERY_MAC_REG_NUM, true, 1, false),
+        (op::QUERY_DEV_SPECS, true, 4, true),
+        (op::GET_CFG_PARAM, true, 2, false),
+        (op::SET_TQP_MAP, false, 1, false),
+        (op::MAC_VLAN_ALLOCATE, false, 1, false),
+        (op::CONFIG_SPEED_DUP, false, 1, false),
+        (op::CONFIG_MAC_MODE, false, 1, false),
+        (op::CONFIG_MAX_FRM_SIZE, false, 1, false),
+        (op::TX_BUFF_ALLOC, false, 1, false),
+        (op::RX_PRIV_BUFF_ALLOC, false, 1, false),
+        (op::RX_PRIV_WL_ALLOC, false, 2, true),
+        (op::RX_COM_THRD_ALLOC, false, 2, true),
+        (op::RX_COM_WL_ALLOC, false, 1, false),
+        (op::TSO_GENERIC_CONFIG, false, 1, false),
+        (op::VLAN_FILTER_CTRL, true, 1, false),
+        (op::VLAN_FILTER_CTRL, false, 1, false),
+        (op::VLAN_PORT_TX_CFG, false, 1, false),
+        (op::VLAN_PORT_RX_CFG, false, 1, false),
+        (op::TM_PG_TO_PRI_LINK, false, 1, false),
+        (op::TM_QS_TO_PRI_LINK, false, 1, false),
+        (op::TM_NQ_TO_QS_LINK, false, 1, false),
+        (op::CFG_MAC_PARA, true, 1, false),
+        (op::CFG_MAC_PARA, false, 1, false),
+        (op::RSS_GENERIC_CONFIG, false, 1, false),
+        (op::RSS_INDIR_TABLE, false, 1, false),
+        (op::RSS_TC_MODE, false, 1, false),
+        (op::GET_SFP_INFO, true, 1, false),
+        (op::CONFIG_AN_MODE, false, 1, false),
+        (op::MAC_VLAN_SWITCH_PARAM, true, 1, false),
+        (op::MAC_VLAN_SWITCH_PARAM, false, 1, false),
+        (op::ADD_RING_TO_VECTOR, false, 1, false),
+        (op::CFG_COM_TQP_QUEUE, false, 1, false),
+        (op::CFG_RST_TRIGGER, false, 1, false),
+        (op::MAC_VLAN_ADD, true, 1, false),
+        (op::MAC_VLAN_ADD, false, 1, false),
+        (op::CFG_PROMISC_MODE, false, 1, false),
+        (op::QUERY_LINK_STATUS, true, 1, false),
+        (op::STATS_MAC_ALL, true, 27, false),
+    ];
+    let mut h = Hclge::new("order", NicCfg::default());
+    let mut ran = 0;
+    for &(o, query, n, chained) in sends {
+        let f = if query { F_READ } else { F_WRITE };
+        let ds: Vec<[u8; 32]> = (0..n)
+            .map(|i| {
+                if o == op::STATS_MAC_ALL && i > 0 {
+                    [0u8; 32]
+                } else if chained && i + 1 < n {
+                    desc(o, f | F_NEXT, &[])
+                } else {
+                    desc(o, f, &[])
+                }
+            })
+            .collect();
+        let r = h.send(&ds);
+        let rv = if op::is_special(o) { &r[0] } else { &r[n - 1] };
+        assert_eq!(retval(rv), 0, "{}", op::name(o));
+        ran += 1;
+    }
+    assert_eq!(
+        h.cmq.fw.counts.values().sum::<u32>(),
+        ran + 1,
+        "GET_CFG_PARAM twice"
+    );
+}
