@@ -15,8 +15,9 @@ const RING: u64 = 0x1000;
 /// `HCLGE_COMM_NIC_CMQ_DESC_NUM`.
 const DESC_NUM: u32 = 1024;
 /// `HCLGE_COMM_CMD_FLAG_IN | HCLGE_COMM_CMD_FLAG_NO_INTR`, what
-/// `hclge_comm_cmd_setup_basic_desc` sets; `| WR` (bit 3) for a query.
+/// `hclge_comm_cmd_setup_basic_desc` sets for a write.
 const F_WRITE: u16 = 0x11;
+/// The same with `HCLGE_COMM_CMD_FLAG_WR` (bit 3): a query.
 const F_READ: u16 = 0x19;
 /// `HCLGE_COMM_CMD_FLAG_NEXT`.
 const F_NEXT: u16 = 0x4;
@@ -32,8 +33,8 @@ struct Hclge {
 }
 
 impl Hclge {
-    /// hclge_comm_cmd_init's register writes for the CSQ: base, depth
-    /// (`desc_num >> 3`, keeping SW_RST_RDY), head 0, tail 0.
+    /// A guest whose hclge has run hclge_comm_cmd_init (see
+    /// [`Hclge::init_regs`]) against firmware reporting `cfg`.
     fn new(tag: &str, cfg: NicCfg) -> Self {
         let (bar, file) = Bar::new(&format!("hns-sim-test-nic-{tag}")).unwrap();
         let mut h = Hclge {
@@ -47,6 +48,8 @@ impl Hclge {
         h
     }
 
+    /// The register writes of `hclge_comm_cmd_config_regs` for a CSQ at
+    /// `at`; next_to_use back to 0.
     fn init_regs(&mut self, at: u64) {
         self.bar.write32(reg::CSQ_BASEADDR_L, at as u32);
         self.bar.write32(reg::CSQ_BASEADDR_H, (at >> 32) as u32);
@@ -81,6 +84,7 @@ impl Hclge {
             .collect()
     }
 
+    /// [`Hclge::send`] of one descriptor.
     fn send1(&mut self, d: [u8; 32]) -> [u8; 32] {
         self.send(&[d])[0]
     }
@@ -98,10 +102,12 @@ fn desc(opcode: u16, flag: u16, data: &[(usize, &[u8])]) -> [u8; 32] {
     b
 }
 
+/// The little-endian u16 at byte `off` of a descriptor.
 fn le16(b: &[u8; 32], off: usize) -> u16 {
     u16::from_le_bytes([b[off], b[off + 1]])
 }
 
+/// The little-endian u32 at byte `off` of a descriptor.
 fn le32(b: &[u8; 32], off: usize) -> u32 {
     u32::from_le_bytes([b[off], b[off + 1], b[off + 2], b[off + 3]])
 }
