@@ -20,6 +20,7 @@ pub mod hem;
 pub mod ivshmem;
 pub mod live;
 pub mod mem;
+pub mod nic;
 pub mod sys;
 pub mod trace;
 pub mod wqe;

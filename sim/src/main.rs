@@ -7,7 +7,7 @@
 //! MSI-X eventfds, read guest memory through the shared RAM file, and model
 //! the firmware (CMQ, mailbox, HEM, EQs). See docs/hns-sim.md.
 
-use hns_sim::{bond, caps, device, fw, ivshmem, mem, trace};
+use hns_sim::{bond, caps, device, fw, ivshmem, mem, nic, trace};
 use std::io::{Read, Write};
 use std::os::unix::net::UnixListener;
 use std::time::{Duration, Instant};
@@ -38,6 +38,9 @@ struct Args {
     /// `--trace-time`: each trace line starts with the microseconds since
     /// the model started (a diagnostic; such traces are not compared).
     trace_time: bool,
+    /// `--set nic=hclge`: every device also models hclge's NIC command
+    /// queue at BAR2 0x27000 (see [`nic`]); off by default.
+    nic: nic::Mode,
 }
 
 fn usage() -> ! {
@@ -51,7 +54,8 @@ fn usage() -> ! {
          \x20      hns-sim [--personality P[,P...]] [--config FILE] [--set KEY=VALUE]\n\
          \x20              --dump-caps | --dump-caps-device N\n\
          \x20      P: hip09 (default), hip08, vf (a HIP09 VF of the list's first PF); one per\n\
-         \x20         device, devices past the list take its last entry"
+         \x20         device, devices past the list take its last entry\n\
+         \x20      --set nic=hclge: also model hclge's NIC command queue (BAR2 0x27000)"
     );
     std::process::exit(2);
 }
@@ -80,6 +84,7 @@ fn parse_args() -> Result<Args, String> {
         idle: Duration::from_micros(100),
         spin: Duration::from_millis(20),
         trace_time: false,
+        nic: nic::Mode::Off,
     };
     let mut it = std::env::args().skip(1);
     while let Some(k) = it.next() {
@@ -115,6 +120,10 @@ fn parse_args() -> Result<Args, String> {
             "--set" => {
                 let kv = val()?;
                 let (key, v) = kv.split_once('=').ok_or("--set wants KEY=VALUE")?;
+                if key.trim() == "nic" {
+                    a.nic = nic::Mode::parse(v.trim())?;
+                    continue;
+                }
                 for c in a.caps.iter_mut() {
                     c.set(key.trim(), v.trim())?;
                 }
@@ -212,6 +221,10 @@ fn serve(listeners: &[UnixListener], a: &Args) -> Result<Vec<fw::Stats>, String>
         }
         devs.push(dev);
     }
+    let roce_vectors: Vec<u16> = (0..bars.len())
+        .map(|n| u16::try_from(a.caps_of(n).vectors_needed()).unwrap_or(u16::MAX))
+        .collect();
+    let mut nics = nic::attach(a.nic, &a.out, &roce_vectors)?;
     let mut idle_since = Instant::now();
     let mut last_check = Instant::now();
     let started = Instant::now();
@@ -220,7 +233,7 @@ fn serve(listeners: &[UnixListener], a: &Args) -> Result<Vec<fw::Stats>, String>
     loop {
         let t = Instant::now();
         passes += 1;
-        if device::poll_all(&mut devs) {
+        if device::poll_all(&mut devs) | nic::poll_all(&mut nics, &bars, &ram) {
             busy += t.elapsed();
             idle_since = Instant::now();
             continue;
@@ -287,6 +300,7 @@ fn serve(listeners: &[UnixListener], a: &Args) -> Result<Vec<fw::Stats>, String>
         );
         stats.push(dev.fw.stats);
     }
+    nic::finish(&mut nics);
     for line in chip.borrow().summary() {
         eprintln!("hns-sim: {line}");
     }

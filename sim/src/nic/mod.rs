@@ -1,0 +1,320 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+
+//! The NIC side of a function: the firmware command queue hclge drives
+//! (its send queue, CSQ, at BAR2 0x27000), so that the unmodified
+//! `hclge.ko` can probe on hns-sim. The descriptors are the RoCE command
+//! queue's 32-byte format ([`crate::cmq::Desc`]); the ring follows the
+//! same CI/PI rules as the RoCE ring ([`crate::device::ring_state`],
+//! [`crate::device::new_ring_ready`]), with hclge's names: the driver
+//! moves the tail, the firmware the head. The commands' answers are in
+//! [`fw`]. Off unless hns-sim runs with `--set nic=hclge` ([`Mode`]).
+
+pub mod fw;
+pub mod op;
+#[cfg(test)]
+mod tests;
+
+use crate::cmq::{Desc, DESC_SIZE};
+use crate::device::{new_ring_ready, ring_state, RingState};
+use crate::mem::{Bar, Dma};
+use crate::trace::Trace;
+
+/// The command queue registers in BAR2 (`HCLGE_COMM_NIC_*_REG`,
+/// `HCLGE_COMM_VECTOR0_CMDQ_*`, `HCLGE_COMM_CMDQ_INTR_*`).
+pub mod reg {
+    /// CSQ base address, low word.
+    pub const CSQ_BASEADDR_L: u64 = 0x27000;
+    /// CSQ base address, high word.
+    pub const CSQ_BASEADDR_H: u64 = 0x27004;
+    /// CSQ depth in units of 8 descriptors, and [`super::SW_RST_RDY`].
+    pub const CSQ_DEPTH: u64 = 0x27008;
+    /// CSQ tail: the driver's producer index.
+    pub const CSQ_TAIL: u64 = 0x27010;
+    /// CSQ head: the firmware's consumer index.
+    pub const CSQ_HEAD: u64 = 0x27014;
+    /// CRQ base address, low word (the receive queue: messages from the
+    /// firmware, i.e. VF mailbox traffic; not modelled).
+    pub const CRQ_BASEADDR_L: u64 = 0x27018;
+    /// CRQ base address, high word.
+    pub const CRQ_BASEADDR_H: u64 = 0x2701c;
+    /// CRQ depth in units of 8 descriptors.
+    pub const CRQ_DEPTH: u64 = 0x27020;
+    /// CRQ tail.
+    pub const CRQ_TAIL: u64 = 0x27024;
+    /// CRQ head.
+    pub const CRQ_HEAD: u64 = 0x27028;
+    /// Vector 0's command queue event source (read/write).
+    pub const VECTOR0_CMDQ_SRC: u64 = 0x27100;
+    /// Vector 0's command queue event status (read only); also
+    /// `HCLGE_COMM_CMDQ_INTR_STS_REG`.
+    pub const VECTOR0_CMDQ_STATE: u64 = 0x27104;
+    /// Command queue interrupt enable.
+    pub const CMDQ_INTR_EN: u64 = 0x27108;
+    /// Command queue interrupt generation.
+    pub const CMDQ_INTR_GEN: u64 = 0x2710c;
+    /// The first register of the command queue's range.
+    pub const FIRST: u64 = CSQ_BASEADDR_L;
+    /// One past the last register of the range.
+    pub const END: u64 = CMDQ_INTR_GEN + 4;
+}
+
+/// Bit of the CSQ depth register the driver sets when it is ready for a
+/// hardware reset (`HCLGE_COMM_NIC_SW_RST_RDY`); hclge keeps it when it
+/// programs the depth, so the model reads the depth from the other bits
+/// and never writes the register.
+pub const SW_RST_RDY: u32 = 1 << 16;
+/// The depth field counts descriptors in units of 1 << this
+/// (`HCLGE_COMM_NIC_CMQ_DESC_NUM_S`).
+pub const DESC_NUM_SHIFT: u32 = 3;
+
+/// The descriptor flag hclge sets on every command: answer without an
+/// interrupt, the driver polls the head (`HCLGE_COMM_CMD_FLAG_NO_INTR`).
+/// The other flags are [`crate::cmq::flag`]'s.
+pub const FLAG_NO_INTR: u16 = 1 << 4;
+
+/// Whether a device models the NIC command queue (`--set nic=...`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Mode {
+    /// Not modelled: BAR2 0x27000.. is plain memory, as it always was.
+    #[default]
+    Off,
+    /// hclge's command queue, answered by [`fw::NicFw`].
+    Hclge,
+}
+
+impl Mode {
+    /// The value of `--set nic=VALUE`.
+    pub fn parse(v: &str) -> Result<Self, String> {
+        match v {
+            "off" | "none" => Ok(Mode::Off),
+            "hclge" => Ok(Mode::Hclge),
+            _ => Err(format!("nic: unknown value '{v}' (hclge or off)")),
+        }
+    }
+}
+
+/// The NIC command queue of one function: the ring as the driver last
+/// programmed it and the firmware behind it.
+pub struct NicCmq {
+    /// The firmware answering the commands.
+    pub fw: fw::NicFw,
+    /// Where the commands are written, `>` as received and `<` as answered.
+    pub trace: Trace,
+    /// The ring's base address and depth in descriptors, as last read.
+    ring: Option<(u64, u32)>,
+    /// The ring changed and the driver has not yet been seen writing its
+    /// head and tail for it (see [`new_ring_ready`]).
+    fresh: bool,
+    /// The head the model wrote last (see [`ring_state`]).
+    last_head: Option<u32>,
+    /// What the model wrote back into each slot of the ring, so that a
+    /// slot still holding an answered command is told from a new one:
+    /// hclge re-initialises the queue on the same memory after a reset
+    /// without clearing it.
+    answered: std::collections::HashMap<u32, [u8; DESC_SIZE]>,
+}
+
+/// What [`NicCmq::poll`] read of the ring registers: base address and
+/// depth in descriptors (0 for none).
+pub fn read_ring(bar: &Bar) -> (u64, u32) {
+    let base =
+        (bar.read32(reg::CSQ_BASEADDR_H) as u64) << 32 | bar.read32(reg::CSQ_BASEADDR_L) as u64;
+    let units = bar.read32(reg::CSQ_DEPTH) & (SW_RST_RDY - 1);
+    (base, units << DESC_NUM_SHIFT)
+}
+
+impl NicCmq {
+    /// A command queue with firmware `fw`, tracing to `trace`.
+    pub fn new(fw: fw::NicFw, trace: Trace) -> Self {
+        NicCmq {
+            fw,
+            trace,
+            ring: None,
+            fresh: false,
+            last_head: None,
+            answered: std::collections::HashMap::new(),
+        }
+    }
+
+    /// Moves the head (the model's side of the ring).
+    fn write_head(&mut self, bar: &Bar, v: u32) {
+        std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
+        bar.write32(reg::CSQ_HEAD, v);
+        self.last_head = Some(v);
+    }
+
+    /// Whether the slot `idx` of the ring at `base` holds a command the
+    /// driver posted and the model has not answered: not zero (a ring the
+    /// driver just allocated is zeroed) and not what the model wrote back
+    /// there.
+    fn slot_posted<M: Dma>(&self, mem: &M, base: u64, idx: u32) -> bool {
+        let mut raw = [0u8; DESC_SIZE];
+        mem.read(base + idx as u64 * DESC_SIZE as u64, &mut raw)
+            .is_ok()
+            && raw.iter().any(|&b| b != 0)
+            && self.answered.get(&idx) != Some(&raw)
+    }
+
+    /// Answers every command between head and tail; returns whether there
+    /// was any work. A ring without address or depth (before
+    /// `hclge_comm_cmd_init`, after `hclge_comm_cmd_uninit`) is idle.
+    pub fn poll<M: Dma>(&mut self, bar: &Bar, mem: &M) -> bool {
+        let (base, depth) = read_ring(bar);
+        if base == 0 || depth == 0 {
+            self.ring = None;
+            return false;
+        }
+        if self.ring != Some((base, depth)) {
+            self.ring = Some((base, depth));
+            self.fresh = true;
+            self.answered.clear();
+        }
+        let tail = bar.read32(reg::CSQ_TAIL);
+        let mut head = bar.read32(reg::CSQ_HEAD);
+        if self.fresh {
+            // Posted: the first command's first descriptor, at the head,
+            // is written (the descriptors after a statistics command's
+            // first are zeroed payload, so the slot before the tail
+            // cannot tell).
+            let posted = tail != 0 && head < depth && self.slot_posted(mem, base, head);
+            if !new_ring_ready(head, tail, posted) || bar.read32(reg::CSQ_TAIL) != tail {
+                return false;
+            }
+            self.fresh = false;
+            self.last_head = Some(head);
+        }
+        let mut state = ring_state(self.last_head, head, tail);
+        if state == RingState::MidInit && head < depth && self.slot_posted(mem, base, head) {
+            // The driver re-initialised the ring and its first command
+            // landed on the old head value.
+            state = RingState::Reinit;
+        }
+        match state {
+            RingState::MidInit => return false,
+            RingState::Reinit => self.last_head = Some(head),
+            RingState::Steady => {}
+        }
+        if head == tail {
+            return false;
+        }
+        if head >= depth || tail >= depth {
+            self.trace.note(&format!(
+                "NIC CMQ index out of range: tail {tail} head {head} depth {depth}"
+            ));
+            self.write_head(bar, tail.min(depth - 1));
+            return true;
+        }
+        while head != tail {
+            // One command: descriptors chained by NEXT, ending at the tail;
+            // a special opcode's command is everything up to the tail (one
+            // hclge_comm_cmd_send: the driver moves the tail once per call
+            // and waits for the head before the next).
+            let mut chain = Vec::new();
+            let mut idx = head;
+            let mut special = false;
+            loop {
+                let mut raw = [0u8; DESC_SIZE];
+                let at = base + idx as u64 * DESC_SIZE as u64;
+                if mem.read(at, &mut raw).is_err() {
+                    self.trace
+                        .note(&format!("NIC CMQ ring at {base:#x} is outside guest RAM"));
+                    self.write_head(bar, tail);
+                    return true;
+                }
+                let d = Desc::from_bytes(&raw);
+                if chain.is_empty() {
+                    special = op::is_special(d.opcode);
+                }
+                chain.push((idx, d));
+                idx = (idx + 1) % depth;
+                if (!special && !d.has_next()) || idx == tail {
+                    break;
+                }
+            }
+            let mut descs: Vec<Desc> = chain.iter().map(|c| c.1).collect();
+            for (i, d) in descs.iter().enumerate() {
+                self.trace_desc('>', d, i);
+            }
+            self.fw.execute(&mut descs);
+            for (i, d) in descs.iter().enumerate() {
+                self.trace_desc('<', d, i);
+            }
+            for ((i, _), d) in chain.iter().zip(&descs) {
+                let raw = d.to_bytes();
+                let _ = mem.write(base + *i as u64 * DESC_SIZE as u64, &raw);
+                self.answered.insert(*i, raw);
+            }
+            head = idx;
+        }
+        self.write_head(bar, head);
+        self.trace.flush();
+        true
+    }
+
+    /// One descriptor in the trace, named by [`op::name`].
+    fn trace_desc(&mut self, dir: char, d: &Desc, index: usize) {
+        let data: Vec<String> = d.data.iter().map(|w| format!("{w:08x}")).collect();
+        let rv = if dir == '<' {
+            format!(" ret={}", d.retval)
+        } else {
+            String::new()
+        };
+        self.trace.note(&format!(
+            "nic cmq {dir} op={:04x} {} #{index} flag={:04x}{rv} data={}",
+            d.opcode,
+            op::name(d.opcode),
+            d.flag,
+            data.join(" ")
+        ));
+    }
+}
+
+/// The NIC command queues for `mode` of the devices whose RoCE engines
+/// use `roce_vectors[i]` MSI-X vectors each (QUERY_PF_RSRC reports them
+/// after the NIC's): none when off, so a boot without `--set nic=hclge`
+/// reads and writes nothing in BAR2 0x27000.. and writes no NIC trace.
+/// Device i traces to `OUT/nic-trace-i.txt`.
+pub fn attach(mode: Mode, out: &str, roce_vectors: &[u16]) -> Result<Vec<Option<NicCmq>>, String> {
+    roce_vectors
+        .iter()
+        .enumerate()
+        .map(|(i, &roce)| match mode {
+            Mode::Off => Ok(None),
+            Mode::Hclge => {
+                let trace = Trace::to_file(&format!("{out}/nic-trace-{i}.txt"), "")
+                    .map_err(|e| format!("NIC trace: {e}"))?;
+                let cfg = fw::NicCfg {
+                    roce_vectors: roce,
+                    ..fw::NicCfg::default()
+                };
+                Ok(Some(NicCmq::new(fw::NicFw::new(cfg), trace)))
+            }
+        })
+        .collect()
+}
+
+/// One pass over every device's NIC command queue (`bars[i]` is device
+/// i's BAR2); returns whether any had work.
+pub fn poll_all<M: Dma>(nics: &mut [Option<NicCmq>], bars: &[Bar], mem: &M) -> bool {
+    let mut did = false;
+    for (q, bar) in nics.iter_mut().zip(bars) {
+        if let Some(q) = q {
+            did |= q.poll(bar, mem);
+        }
+    }
+    did
+}
+
+/// Flushes the NIC traces and prints each queue's command count.
+pub fn finish(nics: &mut [Option<NicCmq>]) {
+    for (i, q) in nics.iter_mut().enumerate() {
+        if let Some(q) = q {
+            q.trace.flush();
+            let total: u32 = q.fw.counts.values().sum();
+            eprintln!(
+                "hns-sim[{i}]: NIC command queue: {total} commands, {} opcodes",
+                q.fw.counts.len()
+            );
+        }
+    }
+}

@@ -1,0 +1,429 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+
+//! Opcodes of the NIC command queue: every member of `enum
+//! hclge_opcode_type` (hclge_comm_cmd.h) with its C name less the
+//! `HCLGE_OPC_`, `HCLGEVF_OPC_` or `HCLGE_` prefix. A test re-reads the
+//! header and checks every value and that none is missing.
+
+#![allow(missing_docs)]
+
+pub const QUERY_FW_VER: u16 = 0x0001;
+pub const CFG_RST_TRIGGER: u16 = 0x0020;
+pub const GBL_RST_STATUS: u16 = 0x0021;
+pub const QUERY_FUNC_STATUS: u16 = 0x0022;
+pub const QUERY_PF_RSRC: u16 = 0x0023;
+pub const QUERY_VF_RSRC: u16 = 0x0024;
+pub const GET_CFG_PARAM: u16 = 0x0025;
+pub const PF_RST_DONE: u16 = 0x0026;
+pub const QUERY_VF_RST_RDY: u16 = 0x0027;
+pub const STATS_64_BIT: u16 = 0x0030;
+pub const STATS_32_BIT: u16 = 0x0031;
+pub const STATS_MAC: u16 = 0x0032;
+pub const QUERY_MAC_REG_NUM: u16 = 0x0033;
+pub const STATS_MAC_ALL: u16 = 0x0034;
+pub const QUERY_REG_NUM: u16 = 0x0040;
+pub const QUERY_32_BIT_REG: u16 = 0x0041;
+pub const QUERY_64_BIT_REG: u16 = 0x0042;
+pub const DFX_BD_NUM: u16 = 0x0043;
+pub const DFX_BIOS_COMMON_REG: u16 = 0x0044;
+pub const DFX_SSU_REG_0: u16 = 0x0045;
+pub const DFX_SSU_REG_1: u16 = 0x0046;
+pub const DFX_IGU_EGU_REG: u16 = 0x0047;
+pub const DFX_RPU_REG_0: u16 = 0x0048;
+pub const DFX_RPU_REG_1: u16 = 0x0049;
+pub const DFX_NCSI_REG: u16 = 0x004a;
+pub const DFX_RTC_REG: u16 = 0x004b;
+pub const DFX_PPP_REG: u16 = 0x004c;
+pub const DFX_RCB_REG: u16 = 0x004d;
+pub const DFX_TQP_REG: u16 = 0x004e;
+pub const DFX_SSU_REG_2: u16 = 0x004f;
+pub const DFX_GEN_REG: u16 = 0x7038;
+pub const QUERY_DEV_SPECS: u16 = 0x0050;
+pub const GET_QUEUE_ERR_VF: u16 = 0x0067;
+pub const CONFIG_MAC_MODE: u16 = 0x0301;
+pub const CONFIG_AN_MODE: u16 = 0x0304;
+pub const QUERY_LINK_STATUS: u16 = 0x0307;
+pub const CONFIG_MAX_FRM_SIZE: u16 = 0x0308;
+pub const CONFIG_SPEED_DUP: u16 = 0x0309;
+pub const QUERY_MAC_TNL_INT: u16 = 0x0310;
+pub const MAC_TNL_INT_EN: u16 = 0x0311;
+pub const CLEAR_MAC_TNL_INT: u16 = 0x0312;
+pub const COMMON_LOOPBACK: u16 = 0x0315;
+pub const QUERY_FEC_STATS: u16 = 0x0316;
+pub const CONFIG_FEC_MODE: u16 = 0x031a;
+pub const QUERY_ROH_TYPE_INFO: u16 = 0x0389;
+pub const PTP_INT_EN: u16 = 0x0501;
+pub const PTP_MODE_CFG: u16 = 0x0507;
+pub const CFG_MAC_PAUSE_EN: u16 = 0x0701;
+pub const CFG_PFC_PAUSE_EN: u16 = 0x0702;
+pub const CFG_MAC_PARA: u16 = 0x0703;
+pub const CFG_PFC_PARA: u16 = 0x0704;
+pub const QUERY_MAC_TX_PKT_CNT: u16 = 0x0705;
+pub const QUERY_MAC_RX_PKT_CNT: u16 = 0x0706;
+pub const QUERY_PFC_TX_PKT_CNT: u16 = 0x0707;
+pub const QUERY_PFC_RX_PKT_CNT: u16 = 0x0708;
+pub const PRI_TO_TC_MAPPING: u16 = 0x0709;
+pub const QOS_MAP: u16 = 0x070a;
+pub const TM_PG_TO_PRI_LINK: u16 = 0x0804;
+pub const TM_QS_TO_PRI_LINK: u16 = 0x0805;
+pub const TM_NQ_TO_QS_LINK: u16 = 0x0806;
+pub const TM_RQ_TO_QS_LINK: u16 = 0x0807;
+pub const TM_PORT_WEIGHT: u16 = 0x0808;
+pub const TM_PG_WEIGHT: u16 = 0x0809;
+pub const TM_QS_WEIGHT: u16 = 0x080a;
+pub const TM_PRI_WEIGHT: u16 = 0x080b;
+pub const TM_PRI_C_SHAPPING: u16 = 0x080c;
+pub const TM_PRI_P_SHAPPING: u16 = 0x080d;
+pub const TM_PG_C_SHAPPING: u16 = 0x080e;
+pub const TM_PG_P_SHAPPING: u16 = 0x080f;
+pub const TM_PORT_SHAPPING: u16 = 0x0810;
+pub const TM_PG_SCH_MODE_CFG: u16 = 0x0812;
+pub const TM_PRI_SCH_MODE_CFG: u16 = 0x0813;
+pub const TM_QS_SCH_MODE_CFG: u16 = 0x0814;
+pub const TM_BP_TO_QSET_MAPPING: u16 = 0x0815;
+pub const TM_NODES: u16 = 0x0816;
+pub const ETS_TC_WEIGHT: u16 = 0x0843;
+pub const QSET_DFX_STS: u16 = 0x0844;
+pub const PRI_DFX_STS: u16 = 0x0845;
+pub const PG_DFX_STS: u16 = 0x0846;
+pub const PORT_DFX_STS: u16 = 0x0847;
+pub const SCH_NQ_CNT: u16 = 0x0848;
+pub const SCH_RQ_CNT: u16 = 0x0849;
+pub const TM_INTERNAL_STS: u16 = 0x0850;
+pub const TM_INTERNAL_CNT: u16 = 0x0851;
+pub const TM_INTERNAL_STS_1: u16 = 0x0852;
+pub const TM_FLUSH: u16 = 0x0872;
+pub const TX_BUFF_ALLOC: u16 = 0x0901;
+pub const RX_PRIV_BUFF_ALLOC: u16 = 0x0902;
+pub const RX_PRIV_WL_ALLOC: u16 = 0x0903;
+pub const RX_COM_THRD_ALLOC: u16 = 0x0904;
+pub const RX_COM_WL_ALLOC: u16 = 0x0905;
+pub const RX_GBL_PKT_CNT: u16 = 0x0906;
+pub const SET_TQP_MAP: u16 = 0x0a01;
+pub const CFG_TX_QUEUE: u16 = 0x0b01;
+pub const QUERY_TX_POINTER: u16 = 0x0b02;
+pub const QUERY_TX_STATS: u16 = 0x0b03;
+pub const TQP_TX_QUEUE_TC: u16 = 0x0b04;
+pub const CFG_RX_QUEUE: u16 = 0x0b11;
+pub const QUERY_RX_POINTER: u16 = 0x0b12;
+pub const QUERY_RX_STATS: u16 = 0x0b13;
+pub const STASH_RX_QUEUE_LRO: u16 = 0x0b16;
+pub const CFG_RX_QUEUE_LRO: u16 = 0x0b17;
+pub const CFG_COM_TQP_QUEUE: u16 = 0x0b20;
+pub const RESET_TQP_QUEUE: u16 = 0x0b22;
+pub const PPU_PF_OTHER_INT_DFX: u16 = 0x0b4a;
+pub const TSO_GENERIC_CONFIG: u16 = 0x0c01;
+pub const GRO_GENERIC_CONFIG: u16 = 0x0c10;
+pub const RSS_GENERIC_CONFIG: u16 = 0x0d01;
+pub const RSS_INDIR_TABLE: u16 = 0x0d07;
+pub const RSS_TC_MODE: u16 = 0x0d08;
+pub const RSS_INPUT_TUPLE: u16 = 0x0d02;
+pub const CFG_PROMISC_MODE: u16 = 0x0e01;
+pub const VLAN_PORT_TX_CFG: u16 = 0x0f01;
+pub const VLAN_PORT_RX_CFG: u16 = 0x0f02;
+pub const ADD_RING_TO_VECTOR: u16 = 0x1503;
+pub const DEL_RING_TO_VECTOR: u16 = 0x1504;
+pub const MAC_VLAN_ADD: u16 = 0x1000;
+pub const MAC_VLAN_REMOVE: u16 = 0x1001;
+pub const MAC_VLAN_TYPE_ID: u16 = 0x1002;
+pub const MAC_VLAN_INSERT: u16 = 0x1003;
+pub const MAC_VLAN_ALLOCATE: u16 = 0x1004;
+pub const MAC_ETHTYPE_ADD: u16 = 0x1010;
+pub const MAC_ETHTYPE_REMOVE: u16 = 0x1011;
+pub const MAC_VLAN_SWITCH_PARAM: u16 = 0x1033;
+pub const VLAN_FILTER_CTRL: u16 = 0x1100;
+pub const VLAN_FILTER_PF_CFG: u16 = 0x1101;
+pub const VLAN_FILTER_VF_CFG: u16 = 0x1102;
+pub const PORT_VLAN_BYPASS: u16 = 0x1103;
+pub const FD_MODE_CTRL: u16 = 0x1200;
+pub const FD_GET_ALLOCATION: u16 = 0x1201;
+pub const FD_KEY_CONFIG: u16 = 0x1202;
+pub const FD_TCAM_OP: u16 = 0x1203;
+pub const FD_AD_OP: u16 = 0x1204;
+pub const FD_CNT_OP: u16 = 0x1205;
+pub const FD_USER_DEF_OP: u16 = 0x1207;
+pub const FD_QB_CTRL: u16 = 0x1210;
+pub const FD_QB_AD_OP: u16 = 0x1211;
+pub const MDIO_CONFIG: u16 = 0x1900;
+pub const QCN_MOD_CFG: u16 = 0x1a01;
+pub const QCN_GRP_TMPLT_CFG: u16 = 0x1a02;
+pub const QCN_SHAPPING_CFG: u16 = 0x1a03;
+pub const QCN_SHAPPING_BS_CFG: u16 = 0x1a04;
+pub const QCN_QSET_LINK_CFG: u16 = 0x1a05;
+pub const QCN_RP_STATUS_GET: u16 = 0x1a06;
+pub const QCN_AJUST_INIT: u16 = 0x1a07;
+pub const QCN_DFX_CNT_STATUS: u16 = 0x1a08;
+pub const QUERY_SCC_VER: u16 = 0x1a84;
+pub const MBX_PF_TO_VF: u16 = 0x2000;
+pub const MBX_VF_TO_PF: u16 = 0x2001;
+pub const LED_STATUS_CFG: u16 = 0xb000;
+pub const CLEAR_HW_RESOURCE: u16 = 0x700b;
+pub const QUERY_NCL_CONFIG: u16 = 0x7011;
+pub const IMP_STATS_BD: u16 = 0x7012;
+pub const IMP_STATS_INFO: u16 = 0x7013;
+pub const IMP_COMPAT_CFG: u16 = 0x701a;
+pub const GET_SFP_EEPROM: u16 = 0x7100;
+pub const GET_SFP_EXIST: u16 = 0x7101;
+pub const GET_SFP_INFO: u16 = 0x7104;
+pub const MAC_COMMON_INT_EN: u16 = 0x030e;
+pub const TM_SCH_ECC_INT_EN: u16 = 0x0829;
+pub const SSU_ECC_INT_CMD: u16 = 0x0989;
+pub const SSU_COMMON_INT_CMD: u16 = 0x098c;
+pub const PPU_MPF_ECC_INT_CMD: u16 = 0x0b40;
+pub const PPU_MPF_OTHER_INT_CMD: u16 = 0x0b41;
+pub const PPU_PF_OTHER_INT_CMD: u16 = 0x0b42;
+pub const COMMON_ECC_INT_CFG: u16 = 0x1505;
+pub const QUERY_RAS_INT_STS_BD_NUM: u16 = 0x1510;
+pub const QUERY_CLEAR_MPF_RAS_INT: u16 = 0x1511;
+pub const QUERY_CLEAR_PF_RAS_INT: u16 = 0x1512;
+pub const QUERY_MSIX_INT_STS_BD_NUM: u16 = 0x1513;
+pub const QUERY_CLEAR_ALL_MPF_MSIX_INT: u16 = 0x1514;
+pub const QUERY_CLEAR_ALL_PF_MSIX_INT: u16 = 0x1515;
+pub const QUERY_ALL_ERR_BD_NUM: u16 = 0x1516;
+pub const QUERY_ALL_ERR_INFO: u16 = 0x1517;
+pub const CONFIG_ROCEE_RAS_INT_EN: u16 = 0x1580;
+pub const QUERY_CLEAR_ROCEE_RAS_INT: u16 = 0x1581;
+pub const ROCEE_PF_RAS_INT_CMD: u16 = 0x1584;
+pub const QUERY_ROCEE_ECC_RAS_INFO_CMD: u16 = 0x1585;
+pub const QUERY_ROCEE_AXI_RAS_INFO_CMD: u16 = 0x1586;
+pub const IGU_EGU_TNL_INT_EN: u16 = 0x1803;
+pub const IGU_COMMON_INT_EN: u16 = 0x1806;
+pub const TM_QCN_MEM_INT_CFG: u16 = 0x1a14;
+pub const PPP_CMD0_INT_CMD: u16 = 0x2100;
+pub const PPP_CMD1_INT_CMD: u16 = 0x2101;
+pub const MAC_ETHERTYPE_IDX_RD: u16 = 0x2105;
+pub const WOL_GET_SUPPORTED_MODE: u16 = 0x2201;
+pub const WOL_CFG: u16 = 0x2202;
+pub const NCSI_INT_EN: u16 = 0x2401;
+pub const MAC_ADDR_CHECK: u16 = 0x9004;
+pub const PHY_LINK_KSETTING: u16 = 0x7025;
+pub const PHY_REG: u16 = 0x7026;
+pub const QUERY_LINK_DIAGNOSIS: u16 = 0x702a;
+pub const CFG_PAUSE_STORM_PARA: u16 = 0x7019;
+
+/// Every opcode with its name, in the header's order.
+pub const ALL: &[(u16, &str)] = &[
+    (QUERY_FW_VER, "QUERY_FW_VER"),
+    (CFG_RST_TRIGGER, "CFG_RST_TRIGGER"),
+    (GBL_RST_STATUS, "GBL_RST_STATUS"),
+    (QUERY_FUNC_STATUS, "QUERY_FUNC_STATUS"),
+    (QUERY_PF_RSRC, "QUERY_PF_RSRC"),
+    (QUERY_VF_RSRC, "QUERY_VF_RSRC"),
+    (GET_CFG_PARAM, "GET_CFG_PARAM"),
+    (PF_RST_DONE, "PF_RST_DONE"),
+    (QUERY_VF_RST_RDY, "QUERY_VF_RST_RDY"),
+    (STATS_64_BIT, "STATS_64_BIT"),
+    (STATS_32_BIT, "STATS_32_BIT"),
+    (STATS_MAC, "STATS_MAC"),
+    (QUERY_MAC_REG_NUM, "QUERY_MAC_REG_NUM"),
+    (STATS_MAC_ALL, "STATS_MAC_ALL"),
+    (QUERY_REG_NUM, "QUERY_REG_NUM"),
+    (QUERY_32_BIT_REG, "QUERY_32_BIT_REG"),
+    (QUERY_64_BIT_REG, "QUERY_64_BIT_REG"),
+    (DFX_BD_NUM, "DFX_BD_NUM"),
+    (DFX_BIOS_COMMON_REG, "DFX_BIOS_COMMON_REG"),
+    (DFX_SSU_REG_0, "DFX_SSU_REG_0"),
+    (DFX_SSU_REG_1, "DFX_SSU_REG_1"),
+    (DFX_IGU_EGU_REG, "DFX_IGU_EGU_REG"),
+    (DFX_RPU_REG_0, "DFX_RPU_REG_0"),
+    (DFX_RPU_REG_1, "DFX_RPU_REG_1"),
+    (DFX_NCSI_REG, "DFX_NCSI_REG"),
+    (DFX_RTC_REG, "DFX_RTC_REG"),
+    (DFX_PPP_REG, "DFX_PPP_REG"),
+    (DFX_RCB_REG, "DFX_RCB_REG"),
+    (DFX_TQP_REG, "DFX_TQP_REG"),
+    (DFX_SSU_REG_2, "DFX_SSU_REG_2"),
+    (DFX_GEN_REG, "DFX_GEN_REG"),
+    (QUERY_DEV_SPECS, "QUERY_DEV_SPECS"),
+    (GET_QUEUE_ERR_VF, "GET_QUEUE_ERR_VF"),
+    (CONFIG_MAC_MODE, "CONFIG_MAC_MODE"),
+    (CONFIG_AN_MODE, "CONFIG_AN_MODE"),
+    (QUERY_LINK_STATUS, "QUERY_LINK_STATUS"),
+    (CONFIG_MAX_FRM_SIZE, "CONFIG_MAX_FRM_SIZE"),
+    (CONFIG_SPEED_DUP, "CONFIG_SPEED_DUP"),
+    (QUERY_MAC_TNL_INT, "QUERY_MAC_TNL_INT"),
+    (MAC_TNL_INT_EN, "MAC_TNL_INT_EN"),
+    (CLEAR_MAC_TNL_INT, "CLEAR_MAC_TNL_INT"),
+    (COMMON_LOOPBACK, "COMMON_LOOPBACK"),
+    (QUERY_FEC_STATS, "QUERY_FEC_STATS"),
+    (CONFIG_FEC_MODE, "CONFIG_FEC_MODE"),
+    (QUERY_ROH_TYPE_INFO, "QUERY_ROH_TYPE_INFO"),
+    (PTP_INT_EN, "PTP_INT_EN"),
+    (PTP_MODE_CFG, "PTP_MODE_CFG"),
+    (CFG_MAC_PAUSE_EN, "CFG_MAC_PAUSE_EN"),
+    (CFG_PFC_PAUSE_EN, "CFG_PFC_PAUSE_EN"),
+    (CFG_MAC_PARA, "CFG_MAC_PARA"),
+    (CFG_PFC_PARA, "CFG_PFC_PARA"),
+    (QUERY_MAC_TX_PKT_CNT, "QUERY_MAC_TX_PKT_CNT"),
+    (QUERY_MAC_RX_PKT_CNT, "QUERY_MAC_RX_PKT_CNT"),
+    (QUERY_PFC_TX_PKT_CNT, "QUERY_PFC_TX_PKT_CNT"),
+    (QUERY_PFC_RX_PKT_CNT, "QUERY_PFC_RX_PKT_CNT"),
+    (PRI_TO_TC_MAPPING, "PRI_TO_TC_MAPPING"),
+    (QOS_MAP, "QOS_MAP"),
+    (TM_PG_TO_PRI_LINK, "TM_PG_TO_PRI_LINK"),
+    (TM_QS_TO_PRI_LINK, "TM_QS_TO_PRI_LINK"),
+    (TM_NQ_TO_QS_LINK, "TM_NQ_TO_QS_LINK"),
+    (TM_RQ_TO_QS_LINK, "TM_RQ_TO_QS_LINK"),
+    (TM_PORT_WEIGHT, "TM_PORT_WEIGHT"),
+    (TM_PG_WEIGHT, "TM_PG_WEIGHT"),
+    (TM_QS_WEIGHT, "TM_QS_WEIGHT"),
+    (TM_PRI_WEIGHT, "TM_PRI_WEIGHT"),
+    (TM_PRI_C_SHAPPING, "TM_PRI_C_SHAPPING"),
+    (TM_PRI_P_SHAPPING, "TM_PRI_P_SHAPPING"),
+    (TM_PG_C_SHAPPING, "TM_PG_C_SHAPPING"),
+    (TM_PG_P_SHAPPING, "TM_PG_P_SHAPPING"),
+    (TM_PORT_SHAPPING, "TM_PORT_SHAPPING"),
+    (TM_PG_SCH_MODE_CFG, "TM_PG_SCH_MODE_CFG"),
+    (TM_PRI_SCH_MODE_CFG, "TM_PRI_SCH_MODE_CFG"),
+    (TM_QS_SCH_MODE_CFG, "TM_QS_SCH_MODE_CFG"),
+    (TM_BP_TO_QSET_MAPPING, "TM_BP_TO_QSET_MAPPING"),
+    (TM_NODES, "TM_NODES"),
+    (ETS_TC_WEIGHT, "ETS_TC_WEIGHT"),
+    (QSET_DFX_STS, "QSET_DFX_STS"),
+    (PRI_DFX_STS, "PRI_DFX_STS"),
+    (PG_DFX_STS, "PG_DFX_STS"),
+    (PORT_DFX_STS, "PORT_DFX_STS"),
+    (SCH_NQ_CNT, "SCH_NQ_CNT"),
+    (SCH_RQ_CNT, "SCH_RQ_CNT"),
+    (TM_INTERNAL_STS, "TM_INTERNAL_STS"),
+    (TM_INTERNAL_CNT, "TM_INTERNAL_CNT"),
+    (TM_INTERNAL_STS_1, "TM_INTERNAL_STS_1"),
+    (TM_FLUSH, "TM_FLUSH"),
+    (TX_BUFF_ALLOC, "TX_BUFF_ALLOC"),
+    (RX_PRIV_BUFF_ALLOC, "RX_PRIV_BUFF_ALLOC"),
+    (RX_PRIV_WL_ALLOC, "RX_PRIV_WL_ALLOC"),
+    (RX_COM_THRD_ALLOC, "RX_COM_THRD_ALLOC"),
+    (RX_COM_WL_ALLOC, "RX_COM_WL_ALLOC"),
+    (RX_GBL_PKT_CNT, "RX_GBL_PKT_CNT"),
+    (SET_TQP_MAP, "SET_TQP_MAP"),
+    (CFG_TX_QUEUE, "CFG_TX_QUEUE"),
+    (QUERY_TX_POINTER, "QUERY_TX_POINTER"),
+    (QUERY_TX_STATS, "QUERY_TX_STATS"),
+    (TQP_TX_QUEUE_TC, "TQP_TX_QUEUE_TC"),
+    (CFG_RX_QUEUE, "CFG_RX_QUEUE"),
+    (QUERY_RX_POINTER, "QUERY_RX_POINTER"),
+    (QUERY_RX_STATS, "QUERY_RX_STATS"),
+    (STASH_RX_QUEUE_LRO, "STASH_RX_QUEUE_LRO"),
+    (CFG_RX_QUEUE_LRO, "CFG_RX_QUEUE_LRO"),
+    (CFG_COM_TQP_QUEUE, "CFG_COM_TQP_QUEUE"),
+    (RESET_TQP_QUEUE, "RESET_TQP_QUEUE"),
+    (PPU_PF_OTHER_INT_DFX, "PPU_PF_OTHER_INT_DFX"),
+    (TSO_GENERIC_CONFIG, "TSO_GENERIC_CONFIG"),
+    (GRO_GENERIC_CONFIG, "GRO_GENERIC_CONFIG"),
+    (RSS_GENERIC_CONFIG, "RSS_GENERIC_CONFIG"),
+    (RSS_INDIR_TABLE, "RSS_INDIR_TABLE"),
+    (RSS_TC_MODE, "RSS_TC_MODE"),
+    (RSS_INPUT_TUPLE, "RSS_INPUT_TUPLE"),
+    (CFG_PROMISC_MODE, "CFG_PROMISC_MODE"),
+    (VLAN_PORT_TX_CFG, "VLAN_PORT_TX_CFG"),
+    (VLAN_PORT_RX_CFG, "VLAN_PORT_RX_CFG"),
+    (ADD_RING_TO_VECTOR, "ADD_RING_TO_VECTOR"),
+    (DEL_RING_TO_VECTOR, "DEL_RING_TO_VECTOR"),
+    (MAC_VLAN_ADD, "MAC_VLAN_ADD"),
+    (MAC_VLAN_REMOVE, "MAC_VLAN_REMOVE"),
+    (MAC_VLAN_TYPE_ID, "MAC_VLAN_TYPE_ID"),
+    (MAC_VLAN_INSERT, "MAC_VLAN_INSERT"),
+    (MAC_VLAN_ALLOCATE, "MAC_VLAN_ALLOCATE"),
+    (MAC_ETHTYPE_ADD, "MAC_ETHTYPE_ADD"),
+    (MAC_ETHTYPE_REMOVE, "MAC_ETHTYPE_REMOVE"),
+    (MAC_VLAN_SWITCH_PARAM, "MAC_VLAN_SWITCH_PARAM"),
+    (VLAN_FILTER_CTRL, "VLAN_FILTER_CTRL"),
+    (VLAN_FILTER_PF_CFG, "VLAN_FILTER_PF_CFG"),
+    (VLAN_FILTER_VF_CFG, "VLAN_FILTER_VF_CFG"),
+    (PORT_VLAN_BYPASS, "PORT_VLAN_BYPASS"),
+    (FD_MODE_CTRL, "FD_MODE_CTRL"),
+    (FD_GET_ALLOCATION, "FD_GET_ALLOCATION"),
+    (FD_KEY_CONFIG, "FD_KEY_CONFIG"),
+    (FD_TCAM_OP, "FD_TCAM_OP"),
+    (FD_AD_OP, "FD_AD_OP"),
+    (FD_CNT_OP, "FD_CNT_OP"),
+    (FD_USER_DEF_OP, "FD_USER_DEF_OP"),
+    (FD_QB_CTRL, "FD_QB_CTRL"),
+    (FD_QB_AD_OP, "FD_QB_AD_OP"),
+    (MDIO_CONFIG, "MDIO_CONFIG"),
+    (QCN_MOD_CFG, "QCN_MOD_CFG"),
+    (QCN_GRP_TMPLT_CFG, "QCN_GRP_TMPLT_CFG"),
+    (QCN_SHAPPING_CFG, "QCN_SHAPPING_CFG"),
+    (QCN_SHAPPING_BS_CFG, "QCN_SHAPPING_BS_CFG"),
+    (QCN_QSET_LINK_CFG, "QCN_QSET_LINK_CFG"),
+    (QCN_RP_STATUS_GET, "QCN_RP_STATUS_GET"),
+    (QCN_AJUST_INIT, "QCN_AJUST_INIT"),
+    (QCN_DFX_CNT_STATUS, "QCN_DFX_CNT_STATUS"),
+    (QUERY_SCC_VER, "QUERY_SCC_VER"),
+    (MBX_PF_TO_VF, "MBX_PF_TO_VF"),
+    (MBX_VF_TO_PF, "MBX_VF_TO_PF"),
+    (LED_STATUS_CFG, "LED_STATUS_CFG"),
+    (CLEAR_HW_RESOURCE, "CLEAR_HW_RESOURCE"),
+    (QUERY_NCL_CONFIG, "QUERY_NCL_CONFIG"),
+    (IMP_STATS_BD, "IMP_STATS_BD"),
+    (IMP_STATS_INFO, "IMP_STATS_INFO"),
+    (IMP_COMPAT_CFG, "IMP_COMPAT_CFG"),
+    (GET_SFP_EEPROM, "GET_SFP_EEPROM"),
+    (GET_SFP_EXIST, "GET_SFP_EXIST"),
+    (GET_SFP_INFO, "GET_SFP_INFO"),
+    (MAC_COMMON_INT_EN, "MAC_COMMON_INT_EN"),
+    (TM_SCH_ECC_INT_EN, "TM_SCH_ECC_INT_EN"),
+    (SSU_ECC_INT_CMD, "SSU_ECC_INT_CMD"),
+    (SSU_COMMON_INT_CMD, "SSU_COMMON_INT_CMD"),
+    (PPU_MPF_ECC_INT_CMD, "PPU_MPF_ECC_INT_CMD"),
+    (PPU_MPF_OTHER_INT_CMD, "PPU_MPF_OTHER_INT_CMD"),
+    (PPU_PF_OTHER_INT_CMD, "PPU_PF_OTHER_INT_CMD"),
+    (COMMON_ECC_INT_CFG, "COMMON_ECC_INT_CFG"),
+    (QUERY_RAS_INT_STS_BD_NUM, "QUERY_RAS_INT_STS_BD_NUM"),
+    (QUERY_CLEAR_MPF_RAS_INT, "QUERY_CLEAR_MPF_RAS_INT"),
+    (QUERY_CLEAR_PF_RAS_INT, "QUERY_CLEAR_PF_RAS_INT"),
+    (QUERY_MSIX_INT_STS_BD_NUM, "QUERY_MSIX_INT_STS_BD_NUM"),
+    (QUERY_CLEAR_ALL_MPF_MSIX_INT, "QUERY_CLEAR_ALL_MPF_MSIX_INT"),
+    (QUERY_CLEAR_ALL_PF_MSIX_INT, "QUERY_CLEAR_ALL_PF_MSIX_INT"),
+    (QUERY_ALL_ERR_BD_NUM, "QUERY_ALL_ERR_BD_NUM"),
+    (QUERY_ALL_ERR_INFO, "QUERY_ALL_ERR_INFO"),
+    (CONFIG_ROCEE_RAS_INT_EN, "CONFIG_ROCEE_RAS_INT_EN"),
+    (QUERY_CLEAR_ROCEE_RAS_INT, "QUERY_CLEAR_ROCEE_RAS_INT"),
+    (ROCEE_PF_RAS_INT_CMD, "ROCEE_PF_RAS_INT_CMD"),
+    (QUERY_ROCEE_ECC_RAS_INFO_CMD, "QUERY_ROCEE_ECC_RAS_INFO_CMD"),
+    (QUERY_ROCEE_AXI_RAS_INFO_CMD, "QUERY_ROCEE_AXI_RAS_INFO_CMD"),
+    (IGU_EGU_TNL_INT_EN, "IGU_EGU_TNL_INT_EN"),
+    (IGU_COMMON_INT_EN, "IGU_COMMON_INT_EN"),
+    (TM_QCN_MEM_INT_CFG, "TM_QCN_MEM_INT_CFG"),
+    (PPP_CMD0_INT_CMD, "PPP_CMD0_INT_CMD"),
+    (PPP_CMD1_INT_CMD, "PPP_CMD1_INT_CMD"),
+    (MAC_ETHERTYPE_IDX_RD, "MAC_ETHERTYPE_IDX_RD"),
+    (WOL_GET_SUPPORTED_MODE, "WOL_GET_SUPPORTED_MODE"),
+    (WOL_CFG, "WOL_CFG"),
+    (NCSI_INT_EN, "NCSI_INT_EN"),
+    (MAC_ADDR_CHECK, "MAC_ADDR_CHECK"),
+    (PHY_LINK_KSETTING, "PHY_LINK_KSETTING"),
+    (PHY_REG, "PHY_REG"),
+    (QUERY_LINK_DIAGNOSIS, "QUERY_LINK_DIAGNOSIS"),
+    (CFG_PAUSE_STORM_PARA, "CFG_PAUSE_STORM_PARA"),
+];
+
+/// Name of an opcode for the trace (`UNKNOWN` for one hclge does not name).
+pub fn name(o: u16) -> &'static str {
+    ALL.iter()
+        .find(|(v, _)| *v == o)
+        .map_or("UNKNOWN", |(_, n)| n)
+}
+
+/// The opcodes whose command spans every descriptor hclge sends with it,
+/// only the first carrying a header (`spec_opcode` of
+/// hclge_comm_cmd.c): the rest are payload, without opcode, flags or
+/// NEXT, and the return code is the first descriptor's.
+pub const SPECIAL: &[u16] = &[
+    STATS_64_BIT,
+    STATS_32_BIT,
+    STATS_MAC,
+    STATS_MAC_ALL,
+    QUERY_32_BIT_REG,
+    QUERY_64_BIT_REG,
+    QUERY_CLEAR_MPF_RAS_INT,
+    QUERY_CLEAR_PF_RAS_INT,
+    QUERY_CLEAR_ALL_MPF_MSIX_INT,
+    QUERY_CLEAR_ALL_PF_MSIX_INT,
+    QUERY_ALL_ERR_INFO,
+];
+
+/// Whether `o` is one of [`SPECIAL`].
+pub fn is_special(o: u16) -> bool {
+    SPECIAL.contains(&o)
+}
