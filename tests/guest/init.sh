@@ -60,7 +60,9 @@ finish() {
 # The upstream NIC side (run-guest.sh HNS_NIC=hclge), in dependency
 # order; the initramfs keeps them in /opt/nic, out of modprobe's reach.
 load_nic() {
-    modprobe libphy || return 1
+    for m in libphy mdio_bus mdio_devres; do
+        modprobe $m || return 1
+    done
     for m in hns3 hclge-common hclge hclgevf; do
         [ ! -f /opt/nic/$m.ko ] || insmod /opt/nic/$m.ko || return 1
     done
