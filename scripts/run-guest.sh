@@ -35,9 +35,10 @@ case "$driver" in none | c | rs) ;; *) die "DRIVER must be none, c or rs (got '$
 [[ "$sim" =~ ^[0-9]+$ ]] || die "SIM must be a number (got '$sim')"
 [ "$sim" -le 4 ] || die "SIM=$sim: at most 4 simulated devices"
 # HNS_NIC: what stands on the NIC side of the simulated functions. "stub"
-# (the default): hns_sim.ko, the stand-in ae_algo. "hclge": the upstream
-# hns3, hclge and hclgevf modules instead (docs/harness.md "NIC side": not
-# working yet, nothing presents the function to them).
+# (the default): hns_sim.ko, the stand-in ae_algo. "hclge": hns_sim.ko
+# only relabels the functions and the upstream hns3, hclge and hclgevf
+# modules bind them (docs/harness.md "NIC side": not working yet, the
+# model serves no NIC command).
 nic=${HNS_NIC:-stub}
 case "$nic" in stub | hclge) ;; *) die "HNS_NIC must be stub or hclge (got '$nic')" ;; esac
 [ -n "$cmd_file" ] && cmd=$(cat "$cmd_file")

@@ -598,15 +598,52 @@ static void hns_sim_restore_pdev(struct hns_sim_dev *sim)
 	pdev->resource[HNS_SIM_DWQE_BAR] = sim->orig_dwqe_bar;
 }
 
+/*
+ * nic_hclge: the upstream hns3/hclge drivers take the NIC side instead
+ * (run-guest.sh HNS_NIC=hclge). The glue then registers no ae_algo (hnae3
+ * would hand it the ae_dev hns3 registers, before hclge) and only
+ * relabels each function, leaving it unbound for hns3 to bind by its PCI
+ * ID. Not reversible: the function keeps its HNS3 identity until reboot.
+ */
+static bool hns_sim_nic_hclge;
+module_param_named(nic_hclge, hns_sim_nic_hclge, bool, 0444);
+MODULE_PARM_DESC(nic_hclge, "relabel the functions for hns3/hclge and leave them unbound");
+
 int hns_sim_glue_init(void)
 {
-	hnae3_register_ae_algo(&hns_sim_ae_algo);
+	if (!hns_sim_nic_hclge)
+		hnae3_register_ae_algo(&hns_sim_ae_algo);
 	return 0;
 }
 
 void hns_sim_glue_exit(void)
 {
-	hnae3_unregister_ae_algo(&hns_sim_ae_algo);
+	if (!hns_sim_nic_hclge)
+		hnae3_unregister_ae_algo(&hns_sim_ae_algo);
+}
+
+/*
+ * For hclge, which requests every BAR (pci_request_regions): BAR2 becomes
+ * the 16 MiB register window alone and BAR4 the mem_base window after it,
+ * a resource of its own in the tree, so that the two requests do not
+ * overlap. Both still name the one ivshmem BAR in config space.
+ */
+static int hns_sim_split_bars(struct pci_dev *pdev)
+{
+	struct resource *bar = &pdev->resource[HNS_SIM_BAR];
+	struct resource *mem = &pdev->resource[HNS_SIM_DWQE_BAR];
+	resource_size_t end = bar->end;
+	int ret;
+
+	ret = adjust_resource(bar, bar->start, HNS_SIM_MEM_BASE_OFFSET);
+	if (ret)
+		return ret;
+	memset(mem, 0, sizeof(*mem));
+	mem->name = pci_name(pdev);
+	mem->start = bar->start + HNS_SIM_MEM_BASE_OFFSET;
+	mem->end = end;
+	mem->flags = bar->flags;
+	return pci_claim_resource(pdev, HNS_SIM_DWQE_BAR);
 }
 
 int hns_sim_glue_attach(struct pci_dev *pdev, void *ae_dev_space,
@@ -667,6 +704,16 @@ int hns_sim_glue_attach(struct pci_dev *pdev, void *ae_dev_space,
 	/* Where the function sits, for the model's bond masks. */
 	iowrite32(HNS_SIM_IDENT_PCI_VALID | pdev->bus->number << 8 | pdev->devfn,
 		  sim->bar + HNS_SIM_IDENT_PCI);
+
+	if (hns_sim_nic_hclge) {
+		ret = hns_sim_split_bars(pdev);
+		dev_info(&pdev->dev, "hns-sim: relabelled %04x:%04x rev %#x for hns3, left unbound (BARs: %d)\n",
+			 pdev->vendor, pdev->device, pdev->revision, ret);
+		pci_iounmap(pdev, sim->bar);
+		kfree(sim);
+		/* The probe fails on purpose: hns3 binds the function next. */
+		return -ENODEV;
+	}
 
 	sim->netdev = alloc_etherdev(sizeof(struct hns_sim_dev *));
 	if (!sim->netdev) {

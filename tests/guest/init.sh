@@ -57,9 +57,11 @@ finish() {
     sleep 10
 }
 
-# The upstream NIC side (run-guest.sh HNS_NIC=hclge), in dependency
+# The upstream NIC side (run-guest.sh HNS_NIC=hclge): hns_sim.ko only
+# relabels the functions (nic_hclge=1), then the NIC modules in dependency
 # order; the initramfs keeps them in /opt/nic, out of modprobe's reach.
 load_nic() {
+    insmod /opt/run/modules/hns_sim.ko nic_hclge=1 || return 1
     for m in libphy mdio_bus mdio_devres; do
         modprobe $m || return 1
     done
