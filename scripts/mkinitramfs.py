@@ -54,6 +54,9 @@ BINARIES = [
     "ib_send_bw", "ib_send_lat", "ib_write_bw", "ib_write_lat", "ib_read_bw", "ib_read_lat",
     "ib_atomic_bw", "ib_atomic_lat",
 ]
+# The hns3 NIC modules' directory in the module tree (kept out of it, see
+# build()).
+NIC_MODDIR = "kernel/drivers/net/ethernet/hisilicon/hns3"
 # Dropped from the Python stdlib to keep the image small.
 PY_DROP = {"test", "idlelib", "tkinter", "turtledemo", "ensurepip", "lib2to3", "pydoc_data",
            "__pycache__", "venv", "sqlite3", "dbm"}
@@ -229,6 +232,19 @@ def build(dest, krel):
         die(f"{moddir} missing: run 'make kernel'")
     shutil.copytree(moddir, os.path.join(dest, "usr/lib/modules", krel), symlinks=False,
                     ignore=shutil.ignore_patterns("build", "source"))
+    # The upstream NIC drivers (hns3, hclge, hclgevf) stay out of the
+    # module tree: depmod does not index them, so nothing loads them by
+    # name or alias, and hclge never takes over the ae_dev of hns_sim.ko
+    # (hnae3 hands every registered ae_dev of a matching PCI ID to a new
+    # ae_algo). /init loads them from /opt/nic for HNS_NIC=hclge only.
+    nic = os.path.join(dest, "usr/lib/modules", krel, NIC_MODDIR)
+    if os.path.isdir(nic):
+        os.makedirs(os.path.join(dest, "opt/nic"), exist_ok=True)
+        for dirpath, _, files in os.walk(nic):
+            for fn in files:
+                if fn.endswith(".ko"):
+                    shutil.move(os.path.join(dirpath, fn), os.path.join(dest, "opt/nic", fn))
+        shutil.rmtree(nic)
     # Minimal /etc.
     st.write("etc/passwd", "root:x:0:0:root:/root:/bin/sh\n")
     st.write("etc/group", "root:x:0:\n")

@@ -34,6 +34,13 @@ done
 case "$driver" in none | c | rs) ;; *) die "DRIVER must be none, c or rs (got '$driver')" ;; esac
 [[ "$sim" =~ ^[0-9]+$ ]] || die "SIM must be a number (got '$sim')"
 [ "$sim" -le 4 ] || die "SIM=$sim: at most 4 simulated devices"
+# HNS_NIC: what stands on the NIC side of the simulated functions. "stub"
+# (the default): hns_sim.ko, the stand-in ae_algo. "hclge": hns_sim.ko
+# only relabels the functions and the upstream hns3, hclge and hclgevf
+# modules bind them (docs/harness.md "NIC side": not working yet, the
+# model serves no NIC command).
+nic=${HNS_NIC:-stub}
+case "$nic" in stub | hclge) ;; *) die "HNS_NIC must be stub or hclge (got '$nic')" ;; esac
 [ -n "$cmd_file" ] && cmd=$(cat "$cmd_file")
 [ -n "$cmd" ] || cmd="ibv_devinfo"
 if [ -z "$name" ]; then
@@ -124,6 +131,7 @@ printf '%s\n' "$cmd" >"$rundir/overlay/opt/run/cmd.sh"
 out_dev=/dev/ttyS1
 [ "$HNS_ARCH" = arm64 ] && out_dev=/dev/hvc0
 printf 'DRIVER=%s\nSIM=%s\nHNS_OUT=%s\n' "$driver" "$sim" "$out_dev" >"$rundir/overlay/opt/run/env"
+[ "$nic" = stub ] || echo "NIC=$nic" >>"$rundir/overlay/opt/run/env"
 [ "$cov" = 0 ] || echo HNS_COV=1 >>"$rundir/overlay/opt/run/env"
 python3 "$HNS_TOP/scripts/mkinitramfs.py" --pack "$rundir/overlay" "$rundir/overlay.cpio.gz"
 cat "$base" "$rundir/overlay.cpio.gz" >"$rundir/initrd.img"

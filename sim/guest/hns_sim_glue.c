@@ -30,33 +30,45 @@
 #define HNS_SIM_DEFAULT_REVISION 0x30
 #define HNS_SIM_REVISION_HIP08 0x21
 #define HNS_SIM_BAR 2
-/* Keep in sync with sim/src/mem.rs MEM_BASE_OFFSET. */
-#define HNS_SIM_MEM_BASE_OFFSET (16u << 20)
+/* sim/src/mem.rs MEM_BASE_OFFSET (a test there compares the two). */
+#define HNS_SIM_MEM_BASE_OFFSET 0x1000000
 /* The BAR an HNS3 function's RoCE driver maps direct WQE pages from. */
 #define HNS_SIM_DWQE_BAR 4
-/* The control channel; keep in sync with sim/src/device.rs CTRL_*. */
-#define HNS_SIM_CTRL_SEQ 0x20000
-#define HNS_SIM_CTRL_ACK 0x20004
-#define HNS_SIM_CTRL_RESULT 0x20008
-#define HNS_SIM_CTRL_CMD 0x20040
+/*
+ * The model's own words sit in the last 64 KiB page of BAR2's register
+ * window, where neither the RoCE engine nor hclge/hns3 has a register.
+ * These restate sim/src/device.rs MODEL_BLOCK, CTRL_* and IDENT_*; a test
+ * there (glue_restates_the_model_block) reads this file and compares.
+ *
+ * The control channel: command text, then a new sequence number; the
+ * model answers with a result and the number as acknowledgement.
+ */
+#define HNS_SIM_CTRL_SEQ 0xff0000
+#define HNS_SIM_CTRL_ACK 0xff0004
+#define HNS_SIM_CTRL_RESULT 0xff0008
+#define HNS_SIM_CTRL_CMD 0xff0040
 #define HNS_SIM_CTRL_CMD_LEN 64
 /*
- * The model's identity, written before the guest runs; keep in sync with
- * sim/src/device.rs IDENT_*. The magic word tells it from an older model,
- * which leaves every word 0; a model without the VF personality leaves the
- * device word 0 (then 0xa222).
+ * The model's identity, written before the guest runs. The magic word
+ * tells it from an older model, which leaves every word 0; a model
+ * without the VF personality leaves the device word 0 (then 0xa222).
  */
-#define HNS_SIM_IDENT_MAGIC 0x20010
-#define HNS_SIM_IDENT_REVISION 0x20014
-#define HNS_SIM_IDENT_DEVICE 0x20018
+#define HNS_SIM_IDENT_MAGIC 0xff0010
+#define HNS_SIM_IDENT_REVISION 0xff0014
+#define HNS_SIM_IDENT_DEVICE 0xff0018
 #define HNS_SIM_IDENT_MAGIC_VALUE 0x44495348 /* "HSID" */
 /*
  * The function's PCI location, written by the glue at attach for the
- * model (bond masks are PCI function bits); keep in sync with
- * sim/src/device.rs IDENT_PCI. Bit 31: the word is valid.
+ * model (bond masks are PCI function bits). Bit 31: the word is valid.
  */
-#define HNS_SIM_IDENT_PCI 0x2001c
+#define HNS_SIM_IDENT_PCI 0xff001c
 #define HNS_SIM_IDENT_PCI_VALID BIT(31)
+/*
+ * The MSI-X vector the RoCE engine's vectors start at (hclge's
+ * rinfo.base_vector: the NIC's vectors come first). 0 from a model that
+ * does not write it.
+ */
+#define HNS_SIM_IDENT_BASE_VECTOR 0xff0020
 /* How long the model may take to answer a control command. */
 #define HNS_SIM_CTRL_TIMEOUT_US 2000000
 
@@ -67,6 +79,8 @@ struct hns_sim_dev {
 	struct net_device *netdev;
 	void __iomem *bar;
 	unsigned int num_vectors;
+	/* The first of them that is the RoCE engine's (rinfo.base_vector). */
+	unsigned int base_vector;
 	/*
 	 * The RoCE client's instance is registered (hclge's
 	 * HCLGE_STATE_ROCE_REGISTERED): set when init_instance succeeded with
@@ -122,8 +136,8 @@ static int hns_sim_init_client_instance(struct hnae3_client *client,
 	h->rinfo.netdev = sim->netdev;
 	h->rinfo.roce_io_base = sim->bar;
 	h->rinfo.roce_mem_base = sim->bar + HNS_SIM_MEM_BASE_OFFSET;
-	h->rinfo.base_vector = 0;
-	h->rinfo.num_vectors = sim->num_vectors;
+	h->rinfo.base_vector = sim->base_vector;
+	h->rinfo.num_vectors = sim->num_vectors - sim->base_vector;
 
 	ret = client->ops->init_instance(h);
 	if (ret)
@@ -540,6 +554,17 @@ static u16 hns_sim_device(void __iomem *bar)
 }
 
 /*
+ * The first MSI-X vector of the RoCE engine (hns-sim's roce_base_vector):
+ * 0 unless the model says otherwise.
+ */
+static unsigned int hns_sim_base_vector(void __iomem *bar)
+{
+	if (ioread32(bar + HNS_SIM_IDENT_MAGIC) != HNS_SIM_IDENT_MAGIC_VALUE)
+		return 0;
+	return ioread32(bar + HNS_SIM_IDENT_BASE_VECTOR);
+}
+
+/*
  * An HNS3 function's BAR4 is its "mem" BAR: hclge hands its RoCE half to
  * the client as roce_mem_base (64 KiB per QPN), and with DIRECT_WQE the
  * RoCE drivers map the page of a user QP from pci_resource_start(pdev, 4)
@@ -573,15 +598,52 @@ static void hns_sim_restore_pdev(struct hns_sim_dev *sim)
 	pdev->resource[HNS_SIM_DWQE_BAR] = sim->orig_dwqe_bar;
 }
 
+/*
+ * nic_hclge: the upstream hns3/hclge drivers take the NIC side instead
+ * (run-guest.sh HNS_NIC=hclge). The glue then registers no ae_algo (hnae3
+ * would hand it the ae_dev hns3 registers, before hclge) and only
+ * relabels each function, leaving it unbound for hns3 to bind by its PCI
+ * ID. Not reversible: the function keeps its HNS3 identity until reboot.
+ */
+static bool hns_sim_nic_hclge;
+module_param_named(nic_hclge, hns_sim_nic_hclge, bool, 0444);
+MODULE_PARM_DESC(nic_hclge, "relabel the functions for hns3/hclge and leave them unbound");
+
 int hns_sim_glue_init(void)
 {
-	hnae3_register_ae_algo(&hns_sim_ae_algo);
+	if (!hns_sim_nic_hclge)
+		hnae3_register_ae_algo(&hns_sim_ae_algo);
 	return 0;
 }
 
 void hns_sim_glue_exit(void)
 {
-	hnae3_unregister_ae_algo(&hns_sim_ae_algo);
+	if (!hns_sim_nic_hclge)
+		hnae3_unregister_ae_algo(&hns_sim_ae_algo);
+}
+
+/*
+ * For hclge, which requests every BAR (pci_request_regions): BAR2 becomes
+ * the 16 MiB register window alone and BAR4 the mem_base window after it,
+ * a resource of its own in the tree, so that the two requests do not
+ * overlap. Both still name the one ivshmem BAR in config space.
+ */
+static int hns_sim_split_bars(struct pci_dev *pdev)
+{
+	struct resource *bar = &pdev->resource[HNS_SIM_BAR];
+	struct resource *mem = &pdev->resource[HNS_SIM_DWQE_BAR];
+	resource_size_t end = bar->end;
+	int ret;
+
+	ret = adjust_resource(bar, bar->start, HNS_SIM_MEM_BASE_OFFSET);
+	if (ret)
+		return ret;
+	memset(mem, 0, sizeof(*mem));
+	mem->name = pci_name(pdev);
+	mem->start = bar->start + HNS_SIM_MEM_BASE_OFFSET;
+	mem->end = end;
+	mem->flags = bar->flags;
+	return pci_claim_resource(pdev, HNS_SIM_DWQE_BAR);
 }
 
 int hns_sim_glue_attach(struct pci_dev *pdev, void *ae_dev_space,
@@ -619,6 +681,14 @@ int hns_sim_glue_attach(struct pci_dev *pdev, void *ae_dev_space,
 		goto err_free;
 	}
 
+	sim->base_vector = hns_sim_base_vector(sim->bar);
+	if (sim->base_vector >= num_vectors) {
+		dev_err(&pdev->dev, "hns-sim: RoCE base vector %u of %u vectors\n",
+			sim->base_vector, num_vectors);
+		ret = -EINVAL;
+		goto err_iounmap;
+	}
+
 	/*
 	 * From now on the function is an HNS3 RoCE function of the engine
 	 * the model presents: a HIP09 PF by default, a HIP08 with revision
@@ -634,6 +704,16 @@ int hns_sim_glue_attach(struct pci_dev *pdev, void *ae_dev_space,
 	/* Where the function sits, for the model's bond masks. */
 	iowrite32(HNS_SIM_IDENT_PCI_VALID | pdev->bus->number << 8 | pdev->devfn,
 		  sim->bar + HNS_SIM_IDENT_PCI);
+
+	if (hns_sim_nic_hclge) {
+		ret = hns_sim_split_bars(pdev);
+		dev_info(&pdev->dev, "hns-sim: relabelled %04x:%04x rev %#x for hns3, left unbound (BARs: %d)\n",
+			 pdev->vendor, pdev->device, pdev->revision, ret);
+		pci_iounmap(pdev, sim->bar);
+		kfree(sim);
+		/* The probe fails on purpose: hns3 binds the function next. */
+		return -ENODEV;
+	}
 
 	sim->netdev = alloc_etherdev(sizeof(struct hns_sim_dev *));
 	if (!sim->netdev) {
@@ -680,6 +760,9 @@ int hns_sim_glue_attach(struct pci_dev *pdev, void *ae_dev_space,
 		 pdev->revision == HNS_SIM_REVISION_HIP08 ? "HIP08" : "unknown-revision",
 		 pdev->device == HNS_SIM_DEVICE_VF ? " VF" : "",
 		 netdev_name(sim->netdev), num_vectors);
+	if (sim->base_vector)
+		dev_info(&pdev->dev, "hns-sim: RoCE vectors from %u\n",
+			 sim->base_vector);
 	return 0;
 
 err_unregister:
@@ -688,6 +771,7 @@ err_netdev:
 	free_netdev(sim->netdev);
 err_unmap:
 	hns_sim_restore_pdev(sim);
+err_iounmap:
 	pci_iounmap(pdev, sim->bar);
 err_free:
 	kfree(sim);

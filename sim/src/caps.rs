@@ -66,6 +66,13 @@ pub struct Caps {
     /// BAR2, `device::IDENT_DEVICE`): 0xa222 a PF, 0xa22f a VF. The
     /// firmware's command set follows it ([`Caps::is_vf`]).
     pub pci_device: u16,
+    /// The MSI-X vector of the function the RoCE engine's vectors start
+    /// at (its abnormal vector; then the AEQ's and the CEQs'): hclge hands
+    /// the RoCE client the vectors after the NIC's, as
+    /// `rinfo.base_vector`. The guest glue reads it from BAR2
+    /// (`device::IDENT_BASE_VECTOR`) and reports it the same way. Not a
+    /// firmware answer: no command carries it.
+    pub roce_base_vector: u8,
     /// The function's number in its PF's function space (the `vf_id` of
     /// ALLOC_VF_RES, SWITCH_PARAMETER_CFG and FUNC_CLEAR): 0 for a PF,
     /// 1.. for its VFs in device order (set by hns-sim's `--personality`
@@ -221,6 +228,7 @@ impl Default for Caps {
         Caps {
             pci_revision: REVISION_HIP09,
             pci_device: DEVICE_PF,
+            roce_base_vector: 0,
             vf_id: 0,
             hw_version: 0x130,
             vendor_id: 0x19e5,
@@ -408,6 +416,7 @@ caps_keys!(
     gmv_bt_num,
     qpc_timer_num,
     cqc_timer_num,
+    roce_base_vector,
 );
 
 /// Parses decimal or `0x` hexadecimal.

@@ -22,19 +22,30 @@ pub const CMQ_PI: u64 = 0x7010;
 /// Consumer index, written by the device.
 pub const CMQ_CI: u64 = 0x7014;
 
-/// The control channel, past the driver's register window (which ends at
-/// 0x14000): the guest glue writes a NUL-terminated command of at most
-/// [`CTRL_CMD_LEN`] bytes at [`CTRL_CMD`], then a new sequence number at
-/// [`CTRL_SEQ`]; the model carries it out ([`Firmware::control`]), writes
-/// [`CTRL_RESULT`] (0 done, 1 refused) and then the sequence number to
-/// [`CTRL_ACK`].
-pub const CTRL_SEQ: u64 = 0x20000;
+/// Where the model's own words (the control channel and the identity
+/// words below) sit in BAR2: the last 64 KiB page of the 16 MiB register
+/// window, clear of every register a driver of the function touches. The
+/// RoCE registers end below 0x14000; hclge and hns3 use 0x20000..0x80000
+/// (TQP and misc vectors, NIC CMQ, GRO, PTP, the extended vectors) and
+/// 0x80000.. (TQPs, 0x200 each, the extended ones interleaved at +0x100;
+/// under 0x110000 for the most a function has); the direct-WQE window
+/// starts at 16 MiB. `hns_sim_glue.c` restates these offsets
+/// (`HNS_SIM_CTRL_*`, `HNS_SIM_IDENT_*`); a test of this file compares
+/// the two.
+pub const MODEL_BLOCK: u64 = 0xff_0000;
+
+/// The control channel: the guest glue writes a NUL-terminated command of
+/// at most [`CTRL_CMD_LEN`] bytes at [`CTRL_CMD`], then a new sequence
+/// number at [`CTRL_SEQ`]; the model carries it out
+/// ([`Firmware::control`]), writes [`CTRL_RESULT`] (0 done, 1 refused)
+/// and then the sequence number to [`CTRL_ACK`].
+pub const CTRL_SEQ: u64 = MODEL_BLOCK;
 /// See [`CTRL_SEQ`].
-pub const CTRL_ACK: u64 = 0x20004;
+pub const CTRL_ACK: u64 = MODEL_BLOCK + 0x4;
 /// See [`CTRL_SEQ`].
-pub const CTRL_RESULT: u64 = 0x20008;
+pub const CTRL_RESULT: u64 = MODEL_BLOCK + 0x8;
 /// See [`CTRL_SEQ`].
-pub const CTRL_CMD: u64 = 0x20040;
+pub const CTRL_CMD: u64 = MODEL_BLOCK + 0x40;
 /// See [`CTRL_SEQ`].
 pub const CTRL_CMD_LEN: usize = 64;
 
@@ -46,11 +57,11 @@ pub const CTRL_CMD_LEN: usize = 64;
 /// PCI device ID in the low half of [`IDENT_DEVICE`] (0xa222 PF, 0xa22f
 /// VF; a glue that finds 0 there, an older model's, keeps 0xa222).
 /// Written once, before QEMU connects ([`write_identity`]).
-pub const IDENT_MAGIC: u64 = 0x20010;
+pub const IDENT_MAGIC: u64 = MODEL_BLOCK + 0x10;
 /// See [`IDENT_MAGIC`].
-pub const IDENT_REVISION: u64 = 0x20014;
+pub const IDENT_REVISION: u64 = MODEL_BLOCK + 0x14;
 /// See [`IDENT_MAGIC`].
-pub const IDENT_DEVICE: u64 = 0x20018;
+pub const IDENT_DEVICE: u64 = MODEL_BLOCK + 0x18;
 /// The function's place on PCI, written by the guest glue when it
 /// attaches (the model only reads it): bit 31 set (the word is valid),
 /// the bus number in bits 15..8 and `devfn` (slot << 3 | function) in
@@ -58,7 +69,12 @@ pub const IDENT_DEVICE: u64 = 0x20018;
 /// and bonds are per bus ([`crate::bond`]). A word without bit 31 (no
 /// glue yet, or one that does not write it) stands for bus 0 and the
 /// device's index as the function number.
-pub const IDENT_PCI: u64 = 0x2001c;
+pub const IDENT_PCI: u64 = MODEL_BLOCK + 0x1c;
+/// The first MSI-X vector of the RoCE engine (`Caps::roce_base_vector`),
+/// which the glue reports as the handle's `rinfo.base_vector`: hclge puts
+/// the NIC's vectors first and RoCE's after them. The model adds it to
+/// every vector it raises.
+pub const IDENT_BASE_VECTOR: u64 = MODEL_BLOCK + 0x20;
 /// "HSID" as a little-endian word: the identity words are valid.
 pub const IDENT_MAGIC_VALUE: u32 = 0x4449_5348;
 
@@ -66,6 +82,7 @@ pub const IDENT_MAGIC_VALUE: u32 = 0x4449_5348;
 pub fn write_identity(bar: &Bar, caps: &crate::caps::Caps) {
     bar.write32(IDENT_REVISION, caps.pci_revision.into());
     bar.write32(IDENT_DEVICE, caps.pci_device.into());
+    bar.write32(IDENT_BASE_VECTOR, caps.roce_base_vector.into());
     bar.write32(IDENT_MAGIC, IDENT_MAGIC_VALUE);
 }
 
@@ -77,8 +94,9 @@ pub fn write_identity(bar: &Bar, caps: &crate::caps::Caps) {
 pub const VF_ABN_INT_ST: u64 = 0x13004;
 /// `ROCEE_VF_ABN_INT_EN_REG`: bit 0 enables the abnormal interrupt.
 pub const VF_ABN_INT_EN: u64 = 0x13008;
-/// The abnormal interrupt's MSI-X vector: the first of the function's
-/// "other" vectors, which come before the AEQ's and the CEQs'.
+/// The abnormal interrupt's vector: the first of the function's "other"
+/// vectors, which come before the AEQ's and the CEQs' (all of them
+/// counted from the RoCE engine's first vector, [`IDENT_BASE_VECTOR`]).
 pub const ABN_VECTOR: usize = 0;
 
 /// A function and everything it is wired to.
@@ -227,7 +245,7 @@ impl<'a> Device<'a> {
             self.fw
                 .trace
                 .note(&format!("abnormal interrupt: status {st:#x} raised"));
-            self.peer.raise(ABN_VECTOR);
+            self.raise(ABN_VECTOR);
         } else {
             self.fw.trace.note(&format!(
                 "abnormal interrupt: status {st:#x} not raised (disabled)"
@@ -235,10 +253,16 @@ impl<'a> Device<'a> {
         }
     }
 
+    /// Raises the RoCE engine's vector `v` (0: its first), MSI-X vector
+    /// `roce_base_vector + v` of the function.
+    fn raise(&self, v: usize) {
+        self.peer.raise(self.fw.caps.roce_base_vector as usize + v);
+    }
+
     /// Raises the vectors the firmware queued.
     fn raise_irqs(&mut self) {
         for v in self.fw.take_irqs() {
-            self.peer.raise(v);
+            self.raise(v);
         }
     }
 
@@ -536,41 +560,88 @@ mod tests {
 
     #[test]
     fn identity_words_carry_the_revision() {
-        // The glue (hns_sim_glue.c) reads "HSID" at 0x20010 and the PCI
-        // revision at 0x20014; PCI_REVISION_ID_HIP08 is 0x21, HIP09 0x30.
+        // The glue (hns_sim_glue.c) reads "HSID" at 0xff0010 and the PCI
+        // revision at 0xff0014; PCI_REVISION_ID_HIP08 is 0x21, HIP09 0x30.
         let (bar, _f) = Bar::new("hns-sim-test-ident").unwrap();
-        assert_eq!(bar.read32(0x20010), 0, "nothing before the model writes it");
+        assert_eq!(
+            bar.read32(0xff_0010),
+            0,
+            "nothing before the model writes it"
+        );
         write_identity(&bar, &Caps::default());
-        assert_eq!(bar.read32(0x20010).to_le_bytes(), *b"HSID");
-        assert_eq!(bar.read32(0x20014), 0x30);
-        assert_eq!(bar.read32(0x20018), 0xa222);
+        assert_eq!(bar.read32(0xff_0010).to_le_bytes(), *b"HSID");
+        assert_eq!(bar.read32(0xff_0014), 0x30);
+        assert_eq!(bar.read32(0xff_0018), 0xa222);
+        assert_eq!(bar.read32(0xff_0020), 0, "RoCE vectors from 0 by default");
         write_identity(&bar, &Caps::hip08());
-        assert_eq!(bar.read32(0x20014), 0x21);
-        assert_eq!(bar.read32(0x20018), 0xa222);
+        assert_eq!(bar.read32(0xff_0014), 0x21);
+        assert_eq!(bar.read32(0xff_0018), 0xa222);
         // The VF: HNAE3_DEV_ID_RDMA_DCB_PFC_VF, a HIP09 revision.
         write_identity(&bar, &Caps::vf());
-        assert_eq!(bar.read32(0x20014), 0x30);
-        assert_eq!(bar.read32(0x20018), 0xa22f);
+        assert_eq!(bar.read32(0xff_0014), 0x30);
+        assert_eq!(bar.read32(0xff_0018), 0xa22f);
+        let mut c = Caps::default();
+        c.set("roce_base_vector", "3").unwrap();
+        write_identity(&bar, &c);
+        assert_eq!(bar.read32(0xff_0020), 3);
         // The control channel's words are not touched.
-        for off in [0x20000, 0x20004, 0x20008, 0x20040] {
+        for off in [0xff_0000, 0xff_0004, 0xff_0008, 0xff_0040] {
             assert_eq!(bar.read32(off), 0);
+        }
+        // Nothing in the registers hclge and hns3 program (vectors, NIC
+        // CMQ, GRO, PTP, extended vectors, TQPs) either.
+        for off in (0x2_0000..0x8_0000).chain(0x8_0000..0x11_0000).step_by(4) {
+            assert_eq!(bar.read32(off), 0, "{off:#x}");
+        }
+    }
+
+    /// `#define NAME 0x...` of the glue's C source, as a number.
+    fn glue_define(src: &str, name: &str) -> u64 {
+        let line = src
+            .lines()
+            .find(|l| l.split_whitespace().take(2).eq(["#define", name]))
+            .unwrap_or_else(|| panic!("{name} not in hns_sim_glue.c"));
+        let v = line.split_whitespace().nth(2).unwrap();
+        crate::caps::parse_num(v).unwrap_or_else(|| panic!("{name}: {v}"))
+    }
+
+    #[test]
+    fn glue_restates_the_model_block() {
+        // The glue is C in the guest and cannot use these constants; its
+        // defines must say the same offsets.
+        let src = include_str!("../guest/hns_sim_glue.c");
+        for (name, off) in [
+            ("HNS_SIM_CTRL_SEQ", super::CTRL_SEQ),
+            ("HNS_SIM_CTRL_ACK", super::CTRL_ACK),
+            ("HNS_SIM_CTRL_RESULT", super::CTRL_RESULT),
+            ("HNS_SIM_CTRL_CMD", super::CTRL_CMD),
+            ("HNS_SIM_CTRL_CMD_LEN", CTRL_CMD_LEN as u64),
+            ("HNS_SIM_IDENT_MAGIC", super::IDENT_MAGIC),
+            ("HNS_SIM_IDENT_REVISION", super::IDENT_REVISION),
+            ("HNS_SIM_IDENT_DEVICE", super::IDENT_DEVICE),
+            ("HNS_SIM_IDENT_PCI", super::IDENT_PCI),
+            ("HNS_SIM_IDENT_BASE_VECTOR", super::IDENT_BASE_VECTOR),
+            ("HNS_SIM_IDENT_MAGIC_VALUE", super::IDENT_MAGIC_VALUE.into()),
+            ("HNS_SIM_MEM_BASE_OFFSET", crate::mem::MEM_BASE_OFFSET),
+        ] {
+            assert_eq!(glue_define(src, name), off, "{name}");
         }
     }
 
     #[test]
     fn pci_identity_word_is_read_not_written() {
-        // The glue writes bit 31 | bus << 8 | devfn at 0x2001c when it
+        // The glue writes bit 31 | bus << 8 | devfn at 0xff001c when it
         // attaches; the model's own identity words leave it alone.
         let (bar, _f) = Bar::new("hns-sim-test-pci").unwrap();
         write_identity(&bar, &Caps::default());
-        assert_eq!(bar.read32(0x2001c), 0);
+        assert_eq!(bar.read32(0xff_001c), 0);
         let l = read_loc(&bar, 2);
         assert_eq!((l.bus, l.devfn, l.func()), (0, 2, 2), "default: the index");
         // 0000:00:03.1 (devfn 0x19).
-        bar.write32(0x2001c, 1 << 31 | 0x19);
+        bar.write32(0xff_001c, 1 << 31 | 0x19);
         let l = read_loc(&bar, 2);
         assert_eq!((l.bus, l.devfn, l.func()), (0, 0x19, 1));
-        bar.write32(0x2001c, 1 << 31 | 0x1 << 8 | 0x20);
+        bar.write32(0xff_001c, 1 << 31 | 0x1 << 8 | 0x20);
         let l = read_loc(&bar, 0);
         assert_eq!((l.bus, l.func()), (1, 0));
     }

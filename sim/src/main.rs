@@ -153,6 +153,16 @@ fn parse_args() -> Result<Args, String> {
     }
     caps::wire_functions(&mut a.caps);
     for (n, c) in a.caps.iter().enumerate() {
+        // The RoCE vectors sit after the first roce_base_vector ones.
+        let last = c.roce_base_vector as usize + c.vectors_needed() as usize;
+        if last > a.vectors {
+            return Err(format!(
+                "device {n}: roce_base_vector {} + {} RoCE vectors needs {last} of --vectors {}",
+                c.roce_base_vector,
+                c.vectors_needed(),
+                a.vectors
+            ));
+        }
         c.check().map_err(|e| {
             if a.caps.len() > 1 {
                 format!("personality {} (device {n}): {e}", n + 1)

@@ -9,7 +9,9 @@
 # ib_write_bw pair per algorithm asked for through libhns'
 # hnsdv_create_qp (perftest's --congest_type), an ib_send_bw pair and one
 # run of pyverbs' test_qpex (outcomes compared, per test), then the
-# unload. TEST lines in the group "uqp-<driver>/" as uqp-plan.sh's, and
+# unload. With CAPSX_BASE_VECTOR=B, after the reload, a check that the
+# driver's interrupts are on the MSI-X vectors from B on. TEST lines in
+# the group "uqp-<driver>/" as uqp-plan.sh's, and
 # pyverbs-plan.sh's "pyverbs/test_qpex-1".
 #
 #   sh /opt/hns/capsx-plan.sh c|rs
@@ -26,6 +28,29 @@ reload() {
     insmod /opt/run/modules/hns_sim.ko && load_roce "$d" && port_state hns_0 PORT_ACTIVE
 }
 check "$g/reload" reload || plan_exit
+# With CAPSX_BASE_VECTOR=B (make check's capsx boots run hns-sim with
+# roce_base_vector B, which the glue reports as rinfo.base_vector, as
+# hclge reports the vectors after the NIC's) the driver's abnormal, AEQ
+# and CEQ interrupts must sit on the function's MSI-X vectors B, B+1 and
+# B+2.. (the hwirq column of /proc/interrupts is the MSI-X index): a
+# driver counting from 0 would request vectors the model never raises.
+roce_vectors_from() {
+    awk -v b="$1" '
+        $NF ~ /^hns-.*-(abn|aeq|ceq)-[0-9]+$/ {
+            hw = -1
+            for (i = 1; i < NF; i++)
+                if ($i ~ /^[0-9]+-edge$/) { hw = $i; sub(/-edge$/, "", hw) }
+            n = split($NF, p, "-"); kind = p[n - 1]; j = p[n]
+            want = b + j + (kind == "aeq" ? 1 : kind == "ceq" ? 2 : 0)
+            print kind "-" j " on MSI-X vector " hw " (want " want ")"
+            seen++
+            if (hw != want) bad++
+        }
+        END { if (!seen || bad) exit 1 }' /proc/interrupts
+}
+if [ -n "${CAPSX_BASE_VECTOR:-}" ]; then
+    check "$g/roce-base-vector" roce_vectors_from "$CAPSX_BASE_VECTOR"
+fi
 # make check's capsx boots leave REREG_MR (cap bit 0) out: the driver
 # offers no rereg_user_mr then, and the RDMA core refuses ibv_rereg_mr
 # with EOPNOTSUPP before any driver code runs.

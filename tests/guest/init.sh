@@ -24,6 +24,7 @@ hostname hns-guest
 
 DRIVER=none
 SIM=0
+NIC=stub
 HNS_OUT=
 HNS_COV=0
 [ -f /opt/run/env ] && . /opt/run/env
@@ -56,8 +57,23 @@ finish() {
     sleep 10
 }
 
+# The upstream NIC side (run-guest.sh HNS_NIC=hclge): hns_sim.ko only
+# relabels the functions (nic_hclge=1), then the NIC modules in dependency
+# order; the initramfs keeps them in /opt/nic, out of modprobe's reach.
+load_nic() {
+    insmod /opt/run/modules/hns_sim.ko nic_hclge=1 || return 1
+    for m in libphy mdio_bus mdio_devres; do
+        modprobe $m || return 1
+    done
+    for m in hns3 hclge-common hclge hclgevf; do
+        [ ! -f /opt/nic/$m.ko ] || insmod /opt/nic/$m.ko || return 1
+    done
+}
+
 load_driver() {
-    if [ "$SIM" -gt 0 ]; then
+    if [ "$SIM" -gt 0 ] && [ "$NIC" = hclge ]; then
+        load_nic || return 1
+    elif [ "$SIM" -gt 0 ]; then
         insmod /opt/run/modules/hns_sim.ko || return 1
     fi
     case "$DRIVER" in
