@@ -38,21 +38,33 @@ kmake() { make -C "$KSRC" O="$KOBJ" "${ARCH_ARGS[@]}" -j"$JOBS" "$@"; }
 # Every option the fragment sets must be in the final .config as written.
 verify_config() {
     local bad=0 line opt val
+    # A later fragment overrides an earlier one (as merge_config.sh
+    # merges them), so the last word on each option is the one checked.
+    local -A want=()
+    local -a order=()
     while IFS= read -r line; do
         if [[ $line =~ ^(CONFIG_[A-Za-z0-9_]+)=(.*)$ ]]; then
             opt=${BASH_REMATCH[1]} val=${BASH_REMATCH[2]}
+        elif [[ $line =~ ^#\ (CONFIG_[A-Za-z0-9_]+)\ is\ not\ set$ ]]; then
+            opt=${BASH_REMATCH[1]} val=
+        else
+            continue
+        fi
+        [ -n "${want[$opt]+set}" ] || order+=("$opt")
+        want[$opt]=$val
+    done < <(cat "${FRAGS[@]}")
+    for opt in "${order[@]}"; do
+        val=${want[$opt]}
+        if [ -n "$val" ]; then
             if ! grep -qxF "$opt=$val" "$KOBJ/.config"; then
                 log "config: $opt=$val requested, got: $(grep -E "^(# )?$opt[= ]" "$KOBJ/.config" || echo 'absent')"
                 bad=1
             fi
-        elif [[ $line =~ ^#\ (CONFIG_[A-Za-z0-9_]+)\ is\ not\ set$ ]]; then
-            opt=${BASH_REMATCH[1]}
-            if grep -qE "^$opt=[ym]" "$KOBJ/.config"; then
-                log "config: $opt requested off, got: $(grep -E "^$opt=" "$KOBJ/.config")"
-                bad=1
-            fi
+        elif grep -qE "^$opt=[ym]" "$KOBJ/.config"; then
+            log "config: $opt requested off, got: $(grep -E "^$opt=" "$KOBJ/.config")"
+            bad=1
         fi
-    done < <(cat "${FRAGS[@]}")
+    done
     if [ $bad -ne 0 ]; then
         if ! grep -qx CONFIG_RUST=y "$KOBJ/.config"; then
             log "Rust is not available to the kernel build:"
