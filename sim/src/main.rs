@@ -236,7 +236,8 @@ fn serve(listeners: &[UnixListener], a: &Args) -> Result<Vec<fw::Stats>, String>
         if device::poll_all(&mut devs)
             | nic::poll_all(&mut nics, &bars, &ram, t, &mut |n, v| {
                 peers[n].raise(v as usize)
-            }) {
+            })
+        {
             busy += t.elapsed();
             idle_since = Instant::now();
             continue;

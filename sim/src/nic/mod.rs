@@ -16,6 +16,8 @@ pub mod op;
 #[cfg(test)]
 mod tests;
 pub mod tqp;
+#[cfg(test)]
+mod tqp_tests;
 
 use crate::cmq::{Desc, DESC_SIZE};
 use crate::device::{new_ring_ready, ring_state, RingState};
@@ -308,9 +310,9 @@ pub fn attach(mode: Mode, out: &str, roce_vectors: &[u16]) -> Result<Vec<Option<
 /// rings hold across the switch into the RX rings, then raises the
 /// vectors of the rings that completed or received (`raise(i, v)`: MSI-X
 /// vector v of device i). Returns whether any had work.
-pub fn poll_all<M: Dma>(
+pub fn poll_all<M: Dma, B: std::borrow::Borrow<Bar>>(
     nics: &mut [Option<NicCmq>],
-    bars: &[Bar],
+    bars: &[B],
     mem: &M,
     now: std::time::Instant,
     raise: &mut dyn FnMut(usize, u16),
@@ -318,6 +320,7 @@ pub fn poll_all<M: Dma>(
     let mut did = false;
     let mut sent = vec![];
     for (i, (q, bar)) in nics.iter_mut().zip(bars).enumerate() {
+        let bar = bar.borrow();
         if let Some(q) = q {
             did |= q.poll(bar, mem);
             let (frames, done) = q.tqps.poll_tx(bar, mem, now, &mut q.trace);
@@ -329,13 +332,13 @@ pub fn poll_all<M: Dma>(
         }
     }
     for (from, frame) in sent {
-        let fws: Vec<Option<&fw::NicFw>> =
-            nics.iter().map(|q| q.as_ref().map(|q| &q.fw)).collect();
+        let fws: Vec<Option<&fw::NicFw>> = nics.iter().map(|q| q.as_ref().map(|q| &q.fw)).collect();
         let to = tqp::destinations(&fws, from, &frame);
         for d in to {
             let (Some(Some(q)), Some(bar)) = (nics.get_mut(d), bars.get(d)) else {
                 continue;
             };
+            let bar = bar.borrow();
             match q.tqps.rx_queue() {
                 Some(n) => {
                     if q.tqps.receive(bar, mem, n, &frame, &mut q.trace) {
@@ -348,7 +351,7 @@ pub fn poll_all<M: Dma>(
     }
     for (i, (q, bar)) in nics.iter_mut().zip(bars).enumerate() {
         if let Some(q) = q {
-            q.tqps.raise_pending(bar, &mut |v| raise(i, v));
+            q.tqps.raise_pending(bar.borrow(), &mut |v| raise(i, v));
             if did {
                 q.trace.flush();
             }

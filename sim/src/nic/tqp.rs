@@ -35,9 +35,7 @@ pub fn tqp_base(n: u16) -> u64 {
     if n < TQP_MAX_SIZE_DEV_V2 {
         TQP_REG_OFFSET + n as u64 * TQP_REG_SIZE
     } else {
-        TQP_REG_OFFSET
-            + TQP_EXT_REG_OFFSET
-            + (n - TQP_MAX_SIZE_DEV_V2) as u64 * TQP_REG_SIZE
+        TQP_REG_OFFSET + TQP_EXT_REG_OFFSET + (n - TQP_MAX_SIZE_DEV_V2) as u64 * TQP_REG_SIZE
     }
 }
 
@@ -340,10 +338,10 @@ impl Tqps {
                         rx_free: rx.num,
                         ..Queue::default()
                     };
-                    // Doorbells rung before the enable belong to the
-                    // rings' previous life.
-                    bar.take32(base + reg::TX_TAIL);
-                    bar.take32(base + reg::RX_HEAD);
+                    // A doorbell already in the registers is for this life:
+                    // the driver rings none while its queue is disabled
+                    // (hns3_nic_net_down clears the rings after the
+                    // disable and before the next enable).
                     bar.write32(base + reg::TX_HEAD, 0);
                     bar.write32(base + reg::TX_FBDNUM, 0);
                     bar.write32(base + reg::RX_TAIL, 0);
@@ -389,7 +387,9 @@ impl Tqps {
                     Ok(f) => f,
                     Err(Gather::BadDma) => {
                         self.stats.bad_dma += 1;
-                        trace.note(&format!("tqp {n} tx: descriptor or buffer outside guest RAM"));
+                        trace.note(&format!(
+                            "tqp {n} tx: descriptor or buffer outside guest RAM"
+                        ));
                         q.tx_owed = 0;
                         break;
                     }
@@ -478,7 +478,9 @@ impl Tqps {
             let last = i + 1 == need;
             if fill(mem, at, chunk, last.then_some((frame.len(), info))).is_err() {
                 self.stats.bad_dma += 1;
-                trace.note(&format!("tqp {n} rx: descriptor or buffer outside guest RAM"));
+                trace.note(&format!(
+                    "tqp {n} rx: descriptor or buffer outside guest RAM"
+                ));
                 return false;
             }
         }
@@ -577,9 +579,7 @@ fn gather<M: Dma>(mem: &M, tx: RingCfg, head: u32) -> Result<(Vec<u8>, u32), Gat
 /// again (`hns3_nic_reclaim_desc` frees up to the first with VLD).
 fn release<M: Dma>(mem: &M, tx: RingCfg, head: u32, n: u32) -> Result<(), crate::mem::BadDma> {
     for i in 0..n {
-        let at = tx.base
-            + ((head + i) % tx.num) as u64 * desc::SIZE as u64
-            + desc::TX_BDTP as u64;
+        let at = tx.base + ((head + i) % tx.num) as u64 * desc::SIZE as u64 + desc::TX_BDTP as u64;
         let mut b = [0u8; 2];
         mem.read(at, &mut b)?;
         let bits = u16::from_le_bytes(b) & !(1 << TXD_VLD_B);
@@ -630,7 +630,12 @@ pub fn owns(fw: &NicFw, mac: &[u8]) -> bool {
 /// multicast destination, and the functions owning a unicast one (none:
 /// dropped, there is no uplink).
 pub fn destinations(fws: &[Option<&NicFw>], from: usize, frame: &[u8]) -> Vec<usize> {
-    if fws.get(from).copied().flatten().is_some_and(|f| f.loopback != 0) {
+    if fws
+        .get(from)
+        .copied()
+        .flatten()
+        .is_some_and(|f| f.loopback != 0)
+    {
         return vec![from];
     }
     let Some(dst) = frame.get(0..6) else {
@@ -638,8 +643,6 @@ pub fn destinations(fws: &[Option<&NicFw>], from: usize, frame: &[u8]) -> Vec<us
     };
     (0..fws.len())
         .filter(|&i| i != from)
-        .filter(|&i| {
-            fws[i].is_some_and(|f| f.loopback == 0 && (dst[0] & 1 != 0 || owns(f, dst)))
-        })
+        .filter(|&i| fws[i].is_some_and(|f| f.loopback == 0 && (dst[0] & 1 != 0 || owns(f, dst))))
         .collect()
 }
