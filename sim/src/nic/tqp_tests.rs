@@ -371,11 +371,31 @@ fn a_full_rx_ring_drops_and_the_rx_head_doorbell_is_a_count() {
     let d0 = p.f[1].rx;
     assert_eq!(rd16(&p.mem, d0 + 12), 60 + 9, "pkt_len in BD 0");
     assert_eq!(p.f[1].bar.read32(0x80020), 1, "one BD left");
-    // The ring holds frames 2..8 then 9; the dropped one never appears.
-    for i in 2..8 {
+    // Three more cleaned (BDs 2..5) and refilled: writel(3): the model
+    // now has 1 + 3 free, whatever the driver's index (5).
+    for i in 2..5 {
         assert_eq!(p.f[1].rx_frame(&p.mem).map(|r| r.0), Some(f(i)));
     }
-    assert_eq!(p.f[1].rx_frame(&p.mem).map(|r| r.0), Some(f(9)));
+    for i in 2..5u64 {
+        let d = p.f[1].rx + i * 32;
+        p.mem.write(d + 28, &0u32.to_le_bytes()).unwrap();
+    }
+    p.f[1].bar.write32(0x8001c, 3);
+    for i in 10..14 {
+        let n = p.f[0].post(&p.mem, &[&f(i)]);
+        p.f[0].tx_doorbell(n);
+        p.poll();
+    }
+    assert_eq!(p.stats(1).rx_frames, 13, "all four placed");
+    assert_eq!(p.stats(1).rx_no_buf, 1);
+    assert_eq!(p.f[1].bar.read32(0x80018), 5, "RX tail");
+    assert_eq!(p.f[1].bar.read32(0x80020), 0, "RX FBDNUM");
+    // In ring order from the driver's next_to_clean (5); the dropped
+    // frame 8 never appears.
+    for i in [5, 6, 7, 9, 10, 11, 12, 13] {
+        assert_eq!(p.f[1].rx_frame(&p.mem).map(|r| r.0), Some(f(i)), "{i}");
+    }
+    assert_eq!(p.f[1].rx_frame(&p.mem), None);
 }
 
 #[test]
