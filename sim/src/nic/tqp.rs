@@ -235,6 +235,19 @@ struct Queue {
     rx_free: u32,
 }
 
+impl Queue {
+    /// Takes the RX doorbell: the count of descriptors the driver
+    /// refilled (`hns3_nic_alloc_rx_buffers` writes how many, not where),
+    /// added to the free ones.
+    fn take_refills(&mut self, bar: &Bar, base: u64, rx: RingCfg) {
+        let refilled = bar.take32(base + reg::RX_HEAD);
+        if refilled != 0 {
+            self.rx_free = (self.rx_free + refilled).min(rx.num);
+            bar.write32(base + reg::RX_FBDNUM, self.rx_free);
+        }
+    }
+}
+
 /// The queue pairs of one function.
 #[derive(Debug, Default)]
 pub struct Tqps {
@@ -374,11 +387,7 @@ impl Tqps {
             // CAST: n < tqp_num, a u16.
             let n = n as u16;
             let base = tqp_base(n);
-            let refilled = bar.take32(base + reg::RX_HEAD);
-            if refilled != 0 {
-                q.rx_free = (q.rx_free + refilled).min(rx.num);
-                bar.write32(base + reg::RX_FBDNUM, q.rx_free);
-            }
+            q.take_refills(bar, base, rx);
             let added = bar.take32(base + reg::TX_TAIL);
             q.tx_owed = (q.tx_owed + added).min(tx.num);
             let mut sent = false;
@@ -458,8 +467,7 @@ impl Tqps {
             return false;
         };
         let base = tqp_base(n);
-        let refilled = bar.take32(base + reg::RX_HEAD);
-        q.rx_free = (q.rx_free + refilled).min(rx.num);
+        q.take_refills(bar, base, rx);
         let size = buf_size(bar.read32(base + reg::RX_BD_LEN));
         let need = frame.len().div_ceil(size).max(1);
         if frame.is_empty() || need > q.rx_free as usize {
