@@ -73,6 +73,16 @@ pub mod reg {
     pub const EN: u64 = 0x90;
 }
 
+/// The bits of [`reg::TX_BD_NUM`]/[`reg::RX_BD_NUM`] the model reads:
+/// enough for hns3's largest ring (`HNS3_RING_MAX_PENDING`, 32760
+/// descriptors: 4094).
+pub const BD_NUM_MASK: u32 = 0xfff;
+
+/// The longest frame the model gathers from a TX ring: hns3's largest
+/// TSO frame (`HNS3_MAX_TSO_SIZE`) with room for its headers. A longer
+/// one means a corrupt ring; it is treated as bad DMA.
+pub const TX_MAX_FRAME: usize = (1 << 20) + 256;
+
 /// The enable bit of [`reg::EN`] (`HNS3_RING_EN_B`).
 pub const RING_EN_B: u32 = 0;
 
@@ -268,7 +278,7 @@ fn le16(d: &[u8; desc::SIZE], off: usize) -> u16 {
 fn ring_cfg(bar: &Bar, base: u64, l: u64, h: u64, num: u64) -> RingCfg {
     RingCfg {
         base: (bar.read32(base + h) as u64) << 32 | bar.read32(base + l) as u64,
-        num: ((bar.read32(base + num) & 0x3ff) + 1) * 8,
+        num: ((bar.read32(base + num) & BD_NUM_MASK) + 1) * 8,
     }
 }
 
@@ -553,7 +563,8 @@ impl Tqps {
 enum Gather {
     /// No complete frame at the head (a descriptor before FE lacks VLD).
     NotReady,
-    /// A descriptor or buffer outside guest RAM.
+    /// A descriptor or buffer outside guest RAM, or a frame longer
+    /// than [`TX_MAX_FRAME`].
     BadDma,
 }
 
@@ -572,6 +583,9 @@ fn gather<M: Dma>(mem: &M, tx: RingCfg, head: u32) -> Result<(Vec<u8>, u32), Gat
         let addr = u64::from_le_bytes(d[desc::ADDR..desc::ADDR + 8].try_into().unwrap_or([0; 8]));
         let len = le16(&d, desc::TX_SEND_SIZE) as usize;
         let start = bytes.len();
+        if start + len > TX_MAX_FRAME {
+            return Err(Gather::BadDma);
+        }
         bytes.resize(start + len, 0);
         mem.read(addr, &mut bytes[start..])
             .map_err(|_| Gather::BadDma)?;
