@@ -412,7 +412,20 @@ impl Tqps {
                         q.tx_owed = 0;
                         break;
                     }
-                    Err(Gather::NotReady) => break,
+                    Err(Gather::NotReady) => {
+                        if q.tx_owed != 0 {
+                            // The driver rings after writing the
+                            // descriptors, so a count with nothing VLD
+                            // behind it is for frames already taken
+                            // without it (TX_STABLE): drop it.
+                            trace.note(&format!(
+                                "tqp {n} tx: {} BDs announced, none VLD at head {}",
+                                q.tx_owed, q.tx_head
+                            ));
+                            q.tx_owed = 0;
+                        }
+                        break;
+                    }
                 };
                 let (bytes, bds) = frame;
                 if q.tx_owed == 0 {
