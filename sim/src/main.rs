@@ -243,7 +243,11 @@ fn serve(listeners: &[UnixListener], a: &Args) -> Result<Vec<fw::Stats>, String>
     loop {
         let t = Instant::now();
         passes += 1;
-        if device::poll_all(&mut devs) | nic::poll_all(&mut nics, &bars, &ram) {
+        if device::poll_all(&mut devs)
+            | nic::poll_all(&mut nics, &bars, &ram, t, &mut |n, v| {
+                peers[n].raise(v as usize)
+            })
+        {
             busy += t.elapsed();
             idle_since = Instant::now();
             continue;

@@ -170,6 +170,25 @@ impl Bar {
         u64::from_le(word.swap(0, Ordering::SeqCst))
     }
 
+    /// Takes the 32-bit register at `off` as [`Bar::take64`] takes its
+    /// word: returns it and leaves 0 in one atomic exchange (a doorbell
+    /// that carries a count). Unaligned or out-of-range offsets read as 0.
+    pub fn take32(&self, off: u64) -> u32 {
+        if off + 4 > self.map.len() as u64 || !off.is_multiple_of(4) {
+            return 0;
+        }
+        // SAFETY: in bounds and 4-byte aligned (the mapping is page
+        // aligned); every access on our side of this word is atomic.
+        let word = unsafe {
+            &*self
+                .map
+                .ptr()
+                .add(off as usize)
+                .cast::<std::sync::atomic::AtomicU32>()
+        };
+        u32::from_le(word.swap(0, Ordering::SeqCst))
+    }
+
     /// Reads the 64-bit word at `off` without taking it (the rest of a
     /// direct WQE in a QP's page). Unaligned or out-of-range offsets read
     /// as 0.

@@ -7,12 +7,17 @@
 //! same CI/PI rules as the RoCE ring ([`crate::device::ring_state`],
 //! [`crate::device::new_ring_ready`]), with hclge's names: the driver
 //! moves the tail, the firmware the head. The commands' answers are in
-//! [`fw`]. Off unless hns-sim runs with `--set nic=hclge` ([`Mode`]).
+//! [`fw`]. The queue pairs hns3 sends and receives on, and the switch
+//! between the functions, are in [`tqp`]. Off unless hns-sim runs with
+//! `--set nic=hclge` ([`Mode`]).
 
 pub mod fw;
 pub mod op;
 #[cfg(test)]
 mod tests;
+pub mod tqp;
+#[cfg(test)]
+mod tqp_tests;
 
 use crate::cmq::{Desc, DESC_SIZE};
 use crate::device::{new_ring_ready, ring_state, RingState};
@@ -98,6 +103,8 @@ impl Mode {
 pub struct NicCmq {
     /// The firmware answering the commands.
     pub fw: fw::NicFw,
+    /// The function's queue pairs (`tqp_num` of them).
+    pub tqps: tqp::Tqps,
     /// Where the commands are written, `>` as received and `<` as answered.
     pub trace: Trace,
     /// The ring's base address and depth in descriptors, as last read.
@@ -127,6 +134,7 @@ impl NicCmq {
     /// A command queue with firmware `fw`, tracing to `trace`.
     pub fn new(fw: fw::NicFw, trace: Trace) -> Self {
         NicCmq {
+            tqps: tqp::Tqps::new(fw.cfg.tqp_num),
             fw,
             trace,
             ring: None,
@@ -273,7 +281,9 @@ impl NicCmq {
 /// use `roce_vectors[i]` MSI-X vectors each (QUERY_PF_RSRC reports them
 /// after the NIC's): none when off, so a boot without `--set nic=hclge`
 /// reads and writes nothing in BAR2 0x27000.. and writes no NIC trace.
-/// Device i traces to `OUT/nic-trace-i.txt`.
+/// Device i traces to `OUT/nic-trace-i.txt` and has the port address
+/// 00:18:2d:00:00:(i + 1), so that the switch ([`tqp::destinations`])
+/// tells the functions apart.
 pub fn attach(mode: Mode, out: &str, roce_vectors: &[u16]) -> Result<Vec<Option<NicCmq>>, String> {
     roce_vectors
         .iter()
@@ -283,23 +293,68 @@ pub fn attach(mode: Mode, out: &str, roce_vectors: &[u16]) -> Result<Vec<Option<
             Mode::Hclge => {
                 let trace = Trace::to_file(&format!("{out}/nic-trace-{i}.txt"), "")
                     .map_err(|e| format!("NIC trace: {e}"))?;
-                let cfg = fw::NicCfg {
+                let mut cfg = fw::NicCfg {
                     roce_vectors: roce,
                     ..fw::NicCfg::default()
                 };
+                // CAST: hns-sim serves a handful of functions, far below 255.
+                cfg.mac[5] = (i as u8).wrapping_add(1);
                 Ok(Some(NicCmq::new(fw::NicFw::new(cfg), trace)))
             }
         })
         .collect()
 }
 
-/// One pass over every device's NIC command queue (`bars[i]` is device
-/// i's BAR2); returns whether any had work.
-pub fn poll_all<M: Dma>(nics: &mut [Option<NicCmq>], bars: &[Bar], mem: &M) -> bool {
+/// One pass over every device's NIC command queue and queue pairs
+/// (`bars[i]` is device i's BAR2): answers the commands, sends what the TX
+/// rings hold across the switch into the RX rings, then raises the
+/// vectors of the rings that completed or received (`raise(i, v)`: MSI-X
+/// vector v of device i). Returns whether any had work.
+pub fn poll_all<M: Dma, B: std::borrow::Borrow<Bar>>(
+    nics: &mut [Option<NicCmq>],
+    bars: &[B],
+    mem: &M,
+    now: std::time::Instant,
+    raise: &mut dyn FnMut(usize, u16),
+) -> bool {
     let mut did = false;
-    for (q, bar) in nics.iter_mut().zip(bars) {
+    let mut sent = vec![];
+    for (i, (q, bar)) in nics.iter_mut().zip(bars).enumerate() {
+        let bar = bar.borrow();
         if let Some(q) = q {
             did |= q.poll(bar, mem);
+            let (frames, done) = q.tqps.poll_tx(bar, mem, now, &mut q.trace);
+            for n in done {
+                q.tqps.event(&q.fw, 0, n);
+            }
+            did |= !frames.is_empty();
+            sent.extend(frames.into_iter().map(|(_, f)| (i, f)));
+        }
+    }
+    for (from, frame) in sent {
+        let fws: Vec<Option<&fw::NicFw>> = nics.iter().map(|q| q.as_ref().map(|q| &q.fw)).collect();
+        let to = tqp::destinations(&fws, from, &frame);
+        for d in to {
+            let (Some(Some(q)), Some(bar)) = (nics.get_mut(d), bars.get(d)) else {
+                continue;
+            };
+            let bar = bar.borrow();
+            match q.tqps.rx_queue() {
+                Some(n) => {
+                    if q.tqps.receive(bar, mem, n, &frame, &mut q.trace) {
+                        q.tqps.event(&q.fw, 1, n);
+                    }
+                }
+                None => q.tqps.stats.rx_down += 1,
+            }
+        }
+    }
+    for (i, (q, bar)) in nics.iter_mut().zip(bars).enumerate() {
+        if let Some(q) = q {
+            q.tqps.raise_pending(bar.borrow(), &mut |v| raise(i, v));
+            if did {
+                q.trace.flush();
+            }
         }
     }
     did
@@ -314,6 +369,11 @@ pub fn finish(nics: &mut [Option<NicCmq>]) {
             eprintln!(
                 "hns-sim[{i}]: NIC command queue: {total} commands, {} opcodes",
                 q.fw.counts.len()
+            );
+            let t = q.tqps.stats;
+            eprintln!(
+                "hns-sim[{i}]: NIC queues: {} frames sent ({} BDs, {} found without a doorbell), {} received, {} dropped for no RX buffer, {} for a disabled ring, {} bad DMA",
+                t.tx_frames, t.tx_bds, t.tx_found, t.rx_frames, t.rx_no_buf, t.rx_down, t.bad_dma
             );
         }
     }
