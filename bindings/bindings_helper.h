@@ -4,6 +4,7 @@
  * time. Only the rdma layer (rdma.rs, rdma/) may use what comes out of them.
  */
 #include <rdma/ib_verbs.h>
+#include <rdma/ib_cache.h>
 #include <rdma/ib_mad.h>
 #include <rdma/ib_umem.h>
 #include <rdma/iter.h>

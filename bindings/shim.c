@@ -59,6 +59,19 @@ void hns_shim_get_layout(struct hns_shim_layout *l)
 	l->shim_cq_rs_cq = offsetof(struct hns_shim_cq, rs_cq);
 	l->shim_qp_rs_qp = offsetof(struct hns_shim_qp, rs_qp);
 	l->shim_srq_rs_srq = offsetof(struct hns_shim_srq, rs_srq);
+	l->shim_srq_srqn = offsetof(struct hns_shim_srq, srqn);
+	l->shim_ah_av = offsetof(struct hns_shim_ah, av);
+	l->ib_device_ops_create_qp = offsetof(const struct ib_device_ops, create_qp);
+	l->ib_device_ops_modify_qp = offsetof(const struct ib_device_ops, modify_qp);
+	l->ib_device_ops_query_qp = offsetof(const struct ib_device_ops, query_qp);
+	l->ib_device_ops_destroy_qp =
+		offsetof(const struct ib_device_ops, destroy_qp);
+	l->ib_device_ops_create_ah = offsetof(const struct ib_device_ops, create_ah);
+	l->ib_device_ops_create_user_ah =
+		offsetof(const struct ib_device_ops, create_user_ah);
+	l->ib_device_ops_query_ah = offsetof(const struct ib_device_ops, query_ah);
+	l->ib_device_ops_destroy_ah =
+		offsetof(const struct ib_device_ops, destroy_ah);
 }
 
 /*
@@ -402,60 +415,6 @@ struct hns_shim_xrcd {
 	struct ib_xrcd ibxrcd;
 	u32 xrcdn;
 };
-
-struct hns_shim_ah {
-	struct ib_ah ibah;
-	struct hns_shim_av av;
-};
-
-static int hns_shim_create_ah(struct ib_ah *ibah,
-			      struct rdma_ah_init_attr *init_attr,
-			      struct ib_udata *udata)
-{
-	struct hns_shim_ah *ah = container_of(ibah, struct hns_shim_ah, ibah);
-	struct rdma_ah_attr *attr = init_attr->ah_attr;
-	const struct ib_global_route *grh = rdma_ah_read_grh(attr);
-	struct hns_shim_dev *sdev = to_sdev(ibah->device);
-	struct hns_shim_ah_in in = {};
-
-	in.port = rdma_ah_get_port_num(attr);
-	in.sgid_index = grh->sgid_index;
-	in.static_rate = rdma_ah_get_static_rate(attr) != 0;
-	in.hop_limit = grh->hop_limit;
-	in.flow_label = grh->flow_label;
-	in.traffic_class = grh->traffic_class;
-	in.sl = rdma_ah_get_sl(attr);
-	in.roce_v2 = grh->sgid_attr->gid_type == IB_GID_TYPE_ROCE_UDP_ENCAP;
-	in.user = udata != NULL;
-	memcpy(in.dgid, grh->dgid.raw, sizeof(in.dgid));
-	memcpy(in.dmac, attr->roce.dmac, ETH_ALEN);
-	in.random_sport = get_random_u32_inclusive(IB_ROCE_UDP_ENCAP_VALID_PORT_MIN,
-						   IB_ROCE_UDP_ENCAP_VALID_PORT_MAX);
-	in.vlan_id = 0xffff;
-	in.l2_ret = rdma_read_gid_l2_fields(grh->sgid_attr, &in.vlan_id, NULL);
-
-	return HNS_RS_OP(sdev, create_ah, &in, udata, &ah->av);
-}
-
-static int hns_shim_query_ah(struct ib_ah *ibah, struct rdma_ah_attr *attr)
-{
-	struct hns_shim_av *av = &container_of(ibah, struct hns_shim_ah,
-					       ibah)->av;
-
-	memset(attr, 0, sizeof(*attr));
-	rdma_ah_set_sl(attr, av->sl);
-	rdma_ah_set_port_num(attr, av->port);
-	rdma_ah_set_static_rate(attr, av->stat_rate);
-	rdma_ah_set_grh(attr, NULL, av->flowlabel, av->gid_index,
-			av->hop_limit, av->tclass);
-	rdma_ah_set_dgid_raw(attr, av->dgid);
-	return 0;
-}
-
-static int hns_shim_destroy_ah(struct ib_ah *ibah, u32 flags)
-{
-	return 0;
-}
 
 static int hns_shim_query_device(struct ib_device *ibdev,
 				 struct ib_device_attr *props,
@@ -835,6 +794,39 @@ static void *hns_shim_udata_uctx(struct ib_udata *udata)
 					 ibuctx)->rs_uctx;
 }
 
+void *hns_shim_udata_ctx(struct ib_udata *udata, struct ib_ucontext **ibuctx,
+			 u32 *config)
+{
+	struct hns_shim_uctx *uctx =
+		rdma_udata_to_drv_context(udata, struct hns_shim_uctx, ibuctx);
+
+	*ibuctx = &uctx->ibuctx;
+	*config = uctx->config;
+	return uctx->rs_uctx;
+}
+
+bool hns_shim_cap_eth_ah(struct ib_device *ibdev, u32 port)
+{
+	return rdma_cap_eth_ah(ibdev, port);
+}
+
+u32 hns_shim_random_u32_inclusive(u32 lo, u32 hi)
+{
+	return get_random_u32_inclusive(lo, hi);
+}
+
+bool hns_shim_port_ndev(struct ib_device *ibdev, u32 *mtu, u8 *mac)
+{
+	struct net_device *ndev = ib_device_get_netdev(ibdev, 1);
+
+	if (!ndev)
+		return false;
+	*mtu = iboe_get_mtu(ndev->mtu);
+	ether_addr_copy(mac, ndev->dev_addr);
+	dev_put(ndev);
+	return true;
+}
+
 /*
  * A kernel CQ, or a user CQ: the driver reads libhns's request from the
  * udata and answers in it.
@@ -1001,214 +993,6 @@ static int hns_shim_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr)
 	attr->max_sge = a.max_sge;
 	attr->srq_limit = a.srq_limit;
 	return 0;
-}
-
-/* The address vector of an AH (UD sends). */
-const struct hns_shim_av *hns_shim_ah_av(struct ib_ah *ibah)
-{
-	return ibah ? &container_of(ibah, struct hns_shim_ah, ibah)->av : NULL;
-}
-
-static void *hns_shim_rs_cq(struct ib_cq *ibcq)
-{
-	return ibcq ? container_of(ibcq, struct hns_shim_cq, ibcq)->rs_cq : NULL;
-}
-
-static int hns_shim_create_qp(struct ib_qp *ibqp,
-			      struct ib_qp_init_attr *init_attr,
-			      struct ib_udata *udata)
-{
-	struct hns_shim_qp *qp = container_of(ibqp, struct hns_shim_qp, ibqp);
-	struct hns_shim_qp_init in = {};
-	struct hns_shim_uctx *uctx = NULL;
-	u32 qpn = 0;
-	int ret;
-
-	if (udata) {
-		uctx = rdma_udata_to_drv_context(udata, struct hns_shim_uctx,
-						 ibuctx);
-		in.uctx_config = uctx->config;
-	}
-	in.qp_type = init_attr->qp_type;
-	in.port = init_attr->port_num;
-	in.pdn = ibqp->pd ? hns_shim_pd_pdn(ibqp->pd) : 0;
-	in.sq_sig_type = init_attr->sq_sig_type;
-	in.create_flags = init_attr->create_flags;
-	in.max_send_wr = init_attr->cap.max_send_wr;
-	in.max_recv_wr = init_attr->cap.max_recv_wr;
-	in.max_send_sge = init_attr->cap.max_send_sge;
-	in.max_recv_sge = init_attr->cap.max_recv_sge;
-	in.max_inline_data = init_attr->cap.max_inline_data;
-	in.has_srq = init_attr->srq != NULL;
-	if (init_attr->srq)
-		in.srqn = container_of(init_attr->srq, struct hns_shim_srq,
-				       ibsrq)->srqn;
-	in.has_xrcd = init_attr->xrcd != NULL;
-	if (init_attr->xrcd)
-		in.xrcdn = hns_shim_xrcd_xrcdn(init_attr->xrcd);
-	ret = HNS_RS_OP(to_sdev(ibqp->device), create_qp, ibqp,
-			udata ? hns_shim_udata_uctx(udata) : NULL,
-			udata ? &uctx->ibuctx : NULL, udata, &in,
-			hns_shim_rs_cq(init_attr->send_cq),
-			hns_shim_rs_cq(init_attr->recv_cq), &qp->rs_qp, &qpn);
-	if (ret)
-		return ret;
-	init_attr->cap.max_send_wr = in.max_send_wr;
-	init_attr->cap.max_recv_wr = in.max_recv_wr;
-	init_attr->cap.max_recv_sge = in.max_recv_sge;
-	init_attr->cap.max_inline_data = in.max_inline_data;
-	ibqp->qp_num = qpn;
-	return 0;
-}
-
-/* The address vector of a modify, as hns_roce_v2_set_path reads it. */
-static void hns_shim_qp_av(struct ib_qp *ibqp, const struct ib_qp_attr *attr,
-			   int mask, struct hns_shim_qp_attr *a)
-{
-	const struct ib_global_route *grh = rdma_ah_read_grh(&attr->ah_attr);
-	u32 port = mask & IB_QP_PORT ? attr->port_num : 1;
-
-	memcpy(a->dmac, attr->ah_attr.roce.dmac, ETH_ALEN);
-	a->av_roce = attr->ah_attr.type == RDMA_AH_ATTR_TYPE_ROCE;
-	a->av_grh = rdma_cap_eth_ah(ibqp->device, port) &&
-		    (rdma_ah_get_ah_flags(&attr->ah_attr) & IB_AH_GRH);
-	a->sgid_index = grh->sgid_index;
-	a->hop_limit = grh->hop_limit;
-	a->traffic_class = grh->traffic_class;
-	a->flow_label = grh->flow_label;
-	a->sl = rdma_ah_get_sl(&attr->ah_attr);
-	memcpy(a->dgid, grh->dgid.raw, sizeof(a->dgid));
-	a->vlan_id = 0xffff;
-	a->gid_type = grh->sgid_attr ? grh->sgid_attr->gid_type : IB_GID_TYPE_IB;
-	if (a->av_grh && grh->sgid_attr)
-		a->l2_ret = rdma_read_gid_l2_fields(grh->sgid_attr,
-						    &a->vlan_id, NULL);
-}
-
-static int hns_shim_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
-			      int mask, struct ib_udata *udata)
-{
-	struct hns_shim_qp *qp = container_of(ibqp, struct hns_shim_qp, ibqp);
-	struct hns_shim_dev *sdev = to_sdev(ibqp->device);
-	struct hns_shim_qp_attr a = {};
-	struct net_device *ndev;
-
-	a.mask = mask;
-	a.qp_state = attr->qp_state;
-	a.cur_qp_state = attr->cur_qp_state;
-	a.port_num = attr->port_num;
-	a.pkey_index = attr->pkey_index;
-	a.qkey = attr->qkey;
-	a.sq_psn = attr->sq_psn;
-	a.rq_psn = attr->rq_psn;
-	a.dest_qp_num = attr->dest_qp_num;
-	a.timeout = attr->timeout;
-	a.retry_cnt = attr->retry_cnt;
-	a.rnr_retry = attr->rnr_retry;
-	a.min_rnr_timer = attr->min_rnr_timer;
-	a.max_rd_atomic = attr->max_rd_atomic;
-	a.max_dest_rd_atomic = attr->max_dest_rd_atomic;
-	a.access = attr->qp_access_flags;
-	a.path_mtu = attr->path_mtu;
-	if (mask & IB_QP_AV)
-		hns_shim_qp_av(ibqp, attr, mask, &a);
-	if (udata) {
-		a.udata = true;
-		a.uctx_config = rdma_udata_to_drv_context(udata,
-				struct hns_shim_uctx, ibuctx)->config;
-	}
-	ndev = ib_device_get_netdev(ibqp->device, 1);
-	if (ndev) {
-		a.active_mtu = iboe_get_mtu(ndev->mtu);
-		a.dmac_local = ether_addr_equal_unaligned(a.dmac,
-							  ndev->dev_addr);
-		dev_put(ndev);
-	}
-	return HNS_RS_OP(sdev, modify_qp, qp->rs_qp, &a, udata);
-}
-
-static int hns_shim_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
-			     int mask, struct ib_qp_init_attr *init)
-{
-	struct hns_shim_qp *qp = container_of(ibqp, struct hns_shim_qp, ibqp);
-	struct hns_shim_qp_query q = {};
-	struct ib_global_route *grh;
-	int ret;
-
-	memset(attr, 0, sizeof(*attr));
-	memset(init, 0, sizeof(*init));
-	ret = HNS_RS_OP(to_sdev(ibqp->device), query_qp, qp->rs_qp, &q);
-	if (ret)
-		return ret;
-	attr->qp_state = q.state;
-	if (q.queried) {
-		attr->path_mtu = q.path_mtu;
-		attr->path_mig_state = IB_MIG_ARMED;
-		attr->ah_attr.type = RDMA_AH_ATTR_TYPE_ROCE;
-		attr->qkey = q.qkey;
-		attr->rq_psn = q.rq_psn;
-		attr->sq_psn = q.sq_psn;
-		attr->dest_qp_num = q.dest_qp_num;
-		attr->qp_access_flags = q.access;
-		if (q.grh) {
-			grh = rdma_ah_retrieve_grh(&attr->ah_attr);
-			rdma_ah_set_sl(&attr->ah_attr, q.sl);
-			rdma_ah_set_port_num(&attr->ah_attr, 1);
-			rdma_ah_set_ah_flags(&attr->ah_attr, IB_AH_GRH);
-			grh->flow_label = q.flow_label;
-			grh->sgid_index = q.sgid_index;
-			grh->hop_limit = q.hop_limit;
-			grh->traffic_class = q.traffic_class;
-			memcpy(grh->dgid.raw, q.dgid, sizeof(grh->dgid.raw));
-		}
-		attr->port_num = 1;
-		attr->sq_draining = 0;
-		attr->max_rd_atomic = q.max_rd_atomic;
-		attr->max_dest_rd_atomic = q.max_dest_rd_atomic;
-		attr->min_rnr_timer = q.min_rnr_timer;
-		attr->timeout = q.timeout;
-		attr->retry_cnt = q.retry_cnt;
-		attr->rnr_retry = q.rnr_retry;
-	}
-	attr->cur_qp_state = attr->qp_state;
-	attr->cap.max_recv_wr = q.max_recv_wr;
-	attr->cap.max_recv_sge = q.max_recv_sge;
-	attr->cap.max_inline_data = q.max_inline_data;
-	attr->cap.max_send_wr = q.max_send_wr;
-	attr->cap.max_send_sge = q.max_send_sge;
-	init->qp_context = ibqp->qp_context;
-	init->qp_type = ibqp->qp_type;
-	init->recv_cq = ibqp->recv_cq;
-	init->send_cq = ibqp->send_cq;
-	init->srq = ibqp->srq;
-	init->cap = attr->cap;
-	init->sq_sig_type = q.sq_sig_type;
-	return 0;
-}
-
-static int hns_shim_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
-{
-	struct hns_shim_qp *qp = container_of(ibqp, struct hns_shim_qp, ibqp);
-
-	HNS_RS_OP(to_sdev(ibqp->device), destroy_qp, qp->rs_qp);
-	return 0;
-}
-
-static int hns_shim_modify_qp_counted(struct ib_qp *ibqp,
-				      struct ib_qp_attr *attr, int mask,
-				      struct ib_udata *udata)
-{
-	return hns_shim_count_err(ibqp->device,
-				  hns_shim_modify_qp(ibqp, attr, mask, udata),
-				  HNS_SHIM_VERB_QP_MODIFY);
-}
-
-/* The move to ERR of a QP whose work must be flushed (deferred work). */
-int hns_shim_qp_to_err(struct ib_qp *ibqp)
-{
-	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
-
-	return hns_shim_modify_qp_counted(ibqp, &attr, IB_QP_STATE, NULL);
 }
 
 /* An MR: the Rust MR behind `rs_mr`. */
@@ -1470,15 +1254,6 @@ static int hns_shim_req_notify_cq(struct ib_cq *ibcq,
 	return to_sdev(ibcq->device)->ops->req_notify_cq(ibcq, (u32)flags);
 }
 
-static int hns_shim_create_ah_counted(struct ib_ah *ibah,
-				      struct rdma_ah_init_attr *init_attr,
-				      struct ib_udata *udata)
-{
-	return hns_shim_count_err(ibah->device,
-				  hns_shim_create_ah(ibah, init_attr, udata),
-				  HNS_SHIM_VERB_AH_CREATE);
-}
-
 static int hns_shim_alloc_ucontext_counted(struct ib_ucontext *uctx,
 					   struct ib_udata *udata)
 {
@@ -1517,15 +1292,6 @@ static int hns_shim_modify_cq_counted(struct ib_cq *ibcq, u16 count,
 	return hns_shim_count_err(ibcq->device,
 				  hns_shim_modify_cq(ibcq, count, period),
 				  HNS_SHIM_VERB_CQ_MODIFY);
-}
-
-static int hns_shim_create_qp_counted(struct ib_qp *ibqp,
-				      struct ib_qp_init_attr *init_attr,
-				      struct ib_udata *udata)
-{
-	return hns_shim_count_err(ibqp->device,
-				  hns_shim_create_qp(ibqp, init_attr, udata),
-				  HNS_SHIM_VERB_QP_CREATE);
 }
 
 static int hns_shim_create_srq_counted(struct ib_srq *ibsrq,
@@ -1586,10 +1352,6 @@ static const struct ib_device_ops hns_shim_dev_ops = {
 
 	.get_dev_fw_str = hns_shim_fw_str,
 	.req_notify_cq = hns_shim_req_notify_cq,
-	.create_ah = hns_shim_create_ah_counted,
-	.create_user_ah = hns_shim_create_ah_counted,
-	.destroy_ah = hns_shim_destroy_ah,
-	.query_ah = hns_shim_query_ah,
 	.add_gid = hns_shim_add_gid,
 	.del_gid = hns_shim_del_gid,
 	.alloc_pd = hns_shim_alloc_pd,
@@ -1609,10 +1371,6 @@ static const struct ib_device_ops hns_shim_dev_ops = {
 	.create_cq = hns_shim_create_cq_counted,
 	.destroy_cq = hns_shim_destroy_cq,
 	.modify_cq = hns_shim_modify_cq_counted,
-	.create_qp = hns_shim_create_qp_counted,
-	.modify_qp = hns_shim_modify_qp_counted,
-	.destroy_qp = hns_shim_destroy_qp,
-	.query_qp = hns_shim_query_qp,
 	.get_dma_mr = hns_shim_get_dma_mr,
 	.reg_user_mr = hns_shim_reg_user_mr_counted,
 	.dereg_mr = hns_shim_dereg_mr,
@@ -1702,6 +1460,7 @@ int hns_shim_register_ibdev(struct ib_device *ibdev,
 	 * it is given of each name).
 	 */
 	ib_set_device_ops(ibdev, to_sdev(ibdev)->ops->datapath);
+	ib_set_device_ops(ibdev, to_sdev(ibdev)->ops->qp_ah);
 	if (reg->srq) {
 		ib_set_device_ops(ibdev, to_sdev(ibdev)->ops->srq_datapath);
 		ib_set_device_ops(ibdev, &hns_shim_srq_ops);

@@ -51,6 +51,16 @@ struct hns_shim_layout {
 	u32 shim_cq_rs_cq;
 	u32 shim_qp_rs_qp;
 	u32 shim_srq_rs_srq;
+	u32 shim_srq_srqn;
+	u32 shim_ah_av;
+	u32 ib_device_ops_create_qp;
+	u32 ib_device_ops_modify_qp;
+	u32 ib_device_ops_query_qp;
+	u32 ib_device_ops_destroy_qp;
+	u32 ib_device_ops_create_ah;
+	u32 ib_device_ops_create_user_ah;
+	u32 ib_device_ops_query_ah;
+	u32 ib_device_ops_destroy_ah;
 };
 
 void hns_shim_get_layout(struct hns_shim_layout *l);
@@ -144,6 +154,12 @@ struct hns_shim_cq {
 struct hns_shim_qp {
 	struct ib_qp ibqp;
 	void *rs_qp;
+};
+
+/* An AH: room for the Rust address vector (rdma/ib/ah.rs checks it fits). */
+struct hns_shim_ah {
+	struct ib_ah ibah;
+	u64 av[6];
 };
 
 /* An SRQ: the Rust SRQ behind `rs_srq`, its number for the QPs on it. */
@@ -240,44 +256,6 @@ bool hns_shim_swap_last_port_state(struct ib_device *ibdev, u32 state);
 /* Dispatches an event (an enum ib_event_type) on port 1. */
 void hns_shim_dispatch_port_event(struct ib_device *ibdev, u32 event);
 
-/* What create_ah reads from the attributes (the shim fills it). */
-struct hns_shim_ah_in {
-	u8 port;
-	u8 sgid_index;
-	u8 static_rate;
-	u8 hop_limit;
-	u32 flow_label;
-	u8 traffic_class;
-	u8 sl;
-	u8 roce_v2;
-	u8 user;
-	u8 dgid[16];
-	u8 dmac[6];
-	u16 random_sport;
-	/* The source GID's VLAN (rdma_read_gid_l2_fields: 0xffff for none)
-	 * and that call's return value.
-	 */
-	u16 vlan_id;
-	int l2_ret;
-};
-
-/* The software address vector of an AH (struct hns_roce_av). */
-struct hns_shim_av {
-	u8 port;
-	u8 gid_index;
-	u8 stat_rate;
-	u8 hop_limit;
-	u32 flowlabel;
-	u16 udp_sport;
-	u8 sl;
-	u8 tclass;
-	u8 dgid[16];
-	u8 mac[6];
-	u16 vlan_id;
-	u8 vlan_en;
-	u8 tc_mode;
-};
-
 /* Registration parameters. */
 struct hns_shim_reg {
 	struct device *parent;
@@ -310,129 +288,6 @@ struct hns_shim_reg {
 	u32 num_stats;
 	bool frmr;
 	bool rereg;
-};
-
-/* A kernel QP request (struct ib_qp_init_attr); the capacities come back
- * updated to what the QP got.
- */
-struct hns_shim_qp_init {
-	u32 qp_type;
-	u32 port;
-	u32 pdn;
-	u32 sq_sig_type;
-	u32 create_flags;
-	u32 max_send_wr;
-	u32 max_recv_wr;
-	u32 max_send_sge;
-	u32 max_recv_sge;
-	u32 max_inline_data;
-	bool has_srq;
-	bool has_xrcd;
-	/* The SRQ's number when has_srq. */
-	u32 srqn;
-	/* The XRC domain's number when has_xrcd (XRC targets). */
-	u32 xrcdn;
-	/* A user QP: the user context's config (the shim's), then what the
-	 * rdma layer read from the udata (struct hns_roce_ib_create_qp) and
-	 * what its lengths allow; cap_flags is the answer (HNS_ROCE_QP_CAP_*).
-	 */
-	bool user;
-	bool user_sdb;
-	bool user_resp;
-	/* What validating the request returned (0, or -EOPNOTSUPP for
-	 * unknown bits): the driver reports it where C does, after the RQ
-	 * size check.
-	 */
-	int copy_ret;
-	u32 uctx_config;
-	u8 log_sq_bb_count;
-	u8 log_sq_stride;
-	u64 buf_addr;
-	u64 db_addr;
-	u64 sdb_addr;
-	u64 comp_mask;
-	u64 cong_type_flags;
-	u64 cap_flags;
-	/* With HNS_ROCE_QP_CAP_DIRECT_WQE in cap_flags: the mmap offset of
-	 * the QP's direct WQE page.
-	 */
-	u64 dwqe_mmap_key;
-};
-
-/* The struct ib_qp_attr fields of a modify, and what only the core and the
- * netdev know.
- */
-struct hns_shim_qp_attr {
-	u32 mask;
-	u32 qp_state;
-	u32 cur_qp_state;
-	u32 port_num;
-	u32 pkey_index;
-	u32 qkey;
-	u32 sq_psn;
-	u32 rq_psn;
-	u32 dest_qp_num;
-	u32 timeout;
-	u32 retry_cnt;
-	u32 rnr_retry;
-	u32 min_rnr_timer;
-	u32 max_rd_atomic;
-	u32 max_dest_rd_atomic;
-	u32 access;
-	u32 path_mtu;
-	u32 active_mtu;
-	u8 dmac[6];
-	bool dmac_local;
-	/* IB_QP_AV: the GRH, the source GID's type and VLAN. */
-	bool av_grh;
-	bool av_roce;
-	u8 gid_type;
-	u8 sgid_index;
-	u8 hop_limit;
-	u8 traffic_class;
-	u8 sl;
-	u32 flow_label;
-	u8 dgid[16];
-	u16 vlan_id;
-	int l2_ret;
-	/* The modify came with udata (from user space), and the config of
-	 * that udata's user context (HNS_ROCE_*_FLAGS).
-	 */
-	bool udata;
-	u32 uctx_config;
-};
-
-/* What query_qp answers (filled by the driver); the path fields only with
- * queried set (the QP was not in RESET), the GRH ones only with grh.
- */
-struct hns_shim_qp_query {
-	bool queried;
-	bool grh;
-	u32 state;
-	u32 path_mtu;
-	u32 qkey;
-	u32 rq_psn;
-	u32 sq_psn;
-	u32 dest_qp_num;
-	u32 access;
-	u8 sl;
-	u8 sgid_index;
-	u8 hop_limit;
-	u8 traffic_class;
-	u32 flow_label;
-	u8 dgid[16];
-	u32 max_rd_atomic;
-	u32 max_dest_rd_atomic;
-	u8 min_rnr_timer;
-	u8 timeout;
-	u8 retry_cnt;
-	u8 rnr_retry;
-	u32 max_send_wr;
-	u32 max_recv_wr;
-	u32 max_send_sge;
-	u32 max_recv_sge;
-	u32 max_inline_data;
-	u32 sq_sig_type;
 };
 
 /* A CQ request (cqe, vector) and what the new CQ tells the core and
@@ -606,8 +461,15 @@ bool hns_shim_cq_armable(struct ib_cq *ibcq);
 void hns_shim_cq_event(struct ib_cq *ibcq);
 void hns_shim_qp_event(struct ib_qp *ibqp, enum ib_event_type type);
 void hns_shim_srq_event(struct ib_srq *ibsrq, enum ib_event_type type);
-int hns_shim_qp_to_err(struct ib_qp *ibqp);
-const struct hns_shim_av *hns_shim_ah_av(struct ib_ah *ibah);
+/* The Rust context behind a user verb's udata, its config and ib_ucontext. */
+void *hns_shim_udata_ctx(struct ib_udata *udata, struct ib_ucontext **ibuctx,
+			 u32 *config);
+bool hns_shim_cap_eth_ah(struct ib_device *ibdev, u32 port);
+u32 hns_shim_random_u32_inclusive(u32 lo, u32 hi);
+/* The MTU (an enum ib_mtu, iboe_get_mtu) and MAC of port 1's netdev: false
+ * when the port has none.
+ */
+bool hns_shim_port_ndev(struct ib_device *ibdev, u32 *mtu, u8 *mac);
 /* The Rust MR behind an MR of this driver. */
 void *hns_shim_mr_rs(struct ib_mr *ibmr);
 
@@ -660,6 +522,8 @@ struct hns_rs_ib_ops {
 	 */
 	const struct ib_device_ops *datapath;
 	const struct ib_device_ops *srq_datapath;
+	/* The QP and AH verbs, called by the RDMA core without the shim. */
+	const struct ib_device_ops *qp_ah;
 	/* The core's req_notify_cq through a shim function: its prototype has
 	 * an enum, whose kCFI type no Rust function can have; flags is that
 	 * enum's value.
@@ -703,7 +567,7 @@ struct hns_rs_ib_ops {
 	int (*alloc_xrcd)(void *rs, u32 *xrcdn);
 	void (*dealloc_xrcd)(void *rs, u32 xrcdn);
 	int (*query_counters)(void *rs, u64 *values, u32 num);
-	/* For create_cq, create_srq, create_qp, modify_qp and create_ah, a
+	/* For create_cq and create_srq, a
 	 * udata (NULL for kernel verbs) carries libhns's request, which the
 	 * driver reads, and its answer, which the driver writes.
 	 */
@@ -722,16 +586,6 @@ struct hns_rs_ib_ops {
 		void **mr, u32 *key, u64 *length);
 	int (*map_mr_sg)(void *rs, struct ib_mr *ibmr, void *mr,
 		struct scatterlist *sg, int sg_nents, unsigned int *sg_offset);
-	int (*create_ah)(void *rs, const struct hns_shim_ah_in *in,
-		struct ib_udata *udata, struct hns_shim_av *av);
-	int (*create_qp)(void *rs, struct ib_qp *ibqp, void *uctx,
-		struct ib_ucontext *ibuctx, struct ib_udata *udata,
-		struct hns_shim_qp_init *init,
-		void *send_cq, void *recv_cq, void **qp, u32 *qpn);
-	int (*modify_qp)(void *rs, void *qp,
-		const struct hns_shim_qp_attr *attr, struct ib_udata *udata);
-	void (*destroy_qp)(void *rs, void *qp);
-	int (*query_qp)(void *rs, void *qp, struct hns_shim_qp_query *q);
 	int (*create_srq)(void *rs, struct ib_srq *ibsrq, void *uctx,
 		struct ib_udata *udata,
 		struct hns_shim_srq_args *args, void **srq);

@@ -21,8 +21,11 @@
 //! What the types guarantee: a verb of the driver gets `&self` for the
 //! registered device and references to live objects of its own types; it
 //! cannot see an object after its destroy verb, nor the device after
-//! unregistration (which waits for every user). Plain-data requests and
-//! answers (`DevAttr`, `QpAttr`, ...) are the shim's flattened structs.
+//! unregistration (which waits for every user). The QP and AH verbs are
+//! ops the core calls without the shim too (`ib/qp.rs`, `ib/ah.rs`); their
+//! requests and answers (`QpInit`, `QpAttr`, `AhIn`, ...) are Rust types.
+//! Other plain-data requests and answers (`DevAttr`, ...) are the shim's
+//! flattened structs.
 
 use super::{
     raw, restrack, Hnae3Handle, IbCq, IbQp, IbSrq, NetDev, RecvChain, ResAttrs, ResRaw, SendChain,
@@ -41,6 +44,13 @@ use verbs::*;
 // The drain ops and the steps a driver's drain is made of.
 mod drain;
 pub(crate) use drain::Drain;
+// The QP and AH verbs, ops of their own the core calls without the shim.
+mod ah;
+pub(super) use ah::ah_av;
+pub(crate) use ah::{AddrVec, AhIn};
+mod qp;
+pub(super) use qp::modify_to_err;
+pub(crate) use qp::{QpAttr, QpInit, QpQuery};
 
 /// What `query_device` reports (plain data, filled by the driver).
 pub(crate) type DevAttr = raw::hns_shim_dev_attr;
@@ -65,11 +75,6 @@ pub(crate) struct UctxResp {
     /// The congestion types the device has (the uapi keeps 8 bits).
     pub(crate) congest_type: u32,
 }
-
-/// What `create_ah` was asked for (plain data, read by the shim).
-pub(crate) type AhIn = raw::hns_shim_ah_in;
-/// The software address vector of an AH (plain data, filled by the driver).
-pub(crate) type AddrVec = raw::hns_shim_av;
 
 /// GID types as the GMV table encodes them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -572,10 +577,6 @@ pub(crate) const MR_REREG_ACCESS: u32 = raw::ib_mr_rereg_flags_IB_MR_REREG_ACCES
 /// `IB_MR_TYPE_MEM_REG`: the only type of `ib_alloc_mr` this driver has.
 pub(crate) const MR_TYPE_MEM_REG: u32 = raw::ib_mr_type_IB_MR_TYPE_MEM_REG;
 
-/// A kernel QP request (`struct ib_qp_init_attr`, flattened by the shim).
-pub(crate) type QpInit = raw::hns_shim_qp_init;
-/// The attributes of a modify (`struct ib_qp_attr`, flattened by the shim).
-pub(crate) type QpAttr = raw::hns_shim_qp_attr;
 /// What a user modify answers (`struct hns_roce_ib_modify_qp_resp`),
 /// filled by the driver.
 #[derive(Clone, Copy, Debug, Default)]
@@ -587,8 +588,6 @@ pub(crate) struct QpModifyResp {
     /// The path's priority.
     pub(crate) priority: u8,
 }
-/// What `query_qp` answers (plain data, filled by the driver).
-pub(crate) type QpQuery = raw::hns_shim_qp_query;
 
 /// Builds the shim's table of ib_device entry points for driver `D`.
 pub(super) struct IbAdapter<D>(PhantomData<fn() -> D>);
@@ -621,6 +620,7 @@ impl<D: IbDriver> IbAdapter<D> {
     const OPS: raw::hns_rs_ib_ops = raw::hns_rs_ib_ops {
         datapath: &Self::DATAPATH,
         srq_datapath: &Self::SRQ_DATAPATH,
+        qp_ah: &qp::QpAhOps::<D>::OPS,
         req_notify_cq: Some(req_notify_cq::<D>),
         query_device: Some(query_device::<D>),
         query_port: Some(query_port::<D>),
@@ -646,11 +646,6 @@ impl<D: IbDriver> IbAdapter<D> {
         dereg_mr: Some(dereg_mr::<D>),
         alloc_mr: Some(alloc_mr::<D>),
         map_mr_sg: Some(map_mr_sg::<D>),
-        create_ah: Some(create_ah::<D>),
-        create_qp: Some(create_qp::<D>),
-        modify_qp: Some(modify_qp::<D>),
-        destroy_qp: Some(destroy_qp::<D>),
-        query_qp: Some(query_qp::<D>),
         create_srq: Some(create_srq::<D>),
         destroy_srq: Some(destroy_srq::<D>),
         modify_srq: Some(modify_srq::<D>),

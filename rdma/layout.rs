@@ -11,8 +11,9 @@ use super::raw;
 use core::mem::{align_of, offset_of, size_of};
 use kernel::prelude::*;
 use raw::{
-    hnae3_client, hnae3_handle, hnae3_roce_private_info as roce_info, hns_shim_cq, hns_shim_dev,
-    hns_shim_qp, hns_shim_srq, ib_cq, ib_device, ib_device_ops, ib_pd, ib_qp, ib_srq, ib_udata,
+    hnae3_client, hnae3_handle, hnae3_roce_private_info as roce_info, hns_shim_ah, hns_shim_cq,
+    hns_shim_dev, hns_shim_qp, hns_shim_srq, ib_cq, ib_device, ib_device_ops, ib_pd, ib_qp, ib_srq,
+    ib_udata,
 };
 
 /// One size or offset seen by C and by Rust: its name, the index of the C
@@ -167,6 +168,52 @@ static ITEMS: [LayoutItem; WORDS] = [
         "hns_shim_srq.rs_srq",
         shim_srq_rs_srq,
         offset_of!(hns_shim_srq, rs_srq)
+    ),
+    item!(
+        "hns_shim_srq.srqn",
+        shim_srq_srqn,
+        offset_of!(hns_shim_srq, srqn)
+    ),
+    item!("hns_shim_ah.av", shim_ah_av, offset_of!(hns_shim_ah, av)),
+    item!(
+        "ib_device_ops.create_qp",
+        ib_device_ops_create_qp,
+        offset_of!(ib_device_ops, create_qp)
+    ),
+    item!(
+        "ib_device_ops.modify_qp",
+        ib_device_ops_modify_qp,
+        offset_of!(ib_device_ops, modify_qp)
+    ),
+    item!(
+        "ib_device_ops.query_qp",
+        ib_device_ops_query_qp,
+        offset_of!(ib_device_ops, query_qp)
+    ),
+    item!(
+        "ib_device_ops.destroy_qp",
+        ib_device_ops_destroy_qp,
+        offset_of!(ib_device_ops, destroy_qp)
+    ),
+    item!(
+        "ib_device_ops.create_ah",
+        ib_device_ops_create_ah,
+        offset_of!(ib_device_ops, create_ah)
+    ),
+    item!(
+        "ib_device_ops.create_user_ah",
+        ib_device_ops_create_user_ah,
+        offset_of!(ib_device_ops, create_user_ah)
+    ),
+    item!(
+        "ib_device_ops.query_ah",
+        ib_device_ops_query_ah,
+        offset_of!(ib_device_ops, query_ah)
+    ),
+    item!(
+        "ib_device_ops.destroy_ah",
+        ib_device_ops_destroy_ah,
+        offset_of!(ib_device_ops, destroy_ah)
     ),
 ];
 

@@ -222,12 +222,7 @@ impl IbQp {
         let p = self.0.ok_or(EINVAL)?;
         // SAFETY: the `ib_qp` is live (type invariant); called from
         // process context.
-        let r = unsafe { raw::hns_shim_qp_to_err(p.as_ptr()) };
-        if r == 0 {
-            Ok(())
-        } else {
-            Err(Error::from_errno(r))
-        }
+        unsafe { super::ib::modify_to_err(p.as_ptr()) }
     }
 }
 
@@ -481,13 +476,10 @@ impl<'a, M: 'a> Iterator for SendChain<'a, M> {
                 // invariant).
                 let u = unsafe { &*p.cast::<raw::ib_ud_wr>() };
                 // SAFETY: a SEND of a UD or GSI QP names a live AH of this
-                // device (type invariant); the shim only offsets it.
-                let av = unsafe { raw::hns_shim_ah_av(u.ah) };
-                if !av.is_null() {
+                // device, or none (type invariant).
+                if let Some(av) = unsafe { super::ib::ah_av(u.ah) } {
                     out.ud = Some(UdWr {
-                        // SAFETY: non-null: the live AH's address vector,
-                        // plain data that may be copied bit for bit.
-                        av: unsafe { av.read() },
+                        av,
                         remote_qpn: u.remote_qpn,
                         remote_qkey: u.remote_qkey,
                     });

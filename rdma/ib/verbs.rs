@@ -9,14 +9,13 @@
 //! [`ForeignOwnable::into_foreign`].
 
 use super::{
-    AddrVec, AhIn, CqUreq, DevAttr, FailedVerb, GidEntry, IbDriver, MrReq, NetdevEvent, PortAttr,
-    PortEvents, QpAttr, QpInit, QpModifyResp, QpQuery, SgidType, SrqArgs, SrqAttr, SrqUreq,
-    UctxResp,
+    CqUreq, DevAttr, FailedVerb, GidEntry, IbDriver, MrReq, NetdevEvent, PortAttr, PortEvents,
+    SgidType, SrqArgs, SrqAttr, SrqUreq, UctxResp,
 };
 use crate::rdma::wr::nth_wr;
 use crate::rdma::{
-    raw, try_borrow, uabi, IbCq, IbQp, IbSrq, MmapCtx, NetDev, RecvChain, SendChain, UData,
-    UmemDev, UserCtx, WcArray,
+    raw, try_borrow, uabi, IbCq, IbSrq, NetDev, RecvChain, SendChain, UData, UmemDev, UserCtx,
+    WcArray,
 };
 use kernel::{
     ffi::{c_int, c_uint, c_void},
@@ -261,7 +260,7 @@ pub(in crate::rdma) type UctxBox<D> = Arc<<D as IbDriver>::Ucontext>;
 /// `ibdev` is the registered device the verb runs on, `uctx` null or a
 /// context from `alloc_ucontext` that outlives `'a`, and the
 /// caller runs a uverbs command of the context's process.
-unsafe fn user_ctx<'a, D: IbDriver>(
+pub(super) unsafe fn user_ctx<'a, D: IbDriver>(
     ibdev: *mut raw::ib_device,
     uctx: *mut c_void,
 ) -> Option<UserCtx<'a, D::Ucontext>> {
@@ -415,32 +414,6 @@ pub(super) unsafe extern "C" fn query_counters<D: IbDriver>(
         Ok(k) => k as c_int,
         Err(e) => e.to_errno(),
     }
-}
-
-/// Called by the shim's op.
-///
-/// # Safety
-///
-/// `rs` is the device's pointer (see [`drv`]); `req` and `av` are valid for
-/// the call; `udata` is null (a kernel AH) or the command's, in which the
-/// address vector's MAC, priority and TC mode are answered
-/// (`struct hns_roce_ib_create_ah_resp`).
-pub(super) unsafe extern "C" fn create_ah<D: IbDriver>(
-    rs: *mut c_void,
-    req: *const AhIn,
-    udata: *mut raw::ib_udata,
-    av: *mut AddrVec,
-) -> c_int {
-    // SAFETY: per the function's contract.
-    let (d, req, av, udata) = unsafe { (drv::<D>(rs), &*req, &mut *av, UData::from_raw(udata)) };
-    errno(d.create_ah(req, av).and_then(|()| match &udata {
-        Some(u) => u.respond(&uabi::CreateAhResp {
-            dmac: av.mac,
-            priority: av.sl,
-            tc_mode: av.tc_mode,
-        }),
-        None => Ok(()),
-    }))
 }
 
 /// Called by the shim's op.
@@ -710,7 +683,7 @@ pub(super) unsafe extern "C" fn create_cq<D: IbDriver>(
 /// A request read from `u` whose copy error the driver returns at the
 /// point of C's order of checks where C's copy fails: the copy's errno (0
 /// when it worked) and the request, all zero when the copy failed.
-fn read_deferred<T>(u: &UData<'_>) -> (c_int, T)
+pub(super) fn read_deferred<T>(u: &UData<'_>) -> (c_int, T)
 where
     T: uabi::UdataIn + FromBytes + AsBytes,
 {
@@ -745,31 +718,6 @@ fn srq_ureq(u: &UData<'_>) -> SrqUreq {
         que_addr: r.que_addr,
         req_cap_flags: r.req_cap_flags,
     }
-}
-
-/// Fills the user part of `init` from `u`: the request
-/// (`ib_copy_validate_udata_in_cm` up to `reserved`, with the congestion
-/// type bit; a request refused only for its `comp_mask` keeps its members,
-/// as C's copy does) and what the lengths allow.
-fn qp_ureq(u: &UData<'_>, init: &mut QpInit) {
-    let (copy_ret, r) = match read_deferred::<uabi::CreateQp>(u) {
-        (0, r) => (
-            errno(UData::check_cm(&r, uabi::CREATE_QP_MASK_CONGEST_TYPE)),
-            r,
-        ),
-        failed => failed,
-    };
-    init.user = true;
-    init.copy_ret = copy_ret;
-    init.user_resp = u.outlen() >= uabi::CreateQpResp::CAP_FLAGS_END;
-    init.user_sdb = init.user_resp && u.inlen() >= uabi::CreateQp::SDB_END;
-    init.log_sq_bb_count = r.log_sq_bb_count;
-    init.log_sq_stride = r.log_sq_stride;
-    init.buf_addr = r.buf_addr;
-    init.db_addr = r.db_addr;
-    init.sdb_addr = r.sdb_addr;
-    init.comp_mask = r.comp_mask;
-    init.cong_type_flags = r.cong_type_flags;
 }
 
 /// Called by the shim's op.
@@ -989,168 +937,6 @@ pub(super) unsafe extern "C" fn query_srq<D: IbDriver>(
 
 /// How a QP is owned while the shim holds it.
 pub(in crate::rdma) type QpBox<D> = Pin<KBox<<D as IbDriver>::Qp>>;
-
-/// Called by the shim's op.
-///
-/// # Safety
-///
-/// `rs` is the device's pointer; `init`, `qp` and `qpn` are valid for the
-/// call; `send_cq`/`recv_cq` are null or CQs from `create_cq` that
-/// outlive the QP (the RDMA core holds references on them); `ibqp` is the
-/// `ib_qp` being created on the registered device. For a user QP,
-/// `udata` is the command's udata, `uctx` the caller's context from
-/// `alloc_ucontext` and `ibuctx` its `ib_ucontext`, in the uverbs command
-/// of its process; for a kernel QP all three are null. A user QP is
-/// answered in the udata (`struct hns_roce_ib_create_qp_resp`); a failed
-/// answer destroys it again.
-pub(super) unsafe extern "C" fn create_qp<D: IbDriver>(
-    rs: *mut c_void,
-    ibqp: *mut raw::ib_qp,
-    uctx: *mut c_void,
-    ibuctx: *mut raw::ib_ucontext,
-    udata: *mut raw::ib_udata,
-    init: *mut QpInit,
-    send_cq: *mut c_void,
-    recv_cq: *mut c_void,
-    qp: *mut *mut c_void,
-    qpn: *mut u32,
-) -> c_int {
-    // SAFETY: per the function's contract.
-    let (d, init, udata) = unsafe { (drv::<D>(rs), &mut *init, UData::from_raw(udata)) };
-    if let Some(u) = &udata {
-        qp_ureq(u, init);
-    }
-    let user = if init.user {
-        // SAFETY: per the function's contract (`ibqp` is the QP being
-        // created on the registered device).
-        match unsafe { user_ctx::<D>((*ibqp).device, uctx) } {
-            // SAFETY: `ibuctx` is the command's context (the function's
-            // contract).
-            Some(u) => Some(u.with_mmap(unsafe { MmapCtx::from_raw(ibuctx) })),
-            None => return EINVAL.to_errno(),
-        }
-    } else {
-        None
-    };
-    // SAFETY: null or live CQs from `into_foreign` in `create_cq`
-    // (the function's contract).
-    let (scq, rcq) = unsafe {
-        (
-            try_borrow::<CqBox<D>>(send_cq),
-            try_borrow::<CqBox<D>>(recv_cq),
-        )
-    };
-    // SAFETY: the `ib_qp` being created; the driver drops every use of it
-    // before `destroy_qp` returns (table entry and flush work go
-    // first).
-    let Some(ibqp) = (unsafe { IbQp::new(ibqp) }) else {
-        return EINVAL.to_errno();
-    };
-    match d.create_qp(init, scq, rcq, ibqp, user) {
-        Ok((b, n)) => {
-            // The pinned box is taken back with `from_foreign` in
-            // `destroy_qp`.
-            let raw = b.into_foreign();
-            // SAFETY: valid for writing (the function's contract): `qp`
-            // is the container's `rs_qp`.
-            unsafe {
-                *qp = raw;
-                *qpn = n;
-            }
-            // SAFETY: `raw` is the box handed over just above, live until
-            // `destroy_qp`.
-            d.publish_qp(unsafe { QpBox::<D>::borrow(raw) }.get_ref());
-            if let Some(u) = &udata {
-                let resp = uabi::CreateQpResp {
-                    cap_flags: init.cap_flags,
-                    dwqe_mmap_key: init.dwqe_mmap_key,
-                };
-                if let Err(e) = u.respond(&resp) {
-                    // SAFETY: `raw` is the box handed over above, live; after
-                    // an error the shim does not use `rs_qp`.
-                    unsafe { destroy_qp::<D>(rs, raw) };
-                    return e.to_errno();
-                }
-            }
-            0
-        }
-        Err(e) => e.to_errno(),
-    }
-}
-
-/// Called by the shim's op.
-///
-/// # Safety
-///
-/// `rs` is the device's pointer; `qp` came from `create_qp` and is
-/// live; `attr` is valid for the call; `udata` is null (a kernel modify)
-/// or the command's. A user modify with a response buffer is answered in
-/// it (`struct hns_roce_ib_modify_qp_resp`) when the driver has an answer.
-pub(super) unsafe extern "C" fn modify_qp<D: IbDriver>(
-    rs: *mut c_void,
-    qp: *mut c_void,
-    attr: *const QpAttr,
-    udata: *mut raw::ib_udata,
-) -> c_int {
-    // SAFETY: per the function's contract.
-    let (d, qp, a, udata) = unsafe {
-        (
-            drv::<D>(rs),
-            QpBox::<D>::borrow(qp).get_ref(),
-            &*attr,
-            UData::from_raw(udata),
-        )
-    };
-    let mut r = QpModifyResp::default();
-    errno(d.modify_qp(qp, a, &mut r).and_then(|()| match &udata {
-        Some(u) if r.valid && u.outlen() > 0 => u.respond(&uabi::ModifyQpResp {
-            tc_mode: r.tc_mode,
-            priority: r.priority,
-            ..Default::default()
-        }),
-        _ => Ok(()),
-    }))
-}
-
-/// Called by the shim's op.
-///
-/// # Safety
-///
-/// `rs` is the device's pointer; `qp` came from `create_qp` and is
-/// live; `q` is valid for the call.
-pub(super) unsafe extern "C" fn query_qp<D: IbDriver>(
-    rs: *mut c_void,
-    qp: *mut c_void,
-    q: *mut QpQuery,
-) -> c_int {
-    // SAFETY: per the function's contract.
-    let (d, qp, q) = unsafe { (drv::<D>(rs), QpBox::<D>::borrow(qp).get_ref(), &mut *q) };
-    errno(d.query_qp(qp, q))
-}
-
-/// Called by the shim's op.
-///
-/// # Safety
-///
-/// `rs` is the device's pointer; `qp` came from `create_qp` and is
-/// not used after this call.
-pub(super) unsafe extern "C" fn destroy_qp<D: IbDriver>(rs: *mut c_void, qp: *mut c_void) {
-    // SAFETY: per the function's contract.
-    let d = unsafe { drv::<D>(rs) };
-    // The flush work borrows the QP through its `ib_qp` until it is
-    // stopped: only then is the box taken back.
-    // A test build with `hns_variant_destroy_unquiesced` skips this (and
-    // `stop_flush`), to show that hip08/qp-destroy-during-flush-work
-    // sees a QP taken back while its flush work runs (docs/harness.md).
-    #[cfg(not(hns_variant_destroy_unquiesced))]
-    // SAFETY: `qp` is the live box from `create_qp`; the borrow ends
-    // before `from_foreign` below.
-    d.quiesce_qp(unsafe { QpBox::<D>::borrow(qp) }.get_ref());
-    // SAFETY: the pointer owns the pinned box `create_qp` handed over
-    // with `into_foreign`, and no flush work borrows it any more.
-    let b = unsafe { QpBox::<D>::from_foreign(qp) };
-    d.destroy_qp(b)
-}
 
 /// The `rs_qp` of a QP of this driver.
 ///

@@ -3,8 +3,8 @@
 """A deterministic workload of user objects through libhns, for comparing
 the C driver's firmware traffic with hns_roce_rs's (equal hns-sim traces):
 user MRs of 4 KiB, 2 MiB and 64 MiB, re-registration (access, PD, a new
-one-page translation), user CQs, then everything destroyed in a
-fixed order. Each step prints a TEST line; the exit status is non-zero if
+one-page translation), user CQs, an RC QP with a refused modify and a
+refused AH, then everything destroyed in a fixed order. Each step prints a TEST line; the exit status is non-zero if
 any failed.
 
 libhns always asks for the CQE size its context was given (64 B on HIP09),
@@ -31,6 +31,8 @@ from pyverbs.device import Context
 from pyverbs.mem_alloc import free, posix_memalign
 from pyverbs.mr import MR
 from pyverbs.pd import PD
+from pyverbs.addr import AH, AHAttr, GlobalRoute
+from pyverbs.qp import QP, QPAttr, QPCap, QPInitAttr
 
 DEV = sys.argv[1] if len(sys.argv) > 1 else "hns_0"
 GROUP = sys.argv[2] if len(sys.argv) > 2 else "user-objects"
@@ -120,6 +122,23 @@ for i, m in enumerate(mrs):
 free(buf)
 for b in bufs_mr:
     free(b)
+# A user RC QP (created as in uqp's plans), then the refusals the driver
+# counts in sw_stat: RESET to RTS, a move the core's state table refuses
+# (EINVAL, one qp_modify_err), and an AH with SL 8, past the SLs the
+# driver takes (EINVAL, one ah_create_err).
+qcq = step("qp-create-cq", lambda: CQ(ctx, 16))
+qp = step("create-qp-rc", lambda: QP(pd, QPInitAttr(
+    qp_type=e.IBV_QPT_RC, scq=qcq, rcq=qcq,
+    cap=QPCap(max_send_wr=4, max_recv_wr=4, max_send_sge=1, max_recv_sge=1))))
+if qp is not None:
+    step("modify-qp-reset-to-rts-einval", lambda: expect_errno(
+        errno.EINVAL, lambda: qp.modify(QPAttr(qp_state=e.IBV_QPS_RTS), e.IBV_QP_STATE)))
+step("create-ah-sl8-einval", lambda: expect_errno(errno.EINVAL, lambda: AH(pd, attr=AHAttr(
+    gr=GlobalRoute(dgid=ctx.query_gid(1, 0), sgid_index=0), is_global=1, port_num=1, sl=8))))
+if qp is not None:
+    step("destroy-qp-rc", qp.close)
+if qcq is not None:
+    step("qp-destroy-cq", qcq.close)
 step("dealloc-pds", lambda: (pd2.close(), pd.close()))
 step("close-context", ctx.close)
 

@@ -1,0 +1,710 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+
+//! The QP verbs, `ib_device_ops` entries the RDMA core calls without the
+//! shim, and the requests and answers a driver sees.
+//!
+//! C header: [`include/rdma/ib_verbs.h`](srctree/include/rdma/ib_verbs.h).
+//!
+//! Each entry reads the core's structs (`ib_qp_init_attr`, `ib_qp_attr`
+//! and its `rdma_ah_attr`) into a Rust request ([`QpInit`], [`QpAttr`]),
+//! calls the driver, and writes the answer back into the core's structs
+//! ([`QpQuery`] into `ib_qp_attr` and `ib_qp_init_attr`). A failed
+//! `create_qp` or `modify_qp` is reported to the driver as a
+//! [`FailedVerb`], as C counts it.
+
+use super::{
+    ah,
+    verbs::{cq_rs, dev_drv, qp_rs, read_deferred, user_ctx, CqBox, QpBox},
+    FailedVerb, IbDriver, QpModifyResp,
+};
+use crate::rdma::{raw, try_borrow, uabi, IbQp, MmapCtx, UData};
+use core::marker::PhantomData;
+use kernel::{
+    ffi::{c_int, c_void},
+    prelude::*,
+    types::ForeignOwnable,
+};
+
+/// A QP request (`struct ib_qp_init_attr`); the capacities are updated to
+/// what the QP got.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct QpInit {
+    /// `enum ib_qp_type`.
+    pub(crate) qp_type: u32,
+    /// The PD's number (0 for an XRC target, which has none).
+    pub(crate) pdn: u32,
+    /// `enum ib_sig_type`.
+    pub(crate) sq_sig_type: u32,
+    /// `IB_QP_CREATE_*`.
+    pub(crate) create_flags: u32,
+    /// Send WRs.
+    pub(crate) max_send_wr: u32,
+    /// Receive WRs.
+    pub(crate) max_recv_wr: u32,
+    /// SGEs per send WR.
+    pub(crate) max_send_sge: u32,
+    /// SGEs per receive WR.
+    pub(crate) max_recv_sge: u32,
+    /// Inline bytes.
+    pub(crate) max_inline_data: u32,
+    /// The QP receives through an SRQ.
+    pub(crate) has_srq: bool,
+    /// The QP has an XRC domain (an XRC target).
+    pub(crate) has_xrcd: bool,
+    /// The SRQ's number when `has_srq`.
+    pub(crate) srqn: u32,
+    /// The XRC domain's number when `has_xrcd`.
+    pub(crate) xrcdn: u32,
+    /// A user QP: what follows is the user context's config and libhns's
+    /// request (`struct hns_roce_ib_create_qp`) and what the udata's
+    /// lengths allow.
+    pub(crate) user: bool,
+    /// The request is long enough to carry `sdb_addr`.
+    pub(crate) user_sdb: bool,
+    /// The answer buffer is long enough for `cap_flags`.
+    pub(crate) user_resp: bool,
+    /// What validating the request returned (0, or the errno): the driver
+    /// reports it where C does, after the RQ size check.
+    pub(crate) copy_ret: c_int,
+    /// The user context's config (`HNS_ROCE_*_FLAGS`).
+    pub(crate) uctx_config: u32,
+    /// Log2 of the SQ's basic blocks.
+    pub(crate) log_sq_bb_count: u8,
+    /// Log2 of the SQ's stride.
+    pub(crate) log_sq_stride: u8,
+    /// The user buffer.
+    pub(crate) buf_addr: u64,
+    /// The RQ record doorbell.
+    pub(crate) db_addr: u64,
+    /// The SQ record doorbell.
+    pub(crate) sdb_addr: u64,
+    /// The request's comp_mask.
+    pub(crate) comp_mask: u64,
+    /// The congestion type asked for.
+    pub(crate) cong_type_flags: u64,
+    /// The answer: `HNS_ROCE_QP_CAP_*`.
+    pub(crate) cap_flags: u64,
+    /// With `HNS_ROCE_QP_CAP_DIRECT_WQE` in `cap_flags`: the mmap offset
+    /// of the QP's direct WQE page.
+    pub(crate) dwqe_mmap_key: u64,
+}
+
+/// The `struct ib_qp_attr` fields of a modify, and what only the core and
+/// the netdev know.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct QpAttr {
+    /// `enum ib_qp_attr_mask` bits.
+    pub(crate) mask: u32,
+    /// `enum ib_qp_state`.
+    pub(crate) qp_state: u32,
+    /// The state the caller asserts.
+    pub(crate) cur_qp_state: u32,
+    /// The port.
+    pub(crate) port_num: u32,
+    /// The P_Key index.
+    pub(crate) pkey_index: u32,
+    /// The Q_Key.
+    pub(crate) qkey: u32,
+    /// The send PSN.
+    pub(crate) sq_psn: u32,
+    /// The receive PSN.
+    pub(crate) rq_psn: u32,
+    /// The destination QPN.
+    pub(crate) dest_qp_num: u32,
+    /// The ACK timeout.
+    pub(crate) timeout: u32,
+    /// The retry count.
+    pub(crate) retry_cnt: u32,
+    /// The RNR retry count.
+    pub(crate) rnr_retry: u32,
+    /// The RNR timer.
+    pub(crate) min_rnr_timer: u32,
+    /// The initiator depth.
+    pub(crate) max_rd_atomic: u32,
+    /// The responder resources.
+    pub(crate) max_dest_rd_atomic: u32,
+    /// `IB_ACCESS_*`.
+    pub(crate) access: u32,
+    /// `enum ib_mtu`.
+    pub(crate) path_mtu: u32,
+    /// The MTU port 1's netdev allows (`iboe_get_mtu`, 0 without one).
+    pub(crate) active_mtu: u32,
+    /// The destination MAC (`IB_QP_AV`).
+    pub(crate) dmac: [u8; 6],
+    /// The destination MAC is port 1's netdev's own.
+    pub(crate) dmac_local: bool,
+    /// `IB_QP_AV`: the address vector has a GRH on an Ethernet port.
+    pub(crate) av_grh: bool,
+    /// `IB_QP_AV`: the address vector is RoCE's.
+    pub(crate) av_roce: bool,
+    /// `IB_QP_AV`: the source GID's type (`enum ib_gid_type`).
+    pub(crate) gid_type: u8,
+    /// `IB_QP_AV`: the source GID's index.
+    pub(crate) sgid_index: u8,
+    /// `IB_QP_AV`: the hop limit.
+    pub(crate) hop_limit: u8,
+    /// `IB_QP_AV`: the traffic class.
+    pub(crate) traffic_class: u8,
+    /// `IB_QP_AV`: the service level.
+    pub(crate) sl: u8,
+    /// `IB_QP_AV`: the flow label.
+    pub(crate) flow_label: u32,
+    /// `IB_QP_AV`: the destination GID.
+    pub(crate) dgid: [u8; 16],
+    /// `IB_QP_AV`: the source GID's VLAN (0xffff for none).
+    pub(crate) vlan_id: u16,
+    /// `IB_QP_AV`: what `rdma_read_gid_l2_fields` returned.
+    pub(crate) l2_ret: c_int,
+    /// The modify came with udata (from user space).
+    pub(crate) udata: bool,
+    /// That udata's user context's config (`HNS_ROCE_*_FLAGS`).
+    pub(crate) uctx_config: u32,
+}
+
+/// What `query_qp` answers, filled by the driver: the path fields only
+/// with `queried` (the QP was not in RESET), the GRH ones only with `grh`.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct QpQuery {
+    /// The engine's context was read.
+    pub(crate) queried: bool,
+    /// The path has a GRH.
+    pub(crate) grh: bool,
+    /// `enum ib_qp_state`.
+    pub(crate) state: u32,
+    /// `enum ib_mtu`.
+    pub(crate) path_mtu: u32,
+    /// The Q_Key.
+    pub(crate) qkey: u32,
+    /// The receive PSN.
+    pub(crate) rq_psn: u32,
+    /// The send PSN.
+    pub(crate) sq_psn: u32,
+    /// The destination QPN.
+    pub(crate) dest_qp_num: u32,
+    /// `IB_ACCESS_*`.
+    pub(crate) access: u32,
+    /// The service level.
+    pub(crate) sl: u8,
+    /// The source GID's index.
+    pub(crate) sgid_index: u8,
+    /// The hop limit.
+    pub(crate) hop_limit: u8,
+    /// The traffic class.
+    pub(crate) traffic_class: u8,
+    /// The flow label.
+    pub(crate) flow_label: u32,
+    /// The destination GID.
+    pub(crate) dgid: [u8; 16],
+    /// The initiator depth.
+    pub(crate) max_rd_atomic: u32,
+    /// The responder resources.
+    pub(crate) max_dest_rd_atomic: u32,
+    /// The RNR timer.
+    pub(crate) min_rnr_timer: u8,
+    /// The ACK timeout.
+    pub(crate) timeout: u8,
+    /// The retry count.
+    pub(crate) retry_cnt: u8,
+    /// The RNR retry count.
+    pub(crate) rnr_retry: u8,
+    /// Send WRs.
+    pub(crate) max_send_wr: u32,
+    /// Receive WRs.
+    pub(crate) max_recv_wr: u32,
+    /// SGEs per send WR.
+    pub(crate) max_send_sge: u32,
+    /// SGEs per receive WR.
+    pub(crate) max_recv_sge: u32,
+    /// Inline bytes.
+    pub(crate) max_inline_data: u32,
+    /// `enum ib_sig_type`.
+    pub(crate) sq_sig_type: u32,
+}
+
+/// The QP and AH ops of driver `D`, set on the device by the registration
+/// (`hns_rs_ib_ops`' `qp_ah`).
+pub(super) struct QpAhOps<D>(PhantomData<fn() -> D>);
+
+impl<D: IbDriver> QpAhOps<D> {
+    /// The table.
+    pub(super) const OPS: raw::ib_device_ops = raw::ib_device_ops {
+        create_qp: Some(create_qp::<D>),
+        modify_qp: Some(modify_qp::<D>),
+        query_qp: Some(query_qp::<D>),
+        destroy_qp: Some(destroy_qp::<D>),
+        create_ah: Some(ah::create_ah::<D>),
+        create_user_ah: Some(ah::create_ah::<D>),
+        query_ah: Some(ah::query_ah),
+        destroy_ah: Some(ah::destroy_ah),
+        // SAFETY: every other field of `ib_device_ops` is an optional
+        // function pointer, a number or a pointer, for which zero means
+        // "not set".
+        ..unsafe { core::mem::zeroed() }
+    };
+}
+
+/// Reads libhns's request from `u` into the user part of `init`
+/// (`ib_copy_validate_udata_in_cm` up to `reserved`, with the congestion
+/// type bit; a request refused only for its `comp_mask` keeps its
+/// members, as C's copy does) and what the lengths allow.
+fn qp_ureq(u: &UData<'_>, init: &mut QpInit) {
+    let (copy_ret, r) = match read_deferred::<uabi::CreateQp>(u) {
+        (0, r) => (
+            match UData::check_cm(&r, uabi::CREATE_QP_MASK_CONGEST_TYPE) {
+                Ok(()) => 0,
+                Err(e) => e.to_errno(),
+            },
+            r,
+        ),
+        failed => failed,
+    };
+    init.user = true;
+    init.copy_ret = copy_ret;
+    init.user_resp = u.outlen() >= uabi::CreateQpResp::CAP_FLAGS_END;
+    init.user_sdb = init.user_resp && u.inlen() >= uabi::CreateQp::SDB_END;
+    init.log_sq_bb_count = r.log_sq_bb_count;
+    init.log_sq_stride = r.log_sq_stride;
+    init.buf_addr = r.buf_addr;
+    init.db_addr = r.db_addr;
+    init.sdb_addr = r.sdb_addr;
+    init.comp_mask = r.comp_mask;
+    init.cong_type_flags = r.cong_type_flags;
+}
+
+/// The Rust user context of a user verb's `udata`, its `ib_ucontext` and
+/// its config.
+///
+/// # Safety
+///
+/// `udata` is the udata of a uverbs command on this driver's device.
+unsafe fn udata_ctx(udata: *mut raw::ib_udata) -> (*mut c_void, *mut raw::ib_ucontext, u32) {
+    let mut ibuctx = core::ptr::null_mut();
+    let mut config = 0;
+    // SAFETY: per the function's contract; the out pointers are writable.
+    let uctx = unsafe { raw::hns_shim_udata_ctx(udata, &mut ibuctx, &mut config) };
+    (uctx, ibuctx, config)
+}
+
+/// The RDMA core's `create_qp`; a failure is reported as
+/// [`FailedVerb::CreateQp`].
+///
+/// # Safety
+///
+/// `ibqp` is the QP being created on this driver's registered device, in
+/// its container (`hns_shim_qp`), with its PD (if any) set by the core;
+/// `attr` is valid for the call, its CQs, SRQ and XRC domain null or live
+/// objects of this device that outlive the QP (the core holds
+/// references); `udata` is null (a kernel QP) or the command's, in the
+/// uverbs command of its process.
+unsafe extern "C" fn create_qp<D: IbDriver>(
+    ibqp: *mut raw::ib_qp,
+    attr: *mut raw::ib_qp_init_attr,
+    udata: *mut raw::ib_udata,
+) -> c_int {
+    // SAFETY: per the function's contract.
+    let (d, attr) = unsafe { (dev_drv::<D>((*ibqp).device), &mut *attr) };
+    // SAFETY: per the function's contract.
+    let r = unsafe { create_qp_in::<D>(d, ibqp, attr, udata) };
+    if r != 0 {
+        d.verb_failed(FailedVerb::CreateQp);
+    }
+    r
+}
+
+/// [`create_qp`] after the device is known.
+///
+/// # Safety
+///
+/// As for [`create_qp`]; `d` is the driver of `ibqp`'s device.
+unsafe fn create_qp_in<D: IbDriver>(
+    d: &D,
+    ibqp: *mut raw::ib_qp,
+    attr: &mut raw::ib_qp_init_attr,
+    udata: *mut raw::ib_udata,
+) -> c_int {
+    let mut init = QpInit {
+        qp_type: attr.qp_type,
+        sq_sig_type: attr.sq_sig_type,
+        create_flags: attr.create_flags,
+        max_send_wr: attr.cap.max_send_wr,
+        max_recv_wr: attr.cap.max_recv_wr,
+        max_send_sge: attr.cap.max_send_sge,
+        max_recv_sge: attr.cap.max_recv_sge,
+        max_inline_data: attr.cap.max_inline_data,
+        has_srq: !attr.srq.is_null(),
+        has_xrcd: !attr.xrcd.is_null(),
+        ..QpInit::default()
+    };
+    // SAFETY: `ibqp` is the QP being created (the function's contract).
+    let pd = unsafe { (*ibqp).pd };
+    if !pd.is_null() {
+        // SAFETY: a live PD of this device.
+        init.pdn = unsafe { raw::hns_shim_pd_pdn(pd) };
+    }
+    if init.has_srq {
+        // SAFETY: a live SRQ of this device, in its container.
+        init.srqn = unsafe { (*kernel::container_of!(attr.srq, raw::hns_shim_srq, ibsrq)).srqn };
+    }
+    if init.has_xrcd {
+        // SAFETY: a live XRC domain of this device.
+        init.xrcdn = unsafe { raw::hns_shim_xrcd_xrcdn(attr.xrcd) };
+    }
+    let (uctx, ibuctx) = if udata.is_null() {
+        (core::ptr::null_mut(), core::ptr::null_mut())
+    } else {
+        // SAFETY: the command's udata (the function's contract).
+        let (uctx, ibuctx, config) = unsafe { udata_ctx(udata) };
+        init.uctx_config = config;
+        (uctx, ibuctx)
+    };
+    // SAFETY: null or the command's udata (the function's contract).
+    let udata = unsafe { UData::from_raw(udata) };
+    if let Some(u) = &udata {
+        qp_ureq(u, &mut init);
+    }
+    let user = if init.user {
+        // SAFETY: `ibqp` is the QP being created on the registered device;
+        // `uctx` is the command's context from `alloc_ucontext`.
+        match unsafe { user_ctx::<D>((*ibqp).device, uctx) } {
+            // SAFETY: `ibuctx` is the command's context.
+            Some(u) => Some(u.with_mmap(unsafe { MmapCtx::from_raw(ibuctx) })),
+            None => return EINVAL.to_errno(),
+        }
+    } else {
+        None
+    };
+    let cq = |c: *mut raw::ib_cq| {
+        if c.is_null() {
+            core::ptr::null_mut()
+        } else {
+            // SAFETY: a live CQ of this device (the function's contract).
+            unsafe { cq_rs(c) }
+        }
+    };
+    // SAFETY: null or live CQs from `into_foreign` in `create_cq`, which
+    // outlive the QP (the function's contract).
+    let (scq, rcq) = unsafe {
+        (
+            try_borrow::<CqBox<D>>(cq(attr.send_cq)),
+            try_borrow::<CqBox<D>>(cq(attr.recv_cq)),
+        )
+    };
+    // SAFETY: the `ib_qp` being created; the driver drops every use of it
+    // before `destroy_qp` returns (table entry and flush work go first).
+    let Some(qp_ref) = (unsafe { IbQp::new(ibqp) }) else {
+        return EINVAL.to_errno();
+    };
+    match d.create_qp(&mut init, scq, rcq, qp_ref, user) {
+        Ok((b, n)) => {
+            // The pinned box is taken back with `from_foreign` in
+            // `destroy_qp`.
+            let raw_qp = b.into_foreign();
+            // SAFETY: `ibqp` is in its container (the function's contract);
+            // the core uses the QP only after this returns.
+            unsafe {
+                (*kernel::container_of!(ibqp, raw::hns_shim_qp, ibqp)).rs_qp = raw_qp;
+                (*ibqp).qp_num = n;
+            }
+            // SAFETY: `raw_qp` is the box handed over just above, live until
+            // `destroy_qp`.
+            d.publish_qp(unsafe { QpBox::<D>::borrow(raw_qp) }.get_ref());
+            if let Some(u) = &udata {
+                let resp = uabi::CreateQpResp {
+                    cap_flags: init.cap_flags,
+                    dwqe_mmap_key: init.dwqe_mmap_key,
+                };
+                if let Err(e) = u.respond(&resp) {
+                    // SAFETY: the QP set up above, which the core frees
+                    // without a `destroy_qp` after this error.
+                    unsafe { destroy_qp_rs::<D>(d, raw_qp) };
+                    return e.to_errno();
+                }
+            }
+            attr.cap.max_send_wr = init.max_send_wr;
+            attr.cap.max_recv_wr = init.max_recv_wr;
+            attr.cap.max_recv_sge = init.max_recv_sge;
+            attr.cap.max_inline_data = init.max_inline_data;
+            0
+        }
+        Err(e) => e.to_errno(),
+    }
+}
+
+/// The address vector of a modify with `IB_QP_AV`, as
+/// `hns_roce_v2_set_path` reads it.
+///
+/// # Safety
+///
+/// `dev` is this driver's registered device; the GRH's `sgid_attr` of
+/// `attr` is null or live for the call.
+unsafe fn qp_av(dev: *mut raw::ib_device, attr: &raw::ib_qp_attr, mask: u32, a: &mut QpAttr) {
+    let ah = &attr.ah_attr;
+    let grh = &ah.grh;
+    let port = if mask & raw::ib_qp_attr_mask_IB_QP_PORT != 0 {
+        attr.port_num
+    } else {
+        1
+    };
+    // SAFETY: a RoCE address vector's address is the union's `roce`
+    // member; any other's bytes are copied and not used (bytes have no
+    // invalid values).
+    a.dmac = unsafe { ah.__bindgen_anon_1.roce.as_ref() }.dmac;
+    a.av_roce = ah.type_ == raw::rdma_ah_attr_type_RDMA_AH_ATTR_TYPE_ROCE;
+    // SAFETY: `dev` is registered; the core checked `port` (an
+    // `IB_QP_PORT` outside the device is refused before the driver).
+    a.av_grh = unsafe { raw::hns_shim_cap_eth_ah(dev, port) }
+        && u32::from(ah.ah_flags) & raw::ib_ah_flags_IB_AH_GRH != 0;
+    a.sgid_index = grh.sgid_index;
+    a.hop_limit = grh.hop_limit;
+    a.traffic_class = grh.traffic_class;
+    a.flow_label = grh.flow_label;
+    a.sl = ah.sl;
+    // SAFETY: every bit pattern of the union is a valid `raw`.
+    a.dgid = *unsafe { grh.dgid.raw.as_ref() };
+    a.vlan_id = 0xffff;
+    // SAFETY: null or live for the call (the function's contract).
+    let sgid = unsafe { grh.sgid_attr.as_ref() };
+    // CAST: `enum ib_gid_type` has four members.
+    a.gid_type = sgid.map_or(raw::ib_gid_type_IB_GID_TYPE_IB, |g| g.gid_type) as u8;
+    if let Some(g) = sgid.filter(|_| a.av_grh) {
+        // SAFETY: `g` is live for the call; `vlan_id` is writable and the
+        // MAC is not asked for (null).
+        a.l2_ret =
+            unsafe { raw::rdma_read_gid_l2_fields(g, &mut a.vlan_id, core::ptr::null_mut()) };
+    }
+}
+
+/// The RDMA core's `modify_qp`; a failure is reported as
+/// [`FailedVerb::ModifyQp`].
+///
+/// # Safety
+///
+/// `ibqp` is a live QP of this driver's registered device; `attr` is valid
+/// for the call; `udata` is null (a kernel modify) or the command's. A
+/// user modify with a response buffer is answered in it
+/// (`struct hns_roce_ib_modify_qp_resp`) when the driver has an answer.
+unsafe extern "C" fn modify_qp<D: IbDriver>(
+    ibqp: *mut raw::ib_qp,
+    attr: *mut raw::ib_qp_attr,
+    mask: c_int,
+    udata: *mut raw::ib_udata,
+) -> c_int {
+    // SAFETY: per the function's contract.
+    let (dev, attr) = unsafe { ((*ibqp).device, &*attr) };
+    // SAFETY: `dev` is this driver's registered device.
+    let d = unsafe { dev_drv::<D>(dev) };
+    // CAST: the core's mask is `enum ib_qp_attr_mask` bits in an int.
+    let mask = mask as u32;
+    let mut a = QpAttr {
+        mask,
+        qp_state: attr.qp_state,
+        cur_qp_state: attr.cur_qp_state,
+        port_num: attr.port_num,
+        pkey_index: u32::from(attr.pkey_index),
+        qkey: attr.qkey,
+        sq_psn: attr.sq_psn,
+        rq_psn: attr.rq_psn,
+        dest_qp_num: attr.dest_qp_num,
+        timeout: u32::from(attr.timeout),
+        retry_cnt: u32::from(attr.retry_cnt),
+        rnr_retry: u32::from(attr.rnr_retry),
+        min_rnr_timer: u32::from(attr.min_rnr_timer),
+        max_rd_atomic: u32::from(attr.max_rd_atomic),
+        max_dest_rd_atomic: u32::from(attr.max_dest_rd_atomic),
+        // CAST: `IB_ACCESS_*` bits in an int, kept bit for bit.
+        access: attr.qp_access_flags as u32,
+        path_mtu: attr.path_mtu,
+        ..QpAttr::default()
+    };
+    if mask & raw::ib_qp_attr_mask_IB_QP_AV != 0 {
+        // SAFETY: `dev` is registered; the core's address vector names a
+        // live source GID or none.
+        unsafe { qp_av(dev, attr, mask, &mut a) };
+    }
+    if !udata.is_null() {
+        a.udata = true;
+        // SAFETY: the command's udata (the function's contract).
+        a.uctx_config = unsafe { udata_ctx(udata) }.2;
+    }
+    let mut mac = [0u8; 6];
+    // SAFETY: `dev` is registered; the out pointers are writable (the MAC
+    // takes `ETH_ALEN` bytes).
+    if unsafe { raw::hns_shim_port_ndev(dev, &mut a.active_mtu, mac.as_mut_ptr()) } {
+        a.dmac_local = a.dmac == mac;
+    }
+    // SAFETY: per the function's contract: a live QP whose `rs_qp` is the
+    // box from `create_qp`; `udata` null or the command's.
+    let (qp, udata) = unsafe {
+        (
+            QpBox::<D>::borrow(qp_rs(ibqp)).get_ref(),
+            UData::from_raw(udata),
+        )
+    };
+    let mut r = QpModifyResp::default();
+    let ret = d.modify_qp(qp, &a, &mut r).and_then(|()| match &udata {
+        Some(u) if r.valid && u.outlen() > 0 => u.respond(&uabi::ModifyQpResp {
+            tc_mode: r.tc_mode,
+            priority: r.priority,
+            ..Default::default()
+        }),
+        _ => Ok(()),
+    });
+    match ret {
+        Ok(()) => 0,
+        Err(e) => {
+            d.verb_failed(FailedVerb::ModifyQp);
+            e.to_errno()
+        }
+    }
+}
+
+/// The RDMA core's `query_qp`: the driver's answer written into the core's
+/// structs, every field the driver does not answer zero. The path
+/// migration state (armed), port (1) and address vector type (RoCE) are
+/// constant; `sq_draining` is 0.
+///
+/// # Safety
+///
+/// `ibqp` is a live QP of this driver's registered device; `attr` and
+/// `init` are valid for writing.
+unsafe extern "C" fn query_qp<D: IbDriver>(
+    ibqp: *mut raw::ib_qp,
+    attr: *mut raw::ib_qp_attr,
+    _mask: c_int,
+    init: *mut raw::ib_qp_init_attr,
+) -> c_int {
+    // SAFETY: per the function's contract; every field of both structs is
+    // a number, a byte array or a pointer (null for none), for which zero
+    // is valid.
+    let (d, qp, q_ib, attr, init) = unsafe {
+        attr.write_bytes(0, 1);
+        init.write_bytes(0, 1);
+        (
+            dev_drv::<D>((*ibqp).device),
+            QpBox::<D>::borrow(qp_rs(ibqp)).get_ref(),
+            &*ibqp,
+            &mut *attr,
+            &mut *init,
+        )
+    };
+    let mut q = QpQuery::default();
+    if let Err(e) = d.query_qp(qp, &mut q) {
+        return e.to_errno();
+    }
+    attr.qp_state = q.state;
+    if q.queried {
+        attr.path_mtu = q.path_mtu;
+        attr.path_mig_state = raw::ib_mig_state_IB_MIG_ARMED;
+        attr.ah_attr.type_ = raw::rdma_ah_attr_type_RDMA_AH_ATTR_TYPE_ROCE;
+        attr.qkey = q.qkey;
+        attr.rq_psn = q.rq_psn;
+        attr.sq_psn = q.sq_psn;
+        attr.dest_qp_num = q.dest_qp_num;
+        // CAST: `IB_ACCESS_*` bits, kept bit for bit in the core's int.
+        attr.qp_access_flags = q.access as c_int;
+        if q.grh {
+            let ah = &mut attr.ah_attr;
+            ah.sl = q.sl;
+            ah.port_num = 1;
+            // CAST: `IB_AH_GRH` is 1.
+            ah.ah_flags = raw::ib_ah_flags_IB_AH_GRH as u8;
+            ah.grh.flow_label = q.flow_label;
+            ah.grh.sgid_index = q.sgid_index;
+            ah.grh.hop_limit = q.hop_limit;
+            ah.grh.traffic_class = q.traffic_class;
+            // SAFETY: the GID's bytes are the union's `raw` member.
+            *unsafe { ah.grh.dgid.raw.as_mut() } = q.dgid;
+        }
+        attr.port_num = 1;
+        attr.sq_draining = 0;
+        // CAST: the core keeps these in 8 bits, as C's assignment does.
+        attr.max_rd_atomic = q.max_rd_atomic as u8;
+        // CAST: as above.
+        attr.max_dest_rd_atomic = q.max_dest_rd_atomic as u8;
+        attr.min_rnr_timer = q.min_rnr_timer;
+        attr.timeout = q.timeout;
+        attr.retry_cnt = q.retry_cnt;
+        attr.rnr_retry = q.rnr_retry;
+    }
+    attr.cur_qp_state = attr.qp_state;
+    // The capacities, in both answers.
+    for cap in [&mut attr.cap, &mut init.cap] {
+        cap.max_recv_wr = q.max_recv_wr;
+        cap.max_recv_sge = q.max_recv_sge;
+        cap.max_inline_data = q.max_inline_data;
+        cap.max_send_wr = q.max_send_wr;
+        cap.max_send_sge = q.max_send_sge;
+    }
+    init.qp_context = q_ib.qp_context;
+    init.qp_type = q_ib.qp_type;
+    init.recv_cq = q_ib.recv_cq;
+    init.send_cq = q_ib.send_cq;
+    init.srq = q_ib.srq;
+    init.sq_sig_type = q.sq_sig_type;
+    0
+}
+
+/// Stops and frees the driver's QP behind `qp`.
+///
+/// # Safety
+///
+/// `qp` is the box [`create_qp`] handed over, live and not used after this
+/// call; `d` is its device's driver.
+unsafe fn destroy_qp_rs<D: IbDriver>(d: &D, qp: *mut c_void) {
+    // The flush work borrows the QP through its `ib_qp` until it is
+    // stopped: only then is the box taken back.
+    // A test build with `hns_variant_destroy_unquiesced` skips this (and
+    // `stop_flush`), to show that hip08/qp-destroy-during-flush-work
+    // sees a QP taken back while its flush work runs (docs/harness.md).
+    #[cfg(not(hns_variant_destroy_unquiesced))]
+    // SAFETY: `qp` is the live box from `create_qp`; the borrow ends
+    // before `from_foreign` below.
+    d.quiesce_qp(unsafe { QpBox::<D>::borrow(qp) }.get_ref());
+    // SAFETY: the pointer owns the pinned box `create_qp` handed over
+    // with `into_foreign`, and no flush work borrows it any more.
+    let b = unsafe { QpBox::<D>::from_foreign(qp) };
+    d.destroy_qp(b)
+}
+
+/// The RDMA core's `destroy_qp`.
+///
+/// # Safety
+///
+/// `ibqp` is a live QP of this driver's registered device, not used by
+/// the driver after this call.
+unsafe extern "C" fn destroy_qp<D: IbDriver>(
+    ibqp: *mut raw::ib_qp,
+    _udata: *mut raw::ib_udata,
+) -> c_int {
+    // SAFETY: per the function's contract: its `rs_qp` is the box from
+    // `create_qp`, given up here.
+    unsafe { destroy_qp_rs::<D>(dev_drv::<D>((*ibqp).device), qp_rs(ibqp)) };
+    0
+}
+
+/// Moves `ibqp` to ERR through the device's own `modify_qp` (the C
+/// driver's flush work calls its modify the same way, failures counted).
+///
+/// # Safety
+///
+/// `ibqp` is a live QP of a registered device of this driver; process
+/// context.
+pub(in crate::rdma) unsafe fn modify_to_err(ibqp: *mut raw::ib_qp) -> Result {
+    // SAFETY: every field of `ib_qp_attr` is a number, a byte array or a
+    // pointer, for which zero is valid.
+    let mut attr: raw::ib_qp_attr = unsafe { core::mem::zeroed() };
+    attr.qp_state = raw::ib_qp_state_IB_QPS_ERR;
+    // SAFETY: the QP's device is registered, its ops set (the function's
+    // contract).
+    let f = unsafe { (*(*ibqp).device).ops.modify_qp }.ok_or(EINVAL)?;
+    // CAST: `IB_QP_STATE` is bit 0.
+    let mask = raw::ib_qp_attr_mask_IB_QP_STATE as c_int;
+    // SAFETY: this driver's `modify_qp` (set by the registration), with a
+    // live QP, an attribute valid for the call and no udata.
+    let r = unsafe { f(ibqp, &mut attr, mask, core::ptr::null_mut()) };
+    if r == 0 {
+        Ok(())
+    } else {
+        Err(Error::from_errno(r))
+    }
+}
