@@ -829,47 +829,10 @@ static int hns_shim_get_hw_stats(struct ib_device *ibdev,
 	return ret;
 }
 
-static void *hns_shim_udata_uctx(struct ib_udata *udata)
+void *hns_shim_udata_uctx(struct ib_udata *udata)
 {
 	return rdma_udata_to_drv_context(udata, struct hns_shim_uctx,
 					 ibuctx)->rs_uctx;
-}
-
-/*
- * A kernel CQ, or a user CQ: the driver reads libhns's request from the
- * udata and answers in it.
- */
-static int hns_shim_create_cq(struct ib_cq *ibcq,
-			      const struct ib_cq_init_attr *attr,
-			      struct uverbs_attr_bundle *attrs)
-{
-	struct hns_shim_cq *cq = container_of(ibcq, struct hns_shim_cq, ibcq);
-	struct ib_udata *udata = attrs ? &attrs->driver_udata : NULL;
-	struct hns_shim_cq_args args = {
-		.cqe = attr->cqe,
-		.vector = attr->comp_vector,
-	};
-	struct hns_shim_dev *sdev = to_sdev(ibcq->device);
-	int ret;
-
-	if (attr->flags)
-		return -EOPNOTSUPP;
-	ret = HNS_RS_OP(sdev, create_cq, ibcq,
-			udata ? hns_shim_udata_uctx(udata) : NULL,
-			udata, &args, &cq->rs_cq);
-	if (ret)
-		return ret;
-	cq->cqn = args.cqn;
-	ibcq->cqe = args.depth - 1;
-	return 0;
-}
-
-static int hns_shim_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
-{
-	struct hns_shim_cq *cq = container_of(ibcq, struct hns_shim_cq, ibcq);
-
-	HNS_RS_OP(to_sdev(ibcq->device), destroy_cq, cq->rs_cq);
-	return 0;
 }
 
 /*
@@ -1341,14 +1304,6 @@ void *hns_shim_mr_rs(struct ib_mr *ibmr)
 	return container_of(ibmr, struct hns_shim_mr, ibmr)->rs_mr;
 }
 
-static int hns_shim_modify_cq(struct ib_cq *ibcq, u16 count, u16 period)
-{
-	struct hns_shim_cq *cq = container_of(ibcq, struct hns_shim_cq, ibcq);
-
-	return HNS_RS_OP(to_sdev(ibcq->device), modify_cq, cq->rs_cq, count,
-			 period);
-}
-
 /* --- resource tracking: the driver gives values, netlink is done here --- */
 static int hns_shim_put_res(struct sk_buff *msg, const struct hns_shim_res *r)
 {
@@ -1502,23 +1457,6 @@ static int hns_shim_alloc_xrcd_counted(struct ib_xrcd *ibxrcd,
 				  HNS_SHIM_VERB_XRCD_ALLOC);
 }
 
-static int hns_shim_create_cq_counted(struct ib_cq *ibcq,
-				      const struct ib_cq_init_attr *attr,
-				      struct uverbs_attr_bundle *attrs)
-{
-	return hns_shim_count_err(ibcq->device,
-				  hns_shim_create_cq(ibcq, attr, attrs),
-				  HNS_SHIM_VERB_CQ_CREATE);
-}
-
-static int hns_shim_modify_cq_counted(struct ib_cq *ibcq, u16 count,
-				      u16 period)
-{
-	return hns_shim_count_err(ibcq->device,
-				  hns_shim_modify_cq(ibcq, count, period),
-				  HNS_SHIM_VERB_CQ_MODIFY);
-}
-
 static int hns_shim_create_qp_counted(struct ib_qp *ibqp,
 				      struct ib_qp_init_attr *init_attr,
 				      struct ib_udata *udata)
@@ -1606,9 +1544,6 @@ static const struct ib_device_ops hns_shim_dev_ops = {
 	.query_pkey = hns_shim_query_pkey,
 	.query_port = hns_shim_query_port,
 
-	.create_cq = hns_shim_create_cq_counted,
-	.destroy_cq = hns_shim_destroy_cq,
-	.modify_cq = hns_shim_modify_cq_counted,
 	.create_qp = hns_shim_create_qp_counted,
 	.modify_qp = hns_shim_modify_qp_counted,
 	.destroy_qp = hns_shim_destroy_qp,
@@ -1702,6 +1637,7 @@ int hns_shim_register_ibdev(struct ib_device *ibdev,
 	 * it is given of each name).
 	 */
 	ib_set_device_ops(ibdev, to_sdev(ibdev)->ops->datapath);
+	ib_set_device_ops(ibdev, to_sdev(ibdev)->ops->cq);
 	if (reg->srq) {
 		ib_set_device_ops(ibdev, to_sdev(ibdev)->ops->srq_datapath);
 		ib_set_device_ops(ibdev, &hns_shim_srq_ops);

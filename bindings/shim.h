@@ -435,17 +435,6 @@ struct hns_shim_qp_query {
 	u32 sq_sig_type;
 };
 
-/* A CQ request (cqe, vector) and what the new CQ tells the core and
- * userspace (depth, cqn, cap_flags).
- */
-struct hns_shim_cq_args {
-	u32 cqe;
-	u32 vector;
-	u32 depth;
-	u32 cqn;
-	u64 cap_flags;
-};
-
 /* An SRQ request (type, PD, depth and SGEs asked for) and what the new SRQ
  * tells the core and userspace (depth and SGEs it got, srqn, cap_flags).
  */
@@ -608,6 +597,8 @@ void hns_shim_qp_event(struct ib_qp *ibqp, enum ib_event_type type);
 void hns_shim_srq_event(struct ib_srq *ibsrq, enum ib_event_type type);
 int hns_shim_qp_to_err(struct ib_qp *ibqp);
 const struct hns_shim_av *hns_shim_ah_av(struct ib_ah *ibah);
+/* The driver's context (rs_uctx) of a user verb's udata. */
+void *hns_shim_udata_uctx(struct ib_udata *udata);
 /* The Rust MR behind an MR of this driver. */
 void *hns_shim_mr_rs(struct ib_mr *ibmr);
 
@@ -636,8 +627,6 @@ struct hns_shim_res {
  */
 #define HNS_SHIM_VERB_QP_CREATE 0
 #define HNS_SHIM_VERB_QP_MODIFY 1
-#define HNS_SHIM_VERB_CQ_CREATE 2
-#define HNS_SHIM_VERB_CQ_MODIFY 3
 #define HNS_SHIM_VERB_SRQ_CREATE 4
 #define HNS_SHIM_VERB_SRQ_MODIFY 5
 #define HNS_SHIM_VERB_XRCD_ALLOC 6
@@ -660,6 +649,10 @@ struct hns_rs_ib_ops {
 	 */
 	const struct ib_device_ops *datapath;
 	const struct ib_device_ops *srq_datapath;
+	/* The CQ verbs (create_cq, destroy_cq, modify_cq), called by the RDMA
+	 * core without the shim.
+	 */
+	const struct ib_device_ops *cq;
 	/* The core's req_notify_cq through a shim function: its prototype has
 	 * an enum, whose kCFI type no Rust function can have; flags is that
 	 * enum's value.
@@ -703,15 +696,10 @@ struct hns_rs_ib_ops {
 	int (*alloc_xrcd)(void *rs, u32 *xrcdn);
 	void (*dealloc_xrcd)(void *rs, u32 xrcdn);
 	int (*query_counters)(void *rs, u64 *values, u32 num);
-	/* For create_cq, create_srq, create_qp, modify_qp and create_ah, a
+	/* For create_srq, create_qp, modify_qp and create_ah, a
 	 * udata (NULL for kernel verbs) carries libhns's request, which the
 	 * driver reads, and its answer, which the driver writes.
 	 */
-	int (*create_cq)(void *rs, struct ib_cq *ibcq, void *uctx,
-		struct ib_udata *udata,
-		struct hns_shim_cq_args *args, void **cq);
-	void (*destroy_cq)(void *rs, void *cq);
-	int (*modify_cq)(void *rs, void *cq, u16 count, u16 period);
 	int (*get_dma_mr)(void *rs, u32 pdn, u32 access, void **mr, u32 *key);
 	int (*reg_user_mr)(void *rs, struct ib_device *ibdev,
 		const struct hns_shim_mr_req *req, void **mr, u32 *key);

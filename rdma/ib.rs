@@ -38,6 +38,8 @@ use kernel::{device::Device, error::to_result, ffi::c_void, prelude::*, sync::Ar
 // The entry points the shim calls.
 pub(super) mod verbs;
 use verbs::*;
+// The CQ verbs, called by the RDMA core directly.
+mod cq;
 // The drain ops and the steps a driver's drain is made of.
 mod drain;
 pub(crate) use drain::Drain;
@@ -277,8 +279,6 @@ impl FailedVerb {
         Some(match n {
             raw::HNS_SHIM_VERB_QP_CREATE => CreateQp,
             raw::HNS_SHIM_VERB_QP_MODIFY => ModifyQp,
-            raw::HNS_SHIM_VERB_CQ_CREATE => CreateCq,
-            raw::HNS_SHIM_VERB_CQ_MODIFY => ModifyCq,
             raw::HNS_SHIM_VERB_SRQ_CREATE => CreateSrq,
             raw::HNS_SHIM_VERB_SRQ_MODIFY => ModifySrq,
             raw::HNS_SHIM_VERB_XRCD_ALLOC => AllocXrcd,
@@ -617,10 +617,21 @@ impl<D: IbDriver> IbAdapter<D> {
         ..unsafe { core::mem::zeroed() }
     };
 
+    /// The CQ verbs (creation, destruction, moderation), called by the
+    /// RDMA core directly.
+    const CQ: raw::ib_device_ops = raw::ib_device_ops {
+        create_cq: Some(cq::create_cq::<D>),
+        destroy_cq: Some(cq::destroy_cq::<D>),
+        modify_cq: Some(cq::modify_cq::<D>),
+        // SAFETY: as for `DATAPATH`.
+        ..unsafe { core::mem::zeroed() }
+    };
+
     /// The entry points, each instantiated for `D`.
     const OPS: raw::hns_rs_ib_ops = raw::hns_rs_ib_ops {
         datapath: &Self::DATAPATH,
         srq_datapath: &Self::SRQ_DATAPATH,
+        cq: &Self::CQ,
         req_notify_cq: Some(req_notify_cq::<D>),
         query_device: Some(query_device::<D>),
         query_port: Some(query_port::<D>),
@@ -637,9 +648,6 @@ impl<D: IbDriver> IbAdapter<D> {
         alloc_xrcd: Some(alloc_xrcd::<D>),
         dealloc_xrcd: Some(dealloc_xrcd::<D>),
         query_counters: Some(query_counters::<D>),
-        create_cq: Some(create_cq::<D>),
-        destroy_cq: Some(destroy_cq::<D>),
-        modify_cq: Some(modify_cq::<D>),
         get_dma_mr: Some(get_dma_mr::<D>),
         reg_user_mr: Some(reg_user_mr::<D>),
         rereg_user_mr: Some(rereg_user_mr::<D>),

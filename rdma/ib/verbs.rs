@@ -9,14 +9,14 @@
 //! [`ForeignOwnable::into_foreign`].
 
 use super::{
-    AddrVec, AhIn, CqUreq, DevAttr, FailedVerb, GidEntry, IbDriver, MrReq, NetdevEvent, PortAttr,
+    AddrVec, AhIn, DevAttr, FailedVerb, GidEntry, IbDriver, MrReq, NetdevEvent, PortAttr,
     PortEvents, QpAttr, QpInit, QpModifyResp, QpQuery, SgidType, SrqArgs, SrqAttr, SrqUreq,
     UctxResp,
 };
 use crate::rdma::wr::nth_wr;
 use crate::rdma::{
-    raw, try_borrow, uabi, IbCq, IbQp, IbSrq, MmapCtx, NetDev, RecvChain, SendChain, UData,
-    UmemDev, UserCtx, WcArray,
+    raw, try_borrow, uabi, IbQp, IbSrq, MmapCtx, NetDev, RecvChain, SendChain, UData, UmemDev,
+    UserCtx, WcArray,
 };
 use kernel::{
     ffi::{c_int, c_uint, c_void},
@@ -54,7 +54,7 @@ pub(super) unsafe fn dev_drv<'a, D: IbDriver>(dev: *mut raw::ib_device) -> &'a D
 }
 
 /// Converts a result to the C convention.
-fn errno(r: Result) -> c_int {
+pub(super) fn errno(r: Result) -> c_int {
     match r {
         Ok(()) => 0,
         Err(e) => e.to_errno(),
@@ -63,7 +63,7 @@ fn errno(r: Result) -> c_int {
 
 /// A udata length as the driver's request types keep it: saturated to
 /// `u32`, which keeps every comparison with a struct length.
-fn len32(n: usize) -> u32 {
+pub(super) fn len32(n: usize) -> u32 {
     u32::try_from(n).unwrap_or(u32::MAX)
 }
 
@@ -261,7 +261,7 @@ pub(in crate::rdma) type UctxBox<D> = Arc<<D as IbDriver>::Ucontext>;
 /// `ibdev` is the registered device the verb runs on, `uctx` null or a
 /// context from `alloc_ucontext` that outlives `'a`, and the
 /// caller runs a uverbs command of the context's process.
-unsafe fn user_ctx<'a, D: IbDriver>(
+pub(super) unsafe fn user_ctx<'a, D: IbDriver>(
     ibdev: *mut raw::ib_device,
     uctx: *mut c_void,
 ) -> Option<UserCtx<'a, D::Ucontext>> {
@@ -633,104 +633,16 @@ pub(super) unsafe extern "C" fn map_mr_sg<D: IbDriver>(
 /// How a CQ is owned while the shim holds it.
 pub(in crate::rdma) type CqBox<D> = KBox<<D as IbDriver>::Cq>;
 
-/// Called by the shim's op.
-///
-/// # Safety
-///
-/// `rs` is the device's pointer (see [`drv`]); `ibcq` is the `ib_cq` being
-/// created on the registered device; `args` is valid for reading and
-/// writing, `cq` for writing. For a user CQ, `udata` is the command's
-/// udata and `uctx` the caller's context from `alloc_ucontext`, in the
-/// uverbs command of its process; for a kernel CQ `udata` is null. A user
-/// CQ is answered in the udata (`struct hns_roce_ib_create_cq_resp`); a
-/// failed answer destroys it again.
-pub(super) unsafe extern "C" fn create_cq<D: IbDriver>(
-    rs: *mut c_void,
-    ibcq: *mut raw::ib_cq,
-    uctx: *mut c_void,
-    udata: *mut raw::ib_udata,
-    args: *mut raw::hns_shim_cq_args,
-    cq: *mut *mut c_void,
-) -> c_int {
-    // SAFETY: valid for reading and writing (the function's contract).
-    let args = unsafe { &mut *args };
-    // SAFETY: the `ib_cq` being created (the function's contract).
-    let ibdev = unsafe { (*ibcq).device };
-    // SAFETY: null or the command's udata (the function's contract).
-    let udata = unsafe { UData::from_raw(udata) };
-    let ureq = udata.as_ref().map(cq_ureq);
-    let user = ureq.as_ref().and_then(|r| {
-        // SAFETY: per the function's contract: a user CQ comes with its
-        // context and udata, a kernel CQ with neither.
-        unsafe { user_ctx::<D>(ibdev, uctx) }.map(|u| (u, r))
-    });
-    if udata.is_some() && user.is_none() {
-        return EINVAL.to_errno();
-    }
-    // SAFETY: the `ib_cq` being created; the driver drops every use of it
-    // before `destroy_cq` returns (the CQ table entry goes first).
-    let Some(ibcq) = (unsafe { IbCq::new(ibcq) }) else {
-        return EINVAL.to_errno();
-    };
-    // SAFETY: per the function's contract.
-    let d = unsafe { drv::<D>(rs) };
-    match d.create_cq(args.cqe, args.vector, ibcq, user) {
-        Ok((b, o)) => {
-            let raw = CqBox::<D>::into_foreign(b);
-            // SAFETY: valid for writing (the function's contract): the
-            // container's `rs_cq`. The box is taken back with
-            // `from_foreign` in `destroy_cq`.
-            unsafe { *cq = raw };
-            // Only now does the `ib_cq` lead to the CQ: events may reach
-            // it from here on.
-            // SAFETY: `raw` is the box handed over just above, live until
-            // `destroy_cq`.
-            d.publish_cq(unsafe { CqBox::<D>::borrow(raw) });
-            args.depth = o.depth;
-            args.cqn = o.cqn;
-            args.cap_flags = o.cap_flags;
-            if let Some(u) = &udata {
-                let resp = uabi::CreateCqResp {
-                    cqn: o.cqn.into(),
-                    cap_flags: o.cap_flags,
-                };
-                if let Err(e) = u.respond(&resp) {
-                    // SAFETY: `raw` is the box handed over above; after an
-                    // error the shim does not use `rs_cq`.
-                    d.destroy_cq(unsafe { CqBox::<D>::from_foreign(raw) });
-                    return e.to_errno();
-                }
-            }
-            0
-        }
-        Err(e) => e.to_errno(),
-    }
-}
-
 /// A request read from `u` whose copy error the driver returns at the
 /// point of C's order of checks where C's copy fails: the copy's errno (0
 /// when it worked) and the request, all zero when the copy failed.
-fn read_deferred<T>(u: &UData<'_>) -> (c_int, T)
+pub(super) fn read_deferred<T>(u: &UData<'_>) -> (c_int, T)
 where
     T: uabi::UdataIn + FromBytes + AsBytes,
 {
     match u.read_in::<T>() {
         Ok(r) => (0, r),
         Err(e) => (e.to_errno(), T::default()),
-    }
-}
-
-/// A user CQ request read from `u` (`ib_copy_validate_udata_in` up to
-/// `db_addr`), with the result and the udata lengths.
-fn cq_ureq(u: &UData<'_>) -> CqUreq {
-    let (copy_ret, r) = read_deferred::<uabi::CreateCq>(u);
-    CqUreq {
-        copy_ret,
-        inlen: len32(u.inlen()),
-        outlen: len32(u.outlen()),
-        buf_addr: r.buf_addr,
-        db_addr: r.db_addr,
-        cqe_size: r.cqe_size,
     }
 }
 
@@ -772,20 +684,6 @@ fn qp_ureq(u: &UData<'_>, init: &mut QpInit) {
     init.cong_type_flags = r.cong_type_flags;
 }
 
-/// Called by the shim's op.
-///
-/// # Safety
-///
-/// `rs` is the device's pointer; `cq` came from `create_cq` and
-/// is not used after this call.
-pub(super) unsafe extern "C" fn destroy_cq<D: IbDriver>(rs: *mut c_void, cq: *mut c_void) {
-    // SAFETY: per the function's contract the pointer owns the box
-    // `create_cq` handed over with `into_foreign`.
-    let b = unsafe { CqBox::<D>::from_foreign(cq) };
-    // SAFETY: per the function's contract.
-    unsafe { drv::<D>(rs) }.destroy_cq(b)
-}
-
 /// The `rs_cq` of a CQ of this driver.
 ///
 /// # Safety
@@ -825,23 +723,6 @@ pub(super) unsafe extern "C" fn poll_cq<D: IbDriver>(
     let got = d.poll_cq(cq, &mut out);
     // CAST: at most `n`.
     got as c_int
-}
-
-/// Called by the shim's op.
-///
-/// # Safety
-///
-/// `rs` is the device's pointer; `cq` came from `create_cq` and
-/// is live.
-pub(super) unsafe extern "C" fn modify_cq<D: IbDriver>(
-    rs: *mut c_void,
-    cq: *mut c_void,
-    count: u16,
-    period: u16,
-) -> c_int {
-    // SAFETY: per the function's contract.
-    let (d, cq) = unsafe { (drv::<D>(rs), CqBox::<D>::borrow(cq)) };
-    errno(d.modify_cq(cq, count, period))
 }
 
 /// The RDMA core's `req_notify_cq`, through the shim's function (the
