@@ -893,77 +893,15 @@ void hns_shim_srq_event(struct ib_srq *ibsrq, enum ib_event_type type)
 	ibsrq->event_handler(&event, ibsrq->srq_context);
 }
 
-/*
- * An SRQ: as for CQs, the driver reads libhns's request from the udata and
- * answers in it.
+/* The enum argument is why this trampoline exists (kCFI typing, as for
+ * req_notify_cq): the driver's function takes the mask as an integer.
  */
-static int hns_shim_create_srq(struct ib_srq *ibsrq,
-			       struct ib_srq_init_attr *init_attr,
-			       struct ib_udata *udata)
-{
-	struct hns_shim_srq *srq = container_of(ibsrq, struct hns_shim_srq,
-						ibsrq);
-	struct hns_shim_dev *sdev = to_sdev(ibsrq->device);
-	struct hns_shim_srq_args args = {
-		.srq_type = init_attr->srq_type,
-		.pdn = hns_shim_pd_pdn(ibsrq->pd),
-		.max_wr = init_attr->attr.max_wr,
-		.max_sge = init_attr->attr.max_sge,
-	};
-	int ret;
-
-	if (init_attr->srq_type == IB_SRQT_XRC)
-		args.xrcdn = hns_shim_xrcd_xrcdn(init_attr->ext.xrc.xrcd);
-	if (ib_srq_has_cq(init_attr->srq_type))
-		args.cqn = container_of(init_attr->ext.cq, struct hns_shim_cq,
-					ibcq)->cqn;
-	ret = HNS_RS_OP(sdev, create_srq, ibsrq,
-			udata ? hns_shim_udata_uctx(udata) : NULL,
-			udata, &args, &srq->rs_srq);
-	if (ret)
-		return ret;
-	srq->srqn = args.srqn;
-	init_attr->attr.max_wr = args.max_wr;
-	init_attr->attr.max_sge = args.max_sge;
-	init_attr->attr.srq_limit = 0;
-	return 0;
-}
-
-static int hns_shim_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata)
-{
-	struct hns_shim_srq *srq = container_of(ibsrq, struct hns_shim_srq,
-						ibsrq);
-
-	HNS_RS_OP(to_sdev(ibsrq->device), destroy_srq, srq->rs_srq);
-	return 0;
-}
-
 static int hns_shim_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
 			       enum ib_srq_attr_mask mask,
 			       struct ib_udata *udata)
 {
-	struct hns_shim_srq *srq = container_of(ibsrq, struct hns_shim_srq,
-						ibsrq);
-
-	return HNS_RS_OP(to_sdev(ibsrq->device), modify_srq, srq->rs_srq,
-			 mask & IB_SRQ_MAX_WR, mask & IB_SRQ_LIMIT,
-			 attr->srq_limit);
-}
-
-static int hns_shim_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr)
-{
-	struct hns_shim_srq *srq = container_of(ibsrq, struct hns_shim_srq,
-						ibsrq);
-	struct hns_shim_srq_attr a = {};
-	int ret;
-
-	ret = HNS_RS_OP(to_sdev(ibsrq->device), query_srq, srq->rs_srq, &a);
-	if (ret)
-		return ret;
-	attr->max_wr = a.max_wr;
-	attr->max_sge = a.max_sge;
-	attr->srq_limit = a.srq_limit;
-	return 0;
+	return to_sdev(ibsrq->device)->ops->modify_srq(ibsrq, attr, (u32)mask,
+						       udata);
 }
 
 /* The address vector of an AH (UD sends). */
@@ -1466,25 +1404,6 @@ static int hns_shim_create_qp_counted(struct ib_qp *ibqp,
 				  HNS_SHIM_VERB_QP_CREATE);
 }
 
-static int hns_shim_create_srq_counted(struct ib_srq *ibsrq,
-				       struct ib_srq_init_attr *init_attr,
-				       struct ib_udata *udata)
-{
-	return hns_shim_count_err(ibsrq->device,
-				  hns_shim_create_srq(ibsrq, init_attr, udata),
-				  HNS_SHIM_VERB_SRQ_CREATE);
-}
-
-static int hns_shim_modify_srq_counted(struct ib_srq *ibsrq,
-				       struct ib_srq_attr *attr,
-				       enum ib_srq_attr_mask mask,
-				       struct ib_udata *udata)
-{
-	return hns_shim_count_err(ibsrq->device,
-				  hns_shim_modify_srq(ibsrq, attr, mask, udata),
-				  HNS_SHIM_VERB_SRQ_MODIFY);
-}
-
 static struct ib_mr *hns_shim_reg_user_mr_counted(struct ib_pd *pd, u64 start,
 						  u64 length, u64 virt_addr,
 						  int access_flags,
@@ -1583,10 +1502,7 @@ static const struct ib_device_ops hns_shim_frmr_ops = {
 };
 
 static const struct ib_device_ops hns_shim_srq_ops = {
-	.create_srq = hns_shim_create_srq_counted,
-	.destroy_srq = hns_shim_destroy_srq,
-	.modify_srq = hns_shim_modify_srq_counted,
-	.query_srq = hns_shim_query_srq,
+	.modify_srq = hns_shim_modify_srq,
 	.fill_res_srq_entry = hns_shim_fill_res_srq,
 	.fill_res_srq_entry_raw = hns_shim_fill_res_srq_raw,
 
@@ -1640,6 +1556,7 @@ int hns_shim_register_ibdev(struct ib_device *ibdev,
 	ib_set_device_ops(ibdev, to_sdev(ibdev)->ops->cq);
 	if (reg->srq) {
 		ib_set_device_ops(ibdev, to_sdev(ibdev)->ops->srq_datapath);
+		ib_set_device_ops(ibdev, to_sdev(ibdev)->ops->srq);
 		ib_set_device_ops(ibdev, &hns_shim_srq_ops);
 	}
 	if (reg->xrc)

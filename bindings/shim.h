@@ -435,28 +435,6 @@ struct hns_shim_qp_query {
 	u32 sq_sig_type;
 };
 
-/* An SRQ request (type, PD, depth and SGEs asked for) and what the new SRQ
- * tells the core and userspace (depth and SGEs it got, srqn, cap_flags).
- */
-struct hns_shim_srq_args {
-	u32 srq_type;
-	u32 pdn;
-	/* An XRC SRQ's domain and CQ numbers (0 for a basic SRQ). */
-	u32 xrcdn;
-	u32 cqn;
-	u32 max_wr;
-	u32 max_sge;
-	u32 srqn;
-	u32 cap_flags;
-};
-
-/* The attributes of an SRQ (struct ib_srq_attr): query_srq's answer. */
-struct hns_shim_srq_attr {
-	u32 max_wr;
-	u32 max_sge;
-	u32 srq_limit;
-};
-
 /* A user MR registration or re-registration (flags: IB_MR_REREG_*). */
 struct hns_shim_mr_req {
 	u32 flags;
@@ -627,8 +605,6 @@ struct hns_shim_res {
  */
 #define HNS_SHIM_VERB_QP_CREATE 0
 #define HNS_SHIM_VERB_QP_MODIFY 1
-#define HNS_SHIM_VERB_SRQ_CREATE 4
-#define HNS_SHIM_VERB_SRQ_MODIFY 5
 #define HNS_SHIM_VERB_XRCD_ALLOC 6
 #define HNS_SHIM_VERB_MR_REG 7
 #define HNS_SHIM_VERB_MR_REREG 8
@@ -653,6 +629,13 @@ struct hns_rs_ib_ops {
 	 * core without the shim.
 	 */
 	const struct ib_device_ops *cq;
+	/* The SRQ verbs but modify_srq (set with SRQs only). */
+	const struct ib_device_ops *srq;
+	/* The core's modify_srq through a shim function (an enum argument,
+	 * as req_notify_cq); mask is that enum's value.
+	 */
+	int (*modify_srq)(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
+			  u32 mask, struct ib_udata *udata);
 	/* The core's req_notify_cq through a shim function: its prototype has
 	 * an enum, whose kCFI type no Rust function can have; flags is that
 	 * enum's value.
@@ -696,7 +679,7 @@ struct hns_rs_ib_ops {
 	int (*alloc_xrcd)(void *rs, u32 *xrcdn);
 	void (*dealloc_xrcd)(void *rs, u32 xrcdn);
 	int (*query_counters)(void *rs, u64 *values, u32 num);
-	/* For create_srq, create_qp, modify_qp and create_ah, a
+	/* For create_qp, modify_qp and create_ah, a
 	 * udata (NULL for kernel verbs) carries libhns's request, which the
 	 * driver reads, and its answer, which the driver writes.
 	 */
@@ -720,13 +703,6 @@ struct hns_rs_ib_ops {
 		const struct hns_shim_qp_attr *attr, struct ib_udata *udata);
 	void (*destroy_qp)(void *rs, void *qp);
 	int (*query_qp)(void *rs, void *qp, struct hns_shim_qp_query *q);
-	int (*create_srq)(void *rs, struct ib_srq *ibsrq, void *uctx,
-		struct ib_udata *udata,
-		struct hns_shim_srq_args *args, void **srq);
-	void (*destroy_srq)(void *rs, void *srq);
-	int (*modify_srq)(void *rs, void *srq, bool resize, bool limit,
-		u32 srq_limit);
-	int (*query_srq)(void *rs, void *srq, struct hns_shim_srq_attr *attr);
 	int (*res_cq)(void *rs, void *cq, struct hns_shim_res *res);
 	int (*res_qp)(void *rs, void *qp, struct hns_shim_res *res);
 	int (*res_mr)(void *rs, void *mr, struct hns_shim_res *res);

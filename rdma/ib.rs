@@ -42,7 +42,11 @@ use verbs::*;
 mod cq;
 // The drain ops and the steps a driver's drain is made of.
 mod drain;
+// The SRQ verbs, called by the RDMA core directly (`modify_srq` through
+// the shim's trampoline).
+mod srq;
 pub(crate) use drain::Drain;
+pub(crate) use srq::{SrqArgs, SrqAttr};
 
 /// What `query_device` reports (plain data, filled by the driver).
 pub(crate) type DevAttr = raw::hns_shim_dev_attr;
@@ -279,8 +283,6 @@ impl FailedVerb {
         Some(match n {
             raw::HNS_SHIM_VERB_QP_CREATE => CreateQp,
             raw::HNS_SHIM_VERB_QP_MODIFY => ModifyQp,
-            raw::HNS_SHIM_VERB_SRQ_CREATE => CreateSrq,
-            raw::HNS_SHIM_VERB_SRQ_MODIFY => ModifySrq,
             raw::HNS_SHIM_VERB_XRCD_ALLOC => AllocXrcd,
             raw::HNS_SHIM_VERB_MR_REG => RegUserMr,
             raw::HNS_SHIM_VERB_MR_REREG => ReregUserMr,
@@ -550,10 +552,6 @@ pub(crate) struct SrqUreq {
     /// `HNS_ROCE_SRQ_CAP_*` asked for.
     pub(crate) req_cap_flags: u32,
 }
-/// An SRQ request and what the new SRQ tells the core and libhns.
-pub(crate) type SrqArgs = raw::hns_shim_srq_args;
-/// What `query_srq` answers (plain data, filled by the driver).
-pub(crate) type SrqAttr = raw::hns_shim_srq_attr;
 /// `IB_SRQT_XRC`: an SRQ of an XRC domain, completing to its own CQ.
 pub(crate) const SRQT_XRC: u32 = raw::ib_srq_type_IB_SRQT_XRC;
 
@@ -627,11 +625,22 @@ impl<D: IbDriver> IbAdapter<D> {
         ..unsafe { core::mem::zeroed() }
     };
 
+    /// The SRQ verbs but `modify_srq` (which the shim's trampoline calls
+    /// through [`Self::OPS`]), set only on devices with SRQs.
+    const SRQ: raw::ib_device_ops = raw::ib_device_ops {
+        create_srq: Some(srq::create_srq::<D>),
+        destroy_srq: Some(srq::destroy_srq::<D>),
+        query_srq: Some(srq::query_srq::<D>),
+        // SAFETY: as for `DATAPATH`.
+        ..unsafe { core::mem::zeroed() }
+    };
+
     /// The entry points, each instantiated for `D`.
     const OPS: raw::hns_rs_ib_ops = raw::hns_rs_ib_ops {
         datapath: &Self::DATAPATH,
         srq_datapath: &Self::SRQ_DATAPATH,
         cq: &Self::CQ,
+        srq: &Self::SRQ,
         req_notify_cq: Some(req_notify_cq::<D>),
         query_device: Some(query_device::<D>),
         query_port: Some(query_port::<D>),
@@ -659,10 +668,7 @@ impl<D: IbDriver> IbAdapter<D> {
         modify_qp: Some(modify_qp::<D>),
         destroy_qp: Some(destroy_qp::<D>),
         query_qp: Some(query_qp::<D>),
-        create_srq: Some(create_srq::<D>),
-        destroy_srq: Some(destroy_srq::<D>),
-        modify_srq: Some(modify_srq::<D>),
-        query_srq: Some(query_srq::<D>),
+        modify_srq: Some(srq::modify_srq::<D>),
         res_cq: Some(restrack::res_cq::<D>),
         res_qp: Some(restrack::res_qp::<D>),
         res_mr: Some(restrack::res_mr::<D>),

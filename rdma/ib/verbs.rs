@@ -10,13 +10,12 @@
 
 use super::{
     AddrVec, AhIn, DevAttr, FailedVerb, GidEntry, IbDriver, MrReq, NetdevEvent, PortAttr,
-    PortEvents, QpAttr, QpInit, QpModifyResp, QpQuery, SgidType, SrqArgs, SrqAttr, SrqUreq,
-    UctxResp,
+    PortEvents, QpAttr, QpInit, QpModifyResp, QpQuery, SgidType, UctxResp,
 };
 use crate::rdma::wr::nth_wr;
 use crate::rdma::{
-    raw, try_borrow, uabi, IbQp, IbSrq, MmapCtx, NetDev, RecvChain, SendChain, UData, UmemDev,
-    UserCtx, WcArray,
+    raw, try_borrow, uabi, IbQp, MmapCtx, NetDev, RecvChain, SendChain, UData, UmemDev, UserCtx,
+    WcArray,
 };
 use kernel::{
     ffi::{c_int, c_uint, c_void},
@@ -646,19 +645,6 @@ where
     }
 }
 
-/// A user SRQ request read from `u` (`ib_copy_validate_udata_in` up to
-/// `que_addr`), with the result.
-fn srq_ureq(u: &UData<'_>) -> SrqUreq {
-    let (copy_ret, r) = read_deferred::<uabi::CreateSrq>(u);
-    SrqUreq {
-        copy_ret,
-        buf_addr: r.buf_addr,
-        db_addr: r.db_addr,
-        que_addr: r.que_addr,
-        req_cap_flags: r.req_cap_flags,
-    }
-}
-
 /// Fills the user part of `init` from `u`: the request
 /// (`ib_copy_validate_udata_in_cm` up to `reserved`, with the congestion
 /// type bit; a request refused only for its `comp_mask` keeps its members,
@@ -750,123 +736,6 @@ pub(super) unsafe extern "C" fn req_notify_cq<D: IbDriver>(
 
 /// How an SRQ is owned while the shim holds it.
 pub(in crate::rdma) type SrqBox<D> = KBox<<D as IbDriver>::Srq>;
-
-/// Called by the shim's op.
-///
-/// # Safety
-///
-/// `rs` is the device's pointer (see [`drv`]); `ibsrq` is the `ib_srq`
-/// being created on the registered device; `args` is valid for reading
-/// and writing, `srq` for writing. For a user SRQ, `udata` is the
-/// command's udata and `uctx` the caller's context from `alloc_ucontext`,
-/// in the uverbs command of its process; for a kernel SRQ `udata` is null.
-/// A user SRQ is answered in the udata
-/// (`struct hns_roce_ib_create_srq_resp`); a failed answer destroys it
-/// again.
-pub(super) unsafe extern "C" fn create_srq<D: IbDriver>(
-    rs: *mut c_void,
-    ibsrq: *mut raw::ib_srq,
-    uctx: *mut c_void,
-    udata: *mut raw::ib_udata,
-    args: *mut SrqArgs,
-    srq: *mut *mut c_void,
-) -> c_int {
-    // SAFETY: valid for reading and writing (the function's contract).
-    let args = unsafe { &mut *args };
-    // SAFETY: the `ib_srq` being created (the function's contract).
-    let ibdev = unsafe { (*ibsrq).device };
-    // SAFETY: null or the command's udata (the function's contract).
-    let udata = unsafe { UData::from_raw(udata) };
-    let ureq = udata.as_ref().map(srq_ureq);
-    let user = ureq.as_ref().and_then(|r| {
-        // SAFETY: per the function's contract: a user SRQ comes with its
-        // context and udata, a kernel SRQ with neither.
-        unsafe { user_ctx::<D>(ibdev, uctx) }.map(|u| (u, r))
-    });
-    if udata.is_some() && user.is_none() {
-        return EINVAL.to_errno();
-    }
-    // SAFETY: the `ib_srq` being created; the driver drops every use of it
-    // before `destroy_srq` returns (the SRQ table entry goes first).
-    let Some(ibsrq) = (unsafe { IbSrq::new(ibsrq) }) else {
-        return EINVAL.to_errno();
-    };
-    // SAFETY: per the function's contract.
-    let d = unsafe { drv::<D>(rs) };
-    match d.create_srq(args, ibsrq, user) {
-        Ok(b) => {
-            let raw = SrqBox::<D>::into_foreign(b);
-            // SAFETY: valid for writing (the function's contract): the
-            // container's `rs_srq`. The box is taken back with
-            // `from_foreign` in `destroy_srq`.
-            unsafe { *srq = raw };
-            // SAFETY: `raw` is the box handed over just above, live until
-            // `destroy_srq`.
-            d.publish_srq(unsafe { SrqBox::<D>::borrow(raw) });
-            if let Some(u) = &udata {
-                let resp = uabi::CreateSrqResp {
-                    srqn: args.srqn,
-                    cap_flags: args.cap_flags,
-                };
-                if let Err(e) = u.respond(&resp) {
-                    // SAFETY: `raw` is the box handed over above; after an
-                    // error the shim does not use `rs_srq`.
-                    d.destroy_srq(unsafe { SrqBox::<D>::from_foreign(raw) });
-                    return e.to_errno();
-                }
-            }
-            0
-        }
-        Err(e) => e.to_errno(),
-    }
-}
-
-/// Called by the shim's op.
-///
-/// # Safety
-///
-/// `rs` is the device's pointer; `srq` came from `create_srq` and is not
-/// used after this call.
-pub(super) unsafe extern "C" fn destroy_srq<D: IbDriver>(rs: *mut c_void, srq: *mut c_void) {
-    // SAFETY: per the function's contract the pointer owns the box
-    // `create_srq` handed over with `into_foreign`.
-    let b = unsafe { SrqBox::<D>::from_foreign(srq) };
-    // SAFETY: per the function's contract.
-    unsafe { drv::<D>(rs) }.destroy_srq(b)
-}
-
-/// Called by the shim's op.
-///
-/// # Safety
-///
-/// `rs` is the device's pointer; `srq` came from `create_srq` and is live.
-pub(super) unsafe extern "C" fn modify_srq<D: IbDriver>(
-    rs: *mut c_void,
-    srq: *mut c_void,
-    resize: bool,
-    limit: bool,
-    srq_limit: u32,
-) -> c_int {
-    // SAFETY: per the function's contract.
-    let (d, srq) = unsafe { (drv::<D>(rs), SrqBox::<D>::borrow(srq)) };
-    errno(d.modify_srq(srq, resize, limit, srq_limit))
-}
-
-/// Called by the shim's op.
-///
-/// # Safety
-///
-/// `rs` is the device's pointer; `srq` came from `create_srq` and is
-/// live; `a` is valid for writing.
-pub(super) unsafe extern "C" fn query_srq<D: IbDriver>(
-    rs: *mut c_void,
-    srq: *mut c_void,
-    a: *mut SrqAttr,
-) -> c_int {
-    // SAFETY: per the function's contract.
-    let (d, srq, a) = unsafe { (drv::<D>(rs), SrqBox::<D>::borrow(srq), &mut *a) };
-    errno(d.query_srq(srq, a))
-}
 
 /// How a QP is owned while the shim holds it.
 pub(in crate::rdma) type QpBox<D> = Pin<KBox<<D as IbDriver>::Qp>>;
