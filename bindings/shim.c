@@ -59,6 +59,8 @@ void hns_shim_get_layout(struct hns_shim_layout *l)
 	l->shim_cq_rs_cq = offsetof(struct hns_shim_cq, rs_cq);
 	l->shim_qp_rs_qp = offsetof(struct hns_shim_qp, rs_qp);
 	l->shim_srq_rs_srq = offsetof(struct hns_shim_srq, rs_srq);
+	l->shim_mr_size = sizeof(struct hns_shim_mr);
+	l->shim_mr_rs_mr = offsetof(struct hns_shim_mr, rs_mr);
 }
 
 /*
@@ -1112,134 +1114,13 @@ int hns_shim_qp_to_err(struct ib_qp *ibqp)
 	return hns_shim_modify_qp_counted(ibqp, &attr, IB_QP_STATE, NULL);
 }
 
-/* An MR: the Rust MR behind `rs_mr`. */
-struct hns_shim_mr {
-	struct ib_mr ibmr;
-	void *rs_mr;
-};
-
-static struct ib_mr *hns_shim_get_dma_mr(struct ib_pd *pd, int acc)
-{
-	struct hns_shim_mr *mr = kzalloc_obj(*mr);
-	u32 key = 0;
-	int ret;
-
-	if (!mr)
-		return ERR_PTR(-ENOMEM);
-	ret = HNS_RS_OP(to_sdev(pd->device), get_dma_mr, hns_shim_pd_pdn(pd),
-			(u32)acc, &mr->rs_mr, &key);
-	if (ret) {
-		kfree(mr);
-		return ERR_PTR(ret);
-	}
-	mr->ibmr.lkey = key;
-	mr->ibmr.rkey = key;
-	return &mr->ibmr;
-}
-
-static struct ib_mr *hns_shim_reg_user_mr(struct ib_pd *pd, u64 start,
-					  u64 length, u64 virt_addr,
-					  int access_flags,
-					  struct ib_dmah *dmah,
-					  struct ib_udata *udata)
-{
-	struct hns_shim_mr_req req = {
-		.pdn = hns_shim_pd_pdn(pd),
-		.start = start,
-		.length = length,
-		.iova = virt_addr,
-		.access = (u32)access_flags,
-	};
-	struct hns_shim_mr *mr;
-	u32 key = 0;
-	int ret;
-
-	if (dmah)
-		return ERR_PTR(-EOPNOTSUPP);
-	mr = kzalloc_obj(*mr);
-	if (!mr)
-		return ERR_PTR(-ENOMEM);
-	ret = HNS_RS_OP(to_sdev(pd->device), reg_user_mr, pd->device, &req,
-			&mr->rs_mr, &key);
-	if (ret) {
-		kfree(mr);
-		return ERR_PTR(ret);
-	}
-	mr->ibmr.lkey = key;
-	mr->ibmr.rkey = key;
-	return &mr->ibmr;
-}
-
-/* Re-registration in place: NULL tells the core to keep this MR. */
-static struct ib_mr *hns_shim_rereg_user_mr(struct ib_mr *ibmr, int flags,
-					    u64 start, u64 length,
-					    u64 virt_addr, int access_flags,
-					    struct ib_pd *pd,
-					    struct ib_udata *udata)
-{
-	struct hns_shim_mr *mr = container_of(ibmr, struct hns_shim_mr, ibmr);
-	struct hns_shim_mr_req req = {
-		.flags = (u32)flags,
-		.pdn = (flags & IB_MR_REREG_PD) && pd ? hns_shim_pd_pdn(pd) : 0,
-		.start = start,
-		.length = length,
-		.iova = virt_addr,
-		.access = (u32)access_flags,
-	};
-	int ret;
-
-	ret = HNS_RS_OP(to_sdev(ibmr->device), rereg_user_mr, ibmr->device,
-			mr->rs_mr, &req);
-	return ret ? ERR_PTR(ret) : NULL;
-}
-
-/* A fast-register MR (ib_alloc_mr). */
+/* The enum argument is why this trampoline exists (kCFI typing, as for
+ * req_notify_cq): the driver's function takes the type as an integer.
+ */
 static struct ib_mr *hns_shim_alloc_mr(struct ib_pd *pd,
 				       enum ib_mr_type mr_type, u32 max_num_sg)
 {
-	struct hns_shim_mr *mr = kzalloc_obj(*mr);
-	u64 length = 0;
-	u32 key = 0;
-	int ret;
-
-	if (!mr)
-		return ERR_PTR(-ENOMEM);
-	ret = HNS_RS_OP(to_sdev(pd->device), alloc_mr, hns_shim_pd_pdn(pd),
-			(u32)mr_type, max_num_sg, &mr->rs_mr, &key, &length);
-	if (ret) {
-		kfree(mr);
-		return ERR_PTR(ret);
-	}
-	mr->ibmr.lkey = key;
-	mr->ibmr.rkey = key;
-	mr->ibmr.length = length;
-	return &mr->ibmr;
-}
-
-static int hns_shim_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg,
-			      int sg_nents, unsigned int *sg_offset)
-{
-	struct hns_shim_mr *mr = container_of(ibmr, struct hns_shim_mr, ibmr);
-
-	return HNS_RS_OP(to_sdev(ibmr->device), map_mr_sg, ibmr, mr->rs_mr, sg,
-			 sg_nents, sg_offset);
-}
-
-static int hns_shim_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
-{
-	struct hns_shim_mr *mr = container_of(ibmr, struct hns_shim_mr, ibmr);
-
-	HNS_RS_OP(to_sdev(ibmr->device), dereg_mr, mr->rs_mr);
-	kfree(mr);
-	return 0;
-}
-
-/* NULL for an MR that is not this driver's (a ULP bug). */
-void *hns_shim_mr_rs(struct ib_mr *ibmr)
-{
-	if (!ibmr || ibmr->device->ops.dereg_mr != hns_shim_dereg_mr)
-		return NULL;
-	return container_of(ibmr, struct hns_shim_mr, ibmr)->rs_mr;
+	return to_sdev(pd->device)->ops->alloc_mr(pd, (u32)mr_type, max_num_sg);
 }
 
 /* --- resource tracking: the driver gives values, netlink is done here --- */
@@ -1404,37 +1285,6 @@ static int hns_shim_create_qp_counted(struct ib_qp *ibqp,
 				  HNS_SHIM_VERB_QP_CREATE);
 }
 
-static struct ib_mr *hns_shim_reg_user_mr_counted(struct ib_pd *pd, u64 start,
-						  u64 length, u64 virt_addr,
-						  int access_flags,
-						  struct ib_dmah *dmah,
-						  struct ib_udata *udata)
-{
-	struct ib_mr *mr = hns_shim_reg_user_mr(pd, start, length, virt_addr,
-						access_flags, dmah, udata);
-
-	hns_shim_count_err(pd->device, PTR_ERR_OR_ZERO(mr),
-			   HNS_SHIM_VERB_MR_REG);
-	return mr;
-}
-
-static struct ib_mr *hns_shim_rereg_user_mr_counted(struct ib_mr *ibmr,
-						    int flags, u64 start,
-						    u64 length, u64 virt_addr,
-						    int access_flags,
-						    struct ib_pd *pd,
-						    struct ib_udata *udata)
-{
-	struct ib_device *ibdev = ibmr->device;
-	struct ib_mr *mr = hns_shim_rereg_user_mr(ibmr, flags, start, length,
-						  virt_addr, access_flags, pd,
-						  udata);
-
-	hns_shim_count_err(ibdev, PTR_ERR_OR_ZERO(mr),
-			   HNS_SHIM_VERB_MR_REREG);
-	return mr;
-}
-
 static const struct ib_device_ops hns_shim_dev_ops = {
 	.owner = THIS_MODULE,
 	.driver_id = RDMA_DRIVER_HNS,
@@ -1467,9 +1317,6 @@ static const struct ib_device_ops hns_shim_dev_ops = {
 	.modify_qp = hns_shim_modify_qp_counted,
 	.destroy_qp = hns_shim_destroy_qp,
 	.query_qp = hns_shim_query_qp,
-	.get_dma_mr = hns_shim_get_dma_mr,
-	.reg_user_mr = hns_shim_reg_user_mr_counted,
-	.dereg_mr = hns_shim_dereg_mr,
 	.fill_res_cq_entry = hns_shim_fill_res_cq,
 	.fill_res_cq_entry_raw = hns_shim_fill_res_cq_raw,
 	.fill_res_qp_entry = hns_shim_fill_res_qp,
@@ -1491,14 +1338,8 @@ static const struct ib_device_ops hns_shim_xrcd_ops = {
 	INIT_RDMA_OBJ_SIZE(ib_xrcd, hns_shim_xrcd, ibxrcd),
 };
 
-/* Re-registration, offered with the REREG_MR capability only. */
-static const struct ib_device_ops hns_shim_mr_ops = {
-	.rereg_user_mr = hns_shim_rereg_user_mr_counted,
-};
-
 static const struct ib_device_ops hns_shim_frmr_ops = {
 	.alloc_mr = hns_shim_alloc_mr,
-	.map_mr_sg = hns_shim_map_mr_sg,
 };
 
 static const struct ib_device_ops hns_shim_srq_ops = {
@@ -1554,6 +1395,7 @@ int hns_shim_register_ibdev(struct ib_device *ibdev,
 	 */
 	ib_set_device_ops(ibdev, to_sdev(ibdev)->ops->datapath);
 	ib_set_device_ops(ibdev, to_sdev(ibdev)->ops->cq);
+	ib_set_device_ops(ibdev, to_sdev(ibdev)->ops->mr);
 	if (reg->srq) {
 		ib_set_device_ops(ibdev, to_sdev(ibdev)->ops->srq_datapath);
 		ib_set_device_ops(ibdev, to_sdev(ibdev)->ops->srq);
@@ -1564,9 +1406,11 @@ int hns_shim_register_ibdev(struct ib_device *ibdev,
 	if (reg->num_stats)
 		ib_set_device_ops(ibdev, &hns_shim_hw_stats_ops);
 	if (reg->rereg)
-		ib_set_device_ops(ibdev, &hns_shim_mr_ops);
-	if (reg->frmr)
+		ib_set_device_ops(ibdev, to_sdev(ibdev)->ops->mr_rereg);
+	if (reg->frmr) {
+		ib_set_device_ops(ibdev, to_sdev(ibdev)->ops->mr_frmr);
 		ib_set_device_ops(ibdev, &hns_shim_frmr_ops);
+	}
 	ib_set_device_ops(ibdev, &hns_shim_dev_ops);
 	dma_set_max_seg_size(reg->parent, SZ_2G);
 

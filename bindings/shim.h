@@ -51,6 +51,8 @@ struct hns_shim_layout {
 	u32 shim_cq_rs_cq;
 	u32 shim_qp_rs_qp;
 	u32 shim_srq_rs_srq;
+	u32 shim_mr_size;
+	u32 shim_mr_rs_mr;
 };
 
 void hns_shim_get_layout(struct hns_shim_layout *l);
@@ -435,14 +437,12 @@ struct hns_shim_qp_query {
 	u32 sq_sig_type;
 };
 
-/* A user MR registration or re-registration (flags: IB_MR_REREG_*). */
-struct hns_shim_mr_req {
-	u32 flags;
-	u32 pdn;
-	u64 start;
-	u64 length;
-	u64 iova;
-	u32 access;
+/* An MR: the Rust MR behind `rs_mr` (Rust allocates and frees it: the
+ * core does not for MRs).
+ */
+struct hns_shim_mr {
+	struct ib_mr ibmr;
+	void *rs_mr;
 };
 
 struct ib_device *hns_shim_alloc_ibdev(void *rs,
@@ -577,8 +577,6 @@ int hns_shim_qp_to_err(struct ib_qp *ibqp);
 const struct hns_shim_av *hns_shim_ah_av(struct ib_ah *ibah);
 /* The driver's context (rs_uctx) of a user verb's udata. */
 void *hns_shim_udata_uctx(struct ib_udata *udata);
-/* The Rust MR behind an MR of this driver. */
-void *hns_shim_mr_rs(struct ib_mr *ibmr);
 
 /* --- resource tracking (rdma res show) ----------------------------------- */
 /* VLAN ids from here on are none (the kernel's VLAN_N_VID). */
@@ -606,8 +604,6 @@ struct hns_shim_res {
 #define HNS_SHIM_VERB_QP_CREATE 0
 #define HNS_SHIM_VERB_QP_MODIFY 1
 #define HNS_SHIM_VERB_XRCD_ALLOC 6
-#define HNS_SHIM_VERB_MR_REG 7
-#define HNS_SHIM_VERB_MR_REREG 8
 #define HNS_SHIM_VERB_AH_CREATE 9
 #define HNS_SHIM_VERB_MMAP 10
 #define HNS_SHIM_VERB_UCTX_ALLOC 11
@@ -636,6 +632,18 @@ struct hns_rs_ib_ops {
 	 */
 	int (*modify_srq)(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
 			  u32 mask, struct ib_udata *udata);
+	/* The MR verbs: get_dma_mr, reg_user_mr, dereg_mr; rereg_user_mr
+	 * (set with the REREG_MR capability only); map_mr_sg (with
+	 * fast-register MRs only).
+	 */
+	const struct ib_device_ops *mr;
+	const struct ib_device_ops *mr_rereg;
+	const struct ib_device_ops *mr_frmr;
+	/* The core's alloc_mr through a shim function (an enum argument);
+	 * mr_type is that enum's value.
+	 */
+	struct ib_mr *(*alloc_mr)(struct ib_pd *pd, u32 mr_type,
+				  u32 max_num_sg);
 	/* The core's req_notify_cq through a shim function: its prototype has
 	 * an enum, whose kCFI type no Rust function can have; flags is that
 	 * enum's value.
@@ -683,16 +691,6 @@ struct hns_rs_ib_ops {
 	 * udata (NULL for kernel verbs) carries libhns's request, which the
 	 * driver reads, and its answer, which the driver writes.
 	 */
-	int (*get_dma_mr)(void *rs, u32 pdn, u32 access, void **mr, u32 *key);
-	int (*reg_user_mr)(void *rs, struct ib_device *ibdev,
-		const struct hns_shim_mr_req *req, void **mr, u32 *key);
-	int (*rereg_user_mr)(void *rs, struct ib_device *ibdev, void *mr,
-		const struct hns_shim_mr_req *req);
-	void (*dereg_mr)(void *rs, void *mr);
-	int (*alloc_mr)(void *rs, u32 pdn, u32 mr_type, u32 max_num_sg,
-		void **mr, u32 *key, u64 *length);
-	int (*map_mr_sg)(void *rs, struct ib_mr *ibmr, void *mr,
-		struct scatterlist *sg, int sg_nents, unsigned int *sg_offset);
 	int (*create_ah)(void *rs, const struct hns_shim_ah_in *in,
 		struct ib_udata *udata, struct hns_shim_av *av);
 	int (*create_qp)(void *rs, struct ib_qp *ibqp, void *uctx,

@@ -42,6 +42,10 @@ use verbs::*;
 mod cq;
 // The drain ops and the steps a driver's drain is made of.
 mod drain;
+// The MR verbs, called by the RDMA core directly (`alloc_mr` through the
+// shim's trampoline).
+pub(super) mod mr;
+pub(crate) use mr::MrReq;
 // The SRQ verbs, called by the RDMA core directly (`modify_srq` through
 // the shim's trampoline).
 mod srq;
@@ -284,8 +288,6 @@ impl FailedVerb {
             raw::HNS_SHIM_VERB_QP_CREATE => CreateQp,
             raw::HNS_SHIM_VERB_QP_MODIFY => ModifyQp,
             raw::HNS_SHIM_VERB_XRCD_ALLOC => AllocXrcd,
-            raw::HNS_SHIM_VERB_MR_REG => RegUserMr,
-            raw::HNS_SHIM_VERB_MR_REREG => ReregUserMr,
             raw::HNS_SHIM_VERB_AH_CREATE => CreateAh,
             raw::HNS_SHIM_VERB_MMAP => Mmap,
             raw::HNS_SHIM_VERB_UCTX_ALLOC => AllocUcontext,
@@ -555,12 +557,6 @@ pub(crate) struct SrqUreq {
 /// `IB_SRQT_XRC`: an SRQ of an XRC domain, completing to its own CQ.
 pub(crate) const SRQT_XRC: u32 = raw::ib_srq_type_IB_SRQT_XRC;
 
-/// A user MR registration or re-registration, flattened by the shim:
-/// `flags` (`IB_MR_REREG_*`, re-registration only), `pdn` (registration,
-/// or re-registration with `IB_MR_REREG_PD`), user address `start`,
-/// `length` bytes, I/O address `iova`, `access` (`IB_ACCESS_*`).
-pub(crate) type MrReq = raw::hns_shim_mr_req;
-
 /// `IB_MR_REREG_TRANS`.
 pub(crate) const MR_REREG_TRANS: u32 = raw::ib_mr_rereg_flags_IB_MR_REREG_TRANS;
 /// `IB_MR_REREG_PD`.
@@ -635,12 +631,40 @@ impl<D: IbDriver> IbAdapter<D> {
         ..unsafe { core::mem::zeroed() }
     };
 
+    /// The MR verbs every device has.
+    const MR: raw::ib_device_ops = raw::ib_device_ops {
+        get_dma_mr: Some(mr::get_dma_mr::<D>),
+        reg_user_mr: Some(mr::reg_user_mr::<D>),
+        dereg_mr: Some(mr::dereg_mr::<D>),
+        // SAFETY: as for `DATAPATH`.
+        ..unsafe { core::mem::zeroed() }
+    };
+
+    /// User MR re-registration, set only on devices that offer it.
+    const MR_REREG: raw::ib_device_ops = raw::ib_device_ops {
+        rereg_user_mr: Some(mr::rereg_user_mr::<D>),
+        // SAFETY: as for `DATAPATH`.
+        ..unsafe { core::mem::zeroed() }
+    };
+
+    /// The mapping of fast-register MRs, set only on devices that have
+    /// them (whose `alloc_mr` the shim's trampoline calls through
+    /// [`Self::OPS`]).
+    const MR_FRMR: raw::ib_device_ops = raw::ib_device_ops {
+        map_mr_sg: Some(mr::map_mr_sg::<D>),
+        // SAFETY: as for `DATAPATH`.
+        ..unsafe { core::mem::zeroed() }
+    };
+
     /// The entry points, each instantiated for `D`.
     const OPS: raw::hns_rs_ib_ops = raw::hns_rs_ib_ops {
         datapath: &Self::DATAPATH,
         srq_datapath: &Self::SRQ_DATAPATH,
         cq: &Self::CQ,
         srq: &Self::SRQ,
+        mr: &Self::MR,
+        mr_rereg: &Self::MR_REREG,
+        mr_frmr: &Self::MR_FRMR,
         req_notify_cq: Some(req_notify_cq::<D>),
         query_device: Some(query_device::<D>),
         query_port: Some(query_port::<D>),
@@ -657,12 +681,7 @@ impl<D: IbDriver> IbAdapter<D> {
         alloc_xrcd: Some(alloc_xrcd::<D>),
         dealloc_xrcd: Some(dealloc_xrcd::<D>),
         query_counters: Some(query_counters::<D>),
-        get_dma_mr: Some(get_dma_mr::<D>),
-        reg_user_mr: Some(reg_user_mr::<D>),
-        rereg_user_mr: Some(rereg_user_mr::<D>),
-        dereg_mr: Some(dereg_mr::<D>),
-        alloc_mr: Some(alloc_mr::<D>),
-        map_mr_sg: Some(map_mr_sg::<D>),
+        alloc_mr: Some(mr::alloc_mr::<D>),
         create_ah: Some(create_ah::<D>),
         create_qp: Some(create_qp::<D>),
         modify_qp: Some(modify_qp::<D>),

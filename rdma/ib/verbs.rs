@@ -9,8 +9,8 @@
 //! [`ForeignOwnable::into_foreign`].
 
 use super::{
-    AddrVec, AhIn, DevAttr, FailedVerb, GidEntry, IbDriver, MrReq, NetdevEvent, PortAttr,
-    PortEvents, QpAttr, QpInit, QpModifyResp, QpQuery, SgidType, UctxResp,
+    AddrVec, AhIn, DevAttr, FailedVerb, GidEntry, IbDriver, NetdevEvent, PortAttr, PortEvents,
+    QpAttr, QpInit, QpModifyResp, QpQuery, SgidType, UctxResp,
 };
 use crate::rdma::wr::nth_wr;
 use crate::rdma::{
@@ -18,7 +18,7 @@ use crate::rdma::{
     WcArray,
 };
 use kernel::{
-    ffi::{c_int, c_uint, c_void},
+    ffi::{c_int, c_void},
     prelude::*,
     sync::Arc,
     transmute::{AsBytes, FromBytes},
@@ -442,192 +442,8 @@ pub(super) unsafe extern "C" fn create_ah<D: IbDriver>(
     }))
 }
 
-/// Called by the shim's op.
-///
-/// # Safety
-///
-/// `rs` is the device's pointer (see [`drv`]); `mr` and `key` are valid
-/// for writing.
-pub(super) unsafe extern "C" fn get_dma_mr<D: IbDriver>(
-    rs: *mut c_void,
-    pdn: u32,
-    access: u32,
-    mr: *mut *mut c_void,
-    key: *mut u32,
-) -> c_int {
-    // SAFETY: per the function's contract.
-    let r = unsafe { drv::<D>(rs) }.get_dma_mr(pdn, access);
-    // SAFETY: `mr` and `key` are valid for writing.
-    unsafe { mr_out::<D>(r, mr, key) }
-}
-
 /// How an MR is owned while the shim holds it.
 pub(in crate::rdma) type MrBox<D> = Pin<KBox<<D as IbDriver>::Mr>>;
-
-/// Stores a new MR and its key for the shim, or returns the errno.
-///
-/// # Safety
-///
-/// `mr` and `key` are valid for writing.
-unsafe fn mr_out<D: IbDriver>(
-    r: Result<(MrBox<D>, u32)>,
-    mr: *mut *mut c_void,
-    key: *mut u32,
-) -> c_int {
-    match r {
-        Ok((b, k)) => {
-            // The pinned box is taken back with `from_foreign` in
-            // `dereg_mr`.
-            let raw = b.into_foreign();
-            // SAFETY: valid for writing (the function's contract).
-            unsafe {
-                *mr = raw;
-                *key = k;
-            }
-            0
-        }
-        Err(e) => e.to_errno(),
-    }
-}
-
-/// Called by the shim's op.
-///
-/// # Safety
-///
-/// `rs` is the device's pointer, `ibdev` its registered device, called in
-/// the uverbs command of the process whose memory is registered; `req` is
-/// valid for the call; `mr` and `key` are valid for writing.
-pub(super) unsafe extern "C" fn reg_user_mr<D: IbDriver>(
-    rs: *mut c_void,
-    ibdev: *mut raw::ib_device,
-    req: *const MrReq,
-    mr: *mut *mut c_void,
-    key: *mut u32,
-) -> c_int {
-    // SAFETY: per the function's contract.
-    let Some(dev) = (unsafe { UmemDev::from_raw(ibdev) }) else {
-        return EINVAL.to_errno();
-    };
-    // SAFETY: per the function's contract.
-    let r = unsafe { drv::<D>(rs).reg_user_mr(dev, &*req) };
-    // SAFETY: `mr` and `key` are valid for writing.
-    unsafe { mr_out::<D>(r, mr, key) }
-}
-
-/// Called by the shim's op.
-///
-/// # Safety
-///
-/// As `reg_user_mr`; `mr` came from it and is live, and the core
-/// holds the MR exclusively for the re-registration.
-pub(super) unsafe extern "C" fn rereg_user_mr<D: IbDriver>(
-    rs: *mut c_void,
-    ibdev: *mut raw::ib_device,
-    mr: *mut c_void,
-    req: *const MrReq,
-) -> c_int {
-    // SAFETY: per the function's contract.
-    let Some(dev) = (unsafe { UmemDev::from_raw(ibdev) }) else {
-        return EINVAL.to_errno();
-    };
-    // SAFETY: per the function's contract.
-    let (d, mr, req) = unsafe { (drv::<D>(rs), MrBox::<D>::borrow(mr).get_ref(), &*req) };
-    errno(d.rereg_user_mr(mr, dev, req))
-}
-
-/// Called by the shim's op.
-///
-/// # Safety
-///
-/// `rs` is the device's pointer (see [`drv`]); `mr` came from an MR
-/// callback and is not used after this call.
-pub(super) unsafe extern "C" fn dereg_mr<D: IbDriver>(rs: *mut c_void, mr: *mut c_void) {
-    // SAFETY: the pointer owns the pinned box an MR callback handed over
-    // with `into_foreign` (`mr_out`).
-    let b = unsafe { MrBox::<D>::from_foreign(mr) };
-    // SAFETY: per the function's contract.
-    unsafe { drv::<D>(rs) }.dereg_mr(b)
-}
-
-/// Called by the shim's op (`ib_alloc_mr`).
-///
-/// # Safety
-///
-/// `rs` is the device's pointer (see [`drv`]); `mr`, `key` and `length`
-/// are valid for writing.
-pub(super) unsafe extern "C" fn alloc_mr<D: IbDriver>(
-    rs: *mut c_void,
-    pdn: u32,
-    mr_type: u32,
-    max_num_sg: u32,
-    mr: *mut *mut c_void,
-    key: *mut u32,
-    length: *mut u64,
-) -> c_int {
-    // SAFETY: per the function's contract.
-    let r = unsafe { drv::<D>(rs) }.alloc_mr(pdn, mr_type, max_num_sg);
-    if let Ok((b, _)) = &r {
-        // SAFETY: valid for writing (the function's contract).
-        unsafe { *length = D::mr_size(b) };
-    }
-    // SAFETY: `mr` and `key` are valid for writing.
-    unsafe { mr_out::<D>(r, mr, key) }
-}
-
-/// `ib_sg_to_pages`' callback: one page of the mapping.
-///
-/// # Safety
-///
-/// Called by `ib_sg_to_pages` inside [`map_mr_sg`] with the MR given
-/// there.
-unsafe extern "C" fn map_mr_sg_page<D: IbDriver>(ibmr: *mut raw::ib_mr, addr: u64) -> c_int {
-    // SAFETY: `ibmr` is the live MR being mapped.
-    let h = unsafe { raw::hns_shim_mr_rs(ibmr) };
-    // SAFETY: a non-null handle of this driver's MR is the foreign form of
-    // its pinned box (`mr_out`), live while the MR is.
-    match unsafe { try_borrow::<MrBox<D>>(h) } {
-        Some(m) => errno(D::map_mr_sg_page(m.get_ref(), addr)),
-        None => EINVAL.to_errno(),
-    }
-}
-
-/// Called by the shim's op (`ib_map_mr_sg`): the driver checks and
-/// resets the mapping, the core walks the SG list into pages, the driver
-/// finishes.
-///
-/// # Safety
-///
-/// `rs` is the device's pointer; `ibmr` is the live MR `mr` belongs to,
-/// which the caller does not map or post concurrently; `sg` holds
-/// `sg_nents` DMA-mapped entries; `sg_offset` is null or valid for reading
-/// and writing.
-pub(super) unsafe extern "C" fn map_mr_sg<D: IbDriver>(
-    rs: *mut c_void,
-    ibmr: *mut raw::ib_mr,
-    mr: *mut c_void,
-    sg: *mut kernel::bindings::scatterlist,
-    sg_nents: c_int,
-    sg_offset: *mut c_uint,
-) -> c_int {
-    // SAFETY: per the function's contract.
-    let (d, m) = unsafe { (drv::<D>(rs), MrBox::<D>::borrow(mr).get_ref()) };
-    // SAFETY: `ibmr` is live; the core set its page size for this mapping.
-    let page_size = unsafe { (*ibmr).page_size };
-    let offset = if sg_offset.is_null() {
-        0
-    } else {
-        // SAFETY: non-null, valid for reading (the function's contract).
-        unsafe { *sg_offset }
-    };
-    if d.map_mr_sg_begin(m, page_size, offset).is_err() {
-        return 0;
-    }
-    // SAFETY: the arguments are the caller's, valid per the contract; the
-    // callback finds the MR through `ibmr`.
-    let n =
-        unsafe { raw::ib_sg_to_pages(ibmr, sg, sg_nents, sg_offset, Some(map_mr_sg_page::<D>)) };
-    d.map_mr_sg_end(m, n, page_size)
-}
 
 /// How a CQ is owned while the shim holds it.
 pub(in crate::rdma) type CqBox<D> = KBox<<D as IbDriver>::Cq>;
