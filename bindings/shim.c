@@ -459,48 +459,6 @@ static int hns_shim_destroy_ah(struct ib_ah *ibah, u32 flags)
 	return 0;
 }
 
-static int hns_shim_query_device(struct ib_device *ibdev,
-				 struct ib_device_attr *props,
-				 struct ib_udata *uhw)
-{
-	struct hns_shim_dev_attr a = {};
-	int ret;
-
-	ret = HNS_RS_OP(to_sdev(ibdev), query_device, uhw, &a);
-	if (ret)
-		return ret;
-	props->fw_ver = a.fw_ver;
-	props->sys_image_guid = ibdev->node_guid;
-	props->max_mr_size = a.max_mr_size;
-	props->page_size_cap = a.page_size_cap;
-	props->vendor_id = a.vendor_id;
-	props->vendor_part_id = a.vendor_part_id;
-	props->hw_ver = a.hw_ver;
-	props->max_qp = a.max_qp;
-	props->max_qp_wr = a.max_qp_wr;
-	props->device_cap_flags = a.device_cap_flags;
-	props->max_send_sge = a.max_send_sge;
-	props->max_recv_sge = a.max_recv_sge;
-	props->max_sge_rd = a.max_sge_rd;
-	props->max_cq = a.max_cq;
-	props->max_cqe = a.max_cqe;
-	props->max_mr = a.max_mr;
-	props->max_pd = a.max_pd;
-	props->max_qp_rd_atom = a.max_qp_rd_atom;
-	props->max_qp_init_rd_atom = a.max_qp_init_rd_atom;
-	props->atomic_cap = a.atomic_hca ? IB_ATOMIC_HCA : IB_ATOMIC_NONE;
-	props->max_pkeys = a.max_pkeys;
-	props->local_ca_ack_delay = a.local_ca_ack_delay;
-	props->max_ah = a.max_ah;
-	props->cq_caps.max_cq_moderation_period = a.max_cq_moderation_period;
-	props->cq_caps.max_cq_moderation_count = a.max_cq_moderation_count;
-	props->max_srq = a.max_srq;
-	props->max_srq_wr = a.max_srq_wr;
-	props->max_srq_sge = a.max_srq_sge;
-	props->max_fast_reg_page_list_len = a.max_fast_reg_page_list_len;
-	return 0;
-}
-
 /*
  * The bond upper device a bonded port follows, with a reference the caller
  * puts: the current master of the port's netdev, read under RCU, if the
@@ -526,54 +484,19 @@ static struct net_device *hns_shim_followed_upper(struct hns_shim_dev *sdev,
 	return upper;
 }
 
-static int hns_shim_query_port(struct ib_device *ibdev, u32 port_num,
-			       struct ib_port_attr *props)
+int hns_shim_port_netdev(struct ib_device *ibdev, u32 port, u32 *mtu,
+			 u32 *state)
 {
-	struct hns_shim_port_attr a = {};
 	struct net_device *ndev, *upper;
-	int ret;
 
-	ret = ib_get_eth_speed(ibdev, port_num, &props->active_speed,
-			       &props->active_width);
-	if (ret)
-		ibdev_warn(ibdev, "failed to get speed, ret = %d.\n", ret);
-
-	ndev = ib_device_get_netdev(ibdev, port_num);
-	if (!ndev) {
-		ibdev_err(ibdev, "find netdev %u failed!\n", port_num - 1);
-		return -EINVAL;
-	}
-	a.ndev_mtu = iboe_get_mtu(ndev->mtu);
+	ndev = ib_device_get_netdev(ibdev, port);
+	if (!ndev)
+		return -ENODEV;
+	*mtu = iboe_get_mtu(ndev->mtu);
 	upper = hns_shim_followed_upper(to_sdev(ibdev), ndev);
-	a.ndev_state = ib_get_curr_port_state(upper ? upper : ndev);
+	*state = ib_get_curr_port_state(upper ? upper : ndev);
 	dev_put(upper);
 	dev_put(ndev);
-
-	HNS_RS_OP(to_sdev(ibdev), query_port, port_num, &a);
-	props->max_mtu = a.max_mtu;
-	props->active_mtu = a.active_mtu;
-	props->state = a.state;
-	props->phys_state = a.phys_state;
-	props->gid_tbl_len = a.gid_tbl_len;
-	props->port_cap_flags = a.port_cap_flags;
-	props->max_msg_sz = a.max_msg_sz;
-	props->pkey_tbl_len = a.pkey_tbl_len;
-	return 0;
-}
-
-static int hns_shim_port_immutable(struct ib_device *ibdev, u32 port_num,
-				   struct ib_port_immutable *immutable)
-{
-	struct ib_port_attr attr;
-	int ret;
-
-	ret = ib_query_port(ibdev, port_num, &attr);
-	if (ret)
-		return ret;
-	immutable->pkey_tbl_len = attr.pkey_tbl_len;
-	immutable->gid_tbl_len = attr.gid_tbl_len;
-	immutable->max_mad_size = to_sdev(ibdev)->max_mad_size;
-	immutable->core_cap_flags = to_sdev(ibdev)->core_cap_flags;
 	return 0;
 }
 
@@ -583,38 +506,13 @@ static enum rdma_link_layer hns_shim_link_layer(struct ib_device *ibdev,
 	return IB_LINK_LAYER_ETHERNET;
 }
 
-static int hns_shim_query_pkey(struct ib_device *ibdev, u32 port, u16 index,
-			       u16 *pkey)
-{
-	if (index > 0)
-		return -EINVAL;
-	*pkey = to_sdev(ibdev)->pkey;
-	return 0;
-}
-
-static int hns_shim_modify_device(struct ib_device *ibdev, int mask,
-				  struct ib_device_modify *props)
+void hns_shim_set_node_desc(struct ib_device *ibdev, const char *desc)
 {
 	unsigned long flags;
 
-	if (mask & ~IB_DEVICE_MODIFY_NODE_DESC)
-		return -EOPNOTSUPP;
-	if (mask & IB_DEVICE_MODIFY_NODE_DESC) {
-		spin_lock_irqsave(&to_sdev(ibdev)->sm_lock, flags);
-		memcpy(ibdev->node_desc, props->node_desc, IB_DEVICE_NODE_DESC_MAX);
-		spin_unlock_irqrestore(&to_sdev(ibdev)->sm_lock, flags);
-	}
-	return 0;
-}
-
-static void hns_shim_fw_str(struct ib_device *ibdev, char *str)
-{
-	u64 v = 0;
-
-	HNS_RS_OP(to_sdev(ibdev), fw_ver, &v);
-	snprintf(str, IB_FW_VERSION_NAME_MAX, "%u.%u.%04u",
-		 (unsigned int)(v >> 32), (unsigned int)((v >> 16) & 0xffff),
-		 (unsigned int)(v & 0xffff));
+	spin_lock_irqsave(&to_sdev(ibdev)->sm_lock, flags);
+	memcpy(ibdev->node_desc, desc, IB_DEVICE_NODE_DESC_MAX);
+	spin_unlock_irqrestore(&to_sdev(ibdev)->sm_lock, flags);
 }
 
 static int hns_shim_set_gid(const struct ib_gid_attr *attr, bool add)
@@ -1291,7 +1189,6 @@ static const struct ib_device_ops hns_shim_dev_ops = {
 	.uverbs_abi_ver = 1,
 	.uverbs_no_driver_id_binding = 1,
 
-	.get_dev_fw_str = hns_shim_fw_str,
 	.req_notify_cq = hns_shim_req_notify_cq,
 	.create_ah = hns_shim_create_ah_counted,
 	.create_user_ah = hns_shim_create_ah_counted,
@@ -1305,13 +1202,8 @@ static const struct ib_device_ops hns_shim_dev_ops = {
 	.dealloc_ucontext = hns_shim_dealloc_ucontext,
 	.disassociate_ucontext = hns_shim_disassociate_ucontext,
 	.get_link_layer = hns_shim_link_layer,
-	.get_port_immutable = hns_shim_port_immutable,
 	.mmap = hns_shim_mmap_counted,
 	.mmap_free = hns_shim_mmap_free,
-	.modify_device = hns_shim_modify_device,
-	.query_device = hns_shim_query_device,
-	.query_pkey = hns_shim_query_pkey,
-	.query_port = hns_shim_query_port,
 
 	.create_qp = hns_shim_create_qp_counted,
 	.modify_qp = hns_shim_modify_qp_counted,
@@ -1394,6 +1286,7 @@ int hns_shim_register_ibdev(struct ib_device *ibdev,
 	 * it is given of each name).
 	 */
 	ib_set_device_ops(ibdev, to_sdev(ibdev)->ops->datapath);
+	ib_set_device_ops(ibdev, to_sdev(ibdev)->ops->dev);
 	ib_set_device_ops(ibdev, to_sdev(ibdev)->ops->cq);
 	ib_set_device_ops(ibdev, to_sdev(ibdev)->ops->mr);
 	if (reg->srq) {

@@ -169,55 +169,6 @@ struct device;
 struct rdma_user_mmap_entry;
 struct hns_rs_ib_ops;
 
-/* What the Rust driver fills in for query_device. */
-struct hns_shim_dev_attr {
-	u64 fw_ver;
-	u64 max_mr_size;
-	u64 page_size_cap;
-	u64 device_cap_flags;
-	u32 vendor_id;
-	u32 vendor_part_id;
-	u32 hw_ver;
-	u32 max_qp;
-	u32 max_qp_wr;
-	u32 max_send_sge;
-	u32 max_recv_sge;
-	u32 max_sge_rd;
-	u32 max_cq;
-	u32 max_cqe;
-	u32 max_mr;
-	u32 max_pd;
-	u32 max_qp_rd_atom;
-	u32 max_qp_init_rd_atom;
-	u32 atomic_hca;
-	u32 max_pkeys;
-	u32 local_ca_ack_delay;
-	u32 max_ah;
-	u32 max_cq_moderation_period;
-	u32 max_cq_moderation_count;
-	u32 max_srq;
-	u32 max_srq_wr;
-	u32 max_srq_sge;
-	u32 max_fast_reg_page_list_len;
-};
-
-/* What query_port answers. The shim fills in what the netdev says
- * (ndev_mtu: iboe_get_mtu() of its MTU, an enum ib_mtu or 0; ndev_state:
- * its enum ib_port_state), the driver decides the rest.
- */
-struct hns_shim_port_attr {
-	u32 ndev_mtu;
-	u32 ndev_state;
-	u32 max_mtu;
-	u32 active_mtu;
-	u32 state;
-	u32 phys_state;
-	u32 gid_tbl_len;
-	u32 max_msg_sz;
-	u32 port_cap_flags;
-	u32 pkey_tbl_len;
-};
-
 /* A netdev event as the netdevice notifier sees it: the event
  * (NETDEV_*), whether the device is the port's own netdev, whether the
  * port follows a bond upper and whether the device is that upper (both
@@ -239,6 +190,16 @@ struct hns_shim_netdev_ev {
  * keeps it, port_data[0].cache, under cache_lock): whether it changed.
  */
 bool hns_shim_swap_last_port_state(struct ib_device *ibdev, u32 state);
+/* What query_port reads of the port's netdev: iboe_get_mtu() of its MTU
+ * (an enum ib_mtu or 0) and its enum ib_port_state, or that of the bond
+ * upper the port follows; -ENODEV without a netdev.
+ */
+int hns_shim_port_netdev(struct ib_device *ibdev, u32 port, u32 *mtu,
+			 u32 *state);
+/* Copies a node description (IB_DEVICE_NODE_DESC_MAX bytes) under the
+ * device's lock.
+ */
+void hns_shim_set_node_desc(struct ib_device *ibdev, const char *desc);
 /* Dispatches an event (an enum ib_event_type) on port 1. */
 void hns_shim_dispatch_port_event(struct ib_device *ibdev, u32 event);
 
@@ -624,6 +585,8 @@ struct hns_rs_ib_ops {
 	/* The CQ verbs (create_cq, destroy_cq, modify_cq), called by the RDMA
 	 * core without the shim.
 	 */
+	/* The device and port verbs but get_link_layer (an enum return). */
+	const struct ib_device_ops *dev;
 	const struct ib_device_ops *cq;
 	/* The SRQ verbs but modify_srq (set with SRQs only). */
 	const struct ib_device_ops *srq;
@@ -649,13 +612,6 @@ struct hns_rs_ib_ops {
 	 * enum's value.
 	 */
 	int (*req_notify_cq)(struct ib_cq *ibcq, u32 flags);
-	/* uhw (NULL from the kernel): the driver has no request and an empty
-	 * answer, which it checks and writes first.
-	 */
-	int (*query_device)(void *rs, struct ib_udata *uhw,
-		struct hns_shim_dev_attr *attr);
-	void (*query_port)(void *rs, u32 port, struct hns_shim_port_attr *attr);
-	void (*fw_ver)(void *rs, u64 *fw_ver);
 	int (*set_gid)(void *rs, u32 index, const u8 *gid, bool roce_v2,
 		u16 vlan_id, const u8 *mac);
 	/* A netdev event (see struct hns_shim_netdev_ev): the driver decides

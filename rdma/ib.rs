@@ -5,13 +5,15 @@
 //! C header: [`include/rdma/ib_verbs.h`](srctree/include/rdma/ib_verbs.h).
 //!
 //! A driver implements [`IbDriver`] and registers its state with
-//! [`IbRegistration::register`]. The shim allocates the `ib_device` (and
-//! the core objects that embed the driver's: `ib_cq`, `ib_qp`, `ib_srq`, `ib_mr`,
-//! ...), adapts the RDMA core's calling conventions, and calls the driver
-//! through a table of entry points, `hns_rs_ib_ops`, built here for each
-//! driver type ([`IbAdapter`]); the data-path verbs (posts, polls, CQ
-//! arming) are `ib_device_ops` of their own that the core calls without the
-//! shim, finding the driver's objects through the shim's containers. Each
+//! [`IbRegistration::register`]. The core allocates the shim's containers
+//! of its objects (`ib_device`, `ib_cq`, `ib_qp`, `ib_srq`, ...; `ib_mr`
+//! is allocated here, see `mr.rs`). The data path (posts, polls), the
+//! drains and the device, CQ, SRQ and MR verbs are `ib_device_ops` built
+//! here for each driver type ([`IbAdapter`]) that the core calls without
+//! the shim, finding the driver's objects through the shim's containers;
+//! the other verbs, and those whose prototype has an enum (kCFI), go
+//! through the shim's functions and a table of entry points,
+//! `hns_rs_ib_ops`, built here too. Each
 //! entry point turns the raw pointers
 //! back into the driver's types: the device state (the `Arc` the
 //! registration holds), and the objects the create verbs handed over with
@@ -22,7 +24,8 @@
 //! registered device and references to live objects of its own types; it
 //! cannot see an object after its destroy verb, nor the device after
 //! unregistration (which waits for every user). Plain-data requests and
-//! answers (`DevAttr`, `QpAttr`, ...) are the shim's flattened structs.
+//! answers are Rust structs (`DevAttr`, `SrqArgs`, `MrReq`, ...), and for
+//! QPs and AHs still the shim's flattened ones (`QpAttr`, ...).
 
 use super::{
     raw, restrack, Hnae3Handle, IbCq, IbQp, IbSrq, NetDev, RecvChain, ResAttrs, ResRaw, SendChain,
@@ -40,6 +43,9 @@ pub(super) mod verbs;
 use verbs::*;
 // The CQ verbs, called by the RDMA core directly.
 mod cq;
+// The device and port verbs, called by the RDMA core directly.
+mod dev;
+pub(crate) use dev::{DevAttr, PortAttr};
 // The drain ops and the steps a driver's drain is made of.
 mod drain;
 // The MR verbs, called by the RDMA core directly (`alloc_mr` through the
@@ -52,12 +58,6 @@ mod srq;
 pub(crate) use drain::Drain;
 pub(crate) use srq::{SrqArgs, SrqAttr};
 
-/// What `query_device` reports (plain data, filled by the driver).
-pub(crate) type DevAttr = raw::hns_shim_dev_attr;
-/// What `query_port` answers (plain data): `ndev_mtu` (an `enum ib_mtu`,
-/// 0 if none fits) and `ndev_state` (`enum ib_port_state`) are the
-/// netdev's, the driver fills the rest.
-pub(crate) type PortAttr = raw::hns_shim_port_attr;
 /// The answer of `alloc_ucontext` (`struct hns_roce_ib_alloc_ucontext_resp`),
 /// filled by the driver.
 #[derive(Clone, Copy, Debug, Default)]
@@ -656,19 +656,29 @@ impl<D: IbDriver> IbAdapter<D> {
         ..unsafe { core::mem::zeroed() }
     };
 
+    /// The device and port verbs.
+    const DEV: raw::ib_device_ops = raw::ib_device_ops {
+        query_device: Some(dev::query_device::<D>),
+        query_port: Some(dev::query_port::<D>),
+        get_port_immutable: Some(dev::port_immutable),
+        query_pkey: Some(dev::query_pkey),
+        modify_device: Some(dev::modify_device),
+        get_dev_fw_str: Some(dev::fw_str::<D>),
+        // SAFETY: as for `DATAPATH`.
+        ..unsafe { core::mem::zeroed() }
+    };
+
     /// The entry points, each instantiated for `D`.
     const OPS: raw::hns_rs_ib_ops = raw::hns_rs_ib_ops {
         datapath: &Self::DATAPATH,
         srq_datapath: &Self::SRQ_DATAPATH,
+        dev: &Self::DEV,
         cq: &Self::CQ,
         srq: &Self::SRQ,
         mr: &Self::MR,
         mr_rereg: &Self::MR_REREG,
         mr_frmr: &Self::MR_FRMR,
         req_notify_cq: Some(req_notify_cq::<D>),
-        query_device: Some(query_device::<D>),
-        query_port: Some(query_port::<D>),
-        fw_ver: Some(fw_ver::<D>),
         set_gid: Some(set_gid::<D>),
         netdev_event: Some(netdev_event::<D>),
         doorbells_off: Some(doorbells_off::<D>),

@@ -9,8 +9,8 @@
 //! [`ForeignOwnable::into_foreign`].
 
 use super::{
-    AddrVec, AhIn, DevAttr, FailedVerb, GidEntry, IbDriver, NetdevEvent, PortAttr, PortEvents,
-    QpAttr, QpInit, QpModifyResp, QpQuery, SgidType, UctxResp,
+    AddrVec, AhIn, FailedVerb, GidEntry, IbDriver, NetdevEvent, PortEvents, QpAttr, QpInit,
+    QpModifyResp, QpQuery, SgidType, UctxResp,
 };
 use crate::rdma::wr::nth_wr;
 use crate::rdma::{
@@ -81,57 +81,6 @@ unsafe fn errno_out(r: Result<u32>, out: *mut u32) -> c_int {
         }
         Err(e) => e.to_errno(),
     }
-}
-
-/// Called by the shim's op.
-///
-/// # Safety
-///
-/// `rs` is the device's pointer (see [`drv`]); pointer arguments are valid
-/// for the call as the RDMA core passes them; `uhw` is null (a kernel
-/// query) or the command's udata, which must carry no request and gets an
-/// empty answer (`ib_no_udata_io`) before anything is queried.
-pub(super) unsafe extern "C" fn query_device<D: IbDriver>(
-    rs: *mut c_void,
-    uhw: *mut raw::ib_udata,
-    a: *mut DevAttr,
-) -> c_int {
-    // SAFETY: null or the command's udata (the function's contract).
-    if let Some(u) = unsafe { UData::from_raw(uhw) } {
-        if let Err(e) = u.no_io() {
-            return e.to_errno();
-        }
-    }
-    // SAFETY: called by the shim's op with the device's `rs` and a valid,
-    // exclusive attribute struct.
-    unsafe { drv::<D>(rs).query_device(&mut *a) };
-    0
-}
-
-/// Called by the shim's op.
-///
-/// # Safety
-///
-/// `rs` is the device's pointer (see [`drv`]); pointer arguments are valid
-/// for the call as the RDMA core passes them.
-pub(super) unsafe extern "C" fn query_port<D: IbDriver>(
-    rs: *mut c_void,
-    port: u32,
-    a: *mut PortAttr,
-) {
-    // SAFETY: as above.
-    unsafe { drv::<D>(rs).query_port(port, &mut *a) }
-}
-
-/// Called by the shim's op.
-///
-/// # Safety
-///
-/// `rs` is the device's pointer (see [`drv`]); pointer arguments are valid
-/// for the call as the RDMA core passes them.
-pub(super) unsafe extern "C" fn fw_ver<D: IbDriver>(rs: *mut c_void, v: *mut u64) {
-    // SAFETY: as above; `v` is valid for writing.
-    unsafe { *v = drv::<D>(rs).fw_ver() }
 }
 
 /// Called by the shim's op.
