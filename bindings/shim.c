@@ -350,8 +350,9 @@ unsigned int hns_shim_irq_vector(struct hnae3_handle *handle, unsigned int i)
  * Containers of the RDMA core objects. The Rust side keeps its state behind
  * `rs` and numbers (pdn, uar index) in these; the ops below adapt the core's
  * calling conventions and call the driver's hns_rs_ib_ops for every
- * decision. The data-path ops are the driver's own (hns_rs_ib_ops'
- * `datapath`), with the containers they read in shim.h.
+ * decision. The data path and the device, CQ, SRQ and MR verbs are the
+ * driver's own ib_device_ops (the tables hns_rs_ib_ops points to), with
+ * the containers they read in shim.h.
  */
 #include <linux/if_vlan.h>
 #include <net/addrconf.h>

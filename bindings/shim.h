@@ -569,10 +569,10 @@ struct hns_shim_res {
 #define HNS_SHIM_VERB_MMAP 10
 #define HNS_SHIM_VERB_UCTX_ALLOC 11
 
-/* The verbs and queries of an ib_device, implemented in Rust; rs is the
- * driver state given to hns_shim_alloc_ibdev, the object pointers what the
- * create calls returned. The shim adapts the RDMA core's conventions and
- * calls these for every decision.
+/* The verbs and queries of an ib_device, implemented in Rust: tables of
+ * ib_device_ops the registration sets, and entry points the shim's ops
+ * call; rs is the driver state given to hns_shim_alloc_ibdev, the object
+ * pointers what the create calls returned.
  */
 struct hns_rs_ib_ops {
 	/* The data path, called by the RDMA core without the shim:
