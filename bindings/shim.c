@@ -72,6 +72,8 @@ void hns_shim_get_layout(struct hns_shim_layout *l)
 	l->ib_device_ops_query_ah = offsetof(const struct ib_device_ops, query_ah);
 	l->ib_device_ops_destroy_ah =
 		offsetof(const struct ib_device_ops, destroy_ah);
+	l->shim_mr_size = sizeof(struct hns_shim_mr);
+	l->shim_mr_rs_mr = offsetof(struct hns_shim_mr, rs_mr);
 }
 
 /*
@@ -361,8 +363,9 @@ unsigned int hns_shim_irq_vector(struct hnae3_handle *handle, unsigned int i)
  * Containers of the RDMA core objects. The Rust side keeps its state behind
  * `rs` and numbers (pdn, uar index) in these; the ops below adapt the core's
  * calling conventions and call the driver's hns_rs_ib_ops for every
- * decision. The data-path ops are the driver's own (hns_rs_ib_ops'
- * `datapath`), with the containers they read in shim.h.
+ * decision. The data path and the device, CQ, SRQ and MR verbs are the
+ * driver's own ib_device_ops (the tables hns_rs_ib_ops points to), with
+ * the containers they read in shim.h.
  */
 #include <linux/if_vlan.h>
 #include <net/addrconf.h>
@@ -416,48 +419,6 @@ struct hns_shim_xrcd {
 	u32 xrcdn;
 };
 
-static int hns_shim_query_device(struct ib_device *ibdev,
-				 struct ib_device_attr *props,
-				 struct ib_udata *uhw)
-{
-	struct hns_shim_dev_attr a = {};
-	int ret;
-
-	ret = HNS_RS_OP(to_sdev(ibdev), query_device, uhw, &a);
-	if (ret)
-		return ret;
-	props->fw_ver = a.fw_ver;
-	props->sys_image_guid = ibdev->node_guid;
-	props->max_mr_size = a.max_mr_size;
-	props->page_size_cap = a.page_size_cap;
-	props->vendor_id = a.vendor_id;
-	props->vendor_part_id = a.vendor_part_id;
-	props->hw_ver = a.hw_ver;
-	props->max_qp = a.max_qp;
-	props->max_qp_wr = a.max_qp_wr;
-	props->device_cap_flags = a.device_cap_flags;
-	props->max_send_sge = a.max_send_sge;
-	props->max_recv_sge = a.max_recv_sge;
-	props->max_sge_rd = a.max_sge_rd;
-	props->max_cq = a.max_cq;
-	props->max_cqe = a.max_cqe;
-	props->max_mr = a.max_mr;
-	props->max_pd = a.max_pd;
-	props->max_qp_rd_atom = a.max_qp_rd_atom;
-	props->max_qp_init_rd_atom = a.max_qp_init_rd_atom;
-	props->atomic_cap = a.atomic_hca ? IB_ATOMIC_HCA : IB_ATOMIC_NONE;
-	props->max_pkeys = a.max_pkeys;
-	props->local_ca_ack_delay = a.local_ca_ack_delay;
-	props->max_ah = a.max_ah;
-	props->cq_caps.max_cq_moderation_period = a.max_cq_moderation_period;
-	props->cq_caps.max_cq_moderation_count = a.max_cq_moderation_count;
-	props->max_srq = a.max_srq;
-	props->max_srq_wr = a.max_srq_wr;
-	props->max_srq_sge = a.max_srq_sge;
-	props->max_fast_reg_page_list_len = a.max_fast_reg_page_list_len;
-	return 0;
-}
-
 /*
  * The bond upper device a bonded port follows, with a reference the caller
  * puts: the current master of the port's netdev, read under RCU, if the
@@ -483,54 +444,19 @@ static struct net_device *hns_shim_followed_upper(struct hns_shim_dev *sdev,
 	return upper;
 }
 
-static int hns_shim_query_port(struct ib_device *ibdev, u32 port_num,
-			       struct ib_port_attr *props)
+int hns_shim_port_netdev(struct ib_device *ibdev, u32 port, u32 *mtu,
+			 u32 *state)
 {
-	struct hns_shim_port_attr a = {};
 	struct net_device *ndev, *upper;
-	int ret;
 
-	ret = ib_get_eth_speed(ibdev, port_num, &props->active_speed,
-			       &props->active_width);
-	if (ret)
-		ibdev_warn(ibdev, "failed to get speed, ret = %d.\n", ret);
-
-	ndev = ib_device_get_netdev(ibdev, port_num);
-	if (!ndev) {
-		ibdev_err(ibdev, "find netdev %u failed!\n", port_num - 1);
-		return -EINVAL;
-	}
-	a.ndev_mtu = iboe_get_mtu(ndev->mtu);
+	ndev = ib_device_get_netdev(ibdev, port);
+	if (!ndev)
+		return -ENODEV;
+	*mtu = iboe_get_mtu(ndev->mtu);
 	upper = hns_shim_followed_upper(to_sdev(ibdev), ndev);
-	a.ndev_state = ib_get_curr_port_state(upper ? upper : ndev);
+	*state = ib_get_curr_port_state(upper ? upper : ndev);
 	dev_put(upper);
 	dev_put(ndev);
-
-	HNS_RS_OP(to_sdev(ibdev), query_port, port_num, &a);
-	props->max_mtu = a.max_mtu;
-	props->active_mtu = a.active_mtu;
-	props->state = a.state;
-	props->phys_state = a.phys_state;
-	props->gid_tbl_len = a.gid_tbl_len;
-	props->port_cap_flags = a.port_cap_flags;
-	props->max_msg_sz = a.max_msg_sz;
-	props->pkey_tbl_len = a.pkey_tbl_len;
-	return 0;
-}
-
-static int hns_shim_port_immutable(struct ib_device *ibdev, u32 port_num,
-				   struct ib_port_immutable *immutable)
-{
-	struct ib_port_attr attr;
-	int ret;
-
-	ret = ib_query_port(ibdev, port_num, &attr);
-	if (ret)
-		return ret;
-	immutable->pkey_tbl_len = attr.pkey_tbl_len;
-	immutable->gid_tbl_len = attr.gid_tbl_len;
-	immutable->max_mad_size = to_sdev(ibdev)->max_mad_size;
-	immutable->core_cap_flags = to_sdev(ibdev)->core_cap_flags;
 	return 0;
 }
 
@@ -540,38 +466,13 @@ static enum rdma_link_layer hns_shim_link_layer(struct ib_device *ibdev,
 	return IB_LINK_LAYER_ETHERNET;
 }
 
-static int hns_shim_query_pkey(struct ib_device *ibdev, u32 port, u16 index,
-			       u16 *pkey)
-{
-	if (index > 0)
-		return -EINVAL;
-	*pkey = to_sdev(ibdev)->pkey;
-	return 0;
-}
-
-static int hns_shim_modify_device(struct ib_device *ibdev, int mask,
-				  struct ib_device_modify *props)
+void hns_shim_set_node_desc(struct ib_device *ibdev, const char *desc)
 {
 	unsigned long flags;
 
-	if (mask & ~IB_DEVICE_MODIFY_NODE_DESC)
-		return -EOPNOTSUPP;
-	if (mask & IB_DEVICE_MODIFY_NODE_DESC) {
-		spin_lock_irqsave(&to_sdev(ibdev)->sm_lock, flags);
-		memcpy(ibdev->node_desc, props->node_desc, IB_DEVICE_NODE_DESC_MAX);
-		spin_unlock_irqrestore(&to_sdev(ibdev)->sm_lock, flags);
-	}
-	return 0;
-}
-
-static void hns_shim_fw_str(struct ib_device *ibdev, char *str)
-{
-	u64 v = 0;
-
-	HNS_RS_OP(to_sdev(ibdev), fw_ver, &v);
-	snprintf(str, IB_FW_VERSION_NAME_MAX, "%u.%u.%04u",
-		 (unsigned int)(v >> 32), (unsigned int)((v >> 16) & 0xffff),
-		 (unsigned int)(v & 0xffff));
+	spin_lock_irqsave(&to_sdev(ibdev)->sm_lock, flags);
+	memcpy(ibdev->node_desc, desc, IB_DEVICE_NODE_DESC_MAX);
+	spin_unlock_irqrestore(&to_sdev(ibdev)->sm_lock, flags);
 }
 
 static int hns_shim_set_gid(const struct ib_gid_attr *attr, bool add)
@@ -788,7 +689,7 @@ static int hns_shim_get_hw_stats(struct ib_device *ibdev,
 	return ret;
 }
 
-static void *hns_shim_udata_uctx(struct ib_udata *udata)
+void *hns_shim_udata_uctx(struct ib_udata *udata)
 {
 	return rdma_udata_to_drv_context(udata, struct hns_shim_uctx,
 					 ibuctx)->rs_uctx;
@@ -825,43 +726,6 @@ bool hns_shim_port_ndev(struct ib_device *ibdev, u32 *mtu, u8 *mac)
 	ether_addr_copy(mac, ndev->dev_addr);
 	dev_put(ndev);
 	return true;
-}
-
-/*
- * A kernel CQ, or a user CQ: the driver reads libhns's request from the
- * udata and answers in it.
- */
-static int hns_shim_create_cq(struct ib_cq *ibcq,
-			      const struct ib_cq_init_attr *attr,
-			      struct uverbs_attr_bundle *attrs)
-{
-	struct hns_shim_cq *cq = container_of(ibcq, struct hns_shim_cq, ibcq);
-	struct ib_udata *udata = attrs ? &attrs->driver_udata : NULL;
-	struct hns_shim_cq_args args = {
-		.cqe = attr->cqe,
-		.vector = attr->comp_vector,
-	};
-	struct hns_shim_dev *sdev = to_sdev(ibcq->device);
-	int ret;
-
-	if (attr->flags)
-		return -EOPNOTSUPP;
-	ret = HNS_RS_OP(sdev, create_cq, ibcq,
-			udata ? hns_shim_udata_uctx(udata) : NULL,
-			udata, &args, &cq->rs_cq);
-	if (ret)
-		return ret;
-	cq->cqn = args.cqn;
-	ibcq->cqe = args.depth - 1;
-	return 0;
-}
-
-static int hns_shim_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
-{
-	struct hns_shim_cq *cq = container_of(ibcq, struct hns_shim_cq, ibcq);
-
-	HNS_RS_OP(to_sdev(ibcq->device), destroy_cq, cq->rs_cq);
-	return 0;
 }
 
 /*
@@ -922,215 +786,24 @@ void hns_shim_srq_event(struct ib_srq *ibsrq, enum ib_event_type type)
 	ibsrq->event_handler(&event, ibsrq->srq_context);
 }
 
-/*
- * An SRQ: as for CQs, the driver reads libhns's request from the udata and
- * answers in it.
+/* The enum argument is why this trampoline exists (kCFI typing, as for
+ * req_notify_cq): the driver's function takes the mask as an integer.
  */
-static int hns_shim_create_srq(struct ib_srq *ibsrq,
-			       struct ib_srq_init_attr *init_attr,
-			       struct ib_udata *udata)
-{
-	struct hns_shim_srq *srq = container_of(ibsrq, struct hns_shim_srq,
-						ibsrq);
-	struct hns_shim_dev *sdev = to_sdev(ibsrq->device);
-	struct hns_shim_srq_args args = {
-		.srq_type = init_attr->srq_type,
-		.pdn = hns_shim_pd_pdn(ibsrq->pd),
-		.max_wr = init_attr->attr.max_wr,
-		.max_sge = init_attr->attr.max_sge,
-	};
-	int ret;
-
-	if (init_attr->srq_type == IB_SRQT_XRC)
-		args.xrcdn = hns_shim_xrcd_xrcdn(init_attr->ext.xrc.xrcd);
-	if (ib_srq_has_cq(init_attr->srq_type))
-		args.cqn = container_of(init_attr->ext.cq, struct hns_shim_cq,
-					ibcq)->cqn;
-	ret = HNS_RS_OP(sdev, create_srq, ibsrq,
-			udata ? hns_shim_udata_uctx(udata) : NULL,
-			udata, &args, &srq->rs_srq);
-	if (ret)
-		return ret;
-	srq->srqn = args.srqn;
-	init_attr->attr.max_wr = args.max_wr;
-	init_attr->attr.max_sge = args.max_sge;
-	init_attr->attr.srq_limit = 0;
-	return 0;
-}
-
-static int hns_shim_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata)
-{
-	struct hns_shim_srq *srq = container_of(ibsrq, struct hns_shim_srq,
-						ibsrq);
-
-	HNS_RS_OP(to_sdev(ibsrq->device), destroy_srq, srq->rs_srq);
-	return 0;
-}
-
 static int hns_shim_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
 			       enum ib_srq_attr_mask mask,
 			       struct ib_udata *udata)
 {
-	struct hns_shim_srq *srq = container_of(ibsrq, struct hns_shim_srq,
-						ibsrq);
-
-	return HNS_RS_OP(to_sdev(ibsrq->device), modify_srq, srq->rs_srq,
-			 mask & IB_SRQ_MAX_WR, mask & IB_SRQ_LIMIT,
-			 attr->srq_limit);
+	return to_sdev(ibsrq->device)->ops->modify_srq(ibsrq, attr, (u32)mask,
+						       udata);
 }
 
-static int hns_shim_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr)
-{
-	struct hns_shim_srq *srq = container_of(ibsrq, struct hns_shim_srq,
-						ibsrq);
-	struct hns_shim_srq_attr a = {};
-	int ret;
-
-	ret = HNS_RS_OP(to_sdev(ibsrq->device), query_srq, srq->rs_srq, &a);
-	if (ret)
-		return ret;
-	attr->max_wr = a.max_wr;
-	attr->max_sge = a.max_sge;
-	attr->srq_limit = a.srq_limit;
-	return 0;
-}
-
-/* An MR: the Rust MR behind `rs_mr`. */
-struct hns_shim_mr {
-	struct ib_mr ibmr;
-	void *rs_mr;
-};
-
-static struct ib_mr *hns_shim_get_dma_mr(struct ib_pd *pd, int acc)
-{
-	struct hns_shim_mr *mr = kzalloc_obj(*mr);
-	u32 key = 0;
-	int ret;
-
-	if (!mr)
-		return ERR_PTR(-ENOMEM);
-	ret = HNS_RS_OP(to_sdev(pd->device), get_dma_mr, hns_shim_pd_pdn(pd),
-			(u32)acc, &mr->rs_mr, &key);
-	if (ret) {
-		kfree(mr);
-		return ERR_PTR(ret);
-	}
-	mr->ibmr.lkey = key;
-	mr->ibmr.rkey = key;
-	return &mr->ibmr;
-}
-
-static struct ib_mr *hns_shim_reg_user_mr(struct ib_pd *pd, u64 start,
-					  u64 length, u64 virt_addr,
-					  int access_flags,
-					  struct ib_dmah *dmah,
-					  struct ib_udata *udata)
-{
-	struct hns_shim_mr_req req = {
-		.pdn = hns_shim_pd_pdn(pd),
-		.start = start,
-		.length = length,
-		.iova = virt_addr,
-		.access = (u32)access_flags,
-	};
-	struct hns_shim_mr *mr;
-	u32 key = 0;
-	int ret;
-
-	if (dmah)
-		return ERR_PTR(-EOPNOTSUPP);
-	mr = kzalloc_obj(*mr);
-	if (!mr)
-		return ERR_PTR(-ENOMEM);
-	ret = HNS_RS_OP(to_sdev(pd->device), reg_user_mr, pd->device, &req,
-			&mr->rs_mr, &key);
-	if (ret) {
-		kfree(mr);
-		return ERR_PTR(ret);
-	}
-	mr->ibmr.lkey = key;
-	mr->ibmr.rkey = key;
-	return &mr->ibmr;
-}
-
-/* Re-registration in place: NULL tells the core to keep this MR. */
-static struct ib_mr *hns_shim_rereg_user_mr(struct ib_mr *ibmr, int flags,
-					    u64 start, u64 length,
-					    u64 virt_addr, int access_flags,
-					    struct ib_pd *pd,
-					    struct ib_udata *udata)
-{
-	struct hns_shim_mr *mr = container_of(ibmr, struct hns_shim_mr, ibmr);
-	struct hns_shim_mr_req req = {
-		.flags = (u32)flags,
-		.pdn = (flags & IB_MR_REREG_PD) && pd ? hns_shim_pd_pdn(pd) : 0,
-		.start = start,
-		.length = length,
-		.iova = virt_addr,
-		.access = (u32)access_flags,
-	};
-	int ret;
-
-	ret = HNS_RS_OP(to_sdev(ibmr->device), rereg_user_mr, ibmr->device,
-			mr->rs_mr, &req);
-	return ret ? ERR_PTR(ret) : NULL;
-}
-
-/* A fast-register MR (ib_alloc_mr). */
+/* The enum argument is why this trampoline exists (kCFI typing, as for
+ * req_notify_cq): the driver's function takes the type as an integer.
+ */
 static struct ib_mr *hns_shim_alloc_mr(struct ib_pd *pd,
 				       enum ib_mr_type mr_type, u32 max_num_sg)
 {
-	struct hns_shim_mr *mr = kzalloc_obj(*mr);
-	u64 length = 0;
-	u32 key = 0;
-	int ret;
-
-	if (!mr)
-		return ERR_PTR(-ENOMEM);
-	ret = HNS_RS_OP(to_sdev(pd->device), alloc_mr, hns_shim_pd_pdn(pd),
-			(u32)mr_type, max_num_sg, &mr->rs_mr, &key, &length);
-	if (ret) {
-		kfree(mr);
-		return ERR_PTR(ret);
-	}
-	mr->ibmr.lkey = key;
-	mr->ibmr.rkey = key;
-	mr->ibmr.length = length;
-	return &mr->ibmr;
-}
-
-static int hns_shim_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg,
-			      int sg_nents, unsigned int *sg_offset)
-{
-	struct hns_shim_mr *mr = container_of(ibmr, struct hns_shim_mr, ibmr);
-
-	return HNS_RS_OP(to_sdev(ibmr->device), map_mr_sg, ibmr, mr->rs_mr, sg,
-			 sg_nents, sg_offset);
-}
-
-static int hns_shim_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
-{
-	struct hns_shim_mr *mr = container_of(ibmr, struct hns_shim_mr, ibmr);
-
-	HNS_RS_OP(to_sdev(ibmr->device), dereg_mr, mr->rs_mr);
-	kfree(mr);
-	return 0;
-}
-
-/* NULL for an MR that is not this driver's (a ULP bug). */
-void *hns_shim_mr_rs(struct ib_mr *ibmr)
-{
-	if (!ibmr || ibmr->device->ops.dereg_mr != hns_shim_dereg_mr)
-		return NULL;
-	return container_of(ibmr, struct hns_shim_mr, ibmr)->rs_mr;
-}
-
-static int hns_shim_modify_cq(struct ib_cq *ibcq, u16 count, u16 period)
-{
-	struct hns_shim_cq *cq = container_of(ibcq, struct hns_shim_cq, ibcq);
-
-	return HNS_RS_OP(to_sdev(ibcq->device), modify_cq, cq->rs_cq, count,
-			 period);
+	return to_sdev(pd->device)->ops->alloc_mr(pd, (u32)mr_type, max_num_sg);
 }
 
 /* --- resource tracking: the driver gives values, netlink is done here --- */
@@ -1277,80 +950,12 @@ static int hns_shim_alloc_xrcd_counted(struct ib_xrcd *ibxrcd,
 				  HNS_SHIM_VERB_XRCD_ALLOC);
 }
 
-static int hns_shim_create_cq_counted(struct ib_cq *ibcq,
-				      const struct ib_cq_init_attr *attr,
-				      struct uverbs_attr_bundle *attrs)
-{
-	return hns_shim_count_err(ibcq->device,
-				  hns_shim_create_cq(ibcq, attr, attrs),
-				  HNS_SHIM_VERB_CQ_CREATE);
-}
-
-static int hns_shim_modify_cq_counted(struct ib_cq *ibcq, u16 count,
-				      u16 period)
-{
-	return hns_shim_count_err(ibcq->device,
-				  hns_shim_modify_cq(ibcq, count, period),
-				  HNS_SHIM_VERB_CQ_MODIFY);
-}
-
-static int hns_shim_create_srq_counted(struct ib_srq *ibsrq,
-				       struct ib_srq_init_attr *init_attr,
-				       struct ib_udata *udata)
-{
-	return hns_shim_count_err(ibsrq->device,
-				  hns_shim_create_srq(ibsrq, init_attr, udata),
-				  HNS_SHIM_VERB_SRQ_CREATE);
-}
-
-static int hns_shim_modify_srq_counted(struct ib_srq *ibsrq,
-				       struct ib_srq_attr *attr,
-				       enum ib_srq_attr_mask mask,
-				       struct ib_udata *udata)
-{
-	return hns_shim_count_err(ibsrq->device,
-				  hns_shim_modify_srq(ibsrq, attr, mask, udata),
-				  HNS_SHIM_VERB_SRQ_MODIFY);
-}
-
-static struct ib_mr *hns_shim_reg_user_mr_counted(struct ib_pd *pd, u64 start,
-						  u64 length, u64 virt_addr,
-						  int access_flags,
-						  struct ib_dmah *dmah,
-						  struct ib_udata *udata)
-{
-	struct ib_mr *mr = hns_shim_reg_user_mr(pd, start, length, virt_addr,
-						access_flags, dmah, udata);
-
-	hns_shim_count_err(pd->device, PTR_ERR_OR_ZERO(mr),
-			   HNS_SHIM_VERB_MR_REG);
-	return mr;
-}
-
-static struct ib_mr *hns_shim_rereg_user_mr_counted(struct ib_mr *ibmr,
-						    int flags, u64 start,
-						    u64 length, u64 virt_addr,
-						    int access_flags,
-						    struct ib_pd *pd,
-						    struct ib_udata *udata)
-{
-	struct ib_device *ibdev = ibmr->device;
-	struct ib_mr *mr = hns_shim_rereg_user_mr(ibmr, flags, start, length,
-						  virt_addr, access_flags, pd,
-						  udata);
-
-	hns_shim_count_err(ibdev, PTR_ERR_OR_ZERO(mr),
-			   HNS_SHIM_VERB_MR_REREG);
-	return mr;
-}
-
 static const struct ib_device_ops hns_shim_dev_ops = {
 	.owner = THIS_MODULE,
 	.driver_id = RDMA_DRIVER_HNS,
 	.uverbs_abi_ver = 1,
 	.uverbs_no_driver_id_binding = 1,
 
-	.get_dev_fw_str = hns_shim_fw_str,
 	.req_notify_cq = hns_shim_req_notify_cq,
 	.add_gid = hns_shim_add_gid,
 	.del_gid = hns_shim_del_gid,
@@ -1360,20 +965,9 @@ static const struct ib_device_ops hns_shim_dev_ops = {
 	.dealloc_ucontext = hns_shim_dealloc_ucontext,
 	.disassociate_ucontext = hns_shim_disassociate_ucontext,
 	.get_link_layer = hns_shim_link_layer,
-	.get_port_immutable = hns_shim_port_immutable,
 	.mmap = hns_shim_mmap_counted,
 	.mmap_free = hns_shim_mmap_free,
-	.modify_device = hns_shim_modify_device,
-	.query_device = hns_shim_query_device,
-	.query_pkey = hns_shim_query_pkey,
-	.query_port = hns_shim_query_port,
 
-	.create_cq = hns_shim_create_cq_counted,
-	.destroy_cq = hns_shim_destroy_cq,
-	.modify_cq = hns_shim_modify_cq_counted,
-	.get_dma_mr = hns_shim_get_dma_mr,
-	.reg_user_mr = hns_shim_reg_user_mr_counted,
-	.dereg_mr = hns_shim_dereg_mr,
 	.fill_res_cq_entry = hns_shim_fill_res_cq,
 	.fill_res_cq_entry_raw = hns_shim_fill_res_cq_raw,
 	.fill_res_qp_entry = hns_shim_fill_res_qp,
@@ -1395,21 +989,12 @@ static const struct ib_device_ops hns_shim_xrcd_ops = {
 	INIT_RDMA_OBJ_SIZE(ib_xrcd, hns_shim_xrcd, ibxrcd),
 };
 
-/* Re-registration, offered with the REREG_MR capability only. */
-static const struct ib_device_ops hns_shim_mr_ops = {
-	.rereg_user_mr = hns_shim_rereg_user_mr_counted,
-};
-
 static const struct ib_device_ops hns_shim_frmr_ops = {
 	.alloc_mr = hns_shim_alloc_mr,
-	.map_mr_sg = hns_shim_map_mr_sg,
 };
 
 static const struct ib_device_ops hns_shim_srq_ops = {
-	.create_srq = hns_shim_create_srq_counted,
-	.destroy_srq = hns_shim_destroy_srq,
-	.modify_srq = hns_shim_modify_srq_counted,
-	.query_srq = hns_shim_query_srq,
+	.modify_srq = hns_shim_modify_srq,
 	.fill_res_srq_entry = hns_shim_fill_res_srq,
 	.fill_res_srq_entry_raw = hns_shim_fill_res_srq_raw,
 
@@ -1461,8 +1046,12 @@ int hns_shim_register_ibdev(struct ib_device *ibdev,
 	 */
 	ib_set_device_ops(ibdev, to_sdev(ibdev)->ops->datapath);
 	ib_set_device_ops(ibdev, to_sdev(ibdev)->ops->qp_ah);
+	ib_set_device_ops(ibdev, to_sdev(ibdev)->ops->dev);
+	ib_set_device_ops(ibdev, to_sdev(ibdev)->ops->cq);
+	ib_set_device_ops(ibdev, to_sdev(ibdev)->ops->mr);
 	if (reg->srq) {
 		ib_set_device_ops(ibdev, to_sdev(ibdev)->ops->srq_datapath);
+		ib_set_device_ops(ibdev, to_sdev(ibdev)->ops->srq);
 		ib_set_device_ops(ibdev, &hns_shim_srq_ops);
 	}
 	if (reg->xrc)
@@ -1470,9 +1059,11 @@ int hns_shim_register_ibdev(struct ib_device *ibdev,
 	if (reg->num_stats)
 		ib_set_device_ops(ibdev, &hns_shim_hw_stats_ops);
 	if (reg->rereg)
-		ib_set_device_ops(ibdev, &hns_shim_mr_ops);
-	if (reg->frmr)
+		ib_set_device_ops(ibdev, to_sdev(ibdev)->ops->mr_rereg);
+	if (reg->frmr) {
+		ib_set_device_ops(ibdev, to_sdev(ibdev)->ops->mr_frmr);
 		ib_set_device_ops(ibdev, &hns_shim_frmr_ops);
+	}
 	ib_set_device_ops(ibdev, &hns_shim_dev_ops);
 	dma_set_max_seg_size(reg->parent, SZ_2G);
 

@@ -61,6 +61,8 @@ struct hns_shim_layout {
 	u32 ib_device_ops_create_user_ah;
 	u32 ib_device_ops_query_ah;
 	u32 ib_device_ops_destroy_ah;
+	u32 shim_mr_size;
+	u32 shim_mr_rs_mr;
 };
 
 void hns_shim_get_layout(struct hns_shim_layout *l);
@@ -183,55 +185,6 @@ struct device;
 struct rdma_user_mmap_entry;
 struct hns_rs_ib_ops;
 
-/* What the Rust driver fills in for query_device. */
-struct hns_shim_dev_attr {
-	u64 fw_ver;
-	u64 max_mr_size;
-	u64 page_size_cap;
-	u64 device_cap_flags;
-	u32 vendor_id;
-	u32 vendor_part_id;
-	u32 hw_ver;
-	u32 max_qp;
-	u32 max_qp_wr;
-	u32 max_send_sge;
-	u32 max_recv_sge;
-	u32 max_sge_rd;
-	u32 max_cq;
-	u32 max_cqe;
-	u32 max_mr;
-	u32 max_pd;
-	u32 max_qp_rd_atom;
-	u32 max_qp_init_rd_atom;
-	u32 atomic_hca;
-	u32 max_pkeys;
-	u32 local_ca_ack_delay;
-	u32 max_ah;
-	u32 max_cq_moderation_period;
-	u32 max_cq_moderation_count;
-	u32 max_srq;
-	u32 max_srq_wr;
-	u32 max_srq_sge;
-	u32 max_fast_reg_page_list_len;
-};
-
-/* What query_port answers. The shim fills in what the netdev says
- * (ndev_mtu: iboe_get_mtu() of its MTU, an enum ib_mtu or 0; ndev_state:
- * its enum ib_port_state), the driver decides the rest.
- */
-struct hns_shim_port_attr {
-	u32 ndev_mtu;
-	u32 ndev_state;
-	u32 max_mtu;
-	u32 active_mtu;
-	u32 state;
-	u32 phys_state;
-	u32 gid_tbl_len;
-	u32 max_msg_sz;
-	u32 port_cap_flags;
-	u32 pkey_tbl_len;
-};
-
 /* A netdev event as the netdevice notifier sees it: the event
  * (NETDEV_*), whether the device is the port's own netdev, whether the
  * port follows a bond upper and whether the device is that upper (both
@@ -253,6 +206,16 @@ struct hns_shim_netdev_ev {
  * keeps it, port_data[0].cache, under cache_lock): whether it changed.
  */
 bool hns_shim_swap_last_port_state(struct ib_device *ibdev, u32 state);
+/* What query_port reads of the port's netdev: iboe_get_mtu() of its MTU
+ * (an enum ib_mtu or 0) and its enum ib_port_state, or that of the bond
+ * upper the port follows; -ENODEV without a netdev.
+ */
+int hns_shim_port_netdev(struct ib_device *ibdev, u32 port, u32 *mtu,
+			 u32 *state);
+/* Copies a node description (IB_DEVICE_NODE_DESC_MAX bytes) under the
+ * device's lock.
+ */
+void hns_shim_set_node_desc(struct ib_device *ibdev, const char *desc);
 /* Dispatches an event (an enum ib_event_type) on port 1. */
 void hns_shim_dispatch_port_event(struct ib_device *ibdev, u32 event);
 
@@ -290,47 +253,12 @@ struct hns_shim_reg {
 	bool rereg;
 };
 
-/* A CQ request (cqe, vector) and what the new CQ tells the core and
- * userspace (depth, cqn, cap_flags).
+/* An MR: the Rust MR behind `rs_mr` (Rust allocates and frees it: the
+ * core does not for MRs).
  */
-struct hns_shim_cq_args {
-	u32 cqe;
-	u32 vector;
-	u32 depth;
-	u32 cqn;
-	u64 cap_flags;
-};
-
-/* An SRQ request (type, PD, depth and SGEs asked for) and what the new SRQ
- * tells the core and userspace (depth and SGEs it got, srqn, cap_flags).
- */
-struct hns_shim_srq_args {
-	u32 srq_type;
-	u32 pdn;
-	/* An XRC SRQ's domain and CQ numbers (0 for a basic SRQ). */
-	u32 xrcdn;
-	u32 cqn;
-	u32 max_wr;
-	u32 max_sge;
-	u32 srqn;
-	u32 cap_flags;
-};
-
-/* The attributes of an SRQ (struct ib_srq_attr): query_srq's answer. */
-struct hns_shim_srq_attr {
-	u32 max_wr;
-	u32 max_sge;
-	u32 srq_limit;
-};
-
-/* A user MR registration or re-registration (flags: IB_MR_REREG_*). */
-struct hns_shim_mr_req {
-	u32 flags;
-	u32 pdn;
-	u64 start;
-	u64 length;
-	u64 iova;
-	u32 access;
+struct hns_shim_mr {
+	struct ib_mr ibmr;
+	void *rs_mr;
 };
 
 struct ib_device *hns_shim_alloc_ibdev(void *rs,
@@ -470,8 +398,8 @@ u32 hns_shim_random_u32_inclusive(u32 lo, u32 hi);
  * when the port has none.
  */
 bool hns_shim_port_ndev(struct ib_device *ibdev, u32 *mtu, u8 *mac);
-/* The Rust MR behind an MR of this driver. */
-void *hns_shim_mr_rs(struct ib_mr *ibmr);
+/* The driver's context (rs_uctx) of a user verb's udata. */
+void *hns_shim_udata_uctx(struct ib_udata *udata);
 
 /* --- resource tracking (rdma res show) ----------------------------------- */
 /* VLAN ids from here on are none (the kernel's VLAN_N_VID). */
@@ -496,23 +424,14 @@ struct hns_shim_res {
 /* The verbs whose failures the shim reports to the driver (verb_failed),
  * whatever part of the verb failed.
  */
-#define HNS_SHIM_VERB_QP_CREATE 0
-#define HNS_SHIM_VERB_QP_MODIFY 1
-#define HNS_SHIM_VERB_CQ_CREATE 2
-#define HNS_SHIM_VERB_CQ_MODIFY 3
-#define HNS_SHIM_VERB_SRQ_CREATE 4
-#define HNS_SHIM_VERB_SRQ_MODIFY 5
 #define HNS_SHIM_VERB_XRCD_ALLOC 6
-#define HNS_SHIM_VERB_MR_REG 7
-#define HNS_SHIM_VERB_MR_REREG 8
-#define HNS_SHIM_VERB_AH_CREATE 9
 #define HNS_SHIM_VERB_MMAP 10
 #define HNS_SHIM_VERB_UCTX_ALLOC 11
 
-/* The verbs and queries of an ib_device, implemented in Rust; rs is the
- * driver state given to hns_shim_alloc_ibdev, the object pointers what the
- * create calls returned. The shim adapts the RDMA core's conventions and
- * calls these for every decision.
+/* The verbs and queries of an ib_device, implemented in Rust: tables of
+ * ib_device_ops the registration sets, and entry points the shim's ops
+ * call; rs is the driver state given to hns_shim_alloc_ibdev, the object
+ * pointers what the create calls returned.
  */
 struct hns_rs_ib_ops {
 	/* The data path, called by the RDMA core without the shim:
@@ -524,18 +443,36 @@ struct hns_rs_ib_ops {
 	const struct ib_device_ops *srq_datapath;
 	/* The QP and AH verbs, called by the RDMA core without the shim. */
 	const struct ib_device_ops *qp_ah;
+	/* The CQ verbs (create_cq, destroy_cq, modify_cq), called by the RDMA
+	 * core without the shim.
+	 */
+	/* The device and port verbs but get_link_layer (an enum return). */
+	const struct ib_device_ops *dev;
+	const struct ib_device_ops *cq;
+	/* The SRQ verbs but modify_srq (set with SRQs only). */
+	const struct ib_device_ops *srq;
+	/* The core's modify_srq through a shim function (an enum argument,
+	 * as req_notify_cq); mask is that enum's value.
+	 */
+	int (*modify_srq)(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
+			  u32 mask, struct ib_udata *udata);
+	/* The MR verbs: get_dma_mr, reg_user_mr, dereg_mr; rereg_user_mr
+	 * (set with the REREG_MR capability only); map_mr_sg (with
+	 * fast-register MRs only).
+	 */
+	const struct ib_device_ops *mr;
+	const struct ib_device_ops *mr_rereg;
+	const struct ib_device_ops *mr_frmr;
+	/* The core's alloc_mr through a shim function (an enum argument);
+	 * mr_type is that enum's value.
+	 */
+	struct ib_mr *(*alloc_mr)(struct ib_pd *pd, u32 mr_type,
+				  u32 max_num_sg);
 	/* The core's req_notify_cq through a shim function: its prototype has
 	 * an enum, whose kCFI type no Rust function can have; flags is that
 	 * enum's value.
 	 */
 	int (*req_notify_cq)(struct ib_cq *ibcq, u32 flags);
-	/* uhw (NULL from the kernel): the driver has no request and an empty
-	 * answer, which it checks and writes first.
-	 */
-	int (*query_device)(void *rs, struct ib_udata *uhw,
-		struct hns_shim_dev_attr *attr);
-	void (*query_port)(void *rs, u32 port, struct hns_shim_port_attr *attr);
-	void (*fw_ver)(void *rs, u64 *fw_ver);
 	int (*set_gid)(void *rs, u32 index, const u8 *gid, bool roce_v2,
 		u16 vlan_id, const u8 *mac);
 	/* A netdev event (see struct hns_shim_netdev_ev): the driver decides
@@ -567,32 +504,6 @@ struct hns_rs_ib_ops {
 	int (*alloc_xrcd)(void *rs, u32 *xrcdn);
 	void (*dealloc_xrcd)(void *rs, u32 xrcdn);
 	int (*query_counters)(void *rs, u64 *values, u32 num);
-	/* For create_cq and create_srq, a
-	 * udata (NULL for kernel verbs) carries libhns's request, which the
-	 * driver reads, and its answer, which the driver writes.
-	 */
-	int (*create_cq)(void *rs, struct ib_cq *ibcq, void *uctx,
-		struct ib_udata *udata,
-		struct hns_shim_cq_args *args, void **cq);
-	void (*destroy_cq)(void *rs, void *cq);
-	int (*modify_cq)(void *rs, void *cq, u16 count, u16 period);
-	int (*get_dma_mr)(void *rs, u32 pdn, u32 access, void **mr, u32 *key);
-	int (*reg_user_mr)(void *rs, struct ib_device *ibdev,
-		const struct hns_shim_mr_req *req, void **mr, u32 *key);
-	int (*rereg_user_mr)(void *rs, struct ib_device *ibdev, void *mr,
-		const struct hns_shim_mr_req *req);
-	void (*dereg_mr)(void *rs, void *mr);
-	int (*alloc_mr)(void *rs, u32 pdn, u32 mr_type, u32 max_num_sg,
-		void **mr, u32 *key, u64 *length);
-	int (*map_mr_sg)(void *rs, struct ib_mr *ibmr, void *mr,
-		struct scatterlist *sg, int sg_nents, unsigned int *sg_offset);
-	int (*create_srq)(void *rs, struct ib_srq *ibsrq, void *uctx,
-		struct ib_udata *udata,
-		struct hns_shim_srq_args *args, void **srq);
-	void (*destroy_srq)(void *rs, void *srq);
-	int (*modify_srq)(void *rs, void *srq, bool resize, bool limit,
-		u32 srq_limit);
-	int (*query_srq)(void *rs, void *srq, struct hns_shim_srq_attr *attr);
 	int (*res_cq)(void *rs, void *cq, struct hns_shim_res *res);
 	int (*res_qp)(void *rs, void *qp, struct hns_shim_res *res);
 	int (*res_mr)(void *rs, void *mr, struct hns_shim_res *res);

@@ -5,15 +5,16 @@
 //! C header: [`include/rdma/ib_verbs.h`](srctree/include/rdma/ib_verbs.h).
 //!
 //! A driver implements [`IbDriver`] and registers its state with
-//! [`IbRegistration::register`]. The shim allocates the `ib_device` (and
-//! the core objects that embed the driver's: `ib_cq`, `ib_qp`, `ib_srq`, `ib_mr`,
-//! ...), adapts the RDMA core's calling conventions, and calls the driver
-//! through a table of entry points, `hns_rs_ib_ops`, built here for each
-//! driver type ([`IbAdapter`]); the data-path verbs (posts, polls, CQ
-//! arming) are `ib_device_ops` of their own that the core calls without the
-//! shim, finding the driver's objects through the shim's containers. Each
-//! entry point turns the raw pointers
-//! back into the driver's types: the device state (the `Arc` the
+//! [`IbRegistration::register`]. The core allocates the shim's containers
+//! of its objects (`ib_device`, `ib_cq`, `ib_qp`, `ib_srq`, ...; `ib_mr`
+//! is allocated here, see `mr.rs`). The data path (posts, polls), the
+//! drains and the device, CQ, SRQ, MR, QP and AH verbs are `ib_device_ops`
+//! built here for each driver type ([`IbAdapter`]) that the core calls
+//! without the shim, finding the driver's objects through the shim's
+//! containers; the other verbs, and those whose prototype has an enum
+//! (kCFI), go through the shim's functions and a table of entry points,
+//! `hns_rs_ib_ops`, built here too. Each entry point turns the raw
+//! pointers back into the driver's types: the device state (the `Arc` the
 //! registration holds), and the objects the create verbs handed over with
 //! `ForeignOwnable::into_foreign`, taken back exactly once by the
 //! matching destroy verb.
@@ -21,11 +22,10 @@
 //! What the types guarantee: a verb of the driver gets `&self` for the
 //! registered device and references to live objects of its own types; it
 //! cannot see an object after its destroy verb, nor the device after
-//! unregistration (which waits for every user). The QP and AH verbs are
-//! ops the core calls without the shim too (`ib/qp.rs`, `ib/ah.rs`); their
-//! requests and answers (`QpInit`, `QpAttr`, `AhIn`, ...) are Rust types.
-//! Other plain-data requests and answers (`DevAttr`, ...) are the shim's
-//! flattened structs.
+//! unregistration (which waits for every user). The requests and answers
+//! of the verbs above (`DevAttr`, `SrqArgs`, `MrReq`, `QpInit`, `QpAttr`,
+//! `AhIn`, ...) are Rust structs, read from and written to the core's own
+//! structs in `ib/`.
 
 use super::{
     raw, restrack, Hnae3Handle, IbCq, IbQp, IbSrq, NetDev, RecvChain, ResAttrs, ResRaw, SendChain,
@@ -41,8 +41,20 @@ use kernel::{device::Device, error::to_result, ffi::c_void, prelude::*, sync::Ar
 // The entry points the shim calls.
 pub(super) mod verbs;
 use verbs::*;
+// The CQ verbs, called by the RDMA core directly.
+mod cq;
+// The device and port verbs, called by the RDMA core directly.
+mod dev;
+pub(crate) use dev::{DevAttr, PortAttr};
 // The drain ops and the steps a driver's drain is made of.
 mod drain;
+// The MR verbs, called by the RDMA core directly (`alloc_mr` through the
+// shim's trampoline).
+pub(super) mod mr;
+pub(crate) use mr::MrReq;
+// The SRQ verbs, called by the RDMA core directly (`modify_srq` through
+// the shim's trampoline).
+mod srq;
 pub(crate) use drain::Drain;
 // The QP and AH verbs, ops of their own the core calls without the shim.
 mod ah;
@@ -51,13 +63,8 @@ pub(crate) use ah::{AddrVec, AhIn};
 mod qp;
 pub(super) use qp::modify_to_err;
 pub(crate) use qp::{QpAttr, QpInit, QpQuery};
+pub(crate) use srq::{SrqArgs, SrqAttr};
 
-/// What `query_device` reports (plain data, filled by the driver).
-pub(crate) type DevAttr = raw::hns_shim_dev_attr;
-/// What `query_port` answers (plain data): `ndev_mtu` (an `enum ib_mtu`,
-/// 0 if none fits) and `ndev_state` (`enum ib_port_state`) are the
-/// netdev's, the driver fills the rest.
-pub(crate) type PortAttr = raw::hns_shim_port_attr;
 /// The answer of `alloc_ucontext` (`struct hns_roce_ib_alloc_ucontext_resp`),
 /// filled by the driver.
 #[derive(Clone, Copy, Debug, Default)]
@@ -280,16 +287,7 @@ impl FailedVerb {
     fn from_raw(n: u32) -> Option<Self> {
         use FailedVerb::*;
         Some(match n {
-            raw::HNS_SHIM_VERB_QP_CREATE => CreateQp,
-            raw::HNS_SHIM_VERB_QP_MODIFY => ModifyQp,
-            raw::HNS_SHIM_VERB_CQ_CREATE => CreateCq,
-            raw::HNS_SHIM_VERB_CQ_MODIFY => ModifyCq,
-            raw::HNS_SHIM_VERB_SRQ_CREATE => CreateSrq,
-            raw::HNS_SHIM_VERB_SRQ_MODIFY => ModifySrq,
             raw::HNS_SHIM_VERB_XRCD_ALLOC => AllocXrcd,
-            raw::HNS_SHIM_VERB_MR_REG => RegUserMr,
-            raw::HNS_SHIM_VERB_MR_REREG => ReregUserMr,
-            raw::HNS_SHIM_VERB_AH_CREATE => CreateAh,
             raw::HNS_SHIM_VERB_MMAP => Mmap,
             raw::HNS_SHIM_VERB_UCTX_ALLOC => AllocUcontext,
             _ => return None,
@@ -555,18 +553,8 @@ pub(crate) struct SrqUreq {
     /// `HNS_ROCE_SRQ_CAP_*` asked for.
     pub(crate) req_cap_flags: u32,
 }
-/// An SRQ request and what the new SRQ tells the core and libhns.
-pub(crate) type SrqArgs = raw::hns_shim_srq_args;
-/// What `query_srq` answers (plain data, filled by the driver).
-pub(crate) type SrqAttr = raw::hns_shim_srq_attr;
 /// `IB_SRQT_XRC`: an SRQ of an XRC domain, completing to its own CQ.
 pub(crate) const SRQT_XRC: u32 = raw::ib_srq_type_IB_SRQT_XRC;
-
-/// A user MR registration or re-registration, flattened by the shim:
-/// `flags` (`IB_MR_REREG_*`, re-registration only), `pdn` (registration,
-/// or re-registration with `IB_MR_REREG_PD`), user address `start`,
-/// `length` bytes, I/O address `iova`, `access` (`IB_ACCESS_*`).
-pub(crate) type MrReq = raw::hns_shim_mr_req;
 
 /// `IB_MR_REREG_TRANS`.
 pub(crate) const MR_REREG_TRANS: u32 = raw::ib_mr_rereg_flags_IB_MR_REREG_TRANS;
@@ -616,15 +604,75 @@ impl<D: IbDriver> IbAdapter<D> {
         ..unsafe { core::mem::zeroed() }
     };
 
+    /// The CQ verbs (creation, destruction, moderation), called by the
+    /// RDMA core directly.
+    const CQ: raw::ib_device_ops = raw::ib_device_ops {
+        create_cq: Some(cq::create_cq::<D>),
+        destroy_cq: Some(cq::destroy_cq::<D>),
+        modify_cq: Some(cq::modify_cq::<D>),
+        // SAFETY: as for `DATAPATH`.
+        ..unsafe { core::mem::zeroed() }
+    };
+
+    /// The SRQ verbs but `modify_srq` (which the shim's trampoline calls
+    /// through [`Self::OPS`]), set only on devices with SRQs.
+    const SRQ: raw::ib_device_ops = raw::ib_device_ops {
+        create_srq: Some(srq::create_srq::<D>),
+        destroy_srq: Some(srq::destroy_srq::<D>),
+        query_srq: Some(srq::query_srq::<D>),
+        // SAFETY: as for `DATAPATH`.
+        ..unsafe { core::mem::zeroed() }
+    };
+
+    /// The MR verbs every device has.
+    const MR: raw::ib_device_ops = raw::ib_device_ops {
+        get_dma_mr: Some(mr::get_dma_mr::<D>),
+        reg_user_mr: Some(mr::reg_user_mr::<D>),
+        dereg_mr: Some(mr::dereg_mr::<D>),
+        // SAFETY: as for `DATAPATH`.
+        ..unsafe { core::mem::zeroed() }
+    };
+
+    /// User MR re-registration, set only on devices that offer it.
+    const MR_REREG: raw::ib_device_ops = raw::ib_device_ops {
+        rereg_user_mr: Some(mr::rereg_user_mr::<D>),
+        // SAFETY: as for `DATAPATH`.
+        ..unsafe { core::mem::zeroed() }
+    };
+
+    /// The mapping of fast-register MRs, set only on devices that have
+    /// them (whose `alloc_mr` the shim's trampoline calls through
+    /// [`Self::OPS`]).
+    const MR_FRMR: raw::ib_device_ops = raw::ib_device_ops {
+        map_mr_sg: Some(mr::map_mr_sg::<D>),
+        // SAFETY: as for `DATAPATH`.
+        ..unsafe { core::mem::zeroed() }
+    };
+
+    /// The device and port verbs.
+    const DEV: raw::ib_device_ops = raw::ib_device_ops {
+        query_device: Some(dev::query_device::<D>),
+        query_port: Some(dev::query_port::<D>),
+        get_port_immutable: Some(dev::port_immutable),
+        query_pkey: Some(dev::query_pkey),
+        modify_device: Some(dev::modify_device),
+        get_dev_fw_str: Some(dev::fw_str::<D>),
+        // SAFETY: as for `DATAPATH`.
+        ..unsafe { core::mem::zeroed() }
+    };
+
     /// The entry points, each instantiated for `D`.
     const OPS: raw::hns_rs_ib_ops = raw::hns_rs_ib_ops {
         datapath: &Self::DATAPATH,
         srq_datapath: &Self::SRQ_DATAPATH,
         qp_ah: &qp::QpAhOps::<D>::OPS,
+        dev: &Self::DEV,
+        cq: &Self::CQ,
+        srq: &Self::SRQ,
+        mr: &Self::MR,
+        mr_rereg: &Self::MR_REREG,
+        mr_frmr: &Self::MR_FRMR,
         req_notify_cq: Some(req_notify_cq::<D>),
-        query_device: Some(query_device::<D>),
-        query_port: Some(query_port::<D>),
-        fw_ver: Some(fw_ver::<D>),
         set_gid: Some(set_gid::<D>),
         netdev_event: Some(netdev_event::<D>),
         doorbells_off: Some(doorbells_off::<D>),
@@ -637,19 +685,8 @@ impl<D: IbDriver> IbAdapter<D> {
         alloc_xrcd: Some(alloc_xrcd::<D>),
         dealloc_xrcd: Some(dealloc_xrcd::<D>),
         query_counters: Some(query_counters::<D>),
-        create_cq: Some(create_cq::<D>),
-        destroy_cq: Some(destroy_cq::<D>),
-        modify_cq: Some(modify_cq::<D>),
-        get_dma_mr: Some(get_dma_mr::<D>),
-        reg_user_mr: Some(reg_user_mr::<D>),
-        rereg_user_mr: Some(rereg_user_mr::<D>),
-        dereg_mr: Some(dereg_mr::<D>),
-        alloc_mr: Some(alloc_mr::<D>),
-        map_mr_sg: Some(map_mr_sg::<D>),
-        create_srq: Some(create_srq::<D>),
-        destroy_srq: Some(destroy_srq::<D>),
-        modify_srq: Some(modify_srq::<D>),
-        query_srq: Some(query_srq::<D>),
+        alloc_mr: Some(mr::alloc_mr::<D>),
+        modify_srq: Some(srq::modify_srq::<D>),
         res_cq: Some(restrack::res_cq::<D>),
         res_qp: Some(restrack::res_qp::<D>),
         res_mr: Some(restrack::res_mr::<D>),

@@ -12,8 +12,8 @@ use core::mem::{align_of, offset_of, size_of};
 use kernel::prelude::*;
 use raw::{
     hnae3_client, hnae3_handle, hnae3_roce_private_info as roce_info, hns_shim_ah, hns_shim_cq,
-    hns_shim_dev, hns_shim_qp, hns_shim_srq, ib_cq, ib_device, ib_device_ops, ib_pd, ib_qp, ib_srq,
-    ib_udata,
+    hns_shim_dev, hns_shim_mr, hns_shim_qp, hns_shim_srq, ib_cq, ib_device, ib_device_ops, ib_pd,
+    ib_qp, ib_srq, ib_udata,
 };
 
 /// One size or offset seen by C and by Rust: its name, the index of the C
@@ -214,6 +214,16 @@ static ITEMS: [LayoutItem; WORDS] = [
         "ib_device_ops.destroy_ah",
         ib_device_ops_destroy_ah,
         offset_of!(ib_device_ops, destroy_ah)
+    ),
+    item!(
+        "sizeof(hns_shim_mr)",
+        shim_mr_size,
+        size_of::<hns_shim_mr>()
+    ),
+    item!(
+        "hns_shim_mr.rs_mr",
+        shim_mr_rs_mr,
+        offset_of!(hns_shim_mr, rs_mr)
     ),
 ];
 

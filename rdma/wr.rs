@@ -506,8 +506,8 @@ impl<'a, M: 'a> Iterator for SendChain<'a, M> {
                     // SAFETY: REG_MR WRs are `ib_reg_wr`s (type invariant).
                     let r = unsafe { &*p.cast::<raw::ib_reg_wr>() };
                     // SAFETY: the WR's MR is live (type invariant); the
-                    // shim answers null unless it is this driver's.
-                    let h = unsafe { raw::hns_shim_mr_rs(r.mr) };
+                    // answer is null unless it is this driver's.
+                    let h = unsafe { super::ib::mr::mr_rs(r.mr) };
                     // SAFETY: a non-null handle is the foreign form of the
                     // MR's pinned box, live for `'a` (type invariant).
                     if let Some(mr) = unsafe { super::try_borrow::<Pin<KBox<M>>>(h) } {

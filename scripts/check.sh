@@ -671,6 +671,15 @@ if [ -x "$HNS_BUILD/sim-target/release/hns-sim" ] && [ -f "$HNS_BUILD/module-kun
             head -n 60 "$L/compare-$s.log" | sed 's/^/    /'
         fi
     done
+    # The node description (modify_device, reg-plan.sh's node-desc): the
+    # same outcome on both drivers, a pass.
+    ndc=$(awk '$2 == "c/node-desc" { print $3 }' "$RESULTS")
+    ndr=$(awk '$2 == "rs/node-desc" { print $3 }' "$RESULTS")
+    if [ "$ndc" = PASS ] && [ "$ndr" = PASS ]; then
+        result equivalence/node-desc PASS "(written and read back on both drivers)"
+    else
+        result equivalence/node-desc FAIL "(c: ${ndc:-no result}, rs: ${ndr:-no result})"
+    fi
     for d in c rs; do
         echo "sh /opt/hns/reg-plan.sh $d trace" >"$L/regtrace-$d.cmd"
         guest_tests "regtrace-$d" "$RESULTS" "$L/regtrace-$d.cmd" --driver $d --sim 1

@@ -8,17 +8,13 @@
 //! pointers are the boxes the create verbs handed over with
 //! [`ForeignOwnable::into_foreign`].
 
-use super::{
-    CqUreq, DevAttr, FailedVerb, GidEntry, IbDriver, MrReq, NetdevEvent, PortAttr, PortEvents,
-    SgidType, SrqArgs, SrqAttr, SrqUreq, UctxResp,
-};
+use super::{FailedVerb, GidEntry, IbDriver, NetdevEvent, PortEvents, SgidType, UctxResp};
 use crate::rdma::wr::nth_wr;
 use crate::rdma::{
-    raw, try_borrow, uabi, IbCq, IbSrq, NetDev, RecvChain, SendChain, UData, UmemDev, UserCtx,
-    WcArray,
+    raw, try_borrow, uabi, NetDev, RecvChain, SendChain, UData, UmemDev, UserCtx, WcArray,
 };
 use kernel::{
-    ffi::{c_int, c_uint, c_void},
+    ffi::{c_int, c_void},
     prelude::*,
     sync::Arc,
     transmute::{AsBytes, FromBytes},
@@ -53,7 +49,7 @@ pub(super) unsafe fn dev_drv<'a, D: IbDriver>(dev: *mut raw::ib_device) -> &'a D
 }
 
 /// Converts a result to the C convention.
-fn errno(r: Result) -> c_int {
+pub(super) fn errno(r: Result) -> c_int {
     match r {
         Ok(()) => 0,
         Err(e) => e.to_errno(),
@@ -62,7 +58,7 @@ fn errno(r: Result) -> c_int {
 
 /// A udata length as the driver's request types keep it: saturated to
 /// `u32`, which keeps every comparison with a struct length.
-fn len32(n: usize) -> u32 {
+pub(super) fn len32(n: usize) -> u32 {
     u32::try_from(n).unwrap_or(u32::MAX)
 }
 
@@ -81,57 +77,6 @@ unsafe fn errno_out(r: Result<u32>, out: *mut u32) -> c_int {
         }
         Err(e) => e.to_errno(),
     }
-}
-
-/// Called by the shim's op.
-///
-/// # Safety
-///
-/// `rs` is the device's pointer (see [`drv`]); pointer arguments are valid
-/// for the call as the RDMA core passes them; `uhw` is null (a kernel
-/// query) or the command's udata, which must carry no request and gets an
-/// empty answer (`ib_no_udata_io`) before anything is queried.
-pub(super) unsafe extern "C" fn query_device<D: IbDriver>(
-    rs: *mut c_void,
-    uhw: *mut raw::ib_udata,
-    a: *mut DevAttr,
-) -> c_int {
-    // SAFETY: null or the command's udata (the function's contract).
-    if let Some(u) = unsafe { UData::from_raw(uhw) } {
-        if let Err(e) = u.no_io() {
-            return e.to_errno();
-        }
-    }
-    // SAFETY: called by the shim's op with the device's `rs` and a valid,
-    // exclusive attribute struct.
-    unsafe { drv::<D>(rs).query_device(&mut *a) };
-    0
-}
-
-/// Called by the shim's op.
-///
-/// # Safety
-///
-/// `rs` is the device's pointer (see [`drv`]); pointer arguments are valid
-/// for the call as the RDMA core passes them.
-pub(super) unsafe extern "C" fn query_port<D: IbDriver>(
-    rs: *mut c_void,
-    port: u32,
-    a: *mut PortAttr,
-) {
-    // SAFETY: as above.
-    unsafe { drv::<D>(rs).query_port(port, &mut *a) }
-}
-
-/// Called by the shim's op.
-///
-/// # Safety
-///
-/// `rs` is the device's pointer (see [`drv`]); pointer arguments are valid
-/// for the call as the RDMA core passes them.
-pub(super) unsafe extern "C" fn fw_ver<D: IbDriver>(rs: *mut c_void, v: *mut u64) {
-    // SAFETY: as above; `v` is valid for writing.
-    unsafe { *v = drv::<D>(rs).fw_ver() }
 }
 
 /// Called by the shim's op.
@@ -420,265 +365,11 @@ pub(super) unsafe extern "C" fn query_counters<D: IbDriver>(
 ///
 /// # Safety
 ///
-/// `rs` is the device's pointer (see [`drv`]); `mr` and `key` are valid
-/// for writing.
-pub(super) unsafe extern "C" fn get_dma_mr<D: IbDriver>(
-    rs: *mut c_void,
-    pdn: u32,
-    access: u32,
-    mr: *mut *mut c_void,
-    key: *mut u32,
-) -> c_int {
-    // SAFETY: per the function's contract.
-    let r = unsafe { drv::<D>(rs) }.get_dma_mr(pdn, access);
-    // SAFETY: `mr` and `key` are valid for writing.
-    unsafe { mr_out::<D>(r, mr, key) }
-}
-
 /// How an MR is owned while the shim holds it.
 pub(in crate::rdma) type MrBox<D> = Pin<KBox<<D as IbDriver>::Mr>>;
 
-/// Stores a new MR and its key for the shim, or returns the errno.
-///
-/// # Safety
-///
-/// `mr` and `key` are valid for writing.
-unsafe fn mr_out<D: IbDriver>(
-    r: Result<(MrBox<D>, u32)>,
-    mr: *mut *mut c_void,
-    key: *mut u32,
-) -> c_int {
-    match r {
-        Ok((b, k)) => {
-            // The pinned box is taken back with `from_foreign` in
-            // `dereg_mr`.
-            let raw = b.into_foreign();
-            // SAFETY: valid for writing (the function's contract).
-            unsafe {
-                *mr = raw;
-                *key = k;
-            }
-            0
-        }
-        Err(e) => e.to_errno(),
-    }
-}
-
-/// Called by the shim's op.
-///
-/// # Safety
-///
-/// `rs` is the device's pointer, `ibdev` its registered device, called in
-/// the uverbs command of the process whose memory is registered; `req` is
-/// valid for the call; `mr` and `key` are valid for writing.
-pub(super) unsafe extern "C" fn reg_user_mr<D: IbDriver>(
-    rs: *mut c_void,
-    ibdev: *mut raw::ib_device,
-    req: *const MrReq,
-    mr: *mut *mut c_void,
-    key: *mut u32,
-) -> c_int {
-    // SAFETY: per the function's contract.
-    let Some(dev) = (unsafe { UmemDev::from_raw(ibdev) }) else {
-        return EINVAL.to_errno();
-    };
-    // SAFETY: per the function's contract.
-    let r = unsafe { drv::<D>(rs).reg_user_mr(dev, &*req) };
-    // SAFETY: `mr` and `key` are valid for writing.
-    unsafe { mr_out::<D>(r, mr, key) }
-}
-
-/// Called by the shim's op.
-///
-/// # Safety
-///
-/// As `reg_user_mr`; `mr` came from it and is live, and the core
-/// holds the MR exclusively for the re-registration.
-pub(super) unsafe extern "C" fn rereg_user_mr<D: IbDriver>(
-    rs: *mut c_void,
-    ibdev: *mut raw::ib_device,
-    mr: *mut c_void,
-    req: *const MrReq,
-) -> c_int {
-    // SAFETY: per the function's contract.
-    let Some(dev) = (unsafe { UmemDev::from_raw(ibdev) }) else {
-        return EINVAL.to_errno();
-    };
-    // SAFETY: per the function's contract.
-    let (d, mr, req) = unsafe { (drv::<D>(rs), MrBox::<D>::borrow(mr).get_ref(), &*req) };
-    errno(d.rereg_user_mr(mr, dev, req))
-}
-
-/// Called by the shim's op.
-///
-/// # Safety
-///
-/// `rs` is the device's pointer (see [`drv`]); `mr` came from an MR
-/// callback and is not used after this call.
-pub(super) unsafe extern "C" fn dereg_mr<D: IbDriver>(rs: *mut c_void, mr: *mut c_void) {
-    // SAFETY: the pointer owns the pinned box an MR callback handed over
-    // with `into_foreign` (`mr_out`).
-    let b = unsafe { MrBox::<D>::from_foreign(mr) };
-    // SAFETY: per the function's contract.
-    unsafe { drv::<D>(rs) }.dereg_mr(b)
-}
-
-/// Called by the shim's op (`ib_alloc_mr`).
-///
-/// # Safety
-///
-/// `rs` is the device's pointer (see [`drv`]); `mr`, `key` and `length`
-/// are valid for writing.
-pub(super) unsafe extern "C" fn alloc_mr<D: IbDriver>(
-    rs: *mut c_void,
-    pdn: u32,
-    mr_type: u32,
-    max_num_sg: u32,
-    mr: *mut *mut c_void,
-    key: *mut u32,
-    length: *mut u64,
-) -> c_int {
-    // SAFETY: per the function's contract.
-    let r = unsafe { drv::<D>(rs) }.alloc_mr(pdn, mr_type, max_num_sg);
-    if let Ok((b, _)) = &r {
-        // SAFETY: valid for writing (the function's contract).
-        unsafe { *length = D::mr_size(b) };
-    }
-    // SAFETY: `mr` and `key` are valid for writing.
-    unsafe { mr_out::<D>(r, mr, key) }
-}
-
-/// `ib_sg_to_pages`' callback: one page of the mapping.
-///
-/// # Safety
-///
-/// Called by `ib_sg_to_pages` inside [`map_mr_sg`] with the MR given
-/// there.
-unsafe extern "C" fn map_mr_sg_page<D: IbDriver>(ibmr: *mut raw::ib_mr, addr: u64) -> c_int {
-    // SAFETY: `ibmr` is the live MR being mapped.
-    let h = unsafe { raw::hns_shim_mr_rs(ibmr) };
-    // SAFETY: a non-null handle of this driver's MR is the foreign form of
-    // its pinned box (`mr_out`), live while the MR is.
-    match unsafe { try_borrow::<MrBox<D>>(h) } {
-        Some(m) => errno(D::map_mr_sg_page(m.get_ref(), addr)),
-        None => EINVAL.to_errno(),
-    }
-}
-
-/// Called by the shim's op (`ib_map_mr_sg`): the driver checks and
-/// resets the mapping, the core walks the SG list into pages, the driver
-/// finishes.
-///
-/// # Safety
-///
-/// `rs` is the device's pointer; `ibmr` is the live MR `mr` belongs to,
-/// which the caller does not map or post concurrently; `sg` holds
-/// `sg_nents` DMA-mapped entries; `sg_offset` is null or valid for reading
-/// and writing.
-pub(super) unsafe extern "C" fn map_mr_sg<D: IbDriver>(
-    rs: *mut c_void,
-    ibmr: *mut raw::ib_mr,
-    mr: *mut c_void,
-    sg: *mut kernel::bindings::scatterlist,
-    sg_nents: c_int,
-    sg_offset: *mut c_uint,
-) -> c_int {
-    // SAFETY: per the function's contract.
-    let (d, m) = unsafe { (drv::<D>(rs), MrBox::<D>::borrow(mr).get_ref()) };
-    // SAFETY: `ibmr` is live; the core set its page size for this mapping.
-    let page_size = unsafe { (*ibmr).page_size };
-    let offset = if sg_offset.is_null() {
-        0
-    } else {
-        // SAFETY: non-null, valid for reading (the function's contract).
-        unsafe { *sg_offset }
-    };
-    if d.map_mr_sg_begin(m, page_size, offset).is_err() {
-        return 0;
-    }
-    // SAFETY: the arguments are the caller's, valid per the contract; the
-    // callback finds the MR through `ibmr`.
-    let n =
-        unsafe { raw::ib_sg_to_pages(ibmr, sg, sg_nents, sg_offset, Some(map_mr_sg_page::<D>)) };
-    d.map_mr_sg_end(m, n, page_size)
-}
-
 /// How a CQ is owned while the shim holds it.
 pub(in crate::rdma) type CqBox<D> = KBox<<D as IbDriver>::Cq>;
-
-/// Called by the shim's op.
-///
-/// # Safety
-///
-/// `rs` is the device's pointer (see [`drv`]); `ibcq` is the `ib_cq` being
-/// created on the registered device; `args` is valid for reading and
-/// writing, `cq` for writing. For a user CQ, `udata` is the command's
-/// udata and `uctx` the caller's context from `alloc_ucontext`, in the
-/// uverbs command of its process; for a kernel CQ `udata` is null. A user
-/// CQ is answered in the udata (`struct hns_roce_ib_create_cq_resp`); a
-/// failed answer destroys it again.
-pub(super) unsafe extern "C" fn create_cq<D: IbDriver>(
-    rs: *mut c_void,
-    ibcq: *mut raw::ib_cq,
-    uctx: *mut c_void,
-    udata: *mut raw::ib_udata,
-    args: *mut raw::hns_shim_cq_args,
-    cq: *mut *mut c_void,
-) -> c_int {
-    // SAFETY: valid for reading and writing (the function's contract).
-    let args = unsafe { &mut *args };
-    // SAFETY: the `ib_cq` being created (the function's contract).
-    let ibdev = unsafe { (*ibcq).device };
-    // SAFETY: null or the command's udata (the function's contract).
-    let udata = unsafe { UData::from_raw(udata) };
-    let ureq = udata.as_ref().map(cq_ureq);
-    let user = ureq.as_ref().and_then(|r| {
-        // SAFETY: per the function's contract: a user CQ comes with its
-        // context and udata, a kernel CQ with neither.
-        unsafe { user_ctx::<D>(ibdev, uctx) }.map(|u| (u, r))
-    });
-    if udata.is_some() && user.is_none() {
-        return EINVAL.to_errno();
-    }
-    // SAFETY: the `ib_cq` being created; the driver drops every use of it
-    // before `destroy_cq` returns (the CQ table entry goes first).
-    let Some(ibcq) = (unsafe { IbCq::new(ibcq) }) else {
-        return EINVAL.to_errno();
-    };
-    // SAFETY: per the function's contract.
-    let d = unsafe { drv::<D>(rs) };
-    match d.create_cq(args.cqe, args.vector, ibcq, user) {
-        Ok((b, o)) => {
-            let raw = CqBox::<D>::into_foreign(b);
-            // SAFETY: valid for writing (the function's contract): the
-            // container's `rs_cq`. The box is taken back with
-            // `from_foreign` in `destroy_cq`.
-            unsafe { *cq = raw };
-            // Only now does the `ib_cq` lead to the CQ: events may reach
-            // it from here on.
-            // SAFETY: `raw` is the box handed over just above, live until
-            // `destroy_cq`.
-            d.publish_cq(unsafe { CqBox::<D>::borrow(raw) });
-            args.depth = o.depth;
-            args.cqn = o.cqn;
-            args.cap_flags = o.cap_flags;
-            if let Some(u) = &udata {
-                let resp = uabi::CreateCqResp {
-                    cqn: o.cqn.into(),
-                    cap_flags: o.cap_flags,
-                };
-                if let Err(e) = u.respond(&resp) {
-                    // SAFETY: `raw` is the box handed over above; after an
-                    // error the shim does not use `rs_cq`.
-                    d.destroy_cq(unsafe { CqBox::<D>::from_foreign(raw) });
-                    return e.to_errno();
-                }
-            }
-            0
-        }
-        Err(e) => e.to_errno(),
-    }
-}
 
 /// A request read from `u` whose copy error the driver returns at the
 /// point of C's order of checks where C's copy fails: the copy's errno (0
@@ -691,47 +382,6 @@ where
         Ok(r) => (0, r),
         Err(e) => (e.to_errno(), T::default()),
     }
-}
-
-/// A user CQ request read from `u` (`ib_copy_validate_udata_in` up to
-/// `db_addr`), with the result and the udata lengths.
-fn cq_ureq(u: &UData<'_>) -> CqUreq {
-    let (copy_ret, r) = read_deferred::<uabi::CreateCq>(u);
-    CqUreq {
-        copy_ret,
-        inlen: len32(u.inlen()),
-        outlen: len32(u.outlen()),
-        buf_addr: r.buf_addr,
-        db_addr: r.db_addr,
-        cqe_size: r.cqe_size,
-    }
-}
-
-/// A user SRQ request read from `u` (`ib_copy_validate_udata_in` up to
-/// `que_addr`), with the result.
-fn srq_ureq(u: &UData<'_>) -> SrqUreq {
-    let (copy_ret, r) = read_deferred::<uabi::CreateSrq>(u);
-    SrqUreq {
-        copy_ret,
-        buf_addr: r.buf_addr,
-        db_addr: r.db_addr,
-        que_addr: r.que_addr,
-        req_cap_flags: r.req_cap_flags,
-    }
-}
-
-/// Called by the shim's op.
-///
-/// # Safety
-///
-/// `rs` is the device's pointer; `cq` came from `create_cq` and
-/// is not used after this call.
-pub(super) unsafe extern "C" fn destroy_cq<D: IbDriver>(rs: *mut c_void, cq: *mut c_void) {
-    // SAFETY: per the function's contract the pointer owns the box
-    // `create_cq` handed over with `into_foreign`.
-    let b = unsafe { CqBox::<D>::from_foreign(cq) };
-    // SAFETY: per the function's contract.
-    unsafe { drv::<D>(rs) }.destroy_cq(b)
 }
 
 /// The `rs_cq` of a CQ of this driver.
@@ -775,23 +425,6 @@ pub(super) unsafe extern "C" fn poll_cq<D: IbDriver>(
     got as c_int
 }
 
-/// Called by the shim's op.
-///
-/// # Safety
-///
-/// `rs` is the device's pointer; `cq` came from `create_cq` and
-/// is live.
-pub(super) unsafe extern "C" fn modify_cq<D: IbDriver>(
-    rs: *mut c_void,
-    cq: *mut c_void,
-    count: u16,
-    period: u16,
-) -> c_int {
-    // SAFETY: per the function's contract.
-    let (d, cq) = unsafe { (drv::<D>(rs), CqBox::<D>::borrow(cq)) };
-    errno(d.modify_cq(cq, count, period))
-}
-
 /// The RDMA core's `req_notify_cq`, through the shim's function (the
 /// core's prototype names an enum, `flags` here is its value).
 ///
@@ -817,123 +450,6 @@ pub(super) unsafe extern "C" fn req_notify_cq<D: IbDriver>(
 
 /// How an SRQ is owned while the shim holds it.
 pub(in crate::rdma) type SrqBox<D> = KBox<<D as IbDriver>::Srq>;
-
-/// Called by the shim's op.
-///
-/// # Safety
-///
-/// `rs` is the device's pointer (see [`drv`]); `ibsrq` is the `ib_srq`
-/// being created on the registered device; `args` is valid for reading
-/// and writing, `srq` for writing. For a user SRQ, `udata` is the
-/// command's udata and `uctx` the caller's context from `alloc_ucontext`,
-/// in the uverbs command of its process; for a kernel SRQ `udata` is null.
-/// A user SRQ is answered in the udata
-/// (`struct hns_roce_ib_create_srq_resp`); a failed answer destroys it
-/// again.
-pub(super) unsafe extern "C" fn create_srq<D: IbDriver>(
-    rs: *mut c_void,
-    ibsrq: *mut raw::ib_srq,
-    uctx: *mut c_void,
-    udata: *mut raw::ib_udata,
-    args: *mut SrqArgs,
-    srq: *mut *mut c_void,
-) -> c_int {
-    // SAFETY: valid for reading and writing (the function's contract).
-    let args = unsafe { &mut *args };
-    // SAFETY: the `ib_srq` being created (the function's contract).
-    let ibdev = unsafe { (*ibsrq).device };
-    // SAFETY: null or the command's udata (the function's contract).
-    let udata = unsafe { UData::from_raw(udata) };
-    let ureq = udata.as_ref().map(srq_ureq);
-    let user = ureq.as_ref().and_then(|r| {
-        // SAFETY: per the function's contract: a user SRQ comes with its
-        // context and udata, a kernel SRQ with neither.
-        unsafe { user_ctx::<D>(ibdev, uctx) }.map(|u| (u, r))
-    });
-    if udata.is_some() && user.is_none() {
-        return EINVAL.to_errno();
-    }
-    // SAFETY: the `ib_srq` being created; the driver drops every use of it
-    // before `destroy_srq` returns (the SRQ table entry goes first).
-    let Some(ibsrq) = (unsafe { IbSrq::new(ibsrq) }) else {
-        return EINVAL.to_errno();
-    };
-    // SAFETY: per the function's contract.
-    let d = unsafe { drv::<D>(rs) };
-    match d.create_srq(args, ibsrq, user) {
-        Ok(b) => {
-            let raw = SrqBox::<D>::into_foreign(b);
-            // SAFETY: valid for writing (the function's contract): the
-            // container's `rs_srq`. The box is taken back with
-            // `from_foreign` in `destroy_srq`.
-            unsafe { *srq = raw };
-            // SAFETY: `raw` is the box handed over just above, live until
-            // `destroy_srq`.
-            d.publish_srq(unsafe { SrqBox::<D>::borrow(raw) });
-            if let Some(u) = &udata {
-                let resp = uabi::CreateSrqResp {
-                    srqn: args.srqn,
-                    cap_flags: args.cap_flags,
-                };
-                if let Err(e) = u.respond(&resp) {
-                    // SAFETY: `raw` is the box handed over above; after an
-                    // error the shim does not use `rs_srq`.
-                    d.destroy_srq(unsafe { SrqBox::<D>::from_foreign(raw) });
-                    return e.to_errno();
-                }
-            }
-            0
-        }
-        Err(e) => e.to_errno(),
-    }
-}
-
-/// Called by the shim's op.
-///
-/// # Safety
-///
-/// `rs` is the device's pointer; `srq` came from `create_srq` and is not
-/// used after this call.
-pub(super) unsafe extern "C" fn destroy_srq<D: IbDriver>(rs: *mut c_void, srq: *mut c_void) {
-    // SAFETY: per the function's contract the pointer owns the box
-    // `create_srq` handed over with `into_foreign`.
-    let b = unsafe { SrqBox::<D>::from_foreign(srq) };
-    // SAFETY: per the function's contract.
-    unsafe { drv::<D>(rs) }.destroy_srq(b)
-}
-
-/// Called by the shim's op.
-///
-/// # Safety
-///
-/// `rs` is the device's pointer; `srq` came from `create_srq` and is live.
-pub(super) unsafe extern "C" fn modify_srq<D: IbDriver>(
-    rs: *mut c_void,
-    srq: *mut c_void,
-    resize: bool,
-    limit: bool,
-    srq_limit: u32,
-) -> c_int {
-    // SAFETY: per the function's contract.
-    let (d, srq) = unsafe { (drv::<D>(rs), SrqBox::<D>::borrow(srq)) };
-    errno(d.modify_srq(srq, resize, limit, srq_limit))
-}
-
-/// Called by the shim's op.
-///
-/// # Safety
-///
-/// `rs` is the device's pointer; `srq` came from `create_srq` and is
-/// live; `a` is valid for writing.
-pub(super) unsafe extern "C" fn query_srq<D: IbDriver>(
-    rs: *mut c_void,
-    srq: *mut c_void,
-    a: *mut SrqAttr,
-) -> c_int {
-    // SAFETY: per the function's contract.
-    let (d, srq, a) = unsafe { (drv::<D>(rs), SrqBox::<D>::borrow(srq), &mut *a) };
-    errno(d.query_srq(srq, a))
-}
 
 /// How a QP is owned while the shim holds it.
 pub(in crate::rdma) type QpBox<D> = Pin<KBox<<D as IbDriver>::Qp>>;

@@ -10,7 +10,8 @@
 # unless init already loaded it (run-guest.sh --driver c|rs does), and so is
 # hns_sim. Modes:
 #   full   wait for hns_0, `ibv_devinfo -v -d hns_0`, open a context and
-#          allocate a PD (pyverbs), pyverbs test_device and test_pd, for rs
+#          allocate a PD (pyverbs), pyverbs test_device and test_pd, the
+#          debugfs writes, a node description written and read back, for rs
 #          10 rmmod/insmod cycles each waiting for hns_0 again (REG_CYCLES=N
 #          sets the count, also for c), final unload.
 #   trace  wait for hns_0, `ibv_devinfo -v -d hns_0`, unload the driver and
@@ -176,6 +177,18 @@ ctx.close()'
         echo "$dbo" >"$1"
     }
     check "$G/debugfs-write" debugfs_write
+
+    # The node description through sysfs: modify_device with
+    # IB_DEVICE_MODIFY_NODE_DESC, the one bit either driver accepts; the
+    # new description reads back, then the old one goes back.
+    node_desc() {
+        nd=/sys/class/infiniband/hns_0/node_desc
+        ndo=$(cat $nd) || return 1
+        echo hns-node-desc-check >$nd || return 1
+        [ "$(cat $nd)" = hns-node-desc-check ] || { echo "node_desc reads '$(cat $nd)'"; return 1; }
+        echo "$ndo" >$nd
+    }
+    check "$G/node-desc" node_desc
 
     # REG_CYCLES (default 10 for rs, 0 for c) unload/load cycles of the
     # driver, hns_0 gone after each rmmod and back after each load (and
