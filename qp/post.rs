@@ -600,10 +600,13 @@ impl Qp {
                         } else {
                             None
                         };
-                        env.cmd.state().ring_with(|| match push {
-                            Some(words) => w.write512(&words),
-                            None => w.write64(db),
-                        });
+                        // One closure per kind of write: the doorbell's
+                        // does not carry the 64-byte image.
+                        let st = env.cmd.state();
+                        match push {
+                            Some(words) => st.ring_with(|| w.write512(&words)),
+                            None => st.ring_with(|| w.write64(db)),
+                        }
                     }
                     None => env
                         .cmd
