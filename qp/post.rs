@@ -549,11 +549,12 @@ impl Qp {
                 res = Err((nreq as usize, ENOMEM));
                 break;
             }
-            if wr.sges.len() > self.sizes.sq_max_gs as usize {
+            let sges = wr.sges();
+            if sges.len() > self.sizes.sq_max_gs as usize {
                 ibdev_err!(
                     env.cmd,
                     "num_sge = {} > qp->sq.max_gs = {}.\n",
-                    wr.sges.len(),
+                    sges.len(),
                     self.sizes.sq_max_gs
                 );
                 res = Err((nreq as usize, EINVAL));
@@ -563,21 +564,21 @@ impl Qp {
             let idx = head & (cnt - 1);
             let owner = wqe::owner_bit(head, cnt);
             let r = if self.qp_type == qpt::RC {
-                self.write_rc_wqe(env, &wr, idx, owner, &mut sge_idx)
+                self.write_rc_wqe(env, &wr, sges, idx, owner, &mut sge_idx)
             } else {
-                self.write_ud_wqe(env, &wr, idx, owner, &mut sge_idx)
+                self.write_ud_wqe(env, &wr, sges, idx, owner, &mut sge_idx)
             };
             if traced {
                 let bytes = 1u32.wrapping_shl(self.sizes.sq_wqe_shift);
                 let off = self.sq_wqe_off(idx);
                 self.mtr
-                    .trace_wqe(trace::Queue::Sq, self.qpn, idx, off, bytes, wr.wr_id);
+                    .trace_wqe(trace::Queue::Sq, self.qpn, idx, off, bytes, wr.wr_id());
             }
             if let Err(e) = r {
                 res = Err((nreq as usize, e));
                 break;
             }
-            ring.set_wrid(idx, wr.wr_id);
+            ring.set_wrid(idx, wr.wr_id());
             nreq += 1;
         }
         if nreq > 0 {
@@ -599,10 +600,13 @@ impl Qp {
                         } else {
                             None
                         };
-                        env.cmd.state().ring_with(|| match push {
-                            Some(words) => w.write512(&words),
-                            None => w.write64(db),
-                        });
+                        // One closure per kind of write: the doorbell's
+                        // does not carry the 64-byte image.
+                        let st = env.cmd.state();
+                        match push {
+                            Some(words) => st.ring_with(|| w.write512(&words)),
+                            None => st.ring_with(|| w.write64(db)),
+                        }
                     }
                     None => env
                         .cmd
@@ -676,7 +680,7 @@ impl Qp {
     /// `EINVAL` when the data is longer than the QP's extended SGEs hold.
     #[cold]
     fn store_ext_inline(&self, env: &PostEnv<'_>, wr: &SendWr<'_, Mr>, start: u32) -> Result {
-        let (_, len) = wqe::valid_sges(&WrSges(wr.sges));
+        let (_, len) = wqe::valid_sges(&WrSges(wr.sges()));
         let sge_size = sge::SGE_SIZE;
         if len > self.sizes.sq_ext_sge_cnt.saturating_mul(sge_size) {
             ibdev_err!(&env.cmd, "no enough extended sge space for inline data.\n");
@@ -710,12 +714,13 @@ impl Qp {
         &self,
         env: &PostEnv<'_>,
         wr: &SendWr<'_, Mr>,
+        wr_sges: &[crate::rdma::Sge],
         idx: u32,
         owner: bool,
         sge_idx: &mut u32,
     ) -> Result {
         let d = env.cmd.state().device();
-        let opcode = match wr.opcode {
+        let opcode = match wr.opcode() {
             WrOpcode::Send => wqe_op::SEND,
             WrOpcode::SendWithImm => wqe_op::SEND_WITH_IMM,
             o => {
@@ -723,10 +728,11 @@ impl Qp {
                 return Err(EINVAL);
             }
         };
-        let Some(ud) = &wr.ud else {
+        let Some(ud) = wr.ud() else {
             return Err(EINVAL);
         };
-        let sges = &WrSges(wr.sges);
+        let sges = &WrSges(wr_sges);
+        let flags = wr.flags();
         let (valid, msg_len) = wqe::valid_sges(sges);
         let mask = self.sizes.sge_cnt.wrapping_sub(1);
         let qkey = if ud.remote_qkey & 0x8000_0000 != 0 {
@@ -737,10 +743,10 @@ impl Qp {
         let av = &ud.av;
         let p = UdSend {
             opcode,
-            imm: wr.imm,
+            imm: wr.imm(),
             msg_len,
-            signaled: wr.flags & crate::rdma::SEND_SIGNALED != 0,
-            solicited: wr.flags & crate::rdma::SEND_SOLICITED != 0,
+            signaled: flags & crate::rdma::SEND_SIGNALED != 0,
+            solicited: flags & crate::rdma::SEND_SOLICITED != 0,
             pdn: self.pdn,
             sge_num: valid,
             start_sge: *sge_idx & mask,
@@ -780,39 +786,47 @@ impl Qp {
         &self,
         env: &PostEnv<'_>,
         wr: &SendWr<'_, Mr>,
+        wr_sges: &[crate::rdma::Sge],
         idx: u32,
         owner: bool,
         sge_idx: &mut u32,
     ) -> Result {
         let d = env.cmd.state().device();
-        let op = match wr.opcode {
+        let op = match wr.opcode() {
             WrOpcode::Send => RcOp::Send,
-            WrOpcode::SendWithImm => RcOp::SendWithImm(wr.imm),
-            WrOpcode::SendWithInv => RcOp::SendWithInv(wr.invalidate_rkey),
-            WrOpcode::RdmaWrite => RcOp::RdmaWrite {
-                rkey: wr.rkey,
-                va: wr.remote_addr,
-            },
-            WrOpcode::RdmaWriteWithImm => RcOp::RdmaWriteWithImm {
-                rkey: wr.rkey,
-                va: wr.remote_addr,
-                imm: wr.imm,
-            },
-            WrOpcode::RdmaRead => RcOp::RdmaRead {
-                rkey: wr.rkey,
-                va: wr.remote_addr,
-            },
-            WrOpcode::AtomicCmpAndSwp => RcOp::CmpSwap {
-                rkey: wr.rkey,
-                va: wr.remote_addr,
-                compare: wr.compare_add,
-                swap: wr.swap,
-            },
-            WrOpcode::AtomicFetchAndAdd => RcOp::FetchAdd {
-                rkey: wr.rkey,
-                va: wr.remote_addr,
-                add: wr.compare_add,
-            },
+            WrOpcode::SendWithImm => RcOp::SendWithImm(wr.imm()),
+            WrOpcode::SendWithInv => RcOp::SendWithInv(wr.invalidate_rkey()),
+            WrOpcode::RdmaWrite => {
+                let (va, rkey) = wr.remote();
+                RcOp::RdmaWrite { rkey, va }
+            }
+            WrOpcode::RdmaWriteWithImm => {
+                let (va, rkey) = wr.remote();
+                RcOp::RdmaWriteWithImm {
+                    rkey,
+                    va,
+                    imm: wr.imm(),
+                }
+            }
+            WrOpcode::RdmaRead => {
+                let (va, rkey) = wr.remote();
+                RcOp::RdmaRead { rkey, va }
+            }
+            WrOpcode::AtomicCmpAndSwp => {
+                let (va, rkey) = wr.remote();
+                let (compare, swap) = wr.atomic();
+                RcOp::CmpSwap {
+                    rkey,
+                    va,
+                    compare,
+                    swap,
+                }
+            }
+            WrOpcode::AtomicFetchAndAdd => {
+                let (va, rkey) = wr.remote();
+                let (add, _) = wr.atomic();
+                RcOp::FetchAdd { rkey, va, add }
+            }
             WrOpcode::RegMr => {
                 // C: HIP08 has no fast registration (its WARN_ON_ONCE is
                 // left out, as for every refused opcode).
@@ -821,8 +835,7 @@ impl Qp {
                     return Err(EOPNOTSUPP);
                 }
                 let f = wr
-                    .reg
-                    .as_ref()
+                    .reg()
                     .and_then(|r| r.mr.fast_reg(r.key, r.access, r.iova, r.length));
                 let Some(f) = f else {
                     dev_err_ratelimited!(d, "IB_WR_REG_MR without a fast-register MR\n");
@@ -835,8 +848,9 @@ impl Qp {
                 return Err(EINVAL);
             }
         };
-        let sges = &WrSges(wr.sges);
-        let inline = wr.flags & crate::rdma::SEND_INLINE != 0;
+        let sges = &WrSges(wr_sges);
+        let flags = wr.flags();
+        let inline = flags & crate::rdma::SEND_INLINE != 0;
         // The inline buffer is zeroed and filled only for inline WRs (its
         // stack slot is there either way).
         let mut buf;
@@ -850,9 +864,9 @@ impl Qp {
         let p = RcSend {
             op,
             sges,
-            fence: wr.flags & crate::rdma::SEND_FENCE != 0,
-            solicited: wr.flags & crate::rdma::SEND_SOLICITED != 0,
-            signaled: wr.flags & crate::rdma::SEND_SIGNALED != 0,
+            fence: flags & crate::rdma::SEND_FENCE != 0,
+            solicited: flags & crate::rdma::SEND_SOLICITED != 0,
+            signaled: flags & crate::rdma::SEND_SIGNALED != 0,
             inline,
             sge_idx: *sge_idx,
             sge_cnt: self.sizes.sge_cnt,

@@ -304,60 +304,174 @@ pub(crate) struct RegWr<'a, M> {
     pub(crate) length: u64,
 }
 
-/// One send work request, as read from the caller's `ib_send_wr`; `M` is
-/// the driver's MR type (for REG_MR).
+/// One send work request of a chain, read in place from the caller's
+/// `ib_send_wr` (and the container its opcode names) field by field when
+/// the driver asks for it: nothing of the WR is copied whole, and what a
+/// WQE does not use is never read. `M` is the driver's MR type (for
+/// REG_MR).
+///
+/// # Invariants
+///
+/// `wr` is a valid `ib_send_wr` for `'a`, with its SGE array, AH and MR.
+/// When `ud` is set the QP is a UD or GSI one: the WR is inside an
+/// `ib_ud_wr`, and a SEND or SEND_WITH_IMM names a live AH of this device.
+/// Otherwise an RDMA, atomic or REG_MR WR is inside an `ib_rdma_wr`,
+/// `ib_atomic_wr` or `ib_reg_wr`. The MRs of this driver hold an `M`.
 pub(crate) struct SendWr<'a, M> {
-    /// The caller's id (or its `ib_cqe` pointer).
-    pub(crate) wr_id: u64,
-    /// Opcode.
-    pub(crate) opcode: WrOpcode,
-    /// `IB_SEND_*` flags.
-    pub(crate) flags: u32,
-    /// Its scatter list.
-    pub(crate) sges: &'a [Sge],
-    /// Immediate data in host order (`be32_to_cpu` of the WR's).
-    pub(crate) imm: u32,
-    /// Rkey to invalidate (SEND_WITH_INV).
-    pub(crate) invalidate_rkey: u32,
-    /// RDMA and atomic WRs: remote address and key.
-    pub(crate) remote_addr: u64,
-    /// Remote key.
-    pub(crate) rkey: u32,
-    /// Atomics: compare (CMP_AND_SWP) or add (FETCH_AND_ADD) operand.
-    pub(crate) compare_add: u64,
-    /// Atomics: swap operand.
-    pub(crate) swap: u64,
-    /// UD QPs: the destination.
-    pub(crate) ud: Option<UdWr>,
-    /// REG_MR: the MR and its registration; `None` if the WR names no MR
-    /// of this driver.
-    pub(crate) reg: Option<RegWr<'a, M>>,
+    wr: &'a raw::ib_send_wr,
+    ud: bool,
+    _m: core::marker::PhantomData<&'a M>,
 }
 
-impl<M> SendWr<'_, M> {
-    /// A WR of `opcode` with no flag, data, address, key or destination.
-    pub(crate) fn new(wr_id: u64, opcode: WrOpcode) -> Self {
-        Self {
-            wr_id,
-            opcode,
-            flags: 0,
-            sges: &[],
-            imm: 0,
-            invalidate_rkey: 0,
-            remote_addr: 0,
-            rkey: 0,
-            compare_add: 0,
-            swap: 0,
-            ud: None,
-            reg: None,
+impl<'a, M: 'a> SendWr<'a, M> {
+    /// The caller's id (or its `ib_cqe` pointer).
+    #[inline(always)]
+    pub(crate) fn wr_id(&self) -> u64 {
+        // SAFETY: both union members are 8 bytes; C reads `wr_id` too.
+        unsafe { *self.wr.__bindgen_anon_1.wr_id.as_ref() }
+    }
+
+    /// Opcode.
+    #[inline(always)]
+    pub(crate) fn opcode(&self) -> WrOpcode {
+        WrOpcode::from_raw(self.wr.opcode)
+    }
+
+    /// `IB_SEND_*` flags.
+    #[inline(always)]
+    pub(crate) fn flags(&self) -> u32 {
+        // CAST: flag bits.
+        self.wr.send_flags as u32
+    }
+
+    /// Its scatter list (none for a negative count or a null list).
+    #[inline(always)]
+    pub(crate) fn sges(&self) -> &'a [Sge] {
+        // CAST: a negative count is treated as none.
+        let n = self.wr.num_sge.max(0) as usize;
+        if n == 0 || self.wr.sg_list.is_null() {
+            &[]
+        } else {
+            // SAFETY: the caller's `sg_list` holds `num_sge` elements,
+            // valid for `'a` (type invariant); `Sge` is a transparent
+            // wrapper of `ib_sge`.
+            unsafe { core::slice::from_raw_parts(self.wr.sg_list.cast::<Sge>(), n) }
         }
+    }
+
+    /// The `ex` word as it is stored (the rkey to invalidate of a
+    /// SEND_WITH_INV).
+    #[inline(always)]
+    pub(crate) fn invalidate_rkey(&self) -> u32 {
+        // SAFETY: both union members are 4 bytes.
+        unsafe { *self.wr.ex.invalidate_rkey.as_ref() }
+    }
+
+    /// Immediate data in host order (`be32_to_cpu` of the WR's).
+    #[inline(always)]
+    pub(crate) fn imm(&self) -> u32 {
+        u32::from_be(self.invalidate_rkey())
+    }
+
+    /// RDMA and atomic WRs of a QP other than UD or GSI: the remote
+    /// address and key; `(0, 0)` for any other WR.
+    #[inline(always)]
+    pub(crate) fn remote(&self) -> (u64, u32) {
+        if self.ud {
+            return (0, 0);
+        }
+        let p: *const raw::ib_send_wr = self.wr;
+        match self.opcode() {
+            WrOpcode::RdmaWrite | WrOpcode::RdmaWriteWithImm | WrOpcode::RdmaRead => {
+                // SAFETY: RDMA WRs are `ib_rdma_wr`s (type invariant).
+                let r = unsafe { &*p.cast::<raw::ib_rdma_wr>() };
+                (r.remote_addr, r.rkey)
+            }
+            WrOpcode::AtomicCmpAndSwp | WrOpcode::AtomicFetchAndAdd => {
+                // SAFETY: atomic WRs are `ib_atomic_wr`s (type invariant).
+                let a = unsafe { &*p.cast::<raw::ib_atomic_wr>() };
+                (a.remote_addr, a.rkey)
+            }
+            _ => (0, 0),
+        }
+    }
+
+    /// Atomic WRs of a QP other than UD or GSI: the compare (CMP_AND_SWP)
+    /// or add (FETCH_AND_ADD) operand and the swap operand; `(0, 0)` for
+    /// any other WR.
+    #[inline(always)]
+    pub(crate) fn atomic(&self) -> (u64, u64) {
+        if self.ud {
+            return (0, 0);
+        }
+        match self.opcode() {
+            WrOpcode::AtomicCmpAndSwp | WrOpcode::AtomicFetchAndAdd => {
+                let p: *const raw::ib_send_wr = self.wr;
+                // SAFETY: atomic WRs are `ib_atomic_wr`s (type invariant).
+                let a = unsafe { &*p.cast::<raw::ib_atomic_wr>() };
+                (a.compare_add, a.swap)
+            }
+            _ => (0, 0),
+        }
+    }
+
+    /// UD and GSI QPs' SEND and SEND_WITH_IMM: the destination; `None`
+    /// for another WR, or when the AH has no address vector. A WR the
+    /// driver turns away is never followed past its `ib_send_wr`.
+    #[inline(always)]
+    pub(crate) fn ud(&self) -> Option<UdWr> {
+        if !self.ud || !matches!(self.opcode(), WrOpcode::Send | WrOpcode::SendWithImm) {
+            return None;
+        }
+        let p: *const raw::ib_send_wr = self.wr;
+        // SAFETY: `ud` is set only for a UD or GSI QP, whose WRs are
+        // `ib_ud_wr`s with the `ib_send_wr` first (type invariant).
+        let u = unsafe { &*p.cast::<raw::ib_ud_wr>() };
+        // SAFETY: a SEND of a UD or GSI QP names a live AH of this device,
+        // or none (type invariant).
+        let av = unsafe { super::ib::ah_av(u.ah) }?;
+        Some(UdWr {
+            av,
+            remote_qpn: u.remote_qpn,
+            remote_qkey: u.remote_qkey,
+        })
+    }
+
+    /// REG_MR WRs of a QP other than UD or GSI: the MR and its
+    /// registration; `None` for another WR, or when the WR names no MR of
+    /// this driver.
+    pub(crate) fn reg(&self) -> Option<RegWr<'a, M>> {
+        if self.ud || self.opcode() != WrOpcode::RegMr {
+            return None;
+        }
+        let p: *const raw::ib_send_wr = self.wr;
+        // SAFETY: REG_MR WRs are `ib_reg_wr`s (type invariant), valid for
+        // `'a`.
+        let r: &'a raw::ib_reg_wr = unsafe { &*p.cast::<raw::ib_reg_wr>() };
+        // SAFETY: the WR's MR is live (type invariant); the answer is null
+        // unless it is this driver's.
+        let h = unsafe { super::ib::mr::mr_rs(r.mr) };
+        // SAFETY: a non-null handle is the foreign form of the MR's pinned
+        // box, live for `'a` (type invariant).
+        let mr = unsafe { super::try_borrow::<Pin<KBox<M>>>(h) }?;
+        // SAFETY: `r.mr` is non-null (the shim found it) and live; the
+        // core's `ib_map_mr_sg` set its range.
+        let m = unsafe { &*r.mr };
+        Some(RegWr {
+            mr: mr.get_ref(),
+            key: r.key,
+            // CAST: `IB_ACCESS_*` flag bits.
+            access: r.access as u32,
+            iova: m.iova,
+            length: m.length,
+        })
     }
 
     /// The inline data of an `IB_SEND_INLINE` WR, one slice per segment
     /// that holds bytes, in order (none for a WR without the flag).
-    pub(crate) fn inline_segments(&self) -> impl Iterator<Item = &[u8]> + '_ {
-        let sges = if self.flags & SEND_INLINE != 0 {
-            self.sges
+    pub(crate) fn inline_segments(&self) -> impl Iterator<Item = &'a [u8]> + 'a {
+        let sges = if self.flags() & SEND_INLINE != 0 {
+            self.sges()
         } else {
             &[]
         };
@@ -370,7 +484,7 @@ impl<M> SendWr<'_, M> {
             // SAFETY: for `IB_SEND_INLINE` the RDMA core's contract is that
             // the SGE addresses are kernel virtual addresses of `length`
             // readable bytes, valid for the duration of the post, which
-            // the borrow of the WR does not outlive.
+            // `'a` does not outlive.
             Some(unsafe { core::slice::from_raw_parts(src, len) })
         })
     }
@@ -379,7 +493,7 @@ impl<M> SendWr<'_, M> {
     /// length); how many bytes were copied.
     pub(crate) fn inline_data(&self, out: &mut [u8]) -> usize {
         let mut n = 0;
-        for s in self.sges {
+        for s in self.sges() {
             // CAST: a u32 length fits usize.
             let len = s.length() as usize;
             let Some(dst) = out.get_mut(n..n + len) else {
@@ -437,99 +551,18 @@ impl<M> SendChain<'_, M> {
 impl<'a, M: 'a> Iterator for SendChain<'a, M> {
     type Item = SendWr<'a, M>;
 
+    #[inline(always)]
     fn next(&mut self) -> Option<SendWr<'a, M>> {
-        if self.cur.is_null() {
-            return None;
-        }
-        let p = self.cur;
         // SAFETY: non-null, hence valid for `'a` (type invariant).
-        let wr = unsafe { &*p };
-        // SAFETY: both union members are 8 bytes; C reads `wr_id` too.
-        let wr_id = unsafe { *wr.__bindgen_anon_1.wr_id.as_ref() };
-        // CAST: a negative count is treated as none.
-        let n = wr.num_sge.max(0) as usize;
-        let sges = if n == 0 || wr.sg_list.is_null() {
-            &[][..]
-        } else {
-            // SAFETY: the caller's `sg_list` holds `num_sge` elements, valid
-            // for `'a`; `Sge` is a transparent wrapper of `ib_sge`.
-            unsafe { core::slice::from_raw_parts(wr.sg_list.cast::<Sge>(), n) }
-        };
-        let opcode = WrOpcode::from_raw(wr.opcode);
-        // SAFETY: both union members are 4 bytes.
-        let ex = unsafe { *wr.ex.invalidate_rkey.as_ref() };
-        let mut out = SendWr {
-            // CAST: flag bits.
-            flags: wr.send_flags as u32,
-            sges,
-            imm: u32::from_be(ex),
-            invalidate_rkey: ex,
-            ..SendWr::new(wr_id, opcode)
-        };
-        if self.ud {
-            // The destination is read only for the opcodes a UD QP sends
-            // (the driver refuses the others): a WR it turns away is never
-            // followed past its `ib_send_wr`.
-            if matches!(opcode, WrOpcode::Send | WrOpcode::SendWithImm) {
-                // SAFETY: `ud` is set only for a UD or GSI QP, whose WRs
-                // are `ib_ud_wr`s with the `ib_send_wr` first (type
-                // invariant).
-                let u = unsafe { &*p.cast::<raw::ib_ud_wr>() };
-                // SAFETY: a SEND of a UD or GSI QP names a live AH of this
-                // device, or none (type invariant).
-                if let Some(av) = unsafe { super::ib::ah_av(u.ah) } {
-                    out.ud = Some(UdWr {
-                        av,
-                        remote_qpn: u.remote_qpn,
-                        remote_qkey: u.remote_qkey,
-                    });
-                }
-            }
-        } else {
-            match opcode {
-                WrOpcode::RdmaWrite | WrOpcode::RdmaWriteWithImm | WrOpcode::RdmaRead => {
-                    // SAFETY: RDMA WRs are `ib_rdma_wr`s (type invariant).
-                    let r = unsafe { &*p.cast::<raw::ib_rdma_wr>() };
-                    out.remote_addr = r.remote_addr;
-                    out.rkey = r.rkey;
-                }
-                WrOpcode::AtomicCmpAndSwp | WrOpcode::AtomicFetchAndAdd => {
-                    // SAFETY: atomic WRs are `ib_atomic_wr`s (type
-                    // invariant).
-                    let a = unsafe { &*p.cast::<raw::ib_atomic_wr>() };
-                    out.remote_addr = a.remote_addr;
-                    out.rkey = a.rkey;
-                    out.compare_add = a.compare_add;
-                    out.swap = a.swap;
-                }
-                WrOpcode::RegMr => {
-                    // SAFETY: REG_MR WRs are `ib_reg_wr`s (type invariant).
-                    let r = unsafe { &*p.cast::<raw::ib_reg_wr>() };
-                    // SAFETY: the WR's MR is live (type invariant); the
-                    // answer is null unless it is this driver's.
-                    let h = unsafe { super::ib::mr::mr_rs(r.mr) };
-                    // SAFETY: a non-null handle is the foreign form of the
-                    // MR's pinned box, live for `'a` (type invariant).
-                    if let Some(mr) = unsafe { super::try_borrow::<Pin<KBox<M>>>(h) } {
-                        // SAFETY: `r.mr` is non-null (the shim found it)
-                        // and live; the core's `ib_map_mr_sg` set its range.
-                        let m = unsafe { &*r.mr };
-                        out.reg = Some(RegWr {
-                            mr: mr.get_ref(),
-                            key: r.key,
-                            // CAST: `IB_ACCESS_*` flag bits.
-                            access: r.access as u32,
-                            iova: m.iova,
-                            length: m.length,
-                        });
-                    }
-                }
-                _ => {}
-            }
-        }
+        let wr: &'a raw::ib_send_wr = unsafe { self.cur.as_ref() }?;
         // INVARIANT: `next` is null or the next valid WR of the chain.
         self.cur = wr.next;
-        Some(out)
+        // INVARIANT: a WR of the chain, of the chain's QP type.
+        Some(SendWr {
+            wr,
+            ud: self.ud,
+            _m: core::marker::PhantomData,
+        })
     }
 }
 
