@@ -4,7 +4,7 @@
 # The upstream NIC side (run-guest.sh HNS_NIC=hclge, SIM=1): hclge and hns3
 # on hns-sim, with a RoCE driver as hclge's RoCE client.
 #
-#   sh /opt/hns/nic-plan.sh [c|rs|none]
+#   sh /opt/hns/nic-plan.sh [c|rs|none] [data]
 #
 # The driver defaults to DRIVER of the run (/opt/run/env); init already
 # loaded hns_sim (nic_hclge=1), the NIC modules and the RoCE driver. TEST
@@ -22,6 +22,12 @@
 #   link-up           after the RoCE driver is gone, `ip link set up`
 #                     gives carrier within 3 s (QUERY_LINK_STATUS), and
 #                     the interface is set down again at once.
+# With "data" (c, rs) instead: IPv6 off on the interface (so that it sends
+# nothing and the TX watchdog stays quiet), the interface up, then
+# rc-pingpong, ud-pingpong and srq-pingpong (100 iterations on GID 0,
+# both ends on hns_0) through the RoCE driver on hclge. This mode's
+# traffic is in the RoCE trace: check.sh's registration comparison does
+# not run it.
 . /opt/hns/lib.sh
 DRIVER=none
 [ -f /opt/run/env ] && . /opt/run/env
@@ -34,6 +40,7 @@ c | rs | none) ;;
     ;;
 esac
 G=nic-$D
+MODE=${2:-}
 
 # The simulated function: the one hns3 is bound to.
 fn=""
@@ -57,6 +64,22 @@ check "$G/netdev" has_netdev
 
 # roce_vector: the MSI-X index of the RoCE abnormal-event interrupt
 # ("hns-<function>-abn-0"), from /proc/interrupts' "<index>-edge" column.
+if [ "$MODE" = data ]; then
+    if [ "$D" = none ] || [ -z "$dev" ]; then
+        report "$G/data" FAIL "needs a RoCE driver and the netdev"
+        plan_exit
+    fi
+    echo 1 >/proc/sys/net/ipv6/conf/"$dev"/disable_ipv6
+    ip link set "$dev" up
+    wait_hns0
+    for t in rc ud srq; do
+        pair "$G/$t-pingpong" "ibv_${t}_pingpong -d hns_0 -g 0 -n 100" \
+            "ibv_${t}_pingpong -d hns_0 -g 0 -n 100 127.0.0.1"
+    done
+    ip link set "$dev" down
+    plan_exit
+fi
+
 roce_vector() {
     awk -v n="hns-$fn-abn-0" '$NF == n { for (i = 1; i <= NF; i++) if ($i ~ /^[0-9]+-edge$/) { sub(/-edge/, "", $i); print $i } }' /proc/interrupts
 }
