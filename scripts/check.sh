@@ -687,6 +687,20 @@ if [ -x "$HNS_BUILD/sim-target/release/hns-sim" ] && [ -f "$HNS_BUILD/module-kun
     # The whole trace, ib_mad's QP1 and the debugfs reads included.
     trace_equal equivalence/registration-trace regtrace-c regtrace-rs
 
+    # HNS_CHECK_NIC=1: the same registration on the upstream NIC side
+    # (HNS_NIC=hclge, tests/guest/nic-plan.sh: hclge's probe, the netdev,
+    # the RoCE base vector hclge hands out, reg-plan.sh's trace mode, link
+    # up), one boot per driver, about 30 s each; off by default while
+    # make check's budget is full.
+    if [ "${HNS_CHECK_NIC:-0}" = 1 ]; then
+        for d in c rs; do
+            echo "sh /opt/hns/nic-plan.sh $d" >"$L/nic-$d.cmd"
+            HNS_NIC=hclge GT_RENAME="s#^TEST regtrace-$d/#TEST nic-$d/regtrace-#" \
+                guest_tests "nic-$d" "$RESULTS" "$L/nic-$d.cmd" --driver $d --sim 1
+        done
+        trace_equal equivalence/nic-registration-trace nic-c nic-rs
+    fi
+
     # User objects (tests/guest/user-objects.py): MRs of 4 KiB, 2 MiB and
     # 64 MiB through libhns, re-registration (access, PD, translation),
     # CQs with 64 B CQEs (libhns) and 32/64 B CQEs and a refused size

@@ -37,10 +37,15 @@ case "$driver" in none | c | rs) ;; *) die "DRIVER must be none, c or rs (got '$
 # HNS_NIC: what stands on the NIC side of the simulated functions. "stub"
 # (the default): hns_sim.ko, the stand-in ae_algo. "hclge": hns_sim.ko
 # only relabels the functions and the upstream hns3, hclge and hclgevf
-# modules bind them (docs/harness.md "NIC side": not working yet, the
-# model serves no NIC command).
+# modules bind them, hns-sim answering hclge's command queue (--set
+# nic=hclge; docs/harness.md "NIC side"). hclge gives RoCE the vectors
+# after the NIC's: hns-sim sets roce_base_vector to the NIC's vector count
+# (unless HNS_SIM_ARGS sets it) and the function gets that many vectors
+# plus the RoCE engine's.
 nic=${HNS_NIC:-stub}
 case "$nic" in stub | hclge) ;; *) die "HNS_NIC must be stub or hclge (got '$nic')" ;; esac
+simopts=${HNS_SIM_ARGS:-}
+[ "$nic" = stub ] || simopts="--set nic=$nic $simopts"
 [ -n "$cmd_file" ] && cmd=$(cat "$cmd_file")
 [ -n "$cmd" ] || cmd="ibv_devinfo"
 if [ -z "$name" ]; then
@@ -103,15 +108,26 @@ if [ "$sim" -gt 0 ]; then
     [ -f "$simko" ] && [ -x "$simbin" ] || die "hns-sim not built: run 'make sim'"
     cp "$simko" "$rundir/overlay/opt/run/modules/"
     # shellcheck disable=SC2086
-    "$simbin" ${HNS_SIM_ARGS:-} --dump-caps >"$rundir/overlay/opt/run/caps.txt" ||
-        die "hns-sim rejected its arguments: ${HNS_SIM_ARGS:-}"
+    "$simbin" $simopts --dump-caps >"$rundir/overlay/opt/run/caps.txt" ||
+        die "hns-sim rejected its arguments: $simopts"
     # Every other device's table too (a --personality list gives each
     # device its own: hip09,vf): caps-<i>.txt.
     for i in $(seq 1 $((sim - 1))); do
         # shellcheck disable=SC2086
-        "$simbin" ${HNS_SIM_ARGS:-} --dump-caps-device "$i" >"$rundir/overlay/opt/run/caps-$i.txt" ||
-            die "hns-sim rejected its arguments: ${HNS_SIM_ARGS:-}"
+        "$simbin" $simopts --dump-caps-device "$i" >"$rundir/overlay/opt/run/caps-$i.txt" ||
+            die "hns-sim rejected its arguments: $simopts"
     done
+fi
+# MSI-X vectors per function: 8 (the stub's layout), or with hclge the
+# RoCE base plus the RoCE engine's vectors, as the first device's caps say.
+nvec=8
+if [ "$sim" -gt 0 ] && [ "$nic" != stub ]; then
+    nvec=0
+    while IFS=' =' read -r key val; do
+        case "$key" in
+        roce_base_vector | num_other_vectors | num_aeq_vectors | num_ceqs) nvec=$((nvec + val)) ;;
+        esac
+    done <"$rundir/overlay/opt/run/caps.txt"
 fi
 # The kernel test modules (make ktest) go to /opt/run/ktest/ when built.
 if compgen -G "$HNS_ABUILD/ktest/*.ko" >/dev/null; then
@@ -179,7 +195,7 @@ if [ "$sim" -gt 0 ]; then
     truncate -s "$mem" "$ramfile"
     machine=(-machine "$mtype,memory-backend=ram" -m "$mem"
         -object "memory-backend-file,id=ram,size=$mem,mem-path=$ramfile,share=on")
-    simargs=(--ram "$ramfile" --ram-base "$ram_base" --out "$rundir" --vectors 8 --ready "$rundir/sim.ready")
+    simargs=(--ram "$ramfile" --ram-base "$ram_base" --out "$rundir" --vectors "$nvec" --ready "$rundir/sim.ready")
     # HNS_SIM_PCI="SLOT.FN ...": the PCI address of each device (one per
     # --sim device, in order), e.g. "3.0 3.1 4.0" for two functions of
     # one slot (bonding: the RoCE drivers index bond members by PCI
@@ -203,10 +219,10 @@ if [ "$sim" -gt 0 ]; then
             fi
         fi
         simdev+=(-chardev "socket,path=$rundir/sim-$i.sock,id=iv$i"
-            -device "ivshmem-doorbell,chardev=iv$i,vectors=8$addr")
+            -device "ivshmem-doorbell,chardev=iv$i,vectors=$nvec$addr")
     done
     # shellcheck disable=SC2206
-    extra=(${HNS_SIM_ARGS:-})
+    extra=($simopts)
     # hns-sim answers CMQ commands the guest waits 30 ms for: a niceness of
     # -5 keeps it ahead of builds on a loaded host (docs/harness.md, "Host
     # load"); without the privilege nice warns and runs it as it is.

@@ -152,6 +152,13 @@ fn parse_args() -> Result<Args, String> {
         }
     }
     caps::wire_functions(&mut a.caps);
+    if a.nic == nic::Mode::Hclge {
+        // hclge puts the RoCE vectors after the NIC's: one value is both
+        // the RoCE base and QUERY_PF_RSRC's NIC vector count.
+        for c in a.caps.iter_mut() {
+            c.roce_base_vector = nic::roce_base_vector(c.roce_base_vector)?;
+        }
+    }
     for (n, c) in a.caps.iter().enumerate() {
         // The RoCE vectors sit after the first roce_base_vector ones.
         let last = c.roce_base_vector as usize + c.vectors_needed() as usize;
@@ -231,10 +238,14 @@ fn serve(listeners: &[UnixListener], a: &Args) -> Result<Vec<fw::Stats>, String>
         }
         devs.push(dev);
     }
-    let roce_vectors: Vec<u16> = (0..bars.len())
-        .map(|n| u16::try_from(a.caps_of(n).vectors_needed()).unwrap_or(u16::MAX))
+    let vectors: Vec<(u16, u16)> = (0..bars.len())
+        .map(|n| {
+            let c = a.caps_of(n);
+            let roce = u16::try_from(c.vectors_needed()).unwrap_or(u16::MAX);
+            (c.roce_base_vector.into(), roce)
+        })
         .collect();
-    let mut nics = nic::attach(a.nic, &a.out, &roce_vectors)?;
+    let mut nics = nic::attach(a.nic, &a.out, &vectors)?;
     let mut idle_since = Instant::now();
     let mut last_check = Instant::now();
     let started = Instant::now();

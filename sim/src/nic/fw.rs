@@ -124,7 +124,7 @@ impl Default for NicCfg {
             caps: [1 << cap::RAS_IMP, 0, 0],
             tqp_num: 4,
             buf_units: 0x2100,
-            nic_vectors: 5,
+            nic_vectors: super::NIC_VECTORS,
             roce_vectors: 8,
             pf_num: 1,
             mac_id: 0,

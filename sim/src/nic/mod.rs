@@ -277,23 +277,53 @@ impl NicCmq {
     }
 }
 
+/// The NIC's MSI-X vectors when `--set roce_base_vector` does not say:
+/// vector 0 for hclge's misc events and one per queue pair of
+/// [`fw::NicCfg::default`]'s `tqp_num`.
+pub const NIC_VECTORS: u16 = 5;
+
+/// The fewest vectors hclge accepts for the NIC (`HNAE3_MIN_VECTOR_NUM`:
+/// misc and one queue vector).
+pub const MIN_NIC_VECTORS: u16 = 2;
+
+/// The RoCE base vector of a device with hclge on its NIC side, from the
+/// `roce_base_vector` it was given (0: not given). hclge hands RoCE the
+/// vectors after the NIC's (`hclge_init_roce_base_info`), so this one
+/// value is also the NIC vector count QUERY_PF_RSRC answers.
+pub fn roce_base_vector(given: u8) -> Result<u8, String> {
+    match given {
+        // CAST: NIC_VECTORS is a small constant.
+        0 => Ok(NIC_VECTORS as u8),
+        v if u16::from(v) < MIN_NIC_VECTORS => Err(format!(
+            "nic=hclge: roce_base_vector {v} leaves fewer than {MIN_NIC_VECTORS} NIC vectors"
+        )),
+        v => Ok(v),
+    }
+}
+
 /// The NIC command queues for `mode` of the devices whose RoCE engines
-/// use `roce_vectors[i]` MSI-X vectors each (QUERY_PF_RSRC reports them
-/// after the NIC's): none when off, so a boot without `--set nic=hclge`
-/// reads and writes nothing in BAR2 0x27000.. and writes no NIC trace.
-/// Device i traces to `OUT/nic-trace-i.txt` and has the port address
+/// start at MSI-X vector `vectors[i].0` (the NIC's vectors are the ones
+/// before it) and use `vectors[i].1` vectors, as QUERY_PF_RSRC reports
+/// them: none when off, so a boot without `--set nic=hclge` reads and
+/// writes nothing in BAR2 0x27000.. and writes no NIC trace. Device i
+/// traces to `OUT/nic-trace-i.txt` and has the port address
 /// 00:18:2d:00:00:(i + 1), so that the switch ([`tqp::destinations`])
 /// tells the functions apart.
-pub fn attach(mode: Mode, out: &str, roce_vectors: &[u16]) -> Result<Vec<Option<NicCmq>>, String> {
-    roce_vectors
+pub fn attach(
+    mode: Mode,
+    out: &str,
+    vectors: &[(u16, u16)],
+) -> Result<Vec<Option<NicCmq>>, String> {
+    vectors
         .iter()
         .enumerate()
-        .map(|(i, &roce)| match mode {
+        .map(|(i, &(base, roce))| match mode {
             Mode::Off => Ok(None),
             Mode::Hclge => {
                 let trace = Trace::to_file(&format!("{out}/nic-trace-{i}.txt"), "")
                     .map_err(|e| format!("NIC trace: {e}"))?;
                 let mut cfg = fw::NicCfg {
+                    nic_vectors: base,
                     roce_vectors: roce,
                     ..fw::NicCfg::default()
                 };

@@ -490,22 +490,31 @@ fn opcodes_match_hclge_comm_cmd_h() {
 }
 
 #[test]
-fn attach_is_nothing_when_off_and_reports_the_roce_vectors_when_on() {
+fn attach_is_nothing_when_off_and_reports_the_vectors_when_on() {
     let dir = std::env::temp_dir().join(format!("hns-sim-test-nic-attach-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let out = dir.to_str().unwrap();
-    let off = super::attach(Mode::Off, out, &[10, 10]).unwrap();
+    let off = super::attach(Mode::Off, out, &[(5, 10), (5, 10)]).unwrap();
     assert!(off.iter().all(Option::is_none));
     assert!(!dir.join("nic-trace-0.txt").exists(), "no trace when off");
-    let mut on = super::attach(Mode::Hclge, out, &[10, 3]).unwrap();
+    let mut on = super::attach(Mode::Hclge, out, &[(5, 10), (6, 3)]).unwrap();
     assert!(dir.join("nic-trace-1.txt").exists());
     let q = on[1].take().unwrap();
     assert_eq!(q.fw.cfg.roce_vectors, 3);
-    // QUERY_PF_RSRC's pf_intr_vector_number_roce (payload 8) is that count.
+    // struct hclge_pf_res_cmd: msixcap_localid_number_nic at payload byte
+    // 6 is the RoCE base, pf_intr_vector_number_roce at 8 the RoCE count.
     let mut h = Hclge::new("attach", q.fw.cfg.clone());
     let r = h.send1(desc(op::QUERY_PF_RSRC, F_READ, &[]));
+    assert_eq!(le16(&r, 8 + 6), 6);
     assert_eq!(le16(&r, 8 + 8), 3);
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn roce_base_vector_defaults_to_the_nic_vectors_and_leaves_hclge_two() {
+    assert_eq!(super::roce_base_vector(0), Ok(super::NIC_VECTORS as u8));
+    assert_eq!(super::roce_base_vector(2), Ok(2));
+    assert!(super::roce_base_vector(1).is_err());
 }
 
 #[test]

@@ -494,7 +494,7 @@ fn queue_bases_follow_hclge_alloc_tqps() {
 fn attach_gives_each_function_its_own_port_address() {
     let dir = std::env::temp_dir().join(format!("hns-sim-test-tqp-attach-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let on = super::attach(super::Mode::Hclge, dir.to_str().unwrap(), &[1, 1]).unwrap();
+    let on = super::attach(super::Mode::Hclge, dir.to_str().unwrap(), &[(5, 1), (5, 1)]).unwrap();
     let macs: Vec<[u8; 6]> = on.iter().map(|q| q.as_ref().unwrap().fw.cfg.mac).collect();
     assert_eq!(macs, [MAC0, MAC1]);
     let _ = std::fs::remove_dir_all(&dir);
