@@ -406,16 +406,6 @@ struct hns_shim_mmap {
 	u64 address;
 };
 
-struct hns_shim_pd {
-	struct ib_pd ibpd;
-	u32 pdn;
-};
-
-struct hns_shim_xrcd {
-	struct ib_xrcd ibxrcd;
-	u32 xrcdn;
-};
-
 static int hns_shim_query_device(struct ib_device *ibdev,
 				 struct ib_device_attr *props,
 				 struct ib_udata *uhw)
@@ -574,36 +564,6 @@ static void hns_shim_fw_str(struct ib_device *ibdev, char *str)
 		 (unsigned int)(v & 0xffff));
 }
 
-static int hns_shim_set_gid(const struct ib_gid_attr *attr, bool add)
-{
-	struct hns_shim_dev *sdev = to_sdev(attr->device);
-	u16 vlan_id = VLAN_CFI_MASK;
-	u8 mac[ETH_ALEN] = {};
-	int ret;
-
-	if (attr->port_num != 1)
-		return -EINVAL;
-	if (add) {
-		ret = rdma_read_gid_l2_fields(attr, &vlan_id, mac);
-		if (ret)
-			return ret;
-	}
-	return HNS_RS_OP(sdev, set_gid, attr->index,
-			 add ? attr->gid.raw : NULL,
-			 attr->gid_type == IB_GID_TYPE_ROCE_UDP_ENCAP, vlan_id,
-			 mac);
-}
-
-static int hns_shim_add_gid(const struct ib_gid_attr *attr, void **context)
-{
-	return hns_shim_set_gid(attr, true);
-}
-
-static int hns_shim_del_gid(const struct ib_gid_attr *attr, void **context)
-{
-	return hns_shim_set_gid(attr, false);
-}
-
 static int hns_shim_alloc_ucontext(struct ib_ucontext *uctx,
 				   struct ib_udata *udata)
 {
@@ -711,21 +671,6 @@ static void hns_shim_disassociate_ucontext(struct ib_ucontext *uctx)
 {
 }
 
-static int hns_shim_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
-{
-	struct hns_shim_pd *pd = container_of(ibpd, struct hns_shim_pd, ibpd);
-
-	return HNS_RS_OP(to_sdev(ibpd->device), alloc_pd, udata, &pd->pdn);
-}
-
-static int hns_shim_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
-{
-	struct hns_shim_pd *pd = container_of(ibpd, struct hns_shim_pd, ibpd);
-
-	HNS_RS_OP(to_sdev(ibpd->device), dealloc_pd, pd->pdn);
-	return 0;
-}
-
 u32 hns_shim_pd_pdn(struct ib_pd *ibpd)
 {
 	return container_of(ibpd, struct hns_shim_pd, ibpd)->pdn;
@@ -734,24 +679,6 @@ u32 hns_shim_pd_pdn(struct ib_pd *ibpd)
 u32 hns_shim_ucontext_uar(struct ib_ucontext *uctx)
 {
 	return container_of(uctx, struct hns_shim_uctx, ibuctx)->uar_index;
-}
-
-static int hns_shim_alloc_xrcd(struct ib_xrcd *ibxrcd, struct ib_udata *udata)
-{
-	struct hns_shim_xrcd *x = container_of(ibxrcd, struct hns_shim_xrcd,
-					       ibxrcd);
-
-	return HNS_RS_OP(to_sdev(ibxrcd->device), alloc_xrcd, &x->xrcdn);
-}
-
-static int hns_shim_dealloc_xrcd(struct ib_xrcd *ibxrcd,
-				 struct ib_udata *udata)
-{
-	struct hns_shim_xrcd *x =
-		container_of(ibxrcd, struct hns_shim_xrcd, ibxrcd);
-
-	HNS_RS_OP(to_sdev(ibxrcd->device), dealloc_xrcd, x->xrcdn);
-	return 0;
 }
 
 u32 hns_shim_xrcd_xrcdn(struct ib_xrcd *ibxrcd)
@@ -1269,14 +1196,6 @@ static int hns_shim_mmap_counted(struct ib_ucontext *uctx,
 				  HNS_SHIM_VERB_MMAP);
 }
 
-static int hns_shim_alloc_xrcd_counted(struct ib_xrcd *ibxrcd,
-				       struct ib_udata *udata)
-{
-	return hns_shim_count_err(ibxrcd->device,
-				  hns_shim_alloc_xrcd(ibxrcd, udata),
-				  HNS_SHIM_VERB_XRCD_ALLOC);
-}
-
 static int hns_shim_create_cq_counted(struct ib_cq *ibcq,
 				      const struct ib_cq_init_attr *attr,
 				      struct uverbs_attr_bundle *attrs)
@@ -1352,10 +1271,6 @@ static const struct ib_device_ops hns_shim_dev_ops = {
 
 	.get_dev_fw_str = hns_shim_fw_str,
 	.req_notify_cq = hns_shim_req_notify_cq,
-	.add_gid = hns_shim_add_gid,
-	.del_gid = hns_shim_del_gid,
-	.alloc_pd = hns_shim_alloc_pd,
-	.dealloc_pd = hns_shim_dealloc_pd,
 	.alloc_ucontext = hns_shim_alloc_ucontext_counted,
 	.dealloc_ucontext = hns_shim_dealloc_ucontext,
 	.disassociate_ucontext = hns_shim_disassociate_ucontext,
@@ -1388,12 +1303,10 @@ static const struct ib_device_ops hns_shim_dev_ops = {
 	INIT_RDMA_OBJ_SIZE(ib_ucontext, hns_shim_uctx, ibuctx),
 };
 
-static const struct ib_device_ops hns_shim_xrcd_ops = {
-	.alloc_xrcd = hns_shim_alloc_xrcd_counted,
-	.dealloc_xrcd = hns_shim_dealloc_xrcd,
-
+static const struct ib_device_ops hns_shim_xrcd_size = {
 	INIT_RDMA_OBJ_SIZE(ib_xrcd, hns_shim_xrcd, ibxrcd),
 };
+
 
 /* Re-registration, offered with the REREG_MR capability only. */
 static const struct ib_device_ops hns_shim_mr_ops = {
@@ -1461,12 +1374,16 @@ int hns_shim_register_ibdev(struct ib_device *ibdev,
 	 */
 	ib_set_device_ops(ibdev, to_sdev(ibdev)->ops->datapath);
 	ib_set_device_ops(ibdev, to_sdev(ibdev)->ops->qp_ah);
+	ib_set_device_ops(ibdev, to_sdev(ibdev)->ops->pd);
+	ib_set_device_ops(ibdev, to_sdev(ibdev)->ops->gid);
 	if (reg->srq) {
 		ib_set_device_ops(ibdev, to_sdev(ibdev)->ops->srq_datapath);
 		ib_set_device_ops(ibdev, &hns_shim_srq_ops);
 	}
-	if (reg->xrc)
-		ib_set_device_ops(ibdev, &hns_shim_xrcd_ops);
+	if (reg->xrc) {
+		ib_set_device_ops(ibdev, to_sdev(ibdev)->ops->xrcd);
+		ib_set_device_ops(ibdev, &hns_shim_xrcd_size);
+	}
 	if (reg->num_stats)
 		ib_set_device_ops(ibdev, &hns_shim_hw_stats_ops);
 	if (reg->rereg)

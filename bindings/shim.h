@@ -162,6 +162,17 @@ struct hns_shim_ah {
 	u64 av[6];
 };
 
+/* A PD and an XRCD: their numbers, written by the driver's alloc ops. */
+struct hns_shim_pd {
+	struct ib_pd ibpd;
+	u32 pdn;
+};
+
+struct hns_shim_xrcd {
+	struct ib_xrcd ibxrcd;
+	u32 xrcdn;
+};
+
 /* An SRQ: the Rust SRQ behind `rs_srq`, its number for the QPs on it. */
 struct hns_shim_srq {
 	struct ib_srq ibsrq;
@@ -502,7 +513,6 @@ struct hns_shim_res {
 #define HNS_SHIM_VERB_CQ_MODIFY 3
 #define HNS_SHIM_VERB_SRQ_CREATE 4
 #define HNS_SHIM_VERB_SRQ_MODIFY 5
-#define HNS_SHIM_VERB_XRCD_ALLOC 6
 #define HNS_SHIM_VERB_MR_REG 7
 #define HNS_SHIM_VERB_MR_REREG 8
 #define HNS_SHIM_VERB_AH_CREATE 9
@@ -524,6 +534,13 @@ struct hns_rs_ib_ops {
 	const struct ib_device_ops *srq_datapath;
 	/* The QP and AH verbs, called by the RDMA core without the shim. */
 	const struct ib_device_ops *qp_ah;
+	/* The PD and the XRCD verbs (the latter set only with XRC), called
+	 * by the RDMA core without the shim.
+	 */
+	const struct ib_device_ops *pd;
+	const struct ib_device_ops *xrcd;
+	/* add_gid and del_gid, called by the RDMA core without the shim. */
+	const struct ib_device_ops *gid;
 	/* The core's req_notify_cq through a shim function: its prototype has
 	 * an enum, whose kCFI type no Rust function can have; flags is that
 	 * enum's value.
@@ -536,8 +553,6 @@ struct hns_rs_ib_ops {
 		struct hns_shim_dev_attr *attr);
 	void (*query_port)(void *rs, u32 port, struct hns_shim_port_attr *attr);
 	void (*fw_ver)(void *rs, u64 *fw_ver);
-	int (*set_gid)(void *rs, u32 index, const u8 *gid, bool roce_v2,
-		u16 vlan_id, const u8 *mac);
 	/* A netdev event (see struct hns_shim_netdev_ev): the driver decides
 	 * whether it is the port's and what follows (its MAC, a LAG port
 	 * event through the helpers below).
@@ -561,11 +576,6 @@ struct hns_rs_ib_ops {
 		struct ib_udata *udata, u32 *uar_index, u32 *config,
 		void **uctx);
 	void (*dealloc_ucontext)(void *rs, void *uctx);
-	/* With udata (a user PD), the driver answers in it. */
-	int (*alloc_pd)(void *rs, struct ib_udata *udata, u32 *pdn);
-	void (*dealloc_pd)(void *rs, u32 pdn);
-	int (*alloc_xrcd)(void *rs, u32 *xrcdn);
-	void (*dealloc_xrcd)(void *rs, u32 xrcdn);
 	int (*query_counters)(void *rs, u64 *values, u32 num);
 	/* For create_cq and create_srq, a
 	 * udata (NULL for kernel verbs) carries libhns's request, which the

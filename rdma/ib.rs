@@ -50,6 +50,10 @@ pub(super) use ah::ah_av;
 pub(crate) use ah::{AddrVec, AhIn};
 mod qp;
 pub(super) use qp::modify_to_err;
+// The PD and XRCD verbs, ops of their own the core calls without the shim.
+mod pd;
+// The GID verbs, likewise.
+mod gid;
 pub(crate) use qp::{QpAttr, QpInit, QpQuery};
 
 /// What `query_device` reports (plain data, filled by the driver).
@@ -286,7 +290,6 @@ impl FailedVerb {
             raw::HNS_SHIM_VERB_CQ_MODIFY => ModifyCq,
             raw::HNS_SHIM_VERB_SRQ_CREATE => CreateSrq,
             raw::HNS_SHIM_VERB_SRQ_MODIFY => ModifySrq,
-            raw::HNS_SHIM_VERB_XRCD_ALLOC => AllocXrcd,
             raw::HNS_SHIM_VERB_MR_REG => RegUserMr,
             raw::HNS_SHIM_VERB_MR_REREG => ReregUserMr,
             raw::HNS_SHIM_VERB_AH_CREATE => CreateAh,
@@ -621,21 +624,19 @@ impl<D: IbDriver> IbAdapter<D> {
         datapath: &Self::DATAPATH,
         srq_datapath: &Self::SRQ_DATAPATH,
         qp_ah: &qp::QpAhOps::<D>::OPS,
+        pd: &pd::PdOps::<D>::PD,
+        xrcd: &pd::PdOps::<D>::XRCD,
+        gid: &gid::GidOps::<D>::OPS,
         req_notify_cq: Some(req_notify_cq::<D>),
         query_device: Some(query_device::<D>),
         query_port: Some(query_port::<D>),
         fw_ver: Some(fw_ver::<D>),
-        set_gid: Some(set_gid::<D>),
         netdev_event: Some(netdev_event::<D>),
         doorbells_off: Some(doorbells_off::<D>),
         verb_failed: Some(verb_failed::<D>),
         bond_follows: Some(bond_follows::<D>),
         alloc_ucontext: Some(alloc_ucontext::<D>),
         dealloc_ucontext: Some(dealloc_ucontext::<D>),
-        alloc_pd: Some(alloc_pd::<D>),
-        dealloc_pd: Some(dealloc_pd::<D>),
-        alloc_xrcd: Some(alloc_xrcd::<D>),
-        dealloc_xrcd: Some(dealloc_xrcd::<D>),
         query_counters: Some(query_counters::<D>),
         create_cq: Some(create_cq::<D>),
         destroy_cq: Some(destroy_cq::<D>),

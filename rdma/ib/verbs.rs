@@ -9,8 +9,8 @@
 //! [`ForeignOwnable::into_foreign`].
 
 use super::{
-    CqUreq, DevAttr, FailedVerb, GidEntry, IbDriver, MrReq, NetdevEvent, PortAttr, PortEvents,
-    SgidType, SrqArgs, SrqAttr, SrqUreq, UctxResp,
+    CqUreq, DevAttr, FailedVerb, IbDriver, MrReq, NetdevEvent, PortAttr, PortEvents, SrqArgs,
+    SrqAttr, SrqUreq, UctxResp,
 };
 use crate::rdma::wr::nth_wr;
 use crate::rdma::{
@@ -66,23 +66,6 @@ fn len32(n: usize) -> u32 {
     u32::try_from(n).unwrap_or(u32::MAX)
 }
 
-/// The C convention for a result carrying a number: store it in `out` and
-/// return 0, or return the errno.
-///
-/// # Safety
-///
-/// `out` must be valid for writing.
-unsafe fn errno_out(r: Result<u32>, out: *mut u32) -> c_int {
-    match r {
-        Ok(v) => {
-            // SAFETY: valid for writing (the caller's contract).
-            unsafe { *out = v };
-            0
-        }
-        Err(e) => e.to_errno(),
-    }
-}
-
 /// Called by the shim's op.
 ///
 /// # Safety
@@ -132,38 +115,6 @@ pub(super) unsafe extern "C" fn query_port<D: IbDriver>(
 pub(super) unsafe extern "C" fn fw_ver<D: IbDriver>(rs: *mut c_void, v: *mut u64) {
     // SAFETY: as above; `v` is valid for writing.
     unsafe { *v = drv::<D>(rs).fw_ver() }
-}
-
-/// Called by the shim's op.
-///
-/// # Safety
-///
-/// `rs` is the device's pointer (see [`drv`]); pointer arguments are valid
-/// for the call as the RDMA core passes them.
-pub(super) unsafe extern "C" fn set_gid<D: IbDriver>(
-    rs: *mut c_void,
-    index: u32,
-    gid: *const u8,
-    roce_v2: bool,
-    vlan_id: u16,
-    mac: *const u8,
-) -> c_int {
-    // SAFETY: as above.
-    let d = unsafe { drv::<D>(rs) };
-    let entry = if gid.is_null() {
-        None
-    } else {
-        // SAFETY: the shim passes a 16-byte GID and a 6-byte MAC that
-        // live for the call.
-        let (gid, mac) = unsafe { (&*gid.cast::<[u8; 16]>(), &*mac.cast::<[u8; 6]>()) };
-        Some(GidEntry {
-            gid,
-            ty: SgidType::of(gid, roce_v2),
-            vlan_id,
-            mac,
-        })
-    };
-    errno(d.set_gid(index, entry))
 }
 
 /// Called by the shim's op: a user context for libhns's request in
@@ -332,67 +283,6 @@ pub(super) unsafe extern "C" fn verb_failed<D: IbDriver>(rs: *mut c_void, verb: 
     if let Some(v) = FailedVerb::from_raw(verb) {
         d.verb_failed(v);
     }
-}
-
-/// Called by the shim's op.
-///
-/// # Safety
-///
-/// `rs` is the device's pointer (see [`drv`]); pointer arguments are valid
-/// for the call as the RDMA core passes them.
-/// With `udata` (a user PD, the command's), the PD number is answered in
-/// it (`struct hns_roce_ib_alloc_pd_resp`); a failed answer frees the PD.
-pub(super) unsafe extern "C" fn alloc_pd<D: IbDriver>(
-    rs: *mut c_void,
-    udata: *mut raw::ib_udata,
-    pdn: *mut u32,
-) -> c_int {
-    // SAFETY: per the function's contract.
-    let (d, udata) = unsafe { (drv::<D>(rs), UData::from_raw(udata)) };
-    let r = d.alloc_pd().and_then(|n| {
-        if let Some(u) = &udata {
-            if let Err(e) = u.respond(&uabi::AllocPdResp { pdn: n }) {
-                d.dealloc_pd(n);
-                return Err(e);
-            }
-        }
-        Ok(n)
-    });
-    // SAFETY: per the function's contract.
-    unsafe { errno_out(r, pdn) }
-}
-
-/// Called by the shim's op.
-///
-/// # Safety
-///
-/// `rs` is the device's pointer (see [`drv`]); pointer arguments are valid
-/// for the call as the RDMA core passes them.
-pub(super) unsafe extern "C" fn dealloc_pd<D: IbDriver>(rs: *mut c_void, pdn: u32) {
-    // SAFETY: as above.
-    unsafe { drv::<D>(rs).dealloc_pd(pdn) }
-}
-
-/// Called by the shim's op.
-///
-/// # Safety
-///
-/// `rs` is the device's pointer (see [`drv`]); pointer arguments are valid
-/// for the call as the RDMA core passes them.
-pub(super) unsafe extern "C" fn alloc_xrcd<D: IbDriver>(rs: *mut c_void, x: *mut u32) -> c_int {
-    // SAFETY: per the function's contract.
-    unsafe { errno_out(drv::<D>(rs).alloc_xrcd(), x) }
-}
-
-/// Called by the shim's op.
-///
-/// # Safety
-///
-/// `rs` is the device's pointer (see [`drv`]); pointer arguments are valid
-/// for the call as the RDMA core passes them.
-pub(super) unsafe extern "C" fn dealloc_xrcd<D: IbDriver>(rs: *mut c_void, x: u32) {
-    // SAFETY: as above.
-    unsafe { drv::<D>(rs).dealloc_xrcd(x) }
 }
 
 /// Called by the shim's op.
