@@ -61,6 +61,12 @@ void hns_shim_get_layout(struct hns_shim_layout *l)
 	l->shim_srq_rs_srq = offsetof(struct hns_shim_srq, rs_srq);
 	l->shim_srq_srqn = offsetof(struct hns_shim_srq, srqn);
 	l->shim_ah_av = offsetof(struct hns_shim_ah, av);
+	l->shim_pd_pdn = offsetof(struct hns_shim_pd, pdn);
+	l->shim_xrcd_xrcdn = offsetof(struct hns_shim_xrcd, xrcdn);
+	l->shim_uctx_db_entry = offsetof(struct hns_shim_uctx, db_entry);
+	l->shim_uctx_rs_uctx = offsetof(struct hns_shim_uctx, rs_uctx);
+	l->shim_uctx_uar_index = offsetof(struct hns_shim_uctx, uar_index);
+	l->shim_uctx_config = offsetof(struct hns_shim_uctx, config);
 	l->ib_device_ops_create_qp = offsetof(const struct ib_device_ops, create_qp);
 	l->ib_device_ops_modify_qp = offsetof(const struct ib_device_ops, modify_qp);
 	l->ib_device_ops_query_qp = offsetof(const struct ib_device_ops, query_qp);
@@ -393,14 +399,6 @@ static int hns_shim_count_err(struct ib_device *ibdev, int ret, u32 verb)
 	return ret;
 }
 
-struct hns_shim_uctx {
-	struct ib_ucontext ibuctx;
-	struct rdma_user_mmap_entry *db_entry;
-	void *rs_uctx;
-	u32 uar_index;
-	u32 config;
-};
-
 struct hns_shim_mmap {
 	struct rdma_user_mmap_entry rdma_entry;
 	u64 address;
@@ -564,16 +562,6 @@ static void hns_shim_fw_str(struct ib_device *ibdev, char *str)
 		 (unsigned int)(v & 0xffff));
 }
 
-static int hns_shim_alloc_ucontext(struct ib_ucontext *uctx,
-				   struct ib_udata *udata)
-{
-	struct hns_shim_uctx *ctx = container_of(uctx, struct hns_shim_uctx,
-						 ibuctx);
-
-	return HNS_RS_OP(to_sdev(uctx->device), alloc_ucontext, uctx, udata,
-			 &ctx->uar_index, &ctx->config, &ctx->rs_uctx);
-}
-
 /*
  * The doorbell page of a new user context: at pgoff 0, the offset libhns
  * maps.
@@ -606,16 +594,6 @@ void hns_shim_uctx_db_remove(struct ib_ucontext *uctx)
 
 	rdma_user_mmap_entry_remove(ctx->db_entry);
 	ctx->db_entry = NULL;
-}
-
-static void hns_shim_dealloc_ucontext(struct ib_ucontext *uctx)
-{
-	struct hns_shim_uctx *ctx = container_of(uctx, struct hns_shim_uctx,
-						 ibuctx);
-
-	if (ctx->db_entry)
-		rdma_user_mmap_entry_remove(ctx->db_entry);
-	HNS_RS_OP(to_sdev(uctx->device), dealloc_ucontext, ctx->rs_uctx);
 }
 
 static int hns_shim_mmap(struct ib_ucontext *uctx, struct vm_area_struct *vma)
@@ -665,10 +643,6 @@ struct rdma_user_mmap_entry *hns_shim_mmap_insert(struct ib_ucontext *uctx,
 void hns_shim_mmap_remove(struct rdma_user_mmap_entry *entry)
 {
 	rdma_user_mmap_entry_remove(entry);
-}
-
-static void hns_shim_disassociate_ucontext(struct ib_ucontext *uctx)
-{
 }
 
 u32 hns_shim_pd_pdn(struct ib_pd *ibpd)
@@ -1181,14 +1155,6 @@ static int hns_shim_req_notify_cq(struct ib_cq *ibcq,
 	return to_sdev(ibcq->device)->ops->req_notify_cq(ibcq, (u32)flags);
 }
 
-static int hns_shim_alloc_ucontext_counted(struct ib_ucontext *uctx,
-					   struct ib_udata *udata)
-{
-	return hns_shim_count_err(uctx->device,
-				  hns_shim_alloc_ucontext(uctx, udata),
-				  HNS_SHIM_VERB_UCTX_ALLOC);
-}
-
 static int hns_shim_mmap_counted(struct ib_ucontext *uctx,
 				 struct vm_area_struct *vma)
 {
@@ -1271,9 +1237,6 @@ static const struct ib_device_ops hns_shim_dev_ops = {
 
 	.get_dev_fw_str = hns_shim_fw_str,
 	.req_notify_cq = hns_shim_req_notify_cq,
-	.alloc_ucontext = hns_shim_alloc_ucontext_counted,
-	.dealloc_ucontext = hns_shim_dealloc_ucontext,
-	.disassociate_ucontext = hns_shim_disassociate_ucontext,
 	.get_link_layer = hns_shim_link_layer,
 	.get_port_immutable = hns_shim_port_immutable,
 	.mmap = hns_shim_mmap_counted,
@@ -1376,6 +1339,7 @@ int hns_shim_register_ibdev(struct ib_device *ibdev,
 	ib_set_device_ops(ibdev, to_sdev(ibdev)->ops->qp_ah);
 	ib_set_device_ops(ibdev, to_sdev(ibdev)->ops->pd);
 	ib_set_device_ops(ibdev, to_sdev(ibdev)->ops->gid);
+	ib_set_device_ops(ibdev, to_sdev(ibdev)->ops->uctx);
 	if (reg->srq) {
 		ib_set_device_ops(ibdev, to_sdev(ibdev)->ops->srq_datapath);
 		ib_set_device_ops(ibdev, &hns_shim_srq_ops);

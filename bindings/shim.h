@@ -53,6 +53,12 @@ struct hns_shim_layout {
 	u32 shim_srq_rs_srq;
 	u32 shim_srq_srqn;
 	u32 shim_ah_av;
+	u32 shim_pd_pdn;
+	u32 shim_xrcd_xrcdn;
+	u32 shim_uctx_db_entry;
+	u32 shim_uctx_rs_uctx;
+	u32 shim_uctx_uar_index;
+	u32 shim_uctx_config;
 	u32 ib_device_ops_create_qp;
 	u32 ib_device_ops_modify_qp;
 	u32 ib_device_ops_query_qp;
@@ -160,6 +166,17 @@ struct hns_shim_qp {
 struct hns_shim_ah {
 	struct ib_ah ibah;
 	u64 av[6];
+};
+
+/* A user context: the Rust state behind `rs_uctx`, its UAR index, the
+ * configuration agreed with libhns and the doorbell page's mmap entry.
+ */
+struct hns_shim_uctx {
+	struct ib_ucontext ibuctx;
+	struct rdma_user_mmap_entry *db_entry;
+	void *rs_uctx;
+	u32 uar_index;
+	u32 config;
 };
 
 /* A PD and an XRCD: their numbers, written by the driver's alloc ops. */
@@ -517,7 +534,6 @@ struct hns_shim_res {
 #define HNS_SHIM_VERB_MR_REREG 8
 #define HNS_SHIM_VERB_AH_CREATE 9
 #define HNS_SHIM_VERB_MMAP 10
-#define HNS_SHIM_VERB_UCTX_ALLOC 11
 
 /* The verbs and queries of an ib_device, implemented in Rust; rs is the
  * driver state given to hns_shim_alloc_ibdev, the object pointers what the
@@ -541,6 +557,11 @@ struct hns_rs_ib_ops {
 	const struct ib_device_ops *xrcd;
 	/* add_gid and del_gid, called by the RDMA core without the shim. */
 	const struct ib_device_ops *gid;
+	/* The user context verbs, called by the RDMA core without the shim:
+	 * they fill struct hns_shim_uctx, the doorbell page's entry through
+	 * hns_shim_uctx_db_insert.
+	 */
+	const struct ib_device_ops *uctx;
 	/* The core's req_notify_cq through a shim function: its prototype has
 	 * an enum, whose kCFI type no Rust function can have; flags is that
 	 * enum's value.
@@ -569,13 +590,6 @@ struct hns_rs_ib_ops {
 	 */
 	bool (*bond_follows)(void *rs, struct net_device *ndev,
 			     struct net_device *upper);
-	/* The driver reads libhns's request from udata, maps the doorbell
-	 * page (hns_shim_uctx_db_insert) and answers in udata.
-	 */
-	int (*alloc_ucontext)(void *rs, struct ib_ucontext *ibuctx,
-		struct ib_udata *udata, u32 *uar_index, u32 *config,
-		void **uctx);
-	void (*dealloc_ucontext)(void *rs, void *uctx);
 	int (*query_counters)(void *rs, u64 *values, u32 num);
 	/* For create_cq and create_srq, a
 	 * udata (NULL for kernel verbs) carries libhns's request, which the

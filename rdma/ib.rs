@@ -54,6 +54,8 @@ pub(super) use qp::modify_to_err;
 mod pd;
 // The GID verbs, likewise.
 mod gid;
+// The user context verbs, likewise.
+mod uctx;
 pub(crate) use qp::{QpAttr, QpInit, QpQuery};
 
 /// What `query_device` reports (plain data, filled by the driver).
@@ -294,7 +296,6 @@ impl FailedVerb {
             raw::HNS_SHIM_VERB_MR_REREG => ReregUserMr,
             raw::HNS_SHIM_VERB_AH_CREATE => CreateAh,
             raw::HNS_SHIM_VERB_MMAP => Mmap,
-            raw::HNS_SHIM_VERB_UCTX_ALLOC => AllocUcontext,
             _ => return None,
         })
     }
@@ -627,6 +628,7 @@ impl<D: IbDriver> IbAdapter<D> {
         pd: &pd::PdOps::<D>::PD,
         xrcd: &pd::PdOps::<D>::XRCD,
         gid: &gid::GidOps::<D>::OPS,
+        uctx: &uctx::UctxOps::<D>::OPS,
         req_notify_cq: Some(req_notify_cq::<D>),
         query_device: Some(query_device::<D>),
         query_port: Some(query_port::<D>),
@@ -635,8 +637,6 @@ impl<D: IbDriver> IbAdapter<D> {
         doorbells_off: Some(doorbells_off::<D>),
         verb_failed: Some(verb_failed::<D>),
         bond_follows: Some(bond_follows::<D>),
-        alloc_ucontext: Some(alloc_ucontext::<D>),
-        dealloc_ucontext: Some(dealloc_ucontext::<D>),
         query_counters: Some(query_counters::<D>),
         create_cq: Some(create_cq::<D>),
         destroy_cq: Some(destroy_cq::<D>),

@@ -10,7 +10,7 @@
 
 use super::{
     CqUreq, DevAttr, FailedVerb, IbDriver, MrReq, NetdevEvent, PortAttr, PortEvents, SrqArgs,
-    SrqAttr, SrqUreq, UctxResp,
+    SrqAttr, SrqUreq,
 };
 use crate::rdma::wr::nth_wr;
 use crate::rdma::{
@@ -115,90 +115,6 @@ pub(super) unsafe extern "C" fn query_port<D: IbDriver>(
 pub(super) unsafe extern "C" fn fw_ver<D: IbDriver>(rs: *mut c_void, v: *mut u64) {
     // SAFETY: as above; `v` is valid for writing.
     unsafe { *v = drv::<D>(rs).fw_ver() }
-}
-
-/// Called by the shim's op: a user context for libhns's request in
-/// `udata` (`struct hns_roce_ib_alloc_ucontext`), its doorbell page mapped
-/// at offset 0, answered in `udata` (`struct
-/// hns_roce_ib_alloc_ucontext_resp`); `-EAGAIN` while the device takes no
-/// contexts. Nothing is left behind on failure.
-///
-/// # Safety
-///
-/// `rs` is the device's pointer (see [`drv`]); `ibuctx` is the context
-/// being allocated and `udata` the command's, in the uverbs command of its
-/// process; the out pointers are valid for writing.
-pub(super) unsafe extern "C" fn alloc_ucontext<D: IbDriver>(
-    rs: *mut c_void,
-    ibuctx: *mut raw::ib_ucontext,
-    udata: *mut raw::ib_udata,
-    uar: *mut u32,
-    config: *mut u32,
-    uctx: *mut *mut c_void,
-) -> c_int {
-    // SAFETY: per the function's contract.
-    let d = unsafe { drv::<D>(rs) };
-    if !d.active() {
-        return EAGAIN.to_errno();
-    }
-    // SAFETY: the command's udata (the function's contract).
-    let Some(udata) = (unsafe { UData::from_raw(udata) }) else {
-        return EINVAL.to_errno();
-    };
-    let req = match udata.read_in::<uabi::AllocUcontext>() {
-        Ok(r) => r,
-        Err(e) => return e.to_errno(),
-    };
-    let mut resp = UctxResp::default();
-    let (b, u, addr) = match d.alloc_ucontext(req.config, &mut resp) {
-        Ok(v) => v,
-        Err(e) => return e.to_errno(),
-    };
-    // SAFETY: the context being allocated (the function's contract).
-    let ret = unsafe { raw::hns_shim_uctx_db_insert(ibuctx, addr) };
-    if ret != 0 {
-        d.dealloc_ucontext(b);
-        return ret;
-    }
-    let answer = uabi::AllocUcontextResp {
-        qp_tab_size: resp.qp_tab_size,
-        cqe_size: resp.cqe_size,
-        srq_tab_size: resp.srq_tab_size,
-        config: resp.config,
-        max_inline_data: resp.max_inline_data,
-        // CAST: the uapi member is 8 bits, as C's assignment keeps.
-        congest_type: resp.congest_type as u8,
-        ..Default::default()
-    };
-    if let Err(e) = udata.respond(&answer) {
-        // SAFETY: the page `hns_shim_uctx_db_insert` mapped just above.
-        unsafe { raw::hns_shim_uctx_db_remove(ibuctx) };
-        d.dealloc_ucontext(b);
-        return e.to_errno();
-    }
-    // SAFETY: valid for writing (the function's contract); the box is
-    // taken back with `from_foreign` in `dealloc_ucontext`.
-    unsafe {
-        *uctx = UctxBox::<D>::into_foreign(b);
-        *uar = u;
-        *config = resp.config;
-    }
-    0
-}
-
-/// Called by the shim's op.
-///
-/// # Safety
-///
-/// `rs` is the device's pointer (see [`drv`]); pointer arguments are valid
-/// for the call as the RDMA core passes them.
-pub(super) unsafe extern "C" fn dealloc_ucontext<D: IbDriver>(rs: *mut c_void, uctx: *mut c_void) {
-    // SAFETY: the pointer owns the reference `alloc_ucontext` handed over
-    // with `into_foreign`; the core calls this once, after every object of
-    // the context is gone.
-    let b = unsafe { UctxBox::<D>::from_foreign(uctx) };
-    // SAFETY: as above.
-    unsafe { drv::<D>(rs) }.dealloc_ucontext(b)
 }
 
 /// How a user context is owned while the shim holds it.
