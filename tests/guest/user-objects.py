@@ -162,6 +162,23 @@ def addr(m):
 node = os.path.basename(glob.glob(
     f"/sys/class/infiniband/{DEV}/device/infiniband_verbs/uverbs*")[0])
 fd = os.open(f"/dev/infiniband/{node}", os.O_RDWR)
+
+
+def context_unwritable_answer():
+    """GET_CONTEXT on a fresh file with the answer at an unmapped page:
+    the driver's copy of its answer fails (EFAULT) and the context is
+    undone, one uctx_alloc_err."""
+    fd2 = os.open(f"/dev/infiniband/{node}", os.O_RDWR)
+    try:
+        payload = struct.pack("<QII", 0x1000, 0, 0)
+        os.write(fd2, struct.pack("<IHH", CMD_GET_CONTEXT, (8 + len(payload)) // 4, 40 // 4)
+                 + payload)
+    finally:
+        os.close(fd2)
+
+
+step("raw-context-unwritable-answer-efault",
+     lambda: expect_errno(errno.EFAULT, context_unwritable_answer))
 # hns_roce_ib_alloc_ucontext {config, reserved}; answer: core 8 + hns 32.
 step("raw-context", lambda: uverbs(fd, CMD_GET_CONTEXT, struct.pack("<II", 0, 0), 40))
 # No mmap entry at page 4096 of the context: EINVAL, one mmap_err.
