@@ -165,12 +165,19 @@ fd = os.open(f"/dev/infiniband/{node}", os.O_RDWR)
 
 
 def context_unwritable_answer():
-    """GET_CONTEXT on a fresh file with the answer at an unmapped page:
-    the driver's copy of its answer fails (EFAULT) and the context is
-    undone, one uctx_alloc_err."""
+    """GET_CONTEXT on a fresh file whose response ends the core's 8 bytes
+    at the end of a writable page, the driver's answer falling on a
+    read-only one: the core's copy succeeds, the driver's fails (EFAULT)
+    and the context is undone, one uctx_alloc_err."""
+    m = mmap.mmap(-1, 2 * PAGE)
+    base = addr(m)
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.mprotect.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int)
+    if libc.mprotect(base + PAGE, PAGE, mmap.PROT_READ) != 0:
+        raise OSError(ctypes.get_errno(), "mprotect")
     fd2 = os.open(f"/dev/infiniband/{node}", os.O_RDWR)
     try:
-        payload = struct.pack("<QII", 0x1000, 0, 0)
+        payload = struct.pack("<QII", base + PAGE - 8, 0, 0)
         os.write(fd2, struct.pack("<IHH", CMD_GET_CONTEXT, (8 + len(payload)) // 4, 40 // 4)
                  + payload)
     finally:
