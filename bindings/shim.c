@@ -61,6 +61,12 @@ void hns_shim_get_layout(struct hns_shim_layout *l)
 	l->shim_srq_rs_srq = offsetof(struct hns_shim_srq, rs_srq);
 	l->shim_srq_srqn = offsetof(struct hns_shim_srq, srqn);
 	l->shim_ah_av = offsetof(struct hns_shim_ah, av);
+	l->shim_pd_pdn = offsetof(struct hns_shim_pd, pdn);
+	l->shim_xrcd_xrcdn = offsetof(struct hns_shim_xrcd, xrcdn);
+	l->shim_uctx_db_entry = offsetof(struct hns_shim_uctx, db_entry);
+	l->shim_uctx_rs_uctx = offsetof(struct hns_shim_uctx, rs_uctx);
+	l->shim_uctx_uar_index = offsetof(struct hns_shim_uctx, uar_index);
+	l->shim_uctx_config = offsetof(struct hns_shim_uctx, config);
 	l->ib_device_ops_create_qp = offsetof(const struct ib_device_ops, create_qp);
 	l->ib_device_ops_modify_qp = offsetof(const struct ib_device_ops, modify_qp);
 	l->ib_device_ops_query_qp = offsetof(const struct ib_device_ops, query_qp);
@@ -396,27 +402,9 @@ static int hns_shim_count_err(struct ib_device *ibdev, int ret, u32 verb)
 	return ret;
 }
 
-struct hns_shim_uctx {
-	struct ib_ucontext ibuctx;
-	struct rdma_user_mmap_entry *db_entry;
-	void *rs_uctx;
-	u32 uar_index;
-	u32 config;
-};
-
 struct hns_shim_mmap {
 	struct rdma_user_mmap_entry rdma_entry;
 	u64 address;
-};
-
-struct hns_shim_pd {
-	struct ib_pd ibpd;
-	u32 pdn;
-};
-
-struct hns_shim_xrcd {
-	struct ib_xrcd ibxrcd;
-	u32 xrcdn;
 };
 
 /*
@@ -475,46 +463,6 @@ void hns_shim_set_node_desc(struct ib_device *ibdev, const char *desc)
 	spin_unlock_irqrestore(&to_sdev(ibdev)->sm_lock, flags);
 }
 
-static int hns_shim_set_gid(const struct ib_gid_attr *attr, bool add)
-{
-	struct hns_shim_dev *sdev = to_sdev(attr->device);
-	u16 vlan_id = VLAN_CFI_MASK;
-	u8 mac[ETH_ALEN] = {};
-	int ret;
-
-	if (attr->port_num != 1)
-		return -EINVAL;
-	if (add) {
-		ret = rdma_read_gid_l2_fields(attr, &vlan_id, mac);
-		if (ret)
-			return ret;
-	}
-	return HNS_RS_OP(sdev, set_gid, attr->index,
-			 add ? attr->gid.raw : NULL,
-			 attr->gid_type == IB_GID_TYPE_ROCE_UDP_ENCAP, vlan_id,
-			 mac);
-}
-
-static int hns_shim_add_gid(const struct ib_gid_attr *attr, void **context)
-{
-	return hns_shim_set_gid(attr, true);
-}
-
-static int hns_shim_del_gid(const struct ib_gid_attr *attr, void **context)
-{
-	return hns_shim_set_gid(attr, false);
-}
-
-static int hns_shim_alloc_ucontext(struct ib_ucontext *uctx,
-				   struct ib_udata *udata)
-{
-	struct hns_shim_uctx *ctx = container_of(uctx, struct hns_shim_uctx,
-						 ibuctx);
-
-	return HNS_RS_OP(to_sdev(uctx->device), alloc_ucontext, uctx, udata,
-			 &ctx->uar_index, &ctx->config, &ctx->rs_uctx);
-}
-
 /*
  * The doorbell page of a new user context: at pgoff 0, the offset libhns
  * maps.
@@ -547,16 +495,6 @@ void hns_shim_uctx_db_remove(struct ib_ucontext *uctx)
 
 	rdma_user_mmap_entry_remove(ctx->db_entry);
 	ctx->db_entry = NULL;
-}
-
-static void hns_shim_dealloc_ucontext(struct ib_ucontext *uctx)
-{
-	struct hns_shim_uctx *ctx = container_of(uctx, struct hns_shim_uctx,
-						 ibuctx);
-
-	if (ctx->db_entry)
-		rdma_user_mmap_entry_remove(ctx->db_entry);
-	HNS_RS_OP(to_sdev(uctx->device), dealloc_ucontext, ctx->rs_uctx);
 }
 
 static int hns_shim_mmap(struct ib_ucontext *uctx, struct vm_area_struct *vma)
@@ -608,25 +546,6 @@ void hns_shim_mmap_remove(struct rdma_user_mmap_entry *entry)
 	rdma_user_mmap_entry_remove(entry);
 }
 
-static void hns_shim_disassociate_ucontext(struct ib_ucontext *uctx)
-{
-}
-
-static int hns_shim_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
-{
-	struct hns_shim_pd *pd = container_of(ibpd, struct hns_shim_pd, ibpd);
-
-	return HNS_RS_OP(to_sdev(ibpd->device), alloc_pd, udata, &pd->pdn);
-}
-
-static int hns_shim_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
-{
-	struct hns_shim_pd *pd = container_of(ibpd, struct hns_shim_pd, ibpd);
-
-	HNS_RS_OP(to_sdev(ibpd->device), dealloc_pd, pd->pdn);
-	return 0;
-}
-
 u32 hns_shim_pd_pdn(struct ib_pd *ibpd)
 {
 	return container_of(ibpd, struct hns_shim_pd, ibpd)->pdn;
@@ -635,24 +554,6 @@ u32 hns_shim_pd_pdn(struct ib_pd *ibpd)
 u32 hns_shim_ucontext_uar(struct ib_ucontext *uctx)
 {
 	return container_of(uctx, struct hns_shim_uctx, ibuctx)->uar_index;
-}
-
-static int hns_shim_alloc_xrcd(struct ib_xrcd *ibxrcd, struct ib_udata *udata)
-{
-	struct hns_shim_xrcd *x = container_of(ibxrcd, struct hns_shim_xrcd,
-					       ibxrcd);
-
-	return HNS_RS_OP(to_sdev(ibxrcd->device), alloc_xrcd, &x->xrcdn);
-}
-
-static int hns_shim_dealloc_xrcd(struct ib_xrcd *ibxrcd,
-				 struct ib_udata *udata)
-{
-	struct hns_shim_xrcd *x =
-		container_of(ibxrcd, struct hns_shim_xrcd, ibxrcd);
-
-	HNS_RS_OP(to_sdev(ibxrcd->device), dealloc_xrcd, x->xrcdn);
-	return 0;
 }
 
 u32 hns_shim_xrcd_xrcdn(struct ib_xrcd *ibxrcd)
@@ -927,27 +828,11 @@ static int hns_shim_req_notify_cq(struct ib_cq *ibcq,
 	return to_sdev(ibcq->device)->ops->req_notify_cq(ibcq, (u32)flags);
 }
 
-static int hns_shim_alloc_ucontext_counted(struct ib_ucontext *uctx,
-					   struct ib_udata *udata)
-{
-	return hns_shim_count_err(uctx->device,
-				  hns_shim_alloc_ucontext(uctx, udata),
-				  HNS_SHIM_VERB_UCTX_ALLOC);
-}
-
 static int hns_shim_mmap_counted(struct ib_ucontext *uctx,
 				 struct vm_area_struct *vma)
 {
 	return hns_shim_count_err(uctx->device, hns_shim_mmap(uctx, vma),
 				  HNS_SHIM_VERB_MMAP);
-}
-
-static int hns_shim_alloc_xrcd_counted(struct ib_xrcd *ibxrcd,
-				       struct ib_udata *udata)
-{
-	return hns_shim_count_err(ibxrcd->device,
-				  hns_shim_alloc_xrcd(ibxrcd, udata),
-				  HNS_SHIM_VERB_XRCD_ALLOC);
 }
 
 static const struct ib_device_ops hns_shim_dev_ops = {
@@ -957,13 +842,6 @@ static const struct ib_device_ops hns_shim_dev_ops = {
 	.uverbs_no_driver_id_binding = 1,
 
 	.req_notify_cq = hns_shim_req_notify_cq,
-	.add_gid = hns_shim_add_gid,
-	.del_gid = hns_shim_del_gid,
-	.alloc_pd = hns_shim_alloc_pd,
-	.dealloc_pd = hns_shim_dealloc_pd,
-	.alloc_ucontext = hns_shim_alloc_ucontext_counted,
-	.dealloc_ucontext = hns_shim_dealloc_ucontext,
-	.disassociate_ucontext = hns_shim_disassociate_ucontext,
 	.get_link_layer = hns_shim_link_layer,
 	.mmap = hns_shim_mmap_counted,
 	.mmap_free = hns_shim_mmap_free,
@@ -982,12 +860,10 @@ static const struct ib_device_ops hns_shim_dev_ops = {
 	INIT_RDMA_OBJ_SIZE(ib_ucontext, hns_shim_uctx, ibuctx),
 };
 
-static const struct ib_device_ops hns_shim_xrcd_ops = {
-	.alloc_xrcd = hns_shim_alloc_xrcd_counted,
-	.dealloc_xrcd = hns_shim_dealloc_xrcd,
-
+static const struct ib_device_ops hns_shim_xrcd_size = {
 	INIT_RDMA_OBJ_SIZE(ib_xrcd, hns_shim_xrcd, ibxrcd),
 };
+
 
 static const struct ib_device_ops hns_shim_frmr_ops = {
 	.alloc_mr = hns_shim_alloc_mr,
@@ -1049,13 +925,18 @@ int hns_shim_register_ibdev(struct ib_device *ibdev,
 	ib_set_device_ops(ibdev, to_sdev(ibdev)->ops->dev);
 	ib_set_device_ops(ibdev, to_sdev(ibdev)->ops->cq);
 	ib_set_device_ops(ibdev, to_sdev(ibdev)->ops->mr);
+	ib_set_device_ops(ibdev, to_sdev(ibdev)->ops->pd);
+	ib_set_device_ops(ibdev, to_sdev(ibdev)->ops->gid);
+	ib_set_device_ops(ibdev, to_sdev(ibdev)->ops->uctx);
 	if (reg->srq) {
 		ib_set_device_ops(ibdev, to_sdev(ibdev)->ops->srq_datapath);
 		ib_set_device_ops(ibdev, to_sdev(ibdev)->ops->srq);
 		ib_set_device_ops(ibdev, &hns_shim_srq_ops);
 	}
-	if (reg->xrc)
-		ib_set_device_ops(ibdev, &hns_shim_xrcd_ops);
+	if (reg->xrc) {
+		ib_set_device_ops(ibdev, to_sdev(ibdev)->ops->xrcd);
+		ib_set_device_ops(ibdev, &hns_shim_xrcd_size);
+	}
 	if (reg->num_stats)
 		ib_set_device_ops(ibdev, &hns_shim_hw_stats_ops);
 	if (reg->rereg)

@@ -53,6 +53,12 @@ struct hns_shim_layout {
 	u32 shim_srq_rs_srq;
 	u32 shim_srq_srqn;
 	u32 shim_ah_av;
+	u32 shim_pd_pdn;
+	u32 shim_xrcd_xrcdn;
+	u32 shim_uctx_db_entry;
+	u32 shim_uctx_rs_uctx;
+	u32 shim_uctx_uar_index;
+	u32 shim_uctx_config;
 	u32 ib_device_ops_create_qp;
 	u32 ib_device_ops_modify_qp;
 	u32 ib_device_ops_query_qp;
@@ -162,6 +168,28 @@ struct hns_shim_qp {
 struct hns_shim_ah {
 	struct ib_ah ibah;
 	u64 av[6];
+};
+
+/* A user context: the Rust state behind `rs_uctx`, its UAR index, the
+ * configuration agreed with libhns and the doorbell page's mmap entry.
+ */
+struct hns_shim_uctx {
+	struct ib_ucontext ibuctx;
+	struct rdma_user_mmap_entry *db_entry;
+	void *rs_uctx;
+	u32 uar_index;
+	u32 config;
+};
+
+/* A PD and an XRCD: their numbers, written by the driver's alloc ops. */
+struct hns_shim_pd {
+	struct ib_pd ibpd;
+	u32 pdn;
+};
+
+struct hns_shim_xrcd {
+	struct ib_xrcd ibxrcd;
+	u32 xrcdn;
 };
 
 /* An SRQ: the Rust SRQ behind `rs_srq`, its number for the QPs on it. */
@@ -424,9 +452,7 @@ struct hns_shim_res {
 /* The verbs whose failures the shim reports to the driver (verb_failed),
  * whatever part of the verb failed.
  */
-#define HNS_SHIM_VERB_XRCD_ALLOC 6
 #define HNS_SHIM_VERB_MMAP 10
-#define HNS_SHIM_VERB_UCTX_ALLOC 11
 
 /* The verbs and queries of an ib_device, implemented in Rust: tables of
  * ib_device_ops the registration sets, and entry points the shim's ops
@@ -443,11 +469,11 @@ struct hns_rs_ib_ops {
 	const struct ib_device_ops *srq_datapath;
 	/* The QP and AH verbs, called by the RDMA core without the shim. */
 	const struct ib_device_ops *qp_ah;
+	/* The device and port verbs but get_link_layer (an enum return). */
+	const struct ib_device_ops *dev;
 	/* The CQ verbs (create_cq, destroy_cq, modify_cq), called by the RDMA
 	 * core without the shim.
 	 */
-	/* The device and port verbs but get_link_layer (an enum return). */
-	const struct ib_device_ops *dev;
 	const struct ib_device_ops *cq;
 	/* The SRQ verbs but modify_srq (set with SRQs only). */
 	const struct ib_device_ops *srq;
@@ -468,13 +494,23 @@ struct hns_rs_ib_ops {
 	 */
 	struct ib_mr *(*alloc_mr)(struct ib_pd *pd, u32 mr_type,
 				  u32 max_num_sg);
+	/* The PD and the XRCD verbs (the latter set only with XRC), called
+	 * by the RDMA core without the shim.
+	 */
+	const struct ib_device_ops *pd;
+	const struct ib_device_ops *xrcd;
+	/* add_gid and del_gid, called by the RDMA core without the shim. */
+	const struct ib_device_ops *gid;
+	/* The user context verbs, called by the RDMA core without the shim:
+	 * they fill struct hns_shim_uctx, the doorbell page's entry through
+	 * hns_shim_uctx_db_insert.
+	 */
+	const struct ib_device_ops *uctx;
 	/* The core's req_notify_cq through a shim function: its prototype has
 	 * an enum, whose kCFI type no Rust function can have; flags is that
 	 * enum's value.
 	 */
 	int (*req_notify_cq)(struct ib_cq *ibcq, u32 flags);
-	int (*set_gid)(void *rs, u32 index, const u8 *gid, bool roce_v2,
-		u16 vlan_id, const u8 *mac);
 	/* A netdev event (see struct hns_shim_netdev_ev): the driver decides
 	 * whether it is the port's and what follows (its MAC, a LAG port
 	 * event through the helpers below).
@@ -491,18 +527,6 @@ struct hns_rs_ib_ops {
 	 */
 	bool (*bond_follows)(void *rs, struct net_device *ndev,
 			     struct net_device *upper);
-	/* The driver reads libhns's request from udata, maps the doorbell
-	 * page (hns_shim_uctx_db_insert) and answers in udata.
-	 */
-	int (*alloc_ucontext)(void *rs, struct ib_ucontext *ibuctx,
-		struct ib_udata *udata, u32 *uar_index, u32 *config,
-		void **uctx);
-	void (*dealloc_ucontext)(void *rs, void *uctx);
-	/* With udata (a user PD), the driver answers in it. */
-	int (*alloc_pd)(void *rs, struct ib_udata *udata, u32 *pdn);
-	void (*dealloc_pd)(void *rs, u32 pdn);
-	int (*alloc_xrcd)(void *rs, u32 *xrcdn);
-	void (*dealloc_xrcd)(void *rs, u32 xrcdn);
 	int (*query_counters)(void *rs, u64 *values, u32 num);
 	int (*res_cq)(void *rs, void *cq, struct hns_shim_res *res);
 	int (*res_qp)(void *rs, void *qp, struct hns_shim_res *res);

@@ -62,6 +62,12 @@ pub(super) use ah::ah_av;
 pub(crate) use ah::{AddrVec, AhIn};
 mod qp;
 pub(super) use qp::modify_to_err;
+// The PD and XRCD verbs, ops of their own the core calls without the shim.
+mod pd;
+// The GID verbs, likewise.
+mod gid;
+// The user context verbs, likewise.
+mod uctx;
 pub(crate) use qp::{QpAttr, QpInit, QpQuery};
 pub(crate) use srq::{SrqArgs, SrqAttr};
 
@@ -287,9 +293,7 @@ impl FailedVerb {
     fn from_raw(n: u32) -> Option<Self> {
         use FailedVerb::*;
         Some(match n {
-            raw::HNS_SHIM_VERB_XRCD_ALLOC => AllocXrcd,
             raw::HNS_SHIM_VERB_MMAP => Mmap,
-            raw::HNS_SHIM_VERB_UCTX_ALLOC => AllocUcontext,
             _ => return None,
         })
     }
@@ -672,18 +676,15 @@ impl<D: IbDriver> IbAdapter<D> {
         mr: &Self::MR,
         mr_rereg: &Self::MR_REREG,
         mr_frmr: &Self::MR_FRMR,
+        pd: &pd::PdOps::<D>::PD,
+        xrcd: &pd::PdOps::<D>::XRCD,
+        gid: &gid::GidOps::<D>::OPS,
+        uctx: &uctx::UctxOps::<D>::OPS,
         req_notify_cq: Some(req_notify_cq::<D>),
-        set_gid: Some(set_gid::<D>),
         netdev_event: Some(netdev_event::<D>),
         doorbells_off: Some(doorbells_off::<D>),
         verb_failed: Some(verb_failed::<D>),
         bond_follows: Some(bond_follows::<D>),
-        alloc_ucontext: Some(alloc_ucontext::<D>),
-        dealloc_ucontext: Some(dealloc_ucontext::<D>),
-        alloc_pd: Some(alloc_pd::<D>),
-        dealloc_pd: Some(dealloc_pd::<D>),
-        alloc_xrcd: Some(alloc_xrcd::<D>),
-        dealloc_xrcd: Some(dealloc_xrcd::<D>),
         query_counters: Some(query_counters::<D>),
         alloc_mr: Some(mr::alloc_mr::<D>),
         modify_srq: Some(srq::modify_srq::<D>),

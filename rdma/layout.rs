@@ -12,8 +12,8 @@ use core::mem::{align_of, offset_of, size_of};
 use kernel::prelude::*;
 use raw::{
     hnae3_client, hnae3_handle, hnae3_roce_private_info as roce_info, hns_shim_ah, hns_shim_cq,
-    hns_shim_dev, hns_shim_mr, hns_shim_qp, hns_shim_srq, ib_cq, ib_device, ib_device_ops, ib_pd,
-    ib_qp, ib_srq, ib_udata,
+    hns_shim_dev, hns_shim_mr, hns_shim_pd, hns_shim_qp, hns_shim_srq, hns_shim_uctx,
+    hns_shim_xrcd, ib_cq, ib_device, ib_device_ops, ib_pd, ib_qp, ib_srq, ib_udata,
 };
 
 /// One size or offset seen by C and by Rust: its name, the index of the C
@@ -175,6 +175,32 @@ static ITEMS: [LayoutItem; WORDS] = [
         offset_of!(hns_shim_srq, srqn)
     ),
     item!("hns_shim_ah.av", shim_ah_av, offset_of!(hns_shim_ah, av)),
+    item!("hns_shim_pd.pdn", shim_pd_pdn, offset_of!(hns_shim_pd, pdn)),
+    item!(
+        "hns_shim_xrcd.xrcdn",
+        shim_xrcd_xrcdn,
+        offset_of!(hns_shim_xrcd, xrcdn)
+    ),
+    item!(
+        "hns_shim_uctx.db_entry",
+        shim_uctx_db_entry,
+        offset_of!(hns_shim_uctx, db_entry)
+    ),
+    item!(
+        "hns_shim_uctx.rs_uctx",
+        shim_uctx_rs_uctx,
+        offset_of!(hns_shim_uctx, rs_uctx)
+    ),
+    item!(
+        "hns_shim_uctx.uar_index",
+        shim_uctx_uar_index,
+        offset_of!(hns_shim_uctx, uar_index)
+    ),
+    item!(
+        "hns_shim_uctx.config",
+        shim_uctx_config,
+        offset_of!(hns_shim_uctx, config)
+    ),
     item!(
         "ib_device_ops.create_qp",
         ib_device_ops_create_qp,

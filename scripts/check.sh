@@ -718,12 +718,12 @@ if [ -x "$HNS_BUILD/sim-target/release/hns-sim" ] && [ -f "$HNS_BUILD/module-kun
     # debugfs sw_stat/sw_stat after that workload (user-objects.py prints
     # it last): the same 19 counters on both drivers, and the ones the
     # workload moves (EQEs, commands, mailboxes polled in the probe and
-    # completed by events, the refused MR, CQs, mmap, QP modify and AH) not
-    # zero.
+    # completed by events, the refused MR, CQs, mmap, QP modify, AH and
+    # user context) not zero.
     sw() { sed -n '/^HNS-SWSTAT-BEGIN/,/^HNS-SWSTAT-END/{/^HNS-SWSTAT-/d;p}' "$HNS_BUILD/guest/$1/output.log" 2>/dev/null; }
     swc=$(sw user-objects-c) swr=$(sw user-objects-rs)
     swn=$(printf '%s\n' "$swc" | grep -c ' --- ')
-    swzero=$(printf '%s\n' "$swc" | awk '$1 ~ /^(aeqe|cmds|posted_mbx|polled_mbx|mbx_event|mr_reg_err|cq_create_err|mmap_err|qp_modify_err|ah_create_err)$/ && $3 == 0 { printf " %s", $1 }')
+    swzero=$(printf '%s\n' "$swc" | awk '$1 ~ /^(aeqe|cmds|posted_mbx|polled_mbx|mbx_event|mr_reg_err|cq_create_err|mmap_err|qp_modify_err|ah_create_err|uctx_alloc_err)$/ && $3 == 0 { printf " %s", $1 }')
     if [ "$swn" -ne 19 ]; then
         result equivalence/user-objects-sw-stat FAIL "(C run: $swn counters, want 19; $HNS_BUILD/guest/user-objects-c/output.log)"
     elif [ "$swc" != "$swr" ]; then

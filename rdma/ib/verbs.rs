@@ -8,7 +8,7 @@
 //! pointers are the boxes the create verbs handed over with
 //! [`ForeignOwnable::into_foreign`].
 
-use super::{FailedVerb, GidEntry, IbDriver, NetdevEvent, PortEvents, SgidType, UctxResp};
+use super::{FailedVerb, IbDriver, NetdevEvent, PortEvents};
 use crate::rdma::wr::nth_wr;
 use crate::rdma::{
     raw, try_borrow, uabi, NetDev, RecvChain, SendChain, UData, UmemDev, UserCtx, WcArray,
@@ -62,139 +62,11 @@ pub(super) fn len32(n: usize) -> u32 {
     u32::try_from(n).unwrap_or(u32::MAX)
 }
 
-/// The C convention for a result carrying a number: store it in `out` and
-/// return 0, or return the errno.
-///
-/// # Safety
-///
-/// `out` must be valid for writing.
-unsafe fn errno_out(r: Result<u32>, out: *mut u32) -> c_int {
-    match r {
-        Ok(v) => {
-            // SAFETY: valid for writing (the caller's contract).
-            unsafe { *out = v };
-            0
-        }
-        Err(e) => e.to_errno(),
-    }
-}
-
 /// Called by the shim's op.
 ///
 /// # Safety
 ///
 /// `rs` is the device's pointer (see [`drv`]); pointer arguments are valid
-/// for the call as the RDMA core passes them.
-pub(super) unsafe extern "C" fn set_gid<D: IbDriver>(
-    rs: *mut c_void,
-    index: u32,
-    gid: *const u8,
-    roce_v2: bool,
-    vlan_id: u16,
-    mac: *const u8,
-) -> c_int {
-    // SAFETY: as above.
-    let d = unsafe { drv::<D>(rs) };
-    let entry = if gid.is_null() {
-        None
-    } else {
-        // SAFETY: the shim passes a 16-byte GID and a 6-byte MAC that
-        // live for the call.
-        let (gid, mac) = unsafe { (&*gid.cast::<[u8; 16]>(), &*mac.cast::<[u8; 6]>()) };
-        Some(GidEntry {
-            gid,
-            ty: SgidType::of(gid, roce_v2),
-            vlan_id,
-            mac,
-        })
-    };
-    errno(d.set_gid(index, entry))
-}
-
-/// Called by the shim's op: a user context for libhns's request in
-/// `udata` (`struct hns_roce_ib_alloc_ucontext`), its doorbell page mapped
-/// at offset 0, answered in `udata` (`struct
-/// hns_roce_ib_alloc_ucontext_resp`); `-EAGAIN` while the device takes no
-/// contexts. Nothing is left behind on failure.
-///
-/// # Safety
-///
-/// `rs` is the device's pointer (see [`drv`]); `ibuctx` is the context
-/// being allocated and `udata` the command's, in the uverbs command of its
-/// process; the out pointers are valid for writing.
-pub(super) unsafe extern "C" fn alloc_ucontext<D: IbDriver>(
-    rs: *mut c_void,
-    ibuctx: *mut raw::ib_ucontext,
-    udata: *mut raw::ib_udata,
-    uar: *mut u32,
-    config: *mut u32,
-    uctx: *mut *mut c_void,
-) -> c_int {
-    // SAFETY: per the function's contract.
-    let d = unsafe { drv::<D>(rs) };
-    if !d.active() {
-        return EAGAIN.to_errno();
-    }
-    // SAFETY: the command's udata (the function's contract).
-    let Some(udata) = (unsafe { UData::from_raw(udata) }) else {
-        return EINVAL.to_errno();
-    };
-    let req = match udata.read_in::<uabi::AllocUcontext>() {
-        Ok(r) => r,
-        Err(e) => return e.to_errno(),
-    };
-    let mut resp = UctxResp::default();
-    let (b, u, addr) = match d.alloc_ucontext(req.config, &mut resp) {
-        Ok(v) => v,
-        Err(e) => return e.to_errno(),
-    };
-    // SAFETY: the context being allocated (the function's contract).
-    let ret = unsafe { raw::hns_shim_uctx_db_insert(ibuctx, addr) };
-    if ret != 0 {
-        d.dealloc_ucontext(b);
-        return ret;
-    }
-    let answer = uabi::AllocUcontextResp {
-        qp_tab_size: resp.qp_tab_size,
-        cqe_size: resp.cqe_size,
-        srq_tab_size: resp.srq_tab_size,
-        config: resp.config,
-        max_inline_data: resp.max_inline_data,
-        // CAST: the uapi member is 8 bits, as C's assignment keeps.
-        congest_type: resp.congest_type as u8,
-        ..Default::default()
-    };
-    if let Err(e) = udata.respond(&answer) {
-        // SAFETY: the page `hns_shim_uctx_db_insert` mapped just above.
-        unsafe { raw::hns_shim_uctx_db_remove(ibuctx) };
-        d.dealloc_ucontext(b);
-        return e.to_errno();
-    }
-    // SAFETY: valid for writing (the function's contract); the box is
-    // taken back with `from_foreign` in `dealloc_ucontext`.
-    unsafe {
-        *uctx = UctxBox::<D>::into_foreign(b);
-        *uar = u;
-        *config = resp.config;
-    }
-    0
-}
-
-/// Called by the shim's op.
-///
-/// # Safety
-///
-/// `rs` is the device's pointer (see [`drv`]); pointer arguments are valid
-/// for the call as the RDMA core passes them.
-pub(super) unsafe extern "C" fn dealloc_ucontext<D: IbDriver>(rs: *mut c_void, uctx: *mut c_void) {
-    // SAFETY: the pointer owns the reference `alloc_ucontext` handed over
-    // with `into_foreign`; the core calls this once, after every object of
-    // the context is gone.
-    let b = unsafe { UctxBox::<D>::from_foreign(uctx) };
-    // SAFETY: as above.
-    unsafe { drv::<D>(rs) }.dealloc_ucontext(b)
-}
-
 /// How a user context is owned while the shim holds it.
 pub(in crate::rdma) type UctxBox<D> = Arc<<D as IbDriver>::Ucontext>;
 
@@ -277,67 +149,6 @@ pub(super) unsafe extern "C" fn verb_failed<D: IbDriver>(rs: *mut c_void, verb: 
     if let Some(v) = FailedVerb::from_raw(verb) {
         d.verb_failed(v);
     }
-}
-
-/// Called by the shim's op.
-///
-/// # Safety
-///
-/// `rs` is the device's pointer (see [`drv`]); pointer arguments are valid
-/// for the call as the RDMA core passes them.
-/// With `udata` (a user PD, the command's), the PD number is answered in
-/// it (`struct hns_roce_ib_alloc_pd_resp`); a failed answer frees the PD.
-pub(super) unsafe extern "C" fn alloc_pd<D: IbDriver>(
-    rs: *mut c_void,
-    udata: *mut raw::ib_udata,
-    pdn: *mut u32,
-) -> c_int {
-    // SAFETY: per the function's contract.
-    let (d, udata) = unsafe { (drv::<D>(rs), UData::from_raw(udata)) };
-    let r = d.alloc_pd().and_then(|n| {
-        if let Some(u) = &udata {
-            if let Err(e) = u.respond(&uabi::AllocPdResp { pdn: n }) {
-                d.dealloc_pd(n);
-                return Err(e);
-            }
-        }
-        Ok(n)
-    });
-    // SAFETY: per the function's contract.
-    unsafe { errno_out(r, pdn) }
-}
-
-/// Called by the shim's op.
-///
-/// # Safety
-///
-/// `rs` is the device's pointer (see [`drv`]); pointer arguments are valid
-/// for the call as the RDMA core passes them.
-pub(super) unsafe extern "C" fn dealloc_pd<D: IbDriver>(rs: *mut c_void, pdn: u32) {
-    // SAFETY: as above.
-    unsafe { drv::<D>(rs).dealloc_pd(pdn) }
-}
-
-/// Called by the shim's op.
-///
-/// # Safety
-///
-/// `rs` is the device's pointer (see [`drv`]); pointer arguments are valid
-/// for the call as the RDMA core passes them.
-pub(super) unsafe extern "C" fn alloc_xrcd<D: IbDriver>(rs: *mut c_void, x: *mut u32) -> c_int {
-    // SAFETY: per the function's contract.
-    unsafe { errno_out(drv::<D>(rs).alloc_xrcd(), x) }
-}
-
-/// Called by the shim's op.
-///
-/// # Safety
-///
-/// `rs` is the device's pointer (see [`drv`]); pointer arguments are valid
-/// for the call as the RDMA core passes them.
-pub(super) unsafe extern "C" fn dealloc_xrcd<D: IbDriver>(rs: *mut c_void, x: u32) {
-    // SAFETY: as above.
-    unsafe { drv::<D>(rs).dealloc_xrcd(x) }
 }
 
 /// Called by the shim's op.

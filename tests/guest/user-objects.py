@@ -162,6 +162,30 @@ def addr(m):
 node = os.path.basename(glob.glob(
     f"/sys/class/infiniband/{DEV}/device/infiniband_verbs/uverbs*")[0])
 fd = os.open(f"/dev/infiniband/{node}", os.O_RDWR)
+
+
+def context_unwritable_answer():
+    """GET_CONTEXT on a fresh file whose response ends the core's 8 bytes
+    at the end of a writable page, the driver's answer falling on a
+    read-only one: the core's copy succeeds, the driver's fails (EFAULT)
+    and the context is undone, one uctx_alloc_err."""
+    m = mmap.mmap(-1, 2 * PAGE)
+    base = addr(m)
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.mprotect.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int)
+    if libc.mprotect(base + PAGE, PAGE, mmap.PROT_READ) != 0:
+        raise OSError(ctypes.get_errno(), "mprotect")
+    fd2 = os.open(f"/dev/infiniband/{node}", os.O_RDWR)
+    try:
+        payload = struct.pack("<QII", base + PAGE - 8, 0, 0)
+        os.write(fd2, struct.pack("<IHH", CMD_GET_CONTEXT, (8 + len(payload)) // 4, 40 // 4)
+                 + payload)
+    finally:
+        os.close(fd2)
+
+
+step("raw-context-unwritable-answer-efault",
+     lambda: expect_errno(errno.EFAULT, context_unwritable_answer))
 # hns_roce_ib_alloc_ucontext {config, reserved}; answer: core 8 + hns 32.
 step("raw-context", lambda: uverbs(fd, CMD_GET_CONTEXT, struct.pack("<II", 0, 0), 40))
 # No mmap entry at page 4096 of the context: EINVAL, one mmap_err.
