@@ -28,9 +28,9 @@
 #                     queue timeout logged (after the RoCE trace).
 # With "data" (c, rs) instead: IPv6 off on the interface (it then sends
 # nothing of its own), the interface up, then rc-pingpong, ud-pingpong
-# and srq-pingpong (100 iterations on GID 0, both ends on hns_0) through the RoCE driver on hclge. This mode's
-# traffic is in the RoCE trace: check.sh's registration comparison does
-# not run it.
+# and srq-pingpong (100 iterations on GID 0, both ends on hns_0) through
+# the RoCE driver on hclge. This mode's traffic is in the RoCE trace:
+# check.sh's registration comparison does not run it.
 . /opt/hns/lib.sh
 DRIVER=none
 [ -f /opt/run/env ] && . /opt/run/env
