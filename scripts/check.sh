@@ -689,13 +689,16 @@ if [ -x "$HNS_BUILD/sim-target/release/hns-sim" ] && [ -f "$HNS_BUILD/module-kun
 
     # The same registration on the upstream NIC side (HNS_NIC=hclge,
     # tests/guest/nic-plan.sh: hclge's probe, the netdev, the RoCE base
-    # vector hclge hands out, reg-plan.sh's trace mode, link up), one boot
-    # per driver, about 30 s each. HNS_CHECK_NIC=0 leaves them out.
+    # vector hclge hands out, reg-plan.sh's trace mode, link up, then IPv4
+    # ping between the two functions' netdevs over hns-sim's TQP rings,
+    # after the RoCE driver is gone), one boot per driver with two
+    # functions (the compared trace is function 0's), about 30 s each.
+    # HNS_CHECK_NIC=0 leaves them out.
     if [ "${HNS_CHECK_NIC:-1}" = 1 ]; then
         for d in c rs; do
             echo "sh /opt/hns/nic-plan.sh $d" >"$L/nic-$d.cmd"
             HNS_NIC=hclge GT_RENAME="s#^TEST regtrace-$d/#TEST nic-$d/regtrace-#" \
-                guest_tests "nic-$d" "$RESULTS" "$L/nic-$d.cmd" --driver $d --sim 1
+                guest_tests "nic-$d" "$RESULTS" "$L/nic-$d.cmd" --driver $d --sim 2
         done
         trace_equal equivalence/nic-registration-trace nic-c nic-rs
     fi

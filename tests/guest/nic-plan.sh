@@ -1,8 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #
-# The upstream NIC side (run-guest.sh HNS_NIC=hclge, SIM=1): hclge and hns3
-# on hns-sim, with a RoCE driver as hclge's RoCE client.
+# The upstream NIC side (run-guest.sh HNS_NIC=hclge, SIM=1 or 2): hclge and
+# hns3 on hns-sim, with a RoCE driver as hclge's RoCE client.
 #
 #   sh /opt/hns/nic-plan.sh [c|rs|none] [data]
 #
@@ -16,18 +16,21 @@
 #                     the NIC vector count hclge was told (QUERY_PF_RSRC)
 #   then reg-plan.sh's "trace" mode (probe, `ibv_devinfo -v`, remove; its
 #   lines in the group "regtrace-<driver>/", which check.sh renames), with
-#   the interface down: an up interface that sends trips the TX watchdog
-#   after about 5 s (no TQP ring completes TX) and hns3's reset would take
-#   the RoCE client down and up in the middle of the trace;
+#   the interface down: an up interface takes an IPv6 link-local address,
+#   whose GID the RoCE driver would write at a time of its own in the
+#   middle of the compared trace;
 #   link-up           after the RoCE driver is gone, `ip link set up`
 #                     gives carrier within 3 s (QUERY_LINK_STATUS), and
 #                     the interface is set down again at once.
-# With "data" (c, rs) instead: IPv6 off on the interface (so that it sends
-# nothing and the TX watchdog stays quiet), the interface up, then
-# rc-pingpong, ud-pingpong and srq-pingpong (100 iterations on GID 0,
-# both ends on hns_0) through the RoCE driver on hclge. This mode's
-# traffic is in the RoCE trace: check.sh's registration comparison does
-# not run it.
+#   ping              with a second function (--sim 2): its netdev in a
+#                     network namespace, IPv4 ping -c 3 between the two
+#                     over hns-sim's TQP rings gets 3 replies, no TX
+#                     queue timeout logged (after the RoCE trace).
+# With "data" (c, rs) instead: IPv6 off on the interface (it then sends
+# nothing of its own), the interface up, then rc-pingpong, ud-pingpong
+# and srq-pingpong (100 iterations on GID 0, both ends on hns_0) through
+# the RoCE driver on hclge. This mode's traffic is in the RoCE trace:
+# check.sh's registration comparison does not run it.
 . /opt/hns/lib.sh
 DRIVER=none
 [ -f /opt/run/env ] && . /opt/run/env
@@ -114,4 +117,49 @@ link_up() {
     return 1
 }
 check "$G/link-up" link_up
+
+# ping: with a second function (--sim 2), IPv4 between the two netdevs
+# through hns-sim's TQP rings and the switch between its functions. The
+# second netdev goes into a network namespace (iproute2's ip, not
+# busybox's applet), or the kernel would answer locally; both interfaces
+# up, `ping -c 3` must get 3 replies, and no TX queue timeout may be
+# logged. After the RoCE driver is gone, so none of it reaches the
+# RoCE trace (the frames are notes in nic-trace-N.txt).
+fn2=""
+for p in /sys/bus/pci/drivers/hns3/0000:*; do
+    [ -e "$p" ] && [ "${p##*/}" != "$fn" ] && fn2=${p##*/} && break
+done
+dev2=""
+[ -n "$fn2" ] && for n in /sys/bus/pci/devices/"$fn2"/net/*; do
+    [ -e "$n" ] && dev2=${n##*/} && break
+done
+IP=/usr/bin/ip
+ping_peer() {
+    mkdir -p /run/netns
+    $IP netns add hnspeer || return 1
+    $IP link set "$dev2" netns hnspeer || return 1
+    $IP addr add 192.168.90.1/24 dev "$dev"
+    $IP link set "$dev" up
+    $IP netns exec hnspeer $IP addr add 192.168.90.2/24 dev "$dev2"
+    $IP netns exec hnspeer $IP link set "$dev2" up
+    pw=0
+    while [ $pw -lt 30 ] && [ "$(cat /sys/class/net/"$dev"/carrier 2>/dev/null)" != 1 ]; do
+        sleep 0.1
+        pw=$((pw + 1))
+    done
+    ping -c 3 -W 2 192.168.90.2
+    rc=$?
+    if dmesg | grep -E "NETDEV WATCHDOG|tx_timeout|transmit queue [0-9]+ timed out"; then
+        rc=1
+    fi
+    $IP link set "$dev" down
+    $IP addr del 192.168.90.1/24 dev "$dev"
+    # Deleting the namespace hands the netdev back to the initial one.
+    $IP netns exec hnspeer $IP link set "$dev2" down
+    $IP netns del hnspeer
+    return $rc
+}
+if [ -n "$dev" ] && [ -n "$dev2" ]; then
+    check "$G/ping" ping_peer
+fi
 plan_exit
