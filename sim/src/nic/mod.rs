@@ -8,8 +8,9 @@
 //! [`crate::device::new_ring_ready`]), with hclge's names: the driver
 //! moves the tail, the firmware the head. The commands' answers are in
 //! [`fw`]. The queue pairs hns3 sends and receives on, and the switch
-//! between the functions, are in [`tqp`]. Off unless hns-sim runs with
-//! `--set nic=hclge` ([`Mode`]).
+//! between the functions, are in [`tqp`]; the PF a VF function's
+//! `hclgevf.ko` asks through the mailbox, in [`vf`]. Off unless hns-sim
+//! runs with `--set nic=hclge` ([`Mode`]).
 
 pub mod fw;
 pub mod op;
@@ -350,8 +351,8 @@ pub fn attach(
 /// model then plays the PF for it ([`vf::VfPf`]), with the function's
 /// queue count, vectors (QUERY_VF_RSRC: the RoCE vectors start at the
 /// function's RoCE base, and hclgevf takes as many NIC vectors as RoCE
-/// ones) and port address (the PF-given VF address differs from the
-/// PF's in byte 4). Functions not marked, or without a NIC model, are
+/// ones) and address (the PF-given VF address, which differs from a
+/// PF's in byte 4, and which the switch delivers to). Functions not marked, or without a NIC model, are
 /// left as they are.
 pub fn mark_vfs(nics: &mut [Option<NicCmq>], vfs: &[bool]) {
     for (q, &is_vf) in nics.iter_mut().zip(vfs) {
@@ -359,9 +360,11 @@ pub fn mark_vfs(nics: &mut [Option<NicCmq>], vfs: &[bool]) {
         if !is_vf {
             continue;
         }
+        // The VF's address, which is also the port address the switch
+        // delivers to (a VF sends no GET_CFG_PARAM and no MAC_VLAN_ADD).
+        q.fw.cfg.mac[4] = 1;
         let c = &q.fw.cfg;
-        let mut mac = c.mac;
-        mac[4] = 1;
+        let mac = c.mac;
         q.vf = Some(vf::VfPf::new(vf::VfCfg {
             tqp_num: c.tqp_num,
             rss_size: u16::from(c.rss_size_max).min(c.tqp_num),

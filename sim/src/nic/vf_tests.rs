@@ -249,6 +249,8 @@ fn probe_requests_get_hclges_answers() {
     assert_eq!(st, 0);
     assert_eq!(&d[..6], &[0x00, 0x18, 0x2d, 0x00, 0x01, 0x01]);
     assert_eq!(d[0] & 1, 0, "unicast");
+    let port = h.q().fw.cfg.mac;
+    assert_eq!(&d[..6], &port, "the switch delivers to the VF's address");
     // hclgevf_init_vlan_config: RX_OFF_CFG (no answer asked), then the
     // VLAN 0 filter (synchronous, status only).
     h.mbx(mbx::SET_VLAN, mbx::vlan::RX_OFF_CFG, &[1], false);
