@@ -246,6 +246,8 @@ fn serve(listeners: &[UnixListener], a: &Args) -> Result<Vec<fw::Stats>, String>
         })
         .collect();
     let mut nics = nic::attach(a.nic, &a.out, &vectors)?;
+    let vfs: Vec<bool> = (0..bars.len()).map(|n| a.caps_of(n).is_vf()).collect();
+    nic::mark_vfs(&mut nics, &vfs);
     let mut idle_since = Instant::now();
     let mut last_check = Instant::now();
     let started = Instant::now();

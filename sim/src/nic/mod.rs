@@ -8,8 +8,9 @@
 //! [`crate::device::new_ring_ready`]), with hclge's names: the driver
 //! moves the tail, the firmware the head. The commands' answers are in
 //! [`fw`]. The queue pairs hns3 sends and receives on, and the switch
-//! between the functions, are in [`tqp`]. Off unless hns-sim runs with
-//! `--set nic=hclge` ([`Mode`]).
+//! between the functions, are in [`tqp`]; the PF a VF function's
+//! `hclgevf.ko` asks through the mailbox, in [`vf`]. Off unless hns-sim
+//! runs with `--set nic=hclge` ([`Mode`]).
 
 pub mod fw;
 pub mod op;
@@ -18,6 +19,9 @@ mod tests;
 pub mod tqp;
 #[cfg(test)]
 mod tqp_tests;
+pub mod vf;
+#[cfg(test)]
+mod vf_tests;
 
 use crate::cmq::{Desc, DESC_SIZE};
 use crate::device::{new_ring_ready, ring_state, RingState};
@@ -38,7 +42,8 @@ pub mod reg {
     /// CSQ head: the firmware's consumer index.
     pub const CSQ_HEAD: u64 = 0x27014;
     /// CRQ base address, low word (the receive queue: messages from the
-    /// firmware, i.e. VF mailbox traffic; not modelled).
+    /// firmware to the driver; the model writes it for a VF only, see
+    /// [`super::vf`]).
     pub const CRQ_BASEADDR_L: u64 = 0x27018;
     /// CRQ base address, high word.
     pub const CRQ_BASEADDR_H: u64 = 0x2701c;
@@ -103,6 +108,9 @@ impl Mode {
 pub struct NicCmq {
     /// The firmware answering the commands.
     pub fw: fw::NicFw,
+    /// The PF behind the function when it is a VF ([`mark_vfs`]): it
+    /// answers the VF-only commands and the mailbox, through the CRQ.
+    pub vf: Option<vf::VfPf>,
     /// The function's queue pairs (`tqp_num` of them).
     pub tqps: tqp::Tqps,
     /// Where the commands are written, `>` as received and `<` as answered.
@@ -136,6 +144,7 @@ impl NicCmq {
         NicCmq {
             tqps: tqp::Tqps::new(fw.cfg.tqp_num),
             fw,
+            vf: None,
             trace,
             ring: None,
             fresh: false,
@@ -243,7 +252,10 @@ impl NicCmq {
             for (i, d) in descs.iter().enumerate() {
                 self.trace_desc('>', d, i);
             }
-            self.fw.execute(&mut descs);
+            match &mut self.vf {
+                Some(v) => v.execute(&mut self.fw, &mut descs, &mut self.trace),
+                None => self.fw.execute(&mut descs),
+            }
             for (i, d) in descs.iter().enumerate() {
                 self.trace_desc('<', d, i);
             }
@@ -335,6 +347,41 @@ pub fn attach(
         .collect()
 }
 
+/// Makes the command queue of every function `vfs` marks a VF's: the
+/// model then plays the PF for it ([`vf::VfPf`]), with the function's
+/// queue count, vectors (QUERY_VF_RSRC: the RoCE vectors start at the
+/// function's RoCE base, and hclgevf takes as many NIC vectors as RoCE
+/// ones) and address (the PF-given VF address, which differs from a
+/// PF's in byte 4, and which the switch delivers to). Functions not marked, or without a NIC model, are
+/// left as they are.
+pub fn mark_vfs(nics: &mut [Option<NicCmq>], vfs: &[bool]) {
+    for (q, &is_vf) in nics.iter_mut().zip(vfs) {
+        let Some(q) = q else { continue };
+        if !is_vf {
+            continue;
+        }
+        // The VF's address, which is also the port address the switch
+        // delivers to (a VF sends no GET_CFG_PARAM and no MAC_VLAN_ADD).
+        q.fw.cfg.mac[4] = 1;
+        let c = &q.fw.cfg;
+        let mac = c.mac;
+        q.vf = Some(vf::VfPf::new(vf::VfCfg {
+            tqp_num: c.tqp_num,
+            rss_size: u16::from(c.rss_size_max).min(c.tqp_num),
+            rx_buf_len: c.rx_buf_len,
+            num_tx_desc: c.tqp_desc_num,
+            num_rx_desc: c.tqp_desc_num,
+            media_type: c.media_type,
+            mac,
+            link_up: c.link_up,
+            speed: c.speed,
+            roce_base: c.nic_vectors,
+            vectors: c.roce_vectors,
+            ..vf::VfCfg::default()
+        }));
+    }
+}
+
 /// One pass over every device's NIC command queue and queue pairs
 /// (`bars[i]` is device i's BAR2): answers the commands, sends what the TX
 /// rings hold across the switch into the RX rings, then raises the
@@ -353,6 +400,13 @@ pub fn poll_all<M: Dma, B: std::borrow::Borrow<Bar>>(
         let bar = bar.borrow();
         if let Some(q) = q {
             did |= q.poll(bar, mem);
+            if let Some(v) = &mut q.vf {
+                if v.poll_crq(bar, mem, &mut q.trace) {
+                    // The VF's misc vector: hclgevf reads the CRQ there.
+                    raise(i, 0);
+                    did = true;
+                }
+            }
             let (frames, done) = q.tqps.poll_tx(bar, mem, now, &mut q.trace);
             for n in done {
                 q.tqps.event(&q.fw, 0, n);

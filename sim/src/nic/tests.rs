@@ -443,7 +443,7 @@ fn mode_option() {
 
 /// The 7.3 source tree, as make host-test passes it (HNS_KSRC) or as
 /// make setup records it.
-fn ksrc() -> Option<std::path::PathBuf> {
+pub(super) fn ksrc() -> Option<std::path::PathBuf> {
     if let Ok(k) = std::env::var("HNS_KSRC") {
         return Some(k.into());
     }
