@@ -13,12 +13,12 @@ use crate::trace::Trace;
 /// Where the test driver allocates its CSQ.
 const RING: u64 = 0x1000;
 /// `HCLGE_COMM_NIC_CMQ_DESC_NUM`.
-const DESC_NUM: u32 = 1024;
+pub(super) const DESC_NUM: u32 = 1024;
 /// `HCLGE_COMM_CMD_FLAG_IN | HCLGE_COMM_CMD_FLAG_NO_INTR`, what
 /// `hclge_comm_cmd_setup_basic_desc` sets for a write.
-const F_WRITE: u16 = 0x11;
+pub(super) const F_WRITE: u16 = 0x11;
 /// The same with `HCLGE_COMM_CMD_FLAG_WR` (bit 3): a query.
-const F_READ: u16 = 0x19;
+pub(super) const F_READ: u16 = 0x19;
 /// `HCLGE_COMM_CMD_FLAG_NEXT`.
 const F_NEXT: u16 = 0x4;
 

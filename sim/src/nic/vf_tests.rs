@@ -20,13 +20,9 @@ use crate::trace::Trace;
 const CSQ: u64 = 0x1000;
 /// Where it allocates its CRQ.
 const CRQ: u64 = 0x9000;
-/// `HCLGE_COMM_NIC_CMQ_DESC_NUM`, both rings.
-const DESC_NUM: u32 = 1024;
-/// `HCLGE_COMM_CMD_FLAG_IN | HCLGE_COMM_CMD_FLAG_NO_INTR`: a write, as
-/// `hclgevf_send_mbx_msg` sets up MBX_VF_TO_PF.
-const F_WRITE: u16 = 0x11;
-/// The same with `HCLGE_COMM_CMD_FLAG_WR`: a query.
-const F_READ: u16 = 0x19;
+// The ring size and descriptor flags are hclge's and hclgevf's alike
+// (`hclge_comm_cmd_setup_basic_desc`: MBX_VF_TO_PF is a write).
+use super::tests::{DESC_NUM, F_READ, F_WRITE};
 
 /// A guest whose hclgevf has run `hclge_comm_cmd_init`: BAR2, RAM, the
 /// model as `nic::attach` and `mark_vfs` leave a VF's, the CSQ's
