@@ -445,7 +445,7 @@ static struct net_device *hns_shim_followed_upper(struct hns_shim_dev *sdev,
 }
 
 int hns_shim_port_netdev(struct ib_device *ibdev, u32 port, u32 *mtu,
-			 u32 *state)
+			 u32 *state, u8 *mac)
 {
 	struct net_device *ndev, *upper;
 
@@ -453,9 +453,13 @@ int hns_shim_port_netdev(struct ib_device *ibdev, u32 port, u32 *mtu,
 	if (!ndev)
 		return -ENODEV;
 	*mtu = iboe_get_mtu(ndev->mtu);
-	upper = hns_shim_followed_upper(to_sdev(ibdev), ndev);
-	*state = ib_get_curr_port_state(upper ? upper : ndev);
-	dev_put(upper);
+	if (state) {
+		upper = hns_shim_followed_upper(to_sdev(ibdev), ndev);
+		*state = ib_get_curr_port_state(upper ? upper : ndev);
+		dev_put(upper);
+	}
+	if (mac)
+		ether_addr_copy(mac, ndev->dev_addr);
 	dev_put(ndev);
 	return 0;
 }
@@ -689,12 +693,6 @@ static int hns_shim_get_hw_stats(struct ib_device *ibdev,
 	return ret;
 }
 
-void *hns_shim_udata_uctx(struct ib_udata *udata)
-{
-	return rdma_udata_to_drv_context(udata, struct hns_shim_uctx,
-					 ibuctx)->rs_uctx;
-}
-
 void *hns_shim_udata_ctx(struct ib_udata *udata, struct ib_ucontext **ibuctx,
 			 u32 *config)
 {
@@ -714,18 +712,6 @@ bool hns_shim_cap_eth_ah(struct ib_device *ibdev, u32 port)
 u32 hns_shim_random_u32_inclusive(u32 lo, u32 hi)
 {
 	return get_random_u32_inclusive(lo, hi);
-}
-
-bool hns_shim_port_ndev(struct ib_device *ibdev, u32 *mtu, u8 *mac)
-{
-	struct net_device *ndev = ib_device_get_netdev(ibdev, 1);
-
-	if (!ndev)
-		return false;
-	*mtu = iboe_get_mtu(ndev->mtu);
-	ether_addr_copy(mac, ndev->dev_addr);
-	dev_put(ndev);
-	return true;
 }
 
 /*

@@ -206,12 +206,13 @@ struct hns_shim_netdev_ev {
  * keeps it, port_data[0].cache, under cache_lock): whether it changed.
  */
 bool hns_shim_swap_last_port_state(struct ib_device *ibdev, u32 state);
-/* What query_port reads of the port's netdev: iboe_get_mtu() of its MTU
- * (an enum ib_mtu or 0) and its enum ib_port_state, or that of the bond
- * upper the port follows; -ENODEV without a netdev.
+/* What the verbs read of a port's netdev: iboe_get_mtu() of its MTU (an
+ * enum ib_mtu or 0); when state is not NULL its enum ib_port_state, or that
+ * of the bond upper the port follows (query_port); when mac is not NULL its
+ * ETH_ALEN-byte MAC (modify_qp). -ENODEV without a netdev.
  */
 int hns_shim_port_netdev(struct ib_device *ibdev, u32 port, u32 *mtu,
-			 u32 *state);
+			 u32 *state, u8 *mac);
 /* Copies a node description (IB_DEVICE_NODE_DESC_MAX bytes) under the
  * device's lock.
  */
@@ -394,12 +395,6 @@ void *hns_shim_udata_ctx(struct ib_udata *udata, struct ib_ucontext **ibuctx,
 			 u32 *config);
 bool hns_shim_cap_eth_ah(struct ib_device *ibdev, u32 port);
 u32 hns_shim_random_u32_inclusive(u32 lo, u32 hi);
-/* The MTU (an enum ib_mtu, iboe_get_mtu) and MAC of port 1's netdev: false
- * when the port has none.
- */
-bool hns_shim_port_ndev(struct ib_device *ibdev, u32 *mtu, u8 *mac);
-/* The driver's context (rs_uctx) of a user verb's udata. */
-void *hns_shim_udata_uctx(struct ib_udata *udata);
 
 /* --- resource tracking (rdma res show) ----------------------------------- */
 /* VLAN ids from here on are none (the kernel's VLAN_N_VID). */
