@@ -433,7 +433,7 @@ static struct net_device *hns_shim_followed_upper(struct hns_shim_dev *sdev,
 }
 
 int hns_shim_port_netdev(struct ib_device *ibdev, u32 port, u32 *mtu,
-			 u32 *state)
+			 u32 *state, u8 *mac)
 {
 	struct net_device *ndev, *upper;
 
@@ -441,9 +441,13 @@ int hns_shim_port_netdev(struct ib_device *ibdev, u32 port, u32 *mtu,
 	if (!ndev)
 		return -ENODEV;
 	*mtu = iboe_get_mtu(ndev->mtu);
-	upper = hns_shim_followed_upper(to_sdev(ibdev), ndev);
-	*state = ib_get_curr_port_state(upper ? upper : ndev);
-	dev_put(upper);
+	if (state) {
+		upper = hns_shim_followed_upper(to_sdev(ibdev), ndev);
+		*state = ib_get_curr_port_state(upper ? upper : ndev);
+		dev_put(upper);
+	}
+	if (mac)
+		ether_addr_copy(mac, ndev->dev_addr);
 	dev_put(ndev);
 	return 0;
 }
@@ -590,12 +594,6 @@ static int hns_shim_get_hw_stats(struct ib_device *ibdev,
 	return ret;
 }
 
-void *hns_shim_udata_uctx(struct ib_udata *udata)
-{
-	return rdma_udata_to_drv_context(udata, struct hns_shim_uctx,
-					 ibuctx)->rs_uctx;
-}
-
 void *hns_shim_udata_ctx(struct ib_udata *udata, struct ib_ucontext **ibuctx,
 			 u32 *config)
 {
@@ -615,18 +613,6 @@ bool hns_shim_cap_eth_ah(struct ib_device *ibdev, u32 port)
 u32 hns_shim_random_u32_inclusive(u32 lo, u32 hi)
 {
 	return get_random_u32_inclusive(lo, hi);
-}
-
-bool hns_shim_port_ndev(struct ib_device *ibdev, u32 *mtu, u8 *mac)
-{
-	struct net_device *ndev = ib_device_get_netdev(ibdev, 1);
-
-	if (!ndev)
-		return false;
-	*mtu = iboe_get_mtu(ndev->mtu);
-	ether_addr_copy(mac, ndev->dev_addr);
-	dev_put(ndev);
-	return true;
 }
 
 /*
@@ -707,116 +693,20 @@ static struct ib_mr *hns_shim_alloc_mr(struct ib_pd *pd,
 	return to_sdev(pd->device)->ops->alloc_mr(pd, (u32)mr_type, max_num_sg);
 }
 
-/* --- resource tracking: the driver gives values, netlink is done here --- */
-static int hns_shim_put_res(struct sk_buff *msg, const struct hns_shim_res *r)
+/* --- resource tracking: netlink's inline nest helpers ------------------ */
+struct nlattr *hns_shim_nla_nest_start(struct sk_buff *msg, int type)
 {
-	struct nlattr *nest = nla_nest_start(msg, RDMA_NLDEV_ATTR_DRIVER);
-	const struct hns_shim_res_attr *a;
-	u32 i;
-	int ret;
+	return nla_nest_start(msg, type);
+}
 
-	if (!nest)
-		return -EMSGSIZE;
-	for (i = 0; i < r->n && i < HNS_SHIM_RES_ATTRS; i++) {
-		a = &r->attr[i];
-		ret = a->hex ? rdma_nl_put_driver_u32_hex(msg, a->name, a->val) :
-			       rdma_nl_put_driver_u32(msg, a->name, a->val);
-		if (ret) {
-			nla_nest_cancel(msg, nest);
-			return -EMSGSIZE;
-		}
-	}
+void hns_shim_nla_nest_end(struct sk_buff *msg, struct nlattr *nest)
+{
 	nla_nest_end(msg, nest);
-	return 0;
 }
 
-static int hns_shim_put_raw(struct sk_buff *msg, int len, const u8 *buf)
+void hns_shim_nla_nest_cancel(struct sk_buff *msg, struct nlattr *nest)
 {
-	if (len < 0)
-		return len;
-	return nla_put(msg, RDMA_NLDEV_ATTR_RES_RAW, len, buf);
-}
-
-static int hns_shim_fill_res_cq(struct sk_buff *msg, struct ib_cq *ibcq)
-{
-	struct hns_shim_cq *cq = container_of(ibcq, struct hns_shim_cq, ibcq);
-	struct hns_shim_res r = {};
-	int ret = HNS_RS_OP(to_sdev(ibcq->device), res_cq, cq->rs_cq, &r);
-
-	return ret ?: hns_shim_put_res(msg, &r);
-}
-
-static int hns_shim_fill_res_cq_raw(struct sk_buff *msg, struct ib_cq *ibcq)
-{
-	struct hns_shim_cq *cq = container_of(ibcq, struct hns_shim_cq, ibcq);
-	struct hns_shim_dev *sdev = to_sdev(ibcq->device);
-	u8 buf[HNS_SHIM_RES_RAW_MAX] = {};
-
-	return hns_shim_put_raw(msg,
-				HNS_RS_OP(sdev, res_cq_raw, cq->rs_cq, buf),
-				buf);
-}
-
-static int hns_shim_fill_res_qp(struct sk_buff *msg, struct ib_qp *ibqp)
-{
-	struct hns_shim_qp *qp = container_of(ibqp, struct hns_shim_qp, ibqp);
-	struct hns_shim_res r = {};
-	int ret = HNS_RS_OP(to_sdev(ibqp->device), res_qp, qp->rs_qp, &r);
-
-	return ret ?: hns_shim_put_res(msg, &r);
-}
-
-static int hns_shim_fill_res_qp_raw(struct sk_buff *msg, struct ib_qp *ibqp)
-{
-	struct hns_shim_qp *qp = container_of(ibqp, struct hns_shim_qp, ibqp);
-	struct hns_shim_dev *sdev = to_sdev(ibqp->device);
-	u8 buf[HNS_SHIM_RES_RAW_MAX] = {};
-
-	return hns_shim_put_raw(msg,
-				HNS_RS_OP(sdev, res_qp_raw, qp->rs_qp, buf),
-				buf);
-}
-
-static int hns_shim_fill_res_mr(struct sk_buff *msg, struct ib_mr *ibmr)
-{
-	struct hns_shim_mr *mr = container_of(ibmr, struct hns_shim_mr, ibmr);
-	struct hns_shim_res r = {};
-	int ret = HNS_RS_OP(to_sdev(ibmr->device), res_mr, mr->rs_mr, &r);
-
-	return ret ?: hns_shim_put_res(msg, &r);
-}
-
-static int hns_shim_fill_res_mr_raw(struct sk_buff *msg, struct ib_mr *ibmr)
-{
-	struct hns_shim_mr *mr = container_of(ibmr, struct hns_shim_mr, ibmr);
-	struct hns_shim_dev *sdev = to_sdev(ibmr->device);
-	u8 buf[HNS_SHIM_RES_RAW_MAX] = {};
-
-	return hns_shim_put_raw(msg,
-				HNS_RS_OP(sdev, res_mr_raw, mr->rs_mr, buf),
-				buf);
-}
-
-static int hns_shim_fill_res_srq(struct sk_buff *msg, struct ib_srq *ibsrq)
-{
-	struct hns_shim_srq *srq = container_of(ibsrq, struct hns_shim_srq,
-						ibsrq);
-	struct hns_shim_res r = {};
-	int ret = HNS_RS_OP(to_sdev(ibsrq->device), res_srq, srq->rs_srq, &r);
-
-	return ret ?: hns_shim_put_res(msg, &r);
-}
-
-static int hns_shim_fill_res_srq_raw(struct sk_buff *msg, struct ib_srq *ibsrq)
-{
-	struct hns_shim_srq *srq = container_of(ibsrq, struct hns_shim_srq,
-						ibsrq);
-	struct hns_shim_dev *sdev = to_sdev(ibsrq->device);
-	u8 buf[HNS_SHIM_RES_RAW_MAX] = {};
-
-	return hns_shim_put_raw(msg,
-				HNS_RS_OP(sdev, res_srq_raw, srq->rs_srq, buf),
-				buf);
+	nla_nest_cancel(msg, nest);
 }
 
 /* The enum argument is why this trampoline exists (kCFI typing, as for
@@ -846,13 +736,6 @@ static const struct ib_device_ops hns_shim_dev_ops = {
 	.mmap = hns_shim_mmap_counted,
 	.mmap_free = hns_shim_mmap_free,
 
-	.fill_res_cq_entry = hns_shim_fill_res_cq,
-	.fill_res_cq_entry_raw = hns_shim_fill_res_cq_raw,
-	.fill_res_qp_entry = hns_shim_fill_res_qp,
-	.fill_res_qp_entry_raw = hns_shim_fill_res_qp_raw,
-	.fill_res_mr_entry = hns_shim_fill_res_mr,
-	.fill_res_mr_entry_raw = hns_shim_fill_res_mr_raw,
-
 	INIT_RDMA_OBJ_SIZE(ib_ah, hns_shim_ah, ibah),
 	INIT_RDMA_OBJ_SIZE(ib_cq, hns_shim_cq, ibcq),
 	INIT_RDMA_OBJ_SIZE(ib_pd, hns_shim_pd, ibpd),
@@ -871,8 +754,6 @@ static const struct ib_device_ops hns_shim_frmr_ops = {
 
 static const struct ib_device_ops hns_shim_srq_ops = {
 	.modify_srq = hns_shim_modify_srq,
-	.fill_res_srq_entry = hns_shim_fill_res_srq,
-	.fill_res_srq_entry_raw = hns_shim_fill_res_srq_raw,
 
 	INIT_RDMA_OBJ_SIZE(ib_srq, hns_shim_srq, ibsrq),
 };
@@ -928,9 +809,11 @@ int hns_shim_register_ibdev(struct ib_device *ibdev,
 	ib_set_device_ops(ibdev, to_sdev(ibdev)->ops->pd);
 	ib_set_device_ops(ibdev, to_sdev(ibdev)->ops->gid);
 	ib_set_device_ops(ibdev, to_sdev(ibdev)->ops->uctx);
+	ib_set_device_ops(ibdev, to_sdev(ibdev)->ops->res);
 	if (reg->srq) {
 		ib_set_device_ops(ibdev, to_sdev(ibdev)->ops->srq_datapath);
 		ib_set_device_ops(ibdev, to_sdev(ibdev)->ops->srq);
+		ib_set_device_ops(ibdev, to_sdev(ibdev)->ops->res_srq);
 		ib_set_device_ops(ibdev, &hns_shim_srq_ops);
 	}
 	if (reg->xrc) {

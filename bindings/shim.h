@@ -234,12 +234,13 @@ struct hns_shim_netdev_ev {
  * keeps it, port_data[0].cache, under cache_lock): whether it changed.
  */
 bool hns_shim_swap_last_port_state(struct ib_device *ibdev, u32 state);
-/* What query_port reads of the port's netdev: iboe_get_mtu() of its MTU
- * (an enum ib_mtu or 0) and its enum ib_port_state, or that of the bond
- * upper the port follows; -ENODEV without a netdev.
+/* What the verbs read of a port's netdev: iboe_get_mtu() of its MTU (an
+ * enum ib_mtu or 0); when state is not NULL its enum ib_port_state, or that
+ * of the bond upper the port follows (query_port); when mac is not NULL its
+ * ETH_ALEN-byte MAC (modify_qp). -ENODEV without a netdev.
  */
 int hns_shim_port_netdev(struct ib_device *ibdev, u32 port, u32 *mtu,
-			 u32 *state);
+			 u32 *state, u8 *mac);
 /* Copies a node description (IB_DEVICE_NODE_DESC_MAX bytes) under the
  * device's lock.
  */
@@ -422,32 +423,14 @@ void *hns_shim_udata_ctx(struct ib_udata *udata, struct ib_ucontext **ibuctx,
 			 u32 *config);
 bool hns_shim_cap_eth_ah(struct ib_device *ibdev, u32 port);
 u32 hns_shim_random_u32_inclusive(u32 lo, u32 hi);
-/* The MTU (an enum ib_mtu, iboe_get_mtu) and MAC of port 1's netdev: false
- * when the port has none.
- */
-bool hns_shim_port_ndev(struct ib_device *ibdev, u32 *mtu, u8 *mac);
-/* The driver's context (rs_uctx) of a user verb's udata. */
-void *hns_shim_udata_uctx(struct ib_udata *udata);
 
 /* --- resource tracking (rdma res show) ----------------------------------- */
 /* VLAN ids from here on are none (the kernel's VLAN_N_VID). */
 #define HNS_SHIM_VLAN_N_VID VLAN_N_VID
-#define HNS_SHIM_RES_ATTRS 6
-/* Largest raw image: the QPC of HIP09 (512 bytes) and its SCC context. */
-#define HNS_SHIM_RES_RAW_MAX (512 + 64)
-
-/* The driver details of one object for `rdma res show -dd` (filled by the
- * driver): n named 32-bit values, each printed in hex or decimal; the
- * names are static strings of the driver.
- */
-struct hns_shim_res {
-	u32 n;
-	struct hns_shim_res_attr {
-		const char *name;
-		u32 val;
-		bool hex;
-	} attr[HNS_SHIM_RES_ATTRS];
-};
+/* Netlink nesting of the restrack ops (inline in net/netlink.h). */
+struct nlattr *hns_shim_nla_nest_start(struct sk_buff *msg, int type);
+void hns_shim_nla_nest_end(struct sk_buff *msg, struct nlattr *nest);
+void hns_shim_nla_nest_cancel(struct sk_buff *msg, struct nlattr *nest);
 
 /* The verbs whose failures the shim reports to the driver (verb_failed),
  * whatever part of the verb failed.
@@ -489,6 +472,11 @@ struct hns_rs_ib_ops {
 	const struct ib_device_ops *mr;
 	const struct ib_device_ops *mr_rereg;
 	const struct ib_device_ops *mr_frmr;
+	/* The restrack ops (fill_res_{cq,qp,mr}_entry and their _raw); res_srq
+	 * the SRQ's (set with SRQs only).
+	 */
+	const struct ib_device_ops *res;
+	const struct ib_device_ops *res_srq;
 	/* The core's alloc_mr through a shim function (an enum argument);
 	 * mr_type is that enum's value.
 	 */
@@ -528,17 +516,6 @@ struct hns_rs_ib_ops {
 	bool (*bond_follows)(void *rs, struct net_device *ndev,
 			     struct net_device *upper);
 	int (*query_counters)(void *rs, u64 *values, u32 num);
-	int (*res_cq)(void *rs, void *cq, struct hns_shim_res *res);
-	int (*res_qp)(void *rs, void *qp, struct hns_shim_res *res);
-	int (*res_mr)(void *rs, void *mr, struct hns_shim_res *res);
-	/* The raw image (`rdma res show -r`) into buf of HNS_SHIM_RES_RAW_MAX
-	 * bytes: its length, or a negative errno.
-	 */
-	int (*res_cq_raw)(void *rs, void *cq, u8 *buf);
-	int (*res_qp_raw)(void *rs, void *qp, u8 *buf);
-	int (*res_mr_raw)(void *rs, void *mr, u8 *buf);
-	int (*res_srq)(void *rs, void *srq, struct hns_shim_res *res);
-	int (*res_srq_raw)(void *rs, void *srq, u8 *buf);
 };
 
 /* --- user memory --------------------------------------------------------- */

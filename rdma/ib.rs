@@ -680,6 +680,8 @@ impl<D: IbDriver> IbAdapter<D> {
         xrcd: &pd::PdOps::<D>::XRCD,
         gid: &gid::GidOps::<D>::OPS,
         uctx: &uctx::UctxOps::<D>::OPS,
+        res: &restrack::ResOps::<D>::OPS,
+        res_srq: &restrack::ResOps::<D>::SRQ,
         req_notify_cq: Some(req_notify_cq::<D>),
         netdev_event: Some(netdev_event::<D>),
         doorbells_off: Some(doorbells_off::<D>),
@@ -688,14 +690,6 @@ impl<D: IbDriver> IbAdapter<D> {
         query_counters: Some(query_counters::<D>),
         alloc_mr: Some(mr::alloc_mr::<D>),
         modify_srq: Some(srq::modify_srq::<D>),
-        res_cq: Some(restrack::res_cq::<D>),
-        res_qp: Some(restrack::res_qp::<D>),
-        res_mr: Some(restrack::res_mr::<D>),
-        res_cq_raw: Some(restrack::res_cq_raw::<D>),
-        res_qp_raw: Some(restrack::res_qp_raw::<D>),
-        res_mr_raw: Some(restrack::res_mr_raw::<D>),
-        res_srq: Some(restrack::res_srq::<D>),
-        res_srq_raw: Some(restrack::res_srq_raw::<D>),
     };
 
     /// [`Self::OPS`] as a static reference.

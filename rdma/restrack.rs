@@ -1,31 +1,63 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 
-//! Resource tracking: what `rdma res show {cq,qp,mr}` prints of this
+//! Resource tracking: what `rdma res show {cq,qp,mr,srq}` prints of this
 //! driver's objects with `-dd` (driver details, named 32-bit values) and
 //! `-r` (the raw context image the engine gives back).
 //!
 //! C: [`hns_roce_restrack.c`](srctree/drivers/infiniband/hw/hns/hns_roce_restrack.c).
-//! The shim does the netlink attributes (`nla_nest_start` and friends are
-//! inline C); the driver only fills [`ResAttrs`] and [`ResRaw`].
+//! The RDMA core calls the `fill_res_*_entry` ops of [`ResOps`] directly;
+//! they ask the driver for [`ResAttrs`] or [`ResRaw`] and write the netlink
+//! attributes (the nest's start, end and cancel are inline C: the shim
+//! wraps them).
 
-use super::ib::verbs::{drv, CqBox, MrBox, QpBox, SrqBox};
+use super::ib::verbs::{cq_rs, dev_drv, qp_rs, CqBox, MrBox, QpBox, SrqBox};
 use super::ib::IbDriver;
 use super::raw;
-use kernel::{
-    ffi::{c_int, c_void},
-    prelude::*,
-    types::ForeignOwnable,
-};
+use core::marker::PhantomData;
+use kernel::{bindings, ffi::c_int, prelude::*, types::ForeignOwnable};
+
+/// Most driver details one object has.
+const RES_ATTRS: usize = 6;
+/// Largest raw image: the QPC of HIP09 (512 bytes) and its SCC context.
+const RES_RAW_MAX: usize = 512 + 64;
+
+/// One named value of the driver details.
+#[derive(Clone, Copy)]
+struct ResAttr {
+    /// The attribute's name.
+    name: &'static CStr,
+    /// Its value.
+    val: u32,
+    /// Printed in hex (else decimal).
+    hex: bool,
+}
 
 /// The driver details of one object, as `rdma res show -dd` prints them.
 ///
 /// # Invariants
 ///
-/// `0.n` is at most the length of `0.attr`, and every name among the first
-/// `0.n` entries points to a `'static` C string.
-pub(crate) struct ResAttrs(raw::hns_shim_res);
+/// `n` is at most `RES_ATTRS`.
+pub(crate) struct ResAttrs {
+    /// The first `n` entries are set.
+    attr: [ResAttr; RES_ATTRS],
+    /// How many are set.
+    n: usize,
+}
 
 impl ResAttrs {
+    /// No details yet.
+    fn new() -> Self {
+        let none = ResAttr {
+            name: c"",
+            val: 0,
+            hex: false,
+        };
+        Self {
+            attr: [none; RES_ATTRS],
+            n: 0,
+        }
+    }
+
     /// Adds `name` with `val` printed in decimal (`rdma_nl_put_driver_u32`).
     pub(crate) fn put(&mut self, name: &'static CStr, val: u32) -> Result {
         self.push(name, val, false)
@@ -37,12 +69,44 @@ impl ResAttrs {
     }
 
     fn push(&mut self, name: &'static CStr, val: u32, hex: bool) -> Result {
-        // CAST: `n` is at most the array length (type invariant).
-        let a = self.0.attr.get_mut(self.0.n as usize).ok_or(EMSGSIZE)?;
-        a.name = name.as_char_ptr();
-        a.val = val;
-        a.hex = hex;
-        self.0.n += 1;
+        let a = self.attr.get_mut(self.n).ok_or(EMSGSIZE)?;
+        *a = ResAttr { name, val, hex };
+        self.n += 1;
+        Ok(())
+    }
+
+    /// Writes the details as the `RDMA_NLDEV_ATTR_DRIVER` nest of `msg`;
+    /// `EMSGSIZE` when they do not fit (nothing of the nest stays).
+    ///
+    /// # Safety
+    ///
+    /// `msg` is the message the core's `fill_res_*_entry` op was given.
+    unsafe fn put_nest(&self, msg: *mut bindings::sk_buff) -> Result {
+        // CAST: a small enum value.
+        let ty = raw::rdma_nldev_attr_RDMA_NLDEV_ATTR_DRIVER as c_int;
+        // SAFETY: the core's message (the function's contract).
+        let nest = unsafe { raw::hns_shim_nla_nest_start(msg, ty) };
+        if nest.is_null() {
+            return Err(EMSGSIZE);
+        }
+        for a in self.attr.iter().take(self.n) {
+            let name = a.name.as_char_ptr();
+            // SAFETY: the core's message; a NUL-terminated static name.
+            let ret = unsafe {
+                if a.hex {
+                    raw::rdma_nl_put_driver_u32_hex(msg, name, a.val)
+                } else {
+                    raw::rdma_nl_put_driver_u32(msg, name, a.val)
+                }
+            };
+            if ret != 0 {
+                // SAFETY: the nest just started in `msg`, not ended.
+                unsafe { raw::hns_shim_nla_nest_cancel(msg, nest) };
+                return Err(EMSGSIZE);
+            }
+        }
+        // SAFETY: the nest just started in `msg`, not ended.
+        unsafe { raw::hns_shim_nla_nest_end(msg, nest) };
         Ok(())
     }
 }
@@ -69,173 +133,261 @@ impl ResRaw<'_> {
     }
 }
 
-/// Runs `f` on fresh driver details and copies them to `out`.
+/// Asks `f` for the driver details and writes them to `msg`: 0 or the
+/// errno.
 ///
 /// # Safety
 ///
-/// `out` is valid for writing.
+/// `msg` is the message the core's `fill_res_*_entry` op was given.
 unsafe fn fill_attrs(
-    out: *mut raw::hns_shim_res,
+    msg: *mut bindings::sk_buff,
     f: impl FnOnce(&mut ResAttrs) -> Result,
 ) -> c_int {
-    let mut r = ResAttrs(raw::hns_shim_res::default());
-    match f(&mut r) {
-        Ok(()) => {
-            // SAFETY: valid for writing (the caller's contract).
-            unsafe { out.write(r.0) };
-            0
-        }
+    let mut r = ResAttrs::new();
+    // SAFETY: per the function's contract.
+    match f(&mut r).and_then(|()| unsafe { r.put_nest(msg) }) {
+        Ok(()) => 0,
         Err(e) => e.to_errno(),
     }
 }
 
-/// Runs `f` on the shim's raw buffer; its length or the errno.
+/// Asks `f` for the raw image and writes it to `msg` as
+/// `RDMA_NLDEV_ATTR_RES_RAW`: 0 or the errno.
 ///
 /// # Safety
 ///
-/// `buf` is valid for writing `HNS_SHIM_RES_RAW_MAX` bytes and not
-/// otherwise used during the call.
-unsafe fn fill_raw(buf: *mut u8, f: impl FnOnce(&mut ResRaw<'_>) -> Result) -> c_int {
-    // CAST: a small constant.
-    let max = raw::HNS_SHIM_RES_RAW_MAX as usize;
-    // SAFETY: `max` writable bytes, exclusively ours (the caller's contract).
-    let buf = unsafe { core::slice::from_raw_parts_mut(buf, max) };
-    let mut r = ResRaw { buf, len: 0 };
-    match f(&mut r) {
-        // CAST: at most `max`.
-        Ok(()) => r.len as c_int,
-        Err(e) => e.to_errno(),
+/// `msg` is the message the core's `fill_res_*_entry_raw` op was given.
+unsafe fn fill_raw(
+    msg: *mut bindings::sk_buff,
+    f: impl FnOnce(&mut ResRaw<'_>) -> Result,
+) -> c_int {
+    let mut buf = [0u8; RES_RAW_MAX];
+    let mut r = ResRaw {
+        buf: &mut buf,
+        len: 0,
+    };
+    if let Err(e) = f(&mut r) {
+        return e.to_errno();
     }
+    // CAST: a small enum value; `len` is at most `RES_RAW_MAX`.
+    let (ty, len) = (
+        raw::rdma_nldev_attr_RDMA_NLDEV_ATTR_RES_RAW as c_int,
+        r.len as c_int,
+    );
+    // SAFETY: the core's message (the function's contract); `len` readable
+    // bytes at `buf`.
+    unsafe { bindings::nla_put(msg, ty, len, buf.as_ptr().cast()) }
 }
 
-/// Called by the shim's `fill_res_cq_entry`.
+/// The `rs_srq` of an SRQ of this driver.
 ///
 /// # Safety
 ///
-/// `rs` is the device's pointer (see `drv`); `cq` is a live CQ of it
-/// (restrack holds a reference while it reports it); `out` is writable.
-pub(super) unsafe extern "C" fn res_cq<D: IbDriver>(
-    rs: *mut c_void,
-    cq: *mut c_void,
-    out: *mut raw::hns_shim_res,
-) -> c_int {
+/// `ibsrq` is the `ibsrq` of a live `hns_shim_srq` whose `rs_srq`
+/// `create_srq` set.
+unsafe fn srq_rs(ibsrq: *mut raw::ib_srq) -> *mut kernel::ffi::c_void {
     // SAFETY: per the function's contract.
-    let (d, cq) = unsafe { (drv::<D>(rs), CqBox::<D>::borrow(cq)) };
-    // SAFETY: `out` is writable (the function's contract).
-    unsafe { fill_attrs(out, |r| D::res_cq(d, cq, r)) }
+    unsafe { (*kernel::container_of!(ibsrq, raw::hns_shim_srq, ibsrq)).rs_srq }
 }
 
-/// Called by the shim's `fill_res_cq_entry_raw`.
+/// The `rs_mr` of an MR of this driver.
 ///
 /// # Safety
 ///
-/// As `res_cq`; `buf` holds `HNS_SHIM_RES_RAW_MAX` writable bytes.
-pub(super) unsafe extern "C" fn res_cq_raw<D: IbDriver>(
-    rs: *mut c_void,
-    cq: *mut c_void,
-    buf: *mut u8,
-) -> c_int {
+/// `ibmr` is the `ibmr` of a live `hns_shim_mr` whose `rs_mr` the MR's
+/// creation set.
+unsafe fn mr_rs(ibmr: *mut raw::ib_mr) -> *mut kernel::ffi::c_void {
     // SAFETY: per the function's contract.
-    let (d, cq) = unsafe { (drv::<D>(rs), CqBox::<D>::borrow(cq)) };
-    // SAFETY: `buf` as the function's contract says.
-    unsafe { fill_raw(buf, |r| D::res_cq_raw(d, cq, r)) }
+    unsafe { (*kernel::container_of!(ibmr, raw::hns_shim_mr, ibmr)).rs_mr }
 }
 
-/// Called by the shim's `fill_res_srq_entry`.
+/// The RDMA core's `fill_res_cq_entry`.
 ///
 /// # Safety
 ///
-/// `rs` is the device's pointer (see `drv`); `srq` is a live SRQ of it
-/// (restrack holds a reference while it reports it); `out` is writable.
-pub(super) unsafe extern "C" fn res_srq<D: IbDriver>(
-    rs: *mut c_void,
-    srq: *mut c_void,
-    out: *mut raw::hns_shim_res,
+/// `ibcq` is a live CQ of this driver's registered device (restrack holds
+/// a reference while it reports it); `msg` is the core's message.
+unsafe extern "C" fn fill_res_cq<D: IbDriver>(
+    msg: *mut bindings::sk_buff,
+    ibcq: *mut raw::ib_cq,
 ) -> c_int {
     // SAFETY: per the function's contract.
-    let (d, srq) = unsafe { (drv::<D>(rs), SrqBox::<D>::borrow(srq)) };
-    // SAFETY: `out` is writable (the function's contract).
-    unsafe { fill_attrs(out, |r| D::res_srq(d, srq, r)) }
+    let (d, cq) = unsafe {
+        (
+            dev_drv::<D>((*ibcq).device),
+            CqBox::<D>::borrow(cq_rs(ibcq)),
+        )
+    };
+    // SAFETY: the core's message (the function's contract).
+    unsafe { fill_attrs(msg, |r| D::res_cq(d, cq, r)) }
 }
 
-/// Called by the shim's `fill_res_srq_entry_raw`.
+/// The RDMA core's `fill_res_cq_entry_raw`.
 ///
 /// # Safety
 ///
-/// As `res_srq`; `buf` holds `HNS_SHIM_RES_RAW_MAX` writable bytes.
-pub(super) unsafe extern "C" fn res_srq_raw<D: IbDriver>(
-    rs: *mut c_void,
-    srq: *mut c_void,
-    buf: *mut u8,
+/// As [`fill_res_cq`].
+unsafe extern "C" fn fill_res_cq_raw<D: IbDriver>(
+    msg: *mut bindings::sk_buff,
+    ibcq: *mut raw::ib_cq,
 ) -> c_int {
     // SAFETY: per the function's contract.
-    let (d, srq) = unsafe { (drv::<D>(rs), SrqBox::<D>::borrow(srq)) };
-    // SAFETY: `buf` as the function's contract says.
-    unsafe { fill_raw(buf, |r| D::res_srq_raw(d, srq, r)) }
+    let (d, cq) = unsafe {
+        (
+            dev_drv::<D>((*ibcq).device),
+            CqBox::<D>::borrow(cq_rs(ibcq)),
+        )
+    };
+    // SAFETY: the core's message (the function's contract).
+    unsafe { fill_raw(msg, |r| D::res_cq_raw(d, cq, r)) }
 }
 
-/// Called by the shim's `fill_res_qp_entry`.
+/// The RDMA core's `fill_res_qp_entry`.
 ///
 /// # Safety
 ///
-/// `rs` is the device's pointer; `qp` is a live QP of it; `out` is
-/// writable.
-pub(super) unsafe extern "C" fn res_qp<D: IbDriver>(
-    rs: *mut c_void,
-    qp: *mut c_void,
-    out: *mut raw::hns_shim_res,
+/// `ibqp` is a live QP of this driver's registered device (restrack holds
+/// a reference while it reports it); `msg` is the core's message.
+unsafe extern "C" fn fill_res_qp<D: IbDriver>(
+    msg: *mut bindings::sk_buff,
+    ibqp: *mut raw::ib_qp,
 ) -> c_int {
     // SAFETY: per the function's contract.
-    let (d, qp) = unsafe { (drv::<D>(rs), QpBox::<D>::borrow(qp).get_ref()) };
-    // SAFETY: `out` is writable (the function's contract).
-    unsafe { fill_attrs(out, |r| D::res_qp(d, qp, r)) }
+    let (d, qp) = unsafe {
+        (
+            dev_drv::<D>((*ibqp).device),
+            QpBox::<D>::borrow(qp_rs(ibqp)).get_ref(),
+        )
+    };
+    // SAFETY: the core's message (the function's contract).
+    unsafe { fill_attrs(msg, |r| D::res_qp(d, qp, r)) }
 }
 
-/// Called by the shim's `fill_res_qp_entry_raw`.
+/// The RDMA core's `fill_res_qp_entry_raw`.
 ///
 /// # Safety
 ///
-/// As `res_qp`; `buf` holds `HNS_SHIM_RES_RAW_MAX` writable bytes.
-pub(super) unsafe extern "C" fn res_qp_raw<D: IbDriver>(
-    rs: *mut c_void,
-    qp: *mut c_void,
-    buf: *mut u8,
+/// As [`fill_res_qp`].
+unsafe extern "C" fn fill_res_qp_raw<D: IbDriver>(
+    msg: *mut bindings::sk_buff,
+    ibqp: *mut raw::ib_qp,
 ) -> c_int {
     // SAFETY: per the function's contract.
-    let (d, qp) = unsafe { (drv::<D>(rs), QpBox::<D>::borrow(qp).get_ref()) };
-    // SAFETY: `buf` as the function's contract says.
-    unsafe { fill_raw(buf, |r| D::res_qp_raw(d, qp, r)) }
+    let (d, qp) = unsafe {
+        (
+            dev_drv::<D>((*ibqp).device),
+            QpBox::<D>::borrow(qp_rs(ibqp)).get_ref(),
+        )
+    };
+    // SAFETY: the core's message (the function's contract).
+    unsafe { fill_raw(msg, |r| D::res_qp_raw(d, qp, r)) }
 }
 
-/// Called by the shim's `fill_res_mr_entry`.
+/// The RDMA core's `fill_res_mr_entry`.
 ///
 /// # Safety
 ///
-/// `rs` is the device's pointer; `mr` is a live MR of it; `out` is
-/// writable.
-pub(super) unsafe extern "C" fn res_mr<D: IbDriver>(
-    rs: *mut c_void,
-    mr: *mut c_void,
-    out: *mut raw::hns_shim_res,
+/// `ibmr` is a live MR of this driver's registered device (restrack holds
+/// a reference while it reports it); `msg` is the core's message.
+unsafe extern "C" fn fill_res_mr<D: IbDriver>(
+    msg: *mut bindings::sk_buff,
+    ibmr: *mut raw::ib_mr,
 ) -> c_int {
     // SAFETY: per the function's contract.
-    let (d, mr) = unsafe { (drv::<D>(rs), MrBox::<D>::borrow(mr).get_ref()) };
-    // SAFETY: `out` is writable (the function's contract).
-    unsafe { fill_attrs(out, |r| D::res_mr(d, mr, r)) }
+    let (d, mr) = unsafe {
+        (
+            dev_drv::<D>((*ibmr).device),
+            MrBox::<D>::borrow(mr_rs(ibmr)).get_ref(),
+        )
+    };
+    // SAFETY: the core's message (the function's contract).
+    unsafe { fill_attrs(msg, |r| D::res_mr(d, mr, r)) }
 }
 
-/// Called by the shim's `fill_res_mr_entry_raw`.
+/// The RDMA core's `fill_res_mr_entry_raw`.
 ///
 /// # Safety
 ///
-/// As `res_mr`; `buf` holds `HNS_SHIM_RES_RAW_MAX` writable bytes.
-pub(super) unsafe extern "C" fn res_mr_raw<D: IbDriver>(
-    rs: *mut c_void,
-    mr: *mut c_void,
-    buf: *mut u8,
+/// As [`fill_res_mr`].
+unsafe extern "C" fn fill_res_mr_raw<D: IbDriver>(
+    msg: *mut bindings::sk_buff,
+    ibmr: *mut raw::ib_mr,
 ) -> c_int {
     // SAFETY: per the function's contract.
-    let (d, mr) = unsafe { (drv::<D>(rs), MrBox::<D>::borrow(mr).get_ref()) };
-    // SAFETY: `buf` as the function's contract says.
-    unsafe { fill_raw(buf, |r| D::res_mr_raw(d, mr, r)) }
+    let (d, mr) = unsafe {
+        (
+            dev_drv::<D>((*ibmr).device),
+            MrBox::<D>::borrow(mr_rs(ibmr)).get_ref(),
+        )
+    };
+    // SAFETY: the core's message (the function's contract).
+    unsafe { fill_raw(msg, |r| D::res_mr_raw(d, mr, r)) }
+}
+
+/// The RDMA core's `fill_res_srq_entry`.
+///
+/// # Safety
+///
+/// `ibsrq` is a live SRQ of this driver's registered device (restrack
+/// holds a reference while it reports it); `msg` is the core's message.
+unsafe extern "C" fn fill_res_srq<D: IbDriver>(
+    msg: *mut bindings::sk_buff,
+    ibsrq: *mut raw::ib_srq,
+) -> c_int {
+    // SAFETY: per the function's contract.
+    let (d, srq) = unsafe {
+        (
+            dev_drv::<D>((*ibsrq).device),
+            SrqBox::<D>::borrow(srq_rs(ibsrq)),
+        )
+    };
+    // SAFETY: the core's message (the function's contract).
+    unsafe { fill_attrs(msg, |r| D::res_srq(d, srq, r)) }
+}
+
+/// The RDMA core's `fill_res_srq_entry_raw`.
+///
+/// # Safety
+///
+/// As [`fill_res_srq`].
+unsafe extern "C" fn fill_res_srq_raw<D: IbDriver>(
+    msg: *mut bindings::sk_buff,
+    ibsrq: *mut raw::ib_srq,
+) -> c_int {
+    // SAFETY: per the function's contract.
+    let (d, srq) = unsafe {
+        (
+            dev_drv::<D>((*ibsrq).device),
+            SrqBox::<D>::borrow(srq_rs(ibsrq)),
+        )
+    };
+    // SAFETY: the core's message (the function's contract).
+    unsafe { fill_raw(msg, |r| D::res_srq_raw(d, srq, r)) }
+}
+
+/// The restrack ops of driver `D`, called by the RDMA core directly.
+pub(super) struct ResOps<D>(PhantomData<fn() -> D>);
+
+impl<D: IbDriver> ResOps<D> {
+    /// The CQ, QP and MR entries every device has.
+    pub(super) const OPS: raw::ib_device_ops = raw::ib_device_ops {
+        fill_res_cq_entry: Some(fill_res_cq::<D>),
+        fill_res_cq_entry_raw: Some(fill_res_cq_raw::<D>),
+        fill_res_qp_entry: Some(fill_res_qp::<D>),
+        fill_res_qp_entry_raw: Some(fill_res_qp_raw::<D>),
+        fill_res_mr_entry: Some(fill_res_mr::<D>),
+        fill_res_mr_entry_raw: Some(fill_res_mr_raw::<D>),
+        // SAFETY: every other field of `ib_device_ops` is an optional
+        // function pointer, a number or a pointer, for which zero means
+        // "not set".
+        ..unsafe { core::mem::zeroed() }
+    };
+
+    /// The SRQ entries, set only on devices with SRQs.
+    pub(super) const SRQ: raw::ib_device_ops = raw::ib_device_ops {
+        fill_res_srq_entry: Some(fill_res_srq::<D>),
+        fill_res_srq_entry_raw: Some(fill_res_srq_raw::<D>),
+        // SAFETY: as for `OPS`.
+        ..unsafe { core::mem::zeroed() }
+    };
 }

@@ -240,7 +240,16 @@ pub(super) unsafe extern "C" fn query_port<D: IbDriver>(
     }
     let mut a = PortAttr::default();
     // SAFETY: a registered device; the out pointers are valid.
-    if unsafe { raw::hns_shim_port_netdev(ibdev, port, &mut a.ndev_mtu, &mut a.ndev_state) } != 0 {
+    let ret = unsafe {
+        raw::hns_shim_port_netdev(
+            ibdev,
+            port,
+            &mut a.ndev_mtu,
+            &mut a.ndev_state,
+            core::ptr::null_mut(),
+        )
+    };
+    if ret != 0 {
         // SAFETY: a registered device.
         unsafe {
             ibdev_print(

@@ -277,7 +277,9 @@ fn qp_ureq(u: &UData<'_>, init: &mut QpInit) {
 /// # Safety
 ///
 /// `udata` is the udata of a uverbs command on this driver's device.
-unsafe fn udata_ctx(udata: *mut raw::ib_udata) -> (*mut c_void, *mut raw::ib_ucontext, u32) {
+pub(super) unsafe fn udata_ctx(
+    udata: *mut raw::ib_udata,
+) -> (*mut c_void, *mut raw::ib_ucontext, u32) {
     let mut ibuctx = core::ptr::null_mut();
     let mut config = 0;
     // SAFETY: per the function's contract; the out pointers are writable.
@@ -528,8 +530,17 @@ unsafe extern "C" fn modify_qp<D: IbDriver>(
     }
     let mut mac = [0u8; 6];
     // SAFETY: `dev` is registered; the out pointers are writable (the MAC
-    // takes `ETH_ALEN` bytes).
-    if unsafe { raw::hns_shim_port_ndev(dev, &mut a.active_mtu, mac.as_mut_ptr()) } {
+    // takes `ETH_ALEN` bytes; no state is asked for).
+    let ret = unsafe {
+        raw::hns_shim_port_netdev(
+            dev,
+            1,
+            &mut a.active_mtu,
+            core::ptr::null_mut(),
+            mac.as_mut_ptr(),
+        )
+    };
+    if ret == 0 {
         a.dmac_local = a.dmac == mac;
     }
     // SAFETY: per the function's contract: a live QP whose `rs_qp` is the

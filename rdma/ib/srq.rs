@@ -116,7 +116,7 @@ unsafe fn create<D: IbDriver>(
     let udata = unsafe { UData::from_raw(udata_raw) };
     let uctx = if udata.is_some() {
         // SAFETY: the command's udata, whose context is this driver's.
-        unsafe { raw::hns_shim_udata_uctx(udata_raw) }
+        unsafe { super::qp::udata_ctx(udata_raw) }.0
     } else {
         core::ptr::null_mut()
     };

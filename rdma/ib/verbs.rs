@@ -42,7 +42,7 @@ pub(in crate::rdma) unsafe fn drv<'a, D: IbDriver>(rs: *mut c_void) -> &'a D {
 /// `dev` is this driver's registered device (the `ibdev` of a
 /// `hns_shim_dev`), with the contract of [`drv`] for its `rs`.
 #[inline(always)]
-pub(super) unsafe fn dev_drv<'a, D: IbDriver>(dev: *mut raw::ib_device) -> &'a D {
+pub(in crate::rdma) unsafe fn dev_drv<'a, D: IbDriver>(dev: *mut raw::ib_device) -> &'a D {
     // SAFETY: per the function's contract, `dev` is the `ibdev` field of a
     // live `hns_shim_dev`, whose `rs` is the registration's pointer.
     unsafe { drv::<D>((*kernel::container_of!(dev, raw::hns_shim_dev, ibdev)).rs) }
@@ -202,7 +202,7 @@ where
 /// `ibcq` is the `ibcq` of a live `hns_shim_cq` whose `rs_cq` `create_cq`
 /// set (every CQ of this driver's device once the core has it).
 #[inline(always)]
-pub(super) unsafe fn cq_rs(ibcq: *mut raw::ib_cq) -> *mut c_void {
+pub(in crate::rdma) unsafe fn cq_rs(ibcq: *mut raw::ib_cq) -> *mut c_void {
     // SAFETY: per the function's contract.
     unsafe { (*kernel::container_of!(ibcq, raw::hns_shim_cq, ibcq)).rs_cq }
 }
@@ -272,7 +272,7 @@ pub(in crate::rdma) type QpBox<D> = Pin<KBox<<D as IbDriver>::Qp>>;
 /// `ibqp` is the `ibqp` of a live `hns_shim_qp` whose `rs_qp` `create_qp`
 /// set (every QP of this driver's device once the core has it).
 #[inline(always)]
-pub(super) unsafe fn qp_rs(ibqp: *mut raw::ib_qp) -> *mut c_void {
+pub(in crate::rdma) unsafe fn qp_rs(ibqp: *mut raw::ib_qp) -> *mut c_void {
     // SAFETY: per the function's contract.
     unsafe { (*kernel::container_of!(ibqp, raw::hns_shim_qp, ibqp)).rs_qp }
 }
