@@ -471,8 +471,8 @@ unsafe fn qp_av(dev: *mut raw::ib_device, attr: &raw::ib_qp_attr, mask: u32, a: 
     if let Some(g) = sgid.filter(|_| a.av_grh) {
         // SAFETY: `g` is live for the call; `vlan_id` is writable and the
         // MAC is not asked for (null).
-        a.l2_ret =
-            unsafe { raw::rdma_read_gid_l2_fields(g, &mut a.vlan_id, core::ptr::null_mut()) };
+        let ret = unsafe { raw::rdma_read_gid_l2_fields(g, &mut a.vlan_id, core::ptr::null_mut()) };
+        a.l2_ret = ret;
     }
 }
 

@@ -103,8 +103,9 @@ unsafe fn create<D: IbDriver>(
     if srq_type == raw::ib_srq_type_IB_SRQT_XRC {
         // SAFETY: an XRC SRQ's request names its XRC domain, this
         // driver's (the function's contract).
-        args.xrcdn =
+        let xrcdn =
             unsafe { raw::hns_shim_xrcd_xrcdn(init.ext.__bindgen_anon_1.xrc.as_ref().xrcd) };
+        args.xrcdn = xrcdn;
     }
     // The SRQ types that complete to a CQ of their own (`ib_srq_has_cq`).
     if srq_type == raw::ib_srq_type_IB_SRQT_XRC || srq_type == raw::ib_srq_type_IB_SRQT_TM {
