@@ -701,6 +701,15 @@ if [ -x "$HNS_BUILD/sim-target/release/hns-sim" ] && [ -f "$HNS_BUILD/module-kun
                 guest_tests "nic-$d" "$RESULTS" "$L/nic-$d.cmd" --driver $d --sim 2
         done
         trace_equal equivalence/nic-registration-trace nic-c nic-rs
+        # `ibv_devinfo -v` of hns_0 on hclge (the trace mode's devinfo
+        # section): the same on both drivers.
+        if python3 scripts/compare-runs.py --only devinfo "$HNS_BUILD/guest/nic-c/output.log" \
+            "$HNS_BUILD/guest/nic-rs/output.log" >"$L/compare-nic-devinfo.log" 2>&1; then
+            result equivalence/nic-devinfo PASS "($(head -n 1 "$L/compare-nic-devinfo.log"))"
+        else
+            result equivalence/nic-devinfo FAIL "C vs Rust differ (log: $L/compare-nic-devinfo.log):"
+            head -n 60 "$L/compare-nic-devinfo.log" | sed 's/^/    /'
+        fi
     fi
 
     # User objects (tests/guest/user-objects.py): MRs of 4 KiB, 2 MiB and
