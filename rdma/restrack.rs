@@ -10,7 +10,8 @@
 //! attributes (the nest's start, end and cancel are inline C: the shim
 //! wraps them).
 
-use super::ib::verbs::{cq_rs, dev_drv, qp_rs, CqBox, MrBox, QpBox, SrqBox};
+use super::ib::mr::own_mr_rs;
+use super::ib::verbs::{cq_rs, dev_drv, qp_rs, srq_rs, CqBox, MrBox, QpBox, SrqBox};
 use super::ib::IbDriver;
 use super::raw;
 use core::marker::PhantomData;
@@ -179,28 +180,6 @@ unsafe fn fill_raw(
     unsafe { bindings::nla_put(msg, ty, len, buf.as_ptr().cast()) }
 }
 
-/// The `rs_srq` of an SRQ of this driver.
-///
-/// # Safety
-///
-/// `ibsrq` is the `ibsrq` of a live `hns_shim_srq` whose `rs_srq`
-/// `create_srq` set.
-unsafe fn srq_rs(ibsrq: *mut raw::ib_srq) -> *mut kernel::ffi::c_void {
-    // SAFETY: per the function's contract.
-    unsafe { (*kernel::container_of!(ibsrq, raw::hns_shim_srq, ibsrq)).rs_srq }
-}
-
-/// The `rs_mr` of an MR of this driver.
-///
-/// # Safety
-///
-/// `ibmr` is the `ibmr` of a live `hns_shim_mr` whose `rs_mr` the MR's
-/// creation set.
-unsafe fn mr_rs(ibmr: *mut raw::ib_mr) -> *mut kernel::ffi::c_void {
-    // SAFETY: per the function's contract.
-    unsafe { (*kernel::container_of!(ibmr, raw::hns_shim_mr, ibmr)).rs_mr }
-}
-
 /// The RDMA core's `fill_res_cq_entry`.
 ///
 /// # Safety
@@ -297,7 +276,7 @@ unsafe extern "C" fn fill_res_mr<D: IbDriver>(
     let (d, mr) = unsafe {
         (
             dev_drv::<D>((*ibmr).device),
-            MrBox::<D>::borrow(mr_rs(ibmr)).get_ref(),
+            MrBox::<D>::borrow(own_mr_rs(ibmr)).get_ref(),
         )
     };
     // SAFETY: the core's message (the function's contract).
@@ -317,7 +296,7 @@ unsafe extern "C" fn fill_res_mr_raw<D: IbDriver>(
     let (d, mr) = unsafe {
         (
             dev_drv::<D>((*ibmr).device),
-            MrBox::<D>::borrow(mr_rs(ibmr)).get_ref(),
+            MrBox::<D>::borrow(own_mr_rs(ibmr)).get_ref(),
         )
     };
     // SAFETY: the core's message (the function's contract).

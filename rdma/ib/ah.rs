@@ -10,7 +10,7 @@
 //! `ib_ah` (`hns_shim_ah`) until the core frees it: the UD sends read it
 //! ([`ah_av`]), `query_ah` answers from it.
 
-use super::{verbs::dev_drv, FailedVerb, IbDriver};
+use super::{verbs::counted, verbs::dev_drv, FailedVerb, IbDriver};
 use crate::rdma::{raw, uabi, UData};
 use core::mem::{align_of, offset_of, size_of};
 use kernel::{ffi::c_int, prelude::*};
@@ -194,16 +194,13 @@ pub(super) unsafe extern "C" fn create_ah<D: IbDriver>(
             }),
             None => Ok(()),
         });
-    match r {
+    match counted(d, FailedVerb::CreateAh, r) {
         Ok(()) => {
             // SAFETY: `ibah` is in its container (the function's contract).
             unsafe { av_slot(ibah).write(av) };
             0
         }
-        Err(e) => {
-            d.verb_failed(FailedVerb::CreateAh);
-            e.to_errno()
-        }
+        Err(e) => e.to_errno(),
     }
 }
 

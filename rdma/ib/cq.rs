@@ -15,7 +15,7 @@
 //! `drivers/infiniband/hw/hns/hns_roce_cq.c`, `hns_roce_v2_modify_cq` in
 //! `hns_roce_hw_v2.c`.
 
-use super::verbs::{cq_rs, dev_drv, errno, len32, read_deferred, user_ctx, CqBox};
+use super::verbs::{counted, cq_rs, dev_drv, errno, len32, read_deferred, user_ctx, CqBox};
 use super::{CqUreq, FailedVerb, IbDriver};
 use crate::rdma::{raw, uabi, IbCq, UData};
 use kernel::{ffi::c_int, prelude::*, types::ForeignOwnable};
@@ -40,10 +40,7 @@ pub(super) unsafe extern "C" fn create_cq<D: IbDriver>(
     let d = unsafe { dev_drv::<D>((*ibcq).device) };
     // SAFETY: per the function's contract.
     let r = unsafe { create::<D>(d, ibcq, &*attr, attrs) };
-    if r.is_err() {
-        d.verb_failed(FailedVerb::CreateCq);
-    }
-    errno(r)
+    errno(counted(d, FailedVerb::CreateCq, r))
 }
 
 /// [`create_cq`] but the failure report.
@@ -179,9 +176,9 @@ pub(super) unsafe extern "C" fn modify_cq<D: IbDriver>(
             CqBox::<D>::borrow(cq_rs(ibcq)),
         )
     };
-    let r = d.modify_cq(cq, count, period);
-    if r.is_err() {
-        d.verb_failed(FailedVerb::ModifyCq);
-    }
-    errno(r)
+    errno(counted(
+        d,
+        FailedVerb::ModifyCq,
+        d.modify_cq(cq, count, period),
+    ))
 }

@@ -16,7 +16,7 @@
 //! `hns_roce_rereg_user_mr`, `hns_roce_dereg_mr`, `hns_roce_alloc_mr`,
 //! `hns_roce_map_mr_sg` in `drivers/infiniband/hw/hns/hns_roce_mr.c`.
 
-use super::verbs::{dev_drv, errno, MrBox};
+use super::verbs::{counted, dev_drv, errno, MrBox};
 use super::{FailedVerb, IbDriver, MR_REREG_PD};
 use crate::rdma::{raw, try_borrow, UmemDev};
 use kernel::{
@@ -85,6 +85,16 @@ pub(in crate::rdma) unsafe fn mr_rs(ibmr: *mut raw::ib_mr) -> *mut c_void {
     }
     // SAFETY: every MR of a device of this module is the `ibmr` of a
     // `hns_shim_mr` made by `publish`.
+    unsafe { own_mr_rs(ibmr) }
+}
+
+/// The driver's MR behind an MR known to be this driver's.
+///
+/// # Safety
+///
+/// `ibmr` is the `ibmr` of a live `hns_shim_mr` made by `publish`.
+pub(in crate::rdma) unsafe fn own_mr_rs(ibmr: *mut raw::ib_mr) -> *mut c_void {
+    // SAFETY: per the function's contract.
     unsafe { (*kernel::container_of!(ibmr, raw::hns_shim_mr, ibmr)).rs_mr }
 }
 
@@ -150,10 +160,7 @@ pub(super) unsafe extern "C" fn reg_user_mr<D: IbDriver>(
         let (mr, key) = d.reg_user_mr(dev, &req)?;
         Ok(publish::<D>(obj, mr, key, 0))
     })();
-    if r.is_err() {
-        d.verb_failed(FailedVerb::RegUserMr);
-    }
-    mr_ptr(r)
+    mr_ptr(counted(d, FailedVerb::RegUserMr, r))
 }
 
 /// The RDMA core's `rereg_user_mr`, in place: null (the core keeps this
@@ -205,12 +212,9 @@ pub(super) unsafe extern "C" fn rereg_user_mr<D: IbDriver>(
         },
         None => Err(EINVAL),
     };
-    match r {
+    match counted(d, FailedVerb::ReregUserMr, r) {
         Ok(()) => core::ptr::null_mut(),
-        Err(e) => {
-            d.verb_failed(FailedVerb::ReregUserMr);
-            e.to_ptr()
-        }
+        Err(e) => e.to_ptr(),
     }
 }
 

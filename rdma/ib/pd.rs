@@ -9,7 +9,7 @@
 //! (`hns_shim_pd`), an XRCD's in that of its `ib_xrcd` (`hns_shim_xrcd`),
 //! from the allocation until the core frees the container.
 
-use super::{verbs::dev_drv, FailedVerb, IbDriver};
+use super::{verbs::counted, verbs::dev_drv, FailedVerb, IbDriver};
 use crate::rdma::{raw, uabi, UData};
 use core::marker::PhantomData;
 use kernel::ffi::c_int;
@@ -121,17 +121,14 @@ unsafe extern "C" fn alloc_xrcd<D: IbDriver>(
 ) -> c_int {
     // SAFETY: per the function's contract.
     let d = unsafe { dev_drv::<D>((*ibxrcd).device) };
-    match d.alloc_xrcd() {
+    match counted(d, FailedVerb::AllocXrcd, d.alloc_xrcd()) {
         Ok(n) => {
             // SAFETY: `ibxrcd` is in its container (the function's
             // contract).
             unsafe { xrcdn_slot(ibxrcd).write(n) };
             0
         }
-        Err(e) => {
-            d.verb_failed(FailedVerb::AllocXrcd);
-            e.to_errno()
-        }
+        Err(e) => e.to_errno(),
     }
 }
 

@@ -14,7 +14,7 @@
 
 use super::{
     ah,
-    verbs::{cq_rs, dev_drv, qp_rs, read_deferred, user_ctx, CqBox, QpBox},
+    verbs::{counted, cq_rs, dev_drv, errno, qp_rs, read_deferred, user_ctx, CqBox, QpBox},
     FailedVerb, IbDriver, QpModifyResp,
 };
 use crate::rdma::{raw, try_borrow, uabi, IbQp, MmapCtx, UData};
@@ -560,13 +560,7 @@ unsafe extern "C" fn modify_qp<D: IbDriver>(
         }),
         _ => Ok(()),
     });
-    match ret {
-        Ok(()) => 0,
-        Err(e) => {
-            d.verb_failed(FailedVerb::ModifyQp);
-            e.to_errno()
-        }
-    }
+    errno(counted(d, FailedVerb::ModifyQp, ret))
 }
 
 /// The RDMA core's `query_qp`: the driver's answer written into the core's

@@ -17,7 +17,7 @@
 //! `drivers/infiniband/hw/hns/hns_roce_srq.c`, `hns_roce_v2_modify_srq` and
 //! `hns_roce_v2_query_srq` in `hns_roce_hw_v2.c`.
 
-use super::verbs::{dev_drv, errno, read_deferred, user_ctx, SrqBox};
+use super::verbs::{counted, dev_drv, errno, read_deferred, srq_rs, user_ctx, SrqBox};
 use super::{FailedVerb, IbDriver, SrqUreq};
 use crate::rdma::{raw, uabi, IbSrq, UData};
 use kernel::{ffi::c_int, prelude::*, types::ForeignOwnable};
@@ -74,10 +74,7 @@ pub(super) unsafe extern "C" fn create_srq<D: IbDriver>(
     let d = unsafe { dev_drv::<D>((*ibsrq).device) };
     // SAFETY: per the function's contract.
     let r = unsafe { create::<D>(d, ibsrq, &mut *init, udata) };
-    if r.is_err() {
-        d.verb_failed(FailedVerb::CreateSrq);
-    }
-    errno(r)
+    errno(counted(d, FailedVerb::CreateSrq, r))
 }
 
 /// [`create_srq`] but the failure report.
@@ -179,17 +176,6 @@ fn srq_ureq(u: &UData<'_>) -> SrqUreq {
     }
 }
 
-/// The driver's SRQ of an `ib_srq`.
-///
-/// # Safety
-///
-/// `ibsrq` is the `ibsrq` of a live `hns_shim_srq` whose `rs_srq`
-/// `create_srq` set.
-unsafe fn srq_rs(ibsrq: *mut raw::ib_srq) -> *mut kernel::ffi::c_void {
-    // SAFETY: per the function's contract.
-    unsafe { (*kernel::container_of!(ibsrq, raw::hns_shim_srq, ibsrq)).rs_srq }
-}
-
 /// The RDMA core's `destroy_srq`.
 ///
 /// # Safety
@@ -240,10 +226,7 @@ pub(super) unsafe extern "C" fn modify_srq<D: IbDriver>(
         mask & raw::ib_srq_attr_mask_IB_SRQ_LIMIT != 0,
         limit,
     );
-    if r.is_err() {
-        d.verb_failed(FailedVerb::ModifySrq);
-    }
-    errno(r)
+    errno(counted(d, FailedVerb::ModifySrq, r))
 }
 
 /// The RDMA core's `query_srq`.

@@ -11,7 +11,9 @@
 //! shim's container of the `ib_ucontext` (`hns_shim_uctx`), which the
 //! shim's mmap-entry helpers and the user verbs read.
 
-use super::{verbs::dev_drv, verbs::UctxBox, FailedVerb, IbDriver, UctxResp};
+use super::{
+    verbs::counted, verbs::dev_drv, verbs::errno, verbs::UctxBox, FailedVerb, IbDriver, UctxResp,
+};
 use crate::rdma::{raw, uabi, UData};
 use core::marker::PhantomData;
 use kernel::{ffi::c_int, prelude::*, types::ForeignOwnable};
@@ -117,13 +119,8 @@ unsafe extern "C" fn alloc_ucontext<D: IbDriver>(
     // function's contract).
     let d = unsafe { dev_drv::<D>((*ibuctx).device) };
     // SAFETY: per the function's contract.
-    match unsafe { try_alloc(d, ibuctx, udata) } {
-        Ok(()) => 0,
-        Err(e) => {
-            d.verb_failed(FailedVerb::AllocUcontext);
-            e.to_errno()
-        }
-    }
+    let r = unsafe { try_alloc(d, ibuctx, udata) };
+    errno(counted(d, FailedVerb::AllocUcontext, r))
 }
 
 /// The RDMA core's `dealloc_ucontext`: the doorbell page's mmap entry is

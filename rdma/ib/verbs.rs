@@ -56,6 +56,16 @@ pub(super) fn errno(r: Result) -> c_int {
     }
 }
 
+/// `r`, its failure reported to the driver as `verb` first: C's software
+/// counter of a verb counts every failure, the layer's own checks
+/// included.
+pub(super) fn counted<D: IbDriver, T>(d: &D, verb: FailedVerb, r: Result<T>) -> Result<T> {
+    if r.is_err() {
+        d.verb_failed(verb);
+    }
+    r
+}
+
 /// A udata length as the driver's request types keep it: saturated to
 /// `u32`, which keeps every comparison with a struct length.
 pub(super) fn len32(n: usize) -> u32 {
@@ -207,6 +217,18 @@ pub(in crate::rdma) unsafe fn cq_rs(ibcq: *mut raw::ib_cq) -> *mut c_void {
     unsafe { (*kernel::container_of!(ibcq, raw::hns_shim_cq, ibcq)).rs_cq }
 }
 
+/// The `rs_srq` of an SRQ of this driver.
+///
+/// # Safety
+///
+/// `ibsrq` is the `ibsrq` of a live `hns_shim_srq` whose `rs_srq`
+/// `create_srq` set.
+#[inline(always)]
+pub(in crate::rdma) unsafe fn srq_rs(ibsrq: *mut raw::ib_srq) -> *mut c_void {
+    // SAFETY: per the function's contract.
+    unsafe { (*kernel::container_of!(ibsrq, raw::hns_shim_srq, ibsrq)).rs_srq }
+}
+
 /// The RDMA core's `poll_cq` (hns_rs_ib_ops' `datapath`).
 ///
 /// # Safety
@@ -322,8 +344,10 @@ pub(super) unsafe extern "C" fn post_srq_recv<D: IbDriver>(
 ) -> c_int {
     // SAFETY: per the function's contract.
     let (d, s) = unsafe {
-        let srq = (*kernel::container_of!(ibsrq, raw::hns_shim_srq, ibsrq)).rs_srq;
-        (dev_drv::<D>((*ibsrq).device), SrqBox::<D>::borrow(srq))
+        (
+            dev_drv::<D>((*ibsrq).device),
+            SrqBox::<D>::borrow(srq_rs(ibsrq)),
+        )
     };
     // SAFETY: the caller's chain is valid for the call.
     let chain = unsafe { RecvChain::new(wr) };
