@@ -56,13 +56,13 @@ fi
 # One guest at a time per lane: later runs wait for the lane's lock. The
 # default lane 1 is what everyone uses; `make check` runs its longest boot
 # (pyverbs-c) in lane 2 beside the others (HNS_GUEST_LANE=2), so at most two
-# guests share the two cores. Lane 3 is for development beside a running
-# make check or check-kasan (three guests on two cores: expect slow
-# boots). The initramfs staging directory of the cache (two builds at once
-# fail with FileExistsError) has a lock of its own.
+# guests share the two cores. Lanes 3 to 6 are for development beside a
+# running make check or check-kasan, or beside each other (more guests than
+# cores: expect slow boots). The initramfs staging directory of the cache
+# (two builds at once fail with FileExistsError) has a lock of its own.
 mkdir -p "$HNS_CACHE"
 lane=${HNS_GUEST_LANE:-1}
-[[ "$lane" =~ ^[123]$ ]] || die "HNS_GUEST_LANE must be 1, 2 or 3 (got '$lane')"
+[[ "$lane" =~ ^[1-6]$ ]] || die "HNS_GUEST_LANE must be 1 to 6 (got '$lane')"
 if [ "$lane" = 1 ]; then
     exec 9>"$HNS_CACHE/guest.lock"
 else
