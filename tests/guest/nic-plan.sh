@@ -186,6 +186,7 @@ fi
 # The trace from here on starts at the reload's first command (check.sh
 # cuts the registration trace there).
 MOD=$(driver_module "$D")
+T_AFTER=$(date +%s)
 # up_quiet: the interface of the function up with IPv6 off (no address
 # of its own, so no GID change in the middle of traffic).
 up_quiet() {
@@ -205,16 +206,21 @@ check "$G/order-hclge-first" hclge_first || plan_exit
 # The data subset on hclge: 20 iterations each, both ends on hns_0 with
 # GID 0, then ib_send_bw and ib_write_bw, then rping over an IPv4 address
 # on the interface (a local destination: no frames for the address).
+# Each client starts once its server listens (pair_on), not after a
+# fixed delay.
 for t in rc ud srq; do
-    pair "$G/$t-pingpong" "ibv_${t}_pingpong -d hns_0 -g 0 -n 20" \
+    pair_on "$G/$t-pingpong" tcp 18515 "ibv_${t}_pingpong -d hns_0 -g 0 -n 20" \
         "ibv_${t}_pingpong -d hns_0 -g 0 -n 20 127.0.0.1"
 done
+PAIR_LISTEN="tcp 18520"
 for t in send write; do
     perf_pair "$G/$t-bw" "ib_${t}_bw -d hns_0 -x 0 -p 18520 -n 20 -F --no_ddp" \
         "ib_${t}_bw -d hns_0 -x 0 -p 18520 -n 20 -F --no_ddp 127.0.0.1"
 done
+PAIR_LISTEN=
 $IP addr add 192.168.91.1/24 dev "$dev"
-pair "$G/rping" "rping -s -a 192.168.91.1 -C 5 -v" "rping -c -a 192.168.91.1 -C 5 -v"
+pair_on "$G/rping" rping 7174 "rping -s -a 192.168.91.1 -C 5 -v" \
+    "rping -c -a 192.168.91.1 -C 5 -v"
 $IP addr del 192.168.91.1/24 dev "$dev"
 
 # hclge unloaded while a process holds a context with a PD, CQ, MR, an RC
@@ -258,10 +264,11 @@ roce_first() {
     [ -n "$nd" ] && up_quiet "$nd" && port_state hns_0 PORT_ACTIVE
 }
 if check "$G/order-roce-first" roce_first; then
-    pair "$G/rc-pingpong-after-reload" "ibv_rc_pingpong -d hns_0 -g 0 -n 20" \
+    pair_on "$G/rc-pingpong-after-reload" tcp 18515 "ibv_rc_pingpong -d hns_0 -g 0 -n 20" \
         "ibv_rc_pingpong -d hns_0 -g 0 -n 20 127.0.0.1"
 fi
 # The RoCE driver goes last (its refcount back to 0: nothing of the
 # process or the traffic held it); kmemleak is scanned at the boot's end.
 check "$G/unload" rmmod "$MOD"
+echo "    $G: $(($(date +%s) - T_AFTER)) s past the registration window"
 plan_exit
