@@ -691,8 +691,10 @@ if [ -x "$HNS_BUILD/sim-target/release/hns-sim" ] && [ -f "$HNS_BUILD/module-kun
     # tests/guest/nic-plan.sh: hclge's probe, the netdev, the RoCE base
     # vector hclge hands out, reg-plan.sh's trace mode, link up, then IPv4
     # ping between the two functions' netdevs over hns-sim's TQP rings,
-    # after the RoCE driver is gone), one boot per driver with two
-    # functions (the compared trace is function 0's), about 30 s each.
+    # after the RoCE driver is gone; then the RoCE driver reloaded, the
+    # data subset, rmmod hclge under live objects and the RoCE driver
+    # loaded before hclge), one boot per driver with two functions (the
+    # compared trace is function 0's), about 65-80 s each.
     # HNS_CHECK_NIC=0 leaves them out.
     if [ "${HNS_CHECK_NIC:-1}" = 1 ]; then
         for d in c rs; do
