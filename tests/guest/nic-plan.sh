@@ -4,7 +4,7 @@
 # The upstream NIC side (run-guest.sh HNS_NIC=hclge, SIM=1 or 2): hclge and
 # hns3 on hns-sim, with a RoCE driver as hclge's RoCE client.
 #
-#   sh /opt/hns/nic-plan.sh [c|rs|none] [data]
+#   sh /opt/hns/nic-plan.sh [c|rs|none] [data|nvme]
 #
 # The driver defaults to DRIVER of the run (/opt/run/env); init already
 # loaded hns_sim (nic_hclge=1), the NIC modules and the RoCE driver. TEST
@@ -34,6 +34,11 @@
 #   rc-, ud-, srq-pingpong, send-bw, write-bw, rping
 #                     20 iterations each on hns_0 (GID 0), rping (5) over
 #                     an IPv4 address on the interface;
+#   nvme-write-read   only in mode "nvme": NVMe over RDMA from hns_0 to
+#                     hns_1 (target on hns_1), 1 MiB written, read back
+#                     and compared (the C driver's boot needs
+#                     HNS_GUEST_KNOWN=hns-map-mr-sg-sleeps, see
+#                     docs/c-driver-findings.md);
 #   live-objects-rmmod-hclge
 #                     live_faults.py nic: a process holding a context, PD,
 #                     CQ, MR, RC QP and SRQ while `rmmod hclge` runs gets
@@ -222,6 +227,49 @@ $IP addr add 192.168.91.1/24 dev "$dev"
 pair_on "$G/rping" rping 7174 "rping -s -a 192.168.91.1 -C 5 -v" \
     "rping -c -a 192.168.91.1 -C 5 -v"
 $IP addr del 192.168.91.1/24 dev "$dev"
+
+# nvme-write-read (mode "nvme"): NVMe over RDMA from hns_0 to hns_1 on hclge,
+# the in-kernel target (nvmet-rdma, a memory-backed null_blk) on
+# hns_1's address, the host (nvme-rdma) connecting from hns_0's
+# (ipv4_pair); 1 MiB of random data written and read back with O_DIRECT
+# and compared, then everything undone.
+NQN=nqn.2026-12.io.github.hns-roce-rs:nic
+NVME_HOST="--hostnqn=nqn.2014-08.org.nvmexpress:uuid:6e5f0a14-0000-4000-8000-000000000015"
+nvme_rw() {
+    n1=$(rdma_netdev hns_1)
+    [ -n "$n1" ] || { echo "no netdev for hns_1"; return 1; }
+    nrc=1
+    if ipv4_pair "$dev" "$n1" && port_state hns_1 PORT_ACTIVE &&
+        modprobe null_blk nr_devices=1 gb=1 memory_backed=1 && modprobe nvmet-rdma &&
+        nvmet_export "$NQN" && modprobe nvme-rdma &&
+        nvme connect -t rdma -a 192.168.77.2 -s 4420 -w 192.168.77.1 -n "$NQN" -i 1 \
+            "$NVME_HOST" && wait_nvme0n1; then
+        head -c 1048576 /dev/urandom >/tmp/nvme-in
+        dd if=/tmp/nvme-in of=/dev/nvme0n1 bs=1M count=1 oflag=direct &&
+            dd if=/dev/nvme0n1 of=/tmp/nvme-out bs=1M count=1 iflag=direct &&
+            cmp /tmp/nvme-in /tmp/nvme-out && nrc=0
+        rm -f /tmp/nvme-in /tmp/nvme-out
+    fi
+    # Whatever was set up is undone, so the steps after start clean.
+    [ -e /sys/class/nvme/nvme0 ] && { nvme disconnect -n "$NQN" || nrc=1; }
+    lw=0
+    while [ -e /dev/nvme0n1 ] && [ $lw -lt 100 ]; do
+        sleep 0.1
+        lw=$((lw + 1))
+    done
+    unload_left nvme_rdma nvme_fabrics nvme_core || nrc=1
+    [ -d /sys/kernel/config/nvmet/ports/1 ] && { nvmet_unexport "$NQN" || nrc=1; }
+    unload_left nvmet_rdma nvmet null_blk || nrc=1
+    $IP addr flush dev "$dev"
+    $IP addr flush dev "$n1"
+    $IP link set "$n1" down
+    return $nrc
+}
+if [ "$MODE" = nvme ]; then
+    T_NVME=$(date +%s)
+    check "$G/nvme-write-read" nvme_rw
+    echo "    $G: nvme $(($(date +%s) - T_NVME)) s"
+fi
 
 # hclge unloaded while a process holds a context with a PD, CQ, MR, an RC
 # QP in INIT and an SRQ (live_faults.py nic): the hnae3 core takes the
