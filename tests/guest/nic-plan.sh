@@ -37,8 +37,8 @@
 #   nvme-write-read   only in mode "nvme": NVMe over RDMA from hns_0 to
 #                     hns_1 (target on hns_1), 1 MiB written, read back
 #                     and compared (the C driver's boot needs
-#                     HNS_GUEST_KNOWN=hns-map-mr-sg-sleeps, see
-#                     docs/c-driver-findings.md);
+#                     HNS_GUEST_KNOWN="hns-map-mr-sg-sleeps
+#                     hns-cq-xa-irq-inversion": C driver findings 10, 2);
 #   live-objects-rmmod-hclge
 #                     live_faults.py nic: a process holding a context, PD,
 #                     CQ, MR, RC QP and SRQ while `rmmod hclge` runs gets
