@@ -694,7 +694,7 @@ if [ -x "$HNS_BUILD/sim-target/release/hns-sim" ] && [ -f "$HNS_BUILD/module-kun
     # after the RoCE driver is gone; then the RoCE driver reloaded, the
     # data subset, rmmod hclge under live objects and the RoCE driver
     # loaded before hclge), one boot per driver with two functions (the
-    # compared trace is function 0's), about 65-80 s each.
+    # compared trace is function 0's), about 65-95 s each.
     # HNS_CHECK_NIC=0 leaves them out.
     if [ "${HNS_CHECK_NIC:-1}" = 1 ]; then
         for d in c rs; do
