@@ -78,13 +78,38 @@ check() {
     return $rc
 }
 
+# listening NAME PORT: within 10 s, a server listens on PORT: a TCP
+# socket (pingpong and perftest open theirs once their device side is
+# ready), or for rping (NAME) an rdma_cm ID in state LISTEN.
+listening() {
+    lh=$(printf '%04X' "$2")
+    lw=0
+    while [ $lw -lt 200 ]; do
+        if [ "$1" = rping ]; then
+            rdma res show cm_id 2>/dev/null | grep -q "state LISTEN .*src-addr [0-9.]*:$2 " && return 0
+        else
+            grep -qE ":$lh [0-9A-F]+:0000 0A" /proc/net/tcp /proc/net/tcp6 2>/dev/null && return 0
+        fi
+        sleep 0.05
+        lw=$((lw + 1))
+    done
+    return 1
+}
+
 # pair NAME "SERVER CMD" "CLIENT CMD": start the server in the background,
-# then the client; PASS when both exit 0.
+# then the client; PASS when both exit 0. The client starts after
+# HNS_SERVER_DELAY seconds (2), or with PAIR_LISTEN="KIND PORT" (pair_on)
+# once the server listens (listening KIND PORT).
 pair() {
     name=$1
     timeout "${HNS_TIMEOUT:-120}" sh -c "$2" >/tmp/server.out 2>&1 &
     spid=$!
-    sleep "${HNS_SERVER_DELAY:-2}"
+    if [ -n "${PAIR_LISTEN:-}" ]; then
+        # shellcheck disable=SC2086 # KIND and PORT, two words
+        listening $PAIR_LISTEN || echo "pair $name: no server listening ($PAIR_LISTEN) after 10 s"
+    else
+        sleep "${HNS_SERVER_DELAY:-2}"
+    fi
     cout=$(timeout "${HNS_TIMEOUT:-120}" sh -c "$3" 2>&1)
     crc=$?
     wait $spid
@@ -100,6 +125,16 @@ pair() {
         echo "    --- client:"
         printf '%s\n' "$cout" | tail -n 40 | sed 's/^/    /'
     fi
+}
+
+# pair_on NAME KIND PORT "SERVER CMD" "CLIENT CMD": pair, the client
+# started as soon as the server listens on PORT (listening KIND PORT: a
+# TCP port, or rping's rdma_cm port for KIND rping) instead of after a
+# fixed delay.
+pair_on() {
+    PAIR_LISTEN="$2 $3"
+    pair "$1" "$4" "$5"
+    PAIR_LISTEN=
 }
 
 # perf_pair NAME "SERVER CMD" "CLIENT CMD": pair for perftest, then each

@@ -8,17 +8,23 @@ The process makes a PD, a CQ, an MR, an RC QP in INIT and an SRQ, then
          uninit, init, up); the device goes away and comes back;
   rmmod: unloads the RoCE driver (the RDMA core disassociates the
          context).
+  nic:   unloads the NIC driver MODULE (hclge, on the upstream NIC side:
+         nic-plan.sh); the hnae3 core takes the RoCE client off the
+         function, which unregisters the ib_device and disassociates the
+         context.
 It prints
 
-  MBX live-<mode> event <async events> destroy <outcomes> | <kernel log>
+  MBX live-<mode> event <async events> [rmmod <exit> new-pd <outcome>] destroy <outcomes> | <kernel log>
 
-(the async event types user space received, e.g. 8 = DEVICE_FATAL, and
-how destroying each object went), which the host compares between the
-drivers (scripts/compare-faults.py). After the reset a new context must
-work (TEST live/reset-new-context); the plan's kmemleak scan and the
+(the async event types user space received, e.g. 8 = DEVICE_FATAL; in
+mode nic rmmod's exit status and how making a PD on the dead context
+went; how destroying each object went), which the host compares between
+the drivers (scripts/compare-faults.py; check.sh's
+equivalence/nic-live-objects for mode nic). After the reset a new
+context must work (TEST live/reset-new-context); the plan's kmemleak scan and the
 unload check that nothing leaked.
 
-  python3 /opt/hns/live_faults.py reset|rmmod MODULE
+  python3 /opt/hns/live_faults.py reset|rmmod|nic MODULE
 """
 import subprocess
 import sys
@@ -50,10 +56,12 @@ def main():
         with open(RESET, 'w') as f:
             f.write('1')
     else:
-        subprocess.run(['rmmod', mod], check=False)
+        rm = subprocess.run(['rmmod', mod], check=False).returncode
     got = take_events(ctx, fd, 2.0)
-    res = [outcome(o.close) for o in (qp, srq, mr, cq, pd, ctx)]
     ev = ','.join(str(g) for g in got) if got else 'none'
+    if mode == 'nic':
+        ev += f' rmmod {rm} new-pd {outcome(lambda: PD(ctx))}'
+    res = [outcome(o.close) for o in (qp, srq, mr, cq, pd, ctx)]
     log = kernel_log()
     print(f'MBX live-{mode} event {ev} destroy {",".join(res)} | {log}', flush=True)
     if mode == 'reset':

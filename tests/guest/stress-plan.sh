@@ -87,24 +87,6 @@ res_lines() {
 }
 RES0=$(res_lines)
 
-# listening NAME PORT: within 10 s, a server listens on PORT: a TCP
-# socket (pingpong and perftest open theirs once their device side is
-# ready), or for rping (NAME) an rdma_cm ID in state LISTEN.
-listening() {
-    lh=$(printf '%04X' "$2")
-    lw=0
-    while [ $lw -lt 200 ]; do
-        if [ "$1" = rping ]; then
-            rdma res show cm_id 2>/dev/null | grep -q "state LISTEN .*src-addr [0-9.]*:$2 " && return 0
-        else
-            grep -qE ":$lh [0-9A-F]+:0000 0A" /proc/net/tcp /proc/net/tcp6 2>/dev/null && return 0
-        fi
-        sleep 0.05
-        lw=$((lw + 1))
-    done
-    return 1
-}
-
 # traffic NAME PORT0 N SERVER-CMD CLIENT-CMD: pairs of SERVER-CMD
 # and CLIENT-CMD (each given -p PORT, ports PORT0..PORT0+49 in turn) until
 # the deadline; a pair that passes adds N to the count. Writes
