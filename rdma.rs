@@ -63,6 +63,11 @@ pub(crate) use ib::{
     PORT_BOOT_MGMT_SUP, PORT_CM_SUP, PORT_DOWN, PORT_PHYS_STATE_DISABLED, PORT_PHYS_STATE_LINK_UP,
     PORT_REINIT_SUP, PORT_VENDOR_CLASS_SUP, SRQT_XRC,
 };
+#[cfg(rdma_soft)]
+pub(crate) use ib::{
+    VirtDma, VirtSeg, CORE_CAP_ETH_AH, CORE_CAP_PROT_ROCE_UDP_ENCAP, MTU_4096, CORE_CAP_PROT_ROCE, DRIVER_SIW, QPS_ERR, QPS_RESET,
+    QPS_RTR, QPS_RTS, QPT_RC, SIGNAL_ALL_WR,
+};
 mod layout;
 pub(crate) use layout::check_layout;
 // The data path's and the object tables' locks are the kernel crate's

@@ -300,6 +300,12 @@ impl FailedVerb {
 }
 
 pub(crate) trait IbDriver: Send + Sync {
+    /// Whether user contexts speak libhns's ABI (its request and answer,
+    /// the doorbell page at mmap offset 0); `false`: no driver data either
+    /// way and no mapping, [`IbDriver::alloc_ucontext`] called with config
+    /// 0 and its UAR index and page address ignored.
+    const HNS_UCTX_ABI: bool = true;
+
     /// Where the driver prints its messages about the device; the
     /// registration attaches the ib_device to it.
     fn ib_log(&self) -> &IbLog;
@@ -892,20 +898,14 @@ impl<D: IbDriver> IbRegistration<D> {
         if netdev.is_null() {
             return Err(ENODEV);
         }
-        let rs: *const D = Arc::as_ptr(&drv);
-        // SAFETY: `rs` stays valid while the registration (holding `drv`)
-        // exists, and the device is unregistered before it is dropped; the
-        // ops table is static.
-        let ibdev =
-            unsafe { raw::hns_shim_alloc_ibdev(rs.cast_mut().cast(), IbAdapter::<D>::ops()) };
-        if ibdev.is_null() {
-            return Err(ENOMEM);
-        }
         let reg = raw::hns_shim_reg {
             // SAFETY: `pdev` is valid while the handle is (its type
             // invariant).
             parent: unsafe { &raw mut (*h.pdev()).dev }.cast(),
             netdev: netdev.cast(),
+            name: core::ptr::null(),
+            driver_id: 0,
+            virt_dma: false,
             num_comp_vectors: p.num_comp_vectors,
             local_dma_lkey: p.local_dma_lkey,
             core_cap_flags: p.core_cap_flags,
@@ -930,18 +930,169 @@ impl<D: IbDriver> IbRegistration<D> {
                 .and_then(|b| b.2)
                 .map_or(core::ptr::null_mut(), |a| a.as_raw().cast()),
         };
+        Self::register_reg(drv, &reg).inspect_err(|_| {
+            hdev_err!(h.device(), "ib_register_device failed!\n");
+        })
+    }
+
+    /// Allocates and registers a software device named after `name` (a
+    /// pattern with one `%d`), its port on the loopback netdev `lo` (whose
+    /// addresses give its GIDs), with no parent and
+    /// no DMA device: the RDMA core and kernel callers then put kernel
+    /// virtual addresses in its SGEs, which [`VirtDma`] (returned with it)
+    /// reads and writes. rdma-core matches its user-space provider by
+    /// `driver_id` (`RDMA_DRIVER_*`). No user QP can be created on it (see
+    /// [`VirtDma`]).
+    #[cfg(rdma_soft)]
+    pub(crate) fn register_soft(
+        drv: Arc<D>,
+        p: &IbParams,
+        name: &'static CStr,
+        driver_id: u32,
+    ) -> Result<(Self, VirtDma)> {
+        let reg = raw::hns_shim_reg {
+            parent: core::ptr::null_mut(),
+            // The initial namespace's `lo`, never unregistered.
+            // SAFETY: no precondition.
+            netdev: unsafe { raw::hns_shim_loopback_netdev() }.cast(),
+            name: name.as_char_ptr(),
+            driver_id,
+            virt_dma: true,
+            num_comp_vectors: p.num_comp_vectors,
+            local_dma_lkey: p.local_dma_lkey,
+            core_cap_flags: p.core_cap_flags,
+            max_mad_size: p.max_mad_size,
+            pkey: p.pkey,
+            xrc: p.xrc,
+            srq: p.srq,
+            stats: p.hw_stats.map_or(core::ptr::null(), |t| t.0.as_ptr()),
+            // CAST: a table of a few dozen counters.
+            num_stats: p.hw_stats.map_or(0, |t| t.0.len() as u32),
+            frmr: p.frmr,
+            rereg: p.rereg,
+            handle: core::ptr::null_mut(),
+            bond_cap: false,
+            vf: false,
+            bond_upper: core::ptr::null_mut(),
+            bond_ab: false,
+            bond_active: core::ptr::null_mut(),
+        };
+        // INVARIANT: registered with no DMA device.
+        Ok((Self::register_reg(drv, &reg)?, VirtDma(())))
+    }
+
+    /// Allocates the device of `drv` and registers it as `reg` says.
+    fn register_reg(drv: Arc<D>, reg: &raw::hns_shim_reg) -> Result<Self> {
+        let rs: *const D = Arc::as_ptr(&drv);
+        // SAFETY: `rs` stays valid while the registration (holding `drv`)
+        // exists, and the device is unregistered before it is dropped; the
+        // ops table is static.
+        let ibdev =
+            unsafe { raw::hns_shim_alloc_ibdev(rs.cast_mut().cast(), IbAdapter::<D>::ops()) };
+        if ibdev.is_null() {
+            return Err(ENOMEM);
+        }
         drv.ib_log().attach(ibdev);
         // SAFETY: `ibdev` is freshly allocated; `reg` points to live objects.
-        let ret = unsafe { raw::hns_shim_register_ibdev(ibdev, &reg) };
+        let ret = unsafe { raw::hns_shim_register_ibdev(ibdev, reg) };
         if ret != 0 {
             drv.ib_log().detach();
             // SAFETY: allocated above, never registered.
             unsafe { raw::hns_shim_dealloc_ibdev(ibdev) };
-            hdev_err!(h.device(), "ib_register_device failed!\n");
             return Err(Error::from_errno(ret));
         }
         // INVARIANT: allocated with `rs` = `drv` and registered.
         Ok(Self { ibdev, _drv: drv })
+    }
+}
+
+#[cfg(rdma_soft)]
+/// Access to the memory a kernel work request's SGEs name, on a device
+/// registered with no DMA device ([`IbRegistration::register_soft`]):
+/// there the RDMA core's `ib_dma_*` mappings are the buffers' kernel
+/// virtual addresses, and the SGE addresses of every post are such
+/// addresses (that registration refuses user QPs, whose posts through
+/// uverbs would carry user addresses).
+///
+/// # Invariants
+///
+/// Made only by [`IbRegistration::register_soft`].
+#[derive(Clone, Copy)]
+pub(crate) struct VirtDma(());
+
+#[cfg(rdma_soft)]
+/// A buffer an SGE of a kernel work request names on a [`VirtDma`]
+/// device: its kernel virtual address and length, kept from the post to
+/// the work request's completion.
+///
+/// # Invariants
+///
+/// `addr` and `len` are those of an SGE of a work request posted to a
+/// device registered with no DMA device by a kernel caller.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct VirtSeg {
+    addr: usize,
+    len: usize,
+}
+
+#[cfg(rdma_soft)]
+impl VirtSeg {
+    /// Its length in bytes.
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+}
+
+#[cfg(rdma_soft)]
+impl VirtDma {
+    /// The buffer `sge` names.
+    pub(crate) fn seg(&self, sge: &super::Sge) -> VirtSeg {
+        // INVARIANT: an SGE of a post to this device (`self` exists only
+        // for one registered without a DMA device).
+        // CAST: a kernel virtual address and a u32 length fit usize.
+        VirtSeg {
+            addr: sge.addr() as usize,
+            len: sge.length() as usize,
+        }
+    }
+
+    /// Copies `len` bytes from offset `src_off` of `src` to offset
+    /// `dst_off` of `dst`; `EINVAL` if either range is outside its
+    /// segment (nothing is copied then).
+    ///
+    /// The caller copies only between the segments of work requests that
+    /// are still outstanding (posted, not yet completed): the kernel
+    /// caller owns a buffer again once its work request completes.
+    pub(crate) fn copy(
+        &self,
+        dst: &VirtSeg,
+        dst_off: usize,
+        src: &VirtSeg,
+        src_off: usize,
+        len: usize,
+    ) -> Result {
+        let in_seg = |s: &VirtSeg, off: usize| off.checked_add(len).is_some_and(|e| e <= s.len);
+        if !in_seg(dst, dst_off) || !in_seg(src, src_off) {
+            return Err(EINVAL);
+        }
+        if len == 0 {
+            return Ok(());
+        }
+        // SAFETY: both segments are buffers of kernel work requests on a
+        // device without a DMA device (type invariants of `VirtSeg`):
+        // kernel virtual addresses of `len` bytes, mapped for the device
+        // (`ib_dma_map_*`) until the work request completes, which the
+        // caller has not reported yet; the ranges are inside them
+        // (checked above). `copy` tolerates overlap (a QP may send from
+        // the buffer it receives into).
+        unsafe {
+            core::ptr::copy(
+                (src.addr + src_off) as *const u8,
+                (dst.addr + dst_off) as *mut u8,
+                len,
+            )
+        };
+        Ok(())
     }
 }
 
@@ -1016,8 +1167,42 @@ impl<D: IbDriver> Drop for IbRegistration<D> {
     }
 }
 
+#[cfg(rdma_soft)]
+/// `RDMA_DRIVER_SIW`: the driver id of rdma-core's siw provider.
+pub(crate) const DRIVER_SIW: u32 = raw::rdma_driver_id_RDMA_DRIVER_SIW;
+#[cfg(rdma_soft)]
+/// `RDMA_CORE_CAP_PROT_ROCE`: the port speaks RoCE.
+pub(crate) const CORE_CAP_PROT_ROCE: u32 = raw::RDMA_CORE_CAP_PROT_ROCE;
+#[cfg(rdma_soft)]
+/// `RDMA_CORE_CAP_PROT_ROCE_UDP_ENCAP`: and RoCE v2.
+pub(crate) const CORE_CAP_PROT_ROCE_UDP_ENCAP: u32 = raw::RDMA_CORE_CAP_PROT_ROCE_UDP_ENCAP;
+#[cfg(rdma_soft)]
+/// `RDMA_CORE_CAP_ETH_AH`: its address handles are Ethernet ones.
+pub(crate) const CORE_CAP_ETH_AH: u32 = raw::RDMA_CORE_CAP_ETH_AH;
+#[cfg(rdma_soft)]
+/// `IB_QPS_RESET`.
+pub(crate) const QPS_RESET: u32 = raw::ib_qp_state_IB_QPS_RESET;
+#[cfg(rdma_soft)]
+/// `IB_QPS_RTR`.
+pub(crate) const QPS_RTR: u32 = raw::ib_qp_state_IB_QPS_RTR;
+#[cfg(rdma_soft)]
+/// `IB_QPS_RTS`.
+pub(crate) const QPS_RTS: u32 = raw::ib_qp_state_IB_QPS_RTS;
+#[cfg(rdma_soft)]
+/// `IB_QPS_ERR`.
+pub(crate) const QPS_ERR: u32 = raw::ib_qp_state_IB_QPS_ERR;
+#[cfg(rdma_soft)]
+/// `IB_QPT_RC`.
+pub(crate) const QPT_RC: u32 = raw::ib_qp_type_IB_QPT_RC;
+#[cfg(rdma_soft)]
+/// `IB_SIGNAL_ALL_WR`.
+pub(crate) const SIGNAL_ALL_WR: u32 = raw::ib_sig_type_IB_SIGNAL_ALL_WR;
+
 /// `IB_MTU_256`.
 pub(crate) const MTU_256: u32 = raw::ib_mtu_IB_MTU_256;
+#[cfg(rdma_soft)]
+/// `IB_MTU_4096`.
+pub(crate) const MTU_4096: u32 = raw::ib_mtu_IB_MTU_4096;
 /// `IB_PORT_CM_SUP`.
 pub(crate) const PORT_CM_SUP: u32 = raw::ib_port_capability_mask_bits_IB_PORT_CM_SUP;
 /// `IB_PORT_REINIT_SUP`.

@@ -351,6 +351,13 @@ unsafe fn create_qp_in<D: IbDriver>(
         // SAFETY: a live XRC domain of this device.
         init.xrcdn = unsafe { raw::hns_shim_xrcd_xrcdn(attr.xrcd) };
     }
+    // SAFETY: the QP's device is registered (the function's contract).
+    if !udata.is_null() && unsafe { (*(*ibqp).device).dma_device }.is_null() {
+        // A device without a DMA device reads its SGEs as kernel virtual
+        // addresses ([`super::VirtDma`]); the SGEs of a user QP's posts
+        // (uverbs' post commands) are user addresses: no user QPs there.
+        return EOPNOTSUPP.to_errno();
+    }
     let (uctx, ibuctx) = if udata.is_null() {
         (core::ptr::null_mut(), core::ptr::null_mut())
     } else {

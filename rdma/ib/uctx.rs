@@ -66,6 +66,15 @@ unsafe fn try_alloc<D: IbDriver>(
     }
     // SAFETY: the command's udata (the function's contract).
     let udata = unsafe { UData::from_raw(udata) }.ok_or(EINVAL)?;
+    if !D::HNS_UCTX_ABI {
+        // A context with no driver data either way and no mapping.
+        let mut resp = UctxResp::default();
+        let (b, _, _) = d.alloc_ucontext(0, &mut resp)?;
+        // SAFETY: the container of the context being allocated (the
+        // function's contract); taken back in `dealloc_ucontext`.
+        unsafe { (*container(ibuctx)).rs_uctx = UctxBox::<D>::into_foreign(b) };
+        return Ok(());
+    }
     let req = udata.read_in::<uabi::AllocUcontext>()?;
     let mut resp = UctxResp::default();
     let (b, uar, addr) = d.alloc_ucontext(req.config, &mut resp)?;
