@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 
 //! The loopback device `rlo_N`: an RDMA provider built on the rdma
 //! layer's public items only (`crate::rdma`, the same files as
@@ -32,10 +32,10 @@ use crate::queue::{scatter, Ring, Segs, MAX_SGE};
 use crate::rdma::{
     self,
     wc::{RecvAttrs, Wc, WcOpcode, WcStatus},
-    AddrVec, AhIn, CqOut, CqUreq, DevAttr, Drain, FailedVerb, GidEntry, IbCq, IbDriver, IbLog,
-    IbQp, IbSrq, MrReq, NetDev, NetdevEvent, PortAttr, PortEvents, QpAttr, QpInit, QpModifyResp,
-    QpQuery, RecvChain, ResAttrs, ResRaw, SendChain, SpinLockIrq, SrqArgs, SrqAttr, SrqUreq,
-    UctxResp, UmemDev, UserCtx, VirtDma, VirtSeg, WcArray, WrOpcode,
+    AhOps, CounterOps, CqOps, CqOut, CqUreq, DevAttr, DeviceOps, Drain, GidEntry, IbCq, IbLog,
+    IbQp, MrOps, MrReq, NoObject, PdOps, PortAttr, PostResult, QpAttr, QpInit, QpModifyResp, QpOps,
+    QpQuery, RecvChain, RestrackOps, SendChain, SpinLockIrq, SrqOps, UcontextOps, UctxResp,
+    UmemDev, UserCtx, VirtDma, VirtSeg, WcArray, WrOpcode, XrcdOps,
 };
 use kernel::{new_spinlock_irq, prelude::*, sync::Arc};
 
@@ -160,7 +160,15 @@ impl Engine {
                 opcode: Some(WcOpcode::Recv),
                 ..Wc::new(WcStatus::WrFlushErr)
             };
-            self.complete(cqn, Cqe { wc, wr_id: r.wr_id, qpn }, notify);
+            self.complete(
+                cqn,
+                Cqe {
+                    wc,
+                    wr_id: r.wr_id,
+                    qpn,
+                },
+                notify,
+            );
         }
     }
 
@@ -187,8 +195,13 @@ impl Engine {
         };
         let mut slen = [0usize; MAX_SGE];
         let mut dlen = [0usize; MAX_SGE];
-        src.iter().zip(slen.iter_mut()).for_each(|(s, l)| *l = s.len());
-        r.segs.iter().zip(dlen.iter_mut()).for_each(|(s, l)| *l = s.len());
+        src.iter()
+            .zip(slen.iter_mut())
+            .for_each(|(s, l)| *l = s.len());
+        r.segs
+            .iter()
+            .zip(dlen.iter_mut())
+            .for_each(|(s, l)| *l = s.len());
         let mut failed = false;
         let total = scatter(&slen, &dlen, |st| {
             if let (Some(d), Some(s)) = (r.segs.get(st.dst), src.get(st.src)) {
@@ -300,93 +313,10 @@ pub(crate) struct LoQp(u32);
 /// The DMA MR of a kernel PD.
 pub(crate) struct LoMr;
 
-impl IbDriver for LoDev {
-    const HNS_UCTX_ABI: bool = false;
-
+#[vtable]
+impl DeviceOps for LoDev {
     fn ib_log(&self) -> &IbLog {
         &self.log
-    }
-
-    type Ucontext = ();
-    type Cq = LoCq;
-
-    fn create_cq(
-        &self,
-        cqe: u32,
-        _vector: u32,
-        ibcq: IbCq,
-        user: Option<(UserCtx<'_, ()>, &CqUreq)>,
-    ) -> Result<(KBox<LoCq>, CqOut)> {
-        if user.is_some() {
-            return Err(EOPNOTSUPP);
-        }
-        if cqe == 0 || cqe > MAX_CQE {
-            return Err(EINVAL);
-        }
-        let depth = cqe.next_power_of_two();
-        // CAST: at most MAX_CQE.
-        let ring = Ring::new(Self::slots(depth as usize)?);
-        let ibcq = Arc::new(ibcq, GFP_KERNEL)?;
-        let mut e = self.eng.lock();
-        if e.cqs.len() == MAX_CQ {
-            return Err(ENOMEM);
-        }
-        let cqn = e.next_cqn;
-        let ent = CqEnt {
-            cqn,
-            ibcq,
-            armed: false,
-            ring,
-        };
-        // Never allocates: the table's capacity is MAX_CQ.
-        e.cqs.push(ent, GFP_ATOMIC)?;
-        e.next_cqn = cqn.wrapping_add(1).max(1);
-        drop(e);
-        let out = CqOut {
-            depth,
-            cqn,
-            cap_flags: 0,
-        };
-        Ok((KBox::new(LoCq(cqn), GFP_KERNEL)?, out))
-    }
-
-    fn publish_cq(&self, _cq: &LoCq) {}
-
-    fn destroy_cq(&self, cq: KBox<LoCq>) {
-        let mut e = self.eng.lock();
-        let gone = e.cq(cq.0).and_then(|i| e.cqs.remove(i).ok());
-        drop(e);
-        drop(gone);
-    }
-
-    fn poll_cq(&self, cq: &LoCq, wc: &mut WcArray<'_>) -> usize {
-        let mut e = self.eng.lock();
-        let Some(ci) = e.cq(cq.0) else {
-            return 0;
-        };
-        let mut n = 0;
-        while n < wc.len() {
-            let Some(c) = e.cqs[ci].ring.pop() else {
-                break;
-            };
-            // Every completion's QP is in the table: destroying a QP
-            // removes its completions first.
-            if let Some(qi) = e.qp(c.qpn) {
-                wc.set(n, &c.wc, c.wr_id, &e.qps[qi].ibqp);
-                n += 1;
-            }
-        }
-        n
-    }
-
-    fn req_notify_cq(&self, cq: &LoCq, _solicited: bool, report_missed: bool) -> bool {
-        let mut e = self.eng.lock();
-        let Some(ci) = e.cq(cq.0) else {
-            return false;
-        };
-        let c = &mut e.cqs[ci];
-        c.armed = true;
-        report_missed && !c.ring.is_empty()
     }
 
     fn query_device(&self, a: &mut DevAttr) {
@@ -432,86 +362,139 @@ impl IbDriver for LoDev {
         // No hardware table: the core's cache is the table.
         Ok(())
     }
+}
 
-    fn netdev_event(&self, _ev: &NetdevEvent<'_>, _port: &PortEvents<'_>) {}
+#[vtable]
+impl UcontextOps for LoDev {
+    const HNS_UCTX_ABI: bool = false;
 
-    fn doorbells_off(&self) -> bool {
-        false
-    }
-
-    fn verb_failed(&self, _v: FailedVerb) {}
-
-    fn active(&self) -> bool {
-        true
-    }
-
-    fn bond_follows(&self, _ndev: NetDev, _upper: NetDev) -> bool {
-        false
-    }
+    type Ucontext = ();
 
     fn alloc_ucontext(&self, _config: u32, _resp: &mut UctxResp) -> Result<(Arc<()>, u32, u64)> {
         Ok((Arc::new((), GFP_KERNEL)?, 0, 0))
     }
 
     fn dealloc_ucontext(&self, _uctx: Arc<()>) {}
+}
 
+#[vtable]
+impl PdOps for LoDev {
     fn alloc_pd(&self) -> Result<u32> {
         // The PD number is not used: one DMA key serves every PD.
         Ok(1)
     }
 
     fn dealloc_pd(&self, _pdn: u32) {}
+}
 
-    fn alloc_xrcd(&self) -> Result<u32> {
-        Err(EOPNOTSUPP)
+#[vtable]
+impl XrcdOps for LoDev {}
+
+#[vtable]
+impl AhOps for LoDev {}
+
+#[vtable]
+impl CqOps for LoDev {
+    type Cq = LoCq;
+
+    fn create_cq(
+        &self,
+        cqe: u32,
+        _vector: u32,
+        ibcq: IbCq,
+        user: Option<(UserCtx<'_, ()>, &CqUreq)>,
+    ) -> Result<(KBox<LoCq>, CqOut)> {
+        if user.is_some() {
+            return Err(EOPNOTSUPP);
+        }
+        if cqe == 0 || cqe > MAX_CQE {
+            return Err(EINVAL);
+        }
+        let depth = cqe.next_power_of_two();
+        // CAST: at most MAX_CQE.
+        let ring = Ring::new(Self::slots(depth as usize)?);
+        let ibcq = Arc::new(ibcq, GFP_KERNEL)?;
+        let mut e = self.eng.lock();
+        if e.cqs.len() == MAX_CQ {
+            return Err(ENOMEM);
+        }
+        let cqn = e.next_cqn;
+        let ent = CqEnt {
+            cqn,
+            ibcq,
+            armed: false,
+            ring,
+        };
+        // Never allocates: the table's capacity is MAX_CQ.
+        e.cqs.push(ent, GFP_ATOMIC)?;
+        e.next_cqn = cqn.wrapping_add(1).max(1);
+        drop(e);
+        let out = CqOut {
+            depth,
+            cqn,
+            cap_flags: 0,
+        };
+        Ok((KBox::new(LoCq(cqn), GFP_KERNEL)?, out))
     }
 
-    fn dealloc_xrcd(&self, _xrcdn: u32) {}
-
-    fn query_counters(&self, _values: &mut [u64]) -> Result<usize> {
-        Ok(0)
+    fn destroy_cq(&self, cq: KBox<LoCq>) {
+        let mut e = self.eng.lock();
+        let gone = e.cq(cq.0).and_then(|i| e.cqs.remove(i).ok());
+        drop(e);
+        drop(gone);
     }
 
-    fn create_ah(&self, _req: &AhIn, _av: &mut AddrVec) -> Result {
-        Err(EOPNOTSUPP)
+    fn poll_cq(&self, cq: &LoCq, wc: &mut WcArray<'_>) -> usize {
+        let mut e = self.eng.lock();
+        let Some(ci) = e.cq(cq.0) else {
+            return 0;
+        };
+        let mut n = 0;
+        while n < wc.len() {
+            let Some(c) = e.cqs[ci].ring.pop() else {
+                break;
+            };
+            // Every completion's QP is in the table: destroying a QP
+            // removes its completions first.
+            if let Some(qi) = e.qp(c.qpn) {
+                wc.set(n, &c.wc, c.wr_id, &e.qps[qi].ibqp);
+                n += 1;
+            }
+        }
+        n
     }
 
+    fn req_notify_cq(&self, cq: &LoCq, _solicited: bool, report_missed: bool) -> bool {
+        let mut e = self.eng.lock();
+        let Some(ci) = e.cq(cq.0) else {
+            return false;
+        };
+        let c = &mut e.cqs[ci];
+        c.armed = true;
+        report_missed && !c.ring.is_empty()
+    }
+}
+
+#[vtable]
+impl MrOps for LoDev {
     type Mr = LoMr;
 
     fn get_dma_mr(&self, _pdn: u32, _access: u32) -> Result<(Pin<KBox<LoMr>>, u32)> {
         Ok((KBox::pin(LoMr, GFP_KERNEL)?, DMA_LKEY))
     }
 
+    /// No user MRs; but the op must exist: the RDMA core offers a device
+    /// to kernel clients (`kverbs_provider`) only if it has every op of
+    /// its mandatory list, `reg_user_mr` among them.
     fn reg_user_mr(&self, _dev: UmemDev<'_>, _req: &MrReq) -> Result<(Pin<KBox<LoMr>>, u32)> {
         Err(EOPNOTSUPP)
     }
 
-    fn rereg_user_mr(&self, _mr: &LoMr, _dev: UmemDev<'_>, _req: &MrReq) -> Result {
-        Err(EOPNOTSUPP)
-    }
-
     fn dereg_mr(&self, _mr: Pin<KBox<LoMr>>) {}
+}
 
-    fn alloc_mr(&self, _pdn: u32, _ty: u32, _n: u32) -> Result<(Pin<KBox<LoMr>>, u32)> {
-        Err(EOPNOTSUPP)
-    }
-
-    fn mr_size(_mr: &LoMr) -> u64 {
-        0
-    }
-
-    fn map_mr_sg_begin(&self, _mr: &LoMr, _page_size: u32, _sg_offset: u32) -> Result {
-        Err(EOPNOTSUPP)
-    }
-
-    fn map_mr_sg_page(_mr: &LoMr, _addr: u64) -> Result {
-        Err(EOPNOTSUPP)
-    }
-
-    fn map_mr_sg_end(&self, _mr: &LoMr, _n: i32, _page_size: u32) -> i32 {
-        EOPNOTSUPP.to_errno()
-    }
-
+#[vtable]
+impl QpOps for LoDev {
     type Qp = LoQp;
 
     fn create_qp(
@@ -574,8 +557,6 @@ impl IbDriver for LoDev {
         Ok((KBox::pin(LoQp(qpn), GFP_KERNEL)?, qpn))
     }
 
-    fn publish_qp(&self, _qp: &LoQp) {}
-
     fn modify_qp(&self, qp: &LoQp, attr: &QpAttr, _resp: &mut QpModifyResp) -> Result {
         let mut n = Notify::default();
         let mut e = self.eng.lock();
@@ -610,8 +591,6 @@ impl IbDriver for LoDev {
         Ok(())
     }
 
-    fn quiesce_qp(&self, _qp: &LoQp) {}
-
     fn destroy_qp(&self, qp: Pin<KBox<LoQp>>) {
         let mut e = self.eng.lock();
         let qpn = qp.0;
@@ -633,15 +612,11 @@ impl IbDriver for LoDev {
         q.max_recv_sge = ent.max_recv_sge;
         // CAST: at most MAX_QP_WR.
         q.max_recv_wr = ent.rq.capacity() as u32;
-        q.sq_sig_type = if ent.sig_all {
-            rdma::SIGNAL_ALL_WR
-        } else {
-            0
-        };
+        q.sq_sig_type = if ent.sig_all { rdma::SIGNAL_ALL_WR } else { 0 };
         Ok(())
     }
 
-    fn post_recv(&self, qp: &LoQp, wrs: RecvChain<'_>) -> core::result::Result<(), (usize, Error)> {
+    fn post_recv(&self, qp: &LoQp, wrs: RecvChain<'_>) -> PostResult {
         let mut n = Notify::default();
         let mut e = self.eng.lock();
         let mut r = Ok(());
@@ -665,7 +640,15 @@ impl IbDriver for LoDev {
                     opcode: Some(WcOpcode::Recv),
                     ..Wc::new(WcStatus::WrFlushErr)
                 };
-                e.complete(cqn, Cqe { wc, wr_id: wr.wr_id, qpn }, &mut n);
+                e.complete(
+                    cqn,
+                    Cqe {
+                        wc,
+                        wr_id: wr.wr_id,
+                        qpn,
+                    },
+                    &mut n,
+                );
                 continue;
             }
             let ent = RecvEnt {
@@ -686,11 +669,7 @@ impl IbDriver for LoDev {
         false
     }
 
-    fn post_send(
-        &self,
-        qp: &LoQp,
-        wrs: SendChain<'_, LoMr>,
-    ) -> core::result::Result<(), (usize, Error)> {
+    fn post_send(&self, qp: &LoQp, wrs: SendChain<'_, LoMr>) -> PostResult {
         let mut n = Notify::default();
         let mut e = self.eng.lock();
         let mut r = Ok(());
@@ -747,33 +726,6 @@ impl IbDriver for LoDev {
         r
     }
 
-    type Srq = ();
-
-    fn create_srq(
-        &self,
-        _args: &mut SrqArgs,
-        _ibsrq: IbSrq,
-        _user: Option<(UserCtx<'_, ()>, &SrqUreq)>,
-    ) -> Result<KBox<()>> {
-        Err(EOPNOTSUPP)
-    }
-
-    fn publish_srq(&self, _srq: &()) {}
-
-    fn destroy_srq(&self, _srq: KBox<()>) {}
-
-    fn modify_srq(&self, _srq: &(), _resize: bool, _limit: bool, _srq_limit: u32) -> Result {
-        Err(EOPNOTSUPP)
-    }
-
-    fn query_srq(&self, _srq: &(), _a: &mut SrqAttr) -> Result {
-        Err(EOPNOTSUPP)
-    }
-
-    fn post_srq_recv(&self, _srq: &(), _wrs: RecvChain<'_>) -> core::result::Result<(), (usize, Error)> {
-        Err((0, EOPNOTSUPP))
-    }
-
     fn drain(&self, _qp: &LoQp, d: &Drain<'_, Self>) {
         // The generic drain: ERR flushes every WR at once, the drain WR's
         // completion included.
@@ -784,40 +736,15 @@ impl IbDriver for LoDev {
             d.poll_until_done(10);
         }
     }
-
-    fn modify_cq(&self, _cq: &LoCq, _count: u16, _period: u16) -> Result {
-        Err(EOPNOTSUPP)
-    }
-
-    fn res_cq(&self, _cq: &LoCq, _r: &mut ResAttrs) -> Result {
-        Ok(())
-    }
-
-    fn res_cq_raw(&self, _cq: &LoCq, _r: &mut ResRaw<'_>) -> Result {
-        Err(EOPNOTSUPP)
-    }
-
-    fn res_qp(&self, _qp: &LoQp, _r: &mut ResAttrs) -> Result {
-        Ok(())
-    }
-
-    fn res_qp_raw(&self, _qp: &LoQp, _r: &mut ResRaw<'_>) -> Result {
-        Err(EOPNOTSUPP)
-    }
-
-    fn res_srq(&self, _srq: &(), _r: &mut ResAttrs) -> Result {
-        Ok(())
-    }
-
-    fn res_srq_raw(&self, _srq: &(), _r: &mut ResRaw<'_>) -> Result {
-        Err(EOPNOTSUPP)
-    }
-
-    fn res_mr(&self, _mr: &LoMr, _r: &mut ResAttrs) -> Result {
-        Ok(())
-    }
-
-    fn res_mr_raw(&self, _mr: &LoMr, _r: &mut ResRaw<'_>) -> Result {
-        Err(EOPNOTSUPP)
-    }
 }
+
+#[vtable]
+impl SrqOps for LoDev {
+    type Srq = NoObject;
+}
+
+#[vtable]
+impl CounterOps for LoDev {}
+
+#[vtable]
+impl RestrackOps for LoDev {}

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 
 //! The loopback device's queues in plain Rust (`core` only, so the host
 //! tests build it too): a fixed-capacity FIFO for receive WRs and

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 
 //! `rdma_lo.ko`: a software loopback RDMA device, the second provider on
 //! the rdma layer (`rdma.rs`, `rdma/`, the C shim), which exists to show

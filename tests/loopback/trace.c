@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * The trace calls of the rdma layer, as nothing: rdma_lo has no trace
  * events (the layer's events are hns_roce_rs's, system "hns_roce", which
