@@ -295,11 +295,12 @@ impl LoDev {
         Ok(v)
     }
 
-    /// The scatter list of `sges` if every key is the DMA MR's and there
-    /// are at most `max` of them.
-    fn segs(dma: VirtDma, sges: &[rdma::Sge], max: u32) -> Option<Segs<VirtSeg>> {
+    /// The scatter list of `sges` if there are at most `max` of them and,
+    /// unless the data is inline (no key needed), every key is the DMA
+    /// MR's.
+    fn segs(dma: VirtDma, sges: &[rdma::Sge], max: u32, inline: bool) -> Option<Segs<VirtSeg>> {
         // CAST: at most a few SGEs.
-        if sges.len() > max as usize || sges.iter().any(|s| s.lkey() != DMA_LKEY) {
+        if sges.len() > max as usize || !inline && sges.iter().any(|s| s.lkey() != DMA_LKEY) {
             return None;
         }
         Segs::new(sges.iter().map(|s| dma.seg(s)))
@@ -626,7 +627,7 @@ impl QpOps for LoDev {
                 break;
             };
             let q = &e.qps[i];
-            let Some(segs) = LoDev::segs(dma, wr.sges, q.max_recv_sge) else {
+            let Some(segs) = LoDev::segs(dma, wr.sges, q.max_recv_sge, false) else {
                 r = Err((k, EINVAL));
                 break;
             };
@@ -689,8 +690,10 @@ impl QpOps for LoDev {
                 break;
             } else {
                 let total: u64 = wr.sges().iter().map(|s| u64::from(s.length())).sum();
-                match LoDev::segs(dma, wr.sges(), q.max_send_sge) {
-                    None if wr.sges().len() > MAX_SGE => {
+                let inline = wr.flags() & rdma::SEND_INLINE != 0;
+                match LoDev::segs(dma, wr.sges(), q.max_send_sge, inline) {
+                    // CAST: at most MAX_SGE.
+                    None if wr.sges().len() > q.max_send_sge as usize => {
                         r = Err((k, EINVAL));
                         break;
                     }
