@@ -27,7 +27,8 @@
 #   make initramfs      the guest's base initramfs
 #   make intree-patch [KSRC=/path/to/linux-7.3] [PATCH_OUT=file]  the in-tree patch
 #   make intree-build   that patch applied to the cached source and built by Kbuild
-#   make ktest-kmod     the kernel test modules of tests/ktest/, build/ktest/*.ko
+#   make ktest-kmod     the kernel test modules of tests/ktest/ and the loopback
+#                       provider tests/loopback/ (rdma_lo.ko), build/ktest/*.ko
 #   make kernel|modules|sim|guest ARCH=arm64      the same, cross-built for arm64
 #   make clean          remove build/
 #
@@ -198,6 +199,8 @@ clippy: $(KDIR_DEP)
 	python3 scripts/shim-review.py
 	@mkdir -p $(BUILD)/module-clippy $(BUILD)/hns_sim-clippy
 	$(KMAKE) MO=$(BUILD)/module-clippy HNS_KUNIT=y CLIPPY=1 KRUSTFLAGS=-Dwarnings modules
+	@mkdir -p $(BUILD)/loopback-clippy
+	$(KLOCK) $(TOOLS_ENV) $(MAKE) -C $(KDIR) $(KARCH) M=$(CURDIR)/tests/loopback MO=$(BUILD)/loopback-clippy CLIPPY=1 KRUSTFLAGS=-Dwarnings modules
 	$(KLOCK) $(TOOLS_ENV) $(MAKE) -C $(KDIR) $(KARCH) M=$(CURDIR)/sim/guest MO=$(BUILD)/hns_sim-clippy CLIPPY=1 KRUSTFLAGS=-Dwarnings modules
 	cd sim && CARGO_TARGET_DIR=$(HBUILD)/sim-target cargo clippy --quiet --all-targets -- -D warnings
 
@@ -355,7 +358,9 @@ ktest-kmod: $(KDIR_DEP)
 	@rm -f $(BUILD)/ktest/*.ko
 	@mkdir -p $(BUILD)/ktest/kmod
 	$(KLOCK) $(TOOLS_ENV) $(MAKE) -C $(KDIR) $(KARCH) M=$(CURDIR)/tests/ktest MO=$(BUILD)/ktest/kmod modules
-	cp $(BUILD)/ktest/kmod/*.ko $(BUILD)/ktest/
+	@mkdir -p $(BUILD)/ktest/loopback
+	$(KLOCK) $(TOOLS_ENV) $(MAKE) -C $(KDIR) $(KARCH) M=$(CURDIR)/tests/loopback MO=$(BUILD)/ktest/loopback modules
+	cp $(BUILD)/ktest/kmod/*.ko $(BUILD)/ktest/loopback/rdma_lo.ko $(BUILD)/ktest/
 
 # The probe fault sweep on both drivers, alone (make check runs it too):
 # build/faults/report.md.

@@ -9,7 +9,7 @@
 //! the rest of the driver sees safe types. The raw module is private here, so
 //! the rule is enforced by visibility. Nothing in it names the driver's
 //! types: the hnae3 client and the ib_device are generic over the traits the
-//! driver implements ([`RoceClient`], [`IbDriver`]), so the layer could serve
+//! driver implements ([`RoceClient`], [`Driver`]), so the layer could serve
 //! another RDMA driver (`docs/rdma-layer.md` is the guide). Its parts, by
 //! concern:
 //!
@@ -53,16 +53,26 @@ pub(crate) use irq::irqs_disabled;
 pub(crate) use irq::{Event, IrqHandler, IrqRegistration, OwnedQueue};
 mod ib;
 pub(crate) use ib::{
-    dev_log, dev_log_ret, AddrVec, AhIn, CqOut, CqUreq, DevAttr, Drain, FailedVerb, GidEntry,
-    IbDriver, IbLog, IbParams, IbRegistration, LogLevel, MrReq, NetdevEvent, PortAttr, PortEvents,
-    QpAttr, QpInit, QpModifyResp, QpQuery, SrqArgs, SrqAttr, SrqUreq, StatDescs, UctxResp,
-    CORE_PORT_IBA_ROCE, CORE_PORT_IBA_ROCE_UDP_ENCAP, DEVICE_MEM_MGT_EXTENSIONS,
-    DEVICE_PORT_ACTIVE_EVENT, DEVICE_RC_RNR_NAK_GEN, DEVICE_XRC, EVENT_PORT_ACTIVE, EVENT_PORT_ERR,
-    MGMT_MAD_SIZE, MR_REREG_ACCESS, MR_REREG_PD, MR_REREG_TRANS, MR_TYPE_MEM_REG, MTU_256,
-    NETDEV_CHANGE, NETDEV_CHANGEADDR, NETDEV_DOWN, NETDEV_REGISTER, NETDEV_UP, PORT_ACTIVE,
-    PORT_BOOT_MGMT_SUP, PORT_CM_SUP, PORT_DOWN, PORT_PHYS_STATE_DISABLED, PORT_PHYS_STATE_LINK_UP,
-    PORT_REINIT_SUP, PORT_VENDOR_CLASS_SUP, SRQT_XRC,
+    dev_log, dev_log_ret, AddrVec, AhIn, AhOps, CounterOps, CqOps, CqOut, CqUreq, DevAttr,
+    DeviceOps, Drain, Driver, FailedVerb, GidEntry, IbLog, IbParams, IbRegistration, LogLevel,
+    MrOps, MrReq, NetdevEvent, PdOps, PortAttr, PortEvents, PostResult, QpAttr, QpInit,
+    QpModifyResp, QpOps, QpQuery, RestrackOps, SrqArgs, SrqAttr, SrqOps, SrqUreq, StatDescs,
+    UcontextOps, UctxResp, XrcdOps, CORE_PORT_IBA_ROCE, CORE_PORT_IBA_ROCE_UDP_ENCAP,
+    DEVICE_MEM_MGT_EXTENSIONS, DEVICE_PORT_ACTIVE_EVENT, DEVICE_RC_RNR_NAK_GEN, DEVICE_XRC,
+    EVENT_PORT_ACTIVE, EVENT_PORT_ERR, MGMT_MAD_SIZE, MR_REREG_ACCESS, MR_REREG_PD, MR_REREG_TRANS,
+    MR_TYPE_MEM_REG, MTU_256, NETDEV_CHANGE, NETDEV_CHANGEADDR, NETDEV_DOWN, NETDEV_REGISTER,
+    NETDEV_UP, PORT_ACTIVE, PORT_BOOT_MGMT_SUP, PORT_CM_SUP, PORT_DOWN, PORT_PHYS_STATE_DISABLED,
+    PORT_PHYS_STATE_LINK_UP, PORT_REINIT_SUP, PORT_VENDOR_CLASS_SUP, SRQT_XRC,
 };
+#[cfg(rdma_soft)]
+pub(crate) use ib::{
+    VirtDma, VirtSeg, CORE_CAP_ETH_AH, CORE_CAP_PROT_ROCE, CORE_CAP_PROT_ROCE_UDP_ENCAP,
+    DRIVER_SIW, MTU_4096, QPS_ERR, QPS_RESET, QPS_RTR, QPS_RTS, QPT_RC, SIGNAL_ALL_WR,
+};
+// The object type of a kind a driver does not implement; this driver
+// implements every kind.
+#[allow(unused_imports, reason = "for drivers without SRQs or MRs")]
+pub(crate) use ib::NoObject;
 mod layout;
 pub(crate) use layout::check_layout;
 // The data path's and the object tables' locks are the kernel crate's

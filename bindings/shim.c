@@ -829,7 +829,15 @@ int hns_shim_register_ibdev(struct ib_device *ibdev,
 		ib_set_device_ops(ibdev, &hns_shim_frmr_ops);
 	}
 	ib_set_device_ops(ibdev, &hns_shim_dev_ops);
-	dma_set_max_seg_size(reg->parent, SZ_2G);
+	if (reg->driver_id) {
+		/* Reported to rdma-core, which matches a provider by it when the
+		 * device has no modalias (no bus).
+		 */
+		ibdev->ops.driver_id = reg->driver_id;
+		ibdev->ops.uverbs_no_driver_id_binding = 0;
+	}
+	if (!reg->virt_dma)
+		dma_set_max_seg_size(reg->parent, SZ_2G);
 
 	to_sdev(ibdev)->netdev = reg->netdev;
 	to_sdev(ibdev)->handle = reg->handle;
@@ -845,7 +853,14 @@ int hns_shim_register_ibdev(struct ib_device *ibdev,
 	ret = ib_device_set_netdev(ibdev, reg->netdev, 1);
 	if (ret)
 		return ret;
-	return ib_register_device(ibdev, "hns_%d", reg->parent);
+	return ib_register_device(ibdev, reg->name ? reg->name : "hns_%d",
+				  reg->virt_dma ? NULL : reg->parent);
+}
+
+/* The initial namespace's loopback device, which is never unregistered. */
+struct net_device *hns_shim_loopback_netdev(void)
+{
+	return init_net.loopback_dev;
 }
 
 bool hns_shim_swap_last_port_state(struct ib_device *ibdev, u32 state)

@@ -250,8 +250,17 @@ void hns_shim_dispatch_port_event(struct ib_device *ibdev, u32 event);
 
 /* Registration parameters. */
 struct hns_shim_reg {
+	/* The parent device, NULL for a software device (no bus). */
 	struct device *parent;
 	struct net_device *netdev;
+	/* The name pattern ("hns_%d" when NULL), the driver id rdma-core
+	 * matches a provider by (RDMA_DRIVER_HNS when 0), and whether the
+	 * device does DMA through parent or takes kernel virtual addresses
+	 * in its SGEs (no DMA device: ib_uses_virt_dma).
+	 */
+	const char *name;
+	u32 driver_id;
+	bool virt_dma;
 	/* The function, its bond capability and whether it is a VF (what
 	 * another function's bond group reads of this device).
 	 */
@@ -296,6 +305,7 @@ void hns_shim_dealloc_ibdev(struct ib_device *ibdev);
 int hns_shim_register_ibdev(struct ib_device *ibdev,
 			    const struct hns_shim_reg *reg);
 void hns_shim_unregister_ibdev(struct ib_device *ibdev);
+struct net_device *hns_shim_loopback_netdev(void);
 void hns_shim_port_state_event(struct ib_device *ibdev,
 			       struct hnae3_handle *h);
 void hns_shim_disassociate_mmaps(struct ib_device *ibdev);

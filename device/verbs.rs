@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 
-//! The verbs of the ib_device: [`IbDev`]'s [`IbDriver`] implementation,
+//! The verbs of the ib_device: [`IbDev`]'s implementation of the rdma layer's
+//! per-object traits ([`rdma::Driver`]),
 //! which the rdma layer calls for every op. Device-wide verbs
 //! (query_device/port, GIDs, ucontext, counters) are answered here, CQ
 //! verbs around the CQN; the verbs of an object delegate in one line to
@@ -15,62 +16,17 @@ use crate::cmdq::desc::{chain, flag};
 use crate::hns_roce_hw_v2::consts::{cap_flag, cmq_op, msg};
 use crate::hns_roce_hw_v2::gid;
 use crate::rdma::{
-    self, AddrVec, AhIn, DevAttr, FailedVerb, GidEntry, IbCq, IbDriver, IbQp, NetDev, NetdevEvent,
-    PortAttr, PortEvents, UctxResp, WcArray,
+    self, AddrVec, AhIn, DevAttr, FailedVerb, GidEntry, IbCq, IbQp, NetDev, NetdevEvent, PortAttr,
+    PortEvents, UctxResp, WcArray,
 };
 use crate::{ah, bond, db, dfx, mr, qp, srq};
 use kernel::{prelude::*, sync::Arc, types::ScopeGuard};
 
-impl IbDriver for IbDev {
-    type Ucontext = Ucontext;
-    type Cq = CqRef;
-
+// The device and its port.
+#[vtable]
+impl rdma::DeviceOps for IbDev {
     fn ib_log(&self) -> &rdma::IbLog {
         self.cmd.state().ib_log()
-    }
-
-    fn create_cq(
-        &self,
-        cqe: u32,
-        vector: u32,
-        ibcq: IbCq,
-        user: Option<(rdma::UserCtx<'_, Ucontext>, &rdma::CqUreq)>,
-    ) -> Result<(KBox<CqRef>, rdma::CqOut)> {
-        let (c, out) = self.new_cq(cqe, vector, ibcq, user)?;
-        match KBox::new(CqRef(c.clone()), GFP_KERNEL) {
-            Ok(b) => Ok((b, out)),
-            Err(e) => {
-                self.drop_cq(&c);
-                Err(e.into())
-            }
-        }
-    }
-
-    fn publish_cq(&self, c: &CqRef) {
-        self.objs.cqs.publish(c.0.cqn);
-    }
-
-    fn destroy_cq(&self, c: KBox<CqRef>) {
-        self.drop_cq(&c.0)
-    }
-
-    #[inline(always)]
-    fn poll_cq(&self, c: &CqRef, wc: &mut WcArray<'_>) -> usize {
-        c.0.poll(self.cmd.state(), &self.objs, wc)
-    }
-
-    fn req_notify_cq(&self, c: &CqRef, solicited: bool, report_missed: bool) -> bool {
-        // While the function is down nothing is armed (the doorbells are
-        // off): the outstanding WRs complete in software at UNINIT, whose
-        // handlers run from `uninit_instance`. A caller that asks for
-        // missed events hears whether this CQ still owes such completions
-        // (`left_sw_wc`), so that it polls them instead of waiting for an
-        // event that never comes.
-        if self.cmd.state().is_down() {
-            return report_missed && self.objs.qps.busy_on(c.0.cqn);
-        }
-        c.0.arm(self.cmd.state(), solicited);
-        false
     }
 
     fn query_device(&self, a: &mut DevAttr) {
@@ -197,7 +153,7 @@ impl IbDriver for IbDev {
         }
     }
 
-    fn doorbells_off(&self) -> bool {
+    fn mmap_refused(&self) -> bool {
         self.cmd.state().doorbells_off()
     }
 
@@ -226,10 +182,16 @@ impl IbDriver for IbDev {
         self.cmd.state().is_active()
     }
 
-    fn bond_follows(&self, ndev: NetDev, upper: NetDev) -> bool {
+    fn port_follows_upper(&self, ndev: NetDev, upper: NetDev) -> bool {
         self.caps.flags & cap_flag::BOND != 0
             && bond::groups::follows(&self.client.bonds, self.bus, ndev, upper)
     }
+}
+
+// User contexts.
+#[vtable]
+impl rdma::UcontextOps for IbDev {
+    type Ucontext = Ucontext;
 
     fn alloc_ucontext(&self, req: u32, resp: &mut UctxResp) -> Result<(Arc<Ucontext>, u32, u64)> {
         let c = &self.caps;
@@ -285,7 +247,11 @@ impl IbDriver for IbDev {
         self.put_cq_bank(u.cq_bank);
         self.uars.free(u.uar);
     }
+}
 
+// Protection domains.
+#[vtable]
+impl rdma::PdOps for IbDev {
     fn alloc_pd(&self) -> Result<u32> {
         self.domains.alloc_pd()
     }
@@ -293,7 +259,11 @@ impl IbDriver for IbDev {
     fn dealloc_pd(&self, pdn: u32) {
         self.domains.dealloc_pd(pdn)
     }
+}
 
+// XRC domains.
+#[vtable]
+impl rdma::XrcdOps for IbDev {
     fn alloc_xrcd(&self) -> Result<u32> {
         self.domains.alloc_xrcd()
     }
@@ -301,11 +271,73 @@ impl IbDriver for IbDev {
     fn dealloc_xrcd(&self, xrcdn: u32) {
         self.domains.dealloc_xrcd(xrcdn)
     }
+}
 
+// Address handles.
+#[vtable]
+impl rdma::AhOps for IbDev {
     fn create_ah(&self, req: &AhIn, av: &mut AddrVec) -> Result {
         ah::create_ah(&self.ah_env(), req, av)
     }
+}
 
+// Completion queues.
+#[vtable]
+impl rdma::CqOps for IbDev {
+    type Cq = CqRef;
+
+    fn create_cq(
+        &self,
+        cqe: u32,
+        vector: u32,
+        ibcq: IbCq,
+        user: Option<(rdma::UserCtx<'_, Ucontext>, &rdma::CqUreq)>,
+    ) -> Result<(KBox<CqRef>, rdma::CqOut)> {
+        let (c, out) = self.new_cq(cqe, vector, ibcq, user)?;
+        match KBox::new(CqRef(c.clone()), GFP_KERNEL) {
+            Ok(b) => Ok((b, out)),
+            Err(e) => {
+                self.drop_cq(&c);
+                Err(e.into())
+            }
+        }
+    }
+
+    fn publish_cq(&self, c: &CqRef) {
+        self.objs.cqs.publish(c.0.cqn);
+    }
+
+    fn destroy_cq(&self, c: KBox<CqRef>) {
+        self.drop_cq(&c.0)
+    }
+
+    #[inline(always)]
+    fn poll_cq(&self, c: &CqRef, wc: &mut WcArray<'_>) -> usize {
+        c.0.poll(self.cmd.state(), &self.objs, wc)
+    }
+
+    fn req_notify_cq(&self, c: &CqRef, solicited: bool, report_missed: bool) -> bool {
+        // While the function is down nothing is armed (the doorbells are
+        // off): the outstanding WRs complete in software at UNINIT, whose
+        // handlers run from `uninit_instance`. A caller that asks for
+        // missed events hears whether this CQ still owes such completions
+        // (`left_sw_wc`), so that it polls them instead of waiting for an
+        // event that never comes.
+        if self.cmd.state().is_down() {
+            return report_missed && self.objs.qps.busy_on(c.0.cqn);
+        }
+        c.0.arm(self.cmd.state(), solicited);
+        false
+    }
+
+    fn modify_cq(&self, c: &CqRef, count: u16, period: u16) -> Result {
+        c.0.modify(&self.cq_env(), count, period)
+    }
+}
+
+// Memory regions.
+#[vtable]
+impl rdma::MrOps for IbDev {
     type Mr = mr::Mr;
 
     fn get_dma_mr(&self, pdn: u32, access: u32) -> Result<(Pin<KBox<mr::Mr>>, u32)> {
@@ -361,7 +393,11 @@ impl IbDriver for IbDev {
     fn map_mr_sg_end(&self, m: &mr::Mr, n: i32, page_size: u32) -> i32 {
         m.map_sg_end(self.cmd.state(), n, page_size)
     }
+}
 
+// Queue pairs.
+#[vtable]
+impl rdma::QpOps for IbDev {
     type Qp = qp::Qp;
 
     fn create_qp(
@@ -404,11 +440,7 @@ impl IbDriver for IbDev {
     }
 
     #[inline(always)]
-    fn post_recv(
-        &self,
-        q: &qp::Qp,
-        wrs: rdma::RecvChain<'_>,
-    ) -> core::result::Result<(), (usize, Error)> {
+    fn post_recv(&self, q: &qp::Qp, wrs: rdma::RecvChain<'_>) -> rdma::PostResult {
         q.post_recv(&self.post_env(), wrs)
     }
 
@@ -416,18 +448,18 @@ impl IbDriver for IbDev {
         q.is_ud()
     }
 
-    fn post_send(
-        &self,
-        q: &qp::Qp,
-        wrs: rdma::SendChain<'_, mr::Mr>,
-    ) -> core::result::Result<(), (usize, Error)> {
+    fn post_send(&self, q: &qp::Qp, wrs: rdma::SendChain<'_, mr::Mr>) -> rdma::PostResult {
         q.post_send(&self.post_env(), wrs)
     }
 
     fn drain(&self, q: &qp::Qp, d: &rdma::Drain<'_, Self>) {
         qp::drain::drain(self.cmd.state(), q, d, |c: &CqRef| c.0.trigger())
     }
+}
 
+// Shared receive queues.
+#[vtable]
+impl rdma::SrqOps for IbDev {
     type Srq = srq::Srq;
 
     fn create_srq(
@@ -460,18 +492,42 @@ impl IbDriver for IbDev {
         s.query(&self.srq_env(), a)
     }
 
-    fn post_srq_recv(
-        &self,
-        s: &srq::Srq,
-        wrs: rdma::RecvChain<'_>,
-    ) -> core::result::Result<(), (usize, Error)> {
+    fn post_srq_recv(&self, s: &srq::Srq, wrs: rdma::RecvChain<'_>) -> rdma::PostResult {
         s.post_recv(self.cmd.state(), wrs)
     }
+}
 
-    fn modify_cq(&self, c: &CqRef, count: u16, period: u16) -> Result {
-        c.0.modify(&self.cq_env(), count, period)
+// The hardware counters.
+#[vtable]
+impl rdma::CounterOps for IbDev {
+    fn query_counters(&self, values: &mut [u64]) -> Result<usize> {
+        const DESCS: usize = HW_CNT_TOTAL.div_ceil(CNT_PER_DESC);
+        let mut d = chain::<DESCS>(cmq_op::QUERY_COUNTER, true);
+        self.cmd.send(&mut d).inspect_err(|e| {
+            ibdev_err!(
+                self.cmd.state(),
+                "failed to get counter",
+                ret = e.to_errno()
+            )
+        })?;
+        let mut n = 0;
+        for (i, v) in values.iter_mut().enumerate().take(HW_CNT_TOTAL) {
+            let bd = i / CNT_PER_DESC;
+            let Some(desc) = d.get(bd) else { break };
+            if bd != HW_CNT_TOTAL / CNT_PER_DESC && desc.flag & flag::NEXT == 0 {
+                break;
+            }
+            let k = 2 * (i % CNT_PER_DESC);
+            *v = u64::from(desc.data.word(k)) | (u64::from(desc.data.word(k + 1)) << 32);
+            n = i + 1;
+        }
+        Ok(n)
     }
+}
 
+// What `rdma res show` prints of the objects.
+#[vtable]
+impl rdma::RestrackOps for IbDev {
     fn res_cq(&self, c: &CqRef, r: &mut rdma::ResAttrs) -> Result {
         c.0.res_attrs(r)
     }
@@ -502,30 +558,6 @@ impl IbDriver for IbDev {
 
     fn res_mr_raw(&self, m: &mr::Mr, r: &mut rdma::ResRaw<'_>) -> Result {
         m.res_raw(&self.mr_env(), r)
-    }
-
-    fn query_counters(&self, values: &mut [u64]) -> Result<usize> {
-        const DESCS: usize = HW_CNT_TOTAL.div_ceil(CNT_PER_DESC);
-        let mut d = chain::<DESCS>(cmq_op::QUERY_COUNTER, true);
-        self.cmd.send(&mut d).inspect_err(|e| {
-            ibdev_err!(
-                self.cmd.state(),
-                "failed to get counter",
-                ret = e.to_errno()
-            )
-        })?;
-        let mut n = 0;
-        for (i, v) in values.iter_mut().enumerate().take(HW_CNT_TOTAL) {
-            let bd = i / CNT_PER_DESC;
-            let Some(desc) = d.get(bd) else { break };
-            if bd != HW_CNT_TOTAL / CNT_PER_DESC && desc.flag & flag::NEXT == 0 {
-                break;
-            }
-            let k = 2 * (i % CNT_PER_DESC);
-            *v = u64::from(desc.data.word(k)) | (u64::from(desc.data.word(k + 1)) << 32);
-            n = i + 1;
-        }
-        Ok(n)
     }
 }
 

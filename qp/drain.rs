@@ -17,7 +17,7 @@
 
 use super::Qp;
 use crate::cmdq::DevState;
-use crate::rdma::{Drain, IbDriver};
+use crate::rdma::{Drain, Driver};
 
 /// How long a drain waits for its WR's completion before it polls a
 /// directly-polled CQ again (C's `TIMEOUT`, `HZ / 10`).
@@ -26,7 +26,7 @@ const DIRECT_POLL_MS: u32 = 100;
 /// Drains the queue of `q` that `d` names; `cq_ran` marks the CQ's
 /// handler as run for a reset's software completions and says whether it
 /// already was (the CQ's `is_armed`).
-pub(crate) fn drain<D: IbDriver>(
+pub(crate) fn drain<D: Driver>(
     st: &DevState,
     q: &Qp,
     d: &Drain<'_, D>,

@@ -4,7 +4,7 @@
 //!
 //! C header: [`include/rdma/ib_verbs.h`](srctree/include/rdma/ib_verbs.h).
 //!
-//! A driver implements [`IbDriver`] and registers its state with
+//! A driver implements [`Driver`] and registers its state with
 //! [`IbRegistration::register`]. The core allocates the shim's containers
 //! of its objects (`ib_device`, `ib_cq`, `ib_qp`, `ib_srq`, ...; `ib_mr`
 //! is allocated here, see `mr.rs`). The data path (posts, polls), the
@@ -27,10 +27,7 @@
 //! `AhIn`, ...) are Rust structs, read from and written to the core's own
 //! structs in `ib/`.
 
-use super::{
-    raw, restrack, Hnae3Handle, IbCq, IbQp, IbSrq, NetDev, RecvChain, ResAttrs, ResRaw, SendChain,
-    UmemDev, UserCtx, WcArray,
-};
+use super::{raw, restrack, Hnae3Handle, NetDev};
 use core::{
     fmt,
     marker::PhantomData,
@@ -68,6 +65,12 @@ mod pd;
 mod gid;
 // The user context verbs, likewise.
 mod uctx;
+// The traits a driver implements, one per object kind.
+mod ops;
+pub(crate) use ops::{
+    AhOps, CounterOps, CqOps, DeviceOps, Driver, MrOps, NoObject, PdOps, PostResult, QpOps,
+    RestrackOps, SrqOps, UcontextOps, XrcdOps,
+};
 pub(crate) use qp::{QpAttr, QpInit, QpQuery};
 pub(crate) use srq::{SrqArgs, SrqAttr};
 
@@ -127,7 +130,6 @@ pub(crate) struct GidEntry<'a> {
     pub(crate) mac: &'a [u8; 6],
 }
 
-/// The verbs of an RDMA device, as the rdma layer calls them.
 /// Severity of a message printed through an [`IbLog`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum LogLevel {
@@ -258,7 +260,7 @@ impl IbLog {
     }
 }
 
-/// The verbs whose failures the layer reports ([`IbDriver::verb_failed`]),
+/// The verbs whose failures the layer reports ([`DeviceOps::verb_failed`]),
 /// for drivers that count them (C's software counters).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum FailedVerb {
@@ -297,218 +299,6 @@ impl FailedVerb {
             _ => return None,
         })
     }
-}
-
-pub(crate) trait IbDriver: Send + Sync {
-    /// Where the driver prints its messages about the device; the
-    /// registration attaches the ib_device to it.
-    fn ib_log(&self) -> &IbLog;
-
-    /// The driver's state of a user context, shared (`Arc`) by the context
-    /// and whatever the driver lets hold on to it.
-    type Ucontext: Send + Sync + 'static;
-    /// A completion queue.
-    type Cq: Send + Sync;
-    /// A CQ of at least `cqe` entries on `vector` for the `ib_cq` `ibcq`:
-    /// a kernel CQ, or with `user` a CQ whose buffer and record live in the
-    /// calling process (the request as the shim copied it). Returns the CQ
-    /// and what the core and libhns are told.
-    fn create_cq(
-        &self,
-        cqe: u32,
-        vector: u32,
-        ibcq: IbCq,
-        user: Option<(UserCtx<'_, Self::Ucontext>, &CqUreq)>,
-    ) -> Result<(KBox<Self::Cq>, CqOut)>;
-    /// Makes a new CQ reachable by the event handlers, once its `ib_cq`
-    /// leads to it: until then an event for its number reaches no one.
-    fn publish_cq(&self, cq: &Self::Cq);
-    /// Destroys a CQ.
-    fn destroy_cq(&self, cq: KBox<Self::Cq>);
-    /// Polls completions into `wc`; how many.
-    fn poll_cq(&self, cq: &Self::Cq, wc: &mut WcArray<'_>) -> usize;
-    /// Arms the CQ for the next (or next solicited) completion; `true`
-    /// if completions may have been missed and `report_missed` asked.
-    fn req_notify_cq(&self, cq: &Self::Cq, solicited: bool, report_missed: bool) -> bool;
-    /// Fills the device attributes.
-    fn query_device(&self, a: &mut DevAttr);
-    /// Fills the static port attributes of `port` (1-based).
-    fn query_port(&self, port: u32, a: &mut PortAttr);
-    /// The firmware version word.
-    fn fw_ver(&self) -> u64;
-    /// Writes GID `index` (`None`: clears it).
-    fn set_gid(&self, index: u32, entry: Option<GidEntry<'_>>) -> Result;
-    /// A netdev event (see [`IbRegistration::watch_netdev`]): whether it
-    /// is the port's and what it changes (the MAC the port uses, the state
-    /// a LAG port reports through `port`).
-    fn netdev_event(&self, ev: &NetdevEvent<'_>, port: &PortEvents<'_>);
-    /// Doorbells are off for a reset (C's `dis_db`): `mmap` of the
-    /// doorbell and direct WQE pages is refused with `EPERM`.
-    fn doorbells_off(&self) -> bool;
-    /// One of the verbs the layer reports failures of failed, whatever
-    /// part of it (the shim's copies and checks included).
-    fn verb_failed(&self, v: FailedVerb);
-    /// Whether the device takes user contexts (C's `active`):
-    /// `alloc_ucontext` answers `EAGAIN` before the shim reads the
-    /// request otherwise.
-    fn active(&self) -> bool;
-    /// Whether the bond group that claims the port's netdev `ndev` follows
-    /// `upper` (`ndev`'s master, which the shim holds a reference on): the
-    /// port then follows it (its state, its netdev events). Compares
-    /// identities only.
-    fn bond_follows(&self, ndev: NetDev, upper: NetDev) -> bool;
-    /// A user context: the answer to libhns, and `(state, uar index,
-    /// doorbell page bus address)`.
-    fn alloc_ucontext(
-        &self,
-        config: u32,
-        resp: &mut UctxResp,
-    ) -> Result<(Arc<Self::Ucontext>, u32, u64)>;
-    /// Frees what `alloc_ucontext` took.
-    fn dealloc_ucontext(&self, uctx: Arc<Self::Ucontext>);
-    /// A protection domain number.
-    fn alloc_pd(&self) -> Result<u32>;
-    /// Frees a PD number.
-    fn dealloc_pd(&self, pdn: u32);
-    /// An XRC domain number.
-    fn alloc_xrcd(&self) -> Result<u32>;
-    /// Frees an XRCD number.
-    fn dealloc_xrcd(&self, xrcdn: u32);
-    /// Reads the port counters into `values`; how many were read.
-    fn query_counters(&self, values: &mut [u64]) -> Result<usize>;
-    /// Fills the address vector of a new AH.
-    fn create_ah(&self, req: &AhIn, av: &mut AddrVec) -> Result;
-    /// A memory region.
-    type Mr: Send + Sync;
-    /// A DMA MR on PD `pdn` with `access` (`IB_ACCESS_*`); and its key.
-    fn get_dma_mr(&self, pdn: u32, access: u32) -> Result<(Pin<KBox<Self::Mr>>, u32)>;
-    /// A user MR as `req` says (`flags` unused); and its key.
-    fn reg_user_mr(&self, dev: UmemDev<'_>, req: &MrReq) -> Result<(Pin<KBox<Self::Mr>>, u32)>;
-    /// Re-registers a user MR in place as `req` says.
-    fn rereg_user_mr(&self, mr: &Self::Mr, dev: UmemDev<'_>, req: &MrReq) -> Result;
-    /// Deregisters an MR.
-    fn dereg_mr(&self, mr: Pin<KBox<Self::Mr>>);
-    /// A fast-register MR of `mr_type` (`IB_MR_TYPE_*`) for up to
-    /// `max_num_sg` pages on PD `pdn`; and its key.
-    fn alloc_mr(
-        &self,
-        pdn: u32,
-        mr_type: u32,
-        max_num_sg: u32,
-    ) -> Result<(Pin<KBox<Self::Mr>>, u32)>;
-    /// The length in bytes of an MR (`ib_mr.length` of a new one).
-    fn mr_size(mr: &Self::Mr) -> u64;
-    /// Starts a mapping of a fast-register MR in pages of `page_size`
-    /// bytes, the first at `sg_offset` into the list; an error makes
-    /// `ib_map_mr_sg` map nothing.
-    fn map_mr_sg_begin(&self, mr: &Self::Mr, page_size: u32, sg_offset: u32) -> Result;
-    /// Adds the page at bus address `addr` to the mapping. Called from
-    /// `ib_sg_to_pages`, possibly in atomic context: no sleeping.
-    fn map_mr_sg_page(mr: &Self::Mr, addr: u64) -> Result;
-    /// Ends the mapping that `ib_sg_to_pages` answered `n` for (the count
-    /// of SG entries mapped, or an errno); what `ib_map_mr_sg` returns.
-    fn map_mr_sg_end(&self, mr: &Self::Mr, n: i32, page_size: u32) -> i32;
-    /// A queue pair.
-    type Qp: Send + Sync;
-    /// A QP on the given CQs: a kernel QP, or with `user` (and
-    /// `init.user`) one whose queues live in the calling process; its
-    /// number. `init`'s capacities are updated to what the QP got, and
-    /// for a user QP `init.cap_flags` to what libhns is told.
-    fn create_qp(
-        &self,
-        init: &mut QpInit,
-        send_cq: Option<&Self::Cq>,
-        recv_cq: Option<&Self::Cq>,
-        ibqp: IbQp,
-        user: Option<UserCtx<'_, Self::Ucontext>>,
-    ) -> Result<(Pin<KBox<Self::Qp>>, u32)>;
-    /// Makes a new QP reachable by the event handlers, as
-    /// [`IbDriver::publish_cq`].
-    fn publish_qp(&self, qp: &Self::Qp);
-    /// Applies a modify; fills what a user modify answers.
-    fn modify_qp(&self, qp: &Self::Qp, attr: &QpAttr, resp: &mut QpModifyResp) -> Result;
-    /// Stops the QP's deferred work (the flush's move to ERR, which uses
-    /// the QP through its `ib_qp`) and waits for it, before the QP is
-    /// taken back for [`IbDriver::destroy_qp`].
-    fn quiesce_qp(&self, qp: &Self::Qp);
-    /// Destroys a QP, after [`IbDriver::quiesce_qp`].
-    fn destroy_qp(&self, qp: Pin<KBox<Self::Qp>>);
-    /// Fills what `query_qp` answers.
-    fn query_qp(&self, qp: &Self::Qp, q: &mut QpQuery) -> Result;
-    /// Posts receive WRs; on failure the index of the first one not posted.
-    /// As for `post_send`, the chain is a concrete type.
-    fn post_recv(
-        &self,
-        qp: &Self::Qp,
-        wrs: RecvChain<'_>,
-    ) -> core::result::Result<(), (usize, Error)>;
-    /// Whether the QP is a UD or GSI one, whose send WRs are `ib_ud_wr`s
-    /// (no other type's are: the chain reads an AH only when this is true).
-    fn qp_is_ud(&self, qp: &Self::Qp) -> bool;
-    /// Posts send WRs; on failure the index of the first one not posted.
-    /// The chain is a concrete type, not a `dyn Iterator`: reading a WR
-    /// is inlined into the driver's loop (no indirect call per WR).
-    fn post_send(
-        &self,
-        qp: &Self::Qp,
-        wrs: SendChain<'_, Self::Mr>,
-    ) -> core::result::Result<(), (usize, Error)>;
-    /// A shared receive queue.
-    type Srq: Send + Sync;
-    /// An SRQ for the `ib_srq` `ibsrq` as `args` asks (type, PD, depth,
-    /// SGEs): a kernel SRQ, or with `user` one whose queues and record
-    /// live in the calling process (the request as the shim copied it).
-    /// `args` gets what the SRQ has: depth and SGEs, number, the
-    /// response's `cap_flags`.
-    fn create_srq(
-        &self,
-        args: &mut SrqArgs,
-        ibsrq: IbSrq,
-        user: Option<(UserCtx<'_, Self::Ucontext>, &SrqUreq)>,
-    ) -> Result<KBox<Self::Srq>>;
-    /// Makes a new SRQ reachable by the event handlers, as
-    /// [`IbDriver::publish_cq`].
-    fn publish_srq(&self, srq: &Self::Srq);
-    /// Destroys an SRQ.
-    fn destroy_srq(&self, srq: KBox<Self::Srq>);
-    /// Modifies an SRQ: `resize` (`IB_SRQ_MAX_WR`) asks for a new depth,
-    /// `limit` (`IB_SRQ_LIMIT`) for the limit `srq_limit`.
-    fn modify_srq(&self, srq: &Self::Srq, resize: bool, limit: bool, srq_limit: u32) -> Result;
-    /// Fills what `query_srq` answers.
-    fn query_srq(&self, srq: &Self::Srq, a: &mut SrqAttr) -> Result;
-    /// Posts receive WRs to a kernel SRQ; on failure the index of the
-    /// first one not posted.
-    fn post_srq_recv(
-        &self,
-        srq: &Self::Srq,
-        wrs: RecvChain<'_>,
-    ) -> core::result::Result<(), (usize, Error)>;
-    /// Drains one queue of a QP (`drain_sq`, `drain_rq`): `d` has the
-    /// steps (move to ERR, post or push the drain WR, poll or run the CQ,
-    /// wait), which the driver calls in its order. A drain WR the driver
-    /// posted and did not wait for is waited for after this returns.
-    fn drain(&self, qp: &Self::Qp, d: &Drain<'_, Self>)
-    where
-        Self: Sized;
-    /// Changes a CQ's moderation: an event after `count` completions or
-    /// `period` microseconds.
-    fn modify_cq(&self, cq: &Self::Cq, count: u16, period: u16) -> Result;
-    /// The driver details of a CQ for `rdma res show cq -dd`.
-    fn res_cq(&self, cq: &Self::Cq, r: &mut ResAttrs) -> Result;
-    /// The raw image of a CQ (its context read back) for `-r`.
-    fn res_cq_raw(&self, cq: &Self::Cq, r: &mut ResRaw<'_>) -> Result;
-    /// The driver details of a QP for `rdma res show qp -dd`.
-    fn res_qp(&self, qp: &Self::Qp, r: &mut ResAttrs) -> Result;
-    /// The raw image of a QP for `-r`.
-    fn res_qp_raw(&self, qp: &Self::Qp, r: &mut ResRaw<'_>) -> Result;
-    /// The driver details of an SRQ for `rdma res show srq -dd`.
-    fn res_srq(&self, srq: &Self::Srq, r: &mut ResAttrs) -> Result;
-    /// The raw image of an SRQ (its context read back) for `-r`.
-    fn res_srq_raw(&self, srq: &Self::Srq, r: &mut ResRaw<'_>) -> Result;
-    /// The driver details of an MR for `rdma res show mr -dd`.
-    fn res_mr(&self, mr: &Self::Mr, r: &mut ResAttrs) -> Result;
-    /// The raw image of an MR for `-r`.
-    fn res_mr_raw(&self, mr: &Self::Mr, r: &mut ResRaw<'_>) -> Result;
 }
 
 /// A user CQ request (`struct hns_roce_ib_create_cq`) as read from the
@@ -584,7 +374,7 @@ pub(crate) struct QpModifyResp {
 /// Builds the shim's table of ib_device entry points for driver `D`.
 pub(super) struct IbAdapter<D>(PhantomData<fn() -> D>);
 
-impl<D: IbDriver> IbAdapter<D> {
+impl<D: Driver> IbAdapter<D> {
     /// The ops the RDMA core calls directly, with no shim function between
     /// it and the driver: the data path (the calls made per WR and per
     /// poll) and the drains (which post on that path and need no C: the
@@ -593,8 +383,16 @@ impl<D: IbDriver> IbAdapter<D> {
         post_send: Some(post_send::<D>),
         post_recv: Some(post_recv::<D>),
         poll_cq: Some(poll_cq::<D>),
-        drain_sq: Some(drain::drain_sq::<D>),
-        drain_rq: Some(drain::drain_rq::<D>),
+        drain_sq: if D::HAS_DRAIN {
+            Some(drain::drain_sq::<D>)
+        } else {
+            None
+        },
+        drain_rq: if D::HAS_DRAIN {
+            Some(drain::drain_rq::<D>)
+        } else {
+            None
+        },
         // SAFETY: every other field of `ib_device_ops` is an optional
         // function pointer, a number or a pointer, for which zero means
         // "not set".
@@ -613,7 +411,11 @@ impl<D: IbDriver> IbAdapter<D> {
     const CQ: raw::ib_device_ops = raw::ib_device_ops {
         create_cq: Some(cq::create_cq::<D>),
         destroy_cq: Some(cq::destroy_cq::<D>),
-        modify_cq: Some(cq::modify_cq::<D>),
+        modify_cq: if D::HAS_MODIFY_CQ {
+            Some(cq::modify_cq::<D>)
+        } else {
+            None
+        },
         // SAFETY: as for `DATAPATH`.
         ..unsafe { core::mem::zeroed() }
     };
@@ -630,9 +432,21 @@ impl<D: IbDriver> IbAdapter<D> {
 
     /// The MR verbs every device has.
     const MR: raw::ib_device_ops = raw::ib_device_ops {
-        get_dma_mr: Some(mr::get_dma_mr::<D>),
-        reg_user_mr: Some(mr::reg_user_mr::<D>),
-        dereg_mr: Some(mr::dereg_mr::<D>),
+        get_dma_mr: if D::HAS_GET_DMA_MR {
+            Some(mr::get_dma_mr::<D>)
+        } else {
+            None
+        },
+        reg_user_mr: if D::HAS_REG_USER_MR {
+            Some(mr::reg_user_mr::<D>)
+        } else {
+            None
+        },
+        dereg_mr: if D::HAS_GET_DMA_MR || D::HAS_REG_USER_MR || D::HAS_ALLOC_MR {
+            Some(mr::dereg_mr::<D>)
+        } else {
+            None
+        },
         // SAFETY: as for `DATAPATH`.
         ..unsafe { core::mem::zeroed() }
     };
@@ -660,7 +474,11 @@ impl<D: IbDriver> IbAdapter<D> {
         get_port_immutable: Some(dev::port_immutable),
         query_pkey: Some(dev::query_pkey),
         modify_device: Some(dev::modify_device),
-        get_dev_fw_str: Some(dev::fw_str::<D>),
+        get_dev_fw_str: if D::HAS_FW_VER {
+            Some(dev::fw_str::<D>)
+        } else {
+            None
+        },
         // SAFETY: as for `DATAPATH`.
         ..unsafe { core::mem::zeroed() }
     };
@@ -669,24 +487,24 @@ impl<D: IbDriver> IbAdapter<D> {
     const OPS: raw::hns_rs_ib_ops = raw::hns_rs_ib_ops {
         datapath: &Self::DATAPATH,
         srq_datapath: &Self::SRQ_DATAPATH,
-        qp_ah: &qp::QpAhOps::<D>::OPS,
+        qp_ah: &qp::QpAhTable::<D>::OPS,
         dev: &Self::DEV,
         cq: &Self::CQ,
         srq: &Self::SRQ,
         mr: &Self::MR,
         mr_rereg: &Self::MR_REREG,
         mr_frmr: &Self::MR_FRMR,
-        pd: &pd::PdOps::<D>::PD,
-        xrcd: &pd::PdOps::<D>::XRCD,
-        gid: &gid::GidOps::<D>::OPS,
-        uctx: &uctx::UctxOps::<D>::OPS,
-        res: &restrack::ResOps::<D>::OPS,
-        res_srq: &restrack::ResOps::<D>::SRQ,
+        pd: &pd::PdTable::<D>::PD,
+        xrcd: &pd::PdTable::<D>::XRCD,
+        gid: &gid::GidTable::<D>::OPS,
+        uctx: &uctx::UctxTable::<D>::OPS,
+        res: &restrack::ResTable::<D>::OPS,
+        res_srq: &restrack::ResTable::<D>::SRQ,
         req_notify_cq: Some(req_notify_cq::<D>),
         netdev_event: Some(netdev_event::<D>),
-        doorbells_off: Some(doorbells_off::<D>),
+        doorbells_off: Some(mmap_refused::<D>),
         verb_failed: Some(verb_failed::<D>),
-        bond_follows: Some(bond_follows::<D>),
+        bond_follows: Some(port_follows_upper::<D>),
         query_counters: Some(query_counters::<D>),
         alloc_mr: Some(mr::alloc_mr::<D>),
         modify_srq: Some(srq::modify_srq::<D>),
@@ -873,18 +691,18 @@ pub(crate) struct StatTable(&'static [raw::rdma_stat_desc]);
 ///
 /// `ibdev` was allocated by `hns_shim_alloc_ibdev` with `rs` pointing to
 /// `drv`'s data and the ops of [`IbAdapter<D>`], and is registered.
-pub(crate) struct IbRegistration<D: IbDriver> {
+pub(crate) struct IbRegistration<D: Driver> {
     ibdev: *mut raw::ib_device,
     _drv: Arc<D>,
 }
 
 // SAFETY: the ib_device is only used through the RDMA core's thread-safe
 // entry points; the driver state is `Sync`.
-unsafe impl<D: IbDriver> Send for IbRegistration<D> {}
+unsafe impl<D: Driver> Send for IbRegistration<D> {}
 // SAFETY: as above.
-unsafe impl<D: IbDriver> Sync for IbRegistration<D> {}
+unsafe impl<D: Driver> Sync for IbRegistration<D> {}
 
-impl<D: IbDriver> IbRegistration<D> {
+impl<D: Driver> IbRegistration<D> {
     /// Allocates and registers `hns_%d` (`hns_bond_%d` with
     /// [`IbParams::bond`]) for the function behind `h`.
     pub(crate) fn register(h: &Hnae3Handle, drv: Arc<D>, p: &IbParams) -> Result<Self> {
@@ -892,32 +710,28 @@ impl<D: IbDriver> IbRegistration<D> {
         if netdev.is_null() {
             return Err(ENODEV);
         }
-        let rs: *const D = Arc::as_ptr(&drv);
-        // SAFETY: `rs` stays valid while the registration (holding `drv`)
-        // exists, and the device is unregistered before it is dropped; the
-        // ops table is static.
-        let ibdev =
-            unsafe { raw::hns_shim_alloc_ibdev(rs.cast_mut().cast(), IbAdapter::<D>::ops()) };
-        if ibdev.is_null() {
-            return Err(ENOMEM);
-        }
+        // Counters only if the driver reads them.
+        let stats = p.hw_stats.filter(|_| D::HAS_QUERY_COUNTERS);
         let reg = raw::hns_shim_reg {
             // SAFETY: `pdev` is valid while the handle is (its type
             // invariant).
             parent: unsafe { &raw mut (*h.pdev()).dev }.cast(),
             netdev: netdev.cast(),
+            name: core::ptr::null(),
+            driver_id: 0,
+            virt_dma: false,
             num_comp_vectors: p.num_comp_vectors,
             local_dma_lkey: p.local_dma_lkey,
             core_cap_flags: p.core_cap_flags,
             max_mad_size: p.max_mad_size,
             pkey: p.pkey,
-            xrc: p.xrc,
-            srq: p.srq,
-            stats: p.hw_stats.map_or(core::ptr::null(), |t| t.0.as_ptr()),
+            xrc: p.xrc && D::HAS_ALLOC_XRCD,
+            srq: p.srq && D::HAS_CREATE_SRQ,
+            stats: stats.map_or(core::ptr::null(), |t| t.0.as_ptr()),
             // CAST: a table of a few dozen counters.
-            num_stats: p.hw_stats.map_or(0, |t| t.0.len() as u32),
-            frmr: p.frmr,
-            rereg: p.rereg,
+            num_stats: stats.map_or(0, |t| t.0.len() as u32),
+            frmr: p.frmr && D::HAS_ALLOC_MR && D::HAS_MAP_MR_SG_BEGIN,
+            rereg: p.rereg && D::HAS_REREG_USER_MR,
             handle: h.as_raw(),
             bond_cap: p.bond_cap,
             vf: p.vf,
@@ -930,14 +744,76 @@ impl<D: IbDriver> IbRegistration<D> {
                 .and_then(|b| b.2)
                 .map_or(core::ptr::null_mut(), |a| a.as_raw().cast()),
         };
+        Self::register_reg(drv, &reg).inspect_err(|_| {
+            hdev_err!(h.device(), "ib_register_device failed!\n");
+        })
+    }
+
+    /// Allocates and registers a software device named after `name` (a
+    /// pattern with one `%d`), its port on the loopback netdev `lo` (whose
+    /// addresses give its GIDs), with no parent and
+    /// no DMA device: the RDMA core and kernel callers then put kernel
+    /// virtual addresses in its SGEs, which [`VirtDma`] (returned with it)
+    /// reads and writes. rdma-core matches its user-space provider by
+    /// `driver_id` (`RDMA_DRIVER_*`). No user QP can be created on it (see
+    /// [`VirtDma`]).
+    #[cfg(rdma_soft)]
+    pub(crate) fn register_soft(
+        drv: Arc<D>,
+        p: &IbParams,
+        name: &'static CStr,
+        driver_id: u32,
+    ) -> Result<(Self, VirtDma)> {
+        let stats = p.hw_stats.filter(|_| D::HAS_QUERY_COUNTERS);
+        let reg = raw::hns_shim_reg {
+            parent: core::ptr::null_mut(),
+            // The initial namespace's `lo`, never unregistered.
+            // SAFETY: no precondition.
+            netdev: unsafe { raw::hns_shim_loopback_netdev() }.cast(),
+            name: name.as_char_ptr(),
+            driver_id,
+            virt_dma: true,
+            num_comp_vectors: p.num_comp_vectors,
+            local_dma_lkey: p.local_dma_lkey,
+            core_cap_flags: p.core_cap_flags,
+            max_mad_size: p.max_mad_size,
+            pkey: p.pkey,
+            xrc: p.xrc && D::HAS_ALLOC_XRCD,
+            srq: p.srq && D::HAS_CREATE_SRQ,
+            stats: stats.map_or(core::ptr::null(), |t| t.0.as_ptr()),
+            // CAST: a table of a few dozen counters.
+            num_stats: stats.map_or(0, |t| t.0.len() as u32),
+            frmr: p.frmr && D::HAS_ALLOC_MR && D::HAS_MAP_MR_SG_BEGIN,
+            rereg: p.rereg && D::HAS_REREG_USER_MR,
+            handle: core::ptr::null_mut(),
+            bond_cap: false,
+            vf: false,
+            bond_upper: core::ptr::null_mut(),
+            bond_ab: false,
+            bond_active: core::ptr::null_mut(),
+        };
+        // INVARIANT: registered with no DMA device.
+        Ok((Self::register_reg(drv, &reg)?, VirtDma(())))
+    }
+
+    /// Allocates the device of `drv` and registers it as `reg` says.
+    fn register_reg(drv: Arc<D>, reg: &raw::hns_shim_reg) -> Result<Self> {
+        let rs: *const D = Arc::as_ptr(&drv);
+        // SAFETY: `rs` stays valid while the registration (holding `drv`)
+        // exists, and the device is unregistered before it is dropped; the
+        // ops table is static.
+        let ibdev =
+            unsafe { raw::hns_shim_alloc_ibdev(rs.cast_mut().cast(), IbAdapter::<D>::ops()) };
+        if ibdev.is_null() {
+            return Err(ENOMEM);
+        }
         drv.ib_log().attach(ibdev);
         // SAFETY: `ibdev` is freshly allocated; `reg` points to live objects.
-        let ret = unsafe { raw::hns_shim_register_ibdev(ibdev, &reg) };
+        let ret = unsafe { raw::hns_shim_register_ibdev(ibdev, reg) };
         if ret != 0 {
             drv.ib_log().detach();
             // SAFETY: allocated above, never registered.
             unsafe { raw::hns_shim_dealloc_ibdev(ibdev) };
-            hdev_err!(h.device(), "ib_register_device failed!\n");
             return Err(Error::from_errno(ret));
         }
         // INVARIANT: allocated with `rs` = `drv` and registered.
@@ -945,7 +821,97 @@ impl<D: IbDriver> IbRegistration<D> {
     }
 }
 
-impl<D: IbDriver> IbRegistration<D> {
+#[cfg(rdma_soft)]
+/// Access to the memory a kernel work request's SGEs name, on a device
+/// registered with no DMA device ([`IbRegistration::register_soft`]):
+/// there the RDMA core's `ib_dma_*` mappings are the buffers' kernel
+/// virtual addresses, and the SGE addresses of every post are such
+/// addresses (that registration refuses user QPs, whose posts through
+/// uverbs would carry user addresses).
+///
+/// # Invariants
+///
+/// Made only by [`IbRegistration::register_soft`].
+#[derive(Clone, Copy)]
+pub(crate) struct VirtDma(());
+
+#[cfg(rdma_soft)]
+/// A buffer an SGE of a kernel work request names on a [`VirtDma`]
+/// device: its kernel virtual address and length, kept from the post to
+/// the work request's completion.
+///
+/// # Invariants
+///
+/// `addr` and `len` are those of an SGE of a work request posted to a
+/// device registered with no DMA device by a kernel caller.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct VirtSeg {
+    addr: usize,
+    len: usize,
+}
+
+#[cfg(rdma_soft)]
+impl VirtSeg {
+    /// Its length in bytes.
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+}
+
+#[cfg(rdma_soft)]
+impl VirtDma {
+    /// The buffer `sge` names.
+    pub(crate) fn seg(&self, sge: &super::Sge) -> VirtSeg {
+        // INVARIANT: an SGE of a post to this device (`self` exists only
+        // for one registered without a DMA device).
+        // CAST: a kernel virtual address and a u32 length fit usize.
+        VirtSeg {
+            addr: sge.addr() as usize,
+            len: sge.length() as usize,
+        }
+    }
+
+    /// Copies `len` bytes from offset `src_off` of `src` to offset
+    /// `dst_off` of `dst`; `EINVAL` if either range is outside its
+    /// segment (nothing is copied then).
+    ///
+    /// The caller copies only between the segments of work requests that
+    /// are still outstanding (posted, not yet completed): the kernel
+    /// caller owns a buffer again once its work request completes.
+    pub(crate) fn copy(
+        &self,
+        dst: &VirtSeg,
+        dst_off: usize,
+        src: &VirtSeg,
+        src_off: usize,
+        len: usize,
+    ) -> Result {
+        let in_seg = |s: &VirtSeg, off: usize| off.checked_add(len).is_some_and(|e| e <= s.len);
+        if !in_seg(dst, dst_off) || !in_seg(src, src_off) {
+            return Err(EINVAL);
+        }
+        if len == 0 {
+            return Ok(());
+        }
+        // SAFETY: both segments are buffers of kernel work requests on a
+        // device without a DMA device (type invariants of `VirtSeg`):
+        // kernel virtual addresses of `len` bytes, mapped for the device
+        // (`ib_dma_map_*`) until the work request completes, which the
+        // caller has not reported yet; the ranges are inside them
+        // (checked above). `copy` tolerates overlap (a QP may send from
+        // the buffer it receives into).
+        unsafe {
+            core::ptr::copy(
+                (src.addr + src_off) as *const u8,
+                (dst.addr + dst_off) as *mut u8,
+                len,
+            )
+        };
+        Ok(())
+    }
+}
+
+impl<D: Driver> IbRegistration<D> {
     /// Reports the port's state to the RDMA core's event handlers
     /// (`ib_dispatch_port_state_event` on the function's netdev).
     pub(crate) fn port_state_event(&self, h: &Hnae3Handle) {
@@ -960,7 +926,7 @@ impl<D: IbDriver> IbRegistration<D> {
         unsafe { raw::hns_shim_disassociate_mmaps(self.ibdev) }
     }
 
-    /// Reports every netdev event to [`IbDriver::netdev_event`] from
+    /// Reports every netdev event to [`DeviceOps::netdev_event`] from
     /// now on, until the registration drops (a netdevice notifier, as C's
     /// `iboe.nb`). Calling it again does nothing.
     ///
@@ -974,7 +940,7 @@ impl<D: IbDriver> IbRegistration<D> {
     }
 }
 
-impl<D: IbDriver> IbRegistration<D> {
+impl<D: Driver> IbRegistration<D> {
     /// Points the port at the bond's active slave (`hns_roce_set_bond_netdev`):
     /// in active-backup the bonding driver's active slave of `upper` (the
     /// old netdev's GIDs are then deleted and the port rescanned), else
@@ -1002,7 +968,7 @@ impl<D: IbDriver> IbRegistration<D> {
     }
 }
 
-impl<D: IbDriver> Drop for IbRegistration<D> {
+impl<D: Driver> Drop for IbRegistration<D> {
     fn drop(&mut self) {
         // SAFETY: registered (type invariant); no netdev event reaches the
         // driver once this returns (C unregisters its notifier first too).
@@ -1016,8 +982,42 @@ impl<D: IbDriver> Drop for IbRegistration<D> {
     }
 }
 
+#[cfg(rdma_soft)]
+/// `RDMA_DRIVER_SIW`: the driver id of rdma-core's siw provider.
+pub(crate) const DRIVER_SIW: u32 = raw::rdma_driver_id_RDMA_DRIVER_SIW;
+#[cfg(rdma_soft)]
+/// `RDMA_CORE_CAP_PROT_ROCE`: the port speaks RoCE.
+pub(crate) const CORE_CAP_PROT_ROCE: u32 = raw::RDMA_CORE_CAP_PROT_ROCE;
+#[cfg(rdma_soft)]
+/// `RDMA_CORE_CAP_PROT_ROCE_UDP_ENCAP`: and RoCE v2.
+pub(crate) const CORE_CAP_PROT_ROCE_UDP_ENCAP: u32 = raw::RDMA_CORE_CAP_PROT_ROCE_UDP_ENCAP;
+#[cfg(rdma_soft)]
+/// `RDMA_CORE_CAP_ETH_AH`: its address handles are Ethernet ones.
+pub(crate) const CORE_CAP_ETH_AH: u32 = raw::RDMA_CORE_CAP_ETH_AH;
+#[cfg(rdma_soft)]
+/// `IB_QPS_RESET`.
+pub(crate) const QPS_RESET: u32 = raw::ib_qp_state_IB_QPS_RESET;
+#[cfg(rdma_soft)]
+/// `IB_QPS_RTR`.
+pub(crate) const QPS_RTR: u32 = raw::ib_qp_state_IB_QPS_RTR;
+#[cfg(rdma_soft)]
+/// `IB_QPS_RTS`.
+pub(crate) const QPS_RTS: u32 = raw::ib_qp_state_IB_QPS_RTS;
+#[cfg(rdma_soft)]
+/// `IB_QPS_ERR`.
+pub(crate) const QPS_ERR: u32 = raw::ib_qp_state_IB_QPS_ERR;
+#[cfg(rdma_soft)]
+/// `IB_QPT_RC`.
+pub(crate) const QPT_RC: u32 = raw::ib_qp_type_IB_QPT_RC;
+#[cfg(rdma_soft)]
+/// `IB_SIGNAL_ALL_WR`.
+pub(crate) const SIGNAL_ALL_WR: u32 = raw::ib_sig_type_IB_SIGNAL_ALL_WR;
+
 /// `IB_MTU_256`.
 pub(crate) const MTU_256: u32 = raw::ib_mtu_IB_MTU_256;
+#[cfg(rdma_soft)]
+/// `IB_MTU_4096`.
+pub(crate) const MTU_4096: u32 = raw::ib_mtu_IB_MTU_4096;
 /// `IB_PORT_CM_SUP`.
 pub(crate) const PORT_CM_SUP: u32 = raw::ib_port_capability_mask_bits_IB_PORT_CM_SUP;
 /// `IB_PORT_REINIT_SUP`.

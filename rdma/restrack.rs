@@ -5,14 +5,14 @@
 //! `-r` (the raw context image the engine gives back).
 //!
 //! C: [`hns_roce_restrack.c`](srctree/drivers/infiniband/hw/hns/hns_roce_restrack.c).
-//! The RDMA core calls the `fill_res_*_entry` ops of [`ResOps`] directly;
+//! The RDMA core calls the `fill_res_*_entry` ops of [`ResTable`] directly;
 //! they ask the driver for [`ResAttrs`] or [`ResRaw`] and write the netlink
 //! attributes (the nest's start, end and cancel are inline C: the shim
 //! wraps them).
 
 use super::ib::mr::own_mr_rs;
 use super::ib::verbs::{cq_rs, dev_drv, qp_rs, srq_rs, CqBox, MrBox, QpBox, SrqBox};
-use super::ib::IbDriver;
+use super::ib::Driver;
 use super::raw;
 use core::marker::PhantomData;
 use kernel::{bindings, ffi::c_int, prelude::*, types::ForeignOwnable};
@@ -186,7 +186,7 @@ unsafe fn fill_raw(
 ///
 /// `ibcq` is a live CQ of this driver's registered device (restrack holds
 /// a reference while it reports it); `msg` is the core's message.
-unsafe extern "C" fn fill_res_cq<D: IbDriver>(
+unsafe extern "C" fn fill_res_cq<D: Driver>(
     msg: *mut bindings::sk_buff,
     ibcq: *mut raw::ib_cq,
 ) -> c_int {
@@ -206,7 +206,7 @@ unsafe extern "C" fn fill_res_cq<D: IbDriver>(
 /// # Safety
 ///
 /// As [`fill_res_cq`].
-unsafe extern "C" fn fill_res_cq_raw<D: IbDriver>(
+unsafe extern "C" fn fill_res_cq_raw<D: Driver>(
     msg: *mut bindings::sk_buff,
     ibcq: *mut raw::ib_cq,
 ) -> c_int {
@@ -227,7 +227,7 @@ unsafe extern "C" fn fill_res_cq_raw<D: IbDriver>(
 ///
 /// `ibqp` is a live QP of this driver's registered device (restrack holds
 /// a reference while it reports it); `msg` is the core's message.
-unsafe extern "C" fn fill_res_qp<D: IbDriver>(
+unsafe extern "C" fn fill_res_qp<D: Driver>(
     msg: *mut bindings::sk_buff,
     ibqp: *mut raw::ib_qp,
 ) -> c_int {
@@ -247,7 +247,7 @@ unsafe extern "C" fn fill_res_qp<D: IbDriver>(
 /// # Safety
 ///
 /// As [`fill_res_qp`].
-unsafe extern "C" fn fill_res_qp_raw<D: IbDriver>(
+unsafe extern "C" fn fill_res_qp_raw<D: Driver>(
     msg: *mut bindings::sk_buff,
     ibqp: *mut raw::ib_qp,
 ) -> c_int {
@@ -268,7 +268,7 @@ unsafe extern "C" fn fill_res_qp_raw<D: IbDriver>(
 ///
 /// `ibmr` is a live MR of this driver's registered device (restrack holds
 /// a reference while it reports it); `msg` is the core's message.
-unsafe extern "C" fn fill_res_mr<D: IbDriver>(
+unsafe extern "C" fn fill_res_mr<D: Driver>(
     msg: *mut bindings::sk_buff,
     ibmr: *mut raw::ib_mr,
 ) -> c_int {
@@ -288,7 +288,7 @@ unsafe extern "C" fn fill_res_mr<D: IbDriver>(
 /// # Safety
 ///
 /// As [`fill_res_mr`].
-unsafe extern "C" fn fill_res_mr_raw<D: IbDriver>(
+unsafe extern "C" fn fill_res_mr_raw<D: Driver>(
     msg: *mut bindings::sk_buff,
     ibmr: *mut raw::ib_mr,
 ) -> c_int {
@@ -309,7 +309,7 @@ unsafe extern "C" fn fill_res_mr_raw<D: IbDriver>(
 ///
 /// `ibsrq` is a live SRQ of this driver's registered device (restrack
 /// holds a reference while it reports it); `msg` is the core's message.
-unsafe extern "C" fn fill_res_srq<D: IbDriver>(
+unsafe extern "C" fn fill_res_srq<D: Driver>(
     msg: *mut bindings::sk_buff,
     ibsrq: *mut raw::ib_srq,
 ) -> c_int {
@@ -329,7 +329,7 @@ unsafe extern "C" fn fill_res_srq<D: IbDriver>(
 /// # Safety
 ///
 /// As [`fill_res_srq`].
-unsafe extern "C" fn fill_res_srq_raw<D: IbDriver>(
+unsafe extern "C" fn fill_res_srq_raw<D: Driver>(
     msg: *mut bindings::sk_buff,
     ibsrq: *mut raw::ib_srq,
 ) -> c_int {
@@ -345,17 +345,41 @@ unsafe extern "C" fn fill_res_srq_raw<D: IbDriver>(
 }
 
 /// The restrack ops of driver `D`, called by the RDMA core directly.
-pub(super) struct ResOps<D>(PhantomData<fn() -> D>);
+pub(super) struct ResTable<D>(PhantomData<fn() -> D>);
 
-impl<D: IbDriver> ResOps<D> {
+impl<D: Driver> ResTable<D> {
     /// The CQ, QP and MR entries every device has.
     pub(super) const OPS: raw::ib_device_ops = raw::ib_device_ops {
-        fill_res_cq_entry: Some(fill_res_cq::<D>),
-        fill_res_cq_entry_raw: Some(fill_res_cq_raw::<D>),
-        fill_res_qp_entry: Some(fill_res_qp::<D>),
-        fill_res_qp_entry_raw: Some(fill_res_qp_raw::<D>),
-        fill_res_mr_entry: Some(fill_res_mr::<D>),
-        fill_res_mr_entry_raw: Some(fill_res_mr_raw::<D>),
+        fill_res_cq_entry: if D::HAS_RES_CQ {
+            Some(fill_res_cq::<D>)
+        } else {
+            None
+        },
+        fill_res_cq_entry_raw: if D::HAS_RES_CQ_RAW {
+            Some(fill_res_cq_raw::<D>)
+        } else {
+            None
+        },
+        fill_res_qp_entry: if D::HAS_RES_QP {
+            Some(fill_res_qp::<D>)
+        } else {
+            None
+        },
+        fill_res_qp_entry_raw: if D::HAS_RES_QP_RAW {
+            Some(fill_res_qp_raw::<D>)
+        } else {
+            None
+        },
+        fill_res_mr_entry: if D::HAS_RES_MR {
+            Some(fill_res_mr::<D>)
+        } else {
+            None
+        },
+        fill_res_mr_entry_raw: if D::HAS_RES_MR_RAW {
+            Some(fill_res_mr_raw::<D>)
+        } else {
+            None
+        },
         // SAFETY: every other field of `ib_device_ops` is an optional
         // function pointer, a number or a pointer, for which zero means
         // "not set".
@@ -364,8 +388,16 @@ impl<D: IbDriver> ResOps<D> {
 
     /// The SRQ entries, set only on devices with SRQs.
     pub(super) const SRQ: raw::ib_device_ops = raw::ib_device_ops {
-        fill_res_srq_entry: Some(fill_res_srq::<D>),
-        fill_res_srq_entry_raw: Some(fill_res_srq_raw::<D>),
+        fill_res_srq_entry: if D::HAS_RES_SRQ {
+            Some(fill_res_srq::<D>)
+        } else {
+            None
+        },
+        fill_res_srq_entry_raw: if D::HAS_RES_SRQ_RAW {
+            Some(fill_res_srq_raw::<D>)
+        } else {
+            None
+        },
         // SAFETY: as for `OPS`.
         ..unsafe { core::mem::zeroed() }
     };

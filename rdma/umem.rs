@@ -152,7 +152,7 @@ impl Drop for MmapEntry {
 
 /// A user verb's view of its caller: the device to pin memory for, the
 /// driver's state of the caller's user context (`U`, the driver's
-/// `IbDriver::Ucontext`) and, for the verbs that map device pages, the
+/// `UcontextOps::Ucontext`) and, for the verbs that map device pages, the
 /// context itself.
 pub(crate) struct UserCtx<'a, U> {
     dev: UmemDev<'a>,

@@ -1062,8 +1062,11 @@ if [ -x "$HNS_BUILD/sim-target/release/hns-sim" ] && [ -f "$HNS_BUILD/module-kun
     # (scripts/compare-runs.py, skip reasons shown, not compared).
     pyverbs_c_join
     PYV_RS_MODULES="test_srq test_qpex:xrc test_atomic:xrc test_cqex:xrc test_relaxed_ordering:xrc test_odp:xrc"
-    echo "PYV_RUNS=1 PYV_REREG_SLOW=0 PYV_MODULES='$PYV_RS_MODULES' sh /opt/hns/pyverbs-plan.sh rs" \
-        >"$L/pyverbs-rs.cmd"
+    # The same boot then runs the loopback provider's plan (rdma_lo.ko,
+    # the second provider on the rdma layer; TEST group loopback/) once
+    # hns_roce_rs is unloaded: tests/guest/loopback-plan.sh.
+    printf '%s\n' "PYV_RUNS=1 PYV_REREG_SLOW=0 PYV_MODULES='$PYV_RS_MODULES' sh /opt/hns/pyverbs-plan.sh rs" \
+        'rc=$?; sh /opt/hns/loopback-plan.sh || rc=1; exit $rc' >"$L/pyverbs-rs.cmd"
     GT_RENAME='s#^TEST pyverbs/#TEST pyverbs-rs/#' \
         guest_tests pyverbs-rs "$RESULTS" "$L/pyverbs-rs.cmd" --driver rs --sim 1
     for spec in $PYV_RS_MODULES; do

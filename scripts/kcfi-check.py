@@ -269,7 +269,10 @@ for path, text in RS.items():
     rel = os.path.relpath(path, TOP)
     for m in re.finditer(r"\braw::(\w+)\s*\{", text):
         body = block(text, m.start())
-        for f in re.finditer(r"(\w+)\s*:\s*Some\(\s*([\w:]+?)(?:::<[^>]*>)?\s*\)", body):
+        # `field: Some(f)`, or `field: if HAS { Some(f) } else { None }`
+        # (an op the driver may not implement).
+        for f in re.finditer(
+                r"(\w+)\s*:\s*(?:if\s[^{]*\{\s*)?Some\(\s*([\w:]+?)(?:::<[^>]*>)?\s*\)", body):
             fn = f.group(2).split("::")[-1]
             if fn in FNS:
                 installs.append((f"{rel}: struct {m.group(1)}.{f.group(1)}",

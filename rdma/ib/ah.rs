@@ -10,7 +10,7 @@
 //! `ib_ah` (`hns_shim_ah`) until the core frees it: the UD sends read it
 //! ([`ah_av`]), `query_ah` answers from it.
 
-use super::{verbs::counted, verbs::dev_drv, FailedVerb, IbDriver};
+use super::{verbs::counted, verbs::dev_drv, Driver, FailedVerb};
 use crate::rdma::{raw, uabi, UData};
 use core::mem::{align_of, offset_of, size_of};
 use kernel::{ffi::c_int, prelude::*};
@@ -169,7 +169,7 @@ unsafe fn ah_in(attr: &raw::rdma_ah_attr, user: bool) -> Result<AhIn> {
 /// its container; `init` is valid for the call; `udata` is null (a kernel
 /// AH) or the command's, in which the address vector's MAC, priority and
 /// TC mode are answered (`struct hns_roce_ib_create_ah_resp`).
-pub(super) unsafe extern "C" fn create_ah<D: IbDriver>(
+pub(super) unsafe extern "C" fn create_ah<D: Driver>(
     ibah: *mut raw::ib_ah,
     init: *mut raw::rdma_ah_init_attr,
     udata: *mut raw::ib_udata,

@@ -8,7 +8,7 @@
 //! bundle), calls the driver with Rust types and writes the answer into the
 //! shim's CQ container (`hns_shim_cq`: the driver's CQ, its number) and the
 //! `ib_cq`. `create_cq` and `modify_cq` report their own failures to
-//! [`IbDriver::verb_failed`] (C's software counters count every failure of
+//! [`DeviceOps::verb_failed`](super::DeviceOps::verb_failed) (C's software counters count every failure of
 //! these verbs, the checks made here included).
 //!
 //! C: `hns_roce_create_cq`, `hns_roce_destroy_cq` in
@@ -16,7 +16,7 @@
 //! `hns_roce_hw_v2.c`.
 
 use super::verbs::{counted, cq_rs, dev_drv, errno, len32, read_deferred, user_ctx, CqBox};
-use super::{CqUreq, FailedVerb, IbDriver};
+use super::{CqUreq, Driver, FailedVerb};
 use crate::rdma::{raw, uabi, IbCq, UData};
 use kernel::{ffi::c_int, prelude::*, types::ForeignOwnable};
 
@@ -31,7 +31,7 @@ use kernel::{ffi::c_int, prelude::*, types::ForeignOwnable};
 /// registered device; `attr` is valid for the call; `attrs` is null (a
 /// kernel CQ) or the bundle of the uverbs command creating it, run by the
 /// process of its user context.
-pub(super) unsafe extern "C" fn create_cq<D: IbDriver>(
+pub(super) unsafe extern "C" fn create_cq<D: Driver>(
     ibcq: *mut raw::ib_cq,
     attr: *const raw::ib_cq_init_attr,
     attrs: *mut raw::uverbs_attr_bundle,
@@ -48,7 +48,7 @@ pub(super) unsafe extern "C" fn create_cq<D: IbDriver>(
 /// # Safety
 ///
 /// As [`create_cq`]; `d` is the device's driver.
-unsafe fn create<D: IbDriver>(
+unsafe fn create<D: Driver>(
     d: &D,
     ibcq: *mut raw::ib_cq,
     attr: &raw::ib_cq_init_attr,
@@ -141,7 +141,7 @@ fn cq_ureq(u: &UData<'_>) -> CqUreq {
 ///
 /// `ibcq` is a CQ of this driver's registered device that `create_cq`
 /// made, not used by the core after this call.
-pub(super) unsafe extern "C" fn destroy_cq<D: IbDriver>(
+pub(super) unsafe extern "C" fn destroy_cq<D: Driver>(
     ibcq: *mut raw::ib_cq,
     _udata: *mut raw::ib_udata,
 ) -> c_int {
@@ -164,7 +164,7 @@ pub(super) unsafe extern "C" fn destroy_cq<D: IbDriver>(
 ///
 /// `ibcq` is a live CQ of this driver's registered device that
 /// `create_cq` made.
-pub(super) unsafe extern "C" fn modify_cq<D: IbDriver>(
+pub(super) unsafe extern "C" fn modify_cq<D: Driver>(
     ibcq: *mut raw::ib_cq,
     count: u16,
     period: u16,

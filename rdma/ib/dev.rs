@@ -13,7 +13,7 @@
 //! `drivers/infiniband/hw/hns/hns_roce_main.c`.
 
 use super::verbs::dev_drv;
-use super::IbDriver;
+use super::Driver;
 use crate::rdma::{raw, UData};
 use core::fmt::{self, Write};
 use kernel::{
@@ -152,7 +152,7 @@ unsafe fn ibdev_print(
 ///
 /// `ibdev` is this driver's registered device; `props` is valid for
 /// writing; `udata` is null or the command's.
-pub(super) unsafe extern "C" fn query_device<D: IbDriver>(
+pub(super) unsafe extern "C" fn query_device<D: Driver>(
     ibdev: *mut raw::ib_device,
     props: *mut raw::ib_device_attr,
     udata: *mut raw::ib_udata,
@@ -217,7 +217,7 @@ pub(super) unsafe extern "C" fn query_device<D: IbDriver>(
 ///
 /// `ibdev` is this driver's registered device; `props` is valid for
 /// writing.
-pub(super) unsafe extern "C" fn query_port<D: IbDriver>(
+pub(super) unsafe extern "C" fn query_port<D: Driver>(
     ibdev: *mut raw::ib_device,
     port: u32,
     props: *mut raw::ib_port_attr,
@@ -375,7 +375,7 @@ impl Write for Truncating<'_> {
 ///
 /// `ibdev` is this driver's registered device; `out` has
 /// `IB_FW_VERSION_NAME_MAX` writable bytes.
-pub(super) unsafe extern "C" fn fw_str<D: IbDriver>(ibdev: *mut raw::ib_device, out: *mut c_char) {
+pub(super) unsafe extern "C" fn fw_str<D: Driver>(ibdev: *mut raw::ib_device, out: *mut c_char) {
     // SAFETY: per the function's contract.
     let v = unsafe { dev_drv::<D>(ibdev) }.fw_ver();
     // SAFETY: `IB_FW_VERSION_NAME_MAX` writable bytes (the function's

@@ -13,7 +13,7 @@
 //! move to ERR that is no error, the WR put into its own ring instead of
 //! the engine's, the CQ's handler run by hand. So the entry points here
 //! build the drain WR's completion and hand the driver a [`Drain`] of
-//! steps ([`IbDriver::drain`]); the driver decides their order and what a
+//! steps ([`QpOps::drain`](super::QpOps::drain)); the driver decides their order and what a
 //! failure means.
 //!
 //! The drain WR's completion lives in the entry point's stack frame. Its
@@ -22,7 +22,7 @@
 //! run (it waits if the driver did not).
 
 use super::verbs::{cq_rs, dev_drv, post_recv, post_send, qp_rs, CqBox, QpBox};
-use super::IbDriver;
+use super::Driver;
 use crate::rdma::{raw, Event};
 use core::{cell::Cell, marker::PhantomData, ptr::NonNull, sync::atomic::AtomicBool};
 use kernel::{prelude::*, types::ForeignOwnable};
@@ -68,7 +68,7 @@ unsafe extern "C" fn drain_done(_cq: *mut raw::ib_cq, wc: *mut raw::ib_wc) {
 }
 
 /// One drain of a QP's send or receive queue, handed to
-/// [`IbDriver::drain`]: the steps, each as the RDMA core (or the engine's
+/// [`QpOps::drain`](super::QpOps::drain): the steps, each as the RDMA core (or the engine's
 /// own ring) does it, in the order the driver calls them.
 ///
 /// # Invariants
@@ -89,7 +89,7 @@ pub(crate) struct Drain<'a, D> {
     _d: PhantomData<fn() -> D>,
 }
 
-impl<D: IbDriver> Drain<'_, D> {
+impl<D: Driver> Drain<'_, D> {
     /// Whether this drains the send queue (`drain_sq`), else the receive
     /// queue (`drain_rq`).
     pub(crate) fn send(&self) -> bool {
@@ -269,7 +269,7 @@ union SendDrainWr {
 /// # Safety
 ///
 /// `ibqp` is a live QP of driver `D`'s registered device.
-unsafe fn drain<D: IbDriver>(ibqp: *mut raw::ib_qp, send: bool) {
+unsafe fn drain<D: Driver>(ibqp: *mut raw::ib_qp, send: bool) {
     // SAFETY: a live QP (the function's contract).
     let cq = unsafe {
         if send {
@@ -310,7 +310,7 @@ unsafe fn drain<D: IbDriver>(ibqp: *mut raw::ib_qp, send: bool) {
 /// # Safety
 ///
 /// `ibqp` is a live QP of this driver's registered device.
-pub(super) unsafe extern "C" fn drain_sq<D: IbDriver>(ibqp: *mut raw::ib_qp) {
+pub(super) unsafe extern "C" fn drain_sq<D: Driver>(ibqp: *mut raw::ib_qp) {
     // SAFETY: per the function's contract.
     unsafe { drain::<D>(ibqp, true) }
 }
@@ -320,7 +320,7 @@ pub(super) unsafe extern "C" fn drain_sq<D: IbDriver>(ibqp: *mut raw::ib_qp) {
 /// # Safety
 ///
 /// `ibqp` is a live QP of this driver's registered device.
-pub(super) unsafe extern "C" fn drain_rq<D: IbDriver>(ibqp: *mut raw::ib_qp) {
+pub(super) unsafe extern "C" fn drain_rq<D: Driver>(ibqp: *mut raw::ib_qp) {
     // SAFETY: per the function's contract.
     unsafe { drain::<D>(ibqp, false) }
 }

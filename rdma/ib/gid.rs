@@ -6,7 +6,7 @@
 //!
 //! C header: [`include/rdma/ib_verbs.h`](srctree/include/rdma/ib_verbs.h).
 
-use super::{verbs::dev_drv, GidEntry, IbDriver, SgidType};
+use super::{verbs::dev_drv, Driver, GidEntry, SgidType};
 use crate::rdma::raw;
 use core::marker::PhantomData;
 use kernel::{
@@ -15,13 +15,21 @@ use kernel::{
 };
 
 /// The GID ops, instantiated for a driver.
-pub(super) struct GidOps<D>(PhantomData<fn() -> D>);
+pub(super) struct GidTable<D>(PhantomData<fn() -> D>);
 
-impl<D: IbDriver> GidOps<D> {
+impl<D: Driver> GidTable<D> {
     /// The table.
     pub(super) const OPS: raw::ib_device_ops = raw::ib_device_ops {
-        add_gid: Some(add_gid::<D>),
-        del_gid: Some(del_gid::<D>),
+        add_gid: if D::HAS_SET_GID {
+            Some(add_gid::<D>)
+        } else {
+            None
+        },
+        del_gid: if D::HAS_SET_GID {
+            Some(del_gid::<D>)
+        } else {
+            None
+        },
         // SAFETY: every other field of `ib_device_ops` is an optional
         // function pointer, a number or a pointer, for which zero means
         // "not set".
@@ -38,7 +46,7 @@ impl<D: IbDriver> GidOps<D> {
 ///
 /// `attr` is a live GID attribute of this driver's registered device for
 /// the call.
-unsafe fn set_gid<D: IbDriver>(attr: *const raw::ib_gid_attr, add: bool) -> Result {
+unsafe fn set_gid<D: Driver>(attr: *const raw::ib_gid_attr, add: bool) -> Result {
     // SAFETY: per the function's contract.
     let (d, a) = unsafe { (dev_drv::<D>((*attr).device), &*attr) };
     if a.port_num != 1 {
@@ -74,7 +82,7 @@ unsafe fn set_gid<D: IbDriver>(attr: *const raw::ib_gid_attr, add: bool) -> Resu
 ///
 /// `attr` is a live GID attribute of this driver's registered device for
 /// the call (`context` is not read).
-unsafe extern "C" fn add_gid<D: IbDriver>(
+unsafe extern "C" fn add_gid<D: Driver>(
     attr: *const raw::ib_gid_attr,
     _context: *mut *mut c_void,
 ) -> c_int {
@@ -90,7 +98,7 @@ unsafe extern "C" fn add_gid<D: IbDriver>(
 /// # Safety
 ///
 /// As for [`add_gid`].
-unsafe extern "C" fn del_gid<D: IbDriver>(
+unsafe extern "C" fn del_gid<D: Driver>(
     attr: *const raw::ib_gid_attr,
     _context: *mut *mut c_void,
 ) -> c_int {

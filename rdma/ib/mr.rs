@@ -10,14 +10,14 @@
 //! shim's container (`hns_shim_mr`, the `ib_mr` and the driver's MR) in a
 //! [`KBox`], before asking the driver as C allocates its MR first, and
 //! `dereg_mr` frees it. `reg_user_mr` and `rereg_user_mr` report their own
-//! failures to [`IbDriver::verb_failed`].
+//! failures to [`DeviceOps::verb_failed`](super::DeviceOps::verb_failed).
 //!
 //! C: `hns_roce_get_dma_mr`, `hns_roce_reg_user_mr`,
 //! `hns_roce_rereg_user_mr`, `hns_roce_dereg_mr`, `hns_roce_alloc_mr`,
 //! `hns_roce_map_mr_sg` in `drivers/infiniband/hw/hns/hns_roce_mr.c`.
 
 use super::verbs::{counted, dev_drv, errno, MrBox};
-use super::{FailedVerb, IbDriver, MR_REREG_PD};
+use super::{Driver, FailedVerb, MR_REREG_PD};
 use crate::rdma::{raw, try_borrow, UmemDev};
 use kernel::{
     ffi::{c_int, c_uint, c_void},
@@ -56,7 +56,7 @@ fn new_obj() -> Result<MrObj> {
 
 /// Hands a container whose MR the driver made to the core: its keys (and
 /// `length`) set, the driver's MR behind `rs_mr`.
-fn publish<D: IbDriver>(mut obj: MrObj, mr: MrBox<D>, key: u32, length: u64) -> *mut raw::ib_mr {
+fn publish<D: Driver>(mut obj: MrObj, mr: MrBox<D>, key: u32, length: u64) -> *mut raw::ib_mr {
     obj.ibmr.lkey = key;
     obj.ibmr.rkey = key;
     obj.ibmr.length = length;
@@ -108,7 +108,7 @@ fn mr_ptr(r: Result<*mut raw::ib_mr>) -> *mut raw::ib_mr {
 /// # Safety
 ///
 /// `pd` is a live PD of this driver's registered device.
-pub(super) unsafe extern "C" fn get_dma_mr<D: IbDriver>(
+pub(super) unsafe extern "C" fn get_dma_mr<D: Driver>(
     pd: *mut raw::ib_pd,
     acc: c_int,
 ) -> *mut raw::ib_mr {
@@ -128,7 +128,7 @@ pub(super) unsafe extern "C" fn get_dma_mr<D: IbDriver>(
 ///
 /// `pd` is a live PD of this driver's registered device; called in the
 /// uverbs command of the process whose memory is registered.
-pub(super) unsafe extern "C" fn reg_user_mr<D: IbDriver>(
+pub(super) unsafe extern "C" fn reg_user_mr<D: Driver>(
     pd: *mut raw::ib_pd,
     start: u64,
     length: u64,
@@ -172,7 +172,7 @@ pub(super) unsafe extern "C" fn reg_user_mr<D: IbDriver>(
 /// [`reg_user_mr`], held exclusively by the core for the call; `pd` is
 /// null or a live PD of the device; called in the uverbs command of the
 /// process whose memory is registered.
-pub(super) unsafe extern "C" fn rereg_user_mr<D: IbDriver>(
+pub(super) unsafe extern "C" fn rereg_user_mr<D: Driver>(
     ibmr: *mut raw::ib_mr,
     flags: c_int,
     start: u64,
@@ -224,7 +224,7 @@ pub(super) unsafe extern "C" fn rereg_user_mr<D: IbDriver>(
 ///
 /// `ibmr` is an MR of this driver's registered device made here, not used
 /// by the core after this call.
-pub(super) unsafe extern "C" fn dereg_mr<D: IbDriver>(
+pub(super) unsafe extern "C" fn dereg_mr<D: Driver>(
     ibmr: *mut raw::ib_mr,
     _udata: *mut raw::ib_udata,
 ) -> c_int {
@@ -250,7 +250,7 @@ pub(super) unsafe extern "C" fn dereg_mr<D: IbDriver>(
 /// # Safety
 ///
 /// `pd` is a live PD of this driver's registered device.
-pub(super) unsafe extern "C" fn alloc_mr<D: IbDriver>(
+pub(super) unsafe extern "C" fn alloc_mr<D: Driver>(
     pd: *mut raw::ib_pd,
     mr_type: u32,
     max_num_sg: u32,
@@ -270,7 +270,7 @@ pub(super) unsafe extern "C" fn alloc_mr<D: IbDriver>(
 ///
 /// Called by `ib_sg_to_pages` inside [`map_mr_sg`] with the MR given
 /// there.
-unsafe extern "C" fn map_mr_sg_page<D: IbDriver>(ibmr: *mut raw::ib_mr, addr: u64) -> c_int {
+unsafe extern "C" fn map_mr_sg_page<D: Driver>(ibmr: *mut raw::ib_mr, addr: u64) -> c_int {
     // SAFETY: `ibmr` is the live MR being mapped.
     let h = unsafe { mr_rs(ibmr) };
     // SAFETY: a non-null handle of this driver's MR is the foreign form of
@@ -291,7 +291,7 @@ unsafe extern "C" fn map_mr_sg_page<D: IbDriver>(ibmr: *mut raw::ib_mr, addr: u6
 /// caller does not map or post concurrently; `sg` holds `sg_nents`
 /// DMA-mapped entries; `sg_offset` is null or valid for reading and
 /// writing.
-pub(super) unsafe extern "C" fn map_mr_sg<D: IbDriver>(
+pub(super) unsafe extern "C" fn map_mr_sg<D: Driver>(
     ibmr: *mut raw::ib_mr,
     sg: *mut kernel::bindings::scatterlist,
     sg_nents: c_int,

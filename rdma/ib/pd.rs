@@ -9,15 +9,15 @@
 //! (`hns_shim_pd`), an XRCD's in that of its `ib_xrcd` (`hns_shim_xrcd`),
 //! from the allocation until the core frees the container.
 
-use super::{verbs::counted, verbs::dev_drv, FailedVerb, IbDriver};
+use super::{verbs::counted, verbs::dev_drv, Driver, FailedVerb};
 use crate::rdma::{raw, uabi, UData};
 use core::marker::PhantomData;
 use kernel::ffi::c_int;
 
 /// The PD and XRCD ops, instantiated for a driver.
-pub(super) struct PdOps<D>(PhantomData<fn() -> D>);
+pub(super) struct PdTable<D>(PhantomData<fn() -> D>);
 
-impl<D: IbDriver> PdOps<D> {
+impl<D: Driver> PdTable<D> {
     /// The PD ops, set on every device.
     pub(super) const PD: raw::ib_device_ops = raw::ib_device_ops {
         alloc_pd: Some(alloc_pd::<D>),
@@ -68,7 +68,7 @@ unsafe fn xrcdn_slot(ibxrcd: *mut raw::ib_xrcd) -> *mut u32 {
 ///
 /// `ibpd` is the PD being allocated on this driver's registered device, in
 /// its container; `udata` is null (a kernel PD) or the command's.
-unsafe extern "C" fn alloc_pd<D: IbDriver>(
+unsafe extern "C" fn alloc_pd<D: Driver>(
     ibpd: *mut raw::ib_pd,
     udata: *mut raw::ib_udata,
 ) -> c_int {
@@ -98,7 +98,7 @@ unsafe extern "C" fn alloc_pd<D: IbDriver>(
 /// # Safety
 ///
 /// `ibpd` is a live PD of this driver's device, allocated by [`alloc_pd`].
-unsafe extern "C" fn dealloc_pd<D: IbDriver>(
+unsafe extern "C" fn dealloc_pd<D: Driver>(
     ibpd: *mut raw::ib_pd,
     _udata: *mut raw::ib_udata,
 ) -> c_int {
@@ -115,7 +115,7 @@ unsafe extern "C" fn dealloc_pd<D: IbDriver>(
 ///
 /// `ibxrcd` is the XRCD being allocated on this driver's registered device,
 /// in its container (`udata` is not read).
-unsafe extern "C" fn alloc_xrcd<D: IbDriver>(
+unsafe extern "C" fn alloc_xrcd<D: Driver>(
     ibxrcd: *mut raw::ib_xrcd,
     _udata: *mut raw::ib_udata,
 ) -> c_int {
@@ -138,7 +138,7 @@ unsafe extern "C" fn alloc_xrcd<D: IbDriver>(
 ///
 /// `ibxrcd` is a live XRCD of this driver's device, allocated by
 /// [`alloc_xrcd`].
-unsafe extern "C" fn dealloc_xrcd<D: IbDriver>(
+unsafe extern "C" fn dealloc_xrcd<D: Driver>(
     ibxrcd: *mut raw::ib_xrcd,
     _udata: *mut raw::ib_udata,
 ) -> c_int {

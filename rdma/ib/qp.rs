@@ -15,7 +15,7 @@
 use super::{
     ah,
     verbs::{counted, cq_rs, dev_drv, errno, qp_rs, read_deferred, user_ctx, CqBox, QpBox},
-    FailedVerb, IbDriver, QpModifyResp,
+    Driver, FailedVerb, QpModifyResp,
 };
 use crate::rdma::{raw, try_borrow, uabi, IbQp, MmapCtx, UData};
 use core::marker::PhantomData;
@@ -223,19 +223,35 @@ pub(crate) struct QpQuery {
 
 /// The QP and AH ops of driver `D`, set on the device by the registration
 /// (`hns_rs_ib_ops`' `qp_ah`).
-pub(super) struct QpAhOps<D>(PhantomData<fn() -> D>);
+pub(super) struct QpAhTable<D>(PhantomData<fn() -> D>);
 
-impl<D: IbDriver> QpAhOps<D> {
+impl<D: Driver> QpAhTable<D> {
     /// The table.
     pub(super) const OPS: raw::ib_device_ops = raw::ib_device_ops {
         create_qp: Some(create_qp::<D>),
         modify_qp: Some(modify_qp::<D>),
         query_qp: Some(query_qp::<D>),
         destroy_qp: Some(destroy_qp::<D>),
-        create_ah: Some(ah::create_ah::<D>),
-        create_user_ah: Some(ah::create_ah::<D>),
-        query_ah: Some(ah::query_ah),
-        destroy_ah: Some(ah::destroy_ah),
+        create_ah: if D::HAS_CREATE_AH {
+            Some(ah::create_ah::<D>)
+        } else {
+            None
+        },
+        create_user_ah: if D::HAS_CREATE_AH {
+            Some(ah::create_ah::<D>)
+        } else {
+            None
+        },
+        query_ah: if D::HAS_CREATE_AH {
+            Some(ah::query_ah)
+        } else {
+            None
+        },
+        destroy_ah: if D::HAS_CREATE_AH {
+            Some(ah::destroy_ah)
+        } else {
+            None
+        },
         // SAFETY: every other field of `ib_device_ops` is an optional
         // function pointer, a number or a pointer, for which zero means
         // "not set".
@@ -298,7 +314,7 @@ pub(super) unsafe fn udata_ctx(
 /// objects of this device that outlive the QP (the core holds
 /// references); `udata` is null (a kernel QP) or the command's, in the
 /// uverbs command of its process.
-unsafe extern "C" fn create_qp<D: IbDriver>(
+unsafe extern "C" fn create_qp<D: Driver>(
     ibqp: *mut raw::ib_qp,
     attr: *mut raw::ib_qp_init_attr,
     udata: *mut raw::ib_udata,
@@ -318,7 +334,7 @@ unsafe extern "C" fn create_qp<D: IbDriver>(
 /// # Safety
 ///
 /// As for [`create_qp`]; `d` is the driver of `ibqp`'s device.
-unsafe fn create_qp_in<D: IbDriver>(
+unsafe fn create_qp_in<D: Driver>(
     d: &D,
     ibqp: *mut raw::ib_qp,
     attr: &mut raw::ib_qp_init_attr,
@@ -350,6 +366,13 @@ unsafe fn create_qp_in<D: IbDriver>(
     if init.has_xrcd {
         // SAFETY: a live XRC domain of this device.
         init.xrcdn = unsafe { raw::hns_shim_xrcd_xrcdn(attr.xrcd) };
+    }
+    // SAFETY: the QP's device is registered (the function's contract).
+    if !udata.is_null() && unsafe { (*(*ibqp).device).dma_device }.is_null() {
+        // A device without a DMA device reads its SGEs as kernel virtual
+        // addresses ([`super::VirtDma`]); the SGEs of a user QP's posts
+        // (uverbs' post commands) are user addresses: no user QPs there.
+        return EOPNOTSUPP.to_errno();
     }
     let (uctx, ibuctx) = if udata.is_null() {
         (core::ptr::null_mut(), core::ptr::null_mut())
@@ -485,7 +508,7 @@ unsafe fn qp_av(dev: *mut raw::ib_device, attr: &raw::ib_qp_attr, mask: u32, a: 
 /// for the call; `udata` is null (a kernel modify) or the command's. A
 /// user modify with a response buffer is answered in it
 /// (`struct hns_roce_ib_modify_qp_resp`) when the driver has an answer.
-unsafe extern "C" fn modify_qp<D: IbDriver>(
+unsafe extern "C" fn modify_qp<D: Driver>(
     ibqp: *mut raw::ib_qp,
     attr: *mut raw::ib_qp_attr,
     mask: c_int,
@@ -572,7 +595,7 @@ unsafe extern "C" fn modify_qp<D: IbDriver>(
 ///
 /// `ibqp` is a live QP of this driver's registered device; `attr` and
 /// `init` are valid for writing.
-unsafe extern "C" fn query_qp<D: IbDriver>(
+unsafe extern "C" fn query_qp<D: Driver>(
     ibqp: *mut raw::ib_qp,
     attr: *mut raw::ib_qp_attr,
     _mask: c_int,
@@ -655,7 +678,7 @@ unsafe extern "C" fn query_qp<D: IbDriver>(
 ///
 /// `qp` is the box [`create_qp`] handed over, live and not used after this
 /// call; `d` is its device's driver.
-unsafe fn destroy_qp_rs<D: IbDriver>(d: &D, qp: *mut c_void) {
+unsafe fn destroy_qp_rs<D: Driver>(d: &D, qp: *mut c_void) {
     // The flush work borrows the QP through its `ib_qp` until it is
     // stopped: only then is the box taken back.
     // A test build with `hns_variant_destroy_unquiesced` skips this (and
@@ -677,7 +700,7 @@ unsafe fn destroy_qp_rs<D: IbDriver>(d: &D, qp: *mut c_void) {
 ///
 /// `ibqp` is a live QP of this driver's registered device, not used by
 /// the driver after this call.
-unsafe extern "C" fn destroy_qp<D: IbDriver>(
+unsafe extern "C" fn destroy_qp<D: Driver>(
     ibqp: *mut raw::ib_qp,
     _udata: *mut raw::ib_udata,
 ) -> c_int {

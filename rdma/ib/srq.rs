@@ -11,14 +11,14 @@
 //! [`SrqAttr`] and writes the answer into the shim's SRQ container
 //! (`hns_shim_srq`: the driver's SRQ, its number) and the core's structs.
 //! `create_srq` and `modify_srq` report their own failures to
-//! [`IbDriver::verb_failed`].
+//! [`DeviceOps::verb_failed`](super::DeviceOps::verb_failed).
 //!
 //! C: `hns_roce_create_srq`, `hns_roce_destroy_srq` in
 //! `drivers/infiniband/hw/hns/hns_roce_srq.c`, `hns_roce_v2_modify_srq` and
 //! `hns_roce_v2_query_srq` in `hns_roce_hw_v2.c`.
 
 use super::verbs::{counted, dev_drv, errno, read_deferred, srq_rs, user_ctx, SrqBox};
-use super::{FailedVerb, IbDriver, SrqUreq};
+use super::{Driver, FailedVerb, SrqUreq};
 use crate::rdma::{raw, uabi, IbSrq, UData};
 use kernel::{ffi::c_int, prelude::*, types::ForeignOwnable};
 
@@ -65,7 +65,7 @@ pub(crate) struct SrqAttr {
 /// CQ of `init`) this driver's; `init` is valid for the call; `udata` is
 /// null (a kernel SRQ) or the command's, run by the process of its user
 /// context.
-pub(super) unsafe extern "C" fn create_srq<D: IbDriver>(
+pub(super) unsafe extern "C" fn create_srq<D: Driver>(
     ibsrq: *mut raw::ib_srq,
     init: *mut raw::ib_srq_init_attr,
     udata: *mut raw::ib_udata,
@@ -82,7 +82,7 @@ pub(super) unsafe extern "C" fn create_srq<D: IbDriver>(
 /// # Safety
 ///
 /// As [`create_srq`]; `d` is the device's driver.
-unsafe fn create<D: IbDriver>(
+unsafe fn create<D: Driver>(
     d: &D,
     ibsrq: *mut raw::ib_srq,
     init: &mut raw::ib_srq_init_attr,
@@ -182,7 +182,7 @@ fn srq_ureq(u: &UData<'_>) -> SrqUreq {
 ///
 /// `ibsrq` is an SRQ of this driver's registered device that `create_srq`
 /// made, not used by the core after this call.
-pub(super) unsafe extern "C" fn destroy_srq<D: IbDriver>(
+pub(super) unsafe extern "C" fn destroy_srq<D: Driver>(
     ibsrq: *mut raw::ib_srq,
     _udata: *mut raw::ib_udata,
 ) -> c_int {
@@ -206,7 +206,7 @@ pub(super) unsafe extern "C" fn destroy_srq<D: IbDriver>(
 ///
 /// `ibsrq` is a live SRQ of this driver's registered device that
 /// `create_srq` made; `attr` is valid for the call.
-pub(super) unsafe extern "C" fn modify_srq<D: IbDriver>(
+pub(super) unsafe extern "C" fn modify_srq<D: Driver>(
     ibsrq: *mut raw::ib_srq,
     attr: *mut raw::ib_srq_attr,
     mask: u32,
@@ -235,7 +235,7 @@ pub(super) unsafe extern "C" fn modify_srq<D: IbDriver>(
 ///
 /// `ibsrq` is a live SRQ of this driver's registered device that
 /// `create_srq` made; `attr` is valid for writing.
-pub(super) unsafe extern "C" fn query_srq<D: IbDriver>(
+pub(super) unsafe extern "C" fn query_srq<D: Driver>(
     ibsrq: *mut raw::ib_srq,
     attr: *mut raw::ib_srq_attr,
 ) -> c_int {

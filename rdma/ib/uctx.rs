@@ -12,16 +12,16 @@
 //! shim's mmap-entry helpers and the user verbs read.
 
 use super::{
-    verbs::counted, verbs::dev_drv, verbs::errno, verbs::UctxBox, FailedVerb, IbDriver, UctxResp,
+    verbs::counted, verbs::dev_drv, verbs::errno, verbs::UctxBox, Driver, FailedVerb, UctxResp,
 };
 use crate::rdma::{raw, uabi, UData};
 use core::marker::PhantomData;
 use kernel::{ffi::c_int, prelude::*, types::ForeignOwnable};
 
 /// The user context ops, instantiated for a driver.
-pub(super) struct UctxOps<D>(PhantomData<fn() -> D>);
+pub(super) struct UctxTable<D>(PhantomData<fn() -> D>);
 
-impl<D: IbDriver> UctxOps<D> {
+impl<D: Driver> UctxTable<D> {
     /// The table.
     pub(super) const OPS: raw::ib_device_ops = raw::ib_device_ops {
         alloc_ucontext: Some(alloc_ucontext::<D>),
@@ -56,7 +56,7 @@ unsafe fn container(ibuctx: *mut raw::ib_ucontext) -> *mut raw::hns_shim_uctx {
 /// `ibuctx` is the context being allocated on this driver's registered
 /// device, in its container; `udata` is null or the command's, in the
 /// uverbs command of its process.
-unsafe fn try_alloc<D: IbDriver>(
+unsafe fn try_alloc<D: Driver>(
     d: &D,
     ibuctx: *mut raw::ib_ucontext,
     udata: *mut raw::ib_udata,
@@ -66,6 +66,15 @@ unsafe fn try_alloc<D: IbDriver>(
     }
     // SAFETY: the command's udata (the function's contract).
     let udata = unsafe { UData::from_raw(udata) }.ok_or(EINVAL)?;
+    if !D::HNS_UCTX_ABI {
+        // A context with no driver data either way and no mapping.
+        let mut resp = UctxResp::default();
+        let (b, _, _) = d.alloc_ucontext(0, &mut resp)?;
+        // SAFETY: the container of the context being allocated (the
+        // function's contract); taken back in `dealloc_ucontext`.
+        unsafe { (*container(ibuctx)).rs_uctx = UctxBox::<D>::into_foreign(b) };
+        return Ok(());
+    }
     let req = udata.read_in::<uabi::AllocUcontext>()?;
     let mut resp = UctxResp::default();
     let (b, uar, addr) = d.alloc_ucontext(req.config, &mut resp)?;
@@ -111,7 +120,7 @@ unsafe fn try_alloc<D: IbDriver>(
 /// # Safety
 ///
 /// As for [`try_alloc`].
-unsafe extern "C" fn alloc_ucontext<D: IbDriver>(
+unsafe extern "C" fn alloc_ucontext<D: Driver>(
     ibuctx: *mut raw::ib_ucontext,
     udata: *mut raw::ib_udata,
 ) -> c_int {
@@ -132,7 +141,7 @@ unsafe extern "C" fn alloc_ucontext<D: IbDriver>(
 /// `ibuctx` is a live context of this driver's device that
 /// [`alloc_ucontext`] allocated; the core calls this once, after every
 /// object of the context is gone.
-unsafe extern "C" fn dealloc_ucontext<D: IbDriver>(ibuctx: *mut raw::ib_ucontext) {
+unsafe extern "C" fn dealloc_ucontext<D: Driver>(ibuctx: *mut raw::ib_ucontext) {
     // SAFETY: per the function's contract; the container's fields are
     // read and written through the raw pointer, the core touches them no
     // more.

@@ -8,7 +8,9 @@
 //! pointers are the boxes the create verbs handed over with
 //! [`ForeignOwnable::into_foreign`].
 
-use super::{FailedVerb, IbDriver, NetdevEvent, PortEvents};
+use super::{
+    CqOps, Driver, FailedVerb, MrOps, NetdevEvent, PortEvents, QpOps, SrqOps, UcontextOps,
+};
 use crate::rdma::wr::nth_wr;
 use crate::rdma::{
     raw, try_borrow, uabi, NetDev, RecvChain, SendChain, UData, UmemDev, UserCtx, WcArray,
@@ -28,7 +30,7 @@ use kernel::{
 /// `rs` must be the pointer an [`IbRegistration`](super::IbRegistration) stored, while the
 /// registration (which holds the `Arc`) exists: the RDMA core calls the
 /// device's ops only between registration and unregistration.
-pub(in crate::rdma) unsafe fn drv<'a, D: IbDriver>(rs: *mut c_void) -> &'a D {
+pub(in crate::rdma) unsafe fn drv<'a, D: Driver>(rs: *mut c_void) -> &'a D {
     // SAFETY: per the function's contract.
     unsafe { &*rs.cast::<D>() }
 }
@@ -42,7 +44,7 @@ pub(in crate::rdma) unsafe fn drv<'a, D: IbDriver>(rs: *mut c_void) -> &'a D {
 /// `dev` is this driver's registered device (the `ibdev` of a
 /// `hns_shim_dev`), with the contract of [`drv`] for its `rs`.
 #[inline(always)]
-pub(in crate::rdma) unsafe fn dev_drv<'a, D: IbDriver>(dev: *mut raw::ib_device) -> &'a D {
+pub(in crate::rdma) unsafe fn dev_drv<'a, D: Driver>(dev: *mut raw::ib_device) -> &'a D {
     // SAFETY: per the function's contract, `dev` is the `ibdev` field of a
     // live `hns_shim_dev`, whose `rs` is the registration's pointer.
     unsafe { drv::<D>((*kernel::container_of!(dev, raw::hns_shim_dev, ibdev)).rs) }
@@ -59,7 +61,7 @@ pub(super) fn errno(r: Result) -> c_int {
 /// `r`, its failure reported to the driver as `verb` first: C's software
 /// counter of a verb counts every failure, the layer's own checks
 /// included.
-pub(super) fn counted<D: IbDriver, T>(d: &D, verb: FailedVerb, r: Result<T>) -> Result<T> {
+pub(super) fn counted<D: Driver, T>(d: &D, verb: FailedVerb, r: Result<T>) -> Result<T> {
     if r.is_err() {
         d.verb_failed(verb);
     }
@@ -78,7 +80,7 @@ pub(super) fn len32(n: usize) -> u32 {
 ///
 /// `rs` is the device's pointer (see [`drv`]); pointer arguments are valid
 /// How a user context is owned while the shim holds it.
-pub(in crate::rdma) type UctxBox<D> = Arc<<D as IbDriver>::Ucontext>;
+pub(in crate::rdma) type UctxBox<D> = Arc<<D as UcontextOps>::Ucontext>;
 
 /// The view of a user verb's caller: the device and the user context.
 ///
@@ -87,7 +89,7 @@ pub(in crate::rdma) type UctxBox<D> = Arc<<D as IbDriver>::Ucontext>;
 /// `ibdev` is the registered device the verb runs on, `uctx` null or a
 /// context from `alloc_ucontext` that outlives `'a`, and the
 /// caller runs a uverbs command of the context's process.
-pub(super) unsafe fn user_ctx<'a, D: IbDriver>(
+pub(super) unsafe fn user_ctx<'a, D: Driver>(
     ibdev: *mut raw::ib_device,
     uctx: *mut c_void,
 ) -> Option<UserCtx<'a, D::Ucontext>> {
@@ -105,7 +107,7 @@ pub(super) unsafe fn user_ctx<'a, D: IbDriver>(
 ///
 /// `rs` is the device's pointer (see [`drv`]); `ibdev` is the registered
 /// device; `ev` and the address it points to are valid for the call.
-pub(super) unsafe extern "C" fn netdev_event<D: IbDriver>(
+pub(super) unsafe extern "C" fn netdev_event<D: Driver>(
     rs: *mut c_void,
     ibdev: *mut raw::ib_device,
     ev: *const raw::hns_shim_netdev_ev,
@@ -122,7 +124,7 @@ pub(super) unsafe extern "C" fn netdev_event<D: IbDriver>(
 ///
 /// `rs` is the device's pointer (see [`drv`]); `ndev` and `upper` live net
 /// devices (the shim holds references on both).
-pub(super) unsafe extern "C" fn bond_follows<D: IbDriver>(
+pub(super) unsafe extern "C" fn port_follows_upper<D: Driver>(
     rs: *mut c_void,
     ndev: *mut kernel::bindings::net_device,
     upper: *mut kernel::bindings::net_device,
@@ -133,7 +135,7 @@ pub(super) unsafe extern "C" fn bond_follows<D: IbDriver>(
         NetDev::from_raw(ndev.cast()),
         NetDev::from_raw(upper.cast()),
     ) {
-        (Some(n), Some(u)) => d.bond_follows(n, u),
+        (Some(n), Some(u)) => d.port_follows_upper(n, u),
         _ => false,
     }
 }
@@ -143,9 +145,9 @@ pub(super) unsafe extern "C" fn bond_follows<D: IbDriver>(
 /// # Safety
 ///
 /// `rs` is the device's pointer (see [`drv`]).
-pub(super) unsafe extern "C" fn doorbells_off<D: IbDriver>(rs: *mut c_void) -> bool {
+pub(super) unsafe extern "C" fn mmap_refused<D: Driver>(rs: *mut c_void) -> bool {
     // SAFETY: per the function's contract.
-    unsafe { drv::<D>(rs) }.doorbells_off()
+    unsafe { drv::<D>(rs) }.mmap_refused()
 }
 
 /// Called by the shim's counted verbs when they fail.
@@ -153,7 +155,7 @@ pub(super) unsafe extern "C" fn doorbells_off<D: IbDriver>(rs: *mut c_void) -> b
 /// # Safety
 ///
 /// `rs` is the device's pointer (see [`drv`]).
-pub(super) unsafe extern "C" fn verb_failed<D: IbDriver>(rs: *mut c_void, verb: u32) {
+pub(super) unsafe extern "C" fn verb_failed<D: Driver>(rs: *mut c_void, verb: u32) {
     // SAFETY: per the function's contract.
     let d = unsafe { drv::<D>(rs) };
     if let Some(v) = FailedVerb::from_raw(verb) {
@@ -167,7 +169,7 @@ pub(super) unsafe extern "C" fn verb_failed<D: IbDriver>(rs: *mut c_void, verb: 
 ///
 /// `rs` is the device's pointer (see [`drv`]); pointer arguments are valid
 /// for the call as the RDMA core passes them.
-pub(super) unsafe extern "C" fn query_counters<D: IbDriver>(
+pub(super) unsafe extern "C" fn query_counters<D: Driver>(
     rs: *mut c_void,
     v: *mut u64,
     n: u32,
@@ -187,10 +189,10 @@ pub(super) unsafe extern "C" fn query_counters<D: IbDriver>(
 /// # Safety
 ///
 /// How an MR is owned while the shim holds it.
-pub(in crate::rdma) type MrBox<D> = Pin<KBox<<D as IbDriver>::Mr>>;
+pub(in crate::rdma) type MrBox<D> = Pin<KBox<<D as MrOps>::Mr>>;
 
 /// How a CQ is owned while the shim holds it.
-pub(in crate::rdma) type CqBox<D> = KBox<<D as IbDriver>::Cq>;
+pub(in crate::rdma) type CqBox<D> = KBox<<D as CqOps>::Cq>;
 
 /// A request read from `u` whose copy error the driver returns at the
 /// point of C's order of checks where C's copy fails: the copy's errno (0
@@ -235,7 +237,7 @@ pub(in crate::rdma) unsafe fn srq_rs(ibsrq: *mut raw::ib_srq) -> *mut c_void {
 ///
 /// `ibcq` is a live CQ of this driver's registered device; `wc` points to
 /// `n` writable entries.
-pub(super) unsafe extern "C" fn poll_cq<D: IbDriver>(
+pub(super) unsafe extern "C" fn poll_cq<D: Driver>(
     ibcq: *mut raw::ib_cq,
     n: c_int,
     wc: *mut raw::ib_wc,
@@ -264,7 +266,7 @@ pub(super) unsafe extern "C" fn poll_cq<D: IbDriver>(
 /// # Safety
 ///
 /// `ibcq` is a live CQ of this driver's registered device.
-pub(super) unsafe extern "C" fn req_notify_cq<D: IbDriver>(
+pub(super) unsafe extern "C" fn req_notify_cq<D: Driver>(
     ibcq: *mut raw::ib_cq,
     flags: u32,
 ) -> c_int {
@@ -282,10 +284,10 @@ pub(super) unsafe extern "C" fn req_notify_cq<D: IbDriver>(
 }
 
 /// How an SRQ is owned while the shim holds it.
-pub(in crate::rdma) type SrqBox<D> = KBox<<D as IbDriver>::Srq>;
+pub(in crate::rdma) type SrqBox<D> = KBox<<D as SrqOps>::Srq>;
 
 /// How a QP is owned while the shim holds it.
-pub(in crate::rdma) type QpBox<D> = Pin<KBox<<D as IbDriver>::Qp>>;
+pub(in crate::rdma) type QpBox<D> = Pin<KBox<<D as QpOps>::Qp>>;
 
 /// The `rs_qp` of a QP of this driver.
 ///
@@ -305,7 +307,7 @@ pub(in crate::rdma) unsafe fn qp_rs(ibqp: *mut raw::ib_qp) -> *mut c_void {
 ///
 /// `ibqp` is a live QP of this driver's registered device; `wr` is a valid
 /// chain of receive WRs for the call; `bad` is valid for writing.
-pub(super) unsafe extern "C" fn post_recv<D: IbDriver>(
+pub(super) unsafe extern "C" fn post_recv<D: Driver>(
     ibqp: *mut raw::ib_qp,
     wr: *const raw::ib_recv_wr,
     bad: *mut *const raw::ib_recv_wr,
@@ -337,7 +339,7 @@ pub(super) unsafe extern "C" fn post_recv<D: IbDriver>(
 /// `ibsrq` is a live SRQ of this driver's registered device (the `ibsrq`
 /// of a `hns_shim_srq` whose `rs_srq` `create_srq` set); `wr` is a valid
 /// chain of receive WRs for the call; `bad` is valid for writing.
-pub(super) unsafe extern "C" fn post_srq_recv<D: IbDriver>(
+pub(super) unsafe extern "C" fn post_srq_recv<D: Driver>(
     ibsrq: *mut raw::ib_srq,
     wr: *const raw::ib_recv_wr,
     bad: *mut *const raw::ib_recv_wr,
@@ -369,7 +371,7 @@ pub(super) unsafe extern "C" fn post_srq_recv<D: IbDriver>(
 /// `ibqp` is a live QP of this driver's registered device; `wr` is a valid
 /// chain of send WRs of the QP's type (`ib_ud_wr` for UD and GSI QPs) for
 /// the call; `bad` is valid for writing.
-pub(super) unsafe extern "C" fn post_send<D: IbDriver>(
+pub(super) unsafe extern "C" fn post_send<D: Driver>(
     ibqp: *mut raw::ib_qp,
     wr: *const raw::ib_send_wr,
     bad: *mut *const raw::ib_send_wr,

@@ -32,6 +32,10 @@ pub mod dip;
 #[path = "../../../dbwin.rs"]
 pub mod dbwin;
 
+/// The loopback provider's queues (`tests/loopback/queue.rs`).
+#[path = "../../loopback/queue.rs"]
+pub mod loopback_queue;
+
 /// The `core` parts of the rdma layer: work completions, access flags,
 /// the user ABI and the udata length rules.
 #[path = "../../.."]
