@@ -164,7 +164,10 @@ impl RoceClient for Driver {
             // The registration takes `ib`; its MAC is written after.
             let for_mac = ib.clone();
             let c = &hw.profile.caps;
-            let p = IbParams {
+            let mut p = IbParams {
+                name: c"hns_%d",
+                node_type: rdma::NODE_IB_CA,
+                node_guid: rdma::eui48_guid(&handle.netdev_mac()),
                 num_comp_vectors: c.num_comp_vectors,
                 local_dma_lkey: c.reserved_lkey,
                 // RoCE, and RoCE v2 (UDP encapsulation) if the engine
@@ -208,6 +211,9 @@ impl RoceClient for Driver {
                     None
                 },
             };
+            if p.bond.is_some() {
+                p.name = c"hns_bond_%d";
+            }
             let reg = IbRegistration::register(handle, ib, &p)?;
             // HIP08 keeps the port's MAC in its SMAC table, written once
             // the device is registered (`hns_roce_setup_mtu_mac`) and again

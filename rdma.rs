@@ -9,7 +9,8 @@
 //! the rest of the driver sees safe types. The raw module is private here, so
 //! the rule is enforced by visibility. Nothing in it names the driver's
 //! types: the hnae3 client and the ib_device are generic over the traits the
-//! driver implements ([`RoceClient`], [`Driver`]), so the layer could serve
+//! driver implements ([`RoceClient`]; [`DeviceOps`], [`CqOps`], [`QpOps`]
+//! and the other per-object traits, together [`Driver`]), so the layer could serve
 //! another RDMA driver (`docs/rdma-layer.md` is the guide). Its parts, by
 //! concern:
 //!
@@ -26,7 +27,8 @@
 //! - `access`: the MR and QP access flags in plain Rust (`core` only);
 //! - `restrack`: what `rdma res show` prints;
 //! - `layout`: the load-time check of the bindings against the kernel;
-//! - `trace`: the `hns_roce` trace events (C tracepoints of the shim).
+//! - `trace` (in `hnae3/`): the HNS engine's trace events (C tracepoints of
+//!   the shim).
 
 use core::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 use kernel::{ffi::c_void, types::ForeignOwnable};
@@ -53,16 +55,17 @@ pub(crate) use irq::irqs_disabled;
 pub(crate) use irq::{Event, IrqHandler, IrqRegistration, OwnedQueue};
 mod ib;
 pub(crate) use ib::{
-    dev_log, dev_log_ret, AddrVec, AhIn, AhOps, CounterOps, CqOps, CqOut, CqUreq, DevAttr,
-    DeviceOps, Drain, Driver, FailedVerb, GidEntry, IbLog, IbParams, IbRegistration, LogLevel,
-    MrOps, MrReq, NetdevEvent, PdOps, PortAttr, PortEvents, PostResult, QpAttr, QpInit,
+    dev_log, dev_log_ret, eui48_guid, AddrVec, AhIn, AhOps, CounterOps, CqOps, CqOut, CqUreq,
+    DevAttr, DeviceOps, Drain, Driver, FailedVerb, GidEntry, IbLog, IbParams, IbRegistration,
+    LogLevel, MrOps, MrReq, NetdevEvent, PdOps, PortAttr, PortEvents, PostResult, QpAttr, QpInit,
     QpModifyResp, QpOps, QpQuery, RestrackOps, SrqArgs, SrqAttr, SrqOps, SrqUreq, StatDescs,
     UcontextOps, UctxResp, XrcdOps, CORE_PORT_IBA_ROCE, CORE_PORT_IBA_ROCE_UDP_ENCAP,
     DEVICE_MEM_MGT_EXTENSIONS, DEVICE_PORT_ACTIVE_EVENT, DEVICE_RC_RNR_NAK_GEN, DEVICE_XRC,
     EVENT_PORT_ACTIVE, EVENT_PORT_ERR, MGMT_MAD_SIZE, MR_REREG_ACCESS, MR_REREG_PD, MR_REREG_TRANS,
     MR_TYPE_MEM_REG, MTU_256, NETDEV_CHANGE, NETDEV_CHANGEADDR, NETDEV_DOWN, NETDEV_REGISTER,
-    NETDEV_UP, PORT_ACTIVE, PORT_BOOT_MGMT_SUP, PORT_CM_SUP, PORT_DOWN, PORT_PHYS_STATE_DISABLED,
-    PORT_PHYS_STATE_LINK_UP, PORT_REINIT_SUP, PORT_VENDOR_CLASS_SUP, SRQT_XRC,
+    NETDEV_UP, NODE_IB_CA, PORT_ACTIVE, PORT_BOOT_MGMT_SUP, PORT_CM_SUP, PORT_DOWN,
+    PORT_PHYS_STATE_DISABLED, PORT_PHYS_STATE_LINK_UP, PORT_REINIT_SUP, PORT_VENDOR_CLASS_SUP,
+    SRQT_XRC,
 };
 #[cfg(rdma_soft)]
 pub(crate) use ib::{
@@ -85,8 +88,8 @@ pub(crate) use restrack::{ResAttrs, ResRaw};
 pub(crate) mod access;
 pub(crate) mod uabi;
 mod udata;
+pub(crate) use hnae3::trace;
 pub(crate) use udata::UData;
-pub(crate) mod trace;
 pub(crate) mod wc;
 mod wr;
 

@@ -425,7 +425,7 @@ static struct net_device *hns_shim_followed_upper(struct hns_shim_dev *sdev,
 	upper = netdev_master_upper_dev_get_rcu(ndev);
 	dev_hold(upper);
 	rcu_read_unlock();
-	if (upper && !HNS_RS_OP(sdev, bond_follows, ndev, upper)) {
+	if (upper && !HNS_RS_OP(sdev, follows_upper, ndev, upper)) {
 		dev_put(upper);
 		upper = NULL;
 	}
@@ -507,7 +507,7 @@ static int hns_shim_mmap(struct ib_ucontext *uctx, struct vm_area_struct *vma)
 	struct hns_shim_mmap *entry;
 	int ret;
 
-	if (HNS_RS_OP(to_sdev(uctx->device), doorbells_off))
+	if (HNS_RS_OP(to_sdev(uctx->device), mmap_refused))
 		return -EPERM;
 	rdma_entry = rdma_user_mmap_entry_get_pgoff(uctx, vma->vm_pgoff);
 	if (!rdma_entry)
@@ -791,12 +791,12 @@ int hns_shim_register_ibdev(struct ib_device *ibdev,
 	to_sdev(ibdev)->pkey = reg->pkey;
 	to_sdev(ibdev)->stats = reg->stats;
 	to_sdev(ibdev)->num_stats = reg->num_stats;
-	ibdev->node_type = RDMA_NODE_IB_CA;
+	ibdev->node_type = reg->node_type;
 	ibdev->dev.parent = reg->parent;
 	ibdev->phys_port_cnt = 1;
 	ibdev->local_dma_lkey = reg->local_dma_lkey;
 	ibdev->num_comp_vectors = reg->num_comp_vectors;
-	addrconf_addr_eui48((u8 *)&ibdev->node_guid, reg->netdev->dev_addr);
+	memcpy(&ibdev->node_guid, reg->node_guid, sizeof(ibdev->node_guid));
 
 	/* The driver's data-path ops go first (the core keeps the first op
 	 * it is given of each name).
@@ -848,12 +848,12 @@ int hns_shim_register_ibdev(struct ib_device *ibdev,
 					       reg->bond_ab, reg->bond_active);
 		if (ret)
 			return ret;
-		return ib_register_device(ibdev, "hns_bond_%d", reg->parent);
+		return ib_register_device(ibdev, reg->name, reg->parent);
 	}
 	ret = ib_device_set_netdev(ibdev, reg->netdev, 1);
 	if (ret)
 		return ret;
-	return ib_register_device(ibdev, reg->name ? reg->name : "hns_%d",
+	return ib_register_device(ibdev, reg->name,
 				  reg->virt_dma ? NULL : reg->parent);
 }
 

@@ -253,12 +253,11 @@ struct hns_shim_reg {
 	/* The parent device, NULL for a software device (no bus). */
 	struct device *parent;
 	struct net_device *netdev;
-	/* The name pattern ("hns_%d" when NULL), the driver id rdma-core
-	 * matches a provider by (RDMA_DRIVER_HNS when 0), and whether the
-	 * device does DMA through parent or takes kernel virtual addresses
-	 * in its SGEs (no DMA device: ib_uses_virt_dma).
+	/* The driver id rdma-core matches a provider by (the PCI modalias
+	 * when 0), and whether the device does DMA through parent or takes
+	 * kernel virtual addresses in its SGEs (no DMA device:
+	 * ib_uses_virt_dma).
 	 */
-	const char *name;
 	u32 driver_id;
 	bool virt_dma;
 	/* The function, its bond capability and whether it is a VF (what
@@ -267,9 +266,15 @@ struct hns_shim_reg {
 	struct hnae3_handle *handle;
 	bool bond_cap;
 	bool vf;
-	/* Registers as the bonded device "hns_bond_%d" of this upper, its
-	 * port on the bond's active slave (see hns_shim_bond_set_netdev),
-	 * instead of "hns_%d" on netdev.
+	/* The device's name format (ib_register_device), node type
+	 * (enum rdma_node_type) and node GUID (big endian).
+	 */
+	const char *name;
+	u32 node_type;
+	u8 node_guid[8];
+	/* Registers as the bonded device of this upper, its port on the
+	 * bond's active slave (see hns_shim_bond_set_netdev), instead of on
+	 * netdev.
 	 */
 	struct net_device *bond_upper;
 	bool bond_ab;
@@ -515,16 +520,15 @@ struct hns_rs_ib_ops {
 	 */
 	void (*netdev_event)(void *rs, struct ib_device *ibdev,
 			     const struct hns_shim_netdev_ev *ev);
-	/* Doorbells are off (a reset): user mappings are refused. */
-	bool (*doorbells_off)(void *rs);
+	/* The device refuses user mappings of its pages now (EPERM). */
+	bool (*mmap_refused)(void *rs);
 	/* A verb failed: count it in software counter cnt (HNS_SHIM_DFX_*). */
 	void (*verb_failed)(void *rs, u32 verb);
-	/* The upper device of the bond group that claims the port's netdev
-	 * ndev, or NULL: the port then follows the upper (its state, its
-	 * netdev events). For comparison and ib_get_curr_port_state only.
+	/* Whether the port whose netdev is ndev follows upper, ndev's master
+	 * (its state, its netdev events). For comparison only.
 	 */
-	bool (*bond_follows)(void *rs, struct net_device *ndev,
-			     struct net_device *upper);
+	bool (*follows_upper)(void *rs, struct net_device *ndev,
+			      struct net_device *upper);
 	int (*query_counters)(void *rs, u64 *values, u32 num);
 };
 

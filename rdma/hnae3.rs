@@ -13,8 +13,15 @@
 //! ([`RegWindow`], [`SqDoorbells`], [`ResetRequest`], [`BoundDevice`]) are
 //! valid until its `uninit_instance` returns, and the driver drops them
 //! there.
+//!
+//! The HNS engine's trace events (`trace`, C tracepoints of the shim) are
+//! here too: with the client, they are the HNS-specific C the rdma layer
+//! proper does not name.
 
 use super::{raw, try_borrow, HandleRef, NetDev};
+
+// The `hns_roce` trace events.
+pub(crate) mod trace;
 use crate::dbwin;
 use core::marker::PhantomData;
 use kernel::{

@@ -4,10 +4,13 @@
 //!
 //! C header: [`include/rdma/ib_verbs.h`](srctree/include/rdma/ib_verbs.h).
 //!
-//! A driver implements [`Driver`] and registers its state with
-//! [`IbRegistration::register`]. The core allocates the shim's containers
-//! of its objects (`ib_device`, `ib_cq`, `ib_qp`, `ib_srq`, ...; `ib_mr`
-//! is allocated here, see `mr.rs`). The data path (posts, polls), the
+//! A driver implements the per-object traits of `ops.rs` ([`DeviceOps`],
+//! [`CqOps`], [`QpOps`], ..., together [`Driver`]) and registers its state
+//! with [`IbRegistration::register`]; each kind's ops are set only as far
+//! as the driver implements them (the traits' `HAS_*` constants). The
+//! core allocates the shim's containers of its objects (`ib_device`,
+//! `ib_cq`, `ib_qp`, `ib_srq`, ...; `ib_mr` is allocated here, see
+//! `mr.rs`). The data path (posts, polls), the
 //! drains and the device, CQ, SRQ, MR, QP and AH verbs are `ib_device_ops`
 //! built here for each driver type ([`IbAdapter`]) that the core calls
 //! without the shim, finding the driver's objects through the shim's
@@ -67,6 +70,9 @@ mod gid;
 mod uctx;
 // The traits a driver implements, one per object kind.
 mod ops;
+// KUnit suite of the traits' tables.
+#[cfg(hns_kunit)]
+mod kunit;
 pub(crate) use ops::{
     AhOps, CounterOps, CqOps, DeviceOps, Driver, MrOps, NoObject, PdOps, PostResult, QpOps,
     RestrackOps, SrqOps, UcontextOps, XrcdOps,
@@ -502,9 +508,9 @@ impl<D: Driver> IbAdapter<D> {
         res_srq: &restrack::ResTable::<D>::SRQ,
         req_notify_cq: Some(req_notify_cq::<D>),
         netdev_event: Some(netdev_event::<D>),
-        doorbells_off: Some(mmap_refused::<D>),
+        mmap_refused: Some(mmap_refused::<D>),
         verb_failed: Some(verb_failed::<D>),
-        bond_follows: Some(port_follows_upper::<D>),
+        follows_upper: Some(port_follows_upper::<D>),
         query_counters: Some(query_counters::<D>),
         alloc_mr: Some(mr::alloc_mr::<D>),
         modify_srq: Some(srq::modify_srq::<D>),
@@ -518,6 +524,13 @@ impl<D: Driver> IbAdapter<D> {
 
 /// Options of a registration.
 pub(crate) struct IbParams {
+    /// The device's name, a format with one `%d` the core numbers
+    /// (`ib_register_device`).
+    pub(crate) name: &'static CStr,
+    /// The node type (`enum rdma_node_type`, e.g. [`NODE_IB_CA`]).
+    pub(crate) node_type: u32,
+    /// The node GUID, in network order.
+    pub(crate) node_guid: [u8; 8],
     /// Completion vectors.
     pub(crate) num_comp_vectors: u32,
     /// The reserved lkey of local DMA.
@@ -713,11 +726,13 @@ impl<D: Driver> IbRegistration<D> {
         // Counters only if the driver reads them.
         let stats = p.hw_stats.filter(|_| D::HAS_QUERY_COUNTERS);
         let reg = raw::hns_shim_reg {
+            name: p.name.as_char_ptr(),
+            node_type: p.node_type,
+            node_guid: p.node_guid,
             // SAFETY: `pdev` is valid while the handle is (its type
             // invariant).
             parent: unsafe { &raw mut (*h.pdev()).dev }.cast(),
             netdev: netdev.cast(),
-            name: core::ptr::null(),
             driver_id: 0,
             virt_dma: false,
             num_comp_vectors: p.num_comp_vectors,
@@ -749,8 +764,8 @@ impl<D: Driver> IbRegistration<D> {
         })
     }
 
-    /// Allocates and registers a software device named after `name` (a
-    /// pattern with one `%d`), its port on the loopback netdev `lo` (whose
+    /// Allocates and registers a software device named after
+    /// [`IbParams::name`], its port on the loopback netdev `lo` (whose
     /// addresses give its GIDs), with no parent and
     /// no DMA device: the RDMA core and kernel callers then put kernel
     /// virtual addresses in its SGEs, which [`VirtDma`] (returned with it)
@@ -761,7 +776,6 @@ impl<D: Driver> IbRegistration<D> {
     pub(crate) fn register_soft(
         drv: Arc<D>,
         p: &IbParams,
-        name: &'static CStr,
         driver_id: u32,
     ) -> Result<(Self, VirtDma)> {
         let stats = p.hw_stats.filter(|_| D::HAS_QUERY_COUNTERS);
@@ -770,7 +784,9 @@ impl<D: Driver> IbRegistration<D> {
             // The initial namespace's `lo`, never unregistered.
             // SAFETY: no precondition.
             netdev: unsafe { raw::hns_shim_loopback_netdev() }.cast(),
-            name: name.as_char_ptr(),
+            name: p.name.as_char_ptr(),
+            node_type: p.node_type,
+            node_guid: p.node_guid,
             driver_id,
             virt_dma: true,
             num_comp_vectors: p.num_comp_vectors,
@@ -1012,6 +1028,24 @@ pub(crate) const QPT_RC: u32 = raw::ib_qp_type_IB_QPT_RC;
 #[cfg(rdma_soft)]
 /// `IB_SIGNAL_ALL_WR`.
 pub(crate) const SIGNAL_ALL_WR: u32 = raw::ib_sig_type_IB_SIGNAL_ALL_WR;
+
+/// `RDMA_NODE_IB_CA`: a channel adapter.
+pub(crate) const NODE_IB_CA: u32 = raw::RDMA_NODE_IB_CA;
+
+/// The EUI-64 of a MAC address (`addrconf_addr_eui48`): what a RoCE
+/// device whose port is a netdev gives as its node GUID.
+pub(crate) fn eui48_guid(mac: &[u8; 6]) -> [u8; 8] {
+    [
+        mac[0] ^ 2,
+        mac[1],
+        mac[2],
+        0xff,
+        0xfe,
+        mac[3],
+        mac[4],
+        mac[5],
+    ]
+}
 
 /// `IB_MTU_256`.
 pub(crate) const MTU_256: u32 = raw::ib_mtu_IB_MTU_256;

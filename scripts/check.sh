@@ -18,7 +18,7 @@ RESULTS=$HNS_BUILD/check/results.txt
 mkdir -p "$HNS_BUILD/check"
 : >"$RESULTS"
 # Suites the module must run at insmod; a missing one fails.
-EXPECTED_SUITES="hns_roce_rs_field hns_roce_rs_cmq hns_roce_rs_mbox_slot hns_roce_rs_hem hns_roce_rs_caps hns_roce_rs_bitmap hns_roce_rs_ctx hns_roce_rs_qpc hns_roce_rs_scc hns_roce_rs_cqe hns_roce_rs_wqe hns_roce_rs_dfx hns_roce_rs_dip hns_roce_rs_udata"
+EXPECTED_SUITES="hns_roce_rs_field hns_roce_rs_cmq hns_roce_rs_mbox_slot hns_roce_rs_hem hns_roce_rs_caps hns_roce_rs_bitmap hns_roce_rs_ctx hns_roce_rs_qpc hns_roce_rs_scc hns_roce_rs_cqe hns_roce_rs_wqe hns_roce_rs_dfx hns_roce_rs_dip hns_roce_rs_udata hns_roce_rs_ops"
 KSRC=""
 t0=$(date +%s)
 

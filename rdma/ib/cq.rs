@@ -8,8 +8,9 @@
 //! bundle), calls the driver with Rust types and writes the answer into the
 //! shim's CQ container (`hns_shim_cq`: the driver's CQ, its number) and the
 //! `ib_cq`. `create_cq` and `modify_cq` report their own failures to
-//! [`DeviceOps::verb_failed`](super::DeviceOps::verb_failed) (C's software counters count every failure of
-//! these verbs, the checks made here included).
+//! [`DeviceOps::verb_failed`](super::DeviceOps::verb_failed) (C's
+//! software counters count every failure of these verbs, the checks made
+//! here included).
 //!
 //! C: `hns_roce_create_cq`, `hns_roce_destroy_cq` in
 //! `drivers/infiniband/hw/hns/hns_roce_cq.c`, `hns_roce_v2_modify_cq` in

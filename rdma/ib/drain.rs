@@ -13,8 +13,8 @@
 //! move to ERR that is no error, the WR put into its own ring instead of
 //! the engine's, the CQ's handler run by hand. So the entry points here
 //! build the drain WR's completion and hand the driver a [`Drain`] of
-//! steps ([`QpOps::drain`](super::QpOps::drain)); the driver decides their order and what a
-//! failure means.
+//! steps ([`QpOps::drain`](super::QpOps::drain)); the driver decides
+//! their order and what a failure means.
 //!
 //! The drain WR's completion lives in the entry point's stack frame. Its
 //! `done` runs when the CQ's owner processes the WR's work completion;

@@ -70,6 +70,11 @@ impl kernel::Module for RdmaLo {
         rdma::check_layout()?;
         let dev = lo::LoDev::new()?;
         let params = rdma::IbParams {
+            name: c"rlo_%d",
+            node_type: rdma::NODE_IB_CA,
+            // The EUI-64 of a locally administered MAC: the device has no
+            // address of its own (its port is `lo`).
+            node_guid: rdma::eui48_guid(&[0x02, 0, 0, 0, 0, 0x01]),
             num_comp_vectors: 1,
             local_dma_lkey: lo::DMA_LKEY,
             // RoCE v1 and v2 addressing without MADs: no QP0/QP1, no CM.
@@ -88,7 +93,7 @@ impl kernel::Module for RdmaLo {
             bond: None,
         };
         let (reg, dma) =
-            rdma::IbRegistration::register_soft(dev.clone(), &params, c"rlo_%d", rdma::DRIVER_SIW)?;
+            rdma::IbRegistration::register_soft(dev.clone(), &params, rdma::DRIVER_SIW)?;
         dev.set_dma(dma);
         Ok(Self { _reg: reg })
     }

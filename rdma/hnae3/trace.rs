@@ -10,7 +10,7 @@
 //! whose arguments cost something to gather (the WQE and AEQE words) asks
 //! [`enabled`] first, once per call of the verb.
 
-use super::raw;
+use crate::rdma::raw;
 use kernel::{device::Device, str::CStrExt};
 
 /// Words a WQE event records at most (64 SGEs of 16 bytes).
