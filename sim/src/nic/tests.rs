@@ -720,3 +720,21 @@ fn a_vf_function_reset_and_a_lone_handshake_leave_the_pf_alone() {
     assert!(!h.cmq.take_reset_done());
     assert_ne!(h.bar.read32(reg::CSQ_BASEADDR_L), 0, "the queue is kept");
 }
+
+#[test]
+fn the_device_loop_carries_the_function_reset_out() {
+    use super::rst;
+    let mut h = Hclge::new("rstloop", NicCfg::default());
+    h.send1(func_reset(0));
+    let depth = h.bar.read32(reg::CSQ_DEPTH);
+    h.bar.write32(reg::CSQ_DEPTH, depth | SW_RST_RDY);
+    let fresh = NicCmq::new(NicFw::new(NicCfg::default()), Trace::discard());
+    let mut nics = [Some(std::mem::replace(&mut h.cmq, fresh))];
+    let now = std::time::Instant::now();
+    // One pass sees the handshake, the next ends the reset (no hold).
+    for _ in 0..2 {
+        super::poll_all(&mut nics, &[&h.bar], &h.mem, now, &mut |_, _| {});
+    }
+    assert_eq!(h.bar.read32(rst::FUN_RST_ING), 0);
+    assert!(nics[0].as_mut().is_some_and(|q| q.take_reset_done()));
+}
