@@ -628,7 +628,8 @@ impl Firmware {
     /// FUNC_CLEAR, and the trace says so.
     pub fn function_reset(&mut self) {
         self.reset_tables();
-        self.trace.note("function reset by the NIC: RoCE state cleared");
+        self.trace
+            .note("function reset by the NIC: RoCE state cleared");
         self.trace.flush();
     }
 

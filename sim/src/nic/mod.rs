@@ -206,7 +206,8 @@ impl NicCmq {
                     return false;
                 }
                 self.reset = FuncReset::Running(now + self.reset_hold);
-                self.trace.note("nic function reset: SW_RST_RDY, the reset runs");
+                self.trace
+                    .note("nic function reset: SW_RST_RDY, the reset runs");
                 true
             }
             FuncReset::Running(at) if now < at => false,
@@ -236,7 +237,8 @@ impl NicCmq {
                 self.reset_done += 1;
                 std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
                 bar.write32(rst::FUN_RST_ING, 0);
-                self.trace.note("nic function reset: done, FUN_RST_ING clear");
+                self.trace
+                    .note("nic function reset: done, FUN_RST_ING clear");
                 self.trace.flush();
                 true
             }

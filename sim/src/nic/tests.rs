@@ -670,7 +670,10 @@ fn function_reset_runs_from_the_trigger_through_the_handshake() {
     assert_eq!(h.bar.read32(reg::CSQ_DEPTH), SW_RST_RDY);
     assert!(h.cmq.fw.vectors.is_empty(), "ring-to-vector map cleared");
     h.mem
-        .write(RING + h.ntu as u64 * 32, &desc(op::QUERY_LINK_STATUS, F_READ, &[]))
+        .write(
+            RING + h.ntu as u64 * 32,
+            &desc(op::QUERY_LINK_STATUS, F_READ, &[]),
+        )
         .unwrap();
     h.bar.write32(reg::CSQ_TAIL, h.ntu + 1);
     assert!(!h.cmq.poll(&h.bar, &h.mem), "an idle queue");
