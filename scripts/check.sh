@@ -715,7 +715,7 @@ if [ -x "$HNS_BUILD/sim-target/release/hns-sim" ] && [ -f "$HNS_BUILD/module-kun
     # hclge's own function reset on hns-sim (tests/guest/nic-reset-plan.sh:
     # ETHTOOL_RESET under an rc_pingpong pair, then a RoCE load while the
     # reset runs), one boot per driver with one function and the model
-    # holding FUN_RST_ING 3 s (nic_reset_ms), about 70 s each (hclge
+    # holding FUN_RST_ING 3 s (nic_reset_ms), 67-93 s each (hclge
     # defers each reset by its 10 s interval). The outcomes the plan
     # prints (the applications' ends, rdma res, the load's EBUSY) must be
     # equal, and so must the traces from the model's first function
