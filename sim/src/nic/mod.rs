@@ -160,6 +160,8 @@ pub struct NicCmq {
     /// [`NicCmq::take_reset_done`] (the device loop then clears the RoCE
     /// engine's state too).
     reset_done: u32,
+    /// SW_RST_RDY as the last [`NicCmq::step_reset`] saw it.
+    last_rdy: bool,
 }
 
 /// What [`NicCmq::poll`] read of the ring registers: base address and
@@ -186,6 +188,7 @@ impl NicCmq {
             reset: FuncReset::Idle,
             reset_hold: std::time::Duration::ZERO,
             reset_done: 0,
+            last_rdy: false,
         }
     }
 
@@ -198,11 +201,25 @@ impl NicCmq {
     /// (`hclge_comm_cmd_init` after the reset), the firmware's tables
     /// hclge restores after a reset (MAC_VLAN entries, ring-to-vector
     /// map, loopback), and FUN_RST_ING. Returns whether anything changed.
+    ///
+    /// SW_RST_RDY set with no reset asked for is hclge's FLR path
+    /// (`hclge_reset_prepare_general` with HNAE3_FLR_RESET: the handshake,
+    /// then the PCI core resets the function and hclge rebuilds without
+    /// waiting on FUN_RST_ING): the model resets the function at once.
     pub fn step_reset(&mut self, bar: &Bar, now: std::time::Instant) -> bool {
+        let rdy = bar.read32(reg::CSQ_DEPTH) & SW_RST_RDY != 0;
+        let rising = rdy && !self.last_rdy;
+        self.last_rdy = rdy;
         match self.reset {
+            FuncReset::Idle if rising && self.vf.is_none() => {
+                self.trace
+                    .note("nic FLR: SW_RST_RDY with no reset asked for, the function is reset");
+                self.carry_out_reset(bar);
+                true
+            }
             FuncReset::Idle => false,
             FuncReset::Asserted => {
-                if bar.read32(reg::CSQ_DEPTH) & SW_RST_RDY == 0 {
+                if !rdy {
                     return false;
                 }
                 self.reset = FuncReset::Running(now + self.reset_hold);
@@ -212,37 +229,42 @@ impl NicCmq {
             }
             FuncReset::Running(at) if now < at => false,
             FuncReset::Running(_) => {
-                for r in [
-                    reg::CSQ_BASEADDR_L,
-                    reg::CSQ_BASEADDR_H,
-                    reg::CSQ_TAIL,
-                    reg::CSQ_HEAD,
-                    reg::CRQ_BASEADDR_L,
-                    reg::CRQ_BASEADDR_H,
-                    reg::CRQ_DEPTH,
-                    reg::CRQ_TAIL,
-                    reg::CRQ_HEAD,
-                ] {
-                    bar.write32(r, 0);
-                }
-                bar.write32(reg::CSQ_DEPTH, bar.read32(reg::CSQ_DEPTH) & SW_RST_RDY);
-                self.ring = None;
-                self.fresh = false;
-                self.last_head = None;
-                self.answered.clear();
-                self.fw.mac_vlan.clear();
-                self.fw.vectors.clear();
-                self.fw.loopback = 0;
-                self.reset = FuncReset::Idle;
-                self.reset_done += 1;
-                std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
-                bar.write32(rst::FUN_RST_ING, 0);
-                self.trace
-                    .note("nic function reset: done, FUN_RST_ING clear");
-                self.trace.flush();
+                self.carry_out_reset(bar);
                 true
             }
         }
+    }
+
+    /// The function reset itself (see [`NicCmq::step_reset`]).
+    fn carry_out_reset(&mut self, bar: &Bar) {
+        for r in [
+            reg::CSQ_BASEADDR_L,
+            reg::CSQ_BASEADDR_H,
+            reg::CSQ_TAIL,
+            reg::CSQ_HEAD,
+            reg::CRQ_BASEADDR_L,
+            reg::CRQ_BASEADDR_H,
+            reg::CRQ_DEPTH,
+            reg::CRQ_TAIL,
+            reg::CRQ_HEAD,
+        ] {
+            bar.write32(r, 0);
+        }
+        bar.write32(reg::CSQ_DEPTH, bar.read32(reg::CSQ_DEPTH) & SW_RST_RDY);
+        self.ring = None;
+        self.fresh = false;
+        self.last_head = None;
+        self.answered.clear();
+        self.fw.mac_vlan.clear();
+        self.fw.vectors.clear();
+        self.fw.loopback = 0;
+        self.reset = FuncReset::Idle;
+        self.reset_done += 1;
+        std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
+        bar.write32(rst::FUN_RST_ING, 0);
+        self.trace
+            .note("nic function reset: done, FUN_RST_ING clear");
+        self.trace.flush();
     }
 
     /// Whether a function reset was carried out since the last call.

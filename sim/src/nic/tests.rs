@@ -705,7 +705,7 @@ fn function_reset_holds_fun_rst_ing_for_the_hold() {
 }
 
 #[test]
-fn a_vf_function_reset_and_a_lone_handshake_leave_the_pf_alone() {
+fn a_vf_function_reset_leaves_the_pf_alone() {
     use super::{rst, FuncReset};
     let mut h = Hclge::new("vfrst", NicCfg::default());
     let t0 = std::time::Instant::now();
@@ -714,14 +714,38 @@ fn a_vf_function_reset_and_a_lone_handshake_leave_the_pf_alone() {
     h.send1(func_reset(1));
     assert_eq!(h.cmq.fw.func_resets, [1]);
     assert_eq!(h.bar.read32(rst::FUN_RST_ING), 0);
-    // SW_RST_RDY without a reset asked for (hclge's FLR path, or a
-    // failed reset's recovery) starts nothing.
-    let depth = h.bar.read32(reg::CSQ_DEPTH);
-    h.bar.write32(reg::CSQ_DEPTH, depth | SW_RST_RDY);
     assert!(!h.cmq.step_reset(&h.bar, t0));
     assert_eq!(h.cmq.reset, FuncReset::Idle);
     assert!(!h.cmq.take_reset_done());
     assert_ne!(h.bar.read32(reg::CSQ_BASEADDR_L), 0, "the queue is kept");
+}
+
+#[test]
+fn a_handshake_without_a_reset_asked_for_is_an_flr() {
+    use super::rst;
+    let mut h = Hclge::new("flr", NicCfg::default());
+    let t0 = std::time::Instant::now();
+    assert!(!h.cmq.step_reset(&h.bar, t0), "nothing to do");
+    // hclge_reset_prepare_general(FLR): the handshake, no CFG_RST_TRIGGER;
+    // the function is reset at once (hclge does not wait on FUN_RST_ING).
+    let depth = h.bar.read32(reg::CSQ_DEPTH);
+    h.bar.write32(reg::CSQ_DEPTH, depth | SW_RST_RDY);
+    assert!(h.cmq.step_reset(&h.bar, t0));
+    assert!(h.cmq.take_reset_done(), "the RoCE side is told");
+    assert_eq!(h.bar.read32(reg::CSQ_BASEADDR_L), 0, "the queue is cleared");
+    assert_eq!(h.bar.read32(reg::CSQ_DEPTH), SW_RST_RDY);
+    assert_eq!(h.bar.read32(rst::FUN_RST_ING), 0);
+    // Once: SW_RST_RDY staying set is no new FLR; hclge programs the
+    // queue again and clears SW_RST_RDY (hclge_reset_prepare_up).
+    assert!(!h.cmq.step_reset(&h.bar, t0));
+    h.init_regs(RING);
+    assert!(!h.cmq.step_reset(&h.bar, t0));
+    assert!(!h.cmq.take_reset_done());
+    h.bar
+        .write32(reg::CSQ_DEPTH, h.bar.read32(reg::CSQ_DEPTH) & !SW_RST_RDY);
+    assert!(!h.cmq.step_reset(&h.bar, t0));
+    let r = h.send1(desc(op::QUERY_LINK_STATUS, F_READ, &[]));
+    assert_eq!(retval(&r), 0);
 }
 
 #[test]
