@@ -207,6 +207,15 @@ if [ "$sim" -gt 0 ]; then
     if [ ${#pcis[@]} -gt 0 ] && [ ${#pcis[@]} -ne "$sim" ]; then
         die "HNS_SIM_PCI='${HNS_SIM_PCI:-}' names ${#pcis[@]} addresses for $sim devices"
     fi
+    # HNS_SIM_BRIDGE=1: the devices sit behind a pci-bridge, so that the
+    # PCI core can reset a lone function by a secondary bus reset
+    # (/sys/bus/pci/devices/FN/reset; on the root bus it has no reset
+    # method for them). Default: on the root bus.
+    bus=""
+    if [ "${HNS_SIM_BRIDGE:-0}" = 1 ]; then
+        simdev+=(-device "pci-bridge,id=hnsbr,chassis_nr=1")
+        bus=",bus=hnsbr"
+    fi
     for i in $(seq 0 $((sim - 1))); do
         simargs+=(--socket "$rundir/sim-$i.sock")
         addr=""
@@ -219,7 +228,7 @@ if [ "$sim" -gt 0 ]; then
             fi
         fi
         simdev+=(-chardev "socket,path=$rundir/sim-$i.sock,id=iv$i"
-            -device "ivshmem-doorbell,chardev=iv$i,vectors=$nvec$addr")
+            -device "ivshmem-doorbell,chardev=iv$i,vectors=$nvec$bus$addr")
     done
     # shellcheck disable=SC2206
     extra=($simopts)

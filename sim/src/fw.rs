@@ -622,6 +622,17 @@ impl Firmware {
         self.released.clear();
     }
 
+    /// A function reset carried out by the NIC side (hclge's
+    /// CFG_RST_TRIGGER, [`crate::nic::NicCmq::step_reset`]): the
+    /// function's contexts, HEM tables and EQs are gone, as after
+    /// FUNC_CLEAR, and the trace says so.
+    pub fn function_reset(&mut self) {
+        self.reset_tables();
+        self.trace
+            .note("function reset by the NIC: RoCE state cleared");
+        self.trace.flush();
+    }
+
     /// The abnormal interrupts asked for since the last call: the status
     /// bits of each (0: a RAM ECC error), for the device loop to set in
     /// `VF_ABN_INT_ST` before raising the abnormal vector.
@@ -1984,6 +1995,18 @@ mod tests {
         // Without it, the same sequence counts one.
         create_aeq(&mut f, &mem);
         assert_eq!(f.stats.stale_eqcs, 1);
+    }
+
+    #[test]
+    fn function_reset_by_the_nic_drops_the_eq_contexts() {
+        // As the hw-reset control: hclge's function reset, carried out by
+        // the NIC side, leaves no live EQ context behind.
+        let mem = VecMem::new(1 << 16);
+        let mut f = fw();
+        create_aeq(&mut f, &mem);
+        f.function_reset();
+        create_aeq(&mut f, &mem);
+        assert_eq!(f.stats.stale_eqcs, 0);
     }
 
     #[test]

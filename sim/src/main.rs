@@ -41,6 +41,9 @@ struct Args {
     /// `--set nic=hclge`: every device also models hclge's NIC command
     /// queue at BAR2 0x27000 (see [`nic`]); off by default.
     nic: nic::Mode,
+    /// `--set nic_reset_ms=N`: how long a function reset hclge asks for
+    /// runs after its SW_RST_RDY handshake ([`nic::NicCmq::reset_hold`]).
+    nic_reset: Duration,
 }
 
 fn usage() -> ! {
@@ -85,6 +88,7 @@ fn parse_args() -> Result<Args, String> {
         spin: Duration::from_millis(20),
         trace_time: false,
         nic: nic::Mode::Off,
+        nic_reset: Duration::ZERO,
     };
     let mut it = std::env::args().skip(1);
     while let Some(k) = it.next() {
@@ -122,6 +126,11 @@ fn parse_args() -> Result<Args, String> {
                 let (key, v) = kv.split_once('=').ok_or("--set wants KEY=VALUE")?;
                 if key.trim() == "nic" {
                     a.nic = nic::Mode::parse(v.trim())?;
+                    continue;
+                }
+                if key.trim() == "nic_reset_ms" {
+                    let ms = parse_u64(v.trim()).ok_or("bad nic_reset_ms")?;
+                    a.nic_reset = Duration::from_millis(ms);
                     continue;
                 }
                 for c in a.caps.iter_mut() {
@@ -248,6 +257,9 @@ fn serve(listeners: &[UnixListener], a: &Args) -> Result<Vec<fw::Stats>, String>
     let mut nics = nic::attach(a.nic, &a.out, &vectors)?;
     let vfs: Vec<bool> = (0..bars.len()).map(|n| a.caps_of(n).is_vf()).collect();
     nic::mark_vfs(&mut nics, &vfs);
+    for q in nics.iter_mut().flatten() {
+        q.reset_hold = a.nic_reset;
+    }
     let mut idle_since = Instant::now();
     let mut last_check = Instant::now();
     let started = Instant::now();
@@ -261,6 +273,13 @@ fn serve(listeners: &[UnixListener], a: &Args) -> Result<Vec<fw::Stats>, String>
                 peers[n].raise(v as usize)
             })
         {
+            // A function reset hclge had carried out clears the RoCE
+            // engine of the function as well.
+            for (q, dev) in nics.iter_mut().zip(devs.iter_mut()) {
+                if q.as_mut().is_some_and(|q| q.take_reset_done()) {
+                    dev.fw.function_reset();
+                }
+            }
             busy += t.elapsed();
             idle_since = Instant::now();
             continue;

@@ -175,6 +175,9 @@ pub struct NicFw {
     pub loopback: u8,
     /// Function resets asked for (CFG_RST_TRIGGER), by function id.
     pub func_resets: Vec<u8>,
+    /// A function reset of the function itself (function id 0) was asked
+    /// for and not yet taken by the command queue ([`super::NicCmq`]).
+    pub reset_asked: bool,
     /// Commands answered, by opcode.
     pub counts: BTreeMap<u16, u32>,
 }
@@ -355,6 +358,7 @@ impl NicFw {
                 // 1, fun_reset_rcb 2, ..., fun_reset_rcb_return_status 8.
                 if p[0] & (1 << RESET_FUNC_B) != 0 {
                     self.func_resets.push(p[1]);
+                    self.reset_asked |= p[1] == 0;
                 }
                 if p[2] & (1 << RESET_RCB_B) != 0 {
                     p[8] = RCB_RESET_SUCCESS;

@@ -68,6 +68,30 @@ pub mod reg {
     pub const END: u64 = CMDQ_INTR_GEN + 4;
 }
 
+/// hclge's reset status registers (`hclge_main.h`) the model keeps.
+pub mod rst {
+    /// Function reset in progress: bit 0 (`HCLGE_FUN_RST_ING`,
+    /// `HCLGE_FUN_RST_ING_B`), set from a function reset's CFG_RST_TRIGGER
+    /// until the model has carried the reset out ([`super::FuncReset`]).
+    pub const FUN_RST_ING: u64 = 0x20c00;
+}
+
+/// Where the function reset hclge asked for (CFG_RST_TRIGGER with the
+/// function bit, for the PF itself) stands. hclge asks, then tells the
+/// hardware it is ready (SW_RST_RDY, `hclge_reset_handshake`), then waits
+/// for [`rst::FUN_RST_ING`] to clear (`hclge_reset_wait`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum FuncReset {
+    /// No reset asked for.
+    #[default]
+    Idle,
+    /// Asked for: FUN_RST_ING is set, the model waits for SW_RST_RDY.
+    Asserted,
+    /// SW_RST_RDY seen: the reset is carried out at this instant (the
+    /// hold, [`NicCmq::reset_hold`], after the handshake).
+    Running(std::time::Instant),
+}
+
 /// Bit of the CSQ depth register the driver sets when it is ready for a
 /// hardware reset (`HCLGE_COMM_NIC_SW_RST_RDY`); hclge keeps it when it
 /// programs the depth, so the model reads the depth from the other bits
@@ -127,6 +151,17 @@ pub struct NicCmq {
     /// hclge re-initialises the queue on the same memory after a reset
     /// without clearing it.
     answered: std::collections::HashMap<u32, [u8; DESC_SIZE]>,
+    /// The function reset under way, if any.
+    pub reset: FuncReset,
+    /// How long the function reset runs after the driver's SW_RST_RDY
+    /// (`--set nic_reset_ms=N`; 0 by default: at the next pass).
+    pub reset_hold: std::time::Duration,
+    /// Function resets carried out and not yet taken by
+    /// [`NicCmq::take_reset_done`] (the device loop then clears the RoCE
+    /// engine's state too).
+    reset_done: u32,
+    /// SW_RST_RDY as the last [`NicCmq::step_reset`] saw it.
+    last_rdy: bool,
 }
 
 /// What [`NicCmq::poll`] read of the ring registers: base address and
@@ -150,7 +185,93 @@ impl NicCmq {
             fresh: false,
             last_head: None,
             answered: std::collections::HashMap::new(),
+            reset: FuncReset::Idle,
+            reset_hold: std::time::Duration::ZERO,
+            reset_done: 0,
+            last_rdy: false,
         }
+    }
+
+    /// Moves the function reset on (called before each [`NicCmq::poll`]):
+    /// a reset asked for waits for the driver's SW_RST_RDY, then runs for
+    /// [`NicCmq::reset_hold`], then is carried out as a function reset
+    /// clears the function: the command queue registers (base, depth,
+    /// head, tail of both queues; SW_RST_RDY, the driver's, stays), so
+    /// that the queue is idle until hclge programs it again
+    /// (`hclge_comm_cmd_init` after the reset), the firmware's tables
+    /// hclge restores after a reset (MAC_VLAN entries, ring-to-vector
+    /// map, loopback), and FUN_RST_ING. Returns whether anything changed.
+    ///
+    /// SW_RST_RDY set with no reset asked for is hclge's FLR path
+    /// (`hclge_reset_prepare_general` with HNAE3_FLR_RESET: the handshake,
+    /// then the PCI core resets the function and hclge rebuilds without
+    /// waiting on FUN_RST_ING): the model resets the function at once.
+    pub fn step_reset(&mut self, bar: &Bar, now: std::time::Instant) -> bool {
+        let rdy = bar.read32(reg::CSQ_DEPTH) & SW_RST_RDY != 0;
+        let rising = rdy && !self.last_rdy;
+        self.last_rdy = rdy;
+        match self.reset {
+            FuncReset::Idle if rising && self.vf.is_none() => {
+                self.trace
+                    .note("nic FLR: SW_RST_RDY with no reset asked for, the function is reset");
+                self.carry_out_reset(bar);
+                true
+            }
+            FuncReset::Idle => false,
+            FuncReset::Asserted => {
+                if !rdy {
+                    return false;
+                }
+                self.reset = FuncReset::Running(now + self.reset_hold);
+                self.trace
+                    .note("nic function reset: SW_RST_RDY, the reset runs");
+                true
+            }
+            FuncReset::Running(at) if now < at => false,
+            FuncReset::Running(_) => {
+                self.carry_out_reset(bar);
+                true
+            }
+        }
+    }
+
+    /// The function reset itself (see [`NicCmq::step_reset`]).
+    fn carry_out_reset(&mut self, bar: &Bar) {
+        for r in [
+            reg::CSQ_BASEADDR_L,
+            reg::CSQ_BASEADDR_H,
+            reg::CSQ_TAIL,
+            reg::CSQ_HEAD,
+            reg::CRQ_BASEADDR_L,
+            reg::CRQ_BASEADDR_H,
+            reg::CRQ_DEPTH,
+            reg::CRQ_TAIL,
+            reg::CRQ_HEAD,
+        ] {
+            bar.write32(r, 0);
+        }
+        bar.write32(reg::CSQ_DEPTH, bar.read32(reg::CSQ_DEPTH) & SW_RST_RDY);
+        self.ring = None;
+        self.fresh = false;
+        self.last_head = None;
+        self.answered.clear();
+        self.fw.mac_vlan.clear();
+        self.fw.vectors.clear();
+        self.fw.loopback = 0;
+        self.reset = FuncReset::Idle;
+        self.reset_done += 1;
+        std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
+        bar.write32(rst::FUN_RST_ING, 0);
+        self.trace
+            .note("nic function reset: done, FUN_RST_ING clear");
+        self.trace.flush();
+    }
+
+    /// Whether a function reset was carried out since the last call.
+    pub fn take_reset_done(&mut self) -> bool {
+        let done = self.reset_done > 0;
+        self.reset_done = 0;
+        done
     }
 
     /// Moves the head (the model's side of the ring).
@@ -255,6 +376,15 @@ impl NicCmq {
             match &mut self.vf {
                 Some(v) => v.execute(&mut self.fw, &mut descs, &mut self.trace),
                 None => self.fw.execute(&mut descs),
+            }
+            if std::mem::take(&mut self.fw.reset_asked) && self.vf.is_none() {
+                // The hardware flags the reset before it answers.
+                bar.write32(rst::FUN_RST_ING, 1);
+                if self.reset == FuncReset::Idle {
+                    self.reset = FuncReset::Asserted;
+                }
+                self.trace
+                    .note("nic function reset: asked for, FUN_RST_ING set");
             }
             for (i, d) in descs.iter().enumerate() {
                 self.trace_desc('<', d, i);
@@ -399,6 +529,7 @@ pub fn poll_all<M: Dma, B: std::borrow::Borrow<Bar>>(
     for (i, (q, bar)) in nics.iter_mut().zip(bars).enumerate() {
         let bar = bar.borrow();
         if let Some(q) = q {
+            did |= q.step_reset(bar, now);
             did |= q.poll(bar, mem);
             if let Some(v) = &mut q.vf {
                 if v.poll_crq(bar, mem, &mut q.trace) {

@@ -624,3 +624,144 @@ fn probe_client_init_and_link_up_in_hclges_order_all_succeed() {
         "GET_CFG_PARAM twice"
     );
 }
+
+/// `hclge_func_reset_cmd` of function `f`: CFG_RST_TRIGGER with
+/// `mac_func_reset` bit 7 and the function id at byte 1.
+fn func_reset(f: u8) -> [u8; 32] {
+    desc(op::CFG_RST_TRIGGER, F_WRITE, &[(0, &[0x80, f])])
+}
+
+#[test]
+fn function_reset_runs_from_the_trigger_through_the_handshake() {
+    use super::{rst, FuncReset};
+    let mut h = Hclge::new("funcrst", NicCfg::default());
+    let t0 = std::time::Instant::now();
+    // A MAC_VLAN entry and a ring-to-vector binding hclge restores after
+    // a reset: the reset clears them.
+    let mut req = [0u8; 24];
+    req[0] = 0x01;
+    req[1] = 1;
+    h.send1(desc(op::ADD_RING_TO_VECTOR, F_WRITE, &[(0, &req)]));
+    assert!(!h.cmq.fw.vectors.is_empty());
+    assert_eq!(h.bar.read32(rst::FUN_RST_ING), 0, "no reset yet");
+    // hclge_reset_prepare_wait: the trigger, then (after 100 ms) the
+    // handshake; hclge_reset_wait then polls FUN_RST_ING.
+    let r = h.send1(func_reset(0));
+    assert_eq!(retval(&r), 0);
+    assert_eq!(h.bar.read32(rst::FUN_RST_ING), 1, "flagged with the answer");
+    assert_eq!(h.cmq.reset, FuncReset::Asserted);
+    assert!(!h.cmq.step_reset(&h.bar, t0), "waits for SW_RST_RDY");
+    assert_eq!(h.bar.read32(rst::FUN_RST_ING), 1);
+    let depth = h.bar.read32(reg::CSQ_DEPTH);
+    h.bar.write32(reg::CSQ_DEPTH, depth | SW_RST_RDY);
+    assert!(h.cmq.step_reset(&h.bar, t0), "the reset starts");
+    assert!(!h.cmq.take_reset_done(), "not carried out yet");
+    assert!(h.cmq.step_reset(&h.bar, t0), "and ends (no hold)");
+    assert_eq!(h.bar.read32(rst::FUN_RST_ING), 0, "hclge_reset_wait ends");
+    assert!(h.cmq.take_reset_done(), "the RoCE side is told once");
+    assert!(!h.cmq.take_reset_done());
+    assert_eq!(h.cmq.reset, FuncReset::Idle);
+    assert!(!h.cmq.step_reset(&h.bar, t0));
+    // The queue is cleared, SW_RST_RDY kept: a command written on the
+    // old ring is not answered.
+    for r in [reg::CSQ_BASEADDR_L, reg::CSQ_HEAD, reg::CSQ_TAIL] {
+        assert_eq!(h.bar.read32(r), 0, "{r:#x}");
+    }
+    assert_eq!(h.bar.read32(reg::CSQ_DEPTH), SW_RST_RDY);
+    assert!(h.cmq.fw.vectors.is_empty(), "ring-to-vector map cleared");
+    h.mem
+        .write(
+            RING + h.ntu as u64 * 32,
+            &desc(op::QUERY_LINK_STATUS, F_READ, &[]),
+        )
+        .unwrap();
+    h.bar.write32(reg::CSQ_TAIL, h.ntu + 1);
+    assert!(!h.cmq.poll(&h.bar, &h.mem), "an idle queue");
+    // hclge_comm_cmd_init programs it again: commands run.
+    h.bar.write32(reg::CSQ_TAIL, 0);
+    h.init_regs(RING);
+    let r = h.send1(desc(op::QUERY_LINK_STATUS, F_READ, &[]));
+    assert_eq!(retval(&r), 0);
+}
+
+#[test]
+fn function_reset_holds_fun_rst_ing_for_the_hold() {
+    use super::rst;
+    let mut h = Hclge::new("funcrsthold", NicCfg::default());
+    h.cmq.reset_hold = std::time::Duration::from_millis(500);
+    let t0 = std::time::Instant::now();
+    h.send1(func_reset(0));
+    let depth = h.bar.read32(reg::CSQ_DEPTH);
+    h.bar.write32(reg::CSQ_DEPTH, depth | SW_RST_RDY);
+    assert!(h.cmq.step_reset(&h.bar, t0));
+    let later = t0 + std::time::Duration::from_millis(499);
+    assert!(!h.cmq.step_reset(&h.bar, later), "still running");
+    assert_eq!(h.bar.read32(rst::FUN_RST_ING), 1);
+    assert!(!h.cmq.take_reset_done());
+    let end = t0 + std::time::Duration::from_millis(500);
+    assert!(h.cmq.step_reset(&h.bar, end));
+    assert_eq!(h.bar.read32(rst::FUN_RST_ING), 0);
+    assert!(h.cmq.take_reset_done());
+}
+
+#[test]
+fn a_vf_function_reset_leaves_the_pf_alone() {
+    use super::{rst, FuncReset};
+    let mut h = Hclge::new("vfrst", NicCfg::default());
+    let t0 = std::time::Instant::now();
+    // hclge resets a VF (function id 1) for it: recorded, the PF's
+    // registers untouched.
+    h.send1(func_reset(1));
+    assert_eq!(h.cmq.fw.func_resets, [1]);
+    assert_eq!(h.bar.read32(rst::FUN_RST_ING), 0);
+    assert!(!h.cmq.step_reset(&h.bar, t0));
+    assert_eq!(h.cmq.reset, FuncReset::Idle);
+    assert!(!h.cmq.take_reset_done());
+    assert_ne!(h.bar.read32(reg::CSQ_BASEADDR_L), 0, "the queue is kept");
+}
+
+#[test]
+fn a_handshake_without_a_reset_asked_for_is_an_flr() {
+    use super::rst;
+    let mut h = Hclge::new("flr", NicCfg::default());
+    let t0 = std::time::Instant::now();
+    assert!(!h.cmq.step_reset(&h.bar, t0), "nothing to do");
+    // hclge_reset_prepare_general(FLR): the handshake, no CFG_RST_TRIGGER;
+    // the function is reset at once (hclge does not wait on FUN_RST_ING).
+    let depth = h.bar.read32(reg::CSQ_DEPTH);
+    h.bar.write32(reg::CSQ_DEPTH, depth | SW_RST_RDY);
+    assert!(h.cmq.step_reset(&h.bar, t0));
+    assert!(h.cmq.take_reset_done(), "the RoCE side is told");
+    assert_eq!(h.bar.read32(reg::CSQ_BASEADDR_L), 0, "the queue is cleared");
+    assert_eq!(h.bar.read32(reg::CSQ_DEPTH), SW_RST_RDY);
+    assert_eq!(h.bar.read32(rst::FUN_RST_ING), 0);
+    // Once: SW_RST_RDY staying set is no new FLR; hclge programs the
+    // queue again and clears SW_RST_RDY (hclge_reset_prepare_up).
+    assert!(!h.cmq.step_reset(&h.bar, t0));
+    h.init_regs(RING);
+    assert!(!h.cmq.step_reset(&h.bar, t0));
+    assert!(!h.cmq.take_reset_done());
+    h.bar
+        .write32(reg::CSQ_DEPTH, h.bar.read32(reg::CSQ_DEPTH) & !SW_RST_RDY);
+    assert!(!h.cmq.step_reset(&h.bar, t0));
+    let r = h.send1(desc(op::QUERY_LINK_STATUS, F_READ, &[]));
+    assert_eq!(retval(&r), 0);
+}
+
+#[test]
+fn the_device_loop_carries_the_function_reset_out() {
+    use super::rst;
+    let mut h = Hclge::new("rstloop", NicCfg::default());
+    h.send1(func_reset(0));
+    let depth = h.bar.read32(reg::CSQ_DEPTH);
+    h.bar.write32(reg::CSQ_DEPTH, depth | SW_RST_RDY);
+    let fresh = NicCmq::new(NicFw::new(NicCfg::default()), Trace::discard());
+    let mut nics = [Some(std::mem::replace(&mut h.cmq, fresh))];
+    let now = std::time::Instant::now();
+    // One pass sees the handshake, the next ends the reset (no hold).
+    for _ in 0..2 {
+        super::poll_all(&mut nics, &[&h.bar], &h.mem, now, &mut |_, _| {});
+    }
+    assert_eq!(h.bar.read32(rst::FUN_RST_ING), 0);
+    assert!(nics[0].as_mut().is_some_and(|q| q.take_reset_done()));
+}

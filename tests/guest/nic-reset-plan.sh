@@ -1,0 +1,259 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#
+# hclge's own resets on hns-sim (run-guest.sh HNS_NIC=hclge, SIM=1,
+# HNS_SIM_BRIDGE=1 for the FLR, with
+# HNS_SIM_ARGS="--set nic_reset_ms=3000": each function reset the model
+# carries out holds FUN_RST_ING 3 s after hclge's handshake), with a RoCE
+# driver as hclge's RoCE client:
+#
+#   sh /opt/hns/nic-reset-plan.sh [c|rs]
+#
+# The reset is asked for as `ethtool --reset DEV dedicated` does (the
+# ETHTOOL_RESET ioctl: hns3_set_reset, then hclge_reset_event with a
+# function reset): hclge walks the RoCE client through DOWN, UNINIT,
+# INIT, UP around the model's function reset (CFG_RST_TRIGGER,
+# SW_RST_RDY, FUN_RST_ING; docs/hns-sim.md "Function reset"). TEST lines
+# in the group "nic-reset-<driver>/":
+#   registered            hns_0 PORT_ACTIVE with the interface up (IPv6
+#                         off: no GID of its own in the compared trace)
+#   func-reset-traffic    an `ibv_rc_pingpong -e -n 100000` pair passing
+#                         traffic (its CQs' completion events grow), then
+#                         the reset: hclge logs one more "Reset done", both
+#                         processes end with an error exit within 60 s
+#                         (the reset unregisters hns_0: their contexts are
+#                         disassociated), hns_0 is PORT_ACTIVE again, a
+#                         fresh 20-iteration pair passes, and `rdma res
+#                         show` counts for hns_0 what it counted before
+#                         (nothing left behind; the boot's kmemleak scan
+#                         looks for the rest)
+#   init-during-reset     the RoCE driver unloaded, a reset asked for, and
+#                         the driver loaded while hclge waits for
+#                         FUN_RST_ING: its init_instance refuses with EBUSY
+#                         ("Device is busy in resetting state") before
+#                         anything else fails (no error logged), no hns_0,
+#                         none after the reset either (hclge re-inits only
+#                         a registered client); loaded again, hns_0 is back
+#   flr                   with HNS_SIM_BRIDGE=1 only (a bus reset method):
+#                         an FLR through /sys/bus/pci/devices/FN/reset,
+#                         one more "Reset done", hns_0 back, a pair passes
+#   traffic-after         a 100-iteration rc pingpong pair on hns_0
+#   unload                the RoCE driver unloads
+# Lines starting "    outcome:" are what make check compares between the
+# drivers (equivalence/nic-reset-outcomes).
+. /opt/hns/lib.sh
+DRIVER=none
+[ -f /opt/run/env ] && . /opt/run/env
+D=${1:-$DRIVER}
+MOD=$(driver_module "$D") || {
+    echo "nic-reset-plan.sh: $MOD"
+    exit 2
+}
+G=nic-reset-$D
+
+fn=""
+for p in /sys/bus/pci/drivers/hns3/0000:*; do
+    [ -e "$p" ] && fn=${p##*/} && break
+done
+dev=""
+[ -n "$fn" ] && for n in /sys/bus/pci/devices/"$fn"/net/*; do
+    [ -e "$n" ] && dev=${n##*/} && break
+done
+if [ -z "$dev" ]; then
+    report "$G/registered" FAIL "no hns3 netdev"
+    plan_exit
+fi
+echo 1 >/proc/sys/net/ipv6/conf/"$dev"/disable_ipv6
+ip link set "$dev" up
+check "$G/registered" port_state hns_0 PORT_ACTIVE || plan_exit
+# The reset methods the PCI core found for the function: none on QEMU's
+# root bus (no reset file at all), "bus" behind run-guest.sh's bridge.
+echo "    pci reset methods of $fn: $(cat /sys/bus/pci/devices/"$fn"/reset_method 2>/dev/null || echo none)"
+
+# nic_reset FLAGS: the ETHTOOL_RESET ioctl on the netdev (struct
+# ethtool_value: cmd 0x34, the ETH_RESET_* flags; 0xffff, DEDICATED, is
+# hns3's function reset), as ethtool --reset does.
+nic_reset() {
+    python3 -c '
+import array, fcntl, socket, struct, sys
+dev, flags = sys.argv[1], int(sys.argv[2], 0)
+val = array.array("B", struct.pack("II", 0x34, flags))
+ifr = struct.pack("16sP16x", dev.encode(), val.buffer_info()[0])
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+fcntl.ioctl(s.fileno(), 0x8946, ifr)
+' "$dev" "$1"
+}
+# log_count TEXT: how many kernel log lines hold TEXT.
+log_count() {
+    dmesg | grep -c "$1"
+}
+# wait_log TEXT N SECS: the kernel log has more than N lines with TEXT
+# within SECS seconds.
+wait_log() {
+    wl=0
+    while [ "$(log_count "$1")" -le "$2" ]; do
+        [ $wl -ge $(($3 * 10)) ] && return 1
+        sleep 0.1
+        wl=$((wl + 1))
+    done
+}
+# res_count: hns_0's line of `rdma res show`.
+res_count() {
+    rdma res show 2>/dev/null | grep -w hns_0 | sed 's/^[0-9]*: //'
+}
+# arm_sn: the CQs' completion events so far (rdma res show cq -dd).
+arm_sn() {
+    rdma -dd res show cq dev hns_0 2>/dev/null |
+        awk '{for (i = 1; i < NF; i++) if ($i == "drv_arm_sn") s += $(i + 1)} END {print s + 0}'
+}
+# app_start NAME CMD: CMD in the background (at most 300 s), its output
+# in /tmp/nr-NAME.out and its exit status, once it ended, in
+# /tmp/nr-NAME.rc; its PID in $apid.
+app_start() {
+    rm -f /tmp/nr-"$1".rc
+    sh -c "timeout 300 $2 >/tmp/nr-$1.out 2>&1; echo \$? >/tmp/nr-$1.rc" &
+    apid=$!
+}
+# app_end NAME: waits up to 60 s for the application NAME to end; prints
+# "exit STATUS: MESSAGE" (its last error line, else its last line) or
+# "hang" (then kills it).
+app_end() {
+    for _ in $(seq 60); do
+        if [ -s /tmp/nr-"$1".rc ]; then
+            amsg=$(grep -iE 'fail|error|couldn|unable' /tmp/nr-"$1".out | tail -n 1)
+            [ -n "$amsg" ] || amsg=$(tail -n 1 /tmp/nr-"$1".out)
+            printf 'exit %s: %s' "$(cat /tmp/nr-"$1".rc)" "$(printf '%s' "$amsg" | cut -c1-60)"
+            return 0
+        fi
+        sleep 1
+    done
+    # The pingpongs under the reset (port 18600), in the guest.
+    pkill -9 -f "ibv_rc_pingpong -e -d hns_0 -g 0 -p 18600" 2>/dev/null
+    echo hang
+}
+# ppair PORT N: an ibv_rc_pingpong -e pair of N iterations on hns_0, GID
+# 0; 0 when both ends pass.
+ppair() {
+    timeout 60 ibv_rc_pingpong -e -d hns_0 -g 0 -p "$1" -n "$2" >/tmp/nr-server.out 2>&1 &
+    pps=$!
+    sleep "${HNS_SERVER_DELAY:-2}"
+    timeout 60 ibv_rc_pingpong -e -d hns_0 -g 0 -p "$1" -n "$2" 127.0.0.1 >/tmp/nr-client.out 2>&1
+    ppc=$?
+    wait $pps
+    pps=$?
+    [ $ppc -eq 0 ] && [ $pps -eq 0 ] && return 0
+    echo "pingpong: server exit $pps ($(tail -n 1 /tmp/nr-server.out)), client exit $ppc ($(tail -n 1 /tmp/nr-client.out))"
+    return 1
+}
+
+func_reset_traffic() {
+    res0=$(res_count)
+    cmd="ibv_rc_pingpong -e -d hns_0 -g 0 -p 18600 -n 100000"
+    app_start server "$cmd"
+    sp=$apid
+    sleep "${HNS_SERVER_DELAY:-2}"
+    app_start client "$cmd 127.0.0.1"
+    cp=$apid
+    s1=$(arm_sn) s2=$s1 w=0
+    while [ "$s2" -le "$s1" ] && [ $w -lt 15 ]; do
+        sleep 1
+        s2=$(arm_sn)
+        w=$((w + 1))
+    done
+    err=""
+    if ! kill -0 $sp 2>/dev/null || ! kill -0 $cp 2>/dev/null || [ "$s2" -le "$s1" ]; then
+        err="; no traffic before the reset (completion events $s1 -> $s2)"
+    fi
+    n0=$(log_count 'Reset done,')
+    t0=$(date +%s)
+    nic_reset 0xffff || err="$err; the ETHTOOL_RESET ioctl failed"
+    # hclge defers a reset asked for within 10 s of the last (its reset
+    # timer): up to 40 s for it to run and end.
+    wait_log 'Reset done,' "$n0" 40 || err="$err; no 'Reset done' from hclge"
+    se=$(app_end server)
+    ce=$(app_end client)
+    echo "    events $s1 -> $s2, apps done $(($(date +%s) - t0)) s after the reset request"
+    echo "    outcome: func-reset server $se"
+    echo "    outcome: func-reset client $ce"
+    for e in "$se" "$ce"; do
+        case "$e" in
+        hang | "exit 0:"* | "exit 124:"*) err="$err; an application did not end with an error ($e)" ;;
+        esac
+    done
+    if ! out=$(port_state hns_0 PORT_ACTIVE); then
+        echo "$out" | head -n 3
+        err="$err; hns_0 not back"
+    elif ! out=$(ppair 18601 20); then
+        err="$err; fresh $out"
+    fi
+    res1=$(res_count)
+    echo "    outcome: func-reset rdma res same as before: $([ "$res1" = "$res0" ] && echo yes || echo "no ('$res0' -> '$res1')")"
+    [ -z "$err" ] || {
+        echo "FAIL$err"
+        return 1
+    }
+}
+check "$G/func-reset-traffic" func_reset_traffic
+printf '%s\n' "$out" | grep -E '^    (outcome|events)' || true
+
+init_during_reset() {
+    rmmod "$MOD" || return 1
+    p0=$(log_count 'prepare wait ok')
+    d0=$(log_count 'Reset done,')
+    b0=$(log_count 'Device is busy in resetting state')
+    nic_reset 0xffff || return 1
+    # hclge has handshaken and waits for FUN_RST_ING, which the model
+    # holds (nic_reset_ms).
+    wait_log 'prepare wait ok' "$p0" 40 || {
+        echo "no 'prepare wait ok' from hclge"
+        return 1
+    }
+    dl0=$(dmesg | wc -l)
+    load_roce "$D"
+    lrc=$?
+    # The function's errors the load logged before refusing: none on C,
+    # whose init_instance asks hclge first and sends nothing.
+    errs=$(dmesg | tail -n +$((dl0 + 1)) | sed '/Device is busy in resetting state/q' |
+        grep -cE "hns3 $fn: .*fail")
+    reg=no
+    ibv_devices 2>/dev/null | grep -qw hns_0 && reg=yes
+    busy=no
+    [ "$(log_count 'Device is busy in resetting state')" -gt "$b0" ] && busy=yes
+    wait_log 'Reset done,' "$d0" 40 || {
+        echo "no 'Reset done' from hclge"
+        return 1
+    }
+    sleep 2
+    after=no
+    ibv_devices 2>/dev/null | grep -qw hns_0 && after=yes
+    echo "    outcome: init-during-reset load exit $lrc, hns_0 during the reset $reg, busy message $busy, errors before it $errs, hns_0 after the reset $after"
+    rmmod "$MOD" || return 1
+    load_roce "$D" || return 1
+    port_state hns_0 PORT_ACTIVE || return 1
+    [ $reg = no ] && [ $busy = yes ] && [ "$errs" = 0 ] && [ $after = no ]
+}
+check "$G/init-during-reset" init_during_reset
+printf '%s\n' "$out" | grep -E '^    outcome' || true
+
+# flr: with run-guest.sh HNS_SIM_BRIDGE=1 (the function behind a bridge,
+# reset by a secondary bus reset) an FLR through sysfs: the PCI core
+# calls hns3's reset_prepare (hclge's FLR path: DOWN, the handshake, which
+# the model takes as the FLR and resets the function) and reset_done
+# (UNINIT, INIT, UP); hclge logs one more "Reset done", hns_0 is back
+# and a 20-iteration pair passes. Without a bus reset method, nothing.
+flr() {
+    n0=$(log_count 'Reset done,')
+    echo 1 >/sys/bus/pci/devices/"$fn"/reset || return 1
+    wait_log 'Reset done,' "$n0" 40 || {
+        echo "no 'Reset done' from hclge"
+        return 1
+    }
+    port_state hns_0 PORT_ACTIVE || return 1
+    ppair 18604 20
+}
+case "$(cat /sys/bus/pci/devices/"$fn"/reset_method 2>/dev/null)" in
+*bus*) check "$G/flr" flr ;;
+esac
+check "$G/traffic-after" ppair 18602 100
+check "$G/unload" rmmod "$MOD"
+plan_exit
