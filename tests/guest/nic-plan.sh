@@ -38,7 +38,9 @@
 #                     hns_1), 1 MiB written, read back and compared (the
 #                     C driver's boot needs HNS_GUEST_KNOWN=
 #                     "hns-map-mr-sg-sleeps hns-cq-xa-irq-inversion":
-#                     C driver findings 10, 2);
+#                     C driver findings 10, 2; either driver's
+#                     "nvmet-rdma-port-lockdep": 11, not the RoCE
+#                     driver's);
 #   live-objects-rmmod-hclge
 #                     live_faults.py nic: a process holding a context, PD,
 #                     CQ, MR, RC QP and SRQ while `rmmod hclge` runs gets
