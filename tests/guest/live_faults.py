@@ -12,19 +12,25 @@ The process makes a PD, a CQ, an MR, an RC QP in INIT and an SRQ, then
          nic-plan.sh); the hnae3 core takes the RoCE client off the
          function, which unregisters the ib_device and disassociates the
          context.
+  unbind: unbinds the PCI function MODULE (its address, e.g.
+         0000:00:04.0) from hns3 through sysfs (nic-plan.sh): hclge's
+         remove of that one function takes the RoCE client off it, as
+         in mode nic; the driver stays loaded for the other functions.
 It prints
 
-  MBX live-<mode> event <async events> [rmmod <exit> new-pd <outcome>] destroy <outcomes> | <kernel log>
+  MBX live-<mode> event <async events> [rmmod|unbind <exit> new-pd <outcome>] destroy <outcomes> | <kernel log>
 
 (the async event types user space received, e.g. 8 = DEVICE_FATAL; in
-mode nic rmmod's exit status and how making a PD on the dead context
-went; how destroying each object went), which the host compares between
-the drivers (scripts/compare-faults.py; check.sh's
-equivalence/nic-live-objects for mode nic). After the reset a new
+modes nic and unbind the exit status of the rmmod or of the sysfs write
+and how making a PD on the dead context went; how destroying each object
+went), which the host compares between the drivers
+(scripts/compare-faults.py; check.sh's equivalence/nic-live-objects and
+equivalence/nic-live-unbind for modes nic and unbind). After the reset a new
 context must work (TEST live/reset-new-context); the plan's kmemleak scan and the
 unload check that nothing leaked.
 
   python3 /opt/hns/live_faults.py reset|rmmod|nic MODULE
+  python3 /opt/hns/live_faults.py unbind PCI_FUNCTION
 """
 import subprocess
 import sys
@@ -39,6 +45,18 @@ from pyverbs.srq import SRQ, SrqAttr, SrqInitAttr
 from mbx_faults import async_fd, kernel_log, outcome, rc_qp, take_events, to_init
 
 RESET = '/sys/module/hns_sim/parameters/reset'
+UNBIND = '/sys/bus/pci/drivers/hns3/unbind'
+
+
+def unbind(fn):
+    """Writes the PCI function fn to hns3's unbind file; 0 when the
+    write went through, else the errno it failed with."""
+    try:
+        with open(UNBIND, 'w') as f:
+            f.write(fn)
+    except OSError as err:
+        return err.errno
+    return 0
 
 
 def main():
@@ -55,12 +73,16 @@ def main():
     if mode == 'reset':
         with open(RESET, 'w') as f:
             f.write('1')
+    elif mode == 'unbind':
+        rm = unbind(mod)
     else:
         rm = subprocess.run(['rmmod', mod], check=False).returncode
     got = take_events(ctx, fd, 2.0)
     ev = ','.join(str(g) for g in got) if got else 'none'
     if mode == 'nic':
         ev += f' rmmod {rm} new-pd {outcome(lambda: PD(ctx))}'
+    elif mode == 'unbind':
+        ev += f' unbind {rm} new-pd {outcome(lambda: PD(ctx))}'
     res = [outcome(o.close) for o in (qp, srq, mr, cq, pd, ctx)]
     log = kernel_log()
     print(f'MBX live-{mode} event {ev} destroy {",".join(res)} | {log}', flush=True)

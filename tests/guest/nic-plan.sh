@@ -4,7 +4,7 @@
 # The upstream NIC side (run-guest.sh HNS_NIC=hclge, SIM=1 or 2): hclge and
 # hns3 on hns-sim, with a RoCE driver as hclge's RoCE client.
 #
-#   sh /opt/hns/nic-plan.sh [c|rs|none] [data|nvme]
+#   sh /opt/hns/nic-plan.sh [c|rs|none] [data]
 #
 # The driver defaults to DRIVER of the run (/opt/run/env); init already
 # loaded hns_sim (nic_hclge=1), the NIC modules and the RoCE driver. TEST
@@ -34,11 +34,13 @@
 #   rc-, ud-, srq-pingpong, send-bw, write-bw, rping
 #                     20 iterations each on hns_0 (GID 0), rping (5) over
 #                     an IPv4 address on the interface;
-#   nvme-write-read   only in mode "nvme": NVMe over RDMA from hns_0 to
-#                     hns_1 (target on hns_1), 1 MiB written, read back
-#                     and compared (the C driver's boot needs
-#                     HNS_GUEST_KNOWN="hns-map-mr-sg-sleeps
-#                     hns-cq-xa-irq-inversion": C driver findings 10, 2);
+#   nvme-write-read   NVMe over RDMA from hns_0 to hns_1 (target on
+#                     hns_1), 1 MiB written, read back and compared (the
+#                     C driver's boot needs HNS_GUEST_KNOWN=
+#                     "hns-map-mr-sg-sleeps hns-cq-xa-irq-inversion":
+#                     C driver findings 10, 2; either driver's
+#                     "nvmet-rdma-port-lockdep": 11, not the RoCE
+#                     driver's);
 #   live-objects-rmmod-hclge
 #                     live_faults.py nic: a process holding a context, PD,
 #                     CQ, MR, RC QP and SRQ while `rmmod hclge` runs gets
@@ -47,6 +49,13 @@
 #   order-roce-first  the RoCE driver unloaded and loaded with no hclge
 #                     (no hns_0), then hclge loaded: hns_0 back, port
 #                     ACTIVE, and rc-pingpong-after-reload passes;
+#   live-objects-unbind
+#                     live_faults.py unbind: the same process while
+#                     hns_0's PCI function is unbound from hns3 in sysfs
+#                     gets DEVICE_FATAL, the write succeeds, hns_0 goes
+#                     (its MBX line compared by check.sh);
+#   rebind            the function bound to hns3 again: hns_0 back, port
+#                     ACTIVE, and rc-pingpong-after-rebind passes;
 #   unload            the RoCE driver unloads (kmemleak at the boot's end).
 # With "data" (c, rs) instead: IPv6 off on the interface (it then sends
 # nothing of its own), the interface up, then rc-pingpong, ud-pingpong
@@ -228,7 +237,7 @@ pair_on "$G/rping" rping 7174 "rping -s -a 192.168.91.1 -C 5 -v" \
     "rping -c -a 192.168.91.1 -C 5 -v"
 $IP addr del 192.168.91.1/24 dev "$dev"
 
-# nvme-write-read (mode "nvme"): NVMe over RDMA from hns_0 to hns_1 on hclge,
+# nvme-write-read: NVMe over RDMA from hns_0 to hns_1 on hclge,
 # the in-kernel target (nvmet-rdma, a memory-backed null_blk) on
 # hns_1's address, the host (nvme-rdma) connecting from hns_0's
 # (ipv4_pair); 1 MiB of random data written and read back with O_DIRECT
@@ -265,11 +274,9 @@ nvme_rw() {
     $IP link set "$n1" down
     return $nrc
 }
-if [ "$MODE" = nvme ]; then
-    T_NVME=$(date +%s)
-    check "$G/nvme-write-read" nvme_rw
-    echo "    $G: nvme $(($(date +%s) - T_NVME)) s"
-fi
+T_NVME=$(date +%s)
+check "$G/nvme-write-read" nvme_rw
+echo "    $G: nvme $(($(date +%s) - T_NVME)) s"
 
 # hclge unloaded while a process holds a context with a PD, CQ, MR, an RC
 # QP in INIT and an SRQ (live_faults.py nic): the hnae3 core takes the
@@ -315,6 +322,49 @@ if check "$G/order-roce-first" roce_first; then
     pair_on "$G/rc-pingpong-after-reload" tcp 18515 "ibv_rc_pingpong -d hns_0 -g 0 -n 20" \
         "ibv_rc_pingpong -d hns_0 -g 0 -n 20 127.0.0.1"
 fi
+
+# The PCI-unbind variant: hns_0's function unbound from hns3 through sysfs
+# while a process holds a context with a PD, CQ, MR, RC QP (INIT) and SRQ
+# (live_faults.py unbind). hclge's remove of that function alone takes the
+# RoCE client off it; the process must get DEVICE_FATAL (8), the write
+# must succeed and hns_0 go (the MBX line is compared by check.sh). Then
+# the function is bound again: hclge's probe hands it back to the RoCE
+# client, hns_0 returns and carries an RC pingpong.
+# ufn: hns_0's function, found here (check runs each step in a subshell).
+ufn=$(readlink -f /sys/class/infiniband/hns_0/device 2>/dev/null)
+ufn=${ufn##*/}
+live_unbind() {
+    [ -n "$ufn" ] || { echo "no PCI function under hns_0"; return 1; }
+    echo "hns_0 on $ufn"
+    lo=$(timeout 120 python3 /opt/hns/live_faults.py unbind "$ufn")
+    echo "$lo"
+    lm=$(printf '%s\n' "$lo" | grep '^MBX live-unbind ')
+    case "$lm" in
+    "MBX live-unbind event 8 unbind 0 "*) ;;
+    *) return 1 ;;
+    esac
+    if ibv_devices 2>/dev/null | grep -qw hns_0; then
+        echo "hns_0 still listed with its function unbound"
+        return 1
+    fi
+}
+rebind() {
+    [ -n "$ufn" ] || { echo "no PCI function to bind"; return 1; }
+    echo "$ufn" >/sys/bus/pci/drivers/hns3/bind || return 1
+    wait_hns0 || return 1
+    nd=$(rdma_netdev hns_0)
+    echo "hns_0 on $nd"
+    [ -n "$nd" ] && up_quiet "$nd" && port_state hns_0 PORT_ACTIVE
+}
+T_UNBIND=$(date +%s)
+check "$G/live-objects-unbind" live_unbind
+printf '%s\n' "$out" | grep '^MBX ' | sed 's/ | .*//'
+if check "$G/rebind" rebind; then
+    pair_on "$G/rc-pingpong-after-rebind" tcp 18515 "ibv_rc_pingpong -d hns_0 -g 0 -n 20" \
+        "ibv_rc_pingpong -d hns_0 -g 0 -n 20 127.0.0.1"
+fi
+echo "    $G: unbind and rebind $(($(date +%s) - T_UNBIND)) s"
+
 # The RoCE driver goes last (its refcount back to 0: nothing of the
 # process or the traffic held it); kmemleak is scanned at the boot's end.
 check "$G/unload" rmmod "$MOD"
