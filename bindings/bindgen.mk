@@ -80,3 +80,22 @@ $(obj)/$(HNS_CRATE_ROOT): $(obj)/bindings/bindings_generated.rs
 # The generated file sits in the output tree (MO=), so tell rustc where.
 $(obj)/$(HNS_CRATE_ROOT): export HNS_BINDINGS_RS = $(abspath $(obj)/bindings/bindings_generated.rs)
 clean-files += bindings/bindings_generated.rs
+
+# The C compiler's sizes and offsets of what the rdma layer reads
+# (bindings/layout.c, compiled to assembly as the kernel's asm-offsets.c),
+# as Rust constants that rdma/layout.rs compares with bindgen's at compile
+# time. The sed keeps each "->NAME VALUE" marker, whatever the immediate's
+# prefix ($ on x86, # on arm64).
+quiet_cmd_hns_layout = GEN     $@
+      cmd_hns_layout = $(CC) $(filter-out $(DEBUG_CFLAGS) $(CC_FLAGS_LTO), \
+		$(c_flags)) -S -o $@.s $< && sed -ne \
+		's|^[[:space:]]*\.ascii[[:space:]]*"->\([A-Z0-9_]*\) [^0-9]*\([0-9]*\) .*|pub(crate) const \1: usize = \2;|p' \
+		<$@.s >$@ && rm -f $@.s
+
+$(obj)/bindings/layout_generated.rs: $(src)/bindings/layout.c FORCE
+	$(call if_changed_dep,hns_layout)
+
+targets += bindings/layout_generated.rs
+$(obj)/$(HNS_CRATE_ROOT): $(obj)/bindings/layout_generated.rs
+$(obj)/$(HNS_CRATE_ROOT): export HNS_LAYOUT_RS = $(abspath $(obj)/bindings/layout_generated.rs)
+clean-files += bindings/layout_generated.rs

@@ -9,7 +9,6 @@
 #include <linux/pci.h>
 #include <linux/random.h>
 #include <linux/ratelimit.h>
-#include <linux/stddef.h>
 #include <linux/workqueue.h>
 #include <rdma/ib_umem.h>
 #include <rdma/ib_verbs.h>
@@ -18,69 +17,6 @@
 #include <uapi/rdma/rdma_netlink.h>
 #include "hnae3.h"
 #include "shim.h"
-
-void hns_shim_get_layout(struct hns_shim_layout *l)
-{
-	l->hnae3_handle_size = sizeof(struct hnae3_handle);
-	l->hnae3_handle_pdev = offsetof(struct hnae3_handle, pdev);
-	l->hnae3_handle_rinfo = offsetof(struct hnae3_handle, rinfo);
-	l->hnae3_handle_client = offsetof(struct hnae3_handle, client);
-	l->hnae3_roce_info_size = sizeof(struct hnae3_roce_private_info);
-	l->hnae3_roce_info_netdev =
-		offsetof(struct hnae3_roce_private_info, netdev);
-	l->hnae3_roce_info_roce_io_base =
-		offsetof(struct hnae3_roce_private_info, roce_io_base);
-	l->hnae3_roce_info_roce_mem_base =
-		offsetof(struct hnae3_roce_private_info, roce_mem_base);
-	l->hnae3_roce_info_base_vector =
-		offsetof(struct hnae3_roce_private_info, base_vector);
-	l->hnae3_roce_info_num_vectors =
-		offsetof(struct hnae3_roce_private_info, num_vectors);
-	l->hnae3_client_size = sizeof(struct hnae3_client);
-	l->ib_device_size = sizeof(struct ib_device);
-	l->ib_device_dev = offsetof(struct ib_device, dev);
-	l->ib_device_ops = offsetof(struct ib_device, ops);
-	l->ib_udata_size = sizeof(struct ib_udata);
-	l->ib_pd_size = sizeof(struct ib_pd);
-	l->ib_cq_size = sizeof(struct ib_cq);
-	l->ib_qp_size = sizeof(struct ib_qp);
-	l->ib_device_ops_size = sizeof(const struct ib_device_ops);
-	l->ib_device_ops_post_send = offsetof(const struct ib_device_ops, post_send);
-	l->ib_device_ops_post_recv = offsetof(const struct ib_device_ops, post_recv);
-	l->ib_device_ops_post_srq_recv =
-		offsetof(const struct ib_device_ops, post_srq_recv);
-	l->ib_device_ops_poll_cq = offsetof(const struct ib_device_ops, poll_cq);
-	l->ib_device_ops_drain_sq = offsetof(const struct ib_device_ops, drain_sq);
-	l->ib_device_ops_drain_rq = offsetof(const struct ib_device_ops, drain_rq);
-	l->ib_cq_device = offsetof(struct ib_cq, device);
-	l->ib_qp_device = offsetof(struct ib_qp, device);
-	l->ib_srq_device = offsetof(struct ib_srq, device);
-	l->shim_dev_rs = offsetof(struct hns_shim_dev, rs);
-	l->shim_cq_rs_cq = offsetof(struct hns_shim_cq, rs_cq);
-	l->shim_qp_rs_qp = offsetof(struct hns_shim_qp, rs_qp);
-	l->shim_srq_rs_srq = offsetof(struct hns_shim_srq, rs_srq);
-	l->shim_srq_srqn = offsetof(struct hns_shim_srq, srqn);
-	l->shim_ah_av = offsetof(struct hns_shim_ah, av);
-	l->shim_pd_pdn = offsetof(struct hns_shim_pd, pdn);
-	l->shim_xrcd_xrcdn = offsetof(struct hns_shim_xrcd, xrcdn);
-	l->shim_uctx_db_entry = offsetof(struct hns_shim_uctx, db_entry);
-	l->shim_uctx_rs_uctx = offsetof(struct hns_shim_uctx, rs_uctx);
-	l->shim_uctx_uar_index = offsetof(struct hns_shim_uctx, uar_index);
-	l->shim_uctx_config = offsetof(struct hns_shim_uctx, config);
-	l->ib_device_ops_create_qp = offsetof(const struct ib_device_ops, create_qp);
-	l->ib_device_ops_modify_qp = offsetof(const struct ib_device_ops, modify_qp);
-	l->ib_device_ops_query_qp = offsetof(const struct ib_device_ops, query_qp);
-	l->ib_device_ops_destroy_qp =
-		offsetof(const struct ib_device_ops, destroy_qp);
-	l->ib_device_ops_create_ah = offsetof(const struct ib_device_ops, create_ah);
-	l->ib_device_ops_create_user_ah =
-		offsetof(const struct ib_device_ops, create_user_ah);
-	l->ib_device_ops_query_ah = offsetof(const struct ib_device_ops, query_ah);
-	l->ib_device_ops_destroy_ah =
-		offsetof(const struct ib_device_ops, destroy_ah);
-	l->shim_mr_size = sizeof(struct hns_shim_mr);
-	l->shim_mr_rs_mr = offsetof(struct hns_shim_mr, rs_mr);
-}
 
 /*
  * The Rust side's client callbacks and the context they get back (the

@@ -11,68 +11,6 @@
 
 struct hnae3_handle;
 
-/*
- * Sizes and offsets as the C compiler sees them. Rust compares them with its
- * own (bindgen) view at module init and refuses to load on any difference.
- */
-struct hns_shim_layout {
-	u32 hnae3_handle_size;
-	u32 hnae3_handle_pdev;
-	u32 hnae3_handle_rinfo;
-	u32 hnae3_handle_client;
-	u32 hnae3_roce_info_size;
-	u32 hnae3_roce_info_netdev;
-	u32 hnae3_roce_info_roce_io_base;
-	u32 hnae3_roce_info_roce_mem_base;
-	u32 hnae3_roce_info_base_vector;
-	u32 hnae3_roce_info_num_vectors;
-	u32 hnae3_client_size;
-	u32 ib_device_size;
-	u32 ib_device_dev;
-	u32 ib_device_ops;
-	u32 ib_udata_size;
-	u32 ib_pd_size;
-	u32 ib_cq_size;
-	u32 ib_qp_size;
-	/* What the data-path and drain ops (built in Rust, called by the core)
-	 * rely on.
-	 */
-	u32 ib_device_ops_size;
-	u32 ib_device_ops_post_send;
-	u32 ib_device_ops_post_recv;
-	u32 ib_device_ops_post_srq_recv;
-	u32 ib_device_ops_poll_cq;
-	u32 ib_device_ops_drain_sq;
-	u32 ib_device_ops_drain_rq;
-	u32 ib_cq_device;
-	u32 ib_qp_device;
-	u32 ib_srq_device;
-	u32 shim_dev_rs;
-	u32 shim_cq_rs_cq;
-	u32 shim_qp_rs_qp;
-	u32 shim_srq_rs_srq;
-	u32 shim_srq_srqn;
-	u32 shim_ah_av;
-	u32 shim_pd_pdn;
-	u32 shim_xrcd_xrcdn;
-	u32 shim_uctx_db_entry;
-	u32 shim_uctx_rs_uctx;
-	u32 shim_uctx_uar_index;
-	u32 shim_uctx_config;
-	u32 ib_device_ops_create_qp;
-	u32 ib_device_ops_modify_qp;
-	u32 ib_device_ops_query_qp;
-	u32 ib_device_ops_destroy_qp;
-	u32 ib_device_ops_create_ah;
-	u32 ib_device_ops_create_user_ah;
-	u32 ib_device_ops_query_ah;
-	u32 ib_device_ops_destroy_ah;
-	u32 shim_mr_size;
-	u32 shim_mr_rs_mr;
-};
-
-void hns_shim_get_layout(struct hns_shim_layout *l);
-
 /* hnae3 RoCE client: the Rust side's entry points, one table per module;
  * each gets back the ctx given at registration.
  * reset_notify gets the hnae3_reset_notify_type as an int.
