@@ -45,7 +45,8 @@ endif
 # only as opaque blobs of the right size and alignment (we never look inside).
 hns_bindgen_extra_types := opa_ah_attr roce_ah_attr port_pkey_state iphdr \
 	packed_ulong tph_mem_type read_func netdev_lag_tx_type netdev_lag_hash \
-	netdev_cmd
+	netdev_cmd netdev_notifier_info netdev_notifier_changeupper_info \
+	netdev_lag_upper_info
 hns_bindgen_opaque_types := dim irq_poll hw_stats_device_data iw_cm_id \
 	iw_cm_conn_param uapi_definition auto_mode_param hns3_mac_stats dcb_app \
 	ieee_ets ieee_pfc 'ifla_vf_.*' flow_cls_offload tc_mqprio_qopt_offload \
@@ -60,6 +61,7 @@ hns_bindgen_flags := --rust-target 1.85 --use-core --with-derive-default \
 	--no-recursive-allowlist \
 	--allowlist-type '(ib|rdma|uverbs|hnae3|hns_shim|hns_rs|hns_roce_ib|hns_roce_create_qp)_.*' \
 	--allowlist-function '(ib|rdma|hnae3|hns_shim)_.*|ibdev_(err|warn|info)|irq_poll_(disable|enable)' \
+	--allowlist-function '(un)?register_netdevice_notifier|netdev_master_upper_dev_get_rcu' \
 	--allowlist-var '(IB|RDMA|HNAE3|HNS_SHIM)_.*' \
 	$(foreach t,$(hns_bindgen_extra_types) $(hns_bindgen_opaque_types),--allowlist-type $(t)) \
 	$(foreach t,$(hns_bindgen_opaque_types),--opaque-type $(t)) \

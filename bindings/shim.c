@@ -883,104 +883,6 @@ void hns_shim_port_state_event(struct ib_device *ibdev,
 #include <net/bonding.h>
 #include <net/lag.h>
 
-struct hns_shim_bond_grp {
-	struct notifier_block nb;
-	struct delayed_work work;
-	void *ctx;
-	hns_shim_bond_ev_cb ev;
-	hns_shim_bond_work_cb work_fn;
-};
-
-static int hns_shim_bond_event(struct notifier_block *nb, unsigned long event,
-			       void *ptr)
-{
-	struct hns_shim_bond_grp *g =
-		container_of(nb, struct hns_shim_bond_grp, nb);
-	struct net_device *dev = netdev_notifier_info_to_dev(ptr);
-	struct netdev_notifier_changeupper_info *info = ptr;
-	struct netdev_lag_upper_info *lag;
-	struct hns_shim_bond_ev ev = { .dev = dev };
-
-	switch (event) {
-	case NETDEV_CHANGEUPPER:
-		ev.upper = info->upper_dev;
-		if (!ev.upper)
-			return NOTIFY_DONE;
-		ev.linking = info->linking;
-		ev.lag_master = netif_is_lag_master(ev.upper);
-		ev.unregistering = dev->reg_state >= NETREG_UNREGISTERING;
-		lag = info->upper_info;
-		if (info->linking && lag) {
-			ev.has_info = true;
-			ev.tx_type = lag->tx_type;
-			ev.hash_type = lag->hash_type;
-		}
-		break;
-	case NETDEV_CHANGELOWERSTATE:
-		ev.lower_state = true;
-		ev.lag_port = netif_is_lag_port(dev);
-		break;
-	default:
-		return NOTIFY_DONE;
-	}
-	if (g->ev(g->ctx, &ev))
-		schedule_delayed_work(&g->work, HZ);
-	return NOTIFY_DONE;
-}
-
-static void hns_shim_bond_work(struct work_struct *work)
-{
-	struct hns_shim_bond_grp *g =
-		container_of(to_delayed_work(work), struct hns_shim_bond_grp,
-			     work);
-
-	g->work_fn(g->ctx);
-}
-
-struct hns_shim_bond_grp *hns_shim_bond_grp_alloc(void *ctx,
-						  hns_shim_bond_ev_cb ev,
-						  hns_shim_bond_work_cb work)
-{
-	struct hns_shim_bond_grp *g = kzalloc_obj(*g);
-
-	if (!g)
-		return NULL;
-	g->nb.notifier_call = hns_shim_bond_event;
-	INIT_DELAYED_WORK(&g->work, hns_shim_bond_work);
-	g->ctx = ctx;
-	g->ev = ev;
-	g->work_fn = work;
-	return g;
-}
-
-int hns_shim_bond_grp_register(struct hns_shim_bond_grp *g)
-{
-	return register_netdevice_notifier(&g->nb);
-}
-
-void hns_shim_bond_grp_unregister(struct hns_shim_bond_grp *g)
-{
-	unregister_netdevice_notifier(&g->nb);
-}
-
-void hns_shim_bond_grp_cancel(struct hns_shim_bond_grp *g, bool sync)
-{
-	if (sync)
-		cancel_delayed_work_sync(&g->work);
-	else
-		cancel_delayed_work(&g->work);
-}
-
-void hns_shim_bond_grp_queue(struct hns_shim_bond_grp *g)
-{
-	schedule_delayed_work(&g->work, 0);
-}
-
-void hns_shim_bond_grp_free(struct hns_shim_bond_grp *g)
-{
-	kfree(g);
-}
-
 void hns_shim_bond_dev(struct net_device *dev, struct hns_shim_bond_slave *out)
 {
 	struct ib_device *ibdev = ib_device_get_by_netdev(dev, RDMA_DRIVER_HNS);
@@ -1020,20 +922,9 @@ int hns_shim_bond_slaves(struct net_device *upper,
 	return n;
 }
 
-struct net_device *hns_shim_hold_master_of(struct net_device *upper,
-					   struct net_device *const *via,
-					   int n)
+void hns_shim_dev_hold(struct net_device *dev)
 {
-	struct net_device *found = NULL;
-	int i;
-
-	rcu_read_lock();
-	for (i = 0; i < n && !found; i++)
-		if (netdev_master_upper_dev_get_rcu(via[i]) == upper)
-			found = upper;
-	dev_hold(found);
-	rcu_read_unlock();
-	return found;
+	dev_hold(dev);
 }
 
 void hns_shim_dev_put(struct net_device *dev)
@@ -1041,14 +932,12 @@ void hns_shim_dev_put(struct net_device *dev)
 	dev_put(dev);
 }
 
-struct net_device *hns_shim_master_upper(struct net_device *dev)
+void hns_shim_netdev_lag(const struct net_device *dev, bool *master,
+			 bool *port, bool *unregistering)
 {
-	struct net_device *upper;
-
-	rcu_read_lock();
-	upper = netdev_master_upper_dev_get_rcu(dev);
-	rcu_read_unlock();
-	return upper;
+	*master = netif_is_lag_master(dev);
+	*port = netif_is_lag_port(dev);
+	*unregistering = dev->reg_state >= NETREG_UNREGISTERING;
 }
 
 void hns_shim_bond_link(struct net_device *dev, bool *txable,

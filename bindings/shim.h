@@ -279,50 +279,10 @@ void hns_shim_unwatch_netdev(struct ib_device *ibdev);
 void hns_shim_netdev_mac(struct hnae3_handle *h, u8 *mac);
 
 /*
- * RoCE bonding: the kernel objects of hns_roce_bond.c. A bond group's
- * netdevice notifier forwards CHANGEUPPER and CHANGELOWERSTATE, decoded,
- * to cb(ctx, ev), under RTNL. Net device pointers handed to Rust are for
- * comparison and for passing back while the device is known to live (as
- * the C driver keeps them), never dereferenced by Rust.
+ * RoCE bonding: what rdma/bond.rs reads of net devices. Net device pointers
+ * handed to Rust are for comparison and for passing back while the device
+ * is known to live (as the C driver keeps them), never dereferenced by Rust.
  */
-struct hns_shim_bond_ev {
-	struct net_device *dev;
-	/* CHANGEUPPER: the upper, linking or not, netif_is_lag_master(upper),
-	 * dev being unregistered, and the LAG settings of a linking event
-	 * (enum netdev_lag_tx_type, enum netdev_lag_hash).
-	 */
-	struct net_device *upper;
-	bool linking;
-	bool lag_master;
-	bool unregistering;
-	bool has_info;
-	u32 tx_type;
-	u32 hash_type;
-	/* CHANGELOWERSTATE: netif_is_lag_port(dev). */
-	bool lower_state;
-	bool lag_port;
-};
-
-/* A bond group's kernel objects: the notifier, whose events go to ev (true:
- * run the group's work in a second, as schedule_delayed_work(HZ)), and the
- * delayed work, which calls work. Both get ctx.
- */
-typedef bool (*hns_shim_bond_ev_cb)(void *ctx,
-				    const struct hns_shim_bond_ev *ev);
-typedef void (*hns_shim_bond_work_cb)(void *ctx);
-struct hns_shim_bond_grp;
-struct hns_shim_bond_grp *hns_shim_bond_grp_alloc(void *ctx,
-						  hns_shim_bond_ev_cb ev,
-						  hns_shim_bond_work_cb work);
-int hns_shim_bond_grp_register(struct hns_shim_bond_grp *g);
-void hns_shim_bond_grp_unregister(struct hns_shim_bond_grp *g);
-/* Cancels the pending work; sync: and waits for a running one. */
-void hns_shim_bond_grp_cancel(struct hns_shim_bond_grp *g, bool sync);
-/* Queues the work to run now (the test build's unload race only). */
-void hns_shim_bond_grp_queue(struct hns_shim_bond_grp *g);
-/* Frees g: unregistered, no work pending or running. */
-void hns_shim_bond_grp_free(struct hns_shim_bond_grp *g);
-
 /* A net device and the hns_roce_rs device on it, if any (handle NULL:
  * none). vf: a VF, or a PF with VFs enabled.
  */
@@ -341,18 +301,13 @@ struct hns_shim_bond_slave {
 int hns_shim_bond_slaves(struct net_device *upper,
 			 struct hns_shim_bond_slave *out, int max);
 void hns_shim_bond_dev(struct net_device *dev, struct hns_shim_bond_slave *out);
-/* upper with a reference, if it is still the master of one of the n
- * devices via (which the caller knows to live); NULL otherwise. A bond
- * group's record of its upper outlives the device when the bond is deleted
- * before the group's work detaches it: the work reads the upper only
- * through such a reference.
- */
-struct net_device *hns_shim_hold_master_of(struct net_device *upper,
-					   struct net_device *const *via,
-					   int n);
+void hns_shim_dev_hold(struct net_device *dev);
 void hns_shim_dev_put(struct net_device *dev);
-/* The master upper device of dev, or NULL (no reference is kept). */
-struct net_device *hns_shim_master_upper(struct net_device *dev);
+/* netif_is_lag_master(), netif_is_lag_port() and whether dev is being
+ * unregistered.
+ */
+void hns_shim_netdev_lag(const struct net_device *dev, bool *master,
+			 bool *port, bool *unregistering);
 /* net_lag_port_dev_txable() and ib_get_curr_port_state() == ACTIVE. */
 void hns_shim_bond_link(struct net_device *dev, bool *txable,
 			bool *port_active);
