@@ -61,7 +61,7 @@ hns_bindgen_flags := --rust-target 1.85 --use-core --with-derive-default \
 	--no-recursive-allowlist \
 	--allowlist-type '(ib|rdma|uverbs|hnae3|hns_shim|hns_rs|hns_roce_ib|hns_roce_create_qp)_.*' \
 	--allowlist-function '(ib|rdma|hnae3|hns_shim)_.*|ibdev_(err|warn|info)|irq_poll_(disable|enable)' \
-	--allowlist-function '(un)?register_netdevice_notifier|netdev_master_upper_dev_get_rcu' \
+	--allowlist-function '(un)?register_netdevice_notifier|netdev_master_upper_dev_get_rcu|__rdma_block_iter_(start|next)' \
 	--allowlist-var '(IB|RDMA|HNAE3|HNS_SHIM)_.*' \
 	$(foreach t,$(hns_bindgen_extra_types) $(hns_bindgen_opaque_types),--allowlist-type $(t)) \
 	$(foreach t,$(hns_bindgen_opaque_types),--opaque-type $(t)) \

@@ -995,37 +995,6 @@ void hns_shim_unregister_ibdev(struct ib_device *ibdev)
 
 /* --- user memory --------------------------------------------------------- */
 
-int hns_shim_umem_get(struct ib_device *ibdev, u64 addr, size_t size,
-		      int access, struct ib_umem **umem)
-{
-	struct ib_umem *u = ib_umem_get_va(ibdev, addr, size, access);
-
-	if (IS_ERR(u))
-		return PTR_ERR(u);
-	*umem = u;
-	return 0;
-}
-
-void hns_shim_umem_blocks_start(struct ib_block_iter *biter,
-				struct ib_umem *umem, unsigned long pgsz)
-{
-	__rdma_umem_block_iter_start(biter, umem, pgsz);
-}
-
-u32 hns_shim_umem_blocks_fill(struct ib_block_iter *biter, u64 *out, u32 n)
-{
-	u32 i = 0;
-
-	while (i < n && __rdma_umem_block_iter_next(biter))
-		out[i++] = rdma_block_iter_dma_address(biter);
-	return i;
-}
-
-u64 hns_shim_umem_first_dma(struct ib_umem *umem)
-{
-	return sg_dma_address(umem->sgt_append.sgt.sgl);
-}
-
 u32 hns_shim_umem_read_u32(struct ib_umem *umem, size_t offset)
 {
 	const void *page = page_address(sg_page(umem->sgt_append.sgt.sgl));

@@ -427,7 +427,6 @@ struct hns_rs_ib_ops {
 
 /* --- user memory --------------------------------------------------------- */
 struct ib_umem;
-struct ib_block_iter;
 
 /*
  * A device range of @len bytes at bus @address the process may map, at an
@@ -443,16 +442,6 @@ void hns_shim_mmap_remove(struct rdma_user_mmap_entry *entry);
  */
 int hns_shim_uctx_db_insert(struct ib_ucontext *uctx, u64 address);
 void hns_shim_uctx_db_remove(struct ib_ucontext *uctx);
-/* ib_umem_get_va: 0 and the umem in *umem, or the errno. */
-int hns_shim_umem_get(struct ib_device *ibdev, u64 addr, size_t size,
-		      int access, struct ib_umem **umem);
-/* rdma_umem_for_each_dma_block, as start, then batches of addresses. */
-void hns_shim_umem_blocks_start(struct ib_block_iter *biter,
-				struct ib_umem *umem, unsigned long pgsz);
-/* Up to @n next block addresses into @out; returns how many (fewer: done). */
-u32 hns_shim_umem_blocks_fill(struct ib_block_iter *biter, u64 *out, u32 n);
-/* Bus address of the first scatterlist entry of the umem. */
-u64 hns_shim_umem_first_dma(struct ib_umem *umem);
 /* The u32 at byte offset (below PAGE_SIZE - 3) of the first pinned page. */
 u32 hns_shim_umem_read_u32(struct ib_umem *umem, size_t offset);
 void hns_shim_cond_resched(void);
