@@ -207,11 +207,6 @@ bool hns_shim_rst_direct_test_and_clear(struct hnae3_handle *h)
 	return test_and_clear_bit(HNS_SHIM_RST_DIRECT_RETURN, &h->rinfo.state);
 }
 
-u64 hns_shim_bar_start(struct hnae3_handle *handle, int bar)
-{
-	return pci_resource_start(handle->pdev, bar);
-}
-
 bool hns_shim_irqs_disabled(void)
 {
 	return irqs_disabled();
@@ -230,39 +225,9 @@ void hns_shim_request_reset(struct hnae3_handle *h, bool vf)
 		ops->reset_event(h->pdev, NULL);
 }
 
-unsigned long hns_shim_reset_cnt(struct hnae3_handle *h)
-{
-	return h->ae_algo->ops->ae_dev_reset_cnt(h);
-}
-
-bool hns_shim_hw_reset_stat(struct hnae3_handle *h)
-{
-	return h->ae_algo->ops->get_hw_reset_stat(h);
-}
-
-bool hns_shim_cmdq_stat(struct hnae3_handle *h)
-{
-	return h->ae_algo->ops->get_cmdq_stat(h);
-}
-
-bool hns_shim_resetting(struct hnae3_handle *h)
-{
-	return h->ae_algo->ops->ae_dev_resetting(h);
-}
-
 void hns_shim_netdev_mac(struct hnae3_handle *h, u8 *mac)
 {
 	ether_addr_copy(mac, h->rinfo.netdev->dev_addr);
-}
-
-int hns_shim_dscp_prio(struct hnae3_handle *h, u8 dscp, u8 *tc_mode,
-		       u8 *priority)
-{
-	const struct hnae3_ae_ops *ops = h->ae_algo->ops;
-
-	if (!ops->get_dscp_prio)
-		return -EOPNOTSUPP;
-	return ops->get_dscp_prio(h, dscp, tc_mode, priority);
 }
 
 /*
@@ -288,17 +253,6 @@ struct workqueue_struct *hns_shim_alloc_wq(const char *name)
 void hns_shim_destroy_wq(struct workqueue_struct *wq)
 {
 	destroy_workqueue(wq);
-}
-
-/* Linux irq number of the i-th RoCE vector of the function (0 if none). */
-unsigned int hns_shim_irq_vector(struct hnae3_handle *handle, unsigned int i)
-{
-	int irq;
-
-	if (i >= (unsigned int)handle->rinfo.num_vectors)
-		return 0;
-	irq = pci_irq_vector(handle->pdev, handle->rinfo.base_vector + i);
-	return irq < 0 ? 0 : irq;
 }
 
 /* --- ib_device ------------------------------------------------------------

@@ -50,12 +50,9 @@ void hns_shim_free_irq(unsigned int irq, void *cookie);
 int hns_shim_request_bh_irq(unsigned int irq, const char *name, void *cookie,
 			    void **bh);
 void hns_shim_free_bh_irq(unsigned int irq, void *bh);
-unsigned int hns_shim_irq_vector(struct hnae3_handle *handle, unsigned int i);
 void hns_shim_rst_direct_set(struct hnae3_handle *h, bool on);
 bool hns_shim_rst_direct_test(struct hnae3_handle *h);
 bool hns_shim_rst_direct_test_and_clear(struct hnae3_handle *h);
-/* Bus address where BAR `bar` of the function starts. */
-u64 hns_shim_bar_start(struct hnae3_handle *handle, int bar);
 
 /* Implemented in Rust (rdma/irq.rs). */
 bool hns_rs_irq(void *cookie);
@@ -256,20 +253,6 @@ u32 hns_shim_ucontext_uar(struct ib_ucontext *uctx);
 u32 hns_shim_pd_pdn(struct ib_pd *pd);
 u32 hns_shim_xrcd_xrcdn(struct ib_xrcd *xrcd);
 void hns_shim_request_reset(struct hnae3_handle *h, bool vf);
-/* The ae_dev's answers about resets (ae_algo->ops): finished hardware
- * resets, a hardware reset under way, the NIC's command queue stopped by
- * one, the NIC's reset task running.
- */
-unsigned long hns_shim_reset_cnt(struct hnae3_handle *h);
-bool hns_shim_hw_reset_stat(struct hnae3_handle *h);
-bool hns_shim_cmdq_stat(struct hnae3_handle *h);
-bool hns_shim_resetting(struct hnae3_handle *h);
-/* The NIC's traffic-class mode and priority of a DSCP value
- * (ae_algo->ops->get_dscp_prio): 0, -EOPNOTSUPP when the NIC has no such
- * map, or its error.
- */
-int hns_shim_dscp_prio(struct hnae3_handle *h, u8 dscp, u8 *tc_mode,
-		       u8 *priority);
 /* A netdevice notifier for the registered device's netdev (the driver's
  * netdev_mac op); registered at most once, unregistered before the device.
  */
