@@ -122,11 +122,6 @@ int hns_shim_request_irq(unsigned int irq, const char *name, void *cookie)
 	return request_irq(irq, hns_shim_irq, 0, name, cookie);
 }
 
-void hns_shim_free_irq(unsigned int irq, void *cookie)
-{
-	free_irq(irq, cookie);
-}
-
 /*
  * An interrupt whose handler runs as a BH work item on system_bh_wq (the
  * CEQs, as hns_roce_v2_ceq_int and hns_roce_ceq_work): the hard interrupt
@@ -248,11 +243,6 @@ void hns_shim_reinit_completion(struct completion *x)
 struct workqueue_struct *hns_shim_alloc_wq(const char *name)
 {
 	return alloc_ordered_workqueue("%s", WQ_MEM_RECLAIM, name);
-}
-
-void hns_shim_destroy_wq(struct workqueue_struct *wq)
-{
-	destroy_workqueue(wq);
 }
 
 /* --- ib_device ------------------------------------------------------------
@@ -503,64 +493,6 @@ bool hns_shim_cap_eth_ah(struct ib_device *ibdev, u32 port)
 u32 hns_shim_random_u32_inclusive(u32 lo, u32 hi)
 {
 	return get_random_u32_inclusive(lo, hi);
-}
-
-/*
- * Completion handler of a CQ: from the CEQ interrupt, the teardown's
- * software completions and a drain during a reset.
- */
-void hns_shim_cq_comp(struct ib_cq *ibcq)
-{
-	if (ibcq->comp_handler)
-		ibcq->comp_handler(ibcq, ibcq->cq_context);
-}
-
-/*
- * Whether a teardown may run a CQ's completion handler for its software
- * completions: it has one and is not polled directly.
- */
-bool hns_shim_cq_armable(struct ib_cq *ibcq)
-{
-	return ibcq->comp_handler && ibcq->poll_ctx != IB_POLL_DIRECT;
-}
-
-/* IB_EVENT_CQ_ERR to a CQ's owner. */
-void hns_shim_cq_event(struct ib_cq *ibcq)
-{
-	struct ib_event event = {};
-
-	if (!ibcq->event_handler)
-		return;
-	event.device = ibcq->device;
-	event.element.cq = ibcq;
-	event.event = IB_EVENT_CQ_ERR;
-	ibcq->event_handler(&event, ibcq->cq_context);
-}
-
-/* An asynchronous event to a QP's owner. */
-void hns_shim_qp_event(struct ib_qp *ibqp, enum ib_event_type type)
-{
-	struct ib_event event = {};
-
-	if (!ibqp->event_handler)
-		return;
-	event.device = ibqp->device;
-	event.element.qp = ibqp;
-	event.event = type;
-	ibqp->event_handler(&event, ibqp->qp_context);
-}
-
-/* An asynchronous event to an SRQ's owner. */
-void hns_shim_srq_event(struct ib_srq *ibsrq, enum ib_event_type type)
-{
-	struct ib_event event = {};
-
-	if (!ibsrq->event_handler)
-		return;
-	event.device = ibsrq->device;
-	event.element.srq = ibsrq;
-	event.event = type;
-	ibsrq->event_handler(&event, ibsrq->srq_context);
 }
 
 /* The enum argument is why this trampoline exists (kCFI typing, as for

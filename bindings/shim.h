@@ -41,7 +41,6 @@ void hns_shim_unregister_client(void);
  * hns_rs_irq(cookie), which returns true when it handled something.
  */
 int hns_shim_request_irq(unsigned int irq, const char *name, void *cookie);
-void hns_shim_free_irq(unsigned int irq, void *cookie);
 /*
  * The same, the handler run as BH work on system_bh_wq (the hard interrupt
  * queues it); *bh is the line's dev_id for hns_shim_free_bh_irq, which
@@ -303,12 +302,6 @@ int hns_shim_bond_set_netdev(struct ib_device *ibdev,
 			     struct net_device *active);
 void hns_shim_reinit_completion(struct completion *x);
 struct workqueue_struct *hns_shim_alloc_wq(const char *name);
-void hns_shim_destroy_wq(struct workqueue_struct *wq);
-void hns_shim_cq_comp(struct ib_cq *ibcq);
-bool hns_shim_cq_armable(struct ib_cq *ibcq);
-void hns_shim_cq_event(struct ib_cq *ibcq);
-void hns_shim_qp_event(struct ib_qp *ibqp, enum ib_event_type type);
-void hns_shim_srq_event(struct ib_srq *ibsrq, enum ib_event_type type);
 /* The Rust context behind a user verb's udata, its config and ib_ucontext. */
 void *hns_shim_udata_ctx(struct ib_udata *udata, struct ib_ucontext **ibuctx,
 			 u32 *config);

@@ -429,10 +429,13 @@ impl<T: BondHandler> BondHooks<T> {
                 );
             }
             let lag = info.upper_info.cast::<raw::netdev_lag_upper_info>();
-            // SAFETY: a linking event's `upper_info`, when set, is the
-            // LAG's `netdev_lag_upper_info`.
-            let settings = (info.linking && !lag.is_null())
-                .then(|| unsafe { ((*lag).tx_type, (*lag).hash_type) });
+            let settings = if info.linking && !lag.is_null() {
+                // SAFETY: a linking event's `upper_info`, when set, is the
+                // LAG's `netdev_lag_upper_info`.
+                Some(unsafe { ((*lag).tx_type, (*lag).hash_type) })
+            } else {
+                None
+            };
             BondEvent::Upper {
                 dev: dev_id,
                 upper,
