@@ -26,7 +26,7 @@
 //!   decodes its completion entries into;
 //! - `access`: the MR and QP access flags in plain Rust (`core` only);
 //! - `restrack`: what `rdma res show` prints;
-//! - `layout`: the load-time check of the bindings against the kernel;
+//! - `layout`: the build-time check of the bindings against the C compiler;
 //! - `trace` (in `hnae3/`): the HNS engine's trace events (C tracepoints of
 //!   the shim).
 
@@ -77,7 +77,6 @@ pub(crate) use ib::{
 #[allow(unused_imports, reason = "for drivers without SRQs or MRs")]
 pub(crate) use ib::NoObject;
 mod layout;
-pub(crate) use layout::check_layout;
 // The data path's and the object tables' locks are the kernel crate's
 // `SpinLockIrq` (see `docs/driver.md`, "Lock classes").
 pub(crate) use kernel::sync::{new_spinlock_irq, SpinLockIrq};

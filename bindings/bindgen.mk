@@ -45,7 +45,8 @@ endif
 # only as opaque blobs of the right size and alignment (we never look inside).
 hns_bindgen_extra_types := opa_ah_attr roce_ah_attr port_pkey_state iphdr \
 	packed_ulong tph_mem_type read_func netdev_lag_tx_type netdev_lag_hash \
-	netdev_cmd
+	netdev_cmd netdev_notifier_info netdev_notifier_changeupper_info \
+	netdev_lag_upper_info
 hns_bindgen_opaque_types := dim irq_poll hw_stats_device_data iw_cm_id \
 	iw_cm_conn_param uapi_definition auto_mode_param hns3_mac_stats dcb_app \
 	ieee_ets ieee_pfc 'ifla_vf_.*' flow_cls_offload tc_mqprio_qopt_offload \
@@ -60,6 +61,7 @@ hns_bindgen_flags := --rust-target 1.85 --use-core --with-derive-default \
 	--no-recursive-allowlist \
 	--allowlist-type '(ib|rdma|uverbs|hnae3|hns_shim|hns_rs|hns_roce_ib|hns_roce_create_qp)_.*' \
 	--allowlist-function '(ib|rdma|hnae3|hns_shim)_.*|ibdev_(err|warn|info)|irq_poll_(disable|enable)' \
+	--allowlist-function '(un)?register_netdevice_notifier|netdev_master_upper_dev_get_rcu|__rdma_block_iter_(start|next)' \
 	--allowlist-var '(IB|RDMA|HNAE3|HNS_SHIM)_.*' \
 	$(foreach t,$(hns_bindgen_extra_types) $(hns_bindgen_opaque_types),--allowlist-type $(t)) \
 	$(foreach t,$(hns_bindgen_opaque_types),--opaque-type $(t)) \
@@ -80,3 +82,22 @@ $(obj)/$(HNS_CRATE_ROOT): $(obj)/bindings/bindings_generated.rs
 # The generated file sits in the output tree (MO=), so tell rustc where.
 $(obj)/$(HNS_CRATE_ROOT): export HNS_BINDINGS_RS = $(abspath $(obj)/bindings/bindings_generated.rs)
 clean-files += bindings/bindings_generated.rs
+
+# The C compiler's sizes and offsets of what the rdma layer reads
+# (bindings/layout.c, compiled to assembly as the kernel's asm-offsets.c),
+# as Rust constants that rdma/layout.rs compares with bindgen's at compile
+# time. The sed keeps each "->NAME VALUE" marker, whatever the immediate's
+# prefix ($ on x86, # on arm64).
+quiet_cmd_hns_layout = GEN     $@
+      cmd_hns_layout = $(CC) $(filter-out $(DEBUG_CFLAGS) $(CC_FLAGS_LTO), \
+		$(c_flags)) -S -o $@.s $< && sed -ne \
+		's|^[[:space:]]*\.ascii[[:space:]]*"->\([A-Z0-9_]*\) [^0-9]*\([0-9]*\) .*|pub(crate) const \1: usize = \2;|p' \
+		<$@.s >$@ && rm -f $@.s
+
+$(obj)/bindings/layout_generated.rs: $(src)/bindings/layout.c FORCE
+	$(call if_changed_dep,hns_layout)
+
+targets += bindings/layout_generated.rs
+$(obj)/$(HNS_CRATE_ROOT): $(obj)/bindings/layout_generated.rs
+$(obj)/$(HNS_CRATE_ROOT): export HNS_LAYOUT_RS = $(abspath $(obj)/bindings/layout_generated.rs)
+clean-files += bindings/layout_generated.rs

@@ -12,3 +12,4 @@
 #include <rdma/hns-abi.h>
 #include "hnae3.h"
 #include "shim.h"
+#include "shim_trace.h"

@@ -17,7 +17,7 @@
 #define HNS_RS_TRACE_TYPES_H
 
 #include <linux/types.h>
-#include "shim.h"
+#include "shim_trace.h"
 
 /* The queue a WQE or flush event is about (the C driver's names, which the
  * events' field types and print formats spell out).

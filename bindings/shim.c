@@ -9,7 +9,6 @@
 #include <linux/pci.h>
 #include <linux/random.h>
 #include <linux/ratelimit.h>
-#include <linux/stddef.h>
 #include <linux/workqueue.h>
 #include <rdma/ib_umem.h>
 #include <rdma/ib_verbs.h>
@@ -18,69 +17,6 @@
 #include <uapi/rdma/rdma_netlink.h>
 #include "hnae3.h"
 #include "shim.h"
-
-void hns_shim_get_layout(struct hns_shim_layout *l)
-{
-	l->hnae3_handle_size = sizeof(struct hnae3_handle);
-	l->hnae3_handle_pdev = offsetof(struct hnae3_handle, pdev);
-	l->hnae3_handle_rinfo = offsetof(struct hnae3_handle, rinfo);
-	l->hnae3_handle_client = offsetof(struct hnae3_handle, client);
-	l->hnae3_roce_info_size = sizeof(struct hnae3_roce_private_info);
-	l->hnae3_roce_info_netdev =
-		offsetof(struct hnae3_roce_private_info, netdev);
-	l->hnae3_roce_info_roce_io_base =
-		offsetof(struct hnae3_roce_private_info, roce_io_base);
-	l->hnae3_roce_info_roce_mem_base =
-		offsetof(struct hnae3_roce_private_info, roce_mem_base);
-	l->hnae3_roce_info_base_vector =
-		offsetof(struct hnae3_roce_private_info, base_vector);
-	l->hnae3_roce_info_num_vectors =
-		offsetof(struct hnae3_roce_private_info, num_vectors);
-	l->hnae3_client_size = sizeof(struct hnae3_client);
-	l->ib_device_size = sizeof(struct ib_device);
-	l->ib_device_dev = offsetof(struct ib_device, dev);
-	l->ib_device_ops = offsetof(struct ib_device, ops);
-	l->ib_udata_size = sizeof(struct ib_udata);
-	l->ib_pd_size = sizeof(struct ib_pd);
-	l->ib_cq_size = sizeof(struct ib_cq);
-	l->ib_qp_size = sizeof(struct ib_qp);
-	l->ib_device_ops_size = sizeof(const struct ib_device_ops);
-	l->ib_device_ops_post_send = offsetof(const struct ib_device_ops, post_send);
-	l->ib_device_ops_post_recv = offsetof(const struct ib_device_ops, post_recv);
-	l->ib_device_ops_post_srq_recv =
-		offsetof(const struct ib_device_ops, post_srq_recv);
-	l->ib_device_ops_poll_cq = offsetof(const struct ib_device_ops, poll_cq);
-	l->ib_device_ops_drain_sq = offsetof(const struct ib_device_ops, drain_sq);
-	l->ib_device_ops_drain_rq = offsetof(const struct ib_device_ops, drain_rq);
-	l->ib_cq_device = offsetof(struct ib_cq, device);
-	l->ib_qp_device = offsetof(struct ib_qp, device);
-	l->ib_srq_device = offsetof(struct ib_srq, device);
-	l->shim_dev_rs = offsetof(struct hns_shim_dev, rs);
-	l->shim_cq_rs_cq = offsetof(struct hns_shim_cq, rs_cq);
-	l->shim_qp_rs_qp = offsetof(struct hns_shim_qp, rs_qp);
-	l->shim_srq_rs_srq = offsetof(struct hns_shim_srq, rs_srq);
-	l->shim_srq_srqn = offsetof(struct hns_shim_srq, srqn);
-	l->shim_ah_av = offsetof(struct hns_shim_ah, av);
-	l->shim_pd_pdn = offsetof(struct hns_shim_pd, pdn);
-	l->shim_xrcd_xrcdn = offsetof(struct hns_shim_xrcd, xrcdn);
-	l->shim_uctx_db_entry = offsetof(struct hns_shim_uctx, db_entry);
-	l->shim_uctx_rs_uctx = offsetof(struct hns_shim_uctx, rs_uctx);
-	l->shim_uctx_uar_index = offsetof(struct hns_shim_uctx, uar_index);
-	l->shim_uctx_config = offsetof(struct hns_shim_uctx, config);
-	l->ib_device_ops_create_qp = offsetof(const struct ib_device_ops, create_qp);
-	l->ib_device_ops_modify_qp = offsetof(const struct ib_device_ops, modify_qp);
-	l->ib_device_ops_query_qp = offsetof(const struct ib_device_ops, query_qp);
-	l->ib_device_ops_destroy_qp =
-		offsetof(const struct ib_device_ops, destroy_qp);
-	l->ib_device_ops_create_ah = offsetof(const struct ib_device_ops, create_ah);
-	l->ib_device_ops_create_user_ah =
-		offsetof(const struct ib_device_ops, create_user_ah);
-	l->ib_device_ops_query_ah = offsetof(const struct ib_device_ops, query_ah);
-	l->ib_device_ops_destroy_ah =
-		offsetof(const struct ib_device_ops, destroy_ah);
-	l->shim_mr_size = sizeof(struct hns_shim_mr);
-	l->shim_mr_rs_mr = offsetof(struct hns_shim_mr, rs_mr);
-}
 
 /*
  * The Rust side's client callbacks and the context they get back (the
@@ -186,11 +122,6 @@ int hns_shim_request_irq(unsigned int irq, const char *name, void *cookie)
 	return request_irq(irq, hns_shim_irq, 0, name, cookie);
 }
 
-void hns_shim_free_irq(unsigned int irq, void *cookie)
-{
-	free_irq(irq, cookie);
-}
-
 /*
  * An interrupt whose handler runs as a BH work item on system_bh_wq (the
  * CEQs, as hns_roce_v2_ceq_int and hns_roce_ceq_work): the hard interrupt
@@ -271,11 +202,6 @@ bool hns_shim_rst_direct_test_and_clear(struct hnae3_handle *h)
 	return test_and_clear_bit(HNS_SHIM_RST_DIRECT_RETURN, &h->rinfo.state);
 }
 
-u64 hns_shim_bar_start(struct hnae3_handle *handle, int bar)
-{
-	return pci_resource_start(handle->pdev, bar);
-}
-
 bool hns_shim_irqs_disabled(void)
 {
 	return irqs_disabled();
@@ -294,39 +220,9 @@ void hns_shim_request_reset(struct hnae3_handle *h, bool vf)
 		ops->reset_event(h->pdev, NULL);
 }
 
-unsigned long hns_shim_reset_cnt(struct hnae3_handle *h)
-{
-	return h->ae_algo->ops->ae_dev_reset_cnt(h);
-}
-
-bool hns_shim_hw_reset_stat(struct hnae3_handle *h)
-{
-	return h->ae_algo->ops->get_hw_reset_stat(h);
-}
-
-bool hns_shim_cmdq_stat(struct hnae3_handle *h)
-{
-	return h->ae_algo->ops->get_cmdq_stat(h);
-}
-
-bool hns_shim_resetting(struct hnae3_handle *h)
-{
-	return h->ae_algo->ops->ae_dev_resetting(h);
-}
-
 void hns_shim_netdev_mac(struct hnae3_handle *h, u8 *mac)
 {
 	ether_addr_copy(mac, h->rinfo.netdev->dev_addr);
-}
-
-int hns_shim_dscp_prio(struct hnae3_handle *h, u8 dscp, u8 *tc_mode,
-		       u8 *priority)
-{
-	const struct hnae3_ae_ops *ops = h->ae_algo->ops;
-
-	if (!ops->get_dscp_prio)
-		return -EOPNOTSUPP;
-	return ops->get_dscp_prio(h, dscp, tc_mode, priority);
 }
 
 /*
@@ -347,22 +243,6 @@ void hns_shim_reinit_completion(struct completion *x)
 struct workqueue_struct *hns_shim_alloc_wq(const char *name)
 {
 	return alloc_ordered_workqueue("%s", WQ_MEM_RECLAIM, name);
-}
-
-void hns_shim_destroy_wq(struct workqueue_struct *wq)
-{
-	destroy_workqueue(wq);
-}
-
-/* Linux irq number of the i-th RoCE vector of the function (0 if none). */
-unsigned int hns_shim_irq_vector(struct hnae3_handle *handle, unsigned int i)
-{
-	int irq;
-
-	if (i >= (unsigned int)handle->rinfo.num_vectors)
-		return 0;
-	irq = pci_irq_vector(handle->pdev, handle->rinfo.base_vector + i);
-	return irq < 0 ? 0 : irq;
 }
 
 /* --- ib_device ------------------------------------------------------------
@@ -613,64 +493,6 @@ bool hns_shim_cap_eth_ah(struct ib_device *ibdev, u32 port)
 u32 hns_shim_random_u32_inclusive(u32 lo, u32 hi)
 {
 	return get_random_u32_inclusive(lo, hi);
-}
-
-/*
- * Completion handler of a CQ: from the CEQ interrupt, the teardown's
- * software completions and a drain during a reset.
- */
-void hns_shim_cq_comp(struct ib_cq *ibcq)
-{
-	if (ibcq->comp_handler)
-		ibcq->comp_handler(ibcq, ibcq->cq_context);
-}
-
-/*
- * Whether a teardown may run a CQ's completion handler for its software
- * completions: it has one and is not polled directly.
- */
-bool hns_shim_cq_armable(struct ib_cq *ibcq)
-{
-	return ibcq->comp_handler && ibcq->poll_ctx != IB_POLL_DIRECT;
-}
-
-/* IB_EVENT_CQ_ERR to a CQ's owner. */
-void hns_shim_cq_event(struct ib_cq *ibcq)
-{
-	struct ib_event event = {};
-
-	if (!ibcq->event_handler)
-		return;
-	event.device = ibcq->device;
-	event.element.cq = ibcq;
-	event.event = IB_EVENT_CQ_ERR;
-	ibcq->event_handler(&event, ibcq->cq_context);
-}
-
-/* An asynchronous event to a QP's owner. */
-void hns_shim_qp_event(struct ib_qp *ibqp, enum ib_event_type type)
-{
-	struct ib_event event = {};
-
-	if (!ibqp->event_handler)
-		return;
-	event.device = ibqp->device;
-	event.element.qp = ibqp;
-	event.event = type;
-	ibqp->event_handler(&event, ibqp->qp_context);
-}
-
-/* An asynchronous event to an SRQ's owner. */
-void hns_shim_srq_event(struct ib_srq *ibsrq, enum ib_event_type type)
-{
-	struct ib_event event = {};
-
-	if (!ibsrq->event_handler)
-		return;
-	event.device = ibsrq->device;
-	event.element.srq = ibsrq;
-	event.event = type;
-	ibsrq->event_handler(&event, ibsrq->srq_context);
 }
 
 /* The enum argument is why this trampoline exists (kCFI typing, as for
@@ -947,104 +769,6 @@ void hns_shim_port_state_event(struct ib_device *ibdev,
 #include <net/bonding.h>
 #include <net/lag.h>
 
-struct hns_shim_bond_grp {
-	struct notifier_block nb;
-	struct delayed_work work;
-	void *ctx;
-	hns_shim_bond_ev_cb ev;
-	hns_shim_bond_work_cb work_fn;
-};
-
-static int hns_shim_bond_event(struct notifier_block *nb, unsigned long event,
-			       void *ptr)
-{
-	struct hns_shim_bond_grp *g =
-		container_of(nb, struct hns_shim_bond_grp, nb);
-	struct net_device *dev = netdev_notifier_info_to_dev(ptr);
-	struct netdev_notifier_changeupper_info *info = ptr;
-	struct netdev_lag_upper_info *lag;
-	struct hns_shim_bond_ev ev = { .dev = dev };
-
-	switch (event) {
-	case NETDEV_CHANGEUPPER:
-		ev.upper = info->upper_dev;
-		if (!ev.upper)
-			return NOTIFY_DONE;
-		ev.linking = info->linking;
-		ev.lag_master = netif_is_lag_master(ev.upper);
-		ev.unregistering = dev->reg_state >= NETREG_UNREGISTERING;
-		lag = info->upper_info;
-		if (info->linking && lag) {
-			ev.has_info = true;
-			ev.tx_type = lag->tx_type;
-			ev.hash_type = lag->hash_type;
-		}
-		break;
-	case NETDEV_CHANGELOWERSTATE:
-		ev.lower_state = true;
-		ev.lag_port = netif_is_lag_port(dev);
-		break;
-	default:
-		return NOTIFY_DONE;
-	}
-	if (g->ev(g->ctx, &ev))
-		schedule_delayed_work(&g->work, HZ);
-	return NOTIFY_DONE;
-}
-
-static void hns_shim_bond_work(struct work_struct *work)
-{
-	struct hns_shim_bond_grp *g =
-		container_of(to_delayed_work(work), struct hns_shim_bond_grp,
-			     work);
-
-	g->work_fn(g->ctx);
-}
-
-struct hns_shim_bond_grp *hns_shim_bond_grp_alloc(void *ctx,
-						  hns_shim_bond_ev_cb ev,
-						  hns_shim_bond_work_cb work)
-{
-	struct hns_shim_bond_grp *g = kzalloc_obj(*g);
-
-	if (!g)
-		return NULL;
-	g->nb.notifier_call = hns_shim_bond_event;
-	INIT_DELAYED_WORK(&g->work, hns_shim_bond_work);
-	g->ctx = ctx;
-	g->ev = ev;
-	g->work_fn = work;
-	return g;
-}
-
-int hns_shim_bond_grp_register(struct hns_shim_bond_grp *g)
-{
-	return register_netdevice_notifier(&g->nb);
-}
-
-void hns_shim_bond_grp_unregister(struct hns_shim_bond_grp *g)
-{
-	unregister_netdevice_notifier(&g->nb);
-}
-
-void hns_shim_bond_grp_cancel(struct hns_shim_bond_grp *g, bool sync)
-{
-	if (sync)
-		cancel_delayed_work_sync(&g->work);
-	else
-		cancel_delayed_work(&g->work);
-}
-
-void hns_shim_bond_grp_queue(struct hns_shim_bond_grp *g)
-{
-	schedule_delayed_work(&g->work, 0);
-}
-
-void hns_shim_bond_grp_free(struct hns_shim_bond_grp *g)
-{
-	kfree(g);
-}
-
 void hns_shim_bond_dev(struct net_device *dev, struct hns_shim_bond_slave *out)
 {
 	struct ib_device *ibdev = ib_device_get_by_netdev(dev, RDMA_DRIVER_HNS);
@@ -1084,20 +808,9 @@ int hns_shim_bond_slaves(struct net_device *upper,
 	return n;
 }
 
-struct net_device *hns_shim_hold_master_of(struct net_device *upper,
-					   struct net_device *const *via,
-					   int n)
+void hns_shim_dev_hold(struct net_device *dev)
 {
-	struct net_device *found = NULL;
-	int i;
-
-	rcu_read_lock();
-	for (i = 0; i < n && !found; i++)
-		if (netdev_master_upper_dev_get_rcu(via[i]) == upper)
-			found = upper;
-	dev_hold(found);
-	rcu_read_unlock();
-	return found;
+	dev_hold(dev);
 }
 
 void hns_shim_dev_put(struct net_device *dev)
@@ -1105,14 +818,12 @@ void hns_shim_dev_put(struct net_device *dev)
 	dev_put(dev);
 }
 
-struct net_device *hns_shim_master_upper(struct net_device *dev)
+void hns_shim_netdev_lag(const struct net_device *dev, bool *master,
+			 bool *port, bool *unregistering)
 {
-	struct net_device *upper;
-
-	rcu_read_lock();
-	upper = netdev_master_upper_dev_get_rcu(dev);
-	rcu_read_unlock();
-	return upper;
+	*master = netif_is_lag_master(dev);
+	*port = netif_is_lag_port(dev);
+	*unregistering = dev->reg_state >= NETREG_UNREGISTERING;
 }
 
 void hns_shim_bond_link(struct net_device *dev, bool *txable,
@@ -1169,37 +880,6 @@ void hns_shim_unregister_ibdev(struct ib_device *ibdev)
 }
 
 /* --- user memory --------------------------------------------------------- */
-
-int hns_shim_umem_get(struct ib_device *ibdev, u64 addr, size_t size,
-		      int access, struct ib_umem **umem)
-{
-	struct ib_umem *u = ib_umem_get_va(ibdev, addr, size, access);
-
-	if (IS_ERR(u))
-		return PTR_ERR(u);
-	*umem = u;
-	return 0;
-}
-
-void hns_shim_umem_blocks_start(struct ib_block_iter *biter,
-				struct ib_umem *umem, unsigned long pgsz)
-{
-	__rdma_umem_block_iter_start(biter, umem, pgsz);
-}
-
-u32 hns_shim_umem_blocks_fill(struct ib_block_iter *biter, u64 *out, u32 n)
-{
-	u32 i = 0;
-
-	while (i < n && __rdma_umem_block_iter_next(biter))
-		out[i++] = rdma_block_iter_dma_address(biter);
-	return i;
-}
-
-u64 hns_shim_umem_first_dma(struct ib_umem *umem)
-{
-	return sg_dma_address(umem->sgt_append.sgt.sgl);
-}
 
 u32 hns_shim_umem_read_u32(struct ib_umem *umem, size_t offset)
 {

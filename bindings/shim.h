@@ -11,68 +11,6 @@
 
 struct hnae3_handle;
 
-/*
- * Sizes and offsets as the C compiler sees them. Rust compares them with its
- * own (bindgen) view at module init and refuses to load on any difference.
- */
-struct hns_shim_layout {
-	u32 hnae3_handle_size;
-	u32 hnae3_handle_pdev;
-	u32 hnae3_handle_rinfo;
-	u32 hnae3_handle_client;
-	u32 hnae3_roce_info_size;
-	u32 hnae3_roce_info_netdev;
-	u32 hnae3_roce_info_roce_io_base;
-	u32 hnae3_roce_info_roce_mem_base;
-	u32 hnae3_roce_info_base_vector;
-	u32 hnae3_roce_info_num_vectors;
-	u32 hnae3_client_size;
-	u32 ib_device_size;
-	u32 ib_device_dev;
-	u32 ib_device_ops;
-	u32 ib_udata_size;
-	u32 ib_pd_size;
-	u32 ib_cq_size;
-	u32 ib_qp_size;
-	/* What the data-path and drain ops (built in Rust, called by the core)
-	 * rely on.
-	 */
-	u32 ib_device_ops_size;
-	u32 ib_device_ops_post_send;
-	u32 ib_device_ops_post_recv;
-	u32 ib_device_ops_post_srq_recv;
-	u32 ib_device_ops_poll_cq;
-	u32 ib_device_ops_drain_sq;
-	u32 ib_device_ops_drain_rq;
-	u32 ib_cq_device;
-	u32 ib_qp_device;
-	u32 ib_srq_device;
-	u32 shim_dev_rs;
-	u32 shim_cq_rs_cq;
-	u32 shim_qp_rs_qp;
-	u32 shim_srq_rs_srq;
-	u32 shim_srq_srqn;
-	u32 shim_ah_av;
-	u32 shim_pd_pdn;
-	u32 shim_xrcd_xrcdn;
-	u32 shim_uctx_db_entry;
-	u32 shim_uctx_rs_uctx;
-	u32 shim_uctx_uar_index;
-	u32 shim_uctx_config;
-	u32 ib_device_ops_create_qp;
-	u32 ib_device_ops_modify_qp;
-	u32 ib_device_ops_query_qp;
-	u32 ib_device_ops_destroy_qp;
-	u32 ib_device_ops_create_ah;
-	u32 ib_device_ops_create_user_ah;
-	u32 ib_device_ops_query_ah;
-	u32 ib_device_ops_destroy_ah;
-	u32 shim_mr_size;
-	u32 shim_mr_rs_mr;
-};
-
-void hns_shim_get_layout(struct hns_shim_layout *l);
-
 /* hnae3 RoCE client: the Rust side's entry points, one table per module;
  * each gets back the ctx given at registration.
  * reset_notify gets the hnae3_reset_notify_type as an int.
@@ -103,7 +41,6 @@ void hns_shim_unregister_client(void);
  * hns_rs_irq(cookie), which returns true when it handled something.
  */
 int hns_shim_request_irq(unsigned int irq, const char *name, void *cookie);
-void hns_shim_free_irq(unsigned int irq, void *cookie);
 /*
  * The same, the handler run as BH work on system_bh_wq (the hard interrupt
  * queues it); *bh is the line's dev_id for hns_shim_free_bh_irq, which
@@ -112,12 +49,9 @@ void hns_shim_free_irq(unsigned int irq, void *cookie);
 int hns_shim_request_bh_irq(unsigned int irq, const char *name, void *cookie,
 			    void **bh);
 void hns_shim_free_bh_irq(unsigned int irq, void *bh);
-unsigned int hns_shim_irq_vector(struct hnae3_handle *handle, unsigned int i);
 void hns_shim_rst_direct_set(struct hnae3_handle *h, bool on);
 bool hns_shim_rst_direct_test(struct hnae3_handle *h);
 bool hns_shim_rst_direct_test_and_clear(struct hnae3_handle *h);
-/* Bus address where BAR `bar` of the function starts. */
-u64 hns_shim_bar_start(struct hnae3_handle *handle, int bar);
 
 /* Implemented in Rust (rdma/irq.rs). */
 bool hns_rs_irq(void *cookie);
@@ -318,20 +252,6 @@ u32 hns_shim_ucontext_uar(struct ib_ucontext *uctx);
 u32 hns_shim_pd_pdn(struct ib_pd *pd);
 u32 hns_shim_xrcd_xrcdn(struct ib_xrcd *xrcd);
 void hns_shim_request_reset(struct hnae3_handle *h, bool vf);
-/* The ae_dev's answers about resets (ae_algo->ops): finished hardware
- * resets, a hardware reset under way, the NIC's command queue stopped by
- * one, the NIC's reset task running.
- */
-unsigned long hns_shim_reset_cnt(struct hnae3_handle *h);
-bool hns_shim_hw_reset_stat(struct hnae3_handle *h);
-bool hns_shim_cmdq_stat(struct hnae3_handle *h);
-bool hns_shim_resetting(struct hnae3_handle *h);
-/* The NIC's traffic-class mode and priority of a DSCP value
- * (ae_algo->ops->get_dscp_prio): 0, -EOPNOTSUPP when the NIC has no such
- * map, or its error.
- */
-int hns_shim_dscp_prio(struct hnae3_handle *h, u8 dscp, u8 *tc_mode,
-		       u8 *priority);
 /* A netdevice notifier for the registered device's netdev (the driver's
  * netdev_mac op); registered at most once, unregistered before the device.
  */
@@ -341,50 +261,10 @@ void hns_shim_unwatch_netdev(struct ib_device *ibdev);
 void hns_shim_netdev_mac(struct hnae3_handle *h, u8 *mac);
 
 /*
- * RoCE bonding: the kernel objects of hns_roce_bond.c. A bond group's
- * netdevice notifier forwards CHANGEUPPER and CHANGELOWERSTATE, decoded,
- * to cb(ctx, ev), under RTNL. Net device pointers handed to Rust are for
- * comparison and for passing back while the device is known to live (as
- * the C driver keeps them), never dereferenced by Rust.
+ * RoCE bonding: what rdma/bond.rs reads of net devices. Net device pointers
+ * handed to Rust are for comparison and for passing back while the device
+ * is known to live (as the C driver keeps them), never dereferenced by Rust.
  */
-struct hns_shim_bond_ev {
-	struct net_device *dev;
-	/* CHANGEUPPER: the upper, linking or not, netif_is_lag_master(upper),
-	 * dev being unregistered, and the LAG settings of a linking event
-	 * (enum netdev_lag_tx_type, enum netdev_lag_hash).
-	 */
-	struct net_device *upper;
-	bool linking;
-	bool lag_master;
-	bool unregistering;
-	bool has_info;
-	u32 tx_type;
-	u32 hash_type;
-	/* CHANGELOWERSTATE: netif_is_lag_port(dev). */
-	bool lower_state;
-	bool lag_port;
-};
-
-/* A bond group's kernel objects: the notifier, whose events go to ev (true:
- * run the group's work in a second, as schedule_delayed_work(HZ)), and the
- * delayed work, which calls work. Both get ctx.
- */
-typedef bool (*hns_shim_bond_ev_cb)(void *ctx,
-				    const struct hns_shim_bond_ev *ev);
-typedef void (*hns_shim_bond_work_cb)(void *ctx);
-struct hns_shim_bond_grp;
-struct hns_shim_bond_grp *hns_shim_bond_grp_alloc(void *ctx,
-						  hns_shim_bond_ev_cb ev,
-						  hns_shim_bond_work_cb work);
-int hns_shim_bond_grp_register(struct hns_shim_bond_grp *g);
-void hns_shim_bond_grp_unregister(struct hns_shim_bond_grp *g);
-/* Cancels the pending work; sync: and waits for a running one. */
-void hns_shim_bond_grp_cancel(struct hns_shim_bond_grp *g, bool sync);
-/* Queues the work to run now (the test build's unload race only). */
-void hns_shim_bond_grp_queue(struct hns_shim_bond_grp *g);
-/* Frees g: unregistered, no work pending or running. */
-void hns_shim_bond_grp_free(struct hns_shim_bond_grp *g);
-
 /* A net device and the hns_roce_rs device on it, if any (handle NULL:
  * none). vf: a VF, or a PF with VFs enabled.
  */
@@ -403,18 +283,13 @@ struct hns_shim_bond_slave {
 int hns_shim_bond_slaves(struct net_device *upper,
 			 struct hns_shim_bond_slave *out, int max);
 void hns_shim_bond_dev(struct net_device *dev, struct hns_shim_bond_slave *out);
-/* upper with a reference, if it is still the master of one of the n
- * devices via (which the caller knows to live); NULL otherwise. A bond
- * group's record of its upper outlives the device when the bond is deleted
- * before the group's work detaches it: the work reads the upper only
- * through such a reference.
- */
-struct net_device *hns_shim_hold_master_of(struct net_device *upper,
-					   struct net_device *const *via,
-					   int n);
+void hns_shim_dev_hold(struct net_device *dev);
 void hns_shim_dev_put(struct net_device *dev);
-/* The master upper device of dev, or NULL (no reference is kept). */
-struct net_device *hns_shim_master_upper(struct net_device *dev);
+/* netif_is_lag_master(), netif_is_lag_port() and whether dev is being
+ * unregistered.
+ */
+void hns_shim_netdev_lag(const struct net_device *dev, bool *master,
+			 bool *port, bool *unregistering);
 /* net_lag_port_dev_txable() and ib_get_curr_port_state() == ACTIVE. */
 void hns_shim_bond_link(struct net_device *dev, bool *txable,
 			bool *port_active);
@@ -427,12 +302,6 @@ int hns_shim_bond_set_netdev(struct ib_device *ibdev,
 			     struct net_device *active);
 void hns_shim_reinit_completion(struct completion *x);
 struct workqueue_struct *hns_shim_alloc_wq(const char *name);
-void hns_shim_destroy_wq(struct workqueue_struct *wq);
-void hns_shim_cq_comp(struct ib_cq *ibcq);
-bool hns_shim_cq_armable(struct ib_cq *ibcq);
-void hns_shim_cq_event(struct ib_cq *ibcq);
-void hns_shim_qp_event(struct ib_qp *ibqp, enum ib_event_type type);
-void hns_shim_srq_event(struct ib_srq *ibsrq, enum ib_event_type type);
 /* The Rust context behind a user verb's udata, its config and ib_ucontext. */
 void *hns_shim_udata_ctx(struct ib_udata *udata, struct ib_ucontext **ibuctx,
 			 u32 *config);
@@ -534,7 +403,6 @@ struct hns_rs_ib_ops {
 
 /* --- user memory --------------------------------------------------------- */
 struct ib_umem;
-struct ib_block_iter;
 
 /*
  * A device range of @len bytes at bus @address the process may map, at an
@@ -550,73 +418,8 @@ void hns_shim_mmap_remove(struct rdma_user_mmap_entry *entry);
  */
 int hns_shim_uctx_db_insert(struct ib_ucontext *uctx, u64 address);
 void hns_shim_uctx_db_remove(struct ib_ucontext *uctx);
-/* ib_umem_get_va: 0 and the umem in *umem, or the errno. */
-int hns_shim_umem_get(struct ib_device *ibdev, u64 addr, size_t size,
-		      int access, struct ib_umem **umem);
-/* rdma_umem_for_each_dma_block, as start, then batches of addresses. */
-void hns_shim_umem_blocks_start(struct ib_block_iter *biter,
-				struct ib_umem *umem, unsigned long pgsz);
-/* Up to @n next block addresses into @out; returns how many (fewer: done). */
-u32 hns_shim_umem_blocks_fill(struct ib_block_iter *biter, u64 *out, u32 n);
-/* Bus address of the first scatterlist entry of the umem. */
-u64 hns_shim_umem_first_dma(struct ib_umem *umem);
 /* The u32 at byte offset (below PAGE_SIZE - 3) of the first pinned page. */
 u32 hns_shim_umem_read_u32(struct ib_umem *umem, size_t offset);
 void hns_shim_cond_resched(void);
-
-/* --- trace events (trace.c, hns_roce_trace.h) --------------------------- */
-/* Words a WQE event records at most: 64 SGEs of 16 bytes. */
-#define HNS_SHIM_TRACE_WQE_WORDS 256
-
-/* hns_rs_trace_mr.type: the C driver's MR type numbers. */
-#define HNS_SHIM_TRACE_MR_MR 0
-#define HNS_SHIM_TRACE_MR_FRMR 1
-#define HNS_SHIM_TRACE_MR_DMA 3
-
-/* What the hns_mr event records of an MR being enabled. */
-struct hns_rs_trace_mr {
-	u64 iova;
-	u64 size;
-	u32 key;
-	u32 pd;
-	u32 pbl_hop_num;
-	u32 npages;
-	/* HNS_SHIM_TRACE_MR_* */
-	int type;
-	int enabled;
-};
-
-/* What the hns_buf_attr event records of a buffer being created. */
-struct hns_rs_trace_buf_attr {
-	u32 size[3];
-	int hopnum[3];
-	u32 region_count;
-	u32 page_shift;
-	bool mtt_only;
-};
-
-/*
- * Whether an event is on, for callers that would otherwise gather its
- * arguments for nothing: @ev as enum hns_shim_trace_ev.
- */
-enum hns_shim_trace_ev {
-	HNS_SHIM_TRACE_SQ_WQE,
-	HNS_SHIM_TRACE_RQ_WQE,
-	HNS_SHIM_TRACE_SRQ_WQE,
-	HNS_SHIM_TRACE_AE_INFO,
-};
-
-bool hns_shim_trace_enabled(u32 ev);
-/* @queue: 0 SQ, 1 RQ, 2 SRQ; @wqe: @len bytes as CPU-order words. */
-void hns_shim_trace_wqe(u32 queue, u32 qpn, u32 idx, const u32 *wqe,
-			u32 len, u64 id);
-/* @queue: 0 SQ, 1 RQ. */
-void hns_shim_trace_flush(u32 queue, u32 qpn, u32 pi);
-void hns_shim_trace_ae(int event_type, const u32 *aeqe, u32 len);
-void hns_shim_trace_mr(const struct hns_rs_trace_mr *mr);
-void hns_shim_trace_buf_attr(const struct hns_rs_trace_buf_attr *attr);
-/* @resp: the answer (else the request); @data: six CPU-order words. */
-void hns_shim_trace_cmdq(bool resp, const char *name, u16 opcode, u16 flag,
-			 u16 retval, const u32 *data);
 
 #endif /* HNS_RS_SHIM_H */

@@ -7,7 +7,8 @@
 //! [`include/linux/netdevice.h`](srctree/include/linux/netdevice.h).
 //!
 //! A group follows a LAG upper device through a netdevice notifier and
-//! acts from a delayed work item ([`BondHooks`], both in the shim). It
+//! acts from a delayed work item ([`BondHooks`], a `notifier_block` and a
+//! `delayed_work` this layer owns and initialises). It
 //! reads the upper's lower devices and what is known of this driver's
 //! devices on them ([`slaves`], [`BondSlave`]), a slave's link
 //! ([`link`]), and moves a registered port to the bond's active slave
@@ -19,10 +20,16 @@
 
 use super::raw;
 use core::{
-    marker::PhantomData,
+    ptr::null_mut,
     sync::atomic::{AtomicBool, Ordering},
 };
-use kernel::{ffi::c_void, prelude::*, sync::Arc, types::ForeignOwnable};
+use kernel::{
+    bindings,
+    ffi::{c_int, c_ulong, c_void},
+    prelude::*,
+    sync::{rcu, Arc},
+    types::Opaque,
+};
 
 /// A net device, by identity.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -117,21 +124,20 @@ impl HeldUpper {
     /// has it as its master any more (the bond was deleted or the members
     /// left it).
     pub(crate) fn of(upper: NetDev, members: impl IntoIterator<Item = NetDev>) -> Option<Self> {
-        let mut via = [core::ptr::null_mut(); MAX_SLAVES];
-        let mut n: usize = 0;
-        for (v, m) in via.iter_mut().zip(members) {
-            *v = m.as_raw().cast();
-            n += 1;
+        let _rcu = rcu::read_lock();
+        for m in members.into_iter().take(MAX_SLAVES) {
+            // SAFETY: `m` is a member's live net device (see above), read
+            // under RCU.
+            let master = unsafe { raw::netdev_master_upper_dev_get_rcu(m.as_raw().cast()) };
+            if master.cast() == upper.0 {
+                // SAFETY: `upper` is the master of a live device, read under
+                // RCU: it lives at least until the read side ends.
+                unsafe { raw::hns_shim_dev_hold(upper.as_raw().cast()) };
+                // INVARIANT: the reference just taken, owned by this value.
+                return Some(Self(upper));
+            }
         }
-        // SAFETY: the `n` first entries of `via` are live net devices (see
-        // above); `upper` is only compared with their masters under RCU
-        // before the shim takes its reference.
-        let p = unsafe {
-            // CAST: at most `MAX_SLAVES` entries.
-            raw::hns_shim_hold_master_of(upper.as_raw().cast(), via.as_ptr(), n as i32)
-        };
-        // INVARIANT: a non-null answer carries a reference this value owns.
-        NetDev::from_raw(p.cast()).map(Self)
+        None
     }
 
     /// The upper device.
@@ -156,10 +162,11 @@ pub(crate) fn slave(dev: NetDev) -> BondSlave {
     BondSlave::from_raw(&s).unwrap_or(BondSlave { dev, hns: None })
 }
 
-/// The master upper device of `dev`.
+/// The master upper device of `dev` (no reference is kept: an identity).
 pub(crate) fn master_upper(dev: NetDev) -> Option<NetDev> {
-    // SAFETY: `dev` is live (see `slave`).
-    NetDev::from_raw(unsafe { raw::hns_shim_master_upper(dev.as_raw().cast()) }.cast())
+    let _rcu = rcu::read_lock();
+    // SAFETY: `dev` is live (see `slave`), read under RCU.
+    NetDev::from_raw(unsafe { raw::netdev_master_upper_dev_get_rcu(dev.as_raw().cast()) }.cast())
 }
 
 /// `(txable, port active)` of a slave: whether the bonding driver sends on
@@ -230,43 +237,83 @@ pub(crate) trait BondHandler: Send + Sync + 'static {
 ///
 /// # Invariants
 ///
-/// `g` is a live shim group whose context is `ctx`, an `Arc<T>` from
-/// `into_foreign` owned by this value; `registered` says whether its
-/// notifier is registered. Callers serialise [`Self::register`] and
-/// [`Self::suspend`] (the driver's suspend lock).
+/// `g`'s notifier and work item are initialised and live as long as `g`;
+/// `registered` says whether the notifier is registered. Callers serialise
+/// [`Self::register`] and [`Self::suspend`] (the driver's suspend lock).
 pub(crate) struct BondHooks<T: BondHandler> {
-    g: *mut raw::hns_shim_bond_grp,
-    ctx: *mut c_void,
+    g: Pin<KBox<Group<T>>>,
     registered: AtomicBool,
-    _t: PhantomData<Arc<T>>,
 }
 
-// SAFETY: the shim object is only used through its thread-safe kernel
-// primitives (notifier chain, workqueue); `T` is `Send + Sync`.
+/// The kernel objects of a bond group, at a fixed address: the netdevice
+/// notifier and the delayed work (`INIT_DELAYED_WORK`), which both call
+/// `h`.
+#[pin_data]
+struct Group<T: BondHandler> {
+    #[pin]
+    nb: Opaque<bindings::notifier_block>,
+    #[pin]
+    work: Opaque<bindings::delayed_work>,
+    h: Arc<T>,
+}
+
+// SAFETY: the notifier and the work are only used through their
+// thread-safe kernel primitives (notifier chain, workqueue); `T` is
+// `Send + Sync`.
 unsafe impl<T: BondHandler> Send for BondHooks<T> {}
 // SAFETY: as above.
 unsafe impl<T: BondHandler> Sync for BondHooks<T> {}
 
+/// `netdev_cmd`'s `NETDEV_CHANGEUPPER`.
+const CHANGEUPPER: c_ulong = raw::netdev_cmd_NETDEV_CHANGEUPPER as c_ulong;
+/// `netdev_cmd`'s `NETDEV_CHANGELOWERSTATE`.
+const CHANGELOWERSTATE: c_ulong = raw::netdev_cmd_NETDEV_CHANGELOWERSTATE as c_ulong;
+
 impl<T: BondHandler> BondHooks<T> {
     /// Hooks calling `h`, the notifier not yet registered.
     pub(crate) fn new(h: Arc<T>) -> Result<Self> {
-        let ctx = h.into_foreign();
-        // SAFETY: the callbacks are this type's trampolines, `ctx` an
-        // `Arc<T>` they borrow.
-        let g =
-            unsafe { raw::hns_shim_bond_grp_alloc(ctx, Some(Self::on_event), Some(Self::on_work)) };
-        if g.is_null() {
-            // SAFETY: `ctx` came from `into_foreign` above and was not
-            // handed to anyone.
-            drop(unsafe { Arc::<T>::from_foreign(ctx) });
-            return Err(ENOMEM);
-        }
-        // INVARIANT: a live group owning `ctx`, not registered.
+        let g = KBox::pin_init(
+            pin_init!(Group {
+                nb <- Opaque::ffi_init(|slot: *mut bindings::notifier_block| {
+                    let nb = bindings::notifier_block {
+                        notifier_call: Some(Self::on_event),
+                        next: null_mut(),
+                        priority: 0,
+                    };
+                    // SAFETY: `slot` is valid for writing a notifier block.
+                    unsafe { slot.write(nb) };
+                }),
+                work <- Opaque::ffi_init(|slot: *mut bindings::delayed_work| {
+                    // SAFETY: `slot` is valid for writing a delayed work
+                    // item; its work runs `on_work`, which finds the group
+                    // from it, and its timer is the workqueue's own
+                    // (`delayed_work_timer_fn`, irqsafe), as
+                    // `INIT_DELAYED_WORK` sets them.
+                    unsafe {
+                        bindings::init_work_with_key(
+                            core::ptr::addr_of_mut!((*slot).work),
+                            Some(Self::on_work),
+                            false,
+                            c"hns_bond_work".as_char_ptr(),
+                            kernel::static_lock_class!().as_ptr(),
+                        );
+                        bindings::timer_init_key(
+                            core::ptr::addr_of_mut!((*slot).timer),
+                            Some(bindings::delayed_work_timer_fn),
+                            bindings::TIMER_IRQSAFE,
+                            c"hns_bond_timer".as_char_ptr(),
+                            kernel::static_lock_class!().as_ptr(),
+                        );
+                    }
+                }),
+                h,
+            }),
+            GFP_KERNEL,
+        )?;
+        // INVARIANT: both initialised above; not registered.
         Ok(Self {
             g,
-            ctx,
             registered: AtomicBool::new(false),
-            _t: PhantomData,
         })
     }
 
@@ -276,8 +323,9 @@ impl<T: BondHandler> BondHooks<T> {
         if self.registered.load(Ordering::Acquire) {
             return Ok(());
         }
-        // SAFETY: a live group (type invariant).
-        kernel::error::to_result(unsafe { raw::hns_shim_bond_grp_register(self.g) })?;
+        // SAFETY: an initialised notifier block that lives until `Drop`,
+        // which unregisters it first (type invariant).
+        kernel::error::to_result(unsafe { raw::register_netdevice_notifier(self.g.nb.get()) })?;
         self.registered.store(true, Ordering::Release);
         Ok(())
     }
@@ -286,81 +334,151 @@ impl<T: BondHandler> BondHooks<T> {
     /// work item. Does nothing to an unregistered notifier but the wait.
     pub(crate) fn suspend(&self) {
         if self.registered.swap(false, Ordering::AcqRel) {
-            // SAFETY: a live, registered group (type invariant).
-            unsafe { raw::hns_shim_bond_grp_unregister(self.g) };
+            // SAFETY: the registered notifier (type invariant).
+            unsafe { raw::unregister_netdevice_notifier(self.g.nb.get()) };
         }
-        // SAFETY: a live group (type invariant).
-        unsafe { raw::hns_shim_bond_grp_cancel(self.g, true) };
+        // SAFETY: an initialised delayed work item (type invariant).
+        unsafe { bindings::cancel_delayed_work_sync(self.g.work.get()) };
     }
 
     /// Cancels pending work without waiting (`cancel_delayed_work`).
     pub(crate) fn cancel(&self) {
-        // SAFETY: a live group (type invariant).
-        unsafe { raw::hns_shim_bond_grp_cancel(self.g, false) };
+        // SAFETY: an initialised delayed work item (type invariant).
+        unsafe { bindings::cancel_delayed_work(self.g.work.get()) };
+    }
+
+    /// Queues the work on the system workqueue (`schedule_delayed_work`)
+    /// to run in `delay` jiffies.
+    ///
+    /// # Safety
+    ///
+    /// `work` is the initialised delayed work of a live group.
+    unsafe fn schedule(work: *mut bindings::delayed_work, delay: c_ulong) {
+        // SAFETY: per the function's contract; the system workqueue lives
+        // as long as the kernel.
+        unsafe {
+            bindings::queue_delayed_work_on(
+                bindings::wq_misc_consts_WORK_CPU_UNBOUND as c_int,
+                bindings::system_percpu_wq,
+                work,
+                delay,
+            )
+        };
     }
 
     /// Queues the work to run now; the test build's unload race uses it
     /// to have a work item running while the module unloads.
     #[cfg(hns_kunit)]
     pub(crate) fn queue(&self) {
-        // SAFETY: a live group (type invariant).
-        unsafe { raw::hns_shim_bond_grp_queue(self.g) };
+        // SAFETY: the group's initialised work item (type invariant).
+        unsafe { Self::schedule(self.g.work.get(), 0) };
     }
 
-    /// The notifier callback.
+    /// The notifier callback: decodes `NETDEV_CHANGEUPPER` and
+    /// `NETDEV_CHANGELOWERSTATE` for the handler, and runs the work in a
+    /// second when it asks.
     ///
     /// # Safety
     ///
-    /// `ctx` is the group's context (an `Arc<T>` owned by live hooks) and
-    /// `ev` a valid event for the call.
-    unsafe extern "C" fn on_event(ctx: *mut c_void, ev: *const raw::hns_shim_bond_ev) -> bool {
-        // SAFETY: per the function's contract; the hooks unregister the
-        // notifier before they release `ctx`.
-        let (h, ev) = unsafe { (Arc::<T>::borrow(ctx), &*ev) };
-        let Some(dev) = NetDev::from_raw(ev.dev.cast()) else {
-            return false;
+    /// `nb` is the notifier of a live group and `ptr` the event's
+    /// `netdev_notifier_info` (a `netdev_notifier_changeupper_info` for
+    /// `NETDEV_CHANGEUPPER`), as the netdevice chain calls it.
+    unsafe extern "C" fn on_event(
+        nb: *mut bindings::notifier_block,
+        event: c_ulong,
+        ptr: *mut c_void,
+    ) -> c_int {
+        if event != CHANGEUPPER && event != CHANGELOWERSTATE {
+            return bindings::NOTIFY_DONE as c_int;
+        }
+        // SAFETY: per the function's contract (`nb` is the group's `nb`;
+        // `Opaque` is `repr(transparent)`); the hooks unregister the
+        // notifier before the group goes.
+        let g = unsafe { &*kernel::container_of!(nb.cast::<Opaque<_>>(), Group<T>, nb) };
+        // SAFETY: `ptr` is the event's info (function contract).
+        let dev = unsafe { (*ptr.cast::<raw::netdev_notifier_info>()).dev };
+        let Some(dev_id) = NetDev::from_raw(dev.cast()) else {
+            return bindings::NOTIFY_DONE as c_int;
         };
-        let e = if ev.lower_state {
+        let (mut lag_master, mut lag_port, mut unregistering) = (false, false, false);
+        let e = if event == CHANGELOWERSTATE {
+            // SAFETY: the event's live device.
+            unsafe {
+                raw::hns_shim_netdev_lag(dev, &mut lag_master, &mut lag_port, &mut unregistering)
+            };
             BondEvent::LowerState {
-                dev,
-                lag_port: ev.lag_port,
+                dev: dev_id,
+                lag_port,
             }
         } else {
-            let Some(upper) = NetDev::from_raw(ev.upper.cast()) else {
-                return false;
+            // SAFETY: a `NETDEV_CHANGEUPPER` event's info (function
+            // contract).
+            let info = unsafe { &*ptr.cast::<raw::netdev_notifier_changeupper_info>() };
+            let Some(upper) = NetDev::from_raw(info.upper_dev.cast()) else {
+                return bindings::NOTIFY_DONE as c_int;
+            };
+            let (mut upper_master, mut upper_port, mut upper_unreg) = (false, false, false);
+            // SAFETY: the event's live device and its upper, under RTNL.
+            unsafe {
+                raw::hns_shim_netdev_lag(dev, &mut lag_master, &mut lag_port, &mut unregistering);
+                raw::hns_shim_netdev_lag(
+                    info.upper_dev,
+                    &mut upper_master,
+                    &mut upper_port,
+                    &mut upper_unreg,
+                );
+            }
+            let lag = info.upper_info.cast::<raw::netdev_lag_upper_info>();
+            let settings = if info.linking && !lag.is_null() {
+                // SAFETY: a linking event's `upper_info`, when set, is the
+                // LAG's `netdev_lag_upper_info`.
+                Some(unsafe { ((*lag).tx_type, (*lag).hash_type) })
+            } else {
+                None
             };
             BondEvent::Upper {
-                dev,
+                dev: dev_id,
                 upper,
-                linking: ev.linking,
-                lag_master: ev.lag_master,
-                unregistering: ev.unregistering,
-                info: ev.has_info.then_some((ev.tx_type, ev.hash_type)),
+                linking: info.linking,
+                lag_master: upper_master,
+                unregistering,
+                info: settings,
             }
         };
-        h.event(&e)
+        if g.h.event(&e) {
+            let delay = kernel::time::msecs_to_jiffies(1000);
+            // SAFETY: the group's initialised work item.
+            unsafe { Self::schedule(g.work.get(), delay) };
+        }
+        bindings::NOTIFY_DONE as c_int
     }
 
     /// The work callback.
     ///
     /// # Safety
     ///
-    /// `ctx` is the group's context (see [`Self::on_event`]).
-    unsafe extern "C" fn on_work(ctx: *mut c_void) {
-        // SAFETY: per the function's contract; the hooks wait for the work
-        // before they release `ctx`.
-        unsafe { Arc::<T>::borrow(ctx) }.work();
+    /// `work` is the `work` of a live group's delayed work item.
+    unsafe extern "C" fn on_work(work: *mut bindings::work_struct) {
+        // SAFETY: per the function's contract: `work` is the first member
+        // of the group's `delayed_work`, inside `Opaque`
+        // (`repr(transparent)`); the hooks wait for the work before the
+        // group goes.
+        let g = unsafe {
+            &*kernel::container_of!(
+                work.cast::<bindings::delayed_work>()
+                    .cast::<Opaque<bindings::delayed_work>>(),
+                Group<T>,
+                work
+            )
+        };
+        g.h.work();
     }
 }
 
 impl<T: BondHandler> Drop for BondHooks<T> {
     fn drop(&mut self) {
+        // Unregistered with no work pending or running: the group, freed
+        // with `g` after this, is used by nobody.
         self.suspend();
-        // SAFETY: a live group (type invariant), unregistered with no work
-        // pending or running (`suspend`): nothing uses it any more.
-        unsafe { raw::hns_shim_bond_grp_free(self.g) };
-        // SAFETY: `ctx` came from `into_foreign` in `new` (type invariant);
-        // the group that lent it out is gone.
-        drop(unsafe { Arc::<T>::from_foreign(self.ctx) });
     }
 }

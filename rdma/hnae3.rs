@@ -190,17 +190,29 @@ impl Hnae3Handle {
 
     /// The Linux irq number of the function's `i`-th RoCE vector.
     pub(crate) fn irq_vector(&self, i: u32) -> Result<u32> {
-        // SAFETY: the handle is valid (type invariant).
-        match unsafe { raw::hns_shim_irq_vector(self.0.get(), i) } {
-            0 => Err(EINVAL),
-            irq => Ok(irq),
+        let h = self.0.get();
+        // SAFETY: the handle is valid (type invariant); for a RoCE client
+        // handle the union holds `rinfo`.
+        let rinfo = unsafe { (*h).__bindgen_anon_1.rinfo.as_ref() };
+        // The vectors the NIC gave RoCE: `num_vectors` from `base_vector`.
+        let n = u32::try_from(rinfo.num_vectors).unwrap_or(0);
+        let base = u32::try_from(rinfo.base_vector).map_err(|_| EINVAL)?;
+        if i >= n {
+            return Err(EINVAL);
+        }
+        let nr = base.checked_add(i).ok_or(EINVAL)?;
+        // SAFETY: the function's live PCI device (type invariant).
+        let irq = unsafe { kernel::bindings::pci_irq_vector((*h).pdev, nr) };
+        match u32::try_from(irq) {
+            Ok(0) | Err(_) => Err(EINVAL),
+            Ok(irq) => Ok(irq),
         }
     }
 
     /// Where BAR `bar` of the function starts on the bus.
     pub(crate) fn bar_start(&self, bar: i32) -> u64 {
-        // SAFETY: the handle is valid (type invariant).
-        unsafe { raw::hns_shim_bar_start(self.0.get(), bar) }
+        // SAFETY: the handle is valid (type invariant), its PCI device live.
+        unsafe { kernel::bindings::pci_resource_start((*self.0.get()).pdev, bar) }
     }
 
     /// The PCI name of the function (`0000:00:03.0`).
@@ -429,29 +441,58 @@ unsafe impl Send for ResetInfo {}
 // SAFETY: as above.
 unsafe impl Sync for ResetInfo {}
 
+/// The ae_dev's operations behind a handle (`handle->ae_algo->ops`).
+///
+/// # Safety
+///
+/// `h` is a valid handle of a function the hnae3 core bound, whose
+/// ae_algo and its ops outlive `'a`.
+unsafe fn ae_ops<'a>(h: *mut raw::hnae3_handle) -> &'a raw::hnae3_ae_ops {
+    // SAFETY: per the function's contract.
+    unsafe { &*(*(*h).ae_algo).ops }
+}
+
+/// Asks the ae_dev a yes-or-no question about `h` through `op`; no when
+/// the NIC does not implement it.
+///
+/// # Safety
+///
+/// As [`ae_ops`]; `op` reads a query of the ae_dev's ops that may run in
+/// the caller's context.
+unsafe fn ae_ask(
+    h: *mut raw::hnae3_handle,
+    op: fn(&raw::hnae3_ae_ops) -> Option<unsafe extern "C" fn(*mut raw::hnae3_handle) -> bool>,
+) -> bool {
+    // SAFETY: per the function's contract.
+    op(unsafe { ae_ops(h) }).is_some_and(|f| unsafe { f(h) })
+}
+
 impl ResetInfo {
     /// How many hardware resets the NIC has finished.
     pub(crate) fn reset_cnt(&self) -> c_ulong {
-        // SAFETY: valid handle (type invariant).
-        unsafe { raw::hns_shim_reset_cnt(self.h) }
+        // SAFETY: valid, bound handle (type invariant).
+        let op = unsafe { ae_ops(self.h) }.ae_dev_reset_cnt;
+        // SAFETY: the ae_dev's query on its own handle, which may run in
+        // any context (C calls it from its doorbell paths).
+        op.map_or(0, |f| unsafe { f(self.h) })
     }
 
     /// A hardware reset is under way.
     pub(crate) fn hw_resetting(&self) -> bool {
-        // SAFETY: valid handle (type invariant).
-        unsafe { raw::hns_shim_hw_reset_stat(self.h) }
+        // SAFETY: valid, bound handle (type invariant); see `reset_cnt`.
+        unsafe { ae_ask(self.h, |o| o.get_hw_reset_stat) }
     }
 
     /// The NIC's command queue is stopped by a reset.
     pub(crate) fn cmdq_stopped(&self) -> bool {
-        // SAFETY: valid handle (type invariant).
-        unsafe { raw::hns_shim_cmdq_stat(self.h) }
+        // SAFETY: as in `hw_resetting`.
+        unsafe { ae_ask(self.h, |o| o.get_cmdq_stat) }
     }
 
     /// The NIC's reset task is running.
     pub(crate) fn sw_resetting(&self) -> bool {
-        // SAFETY: valid handle (type invariant).
-        unsafe { raw::hns_shim_resetting(self.h) }
+        // SAFETY: as in `hw_resetting`.
+        unsafe { ae_ask(self.h, |o| o.ae_dev_resetting) }
     }
 
     /// The raw `rinfo.instance_state`.
@@ -515,9 +556,11 @@ impl DscpMap {
     /// `EOPNOTSUPP` if the NIC has no such map, or the NIC's error.
     pub(crate) fn prio(&self, dscp: u8) -> Result<(u8, u8)> {
         let (mut mode, mut prio) = (0u8, 0u8);
-        // SAFETY: valid handle (type invariant); the out pointers are live
-        // locals.
-        to_result(unsafe { raw::hns_shim_dscp_prio(self.h, dscp, &mut mode, &mut prio) })?;
+        // SAFETY: valid, bound handle (type invariant).
+        let op = unsafe { ae_ops(self.h) }.get_dscp_prio.ok_or(EOPNOTSUPP)?;
+        // SAFETY: the ae_dev's op on its own handle; the out pointers are
+        // live locals.
+        to_result(unsafe { op(self.h, dscp, &mut mode, &mut prio) })?;
         Ok((mode, prio))
     }
 }

@@ -208,7 +208,7 @@ impl<T: IrqHandler> Drop for IrqRegistration<T> {
             let dev_id: *const IrqCookie = &*self.cookie;
             // SAFETY: requested with this cookie (type invariant);
             // `free_irq` waits for a running handler to finish.
-            unsafe { raw::hns_shim_free_irq(self.irq, dev_id.cast_mut().cast()) };
+            unsafe { kernel::bindings::free_irq(self.irq, dev_id.cast_mut().cast()) };
         } else {
             // SAFETY: `bh` is the shim's registration of `irq` (type
             // invariant), freed once here; it returns after the line is
@@ -280,7 +280,7 @@ impl OwnedQueue {
         if !wq.is_null() {
             // SAFETY: allocated by `hns_shim_alloc_wq`, destroyed once
             // (the swap above).
-            unsafe { raw::hns_shim_destroy_wq(wq) };
+            unsafe { kernel::bindings::destroy_workqueue(wq) };
         }
     }
 }

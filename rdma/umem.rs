@@ -13,8 +13,15 @@
 //! bindings or the shim.
 
 use super::raw;
-use core::{marker::PhantomData, ptr::NonNull};
-use kernel::{error::to_result, prelude::*, sync::ArcBorrow};
+use core::{
+    marker::PhantomData,
+    ptr::{null, NonNull},
+};
+use kernel::{
+    error::{from_err_ptr, to_result},
+    prelude::*,
+    sync::ArcBorrow,
+};
 
 /// The device a user verb pins memory for, valid for the verb's call.
 ///
@@ -58,14 +65,13 @@ impl UmemDev<'_> {
     pub(crate) fn pin(&self, addr: u64, size: u64, access: u32) -> Result<Umem> {
         let size = usize::try_from(size)?;
         let access = i32::try_from(access)?;
-        let mut out: *mut raw::ib_umem = core::ptr::null_mut();
-        // SAFETY: `self.ibdev` is a registered device (type invariant), we
-        // run in the process that owns the range, `out` is valid for
-        // writing.
-        to_result(unsafe {
-            raw::hns_shim_umem_get(self.ibdev.as_ptr(), addr, size, access, &mut out)
+        // SAFETY: `self.ibdev` is a registered device (type invariant) and
+        // we run in the process that owns the range; no attribute bundle,
+        // so the range is `addr` and `size` (`ib_umem_get_va`).
+        let out = from_err_ptr(unsafe {
+            raw::ib_umem_get_attr_or_va(self.ibdev.as_ptr(), null(), 0, addr, size, access)
         })?;
-        // INVARIANT: the shim returned 0, so `out` is a live umem we own.
+        // INVARIANT: not an error, so `out` is a live umem we own.
         NonNull::new(out).map(|ptr| Umem { ptr }).ok_or(ENOMEM)
     }
 }
@@ -252,7 +258,7 @@ impl Umem {
     pub(crate) fn first_page_dma(&self) -> u64 {
         // SAFETY: a live umem (type invariant); a umem always has at least
         // one mapped entry.
-        unsafe { raw::hns_shim_umem_first_dma(self.ptr.as_ptr()) }
+        unsafe { kernel::bindings::sg_dma_address((*self.ptr.as_ptr()).sgt_append.sgt.sgl) }
     }
 
     /// Reads the 32-bit word at byte `offset` of the first pinned page,
@@ -278,12 +284,30 @@ impl Umem {
         let mut it = raw::ib_block_iter::default();
         let ok = pgsz.is_power_of_two();
         if ok {
+            // SAFETY: a live umem (type invariant), not written while `self`
+            // is borrowed.
+            let u = unsafe { &*self.ptr.as_ptr() };
             // CAST: unsigned long is 64 bits on the supported
             // architectures.
-            let pgsz = pgsz as kernel::ffi::c_ulong;
-            // SAFETY: a live umem (type invariant), `it` is ours, `pgsz` a
+            let pgsz_ul = pgsz as kernel::ffi::c_ulong;
+            // SAFETY: `it` is ours, the scatterlist and its mapped entry
+            // count the umem's (`__rdma_umem_block_iter_start`), `pgsz` a
             // power of two.
-            unsafe { raw::hns_shim_umem_blocks_start(&mut it, self.ptr.as_ptr(), pgsz) };
+            unsafe {
+                raw::__rdma_block_iter_start(
+                    &mut it,
+                    u.sgt_append.sgt.sgl,
+                    u.sgt_append.sgt.nents,
+                    pgsz_ul,
+                )
+            };
+            // The first block starts at the user address's offset in its
+            // page, aligned down to `pgsz` (`ib_umem_offset`).
+            let offset = u.address & (kernel::page::PAGE_SIZE - 1);
+            // CAST: below PAGE_SIZE.
+            it.__sg_advance = (offset & !(pgsz_ul - 1)) as u32;
+            // CAST: usize is 64 bits on the supported architectures.
+            it.__sg_numblocks = num_dma_blocks(u.iova, u.length as u64, pgsz) as usize;
         }
         DmaBlocks {
             it,
@@ -317,6 +341,15 @@ impl Drop for Umem {
     }
 }
 
+/// How many blocks of `pgsz` bytes (a power of two) cover `length` bytes
+/// at I/O virtual address `iova`: from `iova` aligned down to the end
+/// aligned up (`ib_umem_num_dma_blocks`, whose arithmetic wraps as C's).
+fn num_dma_blocks(iova: u64, length: u64, pgsz: u64) -> u64 {
+    let mask = pgsz.wrapping_sub(1);
+    let end = iova.wrapping_add(length).wrapping_add(mask) & !mask;
+    end.wrapping_sub(iova & !mask) / pgsz
+}
+
 /// Iterator over the DMA blocks of a [`Umem`] (see [`Umem::dma_blocks`]).
 pub(crate) struct DmaBlocks<'a> {
     it: raw::ib_block_iter,
@@ -332,16 +365,28 @@ impl DmaBlocks<'_> {
         if self.done || out.is_empty() {
             return 0;
         }
-        let n = u32::try_from(out.len()).unwrap_or(u32::MAX);
-        // SAFETY: `it` was started on a umem that outlives `'a` and holds no
-        // pointer into itself; `out` is valid for `n` (at most its length)
-        // writes of u64.
-        let got = unsafe { raw::hns_shim_umem_blocks_fill(&mut self.it, out.as_mut_ptr(), n) };
-        if got < n {
-            self.done = true;
+        let mut got = 0;
+        for slot in out.iter_mut() {
+            // SAFETY: `it` was started on a umem that outlives `'a` and
+            // holds no pointer into itself.
+            if !unsafe { raw::__rdma_block_iter_next(&mut self.it) } {
+                self.done = true;
+                break;
+            }
+            // At most the umem's blocks (`__rdma_umem_block_iter_next`):
+            // the last one's scatterlist entry may map more.
+            let left = self.it.__sg_numblocks;
+            self.it.__sg_numblocks = left.wrapping_sub(1);
+            if left == 0 {
+                self.done = true;
+                break;
+            }
+            // The block's address aligned down to its size
+            // (`rdma_block_iter_dma_address`).
+            *slot = self.it.__dma_addr & u64::MAX.checked_shl(self.it.__pg_bit).unwrap_or(0);
+            got += 1;
         }
-        // CAST: `got` is at most `out.len()`.
-        got as usize
+        got
     }
 }
 

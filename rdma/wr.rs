@@ -37,6 +37,39 @@ unsafe impl Send for IbCq {}
 // SAFETY: as above.
 unsafe impl Sync for IbCq {}
 
+/// Runs a CQ's completion handler (`comp_handler`), if it has one: from
+/// the CEQ interrupt, a teardown's software completions and a drain.
+///
+/// # Safety
+///
+/// `ibcq` is a live `ib_cq`.
+pub(crate) unsafe fn cq_completion(ibcq: *mut raw::ib_cq) {
+    // SAFETY: per the function's contract.
+    let (handler, ctx) = unsafe { ((*ibcq).comp_handler, (*ibcq).cq_context) };
+    if let Some(f) = handler {
+        // SAFETY: the core's handler of this CQ, with its context.
+        unsafe { f(ibcq, ctx) };
+    }
+}
+
+/// Calls an object's asynchronous event handler, if it has one, with
+/// `ev`, which names the object.
+///
+/// # Safety
+///
+/// `handler` and `ctx` are a live object's `event_handler` and its
+/// context, read just before.
+unsafe fn send_event(
+    handler: Option<unsafe extern "C" fn(*mut raw::ib_event, *mut kernel::ffi::c_void)>,
+    ev: &mut raw::ib_event,
+    ctx: *mut kernel::ffi::c_void,
+) {
+    if let Some(f) = handler {
+        // SAFETY: per the function's contract; `ev` lives for the call.
+        unsafe { f(ev, ctx) };
+    }
+}
+
 impl IbCq {
     /// Wraps the `ib_cq` pointer the shim passed at creation.
     ///
@@ -58,7 +91,7 @@ impl IbCq {
     pub(crate) fn completion(&self) {
         if let Some(p) = self.0 {
             // SAFETY: the `ib_cq` is live (type invariant).
-            unsafe { raw::hns_shim_cq_comp(p.as_ptr()) }
+            unsafe { cq_completion(p.as_ptr()) }
         }
     }
 
@@ -66,8 +99,12 @@ impl IbCq {
     /// (`IB_POLL_DIRECT`): what a teardown may call to flush it.
     pub(crate) fn armable(&self) -> bool {
         match self.0 {
-            // SAFETY: the `ib_cq` is live (type invariant).
-            Some(p) => unsafe { raw::hns_shim_cq_armable(p.as_ptr()) },
+            Some(p) => {
+                // SAFETY: the `ib_cq` is live (type invariant).
+                let (handler, ctx) =
+                    unsafe { ((*p.as_ptr()).comp_handler, (*p.as_ptr()).poll_ctx) };
+                handler.is_some() && ctx != raw::ib_poll_context_IB_POLL_DIRECT
+            }
             None => false,
         }
     }
@@ -75,8 +112,16 @@ impl IbCq {
     /// Sends `IB_EVENT_CQ_ERR` to the CQ's event handler.
     pub(crate) fn error_event(&self) {
         if let Some(p) = self.0 {
-            // SAFETY: the `ib_cq` is live (type invariant).
-            unsafe { raw::hns_shim_cq_event(p.as_ptr()) }
+            let p = p.as_ptr();
+            let mut ev = raw::ib_event::default();
+            // SAFETY: the `ib_cq` is live (type invariant); the event
+            // names it as its element.
+            unsafe {
+                ev.device = (*p).device;
+                *ev.element.cq.as_mut() = p;
+                ev.event = raw::ib_event_type_IB_EVENT_CQ_ERR;
+                send_event((*p).event_handler, &mut ev, (*p).cq_context);
+            }
         }
     }
 }
@@ -125,8 +170,16 @@ impl IbSrq {
             SrqEvent::LimitReached => raw::ib_event_type_IB_EVENT_SRQ_LIMIT_REACHED,
             SrqEvent::Err => raw::ib_event_type_IB_EVENT_SRQ_ERR,
         };
-        // SAFETY: the `ib_srq` is live (type invariant).
-        unsafe { raw::hns_shim_srq_event(self.0.as_ptr(), ty) }
+        let p = self.0.as_ptr();
+        let mut ev = raw::ib_event::default();
+        // SAFETY: the `ib_srq` is live (type invariant); the event names it
+        // as its element.
+        unsafe {
+            ev.device = (*p).device;
+            *ev.element.srq.as_mut() = p;
+            ev.event = ty;
+            send_event((*p).event_handler, &mut ev, (*p).srq_context);
+        }
     }
 }
 
@@ -210,8 +263,16 @@ impl IbQp {
     /// Sends `ev` to the QP's event handler, if it has one.
     pub(crate) fn event(&self, ev: QpEvent) {
         if let Some(p) = self.0 {
-            // SAFETY: the `ib_qp` is live (type invariant).
-            unsafe { raw::hns_shim_qp_event(p.as_ptr(), ev.raw()) }
+            let p = p.as_ptr();
+            let mut e = raw::ib_event::default();
+            // SAFETY: the `ib_qp` is live (type invariant); the event names
+            // it as its element.
+            unsafe {
+                e.device = (*p).device;
+                *e.element.qp.as_mut() = p;
+                e.event = ev.raw();
+                send_event((*p).event_handler, &mut e, (*p).qp_context);
+            }
         }
     }
 

@@ -15,10 +15,12 @@ signedness, pointer depth, const, the pointee's name) are found here too,
 though most would already be Rust type errors against bindgen's field.
 
 Finds, in the Rust sources, every function pointer handed to C: a field of
-a bindgen struct literal (`raw::T { f: Some(g::<D>) }`) or an argument of a
-shim call (`raw::f(.., Some(g), ..)`); looks up the C prototype
-of the field (shim.h, the kernel's ib_verbs.h, hnae3.h) or of the
-parameter (shim.h, ib_verbs.h: written out or a typedef), and compares it parameter by parameter with
+a bindgen struct literal (`raw::T { f: Some(g::<D>) }`, or `bindings::T`)
+or an argument of a shim or kernel call (`raw::f(.., Some(g), ..)`,
+`bindings::f`); looks up the C prototype of the field (shim.h, the
+kernel's ib_verbs.h, hnae3.h, notifier.h: written out or a typedef) or of
+the parameter (shim.h, ib_verbs.h, a rust/helpers/ wrapper: written out
+or a typedef), and compares it parameter by parameter with
 the Rust function's signature. Also checks that shim.c never takes the
 address of a function implemented in Rust (it may only call them).
 
@@ -35,6 +37,10 @@ C_HEADERS = [
     os.path.join(TOP, "bindings/shim.h"),
     os.path.join(KSRC, "include/rdma/ib_verbs.h"),
     os.path.join(KSRC, "drivers/net/ethernet/hisilicon/hns3/hnae3.h"),
+    # The netdevice notifier and the bond group's delayed work (rdma/bond.rs).
+    os.path.join(KSRC, "include/linux/notifier.h"),
+    os.path.join(KSRC, "include/linux/workqueue_types.h"),
+    os.path.join(KSRC, "rust/helpers/workqueue.c"),
 ]
 
 # C integer types and typedefs (LP64, -funsigned-char) by normalised
@@ -171,15 +177,27 @@ def c_field(struct, field):
         return None
     body = block(C_TEXT, m.start())
     f = re.search(r"([\w\s\*]+?)\(\s*\*\s*%s\s*\)\s*\(([^;]*)\)\s*;" % re.escape(field), body)
-    if not f:
-        return None
-    return c_proto(f.group(1), f.group(2))
+    if f:
+        return c_proto(f.group(1), f.group(2))
+    # A field whose type is a typedef of a function pointer.
+    f = re.search(r"\b(\w+)\s+%s\s*;" % re.escape(field), body)
+    return c_typedef(f.group(1)) if f else None
+
+
+def c_typedef(tname):
+    """The prototype of function pointer typedef `tname`."""
+    t = re.search(r"typedef\s+([\w\s\*]+?)\(\s*\*\s*%s\s*\)\s*\(([^;]*)\)\s*;" % re.escape(tname),
+                  C_TEXT)
+    return c_proto(t.group(1), t.group(2)) if t else None
 
 
 def c_param_typedef(func, idx):
     """The prototype behind parameter `idx` of `func` (declared in shim.h or
     ib_verbs.h): a function pointer written out or a typedef of one."""
     m = re.search(r"\b%s\s*\(([^;]*)\)\s*;" % re.escape(func), C_TEXT)
+    if not m:
+        # A kernel crate helper of an inline function (rust/helpers/).
+        m = re.search(r"\brust_helper_%s\s*\(([^;{]*)\)\s*\{" % re.escape(func), C_TEXT)
     if not m:
         return None
     params = split_top(m.group(1))
@@ -267,7 +285,7 @@ def rust_proto(params, ret):
 installs = []  # (where, C proto or None, rust fn name)
 for path, text in RS.items():
     rel = os.path.relpath(path, TOP)
-    for m in re.finditer(r"\braw::(\w+)\s*\{", text):
+    for m in re.finditer(r"\b(?:raw|bindings)::(\w+)\s*\{", text):
         body = block(text, m.start())
         # `field: Some(f)`, or `field: if HAS { Some(f) } else { None }`
         # (an op the driver may not implement).
@@ -277,7 +295,7 @@ for path, text in RS.items():
             if fn in FNS:
                 installs.append((f"{rel}: struct {m.group(1)}.{f.group(1)}",
                                  c_field(m.group(1), f.group(1)), fn))
-    for m in re.finditer(r"\braw::(\w+)\s*\(", text):
+    for m in re.finditer(r"\b(?:raw|bindings)::(\w+)\s*\(", text):
         # The call's argument list.
         i, depth = m.end() - 1, 0
         for j in range(i, len(text)):

@@ -41,7 +41,6 @@ ALLOW = {
     "as C's DEFINE_RATELIMIT_STATE inside printk_ratelimited",
     ("cq.rs", "RS"): "per-call-site rate limit of one message, as C's ratelimited print",
     ("rdma/ib/drain.rs", "WARNED"): "WARN_ONCE's per-call-site flag, as C's __warned",
-    ("rdma/layout.rs", "ITEMS"): "read-only table of the shim's layout checks",
     ("device.rs", "HW_STATS"): "read-only counter descriptors; the ib core keeps their address",
     ("hns_roce_hw_v2/scc.rs", "DCQCN"): "read-only parameter table of the debugfs files",
     ("hns_roce_hw_v2/scc.rs", "LDCP"): "read-only parameter table of the debugfs files",

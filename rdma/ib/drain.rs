@@ -240,7 +240,7 @@ impl<D: Driver> Drain<'_, D> {
     /// Runs the CQ's completion handler here, if it has one.
     pub(crate) fn run_handler(&self) {
         // SAFETY: a live CQ (type invariant).
-        unsafe { raw::hns_shim_cq_comp(self.ibcq.as_ptr()) }
+        unsafe { crate::rdma::wr::cq_completion(self.ibcq.as_ptr()) }
     }
 
     /// Waits for the drain WR's completion if the CQ has a handler to

@@ -67,7 +67,6 @@ struct RdmaLo {
 
 impl kernel::Module for RdmaLo {
     fn init(_module: &'static ThisModule) -> Result<Self> {
-        rdma::check_layout()?;
         let dev = lo::LoDev::new()?;
         let params = rdma::IbParams {
             name: c"rlo_%d",

@@ -5,7 +5,7 @@
  * one module defines).
  */
 #include <linux/types.h>
-#include "shim.h"
+#include "shim_trace.h"
 
 bool hns_shim_trace_enabled(u32 ev)
 {
