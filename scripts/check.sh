@@ -770,8 +770,9 @@ if [ -x "$HNS_BUILD/sim-target/release/hns-sim" ] && [ -f "$HNS_BUILD/module-kun
     # --personality vf): hns3 binds the function as 19e5:a22f and hands it
     # to hclgevf, hns-sim playing its PF; each RoCE driver registers hns_0
     # as hclgevf's RoCE client, reg-plan.sh's trace mode, link up, then the
-    # RoCE driver reloaded and an RC and a UD pingpong on the VF. One boot
-    # per driver, about 30 s each: opt-in (HNS_CHECK_NICVF=1).
+    # RoCE driver reloaded, an RC and a UD pingpong on the VF, hclgevf's
+    # function reset with hns_0 back and an RC pingpong after it. One boot
+    # per driver, about 45 s each: opt-in (HNS_CHECK_NICVF=1).
     if [ "${HNS_CHECK_NICVF:-0}" = 1 ]; then
         for d in c rs; do
             echo "sh /opt/hns/nicvf-plan.sh $d" >"$L/nicvf-$d.cmd"

@@ -30,6 +30,11 @@
 #                     the interface (IPv6 off) is up;
 #   rc-, ud-pingpong  20 iterations each on hns_0 (GID 0), both ends on
 #                     the VF;
+#   vf-reset          hclgevf's function reset (ETHTOOL_RESET, as
+#                     `ethtool --reset DEV dedicated`): "Reset done"
+#                     within 30 s, hns_0 back and ACTIVE;
+#   rc-pingpong-after-reset
+#                     20 iterations on hns_0 after the reset;
 #   unload            the RoCE driver unloads (kmemleak at the boot's end).
 . /opt/hns/lib.sh
 DRIVER=none
@@ -127,6 +132,37 @@ for t in rc ud; do
     pair_on "$G/$t-pingpong" tcp 18515 "ibv_${t}_pingpong -d hns_0 -g 0 -n 20" \
         "ibv_${t}_pingpong -d hns_0 -g 0 -n 20 127.0.0.1"
 done
+
+# vf-reset: hclgevf's function reset asked for as `ethtool --reset DEV
+# dedicated` does (the ETHTOOL_RESET ioctl, cmd 0x34 with the flags
+# 0xffff): hclgevf sends the PF the RESET mailbox request, takes the RoCE
+# client through uninit and init around its own re-init and logs "Reset
+# done"; hns_0 must come back ACTIVE and carry an RC pingpong. The model
+# counts the request and resets nothing of its own (docs/hns-sim.md "VF
+# (hclgevf)").
+vf_reset() {
+    n0=$(dmesg | grep -c "hns3 $fn: Reset done")
+    python3 -c '
+import array, fcntl, socket, struct, sys
+dev, flags = sys.argv[1], int(sys.argv[2], 0)
+val = array.array("B", struct.pack("II", 0x34, flags))
+ifr = struct.pack("16sP16x", dev.encode(), val.buffer_info()[0])
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+fcntl.ioctl(s.fileno(), 0x8946, ifr)
+' "$dev" 0xffff || return 1
+    rw=0
+    while [ "$(dmesg | grep -c "hns3 $fn: Reset done")" -le "$n0" ]; do
+        [ $rw -lt 30 ] || { echo "no Reset done within 30 s"; return 1; }
+        sleep 1
+        rw=$((rw + 1))
+    done
+    echo "Reset done after about $rw s"
+    wait_hns0 && port_state hns_0 PORT_ACTIVE
+}
+if check "$G/vf-reset" vf_reset; then
+    pair_on "$G/rc-pingpong-after-reset" tcp 18515 "ibv_rc_pingpong -d hns_0 -g 0 -n 20" \
+        "ibv_rc_pingpong -d hns_0 -g 0 -n 20 127.0.0.1"
+fi
 ip link set "$dev" down
 
 check "$G/unload" rmmod "$MOD"
