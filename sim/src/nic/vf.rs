@@ -339,6 +339,17 @@ pub fn read_crq(bar: &Bar) -> (u64, u32) {
 }
 
 impl VfPf {
+    /// The vectors the VF mapped queue `n`'s ring `ring_type` (0 TX, 1 RX)
+    /// to (MAP_RING_TO_VECTOR): on hardware the PF's hclge writes that map
+    /// with ADD_RING_TO_VECTOR for the VF's function, here the model
+    /// reads it when the ring completes or receives.
+    pub fn vectors_of(&self, ring_type: u8, n: u16) -> impl Iterator<Item = u16> + '_ {
+        self.ring_vectors
+            .iter()
+            .filter(move |r| r.1 == ring_type && u16::from(r.2) == n)
+            .map(|r| u16::from(r.0))
+    }
+
     /// A PF reporting `cfg`.
     pub fn new(cfg: VfCfg) -> Self {
         VfPf {
