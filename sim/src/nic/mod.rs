@@ -543,6 +543,11 @@ pub fn poll_all<M: Dma, B: std::borrow::Borrow<Bar>>(
         if let Some(q) = q {
             did |= q.step_reset(bar, now);
             did |= q.poll(bar, mem);
+            if q.vf.as_mut().is_some_and(|v| v.take_reset()) {
+                q.reset_done += 1;
+                q.trace
+                    .note("nic VF reset: the PF resets the function, its RoCE state is cleared");
+            }
             if let Some(v) = &mut q.vf {
                 if v.poll_crq(bar, mem, &mut q.trace) {
                     // The VF's misc vector: hclgevf reads the CRQ there.

@@ -320,6 +320,9 @@ pub struct VfPf {
     pub vlans: Vec<u16>,
     /// Requests for a VF reset (RESET).
     pub resets: u32,
+    /// RESET requests the device loop has not carried out yet
+    /// ([`VfPf::take_reset`]).
+    resets_pending: u32,
     /// The CRQ as last read: base and depth in descriptors.
     crq: Option<(u64, u32)>,
 }
@@ -348,6 +351,16 @@ impl VfPf {
             .iter()
             .filter(move |r| r.1 == ring_type && u16::from(r.2) == n)
             .map(|r| u16::from(r.0))
+    }
+
+    /// Whether the VF asked for a reset since the last call. hclge
+    /// answers RESET by resetting the VF's function
+    /// (`hclge_reset_vf`, hclge_mbx.c:650: `hclge_func_reset_cmd`
+    /// with the VF's id), which clears its RoCE engine as well.
+    pub fn take_reset(&mut self) -> bool {
+        let asked = self.resets_pending > 0;
+        self.resets_pending = 0;
+        asked
     }
 
     /// A PF reporting `cfg`.
@@ -534,6 +547,7 @@ impl VfPf {
             }
             mbx::RESET => {
                 self.resets += 1;
+                self.resets_pending += 1;
                 ok(vec![])
             }
             mbx::SET_PROMISC_MODE

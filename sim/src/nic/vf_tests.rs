@@ -428,3 +428,22 @@ fn a_vf_ring_event_raises_the_vector_it_mapped() {
     h.pass();
     assert!(!h.raised.contains(&(0, 1)), "after unmap: {:?}", h.raised);
 }
+
+#[test]
+fn a_vf_reset_request_resets_the_function_for_the_device_loop() {
+    let mut h = Hclgevf::new("vfreset", true);
+    assert!(!h.q().take_reset_done());
+    // hclgevf_reset_prepare_wait: RESET, synchronous; hclge answers 0
+    // once it has reset the VF's function (hclge_reset_vf).
+    let (st, _) = h.ask(mbx::RESET, 0, &[]);
+    assert_eq!(st, 0);
+    assert!(
+        h.q().take_reset_done(),
+        "the device loop clears the VF's RoCE engine"
+    );
+    assert!(!h.q().take_reset_done(), "once per request");
+    assert_eq!(h.q().vf.as_ref().unwrap().resets, 1);
+    // Other requests reset nothing.
+    h.ask(mbx::GET_QINFO, 0, &[]);
+    assert!(!h.q().take_reset_done());
+}
