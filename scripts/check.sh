@@ -766,6 +766,33 @@ if [ -x "$HNS_BUILD/sim-target/release/hns-sim" ] && [ -f "$HNS_BUILD/module-kun
         fi
     fi
 
+    # The same on a VF (tests/guest/nicvf-plan.sh, HNS_NIC=hclge with
+    # --personality vf): hns3 binds the function as 19e5:a22f and hands it
+    # to hclgevf, hns-sim playing its PF; each RoCE driver registers hns_0
+    # as hclgevf's RoCE client, reg-plan.sh's trace mode, link up, then the
+    # RoCE driver reloaded, an RC and a UD pingpong on the VF, hclgevf's
+    # function reset with hns_0 back and an RC pingpong after it. One boot
+    # per driver, about 45 s each: opt-in (HNS_CHECK_NICVF=1).
+    if [ "${HNS_CHECK_NICVF:-0}" = 1 ]; then
+        for d in c rs; do
+            echo "sh /opt/hns/nicvf-plan.sh $d" >"$L/nicvf-$d.cmd"
+            HNS_NIC=hclge HNS_SIM_ARGS="--personality vf" \
+                GT_RENAME="s#^TEST regtrace-$d/#TEST nicvf-$d/regtrace-#" \
+                guest_tests "nicvf-$d" "$RESULTS" "$L/nicvf-$d.cmd" --driver $d --sim 1
+            awk '/^cmq > op=8000 / { h++; if (h == 2) exit } { print }' \
+                "$HNS_BUILD/guest/nicvf-$d/trace-0.txt" >"$L/nicvfreg-$d.txt" 2>/dev/null
+        done
+        window_equal equivalence/nicvf-registration-trace nicvfreg ""
+        outcomes_equal equivalence/nicvf-outcomes nicvf-c nicvf-rs
+        if python3 scripts/compare-runs.py --only devinfo "$HNS_BUILD/guest/nicvf-c/output.log" \
+            "$HNS_BUILD/guest/nicvf-rs/output.log" >"$L/compare-nicvf-devinfo.log" 2>&1; then
+            result equivalence/nicvf-devinfo PASS "($(head -n 1 "$L/compare-nicvf-devinfo.log"))"
+        else
+            result equivalence/nicvf-devinfo FAIL "C vs Rust differ (log: $L/compare-nicvf-devinfo.log):"
+            head -n 60 "$L/compare-nicvf-devinfo.log" | sed 's/^/    /'
+        fi
+    fi
+
     # hclge's own function reset on hns-sim (tests/guest/nic-reset-plan.sh:
     # ETHTOOL_RESET under an rc_pingpong pair, then a RoCE load while the
     # reset runs, then an FLR through sysfs), one boot per driver with one

@@ -174,6 +174,18 @@ pub fn read_ring(bar: &Bar) -> (u64, u32) {
 }
 
 impl NicCmq {
+    /// Marks the vectors of queue `n`'s ring `int_type` (0 TX, 1 RX)
+    /// pending: a PF's from its ADD_RING_TO_VECTOR map, a VF's from the
+    /// map it asked its PF for (MAP_RING_TO_VECTOR).
+    fn ring_event(&mut self, int_type: u8, n: u16) {
+        self.tqps.event(&self.fw, int_type, n);
+        if let Some(v) = &self.vf {
+            for vec in v.vectors_of(int_type, n) {
+                self.tqps.mark(vec);
+            }
+        }
+    }
+
     /// A command queue with firmware `fw`, tracing to `trace`.
     pub fn new(fw: fw::NicFw, trace: Trace) -> Self {
         NicCmq {
@@ -531,6 +543,11 @@ pub fn poll_all<M: Dma, B: std::borrow::Borrow<Bar>>(
         if let Some(q) = q {
             did |= q.step_reset(bar, now);
             did |= q.poll(bar, mem);
+            if q.vf.as_mut().is_some_and(|v| v.take_reset()) {
+                q.reset_done += 1;
+                q.trace
+                    .note("nic VF reset: the PF resets the function, its RoCE state is cleared");
+            }
             if let Some(v) = &mut q.vf {
                 if v.poll_crq(bar, mem, &mut q.trace) {
                     // The VF's misc vector: hclgevf reads the CRQ there.
@@ -540,7 +557,7 @@ pub fn poll_all<M: Dma, B: std::borrow::Borrow<Bar>>(
             }
             let (frames, done) = q.tqps.poll_tx(bar, mem, now, &mut q.trace);
             for n in done {
-                q.tqps.event(&q.fw, 0, n);
+                q.ring_event(0, n);
             }
             did |= !frames.is_empty();
             sent.extend(frames.into_iter().map(|(_, f)| (i, f)));
@@ -557,7 +574,7 @@ pub fn poll_all<M: Dma, B: std::borrow::Borrow<Bar>>(
             match q.tqps.rx_queue() {
                 Some(n) => {
                     if q.tqps.receive(bar, mem, n, &frame, &mut q.trace) {
-                        q.tqps.event(&q.fw, 1, n);
+                        q.ring_event(1, n);
                     }
                 }
                 None => q.tqps.stats.rx_down += 1,

@@ -553,6 +553,12 @@ impl Tqps {
         }
     }
 
+    /// Marks MSI-X vector `v` pending (a VF's ring event: its map is
+    /// the PF's, [`super::vf::VfPf::vectors_of`]).
+    pub fn mark(&mut self, v: u16) {
+        self.pending.insert(v);
+    }
+
     /// Raises every pending vector whose control register lets it fire,
     /// masking it as the hardware does (hns3's handler schedules NAPI and
     /// the poll writes 1 when done, `hns3_mask_vector_irq`); a masked

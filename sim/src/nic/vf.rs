@@ -320,6 +320,9 @@ pub struct VfPf {
     pub vlans: Vec<u16>,
     /// Requests for a VF reset (RESET).
     pub resets: u32,
+    /// RESET requests the device loop has not carried out yet
+    /// ([`VfPf::take_reset`]).
+    resets_pending: u32,
     /// The CRQ as last read: base and depth in descriptors.
     crq: Option<(u64, u32)>,
 }
@@ -339,6 +342,27 @@ pub fn read_crq(bar: &Bar) -> (u64, u32) {
 }
 
 impl VfPf {
+    /// The vectors the VF mapped queue `n`'s ring `ring_type` (0 TX, 1 RX)
+    /// to (MAP_RING_TO_VECTOR): on hardware the PF's hclge writes that map
+    /// with ADD_RING_TO_VECTOR for the VF's function, here the model
+    /// reads it when the ring completes or receives.
+    pub fn vectors_of(&self, ring_type: u8, n: u16) -> impl Iterator<Item = u16> + '_ {
+        self.ring_vectors
+            .iter()
+            .filter(move |r| r.1 == ring_type && u16::from(r.2) == n)
+            .map(|r| u16::from(r.0))
+    }
+
+    /// Whether the VF asked for a reset since the last call. hclge
+    /// answers RESET by resetting the VF's function
+    /// (`hclge_reset_vf`, hclge_mbx.c:650: `hclge_func_reset_cmd`
+    /// with the VF's id), which clears its RoCE engine as well.
+    pub fn take_reset(&mut self) -> bool {
+        let asked = self.resets_pending > 0;
+        self.resets_pending = 0;
+        asked
+    }
+
     /// A PF reporting `cfg`.
     pub fn new(cfg: VfCfg) -> Self {
         VfPf {
@@ -523,6 +547,7 @@ impl VfPf {
             }
             mbx::RESET => {
                 self.resets += 1;
+                self.resets_pending += 1;
                 ok(vec![])
             }
             mbx::SET_PROMISC_MODE

@@ -391,3 +391,59 @@ fn mailbox_codes_match_hclge_mbx_h() {
     }
     assert_eq!(seen, mbx::ALL.len(), "no code of ours is missing");
 }
+
+#[test]
+fn a_vf_ring_event_raises_the_vector_it_mapped() {
+    let mut h = Hclgevf::new("ringvec", true);
+    // hclgevf_bind_ring_to_vector: vector 1 (at the subcode's byte), one
+    // ring: RX (type 1) of queue 0, GL index 1.
+    h.mbx(mbx::MAP_RING_TO_VECTOR, 1, &[1, 1, 0, 1], false);
+    // hns3_vector_enable: the vector's control register to 1.
+    let ctrl = super::tqp::vector_ctrl(1).unwrap();
+    h.bar.write32(ctrl, 1);
+    h.raised.clear();
+    // A frame received on queue 0 (what poll_all does after `receive`).
+    h.q().ring_event(1, 0);
+    h.pass();
+    assert!(
+        h.raised.contains(&(0, 1)),
+        "vector 1 raised: {:?}",
+        h.raised
+    );
+    assert_eq!(h.bar.read32(ctrl), 0, "masked until the poll re-enables it");
+    // TX of queue 0 and RX of queue 1 were not mapped: nothing.
+    h.raised.clear();
+    h.bar.write32(ctrl, 1);
+    h.q().ring_event(0, 0);
+    h.q().ring_event(1, 1);
+    h.pass();
+    assert!(
+        !h.raised.contains(&(0, 1)),
+        "unmapped rings: {:?}",
+        h.raised
+    );
+    // UNMAP_RING_TO_VECTOR takes the ring off again.
+    h.mbx(mbx::UNMAP_RING_TO_VECTOR, 1, &[1, 1, 0, 1], false);
+    h.q().ring_event(1, 0);
+    h.pass();
+    assert!(!h.raised.contains(&(0, 1)), "after unmap: {:?}", h.raised);
+}
+
+#[test]
+fn a_vf_reset_request_resets_the_function_for_the_device_loop() {
+    let mut h = Hclgevf::new("vfreset", true);
+    assert!(!h.q().take_reset_done());
+    // hclgevf_reset_prepare_wait: RESET, synchronous; hclge answers 0
+    // once it has reset the VF's function (hclge_reset_vf).
+    let (st, _) = h.ask(mbx::RESET, 0, &[]);
+    assert_eq!(st, 0);
+    assert!(
+        h.q().take_reset_done(),
+        "the device loop clears the VF's RoCE engine"
+    );
+    assert!(!h.q().take_reset_done(), "once per request");
+    assert_eq!(h.q().vf.as_ref().unwrap().resets, 1);
+    // Other requests reset nothing.
+    h.ask(mbx::GET_QINFO, 0, &[]);
+    assert!(!h.q().take_reset_done());
+}
