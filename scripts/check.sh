@@ -772,8 +772,8 @@ if [ -x "$HNS_BUILD/sim-target/release/hns-sim" ] && [ -f "$HNS_BUILD/module-kun
     # as hclgevf's RoCE client, reg-plan.sh's trace mode, link up, then the
     # RoCE driver reloaded, an RC and a UD pingpong on the VF, hclgevf's
     # function reset with hns_0 back and an RC pingpong after it. One boot
-    # per driver, about 45 s each: opt-in (HNS_CHECK_NICVF=1).
-    if [ "${HNS_CHECK_NICVF:-0}" = 1 ]; then
+    # per driver, about 45 s each; HNS_CHECK_NICVF=0 leaves them out.
+    if [ "${HNS_CHECK_NICVF:-1}" = 1 ]; then
         for d in c rs; do
             echo "sh /opt/hns/nicvf-plan.sh $d" >"$L/nicvf-$d.cmd"
             HNS_NIC=hclge HNS_SIM_ARGS="--personality vf" \
