@@ -82,7 +82,12 @@ pub fn check_in_rules() -> Check {
     // (`ib_is_udata_in_empty`).
     expect(in_plan(0, 0, 0) == p(0, 0), "empty, nothing")?;
     expect(in_plan(8, 0, 0) == p(0, 8), "empty, all tail")?;
-    // A verb whose driver takes no request (`Empty`): the same plan.
+    // A verb whose driver takes no request (`Empty`): nothing is too
+    // short, the whole request is tail.
+    expect(
+        in_plan(0, core::mem::size_of::<Empty>(), Empty::MIN) == p(0, 0),
+        "Empty request, none sent",
+    )?;
     expect(
         in_plan(8, core::mem::size_of::<Empty>(), Empty::MIN) == p(0, 8),
         "Empty request, all tail",
