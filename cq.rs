@@ -26,7 +26,12 @@ use crate::hem::{HemType, HOP_NUM_0};
 use crate::hns_roce_hw_v2::consts::{cap_flag, cqe_size, mbox};
 use crate::hns_roce_hw_v2::ctx as hw_ctx;
 use crate::hns_roce_hw_v2::fields::Cqc;
-use crate::rdma::{new_spinlock_irq, uabi, CqUreq, IbCq, ResAttrs, ResRaw, SpinLockIrq, UmemDev};
+use crate::rdma::{new_spinlock_irq, IbCq, ResAttrs, ResRaw, SpinLockIrq, UdataReq, UmemDev};
+use crate::uabi;
+
+/// A user CQ request (libhns's `struct hns_roce_ib_create_cq`) as read
+/// from the udata, with the result of reading it and the udata lengths.
+pub(crate) type CqUreq = UdataReq<uabi::CreateCq>;
 use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use kernel::{
     device::{Bound, Device},

@@ -17,7 +17,7 @@ use crate::hns_roce_hw_v2::consts::{
 use crate::hw_rev::HwRev;
 use crate::pd::{Domains, IdSpace};
 use crate::rdma::{self, BoundDevice, DscpMap, Hnae3Handle, IbCq, IbQp, SqDoorbells};
-use crate::{ah, bitmap, cq, db, eq, hns_roce_hw_v2, mr, qp, srq};
+use crate::{ah, bitmap, cq, db, eq, hns_roce_hw_v2, mr, qp, srq, uabi};
 
 mod verbs;
 
@@ -304,7 +304,7 @@ impl IbDev {
     /// A kernel QP of the driver's own, on `cq`.
     pub(crate) fn reserved_qp(
         &self,
-        init: &mut rdma::QpInit,
+        init: &mut qp::QpInit,
         cq: Arc<cq::Cq>,
     ) -> Result<Pin<KBox<qp::Qp>>> {
         let q = self.new_qp(init, Some(cq.clone()), Some(cq), IbQp::reserved(), None)?;
@@ -319,8 +319,8 @@ impl IbDev {
         cqe: u32,
         vector: u32,
         ibcq: IbCq,
-        user: Option<(rdma::UserCtx<'_, Ucontext>, &rdma::CqUreq)>,
-    ) -> Result<(Arc<cq::Cq>, rdma::CqOut)> {
+        user: Option<(rdma::UserCtx<'_, Ucontext>, &cq::CqUreq)>,
+    ) -> Result<(Arc<cq::Cq>, rdma::CqOut<uabi::CreateCqResp>)> {
         let env = self.cq_env();
         let attr = cq::CqAttr { cqe, vector };
         let (depth, cqe_size) = cq::Cq::check(&env, &attr, user.as_ref().map(|u| u.1))?;
@@ -349,8 +349,11 @@ impl IbDev {
             c,
             rdma::CqOut {
                 depth,
+                resp: uabi::CreateCqResp {
+                    cqn: (*cqn).into(),
+                    cap_flags,
+                },
                 cqn: cqn.dismiss(),
-                cap_flags,
             },
         ))
     }
@@ -389,7 +392,7 @@ impl IbDev {
     /// once published, `publish_qp`), its flow control.
     fn new_qp(
         &self,
-        init: &mut rdma::QpInit,
+        init: &mut qp::QpInit,
         send_cq: Option<Arc<cq::Cq>>,
         recv_cq: Option<Arc<cq::Cq>>,
         ibqp: IbQp,

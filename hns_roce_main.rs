@@ -34,6 +34,8 @@ mod objtable;
 mod pd;
 mod qp;
 mod srq;
+// The user ABI with libhns.
+mod uabi;
 
 pub mod dfx;
 pub mod field;

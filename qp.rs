@@ -33,11 +33,11 @@ use crate::hns_roce_hw_v2::caps::Caps;
 use crate::hns_roce_hw_v2::consts::{cap_flag, mbox, reg, sge};
 use crate::hns_roce_hw_v2::qpc::{self as qpc, qpt, QpState, QueueError, QueueRequest, QueueSizes};
 use crate::hw_rev::HwRev;
-use crate::rdma::uabi::CREATE_QP_MASK_CONGEST_TYPE;
 use crate::rdma::{
-    trace, DbOffset, DscpMap, IbQp, MmapCtx, MmapEntry, QpAttr, QpInit, QpQuery, RecvWr, ResAttrs,
-    ResRaw, SqDoorbells, UmemDev,
+    self, trace, DbOffset, DscpMap, IbQp, MmapCtx, MmapEntry, QpAttr, QpQuery, RecvWr, ResAttrs,
+    ResRaw, SqDoorbells, UdataReq, UmemDev,
 };
+use crate::uabi::{CreateQp, CreateQpResp, CREATE_QP_MASK_CONGEST_TYPE};
 use core::sync::atomic::Ordering;
 use kernel::{
     device::{Bound, Device},
@@ -78,6 +78,84 @@ mod qp_cap {
     pub(super) const OWNER_DB: u64 = 1 << 2;
     /// Single WQEs are pushed into the QP's page (`dwqe_mmap_key`).
     pub(super) const DIRECT_WQE: u64 = 1 << 5;
+}
+
+/// A QP request as the driver reads it: the layer's, and for a user QP
+/// libhns's request (`struct hns_roce_ib_create_qp`) and what the udata's
+/// lengths allow. It dereferences to the layer's request.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct QpInit {
+    /// The layer's request; its capacities are updated to what the QP got.
+    pub(crate) base: rdma::QpInit,
+    /// The request is long enough to carry `sdb_addr`.
+    pub(crate) user_sdb: bool,
+    /// The answer buffer is long enough for `cap_flags`.
+    pub(crate) user_resp: bool,
+    /// What validating the request returned (0, or the errno): reported
+    /// where C does, after the RQ size check.
+    pub(crate) copy_ret: i32,
+    /// Log2 of the SQ's basic blocks.
+    pub(crate) log_sq_bb_count: u8,
+    /// Log2 of the SQ's stride.
+    pub(crate) log_sq_stride: u8,
+    /// The user buffer.
+    pub(crate) buf_addr: u64,
+    /// The RQ record doorbell.
+    pub(crate) db_addr: u64,
+    /// The SQ record doorbell.
+    pub(crate) sdb_addr: u64,
+    /// The request's comp_mask.
+    pub(crate) comp_mask: u64,
+    /// The congestion type asked for.
+    pub(crate) cong_type_flags: u64,
+    /// The answer: `HNS_ROCE_QP_CAP_*`.
+    pub(crate) cap_flags: u64,
+    /// With `HNS_ROCE_QP_CAP_DIRECT_WQE` in `cap_flags`: the mmap offset
+    /// of the QP's direct WQE page.
+    pub(crate) dwqe_mmap_key: u64,
+}
+
+impl QpInit {
+    /// The request `base`, with libhns's request `ureq` of a user QP.
+    pub(crate) fn new(base: rdma::QpInit, ureq: Option<&UdataReq<CreateQp>>) -> Self {
+        let Some(u) = ureq else {
+            return Self {
+                base,
+                ..Self::default()
+            };
+        };
+        // CAST: struct offsets, far below `u32::MAX`.
+        let user_resp = u.outlen >= CreateQpResp::CAP_FLAGS_END as u32;
+        Self {
+            base,
+            user_resp,
+            // CAST: as above.
+            user_sdb: user_resp && u.inlen >= CreateQp::SDB_END as u32,
+            copy_ret: u.copy_ret,
+            log_sq_bb_count: u.log_sq_bb_count,
+            log_sq_stride: u.log_sq_stride,
+            buf_addr: u.buf_addr,
+            db_addr: u.db_addr,
+            sdb_addr: u.sdb_addr,
+            comp_mask: u.comp_mask,
+            cong_type_flags: u.cong_type_flags,
+            ..Self::default()
+        }
+    }
+}
+
+impl core::ops::Deref for QpInit {
+    type Target = rdma::QpInit;
+
+    fn deref(&self) -> &rdma::QpInit {
+        &self.base
+    }
+}
+
+impl core::ops::DerefMut for QpInit {
+    fn deref_mut(&mut self) -> &mut rdma::QpInit {
+        &mut self.base
+    }
 }
 
 /// What a user QP is created with besides its request: the caller's

@@ -55,17 +55,16 @@ pub(crate) use irq::irqs_disabled;
 pub(crate) use irq::{Event, IrqHandler, IrqRegistration, OwnedQueue};
 mod ib;
 pub(crate) use ib::{
-    dev_log, dev_log_ret, eui48_guid, AddrVec, AhIn, AhOps, CounterOps, CqOps, CqOut, CqUreq,
-    DevAttr, DeviceOps, Drain, Driver, FailedVerb, GidEntry, IbLog, IbParams, IbRegistration,
-    LogLevel, MrOps, MrReq, NetdevEvent, PdOps, PortAttr, PortEvents, PostResult, QpAttr, QpInit,
-    QpModifyResp, QpOps, QpQuery, RestrackOps, SrqArgs, SrqAttr, SrqOps, SrqUreq, StatDescs,
-    UcontextOps, UctxResp, XrcdOps, CORE_PORT_IBA_ROCE, CORE_PORT_IBA_ROCE_UDP_ENCAP,
-    DEVICE_MEM_MGT_EXTENSIONS, DEVICE_PORT_ACTIVE_EVENT, DEVICE_RC_RNR_NAK_GEN, DEVICE_XRC,
-    EVENT_PORT_ACTIVE, EVENT_PORT_ERR, MGMT_MAD_SIZE, MR_REREG_ACCESS, MR_REREG_PD, MR_REREG_TRANS,
-    MR_TYPE_MEM_REG, MTU_256, NETDEV_CHANGE, NETDEV_CHANGEADDR, NETDEV_DOWN, NETDEV_REGISTER,
-    NETDEV_UP, NODE_IB_CA, PORT_ACTIVE, PORT_BOOT_MGMT_SUP, PORT_CM_SUP, PORT_DOWN,
-    PORT_PHYS_STATE_DISABLED, PORT_PHYS_STATE_LINK_UP, PORT_REINIT_SUP, PORT_VENDOR_CLASS_SUP,
-    SRQT_XRC,
+    dev_log, dev_log_ret, eui48_guid, AddrVec, AhIn, AhOps, CounterOps, CqOps, CqOut, DevAttr,
+    DeviceOps, Drain, Driver, FailedVerb, GidEntry, IbLog, IbParams, IbRegistration, LogLevel,
+    MrOps, MrReq, NetdevEvent, PdOps, PortAttr, PortEvents, PostResult, QpAttr, QpInit, QpOps,
+    QpQuery, RestrackOps, SrqArgs, SrqAttr, SrqOps, StatDescs, UcontextOps, UctxNew, UdataReq,
+    XrcdOps, CORE_PORT_IBA_ROCE, CORE_PORT_IBA_ROCE_UDP_ENCAP, DEVICE_MEM_MGT_EXTENSIONS,
+    DEVICE_PORT_ACTIVE_EVENT, DEVICE_RC_RNR_NAK_GEN, DEVICE_XRC, EVENT_PORT_ACTIVE, EVENT_PORT_ERR,
+    MGMT_MAD_SIZE, MR_REREG_ACCESS, MR_REREG_PD, MR_REREG_TRANS, MR_TYPE_MEM_REG, MTU_256,
+    NETDEV_CHANGE, NETDEV_CHANGEADDR, NETDEV_DOWN, NETDEV_REGISTER, NETDEV_UP, NODE_IB_CA,
+    PORT_ACTIVE, PORT_BOOT_MGMT_SUP, PORT_CM_SUP, PORT_DOWN, PORT_PHYS_STATE_DISABLED,
+    PORT_PHYS_STATE_LINK_UP, PORT_REINIT_SUP, PORT_VENDOR_CLASS_SUP, SRQT_XRC,
 };
 #[cfg(rdma_soft)]
 pub(crate) use ib::{

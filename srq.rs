@@ -36,7 +36,7 @@ use crate::objtable::ObjTable;
 use crate::pd::IdSpace;
 use crate::rdma::{
     new_spinlock_irq, trace, DbOffset, IbSrq, RecvWr, ResAttrs, ResRaw, SpinLockIrq, SrqArgs,
-    SrqAttr, SrqEvent, SrqUreq, UmemDev, SRQT_XRC,
+    SrqAttr, SrqEvent, UdataReq, UmemDev, SRQT_XRC,
 };
 use kernel::{
     device::{Bound, Device},
@@ -50,7 +50,7 @@ use kernel::{
 const SRQ_CAP_RECORD_DB: u32 = 1 << 0;
 /// `HNS_ROCE_RSP_SRQ_CAP_RECORD_DB` (`enum hns_roce_srq_cap_flags_resp`,
 /// uapi): the SRQ has one.
-const RSP_SRQ_CAP_RECORD_DB: u32 = 1 << 0;
+pub(crate) const RSP_SRQ_CAP_RECORD_DB: u32 = 1 << 0;
 
 /// What creating and using an SRQ needs from the device.
 pub(crate) struct SrqEnv<'a> {
@@ -71,6 +71,10 @@ pub(crate) struct SrqEnv<'a> {
     /// The SRQ table of the event handlers.
     pub(crate) table: &'a SrqTable,
 }
+
+/// A user SRQ request (libhns's `struct hns_roce_ib_create_srq`) as read
+/// from the udata, with the result of reading it.
+pub(crate) type SrqUreq = UdataReq<crate::uabi::CreateSrq>;
 
 /// What a user SRQ adds: the caller and its request.
 pub(crate) struct UserSrq<'a> {
@@ -473,11 +477,6 @@ impl Srq {
         args.srqn = srqn.keep();
         args.max_wr = wqe_cnt;
         args.max_sge = max_gs - rsv_sge;
-        args.cap_flags = if srq.db_dma().is_some() {
-            RSP_SRQ_CAP_RECORD_DB
-        } else {
-            0
-        };
         Ok(srq)
     }
 
@@ -577,7 +576,7 @@ impl Srq {
     }
 
     /// Bus address of the record doorbell, if the SRQ has one.
-    fn db_dma(&self) -> Option<u64> {
+    pub(crate) fn db_dma(&self) -> Option<u64> {
         match &self.queues {
             Queues::User(u) => u.db.as_ref().map(|d| d.dma),
             Queues::Kernel(k) => k.db.as_ref().map(|d| d.dma),

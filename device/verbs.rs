@@ -17,8 +17,9 @@ use crate::hns_roce_hw_v2::consts::{cap_flag, cmq_op, msg};
 use crate::hns_roce_hw_v2::gid;
 use crate::rdma::{
     self, AddrVec, AhIn, DevAttr, FailedVerb, GidEntry, IbCq, IbQp, NetDev, NetdevEvent, PortAttr,
-    PortEvents, UctxResp, WcArray,
+    PortEvents, UctxNew, UdataReq, WcArray,
 };
+use crate::uabi;
 use crate::{ah, bond, db, dfx, mr, qp, srq};
 use kernel::{prelude::*, sync::Arc, types::ScopeGuard};
 
@@ -192,8 +193,15 @@ impl rdma::DeviceOps for IbDev {
 #[vtable]
 impl rdma::UcontextOps for IbDev {
     type Ucontext = Ucontext;
+    type UctxReq = uabi::AllocUcontext;
+    type UctxResp = uabi::AllocUcontextResp;
 
-    fn alloc_ucontext(&self, req: u32, resp: &mut UctxResp) -> Result<(Arc<Ucontext>, u32, u64)> {
+    fn alloc_ucontext(
+        &self,
+        req: &uabi::AllocUcontext,
+    ) -> Result<UctxNew<Ucontext, uabi::AllocUcontextResp>> {
+        let req = req.config;
+        let mut resp = uabi::AllocUcontextResp::default();
         let c = &self.caps;
         resp.qp_tab_size = c.num_qps;
         resp.srq_tab_size = c.num_srqs;
@@ -218,7 +226,8 @@ impl rdma::UcontextOps for IbDev {
             }
         }
         if self.rev.is_hip09() {
-            resp.congest_type = c.cong_cap;
+            // CAST: the uapi member is 8 bits, as C's assignment keeps.
+            resp.congest_type = c.cong_cap as u8;
         }
         resp.cqe_size = c.cqe_sz;
         // Both go back (bank first) if the context cannot be made.
@@ -240,7 +249,12 @@ impl rdma::UcontextOps for IbDev {
         let uar = uar.dismiss();
         // CAST: PAGE_SIZE is a power of two.
         let page_mask = !(kernel::page::PAGE_SIZE as u64 - 1);
-        Ok((u, uar, self.db_bar & page_mask))
+        Ok(UctxNew {
+            uctx: u,
+            resp,
+            config: resp.config,
+            db_page: Some((uar, self.db_bar & page_mask)),
+        })
     }
 
     fn dealloc_ucontext(&self, u: Arc<Ucontext>) {
@@ -252,8 +266,11 @@ impl rdma::UcontextOps for IbDev {
 // Protection domains.
 #[vtable]
 impl rdma::PdOps for IbDev {
-    fn alloc_pd(&self) -> Result<u32> {
-        self.domains.alloc_pd()
+    type PdResp = uabi::AllocPdResp;
+
+    fn alloc_pd(&self) -> Result<(u32, uabi::AllocPdResp)> {
+        let pdn = self.domains.alloc_pd()?;
+        Ok((pdn, uabi::AllocPdResp { pdn }))
     }
 
     fn dealloc_pd(&self, pdn: u32) {
@@ -276,8 +293,15 @@ impl rdma::XrcdOps for IbDev {
 // Address handles.
 #[vtable]
 impl rdma::AhOps for IbDev {
-    fn create_ah(&self, req: &AhIn, av: &mut AddrVec) -> Result {
-        ah::create_ah(&self.ah_env(), req, av)
+    type AhResp = uabi::CreateAhResp;
+
+    fn create_ah(&self, req: &AhIn, av: &mut AddrVec) -> Result<uabi::CreateAhResp> {
+        ah::create_ah(&self.ah_env(), req, av)?;
+        Ok(uabi::CreateAhResp {
+            dmac: av.mac,
+            priority: av.sl,
+            tc_mode: av.tc_mode,
+        })
     }
 }
 
@@ -285,14 +309,16 @@ impl rdma::AhOps for IbDev {
 #[vtable]
 impl rdma::CqOps for IbDev {
     type Cq = CqRef;
+    type CqReq = uabi::CreateCq;
+    type CqResp = uabi::CreateCqResp;
 
     fn create_cq(
         &self,
         cqe: u32,
         vector: u32,
         ibcq: IbCq,
-        user: Option<(rdma::UserCtx<'_, Ucontext>, &rdma::CqUreq)>,
-    ) -> Result<(KBox<CqRef>, rdma::CqOut)> {
+        user: Option<(rdma::UserCtx<'_, Ucontext>, &UdataReq<uabi::CreateCq>)>,
+    ) -> Result<(KBox<CqRef>, rdma::CqOut<uabi::CreateCqResp>)> {
         let (c, out) = self.new_cq(cqe, vector, ibcq, user)?;
         match KBox::new(CqRef(c.clone()), GFP_KERNEL) {
             Ok(b) => Ok((b, out)),
@@ -399,6 +425,9 @@ impl rdma::MrOps for IbDev {
 #[vtable]
 impl rdma::QpOps for IbDev {
     type Qp = qp::Qp;
+    type QpReq = uabi::CreateQp;
+    type QpResp = uabi::CreateQpResp;
+    type QpModifyResp = uabi::ModifyQpResp;
 
     fn create_qp(
         &self,
@@ -406,21 +435,30 @@ impl rdma::QpOps for IbDev {
         send_cq: Option<&CqRef>,
         recv_cq: Option<&CqRef>,
         ibqp: IbQp,
-        user: Option<rdma::UserCtx<'_, Ucontext>>,
-    ) -> Result<(Pin<KBox<qp::Qp>>, u32)> {
+        user: Option<(rdma::UserCtx<'_, Ucontext>, &UdataReq<uabi::CreateQp>)>,
+    ) -> Result<(Pin<KBox<qp::Qp>>, u32, uabi::CreateQpResp)> {
+        let mut qi = qp::QpInit::new(*init, user.as_ref().map(|u| u.1));
         let q = self.new_qp(
-            init,
+            &mut qi,
             send_cq.map(|c| c.0.clone()),
             recv_cq.map(|c| c.0.clone()),
             ibqp,
-            user,
+            user.map(|u| u.0),
         )?;
+        *init = qi.base;
         let n = q.qpn;
-        Ok((q, n))
+        Ok((
+            q,
+            n,
+            uabi::CreateQpResp {
+                cap_flags: qi.cap_flags,
+                dwqe_mmap_key: qi.dwqe_mmap_key,
+            },
+        ))
     }
 
-    fn modify_qp(&self, q: &qp::Qp, a: &rdma::QpAttr, r: &mut rdma::QpModifyResp) -> Result {
-        q.modify(&self.qp_env(), a, r)
+    fn modify_qp(&self, q: &qp::Qp, a: &rdma::QpAttr) -> Result<Option<uabi::ModifyQpResp>> {
+        q.modify(&self.qp_env(), a)
     }
 
     fn publish_qp(&self, q: &qp::Qp) {
@@ -461,19 +499,30 @@ impl rdma::QpOps for IbDev {
 #[vtable]
 impl rdma::SrqOps for IbDev {
     type Srq = srq::Srq;
+    type SrqReq = uabi::CreateSrq;
+    type SrqResp = uabi::CreateSrqResp;
 
     fn create_srq(
         &self,
         args: &mut rdma::SrqArgs,
         ibsrq: rdma::IbSrq,
-        user: Option<(rdma::UserCtx<'_, Ucontext>, &rdma::SrqUreq)>,
-    ) -> Result<KBox<srq::Srq>> {
+        user: Option<(rdma::UserCtx<'_, Ucontext>, &UdataReq<uabi::CreateSrq>)>,
+    ) -> Result<(KBox<srq::Srq>, uabi::CreateSrqResp)> {
         let u = user.as_ref().map(|(u, r)| srq::UserSrq {
             dev: u.dev(),
             uctx: u.uctx(),
             req: r,
         });
-        srq::Srq::create(&self.srq_env(), args, ibsrq, u)
+        let s = srq::Srq::create(&self.srq_env(), args, ibsrq, u)?;
+        let resp = uabi::CreateSrqResp {
+            srqn: s.srqn,
+            cap_flags: if s.db_dma().is_some() {
+                srq::RSP_SRQ_CAP_RECORD_DB
+            } else {
+                0
+            },
+        };
+        Ok((s, resp))
     }
 
     fn publish_srq(&self, s: &srq::Srq) {

@@ -20,7 +20,7 @@ use crate::device::IbDev;
 use crate::hns_roce_hw_v2::consts::free_mr as fmr;
 use crate::hns_roce_hw_v2::qpc::{qpt, QpState};
 use crate::mr::Mr;
-use crate::rdma::{QpAttr, QpInit, QpModifyResp, WcBuf, ZeroWrite, ACCESS_REMOTE_WRITE, MTU_256};
+use crate::rdma::{QpAttr, WcBuf, ZeroWrite, ACCESS_REMOTE_WRITE, MTU_256};
 use kernel::{
     prelude::*,
     sync::Arc,
@@ -67,14 +67,15 @@ impl FreeMr {
             // The QPs name no PD (C creates them with a NULL `ib_pd`, so
             // their contexts carry PD 0; the PD above only takes its
             // number).
-            let mut init = QpInit {
+            let base = crate::rdma::QpInit {
                 qp_type: qpt::RC,
                 max_send_wr: fmr::SQWQE_NUM,
                 max_send_sge: fmr::SQSGE_NUM,
                 max_recv_wr: fmr::RQWQE_NUM,
                 max_recv_sge: fmr::RQSGE_NUM,
-                ..QpInit::default()
+                ..Default::default()
             };
+            let mut init = super::QpInit::new(base, None);
             let q = dev
                 .reserved_qp(&mut init, cq.clone())
                 .inspect_err(|_| ibdev_err!(dev.state(), "failed to create qp for free mr.\n"))?;
@@ -156,8 +157,7 @@ impl FreeMr {
                     qp_state: QpState::Err as u32,
                     ..QpAttr::default()
                 };
-                let mut resp = QpModifyResp::default();
-                if let Err(e) = q.modify(env, &err, &mut resp) {
+                if let Err(e) = q.modify(env, &err) {
                     hdev_err!(
                         env.cmd.state().device(),
                         "modify QP to error state failed({}) during CQE flush\n",

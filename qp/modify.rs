@@ -13,13 +13,15 @@ use crate::device::{UCTX_CQE_INLINE, UCTX_RQ_INLINE};
 use crate::hem::HemType;
 use crate::hns_roce_hw_v2::consts::{cap_flag, mbox};
 use crate::hns_roce_hw_v2::qpc::{self as qpc, qpt, QpState, QpcImage};
-use crate::rdma::{trace, QpAttr, QpModifyResp, TC_MAP_MODE_DSCP};
+use crate::rdma::{trace, QpAttr, TC_MAP_MODE_DSCP};
+use crate::uabi::ModifyQpResp;
 use core::sync::atomic::Ordering;
 use kernel::prelude::*;
 
 impl Qp {
-    /// `hns_roce_modify_qp` + `hns_roce_v2_modify_qp`.
-    pub(crate) fn modify(&self, env: &QpEnv<'_>, a: &QpAttr, resp: &mut QpModifyResp) -> Result {
+    /// `hns_roce_modify_qp` + `hns_roce_v2_modify_qp`; what a user modify
+    /// answers (none for RESET to RESET).
+    pub(crate) fn modify(&self, env: &QpEnv<'_>, a: &QpAttr) -> Result<Option<ModifyQpResp>> {
         let mut soft = self.soft.lock();
         if a.mask & attr::CUR_STATE != 0 && a.cur_qp_state != soft.state as u32 {
             return Err(EINVAL);
@@ -47,14 +49,15 @@ impl Qp {
         }
         self.check_attr(env, a)?;
         if cur == QpState::Reset && new == QpState::Reset {
-            return Ok(());
+            return Ok(None);
         }
         self.hw_modify(env, &mut soft, a, cur, new)?;
-        resp.valid = true;
-        resp.tc_mode = soft.tc_mode;
-        // CAST: the service level is at most 7.
-        resp.priority = soft.sl as u8;
-        Ok(())
+        Ok(Some(ModifyQpResp {
+            tc_mode: soft.tc_mode,
+            // CAST: the service level is at most 7.
+            priority: soft.sl as u8,
+            ..Default::default()
+        }))
     }
 
     /// `hns_roce_check_qp_attr`.

@@ -22,6 +22,10 @@ use super::{raw, try_borrow, HandleRef, NetDev};
 
 // The `hns_roce` trace events.
 pub(crate) mod trace;
+// The driver's user ABI types checked against the bindings (the HNS
+// driver's crate only: a software provider has no such ABI).
+#[cfg(not(rdma_soft))]
+mod uabi;
 use crate::dbwin;
 use core::marker::PhantomData;
 use kernel::{

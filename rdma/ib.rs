@@ -80,22 +80,20 @@ pub(crate) use ops::{
 pub(crate) use qp::{QpAttr, QpInit, QpQuery};
 pub(crate) use srq::{SrqArgs, SrqAttr};
 
-/// The answer of `alloc_ucontext` (`struct hns_roce_ib_alloc_ucontext_resp`),
-/// filled by the driver.
-#[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct UctxResp {
-    /// QPs a context may number.
-    pub(crate) qp_tab_size: u32,
-    /// The CQE size.
-    pub(crate) cqe_size: u32,
-    /// SRQs a context may number.
-    pub(crate) srq_tab_size: u32,
-    /// `HNS_ROCE_RSP_*_FLAGS` granted: also the context's config.
+/// A new user context: the driver's state of it, its answer to the user
+/// library, and what the layer keeps for it.
+pub(crate) struct UctxNew<U, R> {
+    /// The driver's state of the context.
+    pub(crate) uctx: Arc<U>,
+    /// The answer written to the udata.
+    pub(crate) resp: R,
+    /// The configuration agreed with the user library, kept with the
+    /// context and handed to the verbs of its objects
+    /// ([`QpInit::uctx_config`], [`QpAttr::uctx_config`]).
     pub(crate) config: u32,
-    /// The inline data limit.
-    pub(crate) max_inline_data: u32,
-    /// The congestion types the device has (the uapi keeps 8 bits).
-    pub(crate) congest_type: u32,
+    /// The context's doorbell page, mapped at mmap offset 0: its UAR index
+    /// and bus address; `None`: no mapping.
+    pub(crate) db_page: Option<(u32, u64)>,
 }
 
 /// GID types as the GMV table encodes them.
@@ -307,51 +305,41 @@ impl FailedVerb {
     }
 }
 
-/// A user CQ request (`struct hns_roce_ib_create_cq`) as read from the
-/// udata, with the result of reading it and the udata lengths.
+/// A user verb's request as read from its udata (with the driver's request
+/// type `T`), with the result of reading it and the udata's lengths. It
+/// dereferences to the request.
 #[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct CqUreq {
+pub(crate) struct UdataReq<T> {
     /// What reading the request returned (0 or a negative errno): the
-    /// driver reports it where C does.
+    /// driver reports it where C does. The request is all zero when the
+    /// copy failed, and kept as read when only its `comp_mask` was refused.
     pub(crate) copy_ret: i32,
     /// The request's length (saturated to `u32`).
     pub(crate) inlen: u32,
     /// The response buffer's length (saturated to `u32`).
     pub(crate) outlen: u32,
-    /// The CQE buffer's user address.
-    pub(crate) buf_addr: u64,
-    /// The record doorbell's user address.
-    pub(crate) db_addr: u64,
-    /// The CQE size asked for.
-    pub(crate) cqe_size: u32,
+    /// The request.
+    pub(crate) req: T,
 }
 
-/// What a new CQ tells the core and libhns.
+impl<T> core::ops::Deref for UdataReq<T> {
+    type Target = T;
+
+    fn deref(&self) -> &T {
+        &self.req
+    }
+}
+
+/// What a new CQ tells the core, and the driver's answer `R` to the user
+/// library (written for a user CQ only).
 #[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct CqOut {
+pub(crate) struct CqOut<R> {
     /// Entries (a power of two); the core's `cqe` is one less.
     pub(crate) depth: u32,
-    /// The CQ number (`hns_roce_ib_create_cq_resp.cqn`).
+    /// The CQ number.
     pub(crate) cqn: u32,
-    /// `HNS_ROCE_CQ_FLAG_*` for the response.
-    pub(crate) cap_flags: u64,
-}
-
-/// A user SRQ request (`struct hns_roce_ib_create_srq`) as read from the
-/// udata, with the result of reading it.
-#[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct SrqUreq {
-    /// What reading the request returned (0 or a negative errno): the
-    /// driver reports it where C does.
-    pub(crate) copy_ret: i32,
-    /// The WQE buffer's user address.
-    pub(crate) buf_addr: u64,
-    /// The record doorbell's user address.
-    pub(crate) db_addr: u64,
-    /// The index queue's user address.
-    pub(crate) que_addr: u64,
-    /// `HNS_ROCE_SRQ_CAP_*` asked for.
-    pub(crate) req_cap_flags: u32,
+    /// The answer.
+    pub(crate) resp: R,
 }
 /// `IB_SRQT_XRC`: an SRQ of an XRC domain, completing to its own CQ.
 pub(crate) const SRQT_XRC: u32 = raw::ib_srq_type_IB_SRQT_XRC;
@@ -364,18 +352,6 @@ pub(crate) const MR_REREG_PD: u32 = raw::ib_mr_rereg_flags_IB_MR_REREG_PD;
 pub(crate) const MR_REREG_ACCESS: u32 = raw::ib_mr_rereg_flags_IB_MR_REREG_ACCESS;
 /// `IB_MR_TYPE_MEM_REG`: the only type of `ib_alloc_mr` this driver has.
 pub(crate) const MR_TYPE_MEM_REG: u32 = raw::ib_mr_type_IB_MR_TYPE_MEM_REG;
-
-/// What a user modify answers (`struct hns_roce_ib_modify_qp_resp`),
-/// filled by the driver.
-#[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct QpModifyResp {
-    /// Whether there is an answer (a RESET to RESET modify has none).
-    pub(crate) valid: bool,
-    /// The path's traffic class mode.
-    pub(crate) tc_mode: u8,
-    /// The path's priority.
-    pub(crate) priority: u8,
-}
 
 /// Builds the shim's table of ib_device entry points for driver `D`.
 pub(super) struct IbAdapter<D>(PhantomData<fn() -> D>);

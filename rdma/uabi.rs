@@ -1,20 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 
-//! The driver's user ABI (`include/uapi/rdma/hns-abi.h`) as Rust types, and
-//! the length rules of the RDMA core's udata helpers, in plain Rust (`core`
-//! only, so the host tests build it too).
-//!
-//! The request and response types are `#[repr(C)]` copies of the uapi
-//! structs; `rdma/udata.rs` checks their sizes and member offsets against
-//! the bindings at build time, so a header that changes does not build.
-//! None of them has padding: every byte is a member's.
+//! The length rules of the RDMA core's udata helpers, and the traits a
+//! driver's request and answer types implement, in plain Rust (`core`
+//! only, so the host tests build it too). The types themselves are the
+//! driver's (its user ABI); the layer names none of them.
 //!
 //! The rules are those of `_ib_copy_validate_udata_in` (with
 //! `copy_struct_from_user`) and `_ib_respond_udata` in
 //! drivers/infiniband/core/ib_core_uverbs.c: [`in_plan`] and [`out_plan`]
 //! say which bytes move; the copying itself is `rdma/udata.rs`'s.
-
-use core::mem::{offset_of, size_of};
 
 /// A request a user verb reads from its udata (`ib_copy_validate_udata_in`).
 pub(crate) trait UdataIn: Copy + Default {
@@ -22,245 +16,28 @@ pub(crate) trait UdataIn: Copy + Default {
     /// first kernel that had it (the macro's `end_member`): a shorter
     /// request is refused.
     const MIN: usize;
-}
 
-/// A request with a `comp_mask` member (`ib_copy_validate_udata_in_cm`).
-pub(crate) trait UdataInCm: UdataIn {
-    /// The request's `comp_mask`.
-    fn comp_mask(&self) -> u64;
+    /// Whether the request's `comp_mask` (if it has one) has only known
+    /// bits, the check `ib_copy_validate_udata_in_cm` adds (see
+    /// [`cm_ok`]); a request refused for it keeps its members, as C's copy
+    /// has filled them.
+    fn comp_mask_ok(&self) -> bool {
+        true
+    }
 }
 
 /// A response a user verb writes to its udata (`ib_respond_udata`).
 pub(crate) trait UdataOut: Copy + Default {}
 
-/// The end of member `m` (of type `f`) of `t`: C's `offsetofend`.
-macro_rules! end_of {
-    ($t:ty, $m:ident: $f:ty) => {
-        offset_of!($t, $m) + size_of::<$f>()
-    };
-}
-
-/// `struct hns_roce_ib_create_cq`.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub(crate) struct CreateCq {
-    /// The CQE buffer's user address.
-    pub(crate) buf_addr: u64,
-    /// The record doorbell's user address.
-    pub(crate) db_addr: u64,
-    /// The CQE size libhns asks for.
-    pub(crate) cqe_size: u32,
-    /// Zero.
-    pub(crate) reserved: u32,
-}
-
-impl CreateCq {
-    /// The end of `cqe_size`: a shorter request asks for no CQE size.
-    // CAST: a struct offset, far below `u32::MAX`.
-    pub(crate) const CQE_SIZE_END: u32 = end_of!(CreateCq, cqe_size: u32) as u32;
-}
-
-impl UdataIn for CreateCq {
-    // The first version ended at `db_addr`.
-    const MIN: usize = end_of!(CreateCq, db_addr: u64);
-}
-
-/// `struct hns_roce_ib_create_cq_resp`.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub(crate) struct CreateCqResp {
-    /// The CQ number (64 bits for compatibility).
-    pub(crate) cqn: u64,
-    /// `HNS_ROCE_CQ_FLAG_*`.
-    pub(crate) cap_flags: u64,
-}
-
-impl CreateCqResp {
-    /// The end of `cap_flags`: a shorter response buffer gets no record
-    /// doorbell.
-    // CAST: a struct offset, far below `u32::MAX`.
-    pub(crate) const CAP_FLAGS_END: u32 = end_of!(CreateCqResp, cap_flags: u64) as u32;
-}
-
-impl UdataOut for CreateCqResp {}
-
-/// `struct hns_roce_ib_create_srq`.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub(crate) struct CreateSrq {
-    /// The WQE buffer's user address.
-    pub(crate) buf_addr: u64,
-    /// The record doorbell's user address.
-    pub(crate) db_addr: u64,
-    /// The index queue's user address.
-    pub(crate) que_addr: u64,
-    /// `HNS_ROCE_SRQ_CAP_*`.
-    pub(crate) req_cap_flags: u32,
-    /// Zero.
-    pub(crate) reserved: u32,
-}
-
-impl UdataIn for CreateSrq {
-    // The first version ended at `que_addr`.
-    const MIN: usize = end_of!(CreateSrq, que_addr: u64);
-}
-
-/// `struct hns_roce_ib_create_srq_resp`.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub(crate) struct CreateSrqResp {
-    /// The SRQ number.
-    pub(crate) srqn: u32,
-    /// `HNS_ROCE_RSP_SRQ_CAP_*`.
-    pub(crate) cap_flags: u32,
-}
-
-impl UdataOut for CreateSrqResp {}
-
-/// `struct hns_roce_ib_create_qp`.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub(crate) struct CreateQp {
-    /// The WQE buffer's user address.
-    pub(crate) buf_addr: u64,
-    /// The RQ record doorbell's user address.
-    pub(crate) db_addr: u64,
-    /// log2 of the SQ's WQE basic blocks.
-    pub(crate) log_sq_bb_count: u8,
-    /// log2 of the SQ's WQE stride.
-    pub(crate) log_sq_stride: u8,
-    /// Unused by the driver.
-    pub(crate) sq_no_prefetch: u8,
-    /// Zero.
-    pub(crate) reserved: [u8; 5],
-    /// The SQ record doorbell's user address.
-    pub(crate) sdb_addr: u64,
-    /// `HNS_ROCE_CREATE_QP_MASK_*`: which later members are meant.
-    pub(crate) comp_mask: u64,
-    /// Unused by the driver.
-    pub(crate) create_flags: u64,
-    /// `1 << HNS_ROCE_CREATE_QP_FLAGS_*` with the congestion type mask bit.
-    pub(crate) cong_type_flags: u64,
-}
-
-impl UdataIn for CreateQp {
-    // The first version ended at `reserved`.
-    const MIN: usize = end_of!(CreateQp, reserved: [u8; 5]);
-}
-
-impl UdataInCm for CreateQp {
-    fn comp_mask(&self) -> u64 {
-        self.comp_mask
-    }
-}
-
-impl CreateQp {
-    /// The end of `sdb_addr`: a shorter request has no SQ record doorbell.
-    pub(crate) const SDB_END: usize = end_of!(CreateQp, sdb_addr: u64);
-}
-
-/// `HNS_ROCE_CREATE_QP_MASK_CONGEST_TYPE`: the one `comp_mask` bit known.
-pub(crate) const CREATE_QP_MASK_CONGEST_TYPE: u64 = 1;
-
-/// `struct hns_roce_ib_create_qp_resp`.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub(crate) struct CreateQpResp {
-    /// `HNS_ROCE_QP_CAP_*`.
-    pub(crate) cap_flags: u64,
-    /// The mmap offset of the direct WQE page.
-    pub(crate) dwqe_mmap_key: u64,
-}
-
-impl CreateQpResp {
-    /// The end of `cap_flags`: a shorter response buffer gets no record
-    /// doorbells.
-    pub(crate) const CAP_FLAGS_END: usize = end_of!(CreateQpResp, cap_flags: u64);
-}
-
-impl UdataOut for CreateQpResp {}
-
-/// `struct hns_roce_ib_modify_qp_resp`.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub(crate) struct ModifyQpResp {
-    /// The traffic class mode of the path.
-    pub(crate) tc_mode: u8,
-    /// The priority of the path.
-    pub(crate) priority: u8,
-    /// Zero.
-    pub(crate) reserved: [u8; 6],
-}
-
-impl UdataOut for ModifyQpResp {}
-
-/// `struct hns_roce_ib_alloc_ucontext_resp`.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub(crate) struct AllocUcontextResp {
-    /// QPs a context may number.
-    pub(crate) qp_tab_size: u32,
-    /// The CQE size.
-    pub(crate) cqe_size: u32,
-    /// SRQs a context may number.
-    pub(crate) srq_tab_size: u32,
-    /// Zero.
-    pub(crate) reserved: u32,
-    /// `HNS_ROCE_RSP_*_FLAGS` granted.
-    pub(crate) config: u32,
-    /// The inline data limit.
-    pub(crate) max_inline_data: u32,
-    /// The congestion types the device has.
-    pub(crate) congest_type: u8,
-    /// Zero.
-    pub(crate) reserved0: [u8; 7],
-}
-
-impl UdataOut for AllocUcontextResp {}
-
-/// `struct hns_roce_ib_alloc_ucontext`.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub(crate) struct AllocUcontext {
-    /// `HNS_ROCE_*_FLAGS` asked for.
-    pub(crate) config: u32,
-    /// Zero.
-    pub(crate) reserved: u32,
-}
-
-impl UdataIn for AllocUcontext {
-    // The first version ended at `reserved`.
-    const MIN: usize = end_of!(AllocUcontext, reserved: u32);
-}
-
-/// `struct hns_roce_ib_alloc_pd_resp`.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub(crate) struct AllocPdResp {
-    /// The PD number.
-    pub(crate) pdn: u32,
-}
-
-impl UdataOut for AllocPdResp {}
-
-/// `struct hns_roce_ib_create_ah_resp`.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub(crate) struct CreateAhResp {
-    /// The destination MAC.
-    pub(crate) dmac: [u8; 6],
-    /// The priority (the SL).
-    pub(crate) priority: u8,
-    /// The traffic class mode.
-    pub(crate) tc_mode: u8,
-}
-
-impl UdataOut for CreateAhResp {}
-
-/// The answer of a verb that has none (`ib_respond_empty_udata`): the
-/// buffer is only zeroed.
+/// The request and answer of a verb that has none: a request must be all
+/// zeros (`ib_is_udata_in_empty`), the answer buffer is only zeroed
+/// (`ib_respond_empty_udata`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Empty;
+
+impl UdataIn for Empty {
+    const MIN: usize = 0;
+}
 
 impl UdataOut for Empty {}
 

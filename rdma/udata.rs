@@ -10,13 +10,15 @@
 //! bytes, the same errnos (`-EINVAL` for a request shorter than its first
 //! version, `-EOPNOTSUPP` for non-zero bytes past the struct or unknown
 //! `comp_mask` bits, `-EFAULT` when user memory faults). Which bytes move is
-//! decided in `uabi.rs` (host-tested); this file only copies them.
+//! decided in `uabi.rs` (host-tested); this file only copies them. The
+//! request and answer types are the driver's: any `FromBytes`/`AsBytes`
+//! type implementing [`UdataIn`]/[`UdataOut`].
 
 use super::{
     raw,
-    uabi::{self, UdataIn, UdataInCm, UdataOut},
+    uabi::{self, UdataIn, UdataOut},
 };
-use core::{marker::PhantomData, mem::offset_of, mem::size_of, ptr::NonNull};
+use core::{marker::PhantomData, mem::size_of, ptr::NonNull};
 use kernel::{
     ffi::c_void,
     prelude::*,
@@ -107,18 +109,6 @@ impl<'a> UData<'a> {
         self.respond(&uabi::Empty)
     }
 
-    /// The `comp_mask` check that `ib_copy_validate_udata_in_cm` adds to
-    /// [`Self::read_in`]: `-EOPNOTSUPP` for a bit outside `valid`. Apart,
-    /// because C's copy has filled the request when this check refuses it
-    /// and the driver still reads its members.
-    pub(crate) fn check_cm<T: UdataInCm>(req: &T, valid: u64) -> Result {
-        if uabi::cm_ok(req.comp_mask(), valid) {
-            Ok(())
-        } else {
-            Err(EOPNOTSUPP)
-        }
-    }
-
     /// Writes the response as `ib_respond_udata`: cut to the buffer,
     /// zeros after it to the buffer's end; `-EFAULT` when that faults.
     pub(crate) fn respond<T: UdataOut + AsBytes>(&self, resp: &T) -> Result {
@@ -137,99 +127,7 @@ impl<'a> UData<'a> {
     }
 }
 
-/// Marks the uapi copies as plain bytes and checks them against the
-/// bindings' structs: same size, each member at the same offset, and the
-/// members' sizes adding up to the struct's (no padding).
-macro_rules! uapi_type {
-    ($t:ty, $raw:ty, [$($m:ident: $f:ty),*]) => {
-        // SAFETY: `#[repr(C)]` of integers and integer arrays with no
-        // padding (the size checks below), so every byte pattern is a valid
-        // value and every byte is initialised.
-        unsafe impl FromBytes for $t {}
-        // SAFETY: as above.
-        unsafe impl AsBytes for $t {}
-        const _: () = assert!(size_of::<$t>() == size_of::<$raw>());
-        const _: () = assert!(size_of::<$t>() == 0 $(+ size_of::<$f>())*);
-        $(const _: () = assert!(offset_of!($t, $m) == offset_of!($raw, $m));)*
-    };
-}
-
-uapi_type!(
-    uabi::CreateCq,
-    raw::hns_roce_ib_create_cq,
-    [buf_addr: u64, db_addr: u64, cqe_size: u32, reserved: u32]
-);
-uapi_type!(
-    uabi::CreateCqResp,
-    raw::hns_roce_ib_create_cq_resp,
-    [cqn: u64, cap_flags: u64]
-);
-uapi_type!(
-    uabi::CreateSrq,
-    raw::hns_roce_ib_create_srq,
-    [buf_addr: u64, db_addr: u64, que_addr: u64, req_cap_flags: u32, reserved: u32]
-);
-uapi_type!(
-    uabi::CreateSrqResp,
-    raw::hns_roce_ib_create_srq_resp,
-    [srqn: u32, cap_flags: u32]
-);
-uapi_type!(
-    uabi::CreateQp,
-    raw::hns_roce_ib_create_qp,
-    [
-        buf_addr: u64,
-        db_addr: u64,
-        log_sq_bb_count: u8,
-        log_sq_stride: u8,
-        sq_no_prefetch: u8,
-        reserved: [u8; 5],
-        sdb_addr: u64,
-        comp_mask: u64,
-        create_flags: u64,
-        cong_type_flags: u64
-    ]
-);
-uapi_type!(
-    uabi::CreateQpResp,
-    raw::hns_roce_ib_create_qp_resp,
-    [cap_flags: u64, dwqe_mmap_key: u64]
-);
-uapi_type!(
-    uabi::ModifyQpResp,
-    raw::hns_roce_ib_modify_qp_resp,
-    [tc_mode: u8, priority: u8, reserved: [u8; 6]]
-);
-uapi_type!(
-    uabi::AllocUcontextResp,
-    raw::hns_roce_ib_alloc_ucontext_resp,
-    [
-        qp_tab_size: u32,
-        cqe_size: u32,
-        srq_tab_size: u32,
-        reserved: u32,
-        config: u32,
-        max_inline_data: u32,
-        congest_type: u8,
-        reserved0: [u8; 7]
-    ]
-);
-uapi_type!(
-    uabi::AllocUcontext,
-    raw::hns_roce_ib_alloc_ucontext,
-    [config: u32, reserved: u32]
-);
+// SAFETY: no bytes at all.
+unsafe impl FromBytes for uabi::Empty {}
 // SAFETY: no bytes at all.
 unsafe impl AsBytes for uabi::Empty {}
-
-uapi_type!(uabi::AllocPdResp, raw::hns_roce_ib_alloc_pd_resp, [pdn: u32]);
-uapi_type!(
-    uabi::CreateAhResp,
-    raw::hns_roce_ib_create_ah_resp,
-    [dmac: [u8; 6], priority: u8, tc_mode: u8]
-);
-
-const _: () = assert!(
-    uabi::CREATE_QP_MASK_CONGEST_TYPE
-        == raw::hns_roce_create_qp_comp_mask_HNS_ROCE_CREATE_QP_MASK_CONGEST_TYPE as u64
-);

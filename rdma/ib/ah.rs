@@ -11,7 +11,7 @@
 //! ([`ah_av`]), `query_ah` answers from it.
 
 use super::{verbs::counted, verbs::dev_drv, Driver, FailedVerb};
-use crate::rdma::{raw, uabi, UData};
+use crate::rdma::{raw, UData};
 use core::mem::{align_of, offset_of, size_of};
 use kernel::{ffi::c_int, prelude::*};
 
@@ -167,8 +167,8 @@ unsafe fn ah_in(attr: &raw::rdma_ah_attr, user: bool) -> Result<AhIn> {
 ///
 /// `ibah` is the AH being created on this driver's registered device, in
 /// its container; `init` is valid for the call; `udata` is null (a kernel
-/// AH) or the command's, in which the address vector's MAC, priority and
-/// TC mode are answered (`struct hns_roce_ib_create_ah_resp`).
+/// AH) or the command's, in which the driver's answer
+/// ([`AhOps::AhResp`](super::AhOps)) is written.
 pub(super) unsafe extern "C" fn create_ah<D: Driver>(
     ibah: *mut raw::ib_ah,
     init: *mut raw::rdma_ah_init_attr,
@@ -186,12 +186,8 @@ pub(super) unsafe extern "C" fn create_ah<D: Driver>(
     // SAFETY: the core's attributes of a RoCE AH (the function's contract).
     let r = unsafe { ah_in(attr, udata.is_some()) }
         .and_then(|req| d.create_ah(&req, &mut av))
-        .and_then(|()| match &udata {
-            Some(u) => u.respond(&uabi::CreateAhResp {
-                dmac: av.mac,
-                priority: av.sl,
-                tc_mode: av.tc_mode,
-            }),
+        .and_then(|resp| match &udata {
+            Some(u) => u.respond(&resp),
             None => Ok(()),
         });
     match counted(d, FailedVerb::CreateAh, r) {

@@ -16,14 +16,15 @@
 //! `drivers/infiniband/hw/hns/hns_roce_cq.c`, `hns_roce_v2_modify_cq` in
 //! `hns_roce_hw_v2.c`.
 
-use super::verbs::{counted, cq_rs, dev_drv, errno, len32, read_deferred, user_ctx, CqBox};
-use super::{CqUreq, Driver, FailedVerb};
-use crate::rdma::{raw, uabi, IbCq, UData};
+use super::verbs::{counted, cq_rs, dev_drv, errno, read_deferred, user_ctx, CqBox};
+use super::{Driver, FailedVerb};
+use crate::rdma::{raw, IbCq, UData};
 use kernel::{ffi::c_int, prelude::*, types::ForeignOwnable};
 
 /// The RDMA core's `create_cq`: a kernel CQ, or with a command bundle a
-/// user CQ whose request is read from its udata and answered there
-/// (`struct hns_roce_ib_create_cq_resp`; a failed answer destroys the CQ
+/// user CQ whose request (the driver's [`CqReq`](super::CqOps::CqReq)) is
+/// read from its udata and answered there
+/// ([`CqResp`](super::CqOps::CqResp); a failed answer destroys the CQ
 /// again). CQ creation flags are refused (`EOPNOTSUPP`), as C does.
 ///
 /// # Safety
@@ -73,7 +74,7 @@ unsafe fn create<D: Driver>(
     } else {
         core::ptr::null_mut()
     };
-    let ureq = udata.as_ref().map(cq_ureq);
+    let ureq = udata.as_ref().map(read_deferred::<D::CqReq>);
     let user = ureq.as_ref().and_then(|r| {
         // SAFETY: the CQ's registered device and the command's context,
         // in the command of its process (the function's contract).
@@ -101,11 +102,7 @@ unsafe fn create<D: Driver>(
     // `destroy_cq`.
     d.publish_cq(unsafe { CqBox::<D>::borrow(raw) });
     if let Some(u) = &udata {
-        let resp = uabi::CreateCqResp {
-            cqn: o.cqn.into(),
-            cap_flags: o.cap_flags,
-        };
-        if let Err(e) = u.respond(&resp) {
+        if let Err(e) = u.respond(&o.resp) {
             // SAFETY: `raw` is the box handed over above; the core frees
             // the container of a failed create without other calls.
             d.destroy_cq(unsafe { CqBox::<D>::from_foreign(raw) });
@@ -120,20 +117,6 @@ unsafe fn create<D: Driver>(
         (*ibcq).cqe = o.depth.wrapping_sub(1) as c_int;
     }
     Ok(())
-}
-
-/// A user CQ request read from `u` (`ib_copy_validate_udata_in` up to
-/// `db_addr`), with the result and the udata lengths.
-fn cq_ureq(u: &UData<'_>) -> CqUreq {
-    let (copy_ret, r) = read_deferred::<uabi::CreateCq>(u);
-    CqUreq {
-        copy_ret,
-        inlen: len32(u.inlen()),
-        outlen: len32(u.outlen()),
-        buf_addr: r.buf_addr,
-        db_addr: r.db_addr,
-        cqe_size: r.cqe_size,
-    }
 }
 
 /// The RDMA core's `destroy_cq`.

@@ -16,8 +16,8 @@ mod ops {
     use crate::rdma::ib::{gid::GidTable, qp::QpAhTable, IbAdapter};
     use crate::rdma::restrack::ResTable;
     use crate::rdma::{
-        eui48_guid, CqOut, CqUreq, DevAttr, IbCq, IbLog, IbQp, NoObject, PortAttr, PostResult,
-        QpAttr, QpInit, QpModifyResp, QpQuery, RecvChain, SendChain, UctxResp, UserCtx, WcArray,
+        eui48_guid, uabi::Empty, CqOut, DevAttr, IbCq, IbLog, IbQp, NoObject, PortAttr, PostResult,
+        QpAttr, QpInit, QpQuery, RecvChain, SendChain, UctxNew, UdataReq, UserCtx, WcArray,
     };
     use kernel::{prelude::*, sync::Arc};
 
@@ -40,8 +40,10 @@ mod ops {
     #[vtable]
     impl crate::rdma::UcontextOps for Mini {
         type Ucontext = ();
+        type UctxReq = Empty;
+        type UctxResp = Empty;
 
-        fn alloc_ucontext(&self, _c: u32, _r: &mut UctxResp) -> Result<(Arc<()>, u32, u64)> {
+        fn alloc_ucontext(&self, _req: &Empty) -> Result<UctxNew<(), Empty>> {
             Err(ENODEV)
         }
 
@@ -50,7 +52,9 @@ mod ops {
 
     #[vtable]
     impl crate::rdma::PdOps for Mini {
-        fn alloc_pd(&self) -> Result<u32> {
+        type PdResp = Empty;
+
+        fn alloc_pd(&self) -> Result<(u32, Empty)> {
             Err(ENODEV)
         }
 
@@ -60,14 +64,16 @@ mod ops {
     #[vtable]
     impl crate::rdma::CqOps for Mini {
         type Cq = ();
+        type CqReq = Empty;
+        type CqResp = Empty;
 
         fn create_cq(
             &self,
             _cqe: u32,
             _vector: u32,
             _ibcq: IbCq,
-            _user: Option<(UserCtx<'_, ()>, &CqUreq)>,
-        ) -> Result<(KBox<()>, CqOut)> {
+            _user: Option<(UserCtx<'_, ()>, &UdataReq<Empty>)>,
+        ) -> Result<(KBox<()>, CqOut<Empty>)> {
             Err(ENODEV)
         }
 
@@ -85,6 +91,9 @@ mod ops {
     #[vtable]
     impl crate::rdma::QpOps for Mini {
         type Qp = ();
+        type QpReq = Empty;
+        type QpResp = Empty;
+        type QpModifyResp = Empty;
 
         fn create_qp(
             &self,
@@ -92,12 +101,12 @@ mod ops {
             _send_cq: Option<&()>,
             _recv_cq: Option<&()>,
             _ibqp: IbQp,
-            _user: Option<UserCtx<'_, ()>>,
-        ) -> Result<(Pin<KBox<()>>, u32)> {
+            _user: Option<(UserCtx<'_, ()>, &UdataReq<Empty>)>,
+        ) -> Result<(Pin<KBox<()>>, u32, Empty)> {
             Err(ENODEV)
         }
 
-        fn modify_qp(&self, _qp: &(), _a: &QpAttr, _r: &mut QpModifyResp) -> Result {
+        fn modify_qp(&self, _qp: &(), _a: &QpAttr) -> Result<Option<Empty>> {
             Err(ENODEV)
         }
 
@@ -128,13 +137,17 @@ mod ops {
     #[vtable]
     impl crate::rdma::SrqOps for Mini {
         type Srq = NoObject;
+        type SrqReq = Empty;
+        type SrqResp = Empty;
     }
 
     #[vtable]
     impl crate::rdma::XrcdOps for Mini {}
 
     #[vtable]
-    impl crate::rdma::AhOps for Mini {}
+    impl crate::rdma::AhOps for Mini {
+        type AhResp = Empty;
+    }
 
     #[vtable]
     impl crate::rdma::CounterOps for Mini {}

@@ -24,16 +24,29 @@
 //!
 //! All calls are monomorphized: the entry points are generic over the
 //! driver type and call these methods directly.
+//!
+//! A driver's user ABI is its own: each kind whose verbs carry driver data
+//! names the request and answer types as associated types
+//! ([`UcontextOps::UctxReq`], [`CqOps::CqResp`], ...): plain-byte types
+//! (`FromBytes`/`AsBytes`) the layer reads with the core's
+//! `ib_copy_validate_udata_in` rules ([`UdataIn`]) and writes with its
+//! `ib_respond_udata` rules ([`UdataOut`]).
+//! [`Empty`](crate::rdma::uabi::Empty) is the type of a verb without
+//! driver data: its request must be all zeros, its answer buffer is zeroed.
 
 use super::{
-    AddrVec, AhIn, CqOut, CqUreq, DevAttr, Drain, FailedVerb, GidEntry, IbLog, MrReq, NetdevEvent,
-    PortAttr, PortEvents, QpAttr, QpInit, QpModifyResp, QpQuery, SrqArgs, SrqAttr, SrqUreq,
-    UctxResp,
+    AddrVec, AhIn, CqOut, DevAttr, Drain, FailedVerb, GidEntry, IbLog, MrReq, NetdevEvent,
+    PortAttr, PortEvents, QpAttr, QpInit, QpQuery, SrqArgs, SrqAttr, UctxNew, UdataReq,
 };
+use crate::rdma::uabi::{UdataIn, UdataOut};
 use crate::rdma::{
     IbCq, IbQp, IbSrq, NetDev, RecvChain, ResAttrs, ResRaw, SendChain, UmemDev, UserCtx, WcArray,
 };
-use kernel::{prelude::*, sync::Arc};
+use kernel::{
+    prelude::*,
+    sync::Arc,
+    transmute::{AsBytes, FromBytes},
+};
 
 /// The object type of a kind a driver does not implement: no value of it
 /// exists, so no verb of that kind can reach the driver.
@@ -106,23 +119,23 @@ pub(crate) trait DeviceOps: Send + Sync + Sized + 'static {
 /// User contexts.
 #[vtable]
 pub(crate) trait UcontextOps: DeviceOps {
-    /// Whether user contexts speak libhns's ABI (its request and answer,
-    /// the doorbell page at mmap offset 0); `false`: no driver data either
-    /// way and no mapping, [`UcontextOps::alloc_ucontext`] called with
-    /// config 0 and its UAR index and page address ignored.
-    const HNS_UCTX_ABI: bool = true;
-
     /// The driver's state of a user context, shared (`Arc`) by the context
     /// and whatever the driver lets hold on to it.
     type Ucontext: Send + Sync + 'static;
 
-    /// A user context: the answer to the user library, and `(state, uar
-    /// index, doorbell page bus address)`.
+    /// What the user library asks of a new context.
+    type UctxReq: UdataIn + FromBytes + AsBytes;
+
+    /// What a new context answers the user library.
+    type UctxResp: UdataOut + AsBytes;
+
+    /// A user context for the request `req` (read before this is called: a
+    /// refused request never reaches the driver): its state, answer,
+    /// configuration and doorbell page.
     fn alloc_ucontext(
         &self,
-        config: u32,
-        resp: &mut UctxResp,
-    ) -> Result<(Arc<Self::Ucontext>, u32, u64)>;
+        req: &Self::UctxReq,
+    ) -> Result<UctxNew<Self::Ucontext, Self::UctxResp>>;
 
     /// Frees what `alloc_ucontext` took.
     fn dealloc_ucontext(&self, uctx: Arc<Self::Ucontext>);
@@ -131,8 +144,11 @@ pub(crate) trait UcontextOps: DeviceOps {
 /// Protection domains (numbers kept in the core's `ib_pd` container).
 #[vtable]
 pub(crate) trait PdOps: DeviceOps {
-    /// A protection domain number.
-    fn alloc_pd(&self) -> Result<u32>;
+    /// What a user PD answers.
+    type PdResp: UdataOut + AsBytes;
+
+    /// A protection domain number and the answer of a user PD.
+    fn alloc_pd(&self) -> Result<(u32, Self::PdResp)>;
 
     /// Frees a PD number.
     fn dealloc_pd(&self, pdn: u32);
@@ -153,8 +169,11 @@ pub(crate) trait XrcdOps: DeviceOps {
 /// Address handles; without `create_ah` the device has none.
 #[vtable]
 pub(crate) trait AhOps: DeviceOps {
-    /// Fills the address vector of a new AH.
-    fn create_ah(&self, _req: &AhIn, _av: &mut AddrVec) -> Result {
+    /// What a user AH answers.
+    type AhResp: UdataOut + AsBytes;
+
+    /// Fills the address vector of a new AH; the answer of a user AH.
+    fn create_ah(&self, _req: &AhIn, _av: &mut AddrVec) -> Result<Self::AhResp> {
         Err(EOPNOTSUPP)
     }
 }
@@ -165,17 +184,27 @@ pub(crate) trait CqOps: UcontextOps {
     /// A completion queue.
     type Cq: Send + Sync;
 
+    /// What the user library asks of a user CQ.
+    type CqReq: UdataIn + FromBytes + AsBytes;
+
+    /// What a user CQ answers.
+    type CqResp: UdataOut + AsBytes;
+
     /// A CQ of at least `cqe` entries on `vector` for the `ib_cq` `ibcq`:
     /// a kernel CQ, or with `user` a CQ whose buffer and record live in the
     /// calling process (the request as the layer read it). Returns the CQ
     /// and what the core and the user library are told.
+    #[allow(
+        clippy::type_complexity,
+        reason = "the user request, the CQ and its answer"
+    )]
     fn create_cq(
         &self,
         cqe: u32,
         vector: u32,
         ibcq: IbCq,
-        user: Option<(UserCtx<'_, Self::Ucontext>, &CqUreq)>,
-    ) -> Result<(KBox<Self::Cq>, CqOut)>;
+        user: Option<(UserCtx<'_, Self::Ucontext>, &UdataReq<Self::CqReq>)>,
+    ) -> Result<(KBox<Self::Cq>, CqOut<Self::CqResp>)>;
 
     /// Makes a new CQ reachable by the event handlers, once its `ib_cq`
     /// leads to it: until then an event for its number reaches no one.
@@ -268,25 +297,36 @@ pub(crate) trait QpOps: CqOps + MrOps {
     /// A queue pair.
     type Qp: Send + Sync;
 
+    /// What the user library asks of a user QP.
+    type QpReq: UdataIn + FromBytes + AsBytes;
+
+    /// What a user QP answers.
+    type QpResp: UdataOut + AsBytes;
+
     /// A QP on the given CQs: a kernel QP, or with `user` (and
-    /// `init.user`) one whose queues live in the calling process; its
-    /// number. `init`'s capacities are updated to what the QP got, and
-    /// for a user QP `init.cap_flags` to what the user library is told.
+    /// `init.user`) one whose queues live in the calling process (the
+    /// request as the layer read it); its number and the answer of a user
+    /// QP. `init`'s capacities are updated to what the QP got.
+    #[allow(clippy::type_complexity, reason = "the QP, its number, its answer")]
     fn create_qp(
         &self,
         init: &mut QpInit,
         send_cq: Option<&Self::Cq>,
         recv_cq: Option<&Self::Cq>,
         ibqp: IbQp,
-        user: Option<UserCtx<'_, Self::Ucontext>>,
-    ) -> Result<(Pin<KBox<Self::Qp>>, u32)>;
+        user: Option<(UserCtx<'_, Self::Ucontext>, &UdataReq<Self::QpReq>)>,
+    ) -> Result<(Pin<KBox<Self::Qp>>, u32, Self::QpResp)>;
 
     /// Makes a new QP reachable by the event handlers, as
     /// [`CqOps::publish_cq`].
     fn publish_qp(&self, _qp: &Self::Qp) {}
 
-    /// Applies a modify; fills what a user modify answers.
-    fn modify_qp(&self, qp: &Self::Qp, attr: &QpAttr, resp: &mut QpModifyResp) -> Result;
+    /// What a user modify answers.
+    type QpModifyResp: UdataOut + AsBytes;
+
+    /// Applies a modify; what a user modify answers (`None`: nothing, the
+    /// buffer left as it is).
+    fn modify_qp(&self, qp: &Self::Qp, attr: &QpAttr) -> Result<Option<Self::QpModifyResp>>;
 
     /// Stops the QP's deferred work that uses the QP through its `ib_qp`
     /// and waits for it, before the QP is taken back for
@@ -324,17 +364,24 @@ pub(crate) trait SrqOps: UcontextOps {
     /// A shared receive queue ([`NoObject`] without SRQs).
     type Srq: Send + Sync;
 
+    /// What the user library asks of a user SRQ.
+    type SrqReq: UdataIn + FromBytes + AsBytes;
+
+    /// What a user SRQ answers.
+    type SrqResp: UdataOut + AsBytes;
+
     /// An SRQ for the `ib_srq` `ibsrq` as `args` asks (type, PD, depth,
     /// SGEs): a kernel SRQ, or with `user` one whose queues and record
     /// live in the calling process (the request as the layer read it).
-    /// `args` gets what the SRQ has: depth and SGEs, number, the
-    /// response's `cap_flags`.
+    /// `args` gets what the SRQ has: depth and SGEs, number. Returns the
+    /// SRQ and the answer of a user SRQ.
+    #[allow(clippy::type_complexity, reason = "the SRQ and its answer")]
     fn create_srq(
         &self,
         _args: &mut SrqArgs,
         _ibsrq: IbSrq,
-        _user: Option<(UserCtx<'_, Self::Ucontext>, &SrqUreq)>,
-    ) -> Result<KBox<Self::Srq>> {
+        _user: Option<(UserCtx<'_, Self::Ucontext>, &UdataReq<Self::SrqReq>)>,
+    ) -> Result<(KBox<Self::Srq>, Self::SrqResp)> {
         Err(EOPNOTSUPP)
     }
 

@@ -10,7 +10,7 @@
 //! from the allocation until the core frees the container.
 
 use super::{verbs::counted, verbs::dev_drv, Driver, FailedVerb};
-use crate::rdma::{raw, uabi, UData};
+use crate::rdma::{raw, UData};
 use core::marker::PhantomData;
 use kernel::ffi::c_int;
 
@@ -62,7 +62,8 @@ unsafe fn xrcdn_slot(ibxrcd: *mut raw::ib_xrcd) -> *mut u32 {
 }
 
 /// The RDMA core's `alloc_pd`: a PD number, answered in `udata` for a user
-/// PD (`struct hns_roce_ib_alloc_pd_resp`); a failed answer frees it.
+/// PD (the driver's [`PdResp`](super::PdOps::PdResp)); a failed answer
+/// frees it.
 ///
 /// # Safety
 ///
@@ -74,9 +75,9 @@ unsafe extern "C" fn alloc_pd<D: Driver>(
 ) -> c_int {
     // SAFETY: per the function's contract.
     let (d, udata) = unsafe { (dev_drv::<D>((*ibpd).device), UData::from_raw(udata)) };
-    let r = d.alloc_pd().and_then(|n| {
+    let r = d.alloc_pd().and_then(|(n, resp)| {
         if let Some(u) = &udata {
-            if let Err(e) = u.respond(&uabi::AllocPdResp { pdn: n }) {
+            if let Err(e) = u.respond(&resp) {
                 d.dealloc_pd(n);
                 return Err(e);
             }

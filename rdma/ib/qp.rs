@@ -15,9 +15,9 @@
 use super::{
     ah,
     verbs::{counted, cq_rs, dev_drv, errno, qp_rs, read_deferred, user_ctx, CqBox, QpBox},
-    Driver, FailedVerb, QpModifyResp,
+    Driver, FailedVerb,
 };
-use crate::rdma::{raw, try_borrow, uabi, IbQp, MmapCtx, UData};
+use crate::rdma::{raw, try_borrow, IbQp, MmapCtx, UData};
 use core::marker::PhantomData;
 use kernel::{
     ffi::{c_int, c_void},
@@ -55,38 +55,10 @@ pub(crate) struct QpInit {
     pub(crate) srqn: u32,
     /// The XRC domain's number when `has_xrcd`.
     pub(crate) xrcdn: u32,
-    /// A user QP: what follows is the user context's config and libhns's
-    /// request (`struct hns_roce_ib_create_qp`) and what the udata's
-    /// lengths allow.
+    /// A user QP (the driver's request comes with `create_qp`'s `user`).
     pub(crate) user: bool,
-    /// The request is long enough to carry `sdb_addr`.
-    pub(crate) user_sdb: bool,
-    /// The answer buffer is long enough for `cap_flags`.
-    pub(crate) user_resp: bool,
-    /// What validating the request returned (0, or the errno): the driver
-    /// reports it where C does, after the RQ size check.
-    pub(crate) copy_ret: c_int,
-    /// The user context's config (`HNS_ROCE_*_FLAGS`).
+    /// The user context's config (see [`UctxNew::config`](super::UctxNew)).
     pub(crate) uctx_config: u32,
-    /// Log2 of the SQ's basic blocks.
-    pub(crate) log_sq_bb_count: u8,
-    /// Log2 of the SQ's stride.
-    pub(crate) log_sq_stride: u8,
-    /// The user buffer.
-    pub(crate) buf_addr: u64,
-    /// The RQ record doorbell.
-    pub(crate) db_addr: u64,
-    /// The SQ record doorbell.
-    pub(crate) sdb_addr: u64,
-    /// The request's comp_mask.
-    pub(crate) comp_mask: u64,
-    /// The congestion type asked for.
-    pub(crate) cong_type_flags: u64,
-    /// The answer: `HNS_ROCE_QP_CAP_*`.
-    pub(crate) cap_flags: u64,
-    /// With `HNS_ROCE_QP_CAP_DIRECT_WQE` in `cap_flags`: the mmap offset
-    /// of the QP's direct WQE page.
-    pub(crate) dwqe_mmap_key: u64,
 }
 
 /// The `struct ib_qp_attr` fields of a modify, and what only the core and
@@ -259,34 +231,6 @@ impl<D: Driver> QpAhTable<D> {
     };
 }
 
-/// Reads libhns's request from `u` into the user part of `init`
-/// (`ib_copy_validate_udata_in_cm` up to `reserved`, with the congestion
-/// type bit; a request refused only for its `comp_mask` keeps its
-/// members, as C's copy does) and what the lengths allow.
-fn qp_ureq(u: &UData<'_>, init: &mut QpInit) {
-    let (copy_ret, r) = match read_deferred::<uabi::CreateQp>(u) {
-        (0, r) => (
-            match UData::check_cm(&r, uabi::CREATE_QP_MASK_CONGEST_TYPE) {
-                Ok(()) => 0,
-                Err(e) => e.to_errno(),
-            },
-            r,
-        ),
-        failed => failed,
-    };
-    init.user = true;
-    init.copy_ret = copy_ret;
-    init.user_resp = u.outlen() >= uabi::CreateQpResp::CAP_FLAGS_END;
-    init.user_sdb = init.user_resp && u.inlen() >= uabi::CreateQp::SDB_END;
-    init.log_sq_bb_count = r.log_sq_bb_count;
-    init.log_sq_stride = r.log_sq_stride;
-    init.buf_addr = r.buf_addr;
-    init.db_addr = r.db_addr;
-    init.sdb_addr = r.sdb_addr;
-    init.comp_mask = r.comp_mask;
-    init.cong_type_flags = r.cong_type_flags;
-}
-
 /// The Rust user context of a user verb's `udata`, its `ib_ucontext` and
 /// its config.
 ///
@@ -384,19 +328,20 @@ unsafe fn create_qp_in<D: Driver>(
     };
     // SAFETY: null or the command's udata (the function's contract).
     let udata = unsafe { UData::from_raw(udata) };
-    if let Some(u) = &udata {
-        qp_ureq(u, &mut init);
-    }
-    let user = if init.user {
-        // SAFETY: `ibqp` is the QP being created on the registered device;
-        // `uctx` is the command's context from `alloc_ucontext`.
-        match unsafe { user_ctx::<D>((*ibqp).device, uctx) } {
-            // SAFETY: `ibuctx` is the command's context.
-            Some(u) => Some(u.with_mmap(unsafe { MmapCtx::from_raw(ibuctx) })),
-            None => return EINVAL.to_errno(),
+    let ureq = udata.as_ref().map(read_deferred::<D::QpReq>);
+    init.user = ureq.is_some();
+    let user = match &ureq {
+        Some(r) => {
+            // SAFETY: `ibqp` is the QP being created on the registered
+            // device; `uctx` is the command's context from
+            // `alloc_ucontext`.
+            match unsafe { user_ctx::<D>((*ibqp).device, uctx) } {
+                // SAFETY: `ibuctx` is the command's context.
+                Some(u) => Some((u.with_mmap(unsafe { MmapCtx::from_raw(ibuctx) }), r)),
+                None => return EINVAL.to_errno(),
+            }
         }
-    } else {
-        None
+        None => None,
     };
     let cq = |c: *mut raw::ib_cq| {
         if c.is_null() {
@@ -420,7 +365,7 @@ unsafe fn create_qp_in<D: Driver>(
         return EINVAL.to_errno();
     };
     match d.create_qp(&mut init, scq, rcq, qp_ref, user) {
-        Ok((b, n)) => {
+        Ok((b, n, resp)) => {
             // The pinned box is taken back with `from_foreign` in
             // `destroy_qp`.
             let raw_qp = b.into_foreign();
@@ -434,10 +379,6 @@ unsafe fn create_qp_in<D: Driver>(
             // `destroy_qp`.
             d.publish_qp(unsafe { QpBox::<D>::borrow(raw_qp) }.get_ref());
             if let Some(u) = &udata {
-                let resp = uabi::CreateQpResp {
-                    cap_flags: init.cap_flags,
-                    dwqe_mmap_key: init.dwqe_mmap_key,
-                };
                 if let Err(e) = u.respond(&resp) {
                     // SAFETY: the QP set up above, which the core frees
                     // without a `destroy_qp` after this error.
@@ -506,8 +447,8 @@ unsafe fn qp_av(dev: *mut raw::ib_device, attr: &raw::ib_qp_attr, mask: u32, a: 
 ///
 /// `ibqp` is a live QP of this driver's registered device; `attr` is valid
 /// for the call; `udata` is null (a kernel modify) or the command's. A
-/// user modify with a response buffer is answered in it
-/// (`struct hns_roce_ib_modify_qp_resp`) when the driver has an answer.
+/// user modify with a response buffer is answered in it (the driver's
+/// [`QpOps::QpModifyResp`](super::QpOps)) when the driver has an answer.
 unsafe extern "C" fn modify_qp<D: Driver>(
     ibqp: *mut raw::ib_qp,
     attr: *mut raw::ib_qp_attr,
@@ -574,13 +515,8 @@ unsafe extern "C" fn modify_qp<D: Driver>(
             UData::from_raw(udata),
         )
     };
-    let mut r = QpModifyResp::default();
-    let ret = d.modify_qp(qp, &a, &mut r).and_then(|()| match &udata {
-        Some(u) if r.valid && u.outlen() > 0 => u.respond(&uabi::ModifyQpResp {
-            tc_mode: r.tc_mode,
-            priority: r.priority,
-            ..Default::default()
-        }),
+    let ret = d.modify_qp(qp, &a).and_then(|r| match (&udata, r) {
+        (Some(u), Some(r)) if u.outlen() > 0 => u.respond(&r),
         _ => Ok(()),
     });
     errno(counted(d, FailedVerb::ModifyQp, ret))

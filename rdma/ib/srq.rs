@@ -18,11 +18,11 @@
 //! `hns_roce_v2_query_srq` in `hns_roce_hw_v2.c`.
 
 use super::verbs::{counted, dev_drv, errno, read_deferred, srq_rs, user_ctx, SrqBox};
-use super::{Driver, FailedVerb, SrqUreq};
-use crate::rdma::{raw, uabi, IbSrq, UData};
+use super::{Driver, FailedVerb};
+use crate::rdma::{raw, IbSrq, UData};
 use kernel::{ffi::c_int, prelude::*, types::ForeignOwnable};
 
-/// An SRQ request and what the new SRQ tells the core and libhns.
+/// An SRQ request and what the new SRQ tells the core.
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct SrqArgs {
     /// The SRQ's type (`enum ib_srq_type`).
@@ -37,10 +37,8 @@ pub(crate) struct SrqArgs {
     pub(crate) max_wr: u32,
     /// SGEs per request asked for; what the SRQ has once created.
     pub(crate) max_sge: u32,
-    /// The SRQ's number (`hns_roce_ib_create_srq_resp.srqn`).
+    /// The SRQ's number.
     pub(crate) srqn: u32,
-    /// `HNS_ROCE_SRQ_CAP_*` granted, for the response.
-    pub(crate) cap_flags: u32,
 }
 
 /// What `query_srq` answers (`struct ib_srq_attr`), filled by the driver.
@@ -55,8 +53,9 @@ pub(crate) struct SrqAttr {
 }
 
 /// The RDMA core's `create_srq`: a kernel SRQ, or with `udata` a user SRQ
-/// whose request is read from it and answered there (`struct
-/// hns_roce_ib_create_srq_resp`; a failed answer destroys the SRQ again).
+/// whose request (the driver's [`SrqReq`](super::SrqOps::SrqReq)) is read
+/// from it and answered there ([`SrqResp`](super::SrqOps::SrqResp); a
+/// failed answer destroys the SRQ again).
 ///
 /// # Safety
 ///
@@ -118,7 +117,7 @@ unsafe fn create<D: Driver>(
     } else {
         core::ptr::null_mut()
     };
-    let ureq = udata.as_ref().map(srq_ureq);
+    let ureq = udata.as_ref().map(read_deferred::<D::SrqReq>);
     let user = ureq.as_ref().and_then(|r| {
         // SAFETY: the SRQ's registered device and the command's context,
         // in the command of its process (the function's contract).
@@ -132,7 +131,7 @@ unsafe fn create<D: Driver>(
     let Some(srq_ref) = (unsafe { IbSrq::new(ibsrq) }) else {
         return Err(EINVAL);
     };
-    let b = d.create_srq(&mut args, srq_ref, user)?;
+    let (b, resp) = d.create_srq(&mut args, srq_ref, user)?;
     let raw = SrqBox::<D>::into_foreign(b);
     // SAFETY: `ibsrq` is the `ibsrq` of a `hns_shim_srq` (the function's
     // contract), which the core gives to no one before this returns.
@@ -144,10 +143,6 @@ unsafe fn create<D: Driver>(
     // `destroy_srq`.
     d.publish_srq(unsafe { SrqBox::<D>::borrow(raw) });
     if let Some(u) = &udata {
-        let resp = uabi::CreateSrqResp {
-            srqn: args.srqn,
-            cap_flags: args.cap_flags,
-        };
         if let Err(e) = u.respond(&resp) {
             // SAFETY: `raw` is the box handed over above; the core frees
             // the container of a failed create without other calls.
@@ -161,19 +156,6 @@ unsafe fn create<D: Driver>(
     init.attr.max_sge = args.max_sge;
     init.attr.srq_limit = 0;
     Ok(())
-}
-
-/// A user SRQ request read from `u` (`ib_copy_validate_udata_in` up to
-/// `que_addr`), with the result.
-fn srq_ureq(u: &UData<'_>) -> SrqUreq {
-    let (copy_ret, r) = read_deferred::<uabi::CreateSrq>(u);
-    SrqUreq {
-        copy_ret,
-        buf_addr: r.buf_addr,
-        db_addr: r.db_addr,
-        que_addr: r.que_addr,
-        req_cap_flags: r.req_cap_flags,
-    }
 }
 
 /// The RDMA core's `destroy_srq`.

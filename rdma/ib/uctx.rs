@@ -7,14 +7,14 @@
 //! C header: [`include/rdma/ib_verbs.h`](srctree/include/rdma/ib_verbs.h).
 //!
 //! The driver's state of a context, its UAR index, the configuration
-//! agreed with libhns and the doorbell page's mmap entry live in the
+//! agreed with the user library and the doorbell page's mmap entry live in the
 //! shim's container of the `ib_ucontext` (`hns_shim_uctx`), which the
 //! shim's mmap-entry helpers and the user verbs read.
 
 use super::{
-    verbs::counted, verbs::dev_drv, verbs::errno, verbs::UctxBox, Driver, FailedVerb, UctxResp,
+    verbs::counted, verbs::dev_drv, verbs::errno, verbs::UctxBox, Driver, FailedVerb, UctxNew,
 };
-use crate::rdma::{raw, uabi, UData};
+use crate::rdma::{raw, UData};
 use core::marker::PhantomData;
 use kernel::{ffi::c_int, prelude::*, types::ForeignOwnable};
 
@@ -45,11 +45,12 @@ unsafe fn container(ibuctx: *mut raw::ib_ucontext) -> *mut raw::hns_shim_uctx {
     unsafe { kernel::container_of!(ibuctx, raw::hns_shim_uctx, ibuctx) }
 }
 
-/// A user context for libhns's request in `udata` (`struct
-/// hns_roce_ib_alloc_ucontext`), its doorbell page mapped at offset 0,
-/// answered in `udata` (`struct hns_roce_ib_alloc_ucontext_resp`) and kept
-/// in the container; `EAGAIN` while the device takes no contexts. Nothing
-/// is left behind on failure.
+/// A user context for the user library's request in `udata` (the
+/// driver's [`UctxReq`](super::UcontextOps::UctxReq)), its doorbell page
+/// (if the driver has one) mapped at offset 0, answered in `udata`
+/// ([`UctxResp`](super::UcontextOps::UctxResp)) and kept in the
+/// container; `EAGAIN` while the device takes no contexts. Nothing is left
+/// behind on failure.
 ///
 /// # Safety
 ///
@@ -66,38 +67,31 @@ unsafe fn try_alloc<D: Driver>(
     }
     // SAFETY: the command's udata (the function's contract).
     let udata = unsafe { UData::from_raw(udata) }.ok_or(EINVAL)?;
-    if !D::HNS_UCTX_ABI {
-        // A context with no driver data either way and no mapping.
-        let mut resp = UctxResp::default();
-        let (b, _, _) = d.alloc_ucontext(0, &mut resp)?;
-        // SAFETY: the container of the context being allocated (the
-        // function's contract); taken back in `dealloc_ucontext`.
-        unsafe { (*container(ibuctx)).rs_uctx = UctxBox::<D>::into_foreign(b) };
-        return Ok(());
-    }
-    let req = udata.read_in::<uabi::AllocUcontext>()?;
-    let mut resp = UctxResp::default();
-    let (b, uar, addr) = d.alloc_ucontext(req.config, &mut resp)?;
-    // SAFETY: the context being allocated, in its container (the
-    // function's contract).
-    let ret = unsafe { raw::hns_shim_uctx_db_insert(ibuctx, addr) };
-    if ret != 0 {
-        d.dealloc_ucontext(b);
-        return Err(Error::from_errno(ret));
-    }
-    let answer = uabi::AllocUcontextResp {
-        qp_tab_size: resp.qp_tab_size,
-        cqe_size: resp.cqe_size,
-        srq_tab_size: resp.srq_tab_size,
-        config: resp.config,
-        max_inline_data: resp.max_inline_data,
-        // CAST: the uapi member is 8 bits, as C's assignment keeps.
-        congest_type: resp.congest_type as u8,
-        ..Default::default()
+    let req = udata.read_in::<D::UctxReq>()?;
+    let UctxNew {
+        uctx: b,
+        resp,
+        config,
+        db_page,
+    } = d.alloc_ucontext(&req)?;
+    let uar = match db_page {
+        Some((uar, addr)) => {
+            // SAFETY: the context being allocated, in its container (the
+            // function's contract).
+            let ret = unsafe { raw::hns_shim_uctx_db_insert(ibuctx, addr) };
+            if ret != 0 {
+                d.dealloc_ucontext(b);
+                return Err(Error::from_errno(ret));
+            }
+            uar
+        }
+        None => 0,
     };
-    if let Err(e) = udata.respond(&answer) {
-        // SAFETY: the page `hns_shim_uctx_db_insert` mapped just above.
-        unsafe { raw::hns_shim_uctx_db_remove(ibuctx) };
+    if let Err(e) = udata.respond(&resp) {
+        if db_page.is_some() {
+            // SAFETY: the page `hns_shim_uctx_db_insert` mapped just above.
+            unsafe { raw::hns_shim_uctx_db_remove(ibuctx) };
+        }
         d.dealloc_ucontext(b);
         return Err(e);
     }
@@ -108,7 +102,7 @@ unsafe fn try_alloc<D: Driver>(
         let c = container(ibuctx);
         (*c).rs_uctx = UctxBox::<D>::into_foreign(b);
         (*c).uar_index = uar;
-        (*c).config = resp.config;
+        (*c).config = config;
     }
     Ok(())
 }

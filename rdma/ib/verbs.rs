@@ -9,7 +9,7 @@
 //! [`ForeignOwnable::into_foreign`].
 
 use super::{
-    CqOps, Driver, FailedVerb, MrOps, NetdevEvent, PortEvents, QpOps, SrqOps, UcontextOps,
+    CqOps, Driver, FailedVerb, MrOps, NetdevEvent, PortEvents, QpOps, SrqOps, UcontextOps, UdataReq,
 };
 use crate::rdma::wr::nth_wr;
 use crate::rdma::{
@@ -195,15 +195,24 @@ pub(in crate::rdma) type MrBox<D> = Pin<KBox<<D as MrOps>::Mr>>;
 pub(in crate::rdma) type CqBox<D> = KBox<<D as CqOps>::Cq>;
 
 /// A request read from `u` whose copy error the driver returns at the
-/// point of C's order of checks where C's copy fails: the copy's errno (0
-/// when it worked) and the request, all zero when the copy failed.
-pub(super) fn read_deferred<T>(u: &UData<'_>) -> (c_int, T)
+/// point of C's order of checks where C's copy fails (`copy_ret`: 0 when it
+/// worked, the request all zero when the copy failed), with the udata's
+/// lengths. A request whose `comp_mask` has an unknown bit keeps its
+/// members with `-EOPNOTSUPP`, as `ib_copy_validate_udata_in_cm` leaves it.
+pub(super) fn read_deferred<T>(u: &UData<'_>) -> UdataReq<T>
 where
     T: uabi::UdataIn + FromBytes + AsBytes,
 {
-    match u.read_in::<T>() {
-        Ok(r) => (0, r),
+    let (copy_ret, req) = match u.read_in::<T>() {
+        Ok(r) if r.comp_mask_ok() => (0, r),
+        Ok(r) => (EOPNOTSUPP.to_errno(), r),
         Err(e) => (e.to_errno(), T::default()),
+    };
+    UdataReq {
+        copy_ret,
+        inlen: len32(u.inlen()),
+        outlen: len32(u.outlen()),
+        req,
     }
 }
 

@@ -31,11 +31,12 @@
 use crate::queue::{scatter, Ring, Segs, MAX_SGE};
 use crate::rdma::{
     self,
+    uabi::Empty,
     wc::{RecvAttrs, Wc, WcOpcode, WcStatus},
-    AhOps, CounterOps, CqOps, CqOut, CqUreq, DevAttr, DeviceOps, Drain, GidEntry, IbCq, IbLog,
-    IbQp, MrOps, MrReq, NoObject, PdOps, PortAttr, PostResult, QpAttr, QpInit, QpModifyResp, QpOps,
-    QpQuery, RecvChain, RestrackOps, SendChain, SpinLockIrq, SrqOps, UcontextOps, UctxResp,
-    UmemDev, UserCtx, VirtDma, VirtSeg, WcArray, WrOpcode, XrcdOps,
+    AhOps, CounterOps, CqOps, CqOut, DevAttr, DeviceOps, Drain, GidEntry, IbCq, IbLog, IbQp, MrOps,
+    MrReq, NoObject, PdOps, PortAttr, PostResult, QpAttr, QpInit, QpOps, QpQuery, RecvChain,
+    RestrackOps, SendChain, SpinLockIrq, SrqOps, UcontextOps, UctxNew, UdataReq, UmemDev, UserCtx,
+    VirtDma, VirtSeg, WcArray, WrOpcode, XrcdOps,
 };
 use kernel::{new_spinlock_irq, prelude::*, sync::Arc};
 
@@ -367,12 +368,18 @@ impl DeviceOps for LoDev {
 
 #[vtable]
 impl UcontextOps for LoDev {
-    const HNS_UCTX_ABI: bool = false;
-
     type Ucontext = ();
+    // No driver data either way, no doorbell page.
+    type UctxReq = Empty;
+    type UctxResp = Empty;
 
-    fn alloc_ucontext(&self, _config: u32, _resp: &mut UctxResp) -> Result<(Arc<()>, u32, u64)> {
-        Ok((Arc::new((), GFP_KERNEL)?, 0, 0))
+    fn alloc_ucontext(&self, _req: &Empty) -> Result<UctxNew<(), Empty>> {
+        Ok(UctxNew {
+            uctx: Arc::new((), GFP_KERNEL)?,
+            resp: Empty,
+            config: 0,
+            db_page: None,
+        })
     }
 
     fn dealloc_ucontext(&self, _uctx: Arc<()>) {}
@@ -380,9 +387,11 @@ impl UcontextOps for LoDev {
 
 #[vtable]
 impl PdOps for LoDev {
-    fn alloc_pd(&self) -> Result<u32> {
+    type PdResp = Empty;
+
+    fn alloc_pd(&self) -> Result<(u32, Empty)> {
         // The PD number is not used: one DMA key serves every PD.
-        Ok(1)
+        Ok((1, Empty))
     }
 
     fn dealloc_pd(&self, _pdn: u32) {}
@@ -392,19 +401,23 @@ impl PdOps for LoDev {
 impl XrcdOps for LoDev {}
 
 #[vtable]
-impl AhOps for LoDev {}
+impl AhOps for LoDev {
+    type AhResp = Empty;
+}
 
 #[vtable]
 impl CqOps for LoDev {
     type Cq = LoCq;
+    type CqReq = Empty;
+    type CqResp = Empty;
 
     fn create_cq(
         &self,
         cqe: u32,
         _vector: u32,
         ibcq: IbCq,
-        user: Option<(UserCtx<'_, ()>, &CqUreq)>,
-    ) -> Result<(KBox<LoCq>, CqOut)> {
+        user: Option<(UserCtx<'_, ()>, &UdataReq<Empty>)>,
+    ) -> Result<(KBox<LoCq>, CqOut<Empty>)> {
         if user.is_some() {
             return Err(EOPNOTSUPP);
         }
@@ -433,7 +446,7 @@ impl CqOps for LoDev {
         let out = CqOut {
             depth,
             cqn,
-            cap_flags: 0,
+            resp: Empty,
         };
         Ok((KBox::new(LoCq(cqn), GFP_KERNEL)?, out))
     }
@@ -497,6 +510,9 @@ impl MrOps for LoDev {
 #[vtable]
 impl QpOps for LoDev {
     type Qp = LoQp;
+    type QpReq = Empty;
+    type QpResp = Empty;
+    type QpModifyResp = Empty;
 
     fn create_qp(
         &self,
@@ -504,8 +520,8 @@ impl QpOps for LoDev {
         send_cq: Option<&LoCq>,
         recv_cq: Option<&LoCq>,
         ibqp: IbQp,
-        user: Option<UserCtx<'_, ()>>,
-    ) -> Result<(Pin<KBox<LoQp>>, u32)> {
+        user: Option<(UserCtx<'_, ()>, &UdataReq<Empty>)>,
+    ) -> Result<(Pin<KBox<LoQp>>, u32, Empty)> {
         if user.is_some() || init.user || init.qp_type != rdma::QPT_RC {
             return Err(EOPNOTSUPP);
         }
@@ -555,10 +571,10 @@ impl QpOps for LoDev {
         e.qps.push(ent, GFP_ATOMIC)?;
         e.next_qpn = (qpn + 1).max(FIRST_QPN) & 0xff_ffff;
         drop(e);
-        Ok((KBox::pin(LoQp(qpn), GFP_KERNEL)?, qpn))
+        Ok((KBox::pin(LoQp(qpn), GFP_KERNEL)?, qpn, Empty))
     }
 
-    fn modify_qp(&self, qp: &LoQp, attr: &QpAttr, _resp: &mut QpModifyResp) -> Result {
+    fn modify_qp(&self, qp: &LoQp, attr: &QpAttr) -> Result<Option<Empty>> {
         let mut n = Notify::default();
         let mut e = self.eng.lock();
         let i = e.qp(qp.0).ok_or(EINVAL)?;
@@ -589,7 +605,7 @@ impl QpOps for LoDev {
         }
         drop(e);
         n.run();
-        Ok(())
+        Ok(None)
     }
 
     fn destroy_qp(&self, qp: Pin<KBox<LoQp>>) {
@@ -744,6 +760,8 @@ impl QpOps for LoDev {
 #[vtable]
 impl SrqOps for LoDev {
     type Srq = NoObject;
+    type SrqReq = Empty;
+    type SrqResp = Empty;
 }
 
 #[vtable]

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 
-//! The udata length rules (`rdma/uabi.rs`) against the RDMA core's:
+//! The udata length rules (`rdma/uabi.rs`) and the driver's user ABI
+//! (`uabi.rs`) against the RDMA core's:
 //! `_ib_copy_validate_udata_in` with `copy_struct_from_user`
 //! (drivers/infiniband/core/ib_core_uverbs.c, include/linux/uaccess.h) and
 //! `_ib_respond_udata`, and the first-version ends the driver names in its
@@ -11,8 +12,10 @@
 
 use super::{expect, Check};
 use crate::rdma::uabi::{
-    self, cm_ok, in_plan, out_plan, AllocUcontext, CreateCq, CreateCqResp, CreateQp, CreateQpResp,
-    CreateSrq, CreateSrqResp, InError, InPlan, OutPlan, UdataIn, UdataInCm, UdataOut,
+    cm_ok, in_plan, out_plan, Empty, InError, InPlan, OutPlan, UdataIn, UdataOut,
+};
+use crate::uabi::{
+    self, AllocUcontext, CreateCq, CreateCqResp, CreateQp, CreateQpResp, CreateSrq, CreateSrqResp,
 };
 use core::mem::size_of;
 
@@ -79,6 +82,16 @@ pub fn check_in_rules() -> Check {
     // (`ib_is_udata_in_empty`).
     expect(in_plan(0, 0, 0) == p(0, 0), "empty, nothing")?;
     expect(in_plan(8, 0, 0) == p(0, 8), "empty, all tail")?;
+    // A verb whose driver takes no request (`Empty`): nothing is too
+    // short, the whole request is tail.
+    expect(
+        in_plan(0, core::mem::size_of::<Empty>(), Empty::MIN) == p(0, 0),
+        "Empty request, none sent",
+    )?;
+    expect(
+        in_plan(8, core::mem::size_of::<Empty>(), Empty::MIN) == p(0, 8),
+        "Empty request, all tail",
+    )?;
     // `ib_copy_validate_udata_in_cm`: only the known bits.
     let cm = uabi::CREATE_QP_MASK_CONGEST_TYPE;
     expect(cm == 1, "congest type bit")?;
@@ -86,7 +99,18 @@ pub fn check_in_rules() -> Check {
         comp_mask: 3,
         ..Default::default()
     };
-    expect(req.comp_mask() == 3, "create_qp's comp_mask")?;
+    expect(!req.comp_mask_ok(), "create_qp refuses an unknown bit")?;
+    let known = CreateQp {
+        comp_mask: cm,
+        ..Default::default()
+    };
+    expect(known.comp_mask_ok(), "create_qp takes the congest type bit")?;
+    expect(
+        CreateQp::default().comp_mask_ok(),
+        "create_qp takes no bits",
+    )?;
+    // The requests without a `comp_mask` (`ib_copy_validate_udata_in`).
+    expect(CreateCq::default().comp_mask_ok(), "create_cq: no check")?;
     expect(cm_ok(0, cm), "no bits")?;
     expect(cm_ok(1, cm), "the known bit")?;
     expect(!cm_ok(2, cm), "an unknown bit")?;
@@ -101,6 +125,6 @@ pub fn check_out_rules() -> Check {
     expect(out_plan(16, 16) == p(16, 0), "exact")?;
     expect(out_plan(16, 40) == p(16, 24), "padded")?;
     // `ib_respond_empty_udata`: no answer, the buffer zeroed.
-    expect(resp_len::<uabi::Empty>() == 0, "no answer")?;
+    expect(resp_len::<Empty>() == 0, "no answer")?;
     expect(out_plan(0, 8) == p(0, 8), "empty response")
 }

@@ -36,8 +36,12 @@ pub mod dbwin;
 #[path = "../../loopback/queue.rs"]
 pub mod loopback_queue;
 
-/// The `core` parts of the rdma layer: work completions, access flags,
-/// the user ABI and the udata length rules.
+/// The driver's user ABI with libhns.
+#[path = "../../../uabi.rs"]
+pub mod uabi;
+
+/// The `core` parts of the rdma layer: work completions, access flags and
+/// the udata length rules.
 #[path = "../../.."]
 pub mod rdma {
     #[path = "rdma/access.rs"]
