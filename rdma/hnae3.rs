@@ -1101,9 +1101,9 @@ impl<C: RoceClient> ClientAdapter<C> {
 
     /// The shim's `reset_notify`, with the enum passed as an integer: the
     /// reset sequence of `hns_roce_hw_v2_reset_notify`. A function the
-    /// driver was not attached to when the reset began is marked (the
-    /// "direct return" bit of `rinfo.state`) and its later steps do
-    /// nothing.
+    /// driver was not attached to when the reset began (`rinfo.instance_state`
+    /// not INITED) is marked (the "direct return" bit of `rinfo.state`) and
+    /// its later steps do nothing.
     ///
     /// # Safety
     ///
@@ -1119,11 +1119,20 @@ impl<C: RoceClient> ClientAdapter<C> {
             ResetNotify::Down => {
                 client.drv.suspend(h);
                 Clients::with(client, |_| {
-                    let inst = Self::instance(h);
+                    // Whether the client is attached is what
+                    // `rinfo.instance_state` says, not whether `priv` holds
+                    // an instance: after a reset whose rebuild failed
+                    // between the UNINIT and INIT steps the state is still
+                    // INITED with no instance, and the next reset must
+                    // re-init the function.
+                    let direct = !h.is_inited();
                     // SAFETY: a valid handle; `rinfo.state` is the client's.
-                    unsafe { raw::hns_shim_rst_direct_set(handle, inst.is_none()) };
-                    if let Some(i) = inst {
-                        h.set_reset_stage(ResetStage::Down);
+                    unsafe { raw::hns_shim_rst_direct_set(handle, direct) };
+                    if direct {
+                        return;
+                    }
+                    h.set_reset_stage(ResetStage::Down);
+                    if let Some(i) = Self::instance(h) {
                         client.drv.reset_down(h, i);
                     }
                 });

@@ -27,6 +27,15 @@
 #                         show` counts for hns_0 what it counted before
 #                         (nothing left behind; the boot's kmemleak scan
 #                         looks for the rest)
+#   user-mapping-in-reset a process with a user context and its
+#                         doorbell page mapped, started before the pair:
+#                         its doorbell reaches the model before the
+#                         reset; once hclge logged "prepare wait ok" (the
+#                         RoCE DOWN done, FUN_RST_ING held) mapping the
+#                         page again fails with EPERM and a doorbell
+#                         written through the old mapping does not reach
+#                         the model (the model takes the doorbell word
+#                         when it reaches it; the probe reads it back)
 #   init-during-reset     the RoCE driver unloaded, a reset asked for, and
 #                         the driver loaded while hclge waits for
 #                         FUN_RST_ING: its init_instance refuses with EBUSY
@@ -146,8 +155,61 @@ ppair() {
     return 1
 }
 
+# probe_start: a process with a user context on hns_0 (GET_CONTEXT
+# through the uverbs write ABI, as reset-plan.sh's context_while_down) and
+# its doorbell page mapped (mmap offset 0: the page libhns maps, whose
+# word 0x230 is the shared doorbell, DB_CFG0). It rings a CQ doorbell for a
+# CQN no CQ has (the model drops it) and reads the word back 0.5 s later:
+# "taken" when the model consumed it (the write reached the function),
+# "kept" when it stayed (the page is no longer the function's). Once
+# /tmp/nr-probe.go exists it maps the page again and rings again. Its
+# result, one line, in /tmp/nr-probe.out; /tmp/nr-probe.ready once the
+# first ring is read back.
+probe_start() {
+    rm -f /tmp/nr-probe.go /tmp/nr-probe.ready /tmp/nr-probe.out
+    timeout 300 python3 -c '
+import ctypes, errno, glob, mmap, os, struct, time
+node = glob.glob("/sys/class/infiniband/hns_0/device/infiniband_verbs/uverbs*")
+fd = os.open("/dev/infiniband/" + os.path.basename(node[0]), os.O_RDWR)
+resp = ctypes.create_string_buffer(40)
+body = struct.pack("<QII", ctypes.addressof(resp), 0, 0)
+os.write(fd, struct.pack("<IHH", 0, (8 + len(body)) // 4, 40 // 4) + body)
+RW = mmap.PROT_READ | mmap.PROT_WRITE
+def page():
+    try:
+        return mmap.mmap(fd, 4096, mmap.MAP_SHARED, RW, offset=0), "mapped"
+    except OSError as x:
+        return None, errno.errorcode.get(x.errno, str(x.errno))
+WORD = 3 << 24 | 0xffffff
+def ring(m):
+    w = ctypes.c_uint64.from_buffer(m, 0x230)
+    w.value = WORD
+    time.sleep(0.5)
+    v = w.value
+    del w
+    return "taken" if v == 0 else "kept" if v == WORD else hex(v)
+m, how = page()
+before = ring(m) if m else how
+open("/tmp/nr-probe.ready", "w").close()
+for _ in range(2400):
+    if os.path.exists("/tmp/nr-probe.go"):
+        break
+    time.sleep(0.05)
+again = page()[1]
+during = ring(m) if m else "none"
+print("mmap again %s, doorbell before %s, during %s" % (again, before, during))
+' >/tmp/nr-probe.out 2>&1 &
+    for _ in $(seq 200); do
+        [ -e /tmp/nr-probe.ready ] && return 0
+        sleep 0.1
+    done
+    return 1
+}
+
 func_reset_traffic() {
     res0=$(res_count)
+    err=""
+    probe_start || err="; the user mapping probe did not start ($(tail -n 1 /tmp/nr-probe.out))"
     cmd="ibv_rc_pingpong -e -d hns_0 -g 0 -p 18600 -n 100000"
     app_start server "$cmd"
     sp=$apid
@@ -160,13 +222,17 @@ func_reset_traffic() {
         s2=$(arm_sn)
         w=$((w + 1))
     done
-    err=""
     if ! kill -0 $sp 2>/dev/null || ! kill -0 $cp 2>/dev/null || [ "$s2" -le "$s1" ]; then
         err="; no traffic before the reset (completion events $s1 -> $s2)"
     fi
     n0=$(log_count 'Reset done,')
+    p0=$(log_count 'prepare wait ok')
     t0=$(date +%s)
     nic_reset 0xffff || err="$err; the ETHTOOL_RESET ioctl failed"
+    # Past the RoCE client's DOWN and the handshake, FUN_RST_ING held
+    # (nic_reset_ms): the probe maps and rings while the function resets.
+    wait_log 'prepare wait ok' "$p0" 40 || err="$err; no 'prepare wait ok' from hclge"
+    : >/tmp/nr-probe.go
     # hclge defers a reset asked for within 10 s of the last (its reset
     # timer): up to 40 s for it to run and end.
     wait_log 'Reset done,' "$n0" 40 || err="$err; no 'Reset done' from hclge"
@@ -188,6 +254,7 @@ func_reset_traffic() {
     fi
     res1=$(res_count)
     echo "    outcome: func-reset rdma res same as before: $([ "$res1" = "$res0" ] && echo yes || echo "no ('$res0' -> '$res1')")"
+    echo "    outcome: func-reset user mapping $(tail -n 1 /tmp/nr-probe.out)"
     [ -z "$err" ] || {
         echo "FAIL$err"
         return 1
@@ -195,6 +262,11 @@ func_reset_traffic() {
 }
 check "$G/func-reset-traffic" func_reset_traffic
 printf '%s\n' "$out" | grep -E '^    (outcome|events)' || true
+# What the probe saw: its doorbell reached the function before the reset;
+# while the function resets, a new mapping of the doorbell page is
+# refused (C's dis_db in hns_roce_mmap) and its old mapping no longer
+# reaches the function (the DOWN step's rdma_user_mmap_disassociate).
+check "$G/user-mapping-in-reset" grep -qx 'mmap again EPERM, doorbell before taken, during kept' /tmp/nr-probe.out
 
 init_during_reset() {
     rmmod "$MOD" || return 1

@@ -11,6 +11,7 @@
 # function reset (hns_sim walks the client through DOWN, UNINIT, INIT, UP as
 # hclge_reset does): hns_0 comes back and works; the driver under the
 # reset states hclge reports (init refused, mailboxes refused or skipped);
+# a reset retried after a rebuild that stopped after the UNINIT step;
 # a fault armed at run time fails the next probe; then both modules go.
 # TEST lines are in the group "reset-c/..." or "reset-rs/...".
 . /opt/hns/lib.sh
@@ -196,6 +197,21 @@ reinit_in_hw_reset() {
 }
 check "$G/reinit-in-hw-reset" reinit_in_hw_reset
 check "$G/context-after-hw-reset" context_works
+
+# A reset whose rebuild stopped after the RoCE UNINIT step (as hclge's
+# does when the NIC client's INIT fails: it then schedules the reset
+# again), then that second reset: the client's rinfo.instance_state still
+# says attached, so its DOWN is not a "direct return", UNINIT and INIT
+# run, and hns_0 comes back.
+reset_after_failed_rebuild() {
+    echo down >$RESET || return 1
+    echo uninit >$RESET || return 1
+    echo down >$RESET || return 1
+    echo up >$RESET || return 1
+    wait_hns0
+}
+check "$G/reset-after-failed-rebuild" reset_after_failed_rebuild
+check "$G/context-after-failed-rebuild" context_works
 
 # A fault armed while the guest runs (hns_sim's control channel, which the
 # fault sweeps build on): the next probe fails at
