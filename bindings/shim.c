@@ -429,35 +429,6 @@ void hns_shim_mmap_remove(struct rdma_user_mmap_entry *entry)
 	rdma_user_mmap_entry_remove(entry);
 }
 
-static struct rdma_hw_stats *hns_shim_alloc_port_stats(struct ib_device *ibdev,
-							u32 port_num)
-{
-	if (port_num > 1) {
-		ibdev_err(ibdev, "invalid port num.\n");
-		return NULL;
-	}
-	return rdma_alloc_hw_stats_struct(to_sdev(ibdev)->stats,
-					  to_sdev(ibdev)->num_stats,
-					  RDMA_HW_STATS_DEFAULT_LIFESPAN);
-}
-
-static int hns_shim_get_hw_stats(struct ib_device *ibdev,
-				 struct rdma_hw_stats *stats, u32 port,
-				 int index)
-{
-	int ret;
-
-	if (port == 0)
-		return 0;
-	if (port > 1)
-		return -EINVAL;
-	ret = HNS_RS_OP(to_sdev(ibdev), query_counters, stats->value,
-			stats->num_counters);
-	if (ret < 0)
-		ibdev_err(ibdev, "failed to query hw counter, ret = %d\n", ret);
-	return ret;
-}
-
 /* The enum argument is why this trampoline exists (kCFI typing, as for
  * req_notify_cq): the driver's function takes the mask as an integer.
  */
@@ -543,11 +514,6 @@ static const struct ib_device_ops hns_shim_srq_ops = {
 	INIT_RDMA_OBJ_SIZE(ib_srq, hns_shim_srq, ibsrq),
 };
 
-static const struct ib_device_ops hns_shim_hw_stats_ops = {
-	.alloc_hw_port_stats = hns_shim_alloc_port_stats,
-	.get_hw_stats = hns_shim_get_hw_stats,
-};
-
 struct ib_device *hns_shim_alloc_ibdev(void *rs,
 				      const struct hns_rs_ib_ops *ops)
 {
@@ -606,7 +572,7 @@ int hns_shim_register_ibdev(struct ib_device *ibdev,
 		ib_set_device_ops(ibdev, &hns_shim_xrcd_size);
 	}
 	if (reg->num_stats)
-		ib_set_device_ops(ibdev, &hns_shim_hw_stats_ops);
+		ib_set_device_ops(ibdev, to_sdev(ibdev)->ops->hw_stats);
 	if (reg->rereg)
 		ib_set_device_ops(ibdev, to_sdev(ibdev)->ops->mr_rereg);
 	if (reg->frmr) {

@@ -386,7 +386,8 @@ struct hns_rs_ib_ops {
 	 */
 	bool (*follows_upper)(void *rs, struct net_device *ndev,
 			      struct net_device *upper);
-	int (*query_counters)(void *rs, u64 *values, u32 num);
+	/* alloc_hw_port_stats and get_hw_stats (set with counters only). */
+	const struct ib_device_ops *hw_stats;
 };
 
 /* --- user memory --------------------------------------------------------- */

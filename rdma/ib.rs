@@ -492,6 +492,14 @@ impl<D: Driver> IbAdapter<D> {
         ..unsafe { core::mem::zeroed() }
     };
 
+    /// The hardware counters' verbs (set when the device has counters).
+    const HW_STATS: raw::ib_device_ops = raw::ib_device_ops {
+        alloc_hw_port_stats: Some(dev::alloc_port_stats),
+        get_hw_stats: Some(dev::get_hw_stats::<D>),
+        // SAFETY: as for `DATAPATH`.
+        ..unsafe { core::mem::zeroed() }
+    };
+
     /// The entry points, each instantiated for `D`.
     const OPS: raw::hns_rs_ib_ops = raw::hns_rs_ib_ops {
         datapath: &Self::DATAPATH,
@@ -514,7 +522,7 @@ impl<D: Driver> IbAdapter<D> {
         mmap_refused: Some(mmap_refused::<D>),
         verb_failed: Some(verb_failed::<D>),
         follows_upper: Some(port_follows_upper::<D>),
-        query_counters: Some(query_counters::<D>),
+        hw_stats: &Self::HW_STATS,
         alloc_mr: Some(mr::alloc_mr::<D>),
         modify_srq: Some(srq::modify_srq::<D>),
     };
