@@ -7,7 +7,6 @@
 #include <linux/irq_poll.h>
 #include <linux/module.h>
 #include <linux/pci.h>
-#include <linux/random.h>
 #include <linux/ratelimit.h>
 #include <linux/workqueue.h>
 #include <rdma/ib_umem.h>
@@ -430,71 +429,6 @@ void hns_shim_mmap_remove(struct rdma_user_mmap_entry *entry)
 	rdma_user_mmap_entry_remove(entry);
 }
 
-u32 hns_shim_pd_pdn(struct ib_pd *ibpd)
-{
-	return container_of(ibpd, struct hns_shim_pd, ibpd)->pdn;
-}
-
-u32 hns_shim_ucontext_uar(struct ib_ucontext *uctx)
-{
-	return container_of(uctx, struct hns_shim_uctx, ibuctx)->uar_index;
-}
-
-u32 hns_shim_xrcd_xrcdn(struct ib_xrcd *ibxrcd)
-{
-	return container_of(ibxrcd, struct hns_shim_xrcd, ibxrcd)->xrcdn;
-}
-
-static struct rdma_hw_stats *hns_shim_alloc_port_stats(struct ib_device *ibdev,
-							u32 port_num)
-{
-	if (port_num > 1) {
-		ibdev_err(ibdev, "invalid port num.\n");
-		return NULL;
-	}
-	return rdma_alloc_hw_stats_struct(to_sdev(ibdev)->stats,
-					  to_sdev(ibdev)->num_stats,
-					  RDMA_HW_STATS_DEFAULT_LIFESPAN);
-}
-
-static int hns_shim_get_hw_stats(struct ib_device *ibdev,
-				 struct rdma_hw_stats *stats, u32 port,
-				 int index)
-{
-	int ret;
-
-	if (port == 0)
-		return 0;
-	if (port > 1)
-		return -EINVAL;
-	ret = HNS_RS_OP(to_sdev(ibdev), query_counters, stats->value,
-			stats->num_counters);
-	if (ret < 0)
-		ibdev_err(ibdev, "failed to query hw counter, ret = %d\n", ret);
-	return ret;
-}
-
-void *hns_shim_udata_ctx(struct ib_udata *udata, struct ib_ucontext **ibuctx,
-			 u32 *config)
-{
-	struct hns_shim_uctx *uctx =
-		rdma_udata_to_drv_context(udata, struct hns_shim_uctx, ibuctx);
-
-	*ibuctx = &uctx->ibuctx;
-	*config = uctx->config;
-	return uctx->rs_uctx;
-}
-
-bool hns_shim_cap_eth_ah(struct ib_device *ibdev, u32 port)
-{
-	return rdma_cap_eth_ah(ibdev, port);
-}
-
-u32 hns_shim_random_u32_inclusive(u32 lo, u32 hi)
-{
-	return get_random_u32_inclusive(lo, hi);
-}
-
 /* The enum argument is why this trampoline exists (kCFI typing, as for
  * req_notify_cq): the driver's function takes the mask as an integer.
  */
@@ -580,11 +514,6 @@ static const struct ib_device_ops hns_shim_srq_ops = {
 	INIT_RDMA_OBJ_SIZE(ib_srq, hns_shim_srq, ibsrq),
 };
 
-static const struct ib_device_ops hns_shim_hw_stats_ops = {
-	.alloc_hw_port_stats = hns_shim_alloc_port_stats,
-	.get_hw_stats = hns_shim_get_hw_stats,
-};
-
 struct ib_device *hns_shim_alloc_ibdev(void *rs,
 				      const struct hns_rs_ib_ops *ops)
 {
@@ -643,7 +572,7 @@ int hns_shim_register_ibdev(struct ib_device *ibdev,
 		ib_set_device_ops(ibdev, &hns_shim_xrcd_size);
 	}
 	if (reg->num_stats)
-		ib_set_device_ops(ibdev, &hns_shim_hw_stats_ops);
+		ib_set_device_ops(ibdev, to_sdev(ibdev)->ops->hw_stats);
 	if (reg->rereg)
 		ib_set_device_ops(ibdev, to_sdev(ibdev)->ops->mr_rereg);
 	if (reg->frmr) {
@@ -699,17 +628,6 @@ bool hns_shim_swap_last_port_state(struct ib_device *ibdev, u32 state)
 	return changed;
 }
 
-void hns_shim_dispatch_port_event(struct ib_device *ibdev, u32 event)
-{
-	struct ib_event ev = {
-		.event = event,
-		.device = ibdev,
-		.element.port_num = 1,
-	};
-
-	ib_dispatch_event(&ev);
-}
-
 static int hns_shim_netdev_event(struct notifier_block *nb,
 				 unsigned long event, void *ptr)
 {
@@ -755,12 +673,6 @@ void hns_shim_unwatch_netdev(struct ib_device *ibdev)
 		return;
 	unregister_netdevice_notifier(&sdev->nb);
 	sdev->watching = false;
-}
-
-void hns_shim_port_state_event(struct ib_device *ibdev,
-			       struct hnae3_handle *h)
-{
-	ib_dispatch_port_state_event(ibdev, h->rinfo.netdev);
 }
 
 /* --- RoCE bonding ----------------------------------------------------------

@@ -179,8 +179,6 @@ int hns_shim_port_netdev(struct ib_device *ibdev, u32 port, u32 *mtu,
  * device's lock.
  */
 void hns_shim_set_node_desc(struct ib_device *ibdev, const char *desc);
-/* Dispatches an event (an enum ib_event_type) on port 1. */
-void hns_shim_dispatch_port_event(struct ib_device *ibdev, u32 event);
 
 /* Registration parameters. */
 struct hns_shim_reg {
@@ -245,12 +243,7 @@ int hns_shim_register_ibdev(struct ib_device *ibdev,
 			    const struct hns_shim_reg *reg);
 void hns_shim_unregister_ibdev(struct ib_device *ibdev);
 struct net_device *hns_shim_loopback_netdev(void);
-void hns_shim_port_state_event(struct ib_device *ibdev,
-			       struct hnae3_handle *h);
 void hns_shim_disassociate_mmaps(struct ib_device *ibdev);
-u32 hns_shim_ucontext_uar(struct ib_ucontext *uctx);
-u32 hns_shim_pd_pdn(struct ib_pd *pd);
-u32 hns_shim_xrcd_xrcdn(struct ib_xrcd *xrcd);
 void hns_shim_request_reset(struct hnae3_handle *h, bool vf);
 /* A netdevice notifier for the registered device's netdev (the driver's
  * netdev_mac op); registered at most once, unregistered before the device.
@@ -302,11 +295,6 @@ int hns_shim_bond_set_netdev(struct ib_device *ibdev,
 			     struct net_device *active);
 void hns_shim_reinit_completion(struct completion *x);
 struct workqueue_struct *hns_shim_alloc_wq(const char *name);
-/* The Rust context behind a user verb's udata, its config and ib_ucontext. */
-void *hns_shim_udata_ctx(struct ib_udata *udata, struct ib_ucontext **ibuctx,
-			 u32 *config);
-bool hns_shim_cap_eth_ah(struct ib_device *ibdev, u32 port);
-u32 hns_shim_random_u32_inclusive(u32 lo, u32 hi);
 
 /* --- resource tracking (rdma res show) ----------------------------------- */
 /* VLAN ids from here on are none (the kernel's VLAN_N_VID). */
@@ -398,7 +386,8 @@ struct hns_rs_ib_ops {
 	 */
 	bool (*follows_upper)(void *rs, struct net_device *ndev,
 			      struct net_device *upper);
-	int (*query_counters)(void *rs, u64 *values, u32 num);
+	/* alloc_hw_port_stats and get_hw_stats (set with counters only). */
+	const struct ib_device_ops *hw_stats;
 };
 
 /* --- user memory --------------------------------------------------------- */

@@ -41,6 +41,9 @@ use kernel::{device::Device, error::to_result, ffi::c_void, prelude::*, sync::Ar
 // The entry points the shim calls.
 pub(super) mod verbs;
 use verbs::*;
+// The numbers in the shim's containers, inline queries of the core.
+mod containers;
+use containers::{cap_eth_ah, pd_pdn, random_u32_inclusive, xrcd_xrcdn};
 // The CQ verbs, called by the RDMA core directly.
 mod cq;
 // The device and port verbs, called by the RDMA core directly.
@@ -465,6 +468,14 @@ impl<D: Driver> IbAdapter<D> {
         ..unsafe { core::mem::zeroed() }
     };
 
+    /// The hardware counters' verbs (set when the device has counters).
+    const HW_STATS: raw::ib_device_ops = raw::ib_device_ops {
+        alloc_hw_port_stats: Some(dev::alloc_port_stats),
+        get_hw_stats: Some(dev::get_hw_stats::<D>),
+        // SAFETY: as for `DATAPATH`.
+        ..unsafe { core::mem::zeroed() }
+    };
+
     /// The entry points, each instantiated for `D`.
     const OPS: raw::hns_rs_ib_ops = raw::hns_rs_ib_ops {
         datapath: &Self::DATAPATH,
@@ -487,7 +498,7 @@ impl<D: Driver> IbAdapter<D> {
         mmap_refused: Some(mmap_refused::<D>),
         verb_failed: Some(verb_failed::<D>),
         follows_upper: Some(port_follows_upper::<D>),
-        query_counters: Some(query_counters::<D>),
+        hw_stats: &Self::HW_STATS,
         alloc_mr: Some(mr::alloc_mr::<D>),
         modify_srq: Some(srq::modify_srq::<D>),
     };
@@ -627,8 +638,15 @@ impl PortEvents<'_> {
 
     /// Dispatches port event `event` (`enum ib_event_type`) on port 1.
     pub(crate) fn dispatch(&self, event: u32) {
-        // SAFETY: registered (type invariant).
-        unsafe { raw::hns_shim_dispatch_port_event(self.ibdev, event) }
+        let mut ev = raw::ib_event {
+            device: self.ibdev,
+            event,
+            ..Default::default()
+        };
+        // SAFETY: `port_num` is the element of a port event.
+        unsafe { *ev.element.port_num.as_mut() = 1 };
+        // SAFETY: registered (type invariant); `ev` lives for the call.
+        unsafe { raw::ib_dispatch_event(&ev) }
     }
 }
 
@@ -907,8 +925,9 @@ impl<D: Driver> IbRegistration<D> {
     /// Reports the port's state to the RDMA core's event handlers
     /// (`ib_dispatch_port_state_event` on the function's netdev).
     pub(crate) fn port_state_event(&self, h: &Hnae3Handle) {
-        // SAFETY: registered (type invariant); the handle is valid.
-        unsafe { raw::hns_shim_port_state_event(self.ibdev, h.as_raw()) }
+        // SAFETY: registered (type invariant); the handle is valid, so is
+        // its netdev while the function is attached.
+        unsafe { raw::ib_dispatch_port_state_event(self.ibdev, h.netdev().cast()) }
     }
 
     /// Cuts every user mapping of the device's pages

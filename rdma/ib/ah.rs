@@ -126,13 +126,10 @@ unsafe fn ah_in(attr: &raw::rdma_ah_attr, user: bool) -> Result<AhIn> {
     let grh = &attr.grh;
     // SAFETY: null or live for the call (the function's contract).
     let sgid = unsafe { grh.sgid_attr.as_ref() }.ok_or(EINVAL)?;
-    // SAFETY: a plain call: it returns a number in the range it is given.
-    let sport = unsafe {
-        raw::hns_shim_random_u32_inclusive(
-            raw::IB_ROCE_UDP_ENCAP_VALID_PORT_MIN,
-            raw::IB_ROCE_UDP_ENCAP_VALID_PORT_MAX,
-        )
-    };
+    let sport = super::random_u32_inclusive(
+        raw::IB_ROCE_UDP_ENCAP_VALID_PORT_MIN,
+        raw::IB_ROCE_UDP_ENCAP_VALID_PORT_MAX,
+    );
     let mut vlan_id = 0xffff;
     // SAFETY: `sgid` is live for the call; `vlan_id` is writable and the
     // MAC is not asked for (null).

@@ -17,7 +17,7 @@ use super::Driver;
 use crate::rdma::{raw, UData};
 use core::fmt::{self, Write};
 use kernel::{
-    ffi::{c_char, c_int, c_void},
+    ffi::{c_char, c_int, c_ulong, c_void},
     prelude::*,
 };
 
@@ -388,5 +388,83 @@ pub(super) unsafe extern "C" fn fw_str<D: Driver>(ibdev: *mut raw::ib_device, ou
     let end = w.len;
     if let Some(b) = w.buf.get_mut(end) {
         *b = 0;
+    }
+}
+
+/// The RDMA core's `alloc_hw_port_stats`: the counters registered with the
+/// device (only port 1 has them; another port is refused with a message,
+/// as C).
+///
+/// # Safety
+///
+/// `ibdev` is this driver's registered device, registered with counters.
+pub(super) unsafe extern "C" fn alloc_port_stats(
+    ibdev: *mut raw::ib_device,
+    port: u32,
+) -> *mut raw::rdma_hw_stats {
+    if port > 1 {
+        // SAFETY: a registered device (the function's contract).
+        unsafe { ibdev_print(raw::ibdev_err, ibdev, format_args!("invalid port num.\n")) };
+        return core::ptr::null_mut();
+    }
+    // SAFETY: a registered device (the function's contract).
+    let s = unsafe { sdev(ibdev) };
+    // SAFETY: the registration's descriptor table is static and holds
+    // `num_stats` entries.
+    unsafe {
+        raw::rdma_alloc_hw_stats_struct(
+            s.stats,
+            // CAST: a table of a few dozen counters.
+            s.num_stats as c_int,
+            // CAST: 10 (jiffies), widened.
+            raw::RDMA_HW_STATS_DEFAULT_LIFESPAN as c_ulong,
+        )
+    }
+}
+
+/// The RDMA core's `get_hw_stats`: the driver's counters of port 1 into
+/// `stats`; nothing for the device-wide set (port 0), `EINVAL` for another
+/// port.
+///
+/// # Safety
+///
+/// `ibdev` is this driver's registered device; `stats` the set
+/// [`alloc_port_stats`] allocated, live for the call.
+pub(super) unsafe extern "C" fn get_hw_stats<D: Driver>(
+    ibdev: *mut raw::ib_device,
+    stats: *mut raw::rdma_hw_stats,
+    port: u32,
+    _index: c_int,
+) -> c_int {
+    if port == 0 {
+        return 0;
+    }
+    if port > 1 {
+        return EINVAL.to_errno();
+    }
+    // SAFETY: the set holds `num_counters` values after its header (the
+    // function's contract).
+    let vals = unsafe {
+        core::slice::from_raw_parts_mut(
+            (*stats).value.as_mut_ptr(),
+            // CAST: a table of a few dozen counters.
+            (*stats).num_counters as usize,
+        )
+    };
+    // SAFETY: per the function's contract.
+    match unsafe { dev_drv::<D>(ibdev) }.query_counters(vals) {
+        // CAST: at most `num_counters` counters.
+        Ok(k) => k as c_int,
+        Err(e) => {
+            // SAFETY: a registered device.
+            unsafe {
+                ibdev_print(
+                    raw::ibdev_err,
+                    ibdev,
+                    format_args!("failed to query hw counter, ret = {}\n", e.to_errno()),
+                )
+            };
+            e.to_errno()
+        }
     }
 }

@@ -113,7 +113,7 @@ pub(super) unsafe extern "C" fn get_dma_mr<D: Driver>(
     acc: c_int,
 ) -> *mut raw::ib_mr {
     // SAFETY: per the function's contract.
-    let (d, pdn) = unsafe { (dev_drv::<D>((*pd).device), raw::hns_shim_pd_pdn(pd)) };
+    let (d, pdn) = unsafe { (dev_drv::<D>((*pd).device), super::pd_pdn(pd)) };
     mr_ptr(new_obj().and_then(|obj| {
         // CAST: `IB_ACCESS_*` flag bits.
         let (mr, key) = d.get_dma_mr(pdn, acc as u32)?;
@@ -146,7 +146,7 @@ pub(super) unsafe extern "C" fn reg_user_mr<D: Driver>(
         let obj = new_obj()?;
         let req = MrReq {
             // SAFETY: per the function's contract.
-            pdn: unsafe { raw::hns_shim_pd_pdn(pd) },
+            pdn: unsafe { super::pd_pdn(pd) },
             start,
             length,
             iova: virt_addr,
@@ -188,7 +188,7 @@ pub(super) unsafe extern "C" fn rereg_user_mr<D: Driver>(
     let flags = flags as u32;
     let pdn = if flags & MR_REREG_PD != 0 && !pd.is_null() {
         // SAFETY: a live PD of the device (the function's contract).
-        unsafe { raw::hns_shim_pd_pdn(pd) }
+        unsafe { super::pd_pdn(pd) }
     } else {
         0
     };
@@ -256,7 +256,7 @@ pub(super) unsafe extern "C" fn alloc_mr<D: Driver>(
     max_num_sg: u32,
 ) -> *mut raw::ib_mr {
     // SAFETY: per the function's contract.
-    let (d, pdn) = unsafe { (dev_drv::<D>((*pd).device), raw::hns_shim_pd_pdn(pd)) };
+    let (d, pdn) = unsafe { (dev_drv::<D>((*pd).device), super::pd_pdn(pd)) };
     mr_ptr(new_obj().and_then(|obj| {
         let (mr, key) = d.alloc_mr(pdn, mr_type, max_num_sg)?;
         let length = D::mr_size(&mr);

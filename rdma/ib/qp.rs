@@ -231,21 +231,7 @@ impl<D: Driver> QpAhTable<D> {
     };
 }
 
-/// The Rust user context of a user verb's `udata`, its `ib_ucontext` and
-/// its config.
-///
-/// # Safety
-///
-/// `udata` is the udata of a uverbs command on this driver's device.
-pub(super) unsafe fn udata_ctx(
-    udata: *mut raw::ib_udata,
-) -> (*mut c_void, *mut raw::ib_ucontext, u32) {
-    let mut ibuctx = core::ptr::null_mut();
-    let mut config = 0;
-    // SAFETY: per the function's contract; the out pointers are writable.
-    let uctx = unsafe { raw::hns_shim_udata_ctx(udata, &mut ibuctx, &mut config) };
-    (uctx, ibuctx, config)
-}
+pub(super) use super::containers::udata_ctx;
 
 /// The RDMA core's `create_qp`; a failure is reported as
 /// [`FailedVerb::CreateQp`].
@@ -301,7 +287,7 @@ unsafe fn create_qp_in<D: Driver>(
     let pd = unsafe { (*ibqp).pd };
     if !pd.is_null() {
         // SAFETY: a live PD of this device.
-        init.pdn = unsafe { raw::hns_shim_pd_pdn(pd) };
+        init.pdn = unsafe { super::pd_pdn(pd) };
     }
     if init.has_srq {
         // SAFETY: a live SRQ of this device, in its container.
@@ -309,7 +295,7 @@ unsafe fn create_qp_in<D: Driver>(
     }
     if init.has_xrcd {
         // SAFETY: a live XRC domain of this device.
-        init.xrcdn = unsafe { raw::hns_shim_xrcd_xrcdn(attr.xrcd) };
+        init.xrcdn = unsafe { super::xrcd_xrcdn(attr.xrcd) };
     }
     // SAFETY: the QP's device is registered (the function's contract).
     if !udata.is_null() && unsafe { (*(*ibqp).device).dma_device }.is_null() {
@@ -418,7 +404,7 @@ unsafe fn qp_av(dev: *mut raw::ib_device, attr: &raw::ib_qp_attr, mask: u32, a: 
     a.av_roce = ah.type_ == raw::rdma_ah_attr_type_RDMA_AH_ATTR_TYPE_ROCE;
     // SAFETY: `dev` is registered; the core checked `port` (an
     // `IB_QP_PORT` outside the device is refused before the driver).
-    a.av_grh = unsafe { raw::hns_shim_cap_eth_ah(dev, port) }
+    a.av_grh = unsafe { super::cap_eth_ah(dev, port) }
         && u32::from(ah.ah_flags) & raw::ib_ah_flags_IB_AH_GRH != 0;
     a.sgid_index = grh.sgid_index;
     a.hop_limit = grh.hop_limit;

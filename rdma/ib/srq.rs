@@ -91,7 +91,7 @@ unsafe fn create<D: Driver>(
     let mut args = SrqArgs {
         srq_type,
         // SAFETY: the SRQ's PD is this driver's (the function's contract).
-        pdn: unsafe { raw::hns_shim_pd_pdn((*ibsrq).pd) },
+        pdn: unsafe { super::pd_pdn((*ibsrq).pd) },
         max_wr: init.attr.max_wr,
         max_sge: init.attr.max_sge,
         ..Default::default()
@@ -99,8 +99,7 @@ unsafe fn create<D: Driver>(
     if srq_type == raw::ib_srq_type_IB_SRQT_XRC {
         // SAFETY: an XRC SRQ's request names its XRC domain, this
         // driver's (the function's contract).
-        let xrcdn =
-            unsafe { raw::hns_shim_xrcd_xrcdn(init.ext.__bindgen_anon_1.xrc.as_ref().xrcd) };
+        let xrcdn = unsafe { super::xrcd_xrcdn(init.ext.__bindgen_anon_1.xrc.as_ref().xrcd) };
         args.xrcdn = xrcdn;
     }
     // The SRQ types that complete to a CQ of their own (`ib_srq_has_cq`).

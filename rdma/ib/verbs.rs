@@ -167,27 +167,6 @@ pub(super) unsafe extern "C" fn verb_failed<D: Driver>(rs: *mut c_void, verb: u3
 ///
 /// # Safety
 ///
-/// `rs` is the device's pointer (see [`drv`]); pointer arguments are valid
-/// for the call as the RDMA core passes them.
-pub(super) unsafe extern "C" fn query_counters<D: Driver>(
-    rs: *mut c_void,
-    v: *mut u64,
-    n: u32,
-) -> c_int {
-    // SAFETY: the shim passes the stats' value array of `n` entries.
-    let vals = unsafe { core::slice::from_raw_parts_mut(v, n as usize) };
-    // SAFETY: as above.
-    match unsafe { drv::<D>(rs) }.query_counters(vals) {
-        // CAST: at most `n` counters.
-        Ok(k) => k as c_int,
-        Err(e) => e.to_errno(),
-    }
-}
-
-/// Called by the shim's op.
-///
-/// # Safety
-///
 /// How an MR is owned while the shim holds it.
 pub(in crate::rdma) type MrBox<D> = Pin<KBox<<D as MrOps>::Mr>>;
 
