@@ -4,7 +4,7 @@
 //! user or kernel, from what the RDMA core resolved (GID, MAC, DSCP).
 //!
 //! An AH has no hardware context and no mailbox: the vector is kept in the
-//! shim's `ib_ah` container (`hns_shim_ah`), which also answers a user AH
+//! shim's `ib_ah` container (`rdma_shim_ah`), which also answers a user AH
 //! (priority, TC mode, MAC for libhns) and does `query_ah`/`destroy_ah` on
 //! its own. The shim gathers the request (`AhIn`: GRH, random UDP source
 //! port, the NIC's DSCP lookup); this file decides.

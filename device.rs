@@ -509,7 +509,7 @@ pub(crate) struct Ucontext {
     pub(crate) cq_bank: u8,
     /// The `HNS_ROCE_*` configuration bits libhns asked for and got
     /// (`config`: extended SGE, RQ inline, CQE inline).
-    // The shim keeps a copy that user QPs take (`hns_shim_uctx.config`).
+    // The shim keeps a copy that user QPs take (`rdma_shim_uctx.config`).
     #[allow(dead_code)]
     pub(crate) config: u32,
     /// Its pinned record-doorbell pages (`page_list`): map SQ/RQ/CQ records

@@ -169,7 +169,7 @@ pub(crate) fn modify_qp_is_ok(cur: u32, next: u32, qp_type: u32, mask: u32) -> b
 
 /// VLAN ids from here on are no VLAN (`VLAN_N_VID`).
 // CAST: 4096 fits u16.
-pub(crate) const VLAN_N_VID: u16 = raw::HNS_SHIM_VLAN_N_VID as u16;
+pub(crate) const VLAN_N_VID: u16 = raw::RDMA_SHIM_VLAN_N_VID as u16;
 
 pub(crate) use access::{
     ACCESS_LOCAL_WRITE, ACCESS_REMOTE_ATOMIC, ACCESS_REMOTE_READ, ACCESS_REMOTE_WRITE,

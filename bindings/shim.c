@@ -22,143 +22,143 @@
  * registration's state), set while the client is registered: hnae3 keeps
  * one client per type, and its callbacks carry no context of their own.
  */
-static const struct hns_rs_client_ops *hns_shim_rs_client;
-static const void *hns_shim_rs_ctx;
+static const struct hns_rs_client_ops *rdma_shim_rs_client;
+static const void *rdma_shim_rs_ctx;
 
-static int hns_shim_init_instance(struct hnae3_handle *handle)
+static int rdma_shim_init_instance(struct hnae3_handle *handle)
 {
-	return hns_shim_rs_client->init_instance(hns_shim_rs_ctx, handle);
+	return rdma_shim_rs_client->init_instance(rdma_shim_rs_ctx, handle);
 }
 
-static void hns_shim_uninit_instance(struct hnae3_handle *handle, bool reset)
+static void rdma_shim_uninit_instance(struct hnae3_handle *handle, bool reset)
 {
-	hns_shim_rs_client->uninit_instance(hns_shim_rs_ctx, handle, reset);
+	rdma_shim_rs_client->uninit_instance(rdma_shim_rs_ctx, handle, reset);
 }
 
-static void hns_shim_link_status_change(struct hnae3_handle *handle,
+static void rdma_shim_link_status_change(struct hnae3_handle *handle,
 					bool state)
 {
-	hns_shim_rs_client->link_status_change(hns_shim_rs_ctx, handle, state);
+	rdma_shim_rs_client->link_status_change(rdma_shim_rs_ctx, handle, state);
 }
 
 /* The enum argument is why this trampoline exists (KCFI typing). */
-static int hns_shim_reset_notify(struct hnae3_handle *handle,
+static int rdma_shim_reset_notify(struct hnae3_handle *handle,
 				 enum hnae3_reset_notify_type type)
 {
-	return hns_shim_rs_client->reset_notify(hns_shim_rs_ctx, handle,
+	return rdma_shim_rs_client->reset_notify(rdma_shim_rs_ctx, handle,
 						 (int)type);
 }
 
-static const struct hnae3_client_ops hns_shim_client_ops = {
-	.init_instance = hns_shim_init_instance,
-	.uninit_instance = hns_shim_uninit_instance,
-	.link_status_change = hns_shim_link_status_change,
-	.reset_notify = hns_shim_reset_notify,
+static const struct hnae3_client_ops rdma_shim_client_ops = {
+	.init_instance = rdma_shim_init_instance,
+	.uninit_instance = rdma_shim_uninit_instance,
+	.link_status_change = rdma_shim_link_status_change,
+	.reset_notify = rdma_shim_reset_notify,
 };
 
-static struct hnae3_client hns_shim_client = {
+static struct hnae3_client rdma_shim_client = {
 	.name = "hns_roce_rs",
 	.type = HNAE3_CLIENT_ROCE,
-	.ops = &hns_shim_client_ops,
+	.ops = &rdma_shim_client_ops,
 };
 
 /* Asks the Rust side about every module that is about to start. */
-static int hns_shim_module_notify(struct notifier_block *nb,
+static int rdma_shim_module_notify(struct notifier_block *nb,
 				  unsigned long state, void *data)
 {
 	struct module *mod = data;
 
 	if (state != MODULE_STATE_COMING)
 		return NOTIFY_DONE;
-	return notifier_from_errno(hns_shim_rs_client->module_coming(hns_shim_rs_ctx,
+	return notifier_from_errno(rdma_shim_rs_client->module_coming(rdma_shim_rs_ctx,
 								       mod->name));
 }
 
-static struct notifier_block hns_shim_module_nb = {
-	.notifier_call = hns_shim_module_notify,
+static struct notifier_block rdma_shim_module_nb = {
+	.notifier_call = rdma_shim_module_notify,
 };
 
-int hns_shim_register_client(const struct hns_rs_client_ops *ops,
+int rdma_shim_register_client(const struct hns_rs_client_ops *ops,
 			     const void *ctx)
 {
 	int ret;
 
-	hns_shim_rs_client = ops;
-	hns_shim_rs_ctx = ctx;
+	rdma_shim_rs_client = ops;
+	rdma_shim_rs_ctx = ctx;
 	/* Before the client: a rival that starts meanwhile is asked about. */
-	register_module_notifier(&hns_shim_module_nb);
+	register_module_notifier(&rdma_shim_module_nb);
 	/*
 	 * hnae3 keeps one client per type and returns 0 without adding a
 	 * second one: only a node on its list means the client took the slot.
 	 */
-	INIT_LIST_HEAD(&hns_shim_client.node);
-	ret = hnae3_register_client(&hns_shim_client);
-	if (!ret && list_empty(&hns_shim_client.node))
+	INIT_LIST_HEAD(&rdma_shim_client.node);
+	ret = hnae3_register_client(&rdma_shim_client);
+	if (!ret && list_empty(&rdma_shim_client.node))
 		ret = -EBUSY;
 	if (ret) {
-		unregister_module_notifier(&hns_shim_module_nb);
-		hns_shim_rs_client = NULL;
-		hns_shim_rs_ctx = NULL;
+		unregister_module_notifier(&rdma_shim_module_nb);
+		rdma_shim_rs_client = NULL;
+		rdma_shim_rs_ctx = NULL;
 	}
 	return ret;
 }
 
-void hns_shim_unregister_client(void)
+void rdma_shim_unregister_client(void)
 {
-	hnae3_unregister_client(&hns_shim_client);
-	unregister_module_notifier(&hns_shim_module_nb);
-	hns_shim_rs_client = NULL;
-	hns_shim_rs_ctx = NULL;
+	hnae3_unregister_client(&rdma_shim_client);
+	unregister_module_notifier(&rdma_shim_module_nb);
+	rdma_shim_rs_client = NULL;
+	rdma_shim_rs_ctx = NULL;
 }
 
-static irqreturn_t hns_shim_irq(int irq, void *cookie)
+static irqreturn_t rdma_shim_irq(int irq, void *cookie)
 {
-	return hns_rs_irq(cookie) ? IRQ_HANDLED : IRQ_NONE;
+	return rdma_rs_irq(cookie) ? IRQ_HANDLED : IRQ_NONE;
 }
 
-int hns_shim_request_irq(unsigned int irq, const char *name, void *cookie)
+int rdma_shim_request_irq(unsigned int irq, const char *name, void *cookie)
 {
-	return request_irq(irq, hns_shim_irq, 0, name, cookie);
+	return request_irq(irq, rdma_shim_irq, 0, name, cookie);
 }
 
 /*
  * An interrupt whose handler runs as a BH work item on system_bh_wq (the
  * CEQs, as hns_roce_v2_ceq_int and hns_roce_ceq_work): the hard interrupt
- * only queues the work, which calls hns_rs_irq(cookie) in softirq context.
+ * only queues the work, which calls rdma_rs_irq(cookie) in softirq context.
  * A work item never runs on two CPUs at once, so the handler does not nest.
  */
-struct hns_shim_bh_irq {
+struct rdma_shim_bh_irq {
 	struct work_struct work;
 	void *cookie;
 };
 
-static void hns_shim_ceq_work(struct work_struct *work)
+static void rdma_shim_ceq_work(struct work_struct *work)
 {
-	struct hns_shim_bh_irq *b = container_of(work, struct hns_shim_bh_irq, work);
+	struct rdma_shim_bh_irq *b = container_of(work, struct rdma_shim_bh_irq, work);
 
-	hns_rs_irq(b->cookie);
+	rdma_rs_irq(b->cookie);
 }
 
-static irqreturn_t hns_shim_bh_irq(int irq, void *dev_id)
+static irqreturn_t rdma_shim_bh_irq(int irq, void *dev_id)
 {
-	struct hns_shim_bh_irq *b = dev_id;
+	struct rdma_shim_bh_irq *b = dev_id;
 
 	queue_work(system_bh_wq, &b->work);
 	return IRQ_HANDLED;
 }
 
-int hns_shim_request_bh_irq(unsigned int irq, const char *name, void *cookie,
+int rdma_shim_request_bh_irq(unsigned int irq, const char *name, void *cookie,
 			    void **bh)
 {
-	struct hns_shim_bh_irq *b;
+	struct rdma_shim_bh_irq *b;
 	int ret;
 
 	b = kzalloc_obj(*b);
 	if (!b)
 		return -ENOMEM;
-	INIT_WORK(&b->work, hns_shim_ceq_work);
+	INIT_WORK(&b->work, rdma_shim_ceq_work);
 	b->cookie = cookie;
-	ret = request_irq(irq, hns_shim_bh_irq, 0, name, b);
+	ret = request_irq(irq, rdma_shim_bh_irq, 0, name, b);
 	if (ret) {
 		kfree(b);
 		return ret;
@@ -168,9 +168,9 @@ int hns_shim_request_bh_irq(unsigned int irq, const char *name, void *cookie,
 }
 
 /* Frees the line, then cancels the work or waits for its run to end. */
-void hns_shim_free_bh_irq(unsigned int irq, void *bh)
+void rdma_shim_free_bh_irq(unsigned int irq, void *bh)
 {
-	struct hns_shim_bh_irq *b = bh;
+	struct rdma_shim_bh_irq *b = bh;
 
 	free_irq(irq, b);
 	cancel_work_sync(&b->work);
@@ -181,33 +181,33 @@ void hns_shim_free_bh_irq(unsigned int irq, void *bh)
  * a reset began, so its UNINIT and INIT steps do nothing
  * (HNS_ROCE_RST_DIRECT_RETURN).
  */
-#define HNS_SHIM_RST_DIRECT_RETURN 0
+#define RDMA_SHIM_RST_DIRECT_RETURN 0
 
-void hns_shim_rst_direct_set(struct hnae3_handle *h, bool on)
+void rdma_shim_rst_direct_set(struct hnae3_handle *h, bool on)
 {
 	if (on)
-		set_bit(HNS_SHIM_RST_DIRECT_RETURN, &h->rinfo.state);
+		set_bit(RDMA_SHIM_RST_DIRECT_RETURN, &h->rinfo.state);
 	else
-		clear_bit(HNS_SHIM_RST_DIRECT_RETURN, &h->rinfo.state);
+		clear_bit(RDMA_SHIM_RST_DIRECT_RETURN, &h->rinfo.state);
 }
 
-bool hns_shim_rst_direct_test(struct hnae3_handle *h)
+bool rdma_shim_rst_direct_test(struct hnae3_handle *h)
 {
-	return test_bit(HNS_SHIM_RST_DIRECT_RETURN, &h->rinfo.state);
+	return test_bit(RDMA_SHIM_RST_DIRECT_RETURN, &h->rinfo.state);
 }
 
-bool hns_shim_rst_direct_test_and_clear(struct hnae3_handle *h)
+bool rdma_shim_rst_direct_test_and_clear(struct hnae3_handle *h)
 {
-	return test_and_clear_bit(HNS_SHIM_RST_DIRECT_RETURN, &h->rinfo.state);
+	return test_and_clear_bit(RDMA_SHIM_RST_DIRECT_RETURN, &h->rinfo.state);
 }
 
-bool hns_shim_irqs_disabled(void)
+bool rdma_shim_irqs_disabled(void)
 {
 	return irqs_disabled();
 }
 
 /* A function (or VF) reset asked of the ae_dev, as on an AEQ overflow. */
-void hns_shim_request_reset(struct hnae3_handle *h, bool vf)
+void rdma_shim_request_reset(struct hnae3_handle *h, bool vf)
 {
 	struct hnae3_ae_dev *ae_dev = pci_get_drvdata(h->pdev);
 	const struct hnae3_ae_ops *ops = ae_dev->ops;
@@ -219,7 +219,7 @@ void hns_shim_request_reset(struct hnae3_handle *h, bool vf)
 		ops->reset_event(h->pdev, NULL);
 }
 
-void hns_shim_netdev_mac(struct hnae3_handle *h, u8 *mac)
+void rdma_shim_netdev_mac(struct hnae3_handle *h, u8 *mac)
 {
 	ether_addr_copy(mac, h->rinfo.netdev->dev_addr);
 }
@@ -229,7 +229,7 @@ void hns_shim_netdev_mac(struct hnae3_handle *h, u8 *mac)
  * complete() takes: the count is never cleared in the middle of an
  * increment.
  */
-void hns_shim_reinit_completion(struct completion *x)
+void rdma_shim_reinit_completion(struct completion *x)
 {
 	unsigned long flags;
 
@@ -239,7 +239,7 @@ void hns_shim_reinit_completion(struct completion *x)
 }
 
 /* The driver's ordered workqueue for event and flush work (irq_workq). */
-struct workqueue_struct *hns_shim_alloc_wq(const char *name)
+struct workqueue_struct *rdma_shim_alloc_wq(const char *name)
 {
 	return alloc_ordered_workqueue("%s", WQ_MEM_RECLAIM, name);
 }
@@ -247,9 +247,9 @@ struct workqueue_struct *hns_shim_alloc_wq(const char *name)
 /* --- ib_device ------------------------------------------------------------
  * Containers of the RDMA core objects. The Rust side keeps its state behind
  * `rs` and numbers (pdn, uar index) in these; the ops below adapt the core's
- * calling conventions and call the driver's hns_rs_ib_ops for every
+ * calling conventions and call the driver's rdma_shim_ib_ops for every
  * decision. The data path and the device, CQ, SRQ and MR verbs are the
- * driver's own ib_device_ops (the tables hns_rs_ib_ops points to), with
+ * driver's own ib_device_ops (the tables rdma_shim_ib_ops points to), with
  * the containers they read in shim.h.
  */
 #include <linux/if_vlan.h>
@@ -259,9 +259,9 @@ struct workqueue_struct *hns_shim_alloc_wq(const char *name)
 #include <rdma/ib_mad.h>
 #include <rdma/uverbs_ioctl.h>
 
-static struct hns_shim_dev *to_sdev(struct ib_device *ibdev)
+static struct rdma_shim_dev *to_sdev(struct ib_device *ibdev)
 {
-	return container_of(ibdev, struct hns_shim_dev, ibdev);
+	return container_of(ibdev, struct rdma_shim_dev, ibdev);
 }
 
 /* Calls the driver's op on the device's state. */
@@ -270,18 +270,18 @@ static struct hns_shim_dev *to_sdev(struct ib_device *ibdev)
 /*
  * The verbs whose failures the driver counts (debugfs sw_stat) enter
  * through the wrappers named *_counted: each calls the op and reports a
- * failure as HNS_SHIM_VERB_*, whatever failed (the shim's own checks and
+ * failure as RDMA_SHIM_VERB_*, whatever failed (the shim's own checks and
  * copies included, as C counts every failure of these verbs).
  */
-static int hns_shim_count_err(struct ib_device *ibdev, int ret, u32 verb)
+static int rdma_shim_count_err(struct ib_device *ibdev, int ret, u32 verb)
 {
 	if (ret)
-		HNS_RS_OP(container_of(ibdev, struct hns_shim_dev, ibdev),
+		HNS_RS_OP(container_of(ibdev, struct rdma_shim_dev, ibdev),
 			  verb_failed, verb);
 	return ret;
 }
 
-struct hns_shim_mmap {
+struct rdma_shim_mmap {
 	struct rdma_user_mmap_entry rdma_entry;
 	u64 address;
 };
@@ -293,7 +293,7 @@ struct hns_shim_mmap {
  * of its upper, which outlives the device when a bond is deleted before the
  * group's work has detached it.
  */
-static struct net_device *hns_shim_followed_upper(struct hns_shim_dev *sdev,
+static struct net_device *rdma_shim_followed_upper(struct rdma_shim_dev *sdev,
 						  struct net_device *ndev)
 {
 	struct net_device *upper;
@@ -311,7 +311,7 @@ static struct net_device *hns_shim_followed_upper(struct hns_shim_dev *sdev,
 	return upper;
 }
 
-int hns_shim_port_netdev(struct ib_device *ibdev, u32 port, u32 *mtu,
+int rdma_shim_port_netdev(struct ib_device *ibdev, u32 port, u32 *mtu,
 			 u32 *state, u8 *mac)
 {
 	struct net_device *ndev, *upper;
@@ -321,7 +321,7 @@ int hns_shim_port_netdev(struct ib_device *ibdev, u32 port, u32 *mtu,
 		return -ENODEV;
 	*mtu = iboe_get_mtu(ndev->mtu);
 	if (state) {
-		upper = hns_shim_followed_upper(to_sdev(ibdev), ndev);
+		upper = rdma_shim_followed_upper(to_sdev(ibdev), ndev);
 		*state = ib_get_curr_port_state(upper ? upper : ndev);
 		dev_put(upper);
 	}
@@ -331,13 +331,13 @@ int hns_shim_port_netdev(struct ib_device *ibdev, u32 port, u32 *mtu,
 	return 0;
 }
 
-static enum rdma_link_layer hns_shim_link_layer(struct ib_device *ibdev,
+static enum rdma_link_layer rdma_shim_link_layer(struct ib_device *ibdev,
 						u32 port_num)
 {
 	return IB_LINK_LAYER_ETHERNET;
 }
 
-void hns_shim_set_node_desc(struct ib_device *ibdev, const char *desc)
+void rdma_shim_set_node_desc(struct ib_device *ibdev, const char *desc)
 {
 	unsigned long flags;
 
@@ -350,11 +350,11 @@ void hns_shim_set_node_desc(struct ib_device *ibdev, const char *desc)
  * The doorbell page of a new user context: at pgoff 0, the offset libhns
  * maps.
  */
-int hns_shim_uctx_db_insert(struct ib_ucontext *uctx, u64 address)
+int rdma_shim_uctx_db_insert(struct ib_ucontext *uctx, u64 address)
 {
-	struct hns_shim_uctx *ctx = container_of(uctx, struct hns_shim_uctx,
+	struct rdma_shim_uctx *ctx = container_of(uctx, struct rdma_shim_uctx,
 						 ibuctx);
-	struct hns_shim_mmap *entry;
+	struct rdma_shim_mmap *entry;
 	int ret;
 
 	entry = kzalloc_obj(*entry);
@@ -371,19 +371,19 @@ int hns_shim_uctx_db_insert(struct ib_ucontext *uctx, u64 address)
 	return 0;
 }
 
-void hns_shim_uctx_db_remove(struct ib_ucontext *uctx)
+void rdma_shim_uctx_db_remove(struct ib_ucontext *uctx)
 {
-	struct hns_shim_uctx *ctx = container_of(uctx, struct hns_shim_uctx,
+	struct rdma_shim_uctx *ctx = container_of(uctx, struct rdma_shim_uctx,
 						 ibuctx);
 
 	rdma_user_mmap_entry_remove(ctx->db_entry);
 	ctx->db_entry = NULL;
 }
 
-static int hns_shim_mmap(struct ib_ucontext *uctx, struct vm_area_struct *vma)
+static int rdma_shim_mmap(struct ib_ucontext *uctx, struct vm_area_struct *vma)
 {
 	struct rdma_user_mmap_entry *rdma_entry;
-	struct hns_shim_mmap *entry;
+	struct rdma_shim_mmap *entry;
 	int ret;
 
 	if (HNS_RS_OP(to_sdev(uctx->device), mmap_refused))
@@ -391,7 +391,7 @@ static int hns_shim_mmap(struct ib_ucontext *uctx, struct vm_area_struct *vma)
 	rdma_entry = rdma_user_mmap_entry_get_pgoff(uctx, vma->vm_pgoff);
 	if (!rdma_entry)
 		return -EINVAL;
-	entry = container_of(rdma_entry, struct hns_shim_mmap, rdma_entry);
+	entry = container_of(rdma_entry, struct rdma_shim_mmap, rdma_entry);
 	ret = rdma_user_mmap_io(uctx, vma, entry->address >> PAGE_SHIFT,
 				rdma_entry->npages * PAGE_SIZE,
 				pgprot_device(vma->vm_page_prot), rdma_entry);
@@ -399,16 +399,16 @@ static int hns_shim_mmap(struct ib_ucontext *uctx, struct vm_area_struct *vma)
 	return ret;
 }
 
-static void hns_shim_mmap_free(struct rdma_user_mmap_entry *rdma_entry)
+static void rdma_shim_mmap_free(struct rdma_user_mmap_entry *rdma_entry)
 {
-	kfree(container_of(rdma_entry, struct hns_shim_mmap, rdma_entry));
+	kfree(container_of(rdma_entry, struct rdma_shim_mmap, rdma_entry));
 }
 
-struct rdma_user_mmap_entry *hns_shim_mmap_insert(struct ib_ucontext *uctx,
+struct rdma_user_mmap_entry *rdma_shim_mmap_insert(struct ib_ucontext *uctx,
 						  u64 address, size_t len,
 						  u64 *key)
 {
-	struct hns_shim_mmap *entry;
+	struct rdma_shim_mmap *entry;
 
 	entry = kzalloc_obj(*entry);
 	if (!entry)
@@ -424,7 +424,7 @@ struct rdma_user_mmap_entry *hns_shim_mmap_insert(struct ib_ucontext *uctx,
 	return &entry->rdma_entry;
 }
 
-void hns_shim_mmap_remove(struct rdma_user_mmap_entry *entry)
+void rdma_shim_mmap_remove(struct rdma_user_mmap_entry *entry)
 {
 	rdma_user_mmap_entry_remove(entry);
 }
@@ -432,7 +432,7 @@ void hns_shim_mmap_remove(struct rdma_user_mmap_entry *entry)
 /* The enum argument is why this trampoline exists (kCFI typing, as for
  * req_notify_cq): the driver's function takes the mask as an integer.
  */
-static int hns_shim_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
+static int rdma_shim_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
 			       enum ib_srq_attr_mask mask,
 			       struct ib_udata *udata)
 {
@@ -443,24 +443,24 @@ static int hns_shim_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
 /* The enum argument is why this trampoline exists (kCFI typing, as for
  * req_notify_cq): the driver's function takes the type as an integer.
  */
-static struct ib_mr *hns_shim_alloc_mr(struct ib_pd *pd,
+static struct ib_mr *rdma_shim_alloc_mr(struct ib_pd *pd,
 				       enum ib_mr_type mr_type, u32 max_num_sg)
 {
 	return to_sdev(pd->device)->ops->alloc_mr(pd, (u32)mr_type, max_num_sg);
 }
 
 /* --- resource tracking: netlink's inline nest helpers ------------------ */
-struct nlattr *hns_shim_nla_nest_start(struct sk_buff *msg, int type)
+struct nlattr *rdma_shim_nla_nest_start(struct sk_buff *msg, int type)
 {
 	return nla_nest_start(msg, type);
 }
 
-void hns_shim_nla_nest_end(struct sk_buff *msg, struct nlattr *nest)
+void rdma_shim_nla_nest_end(struct sk_buff *msg, struct nlattr *nest)
 {
 	nla_nest_end(msg, nest);
 }
 
-void hns_shim_nla_nest_cancel(struct sk_buff *msg, struct nlattr *nest)
+void rdma_shim_nla_nest_cancel(struct sk_buff *msg, struct nlattr *nest)
 {
 	nla_nest_cancel(msg, nest);
 }
@@ -468,56 +468,56 @@ void hns_shim_nla_nest_cancel(struct sk_buff *msg, struct nlattr *nest)
 /* The enum argument is why this trampoline exists (kCFI typing, as for
  * reset_notify): the driver's function takes the flags as an integer.
  */
-static int hns_shim_req_notify_cq(struct ib_cq *ibcq,
+static int rdma_shim_req_notify_cq(struct ib_cq *ibcq,
 				  enum ib_cq_notify_flags flags)
 {
 	return to_sdev(ibcq->device)->ops->req_notify_cq(ibcq, (u32)flags);
 }
 
-static int hns_shim_mmap_counted(struct ib_ucontext *uctx,
+static int rdma_shim_mmap_counted(struct ib_ucontext *uctx,
 				 struct vm_area_struct *vma)
 {
-	return hns_shim_count_err(uctx->device, hns_shim_mmap(uctx, vma),
-				  HNS_SHIM_VERB_MMAP);
+	return rdma_shim_count_err(uctx->device, rdma_shim_mmap(uctx, vma),
+				  RDMA_SHIM_VERB_MMAP);
 }
 
-static const struct ib_device_ops hns_shim_dev_ops = {
+static const struct ib_device_ops rdma_shim_dev_ops = {
 	.owner = THIS_MODULE,
 	.driver_id = RDMA_DRIVER_HNS,
 	.uverbs_abi_ver = 1,
 	.uverbs_no_driver_id_binding = 1,
 
-	.req_notify_cq = hns_shim_req_notify_cq,
-	.get_link_layer = hns_shim_link_layer,
-	.mmap = hns_shim_mmap_counted,
-	.mmap_free = hns_shim_mmap_free,
+	.req_notify_cq = rdma_shim_req_notify_cq,
+	.get_link_layer = rdma_shim_link_layer,
+	.mmap = rdma_shim_mmap_counted,
+	.mmap_free = rdma_shim_mmap_free,
 
-	INIT_RDMA_OBJ_SIZE(ib_ah, hns_shim_ah, ibah),
-	INIT_RDMA_OBJ_SIZE(ib_cq, hns_shim_cq, ibcq),
-	INIT_RDMA_OBJ_SIZE(ib_pd, hns_shim_pd, ibpd),
-	INIT_RDMA_OBJ_SIZE(ib_qp, hns_shim_qp, ibqp),
-	INIT_RDMA_OBJ_SIZE(ib_ucontext, hns_shim_uctx, ibuctx),
+	INIT_RDMA_OBJ_SIZE(ib_ah, rdma_shim_ah, ibah),
+	INIT_RDMA_OBJ_SIZE(ib_cq, rdma_shim_cq, ibcq),
+	INIT_RDMA_OBJ_SIZE(ib_pd, rdma_shim_pd, ibpd),
+	INIT_RDMA_OBJ_SIZE(ib_qp, rdma_shim_qp, ibqp),
+	INIT_RDMA_OBJ_SIZE(ib_ucontext, rdma_shim_uctx, ibuctx),
 };
 
-static const struct ib_device_ops hns_shim_xrcd_size = {
-	INIT_RDMA_OBJ_SIZE(ib_xrcd, hns_shim_xrcd, ibxrcd),
+static const struct ib_device_ops rdma_shim_xrcd_size = {
+	INIT_RDMA_OBJ_SIZE(ib_xrcd, rdma_shim_xrcd, ibxrcd),
 };
 
 
-static const struct ib_device_ops hns_shim_frmr_ops = {
-	.alloc_mr = hns_shim_alloc_mr,
+static const struct ib_device_ops rdma_shim_frmr_ops = {
+	.alloc_mr = rdma_shim_alloc_mr,
 };
 
-static const struct ib_device_ops hns_shim_srq_ops = {
-	.modify_srq = hns_shim_modify_srq,
+static const struct ib_device_ops rdma_shim_srq_ops = {
+	.modify_srq = rdma_shim_modify_srq,
 
-	INIT_RDMA_OBJ_SIZE(ib_srq, hns_shim_srq, ibsrq),
+	INIT_RDMA_OBJ_SIZE(ib_srq, rdma_shim_srq, ibsrq),
 };
 
-struct ib_device *hns_shim_alloc_ibdev(void *rs,
-				      const struct hns_rs_ib_ops *ops)
+struct ib_device *rdma_shim_alloc_ibdev(void *rs,
+				      const struct rdma_shim_ib_ops *ops)
 {
-	struct hns_shim_dev *sdev = ib_alloc_device(hns_shim_dev, ibdev);
+	struct rdma_shim_dev *sdev = ib_alloc_device(rdma_shim_dev, ibdev);
 
 	if (!sdev)
 		return NULL;
@@ -527,13 +527,13 @@ struct ib_device *hns_shim_alloc_ibdev(void *rs,
 	return &sdev->ibdev;
 }
 
-void hns_shim_dealloc_ibdev(struct ib_device *ibdev)
+void rdma_shim_dealloc_ibdev(struct ib_device *ibdev)
 {
 	ib_dealloc_device(ibdev);
 }
 
-int hns_shim_register_ibdev(struct ib_device *ibdev,
-			    const struct hns_shim_reg *reg)
+int rdma_shim_register_ibdev(struct ib_device *ibdev,
+			    const struct rdma_shim_reg *reg)
 {
 	int ret;
 
@@ -565,11 +565,11 @@ int hns_shim_register_ibdev(struct ib_device *ibdev,
 		ib_set_device_ops(ibdev, to_sdev(ibdev)->ops->srq_datapath);
 		ib_set_device_ops(ibdev, to_sdev(ibdev)->ops->srq);
 		ib_set_device_ops(ibdev, to_sdev(ibdev)->ops->res_srq);
-		ib_set_device_ops(ibdev, &hns_shim_srq_ops);
+		ib_set_device_ops(ibdev, &rdma_shim_srq_ops);
 	}
 	if (reg->xrc) {
 		ib_set_device_ops(ibdev, to_sdev(ibdev)->ops->xrcd);
-		ib_set_device_ops(ibdev, &hns_shim_xrcd_size);
+		ib_set_device_ops(ibdev, &rdma_shim_xrcd_size);
 	}
 	if (reg->num_stats)
 		ib_set_device_ops(ibdev, to_sdev(ibdev)->ops->hw_stats);
@@ -577,9 +577,9 @@ int hns_shim_register_ibdev(struct ib_device *ibdev,
 		ib_set_device_ops(ibdev, to_sdev(ibdev)->ops->mr_rereg);
 	if (reg->frmr) {
 		ib_set_device_ops(ibdev, to_sdev(ibdev)->ops->mr_frmr);
-		ib_set_device_ops(ibdev, &hns_shim_frmr_ops);
+		ib_set_device_ops(ibdev, &rdma_shim_frmr_ops);
 	}
-	ib_set_device_ops(ibdev, &hns_shim_dev_ops);
+	ib_set_device_ops(ibdev, &rdma_shim_dev_ops);
 	if (reg->driver_id) {
 		/* Reported to rdma-core, which matches a provider by it when the
 		 * device has no modalias (no bus).
@@ -595,7 +595,7 @@ int hns_shim_register_ibdev(struct ib_device *ibdev,
 	to_sdev(ibdev)->bond_cap = reg->bond_cap;
 	to_sdev(ibdev)->vf = reg->vf;
 	if (reg->bond_upper) {
-		ret = hns_shim_bond_set_netdev(ibdev, reg->bond_upper,
+		ret = rdma_shim_bond_set_netdev(ibdev, reg->bond_upper,
 					       reg->bond_ab, reg->bond_active);
 		if (ret)
 			return ret;
@@ -609,12 +609,12 @@ int hns_shim_register_ibdev(struct ib_device *ibdev,
 }
 
 /* The initial namespace's loopback device, which is never unregistered. */
-struct net_device *hns_shim_loopback_netdev(void)
+struct net_device *rdma_shim_loopback_netdev(void)
 {
 	return init_net.loopback_dev;
 }
 
-bool hns_shim_swap_last_port_state(struct ib_device *ibdev, u32 state)
+bool rdma_shim_swap_last_port_state(struct ib_device *ibdev, u32 state)
 {
 	bool changed;
 
@@ -628,12 +628,12 @@ bool hns_shim_swap_last_port_state(struct ib_device *ibdev, u32 state)
 	return changed;
 }
 
-static int hns_shim_netdev_event(struct notifier_block *nb,
+static int rdma_shim_netdev_event(struct notifier_block *nb,
 				 unsigned long event, void *ptr)
 {
-	struct hns_shim_dev *sdev = container_of(nb, struct hns_shim_dev, nb);
+	struct rdma_shim_dev *sdev = container_of(nb, struct rdma_shim_dev, nb);
 	struct net_device *dev = netdev_notifier_info_to_dev(ptr);
-	struct hns_shim_netdev_ev ev = {
+	struct rdma_shim_netdev_ev ev = {
 		.event = event,
 		.ours = dev == sdev->netdev,
 		.lag_master = netif_is_lag_master(dev),
@@ -643,7 +643,7 @@ static int hns_shim_netdev_event(struct notifier_block *nb,
 	struct net_device *upper = NULL;
 
 	if (ev.ours || ev.lag_master)
-		upper = hns_shim_followed_upper(sdev, sdev->netdev);
+		upper = rdma_shim_followed_upper(sdev, sdev->netdev);
 	ev.bonded = upper;
 	ev.upper = upper && dev == upper;
 	dev_put(upper);
@@ -651,23 +651,23 @@ static int hns_shim_netdev_event(struct notifier_block *nb,
 	return NOTIFY_DONE;
 }
 
-int hns_shim_watch_netdev(struct ib_device *ibdev)
+int rdma_shim_watch_netdev(struct ib_device *ibdev)
 {
-	struct hns_shim_dev *sdev = to_sdev(ibdev);
+	struct rdma_shim_dev *sdev = to_sdev(ibdev);
 	int ret;
 
 	if (sdev->watching)
 		return 0;
-	sdev->nb.notifier_call = hns_shim_netdev_event;
+	sdev->nb.notifier_call = rdma_shim_netdev_event;
 	ret = register_netdevice_notifier(&sdev->nb);
 	if (!ret)
 		sdev->watching = true;
 	return ret;
 }
 
-void hns_shim_unwatch_netdev(struct ib_device *ibdev)
+void rdma_shim_unwatch_netdev(struct ib_device *ibdev)
 {
-	struct hns_shim_dev *sdev = to_sdev(ibdev);
+	struct rdma_shim_dev *sdev = to_sdev(ibdev);
 
 	if (!sdev->watching)
 		return;
@@ -681,10 +681,10 @@ void hns_shim_unwatch_netdev(struct ib_device *ibdev)
 #include <net/bonding.h>
 #include <net/lag.h>
 
-void hns_shim_bond_dev(struct net_device *dev, struct hns_shim_bond_slave *out)
+void rdma_shim_bond_dev(struct net_device *dev, struct rdma_shim_bond_slave *out)
 {
 	struct ib_device *ibdev = ib_device_get_by_netdev(dev, RDMA_DRIVER_HNS);
-	struct hns_shim_dev *sdev;
+	struct rdma_shim_dev *sdev;
 	struct pci_dev *pdev;
 
 	memset(out, 0, sizeof(*out));
@@ -704,8 +704,8 @@ void hns_shim_bond_dev(struct net_device *dev, struct hns_shim_bond_slave *out)
 	ib_device_put(ibdev);
 }
 
-int hns_shim_bond_slaves(struct net_device *upper,
-			 struct hns_shim_bond_slave *out, int max)
+int rdma_shim_bond_slaves(struct net_device *upper,
+			 struct rdma_shim_bond_slave *out, int max)
 {
 	struct net_device *dev;
 	int n = 0;
@@ -713,24 +713,24 @@ int hns_shim_bond_slaves(struct net_device *upper,
 	rcu_read_lock();
 	for_each_netdev_in_bond_rcu(upper, dev) {
 		if (n < max)
-			hns_shim_bond_dev(dev, &out[n]);
+			rdma_shim_bond_dev(dev, &out[n]);
 		n++;
 	}
 	rcu_read_unlock();
 	return n;
 }
 
-void hns_shim_dev_hold(struct net_device *dev)
+void rdma_shim_dev_hold(struct net_device *dev)
 {
 	dev_hold(dev);
 }
 
-void hns_shim_dev_put(struct net_device *dev)
+void rdma_shim_dev_put(struct net_device *dev)
 {
 	dev_put(dev);
 }
 
-void hns_shim_netdev_lag(const struct net_device *dev, bool *master,
+void rdma_shim_netdev_lag(const struct net_device *dev, bool *master,
 			 bool *port, bool *unregistering)
 {
 	*master = netif_is_lag_master(dev);
@@ -738,18 +738,18 @@ void hns_shim_netdev_lag(const struct net_device *dev, bool *master,
 	*unregistering = dev->reg_state >= NETREG_UNREGISTERING;
 }
 
-void hns_shim_bond_link(struct net_device *dev, bool *txable,
+void rdma_shim_bond_link(struct net_device *dev, bool *txable,
 			bool *port_active)
 {
 	*txable = net_lag_port_dev_txable(dev);
 	*port_active = ib_get_curr_port_state(dev) == IB_PORT_ACTIVE;
 }
 
-int hns_shim_bond_set_netdev(struct ib_device *ibdev,
+int rdma_shim_bond_set_netdev(struct ib_device *ibdev,
 			     struct net_device *upper, bool ab,
 			     struct net_device *active)
 {
-	struct hns_shim_dev *sdev = to_sdev(ibdev);
+	struct rdma_shim_dev *sdev = to_sdev(ibdev);
 	struct net_device *old;
 	int ret = 0;
 
@@ -781,26 +781,26 @@ out:
 	return ret;
 }
 
-void hns_shim_disassociate_mmaps(struct ib_device *ibdev)
+void rdma_shim_disassociate_mmaps(struct ib_device *ibdev)
 {
 	rdma_user_mmap_disassociate(ibdev);
 }
 
-void hns_shim_unregister_ibdev(struct ib_device *ibdev)
+void rdma_shim_unregister_ibdev(struct ib_device *ibdev)
 {
 	ib_unregister_device(ibdev);
 }
 
 /* --- user memory --------------------------------------------------------- */
 
-u32 hns_shim_umem_read_u32(struct ib_umem *umem, size_t offset)
+u32 rdma_shim_umem_read_u32(struct ib_umem *umem, size_t offset)
 {
 	const void *page = page_address(sg_page(umem->sgt_append.sgt.sgl));
 
 	return READ_ONCE(*(const u32 *)(page + offset));
 }
 
-void hns_shim_cond_resched(void)
+void rdma_shim_cond_resched(void)
 {
 	cond_resched();
 }

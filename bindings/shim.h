@@ -32,45 +32,45 @@ struct hns_rs_client_ops {
  * unregistered. -EBUSY: hnae3 already has a RoCE client (it keeps one per
  * type).
  */
-int hns_shim_register_client(const struct hns_rs_client_ops *ops,
+int rdma_shim_register_client(const struct hns_rs_client_ops *ops,
 			     const void *ctx);
-void hns_shim_unregister_client(void);
+void rdma_shim_unregister_client(void);
 
 /*
  * Interrupts: the handler is C (irq_handler_t typing) and calls
- * hns_rs_irq(cookie), which returns true when it handled something.
+ * rdma_rs_irq(cookie), which returns true when it handled something.
  */
-int hns_shim_request_irq(unsigned int irq, const char *name, void *cookie);
+int rdma_shim_request_irq(unsigned int irq, const char *name, void *cookie);
 /*
  * The same, the handler run as BH work on system_bh_wq (the hard interrupt
- * queues it); *bh is the line's dev_id for hns_shim_free_bh_irq, which
+ * queues it); *bh is the line's dev_id for rdma_shim_free_bh_irq, which
  * frees the line and then cancels the work or waits for its run.
  */
-int hns_shim_request_bh_irq(unsigned int irq, const char *name, void *cookie,
+int rdma_shim_request_bh_irq(unsigned int irq, const char *name, void *cookie,
 			    void **bh);
-void hns_shim_free_bh_irq(unsigned int irq, void *bh);
-void hns_shim_rst_direct_set(struct hnae3_handle *h, bool on);
-bool hns_shim_rst_direct_test(struct hnae3_handle *h);
-bool hns_shim_rst_direct_test_and_clear(struct hnae3_handle *h);
+void rdma_shim_free_bh_irq(unsigned int irq, void *bh);
+void rdma_shim_rst_direct_set(struct hnae3_handle *h, bool on);
+bool rdma_shim_rst_direct_test(struct hnae3_handle *h);
+bool rdma_shim_rst_direct_test_and_clear(struct hnae3_handle *h);
 
 /* Implemented in Rust (rdma/irq.rs). */
-bool hns_rs_irq(void *cookie);
+bool rdma_rs_irq(void *cookie);
 
 /* Whether this CPU runs with interrupts disabled (the locks' KUnit case). */
-bool hns_shim_irqs_disabled(void);
+bool rdma_shim_irqs_disabled(void);
 
 /* --- ib_device ---------------------------------------------------------- */
 #include <rdma/ib_verbs.h>
 
 /*
  * The shim's containers of the RDMA core's objects. The Rust side keeps its
- * state behind the `rs` pointers; the data-path ops (hns_rs_ib_ops'
+ * state behind the `rs` pointers; the data-path ops (rdma_shim_ib_ops'
  * `datapath`) reach it from the core's object through these.
  */
-struct hns_shim_dev {
+struct rdma_shim_dev {
 	struct ib_device ibdev;
 	void *rs;
-	const struct hns_rs_ib_ops *ops;
+	const struct rdma_shim_ib_ops *ops;
 	spinlock_t sm_lock;
 	u32 core_cap_flags;
 	u32 max_mad_size;
@@ -86,20 +86,20 @@ struct hns_shim_dev {
 };
 
 /* A CQ: the Rust CQ behind `rs_cq`, its number for the XRC SRQs on it. */
-struct hns_shim_cq {
+struct rdma_shim_cq {
 	struct ib_cq ibcq;
 	void *rs_cq;
 	u32 cqn;
 };
 
 /* A QP: the Rust QP behind `rs_qp`. */
-struct hns_shim_qp {
+struct rdma_shim_qp {
 	struct ib_qp ibqp;
 	void *rs_qp;
 };
 
 /* An AH: room for the Rust address vector (rdma/ib/ah.rs checks it fits). */
-struct hns_shim_ah {
+struct rdma_shim_ah {
 	struct ib_ah ibah;
 	u64 av[6];
 };
@@ -107,7 +107,7 @@ struct hns_shim_ah {
 /* A user context: the Rust state behind `rs_uctx`, its UAR index, the
  * configuration agreed with libhns and the doorbell page's mmap entry.
  */
-struct hns_shim_uctx {
+struct rdma_shim_uctx {
 	struct ib_ucontext ibuctx;
 	struct rdma_user_mmap_entry *db_entry;
 	void *rs_uctx;
@@ -116,18 +116,18 @@ struct hns_shim_uctx {
 };
 
 /* A PD and an XRCD: their numbers, written by the driver's alloc ops. */
-struct hns_shim_pd {
+struct rdma_shim_pd {
 	struct ib_pd ibpd;
 	u32 pdn;
 };
 
-struct hns_shim_xrcd {
+struct rdma_shim_xrcd {
 	struct ib_xrcd ibxrcd;
 	u32 xrcdn;
 };
 
 /* An SRQ: the Rust SRQ behind `rs_srq`, its number for the QPs on it. */
-struct hns_shim_srq {
+struct rdma_shim_srq {
 	struct ib_srq ibsrq;
 	void *rs_srq;
 	u32 srqn;
@@ -145,7 +145,7 @@ struct ib_udata;
 struct net_device;
 struct device;
 struct rdma_user_mmap_entry;
-struct hns_rs_ib_ops;
+struct rdma_shim_ib_ops;
 
 /* A netdev event as the netdevice notifier sees it: the event
  * (NETDEV_*), whether the device is the port's own netdev, whether the
@@ -154,7 +154,7 @@ struct hns_rs_ib_ops;
  * can be either), whether it is a LAG master, its port state
  * (ib_get_curr_port_state) and its address.
  */
-struct hns_shim_netdev_ev {
+struct rdma_shim_netdev_ev {
 	u32 event;
 	bool ours;
 	bool bonded;
@@ -167,21 +167,21 @@ struct hns_shim_netdev_ev {
 /* Records state as the port's last LAG state (kept where the C driver
  * keeps it, port_data[0].cache, under cache_lock): whether it changed.
  */
-bool hns_shim_swap_last_port_state(struct ib_device *ibdev, u32 state);
+bool rdma_shim_swap_last_port_state(struct ib_device *ibdev, u32 state);
 /* What the verbs read of a port's netdev: iboe_get_mtu() of its MTU (an
  * enum ib_mtu or 0); when state is not NULL its enum ib_port_state, or that
  * of the bond upper the port follows (query_port); when mac is not NULL its
  * ETH_ALEN-byte MAC (modify_qp). -ENODEV without a netdev.
  */
-int hns_shim_port_netdev(struct ib_device *ibdev, u32 port, u32 *mtu,
+int rdma_shim_port_netdev(struct ib_device *ibdev, u32 port, u32 *mtu,
 			 u32 *state, u8 *mac);
 /* Copies a node description (IB_DEVICE_NODE_DESC_MAX bytes) under the
  * device's lock.
  */
-void hns_shim_set_node_desc(struct ib_device *ibdev, const char *desc);
+void rdma_shim_set_node_desc(struct ib_device *ibdev, const char *desc);
 
 /* Registration parameters. */
-struct hns_shim_reg {
+struct rdma_shim_reg {
 	/* The parent device, NULL for a software device (no bus). */
 	struct device *parent;
 	struct net_device *netdev;
@@ -205,7 +205,7 @@ struct hns_shim_reg {
 	u32 node_type;
 	u8 node_guid[8];
 	/* Registers as the bonded device of this upper, its port on the
-	 * bond's active slave (see hns_shim_bond_set_netdev), instead of on
+	 * bond's active slave (see rdma_shim_bond_set_netdev), instead of on
 	 * netdev.
 	 */
 	struct net_device *bond_upper;
@@ -231,27 +231,27 @@ struct hns_shim_reg {
 /* An MR: the Rust MR behind `rs_mr` (Rust allocates and frees it: the
  * core does not for MRs).
  */
-struct hns_shim_mr {
+struct rdma_shim_mr {
 	struct ib_mr ibmr;
 	void *rs_mr;
 };
 
-struct ib_device *hns_shim_alloc_ibdev(void *rs,
-				      const struct hns_rs_ib_ops *ops);
-void hns_shim_dealloc_ibdev(struct ib_device *ibdev);
-int hns_shim_register_ibdev(struct ib_device *ibdev,
-			    const struct hns_shim_reg *reg);
-void hns_shim_unregister_ibdev(struct ib_device *ibdev);
-struct net_device *hns_shim_loopback_netdev(void);
-void hns_shim_disassociate_mmaps(struct ib_device *ibdev);
-void hns_shim_request_reset(struct hnae3_handle *h, bool vf);
+struct ib_device *rdma_shim_alloc_ibdev(void *rs,
+				      const struct rdma_shim_ib_ops *ops);
+void rdma_shim_dealloc_ibdev(struct ib_device *ibdev);
+int rdma_shim_register_ibdev(struct ib_device *ibdev,
+			    const struct rdma_shim_reg *reg);
+void rdma_shim_unregister_ibdev(struct ib_device *ibdev);
+struct net_device *rdma_shim_loopback_netdev(void);
+void rdma_shim_disassociate_mmaps(struct ib_device *ibdev);
+void rdma_shim_request_reset(struct hnae3_handle *h, bool vf);
 /* A netdevice notifier for the registered device's netdev (the driver's
  * netdev_mac op); registered at most once, unregistered before the device.
  */
-int hns_shim_watch_netdev(struct ib_device *ibdev);
-void hns_shim_unwatch_netdev(struct ib_device *ibdev);
+int rdma_shim_watch_netdev(struct ib_device *ibdev);
+void rdma_shim_unwatch_netdev(struct ib_device *ibdev);
 /* The MAC address of the function's netdev. */
-void hns_shim_netdev_mac(struct hnae3_handle *h, u8 *mac);
+void rdma_shim_netdev_mac(struct hnae3_handle *h, u8 *mac);
 
 /*
  * RoCE bonding: what rdma/bond.rs reads of net devices. Net device pointers
@@ -261,7 +261,7 @@ void hns_shim_netdev_mac(struct hnae3_handle *h, u8 *mac);
 /* A net device and the hns_roce_rs device on it, if any (handle NULL:
  * none). vf: a VF, or a PF with VFs enabled.
  */
-struct hns_shim_bond_slave {
+struct rdma_shim_bond_slave {
 	struct net_device *dev;
 	struct hnae3_handle *handle;
 	u8 func;
@@ -273,48 +273,48 @@ struct hns_shim_bond_slave {
 /* The first max lower devices of upper, filled in; returns how many there
  * are (more than max when some were left out).
  */
-int hns_shim_bond_slaves(struct net_device *upper,
-			 struct hns_shim_bond_slave *out, int max);
-void hns_shim_bond_dev(struct net_device *dev, struct hns_shim_bond_slave *out);
-void hns_shim_dev_hold(struct net_device *dev);
-void hns_shim_dev_put(struct net_device *dev);
+int rdma_shim_bond_slaves(struct net_device *upper,
+			 struct rdma_shim_bond_slave *out, int max);
+void rdma_shim_bond_dev(struct net_device *dev, struct rdma_shim_bond_slave *out);
+void rdma_shim_dev_hold(struct net_device *dev);
+void rdma_shim_dev_put(struct net_device *dev);
 /* netif_is_lag_master(), netif_is_lag_port() and whether dev is being
  * unregistered.
  */
-void hns_shim_netdev_lag(const struct net_device *dev, bool *master,
+void rdma_shim_netdev_lag(const struct net_device *dev, bool *master,
 			 bool *port, bool *unregistering);
 /* net_lag_port_dev_txable() and ib_get_curr_port_state() == ACTIVE. */
-void hns_shim_bond_link(struct net_device *dev, bool *txable,
+void rdma_shim_bond_link(struct net_device *dev, bool *txable,
 			bool *port_active);
 /* Points the port at the bond's active slave: in active-backup the bonding
  * driver's (the old netdev's GIDs then go and the port is rescanned),
  * else active; the function's own netdev when there is none.
  */
-int hns_shim_bond_set_netdev(struct ib_device *ibdev,
+int rdma_shim_bond_set_netdev(struct ib_device *ibdev,
 			     struct net_device *upper, bool ab,
 			     struct net_device *active);
-void hns_shim_reinit_completion(struct completion *x);
-struct workqueue_struct *hns_shim_alloc_wq(const char *name);
+void rdma_shim_reinit_completion(struct completion *x);
+struct workqueue_struct *rdma_shim_alloc_wq(const char *name);
 
 /* --- resource tracking (rdma res show) ----------------------------------- */
 /* VLAN ids from here on are none (the kernel's VLAN_N_VID). */
-#define HNS_SHIM_VLAN_N_VID VLAN_N_VID
+#define RDMA_SHIM_VLAN_N_VID VLAN_N_VID
 /* Netlink nesting of the restrack ops (inline in net/netlink.h). */
-struct nlattr *hns_shim_nla_nest_start(struct sk_buff *msg, int type);
-void hns_shim_nla_nest_end(struct sk_buff *msg, struct nlattr *nest);
-void hns_shim_nla_nest_cancel(struct sk_buff *msg, struct nlattr *nest);
+struct nlattr *rdma_shim_nla_nest_start(struct sk_buff *msg, int type);
+void rdma_shim_nla_nest_end(struct sk_buff *msg, struct nlattr *nest);
+void rdma_shim_nla_nest_cancel(struct sk_buff *msg, struct nlattr *nest);
 
 /* The verbs whose failures the shim reports to the driver (verb_failed),
  * whatever part of the verb failed.
  */
-#define HNS_SHIM_VERB_MMAP 10
+#define RDMA_SHIM_VERB_MMAP 10
 
 /* The verbs and queries of an ib_device, implemented in Rust: tables of
  * ib_device_ops the registration sets, and entry points the shim's ops
- * call; rs is the driver state given to hns_shim_alloc_ibdev, the object
+ * call; rs is the driver state given to rdma_shim_alloc_ibdev, the object
  * pointers what the create calls returned.
  */
-struct hns_rs_ib_ops {
+struct rdma_shim_ib_ops {
 	/* The data path, called by the RDMA core without the shim:
 	 * post_send, post_recv, poll_cq, drain_sq and drain_rq, and the SRQ's
 	 * post_srq_recv (set only with SRQs). They find the driver's objects
@@ -362,8 +362,8 @@ struct hns_rs_ib_ops {
 	/* add_gid and del_gid, called by the RDMA core without the shim. */
 	const struct ib_device_ops *gid;
 	/* The user context verbs, called by the RDMA core without the shim:
-	 * they fill struct hns_shim_uctx, the doorbell page's entry through
-	 * hns_shim_uctx_db_insert.
+	 * they fill struct rdma_shim_uctx, the doorbell page's entry through
+	 * rdma_shim_uctx_db_insert.
 	 */
 	const struct ib_device_ops *uctx;
 	/* The core's req_notify_cq through a shim function: its prototype has
@@ -371,15 +371,15 @@ struct hns_rs_ib_ops {
 	 * enum's value.
 	 */
 	int (*req_notify_cq)(struct ib_cq *ibcq, u32 flags);
-	/* A netdev event (see struct hns_shim_netdev_ev): the driver decides
+	/* A netdev event (see struct rdma_shim_netdev_ev): the driver decides
 	 * whether it is the port's and what follows (its MAC, a LAG port
 	 * event through the helpers below).
 	 */
 	void (*netdev_event)(void *rs, struct ib_device *ibdev,
-			     const struct hns_shim_netdev_ev *ev);
+			     const struct rdma_shim_netdev_ev *ev);
 	/* The device refuses user mappings of its pages now (EPERM). */
 	bool (*mmap_refused)(void *rs);
-	/* A verb failed: count it in software counter cnt (HNS_SHIM_DFX_*). */
+	/* A verb failed: count it in software counter cnt (RDMA_SHIM_DFX_*). */
 	void (*verb_failed)(void *rs, u32 verb);
 	/* Whether the port whose netdev is ndev follows upper, ndev's master
 	 * (its state, its netdev events). For comparison only.
@@ -396,19 +396,19 @@ struct ib_umem;
 /*
  * A device range of @len bytes at bus @address the process may map, at an
  * mmap offset past the doorbell page's (returned in *key); NULL when out of
- * memory or offsets. hns_shim_mmap_remove withdraws it.
+ * memory or offsets. rdma_shim_mmap_remove withdraws it.
  */
-struct rdma_user_mmap_entry *hns_shim_mmap_insert(struct ib_ucontext *uctx,
+struct rdma_user_mmap_entry *rdma_shim_mmap_insert(struct ib_ucontext *uctx,
 						  u64 address, size_t len,
 						  u64 *key);
-void hns_shim_mmap_remove(struct rdma_user_mmap_entry *entry);
+void rdma_shim_mmap_remove(struct rdma_user_mmap_entry *entry);
 /* The doorbell page of a new user context, at bus @address: mapped at
- * offset 0 (0 or the errno); hns_shim_uctx_db_remove withdraws it.
+ * offset 0 (0 or the errno); rdma_shim_uctx_db_remove withdraws it.
  */
-int hns_shim_uctx_db_insert(struct ib_ucontext *uctx, u64 address);
-void hns_shim_uctx_db_remove(struct ib_ucontext *uctx);
+int rdma_shim_uctx_db_insert(struct ib_ucontext *uctx, u64 address);
+void rdma_shim_uctx_db_remove(struct ib_ucontext *uctx);
 /* The u32 at byte offset (below PAGE_SIZE - 3) of the first pinned page. */
-u32 hns_shim_umem_read_u32(struct ib_umem *umem, size_t offset);
-void hns_shim_cond_resched(void);
+u32 rdma_shim_umem_read_u32(struct ib_umem *umem, size_t offset);
+void rdma_shim_cond_resched(void);
 
 #endif /* HNS_RS_SHIM_H */

@@ -74,7 +74,7 @@ pub(crate) struct BondSlave {
 
 impl BondSlave {
     /// The slave the shim reported.
-    fn from_raw(s: &raw::hns_shim_bond_slave) -> Option<Self> {
+    fn from_raw(s: &raw::rdma_shim_bond_slave) -> Option<Self> {
         let dev = NetDev::from_raw(s.dev.cast())?;
         let hns =
             (!s.handle.is_null()).then_some((HandleRef(s.handle), s.func, s.bus, s.bond_cap, s.vf));
@@ -89,13 +89,13 @@ pub(crate) const MAX_SLAVES: usize = 5;
 /// The lower devices of `upper` (at most [`MAX_SLAVES`]) and how many it
 /// has.
 pub(crate) fn slaves(upper: NetDev, out: &mut KVec<BondSlave>) -> Result<usize> {
-    let mut raw_out: [raw::hns_shim_bond_slave; MAX_SLAVES] =
+    let mut raw_out: [raw::rdma_shim_bond_slave; MAX_SLAVES] =
         core::array::from_fn(|_| Default::default());
     // SAFETY: `upper` is a live net device (the upper of the event being
     // handled, under RTNL, or one a [`HeldUpper`] holds); the array has
     // `MAX_SLAVES` entries.
     let n = unsafe {
-        raw::hns_shim_bond_slaves(
+        raw::rdma_shim_bond_slaves(
             upper.as_raw().cast(),
             raw_out.as_mut_ptr(),
             MAX_SLAVES as i32,
@@ -132,7 +132,7 @@ impl HeldUpper {
             if master.cast() == upper.0 {
                 // SAFETY: `upper` is the master of a live device, read under
                 // RCU: it lives at least until the read side ends.
-                unsafe { raw::hns_shim_dev_hold(upper.as_raw().cast()) };
+                unsafe { raw::rdma_shim_dev_hold(upper.as_raw().cast()) };
                 // INVARIANT: the reference just taken, owned by this value.
                 return Some(Self(upper));
             }
@@ -149,16 +149,16 @@ impl HeldUpper {
 impl Drop for HeldUpper {
     fn drop(&mut self) {
         // SAFETY: the reference `of` took (type invariant).
-        unsafe { raw::hns_shim_dev_put(self.0.as_raw().cast()) };
+        unsafe { raw::rdma_shim_dev_put(self.0.as_raw().cast()) };
     }
 }
 
 /// What is known of this driver's device on `dev`.
 pub(crate) fn slave(dev: NetDev) -> BondSlave {
-    let mut s = raw::hns_shim_bond_slave::default();
+    let mut s = raw::rdma_shim_bond_slave::default();
     // SAFETY: `dev` is live (the device of the event being handled, or a
     // port's netdev).
-    unsafe { raw::hns_shim_bond_dev(dev.as_raw().cast(), &mut s) };
+    unsafe { raw::rdma_shim_bond_dev(dev.as_raw().cast(), &mut s) };
     BondSlave::from_raw(&s).unwrap_or(BondSlave { dev, hns: None })
 }
 
@@ -174,7 +174,7 @@ pub(crate) fn master_upper(dev: NetDev) -> Option<NetDev> {
 pub(crate) fn link(dev: NetDev) -> (bool, bool) {
     let (mut tx, mut up) = (false, false);
     // SAFETY: `dev` is a member's live net device.
-    unsafe { raw::hns_shim_bond_link(dev.as_raw().cast(), &mut tx, &mut up) };
+    unsafe { raw::rdma_shim_bond_link(dev.as_raw().cast(), &mut tx, &mut up) };
     (tx, up)
 }
 
@@ -404,7 +404,7 @@ impl<T: BondHandler> BondHooks<T> {
         let e = if event == CHANGELOWERSTATE {
             // SAFETY: the event's live device.
             unsafe {
-                raw::hns_shim_netdev_lag(dev, &mut lag_master, &mut lag_port, &mut unregistering)
+                raw::rdma_shim_netdev_lag(dev, &mut lag_master, &mut lag_port, &mut unregistering)
             };
             BondEvent::LowerState {
                 dev: dev_id,
@@ -420,8 +420,8 @@ impl<T: BondHandler> BondHooks<T> {
             let (mut upper_master, mut upper_port, mut upper_unreg) = (false, false, false);
             // SAFETY: the event's live device and its upper, under RTNL.
             unsafe {
-                raw::hns_shim_netdev_lag(dev, &mut lag_master, &mut lag_port, &mut unregistering);
-                raw::hns_shim_netdev_lag(
+                raw::rdma_shim_netdev_lag(dev, &mut lag_master, &mut lag_port, &mut unregistering);
+                raw::rdma_shim_netdev_lag(
                     info.upper_dev,
                     &mut upper_master,
                     &mut upper_port,

@@ -278,7 +278,7 @@ impl Hnae3Handle {
         let mut mac = [0u8; 6];
         // SAFETY: the handle is valid (type invariant) and a RoCE client's
         // handle has its netdev; `mac` is valid for 6 bytes.
-        unsafe { raw::hns_shim_netdev_mac(self.0.get(), mac.as_mut_ptr()) };
+        unsafe { raw::rdma_shim_netdev_mac(self.0.get(), mac.as_mut_ptr()) };
         mac
     }
 
@@ -319,7 +319,7 @@ impl ResetRequest {
     /// raises a reset event.
     pub(crate) fn request(&self) {
         // SAFETY: valid handle (type invariant).
-        unsafe { raw::hns_shim_request_reset(self.h, self.vf) }
+        unsafe { raw::rdma_shim_request_reset(self.h, self.vf) }
     }
 }
 
@@ -1127,7 +1127,7 @@ impl<C: RoceClient> ClientAdapter<C> {
                     // re-init the function.
                     let direct = !h.is_inited();
                     // SAFETY: a valid handle; `rinfo.state` is the client's.
-                    unsafe { raw::hns_shim_rst_direct_set(handle, direct) };
+                    unsafe { raw::rdma_shim_rst_direct_set(handle, direct) };
                     if direct {
                         return;
                     }
@@ -1140,7 +1140,7 @@ impl<C: RoceClient> ClientAdapter<C> {
             }
             ResetNotify::Uninit => {
                 // SAFETY: a valid handle; `rinfo.state` is the client's.
-                if unsafe { raw::hns_shim_rst_direct_test(handle) } {
+                if unsafe { raw::rdma_shim_rst_direct_test(handle) } {
                     return 0;
                 }
                 h.set_reset_stage(ResetStage::Uninit);
@@ -1151,7 +1151,7 @@ impl<C: RoceClient> ClientAdapter<C> {
             }
             ResetNotify::Init => {
                 // SAFETY: a valid handle; `rinfo.state` is the client's.
-                if unsafe { raw::hns_shim_rst_direct_test_and_clear(handle) } {
+                if unsafe { raw::rdma_shim_rst_direct_test_and_clear(handle) } {
                     h.set_reset_stage(ResetStage::Inited);
                     client.drv.resume(h);
                     return 0;
@@ -1206,7 +1206,7 @@ impl<C: RoceClient> ClientRegistration<C> {
         // client is registered, since `client` is held until `drop`
         // unregisters; the shim's client is registered once here and
         // unregistered in `drop`.
-        to_result(unsafe { raw::hns_shim_register_client(ClientAdapter::<C>::ops(), ctx) })
+        to_result(unsafe { raw::rdma_shim_register_client(ClientAdapter::<C>::ops(), ctx) })
             .inspect_err(|e| {
                 client.drv.unregistered();
                 if *e == EBUSY {
@@ -1222,7 +1222,7 @@ impl<C: RoceClient> Drop for ClientRegistration<C> {
     fn drop(&mut self) {
         // SAFETY: registered by `register` (type invariant); the hnae3 core
         // calls `uninit_instance` for every instance before returning.
-        unsafe { raw::hns_shim_unregister_client() };
+        unsafe { raw::rdma_shim_unregister_client() };
         self.client.drv.unregistered();
     }
 }

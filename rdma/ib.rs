@@ -16,7 +16,7 @@
 //! without the shim, finding the driver's objects through the shim's
 //! containers; the other verbs, and those whose prototype has an enum
 //! (kCFI), go through the shim's functions and a table of entry points,
-//! `hns_rs_ib_ops`, built here too. Each entry point turns the raw
+//! `rdma_shim_ib_ops`, built here too. Each entry point turns the raw
 //! pointers back into the driver's types: the device state (the `Arc` the
 //! registration holds), and the objects the create verbs handed over with
 //! `ForeignOwnable::into_foreign`, taken back exactly once by the
@@ -298,11 +298,11 @@ pub(crate) enum FailedVerb {
 }
 
 impl FailedVerb {
-    /// The shim's number of a verb (`HNS_SHIM_VERB_*`).
+    /// The shim's number of a verb (`RDMA_SHIM_VERB_*`).
     fn from_raw(n: u32) -> Option<Self> {
         use FailedVerb::*;
         Some(match n {
-            raw::HNS_SHIM_VERB_MMAP => Mmap,
+            raw::RDMA_SHIM_VERB_MMAP => Mmap,
             _ => return None,
         })
     }
@@ -477,7 +477,7 @@ impl<D: Driver> IbAdapter<D> {
     };
 
     /// The entry points, each instantiated for `D`.
-    const OPS: raw::hns_rs_ib_ops = raw::hns_rs_ib_ops {
+    const OPS: raw::rdma_shim_ib_ops = raw::rdma_shim_ib_ops {
         datapath: &Self::DATAPATH,
         srq_datapath: &Self::SRQ_DATAPATH,
         qp_ah: &qp::QpAhTable::<D>::OPS,
@@ -504,7 +504,7 @@ impl<D: Driver> IbAdapter<D> {
     };
 
     /// [`Self::OPS`] as a static reference.
-    const fn ops() -> &'static raw::hns_rs_ib_ops {
+    const fn ops() -> &'static raw::rdma_shim_ib_ops {
         &Self::OPS
     }
 }
@@ -555,7 +555,7 @@ pub(crate) struct IbParams {
 ///
 /// `addr` of the inner record points to the device's address
 /// (`MAX_ADDR_LEN` bytes), valid for `'a`.
-pub(crate) struct NetdevEvent<'a>(&'a raw::hns_shim_netdev_ev);
+pub(crate) struct NetdevEvent<'a>(&'a raw::rdma_shim_netdev_ev);
 
 impl<'a> NetdevEvent<'a> {
     /// Wraps the shim's record.
@@ -563,7 +563,7 @@ impl<'a> NetdevEvent<'a> {
     /// # Safety
     ///
     /// `ev.addr` points to the device's `dev_addr` for `'a`.
-    pub(super) unsafe fn new(ev: &'a raw::hns_shim_netdev_ev) -> Self {
+    pub(super) unsafe fn new(ev: &'a raw::rdma_shim_netdev_ev) -> Self {
         // INVARIANT: per the function's contract.
         Self(ev)
     }
@@ -633,7 +633,7 @@ impl PortEvents<'_> {
     /// Records `state` as the port's last LAG state: whether it changed.
     pub(crate) fn swap_last_state(&self, state: u32) -> bool {
         // SAFETY: registered (type invariant).
-        unsafe { raw::hns_shim_swap_last_port_state(self.ibdev, state) }
+        unsafe { raw::rdma_shim_swap_last_port_state(self.ibdev, state) }
     }
 
     /// Dispatches port event `event` (`enum ib_event_type`) on port 1.
@@ -696,7 +696,7 @@ pub(crate) struct StatTable(&'static [raw::rdma_stat_desc]);
 ///
 /// # Invariants
 ///
-/// `ibdev` was allocated by `hns_shim_alloc_ibdev` with `rs` pointing to
+/// `ibdev` was allocated by `rdma_shim_alloc_ibdev` with `rs` pointing to
 /// `drv`'s data and the ops of [`IbAdapter<D>`], and is registered.
 pub(crate) struct IbRegistration<D: Driver> {
     ibdev: *mut raw::ib_device,
@@ -719,7 +719,7 @@ impl<D: Driver> IbRegistration<D> {
         }
         // Counters only if the driver reads them.
         let stats = p.hw_stats.filter(|_| D::HAS_QUERY_COUNTERS);
-        let reg = raw::hns_shim_reg {
+        let reg = raw::rdma_shim_reg {
             name: p.name.as_char_ptr(),
             node_type: p.node_type,
             node_guid: p.node_guid,
@@ -773,11 +773,11 @@ impl<D: Driver> IbRegistration<D> {
         driver_id: u32,
     ) -> Result<(Self, VirtDma)> {
         let stats = p.hw_stats.filter(|_| D::HAS_QUERY_COUNTERS);
-        let reg = raw::hns_shim_reg {
+        let reg = raw::rdma_shim_reg {
             parent: core::ptr::null_mut(),
             // The initial namespace's `lo`, never unregistered.
             // SAFETY: no precondition.
-            netdev: unsafe { raw::hns_shim_loopback_netdev() }.cast(),
+            netdev: unsafe { raw::rdma_shim_loopback_netdev() }.cast(),
             name: p.name.as_char_ptr(),
             node_type: p.node_type,
             node_guid: p.node_guid,
@@ -807,23 +807,23 @@ impl<D: Driver> IbRegistration<D> {
     }
 
     /// Allocates the device of `drv` and registers it as `reg` says.
-    fn register_reg(drv: Arc<D>, reg: &raw::hns_shim_reg) -> Result<Self> {
+    fn register_reg(drv: Arc<D>, reg: &raw::rdma_shim_reg) -> Result<Self> {
         let rs: *const D = Arc::as_ptr(&drv);
         // SAFETY: `rs` stays valid while the registration (holding `drv`)
         // exists, and the device is unregistered before it is dropped; the
         // ops table is static.
         let ibdev =
-            unsafe { raw::hns_shim_alloc_ibdev(rs.cast_mut().cast(), IbAdapter::<D>::ops()) };
+            unsafe { raw::rdma_shim_alloc_ibdev(rs.cast_mut().cast(), IbAdapter::<D>::ops()) };
         if ibdev.is_null() {
             return Err(ENOMEM);
         }
         drv.ib_log().attach(ibdev);
         // SAFETY: `ibdev` is freshly allocated; `reg` points to live objects.
-        let ret = unsafe { raw::hns_shim_register_ibdev(ibdev, reg) };
+        let ret = unsafe { raw::rdma_shim_register_ibdev(ibdev, reg) };
         if ret != 0 {
             drv.ib_log().detach();
             // SAFETY: allocated above, never registered.
-            unsafe { raw::hns_shim_dealloc_ibdev(ibdev) };
+            unsafe { raw::rdma_shim_dealloc_ibdev(ibdev) };
             return Err(Error::from_errno(ret));
         }
         // INVARIANT: allocated with `rs` = `drv` and registered.
@@ -934,7 +934,7 @@ impl<D: Driver> IbRegistration<D> {
     /// (`rdma_user_mmap_disassociate`).
     pub(crate) fn disassociate_mmaps(&self) {
         // SAFETY: registered (type invariant).
-        unsafe { raw::hns_shim_disassociate_mmaps(self.ibdev) }
+        unsafe { raw::rdma_shim_disassociate_mmaps(self.ibdev) }
     }
 
     /// Reports every netdev event to [`DeviceOps::netdev_event`] from
@@ -947,7 +947,7 @@ impl<D: Driver> IbRegistration<D> {
     pub(crate) fn watch_netdev(&self) -> Result {
         // SAFETY: registered (type invariant); the notifier is removed in
         // `drop` before the device goes.
-        to_result(unsafe { raw::hns_shim_watch_netdev(self.ibdev) })
+        to_result(unsafe { raw::rdma_shim_watch_netdev(self.ibdev) })
     }
 }
 
@@ -969,7 +969,7 @@ impl<D: Driver> IbRegistration<D> {
         // SAFETY: registered (type invariant); `upper` and `active` are
         // live net devices (the group's upper and a member's netdev).
         to_result(unsafe {
-            raw::hns_shim_bond_set_netdev(
+            raw::rdma_shim_bond_set_netdev(
                 self.ibdev,
                 upper.as_raw().cast(),
                 ab,
@@ -983,13 +983,13 @@ impl<D: Driver> Drop for IbRegistration<D> {
     fn drop(&mut self) {
         // SAFETY: registered (type invariant); no netdev event reaches the
         // driver once this returns (C unregisters its notifier first too).
-        unsafe { raw::hns_shim_unwatch_netdev(self.ibdev) };
+        unsafe { raw::rdma_shim_unwatch_netdev(self.ibdev) };
         // SAFETY: registered (type invariant); unregistering waits for every
         // user, after which nobody calls the ops with `rs` any more.
-        unsafe { raw::hns_shim_unregister_ibdev(self.ibdev) };
+        unsafe { raw::rdma_shim_unregister_ibdev(self.ibdev) };
         self._drv.ib_log().detach();
         // SAFETY: unregistered above; nothing prints against it any more.
-        unsafe { raw::hns_shim_dealloc_ibdev(self.ibdev) };
+        unsafe { raw::rdma_shim_dealloc_ibdev(self.ibdev) };
     }
 }
 

@@ -6,7 +6,7 @@
 //! [`include/linux/completion.h`](srctree/include/linux/completion.h).
 //!
 //! An [`IrqRegistration`] requests a line for any [`IrqHandler`]; the shim's
-//! handler calls back into [`hns_rs_irq`] with a cookie that names the
+//! handler calls back into [`rdma_rs_irq`] with a cookie that names the
 //! handler's type-erased entry point. [`Event`] wraps a `struct completion`
 //! (what a mailbox waiter and a QP drain sleep on), [`OwnedQueue`] an
 //! ordered workqueue that is drained before it goes.
@@ -60,7 +60,7 @@ impl Event {
     pub(crate) fn reinit(&self) {
         // SAFETY: a valid, initialised completion; the shim only clears its
         // count under its wait-queue lock.
-        unsafe { raw::hns_shim_reinit_completion(self.inner.get()) };
+        unsafe { raw::rdma_shim_reinit_completion(self.inner.get()) };
     }
 
     /// Signals one waiter.
@@ -89,7 +89,7 @@ impl Event {
 #[cfg(hns_kunit)]
 pub(crate) fn irqs_disabled() -> bool {
     // SAFETY: reads this CPU's interrupt flag; no precondition.
-    unsafe { raw::hns_shim_irqs_disabled() }
+    unsafe { raw::rdma_shim_irqs_disabled() }
 }
 
 /// What an interrupt does.
@@ -98,7 +98,7 @@ pub(crate) trait IrqHandler: Send + Sync {
     fn handle(&self) -> bool;
 }
 
-/// What the shim hands back to [`hns_rs_irq`]: the handler's type-erased
+/// What the shim hands back to [`rdma_rs_irq`]: the handler's type-erased
 /// entry point and data.
 struct IrqCookie {
     call: unsafe fn(*const c_void) -> bool,
@@ -120,10 +120,10 @@ unsafe fn irq_trampoline<T: IrqHandler>(data: *const c_void) -> bool {
 /// # Safety
 ///
 /// `cookie` is the cookie an [`IrqRegistration`] passed to
-/// `hns_shim_request_irq` or `hns_shim_request_bh_irq`; the registration
+/// `rdma_shim_request_irq` or `rdma_shim_request_bh_irq`; the registration
 /// outlives the irq and the work.
 #[no_mangle]
-unsafe extern "C" fn hns_rs_irq(cookie: *mut c_void) -> bool {
+unsafe extern "C" fn rdma_rs_irq(cookie: *mut c_void) -> bool {
     // SAFETY: per the function's contract the cookie is a live `IrqCookie`.
     let c = unsafe { &*cookie.cast::<IrqCookie>() };
     // SAFETY: the registration keeps `data` alive (an `Arc<T>`).
@@ -136,7 +136,7 @@ unsafe extern "C" fn hns_rs_irq(cookie: *mut c_void) -> bool {
 ///
 /// `cookie.data` is the pointer of `handler`. If `bh` is null, `irq` is
 /// requested with `cookie` as dev_id (the handler runs in the hard
-/// interrupt); otherwise `bh` is what `hns_shim_request_bh_irq` gave for
+/// interrupt); otherwise `bh` is what `rdma_shim_request_bh_irq` gave for
 /// `irq` and `cookie` (the handler runs as BH work).
 pub(crate) struct IrqRegistration<T: IrqHandler> {
     irq: u32,
@@ -176,7 +176,7 @@ impl<T: IrqHandler> IrqRegistration<T> {
             // frees the irq and ends the work before dropping them; `bh` is
             // valid for writing.
             to_result(unsafe {
-                raw::hns_shim_request_bh_irq(
+                raw::rdma_shim_request_bh_irq(
                     irq,
                     name.as_char_ptr(),
                     dev_id.cast_mut().cast(),
@@ -187,7 +187,7 @@ impl<T: IrqHandler> IrqRegistration<T> {
             // SAFETY: `name` and `cookie` live in the registration, which
             // frees the irq before dropping them.
             to_result(unsafe {
-                raw::hns_shim_request_irq(irq, name.as_char_ptr(), dev_id.cast_mut().cast())
+                raw::rdma_shim_request_irq(irq, name.as_char_ptr(), dev_id.cast_mut().cast())
             })?;
         }
         // INVARIANT: requested with this cookie, which points to `handler`,
@@ -213,7 +213,7 @@ impl<T: IrqHandler> Drop for IrqRegistration<T> {
             // SAFETY: `bh` is the shim's registration of `irq` (type
             // invariant), freed once here; it returns after the line is
             // free and no run of the work is pending or running.
-            unsafe { raw::hns_shim_free_bh_irq(self.irq, self.bh) };
+            unsafe { raw::rdma_shim_free_bh_irq(self.irq, self.bh) };
         }
     }
 }
@@ -238,7 +238,7 @@ unsafe impl<T: IrqHandler> Sync for IrqRegistration<T> {}
 ///
 /// # Invariants
 ///
-/// `wq` is null or a workqueue from `hns_shim_alloc_wq` not yet destroyed.
+/// `wq` is null or a workqueue from `rdma_shim_alloc_wq` not yet destroyed.
 /// [`OwnedQueue::destroy`] is called only when nothing queues work any
 /// more (interrupts freed, ib_device unregistered).
 pub(crate) struct OwnedQueue {
@@ -249,7 +249,7 @@ impl OwnedQueue {
     /// Allocates an ordered workqueue named `name`.
     pub(crate) fn new(name: &'static CStr) -> Result<Self> {
         // SAFETY: `name` is a NUL-terminated string for the queue's life.
-        let wq = unsafe { raw::hns_shim_alloc_wq(name.as_char_ptr()) };
+        let wq = unsafe { raw::rdma_shim_alloc_wq(name.as_char_ptr()) };
         if wq.is_null() {
             return Err(ENOMEM);
         }
@@ -278,7 +278,7 @@ impl OwnedQueue {
             .wq
             .swap(core::ptr::null_mut(), core::sync::atomic::Ordering::AcqRel);
         if !wq.is_null() {
-            // SAFETY: allocated by `hns_shim_alloc_wq`, destroyed once
+            // SAFETY: allocated by `rdma_shim_alloc_wq`, destroyed once
             // (the swap above).
             unsafe { kernel::bindings::destroy_workqueue(wq) };
         }

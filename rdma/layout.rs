@@ -11,9 +11,10 @@
 //! whose bindings disagree with the C compiler does not build.
 
 use super::raw::{
-    hnae3_client, hnae3_handle, hnae3_roce_private_info as roce_info, hns_shim_ah, hns_shim_cq,
-    hns_shim_dev, hns_shim_mr, hns_shim_pd, hns_shim_qp, hns_shim_srq, hns_shim_uctx,
-    hns_shim_xrcd, ib_cq, ib_device, ib_device_ops as ops, ib_pd, ib_qp, ib_srq, ib_udata,
+    hnae3_client, hnae3_handle, hnae3_roce_private_info as roce_info, ib_cq, ib_device,
+    ib_device_ops as ops, ib_pd, ib_qp, ib_srq, ib_udata, rdma_shim_ah, rdma_shim_cq,
+    rdma_shim_dev, rdma_shim_mr, rdma_shim_pd, rdma_shim_qp, rdma_shim_srq, rdma_shim_uctx,
+    rdma_shim_xrcd,
 };
 use core::mem::{offset_of, size_of};
 
@@ -70,18 +71,18 @@ same! {
     IB_CQ_DEVICE = offset_of!(ib_cq, device);
     IB_QP_DEVICE = offset_of!(ib_qp, device);
     IB_SRQ_DEVICE = offset_of!(ib_srq, device);
-    SHIM_DEV_RS = offset_of!(hns_shim_dev, rs);
-    SHIM_CQ_RS_CQ = offset_of!(hns_shim_cq, rs_cq);
-    SHIM_QP_RS_QP = offset_of!(hns_shim_qp, rs_qp);
-    SHIM_SRQ_RS_SRQ = offset_of!(hns_shim_srq, rs_srq);
-    SHIM_SRQ_SRQN = offset_of!(hns_shim_srq, srqn);
-    SHIM_AH_AV = offset_of!(hns_shim_ah, av);
-    SHIM_PD_PDN = offset_of!(hns_shim_pd, pdn);
-    SHIM_XRCD_XRCDN = offset_of!(hns_shim_xrcd, xrcdn);
-    SHIM_UCTX_DB_ENTRY = offset_of!(hns_shim_uctx, db_entry);
-    SHIM_UCTX_RS_UCTX = offset_of!(hns_shim_uctx, rs_uctx);
-    SHIM_UCTX_UAR_INDEX = offset_of!(hns_shim_uctx, uar_index);
-    SHIM_UCTX_CONFIG = offset_of!(hns_shim_uctx, config);
-    SIZEOF_SHIM_MR = size_of::<hns_shim_mr>();
-    SHIM_MR_RS_MR = offset_of!(hns_shim_mr, rs_mr);
+    SHIM_DEV_RS = offset_of!(rdma_shim_dev, rs);
+    SHIM_CQ_RS_CQ = offset_of!(rdma_shim_cq, rs_cq);
+    SHIM_QP_RS_QP = offset_of!(rdma_shim_qp, rs_qp);
+    SHIM_SRQ_RS_SRQ = offset_of!(rdma_shim_srq, rs_srq);
+    SHIM_SRQ_SRQN = offset_of!(rdma_shim_srq, srqn);
+    SHIM_AH_AV = offset_of!(rdma_shim_ah, av);
+    SHIM_PD_PDN = offset_of!(rdma_shim_pd, pdn);
+    SHIM_XRCD_XRCDN = offset_of!(rdma_shim_xrcd, xrcdn);
+    SHIM_UCTX_DB_ENTRY = offset_of!(rdma_shim_uctx, db_entry);
+    SHIM_UCTX_RS_UCTX = offset_of!(rdma_shim_uctx, rs_uctx);
+    SHIM_UCTX_UAR_INDEX = offset_of!(rdma_shim_uctx, uar_index);
+    SHIM_UCTX_CONFIG = offset_of!(rdma_shim_uctx, config);
+    SIZEOF_SHIM_MR = size_of::<rdma_shim_mr>();
+    SHIM_MR_RS_MR = offset_of!(rdma_shim_mr, rs_mr);
 }

@@ -86,7 +86,7 @@ impl ResAttrs {
         // CAST: a small enum value.
         let ty = raw::rdma_nldev_attr_RDMA_NLDEV_ATTR_DRIVER as c_int;
         // SAFETY: the core's message (the function's contract).
-        let nest = unsafe { raw::hns_shim_nla_nest_start(msg, ty) };
+        let nest = unsafe { raw::rdma_shim_nla_nest_start(msg, ty) };
         if nest.is_null() {
             return Err(EMSGSIZE);
         }
@@ -102,12 +102,12 @@ impl ResAttrs {
             };
             if ret != 0 {
                 // SAFETY: the nest just started in `msg`, not ended.
-                unsafe { raw::hns_shim_nla_nest_cancel(msg, nest) };
+                unsafe { raw::rdma_shim_nla_nest_cancel(msg, nest) };
                 return Err(EMSGSIZE);
             }
         }
         // SAFETY: the nest just started in `msg`, not ended.
-        unsafe { raw::hns_shim_nla_nest_end(msg, nest) };
+        unsafe { raw::rdma_shim_nla_nest_end(msg, nest) };
         Ok(())
     }
 }

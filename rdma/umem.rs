@@ -115,7 +115,7 @@ impl MmapCtx<'_> {
     pub(crate) fn insert_io(&self, address: u64, len: usize) -> Result<MmapEntry> {
         let mut key = 0u64;
         // SAFETY: a live context (type invariant); `key` is a live local.
-        let e = unsafe { raw::hns_shim_mmap_insert(self.uctx.as_ptr(), address, len, &mut key) };
+        let e = unsafe { raw::rdma_shim_mmap_insert(self.uctx.as_ptr(), address, len, &mut key) };
         // INVARIANT: a non-null entry was inserted for us alone.
         NonNull::new(e)
             .map(|entry| MmapEntry { entry, key })
@@ -152,7 +152,7 @@ impl MmapEntry {
 impl Drop for MmapEntry {
     fn drop(&mut self) {
         // SAFETY: inserted and not yet removed (type invariant).
-        unsafe { raw::hns_shim_mmap_remove(self.entry.as_ptr()) }
+        unsafe { raw::rdma_shim_mmap_remove(self.entry.as_ptr()) }
     }
 }
 
@@ -271,7 +271,7 @@ impl Umem {
         // SAFETY: a live umem (type invariant): its first page is pinned
         // and, as every page the kernel pins, in the linear mapping; the
         // word lies inside it.
-        Some(unsafe { raw::hns_shim_umem_read_u32(self.ptr.as_ptr(), offset) })
+        Some(unsafe { raw::rdma_shim_umem_read_u32(self.ptr.as_ptr(), offset) })
     }
 
     /// The bus addresses of the memory's blocks of `pgsz` bytes, aligned
@@ -402,5 +402,5 @@ impl Iterator for DmaBlocks<'_> {
 /// Lets other tasks run (`cond_resched`), for loops over many pages.
 pub(crate) fn cond_resched() {
     // SAFETY: no precondition; callers are in process context (verbs).
-    unsafe { raw::hns_shim_cond_resched() }
+    unsafe { raw::rdma_shim_cond_resched() }
 }

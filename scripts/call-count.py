@@ -312,13 +312,13 @@ LOCK_DEBUG = re.compile(
 # The spinlock itself (what a production kernel runs to take and drop the
 # queue's lock), the kernel crate's lock helpers (`SpinLockIrq`) and
 # the shim's.
-LOCK = re.compile(r"^(_raw_spin_\w+|rust_helper_spin_\w+|rust_helper_raw_spin_\w+|hns_shim_spin_\w+)$")
+LOCK = re.compile(r"^(_raw_spin_\w+|rust_helper_spin_\w+|rust_helper_raw_spin_\w+|rdma_shim_spin_\w+)$")
 # The Rust driver's C/Rust boundary: the rdma layer's entry points in
 # `rdma::ib::verbs` (the data-path ops the RDMA core calls directly) and any
 # shim function in front of one. An entry point counts what the compiler
 # inlined into it: all of post_recv and poll_cq, whose driver column is
 # then (nearly) empty.
-BOUNDARY = re.compile(r"^hns_shim_\w+$|rdma2ib5verbs")
+BOUNDARY = re.compile(r"^rdma_shim_\w+$|rdma2ib5verbs")
 # Where a call's instructions go, in report order.
 BUCKETS = ("driver", "boundary", "spinlock", "other kernel", "lock debugging")
 

@@ -18,7 +18,7 @@
 #          req_notify_cq from the CM's MAD QPs), a function reset
 #          (reset_notify), the unload
 #   data   user verbs through uverbs (the shim's ib_device ops, the
-#          driver's hns_rs_ib_ops), restrack queries
+#          driver's rdma_shim_ib_ops), restrack queries
 #   ulp    NVMe over RDMA (fast-register MRs: map_mr_sg's set_page
 #          callback; SRQs: post_srq_recv)
 #   bond   the bond notifier and work (scripts/bond-run.sh)

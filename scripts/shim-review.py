@@ -74,9 +74,9 @@ def self_test():
         cshim, cdoc = os.path.join(d, "shim.c"), os.path.join(d, "rdma-layer.md")
         with open(cshim, "w", encoding="utf-8") as f:
             f.write(open(shim, encoding="utf-8").read())
-            f.write("\nstatic int hns_shim_planted(int x)\n{\n\treturn x;\n}\n")
+            f.write("\nstatic int rdma_shim_planted(int x)\n{\n\treturn x;\n}\n")
         text = open(doc, encoding="utf-8").read()
-        row = "| `hns_shim_gone` | a row for a function that was removed |\n"
+        row = "| `rdma_shim_gone` | a row for a function that was removed |\n"
         at = text.find(SECTION)
         if at < 0:
             print(f"self-test: {doc} has no section '{SECTION}'")
@@ -85,7 +85,7 @@ def self_test():
         with open(cdoc, "w", encoding="utf-8") as f:
             f.write(text[:at] + row + text[at:])
         r = subprocess.run([sys.executable, __file__, cshim, cdoc], capture_output=True, text=True)
-    want = ["hns_shim_planted has no review row", "hns_shim_gone is no function"]
+    want = ["rdma_shim_planted has no review row", "rdma_shim_gone is no function"]
     missed = [w for w in want if w not in r.stdout]
     if r.returncode == 0 or missed:
         print(f"self-test: not reported: {missed} (exit {r.returncode})")

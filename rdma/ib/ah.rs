@@ -7,7 +7,7 @@
 //!
 //! `create_ah` reads the core's `rdma_ah_attr` into an [`AhIn`], the driver
 //! fills an [`AddrVec`], which lives in the shim's container of the
-//! `ib_ah` (`hns_shim_ah`) until the core frees it: the UD sends read it
+//! `ib_ah` (`rdma_shim_ah`) until the core frees it: the UD sends read it
 //! ([`ah_av`]), `query_ah` answers from it.
 
 use super::{verbs::counted, verbs::dev_drv, Driver, FailedVerb};
@@ -84,19 +84,19 @@ pub(crate) struct AddrVec {
 // The AH's container keeps an `AddrVec` in its `av` words.
 const _: () = assert!(size_of::<AddrVec>() <= size_of::<[u64; 6]>());
 const _: () = assert!(align_of::<AddrVec>() <= align_of::<u64>());
-const _: () = assert!(offset_of!(raw::hns_shim_ah, av) % align_of::<AddrVec>() == 0);
+const _: () = assert!(offset_of!(raw::rdma_shim_ah, av) % align_of::<AddrVec>() == 0);
 
 /// Where the address vector of `ibah` is stored.
 ///
 /// # Safety
 ///
-/// `ibah` is the `ibah` of a live `hns_shim_ah` (every AH of this driver's
+/// `ibah` is the `ibah` of a live `rdma_shim_ah` (every AH of this driver's
 /// device: the core allocates the container's size).
 unsafe fn av_slot(ibah: *mut raw::ib_ah) -> *mut AddrVec {
     // SAFETY: per the function's contract; `av` has the room and alignment
     // of an `AddrVec` (asserted above).
     unsafe {
-        core::ptr::addr_of_mut!((*kernel::container_of!(ibah, raw::hns_shim_ah, ibah)).av)
+        core::ptr::addr_of_mut!((*kernel::container_of!(ibah, raw::rdma_shim_ah, ibah)).av)
             .cast::<AddrVec>()
     }
 }

@@ -14,11 +14,11 @@ use kernel::ffi::c_void;
 ///
 /// # Safety
 ///
-/// `pd` is a live PD of this driver's device (in a `hns_shim_pd`: the core
+/// `pd` is a live PD of this driver's device (in a `rdma_shim_pd`: the core
 /// allocates the container's size).
 pub(super) unsafe fn pd_pdn(pd: *mut raw::ib_pd) -> u32 {
     // SAFETY: per the function's contract.
-    unsafe { (*kernel::container_of!(pd, raw::hns_shim_pd, ibpd)).pdn }
+    unsafe { (*kernel::container_of!(pd, raw::rdma_shim_pd, ibpd)).pdn }
 }
 
 /// The XRC domain number the driver's `alloc_xrcd` wrote in its container.
@@ -26,10 +26,10 @@ pub(super) unsafe fn pd_pdn(pd: *mut raw::ib_pd) -> u32 {
 /// # Safety
 ///
 /// `xrcd` is a live XRC domain of this driver's device (in a
-/// `hns_shim_xrcd`).
+/// `rdma_shim_xrcd`).
 pub(super) unsafe fn xrcd_xrcdn(xrcd: *mut raw::ib_xrcd) -> u32 {
     // SAFETY: per the function's contract.
-    unsafe { (*kernel::container_of!(xrcd, raw::hns_shim_xrcd, ibxrcd)).xrcdn }
+    unsafe { (*kernel::container_of!(xrcd, raw::rdma_shim_xrcd, ibxrcd)).xrcdn }
 }
 
 /// The Rust user context of a user verb's `udata`, its `ib_ucontext` and
@@ -40,7 +40,7 @@ pub(super) unsafe fn xrcd_xrcdn(xrcd: *mut raw::ib_xrcd) -> u32 {
 ///
 /// `udata` is null or the driver udata of a uverbs command on this
 /// driver's device, whose bundle names a context of this device (in a
-/// `hns_shim_uctx`).
+/// `rdma_shim_uctx`).
 pub(super) unsafe fn udata_ctx(
     udata: *mut raw::ib_udata,
 ) -> (*mut c_void, *mut raw::ib_ucontext, u32) {
@@ -57,7 +57,7 @@ pub(super) unsafe fn udata_ctx(
             driver_udata
         );
         let ibuctx = (*hdr).context;
-        let c = kernel::container_of!(ibuctx, raw::hns_shim_uctx, ibuctx);
+        let c = kernel::container_of!(ibuctx, raw::rdma_shim_uctx, ibuctx);
         ((*c).rs_uctx, ibuctx, (*c).config)
     }
 }

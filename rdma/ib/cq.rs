@@ -6,7 +6,7 @@
 //!
 //! Each reads the core's arguments (`struct ib_cq_init_attr`, the command's
 //! bundle), calls the driver with Rust types and writes the answer into the
-//! shim's CQ container (`hns_shim_cq`: the driver's CQ, its number) and the
+//! shim's CQ container (`rdma_shim_cq`: the driver's CQ, its number) and the
 //! `ib_cq`. `create_cq` and `modify_cq` report their own failures to
 //! [`DeviceOps::verb_failed`](super::DeviceOps::verb_failed) (C's
 //! software counters count every failure of these verbs, the checks made
@@ -29,7 +29,7 @@ use kernel::{ffi::c_int, prelude::*, types::ForeignOwnable};
 ///
 /// # Safety
 ///
-/// `ibcq` is the `ibcq` of a `hns_shim_cq` being created on this driver's
+/// `ibcq` is the `ibcq` of a `rdma_shim_cq` being created on this driver's
 /// registered device; `attr` is valid for the call; `attrs` is null (a
 /// kernel CQ) or the bundle of the uverbs command creating it, run by the
 /// process of its user context.
@@ -90,9 +90,9 @@ unsafe fn create<D: Driver>(
     };
     let (b, o) = d.create_cq(attr.cqe, attr.comp_vector, cq_ref, user)?;
     let raw = CqBox::<D>::into_foreign(b);
-    // SAFETY: `ibcq` is the `ibcq` of a `hns_shim_cq` (the function's
+    // SAFETY: `ibcq` is the `ibcq` of a `rdma_shim_cq` (the function's
     // contract), which the core gives to no one before this returns.
-    let c = unsafe { kernel::container_of!(ibcq, raw::hns_shim_cq, ibcq) };
+    let c = unsafe { kernel::container_of!(ibcq, raw::rdma_shim_cq, ibcq) };
     // SAFETY: as above; the box is taken back with `from_foreign` in
     // `destroy_cq` (or below).
     unsafe { (*c).rs_cq = raw };

@@ -116,11 +116,11 @@ pub(crate) struct PortAttr {
 /// # Safety
 ///
 /// `ibdev` is this driver's registered device.
-unsafe fn sdev<'a>(ibdev: *mut raw::ib_device) -> &'a raw::hns_shim_dev {
-    // SAFETY: this driver's devices are the `ibdev` of a `hns_shim_dev`
+unsafe fn sdev<'a>(ibdev: *mut raw::ib_device) -> &'a raw::rdma_shim_dev {
+    // SAFETY: this driver's devices are the `ibdev` of a `rdma_shim_dev`
     // (the function's contract), whose registration fields are not written
     // after registration.
-    unsafe { &*kernel::container_of!(ibdev, raw::hns_shim_dev, ibdev) }
+    unsafe { &*kernel::container_of!(ibdev, raw::rdma_shim_dev, ibdev) }
 }
 
 /// Prints against a registered device (`ibdev_warn`, `ibdev_err`).
@@ -241,7 +241,7 @@ pub(super) unsafe extern "C" fn query_port<D: Driver>(
     let mut a = PortAttr::default();
     // SAFETY: a registered device; the out pointers are valid.
     let ret = unsafe {
-        raw::hns_shim_port_netdev(
+        raw::rdma_shim_port_netdev(
             ibdev,
             port,
             &mut a.ndev_mtu,
@@ -344,7 +344,7 @@ pub(super) unsafe extern "C" fn modify_device(
     }
     if mask & node_desc != 0 {
         // SAFETY: per the function's contract.
-        unsafe { raw::hns_shim_set_node_desc(ibdev, (*props).node_desc.as_ptr()) };
+        unsafe { raw::rdma_shim_set_node_desc(ibdev, (*props).node_desc.as_ptr()) };
     }
     0
 }

@@ -305,7 +305,7 @@ unsafe fn drain<D: Driver>(ibqp: *mut raw::ib_qp, send: bool) {
     d.wait();
 }
 
-/// The RDMA core's `drain_sq` (hns_rs_ib_ops' `datapath`).
+/// The RDMA core's `drain_sq` (rdma_shim_ib_ops' `datapath`).
 ///
 /// # Safety
 ///
@@ -315,7 +315,7 @@ pub(super) unsafe extern "C" fn drain_sq<D: Driver>(ibqp: *mut raw::ib_qp) {
     unsafe { drain::<D>(ibqp, true) }
 }
 
-/// The RDMA core's `drain_rq` (hns_rs_ib_ops' `datapath`).
+/// The RDMA core's `drain_rq` (rdma_shim_ib_ops' `datapath`).
 ///
 /// # Safety
 ///

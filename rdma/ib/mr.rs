@@ -7,7 +7,7 @@
 //! through the shim's trampoline: its prototype has an enum argument).
 //!
 //! The core does not allocate an MR's `ib_mr`: these verbs allocate the
-//! shim's container (`hns_shim_mr`, the `ib_mr` and the driver's MR) in a
+//! shim's container (`rdma_shim_mr`, the `ib_mr` and the driver's MR) in a
 //! [`KBox`], before asking the driver as C allocates its MR first, and
 //! `dereg_mr` frees it. `reg_user_mr` and `rereg_user_mr` report their own
 //! failures to [`DeviceOps::verb_failed`](super::DeviceOps::verb_failed).
@@ -44,13 +44,13 @@ pub(crate) struct MrReq {
 }
 
 /// The shim's MR container as this driver allocates it.
-type MrObj = KBox<raw::hns_shim_mr>;
+type MrObj = KBox<raw::rdma_shim_mr>;
 
 /// A zeroed container, as C's `kzalloc`; `ENOMEM` without memory.
 fn new_obj() -> Result<MrObj> {
-    // SAFETY: `hns_shim_mr` is C plain data (an `ib_mr` and a pointer),
+    // SAFETY: `rdma_shim_mr` is C plain data (an `ib_mr` and a pointer),
     // for which all zeroes is the valid state `kzalloc` gives.
-    let z: raw::hns_shim_mr = unsafe { core::mem::zeroed() };
+    let z: raw::rdma_shim_mr = unsafe { core::mem::zeroed() };
     Ok(KBox::new(z, GFP_KERNEL)?)
 }
 
@@ -84,7 +84,7 @@ pub(in crate::rdma) unsafe fn mr_rs(ibmr: *mut raw::ib_mr) -> *mut c_void {
         return core::ptr::null_mut();
     }
     // SAFETY: every MR of a device of this module is the `ibmr` of a
-    // `hns_shim_mr` made by `publish`.
+    // `rdma_shim_mr` made by `publish`.
     unsafe { own_mr_rs(ibmr) }
 }
 
@@ -92,10 +92,10 @@ pub(in crate::rdma) unsafe fn mr_rs(ibmr: *mut raw::ib_mr) -> *mut c_void {
 ///
 /// # Safety
 ///
-/// `ibmr` is the `ibmr` of a live `hns_shim_mr` made by `publish`.
+/// `ibmr` is the `ibmr` of a live `rdma_shim_mr` made by `publish`.
 pub(in crate::rdma) unsafe fn own_mr_rs(ibmr: *mut raw::ib_mr) -> *mut c_void {
     // SAFETY: per the function's contract.
-    unsafe { (*kernel::container_of!(ibmr, raw::hns_shim_mr, ibmr)).rs_mr }
+    unsafe { (*kernel::container_of!(ibmr, raw::rdma_shim_mr, ibmr)).rs_mr }
 }
 
 /// The C convention of an MR verb: the `ib_mr`, or the errno as a pointer.
@@ -234,7 +234,7 @@ pub(super) unsafe extern "C" fn dereg_mr<D: Driver>(
     let (d, obj) = unsafe {
         (
             dev_drv::<D>((*ibmr).device),
-            KBox::from_raw(kernel::container_of!(ibmr, raw::hns_shim_mr, ibmr)),
+            KBox::from_raw(kernel::container_of!(ibmr, raw::rdma_shim_mr, ibmr)),
         )
     };
     // SAFETY: as above; taken back once, here.

@@ -6,7 +6,7 @@
 //! C header: [`include/rdma/ib_verbs.h`](srctree/include/rdma/ib_verbs.h).
 //!
 //! A PD's number lives in the shim's container of its `ib_pd`
-//! (`hns_shim_pd`), an XRCD's in that of its `ib_xrcd` (`hns_shim_xrcd`),
+//! (`rdma_shim_pd`), an XRCD's in that of its `ib_xrcd` (`rdma_shim_xrcd`),
 //! from the allocation until the core frees the container.
 
 use super::{verbs::counted, verbs::dev_drv, Driver, FailedVerb};
@@ -41,23 +41,23 @@ impl<D: Driver> PdTable<D> {
 ///
 /// # Safety
 ///
-/// `ibpd` is the `ibpd` of a live `hns_shim_pd` (every PD of this driver's
+/// `ibpd` is the `ibpd` of a live `rdma_shim_pd` (every PD of this driver's
 /// device: the core allocates the container's size).
 unsafe fn pdn_slot(ibpd: *mut raw::ib_pd) -> *mut u32 {
     // SAFETY: per the function's contract.
-    unsafe { core::ptr::addr_of_mut!((*kernel::container_of!(ibpd, raw::hns_shim_pd, ibpd)).pdn) }
+    unsafe { core::ptr::addr_of_mut!((*kernel::container_of!(ibpd, raw::rdma_shim_pd, ibpd)).pdn) }
 }
 
 /// Where the number of `ibxrcd` is kept.
 ///
 /// # Safety
 ///
-/// `ibxrcd` is the `ibxrcd` of a live `hns_shim_xrcd` (every XRCD of this
+/// `ibxrcd` is the `ibxrcd` of a live `rdma_shim_xrcd` (every XRCD of this
 /// driver's device).
 unsafe fn xrcdn_slot(ibxrcd: *mut raw::ib_xrcd) -> *mut u32 {
     // SAFETY: per the function's contract.
     unsafe {
-        core::ptr::addr_of_mut!((*kernel::container_of!(ibxrcd, raw::hns_shim_xrcd, ibxrcd)).xrcdn)
+        core::ptr::addr_of_mut!((*kernel::container_of!(ibxrcd, raw::rdma_shim_xrcd, ibxrcd)).xrcdn)
     }
 }
 

@@ -194,7 +194,7 @@ pub(crate) struct QpQuery {
 }
 
 /// The QP and AH ops of driver `D`, set on the device by the registration
-/// (`hns_rs_ib_ops`' `qp_ah`).
+/// (`rdma_shim_ib_ops`' `qp_ah`).
 pub(super) struct QpAhTable<D>(PhantomData<fn() -> D>);
 
 impl<D: Driver> QpAhTable<D> {
@@ -239,7 +239,7 @@ pub(super) use super::containers::udata_ctx;
 /// # Safety
 ///
 /// `ibqp` is the QP being created on this driver's registered device, in
-/// its container (`hns_shim_qp`), with its PD (if any) set by the core;
+/// its container (`rdma_shim_qp`), with its PD (if any) set by the core;
 /// `attr` is valid for the call, its CQs, SRQ and XRC domain null or live
 /// objects of this device that outlive the QP (the core holds
 /// references); `udata` is null (a kernel QP) or the command's, in the
@@ -291,7 +291,7 @@ unsafe fn create_qp_in<D: Driver>(
     }
     if init.has_srq {
         // SAFETY: a live SRQ of this device, in its container.
-        init.srqn = unsafe { (*kernel::container_of!(attr.srq, raw::hns_shim_srq, ibsrq)).srqn };
+        init.srqn = unsafe { (*kernel::container_of!(attr.srq, raw::rdma_shim_srq, ibsrq)).srqn };
     }
     if init.has_xrcd {
         // SAFETY: a live XRC domain of this device.
@@ -358,7 +358,7 @@ unsafe fn create_qp_in<D: Driver>(
             // SAFETY: `ibqp` is in its container (the function's contract);
             // the core uses the QP only after this returns.
             unsafe {
-                (*kernel::container_of!(ibqp, raw::hns_shim_qp, ibqp)).rs_qp = raw_qp;
+                (*kernel::container_of!(ibqp, raw::rdma_shim_qp, ibqp)).rs_qp = raw_qp;
                 (*ibqp).qp_num = n;
             }
             // SAFETY: `raw_qp` is the box handed over just above, live until
@@ -482,7 +482,7 @@ unsafe extern "C" fn modify_qp<D: Driver>(
     // SAFETY: `dev` is registered; the out pointers are writable (the MAC
     // takes `ETH_ALEN` bytes; no state is asked for).
     let ret = unsafe {
-        raw::hns_shim_port_netdev(
+        raw::rdma_shim_port_netdev(
             dev,
             1,
             &mut a.active_mtu,

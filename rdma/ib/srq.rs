@@ -9,7 +9,7 @@
 //! Each reads the core's arguments (`struct ib_srq_init_attr`,
 //! `struct ib_srq_attr`), calls the driver with [`SrqArgs`] or
 //! [`SrqAttr`] and writes the answer into the shim's SRQ container
-//! (`hns_shim_srq`: the driver's SRQ, its number) and the core's structs.
+//! (`rdma_shim_srq`: the driver's SRQ, its number) and the core's structs.
 //! `create_srq` and `modify_srq` report their own failures to
 //! [`DeviceOps::verb_failed`](super::DeviceOps::verb_failed).
 //!
@@ -59,7 +59,7 @@ pub(crate) struct SrqAttr {
 ///
 /// # Safety
 ///
-/// `ibsrq` is the `ibsrq` of a `hns_shim_srq` being created on this
+/// `ibsrq` is the `ibsrq` of a `rdma_shim_srq` being created on this
 /// driver's registered device, its PD (and for its type the XRC domain and
 /// CQ of `init`) this driver's; `init` is valid for the call; `udata` is
 /// null (a kernel SRQ) or the command's, run by the process of its user
@@ -105,8 +105,8 @@ unsafe fn create<D: Driver>(
     // The SRQ types that complete to a CQ of their own (`ib_srq_has_cq`).
     if srq_type == raw::ib_srq_type_IB_SRQT_XRC || srq_type == raw::ib_srq_type_IB_SRQT_TM {
         // SAFETY: such a request names its CQ, one of this driver's, the
-        // `ibcq` of a `hns_shim_cq` (the function's contract).
-        args.cqn = unsafe { (*kernel::container_of!(init.ext.cq, raw::hns_shim_cq, ibcq)).cqn };
+        // `ibcq` of a `rdma_shim_cq` (the function's contract).
+        args.cqn = unsafe { (*kernel::container_of!(init.ext.cq, raw::rdma_shim_cq, ibcq)).cqn };
     }
     // SAFETY: null or the command's udata (the function's contract).
     let udata = unsafe { UData::from_raw(udata_raw) };
@@ -132,9 +132,9 @@ unsafe fn create<D: Driver>(
     };
     let (b, resp) = d.create_srq(&mut args, srq_ref, user)?;
     let raw = SrqBox::<D>::into_foreign(b);
-    // SAFETY: `ibsrq` is the `ibsrq` of a `hns_shim_srq` (the function's
+    // SAFETY: `ibsrq` is the `ibsrq` of a `rdma_shim_srq` (the function's
     // contract), which the core gives to no one before this returns.
-    let c = unsafe { kernel::container_of!(ibsrq, raw::hns_shim_srq, ibsrq) };
+    let c = unsafe { kernel::container_of!(ibsrq, raw::rdma_shim_srq, ibsrq) };
     // SAFETY: as above; the box is taken back with `from_foreign` in
     // `destroy_srq` (or below).
     unsafe { (*c).rs_srq = raw };

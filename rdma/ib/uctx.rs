@@ -8,7 +8,7 @@
 //!
 //! The driver's state of a context, its UAR index, the configuration
 //! agreed with the user library and the doorbell page's mmap entry live in the
-//! shim's container of the `ib_ucontext` (`hns_shim_uctx`), which the
+//! shim's container of the `ib_ucontext` (`rdma_shim_uctx`), which the
 //! shim's mmap-entry helpers and the user verbs read.
 
 use super::{
@@ -38,11 +38,11 @@ impl<D: Driver> UctxTable<D> {
 ///
 /// # Safety
 ///
-/// `ibuctx` is the `ibuctx` of a live `hns_shim_uctx` (every user context
+/// `ibuctx` is the `ibuctx` of a live `rdma_shim_uctx` (every user context
 /// of this driver's device: the core allocates the container's size).
-unsafe fn container(ibuctx: *mut raw::ib_ucontext) -> *mut raw::hns_shim_uctx {
+unsafe fn container(ibuctx: *mut raw::ib_ucontext) -> *mut raw::rdma_shim_uctx {
     // SAFETY: per the function's contract.
-    unsafe { kernel::container_of!(ibuctx, raw::hns_shim_uctx, ibuctx) }
+    unsafe { kernel::container_of!(ibuctx, raw::rdma_shim_uctx, ibuctx) }
 }
 
 /// A user context for the user library's request in `udata` (the
@@ -78,7 +78,7 @@ unsafe fn try_alloc<D: Driver>(
         Some((uar, addr)) => {
             // SAFETY: the context being allocated, in its container (the
             // function's contract).
-            let ret = unsafe { raw::hns_shim_uctx_db_insert(ibuctx, addr) };
+            let ret = unsafe { raw::rdma_shim_uctx_db_insert(ibuctx, addr) };
             if ret != 0 {
                 d.dealloc_ucontext(b);
                 return Err(Error::from_errno(ret));
@@ -89,8 +89,8 @@ unsafe fn try_alloc<D: Driver>(
     };
     if let Err(e) = udata.respond(&resp) {
         if db_page.is_some() {
-            // SAFETY: the page `hns_shim_uctx_db_insert` mapped just above.
-            unsafe { raw::hns_shim_uctx_db_remove(ibuctx) };
+            // SAFETY: the page `rdma_shim_uctx_db_insert` mapped just above.
+            unsafe { raw::rdma_shim_uctx_db_remove(ibuctx) };
         }
         d.dealloc_ucontext(b);
         return Err(e);
@@ -143,7 +143,7 @@ unsafe extern "C" fn dealloc_ucontext<D: Driver>(ibuctx: *mut raw::ib_ucontext) 
     // SAFETY: as above.
     let db = unsafe { (*c).db_entry };
     if !db.is_null() {
-        // SAFETY: the entry `hns_shim_uctx_db_insert` inserted for this
+        // SAFETY: the entry `rdma_shim_uctx_db_insert` inserted for this
         // context, removed once (cleared below).
         unsafe {
             raw::rdma_user_mmap_entry_remove(db);

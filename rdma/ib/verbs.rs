@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 
-//! The entry points of the shim's `hns_rs_ib_ops`, generic over the driver.
+//! The entry points of the shim's `rdma_shim_ib_ops`, generic over the driver.
 //!
 //! Each turns the shim's raw arguments into the driver's types and its
 //! result back into the C convention (0 or a negative errno). The `rs`
@@ -42,12 +42,12 @@ pub(in crate::rdma) unsafe fn drv<'a, D: Driver>(rs: *mut c_void) -> &'a D {
 /// # Safety
 ///
 /// `dev` is this driver's registered device (the `ibdev` of a
-/// `hns_shim_dev`), with the contract of [`drv`] for its `rs`.
+/// `rdma_shim_dev`), with the contract of [`drv`] for its `rs`.
 #[inline(always)]
 pub(in crate::rdma) unsafe fn dev_drv<'a, D: Driver>(dev: *mut raw::ib_device) -> &'a D {
     // SAFETY: per the function's contract, `dev` is the `ibdev` field of a
-    // live `hns_shim_dev`, whose `rs` is the registration's pointer.
-    unsafe { drv::<D>((*kernel::container_of!(dev, raw::hns_shim_dev, ibdev)).rs) }
+    // live `rdma_shim_dev`, whose `rs` is the registration's pointer.
+    unsafe { drv::<D>((*kernel::container_of!(dev, raw::rdma_shim_dev, ibdev)).rs) }
 }
 
 /// Converts a result to the C convention.
@@ -110,7 +110,7 @@ pub(super) unsafe fn user_ctx<'a, D: Driver>(
 pub(super) unsafe extern "C" fn netdev_event<D: Driver>(
     rs: *mut c_void,
     ibdev: *mut raw::ib_device,
-    ev: *const raw::hns_shim_netdev_ev,
+    ev: *const raw::rdma_shim_netdev_ev,
 ) {
     // SAFETY: per the function's contract.
     let (d, ev, port) = unsafe { (drv::<D>(rs), NetdevEvent::new(&*ev), PortEvents::new(ibdev)) };
@@ -199,27 +199,27 @@ where
 ///
 /// # Safety
 ///
-/// `ibcq` is the `ibcq` of a live `hns_shim_cq` whose `rs_cq` `create_cq`
+/// `ibcq` is the `ibcq` of a live `rdma_shim_cq` whose `rs_cq` `create_cq`
 /// set (every CQ of this driver's device once the core has it).
 #[inline(always)]
 pub(in crate::rdma) unsafe fn cq_rs(ibcq: *mut raw::ib_cq) -> *mut c_void {
     // SAFETY: per the function's contract.
-    unsafe { (*kernel::container_of!(ibcq, raw::hns_shim_cq, ibcq)).rs_cq }
+    unsafe { (*kernel::container_of!(ibcq, raw::rdma_shim_cq, ibcq)).rs_cq }
 }
 
 /// The `rs_srq` of an SRQ of this driver.
 ///
 /// # Safety
 ///
-/// `ibsrq` is the `ibsrq` of a live `hns_shim_srq` whose `rs_srq`
+/// `ibsrq` is the `ibsrq` of a live `rdma_shim_srq` whose `rs_srq`
 /// `create_srq` set.
 #[inline(always)]
 pub(in crate::rdma) unsafe fn srq_rs(ibsrq: *mut raw::ib_srq) -> *mut c_void {
     // SAFETY: per the function's contract.
-    unsafe { (*kernel::container_of!(ibsrq, raw::hns_shim_srq, ibsrq)).rs_srq }
+    unsafe { (*kernel::container_of!(ibsrq, raw::rdma_shim_srq, ibsrq)).rs_srq }
 }
 
-/// The RDMA core's `poll_cq` (hns_rs_ib_ops' `datapath`).
+/// The RDMA core's `poll_cq` (rdma_shim_ib_ops' `datapath`).
 ///
 /// # Safety
 ///
@@ -281,15 +281,15 @@ pub(in crate::rdma) type QpBox<D> = Pin<KBox<<D as QpOps>::Qp>>;
 ///
 /// # Safety
 ///
-/// `ibqp` is the `ibqp` of a live `hns_shim_qp` whose `rs_qp` `create_qp`
+/// `ibqp` is the `ibqp` of a live `rdma_shim_qp` whose `rs_qp` `create_qp`
 /// set (every QP of this driver's device once the core has it).
 #[inline(always)]
 pub(in crate::rdma) unsafe fn qp_rs(ibqp: *mut raw::ib_qp) -> *mut c_void {
     // SAFETY: per the function's contract.
-    unsafe { (*kernel::container_of!(ibqp, raw::hns_shim_qp, ibqp)).rs_qp }
+    unsafe { (*kernel::container_of!(ibqp, raw::rdma_shim_qp, ibqp)).rs_qp }
 }
 
-/// The RDMA core's `post_recv` (hns_rs_ib_ops' `datapath`).
+/// The RDMA core's `post_recv` (rdma_shim_ib_ops' `datapath`).
 ///
 /// # Safety
 ///
@@ -320,12 +320,12 @@ pub(super) unsafe extern "C" fn post_recv<D: Driver>(
     }
 }
 
-/// The RDMA core's `post_srq_recv` (hns_rs_ib_ops' `srq_datapath`).
+/// The RDMA core's `post_srq_recv` (rdma_shim_ib_ops' `srq_datapath`).
 ///
 /// # Safety
 ///
 /// `ibsrq` is a live SRQ of this driver's registered device (the `ibsrq`
-/// of a `hns_shim_srq` whose `rs_srq` `create_srq` set); `wr` is a valid
+/// of a `rdma_shim_srq` whose `rs_srq` `create_srq` set); `wr` is a valid
 /// chain of receive WRs for the call; `bad` is valid for writing.
 pub(super) unsafe extern "C" fn post_srq_recv<D: Driver>(
     ibsrq: *mut raw::ib_srq,
@@ -352,7 +352,7 @@ pub(super) unsafe extern "C" fn post_srq_recv<D: Driver>(
     }
 }
 
-/// The RDMA core's `post_send` (hns_rs_ib_ops' `datapath`).
+/// The RDMA core's `post_send` (rdma_shim_ib_ops' `datapath`).
 ///
 /// # Safety
 ///

@@ -13,7 +13,7 @@ too coarse for a handler of a few microseconds) with these events:
   workqueue:workqueue_execute_start/end
                                all of them; only the CEQ work counts (C's
                                hns_roce_ceq_work, the Rust driver's
-                               hns_shim_ceq_work, both BH work items)
+                               rdma_shim_ceq_work, both BH work items)
   sched:sched_waking           filtered to the perftest processes
 
 Per CEQ interrupt, in order of time:
@@ -40,7 +40,7 @@ import sys
 LINE = re.compile(r"\]\s+\S+\s+(\d+):\s+(\w+):\s+(.*)$")
 # The CEQ work's function as workqueue_execute_* print it (%ps: the name,
 # then the module): the C driver's, or the Rust driver's shim function.
-CEQ_WORK = re.compile(r"function (hns_roce_ceq_work|hns_shim_ceq_work)\b")
+CEQ_WORK = re.compile(r"function (hns_roce_ceq_work|rdma_shim_ceq_work)\b")
 
 
 def events(f):
