@@ -28,6 +28,8 @@
 #include <rdma/ib_cache.h>
 #include <rdma/ib_verbs.h>
 
+#include "ktest.h"
+
 static char *dev = "rlo_0";
 module_param(dev, charp, 0444);
 MODULE_PARM_DESC(dev, "name of the ib_device to test (default rlo_0)");
@@ -104,30 +106,8 @@ static int lp_connect(struct lp *p, struct lp_side *s, u32 dest)
 			   IB_QP_PORT | IB_QP_ACCESS_FLAGS);
 	if (ret)
 		return ret;
-	memset(&attr, 0, sizeof(attr));
-	attr.qp_state = IB_QPS_RTR;
-	attr.path_mtu = p->mtu;
-	attr.dest_qp_num = dest;
-	attr.max_dest_rd_atomic = 1;
-	attr.min_rnr_timer = 12;
-	attr.ah_attr.type = rdma_ah_find_type(p->ibdev, LP_PORT);
-	rdma_ah_set_port_num(&attr.ah_attr, LP_PORT);
-	rdma_ah_set_grh(&attr.ah_attr, &p->gid, 0, p->gattr->index, 64, 0);
-	memcpy(attr.ah_attr.roce.dmac, p->mac, ETH_ALEN);
-	ret = ib_modify_qp(s->qp, &attr, IB_QP_STATE | IB_QP_AV |
-			   IB_QP_PATH_MTU | IB_QP_DEST_QPN | IB_QP_RQ_PSN |
-			   IB_QP_MAX_DEST_RD_ATOMIC | IB_QP_MIN_RNR_TIMER);
-	if (ret)
-		return ret;
-	memset(&attr, 0, sizeof(attr));
-	attr.qp_state = IB_QPS_RTS;
-	attr.timeout = 14;
-	attr.retry_cnt = 7;
-	attr.rnr_retry = 7;
-	attr.max_rd_atomic = 1;
-	return ib_modify_qp(s->qp, &attr, IB_QP_STATE | IB_QP_TIMEOUT |
-			    IB_QP_RETRY_CNT | IB_QP_RNR_RETRY | IB_QP_SQ_PSN |
-			    IB_QP_MAX_QP_RD_ATOMIC);
+	return ktest_connect(s->qp, dest, LP_PORT, p->mtu, &p->gid,
+			     p->gattr->index, p->mac);
 }
 
 static int lp_side_init(struct lp *p, struct lp_side *s)
