@@ -347,3 +347,39 @@ plan_exit() {
     [ "$HNS_FAILS" -eq 0 ] && exit 0
     exit 1
 }
+
+# The NIC plans' (nic-plan.sh, nicvf-plan.sh) common steps; they read the
+# plan's $fn (the PCI function) and $dev (its netdev).
+# roce_vector: the MSI-X index of the RoCE abnormal-event interrupt
+# ("hns-<function>-abn-0"), from /proc/interrupts' "<index>-edge" column;
+# base_matches: it is hns-sim's roce_base_vector (caps.txt), hns_0 up.
+roce_vector() {
+    awk -v n="hns-$fn-abn-0" '$NF == n { for (i = 1; i <= NF; i++) if ($i ~ /^[0-9]+-edge$/) { sub(/-edge/, "", $i); print $i } }' /proc/interrupts
+}
+base_matches() {
+    wait_hns0 || return 1
+    want=$(sed -n 's/^roce_base_vector = //p' /opt/run/caps.txt)
+    want=$((${want:-0}))
+    got=$(roce_vector)
+    echo "roce_base_vector $want, abn-0 on MSI-X $got"
+    [ -n "$want" ] && [ "$want" -gt 0 ] && [ "$got" = "$want" ]
+}
+# link_up: the netdev gets carrier within 3 s of `ip link set up`; set
+# down again at once.
+link_up() {
+    [ -n "$dev" ] || return 1
+    ip link set "$dev" up || return 1
+    lw=0
+    while [ $lw -lt 30 ]; do
+        if [ "$(cat /sys/class/net/"$dev"/carrier 2>/dev/null)" = 1 ]; then
+            ip link set "$dev" down
+            echo "$dev carrier after $lw tenths of a second"
+            return 0
+        fi
+        sleep 0.1
+        lw=$((lw + 1))
+    done
+    ip link set "$dev" down
+    echo "$dev: no carrier after 3 s"
+    return 1
+}

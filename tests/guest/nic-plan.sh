@@ -96,8 +96,6 @@ has_netdev() {
 }
 check "$G/netdev" has_netdev
 
-# roce_vector: the MSI-X index of the RoCE abnormal-event interrupt
-# ("hns-<function>-abn-0"), from /proc/interrupts' "<index>-edge" column.
 if [ "$MODE" = data ]; then
     if [ "$D" = none ] || [ -z "$dev" ]; then
         report "$G/data" FAIL "needs a RoCE driver and the netdev"
@@ -114,39 +112,11 @@ if [ "$MODE" = data ]; then
     plan_exit
 fi
 
-roce_vector() {
-    awk -v n="hns-$fn-abn-0" '$NF == n { for (i = 1; i <= NF; i++) if ($i ~ /^[0-9]+-edge$/) { sub(/-edge/, "", $i); print $i } }' /proc/interrupts
-}
-base_matches() {
-    wait_hns0 || return 1
-    want=$(sed -n 's/^roce_base_vector = //p' /opt/run/caps.txt)
-    want=$((${want:-0}))
-    got=$(roce_vector)
-    echo "roce_base_vector $want, abn-0 on MSI-X $got"
-    [ -n "$want" ] && [ "$want" -gt 0 ] && [ "$got" = "$want" ]
-}
 if [ "$D" != none ]; then
     check "$G/roce-base-vector" base_matches
     sh /opt/hns/reg-plan.sh "$D" trace || HNS_FAILS=$((HNS_FAILS + 1))
 fi
 
-link_up() {
-    [ -n "$dev" ] || return 1
-    ip link set "$dev" up || return 1
-    lw=0
-    while [ $lw -lt 30 ]; do
-        if [ "$(cat /sys/class/net/"$dev"/carrier 2>/dev/null)" = 1 ]; then
-            ip link set "$dev" down
-            echo "$dev carrier after $lw tenths of a second"
-            return 0
-        fi
-        sleep 0.1
-        lw=$((lw + 1))
-    done
-    ip link set "$dev" down
-    echo "$dev: no carrier after 3 s"
-    return 1
-}
 check "$G/link-up" link_up
 
 # ping: with a second function (--sim 2), IPv4 between the two netdevs
