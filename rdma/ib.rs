@@ -415,8 +415,25 @@ impl<D: Driver> IbAdapter<D> {
         ..unsafe { core::mem::zeroed() }
     };
 
+    /// Refuses at build time a driver with kernel MRs (`get_dma_mr`) but
+    /// no `reg_user_mr`: the RDMA core offers a device to kernel clients
+    /// (`kverbs_provider`) only when every op of its mandatory list is
+    /// set, and says nothing when one is missing, so such a device would
+    /// register and then be skipped by every ULP. A provider without user
+    /// MRs implements `reg_user_mr` as `Err(EOPNOTSUPP)`.
+    const KVERBS_MR: () = assert!(
+        !D::HAS_GET_DMA_MR || D::HAS_REG_USER_MR,
+        "a driver with get_dma_mr must implement reg_user_mr (the core's mandatory list)"
+    );
+
     /// The MR verbs every device has.
-    const MR: raw::ib_device_ops = raw::ib_device_ops {
+    const MR: raw::ib_device_ops = {
+        let () = Self::KVERBS_MR;
+        Self::MR_OPS
+    };
+
+    /// [`Self::MR`]'s table.
+    const MR_OPS: raw::ib_device_ops = raw::ib_device_ops {
         get_dma_mr: if D::HAS_GET_DMA_MR {
             Some(mr::get_dma_mr::<D>)
         } else {
