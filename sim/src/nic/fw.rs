@@ -178,6 +178,13 @@ pub struct NicFw {
     /// A function reset of the function itself (function id 0) was asked
     /// for and not yet taken by the command queue ([`super::NicCmq`]).
     pub reset_asked: bool,
+    /// QUERY_VF_RST_RDY's `all_vf_ready`: whether every VF of the PF has
+    /// stopped for the PF's reset (set before each pass from the VFs'
+    /// state, [`super::sync_vfs`]; true for a PF without a live VF).
+    pub vfs_ready: bool,
+    /// A QUERY_VF_RST_RDY came since the command queue last looked: hclge
+    /// is about to reset its function and waits for its VFs.
+    pub vf_sync_asked: bool,
     /// Commands answered, by opcode.
     pub counts: BTreeMap<u16, u32>,
 }
@@ -214,6 +221,7 @@ impl NicFw {
     pub fn new(cfg: NicCfg) -> Self {
         NicFw {
             cfg,
+            vfs_ready: true,
             ..Default::default()
         }
     }
@@ -372,10 +380,10 @@ impl NicFw {
                 put32(&mut p, 4, ERR_PF_BD_NUM);
             }
             op::QUERY_VF_RST_RDY => {
-                // struct hclge_pf_rst_sync_cmd: all_vf_ready bit 0 (no VF
-                // is modelled, so none is pending).
+                // struct hclge_pf_rst_sync_cmd: all_vf_ready bit 0.
                 p = [0; 24];
-                p[0] = 1;
+                p[0] = u8::from(self.vfs_ready);
+                self.vf_sync_asked = true;
             }
             op::RESET_TQP_QUEUE if read => {
                 // struct hclge_reset_tqp_queue_cmd: tqp_id 0 (left),
