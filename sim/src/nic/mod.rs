@@ -533,9 +533,7 @@ pub fn attach(
 /// left as they are.
 pub fn mark_vfs(nics: &mut [Option<NicCmq>], vfs: &[bool]) {
     let pf = vfs.iter().position(|&v| !v);
-    let of_pf: Vec<usize> = (0..nics.len().min(vfs.len()))
-        .filter(|&i| vfs[i])
-        .collect();
+    let of_pf: Vec<usize> = (0..nics.len().min(vfs.len())).filter(|&i| vfs[i]).collect();
     if let Some(Some(q)) = pf.and_then(|p| nics.get_mut(p)) {
         q.vfs = of_pf;
     }
@@ -589,14 +587,19 @@ pub fn sync_vfs<B: std::borrow::Borrow<Bar>>(
 ) -> bool {
     let mut did = false;
     for p in 0..nics.len() {
-        let Some(Some(pf)) = nics.get(p) else { continue };
+        let Some(Some(pf)) = nics.get(p) else {
+            continue;
+        };
         if pf.vfs.is_empty() {
             continue;
         }
         let vfs = pf.vfs.clone();
         if before {
             let ready = vfs.iter().all(|&i| match (nics.get(i), bars.get(i)) {
-                (Some(Some(q)), Some(b)) => q.vf.as_ref().is_none_or(|v| v.ready_for_pf_reset(b.borrow())),
+                (Some(Some(q)), Some(b)) => {
+                    q.vf.as_ref()
+                        .is_none_or(|v| v.ready_for_pf_reset(b.borrow()))
+                }
                 _ => true,
             });
             if let Some(Some(pf)) = nics.get_mut(p) {

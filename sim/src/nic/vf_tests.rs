@@ -157,7 +157,9 @@ impl Hclgevf {
         self.pass();
         assert_eq!(self.pf_bar().read32(reg::CSQ_HEAD), tail, "head == tail");
         let mut b = [0u8; 32];
-        self.mem.read(PF_CSQ + u64::from(slot) * 32, &mut b).unwrap();
+        self.mem
+            .read(PF_CSQ + u64::from(slot) * 32, &mut b)
+            .unwrap();
         b
     }
 
@@ -522,7 +524,10 @@ fn vfs_ready(h: &mut Hclgevf) -> bool {
 /// `hclgevf_reset_handshake` do.
 fn handshake(bar: &Bar, on: bool) {
     let v = bar.read32(reg::CSQ_DEPTH);
-    bar.write32(reg::CSQ_DEPTH, if on { v | SW_RST_RDY } else { v & !SW_RST_RDY });
+    bar.write32(
+        reg::CSQ_DEPTH,
+        if on { v | SW_RST_RDY } else { v & !SW_RST_RDY },
+    );
 }
 
 #[test]
@@ -539,12 +544,24 @@ fn a_pf_reset_takes_its_live_vf_through_hclgevfs_reset() {
     h.raised.clear();
     assert!(!vfs_ready(&mut h), "the VF has not stopped yet");
     h.pass();
-    assert_eq!(h.bar.read32(rst::FUN_RST_ING) & 1, 1, "HCLGEVF_FUN_RST_ING_BIT");
-    assert!(h.raised.contains(&(1, 0)), "the VF's misc vector: {:?}", h.raised);
+    assert_eq!(
+        h.bar.read32(rst::FUN_RST_ING) & 1,
+        1,
+        "HCLGEVF_FUN_RST_ING_BIT"
+    );
+    assert!(
+        h.raised.contains(&(1, 0)),
+        "the VF's misc vector: {:?}",
+        h.raised
+    );
     let m = h.crq();
     assert_eq!(m.len(), 1);
     assert_ne!(le16(&m[0], 2) & 1 << 1, 0, "OUTVLD");
-    assert_eq!(le16(&m[0], 8 + 8), u16::from(mbx::ASSERTING_RESET), "msg.code");
+    assert_eq!(
+        le16(&m[0], 8 + 8),
+        u16::from(mbx::ASSERTING_RESET),
+        "msg.code"
+    );
     assert_eq!(le16(&m[0], 8 + 10), 2, "msg_q[1]: HNAE3_VF_PF_FUNC_RESET");
     assert_eq!(h.q().vf.as_ref().unwrap().pf_reset, PfReset::Informed);
     // Told once: hclge keeps polling until the VF has stopped.
@@ -566,14 +583,33 @@ fn a_pf_reset_takes_its_live_vf_through_hclgevfs_reset() {
     assert!(!h.q().take_reset_done());
     h.pass();
     h.pass();
-    assert_eq!(h.pf_bar().read32(rst::FUN_RST_ING), 0, "the PF's reset ended");
-    assert!(h.q().take_reset_done(), "the device loop clears the VF's RoCE state");
-    for r in [reg::CSQ_BASEADDR_L, reg::CSQ_TAIL, reg::CRQ_BASEADDR_L, reg::CRQ_TAIL] {
+    assert_eq!(
+        h.pf_bar().read32(rst::FUN_RST_ING),
+        0,
+        "the PF's reset ended"
+    );
+    assert!(
+        h.q().take_reset_done(),
+        "the device loop clears the VF's RoCE state"
+    );
+    for r in [
+        reg::CSQ_BASEADDR_L,
+        reg::CSQ_TAIL,
+        reg::CRQ_BASEADDR_L,
+        reg::CRQ_TAIL,
+    ] {
         assert_eq!(h.bar.read32(r), 0, "the VF's queue register {r:#x} cleared");
     }
-    assert_eq!(h.bar.read32(reg::CSQ_DEPTH), SW_RST_RDY, "the VF's handshake kept");
+    assert_eq!(
+        h.bar.read32(reg::CSQ_DEPTH),
+        SW_RST_RDY,
+        "the VF's handshake kept"
+    );
     let v = h.q().vf.as_ref().unwrap();
-    assert!(v.ring_vectors.is_empty() && !v.alive, "the PF's record of the VF dropped");
+    assert!(
+        v.ring_vectors.is_empty() && !v.alive,
+        "the PF's record of the VF dropped"
+    );
     assert_eq!(h.bar.read32(rst::FUN_RST_ING) & 1, 1, "still in reset");
     h.pass();
     assert_eq!(h.bar.read32(rst::FUN_RST_ING) & 1, 1, "until the PF is up");
