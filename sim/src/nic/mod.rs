@@ -587,51 +587,69 @@ pub fn sync_vfs<B: std::borrow::Borrow<Bar>>(
 ) -> bool {
     let mut did = false;
     for p in 0..nics.len() {
-        let Some(Some(pf)) = nics.get(p) else {
+        let Some(Some(pf)) = nics.get_mut(p) else {
             continue;
         };
         if pf.vfs.is_empty() {
             continue;
         }
-        let vfs = pf.vfs.clone();
-        if before {
-            let ready = vfs.iter().all(|&i| match (nics.get(i), bars.get(i)) {
-                (Some(Some(q)), Some(b)) => {
-                    q.vf.as_ref()
-                        .is_none_or(|v| v.ready_for_pf_reset(b.borrow()))
-                }
-                _ => true,
-            });
-            if let Some(Some(pf)) = nics.get_mut(p) {
-                pf.fw.vfs_ready = ready;
+        // Taken out for the pass (no allocation in the device loop) and
+        // put back below.
+        let vfs = std::mem::take(&mut pf.vfs);
+        did |= sync_pf_vfs(nics, bars, p, &vfs, before);
+        if let Some(Some(pf)) = nics.get_mut(p) {
+            pf.vfs = vfs;
+        }
+    }
+    did
+}
+
+/// [`sync_vfs`] for the PF `p` and its VFs `vfs`.
+fn sync_pf_vfs<B: std::borrow::Borrow<Bar>>(
+    nics: &mut [Option<NicCmq>],
+    bars: &[B],
+    p: usize,
+    vfs: &[usize],
+    before: bool,
+) -> bool {
+    if before {
+        let ready = vfs.iter().all(|&i| match (nics.get(i), bars.get(i)) {
+            (Some(Some(q)), Some(b)) => {
+                q.vf.as_ref()
+                    .is_none_or(|v| v.ready_for_pf_reset(b.borrow()))
             }
+            _ => true,
+        });
+        if let Some(Some(pf)) = nics.get_mut(p) {
+            pf.fw.vfs_ready = ready;
+        }
+        return false;
+    }
+    let (asked, reset, pf_rdy) = match (nics.get_mut(p), bars.get(p)) {
+        (Some(Some(pf)), Some(b)) => (
+            std::mem::take(&mut pf.fw.vf_sync_asked),
+            std::mem::take(&mut pf.reset_for_vfs),
+            b.borrow().read32(reg::CSQ_DEPTH) & SW_RST_RDY != 0,
+        ),
+        _ => return false,
+    };
+    let mut did = false;
+    for (n, &i) in vfs.iter().enumerate() {
+        let (Some(Some(q)), Some(b)) = (nics.get_mut(i), bars.get(i)) else {
             continue;
-        }
-        let (asked, reset, pf_rdy) = match (nics.get_mut(p), bars.get(p)) {
-            (Some(Some(pf)), Some(b)) => (
-                std::mem::take(&mut pf.fw.vf_sync_asked),
-                std::mem::take(&mut pf.reset_for_vfs),
-                b.borrow().read32(reg::CSQ_DEPTH) & SW_RST_RDY != 0,
-            ),
-            _ => continue,
         };
-        for (n, &i) in vfs.iter().enumerate() {
-            let (Some(Some(q)), Some(b)) = (nics.get_mut(i), bars.get(i)) else {
-                continue;
-            };
-            let b = b.borrow();
-            let Some(v) = &mut q.vf else { continue };
-            match v.pf_reset {
-                vf::PfReset::Idle if asked && v.alive => {
-                    // CAST: the function ids of a handful of VFs, 1-based.
-                    v.assert_pf_reset(b, (n + 1) as u8, &mut q.trace);
-                }
-                vf::PfReset::Informed if reset => q.reset_by_pf(b),
-                vf::PfReset::Reset if !pf_rdy => v.release_pf_reset(b, &mut q.trace),
-                _ => continue,
+        let b = b.borrow();
+        let Some(v) = &mut q.vf else { continue };
+        match v.pf_reset {
+            vf::PfReset::Idle if asked && v.alive => {
+                // CAST: the function ids of a handful of VFs, 1-based.
+                v.assert_pf_reset(b, (n + 1) as u8, &mut q.trace);
             }
-            did = true;
+            vf::PfReset::Informed if reset => q.reset_by_pf(b),
+            vf::PfReset::Reset if !pf_rdy => v.release_pf_reset(b, &mut q.trace),
+            _ => continue,
         }
+        did = true;
     }
     did
 }
