@@ -185,6 +185,13 @@ pub struct NicFw {
     /// A QUERY_VF_RST_RDY came since the command queue last looked: hclge
     /// is about to reset its function and waits for its VFs.
     pub vf_sync_asked: bool,
+    /// Messages hclge sent its VFs (MBX_PF_TO_VF: `struct
+    /// hclge_mbx_pf_to_vf_cmd` payloads), for the model to carry into
+    /// the VF's CRQ as the IMP does ([`super::sync_vfs`]).
+    pub to_vfs: Vec<[u8; 24]>,
+    /// GBL_RST_STATUS requests (`struct hclge_vf_rst_cmd`): the VF's
+    /// function id and whether its FUN_RST_ING is to be set.
+    pub vf_rst: Vec<(u8, bool)>,
     /// Commands answered, by opcode.
     pub counts: BTreeMap<u16, u32>,
 }
@@ -378,6 +385,11 @@ impl NicFw {
                 p = [0; 24];
                 put32(&mut p, 0, ERR_MPF_BD_NUM);
                 put32(&mut p, 4, ERR_PF_BD_NUM);
+            }
+            op::MBX_PF_TO_VF => self.to_vfs.push(p),
+            op::GBL_RST_STATUS if !read => {
+                // struct hclge_vf_rst_cmd: dest_vfid 0, vf_rst 1.
+                self.vf_rst.push((p[0], p[1] & 1 != 0));
             }
             op::QUERY_VF_RST_RDY => {
                 // struct hclge_pf_rst_sync_cmd: all_vf_ready bit 0.

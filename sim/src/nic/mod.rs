@@ -625,15 +625,49 @@ fn sync_pf_vfs<B: std::borrow::Borrow<Bar>>(
         }
         return false;
     }
-    let (asked, reset, pf_rdy) = match (nics.get_mut(p), bars.get(p)) {
+    let (asked, reset, pf_rdy, msgs, rsts) = match (nics.get_mut(p), bars.get(p)) {
         (Some(Some(pf)), Some(b)) => (
             std::mem::take(&mut pf.fw.vf_sync_asked),
             std::mem::take(&mut pf.reset_for_vfs),
             b.borrow().read32(reg::CSQ_DEPTH) & SW_RST_RDY != 0,
+            std::mem::take(&mut pf.fw.to_vfs),
+            std::mem::take(&mut pf.fw.vf_rst),
         ),
         _ => return false,
     };
     let mut did = false;
+    // What the PF's hclge sent its VFs itself, by function id (1 is the
+    // first VF), as the IMP carries it.
+    let dest = |id: u8| vfs.get(usize::from(id).wrapping_sub(1)).copied();
+    for (id, set) in rsts {
+        if let Some(i) = dest(id) {
+            if let (Some(Some(q)), Some(b)) = (nics.get_mut(i), bars.get(i)) {
+                if let Some(v) = &mut q.vf {
+                    v.set_rst_ing(b.borrow(), set, &mut q.trace);
+                    did = true;
+                }
+            }
+        }
+    }
+    for m in msgs {
+        let to = dest(m[0]).and_then(|i| nics.get_mut(i));
+        match to {
+            Some(Some(NicCmq {
+                vf: Some(v), trace, ..
+            })) => {
+                v.from_pf(m, trace);
+                did = true;
+            }
+            _ => {
+                if let Some(Some(pf)) = nics.get_mut(p) {
+                    pf.trace.note(&format!(
+                        "nic MBX_PF_TO_VF for function {}: no VF presents it",
+                        m[0]
+                    ));
+                }
+            }
+        }
+    }
     for (n, &i) in vfs.iter().enumerate() {
         let (Some(Some(q)), Some(b)) = (nics.get_mut(i), bars.get(i)) else {
             continue;

@@ -421,6 +421,32 @@ impl VfPf {
         trace.note("nic PF reset: FUN_RST_ING set, ASSERTING_RESET queued");
     }
 
+    /// A message the PF's hclge sent this VF (MBX_PF_TO_VF, payload `p`),
+    /// queued for the CRQ as the IMP carries it; an ASSERTING_RESET among
+    /// them tells the VF of the PF's reset as [`VfPf::assert_pf_reset`]
+    /// does.
+    pub fn from_pf(&mut self, p: [u8; 24], trace: &mut Trace) {
+        if u16::from_le_bytes([p[8], p[9]]) == u16::from(mbx::ASSERTING_RESET) {
+            self.pf_reset = PfReset::Informed;
+        }
+        trace.note(&format!("nic PF mailbox to the VF: {}", mbx::name(p[8])));
+        self.outbox.push_back(p);
+    }
+
+    /// GBL_RST_STATUS for this VF: its FUN_RST_ING set (`set`) or cleared
+    /// in `bar`; cleared, the PF's reset is over for the VF.
+    pub fn set_rst_ing(&mut self, bar: &Bar, set: bool, trace: &mut Trace) {
+        if set {
+            bar.write32(
+                super::rst::FUN_RST_ING,
+                bar.read32(super::rst::FUN_RST_ING) | super::rst::FUN_RST_ING_BIT,
+            );
+            trace.note("nic PF reset: GBL_RST_STATUS, FUN_RST_ING set");
+        } else {
+            self.release_pf_reset(bar, trace);
+        }
+    }
+
     /// The PF's reset reset this function too: what the PF keeps for the
     /// VF (its mailbox state: ring map, addresses, VLANs, MTU, alive, the
     /// messages not yet delivered) is dropped, as hclge's vport state is

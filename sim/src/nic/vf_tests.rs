@@ -633,3 +633,58 @@ fn a_pf_reset_neither_tells_nor_waits_for_a_vf_not_alive() {
     assert!(!h.raised.contains(&(1, 0)));
     assert_eq!(h.q().vf.as_ref().unwrap().pf_reset, PfReset::Idle);
 }
+
+/// The PF's own command `opcode` (a write) with payload bytes `p`, on
+/// its CSQ.
+fn pf_write(h: &mut Hclgevf, opcode: u16, p: &[u8]) -> [u8; 32] {
+    let mut d = [0u8; 32];
+    d[0..2].copy_from_slice(&opcode.to_le_bytes());
+    d[2..4].copy_from_slice(&super::tests::F_WRITE.to_le_bytes());
+    d[8..8 + p.len()].copy_from_slice(p);
+    let r = h.pf_send(d);
+    assert_eq!(le16(&r, 4), 0, "accepted");
+    r
+}
+
+#[test]
+fn hclges_own_vf_reset_commands_reach_the_vf() {
+    // A PF whose hclge counts the VF (SR-IOV) sends the per-VF part of its
+    // reset itself: GBL_RST_STATUS (struct hclge_vf_rst_cmd: dest_vfid,
+    // vf_rst) and ASSERTING_RESET through MBX_PF_TO_VF (struct
+    // hclge_mbx_pf_to_vf_cmd: dest_vfid 0, msg_len 4, msg.code 8, data 10).
+    let mut h = Hclgevf::with_pf("pfmbx");
+    h.mbx(mbx::SET_ALIVE, 0, &[1], false);
+    h.crq();
+    pf_write(&mut h, op::GBL_RST_STATUS, &[1, 1]);
+    h.pass();
+    assert_eq!(h.bar.read32(rst::FUN_RST_ING) & 1, 1, "vf_rst 1 sets it");
+    let mut m = [0u8; 12];
+    m[0] = 1;
+    m[4] = 2;
+    m[8] = mbx::ASSERTING_RESET;
+    m[10] = 2;
+    h.raised.clear();
+    pf_write(&mut h, op::MBX_PF_TO_VF, &m);
+    h.pass();
+    assert!(h.raised.contains(&(1, 0)), "the VF's misc vector");
+    let c = h.crq();
+    assert_eq!(c.len(), 1, "carried once: the query tells the VF no more");
+    assert_eq!(le16(&c[0], 8 + 8), u16::from(mbx::ASSERTING_RESET));
+    assert_eq!(le16(&c[0], 8 + 10), 2);
+    assert_eq!(h.q().vf.as_ref().unwrap().pf_reset, PfReset::Informed);
+    assert!(!vfs_ready(&mut h));
+    h.pass();
+    assert!(h.crq().is_empty(), "not told twice");
+    handshake(&h.bar, true);
+    assert!(vfs_ready(&mut h));
+    // vf_rst 0 (hclge_reset_prepare_up) clears it again.
+    pf_write(&mut h, op::GBL_RST_STATUS, &[1, 0]);
+    h.pass();
+    assert_eq!(h.bar.read32(rst::FUN_RST_ING), 0);
+    assert_eq!(h.q().vf.as_ref().unwrap().pf_reset, PfReset::Idle);
+    // A message for a function no device presents goes nowhere.
+    m[0] = 7;
+    pf_write(&mut h, op::MBX_PF_TO_VF, &m);
+    h.pass();
+    assert!(h.crq().is_empty());
+}
