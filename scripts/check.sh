@@ -793,6 +793,40 @@ if [ -x "$HNS_BUILD/sim-target/release/hns-sim" ] && [ -f "$HNS_BUILD/module-kun
         fi
     fi
 
+    # A PF reset with its VF live (tests/guest/nicpfvf-plan.sh,
+    # HNS_NIC=hclge with --personality hip09,vf, two functions): hclge's
+    # function reset of the PF under an RC pingpong on the VF's device,
+    # hclgevf told of it and reset with it, both RDMA devices back and a
+    # fresh pair on each, the VF unbound before the RoCE driver unloads.
+    # The plan's outcome lines must be equal, and so must each function's
+    # RoCE trace from the model's function reset on. One boot per driver,
+    # 46-67 s each (hclge's 10 s reset interval after its probe makes most
+    # of the spread): left out unless HNS_CHECK_PFVF=1.
+    if [ "${HNS_CHECK_PFVF:-0}" = 1 ]; then
+        for d in c rs; do
+            echo "sh /opt/hns/nicpfvf-plan.sh $d" >"$L/nicpfvf-$d.cmd"
+            HNS_NIC=hclge HNS_SIM_ARGS="--personality hip09,vf" \
+                guest_tests "nicpfvf-$d" "$RESULTS" "$L/nicpfvf-$d.cmd" --driver $d --sim 2
+            for n in 0 1; do
+                awk '/^# function reset by the NIC/ { w = 1 } w' \
+                    "$HNS_BUILD/guest/nicpfvf-$d/trace-$n.txt" >"$L/nicpfvf$n-$d.txt" 2>/dev/null
+            done
+        done
+        outcomes_equal equivalence/nicpfvf-checks nicpfvf-c nicpfvf-rs
+        pvc=$(grep -a '^    outcome: ' "$HNS_BUILD/guest/nicpfvf-c/output.log" 2>/dev/null)
+        pvr=$(grep -a '^    outcome: ' "$HNS_BUILD/guest/nicpfvf-rs/output.log" 2>/dev/null)
+        if [ "$(printf '%s\n' "$pvc" | grep -c .)" != 4 ]; then
+            result equivalence/nicpfvf-outcomes FAIL "(C run: $(printf '%s\n' "$pvc" | grep -c .) outcome lines, want 4)"
+        elif [ "$pvc" != "$pvr" ]; then
+            result equivalence/nicpfvf-outcomes FAIL "C vs Rust differ:"
+            diff <(printf '%s\n' "$pvc") <(printf '%s\n' "$pvr") | sed 's/^/    /'
+        else
+            result equivalence/nicpfvf-outcomes PASS "(4 outcomes equal)"
+        fi
+        window_equal equivalence/nicpfvf-trace-pf nicpfvf0 "--mask-psn --unordered"
+        window_equal equivalence/nicpfvf-trace-vf nicpfvf1 "--mask-psn --unordered"
+    fi
+
     # hclge's own function reset on hns-sim (tests/guest/nic-reset-plan.sh:
     # ETHTOOL_RESET under an rc_pingpong pair and a user context whose
     # doorbell page is probed while the reset runs, then a RoCE load while

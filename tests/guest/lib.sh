@@ -383,3 +383,65 @@ link_up() {
     echo "$dev: no carrier after 3 s"
     return 1
 }
+
+# The NIC reset plans' (nicvf-plan.sh, nicpfvf-plan.sh) common steps.
+# ethtool_reset DEV FLAGS: the ETHTOOL_RESET ioctl on netdev DEV, as
+# `ethtool --reset DEV ...` sends it (struct ethtool_value: cmd 0x34, the
+# ETH_RESET_* flags; 0xffff, DEDICATED, is hns3's function reset). The
+# guest has no ethtool.
+ethtool_reset() {
+    python3 -c '
+import array, fcntl, socket, struct, sys
+dev, flags = sys.argv[1], int(sys.argv[2], 0)
+val = array.array("B", struct.pack("II", 0x34, flags))
+ifr = struct.pack("16sP16x", dev.encode(), val.buffer_info()[0])
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+fcntl.ioctl(s.fileno(), 0x8946, ifr)
+' "$1" "$2"
+}
+# log_count TEXT: how many kernel log lines hold TEXT.
+log_count() {
+    dmesg | grep -c "$1"
+}
+# wait_log TEXT N SECS: the kernel log has more than N lines with TEXT
+# within SECS seconds.
+wait_log() {
+    wl=0
+    while [ "$(log_count "$1")" -le "$2" ]; do
+        [ $wl -ge $(($3 * 10)) ] && return 1
+        sleep 0.1
+        wl=$((wl + 1))
+    done
+}
+# cq_events DEV: the completion events of RDMA device DEV's CQs so far
+# (drv_arm_sn of `rdma -dd res show cq`).
+cq_events() {
+    rdma -dd res show cq dev "$1" 2>/dev/null |
+        awk '{for (i = 1; i < NF; i++) if ($i == "drv_arm_sn") s += $(i + 1)} END {print s + 0}'
+}
+# res_line DEV: DEV's line of `rdma res show`, without its index.
+res_line() {
+    rdma res show 2>/dev/null | grep -w "$1" | sed 's/^[0-9]*: //'
+}
+# bg_start NAME CMD: CMD in the background (at most 300 s), its output in
+# /tmp/bg-NAME.out and, once it ended, its exit status in /tmp/bg-NAME.rc.
+bg_start() {
+    rm -f /tmp/bg-"$1".rc
+    sh -c "timeout 300 $2 >/tmp/bg-$1.out 2>&1; echo \$? >/tmp/bg-$1.rc" &
+}
+# bg_end NAME PATTERN: waits up to 60 s for NAME to end; prints "exit
+# STATUS: MESSAGE" (its last error line, else its last line), or "hang"
+# after killing what `pkill -f PATTERN` matches.
+bg_end() {
+    for _ in $(seq 60); do
+        if [ -s /tmp/bg-"$1".rc ]; then
+            amsg=$(grep -iE 'fail|error|couldn|unable' /tmp/bg-"$1".out | tail -n 1)
+            [ -n "$amsg" ] || amsg=$(tail -n 1 /tmp/bg-"$1".out)
+            printf 'exit %s: %s' "$(cat /tmp/bg-"$1".rc)" "$(printf '%s' "$amsg" | cut -c1-60)"
+            return 0
+        fi
+        sleep 1
+    done
+    pkill -9 -f "$2" 2>/dev/null
+    echo hang
+}

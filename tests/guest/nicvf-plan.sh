@@ -112,14 +112,7 @@ done
 # (hclgevf)").
 vf_reset() {
     n0=$(dmesg | grep -c "hns3 $fn: Reset done")
-    python3 -c '
-import array, fcntl, socket, struct, sys
-dev, flags = sys.argv[1], int(sys.argv[2], 0)
-val = array.array("B", struct.pack("II", 0x34, flags))
-ifr = struct.pack("16sP16x", dev.encode(), val.buffer_info()[0])
-s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-fcntl.ioctl(s.fileno(), 0x8946, ifr)
-' "$dev" 0xffff || return 1
+    ethtool_reset "$dev" 0xffff || return 1
     rw=0
     while [ "$(dmesg | grep -c "hns3 $fn: Reset done")" -le "$n0" ]; do
         [ $rw -lt 30 ] || { echo "no Reset done within 30 s"; return 1; }

@@ -178,6 +178,20 @@ pub struct NicFw {
     /// A function reset of the function itself (function id 0) was asked
     /// for and not yet taken by the command queue ([`super::NicCmq`]).
     pub reset_asked: bool,
+    /// QUERY_VF_RST_RDY's `all_vf_ready`: whether every VF of the PF has
+    /// stopped for the PF's reset (set before each pass from the VFs'
+    /// state, [`super::sync_vfs`]; true for a PF without a live VF).
+    pub vfs_ready: bool,
+    /// A QUERY_VF_RST_RDY came since the command queue last looked: hclge
+    /// is about to reset its function and waits for its VFs.
+    pub vf_sync_asked: bool,
+    /// Messages hclge sent its VFs (MBX_PF_TO_VF: `struct
+    /// hclge_mbx_pf_to_vf_cmd` payloads), for the model to carry into
+    /// the VF's CRQ as the IMP does ([`super::sync_vfs`]).
+    pub to_vfs: Vec<[u8; 24]>,
+    /// GBL_RST_STATUS requests (`struct hclge_vf_rst_cmd`): the VF's
+    /// function id and whether its FUN_RST_ING is to be set.
+    pub vf_rst: Vec<(u8, bool)>,
     /// Commands answered, by opcode.
     pub counts: BTreeMap<u16, u32>,
 }
@@ -214,6 +228,7 @@ impl NicFw {
     pub fn new(cfg: NicCfg) -> Self {
         NicFw {
             cfg,
+            vfs_ready: true,
             ..Default::default()
         }
     }
@@ -371,11 +386,16 @@ impl NicFw {
                 put32(&mut p, 0, ERR_MPF_BD_NUM);
                 put32(&mut p, 4, ERR_PF_BD_NUM);
             }
+            op::MBX_PF_TO_VF => self.to_vfs.push(p),
+            op::GBL_RST_STATUS if !read => {
+                // struct hclge_vf_rst_cmd: dest_vfid 0, vf_rst 1.
+                self.vf_rst.push((p[0], p[1] & 1 != 0));
+            }
             op::QUERY_VF_RST_RDY => {
-                // struct hclge_pf_rst_sync_cmd: all_vf_ready bit 0 (no VF
-                // is modelled, so none is pending).
+                // struct hclge_pf_rst_sync_cmd: all_vf_ready bit 0.
                 p = [0; 24];
-                p[0] = 1;
+                p[0] = u8::from(self.vfs_ready);
+                self.vf_sync_asked = true;
             }
             op::RESET_TQP_QUEUE if read => {
                 // struct hclge_reset_tqp_queue_cmd: tqp_id 0 (left),

@@ -74,6 +74,10 @@ pub mod rst {
     /// `HCLGE_FUN_RST_ING_B`), set from a function reset's CFG_RST_TRIGGER
     /// until the model has carried the reset out ([`super::FuncReset`]).
     pub const FUN_RST_ING: u64 = 0x20c00;
+    /// The function-reset bit of [`FUN_RST_ING`]; the same register and
+    /// bit on a VF (`HCLGEVF_RST_ING`, `HCLGEVF_FUN_RST_ING_BIT`), where
+    /// the PF's reset sets it ([`super::vf::PfReset`]).
+    pub const FUN_RST_ING_BIT: u32 = 1;
 }
 
 /// Where the function reset hclge asked for (CFG_RST_TRIGGER with the
@@ -162,6 +166,12 @@ pub struct NicCmq {
     reset_done: u32,
     /// SW_RST_RDY as the last [`NicCmq::step_reset`] saw it.
     last_rdy: bool,
+    /// A PF's VFs: the functions (indices in the device list) whose PF
+    /// this one is ([`mark_vfs`]), which its reset reaches ([`sync_vfs`]).
+    pub vfs: Vec<usize>,
+    /// The function was reset since [`sync_vfs`] last looked (its VFs told
+    /// of the reset are then reset as well).
+    reset_for_vfs: bool,
 }
 
 /// What [`NicCmq::poll`] read of the ring registers: base address and
@@ -201,6 +211,8 @@ impl NicCmq {
             reset_hold: std::time::Duration::ZERO,
             reset_done: 0,
             last_rdy: false,
+            vfs: Vec::new(),
+            reset_for_vfs: false,
         }
     }
 
@@ -249,6 +261,21 @@ impl NicCmq {
 
     /// The function reset itself (see [`NicCmq::step_reset`]).
     fn carry_out_reset(&mut self, bar: &Bar) {
+        self.clear_function(bar);
+        self.reset = FuncReset::Idle;
+        self.reset_for_vfs = true;
+        std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
+        bar.write32(rst::FUN_RST_ING, 0);
+        self.trace
+            .note("nic function reset: done, FUN_RST_ING clear");
+        self.trace.flush();
+    }
+
+    /// What a function reset clears: the command queue registers (SW_RST_RDY
+    /// kept), the model's view of the ring, the firmware tables the driver
+    /// restores; the RoCE engine's state is the device loop's
+    /// ([`NicCmq::take_reset_done`]).
+    fn clear_function(&mut self, bar: &Bar) {
         for r in [
             reg::CSQ_BASEADDR_L,
             reg::CSQ_BASEADDR_H,
@@ -270,12 +297,20 @@ impl NicCmq {
         self.fw.mac_vlan.clear();
         self.fw.vectors.clear();
         self.fw.loopback = 0;
-        self.reset = FuncReset::Idle;
         self.reset_done += 1;
-        std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
-        bar.write32(rst::FUN_RST_ING, 0);
+    }
+
+    /// A VF's function reset by its PF's reset ([`sync_vfs`]): as the PF's
+    /// own (registers, tables, the RoCE state through the device loop) and
+    /// the mailbox state its PF kept for it; FUN_RST_ING stays set until
+    /// the PF is up again.
+    fn reset_by_pf(&mut self, bar: &Bar) {
+        self.clear_function(bar);
+        if let Some(v) = &mut self.vf {
+            v.reset_by_pf();
+        }
         self.trace
-            .note("nic function reset: done, FUN_RST_ING clear");
+            .note("nic PF reset: the function is reset with its PF, its RoCE state is cleared");
         self.trace.flush();
     }
 
@@ -497,6 +532,11 @@ pub fn attach(
 /// PF's in byte 4, and which the switch delivers to). Functions not marked, or without a NIC model, are
 /// left as they are.
 pub fn mark_vfs(nics: &mut [Option<NicCmq>], vfs: &[bool]) {
+    let pf = vfs.iter().position(|&v| !v);
+    let of_pf: Vec<usize> = (0..nics.len().min(vfs.len())).filter(|&i| vfs[i]).collect();
+    if let Some(Some(q)) = pf.and_then(|p| nics.get_mut(p)) {
+        q.vfs = of_pf;
+    }
     for (q, &is_vf) in nics.iter_mut().zip(vfs) {
         let Some(q) = q else { continue };
         if !is_vf {
@@ -524,6 +564,130 @@ pub fn mark_vfs(nics: &mut [Option<NicCmq>], vfs: &[bool]) {
     }
 }
 
+/// What a PF's reset does to its VFs (`bars[i]` is device i's BAR2), as
+/// hclge and the IMP do it on hardware. hclge in the guest counts no VF
+/// (`pci_sriov_get_totalvfs` of a function without SR-IOV: 0), so it sends
+/// neither GBL_RST_STATUS nor ASSERTING_RESET for them; the model does
+/// their part at the points of hclge's reset it sees:
+///
+/// - `before` (ahead of the pass's commands): QUERY_VF_RST_RDY's
+///   `all_vf_ready` is whether every VF is [`vf::VfPf::ready_for_pf_reset`];
+/// - after the pass: a QUERY_VF_RST_RDY that came (`hclge_func_reset_sync_vf`,
+///   the first sign of the reset) tells every live VF not yet told
+///   ([`vf::VfPf::assert_pf_reset`], as `hclge_set_all_vf_rst` with
+///   `reset` before it); the PF's reset carried out resets every VF told
+///   of it; the PF's SW_RST_RDY cleared (`hclge_reset_prepare_up`) ends the
+///   reset for the VFs it reset ([`vf::VfPf::release_pf_reset`]).
+///
+/// Returns whether a VF's state changed.
+pub fn sync_vfs<B: std::borrow::Borrow<Bar>>(
+    nics: &mut [Option<NicCmq>],
+    bars: &[B],
+    before: bool,
+) -> bool {
+    let mut did = false;
+    for p in 0..nics.len() {
+        let Some(Some(pf)) = nics.get_mut(p) else {
+            continue;
+        };
+        if pf.vfs.is_empty() {
+            continue;
+        }
+        // Taken out for the pass (no allocation in the device loop) and
+        // put back below.
+        let vfs = std::mem::take(&mut pf.vfs);
+        did |= sync_pf_vfs(nics, bars, p, &vfs, before);
+        if let Some(Some(pf)) = nics.get_mut(p) {
+            pf.vfs = vfs;
+        }
+    }
+    did
+}
+
+/// [`sync_vfs`] for the PF `p` and its VFs `vfs`.
+fn sync_pf_vfs<B: std::borrow::Borrow<Bar>>(
+    nics: &mut [Option<NicCmq>],
+    bars: &[B],
+    p: usize,
+    vfs: &[usize],
+    before: bool,
+) -> bool {
+    if before {
+        let ready = vfs.iter().all(|&i| match (nics.get(i), bars.get(i)) {
+            (Some(Some(q)), Some(b)) => {
+                q.vf.as_ref()
+                    .is_none_or(|v| v.ready_for_pf_reset(b.borrow()))
+            }
+            _ => true,
+        });
+        if let Some(Some(pf)) = nics.get_mut(p) {
+            pf.fw.vfs_ready = ready;
+        }
+        return false;
+    }
+    let (asked, reset, pf_rdy, msgs, rsts) = match (nics.get_mut(p), bars.get(p)) {
+        (Some(Some(pf)), Some(b)) => (
+            std::mem::take(&mut pf.fw.vf_sync_asked),
+            std::mem::take(&mut pf.reset_for_vfs),
+            b.borrow().read32(reg::CSQ_DEPTH) & SW_RST_RDY != 0,
+            std::mem::take(&mut pf.fw.to_vfs),
+            std::mem::take(&mut pf.fw.vf_rst),
+        ),
+        _ => return false,
+    };
+    let mut did = false;
+    // What the PF's hclge sent its VFs itself, by function id (1 is the
+    // first VF), as the IMP carries it.
+    let dest = |id: u8| vfs.get(usize::from(id).wrapping_sub(1)).copied();
+    for (id, set) in rsts {
+        if let Some(i) = dest(id) {
+            if let (Some(Some(q)), Some(b)) = (nics.get_mut(i), bars.get(i)) {
+                if let Some(v) = &mut q.vf {
+                    v.set_rst_ing(b.borrow(), set, &mut q.trace);
+                    did = true;
+                }
+            }
+        }
+    }
+    for m in msgs {
+        let to = dest(m[0]).and_then(|i| nics.get_mut(i));
+        match to {
+            Some(Some(NicCmq {
+                vf: Some(v), trace, ..
+            })) => {
+                v.from_pf(m, trace);
+                did = true;
+            }
+            _ => {
+                if let Some(Some(pf)) = nics.get_mut(p) {
+                    pf.trace.note(&format!(
+                        "nic MBX_PF_TO_VF for function {}: no VF presents it",
+                        m[0]
+                    ));
+                }
+            }
+        }
+    }
+    for (n, &i) in vfs.iter().enumerate() {
+        let (Some(Some(q)), Some(b)) = (nics.get_mut(i), bars.get(i)) else {
+            continue;
+        };
+        let b = b.borrow();
+        let Some(v) = &mut q.vf else { continue };
+        match v.pf_reset {
+            vf::PfReset::Idle if asked && v.alive => {
+                // CAST: the function ids of a handful of VFs, 1-based.
+                v.assert_pf_reset(b, (n + 1) as u8, &mut q.trace);
+            }
+            vf::PfReset::Informed if reset => q.reset_by_pf(b),
+            vf::PfReset::Reset if !pf_rdy => v.release_pf_reset(b, &mut q.trace),
+            _ => continue,
+        }
+        did = true;
+    }
+    did
+}
+
 /// One pass over every device's NIC command queue and queue pairs
 /// (`bars[i]` is device i's BAR2): answers the commands, sends what the TX
 /// rings hold across the switch into the RX rings, then raises the
@@ -538,6 +702,7 @@ pub fn poll_all<M: Dma, B: std::borrow::Borrow<Bar>>(
 ) -> bool {
     let mut did = false;
     let mut sent = vec![];
+    sync_vfs(nics, bars, true);
     for (i, (q, bar)) in nics.iter_mut().zip(bars).enumerate() {
         let bar = bar.borrow();
         if let Some(q) = q {
@@ -563,6 +728,7 @@ pub fn poll_all<M: Dma, B: std::borrow::Borrow<Bar>>(
             sent.extend(frames.into_iter().map(|(_, f)| (i, f)));
         }
     }
+    did |= sync_vfs(nics, bars, false);
     for (from, frame) in sent {
         let fws: Vec<Option<&fw::NicFw>> = nics.iter().map(|q| q.as_ref().map(|q| &q.fw)).collect();
         let to = tqp::destinations(&fws, from, &frame);

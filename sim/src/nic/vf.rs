@@ -159,6 +159,11 @@ pub const RESET_ALL_QUEUE_DONE: u8 = 1;
 /// `port_base_vlan_state` hclge answers a V3 device's VF
 /// (`HNAE3_PORT_BASE_VLAN_DISABLE`).
 pub const PORT_BASE_VLAN_DISABLE: u8 = 0;
+/// The reset type hclge's ASSERTING_RESET carries for its own function
+/// reset (`HNAE3_VF_PF_FUNC_RESET` of `enum hnae3_reset_type`): hclgevf
+/// then waits for its function's reset status ([`super::rst::FUN_RST_ING`])
+/// to clear.
+pub const VF_PF_FUNC_RESET: u16 = 2;
 /// `EINVAL`, as hclge's `resp_status` carries it (the errno's absolute
 /// value).
 pub const EINVAL: u16 = 22;
@@ -325,6 +330,26 @@ pub struct VfPf {
     resets_pending: u32,
     /// The CRQ as last read: base and depth in descriptors.
     crq: Option<(u64, u32)>,
+    /// Where a reset of the PF stands for this VF.
+    pub pf_reset: PfReset,
+}
+
+/// A reset of the PF as its VF lives it ([`super::sync_vfs`]): hclge
+/// flags the VF's function in reset and tells it (ASSERTING_RESET), waits
+/// until the VF has stopped (its SW_RST_RDY), resets itself, which resets
+/// the VF's function too, and clears the VF's flag once it is up again
+/// (`hclge_reset_prepare_up`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum PfReset {
+    /// No PF reset under way.
+    #[default]
+    Idle,
+    /// Told: FUN_RST_ING set, ASSERTING_RESET queued; the PF waits for
+    /// the VF's SW_RST_RDY.
+    Informed,
+    /// The PF's reset was carried out and reset this function; FUN_RST_ING
+    /// stays set until the PF clears its own SW_RST_RDY.
+    Reset,
 }
 
 /// A little-endian u16 at byte `off` of `b`.
@@ -361,6 +386,92 @@ impl VfPf {
         let asked = self.resets_pending > 0;
         self.resets_pending = 0;
         asked
+    }
+
+    /// Whether the PF's reset may go on as far as this VF is concerned
+    /// (QUERY_VF_RST_RDY's `all_vf_ready`): a VF told of the reset has set
+    /// its SW_RST_RDY (`hclgevf_reset_prepare_wait`, read from `bar`, the
+    /// VF's BAR); one not alive (no SET_ALIVE, hclge does not tell it) or
+    /// already reset does not hold the PF back; a live one not yet told
+    /// does.
+    pub fn ready_for_pf_reset(&self, bar: &Bar) -> bool {
+        match self.pf_reset {
+            PfReset::Idle => !self.alive,
+            PfReset::Informed => bar.read32(reg::CSQ_DEPTH) & super::SW_RST_RDY != 0,
+            PfReset::Reset => true,
+        }
+    }
+
+    /// The PF is about to reset (what `hclge_set_all_vf_rst` does for a
+    /// live VF, `dest`: its function id): the VF's FUN_RST_ING set in
+    /// `bar` (GBL_RST_STATUS with `vf_rst`) and ASSERTING_RESET with
+    /// HNAE3_VF_PF_FUNC_RESET queued for its CRQ
+    /// (`hclge_inform_reset_assert_to_vf`).
+    pub fn assert_pf_reset(&mut self, bar: &Bar, dest: u8, trace: &mut Trace) {
+        bar.write32(
+            super::rst::FUN_RST_ING,
+            bar.read32(super::rst::FUN_RST_ING) | super::rst::FUN_RST_ING_BIT,
+        );
+        self.outbox.push_back(push_payload(
+            dest,
+            mbx::ASSERTING_RESET,
+            &VF_PF_FUNC_RESET.to_le_bytes(),
+        ));
+        self.pf_reset = PfReset::Informed;
+        trace.note("nic PF reset: FUN_RST_ING set, ASSERTING_RESET queued");
+    }
+
+    /// A message the PF's hclge sent this VF (MBX_PF_TO_VF, payload `p`),
+    /// queued for the CRQ as the IMP carries it; an ASSERTING_RESET among
+    /// them tells the VF of the PF's reset as [`VfPf::assert_pf_reset`]
+    /// does.
+    pub fn from_pf(&mut self, p: [u8; 24], trace: &mut Trace) {
+        if u16::from_le_bytes([p[8], p[9]]) == u16::from(mbx::ASSERTING_RESET) {
+            self.pf_reset = PfReset::Informed;
+        }
+        trace.note(&format!("nic PF mailbox to the VF: {}", mbx::name(p[8])));
+        self.outbox.push_back(p);
+    }
+
+    /// GBL_RST_STATUS for this VF: its FUN_RST_ING set (`set`) or cleared
+    /// in `bar`; cleared, the PF's reset is over for the VF.
+    pub fn set_rst_ing(&mut self, bar: &Bar, set: bool, trace: &mut Trace) {
+        if set {
+            bar.write32(
+                super::rst::FUN_RST_ING,
+                bar.read32(super::rst::FUN_RST_ING) | super::rst::FUN_RST_ING_BIT,
+            );
+            trace.note("nic PF reset: GBL_RST_STATUS, FUN_RST_ING set");
+        } else {
+            self.release_pf_reset(bar, trace);
+        }
+    }
+
+    /// The PF's reset reset this function too: what the PF keeps for the
+    /// VF (its mailbox state: ring map, addresses, VLANs, MTU, alive, the
+    /// messages not yet delivered) is dropped, as hclge's vport state is
+    /// rebuilt from the VF's requests after the reset.
+    pub fn reset_by_pf(&mut self) {
+        self.outbox.clear();
+        self.ring_vectors.clear();
+        self.macs.clear();
+        self.vlans.clear();
+        self.mtu = 0;
+        self.alive = false;
+        self.crq = None;
+        self.pf_reset = PfReset::Reset;
+    }
+
+    /// The PF is up again (`hclge_reset_prepare_up`: GBL_RST_STATUS
+    /// without `vf_rst`): the VF's FUN_RST_ING cleared in `bar`, where
+    /// `hclgevf_reset_wait` polls it.
+    pub fn release_pf_reset(&mut self, bar: &Bar, trace: &mut Trace) {
+        bar.write32(
+            super::rst::FUN_RST_ING,
+            bar.read32(super::rst::FUN_RST_ING) & !super::rst::FUN_RST_ING_BIT,
+        );
+        self.pf_reset = PfReset::Idle;
+        trace.note("nic PF reset: done, FUN_RST_ING clear");
     }
 
     /// A PF reporting `cfg`.

@@ -11,8 +11,8 @@
 //! resp_status 22, resp_data 24; msg_data 18 for a push).
 
 use super::fw::{NicCfg, NicFw};
-use super::vf::{mbx, VfCfg, VfPf};
-use super::{mark_vfs, op, poll_all, reg, NicCmq};
+use super::vf::{mbx, PfReset, VfCfg, VfPf};
+use super::{mark_vfs, op, poll_all, reg, rst, NicCmq, SW_RST_RDY};
 use crate::mem::{Bar, Dma, VecMem};
 use crate::trace::Trace;
 
@@ -20,6 +20,8 @@ use crate::trace::Trace;
 const CSQ: u64 = 0x1000;
 /// Where it allocates its CRQ.
 const CRQ: u64 = 0x9000;
+/// Where the PF's hclge, when there is one, allocates its CSQ.
+const PF_CSQ: u64 = 0x11000;
 // The ring size and descriptor flags are hclge's and hclgevf's alike
 // (`hclge_comm_cmd_setup_basic_desc`: MBX_VF_TO_PF is a write).
 use super::tests::{DESC_NUM, F_READ, F_WRITE};
@@ -37,6 +39,9 @@ struct Hclgevf {
     match_id: u16,
     /// Vectors raised, as (function, vector).
     raised: Vec<(usize, u16)>,
+    /// The VF's PF in front of it (function 0, the VF then function 1):
+    /// its BAR2 and its hclge's CSQ next_to_use.
+    pf: Option<(Bar, std::fs::File, u32)>,
 }
 
 impl Hclgevf {
@@ -46,6 +51,29 @@ impl Hclgevf {
         let cmq = NicCmq::new(NicFw::new(NicCfg::default()), Trace::discard());
         let mut nics = vec![Some(cmq)];
         mark_vfs(&mut nics, &[vf]);
+        Self::with(bar, file, nics, None)
+    }
+
+    /// A VF (function 1) behind its PF (function 0), whose hclge has run
+    /// `hclge_comm_cmd_init` too.
+    fn with_pf(tag: &str) -> Self {
+        let (bar, file) = Bar::new(&format!("hns-sim-test-nicvf-{tag}")).unwrap();
+        let (pbar, pfile) = Bar::new(&format!("hns-sim-test-nicvf-{tag}-pf")).unwrap();
+        let cmq = || Some(NicCmq::new(NicFw::new(NicCfg::default()), Trace::discard()));
+        let mut nics = vec![cmq(), cmq()];
+        mark_vfs(&mut nics, &[false, true]);
+        pbar.write32(reg::CSQ_BASEADDR_L, PF_CSQ as u32);
+        pbar.write32(reg::CSQ_DEPTH, DESC_NUM >> 3);
+        Self::with(bar, file, nics, Some((pbar, pfile, 0)))
+    }
+
+    /// The guest of [`Hclgevf::new`] with the model `nics`.
+    fn with(
+        bar: Bar,
+        file: std::fs::File,
+        nics: Vec<Option<NicCmq>>,
+        pf: Option<(Bar, std::fs::File, u32)>,
+    ) -> Self {
         let h = Hclgevf {
             bar,
             _file: file,
@@ -55,6 +83,7 @@ impl Hclgevf {
             crq_ntu: 0,
             match_id: 0,
             raised: vec![],
+            pf,
         };
         // hclge_comm_cmd_config_regs for both rings.
         for (l, hi, d, head, tail, at) in [
@@ -84,22 +113,54 @@ impl Hclgevf {
         h
     }
 
+    /// The VF's index in the device list.
+    fn me(&self) -> usize {
+        usize::from(self.pf.is_some())
+    }
+
     /// The model behind the function.
     fn q(&mut self) -> &mut NicCmq {
-        self.nics[0].as_mut().unwrap()
+        let me = self.me();
+        self.nics[me].as_mut().unwrap()
     }
 
     /// One pass of hns-sim's loop.
     fn pass(&mut self) {
         let now = std::time::Instant::now();
         let raised = &mut self.raised;
-        poll_all(
-            &mut self.nics,
-            std::slice::from_ref(&self.bar),
-            &self.mem,
-            now,
-            &mut |i, v| raised.push((i, v)),
-        );
+        let mut bars = vec![];
+        if let Some((b, _, _)) = &self.pf {
+            bars.push(b);
+        }
+        bars.push(&self.bar);
+        poll_all(&mut self.nics, &bars, &self.mem, now, &mut |i, v| {
+            raised.push((i, v))
+        });
+    }
+
+    /// The PF's BAR2.
+    fn pf_bar(&self) -> &Bar {
+        &self.pf.as_ref().expect("a PF").0
+    }
+
+    /// hclge_comm_cmd_send of one descriptor on the PF's CSQ, then one
+    /// pass; the descriptor as written back.
+    fn pf_send(&mut self, d: [u8; 32]) -> [u8; 32] {
+        let Some((bar, _, ntu)) = &mut self.pf else {
+            panic!("no PF");
+        };
+        let slot = *ntu;
+        self.mem.write(PF_CSQ + u64::from(slot) * 32, &d).unwrap();
+        *ntu = (slot + 1) % DESC_NUM;
+        bar.write32(reg::CSQ_TAIL, *ntu);
+        let tail = *ntu;
+        self.pass();
+        assert_eq!(self.pf_bar().read32(reg::CSQ_HEAD), tail, "head == tail");
+        let mut b = [0u8; 32];
+        self.mem
+            .read(PF_CSQ + u64::from(slot) * 32, &mut b)
+            .unwrap();
+        b
     }
 
     /// hclge_comm_cmd_send of one descriptor, then one pass; the
@@ -446,4 +507,184 @@ fn a_vf_reset_request_resets_the_function_for_the_device_loop() {
     // Other requests reset nothing.
     h.ask(mbx::GET_QINFO, 0, &[]);
     assert!(!h.q().take_reset_done());
+}
+
+/// hclge_func_reset_sync_vf's query: QUERY_VF_RST_RDY on the PF's CSQ;
+/// its `all_vf_ready`.
+fn vfs_ready(h: &mut Hclgevf) -> bool {
+    let mut d = [0u8; 32];
+    d[0..2].copy_from_slice(&op::QUERY_VF_RST_RDY.to_le_bytes());
+    d[2..4].copy_from_slice(&F_READ.to_le_bytes());
+    let r = h.pf_send(d);
+    assert_eq!(le16(&r, 4), 0);
+    r[8] & 1 != 0
+}
+
+/// Sets or clears SW_RST_RDY in `bar`, as `hclge_reset_handshake` and
+/// `hclgevf_reset_handshake` do.
+fn handshake(bar: &Bar, on: bool) {
+    let v = bar.read32(reg::CSQ_DEPTH);
+    bar.write32(
+        reg::CSQ_DEPTH,
+        if on { v | SW_RST_RDY } else { v & !SW_RST_RDY },
+    );
+}
+
+#[test]
+fn a_pf_reset_takes_its_live_vf_through_hclgevfs_reset() {
+    let mut h = Hclgevf::with_pf("pfreset");
+    // hclgevf_client_start: the VF is alive; a ring mapped.
+    h.mbx(mbx::SET_ALIVE, 0, &[1], false);
+    h.mbx(mbx::MAP_RING_TO_VECTOR, 1, &[1, 1, 0, 1], false);
+    h.crq();
+    assert_eq!(h.bar.read32(rst::FUN_RST_ING), 0);
+    // hclge_func_reset_sync_vf: the first query finds the live VF not
+    // stopped; the VF is told: FUN_RST_ING set, ASSERTING_RESET with
+    // HNAE3_VF_PF_FUNC_RESET (2) in its CRQ, its misc vector raised.
+    h.raised.clear();
+    assert!(!vfs_ready(&mut h), "the VF has not stopped yet");
+    h.pass();
+    assert_eq!(
+        h.bar.read32(rst::FUN_RST_ING) & 1,
+        1,
+        "HCLGEVF_FUN_RST_ING_BIT"
+    );
+    assert!(
+        h.raised.contains(&(1, 0)),
+        "the VF's misc vector: {:?}",
+        h.raised
+    );
+    let m = h.crq();
+    assert_eq!(m.len(), 1);
+    assert_ne!(le16(&m[0], 2) & 1 << 1, 0, "OUTVLD");
+    assert_eq!(
+        le16(&m[0], 8 + 8),
+        u16::from(mbx::ASSERTING_RESET),
+        "msg.code"
+    );
+    assert_eq!(le16(&m[0], 8 + 10), 2, "msg_q[1]: HNAE3_VF_PF_FUNC_RESET");
+    assert_eq!(h.q().vf.as_ref().unwrap().pf_reset, PfReset::Informed);
+    // Told once: hclge keeps polling until the VF has stopped.
+    assert!(!vfs_ready(&mut h));
+    assert!(h.crq().is_empty(), "no second ASSERTING_RESET");
+    // hclgevf_reset_prepare_wait: the VF's handshake.
+    handshake(&h.bar, true);
+    assert!(vfs_ready(&mut h), "all_vf_ready once the VF is ready");
+    // The PF's own reset: the trigger, its handshake, the reset carried
+    // out (no hold) resets the VF's function with it; the VF's
+    // FUN_RST_ING stays set while the PF rebuilds.
+    let mut d = [0u8; 32];
+    d[0..2].copy_from_slice(&op::CFG_RST_TRIGGER.to_le_bytes());
+    d[2..4].copy_from_slice(&super::tests::F_WRITE.to_le_bytes());
+    d[8] = 0x80;
+    h.pf_send(d);
+    assert_eq!(h.pf_bar().read32(rst::FUN_RST_ING), 1);
+    handshake(h.pf_bar(), true);
+    assert!(!h.q().take_reset_done());
+    h.pass();
+    h.pass();
+    assert_eq!(
+        h.pf_bar().read32(rst::FUN_RST_ING),
+        0,
+        "the PF's reset ended"
+    );
+    assert!(
+        h.q().take_reset_done(),
+        "the device loop clears the VF's RoCE state"
+    );
+    for r in [
+        reg::CSQ_BASEADDR_L,
+        reg::CSQ_TAIL,
+        reg::CRQ_BASEADDR_L,
+        reg::CRQ_TAIL,
+    ] {
+        assert_eq!(h.bar.read32(r), 0, "the VF's queue register {r:#x} cleared");
+    }
+    assert_eq!(
+        h.bar.read32(reg::CSQ_DEPTH),
+        SW_RST_RDY,
+        "the VF's handshake kept"
+    );
+    let v = h.q().vf.as_ref().unwrap();
+    assert!(
+        v.ring_vectors.is_empty() && !v.alive,
+        "the PF's record of the VF dropped"
+    );
+    assert_eq!(h.bar.read32(rst::FUN_RST_ING) & 1, 1, "still in reset");
+    h.pass();
+    assert_eq!(h.bar.read32(rst::FUN_RST_ING) & 1, 1, "until the PF is up");
+    // hclge_reset_prepare_up: the PF's handshake cleared; the VF's
+    // hclgevf_reset_wait ends.
+    handshake(h.pf_bar(), false);
+    h.pass();
+    assert_eq!(h.bar.read32(rst::FUN_RST_ING), 0);
+    assert_eq!(h.q().vf.as_ref().unwrap().pf_reset, PfReset::Idle);
+    assert!(!h.q().take_reset_done(), "reset once");
+}
+
+#[test]
+fn a_pf_reset_neither_tells_nor_waits_for_a_vf_not_alive() {
+    let mut h = Hclgevf::with_pf("pfreset-idle");
+    h.raised.clear();
+    assert!(vfs_ready(&mut h), "no live VF to wait for");
+    h.pass();
+    assert_eq!(h.bar.read32(rst::FUN_RST_ING), 0);
+    assert!(h.crq().is_empty());
+    assert!(!h.raised.contains(&(1, 0)));
+    assert_eq!(h.q().vf.as_ref().unwrap().pf_reset, PfReset::Idle);
+}
+
+/// The PF's own command `opcode` (a write) with payload bytes `p`, on
+/// its CSQ.
+fn pf_write(h: &mut Hclgevf, opcode: u16, p: &[u8]) -> [u8; 32] {
+    let mut d = [0u8; 32];
+    d[0..2].copy_from_slice(&opcode.to_le_bytes());
+    d[2..4].copy_from_slice(&super::tests::F_WRITE.to_le_bytes());
+    d[8..8 + p.len()].copy_from_slice(p);
+    let r = h.pf_send(d);
+    assert_eq!(le16(&r, 4), 0, "accepted");
+    r
+}
+
+#[test]
+fn hclges_own_vf_reset_commands_reach_the_vf() {
+    // A PF whose hclge counts the VF (SR-IOV) sends the per-VF part of its
+    // reset itself: GBL_RST_STATUS (struct hclge_vf_rst_cmd: dest_vfid,
+    // vf_rst) and ASSERTING_RESET through MBX_PF_TO_VF (struct
+    // hclge_mbx_pf_to_vf_cmd: dest_vfid 0, msg_len 4, msg.code 8, data 10).
+    let mut h = Hclgevf::with_pf("pfmbx");
+    h.mbx(mbx::SET_ALIVE, 0, &[1], false);
+    h.crq();
+    pf_write(&mut h, op::GBL_RST_STATUS, &[1, 1]);
+    h.pass();
+    assert_eq!(h.bar.read32(rst::FUN_RST_ING) & 1, 1, "vf_rst 1 sets it");
+    let mut m = [0u8; 12];
+    m[0] = 1;
+    m[4] = 2;
+    m[8] = mbx::ASSERTING_RESET;
+    m[10] = 2;
+    h.raised.clear();
+    pf_write(&mut h, op::MBX_PF_TO_VF, &m);
+    h.pass();
+    assert!(h.raised.contains(&(1, 0)), "the VF's misc vector");
+    let c = h.crq();
+    assert_eq!(c.len(), 1, "carried once: the query tells the VF no more");
+    assert_eq!(le16(&c[0], 8 + 8), u16::from(mbx::ASSERTING_RESET));
+    assert_eq!(le16(&c[0], 8 + 10), 2);
+    assert_eq!(h.q().vf.as_ref().unwrap().pf_reset, PfReset::Informed);
+    assert!(!vfs_ready(&mut h));
+    h.pass();
+    assert!(h.crq().is_empty(), "not told twice");
+    handshake(&h.bar, true);
+    assert!(vfs_ready(&mut h));
+    // vf_rst 0 (hclge_reset_prepare_up) clears it again.
+    pf_write(&mut h, op::GBL_RST_STATUS, &[1, 0]);
+    h.pass();
+    assert_eq!(h.bar.read32(rst::FUN_RST_ING), 0);
+    assert_eq!(h.q().vf.as_ref().unwrap().pf_reset, PfReset::Idle);
+    // A message for a function no device presents goes nowhere.
+    m[0] = 7;
+    pf_write(&mut h, op::MBX_PF_TO_VF, &m);
+    h.pass();
+    assert!(h.crq().is_empty());
 }
