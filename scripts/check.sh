@@ -801,8 +801,8 @@ if [ -x "$HNS_BUILD/sim-target/release/hns-sim" ] && [ -f "$HNS_BUILD/module-kun
     # The plan's outcome lines must be equal, and so must each function's
     # RoCE trace from the model's function reset on. One boot per driver,
     # 46-67 s each (hclge's 10 s reset interval after its probe makes most
-    # of the spread): left out unless HNS_CHECK_PFVF=1.
-    if [ "${HNS_CHECK_PFVF:-0}" = 1 ]; then
+    # of the spread); HNS_CHECK_PFVF=0 leaves it out.
+    if [ "${HNS_CHECK_PFVF:-1}" = 1 ]; then
         for d in c rs; do
             echo "sh /opt/hns/nicpfvf-plan.sh $d" >"$L/nicpfvf-$d.cmd"
             HNS_NIC=hclge HNS_SIM_ARGS="--personality hip09,vf" \
