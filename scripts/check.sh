@@ -830,13 +830,14 @@ if [ -x "$HNS_BUILD/sim-target/release/hns-sim" ] && [ -f "$HNS_BUILD/module-kun
     # hclge's own function reset on hns-sim (tests/guest/nic-reset-plan.sh:
     # ETHTOOL_RESET under an rc_pingpong pair and a user context whose
     # doorbell page is probed while the reset runs, then a RoCE load while
-    # the reset runs, then an FLR through sysfs), one boot per driver with one
+    # the reset runs, then an FLR through sysfs under a second pair), one
+    # boot per driver with one
     # function behind a pci-bridge (HNS_SIM_BRIDGE=1: the PCI core resets
     # it by a secondary bus reset) and the model holding FUN_RST_ING 3 s
     # (nic_reset_ms), 67-96 s each (hclge
     # defers each reset by its 10 s interval). The outcomes the plan
-    # prints (the applications' ends, rdma res, the user mapping, the
-    # load's EBUSY) must be
+    # prints (the applications' ends and rdma res after each of the two
+    # resets under traffic, the user mapping, the load's EBUSY) must be
     # equal, and so must the traces from the model's first function
     # reset on (the re-init after it, the fresh pingpong, the reload, the
     # FLR).
@@ -853,13 +854,13 @@ if [ -x "$HNS_BUILD/sim-target/release/hns-sim" ] && [ -f "$HNS_BUILD/module-kun
             grep -a '^    outcome: ' "$HNS_BUILD/guest/$1/output.log" 2>/dev/null
         }
         nrc=$(nro nic-reset-c) nrr=$(nro nic-reset-rs)
-        if [ "$(printf '%s\n' "$nrc" | grep -c .)" != 5 ]; then
-            result equivalence/nic-reset-outcomes FAIL "(C run: $(printf '%s\n' "$nrc" | grep -c .) outcome lines, want 5)"
+        if [ "$(printf '%s\n' "$nrc" | grep -c .)" != 8 ]; then
+            result equivalence/nic-reset-outcomes FAIL "(C run: $(printf '%s\n' "$nrc" | grep -c .) outcome lines, want 8)"
         elif [ "$nrc" != "$nrr" ]; then
             result equivalence/nic-reset-outcomes FAIL "C vs Rust differ:"
             diff <(printf '%s\n' "$nrc") <(printf '%s\n' "$nrr") | sed 's/^/    /'
         else
-            result equivalence/nic-reset-outcomes PASS "(5 outcomes equal: $(printf '%s\n' "$nrc" | head -n 1 | sed 's/^ *outcome: //'))"
+            result equivalence/nic-reset-outcomes PASS "(8 outcomes equal: $(printf '%s\n' "$nrc" | head -n 1 | sed 's/^ *outcome: //'))"
         fi
         window_equal equivalence/nic-reset-trace nic-reset "--mask-psn --unordered"
     fi
