@@ -849,6 +849,18 @@ if [ -x "$HNS_BUILD/sim-target/release/hns-sim" ] && [ -f "$HNS_BUILD/module-kun
                 guest_tests "nic-reset-$d" "$RESULTS" "$L/nic-reset-$d.cmd" --driver $d --sim 1
             awk '/^# function reset by the NIC/ { w = 1 } w' \
                 "$HNS_BUILD/guest/nic-reset-$d/trace-0.txt" >"$L/nic-reset-$d.txt" 2>/dev/null
+            # No completion in error and no CQE the model failed to write:
+            # none of the plan's work ends in error, so one means the model
+            # went on with work a reset (the function reset, the FLR, both
+            # under traffic) should have dropped with the function's state.
+            slog=$HNS_BUILD/guest/nic-reset-$d/hns-sim.log
+            if ! grep -q '^hns-sim\[0\]: data: .* CQEs (0 errors)' "$slog" 2>/dev/null ||
+                grep -q 'CQE not written' "$slog"; then
+                result "sim/nic-reset-$d-no-work-after-reset" FAIL "($(grep -ohE '[0-9]+ CQEs \([0-9]+ errors\)' "$slog" 2>/dev/null), $(grep -c 'CQE not written' "$slog" 2>/dev/null) CQE writes failed; $slog)"
+                grep -E 'status 0x|CQE not written' "$slog" 2>/dev/null | head -n 5 | sed 's/^/    /'
+            else
+                result "sim/nic-reset-$d-no-work-after-reset" PASS
+            fi
         done
         nro() {
             grep -a '^    outcome: ' "$HNS_BUILD/guest/$1/output.log" 2>/dev/null

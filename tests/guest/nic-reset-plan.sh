@@ -211,23 +211,23 @@ print("mmap again %s, doorbell before %s, during %s" % (again, before, during))
 }
 
 # traffic_start: an `ibv_rc_pingpong -e -n 100000` pair on port 18600 in
-# the background, its processes in $sp and $cp; waits up to 15 s for its
-# CQs' completion events to grow (from $s1 to $s2). Adds to $err when
-# the pair does not run.
+# the background (the client once the server listens), its processes in
+# $sp and $cp; waits up to 15 s for its CQs' completion events to grow
+# by 10 (from $s1 to $s2). Adds to $err when the pair does not run.
 traffic_start() {
     cmd="ibv_rc_pingpong -e -d hns_0 -g 0 -p 18600 -n 100000"
     app_start server "$cmd"
     sp=$apid
-    sleep "${HNS_SERVER_DELAY:-2}"
+    listening pingpong 18600 || err="$err; the server did not listen"
     app_start client "$cmd 127.0.0.1"
     cp=$apid
     s1=$(arm_sn) s2=$s1 w=0
-    while [ "$s2" -le "$s1" ] && [ $w -lt 15 ]; do
-        sleep 1
+    while [ "$s2" -lt $((s1 + 10)) ] && [ $w -lt 75 ]; do
+        sleep 0.2
         s2=$(arm_sn)
         w=$((w + 1))
     done
-    if ! kill -0 $sp 2>/dev/null || ! kill -0 $cp 2>/dev/null || [ "$s2" -le "$s1" ]; then
+    if ! kill -0 $sp 2>/dev/null || ! kill -0 $cp 2>/dev/null || [ "$s2" -lt $((s1 + 10)) ]; then
         err="$err; no traffic before the reset (completion events $s1 -> $s2)"
     fi
     t0=$(date +%s)
