@@ -831,11 +831,10 @@ if [ -x "$HNS_BUILD/sim-target/release/hns-sim" ] && [ -f "$HNS_BUILD/module-kun
     # ETHTOOL_RESET under an rc_pingpong pair and a user context whose
     # doorbell page is probed while the reset runs, then a RoCE load while
     # the reset runs, then an FLR through sysfs under a second pair), one
-    # boot per driver with one
-    # function behind a pci-bridge (HNS_SIM_BRIDGE=1: the PCI core resets
-    # it by a secondary bus reset) and the model holding FUN_RST_ING 3 s
-    # (nic_reset_ms), 67-96 s each (hclge
-    # defers each reset by its 10 s interval). The outcomes the plan
+    # boot per driver with one function behind a pci-bridge
+    # (HNS_SIM_BRIDGE=1: the PCI core resets it by a secondary bus reset)
+    # and the model holding FUN_RST_ING 3 s (nic_reset_ms), 67-96 s each
+    # (hclge defers each reset by its 10 s interval). The outcomes the plan
     # prints (the applications' ends and rdma res after each of the two
     # resets under traffic, the user mapping, the load's EBUSY) must be
     # equal, and so must the traces from the model's first function
