@@ -830,13 +830,13 @@ if [ -x "$HNS_BUILD/sim-target/release/hns-sim" ] && [ -f "$HNS_BUILD/module-kun
     # hclge's own function reset on hns-sim (tests/guest/nic-reset-plan.sh:
     # ETHTOOL_RESET under an rc_pingpong pair and a user context whose
     # doorbell page is probed while the reset runs, then a RoCE load while
-    # the reset runs, then an FLR through sysfs), one boot per driver with one
-    # function behind a pci-bridge (HNS_SIM_BRIDGE=1: the PCI core resets
-    # it by a secondary bus reset) and the model holding FUN_RST_ING 3 s
-    # (nic_reset_ms), 67-96 s each (hclge
-    # defers each reset by its 10 s interval). The outcomes the plan
-    # prints (the applications' ends, rdma res, the user mapping, the
-    # load's EBUSY) must be
+    # the reset runs, then an FLR through sysfs under a second pair), one
+    # boot per driver with one function behind a pci-bridge
+    # (HNS_SIM_BRIDGE=1: the PCI core resets it by a secondary bus reset)
+    # and the model holding FUN_RST_ING 3 s (nic_reset_ms), 67-96 s each
+    # (hclge defers each reset by its 10 s interval). The outcomes the plan
+    # prints (the applications' ends and rdma res after each of the two
+    # resets under traffic, the user mapping, the load's EBUSY) must be
     # equal, and so must the traces from the model's first function
     # reset on (the re-init after it, the fresh pingpong, the reload, the
     # FLR).
@@ -848,18 +848,30 @@ if [ -x "$HNS_BUILD/sim-target/release/hns-sim" ] && [ -f "$HNS_BUILD/module-kun
                 guest_tests "nic-reset-$d" "$RESULTS" "$L/nic-reset-$d.cmd" --driver $d --sim 1
             awk '/^# function reset by the NIC/ { w = 1 } w' \
                 "$HNS_BUILD/guest/nic-reset-$d/trace-0.txt" >"$L/nic-reset-$d.txt" 2>/dev/null
+            # No completion in error and no CQE the model failed to write:
+            # none of the plan's work ends in error, so one means the model
+            # went on with work a reset (the function reset, the FLR, both
+            # under traffic) should have dropped with the function's state.
+            slog=$HNS_BUILD/guest/nic-reset-$d/hns-sim.log
+            if ! grep -q '^hns-sim\[0\]: data: .* CQEs (0 errors)' "$slog" 2>/dev/null ||
+                grep -q 'CQE not written' "$slog"; then
+                result "sim/nic-reset-$d-no-work-after-reset" FAIL "($(grep -ohE '[0-9]+ CQEs \([0-9]+ errors\)' "$slog" 2>/dev/null), $(grep -c 'CQE not written' "$slog" 2>/dev/null) CQE writes failed; $slog)"
+                grep -E 'status 0x|CQE not written' "$slog" 2>/dev/null | head -n 5 | sed 's/^/    /'
+            else
+                result "sim/nic-reset-$d-no-work-after-reset" PASS
+            fi
         done
         nro() {
             grep -a '^    outcome: ' "$HNS_BUILD/guest/$1/output.log" 2>/dev/null
         }
         nrc=$(nro nic-reset-c) nrr=$(nro nic-reset-rs)
-        if [ "$(printf '%s\n' "$nrc" | grep -c .)" != 5 ]; then
-            result equivalence/nic-reset-outcomes FAIL "(C run: $(printf '%s\n' "$nrc" | grep -c .) outcome lines, want 5)"
+        if [ "$(printf '%s\n' "$nrc" | grep -c .)" != 8 ]; then
+            result equivalence/nic-reset-outcomes FAIL "(C run: $(printf '%s\n' "$nrc" | grep -c .) outcome lines, want 8)"
         elif [ "$nrc" != "$nrr" ]; then
             result equivalence/nic-reset-outcomes FAIL "C vs Rust differ:"
             diff <(printf '%s\n' "$nrc") <(printf '%s\n' "$nrr") | sed 's/^/    /'
         else
-            result equivalence/nic-reset-outcomes PASS "(5 outcomes equal: $(printf '%s\n' "$nrc" | head -n 1 | sed 's/^ *outcome: //'))"
+            result equivalence/nic-reset-outcomes PASS "(8 outcomes equal: $(printf '%s\n' "$nrc" | head -n 1 | sed 's/^ *outcome: //'))"
         fi
         window_equal equivalence/nic-reset-trace nic-reset "--mask-psn --unordered"
     fi

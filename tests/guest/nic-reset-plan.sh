@@ -44,8 +44,12 @@
 #                         none after the reset either (hclge re-inits only
 #                         a registered client); loaded again, hns_0 is back
 #   flr                   with HNS_SIM_BRIDGE=1 only (a bus reset method):
-#                         an FLR through /sys/bus/pci/devices/FN/reset,
-#                         one more "Reset done", hns_0 back, a pair passes
+#                         the pair of func-reset-traffic passing traffic,
+#                         then an FLR through /sys/bus/pci/devices/FN/reset:
+#                         one more "Reset done", and as after the function
+#                         reset both ends exit with an error within 60 s,
+#                         hns_0 is back, a fresh pair passes, `rdma res
+#                         show` counts as before
 #   traffic-after         a 100-iteration rc pingpong pair on hns_0
 #   unload                the RoCE driver unloads
 # Lines starting "    outcome:" are what make check compares between the
@@ -206,41 +210,39 @@ print("mmap again %s, doorbell before %s, during %s" % (again, before, during))
     return 1
 }
 
-func_reset_traffic() {
-    res0=$(res_count)
-    err=""
-    probe_start || err="; the user mapping probe did not start ($(tail -n 1 /tmp/nr-probe.out))"
+# traffic_start: an `ibv_rc_pingpong -e -n 100000` pair on port 18600 in
+# the background (the client once the server listens), its processes in
+# $sp and $cp; waits up to 15 s for its CQs' completion events to grow
+# by 10 (from $s1 to $s2). Adds to $err when the pair does not run.
+traffic_start() {
     cmd="ibv_rc_pingpong -e -d hns_0 -g 0 -p 18600 -n 100000"
     app_start server "$cmd"
     sp=$apid
-    sleep "${HNS_SERVER_DELAY:-2}"
+    listening pingpong 18600 || err="$err; the server did not listen"
     app_start client "$cmd 127.0.0.1"
     cp=$apid
     s1=$(arm_sn) s2=$s1 w=0
-    while [ "$s2" -le "$s1" ] && [ $w -lt 15 ]; do
-        sleep 1
+    while [ "$s2" -lt $((s1 + 10)) ] && [ $w -lt 75 ]; do
+        sleep 0.2
         s2=$(arm_sn)
         w=$((w + 1))
     done
-    if ! kill -0 $sp 2>/dev/null || ! kill -0 $cp 2>/dev/null || [ "$s2" -le "$s1" ]; then
-        err="; no traffic before the reset (completion events $s1 -> $s2)"
+    if ! kill -0 $sp 2>/dev/null || ! kill -0 $cp 2>/dev/null || [ "$s2" -lt $((s1 + 10)) ]; then
+        err="$err; no traffic before the reset (completion events $s1 -> $s2)"
     fi
-    n0=$(log_count 'Reset done,')
-    p0=$(log_count 'prepare wait ok')
     t0=$(date +%s)
-    nic_reset 0xffff || err="$err; the ETHTOOL_RESET ioctl failed"
-    # Past the RoCE client's DOWN and the handshake, FUN_RST_ING held
-    # (nic_reset_ms): the probe maps and rings while the function resets.
-    wait_log 'prepare wait ok' "$p0" 40 || err="$err; no 'prepare wait ok' from hclge"
-    : >/tmp/nr-probe.go
-    # hclge defers a reset asked for within 10 s of the last (its reset
-    # timer): up to 40 s for it to run and end.
-    wait_log 'Reset done,' "$n0" 40 || err="$err; no 'Reset done' from hclge"
+}
+# traffic_end KIND PORT: after the reset, the pair traffic_start started
+# must end with an error exit within 60 s each, hns_0 be PORT_ACTIVE
+# again, a fresh 20-iteration pair on PORT pass and `rdma res show` count
+# for hns_0 what it counted in $res0 (taken before anything started).
+# Prints the "outcome: KIND" lines; adds to $err what failed.
+traffic_end() {
     se=$(app_end server)
     ce=$(app_end client)
     echo "    events $s1 -> $s2, apps done $(($(date +%s) - t0)) s after the reset request"
-    echo "    outcome: func-reset server $se"
-    echo "    outcome: func-reset client $ce"
+    echo "    outcome: $1 server $se"
+    echo "    outcome: $1 client $ce"
     for e in "$se" "$ce"; do
         case "$e" in
         hang | "exit 0:"* | "exit 124:"*) err="$err; an application did not end with an error ($e)" ;;
@@ -249,11 +251,29 @@ func_reset_traffic() {
     if ! out=$(port_state hns_0 PORT_ACTIVE); then
         echo "$out" | head -n 3
         err="$err; hns_0 not back"
-    elif ! out=$(ppair 18601 20); then
+    elif ! out=$(ppair "$2" 20); then
         err="$err; fresh $out"
     fi
     res1=$(res_count)
-    echo "    outcome: func-reset rdma res same as before: $([ "$res1" = "$res0" ] && echo yes || echo "no ('$res0' -> '$res1')")"
+    echo "    outcome: $1 rdma res same as before: $([ "$res1" = "$res0" ] && echo yes || echo "no ('$res0' -> '$res1')")"
+}
+
+func_reset_traffic() {
+    res0=$(res_count)
+    err=""
+    probe_start || err="; the user mapping probe did not start ($(tail -n 1 /tmp/nr-probe.out))"
+    traffic_start
+    n0=$(log_count 'Reset done,')
+    p0=$(log_count 'prepare wait ok')
+    nic_reset 0xffff || err="$err; the ETHTOOL_RESET ioctl failed"
+    # Past the RoCE client's DOWN and the handshake, FUN_RST_ING held
+    # (nic_reset_ms): the probe maps and rings while the function resets.
+    wait_log 'prepare wait ok' "$p0" 40 || err="$err; no 'prepare wait ok' from hclge"
+    : >/tmp/nr-probe.go
+    # hclge defers a reset asked for within 10 s of the last (its reset
+    # timer): up to 40 s for it to run and end.
+    wait_log 'Reset done,' "$n0" 40 || err="$err; no 'Reset done' from hclge"
+    traffic_end func-reset 18601
     echo "    outcome: func-reset user mapping $(tail -n 1 /tmp/nr-probe.out)"
     [ -z "$err" ] || {
         echo "FAIL$err"
@@ -308,23 +328,32 @@ check "$G/init-during-reset" init_during_reset
 printf '%s\n' "$out" | grep -E '^    outcome' || true
 
 # flr: with run-guest.sh HNS_SIM_BRIDGE=1 (the function behind a bridge,
-# reset by a secondary bus reset) an FLR through sysfs: the PCI core
-# calls hns3's reset_prepare (hclge's FLR path: DOWN, the handshake, which
-# the model takes as the FLR and resets the function) and reset_done
-# (UNINIT, INIT, UP); hclge logs one more "Reset done", hns_0 is back
-# and a 20-iteration pair passes. Without a bus reset method, nothing.
-flr() {
+# reset by a secondary bus reset) an FLR through sysfs under traffic (the
+# pair of func-reset-traffic): the PCI core calls hns3's reset_prepare
+# (hclge's FLR path: DOWN, the handshake, which the model takes as the
+# FLR and resets the function, dropping the work in flight) and
+# reset_done (UNINIT, INIT, UP); the write returns once it is all done.
+# hclge logs one more "Reset done", and then as after the function
+# reset: both ends exit with an error, hns_0 is back, a fresh pair passes,
+# `rdma res show` counts as before. Without a bus reset method, nothing.
+flr_traffic() {
+    res0=$(res_count)
+    err=""
+    traffic_start
     n0=$(log_count 'Reset done,')
-    echo 1 >/sys/bus/pci/devices/"$fn"/reset || return 1
-    wait_log 'Reset done,' "$n0" 40 || {
-        echo "no 'Reset done' from hclge"
+    echo 1 >/sys/bus/pci/devices/"$fn"/reset || err="$err; the reset write failed"
+    wait_log 'Reset done,' "$n0" 40 || err="$err; no 'Reset done' from hclge"
+    traffic_end flr 18604
+    [ -z "$err" ] || {
+        echo "FAIL$err"
         return 1
     }
-    port_state hns_0 PORT_ACTIVE || return 1
-    ppair 18604 20
 }
 case "$(cat /sys/bus/pci/devices/"$fn"/reset_method 2>/dev/null)" in
-*bus*) check "$G/flr" flr ;;
+*bus*)
+    check "$G/flr" flr_traffic
+    printf '%s\n' "$out" | grep -E '^    (outcome|events)' || true
+    ;;
 esac
 check "$G/traffic-after" ppair 18602 100
 check "$G/unload" rmmod "$MOD"
