@@ -384,7 +384,8 @@ link_up() {
     return 1
 }
 
-# The NIC reset plans' (nicvf-plan.sh, nicpfvf-plan.sh) common steps.
+# The NIC reset plans' (nic-reset-plan.sh, nicvf-plan.sh, nicpfvf-plan.sh)
+# common steps.
 # ethtool_reset DEV FLAGS: the ETHTOOL_RESET ioctl on netdev DEV, as
 # `ethtool --reset DEV ...` sends it (struct ethtool_value: cmd 0x34, the
 # ETH_RESET_* flags; 0xffff, DEDICATED, is hns3's function reset). The
@@ -424,10 +425,12 @@ res_line() {
     rdma res show 2>/dev/null | grep -w "$1" | sed 's/^[0-9]*: //'
 }
 # bg_start NAME CMD: CMD in the background (at most 300 s), its output in
-# /tmp/bg-NAME.out and, once it ended, its exit status in /tmp/bg-NAME.rc.
+# /tmp/bg-NAME.out and, once it ended, its exit status in /tmp/bg-NAME.rc;
+# the background shell's PID in $bgpid.
 bg_start() {
     rm -f /tmp/bg-"$1".rc
     sh -c "timeout 300 $2 >/tmp/bg-$1.out 2>&1; echo \$? >/tmp/bg-$1.rc" &
+    bgpid=$!
 }
 # bg_end NAME PATTERN: waits up to 60 s for NAME to end; prints "exit
 # STATUS: MESSAGE" (its last error line, else its last line), or "hang"

@@ -83,67 +83,6 @@ check "$G/registered" port_state hns_0 PORT_ACTIVE || plan_exit
 # root bus (no reset file at all), "bus" behind run-guest.sh's bridge.
 echo "    pci reset methods of $fn: $(cat /sys/bus/pci/devices/"$fn"/reset_method 2>/dev/null || echo none)"
 
-# nic_reset FLAGS: the ETHTOOL_RESET ioctl on the netdev (struct
-# ethtool_value: cmd 0x34, the ETH_RESET_* flags; 0xffff, DEDICATED, is
-# hns3's function reset), as ethtool --reset does.
-nic_reset() {
-    python3 -c '
-import array, fcntl, socket, struct, sys
-dev, flags = sys.argv[1], int(sys.argv[2], 0)
-val = array.array("B", struct.pack("II", 0x34, flags))
-ifr = struct.pack("16sP16x", dev.encode(), val.buffer_info()[0])
-s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-fcntl.ioctl(s.fileno(), 0x8946, ifr)
-' "$dev" "$1"
-}
-# log_count TEXT: how many kernel log lines hold TEXT.
-log_count() {
-    dmesg | grep -c "$1"
-}
-# wait_log TEXT N SECS: the kernel log has more than N lines with TEXT
-# within SECS seconds.
-wait_log() {
-    wl=0
-    while [ "$(log_count "$1")" -le "$2" ]; do
-        [ $wl -ge $(($3 * 10)) ] && return 1
-        sleep 0.1
-        wl=$((wl + 1))
-    done
-}
-# res_count: hns_0's line of `rdma res show`.
-res_count() {
-    rdma res show 2>/dev/null | grep -w hns_0 | sed 's/^[0-9]*: //'
-}
-# arm_sn: the CQs' completion events so far (rdma res show cq -dd).
-arm_sn() {
-    rdma -dd res show cq dev hns_0 2>/dev/null |
-        awk '{for (i = 1; i < NF; i++) if ($i == "drv_arm_sn") s += $(i + 1)} END {print s + 0}'
-}
-# app_start NAME CMD: CMD in the background (at most 300 s), its output
-# in /tmp/nr-NAME.out and its exit status, once it ended, in
-# /tmp/nr-NAME.rc; its PID in $apid.
-app_start() {
-    rm -f /tmp/nr-"$1".rc
-    sh -c "timeout 300 $2 >/tmp/nr-$1.out 2>&1; echo \$? >/tmp/nr-$1.rc" &
-    apid=$!
-}
-# app_end NAME: waits up to 60 s for the application NAME to end; prints
-# "exit STATUS: MESSAGE" (its last error line, else its last line) or
-# "hang" (then kills it).
-app_end() {
-    for _ in $(seq 60); do
-        if [ -s /tmp/nr-"$1".rc ]; then
-            amsg=$(grep -iE 'fail|error|couldn|unable' /tmp/nr-"$1".out | tail -n 1)
-            [ -n "$amsg" ] || amsg=$(tail -n 1 /tmp/nr-"$1".out)
-            printf 'exit %s: %s' "$(cat /tmp/nr-"$1".rc)" "$(printf '%s' "$amsg" | cut -c1-60)"
-            return 0
-        fi
-        sleep 1
-    done
-    # The pingpongs under the reset (port 18600), in the guest.
-    pkill -9 -f "ibv_rc_pingpong -e -d hns_0 -g 0 -p 18600" 2>/dev/null
-    echo hang
-}
 # ppair PORT N: an ibv_rc_pingpong -e pair of N iterations on hns_0, GID
 # 0; 0 when both ends pass.
 ppair() {
@@ -216,15 +155,15 @@ print("mmap again %s, doorbell before %s, during %s" % (again, before, during))
 # by 10 (from $s1 to $s2). Adds to $err when the pair does not run.
 traffic_start() {
     cmd="ibv_rc_pingpong -e -d hns_0 -g 0 -p 18600 -n 100000"
-    app_start server "$cmd"
-    sp=$apid
+    bg_start server "$cmd"
+    sp=$bgpid
     listening pingpong 18600 || err="$err; the server did not listen"
-    app_start client "$cmd 127.0.0.1"
-    cp=$apid
-    s1=$(arm_sn) s2=$s1 w=0
+    bg_start client "$cmd 127.0.0.1"
+    cp=$bgpid
+    s1=$(cq_events hns_0) s2=$s1 w=0
     while [ "$s2" -lt $((s1 + 10)) ] && [ $w -lt 75 ]; do
         sleep 0.2
-        s2=$(arm_sn)
+        s2=$(cq_events hns_0)
         w=$((w + 1))
     done
     if ! kill -0 $sp 2>/dev/null || ! kill -0 $cp 2>/dev/null || [ "$s2" -lt $((s1 + 10)) ]; then
@@ -238,8 +177,8 @@ traffic_start() {
 # for hns_0 what it counted in $res0 (taken before anything started).
 # Prints the "outcome: KIND" lines; adds to $err what failed.
 traffic_end() {
-    se=$(app_end server)
-    ce=$(app_end client)
+    se=$(bg_end server "$cmd")
+    ce=$(bg_end client "$cmd")
     echo "    events $s1 -> $s2, apps done $(($(date +%s) - t0)) s after the reset request"
     echo "    outcome: $1 server $se"
     echo "    outcome: $1 client $ce"
@@ -254,18 +193,18 @@ traffic_end() {
     elif ! out=$(ppair "$2" 20); then
         err="$err; fresh $out"
     fi
-    res1=$(res_count)
+    res1=$(res_line hns_0)
     echo "    outcome: $1 rdma res same as before: $([ "$res1" = "$res0" ] && echo yes || echo "no ('$res0' -> '$res1')")"
 }
 
 func_reset_traffic() {
-    res0=$(res_count)
+    res0=$(res_line hns_0)
     err=""
     probe_start || err="; the user mapping probe did not start ($(tail -n 1 /tmp/nr-probe.out))"
     traffic_start
     n0=$(log_count 'Reset done,')
     p0=$(log_count 'prepare wait ok')
-    nic_reset 0xffff || err="$err; the ETHTOOL_RESET ioctl failed"
+    ethtool_reset "$dev" 0xffff || err="$err; the ETHTOOL_RESET ioctl failed"
     # Past the RoCE client's DOWN and the handshake, FUN_RST_ING held
     # (nic_reset_ms): the probe maps and rings while the function resets.
     wait_log 'prepare wait ok' "$p0" 40 || err="$err; no 'prepare wait ok' from hclge"
@@ -293,7 +232,7 @@ init_during_reset() {
     p0=$(log_count 'prepare wait ok')
     d0=$(log_count 'Reset done,')
     b0=$(log_count 'Device is busy in resetting state')
-    nic_reset 0xffff || return 1
+    ethtool_reset "$dev" 0xffff || return 1
     # hclge has handshaken and waits for FUN_RST_ING, which the model
     # holds (nic_reset_ms).
     wait_log 'prepare wait ok' "$p0" 40 || {
@@ -337,7 +276,7 @@ printf '%s\n' "$out" | grep -E '^    outcome' || true
 # reset: both ends exit with an error, hns_0 is back, a fresh pair passes,
 # `rdma res show` counts as before. Without a bus reset method, nothing.
 flr_traffic() {
-    res0=$(res_count)
+    res0=$(res_line hns_0)
     err=""
     traffic_start
     n0=$(log_count 'Reset done,')
