@@ -116,6 +116,7 @@ fn span_words(min: u32, max: u32) -> usize {
 
 /// The ids `[min, max]` an IDA can actually hand out: `max` clamped to
 /// [`IDA_MAX`]; `None` if that is empty.
+#[inline(never)]
 fn span(min: u32, max: u32) -> Option<(u32, u32)> {
     let hi = if max > IDA_MAX { IDA_MAX } else { max };
     if min > hi {

@@ -490,6 +490,7 @@ impl Cmd {
     }
 
     /// [`Ring::send`] on this function's ring and state.
+    #[inline(never)]
     pub(crate) fn send(&self, d: &mut [Desc]) -> Result {
         self.ring.send(&self.state, d)
     }

@@ -113,6 +113,7 @@ struct MptSlot<'a> {
 
 impl<'a> MptSlot<'a> {
     /// `alloc_mr_key`: an index, then its MPT table entry.
+    #[inline(never)]
     fn take(env: &'a MrEnv<'a>) -> Result<Self> {
         // The index goes back if its table entry cannot be had.
         let idx = ScopeGuard::new_with_data(env.ids.alloc()?, |i| env.ids.free(i));

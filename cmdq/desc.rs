@@ -54,6 +54,7 @@ impl Desc {
 
     /// A zeroed descriptor for `opcode`: `IN`, plus `WR` for a read
     /// (`hns_roce_cmq_setup_basic_desc`).
+    #[inline(never)]
     pub fn new(opcode: u16, read: bool) -> Self {
         Desc {
             opcode,

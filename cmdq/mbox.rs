@@ -67,6 +67,7 @@ pub(crate) struct MailboxBuf {
 
 impl MailboxBuf {
     /// A zeroed 4 KiB mailbox buffer.
+    #[inline(never)]
     pub(crate) fn new(dev: &Device<Bound>) -> Result<Self> {
         Ok(Self {
             buf: Coherent::<u32>::zeroed_slice(dev, MAILBOX_SIZE / 4, GFP_KERNEL)?,
@@ -85,6 +86,7 @@ impl MailboxBuf {
     ///
     /// `ERANGE` if `words` is longer than the buffer (nothing past its end
     /// is written).
+    #[inline(never)]
     pub(crate) fn write_le_words(&self, words: &[u32]) -> Result {
         for (i, w) in words.iter().enumerate() {
             io_write!(&self.buf, [try: i], *w);
@@ -98,6 +100,7 @@ impl MailboxBuf {
     /// # Errors
     ///
     /// `ERANGE` if `words` is longer than the buffer.
+    #[inline(never)]
     pub(crate) fn read_le_words(&self, words: &mut [u32]) -> Result {
         for (i, w) in words.iter_mut().enumerate() {
             *w = io_read!(&self.buf, [try: i]);

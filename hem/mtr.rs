@@ -49,6 +49,7 @@ pub(crate) struct Region {
 /// the caps give them) in pages of `1 << page_shift` bytes, as
 /// `hns_roce_mtr_create` emits it on entry; `mtt_only` for a page list
 /// without a buffer of its own.
+#[inline(never)]
 pub(crate) fn trace_buf_attr(regions: &[Region], page_shift: u32, mtt_only: bool) {
     let mut r = [(0u32, 0i32); MAX_BT_REGION];
     for (t, g) in r.iter_mut().zip(regions) {

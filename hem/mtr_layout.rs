@@ -346,6 +346,7 @@ impl HemList {
     /// the end of the bottom BT page (C's `hns_roce_hem_list_find_mtt`
     /// count). Lets a caller map a page list run by run, as C's
     /// `mtr_map_region` does.
+    #[inline(never)]
     pub fn locate_run(&self, page: u32) -> Option<(BtSlot, u32)> {
         let bt = self
             .regions()

@@ -374,6 +374,7 @@ impl HemTables {
     }
 
     /// The table of type `ty`.
+    #[inline(never)]
     pub(crate) fn table(&self, ty: HemType) -> Result<&HemTable> {
         self.tables
             .iter()
