@@ -107,6 +107,7 @@ fn to_usize(x: u32) -> usize {
 
 /// Storage words for the ids `[min, max]`, `max` clamped to [`IDA_MAX`]
 /// (0 for an empty range).
+#[inline(never)]
 fn span_words(min: u32, max: u32) -> usize {
     match span(min, max) {
         Some((lo, hi)) => to_usize((hi - lo) / 64) + 1,

@@ -117,6 +117,7 @@ pub(crate) struct QpInit {
 
 impl QpInit {
     /// The request `base`, with libhns's request `ureq` of a user QP.
+    #[inline(never)]
     pub(crate) fn new(base: rdma::QpInit, ureq: Option<&UdataReq<CreateQp>>) -> Self {
         let Some(u) = ureq else {
             return Self {

@@ -81,6 +81,7 @@ fn set_ba(bt: &Coherent<[u64]>, i: u32, ba: u64) -> Result {
 /// # Errors
 ///
 /// `EINVAL` if they do not all fit; then nothing is stored.
+#[inline(never)]
 fn set_bas(bt: &Coherent<[u64]>, i: u32, bas: &[u64]) -> Result {
     let i = usize::try_from(i)?;
     match i.checked_add(bas.len()) {

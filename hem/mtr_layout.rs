@@ -85,6 +85,7 @@ impl BufRegions {
     }
 
     /// Buffer pages of all regions (`cal_mtr_pg_cnt`).
+    #[inline(never)]
     pub fn page_count(&self) -> u64 {
         self.as_slice().iter().map(|r| u64::from(r.count)).sum()
     }
@@ -383,6 +384,7 @@ impl HemList {
     }
 
     /// The region BT page `page` (below the root) belongs to.
+    #[inline(never)]
     fn region_of_bt(&self, page: u32) -> Option<&RegionBt> {
         self.regions()
             .iter()

@@ -46,6 +46,7 @@ impl Mem {
         }
     }
 
+    #[inline(never)]
     fn dma(&self, a: HemAddr) -> Option<u64> {
         // CAST: as above.
         match a {
@@ -68,6 +69,7 @@ impl Mem {
         }
     }
 
+    #[inline(never)]
     fn free(&mut self, a: HemAddr) {
         // CAST: as above.
         let slot = match a {

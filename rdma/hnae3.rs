@@ -473,6 +473,7 @@ unsafe fn ae_ask(
 
 impl ResetInfo {
     /// How many hardware resets the NIC has finished.
+    #[inline(never)]
     pub(crate) fn reset_cnt(&self) -> c_ulong {
         // SAFETY: valid, bound handle (type invariant).
         let op = unsafe { ae_ops(self.h) }.ae_dev_reset_cnt;
