@@ -18,7 +18,7 @@ use super::{Cmd, Gate, Ring};
 use crate::dfx::DfxCnt;
 use crate::field::Field;
 use crate::hns_roce_hw_v2::consts::cmq_op;
-use crate::rdma::{new_spinlock_irq, Event, SpinLockIrq};
+use crate::rdma::{new_spinlock_irq, Event, OutlineDrop, SpinLockIrq};
 use core::sync::atomic::{AtomicBool, Ordering};
 use kernel::{
     device::{Bound, Device},
@@ -62,7 +62,7 @@ const MB_ST_COMPLETE_ALL: u32 = 0xff;
 
 /// A DMA buffer a mailbox command reads a context from or writes one to.
 pub(crate) struct MailboxBuf {
-    buf: Coherent<[u32]>,
+    buf: OutlineDrop<Coherent<[u32]>>,
 }
 
 impl MailboxBuf {
@@ -70,7 +70,11 @@ impl MailboxBuf {
     #[inline(never)]
     pub(crate) fn new(dev: &Device<Bound>) -> Result<Self> {
         Ok(Self {
-            buf: Coherent::<u32>::zeroed_slice(dev, MAILBOX_SIZE / 4, GFP_KERNEL)?,
+            buf: OutlineDrop::new(Coherent::<u32>::zeroed_slice(
+                dev,
+                MAILBOX_SIZE / 4,
+                GFP_KERNEL,
+            )?),
         })
     }
 
@@ -89,7 +93,7 @@ impl MailboxBuf {
     #[inline(never)]
     pub(crate) fn write_le_words(&self, words: &[u32]) -> Result {
         for (i, w) in words.iter().enumerate() {
-            io_write!(&self.buf, [try: i], *w);
+            io_write!(&*self.buf, [try: i], *w);
         }
         Ok(())
     }
@@ -103,7 +107,7 @@ impl MailboxBuf {
     #[inline(never)]
     pub(crate) fn read_le_words(&self, words: &mut [u32]) -> Result {
         for (i, w) in words.iter_mut().enumerate() {
-            *w = io_read!(&self.buf, [try: i]);
+            *w = io_read!(&*self.buf, [try: i]);
         }
         Ok(())
     }
