@@ -651,7 +651,8 @@ impl EqTable {
             let kind = if i < comp { Kind::Ceq } else { Kind::Aeq };
             let eq = Eq::create(h, cmd, objs, caps, i, kind)
                 .inspect_err(|_| hdev_err!(h.device(), "failed to create eq.\n"))?;
-            t.eqs.push(Arc::new(eq, GFP_KERNEL)?, GFP_KERNEL)?;
+            // Within the capacity reserved for the loop: no growth path.
+            t.eqs.push_within_capacity(Arc::new(eq, GFP_KERNEL)?)?;
         }
         t.request_irqs(h, comp, aeq, other, hip09)
             .inspect_err(|_| hdev_err!(h.device(), "failed to request irq.\n"))?;

@@ -195,7 +195,8 @@ impl KernelMtr {
             let p = Coherent::<u8>::zeroed_slice(dev, page, GFP_KERNEL)?;
             let (bt, slot) = bt_slot(&root, &mid, hem.locate(i).ok_or(EINVAL)?)?;
             set_ba(bt, slot, p.dma_address())?;
-            pages.push(p, GFP_KERNEL)?;
+            // Within the capacity reserved for the loop: no growth path.
+            pages.push_within_capacity(p)?;
         }
         // INVARIANT: every page allocated in order and listed where the
         // layout says, every L1 page in its root entry.
@@ -443,7 +444,7 @@ impl FrmrPbl {
         let mut slots = KVec::with_capacity(usize::try_from(hem.page_count)?, GFP_KERNEL)?;
         for i in 0..hem.page_count {
             match hem.locate(i).ok_or(EINVAL)? {
-                BtSlot::Root(j) => slots.push(j, GFP_KERNEL)?,
+                BtSlot::Root(j) => slots.push_within_capacity(j)?,
                 BtSlot::L1 { .. } => return Err(EINVAL),
             }
         }
@@ -498,10 +499,8 @@ fn alloc_bts(dev: &Device<Bound>, hem: &crate::hem::HemList) -> Result<KVec<Cohe
             cond_resched();
         }
         let n = usize::try_from(hem.bt_entries(j).ok_or(EINVAL)?)?;
-        mid.push(
-            Coherent::<u64>::zeroed_slice(dev, n, GFP_KERNEL)?,
-            GFP_KERNEL,
-        )?;
+        // Within the capacity reserved for the loop: no growth path.
+        mid.push_within_capacity(Coherent::<u64>::zeroed_slice(dev, n, GFP_KERNEL)?)?;
     }
     Ok(mid)
 }

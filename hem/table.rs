@@ -93,7 +93,8 @@ fn nones<T>(len: u32) -> Result<KVec<Option<T>>> {
     // CAST: table sizes are u32 counts.
     let mut v = KVec::with_capacity(len as usize, GFP_KERNEL)?;
     for _ in 0..len {
-        v.push(None, GFP_KERNEL)?;
+        // Within the capacity reserved for the loop: no growth path.
+        v.push_within_capacity(None)?;
     }
     Ok(v)
 }
