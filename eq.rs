@@ -643,8 +643,8 @@ impl EqTable {
             objs: objs.clone(),
             eq_num,
             enabled: false,
-            abn_irqs: KVec::new(),
-            irqs: KVec::new(),
+            abn_irqs: KVec::with_capacity(other as usize, GFP_KERNEL)?,
+            irqs: KVec::with_capacity(eq_num as usize, GFP_KERNEL)?,
             eqs: KVec::with_capacity(eq_num as usize, GFP_KERNEL)?,
         };
         for i in 0..eq_num {
@@ -699,10 +699,9 @@ impl EqTable {
                     GFP_KERNEL,
                 )?,
             );
-            self.abn_irqs.push(
-                r.inspect_err(|_| hdev_err!(h.device(), "request irq error!\n"))?,
-                GFP_KERNEL,
-            )?;
+            // Within the capacity reserved in `new`: no growth path.
+            self.abn_irqs
+                .push_within_capacity(r.inspect_err(|_| hdev_err!(h.device(), "request irq error!\n"))?)?;
         }
         // Vectors: abnormal ones, then the AEQ, then the CEQs; EQ `i < comp`
         // is a CEQ, the rest are AEQs.
@@ -721,7 +720,8 @@ impl EqTable {
                 IrqRegistration::new(h.irq_vector(vec)?, name, eq.clone())
             }
             .inspect_err(|_| hdev_err!(h.device(), "request irq error!\n"))?;
-            self.irqs.push(r, GFP_KERNEL)?;
+            // Within the capacity reserved in `new`: no growth path.
+            self.irqs.push_within_capacity(r)?;
         }
         Ok(())
     }
