@@ -301,14 +301,12 @@ impl UserDbPages {
             None => {
                 pages.reserve(1, GFP_KERNEL)?;
                 let umem = pin.pin(page_virt, page_size, 0)?;
-                pages.push(
-                    UserPage {
-                        virt: page_virt,
-                        umem,
-                        users: 0,
-                    },
-                    GFP_KERNEL,
-                )?;
+                // Within the capacity reserved above: no growth path.
+                pages.push_within_capacity(UserPage {
+                    virt: page_virt,
+                    umem,
+                    users: 0,
+                })?;
                 pages.len() - 1
             }
         };

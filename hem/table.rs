@@ -352,8 +352,8 @@ impl HemTables {
     pub(crate) fn new(dev: &Device<Bound>, cmd: &Arc<Cmd>, caps: &Caps) -> Result<Self> {
         // CAST: PAGE_SHIFT is 12..16.
         let shift = kernel::page::PAGE_SHIFT as u32;
-        let mut tables = KVec::new();
         let extra = [HemType::Irrl, HemType::Trrl];
+        let mut tables = KVec::with_capacity(HemType::CONTEXTS.len() + extra.len(), GFP_KERNEL)?;
         for &ty in Iterator::chain(HemType::CONTEXTS.iter(), extra.iter()) {
             let Some(cfg) = TableCfg::from_caps(caps, ty, shift) else {
                 continue;
@@ -368,7 +368,8 @@ impl HemTables {
                 EINVAL
             })?;
             let t = KBox::pin_init(HemTable::new(cmd.clone(), geom)?, GFP_KERNEL)?;
-            tables.push((ty, t), GFP_KERNEL)?;
+            // Within the capacity reserved above: no growth path.
+            tables.push_within_capacity((ty, t))?;
         }
         Ok(Self {
             tables,
