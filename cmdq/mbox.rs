@@ -116,6 +116,7 @@ impl MailboxBuf {
 /// Reads a context back from the engine: the QUERY mailbox `op` for
 /// object `tag` (the `hns_roce_v2_query_*` functions), its first
 /// `words.len()` words into `words` (as [`MailboxBuf::read_le_words`]).
+#[inline(never)]
 pub(crate) fn query_context(
     cmd: &Cmd,
     dev: &Device<Bound>,
