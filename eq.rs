@@ -700,8 +700,9 @@ impl EqTable {
                 )?,
             );
             // Within the capacity reserved in `new`: no growth path.
-            self.abn_irqs
-                .push_within_capacity(r.inspect_err(|_| hdev_err!(h.device(), "request irq error!\n"))?)?;
+            self.abn_irqs.push_within_capacity(
+                r.inspect_err(|_| hdev_err!(h.device(), "request irq error!\n"))?,
+            )?;
         }
         // Vectors: abnormal ones, then the AEQ, then the CEQs; EQ `i < comp`
         // is a CEQ, the rest are AEQs.
