@@ -409,6 +409,7 @@ impl Cq {
 
     /// The CQ context read back (QUERY_CQC) for `rdma res show cq -r`
     /// (`hns_roce_fill_res_cq_entry_raw`).
+    #[inline(never)]
     pub(crate) fn res_raw(&self, env: &CqEnv<'_>, r: &mut ResRaw<'_>) -> Result {
         let mut words = [0u32; 16];
         query_context(env.cmd, env.dev, mbox::QUERY_CQC, self.cqn, &mut words).inspect_err(

@@ -149,6 +149,7 @@ impl Drop for MptSlot<'_> {
 const FRMR_PBL_HOP: u32 = 1;
 
 /// The page-list part of a user MR's MPT entry (`set_mtpt_pbl`).
+#[inline(never)]
 fn mpt_pbl(env: &MrEnv<'_>, pbl: &UserMtr) -> Result<MptPbl> {
     let mut pages = [0u64; 2];
     let n = usize::try_from(pbl.page_count())?.min(pages.len());
@@ -568,6 +569,7 @@ impl Mr {
 
     /// Ends a mapping `ib_sg_to_pages` answered `n` for: C's message when
     /// nothing was mapped, else the page size is the mapping's. Returns `n`.
+    #[inline(never)]
     pub(crate) fn map_sg_end(&self, st: &DevState, n: i32, page_size: u32) -> i32 {
         let Some(f) = self.frmr.as_ref() else {
             return 0;

@@ -506,6 +506,7 @@ pub const MAX_HOP_NUM: u32 = 3;
 /// Blocks of `pgsz` bytes that `length` bytes from I/O address `iova` span
 /// (`ib_umem_num_dma_blocks`): from `iova` aligned down to the end aligned
 /// up. 0 if `pgsz` is not a power of two or the end does not fit 64 bits.
+#[inline(never)]
 pub fn num_dma_blocks(iova: u64, length: u64, pgsz: u64) -> u64 {
     if !pgsz.is_power_of_two() {
         return 0;

@@ -1003,6 +1003,7 @@ impl<C: RoceClient> ClientAdapter<C> {
 
     /// Takes the driver's state of a function out of `priv` and tears it
     /// down.
+    #[inline(never)]
     fn detach(cl: &mut Clients<'_, C>, h: &Hnae3Handle, how: Uninit) {
         let p = {
             let _g = cl.client.priv_lock.lock();

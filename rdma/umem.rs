@@ -335,6 +335,7 @@ impl Umem {
 }
 
 impl Drop for Umem {
+    #[inline(never)]
     fn drop(&mut self) {
         // SAFETY: we own the umem (type invariant) and never touch it again.
         unsafe { raw::ib_umem_release(self.ptr.as_ptr()) }
