@@ -162,6 +162,7 @@ fn query_caps(h: &Hnae3Handle, cmd: &Cmd, rev: HwRev, is_vf: bool) -> Result<Cap
 }
 
 /// A capability answer that does not decode.
+#[inline(never)]
 fn bad_caps(h: &Hnae3Handle, e: CapsError) -> Error {
     hdev_err!(h.device(), "cannot decode the capabilities: {:?}\n", e);
     EINVAL

@@ -826,6 +826,7 @@ impl Qp {
 
     /// Takes this QP's CQEs out of its send and receive CQs; the SRQ WQEs
     /// of receive CQEs taken out are free again.
+    #[inline(never)]
     fn clean_cqs(&self, st: &DevState) {
         let srq = self.core.srq();
         if let Some(c) = &self.send_cq {

@@ -903,6 +903,7 @@ fn attrs_of(regions: &[Region]) -> Result<[RegionAttr; MAX_BT_REGION]> {
 
 /// Pins the user buffer (`mtr_alloc_bufs` with udata): any failure is
 /// `ENOMEM`, as in C.
+#[inline(never)]
 fn pin_umem(
     dev: &Device<Bound>,
     pin: UmemDev<'_>,

@@ -559,6 +559,7 @@ impl DscpMap {
     /// # Errors
     ///
     /// `EOPNOTSUPP` if the NIC has no such map, or the NIC's error.
+    #[inline(never)]
     pub(crate) fn prio(&self, dscp: u8) -> Result<(u8, u8)> {
         let (mut mode, mut prio) = (0u8, 0u8);
         // SAFETY: valid, bound handle (type invariant).
