@@ -242,6 +242,7 @@ impl Drop for DbPages {
     /// The function goes: every object holding a record must be gone, so
     /// a record still out is a leak. Say so (the guest plans check for this
     /// line); the pages themselves stay until that record drops.
+    #[inline(never)]
     fn drop(&mut self) {
         let n = self.in_use();
         if n != 0 {

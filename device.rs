@@ -448,6 +448,7 @@ impl IbDev {
         }
     }
 
+    #[inline(never)]
     fn cq_env(&self) -> cq::CqEnv<'_> {
         cq::CqEnv {
             cmd: &self.cmd,
