@@ -130,6 +130,22 @@ pub(crate) fn query_context(
     Ok(())
 }
 
+/// Writes a context to the engine: `words` (already little-endian) into a
+/// fresh mailbox buffer, then the mailbox `op` for object `tag` with it as
+/// input (a CREATE or MODIFY mailbox).
+#[inline(never)]
+pub(crate) fn write_context(
+    cmd: &Cmd,
+    dev: &Device<Bound>,
+    op: u8,
+    tag: u32,
+    words: &[u32],
+) -> Result {
+    let mb = MailboxBuf::new(dev)?;
+    mb.write_le_words(words)?;
+    cmd.mbox(mb.dma(), 0, op, tag)
+}
+
 /// One mailbox command: `cmd` on object `tag`, with the DMA addresses of
 /// its input and output context buffers (or 0).
 #[derive(Clone, Copy)]
