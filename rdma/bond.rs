@@ -332,7 +332,6 @@ impl<T: BondHandler> BondHooks<T> {
 
     /// Unregisters the notifier (takes RTNL) and waits for a running
     /// work item. Does nothing to an unregistered notifier but the wait.
-    #[inline(never)]
     pub(crate) fn suspend(&self) {
         if self.registered.swap(false, Ordering::AcqRel) {
             // SAFETY: the registered notifier (type invariant).
