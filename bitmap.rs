@@ -107,6 +107,7 @@ fn to_usize(x: u32) -> usize {
 
 /// Storage words for the ids `[min, max]`, `max` clamped to [`IDA_MAX`]
 /// (0 for an empty range).
+#[inline(never)]
 fn span_words(min: u32, max: u32) -> usize {
     match span(min, max) {
         Some((lo, hi)) => to_usize((hi - lo) / 64) + 1,
@@ -116,6 +117,7 @@ fn span_words(min: u32, max: u32) -> usize {
 
 /// The ids `[min, max]` an IDA can actually hand out: `max` clamped to
 /// [`IDA_MAX`]; `None` if that is empty.
+#[inline(never)]
 fn span(min: u32, max: u32) -> Option<(u32, u32)> {
     let hi = if max > IDA_MAX { IDA_MAX } else { max };
     if min > hi {
@@ -175,6 +177,7 @@ fn ida_alloc_in(words: &mut [u64], base: u32, top: u32, min: u32, max: u32) -> R
 }
 
 /// `ida_free(ida, id)` on an IDA whose storage covers the ids `[base, top]`.
+#[inline(never)]
 fn ida_free_in(words: &mut [u64], base: u32, top: u32, id: u32) -> Result<()> {
     if id > IDA_MAX {
         // `if ((int)id < 0) return;`: silently ignored.
@@ -207,6 +210,7 @@ fn ida_test_in(words: &[u64], base: u32, top: u32, id: u32) -> bool {
 }
 
 /// Frees `id` in bank `idx` of a banked allocator and drops its load.
+#[inline(never)]
 fn bank_free(
     banks: &mut [Bank],
     words: &mut [u64],
@@ -234,6 +238,7 @@ fn bank_test(banks: &[Bank], words: &[u64], stride: usize, idx: usize, id: u32) 
 }
 
 /// Words `[idx * stride, (idx + 1) * stride)` of `words`.
+#[inline(never)]
 fn region(words: &mut [u64], stride: usize, idx: usize) -> Result<&mut [u64]> {
     let start = idx.checked_mul(stride).ok_or(BitmapError::Invalid)?;
     let end = start.checked_add(stride).ok_or(BitmapError::Invalid)?;
@@ -376,6 +381,7 @@ pub struct Bank {
 
 /// The reserved numbers `0 .. reserved` that fall into bank `b` of
 /// `bank_num` (the `min++`/`inuse++` loops of the init functions).
+#[inline(never)]
 fn reserved_in_bank(reserved: u32, b: u32, bank_num: u32) -> u32 {
     if reserved > b {
         (reserved - b - 1) / bank_num + 1
@@ -386,6 +392,7 @@ fn reserved_in_bank(reserved: u32, b: u32, bank_num: u32) -> u32 {
 
 /// Banks set up as `hns_roce_init_qp_table`/`hns_roce_init_cq_table` do,
 /// and the storage stride (words per bank) they need.
+#[inline(never)]
 fn init_banks<const N: usize>(num: u32, reserved: u32) -> Result<([Bank; N], usize)> {
     let n = u32::try_from(N).map_err(|_| BitmapError::Invalid)?;
     let per_bank = num / n;

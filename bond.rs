@@ -323,6 +323,7 @@ impl<N: Copy + PartialEq, H: Copy + PartialEq> Group<N, H> {
     }
 
     /// The member index of `netdev` (`get_netdev_bond_slave_id`).
+    #[inline(never)]
     pub fn member_index(&self, netdev: N) -> Option<usize> {
         self.netdevs.iter().position(|n| *n == Some(netdev))
     }
@@ -355,6 +356,7 @@ impl<N: Copy + PartialEq, H: Copy + PartialEq> Group<N, H> {
 
     /// Whether every lower device of the upper can bond and there are two
     /// to four of them (`check_slave_support`).
+    #[inline(never)]
     pub fn slaves_supported(&self, slaves: &[Slave<N, H>]) -> bool {
         slaves.iter().all(|s| self.slave_supported(s)) && (2..=FUNC_MAX).contains(&slaves.len())
     }

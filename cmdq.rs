@@ -20,7 +20,7 @@ pub mod mbox;
 pub mod slot;
 pub mod state;
 
-pub(crate) use mbox::{query_context, Mailbox, MailboxBuf, MboxCmd};
+pub(crate) use mbox::{query_context, write_context, Mailbox, MailboxBuf, MboxCmd};
 pub(crate) use state::DevState;
 
 use crate::cmdq::desc::{retval_errno, Desc, CSQ_DESC_NUM};
@@ -490,6 +490,7 @@ impl Cmd {
     }
 
     /// [`Ring::send`] on this function's ring and state.
+    #[inline(never)]
     pub(crate) fn send(&self, d: &mut [Desc]) -> Result {
         self.ring.send(&self.state, d)
     }

@@ -16,7 +16,7 @@
 
 pub(crate) mod poll;
 
-use crate::cmdq::{query_context, Cmd, MailboxBuf};
+use crate::cmdq::{query_context, write_context, Cmd, MailboxBuf};
 use crate::db::{Db, DbPages, UserDb, UserDbPages};
 use crate::device::Ucontext;
 use crate::field::Ctx;
@@ -299,19 +299,16 @@ impl Cq {
                     )
                 })?;
             let ctx = cq.context(c, attr.vector, hop, mtts);
-            MailboxBuf::new(env.dev)
-                .and_then(|mb| {
-                    mb.write_le_words(ctx.as_le_words())?;
-                    env.cmd.mbox(mb.dma(), 0, mbox::CREATE_CQC, cqn)
-                })
-                .inspect_err(|e| {
+            write_context(env.cmd, env.dev, mbox::CREATE_CQC, cqn, ctx.as_le_words()).inspect_err(
+                |e| {
                     ibdev_err_ratelimited!(
                         env.cmd,
                         "failed to send create cmd for CQ({:#x}), ret = {}.\n",
                         cqn,
                         e.to_errno()
                     )
-                })?;
+                },
+            )?;
             Ok(cqc)
         };
         let cqc = alloc().inspect_err(|e| {
@@ -409,6 +406,7 @@ impl Cq {
 
     /// The CQ context read back (QUERY_CQC) for `rdma res show cq -r`
     /// (`hns_roce_fill_res_cq_entry_raw`).
+    #[inline(never)]
     pub(crate) fn res_raw(&self, env: &CqEnv<'_>, r: &mut ResRaw<'_>) -> Result {
         let mut words = [0u32; 16];
         query_context(env.cmd, env.dev, mbox::QUERY_CQC, self.cqn, &mut words).inspect_err(

@@ -242,6 +242,7 @@ impl Drop for DbPages {
     /// The function goes: every object holding a record must be gone, so
     /// a record still out is a leak. Say so (the guest plans check for this
     /// line); the pages themselves stay until that record drops.
+    #[inline(never)]
     fn drop(&mut self) {
         let n = self.in_use();
         if n != 0 {
@@ -301,14 +302,12 @@ impl UserDbPages {
             None => {
                 pages.reserve(1, GFP_KERNEL)?;
                 let umem = pin.pin(page_virt, page_size, 0)?;
-                pages.push(
-                    UserPage {
-                        virt: page_virt,
-                        umem,
-                        users: 0,
-                    },
-                    GFP_KERNEL,
-                )?;
+                // Within the capacity reserved above: no growth path.
+                pages.push_within_capacity(UserPage {
+                    virt: page_virt,
+                    umem,
+                    users: 0,
+                })?;
                 pages.len() - 1
             }
         };

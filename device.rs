@@ -263,6 +263,7 @@ impl IbDev {
     }
 
     /// Destroys HIP08's free-MR objects (`free_mr_exit`).
+    #[inline(never)]
     pub(crate) fn exit_free_mr(&self) {
         let fm = self.free_mr.lock().take();
         if let Some(fm) = fm {
@@ -447,6 +448,7 @@ impl IbDev {
         }
     }
 
+    #[inline(never)]
     fn cq_env(&self) -> cq::CqEnv<'_> {
         cq::CqEnv {
             cmd: &self.cmd,

@@ -48,6 +48,7 @@ impl DipEntry {
 
 /// Where the QP `qpn`'s own entry is in `entries` (sorted by index):
 /// `Ok(position)` if it is there, `Err(position)` where it goes.
+#[inline(never)]
 pub fn slot(entries: &[DipEntry], qpn: u32) -> Result<usize, usize> {
     entries.binary_search_by_key(&qpn, |e| e.idx)
 }

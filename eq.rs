@@ -643,15 +643,16 @@ impl EqTable {
             objs: objs.clone(),
             eq_num,
             enabled: false,
-            abn_irqs: KVec::new(),
-            irqs: KVec::new(),
+            abn_irqs: KVec::with_capacity(other as usize, GFP_KERNEL)?,
+            irqs: KVec::with_capacity(eq_num as usize, GFP_KERNEL)?,
             eqs: KVec::with_capacity(eq_num as usize, GFP_KERNEL)?,
         };
         for i in 0..eq_num {
             let kind = if i < comp { Kind::Ceq } else { Kind::Aeq };
             let eq = Eq::create(h, cmd, objs, caps, i, kind)
                 .inspect_err(|_| hdev_err!(h.device(), "failed to create eq.\n"))?;
-            t.eqs.push(Arc::new(eq, GFP_KERNEL)?, GFP_KERNEL)?;
+            // Within the capacity reserved for the loop: no growth path.
+            t.eqs.push_within_capacity(Arc::new(eq, GFP_KERNEL)?)?;
         }
         t.request_irqs(h, comp, aeq, other, hip09)
             .inspect_err(|_| hdev_err!(h.device(), "failed to request irq.\n"))?;
@@ -698,9 +699,9 @@ impl EqTable {
                     GFP_KERNEL,
                 )?,
             );
-            self.abn_irqs.push(
+            // Within the capacity reserved in `new`: no growth path.
+            self.abn_irqs.push_within_capacity(
                 r.inspect_err(|_| hdev_err!(h.device(), "request irq error!\n"))?,
-                GFP_KERNEL,
             )?;
         }
         // Vectors: abnormal ones, then the AEQ, then the CEQs; EQ `i < comp`
@@ -720,7 +721,8 @@ impl EqTable {
                 IrqRegistration::new(h.irq_vector(vec)?, name, eq.clone())
             }
             .inspect_err(|_| hdev_err!(h.device(), "request irq error!\n"))?;
-            self.irqs.push(r, GFP_KERNEL)?;
+            // Within the capacity reserved in `new`: no growth path.
+            self.irqs.push_within_capacity(r)?;
         }
         Ok(())
     }

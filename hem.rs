@@ -139,6 +139,7 @@ impl HemType {
 
 /// The hop number as the hardware's 2-bit field wants it
 /// (`to_hr_hem_hopnum`): 0xff becomes 0, and an empty table is 0.
+#[inline(never)]
 pub fn hw_hopnum(hop: u32, count: u32) -> u32 {
     if count == 0 || hop == HOP_NUM_0 {
         0

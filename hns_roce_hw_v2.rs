@@ -162,6 +162,7 @@ fn query_caps(h: &Hnae3Handle, cmd: &Cmd, rev: HwRev, is_vf: bool) -> Result<Cap
 }
 
 /// A capability answer that does not decode.
+#[inline(never)]
 fn bad_caps(h: &Hnae3Handle, e: CapsError) -> Error {
     hdev_err!(h.device(), "cannot decode the capabilities: {:?}\n", e);
     EINVAL
@@ -427,7 +428,8 @@ impl LinkTable {
             let next = if i + 1 == npages { 0 } else { i as u64 + 1 };
             let entry = (next << (64 - 12)) | (p.dma_address() >> 12);
             io_write!(&table, [try: i], entry.to_le());
-            pages.push(p, GFP_KERNEL)?;
+            // Within the capacity reserved for the loop: no growth path.
+            pages.push_within_capacity(p)?;
         }
         let head = pages.first().map_or(0, |p| p.dma_address() >> 12);
         let tail = pages.last().map_or(0, |p| p.dma_address() >> 12);

@@ -113,6 +113,7 @@ struct MptSlot<'a> {
 
 impl<'a> MptSlot<'a> {
     /// `alloc_mr_key`: an index, then its MPT table entry.
+    #[inline(never)]
     fn take(env: &'a MrEnv<'a>) -> Result<Self> {
         // The index goes back if its table entry cannot be had.
         let idx = ScopeGuard::new_with_data(env.ids.alloc()?, |i| env.ids.free(i));
@@ -148,6 +149,7 @@ impl Drop for MptSlot<'_> {
 const FRMR_PBL_HOP: u32 = 1;
 
 /// The page-list part of a user MR's MPT entry (`set_mtpt_pbl`).
+#[inline(never)]
 fn mpt_pbl(env: &MrEnv<'_>, pbl: &UserMtr) -> Result<MptPbl> {
     let mut pages = [0u64; 2];
     let n = usize::try_from(pbl.page_count())?.min(pages.len());
@@ -567,6 +569,7 @@ impl Mr {
 
     /// Ends a mapping `ib_sg_to_pages` answered `n` for: C's message when
     /// nothing was mapped, else the page size is the mapping's. Returns `n`.
+    #[inline(never)]
     pub(crate) fn map_sg_end(&self, st: &DevState, n: i32, page_size: u32) -> i32 {
         let Some(f) = self.frmr.as_ref() else {
             return 0;

@@ -109,6 +109,7 @@ impl<T: Send + Sync> ObjTable<T> {
     }
 
     /// Makes entry `n` reachable: its object is complete.
+    #[inline(never)]
     pub(crate) fn publish(&self, n: u32) {
         if let Some(s) = self.map.lock().get(&(n & self.mask)) {
             s.users.live.store(true, Ordering::Release);

@@ -21,7 +21,7 @@ pub(crate) mod free_mr;
 mod modify;
 pub(crate) mod post;
 
-use crate::cmdq::{query_context, Cmd, DevState, MailboxBuf};
+use crate::cmdq::{query_context, Cmd, DevState};
 use crate::cq::Cq;
 use crate::db::{Db, DbPages, UserDb, UserDbPages};
 use crate::device::{Ucontext, UCTX_EXSGE};
@@ -117,6 +117,7 @@ pub(crate) struct QpInit {
 
 impl QpInit {
     /// The request `base`, with libhns's request `ureq` of a user QP.
+    #[inline(never)]
     pub(crate) fn new(base: rdma::QpInit, ureq: Option<&UdataReq<CreateQp>>) -> Self {
         let Some(u) = ureq else {
             return Self {
@@ -825,6 +826,7 @@ impl Qp {
 
     /// Takes this QP's CQEs out of its send and receive CQs; the SRQ WQEs
     /// of receive CQEs taken out are free again.
+    #[inline(never)]
     fn clean_cqs(&self, st: &DevState) {
         let srq = self.core.srq();
         if let Some(c) = &self.send_cq {
@@ -955,11 +957,7 @@ impl Qp {
             return Ok(());
         }
         let mut words = [0u32; qpc::QPC_HALF_DWORDS];
-        let r = MailboxBuf::new(env.dev).and_then(|mb| {
-            env.cmd.mbox(0, mb.dma(), mbox::QUERY_QPC, self.qpn)?;
-            mb.read_le_words(&mut words)?;
-            Ok(())
-        });
+        let r = query_context(env.cmd, env.dev, mbox::QUERY_QPC, self.qpn, &mut words);
         if let Err(e) = r {
             ibdev_err_ratelimited!(&env.cmd, "failed to query QPC", ret = e.to_errno());
             return Err(EINVAL);

@@ -233,3 +233,33 @@ pub(crate) mod qp_attr {
     /// Every standard attribute (`IB_QP_ATTR_STANDARD_BITS`).
     pub(crate) const STANDARD: u32 = raw::ib_qp_attr_mask_IB_QP_ATTR_STANDARD_BITS;
 }
+
+/// A value whose drop is one out-of-line function for its type, not the
+/// type's drop glue inlined at every place one goes out of scope: for the
+/// control path's owners of DMA buffers and the like, dropped on every error
+/// path of their users. Reads through `Deref`.
+pub(crate) struct OutlineDrop<T>(core::mem::ManuallyDrop<T>);
+
+impl<T> OutlineDrop<T> {
+    /// Wraps `v`.
+    pub(crate) fn new(v: T) -> Self {
+        Self(core::mem::ManuallyDrop::new(v))
+    }
+}
+
+impl<T> core::ops::Deref for OutlineDrop<T> {
+    type Target = T;
+
+    fn deref(&self) -> &T {
+        &self.0
+    }
+}
+
+impl<T> Drop for OutlineDrop<T> {
+    #[inline(never)]
+    fn drop(&mut self) {
+        // SAFETY: the value was never dropped (only here) and is not used
+        // again: this is the wrapper's own drop.
+        unsafe { core::mem::ManuallyDrop::drop(&mut self.0) };
+    }
+}

@@ -358,6 +358,7 @@ pub(crate) fn unregister_cleanup(cl: &mut Clients<'_, Driver>, h: &Hnae3Handle, 
 
 impl BondGroup {
     /// The main device's command queue.
+    #[inline(never)]
     fn main_cmd<'a>(&self, cl: &'a Clients<'_, Driver>) -> Option<&'a CmdQ> {
         let h = self.state.lock().main_handle?;
         cl.instance(h).map(|i| &*i.hw.cmd)

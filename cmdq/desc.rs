@@ -54,6 +54,7 @@ impl Desc {
 
     /// A zeroed descriptor for `opcode`: `IN`, plus `WR` for a read
     /// (`hns_roce_cmq_setup_basic_desc`).
+    #[inline(never)]
     pub fn new(opcode: u16, read: bool) -> Self {
         Desc {
             opcode,
@@ -94,6 +95,7 @@ impl Desc {
 
 /// A command of `N` descriptors for `opcode` (each set up as [`Desc::new`]
 /// does), chained with NEXT on all but the last.
+#[inline(never)]
 pub fn chain<const N: usize>(opcode: u16, read: bool) -> [Desc; N] {
     let mut descs = [const { Desc::ZERO }; N];
     set_chain(&mut descs, opcode, read);

@@ -18,7 +18,7 @@ use super::{Cmd, Gate, Ring};
 use crate::dfx::DfxCnt;
 use crate::field::Field;
 use crate::hns_roce_hw_v2::consts::cmq_op;
-use crate::rdma::{new_spinlock_irq, Event, SpinLockIrq};
+use crate::rdma::{new_spinlock_irq, Event, OutlineDrop, SpinLockIrq};
 use core::sync::atomic::{AtomicBool, Ordering};
 use kernel::{
     device::{Bound, Device},
@@ -62,14 +62,19 @@ const MB_ST_COMPLETE_ALL: u32 = 0xff;
 
 /// A DMA buffer a mailbox command reads a context from or writes one to.
 pub(crate) struct MailboxBuf {
-    buf: Coherent<[u32]>,
+    buf: OutlineDrop<Coherent<[u32]>>,
 }
 
 impl MailboxBuf {
     /// A zeroed 4 KiB mailbox buffer.
+    #[inline(never)]
     pub(crate) fn new(dev: &Device<Bound>) -> Result<Self> {
         Ok(Self {
-            buf: Coherent::<u32>::zeroed_slice(dev, MAILBOX_SIZE / 4, GFP_KERNEL)?,
+            buf: OutlineDrop::new(Coherent::<u32>::zeroed_slice(
+                dev,
+                MAILBOX_SIZE / 4,
+                GFP_KERNEL,
+            )?),
         })
     }
 
@@ -85,9 +90,10 @@ impl MailboxBuf {
     ///
     /// `ERANGE` if `words` is longer than the buffer (nothing past its end
     /// is written).
+    #[inline(never)]
     pub(crate) fn write_le_words(&self, words: &[u32]) -> Result {
         for (i, w) in words.iter().enumerate() {
-            io_write!(&self.buf, [try: i], *w);
+            io_write!(&*self.buf, [try: i], *w);
         }
         Ok(())
     }
@@ -98,9 +104,10 @@ impl MailboxBuf {
     /// # Errors
     ///
     /// `ERANGE` if `words` is longer than the buffer.
+    #[inline(never)]
     pub(crate) fn read_le_words(&self, words: &mut [u32]) -> Result {
         for (i, w) in words.iter_mut().enumerate() {
-            *w = io_read!(&self.buf, [try: i]);
+            *w = io_read!(&*self.buf, [try: i]);
         }
         Ok(())
     }
@@ -109,6 +116,7 @@ impl MailboxBuf {
 /// Reads a context back from the engine: the QUERY mailbox `op` for
 /// object `tag` (the `hns_roce_v2_query_*` functions), its first
 /// `words.len()` words into `words` (as [`MailboxBuf::read_le_words`]).
+#[inline(never)]
 pub(crate) fn query_context(
     cmd: &Cmd,
     dev: &Device<Bound>,
@@ -120,6 +128,22 @@ pub(crate) fn query_context(
     cmd.mbox(0, mb.dma(), op, tag)?;
     mb.read_le_words(words)?;
     Ok(())
+}
+
+/// Writes a context to the engine: `words` (already little-endian) into a
+/// fresh mailbox buffer, then the mailbox `op` for object `tag` with it as
+/// input (a CREATE or MODIFY mailbox).
+#[inline(never)]
+pub(crate) fn write_context(
+    cmd: &Cmd,
+    dev: &Device<Bound>,
+    op: u8,
+    tag: u32,
+    words: &[u32],
+) -> Result {
+    let mb = MailboxBuf::new(dev)?;
+    mb.write_le_words(words)?;
+    cmd.mbox(mb.dma(), 0, op, tag)
 }
 
 /// One mailbox command: `cmd` on object `tag`, with the DMA addresses of

@@ -49,6 +49,7 @@ pub(crate) struct Region {
 /// the caps give them) in pages of `1 << page_shift` bytes, as
 /// `hns_roce_mtr_create` emits it on entry; `mtt_only` for a page list
 /// without a buffer of its own.
+#[inline(never)]
 pub(crate) fn trace_buf_attr(regions: &[Region], page_shift: u32, mtt_only: bool) {
     let mut r = [(0u32, 0i32); MAX_BT_REGION];
     for (t, g) in r.iter_mut().zip(regions) {
@@ -80,6 +81,7 @@ fn set_ba(bt: &Coherent<[u64]>, i: u32, ba: u64) -> Result {
 /// # Errors
 ///
 /// `EINVAL` if they do not all fit; then nothing is stored.
+#[inline(never)]
 fn set_bas(bt: &Coherent<[u64]>, i: u32, bas: &[u64]) -> Result {
     let i = usize::try_from(i)?;
     match i.checked_add(bas.len()) {
@@ -193,7 +195,8 @@ impl KernelMtr {
             let p = Coherent::<u8>::zeroed_slice(dev, page, GFP_KERNEL)?;
             let (bt, slot) = bt_slot(&root, &mid, hem.locate(i).ok_or(EINVAL)?)?;
             set_ba(bt, slot, p.dma_address())?;
-            pages.push(p, GFP_KERNEL)?;
+            // Within the capacity reserved for the loop: no growth path.
+            pages.push_within_capacity(p)?;
         }
         // INVARIANT: every page allocated in order and listed where the
         // layout says, every L1 page in its root entry.
@@ -441,7 +444,7 @@ impl FrmrPbl {
         let mut slots = KVec::with_capacity(usize::try_from(hem.page_count)?, GFP_KERNEL)?;
         for i in 0..hem.page_count {
             match hem.locate(i).ok_or(EINVAL)? {
-                BtSlot::Root(j) => slots.push(j, GFP_KERNEL)?,
+                BtSlot::Root(j) => slots.push_within_capacity(j)?,
                 BtSlot::L1 { .. } => return Err(EINVAL),
             }
         }
@@ -496,10 +499,8 @@ fn alloc_bts(dev: &Device<Bound>, hem: &crate::hem::HemList) -> Result<KVec<Cohe
             cond_resched();
         }
         let n = usize::try_from(hem.bt_entries(j).ok_or(EINVAL)?)?;
-        mid.push(
-            Coherent::<u64>::zeroed_slice(dev, n, GFP_KERNEL)?,
-            GFP_KERNEL,
-        )?;
+        // Within the capacity reserved for the loop: no growth path.
+        mid.push_within_capacity(Coherent::<u64>::zeroed_slice(dev, n, GFP_KERNEL)?)?;
     }
     Ok(mid)
 }
@@ -902,6 +903,7 @@ fn attrs_of(regions: &[Region]) -> Result<[RegionAttr; MAX_BT_REGION]> {
 
 /// Pins the user buffer (`mtr_alloc_bufs` with udata): any failure is
 /// `ENOMEM`, as in C.
+#[inline(never)]
 fn pin_umem(
     dev: &Device<Bound>,
     pin: UmemDev<'_>,

@@ -85,6 +85,7 @@ impl BufRegions {
     }
 
     /// Buffer pages of all regions (`cal_mtr_pg_cnt`).
+    #[inline(never)]
     pub fn page_count(&self) -> u64 {
         self.as_slice().iter().map(|r| u64::from(r.count)).sum()
     }
@@ -346,6 +347,7 @@ impl HemList {
     /// the end of the bottom BT page (C's `hns_roce_hem_list_find_mtt`
     /// count). Lets a caller map a page list run by run, as C's
     /// `mtr_map_region` does.
+    #[inline(never)]
     pub fn locate_run(&self, page: u32) -> Option<(BtSlot, u32)> {
         let bt = self
             .regions()
@@ -382,6 +384,7 @@ impl HemList {
     }
 
     /// The region BT page `page` (below the root) belongs to.
+    #[inline(never)]
     fn region_of_bt(&self, page: u32) -> Option<&RegionBt> {
         self.regions()
             .iter()
@@ -503,6 +506,7 @@ pub const MAX_HOP_NUM: u32 = 3;
 /// Blocks of `pgsz` bytes that `length` bytes from I/O address `iova` span
 /// (`ib_umem_num_dma_blocks`): from `iova` aligned down to the end aligned
 /// up. 0 if `pgsz` is not a power of two or the end does not fit 64 bits.
+#[inline(never)]
 pub fn num_dma_blocks(iova: u64, length: u64, pgsz: u64) -> u64 {
     if !pgsz.is_power_of_two() {
         return 0;

@@ -46,6 +46,7 @@ impl Mem {
         }
     }
 
+    #[inline(never)]
     fn dma(&self, a: HemAddr) -> Option<u64> {
         // CAST: as above.
         match a {
@@ -68,6 +69,7 @@ impl Mem {
         }
     }
 
+    #[inline(never)]
     fn free(&mut self, a: HemAddr) {
         // CAST: as above.
         let slot = match a {
@@ -91,7 +93,8 @@ fn nones<T>(len: u32) -> Result<KVec<Option<T>>> {
     // CAST: table sizes are u32 counts.
     let mut v = KVec::with_capacity(len as usize, GFP_KERNEL)?;
     for _ in 0..len {
-        v.push(None, GFP_KERNEL)?;
+        // Within the capacity reserved for the loop: no growth path.
+        v.push_within_capacity(None)?;
     }
     Ok(v)
 }
@@ -349,8 +352,8 @@ impl HemTables {
     pub(crate) fn new(dev: &Device<Bound>, cmd: &Arc<Cmd>, caps: &Caps) -> Result<Self> {
         // CAST: PAGE_SHIFT is 12..16.
         let shift = kernel::page::PAGE_SHIFT as u32;
-        let mut tables = KVec::new();
         let extra = [HemType::Irrl, HemType::Trrl];
+        let mut tables = KVec::with_capacity(HemType::CONTEXTS.len() + extra.len(), GFP_KERNEL)?;
         for &ty in Iterator::chain(HemType::CONTEXTS.iter(), extra.iter()) {
             let Some(cfg) = TableCfg::from_caps(caps, ty, shift) else {
                 continue;
@@ -365,7 +368,8 @@ impl HemTables {
                 EINVAL
             })?;
             let t = KBox::pin_init(HemTable::new(cmd.clone(), geom)?, GFP_KERNEL)?;
-            tables.push((ty, t), GFP_KERNEL)?;
+            // Within the capacity reserved above: no growth path.
+            tables.push_within_capacity((ty, t))?;
         }
         Ok(Self {
             tables,
@@ -374,6 +378,7 @@ impl HemTables {
     }
 
     /// The table of type `ty`.
+    #[inline(never)]
     pub(crate) fn table(&self, ty: HemType) -> Result<&HemTable> {
         self.tables
             .iter()

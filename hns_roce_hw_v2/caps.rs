@@ -292,6 +292,7 @@ pub fn apply_vf_res(caps: &mut Caps, d: &[Desc]) -> Result<(), CapsError> {
     apply_func_res(caps, d, 1, true)
 }
 
+#[inline(never)]
 fn apply_func_res(caps: &mut Caps, d: &[Desc], func_num: u32, vf: bool) -> Result<(), CapsError> {
     let [a, b, ..] = d else {
         return Err(CapsError::TooFewDescriptors);

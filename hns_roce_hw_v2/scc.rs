@@ -206,6 +206,7 @@ impl Params {
     }
 
     /// The value of `a` (0 if `a` lies outside the block).
+    #[inline(never)]
     pub fn get(&self, a: &ParamAttr) -> u32 {
         self.0
             .get(a.offset..a.offset + a.size)

@@ -79,7 +79,8 @@ impl FreeMr {
             let q = dev
                 .reserved_qp(&mut init, cq.clone())
                 .inspect_err(|_| ibdev_err!(dev.state(), "failed to create qp for free mr.\n"))?;
-            self.qps.push(q, GFP_KERNEL)?;
+            // Within the capacity reserved in `new`: no growth path.
+            self.qps.push_within_capacity(q)?;
         }
         let env = dev.qp_env();
         for (sl, q) in self.qps.iter().enumerate() {

@@ -8,7 +8,7 @@
 //! RESET. The QP itself and its create, query and destroy are in `qp.rs`.
 
 use super::{attr, mtu_bytes, serv_type, Qp, QpEnv, RqDb, Soft};
-use crate::cmdq::{DevState, MailboxBuf};
+use crate::cmdq::{write_context, DevState};
 use crate::device::{UCTX_CQE_INLINE, UCTX_RQ_INLINE};
 use crate::hem::HemType;
 use crate::hns_roce_hw_v2::consts::{cap_flag, mbox};
@@ -139,10 +139,10 @@ impl Qp {
         let inv_credit = serv_type(self.qp_type) == qpc::serv::XRC || self.srqn.is_some();
         qpc::finish(&mut img, new, inv_credit);
         let (words, n) = img.mailbox_words(env.caps.qpc_sz);
-        let r = MailboxBuf::new(env.dev).and_then(|mb| {
-            mb.write_le_words(words.get(..n).ok_or(EINVAL)?)?;
-            env.cmd.mbox(mb.dma(), 0, mbox::MODIFY_QPC, self.qpn)
-        });
+        let r = words
+            .get(..n)
+            .ok_or(EINVAL)
+            .and_then(|w| write_context(env.cmd, env.dev, mbox::MODIFY_QPC, self.qpn, w));
         if let Err(e) = r {
             ibdev_err_ratelimited!(&env.cmd, "failed to modify QP", ret = e.to_errno());
             return Err(e);

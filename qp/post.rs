@@ -84,7 +84,8 @@ impl Ring {
         // CAST: a WQE count.
         let mut wrid = KVec::with_capacity(cnt as usize, GFP_KERNEL)?;
         for _ in 0..cnt {
-            wrid.push(AtomicU64::new(0), GFP_KERNEL)?;
+            // Within the capacity reserved for the loop: no growth path.
+            wrid.push_within_capacity(AtomicU64::new(0))?;
         }
         Ok(Ring {
             tail: AtomicU32::new(0),

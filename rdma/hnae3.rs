@@ -473,6 +473,7 @@ unsafe fn ae_ask(
 
 impl ResetInfo {
     /// How many hardware resets the NIC has finished.
+    #[inline(never)]
     pub(crate) fn reset_cnt(&self) -> c_ulong {
         // SAFETY: valid, bound handle (type invariant).
         let op = unsafe { ae_ops(self.h) }.ae_dev_reset_cnt;
@@ -558,6 +559,7 @@ impl DscpMap {
     /// # Errors
     ///
     /// `EOPNOTSUPP` if the NIC has no such map, or the NIC's error.
+    #[inline(never)]
     pub(crate) fn prio(&self, dscp: u8) -> Result<(u8, u8)> {
         let (mut mode, mut prio) = (0u8, 0u8);
         // SAFETY: valid, bound handle (type invariant).
@@ -1002,6 +1004,7 @@ impl<C: RoceClient> ClientAdapter<C> {
 
     /// Takes the driver's state of a function out of `priv` and tears it
     /// down.
+    #[inline(never)]
     fn detach(cl: &mut Clients<'_, C>, h: &Hnae3Handle, how: Uninit) {
         let p = {
             let _g = cl.client.priv_lock.lock();

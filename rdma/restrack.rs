@@ -47,6 +47,7 @@ pub(crate) struct ResAttrs {
 
 impl ResAttrs {
     /// No details yet.
+    #[inline(never)]
     fn new() -> Self {
         let none = ResAttr {
             name: c"",
@@ -69,6 +70,7 @@ impl ResAttrs {
         self.push(name, val, true)
     }
 
+    #[inline(never)]
     fn push(&mut self, name: &'static CStr, val: u32, hex: bool) -> Result {
         let a = self.attr.get_mut(self.n).ok_or(EMSGSIZE)?;
         *a = ResAttr { name, val, hex };
@@ -121,6 +123,7 @@ pub(crate) struct ResRaw<'a> {
 
 impl ResRaw<'_> {
     /// Appends `words` (the mailbox's words, in memory order).
+    #[inline(never)]
     pub(crate) fn push_words(&mut self, words: &[u32]) -> Result {
         for w in words {
             let end = self.len + 4;

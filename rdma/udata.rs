@@ -18,7 +18,7 @@ use super::{
     raw,
     uabi::{self, UdataIn, UdataOut},
 };
-use core::{marker::PhantomData, mem::size_of, ptr::NonNull};
+use core::{marker::PhantomData, ptr::NonNull};
 use kernel::{
     ffi::c_void,
     prelude::*,
@@ -85,17 +85,24 @@ impl<'a> UData<'a> {
     /// `-EINVAL` when shorter than `T::MIN`, `-EOPNOTSUPP` when a longer
     /// request has a non-zero byte past `T`, members it lacks zero.
     pub(crate) fn read_in<T: UdataIn + FromBytes + AsBytes>(&self) -> Result<T> {
-        let plan = uabi::in_plan(self.inlen(), size_of::<T>(), T::MIN).map_err(|_| EINVAL)?;
+        let mut req = T::default();
+        self.read_bytes(req.as_bytes_mut(), T::MIN)?;
+        Ok(req)
+    }
+
+    /// [`UData::read_in`] into the bytes of the request `req`, whose first
+    /// version is `min` bytes long: one copy for every request type.
+    #[inline(never)]
+    fn read_bytes(&self, req: &mut [u8], min: usize) -> Result {
+        let plan = uabi::in_plan(self.inlen(), req.len(), min).map_err(|_| EINVAL)?;
         let inbuf = self.raw().inbuf;
         if plan.tail > 0 {
-            Self::check_zero(inbuf.wrapping_byte_add(size_of::<T>()), plan.tail)?;
+            Self::check_zero(inbuf.wrapping_byte_add(req.len()), plan.tail)?;
         }
-        let mut req = T::default();
-        let head = req.as_bytes_mut().get_mut(..plan.head).ok_or(EINVAL)?;
+        let head = req.get_mut(..plan.head).ok_or(EINVAL)?;
         UserSlice::new(UserPtr::from_ptr(inbuf.cast_mut()), plan.head)
             .reader()
-            .read_slice(head)?;
-        Ok(req)
+            .read_slice(head)
     }
 
     /// No request and an empty answer, as `ib_no_udata_io`: a request must
@@ -112,10 +119,17 @@ impl<'a> UData<'a> {
     /// Writes the response as `ib_respond_udata`: cut to the buffer,
     /// zeros after it to the buffer's end; `-EFAULT` when that faults.
     pub(crate) fn respond<T: UdataOut + AsBytes>(&self, resp: &T) -> Result {
-        let plan = uabi::out_plan(size_of::<T>(), self.outlen());
+        self.respond_bytes(resp.as_bytes())
+    }
+
+    /// [`UData::respond`] of the bytes of a response: one copy for every
+    /// response type.
+    #[inline(never)]
+    fn respond_bytes(&self, resp: &[u8]) -> Result {
+        let plan = uabi::out_plan(resp.len(), self.outlen());
         let out = self.raw().outbuf.cast::<c_void>();
         let mut w = UserSlice::new(UserPtr::from_ptr(out), self.outlen()).writer();
-        w.write_slice(resp.as_bytes().get(..plan.copy).ok_or(EINVAL)?)?;
+        w.write_slice(resp.get(..plan.copy).ok_or(EINVAL)?)?;
         let zeros = [0u8; 64];
         let mut left = plan.clear;
         while left > 0 {

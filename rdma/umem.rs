@@ -62,6 +62,7 @@ impl UmemDev<'_> {
     /// The core's errno: `EINVAL` for an empty or wrapping range, `ENOMEM`
     /// over the locked-memory limit or out of memory, `EFAULT` for an
     /// unmapped address, `EOPNOTSUPP` for on-demand paging.
+    #[inline(never)]
     pub(crate) fn pin(&self, addr: u64, size: u64, access: u32) -> Result<Umem> {
         let size = usize::try_from(size)?;
         let access = i32::try_from(access)?;
@@ -335,6 +336,7 @@ impl Umem {
 }
 
 impl Drop for Umem {
+    #[inline(never)]
     fn drop(&mut self) {
         // SAFETY: we own the umem (type invariant) and never touch it again.
         unsafe { raw::ib_umem_release(self.ptr.as_ptr()) }

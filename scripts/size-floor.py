@@ -5,8 +5,8 @@ how far each is from the 1.3x target (`make size-floor`,
 docs/benchmarks.md).
 
 Each BUILD is LABEL=DIR, DIR a module build's output directory (MO=):
-its hns_roce_rs.ko, crate object and shim object are measured as `make
-bench` measures the module (every .text* section, `size -A`). Prints a
+its hns_roce_rs.ko, crate object, shim object and trace-event object
+(bindings/trace.o) are measured as `make bench` measures the module (every .text* section, `size -A`). Prints a
 Markdown table, one row a build, in the order given.
 
   size-floor.py C_KO LABEL=DIR [LABEL=DIR ...]
@@ -39,14 +39,16 @@ def main(argv):
     limit = int(c * TARGET)
     print(f"C module `{os.path.basename(c_ko)}`: .text {c} bytes; "
           f"{TARGET}x C = {limit} bytes.\n")
-    print(f"| build | .text of the .ko | crate | shim | x C | above {TARGET}x C |")
-    print("|---|---|---|---|---|---|")
+    print(f"| build | .text of the .ko | crate | shim | trace events | x C | "
+          f"above {TARGET}x C |")
+    print("|---|---|---|---|---|---|---|")
     for arg in argv[2:]:
         label, d = arg.rsplit("=", 1)
         ko = text(os.path.join(d, "hns_roce_rs.ko"))
         crate = text(os.path.join(d, "hns_roce_main.o"))
         shim = text(os.path.join(d, "bindings", "shim.o"))
-        print(f"| {label} | {ko} | {crate} | {shim} | {ko / c:.2f} | "
+        trace = text(os.path.join(d, "bindings", "trace.o"))
+        print(f"| {label} | {ko} | {crate} | {shim} | {trace} | {ko / c:.2f} | "
               f"{ko - limit} |")
 
 

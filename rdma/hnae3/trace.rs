@@ -98,6 +98,7 @@ pub(crate) fn mr(m: &MrTrace) {
 /// `hns_buf_attr`: a buffer about to be created with `regions` (bytes and
 /// hop number each, at most three), pages of `1 << page_shift` bytes, and
 /// only a page table of its own if `mtt_only`.
+#[inline(never)]
 pub(crate) fn buf_attr(regions: &[(u32, i32)], page_shift: u32, mtt_only: bool) {
     let mut a = raw::hns_rs_trace_buf_attr {
         page_shift,

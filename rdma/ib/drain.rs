@@ -269,6 +269,7 @@ union SendDrainWr {
 /// # Safety
 ///
 /// `ibqp` is a live QP of driver `D`'s registered device.
+#[inline(never)]
 unsafe fn drain<D: Driver>(ibqp: *mut raw::ib_qp, send: bool) {
     // SAFETY: a live QP (the function's contract).
     let cq = unsafe {

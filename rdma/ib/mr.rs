@@ -47,6 +47,7 @@ pub(crate) struct MrReq {
 type MrObj = KBox<raw::rdma_shim_mr>;
 
 /// A zeroed container, as C's `kzalloc`; `ENOMEM` without memory.
+#[inline(never)]
 fn new_obj() -> Result<MrObj> {
     // SAFETY: `rdma_shim_mr` is C plain data (an `ib_mr` and a pointer),
     // for which all zeroes is the valid state `kzalloc` gives.
