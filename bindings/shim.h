@@ -1,40 +1,14 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The thin C side of hns_roce_rs: what Rust cannot or must not do itself
- * (hnae3 client registration, ops tables with enum-typed callbacks, static
- * inline helpers). Shared by shim.c and bindgen.
+ * The thin C side of the rdma layer: what Rust cannot or must not do itself
+ * (containers of the RDMA core's objects, ops tables with enum-typed
+ * callbacks, static inline helpers). Shared by shim.c and bindgen; the
+ * hnae3 client is hnae3_shim.h's.
  */
 #ifndef HNS_RS_SHIM_H
 #define HNS_RS_SHIM_H
 
 #include <linux/types.h>
-
-struct hnae3_handle;
-
-/* hnae3 RoCE client: the Rust side's entry points, one table per module;
- * each gets back the ctx given at registration.
- * reset_notify gets the hnae3_reset_notify_type as an int.
- */
-struct hns_rs_client_ops {
-	int (*init_instance)(const void *ctx, struct hnae3_handle *handle);
-	void (*uninit_instance)(const void *ctx, struct hnae3_handle *handle,
-				bool reset);
-	void (*link_status_change)(const void *ctx,
-				   struct hnae3_handle *handle, bool up);
-	int (*reset_notify)(const void *ctx, struct hnae3_handle *handle,
-			    int type);
-	/* A module is about to start: 0, or the errno that refuses it. */
-	int (*module_coming)(const void *ctx, const char *name);
-};
-
-/*
- * Registers the RoCE client; its callbacks go to ops, with ctx, until
- * unregistered. -EBUSY: hnae3 already has a RoCE client (it keeps one per
- * type).
- */
-int rdma_shim_register_client(const struct hns_rs_client_ops *ops,
-			     const void *ctx);
-void rdma_shim_unregister_client(void);
 
 /*
  * Interrupts: the handler is C (irq_handler_t typing) and calls
@@ -49,10 +23,6 @@ int rdma_shim_request_irq(unsigned int irq, const char *name, void *cookie);
 int rdma_shim_request_bh_irq(unsigned int irq, const char *name, void *cookie,
 			    void **bh);
 void rdma_shim_free_bh_irq(unsigned int irq, void *bh);
-void rdma_shim_rst_direct_set(struct hnae3_handle *h, bool on);
-bool rdma_shim_rst_direct_test(struct hnae3_handle *h);
-bool rdma_shim_rst_direct_test_and_clear(struct hnae3_handle *h);
-
 /* Implemented in Rust (rdma/irq.rs). */
 bool rdma_rs_irq(void *cookie);
 
@@ -80,7 +50,7 @@ struct rdma_shim_dev {
 	struct net_device *netdev;
 	struct notifier_block nb;
 	bool watching;
-	struct hnae3_handle *handle;
+	void *owner;
 	bool bond_cap;
 	bool vf;
 };
@@ -192,10 +162,11 @@ struct rdma_shim_reg {
 	 */
 	u32 driver_id;
 	bool virt_dma;
-	/* The function, its bond capability and whether it is a VF (what
-	 * another function's bond group reads of this device).
+	/* The bus binding's function behind the device, its bond capability
+	 * and whether it is a VF (what another function's bond group reads
+	 * of this device, hnae3_shim.h).
 	 */
-	struct hnae3_handle *handle;
+	void *owner;
 	bool bond_cap;
 	bool vf;
 	/* The device's name format (ib_register_device), node type
@@ -244,38 +215,17 @@ int rdma_shim_register_ibdev(struct ib_device *ibdev,
 void rdma_shim_unregister_ibdev(struct ib_device *ibdev);
 struct net_device *rdma_shim_loopback_netdev(void);
 void rdma_shim_disassociate_mmaps(struct ib_device *ibdev);
-void rdma_shim_request_reset(struct hnae3_handle *h, bool vf);
 /* A netdevice notifier for the registered device's netdev (the driver's
  * netdev_mac op); registered at most once, unregistered before the device.
  */
 int rdma_shim_watch_netdev(struct ib_device *ibdev);
 void rdma_shim_unwatch_netdev(struct ib_device *ibdev);
-/* The MAC address of the function's netdev. */
-void rdma_shim_netdev_mac(struct hnae3_handle *h, u8 *mac);
 
 /*
- * RoCE bonding: what rdma/bond.rs reads of net devices. Net device pointers
+ * RoCE bonding: what rdma/hnae3/bond.rs reads of net devices. Net device pointers
  * handed to Rust are for comparison and for passing back while the device
  * is known to live (as the C driver keeps them), never dereferenced by Rust.
  */
-/* A net device and the hns_roce_rs device on it, if any (handle NULL:
- * none). vf: a VF, or a PF with VFs enabled.
- */
-struct rdma_shim_bond_slave {
-	struct net_device *dev;
-	struct hnae3_handle *handle;
-	u8 func;
-	u8 bus;
-	bool bond_cap;
-	bool vf;
-};
-
-/* The first max lower devices of upper, filled in; returns how many there
- * are (more than max when some were left out).
- */
-int rdma_shim_bond_slaves(struct net_device *upper,
-			 struct rdma_shim_bond_slave *out, int max);
-void rdma_shim_bond_dev(struct net_device *dev, struct rdma_shim_bond_slave *out);
 void rdma_shim_dev_hold(struct net_device *dev);
 void rdma_shim_dev_put(struct net_device *dev);
 /* netif_is_lag_master(), netif_is_lag_port() and whether dev is being

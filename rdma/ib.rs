@@ -30,7 +30,7 @@
 //! `AhIn`, ...) are Rust structs, read from and written to the core's own
 //! structs in `ib/`.
 
-use super::{raw, restrack, Hnae3Handle, NetDev};
+use super::{raw, restrack};
 use core::{
     fmt,
     marker::PhantomData,
@@ -509,6 +509,27 @@ impl<D: Driver> IbAdapter<D> {
     }
 }
 
+/// A net device, by identity.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct NetDev(*mut kernel::bindings::net_device);
+
+// SAFETY: an identity only; the pointer is never dereferenced in Rust.
+unsafe impl Send for NetDev {}
+// SAFETY: as above.
+unsafe impl Sync for NetDev {}
+
+impl NetDev {
+    /// The raw pointer, for the shim.
+    pub(in crate::rdma) fn as_raw(self) -> *mut kernel::bindings::net_device {
+        self.0
+    }
+
+    /// `p`, or `None` for null.
+    pub(in crate::rdma) fn from_raw(p: *mut kernel::bindings::net_device) -> Option<Self> {
+        (!p.is_null()).then_some(Self(p))
+    }
+}
+
 /// Options of a registration.
 pub(crate) struct IbParams {
     /// The device's name, a format with one `%d` the core numbers
@@ -689,7 +710,7 @@ impl<const N: usize> StatDescs<N> {
 
 /// A static table of counter descriptions (see [`StatDescs`]).
 #[derive(Clone, Copy)]
-pub(crate) struct StatTable(&'static [raw::rdma_stat_desc]);
+pub(crate) struct StatTable(pub(super) &'static [raw::rdma_stat_desc]);
 
 /// A registered ib_device of driver `D`; dropping it unregisters and
 /// frees it.
@@ -710,54 +731,6 @@ unsafe impl<D: Driver> Send for IbRegistration<D> {}
 unsafe impl<D: Driver> Sync for IbRegistration<D> {}
 
 impl<D: Driver> IbRegistration<D> {
-    /// Allocates and registers `hns_%d` (`hns_bond_%d` with
-    /// [`IbParams::bond`]) for the function behind `h`.
-    pub(crate) fn register(h: &Hnae3Handle, drv: Arc<D>, p: &IbParams) -> Result<Self> {
-        let netdev = h.netdev();
-        if netdev.is_null() {
-            return Err(ENODEV);
-        }
-        // Counters only if the driver reads them.
-        let stats = p.hw_stats.filter(|_| D::HAS_QUERY_COUNTERS);
-        let reg = raw::rdma_shim_reg {
-            name: p.name.as_char_ptr(),
-            node_type: p.node_type,
-            node_guid: p.node_guid,
-            // SAFETY: `pdev` is valid while the handle is (its type
-            // invariant).
-            parent: unsafe { &raw mut (*h.pdev()).dev }.cast(),
-            netdev: netdev.cast(),
-            driver_id: 0,
-            virt_dma: false,
-            num_comp_vectors: p.num_comp_vectors,
-            local_dma_lkey: p.local_dma_lkey,
-            core_cap_flags: p.core_cap_flags,
-            max_mad_size: p.max_mad_size,
-            pkey: p.pkey,
-            xrc: p.xrc && D::HAS_ALLOC_XRCD,
-            srq: p.srq && D::HAS_CREATE_SRQ,
-            stats: stats.map_or(core::ptr::null(), |t| t.0.as_ptr()),
-            // CAST: a table of a few dozen counters.
-            num_stats: stats.map_or(0, |t| t.0.len() as u32),
-            frmr: p.frmr && D::HAS_ALLOC_MR && D::HAS_MAP_MR_SG_BEGIN,
-            rereg: p.rereg && D::HAS_REREG_USER_MR,
-            handle: h.as_raw(),
-            bond_cap: p.bond_cap,
-            vf: p.vf,
-            bond_upper: p
-                .bond
-                .map_or(core::ptr::null_mut(), |b| b.0.as_raw().cast()),
-            bond_ab: p.bond.is_some_and(|b| b.1),
-            bond_active: p
-                .bond
-                .and_then(|b| b.2)
-                .map_or(core::ptr::null_mut(), |a| a.as_raw().cast()),
-        };
-        Self::register_reg(drv, &reg).inspect_err(|_| {
-            hdev_err!(h.device(), "ib_register_device failed!\n");
-        })
-    }
-
     /// Allocates and registers a software device named after
     /// [`IbParams::name`], its port on the loopback netdev `lo` (whose
     /// addresses give its GIDs), with no parent and
@@ -795,7 +768,7 @@ impl<D: Driver> IbRegistration<D> {
             num_stats: stats.map_or(0, |t| t.0.len() as u32),
             frmr: p.frmr && D::HAS_ALLOC_MR && D::HAS_MAP_MR_SG_BEGIN,
             rereg: p.rereg && D::HAS_REREG_USER_MR,
-            handle: core::ptr::null_mut(),
+            owner: core::ptr::null_mut(),
             bond_cap: false,
             vf: false,
             bond_upper: core::ptr::null_mut(),
@@ -807,7 +780,7 @@ impl<D: Driver> IbRegistration<D> {
     }
 
     /// Allocates the device of `drv` and registers it as `reg` says.
-    fn register_reg(drv: Arc<D>, reg: &raw::rdma_shim_reg) -> Result<Self> {
+    pub(super) fn register_reg(drv: Arc<D>, reg: &raw::rdma_shim_reg) -> Result<Self> {
         let rs: *const D = Arc::as_ptr(&drv);
         // SAFETY: `rs` stays valid while the registration (holding `drv`)
         // exists, and the device is unregistered before it is dropped; the
@@ -922,12 +895,9 @@ impl VirtDma {
 }
 
 impl<D: Driver> IbRegistration<D> {
-    /// Reports the port's state to the RDMA core's event handlers
-    /// (`ib_dispatch_port_state_event` on the function's netdev).
-    pub(crate) fn port_state_event(&self, h: &Hnae3Handle) {
-        // SAFETY: registered (type invariant); the handle is valid, so is
-        // its netdev while the function is attached.
-        unsafe { raw::ib_dispatch_port_state_event(self.ibdev, h.netdev().cast()) }
+    /// The registered device, for the bus bindings' entry points.
+    pub(super) fn ibdev(&self) -> *mut raw::ib_device {
+        self.ibdev
     }
 
     /// Cuts every user mapping of the device's pages

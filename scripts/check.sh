@@ -101,7 +101,7 @@ step build/clippy "$L/clippy.log" make -s clippy
 step style/rustfmt "$L/rustfmt.log" make -s fmt-check
 # The C files (the shim, the sim's guest glue): kernel style, no error or
 # warning from the tree's own checkpatch.
-for f in bindings/shim.c bindings/shim.h bindings/trace.c bindings/shim_trace.h bindings/hns_roce_trace.h bindings/layout.c \
+for f in bindings/shim.c bindings/shim.h bindings/hnae3_shim.c bindings/hnae3_shim.h bindings/trace.c bindings/shim_trace.h bindings/hns_roce_trace.h bindings/layout.c \
     sim/guest/hns_sim_glue.c sim/guest/hns_sim_glue.h tests/ktest/*.c tests/ktest/ktest.h tests/cov/hns_cov.c; do
     # checkpatch exits non-zero on any ERROR or WARNING.
     step "style/checkpatch-$(basename "$f")" "$L/checkpatch-$(basename "$f").log" \
