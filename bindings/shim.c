@@ -129,20 +129,6 @@ static struct rdma_shim_dev *to_sdev(struct ib_device *ibdev)
 /* Calls the driver's op on the device's state. */
 #define HNS_RS_OP(sdev, op, ...) ((sdev)->ops->op((sdev)->rs, ##__VA_ARGS__))
 
-/*
- * The verbs whose failures the driver counts (debugfs sw_stat) enter
- * through the wrappers named *_counted: each calls the op and reports a
- * failure as RDMA_SHIM_VERB_*, whatever failed (the shim's own checks and
- * copies included, as C counts every failure of these verbs).
- */
-static int rdma_shim_count_err(struct ib_device *ibdev, int ret, u32 verb)
-{
-	if (ret)
-		HNS_RS_OP(container_of(ibdev, struct rdma_shim_dev, ibdev),
-			  verb_failed, verb);
-	return ret;
-}
-
 struct rdma_shim_mmap {
 	struct rdma_user_mmap_entry rdma_entry;
 	u64 address;
@@ -336,11 +322,14 @@ static int rdma_shim_req_notify_cq(struct ib_cq *ibcq,
 	return to_sdev(ibcq->device)->ops->req_notify_cq(ibcq, (u32)flags);
 }
 
+/* The mmap entry: the mapping, its result handed to the driver (which
+ * counts a failure anywhere in it, the shim's own checks included).
+ */
 static int rdma_shim_mmap_counted(struct ib_ucontext *uctx,
-				 struct vm_area_struct *vma)
+				  struct vm_area_struct *vma)
 {
-	return rdma_shim_count_err(uctx->device, rdma_shim_mmap(uctx, vma),
-				  RDMA_SHIM_VERB_MMAP);
+	return HNS_RS_OP(to_sdev(uctx->device), mmap_done,
+			 rdma_shim_mmap(uctx, vma));
 }
 
 static const struct ib_device_ops rdma_shim_dev_ops = {
@@ -456,9 +445,9 @@ int rdma_shim_register_ibdev(struct ib_device *ibdev,
 	to_sdev(ibdev)->owner = reg->owner;
 	to_sdev(ibdev)->bond_cap = reg->bond_cap;
 	to_sdev(ibdev)->vf = reg->vf;
-	if (reg->bond_upper) {
-		ret = rdma_shim_bond_set_netdev(ibdev, reg->bond_upper,
-					       reg->bond_ab, reg->bond_active);
+	if (reg->bond_active) {
+		ret = rdma_shim_bond_set_netdev(ibdev, reg->bond_active,
+					       reg->bond_ab);
 		if (ret)
 			return ret;
 		return ib_register_device(ibdev, reg->name, reg->parent);
@@ -568,22 +557,23 @@ void rdma_shim_bond_link(struct net_device *dev, bool *txable,
 	*port_active = ib_get_curr_port_state(dev) == IB_PORT_ACTIVE;
 }
 
-int rdma_shim_bond_set_netdev(struct ib_device *ibdev,
-			     struct net_device *upper, bool ab,
-			     struct net_device *active)
+bool rdma_shim_bond_active_slave(struct net_device *upper,
+				 struct net_device **active)
 {
-	struct rdma_shim_dev *sdev = to_sdev(ibdev);
+	/* Only a bond master's private data is a struct bonding. */
+	if (!netif_is_bond_master(upper))
+		return false;
+	rcu_read_lock();
+	*active = bond_option_active_slave_get_rcu(netdev_priv(upper));
+	rcu_read_unlock();
+	return true;
+}
+
+int rdma_shim_bond_set_netdev(struct ib_device *ibdev,
+			     struct net_device *active, bool ab)
+{
 	struct net_device *old;
 	int ret = 0;
-
-	/* Unlike the C driver, a team master is not read as a bond. */
-	if (ab && upper && netif_is_bond_master(upper)) {
-		rcu_read_lock();
-		active = bond_option_active_slave_get_rcu(netdev_priv(upper));
-		rcu_read_unlock();
-	}
-	if (!active)
-		active = sdev->netdev;
 
 	old = ib_device_get_netdev(ibdev, 1);
 	if (old == active)

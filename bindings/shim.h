@@ -175,11 +175,9 @@ struct rdma_shim_reg {
 	const char *name;
 	u32 node_type;
 	u8 node_guid[8];
-	/* Registers as the bonded device of this upper, its port on the
-	 * bond's active slave (see rdma_shim_bond_set_netdev), instead of on
-	 * netdev.
+	/* Registers as a bonded device, its port on bond_active (see
+	 * rdma_shim_bond_set_netdev) instead of on netdev, when not NULL.
 	 */
-	struct net_device *bond_upper;
 	bool bond_ab;
 	struct net_device *bond_active;
 	u32 num_comp_vectors;
@@ -236,13 +234,16 @@ void rdma_shim_netdev_lag(const struct net_device *dev, bool *master,
 /* net_lag_port_dev_txable() and ib_get_curr_port_state() == ACTIVE. */
 void rdma_shim_bond_link(struct net_device *dev, bool *txable,
 			bool *port_active);
-/* Points the port at the bond's active slave: in active-backup the bonding
- * driver's (the old netdev's GIDs then go and the port is rescanned),
- * else active; the function's own netdev when there is none.
+/* Whether upper is a bond master; if so *active is the bonding driver's
+ * active slave (NULL: none), read under RCU, no reference kept.
+ */
+bool rdma_shim_bond_active_slave(struct net_device *upper,
+				 struct net_device **active);
+/* Points the port at active, unless it is there; with ab (active-backup)
+ * the old netdev's GIDs then go and the port is rescanned.
  */
 int rdma_shim_bond_set_netdev(struct ib_device *ibdev,
-			     struct net_device *upper, bool ab,
-			     struct net_device *active);
+			     struct net_device *active, bool ab);
 void rdma_shim_reinit_completion(struct completion *x);
 struct workqueue_struct *rdma_shim_alloc_wq(const char *name);
 
@@ -253,11 +254,6 @@ struct workqueue_struct *rdma_shim_alloc_wq(const char *name);
 struct nlattr *rdma_shim_nla_nest_start(struct sk_buff *msg, int type);
 void rdma_shim_nla_nest_end(struct sk_buff *msg, struct nlattr *nest);
 void rdma_shim_nla_nest_cancel(struct sk_buff *msg, struct nlattr *nest);
-
-/* The verbs whose failures the shim reports to the driver (verb_failed),
- * whatever part of the verb failed.
- */
-#define RDMA_SHIM_VERB_MMAP 10
 
 /* The verbs and queries of an ib_device, implemented in Rust: tables of
  * ib_device_ops the registration sets, and entry points the shim's ops
@@ -329,8 +325,10 @@ struct rdma_shim_ib_ops {
 			     const struct rdma_shim_netdev_ev *ev);
 	/* The device refuses user mappings of its pages now (EPERM). */
 	bool (*mmap_refused)(void *rs);
-	/* A verb failed: count it in software counter cnt (RDMA_SHIM_DFX_*). */
-	void (*verb_failed)(void *rs, u32 verb);
+	/* The result of an mmap (0 or a negative errno), returned: the
+	 * driver counts a failure.
+	 */
+	int (*mmap_done)(void *rs, int ret);
 	/* Whether the port whose netdev is ndev follows upper, ndev's master
 	 * (its state, its netdev events). For comparison only.
 	 */

@@ -19,7 +19,7 @@
 //! proper does not name.
 
 use super::{
-    ib::{IbParams, IbRegistration},
+    ib::{lag_port_netdev, IbParams, IbRegistration},
     raw, try_borrow, Driver, NetDev,
 };
 
@@ -1323,14 +1323,14 @@ impl<D: Driver> IbRegistration<D> {
             owner: h.as_raw().cast(),
             bond_cap: p.bond_cap,
             vf: p.vf,
-            bond_upper: p
-                .bond
-                .map_or(core::ptr::null_mut(), |b| b.0.as_raw().cast()),
             bond_ab: p.bond.is_some_and(|b| b.1),
-            bond_active: p
-                .bond
-                .and_then(|b| b.2)
-                .map_or(core::ptr::null_mut(), |a| a.as_raw().cast()),
+            // The upper and the active slave are live (the bond group's).
+            bond_active: p.bond.zip(NetDev::from_raw(netdev.cast())).map_or(
+                core::ptr::null_mut(),
+                |((upper, ab, active), own)| {
+                    lag_port_netdev(own, upper, ab, active).as_raw().cast()
+                },
+            ),
         };
         Self::register_reg(drv, &reg).inspect_err(|_| {
             hdev_err!(h.device(), "ib_register_device failed!\n");

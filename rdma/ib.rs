@@ -297,17 +297,6 @@ pub(crate) enum FailedVerb {
     AllocUcontext,
 }
 
-impl FailedVerb {
-    /// The shim's number of a verb (`RDMA_SHIM_VERB_*`).
-    fn from_raw(n: u32) -> Option<Self> {
-        use FailedVerb::*;
-        Some(match n {
-            raw::RDMA_SHIM_VERB_MMAP => Mmap,
-            _ => return None,
-        })
-    }
-}
-
 /// A user verb's request as read from its udata (with the driver's request
 /// type `T`), with the result of reading it and the udata's lengths. It
 /// dereferences to the request.
@@ -496,7 +485,7 @@ impl<D: Driver> IbAdapter<D> {
         req_notify_cq: Some(req_notify_cq::<D>),
         netdev_event: Some(netdev_event::<D>),
         mmap_refused: Some(mmap_refused::<D>),
-        verb_failed: Some(verb_failed::<D>),
+        mmap_done: Some(mmap_done::<D>),
         follows_upper: Some(port_follows_upper::<D>),
         hw_stats: &Self::HW_STATS,
         alloc_mr: Some(mr::alloc_mr::<D>),
@@ -771,7 +760,6 @@ impl<D: Driver> IbRegistration<D> {
             owner: core::ptr::null_mut(),
             bond_cap: false,
             vf: false,
-            bond_upper: core::ptr::null_mut(),
             bond_ab: false,
             bond_active: core::ptr::null_mut(),
         };
@@ -922,10 +910,10 @@ impl<D: Driver> IbRegistration<D> {
 }
 
 impl<D: Driver> IbRegistration<D> {
-    /// Points the port at the bond's active slave (`hns_roce_set_bond_netdev`):
-    /// in active-backup the bonding driver's active slave of `upper` (the
-    /// old netdev's GIDs are then deleted and the port rescanned), else
-    /// `active`; the function's own netdev when there is none.
+    /// Points the port at the bond's active slave (`hns_roce_set_bond_netdev`;
+    /// which one: [`lag_port_netdev`]), unless it is there already; in
+    /// active-backup the old netdev's GIDs are then deleted and the port
+    /// rescanned.
     ///
     /// # Errors
     ///
@@ -936,17 +924,42 @@ impl<D: Driver> IbRegistration<D> {
         ab: bool,
         active: Option<NetDev>,
     ) -> Result {
-        // SAFETY: registered (type invariant); `upper` and `active` are
-        // live net devices (the group's upper and a member's netdev).
-        to_result(unsafe {
-            raw::rdma_shim_bond_set_netdev(
-                self.ibdev,
-                upper.as_raw().cast(),
-                ab,
-                active.map_or(core::ptr::null_mut(), |a| a.as_raw().cast()),
-            )
-        })
+        // SAFETY: registered (type invariant), so a device of this layer.
+        let own = unsafe { dev::sdev(self.ibdev) }.netdev;
+        // The function's netdev, known to the device since its
+        // registration (a live one: the function is attached).
+        let own = NetDev::from_raw(own.cast()).ok_or(ENODEV)?;
+        let port = lag_port_netdev(own, upper, ab, active);
+        // SAFETY: registered (type invariant); `port` is a live net
+        // device (the group's upper's slave, or the function's own).
+        to_result(unsafe { raw::rdma_shim_bond_set_netdev(self.ibdev, port.as_raw().cast(), ab) })
     }
+}
+
+/// The netdev a port following LAG `upper` is set to: in active-backup
+/// (`ab`) the bonding driver's active slave of `upper` when it is a bond
+/// (a team master is not read as one, unlike the C driver), else
+/// `active`; `own` (the function's netdev) when there is none.
+///
+/// `upper` and `active` are live net devices (the group's upper, a
+/// member's netdev).
+pub(super) fn lag_port_netdev(
+    own: NetDev,
+    upper: NetDev,
+    ab: bool,
+    active: Option<NetDev>,
+) -> NetDev {
+    let mut bond_active = core::ptr::null_mut();
+    // SAFETY: `upper` is live (the function's contract); the slave is read
+    // under RCU by the shim and kept as an identity only.
+    let is_bond =
+        ab && unsafe { raw::rdma_shim_bond_active_slave(upper.as_raw().cast(), &mut bond_active) };
+    let active = if is_bond {
+        NetDev::from_raw(bond_active.cast())
+    } else {
+        active
+    };
+    active.unwrap_or(own)
 }
 
 impl<D: Driver> Drop for IbRegistration<D> {

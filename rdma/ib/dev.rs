@@ -116,7 +116,7 @@ pub(crate) struct PortAttr {
 /// # Safety
 ///
 /// `ibdev` is this driver's registered device.
-unsafe fn sdev<'a>(ibdev: *mut raw::ib_device) -> &'a raw::rdma_shim_dev {
+pub(super) unsafe fn sdev<'a>(ibdev: *mut raw::ib_device) -> &'a raw::rdma_shim_dev {
     // SAFETY: this driver's devices are the `ibdev` of a `rdma_shim_dev`
     // (the function's contract), whose registration fields are not written
     // after registration.

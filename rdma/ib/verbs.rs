@@ -150,17 +150,19 @@ pub(super) unsafe extern "C" fn mmap_refused<D: Driver>(rs: *mut c_void) -> bool
     unsafe { drv::<D>(rs) }.mmap_refused()
 }
 
-/// Called by the shim's counted verbs when they fail.
+/// Called by the shim's mmap entry with the mapping's result (0 or a
+/// negative errno), which it returns: a failure is the driver's to count.
 ///
 /// # Safety
 ///
 /// `rs` is the device's pointer (see [`drv`]).
-pub(super) unsafe extern "C" fn verb_failed<D: Driver>(rs: *mut c_void, verb: u32) {
+pub(super) unsafe extern "C" fn mmap_done<D: Driver>(rs: *mut c_void, ret: c_int) -> c_int {
     // SAFETY: per the function's contract.
     let d = unsafe { drv::<D>(rs) };
-    if let Some(v) = FailedVerb::from_raw(verb) {
-        d.verb_failed(v);
+    if ret != 0 {
+        d.verb_failed(FailedVerb::Mmap);
     }
+    ret
 }
 
 /// Called by the shim's op.
