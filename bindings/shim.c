@@ -134,49 +134,12 @@ struct rdma_shim_mmap {
 	u64 address;
 };
 
-/*
- * The bond upper device a bonded port follows, with a reference the caller
- * puts: the current master of the port's netdev, read under RCU, if the
- * bond group that claims the port follows it. Never the group's own record
- * of its upper, which outlives the device when a bond is deleted before the
- * group's work has detached it.
- */
-static struct net_device *rdma_shim_followed_upper(struct rdma_shim_dev *sdev,
-						  struct net_device *ndev)
+void rdma_shim_netdev_port(struct net_device *dev, u32 *mtu, u32 *state,
+			   u8 *mac)
 {
-	struct net_device *upper;
-
-	if (!sdev->bond_cap)
-		return NULL;
-	rcu_read_lock();
-	upper = netdev_master_upper_dev_get_rcu(ndev);
-	dev_hold(upper);
-	rcu_read_unlock();
-	if (upper && !HNS_RS_OP(sdev, follows_upper, ndev, upper)) {
-		dev_put(upper);
-		upper = NULL;
-	}
-	return upper;
-}
-
-int rdma_shim_port_netdev(struct ib_device *ibdev, u32 port, u32 *mtu,
-			 u32 *state, u8 *mac)
-{
-	struct net_device *ndev, *upper;
-
-	ndev = ib_device_get_netdev(ibdev, port);
-	if (!ndev)
-		return -ENODEV;
-	*mtu = iboe_get_mtu(ndev->mtu);
-	if (state) {
-		upper = rdma_shim_followed_upper(to_sdev(ibdev), ndev);
-		*state = ib_get_curr_port_state(upper ? upper : ndev);
-		dev_put(upper);
-	}
-	if (mac)
-		ether_addr_copy(mac, ndev->dev_addr);
-	dev_put(ndev);
-	return 0;
+	*mtu = iboe_get_mtu(dev->mtu);
+	*state = ib_get_curr_port_state(dev);
+	memcpy(mac, dev->dev_addr, ETH_ALEN);
 }
 
 static enum rdma_link_layer rdma_shim_link_layer(struct ib_device *ibdev,
@@ -477,53 +440,6 @@ bool rdma_shim_swap_last_port_state(struct ib_device *ibdev, u32 state)
 	ibdev->port_data[0].cache.last_port_state = state;
 	write_unlock_irq(&ibdev->cache_lock);
 	return changed;
-}
-
-static int rdma_shim_netdev_event(struct notifier_block *nb,
-				 unsigned long event, void *ptr)
-{
-	struct rdma_shim_dev *sdev = container_of(nb, struct rdma_shim_dev, nb);
-	struct net_device *dev = netdev_notifier_info_to_dev(ptr);
-	struct rdma_shim_netdev_ev ev = {
-		.event = event,
-		.ours = dev == sdev->netdev,
-		.lag_master = netif_is_lag_master(dev),
-		.state = ib_get_curr_port_state(dev),
-		.addr = dev->dev_addr,
-	};
-	struct net_device *upper = NULL;
-
-	if (ev.ours || ev.lag_master)
-		upper = rdma_shim_followed_upper(sdev, sdev->netdev);
-	ev.bonded = upper;
-	ev.upper = upper && dev == upper;
-	dev_put(upper);
-	HNS_RS_OP(sdev, netdev_event, &sdev->ibdev, &ev);
-	return NOTIFY_DONE;
-}
-
-int rdma_shim_watch_netdev(struct ib_device *ibdev)
-{
-	struct rdma_shim_dev *sdev = to_sdev(ibdev);
-	int ret;
-
-	if (sdev->watching)
-		return 0;
-	sdev->nb.notifier_call = rdma_shim_netdev_event;
-	ret = register_netdevice_notifier(&sdev->nb);
-	if (!ret)
-		sdev->watching = true;
-	return ret;
-}
-
-void rdma_shim_unwatch_netdev(struct ib_device *ibdev)
-{
-	struct rdma_shim_dev *sdev = to_sdev(ibdev);
-
-	if (!sdev->watching)
-		return;
-	unregister_netdevice_notifier(&sdev->nb);
-	sdev->watching = false;
 }
 
 /* --- RoCE bonding ----------------------------------------------------------

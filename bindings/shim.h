@@ -48,8 +48,6 @@ struct rdma_shim_dev {
 	const struct rdma_stat_desc *stats;
 	u32 num_stats;
 	struct net_device *netdev;
-	struct notifier_block nb;
-	bool watching;
 	void *owner;
 	bool bond_cap;
 	bool vf;
@@ -117,34 +115,15 @@ struct device;
 struct rdma_user_mmap_entry;
 struct rdma_shim_ib_ops;
 
-/* A netdev event as the netdevice notifier sees it: the event
- * (NETDEV_*), whether the device is the port's own netdev, whether the
- * port follows a bond upper and whether the device is that upper (both
- * looked up only for the port's netdev or a LAG master, as nothing else
- * can be either), whether it is a LAG master, its port state
- * (ib_get_curr_port_state) and its address.
- */
-struct rdma_shim_netdev_ev {
-	u32 event;
-	bool ours;
-	bool bonded;
-	bool upper;
-	bool lag_master;
-	u32 state;
-	const u8 *addr;
-};
-
 /* Records state as the port's last LAG state (kept where the C driver
  * keeps it, port_data[0].cache, under cache_lock): whether it changed.
  */
 bool rdma_shim_swap_last_port_state(struct ib_device *ibdev, u32 state);
-/* What the verbs read of a port's netdev: iboe_get_mtu() of its MTU (an
- * enum ib_mtu or 0); when state is not NULL its enum ib_port_state, or that
- * of the bond upper the port follows (query_port); when mac is not NULL its
- * ETH_ALEN-byte MAC (modify_qp). -ENODEV without a netdev.
+/* What a port reads of a net device: iboe_get_mtu() of its MTU (an enum
+ * ib_mtu or 0), ib_get_curr_port_state() and its ETH_ALEN-byte MAC.
  */
-int rdma_shim_port_netdev(struct ib_device *ibdev, u32 port, u32 *mtu,
-			 u32 *state, u8 *mac);
+void rdma_shim_netdev_port(struct net_device *dev, u32 *mtu, u32 *state,
+			   u8 *mac);
 /* Copies a node description (IB_DEVICE_NODE_DESC_MAX bytes) under the
  * device's lock.
  */
@@ -213,11 +192,6 @@ int rdma_shim_register_ibdev(struct ib_device *ibdev,
 void rdma_shim_unregister_ibdev(struct ib_device *ibdev);
 struct net_device *rdma_shim_loopback_netdev(void);
 void rdma_shim_disassociate_mmaps(struct ib_device *ibdev);
-/* A netdevice notifier for the registered device's netdev (the driver's
- * netdev_mac op); registered at most once, unregistered before the device.
- */
-int rdma_shim_watch_netdev(struct ib_device *ibdev);
-void rdma_shim_unwatch_netdev(struct ib_device *ibdev);
 
 /*
  * RoCE bonding: what rdma/hnae3/bond.rs reads of net devices. Net device pointers
@@ -317,23 +291,12 @@ struct rdma_shim_ib_ops {
 	 * enum's value.
 	 */
 	int (*req_notify_cq)(struct ib_cq *ibcq, u32 flags);
-	/* A netdev event (see struct rdma_shim_netdev_ev): the driver decides
-	 * whether it is the port's and what follows (its MAC, a LAG port
-	 * event through the helpers below).
-	 */
-	void (*netdev_event)(void *rs, struct ib_device *ibdev,
-			     const struct rdma_shim_netdev_ev *ev);
 	/* The device refuses user mappings of its pages now (EPERM). */
 	bool (*mmap_refused)(void *rs);
 	/* The result of an mmap (0 or a negative errno), returned: the
 	 * driver counts a failure.
 	 */
 	int (*mmap_done)(void *rs, int ret);
-	/* Whether the port whose netdev is ndev follows upper, ndev's master
-	 * (its state, its netdev events). For comparison only.
-	 */
-	bool (*follows_upper)(void *rs, struct net_device *ndev,
-			      struct net_device *upper);
 	/* alloc_hw_port_stats and get_hw_stats (set with counters only). */
 	const struct ib_device_ops *hw_stats;
 };

@@ -55,6 +55,8 @@ mod drain;
 // shim's trampoline).
 pub(super) mod mr;
 pub(crate) use mr::MrReq;
+// The port's netdev: its reads, the LAG master it follows, the notifier.
+mod netdev;
 // The SRQ verbs, called by the RDMA core directly (`modify_srq` through
 // the shim's trampoline).
 mod srq;
@@ -483,10 +485,8 @@ impl<D: Driver> IbAdapter<D> {
         res: &restrack::ResTable::<D>::OPS,
         res_srq: &restrack::ResTable::<D>::SRQ,
         req_notify_cq: Some(req_notify_cq::<D>),
-        netdev_event: Some(netdev_event::<D>),
         mmap_refused: Some(mmap_refused::<D>),
         mmap_done: Some(mmap_done::<D>),
-        follows_upper: Some(port_follows_upper::<D>),
         hw_stats: &Self::HW_STATS,
         alloc_mr: Some(mr::alloc_mr::<D>),
         modify_srq: Some(srq::modify_srq::<D>),
@@ -559,60 +559,61 @@ pub(crate) struct IbParams {
     pub(crate) bond: Option<(NetDev, bool, Option<NetDev>)>,
 }
 
-/// A netdev event as the shim's notifier saw it.
-///
-/// # Invariants
-///
-/// `addr` of the inner record points to the device's address
-/// (`MAX_ADDR_LEN` bytes), valid for `'a`.
-pub(crate) struct NetdevEvent<'a>(&'a raw::rdma_shim_netdev_ev);
+/// A netdev event as the device's notifier read it (`netdev.rs`).
+pub(crate) struct NetdevEvent<'a> {
+    /// `NETDEV_*`.
+    pub(super) cmd: u32,
+    /// The device is the port's own netdev.
+    pub(super) ours: bool,
+    /// The port follows a LAG master (asked only for the port's netdev or
+    /// a LAG master, as nothing else can be either).
+    pub(super) bonded: bool,
+    /// The device is that master.
+    pub(super) upper: bool,
+    /// The device is a LAG master (`netif_is_lag_master`).
+    pub(super) lag_master: bool,
+    /// The device's state as a port's (`enum ib_port_state`).
+    pub(super) state: u32,
+    /// The device's MAC address.
+    pub(super) addr: [u8; 6],
+    /// Valid for the notifier call only.
+    pub(super) _call: PhantomData<&'a ()>,
+}
 
-impl<'a> NetdevEvent<'a> {
-    /// Wraps the shim's record.
-    ///
-    /// # Safety
-    ///
-    /// `ev.addr` points to the device's `dev_addr` for `'a`.
-    pub(super) unsafe fn new(ev: &'a raw::rdma_shim_netdev_ev) -> Self {
-        // INVARIANT: per the function's contract.
-        Self(ev)
-    }
-
+impl NetdevEvent<'_> {
     /// What happened (`NETDEV_*`).
     pub(crate) fn cmd(&self) -> u32 {
-        self.0.event
+        self.cmd
     }
 
     /// The device is the port's own netdev.
     pub(crate) fn ours(&self) -> bool {
-        self.0.ours
+        self.ours
     }
 
     /// The port follows a bond's upper device.
     pub(crate) fn bonded(&self) -> bool {
-        self.0.bonded
+        self.bonded
     }
 
     /// The device is the bond upper the port follows.
     pub(crate) fn upper(&self) -> bool {
-        self.0.upper
+        self.upper
     }
 
     /// The device is a LAG master (`netif_is_lag_master`).
     pub(crate) fn lag_master(&self) -> bool {
-        self.0.lag_master
+        self.lag_master
     }
 
     /// The device's state as a port's (`enum ib_port_state`).
     pub(crate) fn state(&self) -> u32 {
-        self.0.state
+        self.state
     }
 
     /// The device's MAC address.
-    pub(crate) fn addr(&self) -> &'a [u8; 6] {
-        // SAFETY: the address has `MAX_ADDR_LEN` (more than 6) bytes and
-        // lives for `'a` (type invariant).
-        unsafe { &*self.0.addr.cast::<[u8; 6]>() }
+    pub(crate) fn addr(&self) -> &[u8; 6] {
+        &self.addr
     }
 }
 
@@ -711,6 +712,7 @@ pub(crate) struct StatTable(pub(super) &'static [raw::rdma_stat_desc]);
 pub(crate) struct IbRegistration<D: Driver> {
     ibdev: *mut raw::ib_device,
     _drv: Arc<D>,
+    watch: Pin<KBox<netdev::Watch<D>>>,
 }
 
 // SAFETY: the ib_device is only used through the RDMA core's thread-safe
@@ -778,6 +780,17 @@ impl<D: Driver> IbRegistration<D> {
         if ibdev.is_null() {
             return Err(ENOMEM);
         }
+        // SAFETY: a device of driver `D`; the notifier is registered only
+        // once the device is (`watch_netdev`) and unregistered before it
+        // is (`drop`).
+        let watch = match KBox::pin_init(unsafe { netdev::Watch::<D>::new(ibdev) }, GFP_KERNEL) {
+            Ok(w) => w,
+            Err(e) => {
+                // SAFETY: allocated above, never registered.
+                unsafe { raw::rdma_shim_dealloc_ibdev(ibdev) };
+                return Err(e);
+            }
+        };
         drv.ib_log().attach(ibdev);
         // SAFETY: `ibdev` is freshly allocated; `reg` points to live objects.
         let ret = unsafe { raw::rdma_shim_register_ibdev(ibdev, reg) };
@@ -788,7 +801,11 @@ impl<D: Driver> IbRegistration<D> {
             return Err(Error::from_errno(ret));
         }
         // INVARIANT: allocated with `rs` = `drv` and registered.
-        Ok(Self { ibdev, _drv: drv })
+        Ok(Self {
+            ibdev,
+            _drv: drv,
+            watch,
+        })
     }
 }
 
@@ -903,9 +920,7 @@ impl<D: Driver> IbRegistration<D> {
     ///
     /// The errno of `register_netdevice_notifier`.
     pub(crate) fn watch_netdev(&self) -> Result {
-        // SAFETY: registered (type invariant); the notifier is removed in
-        // `drop` before the device goes.
-        to_result(unsafe { raw::rdma_shim_watch_netdev(self.ibdev) })
+        self.watch.register()
     }
 }
 
@@ -964,9 +979,9 @@ pub(super) fn lag_port_netdev(
 
 impl<D: Driver> Drop for IbRegistration<D> {
     fn drop(&mut self) {
-        // SAFETY: registered (type invariant); no netdev event reaches the
-        // driver once this returns (C unregisters its notifier first too).
-        unsafe { raw::rdma_shim_unwatch_netdev(self.ibdev) };
+        // No netdev event reaches the driver once this returns (C
+        // unregisters its notifier first too).
+        self.watch.unregister();
         // SAFETY: registered (type invariant); unregistering waits for every
         // user, after which nobody calls the ops with `rs` any more.
         unsafe { raw::rdma_shim_unregister_ibdev(self.ibdev) };

@@ -8,13 +8,9 @@
 //! pointers are the boxes the create verbs handed over with
 //! [`ForeignOwnable::into_foreign`].
 
-use super::{
-    CqOps, Driver, FailedVerb, MrOps, NetdevEvent, PortEvents, QpOps, SrqOps, UcontextOps, UdataReq,
-};
+use super::{CqOps, Driver, FailedVerb, MrOps, QpOps, SrqOps, UcontextOps, UdataReq};
 use crate::rdma::wr::nth_wr;
-use crate::rdma::{
-    raw, try_borrow, uabi, NetDev, RecvChain, SendChain, UData, UmemDev, UserCtx, WcArray,
-};
+use crate::rdma::{raw, try_borrow, uabi, RecvChain, SendChain, UData, UmemDev, UserCtx, WcArray};
 use kernel::{
     ffi::{c_int, c_void},
     prelude::*,
@@ -99,45 +95,6 @@ pub(super) unsafe fn user_ctx<'a, D: Driver>(
     // `alloc_ucontext` and not taken back during `'a`).
     let u = unsafe { try_borrow::<UctxBox<D>>(uctx) }?;
     Some(UserCtx::new(dev, u))
-}
-
-/// Called by the shim's netdevice notifier for every netdev event.
-///
-/// # Safety
-///
-/// `rs` is the device's pointer (see [`drv`]); `ibdev` is the registered
-/// device; `ev` and the address it points to are valid for the call.
-pub(super) unsafe extern "C" fn netdev_event<D: Driver>(
-    rs: *mut c_void,
-    ibdev: *mut raw::ib_device,
-    ev: *const raw::rdma_shim_netdev_ev,
-) {
-    // SAFETY: per the function's contract.
-    let (d, ev, port) = unsafe { (drv::<D>(rs), NetdevEvent::new(&*ev), PortEvents::new(ibdev)) };
-    d.netdev_event(&ev, &port);
-}
-
-/// Called by the shim's `query_port` and netdev notifier of a device with
-/// the bond capability.
-///
-/// # Safety
-///
-/// `rs` is the device's pointer (see [`drv`]); `ndev` and `upper` live net
-/// devices (the shim holds references on both).
-pub(super) unsafe extern "C" fn port_follows_upper<D: Driver>(
-    rs: *mut c_void,
-    ndev: *mut kernel::bindings::net_device,
-    upper: *mut kernel::bindings::net_device,
-) -> bool {
-    // SAFETY: per the function's contract.
-    let d = unsafe { drv::<D>(rs) };
-    match (
-        NetDev::from_raw(ndev.cast()),
-        NetDev::from_raw(upper.cast()),
-    ) {
-        (Some(n), Some(u)) => d.port_follows_upper(n, u),
-        _ => false,
-    }
 }
 
 /// Called by the shim's mmap.
