@@ -15,11 +15,14 @@
 //! concern:
 //!
 //! - `hnae3`: the hnae3 RoCE client, the function's handle and the
-//!   resources it lends (register window, SQ doorbells, reset requests);
+//!   resources it lends (register window, SQ doorbells, reset requests),
+//!   the registration of its ib_device and RoCE bonding (`hnae3/bond.rs`);
+//!   HNS's bus, compiled with `--cfg rdma_hnae3` only (its C half is
+//!   `bindings/hnae3_shim.c`);
 //! - `irq`: interrupt lines, completions, the driver's workqueue;
 //! - `ib`: the ib_device registration and the verbs (`ib/verbs.rs`: the
 //!   entry points the shim calls; `ib/drain.rs`: the drain ops and their
-//!   steps);
+//!   steps; `ib/netdev.rs`: the port's netdev and its notifier);
 //! - `umem`: user memory and the user context of a verb;
 //! - `wr`: work requests, the `ib_wc` array, the `ib_cq`/`ib_qp` handles;
 //! - `wc`: work completions in plain Rust (`core` only), what a driver
