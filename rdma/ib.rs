@@ -964,11 +964,14 @@ pub(super) fn lag_port_netdev(
     ab: bool,
     active: Option<NetDev>,
 ) -> NetDev {
+    if !ab {
+        return active.unwrap_or(own);
+    }
     let mut bond_active = core::ptr::null_mut();
-    // SAFETY: `upper` is live (the function's contract); the slave is read
-    // under RCU by the shim and kept as an identity only.
+    // SAFETY: `upper` is live (see above); the slave is read under RCU by
+    // the shim and kept as an identity only.
     let is_bond =
-        ab && unsafe { raw::rdma_shim_bond_active_slave(upper.as_raw().cast(), &mut bond_active) };
+        unsafe { raw::rdma_shim_bond_active_slave(upper.as_raw().cast(), &mut bond_active) };
     let active = if is_bond {
         NetDev::from_raw(bond_active.cast())
     } else {
