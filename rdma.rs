@@ -15,11 +15,14 @@
 //! concern:
 //!
 //! - `hnae3`: the hnae3 RoCE client, the function's handle and the
-//!   resources it lends (register window, SQ doorbells, reset requests);
+//!   resources it lends (register window, SQ doorbells, reset requests),
+//!   the registration of its ib_device and RoCE bonding (`hnae3/bond.rs`);
+//!   HNS's bus, compiled with `--cfg rdma_hnae3` only (its C half is
+//!   `bindings/hnae3_shim.c`);
 //! - `irq`: interrupt lines, completions, the driver's workqueue;
 //! - `ib`: the ib_device registration and the verbs (`ib/verbs.rs`: the
 //!   entry points the shim calls; `ib/drain.rs`: the drain ops and their
-//!   steps);
+//!   steps; `ib/netdev.rs`: the port's netdev and its notifier);
 //! - `umem`: user memory and the user context of a verb;
 //! - `wr`: work requests, the `ib_wc` array, the `ib_cq`/`ib_qp` handles;
 //! - `wc`: work completions in plain Rust (`core` only), what a driver
@@ -36,14 +39,15 @@ use kernel::{ffi::c_void, types::ForeignOwnable};
 #[path = "bindings/mod.rs"]
 mod raw;
 
-mod bond;
-pub(crate) use bond::{
-    link as bond_link, master_upper, slave as bond_slave, slaves as bond_slaves, BondEvent,
-    BondHandler, BondHooks, BondSlave, HandleRef, HeldUpper, NetDev, LAG_HASH_L2, LAG_HASH_L23,
-    LAG_HASH_L34, LAG_HASH_NONE, LAG_TX_ACTIVEBACKUP, LAG_TX_HASH,
-};
-
+#[cfg(rdma_hnae3)]
 mod hnae3;
+#[cfg(rdma_hnae3)]
+pub(crate) use hnae3::{
+    bond_link, bond_slave, bond_slaves, master_upper, BondEvent, BondHandler, BondHooks, BondSlave,
+    HandleRef, HeldUpper, LAG_HASH_L2, LAG_HASH_L23, LAG_HASH_L34, LAG_HASH_NONE,
+    LAG_TX_ACTIVEBACKUP, LAG_TX_HASH,
+};
+#[cfg(rdma_hnae3)]
 pub(crate) use hnae3::{
     BoundDevice, Client, ClientRef, ClientRegistration, Clients, DbOffset, DscpMap, Hnae3Handle,
     PciIdent, RegWindow, Regs, ResetInfo, ResetRequest, RoceClient, SqDoorbells, Uninit,
@@ -57,9 +61,9 @@ mod ib;
 pub(crate) use ib::{
     dev_log, dev_log_ret, eui48_guid, AddrVec, AhIn, AhOps, CounterOps, CqOps, CqOut, DevAttr,
     DeviceOps, Drain, Driver, FailedVerb, GidEntry, IbLog, IbParams, IbRegistration, LogLevel,
-    MrOps, MrReq, NetdevEvent, PdOps, PortAttr, PortEvents, PostResult, QpAttr, QpInit, QpOps,
-    QpQuery, RestrackOps, SrqArgs, SrqAttr, SrqOps, StatDescs, UcontextOps, UctxNew, UdataReq,
-    XrcdOps, CORE_PORT_IBA_ROCE, CORE_PORT_IBA_ROCE_UDP_ENCAP, DEVICE_MEM_MGT_EXTENSIONS,
+    MrOps, MrReq, NetDev, NetdevEvent, PdOps, PortAttr, PortEvents, PostResult, QpAttr, QpInit,
+    QpOps, QpQuery, RestrackOps, SrqArgs, SrqAttr, SrqOps, StatDescs, UcontextOps, UctxNew,
+    UdataReq, XrcdOps, CORE_PORT_IBA_ROCE, CORE_PORT_IBA_ROCE_UDP_ENCAP, DEVICE_MEM_MGT_EXTENSIONS,
     DEVICE_PORT_ACTIVE_EVENT, DEVICE_RC_RNR_NAK_GEN, DEVICE_XRC, EVENT_PORT_ACTIVE, EVENT_PORT_ERR,
     MGMT_MAD_SIZE, MR_REREG_ACCESS, MR_REREG_PD, MR_REREG_TRANS, MR_TYPE_MEM_REG, MTU_256,
     NETDEV_CHANGE, NETDEV_CHANGEADDR, NETDEV_DOWN, NETDEV_REGISTER, NETDEV_UP, NODE_IB_CA,
@@ -86,6 +90,7 @@ pub(crate) use restrack::{ResAttrs, ResRaw};
 pub(crate) mod access;
 pub(crate) mod uabi;
 mod udata;
+#[cfg(rdma_hnae3)]
 pub(crate) use hnae3::trace;
 pub(crate) use udata::UData;
 pub(crate) mod wc;
@@ -184,6 +189,7 @@ const _: () = assert!(ACCESS_REMOTE_ATOMIC == raw::ib_access_flags_IB_ACCESS_REM
 // CAST: `enum ib_rate` ends at 25, it fits u8.
 pub(crate) const RATE_10_GBPS: u8 = raw::ib_rate_IB_RATE_10_GBPS as u8;
 /// `HNAE3_TC_MAP_MODE_DSCP`: the NIC maps DSCP to priority.
+#[cfg(rdma_hnae3)]
 // CAST: `enum hnae3_tc_map_mode` has two members, 0 and 1.
 pub(crate) const TC_MAP_MODE_DSCP: u8 = raw::hnae3_tc_map_mode_HNAE3_TC_MAP_MODE_DSCP as u8;
 

@@ -12,4 +12,5 @@
 #include <rdma/hns-abi.h>
 #include "hnae3.h"
 #include "shim.h"
+#include "hnae3_shim.h"
 #include "shim_trace.h"

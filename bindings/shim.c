@@ -6,7 +6,6 @@
 #include <linux/interrupt.h>
 #include <linux/irq_poll.h>
 #include <linux/module.h>
-#include <linux/pci.h>
 #include <linux/ratelimit.h>
 #include <linux/workqueue.h>
 #include <rdma/ib_umem.h>
@@ -14,102 +13,7 @@
 #include <rdma/iter.h>
 #include <rdma/restrack.h>
 #include <uapi/rdma/rdma_netlink.h>
-#include "hnae3.h"
 #include "shim.h"
-
-/*
- * The Rust side's client callbacks and the context they get back (the
- * registration's state), set while the client is registered: hnae3 keeps
- * one client per type, and its callbacks carry no context of their own.
- */
-static const struct hns_rs_client_ops *rdma_shim_rs_client;
-static const void *rdma_shim_rs_ctx;
-
-static int rdma_shim_init_instance(struct hnae3_handle *handle)
-{
-	return rdma_shim_rs_client->init_instance(rdma_shim_rs_ctx, handle);
-}
-
-static void rdma_shim_uninit_instance(struct hnae3_handle *handle, bool reset)
-{
-	rdma_shim_rs_client->uninit_instance(rdma_shim_rs_ctx, handle, reset);
-}
-
-static void rdma_shim_link_status_change(struct hnae3_handle *handle,
-					bool state)
-{
-	rdma_shim_rs_client->link_status_change(rdma_shim_rs_ctx, handle, state);
-}
-
-/* The enum argument is why this trampoline exists (KCFI typing). */
-static int rdma_shim_reset_notify(struct hnae3_handle *handle,
-				 enum hnae3_reset_notify_type type)
-{
-	return rdma_shim_rs_client->reset_notify(rdma_shim_rs_ctx, handle,
-						 (int)type);
-}
-
-static const struct hnae3_client_ops rdma_shim_client_ops = {
-	.init_instance = rdma_shim_init_instance,
-	.uninit_instance = rdma_shim_uninit_instance,
-	.link_status_change = rdma_shim_link_status_change,
-	.reset_notify = rdma_shim_reset_notify,
-};
-
-static struct hnae3_client rdma_shim_client = {
-	.name = "hns_roce_rs",
-	.type = HNAE3_CLIENT_ROCE,
-	.ops = &rdma_shim_client_ops,
-};
-
-/* Asks the Rust side about every module that is about to start. */
-static int rdma_shim_module_notify(struct notifier_block *nb,
-				  unsigned long state, void *data)
-{
-	struct module *mod = data;
-
-	if (state != MODULE_STATE_COMING)
-		return NOTIFY_DONE;
-	return notifier_from_errno(rdma_shim_rs_client->module_coming(rdma_shim_rs_ctx,
-								       mod->name));
-}
-
-static struct notifier_block rdma_shim_module_nb = {
-	.notifier_call = rdma_shim_module_notify,
-};
-
-int rdma_shim_register_client(const struct hns_rs_client_ops *ops,
-			     const void *ctx)
-{
-	int ret;
-
-	rdma_shim_rs_client = ops;
-	rdma_shim_rs_ctx = ctx;
-	/* Before the client: a rival that starts meanwhile is asked about. */
-	register_module_notifier(&rdma_shim_module_nb);
-	/*
-	 * hnae3 keeps one client per type and returns 0 without adding a
-	 * second one: only a node on its list means the client took the slot.
-	 */
-	INIT_LIST_HEAD(&rdma_shim_client.node);
-	ret = hnae3_register_client(&rdma_shim_client);
-	if (!ret && list_empty(&rdma_shim_client.node))
-		ret = -EBUSY;
-	if (ret) {
-		unregister_module_notifier(&rdma_shim_module_nb);
-		rdma_shim_rs_client = NULL;
-		rdma_shim_rs_ctx = NULL;
-	}
-	return ret;
-}
-
-void rdma_shim_unregister_client(void)
-{
-	hnae3_unregister_client(&rdma_shim_client);
-	unregister_module_notifier(&rdma_shim_module_nb);
-	rdma_shim_rs_client = NULL;
-	rdma_shim_rs_ctx = NULL;
-}
 
 static irqreturn_t rdma_shim_irq(int irq, void *cookie)
 {
@@ -177,51 +81,9 @@ void rdma_shim_free_bh_irq(unsigned int irq, void *bh)
 	kfree(b);
 }
 
-/* The RoCE client's bit in rinfo.state: the function was not attached when
- * a reset began, so its UNINIT and INIT steps do nothing
- * (HNS_ROCE_RST_DIRECT_RETURN).
- */
-#define RDMA_SHIM_RST_DIRECT_RETURN 0
-
-void rdma_shim_rst_direct_set(struct hnae3_handle *h, bool on)
-{
-	if (on)
-		set_bit(RDMA_SHIM_RST_DIRECT_RETURN, &h->rinfo.state);
-	else
-		clear_bit(RDMA_SHIM_RST_DIRECT_RETURN, &h->rinfo.state);
-}
-
-bool rdma_shim_rst_direct_test(struct hnae3_handle *h)
-{
-	return test_bit(RDMA_SHIM_RST_DIRECT_RETURN, &h->rinfo.state);
-}
-
-bool rdma_shim_rst_direct_test_and_clear(struct hnae3_handle *h)
-{
-	return test_and_clear_bit(RDMA_SHIM_RST_DIRECT_RETURN, &h->rinfo.state);
-}
-
 bool rdma_shim_irqs_disabled(void)
 {
 	return irqs_disabled();
-}
-
-/* A function (or VF) reset asked of the ae_dev, as on an AEQ overflow. */
-void rdma_shim_request_reset(struct hnae3_handle *h, bool vf)
-{
-	struct hnae3_ae_dev *ae_dev = pci_get_drvdata(h->pdev);
-	const struct hnae3_ae_ops *ops = ae_dev->ops;
-
-	if (ops->set_default_reset_request)
-		ops->set_default_reset_request(ae_dev, vf ? HNAE3_VF_FUNC_RESET :
-					       HNAE3_FUNC_RESET);
-	if (ops->reset_event)
-		ops->reset_event(h->pdev, NULL);
-}
-
-void rdma_shim_netdev_mac(struct hnae3_handle *h, u8 *mac)
-{
-	ether_addr_copy(mac, h->rinfo.netdev->dev_addr);
 }
 
 /*
@@ -267,68 +129,17 @@ static struct rdma_shim_dev *to_sdev(struct ib_device *ibdev)
 /* Calls the driver's op on the device's state. */
 #define HNS_RS_OP(sdev, op, ...) ((sdev)->ops->op((sdev)->rs, ##__VA_ARGS__))
 
-/*
- * The verbs whose failures the driver counts (debugfs sw_stat) enter
- * through the wrappers named *_counted: each calls the op and reports a
- * failure as RDMA_SHIM_VERB_*, whatever failed (the shim's own checks and
- * copies included, as C counts every failure of these verbs).
- */
-static int rdma_shim_count_err(struct ib_device *ibdev, int ret, u32 verb)
-{
-	if (ret)
-		HNS_RS_OP(container_of(ibdev, struct rdma_shim_dev, ibdev),
-			  verb_failed, verb);
-	return ret;
-}
-
 struct rdma_shim_mmap {
 	struct rdma_user_mmap_entry rdma_entry;
 	u64 address;
 };
 
-/*
- * The bond upper device a bonded port follows, with a reference the caller
- * puts: the current master of the port's netdev, read under RCU, if the
- * bond group that claims the port follows it. Never the group's own record
- * of its upper, which outlives the device when a bond is deleted before the
- * group's work has detached it.
- */
-static struct net_device *rdma_shim_followed_upper(struct rdma_shim_dev *sdev,
-						  struct net_device *ndev)
+void rdma_shim_netdev_port(struct net_device *dev, u32 *mtu, u32 *state,
+			   u8 *mac)
 {
-	struct net_device *upper;
-
-	if (!sdev->bond_cap)
-		return NULL;
-	rcu_read_lock();
-	upper = netdev_master_upper_dev_get_rcu(ndev);
-	dev_hold(upper);
-	rcu_read_unlock();
-	if (upper && !HNS_RS_OP(sdev, follows_upper, ndev, upper)) {
-		dev_put(upper);
-		upper = NULL;
-	}
-	return upper;
-}
-
-int rdma_shim_port_netdev(struct ib_device *ibdev, u32 port, u32 *mtu,
-			 u32 *state, u8 *mac)
-{
-	struct net_device *ndev, *upper;
-
-	ndev = ib_device_get_netdev(ibdev, port);
-	if (!ndev)
-		return -ENODEV;
-	*mtu = iboe_get_mtu(ndev->mtu);
-	if (state) {
-		upper = rdma_shim_followed_upper(to_sdev(ibdev), ndev);
-		*state = ib_get_curr_port_state(upper ? upper : ndev);
-		dev_put(upper);
-	}
-	if (mac)
-		ether_addr_copy(mac, ndev->dev_addr);
-	dev_put(ndev);
-	return 0;
+	*mtu = iboe_get_mtu(dev->mtu);
+	*state = ib_get_curr_port_state(dev);
+	memcpy(mac, dev->dev_addr, ETH_ALEN);
 }
 
 static enum rdma_link_layer rdma_shim_link_layer(struct ib_device *ibdev,
@@ -474,11 +285,14 @@ static int rdma_shim_req_notify_cq(struct ib_cq *ibcq,
 	return to_sdev(ibcq->device)->ops->req_notify_cq(ibcq, (u32)flags);
 }
 
+/* The mmap entry: the mapping, its result handed to the driver (which
+ * counts a failure anywhere in it, the shim's own checks included).
+ */
 static int rdma_shim_mmap_counted(struct ib_ucontext *uctx,
-				 struct vm_area_struct *vma)
+				  struct vm_area_struct *vma)
 {
-	return rdma_shim_count_err(uctx->device, rdma_shim_mmap(uctx, vma),
-				  RDMA_SHIM_VERB_MMAP);
+	return HNS_RS_OP(to_sdev(uctx->device), mmap_done,
+			 rdma_shim_mmap(uctx, vma));
 }
 
 static const struct ib_device_ops rdma_shim_dev_ops = {
@@ -591,12 +405,12 @@ int rdma_shim_register_ibdev(struct ib_device *ibdev,
 		dma_set_max_seg_size(reg->parent, SZ_2G);
 
 	to_sdev(ibdev)->netdev = reg->netdev;
-	to_sdev(ibdev)->handle = reg->handle;
+	to_sdev(ibdev)->owner = reg->owner;
 	to_sdev(ibdev)->bond_cap = reg->bond_cap;
 	to_sdev(ibdev)->vf = reg->vf;
-	if (reg->bond_upper) {
-		ret = rdma_shim_bond_set_netdev(ibdev, reg->bond_upper,
-					       reg->bond_ab, reg->bond_active);
+	if (reg->bond_active) {
+		ret = rdma_shim_bond_set_netdev(ibdev, reg->bond_active,
+					       reg->bond_ab);
 		if (ret)
 			return ret;
 		return ib_register_device(ibdev, reg->name, reg->parent);
@@ -628,97 +442,11 @@ bool rdma_shim_swap_last_port_state(struct ib_device *ibdev, u32 state)
 	return changed;
 }
 
-static int rdma_shim_netdev_event(struct notifier_block *nb,
-				 unsigned long event, void *ptr)
-{
-	struct rdma_shim_dev *sdev = container_of(nb, struct rdma_shim_dev, nb);
-	struct net_device *dev = netdev_notifier_info_to_dev(ptr);
-	struct rdma_shim_netdev_ev ev = {
-		.event = event,
-		.ours = dev == sdev->netdev,
-		.lag_master = netif_is_lag_master(dev),
-		.state = ib_get_curr_port_state(dev),
-		.addr = dev->dev_addr,
-	};
-	struct net_device *upper = NULL;
-
-	if (ev.ours || ev.lag_master)
-		upper = rdma_shim_followed_upper(sdev, sdev->netdev);
-	ev.bonded = upper;
-	ev.upper = upper && dev == upper;
-	dev_put(upper);
-	HNS_RS_OP(sdev, netdev_event, &sdev->ibdev, &ev);
-	return NOTIFY_DONE;
-}
-
-int rdma_shim_watch_netdev(struct ib_device *ibdev)
-{
-	struct rdma_shim_dev *sdev = to_sdev(ibdev);
-	int ret;
-
-	if (sdev->watching)
-		return 0;
-	sdev->nb.notifier_call = rdma_shim_netdev_event;
-	ret = register_netdevice_notifier(&sdev->nb);
-	if (!ret)
-		sdev->watching = true;
-	return ret;
-}
-
-void rdma_shim_unwatch_netdev(struct ib_device *ibdev)
-{
-	struct rdma_shim_dev *sdev = to_sdev(ibdev);
-
-	if (!sdev->watching)
-		return;
-	unregister_netdevice_notifier(&sdev->nb);
-	sdev->watching = false;
-}
-
 /* --- RoCE bonding ----------------------------------------------------------
  * The kernel objects a Rust bond group works with (see shim.h).
  */
 #include <net/bonding.h>
 #include <net/lag.h>
-
-void rdma_shim_bond_dev(struct net_device *dev, struct rdma_shim_bond_slave *out)
-{
-	struct ib_device *ibdev = ib_device_get_by_netdev(dev, RDMA_DRIVER_HNS);
-	struct rdma_shim_dev *sdev;
-	struct pci_dev *pdev;
-
-	memset(out, 0, sizeof(*out));
-	out->dev = dev;
-	if (!ibdev)
-		return;
-	/* Only this module's devices: the C driver has the same driver id. */
-	if (ibdev->ops.owner == THIS_MODULE && to_sdev(ibdev)->handle) {
-		sdev = to_sdev(ibdev);
-		pdev = sdev->handle->pdev;
-		out->handle = sdev->handle;
-		out->func = PCI_FUNC(pdev->devfn);
-		out->bus = pdev->bus->number;
-		out->bond_cap = sdev->bond_cap;
-		out->vf = sdev->vf || pci_num_vf(pdev) > 0;
-	}
-	ib_device_put(ibdev);
-}
-
-int rdma_shim_bond_slaves(struct net_device *upper,
-			 struct rdma_shim_bond_slave *out, int max)
-{
-	struct net_device *dev;
-	int n = 0;
-
-	rcu_read_lock();
-	for_each_netdev_in_bond_rcu(upper, dev) {
-		if (n < max)
-			rdma_shim_bond_dev(dev, &out[n]);
-		n++;
-	}
-	rcu_read_unlock();
-	return n;
-}
 
 void rdma_shim_dev_hold(struct net_device *dev)
 {
@@ -745,30 +473,30 @@ void rdma_shim_bond_link(struct net_device *dev, bool *txable,
 	*port_active = ib_get_curr_port_state(dev) == IB_PORT_ACTIVE;
 }
 
-int rdma_shim_bond_set_netdev(struct ib_device *ibdev,
-			     struct net_device *upper, bool ab,
-			     struct net_device *active)
+bool rdma_shim_bond_active_slave(struct net_device *upper,
+				 struct net_device **active)
 {
-	struct rdma_shim_dev *sdev = to_sdev(ibdev);
+	/* Only a bond master's private data is a struct bonding. */
+	if (!netif_is_bond_master(upper))
+		return false;
+	rcu_read_lock();
+	*active = bond_option_active_slave_get_rcu(netdev_priv(upper));
+	rcu_read_unlock();
+	return true;
+}
+
+int rdma_shim_bond_set_netdev(struct ib_device *ibdev,
+			     struct net_device *active, bool ab)
+{
 	struct net_device *old;
 	int ret = 0;
-
-	/* Unlike the C driver, a team master is not read as a bond. */
-	if (ab && upper && netif_is_bond_master(upper)) {
-		rcu_read_lock();
-		active = bond_option_active_slave_get_rcu(netdev_priv(upper));
-		rcu_read_unlock();
-	}
-	if (!active)
-		active = sdev->netdev;
 
 	old = ib_device_get_netdev(ibdev, 1);
 	if (old == active)
 		goto out;
 	ret = ib_device_set_netdev(ibdev, active, 1);
 	if (ret) {
-		dev_err(&sdev->handle->pdev->dev,
-			"failed to set netdev for bond.\n");
+		dev_err(ibdev->dev.parent, "failed to set netdev for bond.\n");
 		goto out;
 	}
 	if (ab) {

@@ -1,40 +1,14 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The thin C side of hns_roce_rs: what Rust cannot or must not do itself
- * (hnae3 client registration, ops tables with enum-typed callbacks, static
- * inline helpers). Shared by shim.c and bindgen.
+ * The thin C side of the rdma layer: what Rust cannot or must not do itself
+ * (containers of the RDMA core's objects, ops tables with enum-typed
+ * callbacks, static inline helpers). Shared by shim.c and bindgen; the
+ * hnae3 client is hnae3_shim.h's.
  */
 #ifndef HNS_RS_SHIM_H
 #define HNS_RS_SHIM_H
 
 #include <linux/types.h>
-
-struct hnae3_handle;
-
-/* hnae3 RoCE client: the Rust side's entry points, one table per module;
- * each gets back the ctx given at registration.
- * reset_notify gets the hnae3_reset_notify_type as an int.
- */
-struct hns_rs_client_ops {
-	int (*init_instance)(const void *ctx, struct hnae3_handle *handle);
-	void (*uninit_instance)(const void *ctx, struct hnae3_handle *handle,
-				bool reset);
-	void (*link_status_change)(const void *ctx,
-				   struct hnae3_handle *handle, bool up);
-	int (*reset_notify)(const void *ctx, struct hnae3_handle *handle,
-			    int type);
-	/* A module is about to start: 0, or the errno that refuses it. */
-	int (*module_coming)(const void *ctx, const char *name);
-};
-
-/*
- * Registers the RoCE client; its callbacks go to ops, with ctx, until
- * unregistered. -EBUSY: hnae3 already has a RoCE client (it keeps one per
- * type).
- */
-int rdma_shim_register_client(const struct hns_rs_client_ops *ops,
-			     const void *ctx);
-void rdma_shim_unregister_client(void);
 
 /*
  * Interrupts: the handler is C (irq_handler_t typing) and calls
@@ -49,10 +23,6 @@ int rdma_shim_request_irq(unsigned int irq, const char *name, void *cookie);
 int rdma_shim_request_bh_irq(unsigned int irq, const char *name, void *cookie,
 			    void **bh);
 void rdma_shim_free_bh_irq(unsigned int irq, void *bh);
-void rdma_shim_rst_direct_set(struct hnae3_handle *h, bool on);
-bool rdma_shim_rst_direct_test(struct hnae3_handle *h);
-bool rdma_shim_rst_direct_test_and_clear(struct hnae3_handle *h);
-
 /* Implemented in Rust (rdma/irq.rs). */
 bool rdma_rs_irq(void *cookie);
 
@@ -78,9 +48,7 @@ struct rdma_shim_dev {
 	const struct rdma_stat_desc *stats;
 	u32 num_stats;
 	struct net_device *netdev;
-	struct notifier_block nb;
-	bool watching;
-	struct hnae3_handle *handle;
+	void *owner;
 	bool bond_cap;
 	bool vf;
 };
@@ -147,34 +115,15 @@ struct device;
 struct rdma_user_mmap_entry;
 struct rdma_shim_ib_ops;
 
-/* A netdev event as the netdevice notifier sees it: the event
- * (NETDEV_*), whether the device is the port's own netdev, whether the
- * port follows a bond upper and whether the device is that upper (both
- * looked up only for the port's netdev or a LAG master, as nothing else
- * can be either), whether it is a LAG master, its port state
- * (ib_get_curr_port_state) and its address.
- */
-struct rdma_shim_netdev_ev {
-	u32 event;
-	bool ours;
-	bool bonded;
-	bool upper;
-	bool lag_master;
-	u32 state;
-	const u8 *addr;
-};
-
 /* Records state as the port's last LAG state (kept where the C driver
  * keeps it, port_data[0].cache, under cache_lock): whether it changed.
  */
 bool rdma_shim_swap_last_port_state(struct ib_device *ibdev, u32 state);
-/* What the verbs read of a port's netdev: iboe_get_mtu() of its MTU (an
- * enum ib_mtu or 0); when state is not NULL its enum ib_port_state, or that
- * of the bond upper the port follows (query_port); when mac is not NULL its
- * ETH_ALEN-byte MAC (modify_qp). -ENODEV without a netdev.
+/* What a port reads of a net device: iboe_get_mtu() of its MTU (an enum
+ * ib_mtu or 0), ib_get_curr_port_state() and its ETH_ALEN-byte MAC.
  */
-int rdma_shim_port_netdev(struct ib_device *ibdev, u32 port, u32 *mtu,
-			 u32 *state, u8 *mac);
+void rdma_shim_netdev_port(struct net_device *dev, u32 *mtu, u32 *state,
+			   u8 *mac);
 /* Copies a node description (IB_DEVICE_NODE_DESC_MAX bytes) under the
  * device's lock.
  */
@@ -192,10 +141,11 @@ struct rdma_shim_reg {
 	 */
 	u32 driver_id;
 	bool virt_dma;
-	/* The function, its bond capability and whether it is a VF (what
-	 * another function's bond group reads of this device).
+	/* The bus binding's function behind the device, its bond capability
+	 * and whether it is a VF (what another function's bond group reads
+	 * of this device, hnae3_shim.h).
 	 */
-	struct hnae3_handle *handle;
+	void *owner;
 	bool bond_cap;
 	bool vf;
 	/* The device's name format (ib_register_device), node type
@@ -204,11 +154,9 @@ struct rdma_shim_reg {
 	const char *name;
 	u32 node_type;
 	u8 node_guid[8];
-	/* Registers as the bonded device of this upper, its port on the
-	 * bond's active slave (see rdma_shim_bond_set_netdev), instead of on
-	 * netdev.
+	/* Registers as a bonded device, its port on bond_active (see
+	 * rdma_shim_bond_set_netdev) instead of on netdev, when not NULL.
 	 */
-	struct net_device *bond_upper;
 	bool bond_ab;
 	struct net_device *bond_active;
 	u32 num_comp_vectors;
@@ -244,38 +192,12 @@ int rdma_shim_register_ibdev(struct ib_device *ibdev,
 void rdma_shim_unregister_ibdev(struct ib_device *ibdev);
 struct net_device *rdma_shim_loopback_netdev(void);
 void rdma_shim_disassociate_mmaps(struct ib_device *ibdev);
-void rdma_shim_request_reset(struct hnae3_handle *h, bool vf);
-/* A netdevice notifier for the registered device's netdev (the driver's
- * netdev_mac op); registered at most once, unregistered before the device.
- */
-int rdma_shim_watch_netdev(struct ib_device *ibdev);
-void rdma_shim_unwatch_netdev(struct ib_device *ibdev);
-/* The MAC address of the function's netdev. */
-void rdma_shim_netdev_mac(struct hnae3_handle *h, u8 *mac);
 
 /*
- * RoCE bonding: what rdma/bond.rs reads of net devices. Net device pointers
+ * RoCE bonding: what rdma/hnae3/bond.rs reads of net devices. Net device pointers
  * handed to Rust are for comparison and for passing back while the device
  * is known to live (as the C driver keeps them), never dereferenced by Rust.
  */
-/* A net device and the hns_roce_rs device on it, if any (handle NULL:
- * none). vf: a VF, or a PF with VFs enabled.
- */
-struct rdma_shim_bond_slave {
-	struct net_device *dev;
-	struct hnae3_handle *handle;
-	u8 func;
-	u8 bus;
-	bool bond_cap;
-	bool vf;
-};
-
-/* The first max lower devices of upper, filled in; returns how many there
- * are (more than max when some were left out).
- */
-int rdma_shim_bond_slaves(struct net_device *upper,
-			 struct rdma_shim_bond_slave *out, int max);
-void rdma_shim_bond_dev(struct net_device *dev, struct rdma_shim_bond_slave *out);
 void rdma_shim_dev_hold(struct net_device *dev);
 void rdma_shim_dev_put(struct net_device *dev);
 /* netif_is_lag_master(), netif_is_lag_port() and whether dev is being
@@ -286,13 +208,16 @@ void rdma_shim_netdev_lag(const struct net_device *dev, bool *master,
 /* net_lag_port_dev_txable() and ib_get_curr_port_state() == ACTIVE. */
 void rdma_shim_bond_link(struct net_device *dev, bool *txable,
 			bool *port_active);
-/* Points the port at the bond's active slave: in active-backup the bonding
- * driver's (the old netdev's GIDs then go and the port is rescanned),
- * else active; the function's own netdev when there is none.
+/* Whether upper is a bond master; if so *active is the bonding driver's
+ * active slave (NULL: none), read under RCU, no reference kept.
+ */
+bool rdma_shim_bond_active_slave(struct net_device *upper,
+				 struct net_device **active);
+/* Points the port at active, unless it is there; with ab (active-backup)
+ * the old netdev's GIDs then go and the port is rescanned.
  */
 int rdma_shim_bond_set_netdev(struct ib_device *ibdev,
-			     struct net_device *upper, bool ab,
-			     struct net_device *active);
+			     struct net_device *active, bool ab);
 void rdma_shim_reinit_completion(struct completion *x);
 struct workqueue_struct *rdma_shim_alloc_wq(const char *name);
 
@@ -303,11 +228,6 @@ struct workqueue_struct *rdma_shim_alloc_wq(const char *name);
 struct nlattr *rdma_shim_nla_nest_start(struct sk_buff *msg, int type);
 void rdma_shim_nla_nest_end(struct sk_buff *msg, struct nlattr *nest);
 void rdma_shim_nla_nest_cancel(struct sk_buff *msg, struct nlattr *nest);
-
-/* The verbs whose failures the shim reports to the driver (verb_failed),
- * whatever part of the verb failed.
- */
-#define RDMA_SHIM_VERB_MMAP 10
 
 /* The verbs and queries of an ib_device, implemented in Rust: tables of
  * ib_device_ops the registration sets, and entry points the shim's ops
@@ -371,21 +291,12 @@ struct rdma_shim_ib_ops {
 	 * enum's value.
 	 */
 	int (*req_notify_cq)(struct ib_cq *ibcq, u32 flags);
-	/* A netdev event (see struct rdma_shim_netdev_ev): the driver decides
-	 * whether it is the port's and what follows (its MAC, a LAG port
-	 * event through the helpers below).
-	 */
-	void (*netdev_event)(void *rs, struct ib_device *ibdev,
-			     const struct rdma_shim_netdev_ev *ev);
 	/* The device refuses user mappings of its pages now (EPERM). */
 	bool (*mmap_refused)(void *rs);
-	/* A verb failed: count it in software counter cnt (RDMA_SHIM_DFX_*). */
-	void (*verb_failed)(void *rs, u32 verb);
-	/* Whether the port whose netdev is ndev follows upper, ndev's master
-	 * (its state, its netdev events). For comparison only.
+	/* The result of an mmap (0 or a negative errno), returned: the
+	 * driver counts a failure.
 	 */
-	bool (*follows_upper)(void *rs, struct net_device *ndev,
-			      struct net_device *upper);
+	int (*mmap_done)(void *rs, int ret);
 	/* alloc_hw_port_stats and get_hw_stats (set with counters only). */
 	const struct ib_device_ops *hw_stats;
 };

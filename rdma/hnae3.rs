@@ -18,7 +18,18 @@
 //! here too: with the client, they are the HNS-specific C the rdma layer
 //! proper does not name.
 
-use super::{raw, try_borrow, HandleRef, NetDev};
+use super::{
+    ib::{lag_port_netdev, IbParams, IbRegistration},
+    raw, try_borrow, Driver, NetDev,
+};
+
+// RoCE bonding: the kernel objects a bond group works with.
+mod bond;
+pub(crate) use bond::{
+    link as bond_link, master_upper, slave as bond_slave, slaves as bond_slaves, BondEvent,
+    BondHandler, BondHooks, BondSlave, HandleRef, HeldUpper, LAG_HASH_L2, LAG_HASH_L23,
+    LAG_HASH_L34, LAG_HASH_NONE, LAG_TX_ACTIVEBACKUP, LAG_TX_HASH,
+};
 
 // The `hns_roce` trace events.
 pub(crate) mod trace;
@@ -278,7 +289,7 @@ impl Hnae3Handle {
         let mut mac = [0u8; 6];
         // SAFETY: the handle is valid (type invariant) and a RoCE client's
         // handle has its netdev; `mac` is valid for 6 bytes.
-        unsafe { raw::rdma_shim_netdev_mac(self.0.get(), mac.as_mut_ptr()) };
+        unsafe { raw::hnae3_shim_netdev_mac(self.0.get(), mac.as_mut_ptr()) };
         mac
     }
 
@@ -319,7 +330,7 @@ impl ResetRequest {
     /// raises a reset event.
     pub(crate) fn request(&self) {
         // SAFETY: valid handle (type invariant).
-        unsafe { raw::rdma_shim_request_reset(self.h, self.vf) }
+        unsafe { raw::hnae3_shim_request_reset(self.h, self.vf) }
     }
 }
 
@@ -906,13 +917,13 @@ impl<C: RoceClient> Clients<'_, C> {
 /// reset, in milliseconds (`HNS_ROCE_V2_HW_RST_UNINT_DELAY`).
 const RST_UNINIT_DELAY_MS: i64 = 100;
 
-/// Routes the shim's client callbacks to `C` (the `hns_rs_client_ops` of
+/// Routes the shim's client callbacks to `C` (the `hnae3_shim_client_ops` of
 /// the driver).
 struct ClientAdapter<C>(PhantomData<fn() -> C>);
 
 impl<C: RoceClient> ClientAdapter<C> {
     /// The callback table handed to the shim.
-    const OPS: raw::hns_rs_client_ops = raw::hns_rs_client_ops {
+    const OPS: raw::hnae3_shim_client_ops = raw::hnae3_shim_client_ops {
         init_instance: Some(Self::init_instance),
         uninit_instance: Some(Self::uninit_instance),
         link_status_change: Some(Self::link_status_change),
@@ -921,7 +932,7 @@ impl<C: RoceClient> ClientAdapter<C> {
     };
 
     /// [`Self::OPS`] as a static reference.
-    const fn ops() -> &'static raw::hns_rs_client_ops {
+    const fn ops() -> &'static raw::hnae3_shim_client_ops {
         &Self::OPS
     }
 
@@ -1130,7 +1141,7 @@ impl<C: RoceClient> ClientAdapter<C> {
                     // re-init the function.
                     let direct = !h.is_inited();
                     // SAFETY: a valid handle; `rinfo.state` is the client's.
-                    unsafe { raw::rdma_shim_rst_direct_set(handle, direct) };
+                    unsafe { raw::hnae3_shim_rst_direct_set(handle, direct) };
                     if direct {
                         return;
                     }
@@ -1143,7 +1154,7 @@ impl<C: RoceClient> ClientAdapter<C> {
             }
             ResetNotify::Uninit => {
                 // SAFETY: a valid handle; `rinfo.state` is the client's.
-                if unsafe { raw::rdma_shim_rst_direct_test(handle) } {
+                if unsafe { raw::hnae3_shim_rst_direct_test(handle) } {
                     return 0;
                 }
                 h.set_reset_stage(ResetStage::Uninit);
@@ -1154,7 +1165,7 @@ impl<C: RoceClient> ClientAdapter<C> {
             }
             ResetNotify::Init => {
                 // SAFETY: a valid handle; `rinfo.state` is the client's.
-                if unsafe { raw::rdma_shim_rst_direct_test_and_clear(handle) } {
+                if unsafe { raw::hnae3_shim_rst_direct_test_and_clear(handle) } {
                     h.set_reset_stage(ResetStage::Inited);
                     client.drv.resume(h);
                     return 0;
@@ -1205,17 +1216,29 @@ impl<C: RoceClient> ClientRegistration<C> {
             GFP_KERNEL,
         )?;
         let ctx = Arc::as_ptr(&client).cast::<c_void>();
+        let mut listed = false;
         // SAFETY: the callback table is static; `ctx` stays valid while the
         // client is registered, since `client` is held until `drop`
         // unregisters; the shim's client is registered once here and
-        // unregistered in `drop`.
-        to_result(unsafe { raw::rdma_shim_register_client(ClientAdapter::<C>::ops(), ctx) })
-            .inspect_err(|e| {
-                client.drv.unregistered();
-                if *e == EBUSY {
-                    pr_err!("another hnae3 RoCE client drives the functions; unload it first\n");
-                }
-            })?;
+        // unregistered in `drop` or below.
+        let ret =
+            unsafe { raw::hnae3_shim_register_client(ClientAdapter::<C>::ops(), ctx, &mut listed) };
+        // hnae3 keeps one client per type and answers 0 without listing a
+        // second one: only a listed client took the functions.
+        let ret = match to_result(ret) {
+            Ok(()) if !listed => Err(EBUSY),
+            r => r,
+        };
+        if let Err(e) = ret {
+            // SAFETY: registered above, but not listed: only the module
+            // notifier and the callbacks are to be undone.
+            unsafe { raw::hnae3_shim_unwatch_modules() };
+            client.drv.unregistered();
+            if e == EBUSY {
+                pr_err!("another hnae3 RoCE client drives the functions; unload it first\n");
+            }
+            return Err(e);
+        }
         // INVARIANT: registration succeeded with `client` as the context.
         Ok(Self { client })
     }
@@ -1225,7 +1248,10 @@ impl<C: RoceClient> Drop for ClientRegistration<C> {
     fn drop(&mut self) {
         // SAFETY: registered by `register` (type invariant); the hnae3 core
         // calls `uninit_instance` for every instance before returning.
-        unsafe { raw::rdma_shim_unregister_client() };
+        unsafe { raw::hnae3_shim_unregister_client() };
+        // SAFETY: the client is gone from hnae3's list; the module notifier
+        // registered with it goes now.
+        unsafe { raw::hnae3_shim_unwatch_modules() };
         self.client.drv.unregistered();
     }
 }
@@ -1262,5 +1288,63 @@ impl BoundDevice {
         // SAFETY: bound while `self` exists (type invariant), and the
         // result borrows `self`.
         unsafe { self.0.as_bound() }
+    }
+}
+
+impl<D: Driver> IbRegistration<D> {
+    /// Allocates and registers `hns_%d` (`hns_bond_%d` with
+    /// [`IbParams::bond`]) for the function behind `h`.
+    pub(crate) fn register(h: &Hnae3Handle, drv: Arc<D>, p: &IbParams) -> Result<Self> {
+        let netdev = h.netdev();
+        if netdev.is_null() {
+            return Err(ENODEV);
+        }
+        // Counters only if the driver reads them.
+        let stats = p.hw_stats.filter(|_| D::HAS_QUERY_COUNTERS);
+        let reg = raw::rdma_shim_reg {
+            name: p.name.as_char_ptr(),
+            node_type: p.node_type,
+            node_guid: p.node_guid,
+            // SAFETY: `pdev` is valid while the handle is (its type
+            // invariant).
+            parent: unsafe { &raw mut (*h.pdev()).dev }.cast(),
+            netdev: netdev.cast(),
+            driver_id: 0,
+            virt_dma: false,
+            num_comp_vectors: p.num_comp_vectors,
+            local_dma_lkey: p.local_dma_lkey,
+            core_cap_flags: p.core_cap_flags,
+            max_mad_size: p.max_mad_size,
+            pkey: p.pkey,
+            xrc: p.xrc && D::HAS_ALLOC_XRCD,
+            srq: p.srq && D::HAS_CREATE_SRQ,
+            stats: stats.map_or(core::ptr::null(), |t| t.0.as_ptr()),
+            // CAST: a table of a few dozen counters.
+            num_stats: stats.map_or(0, |t| t.0.len() as u32),
+            frmr: p.frmr && D::HAS_ALLOC_MR && D::HAS_MAP_MR_SG_BEGIN,
+            rereg: p.rereg && D::HAS_REREG_USER_MR,
+            owner: h.as_raw().cast(),
+            bond_cap: p.bond_cap,
+            vf: p.vf,
+            bond_ab: p.bond.is_some_and(|b| b.1),
+            // The upper and the active slave are live (the bond group's).
+            bond_active: p.bond.zip(NetDev::from_raw(netdev.cast())).map_or(
+                core::ptr::null_mut(),
+                |((upper, ab, active), own)| {
+                    lag_port_netdev(own, upper, ab, active).as_raw().cast()
+                },
+            ),
+        };
+        Self::register_reg(drv, &reg).inspect_err(|_| {
+            hdev_err!(h.device(), "ib_register_device failed!\n");
+        })
+    }
+
+    /// Reports the port's state to the RDMA core's event handlers
+    /// (`ib_dispatch_port_state_event` on the function's netdev).
+    pub(crate) fn port_state_event(&self, h: &Hnae3Handle) {
+        // SAFETY: registered (type invariant); the handle is valid, so is
+        // its netdev while the function is attached.
+        unsafe { raw::ib_dispatch_port_state_event(self.ibdev(), h.netdev().cast()) }
     }
 }

@@ -30,7 +30,7 @@
 //! `AhIn`, ...) are Rust structs, read from and written to the core's own
 //! structs in `ib/`.
 
-use super::{raw, restrack, Hnae3Handle, NetDev};
+use super::{raw, restrack};
 use core::{
     fmt,
     marker::PhantomData,
@@ -55,6 +55,8 @@ mod drain;
 // shim's trampoline).
 pub(super) mod mr;
 pub(crate) use mr::MrReq;
+// The port's netdev: its reads, the LAG master it follows, the notifier.
+mod netdev;
 // The SRQ verbs, called by the RDMA core directly (`modify_srq` through
 // the shim's trampoline).
 mod srq;
@@ -297,17 +299,6 @@ pub(crate) enum FailedVerb {
     AllocUcontext,
 }
 
-impl FailedVerb {
-    /// The shim's number of a verb (`RDMA_SHIM_VERB_*`).
-    fn from_raw(n: u32) -> Option<Self> {
-        use FailedVerb::*;
-        Some(match n {
-            raw::RDMA_SHIM_VERB_MMAP => Mmap,
-            _ => return None,
-        })
-    }
-}
-
 /// A user verb's request as read from its udata (with the driver's request
 /// type `T`), with the result of reading it and the udata's lengths. It
 /// dereferences to the request.
@@ -511,10 +502,8 @@ impl<D: Driver> IbAdapter<D> {
         res: &restrack::ResTable::<D>::OPS,
         res_srq: &restrack::ResTable::<D>::SRQ,
         req_notify_cq: Some(req_notify_cq::<D>),
-        netdev_event: Some(netdev_event::<D>),
         mmap_refused: Some(mmap_refused::<D>),
-        verb_failed: Some(verb_failed::<D>),
-        follows_upper: Some(port_follows_upper::<D>),
+        mmap_done: Some(mmap_done::<D>),
         hw_stats: &Self::HW_STATS,
         alloc_mr: Some(mr::alloc_mr::<D>),
         modify_srq: Some(srq::modify_srq::<D>),
@@ -523,6 +512,27 @@ impl<D: Driver> IbAdapter<D> {
     /// [`Self::OPS`] as a static reference.
     const fn ops() -> &'static raw::rdma_shim_ib_ops {
         &Self::OPS
+    }
+}
+
+/// A net device, by identity.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct NetDev(*mut kernel::bindings::net_device);
+
+// SAFETY: an identity only; the pointer is never dereferenced in Rust.
+unsafe impl Send for NetDev {}
+// SAFETY: as above.
+unsafe impl Sync for NetDev {}
+
+impl NetDev {
+    /// The raw pointer, for the shim.
+    pub(in crate::rdma) fn as_raw(self) -> *mut kernel::bindings::net_device {
+        self.0
+    }
+
+    /// `p`, or `None` for null.
+    pub(in crate::rdma) fn from_raw(p: *mut kernel::bindings::net_device) -> Option<Self> {
+        (!p.is_null()).then_some(Self(p))
     }
 }
 
@@ -566,60 +576,61 @@ pub(crate) struct IbParams {
     pub(crate) bond: Option<(NetDev, bool, Option<NetDev>)>,
 }
 
-/// A netdev event as the shim's notifier saw it.
-///
-/// # Invariants
-///
-/// `addr` of the inner record points to the device's address
-/// (`MAX_ADDR_LEN` bytes), valid for `'a`.
-pub(crate) struct NetdevEvent<'a>(&'a raw::rdma_shim_netdev_ev);
+/// A netdev event as the device's notifier read it (`netdev.rs`).
+pub(crate) struct NetdevEvent<'a> {
+    /// `NETDEV_*`.
+    pub(super) cmd: u32,
+    /// The device is the port's own netdev.
+    pub(super) ours: bool,
+    /// The port follows a LAG master (asked only for the port's netdev or
+    /// a LAG master, as nothing else can be either).
+    pub(super) bonded: bool,
+    /// The device is that master.
+    pub(super) upper: bool,
+    /// The device is a LAG master (`netif_is_lag_master`).
+    pub(super) lag_master: bool,
+    /// The device's state as a port's (`enum ib_port_state`).
+    pub(super) state: u32,
+    /// The device's MAC address.
+    pub(super) addr: [u8; 6],
+    /// Valid for the notifier call only.
+    pub(super) _call: PhantomData<&'a ()>,
+}
 
-impl<'a> NetdevEvent<'a> {
-    /// Wraps the shim's record.
-    ///
-    /// # Safety
-    ///
-    /// `ev.addr` points to the device's `dev_addr` for `'a`.
-    pub(super) unsafe fn new(ev: &'a raw::rdma_shim_netdev_ev) -> Self {
-        // INVARIANT: per the function's contract.
-        Self(ev)
-    }
-
+impl NetdevEvent<'_> {
     /// What happened (`NETDEV_*`).
     pub(crate) fn cmd(&self) -> u32 {
-        self.0.event
+        self.cmd
     }
 
     /// The device is the port's own netdev.
     pub(crate) fn ours(&self) -> bool {
-        self.0.ours
+        self.ours
     }
 
     /// The port follows a bond's upper device.
     pub(crate) fn bonded(&self) -> bool {
-        self.0.bonded
+        self.bonded
     }
 
     /// The device is the bond upper the port follows.
     pub(crate) fn upper(&self) -> bool {
-        self.0.upper
+        self.upper
     }
 
     /// The device is a LAG master (`netif_is_lag_master`).
     pub(crate) fn lag_master(&self) -> bool {
-        self.0.lag_master
+        self.lag_master
     }
 
     /// The device's state as a port's (`enum ib_port_state`).
     pub(crate) fn state(&self) -> u32 {
-        self.0.state
+        self.state
     }
 
     /// The device's MAC address.
-    pub(crate) fn addr(&self) -> &'a [u8; 6] {
-        // SAFETY: the address has `MAX_ADDR_LEN` (more than 6) bytes and
-        // lives for `'a` (type invariant).
-        unsafe { &*self.0.addr.cast::<[u8; 6]>() }
+    pub(crate) fn addr(&self) -> &[u8; 6] {
+        &self.addr
     }
 }
 
@@ -706,7 +717,7 @@ impl<const N: usize> StatDescs<N> {
 
 /// A static table of counter descriptions (see [`StatDescs`]).
 #[derive(Clone, Copy)]
-pub(crate) struct StatTable(&'static [raw::rdma_stat_desc]);
+pub(crate) struct StatTable(pub(super) &'static [raw::rdma_stat_desc]);
 
 /// A registered ib_device of driver `D`; dropping it unregisters and
 /// frees it.
@@ -718,6 +729,7 @@ pub(crate) struct StatTable(&'static [raw::rdma_stat_desc]);
 pub(crate) struct IbRegistration<D: Driver> {
     ibdev: *mut raw::ib_device,
     _drv: Arc<D>,
+    watch: Pin<KBox<netdev::Watch<D>>>,
 }
 
 // SAFETY: the ib_device is only used through the RDMA core's thread-safe
@@ -727,54 +739,6 @@ unsafe impl<D: Driver> Send for IbRegistration<D> {}
 unsafe impl<D: Driver> Sync for IbRegistration<D> {}
 
 impl<D: Driver> IbRegistration<D> {
-    /// Allocates and registers `hns_%d` (`hns_bond_%d` with
-    /// [`IbParams::bond`]) for the function behind `h`.
-    pub(crate) fn register(h: &Hnae3Handle, drv: Arc<D>, p: &IbParams) -> Result<Self> {
-        let netdev = h.netdev();
-        if netdev.is_null() {
-            return Err(ENODEV);
-        }
-        // Counters only if the driver reads them.
-        let stats = p.hw_stats.filter(|_| D::HAS_QUERY_COUNTERS);
-        let reg = raw::rdma_shim_reg {
-            name: p.name.as_char_ptr(),
-            node_type: p.node_type,
-            node_guid: p.node_guid,
-            // SAFETY: `pdev` is valid while the handle is (its type
-            // invariant).
-            parent: unsafe { &raw mut (*h.pdev()).dev }.cast(),
-            netdev: netdev.cast(),
-            driver_id: 0,
-            virt_dma: false,
-            num_comp_vectors: p.num_comp_vectors,
-            local_dma_lkey: p.local_dma_lkey,
-            core_cap_flags: p.core_cap_flags,
-            max_mad_size: p.max_mad_size,
-            pkey: p.pkey,
-            xrc: p.xrc && D::HAS_ALLOC_XRCD,
-            srq: p.srq && D::HAS_CREATE_SRQ,
-            stats: stats.map_or(core::ptr::null(), |t| t.0.as_ptr()),
-            // CAST: a table of a few dozen counters.
-            num_stats: stats.map_or(0, |t| t.0.len() as u32),
-            frmr: p.frmr && D::HAS_ALLOC_MR && D::HAS_MAP_MR_SG_BEGIN,
-            rereg: p.rereg && D::HAS_REREG_USER_MR,
-            handle: h.as_raw(),
-            bond_cap: p.bond_cap,
-            vf: p.vf,
-            bond_upper: p
-                .bond
-                .map_or(core::ptr::null_mut(), |b| b.0.as_raw().cast()),
-            bond_ab: p.bond.is_some_and(|b| b.1),
-            bond_active: p
-                .bond
-                .and_then(|b| b.2)
-                .map_or(core::ptr::null_mut(), |a| a.as_raw().cast()),
-        };
-        Self::register_reg(drv, &reg).inspect_err(|_| {
-            hdev_err!(h.device(), "ib_register_device failed!\n");
-        })
-    }
-
     /// Allocates and registers a software device named after
     /// [`IbParams::name`], its port on the loopback netdev `lo` (whose
     /// addresses give its GIDs), with no parent and
@@ -812,10 +776,9 @@ impl<D: Driver> IbRegistration<D> {
             num_stats: stats.map_or(0, |t| t.0.len() as u32),
             frmr: p.frmr && D::HAS_ALLOC_MR && D::HAS_MAP_MR_SG_BEGIN,
             rereg: p.rereg && D::HAS_REREG_USER_MR,
-            handle: core::ptr::null_mut(),
+            owner: core::ptr::null_mut(),
             bond_cap: false,
             vf: false,
-            bond_upper: core::ptr::null_mut(),
             bond_ab: false,
             bond_active: core::ptr::null_mut(),
         };
@@ -824,7 +787,7 @@ impl<D: Driver> IbRegistration<D> {
     }
 
     /// Allocates the device of `drv` and registers it as `reg` says.
-    fn register_reg(drv: Arc<D>, reg: &raw::rdma_shim_reg) -> Result<Self> {
+    pub(super) fn register_reg(drv: Arc<D>, reg: &raw::rdma_shim_reg) -> Result<Self> {
         let rs: *const D = Arc::as_ptr(&drv);
         // SAFETY: `rs` stays valid while the registration (holding `drv`)
         // exists, and the device is unregistered before it is dropped; the
@@ -834,6 +797,17 @@ impl<D: Driver> IbRegistration<D> {
         if ibdev.is_null() {
             return Err(ENOMEM);
         }
+        // SAFETY: a device of driver `D`; the notifier is registered only
+        // once the device is (`watch_netdev`) and unregistered before it
+        // is (`drop`).
+        let watch = match KBox::pin_init(unsafe { netdev::Watch::<D>::new(ibdev) }, GFP_KERNEL) {
+            Ok(w) => w,
+            Err(e) => {
+                // SAFETY: allocated above, never registered.
+                unsafe { raw::rdma_shim_dealloc_ibdev(ibdev) };
+                return Err(e);
+            }
+        };
         drv.ib_log().attach(ibdev);
         // SAFETY: `ibdev` is freshly allocated; `reg` points to live objects.
         let ret = unsafe { raw::rdma_shim_register_ibdev(ibdev, reg) };
@@ -844,7 +818,11 @@ impl<D: Driver> IbRegistration<D> {
             return Err(Error::from_errno(ret));
         }
         // INVARIANT: allocated with `rs` = `drv` and registered.
-        Ok(Self { ibdev, _drv: drv })
+        Ok(Self {
+            ibdev,
+            _drv: drv,
+            watch,
+        })
     }
 }
 
@@ -939,12 +917,9 @@ impl VirtDma {
 }
 
 impl<D: Driver> IbRegistration<D> {
-    /// Reports the port's state to the RDMA core's event handlers
-    /// (`ib_dispatch_port_state_event` on the function's netdev).
-    pub(crate) fn port_state_event(&self, h: &Hnae3Handle) {
-        // SAFETY: registered (type invariant); the handle is valid, so is
-        // its netdev while the function is attached.
-        unsafe { raw::ib_dispatch_port_state_event(self.ibdev, h.netdev().cast()) }
+    /// The registered device, for the bus bindings' entry points.
+    pub(super) fn ibdev(&self) -> *mut raw::ib_device {
+        self.ibdev
     }
 
     /// Cuts every user mapping of the device's pages
@@ -962,17 +937,15 @@ impl<D: Driver> IbRegistration<D> {
     ///
     /// The errno of `register_netdevice_notifier`.
     pub(crate) fn watch_netdev(&self) -> Result {
-        // SAFETY: registered (type invariant); the notifier is removed in
-        // `drop` before the device goes.
-        to_result(unsafe { raw::rdma_shim_watch_netdev(self.ibdev) })
+        self.watch.register()
     }
 }
 
 impl<D: Driver> IbRegistration<D> {
-    /// Points the port at the bond's active slave (`hns_roce_set_bond_netdev`):
-    /// in active-backup the bonding driver's active slave of `upper` (the
-    /// old netdev's GIDs are then deleted and the port rescanned), else
-    /// `active`; the function's own netdev when there is none.
+    /// Points the port at the bond's active slave (`hns_roce_set_bond_netdev`;
+    /// which one: [`lag_port_netdev`]), unless it is there already; in
+    /// active-backup the old netdev's GIDs are then deleted and the port
+    /// rescanned.
     ///
     /// # Errors
     ///
@@ -983,24 +956,52 @@ impl<D: Driver> IbRegistration<D> {
         ab: bool,
         active: Option<NetDev>,
     ) -> Result {
-        // SAFETY: registered (type invariant); `upper` and `active` are
-        // live net devices (the group's upper and a member's netdev).
-        to_result(unsafe {
-            raw::rdma_shim_bond_set_netdev(
-                self.ibdev,
-                upper.as_raw().cast(),
-                ab,
-                active.map_or(core::ptr::null_mut(), |a| a.as_raw().cast()),
-            )
-        })
+        // SAFETY: registered (type invariant), so a device of this layer.
+        let own = unsafe { dev::sdev(self.ibdev) }.netdev;
+        // The function's netdev, known to the device since its
+        // registration (a live one: the function is attached).
+        let own = NetDev::from_raw(own.cast()).ok_or(ENODEV)?;
+        let port = lag_port_netdev(own, upper, ab, active);
+        // SAFETY: registered (type invariant); `port` is a live net
+        // device (the group's upper's slave, or the function's own).
+        to_result(unsafe { raw::rdma_shim_bond_set_netdev(self.ibdev, port.as_raw().cast(), ab) })
     }
+}
+
+/// The netdev a port following LAG `upper` is set to: in active-backup
+/// (`ab`) the bonding driver's active slave of `upper` when it is a bond
+/// (a team master is not read as one, unlike the C driver), else
+/// `active`; `own` (the function's netdev) when there is none.
+///
+/// `upper` and `active` are live net devices (the group's upper, a
+/// member's netdev).
+pub(super) fn lag_port_netdev(
+    own: NetDev,
+    upper: NetDev,
+    ab: bool,
+    active: Option<NetDev>,
+) -> NetDev {
+    if !ab {
+        return active.unwrap_or(own);
+    }
+    let mut bond_active = core::ptr::null_mut();
+    // SAFETY: `upper` is live (see above); the slave is read under RCU by
+    // the shim and kept as an identity only.
+    let is_bond =
+        unsafe { raw::rdma_shim_bond_active_slave(upper.as_raw().cast(), &mut bond_active) };
+    let active = if is_bond {
+        NetDev::from_raw(bond_active.cast())
+    } else {
+        active
+    };
+    active.unwrap_or(own)
 }
 
 impl<D: Driver> Drop for IbRegistration<D> {
     fn drop(&mut self) {
-        // SAFETY: registered (type invariant); no netdev event reaches the
-        // driver once this returns (C unregisters its notifier first too).
-        unsafe { raw::rdma_shim_unwatch_netdev(self.ibdev) };
+        // No netdev event reaches the driver once this returns (C
+        // unregisters its notifier first too).
+        self.watch.unregister();
         // SAFETY: registered (type invariant); unregistering waits for every
         // user, after which nobody calls the ops with `rs` any more.
         unsafe { raw::rdma_shim_unregister_ibdev(self.ibdev) };

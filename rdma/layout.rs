@@ -5,16 +5,16 @@
 //! `bindings/layout.c` is compiled by the kernel's C compiler to the sizes
 //! and offsets of the C structures this layer dereferences (the shim's
 //! containers, the core objects the direct ops reach them through, the
-//! `ib_device_ops` slots the layer fills, the hnae3 handle); Kbuild turns
+//! `ib_device_ops` slots the layer fills, and with the hnae3 binding the
+//! hnae3 handle); Kbuild turns
 //! them into the constants of [`c`]. Each is asserted equal to bindgen's
 //! (libclang's) view of the same member here, at compile time: a module
 //! whose bindings disagree with the C compiler does not build.
 
 use super::raw::{
-    hnae3_client, hnae3_handle, hnae3_roce_private_info as roce_info, ib_cq, ib_device,
-    ib_device_ops as ops, ib_pd, ib_qp, ib_srq, ib_udata, rdma_shim_ah, rdma_shim_cq,
-    rdma_shim_dev, rdma_shim_mr, rdma_shim_pd, rdma_shim_qp, rdma_shim_srq, rdma_shim_uctx,
-    rdma_shim_xrcd,
+    ib_cq, ib_device, ib_device_ops as ops, ib_pd, ib_qp, ib_srq, ib_udata, rdma_shim_ah,
+    rdma_shim_cq, rdma_shim_dev, rdma_shim_mr, rdma_shim_pd, rdma_shim_qp, rdma_shim_srq,
+    rdma_shim_uctx, rdma_shim_xrcd,
 };
 use core::mem::{offset_of, size_of};
 
@@ -34,18 +34,29 @@ macro_rules! same {
     };
 }
 
+/// The hnae3 binding's structures (the handle, its RoCE info, the client).
+#[cfg(rdma_hnae3)]
+mod hnae3 {
+    use super::c;
+    use crate::rdma::raw::{hnae3_client, hnae3_handle, hnae3_roce_private_info as roce_info};
+    use core::mem::{offset_of, size_of};
+
+    same! {
+        SIZEOF_HNAE3_HANDLE = size_of::<hnae3_handle>();
+        HNAE3_HANDLE_PDEV = offset_of!(hnae3_handle, pdev);
+        HNAE3_HANDLE_RINFO = offset_of!(hnae3_handle, __bindgen_anon_1.rinfo);
+        HNAE3_HANDLE_CLIENT = offset_of!(hnae3_handle, client);
+        SIZEOF_HNAE3_ROCE_INFO = size_of::<roce_info>();
+        HNAE3_ROCE_INFO_NETDEV = offset_of!(roce_info, netdev);
+        HNAE3_ROCE_INFO_IO_BASE = offset_of!(roce_info, roce_io_base);
+        HNAE3_ROCE_INFO_MEM_BASE = offset_of!(roce_info, roce_mem_base);
+        HNAE3_ROCE_INFO_BASE_VECTOR = offset_of!(roce_info, base_vector);
+        HNAE3_ROCE_INFO_NUM_VECTORS = offset_of!(roce_info, num_vectors);
+        SIZEOF_HNAE3_CLIENT = size_of::<hnae3_client>();
+    }
+}
+
 same! {
-    SIZEOF_HNAE3_HANDLE = size_of::<hnae3_handle>();
-    HNAE3_HANDLE_PDEV = offset_of!(hnae3_handle, pdev);
-    HNAE3_HANDLE_RINFO = offset_of!(hnae3_handle, __bindgen_anon_1.rinfo);
-    HNAE3_HANDLE_CLIENT = offset_of!(hnae3_handle, client);
-    SIZEOF_HNAE3_ROCE_INFO = size_of::<roce_info>();
-    HNAE3_ROCE_INFO_NETDEV = offset_of!(roce_info, netdev);
-    HNAE3_ROCE_INFO_IO_BASE = offset_of!(roce_info, roce_io_base);
-    HNAE3_ROCE_INFO_MEM_BASE = offset_of!(roce_info, roce_mem_base);
-    HNAE3_ROCE_INFO_BASE_VECTOR = offset_of!(roce_info, base_vector);
-    HNAE3_ROCE_INFO_NUM_VECTORS = offset_of!(roce_info, num_vectors);
-    SIZEOF_HNAE3_CLIENT = size_of::<hnae3_client>();
     SIZEOF_IB_DEVICE = size_of::<ib_device>();
     IB_DEVICE_DEV = offset_of!(ib_device, __bindgen_anon_1.dev);
     IB_DEVICE_OPS = offset_of!(ib_device, ops);

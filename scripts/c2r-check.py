@@ -293,7 +293,7 @@ def main():
     cfiles = {f: c_defs(os.path.join(cdir, f)) for f in os.listdir(cdir) if f.endswith((".c", ".h"))}
     idents = c_idents(cdir)
     shim_defs = {}
-    for f in ("bindings/shim.c", "bindings/shim.h"):
+    for f in ("bindings/shim.c", "bindings/shim.h", "bindings/hnae3_shim.c", "bindings/hnae3_shim.h"):
         shim_defs[f] = c_defs(os.path.join(TOP, f))
     # Types (struct/enum/trait/union/type) of the driver -> files.
     types = {}
@@ -388,7 +388,7 @@ def main():
                     if ext in ("c", "h"):
                         d = shim_defs.get(fpath)
                         if d is None:
-                            fault(ln, f"`{name}`: only bindings/shim.[ch] are resolved")
+                            fault(ln, f"`{name}`: only bindings/shim.[ch] and bindings/hnae3_shim.[ch] are resolved")
                         elif rest not in d:
                             fault(ln, f"`{name}`: {fpath} defines no `{rest}`")
                         continue

@@ -35,9 +35,10 @@ TOP = sys.argv[2] if len(sys.argv) > 2 else os.path.join(os.path.dirname(__file_
 
 C_HEADERS = [
     os.path.join(TOP, "bindings/shim.h"),
+    os.path.join(TOP, "bindings/hnae3_shim.h"),
     os.path.join(KSRC, "include/rdma/ib_verbs.h"),
     os.path.join(KSRC, "drivers/net/ethernet/hisilicon/hns3/hnae3.h"),
-    # The netdevice notifier and the bond group's delayed work (rdma/bond.rs).
+    # The netdevice notifier and the bond group's delayed work (rdma/hnae3/bond.rs).
     os.path.join(KSRC, "include/linux/notifier.h"),
     os.path.join(KSRC, "include/linux/workqueue_types.h"),
     os.path.join(KSRC, "rust/helpers/workqueue.c"),
@@ -362,16 +363,18 @@ for where, cproto, fn in installs:
         ok += 1
         print(f"ok      {name}: ({', '.join(show(c) for c in cps)}) -> {show(cret)}")
 
-# shim.c may call a Rust-implemented function, never store its address.
-shim_c = strip_comments(open(os.path.join(TOP, "bindings/shim.c")).read())
-for fn in sorted(exported):
-    for m in re.finditer(r"\b%s\b" % re.escape(fn), shim_c):
-        if not re.match(r"\s*\(", shim_c[m.end():]):
-            print(f"FINDING bindings/shim.c takes the address of Rust's {fn}")
-            problems += 1
-            break
-    else:
-        print(f"ok      bindings/shim.c calls Rust's {fn} directly only")
+# The shim's C files may call a Rust-implemented function, never store its
+# address.
+for shim_f in ("bindings/shim.c", "bindings/hnae3_shim.c"):
+    shim_c = strip_comments(open(os.path.join(TOP, shim_f)).read())
+    for fn in sorted(exported):
+        for m in re.finditer(r"\b%s\b" % re.escape(fn), shim_c):
+            if not re.match(r"\s*\(", shim_c[m.end():]):
+                print(f"FINDING {shim_f} takes the address of Rust's {fn}")
+                problems += 1
+                break
+        else:
+            print(f"ok      {shim_f} calls Rust's {fn} directly only")
 
 # Every extern "C" function of the driver is either installed (checked
 # above) or exported for direct calls: one this check cannot place may be

@@ -113,12 +113,12 @@ def main():
     rows = mapping()
     if "--self-test" in sys.argv:
         lines = []
-        planted = dict(spdx, **{"rdma/bond.rs": OWN})
+        planted = dict(spdx, **{"rdma/hnae3/bond.rs": OWN})
         n = check(ksrc, files + ["planted/unmapped.rs"], dict(planted, **{"planted/unmapped.rs": OWN}),
                   rows, lines.append)
         hit = [l for l in lines if l.startswith("FAULT")]
         print("\n".join(hit))
-        found = any("rdma/bond.rs" in l for l in hit) and any("planted/unmapped.rs" in l for l in hit)
+        found = any("rdma/hnae3/bond.rs" in l for l in hit) and any("planted/unmapped.rs" in l for l in hit)
         print(f"licence-check self-test: {n} fault(s) on the planted tree; "
               f"{'both planted faults found' if found else 'a planted fault was missed'}")
         return 0 if found and n == 2 else 1

@@ -5,7 +5,8 @@
 usage: shim-review.py [SHIM_C [DOC]]
        shim-review.py --self-test
 
-The shim (bindings/shim.c) is meant to hold only what Rust cannot
+The shim (bindings/shim.c, the rdma layer's, and bindings/hnae3_shim.c,
+the hnae3 client's; both unless SHIM_C names one) is meant to hold only what Rust cannot
 express; docs/rdma-layer.md's section "The shim, function by function"
 has one table row per function saying why it is C. Fails (exit 1, one
 line per fault) when a function of the shim has no row, when a row names
@@ -98,9 +99,13 @@ def self_test():
 def main():
     if sys.argv[1:] == ["--self-test"]:
         return self_test()
-    shim = sys.argv[1] if len(sys.argv) > 1 else os.path.join(TOP, "bindings/shim.c")
+    if len(sys.argv) > 1:
+        shims = [sys.argv[1]]
+    else:
+        shims = [os.path.join(TOP, f) for f in ("bindings/shim.c", "bindings/hnae3_shim.c")]
+    shim = " and ".join(shims)
     doc = sys.argv[2] if len(sys.argv) > 2 else os.path.join(TOP, "docs/rdma-layer.md")
-    funcs = shim_functions(shim)
+    funcs = [f for s in shims for f in shim_functions(s)]
     rows = reviewed(doc)
     faults = []
     if rows is None:

@@ -116,7 +116,7 @@ pub(crate) struct PortAttr {
 /// # Safety
 ///
 /// `ibdev` is this driver's registered device.
-unsafe fn sdev<'a>(ibdev: *mut raw::ib_device) -> &'a raw::rdma_shim_dev {
+pub(super) unsafe fn sdev<'a>(ibdev: *mut raw::ib_device) -> &'a raw::rdma_shim_dev {
     // SAFETY: this driver's devices are the `ibdev` of a `rdma_shim_dev`
     // (the function's contract), whose registration fields are not written
     // after registration.
@@ -239,26 +239,20 @@ pub(super) unsafe extern "C" fn query_port<D: Driver>(
         };
     }
     let mut a = PortAttr::default();
-    // SAFETY: a registered device; the out pointers are valid.
-    let ret = unsafe {
-        raw::rdma_shim_port_netdev(
-            ibdev,
-            port,
-            &mut a.ndev_mtu,
-            &mut a.ndev_state,
-            core::ptr::null_mut(),
-        )
-    };
-    if ret != 0 {
-        // SAFETY: a registered device.
-        unsafe {
-            ibdev_print(
-                raw::ibdev_err,
-                ibdev,
-                format_args!("find netdev {} failed!\n", port.wrapping_sub(1)),
-            )
-        };
-        return EINVAL.to_errno();
+    // SAFETY: a registered device of this driver.
+    match unsafe { super::netdev::port_netdev::<D>(ibdev, port, true) } {
+        Ok(n) => (a.ndev_mtu, a.ndev_state) = (n.mtu, n.state),
+        Err(_) => {
+            // SAFETY: a registered device.
+            unsafe {
+                ibdev_print(
+                    raw::ibdev_err,
+                    ibdev,
+                    format_args!("find netdev {} failed!\n", port.wrapping_sub(1)),
+                )
+            };
+            return EINVAL.to_errno();
+        }
     }
     // SAFETY: per the function's contract.
     unsafe { dev_drv::<D>(ibdev) }.query_port(port, &mut a);

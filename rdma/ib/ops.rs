@@ -107,10 +107,10 @@ pub(crate) trait DeviceOps: Send + Sync + Sized + 'static {
     }
 
     /// Whether the port whose netdev is `ndev` follows `upper` (`ndev`'s
-    /// master, a LAG device the shim holds a reference on): the port then
-    /// takes its state and netdev events from it. Compares identities
-    /// only. Asked only of a device registered with
-    /// [`IbParams::lag_cap`](super::IbParams).
+    /// master, a LAG device the layer holds a reference on while asking):
+    /// the port then takes its state and netdev events from it. Compares
+    /// identities only. Asked only of a device registered with
+    /// [`IbParams::bond_cap`](super::IbParams).
     fn port_follows_upper(&self, _ndev: NetDev, _upper: NetDev) -> bool {
         false
     }

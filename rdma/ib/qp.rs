@@ -478,20 +478,11 @@ unsafe extern "C" fn modify_qp<D: Driver>(
         // SAFETY: the command's udata (the function's contract).
         a.uctx_config = unsafe { udata_ctx(udata) }.2;
     }
-    let mut mac = [0u8; 6];
-    // SAFETY: `dev` is registered; the out pointers are writable (the MAC
-    // takes `ETH_ALEN` bytes; no state is asked for).
-    let ret = unsafe {
-        raw::rdma_shim_port_netdev(
-            dev,
-            1,
-            &mut a.active_mtu,
-            core::ptr::null_mut(),
-            mac.as_mut_ptr(),
-        )
-    };
-    if ret == 0 {
-        a.dmac_local = a.dmac == mac;
+    // SAFETY: `dev` is this driver's registered device; no state is
+    // asked for (the MTU and MAC only).
+    if let Ok(n) = unsafe { super::netdev::port_netdev::<D>(dev, 1, false) } {
+        a.active_mtu = n.mtu;
+        a.dmac_local = a.dmac == n.mac;
     }
     // SAFETY: per the function's contract: a live QP whose `rs_qp` is the
     // box from `create_qp`; `udata` null or the command's.

@@ -8,13 +8,9 @@
 //! pointers are the boxes the create verbs handed over with
 //! [`ForeignOwnable::into_foreign`].
 
-use super::{
-    CqOps, Driver, FailedVerb, MrOps, NetdevEvent, PortEvents, QpOps, SrqOps, UcontextOps, UdataReq,
-};
+use super::{CqOps, Driver, FailedVerb, MrOps, QpOps, SrqOps, UcontextOps, UdataReq};
 use crate::rdma::wr::nth_wr;
-use crate::rdma::{
-    raw, try_borrow, uabi, NetDev, RecvChain, SendChain, UData, UmemDev, UserCtx, WcArray,
-};
+use crate::rdma::{raw, try_borrow, uabi, RecvChain, SendChain, UData, UmemDev, UserCtx, WcArray};
 use kernel::{
     ffi::{c_int, c_void},
     prelude::*,
@@ -101,45 +97,6 @@ pub(super) unsafe fn user_ctx<'a, D: Driver>(
     Some(UserCtx::new(dev, u))
 }
 
-/// Called by the shim's netdevice notifier for every netdev event.
-///
-/// # Safety
-///
-/// `rs` is the device's pointer (see [`drv`]); `ibdev` is the registered
-/// device; `ev` and the address it points to are valid for the call.
-pub(super) unsafe extern "C" fn netdev_event<D: Driver>(
-    rs: *mut c_void,
-    ibdev: *mut raw::ib_device,
-    ev: *const raw::rdma_shim_netdev_ev,
-) {
-    // SAFETY: per the function's contract.
-    let (d, ev, port) = unsafe { (drv::<D>(rs), NetdevEvent::new(&*ev), PortEvents::new(ibdev)) };
-    d.netdev_event(&ev, &port);
-}
-
-/// Called by the shim's `query_port` and netdev notifier of a device with
-/// the bond capability.
-///
-/// # Safety
-///
-/// `rs` is the device's pointer (see [`drv`]); `ndev` and `upper` live net
-/// devices (the shim holds references on both).
-pub(super) unsafe extern "C" fn port_follows_upper<D: Driver>(
-    rs: *mut c_void,
-    ndev: *mut kernel::bindings::net_device,
-    upper: *mut kernel::bindings::net_device,
-) -> bool {
-    // SAFETY: per the function's contract.
-    let d = unsafe { drv::<D>(rs) };
-    match (
-        NetDev::from_raw(ndev.cast()),
-        NetDev::from_raw(upper.cast()),
-    ) {
-        (Some(n), Some(u)) => d.port_follows_upper(n, u),
-        _ => false,
-    }
-}
-
 /// Called by the shim's mmap.
 ///
 /// # Safety
@@ -150,17 +107,19 @@ pub(super) unsafe extern "C" fn mmap_refused<D: Driver>(rs: *mut c_void) -> bool
     unsafe { drv::<D>(rs) }.mmap_refused()
 }
 
-/// Called by the shim's counted verbs when they fail.
+/// Called by the shim's mmap entry with the mapping's result (0 or a
+/// negative errno), which it returns: a failure is the driver's to count.
 ///
 /// # Safety
 ///
 /// `rs` is the device's pointer (see [`drv`]).
-pub(super) unsafe extern "C" fn verb_failed<D: Driver>(rs: *mut c_void, verb: u32) {
+pub(super) unsafe extern "C" fn mmap_done<D: Driver>(rs: *mut c_void, ret: c_int) -> c_int {
     // SAFETY: per the function's contract.
     let d = unsafe { drv::<D>(rs) };
-    if let Some(v) = FailedVerb::from_raw(verb) {
-        d.verb_failed(v);
+    if ret != 0 {
+        d.verb_failed(FailedVerb::Mmap);
     }
+    ret
 }
 
 /// Called by the shim's op.

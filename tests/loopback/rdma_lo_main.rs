@@ -10,11 +10,11 @@
 //! public items only: no `bindings::`, no `unsafe`. The layer is compiled
 //! with `--cfg rdma_soft`, which adds its software-device registration
 //! ([`rdma::IbRegistration::register_soft`]) and access to kernel WRs'
-//! buffers ([`rdma::VirtDma`]). Of `hns_roce_rs` the crate also takes
-//! what the layer itself still needs: the message macros (`print.rs`) and
-//! the register window's size (`dbwin.rs`, for the layer's hnae3 part);
-//! the shim brings its hnae3 client with it, so the module depends on
-//! `hnae3.ko` (docs/rdma-layer.md, "A second provider").
+//! buffers ([`rdma::VirtDma`]); the layer's hnae3 binding (`--cfg
+//! rdma_hnae3`, HNS's bus, with its half of the C shim) is left out, so
+//! the module does not depend on `hnae3.ko`. Of `hns_roce_rs` the crate
+//! also takes what the layer itself still needs: the message macros
+//! (`print.rs`) (docs/rdma-layer.md, "A second provider").
 //!
 //! User space: the device reports rdma-core's siw driver id
 //! (`RDMA_DRIVER_SIW`), whose provider opens a context, queries the device
@@ -32,13 +32,9 @@
 use kernel::prelude::*;
 
 #[macro_use]
-#[allow(unused_macros)]
+#[allow(unused_macros, dead_code)]
 #[path = "../../print.rs"]
 mod print;
-
-#[allow(dead_code)]
-#[path = "../../dbwin.rs"]
-pub mod dbwin;
 
 // `rdma.rs`, `rdma/` and `bindings/` here are links to the layer's own
 // files, so that the layer's modules resolve as in `hns_roce_rs`.

@@ -12,13 +12,13 @@
 //! reads the upper's lower devices and what is known of this driver's
 //! devices on them ([`slaves`], [`BondSlave`]), a slave's link
 //! ([`link`]), and moves a registered port to the bond's active slave
-//! ([`IbRegistration::bond_set_netdev`](super::IbRegistration)). Net
+//! ([`IbRegistration::bond_set_netdev`](super::super::IbRegistration)). Net
 //! devices and hnae3 handles reach the driver as identities ([`NetDev`],
 //! [`HandleRef`]): compared, and passed back to the shim while the device
 //! is known to live, as the C driver keeps its pointers; never
 //! dereferenced in Rust.
 
-use super::raw;
+use super::super::{raw, NetDev};
 use core::{
     ptr::null_mut,
     sync::atomic::{AtomicBool, Ordering},
@@ -30,27 +30,6 @@ use kernel::{
     sync::{rcu, Arc},
     types::Opaque,
 };
-
-/// A net device, by identity.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct NetDev(*mut kernel::bindings::net_device);
-
-// SAFETY: an identity only; the pointer is never dereferenced in Rust.
-unsafe impl Send for NetDev {}
-// SAFETY: as above.
-unsafe impl Sync for NetDev {}
-
-impl NetDev {
-    /// The raw pointer, for the shim.
-    pub(in crate::rdma) fn as_raw(self) -> *mut kernel::bindings::net_device {
-        self.0
-    }
-
-    /// `p`, or `None` for null.
-    pub(in crate::rdma) fn from_raw(p: *mut kernel::bindings::net_device) -> Option<Self> {
-        (!p.is_null()).then_some(Self(p))
-    }
-}
 
 /// An hnae3 handle, by identity.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -74,7 +53,7 @@ pub(crate) struct BondSlave {
 
 impl BondSlave {
     /// The slave the shim reported.
-    fn from_raw(s: &raw::rdma_shim_bond_slave) -> Option<Self> {
+    fn from_raw(s: &raw::hnae3_shim_bond_slave) -> Option<Self> {
         let dev = NetDev::from_raw(s.dev.cast())?;
         let hns =
             (!s.handle.is_null()).then_some((HandleRef(s.handle), s.func, s.bus, s.bond_cap, s.vf));
@@ -89,13 +68,13 @@ pub(crate) const MAX_SLAVES: usize = 5;
 /// The lower devices of `upper` (at most [`MAX_SLAVES`]) and how many it
 /// has.
 pub(crate) fn slaves(upper: NetDev, out: &mut KVec<BondSlave>) -> Result<usize> {
-    let mut raw_out: [raw::rdma_shim_bond_slave; MAX_SLAVES] =
+    let mut raw_out: [raw::hnae3_shim_bond_slave; MAX_SLAVES] =
         core::array::from_fn(|_| Default::default());
     // SAFETY: `upper` is a live net device (the upper of the event being
     // handled, under RTNL, or one a [`HeldUpper`] holds); the array has
     // `MAX_SLAVES` entries.
     let n = unsafe {
-        raw::rdma_shim_bond_slaves(
+        raw::hnae3_shim_bond_slaves(
             upper.as_raw().cast(),
             raw_out.as_mut_ptr(),
             MAX_SLAVES as i32,
@@ -129,7 +108,7 @@ impl HeldUpper {
             // SAFETY: `m` is a member's live net device (see above), read
             // under RCU.
             let master = unsafe { raw::netdev_master_upper_dev_get_rcu(m.as_raw().cast()) };
-            if master.cast() == upper.0 {
+            if master.cast() == upper.as_raw() {
                 // SAFETY: `upper` is the master of a live device, read under
                 // RCU: it lives at least until the read side ends.
                 unsafe { raw::rdma_shim_dev_hold(upper.as_raw().cast()) };
@@ -155,10 +134,10 @@ impl Drop for HeldUpper {
 
 /// What is known of this driver's device on `dev`.
 pub(crate) fn slave(dev: NetDev) -> BondSlave {
-    let mut s = raw::rdma_shim_bond_slave::default();
+    let mut s = raw::hnae3_shim_bond_slave::default();
     // SAFETY: `dev` is live (the device of the event being handled, or a
     // port's netdev).
-    unsafe { raw::rdma_shim_bond_dev(dev.as_raw().cast(), &mut s) };
+    unsafe { raw::hnae3_shim_bond_dev(dev.as_raw().cast(), &mut s) };
     BondSlave::from_raw(&s).unwrap_or(BondSlave { dev, hns: None })
 }
 
