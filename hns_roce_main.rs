@@ -44,11 +44,11 @@ pub mod hns_roce_hw_v2;
 pub mod hw_rev;
 mod rdma;
 
-#[cfg(hns_kunit)]
+#[cfg(kunit_build)]
 #[path = "tests/vectors/mod.rs"]
 pub mod vectors;
 
-#[cfg(hns_kunit)]
+#[cfg(kunit_build)]
 #[path = "tests/kunit/mod.rs"]
 mod kunit;
 

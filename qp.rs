@@ -1041,7 +1041,7 @@ impl Qp {
     /// type allows it, then the contexts, QPN, buffer and doorbell.
     pub(crate) fn destroy(self: Pin<KBox<Self>>, env: &QpEnv<'_>) {
         let gsi = self.qp_type == qpt::GSI;
-        #[cfg(not(hns_variant_destroy_unquiesced))]
+        #[cfg(not(variant_destroy_unquiesced))]
         self.core.stop_flush();
         {
             let mut soft = self.soft.lock();

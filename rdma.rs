@@ -54,7 +54,7 @@ pub(crate) use hnae3::{
     REG_WINDOW,
 };
 mod irq;
-#[cfg(hns_kunit)]
+#[cfg(kunit_build)]
 pub(crate) use irq::irqs_disabled;
 pub(crate) use irq::{Event, IrqHandler, IrqRegistration, OwnedQueue};
 mod ib;

@@ -99,5 +99,5 @@ $(obj)/bindings/layout_generated.rs: $(src)/bindings/layout.c FORCE
 
 targets += bindings/layout_generated.rs
 $(obj)/$(HNS_CRATE_ROOT): $(obj)/bindings/layout_generated.rs
-$(obj)/$(HNS_CRATE_ROOT): export HNS_LAYOUT_RS = $(abspath $(obj)/bindings/layout_generated.rs)
+$(obj)/$(HNS_CRATE_ROOT): export RDMA_LAYOUT_RS = $(abspath $(obj)/bindings/layout_generated.rs)
 clean-files += bindings/layout_generated.rs

@@ -86,10 +86,10 @@ pub(crate) struct Registry {
 }
 
 /// The unload-race hooks' state (test build); nothing otherwise.
-#[cfg(hns_kunit)]
+#[cfg(kunit_build)]
 type RaceFlags = unload_race::Flags;
 /// The unload-race hooks' state (test build); nothing otherwise.
-#[cfg(not(hns_kunit))]
+#[cfg(not(kunit_build))]
 type RaceFlags = ();
 
 impl Registry {
@@ -105,13 +105,13 @@ impl Registry {
     /// Drops every die's groups, once the client is unregistered: the
     /// groups' references back to the module's state go with them.
     pub(crate) fn teardown(&self) {
-        #[cfg(hns_kunit)]
+        #[cfg(kunit_build)]
         unload_race::registry_drop_begins(self);
         // No suspend or resume holds hooks while this one is held.
         let pm = self.pm.lock();
         let all = core::mem::take(&mut *self.dies.lock());
         drop(all);
-        #[cfg(hns_kunit)]
+        #[cfg(kunit_build)]
         unload_race::registry_dropped(&self.race);
         drop(pm);
     }
@@ -120,7 +120,7 @@ impl Registry {
     /// notifier and the work may hold.
     fn groups_of(&self, bus: u8) -> KVec<Arc<BondGroup>> {
         let out = self.die_groups(bus);
-        #[cfg(hns_kunit)]
+        #[cfg(kunit_build)]
         unload_race::after_lookup(&self.race);
         out
     }
@@ -800,7 +800,7 @@ impl BondHandler for BondGroup {
     }
 
     fn work(&self) {
-        #[cfg(hns_kunit)]
+        #[cfg(kunit_build)]
         unload_race::work_lookup(self);
         Clients::with(self.client.as_arc_borrow(), |cl| self.run(cl));
     }
@@ -830,7 +830,7 @@ impl BondHandler for BondGroup {
 /// catch) the work's lookup returns its group's hooks, as the lookup did
 /// before the registry owned them: the work then drops their last
 /// reference and waits for itself, and its release is never logged.
-#[cfg(hns_kunit)]
+#[cfg(kunit_build)]
 mod unload_race {
     use super::{BondGroup, Registry};
     use core::sync::atomic::{AtomicBool, Ordering};

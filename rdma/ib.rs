@@ -76,7 +76,7 @@ mod uctx;
 // The traits a driver implements, one per object kind.
 mod ops;
 // KUnit suite of the traits' tables.
-#[cfg(hns_kunit)]
+#[cfg(kunit_build)]
 mod kunit;
 pub(crate) use ops::{
     AhOps, CounterOps, CqOps, DeviceOps, Driver, MrOps, NoObject, PdOps, PostResult, QpOps,

@@ -86,7 +86,7 @@ impl Event {
 
 /// Whether this CPU runs with interrupts disabled (`irqs_disabled()`), for
 /// the KUnit case of the driver's `SpinLockIrq` locks.
-#[cfg(hns_kunit)]
+#[cfg(kunit_build)]
 pub(crate) fn irqs_disabled() -> bool {
     // SAFETY: reads this CPU's interrupt flag; no precondition.
     unsafe { raw::rdma_shim_irqs_disabled() }

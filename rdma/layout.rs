@@ -23,7 +23,7 @@ use core::mem::{offset_of, size_of};
 // build's) does not count as uses.
 #[allow(dead_code)]
 mod c {
-    include!(env!("HNS_LAYOUT_RS"));
+    include!(env!("RDMA_LAYOUT_RS"));
 }
 
 /// Asserts at compile time that each bindgen value equals the C

@@ -90,7 +90,8 @@ def text_total(obj):
 
 
 # The release build's pieces whose .text is printed with --release.
-RELEASE_PIECES = ("hns_roce_rs.ko", "hns_roce_main.o", "bindings/shim.o")
+RELEASE_PIECES = ("hns_roce_rs.ko", "hns_roce_main.o", "bindings/shim.o",
+                  "bindings/hnae3_shim.o")
 
 
 def check_release(obj, release):

@@ -5,7 +5,8 @@ how far each is from the 1.3x target (`make size-floor`,
 docs/benchmarks.md).
 
 Each BUILD is LABEL=DIR, DIR a module build's output directory (MO=):
-its hns_roce_rs.ko, crate object, shim object and trace-event object
+its hns_roce_rs.ko, crate object, shim objects (the rdma shim and the
+hnae3 one together) and trace-event object
 (bindings/trace.o) are measured as `make bench` measures the module (every .text* section, `size -A`). Prints a
 Markdown table, one row a build, in the order given.
 
@@ -46,7 +47,8 @@ def main(argv):
         label, d = arg.rsplit("=", 1)
         ko = text(os.path.join(d, "hns_roce_rs.ko"))
         crate = text(os.path.join(d, "hns_roce_main.o"))
-        shim = text(os.path.join(d, "bindings", "shim.o"))
+        shim = sum(text(os.path.join(d, "bindings", o))
+                   for o in ("shim.o", "hnae3_shim.o"))
         trace = text(os.path.join(d, "bindings", "trace.o"))
         print(f"| {label} | {ko} | {crate} | {shim} | {trace} | {ko / c:.2f} | "
               f"{ko - limit} |")

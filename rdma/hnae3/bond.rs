@@ -347,7 +347,7 @@ impl<T: BondHandler> BondHooks<T> {
 
     /// Queues the work to run now; the test build's unload race uses it
     /// to have a work item running while the module unloads.
-    #[cfg(hns_kunit)]
+    #[cfg(kunit_build)]
     pub(crate) fn queue(&self) {
         // SAFETY: the group's initialised work item (type invariant).
         unsafe { Self::schedule(self.g.work.get(), 0) };

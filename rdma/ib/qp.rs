@@ -594,10 +594,10 @@ unsafe extern "C" fn query_qp<D: Driver>(
 unsafe fn destroy_qp_rs<D: Driver>(d: &D, qp: *mut c_void) {
     // The flush work borrows the QP through its `ib_qp` until it is
     // stopped: only then is the box taken back.
-    // A test build with `hns_variant_destroy_unquiesced` skips this (and
+    // A test build with `variant_destroy_unquiesced` skips this (and
     // `stop_flush`), to show that hip08/qp-destroy-during-flush-work
     // sees a QP taken back while its flush work runs (docs/harness.md).
-    #[cfg(not(hns_variant_destroy_unquiesced))]
+    #[cfg(not(variant_destroy_unquiesced))]
     // SAFETY: `qp` is the live box from `create_qp`; the borrow ends
     // before `from_foreign` below.
     d.quiesce_qp(unsafe { QpBox::<D>::borrow(qp) }.get_ref());

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 
-//! KUnit suites of hns_roce_rs, built into test builds with `--cfg hns_kunit`
+//! KUnit suites of hns_roce_rs, built into test builds with `--cfg kunit_build`
 //! and run by the KUnit core when the module loads.
 //!
 //! The suites run the same vectors as `tests/host`.
