@@ -1299,30 +1299,11 @@ impl<D: Driver> IbRegistration<D> {
         if netdev.is_null() {
             return Err(ENODEV);
         }
-        // Counters only if the driver reads them.
-        let stats = p.hw_stats.filter(|_| D::HAS_QUERY_COUNTERS);
         let reg = raw::rdma_shim_reg {
-            name: p.name.as_char_ptr(),
-            node_type: p.node_type,
-            node_guid: p.node_guid,
             // SAFETY: `pdev` is valid while the handle is (its type
             // invariant).
             parent: unsafe { &raw mut (*h.pdev()).dev }.cast(),
             netdev: netdev.cast(),
-            driver_id: 0,
-            virt_dma: false,
-            num_comp_vectors: p.num_comp_vectors,
-            local_dma_lkey: p.local_dma_lkey,
-            core_cap_flags: p.core_cap_flags,
-            max_mad_size: p.max_mad_size,
-            pkey: p.pkey,
-            xrc: p.xrc && D::HAS_ALLOC_XRCD,
-            srq: p.srq && D::HAS_CREATE_SRQ,
-            stats: stats.map_or(core::ptr::null(), |t| t.0.as_ptr()),
-            // CAST: a table of a few dozen counters.
-            num_stats: stats.map_or(0, |t| t.0.len() as u32),
-            frmr: p.frmr && D::HAS_ALLOC_MR && D::HAS_MAP_MR_SG_BEGIN,
-            rereg: p.rereg && D::HAS_REREG_USER_MR,
             owner: h.as_raw().cast(),
             bond_cap: p.bond_cap,
             vf: p.vf,
@@ -1334,6 +1315,7 @@ impl<D: Driver> IbRegistration<D> {
                     lag_port_netdev(own, upper, ab, active).as_raw().cast()
                 },
             ),
+            ..Self::reg_of(p)
         };
         Self::register_reg(drv, &reg).inspect_err(|_| {
             hdev_err!(h.device(), "ib_register_device failed!\n");

@@ -753,17 +753,31 @@ impl<D: Driver> IbRegistration<D> {
         p: &IbParams,
         driver_id: u32,
     ) -> Result<(Self, VirtDma)> {
-        let stats = p.hw_stats.filter(|_| D::HAS_QUERY_COUNTERS);
         let reg = raw::rdma_shim_reg {
-            parent: core::ptr::null_mut(),
             // The initial namespace's `lo`, never unregistered.
             // SAFETY: no precondition.
             netdev: unsafe { raw::rdma_shim_loopback_netdev() }.cast(),
+            driver_id,
+            virt_dma: true,
+            ..Self::reg_of(p)
+        };
+        // INVARIANT: registered with no DMA device.
+        Ok((Self::register_reg(drv, &reg)?, VirtDma(())))
+    }
+
+    /// What `p` and the driver's implemented ops say of a registration;
+    /// the bus's part (parent, netdev, owner, bonding) left empty.
+    pub(super) fn reg_of(p: &IbParams) -> raw::rdma_shim_reg {
+        // Counters only if the driver reads them.
+        let stats = p.hw_stats.filter(|_| D::HAS_QUERY_COUNTERS);
+        raw::rdma_shim_reg {
             name: p.name.as_char_ptr(),
             node_type: p.node_type,
             node_guid: p.node_guid,
-            driver_id,
-            virt_dma: true,
+            parent: core::ptr::null_mut(),
+            netdev: core::ptr::null_mut(),
+            driver_id: 0,
+            virt_dma: false,
             num_comp_vectors: p.num_comp_vectors,
             local_dma_lkey: p.local_dma_lkey,
             core_cap_flags: p.core_cap_flags,
@@ -781,9 +795,7 @@ impl<D: Driver> IbRegistration<D> {
             vf: false,
             bond_ab: false,
             bond_active: core::ptr::null_mut(),
-        };
-        // INVARIANT: registered with no DMA device.
-        Ok((Self::register_reg(drv, &reg)?, VirtDma(())))
+        }
     }
 
     /// Allocates the device of `drv` and registers it as `reg` says.
