@@ -41,6 +41,35 @@ driver_module() {
     esac
 }
 
+# plan_driver PLAN ARG: the driver a NIC plan runs for (c, rs, or none for
+# the NIC alone), ARG or the boot's $DRIVER; prints it, or an error naming
+# PLAN and returns 2.
+plan_driver() {
+    case "$2" in
+    c | rs | none) echo "$2" ;;
+    *)
+        echo "$1: driver must be c, rs or none (got '$2')"
+        return 2
+        ;;
+    esac
+}
+
+# hns3_function [EXCEPT]: the first PCI function hns3 is bound to (other
+# than EXCEPT); nothing when there is none.
+hns3_function() {
+    for p in /sys/bus/pci/drivers/hns3/0000:*; do
+        [ -e "$p" ] && [ "${p##*/}" != "${1:-}" ] && echo "${p##*/}" && return 0
+    done
+}
+
+# netdev_of FN: the netdev of PCI function FN; nothing when it has none.
+netdev_of() {
+    [ -n "$1" ] || return 0
+    for n in /sys/bus/pci/devices/"$1"/net/*; do
+        [ -e "$n" ] && echo "${n##*/}" && return 0
+    done
+}
+
 # wait_hns0: hns_0 is listed by libibverbs within 10 s.
 wait_hns0() {
     lw=0

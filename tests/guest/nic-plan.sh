@@ -65,32 +65,22 @@
 . /opt/hns/lib.sh
 DRIVER=none
 [ -f /opt/run/env ] && . /opt/run/env
-D=${1:-$DRIVER}
-case "$D" in
-c | rs | none) ;;
-*)
-    echo "nic-plan.sh: driver must be c, rs or none (got '$D')"
+D=$(plan_driver nic-plan.sh "${1:-$DRIVER}") || {
+    echo "$D"
     exit 2
-    ;;
-esac
+}
 G=nic-$D
 MODE=${2:-}
 
 # The simulated function: the one hns3 is bound to.
-fn=""
-for p in /sys/bus/pci/drivers/hns3/0000:*; do
-    [ -e "$p" ] && fn=${p##*/} && break
-done
+fn=$(hns3_function)
 
 probed() {
     dmesg | grep -q "hns3 $fn: hclge driver initialization finished"
 }
 check "$G/hclge-probe" probed
 
-dev=""
-[ -n "$fn" ] && for n in /sys/bus/pci/devices/"$fn"/net/*; do
-    [ -e "$n" ] && dev=${n##*/} && break
-done
+dev=$(netdev_of "$fn")
 has_netdev() {
     [ -n "$dev" ] && echo "$fn: $dev"
 }
@@ -126,14 +116,8 @@ check "$G/link-up" link_up
 # up, `ping -c 3` must get 3 replies, and no TX queue timeout may be
 # logged. After the RoCE driver is gone, so none of it reaches the
 # RoCE trace (the frames are notes in nic-trace-N.txt).
-fn2=""
-for p in /sys/bus/pci/drivers/hns3/0000:*; do
-    [ -e "$p" ] && [ "${p##*/}" != "$fn" ] && fn2=${p##*/} && break
-done
-dev2=""
-[ -n "$fn2" ] && for n in /sys/bus/pci/devices/"$fn2"/net/*; do
-    [ -e "$n" ] && dev2=${n##*/} && break
-done
+fn2=$(hns3_function "$fn")
+dev2=$(netdev_of "$fn2")
 IP=/usr/bin/ip
 ping_peer() {
     mkdir -p /run/netns

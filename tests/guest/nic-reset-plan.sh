@@ -64,14 +64,8 @@ MOD=$(driver_module "$D") || {
 }
 G=nic-reset-$D
 
-fn=""
-for p in /sys/bus/pci/drivers/hns3/0000:*; do
-    [ -e "$p" ] && fn=${p##*/} && break
-done
-dev=""
-[ -n "$fn" ] && for n in /sys/bus/pci/devices/"$fn"/net/*; do
-    [ -e "$n" ] && dev=${n##*/} && break
-done
+fn=$(hns3_function)
+dev=$(netdev_of "$fn")
 if [ -z "$dev" ]; then
     report "$G/registered" FAIL "no hns3 netdev"
     plan_exit

@@ -54,12 +54,7 @@ for p in /sys/bus/pci/drivers/hns3/0000:*; do
     0xa22f) vf=${p##*/} ;;
     esac
 done
-# netdev_of FN, ibdev_of FN: the function's netdev and RDMA device.
-netdev_of() {
-    for n in /sys/bus/pci/devices/"$1"/net/*; do
-        [ -e "$n" ] && echo "${n##*/}" && return 0
-    done
-}
+# ibdev_of FN: the function's RDMA device.
 ibdev_of() {
     for i in /sys/bus/pci/devices/"$1"/infiniband/*; do
         [ -e "$i" ] && echo "${i##*/}" && return 0

@@ -39,21 +39,14 @@
 . /opt/hns/lib.sh
 DRIVER=none
 [ -f /opt/run/env ] && . /opt/run/env
-D=${1:-$DRIVER}
-case "$D" in
-c | rs | none) ;;
-*)
-    echo "nicvf-plan.sh: driver must be c, rs or none (got '$D')"
+D=$(plan_driver nicvf-plan.sh "${1:-$DRIVER}") || {
+    echo "$D"
     exit 2
-    ;;
-esac
+}
 G=nicvf-$D
 
 # The simulated function: the one hns3 is bound to.
-fn=""
-for p in /sys/bus/pci/drivers/hns3/0000:*; do
-    [ -e "$p" ] && fn=${p##*/} && break
-done
+fn=$(hns3_function)
 
 probed() {
     dmesg | grep -q "hns3 $fn: finished initializing hclgevf driver"
@@ -69,10 +62,7 @@ vf_identity() {
 }
 check "$G/vf-identity" vf_identity
 
-dev=""
-[ -n "$fn" ] && for n in /sys/bus/pci/devices/"$fn"/net/*; do
-    [ -e "$n" ] && dev=${n##*/} && break
-done
+dev=$(netdev_of "$fn")
 has_netdev() {
     [ -n "$dev" ] && echo "$fn: $dev"
 }
