@@ -295,16 +295,16 @@ size-attr: modules
 # source's messages and the compiler's settings
 # (docs/benchmarks.md): the same source built three more times, each step
 # on top of the one before: every hdev_*!/ibdev_*! message compiled to
-# nothing (--cfg hns_no_msg), then -Copt-level=s, then -Coverflow-checks=off.
+# nothing (--cfg rdma_no_msg), then -Copt-level=s, then -Coverflow-checks=off.
 # These modules measure; none is meant to be loaded (the -Os builds draw
 # objtool's "falls through" warnings on core functions). Not part of
 # `make check`.
 FLOOR := $(BUILD)/size-floor
 size-floor: modules
 	@mkdir -p $(FLOOR)/no-msg $(FLOOR)/no-msg-os $(FLOOR)/no-msg-os-noovf $(BUILD)/size
-	$(KMAKE) MO=$(FLOOR)/no-msg HNS_CFG=hns_no_msg modules
-	$(KMAKE) MO=$(FLOOR)/no-msg-os HNS_CFG=hns_no_msg KRUSTFLAGS=-Copt-level=s modules
-	$(KMAKE) MO=$(FLOOR)/no-msg-os-noovf HNS_CFG=hns_no_msg \
+	$(KMAKE) MO=$(FLOOR)/no-msg HNS_CFG=rdma_no_msg modules
+	$(KMAKE) MO=$(FLOOR)/no-msg-os HNS_CFG=rdma_no_msg KRUSTFLAGS=-Copt-level=s modules
+	$(KMAKE) MO=$(FLOOR)/no-msg-os-noovf HNS_CFG=rdma_no_msg \
 		KRUSTFLAGS="-Copt-level=s -Coverflow-checks=off" modules
 	python3 scripts/size-floor.py $(KOBJ)/drivers/infiniband/hw/hns/hns-roce-hw-v2.ko \
 		"as is=$(BUILD)/module" "messages compiled out=$(FLOOR)/no-msg" \

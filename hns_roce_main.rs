@@ -10,10 +10,13 @@
 //! driver's files. The hnae3 client (bring-up of the engine, then
 //! registration of the ib_device `hns_N`, teardown, link and reset events)
 //! is `client.rs`; the ib_device ([`IbDev`]) is `device.rs`, its verbs
-//! `device/verbs.rs`; the message macros are `print.rs`.
+//! `device/verbs.rs`; the message macros on the ib_device are `print.rs`.
 
 use kernel::prelude::*;
 
+// First: its message macros serve the modules after it.
+#[macro_use]
+mod rdma;
 #[macro_use]
 mod print;
 
@@ -42,7 +45,6 @@ pub mod field;
 pub mod hem;
 pub mod hns_roce_hw_v2;
 pub mod hw_rev;
-mod rdma;
 
 #[cfg(kunit_build)]
 #[path = "tests/vectors/mod.rs"]

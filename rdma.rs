@@ -30,11 +30,15 @@
 //! - `access`: the MR and QP access flags in plain Rust (`core` only);
 //! - `restrack`: what `rdma res show` prints;
 //! - `layout`: the build-time check of the bindings against the C compiler;
+//! - `print`: the message macros on a device (`hdev_err!` and friends);
 //! - `trace` (in `hnae3/`): the HNS engine's trace events (C tracepoints of
 //!   the shim).
 
 use core::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 use kernel::{ffi::c_void, types::ForeignOwnable};
+
+#[macro_use]
+pub(crate) mod print;
 
 #[path = "bindings/mod.rs"]
 mod raw;

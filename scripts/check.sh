@@ -18,7 +18,7 @@ RESULTS=$HNS_BUILD/check/results.txt
 mkdir -p "$HNS_BUILD/check"
 : >"$RESULTS"
 # Suites the module must run at insmod; a missing one fails.
-EXPECTED_SUITES="hns_roce_rs_field hns_roce_rs_cmq hns_roce_rs_mbox_slot hns_roce_rs_hem hns_roce_rs_caps hns_roce_rs_bitmap hns_roce_rs_ctx hns_roce_rs_qpc hns_roce_rs_scc hns_roce_rs_cqe hns_roce_rs_wqe hns_roce_rs_dfx hns_roce_rs_dip hns_roce_rs_udata hns_roce_rs_ops"
+EXPECTED_SUITES="hns_roce_rs_field hns_roce_rs_cmq hns_roce_rs_mbox_slot hns_roce_rs_hem hns_roce_rs_caps hns_roce_rs_bitmap hns_roce_rs_ctx hns_roce_rs_qpc hns_roce_rs_scc hns_roce_rs_cqe hns_roce_rs_wqe hns_roce_rs_dfx hns_roce_rs_dip hns_roce_rs_udata rdma_ib_ops"
 KSRC=""
 t0=$(date +%s)
 
@@ -95,6 +95,14 @@ step build/sim "$L/sim-build.log" make -s sim
 # --- Module builds and style. ----------------------------------------------
 step build/module "$L/module.log" make -s modules
 step build/module-kunit "$L/module-kunit.log" make -s modules-kunit
+# The module's .text may not grow: TEXT_CEILING is what the tree builds to
+# (the same bytes in any checkout: the build is reproducible), lowered as
+# the module shrinks toward its floor (docs/benchmarks.md, "Module size and
+# its floor"; `make size-attr` says where the bytes go).
+TEXT_CEILING=214580
+step build/module-text "$L/module-text.log" \
+    sh -c 't=$(size -A "$1" | awk '\''$1 == ".text" { print $2 }'\''); echo ".text $t, ceiling $2"; [ -n "$t" ] && [ "$t" -le "$2" ]' \
+    - "$HNS_BUILD/module/hns_roce_rs.ko" "$TEXT_CEILING"
 # The kernel test modules the kpath boots load (tests/ktest/).
 step build/ktest-kmod "$L/ktest-kmod.log" make -s ktest-kmod
 # The loopback provider compiles the rdma layer without its hnae3 binding:

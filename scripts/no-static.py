@@ -39,6 +39,8 @@ ROOT = "hns_roce_main.rs"
 ALLOW = {
     ("print.rs", "RS"): "per-call-site rate limit of the *_ratelimited message macros, "
     "as C's DEFINE_RATELIMIT_STATE inside printk_ratelimited",
+    ("rdma/print.rs", "RS"): "per-call-site rate limit of dev_err_ratelimited, "
+    "as C's DEFINE_RATELIMIT_STATE inside printk_ratelimited",
     ("cq.rs", "RS"): "per-call-site rate limit of one message, as C's ratelimited print",
     ("rdma/ib/drain.rs", "WARNED"): "WARN_ONCE's per-call-site flag, as C's __warned",
     ("device.rs", "HW_STATS"): "read-only counter descriptors; the ib core keeps their address",

@@ -11,7 +11,7 @@
 
 use kernel::prelude::*;
 
-#[kunit_tests(hns_roce_rs_ops)]
+#[kunit_tests(rdma_ib_ops)]
 mod ops {
     use crate::rdma::ib::{gid::GidTable, qp::QpAhTable, IbAdapter};
     use crate::rdma::restrack::ResTable;

@@ -12,9 +12,8 @@
 //! ([`rdma::IbRegistration::register_soft`]) and access to kernel WRs'
 //! buffers ([`rdma::VirtDma`]); the layer's hnae3 binding (`--cfg
 //! rdma_hnae3`, HNS's bus, with its half of the C shim) is left out, so
-//! the module does not depend on `hnae3.ko`. Of `hns_roce_rs` the crate
-//! also takes what the layer itself still needs: the message macros
-//! (`print.rs`) (docs/rdma-layer.md, "A second provider").
+//! the module does not depend on `hnae3.ko` (docs/rdma-layer.md, "A
+//! second provider").
 //!
 //! User space: the device reports rdma-core's siw driver id
 //! (`RDMA_DRIVER_SIW`), whose provider opens a context, queries the device
@@ -31,14 +30,10 @@
 
 use kernel::prelude::*;
 
-#[macro_use]
-#[allow(unused_macros, dead_code)]
-#[path = "../../print.rs"]
-mod print;
-
 // `rdma.rs`, `rdma/` and `bindings/` here are links to the layer's own
 // files, so that the layer's modules resolve as in `hns_roce_rs`.
-#[allow(dead_code, unused_imports)]
+#[allow(dead_code, unused_imports, unused_macros)]
+#[macro_use]
 pub mod rdma;
 
 mod lo;
