@@ -135,6 +135,12 @@ step style/constants-check-fails-on-planted-duplicate "$L/const-once-selftest.lo
 step style/shim-functions-reviewed "$L/shim-review.log" python3 scripts/shim-review.py
 step style/shim-review-fails-on-planted-function "$L/shim-review-selftest.log" \
     python3 scripts/shim-review.py --self-test
+# The rdma layer's rules: the shim and the crate root under their line
+# limits, no HNS name in the layer outside its hnae3 binding, no generated
+# binding named outside the layer; the self-test plants one of each.
+step style/layer-rules "$L/layer-rules.log" python3 scripts/layer-rules.py
+step style/layer-rules-fail-on-planted-violations "$L/layer-rules-selftest.log" \
+    python3 scripts/layer-rules.py --self-test
 # No driver state in statics: the module object owns it; the self-test
 # plants a static and a global lock in a copy and needs both reported.
 step style/no-static-state "$L/no-static.log" python3 scripts/no-static.py

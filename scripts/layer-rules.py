@@ -1,0 +1,159 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+"""Check the rdma layer's size and naming rules (docs/rdma-layer.md).
+
+usage: layer-rules.py [TOP] [--self-test]
+
+- the layer's C shim (bindings/shim.c and bindings/shim.h) is at most
+  SHIM_LINES lines together (the hnae3 binding's half,
+  bindings/hnae3_shim.[ch], is HNS's bus and not counted);
+- the crate root (hns_roce_main.rs) is at most ROOT_LINES lines;
+- no code line of the layer outside its hnae3 binding (rdma.rs and
+  rdma/, without rdma/hnae3.rs, rdma/hnae3/ and the generated bindings of
+  bindings/, which cover both shims' headers) names HNS: no `hns`
+  in any case, comments left out (they may cite the C functions a piece
+  ports), string literals and identifiers included;
+- no Rust file outside the layer names the generated bindings (`raw::`,
+  `bindings::`): the driver sees the layer's safe types only.
+
+Each rule prints one line; the exit status is 1 when any fails.
+--self-test plants one violation of each rule in a copy of the tree and
+fails unless every one is reported.
+"""
+
+import os
+import re
+import shutil
+import sys
+import tempfile
+
+TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SHIM = ("bindings/shim.c", "bindings/shim.h")
+SHIM_LINES = 1000
+ROOT = "hns_roce_main.rs"
+ROOT_LINES = 150
+# The layer's files and its hnae3 binding (HNS's bus, allowed HNS names);
+# bindings/ holds the layer's generated bindings (both shims' headers).
+LAYER = ("rdma.rs", "rdma", "bindings")
+BINDING = ("rdma/hnae3.rs", "rdma/hnae3", "bindings")
+# Trees that are no part of the driver's Rust (the model, the host tests'
+# crate, build outputs) or are the layer's links (tests/loopback).
+NOT_DRIVER = ("build", "sim", "target", "tests", ".git")
+
+
+def lines(path):
+    with open(path, encoding="utf-8") as f:
+        return f.read().splitlines()
+
+
+def rust_files(top):
+    """Every .rs file of the tree that the driver or the layer is made of."""
+    for d, dirs, files in os.walk(top):
+        rel = os.path.relpath(d, top)
+        if rel != "." and rel.split(os.sep)[0] in NOT_DRIVER:
+            dirs[:] = []
+            continue
+        for f in sorted(files):
+            if f.endswith(".rs"):
+                yield os.path.normpath(os.path.join(rel, f))
+
+
+def under(path, roots):
+    return any(path == r or path.startswith(r + os.sep) for r in roots)
+
+
+def code_of(line):
+    """`line` without its `//` comment (a `//` inside a string kept)."""
+    out, in_str, i = [], False, 0
+    while i < len(line):
+        c = line[i]
+        if in_str:
+            out.append(c)
+            if c == "\\" and i + 1 < len(line):
+                out.append(line[i + 1])
+                i += 1
+            elif c == '"':
+                in_str = False
+        elif c == '"':
+            in_str = True
+            out.append(c)
+        elif line.startswith("//", i):
+            break
+        else:
+            out.append(c)
+        i += 1
+    return "".join(out)
+
+
+def check(top):
+    """(rule, ok, detail) for each rule on the tree at `top`."""
+    res = []
+    n = sum(len(lines(os.path.join(top, f))) for f in SHIM)
+    res.append(("shim-lines", n <= SHIM_LINES,
+                f"{' + '.join(SHIM)}: {n} lines (at most {SHIM_LINES})"))
+    n = len(lines(os.path.join(top, ROOT)))
+    res.append(("crate-root-lines", n <= ROOT_LINES,
+                f"{ROOT}: {n} lines (at most {ROOT_LINES})"))
+    hns, raw = [], []
+    for f in rust_files(top):
+        src = lines(os.path.join(top, f))
+        in_layer = under(f, LAYER)
+        for i, line in enumerate(src, 1):
+            code = code_of(line)
+            if in_layer and not under(f, BINDING) and re.search(r"hns", code, re.I):
+                hns.append(f"{f}:{i}: {line.strip()}")
+            if not in_layer and re.search(r"\b(raw|bindings)::", code):
+                raw.append(f"{f}:{i}: {line.strip()}")
+    res.append(("no-hns-name-in-layer", not hns,
+                "; ".join(hns[:5]) or "no HNS name in the layer's code outside rdma/hnae3"))
+    res.append(("no-bindings-outside-layer", not raw,
+                "; ".join(raw[:5]) or "no raw::/bindings:: outside rdma.rs, rdma/ and bindings/"))
+    return res
+
+
+def self_test():
+    with tempfile.TemporaryDirectory() as tmp:
+        copy = os.path.join(tmp, "tree")
+        keep = ("bindings", "rdma", "rdma.rs", ROOT, "qp.rs")
+        os.mkdir(copy)
+        for name in keep:
+            src = os.path.join(TOP, name)
+            if os.path.isdir(src):
+                shutil.copytree(src, os.path.join(copy, name))
+            else:
+                shutil.copy(src, os.path.join(copy, name))
+        clean = all(ok for _, ok, _ in check(copy))
+        with open(os.path.join(copy, SHIM[0]), "a", encoding="utf-8") as f:
+            f.write("\n" * SHIM_LINES)
+        with open(os.path.join(copy, ROOT), "a", encoding="utf-8") as f:
+            f.write("\n" * ROOT_LINES)
+        with open(os.path.join(copy, "rdma/ib.rs"), "a", encoding="utf-8") as f:
+            f.write('// hns in a comment is allowed\nconst PLANTED: &str = "hns_0";\n')
+        with open(os.path.join(copy, "qp.rs"), "a", encoding="utf-8") as f:
+            f.write("// raw:: in a comment is allowed\ntype Planted = raw::ib_qp;\n")
+        res = {rule: (ok, detail) for rule, ok, detail in check(copy)}
+        caught = [rule for rule, (ok, _) in res.items() if not ok]
+        planted_only = ("PLANTED" in res["no-hns-name-in-layer"][1]
+                        and "comment" not in res["no-hns-name-in-layer"][1]
+                        and "Planted" in res["no-bindings-outside-layer"][1]
+                        and "comment" not in res["no-bindings-outside-layer"][1])
+        ok = clean and len(caught) == len(res) and planted_only
+        print("self-test:", "every planted violation reported, comments left alone"
+              if ok else f"NOT reported as planted: clean={clean} caught={caught} {res}")
+        return ok
+
+
+def main():
+    args = sys.argv[1:]
+    if "--self-test" in args:
+        return 0 if self_test() else 1
+    top = args[0] if args else TOP
+    bad = 0
+    for rule, ok, detail in check(top):
+        print(f"{'ok  ' if ok else 'FAIL'} {rule}: {detail}")
+        bad += not ok
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
