@@ -127,7 +127,7 @@ static struct rdma_shim_dev *to_sdev(struct ib_device *ibdev)
 }
 
 /* Calls the driver's op on the device's state. */
-#define HNS_RS_OP(sdev, op, ...) ((sdev)->ops->op((sdev)->rs, ##__VA_ARGS__))
+#define RDMA_RS_OP(sdev, op, ...) ((sdev)->ops->op((sdev)->rs, ##__VA_ARGS__))
 
 struct rdma_shim_mmap {
 	struct rdma_user_mmap_entry rdma_entry;
@@ -197,7 +197,7 @@ static int rdma_shim_mmap(struct ib_ucontext *uctx, struct vm_area_struct *vma)
 	struct rdma_shim_mmap *entry;
 	int ret;
 
-	if (HNS_RS_OP(to_sdev(uctx->device), mmap_refused))
+	if (RDMA_RS_OP(to_sdev(uctx->device), mmap_refused))
 		return -EPERM;
 	rdma_entry = rdma_user_mmap_entry_get_pgoff(uctx, vma->vm_pgoff);
 	if (!rdma_entry)
@@ -291,15 +291,13 @@ static int rdma_shim_req_notify_cq(struct ib_cq *ibcq,
 static int rdma_shim_mmap_counted(struct ib_ucontext *uctx,
 				  struct vm_area_struct *vma)
 {
-	return HNS_RS_OP(to_sdev(uctx->device), mmap_done,
+	return RDMA_RS_OP(to_sdev(uctx->device), mmap_done,
 			 rdma_shim_mmap(uctx, vma));
 }
 
 static const struct ib_device_ops rdma_shim_dev_ops = {
 	.owner = THIS_MODULE,
-	.driver_id = RDMA_DRIVER_HNS,
 	.uverbs_abi_ver = 1,
-	.uverbs_no_driver_id_binding = 1,
 
 	.req_notify_cq = rdma_shim_req_notify_cq,
 	.get_link_layer = rdma_shim_link_layer,
@@ -394,13 +392,8 @@ int rdma_shim_register_ibdev(struct ib_device *ibdev,
 		ib_set_device_ops(ibdev, &rdma_shim_frmr_ops);
 	}
 	ib_set_device_ops(ibdev, &rdma_shim_dev_ops);
-	if (reg->driver_id) {
-		/* Reported to rdma-core, which matches a provider by it when the
-		 * device has no modalias (no bus).
-		 */
-		ibdev->ops.driver_id = reg->driver_id;
-		ibdev->ops.uverbs_no_driver_id_binding = 0;
-	}
+	ibdev->ops.driver_id = reg->driver_id;
+	ibdev->ops.uverbs_no_driver_id_binding = reg->no_driver_id_binding;
 	if (!reg->virt_dma)
 		dma_set_max_seg_size(reg->parent, SZ_2G);
 

@@ -5,8 +5,8 @@
  * callbacks, static inline helpers). Shared by shim.c and bindgen; the
  * hnae3 client is hnae3_shim.h's.
  */
-#ifndef HNS_RS_SHIM_H
-#define HNS_RS_SHIM_H
+#ifndef RDMA_SHIM_H
+#define RDMA_SHIM_H
 
 #include <linux/types.h>
 
@@ -134,12 +134,14 @@ struct rdma_shim_reg {
 	/* The parent device, NULL for a software device (no bus). */
 	struct device *parent;
 	struct net_device *netdev;
-	/* The driver id rdma-core matches a provider by (the PCI modalias
-	 * when 0), and whether the device does DMA through parent or takes
-	 * kernel virtual addresses in its SGEs (no DMA device:
-	 * ib_uses_virt_dma).
+	/* The device's driver id (RDMA_DRIVER_*); whether it is kept from
+	 * rdma-core (uverbs_no_driver_id_binding: rdma-core then matches a
+	 * provider by the device's modalias); whether the device does DMA
+	 * through parent or takes kernel virtual addresses in its SGEs (no
+	 * DMA device: ib_uses_virt_dma).
 	 */
 	u32 driver_id;
+	bool no_driver_id_binding;
 	bool virt_dma;
 	/* The bus binding's function behind the device, its bond capability
 	 * and whether it is a VF (what another function's bond group reads
@@ -322,4 +324,4 @@ void rdma_shim_uctx_db_remove(struct ib_ucontext *uctx);
 u32 rdma_shim_umem_read_u32(struct ib_umem *umem, size_t offset);
 void rdma_shim_cond_resched(void);
 
-#endif /* HNS_RS_SHIM_H */
+#endif /* RDMA_SHIM_H */

@@ -1305,6 +1305,10 @@ impl<D: Driver> IbRegistration<D> {
             parent: unsafe { &raw mut (*h.pdev()).dev }.cast(),
             netdev: netdev.cast(),
             owner: h.as_raw().cast(),
+            // The id is kept from rdma-core, which matches libhns by the
+            // function's PCI modalias (as C's `hns_roce_dev_ops`).
+            driver_id: raw::rdma_driver_id_RDMA_DRIVER_HNS,
+            no_driver_id_binding: true,
             bond_cap: p.bond_cap,
             vf: p.vf,
             bond_ab: p.bond.is_some_and(|b| b.1),

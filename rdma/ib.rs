@@ -777,6 +777,7 @@ impl<D: Driver> IbRegistration<D> {
             parent: core::ptr::null_mut(),
             netdev: core::ptr::null_mut(),
             driver_id: 0,
+            no_driver_id_binding: false,
             virt_dma: false,
             num_comp_vectors: p.num_comp_vectors,
             local_dma_lkey: p.local_dma_lkey,

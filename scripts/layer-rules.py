@@ -10,9 +10,9 @@ usage: layer-rules.py [TOP] [--self-test]
 - the crate root (hns_roce_main.rs) is at most ROOT_LINES lines;
 - no code line of the layer outside its hnae3 binding (rdma.rs and
   rdma/, without rdma/hnae3.rs, rdma/hnae3/ and the generated bindings of
-  bindings/, which cover both shims' headers) names HNS: no `hns`
-  in any case, comments left out (they may cite the C functions a piece
-  ports), string literals and identifiers included;
+  bindings/, which cover both shims' headers; and the layer's C shim)
+  names HNS: no `hns` in any case, comments left out (they may cite the
+  C functions a piece ports), string literals and identifiers included;
 - no Rust file outside the layer names the generated bindings (`raw::`,
   `bindings::`): the driver sees the layer's safe types only.
 
@@ -104,8 +104,16 @@ def check(top):
                 hns.append(f"{f}:{i}: {line.strip()}")
             if not in_layer and re.search(r"\b(raw|bindings)::", code):
                 raw.append(f"{f}:{i}: {line.strip()}")
+    for f in SHIM:
+        src = open(os.path.join(top, f), encoding="utf-8").read()
+        # Comments blanked, line breaks kept for the line numbers.
+        code = re.sub(r"/\*.*?\*/|//[^\n]*",
+                      lambda m: re.sub(r"[^\n]", " ", m.group(0)), src, flags=re.S)
+        for i, line in enumerate(code.splitlines(), 1):
+            if re.search(r"hns", line, re.I):
+                hns.append(f"{f}:{i}: {line.strip()}")
     res.append(("no-hns-name-in-layer", not hns,
-                "; ".join(hns[:5]) or "no HNS name in the layer's code outside rdma/hnae3"))
+                "; ".join(hns[:5]) or "no HNS name in the layer's code outside rdma/hnae3 (Rust and C shim)"))
     res.append(("no-bindings-outside-layer", not raw,
                 "; ".join(raw[:5]) or "no raw::/bindings:: outside rdma.rs, rdma/ and bindings/"))
     return res
@@ -129,11 +137,14 @@ def self_test():
             f.write("\n" * ROOT_LINES)
         with open(os.path.join(copy, "rdma/ib.rs"), "a", encoding="utf-8") as f:
             f.write('// hns in a comment is allowed\nconst PLANTED: &str = "hns_0";\n')
+        with open(os.path.join(copy, SHIM[0]), "a", encoding="utf-8") as f:
+            f.write("/* hns in a comment\n * is allowed */\n#define PLANTED_C RDMA_DRIVER_HNS\n")
         with open(os.path.join(copy, "qp.rs"), "a", encoding="utf-8") as f:
             f.write("// raw:: in a comment is allowed\ntype Planted = raw::ib_qp;\n")
         res = {rule: (ok, detail) for rule, ok, detail in check(copy)}
         caught = [rule for rule, (ok, _) in res.items() if not ok]
-        planted_only = ("PLANTED" in res["no-hns-name-in-layer"][1]
+        planted_only = ("PLANTED:" in res["no-hns-name-in-layer"][1]
+                        and "PLANTED_C" in res["no-hns-name-in-layer"][1]
                         and "comment" not in res["no-hns-name-in-layer"][1]
                         and "Planted" in res["no-bindings-outside-layer"][1]
                         and "comment" not in res["no-bindings-outside-layer"][1])
