@@ -292,7 +292,7 @@ static int rdma_shim_mmap_counted(struct ib_ucontext *uctx,
 				  struct vm_area_struct *vma)
 {
 	return RDMA_RS_OP(to_sdev(uctx->device), mmap_done,
-			 rdma_shim_mmap(uctx, vma));
+			  rdma_shim_mmap(uctx, vma));
 }
 
 static const struct ib_device_ops rdma_shim_dev_ops = {
