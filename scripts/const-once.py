@@ -76,9 +76,10 @@ RAW = re.compile(r'b?r(#*)"')
 CHAR = re.compile(r"'(\\u\{[0-9a-fA-F]+\}|\\.|[^\\'])'")
 
 
-def blank(text):
+def blank(text, keep_strings=False):
     """`text` with comments, strings and char literals replaced by spaces
-    (newlines kept, so offsets and line numbers stay)."""
+    (newlines kept, so offsets and line numbers stay); with `keep_strings`,
+    the comments only."""
     out = list(text)
     i, n = 0, len(text)
 
@@ -110,19 +111,22 @@ def blank(text):
             end = '"' + m.group(1)
             j = text.find(end, m.end())
             j = n if j < 0 else j + len(end)
-            wipe(i + 1, j)
+            if not keep_strings:
+                wipe(i + 1, j)
             i = j
         elif c == '"':
             j = i + 1
             while j < n and text[j] != '"':
                 j += 2 if text[j] == "\\" else 1
-            wipe(i + 1, j)
+            if not keep_strings:
+                wipe(i + 1, j)
             i = j + 1
         elif c == "'":
             # A char literal ('a', '\n', '\u{..}'), not a lifetime ('a).
             m = CHAR.match(text, i)
             if m:
-                wipe(i + 1, m.end() - 1)
+                if not keep_strings:
+                    wipe(i + 1, m.end() - 1)
                 i = m.end()
             else:
                 i += 1

@@ -23,9 +23,11 @@ fails unless every one is reported.
 
 import os
 import re
+import runpy
 import shutil
 import sys
 import tempfile
+import types
 
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SHIM = ("bindings/shim.c", "bindings/shim.h")
@@ -36,9 +38,12 @@ ROOT_LINES = 150
 # bindings/ holds the layer's generated bindings (both shims' headers).
 LAYER = ("rdma.rs", "rdma", "bindings")
 BINDING = ("rdma/hnae3.rs", "rdma/hnae3", "bindings")
-# Trees that are no part of the driver's Rust (the model, the host tests'
-# crate, build outputs) or are the layer's links (tests/loopback).
-NOT_DRIVER = ("build", "sim", "target", "tests", ".git")
+
+
+def const_once():
+    """scripts/const-once.py's names (its file walk and comment blanker)."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "const-once.py")
+    return types.SimpleNamespace(**runpy.run_path(path))
 
 
 def lines(path):
@@ -46,43 +51,8 @@ def lines(path):
         return f.read().splitlines()
 
 
-def rust_files(top):
-    """Every .rs file of the tree that the driver or the layer is made of."""
-    for d, dirs, files in os.walk(top):
-        rel = os.path.relpath(d, top)
-        if rel != "." and rel.split(os.sep)[0] in NOT_DRIVER:
-            dirs[:] = []
-            continue
-        for f in sorted(files):
-            if f.endswith(".rs"):
-                yield os.path.normpath(os.path.join(rel, f))
-
-
 def under(path, roots):
     return any(path == r or path.startswith(r + os.sep) for r in roots)
-
-
-def code_of(line):
-    """`line` without its `//` comment (a `//` inside a string kept)."""
-    out, in_str, i = [], False, 0
-    while i < len(line):
-        c = line[i]
-        if in_str:
-            out.append(c)
-            if c == "\\" and i + 1 < len(line):
-                out.append(line[i + 1])
-                i += 1
-            elif c == '"':
-                in_str = False
-        elif c == '"':
-            in_str = True
-            out.append(c)
-        elif line.startswith("//", i):
-            break
-        else:
-            out.append(c)
-        i += 1
-    return "".join(out)
 
 
 def check(top):
@@ -95,18 +65,23 @@ def check(top):
     res.append(("crate-root-lines", n <= ROOT_LINES,
                 f"{ROOT}: {n} lines (at most {ROOT_LINES})"))
     hns, raw = [], []
-    for f in rust_files(top):
-        src = lines(os.path.join(top, f))
+    co = const_once()
+    # The files the crate compiles (tests/ aside), comments blanked.
+    for f in co.mod_files(top):
+        if f.startswith(co.SKIP_DIRS):
+            continue
+        with open(os.path.join(top, f), encoding="utf-8") as src:
+            code = co.blank(src.read(), keep_strings=True).splitlines()
         in_layer = under(f, LAYER)
-        for i, line in enumerate(src, 1):
-            code = code_of(line)
-            if in_layer and not under(f, BINDING) and re.search(r"hns", code, re.I):
+        for i, line in enumerate(code, 1):
+            if in_layer and not under(f, BINDING) and re.search(r"hns", line, re.I):
                 hns.append(f"{f}:{i}: {line.strip()}")
-            if not in_layer and re.search(r"\b(raw|bindings)::", code):
+            if not in_layer and re.search(r"\b(raw|bindings)::", line):
                 raw.append(f"{f}:{i}: {line.strip()}")
     for f in SHIM:
         src = open(os.path.join(top, f), encoding="utf-8").read()
-        # Comments blanked, line breaks kept for the line numbers.
+        # Comments blanked, line breaks kept for the line numbers (C's
+        # comments do not nest, unlike Rust's that const-once.py blanks).
         code = re.sub(r"/\*.*?\*/|//[^\n]*",
                       lambda m: re.sub(r"[^\n]", " ", m.group(0)), src, flags=re.S)
         for i, line in enumerate(code.splitlines(), 1):

@@ -25,12 +25,13 @@ copy of the tree and fails unless both are reported, then checks that a
 stale ALLOW entry is reported too.
 """
 
-import importlib.util
 import os
 import re
+import runpy
 import shutil
 import sys
 import tempfile
+import types
 
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ROOT = "hns_roce_main.rs"
@@ -56,12 +57,9 @@ STATIC = re.compile(r"(?<!['A-Za-z0-9_])static\s+(?:mut\s+)?(" + IDENT + r")\s*:
 
 
 def const_once():
-    """scripts/const-once.py as a module (its file walk and comment blanker)."""
+    """scripts/const-once.py's names (its file walk and comment blanker)."""
     path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "const-once.py")
-    spec = importlib.util.spec_from_file_location("const_once", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return types.SimpleNamespace(**runpy.run_path(path))
 
 
 def statics(top):
